@@ -1,0 +1,31 @@
+# hpvm — developer commands. `make demo` and `make test` are all a new user needs.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test bench lint clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[cpu,dev]"
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/python examples/edge_detection.py --frames 8 --out out/demo
+
+test: install
+	$(BIN)/python -m pytest -q -x -p no:cacheprovider
+
+bench: install
+	$(BIN)/python benchmarks/run.py
+
+lint: install
+	$(BIN)/ruff check src tests examples benchmarks
+	$(BIN)/ruff format --check src tests examples benchmarks
+
+clean:
+	rm -rf $(VENV) out build src/*.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,491 @@
+"""The reference interpreter: the executable specification of seed 000, and the oracle.
+
+It walks the graph exactly as the semantics say — children in topological order, dynamic
+instances in row-major order (x outermost: the loop nest of seed 001), one-to-one edges
+instance to instance, all-to-all edges and output binds taking the last instance's value —
+and checks what compiled back ends cannot: out-of-bounds indices, writes to arrays missing
+from ``outs``, barriers not reached by every instance, all-to-all values that disagree.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import traceback
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...errors import (
+    BarrierError,
+    DisagreementError,
+    HPVMError,
+    HPVMWarning,
+    IllegalWriteError,
+    LaunchError,
+    NodeExecutionError,
+    OutOfBoundsError,
+)
+from ...ir.graph import ALL_TO_ALL, InternalFunction, LeafFunction, Node, NodeFunction
+from ...ir.leafinfo import analyze_leaf
+from ...ir.types import ArrayType, ScalarType, check_value
+from ...ir.verify import topological_order
+from ...lang.intrinsics import ATOMIC_OPS, FLOAT_ATOMIC_OPS, set_context
+from ..base import Backend
+from .barriers import barrier_generator
+from .checked import CheckedArray, checked_view, unwrap
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_ATOMIC_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True, eq=False)
+class InstanceHandle:
+    """What ``hpvm.get_node()`` returns in the interpreter: one dynamic instance of a node."""
+
+    name: str
+    ids: tuple[int, ...]
+    sizes: tuple[int, ...]
+    parent: InstanceHandle | None
+
+    @property
+    def dims(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def path(self) -> str:
+        parts = []
+        handle: InstanceHandle | None = self
+        while handle is not None:
+            parts.append(f"{handle.name}{list(handle.ids) if handle.ids else ''}")
+            handle = handle.parent
+        return "/".join(reversed(parts))
+
+    def __repr__(self) -> str:
+        return f"<node instance {self.path}>"
+
+
+@dataclass
+class NodeOutputs:
+    """The outputs of every dynamic instance of one node, row-major."""
+
+    sizes: tuple[int, ...]
+    values: list[tuple[Any, ...]]
+
+    def last(self) -> tuple[Any, ...]:
+        return self.values[-1]
+
+
+class _LeafContext:
+    """The execution context the intrinsics see while one leaf instance runs."""
+
+    def __init__(self, interp: Interpreter, fn: LeafFunction, handle: InstanceHandle):
+        self.interp, self.fn, self.handle = interp, fn, handle
+
+    def where(self, line: int) -> str:
+        return f"node {self.handle.path} (leaf '{self.fn.name}', {self.fn.location.file}:{line})"
+
+    def _caller_line(self) -> int:
+        for frame in traceback.extract_stack()[::-1]:
+            if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR + os.sep):
+                return frame.lineno or 0
+        return 0
+
+    def _fail(self, message: str, cls: type[NodeExecutionError] = NodeExecutionError) -> NodeExecutionError:
+        return cls(f"{self.where(self._caller_line())}: {message}")
+
+    def _handle(self, node: Any, api: str) -> InstanceHandle:
+        if not isinstance(node, InstanceHandle):
+            raise self._fail(f"{api}() needs a node handle from hpvm.get_node(), not {node!r}")
+        return node
+
+    def get_node(self) -> InstanceHandle:
+        return self.handle
+
+    def get_parent_node(self, node: Any) -> InstanceHandle:
+        handle = self._handle(node, "get_parent_node")
+        if handle.parent is None:
+            raise self._fail(f"get_parent_node(): '{handle.name}' is the root and has no parent")
+        return handle.parent
+
+    def get_num_dims(self, node: Any) -> int:
+        return self._handle(node, "get_num_dims").dims
+
+    def _axis(self, node: Any, axis: int, api: str) -> InstanceHandle:
+        handle = self._handle(node, api)
+        if axis >= handle.dims:
+            raise self._fail(
+                f"{api}_{'xyz'[axis]}() on node '{handle.name}', which is replicated in "
+                f"{handle.dims} dimension(s); query only {', '.join('xyz'[:handle.dims]) or 'no dimension'}"
+            )
+        return handle
+
+    def instance_id(self, node: Any, axis: int) -> int:
+        return self._axis(node, axis, "get_node_instance_id").ids[axis]
+
+    def num_instances(self, node: Any, axis: int) -> int:
+        return self._axis(node, axis, "get_num_node_instances").sizes[axis]
+
+    def malloc(self, nbytes: Any) -> np.ndarray:
+        if isinstance(nbytes, (bool, np.bool_)) or not isinstance(nbytes, (int, np.integer)) or nbytes < 0:
+            raise self._fail(f"malloc() needs a non-negative integer number of bytes, not {nbytes!r}")
+        return np.zeros(int(nbytes), dtype=np.uint8)
+
+    def barrier(self) -> None:
+        raise self._fail(
+            "hpvm.barrier() was called from a helper function; call it in the leaf's own body",
+            BarrierError,
+        )
+
+    def atomic(self, op: str, array: Any, index: Any, value: Any) -> Any:
+        if not isinstance(array, np.ndarray):
+            raise self._fail(f"atomic_{op}() needs an array, not {type(array).__name__}")
+        name = getattr(array, "_hpvm_name", None) or "array"
+        kind, size = array.dtype.kind, array.dtype.itemsize
+        if kind not in "iuf" or size not in (4, 8) or (kind == "f" and op not in FLOAT_ATOMIC_OPS):
+            allowed = "int32, int64, float32, float64" if op in FLOAT_ATOMIC_OPS else "int32, int64"
+            raise self._fail(f"atomic_{op}() on '{name}' of dtype {array.dtype}; it works on {allowed}")
+        if not array.flags.writeable:
+            raise self._fail(
+                f"atomic_{op}() writes array '{name}', which the leaf's outs does not declare; "
+                f"add '{name}' to outs=(...)",
+                IllegalWriteError,
+            )
+        if isinstance(array, CheckedArray):
+            try:
+                array._check(index)
+            except OutOfBoundsError:
+                raise self._fail(
+                    f"atomic_{op}(): index {index!r} is out of bounds for '{name}' with shape {array.shape}",
+                    OutOfBoundsError,
+                ) from None
+        plain = array.view(np.ndarray)
+        with _ATOMIC_LOCK, np.errstate(over="ignore"):
+            old = plain[index]
+            v = plain.dtype.type(value)
+            if op == "add":
+                new = old + v
+            elif op == "sub":
+                new = old - v
+            elif op == "min":
+                new = min(old, v)
+            elif op == "max":
+                new = max(old, v)
+            elif op == "xchg":
+                new = v
+            elif op == "and":
+                new = old & v
+            elif op == "or":
+                new = old | v
+            else:
+                new = old ^ v
+            plain[index] = new
+        return old
+
+
+assert set(ATOMIC_OPS) == {"add", "sub", "min", "max", "xchg", "and", "or", "xor"}
+
+
+class Interpreter(Backend):
+    """The ``interp`` back end."""
+
+    name = "interp"
+    device = "host"
+
+    def __init__(self, strict: bool = False):
+        self.strict = strict
+        self._generators: dict[int, Any] = {}
+
+    # -- Backend interface ---------------------------------------------------------------
+
+    def run(self, root: InternalFunction, args: Sequence[Any]) -> tuple[Any, ...]:
+        handle = InstanceHandle(root.name, (), (), None)
+        _, outputs = self._run_graph(root, list(args), handle)
+        count = len(root.out_types)
+        return tuple(outputs[i] for i in range(count))
+
+    def run_stage(self, root, args, nodes, upstream):  # type: ignore[no-untyped-def]
+        handle = InstanceHandle(root.name, (), (), None)
+        produced, outputs = self._run_graph(root, list(args), handle, only=nodes, upstream=upstream)
+        return {n.name: produced[n.name] for n in nodes}, outputs
+
+    # -- graphs --------------------------------------------------------------------------
+
+    def _run_graph(
+        self,
+        fn: InternalFunction,
+        args: list[Any],
+        handle: InstanceHandle,
+        only: Sequence[Node] | None = None,
+        upstream: dict[str, NodeOutputs] | None = None,
+    ) -> tuple[dict[str, NodeOutputs], dict[int, Any]]:
+        graph = fn.graph
+        env = {p.name: a for p, a in zip(fn.params, args)}
+        results: dict[str, NodeOutputs] = dict(upstream or {})
+        selected = None if only is None else {id(n) for n in only}
+        feeds = _feed_table(fn)
+        for node in topological_order(graph):
+            if selected is not None and id(node) not in selected:
+                continue
+            sizes = self._sizes(node, env, handle)
+            inputs = self._gather(node, sizes, feeds[id(node)], args, results)
+            if isinstance(node.function, LeafFunction):
+                results[node.name] = self._run_leaf(node, sizes, inputs, handle)
+            else:
+                assert isinstance(node.function, InternalFunction)
+                values = []
+                for flat, ids in enumerate(_instances(sizes)):
+                    child = InstanceHandle(node.name, ids, sizes, handle)
+                    _, outs = self._run_graph(node.function, inputs(flat), child)
+                    values.append(tuple(outs[i] for i in range(len(node.function.out_types))))
+                results[node.name] = NodeOutputs(sizes, values)
+        outputs: dict[int, Any] = {}
+        for b in graph.out_binds:
+            if selected is not None and id(b.src) not in selected:
+                continue
+            outputs[b.op] = self._all_to_all_value(results[b.src.name], b.oc, b.describe())
+        return results, outputs
+
+    def _sizes(self, node: Node, env: dict[str, Any], handle: InstanceHandle) -> tuple[int, ...]:
+        sizes = []
+        for axis, expr in enumerate(node.sizes):
+            try:
+                value = expr.evaluate(env)
+            except Exception as e:
+                raise LaunchError(
+                    f"node '{node.name}' ({node.location}) in {handle.path}: replication size "
+                    f"'{expr}' (dimension {'xyz'[axis]}) cannot be evaluated: {e}"
+                ) from None
+            if value < 0:
+                raise LaunchError(
+                    f"node '{node.name}' ({node.location}) in {handle.path}: replication size "
+                    f"'{expr}' (dimension {'xyz'[axis]}) is {value}; sizes must be >= 0"
+                )
+            sizes.append(value)
+        return tuple(sizes)
+
+    def _gather(self, node, sizes, feeds, args, results):  # type: ignore[no-untyped-def]
+        """A function from an instance's flat index to its input values."""
+        fixed: list[Any] = [None] * len(feeds)
+        per_instance: list[tuple[int, NodeOutputs, int]] = []
+        for port, feed in enumerate(feeds):
+            kind, payload = feed
+            if kind == "bind":
+                fixed[port] = args[payload]
+                continue
+            edge = payload
+            source = results[edge.src.name]
+            if edge.repl == ALL_TO_ALL:
+                fixed[port] = self._all_to_all_value(source, edge.sp, edge.describe())
+            else:
+                if source.sizes != sizes:
+                    raise LaunchError(
+                        f"{edge.describe()}: one-to-one edges need identical grids, but "
+                        f"'{edge.src.name}' has {list(source.sizes)} instances and "
+                        f"'{edge.dst.name}' {list(sizes)} in this execution"
+                    )
+                per_instance.append((port, source, edge.sp))
+
+        def inputs(flat: int) -> list[Any]:
+            values = list(fixed)
+            for port, source, sp in per_instance:
+                values[port] = source.values[flat][sp]
+            return values
+
+        return inputs
+
+    def _all_to_all_value(self, source: NodeOutputs, index: int, what: str) -> Any:
+        if not source.values:
+            raise LaunchError(f"{what}: the source node has no instances in this execution, so it sends no value")
+        last = source.values[-1][index]
+        for ids, values in zip(_instances(source.sizes), source.values):
+            if not _same(values[index], last):
+                message = (
+                    f"{what}: instances of the replicated source disagree (instance {list(ids)} "
+                    f"sent {_short(values[index])}, the last instance {_short(last)}); the last "
+                    "instance's value is used"
+                )
+                if self.strict:
+                    raise DisagreementError(message)
+                warnings.warn(message, HPVMWarning, stacklevel=2)
+                break
+        return last
+
+    # -- leaves --------------------------------------------------------------------------
+
+    def _run_leaf(self, node: Node, sizes: tuple[int, ...], inputs: Any, parent: InstanceHandle) -> NodeOutputs:
+        fn = node.function
+        assert isinstance(fn, LeafFunction)
+        instances = list(_instances(sizes))
+        handles = [InstanceHandle(node.name, ids, sizes, parent) for ids in instances]
+        contexts = [_LeafContext(self, fn, h) for h in handles]
+        views: dict[tuple[int, str], Any] = {}
+
+        def prepare(flat: int) -> list[Any]:
+            values = inputs(flat)
+            prepared = []
+            for p, v in zip(fn.params, values):
+                if isinstance(p.type, ArrayType) and isinstance(v, np.ndarray):
+                    key = (id(v), p.name)
+                    if key not in views:
+                        views[key] = checked_view(unwrap(v), p.name, p.name in fn.outs)
+                    prepared.append(views[key])
+                else:
+                    prepared.append(_as_port_value(p.type, v))
+            return prepared
+
+        if analyze_leaf(fn).uses_barrier:
+            results = self._run_lockstep(fn, contexts, prepare)
+        else:
+            results = []
+            for flat, ctx in enumerate(contexts):
+                results.append(self._call(fn, ctx, fn.pyfunc, prepare(flat)))
+        return NodeOutputs(sizes, [self._outputs(fn, ctx, r) for ctx, r in zip(contexts, results)])
+
+    def _call(self, fn: LeafFunction, ctx: _LeafContext, func: Any, arguments: list[Any]) -> Any:
+        set_context(ctx)
+        try:
+            return func(*arguments)
+        except HPVMError:
+            raise
+        except Exception as e:
+            raise _wrap(fn, ctx, e) from e
+        finally:
+            set_context(None)
+
+    def _run_lockstep(self, fn: LeafFunction, contexts: list[_LeafContext], prepare: Any) -> list[Any]:
+        """Run every instance to its next barrier, phase by phase (see barriers.py)."""
+        gen_fn = self._generators.get(id(fn))
+        if gen_fn is None:
+            gen_fn = self._generators[id(fn)] = barrier_generator(fn)
+        gens = []
+        for flat, ctx in enumerate(contexts):
+            arguments = prepare(flat)
+            gens.append(self._call(fn, ctx, gen_fn, arguments))
+        results: list[Any] = [None] * len(gens)
+        running = list(range(len(gens)))
+        while running:
+            at_barrier: dict[int, list[int]] = {}
+            finished = []
+            for flat in running:
+                ctx = contexts[flat]
+                set_context(ctx)
+                try:
+                    line = next(gens[flat])
+                    at_barrier.setdefault(line, []).append(flat)
+                except StopIteration as stop:
+                    results[flat] = stop.value
+                    finished.append(flat)
+                except HPVMError:
+                    raise
+                except Exception as e:
+                    raise _wrap(fn, ctx, e) from e
+                finally:
+                    set_context(None)
+            if at_barrier and (finished or len(at_barrier) > 1):
+                described = [
+                    f"{len(ids)} instance(s) (e.g. {list(contexts[ids[0]].handle.ids)}) at the barrier "
+                    f"on line {line}" for line, ids in sorted(at_barrier.items())
+                ]
+                if finished:
+                    described.append(
+                        f"{len(finished)} instance(s) (e.g. {list(contexts[finished[0]].handle.ids)}) finished"
+                    )
+                raise BarrierError(
+                    f"leaf '{fn.name}' ({fn.location}) in {contexts[0].handle.parent.path if contexts[0].handle.parent else '?'}: "
+                    f"instances diverged at a barrier — {'; '.join(described)}. Every instance "
+                    "of a leaf within one parent instance must reach the same barriers"
+                )
+            running = [f for ids in at_barrier.values() for f in ids]
+            running.sort()
+        return results
+
+    def _outputs(self, fn: LeafFunction, ctx: _LeafContext, result: Any) -> tuple[Any, ...]:
+        types = fn.out_types
+        if not types:
+            if result is not None:
+                raise NodeExecutionError(
+                    f"{ctx.where(fn.location.line)}: returned {_short(result)} but declares no "
+                    "outputs; annotate the outputs ('-> hpvm.f32') or return nothing"
+                )
+            return ()
+        values = result if len(types) > 1 else (result,)
+        if len(types) > 1 and not (isinstance(values, tuple) and len(values) == len(types)):
+            raise NodeExecutionError(
+                f"{ctx.where(fn.location.line)}: returned {_short(result)} but declares "
+                f"{len(types)} outputs; return a tuple of {len(types)} values"
+            )
+        out = []
+        for i, (t, v) in enumerate(zip(types, values)):
+            v = unwrap(v)
+            problem = check_value(t, v)
+            if problem:
+                raise NodeExecutionError(f"{ctx.where(fn.location.line)}: output {i}: {problem}")
+            out.append(_as_port_value(t, v))
+        return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def _instances(sizes: tuple[int, ...]) -> Any:
+    """Instance ids in row-major order (x outermost), as seed 001's loop nest visits them."""
+    return itertools.product(*(range(s) for s in sizes))
+
+
+def _feed_table(fn: InternalFunction) -> dict[int, list[tuple[str, Any]]]:
+    """For each child node, where each input comes from: ('bind', ip) or ('edge', edge)."""
+    cached = getattr(fn, "_interp_feeds", None)
+    if cached is not None:
+        return cached
+    graph = fn.graph
+    table: dict[int, list[tuple[str, Any]]] = {id(n): [("none", None)] * len(n.function.params) for n in graph.nodes}
+    for b in graph.in_binds:
+        table[id(b.dst)][b.ic] = ("bind", b.ip)
+    for e in graph.edges:
+        table[id(e.dst)][e.dp] = ("edge", e)
+    fn._interp_feeds = table  # type: ignore[attr-defined]
+    return table
+
+
+def _as_port_value(ptype: Any, value: Any) -> Any:
+    if isinstance(ptype, ScalarType) and not isinstance(value, np.ndarray):
+        with np.errstate(over="ignore"):
+            return ptype.dtype.type(value)
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return False  # different array objects: different memory
+    try:
+        return bool(a == b) or (a != a and b != b)  # NaN equals NaN here
+    except Exception:
+        return False
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"a {value.shape} {value.dtype} array"
+    text = repr(value)
+    return text if len(text) < 60 else text[:57] + "..."
+
+
+def _wrap(fn: NodeFunction, ctx: _LeafContext, e: Exception) -> NodeExecutionError:
+    line = fn.location.line
+    for frame in traceback.extract_tb(e.__traceback__):
+        if frame.filename == fn.location.file:
+            line = frame.lineno or line
+    if isinstance(e, ValueError) and "read-only" in str(e):
+        return IllegalWriteError(
+            f"{ctx.where(line)}: wrote an array that the leaf's outs does not declare ({e})"
+        )
+    if isinstance(e, IndexError):
+        return OutOfBoundsError(f"{ctx.where(line)}: {e}")
+    return NodeExecutionError(f"{ctx.where(line)}: raised {type(e).__name__}: {e}")

@@ -1,0 +1,106 @@
+"""The error hierarchy: every mistake in a user's program or input is an ``HPVMError``.
+
+Each subclass names one kind of mistake so callers (and tests) can catch precisely.
+Messages name the culprit (node, port, file and line) and say how to fix it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A place in user source: where a node function was defined or a builder call was made."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+UNKNOWN_LOCATION = SourceLocation("<unknown>", 0)
+
+
+class HPVMError(Exception):
+    """Base class of every error caused by a user's program or input."""
+
+
+class VerificationError(HPVMError):
+    """The program breaks a rule of the HPVM specification (seed 000) or of DESIGN.md.
+
+    ``problems`` lists every violation found, each already formatted with its location.
+    """
+
+    def __init__(self, problems: str | list[str]):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        if len(self.problems) == 1:
+            super().__init__(self.problems[0])
+        else:
+            lines = "\n".join(f"  - {p}" for p in self.problems)
+            super().__init__(f"{len(self.problems)} problems in the program:\n{lines}")
+
+
+class TracingError(VerificationError):
+    """An internal node did something other than build its child graph while being traced."""
+
+
+class TypeAnnotationError(VerificationError):
+    """A node function's parameter or return annotation is missing or not a port type."""
+
+
+class ParseError(HPVMError):
+    """Malformed HPVM text; carries ``line`` and ``column`` (1-based)."""
+
+    def __init__(self, message: str, line: int, column: int, file: str = "<text>"):
+        self.line, self.column, self.file = line, column, file
+        super().__init__(f"{file}:{line}:{column}: {message}")
+
+
+class CompileError(HPVMError):
+    """A back end cannot compile a construct in a leaf node."""
+
+
+class LaunchError(HPVMError):
+    """Wrong launch arguments or a graph that cannot be launched as given."""
+
+
+class RuntimeStateError(HPVMError):
+    """An API call made in the wrong state: before ``init``, after ``cleanup``, push after wait."""
+
+
+class MemoryTrackingError(HPVMError):
+    """Memory-tracker misuse: an untracked array passed to a launch, untracking an unknown array."""
+
+
+class NodeExecutionError(HPVMError):
+    """An exception raised inside a node while the graph ran; names the node and the instance."""
+
+
+class OutOfBoundsError(NodeExecutionError):
+    """A leaf indexed an array outside its bounds (checked by the ``interp`` back end)."""
+
+
+class IllegalWriteError(NodeExecutionError):
+    """A leaf wrote an array that its ``outs`` does not declare."""
+
+
+class BarrierError(NodeExecutionError):
+    """Instances of a leaf did not all reach the same barrier."""
+
+
+class DisagreementError(NodeExecutionError):
+    """Instances of a replicated node sent different values over an all-to-all edge (strict mode)."""
+
+
+class StreamError(HPVMError):
+    """Streaming misuse: pop on a non-streaming launch, push after wait, pop with nothing to come."""
+
+
+class BackendUnavailableError(HPVMError):
+    """The requested back end does not exist or cannot run on this machine."""
+
+
+class HPVMWarning(UserWarning):
+    """Warnings the runtime gives about legal but suspicious programs."""

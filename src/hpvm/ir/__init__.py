@@ -1,0 +1,30 @@
+"""The HPVM dataflow-graph IR: types, size expressions, graphs, the verifier."""
+
+from .expr import BinOp, Call, Const, Expr, Param as ParamExpr, Shape, size_max, size_min
+from .graph import (
+    ALL_TO_ALL,
+    CPU_TARGET,
+    GPU_TARGET,
+    ONE_TO_ONE,
+    TENSOR_TARGET,
+    ChildGraph,
+    Edge,
+    InputBind,
+    InternalFunction,
+    LeafFunction,
+    Node,
+    NodeFunction,
+    OutputBind,
+    Param,
+    functions,
+)
+from .types import Array, ArrayType, NodeHandleType, PortType, ScalarType, parse_type, port_type
+from .verify import topological_order, verify
+
+__all__ = [
+    "ALL_TO_ALL", "Array", "ArrayType", "BinOp", "CPU_TARGET", "Call", "ChildGraph", "Const",
+    "Edge", "Expr", "GPU_TARGET", "InputBind", "InternalFunction", "LeafFunction", "Node",
+    "NodeFunction", "NodeHandleType", "ONE_TO_ONE", "OutputBind", "Param", "ParamExpr",
+    "PortType", "ScalarType", "Shape", "TENSOR_TARGET", "functions", "parse_type", "port_type",
+    "size_max", "size_min", "topological_order", "verify",
+]

@@ -1,0 +1,246 @@
+"""Replication-size expressions: integer expressions over a parent node's inputs.
+
+Replication sizes are the only data-dependent part of a graph's structure (seed 000), so
+they are kept symbolic — ``n // 16``, ``a.shape[0]``, ``min(n, 256)`` — and evaluated for
+every execution of the graph. The printed form is Python syntax, and parses back.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import TracingError
+
+_BINARY = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "//": operator.floordiv,
+    "%": operator.mod,
+}
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2}
+
+
+def _misuse(what: str) -> TracingError:
+    return TracingError(
+        f"an internal node used an input value {what}; internal nodes only build their child "
+        "graph (inputs may appear only in replication sizes and binds) — move the computation "
+        "into a leaf node"
+    )
+
+
+class Expr:
+    """Base of size expressions. Arithmetic builds new expressions; anything else is an error."""
+
+    precedence = 3
+
+    def evaluate(self, env: Mapping[str, Any]) -> int:
+        raise NotImplementedError
+
+    def params(self) -> set[str]:
+        """Names of the parent inputs this expression reads."""
+        raise NotImplementedError
+
+    def _bin(self, op: str, other: Any, swap: bool = False) -> Expr:
+        other_expr = as_expr(other)
+        return BinOp(op, other_expr, self) if swap else BinOp(op, self, other_expr)
+
+    def __add__(self, o: Any) -> Expr:
+        return self._bin("+", o)
+
+    def __radd__(self, o: Any) -> Expr:
+        return self._bin("+", o, True)
+
+    def __sub__(self, o: Any) -> Expr:
+        return self._bin("-", o)
+
+    def __rsub__(self, o: Any) -> Expr:
+        return self._bin("-", o, True)
+
+    def __mul__(self, o: Any) -> Expr:
+        return self._bin("*", o)
+
+    def __rmul__(self, o: Any) -> Expr:
+        return self._bin("*", o, True)
+
+    def __floordiv__(self, o: Any) -> Expr:
+        return self._bin("//", o)
+
+    def __rfloordiv__(self, o: Any) -> Expr:
+        return self._bin("//", o, True)
+
+    def __mod__(self, o: Any) -> Expr:
+        return self._bin("%", o)
+
+    def __rmod__(self, o: Any) -> Expr:
+        return self._bin("%", o, True)
+
+    def __truediv__(self, o: Any) -> Expr:
+        raise _misuse("with '/' (replication sizes are integers: use '//')")
+
+    __rtruediv__ = __truediv__
+
+    def __bool__(self) -> bool:
+        raise _misuse("in a condition (Python control flow may not depend on input values)")
+
+    def __index__(self) -> int:
+        raise _misuse("as a Python integer")
+
+    def __int__(self) -> int:
+        raise _misuse("as a Python integer")
+
+    def __float__(self) -> float:
+        raise _misuse("as a Python float")
+
+    def __neg__(self) -> Expr:
+        return BinOp("-", Const(0), self)
+
+    def __lt__(self, o: Any) -> bool:
+        raise _misuse("in a comparison (for sizes, use hpvm.size_min / hpvm.size_max)")
+
+    __le__ = __gt__ = __ge__ = __lt__
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __eq__(self, o: object) -> bool:  # structural equality, for tests and round trips
+        if isinstance(o, (int, float, np.number, np.bool_)):
+            # ``if n == 0:`` in a builder would silently take one branch for every input
+            raise _misuse("in a comparison ('==' / '!=' with a number)")
+        return isinstance(o, Expr) and str(self) == str(o)
+
+    def __repr__(self) -> str:
+        return f"Expr({self})"
+
+
+@dataclass(frozen=True, eq=False)
+class Const(Expr):
+    value: int
+
+    def evaluate(self, env: Mapping[str, Any]) -> int:
+        return self.value
+
+    def params(self) -> set[str]:
+        return set()
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+@dataclass(frozen=True, eq=False)
+class Param(Expr):
+    """The value of a scalar input of the parent node."""
+
+    name: str
+
+    def evaluate(self, env: Mapping[str, Any]) -> int:
+        value = env[self.name]
+        if isinstance(value, np.ndarray) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"input '{self.name}' is {type(value).__name__}, not an integer")
+        return int(value)
+
+    def params(self) -> set[str]:
+        return {self.name}
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, eq=False)
+class Shape(Expr):
+    """``a.shape[axis]`` of an array input of the parent node."""
+
+    name: str
+    axis: int
+
+    def evaluate(self, env: Mapping[str, Any]) -> int:
+        return int(np.shape(env[self.name])[self.axis])
+
+    def params(self) -> set[str]:
+        return {self.name}
+
+    def __str__(self) -> str:
+        return f"{self.name}.shape[{self.axis}]"
+
+
+@dataclass(frozen=True, eq=False)
+class BinOp(Expr):
+    op: str
+    lhs: Expr
+    rhs: Expr
+
+    @property
+    def precedence(self) -> int:  # type: ignore[override]
+        return _PRECEDENCE[self.op]
+
+    def evaluate(self, env: Mapping[str, Any]) -> int:
+        left, right = self.lhs.evaluate(env), self.rhs.evaluate(env)
+        if self.op in ("//", "%") and right == 0:
+            raise ZeroDivisionError(f"division by zero in replication size {self}")
+        return int(_BINARY[self.op](left, right))
+
+    def params(self) -> set[str]:
+        return self.lhs.params() | self.rhs.params()
+
+    def __str__(self) -> str:
+        left = str(self.lhs)
+        if self.lhs.precedence < self.precedence:
+            left = f"({left})"
+        right = str(self.rhs)
+        # The right operand needs parentheses at equal precedence: a - (b - c), a // (b * c).
+        if self.rhs.precedence <= self.precedence:
+            right = f"({right})"
+        return f"{left} {self.op} {right}"
+
+
+@dataclass(frozen=True, eq=False)
+class Call(Expr):
+    """``min(a, b, ...)`` or ``max(a, b, ...)``."""
+
+    fn: str
+    args: tuple[Expr, ...]
+
+    def evaluate(self, env: Mapping[str, Any]) -> int:
+        values = [a.evaluate(env) for a in self.args]
+        return min(values) if self.fn == "min" else max(values)
+
+    def params(self) -> set[str]:
+        return set().union(*(a.params() for a in self.args))
+
+    def __str__(self) -> str:
+        return f"{self.fn}({', '.join(str(a) for a in self.args)})"
+
+
+def as_expr(value: Any) -> Expr:
+    """An expression for an int or an expression; anything else is a tracing error."""
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        raise TracingError(f"a replication size must be an integer, not {value!r}")
+    if isinstance(value, (int, np.integer)):
+        return Const(int(value))
+    raise TracingError(
+        f"a replication size must be an integer or an expression of the node's integer "
+        f"inputs, not {type(value).__name__} {value!r}"
+    )
+
+
+def size_min(*args: Any) -> Expr:
+    """``hpvm.size_min(a, b)``: the minimum of size expressions (Python's ``min`` needs bools)."""
+    return _call("min", args)
+
+
+def size_max(*args: Any) -> Expr:
+    """``hpvm.size_max(a, b)``: the maximum of size expressions."""
+    return _call("max", args)
+
+
+def _call(fn: str, args: tuple[Any, ...]) -> Expr:
+    if not args:
+        raise TracingError(f"hpvm.size_{fn}() needs at least one size")
+    return Call(fn, tuple(as_expr(a) for a in args))

@@ -1,0 +1,389 @@
+"""The dataflow-graph model of seed 000: node functions, static nodes, edges and binds.
+
+A *node function* is either a leaf (Python code that computes) or an internal function
+(whose child graph is built by tracing a Python builder, or given directly, e.g. by the
+text parser). A *node* is one use of a node function inside a child graph, replicated into
+dynamic instances over 0–3 dimensions whose sizes are expressions of the parent's inputs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+import typing
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import SourceLocation, TypeAnnotationError, UNKNOWN_LOCATION
+from .expr import Expr
+from .types import ArrayType, PortType, port_type
+
+ONE_TO_ONE = 0
+ALL_TO_ALL = 1
+REPLICATION_NAMES = {ONE_TO_ONE: "one_to_one", ALL_TO_ALL: "all_to_all"}
+
+CPU_TARGET = "cpu"
+GPU_TARGET = "gpu"
+TENSOR_TARGET = "tensor"
+HINTS = (CPU_TARGET, GPU_TARGET, TENSOR_TARGET)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One input port of a node function: a named, typed parameter."""
+
+    name: str
+    type: PortType
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.type}"
+
+
+class NodeFunction:
+    """What leaf and internal functions share: name, typed ports, hint and array attributes."""
+
+    kind = "node"
+
+    def __init__(
+        self,
+        name: str,
+        params: list[Param],
+        hint: str | None,
+        ins: tuple[str, ...],
+        outs: tuple[str, ...],
+        location: SourceLocation,
+    ):
+        self.name = name
+        self.params = params
+        self.hint = hint
+        self.ins = tuple(ins)
+        self.outs = tuple(outs)
+        self.location = location
+
+    @property
+    def out_types(self) -> list[PortType]:
+        raise NotImplementedError
+
+    def param_index(self, name: str) -> int | None:
+        for i, p in enumerate(self.params):
+            if p.name == name:
+                return i
+        return None
+
+    def array_params(self) -> list[Param]:
+        return [p for p in self.params if isinstance(p.type, ArrayType)]
+
+    def describe(self) -> str:
+        return f"{self.kind} '{self.name}' ({self.location})"
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} node function {self.name} at {self.location}>"
+
+
+class LeafFunction(NodeFunction):
+    """A leaf node function: Python code (the Numba subset) that computes."""
+
+    kind = "leaf"
+
+    def __init__(
+        self,
+        pyfunc: Callable[..., Any],
+        name: str,
+        params: list[Param],
+        outputs: list[PortType],
+        hint: str | None = None,
+        ins: tuple[str, ...] = (),
+        outs: tuple[str, ...] = (),
+        location: SourceLocation = UNKNOWN_LOCATION,
+        source: str | None = None,
+    ):
+        super().__init__(name, params, hint, ins, outs, location)
+        self.pyfunc = pyfunc
+        self.outputs = outputs
+        self._source = source
+        self._source_line = location.line
+
+    @property
+    def out_types(self) -> list[PortType]:
+        return self.outputs
+
+    @property
+    def source(self) -> str:
+        """The leaf's Python source, without decorators, dedented."""
+        if self._source is None:
+            self._source, self._source_line = function_source(self.pyfunc)
+        return self._source
+
+    @property
+    def source_line(self) -> int:
+        """The file line of the ``def`` that starts ``source``."""
+        _ = self.source
+        return self._source_line
+
+    def set_source(self, source: str, line: int) -> None:
+        """Record where the leaf's source lives (the loader uses this for saved programs)."""
+        self._source, self._source_line = source, line
+
+    def __call__(self, *args: Any) -> Any:
+        """Call the leaf's Python directly (intrinsics work only while a graph runs)."""
+        return self.pyfunc(*args)
+
+
+class InternalFunction(NodeFunction):
+    """An internal node function: it only builds a child graph.
+
+    The graph is traced from ``builder`` the first time it is needed (so node functions may
+    be defined in any order), or given directly (the text parser does this).
+    """
+
+    kind = "internal"
+
+    def __init__(
+        self,
+        name: str,
+        params: list[Param],
+        builder: Callable[..., Any] | None = None,
+        graph: ChildGraph | None = None,
+        hint: str | None = None,
+        ins: tuple[str, ...] = (),
+        outs: tuple[str, ...] = (),
+        location: SourceLocation = UNKNOWN_LOCATION,
+        declared_outputs: list[PortType] | None = None,
+    ):
+        super().__init__(name, params, hint, ins, outs, location)
+        self.builder = builder
+        self._graph = graph
+        self.declared_outputs = declared_outputs
+        if graph is not None:
+            graph.owner = self
+
+    @property
+    def graph(self) -> ChildGraph:
+        if self._graph is None:
+            from ..lang.builder import trace  # the frontend owns tracing
+
+            self._graph = trace(self)
+        return self._graph
+
+    @property
+    def out_types(self) -> list[PortType]:
+        """One type per output: from the output binds (their number is the highest op + 1)."""
+        binds = self.graph.out_binds
+        if not binds:
+            return list(self.declared_outputs or [])
+        count = max(b.op for b in binds) + 1
+        types: list[PortType | None] = [None] * count
+        for b in binds:
+            src_types = b.src.function.out_types
+            if 0 <= b.oc < len(src_types) and 0 <= b.op < count:
+                types[b.op] = src_types[b.oc]
+        return [t if t is not None else _UNBOUND for t in types]
+
+    def __call__(self, *args: Any) -> Any:
+        from ..errors import TracingError
+
+        raise TracingError(
+            f"{self.describe()} is a graph builder and cannot be called; "
+            "launch it with hpvm.launch(root, args) or use it in hpvm.create_node(...)"
+        )
+
+
+class _Unbound:
+    """Placeholder type of an internal output that no bind feeds (the verifier reports it)."""
+
+    def __str__(self) -> str:
+        return "<unbound>"
+
+
+_UNBOUND: Any = _Unbound()
+
+
+@dataclass(eq=False)
+class Node:
+    """A static node in a child graph: a node function replicated over ``len(sizes)`` dims."""
+
+    name: str
+    function: NodeFunction
+    sizes: tuple[Expr, ...]
+    location: SourceLocation = UNKNOWN_LOCATION
+
+    @property
+    def dims(self) -> int:
+        return len(self.sizes)
+
+    def __repr__(self) -> str:
+        return f"<node {self.name}>"
+
+
+@dataclass(eq=False)
+class Edge:
+    """A dataflow edge from output ``sp`` of ``src`` to input ``dp`` of ``dst``."""
+
+    src: Node
+    sp: int
+    dst: Node
+    dp: int
+    repl: int = ONE_TO_ONE
+    stream: bool = False
+    location: SourceLocation = UNKNOWN_LOCATION
+
+    def describe(self) -> str:
+        kind = REPLICATION_NAMES.get(self.repl, f"replication {self.repl}")
+        return f"edge {self.src.name}.{self.sp} -> {self.dst.name}.{self.dp} ({kind}, {self.location})"
+
+
+@dataclass(eq=False)
+class InputBind:
+    """Input ``ip`` of the parent is bound to input ``ic`` of child ``dst``."""
+
+    ip: int
+    dst: Node
+    ic: int
+    stream: bool = False
+    location: SourceLocation = UNKNOWN_LOCATION
+
+    def describe(self) -> str:
+        return f"input bind {self.ip} -> {self.dst.name}.{self.ic} ({self.location})"
+
+
+@dataclass(eq=False)
+class OutputBind:
+    """Output ``oc`` of child ``src`` is bound to output ``op`` of the parent."""
+
+    src: Node
+    oc: int
+    op: int
+    stream: bool = False
+    location: SourceLocation = UNKNOWN_LOCATION
+
+    def describe(self) -> str:
+        return f"output bind {self.src.name}.{self.oc} -> {self.op} ({self.location})"
+
+
+@dataclass(eq=False)
+class ChildGraph:
+    """The child graph of an internal node: nodes, edges and binds."""
+
+    owner: InternalFunction | None = None
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    in_binds: list[InputBind] = field(default_factory=list)
+    out_binds: list[OutputBind] = field(default_factory=list)
+
+    def unique_name(self, base: str) -> str:
+        taken = {n.name for n in self.nodes}
+        if base not in taken:
+            return base
+        i = 1
+        while f"{base}_{i}" in taken:
+            i += 1
+        return f"{base}_{i}"
+
+    def node(self, name: str) -> Node:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+
+def functions(root: NodeFunction) -> Iterator[NodeFunction]:
+    """Every node function reachable from ``root``, each once, children before parents."""
+    seen: set[int] = set()
+    order: list[NodeFunction] = []
+    active: set[int] = set()
+
+    def visit(fn: NodeFunction) -> None:
+        if id(fn) in seen or id(fn) in active:
+            return  # a function containing itself is reported by the verifier
+        active.add(id(fn))
+        if isinstance(fn, InternalFunction):
+            for node in fn.graph.nodes:
+                visit(node.function)
+        active.discard(id(fn))
+        seen.add(id(fn))
+        order.append(fn)
+
+    visit(root)
+    return iter(order)
+
+
+# ---------------------------------------------------------------------------------------
+# Building node functions from Python functions (used by the decorators and the loader)
+
+
+def location_of(pyfunc: Callable[..., Any]) -> SourceLocation:
+    code = getattr(pyfunc, "__code__", None)
+    if code is None:
+        return UNKNOWN_LOCATION
+    return SourceLocation(code.co_filename, code.co_firstlineno)
+
+
+def function_source(pyfunc: Callable[..., Any]) -> tuple[str, int]:
+    """The ``def`` of a function without its decorators, dedented, and the line it starts on."""
+    lines, first = inspect.getsourcelines(pyfunc)
+    lines = textwrap.dedent("".join(lines)).splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def ")))
+    return "".join(lines[start:]), first + start
+
+
+def _annotation_error(fn_desc: str, what: str, problem: str) -> TypeAnnotationError:
+    return TypeAnnotationError(
+        f"{fn_desc}: {what} {problem}; annotate ports with HPVM types, e.g. "
+        "'n: hpvm.i64', 'a: hpvm.f32[:]' (a 1-D float32 array) or '-> tuple[hpvm.f32, hpvm.i64]'"
+    )
+
+
+def signature_ports(
+    pyfunc: Callable[..., Any], kind: str, require_return: bool
+) -> tuple[list[Param], list[PortType] | None]:
+    """Typed parameters and outputs from a function's annotations.
+
+    Every parameter must be annotated (ports are typed: the verifier checks edges and binds
+    against these types). The return annotation gives the outputs: none or ``None`` → no
+    outputs, one type → one output, ``tuple[a, b]`` → two outputs. For internal functions a
+    missing return annotation means "derive the outputs from the output binds" (``None``).
+    """
+    loc = location_of(pyfunc)
+    desc = f"{kind} '{pyfunc.__name__}' ({loc})"
+    try:
+        hints = typing.get_type_hints(pyfunc)
+    except Exception:  # annotations that do not evaluate: report them one by one below
+        hints = {}
+    sig = inspect.signature(pyfunc)
+    params = []
+    for p in sig.parameters.values():
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            raise _annotation_error(desc, f"parameter '{p.name}'", "is *args/**kwargs/keyword-only")
+        ann = hints.get(p.name, p.annotation)
+        if ann is inspect.Parameter.empty:
+            raise _annotation_error(desc, f"parameter '{p.name}'", "has no type annotation")
+        try:
+            params.append(Param(p.name, port_type(ann)))
+        except (TypeError, ValueError) as e:
+            raise _annotation_error(desc, f"parameter '{p.name}'", f"has annotation {ann!r}: {e}") from None
+    ret = hints.get("return", sig.return_annotation)
+    if ret is inspect.Signature.empty:
+        return params, ([] if require_return else None)
+    return params, _output_types(ret, desc)
+
+
+def _output_types(ret: Any, desc: str) -> list[PortType]:
+    if ret is None or ret is type(None):
+        return []
+    if typing.get_origin(ret) is tuple:
+        args = typing.get_args(ret)
+        if args == ((),):
+            return []
+        if Ellipsis in args:
+            raise _annotation_error(desc, "the return annotation", "uses '...'")
+        ret_items = list(args)
+    else:
+        ret_items = [ret]
+    out = []
+    for i, item in enumerate(ret_items):
+        try:
+            out.append(port_type(item))
+        except (TypeError, ValueError) as e:
+            raise _annotation_error(desc, f"output {i}", f"has annotation {item!r}: {e}") from None
+    return out

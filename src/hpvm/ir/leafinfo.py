@@ -1,0 +1,195 @@
+"""Static facts about a leaf's Python source, shared by the verifier and the back ends.
+
+One AST walk finds the intrinsic calls (structure queries with the ancestor level they
+query, barriers, atomics, malloc), the builder calls a leaf must not make, which array
+parameters are read and written, and the arity of each ``return``.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .graph import LeafFunction
+
+BUILDER_CALLS = {
+    "create_node", "create_node_1d", "create_node_2d", "create_node_3d", "create_node_nd",
+    "edge", "bind_in", "bind_out",
+}
+INTRINSICS = {
+    "get_node", "get_parent_node", "get_num_dims", "malloc", "barrier",
+    "get_node_instance_id_x", "get_node_instance_id_y", "get_node_instance_id_z",
+    "get_num_node_instances_x", "get_num_node_instances_y", "get_num_node_instances_z",
+    "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_xchg", "atomic_and",
+    "atomic_or", "atomic_xor",
+}
+_QUERY_AXES = {"x": 0, "y": 1, "z": 2}
+# NumPy methods that modify the array they are called on.
+_MUTATING_METHODS = {"fill", "sort", "put", "resize", "itemset", "partition", "setfield", "byteswap"}
+
+
+@dataclass(frozen=True)
+class Query:
+    """A call of get_node_instance_id_* / get_num_node_instances_*."""
+
+    name: str
+    axis: int
+    level: int | None  # 0 = the leaf's own node, 1 = its parent, ...; None = not known statically
+    line: int
+
+
+@dataclass
+class LeafInfo:
+    calls: list[tuple[str, int]] = field(default_factory=list)  # (intrinsic or builder, line)
+    queries: list[Query] = field(default_factory=list)
+    barrier_lines: list[int] = field(default_factory=list)
+    atomics: list[tuple[str, str | None, int]] = field(default_factory=list)  # (op, array param, line)
+    writes: dict[str, int] = field(default_factory=dict)  # array param -> first line written
+    uses: dict[str, int] = field(default_factory=dict)  # param -> first line used
+    returns: list[tuple[int, int]] = field(default_factory=list)  # (number of values, line)
+    parsed: bool = True
+
+    @property
+    def uses_barrier(self) -> bool:
+        return bool(self.barrier_lines)
+
+    @property
+    def builder_calls(self) -> list[tuple[str, int]]:
+        return [(n, line) for n, line in self.calls if n in BUILDER_CALLS]
+
+
+def parse_leaf(fn: LeafFunction) -> ast.FunctionDef | None:
+    """The leaf's ``def`` as an AST with real file line numbers, or None without source."""
+    try:
+        source = fn.source
+    except (OSError, TypeError, StopIteration):
+        return None
+    tree = ast.parse(source)
+    ast.increment_lineno(tree, fn.source_line - 1)
+    func = tree.body[0]
+    return func if isinstance(func, ast.FunctionDef) else None
+
+
+def intrinsic_name(call: ast.Call, env: dict[str, Any]) -> str | None:
+    """The hpvm intrinsic or builder a call refers to (``hpvm.barrier()``, ``barrier()``)."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        base = func.value
+        if isinstance(base, ast.Name):
+            module = env.get(base.id)
+            name = getattr(module, "__name__", "")
+            if (module is None and base.id == "hpvm") or name == "hpvm" or name.startswith("hpvm."):
+                return func.attr if func.attr in INTRINSICS | BUILDER_CALLS else None
+        return None
+    if isinstance(func, ast.Name):
+        obj = env.get(func.id)
+        module = getattr(obj, "__module__", "") or ""
+        if obj is not None and module.startswith("hpvm.") and func.id in INTRINSICS | BUILDER_CALLS:
+            return func.id
+        if obj is not None and getattr(obj, "__name__", None) in INTRINSICS | BUILDER_CALLS and module.startswith("hpvm."):
+            return obj.__name__
+    return None
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+@functools.cache
+def _cached(fn_id: int, fn: LeafFunction) -> LeafInfo:
+    return _analyze(fn)
+
+
+def analyze_leaf(fn: LeafFunction) -> LeafInfo:
+    """Static facts about ``fn`` (cached per function object)."""
+    return _cached(id(fn), fn)
+
+
+def _analyze(fn: LeafFunction) -> LeafInfo:
+    info = LeafInfo()
+    func = parse_leaf(fn)
+    if func is None:
+        info.parsed = False
+        return info
+    env = dict(getattr(fn.pyfunc, "__globals__", {}) or {})
+    params = {p.name for p in fn.params}
+    levels: dict[str, int] = {}  # local name -> ancestor level of the node handle it holds
+
+    def level_of(expr: ast.AST) -> int | None:
+        if isinstance(expr, ast.Name):
+            return levels.get(expr.id)
+        if isinstance(expr, ast.Call):
+            name = intrinsic_name(expr, env)
+            if name == "get_node":
+                return 0
+            if name == "get_parent_node" and expr.args:
+                inner = level_of(expr.args[0])
+                return None if inner is None else inner + 1
+        return None
+
+    # First the handle variables (n = get_node(); p = get_parent_node(n); ...), to a fixpoint.
+    assigns = [
+        n for n in ast.walk(func)
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+    ]
+    for _ in range(4):
+        for node in assigns:
+            lvl = level_of(node.value)
+            if lvl is not None:
+                levels[node.targets[0].id] = lvl
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call):
+            name = intrinsic_name(node, env)
+            if name is None:
+                if isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATING_METHODS:
+                    target = _root_name(node.func.value)
+                    if target in params:
+                        info.writes.setdefault(target, node.lineno)
+                continue
+            info.calls.append((name, node.lineno))
+            if name == "barrier":
+                info.barrier_lines.append(node.lineno)
+            elif name.startswith("atomic_"):
+                target = _root_name(node.args[0]) if node.args else None
+                info.atomics.append((name[len("atomic_"):], target, node.lineno))
+                if target in params:
+                    info.writes.setdefault(target, node.lineno)
+            elif name.startswith(("get_node_instance_id_", "get_num_node_instances_")):
+                lvl = level_of(node.args[0]) if node.args else None
+                info.queries.append(Query(name, _QUERY_AXES[name[-1]], lvl, node.lineno))
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for sub in ast.walk(t):
+                    if isinstance(sub, ast.Subscript):
+                        name = _root_name(sub)
+                        if name in params:
+                            info.writes.setdefault(name, node.lineno)
+        elif isinstance(node, ast.Name) and node.id in params:
+            info.uses.setdefault(node.id, node.lineno)
+    for node in _own_statements(func):
+        if isinstance(node, ast.Return):
+            if node.value is None:
+                count = 0
+            elif isinstance(node.value, ast.Tuple):
+                count = len(node.value.elts)
+            else:
+                count = 1
+            info.returns.append((count, node.lineno))
+    info.returns.sort(key=lambda r: r[1])
+    return info
+
+
+def _own_statements(func: ast.FunctionDef) -> Iterator[ast.AST]:
+    """The nodes of ``func``'s body, not descending into nested functions, lambdas or classes."""
+    todo: list[ast.AST] = list(func.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))

@@ -1,0 +1,178 @@
+"""The host API of seed 000: init/cleanup, the memory tracker, launch/wait, push/pop."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ..errors import HPVMError, LaunchError, NodeExecutionError, RuntimeStateError, StreamError
+from .launch import array_args, check_args, check_root, choose_backend
+from .memory import MemoryTracker
+from .streaming import Stream
+
+DEFAULT_STREAM_CAPACITY = 16
+
+
+class LaunchHandle:
+    """What ``launch`` returns: one execution (or one stream) of a root graph."""
+
+    def __init__(self, root: Any, backend: Any, stream: Stream | None = None):
+        self.root = root
+        self.backend = backend
+        self.stream = stream
+        self.outputs: tuple[Any, ...] | None = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.waited = False
+
+    @property
+    def is_stream(self) -> bool:
+        return self.stream is not None
+
+    def __repr__(self) -> str:
+        kind = "stream" if self.is_stream else "launch"
+        state = "done" if self.done.is_set() else "running"
+        return f"<hpvm {kind} of '{self.root.name}' on {self.backend.name}, {state}>"
+
+
+class _Runtime:
+    def __init__(self) -> None:
+        self.initialized = False
+        self.tracker = MemoryTracker()
+        self.handles: list[LaunchHandle] = []
+        self.lock = threading.Lock()
+
+    def require(self, api: str) -> None:
+        if not self.initialized:
+            raise RuntimeStateError(f"hpvm.{api}() before hpvm.init(); call hpvm.init() first")
+
+
+_rt = _Runtime()
+
+
+def init() -> None:
+    """Start the runtime. Calling it again while running does nothing."""
+    _rt.initialized = True
+
+
+def cleanup() -> None:
+    """Stop the runtime: end every stream, wait for running launches, forget tracked memory.
+
+    Idempotent. Handles from before cleanup can no longer be used.
+    """
+    with _rt.lock:
+        handles, _rt.handles = _rt.handles, []
+    for h in handles:
+        if h.stream is not None:
+            h.stream.stop()
+        elif h.thread is not None:
+            h.thread.join()
+    _rt.tracker.clear()
+    _rt.initialized = False
+
+
+def track_memory(array: Any) -> None:
+    """Start tracking ``array`` so that it can be passed to graphs."""
+    _rt.require("track_memory")
+    _rt.tracker.track(array)
+
+
+def untrack_memory(array: Any) -> None:
+    """Stop tracking ``array``."""
+    _rt.require("untrack_memory")
+    _rt.tracker.untrack(array)
+
+
+def request_memory(array: Any) -> Any:
+    """Make the host copy of ``array`` current (copying it back from a device if needed)."""
+    _rt.require("request_memory")
+    return _rt.tracker.request(array)
+
+
+def launch(root: Any, args: Any, stream: bool = False, target: str | None = None, *, capacity: int = DEFAULT_STREAM_CAPACITY) -> LaunchHandle:
+    """Start executing ``root``; returns a handle for ``wait`` (and ``push``/``pop`` if streaming).
+
+    The graph, the arguments and the tracking of arrays are checked before this returns;
+    errors raised inside nodes surface at ``wait`` (or ``pop``).
+    """
+    _rt.require("launch")
+    root = check_root(root)
+    backend = choose_backend(root, target)
+    if stream:
+        if args is not None and args != ():
+            raise LaunchError(
+                "launch(..., stream=True) takes args=None: each hpvm.push(handle, args) "
+                "supplies the inputs of one execution"
+            )
+        if not isinstance(capacity, int) or capacity < 1:
+            raise LaunchError(f"capacity must be a positive int, not {capacity!r}")
+        handle = LaunchHandle(root, backend, Stream(root, backend, capacity))
+    else:
+        values = check_args(root, args, _rt.tracker, "launch")
+        handle = LaunchHandle(root, backend)
+        entries = _rt.tracker.acquire(array_args(values))
+
+        def run() -> None:
+            try:
+                handle.outputs = backend.run(root, values)
+            except BaseException as e:  # delivered to the host at wait()
+                handle.error = e
+            finally:
+                _rt.tracker.release(entries)
+                handle.done.set()
+
+        handle.thread = threading.Thread(target=run, name=f"hpvm-launch-{root.name}", daemon=True)
+        handle.thread.start()
+    with _rt.lock:
+        _rt.handles.append(handle)
+    return handle
+
+
+def _check_handle(handle: Any, api: str) -> LaunchHandle:
+    _rt.require(api)
+    if not isinstance(handle, LaunchHandle):
+        raise LaunchError(f"hpvm.{api}() needs a handle returned by hpvm.launch(), not {handle!r}")
+    if handle not in _rt.handles:
+        raise RuntimeStateError(
+            f"hpvm.{api}(): this handle was made before hpvm.cleanup() and is no longer valid"
+        )
+    return handle
+
+
+def wait(handle: Any) -> tuple[Any, ...] | None:
+    """Block until the launch completes; return the root's outputs (``None`` for a stream)."""
+    h = _check_handle(handle, "wait")
+    if h.stream is not None:
+        h.stream.wait()
+        h.waited = True
+        return None
+    assert h.thread is not None
+    h.thread.join()
+    h.waited = True
+    if h.error is not None:
+        err = h.error
+        if isinstance(err, HPVMError):
+            raise err
+        raise NodeExecutionError(f"running '{h.root.name}' raised {type(err).__name__}: {err}") from err
+    return h.outputs
+
+
+def push(handle: Any, args: Any) -> None:
+    """Send the inputs of one execution to a streaming launch (blocks while its buffer is full)."""
+    h = _check_handle(handle, "push")
+    if h.stream is None:
+        raise StreamError(f"hpvm.push(): the launch of '{h.root.name}' is not streaming; launch it with stream=True")
+    values = check_args(h.root, args, _rt.tracker, "push")
+    h.stream.push(values)
+
+
+def pop(handle: Any, timeout: float | None = None) -> tuple[Any, ...]:
+    """The outputs of the oldest execution not yet popped (blocks until it is ready)."""
+    h = _check_handle(handle, "pop")
+    if h.stream is None:
+        raise StreamError(
+            f"hpvm.pop(): the launch of '{h.root.name}' is not streaming; use hpvm.wait(handle) "
+            "for its outputs"
+        )
+    return h.stream.pop(timeout)

@@ -1,0 +1,82 @@
+"""Checks made before a graph runs: the graph, the arguments, the memory tracker, the back end."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..backends import backend_for_hint, get_backend
+from ..backends.base import Backend
+from ..errors import BackendUnavailableError, LaunchError, MemoryTrackingError
+from ..ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
+from ..ir.types import check_value
+from ..ir.verify import verify
+from .memory import MemoryTracker
+
+_VERIFIED: set[int] = set()
+
+
+def check_root(root: Any) -> InternalFunction:
+    """``root`` verified (once per function object)."""
+    if not isinstance(root, InternalFunction):
+        what = root.describe() if isinstance(root, NodeFunction) else repr(root)
+        raise LaunchError(
+            f"launch() needs an @hpvm.internal root node function, not {what}; wrap a leaf in "
+            "an internal node that creates it"
+        )
+    if id(root) not in _VERIFIED:
+        verify(root)
+        _VERIFIED.add(id(root))
+    return root
+
+
+def check_args(root: InternalFunction, args: Any, tracker: MemoryTracker, api: str) -> list[Any]:
+    """The arguments as a list, after checking count, types and tracking."""
+    names = ", ".join(f"{p.name}: {p.type}" for p in root.params)
+    if not isinstance(args, (tuple, list)):
+        raise LaunchError(
+            f"{api}(): args must be a tuple with one value per input of '{root.name}' "
+            f"({names}), not {type(args).__name__}"
+        )
+    if len(args) != len(root.params):
+        raise LaunchError(
+            f"{api}(): '{root.name}' ({root.location}) takes {len(root.params)} input(s) "
+            f"({names}), but {len(args)} were given"
+        )
+    for i, (p, value) in enumerate(zip(root.params, args)):
+        problem = check_value(p.type, value)
+        if problem:
+            raise LaunchError(f"{api}(): argument {i} ('{p.name}') of '{root.name}': {problem}")
+        if isinstance(value, np.ndarray) and tracker.find(value) is None:
+            raise MemoryTrackingError(
+                f"{api}(): argument {i} ('{p.name}') of '{root.name}' is an untracked array; "
+                f"call hpvm.track_memory({p.name}) before launching"
+            )
+    return list(args)
+
+
+def choose_backend(root: InternalFunction, target: str | None) -> Backend:
+    """The back end for a launch: ``target`` if given, else the one every node's hint selects."""
+    if target is not None:
+        if not isinstance(target, str):
+            raise LaunchError(f"target must be a back-end name such as 'interp', not {target!r}")
+        return get_backend(target)
+    chosen: dict[str, list[str]] = {}
+    for fn in functions(root):
+        if isinstance(fn, LeafFunction):
+            chosen.setdefault(backend_for_hint(fn.hint), []).append(fn.name)
+    if not chosen:
+        return get_backend(backend_for_hint(root.hint))
+    if len(chosen) > 1:
+        detail = "; ".join(f"{b}: {', '.join(names)}" for b, names in chosen.items())
+        raise BackendUnavailableError(
+            f"the hints of '{root.name}' select several back ends ({detail}); graphs that mix "
+            "devices are not supported yet — pass target= to run the whole graph on one"
+        )
+    return get_backend(next(iter(chosen)))
+
+
+def array_args(args: Sequence[Any]) -> list[np.ndarray]:
+    return [a for a in args if isinstance(a, np.ndarray)]
