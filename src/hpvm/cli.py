@@ -1,0 +1,207 @@
+"""The ``hpvm`` command: run, show and verify saved programs (and Python modules).
+
+``FILE`` is a saved program (``.hpvm``, see docs/text-format.md) or a Python file defining
+node functions; for a Python file the root is ``--root NAME``, or the one internal node
+function that no other internal node uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import __version__
+from .errors import HPVMError, LaunchError
+from .ir.graph import InternalFunction, functions
+from .ir.types import ArrayType, ScalarType
+
+
+class CLIError(HPVMError):
+    """A bad command line (file not found, unknown root, malformed --arg)."""
+
+
+def _load_python(path: Path, root_name: str | None) -> InternalFunction:
+    spec = importlib.util.spec_from_file_location(f"hpvm_user_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise CLIError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)  # runs the module body, as importing it would
+    finally:
+        sys.path.pop(0)
+    internals = {name: v for name, v in vars(module).items() if isinstance(v, InternalFunction)}
+    if root_name is not None:
+        if root_name not in internals:
+            raise CLIError(
+                f"{path}: no internal node function named '{root_name}' "
+                f"(found: {', '.join(internals) or 'none'})"
+            )
+        return internals[root_name]
+    used = {id(fn) for v in internals.values() for fn in functions(v) if fn is not v}
+    roots = [v for v in internals.values() if id(v) not in used]
+    if len(roots) != 1:
+        raise CLIError(
+            f"{path}: {'no' if not roots else 'several'} candidate root graphs "
+            f"({', '.join(r.name for r in roots) or 'none'}); name one with --root NAME"
+        )
+    return roots[0]
+
+
+def load(path_text: str, root_name: str | None = None) -> tuple[InternalFunction, Any]:
+    """The root node function of FILE, and the saved host function if there is one."""
+    path = Path(path_text)
+    if not path.exists():
+        raise CLIError(f"{path}: no such file")
+    if path.suffix == ".py":
+        return _load_python(path, root_name), None
+    from .ir.program_file import load_program
+
+    loaded = load_program(path)
+    return loaded.root, loaded.host
+
+
+def _parse_arg(param: Any, text: str) -> Any:
+    if isinstance(param.type, ArrayType):
+        if not text.endswith(".npy"):
+            raise CLIError(f"--arg {param.name}: array inputs are given as .npy files, not {text!r}")
+        try:
+            return np.load(text)
+        except OSError as e:
+            raise CLIError(f"--arg {param.name}: cannot read {text}: {e}") from None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise CLIError(f"--arg {param.name}: {text!r} is not a number") from None
+    assert isinstance(param.type, ScalarType)
+    return param.type.dtype.type(value)
+
+
+def _launch_args(root: InternalFunction, pairs: Sequence[str]) -> list[Any]:
+    given: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise CLIError(f"--arg takes NAME=VALUE, not {pair!r}")
+        given[name] = value
+    unknown = set(given) - {p.name for p in root.params}
+    if unknown:
+        raise CLIError(f"'{root.name}' has no input(s) {', '.join(sorted(unknown))}")
+    missing = [p.name for p in root.params if p.name not in given]
+    if missing:
+        raise LaunchError(
+            f"'{root.name}' needs a value for each input; missing: {', '.join(missing)} "
+            "(give --arg NAME=VALUE; arrays as NAME=file.npy)"
+        )
+    return [_parse_arg(p, given[p.name]) for p in root.params]
+
+
+def cmd_run(ns: argparse.Namespace) -> int:
+    import hpvm
+
+    started = time.perf_counter()
+    root, host = load(ns.file, ns.root)
+    loaded = time.perf_counter()
+    hpvm.init()
+    try:
+        if host is not None and not ns.arg:
+            host(root, ns.target)
+        else:
+            args = _launch_args(root, ns.arg)
+            for a in args:
+                if isinstance(a, np.ndarray):
+                    hpvm.track_memory(a)
+            outputs = hpvm.wait(hpvm.launch(root, tuple(args), target=ns.target))
+            for i, value in enumerate(outputs or ()):
+                print(f"output {i}: {value}")
+            if ns.save_dir:
+                out = Path(ns.save_dir)
+                out.mkdir(parents=True, exist_ok=True)
+                for p, a in zip(root.params, args):
+                    if isinstance(a, np.ndarray):
+                        np.save(out / f"{p.name}.npy", hpvm.request_memory(a))
+                print(f"arrays written to {out}/")
+    finally:
+        hpvm.cleanup()
+    if ns.timings:
+        done = time.perf_counter()
+        print(f"load {loaded - started:.3f} s, run {done - loaded:.3f} s", file=sys.stderr)
+    return 0
+
+
+def cmd_show(ns: argparse.Namespace) -> int:
+    from .viz import render, to_dot
+
+    root, _ = load(ns.file, ns.root)
+    if ns.output is None or ns.output.endswith(".dot"):
+        text = to_dot(root)
+        if ns.output is None:
+            print(text)
+        else:
+            Path(ns.output).write_text(text)
+            print(f"wrote {ns.output}")
+        return 0
+    render(root, ns.output, engine=ns.engine)
+    print(f"wrote {ns.output}")
+    return 0
+
+
+def cmd_verify(ns: argparse.Namespace) -> int:
+    from .ir.verify import verify
+
+    root, _ = load(ns.file, ns.root)
+    verify(root)
+    fns = list(functions(root))
+    nodes = sum(len(f.graph.nodes) for f in fns if isinstance(f, InternalFunction))
+    print(f"{ns.file}: OK — root '{root.name}', {len(fns)} node functions, {nodes} nodes")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hpvm", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"hpvm {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("file", help="a saved program (.hpvm) or a Python file")
+        p.add_argument("--root", help="the root node function (Python files only)")
+
+    run = sub.add_parser("run", help="run a program")
+    common(run)
+    run.add_argument("--target", help="force a back end (interp, cpu, ...)")
+    run.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="a root input")
+    run.add_argument("--save-dir", help="write the array inputs (after the run) as .npy files here")
+    run.add_argument("--timings", action="store_true", help="print load and run times")
+    run.set_defaults(func=cmd_run)
+
+    show = sub.add_parser("show", help="draw the graph hierarchy (DOT, SVG, PNG)")
+    common(show)
+    show.add_argument("-o", "--output", help="out.svg / out.png / out.pdf / out.dot (default: DOT to stdout)")
+    show.add_argument("--engine", choices=("dot", "python"), help="renderer (default: Graphviz if installed)")
+    show.set_defaults(func=cmd_show)
+
+    verify = sub.add_parser("verify", help="check a program against the HPVM rules")
+    common(verify)
+    verify.set_defaults(func=cmd_verify)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ns = build_parser().parse_args(argv)
+    try:
+        return int(ns.func(ns))
+    except HPVMError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

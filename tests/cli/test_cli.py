@@ -1,0 +1,120 @@
+"""The ``hpvm`` command line: run, show, verify, --version, and its error paths."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hpvm
+from hpvm.cli import main
+
+PROGRAM = textwrap.dedent(
+    '''
+    import hpvm
+
+    @hpvm.leaf(ins=("a",), outs=("b",))
+    def scale(a: hpvm.f32[:], b: hpvm.f32[:], k: hpvm.f32) -> None:
+        i = hpvm.get_node_instance_id_x(hpvm.get_node())
+        b[i] = a[i] * k
+
+    @hpvm.leaf()
+    def total(n: hpvm.i64, k: hpvm.f32) -> hpvm.f32:
+        return n * k
+
+    @hpvm.internal()
+    def root(a: hpvm.f32[:], b: hpvm.f32[:], k: hpvm.f32, n: hpvm.i64):
+        s = hpvm.create_node_1d(scale, n)
+        hpvm.bind_in(s, 0, 0)
+        hpvm.bind_in(s, 1, 1)
+        hpvm.bind_in(s, 2, 2)
+        t = hpvm.create_node(total)
+        hpvm.bind_in(t, 3, 0)
+        hpvm.bind_in(t, 2, 1)
+        hpvm.bind_out(t, 0, 0)
+    '''
+)
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    path = tmp_path / "prog.py"
+    path.write_text(PROGRAM)
+    return path
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert hpvm.__version__ in capsys.readouterr().out
+
+
+def test_verify_python_file(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", str(program)]) == 0
+    out = capsys.readouterr().out
+    assert "OK" in out and "'root'" in out
+
+
+def test_verify_reports_problems_with_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(PROGRAM.replace("    hpvm.bind_in(s, 2, 2)\n", ""))
+    assert main(["verify", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "input 2 ('k') of node 'scale'" in err and f"{bad}:" in err
+
+
+def test_run_with_args_and_save(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = np.arange(6, dtype=np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", np.zeros(6, dtype=np.float32))
+    args = ["--arg", f"a={tmp_path / 'a.npy'}", "--arg", f"b={tmp_path / 'b.npy'}", "--arg", "k=2.5", "--arg", "n=6"]
+    code = main(["run", str(program), "--target", "interp", *args, "--save-dir", str(tmp_path / "out")])
+    assert code == 0
+    assert "output 0: 15.0" in capsys.readouterr().out
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "b.npy"), a * 2.5)
+
+
+def test_run_missing_arg_names_it(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(program), "--target", "interp", "--arg", "k=1.0"]) == 1
+    err = capsys.readouterr().err
+    assert "missing: a, b, n" in err
+
+
+def test_run_malformed_arg(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(program), "--arg", "k"]) == 1
+    assert "NAME=VALUE" in capsys.readouterr().err
+
+
+def test_missing_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", "/nonexistent/prog.hpvm"]) == 1
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_unknown_root(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", str(program), "--root", "nope"]) == 1
+    assert "no internal node function named 'nope'" in capsys.readouterr().err
+
+
+def test_show_dot_to_stdout(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", str(program)]) == 0
+    out = capsys.readouterr().out
+    assert out.lstrip().startswith("digraph") and "scale" in out
+
+
+def test_show_svg_without_graphviz(program: Path, tmp_path: Path) -> None:
+    out = tmp_path / "g.svg"
+    assert main(["show", str(program), "-o", str(out), "--engine", "python"]) == 0
+    assert out.read_text().lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_console_script_entry_point(program: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "hpvm.cli", "verify", str(program)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "OK" in done.stdout
