@@ -26,6 +26,12 @@ _BINARY = {
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2}
 
 
+def _tracing() -> bool:
+    from ..lang.builder import tracing  # the frontend owns the tracing state
+
+    return tracing() is not None
+
+
 def _misuse(what: str) -> TracingError:
     return TracingError(
         f"an internal node used an input value {what}; internal nodes only build their child "
@@ -108,10 +114,11 @@ class Expr:
     def __hash__(self) -> int:
         return hash(str(self))
 
-    def __eq__(self, o: object) -> bool:  # structural equality, for tests and round trips
-        if isinstance(o, (int, float, np.number, np.bool_)):
-            # ``if n == 0:`` in a builder would silently take one branch for every input
-            raise _misuse("in a comparison ('==' / '!=' with a number)")
+    def __eq__(self, o: object) -> bool:
+        """Structural equality (for passes, tests and round trips), except while an internal
+        node is traced: there ``if n == 0:`` would silently take one branch for every input."""
+        if isinstance(o, (Expr, int, float, np.number, np.bool_)) and _tracing():
+            raise _misuse("in a comparison ('==' / '!=')")
         return isinstance(o, Expr) and str(self) == str(o)
 
     def __repr__(self) -> str:
@@ -243,4 +250,5 @@ def size_max(*args: Any) -> Expr:
 def _call(fn: str, args: tuple[Any, ...]) -> Expr:
     if not args:
         raise TracingError(f"hpvm.size_{fn}() needs at least one size")
-    return Call(fn, tuple(as_expr(a) for a in args))
+    exprs = tuple(as_expr(a) for a in args)
+    return exprs[0] if len(exprs) == 1 else Call(fn, exprs)

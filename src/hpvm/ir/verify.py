@@ -27,13 +27,21 @@ from .types import ArrayType, ScalarType
 
 
 def verify(root: NodeFunction) -> None:
-    """Raise ``VerificationError`` listing every rule ``root``'s program breaks."""
-    problems = program_problems(root)
+    """Raise ``VerificationError`` listing every rule ``root``'s program breaks.
+
+    When every problem is of one more precise kind (all tracing errors, say), the error
+    raised is of that kind (``TracingError`` is a ``VerificationError``).
+    """
+    kinds: dict[str, type[VerificationError]] = {}
+    problems = program_problems(root, kinds)
     if problems:
-        raise VerificationError(problems)
+        found = {kinds.get(p, VerificationError) for p in problems}
+        raise (found.pop() if len(found) == 1 else VerificationError)(problems)
 
 
-def program_problems(root: NodeFunction) -> list[str]:
+def program_problems(root: NodeFunction, kinds: dict[str, type[VerificationError]] | None = None) -> list[str]:
+    """Every problem in ``root``'s program; ``kinds`` receives the error class of the problems
+    that are not plain verification errors (tracing errors raised while building a graph)."""
     problems: list[str] = []
     if not isinstance(root, InternalFunction):
         what = root.describe() if isinstance(root, NodeFunction) else repr(root)
@@ -43,7 +51,7 @@ def program_problems(root: NodeFunction) -> list[str]:
         ]
     seen: set[int] = set()
     recursive = _recursion_problems(root, problems)
-    _walk(root, [0], [root], problems, seen, recursive)
+    _walk(root, [0], [root], problems, seen, recursive, {} if kinds is None else kinds)
     return list(dict.fromkeys(problems))  # keep order, drop repeats
 
 
@@ -92,6 +100,7 @@ def _walk(
     problems: list[str],
     seen: set[int],
     recursive: set[int],
+    kinds: dict[str, type[VerificationError]],
 ) -> None:
     """Check ``fn`` (once) and, along this path of the hierarchy, its leaves' queries."""
     if id(fn) not in seen:
@@ -104,7 +113,9 @@ def _walk(
     try:
         graph = fn.graph
     except HPVMError as e:
-        problems.append(str(e))
+        problems.extend(getattr(e, "problems", None) or [str(e)])
+        if isinstance(e, VerificationError):
+            kinds.update(dict.fromkeys(e.problems, type(e)))
         return
     if id(fn) not in recursive and not _graph_checked(graph, seen):
         problems.extend(graph_problems(fn, graph))
@@ -112,7 +123,7 @@ def _walk(
         child = node.function
         if any(child is f for f in fn_path):
             continue  # reported by _recursion_problems
-        _walk(child, [node.dims, *dims_path], [*fn_path, child], problems, seen, recursive)
+        _walk(child, [node.dims, *dims_path], [*fn_path, child], problems, seen, recursive, kinds)
 
 
 def _graph_checked(graph: ChildGraph, seen: set[int]) -> bool:
@@ -333,17 +344,6 @@ def _size_problems(fn: InternalFunction, node: Node, params: dict) -> list[str]:
         if not isinstance(size, Expr):
             problems.append(f"node '{node.name}' ({node.location}): size {axis} is not an expression")
             continue
-        if not size.params():
-            try:
-                value = size.evaluate({})
-            except ZeroDivisionError:
-                value = None
-            if value is None or value < 0:
-                why = "divides by zero" if value is None else f"is {value}"
-                problems.append(
-                    f"node '{node.name}' ({node.location}): replication size '{size}' in "
-                    f"dimension {'xyz'[axis]} {why}; sizes are non-negative integers"
-                )
         for name in sorted(size.params()):
             p = params.get(name)
             if p is None:
@@ -381,12 +381,18 @@ def _grid_problems(e) -> list[str]:  # type: ignore[no-untyped-def]
             f"{e.src.dims} dimension(s) and '{e.dst.name}' {e.dst.dims}"
         ]
     for axis, (a, b) in enumerate(zip(e.src.sizes, e.dst.sizes)):
-        if not a.params() and not b.params() and a.evaluate({}) != b.evaluate({}):
+        if a.params() or b.params():
+            continue  # symbolic sizes are compared when the graph runs
+        try:
+            same = a.evaluate({}) == b.evaluate({})
+        except ZeroDivisionError:
+            continue  # the launch reports it, with the node
+        if not same:
             return [
                 f"{e.describe()}: one-to-one edges need identical grids, but dimension {'xyz'[axis]} "
                 f"of '{e.src.name}' has {a} instances and of '{e.dst.name}' {b}"
             ]
-    return []  # symbolic sizes are compared when the graph runs
+    return []
 
 
 def _output_problems(fn: InternalFunction, graph: ChildGraph, members: set[int]) -> list[str]:

@@ -8,7 +8,9 @@ so computation on input values in an internal node is caught where it is written
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import sys
 import threading
 import traceback
@@ -28,6 +30,7 @@ from ..ir.graph import (
     Node,
     NodeFunction,
     OutputBind,
+    function_source,
 )
 from ..ir.types import ArrayType, NodeHandleType
 
@@ -134,35 +137,82 @@ def trace(fn: InternalFunction) -> ChildGraph:
     try:
         result = fn.builder(*ctx.symbols)
     except HPVMError as e:
-        if isinstance(e, VerificationError) and _names_location(e):
-            raise
-        raise type(e)(f"{fn.describe()}, line {_builder_line(e, fn)}: {e}") from None
+        raise _relocated(e, fn) from None
     except Exception as e:
         raise TracingError(
-            f"{fn.describe()}, line {_builder_line(e, fn)}: building the child graph raised "
-            f"{type(e).__name__}: {e}"
+            f"{fn.describe()}{_where(_builder_location(e, fn), fn)}: building the child graph "
+            f"raised {type(e).__name__}: {e}"
         ) from e
     finally:
         _stack().pop()
     if result is not None:
         raise TracingError(
-            f"{fn.describe()} returned a value; internal nodes give outputs with "
-            "hpvm.bind_out(child, oc, op), not with return"
+            f"{fn.describe()}{_where(_return_location(fn), fn)} returned a value; internal nodes "
+            "give outputs with hpvm.bind_out(child, oc, op), not with return"
         )
     return graph
 
 
-def _names_location(e: HPVMError) -> bool:
-    return ".py:" in str(e)
+def _relocated(e: HPVMError, fn: InternalFunction) -> HPVMError:
+    """``e`` with the internal function and, unless the message has it, the line prefixed."""
+    loc = _builder_location(e, fn)
+    problems = getattr(e, "problems", None) or [str(e)]
+    prefixed = [f"{fn.describe()}{'' if _mentions(p, loc) else _where(loc, fn)}: {p}" for p in problems]
+    if isinstance(e, VerificationError):
+        return type(e)(prefixed)
+    try:
+        return type(e)("\n".join(prefixed))
+    except TypeError:  # an error class with a different constructor
+        return TracingError(prefixed)
 
 
-def _builder_line(e: BaseException, fn: InternalFunction) -> int:
-    """The line of the builder (or a helper it called in user code) where ``e`` was raised."""
-    line = fn.location.line
+def _mentions(message: str, loc: SourceLocation) -> bool:
+    return re.search(re.escape(str(loc)) + r"(?!\d)", message) is not None
+
+
+def _where(loc: SourceLocation, fn: InternalFunction) -> str:
+    if loc == fn.location:
+        return ""
+    return f", line {loc.line}" if loc.file == fn.location.file else f", at {loc}"
+
+
+def _is_user_file(filename: str) -> bool:
+    return not os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
+
+
+def _builder_location(e: BaseException, fn: InternalFunction) -> SourceLocation:
+    """Where in user code ``e`` was raised: the innermost frame in the builder's file, else the
+    innermost frame outside the hpvm package (a helper in another file)."""
+    own = other = None
     for frame, lineno in traceback.walk_tb(e.__traceback__):
-        if not os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
-            line = lineno
-    return line
+        filename = frame.f_code.co_filename
+        if filename == fn.location.file:
+            own = SourceLocation(filename, lineno)
+        elif _is_user_file(filename):
+            other = SourceLocation(filename, lineno)
+    return own or other or fn.location
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _return_location(fn: InternalFunction) -> SourceLocation:
+    """The line of the builder's first ``return <value>`` (its own, not a nested function's)."""
+    try:
+        source, first = function_source(fn.builder)  # type: ignore[arg-type]
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError, StopIteration):
+        return fn.location
+    todo: list[ast.AST] = list(tree.body[0].body) if tree.body else []  # type: ignore[attr-defined]
+    lines = []
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return) and not (node.value is None or _is_none(node.value)):
+            lines.append(node.lineno)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return SourceLocation(fn.location.file, first + min(lines) - 1) if lines else fn.location
 
 
 # ---------------------------------------------------------------------------------------
@@ -181,11 +231,35 @@ def _check_function(f: Any, api: str) -> NodeFunction:
 
 def create_node_nd(dims: int, f: Any, *sizes: Any) -> Node:
     """Create a static node replicated in ``dims`` (0–3) dimensions with the given sizes."""
-    ctx = _context("create_node_nd")
+    return _create("create_node_nd", dims, f, sizes)
+
+
+def create_node(f: Any) -> Node:
+    """Create a static node with one dynamic instance."""
+    return _create("create_node", 0, f, ())
+
+
+def create_node_1d(f: Any, n1: Any) -> Node:
+    """Create a node replicated ``n1`` times in x."""
+    return _create("create_node_1d", 1, f, (n1,))
+
+
+def create_node_2d(f: Any, n1: Any, n2: Any) -> Node:
+    """Create a node replicated ``n1`` × ``n2`` times (x, y)."""
+    return _create("create_node_2d", 2, f, (n1, n2))
+
+
+def create_node_3d(f: Any, n1: Any, n2: Any, n3: Any) -> Node:
+    """Create a node replicated ``n1`` × ``n2`` × ``n3`` times (x, y, z)."""
+    return _create("create_node_3d", 3, f, (n1, n2, n3))
+
+
+def _create(api: str, dims: Any, f: Any, sizes: tuple[Any, ...]) -> Node:
+    ctx = _context(api)
     loc = user_location()
-    fn = _check_function(f, "create_node_nd")
+    fn = _check_function(f, api)
     if not isinstance(dims, int) or isinstance(dims, bool):
-        raise TracingError(f"hpvm.create_node_nd() at {loc}: dims must be an int, not {dims!r}")
+        raise TracingError(f"hpvm.{api}() at {loc}: dims must be an int, not {dims!r}")
     if dims > 3 or dims < 0:
         raise VerificationError(
             f"node '{fn.name}' at {loc}: {dims} dimensions requested; nodes are replicated "
@@ -193,32 +267,15 @@ def create_node_nd(dims: int, f: Any, *sizes: Any) -> Node:
         )
     if len(sizes) != dims:
         raise TracingError(
-            f"node '{fn.name}' at {loc}: create_node_nd({dims}, ...) needs {dims} sizes, got {len(sizes)}"
+            f"node '{fn.name}' at {loc}: {api}({dims}, ...) needs {dims} sizes, got {len(sizes)}"
         )
-    exprs = tuple(as_expr(s) for s in sizes)
+    try:
+        exprs = tuple(as_expr(s) for s in sizes)
+    except TracingError as e:
+        raise TracingError(f"node '{fn.name}' at {loc}: {e}") from None
     node = Node(ctx.graph.unique_name(fn.name), fn, exprs, loc)
     ctx.graph.nodes.append(node)
     return node
-
-
-def create_node(f: Any) -> Node:
-    """Create a static node with one dynamic instance."""
-    return create_node_nd(0, f)
-
-
-def create_node_1d(f: Any, n1: Any) -> Node:
-    """Create a node replicated ``n1`` times in x."""
-    return create_node_nd(1, f, n1)
-
-
-def create_node_2d(f: Any, n1: Any, n2: Any) -> Node:
-    """Create a node replicated ``n1`` × ``n2`` times (x, y)."""
-    return create_node_nd(2, f, n1, n2)
-
-
-def create_node_3d(f: Any, n1: Any, n2: Any, n3: Any) -> Node:
-    """Create a node replicated ``n1`` × ``n2`` × ``n3`` times (x, y, z)."""
-    return create_node_nd(3, f, n1, n2, n3)
 
 
 def _check_node(ctx: TraceContext, node: Any, api: str, role: str) -> Node:
