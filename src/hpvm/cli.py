@@ -146,7 +146,7 @@ def cmd_show(ns: argparse.Namespace) -> int:
         if ns.output is None:
             print(text)
         else:
-            Path(ns.output).write_text(text)
+            Path(ns.output).write_text(text, encoding="utf-8")
             print(f"wrote {ns.output}")
         return 0
     render(root, ns.output, engine=ns.engine)
@@ -201,6 +201,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HPVMError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `hpvm show prog.py | head`: the reader left, which is fine
+        sys.stdout = None  # type: ignore[assignment]  # no flush of a closed pipe at exit
+        return 0
 
 
 if __name__ == "__main__":
