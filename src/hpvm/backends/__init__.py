@@ -1,6 +1,13 @@
 """Back ends: one package each, registered by name (see ``base``)."""
 
-from .base import Backend, available_backends, backend_for_hint, get_backend, mark_unavailable, register_backend
+from .base import (
+    Backend,
+    available_backends,
+    backend_for_hint,
+    get_backend,
+    mark_unavailable,
+    register_backend,
+)
 
 
 def _interp() -> Backend:

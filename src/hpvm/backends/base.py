@@ -7,11 +7,14 @@ under their name; heavy dependencies are imported only when a back end is first 
 
 from __future__ import annotations
 
+import threading
+import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-from ..errors import BackendUnavailableError
+from ..errors import BackendUnavailableError, HPVMWarning
 from ..ir.graph import CPU_TARGET, GPU_TARGET, TENSOR_TARGET, InternalFunction, Node
 
 # What each hint means, as back ends in order of preference: the first one available runs.
@@ -47,6 +50,47 @@ class Backend(ABC):
         the outputs of ``nodes`` (by node name, opaque to the scheduler) and the root outputs
         that ``nodes`` produce (by output index).
         """
+
+
+# ---------------------------------------------------------------------------------------
+# Warnings from a running graph
+#
+# Graphs run on runtime threads (one per launch, one per pipeline stage), but a warning
+# belongs to the host code that launched the graph: Python's warning filters and
+# ``warnings.catch_warnings`` (``pytest.warns``) are process-wide and not thread-safe, and a
+# warning raised on a worker thread points at back-end internals. So back ends report
+# warnings through ``warn``; the runtime collects them per execution and re-issues them on
+# the host thread at ``wait`` / ``pop``, pointing at the user's call.
+
+_collecting = threading.local()
+
+
+def warn(message: str, category: type[Warning] = HPVMWarning) -> None:
+    """Report a warning about the running graph (delivered to the host at wait/pop)."""
+    sink = getattr(_collecting, "sink", None)
+    if sink is None:
+        warnings.warn(message, category, stacklevel=3)
+    else:
+        sink.append((message, category))
+
+
+@contextmanager
+def collecting_warnings() -> Iterator[list[tuple[str, type[Warning]]]]:
+    """Collect the ``warn`` calls made on this thread inside the block, instead of issuing them."""
+    previous = getattr(_collecting, "sink", None)
+    sink: list[tuple[str, type[Warning]]] = []
+    _collecting.sink = sink
+    try:
+        yield sink
+    finally:
+        _collecting.sink = previous
+
+
+def reissue_warnings(caught: list[tuple[str, type[Warning]]], stacklevel: int = 3) -> None:
+    """Issue collected warnings on the calling (host) thread; ``stacklevel`` 3 points at the
+    caller of the runtime function that calls this."""
+    for message, category in caught:
+        warnings.warn(message, category, stacklevel=stacklevel)
 
 
 _FACTORIES: dict[str, Callable[[], Backend]] = {}

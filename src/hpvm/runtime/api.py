@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ..backends.base import collecting_warnings, reissue_warnings
 from ..errors import HPVMError, LaunchError, NodeExecutionError, RuntimeStateError, StreamError
-from .launch import array_args, check_args, check_root, choose_backend
+from .launch import array_args, check_args, check_root, check_sizes, choose_backend
 from .memory import MemoryTracker
 from .streaming import Stream
 
@@ -25,6 +26,8 @@ class LaunchHandle:
         self.done = threading.Event()
         self.thread: threading.Thread | None = None
         self.waited = False
+        self.warnings: list[tuple[str, type[Warning]]] = []  # issued on the host at wait
+        self.generation = _rt.generation  # valid until the next cleanup
 
     @property
     def is_stream(self) -> bool:
@@ -37,10 +40,20 @@ class LaunchHandle:
 
 
 class _Runtime:
+    """The runtime's state.
+
+    Handles are not kept in a registry: a handle is valid while its ``generation`` is the
+    current one (cleanup starts a new one), and the runtime holds on only to the launches
+    and streams that may still have threads running (``active``), for cleanup to end them.
+    (Keeping every handle until cleanup made a host that launches in a loop hold every
+    result ever computed, and made each wait scan them all.)
+    """
+
     def __init__(self) -> None:
         self.initialized = False
         self.tracker = MemoryTracker()
-        self.handles: list[LaunchHandle] = []
+        self.generation = 0
+        self.active: set[LaunchHandle] = set()
         self.lock = threading.Lock()
 
     def require(self, api: str) -> None:
@@ -62,7 +75,8 @@ def cleanup() -> None:
     Idempotent. Handles from before cleanup can no longer be used.
     """
     with _rt.lock:
-        handles, _rt.handles = _rt.handles, []
+        handles, _rt.active = _rt.active, set()
+        _rt.generation += 1
     for h in handles:
         if h.stream is not None:
             h.stream.stop()
@@ -100,7 +114,8 @@ def launch(root: Any, args: Any, stream: bool = False, target: str | None = None
     root = check_root(root)
     backend = choose_backend(root, target)
     if stream:
-        if args is not None and args != ():
+        # (``args != ()`` would compare element-wise when args is an array)
+        if args is not None and not (isinstance(args, (tuple, list)) and len(args) == 0):
             raise LaunchError(
                 "launch(..., stream=True) takes args=None: each hpvm.push(handle, args) "
                 "supplies the inputs of one execution"
@@ -110,22 +125,30 @@ def launch(root: Any, args: Any, stream: bool = False, target: str | None = None
         handle = LaunchHandle(root, backend, Stream(root, backend, capacity))
     else:
         values = check_args(root, args, _rt.tracker, "launch")
+        check_sizes(root, values, "launch")
         handle = LaunchHandle(root, backend)
         entries = _rt.tracker.acquire(array_args(values))
 
         def run() -> None:
             try:
-                handle.outputs = backend.run(root, values)
+                with collecting_warnings() as caught:
+                    try:
+                        handle.outputs = backend.run(root, values)
+                    finally:
+                        handle.warnings = caught
             except BaseException as e:  # delivered to the host at wait()
                 handle.error = e
             finally:
                 _rt.tracker.release(entries)
                 handle.done.set()
+                with _rt.lock:
+                    _rt.active.discard(handle)
 
         handle.thread = threading.Thread(target=run, name=f"hpvm-launch-{root.name}", daemon=True)
-        handle.thread.start()
     with _rt.lock:
-        _rt.handles.append(handle)
+        _rt.active.add(handle)
+    if handle.thread is not None:
+        handle.thread.start()
     return handle
 
 
@@ -133,7 +156,7 @@ def _check_handle(handle: Any, api: str) -> LaunchHandle:
     _rt.require(api)
     if not isinstance(handle, LaunchHandle):
         raise LaunchError(f"hpvm.{api}() needs a handle returned by hpvm.launch(), not {handle!r}")
-    if handle not in _rt.handles:
+    if handle.generation != _rt.generation:
         raise RuntimeStateError(
             f"hpvm.{api}(): this handle was made before hpvm.cleanup() and is no longer valid"
         )
@@ -144,12 +167,20 @@ def wait(handle: Any) -> tuple[Any, ...] | None:
     """Block until the launch completes; return the root's outputs (``None`` for a stream)."""
     h = _check_handle(handle, "wait")
     if h.stream is not None:
-        h.stream.wait()
-        h.waited = True
+        try:
+            h.stream.wait()
+        finally:
+            h.waited = True
+            if h.stream.finished():
+                with _rt.lock:
+                    _rt.active.discard(h)
+            reissue_warnings(h.stream.take_warnings())
         return None
     assert h.thread is not None
     h.thread.join()
-    h.waited = True
+    if not h.waited:  # the run's warnings, issued once, on the host thread
+        h.waited = True
+        reissue_warnings(h.warnings)
     if h.error is not None:
         err = h.error
         if isinstance(err, HPVMError):
@@ -164,6 +195,7 @@ def push(handle: Any, args: Any) -> None:
     if h.stream is None:
         raise StreamError(f"hpvm.push(): the launch of '{h.root.name}' is not streaming; launch it with stream=True")
     values = check_args(h.root, args, _rt.tracker, "push")
+    check_sizes(h.root, values, "push")
     h.stream.push(values)
 
 
@@ -175,4 +207,6 @@ def pop(handle: Any, timeout: float | None = None) -> tuple[Any, ...]:
             f"hpvm.pop(): the launch of '{h.root.name}' is not streaming; use hpvm.wait(handle) "
             "for its outputs"
         )
-    return h.stream.pop(timeout)
+    outputs = h.stream.pop(timeout)
+    reissue_warnings(h.stream.take_warnings())
+    return outputs

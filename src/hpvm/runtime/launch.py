@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,12 +11,14 @@ import numpy as np
 from ..backends import backend_for_hint, get_backend
 from ..backends.base import Backend
 from ..errors import BackendUnavailableError, LaunchError, MemoryTrackingError
-from ..ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
+from ..ir.graph import ONE_TO_ONE, InternalFunction, LeafFunction, NodeFunction, functions
 from ..ir.types import check_value
 from ..ir.verify import verify
 from .memory import MemoryTracker
 
-_VERIFIED: set[int] = set()
+# Root functions already verified. Weak references, not ids: an id is reused once its
+# function is garbage-collected, and a new (unverified) root must not inherit the mark.
+_VERIFIED: weakref.WeakSet[InternalFunction] = weakref.WeakSet()
 
 
 def check_root(root: Any) -> InternalFunction:
@@ -26,9 +29,9 @@ def check_root(root: Any) -> InternalFunction:
             f"launch() needs an @hpvm.internal root node function, not {what}; wrap a leaf in "
             "an internal node that creates it"
         )
-    if id(root) not in _VERIFIED:
+    if root not in _VERIFIED:
         verify(root)
-        _VERIFIED.add(id(root))
+        _VERIFIED.add(root)
     return root
 
 
@@ -55,6 +58,43 @@ def check_args(root: InternalFunction, args: Any, tracker: MemoryTracker, api: s
                 f"call hpvm.track_memory({p.name}) before launching"
             )
     return list(args)
+
+
+def check_sizes(root: InternalFunction, args: Sequence[Any], api: str) -> None:
+    """Check the replication sizes of the root's children for these arguments.
+
+    They are expressions of the root's inputs only, so a negative size or a one-to-one edge
+    between grids of different extents is known before anything runs and is reported by
+    ``launch`` / ``push`` itself (deeper levels depend on values computed by nodes; back ends
+    check those when they run).
+    """
+    env = {p.name: a for p, a in zip(root.params, args)}
+    graph = root.graph
+    sizes: dict[int, tuple[int, ...]] = {}
+    for node in graph.nodes:
+        values = []
+        for axis, expr in enumerate(node.sizes):
+            try:
+                value = expr.evaluate(env)
+            except Exception as e:
+                raise LaunchError(
+                    f"{api}(): node '{node.name}' ({node.location}) of '{root.name}': replication "
+                    f"size '{expr}' (dimension {'xyz'[axis]}) cannot be evaluated: {e}"
+                ) from None
+            if value < 0:
+                raise LaunchError(
+                    f"{api}(): node '{node.name}' ({node.location}) of '{root.name}': replication "
+                    f"size '{expr}' (dimension {'xyz'[axis]}) is {value}; sizes must be >= 0"
+                )
+            values.append(value)
+        sizes[id(node)] = tuple(values)
+    for e in graph.edges:
+        if e.repl == ONE_TO_ONE and sizes[id(e.src)] != sizes[id(e.dst)]:
+            raise LaunchError(
+                f"{api}(): {e.describe()}: one-to-one edges need identical grids, but with these "
+                f"arguments '{e.src.name}' has {list(sizes[id(e.src)])} instances and "
+                f"'{e.dst.name}' {list(sizes[id(e.dst)])}"
+            )
 
 
 def choose_backend(root: InternalFunction, target: str | None) -> Backend:

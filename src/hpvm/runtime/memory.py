@@ -38,7 +38,9 @@ class MemoryTracker:
 
     def __init__(self) -> None:
         self._entries: dict[int, TrackedArray] = {}
-        self._lock = threading.Lock()
+        # Reentrant: untrack and acquire look entries up (find) and update them as one step,
+        # so that a launch starting on another thread cannot slip in between.
+        self._lock = threading.RLock()
 
     def clear(self) -> None:
         with self._lock:
@@ -58,18 +60,18 @@ class MemoryTracker:
 
     def untrack(self, array: Any) -> None:
         self._require_array(array, "untrack_memory")
-        entry = self.find(array)
-        if entry is None:
-            raise MemoryTrackingError(
-                f"untrack_memory(): {_describe(array)} is not tracked; only arrays given to "
-                "hpvm.track_memory() can be untracked"
-            )
-        if entry.users:
-            raise MemoryTrackingError(
-                f"untrack_memory(): {_describe(array)} is in use by {entry.users} running "
-                "launch(es); hpvm.wait() for them first"
-            )
         with self._lock:
+            entry = self.find(array)
+            if entry is None:
+                raise MemoryTrackingError(
+                    f"untrack_memory(): {_describe(array)} is not tracked; only arrays given to "
+                    "hpvm.track_memory() can be untracked"
+                )
+            if entry.users:
+                raise MemoryTrackingError(
+                    f"untrack_memory(): {_describe(array)} is in use by {entry.users} running "
+                    "launch(es); hpvm.wait() for them first"
+                )
             self._entries.pop(entry.start, None)
 
     def request(self, array: Any) -> np.ndarray:
@@ -93,17 +95,18 @@ class MemoryTracker:
 
     def acquire(self, arrays: list[np.ndarray]) -> list[TrackedArray]:
         entries = []
-        for a in arrays:
-            entry = self.find(a)
-            if entry is not None:
-                entry.users += 1
-                entries.append(entry)
+        with self._lock:
+            for a in arrays:
+                entry = self.find(a)
+                if entry is not None:
+                    entry.users += 1
+                    entries.append(entry)
         return entries
 
-    @staticmethod
-    def release(entries: list[TrackedArray]) -> None:
-        for entry in entries:
-            entry.users = max(0, entry.users - 1)
+    def release(self, entries: list[TrackedArray]) -> None:
+        with self._lock:
+            for entry in entries:
+                entry.users = max(0, entry.users - 1)
 
     @staticmethod
     def _require_array(array: Any, api: str) -> None:

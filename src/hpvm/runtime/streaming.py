@@ -7,7 +7,9 @@ unbounded host-side buffer, so a host that pushes many items before popping neve
 deadlocks; push blocks only while the first stage's input buffer is full.
 
 An exception in a stage stops the pipeline: it is raised at the next pop or wait, naming
-the node, and push raises too — nothing is left blocked.
+the node, and push raises too — nothing is left blocked. The failure travels down the
+pipeline as a marker in item order, so the items pushed before the failing one are still
+delivered by pop (even by slow stages) and the pop of the failing item raises.
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..backends.base import Backend
+from ..backends.base import Backend, collecting_warnings
 from ..errors import HPVMError, NodeExecutionError, StreamError
 from ..ir.graph import InternalFunction, Node
 
 _POLL = 0.05  # seconds between checks for failure while blocked
 _END = object()
+_FAILED = object()  # sent downstream (and to the host) in place of the item that failed
 THREAD_PREFIX = "hpvm-stage"
 _stream_ids = itertools.count()
 
@@ -94,6 +97,8 @@ class Stream:
         self.popped = 0
         self._push_lock = threading.Lock()
         self._pop_lock = threading.Lock()
+        self._error_lock = threading.Lock()
+        self._warnings: list[tuple[str, type[Warning]]] = []  # issued on the host at pop/wait
         self.stages = self._build(plan_stages(root))
         sid = next(_stream_ids)
         for st in self.stages:
@@ -147,9 +152,21 @@ class Stream:
                         self._put(q, _END)
                     return
                 upstream: dict[str, Any] = {}
+                upstream_failed = False
                 for q in st.inputs:
-                    upstream.update(self._get(q))
-                produced, outputs = self.backend.run_stage(self.root, args, st.nodes, upstream)
+                    item = self._get(q)
+                    if item is _FAILED:
+                        upstream_failed = True
+                    else:
+                        upstream.update(item)
+                if upstream_failed:  # pass the failure on, in item order, and stop
+                    self._send_failure(st)
+                    return
+                with collecting_warnings() as caught:
+                    produced, outputs = self.backend.run_stage(self.root, args, st.nodes, upstream)
+                if caught:
+                    with self._error_lock:
+                        self._warnings.extend(caught)
                 for q in st.outputs:
                     self._put(q, produced)
                 if st.results is not None:
@@ -162,8 +179,29 @@ class Stream:
                 wrapped = NodeExecutionError(f"stage running node(s) {names} raised {type(e).__name__}: {e}")
                 wrapped.__cause__ = e
                 e = wrapped
-            self.error = e
+            with self._error_lock:
+                if self.error is None:  # the first failure is the one reported
+                    self.error = e
+            self._send_failure(st)
             self.failed.set()
+
+    def _send_failure(self, st: _Stage) -> None:
+        """Put the failure marker where this stage's next item would go. Never blocks: when a
+        bounded queue is full its consumer still has items to process, then finds the queue
+        empty with ``failed`` set and stops; pop treats a stopped stage as failed."""
+        for q in st.outputs:
+            try:
+                q.put_nowait(_FAILED)
+            except queue.Full:
+                pass
+        if st.results is not None:
+            st.results.put(_FAILED)
+
+    def take_warnings(self) -> list[tuple[str, type[Warning]]]:
+        """The warnings the stages reported since the last call (the runtime issues them)."""
+        with self._error_lock:
+            caught, self._warnings = self._warnings, []
+        return caught
 
     # -- host side ----------------------------------------------------------------------
 
@@ -182,19 +220,44 @@ class Stream:
     def pop(self, timeout: float | None = None) -> tuple[Any, ...]:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._pop_lock:
+            if not any(st.results is not None for st in self.stages):
+                # A graph without children: an item is done once pushed. Count them, so
+                # that pop still says when nothing can come instead of returning () forever.
+                while self.popped >= self.pushed:
+                    self._check_can_arrive(deadline)
+                    time.sleep(_POLL)
+                self.popped += 1
+                return ()
             merged: dict[int, Any] = {}
             for st in self.stages:
                 if st.results is None:
                     continue
-                while True:
-                    try:
-                        merged.update(st.results.get(timeout=_POLL))
-                        break
-                    except queue.Empty:
-                        self._raise_if_failed("pop")
-                        self._check_can_arrive(deadline)
+                merged.update(self._next_result(st, deadline))
             self.popped += 1
         return tuple(merged[i] for i in range(len(self.root.out_types)))
+
+    def _next_result(self, st: _Stage, deadline: float | None) -> dict[int, Any]:
+        """The next result of ``st``; raises the stream's error once ``st`` can deliver no more."""
+        while True:
+            try:
+                item = st.results.get(timeout=_POLL)  # type: ignore[union-attr]
+            except queue.Empty:
+                if not self.failed.is_set():
+                    self._check_can_arrive(deadline)
+                    continue
+                # After a failure a stage still delivers the items before the failing one,
+                # then the failure marker, then stops: wait for it unless it has stopped.
+                if st.thread is not None and st.thread.is_alive():
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise StreamError("pop(): timed out waiting for a result") from None
+                    continue
+                try:
+                    item = st.results.get_nowait()  # type: ignore[union-attr]
+                except queue.Empty:
+                    item = _FAILED
+            if item is _FAILED:
+                self._raise_error("pop")
+            return item
 
     def _check_can_arrive(self, deadline: float | None) -> None:
         """Raise instead of blocking forever when no result can ever come."""
@@ -214,10 +277,14 @@ class Stream:
 
     def _raise_if_failed(self, api: str) -> None:
         if self.failed.is_set():
-            err = self.error
-            if isinstance(err, HPVMError):
-                raise err
-            raise StreamError(f"{api}(): the stream failed: {err}") from err
+            self._raise_error(api)
+
+    def _raise_error(self, api: str) -> None:
+        """Raise the failure (set before any failure marker is sent or ``failed`` is set)."""
+        err = self.error
+        if isinstance(err, HPVMError):
+            raise err
+        raise StreamError(f"{api}(): the stream failed: {err}") from err
 
     def wait(self) -> None:
         if not self.closed:
@@ -234,6 +301,10 @@ class Stream:
                 if self.failed.is_set():
                     break
         self._raise_if_failed("wait")
+
+    def finished(self) -> bool:
+        """Whether every stage thread has ended."""
+        return not any(st.thread is not None and st.thread.is_alive() for st in self.stages)
 
     def stop(self) -> None:
         """Abandon the stream (cleanup): stop every stage thread."""

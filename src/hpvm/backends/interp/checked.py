@@ -28,13 +28,26 @@ class CheckedArray(np.ndarray):
 
     def _describe(self, depth: int = 2) -> str:
         """Node instance and line of the access: from the running leaf's context."""
-        line = sys._getframe(depth).f_lineno
+        frame = sys._getframe(depth)
+        file, line = frame.f_code.co_filename, frame.f_lineno
         ctx = current_context()
         where = getattr(ctx, "where", None)
-        return where(line) if where else f"line {line}"
+        return where(line, file) if where else f"{file}:{line}"
+
+    def _label(self) -> str:
+        return f"array '{self._hpvm_name}'" if self._hpvm_name else "a temporary array"
 
     def _check(self, key: Any) -> None:
+        if type(key) is int or (isinstance(key, np.integer) and self.ndim):  # the common a[i]
+            size = self.shape[0] if self.ndim else 0
+            if not 0 <= key < size:
+                raise OutOfBoundsError(self._oob_message(int(key), 0, size))
+            return
         keys = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(k, list) for k in keys):
+            # Index lists (a[[0, 5]]) are fancy indices like index arrays: check them the same
+            # way (unchecked, a negative entry would silently wrap around).
+            keys = tuple(_as_index_array(k) for k in keys)
         axis = 0
         for position, k in enumerate(keys):
             if k is Ellipsis:  # the axes after an ellipsis count from the end
@@ -62,8 +75,8 @@ class CheckedArray(np.ndarray):
             else ""
         )
         return (
-            f"{self._describe(4)}: index {index} is out of bounds for axis {axis} of array "
-            f"'{self._hpvm_name}' with size {size}{hint}"
+            f"{self._describe(4)}: index {index} is out of bounds for axis {axis} of "
+            f"{self._label()} with size {size}{hint}"
         )
 
     def __getitem__(self, key: Any) -> Any:
@@ -72,12 +85,49 @@ class CheckedArray(np.ndarray):
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if not self.flags.writeable:
-            raise IllegalWriteError(
-                f"{self._describe()}: writes array '{self._hpvm_name}', which the leaf's outs "
-                f"does not declare; add '{self._hpvm_name}' to outs=(...)"
-            )
+            raise IllegalWriteError(self._illegal_write_message(self._describe()))
         self._check(key)
         np.ndarray.__setitem__(self, key, value)
+
+    def _illegal_write_message(self, where: str) -> str:
+        return (
+            f"{where}: writes array '{self._hpvm_name}', which the leaf's outs does not "
+            f"declare; add '{self._hpvm_name}' to outs=(...)"
+        )
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """Ufuncs on checked arrays: ``out=`` must be writable (named when it is not), and
+        the new arrays they make are checked temporaries, not views named after an input."""
+        if method == "at" and isinstance(inputs[0], CheckedArray):  # np.add.at(a, idx, v) writes a
+            target = inputs[0]
+            if not target.flags.writeable:
+                raise IllegalWriteError(target._illegal_write_message(target._describe()))
+            if len(inputs) > 1:
+                target._check(inputs[1])
+        outs = kwargs.get("out")
+        if outs:
+            for o in outs:
+                if isinstance(o, CheckedArray) and not o.flags.writeable:
+                    raise IllegalWriteError(o._illegal_write_message(o._describe()))
+            kwargs["out"] = tuple(unwrap(o) for o in outs)
+        result = getattr(ufunc, method)(*(unwrap(i) for i in inputs), **kwargs)
+        if outs:  # NumPy's convention: return the out arguments themselves
+            return outs[0] if len(outs) == 1 else tuple(outs)
+        if isinstance(result, tuple):
+            return tuple(_temporary(r) for r in result)
+        return _temporary(result)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        """NumPy functions that write an array (``np.copyto(a, ...)``, ``out=a``) name it
+        when the leaf's outs does not declare it."""
+        _check_function_writes(func, args, kwargs)
+        return super().__array_function__(func, types, args, kwargs)
+
+
+# NumPy functions that write their first argument (besides any function's ``out=``).
+_WRITES_FIRST_ARGUMENT = frozenset(
+    {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
+)
 
 
 def checked_view(array: np.ndarray, name: str, writable: bool) -> CheckedArray:
@@ -87,6 +137,35 @@ def checked_view(array: np.ndarray, name: str, writable: bool) -> CheckedArray:
     if not writable:
         view.flags.writeable = False
     return view
+
+
+def _check_function_writes(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    targets = list(args[:1]) if func in _WRITES_FIRST_ARGUMENT else []
+    out = kwargs.get("out")
+    if out is not None:
+        targets.extend(out if isinstance(out, tuple) else (out,))
+    for t in targets:
+        if isinstance(t, CheckedArray) and not t.flags.writeable:
+            raise IllegalWriteError(t._illegal_write_message(t._describe(3)))
+
+
+def _temporary(value: Any) -> Any:
+    if isinstance(value, np.ndarray) and not isinstance(value, CheckedArray):
+        view = value.view(CheckedArray)
+        view._hpvm_name = None
+        return view
+    return value
+
+
+def _as_index_array(key: Any) -> Any:
+    if isinstance(key, list):
+        try:
+            arr = np.asarray(key)
+        except ValueError:
+            return key
+        if arr.dtype.kind in "iu":
+            return arr
+    return key
 
 
 def unwrap(value: Any) -> Any:

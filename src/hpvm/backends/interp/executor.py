@@ -13,7 +13,7 @@ import itertools
 import os
 import threading
 import traceback
-import warnings
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +24,6 @@ from ...errors import (
     BarrierError,
     DisagreementError,
     HPVMError,
-    HPVMWarning,
     IllegalWriteError,
     LaunchError,
     NodeExecutionError,
@@ -35,7 +34,7 @@ from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType, ScalarType, check_value
 from ...ir.verify import topological_order
 from ...lang.intrinsics import ATOMIC_OPS, FLOAT_ATOMIC_OPS, set_context
-from ..base import Backend
+from ..base import Backend, warn
 from .barriers import barrier_generator
 from .checked import CheckedArray, checked_view, unwrap
 
@@ -86,17 +85,20 @@ class _LeafContext:
     def __init__(self, interp: Interpreter, fn: LeafFunction, handle: InstanceHandle):
         self.interp, self.fn, self.handle = interp, fn, handle
 
-    def where(self, line: int) -> str:
-        return f"node {self.handle.path} (leaf '{self.fn.name}', {self.fn.location.file}:{line})"
+    def where(self, line: int, file: str | None = None) -> str:
+        """The node instance, the leaf and the place; ``file`` when the line is not in the
+        leaf's own file (a helper function defined elsewhere)."""
+        return f"node {self.handle.path} (leaf '{self.fn.name}', {file or self.fn.location.file}:{line})"
 
-    def _caller_line(self) -> int:
+    def _caller(self) -> tuple[str, int]:
         for frame in traceback.extract_stack()[::-1]:
             if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR + os.sep):
-                return frame.lineno or 0
-        return 0
+                return frame.filename, frame.lineno or 0
+        return self.fn.location.file, 0
 
     def _fail(self, message: str, cls: type[NodeExecutionError] = NodeExecutionError) -> NodeExecutionError:
-        return cls(f"{self.where(self._caller_line())}: {message}")
+        file, line = self._caller()
+        return cls(f"{self.where(line, file)}: {message}")
 
     def _handle(self, node: Any, api: str) -> InstanceHandle:
         if not isinstance(node, InstanceHandle):
@@ -133,7 +135,9 @@ class _LeafContext:
     def malloc(self, nbytes: Any) -> np.ndarray:
         if isinstance(nbytes, (bool, np.bool_)) or not isinstance(nbytes, (int, np.integer)) or nbytes < 0:
             raise self._fail(f"malloc() needs a non-negative integer number of bytes, not {nbytes!r}")
-        return np.zeros(int(nbytes), dtype=np.uint8)
+        # A checked view, so that the allocating leaf's own accesses are bounds-checked too
+        # (its typed views, buf.view(np.int32), keep the name); it leaves the leaf unwrapped.
+        return checked_view(np.zeros(int(nbytes), dtype=np.uint8), f"malloc({int(nbytes)})", True)
 
     def barrier(self) -> None:
         raise self._fail(
@@ -197,8 +201,14 @@ class Interpreter(Backend):
     device = "host"
 
     def __init__(self, strict: bool = False):
+        #: raise DisagreementError (instead of warning) when the instances of a replicated
+        #: node send different values over an all-to-all edge or an output bind; set it for
+        #: ``target="interp"`` with ``hpvm.backends.interp.configure(strict=True)``.
         self.strict = strict
-        self._generators: dict[int, Any] = {}
+        # Barrier leaves recompiled as generators. Keyed weakly by the function object, not
+        # by id(): ids are reused after garbage collection, and a new leaf must never run
+        # the recompiled code of a dead one.
+        self._generators: weakref.WeakKeyDictionary[LeafFunction, Any] = weakref.WeakKeyDictionary()
 
     # -- Backend interface ---------------------------------------------------------------
 
@@ -311,7 +321,7 @@ class Interpreter(Backend):
                 )
                 if self.strict:
                     raise DisagreementError(message)
-                warnings.warn(message, HPVMWarning, stacklevel=2)
+                warn(message)  # issued on the host thread at wait/pop
                 break
         return last
 
@@ -359,9 +369,9 @@ class Interpreter(Backend):
 
     def _run_lockstep(self, fn: LeafFunction, contexts: list[_LeafContext], prepare: Any) -> list[Any]:
         """Run every instance to its next barrier, phase by phase (see barriers.py)."""
-        gen_fn = self._generators.get(id(fn))
+        gen_fn = self._generators.get(fn)
         if gen_fn is None:
-            gen_fn = self._generators[id(fn)] = barrier_generator(fn)
+            gen_fn = self._generators[fn] = barrier_generator(fn)
         gens = []
         for flat, ctx in enumerate(contexts):
             arguments = prepare(flat)
@@ -463,7 +473,17 @@ def _same(a: Any, b: Any) -> bool:
     if a is b:
         return True
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return False  # different array objects: different memory
+        # Arrays are references: the same value when they are the same memory. (Each value
+        # leaving a leaf is a fresh view object, so identity alone would make instances that
+        # all return the same input array "disagree".)
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+            and a.shape == b.shape
+            and a.strides == b.strides
+            and a.dtype == b.dtype
+        )
     try:
         return bool(a == b) or (a != a and b != b)  # NaN equals NaN here
     except Exception:
@@ -483,9 +503,14 @@ def _wrap(fn: NodeFunction, ctx: _LeafContext, e: Exception) -> NodeExecutionErr
         if frame.filename == fn.location.file:
             line = frame.lineno or line
     if isinstance(e, ValueError) and "read-only" in str(e):
+        # A write NumPy refused outside CheckedArray's own checks (np.copyto, a.fill(), ...):
+        # name the arrays it can have been, the leaf's array parameters not in outs.
+        readonly = [p.name for p in fn.params if isinstance(p.type, ArrayType) and p.name not in fn.outs]
+        names = ", ".join(f"'{n}'" for n in readonly) or "an input array"
         return IllegalWriteError(
-            f"{ctx.where(line)}: wrote an array that the leaf's outs does not declare ({e})"
+            f"{ctx.where(line)}: wrote {'array ' + names if len(readonly) == 1 else 'one of ' + names}, "
+            f"which the leaf's outs does not declare ({e}); add it to outs=(...)"
         )
-    if isinstance(e, IndexError):
+    if isinstance(e, IndexError) and "out of bounds" in str(e):  # a local (unchecked) array
         return OutOfBoundsError(f"{ctx.where(line)}: {e}")
     return NodeExecutionError(f"{ctx.where(line)}: raised {type(e).__name__}: {e}")
