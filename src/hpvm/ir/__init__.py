@@ -18,11 +18,15 @@ from .graph import (
     Param,
     functions,
 )
+from .parser import parse_program
+from .printer import print_program
+from .program_file import LoadedProgram, load_program, save_program
 from .types import Array, ArrayType, NodeHandleType, PortType, ScalarType, parse_type, port_type
 from .verify import topological_order, verify
 
 __all__ = [
-    "ALL_TO_ALL", "Array", "ArrayType", "BinOp", "CPU_TARGET", "Call", "ChildGraph", "Const",
+    "ALL_TO_ALL", "Array", "LoadedProgram", "load_program", "parse_program", "print_program",
+    "save_program", "ArrayType", "BinOp", "CPU_TARGET", "Call", "ChildGraph", "Const",
     "Edge", "Expr", "GPU_TARGET", "InputBind", "InternalFunction", "LeafFunction", "Node",
     "NodeFunction", "NodeHandleType", "ONE_TO_ONE", "OutputBind", "Param", "ParamExpr",
     "PortType", "ScalarType", "Shape", "TENSOR_TARGET", "functions", "parse_type", "port_type",

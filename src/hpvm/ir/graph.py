@@ -124,6 +124,7 @@ class LeafFunction(NodeFunction):
     def set_source(self, source: str, line: int) -> None:
         """Record where the leaf's source lives (the loader uses this for saved programs)."""
         self._source, self._source_line = source, line
+        self.__dict__.pop("_leaf_info", None)  # facts about the old source are stale
 
     def __call__(self, *args: Any) -> Any:
         """Call the leaf's Python directly (intrinsics work only while a graph runs)."""
@@ -323,7 +324,9 @@ def function_source(pyfunc: Callable[..., Any]) -> tuple[str, int]:
     """The ``def`` of a function without its decorators, dedented, and the line it starts on."""
     lines, first = inspect.getsourcelines(pyfunc)
     lines = textwrap.dedent("".join(lines)).splitlines(keepends=True)
-    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def ")))
+    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))), None)
+    if start is None:
+        raise OSError(f"no 'def' found in the source of {pyfunc!r} (lambdas cannot be node functions)")
     return "".join(lines[start:]), first + start
 
 

@@ -8,7 +8,6 @@ parameters are read and written, and the arity of each ``return``.
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,7 +64,7 @@ def parse_leaf(fn: LeafFunction) -> ast.FunctionDef | None:
     """The leaf's ``def`` as an AST with real file line numbers, or None without source."""
     try:
         source = fn.source
-    except (OSError, TypeError, StopIteration):
+    except (OSError, TypeError):
         return None
     tree = ast.parse(source)
     ast.increment_lineno(tree, fn.source_line - 1)
@@ -100,14 +99,12 @@ def _root_name(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-@functools.cache
-def _cached(fn_id: int, fn: LeafFunction) -> LeafInfo:
-    return _analyze(fn)
-
-
 def analyze_leaf(fn: LeafFunction) -> LeafInfo:
-    """Static facts about ``fn`` (cached per function object)."""
-    return _cached(id(fn), fn)
+    """Static facts about ``fn``, cached on the function (``set_source`` clears the cache)."""
+    info = fn.__dict__.get("_leaf_info")
+    if info is None:
+        info = fn.__dict__["_leaf_info"] = _analyze(fn)
+    return info
 
 
 def _analyze(fn: LeafFunction) -> LeafInfo:

@@ -15,6 +15,7 @@ from .expr import Expr, Shape
 from .expr import Param as ParamExpr
 from .graph import (
     ALL_TO_ALL,
+    HINTS,
     ONE_TO_ONE,
     ChildGraph,
     InternalFunction,
@@ -142,6 +143,11 @@ def function_problems(fn: NodeFunction) -> list[str]:
     """Problems visible in one node function alone (attributes, and a leaf's source)."""
     problems: list[str] = []
     params = {p.name: p for p in fn.params}
+    if fn.hint is not None and fn.hint not in HINTS:
+        problems.append(
+            f"{fn.describe()}: hint {fn.hint!r} is not one of hpvm.CPU_TARGET, "
+            "hpvm.GPU_TARGET, hpvm.TENSOR_TARGET (or None)"
+        )
     for attr in ("ins", "outs"):
         for name in getattr(fn, attr):
             if name not in params:
@@ -251,6 +257,11 @@ def graph_problems(fn: InternalFunction, graph: ChildGraph) -> list[str]:
     params = {p.name: p for p in fn.params}
 
     for node in graph.nodes:
+        if node.dims > 3:
+            problems.append(
+                f"node '{node.name}' ({node.location}): {node.dims} dimensions; nodes are "
+                "replicated in at most three (x, y, z)"
+            )
         problems.extend(_size_problems(fn, node, params))
 
     feeds: Counter[tuple[int, int]] = Counter()

@@ -1,0 +1,442 @@
+"""Parse the text form of a program (grammar.lark) back into node functions.
+
+``parse_program(text)`` returns the root: the last function in the text. Functions may refer
+to functions defined later, and graph statements to nodes declared later, so the parse is
+done in two passes — declare every function, then build each child graph. Every mistake is
+a ``ParseError`` carrying the file, line and column: lark's syntax errors are translated,
+and semantic ones (an unknown ``@function`` or ``%node``, a bad type, a repeated name) are
+reported at the offending token. Rules that do not concern the text itself (port types that
+do not match, a missing feed, ...) are left to ``hpvm.verify``, so that any program, valid
+or not, can be written down and read back.
+
+Leaves parsed from IR text have no Python code: their ``pyfunc`` raises ``CompileError``
+when called, and asking for their ``source`` raises ``OSError`` (the verifier then skips the
+source checks). ``leaf_factory`` lets a caller (the ``.hpvm`` loader) supply the code.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from lark import Lark, Token, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from ..errors import CompileError, ParseError, SourceLocation
+from .expr import BinOp, Call, Const, Expr, Shape
+from .expr import Param as ParamExpr
+from .graph import (
+    ALL_TO_ALL,
+    ONE_TO_ONE,
+    ChildGraph,
+    Edge,
+    InputBind,
+    InternalFunction,
+    LeafFunction,
+    Node,
+    NodeFunction,
+    OutputBind,
+    Param,
+)
+from .printer import quote_name
+from .types import PortType, parse_type
+
+MAX_DIMS = 3
+
+
+class LeafFactory(Protocol):
+    """Makes the ``LeafFunction`` for a ``leaf`` declaration (e.g. with code from a file)."""
+
+    def __call__(
+        self,
+        name: str,
+        params: list[Param],
+        outputs: list[PortType],
+        *,
+        ref: str,
+        hint: str | None,
+        ins: tuple[str, ...],
+        outs: tuple[str, ...],
+        location: SourceLocation,
+    ) -> LeafFunction: ...
+
+
+@functools.cache
+def _lark() -> Lark:
+    grammar = (Path(__file__).with_name("grammar.lark")).read_text()
+    return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=True)
+
+
+def parse_program(
+    text: str, file: str = "<text>", leaf_factory: LeafFactory | None = None
+) -> InternalFunction:
+    """Parse a whole program; the last function in the text is the root and must be internal."""
+    try:
+        tree = _lark().parse(text)
+    except UnexpectedInput as e:
+        raise ParseError(_syntax_message(e, text), e.line, e.column, file) from None
+    return _Builder(file, leaf_factory or no_code_leaf).program(tree)
+
+
+_FUNCTION_REF = re.compile(
+    r'@?(?P<name>[^\W\d]\w*|"(?:[^"\\\n]|\\["\\bfnrt]|\\u[0-9a-fA-F]{4})*")(?:\.(?P<index>[0-9]+))?'
+)
+
+
+def parse_function_ref(ref: str) -> tuple[str, int]:
+    """``@f.1`` (or ``f.1``) → (``"f"``, 1); ``@"a b"`` → (``"a b"``, 0).
+
+    Raises ``ValueError`` for text that is not a function reference.
+    """
+    m = _FUNCTION_REF.fullmatch(ref)
+    if m is None:
+        raise ValueError(f"{ref!r} is not a function reference like @name or @name.1")
+    return _unquote(m["name"]), int(m["index"] or 0)
+
+
+def no_code_leaf(
+    name: str,
+    params: list[Param],
+    outputs: list[PortType],
+    *,
+    ref: str,
+    hint: str | None,
+    ins: tuple[str, ...],
+    outs: tuple[str, ...],
+    location: SourceLocation,
+) -> LeafFunction:
+    """The default leaf factory: a leaf whose code raises ``CompileError`` when it runs."""
+
+    def no_code(*args: Any) -> Any:
+        raise CompileError(
+            f"leaf '{name}' ({location}) was read from HPVM IR text and has no Python code; "
+            "load the program from a .hpvm file (hpvm.ir.program_file.load_program) or pass "
+            "leaf_factory= to parse_program"
+        )
+
+    # A file name that no source can be found for: ``LeafFunction.source`` raises OSError,
+    # as it does for any function without source, instead of showing this stub's code.
+    no_code.__code__ = no_code.__code__.replace(co_filename=f"<no code for leaf {name}>")
+    no_code.__name__ = no_code.__qualname__ = name
+    return LeafFunction(no_code, name, params, outputs, hint=hint, ins=ins, outs=outs, location=location)
+
+
+# ---------------------------------------------------------------------------------------
+# Syntax errors
+
+
+_TOKEN_NAMES = {
+    "FUNC": "a function like @name",
+    "NODE": "a node like %name",
+    "NAME": "a name",
+    "STRING": 'a "quoted name"',
+    "INT": "an integer",
+    "ONE_TO_ONE": "one_to_one",
+    "ALL_TO_ALL": "all_to_all",
+    "STREAM": "stream",
+    "$END": "the end of the text",
+}
+
+
+def _describe_terminal(name: str) -> str:
+    if name in _TOKEN_NAMES:
+        return _TOKEN_NAMES[name]
+    for term in _lark().terminals:
+        if term.name == name and term.pattern.type == "str":
+            return f"'{term.pattern.value}'"
+    return name
+
+
+def _syntax_message(e: UnexpectedInput, text: str) -> str:
+    expected: set[str] = set()
+    if isinstance(e, UnexpectedToken):
+        expected = set(e.accepts or e.expected)
+        found = "end of the text" if e.token.type == "$END" else f"'{e.token}'"
+    elif isinstance(e, UnexpectedCharacters):
+        expected = set(e.allowed or ())
+        found = f"character {text[e.pos_in_stream]!r}"
+    elif isinstance(e, UnexpectedEOF):
+        expected = set(e.expected)
+        found = "end of the text"
+    else:  # pragma: no cover - lark has no other kinds today
+        found = "input"
+    wanted = sorted({_describe_terminal(t) for t in expected})
+    message = f"unexpected {found}"
+    if wanted:
+        if len(wanted) > 8:
+            wanted = wanted[:8] + ["..."]
+        message += f"; expected {' or '.join(wanted) if len(wanted) <= 2 else 'one of: ' + ', '.join(wanted)}"
+    return message
+
+
+# ---------------------------------------------------------------------------------------
+# From the parse tree to node functions
+
+
+def _suggest(word: str, known: list[str], intro: str) -> str:
+    """``did you mean @x?`` for a near miss, else the known names (the first ten)."""
+    close = difflib.get_close_matches(word, known, n=1)
+    if close:
+        return f"did you mean {close[0]}?"
+    if not known:
+        return f"{intro} none"
+    more = ", ..." if len(known) > 10 else ""
+    return f"{intro} {', '.join(known[:10])}{more}"
+
+
+def _unquote(text: str) -> str:
+    """A name as written: bare, or a JSON string (the grammar admits only valid escapes)."""
+    return json.loads(text, strict=False) if text.startswith('"') else text
+
+
+@dataclass
+class _Declared:
+    """A function declared by the first pass, with the tree of its body for the second."""
+
+    fn: NodeFunction
+    tree: Tree
+    ref: Token
+
+
+@dataclass
+class _GraphScope:
+    fn: InternalFunction
+    nodes: dict[str, Node] = field(default_factory=dict)
+
+
+class _Builder:
+    def __init__(self, file: str, leaf_factory: LeafFactory):
+        self.file = file
+        self.leaf_factory = leaf_factory
+        self.functions: dict[tuple[str, int], _Declared] = {}
+
+    def error(self, message: str, where: Token | Tree) -> ParseError:
+        if isinstance(where, Tree):
+            line, column = where.meta.line, where.meta.column
+        else:
+            line, column = where.line, where.column
+        return ParseError(message, line or 0, column or 0, self.file)
+
+    def location(self, where: Token | Tree) -> SourceLocation:
+        line = where.meta.line if isinstance(where, Tree) else where.line
+        return SourceLocation(self.file, line or 0)
+
+    # -- pass 1: declarations --------------------------------------------------------------
+
+    def program(self, tree: Tree) -> InternalFunction:
+        declared = [self.declare(t) for t in tree.children]
+        if not declared:
+            raise ParseError(
+                "the text defines no function; a program needs a root internal function", 1, 1, self.file
+            )
+        for d in declared:
+            if isinstance(d.fn, InternalFunction):
+                self.build_graph(d)
+        root = declared[-1]
+        if not isinstance(root.fn, InternalFunction):
+            raise self.error(
+                f"the last function is the root and must be internal, but {root.ref} is a leaf; "
+                "put the root internal function last",
+                root.tree,
+            )
+        return root.fn
+
+    def declare(self, tree: Tree) -> _Declared:
+        ref_tok: Token = tree.children[0]
+        key = parse_function_ref(ref_tok)
+        if key in self.functions:
+            first = self.functions[key].ref
+            raise self.error(f"function {ref_tok} is defined twice (first at line {first.line})", ref_tok)
+        name = key[0]
+        params = self.params(tree.children[1])
+        outputs_tree = tree.children[2]
+        outputs = self.outputs(outputs_tree) if outputs_tree is not None else None
+        attrs = [t for t in tree.children[3:] if t.data in ("hint", "ins", "outs")]
+        hint, ins, outs = self.attributes(attrs, ref_tok)
+        location = self.location(tree)
+        fn: NodeFunction
+        if tree.data == "leaf_fn":
+            fn = self.leaf_factory(
+                name,
+                params,
+                outputs or [],
+                ref=str(ref_tok),
+                hint=hint,
+                ins=ins,
+                outs=outs,
+                location=location,
+            )
+        else:
+            fn = InternalFunction(
+                name,
+                params,
+                graph=ChildGraph(),
+                hint=hint,
+                ins=ins,
+                outs=outs,
+                location=location,
+                declared_outputs=outputs,
+            )
+        decl = _Declared(fn, tree, ref_tok)
+        self.functions[key] = decl
+        return decl
+
+    def params(self, tree: Tree) -> list[Param]:
+        out = []
+        for p in tree.children:
+            if p is None:  # "()"
+                continue
+            name_tok, type_tree = p.children
+            out.append(Param(_unquote(name_tok), self.type(type_tree)))
+        return out
+
+    def outputs(self, tree: Tree) -> list[PortType]:
+        return [self.type(t) for t in tree.children if t is not None]
+
+    def type(self, tree: Tree) -> PortType:
+        name_tok, dims = tree.children
+        text = str(name_tok) if dims is None else f"{name_tok}[{', '.join([':'] * len(dims.children))}]"
+        try:
+            return parse_type(text)
+        except (TypeError, ValueError) as e:
+            raise self.error(str(e), name_tok) from None
+
+    def attributes(
+        self, trees: list[Tree], ref: Token
+    ) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
+        hint: str | None = None
+        names: dict[str, tuple[str, ...]] = {"ins": (), "outs": ()}
+        seen: set[str] = set()
+        for t in trees:
+            if t.data in seen:
+                raise self.error(f"{ref} has two {t.data}(...) attributes", t)
+            seen.add(t.data)
+            if t.data == "hint":
+                hint = _unquote(t.children[0])
+            else:
+                names[t.data] = tuple(_unquote(c) for c in t.children if c is not None)
+        return hint, names["ins"], names["outs"]
+
+    # -- pass 2: child graphs --------------------------------------------------------------
+
+    def build_graph(self, decl: _Declared) -> None:
+        fn = decl.fn
+        assert isinstance(fn, InternalFunction)
+        graph = fn.graph
+        scope = _GraphScope(fn)
+        stmts = [s for s in decl.tree.children[3:] if isinstance(s, Tree) and s.data.endswith("_stmt")]
+        for s in stmts:
+            if s.data == "node_stmt":
+                graph.nodes.append(self.node(s, scope))
+        for s in stmts:
+            if s.data == "edge_stmt":
+                graph.edges.append(self.edge(s, scope))
+            elif s.data == "bind_in_stmt":
+                graph.in_binds.append(self.bind_in(s, scope))
+            elif s.data == "bind_out_stmt":
+                graph.out_binds.append(self.bind_out(s, scope))
+
+    def node(self, tree: Tree, scope: _GraphScope) -> Node:
+        name_tok, fn_tok, sizes = tree.children
+        name = _unquote(name_tok[1:])
+        if name in scope.nodes:
+            raise self.error(
+                f"node {name_tok} is declared twice in @{quote_name(scope.fn.name)}; node names are unique "
+                "in a child graph",
+                name_tok,
+            )
+        target = self.functions.get(parse_function_ref(fn_tok))
+        if target is None:
+            raise self.unknown_function(fn_tok)
+        exprs = tuple(self.expr(e) for e in sizes.children if e is not None) if sizes is not None else ()
+        if len(exprs) > MAX_DIMS:
+            raise self.error(
+                f"node {name_tok} has {len(exprs)} dimensions; nodes are replicated in at most "
+                "three dimensions (x, y, z)",
+                sizes,
+            )
+        node = Node(name, target.fn, exprs, self.location(tree))
+        scope.nodes[name] = node
+        return node
+
+    def unknown_function(self, tok: Token) -> ParseError:
+        refs = [str(d.ref) for d in self.functions.values()]
+        return self.error(f"unknown function {tok}; {_suggest(str(tok), refs, 'the text defines')}", tok)
+
+    def node_ref(self, tok: Token, scope: _GraphScope) -> Node:
+        node = scope.nodes.get(_unquote(tok[1:]))
+        if node is None:
+            known = ["%" + quote_name(n) for n in scope.nodes]
+            hint = _suggest(str(tok), known, "its nodes are")
+            raise self.error(f"unknown node {tok} in @{quote_name(scope.fn.name)}; {hint}", tok)
+        return node
+
+    def port(self, tree: Tree, scope: _GraphScope, kind: str) -> tuple[Node, int]:
+        """``%n.3``, or ``%n.name`` for an input port given by parameter name."""
+        node_tok, port_tok = tree.children
+        node = self.node_ref(node_tok, scope)
+        return node, self.port_index(port_tok, node.function, kind, f"{node_tok}")
+
+    def port_index(self, tok: Token, fn: NodeFunction, kind: str, owner: str) -> int:
+        if tok.type == "INT":
+            return int(tok)
+        if kind == "output":
+            raise self.error(f"output ports are numbered: write {owner}.0, not {owner}.{tok}", tok)
+        index = fn.param_index(_unquote(tok))
+        if index is None:
+            names = ", ".join(p.name for p in fn.params) or "none"
+            raise self.error(f"{owner} has no input named '{_unquote(tok)}' (its inputs: {names})", tok)
+        return index
+
+    def edge(self, tree: Tree, scope: _GraphScope) -> Edge:
+        src_tree, dst_tree, repl_tree, stream = tree.children
+        src, sp = self.port(src_tree, scope, "output")
+        dst, dp = self.port(dst_tree, scope, "input")
+        repl_tok = repl_tree.children[0]
+        repl = {"one_to_one": ONE_TO_ONE, "all_to_all": ALL_TO_ALL}.get(str(repl_tok))
+        return Edge(
+            src, sp, dst, dp, int(repl_tok) if repl is None else repl, stream is not None, self.location(tree)
+        )
+
+    def bind_in(self, tree: Tree, scope: _GraphScope) -> InputBind:
+        ip_tree, dst_tree, stream = tree.children
+        ip = self.port_index(ip_tree.children[0], scope.fn, "input", f"@{scope.fn.name}")
+        dst, ic = self.port(dst_tree, scope, "input")
+        return InputBind(ip, dst, ic, stream is not None, self.location(tree))
+
+    def bind_out(self, tree: Tree, scope: _GraphScope) -> OutputBind:
+        src_tree, op_tok, stream = tree.children
+        src, oc = self.port(src_tree, scope, "output")
+        return OutputBind(src, oc, int(op_tok), stream is not None, self.location(tree))
+
+    # -- size expressions ------------------------------------------------------------------
+
+    def expr(self, tree: Tree | Token) -> Expr:
+        if isinstance(tree, Token):  # a bare "( expr )" never reaches here; kept for safety
+            raise self.error(f"unexpected {tree!s} in a size expression", tree)
+        kind = tree.data
+        ch = tree.children
+        if kind == "const":
+            return Const(int(ch[0]))
+        if kind == "neg_const":
+            return Const(-int(ch[1]))
+        if kind == "param_ref":
+            return ParamExpr(str(ch[0]))
+        if kind == "shape":
+            return Shape(str(ch[0]), int(ch[1]))
+        if kind == "binop":
+            return BinOp(str(ch[1]), self.expr(ch[0]), self.expr(ch[2]))
+        if kind == "call":
+            if ch[0] not in ("min", "max"):
+                raise self.error(
+                    f"unknown function {ch[0]}() in a size expression; use min(...) or max(...)", ch[0]
+                )
+            return Call(str(ch[0]), tuple(self.expr(a) for a in ch[1:] if a is not None))
+        raise self.error(f"unexpected {kind} in a size expression", tree)  # pragma: no cover
+
+
+__all__ = ["LeafFactory", "no_code_leaf", "parse_function_ref", "parse_program"]

@@ -1,0 +1,112 @@
+"""The text form of a program: every node function reachable from a root, readable and parseable.
+
+The text is what ``hpvm.ir.parser.parse_program`` reads back (print → parse → print is a
+fixed point), what saved ``.hpvm`` files hold, and what people read when they debug a graph.
+The format is described in docs/text-format.md; in short::
+
+    # hpvm IR v1
+    leaf @vadd(a: f32[:], b: f32[:], c: f32[:]) -> () hint(cpu) ins(a, b) outs(c)
+    internal @root(a: f32[:], b: f32[:], c: f32[:], n: i64) {
+      %vadd = node @vadd[n]
+      bind in 0 -> %vadd.0
+      ...
+    }
+
+Functions are printed children first and the root last (the parser takes the last function
+as the root). Two different functions with the same name are told apart by a suffix:
+``@f``, ``@f.1``, ``@f.2``. Source locations are not part of the text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from .graph import REPLICATION_NAMES, ChildGraph, InternalFunction, LeafFunction, NodeFunction, functions
+from .types import PortType
+
+HEADER = "# hpvm IR v1"
+
+
+def print_program(root: InternalFunction) -> str:
+    """The text form of every node function reachable from ``root``, root last."""
+    fns = list(functions(root))
+    refs = function_refs(fns)
+    lines = [HEADER]
+    for fn in fns:
+        lines.extend(print_function(fn, refs))
+    return "\n".join(lines) + "\n"
+
+
+def function_refs(fns: Iterable[NodeFunction]) -> dict[int, str]:
+    """``id(fn)`` → its reference in the text (``@f``, or ``@f.1`` for a second ``f``)."""
+    refs: dict[int, str] = {}
+    count: dict[str, int] = {}
+    for fn in fns:
+        k = count.get(fn.name, 0)
+        count[fn.name] = k + 1
+        refs[id(fn)] = "@" + quote_name(fn.name) + (f".{k}" if k else "")
+    return refs
+
+
+def print_function(fn: NodeFunction, refs: dict[int, str]) -> list[str]:
+    """The lines of one function: a one-line leaf, or an internal with its child graph."""
+    params = ", ".join(f"{quote_name(p.name)}: {p.type}" for p in fn.params)
+    head = f"{refs[id(fn)]}({params})"
+    if isinstance(fn, LeafFunction):
+        return [f"leaf {head} -> {_types(fn.outputs)}{_attributes(fn)}"]
+    assert isinstance(fn, InternalFunction)
+    declared = fn.declared_outputs
+    arrow = f" -> {_types(declared)}" if declared is not None else ""
+    # Without a declaration the outputs follow from the output binds; show them as a comment.
+    derived = fn.out_types if declared is None else []
+    note = f"  # -> {_types(derived)}" if derived else ""
+    lines = [f"internal {head}{arrow}{_attributes(fn)} {{{note}"]
+    lines.extend("  " + s for s in graph_statements(fn.graph, refs))
+    lines.append("}")
+    return lines
+
+
+def graph_statements(graph: ChildGraph, refs: dict[int, str]) -> list[str]:
+    """Nodes, then edges, then input binds, then output binds, each in creation order."""
+    out = []
+    for node in graph.nodes:
+        fn_ref = refs.get(id(node.function)) or "@" + quote_name(node.function.name)
+        sizes = f"[{', '.join(str(s) for s in node.sizes)}]" if node.sizes else ""
+        out.append(f"{_node(node.name)} = node {fn_ref}{sizes}")
+    for e in graph.edges:
+        repl = REPLICATION_NAMES.get(e.repl, str(e.repl))
+        out.append(f"edge {_node(e.src.name)}.{e.sp} -> {_node(e.dst.name)}.{e.dp} {repl}{_stream(e.stream)}")
+    for b in graph.in_binds:
+        out.append(f"bind in {b.ip} -> {_node(b.dst.name)}.{b.ic}{_stream(b.stream)}")
+    for ob in graph.out_binds:
+        out.append(f"bind out {_node(ob.src.name)}.{ob.oc} -> {ob.op}{_stream(ob.stream)}")
+    return out
+
+
+def quote_name(name: str) -> str:
+    """A name as written after ``@``/``%`` or as a parameter: bare if an identifier, else quoted."""
+    return name if name.isidentifier() else json.dumps(name)
+
+
+def _node(name: str) -> str:
+    return "%" + quote_name(name)
+
+
+def _types(types: Iterable[PortType]) -> str:
+    return "(" + ", ".join(str(t) for t in types) + ")"
+
+
+def _stream(flag: bool) -> str:
+    return " stream" if flag else ""
+
+
+def _attributes(fn: NodeFunction) -> str:
+    parts = []
+    if fn.hint is not None:
+        parts.append(f"hint({quote_name(fn.hint)})")
+    if fn.ins:
+        parts.append(f"ins({', '.join(quote_name(n) for n in fn.ins)})")
+    if fn.outs:
+        parts.append(f"outs({', '.join(quote_name(n) for n in fn.outs)})")
+    return "".join(" " + p for p in parts)

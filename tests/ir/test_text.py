@@ -1,0 +1,574 @@
+"""The text form of the IR: golden prints, print → parse → print fixed points over generated
+programs, and ParseErrors with the right line and column for malformed text."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hpvm
+from hpvm.errors import CompileError, ParseError
+from hpvm.ir.expr import BinOp, Call, Const, Expr, Shape
+from hpvm.ir.expr import Param as ParamExpr
+from hpvm.ir.graph import (
+    ALL_TO_ALL,
+    HINTS,
+    ONE_TO_ONE,
+    ChildGraph,
+    Edge,
+    InputBind,
+    InternalFunction,
+    LeafFunction,
+    Node,
+    NodeFunction,
+    OutputBind,
+    Param,
+    functions,
+)
+from hpvm.ir.parser import no_code_leaf, parse_function_ref, parse_program
+from hpvm.ir.printer import print_program
+from hpvm.ir.types import SCALAR_TYPES, ArrayType, PortType, ScalarType, node_t
+from hpvm.ir.verify import verify
+
+f32, i64 = hpvm.f32, hpvm.i64
+
+# ---------------------------------------------------------------------------------------
+# Structure of a program, for comparing an original with its parse
+
+
+def structure(root: InternalFunction) -> list[Any]:
+    """Everything the text form carries, with functions and nodes replaced by positions."""
+    fns = list(functions(root))
+    index = {id(f): i for i, f in enumerate(fns)}
+    out: list[Any] = []
+    for fn in fns:
+        entry: list[Any] = [fn.kind, fn.name, [(p.name, p.type) for p in fn.params], fn.hint, fn.ins, fn.outs]
+        if isinstance(fn, LeafFunction):
+            entry.append(list(fn.outputs))
+        else:
+            assert isinstance(fn, InternalFunction)
+            g = fn.graph
+            nodes = {id(n): i for i, n in enumerate(g.nodes)}
+            entry += [
+                fn.declared_outputs,
+                [(n.name, index[id(n.function)], [repr(s) for s in n.sizes]) for n in g.nodes],
+                [(nodes[id(e.src)], e.sp, nodes[id(e.dst)], e.dp, e.repl, e.stream) for e in g.edges],
+                [(b.ip, nodes[id(b.dst)], b.ic, b.stream) for b in g.in_binds],
+                [(nodes[id(b.src)], b.oc, b.op, b.stream) for b in g.out_binds],
+            ]
+        out.append(entry)
+    return out
+
+
+def round_trip(root: InternalFunction) -> InternalFunction:
+    text = print_program(root)
+    parsed = parse_program(text)
+    assert print_program(parsed) == text
+    assert structure(parsed) == structure(root)
+    return parsed
+
+
+# ---------------------------------------------------------------------------------------
+# Golden: program in → text out
+
+
+@hpvm.leaf(hint=hpvm.CPU_TARGET, ins=("a", "b"), outs=("c",))
+def vadd(a: f32[:], b: f32[:], c: f32[:]) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    c[i] = a[i] + b[i]
+
+
+@hpvm.leaf(ins=("c",))
+def first(c: f32[:], n: i64) -> tuple[f32, i64]:
+    return c[0], n
+
+
+@hpvm.internal(hint=hpvm.GPU_TARGET)
+def tile(x: f32, m: i64):
+    node = hpvm.create_node_2d(first_scalar, m // 16, hpvm.size_min(m, 4))
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_out(node, 0, 0, stream=True)
+
+
+@hpvm.leaf()
+def first_scalar(x: f32) -> f32:
+    return x
+
+
+@hpvm.internal(ins=("a", "b"), outs=("c",))
+def root(a: f32[:], b: f32[:], c: f32[:], n: i64) -> f32:
+    add = hpvm.create_node_1d(vadd, n)
+    hpvm.bind_in(add, "a", "a")
+    hpvm.bind_in(add, 1, 1)
+    hpvm.bind_in(add, 2, 2)
+    f = hpvm.create_node(first)
+    hpvm.bind_in(f, 2, 0)
+    hpvm.bind_in(f, 3, 1, stream=True)
+    t = hpvm.create_node_nd(1, tile, a.shape[0] - -3)
+    hpvm.edge(f, t, hpvm.ALL_TO_ALL, 0, 0, stream=True)
+    hpvm.edge(f, t, hpvm.ALL_TO_ALL, 1, "m")
+    hpvm.bind_out(t, 0, 0)
+
+
+GOLDEN = """\
+# hpvm IR v1
+leaf @vadd(a: f32[:], b: f32[:], c: f32[:]) -> () hint(cpu) ins(a, b) outs(c)
+leaf @first(c: f32[:], n: i64) -> (f32, i64) ins(c)
+leaf @first_scalar(x: f32) -> (f32)
+internal @tile(x: f32, m: i64) hint(gpu) {  # -> (f32)
+  %first_scalar = node @first_scalar[m // 16, min(m, 4)]
+  bind in 0 -> %first_scalar.0
+  bind out %first_scalar.0 -> 0 stream
+}
+internal @root(a: f32[:], b: f32[:], c: f32[:], n: i64) -> (f32) ins(a, b) outs(c) {
+  %vadd = node @vadd[n]
+  %first = node @first
+  %tile = node @tile[a.shape[0] - -3]
+  edge %first.0 -> %tile.0 all_to_all stream
+  edge %first.1 -> %tile.1 all_to_all
+  bind in 0 -> %vadd.0
+  bind in 1 -> %vadd.1
+  bind in 2 -> %vadd.2
+  bind in 2 -> %first.0
+  bind in 3 -> %first.1 stream
+  bind out %tile.0 -> 0
+}
+"""
+
+
+def test_golden_print() -> None:
+    assert print_program(root) == GOLDEN
+
+
+def test_golden_round_trip_and_parsed_program_verifies() -> None:
+    parsed = round_trip(root)
+    verify(root)
+    verify(parsed)
+    assert parsed.name == "root" and parsed.declared_outputs == [f32]
+    assert parsed.graph.nodes[1].function.name == "first"
+    tile_fn = parsed.graph.node("tile").function
+    assert isinstance(tile_fn, InternalFunction) and tile_fn.declared_outputs is None
+    assert tile_fn.out_types == [f32]
+
+
+def test_parsed_objects_point_into_the_text() -> None:
+    parsed = parse_program(GOLDEN, file="prog.hpvm")
+    lines = GOLDEN.splitlines()
+    assert parsed.location.file == "prog.hpvm"
+    assert lines[parsed.location.line - 1].startswith("internal @root")
+    tile_node = parsed.graph.node("tile")
+    assert lines[tile_node.location.line - 1].strip().startswith("%tile = node")
+    e = parsed.graph.edges[1]
+    assert lines[e.location.line - 1].strip() == "edge %first.1 -> %tile.1 all_to_all"
+    b = parsed.graph.in_binds[4]
+    assert lines[b.location.line - 1].strip() == "bind in 3 -> %first.1 stream"
+
+
+def test_parsed_leaf_has_no_code() -> None:
+    parsed = parse_program(GOLDEN)
+    leaf = parsed.graph.node("vadd").function
+    assert isinstance(leaf, LeafFunction)
+    with pytest.raises(CompileError, match="leaf 'vadd'.*has no Python code"):
+        leaf.pyfunc()
+    with pytest.raises(OSError):
+        _ = leaf.source
+
+
+def test_leaf_factory_is_used() -> None:
+    seen: list[tuple[str, str]] = []
+
+    def factory(name: str, params: list[Param], outputs: list[PortType], **kw: Any) -> LeafFunction:
+        seen.append((name, kw["ref"]))
+        return LeafFunction(
+            lambda *a: 42,
+            name,
+            params,
+            outputs,
+            hint=kw["hint"],
+            ins=kw["ins"],
+            outs=kw["outs"],
+            location=kw["location"],
+        )
+
+    parsed = parse_program(GOLDEN, leaf_factory=factory)
+    assert seen == [("vadd", "@vadd"), ("first", "@first"), ("first_scalar", "@first_scalar")]
+    assert parsed.graph.node("vadd").function.pyfunc() == 42
+
+
+def test_empty_and_one_instance_forms() -> None:
+    text = textwrap.dedent(
+        """\
+        leaf @l() -> ()
+        internal @r() {
+          %a = node @l[]
+          %b = node @l
+        }
+        """
+    )
+    r = parse_program(text)
+    assert [n.dims for n in r.graph.nodes] == [0, 0]
+    assert print_program(r).splitlines()[1:] == [
+        "leaf @l() -> ()",
+        "internal @r() {",
+        "  %a = node @l",
+        "  %b = node @l",
+        "}",
+    ]
+
+
+def test_forward_references_names_as_ports_and_single_output_shorthand() -> None:
+    text = textwrap.dedent(
+        """\
+        # the root may come first in hand-written text only if it is also last: here it is last
+        internal @r(n: i64, x: f32) -> f32 {
+          edge %p.0 -> %q.y one_to_one     # nodes may be used before their declaration
+          %p = node @prod[n]
+          %q = node @cons[n]
+          bind in x -> %p.x
+          bind in n -> %q.n
+          bind out %q.0 -> 0
+        }
+        leaf @prod(x: f32) -> f32
+        leaf @cons(n: i64, y: f32) -> (f32)
+        internal @main(n: i64, x: f32) {
+          %r = node @r
+          bind in 0 -> %r.0
+          bind in 1 -> %r.1
+          bind out %r.0 -> 0
+        }
+        """
+    )
+    main = parse_program(text)
+    verify(main)
+    r = main.graph.nodes[0].function
+    assert isinstance(r, InternalFunction)
+    e = r.graph.edges[0]
+    assert (e.src.name, e.sp, e.dst.name, e.dp, e.repl) == ("p", 0, "q", 1, ONE_TO_ONE)
+    assert [(b.ip, b.ic) for b in r.graph.in_binds] == [(1, 0), (0, 0)]
+    assert print_program(parse_program(print_program(main))) == print_program(main)
+
+
+def test_duplicate_function_names_are_told_apart() -> None:
+    def leaf(name: str, out: PortType) -> LeafFunction:
+        return no_code_leaf(
+            name, [], [out], ref="@" + name, hint=None, ins=(), outs=(), location=hpvm.errors.UNKNOWN_LOCATION
+        )
+
+    a, b = leaf("f", f32), leaf("f", i64)
+    g = ChildGraph()
+    na, nb = Node("f", a, ()), Node("f_1", b, ())
+    g.nodes += [na, nb]
+    g.out_binds += [OutputBind(na, 0, 0), OutputBind(nb, 0, 1)]
+    r = InternalFunction("f", [], graph=g)
+    text = print_program(r)
+    assert "leaf @f() -> (f32)" in text and "leaf @f.1() -> (i64)" in text
+    assert "internal @f.2()" in text and "%f_1 = node @f.1" in text
+    parsed = round_trip(r)
+    assert parsed.out_types == [f32, i64]
+
+
+def test_odd_names_are_quoted() -> None:
+    leaf = no_code_leaf(
+        "my leaf",
+        [Param("x y", f32)],
+        [],
+        ref="",
+        hint="custom hint",
+        ins=(),
+        outs=(),
+        location=hpvm.errors.UNKNOWN_LOCATION,
+    )
+    g = ChildGraph()
+    n = Node('odd "node".1', leaf, (Const(-2),))
+    g.nodes.append(n)
+    g.in_binds.append(InputBind(0, n, 0))
+    r = InternalFunction("r.1", [Param("p", f32)], graph=g)
+    text = print_program(r)
+    assert 'leaf @"my leaf"("x y": f32) -> () hint("custom hint")' in text
+    assert '%"odd \\"node\\".1" = node @"my leaf"[-2]' in text
+    assert 'internal @"r.1"(p: f32)' in text
+    round_trip(r)
+
+
+def test_parse_function_ref() -> None:
+    assert parse_function_ref("@f") == ("f", 0)
+    assert parse_function_ref("@f.12") == ("f", 12)
+    assert parse_function_ref('@"a.1"') == ("a.1", 0)
+    assert parse_function_ref('@"a.1".3') == ("a.1", 3)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        Const(-3),
+        BinOp("-", ParamExpr("n"), Const(-3)),
+        BinOp("-", ParamExpr("n"), BinOp("-", ParamExpr("m"), Const(1))),
+        BinOp("+", ParamExpr("n"), BinOp("+", ParamExpr("m"), Const(1))),
+        BinOp("//", BinOp("*", Const(-2), ParamExpr("n")), BinOp("%", ParamExpr("m"), Const(7))),
+        BinOp("*", BinOp("+", ParamExpr("n"), Const(1)), Shape("a", 1)),
+        Call("max", (Call("min", (ParamExpr("n"), Const(4))), BinOp("-", Const(0), Shape("a", 0)))),
+        Call("min", ()),
+    ],
+    ids=str,
+)
+def test_size_expressions_round_trip(expr: Expr) -> None:
+    leaf = no_code_leaf(
+        "l", [], [], ref="@l", hint=None, ins=(), outs=(), location=hpvm.errors.UNKNOWN_LOCATION
+    )
+    g = ChildGraph()
+    g.nodes.append(Node("l", leaf, (expr,)))
+    r = InternalFunction("r", [Param("n", i64), Param("m", i64), Param("a", f32[:, :])], graph=g)
+    parsed = round_trip(r)
+    assert repr(parsed.graph.nodes[0].sizes[0]) == repr(expr)
+    env = {"n": 10, "m": 3, "a": __import__("numpy").zeros((5, 6))}
+    if not isinstance(expr, Call) or expr.args:
+        assert parsed.graph.nodes[0].sizes[0].evaluate(env) == expr.evaluate(env)
+
+
+# ---------------------------------------------------------------------------------------
+# Generated programs: print → parse → print is a fixed point, and the structure survives
+
+_NAMES = ["a", "b", "n", "x", "in", "node", "edge", "shape", "min", "out_1"]
+_FN_NAMES = ["f", "g", "node", "leaf", "f.1", "two words", "édition", 'q"uote\\', "tab\there"]
+
+
+@st.composite
+def port_types(draw: st.DrawFn) -> PortType:
+    # Mostly two common types, so that edges and binds find ports to connect.
+    name = draw(st.one_of(st.sampled_from(["i64", "f32"]), st.sampled_from(sorted(SCALAR_TYPES))))
+    scalar = SCALAR_TYPES[name]
+    kind = draw(st.sampled_from(["scalar", "scalar", "scalar", "array", "node"]))
+    if kind == "array":
+        return ArrayType(scalar, draw(st.integers(1, 3)))
+    return node_t if kind == "node" else scalar
+
+
+@st.composite
+def param_lists(draw: st.DrawFn, max_size: int = 4) -> list[Param]:
+    names = draw(st.lists(st.sampled_from(_NAMES), unique=True, max_size=max_size))
+    return [Param(n, draw(port_types())) for n in names]
+
+
+@st.composite
+def leaves(draw: st.DrawFn) -> LeafFunction:
+    params = draw(param_lists())
+    arrays = [p.name for p in params if isinstance(p.type, ArrayType)]
+    ins = tuple(draw(st.lists(st.sampled_from(arrays), unique=True))) if arrays else ()
+    outs = tuple(draw(st.lists(st.sampled_from(arrays), unique=True))) if arrays else ()
+    return no_code_leaf(
+        draw(st.sampled_from(_FN_NAMES)),
+        params,
+        draw(st.lists(port_types(), min_size=draw(st.integers(0, 1)), max_size=3)),
+        ref="",
+        hint=draw(st.sampled_from([None, *HINTS])),
+        ins=ins,
+        outs=outs,
+        location=hpvm.errors.UNKNOWN_LOCATION,
+    )
+
+
+def size_exprs(ints: list[str], arrays: list[Param]) -> st.SearchStrategy[Expr]:
+    atoms: list[st.SearchStrategy[Expr]] = [st.integers(-20, 50).map(Const)]
+    if ints:
+        atoms.append(st.sampled_from(ints).map(ParamExpr))
+    if arrays:
+        atoms.append(
+            st.sampled_from(arrays).flatmap(
+                lambda p: st.integers(0, p.type.rank - 1).map(lambda k: Shape(p.name, k))
+            )
+        )
+    return st.recursive(
+        st.one_of(atoms),
+        lambda sub: st.one_of(
+            st.tuples(st.sampled_from(["+", "-", "*", "//", "%"]), sub, sub).map(lambda t: BinOp(*t)),
+            st.tuples(st.sampled_from(["min", "max"]), st.lists(sub, min_size=1, max_size=3)).map(
+                lambda t: Call(t[0], tuple(t[1]))
+            ),
+        ),
+        max_leaves=6,
+    ).map(_valid_size)
+
+
+def _valid_size(expr: Expr) -> Expr:
+    """Sizes without parameters must be non-negative (the verifier evaluates them)."""
+    if expr.params():
+        return expr
+    try:
+        return expr if expr.evaluate({}) >= 0 else Const(3)
+    except ZeroDivisionError:
+        return Const(3)
+
+
+@st.composite
+def internals(draw: st.DrawFn, library: list[NodeFunction]) -> InternalFunction:
+    """A valid internal function over functions defined before it (so the hierarchy is acyclic)."""
+    params = draw(param_lists())
+    graph = ChildGraph()
+    children = draw(st.lists(st.sampled_from(library), min_size=1, max_size=4)) if library else []
+    ints = [p.name for p in params if isinstance(p.type, ScalarType) and p.type.is_integer]
+    arrays = [p for p in params if isinstance(p.type, ArrayType)]
+    for fn in children:
+        dims = draw(st.integers(0, 3))
+        sizes = tuple(draw(size_exprs(ints, arrays)) for _ in range(dims))
+        graph.nodes.append(Node(graph.unique_name(fn.name), fn, sizes))
+    fed: set[tuple[int, int]] = set()
+    used_sources: set[tuple[int, int]] = set()
+    # Edges go from an earlier node to a later one: acyclic, one feed per input, unique sources.
+    for j, dst in enumerate(graph.nodes):
+        for dp, p in enumerate(dst.function.params):
+            candidates = [
+                (i, sp)
+                for i, src in enumerate(graph.nodes[:j])
+                for sp, t in enumerate(src.function.out_types)
+                if t == p.type and (i, sp) not in used_sources
+            ]
+            if candidates and draw(st.integers(0, 3)):  # an edge 3 times out of 4
+                i, sp = draw(st.sampled_from(candidates))
+                src = graph.nodes[i]
+                repl = draw(st.sampled_from([ONE_TO_ONE, ALL_TO_ALL])) if src.dims == dst.dims else ALL_TO_ALL
+                if repl == ONE_TO_ONE and any(
+                    not a.params() and not b.params() and a.evaluate({}) != b.evaluate({})
+                    for a, b in zip(src.sizes, dst.sizes)
+                ):
+                    repl = ALL_TO_ALL
+                graph.edges.append(Edge(src, sp, dst, dp, repl, draw(st.booleans())))
+                used_sources.add((i, sp))
+                fed.add((j, dp))
+    # Every other child input is bound to a parent input of its type (added if none exists).
+    for j, node in enumerate(graph.nodes):
+        for ic, p in enumerate(node.function.params):
+            if (j, ic) in fed:
+                continue
+            same = [ip for ip, q in enumerate(params) if q.type == p.type]
+            if not same:
+                params.append(Param(f"p{len(params)}", p.type))
+                same = [len(params) - 1]
+            graph.in_binds.append(InputBind(draw(st.sampled_from(same)), node, ic, draw(st.booleans())))
+    # Some child outputs become the parent's outputs, in a random order.
+    free = [
+        (j, oc)
+        for j, n in enumerate(graph.nodes)
+        for oc in range(len(n.function.out_types))
+        if (j, oc) not in used_sources
+    ]
+    bound = draw(
+        st.permutations(free).flatmap(lambda perm: st.integers(0, len(perm)).map(lambda k: perm[:k]))
+    )
+    for op, (j, oc) in enumerate(bound):
+        graph.out_binds.append(OutputBind(graph.nodes[j], oc, op, draw(st.booleans())))
+    arrays_all = [p.name for p in params if isinstance(p.type, ArrayType)]
+    fn = InternalFunction(
+        draw(st.sampled_from(_FN_NAMES)),
+        params,
+        graph=graph,
+        hint=draw(st.sampled_from([None, *HINTS])),
+        ins=tuple(draw(st.lists(st.sampled_from(arrays_all), unique=True))) if arrays_all else (),
+    )
+    if draw(st.booleans()):
+        fn.declared_outputs = list(fn.out_types)
+    return fn
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> InternalFunction:
+    library: list[NodeFunction] = []
+    for _ in range(draw(st.integers(0, 6))):
+        if library and draw(st.booleans()):
+            library.append(draw(internals(library)))
+        else:
+            library.append(draw(leaves()))
+    return draw(internals(library))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+def test_generated_programs_round_trip(program: InternalFunction) -> None:
+    verify(program)  # the generator makes valid programs
+    parsed = round_trip(program)
+    verify(parsed)
+
+
+# ---------------------------------------------------------------------------------------
+# Malformed text: a ParseError at the right place, with a helpful message
+
+
+def parse_error(text: str) -> ParseError:
+    with pytest.raises(ParseError) as info:
+        parse_program(text, file="bad.hpvm")
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "message"),
+    [
+        ("", 1, 1, "defines no function"),
+        ("leaf @f() -> ()\n", 1, 1, "the last function is the root and must be internal"),
+        ("internal @r( {\n}\n", 1, 14, "unexpected '{'; expected one of: ')'"),
+        ("internal @r() {\n  %a = node @g\n}\n", 2, 13, "unknown function @g; the text defines @r"),
+        ("leaf @g(x: f33) -> ()\ninternal @r() {\n}\n", 1, 12, "unknown type 'f33'"),
+        ("leaf @g(x: f32[:, 3]) -> ()\ninternal @r() {\n}\n", 1, 19, "unexpected '3'; expected ':'"),
+        (
+            "leaf @g(x: i64) -> ()\ninternal @r() {\n  %a = node @g\n  edge %a.0 -> %b.0 one_to_one\n}\n",
+            4,
+            16,
+            "unknown node %b in @r; its nodes are %a",
+        ),
+        (
+            "leaf @g() -> ()\ninternal @r() {\n  %a = node @g[1, 2, 3, 4]\n}\n",
+            3,
+            15,
+            "at most three dimensions",
+        ),
+        (
+            "leaf @g() -> ()\nleaf @g() -> ()\ninternal @r() {\n}\n",
+            2,
+            6,
+            "function @g is defined twice (first at line 1)",
+        ),
+        ("internal @r() {\n  %a = node @r\n  %a = node @r\n}\n", 3, 3, "node %a is declared twice"),
+        ("internal @r() {\n  %a = node @r[n $ 2]\n}\n", 2, 18, "unexpected character '$'"),
+        (
+            "internal @r() {\n  %a = node @r[foo(2)]\n}\n",
+            2,
+            16,
+            "unknown function foo() in a size expression",
+        ),
+        ("internal @r() {\n  %a = node @r[n +]\n}\n", 2, 19, "unexpected ']'"),
+        (
+            "internal @r() {\n  %a = node @r\n  edge %a.x -> %a.0 one_to_one\n}\n",
+            3,
+            11,
+            "output ports are numbered",
+        ),
+        (
+            "leaf @g(x: i64) -> ()\ninternal @r() {\n  %a = node @g\n  bind in 0 -> %a.y\n}\n",
+            4,
+            19,
+            "%a has no input named 'y' (its inputs: x)",
+        ),
+        (
+            "internal @r(n: i64) {\n  %a = node @r\n  bind in m -> %a.0\n}\n",
+            3,
+            11,
+            "@r has no input named 'm'",
+        ),
+        (
+            "internal @r() {\n  %a = node @r\n  edge %a.0 -> %a.0 sideways\n}\n",
+            3,
+            21,
+            "unexpected 'sideways'; expected one of: all_to_all, an integer, one_to_one",
+        ),
+        ("internal @r() hint(cpu) hint(gpu) {\n}\n", 1, 25, "@r has two hint(...) attributes"),
+        ("internal @r() {\n  bind in 0 -> %a.0\n", 2, 19, "unexpected end of the text"),
+        ("internal @r() {\n  node @r\n}\n", 2, 3, "unexpected 'node'"),
+    ],
+)
+def test_malformed_text(text: str, line: int, column: int, message: str) -> None:
+    e = parse_error(text)
+    assert (e.line, e.column, e.file) == (line, column, "bad.hpvm")
+    assert message in str(e)
+    assert str(e).startswith(f"bad.hpvm:{line}:{column}: ")
