@@ -18,7 +18,7 @@ demo: install
 	$(BIN)/python examples/edge_detection.py --frames 8 --out out/demo
 
 test: install
-	$(BIN)/python -m pytest -q -x -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 bench: install
 	$(BIN)/python benchmarks/run.py

@@ -14,7 +14,7 @@ import hpvm
 from hpvm.cli import main
 
 PROGRAM = textwrap.dedent(
-    '''
+    """
     import hpvm
 
     @hpvm.leaf(ins=("a",), outs=("b",))
@@ -36,7 +36,7 @@ PROGRAM = textwrap.dedent(
         hpvm.bind_in(t, 3, 0)
         hpvm.bind_in(t, 2, 1)
         hpvm.bind_out(t, 0, 0)
-    '''
+    """
 )
 
 
@@ -72,7 +72,16 @@ def test_run_with_args_and_save(program: Path, tmp_path: Path, capsys: pytest.Ca
     a = np.arange(6, dtype=np.float32)
     np.save(tmp_path / "a.npy", a)
     np.save(tmp_path / "b.npy", np.zeros(6, dtype=np.float32))
-    args = ["--arg", f"a={tmp_path / 'a.npy'}", "--arg", f"b={tmp_path / 'b.npy'}", "--arg", "k=2.5", "--arg", "n=6"]
+    args = [
+        "--arg",
+        f"a={tmp_path / 'a.npy'}",
+        "--arg",
+        f"b={tmp_path / 'b.npy'}",
+        "--arg",
+        "k=2.5",
+        "--arg",
+        "n=6",
+    ]
     code = main(["run", str(program), "--target", "interp", *args, "--save-dir", str(tmp_path / "out")])
     assert code == 0
     assert "output 0: 15.0" in capsys.readouterr().out
@@ -114,7 +123,10 @@ def test_show_svg_without_graphviz(program: Path, tmp_path: Path) -> None:
 
 def test_console_script_entry_point(program: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "hpvm.cli", "verify", str(program)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "hpvm.cli", "verify", str(program)],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert "OK" in done.stdout

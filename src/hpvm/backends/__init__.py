@@ -20,4 +20,11 @@ register_backend("interp", _interp)
 for _name in ("cpu", "cuda", "opencl", "tensor"):
     mark_unavailable(_name, "not implemented yet in this version of hpvm (see docs/backends/)")
 
-__all__ = ["Backend", "available_backends", "backend_for_hint", "get_backend", "mark_unavailable", "register_backend"]
+__all__ = [
+    "Backend",
+    "available_backends",
+    "backend_for_hint",
+    "get_backend",
+    "mark_unavailable",
+    "register_backend",
+]

@@ -115,8 +115,7 @@ def get_backend(name: str) -> Backend:
     if name not in _FACTORIES:
         why = _MISSING.get(name, "no such back end")
         raise BackendUnavailableError(
-            f"back end {name!r} is not available: {why}; available here: "
-            f"{', '.join(available_backends())}"
+            f"back end {name!r} is not available: {why}; available here: {', '.join(available_backends())}"
         )
     if name not in _INSTANCES:
         _INSTANCES[name] = _FACTORIES[name]()

@@ -1,6 +1,7 @@
 """The HPVM dataflow-graph IR: types, size expressions, graphs, the verifier."""
 
-from .expr import BinOp, Call, Const, Expr, Param as ParamExpr, Shape, size_max, size_min
+from .expr import BinOp, Call, Const, Expr, Shape, size_max, size_min
+from .expr import Param as ParamExpr
 from .graph import (
     ALL_TO_ALL,
     CPU_TARGET,
@@ -25,10 +26,41 @@ from .types import Array, ArrayType, NodeHandleType, PortType, ScalarType, parse
 from .verify import topological_order, verify
 
 __all__ = [
-    "ALL_TO_ALL", "Array", "LoadedProgram", "load_program", "parse_program", "print_program",
-    "save_program", "ArrayType", "BinOp", "CPU_TARGET", "Call", "ChildGraph", "Const",
-    "Edge", "Expr", "GPU_TARGET", "InputBind", "InternalFunction", "LeafFunction", "Node",
-    "NodeFunction", "NodeHandleType", "ONE_TO_ONE", "OutputBind", "Param", "ParamExpr",
-    "PortType", "ScalarType", "Shape", "TENSOR_TARGET", "functions", "parse_type", "port_type",
-    "size_max", "size_min", "topological_order", "verify",
+    "ALL_TO_ALL",
+    "Array",
+    "LoadedProgram",
+    "load_program",
+    "parse_program",
+    "print_program",
+    "save_program",
+    "ArrayType",
+    "BinOp",
+    "CPU_TARGET",
+    "Call",
+    "ChildGraph",
+    "Const",
+    "Edge",
+    "Expr",
+    "GPU_TARGET",
+    "InputBind",
+    "InternalFunction",
+    "LeafFunction",
+    "Node",
+    "NodeFunction",
+    "NodeHandleType",
+    "ONE_TO_ONE",
+    "OutputBind",
+    "Param",
+    "ParamExpr",
+    "PortType",
+    "ScalarType",
+    "Shape",
+    "TENSOR_TARGET",
+    "functions",
+    "parse_type",
+    "port_type",
+    "size_max",
+    "size_min",
+    "topological_order",
+    "verify",
 ]

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import SourceLocation, TypeAnnotationError, UNKNOWN_LOCATION
+from ..errors import UNKNOWN_LOCATION, SourceLocation, TypeAnnotationError
 from .expr import Expr
 from .types import ArrayType, PortType, port_type
 
@@ -213,6 +213,25 @@ class Node:
     def dims(self) -> int:
         return len(self.sizes)
 
+    def evaluate_sizes(self, env: dict[str, Any], where: str) -> tuple[int, ...]:
+        """The replication sizes for one execution; ``LaunchError`` if one is invalid.
+
+        ``where`` says which execution (the parent instance, or the launch), for the message.
+        """
+        from ..errors import LaunchError
+
+        values = []
+        for axis, expr in enumerate(self.sizes):
+            prefix = f"{where}node '{self.name}' ({self.location}): replication size '{expr}' (dimension {'xyz'[axis]})"
+            try:
+                value = expr.evaluate(env)
+            except Exception as e:
+                raise LaunchError(f"{prefix} cannot be evaluated: {e}") from None
+            if value < 0:
+                raise LaunchError(f"{prefix} is {value}; sizes must be >= 0")
+            values.append(value)
+        return tuple(values)
+
     def __repr__(self) -> str:
         return f"<node {self.name}>"
 
@@ -324,7 +343,9 @@ def function_source(pyfunc: Callable[..., Any]) -> tuple[str, int]:
     """The ``def`` of a function without its decorators, dedented, and the line it starts on."""
     lines, first = inspect.getsourcelines(pyfunc)
     lines = textwrap.dedent("".join(lines)).splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))), None)
+    start = next(
+        (i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))), None
+    )
     if start is None:
         raise OSError(f"no 'def' found in the source of {pyfunc!r} (lambdas cannot be node functions)")
     return "".join(lines[start:]), first + start

@@ -15,15 +15,35 @@ from typing import Any
 from .graph import LeafFunction
 
 BUILDER_CALLS = {
-    "create_node", "create_node_1d", "create_node_2d", "create_node_3d", "create_node_nd",
-    "edge", "bind_in", "bind_out",
+    "create_node",
+    "create_node_1d",
+    "create_node_2d",
+    "create_node_3d",
+    "create_node_nd",
+    "edge",
+    "bind_in",
+    "bind_out",
 }
 INTRINSICS = {
-    "get_node", "get_parent_node", "get_num_dims", "malloc", "barrier",
-    "get_node_instance_id_x", "get_node_instance_id_y", "get_node_instance_id_z",
-    "get_num_node_instances_x", "get_num_node_instances_y", "get_num_node_instances_z",
-    "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_xchg", "atomic_and",
-    "atomic_or", "atomic_xor",
+    "get_node",
+    "get_parent_node",
+    "get_num_dims",
+    "malloc",
+    "barrier",
+    "get_node_instance_id_x",
+    "get_node_instance_id_y",
+    "get_node_instance_id_z",
+    "get_num_node_instances_x",
+    "get_num_node_instances_y",
+    "get_num_node_instances_z",
+    "atomic_add",
+    "atomic_sub",
+    "atomic_min",
+    "atomic_max",
+    "atomic_xchg",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
 }
 _QUERY_AXES = {"x": 0, "y": 1, "z": 2}
 # NumPy methods that modify the array they are called on.
@@ -88,7 +108,11 @@ def intrinsic_name(call: ast.Call, env: dict[str, Any]) -> str | None:
         module = getattr(obj, "__module__", "") or ""
         if obj is not None and module.startswith("hpvm.") and func.id in INTRINSICS | BUILDER_CALLS:
             return func.id
-        if obj is not None and getattr(obj, "__name__", None) in INTRINSICS | BUILDER_CALLS and module.startswith("hpvm."):
+        if (
+            obj is not None
+            and getattr(obj, "__name__", None) in INTRINSICS | BUILDER_CALLS
+            and module.startswith("hpvm.")
+        ):
             return obj.__name__
     return None
 
@@ -131,7 +155,8 @@ def _analyze(fn: LeafFunction) -> LeafInfo:
 
     # First the handle variables (n = get_node(); p = get_parent_node(n); ...), to a fixpoint.
     assigns = [
-        n for n in ast.walk(func)
+        n
+        for n in ast.walk(func)
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
     ]
     for _ in range(4):
@@ -153,7 +178,7 @@ def _analyze(fn: LeafFunction) -> LeafInfo:
                 info.barrier_lines.append(node.lineno)
             elif name.startswith("atomic_"):
                 target = _root_name(node.args[0]) if node.args else None
-                info.atomics.append((name[len("atomic_"):], target, node.lineno))
+                info.atomics.append((name[len("atomic_") :], target, node.lineno))
                 if target in params:
                     info.writes.setdefault(target, node.lineno)
             elif name.startswith(("get_node_instance_id_", "get_num_node_instances_")):

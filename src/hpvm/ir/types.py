@@ -148,7 +148,7 @@ def _parse_annotation_text(text: str) -> PortType:
     """
     text = text.strip().replace("hpvm.", "")
     if text.startswith("Array[") and text.endswith("]"):
-        parts = [p.strip() for p in text[len("Array["):-1].split(",")]
+        parts = [p.strip() for p in text[len("Array[") : -1].split(",")]
         if len(parts) == 2 and parts[1].isdigit():
             return ArrayType(scalar_type(_scalar_text(parts[0])), int(parts[1]))
         raise TypeError(f"bad array type {text!r}; write it like Array[f32, 2]")

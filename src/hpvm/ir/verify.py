@@ -40,7 +40,9 @@ def verify(root: NodeFunction) -> None:
         raise (found.pop() if len(found) == 1 else VerificationError)(problems)
 
 
-def program_problems(root: NodeFunction, kinds: dict[str, type[VerificationError]] | None = None) -> list[str]:
+def program_problems(
+    root: NodeFunction, kinds: dict[str, type[VerificationError]] | None = None
+) -> list[str]:
     """Every problem in ``root``'s program; ``kinds`` receives the error class of the problems
     that are not plain verification errors (tracing errors raised while building a graph)."""
     problems: list[str] = []
@@ -75,7 +77,7 @@ def _recursion_problems(root: InternalFunction, problems: list[str]) -> set[int]
         for node in nodes:
             child = node.function
             if any(child is f for f in active):
-                cycle = active[next(i for i, f in enumerate(active) if f is child):]
+                cycle = active[next(i for i, f in enumerate(active) if f is child) :]
                 chain = " -> ".join(f.name for f in [*cycle, child])
                 problems.append(
                     f"{child.describe()} contains itself ({chain}, through node '{node.name}' "
@@ -234,8 +236,14 @@ def _query_problems(fn: LeafFunction, dims_path: list[int]) -> list[str]:
             continue
         dims = dims_path[q.level]
         if q.axis >= dims:
-            who = "its own node" if q.level == 0 else ("its parent" if q.level == 1 else f"its ancestor {q.level} levels up")
-            allowed = f"only {', '.join('xyz'[:dims])} can be queried" if dims else "no dimension can be queried"
+            who = (
+                "its own node"
+                if q.level == 0
+                else ("its parent" if q.level == 1 else f"its ancestor {q.level} levels up")
+            )
+            allowed = (
+                f"only {', '.join('xyz'[:dims])} can be queried" if dims else "no dimension can be queried"
+            )
             problems.append(
                 f"leaf '{fn.name}' ({fn.location.file}:{q.line}) calls {q.name} on {who}, which "
                 f"is replicated in {dims} dimension(s); {allowed}"
@@ -269,21 +277,16 @@ def graph_problems(fn: InternalFunction, graph: ChildGraph) -> list[str]:
     for e in graph.edges:
         if id(e.src) not in members or id(e.dst) not in members:
             problems.append(
-                f"{e.describe()}: edges connect only children of the same internal node "
-                f"('{fn.name}')"
+                f"{e.describe()}: edges connect only children of the same internal node ('{fn.name}')"
             )
             continue
         src_out, dst_in = e.src.function.out_types, e.dst.function.params
         ok = True
         if not 0 <= e.sp < len(src_out):
-            problems.append(
-                f"{e.describe()}: '{e.src.name}' has no output {e.sp} (it has {len(src_out)})"
-            )
+            problems.append(f"{e.describe()}: '{e.src.name}' has no output {e.sp} (it has {len(src_out)})")
             ok = False
         if not 0 <= e.dp < len(dst_in):
-            problems.append(
-                f"{e.describe()}: '{e.dst.name}' has no input {e.dp} (it has {len(dst_in)})"
-            )
+            problems.append(f"{e.describe()}: '{e.dst.name}' has no input {e.dp} (it has {len(dst_in)})")
             ok = False
         if ok and src_out[e.sp] != dst_in[e.dp].type:
             problems.append(

@@ -42,7 +42,9 @@ def _check_attributes(fn: Any) -> Any:
     return fn
 
 
-def leaf(hint: str | None = None, ins: Any = (), outs: Any = ()) -> Callable[[Callable[..., Any]], LeafFunction]:
+def leaf(
+    hint: str | None = None, ins: Any = (), outs: Any = ()
+) -> Callable[[Callable[..., Any]], LeafFunction]:
     """Declare a leaf node function: Python (the Numba subset) that computes.
 
     ``ins`` / ``outs`` name the array parameters the leaf reads / writes; every parameter

@@ -14,6 +14,14 @@ from .api import (
 )
 
 __all__ = [
-    "LaunchHandle", "cleanup", "init", "launch", "pop", "push", "request_memory",
-    "track_memory", "untrack_memory", "wait",
+    "LaunchHandle",
+    "cleanup",
+    "init",
+    "launch",
+    "pop",
+    "push",
+    "request_memory",
+    "track_memory",
+    "untrack_memory",
+    "wait",
 ]

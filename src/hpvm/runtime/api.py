@@ -104,7 +104,14 @@ def request_memory(array: Any) -> Any:
     return _rt.tracker.request(array)
 
 
-def launch(root: Any, args: Any, stream: bool = False, target: str | None = None, *, capacity: int = DEFAULT_STREAM_CAPACITY) -> LaunchHandle:
+def launch(
+    root: Any,
+    args: Any,
+    stream: bool = False,
+    target: str | None = None,
+    *,
+    capacity: int = DEFAULT_STREAM_CAPACITY,
+) -> LaunchHandle:
     """Start executing ``root``; returns a handle for ``wait`` (and ``push``/``pop`` if streaming).
 
     The graph, the arguments and the tracking of arrays are checked before this returns;
@@ -193,7 +200,9 @@ def push(handle: Any, args: Any) -> None:
     """Send the inputs of one execution to a streaming launch (blocks while its buffer is full)."""
     h = _check_handle(handle, "push")
     if h.stream is None:
-        raise StreamError(f"hpvm.push(): the launch of '{h.root.name}' is not streaming; launch it with stream=True")
+        raise StreamError(
+            f"hpvm.push(): the launch of '{h.root.name}' is not streaming; launch it with stream=True"
+        )
     values = check_args(h.root, args, _rt.tracker, "push")
     check_sizes(h.root, values, "push")
     h.stream.push(values)

@@ -70,24 +70,7 @@ def check_sizes(root: InternalFunction, args: Sequence[Any], api: str) -> None:
     """
     env = {p.name: a for p, a in zip(root.params, args)}
     graph = root.graph
-    sizes: dict[int, tuple[int, ...]] = {}
-    for node in graph.nodes:
-        values = []
-        for axis, expr in enumerate(node.sizes):
-            try:
-                value = expr.evaluate(env)
-            except Exception as e:
-                raise LaunchError(
-                    f"{api}(): node '{node.name}' ({node.location}) of '{root.name}': replication "
-                    f"size '{expr}' (dimension {'xyz'[axis]}) cannot be evaluated: {e}"
-                ) from None
-            if value < 0:
-                raise LaunchError(
-                    f"{api}(): node '{node.name}' ({node.location}) of '{root.name}': replication "
-                    f"size '{expr}' (dimension {'xyz'[axis]}) is {value}; sizes must be >= 0"
-                )
-            values.append(value)
-        sizes[id(node)] = tuple(values)
+    sizes = {id(node): node.evaluate_sizes(env, f"{api}(): ") for node in graph.nodes}
     for e in graph.edges:
         if e.repl == ONE_TO_ONE and sizes[id(e.src)] != sizes[id(e.dst)]:
             raise LaunchError(

@@ -323,6 +323,4 @@ class _Stopped(Exception):
 
 def _other_user_threads() -> bool:
     me = threading.current_thread()
-    return any(
-        t is not me and t.is_alive() and not t.name.startswith("hpvm-") for t in threading.enumerate()
-    )
+    return any(t is not me and t.is_alive() and not t.name.startswith("hpvm-") for t in threading.enumerate())

@@ -51,7 +51,7 @@ class CheckedArray(np.ndarray):
         axis = 0
         for position, k in enumerate(keys):
             if k is Ellipsis:  # the axes after an ellipsis count from the end
-                axis = self.ndim - sum(1 for x in keys[position + 1:] if x is not None)
+                axis = self.ndim - sum(1 for x in keys[position + 1 :] if x is not None)
                 continue
             if k is None:
                 continue
@@ -69,8 +69,7 @@ class CheckedArray(np.ndarray):
 
     def _oob_message(self, index: int, axis: int, size: int) -> str:
         hint = (
-            " (negative indices are out of bounds in HPVM leaves: they would wrap in Python "
-            "but not on a GPU)"
+            " (negative indices are out of bounds in HPVM leaves: they would wrap in Python but not on a GPU)"
             if index < 0
             else ""
         )

@@ -122,7 +122,7 @@ class _LeafContext:
         if axis >= handle.dims:
             raise self._fail(
                 f"{api}_{'xyz'[axis]}() on node '{handle.name}', which is replicated in "
-                f"{handle.dims} dimension(s); query only {', '.join('xyz'[:handle.dims]) or 'no dimension'}"
+                f"{handle.dims} dimension(s); query only {', '.join('xyz'[: handle.dims]) or 'no dimension'}"
             )
         return handle
 
@@ -241,7 +241,7 @@ class Interpreter(Backend):
         for node in topological_order(graph):
             if selected is not None and id(node) not in selected:
                 continue
-            sizes = self._sizes(node, env, handle)
+            sizes = node.evaluate_sizes(env, f"in {handle.path}, ")
             inputs = self._gather(node, sizes, feeds[id(node)], args, results)
             if isinstance(node.function, LeafFunction):
                 results[node.name] = self._run_leaf(node, sizes, inputs, handle)
@@ -259,24 +259,6 @@ class Interpreter(Backend):
                 continue
             outputs[b.op] = self._all_to_all_value(results[b.src.name], b.oc, b.describe())
         return results, outputs
-
-    def _sizes(self, node: Node, env: dict[str, Any], handle: InstanceHandle) -> tuple[int, ...]:
-        sizes = []
-        for axis, expr in enumerate(node.sizes):
-            try:
-                value = expr.evaluate(env)
-            except Exception as e:
-                raise LaunchError(
-                    f"node '{node.name}' ({node.location}) in {handle.path}: replication size "
-                    f"'{expr}' (dimension {'xyz'[axis]}) cannot be evaluated: {e}"
-                ) from None
-            if value < 0:
-                raise LaunchError(
-                    f"node '{node.name}' ({node.location}) in {handle.path}: replication size "
-                    f"'{expr}' (dimension {'xyz'[axis]}) is {value}; sizes must be >= 0"
-                )
-            sizes.append(value)
-        return tuple(sizes)
 
     def _gather(self, node, sizes, feeds, args, results):  # type: ignore[no-untyped-def]
         """A function from an instance's flat index to its input values."""
@@ -310,7 +292,9 @@ class Interpreter(Backend):
 
     def _all_to_all_value(self, source: NodeOutputs, index: int, what: str) -> Any:
         if not source.values:
-            raise LaunchError(f"{what}: the source node has no instances in this execution, so it sends no value")
+            raise LaunchError(
+                f"{what}: the source node has no instances in this execution, so it sends no value"
+            )
         last = source.values[-1][index]
         for ids, values in zip(_instances(source.sizes), source.values):
             if not _same(values[index], last):
@@ -327,7 +311,9 @@ class Interpreter(Backend):
 
     # -- leaves --------------------------------------------------------------------------
 
-    def _run_leaf(self, node: Node, sizes: tuple[int, ...], inputs: Any, parent: InstanceHandle) -> NodeOutputs:
+    def _run_leaf(
+        self, node: Node, sizes: tuple[int, ...], inputs: Any, parent: InstanceHandle
+    ) -> NodeOutputs:
         fn = node.function
         assert isinstance(fn, LeafFunction)
         instances = list(_instances(sizes))
@@ -399,7 +385,8 @@ class Interpreter(Backend):
             if at_barrier and (finished or len(at_barrier) > 1):
                 described = [
                     f"{len(ids)} instance(s) (e.g. {list(contexts[ids[0]].handle.ids)}) at the barrier "
-                    f"on line {line}" for line, ids in sorted(at_barrier.items())
+                    f"on line {line}"
+                    for line, ids in sorted(at_barrier.items())
                 ]
                 if finished:
                     described.append(
@@ -453,7 +440,9 @@ def _feed_table(fn: InternalFunction) -> dict[int, list[tuple[str, Any]]]:
     if cached is not None:
         return cached
     graph = fn.graph
-    table: dict[int, list[tuple[str, Any]]] = {id(n): [("none", None)] * len(n.function.params) for n in graph.nodes}
+    table: dict[int, list[tuple[str, Any]]] = {
+        id(n): [("none", None)] * len(n.function.params) for n in graph.nodes
+    }
     for b in graph.in_binds:
         table[id(b.dst)][b.ic] = ("bind", b.ip)
     for e in graph.edges:
