@@ -1278,3 +1278,30 @@ def test_arithmetic_on_expressions_matches_the_tree(expr):
     ]:
         assert fn(expr, n) == BinOp(op, expr, n)
         assert fn(3, expr) == BinOp(op, Const(3), expr)
+
+
+def test_barrier_must_be_a_statement_of_its_own():
+    with pytest.raises(hpvm.VerificationError) as info:
+
+        @hpvm.leaf()
+        def sync_in_expression() -> None:
+            x = hpvm.barrier()  # @barrier-expr
+            return x
+
+    message = str(info.value)
+    assert "sync_in_expression" in message and "statement of its own" in message
+    assert f"{Path(__file__).name}:{line_of('barrier-expr')}" in message
+
+
+def test_barrier_statement_verifies():
+    @hpvm.leaf()
+    def sync() -> None:
+        hpvm.barrier()
+
+    assert analyze_leaf_lines(sync) == []
+
+
+def analyze_leaf_lines(fn):
+    from hpvm.ir.leafinfo import analyze_leaf
+
+    return analyze_leaf(fn).misplaced_barriers

@@ -65,6 +65,7 @@ class LeafInfo:
     calls: list[tuple[str, int]] = field(default_factory=list)  # (intrinsic or builder, line)
     queries: list[Query] = field(default_factory=list)
     barrier_lines: list[int] = field(default_factory=list)
+    misplaced_barriers: list[int] = field(default_factory=list)  # not a statement of its own
     atomics: list[tuple[str, str | None, int]] = field(default_factory=list)  # (op, array param, line)
     writes: dict[str, int] = field(default_factory=dict)  # array param -> first line written
     uses: dict[str, int] = field(default_factory=dict)  # param -> first line used
@@ -164,6 +165,7 @@ def _analyze(fn: LeafFunction) -> LeafInfo:
             lvl = level_of(node.value)
             if lvl is not None:
                 levels[node.targets[0].id] = lvl
+    statement_calls = {id(n.value) for n in ast.walk(func) if isinstance(n, ast.Expr)}
     for node in ast.walk(func):
         if isinstance(node, ast.Call):
             name = intrinsic_name(node, env)
@@ -176,6 +178,8 @@ def _analyze(fn: LeafFunction) -> LeafInfo:
             info.calls.append((name, node.lineno))
             if name == "barrier":
                 info.barrier_lines.append(node.lineno)
+                if id(node) not in statement_calls:
+                    info.misplaced_barriers.append(node.lineno)
             elif name.startswith("atomic_"):
                 target = _root_name(node.args[0]) if node.args else None
                 info.atomics.append((name[len("atomic_") :], target, node.lineno))

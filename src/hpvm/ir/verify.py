@@ -180,6 +180,11 @@ def _leaf_source_problems(fn: LeafFunction) -> list[str]:
             f"{where} ({path}:{line}) calls hpvm.{name}(); leaves compute and cannot create "
             "nodes, edges or binds — build the graph in an @hpvm.internal node"
         )
+    for line in info.misplaced_barriers:
+        problems.append(
+            f"{where} ({path}:{line}): hpvm.barrier() must be a statement of its own "
+            "(it returns nothing and cannot be part of an expression)"
+        )
     arrays = {p.name: p.type for p in fn.params if isinstance(p.type, ArrayType)}
     declared = set(fn.ins) | set(fn.outs)
     for name, line in info.writes.items():
