@@ -8,7 +8,6 @@ Also here: the port types module and the replication-size expressions (printing,
 """
 
 import operator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -33,40 +32,16 @@ from hpvm.ir import (
     parse_type,
     port_type,
 )
+from markers import SourceMarkers, fails
 
 # ---------------------------------------------------------------------------------------
 # Helpers
 
 
-def _this_file() -> str:
-    return _this_file.__code__.co_filename
-
-
-FILE = _this_file()
-_LINES = Path(FILE).read_text().splitlines()
-
-
-def line_of(marker: str) -> int:
-    """The line of this file that ends with the comment ``# @marker``."""
-    hits = [i for i, text in enumerate(_LINES, 1) if text.rstrip().endswith(f"# @{marker}")]
-    assert len(hits) == 1, f"marker {marker!r} found {len(hits)} times"
-    return hits[0]
-
-
-def at(marker: str) -> str:
-    """``file:line`` of a marker, as error messages write locations."""
-    return f"{FILE}:{line_of(marker)}"
-
-
-@contextmanager
-def fails(cls: type[Exception], *fragments: str):
-    """Expect exactly ``cls`` (not a subclass) with every fragment in its message."""
-    with pytest.raises(cls) as info:
-        yield info
-    assert type(info.value) is cls, f"expected {cls.__name__}, got {type(info.value).__name__}: {info.value}"
-    message = str(info.value)
-    for fragment in fragments:
-        assert fragment in message, f"{fragment!r} not in message:\n{message}"
+MARKS = SourceMarkers(__file__)
+FILE = MARKS.file
+line_of = MARKS.line_of
+at = MARKS.at
 
 
 # ---------------------------------------------------------------------------------------
