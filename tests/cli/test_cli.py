@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -165,3 +166,24 @@ def test_run_and_verify_a_saved_program(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["run", str(saved), "--target", "interp", *args, "--save-dir", str(tmp_path / "o")]) == 0
     assert "output 0: 12.0" in capsys.readouterr().out
     np.testing.assert_array_equal(np.load(tmp_path / "o" / "b.npy"), a * 3)
+
+
+def test_run_timings_report_compile_and_run_separately(
+    program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    np.save(tmp_path / "a.npy", np.arange(4, dtype=np.float32))
+    np.save(tmp_path / "b.npy", np.zeros(4, dtype=np.float32))
+    args = [
+        "--arg",
+        f"a={tmp_path / 'a.npy'}",
+        "--arg",
+        f"b={tmp_path / 'b.npy'}",
+        "--arg",
+        "k=2",
+        "--arg",
+        "n=4",
+    ]
+    assert main(["run", str(program), "--target", "cpu", *args, "--timings"]) == 0
+    captured = capsys.readouterr()
+    assert "output 0: 8.0" in captured.out
+    assert re.search(r"load \d+\.\d+ s, compile \d+\.\d+ s, run \d+\.\d+ s", captured.err)

@@ -8,30 +8,13 @@ instance), through ``main()`` for its command line and its pass / fail exit stat
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def load(name: str) -> ModuleType:
-    """Import ``examples/<name>.py`` as module ``hpvm_example_<name>`` (once)."""
-    module_name = f"hpvm_example_{name}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
-
+from example_modules import EXAMPLES, load
 
 # ---------------------------------------------------------------------------------------
 # run(): the graph's result against the reference, at small sizes

@@ -1,5 +1,7 @@
 """Back ends: one package each, registered by name (see ``base``)."""
 
+import importlib.util
+
 from .base import (
     Backend,
     available_backends,
@@ -16,8 +18,18 @@ def _interp() -> Backend:
     return Interpreter()
 
 
+def _cpu() -> Backend:
+    from .cpu import CPUBackend
+
+    return CPUBackend()
+
+
 register_backend("interp", _interp)
-for _name in ("cpu", "cuda", "opencl", "tensor"):
+if importlib.util.find_spec("numba") is not None:
+    register_backend("cpu", _cpu)
+else:
+    mark_unavailable("cpu", "Numba is not installed (pip install 'hpvm[cpu]')")
+for _name in ("cuda", "opencl", "tensor"):
     mark_unavailable(_name, "not implemented yet in this version of hpvm (see docs/backends/)")
 
 __all__ = [

@@ -36,6 +36,12 @@ class Backend(ABC):
     def run(self, root: InternalFunction, args: Sequence[Any]) -> tuple[Any, ...]:
         """Execute ``root`` once with ``args``; return its outputs."""
 
+    def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:  # noqa: B027 — optional hook
+        """Compile ``root`` for these argument types ahead of ``run`` (no-op if nothing to do).
+
+        Lets callers report compile time separately from run time (``hpvm run --timings``).
+        """
+
     @abstractmethod
     def run_stage(
         self,

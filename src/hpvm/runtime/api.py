@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ..backends.base import collecting_warnings, reissue_warnings
@@ -10,6 +11,7 @@ from ..errors import HPVMError, LaunchError, NodeExecutionError, RuntimeStateErr
 from .launch import array_args, check_args, check_root, check_sizes, choose_backend
 from .memory import MemoryTracker
 from .streaming import Stream
+from .workers import WorkerPool
 
 DEFAULT_STREAM_CAPACITY = 16
 
@@ -24,7 +26,7 @@ class LaunchHandle:
         self.outputs: tuple[Any, ...] | None = None
         self.error: BaseException | None = None
         self.done = threading.Event()
-        self.thread: threading.Thread | None = None
+        self.job: Callable[[], None] | None = None  # the run, queued on the worker pool
         self.waited = False
         self.warnings: list[tuple[str, type[Warning]]] = []  # issued on the host at wait
         self.generation = _rt.generation  # valid until the next cleanup
@@ -55,6 +57,7 @@ class _Runtime:
         self.generation = 0
         self.active: set[LaunchHandle] = set()
         self.lock = threading.Lock()
+        self.workers = WorkerPool()
 
     def require(self, api: str) -> None:
         if not self.initialized:
@@ -80,8 +83,7 @@ def cleanup() -> None:
     for h in handles:
         if h.stream is not None:
             h.stream.stop()
-        elif h.thread is not None:
-            h.thread.join()
+    _rt.workers.stop()  # finishes the launches still running, then ends every worker
     _rt.tracker.clear()
     _rt.initialized = False
 
@@ -151,11 +153,11 @@ def launch(
                 with _rt.lock:
                     _rt.active.discard(handle)
 
-        handle.thread = threading.Thread(target=run, name=f"hpvm-launch-{root.name}", daemon=True)
+        handle.job = run
     with _rt.lock:
         _rt.active.add(handle)
-    if handle.thread is not None:
-        handle.thread.start()
+    if handle.job is not None:
+        _rt.workers.submit(handle.job)
     return handle
 
 
@@ -183,8 +185,7 @@ def wait(handle: Any) -> tuple[Any, ...] | None:
                     _rt.active.discard(h)
             reissue_warnings(h.stream.take_warnings())
         return None
-    assert h.thread is not None
-    h.thread.join()
+    h.done.wait()
     if not h.waited:  # the run's warnings, issued once, on the host thread
         h.waited = True
         reissue_warnings(h.warnings)

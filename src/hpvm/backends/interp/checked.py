@@ -78,6 +78,12 @@ class CheckedArray(np.ndarray):
             f"{self._label()} with size {size}{hint}"
         )
 
+    def __repr__(self) -> str:  # NumPy's printing indexes with negative numbers: not a leaf's access
+        return repr(self.view(np.ndarray))
+
+    def __str__(self) -> str:
+        return str(self.view(np.ndarray))
+
     def __getitem__(self, key: Any) -> Any:
         self._check(key)
         return np.ndarray.__getitem__(self, key)

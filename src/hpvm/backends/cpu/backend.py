@@ -1,0 +1,88 @@
+"""The ``cpu`` back end: root graphs compiled with Numba, parallel over instances, GIL released."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...errors import HPVMError, NodeExecutionError
+from ...ir.graph import ALL_TO_ALL, InternalFunction, Node
+from ...ir.types import ScalarType
+from ..base import Backend
+from .compiler import CompiledProgram, Compiler, describe_numba_error
+from .graphgen import StageSpec
+
+
+class CPUBackend(Backend):
+    """Seed 001's DFG2LLVM_CPU, with replicated nodes run in parallel."""
+
+    name = "cpu"
+    device = "host"
+
+    def __init__(self) -> None:
+        self.compiler = Compiler()
+
+    def prepare(self, root: InternalFunction) -> CompiledProgram:
+        """Generate and register the program's functions (Numba compiles them on first call)."""
+        return self.compiler.program(root)
+
+    def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:
+        """Generate the code and have Numba compile it (or load it from its cache) now."""
+        import numba
+
+        program = self.prepare(root)
+        values = (*_convert(root, args), program.root_ctx())
+        self._call(program, program.entry.compile, (tuple(numba.typeof(v) for v in values),))
+
+    def run(self, root: InternalFunction, args: Sequence[Any]) -> tuple[Any, ...]:
+        program = self.prepare(root)
+        values = _convert(root, args)
+        result = self._call(program, program.entry, (*values, program.root_ctx()))
+        return tuple(result)
+
+    def run_stage(self, root, args, nodes, upstream):  # type: ignore[no-untyped-def]
+        program = self.prepare(root)
+        spec = _stage_spec(root, nodes)
+        func, spec = self.compiler.stage(program, spec)
+        imports = [upstream[n.name][(p, mode)] for n, p, mode in spec.imports]
+        result = self._call(program, func, (*_convert(root, args), program.root_ctx(), *imports))
+        outputs = dict(zip(spec.outputs, result[: len(spec.outputs)]))
+        produced: dict[str, dict[tuple[int, str], Any]] = {n.name: {} for n in spec.nodes}
+        for (node, port, mode), value in zip(spec.exports, result[len(spec.outputs) :]):
+            produced[node.name][(port, mode)] = value
+        return produced, outputs
+
+    def _call(self, program: CompiledProgram, func: Any, args: tuple[Any, ...]) -> Any:
+        from numba.core.errors import NumbaError
+
+        try:
+            return func(*args)
+        except HPVMError:
+            raise
+        except NumbaError as e:
+            raise describe_numba_error(e, program) from None
+        except Exception as e:
+            raise NodeExecutionError(
+                f"graph '{program.root.name}' on the cpu back end raised {type(e).__name__}: {e} "
+                "(compiled code does not say which node: run it with target='interp' to find out)"
+            ) from e
+
+
+def _convert(root: InternalFunction, args: Sequence[Any]) -> list[Any]:
+    """Scalars as their port's NumPy type, so Numba specialises on the declared types."""
+    return [p.type.dtype.type(a) if isinstance(p.type, ScalarType) else a for p, a in zip(root.params, args)]
+
+
+def _stage_spec(root: InternalFunction, nodes: Sequence[Node]) -> StageSpec:
+    inside = {id(n) for n in nodes}
+    imports: list[tuple[Node, int, str]] = []
+    exports: list[tuple[Node, int, str]] = []
+    for e in root.graph.edges:
+        mode = "last" if e.repl == ALL_TO_ALL or e.src.dims == 0 else "each"
+        item = (e.src, e.sp, mode)
+        if id(e.dst) in inside and id(e.src) not in inside and item not in imports:
+            imports.append(item)
+        if id(e.src) in inside and id(e.dst) not in inside and item not in exports:
+            exports.append(item)
+    outputs = sorted(b.op for b in root.graph.out_binds if id(b.src) in inside)
+    return StageSpec(list(nodes), imports, exports, outputs)

@@ -1,0 +1,279 @@
+"""Turning a root graph into Numba-compiled functions, cached in memory and on disk.
+
+Leaf clones are compiled in a module namespace holding the leaf's own globals (so the
+leaf sees its imports, constants and helpers), with the user's file as their file name:
+Numba's messages then point at the user's lines, and its on-disk cache (keyed by that
+file) lets a second process skip compilation. Graph functions are written to a generated
+source file in the hpvm cache directory, named by the hash of their text, for the same
+reason. Each generated module is registered in ``sys.modules`` so Numba can find it again
+when it loads a cached function.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import re
+import sys
+import threading
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...errors import CompileError, LaunchError
+from ...ir.graph import InternalFunction, LeafFunction, functions
+from .graphgen import GraphGen, StageSpec
+from .leafgen import LeafClone, clone_leaf
+
+_LOCK = threading.RLock()
+
+
+def cache_dir() -> Path:
+    """Where generated sources live: ``$HPVM_CACHE_DIR`` or ``~/.cache/hpvm``."""
+    path = Path(os.environ.get("HPVM_CACHE_DIR") or Path.home() / ".cache" / "hpvm")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _runtime_helpers() -> dict[str, Any]:
+    """Names every generated module can use: atomics, malloc, barrier marker, errors."""
+    import numba
+
+    from . import atomics
+
+    helpers: dict[str, Any] = {
+        "np": np,
+        "prange": numba.prange,
+        "__hpvm_LaunchError": LaunchError,
+        "__hpvm_malloc": _malloc(),
+    }
+    for op in ("add", "sub", "min", "max", "xchg", "and", "or", "xor"):
+        helpers[f"__hpvm_atomic_{op}"] = getattr(atomics, f"atomic_{op}")
+    for name in (
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "float64",
+    ):
+        helpers[f"__hpvm_dt_{name}"] = np.dtype(name).type
+    return helpers
+
+
+_MALLOC: Any = None
+
+
+def _malloc() -> Any:
+    global _MALLOC
+    if _MALLOC is None:
+        import numba
+
+        @numba.njit(nogil=True, cache=True)
+        def hpvm_malloc(nbytes):  # type: ignore[no-untyped-def]
+            return np.zeros(nbytes, np.uint8)
+
+        _MALLOC = hpvm_malloc
+    return _MALLOC
+
+
+def _module(name: str, file: str, namespace: dict[str, Any]) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__dict__.update(namespace)
+    module.__file__ = file
+    module.__name__ = name
+    sys.modules[name] = module
+    return module
+
+
+def _cacheable(file: str) -> bool:
+    return os.path.isfile(file)
+
+
+@dataclass
+class CompiledProgram:
+    """The compiled form of one root graph."""
+
+    root: InternalFunction
+    levels: int
+    entry: Any  # the root's parallel graph function
+    stages: dict[tuple[int, ...], tuple[Any, StageSpec]] = field(default_factory=dict)
+    gen: GraphGen | None = None
+    module: types.ModuleType | None = None
+    clones: dict[int, LeafClone] = field(default_factory=dict)
+    compiled_signatures: set[Any] = field(default_factory=set)
+
+    def root_ctx(self) -> tuple[int, ...]:
+        return (0, 0, 0, 1, 1, 1, 0) * self.levels
+
+
+class Compiler:
+    """Compiles root graphs (once each) for the cpu back end."""
+
+    def __init__(self) -> None:
+        self._programs: dict[int, tuple[InternalFunction, CompiledProgram]] = {}
+
+    def program(self, root: InternalFunction) -> CompiledProgram:
+        with _LOCK:
+            entry = self._programs.get(id(root))
+            if entry is not None and entry[0] is root:
+                return entry[1]
+            program = self._compile(root)
+            self._programs[id(root)] = (root, program)
+            return program
+
+    def _compile(self, root: InternalFunction) -> CompiledProgram:
+        import numba
+
+        helpers = _runtime_helpers()
+        leaves = [fn for fn in functions(root) if isinstance(fn, LeafFunction)]
+        clones = {id(leaf): clone_leaf(leaf) for leaf in leaves}
+        levels = max([1, *(c.levels for c in clones.values())])
+        barrier_symbols: dict[int, str] = {}
+        leaf_namespace: dict[str, Any] = {}
+        for leaf in leaves:
+            clone = clones[id(leaf)]
+            namespace = self._leaf_namespace(leaf, helpers)
+            module = _module(f"hpvm_generated.{clone.symbol}", leaf.location.file, namespace)
+            code = compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec")
+            exec(code, module.__dict__)
+            cache = _cacheable(leaf.location.file)
+            if clone.uses_barrier:
+                from .barriers import group_function
+
+                symbol, source = group_function(clone, [p.type for p in leaf.params], levels)
+                tree = ast.parse(source)
+                exec(compile(tree, leaf.location.file, "exec"), module.__dict__)
+                module.__dict__[symbol] = numba.njit(nogil=True, cache=cache)(module.__dict__[symbol])
+                leaf_namespace[symbol] = module.__dict__[symbol]
+                barrier_symbols[id(leaf)] = symbol
+            dispatcher = numba.njit(nogil=True, cache=cache)(module.__dict__[clone.symbol])
+            module.__dict__[clone.symbol] = dispatcher
+            leaf_namespace[clone.symbol] = dispatcher
+        gen = GraphGen(levels, clones, barrier_symbols)
+        entry_symbol = gen.graph_function(root, parallel=True)
+        program = CompiledProgram(root, levels, None, gen=gen, clones=clones)
+        program.module = self._graph_module(gen, helpers, leaf_namespace)
+        program.entry = program.module.__dict__[entry_symbol]
+        return program
+
+    def stage(self, program: CompiledProgram, stage: StageSpec) -> Any:
+        """The compiled stage function for a set of the root's children (streaming)."""
+        key = tuple(sorted(id(n) for n in stage.nodes))
+        with _LOCK:
+            if key not in program.stages:
+                import numba
+
+                assert program.gen is not None and program.module is not None
+                before = len(program.gen.sources)
+                symbol = program.gen.stage_function(program.root, stage, len(program.stages))
+                source = "\n".join(program.gen.sources[before:])
+                path = self._write(source)
+                exec(compile(source, str(path), "exec"), program.module.__dict__)
+                for name in re.findall(r"^def (\w+)\(", source, flags=re.M):
+                    func = program.module.__dict__[name]
+                    program.module.__dict__[name] = numba.njit(
+                        nogil=True, cache=True, parallel=name in program.gen.parallel_symbols
+                    )(func)
+                program.stages[key] = (program.module.__dict__[symbol], stage)
+            return program.stages[key]
+
+    # -- modules -------------------------------------------------------------------------
+
+    def _leaf_namespace(self, leaf: LeafFunction, helpers: dict[str, Any]) -> dict[str, Any]:
+        pyfunc = leaf.pyfunc
+        namespace = dict(getattr(pyfunc, "__globals__", {}) or {})
+        code = getattr(pyfunc, "__code__", None)
+        if code is not None and pyfunc.__closure__:
+            for name, cell in zip(code.co_freevars, pyfunc.__closure__):
+                namespace[name] = cell.cell_contents
+        namespace.update(helpers)
+        return namespace
+
+    def _write(self, source: str) -> Path:
+        digest = hashlib.sha1(source.encode()).hexdigest()[:16]
+        path = cache_dir() / f"hpvm_graph_{digest}.py"
+        if not path.exists():  # content-addressed: never rewritten, so Numba's cache stays valid
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(source)
+            os.replace(tmp, path)
+        return path
+
+    def _graph_module(
+        self, gen: GraphGen, helpers: dict[str, Any], leaves: dict[str, Any]
+    ) -> types.ModuleType:
+        import numba
+
+        source = "\n".join(gen.sources)
+        path = self._write(source)
+        namespace = {**helpers, **leaves}
+        module = _module(f"hpvm_generated.{path.stem}", str(path), namespace)
+        exec(compile(source, str(path), "exec"), module.__dict__)
+        for name in re.findall(r"^def (\w+)\(", source, flags=re.M):
+            func = module.__dict__[name]
+            module.__dict__[name] = numba.njit(nogil=True, cache=True, parallel=name in gen.parallel_symbols)(
+                func
+            )
+        return module
+
+
+def describe_numba_error(error: Exception, program: CompiledProgram) -> CompileError:
+    """A ``CompileError`` naming the leaf and line Numba failed on, from Numba's message."""
+    text = str(error)
+    locations = re.findall(r'File "([^"]+)", line (\d+)', text)
+    summary = _summary(text)
+    for file, line_text in locations:
+        line = int(line_text)
+        for clone in program.clones.values():
+            leaf = clone.leaf
+            if os.path.realpath(leaf.location.file) != os.path.realpath(file):  # Numba prints relative paths
+                continue
+            first = leaf.source_line
+            last = first + leaf.source.count("\n")
+            if first <= line <= last:
+                code = leaf.source.splitlines()[line - first].strip()
+                return CompileError(
+                    f"leaf '{leaf.name}' ({leaf.location.file}:{line}): the cpu back end (Numba) cannot compile "
+                    f"`{code}`: {summary} — try target='interp'"
+                )
+    return CompileError(
+        f"the cpu back end (Numba) cannot compile graph '{program.root.name}': {summary} — try target='interp'"
+    )
+
+
+def _summary(text: str) -> str:
+    keep = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("During:", "File ", "^", "Failed in", "Rewrite", "- ")):
+            continue
+        if (
+            line.startswith(
+                (
+                    "No implementation",
+                    "Unknown attribute",
+                    "Cannot",
+                    "Invalid use",
+                    "Untyped",
+                    "NameError",
+                    "Use of unsupported",
+                    "Unsupported",
+                    "cannot",
+                    "Compilation is falling",
+                )
+            )
+            or not keep
+        ):
+            keep.append(line)
+        if len(keep) >= 2:
+            break
+    return " ".join(keep)[:400]

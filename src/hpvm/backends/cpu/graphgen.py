@@ -1,0 +1,402 @@
+"""Internal nodes become loop nests (seed 001, DFG2LLVM_CPU ``codeGen(DFInternalNode*)``).
+
+For each internal node function we generate one Python function, compiled by Numba, that
+runs its child graph: children in topological order, each replicated child as a loop nest
+over its instances (``prange`` over the outermost dimension at the root, so the root's
+children run in parallel; nested graphs are called from inside those loops and run their
+own loops sequentially), calling the leaf clones and the nested graph functions.
+
+Values on edges: a child whose one-to-one consumer sits in the same loop passes values in
+registers — consecutive children joined by one-to-one edges are *fused* into one loop
+(legal: a one-to-one sink instance waits only for its own source instance). A consumer in
+a later loop reads a per-instance array. All-to-all edges and output binds take the value
+of the last instance: the last instance is *peeled* out of the parallel loop and run after
+it, which is a legal schedule and yields its outputs as plain variables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ...errors import CompileError
+from ...ir.graph import ONE_TO_ONE, InternalFunction, LeafFunction, Node
+from ...ir.types import ArrayType, ScalarType
+from ...ir.verify import topological_order
+from .leafgen import CTX_PARAM, CTX_STRIDE, LeafClone, symbol_for
+
+INDENT = "    "
+
+
+@dataclass
+class StageSpec:
+    """What a streaming stage function imports from and exports to other stages."""
+
+    nodes: list[Node]
+    imports: list[tuple[Node, int, str]] = field(default_factory=list)  # (node, port, "each"|"last")
+    exports: list[tuple[Node, int, str]] = field(default_factory=list)
+    outputs: list[int] = field(default_factory=list)  # root output indices this stage produces
+
+
+@dataclass
+class _Group:
+    nodes: list[Node]
+    dims: int
+    barrier: bool = False
+
+
+class GraphGen:
+    """Generates the graph functions of one program (a root and everything under it)."""
+
+    def __init__(self, levels: int, clones: dict[int, LeafClone], barrier_symbols: dict[int, str]):
+        self.levels = levels
+        self.clones = clones  # id(leaf) -> clone
+        self.barrier_symbols = barrier_symbols  # id(leaf) -> group function symbol
+        self.sources: list[str] = []
+        self.symbols: dict[tuple[int, bool], str] = {}
+        self.parallel_symbols: set[str] = set()
+        self.dtypes: set[str] = set()
+
+    # -- public ---------------------------------------------------------------------------
+
+    def graph_function(self, fn: InternalFunction, parallel: bool) -> str:
+        """The symbol of ``fn``'s graph function, generating it (and its children's) once."""
+        key = (id(fn), parallel)
+        if key not in self.symbols:
+            symbol = symbol_for(fn, "graph") + ("_par" if parallel else "")
+            self.symbols[key] = symbol
+            source = self._emit(fn, symbol, parallel, None)
+            self.sources.append(source)
+            if "prange(" in source:  # Numba warns about parallel=True with nothing parallel
+                self.parallel_symbols.add(symbol)
+        return self.symbols[key]
+
+    def stage_function(self, root: InternalFunction, stage: StageSpec, index: int) -> str:
+        symbol = symbol_for(root, "stage") + f"_{index}"
+        source = self._emit(root, symbol, True, stage)
+        self.sources.append(source)
+        if "prange(" in source:
+            self.parallel_symbols.add(symbol)
+        return symbol
+
+    # -- generation -----------------------------------------------------------------------
+
+    def _emit(self, fn: InternalFunction, symbol: str, parallel: bool, stage: StageSpec | None) -> str:
+        graph = fn.graph
+        order = topological_order(graph)
+        selected = None if stage is None else {id(n) for n in stage.nodes}
+        if selected is not None:
+            order = [n for n in order if id(n) in selected]
+        index = {id(n): k for k, n in enumerate(graph.nodes)}
+        feeds = {id(n): [None] * len(n.function.params) for n in graph.nodes}
+        for b in graph.in_binds:
+            feeds[id(b.dst)][b.ic] = ("bind", b)
+        for e in graph.edges:
+            feeds[id(e.dst)][e.dp] = ("edge", e)
+        imported = {(id(n), p): mode for n, p, mode in (stage.imports if stage else [])}
+
+        groups = self._group(order, feeds, imported)
+        group_of = {id(n): g for g in groups for n in g.nodes}
+
+        # What each (node, port) must provide: "each" (per-instance array), "last" (peeled value).
+        needs: dict[tuple[int, int], set[str]] = {}
+        for e in graph.edges:
+            if selected is not None and id(e.src) not in selected:
+                continue
+            if e.src.dims == 0:
+                continue  # a 0-dim node's outputs are plain variables
+            if selected is not None and id(e.dst) not in selected:
+                mode = "each" if e.repl == ONE_TO_ONE else "last"
+            elif e.repl == ONE_TO_ONE and group_of[id(e.src)] is group_of[id(e.dst)]:
+                continue  # fused: in registers
+            else:
+                mode = "each" if e.repl == ONE_TO_ONE else "last"
+            needs.setdefault((id(e.src), e.sp), set()).add(mode)
+        for b in graph.out_binds:
+            if (selected is None or id(b.src) in selected) and b.src.dims > 0:
+                needs.setdefault((id(b.src), b.oc), set()).add("last")
+        # An array sent per instance to a node outside the loop: every instance must send the
+        # same array (the usual case: a memory object passed along); it is checked by pointer.
+        for (node_id, port), want in needs.items():
+            node = next(n for n in graph.nodes if id(n) == node_id)
+            if "each" in want and isinstance(node.function.out_types[port], ArrayType):
+                want.discard("each")
+                want.update(("last", "ptr"))
+
+        params = [p.name for p in fn.params] + [CTX_PARAM]
+        if stage is not None:
+            params += [self._import_name(index[id(n)], p, mode) for n, p, mode in stage.imports]
+        lines = [f"def {symbol}({', '.join(params)}):"]
+        body: list[str] = []
+        for g_index, group in enumerate(groups):
+            body += self._emit_group(fn, g_index, group, feeds, needs, index, imported, parallel)
+        body.append(f"return {self._returns(fn, stage, index)}")
+        lines += [INDENT + line for line in body]
+        return "\n".join(lines) + "\n"
+
+    def _group(self, order: Sequence[Node], feeds: dict, imported: dict) -> list[_Group]:
+        groups: list[_Group] = []
+        for node in order:
+            barrier = self._is_barrier(node)
+            current = groups[-1] if groups else None
+            if current is not None and self._can_fuse(node, current, feeds, barrier):
+                current.nodes.append(node)
+            else:
+                groups.append(_Group([node], node.dims, barrier))
+        return groups
+
+    def _can_fuse(self, node: Node, group: _Group, feeds: dict, barrier: bool) -> bool:
+        if barrier or group.barrier or group.dims == 0 or node.dims != group.dims:
+            return False
+        members = {id(n) for n in group.nodes}
+        linked = False
+        for feed in feeds[id(node)]:
+            if feed is None or feed[0] != "edge":
+                continue
+            edge = feed[1]
+            if id(edge.src) in members:
+                if edge.repl != ONE_TO_ONE:
+                    return False
+                linked = True
+        return linked
+
+    def _is_barrier(self, node: Node) -> bool:
+        return isinstance(node.function, LeafFunction) and id(node.function) in self.barrier_symbols
+
+    # -- one loop group -------------------------------------------------------------------
+
+    def _emit_group(self, fn, g_index, group, feeds, needs, index, imported, parallel) -> list[str]:  # type: ignore[no-untyped-def]
+        out: list[str] = []
+        head = group.nodes[0]
+        k0 = index[id(head)]
+        sizes = [f"__hn{k0}_s{a}" for a in range(head.dims)]
+        for a, expr in enumerate(head.sizes):
+            out.append(f"{sizes[a]} = {expr}")
+            out.append(f"if {sizes[a]} < 0:")
+            out.append(
+                INDENT
+                + f"raise __hpvm_LaunchError({self._msg(head, f'replication size {expr} is negative')})"
+            )
+        # Fused members share the head's grid; their sizes are checked equal at run time.
+        for node in group.nodes[1:]:
+            k = index[id(node)]
+            for a, expr in enumerate(node.sizes):
+                out.append(f"if ({expr}) != {sizes[a]}:")
+                out.append(
+                    INDENT
+                    + f"raise __hpvm_LaunchError({self._msg(node, 'one-to-one edge between grids of different extents')})"
+                )
+        idx = [f"__hg{g_index}_i{a}" for a in range(head.dims)]
+        # One-to-one inputs read from earlier loops or other stages need the same grid.
+        for node in group.nodes:
+            for feed in feeds[id(node)]:
+                if feed is None or feed[0] != "edge" or feed[1].repl != ONE_TO_ONE:
+                    continue
+                edge = feed[1]
+                if any(edge.src is m for m in group.nodes) or edge.src.dims == 0 and edge.dst.dims == 0:
+                    continue
+                src_shape = self._src_sizes(edge, index, imported)
+                if src_shape is not None:
+                    for a in range(node.dims):
+                        out.append(f"if {src_shape[a]} != {sizes[a]}:")
+                        out.append(
+                            INDENT
+                            + f"raise __hpvm_LaunchError({self._msg(node, f'one-to-one edge from {edge.src.name} between grids of different extents')})"
+                        )
+        # Per-instance storage for consumers in later loops / other stages.
+        for node in group.nodes:
+            k = index[id(node)]
+            for port, out_type in enumerate(node.function.out_types):
+                want = needs.get((id(node), port), ())
+                if "each" in want:
+                    dt = self._dtype(out_type)
+                    out.append(f"__hn{k}_A{port} = np.empty(({', '.join(sizes)},), {dt})")
+                if "ptr" in want:
+                    out.append(f"__hn{k}_P{port} = np.empty(({', '.join(sizes)},), np.int64)")
+        peel = any(
+            "last" in needs.get((id(n), p), ()) for n in group.nodes for p in range(len(n.function.out_types))
+        )
+        if group.barrier:
+            return out + self._emit_barrier_call(fn, head, k0, sizes, feeds, index, imported, needs)
+        if head.dims == 0:
+            return out + self._emit_body(fn, group, [], [], feeds, needs, index, imported, capture=True)
+        total = " * ".join(sizes)
+        if peel:
+            out.append(f"if {total} == 0:")
+            out.append(
+                INDENT
+                + f"raise __hpvm_LaunchError({self._msg(head, 'has no instances, so it sends no value over its all-to-all edge or output bind')})"
+            )
+        depth = 0
+        for a in range(head.dims):
+            loop = "prange" if (parallel and a == 0) else "range"
+            out.append(INDENT * depth + f"for {idx[a]} in {loop}({sizes[a]}):")
+            depth += 1
+        inner = self._emit_body(fn, group, idx, sizes, feeds, needs, index, imported, capture=False)
+        if peel:
+            last = " and ".join(f"{i} == {s} - 1" for i, s in zip(idx, sizes))
+            out.append(INDENT * depth + f"if {last}:")
+            out.append(INDENT * (depth + 1) + "continue")
+        out += [INDENT * depth + line for line in inner]
+        if peel:
+            for i, s in zip(idx, sizes):
+                out.append(f"{i} = {s} - 1")
+            out += self._emit_body(fn, group, idx, sizes, feeds, needs, index, imported, capture=True)
+        for node in group.nodes:
+            k = index[id(node)]
+            for port in range(len(node.function.out_types)):
+                if "ptr" in needs.get((id(node), port), ()):
+                    out.append(f"if np.any(__hn{k}_P{port} != __hn{k}_L{port}.ctypes.data):")
+                    out.append(
+                        INDENT
+                        + f"raise __hpvm_LaunchError({self._msg(node, f'instances send different arrays from output {port} over a one-to-one edge to a node outside their loop; the cpu back end passes one shared array there — try target=interp')})"
+                    )
+        return out
+
+    def _emit_body(self, fn, group, idx, sizes, feeds, needs, index, imported, capture) -> list[str]:  # type: ignore[no-untyped-def]
+        out: list[str] = []
+        for node in group.nodes:
+            k = index[id(node)]
+            args = [
+                self._input(fn, node, p, feeds, idx, index, imported, group)
+                for p in range(len(node.function.params))
+            ]
+            ctx = self._child_ctx(node, idx, sizes)
+            out.append(f"__hn{k}_r = {self._callee(node)}({', '.join([*args, ctx])})")
+            n_out = len(node.function.out_types)
+            is_leaf = isinstance(node.function, LeafFunction)
+            for port, out_type in enumerate(node.function.out_types):
+                value = f"__hn{k}_r" if (is_leaf and n_out == 1) else f"__hn{k}_r[{port}]"
+                if isinstance(out_type, ScalarType):
+                    value = f"{self._dtype(out_type)}({value})"
+                out.append(f"__hn{k}_v{port} = {value}")
+                want = needs.get((id(node), port), set())
+                if "each" in want:
+                    out.append(f"__hn{k}_A{port}[{', '.join(idx)}] = __hn{k}_v{port}")
+                if "ptr" in want:
+                    out.append(f"__hn{k}_P{port}[{', '.join(idx)}] = __hn{k}_v{port}.ctypes.data")
+                if capture and "last" in want:
+                    out.append(f"__hn{k}_L{port} = __hn{k}_v{port}")
+        return out
+
+    def _emit_barrier_call(self, fn, node, k, sizes, feeds, index, imported, needs) -> list[str]:  # type: ignore[no-untyped-def]
+        args = []
+        for p in range(len(node.function.params)):
+            feed = feeds[id(node)][p]
+            if feed is not None and feed[0] == "edge" and feed[1].repl == ONE_TO_ONE and feed[1].src.dims > 0:
+                raise CompileError(
+                    f"node '{node.name}' ({node.location}): leaf '{node.function.name}' uses "
+                    "barriers and receives a per-instance value over a one-to-one edge; the cpu "
+                    "back end needs uniform inputs for barrier leaves — try target='interp'"
+                )
+            args.append(self._input(fn, node, p, feeds, [], [], index, imported, None))
+        ext = [*sizes, *(["1"] * (3 - len(sizes)))]
+        parent = f"{CTX_PARAM}[:{CTX_STRIDE * (self.levels - 1)}]" if self.levels > 1 else "()"
+        out = [
+            f"__hn{k}_r = {self.barrier_symbols[id(node.function)]}({', '.join([*args, parent, *ext, str(node.dims)])})"
+        ]
+        n_out = len(node.function.out_types)
+        for port, out_type in enumerate(node.function.out_types):
+            want = needs.get((id(node), port), set())
+            if "each" in want:
+                raise CompileError(
+                    f"node '{node.name}' ({node.location}): a leaf with barriers sends per-instance "
+                    "values over a one-to-one edge; the cpu back end does not support this yet — "
+                    "try target='interp'"
+                )
+            value = f"__hn{k}_r" if n_out == 1 else f"__hn{k}_r[{port}]"
+            if isinstance(out_type, ScalarType):
+                value = f"{self._dtype(out_type)}({value})"
+            out.append(f"__hn{k}_v{port} = {value}")
+            out.append(f"__hn{k}_L{port} = __hn{k}_v{port}")
+        if node.dims > 0 and any("last" in needs.get((id(node), p), ()) for p in range(n_out)):
+            out.insert(0, f"if {' * '.join(sizes)} == 0:")
+            out.insert(
+                1,
+                INDENT
+                + f"raise __hpvm_LaunchError({self._msg(node, 'has no instances, so it sends no value over its all-to-all edge or output bind')})",
+            )
+        return out
+
+    # -- pieces ---------------------------------------------------------------------------
+
+    def _input(self, fn, node, port, feeds, idx, index, imported, group) -> str:  # type: ignore[no-untyped-def]
+        kind, item = feeds[id(node)][port]
+        if kind == "bind":
+            return fn.params[item.ip].name
+        edge = item
+        src_k = index[id(edge.src)]
+        mode = "each" if edge.repl == ONE_TO_ONE else "last"
+        if isinstance(edge.src.function.out_types[edge.sp], ArrayType) and edge.src.dims > 0:
+            fused = group is not None and any(edge.src is m for m in group.nodes)
+            if not fused and (id(edge.src), edge.sp) not in imported:
+                return f"__hn{src_k}_L{edge.sp}"  # the one shared array (checked by pointer)
+            if not fused:
+                return self._import_name(src_k, edge.sp, imported[(id(edge.src), edge.sp)])
+        if (id(edge.src), edge.sp) in imported:
+            name = self._import_name(src_k, edge.sp, imported[(id(edge.src), edge.sp)])
+            if edge.src.dims > 0 and mode == "each":
+                return f"{name}[{', '.join(idx)}]"
+            return name
+        if edge.src.dims == 0:
+            return f"__hn{src_k}_v{edge.sp}"
+        if mode == "each":
+            if group is not None and any(edge.src is m for m in group.nodes):
+                return f"__hn{src_k}_v{edge.sp}"
+            return f"__hn{src_k}_A{edge.sp}[{', '.join(idx)}]"
+        return f"__hn{src_k}_L{edge.sp}"
+
+    def _src_sizes(self, edge, index, imported) -> list[str] | None:  # type: ignore[no-untyped-def]
+        k = index[id(edge.src)]
+        if isinstance(edge.src.function.out_types[edge.sp], ArrayType):
+            return None  # an array value, not a grid: grids across stages are checked at push
+        if (id(edge.src), edge.sp) in imported:
+            name = self._import_name(k, edge.sp, imported[(id(edge.src), edge.sp)])
+            return [f"{name}.shape[{a}]" for a in range(edge.src.dims)]
+        if edge.src.dims != edge.dst.dims:
+            return None  # the verifier rejects this
+        return [f"__hn{k}_s{a}" for a in range(edge.src.dims)]
+
+    def _child_ctx(self, node: Node, idx: list[str], sizes: list[str]) -> str:
+        ids = [*idx, *(["0"] * (3 - len(idx)))]
+        ext = [*sizes, *(["1"] * (3 - len(sizes)))]
+        own = f"({', '.join([*ids, *ext, str(node.dims)])},)"
+        if self.levels > 1:
+            return f"{own} + {CTX_PARAM}[:{CTX_STRIDE * (self.levels - 1)}]"
+        return own
+
+    def _callee(self, node: Node) -> str:
+        if isinstance(node.function, LeafFunction):
+            return self.clones[id(node.function)].symbol
+        assert isinstance(node.function, InternalFunction)
+        return self.graph_function(node.function, parallel=False)
+
+    def _returns(self, fn: InternalFunction, stage: StageSpec | None, index) -> str:  # type: ignore[no-untyped-def]
+        graph = fn.graph
+        by_op = {b.op: b for b in graph.out_binds}
+
+        def value(node: Node, port: int, mode: str) -> str:
+            k = index[id(node)]
+            if isinstance(node.function.out_types[port], ArrayType):
+                mode = "last"  # arrays travel as the one shared array
+            if node.dims == 0:
+                return f"__hn{k}_v{port}"
+            return f"__hn{k}_A{port}" if mode == "each" else f"__hn{k}_L{port}"
+
+        if stage is None:
+            items = [value(by_op[op].src, by_op[op].oc, "last") for op in range(len(fn.out_types))]
+        else:
+            items = [value(by_op[op].src, by_op[op].oc, "last") for op in stage.outputs]
+            items += [value(n, p, mode) for n, p, mode in stage.exports]
+        return "(" + "".join(f"{i}, " for i in items) + ")"
+
+    def _import_name(self, k: int, port: int, mode: str) -> str:
+        return f"__himp{k}_{port}_{mode}"
+
+    def _dtype(self, t: ScalarType | ArrayType) -> str:
+        name = f"__hpvm_dt_{t.dtype.name}"
+        self.dtypes.add(t.dtype.name)
+        return name
+
+    def _msg(self, node: Node, what: str) -> str:
+        return repr(f"node '{node.name}' ({node.location}): {what}")

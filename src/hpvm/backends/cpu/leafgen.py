@@ -1,0 +1,198 @@
+"""Leaf cloning (seed 001, DFG2LLVM_CPU step 1): leaves become Numba-compilable functions.
+
+Each leaf is cloned with one extra parameter, ``__ctx``: a tuple of int64 holding, for the
+leaf's own node and each ancestor, the instance ids and extents in x, y, z and the number
+of dimensions (``CTX_STRIDE`` values per level: level 0 is the leaf's node, 1 its parent…).
+The query intrinsics become constant-index reads of that tuple, node-handle variables
+disappear, atomics and ``malloc`` call the back end's Numba implementations, and barriers
+become markers that ``barriers.py`` splits on. The clone keeps the leaf's line numbers, so
+Numba's messages point at the user's source.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...errors import CompileError
+from ...ir.graph import LeafFunction
+from ...ir.leafinfo import intrinsic_name, parse_leaf
+
+CTX_STRIDE = 7  # ids x, y, z; extents x, y, z; number of dimensions
+CTX_PARAM = "__hpvm_ctx"
+BARRIER_MARKER = "__hpvm_barrier"
+_QUERY_OFFSETS = {
+    "get_node_instance_id_x": 0,
+    "get_node_instance_id_y": 1,
+    "get_node_instance_id_z": 2,
+    "get_num_node_instances_x": 3,
+    "get_num_node_instances_y": 4,
+    "get_num_node_instances_z": 5,
+    "get_num_dims": 6,
+}
+
+
+@dataclass
+class LeafClone:
+    """A leaf rewritten for the cpu back end."""
+
+    leaf: LeafFunction
+    symbol: str  # the clone's unique function name
+    func: ast.FunctionDef  # the rewritten def (line numbers of the user's file)
+    levels: int  # how many context levels it reads (max level + 1; 0 if none)
+    barrier_lines: list[int] = field(default_factory=list)
+
+    @property
+    def uses_barrier(self) -> bool:
+        return bool(self.barrier_lines)
+
+    def source(self) -> str:
+        return ast.unparse(self.func)
+
+
+def symbol_for(fn: Any, kind: str) -> str:
+    """A unique, deterministic Python identifier for a node function's generated code."""
+    digest = hashlib.sha1(f"{fn.location}:{fn.name}:{id(fn) if kind == 'anon' else ''}".encode()).hexdigest()[
+        :10
+    ]
+    safe = re.sub(r"\W", "_", fn.name)
+    return f"__hpvm_{kind}_{safe}_{digest}"
+
+
+def _fail(leaf: LeafFunction, line: int, what: str) -> CompileError:
+    return CompileError(
+        f"leaf '{leaf.name}' ({leaf.location.file}:{line}): {what}; the cpu back end cannot "
+        "compile this — try target='interp'"
+    )
+
+
+class _Cloner(ast.NodeTransformer):
+    def __init__(self, leaf: LeafFunction, env: dict[str, Any]):
+        self.leaf = leaf
+        self.env = env
+        self.handles: dict[str, int] = {}  # handle variable -> ancestor level
+        self.max_level = -1
+        self.barrier_lines: list[int] = []
+        self.allowed_handle_uses: set[int] = set()  # ids of Name nodes consumed by queries
+
+    # -- node handles --------------------------------------------------------------------
+
+    def level_of(self, expr: ast.AST) -> int | None:
+        if isinstance(expr, ast.Name):
+            return self.handles.get(expr.id)
+        if isinstance(expr, ast.Call):
+            name = intrinsic_name(expr, self.env)
+            if name == "get_node" and not expr.args:
+                return 0
+            if name == "get_parent_node" and len(expr.args) == 1:
+                inner = self.level_of(expr.args[0])
+                return None if inner is None else inner + 1
+        return None
+
+    def collect_handles(self, func: ast.FunctionDef) -> None:
+        assigns = [
+            n
+            for n in ast.walk(func)
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+        ]
+        for _ in range(8):  # chains of handle variables, to a fixpoint
+            for node in assigns:
+                level = self.level_of(node.value)
+                if level is not None:
+                    self.handles[node.targets[0].id] = level
+
+    # -- rewriting -----------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        if node is not self.root:
+            return self.generic_visit(node)
+        node.decorator_list = []
+        node.returns = None
+        for arg in node.args.args:
+            arg.annotation = None
+        node.args.args.append(ast.arg(arg=CTX_PARAM))
+        node.body = [self.visit(stmt) for stmt in node.body]
+        node.body = [s for s in node.body if s is not None] or [ast.Pass()]
+        return node
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST | None:
+        if (
+            len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in self.handles
+        ):
+            if self.level_of(node.value) is None:
+                raise _fail(
+                    self.leaf, node.lineno, f"node handle '{node.targets[0].id}' is assigned something else"
+                )
+            return ast.copy_location(ast.Pass(), node)  # handles exist only at compile time
+        return self.generic_visit(node)
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST:
+        call = node.value
+        if isinstance(call, ast.Call) and intrinsic_name(call, self.env) == "barrier":
+            self.barrier_lines.append(node.lineno)
+            marker = ast.Call(ast.Name(BARRIER_MARKER, ast.Load()), [], [])
+            return ast.copy_location(ast.Expr(ast.copy_location(marker, call)), node)
+        return self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        name = intrinsic_name(node, self.env)
+        if name is None:
+            return self.generic_visit(node)
+        if name in _QUERY_OFFSETS:
+            if len(node.args) != 1:
+                raise _fail(self.leaf, node.lineno, f"hpvm.{name}() takes one node handle")
+            level = self.level_of(node.args[0])
+            if level is None:
+                raise _fail(
+                    self.leaf,
+                    node.lineno,
+                    f"the node handle passed to hpvm.{name}() is not known at compile time "
+                    "(use hpvm.get_node() / hpvm.get_parent_node(...) directly or through a variable)",
+                )
+            self.max_level = max(self.max_level, level)
+            index = ast.Constant(CTX_STRIDE * level + _QUERY_OFFSETS[name])
+            read = ast.Subscript(ast.Name(CTX_PARAM, ast.Load()), index, ast.Load())
+            return ast.copy_location(read, node)
+        if name in ("get_node", "get_parent_node"):
+            raise _fail(self.leaf, node.lineno, f"hpvm.{name}() is used other than in a structure query")
+        if name.startswith("atomic_") or name == "malloc":
+            node.func = ast.copy_location(ast.Name(f"__hpvm_{name}", ast.Load()), node.func)
+            node.args = [self.visit(a) for a in node.args]
+            return node
+        if name == "barrier":
+            raise _fail(self.leaf, node.lineno, "hpvm.barrier() must be a statement of its own")
+        raise _fail(self.leaf, node.lineno, f"hpvm.{name}() cannot be called in a leaf")
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.handles and isinstance(node.ctx, ast.Load):
+            raise _fail(
+                self.leaf,
+                node.lineno,
+                f"node handle '{node.id}' is used other than as the argument of a structure query",
+            )
+        return node
+
+
+def clone_leaf(leaf: LeafFunction) -> LeafClone:
+    """The cpu back end's clone of ``leaf`` (raises ``CompileError`` naming the line)."""
+    func = parse_leaf(leaf)
+    if func is None:
+        raise CompileError(
+            f"leaf '{leaf.name}' ({leaf.location}): its Python source is not available, so the "
+            "cpu back end cannot compile it — try target='interp'"
+        )
+    env = dict(getattr(leaf.pyfunc, "__globals__", {}) or {})
+    cloner = _Cloner(leaf, env)
+    cloner.root = func  # type: ignore[attr-defined]
+    cloner.collect_handles(func)
+    # Query arguments are consumed before names are checked: visit calls first via generic order.
+    func = cloner.visit(func)
+    symbol = symbol_for(leaf, "leaf")
+    func.name = symbol
+    ast.fix_missing_locations(func)
+    return LeafClone(leaf, symbol, func, cloner.max_level + 1, cloner.barrier_lines)
