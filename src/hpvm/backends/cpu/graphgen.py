@@ -289,7 +289,7 @@ class GraphGen:
                     "barriers and receives a per-instance value over a one-to-one edge; the cpu "
                     "back end needs uniform inputs for barrier leaves — try target='interp'"
                 )
-            args.append(self._input(fn, node, p, feeds, [], [], index, imported, None))
+            args.append(self._input(fn, node, p, feeds, [], index, imported, None))
         ext = [*sizes, *(["1"] * (3 - len(sizes)))]
         parent = f"{CTX_PARAM}[:{CTX_STRIDE * (self.levels - 1)}]" if self.levels > 1 else "()"
         out = [
