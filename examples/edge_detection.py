@@ -419,7 +419,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="out/edge_detection", help="output folder (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the frame generator")
     parser.add_argument(
-        "--target", default=None, help="back end to force (default: follow the hints; the interpreter today)"
+        "--target",
+        default=None,
+        help="back end to force (default: follow the hints — cpu when Numba is installed; interp checks bounds)",
     )
     args = parser.parse_args(argv)
     if args.frames < 1 or args.size < 3 or args.in_flight < 1:

@@ -78,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bins", type=int, default=16, help="number of bins, 1..256 (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the input generator")
     parser.add_argument(
-        "--target", default=None, help="back end to force (default: follow the hints; the interpreter today)"
+        "--target",
+        default=None,
+        help="back end to force (default: follow the hints — cpu when Numba is installed; interp checks bounds)",
     )
     args = parser.parse_args(argv)
     if not 1 <= args.bins <= 256:

@@ -74,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=4096, help="vector length (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the input generator")
     parser.add_argument(
-        "--target", default=None, help="back end to force (default: follow the hints; the interpreter today)"
+        "--target",
+        default=None,
+        help="back end to force (default: follow the hints — cpu when Numba is installed; interp checks bounds)",
     )
     args = parser.parse_args(argv)
 

@@ -191,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--target", help="force a back end (interp, cpu, ...)")
     run.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="a root input")
     run.add_argument("--save-dir", help="write the array inputs (after the run) as .npy files here")
-    run.add_argument("--timings", action="store_true", help="print load and run times")
+    run.add_argument("--timings", action="store_true", help="print load, compile and run times")
     run.set_defaults(func=cmd_run)
 
     show = sub.add_parser("show", help="draw the graph hierarchy (DOT, SVG, PNG)")

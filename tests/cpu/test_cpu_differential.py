@@ -57,3 +57,23 @@ def test_example_on_cpu(name):
     else:
         np.testing.assert_allclose(result, reference, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(result, oracle, rtol=1e-5, atol=1e-5)
+
+
+@hpvm.leaf()
+def halves(x: hpvm.i32) -> tuple[hpvm.f32, hpvm.i32]:
+    return x / 2, x // 2
+
+
+@hpvm.internal()
+def typed_outputs(x: hpvm.i32):
+    node = hpvm.create_node(halves)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_out(node, 0, 0)
+    hpvm.bind_out(node, 1, 1)
+
+
+@pytest.mark.parametrize("target", ["cpu", "interp"])
+def test_root_outputs_come_back_as_their_port_types(target):
+    half, whole = hpvm.wait(hpvm.launch(typed_outputs, (7,), target=target))
+    assert (type(half), type(whole)) == (np.float32, np.int32)
+    assert (half, whole) == (3.5, 3)

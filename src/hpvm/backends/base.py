@@ -61,7 +61,7 @@ class Backend(ABC):
 # ---------------------------------------------------------------------------------------
 # Warnings from a running graph
 #
-# Graphs run on runtime threads (one per launch, one per pipeline stage), but a warning
+# Graphs run on runtime threads (pool workers, one per pipeline stage), but a warning
 # belongs to the host code that launched the graph: Python's warning filters and
 # ``warnings.catch_warnings`` (``pytest.warns``) are process-wide and not thread-safe, and a
 # warning raised on a worker thread points at back-end internals. So back ends report

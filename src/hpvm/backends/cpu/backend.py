@@ -38,7 +38,7 @@ class CPUBackend(Backend):
         program = self.prepare(root)
         values = _convert(root, args)
         result = self._call(program, program.entry, (*values, program.root_ctx()))
-        return tuple(result)
+        return _as_ports(root.out_types, result)
 
     def run_stage(self, root, args, nodes, upstream):  # type: ignore[no-untyped-def]
         program = self.prepare(root)
@@ -46,7 +46,10 @@ class CPUBackend(Backend):
         func, spec = self.compiler.stage(program, spec)
         imports = [upstream[n.name][(p, mode)] for n, p, mode in spec.imports]
         result = self._call(program, func, (*_convert(root, args), program.root_ctx(), *imports))
-        outputs = dict(zip(spec.outputs, result[: len(spec.outputs)]))
+        types = root.out_types
+        outputs = {
+            op: _as_ports([types[op]], (v,))[0] for op, v in zip(spec.outputs, result[: len(spec.outputs)])
+        }
         produced: dict[str, dict[tuple[int, str], Any]] = {n.name: {} for n in spec.nodes}
         for (node, port, mode), value in zip(spec.exports, result[len(spec.outputs) :]):
             produced[node.name][(port, mode)] = value
@@ -71,6 +74,11 @@ class CPUBackend(Backend):
 def _convert(root: InternalFunction, args: Sequence[Any]) -> list[Any]:
     """Scalars as their port's NumPy type, so Numba specialises on the declared types."""
     return [p.type.dtype.type(a) if isinstance(p.type, ScalarType) else a for p, a in zip(root.params, args)]
+
+
+def _as_ports(types: Sequence[Any], values: Sequence[Any]) -> tuple[Any, ...]:
+    """Root outputs as the interpreter gives them: scalars as their port's NumPy type."""
+    return tuple(t.dtype.type(v) if isinstance(t, ScalarType) else v for t, v in zip(types, values))
 
 
 def _stage_spec(root: InternalFunction, nodes: Sequence[Node]) -> StageSpec:

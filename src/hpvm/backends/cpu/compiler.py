@@ -175,7 +175,13 @@ class Compiler:
 
                 assert program.gen is not None and program.module is not None
                 before = len(program.gen.sources)
-                symbol = program.gen.stage_function(program.root, stage, len(program.stages))
+                # Numbered by the stage's nodes, not by arrival: the generated text (and so the
+                # on-disk cache entry) must be the same in every process.
+                position = {id(n): i for i, n in enumerate(program.root.graph.nodes)}
+                number = "_".join(
+                    str(position[id(n)]) for n in sorted(stage.nodes, key=lambda n: position[id(n)])
+                )
+                symbol = program.gen.stage_function(program.root, stage, number)
                 source = "\n".join(program.gen.sources[before:])
                 path = self._write(source)
                 exec(compile(source, str(path), "exec"), program.module.__dict__)

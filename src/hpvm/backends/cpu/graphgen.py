@@ -71,7 +71,7 @@ class GraphGen:
                 self.parallel_symbols.add(symbol)
         return self.symbols[key]
 
-    def stage_function(self, root: InternalFunction, stage: StageSpec, index: int) -> str:
+    def stage_function(self, root: InternalFunction, stage: StageSpec, index: str) -> str:
         symbol = symbol_for(root, "stage") + f"_{index}"
         source = self._emit(root, symbol, True, stage)
         self.sources.append(source)

@@ -184,7 +184,8 @@ def clone_leaf(leaf: LeafFunction) -> LeafClone:
     if func is None:
         raise CompileError(
             f"leaf '{leaf.name}' ({leaf.location}): its Python source is not available, so the "
-            "cpu back end cannot compile it — try target='interp'"
+            "cpu back end cannot compile it (a leaf read from IR text has no code: save and load "
+            "programs as .hpvm files, which carry their leaves' source)"
         )
     env = dict(getattr(leaf.pyfunc, "__globals__", {}) or {})
     cloner = _Cloner(leaf, env)
