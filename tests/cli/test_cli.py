@@ -48,6 +48,14 @@ def program(tmp_path: Path) -> Path:
     return path
 
 
+def run_args(tmp_path: Path, a: np.ndarray, k: str) -> list[str]:
+    """--arg options for PROGRAM's root: a and a zeroed b as .npy files, k, and n = len(a)."""
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", np.zeros_like(a))
+    values = {"a": tmp_path / "a.npy", "b": tmp_path / "b.npy", "k": k, "n": len(a)}
+    return [option for name, value in values.items() for option in ("--arg", f"{name}={value}")]
+
+
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--version"])
@@ -71,18 +79,7 @@ def test_verify_reports_problems_with_lines(tmp_path: Path, capsys: pytest.Captu
 
 def test_run_with_args_and_save(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = np.arange(6, dtype=np.float32)
-    np.save(tmp_path / "a.npy", a)
-    np.save(tmp_path / "b.npy", np.zeros(6, dtype=np.float32))
-    args = [
-        "--arg",
-        f"a={tmp_path / 'a.npy'}",
-        "--arg",
-        f"b={tmp_path / 'b.npy'}",
-        "--arg",
-        "k=2.5",
-        "--arg",
-        "n=6",
-    ]
+    args = run_args(tmp_path, a, "2.5")
     code = main(["run", str(program), "--target", "interp", *args, "--save-dir", str(tmp_path / "out")])
     assert code == 0
     assert "output 0: 15.0" in capsys.readouterr().out
@@ -151,18 +148,7 @@ def test_run_and_verify_a_saved_program(tmp_path: Path, capsys: pytest.CaptureFi
 
     assert main(["verify", str(saved)]) == 0
     a = np.arange(4, dtype=np.float32)
-    np.save(tmp_path / "a.npy", a)
-    np.save(tmp_path / "b.npy", np.zeros(4, dtype=np.float32))
-    args = [
-        "--arg",
-        f"a={tmp_path / 'a.npy'}",
-        "--arg",
-        f"b={tmp_path / 'b.npy'}",
-        "--arg",
-        "k=3",
-        "--arg",
-        "n=4",
-    ]
+    args = run_args(tmp_path, a, "3")
     assert main(["run", str(saved), "--target", "interp", *args, "--save-dir", str(tmp_path / "o")]) == 0
     assert "output 0: 12.0" in capsys.readouterr().out
     np.testing.assert_array_equal(np.load(tmp_path / "o" / "b.npy"), a * 3)
@@ -171,18 +157,7 @@ def test_run_and_verify_a_saved_program(tmp_path: Path, capsys: pytest.CaptureFi
 def test_run_timings_report_compile_and_run_separately(
     program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    np.save(tmp_path / "a.npy", np.arange(4, dtype=np.float32))
-    np.save(tmp_path / "b.npy", np.zeros(4, dtype=np.float32))
-    args = [
-        "--arg",
-        f"a={tmp_path / 'a.npy'}",
-        "--arg",
-        f"b={tmp_path / 'b.npy'}",
-        "--arg",
-        "k=2",
-        "--arg",
-        "n=4",
-    ]
+    args = run_args(tmp_path, np.arange(4, dtype=np.float32), "2")
     assert main(["run", str(program), "--target", "cpu", *args, "--timings"]) == 0
     captured = capsys.readouterr()
     assert "output 0: 8.0" in captured.out
