@@ -86,19 +86,31 @@ def choose_backend(root: InternalFunction, target: str | None) -> Backend:
         if not isinstance(target, str):
             raise LaunchError(f"target must be a back-end name such as 'interp', not {target!r}")
         return get_backend(target)
+    cached = _CHOICES.get(id(root))
+    if cached is not None and cached[0] is root:
+        return get_backend(cached[1])
+    name = _choose_by_hints(root)
+    _CHOICES[id(root)] = (root, name)
+    return get_backend(name)
+
+
+_CHOICES: dict[int, tuple[InternalFunction, str]] = {}  # root -> back end its hints select
+
+
+def _choose_by_hints(root: InternalFunction) -> str:
     chosen: dict[str, list[str]] = {}
     for fn in functions(root):
         if isinstance(fn, LeafFunction):
             chosen.setdefault(backend_for_hint(fn.hint), []).append(fn.name)
     if not chosen:
-        return get_backend(backend_for_hint(root.hint))
+        return backend_for_hint(root.hint)
     if len(chosen) > 1:
         detail = "; ".join(f"{b}: {', '.join(names)}" for b, names in chosen.items())
         raise BackendUnavailableError(
             f"the hints of '{root.name}' select several back ends ({detail}); graphs that mix "
             "devices are not supported yet — pass target= to run the whole graph on one"
         )
-    return get_backend(next(iter(chosen)))
+    return next(iter(chosen))
 
 
 def array_args(args: Sequence[Any]) -> list[np.ndarray]:

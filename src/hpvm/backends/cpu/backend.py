@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,6 +12,8 @@ from ...ir.types import ScalarType
 from ..base import Backend
 from .compiler import CompiledProgram, Compiler, describe_numba_error
 from .graphgen import StageSpec
+
+_stage_threads = threading.local()
 
 
 class CPUBackend(Backend):
@@ -42,6 +45,7 @@ class CPUBackend(Backend):
 
     def run_stage(self, root, args, nodes, upstream):  # type: ignore[no-untyped-def]
         program = self.prepare(root)
+        self._share_cores(root, program)
         spec = _stage_spec(root, nodes)
         func, spec = self.compiler.stage(program, spec)
         imports = [upstream[n.name][(p, mode)] for n, p, mode in spec.imports]
@@ -54,6 +58,24 @@ class CPUBackend(Backend):
         for (node, port, mode), value in zip(spec.exports, result[len(spec.outputs) :]):
             produced[node.name][(port, mode)] = value
         return produced, outputs
+
+    def _share_cores(self, root: InternalFunction, program: CompiledProgram) -> None:
+        """Give each pipeline stage its share of the cores (once per stage thread).
+
+        The stages already run concurrently; letting each also use every core for its own
+        parallel loops oversubscribes the machine, so a stage's loops get
+        ``cores // stages`` threads (at least one).
+        """
+        if getattr(_stage_threads, "configured", None) is program:
+            return
+        import numba
+
+        from ...runtime.streaming import plan_stages
+
+        if program.stage_count is None:
+            program.stage_count = len(plan_stages(root))
+        numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // max(1, program.stage_count)))
+        _stage_threads.configured = program
 
     def _call(self, program: CompiledProgram, func: Any, args: tuple[Any, ...]) -> Any:
         from numba.core.errors import NumbaError

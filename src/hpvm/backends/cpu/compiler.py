@@ -110,7 +110,7 @@ class CompiledProgram:
     gen: GraphGen | None = None
     module: types.ModuleType | None = None
     clones: dict[int, LeafClone] = field(default_factory=dict)
-    compiled_signatures: set[Any] = field(default_factory=set)
+    stage_count: int | None = None  # pipeline stages of a streaming launch
 
     def root_ctx(self) -> tuple[int, ...]:
         return (0, 0, 0, 1, 1, 1, 0) * self.levels
