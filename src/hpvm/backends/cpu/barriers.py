@@ -755,9 +755,66 @@ class _GroupBuilder:
                     return False
         return True
 
+    def _hoistable(self, stmt: ast.stmt, region: _Region) -> bool:
+        """A leading ``name = expr`` every instance computes alike, without reading memory:
+        run it once before the instance loop (``shared = buffer.view(np.float32)`` per
+        instance costs more than the reduction itself)."""
+        if not (
+            isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+        ):
+            return False
+        name = stmt.targets[0].id
+        if name in self.varying or name in self.private:
+            return False
+        stores = sum(
+            1
+            for s in region.stmts
+            for n in ast.walk(s)
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+        )
+        if stores != 1:
+            return False
+        for n in ast.walk(stmt.value):
+            if isinstance(n, ast.Name) and (n.id in self.varying or n.id == name):
+                return False
+            if isinstance(n, ast.Subscript) and not (isinstance(n.value, ast.Name) and n.value.id == _PARENT):
+                return False  # a memory read: other instances may write it first (the ctx tuple is immutable)
+            if isinstance(n, ast.Call):
+                func = n.func
+                pure = isinstance(func, ast.Name) and func.id in _PURE_BUILTINS
+                view = (
+                    isinstance(func, ast.Attribute)
+                    and func.attr in _VIEW_METHODS
+                    and self._shared_ref(func.value, set())
+                )
+                if not (pure or view):
+                    return False
+        return True
+
     def _emit_region(self, region: _Region) -> list[ast.stmt]:
         if self._runs_once(region):
             return region.stmts
+        # Top-level uniform assignments whose inputs the region has not changed before them
+        # run once, before the instance loop.
+        hoisted: list[ast.stmt] = []
+        kept: list[ast.stmt] = []
+        stored: set[str] = set()
+        for stmt in region.stmts:
+            reads = (
+                {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+                if isinstance(stmt, ast.Assign)
+                else set()
+            )
+            if not (reads & stored) and self._hoistable(stmt, region):
+                hoisted.append(stmt)
+                continue
+            kept.append(stmt)
+            stored |= {
+                n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            }
+        if hoisted:
+            region.stmts = kept
+            return hoisted + self._emit_region(region)
         exposed = set(region.exposed)
         remat = self._remat_closure(exposed & set(self.remat))
         resets = sorted((exposed & region.assigned & self.locals) - self.varying)
@@ -774,7 +831,7 @@ class _GroupBuilder:
         )
         inner += _parse("\n".join(f"__hpvm_p_{n}[{_FLAT}] = {n}" for n in stores))
         loop = _parse(
-            f"for {_IDS[0]} in range({_EXTENTS[0]}):\n"
+            f"for {_IDS[0]} in range({self._x_bound(inner)}):\n"
             f"    for {_IDS[1]} in range({_EXTENTS[1]}):\n"
             f"        for {_IDS[2]} in range({_EXTENTS[2]}):\n"
             "            pass"
@@ -782,6 +839,40 @@ class _GroupBuilder:
         innermost = loop.body[0].body[0]  # type: ignore[attr-defined]
         innermost.body = inner
         return _parse("\n".join(f"__hpvm_u_{n} = {n}" for n in resets)) + [loop]
+
+    def _x_bound(self, inner: list[ast.stmt]) -> str:
+        """The x extent, narrowed when the whole region is ``if lid < u:`` (``lid`` the x id,
+        ``u`` uniform): a tree reduction's phases then visit only the active instances."""
+        bound = _EXTENTS[0]
+        body = [s for s in inner if not _is_noop(s)]
+        ids = {
+            name
+            for name, stmt in self.remat.items()
+            if isinstance(stmt.value, ast.Name) and stmt.value.id == _IDS[0]
+        }
+        while (
+            body
+            and isinstance(body[0], ast.Assign)
+            and all(isinstance(t, ast.Name) and t.id in self.remat for t in body[0].targets)
+        ):
+            body = body[1:]  # recomputed locals (lid = __hpvm_i, ...)
+        if len(body) != 1 or not isinstance(body[0], ast.If) or body[0].orelse:
+            return bound
+        test = body[0].test
+        if not (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], (ast.Lt, ast.LtE, ast.Eq))
+            and isinstance(test.left, ast.Name)
+            and (test.left.id in ids or test.left.id == _IDS[0])
+            and not _reads_varying(test.comparators[0], self.varying)
+            and not any(isinstance(n, ast.Call) for n in ast.walk(test.comparators[0]))
+        ):
+            return bound
+        limit = ast.unparse(test.comparators[0])
+        if isinstance(test.ops[0], (ast.LtE, ast.Eq)):  # lid == u: instances 0..u, one active
+            limit = f"({limit}) + 1"
+        return f"max(0, min({bound}, {limit}))"  # the guard stays: this only skips idle instances
 
     def _remat_closure(self, names: set[str]) -> list[str]:
         """``names`` and the recomputed locals they read, in definition order."""

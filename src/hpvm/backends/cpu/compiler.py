@@ -151,6 +151,10 @@ class Compiler:
                 from .barriers import group_function
 
                 symbol, source = group_function(clone, [p.type for p in leaf.params], levels)
+                # Named by a hash of its code, so Numba's disk cache never serves a stale one.
+                renamed = f"{symbol}_{hashlib.sha1(source.encode()).hexdigest()[:8]}"
+                source = source.replace(f"def {symbol}(", f"def {renamed}(", 1)
+                symbol = renamed
                 tree = ast.parse(source)
                 exec(compile(tree, leaf.location.file, "exec"), module.__dict__)
                 module.__dict__[symbol] = numba.njit(nogil=True, cache=cache)(module.__dict__[symbol])

@@ -193,7 +193,12 @@ def clone_leaf(leaf: LeafFunction) -> LeafClone:
     cloner.collect_handles(func)
     # Query arguments are consumed before names are checked: visit calls first via generic order.
     func = cloner.visit(func)
-    symbol = symbol_for(leaf, "leaf")
-    func.name = symbol
+    func.name = "__hpvm_clone"
     ast.fix_missing_locations(func)
+    # The symbol carries a hash of the generated code: Numba's disk cache is keyed by the
+    # user's file and the function's name, so a change in what we generate (a new hpvm, an
+    # edited leaf) must give a new name, or a stale cached machine code would be loaded.
+    digest = hashlib.sha1(ast.unparse(func).encode()).hexdigest()[:8]
+    symbol = f"{symbol_for(leaf, 'leaf')}_{digest}"
+    func.name = symbol
     return LeafClone(leaf, symbol, func, cloner.max_level + 1, cloner.barrier_lines)
