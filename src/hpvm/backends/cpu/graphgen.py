@@ -16,11 +16,13 @@ it, which is a legal schedule and yields its outputs as plain variables.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ...errors import CompileError
 from ...ir.graph import ONE_TO_ONE, InternalFunction, LeafFunction, Node
+from ...ir.leafinfo import parse_leaf
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
 from .leafgen import CTX_PARAM, CTX_STRIDE, LeafClone, symbol_for
@@ -121,7 +123,9 @@ class GraphGen:
             node = next(n for n in graph.nodes if id(n) == node_id)
             if "each" in want and isinstance(node.function.out_types[port], ArrayType):
                 want.discard("each")
-                want.update(("last", "ptr"))
+                want.add("last")
+                if not self._same_array_everywhere(node, port, feeds):
+                    want.add("ptr")
 
         params = [p.name for p in fn.params] + [CTX_PARAM]
         if stage is not None:
@@ -159,6 +163,42 @@ class GraphGen:
                     return False
                 linked = True
         return linked
+
+    def _same_array_everywhere(self, node: Node, port: int, feeds: dict) -> bool:
+        """Whether every instance provably returns the same array from output ``port``: the
+        leaf returns one of its array parameters unchanged, and that parameter is fed the same
+        value in every instance (a bind, an all-to-all edge, or a single-instance source).
+        Then no per-instance pointer check is needed."""
+        fn = node.function
+        if not isinstance(fn, LeafFunction):
+            return False
+        func = parse_leaf(fn)
+        if func is None:
+            return False
+        names: set[str] = set()
+        for ret in (n for n in ast.walk(func) if isinstance(n, ast.Return)):
+            value = ret.value
+            if len(fn.out_types) > 1:
+                if not isinstance(value, ast.Tuple) or len(value.elts) != len(fn.out_types):
+                    return False
+                value = value.elts[port]
+            if not isinstance(value, ast.Name):
+                return False
+            names.add(value.id)
+        if len(names) != 1:
+            return False
+        name = names.pop()
+        index = fn.param_index(name)
+        stored = any(
+            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(func)
+        )
+        if index is None or stored:
+            return False
+        feed = feeds[id(node)][index]
+        if feed is None:
+            return False
+        kind, item = feed
+        return kind == "bind" or item.repl == ALL_TO_ALL or item.src.dims == 0
 
     def _is_barrier(self, node: Node) -> bool:
         return isinstance(node.function, LeafFunction) and id(node.function) in self.barrier_symbols
