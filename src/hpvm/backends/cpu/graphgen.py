@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ...errors import CompileError
-from ...ir.graph import ONE_TO_ONE, InternalFunction, LeafFunction, Node
+from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
 from ...ir.leafinfo import parse_leaf
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
