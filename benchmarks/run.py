@@ -1,127 +1,1126 @@
-"""``make bench``: what the available back ends cost, side by side with what users would pick.
+"""``make bench``: the HPVM back ends beside hand-written Numba and NumPy, in one table.
 
-Today only the reference interpreter exists, so this measures its costs — launch + wait
-latency of a one-instance graph, per-instance throughput of vector add, streaming
-throughput — against NumPy doing the same work. Medians of repeated runs; ratios, not
-absolute times, are what to compare across machines. Compiled back ends (issue 3 onward)
-add their rows here.
+Every row is measured in this one run, side by side: the HPVM graph on each selected back
+end (``--targets``, default ``cpu``), the same algorithm hand-written with
+``numba.njit(parallel=True)`` (``baselines.py`` — the bar: hpvm cpu ≤ 1.10× its time) and
+NumPy's vectorised version. Each HPVM result is checked against the hand-written one
+before anything is timed, and the first (compiling) run is never timed. Times are medians
+of samples taken round-robin — one sample of each implementation in turn — so that all of
+them see the same machine noise.
+
+Rows:
+
+- kernels — vector add (2^24 float32); Parboil sgemm (the two-level tiled graph, 1024³;
+  NumPy's ``a @ b`` is BLAS, a different algorithm); Parboil stencil (7-point 3-D,
+  128×128×32, 100 launches swapping in/out); histogram (2^24 bytes, 256 bins,
+  ``hpvm.atomic_add``); block reduction (2^22 floats; allocation node, malloc, barriers);
+  edge detection (frames per second, streaming, against the stages one after the other);
+- targets — sgemm speed-up from 1 to 2 threads (≥ 1.8×; each thread count in a process
+  of its own, ``NUMBA_NUM_THREADS``, since ``numba.set_num_threads`` does not reach the
+  runtime's launch threads), launch + wait of a one-instance graph (≤ 50 µs), pipeline
+  throughput against the same stages launched one after the other (≥ 1.6×; also with one
+  thread per stage, where all the parallelism is the pipeline's), cold compile of the
+  sgemm graph in a fresh process with empty caches (≤ 5 s) and the warm start of a new
+  process (≤ 1 s, process start to first result);
+- pictures in ``out/bench/``: time against size (vector add, sgemm), launch overhead
+  against the number of instances (N = 1 … 2^20), ratios to Numba; ``results.json``
+  (every number) and ``table.md`` (the table, for BENCHMARKS.md).
+
+Run one part with ``--only NAME[,NAME]``: vadd, sgemm, stencil, histogram, reduction,
+pipeline, pipeline1, threads, launch, compile, overhead, scaling.
+
+``--quick`` uses smaller sizes where it matters (sgemm 256³, 256² frames) and fewer
+samples; ``--tiny`` uses sizes the interpreter can run, to check the harness itself.
+The interpreter (``--targets cpu,interp``) skips rows it would need more than 10 s for.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import platform
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+import traceback
 from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import hpvm
+from hpvm.backends import available_backends
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import baselines  # noqa: E402
+import kernels  # noqa: E402
+import plots  # noqa: E402
+
+RATIO_TARGET = 1.10  # hpvm cpu time / hand-written Numba time
+THREADS_TARGET = 1.8  # sgemm speed-up from 1 to 2 threads
+LAUNCH_TARGET = 50e-6  # launch + wait of a one-instance graph, warm
+PIPELINE_TARGET = 1.6  # streaming throughput / sequential stages
+COLD_TARGET = 5.0  # cold compile of the sgemm graph
+WARM_TARGET = 1.0  # new process, caches populated: start to first result
+INTERP_LIMIT = 10.0  # seconds: longer interpreter rows are skipped
+NUMBA = "Numba (hand-written)"
 
 
-@hpvm.leaf(ins=("a", "b"), outs=("c",))
-def vadd(a: hpvm.f32[:], b: hpvm.f32[:], c: hpvm.f32[:]) -> None:
-    i = hpvm.get_node_instance_id_x(hpvm.get_node())
-    c[i] = a[i] + b[i]
+@dataclass(frozen=True)
+class Sizes:
+    """Problem sizes of one preset."""
+
+    vadd: int
+    sgemm: int
+    stencil: tuple[int, int, int]  # (nz, ny, nx): Parboil's 128×128×32 is (32, 128, 128)
+    stencil_iterations: int
+    histogram: int
+    reduction: int
+    frame: int  # edge detection: frame edge in pixels
+    frames: int
+    compile_sgemm: int  # the sgemm of the cold/warm start measurements
+    overhead_max_log2: int
+    vadd_scaling: tuple[int, ...]
+    sgemm_scaling: tuple[int, ...]
+    launches: int  # samples of the launch latency
+    repeat: int  # default samples per measurement
+    min_sample_s: float  # fast kernels take more samples, until about this much time each
 
 
-@hpvm.internal()
-def vadd_root(a: hpvm.f32[:], b: hpvm.f32[:], c: hpvm.f32[:], n: hpvm.i64):
-    node = hpvm.create_node_1d(vadd, n)
-    for port in range(3):
-        hpvm.bind_in(node, port, port)
+PRESETS = {
+    "full": Sizes(
+        vadd=1 << 24,
+        sgemm=1024,
+        stencil=(32, 128, 128),
+        stencil_iterations=100,
+        histogram=1 << 24,
+        reduction=1 << 22,
+        frame=512,
+        frames=64,
+        compile_sgemm=128,
+        overhead_max_log2=20,
+        vadd_scaling=tuple(1 << p for p in range(10, 25, 2)),
+        sgemm_scaling=(64, 128, 256, 512, 1024),
+        launches=2000,
+        repeat=5,
+        min_sample_s=0.5,
+    ),
+    "quick": Sizes(
+        vadd=1 << 24,
+        sgemm=256,
+        stencil=(32, 128, 128),
+        stencil_iterations=100,
+        histogram=1 << 24,
+        reduction=1 << 22,
+        frame=256,
+        frames=32,
+        compile_sgemm=128,
+        overhead_max_log2=20,
+        vadd_scaling=tuple(1 << p for p in range(10, 25, 2)),
+        sgemm_scaling=(64, 128, 256, 512),
+        launches=1000,
+        repeat=3,
+        min_sample_s=0.2,
+    ),
+    "tiny": Sizes(
+        vadd=4096,
+        sgemm=32,
+        stencil=(6, 10, 12),
+        stencil_iterations=3,
+        histogram=4096,
+        reduction=1024,
+        frame=24,
+        frames=4,
+        compile_sgemm=32,
+        overhead_max_log2=10,
+        vadd_scaling=(256, 1024, 4096),
+        sgemm_scaling=(16, 32),
+        launches=200,
+        repeat=3,
+        min_sample_s=0.05,
+    ),
+}
+
+# Rough interpreter cost of one dynamic instance of each kernel, in vector-add instances
+# (measured once with --tiny; used only to decide what to skip).
+INTERP_WEIGHT = {
+    "vadd": 1.0,
+    "sgemm_per_k": 0.6,
+    "stencil": 4.0,
+    "histogram": 2.6,
+    "reduction": 7.0,
+    "pipeline": 40.0,  # per pixel and frame, six stages
+    "noop": 0.6,
+}
 
 
-@hpvm.leaf()
-def increment(x: hpvm.i64) -> hpvm.i64:
-    return x + 1
+# ---------------------------------------------------------------------------------------
+# Rows of the table
 
 
-@hpvm.internal()
-def one_instance(x: hpvm.i64):
-    node = hpvm.create_node(increment)
-    hpvm.bind_in(node, 0, 0)
-    hpvm.bind_out(node, 0, 0)
+@dataclass
+class Row:
+    """One line of the table; ``data`` keeps the raw numbers for results.json."""
+
+    benchmark: str
+    size: str
+    hpvm: dict[str, str] = field(default_factory=dict)  # back end -> cell
+    numba: str = "—"
+    numpy: str = "—"
+    measure: str = "—"
+    target: str = "—"
+    verdict: str = "—"
+    data: dict[str, Any] = field(default_factory=dict)
 
 
-@hpvm.internal()
-def three_stages(x: hpvm.i64):
-    first = hpvm.create_node(increment)
-    second = hpvm.create_node(increment)
-    third = hpvm.create_node(increment)
-    hpvm.bind_in(first, 0, 0)
-    hpvm.edge(first, second, hpvm.ONE_TO_ONE, 0, 0, stream=True)
-    hpvm.edge(second, third, hpvm.ONE_TO_ONE, 0, 0, stream=True)
-    hpvm.bind_out(third, 0, 0)
+def fmt_time(seconds: float | None) -> str:
+    """Seconds in µs, ms or s, with three significant-ish digits."""
+    if seconds is None:
+        return "—"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
 
 
-def median_time(fn: Callable[[], object], repeat: int) -> float:
-    fn()  # warm up
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
+def verdict(ok: bool) -> str:
+    """PASS or MISS, as the table says it."""
+    return "PASS" if ok else "MISS"
+
+
+class Bench:
+    """What every benchmark needs: sizes, back ends, sampling, the interpreter's budget."""
+
+    def __init__(self, sizes: Sizes, targets: list[str], repeat: int, out: Path, console: Console):
+        self.sizes, self.targets, self.repeat, self.out, self.console = sizes, targets, repeat, out, console
+        self.interp_instance_s: float | None = None  # seconds per vector-add instance
+        self.notes: list[str] = []  # printed under the table
+        self.scaling_data: dict[str, dict[str, list[tuple[int, float]]]] = {}  # for results.json
+
+    @property
+    def hpvm_targets(self) -> list[str]:
+        return [t for t in self.targets if t != "interp"]
+
+    # -- the interpreter's budget ---------------------------------------------------------
+
+    def interp_estimate(self, instances: float, weight: float) -> float:
+        """Estimated seconds of one interpreter run of ``instances`` instances of this weight."""
+        if self.interp_instance_s is None:
+            n = 2000
+            a, b, c = (np.ones(n, dtype=np.float32) for _ in range(3))
+            for arr in (a, b, c):
+                hpvm.track_memory(arr)
+            start = time.perf_counter()
+            kernels.vector_add(a, b, c, "interp")
+            self.interp_instance_s = (time.perf_counter() - start) / n
+        return instances * weight * self.interp_instance_s
+
+    def too_slow(self, target: str, instances: float, weight: float) -> bool:
+        return target == "interp" and self.interp_estimate(instances, weight) > INTERP_LIMIT
+
+    # -- sampling -------------------------------------------------------------------------
+
+    def samples_for(self, seconds: float) -> int:
+        """More samples for fast work (at least ``repeat``, up to 200), fewer for the interpreter."""
+        if seconds <= 0:
+            return 200
+        return max(self.repeat, min(200, int(self.sizes.min_sample_s / seconds)))
+
+    def interleaved(self, runs: dict[str, Callable[[], object]], first: dict[str, float]) -> dict[str, float]:
+        """Median seconds per call of every run, one sample of each in turn.
+
+        ``first`` holds the time of each run's last (warm) call, which sets the number of
+        samples: fast kernels get more of them, and the slowest run decides, so that the
+        row's total time stays bounded.
+        """
+        if not runs:
+            return {}
+        samples = self.samples_for(max(first.get(name, 0.0) for name in runs))
+        times: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(samples):
+            for name, fn in runs.items():
+                start = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - start)
+        return {name: statistics.median(ts) for name, ts in times.items()}
+
+    def alone(self, fn: Callable[[], object], estimate: float) -> float:
+        """Median of a few calls of a slow run (the interpreter), within its time budget."""
+        count = max(1, min(self.repeat, int(INTERP_LIMIT / max(estimate, 1e-9))))
+        times = []
+        for _ in range(count):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+
+def timed(fn: Callable[[], object]) -> float:
+    """Seconds one call of ``fn`` takes."""
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+@dataclass
+class Impl:
+    """One implementation of a kernel: how to run it, and where its result is."""
+
+    run: Callable[[], object]
+    result: Callable[[], np.ndarray]
+
+
+def kernel_row(
+    ctx: Bench,
+    name: str,
+    size: str,
+    hpvm_impls: dict[str, Impl],
+    numba_impl: Impl,
+    numpy_impl: Impl,
+    reset: Callable[[], None],
+    check: Callable[[np.ndarray, np.ndarray], None],
+    interp: tuple[float, float],
+    numpy_label: str = "",
+) -> Row:
+    """Verify every implementation against hand-written Numba, then time them side by side.
+
+    ``reset`` restores the inputs before each verification run (kernels that update their
+    output in place); ``interp`` is (instances, weight) for the interpreter's estimate.
+    """
+    row = Row(name, size)
+    reset()
+    first = {NUMBA: timed(numba_impl.run)}
+    reference = numba_impl.result().copy()
+    first[NUMBA] = timed(numba_impl.run)  # warm
+    reset()
+    numpy_impl.run()
+    check(numpy_impl.result(), reference)
+    first["NumPy"] = timed(numpy_impl.run)
+
+    runs = {NUMBA: numba_impl.run, "NumPy": numpy_impl.run}
+    slow: dict[str, Callable[[], object]] = {}
+    for target, impl in hpvm_impls.items():
+        if ctx.too_slow(target, *interp):
+            row.hpvm[target] = "skipped (too slow)"
+            continue
+        reset()
+        compile_s = timed(impl.run)
+        try:
+            check(impl.result(), reference)
+        except AssertionError as e:
+            raise AssertionError(f"hpvm {target} result differs from hand-written Numba: {e}") from None
+        row.data[f"{target}_first_s"] = compile_s
+        if target == "interp":
+            slow[target] = impl.run
+        else:
+            first[target] = timed(impl.run)
+            runs[target] = impl.run
+
+    # hpvm back ends first, then the baselines
+    order = {k: runs[k] for k in sorted(runs, key=lambda k: (k in (NUMBA, "NumPy"), k))}
+    medians = ctx.interleaved(order, first)
+    for target, fn in slow.items():
+        medians[target] = ctx.alone(fn, ctx.interp_estimate(*interp))
+    for target in hpvm_impls:
+        if target in medians:
+            row.hpvm[target] = fmt_time(medians[target])
+    row.numba = fmt_time(medians[NUMBA])
+    row.numpy = fmt_time(medians["NumPy"]) + (f" ({numpy_label})" if numpy_label else "")
+    row.data.update({f"{k}_s": v for k, v in medians.items()})
+    ratio_row(row, medians)
+    return row
+
+
+def ratio_row(row: Row, medians: dict[str, float]) -> None:
+    """Fill measure / target / verdict with hpvm cpu ÷ Numba (or the interpreter's ratio)."""
+    row.target = f"≤ {RATIO_TARGET:.2f}×"
+    if "cpu" in medians:
+        ratio = medians["cpu"] / medians[NUMBA]
+        row.measure = f"cpu/Numba {ratio:.2f}×"
+        row.verdict = verdict(ratio <= RATIO_TARGET)
+        row.data["ratio"] = ratio
+    elif "interp" in medians:
+        row.measure = f"interp/Numba {medians['interp'] / medians[NUMBA]:,.0f}×"
+
+
+def tracked(*arrays: np.ndarray) -> None:
+    """Track every array with the hpvm runtime (launches need it)."""
+    for array in arrays:
+        hpvm.track_memory(array)
+
+
+# ---------------------------------------------------------------------------------------
+# Kernels
+
+
+def bench_vadd(ctx: Bench) -> list[Row]:
+    """Vector add, c = a + b (2^24 float32)."""
+    n = ctx.sizes.vadd
+    return [vadd_row(ctx, n, ctx.targets)]
+
+
+def vadd_row(ctx: Bench, n: int, targets: list[str]) -> Row:
+    """One vector-add row of length ``n`` (also a point of the scaling picture)."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(n, dtype=np.float32)
+    b = rng.standard_normal(n, dtype=np.float32)
+    out = {name: np.zeros(n, dtype=np.float32) for name in (*targets, NUMBA, "NumPy")}
+    tracked(a, b, *out.values())
+
+    def hpvm_impl(target: str) -> Impl:
+        return Impl(lambda: kernels.vector_add(a, b, out[target], target), lambda: out[target])
+
+    return kernel_row(
+        ctx,
+        "vector add",
+        f"2^{n.bit_length() - 1} f32" if n & (n - 1) == 0 else f"{n:,} f32",
+        {t: hpvm_impl(t) for t in targets},
+        Impl(lambda: baselines.vector_add(a, b, out[NUMBA]), lambda: out[NUMBA]),
+        Impl(lambda: baselines.vector_add_numpy(a, b, out["NumPy"]), lambda: out["NumPy"]),
+        lambda: None,
+        np.testing.assert_array_equal,
+        (n, INTERP_WEIGHT["vadd"]),
+    )
+
+
+def bench_sgemm(ctx: Bench) -> list[Row]:
+    """Parboil sgemm, C = alpha A B + beta C, with the two-level tiled graph."""
+    return [sgemm_row(ctx, ctx.sizes.sgemm, ctx.targets)]
+
+
+def sgemm_row(ctx: Bench, size: int, targets: list[str]) -> Row:
+    """One sgemm row of size³ (also a point of the scaling picture)."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    c0 = rng.standard_normal((size, size), dtype=np.float32)
+    alpha, beta = np.float32(1.5), np.float32(0.5)
+    out = {name: c0.copy() for name in (*targets, NUMBA, "NumPy")}
+    tracked(a, b, *out.values())
+
+    def reset() -> None:
+        for c in out.values():
+            c[...] = c0
+
+    def check(result: np.ndarray, reference: np.ndarray) -> None:
+        np.testing.assert_allclose(result, reference, rtol=1e-4, atol=1e-5 * size)
+
+    def hpvm_impl(target: str) -> Impl:
+        return Impl(lambda: kernels.sgemm(a, b, out[target], alpha, beta, target), lambda: out[target])
+
+    tile = kernels.SGEMM_TILE
+    return kernel_row(
+        ctx,
+        f"sgemm, tiled {tile}×{tile}",
+        f"{size}³",
+        {t: hpvm_impl(t) for t in targets},
+        Impl(lambda: baselines.sgemm_tiled(a, b, out[NUMBA], alpha, beta, tile), lambda: out[NUMBA]),
+        Impl(lambda: baselines.sgemm_numpy(a, b, out["NumPy"], alpha, beta), lambda: out["NumPy"]),
+        reset,
+        check,
+        (size * size, 1.0 + INTERP_WEIGHT["sgemm_per_k"] * size),
+        numpy_label="BLAS: other algorithm",
+    )
+
+
+def bench_stencil(ctx: Bench) -> list[Row]:
+    """Parboil stencil: 7-point 3-D, one launch per iteration, arrays swapped by the host."""
+    shape, iterations = ctx.sizes.stencil, ctx.sizes.stencil_iterations
+    rng = np.random.default_rng(0)
+    grid = rng.random(shape, dtype=np.float32)
+    pairs = {name: (grid.copy(), grid.copy()) for name in (*ctx.targets, NUMBA, "NumPy")}
+    tracked(*(arr for pair in pairs.values() for arr in pair))
+    last: dict[str, np.ndarray] = {}
+    c0, c1 = kernels.STENCIL_C0, kernels.STENCIL_C1
+
+    def reset() -> None:
+        for src, dst in pairs.values():
+            src[...] = grid
+            dst[...] = grid
+
+    def hpvm_run(target: str) -> Callable[[], object]:
+        def run() -> None:
+            last[target] = kernels.stencil(*pairs[target], iterations, target)
+
+        return run
+
+    def baseline_run(name: str, step: Callable[..., None]) -> Callable[[], object]:
+        def run() -> None:
+            last[name] = baselines.stencil_run(step, *pairs[name], c0, c1, iterations)
+
+        return run
+
+    def check(result: np.ndarray, reference: np.ndarray) -> None:
+        np.testing.assert_allclose(result, reference, rtol=1e-5, atol=1e-6)
+
+    nz, ny, nx = shape
+    interior = (nz - 2) * (ny - 2) * (nx - 2)
+    row = kernel_row(
+        ctx,
+        f"stencil 7-point 3-D, {iterations} launches",
+        f"{nx}×{ny}×{nz}",
+        {t: Impl(hpvm_run(t), lambda t=t: last[t]) for t in ctx.targets},
+        Impl(baseline_run(NUMBA, baselines.stencil_step), lambda: last[NUMBA]),
+        Impl(baseline_run("NumPy", baselines.stencil_step_numpy), lambda: last["NumPy"]),
+        reset,
+        check,
+        (interior * iterations, INTERP_WEIGHT["stencil"]),
+    )
+    if "cpu_s" in row.data:
+        row.data["cpu_per_launch_s"] = row.data["cpu_s"] / iterations
+    return [row]
+
+
+def bench_histogram(ctx: Bench) -> list[Row]:
+    """Histogram of bytes into 256 bins with ``hpvm.atomic_add`` (bins zeroed before each run)."""
+    n, nbins = ctx.sizes.histogram, 256
+    values = kernels.histogram_example.make_values(n, 0)
+    bins = {name: np.zeros(nbins, dtype=np.int32) for name in (*ctx.targets, NUMBA, "NumPy")}
+    tracked(values, *bins.values())
+
+    def impl(name: str, fn: Callable[[np.ndarray], None]) -> Impl:
+        def run() -> None:
+            bins[name][:] = 0  # the host zeroes the bins before every run, in every version
+            fn(bins[name])
+
+        return Impl(run, lambda: bins[name])
+
+    return [
+        kernel_row(
+            ctx,
+            "histogram, atomics",
+            f"2^{n.bit_length() - 1} u8, {nbins} bins",
+            {t: impl(t, lambda out, t=t: kernels.histogram(values, out, t)) for t in ctx.targets},
+            impl(NUMBA, lambda out: baselines.histogram_private(values, out)),
+            impl("NumPy", lambda out: baselines.histogram_numpy(values, out)),
+            lambda: None,
+            np.testing.assert_array_equal,
+            (n, INTERP_WEIGHT["histogram"]),
+            numpy_label="bincount",
+        )
+    ]
+
+
+def bench_reduction(ctx: Bench) -> list[Row]:
+    """Block-wise tree sums with an allocation node, malloc and barriers; the host adds the partials."""
+    n, block = ctx.sizes.reduction, kernels.REDUCTION_BLOCK
+    data = kernels.reduction_example.make_data(n, 0)
+    partials = {name: np.zeros(n // block, dtype=np.float32) for name in (*ctx.targets, NUMBA, "NumPy")}
+    tracked(data, *partials.values())
+    totals: dict[str, float] = {}
+
+    def impl(name: str, fn: Callable[[np.ndarray], None]) -> Impl:
+        def run() -> None:
+            fn(partials[name])
+            totals[name] = float(partials[name].sum())  # the host adds the partial sums
+
+        return Impl(run, lambda: partials[name])
+
+    def check(result: np.ndarray, reference: np.ndarray) -> None:
+        np.testing.assert_allclose(result, reference, rtol=1e-6, atol=1e-6)
+
+    return [
+        kernel_row(
+            ctx,
+            f"block reduction, barriers ({block}/block)",
+            f"2^{n.bit_length() - 1} f32",
+            {t: impl(t, lambda out, t=t: kernels.block_sum(data, block, out, t)) for t in ctx.targets},
+            impl(NUMBA, lambda out: baselines.block_tree_sum(data, block, out)),
+            impl("NumPy", lambda out: baselines.block_tree_sum_numpy(data, block, out)),
+            lambda: None,
+            check,
+            (n, INTERP_WEIGHT["reduction"]),
+        )
+    ]
+
+
+# ---------------------------------------------------------------------------------------
+# The streaming pipeline
+
+
+def bench_pipeline(ctx: Bench) -> list[Row]:
+    """Edge detection: the streamed graph, the same graph launched per frame, Numba, NumPy.
+
+    Two rows: frames per second against the hand-written stages called one after the other
+    (≤ 1.10× their time per frame), and the stream against the same leaves launched once
+    per frame in a non-streaming graph (≥ 1.6×). Every edge map is compared exactly with
+    NumPy's before anything is timed.
+    """
+    size, count = ctx.sizes.frame, ctx.sizes.frames
+    frames = kernels.synthetic_frames(count, size)
+    pipeline = kernels.EdgePipeline(size, size, in_flight=8)
+    kernel, theta = pipeline.kernel, pipeline.theta
+    reference = np.stack([kernels.edge_example.reference_edges(f, kernel, theta) for f in frames])
+    buffers = [np.zeros((size, size), dtype=np.float32) for _ in range(5)]
+    max_grad = np.zeros(1, dtype=np.float32)
+    numba_edges = np.empty_like(reference)
+
+    def numba_run() -> None:
+        for k, frame in enumerate(frames):
+            numba_edges[k] = baselines.edge_frame(frame, kernel, *buffers[:4], max_grad, buffers[4], theta)
+
+    numpy_frames = frames[: min(count, 8)]  # NumPy is slow: its rate is measured on fewer frames
+
+    def numpy_run() -> None:
+        for frame in numpy_frames:
+            kernels.edge_example.reference_edges(frame, kernel, theta)
+
+    numba_run()
+    np.testing.assert_array_equal(
+        numba_edges, reference, err_msg="hand-written Numba edges differ from NumPy"
+    )
+    first = {NUMBA: timed(numba_run), "NumPy": timed(numpy_run)}
+    runs: dict[str, Callable[[], object]] = {NUMBA: numba_run, "NumPy": numpy_run}
+
+    main = Row("edge detection, 6 stages streaming", f"{count} frames {size}²")
+    versus = Row("pipeline vs same stages sequential", f"{count} frames {size}²")
+    slow: dict[str, Callable[[], object]] = {}
+    estimate = count * size * size * INTERP_WEIGHT["pipeline"]
+    for target in ctx.targets:
+        if ctx.too_slow(target, estimate, 1.0):
+            main.hpvm[target] = versus.hpvm[target] = "skipped (too slow)"
+            continue
+        modes = {
+            f"{target} stream": lambda t=target: pipeline.stream(frames, t),
+            f"{target} sequential": lambda t=target: pipeline.sequential(frames, t),
+        }
+        for mode, fn in modes.items():
+            start = time.perf_counter()
+            got = fn()  # compiles
+            main.data[f"{mode}_first_s"] = time.perf_counter() - start
+            try:
+                np.testing.assert_array_equal(got, reference)
+            except AssertionError as e:
+                raise AssertionError(f"hpvm {mode}: edge maps differ from NumPy: {e}") from None
+            if target == "interp":
+                slow[mode] = fn
+            else:
+                first[mode] = timed(fn)
+                runs[mode] = fn
+    order = {k: runs[k] for k in sorted(runs, key=lambda k: (k in (NUMBA, "NumPy"), k))}
+    medians = ctx.interleaved(order, first)
+    for mode, fn in slow.items():
+        medians[mode] = ctx.alone(fn, ctx.interp_estimate(estimate, 1.0) / 2)
+    medians["NumPy"] *= count / len(numpy_frames)
+    main.data.update({f"{k}_s": v for k, v in medians.items()})
+    main.data["frames"] = count
+
+    def fps(seconds: float) -> str:
+        return f"{count / seconds:,.1f} fps"
+
+    main.numba = fps(medians[NUMBA]) + " (stages in turn)"
+    main.numpy = fps(medians["NumPy"])
+    main.target = f"≤ {RATIO_TARGET:.2f}×"
+    versus.target = f"≥ {PIPELINE_TARGET:.1f}×"
+    for target in ctx.targets:
+        stream, seq = medians.get(f"{target} stream"), medians.get(f"{target} sequential")
+        if stream is None or seq is None:
+            continue
+        main.hpvm[target] = fps(stream)
+        versus.hpvm[target] = f"{fps(stream)} vs {fps(seq)} sequential"
+        if target == "cpu" or (target == "interp" and "cpu" not in ctx.targets):
+            ratio, speedup = stream / medians[NUMBA], seq / stream
+            main.measure = f"{target}/Numba time {ratio:,.2f}×"
+            versus.measure = f"{target} stream/sequential {speedup:.2f}×"
+            if target == "cpu":
+                main.verdict, versus.verdict = (
+                    verdict(ratio <= RATIO_TARGET),
+                    verdict(speedup >= PIPELINE_TARGET),
+                )
+                main.data["ratio"], versus.data["speedup"] = ratio, speedup
+    return [main, versus]
+
+
+# ---------------------------------------------------------------------------------------
+# Targets measured in other processes, and the launch latency
+
+
+def run_worker(args: list[str], env: dict[str, str]) -> tuple[dict, float]:
+    """Run ``worker.py`` with ``args``; its JSON line and the wall time at which it started."""
+    started = time.time()
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "worker.py"), *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"worker {' '.join(args)} failed:\n{proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1]), started
+
+
+def bench_pipeline_serial(ctx: Bench) -> list[Row]:
+    """Streaming vs sequential with one Numba thread per process: the pipeline's own parallelism.
+
+    With one thread, each stage runs serially, so all the parallelism the stream can add is
+    running different stages on different frames at once (ideal: min(2 cores, 6 stages)
+    = 2×). A diagnostic beside the ≥ 1.6× row, where the stages are also data-parallel.
+    """
+    size, count = ctx.sizes.frame, ctx.sizes.frames
+    row = Row(
+        "pipeline vs sequential, 1 thread/stage",
+        f"{count} frames {size}²",
+        target=f"≥ {PIPELINE_TARGET:.1f}×",
+    )
+    if "cpu" not in ctx.targets:
+        row.measure = "not run: needs --targets cpu"
+        return [row]
+    result, _ = run_worker(
+        ["pipeline", "--size", str(size), "--frames", str(count), "--repeat", str(max(3, ctx.repeat))],
+        {"NUMBA_NUM_THREADS": "1"},
+    )
+    speedup = result["sequential"] / result["stream"]
+    row.hpvm["cpu"] = (
+        f"{count / result['stream']:,.1f} fps vs {count / result['sequential']:,.1f} fps sequential"
+    )
+    row.measure = f"cpu stream/sequential {speedup:.2f}×"
+    row.verdict = verdict(speedup >= PIPELINE_TARGET)
+    row.data = {**result, "speedup": speedup}
+    return [row]
+
+
+def bench_threads(ctx: Bench) -> list[Row]:
+    """sgemm speed-up from 1 to 2 threads, each thread count in a process of its own."""
+    size = ctx.sizes.sgemm
+    row = Row("sgemm speed-up, 1 → 2 threads", f"{size}³", target=f"≥ {THREADS_TARGET:.1f}×")
+    if "cpu" not in ctx.targets:
+        row.measure = "not run: needs --targets cpu"
+        return [row]
+    repeat = max(3, ctx.repeat)
+    results = {}
+    for threads in (1, 2):
+        results[threads], _ = run_worker(
+            ["threads", "--size", str(size), "--repeat", str(repeat)], {"NUMBA_NUM_THREADS": str(threads)}
+        )
+    one, two = results[1], results[2]
+    speedup = one["cpu"] / two["cpu"]
+    row.hpvm["cpu"] = f"{fmt_time(one['cpu'])} → {fmt_time(two['cpu'])}"
+    row.numba = f"{one['numba'] / two['numba']:.2f}× ({fmt_time(one['numba'])} → {fmt_time(two['numba'])})"
+    row.measure = f"cpu speed-up {speedup:.2f}×"
+    row.verdict = verdict(speedup >= THREADS_TARGET)
+    row.data = {"one": one, "two": two, "speedup": speedup, "numba_speedup": one["numba"] / two["numba"]}
+    if (os.cpu_count() or 1) < 2:
+        ctx.notes.append("Only one CPU: the 1 → 2 thread speed-up cannot be measured meaningfully.")
+    return [row]
+
+
+def bench_launch(ctx: Bench) -> list[Row]:
+    """Median launch + wait of a one-instance graph, warm (after a first, compiling launch)."""
+    row = Row("launch + wait, one instance (warm)", "1 leaf", target=f"≤ {LAUNCH_TARGET * 1e6:.0f} µs")
+    count = ctx.sizes.launches
+
+    def per_call(fn: Callable[[], object], n: int) -> float:
         fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        times = []
+        for _ in range(n):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    for target in ctx.targets:
+        if kernels.launch_one(target) != 42:
+            raise AssertionError(f"the one-instance graph returned a wrong result on {target}")
+        seconds = per_call(
+            lambda t=target: kernels.launch_one(t), count if target != "interp" else count // 4
+        )
+        row.hpvm[target] = fmt_time(seconds)
+        row.data[f"{target}_s"] = seconds
+    empty = per_call(lambda: baselines.empty_parallel_loop(1), count)
+    row.numba = f"{fmt_time(empty)} (empty prange call)"
+    row.data["numba_empty_s"] = empty
+    if "cpu_s" in row.data:
+        row.measure = fmt_time(row.data["cpu_s"])
+        row.verdict = verdict(row.data["cpu_s"] <= LAUNCH_TARGET)
+    return [row]
+
+
+def bench_compile(ctx: Bench) -> list[Row]:
+    """Cold compile and warm start of the sgemm graph in new processes (hpvm cpu and Numba)."""
+    size = ctx.sizes.compile_sgemm
+    cold = Row("cold compile, sgemm graph (new process)", f"{size}³", target=f"≤ {COLD_TARGET:.0f} s")
+    warm = Row("warm start, new process → 1st result", f"{size}³", target=f"≤ {WARM_TARGET:.0f} s")
+    if "cpu" not in ctx.targets:
+        cold.measure = warm.measure = "not run: needs --targets cpu"
+        return [cold, warm]
+    results: dict[tuple[str, str], dict] = {}
+    with tempfile.TemporaryDirectory(prefix="hpvm-bench-cache-") as tmp:
+        env = {"NUMBA_CACHE_DIR": str(Path(tmp) / "numba"), "HPVM_CACHE_DIR": str(Path(tmp) / "hpvm")}
+        for which in ("cpu", "numba"):
+            for phase in ("cold", "warm"):
+                args = ["compile", "--size", str(size)] + (["--numba"] if which == "numba" else [])
+                result, started = run_worker(args, env)
+                result["start_to_result_s"] = result["result_wall"] - started
+                results[which, phase] = result
+    c, w = results["cpu", "cold"], results["cpu", "warm"]
+    nc, nw = results["numba", "cold"], results["numba", "warm"]
+    cold.hpvm["cpu"] = f"{fmt_time(c['first_launch_s'])} (start → result {fmt_time(c['start_to_result_s'])})"
+    cold.numba = f"{fmt_time(nc['first_launch_s'])} (start → result {fmt_time(nc['start_to_result_s'])})"
+    cold.measure = f"1st launch+wait {fmt_time(c['first_launch_s'])}"
+    cold.verdict = verdict(c["first_launch_s"] <= COLD_TARGET)
+    warm.hpvm["cpu"] = f"{fmt_time(w['start_to_result_s'])} (imports {fmt_time(w['import_s'])})"
+    warm.numba = f"{fmt_time(nw['start_to_result_s'])} (imports {fmt_time(nw['import_s'])})"
+    warm.measure = f"start → result {fmt_time(w['start_to_result_s'])}"
+    warm.verdict = verdict(w["start_to_result_s"] <= WARM_TARGET)
+    cold.data = {"cpu": c, "numba": nc}
+    warm.data = {"cpu": w, "numba": nw}
+    return [cold, warm]
+
+
+# ---------------------------------------------------------------------------------------
+# Scaling pictures
+
+
+def bench_overhead(ctx: Bench) -> list[Row]:
+    """Launch + wait of a trivial leaf replicated N times, N = 1 … 2^max: a picture and two rows.
+
+    Two trivial leaves: ``noop`` (empty: a compiler may drop its loop, leaving the pure
+    launch cost) and ``write_id`` (each instance writes its id: the per-instance cost of
+    scheduling, beside Numba's ``prange`` loop writing ``out[i] = i``).
+    """
+    top_log2 = ctx.sizes.overhead_max_log2
+    counts = sorted({1 << p for p in range(0, top_log2 + 1, 2)} | {1 << top_log2})
+    leaves = {
+        "empty leaf": (kernels.launch_noop, lambda n, out: baselines.empty_parallel_loop(n)),
+        "writes id": (kernels.launch_write_id, lambda n, out: baselines.write_ids(out)),
+    }
+    series: dict[str, list[tuple[int, float]]] = {}
+    for n in counts:
+        out = {name: np.zeros(n, dtype=np.int64) for name in (*ctx.targets, NUMBA)}
+        tracked(*out.values())
+        runs: dict[str, Callable[[], object]] = {}
+        first: dict[str, float] = {}
+        for leaf, (launch, baseline) in leaves.items():
+            for target in ctx.targets:
+                label = f"hpvm {target}, {leaf}"
+                estimate = ctx.interp_estimate(n, INTERP_WEIGHT["noop"]) if target == "interp" else 0.0
+                if estimate > 2.0:
+                    continue
+                arg = n if leaf == "empty leaf" else out[target]
+                fn = lambda f=launch, a=arg, t=target: f(a, t)  # noqa: E731
+                fn()
+                if leaf == "writes id":
+                    np.testing.assert_array_equal(out[target], np.arange(n))
+                if target == "interp":
+                    series.setdefault(label, []).append((n, ctx.alone(fn, estimate)))
+                else:
+                    runs[label], first[label] = fn, timed(fn)
+            label = f"Numba, {'empty prange' if leaf == 'empty leaf' else 'prange writes i'}"
+            runs[label] = lambda f=baseline, n=n, o=out[NUMBA]: f(n, o)
+            first[label] = timed(runs[label])
+        for label, seconds in ctx.interleaved(runs, first).items():
+            series.setdefault(label, []).append((n, seconds))
+        hpvm.cleanup()
+        hpvm.init()
+    path = plots.overhead(ctx.out / "overhead_instances.png", series)
+    ctx.notes.append(f"Launch overhead against instances: {path}")
+
+    top = counts[-1]
+    rows = []
+    for leaf, numba_label in (("empty leaf", "Numba, empty prange"), ("writes id", "Numba, prange writes i")):
+        row = Row(f"launch + wait, {leaf} × N", f"N = 2^{top_log2}")
+        for target in ctx.targets:
+            points = dict(series.get(f"hpvm {target}, {leaf}", []))
+            row.hpvm[target] = fmt_time(points[top]) if top in points else "skipped (too slow)"
+        numba_points = dict(series[numba_label])
+        row.numba = f"{fmt_time(numba_points[top])} ({numba_label.split(', ')[1]})"
+        cpu_points = dict(series.get(f"hpvm cpu, {leaf}", []))
+        if top in cpu_points:
+            per = (cpu_points[top] - cpu_points[1]) / (top - 1)
+            numba_per = (numba_points[top] - numba_points[1]) / (top - 1)
+            row.measure = f"{per * 1e9:.2f} ns/instance (Numba {numba_per * 1e9:.2f})"
+        row.data = {label: pts for label, pts in series.items() if leaf in label or label == numba_label}
+        rows.append(row)
+    return rows
+
+
+def bench_scaling(ctx: Bench) -> list[Row]:
+    """Time against size for vector add and sgemm: hpvm vs hand-written Numba (pictures only)."""
+    targets = ctx.hpvm_targets
+    if not targets:
+        ctx.notes.append("Scaling pictures need a compiled back end (--targets cpu): skipped.")
+        return []
+    data: dict[str, dict[str, list[tuple[int, float]]]] = {}
+    for name, sizes, make in (
+        ("vector add", ctx.sizes.vadd_scaling, vadd_row),
+        ("sgemm", ctx.sizes.sgemm_scaling, sgemm_row),
+    ):
+        series: dict[str, list[tuple[int, float]]] = {f"hpvm {t}": [] for t in targets}
+        series[NUMBA], series["NumPy"] = [], []
+        for size in sizes:
+            hpvm.init()
+            row = make(ctx, size, targets)
+            hpvm.cleanup()
+            for t in targets:
+                series[f"hpvm {t}"].append((size, row.data[f"{t}_s"]))
+            series[NUMBA].append((size, row.data[f"{NUMBA}_s"]))
+            series["NumPy"].append((size, row.data["NumPy_s"]))
+        data[name] = series
+    vadd_path = plots.scaling(
+        ctx.out / "scaling_vector_add.png", "Vector add (float32)", "elements", data["vector add"]
+    )
+    sgemm_path = plots.scaling(
+        ctx.out / "scaling_sgemm.png",
+        f"sgemm, {kernels.SGEMM_TILE}×{kernels.SGEMM_TILE} tiles (NumPy: BLAS)",
+        "matrix edge (n for n×n×n)",
+        data["sgemm"],
+    )
+    ctx.notes.append(f"Time against size: {vadd_path}, {sgemm_path}")
+    ctx.scaling_data = data
+    return []
+
+
+BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
+    "vadd": bench_vadd,
+    "sgemm": bench_sgemm,
+    "stencil": bench_stencil,
+    "histogram": bench_histogram,
+    "reduction": bench_reduction,
+    "pipeline": bench_pipeline,
+    "pipeline1": bench_pipeline_serial,
+    "threads": bench_threads,
+    "launch": bench_launch,
+    "compile": bench_compile,
+    "overhead": bench_overhead,
+    "scaling": bench_scaling,
+}
+KERNEL_ROWS = ("vadd", "sgemm", "stencil", "histogram", "reduction", "pipeline")
+
+
+# ---------------------------------------------------------------------------------------
+# Output
+
+
+def machine() -> dict[str, str]:
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import numba
+
+    try:
+        layer = numba.threading_layer()  # known once a parallel function has run
+    except ValueError:
+        layer = "not initialised"
+    code = "unknown"
+    try:  # read-only: which commit, and whether the back end's sources were being edited
+        root = HERE.parent
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "src"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.split("\n")
+        changed = [line[3:] for line in dirty if line.strip()]
+        code = commit + (f" + uncommitted changes to {', '.join(changed)}" if changed else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {
+        "cpu": model,
+        "cores": str(os.cpu_count()),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "threading_layer": layer,
+        "code": code,
+        "date": date.today().isoformat(),
+    }
+
+
+def columns(targets: list[str]) -> list[str]:
+    return [
+        "benchmark",
+        "size",
+        *(f"hpvm {t}" for t in targets),
+        NUMBA,
+        "NumPy",
+        "measure",
+        "target",
+        "result",
+    ]
+
+
+def cells(row: Row, targets: list[str]) -> list[str]:
+    return [
+        row.benchmark,
+        row.size,
+        *(row.hpvm.get(t, "—") for t in targets),
+        row.numba,
+        row.numpy,
+        row.measure,
+        row.target,
+        row.verdict,
+    ]
+
+
+def render_table(rows: list[Row], targets: list[str], info: dict[str, str]) -> Table:
+    table = Table(
+        title=f"hpvm benchmarks — {info['cpu']}, {info['cores']} cores, Python {info['python']}, "
+        f"Numba {info['numba']} ({info['threading_layer']} threads), NumPy {info['numpy']}"
+    )
+    for i, name in enumerate(columns(targets)):
+        table.add_column(name, justify="left" if i < 2 else "right", overflow="fold")
+    colour = {"PASS": "green", "MISS": "bold red", "ERROR": "bold red"}
+    for row in rows:
+        values = cells(row, targets)
+        style = colour.get(row.verdict)
+        if style:
+            values[-1] = f"[{style}]{row.verdict}[/]"
+        table.add_row(*values)
+    return table
+
+
+def markdown_table(rows: list[Row], targets: list[str]) -> str:
+    head = columns(targets)
+    lines = [
+        "| " + " | ".join(head) + " |",
+        "| " + " | ".join(["---"] * 2 + ["---:"] * (len(head) - 2)) + " |",
+    ]
+    for row in rows:
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells(row, targets)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument(
+        "--quick", action="store_true", help="smaller sizes and fewer samples (about 3 minutes)"
+    )
+    size.add_argument("--tiny", action="store_true", help="sizes the interpreter can run: checks the harness")
+    parser.add_argument(
+        "--only", default="", help=f"comma-separated benchmarks to run, of: {', '.join(BENCHMARKS)}"
+    )
+    parser.add_argument("--repeat", type=int, default=None, help="samples per measurement (at least)")
+    parser.add_argument(
+        "--targets",
+        default=None,
+        help="comma-separated hpvm back ends: cpu, interp (default: cpu if it is available)",
+    )
+    parser.add_argument(
+        "--out", default="out/bench", help="folder for pictures and results (default: %(default)s)"
+    )
+    ns = parser.parse_args(argv)
+    ns.preset = "quick" if ns.quick else "tiny" if ns.tiny else "full"
+    unknown = [n for n in filter(None, ns.only.split(",")) if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+    if ns.repeat is not None and ns.repeat < 1:
+        parser.error("--repeat must be positive")
+    return ns
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=20_000, help="vector length")
-    parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--items", type=int, default=2_000, help="items streamed")
-    ns = parser.parse_args(argv)
+    ns = parse_args(argv)
+    console = Console()
+    if not console.is_terminal:  # a log file: do not fold the table into 80 columns
+        console = Console(width=220)
+    sizes = PRESETS[ns.preset]
+    available = available_backends()
+    if ns.targets is None:
+        targets = ["cpu"] if "cpu" in available else []
+        if not targets:
+            console.print("[yellow]The cpu back end is not available: measuring the baselines only.[/]")
+    else:
+        targets = [t for t in ns.targets.split(",") if t]
+        missing = [t for t in targets if t not in available]
+        if missing:
+            console.print(
+                f"[red]not available here: {', '.join(missing)} (available: {', '.join(available)})[/]"
+            )
+            return 2
+    out = Path(ns.out)
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = Bench(sizes, targets, ns.repeat or sizes.repeat, out, console)
+    selected = [n for n in filter(None, ns.only.split(","))] or list(BENCHMARKS)
+    command = " ".join(["python benchmarks/run.py", *(sys.argv[1:] if argv is None else argv)])
 
-    hpvm.init()
-    rng = np.random.default_rng(0)
-    a, b = rng.random(ns.n, dtype=np.float32), rng.random(ns.n, dtype=np.float32)
-    c = np.zeros_like(a)
-    for arr in (a, b, c):
-        hpvm.track_memory(arr)
-
-    def interp_vadd() -> None:
-        hpvm.wait(hpvm.launch(vadd_root, (a, b, c, ns.n), target="interp"))
-
-    t_vadd = median_time(interp_vadd, ns.repeat)
-    t_numpy = median_time(lambda: np.add(a, b, out=c), ns.repeat * 20)
-    np.testing.assert_array_equal(c, a + b)
-
-    t_launch = median_time(
-        lambda: hpvm.wait(hpvm.launch(one_instance, (1,), target="interp")), ns.repeat * 20
+    load_before = os.getloadavg()[0]
+    if load_before > 0.5:
+        console.print(
+            f"[yellow]Load average {load_before:.2f} over the last minute: other processes have been using "
+            "the CPUs; expect noisy times (ratios suffer less: every row is sampled round-robin).[/]"
+        )
+    started = time.perf_counter()
+    baselines.warm_up()
+    info = machine()  # before the benchmarks: the code they measure
+    rows: list[Row] = []
+    errors: list[str] = []
+    progress_columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
     )
+    with Progress(*progress_columns, console=console, transient=True) as progress:
+        task = progress.add_task("benchmarks", total=len(selected))
+        for name in selected:
+            progress.update(task, description=f"benchmark: {name}")
+            hpvm.init()
+            try:
+                rows.extend(BENCHMARKS[name](ctx))
+            except Exception as e:
+                rows.append(
+                    Row(
+                        name,
+                        "—",
+                        measure=f"{type(e).__name__}: {str(e).splitlines()[0][:80]}",
+                        verdict="ERROR",
+                    )
+                )
+                errors.append(f"{name}: {''.join(traceback.format_exception(e))}")
+            finally:
+                hpvm.cleanup()
+            progress.advance(task)
+    elapsed = time.perf_counter() - started
 
-    def stream() -> None:
-        handle = hpvm.launch(three_stages, None, stream=True, target="interp")
-        for i in range(ns.items):
-            hpvm.push(handle, (i,))
-        for i in range(ns.items):
-            assert hpvm.pop(handle) == (i + 3,)
-        hpvm.wait(handle)
-
-    t_stream = median_time(stream, 3)
-    hpvm.cleanup()
-
-    table = Table(
-        title=f"hpvm benchmarks — {platform.processor() or platform.machine()}, {platform.python_version()}"
-    )
-    table.add_column("benchmark")
-    table.add_column("interp", justify="right")
-    table.add_column("NumPy", justify="right")
-    table.add_column("interp / NumPy", justify="right")
-    table.add_row(
-        f"vector add, n={ns.n}",
-        f"{t_vadd * 1e3:.1f} ms ({ns.n / t_vadd / 1e3:.0f}k inst/s)",
-        f"{t_numpy * 1e6:.1f} µs",
-        f"{t_vadd / t_numpy:,.0f}×",
-    )
-    table.add_row("launch + wait, one instance", f"{t_launch * 1e6:.0f} µs", "—", "—")
-    table.add_row(f"stream, 3 stages, {ns.items} items", f"{ns.items / t_stream:,.0f} items/s", "—", "—")
-    Console().print(table)
-    print("The interpreter is the oracle, not a fast path: compiled back ends are planned (docs/backends/).")
-    return 0
+    info["load_average"] = f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after"
+    console.print(render_table(rows, targets, info))
+    ratios = {r.benchmark.split(",")[0]: r.data["ratio"] for r in rows if "ratio" in r.data}
+    if ratios:
+        ctx.notes.append(f"Ratios to hand-written Numba: {plots.ratios(out / 'ratios.png', ratios)}")
+    ctx.notes.append(f"Code: {info['code']}; load average {info['load_average']}.")
+    for note in ctx.notes:
+        console.print(note)
+    (out / "table.md").write_text(markdown_table(rows, targets))
+    results = {
+        "command": command,
+        "preset": ns.preset,
+        "targets": targets,
+        "machine": info,
+        "elapsed_s": elapsed,
+        "rows": [asdict(r) for r in rows],
+        "scaling": ctx.scaling_data,
+    }
+    (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    console.print(f"Results: {out / 'results.json'}, {out / 'table.md'} ({elapsed:.0f} s)")
+    for error in errors:
+        console.print(f"[red]error in {error}[/]", highlight=False)
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,159 @@
+"""Measurements that need a process of their own; ``run.py`` starts them and reads one JSON line.
+
+- ``compile``: the first sgemm result of a new process — cold (with empty Numba and hpvm
+  cache directories, set by the parent through ``NUMBA_CACHE_DIR`` / ``HPVM_CACHE_DIR``) or
+  warm (the same directories, already filled). Reports the wall-clock time at which the
+  result was ready, so that the parent can measure from the moment it started the process,
+  and the time of the first launch + wait alone (compiling included). With ``--numba``,
+  the same for the hand-written Numba sgemm, for comparison.
+- ``pipeline``: the edge-detection stream against the same stages launched one after the
+  other, on the ``cpu`` back end, with the thread count set by the parent: with one
+  Numba thread per stage, all the parallelism left is the pipeline's (stages on
+  different frames at once), which isolates what the streaming runtime contributes.
+- ``threads``: sgemm on the ``cpu`` back end and hand-written Numba, with the number of
+  threads fixed for the whole process by the parent (``NUMBA_NUM_THREADS``). A process of
+  its own because ``numba.set_num_threads`` is per thread: it would not reach the threads
+  the hpvm runtime launches graphs on.
+
+Kept small on purpose: ``compile`` imports only hpvm and the sgemm example, so the warm
+start it measures is what a user's program would see.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _sgemm_inputs(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    c = rng.standard_normal((size, size), dtype=np.float32)
+    return a, b, c
+
+
+def compile_start(size: int) -> dict:
+    """Time to the first sgemm result on the cpu back end, in this (new) process."""
+    start = time.perf_counter()
+    import hpvm
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    import sgemm
+
+    imported = time.perf_counter()
+    a, b, c = _sgemm_inputs(size)
+    hpvm.init()
+    for array in (a, b, c):
+        hpvm.track_memory(array)
+    launched = time.perf_counter()
+    hpvm.wait(hpvm.launch(sgemm.root, (a, b, c, 1.0, 0.0, sgemm.DEFAULT_TILE), target="cpu"))
+    done_wall = time.time()
+    done = time.perf_counter()
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-5 * size)
+    hpvm.cleanup()
+    return {"result_wall": done_wall, "import_s": imported - start, "first_launch_s": done - launched}
+
+
+def compile_start_numba(size: int) -> dict:
+    """The same for the hand-written Numba sgemm (``cache=True``): what a plain Numba program pays."""
+    start = time.perf_counter()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import baselines
+
+    imported = time.perf_counter()
+    a, b, c = _sgemm_inputs(size)
+    launched = time.perf_counter()
+    baselines.sgemm_tiled(a, b, c, np.float32(1.0), np.float32(0.0), 16)
+    done_wall = time.time()
+    done = time.perf_counter()
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-5 * size)
+    return {"result_wall": done_wall, "import_s": imported - start, "first_launch_s": done - launched}
+
+
+def threads(size: int, repeat: int) -> dict:
+    """Median sgemm times on the cpu back end and in hand-written Numba, this process's threads."""
+    import numba
+
+    import hpvm
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import baselines
+    import kernels
+
+    a, b, c = _sgemm_inputs(size)
+    c_numba = c.copy()
+    alpha, beta = np.float32(1.0), np.float32(0.5)
+    hpvm.init()
+    for array in (a, b, c):
+        hpvm.track_memory(array)
+    runs = {
+        "cpu": lambda: kernels.sgemm(a, b, c, alpha, beta, "cpu"),
+        "numba": lambda: baselines.sgemm_tiled(a, b, c_numba, alpha, beta, kernels.SGEMM_TILE),
+    }
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for fn in runs.values():
+        fn()  # compile, or load from the cache
+    for _ in range(repeat):
+        for name, fn in runs.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    hpvm.cleanup()
+    return {"threads": numba.config.NUMBA_NUM_THREADS, **{k: statistics.median(v) for k, v in times.items()}}
+
+
+def pipeline(size: int, frames: int, repeat: int) -> dict:
+    """Median seconds of the streamed and of the sequential edge-detection runs on the cpu back end."""
+    import numba
+
+    import hpvm
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import kernels
+
+    hpvm.init()
+    images = kernels.synthetic_frames(frames, size)
+    pipe = kernels.EdgePipeline(size, size, in_flight=8)
+    runs = {
+        "stream": lambda: pipe.stream(images, "cpu"),
+        "sequential": lambda: pipe.sequential(images, "cpu"),
+    }
+    reference = runs["sequential"]()
+    np.testing.assert_array_equal(runs["stream"](), reference)
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeat):
+        for name, fn in runs.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    hpvm.cleanup()
+    return {"threads": numba.config.NUMBA_NUM_THREADS, **{k: statistics.median(v) for k, v in times.items()}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=("compile", "threads", "pipeline"))
+    parser.add_argument("--size", type=int, required=True, help="sgemm matrix edge, or frame edge")
+    parser.add_argument("--frames", type=int, default=32, help="pipeline: frames per run")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--numba", action="store_true", help="compile: the hand-written Numba sgemm instead")
+    ns = parser.parse_args(argv)
+    if ns.mode == "threads":
+        result = threads(ns.size, ns.repeat)
+    elif ns.mode == "pipeline":
+        result = pipeline(ns.size, ns.frames, ns.repeat)
+    else:
+        result = compile_start_numba(ns.size) if ns.numba else compile_start(ns.size)
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
