@@ -77,6 +77,27 @@ class CPUBackend(Backend):
         numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // max(1, program.stage_count)))
         _stage_threads.configured = program
 
+    def _located(self, program: CompiledProgram, args: tuple[Any, ...], error: Exception) -> HPVMError:
+        """A compile error naming the leaf and line: recompile without inlining to find them.
+
+        Only compiles (nothing runs twice). The root's own entry is compiled with the same
+        argument types; if that variant compiles, the original message is reported.
+        """
+        import numba
+        from numba.core.errors import NumbaError
+
+        located = describe_numba_error(error, program)
+        if "cannot compile graph" not in str(located) or len(args) != len(program.root.params) + 1:
+            return located
+        diagnostic = self.compiler.diagnostic(program.root)
+        try:
+            diagnostic.entry.compile(tuple(numba.typeof(v) for v in args))
+        except NumbaError as e:
+            return describe_numba_error(e, diagnostic)
+        except Exception:
+            pass
+        return located
+
     def _call(self, program: CompiledProgram, func: Any, args: tuple[Any, ...]) -> Any:
         from numba.core.errors import NumbaError
 
@@ -85,7 +106,7 @@ class CPUBackend(Backend):
         except HPVMError:
             raise
         except NumbaError as e:
-            raise describe_numba_error(e, program) from None
+            raise self._located(program, args, e) from None
         except Exception as e:
             raise NodeExecutionError(
                 f"graph '{program.root.name}' on the cpu back end raised {type(e).__name__}: {e} "

@@ -88,10 +88,11 @@ def _malloc() -> Any:
 
 
 def _module(name: str, file: str, namespace: dict[str, Any]) -> types.ModuleType:
-    if "hpvm_generated" not in sys.modules:  # the parent package, for importlib on cache loads
-        package = types.ModuleType("hpvm_generated")
+    parent = name.split(".")[0]
+    if parent not in sys.modules:  # the parent package, for importlib on cache loads
+        package = types.ModuleType(parent)
         package.__path__ = []
-        sys.modules["hpvm_generated"] = package
+        sys.modules[parent] = package
     module = types.ModuleType(name)
     module.__dict__.update(namespace)
     module.__file__ = file
@@ -136,7 +137,17 @@ class Compiler:
             self._programs[id(root)] = (root, program)
             return program
 
-    def _compile(self, root: InternalFunction) -> CompiledProgram:
+    def diagnostic(self, root: InternalFunction) -> CompiledProgram:
+        """The program with leaves compiled as separate functions, not inlined.
+
+        Inlining (what makes per-instance leaf calls as cheap as a hand-written loop body)
+        happens on Numba's IR, where a type error loses the leaf's file and line; this
+        variant is compiled only to report such errors precisely. Not kept.
+        """
+        with _LOCK:
+            return self._compile(root, inline=False)
+
+    def _compile(self, root: InternalFunction, inline: bool = True) -> CompiledProgram:
         import numba
 
         helpers = _runtime_helpers()
@@ -148,10 +159,11 @@ class Compiler:
         for leaf in leaves:
             clone = clones[id(leaf)]
             namespace = self._leaf_namespace(leaf, helpers)
-            module = _module(f"hpvm_generated.{clone.symbol}", leaf.location.file, namespace)
+            prefix = "hpvm_generated" if inline else "hpvm_diagnostic"  # never mixed up in sys.modules
+            module = _module(f"{prefix}.{clone.symbol}", leaf.location.file, namespace)
             code = compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec")
             exec(code, module.__dict__)
-            cache = _cacheable(leaf.location.file)
+            cache = inline and _cacheable(leaf.location.file)  # the diagnostic variant: no disk cache
             if clone.uses_barrier:
                 from .barriers import group_function
 
@@ -165,13 +177,14 @@ class Compiler:
                 module.__dict__[symbol] = numba.njit(nogil=True, cache=cache)(module.__dict__[symbol])
                 leaf_namespace[symbol] = module.__dict__[symbol]
                 barrier_symbols[id(leaf)] = symbol
-            dispatcher = numba.njit(nogil=True, cache=cache)(module.__dict__[clone.symbol])
+            options = {"inline": "always"} if inline else {}
+            dispatcher = numba.njit(nogil=True, cache=cache, **options)(module.__dict__[clone.symbol])
             module.__dict__[clone.symbol] = dispatcher
             leaf_namespace[clone.symbol] = dispatcher
         gen = GraphGen(levels, clones, barrier_symbols)
         entry_symbol = gen.graph_function(root, parallel=True)
         program = CompiledProgram(root, levels, None, gen=gen, clones=clones)
-        program.module = self._graph_module(gen, helpers, leaf_namespace)
+        program.module = self._graph_module(gen, helpers, leaf_namespace, cache=inline)
         program.entry = program.module.__dict__[entry_symbol]
         return program
 
@@ -236,7 +249,7 @@ class Compiler:
         return path
 
     def _graph_module(
-        self, gen: GraphGen, helpers: dict[str, Any], leaves: dict[str, Any]
+        self, gen: GraphGen, helpers: dict[str, Any], leaves: dict[str, Any], cache: bool = True
     ) -> types.ModuleType:
         import numba
 
@@ -244,13 +257,14 @@ class Compiler:
         path = self._write(source)
         source = path.read_text()  # what Numba's cache and messages see, header included
         namespace = {**helpers, **leaves}
-        module = _module(f"hpvm_generated.{path.stem}", str(path), namespace)
+        prefix = "hpvm_generated" if cache else "hpvm_diagnostic"
+        module = _module(f"{prefix}.{path.stem}", str(path), namespace)
         exec(compile(source, str(path), "exec"), module.__dict__)
         for name in re.findall(r"^def (\w+)\(", source, flags=re.M):
             func = module.__dict__[name]
-            module.__dict__[name] = numba.njit(nogil=True, cache=True, parallel=name in gen.parallel_symbols)(
-                func
-            )
+            module.__dict__[name] = numba.njit(
+                nogil=True, cache=cache, parallel=name in gen.parallel_symbols
+            )(func)
         return module
 
 
