@@ -125,33 +125,7 @@ def edge_sequential_root(
     theta: hpvm.f32,
 ):
     """``examples/edge_detection.py``'s graph with ordinary (non-streaming) edges and binds."""
-    ex = edge_example
-    rows, cols = image.shape[0], image.shape[1]
-    gs = hpvm.create_node_2d(ex.gaussian_smooth, rows, cols)
-    le = hpvm.create_node_2d(ex.laplacian_estimate, rows, cols)
-    zc = hpvm.create_node_2d(ex.zero_crossings, rows, cols)
-    cg = hpvm.create_node_2d(ex.gradient, rows, cols)
-    mg = hpvm.create_node_2d(ex.max_gradient, rows, cols)
-    rz = hpvm.create_node_2d(ex.reject_zero_crossings, rows, cols)
-    bound = {
-        gs: ("image", "kernel", "smoothed"),
-        le: ("laplacian",),
-        zc: ("crossings",),
-        cg: ("grad",),
-        mg: ("max_grad",),
-        rz: ("theta", "edges"),
-    }
-    for node, names in bound.items():
-        for name in names:
-            hpvm.bind_in(node, name, name)
-    hpvm.edge(gs, le, hpvm.ALL_TO_ALL, 0, "smoothed")
-    hpvm.edge(gs, cg, hpvm.ALL_TO_ALL, 1, "smoothed")
-    hpvm.edge(le, zc, hpvm.ALL_TO_ALL, 0, "laplacian")
-    hpvm.edge(cg, mg, hpvm.ONE_TO_ONE, 0, "grad")
-    hpvm.edge(cg, rz, hpvm.ONE_TO_ONE, 1, "grad")
-    hpvm.edge(zc, rz, hpvm.ONE_TO_ONE, 0, "crossings")
-    hpvm.edge(mg, rz, hpvm.ALL_TO_ALL, 0, "max_grad")
-    hpvm.bind_out(rz, 0, 0)
+    edge_example.build_stages(image, stream=False)
 
 
 class EdgePipeline:

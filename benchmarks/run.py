@@ -47,7 +47,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -98,36 +98,31 @@ class Sizes:
     min_sample_s: float  # fast kernels take more samples, until about this much time each
 
 
+_FULL = Sizes(
+    vadd=1 << 24,
+    sgemm=1024,
+    stencil=(32, 128, 128),
+    stencil_iterations=100,
+    histogram=1 << 24,
+    reduction=1 << 22,
+    frame=512,
+    frames=64,
+    compile_sgemm=128,
+    overhead_max_log2=20,
+    vadd_scaling=tuple(1 << p for p in range(10, 25, 2)),
+    sgemm_scaling=(64, 128, 256, 512, 1024),
+    launches=2000,
+    repeat=5,
+    min_sample_s=0.5,
+)
+
 PRESETS = {
-    "full": Sizes(
-        vadd=1 << 24,
-        sgemm=1024,
-        stencil=(32, 128, 128),
-        stencil_iterations=100,
-        histogram=1 << 24,
-        reduction=1 << 22,
-        frame=512,
-        frames=64,
-        compile_sgemm=128,
-        overhead_max_log2=20,
-        vadd_scaling=tuple(1 << p for p in range(10, 25, 2)),
-        sgemm_scaling=(64, 128, 256, 512, 1024),
-        launches=2000,
-        repeat=5,
-        min_sample_s=0.5,
-    ),
-    "quick": Sizes(
-        vadd=1 << 24,
+    "full": _FULL,
+    "quick": replace(
+        _FULL,
         sgemm=256,
-        stencil=(32, 128, 128),
-        stencil_iterations=100,
-        histogram=1 << 24,
-        reduction=1 << 22,
         frame=256,
         frames=32,
-        compile_sgemm=128,
-        overhead_max_log2=20,
-        vadd_scaling=tuple(1 << p for p in range(10, 25, 2)),
         sgemm_scaling=(64, 128, 256, 512),
         launches=1000,
         repeat=3,

@@ -57,6 +57,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -196,6 +197,15 @@ def root(
     theta: hpvm.f32,
 ):
     """Six pixel-replicated stages joined by streaming edges; the edge map is output 0."""
+    build_stages(image, stream=True)
+
+
+def build_stages(image: Any, stream: bool) -> None:
+    """Build the six stages into the internal node being traced (``root``'s builder).
+
+    A plain helper called from an ``@hpvm.internal`` builder, so that the same graph can be
+    built with streaming edges (``root``) or ordinary ones (the benchmark's sequential copy).
+    """
     rows, cols = image.shape[0], image.shape[1]
     gs = hpvm.create_node_2d(gaussian_smooth, rows, cols)
     le = hpvm.create_node_2d(laplacian_estimate, rows, cols)
@@ -216,17 +226,17 @@ def root(
     }
     for node, names in bound.items():
         for name in names:
-            hpvm.bind_in(node, name, name, stream=True)
+            hpvm.bind_in(node, name, name, stream=stream)
 
     # Stencil consumers read neighbours: all-to-all. Pixel-wise consumers: one-to-one.
-    hpvm.edge(gs, le, hpvm.ALL_TO_ALL, 0, "smoothed", stream=True)
-    hpvm.edge(gs, cg, hpvm.ALL_TO_ALL, 1, "smoothed", stream=True)
-    hpvm.edge(le, zc, hpvm.ALL_TO_ALL, 0, "laplacian", stream=True)
-    hpvm.edge(cg, mg, hpvm.ONE_TO_ONE, 0, "grad", stream=True)
-    hpvm.edge(cg, rz, hpvm.ONE_TO_ONE, 1, "grad", stream=True)
-    hpvm.edge(zc, rz, hpvm.ONE_TO_ONE, 0, "crossings", stream=True)
-    hpvm.edge(mg, rz, hpvm.ALL_TO_ALL, 0, "max_grad", stream=True)  # needs the whole frame's max
-    hpvm.bind_out(rz, 0, 0, stream=True)
+    hpvm.edge(gs, le, hpvm.ALL_TO_ALL, 0, "smoothed", stream=stream)
+    hpvm.edge(gs, cg, hpvm.ALL_TO_ALL, 1, "smoothed", stream=stream)
+    hpvm.edge(le, zc, hpvm.ALL_TO_ALL, 0, "laplacian", stream=stream)
+    hpvm.edge(cg, mg, hpvm.ONE_TO_ONE, 0, "grad", stream=stream)
+    hpvm.edge(cg, rz, hpvm.ONE_TO_ONE, 1, "grad", stream=stream)
+    hpvm.edge(zc, rz, hpvm.ONE_TO_ONE, 0, "crossings", stream=stream)
+    hpvm.edge(mg, rz, hpvm.ALL_TO_ALL, 0, "max_grad", stream=stream)  # needs the whole frame's max
+    hpvm.bind_out(rz, 0, 0, stream=stream)
 
 
 # ---------------------------------------------------------------------------------------

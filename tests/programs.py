@@ -474,6 +474,18 @@ def r_last_instance_differs(nx: hpvm.i64, ny: hpvm.i64):
 # Atomics under contention: every instance hits the same elements
 
 
+def _build_atomics(vals: Any, hit_leaf: Any, check_leaf: Any) -> None:
+    """The atomics graph, for either integer width (the leaves differ only in port types)."""
+    hit = hpvm.create_node_1d(hit_leaf, vals.shape[0])
+    for port in range(4):
+        hpvm.bind_in(hit, port, port)
+    chk = hpvm.create_node(check_leaf)
+    hpvm.edge(hit, chk, hpvm.ALL_TO_ALL, 0, 0)
+    hpvm.bind_in(chk, 0, 1)
+    hpvm.bind_in(chk, 3, 2)
+    hpvm.bind_in(chk, 4, 3)
+
+
 @hpvm.leaf(ins=("vals", "masks", "acc", "olds"), outs=("acc", "olds"))
 def p_atomics_int(acc: hpvm.i64[:], vals: hpvm.i64[:], masks: hpvm.i64[:], olds: hpvm.i64[:]) -> hpvm.i64:
     node = hpvm.get_node()
@@ -511,14 +523,7 @@ def p_atomics_int_check(n: hpvm.i64, acc: hpvm.i64[:], olds: hpvm.i64[:], check:
 def r_atomics_i64(
     acc: hpvm.i64[:], vals: hpvm.i64[:], masks: hpvm.i64[:], olds: hpvm.i64[:], check: hpvm.i64[:]
 ):
-    hit = hpvm.create_node_1d(p_atomics_int, vals.shape[0])
-    for port in range(4):
-        hpvm.bind_in(hit, port, port)
-    chk = hpvm.create_node(p_atomics_int_check)
-    hpvm.edge(hit, chk, hpvm.ALL_TO_ALL, 0, 0)
-    hpvm.bind_in(chk, 0, 1)
-    hpvm.bind_in(chk, 3, 2)
-    hpvm.bind_in(chk, 4, 3)
+    _build_atomics(vals, p_atomics_int, p_atomics_int_check)
 
 
 @hpvm.leaf(ins=("vals", "masks", "acc", "olds"), outs=("acc", "olds"))
@@ -555,14 +560,7 @@ def p_atomics_i32_check(n: hpvm.i64, acc: hpvm.i32[:], olds: hpvm.i32[:], check:
 def r_atomics_i32(
     acc: hpvm.i32[:], vals: hpvm.i32[:], masks: hpvm.i32[:], olds: hpvm.i32[:], check: hpvm.i32[:]
 ):
-    hit = hpvm.create_node_1d(p_atomics_i32, vals.shape[0])
-    for port in range(4):
-        hpvm.bind_in(hit, port, port)
-    chk = hpvm.create_node(p_atomics_i32_check)
-    hpvm.edge(hit, chk, hpvm.ALL_TO_ALL, 0, 0)
-    hpvm.bind_in(chk, 0, 1)
-    hpvm.bind_in(chk, 3, 2)
-    hpvm.bind_in(chk, 4, 3)
+    _build_atomics(vals, p_atomics_i32, p_atomics_i32_check)
 
 
 def _atomic_int_args(dtype: Any, high: int) -> Callable[[np.random.Generator], tuple[Any, ...]]:
