@@ -101,6 +101,8 @@ from numba.core.typing.templates import Signature
 from numba.extending import intrinsic
 from numba.np.arrayobj import fix_integer_index
 
+from ...lang.intrinsics import ATOMIC_OPS, FLOAT_ATOMIC_OPS
+
 __all__ = [
     "ATOMIC_OPS",
     "ATOMICS",
@@ -118,8 +120,7 @@ __all__ = [
     "supported_dtypes",
 ]
 
-ATOMIC_OPS: tuple[str, ...] = ("add", "sub", "min", "max", "xchg", "and", "or", "xor")
-FLOAT_ATOMIC_OPS: tuple[str, ...] = ("add", "sub", "min", "max")
+# The op names and which apply to floats are the frontend's (one list for every back end).
 INT_DTYPES: tuple[str, ...] = ("int32", "int64", "uint32", "uint64")
 FLOAT_DTYPES: tuple[str, ...] = ("float32", "float64")
 

@@ -52,7 +52,7 @@ def _runtime_helpers() -> dict[str, Any]:
         "__hpvm_LaunchError": LaunchError,
         "__hpvm_malloc": _malloc(),
     }
-    for op in ("add", "sub", "min", "max", "xchg", "and", "or", "xor"):
+    for op in atomics.ATOMIC_OPS:
         helpers[f"__hpvm_atomic_{op}"] = getattr(atomics, f"atomic_{op}")
     for name in (
         "bool",

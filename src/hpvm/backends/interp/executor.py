@@ -33,7 +33,7 @@ from ...ir.graph import ALL_TO_ALL, InternalFunction, LeafFunction, Node, NodeFu
 from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType, ScalarType, check_value
 from ...ir.verify import topological_order
-from ...lang.intrinsics import ATOMIC_OPS, FLOAT_ATOMIC_OPS, set_context
+from ...lang.intrinsics import FLOAT_ATOMIC_OPS, set_context
 from ..base import Backend, warn
 from .barriers import barrier_generator
 from .checked import CheckedArray, checked_view, unwrap
@@ -189,9 +189,6 @@ class _LeafContext:
                 new = old ^ v
             plain[index] = new
         return old
-
-
-assert set(ATOMIC_OPS) == {"add", "sub", "min", "max", "xchg", "and", "or", "xor"}
 
 
 class Interpreter(Backend):
