@@ -26,6 +26,9 @@ HINT_PREFERENCES: dict[str | None, tuple[str, ...]] = {
 }
 
 
+PortKey = tuple[int, str]  # (output port, "each" | "last"): see Backend.export_outputs
+
+
 class Backend(ABC):
     """One way of executing HPVM graphs."""
 
@@ -41,6 +44,24 @@ class Backend(ABC):
 
         Lets callers report compile time separately from run time (``hpvm run --timings``).
         """
+
+    # -- values crossing from one back end to another (graphs that mix devices) ----------
+    #
+    # ``run_stage`` returns each node's outputs in the back end's own form. When the next
+    # stage runs on another back end they travel in the exchange form: a dict from
+    # ``(output port, mode)`` to a host value, where mode ``"last"`` is the value of the last
+    # instance (what all-to-all edges and output binds read) and ``"each"`` is a NumPy array
+    # shaped like the node's grid holding every instance's value of a scalar port (what
+    # one-to-one edges read). Arrays travel as ``"last"`` only: the instances of a replicated
+    # node hand on one shared array. The defaults suit back ends whose own form is that one.
+
+    def export_outputs(self, node: Node, sizes: tuple[int, ...], produced: Any) -> dict[PortKey, Any]:
+        """``node``'s outputs from ``run_stage`` in the exchange form."""
+        return produced
+
+    def import_outputs(self, node: Node, sizes: tuple[int, ...], values: dict[PortKey, Any]) -> Any:
+        """``node``'s outputs in the exchange form as this back end's ``upstream`` entry."""
+        return values
 
     @abstractmethod
     def run_stage(

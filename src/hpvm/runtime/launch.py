@@ -10,10 +10,11 @@ import numpy as np
 
 from ..backends import backend_for_hint, get_backend
 from ..backends.base import Backend
-from ..errors import BackendUnavailableError, LaunchError, MemoryTrackingError
-from ..ir.graph import ONE_TO_ONE, InternalFunction, LeafFunction, NodeFunction, functions
+from ..errors import LaunchError, MemoryTrackingError
+from ..ir.graph import ONE_TO_ONE, InternalFunction, NodeFunction
 from ..ir.types import check_value
 from ..ir.verify import verify
+from .hetero import MixedBackend, backends_by_child
 from .memory import MemoryTracker
 
 # Root functions already verified. Weak references, not ids: an id is reused once its
@@ -81,36 +82,23 @@ def check_sizes(root: InternalFunction, args: Sequence[Any], api: str) -> None:
 
 
 def choose_backend(root: InternalFunction, target: str | None) -> Backend:
-    """The back end for a launch: ``target`` if given, else the one every node's hint selects."""
+    """The back end for a launch: ``target`` if given, else what the nodes' hints select —
+    one back end, or a ``MixedBackend`` splitting the root's children between several."""
     if target is not None:
         if not isinstance(target, str):
             raise LaunchError(f"target must be a back-end name such as 'interp', not {target!r}")
         return get_backend(target)
     cached = _CHOICES.get(id(root))
     if cached is not None and cached[0] is root:
-        return get_backend(cached[1])
-    name = _choose_by_hints(root)
-    _CHOICES[id(root)] = (root, name)
-    return get_backend(name)
+        return cached[1]
+    choice = backends_by_child(root)
+    names = set(choice.values()) or {backend_for_hint(root.hint)}
+    backend = get_backend(names.pop()) if len(names) == 1 else MixedBackend(root, choice)
+    _CHOICES[id(root)] = (root, backend)
+    return backend
 
 
-_CHOICES: dict[int, tuple[InternalFunction, str]] = {}  # root -> back end its hints select
-
-
-def _choose_by_hints(root: InternalFunction) -> str:
-    chosen: dict[str, list[str]] = {}
-    for fn in functions(root):
-        if isinstance(fn, LeafFunction):
-            chosen.setdefault(backend_for_hint(fn.hint), []).append(fn.name)
-    if not chosen:
-        return backend_for_hint(root.hint)
-    if len(chosen) > 1:
-        detail = "; ".join(f"{b}: {', '.join(names)}" for b, names in chosen.items())
-        raise BackendUnavailableError(
-            f"the hints of '{root.name}' select several back ends ({detail}); graphs that mix "
-            "devices are not supported yet — pass target= to run the whole graph on one"
-        )
-    return next(iter(chosen))
+_CHOICES: dict[int, tuple[InternalFunction, Backend]] = {}  # root -> back end its hints select
 
 
 def array_args(args: Sequence[Any]) -> list[np.ndarray]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...errors import HPVMError, NodeExecutionError
 from ...ir.graph import ALL_TO_ALL, InternalFunction, Node
-from ...ir.types import ScalarType
+from ...ir.types import ArrayType, ScalarType
 from ..base import Backend
 from .compiler import CompiledProgram, Compiler, describe_numba_error
 from .graphgen import StageSpec
@@ -58,6 +58,18 @@ class CPUBackend(Backend):
         for (node, port, mode), value in zip(spec.exports, result[len(spec.outputs) :]):
             produced[node.name][(port, mode)] = value
         return produced, outputs
+
+    def export_outputs(self, node: Node, sizes: tuple[int, ...], produced: Any) -> dict[tuple[int, str], Any]:
+        # An array port crosses as the one shared array (``"last"``), whatever edge asked for it.
+        types = node.function.out_types
+        return {
+            (p, "last" if isinstance(types[p], ArrayType) else mode): v for (p, mode), v in produced.items()
+        }
+
+    def import_outputs(self, node: Node, sizes: tuple[int, ...], values: dict[tuple[int, str], Any]) -> Any:
+        types = node.function.out_types
+        arrays = {(p, "each"): v for (p, mode), v in values.items() if isinstance(types[p], ArrayType)}
+        return {**values, **arrays}
 
     def _share_cores(self, root: InternalFunction, program: CompiledProgram) -> None:
         """Give each pipeline stage its share of the cores (once per stage thread).

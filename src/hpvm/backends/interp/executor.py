@@ -34,7 +34,7 @@ from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType, ScalarType, check_value
 from ...ir.verify import topological_order
 from ...lang.intrinsics import FLOAT_ATOMIC_OPS, set_context
-from ..base import Backend, warn
+from ..base import Backend, PortKey, warn
 from .barriers import barrier_generator
 from .checked import CheckedArray, checked_view, unwrap
 
@@ -219,6 +219,27 @@ class Interpreter(Backend):
         handle = InstanceHandle(root.name, (), (), None)
         produced, outputs = self._run_graph(root, list(args), handle, only=nodes, upstream=upstream)
         return {n.name: produced[n.name] for n in nodes}, outputs
+
+    def export_outputs(self, node: Node, sizes: tuple[int, ...], produced: NodeOutputs) -> dict[PortKey, Any]:
+        values: dict[PortKey, Any] = {}
+        for port, ptype in enumerate(node.function.out_types):
+            if produced.values:
+                values[(port, "last")] = unwrap(produced.values[-1][port])
+            if isinstance(ptype, ScalarType) and node.dims > 0:
+                each = np.array([v[port] for v in produced.values], dtype=ptype.dtype)
+                values[(port, "each")] = each.reshape(produced.sizes)
+        return values
+
+    def import_outputs(self, node: Node, sizes: tuple[int, ...], values: dict[PortKey, Any]) -> NodeOutputs:
+        count = int(np.prod(sizes, dtype=np.int64)) if sizes else 1
+        columns = []
+        for port in range(len(node.function.out_types)):
+            each = values.get((port, "each"))
+            if each is not None:
+                columns.append(list(np.asarray(each).reshape(-1)))
+            else:  # only the last value crossed (arrays: every instance hands on the same one)
+                columns.append([values.get((port, "last"))] * count)
+        return NodeOutputs(tuple(sizes), [tuple(col[i] for col in columns) for i in range(count)])
 
     # -- graphs --------------------------------------------------------------------------
 
