@@ -12,6 +12,7 @@ from ...ir.types import ArrayType, ScalarType
 from ..base import Backend
 from .compiler import CompiledProgram, Compiler, describe_numba_error
 from .graphgen import StageSpec
+from .mallocpool import MallocStats
 
 _stage_threads = threading.local()
 
@@ -34,14 +35,34 @@ class CPUBackend(Backend):
         import numba
 
         program = self.prepare(root)
-        values = (*_convert(root, args), program.root_ctx())
+        values = (*_convert(root, args), program.root_ctx(), *program.pool_args(None))
         self._call(program, program.entry.compile, (tuple(numba.typeof(v) for v in values),))
 
     def run(self, root: InternalFunction, args: Sequence[Any]) -> tuple[Any, ...]:
         program = self.prepare(root)
         values = _convert(root, args)
-        result = self._call(program, program.entry, (*values, program.root_ctx()))
+        if not program.pooled:
+            result = self._call(program, program.entry, (*values, program.root_ctx()))
+            return _as_ports(root.out_types, result)
+        assert program.flow is not None
+        recycle = not program.flow.root_escapes()
+        pool = program.pools.checkout(recycle)
+        try:
+            result = self._call(
+                program, program.entry, (*values, program.root_ctx(), *program.pool_args(pool))
+            )
+        finally:
+            program.pools.checkin(pool, recycle)
         return _as_ports(root.out_types, result)
+
+    def malloc_stats(self, root: InternalFunction) -> MallocStats:
+        """What ``hpvm.malloc`` did in ``root``'s runs so far (buffers reused or allocated).
+
+        An introspection hook (tests, benchmarks): see ``mallocpool.MallocStats``. All zero
+        for a root whose leaves do not call ``malloc`` or have not run.
+        """
+        program = self.prepare(root)
+        return program.pools.stats
 
     def run_stage(self, root, args, nodes, upstream):  # type: ignore[no-untyped-def]
         program = self.prepare(root)
@@ -49,7 +70,21 @@ class CPUBackend(Backend):
         spec = _stage_spec(root, nodes)
         func, spec = self.compiler.stage(program, spec)
         imports = [upstream[n.name][(p, mode)] for n, p, mode in spec.imports]
-        result = self._call(program, func, (*_convert(root, args), program.root_ctx(), *imports))
+        values = (*_convert(root, args), program.root_ctx())
+        if program.pooled:
+            assert program.flow is not None
+            flow = program.flow
+            # Outputs handed to other stages are read after this call: they must not be recycled.
+            recycle = not any(flow.may_hold(n.function, p) for n, p, _ in spec.exports) and not any(
+                flow.may_hold(root, op) for op in spec.outputs
+            )
+            pool = program.pools.checkout(recycle)
+            try:
+                result = self._call(program, func, (*values, *program.pool_args(pool), *imports))
+            finally:
+                program.pools.checkin(pool, recycle)
+        else:
+            result = self._call(program, func, (*values, *imports))
         types = root.out_types
         outputs = {
             op: _as_ports([types[op]], (v,))[0] for op, v in zip(spec.outputs, result[: len(spec.outputs)])
@@ -99,7 +134,9 @@ class CPUBackend(Backend):
         from numba.core.errors import NumbaError
 
         located = describe_numba_error(error, program)
-        if "cannot compile graph" not in str(located) or len(args) != len(program.root.params) + 1:
+        if "cannot compile graph" not in str(located) or len(args) != len(program.root.params) + 1 + len(
+            program.pool_args(None)
+        ):
             return located
         diagnostic = self.compiler.diagnostic(program.root)
         try:

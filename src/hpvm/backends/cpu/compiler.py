@@ -28,9 +28,11 @@ from ...errors import CompileError, LaunchError
 from ...ir.graph import InternalFunction, LeafFunction, functions
 from .graphgen import GraphGen, StageSpec
 from .leafgen import LeafClone, clone_leaf
+from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, pooled_clone, uses_malloc
+from .privatize import plain_helpers
 
 _LOCK = threading.RLock()
-CODEGEN_VERSION = 2  # bump when generated code or its module layout changes
+CODEGEN_VERSION = 3  # bump when generated code or its module layout changes
 
 
 def cache_dir() -> Path:
@@ -51,6 +53,8 @@ def _runtime_helpers() -> dict[str, Any]:
         "prange": numba.prange,
         "__hpvm_LaunchError": LaunchError,
         "__hpvm_malloc": _malloc(),
+        **pool_helpers(),
+        **plain_helpers(),
     }
     for op in atomics.ATOMIC_OPS:
         helpers[f"__hpvm_atomic_{op}"] = getattr(atomics, f"atomic_{op}")
@@ -117,9 +121,24 @@ class CompiledProgram:
     module: types.ModuleType | None = None
     clones: dict[int, LeafClone] = field(default_factory=dict)
     stage_count: int | None = None  # pipeline stages of a streaming launch
+    # malloc pools (mallocpool.py): set when a leaf without barriers calls malloc
+    flow: MallocFlow | None = None
+    pools: BufferPools = field(default_factory=BufferPools)
 
     def root_ctx(self) -> tuple[int, ...]:
         return (0, 0, 0, 1, 1, 1, 0) * self.levels
+
+    @property
+    def pooled(self) -> bool:
+        """Whether the graph functions take a malloc pool after the context tuple."""
+        return self.flow is not None
+
+    def pool_args(self, pool: Pool | None) -> tuple[Any, ...]:
+        """The arguments that follow the context tuple: the pool's arena and state, if pooled."""
+        if self.flow is None:
+            return ()
+        pool = pool or Pool(1)
+        return (pool.arena, pool.state)
 
 
 class Compiler:
@@ -153,6 +172,10 @@ class Compiler:
         helpers = _runtime_helpers()
         leaves = [fn for fn in functions(root) if isinstance(fn, LeafFunction)]
         clones = {id(leaf): clone_leaf(leaf) for leaf in leaves}
+        # malloc in a leaf without barriers draws from the run's pool (mallocpool.py).
+        pooled = frozenset(id(c.leaf) for c in clones.values() if not c.uses_barrier and uses_malloc(c))
+        for key in pooled:
+            clones[key] = pooled_clone(clones[key])
         levels = max([1, *(c.levels for c in clones.values())])
         barrier_symbols: dict[int, str] = {}
         leaf_namespace: dict[str, Any] = {}
@@ -181,12 +204,37 @@ class Compiler:
             dispatcher = numba.njit(nogil=True, cache=cache, **options)(module.__dict__[clone.symbol])
             module.__dict__[clone.symbol] = dispatcher
             leaf_namespace[clone.symbol] = dispatcher
-        gen = GraphGen(levels, clones, barrier_symbols)
+        flow = None
+        if pooled:
+            malloc_leaves = {id(c.leaf) for c in clones.values() if uses_malloc(c) or id(c.leaf) in pooled}
+            flow = MallocFlow(root, malloc_leaves)
+        release = flow.releasing(pooled) if flow else frozenset()
+        gen = GraphGen(levels, clones, barrier_symbols, pooled, release)
         entry_symbol = gen.graph_function(root, parallel=True)
-        program = CompiledProgram(root, levels, None, gen=gen, clones=clones)
+        program = CompiledProgram(root, levels, None, gen=gen, clones=clones, flow=flow)
+        leaf_namespace.update(self._variants(gen, helpers, inline))
         program.module = self._graph_module(gen, helpers, leaf_namespace, cache=inline)
         program.entry = program.module.__dict__[entry_symbol]
         return program
+
+    def _variants(self, gen: GraphGen, helpers: dict[str, Any], inline: bool = True) -> dict[str, Any]:
+        """The leaf variants the generated code asked for (privatized atomics: privatize.py),
+        each compiled once in its leaf's namespace like the clone: symbol -> dispatcher."""
+        import numba
+
+        for symbol, clone in gen.variants.items():
+            if symbol in gen.compiled_variants:
+                continue
+            leaf = clone.leaf
+            prefix = "hpvm_generated" if inline else "hpvm_diagnostic"
+            module = _module(f"{prefix}.{symbol}", leaf.location.file, self._leaf_namespace(leaf, helpers))
+            code = compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec")
+            exec(code, module.__dict__)
+            options = {"inline": "always"} if inline else {}
+            cache = inline and _cacheable(leaf.location.file)
+            module.__dict__[symbol] = numba.njit(nogil=True, cache=cache, **options)(module.__dict__[symbol])
+            gen.compiled_variants[symbol] = module.__dict__[symbol]
+        return dict(gen.compiled_variants)
 
     def stage(self, program: CompiledProgram, stage: StageSpec) -> Any:
         """The compiled stage function for a set of the root's children (streaming)."""
@@ -214,6 +262,7 @@ class Compiler:
                     for k, v in program.module.__dict__.items()
                     if not k.startswith("__") or k.startswith("__hpvm")
                 }
+                namespace.update(self._variants(program.gen, _runtime_helpers()))
                 module = _module(f"hpvm_generated.{path.stem}", str(path), namespace)
                 exec(compile(source, str(path), "exec"), module.__dict__)
                 for name in re.findall(r"^def (\w+)\(", source, flags=re.M):

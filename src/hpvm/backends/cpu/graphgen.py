@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...errors import CompileError
 from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
@@ -26,6 +27,8 @@ from ...ir.leafinfo import parse_leaf
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
 from .leafgen import CTX_PARAM, CTX_STRIDE, LeafClone, symbol_for
+from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
+from .privatize import MAX_PRIVATE_BYTES, atomic_only_params, fold, identity, privatized_clone
 
 INDENT = "    "
 
@@ -50,10 +53,28 @@ class _Group:
 class GraphGen:
     """Generates the graph functions of one program (a root and everything under it)."""
 
-    def __init__(self, levels: int, clones: dict[int, LeafClone], barrier_symbols: dict[int, str]):
+    def __init__(
+        self,
+        levels: int,
+        clones: dict[int, LeafClone],
+        barrier_symbols: dict[int, str],
+        pooled: frozenset[int] = frozenset(),
+        release: frozenset[int] = frozenset(),
+    ):
         self.levels = levels
         self.clones = clones  # id(leaf) -> clone
         self.barrier_symbols = barrier_symbols  # id(leaf) -> group function symbol
+        # Leaves whose clones take the malloc pool (mallocpool.py); when there are any, every
+        # graph function takes it too, to hand it down.
+        self.pooled = pooled
+        # Internal functions whose graph functions pop what their subtree malloc'd on return.
+        self.release = release
+        # Leaf variants with privatized atomics (privatize.py): symbol -> clone, to compile.
+        self.variants: dict[str, LeafClone] = {}
+        self.compiled_variants: dict[str, Any] = {}  # filled by the compiler
+        self._variant_symbols: dict[tuple[int, tuple[int, ...]], str] = {}
+        # What was privatized: (graph function, array, operation, nodes) — a compile report.
+        self.privatized: list[tuple[str, str, str, list[str]]] = []
         self.sources: list[str] = []
         self.symbols: dict[tuple[int, bool], str] = {}
         self.parallel_symbols: set[str] = set()
@@ -127,13 +148,18 @@ class GraphGen:
                 if not self._same_array_everywhere(node, port, feeds):
                     want.add("ptr")
 
-        params = [p.name for p in fn.params] + [CTX_PARAM]
+        params = [p.name for p in fn.params] + [CTX_PARAM] + self._pool_args()
         if stage is not None:
             params += [self._import_name(index[id(n)], p, mode) for n, p, mode in stage.imports]
         lines = [f"def {symbol}({', '.join(params)}):"]
         body: list[str] = []
+        release = stage is None and id(fn) in self.release
+        if release:  # this parent instance's buffers die with it: its thread's pool stack pops them
+            body.append(f"__hpvm_mark = {MARK}({STATE_PARAM})")
         for g_index, group in enumerate(groups):
             body += self._emit_group(fn, g_index, group, feeds, needs, index, imported, parallel)
+        if release:
+            body.append(f"{RELEASE}({STATE_PARAM}, __hpvm_mark)")
         body.append(f"return {self._returns(fn, stage, index)}")
         lines += [INDENT + line for line in body]
         return "\n".join(lines) + "\n"
@@ -267,17 +293,16 @@ class GraphGen:
                 INDENT
                 + f"raise __hpvm_LaunchError({self._msg(head, 'has no instances, so it sends no value over its all-to-all edge or output bind')})"
             )
-        depth = 0
-        for a in range(head.dims):
-            loop = "prange" if (parallel and a == 0) else "range"
-            out.append(INDENT * depth + f"for {idx[a]} in {loop}({sizes[a]}):")
-            depth += 1
-        inner = self._emit_body(fn, group, idx, sizes, feeds, needs, index, imported, capture=False)
-        if peel:
-            last = " and ".join(f"{i} == {s} - 1" for i, s in zip(idx, sizes))
-            out.append(INDENT * depth + f"if {last}:")
-            out.append(INDENT * (depth + 1) + "continue")
-        out += [INDENT * depth + line for line in inner]
+        private = self._privatizable(fn, group, feeds, index, imported) if parallel else []
+        loops = self._loops(fn, group, idx, sizes, feeds, needs, index, imported, peel, prange=parallel)
+        if private:
+            out += self._emit_private(
+                fn, g_index, group, private, idx, sizes, feeds, needs, index, imported, peel
+            )
+            out.append("else:")
+            out += [INDENT + line for line in loops]
+        else:
+            out += loops
         if peel:
             for i, s in zip(idx, sizes):
                 out.append(f"{i} = {s} - 1")
@@ -293,7 +318,124 @@ class GraphGen:
                     )
         return out
 
-    def _emit_body(self, fn, group, idx, sizes, feeds, needs, index, imported, capture) -> list[str]:  # type: ignore[no-untyped-def]
+    def _loops(
+        self, fn, group, idx, sizes, feeds, needs, index, imported, peel, prange, chunk=None, swap=None
+    ) -> list[str]:  # type: ignore[no-untyped-def]
+        """The group's loop nest (the last instance skipped when it is peeled). ``chunk``:
+        the outermost loop runs ``range(lo, hi)`` of a chunk; ``swap``: private copies."""
+        out: list[str] = []
+        depth = 0
+        for a in range(group.nodes[0].dims):
+            if a == 0 and chunk is not None:
+                bounds = f"{chunk[0]}, {chunk[1]}"
+            else:
+                bounds = sizes[a]
+            loop = "prange" if (prange and a == 0) else "range"
+            out.append(INDENT * depth + f"for {idx[a]} in {loop}({bounds}):")
+            depth += 1
+        inner = self._emit_body(
+            fn, group, idx, sizes, feeds, needs, index, imported, capture=False, swap=swap
+        )
+        if peel:
+            last = " and ".join(f"{i} == {s} - 1" for i, s in zip(idx, sizes))
+            out.append(INDENT * depth + f"if {last}:")
+            out.append(INDENT * (depth + 1) + "continue")
+        out += [INDENT * depth + line for line in inner]
+        return out
+
+    def _privatizable(
+        self, fn, group, feeds, index, imported
+    ) -> list[tuple[str, str, ArrayType, list[Node]]]:  # type: ignore[no-untyped-def]
+        """Arrays of this parallel loop whose atomics can go to per-thread copies
+        (privatize.py): (array, operation, type, the nodes using it)."""
+        if group.barrier or group.nodes[0].dims == 0:
+            return []
+        receivers: dict[str, list[tuple[Node, int]]] = {}
+        for node in group.nodes:
+            for p, feed in enumerate(feeds[id(node)]):
+                if (
+                    feed is not None
+                    and feed[0] == "bind"
+                    and isinstance(fn.params[feed[1].ip].type, ArrayType)
+                ):
+                    receivers.setdefault(fn.params[feed[1].ip].name, []).append((node, p))
+        found = []
+        for name, uses in receivers.items():
+            ops = set()
+            for node, p in uses:
+                leaf = node.function
+                if not isinstance(leaf, LeafFunction) or self._is_barrier(node):
+                    ops.add(None)
+                    continue
+                ops.add(atomic_only_params(self.clones[id(leaf)]).get(p))
+            if len(ops) == 1 and None not in ops:
+                array_type = next(p.type for p in fn.params if p.name == name)
+                users = sorted({id(n): n for n, _ in uses}.values(), key=lambda n: index[id(n)])
+                found.append((name, ops.pop(), array_type, users))
+        return found
+
+    def _group_arrays(self, fn, group, feeds, index, imported) -> list[str]:  # type: ignore[no-untyped-def]
+        """The loop-invariant array arguments of the group's nodes (by their expressions)."""
+        names: list[str] = []
+        for node in group.nodes:
+            for p, param in enumerate(node.function.params):
+                if not isinstance(param.type, ArrayType):
+                    continue
+                expr = self._input(fn, node, p, feeds, [], index, imported, group)
+                fused = feeds[id(node)][p][0] == "edge" and any(
+                    feeds[id(node)][p][1].src is m for m in group.nodes
+                )
+                if not fused and expr not in names:
+                    names.append(expr)
+        return names
+
+    def _emit_private(
+        self, fn, g_index, group, private, idx, sizes, feeds, needs, index, imported, peel
+    ) -> list[str]:  # type: ignore[no-untyped-def]
+        """The group's loop over per-thread chunks with private copies of ``private``'s
+        arrays, then the fold; runs when the run-time conditions hold (privatize.py)."""
+        pre = f"__hp{g_index}"
+        others = self._group_arrays(fn, group, feeds, index, imported)
+        total = " * ".join(sizes)
+        conds = []
+        for name, _, _, _ in private:
+            conds.append(f"{name}.nbytes <= {MAX_PRIVATE_BYTES}")
+            conds.append(f"{name}.size <= {total}")
+            conds += [f"not __hpvm_overlaps({name}, {o})" for o in others if o != name]
+        out = [f"{pre}_on = {' and '.join(conds)}", f"if {pre}_on:"]
+        body = [f"{pre}_nc = min(np.int64(__hpvm_num_threads()), np.int64({sizes[0]}))"]
+        swap: dict[int, dict[int, str]] = {}
+        for j, (name, op, array_type, users) in enumerate(private):
+            dt = self._dtype(array_type)
+            body.append(
+                f"{pre}_P{j} = np.full(({pre}_nc,) + {name}.shape, {identity(op, array_type.dtype)}, {dt})"
+            )
+            for node in users:
+                for p, feed in enumerate(feeds[id(node)]):
+                    if feed is not None and feed[0] == "bind" and fn.params[feed[1].ip].name == name:
+                        swap.setdefault(id(node), {})[p] = f"{pre}_Q{j}"
+            self.privatized.append((fn.name, name, op, [n.name for n in users]))
+        body.append(f"for {pre}_c in prange({pre}_nc):")
+        inner = [f"{pre}_Q{j} = {pre}_P{j}[{pre}_c]" for j in range(len(private))]
+        chunk = (f"{pre}_c * {sizes[0]} // {pre}_nc", f"({pre}_c + 1) * {sizes[0]} // {pre}_nc")
+        inner += self._loops(
+            fn, group, idx, sizes, feeds, needs, index, imported, peel, prange=False, chunk=chunk, swap=swap
+        )
+        body += [INDENT + line for line in inner]
+        # Fold the copies into the shared arrays, serially (the parallel loop is over).
+        for j, (name, op, array_type, _) in enumerate(private):
+            body.append(f"for {pre}_c in range({pre}_nc):")
+            ids = [f"{pre}_e{d}" for d in range(array_type.rank)]
+            for d, e in enumerate(ids):
+                body.append(INDENT * (d + 1) + f"for {e} in range({name}.shape[{d}]):")
+            where = ", ".join(ids)
+            for line in fold(op, f"{name}[{where}]", f"{pre}_P{j}[{pre}_c, {where}]"):
+                body.append(INDENT * (array_type.rank + 1) + line)
+        return out + [INDENT + line for line in body]
+
+    def _emit_body(
+        self, fn, group, idx, sizes, feeds, needs, index, imported, capture, swap=None
+    ) -> list[str]:  # type: ignore[no-untyped-def]
         out: list[str] = []
         for node in group.nodes:
             k = index[id(node)]
@@ -301,8 +443,14 @@ class GraphGen:
                 self._input(fn, node, p, feeds, idx, index, imported, group)
                 for p in range(len(node.function.params))
             ]
+            callee = self._callee(node)
+            if swap and id(node) in swap:  # privatized atomics: the leaf's variant on private copies
+                for p, name in swap[id(node)].items():
+                    args[p] = name
+                callee = self._variant(node, swap[id(node)])
             ctx = self._child_ctx(node, idx, sizes)
-            out.append(f"__hn{k}_r = {self._callee(node)}({', '.join([*args, ctx])})")
+            pool = self._pool_args() if self._takes_pool(node) else []
+            out.append(f"__hn{k}_r = {callee}({', '.join([*args, ctx, *pool])})")
             n_out = len(node.function.out_types)
             is_leaf = isinstance(node.function, LeafFunction)
             for port, out_type in enumerate(node.function.out_types):
@@ -404,6 +552,25 @@ class GraphGen:
         if self.levels > 1:
             return f"{own} + {CTX_PARAM}[:{CTX_STRIDE * (self.levels - 1)}]"
         return own
+
+    def _variant(self, node: Node, swapped: dict[int, str]) -> str:
+        """The symbol of the leaf's variant with plain operations on the swapped parameters."""
+        leaf = node.function
+        assert isinstance(leaf, LeafFunction)
+        params = atomic_only_params(self.clones[id(leaf)])
+        chosen = {p: params[p] for p in sorted(swapped)}
+        key = (id(leaf), tuple(chosen))
+        if key not in self._variant_symbols:
+            clone = privatized_clone(self.clones[id(leaf)], chosen)
+            self._variant_symbols[key] = clone.symbol
+            self.variants[clone.symbol] = clone
+        return self._variant_symbols[key]
+
+    def _pool_args(self) -> list[str]:
+        return list(POOL_PARAMS) if self.pooled else []
+
+    def _takes_pool(self, node: Node) -> bool:
+        return isinstance(node.function, InternalFunction) or id(node.function) in self.pooled
 
     def _callee(self, node: Node) -> str:
         if isinstance(node.function, LeafFunction):
