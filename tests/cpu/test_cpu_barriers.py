@@ -17,6 +17,7 @@ from numba import njit
 import hpvm
 from hpvm.backends.cpu.barriers import group_function
 from hpvm.backends.cpu.leafgen import clone_leaf
+from hpvm.backends.cpu.narrow import narrow_helpers
 from markers import SourceMarkers, fails
 
 SRC = SourceMarkers(__file__)
@@ -30,7 +31,11 @@ def _add(a, i, v):  # a non-atomic stand-in: a group function runs instances one
     return old
 
 
-HELPERS = {"__hpvm_malloc": njit(lambda n: np.zeros(n, np.uint8)), "__hpvm_atomic_add": _add}
+HELPERS = {
+    "__hpvm_malloc": njit(lambda n: np.zeros(n, np.uint8)),
+    "__hpvm_atomic_add": _add,
+    **narrow_helpers(),
+}
 
 
 @pytest.fixture(autouse=True)

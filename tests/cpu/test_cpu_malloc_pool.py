@@ -7,6 +7,9 @@ and the program's pools (``mallocpool.py``).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -235,3 +238,34 @@ def test_concurrent_launches_of_one_root_keep_their_buffers_apart():
         t.join()
     assert not errors, errors[0]
     assert cpu().malloc_stats(root).runs == 1 + 3 * 15
+
+
+def test_malloc_in_a_graph_without_parallel_loops_in_a_fresh_process(tmp_path) -> None:
+    # The pool asks Numba for the thread id, which lives in Numba's threading layer; a graph
+    # with no parallel loop never loads it, and linking failed with "Symbol not found:
+    # get_thread_id", aborting the process. A fresh process, so no earlier test loaded it.
+    script = tmp_path / "one_leaf_malloc.py"
+    script.write_text(
+        "import numpy as np\n"
+        "import hpvm\n\n"
+        "@hpvm.leaf(outs=('out',))\n"
+        "def scratch(out: hpvm.f64[:], n: hpvm.i64):\n"
+        "    buf = hpvm.malloc(n * 8).view(np.float64)\n"
+        "    for i in range(n):\n"
+        "        buf[i] = i\n"
+        "    out[0] = buf.sum()\n\n"
+        "@hpvm.internal\n"
+        "def root(out: hpvm.f64[:], n: hpvm.i64):\n"
+        "    k = hpvm.create_node(scratch)\n"
+        "    hpvm.bind_in(k, 0, 0)\n"
+        "    hpvm.bind_in(k, 1, 1)\n\n"
+        "hpvm.init()\n"
+        "out = np.zeros(1)\n"
+        "hpvm.track_memory(out)\n"
+        "hpvm.wait(hpvm.launch(root, (out, 10), target='cpu'))\n"
+        "print(out[0])\n"
+    )
+    env = {**os.environ, "HPVM_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == "45.0"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,7 +12,7 @@ from ..backends import backend_for_hint, get_backend
 from ..backends.base import Backend
 from ..errors import LaunchError, MemoryTrackingError
 from ..ir.graph import ONE_TO_ONE, InternalFunction, NodeFunction
-from ..ir.types import check_value
+from ..ir.types import ArrayType, ScalarType, check_value
 from ..ir.verify import verify
 from .hetero import MixedBackend, backends_by_child
 from .memory import MemoryTracker
@@ -37,22 +37,27 @@ def check_root(root: Any) -> InternalFunction:
 
 
 def check_args(root: InternalFunction, args: Any, tracker: MemoryTracker, api: str) -> list[Any]:
-    """The arguments as a list, after checking count, types and tracking."""
-    names = ", ".join(f"{p.name}: {p.type}" for p in root.params)
+    """The arguments as a list, after checking count, types and tracking.
+
+    Every launch checks every argument, but cheaply: ``_acceptors`` (built once per root)
+    accept the common cases (an array of the port's dtype and rank, a Python or NumPy scalar
+    the port takes) without ``check_value``, which decides everything else.
+    """
     if not isinstance(args, (tuple, list)):
         raise LaunchError(
             f"{api}(): args must be a tuple with one value per input of '{root.name}' "
-            f"({names}), not {type(args).__name__}"
+            f"({_param_names(root)}), not {type(args).__name__}"
         )
     if len(args) != len(root.params):
         raise LaunchError(
             f"{api}(): '{root.name}' ({root.location}) takes {len(root.params)} input(s) "
-            f"({names}), but {len(args)} were given"
+            f"({_param_names(root)}), but {len(args)} were given"
         )
-    for i, (p, value) in enumerate(zip(root.params, args)):
-        problem = check_value(p.type, value)
-        if problem:
-            raise LaunchError(f"{api}(): argument {i} ('{p.name}') of '{root.name}': {problem}")
+    for i, (p, value, accept) in enumerate(zip(root.params, args, _acceptors(root))):
+        if not accept(value):
+            problem = check_value(p.type, value)
+            if problem:
+                raise LaunchError(f"{api}(): argument {i} ('{p.name}') of '{root.name}': {problem}")
         if isinstance(value, np.ndarray) and tracker.find(value) is None:
             raise MemoryTrackingError(
                 f"{api}(): argument {i} ('{p.name}') of '{root.name}' is an untracked array; "
@@ -69,6 +74,10 @@ def check_sizes(root: InternalFunction, args: Sequence[Any], api: str) -> None:
     ``launch`` / ``push`` itself (deeper levels depend on values computed by nodes; back ends
     check those when they run).
     """
+    key = _size_key(root, args)
+    known = _SIZES_OK.get(root)
+    if known is not None and key in known:
+        return  # these sizes were checked before: they depend on nothing else
     env = {p.name: a for p, a in zip(root.params, args)}
     graph = root.graph
     sizes = {id(node): node.evaluate_sizes(env, f"{api}(): ") for node in graph.nodes}
@@ -79,6 +88,9 @@ def check_sizes(root: InternalFunction, args: Sequence[Any], api: str) -> None:
                 f"arguments '{e.src.name}' has {list(sizes[id(e.src)])} instances and "
                 f"'{e.dst.name}' {list(sizes[id(e.dst)])}"
             )
+    if known is None or len(known) >= 64:
+        known = _SIZES_OK[root] = set()
+    known.add(key)
 
 
 def choose_backend(root: InternalFunction, target: str | None) -> Backend:
@@ -103,3 +115,56 @@ _CHOICES: dict[int, tuple[InternalFunction, Backend]] = {}  # root -> back end i
 
 def array_args(args: Sequence[Any]) -> list[np.ndarray]:
     return [a for a in args if isinstance(a, np.ndarray)]
+
+
+# -- what makes repeated launches cheap (per root, weakly held) ----------------------------
+
+_ACCEPTORS: weakref.WeakKeyDictionary[InternalFunction, list[Callable[[Any], bool]]] = (
+    weakref.WeakKeyDictionary()
+)
+_SIZE_PARAMS: weakref.WeakKeyDictionary[InternalFunction, list[int]] = weakref.WeakKeyDictionary()
+# Root -> the size keys (``_size_key``) that passed ``check_sizes``; at most 64 each.
+_SIZES_OK: weakref.WeakKeyDictionary[InternalFunction, set[Any]] = weakref.WeakKeyDictionary()
+_INT_TYPES = frozenset(
+    {int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64}
+)
+_FLOAT_TYPES = frozenset({float, np.float16, np.float32, np.float64})
+
+
+def _param_names(root: InternalFunction) -> str:
+    return ", ".join(f"{p.name}: {p.type}" for p in root.params)
+
+
+def _acceptor(ptype: Any) -> Callable[[Any], bool]:
+    """A test that is true only for values ``check_value(ptype, value)`` accepts (false
+    means: ask ``check_value``)."""
+    if isinstance(ptype, ArrayType):
+        dtype, rank = ptype.dtype, ptype.rank
+        return lambda v: type(v) is np.ndarray and v.ndim == rank and v.dtype == dtype
+    if isinstance(ptype, ScalarType):
+        if ptype.is_float:
+            floats = _FLOAT_TYPES | _INT_TYPES  # (not bool: a bool is refused for a float port)
+            return lambda v: type(v) in floats
+        if ptype.is_integer:
+            info = np.iinfo(ptype.dtype)
+            low, high = int(info.min), int(info.max)
+            return lambda v: type(v) in _INT_TYPES and low <= int(v) <= high
+    return lambda v: False
+
+
+def _acceptors(root: InternalFunction) -> list[Callable[[Any], bool]]:
+    found = _ACCEPTORS.get(root)
+    if found is None:
+        found = _ACCEPTORS[root] = [_acceptor(p.type) for p in root.params]
+    return found
+
+
+def _size_key(root: InternalFunction, args: Sequence[Any]) -> Any:
+    """What the sizes of the root's children depend on: the shapes of the arrays and the
+    values (with their types) of the scalars their expressions name. Equal keys, equal
+    sizes: ``check_sizes`` checks a key once."""
+    used = _SIZE_PARAMS.get(root)
+    if used is None:
+        names = set().union(*(e.params() for n in root.graph.nodes for e in n.sizes))
+        used = _SIZE_PARAMS[root] = [i for i, p in enumerate(root.params) if p.name in names]
+    return tuple(args[i].shape if isinstance(args[i], np.ndarray) else (type(args[i]), args[i]) for i in used)

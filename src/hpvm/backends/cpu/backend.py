@@ -40,10 +40,9 @@ class CPUBackend(Backend):
 
     def run(self, root: InternalFunction, args: Sequence[Any]) -> tuple[Any, ...]:
         program = self.prepare(root)
-        values = _convert(root, args)
+        values = program.convert_args(args)
         if not program.pooled:
-            result = self._call(program, program.entry, (*values, program.root_ctx()))
-            return _as_ports(root.out_types, result)
+            return program.convert_results(self._call(program, program.entry, (*values, program.root_ctx())))
         assert program.flow is not None
         recycle = not program.flow.root_escapes()
         pool = program.pools.checkout(recycle)
@@ -53,7 +52,7 @@ class CPUBackend(Backend):
             )
         finally:
             program.pools.checkin(pool, recycle)
-        return _as_ports(root.out_types, result)
+        return program.convert_results(result)
 
     def malloc_stats(self, root: InternalFunction) -> MallocStats:
         """What ``hpvm.malloc`` did in ``root``'s runs so far (buffers reused or allocated).

@@ -50,6 +50,7 @@ from typing import Any
 from ...errors import CompileError
 from ...ir.types import ArrayType, PortType, ScalarType
 from .leafgen import BARRIER_MARKER, CTX_PARAM, CTX_STRIDE, LeafClone
+from .narrow import MASK
 
 # Names of the group function (the leaf's own names never start with "__hpvm").
 _IDS = ("__hpvm_i", "__hpvm_j", "__hpvm_k")
@@ -830,14 +831,17 @@ class _GroupBuilder:
             + self._final_returns(region)
         )
         inner += _parse("\n".join(f"__hpvm_p_{n}[{_FLAT}] = {n}" for n in stores))
+        # x innermost: the instances of a region may run in any order, and with x inside LLVM
+        # can vectorize the common 1-D case (its y and z loops run once).
+        # (and its id through __hpvm_narrow, for the same reason: narrow.py).
         loop = _parse(
-            f"for {_IDS[0]} in range({self._x_bound(inner)}):\n"
+            f"for {_IDS[2]} in range({_EXTENTS[2]}):\n"
             f"    for {_IDS[1]} in range({_EXTENTS[1]}):\n"
-            f"        for {_IDS[2]} in range({_EXTENTS[2]}):\n"
-            "            pass"
+            f"        for {_IDS[0]}_w in range({self._x_bound(inner)}):\n"
+            f"            {_IDS[0]} = __hpvm_narrow({_IDS[0]}_w, {_EXTENTS[0]} <= {MASK})"
         )[0]
         innermost = loop.body[0].body[0]  # type: ignore[attr-defined]
-        innermost.body = inner
+        innermost.body = innermost.body + inner
         return _parse("\n".join(f"__hpvm_u_{n} = {n}" for n in resets)) + [loop]
 
     def _x_bound(self, inner: list[ast.stmt]) -> str:
@@ -872,7 +876,15 @@ class _GroupBuilder:
         limit = ast.unparse(test.comparators[0])
         if isinstance(test.ops[0], (ast.LtE, ast.Eq)):  # lid == u: instances 0..u, one active
             limit = f"({limit}) + 1"
-        return f"max(0, min({bound}, {limit}))"  # the guard stays: this only skips idle instances
+        if isinstance(test.ops[0], (ast.Lt, ast.LtE)) and _plain_arithmetic(test.comparators[0]):
+            # Every instance the loop visits passes ``lid < u``: ``u`` reads only names, which
+            # hold their region-start values in every instance (uniform locals the region
+            # assigns are reset per instance), so it is the value the bound was computed
+            # from. Without the guard the loop body is straight-line code LLVM vectorizes.
+            inner[inner.index(body[0])] = ast.copy_location(
+                ast.If(ast.Constant(True), body[0].body, []), body[0]
+            )
+        return f"max(0, min({bound}, {limit}))"
 
     def _remat_closure(self, names: set[str]) -> list[str]:
         """``names`` and the recomputed locals they read, in definition order."""
@@ -930,6 +942,12 @@ class _GroupBuilder:
             else:
                 out.append(s)
         return out, uses_done
+
+
+def _plain_arithmetic(expr: ast.expr) -> bool:
+    """Names, constants and arithmetic only: nothing that reads memory or calls."""
+    allowed = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Load)
+    return all(isinstance(n, allowed) for n in ast.walk(expr))
 
 
 def _stores_shallow(stmt: ast.stmt) -> set[str]:

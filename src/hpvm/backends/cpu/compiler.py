@@ -26,13 +26,15 @@ import numpy as np
 
 from ...errors import CompileError, LaunchError
 from ...ir.graph import InternalFunction, LeafFunction, functions
+from ...ir.types import ScalarType
 from .graphgen import GraphGen, StageSpec
 from .leafgen import LeafClone, clone_leaf
 from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, pooled_clone, uses_malloc
+from .narrow import narrow_helpers
 from .privatize import plain_helpers
 
 _LOCK = threading.RLock()
-CODEGEN_VERSION = 3  # bump when generated code or its module layout changes
+CODEGEN_VERSION = 4  # bump when generated code or its module layout changes
 
 
 def cache_dir() -> Path:
@@ -55,6 +57,7 @@ def _runtime_helpers() -> dict[str, Any]:
         "__hpvm_malloc": _malloc(),
         **pool_helpers(),
         **plain_helpers(),
+        **narrow_helpers(),
     }
     for op in atomics.ATOMIC_OPS:
         helpers[f"__hpvm_atomic_{op}"] = getattr(atomics, f"atomic_{op}")
@@ -125,8 +128,34 @@ class CompiledProgram:
     flow: MallocFlow | None = None
     pools: BufferPools = field(default_factory=BufferPools)
 
+    def __post_init__(self) -> None:
+        # Made once: a launch's host path is a few microseconds of Python per step.
+        self._ctx = (0, 0, 0, 1, 1, 1, 0) * self.levels
+        self.scalar_ins = [
+            (i, p.type.dtype.type) for i, p in enumerate(self.root.params) if isinstance(p.type, ScalarType)
+        ]
+        self.scalar_outs = [
+            (i, t.dtype.type) for i, t in enumerate(self.root.out_types) if isinstance(t, ScalarType)
+        ]
+
     def root_ctx(self) -> tuple[int, ...]:
-        return (0, 0, 0, 1, 1, 1, 0) * self.levels
+        return self._ctx
+
+    def convert_args(self, args: Any) -> list[Any]:
+        """Scalars as their port's NumPy type, so Numba specialises on the declared types."""
+        values = list(args)
+        for i, convert in self.scalar_ins:
+            values[i] = convert(values[i])
+        return values
+
+    def convert_results(self, values: Any) -> tuple[Any, ...]:
+        """Root outputs as the interpreter gives them: scalars as their port's NumPy type."""
+        if not self.scalar_outs:
+            return tuple(values)
+        results = list(values)
+        for i, convert in self.scalar_outs:
+            results[i] = convert(results[i])
+        return tuple(results)
 
     @property
     def pooled(self) -> bool:
@@ -148,6 +177,9 @@ class Compiler:
         self._programs: dict[int, tuple[InternalFunction, CompiledProgram]] = {}
 
     def program(self, root: InternalFunction) -> CompiledProgram:
+        entry = self._programs.get(id(root))  # (a dict read is atomic: no lock once compiled)
+        if entry is not None and entry[0] is root:
+            return entry[1]
         with _LOCK:
             entry = self._programs.get(id(root))
             if entry is not None and entry[0] is root:

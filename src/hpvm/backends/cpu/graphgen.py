@@ -28,6 +28,7 @@ from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
 from .leafgen import CTX_PARAM, CTX_STRIDE, LeafClone, symbol_for
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
+from .narrow import MASK
 from .privatize import MAX_PRIVATE_BYTES, atomic_only_params, fold, identity, privatized_clone
 
 INDENT = "    "
@@ -325,14 +326,20 @@ class GraphGen:
         the outermost loop runs ``range(lo, hi)`` of a chunk; ``swap``: private copies."""
         out: list[str] = []
         depth = 0
-        for a in range(group.nodes[0].dims):
+        dims = group.nodes[0].dims
+        # The innermost id through __hpvm_narrow, so that LLVM vectorizes (narrow.py).
+        inner_id = idx[dims - 1]
+        out.append(f"{inner_id}_small = {sizes[dims - 1]} <= {MASK}")
+        for a in range(dims):
             if a == 0 and chunk is not None:
                 bounds = f"{chunk[0]}, {chunk[1]}"
             else:
                 bounds = sizes[a]
             loop = "prange" if (prange and a == 0) else "range"
-            out.append(INDENT * depth + f"for {idx[a]} in {loop}({bounds}):")
+            var = f"{idx[a]}_w" if a == dims - 1 else idx[a]
+            out.append(INDENT * depth + f"for {var} in {loop}({bounds}):")
             depth += 1
+        out.append(INDENT * depth + f"{inner_id} = __hpvm_narrow({inner_id}_w, {inner_id}_small)")
         inner = self._emit_body(
             fn, group, idx, sizes, feeds, needs, index, imported, capture=False, swap=swap
         )

@@ -95,6 +95,12 @@ _JITTED: dict[str, Any] = {}
 
 def pool_helpers() -> dict[str, Any]:
     """The compiled helpers generated code calls, by name (Numba, built once)."""
+    # ``numba.get_thread_id`` lives in Numba's threading layer, which is loaded only when a
+    # parallel region first runs: a graph without one would fail to link ("Symbol not
+    # found: get_thread_id") and abort the process. Load it first (idempotent, cheap).
+    from numba.np.ufunc.parallel import _launch_threads
+
+    _launch_threads()
     if not _JITTED:
         import numba
 
