@@ -27,7 +27,8 @@ Rows:
   (every number) and ``table.md`` (the table, for BENCHMARKS.md).
 
 Run one part with ``--only NAME[,NAME]``: vadd, sgemm, stencil, histogram, reduction,
-pipeline, pipeline1, threads, launch, compile, overhead, scaling.
+pipeline, pipeline1, threads, launch, compile, overhead, scaling, tensor (the models of
+``hpvm.tensor.models`` on the tensor back end beside eager PyTorch: ``benchmarks/tensor.py``).
 
 ``--quick`` uses smaller sizes where it matters (sgemm 256³, 256² frames) and fewer
 samples; ``--tiny`` uses sizes the interpreter can run, to check the harness itself.
@@ -66,6 +67,8 @@ sys.path.insert(0, str(HERE))
 import baselines  # noqa: E402
 import kernels  # noqa: E402
 import plots  # noqa: E402
+
+import tensor as tensor_bench  # noqa: E402
 
 RATIO_TARGET = 1.10  # hpvm cpu time / hand-written Numba time
 THREADS_TARGET = 1.8  # sgemm speed-up from 1 to 2 threads
@@ -310,8 +313,11 @@ def kernel_row(
         if ctx.too_slow(target, *interp):
             row.hpvm[target] = "skipped (too slow)"
             continue
+        host_current(ctx.targets)
         reset()
+        host_wrote(ctx.targets)
         compile_s = timed(impl.run)
+        host_current(ctx.targets)
         try:
             check(impl.result(), reference)
         except AssertionError as e:
@@ -351,9 +357,29 @@ def ratio_row(row: Row, medians: dict[str, float]) -> None:
 
 
 def tracked(*arrays: np.ndarray) -> None:
-    """Track every array with the hpvm runtime (launches need it)."""
+    """Track every array with the hpvm runtime (launches need it); they are the row's arrays."""
+    _row_arrays[:] = arrays
     for array in arrays:
         hpvm.track_memory(array)
+
+
+DEVICE_TARGETS = ("cuda", "opencl")  # back ends that leave results in device memory
+_row_arrays: list[np.ndarray] = []
+
+
+def host_current(targets: list[str]) -> None:
+    """With a device back end, bring the row's arrays back to the host before it reads or
+    writes them (results stay on the device until requested)."""
+    if any(t in DEVICE_TARGETS for t in targets):
+        for array in _row_arrays:
+            hpvm.request_memory(array)
+
+
+def host_wrote(targets: list[str]) -> None:
+    """Declare the host's writes (``reset``) so device back ends copy the arrays again."""
+    if any(t in DEVICE_TARGETS for t in targets):
+        for array in _row_arrays:
+            hpvm.mark_host_modified(array)
 
 
 # ---------------------------------------------------------------------------------------
@@ -891,6 +917,7 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "compile": bench_compile,
     "overhead": bench_overhead,
     "scaling": bench_scaling,
+    "tensor": tensor_bench.bench_tensor,  # the tensor back end beside eager PyTorch (benchmarks/tensor.py)
 }
 KERNEL_ROWS = ("vadd", "sgemm", "stencil", "histogram", "reduction", "pipeline")
 
@@ -1014,7 +1041,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--targets",
         default=None,
-        help="comma-separated hpvm back ends: cpu, interp (default: cpu if it is available)",
+        help="comma-separated hpvm back ends: cpu, interp, opencl, cuda (default: cpu if it is available)",
     )
     parser.add_argument(
         "--out", default="out/bench", help="folder for pictures and results (default: %(default)s)"

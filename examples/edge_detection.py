@@ -389,8 +389,14 @@ def run(
                 if k >= len(slots):
                     collect(k - len(slots))  # frees the slot that frame k reuses
                 slot = slots[k % len(slots)]
+                # The host writes the slot's inputs: make its copies current first, and say
+                # so after, so that a device back end copies them again (seed 000's tracker).
+                hpvm.request_memory(slot.image)
+                hpvm.request_memory(slot.max_grad)
                 slot.image[...] = frame
                 slot.max_grad[0] = 0.0  # gradients are >= 0, so 0 is the identity of the max
+                hpvm.mark_host_modified(slot.image)
+                hpvm.mark_host_modified(slot.max_grad)
                 hpvm.push(handle, slot.args(kernel, theta))
             for k in range(frames - len(slots), frames):
                 collect(k)

@@ -9,6 +9,7 @@ from .errors import (
     BackendUnavailableError,
     BarrierError,
     CompileError,
+    DeviceLimitError,
     DisagreementError,
     HPVMError,
     HPVMWarning,
@@ -20,6 +21,7 @@ from .errors import (
     ParseError,
     RuntimeStateError,
     StreamError,
+    TensorShapeError,
     TracingError,
     TypeAnnotationError,
     VerificationError,
@@ -32,7 +34,20 @@ from .lang import *  # noqa: F403 — the frontend's names are the public API
 from .lang import __all__ as _lang_all
 
 __version__ = "0.1.0"
-from .runtime import cleanup, init, launch, pop, push, request_memory, track_memory, untrack_memory, wait
+from . import tensor  # hpvm.tensor.<op> in leaf code (importing it does not import torch)
+from .runtime import (
+    cleanup,
+    init,
+    launch,
+    mark_host_modified,
+    memory_stats,
+    pop,
+    push,
+    request_memory,
+    track_memory,
+    untrack_memory,
+    wait,
+)
 
 __all__ = [
     *_lang_all,
@@ -42,6 +57,7 @@ __all__ = [
     "BarrierError",
     "CPU_TARGET",
     "CompileError",
+    "DeviceLimitError",
     "DisagreementError",
     "GPU_TARGET",
     "HPVMError",
@@ -56,6 +72,7 @@ __all__ = [
     "RuntimeStateError",
     "StreamError",
     "TENSOR_TARGET",
+    "TensorShapeError",
     "TracingError",
     "TypeAnnotationError",
     "VerificationError",
@@ -69,12 +86,15 @@ __all__ = [
     "i64",
     "init",
     "launch",
+    "mark_host_modified",
+    "memory_stats",
     "node_t",
     "pop",
     "push",
     "request_memory",
     "size_max",
     "size_min",
+    "tensor",
     "track_memory",
     "u8",
     "u16",

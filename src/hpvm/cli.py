@@ -111,6 +111,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
     root, host = load(ns.file, ns.root)
     loaded = time.perf_counter()
     compiled: float | None = None
+    moved = hpvm.memory_stats()
     hpvm.init()
     try:
         if host is not None and not ns.arg:
@@ -146,6 +147,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
                 f"run {done - compiled:.3f} s",
                 file=sys.stderr,
             )
+        print(f"moved {hpvm.memory_stats().since(moved)}", file=sys.stderr)  # host <-> devices
     return 0
 
 
@@ -153,6 +155,18 @@ def cmd_show(ns: argparse.Namespace) -> int:
     from .viz import render, to_dot
 
     root, _ = load(ns.file, ns.root)
+    if ns.kernels:
+        from .backends.opencl.show import kernels_text
+
+        text, errors = kernels_text(root)
+        print(text, end="")
+        for e in errors:
+            print(f"error: {e}", file=sys.stderr)
+        return 1 if errors else 0
+    if ns.fuse_tensors:
+        from .tensor import fuse
+
+        root = fuse(root)
     if ns.output is None or ns.output.endswith(".dot"):
         text = to_dot(root)
         if ns.output is None:
@@ -198,6 +212,16 @@ def build_parser() -> argparse.ArgumentParser:
     common(show)
     show.add_argument("-o", "--output", help="out.svg / out.png / out.pdf / out.dot (default: DOT to stdout)")
     show.add_argument("--engine", choices=("dot", "python"), help="renderer (default: Graphviz if installed)")
+    show.add_argument(
+        "--fuse-tensors",
+        action="store_true",
+        help="show the graph after FuseHPVMTensorNodes (docs/tensor.md)",
+    )
+    show.add_argument(
+        "--kernels",
+        action="store_true",
+        help="print the OpenCL C the opencl back end generates for the program's leaves",
+    )
     show.set_defaults(func=cmd_show)
 
     verify = sub.add_parser("verify", help="check a program against the HPVM rules")

@@ -104,3 +104,26 @@ class BackendUnavailableError(HPVMError):
 
 class HPVMWarning(UserWarning):
     """Warnings the runtime gives about legal but suspicious programs."""
+
+
+class TensorShapeError(HPVMError):
+    """A tensor operation (``hpvm.tensor.*``) got an operand of the wrong rank, shape or
+    dtype, or a bad scalar argument (a negative pad, a zero stride); the message names the
+    operation, the operand and the bad shape, and how to fix it."""
+
+
+class ModelImportError(HPVMError):
+    """A model cannot be imported into a tensor DFG (``hpvm.tensor.from_torch``): it does not
+    trace, its example input or weights are not float32 tensors, or its output is not one
+    tensor; the message says what and how to fix it."""
+
+
+class UnsupportedLayerError(ModelImportError):
+    """A layer, function or argument of an imported model that the tensor path cannot
+    express; the message names the layer (its torch.fx node and module type) and, for an
+    argument, which one."""
+
+
+class DeviceLimitError(LaunchError):
+    """A graph needs more of a device resource than the device has (threads per block,
+    shared memory); the message names the limit and the value."""

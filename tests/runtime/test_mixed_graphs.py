@@ -17,6 +17,7 @@ import pytest
 import hpvm
 from hpvm.backends import base
 from hpvm.runtime.hetero import MixedBackend
+from mixed_programs import cpu_gpu_cpu, scaled, shifted, streamed
 
 launch_module = importlib.import_module(
     "hpvm.runtime.launch"
@@ -32,43 +33,6 @@ def gpu_means_interp(monkeypatch):
     hpvm.init()
     yield
     hpvm.cleanup()
-
-
-@hpvm.leaf(ins=("x",))
-def scaled(x: hpvm.f64[:], k: hpvm.f64) -> tuple[hpvm.f64, hpvm.i64]:
-    i = hpvm.get_node_instance_id_x(hpvm.get_node())
-    return x[i] * k, i
-
-
-@hpvm.leaf(hint=hpvm.GPU_TARGET, outs=("out",))
-def shifted(v: hpvm.f64, i: hpvm.i64, out: hpvm.f64[:]) -> hpvm.f64[:]:
-    out[i] = v + 1.0
-    return out
-
-
-@hpvm.leaf(ins=("arr",), outs=("total",))
-def summed(arr: hpvm.f64[:], total: hpvm.f64[:]) -> hpvm.f64:
-    s = 0.0
-    for j in range(arr.shape[0]):
-        s += arr[j]
-    total[0] = s
-    return s
-
-
-@hpvm.internal
-def cpu_gpu_cpu(x: hpvm.f64[:], out: hpvm.f64[:], total: hpvm.f64[:], k: hpvm.f64, n: hpvm.i64):
-    a = hpvm.create_node_1d(scaled, n)
-    b = hpvm.create_node_1d(shifted, n)
-    c = hpvm.create_node(summed)
-    hpvm.bind_in(a, 0, 0)
-    hpvm.bind_in(a, 3, 1)
-    hpvm.edge(a, b, hpvm.ONE_TO_ONE, 0, 0)  # per-instance scalars cpu -> interp
-    hpvm.edge(a, b, hpvm.ONE_TO_ONE, 1, 1)
-    hpvm.bind_in(b, 1, 2)
-    hpvm.edge(b, c, hpvm.ALL_TO_ALL, 0, 0)  # an array interp -> cpu
-    hpvm.bind_in(c, 2, 1)
-    hpvm.bind_out(c, 0, 0)
-    hpvm.bind_out(a, 1, 1)  # the last instance's id, from cpu
 
 
 def _arrays(n: int = 8):
@@ -127,21 +91,6 @@ def test_per_instance_values_from_interp_to_cpu():
     hpvm.track_memory(out)
     hpvm.wait(hpvm.launch(interp_to_cpu, (out, 6)))
     np.testing.assert_array_equal(out, np.arange(6) ** 2)
-
-
-@hpvm.internal
-def streamed(x: hpvm.f64[:], out: hpvm.f64[:], total: hpvm.f64[:], k: hpvm.f64, n: hpvm.i64):
-    a = hpvm.create_node_1d(scaled, n)
-    b = hpvm.create_node_1d(shifted, n)
-    c = hpvm.create_node(summed)
-    hpvm.bind_in(a, 0, 0)
-    hpvm.bind_in(a, 3, 1)
-    hpvm.edge(a, b, hpvm.ONE_TO_ONE, 0, 0)
-    hpvm.edge(a, b, hpvm.ONE_TO_ONE, 1, 1)
-    hpvm.bind_in(b, 1, 2)
-    hpvm.edge(b, c, hpvm.ALL_TO_ALL, 0, 0, stream=True)  # a pipeline stage boundary
-    hpvm.bind_in(c, 2, 1)
-    hpvm.bind_out(c, 0, 0)
 
 
 def test_streaming_across_back_ends():

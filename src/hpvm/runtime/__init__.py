@@ -5,6 +5,7 @@ from .api import (
     cleanup,
     init,
     launch,
+    mark_host_modified,
     pop,
     push,
     request_memory,
@@ -12,12 +13,15 @@ from .api import (
     untrack_memory,
     wait,
 )
+from .memory import memory_stats
 
 __all__ = [
     "LaunchHandle",
     "cleanup",
     "init",
     "launch",
+    "mark_host_modified",
+    "memory_stats",
     "pop",
     "push",
     "request_memory",

@@ -52,6 +52,7 @@ class LaunchHandle:
         self._claim = threading.Lock()  # whoever takes it runs the job: a worker, or wait()
         self.waited = False
         self.warnings: list[tuple[str, type[Warning]]] = []  # issued on the host at wait
+        self.transfers: Any = None  # bytes the run moved between host and devices (memory.Transfers)
         self.generation = _rt.generation  # valid until the next cleanup
 
     def claim(self) -> bool:
@@ -135,6 +136,13 @@ def request_memory(array: Any) -> Any:
     return _rt.tracker.request(array)
 
 
+def mark_host_modified(array: Any) -> None:
+    """Declare that the host wrote ``array`` (tracked) after a launch: its device copies are
+    stale and the next GPU launch copies it again. ``request_memory`` it before writing."""
+    _rt.require("mark_host_modified")
+    _rt.tracker.host_modified(array)
+
+
 def launch(
     root: Any,
     args: Any,
@@ -170,10 +178,12 @@ def launch(
         def run() -> None:
             try:
                 with collecting_warnings() as caught:
+                    token = _rt.tracker.prepare_for(backend, root, values)  # host/device residency
                     try:
                         handle.outputs = backend.run(root, values)
                     finally:
                         handle.warnings = caught
+                        handle.transfers = _rt.tracker.finished(token)
             except BaseException as e:  # delivered to the host at wait()
                 handle.error = e
             finally:

@@ -24,6 +24,7 @@ from ..backends.base import Backend, PortKey
 from ..errors import BackendUnavailableError
 from ..ir.graph import InternalFunction, LeafFunction, Node, NodeFunction
 from ..ir.verify import topological_order
+from .memory import runtime_tracker
 
 
 def leaf_backends(fn: NodeFunction, inherited: str | None) -> dict[str, list[str]]:
@@ -88,6 +89,7 @@ class MixedBackend(Backend):
         wanted = {id(n) for n in nodes}
         exchanged: dict[str, dict[PortKey, Any]] = dict(upstream)  # node name → exchange form
         outputs: dict[int, Any] = {}
+        tracker = runtime_tracker()
         for backend, group in self._groups([n for n in self._order if id(n) in wanted]):
             inside = {id(n) for n in group}
             feeding = {
@@ -97,7 +99,11 @@ class MixedBackend(Backend):
                 name: backend.import_outputs(src, src.evaluate_sizes(env, ""), exchanged[name])
                 for name, src in feeding.items()
             }
-            produced, outs = backend.run_stage(root, args, group, own_upstream)
+            token = tracker.prepare_for(backend, root, args)  # arrays valid where this part runs
+            try:
+                produced, outs = backend.run_stage(root, args, group, own_upstream)
+            finally:
+                tracker.finished(token)
             for node in group:
                 exchanged[node.name] = backend.export_outputs(
                     node, node.evaluate_sizes(env, ""), produced[node.name]

@@ -1,21 +1,134 @@
 """The memory tracker of seed 000: which arrays the runtime manages, and where they are valid.
 
-Arrays passed to a launch must be tracked. Each tracked array records the address spaces
-(``"host"``, and later a device per GPU back end) holding a valid copy; ``request_memory``
-makes the host copy valid again. An array is identified by its memory: a view or slice of a
-tracked array counts as tracked.
+Arrays passed to a launch must be tracked. Memory has several address spaces: the host's
+(``"host"``) and one per device (``"cuda"``, ``"opencl"``: a back end's ``device``). Each
+tracked array records the address spaces holding a valid copy (``valid_on``) and its
+device copies. Data moves only when it must:
+
+* a GPU back end asks for the device copy of an argument (``device_copy``): it is made on
+  first use and kept, and copied again only if the host (or another device) wrote the
+  array since; kernels that may write it mark the device copy the only valid one
+  (``device_wrote``);
+* ``request_memory`` (and ``untrack_memory``, which never loses data) copies a stale host
+  copy back from a device that holds the valid one;
+* host back ends (``cpu``, ``interp``) compute in host memory: around each run the runtime
+  calls ``prepare_for`` (stale host copies of the arguments are brought back) and
+  ``finished`` (arrays the graph may write are then valid only on the host);
+* the host declares its own writes with ``hpvm.mark_host_modified(array)``, which makes
+  the host copy the only valid one, so the next GPU launch copies it again.
+
+Bytes moved are counted per run (``finished`` returns a ``Transfers``; the runtime puts it
+on the launch handle as ``handle.transfers``) and in total (``hpvm.memory_stats()``).
+
+An array is identified by its memory: a view or slice of a tracked array counts as tracked
+(its device counterpart is a view of the tracked array's device copy).
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
 from ..errors import MemoryTrackingError
+
+HOST = "host"
+
+
+class DeviceMemory(Protocol):
+    """What the tracker needs from a device (``backends/gpu/device.py`` implements it)."""
+
+    name: str
+
+    def to_device(self, host: np.ndarray) -> Any: ...
+
+    def copy_to_host(self, handle: Any, host: np.ndarray) -> None: ...
+
+    def copy_to_device(self, host: np.ndarray, handle: Any) -> None: ...
+
+    def view(self, base_handle: Any, base: np.ndarray, view: np.ndarray) -> Any: ...
+
+
+@dataclass
+class Transfers:
+    """Bytes copied between address spaces (for one launch, or in total).
+
+    ``to_device`` / ``to_host``: tracked arrays (the data the program works on);
+    ``internal_to_device`` / ``internal_to_host``: what a GPU launch moves for its own
+    book-keeping (instance tables, values on edges, ``malloc`` pools).
+    """
+
+    to_device: int = 0
+    to_host: int = 0
+    internal_to_device: int = 0
+    internal_to_host: int = 0
+    copies: int = 0  # number of tracked-array copies, both directions
+
+    @property
+    def total(self) -> int:
+        return self.to_device + self.to_host + self.internal_to_device + self.internal_to_host
+
+    def add(self, other: Transfers) -> None:
+        self.to_device += other.to_device
+        self.to_host += other.to_host
+        self.internal_to_device += other.internal_to_device
+        self.internal_to_host += other.internal_to_host
+        self.copies += other.copies
+
+    def since(self, earlier: Transfers) -> Transfers:
+        """What was moved between the snapshot ``earlier`` and this one."""
+        return Transfers(
+            self.to_device - earlier.to_device,
+            self.to_host - earlier.to_host,
+            self.internal_to_device - earlier.internal_to_device,
+            self.internal_to_host - earlier.internal_to_host,
+            self.copies - earlier.copies,
+        )
+
+    def __str__(self) -> str:
+        return (
+            f"{_bytes(self.to_device)} to device, {_bytes(self.to_host)} to host in {self.copies} "
+            f"array cop{'y' if self.copies == 1 else 'ies'}; internal {_bytes(self.internal_to_device)} "
+            f"to device, {_bytes(self.internal_to_host)} to host"
+        )
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+_recording = threading.local()  # .current: the Transfers of the run on this thread
+_totals = Transfers()
+_totals_lock = threading.Lock()
+
+
+def record(to_device: int = 0, to_host: int = 0, internal: bool = False, copies: int = 0) -> None:
+    """Count bytes moved, for the run on this thread and in total."""
+    t = Transfers()
+    if internal:
+        t.internal_to_device, t.internal_to_host = to_device, to_host
+    else:
+        t.to_device, t.to_host, t.copies = to_device, to_host, copies
+    current = getattr(_recording, "current", None)
+    if current is not None:
+        current.add(t)
+    with _totals_lock:
+        _totals.add(t)
+
+
+def memory_stats() -> Transfers:
+    """Bytes moved between host and devices since the process started (a copy)."""
+    with _totals_lock:
+        snapshot = Transfers()
+        snapshot.add(_totals)
+        return snapshot
 
 
 def _extent(array: np.ndarray) -> tuple[int, int]:
@@ -24,13 +137,29 @@ def _extent(array: np.ndarray) -> tuple[int, int]:
     return low, high
 
 
+def _layout(array: np.ndarray) -> tuple[Any, ...]:
+    return (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
+
+
 @dataclass
 class TrackedArray:
     array: np.ndarray
     start: int
     end: int
-    valid_on: set[str] = field(default_factory=lambda: {"host"})
+    valid_on: set[str] = field(default_factory=lambda: {HOST})
     users: int = 0  # running launches that use it
+    copies: dict[str, tuple[DeviceMemory, Any]] = field(default_factory=dict)  # device name -> copy
+    views: dict[tuple[str, tuple[Any, ...]], Any] = field(default_factory=dict)  # device views of views
+
+
+@dataclass
+class RunToken:
+    """What ``prepare_for`` hands to ``finished``."""
+
+    host: bool
+    written: list[np.ndarray]
+    transfers: Transfers
+    previous: Transfers | None
 
 
 class MemoryTracker:
@@ -41,10 +170,15 @@ class MemoryTracker:
         # Reentrant: untrack and acquire look entries up (find) and update them as one step,
         # so that a launch starting on another thread cannot slip in between.
         self._lock = threading.RLock()
+        self._device_entries = 0  # entries with a device copy: 0 lets host runs skip all work
 
     def clear(self) -> None:
+        """Forget every array (cleanup); host copies are brought up to date first."""
         with self._lock:
+            for entry in list(self._entries.values()):
+                self._to_host(entry)
             self._entries.clear()
+            self._device_entries = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -56,6 +190,9 @@ class MemoryTracker:
             entry = self._entries.get(start)
             if entry is not None and entry.end >= end:
                 return  # already tracked: tracking twice is harmless
+            if entry is not None:
+                self._to_host(entry)
+                self._drop_copies(entry)
             self._entries[start] = TrackedArray(array, start, end)
 
     def untrack(self, array: Any) -> None:
@@ -72,23 +209,48 @@ class MemoryTracker:
                     f"untrack_memory(): {_describe(array)} is in use by {entry.users} running "
                     "launch(es); hpvm.wait() for them first"
                 )
+            self._to_host(entry)  # never lose what a device computed
+            self._drop_copies(entry)
             self._entries.pop(entry.start, None)
 
     def request(self, array: Any) -> np.ndarray:
         self._require_array(array, "request_memory")
-        entry = self.find(array)
-        if entry is None:
-            raise MemoryTrackingError(
-                f"request_memory(): {_describe(array)} is not tracked; track it with "
-                "hpvm.track_memory() before passing it to a graph"
-            )
-        entry.valid_on.add("host")  # host back ends compute in place: the host copy is current
+        with self._lock:
+            entry = self.find(array)
+            if entry is None:
+                raise MemoryTrackingError(
+                    f"request_memory(): {_describe(array)} is not tracked; track it with "
+                    "hpvm.track_memory() before passing it to a graph"
+                )
+            self._to_host(entry)
         return array
+
+    def host_modified(self, array: Any) -> None:
+        """The host wrote ``array``: its device copies are stale (copied again on next use)."""
+        self._require_array(array, "mark_host_modified")
+        with self._lock:
+            entry = self.find(array)
+            if entry is None:
+                raise MemoryTrackingError(
+                    f"mark_host_modified(): {_describe(array)} is not tracked; track it with "
+                    "hpvm.track_memory() before passing it to a graph"
+                )
+            if HOST not in entry.valid_on:
+                where = ", ".join(sorted(entry.valid_on))
+                raise MemoryTrackingError(
+                    f"mark_host_modified(): the host copy of {_describe(array)} was not current (its "
+                    f"latest contents are on {where}), so host writes to it would lose the device's "
+                    "results; call hpvm.request_memory() on it before writing to it on the host"
+                )
+            entry.valid_on = {HOST}
 
     def find(self, array: np.ndarray) -> TrackedArray | None:
         start, end = _extent(array)
         with self._lock:
-            for entry in self._entries.values():
+            entry = self._entries.get(start)  # the usual case: the tracked array itself
+            if entry is not None and end <= entry.end:
+                return entry
+            for entry in self._entries.values():  # a view into a tracked array
                 if entry.start <= start and end <= entry.end:
                     return entry
         return None
@@ -108,10 +270,154 @@ class MemoryTracker:
             for entry in entries:
                 entry.users = max(0, entry.users - 1)
 
+    # -- devices ------------------------------------------------------------------------
+
+    def residency(self, array: np.ndarray) -> set[str]:
+        """The address spaces holding a valid copy of ``array`` (for tests and tools)."""
+        with self._lock:
+            entry = self.find(array)
+            if entry is None:
+                raise MemoryTrackingError(f"{_describe(array)} is not tracked")
+            return set(entry.valid_on)
+
+    def device_copy(self, array: np.ndarray, device: DeviceMemory) -> Any | None:
+        """The valid copy of ``array`` on ``device`` (made or refreshed now if needed), or
+        ``None`` when the array is not tracked (the caller makes a temporary copy)."""
+        with self._lock:
+            entry = self.find(array)
+            if entry is None:
+                return None
+            copy = entry.copies.get(device.name)
+            if device.name not in entry.valid_on:
+                self._to_host(entry)
+                nbytes = entry.array.nbytes
+                if copy is None:
+                    handle = device.to_device(entry.array)
+                    entry.copies[device.name] = (device, handle)
+                    self._device_entries += len(entry.copies) == 1
+                else:
+                    device.copy_to_device(entry.array, copy[1])
+                record(to_device=nbytes, copies=1)
+                entry.valid_on.add(device.name)
+            handle = entry.copies[device.name][1]
+            if _layout(array) == _layout(entry.array):
+                return handle
+            key = (device.name, _layout(array))
+            view = entry.views.get(key)
+            if view is None:
+                view = entry.views[key] = device.view(handle, entry.array, array)
+            return view
+
+    def device_wrote(self, array: np.ndarray, device: DeviceMemory) -> None:
+        """A kernel on ``device`` may write ``array``: only the device copy stays valid."""
+        with self._lock:
+            entry = self.find(array)
+            if entry is not None:
+                entry.valid_on = {device.name}
+
+    # -- around a back end's run -----------------------------------------------------------
+
+    def prepare_for(self, backend: Any, root: Any, args: Any) -> RunToken:
+        """Call before ``backend`` runs ``root`` with ``args`` (a whole graph or a stage).
+
+        Starts counting this run's transfers. For a host back end, brings stale host copies
+        of the array arguments back from the devices. GPU back ends need nothing here (they
+        ask for device copies as they go). A back end that is neither (the runtime's mixed
+        dispatch, device ``"mixed"``) gets no residency handling: it must call this around
+        each part it runs, with the part's own back end (tokens nest; transfers add up).
+        """
+        token = RunToken(getattr(backend, "device", HOST) == HOST, [], Transfers(), None)
+        token.previous = getattr(_recording, "current", None)
+        _recording.current = token.transfers
+        if not token.host or not self._device_entries:
+            return token
+        written = written_params(root)
+        with self._lock:
+            for i, a in enumerate(args):
+                if not isinstance(a, np.ndarray):
+                    continue
+                entry = self.find(a)
+                if entry is None:
+                    continue
+                self._to_host(entry)
+                if i in written:
+                    token.written.append(a)
+        return token
+
+    def finished(self, token: RunToken) -> Transfers:
+        """Call after the run (also when it failed); returns the bytes it moved."""
+        _recording.current = token.previous
+        if token.written:
+            with self._lock:
+                for a in token.written:
+                    entry = self.find(a)
+                    if entry is not None:
+                        entry.valid_on = {HOST}
+        if token.previous is not None:
+            token.previous.add(token.transfers)
+        return token.transfers
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _to_host(self, entry: TrackedArray) -> None:
+        if HOST in entry.valid_on:
+            return
+        for name in sorted(entry.valid_on):
+            device, handle = entry.copies[name]
+            device.copy_to_host(handle, entry.array)
+            record(to_host=entry.array.nbytes, copies=1)
+            entry.valid_on.add(HOST)
+            return
+        raise MemoryTrackingError(f"{_describe(entry.array)} has no valid copy anywhere (internal error)")
+
+    def _drop_copies(self, entry: TrackedArray) -> None:
+        if entry.copies:
+            self._device_entries -= 1
+        entry.copies.clear()
+        entry.views.clear()
+        entry.valid_on = {HOST}
+
     @staticmethod
     def _require_array(array: Any, api: str) -> None:
         if not isinstance(array, np.ndarray):
             raise MemoryTrackingError(f"{api}() takes a NumPy array, not {type(array).__name__}")
+
+
+def written_params(root: Any) -> set[int]:
+    """Indices of the root's array parameters that running it may write (conservative).
+
+    A parameter is read-only when it reaches, through input binds, only leaf parameters that
+    are not in the leaf's ``outs``, of leaves that return no arrays (a returned array may be
+    written downstream). Cached on the root function.
+    """
+    cached = getattr(root, "_hpvm_written_params", None)
+    if cached is not None:
+        return cached
+    from ..ir.graph import InternalFunction, LeafFunction
+    from ..ir.types import ArrayType
+
+    def writes(fn: Any, port: int, depth: int = 0) -> bool:
+        if isinstance(fn, LeafFunction):
+            if any(isinstance(t, ArrayType) for t in fn.out_types):
+                return True
+            return fn.params[port].name in fn.outs
+        if not isinstance(fn, InternalFunction) or depth > 64:
+            return True
+        return any(writes(b.dst.function, b.ic, depth + 1) for b in fn.graph.in_binds if b.ip == port)
+
+    result = {i for i, p in enumerate(root.params) if isinstance(p.type, ArrayType) and writes(root, i)}
+    try:
+        root._hpvm_written_params = result
+    except AttributeError:
+        pass
+    return result
+
+
+def runtime_tracker() -> MemoryTracker:
+    """The runtime's tracker (the one ``hpvm.track_memory`` fills)."""
+    from .api import _rt
+
+    return _rt.tracker
 
 
 def _describe(array: np.ndarray) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 from ..backends.base import Backend, collecting_warnings
 from ..errors import HPVMError, NodeExecutionError, StreamError
 from ..ir.graph import InternalFunction, Node
+from .memory import runtime_tracker
 
 _POLL = 0.05  # seconds between checks for failure while blocked
 _END = object()
@@ -163,7 +164,11 @@ class Stream:
                     self._send_failure(st)
                     return
                 with collecting_warnings() as caught:
-                    produced, outputs = self.backend.run_stage(self.root, args, st.nodes, upstream)
+                    token = runtime_tracker().prepare_for(self.backend, self.root, args)
+                    try:
+                        produced, outputs = self.backend.run_stage(self.root, args, st.nodes, upstream)
+                    finally:
+                        runtime_tracker().finished(token)
                 if caught:
                     with self._error_lock:
                         self._warnings.extend(caught)

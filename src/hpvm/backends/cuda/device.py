@@ -1,0 +1,320 @@
+"""The ``cuda`` back end's ``GPUDevice``: numba-cuda, on an NVIDIA GPU or its simulator.
+
+Leaves are cloned as for the ``cpu`` back end (``cpu/leafgen.py``: the query intrinsics
+read a context tuple) and compiled with ``cuda.jit(device=True)``; each ``KernelSpec``
+becomes a generated ``cuda.jit`` kernel calling them (``kernelgen.py``).
+
+Under ``NUMBA_ENABLE_CUDASIM=1`` numba-cuda runs kernels in Python, a thread per GPU thread,
+and compiles nothing; so that a leaf that would not compile for a GPU is still reported
+before it runs, the simulator path first type-checks each leaf with Numba's CPU compiler
+for the kernel's argument types (the same Numba subset; device-only restrictions, such as
+no array allocation in device code, are checked only on a real GPU).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import threading
+import weakref
+from typing import Any
+
+import numpy as np
+
+from ...errors import BackendUnavailableError, CompileError
+from ...ir.graph import LeafFunction
+from ...ir.types import ArrayType, ScalarType
+from ..cpu.leafgen import CTX_PARAM, LeafClone, clone_leaf
+from ..gpu.device import GPUDevice
+from ..gpu.spec import CTX_STRIDE, Geometry, KernelSpec
+from .kernelgen import kernel_source
+
+# numba-cuda's simulator runs one kernel at a time in a process (it asserts so).
+_SIM_LOCK = threading.Lock()
+
+
+def simulated() -> bool:
+    from numba import config
+
+    return bool(getattr(config, "ENABLE_CUDASIM", False))
+
+
+class CUDADevice(GPUDevice):
+    name = "cuda"
+    backend = "cuda"
+
+    def __init__(self) -> None:
+        from numba import cuda
+
+        self.cuda = cuda
+        self.simulator = simulated()
+        if self.simulator:
+            self.max_group_size = 1024
+            self.shared_memory_bytes = 48 * 1024
+            self._label = "numba-cuda simulator (NUMBA_ENABLE_CUDASIM=1)"
+        else:
+            try:
+                gpus = list(cuda.gpus)
+            except Exception as e:
+                raise BackendUnavailableError(
+                    f"back end 'cuda': the CUDA driver found no usable GPU ({_first_line(e)}); CUDA "
+                    "devices here: none; set NUMBA_ENABLE_CUDASIM=1 to run on numba-cuda's simulator"
+                ) from None
+            if not gpus:
+                raise BackendUnavailableError(
+                    "back end 'cuda': the CUDA driver reports no GPU; CUDA devices here: none; set "
+                    "NUMBA_ENABLE_CUDASIM=1 to run on numba-cuda's simulator"
+                )
+            dev = cuda.get_current_device()
+            self.max_group_size = int(dev.MAX_THREADS_PER_BLOCK)
+            self.shared_memory_bytes = int(dev.MAX_SHARED_MEMORY_PER_BLOCK)
+            name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+            self._label = f"{name} (compute capability {'.'.join(map(str, dev.compute_capability))})"
+        self._leaves: weakref.WeakKeyDictionary[LeafFunction, tuple[LeafClone, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._checked: set[tuple[object, ...]] = set()
+        self._lock = threading.RLock()
+
+    def describe(self) -> str:
+        return self._label
+
+    # -- memory ---------------------------------------------------------------------------
+
+    def to_device(self, host: np.ndarray) -> Any:
+        return self.cuda.to_device(np.ascontiguousarray(host))
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        return self.cuda.device_array(shape, dtype=dtype)
+
+    def copy_to_host(self, handle: Any, host: np.ndarray) -> None:
+        if host.flags.c_contiguous:
+            handle.copy_to_host(host)
+        else:
+            host[...] = handle.copy_to_host()
+
+    def copy_to_device(self, host: np.ndarray, handle: Any) -> None:
+        handle.copy_to_device(np.ascontiguousarray(host))
+
+    def view(self, base_handle: Any, base: np.ndarray, view: np.ndarray) -> Any:
+        if not base.flags.c_contiguous:
+            return super().view(base_handle, base, view)
+        offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        if self.simulator:
+            from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+            flat = base_handle._ary.reshape(-1).view(np.uint8)
+            return FakeCUDAArray(
+                np.ndarray(view.shape, view.dtype, buffer=flat, offset=offset, strides=view.strides)
+            )
+        from numba.cuda.cudadrv.devicearray import DeviceNDArray
+        from numpy.lib.array_utils import byte_bounds
+
+        low, high = byte_bounds(view)
+        start = low - base.__array_interface__["data"][0]
+        data = base_handle.gpu_data.view(start, start + (high - low))
+        # DeviceNDArray addresses elements from gpu_data's start: the view's first element
+        # may not be its lowest address (negative strides); shift by the difference.
+        first = offset - start
+        if first:
+            return super().view(base_handle, base, view)
+        return DeviceNDArray(view.shape, view.strides, view.dtype, gpu_data=data)
+
+    def synchronize(self) -> None:
+        if not self.simulator:
+            self.cuda.synchronize()
+
+    # -- kernels --------------------------------------------------------------------------
+
+    def leaf(self, leaf: LeafFunction) -> tuple[LeafClone, Any]:
+        """The leaf's clone and its ``cuda.jit(device=True)`` function (made once per leaf)."""
+        with self._lock:
+            entry = self._leaves.get(leaf)
+            if entry is None:
+                from . import intrinsics
+
+                try:
+                    clone = clone_leaf(leaf)
+                except CompileError as e:
+                    raise CompileError(str(e).replace("the cpu back end", "the cuda back end")) from None
+                namespace = _leaf_namespace(leaf)
+                namespace.update(intrinsics.helpers())
+                code = compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec")
+                exec(code, namespace)
+                entry = self._leaves[leaf] = (clone, self.cuda.jit(device=True)(namespace[clone.symbol]))
+            return entry
+
+    def compile(self, spec: KernelSpec) -> Any:
+        symbols = []
+        namespace: dict[str, Any] = {"cuda": self.cuda, "np": np}
+        for c, call in enumerate(spec.calls):
+            clone, func = self.leaf(call.leaf)
+            if clone.levels > spec.ctx_levels:
+                raise CompileError(
+                    f"leaf '{call.leaf.name}' ({call.leaf.location}): it queries {clone.levels - 1} "
+                    f"level(s) above its node, but node '{call.node}' has only {spec.ctx_levels - 1} "
+                    "ancestor(s)"
+                )
+            symbol = f"__leaf{c}"
+            namespace[symbol] = func
+            symbols.append(symbol)
+        if self.simulator:
+            self._typecheck(spec)
+        source = kernel_source(spec, symbols)
+        exec(compile(source, f"<hpvm cuda kernel {spec.name}>", "exec"), namespace)
+        return _Kernel(self.cuda.jit(namespace[spec.name]), source, spec)
+
+    def launch(
+        self,
+        kernel: Any,
+        spec: KernelSpec,
+        geometry: Geometry,
+        table: Any,
+        sizes: tuple[int, int, int],
+        args: list[Any],
+    ) -> None:
+        s0, s1, s2 = (np.int64(s) for s in sizes)
+        call = kernel.dispatcher[geometry.groups, geometry.group_size]
+        if self.simulator:
+            with _SIM_LOCK:
+                call(table, s0, s1, s2, np.int64(geometry.bpp), *args)
+            return
+        from numba.core.errors import NumbaError
+
+        try:
+            call(table, s0, s1, s2, np.int64(geometry.bpp), *args)
+        except NumbaError as e:
+            raise locate(e, spec, "cuda", "numba-cuda") from None
+
+    # -- type-checking leaves on the simulator ------------------------------------------
+
+    def _typecheck(self, spec: KernelSpec) -> None:
+        """Compile each leaf clone with Numba's CPU compiler for the kernel's argument types
+        (the simulator compiles nothing, so this is what reports leaves Numba cannot compile)."""
+        import numba
+        from numba.core import types
+        from numba.core.errors import NumbaError
+
+        from ..cpu import atomics
+
+        for call in spec.calls:
+            arg_types = [self._numba_type(spec, ref, types) for ref in call.args]
+            arg_types.append(types.UniTuple(types.int64, CTX_STRIDE * spec.ctx_levels))
+            key = (id(call.leaf), tuple(arg_types))
+            if key in self._checked:
+                continue
+            clone = clone_leaf(call.leaf)
+            namespace = _leaf_namespace(call.leaf)
+            for op in atomics.ATOMIC_OPS:
+                namespace[f"__hpvm_atomic_{op}"] = getattr(atomics, f"atomic_{op}")
+            namespace["__hpvm_barrier"] = _cpu_barrier()
+            code = compile(ast.Module(body=[clone.func], type_ignores=[]), call.leaf.location.file, "exec")
+            exec(code, namespace)
+            try:
+                numba.njit(namespace[clone.symbol]).compile(tuple(arg_types))
+            except NumbaError as e:
+                raise locate(e, spec, "cuda", "Numba, type-checking for the simulator") from None
+            self._checked.add(key)
+
+    @staticmethod
+    def _numba_type(spec: KernelSpec, ref: Any, types: Any) -> Any:
+        from numba.np.numpy_support import from_dtype
+
+        if ref.kind == "result":
+            t = spec.calls[ref.call].leaf.out_types[ref.port]
+            if isinstance(t, ArrayType):
+                return types.Array(from_dtype(t.dtype), t.rank, "A")
+            assert isinstance(t, ScalarType)
+            return from_dtype(t.dtype)
+        if ref.kind == "shared":
+            buf = spec.shared[ref.shared]
+            return types.Array(from_dtype(np.dtype(buf.dtype)), 1, "C")
+        p = spec.params[ref.param]
+        rank = p.rank - (1 if ref.kind == "row" else 0)
+        if p.kind == "scalar" or rank == 0:
+            return from_dtype(np.dtype(p.dtype))
+        return types.Array(from_dtype(np.dtype(p.dtype)), rank, "A")
+
+
+class _Kernel:
+    """A compiled kernel with its generated source (``hpvm show --kernels`` can print it)."""
+
+    def __init__(self, dispatcher: Any, source: str, spec: KernelSpec):
+        self.dispatcher, self.source, self.spec = dispatcher, source, spec
+
+
+_BARRIER: Any = None
+
+
+def _cpu_barrier() -> Any:
+    global _BARRIER
+    if _BARRIER is None:
+        import numba
+
+        @numba.njit
+        def barrier():  # type: ignore[no-untyped-def]
+            pass
+
+        _BARRIER = barrier
+    return _BARRIER
+
+
+def _leaf_namespace(leaf: LeafFunction) -> dict[str, Any]:
+    """The leaf's own globals and closure values, so its clone sees what the leaf sees."""
+    pyfunc = leaf.pyfunc
+    namespace = dict(getattr(pyfunc, "__globals__", {}) or {})
+    code = getattr(pyfunc, "__code__", None)
+    if code is not None and pyfunc.__closure__:
+        for name, cell in zip(code.co_freevars, pyfunc.__closure__):
+            namespace[name] = cell.cell_contents
+    namespace.pop(CTX_PARAM, None)
+    return namespace
+
+
+def locate(error: Exception, spec: KernelSpec, backend: str, compiler: str) -> CompileError:
+    """A ``CompileError`` naming the leaf and line a Numba message points at."""
+    text = str(error)
+    source_lines = {line.strip() for c in spec.calls for line in c.leaf.source.splitlines()}
+    summary = _summary(text, source_lines)
+    for file, line_text in re.findall(r'File "([^"]+)", line (\d+)', text):
+        line = int(line_text)
+        for call in spec.calls:
+            leaf = call.leaf
+            if os.path.realpath(leaf.location.file) != os.path.realpath(file):
+                continue
+            first = leaf.source_line
+            last = first + leaf.source.count("\n")
+            if first <= line <= last:
+                code = leaf.source.splitlines()[line - first].strip()
+                return CompileError(
+                    f"leaf '{leaf.name}' ({leaf.location.file}:{line}) in node '{call.node}': the {backend} "
+                    f"back end ({compiler}) cannot compile `{code}`: {summary} — try target='interp'"
+                )
+    names = ", ".join(f"'{c.node}'" for c in spec.calls)
+    return CompileError(
+        f"the {backend} back end ({compiler}) cannot compile the kernel of node(s) {names}: {summary} "
+        "— try target='interp'"
+    )
+
+
+def _summary(text: str, source_lines: set[str]) -> str:
+    """The first lines of Numba's message that say what is wrong (not where: we say that)."""
+    keep = []
+    for line in text.splitlines():
+        line = line.strip()
+        if (
+            not line
+            or line in source_lines
+            or line.startswith(("During:", "File ", "^", "Failed in", "- ", "<source"))
+        ):
+            continue
+        keep.append(line)
+        if len(keep) >= 2:
+            break
+    return " ".join(keep)[:400]
+
+
+def _first_line(e: Exception) -> str:
+    lines = [line.strip() for line in str(e).splitlines() if line.strip() and line.strip() != ":"]
+    return lines[0] if lines else type(e).__name__

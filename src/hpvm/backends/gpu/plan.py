@@ -1,0 +1,552 @@
+"""The shared GPU lowering (seed 001, DFG2LLVM_OpenCL): a root graph becomes kernel launches.
+
+Both GPU back ends (``cuda``, ``opencl``) run a graph through this module; only compiling
+and launching one kernel, and moving memory, differ (``device.py`` is that seam, ``spec.py``
+says what a kernel does). The mapping:
+
+* **Schedule.** Each internal node's child graph runs on the host in topological order, one
+  *step* per child: leaf nodes become kernels, internal nodes recurse, allocation leaves run
+  on the host (below). A step runs for *every* instance of the internal node at once — a
+  kernel covers all parent instances — which is a legal schedule: the instances of a
+  replicated internal node are independent, and a child runs only after its sources in the
+  same parent instance (a stronger ordering than the graph needs).
+* **Fusion.** Leaves joined by one-to-one edges, with the same grid, no barrier and adjacent
+  in the topological order, run in one kernel, one after the other in each thread, and pass
+  values in registers (instance *i* of a one-to-one sink waits only for instance *i* of its
+  source). Only there may an array that is not one of the leaf's own array parameters (a
+  view such as ``m[i]``) travel on an edge.
+* **Hierarchy → threads.** A leaf's instances within one instance of its parent are the
+  threads of one or more blocks; the parent's instances (and all ancestors', flattened in
+  row-major order) are the blocks. So a leaf whose parent is not replicated launches its
+  1–3-D grid (flattened, last dimension fastest for coalescing, split into blocks of
+  ``preferred_group_size``), and a leaf under a replicated internal node gets one block per
+  parent instance. A leaf that calls ``hpvm.barrier()`` needs every instance of one parent
+  instance in one block: more instances than the device's ``max_group_size`` is a
+  ``DeviceLimitError`` naming the limit and the value. The query intrinsics read a context
+  tuple built from the thread and block ids plus a per-parent-instance table of the
+  ancestors' ids and extents (the same tuple the ``cpu`` back end passes).
+* **Values on edges and binds** are *columns*: one value per instance of the current level,
+  either uniform (a host value: a scalar, or a tracked array whose device copy the memory
+  tracker provides) or a per-row storage on the device (a buffer of scalars indexed by
+  instance, or a *pool* of equally shaped arrays, one row per instance) reached through an
+  optional index map. Kernels store the outputs later steps need: per instance (``each``,
+  for one-to-one edges) or the parent instance's last instance only (``last``, for
+  all-to-all edges and output binds — the last-instance rule of DESIGN.md). An array output
+  that is one of the leaf's array parameters returned unchanged is resolved on the host.
+* **malloc.** A leaf that calls ``hpvm.malloc`` is an *allocation leaf* (seed 001's
+  allocation node): it runs on the host, per instance, with the interpreter, and its
+  buffers become a pool in global memory, one row per instance — so a buffer per parent
+  instance. When a buffer's only user is one leaf node whose kernel keeps each parent
+  instance in one block, and it fits in ``shared_memory_bytes``, it is placed in shared /
+  local memory for that kernel instead (initialised from the pool at kernel start);
+  otherwise it stays in global memory, where it may outlive its parent instance.
+* **Read-only.** Array parameters no leaf of a kernel writes (not in ``outs``) are marked
+  ``read_only`` in the spec, and the memory tracker keeps their host copy valid.
+
+Modules: ``schedule.py`` (the static steps of a child graph), ``values.py`` (columns,
+storages, instance sets), ``specbuilder.py`` (one kernel's ``KernelSpec``), this module
+(running the steps).
+
+What a back end implements: a ``GPUDevice`` (``device.py``) — memory (``to_device``,
+``empty``, ``copy_to_host``, ``copy_to_device``, optionally ``view``) and kernels
+(``compile(spec)``, ``launch(kernel, spec, geometry, table, sizes, args)``) — and a
+``GPUBackend`` subclass (``backend.py``) that creates it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...errors import CompileError, DeviceLimitError, HPVMError, LaunchError, NodeExecutionError
+from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
+from ...ir.types import ArrayType, ScalarType
+from ...runtime.memory import MemoryTracker, record, runtime_tracker
+from .device import GPUDevice
+from .schedule import GraphSchedule, Step, schedule
+from .spec import CTX_STRIDE, ArgRef, Geometry, KernelSpec, LeafCall
+from .specbuilder import SpecBuilder
+from .values import Column, InstanceSet, NodeResult, Storage, sizes_equal
+
+ROOT_CTX = (0, 0, 0, 1, 1, 1, 0)
+
+
+# =======================================================================================
+# Executing a root graph
+
+
+class Plan:
+    """One root graph lowered for one device: schedules and compiled kernels, kept across runs."""
+
+    def __init__(self, root: InternalFunction, device: GPUDevice):
+        self.root = root
+        self.device = device
+        self._schedules: dict[tuple[int, frozenset[int] | None], GraphSchedule] = {}
+        self._kernels: dict[tuple[object, ...], Any] = {}
+        self._interp: Any = None
+
+    def schedule(self, fn: InternalFunction, part: frozenset[int] | None = None) -> GraphSchedule:
+        sched = self._schedules.get((id(fn), part))
+        if sched is None or sched.fn is not fn:
+            sched = self._schedules[(id(fn), part)] = schedule(fn, self.device.backend, part)
+        return sched
+
+    def prepare(self) -> None:
+        """Build every schedule now (compile errors that need no argument types surface here)."""
+        from ...ir.graph import functions
+
+        for fn in functions(self.root):
+            if isinstance(fn, InternalFunction):
+                self.schedule(fn)
+
+    def kernel(self, spec: KernelSpec) -> Any:
+        key = spec.key()
+        k = self._kernels.get(key)
+        if k is None:
+            k = self._kernels[key] = self.device.compile(spec)
+        return k
+
+    def interpreter(self) -> Any:
+        if self._interp is None:
+            from ..interp.executor import Interpreter
+
+            self._interp = Interpreter()
+        return self._interp
+
+    # -- entry points -----------------------------------------------------------------
+
+    def run(self, args: Sequence[Any]) -> tuple[Any, ...]:
+        ex = _Execution(self)
+        try:
+            outputs = ex.graph(self.root, ex.root_set(), ex.root_inputs(args))
+            return ex.outputs(self.root, outputs, range(len(self.root.out_types)))
+        finally:
+            ex.finish()
+
+    def run_stage(
+        self, args: Sequence[Any], nodes: Sequence[Node], upstream: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[int, Any]]:
+        ex = _Execution(self)
+        try:
+            only = {id(n) for n in nodes}
+            results: dict[str, NodeResult] = dict(upstream)
+            outputs = ex.graph(self.root, ex.root_set(), ex.root_inputs(args), only=only, results=results)
+            host_outputs = ex.outputs(self.root, outputs, sorted(outputs))
+            return {n.name: results[n.name] for n in nodes}, dict(zip(sorted(outputs), host_outputs))
+        finally:
+            ex.finish()
+
+
+class _Execution:
+    """One run of a plan: columns, buffers, temporary device copies."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.dev = plan.device
+        self.tracker: MemoryTracker = runtime_tracker()
+        self.temps: dict[int, tuple[np.ndarray, Any, bool]] = {}  # untracked arrays: copies for this run
+        self.tables: dict[bytes, Any] = {}
+
+    # -- levels and inputs ------------------------------------------------------------
+
+    def root_set(self) -> InstanceSet:
+        return InstanceSet(1, np.array([ROOT_CTX], dtype=np.int64), [self.plan.root.name])
+
+    def root_inputs(self, args: Sequence[Any]) -> list[Column]:
+        cols = []
+        for p, a in zip(self.plan.root.params, args):
+            if isinstance(p.type, ScalarType) and not isinstance(a, np.ndarray):
+                a = p.type.dtype.type(a)
+            cols.append(Column(uniform=a))
+        return cols
+
+    def outputs(self, fn: InternalFunction, outputs: dict[int, Column], ops: Any) -> tuple[Any, ...]:
+        values = []
+        for op in ops:
+            value = outputs[op].row(0, self.dev)
+            t = fn.out_types[op]
+            if isinstance(t, ScalarType):
+                value = t.dtype.type(value)
+            values.append(value)
+        return tuple(values)
+
+    def finish(self) -> None:
+        self.dev.synchronize()
+        for array, handle, written in self.temps.values():
+            if written:
+                self.dev.copy_to_host(handle, array)
+                record(to_host=array.nbytes, copies=1)
+
+    # -- graphs -----------------------------------------------------------------------
+
+    def graph(
+        self,
+        fn: InternalFunction,
+        level: InstanceSet,
+        inputs: list[Column],
+        only: set[int] | None = None,
+        results: dict[str, NodeResult] | None = None,
+    ) -> dict[int, Column]:
+        sched = self.plan.schedule(fn, None if only is None else frozenset(only))
+        results = {} if results is None else results
+        for step in sched.steps:
+            if only is not None and not any(id(n) in only for n in step.nodes):
+                continue
+            if step.kind == "kernel":
+                self.kernel_step(sched, step, level, inputs, results)
+            elif step.kind == "host":
+                self.host_step(sched, step.nodes[0], level, inputs, results)
+            else:
+                self.graph_step(sched, step.nodes[0], level, inputs, results)
+        outputs: dict[int, Column] = {}
+        for b in fn.graph.out_binds:
+            if only is not None and id(b.src) not in only:
+                continue
+            outputs[b.op] = results[b.src.name].last(b.oc, b.describe())
+        return outputs
+
+    def sizes(self, node: Node, level: InstanceSet, fn: InternalFunction, inputs: list[Column]) -> NodeResult:
+        names: set[str] = set()
+        for expr in node.sizes:
+            names |= expr.params()
+        index = {p.name: i for i, p in enumerate(fn.params)}
+        used = [index[n] for n in names if n in index]
+        if all(inputs[i].is_uniform for i in used):
+            env = {fn.params[i].name: inputs[i].uniform for i in used}
+            one = node.evaluate_sizes(env, f"in {level.path(0)}, " if level.count == 1 else "")
+            sizes = np.tile(np.array(one, dtype=np.int64), (level.count, 1))
+        else:
+            rows = []
+            for r in range(level.count):
+                env = {fn.params[i].name: inputs[i].row(r, self.dev) for i in used}
+                rows.append(node.evaluate_sizes(env, f"in {level.path(r)}, "))
+            sizes = np.array(rows, dtype=np.int64).reshape(level.count, node.dims)
+        counts = np.prod(sizes, axis=1, dtype=np.int64) if node.dims else np.ones(level.count, np.int64)
+        offsets = np.cumsum(counts) - counts
+        return NodeResult(node, sizes, counts, offsets)
+
+    def input_column(
+        self,
+        sched: GraphSchedule,
+        node: Node,
+        port: int,
+        inputs: list[Column],
+        results: dict[str, NodeResult],
+    ) -> tuple[Column, str]:
+        """The column feeding ``node``'s input ``port`` and its level: "parent" or "flat"."""
+        kind, item = sched.feeds[id(node)][port]
+        if kind == "bind":
+            return inputs[item], "parent"
+        if kind != "edge":
+            raise LaunchError(f"node '{node.name}' ({node.location}): input {port} has no feed")
+        source = results[item.src.name]
+        if item.repl == ALL_TO_ALL:
+            return source.last(item.sp, item.describe()), "parent"
+        return source.each[item.sp], "flat"
+
+    def check_grids(
+        self, sched: GraphSchedule, node: Node, mine: NodeResult, results: dict[str, NodeResult]
+    ) -> None:
+        for kind, item in sched.feeds[id(node)]:
+            if kind == "edge" and item.repl == ONE_TO_ONE:
+                source = results[item.src.name]
+                if not sizes_equal(source, mine):
+                    bad = int(np.argmax((source.sizes != mine.sizes).any(axis=1))) if source.sizes.size else 0
+                    raise LaunchError(
+                        f"{item.describe()}: one-to-one edges need identical grids, but "
+                        f"'{item.src.name}' has {source.sizes[bad].tolist()} instances and "
+                        f"'{node.name}' {mine.sizes[bad].tolist()} in this execution"
+                    )
+
+    # -- internal nodes ---------------------------------------------------------------
+
+    def graph_step(
+        self,
+        sched: GraphSchedule,
+        node: Node,
+        level: InstanceSet,
+        inputs: list[Column],
+        results: dict[str, NodeResult],
+    ) -> None:
+        fn = node.function
+        assert isinstance(fn, InternalFunction)
+        res = self.sizes(node, level, sched.fn, inputs)
+        self.check_grids(sched, node, res, results)
+        parent_of = res.parent_of()
+        child_inputs = []
+        for port in range(len(fn.params)):
+            col, where = self.input_column(sched, node, port, inputs, results)
+            child_inputs.append(col.remap(parent_of) if where == "parent" else col)
+        child = self.child_set(node, level, res)
+        if child.count:
+            outs = self.graph(fn, child, child_inputs)
+        else:
+            outs = {}
+        for op in range(len(fn.out_types)):
+            res.each[op] = outs.get(op) or Column(storage=Storage(host=np.zeros(0)))
+        results[node.name] = res
+
+    def child_set(self, node: Node, level: InstanceSet, res: NodeResult) -> InstanceSet:
+        total = int(res.counts.sum())
+        width = CTX_STRIDE * (len(level.names) + 1)
+        ctx = np.zeros((total, width), dtype=np.int64)
+        for r in range(level.count):
+            n = int(res.counts[r])
+            if n == 0:
+                continue
+            start = int(res.offsets[r])
+            block = ctx[start : start + n]
+            sizes = [int(s) for s in res.sizes[r]]
+            if sizes:
+                ids = np.indices(sizes).reshape(len(sizes), -1).T
+                block[:, : len(sizes)] = ids
+            block[:, 3:6] = [*sizes, *([1] * (3 - len(sizes)))]
+            block[:, 6] = len(sizes)
+            block[:, CTX_STRIDE:] = level.ctx[r]
+        return InstanceSet(total, ctx, [node.name, *level.names])
+
+    # -- allocation leaves: on the host -------------------------------------------------
+
+    def host_step(
+        self,
+        sched: GraphSchedule,
+        node: Node,
+        level: InstanceSet,
+        inputs: list[Column],
+        results: dict[str, NodeResult],
+    ) -> None:
+        from ..interp.executor import InstanceHandle
+
+        fn = node.function
+        assert isinstance(fn, LeafFunction)
+        res = self.sizes(node, level, sched.fn, inputs)
+        self.check_grids(sched, node, res, results)
+        cols = [self.input_column(sched, node, p, inputs, results) for p in range(len(fn.params))]
+        values: list[tuple[Any, ...]] = []
+        for r in range(level.count):
+            parent = None
+            for lvl in range(len(level.names) - 1, -1, -1):
+                dims = int(level.ctx[r, CTX_STRIDE * lvl + 6])
+                base = CTX_STRIDE * lvl
+                parent = InstanceHandle(
+                    level.names[lvl],
+                    tuple(int(v) for v in level.ctx[r, base : base + dims]),
+                    tuple(int(v) for v in level.ctx[r, base + 3 : base + 3 + dims]),
+                    parent,
+                )
+            offset = int(res.offsets[r])
+
+            def gather(flat: int, r: int = r, offset: int = offset) -> list[Any]:
+                return [col.row(r if where == "parent" else offset + flat, self.dev) for col, where in cols]
+
+            sizes = tuple(int(s) for s in res.sizes[r])
+            out = self.plan.interpreter()._run_leaf(node, sizes, gather, parent)
+            values.extend(out.values)
+        total = len(values)
+        pools: dict[tuple[int, ...], Storage] = {}
+        for port, t in enumerate(fn.out_types):
+            if isinstance(t, ScalarType):
+                host = np.array([v[port] for v in values], dtype=t.dtype).reshape(total)
+                res.each[port] = Column(storage=Storage(host=host))
+                continue
+            arrays = [v[port] for v in values]
+            key = tuple(a.__array_interface__["data"][0] for a in arrays)
+            storage = pools.get(key)
+            if storage is None:
+                shapes = {(a.shape, a.dtype.str) for a in arrays}
+                if len(shapes) > 1:
+                    raise LaunchError(
+                        f"node '{node.name}' ({node.location}): the instances of allocation leaf "
+                        f"'{fn.name}' return arrays of different shapes from output {port} "
+                        f"({', '.join(str(s[0]) for s in sorted(shapes))}); the {self.dev.backend} back "
+                        "end keeps them in one pool and needs one shape"
+                    )
+                shape = arrays[0].shape if arrays else (0,)
+                pool = np.stack(arrays) if arrays else np.zeros((0, *shape), t.dtype)
+                storage = pools[key] = Storage(host=np.ascontiguousarray(pool), pool=True)
+                storage.shared_step = self.shared_candidate(sched, node, port, fn)
+            elif storage.shared_step != self.shared_candidate(sched, node, port, fn):
+                storage.shared_step = None
+            res.each[port] = Column(storage=storage)
+        results[node.name] = res
+
+    def shared_candidate(self, sched: GraphSchedule, node: Node, port: int, fn: LeafFunction) -> int | None:
+        """The kernel step that may hold this malloc buffer in shared memory, if any: its only
+        users are edges to leaves of one kernel step that do not return it onwards."""
+        if any(b.src is node and b.oc == port for b in sched.fn.graph.out_binds):
+            return None
+        users = [e for e in sched.fn.graph.edges if e.src is node and e.sp == port]
+        steps = {id(sched.step_of[id(e.dst)]) for e in users}
+        if len(steps) != 1:
+            return None
+        step = sched.step_of[id(users[0].dst)]
+        if step.kind != "kernel" or len(step.nodes) != 1:
+            return None
+        dst = step.nodes[0]
+        for e in users:
+            if e.dst.function.params[e.dp].type != fn.out_types[port] or fn.out_types[port].rank != 1:
+                return None
+            for (nid, out_port), source in sched.passthrough.items():
+                if nid == id(dst) and source == e.dp and (nid, out_port) in sched.needs:
+                    return None
+        return id(step)
+
+    # -- kernels ----------------------------------------------------------------------
+
+    def kernel_step(
+        self,
+        sched: GraphSchedule,
+        step: Step,
+        level: InstanceSet,
+        inputs: list[Column],
+        results: dict[str, NodeResult],
+    ) -> None:
+        dev = self.dev
+        nodes = step.nodes
+        head = self.sizes(nodes[0], level, sched.fn, inputs)
+        members: list[NodeResult] = []
+        for node in nodes:
+            res = head if node is nodes[0] else self.sizes(node, level, sched.fn, inputs)
+            self.check_grids(sched, node, res, results)
+            if res is not head and not sizes_equal(res, head):
+                raise LaunchError(
+                    f"node '{node.name}' ({node.location}): one-to-one edge between grids of different extents"
+                )
+            results[node.name] = res
+            members.append(res)
+        total = int(head.counts.sum())
+        builder = SpecBuilder(self, step, level.count)
+        position = {id(n): i for i, n in enumerate(nodes)}
+        calls = []
+        arg_cols: list[list[tuple[Column, str] | None]] = []
+        for node in nodes:
+            fn = node.function
+            assert isinstance(fn, LeafFunction)
+            args = []
+            cols: list[tuple[Column, str] | None] = []
+            for port, p in enumerate(fn.params):
+                kind, item = sched.feeds[id(node)][port]
+                if kind == "edge" and item.repl == ONE_TO_ONE and id(item.src) in position:
+                    args.append(ArgRef("result", call=position[id(item.src)], port=item.sp))
+                    cols.append(None)
+                    continue
+                col, where = self.input_column(sched, node, port, inputs, results)
+                cols.append((col, where))
+                args.append(builder.arg(col, where, p.type, writes=p.name in fn.outs, node=node))
+            calls.append(LeafCall(fn, node.name, tuple(args)))
+            arg_cols.append(cols)
+        # Outputs: stored when later steps need them; arrays are resolved on the host.
+        for ci, (node, res) in enumerate(zip(nodes, members)):
+            fn = node.function
+            for port, t in enumerate(fn.out_types):
+                want = sched.needs.get((id(node), port), set())
+                if not want:
+                    continue
+                if isinstance(t, ArrayType):
+                    source = sched.passthrough[(id(node), port)]
+                    assert source is not None
+                    fed = arg_cols[ci][source]
+                    if fed is None:  # returns what a fused call returned: not resolvable here
+                        raise CompileError(
+                            f"node '{node.name}' ({node.location}): output {port} passes on an array "
+                            f"received from a fused leaf; the {dev.backend} back end cannot send it further"
+                        )
+                    col, where = fed
+                    if where == "parent":
+                        res.each[port] = col.remap(res.parent_of())
+                        res.last_cols[port] = col
+                    else:
+                        res.each[port] = col
+                    continue
+                if "each" in want:
+                    storage = Storage(device=dev.empty((total,), t.dtype))
+                    builder.output(ci, port, storage, "each")
+                    res.each[port] = Column(storage=storage)
+                if "last" in want:
+                    storage = Storage(device=dev.empty((level.count,), t.dtype))
+                    builder.output(ci, port, storage, "last")
+                    res.last_cols[port] = Column(storage=storage)
+        groups = self.launch_groups(step, head)
+        use_shared = builder.shared_possible and all(t <= dev.max_group_size for t, _ in groups)
+        spec, values = builder.build(calls, nodes[0].dims, len(level.names) + 1, use_shared)
+        if not groups:
+            return
+        kernel = self.plan.kernel(spec)
+        self.mark_written(builder)
+        for count, rows in groups:
+            sizes = tuple(int(s) for s in head.sizes[rows[0]]) + (1,) * (3 - nodes[0].dims)
+            exact = step.barrier or bool(spec.shared)
+            if exact and count > dev.max_group_size:
+                node = nodes[0]
+                why = "calls hpvm.barrier()" if step.barrier else "uses a shared-memory buffer"
+                raise DeviceLimitError(
+                    f"node '{node.name}' ({node.location}): leaf '{node.function.name}' {why}, so all "
+                    f"{count} instances of one parent instance (grid {list(sizes[: node.dims])}) must "
+                    f"run in one {dev.backend} block, but the device allows at most "
+                    f"{dev.max_group_size} threads per block (max_group_size); make the leaf's grid "
+                    f"at most {dev.max_group_size} instances, e.g. by adding a level of hierarchy"
+                )
+            group_size = count if exact else min(count, dev.preferred_group_size)
+            bpp = 1 if exact else math.ceil(count / group_size)
+            table = np.empty((len(rows), spec.table_width), dtype=np.int64)
+            table[:, 0] = rows
+            table[:, 1] = head.offsets[rows]
+            table[:, 2:] = level.ctx[rows]
+            geometry = Geometry(len(rows) * bpp, group_size, bpp)
+            try:
+                dev.launch(kernel, spec, geometry, self.table(table), sizes, values)
+            except HPVMError:
+                raise
+            except Exception as e:
+                names = ", ".join(f"'{n.name}'" for n in nodes)
+                raise NodeExecutionError(
+                    f"node(s) {names} ({nodes[0].location}) on the {dev.backend} back end raised "
+                    f"{type(e).__name__}: {e} (run it with target='interp' for a precise location)"
+                ) from e
+
+    def launch_groups(self, step: Step, head: NodeResult) -> list[tuple[int, np.ndarray]]:
+        """Parent instances with instances, grouped by grid (one launch per distinct grid)."""
+        live = np.nonzero(head.counts > 0)[0]
+        if not len(live):
+            return []
+        sizes = head.sizes[live]
+        if not sizes.size or (sizes == sizes[0]).all():
+            return [(int(head.counts[live[0]]), live.astype(np.int64))]
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for r in live:
+            groups.setdefault(tuple(int(s) for s in head.sizes[r]), []).append(int(r))
+        return [(int(head.counts[g[0]]), np.array(g, dtype=np.int64)) for g in groups.values()]
+
+    def table(self, table: np.ndarray) -> Any:
+        key = table.tobytes() + bytes(str(table.shape), "ascii")
+        handle = self.tables.get(key)
+        if handle is None:
+            handle = self.tables[key] = self.dev.to_device(table)
+            record(to_device=table.nbytes, internal=True)
+        return handle
+
+    def mark_written(self, builder: SpecBuilder) -> None:
+        for obj, writes in builder.array_objects:
+            if not writes:
+                continue
+            if isinstance(obj, Storage):
+                obj.host = None
+            elif isinstance(obj, np.ndarray):
+                if id(obj) in self.temps:
+                    a, h, _ = self.temps[id(obj)]
+                    self.temps[id(obj)] = (a, h, True)
+                else:
+                    self.tracker.device_wrote(obj, self.dev)
+
+    def array_handle(self, array: np.ndarray) -> Any:
+        handle = self.tracker.device_copy(array, self.dev)
+        if handle is not None:
+            return handle
+        temp = self.temps.get(id(array))
+        if temp is None:
+            temp = self.temps[id(array)] = (array, self.dev.to_device(array), False)
+            record(to_device=array.nbytes, copies=1)
+        return temp[1]

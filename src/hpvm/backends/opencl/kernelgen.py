@@ -1,0 +1,391 @@
+"""OpenCL C for a ``KernelSpec`` (its meaning: ``gpu/spec.py``): leaf functions plus one kernel.
+
+The kernel computes the work-item's instance from its group and local ids, builds the context
+array the translated leaves read (``translate.ContextQueries``: 7 values per level, the cpu
+back end's layout), copies shared buffers into ``__local`` memory, calls the leaves and stores
+the outputs later steps need.
+
+Every array parameter is passed as its buffer, the element offset of its first element, its
+extents and — unless it is C-contiguous — its element strides. Which arrays are contiguous or
+start at offset 0 is known only from the arguments of a launch, so a spec has one generated
+program per *layout* (``layout_of``); a program is built the first time its layout is seen.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...errors import CompileError
+from ...ir.types import ArrayType, ScalarType
+from ..gpu.spec import CTX_STRIDE, TABLE_FIXED, ArgRef, KernelSpec
+from . import cltypes as ct
+from .translate import (
+    CTX_NAME,
+    ArraySpec,
+    ParamSpec,
+    ScalarSpec,
+    TranslatedLeaf,
+    render_program,
+    translate_leaf,
+)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a launch fixes beyond the spec: per parameter, for arrays, (C-contiguous, at offset
+    0); whether every work-group is full (``exact``: no bounds test, which keeps PoCL from
+    vectorizing the work-group — measured 3.5x slower on vector add); and whether the launch
+    covers one parent instance and needs no work-group structure (``direct``: the grid is
+    the NDRange, so the instance ids need no division — 64-bit divisions per work-item made
+    a 3-D stencil about 6x slower on PoCL)."""
+
+    arrays: tuple[tuple[bool, bool] | None, ...]
+    exact: bool = False
+    direct: bool = False  # one parent instance, no barrier: the grid is the NDRange (no divisions)
+
+
+@dataclass
+class ArrayForm:
+    """How an array reaches a leaf inside the kernel: pointer, element offset, extents, strides."""
+
+    ptr: str
+    off: str
+    shape: list[str]
+    strides: list[str]
+    contiguous: bool
+    space: str
+    dtype: np.dtype
+    param: int | None  # the kernel parameter it points into (None: a __local buffer)
+
+    def spec(self) -> ArraySpec:
+        return ArraySpec(self.dtype, len(self.shape), self.space, self.contiguous, self.off == "0")
+
+    def call_args(self) -> list[str]:
+        args = [self.ptr]
+        if self.off != "0":
+            args.append(self.off)
+        args += self.shape
+        if not self.contiguous:
+            args += self.strides
+        return args
+
+
+@dataclass
+class ScalarForm:
+    code: str
+    dtype: np.dtype
+
+
+@dataclass
+class GeneratedKernel:
+    source: str
+    where: list[Any]  # per line: (leaf, python line) or None
+    leaves: list[TranslatedLeaf]
+    name: str
+
+
+def kernel_name(spec: KernelSpec) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", spec.name)
+
+
+def layout_of(spec: KernelSpec, args: list[Any], exact: bool, direct: bool = False) -> Layout:
+    """The layout of a launch (``args``: device handles, see ``device.py``)."""
+    out: list[tuple[bool, bool] | None] = []
+    for p, a in zip(spec.params, args):
+        if p.kind == "array":
+            out.append((bool(a.c_contiguous), a.offset == 0))
+        else:
+            out.append(None)
+    return Layout(tuple(out), exact and not direct, direct)
+
+
+def generic_layout(spec: KernelSpec) -> Layout:
+    return Layout(tuple((False, False) if p.kind == "array" else None for p in spec.params))
+
+
+def generate(spec: KernelSpec, layout: Layout) -> GeneratedKernel:
+    """The program (leaf functions and the kernel) for ``spec`` with arrays laid out as ``layout``."""
+    return _KernelWriter(spec, layout).write()
+
+
+class _KernelWriter:
+    def __init__(self, spec: KernelSpec, layout: Layout):
+        self.spec = spec
+        self.layout = layout
+        self.forms: dict[int, ArrayForm] = {}  # kernel param -> its whole-array form
+        self.body: list[str] = []
+        self.results: dict[tuple[int, int], ArrayForm | ScalarForm] = {}
+
+    def write(self) -> GeneratedKernel:
+        spec = self.spec
+        params = [
+            "__global const long* hpvm__table",
+            "const long s0",
+            "const long s1",
+            "const long s2",
+            "const long bpp",
+        ]
+        prologue: list[str] = []
+        for k, p in enumerate(spec.params):
+            if p.kind == "scalar":
+                dtype = np.dtype(p.dtype)
+                params.append(f"const {'uchar' if dtype == ct.BOOL else ct.c_name(dtype)} p{k}")
+                continue
+            contiguous, zero = self.layout.arrays[k] or (False, False)
+            shape = [f"p{k}__n{d}" for d in range(p.rank)]
+            strides = [f"p{k}__s{d}" for d in range(p.rank)]
+            decls = [f"@CONST{k}@__global {ct.c_storage(np.dtype(p.dtype))}* p{k}"]
+            if not zero:
+                decls.append(f"const long p{k}__off")
+            decls += [f"const long {s}" for s in shape]
+            if contiguous:
+                if p.rank:
+                    strides[-1] = "1"
+                for d in range(p.rank - 2, -1, -1):
+                    inner = strides[d + 1]
+                    prologue.append(
+                        f"    const long p{k}__s{d} = {shape[d + 1] if inner == '1' else f'{inner} * {shape[d + 1]}'};"
+                    )
+            else:
+                decls += [f"const long {s}" for s in strides]
+            params += decls
+            self.forms[k] = ArrayForm(
+                f"p{k}",
+                "0" if zero else f"p{k}__off",
+                shape,
+                strides,
+                contiguous,
+                "global",
+                np.dtype(p.dtype),
+                k,
+            )
+        levels = spec.ctx_levels
+        width = spec.table_width
+        b = self.body
+        if self.layout.direct:
+            b += self._direct_ids(spec.dims, width)
+            ids = [f"hpvm__i{a}" if a < spec.dims else "0" for a in range(3)]
+        else:
+            b += self._grouped_ids(spec, width)
+            ids = ["0", "0", "0"]
+            if spec.dims == 1:
+                ids[0] = "hpvm__local"
+            elif spec.dims >= 2:
+                ids[: spec.dims] = [f"hpvm__i{a}" for a in range(spec.dims)]
+        ctx = [*ids, "s0", "s1", "s2", str(spec.dims)]
+        ctx += [
+            f"hpvm__table[hpvm__row * {width} + {TABLE_FIXED + k}]" for k in range(CTX_STRIDE * (levels - 1))
+        ]
+        b.append(f"    long {CTX_NAME}[{CTX_STRIDE * levels}];")
+        for k, value in enumerate(ctx):
+            b.append(f"    {CTX_NAME}[{k}] = {value};")
+        shared_forms: list[ArrayForm] = []
+        for k, buf in enumerate(spec.shared):
+            dtype = np.dtype(buf.dtype)
+            store = ct.c_storage(dtype)
+            src = self.arg(buf.source, ArrayType(_scalar(dtype), 1))
+            assert isinstance(src, ArrayForm)
+            # __local variables must be declared at kernel scope: hoisted to the prologue.
+            prologue.append(
+                f"    __local {store} hpvm__sh{k}[{max(buf.length, 1)}] __attribute__((aligned(16)));"
+            )
+            b += [
+                f"    for (long e = get_local_id(0); e < {buf.length}; e += get_local_size(0))",
+                f"        hpvm__sh{k}[e] = {src.ptr}[{_plus(src.off, 'e')}];",
+            ]
+            shared_forms.append(
+                ArrayForm(f"hpvm__sh{k}", "0", [str(buf.length)], ["1"], True, "local", dtype, None)
+            )
+        if spec.shared:
+            b.append("    barrier(CLK_LOCAL_MEM_FENCE);")
+        self.shared_forms = shared_forms
+        leaves: list[TranslatedLeaf] = []
+        written: set[int] = set()
+        for c, call in enumerate(spec.calls):
+            leaf = call.leaf
+            forms = [self.arg(ref, p.type) for ref, p in zip(call.args, leaf.params)]
+            specs: list[ParamSpec] = [
+                f.spec() if isinstance(f, ArrayForm) else ScalarSpec(f.dtype) for f in forms
+            ]
+            t = translate_leaf(leaf, specs)
+            if t.levels > levels:
+                line = min(ln for lvl, ln in t.level_lines.items() if lvl >= levels)
+                raise CompileError(
+                    f"leaf '{leaf.name}' ({leaf.location.file}:{line}): it queries {t.levels - 1} level(s) "
+                    f"above its node, but node '{call.node}' has only {levels - 1} ancestor(s) (the root "
+                    "has no parent)"
+                )
+            leaves.append(t)
+            args: list[str] = []
+            for p, f in zip(leaf.params, forms):
+                if isinstance(f, ArrayForm):
+                    args += f.call_args()
+                    if p.name in t.written and f.param is not None:
+                        written.add(f.param)
+                else:
+                    args.append(f.code)
+            if t.uses_ctx:
+                args.append(CTX_NAME)
+            for port, out in enumerate(leaf.out_types):
+                name = f"hpvm__r{c}_{port}"
+                if isinstance(out, ScalarType):
+                    b.append(f"    {ct.c_name(out.dtype)} {name} = 0;")
+                    args.append(f"&{name}")
+                    self.results[(c, port)] = ScalarForm(name, out.dtype)
+                else:
+                    b.append(f"    long {name}[{1 + 2 * out.rank}];")
+                    args.append(name)
+                    base = t.array_outputs.get(port)
+                    if base is None:
+                        self.results[(c, port)] = _no_view(leaf, port, out)
+                        continue
+                    src = forms[leaf.param_index(base)]  # type: ignore[index]
+                    assert isinstance(src, ArrayForm)
+                    r = out.rank
+                    self.results[(c, port)] = ArrayForm(
+                        src.ptr,
+                        f"{name}[0]",
+                        [f"{name}[{1 + d}]" for d in range(r)],
+                        [f"{name}[{1 + r + d}]" for d in range(r)],
+                        False,
+                        src.space,
+                        src.dtype,
+                        src.param,
+                    )
+            b.append(f"    {t.name}({', '.join(args)});")
+        for out in spec.outputs:
+            value = self.results[(out.call, out.port)]
+            if not isinstance(value, ScalarForm):
+                raise CompileError(
+                    f"kernel {spec.name}: output {out.port} of call {out.call} is not a scalar"
+                )
+            target = self.forms[out.param]
+            written.add(out.param)
+            index = "hpvm__flat" if out.mode == "each" else "hpvm__gp"
+            store = f"{target.ptr}[{_plus(target.off, index)}] = {_store(value, target.dtype)};"
+            if out.mode == "each":
+                b.append(f"    {store}")
+            else:
+                b.append(f"    if (hpvm__local == hpvm__total - 1) {store}")
+        name = kernel_name(spec)
+        params = [
+            re.sub(r"@CONST(\d+)@", lambda m: "" if int(m.group(1)) in written else "const ", d)
+            for d in params
+        ]
+        kernel = f"__kernel void {name}(\n    " + ",\n    ".join(params) + ") {\n"
+        kernel += "\n".join(prologue + b) + "\n}"
+        unique: dict[str, TranslatedLeaf] = {}
+        for t in leaves:
+            unique.setdefault(t.name, t)
+        source, where = render_program(list(unique.values()), [kernel])
+        return GeneratedKernel(source, where, leaves, name)
+
+    def _direct_ids(self, dims: int, width: int) -> list[str]:
+        """One parent instance (the table's row 0) as a ``dims``-D NDRange: the ids are the
+        global ids, no division, no bounds test (the NDRange is the grid)."""
+        lines = [f"    const long hpvm__i{a} = get_global_id({a});" for a in range(dims)]
+        local = {
+            0: "0",
+            1: "hpvm__i0",
+            2: "hpvm__i0 * s1 + hpvm__i1",
+            3: "(hpvm__i0 * s1 + hpvm__i1) * s2 + hpvm__i2",
+        }
+        return lines + [
+            "    const long hpvm__row = 0;",
+            f"    const long hpvm__local = {local[dims]};",
+            "    const long hpvm__total = s0 * s1 * s2;",
+            "    const long hpvm__gp = hpvm__table[0];",
+            "    const long hpvm__flat = hpvm__table[1] + hpvm__local;",
+        ]
+
+    def _grouped_ids(self, spec: KernelSpec, width: int) -> list[str]:
+        """The plan's 1-D geometry: ``bpp`` work-groups per parent instance (a table row),
+        the instance's index unravelled over the grid."""
+        b = [
+            "    const long hpvm__g = get_group_id(0);",
+            "    const long hpvm__row = hpvm__g / bpp;",
+            "    const long hpvm__local = (hpvm__g - hpvm__row * bpp) * (long)get_local_size(0) + (long)get_local_id(0);",
+            "    const long hpvm__total = s0 * s1 * s2;",
+        ]
+        if not spec.barrier and not spec.shared and not self.layout.exact:
+            b.append("    if (hpvm__local >= hpvm__total) return;")
+        b += [
+            f"    const long hpvm__gp = hpvm__table[hpvm__row * {width}];",
+            f"    const long hpvm__flat = hpvm__table[hpvm__row * {width} + 1] + hpvm__local;",
+        ]
+        if spec.dims == 2:
+            b += [
+                "    const long hpvm__i0 = hpvm__local / s1;",
+                "    const long hpvm__i1 = hpvm__local - hpvm__i0 * s1;",
+            ]
+        elif spec.dims == 3:
+            b += [
+                "    const long hpvm__i0 = hpvm__local / (s1 * s2);",
+                "    const long hpvm__t = hpvm__local - hpvm__i0 * (s1 * s2);",
+                "    const long hpvm__i1 = hpvm__t / s2;",
+                "    const long hpvm__i2 = hpvm__t - hpvm__i1 * s2;",
+            ]
+        return b
+
+    def arg(self, ref: ArgRef, ptype: Any) -> ArrayForm | ScalarForm:
+        """The form of one leaf argument (see ``ArgRef`` in ``gpu/spec.py``)."""
+        spec = self.spec
+        if ref.kind == "result":
+            return self.results[(ref.call, ref.port)]
+        if ref.kind == "shared":
+            return self.shared_forms[ref.shared]
+        p = spec.params[ref.param]
+        if ref.kind == "param":
+            if p.kind == "scalar":
+                return ScalarForm(f"p{ref.param}", np.dtype(p.dtype))
+            return self.forms[ref.param]
+        whole = self.forms[ref.param]
+        index = "hpvm__flat" if ref.index == "flat" else "hpvm__gp"
+        if ref.map >= 0:
+            m = self.forms[ref.map]
+            index = f"{m.ptr}[{_plus(m.off, index)}]"
+        row = _plus(whole.off, index if whole.strides[0] == "1" else f"{index} * {whole.strides[0]}")
+        if p.rank == 1:
+            dtype = whole.dtype
+            load = f"{whole.ptr}[{row}]"
+            if dtype == ct.BOOL:
+                load = f"({load} != 0)"
+            return ScalarForm(load, dtype)
+        return ArrayForm(
+            whole.ptr,
+            f"({row})",
+            whole.shape[1:],
+            whole.strides[1:],
+            whole.contiguous,
+            whole.space,
+            whole.dtype,
+            whole.param,
+        )
+
+
+def _plus(off: str, index: str) -> str:
+    return index if off == "0" else f"{off} + {index}"
+
+
+def _store(value: ScalarForm, dtype: np.dtype) -> str:
+    if dtype == ct.BOOL:
+        return f"(uchar)({value.code})"
+    if value.dtype == dtype:
+        return value.code
+    return f"(({ct.c_name(dtype)}){value.code})"
+
+
+def _scalar(dtype: np.dtype) -> ScalarType:
+    from ...ir.types import scalar_type
+
+    return scalar_type(dtype)
+
+
+def _no_view(leaf: Any, port: int, out: ArrayType) -> ArrayForm:
+    raise CompileError(
+        f"leaf '{leaf.name}' ({leaf.location}): array output {port} ({out}) has no source array"
+    )

@@ -1,0 +1,329 @@
+"""Compiling a graph of tensor leaves into straight-line Python over torch calls.
+
+Seed 001's DFG2LLVM_CUDNN maps each tensor intrinsic to one runtime call. Here each leaf is
+read once (``parse_tensor_leaf``), lowered by the WrapperAPI (``wrapper.lower``: matched
+patterns become one layer call) and every graph becomes one generated Python function: one
+line per runtime call, values passed in local variables, internal child graphs called as
+their own generated functions. Walking the graph costs nothing at run time — the walk
+happened when the code was generated.
+
+Validation is separate (``check``): it propagates shapes (``ops.Meta``) through the same
+plan and raises ``TensorShapeError`` naming the node, leaf and line. The back end runs it
+once per input signature, so the generated code calls the unchecked torch functions.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import linecache
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...errors import CompileError, TensorShapeError
+from ...ir.graph import InternalFunction, LeafFunction, Node
+from ...ir.types import ArrayType, ScalarType
+from ...ir.verify import topological_order
+from ...tensor import ops
+from ...tensor.leaves import NotATensorLeaf, Operand, TensorLeaf, const_text, parse_tensor_leaf
+from ...tensor.wrapper import Step, lower
+
+_COUNTER = itertools.count()
+
+
+@dataclass
+class LeafPlan:
+    """A tensor leaf node compiled: its operations and the runtime calls (steps) for them."""
+
+    node: Node
+    leaf: TensorLeaf
+    steps: list[Step]
+
+
+@dataclass
+class GraphPlan:
+    """An internal node function compiled: its children in order and the generated code."""
+
+    fn: InternalFunction
+    order: list[Node]
+    feeds: dict[int, list[tuple[str, Any]]]  # id(node) -> per input: ("bind", ip) | ("edge", Edge)
+    children: dict[int, LeafPlan | GraphPlan]  # id(node) -> its plan
+    source: str = ""
+    run: Callable[..., tuple[Any, ...]] = field(default=lambda *a: ())  # the generated function
+
+    def steps(self, prefix: str = "") -> list[tuple[str, Step]]:
+        """Every runtime call of the graph, with the path of the node making it."""
+        out: list[tuple[str, Step]] = []
+        for node in self.order:
+            child = self.children[id(node)]
+            path = f"{prefix}{node.name}"
+            if isinstance(child, LeafPlan):
+                out.extend((path, s) for s in child.steps)
+            else:
+                out.extend(child.steps(path + "/"))
+        return out
+
+
+def feed_table(fn: InternalFunction) -> dict[int, list[tuple[str, Any]]]:
+    """For each child of ``fn`` (by id), where each input comes from: ("bind", parent input)
+    or ("edge", the edge)."""
+    feeds: dict[int, list[tuple[str, Any]]] = {
+        id(n): [("none", None)] * len(n.function.params) for n in fn.graph.nodes
+    }
+    for b in fn.graph.in_binds:
+        feeds[id(b.dst)][b.ic] = ("bind", b.ip)
+    for e in fn.graph.edges:
+        feeds[id(e.dst)][e.dp] = ("edge", e)
+    return feeds
+
+
+def compile_node(
+    node: Node, parent: InternalFunction, runtime: dict[str, Callable[..., Any]]
+) -> LeafPlan | GraphPlan:
+    """The plan of one child node; ``CompileError`` for what the back end cannot run."""
+    if node.dims:
+        raise CompileError(
+            f"node '{node.name}' ({node.location}) in '{parent.name}' is replicated in {node.dims} "
+            "dimension(s); the tensor back end runs each node once (tensor operations are "
+            "data-parallel themselves): create it with hpvm.create_node(...), or run the graph "
+            "with another back end (target='interp' or target='cpu')"
+        )
+    child = node.function
+    if isinstance(child, LeafFunction):
+        leaf = _tensor_leaf(child)
+        return LeafPlan(node, leaf, lower(leaf))
+    assert isinstance(child, InternalFunction)
+    return compile_graph(child, runtime)
+
+
+def compile_graph(fn: InternalFunction, runtime: dict[str, Callable[..., Any]]) -> GraphPlan:
+    """The plan of ``fn``: every child compiled (``CompileError`` for what the back end cannot
+    run), and the generated function bound to the callables of ``runtime`` (by name)."""
+    order = topological_order(fn.graph)
+    children = {id(node): compile_node(node, fn, runtime) for node in order}
+    plan = GraphPlan(fn, order, feed_table(fn), children)
+    _generate(plan, runtime)
+    return plan
+
+
+def node_function(
+    child: LeafPlan | GraphPlan, runtime: dict[str, Callable[..., Any]]
+) -> Callable[..., tuple[Any, ...]]:
+    """A generated function running one compiled child node: its inputs -> its outputs."""
+    ns = _Namespace(runtime)
+    fn = child.fn if isinstance(child, GraphPlan) else child.leaf.fn
+    params = [f"i{p}" for p in range(len(fn.params))]
+    body = [f"def node({', '.join(params)}):"]
+    outs = _emit_node(child, 0, params, body, ns)
+    body.append(f"    return ({''.join(o + ', ' for o in outs)})")
+    return _exec("\n".join(body) + "\n", ns.values, "node", f"node {fn.name}")
+
+
+def _tensor_leaf(fn: LeafFunction) -> TensorLeaf:
+    try:
+        return parse_tensor_leaf(fn)
+    except NotATensorLeaf as e:
+        raise CompileError(
+            f"leaf '{fn.name}' ({fn.location.file}:{e.line}) is not a tensor leaf: {e.reason}. The "
+            "tensor back end runs only leaves whose bodies are calls of hpvm.tensor operations "
+            "(docs/tensor.md); drop hint=hpvm.TENSOR_TARGET from this leaf, or run the graph "
+            "with another back end (target='interp' or target='cpu')"
+        ) from None
+
+
+# ---------------------------------------------------------------------------------------
+# Code generation
+
+
+class _Namespace:
+    """The globals of generated code: runtime callables under stable names."""
+
+    def __init__(self, runtime: dict[str, Callable[..., Any]]):
+        self.runtime = runtime
+        self.values: dict[str, Any] = {}
+
+    def ref(self, name: str) -> str:
+        key = f"_{name}"
+        self.values[key] = self.runtime[name]
+        return key
+
+    def bind(self, key: str, value: Any) -> str:
+        self.values[key] = value
+        return key
+
+
+def _generate(plan: GraphPlan, runtime: dict[str, Callable[..., Any]]) -> None:
+    ns = _Namespace(runtime)
+    fn = plan.fn
+    n_in = len(fn.params)
+    inputs = [f"a{i}" for i in range(n_in)]
+    lines = [f"def graph({', '.join(inputs)}):"]
+    outputs = _emit_graph(plan, inputs, lines, ns, "")
+    count = len(fn.out_types)
+    lines.append(f"    return ({''.join(outputs[op] + ', ' for op in range(count))})")
+    plan.source = "\n".join(_free_after_last_use(lines)) + "\n"
+    plan.run = _exec(plan.source, ns.values, "graph", f"graph {fn.name}")
+
+
+def _emit_graph(
+    plan: GraphPlan, inputs: Sequence[str], lines: list[str], ns: _Namespace, prefix: str
+) -> dict[int, str]:
+    """Emit the code of ``plan``'s children; return the expression of each graph output."""
+    out_expr: dict[tuple[int, int], str] = {}
+    for k, node in enumerate(plan.order):
+        args = []
+        for kind, payload in plan.feeds[id(node)]:
+            if kind == "bind":
+                args.append(inputs[payload])
+            else:
+                args.append(out_expr[(id(payload.src), payload.sp)])
+        outs = _emit_node(plan.children[id(node)], k, args, lines, ns, prefix)
+        for p, expr in enumerate(outs):
+            out_expr[(id(node), p)] = expr
+    return {b.op: out_expr[(id(b.src), b.oc)] for b in plan.fn.graph.out_binds}
+
+
+def _emit_node(
+    child: LeafPlan | GraphPlan,
+    k: int,
+    args: Sequence[str],
+    lines: list[str],
+    ns: _Namespace,
+    prefix: str = "",
+) -> list[str]:
+    """Emit one child node's code with input expressions ``args``; its output expressions."""
+    var = f"{prefix}n{k}"
+    if isinstance(child, GraphPlan):
+        callee = ns.bind(f"_graph_{var}", child.run)
+        count = len(child.fn.out_types)
+        lines.append(f"    # node {child.fn.name}")
+        if count == 0:
+            lines.append(f"    {callee}({', '.join(args)})")
+            return []
+        names = [f"{var}_o{p}" for p in range(count)]
+        lines.append(f"    {', '.join(names)}, = {callee}({', '.join(args)})")
+        return names
+    leaf = child.leaf
+    lines.append(f"    # node {child.node.name} (leaf '{leaf.fn.name}', {leaf.fn.location.file})")
+    local: dict[int, str] = {}
+
+    def text(o: Operand) -> str:
+        if o.kind == "param":
+            return args[o.value]
+        if o.kind == "local":
+            return local[o.value]
+        return const_text(o.value)
+
+    for step in child.steps:
+        name = f"{var}_{step.result}"
+        call = ns.ref(step.name)
+        lines.append(f"    {name} = {call}({', '.join(text(a) for a in step.args)})  # line {step.line}")
+        local[step.result] = name
+    return [text(r) for r in leaf.returns]
+
+
+def _free_after_last_use(lines: list[str]) -> list[str]:
+    """``lines`` (a straight-line function: its ``def``, then one statement or comment per
+    line) with ``del`` after the last use of each local tensor.
+
+    Eager PyTorch drops an activation once the next layer has read it; a generated function
+    that kept every node's output alive until it returns held the whole network's
+    activations at once (130 MB for MobileNet at batch 32) and was 1.6x slower than eager,
+    from allocator and page-fault traffic alone.
+    """
+    params = {a.arg for a in ast.parse(lines[0] + " pass").body[0].args.args}  # type: ignore[attr-defined]
+    stores: dict[int, set[str]] = {}
+    last_load: dict[str, int] = {}
+    for i, line in enumerate(lines[1:], start=1):
+        if not line.strip() or line.strip().startswith("#"):
+            continue
+        tree = ast.parse(line.strip())
+        stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        stores[i] = stored
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                last_load[n.id] = i
+    frees: dict[int, list[str]] = {}
+    for i, stored in stores.items():
+        for name in stored - params:
+            frees.setdefault(last_load.get(name, i), []).append(name)
+    out = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        names = sorted(frees.get(i, ()))
+        if names and not line.strip().startswith("return"):
+            out.append(f"    del {', '.join(names)}")
+    return out
+
+
+def _exec(source: str, namespace: dict[str, Any], name: str, what: str) -> Callable[..., Any]:
+    filename = f"<hpvm tensor {what} #{next(_COUNTER)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    code = compile(source, filename, "exec")
+    scope: dict[str, Any] = dict(namespace)
+    exec(code, scope)
+    return scope[name]
+
+
+# ---------------------------------------------------------------------------------------
+# Validation: shapes through the plan
+
+
+def check(plan: GraphPlan, values: Sequence[Any], path: str) -> list[Any]:
+    """Propagate ``values`` (Meta for tensors, Python scalars) through the graph; raise
+    ``TensorShapeError`` naming the node, the leaf and the line of the first bad operation."""
+    out: dict[tuple[int, int], Any] = {}
+    for node in plan.order:
+        args = [
+            values[payload] if kind == "bind" else out[(id(payload.src), payload.sp)]
+            for kind, payload in plan.feeds[id(node)]
+        ]
+        results = check_node(plan.children[id(node)], args, f"{path}/{node.name}")
+        for p, value in enumerate(results):
+            out[(id(node), p)] = value
+    return [out[(id(b.src), b.oc)] for b in sorted(plan.fn.graph.out_binds, key=lambda b: b.op)]
+
+
+def check_node(child: LeafPlan | GraphPlan, args: Sequence[Any], where: str) -> list[Any]:
+    """``check`` for one child node (``where``: its path, for messages)."""
+    if isinstance(child, GraphPlan):
+        return check(child, args, where)
+    return _check_leaf(child, args, where)
+
+
+def _check_leaf(child: LeafPlan, args: Sequence[Any], where: str) -> list[Any]:
+    leaf = child.leaf
+    fn = leaf.fn
+    local: list[Any] = []
+
+    def value(o: Operand) -> Any:
+        if o.kind == "param":
+            return args[o.value]
+        if o.kind == "local":
+            return local[o.value]
+        return o.value
+
+    for call in leaf.calls:
+        try:
+            local.append(ops.infer(call.op, [value(a) for a in call.args]))
+        except TensorShapeError as e:
+            raise TensorShapeError(
+                f"node {where} (leaf '{fn.name}', {fn.location.file}:{call.line}): {e}"
+            ) from None
+    results = [value(r) for r in leaf.returns]
+    for i, (t, v) in enumerate(zip(fn.out_types, results)):
+        problem = None
+        if isinstance(t, ArrayType):
+            if not isinstance(v, ops.Meta):
+                problem = f"returns {v!r}, not a tensor"
+            elif v.rank != t.rank or v.dtype != t.dtype.name:
+                problem = f"returns a {v.dtype} tensor of shape {v.shape}"
+        elif isinstance(t, ScalarType) and isinstance(v, ops.Meta):
+            problem = f"returns a tensor of shape {v.shape}"
+        if problem:
+            raise TensorShapeError(
+                f"node {where} (leaf '{fn.name}', {fn.location}): output {i} is declared {t} but the "
+                f"leaf {problem}; fix the leaf's return annotation"
+            )
+    return results

@@ -1,0 +1,19 @@
+"""Test-process set-up shared by every test.
+
+GPU tests run on numba-cuda's simulator by default, so the suite runs (and the ``cuda`` back
+end is available) on machines without an NVIDIA GPU. The variable must be set before
+``numba.cuda`` is first imported and before ``hpvm`` decides which back ends are available
+(at import), hence here. On a machine with a GPU, run the GPU tests for real with
+``NUMBA_ENABLE_CUDASIM=0 pytest -m gpu tests/gpu`` (a value already set wins).
+"""
+
+import os
+
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+# pytest imports hpvm before this file runs (pyproject's filterwarnings names
+# hpvm.errors.HPVMWarning), so the back ends were registered without the variable: decide
+# again. numba itself is not imported by then (hpvm imports it lazily).
+from hpvm.backends.cuda import register as _register_cuda  # noqa: E402
+
+_register_cuda()

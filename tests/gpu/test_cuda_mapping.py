@@ -1,0 +1,158 @@
+"""How the shared GPU lowering maps graphs onto kernels (checked on the ``cuda`` back end):
+shared vs global malloc buffers, fusion, read-only marking, several blocks per parent
+instance, grids that differ between parent instances, hints, streaming."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hpvm
+from hpvm.backends import get_backend
+from programs import BY_NAME, check_program, run_program
+
+pytestmark = pytest.mark.gpu
+
+
+def kernels(program_name: str) -> list:
+    program = BY_NAME[program_name]
+    check_program(program, "cuda")
+    return [k.spec for k in get_backend("cuda").plan(program.root)._kernels.values()]
+
+
+def test_malloc_used_by_one_kernel_goes_to_shared_memory() -> None:
+    (spec,) = kernels("barrier_rotate_malloc")
+    assert spec.barrier and len(spec.shared) == 1
+    assert spec.shared[0].length == 9 and spec.shared[0].dtype == "int64"  # (bs + 1) int64 of a block
+
+
+def test_malloc_that_escapes_its_parent_stays_in_global_memory() -> None:
+    specs = kernels("malloc_per_parent_instance")
+    assert specs and all(not s.shared for s in specs)
+
+
+def test_one_to_one_leaves_are_fused_into_one_kernel() -> None:
+    (spec,) = kernels("one_to_one_arrays")
+    assert [c.node for c in spec.calls] == ["p_row_of", "p_row_sum"]
+    assert spec.calls[1].args[0].kind == "result"  # the row view travels in registers
+
+
+def test_arrays_only_read_are_marked_read_only() -> None:
+    (spec,) = kernels("saxpy_1d")
+    read_only = {p.name: p.read_only for p in spec.params if p.kind == "array"}
+    assert read_only == {"p0": True, "p1": False}  # x, y
+
+
+@hpvm.leaf(ins=("x",), outs=("out",))
+def fill(x: hpvm.i64[:], out: hpvm.i64[:], per: hpvm.i64):
+    n = hpvm.get_node()
+    i = hpvm.get_node_instance_id_x(n)
+    b = hpvm.get_node_instance_id_x(hpvm.get_parent_node(n))
+    out[b * per + i] = x[b * per + i] * 10 + b + hpvm.get_num_node_instances_x(n)
+
+
+@hpvm.internal(ins=("x",), outs=("out",))
+def fill_block(x: hpvm.i64[:], out: hpvm.i64[:], per: hpvm.i64, count: hpvm.i64):
+    k = hpvm.create_node_1d(fill, count)
+    hpvm.bind_in(k, 0, 0)
+    hpvm.bind_in(k, 1, 1)
+    hpvm.bind_in(k, 2, 2)
+
+
+@hpvm.leaf
+def block_count(per: hpvm.i64) -> hpvm.i64:
+    b = hpvm.get_node_instance_id_x(hpvm.get_node())
+    return per - 3 * b  # each block gets a different number of instances
+
+
+@hpvm.internal(ins=("x",), outs=("out",))
+def r_uneven(x: hpvm.i64[:], out: hpvm.i64[:], per: hpvm.i64, blocks: hpvm.i64):
+    counts = hpvm.create_node_1d(block_count, blocks)
+    work = hpvm.create_node_1d(fill_block, blocks)
+    hpvm.bind_in(counts, 2, 0)
+    hpvm.edge(counts, work, hpvm.ONE_TO_ONE, 0, 3)
+    for port in range(3):
+        hpvm.bind_in(work, port, port)
+
+
+@pytest.mark.parametrize("per", [7, 300])  # 300: several blocks per parent instance
+def test_grids_that_differ_between_parent_instances(per: int) -> None:
+    hpvm.init()
+    try:
+        results = {}
+        for target in ("interp", "cuda"):
+            x = np.arange(3 * per, dtype=np.int64)
+            out = np.full(3 * per, -1, dtype=np.int64)
+            hpvm.track_memory(x)
+            hpvm.track_memory(out)
+            hpvm.wait(hpvm.launch(r_uneven, (x, out, per, 3), target=target))
+            hpvm.request_memory(out)
+            results[target] = out
+        np.testing.assert_array_equal(results["cuda"], results["interp"])
+        assert (results["cuda"][2 * per + per - 6 :] == -1).all()  # the last block ran per - 6
+    finally:
+        hpvm.cleanup()
+
+
+@hpvm.leaf(ins=("a",), outs=("a",), hint=hpvm.GPU_TARGET)
+def double(a: hpvm.f32[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    a[i] = 2 * a[i]
+
+
+@hpvm.internal
+def r_double(a: hpvm.f32[:]):
+    k = hpvm.create_node_1d(double, a.shape[0])
+    hpvm.bind_in(k, 0, 0)
+
+
+def test_gpu_hint_selects_cuda() -> None:
+    hpvm.init()
+    try:
+        a = np.arange(5, dtype=np.float32)
+        hpvm.track_memory(a)
+        handle = hpvm.launch(r_double, (a,))
+        hpvm.wait(handle)
+        assert handle.backend.name == "cuda"
+        np.testing.assert_array_equal(hpvm.request_memory(a), [0, 2, 4, 6, 8])
+    finally:
+        hpvm.cleanup()
+
+
+@hpvm.leaf
+def scale(v: hpvm.f64, k: hpvm.f64) -> hpvm.f64:
+    return v * k + hpvm.get_node_instance_id_x(hpvm.get_node())
+
+
+@hpvm.leaf
+def total(v: hpvm.f64) -> hpvm.f64:
+    return v + 0.5
+
+
+@hpvm.internal
+def r_pipeline(v: hpvm.f64, k: hpvm.f64):
+    a = hpvm.create_node_1d(scale, 3)
+    b = hpvm.create_node(total)
+    hpvm.bind_in(a, 0, 0)
+    hpvm.bind_in(a, 1, 1)
+    hpvm.edge(a, b, hpvm.ALL_TO_ALL, 0, 0, stream=True)  # two pipeline stages
+    hpvm.bind_out(b, 0, 0)
+
+
+def test_streaming_on_cuda() -> None:
+    hpvm.init()
+    try:
+        handle = hpvm.launch(r_pipeline, None, stream=True, target="cuda")
+        for item in range(4):
+            hpvm.push(handle, (float(item), 2.0))
+        got = [hpvm.pop(handle)[0] for _ in range(4)]
+        hpvm.wait(handle)
+        assert got == [item * 2.0 + 2 + 0.5 for item in range(4)]  # the last instance (x = 2)
+    finally:
+        hpvm.cleanup()
+
+
+def test_outputs_match_interp_exactly_for_integers() -> None:
+    program = BY_NAME["three_level_grandparent_queries"]
+    (_, arrays_c), (_, arrays_i) = run_program(program, "cuda"), run_program(program, "interp")
+    np.testing.assert_array_equal(arrays_c["out"], arrays_i["out"])
