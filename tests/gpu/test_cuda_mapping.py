@@ -156,3 +156,78 @@ def test_outputs_match_interp_exactly_for_integers() -> None:
     program = BY_NAME["three_level_grandparent_queries"]
     (_, arrays_c), (_, arrays_i) = run_program(program, "cuda"), run_program(program, "interp")
     np.testing.assert_array_equal(arrays_c["out"], arrays_i["out"])
+
+
+# -- allocation leaves run on the host once per parent instance, or once when that is the same
+
+
+@hpvm.leaf
+def alloc_stamped() -> hpvm.i64[:]:
+    buf = hpvm.malloc(16).view(np.int64)
+    buf[0] = hpvm.get_node_instance_id_x(hpvm.get_parent_node(hpvm.get_node())) + 1
+    return buf
+
+
+@hpvm.leaf
+def alloc_plain(n: hpvm.i64) -> hpvm.i64[:]:
+    buf = hpvm.malloc(16).view(np.int64)
+    buf[0] = n
+    return buf
+
+
+@hpvm.leaf(ins=("buf",), outs=("out",))
+def read_first(buf: hpvm.i64[:], out: hpvm.i64[:]):
+    out[hpvm.get_node_instance_id_x(hpvm.get_parent_node(hpvm.get_node()))] = buf[0]
+
+
+@hpvm.internal
+def stamped_block(out: hpvm.i64[:], n: hpvm.i64):
+    a = hpvm.create_node(alloc_stamped)
+    r = hpvm.create_node(read_first)
+    hpvm.edge(a, r, hpvm.ONE_TO_ONE, 0, 0)
+    hpvm.bind_in(r, 0, 1)
+
+
+@hpvm.internal
+def plain_block(out: hpvm.i64[:], n: hpvm.i64):
+    a = hpvm.create_node(alloc_plain)
+    r = hpvm.create_node(read_first)
+    hpvm.bind_in(a, 1, 0)
+    hpvm.edge(a, r, hpvm.ONE_TO_ONE, 0, 0)
+    hpvm.bind_in(r, 0, 1)
+
+
+@hpvm.internal
+def r_stamped(out: hpvm.i64[:], n: hpvm.i64):
+    b = hpvm.create_node_1d(stamped_block, n)
+    hpvm.bind_in(b, 0, 0)
+    hpvm.bind_in(b, 1, 1)
+
+
+@hpvm.internal
+def r_plain(out: hpvm.i64[:], n: hpvm.i64):
+    b = hpvm.create_node_1d(plain_block, n)
+    hpvm.bind_in(b, 0, 0)
+    hpvm.bind_in(b, 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("root", "runs", "expected"), [(r_stamped, 6, np.arange(1, 7)), (r_plain, 1, np.full(6, 6))]
+)
+def test_allocation_leaf_runs_per_parent_unless_the_same_everywhere(
+    root, runs, expected, monkeypatch
+) -> None:
+    from hpvm.backends.interp.executor import Interpreter
+
+    calls = []
+    original = Interpreter._run_leaf
+    monkeypatch.setattr(Interpreter, "_run_leaf", lambda self, *a: calls.append(1) or original(self, *a))
+    hpvm.init()
+    try:
+        out = np.zeros(6, dtype=np.int64)
+        hpvm.track_memory(out)
+        hpvm.wait(hpvm.launch(root, (out, 6), target="cuda"))
+        np.testing.assert_array_equal(hpvm.request_memory(out), expected)
+    finally:
+        hpvm.cleanup()
+    assert len(calls) == runs  # a leaf that asks for its parent's id runs in every parent
