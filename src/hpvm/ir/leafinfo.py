@@ -219,3 +219,19 @@ def _own_statements(func: ast.FunctionDef) -> Iterator[ast.AST]:
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             todo.extend(ast.iter_child_nodes(node))
+
+
+def handle_level(expr: ast.AST, handles: dict[str, int], env: dict[str, Any]) -> int | None:
+    """Which node handle ``expr`` denotes in leaf code: 0 for ``hpvm.get_node()``, 1 for its
+    parent, and so on (``handles`` maps variables already known to hold one); ``None`` if
+    it is not a node handle. Back ends that rewrite the query intrinsics share this."""
+    if isinstance(expr, ast.Name):
+        return handles.get(expr.id)
+    if isinstance(expr, ast.Call):
+        name = intrinsic_name(expr, env)
+        if name == "get_node" and not expr.args:
+            return 0
+        if name == "get_parent_node" and len(expr.args) == 1:
+            inner = handle_level(expr.args[0], handles, env)
+            return None if inner is None else inner + 1
+    return None

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...errors import CompileError
 from ...ir.graph import LeafFunction
-from ...ir.leafinfo import intrinsic_name, parse_leaf
+from ...ir.leafinfo import handle_level, intrinsic_name, parse_leaf
 
 CTX_STRIDE = 7  # ids x, y, z; extents x, y, z; number of dimensions
 CTX_PARAM = "__hpvm_ctx"
@@ -81,16 +81,7 @@ class _Cloner(ast.NodeTransformer):
     # -- node handles --------------------------------------------------------------------
 
     def level_of(self, expr: ast.AST) -> int | None:
-        if isinstance(expr, ast.Name):
-            return self.handles.get(expr.id)
-        if isinstance(expr, ast.Call):
-            name = intrinsic_name(expr, self.env)
-            if name == "get_node" and not expr.args:
-                return 0
-            if name == "get_parent_node" and len(expr.args) == 1:
-                inner = self.level_of(expr.args[0])
-                return None if inner is None else inner + 1
-        return None
+        return handle_level(expr, self.handles, self.env)
 
     def collect_handles(self, func: ast.FunctionDef) -> None:
         assigns = [

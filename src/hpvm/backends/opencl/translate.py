@@ -37,7 +37,7 @@ import numpy as np
 
 from ...errors import CompileError
 from ...ir.graph import LeafFunction
-from ...ir.leafinfo import intrinsic_name, parse_leaf
+from ...ir.leafinfo import handle_level, intrinsic_name, parse_leaf
 from ...ir.types import ArrayType, ScalarType
 from ...lang.intrinsics import ATOMIC_OPS, QUERY_INTRINSICS
 from . import cltypes as ct
@@ -415,16 +415,7 @@ class _Translator:
                     self.handles[node.targets[0].id] = level
 
     def _handle_level(self, expr: ast.AST) -> int | None:
-        if isinstance(expr, ast.Name):
-            return self.handles.get(expr.id)
-        if isinstance(expr, ast.Call):
-            name = intrinsic_name(expr, self.env)
-            if name == "get_node" and not expr.args:
-                return 0
-            if name == "get_parent_node" and len(expr.args) == 1:
-                inner = self._handle_level(expr.args[0])
-                return None if inner is None else inner + 1
-        return None
+        return handle_level(expr, self.handles, self.env)
 
     # -- names ------------------------------------------------------------------------------
 
