@@ -235,3 +235,19 @@ def handle_level(expr: ast.AST, handles: dict[str, int], env: dict[str, Any]) ->
             inner = handle_level(expr.args[0], handles, env)
             return None if inner is None else inner + 1
     return None
+
+
+def leaf_namespace(leaf: Any) -> dict[str, Any]:
+    """The names a leaf's code sees: its module's globals and its closure's values (empty
+    cells left out). Back ends that recompile a leaf's rewritten source run it in this."""
+    pyfunc = leaf.pyfunc
+    namespace = dict(getattr(pyfunc, "__globals__", {}) or {})
+    code = getattr(pyfunc, "__code__", None)
+    closure = getattr(pyfunc, "__closure__", None)
+    if code is not None and closure:
+        for name, cell in zip(code.co_freevars, closure):
+            try:
+                namespace[name] = cell.cell_contents
+            except ValueError:  # an empty cell
+                pass
+    return namespace

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import CompileError
+from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ArrayType, PortType, ScalarType
 from .leafgen import BARRIER_MARKER, CTX_PARAM, CTX_STRIDE, LeafClone
 from .narrow import MASK
@@ -381,12 +382,7 @@ def _infer_types(clone: LeafClone, param_types: list[PortType], ctx_levels: int)
     from numba.core import types
 
     leaf = clone.leaf
-    pyfunc = leaf.pyfunc
-    namespace = dict(getattr(pyfunc, "__globals__", {}) or {})
-    code = getattr(pyfunc, "__code__", None)
-    if code is not None and pyfunc.__closure__:
-        namespace.update({n: c.cell_contents for n, c in zip(code.co_freevars, pyfunc.__closure__)})
-    namespace.update(_typing_stubs())
+    namespace = {**leaf_namespace(leaf), **_typing_stubs()}
     exec(compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec"), namespace)
     argtypes = (*(_numba_type(t) for t in param_types), types.UniTuple(types.int64, CTX_STRIDE * ctx_levels))
     dispatcher = numba.njit(nogil=True)(namespace[clone.symbol])

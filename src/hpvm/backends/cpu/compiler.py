@@ -26,6 +26,7 @@ import numpy as np
 
 from ...errors import CompileError, LaunchError
 from ...ir.graph import InternalFunction, LeafFunction, functions
+from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ScalarType
 from .graphgen import GraphGen, StageSpec
 from .leafgen import LeafClone, clone_leaf
@@ -308,14 +309,7 @@ class Compiler:
     # -- modules -------------------------------------------------------------------------
 
     def _leaf_namespace(self, leaf: LeafFunction, helpers: dict[str, Any]) -> dict[str, Any]:
-        pyfunc = leaf.pyfunc
-        namespace = dict(getattr(pyfunc, "__globals__", {}) or {})
-        code = getattr(pyfunc, "__code__", None)
-        if code is not None and pyfunc.__closure__:
-            for name, cell in zip(code.co_freevars, pyfunc.__closure__):
-                namespace[name] = cell.cell_contents
-        namespace.update(helpers)
-        return namespace
+        return {**leaf_namespace(leaf), **helpers}
 
     def _write(self, source: str) -> Path:
         # The header versions the code generator: a change in how the code is generated or
@@ -349,25 +343,31 @@ class Compiler:
         return module
 
 
+def locate_leaf_line(text: str, leaves: list[LeafFunction]) -> tuple[LeafFunction, int, str] | None:
+    """The first place in a Numba message that lies in one of ``leaves``: (leaf, line, the
+    line's code). Numba prints paths as given, often relative, hence ``realpath``."""
+    for file, line_text in re.findall(r'File "([^"]+)", line (\d+)', text):
+        line = int(line_text)
+        for leaf in leaves:
+            if os.path.realpath(leaf.location.file) != os.path.realpath(file):
+                continue
+            first = leaf.source_line
+            if first <= line <= first + leaf.source.count("\n"):
+                return leaf, line, leaf.source.splitlines()[line - first].strip()
+    return None
+
+
 def describe_numba_error(error: Exception, program: CompiledProgram) -> CompileError:
     """A ``CompileError`` naming the leaf and line Numba failed on, from Numba's message."""
     text = str(error)
-    locations = re.findall(r'File "([^"]+)", line (\d+)', text)
     summary = _summary(text)
-    for file, line_text in locations:
-        line = int(line_text)
-        for clone in program.clones.values():
-            leaf = clone.leaf
-            if os.path.realpath(leaf.location.file) != os.path.realpath(file):  # Numba prints relative paths
-                continue
-            first = leaf.source_line
-            last = first + leaf.source.count("\n")
-            if first <= line <= last:
-                code = leaf.source.splitlines()[line - first].strip()
-                return CompileError(
-                    f"leaf '{leaf.name}' ({leaf.location.file}:{line}): the cpu back end (Numba) cannot compile "
-                    f"`{code}`: {summary} — try target='interp'"
-                )
+    found = locate_leaf_line(text, [clone.leaf for clone in program.clones.values()])
+    if found is not None:
+        leaf, line, code = found
+        return CompileError(
+            f"leaf '{leaf.name}' ({leaf.location.file}:{line}): the cpu back end (Numba) cannot compile "
+            f"`{code}`: {summary} — try target='interp'"
+        )
     return CompileError(
         f"the cpu back end (Numba) cannot compile graph '{program.root.name}': {summary} — try target='interp'"
     )

@@ -14,8 +14,6 @@ no array allocation in device code, are checked only on a real GPU).
 from __future__ import annotations
 
 import ast
-import os
-import re
 import threading
 import weakref
 from typing import Any
@@ -24,7 +22,9 @@ import numpy as np
 
 from ...errors import BackendUnavailableError, CompileError
 from ...ir.graph import LeafFunction
+from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ArrayType, ScalarType
+from ..cpu.compiler import locate_leaf_line
 from ..cpu.leafgen import CTX_PARAM, LeafClone, clone_leaf
 from ..gpu.device import GPUDevice
 from ..gpu.spec import CTX_STRIDE, Geometry, KernelSpec
@@ -262,12 +262,7 @@ def _cpu_barrier() -> Any:
 
 def _leaf_namespace(leaf: LeafFunction) -> dict[str, Any]:
     """The leaf's own globals and closure values, so its clone sees what the leaf sees."""
-    pyfunc = leaf.pyfunc
-    namespace = dict(getattr(pyfunc, "__globals__", {}) or {})
-    code = getattr(pyfunc, "__code__", None)
-    if code is not None and pyfunc.__closure__:
-        for name, cell in zip(code.co_freevars, pyfunc.__closure__):
-            namespace[name] = cell.cell_contents
+    namespace = leaf_namespace(leaf)
     namespace.pop(CTX_PARAM, None)
     return namespace
 
@@ -277,20 +272,14 @@ def locate(error: Exception, spec: KernelSpec, backend: str, compiler: str) -> C
     text = str(error)
     source_lines = {line.strip() for c in spec.calls for line in c.leaf.source.splitlines()}
     summary = _summary(text, source_lines)
-    for file, line_text in re.findall(r'File "([^"]+)", line (\d+)', text):
-        line = int(line_text)
-        for call in spec.calls:
-            leaf = call.leaf
-            if os.path.realpath(leaf.location.file) != os.path.realpath(file):
-                continue
-            first = leaf.source_line
-            last = first + leaf.source.count("\n")
-            if first <= line <= last:
-                code = leaf.source.splitlines()[line - first].strip()
-                return CompileError(
-                    f"leaf '{leaf.name}' ({leaf.location.file}:{line}) in node '{call.node}': the {backend} "
-                    f"back end ({compiler}) cannot compile `{code}`: {summary} — try target='interp'"
-                )
+    found = locate_leaf_line(text, [c.leaf for c in spec.calls])
+    if found is not None:
+        leaf, line, code = found
+        node = next(c.node for c in spec.calls if c.leaf is leaf)
+        return CompileError(
+            f"leaf '{leaf.name}' ({leaf.location.file}:{line}) in node '{node}': the {backend} "
+            f"back end ({compiler}) cannot compile `{code}`: {summary} — try target='interp'"
+        )
     names = ", ".join(f"'{c.node}'" for c in spec.calls)
     return CompileError(
         f"the {backend} back end ({compiler}) cannot compile the kernel of node(s) {names}: {summary} "

@@ -37,7 +37,7 @@ import numpy as np
 
 from ...errors import CompileError
 from ...ir.graph import LeafFunction
-from ...ir.leafinfo import handle_level, intrinsic_name, parse_leaf
+from ...ir.leafinfo import handle_level, intrinsic_name, leaf_namespace, parse_leaf
 from ...ir.types import ArrayType, ScalarType
 from ...lang.intrinsics import ATOMIC_OPS, QUERY_INTRINSICS
 from . import cltypes as ct
@@ -322,15 +322,7 @@ class _Translator:
         self.queries = queries
         self.name = name
         env = dict(getattr(builtins, "__dict__", {}))
-        env.update(getattr(leaf.pyfunc, "__globals__", {}) or {})
-        code = getattr(leaf.pyfunc, "__code__", None)
-        closure = getattr(leaf.pyfunc, "__closure__", None)
-        if code is not None and closure:
-            for var, cell in zip(code.co_freevars, closure):
-                try:
-                    env[var] = cell.cell_contents
-                except ValueError:  # an empty cell
-                    pass
+        env.update(leaf_namespace(leaf))
         self.env = env
         self.params = {p.name: spec for p, spec in zip(leaf.params, specs)}
         # The state inference builds up over rounds and the final emission uses.
