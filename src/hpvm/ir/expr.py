@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import TracingError
+from .tracing import tracing
 
 _BINARY = {
     "+": operator.add,
@@ -27,8 +28,6 @@ _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2}
 
 
 def _tracing() -> bool:
-    from ..lang.builder import tracing  # the frontend owns the tracing state
-
     return tracing() is not None
 
 

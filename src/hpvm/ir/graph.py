@@ -134,8 +134,9 @@ class LeafFunction(NodeFunction):
 class InternalFunction(NodeFunction):
     """An internal node function: it only builds a child graph.
 
-    The graph is traced from ``builder`` the first time it is needed (so node functions may
-    be defined in any order), or given directly (the text parser does this).
+    The graph is built the first time it is needed (so node functions may be defined in any
+    order) by ``tracer(self)`` — the front end that made the function supplies it; ``lang``
+    traces ``builder`` — or given directly (the text parser and the passes do this).
     """
 
     kind = "internal"
@@ -151,9 +152,11 @@ class InternalFunction(NodeFunction):
         outs: tuple[str, ...] = (),
         location: SourceLocation = UNKNOWN_LOCATION,
         declared_outputs: list[PortType] | None = None,
+        tracer: Callable[[InternalFunction], ChildGraph] | None = None,
     ):
         super().__init__(name, params, hint, ins, outs, location)
         self.builder = builder
+        self.tracer = tracer
         self._graph = graph
         self.declared_outputs = declared_outputs
         if graph is not None:
@@ -162,9 +165,7 @@ class InternalFunction(NodeFunction):
     @property
     def graph(self) -> ChildGraph:
         if self._graph is None:
-            from ..lang.builder import trace  # the frontend owns tracing
-
-            self._graph = trace(self)
+            self._graph = self.tracer(self) if self.tracer is not None else ChildGraph(owner=self)
         return self._graph
 
     @property

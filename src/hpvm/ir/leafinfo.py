@@ -13,39 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .graph import LeafFunction
+from .intrinsics import BUILDER_CALLS, INTRINSICS, QUERY_INTRINSICS
 
-BUILDER_CALLS = {
-    "create_node",
-    "create_node_1d",
-    "create_node_2d",
-    "create_node_3d",
-    "create_node_nd",
-    "edge",
-    "bind_in",
-    "bind_out",
-}
-INTRINSICS = {
-    "get_node",
-    "get_parent_node",
-    "get_num_dims",
-    "malloc",
-    "barrier",
-    "get_node_instance_id_x",
-    "get_node_instance_id_y",
-    "get_node_instance_id_z",
-    "get_num_node_instances_x",
-    "get_num_node_instances_y",
-    "get_num_node_instances_z",
-    "atomic_add",
-    "atomic_sub",
-    "atomic_min",
-    "atomic_max",
-    "atomic_xchg",
-    "atomic_and",
-    "atomic_or",
-    "atomic_xor",
-}
-_QUERY_AXES = {"x": 0, "y": 1, "z": 2}
+_NAMES = frozenset(INTRINSICS) | BUILDER_CALLS
 # NumPy methods that modify the array they are called on.
 _MUTATING_METHODS = {"fill", "sort", "put", "resize", "itemset", "partition", "setfield", "byteswap"}
 
@@ -102,16 +72,16 @@ def intrinsic_name(call: ast.Call, env: dict[str, Any]) -> str | None:
             module = env.get(base.id)
             name = getattr(module, "__name__", "")
             if (module is None and base.id == "hpvm") or name == "hpvm" or name.startswith("hpvm."):
-                return func.attr if func.attr in INTRINSICS | BUILDER_CALLS else None
+                return func.attr if func.attr in _NAMES else None
         return None
     if isinstance(func, ast.Name):
         obj = env.get(func.id)
         module = getattr(obj, "__module__", "") or ""
-        if obj is not None and module.startswith("hpvm.") and func.id in INTRINSICS | BUILDER_CALLS:
+        if obj is not None and module.startswith("hpvm.") and func.id in _NAMES:
             return func.id
         if (
             obj is not None
-            and getattr(obj, "__name__", None) in INTRINSICS | BUILDER_CALLS
+            and getattr(obj, "__name__", None) in _NAMES
             and module.startswith("hpvm.")
         ):
             return obj.__name__
@@ -187,7 +157,7 @@ def _analyze(fn: LeafFunction) -> LeafInfo:
                     info.writes.setdefault(target, node.lineno)
             elif name.startswith(("get_node_instance_id_", "get_num_node_instances_")):
                 lvl = level_of(node.args[0]) if node.args else None
-                info.queries.append(Query(name, _QUERY_AXES[name[-1]], lvl, node.lineno))
+                info.queries.append(Query(name, QUERY_INTRINSICS[name][1], lvl, node.lineno))
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:

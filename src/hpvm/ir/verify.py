@@ -23,6 +23,7 @@ from .graph import (
     Node,
     NodeFunction,
 )
+from .intrinsics import FLOAT_ATOMIC_OPS, atomic_dtypes
 from .leafinfo import analyze_leaf
 from .types import ArrayType, ScalarType
 
@@ -204,17 +205,19 @@ def _leaf_source_problems(fn: LeafFunction) -> list[str]:
         if atype is None:
             continue
         kind = atype.dtype.kind
-        if kind in "iu" and atype.dtype.itemsize not in (4, 8):
+        if atype.dtype in atomic_dtypes(op):
+            continue
+        if kind in "iu":
             problems.append(
                 f"{where} ({path}:{line}): atomic_{op} on '{target}' ({atype}); atomics work on "
                 "int32, int64, float32 and float64 arrays"
             )
-        elif kind == "f" and op not in ("add", "sub", "min", "max"):
+        elif kind == "f" and op not in FLOAT_ATOMIC_OPS:
             problems.append(
                 f"{where} ({path}:{line}): atomic_{op} on float array '{target}' ({atype}); "
                 "bitwise and exchange atomics need an int32 or int64 array"
             )
-        elif kind not in "iuf":
+        else:
             problems.append(f"{where} ({path}:{line}): atomic_{op} on '{target}' ({atype}) is not supported")
     n_out = len(fn.out_types)
     for count, line in info.returns:

@@ -12,9 +12,7 @@ import ast
 import os
 import re
 import sys
-import threading
 import traceback
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UNKNOWN_LOCATION, HPVMError, SourceLocation, TracingError, VerificationError
@@ -32,10 +30,10 @@ from ..ir.graph import (
     OutputBind,
     function_source,
 )
+from ..ir.tracing import TraceContext, building, tracing
 from ..ir.types import ArrayType, NodeHandleType
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_state = threading.local()
 
 
 def user_location(skip_package: bool = True) -> SourceLocation:
@@ -47,25 +45,6 @@ def user_location(skip_package: bool = True) -> SourceLocation:
             return SourceLocation(frame.f_code.co_filename, frame.f_lineno)
         frame = frame.f_back
     return UNKNOWN_LOCATION
-
-
-@dataclass
-class TraceContext:
-    function: InternalFunction
-    graph: ChildGraph
-    symbols: list[Any] = field(default_factory=list)
-
-
-def _stack() -> list[TraceContext]:
-    if not hasattr(_state, "stack"):
-        _state.stack = []
-    return _state.stack
-
-
-def tracing() -> TraceContext | None:
-    """The internal node being traced on this thread, if any."""
-    stack = _stack()
-    return stack[-1] if stack else None
 
 
 def _context(api: str) -> TraceContext:
@@ -133,9 +112,9 @@ def trace(fn: InternalFunction) -> ChildGraph:
     if fn.builder is None:
         return graph
     ctx = TraceContext(fn, graph, [_symbol(p) for p in fn.params])
-    _stack().append(ctx)
     try:
-        result = fn.builder(*ctx.symbols)
+        with building(ctx):
+            result = fn.builder(*ctx.symbols)
     except HPVMError as e:
         raise _relocated(e, fn) from None
     except Exception as e:
@@ -143,8 +122,6 @@ def trace(fn: InternalFunction) -> ChildGraph:
             f"{fn.describe()}{_where(_builder_location(e, fn), fn)}: building the child graph "
             f"raised {type(e).__name__}: {e}"
         ) from e
-    finally:
-        _stack().pop()
     if result is not None:
         raise TracingError(
             f"{fn.describe()}{_where(_return_location(fn), fn)} returned a value; internal nodes "

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..errors import VerificationError
 from ..ir.graph import HINTS, InternalFunction, LeafFunction, location_of, signature_ports
+from .builder import trace
 
 
 def _check_hint(hint: Any, pyfunc: Callable[..., Any]) -> str | None:
@@ -88,6 +89,7 @@ def internal(
             outs=_names(outs, "outs", pyfunc),
             location=location_of(pyfunc),
             declared_outputs=outputs,
+            tracer=trace,
         )
         fn.__doc__ = pyfunc.__doc__
         return _check_attributes(fn)

@@ -7,63 +7,16 @@ back ends replace the calls at compile time instead. Outside a running leaf they
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import RuntimeStateError, TracingError
-
-
-class ExecutionContext(Protocol):
-    """What a back end provides to leaf code running under the Python intrinsics."""
-
-    def get_node(self) -> Any: ...
-
-    def get_parent_node(self, node: Any) -> Any: ...
-
-    def get_num_dims(self, node: Any) -> int: ...
-
-    def instance_id(self, node: Any, axis: int) -> int: ...
-
-    def num_instances(self, node: Any, axis: int) -> int: ...
-
-    def malloc(self, nbytes: int) -> Any: ...
-
-    def atomic(self, op: str, array: Any, index: Any, value: Any) -> Any: ...
-
-    def barrier(self) -> None: ...
-
-
-_local = threading.local()
-
-
-@contextmanager
-def executing(ctx: ExecutionContext) -> Iterator[None]:
-    """Install ``ctx`` as this thread's execution context for the duration of the block."""
-    previous = getattr(_local, "ctx", None)
-    _local.ctx = ctx
-    try:
-        yield
-    finally:
-        _local.ctx = previous
-
-
-def set_context(ctx: ExecutionContext | None) -> None:
-    """Switch this thread's context (for back ends that interleave instances on one thread)."""
-    _local.ctx = ctx
-
-
-def current_context() -> ExecutionContext | None:
-    """This thread's execution context, if a leaf is running."""
-    return getattr(_local, "ctx", None)
+from ..ir.execution import ExecutionContext, current_context
+from ..ir.tracing import tracing
 
 
 def _ctx(name: str) -> ExecutionContext:
-    ctx = getattr(_local, "ctx", None)
+    ctx = current_context()
     if ctx is None:
-        from .builder import tracing
-
         traced = tracing()
         if traced is not None:
             raise TracingError(
@@ -157,15 +110,3 @@ def atomic_or(array: Any, index: Any, value: Any) -> Any:
 
 def atomic_xor(array: Any, index: Any, value: Any) -> Any:
     return _ctx("atomic_xor").atomic("xor", array, index, value)
-
-
-ATOMIC_OPS = ("add", "sub", "min", "max", "xchg", "and", "or", "xor")
-FLOAT_ATOMIC_OPS = ("add", "sub", "min", "max")
-QUERY_INTRINSICS = {
-    "get_node_instance_id_x": ("id", 0),
-    "get_node_instance_id_y": ("id", 1),
-    "get_node_instance_id_z": ("id", 2),
-    "get_num_node_instances_x": ("count", 0),
-    "get_num_node_instances_y": ("count", 1),
-    "get_num_node_instances_z": ("count", 2),
-}

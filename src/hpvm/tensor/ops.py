@@ -68,7 +68,7 @@ def _fail(op: str, message: str) -> TensorShapeError:
 
 def _where() -> str:
     """The running leaf and line (on ``interp``), as a prefix; empty outside a graph."""
-    from ..lang.intrinsics import current_context
+    from ..ir.execution import current_context
 
     ctx = current_context()
     where = getattr(ctx, "where", None)

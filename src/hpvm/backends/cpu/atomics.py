@@ -101,7 +101,7 @@ from numba.core.typing.templates import Signature
 from numba.extending import intrinsic
 from numba.np.arrayobj import fix_integer_index
 
-from ...lang.intrinsics import ATOMIC_OPS, FLOAT_ATOMIC_OPS
+from ...ir.intrinsics import ATOMIC_OPS, FLOAT_ATOMIC_OPS
 
 __all__ = [
     "ATOMIC_OPS",

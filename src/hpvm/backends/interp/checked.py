@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import IllegalWriteError, OutOfBoundsError
-from ...lang.intrinsics import current_context
+from ...ir.execution import current_context
 
 
 class CheckedArray(np.ndarray):

@@ -29,11 +29,12 @@ from ...errors import (
     NodeExecutionError,
     OutOfBoundsError,
 )
+from ...ir.execution import set_context
 from ...ir.graph import ALL_TO_ALL, InternalFunction, LeafFunction, Node, NodeFunction
+from ...ir.intrinsics import FLOAT_ATOMIC_OPS
 from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType, ScalarType, check_value
 from ...ir.verify import topological_order
-from ...lang.intrinsics import FLOAT_ATOMIC_OPS, set_context
 from ..base import Backend, PortKey, warn
 from .barriers import barrier_generator
 from .checked import CheckedArray, checked_view, unwrap

@@ -37,9 +37,9 @@ import numpy as np
 
 from ...errors import CompileError
 from ...ir.graph import LeafFunction
+from ...ir.intrinsics import ATOMIC_OPS, QUERY_INTRINSICS
 from ...ir.leafinfo import handle_level, intrinsic_name, leaf_namespace, parse_leaf
 from ...ir.types import ArrayType, ScalarType
-from ...lang.intrinsics import ATOMIC_OPS, QUERY_INTRINSICS
 from . import cltypes as ct
 from .functions import cast_dtype, math_function
 from .helpers import FP64, Helpers
