@@ -40,3 +40,12 @@ def fails(cls: type[Exception], *fragments: str) -> Iterator[pytest.ExceptionInf
     message = str(info.value)
     for fragment in fragments:
         assert fragment in message, f"{fragment!r} not in message:\n{message}"
+
+
+def needs_backend(name: str) -> pytest.MarkDecorator:
+    """Skip unless back end ``name`` can run here, giving the registry's reason (no device,
+    a package missing, a device whose compiler cannot build for this machine)."""
+    from hpvm.backends import unavailable_reason
+
+    reason = unavailable_reason(name)
+    return pytest.mark.skipif(reason is not None, reason=f"the {name} back end cannot run here: {reason}")

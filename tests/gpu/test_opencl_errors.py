@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import hpvm
-from markers import SourceMarkers, fails
+from markers import SourceMarkers, fails, needs_backend
 
 pytest.importorskip("pyopencl")
 
@@ -67,6 +67,7 @@ def copy_one(a: hpvm.f32[:], b: hpvm.f32[:]):
     b[0] = a[0]  # @copy
 
 
+@needs_backend("opencl")
 def test_compiler_errors_name_the_leaf_and_line():
     """If the OpenCL compiler rejects generated code, the error points at the user's line and
     the generated line (here the translation is broken on purpose)."""
@@ -105,6 +106,7 @@ def r_sums(a: hpvm.f64[:], b: hpvm.f64[:]):
     hpvm.bind_in(node, 1, 1)
 
 
+@needs_backend("opencl")
 def test_untranslatable_leaf_is_a_compile_error_at_wait():
     with fails(hpvm.CompileError, "leaf 'sums_with_numpy'", HERE.at("npsum"), "np.sum()", "target='cpu'"):
         _run(r_sums, (np.ones(4), np.zeros(1)))
@@ -122,6 +124,7 @@ def r_deep(out: hpvm.i64[:]):
     hpvm.bind_in(node, 0, 0)
 
 
+@needs_backend("opencl")
 def test_query_above_the_root():
     with fails(hpvm.CompileError, HERE.at("deep"), "queries 2 level(s) above its node", "only 1 ancestor"):
         _run(r_deep, (np.zeros(1, np.int64),))
@@ -143,6 +146,7 @@ def r_double(x: hpvm.f32[:], y: hpvm.f32[:]):
     hpvm.bind_in(node, 1, 1)
 
 
+@needs_backend("opencl")
 def test_work_group_larger_than_the_kernel_allows(monkeypatch):
     device = get_backend("opencl").gpu
     monkeypatch.setattr(type(device), "group_limit", lambda self, kernel: 4)
@@ -164,6 +168,7 @@ def r_in_double(x: hpvm.f64[:], y: hpvm.f64[:]):
     hpvm.bind_in(node, 1, 1)
 
 
+@needs_backend("opencl")
 def test_float64_on_a_device_without_it(monkeypatch):
     monkeypatch.setattr(clctx.get_context(), "has_fp64", False)
     with fails(hpvm.CompileError, "leaf 'in_double'", "computes in float64", "no cl_khr_fp64"):
@@ -181,6 +186,7 @@ def r_max64(acc: hpvm.i64[:]):
     hpvm.bind_in(node, 0, 0)
 
 
+@needs_backend("opencl")
 def test_int64_atomics_on_a_device_without_them(monkeypatch):
     ctx = clctx.get_context()
     monkeypatch.setattr(ctx, "extensions", {e for e in ctx.extensions if "int64" not in e})

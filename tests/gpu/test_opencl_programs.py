@@ -6,13 +6,11 @@ import pytest
 
 import hpvm
 from example_modules import load
+from markers import needs_backend
 from programs import PROGRAMS, Program, check_program
 
 pytest.importorskip("pyopencl")
-pytestmark = pytest.mark.skipif(
-    "opencl" not in hpvm.backends.available_backends(),
-    reason="no OpenCL device (the opencl back end is unavailable)",
-)
+pytestmark = needs_backend("opencl")
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=str)

@@ -14,17 +14,17 @@ import numpy as np
 import pytest
 
 import hpvm
+from markers import needs_backend
 
 pytest.importorskip("pyopencl")
 numba = pytest.importorskip("numba")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from hpvm.backends.opencl.context import list_devices  # noqa: E402
 from hpvm.backends.opencl.standalone import run_leaf  # noqa: E402
 from hpvm.backends.opencl.translate import translate_leaf  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not list_devices(), reason="no OpenCL device")
+pytestmark = needs_backend("opencl")
 
 # a, b: int64; c: int32 (nonzero); s: small int64; e: small non-negative int64;
 # x, y: float64 (y nonzero); d: float32 (nonzero)

@@ -11,15 +11,14 @@ import numpy as np
 import pytest
 
 import hpvm
-from markers import SourceMarkers, fails
+from markers import SourceMarkers, fails, needs_backend
 
 pytest.importorskip("pyopencl")
 
-from hpvm.backends.opencl.context import list_devices  # noqa: E402
 from hpvm.backends.opencl.standalone import run_leaf  # noqa: E402
 from hpvm.backends.opencl.translate import ArraySpec, ScalarSpec, translate_leaf  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not list_devices(), reason="no OpenCL device")
+pytestmark = needs_backend("opencl")
 HERE = SourceMarkers(__file__)
 
 

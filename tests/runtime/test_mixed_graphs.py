@@ -16,7 +16,7 @@ import pytest
 
 import hpvm
 from hpvm.backends import base
-from hpvm.runtime.hetero import MixedBackend
+from hpvm.backends.mixed import MixedBackend
 from mixed_programs import cpu_gpu_cpu, scaled, shifted, streamed
 
 launch_module = importlib.import_module(

@@ -1,8 +1,13 @@
-"""The back-end interface and registry.
+"""The back-end interface, the run context and the registry.
 
 A back end runs a whole root graph (``run``) or, for streaming, one pipeline stage: a subset
-of the root's children for one pushed item (``run_stage``). Back ends register a factory
-under their name; heavy dependencies are imported only when a back end is first used.
+of the root's children for one pushed item (``run_stage``). What it needs from whoever runs
+it — the memory tracker, where to count the bytes it moves, how many pipeline stages share
+the machine — comes in a ``RunContext`` argument, never from a global, so a back end runs
+the same under the runtime, inside a Dask worker or on an SVM processor (``RunContext()``
+with nothing tracked). Back ends register a factory under their name, and optionally a
+probe that says whether they can run here; both run only when the back end is first asked
+for, so importing hpvm loads no device library.
 """
 
 from __future__ import annotations
@@ -12,10 +17,12 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BackendUnavailableError, HPVMWarning
 from ..ir.graph import CPU_TARGET, GPU_TARGET, TENSOR_TARGET, InternalFunction, Node
+from .memory import MemoryTracker, Transfers
 
 # What each hint means, as back ends in order of preference: the first one available runs.
 HINT_PREFERENCES: dict[str | None, tuple[str, ...]] = {
@@ -29,14 +36,38 @@ HINT_PREFERENCES: dict[str | None, tuple[str, ...]] = {
 PortKey = tuple[int, str]  # (output port, "each" | "last"): see Backend.export_outputs
 
 
+@dataclass
+class RunContext:
+    """What one run of a back end gets from whoever runs it.
+
+    ``tracker``: the host's memory tracker (which arrays are tracked, where each is valid);
+    a fresh one when the back end runs on its own. ``transfers``: where the run counts the
+    bytes it moves (``handle.transfers``). ``stages``: how many pipeline stages run
+    concurrently with this one (a streaming launch), so a back end can share the cores.
+    """
+
+    tracker: MemoryTracker = field(default_factory=MemoryTracker)
+    transfers: Transfers = field(default_factory=Transfers)
+    stages: int = 1
+
+    def record(self, to_device: int = 0, to_host: int = 0, internal: bool = False, copies: int = 0) -> None:
+        """Count bytes this run moved (in the run and in the tracker's totals)."""
+        self.tracker.record(self.transfers, to_device, to_host, internal, copies)
+
+
 class Backend(ABC):
-    """One way of executing HPVM graphs."""
+    """One way of executing HPVM graphs.
+
+    ``accepts``: the kinds of leaf body it runs (``ir.bodies``); a graph with a leaf of
+    another kind is a ``CompileError`` naming the leaf.
+    """
 
     name: str = "?"
     device: str = "host"  # the address space its arrays live in (the memory tracker's key)
+    accepts: frozenset[str] = frozenset({"python"})
 
     @abstractmethod
-    def run(self, root: InternalFunction, args: Sequence[Any]) -> tuple[Any, ...]:
+    def run(self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None) -> tuple[Any, ...]:
         """Execute ``root`` once with ``args``; return its outputs."""
 
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:  # noqa: B027 — optional hook
@@ -55,7 +86,9 @@ class Backend(ABC):
     # one-to-one edges read). Arrays travel as ``"last"`` only: the instances of a replicated
     # node hand on one shared array. The defaults suit back ends whose own form is that one.
 
-    def export_outputs(self, node: Node, sizes: tuple[int, ...], produced: Any) -> dict[PortKey, Any]:
+    def export_outputs(
+        self, node: Node, sizes: tuple[int, ...], produced: Any, ctx: RunContext | None = None
+    ) -> dict[PortKey, Any]:
         """``node``'s outputs from ``run_stage`` in the exchange form."""
         return produced
 
@@ -70,6 +103,7 @@ class Backend(ABC):
         args: Sequence[Any],
         nodes: Sequence[Node],
         upstream: dict[str, Any],
+        ctx: RunContext | None = None,
     ) -> tuple[dict[str, Any], dict[int, Any]]:
         """Execute ``nodes`` (children of ``root``) for one streamed item.
 
@@ -121,32 +155,78 @@ def reissue_warnings(caught: list[tuple[str, type[Warning]]], stacklevel: int = 
 
 
 _FACTORIES: dict[str, Callable[[], Backend]] = {}
+_PROBES: dict[str, Callable[[], str | None]] = {}  # not yet run: says why a back end cannot run here
 _INSTANCES: dict[str, Backend] = {}
 _MISSING: dict[str, str] = {}  # back ends known but not available here, with the reason
+_REGISTRY_LOCK = threading.RLock()
 
 
-def register_backend(name: str, factory: Callable[[], Backend]) -> None:
-    _FACTORIES[name] = factory
+def register_backend(name: str, factory: Callable[[], Backend], probe: Callable[[], str | None] | None = None) -> None:
+    """Make ``name`` available through ``factory`` (called once, on first use).
+
+    ``probe``, if given, runs the first time anyone asks about ``name`` (not now): it returns
+    why the back end cannot run here (no device, a broken driver), or ``None`` when it can.
+    Registering again replaces the earlier registration and forgets its probe's answer.
+    """
+    with _REGISTRY_LOCK:
+        _FACTORIES[name] = factory
+        _INSTANCES.pop(name, None)
+        _MISSING.pop(name, None)
+        if probe is None:
+            _PROBES.pop(name, None)
+        else:
+            _PROBES[name] = probe
 
 
 def mark_unavailable(name: str, reason: str) -> None:
     """Record that ``name`` is known but cannot run here (shown in error messages)."""
-    _MISSING[name] = reason
+    with _REGISTRY_LOCK:
+        _FACTORIES.pop(name, None)
+        _PROBES.pop(name, None)
+        _INSTANCES.pop(name, None)
+        _MISSING[name] = reason
+
+
+def _usable(name: str) -> bool:
+    """Whether ``name`` is registered and its probe (run now if not yet) found no problem."""
+    with _REGISTRY_LOCK:
+        if name not in _FACTORIES:
+            return False
+        probe = _PROBES.pop(name, None)
+        if probe is None:
+            return True
+        try:
+            reason = probe()
+        except Exception as e:  # a probe must never break the caller (a wedged driver, ...)
+            reason = f"probing it failed ({type(e).__name__}: {e})"
+        if reason is not None:
+            mark_unavailable(name, reason)
+            return False
+        return True
 
 
 def available_backends() -> list[str]:
-    return sorted(_FACTORIES)
+    """The back ends that can run here (probing the ones not probed yet)."""
+    return sorted(name for name in list(_FACTORIES) if _usable(name))
+
+
+def unavailable_reason(name: str) -> str | None:
+    """Why ``name`` cannot run here, or ``None`` when it can."""
+    if _usable(name):
+        return None
+    return _MISSING.get(name, "no such back end")
 
 
 def get_backend(name: str) -> Backend:
-    if name not in _FACTORIES:
+    if not _usable(name):
         why = _MISSING.get(name, "no such back end")
         raise BackendUnavailableError(
             f"back end {name!r} is not available: {why}; available here: {', '.join(available_backends())}"
         )
-    if name not in _INSTANCES:
-        _INSTANCES[name] = _FACTORIES[name]()
-    return _INSTANCES[name]
+    with _REGISTRY_LOCK:
+        if name not in _INSTANCES:
+            _INSTANCES[name] = _FACTORIES[name]()
+        return _INSTANCES[name]
 
 
 def backend_for_hint(hint: str | None) -> str:
@@ -155,7 +235,7 @@ def backend_for_hint(hint: str | None) -> str:
     if prefs is None:
         raise BackendUnavailableError(f"unknown hint {hint!r}")
     for name in prefs:
-        if name in _FACTORIES:
+        if _usable(name):
             return name
     raise BackendUnavailableError(
         f"no back end for hint {hint!r} is available (tried {', '.join(prefs)}: "

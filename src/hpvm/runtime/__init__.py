@@ -2,10 +2,13 @@
 
 from .api import (
     LaunchHandle,
+    Runtime,
     cleanup,
+    default_runtime,
     init,
     launch,
     mark_host_modified,
+    memory_stats,
     pop,
     push,
     request_memory,
@@ -13,11 +16,12 @@ from .api import (
     untrack_memory,
     wait,
 )
-from .memory import memory_stats
 
 __all__ = [
     "LaunchHandle",
+    "Runtime",
     "cleanup",
+    "default_runtime",
     "init",
     "launch",
     "mark_host_modified",

@@ -10,12 +10,12 @@ import numpy as np
 
 from ..backends import backend_for_hint, get_backend
 from ..backends.base import Backend
+from ..backends.memory import MemoryTracker
+from ..backends.mixed import MixedBackend, backends_by_child
 from ..errors import LaunchError, MemoryTrackingError
 from ..ir.graph import ONE_TO_ONE, InternalFunction, NodeFunction
 from ..ir.types import ArrayType, ScalarType, check_value
 from ..ir.verify import verify
-from .hetero import MixedBackend, backends_by_child
-from .memory import MemoryTracker
 
 # Root functions already verified. Weak references, not ids: an id is reused once its
 # function is garbage-collected, and a new (unverified) root must not inherit the mark.

@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..backends.base import Backend, collecting_warnings
+from ..backends.base import Backend, RunContext, collecting_warnings
+from ..backends.memory import MemoryTracker
 from ..errors import HPVMError, NodeExecutionError, StreamError
 from ..ir.graph import InternalFunction, Node
-from .memory import runtime_tracker
 
 _POLL = 0.05  # seconds between checks for failure while blocked
 _END = object()
@@ -89,8 +89,8 @@ class _Stage:
 class Stream:
     """A running streaming launch."""
 
-    def __init__(self, root: InternalFunction, backend: Backend, capacity: int):
-        self.root, self.backend, self.capacity = root, backend, capacity
+    def __init__(self, root: InternalFunction, backend: Backend, capacity: int, tracker: MemoryTracker):
+        self.root, self.backend, self.capacity, self.tracker = root, backend, capacity, tracker
         self.error: BaseException | None = None
         self.failed = threading.Event()
         self.closed = False
@@ -164,11 +164,12 @@ class Stream:
                     self._send_failure(st)
                     return
                 with collecting_warnings() as caught:
-                    token = runtime_tracker().prepare_for(self.backend, self.root, args)
+                    ctx = RunContext(self.tracker, stages=len(self.stages))
+                    token = self.tracker.prepare_for(self.backend, self.root, args, ctx.transfers)
                     try:
-                        produced, outputs = self.backend.run_stage(self.root, args, st.nodes, upstream)
+                        produced, outputs = self.backend.run_stage(self.root, args, st.nodes, upstream, ctx)
                     finally:
-                        runtime_tracker().finished(token)
+                        self.tracker.finished(token)
                 if caught:
                     with self._error_lock:
                         self._warnings.extend(caught)

@@ -9,7 +9,7 @@ from typing import Any
 from ...errors import HPVMError, NodeExecutionError
 from ...ir.graph import ALL_TO_ALL, InternalFunction, Node
 from ...ir.types import ArrayType, ScalarType
-from ..base import Backend
+from ..base import Backend, RunContext
 from .compiler import CompiledProgram, Compiler, describe_numba_error
 from .graphgen import StageSpec
 from .mallocpool import MallocStats
@@ -38,7 +38,7 @@ class CPUBackend(Backend):
         values = (*_convert(root, args), program.root_ctx(), *program.pool_args(None))
         self._call(program, program.entry.compile, (tuple(numba.typeof(v) for v in values),))
 
-    def run(self, root: InternalFunction, args: Sequence[Any]) -> tuple[Any, ...]:
+    def run(self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None) -> tuple[Any, ...]:
         program = self.prepare(root)
         values = program.convert_args(args)
         if not program.pooled:
@@ -63,9 +63,9 @@ class CPUBackend(Backend):
         program = self.prepare(root)
         return program.pools.stats
 
-    def run_stage(self, root, args, nodes, upstream):  # type: ignore[no-untyped-def]
+    def run_stage(self, root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
         program = self.prepare(root)
-        self._share_cores(root, program)
+        self._share_cores(ctx.stages if ctx is not None else 1)
         spec = _stage_spec(root, nodes)
         func, spec = self.compiler.stage(program, spec)
         imports = [upstream[n.name][(p, mode)] for n, p, mode in spec.imports]
@@ -93,7 +93,9 @@ class CPUBackend(Backend):
             produced[node.name][(port, mode)] = value
         return produced, outputs
 
-    def export_outputs(self, node: Node, sizes: tuple[int, ...], produced: Any) -> dict[tuple[int, str], Any]:
+    def export_outputs(
+        self, node: Node, sizes: tuple[int, ...], produced: Any, ctx: RunContext | None = None
+    ) -> dict[tuple[int, str], Any]:
         # An array port crosses as the one shared array (``"last"``), whatever edge asked for it.
         types = node.function.out_types
         return {
@@ -105,23 +107,20 @@ class CPUBackend(Backend):
         arrays = {(p, "each"): v for (p, mode), v in values.items() if isinstance(types[p], ArrayType)}
         return {**values, **arrays}
 
-    def _share_cores(self, root: InternalFunction, program: CompiledProgram) -> None:
-        """Give each pipeline stage its share of the cores (once per stage thread).
+    def _share_cores(self, stages: int) -> None:
+        """Give each pipeline stage its share of the cores (set once per stage thread).
 
-        The stages already run concurrently; letting each also use every core for its own
-        parallel loops oversubscribes the machine, so a stage's loops get
-        ``cores // stages`` threads (at least one).
+        The ``stages`` stages of a streaming launch (the run context says how many) already
+        run concurrently; letting each also use every core for its own parallel loops
+        oversubscribes the machine, so a stage's loops get ``cores // stages`` threads (at
+        least one).
         """
-        if getattr(_stage_threads, "configured", None) is program:
+        if getattr(_stage_threads, "stages", None) == stages:
             return
         import numba
 
-        from ...runtime.streaming import plan_stages
-
-        if program.stage_count is None:
-            program.stage_count = len(plan_stages(root))
-        numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // max(1, program.stage_count)))
-        _stage_threads.configured = program
+        numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // max(1, stages)))
+        _stage_threads.stages = stages
 
     def _located(self, program: CompiledProgram, args: tuple[Any, ...], error: Exception) -> HPVMError:
         """A compile error naming the leaf and line: recompile without inlining to find them.

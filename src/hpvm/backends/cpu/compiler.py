@@ -124,7 +124,6 @@ class CompiledProgram:
     gen: GraphGen | None = None
     module: types.ModuleType | None = None
     clones: dict[int, LeafClone] = field(default_factory=dict)
-    stage_count: int | None = None  # pipeline stages of a streaming launch
     # malloc pools (mallocpool.py): set when a leaf without barriers calls malloc
     flow: MallocFlow | None = None
     pools: BufferPools = field(default_factory=BufferPools)

@@ -1,7 +1,7 @@
 """The ``cuda`` back end (numba-cuda); see ``docs/backends/gpu.md``.
 
-Importing this package does not import numba-cuda: ``unavailable_reason`` decides cheaply
-whether the back end can run here (numba-cuda installed, and the simulator enabled or a
+Importing this package does not import numba-cuda: ``unavailable_reason`` (the registry's
+probe, run when the back end is first asked for) decides cheaply whether it can run here (numba-cuda installed, and the simulator enabled or a
 CUDA driver present); the device is opened on first use.
 """
 
@@ -39,16 +39,9 @@ def make_backend():  # type: ignore[no-untyped-def]
 
 
 def register() -> None:
-    """Register the ``cuda`` back end if it can run here, else record why not.
+    """Register the ``cuda`` back end; whether it can run here is decided when it is first
+    asked for (``unavailable_reason`` is its probe), so ``NUMBA_ENABLE_CUDASIM`` may be set
+    any time before that. Calling it again forgets an earlier answer."""
+    from ..base import register_backend
 
-    Called when ``hpvm.backends`` is imported; call it again after changing
-    ``NUMBA_ENABLE_CUDASIM`` in a process that imported hpvm before (the test suite's
-    ``conftest.py`` does: pytest imports hpvm early to resolve its warning filters).
-    """
-    from ..base import mark_unavailable, register_backend
-
-    reason = unavailable_reason()
-    if reason is None:
-        register_backend("cuda", make_backend)
-    else:
-        mark_unavailable("cuda", reason)
+    register_backend("cuda", make_backend, unavailable_reason)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...ir.graph import InternalFunction, Node
 from ...ir.types import ScalarType
-from ..base import Backend, PortKey
+from ..base import Backend, PortKey, RunContext
 from .device import GPUDevice
 from .plan import Plan
 from .values import Column, NodeResult, Storage
@@ -54,34 +54,42 @@ class GPUBackend(Backend):
         with self._lock:
             self.plan(root).prepare()
 
-    def run(self, root: InternalFunction, args: Sequence[Any]) -> tuple[Any, ...]:
+    def run(self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None) -> tuple[Any, ...]:
         with self._lock:
-            return self.plan(root).run(args)
+            return self.plan(root).run(args, ctx or RunContext())
 
     def run_stage(
-        self, root: InternalFunction, args: Sequence[Any], nodes: Sequence[Node], upstream: dict[str, Any]
+        self,
+        root: InternalFunction,
+        args: Sequence[Any],
+        nodes: Sequence[Node],
+        upstream: dict[str, Any],
+        ctx: RunContext | None = None,
     ) -> tuple[dict[str, Any], dict[int, Any]]:
         """One pipeline stage (or one back end's part of a graph that mixes devices). What it
         produces stays in this back end's own form (device-resident columns);
         ``export_outputs`` hands it to another back end."""
         with self._lock:
-            return self.plan(root).run_stage(args, nodes, upstream)
+            return self.plan(root).run_stage(args, nodes, upstream, ctx or RunContext())
 
-    def export_outputs(self, node: Node, sizes: tuple[int, ...], produced: NodeResult) -> dict[PortKey, Any]:
+    def export_outputs(
+        self, node: Node, sizes: tuple[int, ...], produced: NodeResult, ctx: RunContext | None = None
+    ) -> dict[PortKey, Any]:
+        ctx = ctx or RunContext()
         values: dict[PortKey, Any] = {}
         count = int(produced.counts.sum())
         for port, ptype in enumerate(node.function.out_types):
             if port not in produced.each and port not in produced.last_cols:
                 continue  # no other node reads it
             if count:
-                values[(port, "last")] = produced.last(port, node.name).row(0, self.gpu)
+                values[(port, "last")] = produced.last(port, node.name).row(0, self.gpu, ctx)
             if isinstance(ptype, ScalarType) and node.dims > 0 and port in produced.each:
                 col = produced.each[port]
                 if col.is_uniform:
                     each = np.full(count, col.uniform, dtype=ptype.dtype)
                 else:
                     assert col.storage is not None
-                    rows = col.storage.on_host(self.gpu)
+                    rows = col.storage.on_host(self.gpu, ctx)
                     each = rows[col.map] if col.map is not None else rows[:count]
                 values[(port, "each")] = np.asarray(each, dtype=ptype.dtype).reshape(sizes)
         return values

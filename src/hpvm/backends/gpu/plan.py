@@ -65,7 +65,7 @@ from ...errors import CompileError, DeviceLimitError, HPVMError, LaunchError, No
 from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
 from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType, ScalarType
-from ...runtime.memory import MemoryTracker, record, runtime_tracker
+from ..base import RunContext
 from .device import GPUDevice
 from .schedule import GraphSchedule, Step, schedule
 from .spec import CTX_STRIDE, ArgRef, Geometry, KernelSpec, LeafCall
@@ -119,8 +119,8 @@ class Plan:
 
     # -- entry points -----------------------------------------------------------------
 
-    def run(self, args: Sequence[Any]) -> tuple[Any, ...]:
-        ex = _Execution(self)
+    def run(self, args: Sequence[Any], ctx: RunContext) -> tuple[Any, ...]:
+        ex = _Execution(self, ctx)
         try:
             outputs = ex.graph(self.root, ex.root_set(), ex.root_inputs(args))
             return ex.outputs(self.root, outputs, range(len(self.root.out_types)))
@@ -128,9 +128,9 @@ class Plan:
             ex.finish()
 
     def run_stage(
-        self, args: Sequence[Any], nodes: Sequence[Node], upstream: dict[str, Any]
+        self, args: Sequence[Any], nodes: Sequence[Node], upstream: dict[str, Any], ctx: RunContext
     ) -> tuple[dict[str, Any], dict[int, Any]]:
-        ex = _Execution(self)
+        ex = _Execution(self, ctx)
         try:
             only = {id(n) for n in nodes}
             results: dict[str, NodeResult] = dict(upstream)
@@ -144,10 +144,11 @@ class Plan:
 class _Execution:
     """One run of a plan: columns, buffers, temporary device copies."""
 
-    def __init__(self, plan: Plan):
+    def __init__(self, plan: Plan, ctx: RunContext):
         self.plan = plan
         self.dev = plan.device
-        self.tracker: MemoryTracker = runtime_tracker()
+        self.ctx = ctx
+        self.tracker = ctx.tracker
         self.temps: dict[int, tuple[np.ndarray, Any, bool]] = {}  # untracked arrays: copies for this run
         self.tables: dict[bytes, Any] = {}
 
@@ -167,7 +168,7 @@ class _Execution:
     def outputs(self, fn: InternalFunction, outputs: dict[int, Column], ops: Any) -> tuple[Any, ...]:
         values = []
         for op in ops:
-            value = outputs[op].row(0, self.dev)
+            value = outputs[op].row(0, self.dev, self.ctx)
             t = fn.out_types[op]
             if isinstance(t, ScalarType):
                 value = t.dtype.type(value)
@@ -179,7 +180,7 @@ class _Execution:
         for array, handle, written in self.temps.values():
             if written:
                 self.dev.copy_to_host(handle, array)
-                record(to_host=array.nbytes, copies=1)
+                self.ctx.record(to_host=array.nbytes, copies=1)
 
     # -- graphs -----------------------------------------------------------------------
 
@@ -222,7 +223,7 @@ class _Execution:
         else:
             rows = []
             for r in range(level.count):
-                env = {fn.params[i].name: inputs[i].row(r, self.dev) for i in used}
+                env = {fn.params[i].name: inputs[i].row(r, self.dev, self.ctx) for i in used}
                 rows.append(node.evaluate_sizes(env, f"in {level.path(r)}, "))
             sizes = np.array(rows, dtype=np.int64).reshape(level.count, node.dims)
         counts = np.prod(sizes, axis=1, dtype=np.int64) if node.dims else np.ones(level.count, np.int64)
@@ -345,7 +346,7 @@ class _Execution:
             offset = int(res.offsets[r])
 
             def gather(flat: int, r: int = r, offset: int = offset) -> list[Any]:
-                return [col.row(r if where == "parent" else offset + flat, self.dev) for col, where in cols]
+                return [col.row(r if where == "parent" else offset + flat, self.dev, self.ctx) for col, where in cols]
 
             sizes = tuple(int(s) for s in res.sizes[r])
             out = self.plan.interpreter()._run_leaf(node, sizes, gather, parent)
@@ -532,7 +533,7 @@ class _Execution:
         handle = self.tables.get(key)
         if handle is None:
             handle = self.tables[key] = self.dev.to_device(table)
-            record(to_device=table.nbytes, internal=True)
+            self.ctx.record(to_device=table.nbytes, internal=True)
         return handle
 
     def mark_written(self, builder: SpecBuilder) -> None:
@@ -549,13 +550,13 @@ class _Execution:
                     self.tracker.device_wrote(obj, self.dev)
 
     def array_handle(self, array: np.ndarray) -> Any:
-        handle = self.tracker.device_copy(array, self.dev)
+        handle = self.tracker.device_copy(array, self.dev, self.ctx.transfers)
         if handle is not None:
             return handle
         temp = self.temps.get(id(array))
         if temp is None:
             temp = self.temps[id(array)] = (array, self.dev.to_device(array), False)
-            record(to_device=array.nbytes, copies=1)
+            self.ctx.record(to_device=array.nbytes, copies=1)
         return temp[1]
 
 

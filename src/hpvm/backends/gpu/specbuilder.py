@@ -87,7 +87,7 @@ class SpecBuilder:
             return ArgRef("param", param=self._param("scalar", ptype.dtype, 0, ptype.dtype.type(value)))
         storage = col.storage
         assert storage is not None
-        handle = storage.on_device(ex.dev)
+        handle = storage.on_device(ex.dev, ex.ctx)
         shape = storage.shape
         sidx = self._param("array", storage.dtype, len(shape), handle, storage, writes)
         midx = -1

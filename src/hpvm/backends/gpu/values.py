@@ -16,7 +16,7 @@ import numpy as np
 
 from ...errors import LaunchError
 from ...ir.graph import Node
-from ...runtime.memory import record
+from ..base import RunContext
 from .device import GPUDevice
 from .spec import CTX_STRIDE
 
@@ -43,19 +43,19 @@ class Storage:
     def dtype(self) -> np.dtype:
         return np.dtype((self.host if self.host is not None else self.device).dtype)
 
-    def on_device(self, dev: GPUDevice) -> Any:
+    def on_device(self, dev: GPUDevice, ctx: RunContext) -> Any:
         if self.device is None:
             assert self.host is not None
             self.device = dev.to_device(self.host)
-            record(to_device=self.host.nbytes, internal=True)
+            ctx.record(to_device=self.host.nbytes, internal=True)
         return self.device
 
-    def on_host(self, dev: GPUDevice) -> np.ndarray:
+    def on_host(self, dev: GPUDevice, ctx: RunContext) -> np.ndarray:
         if self.host is None:
             host = np.empty(self.shape, self.dtype)
             dev.synchronize()
             dev.copy_to_host(self.device, host)
-            record(to_host=host.nbytes, internal=True)
+            ctx.record(to_host=host.nbytes, internal=True)
             self.host = host
         return self.host
 
@@ -84,13 +84,13 @@ class Column:
             new = None  # the identity: no map to upload and read
         return Column(storage=self.storage, map=new)
 
-    def row(self, i: int, dev: GPUDevice) -> Any:
+    def row(self, i: int, dev: GPUDevice, ctx: RunContext) -> Any:
         """The host value of row ``i``."""
         if self.is_uniform:
             return self.uniform
         assert self.storage is not None
         r = int(self.map[i]) if self.map is not None else i
-        value = self.storage.on_host(dev)[r]
+        value = self.storage.on_host(dev, ctx)[r]
         return value.copy() if self.storage.pool else value
 
 

@@ -35,7 +35,7 @@ from ...ir.intrinsics import FLOAT_ATOMIC_OPS
 from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType, ScalarType, check_value
 from ...ir.verify import topological_order
-from ..base import Backend, PortKey, warn
+from ..base import Backend, PortKey, RunContext, warn
 from .barriers import barrier_generator
 from .checked import CheckedArray, checked_view, unwrap
 
@@ -210,18 +210,20 @@ class Interpreter(Backend):
 
     # -- Backend interface ---------------------------------------------------------------
 
-    def run(self, root: InternalFunction, args: Sequence[Any]) -> tuple[Any, ...]:
+    def run(self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None) -> tuple[Any, ...]:
         handle = InstanceHandle(root.name, (), (), None)
         _, outputs = self._run_graph(root, list(args), handle)
         count = len(root.out_types)
         return tuple(outputs[i] for i in range(count))
 
-    def run_stage(self, root, args, nodes, upstream):  # type: ignore[no-untyped-def]
+    def run_stage(self, root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
         handle = InstanceHandle(root.name, (), (), None)
         produced, outputs = self._run_graph(root, list(args), handle, only=nodes, upstream=upstream)
         return {n.name: produced[n.name] for n in nodes}, outputs
 
-    def export_outputs(self, node: Node, sizes: tuple[int, ...], produced: NodeOutputs) -> dict[PortKey, Any]:
+    def export_outputs(
+        self, node: Node, sizes: tuple[int, ...], produced: NodeOutputs, ctx: RunContext | None = None
+    ) -> dict[PortKey, Any]:
         values: dict[PortKey, Any] = {}
         for port, ptype in enumerate(node.function.out_types):
             if produced.values:

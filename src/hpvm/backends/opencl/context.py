@@ -162,3 +162,38 @@ def get_context() -> OpenCLContext:
         if _current is None:
             _current = OpenCLContext(choose_device())
         return _current
+
+
+_SMOKE_KERNEL = "__kernel void hpvm_probe(__global int *a) { a[get_global_id(0)] += 1; }"
+
+
+def smoke_test() -> str | None:
+    """Build and run a one-line kernel on the chosen device: why it fails, or ``None``.
+
+    Listing devices is not enough: a device may exist and still be unable to compile for
+    this machine (PoCL 3.0's LLVM 14 rejects CPUs newer than it with "unknown target CPU
+    'generic'"). Run once, when the back end is first asked for.
+    """
+    import numpy as np
+    import pyopencl as cl
+
+    try:
+        ctx = get_context()
+        program = cl.Program(ctx.context, _SMOKE_KERNEL).build(options=["-w"])
+        data = np.zeros(4, np.int32)
+        buf = cl.Buffer(ctx.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=data)
+        program.hpvm_probe(ctx.queue, (4,), None, buf)
+        cl.enqueue_copy(ctx.queue, data, buf)
+        ctx.queue.finish()
+    except BackendUnavailableError as e:
+        return str(e)
+    except Exception as e:
+        first = next((ln.strip() for ln in str(e).splitlines() if "error" in ln.lower()), str(e).strip())
+        return f"the OpenCL device {_device_label()} cannot build or run a kernel here ({first[:300]})"
+    if data.tolist() != [1, 1, 1, 1]:
+        return f"the OpenCL device {_device_label()} ran a test kernel and gave wrong results {data.tolist()}"
+    return None
+
+
+def _device_label() -> str:
+    return f"'{_current.describe()}'" if _current is not None else "(none chosen)"

@@ -24,7 +24,7 @@ from ...ir.graph import InternalFunction, Node
 from ...ir.types import ArrayType, ScalarType, f32
 from ...ir.verify import topological_order
 from ...tensor import ops, torch_ops
-from ..base import Backend, PortKey
+from ..base import Backend, PortKey, RunContext
 from .plan import GraphPlan, check, check_node, compile_graph, compile_node, feed_table, node_function
 
 _MAX_SIGNATURES = 256
@@ -121,7 +121,7 @@ class TensorBackend(Backend):
 
     # -- running -------------------------------------------------------------------------
 
-    def run(self, root: InternalFunction, args: Sequence[Any]) -> tuple[Any, ...]:
+    def run(self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None) -> tuple[Any, ...]:
         plan = self._checked_plan(root, args)
         try:
             with torch.inference_mode():  # inputs made inside it are cheaper to compute on
@@ -138,6 +138,7 @@ class TensorBackend(Backend):
         args: Sequence[Any],
         nodes: Sequence[Node],
         upstream: dict[str, Any],
+        ctx: RunContext | None = None,
     ) -> tuple[dict[str, Any], dict[int, Any]]:
         """Run ``nodes`` one by one (each compiled on its own, so the rest of the root may
         hold leaves of other back ends); values between them stay torch tensors."""
@@ -186,7 +187,9 @@ class TensorBackend(Backend):
 
     # -- values crossing to and from other back ends (graphs that mix devices) ------------
 
-    def export_outputs(self, node: Node, sizes: tuple[int, ...], produced: Any) -> dict[PortKey, Any]:
+    def export_outputs(
+        self, node: Node, sizes: tuple[int, ...], produced: Any, ctx: RunContext | None = None
+    ) -> dict[PortKey, Any]:
         return {(port, "last"): _to_numpy(v) for port, v in enumerate(produced)}
 
     def import_outputs(self, node: Node, sizes: tuple[int, ...], values: dict[PortKey, Any]) -> Any:

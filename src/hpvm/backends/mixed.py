@@ -19,12 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..backends import backend_for_hint, get_backend
-from ..backends.base import Backend, PortKey
 from ..errors import BackendUnavailableError
 from ..ir.graph import InternalFunction, LeafFunction, Node, NodeFunction
 from ..ir.verify import topological_order
-from .memory import runtime_tracker
+from .base import Backend, PortKey, RunContext, backend_for_hint, get_backend
 
 
 def leaf_backends(fn: NodeFunction, inherited: str | None) -> dict[str, list[str]]:
@@ -74,8 +72,8 @@ class MixedBackend(Backend):
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:
         pass  # each back end compiles its part on first use
 
-    def run(self, root: InternalFunction, args: Sequence[Any]) -> tuple[Any, ...]:
-        _, outputs = self.run_stage(root, args, root.graph.nodes, {})
+    def run(self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None) -> tuple[Any, ...]:
+        _, outputs = self.run_stage(root, args, root.graph.nodes, {}, ctx)
         return tuple(outputs[i] for i in range(len(root.out_types)))
 
     def run_stage(
@@ -84,12 +82,14 @@ class MixedBackend(Backend):
         args: Sequence[Any],
         nodes: Sequence[Node],
         upstream: dict[str, Any],
+        ctx: RunContext | None = None,
     ) -> tuple[dict[str, Any], dict[int, Any]]:
+        ctx = ctx or RunContext()
         env = {p.name: a for p, a in zip(root.params, args)}
         wanted = {id(n) for n in nodes}
         exchanged: dict[str, dict[PortKey, Any]] = dict(upstream)  # node name → exchange form
         outputs: dict[int, Any] = {}
-        tracker = runtime_tracker()
+        tracker = ctx.tracker
         for backend, group in self._groups([n for n in self._order if id(n) in wanted]):
             inside = {id(n) for n in group}
             feeding = {
@@ -99,14 +99,14 @@ class MixedBackend(Backend):
                 name: backend.import_outputs(src, src.evaluate_sizes(env, ""), exchanged[name])
                 for name, src in feeding.items()
             }
-            token = tracker.prepare_for(backend, root, args)  # arrays valid where this part runs
+            token = tracker.prepare_for(backend, root, args, ctx.transfers)  # valid where this part runs
             try:
-                produced, outs = backend.run_stage(root, args, group, own_upstream)
+                produced, outs = backend.run_stage(root, args, group, own_upstream, ctx)
             finally:
                 tracker.finished(token)
             for node in group:
                 exchanged[node.name] = backend.export_outputs(
-                    node, node.evaluate_sizes(env, ""), produced[node.name]
+                    node, node.evaluate_sizes(env, ""), produced[node.name], ctx
                 )
             outputs.update(outs)
         return {n.name: exchanged[n.name] for n in nodes}, outputs

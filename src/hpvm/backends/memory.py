@@ -1,0 +1,417 @@
+"""The memory tracker of seed 000: which arrays the runtime manages, and where they are valid.
+
+Arrays passed to a launch must be tracked. Memory has several address spaces: the host's
+(``"host"``) and one per device (``"cuda"``, ``"opencl"``: a back end's ``device``). Each
+tracked array records the address spaces holding a valid copy (``valid_on``) and its
+device copies. Data moves only when it must:
+
+* a GPU back end asks for the device copy of an argument (``device_copy``): it is made on
+  first use and kept, and copied again only if the host (or another device) wrote the
+  array since; kernels that may write it mark the device copy the only valid one
+  (``device_wrote``);
+* ``request_memory`` (and ``untrack_memory``, which never loses data) copies a stale host
+  copy back from a device that holds the valid one;
+* host back ends (``cpu``, ``interp``) compute in host memory: around each run the runtime
+  calls ``prepare_for`` (stale host copies of the arguments are brought back) and
+  ``finished`` (arrays the graph may write are then valid only on the host);
+* the host declares its own writes with ``hpvm.mark_host_modified(array)``, which makes
+  the host copy the only valid one, so the next GPU launch copies it again.
+
+Bytes moved are counted per run, in the ``Transfers`` of the run's ``RunContext`` (the
+runtime puts it on the launch handle as ``handle.transfers``), and in total per tracker
+(``totals()``; ``hpvm.memory_stats()`` for the runtime's tracker). Nothing here is global:
+each runtime owns a tracker, and a back end reaches it through the run context it is
+handed, so a back end also runs where no runtime exists (a tracker with nothing tracked).
+
+An array is identified by its memory: a view or slice of a tracked array counts as tracked
+(its device counterpart is a view of the tracked array's device copy).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.lib.array_utils import byte_bounds
+
+from ..errors import MemoryTrackingError
+
+HOST = "host"
+
+
+class DeviceMemory(Protocol):
+    """What the tracker needs from a device (``backends/gpu/device.py`` implements it)."""
+
+    name: str
+
+    def to_device(self, host: np.ndarray) -> Any: ...
+
+    def copy_to_host(self, handle: Any, host: np.ndarray) -> None: ...
+
+    def copy_to_device(self, host: np.ndarray, handle: Any) -> None: ...
+
+    def view(self, base_handle: Any, base: np.ndarray, view: np.ndarray) -> Any: ...
+
+
+@dataclass
+class Transfers:
+    """Bytes copied between address spaces (for one launch, or in total).
+
+    ``to_device`` / ``to_host``: tracked arrays (the data the program works on);
+    ``internal_to_device`` / ``internal_to_host``: what a GPU launch moves for its own
+    book-keeping (instance tables, values on edges, ``malloc`` pools).
+    """
+
+    to_device: int = 0
+    to_host: int = 0
+    internal_to_device: int = 0
+    internal_to_host: int = 0
+    copies: int = 0  # number of tracked-array copies, both directions
+
+    @property
+    def total(self) -> int:
+        return self.to_device + self.to_host + self.internal_to_device + self.internal_to_host
+
+    def add(self, other: Transfers) -> None:
+        self.to_device += other.to_device
+        self.to_host += other.to_host
+        self.internal_to_device += other.internal_to_device
+        self.internal_to_host += other.internal_to_host
+        self.copies += other.copies
+
+    def since(self, earlier: Transfers) -> Transfers:
+        """What was moved between the snapshot ``earlier`` and this one."""
+        return Transfers(
+            self.to_device - earlier.to_device,
+            self.to_host - earlier.to_host,
+            self.internal_to_device - earlier.internal_to_device,
+            self.internal_to_host - earlier.internal_to_host,
+            self.copies - earlier.copies,
+        )
+
+    def __str__(self) -> str:
+        return (
+            f"{_bytes(self.to_device)} to device, {_bytes(self.to_host)} to host in {self.copies} "
+            f"array cop{'y' if self.copies == 1 else 'ies'}; internal {_bytes(self.internal_to_device)} "
+            f"to device, {_bytes(self.internal_to_host)} to host"
+        )
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def _extent(array: np.ndarray) -> tuple[int, int]:
+    """The byte range an array's elements occupy (views with any strides included)."""
+    low, high = byte_bounds(array)
+    return low, high
+
+
+def _layout(array: np.ndarray) -> tuple[Any, ...]:
+    return (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
+
+
+@dataclass
+class TrackedArray:
+    array: np.ndarray
+    start: int
+    end: int
+    valid_on: set[str] = field(default_factory=lambda: {HOST})
+    users: int = 0  # running launches that use it
+    copies: dict[str, tuple[DeviceMemory, Any]] = field(default_factory=dict)  # device name -> copy
+    views: dict[tuple[str, tuple[Any, ...]], Any] = field(default_factory=dict)  # device views of views
+
+
+@dataclass
+class RunToken:
+    """What ``prepare_for`` hands to ``finished``: the arguments a host run may write."""
+
+    host: bool
+    written: list[np.ndarray]
+
+
+class MemoryTracker:
+    """Tracked arrays, keyed by their base memory."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, TrackedArray] = {}
+        # Reentrant: untrack and acquire look entries up (find) and update them as one step,
+        # so that a launch starting on another thread cannot slip in between.
+        self._lock = threading.RLock()
+        self._device_entries = 0  # entries with a device copy: 0 lets host runs skip all work
+        self._totals = Transfers()  # everything this tracker's runs and requests moved
+        self._totals_lock = threading.Lock()
+
+    # -- counting ---------------------------------------------------------------------------
+
+    def record(
+        self,
+        into: Transfers | None,
+        to_device: int = 0,
+        to_host: int = 0,
+        internal: bool = False,
+        copies: int = 0,
+    ) -> None:
+        """Count bytes moved: in this tracker's totals and, for a run, in the run's ``into``."""
+        t = Transfers()
+        if internal:
+            t.internal_to_device, t.internal_to_host = to_device, to_host
+        else:
+            t.to_device, t.to_host, t.copies = to_device, to_host, copies
+        if into is not None:
+            into.add(t)
+        with self._totals_lock:
+            self._totals.add(t)
+
+    def totals(self) -> Transfers:
+        """Bytes moved between host and devices since this tracker was made (a copy)."""
+        with self._totals_lock:
+            snapshot = Transfers()
+            snapshot.add(self._totals)
+            return snapshot
+
+    def clear(self) -> None:
+        """Forget every array (cleanup); host copies are brought up to date first."""
+        with self._lock:
+            for entry in list(self._entries.values()):
+                self._to_host(entry, None)
+            self._entries.clear()
+            self._device_entries = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def track(self, array: Any) -> None:
+        self._require_array(array, "track_memory")
+        start, end = _extent(array)
+        with self._lock:
+            entry = self._entries.get(start)
+            if entry is not None and entry.end >= end:
+                return  # already tracked: tracking twice is harmless
+            if entry is not None:
+                self._to_host(entry, None)
+                self._drop_copies(entry)
+            self._entries[start] = TrackedArray(array, start, end)
+
+    def untrack(self, array: Any) -> None:
+        self._require_array(array, "untrack_memory")
+        with self._lock:
+            entry = self.find(array)
+            if entry is None:
+                raise MemoryTrackingError(
+                    f"untrack_memory(): {_describe(array)} is not tracked; only arrays given to "
+                    "hpvm.track_memory() can be untracked"
+                )
+            if entry.users:
+                raise MemoryTrackingError(
+                    f"untrack_memory(): {_describe(array)} is in use by {entry.users} running "
+                    "launch(es); hpvm.wait() for them first"
+                )
+            self._to_host(entry, None)  # never lose what a device computed
+            self._drop_copies(entry)
+            self._entries.pop(entry.start, None)
+
+    def request(self, array: Any) -> np.ndarray:
+        self._require_array(array, "request_memory")
+        with self._lock:
+            entry = self.find(array)
+            if entry is None:
+                raise MemoryTrackingError(
+                    f"request_memory(): {_describe(array)} is not tracked; track it with "
+                    "hpvm.track_memory() before passing it to a graph"
+                )
+            self._to_host(entry, None)
+        return array
+
+    def host_modified(self, array: Any) -> None:
+        """The host wrote ``array``: its device copies are stale (copied again on next use)."""
+        self._require_array(array, "mark_host_modified")
+        with self._lock:
+            entry = self.find(array)
+            if entry is None:
+                raise MemoryTrackingError(
+                    f"mark_host_modified(): {_describe(array)} is not tracked; track it with "
+                    "hpvm.track_memory() before passing it to a graph"
+                )
+            if HOST not in entry.valid_on:
+                where = ", ".join(sorted(entry.valid_on))
+                raise MemoryTrackingError(
+                    f"mark_host_modified(): the host copy of {_describe(array)} was not current (its "
+                    f"latest contents are on {where}), so host writes to it would lose the device's "
+                    "results; call hpvm.request_memory() on it before writing to it on the host"
+                )
+            entry.valid_on = {HOST}
+
+    def find(self, array: np.ndarray) -> TrackedArray | None:
+        start, end = _extent(array)
+        with self._lock:
+            entry = self._entries.get(start)  # the usual case: the tracked array itself
+            if entry is not None and end <= entry.end:
+                return entry
+            for entry in self._entries.values():  # a view into a tracked array
+                if entry.start <= start and end <= entry.end:
+                    return entry
+        return None
+
+    def acquire(self, arrays: list[np.ndarray]) -> list[TrackedArray]:
+        entries = []
+        with self._lock:
+            for a in arrays:
+                entry = self.find(a)
+                if entry is not None:
+                    entry.users += 1
+                    entries.append(entry)
+        return entries
+
+    def release(self, entries: list[TrackedArray]) -> None:
+        with self._lock:
+            for entry in entries:
+                entry.users = max(0, entry.users - 1)
+
+    # -- devices ------------------------------------------------------------------------
+
+    def residency(self, array: np.ndarray) -> set[str]:
+        """The address spaces holding a valid copy of ``array`` (for tests and tools)."""
+        with self._lock:
+            entry = self.find(array)
+            if entry is None:
+                raise MemoryTrackingError(f"{_describe(array)} is not tracked")
+            return set(entry.valid_on)
+
+    def device_copy(self, array: np.ndarray, device: DeviceMemory, into: Transfers | None) -> Any | None:
+        """The valid copy of ``array`` on ``device`` (made or refreshed now if needed, the
+        bytes counted in ``into``), or ``None`` when the array is not tracked (the caller
+        makes a temporary copy)."""
+        with self._lock:
+            entry = self.find(array)
+            if entry is None:
+                return None
+            copy = entry.copies.get(device.name)
+            if device.name not in entry.valid_on:
+                self._to_host(entry, into)
+                nbytes = entry.array.nbytes
+                if copy is None:
+                    handle = device.to_device(entry.array)
+                    entry.copies[device.name] = (device, handle)
+                    self._device_entries += len(entry.copies) == 1
+                else:
+                    device.copy_to_device(entry.array, copy[1])
+                self.record(into, to_device=nbytes, copies=1)
+                entry.valid_on.add(device.name)
+            handle = entry.copies[device.name][1]
+            if _layout(array) == _layout(entry.array):
+                return handle
+            key = (device.name, _layout(array))
+            view = entry.views.get(key)
+            if view is None:
+                view = entry.views[key] = device.view(handle, entry.array, array)
+            return view
+
+    def device_wrote(self, array: np.ndarray, device: DeviceMemory) -> None:
+        """A kernel on ``device`` may write ``array``: only the device copy stays valid."""
+        with self._lock:
+            entry = self.find(array)
+            if entry is not None:
+                entry.valid_on = {device.name}
+
+    # -- around a back end's run -----------------------------------------------------------
+
+    def prepare_for(self, backend: Any, root: Any, args: Any, into: Transfers | None) -> RunToken:
+        """Call before ``backend`` runs ``root`` with ``args`` (a whole graph or a stage).
+
+        For a host back end, brings stale host copies of the array arguments back from the
+        devices (counted in ``into``). GPU back ends need nothing here (they ask for device
+        copies as they go). A back end that is neither (the mixed dispatch, device
+        ``"mixed"``) gets no residency handling: it must call this around each part it
+        runs, with the part's own back end.
+        """
+        token = RunToken(getattr(backend, "device", HOST) == HOST, [])
+        if not token.host or not self._device_entries:
+            return token
+        written = written_params(root)
+        with self._lock:
+            for i, a in enumerate(args):
+                if not isinstance(a, np.ndarray):
+                    continue
+                entry = self.find(a)
+                if entry is None:
+                    continue
+                self._to_host(entry, into)
+                if i in written:
+                    token.written.append(a)
+        return token
+
+    def finished(self, token: RunToken) -> None:
+        """Call after the run (also when it failed): what a host run wrote is valid only on
+        the host now."""
+        if token.written:
+            with self._lock:
+                for a in token.written:
+                    entry = self.find(a)
+                    if entry is not None:
+                        entry.valid_on = {HOST}
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _to_host(self, entry: TrackedArray, into: Transfers | None) -> None:
+        if HOST in entry.valid_on:
+            return
+        for name in sorted(entry.valid_on):
+            device, handle = entry.copies[name]
+            device.copy_to_host(handle, entry.array)
+            self.record(into, to_host=entry.array.nbytes, copies=1)
+            entry.valid_on.add(HOST)
+            return
+        raise MemoryTrackingError(f"{_describe(entry.array)} has no valid copy anywhere (internal error)")
+
+    def _drop_copies(self, entry: TrackedArray) -> None:
+        if entry.copies:
+            self._device_entries -= 1
+        entry.copies.clear()
+        entry.views.clear()
+        entry.valid_on = {HOST}
+
+    @staticmethod
+    def _require_array(array: Any, api: str) -> None:
+        if not isinstance(array, np.ndarray):
+            raise MemoryTrackingError(f"{api}() takes a NumPy array, not {type(array).__name__}")
+
+
+def written_params(root: Any) -> set[int]:
+    """Indices of the root's array parameters that running it may write (conservative).
+
+    A parameter is read-only when it reaches, through input binds, only leaf parameters that
+    are not in the leaf's ``outs``, of leaves that return no arrays (a returned array may be
+    written downstream). Cached on the root function.
+    """
+    cached = getattr(root, "_hpvm_written_params", None)
+    if cached is not None:
+        return cached
+    from ..ir.graph import InternalFunction, LeafFunction
+    from ..ir.types import ArrayType
+
+    def writes(fn: Any, port: int, depth: int = 0) -> bool:
+        if isinstance(fn, LeafFunction):
+            if any(isinstance(t, ArrayType) for t in fn.out_types):
+                return True
+            return fn.params[port].name in fn.outs
+        if not isinstance(fn, InternalFunction) or depth > 64:
+            return True
+        return any(writes(b.dst.function, b.ic, depth + 1) for b in fn.graph.in_binds if b.ip == port)
+
+    result = {i for i, p in enumerate(root.params) if isinstance(p.type, ArrayType) and writes(root, i)}
+    try:
+        root._hpvm_written_params = result
+    except AttributeError:
+        pass
+    return result
+
+
+def _describe(array: np.ndarray) -> str:
+    return f"the {array.shape} {array.dtype} array at {hex(array.__array_interface__['data'][0])}"

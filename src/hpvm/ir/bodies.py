@@ -1,0 +1,140 @@
+"""What a leaf computes with: its body, a value of a small sum type.
+
+A leaf's ports and attributes are the graph's business; its *body* is the code. Front ends
+produce bodies of different kinds, and each back end declares the kinds it runs
+(``Backend.accepts``):
+
+* ``PythonBody`` — Python source, the Numba subset (``hpvm.lang``, saved programs);
+* ``TensorBody`` — a straight-line sequence of tensor operations (``hpvm.tensor``: the
+  importer and FuseHPVMTensorNodes write these; no source is rendered and re-parsed);
+* ``LLVMBody`` — one function of an LLVM IR module (the LLVM front end);
+* ``GeneratedBody`` — Python generated from a foreign file (HBIR, ...), with a source map
+  from each generated line to the foreign file's line, so an error in generated code names
+  the line the user wrote.
+
+Every kind can be printed in the text form (``ir/printer.py``), so a printed program with
+bodies is the whole program. The verifier and the leaf analyses work on every kind.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import SourceLocation
+
+PYTHON = "python"
+TENSOR = "tensor"
+LLVM = "llvm"
+GENERATED = "generated"
+KINDS = (PYTHON, TENSOR, LLVM, GENERATED)
+#: The kinds whose code is Python a back end can run or compile as it is.
+PYTHON_KINDS = frozenset({PYTHON, GENERATED})
+
+
+@dataclass(frozen=True)
+class PythonBody:
+    """A Python function (the Numba subset). ``source`` is its ``def`` (dedented, without
+    decorators) when known; ``line`` the file line that ``def`` is on."""
+
+    pyfunc: Callable[..., Any]
+    source: str | None = None
+    line: int = 0
+
+    kind = PYTHON
+
+
+@dataclass(frozen=True)
+class Operand:
+    """An operand of a tensor operation: a leaf parameter (by index), the result of an
+    earlier operation in the leaf (by index) or a constant."""
+
+    kind: str  # "param", "local" or "const"
+    value: Any
+
+    def __repr__(self) -> str:
+        return f"{self.kind}:{self.value!r}"
+
+
+@dataclass(frozen=True)
+class OpCall:
+    """One operation of a tensor body; its result is local ``index`` (its position). ``args``
+    holds every parameter of the operation, defaults filled in (``ir/tensorops``)."""
+
+    op: str
+    args: tuple[Operand, ...]
+    line: int = 0  # where the operation was written (0: generated)
+
+
+@dataclass(frozen=True)
+class TensorBody:
+    """Straight-line tensor operations and what the leaf returns."""
+
+    calls: tuple[OpCall, ...]
+    returns: tuple[Operand, ...]
+
+    kind = TENSOR
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        return tuple(c.op for c in self.calls)
+
+
+@dataclass(frozen=True)
+class LLVMBody:
+    """Function ``function`` of the LLVM IR module ``module`` (text)."""
+
+    module: str
+    function: str
+
+    kind = LLVM
+
+
+@dataclass(frozen=True)
+class GeneratedBody:
+    """Python generated from a foreign file. ``lines[k]`` is the line of ``origin`` that
+    generated line ``k + 1`` of ``source`` came from (0: no line of its own)."""
+
+    pyfunc: Callable[..., Any]
+    source: str
+    origin: str
+    lines: tuple[int, ...] = field(default=())
+
+    kind = GENERATED
+
+    def origin_of(self, generated_line: int) -> SourceLocation:
+        """The foreign file's line for a line of the generated source."""
+        k = generated_line - 1
+        line = self.lines[k] if 0 <= k < len(self.lines) else 0
+        return SourceLocation(self.origin, line)
+
+
+LeafBody = PythonBody | TensorBody | LLVMBody | GeneratedBody
+
+
+def const_text(value: Any) -> str:
+    """A numeric constant as the text form and Python write it (``float("inf")`` in Python,
+    ``inf`` in the text form is handled by the printer)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f'float("{value}")'
+    return repr(value)
+
+
+__all__ = [
+    "GENERATED",
+    "KINDS",
+    "LLVM",
+    "PYTHON",
+    "PYTHON_KINDS",
+    "TENSOR",
+    "GeneratedBody",
+    "LLVMBody",
+    "LeafBody",
+    "OpCall",
+    "Operand",
+    "PythonBody",
+    "TensorBody",
+    "const_text",
+]
