@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -29,19 +30,18 @@ from hpvm.ir.graph import (
 )
 from hpvm.ir.printer import print_program
 from hpvm.ir.program_file import load_program, save_program
+from hpvm.ir.tensorops.patterns import match_length
 from hpvm.ir.types import ArrayType, f32
-from hpvm.tensor.fusion import FuseHPVMTensorNodes
-from hpvm.tensor.patterns import match_length
+from hpvm.passes import FuseHPVMTensorNodes, PassManager
 
 A4, A2, A1 = ArrayType(f32, 4), ArrayType(f32, 2), ArrayType(f32, 1)
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
 
-def _apply(root: InternalFunction) -> tuple[InternalFunction, FuseHPVMTensorNodes]:
-    from hpvm.passes import run_passes
-
-    p = FuseHPVMTensorNodes()
-    return run_passes(root, [p]), p
+def _apply(root: InternalFunction) -> tuple[InternalFunction, SimpleNamespace]:
+    """The fused root, and what the pass fused (its records, as ``.fused``)."""
+    module = PassManager([FuseHPVMTensorNodes()]).run_module(root)
+    return module.root, SimpleNamespace(fused=module.notes.get(FuseHPVMTensorNodes.name, []))
 
 
 def test_patterns_longest_first() -> None:

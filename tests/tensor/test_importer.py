@@ -21,6 +21,7 @@ F = torch.nn.functional
 import hpvm  # noqa: E402
 import hpvm.tensor  # noqa: E402
 from example_modules import EXAMPLES, load  # noqa: E402
+from hpvm.ir.bodies import OpCall, Operand, TensorBody  # noqa: E402
 from hpvm.ir.graph import functions  # noqa: E402
 from hpvm.ir.printer import print_program  # noqa: E402
 from hpvm.tensor import ModelImportError, TensorProgram, UnsupportedLayerError  # noqa: E402
@@ -190,9 +191,12 @@ def test_graph_structure_and_text():
     leaves = [fn for fn in functions(root) if fn is not root]
     assert all(fn.hint == hpvm.TENSOR_TARGET for fn in leaves)
     assert leaves[0].ins == ("x", "w")
-    assert (
-        leaves[0].source == "def layers_0_conv(x, w):\n    return hpvm.tensor.convolution(x, w, 0, 0, 1, 1)\n"
+    # the operations themselves, no Python rendered and re-parsed (a tensor body)
+    p, c = (lambda i: Operand("param", i)), (lambda v: Operand("const", v))
+    assert leaves[0].body == TensorBody(
+        (OpCall("convolution", (p(0), p(1), c(0), c(0), c(1), c(1))),), (Operand("local", 0),)
     )
+    assert "t0 = hpvm.tensor.convolution(x, w, 0, 0, 1, 1)" in leaves[0].source  # its Python rendering
     assert "layer 'layers.0'" in leaves[0].__doc__ and "torch.nn.Conv2d" in leaves[0].__doc__
     text = print_program(root)
     assert (
@@ -233,7 +237,7 @@ def test_fan_out_node_returns_its_result_once_per_user():
     program = _check(shared, _image())
     relu = program.unfused_root.graph.node("relu_relu")
     assert len(relu.function.out_types) == 2
-    assert relu.function.source.endswith("    out = hpvm.tensor.relu(x)\n    return out, out\n")
+    assert relu.function.body.returns == (Operand("local", 0), Operand("local", 0))  # one value, twice
 
 
 def test_dead_layers_are_dropped():

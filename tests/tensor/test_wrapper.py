@@ -7,10 +7,10 @@ import pytest
 
 import hpvm
 from hpvm.backends import get_backend
+from hpvm.backends.tensor.wrapper import lower
 from hpvm.ir.graph import ChildGraph, InputBind, InternalFunction, Node, OutputBind, Param
 from hpvm.ir.types import ArrayType, f32
 from hpvm.tensor.leaves import OpCall, Operand, make_tensor_leaf, parse_tensor_leaf
-from hpvm.tensor.wrapper import lower
 
 torch = pytest.importorskip("torch", reason="the layer calls run on PyTorch (pip install 'hpvm[tensor]')")
 
@@ -146,14 +146,15 @@ def test_runs_that_would_hide_a_value_or_change_meaning_stay_separate() -> None:
 
 
 def test_torch_layer_functions_equal_their_operations() -> None:
-    from hpvm.tensor import torch_ops as T
+    from hpvm.backends.tensor import layers as L
+    from hpvm.ir.tensorops import torch_impl as T
 
     rng = np.random.default_rng(2)
     x = torch.from_numpy(rng.standard_normal((2, 3, 7, 7)).astype(np.float32))
     w = torch.from_numpy(rng.standard_normal((4, 3, 3, 3)).astype(np.float32))
     b = torch.from_numpy(rng.standard_normal(4).astype(np.float32))
     with torch.inference_mode():
-        got = T.conv_layer(x, w, 0, 1, 2, 1, b, "clipped_relu", 0.0, 1.0, "pool_min", 2, 3, 1, 0, 1, 2)
+        got = L.conv_layer(x, w, 0, 1, 2, 1, b, "clipped_relu", 0.0, 1.0, "pool_min", 2, 3, 1, 0, 1, 2)
         want = T.pool_min(
             T.clipped_relu(T.add(T.convolution(x, w, 0, 1, 2, 1), b), 0.0, 1.0), 2, 3, 1, 0, 1, 2
         )

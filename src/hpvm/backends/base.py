@@ -20,8 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BackendUnavailableError, HPVMWarning
-from ..ir.graph import CPU_TARGET, GPU_TARGET, TENSOR_TARGET, InternalFunction, Node
+from ..errors import BackendUnavailableError, CompileError, HPVMWarning
+from ..ir.bodies import GENERATED, PYTHON
+from ..ir.graph import CPU_TARGET, GPU_TARGET, TENSOR_TARGET, InternalFunction, LeafFunction, Node, functions
 from .memory import MemoryTracker, Transfers
 
 # What each hint means, as back ends in order of preference: the first one available runs.
@@ -64,10 +65,12 @@ class Backend(ABC):
 
     name: str = "?"
     device: str = "host"  # the address space its arrays live in (the memory tracker's key)
-    accepts: frozenset[str] = frozenset({"python"})
+    accepts: frozenset[str] = frozenset({PYTHON, GENERATED})
 
     @abstractmethod
-    def run(self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None) -> tuple[Any, ...]:
+    def run(
+        self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
+    ) -> tuple[Any, ...]:
         """Execute ``root`` once with ``args``; return its outputs."""
 
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:  # noqa: B027 — optional hook
@@ -111,6 +114,23 @@ class Backend(ABC):
         the outputs of ``nodes`` (by node name, opaque to the scheduler) and the root outputs
         that ``nodes`` produce (by output index).
         """
+
+
+def check_bodies(backend: Backend, fn: InternalFunction, where: str = "") -> None:
+    """A ``CompileError`` naming every leaf below ``fn`` whose body ``backend`` cannot run."""
+    refused = [
+        leaf
+        for leaf in functions(fn)
+        if isinstance(leaf, LeafFunction) and leaf.body_kind not in backend.accepts
+    ]
+    if refused:
+        kinds = ", ".join(sorted(backend.accepts))
+        listed = "; ".join(f"leaf '{f.name}' ({f.location}) has a {f.body_kind} body" for f in refused)
+        raise CompileError(
+            f"{where}the {backend.name} back end runs leaves with {kinds} bodies: {listed}; run "
+            "the graph on a back end that accepts them (target=...) or give those leaves a hint "
+            "that selects one"
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -161,7 +181,9 @@ _MISSING: dict[str, str] = {}  # back ends known but not available here, with th
 _REGISTRY_LOCK = threading.RLock()
 
 
-def register_backend(name: str, factory: Callable[[], Backend], probe: Callable[[], str | None] | None = None) -> None:
+def register_backend(
+    name: str, factory: Callable[[], Backend], probe: Callable[[], str | None] | None = None
+) -> None:
     """Make ``name`` available through ``factory`` (called once, on first use).
 
     ``probe``, if given, runs the first time anyone asks about ``name`` (not now): it returns

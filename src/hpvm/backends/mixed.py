@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import BackendUnavailableError
+from ..errors import BackendUnavailableError, CompileError
 from ..ir.graph import InternalFunction, LeafFunction, Node, NodeFunction
 from ..ir.verify import topological_order
-from .base import Backend, PortKey, RunContext, backend_for_hint, get_backend
+from .base import Backend, PortKey, RunContext, backend_for_hint, check_bodies, get_backend
 
 
 def leaf_backends(fn: NodeFunction, inherited: str | None) -> dict[str, list[str]]:
@@ -65,6 +65,17 @@ class MixedBackend(Backend):
         self.name = "+".join(self.names)
         self.device = "mixed"
         self._order = topological_order(root.graph)
+        for node in root.graph.nodes:
+            part = node.function
+            if isinstance(part, InternalFunction):
+                check_bodies(self.backend_of(node), part, f"node '{node.name}' of '{root.name}': ")
+            elif isinstance(part, LeafFunction) and part.body_kind not in self.backend_of(node).accepts:
+                backend = self.backend_of(node)
+                raise CompileError(
+                    f"node '{node.name}' of '{root.name}': the {backend.name} back end its hints "
+                    f"select cannot run leaf '{part.name}' ({part.location}), which has a "
+                    f"{part.body_kind} body; give it a hint that selects a back end accepting it"
+                )
 
     def backend_of(self, node: Node) -> Backend:
         return get_backend(self.choice[id(node)])
@@ -72,7 +83,9 @@ class MixedBackend(Backend):
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:
         pass  # each back end compiles its part on first use
 
-    def run(self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None) -> tuple[Any, ...]:
+    def run(
+        self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
+    ) -> tuple[Any, ...]:
         _, outputs = self.run_stage(root, args, root.graph.nodes, {}, ctx)
         return tuple(outputs[i] for i in range(len(root.out_types)))
 

@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import UNKNOWN_LOCATION, SourceLocation, TypeAnnotationError
+from ..errors import UNKNOWN_LOCATION, CompileError, SourceLocation, TypeAnnotationError
+from .bodies import GeneratedBody, LeafBody, PythonBody, TensorBody
 from .expr import Expr
 from .types import ArrayType, PortType, port_type
 
@@ -82,13 +83,20 @@ class NodeFunction:
 
 
 class LeafFunction(NodeFunction):
-    """A leaf node function: Python code (the Numba subset) that computes."""
+    """A leaf node function: it computes, with a body of one of the kinds of ``ir/bodies``.
+
+    ``LeafFunction(pyfunc, name, ...)`` makes a Python leaf (``source`` may give its
+    ``def`` when it cannot be read from the function); ``body=`` gives any other kind.
+    Whatever the kind, ``source`` is the body as Python (a tensor body renders as the calls
+    of ``hpvm.tensor`` it stands for; an LLVM body has none: ``OSError``) and ``pyfunc`` a
+    Python callable computing it, for the back ends that run leaves as Python.
+    """
 
     kind = "leaf"
 
     def __init__(
         self,
-        pyfunc: Callable[..., Any],
+        pyfunc: Callable[..., Any] | None,
         name: str,
         params: list[Param],
         outputs: list[PortType],
@@ -97,34 +105,102 @@ class LeafFunction(NodeFunction):
         outs: tuple[str, ...] = (),
         location: SourceLocation = UNKNOWN_LOCATION,
         source: str | None = None,
+        body: LeafBody | None = None,
     ):
         super().__init__(name, params, hint, ins, outs, location)
-        self.pyfunc = pyfunc
+        if body is None:
+            if pyfunc is None:
+                raise TypeError(f"leaf '{name}' needs a Python function or a body")
+            body = PythonBody(pyfunc, source, location.line)
+        self.body: LeafBody = body
         self.outputs = outputs
-        self._source = source
-        self._source_line = location.line
+
+    @property
+    def body_kind(self) -> str:
+        """``python``, ``tensor``, ``llvm`` or ``generated`` (see ``ir/bodies``)."""
+        return self.body.kind
 
     @property
     def out_types(self) -> list[PortType]:
         return self.outputs
 
     @property
+    def pyfunc(self) -> Callable[..., Any]:
+        """A Python callable computing the body (the interpreter runs it)."""
+        body = self.body
+        if isinstance(body, (PythonBody, GeneratedBody)):
+            return body.pyfunc
+        made = self.__dict__.get("_pyfunc")
+        if made is None:
+            made = self.__dict__["_pyfunc"] = self._make_pyfunc()
+        return made
+
+    def _make_pyfunc(self) -> Callable[..., Any]:
+        body = self.body
+        if isinstance(body, TensorBody):
+            from .tensorops.body import body_function
+
+            return body_function(self.name, self.params, self.outputs, body)
+        name, location = self.name, self.location
+
+        def no_python(*args: Any) -> Any:
+            raise CompileError(
+                f"leaf '{name}' ({location}) has an {body.kind} body and no Python; run it on a "
+                "back end that accepts that kind"
+            )
+
+        return no_python
+
+    @property
     def source(self) -> str:
-        """The leaf's Python source, without decorators, dedented."""
-        if self._source is None:
-            self._source, self._source_line = function_source(self.pyfunc)
-        return self._source
+        """The body as Python source: a ``def`` without decorators, dedented."""
+        body = self.body
+        if isinstance(body, PythonBody):
+            if body.source is None:
+                text, line = function_source(body.pyfunc)
+                self.body = body = PythonBody(body.pyfunc, text, line)
+            return body.source  # type: ignore[return-value]
+        if isinstance(body, GeneratedBody):
+            return body.source
+        if isinstance(body, TensorBody):
+            from .tensorops.body import render_leaf
+
+            return render_leaf(self.name, self.params, self.outputs, body.calls, body.returns)
+        raise OSError(f"leaf '{self.name}' has an {body.kind} body, not Python source")
 
     @property
     def source_line(self) -> int:
-        """The file line of the ``def`` that starts ``source``."""
-        _ = self.source
-        return self._source_line
+        """The line ``source`` starts on, in the file the leaf's lines are counted in."""
+        body = self.body
+        if isinstance(body, PythonBody):
+            _ = self.source
+            return self.body.line  # type: ignore[union-attr]
+        return 1
 
     def set_source(self, source: str, line: int) -> None:
-        """Record where the leaf's source lives (the loader uses this for saved programs)."""
-        self._source, self._source_line = source, line
+        """Record where the leaf's Python source lives (the loader uses this for saved programs)."""
+        self.body = PythonBody(self.pyfunc, source, line)
         self.__dict__.pop("_leaf_info", None)  # facts about the old source are stale
+        self.__dict__.pop("_tensor_leaf", None)
+
+    def where(self, line: int) -> SourceLocation:
+        """The place a line of ``source`` stands for: the leaf's file for Python and tensor
+        bodies, the foreign file's line for generated code (its source map)."""
+        return self.locate(None, line)
+
+    @property
+    def code_file(self) -> str:
+        """The file name the leaf's running code carries (what tracebacks show)."""
+        code = getattr(self.pyfunc, "__code__", None)
+        return code.co_filename if code is not None else self.location.file
+
+    def locate(self, file: str | None, line: int) -> SourceLocation:
+        """The user's place for ``line`` of ``file`` (a traceback frame; ``None``: a line of
+        ``source``): generated code maps through its source map, other code is its own place."""
+        body = self.body
+        if isinstance(body, GeneratedBody) and (file is None or file == self.code_file):
+            return body.origin_of(line)
+        return SourceLocation(file or self.location.file, line)
 
     def __call__(self, *args: Any) -> Any:
         """Call the leaf's Python directly (intrinsics work only while a graph runs)."""

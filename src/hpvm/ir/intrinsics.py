@@ -107,7 +107,9 @@ INTRINSICS: dict[str, Intrinsic] = {
     for i in [
         Intrinsic("get_node", "handle", 0, "node", "a handle to the current leaf node instance"),
         Intrinsic("get_parent_node", "handle", 1, "node", "a handle to the parent of the given node"),
-        Intrinsic("get_num_dims", "dims", 1, "i64", "the number of dimensions the given node is replicated in"),
+        Intrinsic(
+            "get_num_dims", "dims", 1, "i64", "the number of dimensions the given node is replicated in"
+        ),
         *_queries(),
         Intrinsic("malloc", "malloc", 1, "u8[:]", "a zeroed buffer of n bytes, one per parent instance"),
         Intrinsic(

@@ -79,11 +79,7 @@ def intrinsic_name(call: ast.Call, env: dict[str, Any]) -> str | None:
         module = getattr(obj, "__module__", "") or ""
         if obj is not None and module.startswith("hpvm.") and func.id in _NAMES:
             return func.id
-        if (
-            obj is not None
-            and getattr(obj, "__name__", None) in _NAMES
-            and module.startswith("hpvm.")
-        ):
+        if obj is not None and getattr(obj, "__name__", None) in _NAMES and module.startswith("hpvm."):
             return obj.__name__
     return None
 

@@ -9,8 +9,12 @@ reported at the offending token. Rules that do not concern the text itself (port
 do not match, a missing feed, ...) are left to ``hpvm.verify``, so that any program, valid
 or not, can be written down and read back.
 
-Leaves parsed from IR text have no Python code: their ``pyfunc`` raises ``CompileError``
-when called, and asking for their ``source`` raises ``OSError`` (the verifier then skips the
+A leaf may carry its body (``print_program(root, bodies=True)`` writes them): a tensor body
+becomes a ``TensorBody``; a Python body (module text) is run, as importing a module does, and
+its last ``def`` becomes the leaf's function, compiled with the text's own file name and line
+numbers — so parse only text you trust; LLVM and generated bodies become ``LLVMBody`` and
+``GeneratedBody``. A leaf without a body has no code: its ``pyfunc`` raises ``CompileError``
+when called, and asking for its ``source`` raises ``OSError`` (the verifier then skips the
 source checks). ``leaf_factory`` lets a caller (the ``.hpvm`` loader) supply the code.
 """
 
@@ -27,6 +31,7 @@ from typing import Any, Protocol
 from lark import Lark, Token, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..errors import CompileError, ParseError, SourceLocation
+from .bodies import LLVMBody, OpCall, Operand, TensorBody
 from .expr import BinOp, Call, Const, Expr, Shape
 from .expr import Param as ParamExpr
 from .graph import (
@@ -43,9 +48,24 @@ from .graph import (
     Param,
 )
 from .printer import quote_name
+from .pysource import generated_body, run_module
 from .types import PortType, parse_type
 
 MAX_DIMS = 3
+
+
+@dataclass(frozen=True)
+class ParsedBody:
+    """A leaf's body as the text wrote it: ``kind`` and its code text (or tensor body)."""
+
+    kind: str  # "python", "llvm", "generated" or "tensor"
+    file: str
+    line: int  # the line of the body's first code line (or of the block)
+    text: str = ""  # the code: each "| " line without its marker
+    function: str = ""  # llvm: the function's name
+    origin: str = ""  # generated: the foreign file
+    lines: tuple[int, ...] = ()  # generated: the foreign line of each code line
+    tensor: TensorBody | None = None
 
 
 class LeafFactory(Protocol):
@@ -62,6 +82,7 @@ class LeafFactory(Protocol):
         ins: tuple[str, ...],
         outs: tuple[str, ...],
         location: SourceLocation,
+        body: ParsedBody | None = None,
     ) -> LeafFunction: ...
 
 
@@ -108,8 +129,12 @@ def no_code_leaf(
     ins: tuple[str, ...],
     outs: tuple[str, ...],
     location: SourceLocation,
+    body: ParsedBody | None = None,
 ) -> LeafFunction:
-    """The default leaf factory: a leaf whose code raises ``CompileError`` when it runs."""
+    """The default leaf factory: the leaf of its body, or without one a leaf whose code
+    raises ``CompileError`` when it runs."""
+    if body is not None:
+        return leaf_from_body(name, params, outputs, hint, ins, outs, location, body)
 
     def no_code(*args: Any) -> Any:
         raise CompileError(
@@ -123,6 +148,61 @@ def no_code_leaf(
     no_code.__code__ = no_code.__code__.replace(co_filename=f"<no code for leaf {name}>")
     no_code.__name__ = no_code.__qualname__ = name
     return LeafFunction(no_code, name, params, outputs, hint=hint, ins=ins, outs=outs, location=location)
+
+
+def _check_def(func: Any, params: list[Param], name: str, file: str, line: int) -> None:
+    """The body's def must take the leaf's parameters, in order."""
+    names = list(func.__code__.co_varnames[: func.__code__.co_argcount])
+    expected = [p.name for p in params]
+    if names != expected:
+        raise ParseError(
+            f"the def of leaf @{quote_name(name)} takes ({', '.join(names)}) but the IR declares "
+            f"({', '.join(expected)})",
+            line,
+            1,
+            file,
+        )
+
+
+def leaf_from_body(
+    name: str,
+    params: list[Param],
+    outputs: list[PortType],
+    hint: str | None,
+    ins: tuple[str, ...],
+    outs: tuple[str, ...],
+    location: SourceLocation,
+    body: ParsedBody,
+) -> LeafFunction:
+    """The leaf a parsed body makes (Python and generated code run here, as a module)."""
+    if body.kind == "tensor":
+        assert body.tensor is not None
+        return LeafFunction(
+            None, name, params, outputs, hint=hint, ins=ins, outs=outs, location=location, body=body.tensor
+        )
+    if body.kind == "llvm":
+        llvm = LLVMBody(body.text, body.function)
+        return LeafFunction(
+            None, name, params, outputs, hint=hint, ins=ins, outs=outs, location=location, body=llvm
+        )
+    if body.kind == "generated":
+        return LeafFunction(
+            None,
+            name,
+            params,
+            outputs,
+            hint=hint,
+            ins=ins,
+            outs=outs,
+            location=location,
+            body=generated_body(name, body.text, body.origin, body.lines, (body.file, body.line)),
+        )
+    code = run_module(body.text, body.line, body.file, f"leaf @{quote_name(name)}", location.line)
+    _check_def(code.func, params, name, body.file, code.line)
+    where = SourceLocation(body.file, code.line)
+    leaf = LeafFunction(code.func, name, params, outputs, hint=hint, ins=ins, outs=outs, location=where)
+    leaf.set_source(code.source, code.line)
+    return leaf
 
 
 # ---------------------------------------------------------------------------------------
@@ -186,6 +266,12 @@ def _suggest(word: str, known: list[str], intro: str) -> str:
         return f"{intro} none"
     more = ", ..." if len(known) > 10 else ""
     return f"{intro} {', '.join(known[:10])}{more}"
+
+
+def _code_text(tok: Token) -> str:
+    """A code line's text: what follows its ``|`` and one space."""
+    text = str(tok)[1:]
+    return text[1:] if text.startswith(" ") else text
 
 
 def _unquote(text: str) -> str:
@@ -255,11 +341,13 @@ class _Builder:
         params = self.params(tree.children[1])
         outputs_tree = tree.children[2]
         outputs = self.outputs(outputs_tree) if outputs_tree is not None else None
-        attrs = [t for t in tree.children[3:] if t.data in ("hint", "ins", "outs")]
+        attrs = [t for t in tree.children[3:] if isinstance(t, Tree) and t.data in ("hint", "ins", "outs")]
         hint, ins, outs = self.attributes(attrs, ref_tok)
         location = self.location(tree)
         fn: NodeFunction
         if tree.data == "leaf_fn":
+            body_tree = tree.children[-1]
+            body = self.body(body_tree, params) if isinstance(body_tree, Tree) else None
             fn = self.leaf_factory(
                 name,
                 params,
@@ -269,6 +357,7 @@ class _Builder:
                 ins=ins,
                 outs=outs,
                 location=location,
+                body=body,
             )
         else:
             fn = InternalFunction(
@@ -284,6 +373,82 @@ class _Builder:
         decl = _Declared(fn, tree, ref_tok)
         self.functions[key] = decl
         return decl
+
+    # -- leaf bodies -------------------------------------------------------------------------
+
+    def body(self, tree: Tree, params: list[Param]) -> ParsedBody:
+        kind = tree.data.removesuffix("_body")
+        if kind == "tensor":
+            return ParsedBody("tensor", self.file, tree.meta.line or 0, tensor=self.tensor_body(tree, params))
+        code = [t for t in tree.children if isinstance(t, Token) and t.type == "CODE_LINE"]
+        text = "\n".join(_code_text(t) for t in code) + "\n"
+        first = code[0].line if code else (tree.meta.line or 0)
+        if kind == "llvm":
+            fn_tok = tree.children[0]
+            return ParsedBody("llvm", self.file, first, text, function=parse_function_ref(fn_tok)[0])
+        if kind == "generated":
+            origin_tok = tree.children[0]
+            lines = tuple(int(t) for t in tree.children[1:] if isinstance(t, Token) and t.type == "INT")
+            if len(lines) != len(code):
+                raise self.error(
+                    f"a generated body maps each of its code lines to a line of {origin_tok}: it has "
+                    f"{len(code)} code line(s) but lines(...) lists {len(lines)}",
+                    origin_tok,
+                )
+            return ParsedBody("generated", self.file, first, text, origin=_unquote(origin_tok), lines=lines)
+        return ParsedBody("python", self.file, first, text)
+
+    def tensor_body(self, tree: Tree, params: list[Param]) -> TensorBody:
+        """``%k = op(operands)`` statements in order, then ``return operands``."""
+        from .tensorops import OPS  # (the tensor intrinsics' table: it imports nothing of ours above)
+
+        index = {p.name: i for i, p in enumerate(params)}
+        calls: list[OpCall] = []
+
+        def operand(t: Tree) -> Operand:
+            tok = t.children[0]
+            if t.data == "local_operand":
+                k = int(str(tok)[1:])
+                if k >= len(calls):
+                    raise self.error(
+                        f"{tok} is used before it is computed (results so far: {len(calls)})", tok
+                    )
+                return Operand("local", k)
+            if t.data == "const_operand":
+                text = str(tok)
+                value: Any = float(text) if any(c in text for c in ".eEn") else int(text)
+                return Operand("const", value)
+            name = _unquote(tok)
+            if name not in index:
+                raise self.error(
+                    f"operand '{name}' is not a parameter of the leaf ({', '.join(index) or 'none'})", tok
+                )
+            return Operand("param", index[name])
+
+        for stmt in tree.children:
+            if not isinstance(stmt, Tree) or stmt.data != "tensor_call":
+                continue
+            local_tok, op_tok, *args = stmt.children
+            if int(str(local_tok)[1:]) != len(calls):
+                raise self.error(
+                    f"the results are numbered in order: expected %{len(calls)}, not {local_tok}", local_tok
+                )
+            op = OPS.get(str(op_tok))
+            if op is None:
+                raise self.error(
+                    f"unknown tensor operation {op_tok}; {_suggest(str(op_tok), sorted(OPS), 'they are')}",
+                    op_tok,
+                )
+            operands = tuple(operand(a) for a in args if a is not None)
+            if len(operands) != len(op.params):
+                raise self.error(
+                    f"{op_tok} takes {len(op.params)} operands ({', '.join(op.params)}), {len(operands)} given",
+                    op_tok,
+                )
+            calls.append(OpCall(op.name, operands, op_tok.line or 0))
+        ret = next(c for c in tree.children if isinstance(c, Tree) and c.data == "tensor_return")
+        returns = tuple(operand(a) for a in ret.children if a is not None)
+        return TensorBody(tuple(calls), returns)
 
     def params(self, tree: Tree) -> list[Param]:
         out = []
@@ -439,4 +604,11 @@ class _Builder:
         raise self.error(f"unexpected {kind} in a size expression", tree)  # pragma: no cover
 
 
-__all__ = ["LeafFactory", "no_code_leaf", "parse_function_ref", "parse_program"]
+__all__ = [
+    "LeafFactory",
+    "ParsedBody",
+    "leaf_from_body",
+    "no_code_leaf",
+    "parse_function_ref",
+    "parse_program",
+]

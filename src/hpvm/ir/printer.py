@@ -15,26 +15,54 @@ The format is described in docs/text-format.md; in short::
 Functions are printed children first and the root last (the parser takes the last function
 as the root). Two different functions with the same name are told apart by a suffix:
 ``@f``, ``@f.1``, ``@f.2``. Source locations are not part of the text.
+
+With ``bodies=True`` each leaf carries its body, so the text alone is the program::
+
+    leaf @scale(x: f32[:], n: i64) -> () ins(x) outs(x) python {
+      | FACTOR = 2.5
+      |
+      | def scale(x, n):
+      |     ...
+    }
+    leaf @conv_add(x: f32[:, :, :, :], w: f32[:, :, :, :], b: f32[:]) -> (f32[:, :, :, :]) tensor {
+      %0 = convolution(x, w, 1, 1, 1, 1)
+      %1 = add(%0, b)
+      return %1
+    }
+
+A Python body is the leaf's code as a small module (imports, constants, helpers, then the
+``def``: ``ir/pysource.py``); an LLVM body (``llvm @fn { | ... }``) the module text; a
+generated body (``generated "file" lines(...) { | ... }``) its Python and the line of the
+foreign file each of its lines came from. Each line of code text starts with ``|``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import math
+from collections.abc import Callable, Iterable
 
+from .bodies import GeneratedBody, LLVMBody, Operand, PythonBody, TensorBody
 from .graph import REPLICATION_NAMES, ChildGraph, InternalFunction, LeafFunction, NodeFunction, functions
 from .types import PortType
 
 HEADER = "# hpvm IR v1"
+#: Operand and parameter names that would read as numbers in a tensor body: quoted there.
+NUMBER_WORDS = frozenset({"inf", "nan"})
+
+BodyChoice = bool | Callable[[LeafFunction], bool]
 
 
-def print_program(root: InternalFunction) -> str:
-    """The text form of every node function reachable from ``root``, root last."""
+def print_program(root: InternalFunction, bodies: BodyChoice = False) -> str:
+    """The text form of every node function reachable from ``root``, root last.
+
+    ``bodies``: print each leaf's body too (``True``), or those for which it returns true.
+    """
     fns = list(functions(root))
     refs = function_refs(fns)
     lines = [HEADER]
     for fn in fns:
-        lines.extend(print_function(fn, refs))
+        lines.extend(print_function(fn, refs, bodies))
     return "\n".join(lines) + "\n"
 
 
@@ -49,12 +77,15 @@ def function_refs(fns: Iterable[NodeFunction]) -> dict[int, str]:
     return refs
 
 
-def print_function(fn: NodeFunction, refs: dict[int, str]) -> list[str]:
-    """The lines of one function: a one-line leaf, or an internal with its child graph."""
+def print_function(fn: NodeFunction, refs: dict[int, str], bodies: BodyChoice = False) -> list[str]:
+    """The lines of one function: a leaf (one line, or with its body), or an internal with
+    its child graph."""
     params = ", ".join(f"{quote_name(p.name)}: {p.type}" for p in fn.params)
     head = f"{refs[id(fn)]}({params})"
     if isinstance(fn, LeafFunction):
-        return [f"leaf {head} -> {_types(fn.outputs)}{_attributes(fn)}"]
+        line = f"leaf {head} -> {_types(fn.outputs)}{_attributes(fn)}"
+        wanted = bodies(fn) if callable(bodies) else bodies
+        return print_body(fn, line) if wanted else [line]
     assert isinstance(fn, InternalFunction)
     declared = fn.declared_outputs
     arrow = f" -> {_types(declared)}" if declared is not None else ""
@@ -65,6 +96,51 @@ def print_function(fn: NodeFunction, refs: dict[int, str]) -> list[str]:
     lines.extend("  " + s for s in graph_statements(fn.graph, refs))
     lines.append("}")
     return lines
+
+
+def print_body(fn: LeafFunction, head: str) -> list[str]:
+    """A leaf's declaration line ``head`` followed by its body block."""
+    body = fn.body
+    if isinstance(body, TensorBody):
+        names = [quote_name(p.name, NUMBER_WORDS) for p in fn.params]
+
+        def operand(o: Operand) -> str:
+            if o.kind == "param":
+                return names[o.value]
+            if o.kind == "local":
+                return f"%{o.value}"
+            return constant_text(o.value)
+
+        lines = [f"{head} tensor {{"]
+        for k, call in enumerate(body.calls):
+            lines.append(f"  %{k} = {call.op}({', '.join(operand(a) for a in call.args)})")
+        lines.append(f"  return {', '.join(operand(r) for r in body.returns)}".rstrip())
+        return [*lines, "}"]
+    if isinstance(body, PythonBody):
+        from .pysource import leaf_module_source  # (it imports the graph module, as we do)
+
+        return [f"{head} python {{", *_code_lines(leaf_module_source(fn)), "}"]
+    if isinstance(body, LLVMBody):
+        return [f"{head} llvm @{quote_name(body.function)} {{", *_code_lines(body.module), "}"]
+    assert isinstance(body, GeneratedBody)
+    origin = json.dumps(body.origin)
+    return [
+        f"{head} generated {origin} lines({', '.join(map(str, body.lines))}) {{",
+        *_code_lines(body.source),
+        "}",
+    ]
+
+
+def _code_lines(text: str) -> list[str]:
+    """Code text as body lines: each behind ``  | `` (``  |`` for an empty line)."""
+    return [f"  | {line}" if line else "  |" for line in text.rstrip("\n").split("\n")]
+
+
+def constant_text(value: object) -> str:
+    """A numeric constant of a tensor body: Python's repr, and ``inf``, ``-inf``, ``nan``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if value != value else ("inf" if value > 0 else "-inf")
+    return repr(value)
 
 
 def graph_statements(graph: ChildGraph, refs: dict[int, str]) -> list[str]:
@@ -84,9 +160,10 @@ def graph_statements(graph: ChildGraph, refs: dict[int, str]) -> list[str]:
     return out
 
 
-def quote_name(name: str) -> str:
-    """A name as written after ``@``/``%`` or as a parameter: bare if an identifier, else quoted."""
-    return name if name.isidentifier() else json.dumps(name)
+def quote_name(name: str, reserved: frozenset[str] = frozenset()) -> str:
+    """A name as written after ``@``/``%`` or as a parameter: bare if an identifier (and not
+    one of the ``reserved`` words), else quoted."""
+    return name if name.isidentifier() and name not in reserved else json.dumps(name)
 
 
 def _node(name: str) -> str:

@@ -8,9 +8,11 @@ Rules that depend on data (replication sizes computed from inputs) are re-checke
 from __future__ import annotations
 
 import graphlib
+import re
 from collections import Counter
 
 from ..errors import HPVMError, VerificationError
+from .bodies import LLVMBody
 from .expr import Expr, Shape
 from .expr import Param as ParamExpr
 from .graph import (
@@ -167,23 +169,42 @@ def function_problems(fn: NodeFunction) -> list[str]:
         dup = [n for n, c in Counter(p.name for p in fn.params).items() if c > 1]
         problems.append(f"{fn.describe()}: parameter names repeat: {', '.join(dup)}")
     if isinstance(fn, LeafFunction):
-        problems.extend(_leaf_source_problems(fn))
+        if isinstance(fn.body, LLVMBody):
+            problems.extend(_llvm_body_problems(fn, fn.body))
+        else:
+            problems.extend(_leaf_source_problems(fn))
     return problems
+
+
+def _llvm_body_problems(fn: LeafFunction, body: LLVMBody) -> list[str]:
+    """An LLVM body must define the function it names, taking one argument per port."""
+    match = re.search(rf"define\b[^@\n]*@{re.escape(body.function)}\s*\(([^)]*)\)", body.module)
+    if match is None:
+        return [
+            f"{fn.describe()}: its LLVM body names function @{body.function}, which its module "
+            "does not define; name a function the module defines"
+        ]
+    args = [a for a in match.group(1).split(",") if a.strip() and a.strip() != "..."]
+    if len(args) != len(fn.params):
+        return [
+            f"{fn.describe()}: its LLVM function @{body.function} takes {len(args)} argument(s) "
+            f"but the leaf has {len(fn.params)} port(s); give the function one argument per port"
+        ]
+    return []
 
 
 def _leaf_source_problems(fn: LeafFunction) -> list[str]:
     info = analyze_leaf(fn)
     problems = []
     where = f"leaf '{fn.name}'"
-    path = fn.location.file
     for name, line in info.builder_calls:
         problems.append(
-            f"{where} ({path}:{line}) calls hpvm.{name}(); leaves compute and cannot create "
+            f"{where} ({fn.where(line)}) calls hpvm.{name}(); leaves compute and cannot create "
             "nodes, edges or binds — build the graph in an @hpvm.internal node"
         )
     for line in info.misplaced_barriers:
         problems.append(
-            f"{where} ({path}:{line}): hpvm.barrier() must be a statement of its own "
+            f"{where} ({fn.where(line)}): hpvm.barrier() must be a statement of its own "
             "(it returns nothing and cannot be part of an expression)"
         )
     arrays = {p.name: p.type for p in fn.params if isinstance(p.type, ArrayType)}
@@ -191,13 +212,13 @@ def _leaf_source_problems(fn: LeafFunction) -> list[str]:
     for name, line in info.writes.items():
         if name in arrays and name not in fn.outs:
             problems.append(
-                f"{where} ({path}:{line}) writes array '{name}', which its outs does not "
+                f"{where} ({fn.where(line)}) writes array '{name}', which its outs does not "
                 f"declare; add '{name}' to outs=(...)"
             )
     for name, line in info.uses.items():
         if name in arrays and name not in declared and name not in info.writes:
             problems.append(
-                f"{where} ({path}:{line}) reads array '{name}', which its ins does not "
+                f"{where} ({fn.where(line)}) reads array '{name}', which its ins does not "
                 f"declare; add '{name}' to ins=(...)"
             )
     for op, target, line in info.atomics:
@@ -209,21 +230,23 @@ def _leaf_source_problems(fn: LeafFunction) -> list[str]:
             continue
         if kind in "iu":
             problems.append(
-                f"{where} ({path}:{line}): atomic_{op} on '{target}' ({atype}); atomics work on "
+                f"{where} ({fn.where(line)}): atomic_{op} on '{target}' ({atype}); atomics work on "
                 "int32, int64, float32 and float64 arrays"
             )
         elif kind == "f" and op not in FLOAT_ATOMIC_OPS:
             problems.append(
-                f"{where} ({path}:{line}): atomic_{op} on float array '{target}' ({atype}); "
+                f"{where} ({fn.where(line)}): atomic_{op} on float array '{target}' ({atype}); "
                 "bitwise and exchange atomics need an int32 or int64 array"
             )
         else:
-            problems.append(f"{where} ({path}:{line}): atomic_{op} on '{target}' ({atype}) is not supported")
+            problems.append(
+                f"{where} ({fn.where(line)}): atomic_{op} on '{target}' ({atype}) is not supported"
+            )
     n_out = len(fn.out_types)
     for count, line in info.returns:
         if count != n_out and not (count == 1 and n_out > 1):
             problems.append(
-                f"{where} ({path}:{line}) returns {count} value(s) but its annotation declares "
+                f"{where} ({fn.where(line)}) returns {count} value(s) but its annotation declares "
                 f"{n_out} output(s); fix the return or the '-> ...' annotation"
             )
     return problems
@@ -238,7 +261,7 @@ def _query_problems(fn: LeafFunction, dims_path: list[int]) -> list[str]:
             continue  # not known statically; the interpreter checks it when it runs
         if q.level >= len(dims_path):
             problems.append(
-                f"leaf '{fn.name}' ({fn.location.file}:{q.line}) calls {q.name} on an ancestor "
+                f"leaf '{fn.name}' ({fn.where(q.line)}) calls {q.name} on an ancestor "
                 f"{q.level} levels up, above the root of the graph"
             )
             continue
@@ -253,7 +276,7 @@ def _query_problems(fn: LeafFunction, dims_path: list[int]) -> list[str]:
                 f"only {', '.join('xyz'[:dims])} can be queried" if dims else "no dimension can be queried"
             )
             problems.append(
-                f"leaf '{fn.name}' ({fn.location.file}:{q.line}) calls {q.name} on {who}, which "
+                f"leaf '{fn.name}' ({fn.where(q.line)}) calls {q.name} on {who}, which "
                 f"is replicated in {dims} dimension(s); {allowed}"
             )
     return problems

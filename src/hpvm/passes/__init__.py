@@ -7,6 +7,16 @@ traversal: every node, bottom-up, in topological order, with ``visit_leaf`` and
 """
 
 from .base import Module, Pass, PassManager, copy_program, run_passes
+from .fuse_tensor_nodes import FuseHPVMTensorNodes, FusionRecord
 from .traversal import CodeGenTraversal
 
-__all__ = ["CodeGenTraversal", "Module", "Pass", "PassManager", "copy_program", "run_passes"]
+__all__ = [
+    "CodeGenTraversal",
+    "FuseHPVMTensorNodes",
+    "FusionRecord",
+    "Module",
+    "Pass",
+    "PassManager",
+    "copy_program",
+    "run_passes",
+]

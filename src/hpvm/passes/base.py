@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from ..errors import VerificationError
 from ..ir.graph import ChildGraph, Edge, InputBind, InternalFunction, Node, NodeFunction, OutputBind
@@ -21,9 +21,14 @@ from ..ir.verify import verify
 
 @dataclass
 class Module:
-    """A program being transformed: passes may change its graphs or replace its root."""
+    """A program being transformed: passes may change its graphs or replace its root.
+
+    ``notes``: what passes report about what they did, by pass name (passes themselves are
+    frozen objects without state, so one pass object can run on many modules at once).
+    """
 
     root: InternalFunction
+    notes: dict[str, list[Any]] = field(default_factory=dict)
 
 
 class Pass(ABC):
@@ -47,6 +52,10 @@ class PassManager:
 
     def run(self, root: InternalFunction) -> InternalFunction:
         """The transformed copy of ``root``; ``root`` itself is not changed."""
+        return self.run_module(root).root
+
+    def run_module(self, root: InternalFunction) -> Module:
+        """The module after the passes ran on a copy of ``root``: its root and its notes."""
         verify(root)
         module = Module(copy_program(root))
         for p in self.passes:
@@ -57,7 +66,7 @@ class PassManager:
                 raise VerificationError(
                     [f"after pass '{p.name}': {problem}" for problem in e.problems]
                 ) from None
-        return module.root
+        return module
 
 
 def run_passes(root: InternalFunction, passes: Sequence[Pass]) -> InternalFunction:

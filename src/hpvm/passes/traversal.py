@@ -19,18 +19,18 @@ class CodeGenTraversal(Pass):
     name = "codegen-traversal"
 
     def apply(self, module: Module) -> None:
-        self._done: set[int] = set()
-        self.traverse(module.root)
+        self.traverse(module.root, set())
 
-    def traverse(self, fn: InternalFunction) -> None:
-        """Visit ``fn``'s graph bottom-up, then ``fn`` itself."""
-        if id(fn) in self._done:
+    def traverse(self, fn: InternalFunction, done: set[int]) -> None:
+        """Visit ``fn``'s graph bottom-up, then ``fn`` itself (``done``: the ids of the
+        internal functions already traversed in this run)."""
+        if id(fn) in done:
             return
-        self._done.add(id(fn))
+        done.add(id(fn))
         for node in list(topological_order(fn.graph)):  # a snapshot: visits may change the graph
             child = node.function
             if isinstance(child, InternalFunction):
-                self.traverse(child)
+                self.traverse(child, done)
             elif isinstance(child, LeafFunction):
                 self.visit_leaf(node, fn)
         self.visit_internal(fn)

@@ -1,5 +1,7 @@
 """The host runtime: init/cleanup, the memory tracker, launches, streams, dispatch."""
 
+from ..ir.host import provide_host
+from . import api
 from .api import (
     LaunchHandle,
     Runtime,
@@ -16,6 +18,8 @@ from .api import (
     untrack_memory,
     wait,
 )
+
+provide_host(api)  # front ends run the programs they make through the default runtime
 
 __all__ = [
     "LaunchHandle",

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..backends import backend_for_hint, get_backend
-from ..backends.base import Backend
+from ..backends.base import Backend, check_bodies
 from ..backends.memory import MemoryTracker
 from ..backends.mixed import MixedBackend, backends_by_child
 from ..errors import LaunchError, MemoryTrackingError
@@ -99,18 +99,29 @@ def choose_backend(root: InternalFunction, target: str | None) -> Backend:
     if target is not None:
         if not isinstance(target, str):
             raise LaunchError(f"target must be a back-end name such as 'interp', not {target!r}")
-        return get_backend(target)
-    cached = _CHOICES.get(id(root))
-    if cached is not None and cached[0] is root:
-        return cached[1]
+        backend = get_backend(target)
+        checked = _BODIES_OK.setdefault(root, set())
+        if backend.name not in checked:
+            check_bodies(backend, root, f"launch(target={target!r}): ")
+            checked.add(backend.name)
+        return backend
+    cached = _CHOICES.get(root)
+    if cached is not None:
+        return cached
     choice = backends_by_child(root)
     names = set(choice.values()) or {backend_for_hint(root.hint)}
-    backend = get_backend(names.pop()) if len(names) == 1 else MixedBackend(root, choice)
-    _CHOICES[id(root)] = (root, backend)
+    if len(names) == 1:
+        backend = get_backend(names.pop())
+        check_bodies(backend, root, "launch(): ")
+    else:
+        backend = MixedBackend(root, choice)  # checks each part against its back end
+    _CHOICES[root] = backend
     return backend
 
 
-_CHOICES: dict[int, tuple[InternalFunction, Backend]] = {}  # root -> back end its hints select
+# Root -> the back end its hints select; root -> the back ends known to accept its leaves.
+_CHOICES: weakref.WeakKeyDictionary[InternalFunction, Backend] = weakref.WeakKeyDictionary()
+_BODIES_OK: weakref.WeakKeyDictionary[InternalFunction, set[str]] = weakref.WeakKeyDictionary()
 
 
 def array_args(args: Sequence[Any]) -> list[np.ndarray]:

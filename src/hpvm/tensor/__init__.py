@@ -33,7 +33,7 @@ from .ops import (
 def fuse(root: Any) -> Any:
     """FuseHPVMTensorNodes (seed 001): a new root whose chains of single-operation tensor
     nodes matching a fusion pattern are fused into one node each; ``root`` is left intact."""
-    from .fusion import fuse as _fuse
+    from ..passes.fuse_tensor_nodes import fuse as _fuse
 
     return _fuse(root)
 

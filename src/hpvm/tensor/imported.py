@@ -10,7 +10,6 @@ carries a host section, so ``hpvm run model.hpvm`` runs it on the saved example 
 
 from __future__ import annotations
 
-import linecache
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +19,8 @@ import numpy as np
 
 from ..errors import LaunchError, MemoryTrackingError, ModelImportError
 from ..ir.graph import InternalFunction, LeafFunction
+from ..ir.host import host
+from ..ir.tensorops.body import parse_tensor_leaf
 
 INPUT_KEY = "__input__"  # the example input's name in the .npz (no parameter can have it)
 
@@ -78,8 +79,7 @@ class TensorProgram:
 
         ``fused=False`` runs the graph as imported (one node per operation), for comparison.
         """
-        import hpvm
-
+        hpvm = host()
         batch = self._input(x)
         root = self.root if fused else self.unfused_root
         hpvm.init()  # does nothing if the runtime is running already
@@ -142,7 +142,7 @@ class TensorProgram:
             example = np.zeros(self.input_shape, dtype=np.float32)
         arrays = {p.name: w for p, w in zip(root.params[1:], self.weights)}
         arrays[INPUT_KEY] = example
-        save_program(root, path, host=_host_function(npz.name))
+        save_program(root, path, host=_host_source(npz.name))
         np.savez(npz, **arrays)
         return npz
 
@@ -172,18 +172,10 @@ class TensorProgram:
 
 
 def _operations(fn: Any) -> list[str]:
-    """The ``hpvm.tensor`` operations a leaf calls, in source order."""
-    import ast
-
+    """The ``hpvm.tensor`` operations a leaf performs, in order."""
     if not isinstance(fn, LeafFunction):
         return [f"<{fn.kind} {fn.name}>"]
-    found = []
-    for node in ast.walk(ast.parse(fn.source)):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            value = node.func.value
-            if isinstance(value, ast.Attribute) and value.attr == "tensor":
-                found.append((node.lineno, node.col_offset, node.func.attr))
-    return [name for *_, name in sorted(found)]
+    return list(parse_tensor_leaf(fn).ops)
 
 
 def _to_numpy(value: Any) -> np.ndarray:
@@ -194,7 +186,19 @@ def _to_numpy(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
-_HOST_SOURCE = '''\
+def _host_source(weights_file: str) -> str:
+    """The saved file's host section: ``main(root, target)`` runs the model on the example
+    input saved beside the file (``weights_file``, found next to the ``.hpvm`` file)."""
+    return f'''import os
+
+import numpy as np
+
+import hpvm
+
+WEIGHTS = {weights_file!r}
+INPUT_KEY = {INPUT_KEY!r}
+
+
 def main(root, target):
     """Run the imported model on the example input saved beside this file; print the output."""
     with np.load(os.path.join(os.path.dirname(__file__), WEIGHTS)) as data:
@@ -203,30 +207,8 @@ def main(root, target):
         hpvm.track_memory(a)
     (out,) = hpvm.wait(hpvm.launch(root, tuple(args), target=target))
     out = out if isinstance(out, np.ndarray) else out.cpu().numpy()
-    print(f"{root.name}: output {out.shape}, first row {np.array2string(out.reshape(len(out), -1)[0], precision=4)}")
+    print(f"{{root.name}}: output {{out.shape}}, first row {{np.array2string(out.reshape(len(out), -1)[0], precision=4)}}")
 '''
-
-
-def _host_function(weights_file: str) -> Any:
-    """The saved file's ``main(root, target)``, with the ``.npz`` name as a constant.
-
-    Made from source text (registered with ``linecache`` so that saving can copy it); its
-    namespace has no ``__file__``, so in the saved file ``__file__`` is the file's own path.
-    """
-    import hpvm
-
-    file = f"<hpvm.tensor saved host {weights_file}>"
-    linecache.cache[file] = (len(_HOST_SOURCE), None, _HOST_SOURCE.splitlines(keepends=True), file)
-    namespace: dict[str, Any] = {
-        "__name__": "hpvm_tensor_host",
-        "np": np,
-        "os": os,
-        "hpvm": hpvm,
-        "WEIGHTS": weights_file,
-        "INPUT_KEY": INPUT_KEY,
-    }
-    exec(compile(_HOST_SOURCE, file, "exec"), namespace)
-    return namespace["main"]
 
 
 __all__ = ["INPUT_KEY", "TensorProgram"]

@@ -1,304 +1,28 @@
-"""Tensor leaves: reading a leaf's body as a sequence of tensor operations, and writing one.
+"""Tensor leaves in the front end: making one from operations, and reading one.
 
-A *tensor leaf* (docs/tensor.md) is a leaf whose body is straight-line code: assignments of
-``hpvm.tensor.<op>(...)`` calls to names, then one ``return``. Operands are the leaf's
-parameters, results of earlier calls and numeric constants (literals or module-level
-numbers). ``parse_tensor_leaf`` turns such a body into ``OpCall``s — what the ``tensor``
-back end compiles and what fusion splices — and says which line breaks the form otherwise.
-``render_leaf`` writes the Python source of a tensor leaf (fused leaves get real code).
+``make_tensor_leaf`` makes a leaf whose body is a ``TensorBody`` (``ir/bodies``): the
+operations themselves, no Python source to render and re-parse. It prints (with its body),
+saves, shows and runs on ``interp`` and ``tensor`` like a leaf written by hand. Reading a
+leaf as operations (``parse_tensor_leaf``) and writing one as Python (``render_leaf``) are
+IR analyses (``hpvm.ir.tensorops.body``), re-exported here for the front end's users.
 """
 
 from __future__ import annotations
 
-import ast
-import builtins
-import itertools
-import linecache
-import math
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
 
 from ..errors import SourceLocation
+from ..ir.bodies import OpCall, Operand, TensorBody, const_text
 from ..ir.graph import LeafFunction, Param
-from ..ir.leafinfo import parse_leaf
+from ..ir.tensorops.body import (
+    NotATensorLeaf,
+    TensorLeaf,
+    annotation,
+    parse_tensor_leaf,
+    python_name,
+    render_leaf,
+)
 from ..ir.types import ArrayType, PortType
-from .ops import NAME_OF, OPS
-
-
-@dataclass(frozen=True)
-class Operand:
-    """An operand of a tensor operation: a leaf parameter (by index), the result of an
-    earlier operation in the leaf (by index) or a constant."""
-
-    kind: str  # "param", "local" or "const"
-    value: Any
-
-    def __repr__(self) -> str:
-        return f"{self.kind}:{self.value!r}"
-
-
-@dataclass(frozen=True)
-class OpCall:
-    """One operation in a tensor leaf; its result is local ``index`` (its position)."""
-
-    op: str
-    args: tuple[Operand, ...]  # every parameter of the operation, defaults filled in
-    line: int
-
-
-@dataclass(frozen=True)
-class TensorLeaf:
-    """The operations of a tensor leaf and what it returns."""
-
-    fn: LeafFunction
-    calls: tuple[OpCall, ...]
-    returns: tuple[Operand, ...]
-
-    @property
-    def ops(self) -> tuple[str, ...]:
-        return tuple(c.op for c in self.calls)
-
-    def single_op(self) -> OpCall | None:
-        """The call, when the leaf is one operation returning its result (a fusion candidate)."""
-        if len(self.calls) == 1 and self.returns == (Operand("local", 0),):
-            return self.calls[0]
-        return None
-
-
-class NotATensorLeaf(Exception):
-    """Why a leaf is not a tensor leaf, and the line (callers turn it into their error)."""
-
-    def __init__(self, reason: str, line: int):
-        super().__init__(reason)
-        self.reason, self.line = reason, line
-
-
-def parse_tensor_leaf(fn: LeafFunction) -> TensorLeaf:
-    """The operations of ``fn``; ``NotATensorLeaf`` when its body is not of the tensor form.
-
-    Cached on the function (its source does not change; ``set_source`` makes a new parse).
-    """
-    try:
-        key: Any = (fn.source, fn.source_line)
-    except (OSError, TypeError):
-        key = None
-    cached = fn.__dict__.get("_tensor_leaf")
-    if cached is not None and key is not None and cached[0] == key:
-        return cached[1]
-    result = _Reader(fn).read()
-    fn.__dict__["_tensor_leaf"] = (key, result)
-    return result
-
-
-class _Reader:
-    def __init__(self, fn: LeafFunction):
-        self.fn = fn
-        self.globals: dict[str, Any] = dict(getattr(fn.pyfunc, "__globals__", {}) or {})
-        self.names: dict[str, Operand] = {p.name: Operand("param", i) for i, p in enumerate(fn.params)}
-        self.calls: list[OpCall] = []
-
-    def read(self) -> TensorLeaf:
-        func = parse_leaf(self.fn)
-        if func is None:
-            raise NotATensorLeaf("its Python source cannot be read", self.fn.location.line)
-        returns: tuple[Operand, ...] | None = None
-        for stmt in func.body:
-            if returns is not None:
-                raise NotATensorLeaf("a statement after the return", stmt.lineno)
-            if (
-                isinstance(stmt, ast.Expr)
-                and isinstance(stmt.value, ast.Constant)
-                and isinstance(stmt.value.value, str)
-            ):
-                continue  # a docstring
-            if isinstance(stmt, ast.Pass):
-                continue
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-                self.assign(stmt)
-            elif isinstance(stmt, ast.Return):
-                returns = self.returned(stmt)
-            else:
-                raise NotATensorLeaf(
-                    f"a '{type(stmt).__name__.lower()}' statement; tensor leaves are straight-line "
-                    "assignments of hpvm.tensor operations and one return",
-                    stmt.lineno,
-                )
-        if returns is None:
-            returns = ()
-        return TensorLeaf(self.fn, tuple(self.calls), returns)
-
-    def assign(self, stmt: ast.Assign | ast.AnnAssign) -> None:
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        if len(targets) != 1 or not isinstance(targets[0], ast.Name) or stmt.value is None:
-            raise NotATensorLeaf(
-                "assign each result to one plain name (y = hpvm.tensor.relu(x))", stmt.lineno
-            )
-        self.names[targets[0].id] = self.value(stmt.value)
-
-    def returned(self, stmt: ast.Return) -> tuple[Operand, ...]:
-        if stmt.value is None:
-            return ()
-        items = stmt.value.elts if isinstance(stmt.value, ast.Tuple) else [stmt.value]
-        return tuple(self.value(item) for item in items)
-
-    def value(self, node: ast.expr) -> Operand:
-        if isinstance(node, ast.Call):
-            self.calls.append(self.call(node))
-            return Operand("local", len(self.calls) - 1)
-        return self.operand(node)
-
-    def call(self, node: ast.Call) -> OpCall:
-        target = self.resolve(node.func)
-        name = NAME_OF.get(id(target)) if target is not None else None
-        if name is None:
-            raise NotATensorLeaf(
-                f"calls {ast.unparse(node.func)}(), which is not an hpvm.tensor operation "
-                f"(operations: {', '.join(sorted(OPS))})",
-                node.lineno,
-            )
-        op = OPS[name]
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            raise NotATensorLeaf(
-                f"hpvm.tensor.{name}() with *args/**kwargs; pass the arguments one by one", node.lineno
-            )
-        if len(node.args) > len(op.params):
-            raise NotATensorLeaf(
-                f"hpvm.tensor.{name}() takes {len(op.params)} arguments ({', '.join(op.params)}), "
-                f"{len(node.args)} given",
-                node.lineno,
-            )
-        args: list[Operand | None] = [self.operand(a) for a in node.args]
-        args += [None] * (len(op.params) - len(args))
-        for kw in node.keywords:
-            if kw.arg not in op.params:
-                raise NotATensorLeaf(f"hpvm.tensor.{name}() has no argument '{kw.arg}'", node.lineno)
-            index = op.params.index(kw.arg)
-            if args[index] is not None:
-                raise NotATensorLeaf(f"hpvm.tensor.{name}() got argument '{kw.arg}' twice", node.lineno)
-            args[index] = self.operand(kw.value)
-        first_default = len(op.params) - len(op.defaults)
-        for i, a in enumerate(args):
-            if a is None:
-                if i < first_default:
-                    raise NotATensorLeaf(
-                        f"hpvm.tensor.{name}() is missing argument '{op.params[i]}'", node.lineno
-                    )
-                args[i] = Operand("const", op.defaults[i - first_default])
-        return OpCall(name, tuple(a for a in args if a is not None), node.lineno)
-
-    def operand(self, node: ast.expr) -> Operand:
-        if isinstance(node, ast.Call):
-            raise NotATensorLeaf(
-                "a call nested in another call's arguments; assign its result to a name first",
-                node.lineno,
-            )
-        if isinstance(node, ast.Name):
-            if node.id in self.names:
-                return self.names[node.id]
-            value = self.globals.get(node.id, getattr(builtins, node.id, None))
-            if _is_number(value):
-                return Operand("const", _plain(value))
-            raise NotATensorLeaf(
-                f"'{node.id}' is not a parameter, an earlier result or a numeric constant", node.lineno
-            )
-        try:
-            value = ast.literal_eval(node)
-        except ValueError:
-            value = None
-        if _is_number(value):
-            return Operand("const", value)
-        raise NotATensorLeaf(
-            f"operand '{ast.unparse(node)}'; operands are parameters, earlier results and numeric "
-            "constants (compute on tensors only with hpvm.tensor operations)",
-            node.lineno,
-        )
-
-    def resolve(self, node: ast.expr) -> Any:
-        if isinstance(node, ast.Name):
-            return self.globals.get(node.id)
-        if isinstance(node, ast.Attribute):
-            base = self.resolve(node.value)
-            return getattr(base, node.attr, None) if base is not None else None
-        return None
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, np.bool_)
-
-
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
-
-
-# ---------------------------------------------------------------------------------------
-# Writing tensor leaves
-
-
-def const_text(value: Any) -> str:
-    """Python source for a constant operand (``float("inf")`` for the non-finite floats)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return f'float("{value}")'
-    return repr(value)
-
-
-def annotation(t: PortType) -> str:
-    """The annotation of a port type in leaf source (``hpvm.f32[:, :]``)."""
-    return f"hpvm.{t.elem.name}[{', '.join(':' * t.rank)}]" if isinstance(t, ArrayType) else f"hpvm.{t}"
-
-
-def render_leaf(
-    name: str,
-    params: Sequence[Param],
-    outputs: Sequence[PortType],
-    calls: Sequence[OpCall],
-    returns: Sequence[Operand],
-) -> str:
-    """Python source of a tensor leaf: one assignment per call (``t0``, ``t1``, ...), a return."""
-    taken = {p.name for p in params}
-    locals_: list[str] = []
-    for i in range(len(calls)):
-        candidate, k = f"t{i}", 0
-        while candidate in taken:
-            k += 1
-            candidate = f"t{i}_{k}"
-        taken.add(candidate)
-        locals_.append(candidate)
-
-    def text(o: Operand) -> str:
-        if o.kind == "param":
-            return params[o.value].name
-        if o.kind == "local":
-            return locals_[o.value]
-        return const_text(o.value)
-
-    sig = ", ".join(f"{p.name}: {annotation(p.type)}" for p in params)
-    if not outputs:
-        ret_ann = "None"
-    elif len(outputs) == 1:
-        ret_ann = annotation(outputs[0])
-    else:
-        ret_ann = f"tuple[{', '.join(annotation(t) for t in outputs)}]"
-    lines = [f"def {name}({sig}) -> {ret_ann}:"]
-    for local, call in zip(locals_, calls):
-        lines.append(f"    {local} = hpvm.tensor.{call.op}({', '.join(text(a) for a in call.args)})")
-    if returns:
-        lines.append(f"    return {', '.join(text(r) for r in returns)}")
-    elif not calls:
-        lines.append("    pass")
-    return "\n".join(lines) + "\n"
-
-
-_COUNTER = itertools.count()
-
-
-def python_name(name: str) -> str:
-    """``name`` as a Python identifier (node names may be any string)."""
-    text = re.sub(r"\W", "_", name) or "_"
-    return "_" + text if text[0].isdigit() else text
 
 
 def make_tensor_leaf(
@@ -308,40 +32,40 @@ def make_tensor_leaf(
     calls: Sequence[OpCall],
     returns: Sequence[Operand],
     hint: str | None,
+    location: SourceLocation | None = None,
 ) -> LeafFunction:
-    """A new tensor leaf with real Python source (``render_leaf``): it prints, saves, shows
-    and runs on every back end like a leaf written by hand. Its source lives in a pseudo-file
-    registered with ``linecache``, so tracebacks and error messages can quote its lines."""
-    import hpvm
+    """A new leaf with a ``TensorBody``: every array parameter is read (``ins``), none written.
 
+    ``location`` says where the operations came from (the model or the fused nodes); by
+    default the leaf's rendered Python, which ``source`` gives and error messages quote.
+    """
     name = python_name(name)
-    source = render_leaf(name, params, outputs, calls, returns)
-    filename = f"<hpvm generated leaf {name} #{next(_COUNTER)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    scope: dict[str, Any] = {"hpvm": hpvm, "__name__": "hpvm_generated"}
-    exec(compile(source, filename, "exec"), scope)
+    body = TensorBody(tuple(calls), tuple(returns))
     arrays = tuple(p.name for p in params if isinstance(p.type, ArrayType))
-    return LeafFunction(
-        scope[name],
+    leaf = LeafFunction(
+        None,
         name,
         list(params),
         list(outputs),
         hint=hint,
         ins=arrays,
-        location=SourceLocation(filename, 1),
-        source=source,
+        location=location or SourceLocation(f"<hpvm tensor leaf {name}>", 1),
+        body=body,
     )
+    if location is None:  # point at the rendered Python that runs it (its own file name)
+        leaf.location = SourceLocation(leaf.pyfunc.__code__.co_filename, 1)
+    return leaf
 
 
 __all__ = [
-    "const_text",
-    "make_tensor_leaf",
-    "python_name",
     "NotATensorLeaf",
     "OpCall",
     "Operand",
     "TensorLeaf",
     "annotation",
+    "const_text",
+    "make_tensor_leaf",
     "parse_tensor_leaf",
+    "python_name",
     "render_leaf",
 ]

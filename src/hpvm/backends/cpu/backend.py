@@ -38,7 +38,9 @@ class CPUBackend(Backend):
         values = (*_convert(root, args), program.root_ctx(), *program.pool_args(None))
         self._call(program, program.entry.compile, (tuple(numba.typeof(v) for v in values),))
 
-    def run(self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None) -> tuple[Any, ...]:
+    def run(
+        self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
+    ) -> tuple[Any, ...]:
         program = self.prepare(root)
         values = program.convert_args(args)
         if not program.pooled:

@@ -54,7 +54,9 @@ class GPUBackend(Backend):
         with self._lock:
             self.plan(root).prepare()
 
-    def run(self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None) -> tuple[Any, ...]:
+    def run(
+        self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
+    ) -> tuple[Any, ...]:
         with self._lock:
             return self.plan(root).run(args, ctx or RunContext())
 

@@ -346,7 +346,10 @@ class _Execution:
             offset = int(res.offsets[r])
 
             def gather(flat: int, r: int = r, offset: int = offset) -> list[Any]:
-                return [col.row(r if where == "parent" else offset + flat, self.dev, self.ctx) for col, where in cols]
+                return [
+                    col.row(r if where == "parent" else offset + flat, self.dev, self.ctx)
+                    for col, where in cols
+                ]
 
             sizes = tuple(int(s) for s in res.sizes[r])
             out = self.plan.interpreter()._run_leaf(node, sizes, gather, parent)

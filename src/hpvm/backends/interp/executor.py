@@ -29,8 +29,9 @@ from ...errors import (
     NodeExecutionError,
     OutOfBoundsError,
 )
+from ...ir.bodies import GENERATED, PYTHON, TENSOR
 from ...ir.execution import set_context
-from ...ir.graph import ALL_TO_ALL, InternalFunction, LeafFunction, Node, NodeFunction
+from ...ir.graph import ALL_TO_ALL, InternalFunction, LeafFunction, Node
 from ...ir.intrinsics import FLOAT_ATOMIC_OPS
 from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType, ScalarType, check_value
@@ -89,7 +90,7 @@ class _LeafContext:
     def where(self, line: int, file: str | None = None) -> str:
         """The node instance, the leaf and the place; ``file`` when the line is not in the
         leaf's own file (a helper function defined elsewhere)."""
-        return f"node {self.handle.path} (leaf '{self.fn.name}', {file or self.fn.location.file}:{line})"
+        return f"node {self.handle.path} (leaf '{self.fn.name}', {self.fn.locate(file, line)})"
 
     def _caller(self) -> tuple[str, int]:
         for frame in traceback.extract_stack()[::-1]:
@@ -196,6 +197,7 @@ class Interpreter(Backend):
     """The ``interp`` back end."""
 
     name = "interp"
+    accepts = frozenset({PYTHON, GENERATED, TENSOR})  # tensor bodies run on its tensor operations
     device = "host"
 
     def __init__(self, strict: bool = False):
@@ -210,7 +212,9 @@ class Interpreter(Backend):
 
     # -- Backend interface ---------------------------------------------------------------
 
-    def run(self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None) -> tuple[Any, ...]:
+    def run(
+        self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
+    ) -> tuple[Any, ...]:
         handle = InstanceHandle(root.name, (), (), None)
         _, outputs = self._run_graph(root, list(args), handle)
         count = len(root.out_types)
@@ -507,20 +511,21 @@ def _short(value: Any) -> str:
     return text if len(text) < 60 else text[:57] + "..."
 
 
-def _wrap(fn: NodeFunction, ctx: _LeafContext, e: Exception) -> NodeExecutionError:
-    line = fn.location.line
+def _wrap(fn: LeafFunction, ctx: _LeafContext, e: Exception) -> NodeExecutionError:
+    line, file = fn.location.line, fn.location.file
+    code_file = fn.code_file
     for frame in traceback.extract_tb(e.__traceback__):
-        if frame.filename == fn.location.file:
-            line = frame.lineno or line
+        if frame.filename == code_file:
+            line, file = frame.lineno or line, code_file
     if isinstance(e, ValueError) and "read-only" in str(e):
         # A write NumPy refused outside CheckedArray's own checks (np.copyto, a.fill(), ...):
         # name the arrays it can have been, the leaf's array parameters not in outs.
         readonly = [p.name for p in fn.params if isinstance(p.type, ArrayType) and p.name not in fn.outs]
         names = ", ".join(f"'{n}'" for n in readonly) or "an input array"
         return IllegalWriteError(
-            f"{ctx.where(line)}: wrote {'array ' + names if len(readonly) == 1 else 'one of ' + names}, "
+            f"{ctx.where(line, file)}: wrote {'array ' + names if len(readonly) == 1 else 'one of ' + names}, "
             f"which the leaf's outs does not declare ({e}); add it to outs=(...)"
         )
     if isinstance(e, IndexError) and "out of bounds" in str(e):  # a local (unchecked) array
-        return OutOfBoundsError(f"{ctx.where(line)}: {e}")
-    return NodeExecutionError(f"{ctx.where(line)}: raised {type(e).__name__}: {e}")
+        return OutOfBoundsError(f"{ctx.where(line, file)}: {e}")
+    return NodeExecutionError(f"{ctx.where(line, file)}: raised {type(e).__name__}: {e}")

@@ -20,18 +20,21 @@ import numpy as np
 import torch
 
 from ...errors import HPVMError, NodeExecutionError
+from ...ir import tensorops as ops
+from ...ir.bodies import GENERATED, PYTHON, TENSOR
 from ...ir.graph import InternalFunction, Node
+from ...ir.tensorops import torch_impl
 from ...ir.types import ArrayType, ScalarType, f32
 from ...ir.verify import topological_order
-from ...tensor import ops, torch_ops
 from ..base import Backend, PortKey, RunContext
+from . import layers
 from .plan import GraphPlan, check, check_node, compile_graph, compile_node, feed_table, node_function
 
 _MAX_SIGNATURES = 256
 
 
 def _runtime() -> dict[str, Callable[..., Any]]:
-    return {**torch_ops.TORCH, **torch_ops.LAYERS}
+    return {**torch_impl.TORCH, **layers.LAYERS}
 
 
 @dataclass
@@ -59,6 +62,7 @@ class TensorBackend(Backend):
     """Runs graphs of tensor leaves on PyTorch (oneDNN / cuDNN)."""
 
     name = "tensor"
+    accepts = frozenset({PYTHON, GENERATED, TENSOR})  # tensor bodies run on its tensor operations
     # Root arrays are only read (tensor operations make new tensors), and results come back
     # as new host arrays, so the memory tracker's host copies stay valid.
     device = "host"
@@ -121,7 +125,9 @@ class TensorBackend(Backend):
 
     # -- running -------------------------------------------------------------------------
 
-    def run(self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None) -> tuple[Any, ...]:
+    def run(
+        self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
+    ) -> tuple[Any, ...]:
         plan = self._checked_plan(root, args)
         try:
             with torch.inference_mode():  # inputs made inside it are cheaper to compute on

@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import CompileError, TensorShapeError
+from ...ir import tensorops as ops
+from ...ir.bodies import Operand, const_text
 from ...ir.graph import InternalFunction, LeafFunction, Node
+from ...ir.tensorops.body import NotATensorLeaf, TensorLeaf, parse_tensor_leaf
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
-from ...tensor import ops
-from ...tensor.leaves import NotATensorLeaf, Operand, TensorLeaf, const_text, parse_tensor_leaf
-from ...tensor.wrapper import Step, lower
+from .wrapper import Step, lower
 
 _COUNTER = itertools.count()
 

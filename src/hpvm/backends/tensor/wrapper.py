@@ -6,7 +6,7 @@ runs: each run of operations that matches one of seed 001's patterns (``patterns
 longest first) becomes one ``layer`` step — ``conv_layer`` (convolution, bias add, optional
 activation, optional pooling; seed 001's ``wrapper_ConvLayer2``) or ``fc_layer`` (matrix
 multiply, bias add, optional activation; ``wrapper_FCLayer``) — and every other operation
-one ``op`` step. ``torch_ops.LAYERS`` runs a layer step as one runtime call.
+one ``op`` step. ``layers.LAYERS`` runs a layer step as one runtime call.
 
 A run matches when each operation consumes the result of the one before it, as its first
 operand (``x``), and that result has no other use in the leaf and is not returned: then
@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .leaves import OpCall, Operand, TensorLeaf
-from .ops import ACTIVATIONS
-from .patterns import match_length
+from ...ir.bodies import OpCall, Operand
+from ...ir.tensorops import ACTIVATIONS
+from ...ir.tensorops.body import TensorLeaf
+from ...ir.tensorops.patterns import match_length
 
 
 @dataclass(frozen=True)

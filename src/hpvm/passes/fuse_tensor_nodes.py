@@ -18,17 +18,23 @@ first) and fuses each chain into one leaf node, pairwise, exactly as the seed de
   every other edge and bind of the two nodes is moved to the fused node.
 
 ``hpvm.tensor.fuse(root)`` runs the pass through ``hpvm.passes.run_passes``: the result is a
-new, verified root; the original is not changed.
+new, verified root; the original is not changed. The pass is a frozen object without state:
+what one run fused is recorded in the module (``module.notes[FuseHPVMTensorNodes.name]``, a
+list of ``FusionRecord``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from ..errors import SourceLocation
+from ..ir.bodies import OpCall, Operand, TensorBody
 from ..ir.graph import TENSOR_TARGET, InternalFunction, LeafFunction, Node, Param
-from ..passes import CodeGenTraversal, Module, run_passes
-from .leaves import NotATensorLeaf, OpCall, Operand, make_tensor_leaf, parse_tensor_leaf
-from .patterns import STARTS, match_length
+from ..ir.tensorops.body import NotATensorLeaf, parse_tensor_leaf, python_name
+from ..ir.tensorops.patterns import STARTS, match_length
+from ..ir.types import ArrayType, PortType
+from .base import Module, Pass, run_passes
+from .traversal import CodeGenTraversal
 
 
 @dataclass
@@ -41,18 +47,26 @@ class FusionRecord:
     ops: tuple[str, ...]
 
 
-@dataclass
-class FuseHPVMTensorNodes(CodeGenTraversal):
-    """The pass; ``fused`` lists what the last ``apply`` fused."""
+@dataclass(frozen=True)
+class FuseHPVMTensorNodes(Pass):
+    """The pass (no state: a run's records go to ``module.notes[name]``)."""
 
     name = "fuse-hpvm-tensor-nodes"
-    fused: list[FusionRecord] = field(default_factory=list)
 
     def apply(self, module: Module) -> None:
-        self.fused = []
+        fusion = _Fusion()
+        fusion.apply(module)
+        module.notes.setdefault(self.name, []).extend(fusion.fused)
+
+
+class _Fusion(CodeGenTraversal):
+    """One run of the pass: seed 001's traversal, collecting targets bottom-up, then fusing
+    them when their graph's internal function is visited."""
+
+    def __init__(self) -> None:
+        self.fused: list[FusionRecord] = []
         self._targets: dict[int, list[list[Node]]] = {}
         self._claimed: set[int] = set()
-        super().apply(module)
 
     def visit_leaf(self, node: Node, parent: InternalFunction) -> None:
         """Collect the fusion target that starts at ``node``, if any (longest match)."""
@@ -149,10 +163,10 @@ def fuse_pair(parent: InternalFunction, a: Node, b: Node) -> Node:
             return Operand("local", o.value + offset)
         return o
 
-    calls = [*ta.calls, *(OpCall(c.op, tuple(remap(x) for x in c.args), c.line) for c in tb.calls)]
-    returns = [remap(r) for r in tb.returns]
+    calls = (*ta.calls, *(OpCall(c.op, tuple(remap(x) for x in c.args), c.line) for c in tb.calls))
+    returns = tuple(remap(r) for r in tb.returns)
     name = graph.unique_name(f"{a.name}_{b.name}")
-    leaf = make_tensor_leaf(name, params, fb.out_types, calls, returns, fa.hint)
+    leaf = _tensor_leaf(name, params, list(fb.out_types), TensorBody(calls, returns), fa.hint)
     fused = Node(name, leaf, (), a.location)
 
     graph.nodes[graph.nodes.index(a)] = fused
@@ -179,6 +193,25 @@ def fuse_pair(parent: InternalFunction, a: Node, b: Node) -> Node:
         if ob.src is b:
             ob.src = fused
     return fused
+
+
+def _tensor_leaf(
+    name: str, params: list[Param], outputs: list[PortType], body: TensorBody, hint: str | None
+) -> LeafFunction:
+    """A fused leaf: a tensor body reading every array parameter, located at the Python it
+    renders as (what messages quote)."""
+    name = python_name(name)
+    leaf = LeafFunction(
+        None,
+        name,
+        params,
+        outputs,
+        hint=hint,
+        ins=tuple(p.name for p in params if isinstance(p.type, ArrayType)),
+        body=body,
+    )
+    leaf.location = SourceLocation(leaf.pyfunc.__code__.co_filename, 1)
+    return leaf
 
 
 def fuse(root: InternalFunction) -> InternalFunction:

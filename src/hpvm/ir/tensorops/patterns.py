@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .ops import ACTIVATIONS, POOLINGS
+from .rules import ACTIVATIONS, POOLINGS
 
 PATTERNS: tuple[tuple[str, ...], ...] = (
     ("convolution", "add", "activation", "pooling"),

@@ -1,0 +1,433 @@
+"""Leaf Python as self-contained module text, and back: what makes a leaf's code portable.
+
+A leaf written in Python lives in its module: it sees that module's imports, constants and
+helper functions. To write it down on its own — in a saved ``.hpvm`` program, or as a body
+in the text form — ``module_source`` collects what the function needs into one small module
+(imports, constants, helpers, then the ``def``, always the last one). ``run_module`` does the
+reverse: it runs such a module text, as importing a module does, compiled under the file
+name and line numbers the text has where it was read, and returns its last ``def``.
+Running a module runs its code: load only files you trust.
+"""
+
+from __future__ import annotations
+import __future__
+
+import ast
+import builtins
+import dis
+import inspect
+import linecache
+import math
+import os
+import sys
+import sysconfig
+import textwrap
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import HPVMError, ParseError, VerificationError
+from .bodies import GeneratedBody
+from .graph import NodeFunction, function_source
+
+if TYPE_CHECKING:
+    from .graph import LeafFunction
+
+COMPILE_FLAGS = __future__.annotations.compiler_flag
+MAX_ARRAY_ELEMENTS = 65536
+
+
+def leaf_module_source(fn: LeafFunction) -> str:
+    """The leaf's def with the imports, constants and helpers it needs, as a module."""
+    what = f"leaf '{fn.name}' ({fn.location})"
+    try:
+        source = fn.source
+    except (OSError, TypeError) as e:
+        raise VerificationError(f"{what} has no Python source to save ({e})") from None
+    return module_source(fn.pyfunc, what, source)
+
+
+def module_source(func: Callable[..., Any], what: str, source: str | None = None) -> str:
+    """``func``'s def (``source``, or its own) preceded by what it needs from its globals."""
+    if not isinstance(func, types.FunctionType):
+        raise VerificationError(f"{what} is {type(func).__name__}, not a Python function; it cannot be saved")
+    if source is None:
+        try:
+            source = function_source(func)[0]
+        except (OSError, TypeError) as e:
+            raise VerificationError(f"{what} has no Python source to save ({e})") from None
+    writer = _ModuleWriter(what)
+    writer.need_function(func, source, is_main=True)
+    if func.__name__ in writer.values:
+        writer.problems.append(
+            f"{what} is defined as '{func.__name__}', the name of a global it uses; rename one of them"
+        )
+    return writer.render(source)
+
+
+def _name_of(func: Any) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+def _name_of(func: Any) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+class _ModuleWriter:
+    """Collects what a function needs from its globals: imports, constants, helpers.
+
+    Names are found in the bytecode (``LOAD_GLOBAL``, in nested code too) and, for the
+    expressions run when a ``def`` executes, in its defaults and decorators. Each name is
+    resolved in the globals of the function that uses it; helpers are followed recursively.
+    """
+
+    def __init__(self, what: str):
+        self.what = what
+        self.imports: dict[str, str] = {}  # name -> import line
+        self.constants: dict[str, str] = {}  # name -> assignment
+        self.helpers: dict[str, str] = {}  # name -> def source (+ alias)
+        self.values: dict[str, Any] = {}  # name -> the object it stands for
+        self.visited: set[int] = set()
+        self.problems: list[str] = []
+
+    def render(self, main_source: str) -> str:
+        if self.problems:
+            raise VerificationError(self.problems)
+        head = "\n".join(
+            "\n".join(group.values()) + "\n" for group in (self.imports, self.constants) if group
+        )
+        blocks = [head] if head else []
+        blocks.extend(self.helpers.values())
+        blocks.append(_ensure_newline(main_source))
+        return "\n\n".join(blocks)  # two blank lines between top-level blocks, as PEP 8 has it
+
+    def need_function(self, func: types.FunctionType, source: str, is_main: bool = False) -> None:
+        if id(func) in self.visited:
+            return
+        self.visited.add(id(func))
+        owner = self.what if is_main else f"{self.what}: helper '{func.__name__}'"
+        if func.__code__.co_freevars:
+            names = ", ".join(func.__code__.co_freevars)
+            self.problems.append(
+                f"{owner} uses closure variable(s) {names} of an enclosing function; a saved "
+                "program cannot capture them — make them module-level constants or parameters"
+            )
+            return
+        names = dict.fromkeys(_global_names(func.__code__))
+        names.update(dict.fromkeys(_def_time_names(source)))
+        for name in names:
+            self.need(name, func.__globals__, owner)
+
+    def need(self, name: str, env: dict[str, Any], owner: str) -> None:
+        if name not in env:
+            return  # a builtin, or a name the code never finds (it fails the same way after loading)
+        value = env[name]
+        if name in self.values:
+            if not _same(self.values[name], value):
+                self.problems.append(
+                    f"{owner} uses global '{name}', which means different things in the modules "
+                    "of this leaf and its helpers; rename one of them"
+                )
+            return
+        self.values[name] = value
+        line = _import_line(name, value)
+        if line is not None:
+            self.imports[name] = line
+            return
+        literal = _literal(value)
+        if literal is not None:
+            self.constants[name] = f"{name} = {literal}"
+            return
+        if isinstance(value, NodeFunction):
+            self.problems.append(
+                f"{owner} uses node function '{name}'; leaves cannot call node functions — "
+                "connect them with edges, or move shared code into a plain helper function"
+            )
+            return
+        inner = getattr(value, "py_func", None) or getattr(value, "__wrapped__", None)
+        if isinstance(inner, types.FunctionType) and inner is not value:
+            self.need_decorated(name, value, inner, owner)
+        elif isinstance(value, types.FunctionType):
+            self.need_plain(name, value, owner)
+        else:
+            self.problems.append(
+                f"{owner} uses global '{name}' ({type(value).__name__}), which cannot be written "
+                "to a saved program; use a module, an int/float/bool/str constant, a NumPy "
+                "array or a helper function, or pass the value as a parameter"
+            )
+
+    def need_plain(self, name: str, func: types.FunctionType, owner: str) -> None:
+        if _is_library(func):
+            self.problems.append(
+                f"{owner} uses '{name}', a library function that cannot be imported by its name; "
+                "import its module instead (e.g. 'import numpy as np', then np.<function>)"
+            )
+            return
+        if func.__name__ == "<lambda>":
+            self.problems.append(f"{owner} uses '{name}', a lambda; write it as a def to save it")
+            return
+        try:
+            source = function_source(func)[0]
+        except (OSError, TypeError):
+            self.problems.append(f"{owner} uses helper '{name}', whose source cannot be found")
+            return
+        alias = f"\n{name} = {func.__name__}\n" if func.__name__ != name else ""
+        self.add_helper(name, func, _ensure_newline(source) + alias)
+
+    def need_decorated(self, name: str, value: Any, inner: types.FunctionType, owner: str) -> None:
+        """A decorated helper (``@numba.njit``, ``functools.wraps``): keep its decorators."""
+        try:
+            source = textwrap.dedent(inspect.getsource(inner))
+        except (OSError, TypeError):
+            self.problems.append(f"{owner} uses helper '{name}', whose source cannot be found")
+            return
+        if inner.__name__ != name:
+            self.problems.append(
+                f"{owner} uses '{name}', a decorated function defined as '{inner.__name__}'; "
+                "it cannot be saved under another name"
+            )
+            return
+        self.add_helper(name, inner, _ensure_newline(source))
+
+    def add_helper(self, name: str, func: types.FunctionType, source: str) -> None:
+        """Emit ``source`` after what its def line needs (decorators, defaults), then
+        collect what its body needs (functions look globals up only when called)."""
+        owner = f"{self.what}: helper '{name}'"
+        for dep in _def_time_names(source):
+            self.need(dep, func.__globals__, owner)
+        self.helpers[name] = source
+        self.need_function(func, source)
+
+
+def _ensure_newline(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _global_names(code: types.CodeType) -> list[str]:
+    """Global names the code (and code nested in it) reads or writes, in first-use order."""
+    names: list[str] = []
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"):
+            names.append(ins.argval)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names.extend(_global_names(const))
+    return names
+
+
+def _def_time_names(source: str) -> list[str]:
+    """Names in the defaults and decorators of the first def: evaluated when the def runs."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    func = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if func is None:
+        return []
+    roots: list[ast.AST] = [*func.decorator_list, *func.args.defaults]
+    roots += [d for d in func.args.kw_defaults if d is not None]
+    return [n.id for r in roots for n in ast.walk(r) if isinstance(n, ast.Name)]
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # arrays and other objects without a plain ==
+        return False
+
+
+# -- imports -------------------------------------------------------------------------------
+
+
+def _import_line(name: str, value: Any) -> str | None:
+    """``import m as name`` for modules, ``from m import x as name`` for library objects."""
+    if isinstance(value, types.ModuleType):
+        module = value.__name__
+        if sys.modules.get(module) is not value or module == "__main__":
+            return None
+        return f"import {module}" if module == name else f"import {module} as {name}"
+    if not _is_library(value):
+        return None
+    found = _exporting_module(value)
+    if found is None:
+        return None
+    module, attr = found
+    return f"from {module} import {attr}" if attr == name else f"from {module} import {attr} as {name}"
+
+
+def _exporting_module(value: Any) -> tuple[str, str] | None:
+    """The shortest already-imported module path that exports ``value`` under its name."""
+    attr = getattr(value, "__name__", None)
+    module = getattr(value, "__module__", None)
+    if not isinstance(attr, str) or not isinstance(module, str):
+        return None
+    parts = module.split(".")
+    for i in range(1, len(parts) + 1):
+        candidate = ".".join(parts[:i])
+        mod = sys.modules.get(candidate)
+        if mod is not None and getattr(mod, attr, None) is value:
+            return candidate, attr
+    return None
+
+
+def _library_roots() -> list[str]:
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    roots.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the hpvm package
+    return [os.path.realpath(r) + os.sep for r in roots]
+
+
+def _is_library(value: Any) -> bool:
+    """Whether ``value`` comes from the standard library, an installed package or hpvm.
+
+    Library objects are imported by the saved file; user code is copied into it, so the
+    file does not depend on the user's modules being importable where it is loaded.
+    """
+    module = getattr(value, "__module__", None)
+    if not isinstance(module, str) or module == "__main__":
+        return False
+    mod = sys.modules.get(module)
+    if mod is None:
+        return False
+    file = getattr(mod, "__file__", None)
+    if file is None:
+        return True  # a built-in module (math, _operator, ...)
+    real = os.path.realpath(file)
+    return any(real.startswith(root) for root in _library_roots())
+
+
+# -- constants -----------------------------------------------------------------------------
+
+
+def _literal(value: Any) -> str | None:
+    """Python source that rebuilds ``value``, for plain constants and NumPy values; else None."""
+    kind = type(value)
+    if value is None or kind in (bool, int, str, bytes):
+        return repr(value)
+    if kind is float:
+        return repr(value) if math.isfinite(value) else f'float("{value}")'
+    if kind is complex:
+        return f"complex({_literal(value.real)}, {_literal(value.imag)})"
+    if kind is tuple:
+        items = [_literal(v) for v in value]
+        if any(i is None for i in items):
+            return None
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"  # type: ignore[arg-type]
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biufc" and value.size <= MAX_ARRAY_ELEMENTS:
+        return f'__import__("numpy").array({_nested(value.tolist())}, dtype="{_dtype_name(value.dtype)}")'
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+        name = type(value).__name__
+        maker = (
+            name if getattr(np, name, None) is type(value) else f'dtype("{_dtype_name(value.dtype)}").type'
+        )
+        return f'__import__("numpy").{maker}({_literal(value.item())})'
+    return None
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    return dtype.name if dtype.isnative else dtype.str
+
+
+def _nested(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_nested(v) for v in value) + "]"
+    return _literal(value) or repr(value)
+
+
+# ---------------------------------------------------------------------------------------
+# Running module text
+
+
+@dataclass
+class ModuleCode:
+    """What running a module text gave: its last ``def`` and where it is."""
+
+    func: types.FunctionType
+    source: str  # the def alone
+    line: int  # file line of the def
+
+
+def run_module(
+    text: str, first_line: int, file: str, what: str, header_line: int | None = None
+) -> ModuleCode:
+    """Run ``text`` (whose first line is line ``first_line`` of ``file``) in a fresh namespace,
+    as importing a module does; return its last ``def``. Every problem is a ``ParseError``
+    at the file's line (``header_line``: where to report a module without any line)."""
+    source = "\n" * (first_line - 1) + text
+    where = first_line if header_line is None else header_line
+    try:
+        code = compile(source, file, "exec", flags=COMPILE_FLAGS, dont_inherit=True)
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        raise ParseError(
+            f"invalid Python in the code of {what}: {e.msg}", e.lineno or 0, e.offset or 0, file
+        ) from None
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    if not defs:
+        raise ParseError(f"the code of {what} defines no function", where, 1, file)
+    last = defs[-1]
+    namespace: dict[str, Any] = {
+        "__name__": f"hpvm_program.{last.name}",
+        "__file__": file,
+        "__builtins__": builtins,
+    }
+    try:
+        exec(code, namespace)
+    except HPVMError:
+        raise
+    except Exception as e:
+        line = _error_line(e, file) or where
+        raise ParseError(f"running the code of {what} raised {type(e).__name__}: {e}", line, 1, file) from e
+    func = namespace.get(last.name)
+    if not isinstance(func, types.FunctionType):
+        raise ParseError(
+            f"the last def of {what}, '{last.name}', is not a plain function", last.lineno, 1, file
+        )
+    lines = source.split("\n")
+    def_source = "\n".join(lines[last.lineno - 1 : last.end_lineno]) + "\n"
+    return ModuleCode(func, def_source, last.lineno)
+
+
+def generated_body(
+    name: str, text: str, origin: str, lines: tuple[int, ...], written_at: tuple[str, int] | None = None
+) -> GeneratedBody:
+    """A ``GeneratedBody``: ``text`` run as a module under a file name of its own (registered
+    with ``linecache``, so tracebacks quote it), line 1 being its first line; ``lines`` maps
+    each of its lines to ``origin``'s. ``written_at`` (file, line): where ``text`` was read
+    from, for its syntax errors."""
+    filename = f"<generated from {origin}: leaf {name}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    try:
+        code = run_module(text, 1, filename, f"leaf '{name}'")
+    except ParseError as e:
+        if written_at is None:
+            raise
+        file, first = written_at
+        message = str(e).split(": ", 1)[-1]
+        raise ParseError(message, first + e.line - 1, e.column, file) from None
+    return GeneratedBody(code.func, text, origin, tuple(lines))
+
+
+def _error_line(e: BaseException, file: str) -> int | None:
+    line = None
+    tb = e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == file:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+__all__ = [
+    "MAX_ARRAY_ELEMENTS",
+    "ModuleCode",
+    "generated_body",
+    "leaf_module_source",
+    "module_source",
+    "run_module",
+]
