@@ -18,6 +18,7 @@ demo: install
 	$(BIN)/python examples/edge_detection.py --frames 8 --out out/demo
 
 test: install
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 bench: install
@@ -26,6 +27,7 @@ bench: install
 lint: install
 	$(BIN)/ruff check src tests examples benchmarks
 	$(BIN)/ruff format --check src tests examples benchmarks
+	$(BIN)/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) out build src/*.egg-info .pytest_cache .hypothesis

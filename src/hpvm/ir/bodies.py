@@ -65,7 +65,7 @@ class OpCall:
 
     op: str
     args: tuple[Operand, ...]
-    line: int = 0  # where the operation was written (0: generated)
+    line: int = field(default=0, compare=False)  # where it was written (0: generated)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import linecache
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,7 +102,24 @@ def parse_program(
         tree = _lark().parse(text)
     except UnexpectedInput as e:
         raise ParseError(_syntax_message(e, text), e.line, e.column, file) from None
+    if "|" in text and file not in linecache.cache and not os.path.exists(file):
+        register_code_view(file, text)
     return _Builder(file, leaf_factory or no_code_leaf).program(tree)
+
+
+_CODE_LINE = re.compile(r"^[ \t]*\|(?: |$)?")
+
+
+def register_code_view(file: str, text: str) -> None:
+    """Let ``linecache`` (tracebacks, ``inspect``) read the Python of ``text``'s bodies.
+
+    Body code runs at the lines of the text it was read from, but those lines start with
+    ``|``; the view registered for ``file`` has each code line without its marker, every
+    other line as it is — so a helper defined in a body can be found and saved again.
+    """
+    lines = [_CODE_LINE.sub("", line, count=1) for line in text.split("\n")]
+    view = [line + "\n" for line in lines]
+    linecache.cache[file] = (len(text), None, view, file)
 
 
 _FUNCTION_REF = re.compile(

@@ -45,7 +45,7 @@ from typing import Any
 from ..errors import ParseError, SourceLocation, VerificationError
 from .bodies import PythonBody
 from .graph import InternalFunction, LeafFunction, Param, functions
-from .parser import ParsedBody, leaf_from_body, parse_function_ref, parse_program
+from .parser import ParsedBody, leaf_from_body, parse_function_ref, parse_program, register_code_view
 from .printer import function_refs, print_program
 from .pysource import ModuleCode, leaf_module_source, module_source, run_module
 from .types import PortType
@@ -189,6 +189,8 @@ def load_program(path: str | os.PathLike[str]) -> LoadedProgram:
         raise ParseError(
             f"a .hpvm file has exactly one %%hpvm section, this one has {len(ir)}", where, 1, file
         )
+    if "|" in text:  # bodies in the IR section: make their code readable at its lines
+        register_code_view(file, text)
     leaf_code, host = _run_python_sections(sections, file)
     binder = _LeafBinder(file, leaf_code)
     root = parse_program(ir[0].padded_text(), file, binder)
