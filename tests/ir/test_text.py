@@ -55,7 +55,7 @@ def structure(root: InternalFunction) -> list[Any]:
             nodes = {id(n): i for i, n in enumerate(g.nodes)}
             entry += [
                 fn.declared_outputs,
-                [(n.name, index[id(n.function)], [repr(s) for s in n.sizes]) for n in g.nodes],
+                [(n.name, index[id(n.function)], [repr(s) for s in n.sizes], n.attrs) for n in g.nodes],
                 [(nodes[id(e.src)], e.sp, nodes[id(e.dst)], e.dp, e.repl, e.stream) for e in g.edges],
                 [(b.ip, nodes[id(b.dst)], b.ic, b.stream) for b in g.in_binds],
                 [(nodes[id(b.src)], b.oc, b.op, b.stream) for b in g.out_binds],
@@ -414,7 +414,8 @@ def internals(draw: st.DrawFn, library: list[NodeFunction]) -> InternalFunction:
     for fn in children:
         dims = draw(st.integers(0, 3))
         sizes = tuple(draw(size_exprs(ints, arrays)) for _ in range(dims))
-        graph.nodes.append(Node(graph.unique_name(fn.name), fn, sizes))
+        attrs = draw(st.dictionaries(st.sampled_from(_NAMES), st.text(max_size=6), max_size=2))
+        graph.nodes.append(Node(graph.unique_name(fn.name), fn, sizes, attrs=attrs))
     fed: set[tuple[int, int]] = set()
     used_sources: set[tuple[int, int]] = set()
     # Edges go from an earlier node to a later one: acyclic, one feed per input, unique sources.
@@ -572,3 +573,22 @@ def test_malformed_text(text: str, line: int, column: int, message: str) -> None
     assert (e.line, e.column, e.file) == (line, column, "bad.hpvm")
     assert message in str(e)
     assert str(e).startswith(f"bad.hpvm:{line}:{column}: ")
+
+
+def test_node_attributes_print_parse_and_reject_repeats() -> None:
+    text = textwrap.dedent(
+        """\
+        # hpvm IR v1
+        leaf @f(n: i64) -> ()
+        internal @r(n: i64) {
+          %a = node @f[n] {fuse = "a", "odd key" = "x \\"y\\""}
+          bind in 0 -> %a.0
+        }
+        """
+    )
+    root = parse_program(text)
+    assert root.graph.nodes[0].attrs == {"fuse": "a", "odd key": 'x "y"'}
+    assert print_program(root) == text
+    with pytest.raises(ParseError, match="node %a has two attributes named 'fuse'") as info:
+        parse_program(text.replace('"odd key" = "x \\"y\\""', 'fuse = "b"'), "t.hpvm")
+    assert (info.value.line, info.value.column) == (4, 32)

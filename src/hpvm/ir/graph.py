@@ -279,12 +279,19 @@ _UNBOUND: Any = _Unbound()
 
 @dataclass(eq=False)
 class Node:
-    """A static node in a child graph: a node function replicated over ``len(sizes)`` dims."""
+    """A static node in a child graph: a node function replicated over ``len(sizes)`` dims.
+
+    ``attrs``: what passes found out about the node, for the back ends that consume them
+    (``fuse``: the fusion group it runs in; ``place``: where an allocation leaf runs;
+    ``target``: the back end its part of the graph runs on; see ``passes/``). Printed in the
+    text form (``%n = node @f[n] {fuse = "a", place = "host"}``); values are strings.
+    """
 
     name: str
     function: NodeFunction
     sizes: tuple[Expr, ...]
     location: SourceLocation = UNKNOWN_LOCATION
+    attrs: dict[str, str] = field(default_factory=dict)
 
     @property
     def dims(self) -> int:

@@ -525,7 +525,7 @@ class _Builder:
                 graph.out_binds.append(self.bind_out(s, scope))
 
     def node(self, tree: Tree, scope: _GraphScope) -> Node:
-        name_tok, fn_tok, sizes = tree.children
+        name_tok, fn_tok, sizes, attrs_tree = tree.children
         name = _unquote(name_tok[1:])
         if name in scope.nodes:
             raise self.error(
@@ -543,7 +543,16 @@ class _Builder:
                 "three dimensions (x, y, z)",
                 sizes,
             )
-        node = Node(name, target.fn, exprs, self.location(tree))
+        attrs: dict[str, str] = {}
+        for item in attrs_tree.children if attrs_tree is not None else ():
+            if item is None:
+                continue
+            key_tok, value_tok = item.children
+            key = _unquote(key_tok)
+            if key in attrs:
+                raise self.error(f"node {name_tok} has two attributes named '{key}'", key_tok)
+            attrs[key] = _unquote(value_tok)
+        node = Node(name, target.fn, exprs, self.location(tree), attrs)
         scope.nodes[name] = node
         return node
 

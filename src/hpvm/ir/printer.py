@@ -149,7 +149,8 @@ def graph_statements(graph: ChildGraph, refs: dict[int, str]) -> list[str]:
     for node in graph.nodes:
         fn_ref = refs.get(id(node.function)) or "@" + quote_name(node.function.name)
         sizes = f"[{', '.join(str(s) for s in node.sizes)}]" if node.sizes else ""
-        out.append(f"{_node(node.name)} = node {fn_ref}{sizes}")
+        attrs = ", ".join(f"{quote_name(k)} = {json.dumps(v)}" for k, v in sorted(node.attrs.items()))
+        out.append(f"{_node(node.name)} = node {fn_ref}{sizes}{f' {{{attrs}}}' if attrs else ''}")
     for e in graph.edges:
         repl = REPLICATION_NAMES.get(e.repl, str(e.repl))
         out.append(f"edge {_node(e.src.name)}.{e.sp} -> {_node(e.dst.name)}.{e.dp} {repl}{_stream(e.stream)}")

@@ -86,7 +86,7 @@ def copy_program(root: InternalFunction) -> InternalFunction:
         if done is not None:
             return done
         old = fn.graph
-        nodes = {id(n): Node(n.name, copy(n.function), n.sizes, n.location) for n in old.nodes}
+        nodes = {id(n): Node(n.name, copy(n.function), n.sizes, n.location, dict(n.attrs)) for n in old.nodes}
         graph = ChildGraph(
             nodes=[nodes[id(n)] for n in old.nodes],
             edges=[
