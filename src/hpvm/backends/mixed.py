@@ -9,9 +9,10 @@ one back end to another go through the exchange form of ``Backend.export_outputs
 ``import_outputs``. Streaming works the same way: a pipeline stage whose children use
 several back ends runs them group by group.
 
-A leaf without a hint takes the hint of its nearest ancestor that has one (the root's
-included); no hint anywhere means the CPU. A child of the root whose own subtree selects
-several back ends is an error: split it into children of the root.
+Which back end runs which child is decided by the SplitByTarget pass
+(``passes/split_by_target.py``: a leaf without a hint takes its nearest ancestor's; a child
+whose own leaves select several back ends is an error); this module reads its ``target``
+attributes and runs the parts.
 """
 
 from __future__ import annotations
@@ -19,46 +20,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import BackendUnavailableError, CompileError
-from ..ir.graph import InternalFunction, LeafFunction, Node, NodeFunction
+from ..errors import CompileError
+from ..ir.graph import InternalFunction, LeafFunction, Node
 from ..ir.verify import topological_order
+from ..passes import PassManager
+from ..passes.split_by_target import TARGET, SplitByTarget
 from .base import Backend, PortKey, RunContext, backend_for_hint, check_bodies, get_backend
 
 
-def leaf_backends(fn: NodeFunction, inherited: str | None) -> dict[str, list[str]]:
-    """Back end name → the leaves below ``fn`` (itself included) that select it."""
-    hint = fn.hint if fn.hint is not None else inherited
-    if isinstance(fn, LeafFunction):
-        return {backend_for_hint(hint): [fn.name]}
-    chosen: dict[str, list[str]] = {}
-    assert isinstance(fn, InternalFunction)
-    for node in fn.graph.nodes:
-        for name, leaves in leaf_backends(node.function, hint).items():
-            chosen.setdefault(name, []).extend(leaves)
-    return chosen
-
-
-def backends_by_child(root: InternalFunction) -> dict[int, str]:
-    """For each child of ``root`` (by ``id``), the one back end its hints select."""
-    choice: dict[int, str] = {}
-    for node in root.graph.nodes:
-        chosen = leaf_backends(node.function, root.hint)
-        if len(chosen) > 1:
-            detail = "; ".join(f"{b}: {', '.join(names)}" for b, names in chosen.items())
-            raise BackendUnavailableError(
-                f"node '{node.name}' of '{root.name}' ({node.location}) holds leaves whose hints "
-                f"select different back ends ({detail}); graphs are split between devices at the "
-                f"root's children only: make each device's part a child of '{root.name}', or pass "
-                "target= to run the whole graph on one back end"
-            )
-        choice[id(node)] = next(iter(chosen)) if chosen else backend_for_hint(root.hint)
-    return choice
+def backends_by_child(root: InternalFunction) -> dict[str, str]:
+    """For each child of ``root`` (by name), the one back end its hints select: the
+    ``target`` attributes that the SplitByTarget pass writes."""
+    split = PassManager([SplitByTarget(backend_for_hint)]).run(root)
+    return {node.name: node.attrs[TARGET] for node in split.graph.nodes}
 
 
 class MixedBackend(Backend):
     """Runs each child of one root on the back end its hints select (see the module doc)."""
 
-    def __init__(self, root: InternalFunction, choice: dict[int, str]):
+    def __init__(self, root: InternalFunction, choice: dict[str, str]):
         self.root = root
         self.choice = choice
         self.names = sorted(set(choice.values()))
@@ -78,7 +58,7 @@ class MixedBackend(Backend):
                 )
 
     def backend_of(self, node: Node) -> Backend:
-        return get_backend(self.choice[id(node)])
+        return get_backend(self.choice[node.name])
 
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:
         pass  # each back end compiles its part on first use

@@ -8,6 +8,7 @@ traversal: every node, bottom-up, in topological order, with ``visit_leaf`` and
 
 from .base import Module, Pass, PassManager, copy_program, run_passes
 from .fuse_tensor_nodes import FuseHPVMTensorNodes, FusionRecord
+from .split_by_target import SplitByTarget
 from .traversal import CodeGenTraversal
 
 __all__ = [
@@ -18,5 +19,6 @@ __all__ = [
     "Pass",
     "PassManager",
     "copy_program",
+    "SplitByTarget",
     "run_passes",
 ]
