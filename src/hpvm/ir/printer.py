@@ -22,7 +22,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from .graph import REPLICATION_NAMES, ChildGraph, InternalFunction, LeafFunction, NodeFunction, functions
+from .graph import (
+    REPLICATION_NAMES,
+    ChildGraph,
+    InternalFunction,
+    LeafFunction,
+    NodeFunction,
+    Param,
+    functions,
+)
 from .types import PortType
 
 HEADER = "# hpvm IR v1"
@@ -51,7 +59,7 @@ def function_refs(fns: Iterable[NodeFunction]) -> dict[int, str]:
 
 def print_function(fn: NodeFunction, refs: dict[int, str]) -> list[str]:
     """The lines of one function: a one-line leaf, or an internal with its child graph."""
-    params = ", ".join(f"{quote_name(p.name)}: {p.type}" for p in fn.params)
+    params = ", ".join(print_param(p) for p in fn.params)
     head = f"{refs[id(fn)]}({params})"
     if isinstance(fn, LeafFunction):
         return [f"leaf {head} -> {_types(fn.outputs)}{_attributes(fn)}"]
@@ -65,6 +73,12 @@ def print_function(fn: NodeFunction, refs: dict[int, str]) -> list[str]:
     lines.extend("  " + s for s in graph_statements(fn.graph, refs))
     lines.append("}")
     return lines
+
+
+def print_param(p: Param) -> str:
+    """``name: type``, then the data layout if any: ``a: f32[:] layout(chunked(4), axes(0))``."""
+    layout = f" layout({p.layout})" if p.layout is not None else ""
+    return f"{quote_name(p.name)}: {p.type}{layout}"
 
 
 def graph_statements(graph: ChildGraph, refs: dict[int, str]) -> list[str]:
