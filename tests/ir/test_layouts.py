@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 from itertools import product
+from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +19,7 @@ from hpvm.ir.graph import ChildGraph, InputBind, InternalFunction, Node, Param
 from hpvm.ir.layouts import KINDS, Layout
 from hpvm.ir.parser import no_code_leaf, parse_program
 from hpvm.ir.printer import print_program
+from hpvm.ir.program_file import load_program, save_program
 from hpvm.ir.types import ArrayType, f32, i64
 from markers import SourceMarkers, fails
 
@@ -432,3 +435,40 @@ def test_a_grid_with_enough_dimensions_verifies() -> None:
 
     hpvm.verify(square)
     assert square.params[0].layout == Layout.block()
+
+
+# ---------------------------------------------------------------------------------------
+# Saved programs keep their layouts, and back ends that ignore layouts run them unchanged
+
+
+@hpvm.leaf(ins=("a",), outs=("b",), layouts={"a": Layout.strided(), "b": Layout.block(axes=(0,))})
+def shift(a: hpvm.f32[:], b: hpvm.f32[:]) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    b[i] = a[i] + 1
+
+
+@hpvm.internal(ins=("a",), outs=("b",), layouts={"a": Layout.chunked(3)})
+def shifted(a: hpvm.f32[:], b: hpvm.f32[:], n: hpvm.i64):
+    node = hpvm.create_node_1d(shift, n)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_in(node, 1, 1)
+
+
+def test_saved_programs_keep_layouts_and_run(tmp_path: Path) -> None:
+    path = tmp_path / "shifted.hpvm"
+    save_program(shifted, path)
+    loaded = load_program(path)
+    assert print_program(loaded.root) == print_program(shifted)
+    leaf = loaded.root.graph.nodes[0].function
+    assert [p.layout for p in leaf.params] == [p.layout for p in shift.params]
+    a = np.arange(5, dtype=np.float32)
+    b = np.zeros(5, dtype=np.float32)
+    hpvm.init()
+    try:
+        for array in (a, b):
+            hpvm.track_memory(array)
+        hpvm.wait(hpvm.launch(loaded.root, (a, b, 5), target="interp"))
+        hpvm.request_memory(b)
+    finally:
+        hpvm.cleanup()
+    assert b.tolist() == (a + 1).tolist()
