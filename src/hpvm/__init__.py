@@ -28,6 +28,7 @@ from .errors import (
 )
 from .ir.expr import size_max, size_min
 from .ir.graph import ALL_TO_ALL, CPU_TARGET, GPU_TARGET, ONE_TO_ONE, TENSOR_TARGET
+from .ir.layouts import Layout
 from .ir.types import Array, bool_, f32, f64, i8, i16, i32, i64, node_t, u8, u16, u32, u64
 from .ir.verify import verify
 from .lang import *  # noqa: F403 — the frontend's names are the public API
@@ -64,6 +65,7 @@ __all__ = [
     "HPVMWarning",
     "IllegalWriteError",
     "LaunchError",
+    "Layout",
     "MemoryTrackingError",
     "NodeExecutionError",
     "ONE_TO_ONE",

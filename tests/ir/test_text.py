@@ -29,6 +29,7 @@ from hpvm.ir.graph import (
     Param,
     functions,
 )
+from hpvm.ir.layouts import KINDS, Layout
 from hpvm.ir.parser import no_code_leaf, parse_function_ref, parse_program
 from hpvm.ir.printer import print_program
 from hpvm.ir.types import SCALAR_TYPES, ArrayType, PortType, ScalarType, node_t
@@ -46,7 +47,8 @@ def structure(root: InternalFunction) -> list[Any]:
     index = {id(f): i for i, f in enumerate(fns)}
     out: list[Any] = []
     for fn in fns:
-        entry: list[Any] = [fn.kind, fn.name, [(p.name, p.type) for p in fn.params], fn.hint, fn.ins, fn.outs]
+        params = [(p.name, p.type, p.layout) for p in fn.params]
+        entry: list[Any] = [fn.kind, fn.name, params, fn.hint, fn.ins, fn.outs]
         if isinstance(fn, LeafFunction):
             entry.append(list(fn.outputs))
         else:
@@ -332,7 +334,7 @@ def test_size_expressions_round_trip(expr: Expr) -> None:
 # ---------------------------------------------------------------------------------------
 # Generated programs: print → parse → print is a fixed point, and the structure survives
 
-_NAMES = ["a", "b", "n", "x", "in", "node", "edge", "shape", "min", "out_1"]
+_NAMES = ["a", "b", "n", "x", "in", "node", "edge", "shape", "min", "out_1", "layout", "axes", "_"]
 _FN_NAMES = ["f", "g", "node", "leaf", "f.1", "two words", "édition", 'q"uote\\', "tab\there"]
 
 
@@ -348,9 +350,42 @@ def port_types(draw: st.DrawFn) -> PortType:
 
 
 @st.composite
+def layouts(draw: st.DrawFn, rank: int) -> Layout | None:
+    """No layout half the time, else one that fits a ``rank``-D array (distinct axes < rank)."""
+    if draw(st.booleans()):
+        return None
+    kind = draw(st.sampled_from(KINDS))
+    axes = None
+    if kind != "replicated" and draw(st.booleans()):
+        picks = draw(st.lists(st.one_of(st.none(), st.integers(0, rank - 1)), max_size=3))
+        axes = tuple(a if a is None or a not in picks[:i] else None for i, a in enumerate(picks))
+    return Layout(kind, draw(st.integers(1, 9)) if kind == "chunked" else None, axes)
+
+
+def any_layouts() -> st.SearchStrategy[Layout]:
+    """Any layout the text can hold, including ones the verifier rejects for a parameter."""
+    axes = st.one_of(st.none(), st.lists(st.one_of(st.none(), st.integers(0, 12)), max_size=3))
+    return st.one_of(
+        st.builds(Layout.block, axes),
+        st.builds(Layout.chunked, st.integers(0, 99), axes),
+        st.builds(Layout.strided, axes),
+        st.just(Layout.replicated()),
+    )
+
+
+@st.composite
 def param_lists(draw: st.DrawFn, max_size: int = 4) -> list[Param]:
     names = draw(st.lists(st.sampled_from(_NAMES), unique=True, max_size=max_size))
-    return [Param(n, draw(port_types())) for n in names]
+    params = []
+    for n in names:
+        t = draw(port_types())
+        params.append(Param(n, t, draw(layouts(t.rank)) if isinstance(t, ArrayType) else None))
+    return params
+
+
+def grid_dims_needed(fn: NodeFunction) -> int:
+    """The fewest dimensions a node of ``fn`` may have: its layouts' explicit grid axes."""
+    return max([p.layout.min_grid_dims for p in fn.params if p.layout is not None], default=0)
 
 
 @st.composite
@@ -412,7 +447,7 @@ def internals(draw: st.DrawFn, library: list[NodeFunction]) -> InternalFunction:
     ints = [p.name for p in params if isinstance(p.type, ScalarType) and p.type.is_integer]
     arrays = [p for p in params if isinstance(p.type, ArrayType)]
     for fn in children:
-        dims = draw(st.integers(0, 3))
+        dims = draw(st.integers(grid_dims_needed(fn), 3))
         sizes = tuple(draw(size_exprs(ints, arrays)) for _ in range(dims))
         attrs = draw(st.dictionaries(st.sampled_from(_NAMES), st.text(max_size=6), max_size=2))
         graph.nodes.append(Node(graph.unique_name(fn.name), fn, sizes, attrs=attrs))
@@ -491,6 +526,16 @@ def test_generated_programs_round_trip(program: InternalFunction) -> None:
     verify(program)  # the generator makes valid programs
     parsed = round_trip(program)
     verify(parsed)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(), st.data())
+def test_any_layout_round_trips(program: InternalFunction, data: st.DataObject) -> None:
+    """Layouts the verifier rejects (on scalars, axes beyond the rank, chunked(0)) print and
+    parse back too: the parser leaves those rules to hpvm.verify."""
+    for fn in functions(program):
+        fn.params = [Param(p.name, p.type, data.draw(st.one_of(st.none(), any_layouts()))) for p in fn.params]
+    round_trip(program)
 
 
 # ---------------------------------------------------------------------------------------

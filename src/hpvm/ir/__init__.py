@@ -19,7 +19,8 @@ from .graph import (
     Param,
     functions,
 )
-from .parser import parse_program
+from .layouts import Layout
+from .parser import parse_layout, parse_program
 from .printer import print_program
 from .program_file import LoadedProgram, load_program, save_program
 from .types import Array, ArrayType, NodeHandleType, PortType, ScalarType, parse_type, port_type
@@ -28,8 +29,10 @@ from .verify import topological_order, verify
 __all__ = [
     "ALL_TO_ALL",
     "Array",
+    "Layout",
     "LoadedProgram",
     "load_program",
+    "parse_layout",
     "parse_program",
     "print_program",
     "save_program",

@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import UNKNOWN_LOCATION, CompileError, SourceLocation, TypeAnnotationError
 from .bodies import GeneratedBody, LeafBody, PythonBody, TensorBody
 from .expr import Expr
+from .layouts import Layout
 from .types import ArrayType, PortType, port_type
 
 ONE_TO_ONE = 0
@@ -32,13 +33,20 @@ HINTS = (CPU_TARGET, GPU_TARGET, TENSOR_TARGET)
 
 @dataclass(frozen=True)
 class Param:
-    """One input port of a node function: a named, typed parameter."""
+    """One input port of a node function: a named, typed parameter.
+
+    An array parameter may carry a data ``layout`` (ir/layouts.py): how the array is
+    partitioned over the instance grid of the node that runs the function. It is a
+    placement promise for back ends that distribute data; the others ignore it.
+    """
 
     name: str
     type: PortType
+    layout: Layout | None = None
 
     def __str__(self) -> str:
-        return f"{self.name}: {self.type}"
+        layout = f" layout({self.layout})" if self.layout is not None else ""
+        return f"{self.name}: {self.type}{layout}"
 
 
 class NodeFunction:

@@ -49,6 +49,7 @@ from .graph import (
     OutputBind,
     Param,
 )
+from .layouts import KINDS, Layout, axes_problem, kind_problem
 from .printer import quote_name
 from .pysource import generated_body, run_module
 from .types import PortType, parse_type
@@ -92,6 +93,34 @@ class LeafFactory(Protocol):
 def _lark() -> Lark:
     grammar = (Path(__file__).with_name("grammar.lark")).read_text()
     return Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=True)
+
+
+@functools.cache
+def _layout_lark() -> Lark:
+    """The same grammar, started at ``layout_spec``: what ``hpvm.Layout.parse`` reads."""
+    grammar = (Path(__file__).with_name("grammar.lark")).read_text()
+    return Lark(
+        grammar,
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=True,
+        start="layout_spec",
+    )
+
+
+def parse_layout(text: str, file: str = "<layout>") -> Layout:
+    """A data layout from its text spelling (``chunked(4), axes(0)``), as in the IR text.
+
+    Malformed text is a ``ParseError`` with the line and column inside ``text``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"a layout's text spelling is a string like 'chunked(4)', not {text!r}")
+    try:
+        tree = _layout_lark().parse(text)
+    except UnexpectedInput as e:
+        raise ParseError(_syntax_message(e, text), e.line, e.column, file) from None
+    return _Builder(file, no_code_leaf).layout(tree)
 
 
 def parse_program(
@@ -474,9 +503,39 @@ class _Builder:
         for p in tree.children:
             if p is None:  # "()"
                 continue
-            name_tok, type_tree = p.children
-            out.append(Param(_unquote(name_tok), self.type(type_tree)))
+            name_tok, type_tree, layout_tree = p.children
+            layout = self.layout(layout_tree.children[0]) if layout_tree is not None else None
+            out.append(Param(_unquote(name_tok), self.type(type_tree), layout))
         return out
+
+    def layout(self, tree: Tree) -> Layout:
+        """A ``layout_spec``: a kind, a chunk size for ``chunked``, and optional ``axes(...)``.
+
+        What only the verifier can judge (a chunk of 0, an axis beyond the array's rank, a
+        layout on a scalar) is accepted here, so that any program can be read back.
+        """
+        kind_tok, chunk_tok, axes_tree = tree.children
+        kind = str(kind_tok)
+        if kind not in KINDS:
+            close = difflib.get_close_matches(kind, KINDS, n=1)
+            hint = (
+                f"did you mean {close[0]}?"
+                if close
+                else "the layouts are block, chunked(N), strided, replicated"
+            )
+            raise self.error(f"unknown layout '{kind}'; {hint}", kind_tok)
+        chunk = int(chunk_tok) if chunk_tok is not None else None
+        problem = kind_problem(kind, chunk)
+        if problem is not None:
+            raise self.error(problem, chunk_tok if chunk_tok is not None else kind_tok)
+        axes = None
+        if axes_tree is not None:
+            entries = [t.children[0] for t in axes_tree.children if t is not None]
+            axes = tuple(None if tok.type == "NO_AXIS" else int(tok) for tok in entries)
+            problem = axes_problem(kind, axes)
+            if problem is not None:
+                raise self.error(problem, axes_tree)
+        return Layout(kind, chunk, axes)
 
     def outputs(self, tree: Tree) -> list[PortType]:
         return [self.type(t) for t in tree.children if t is not None]
@@ -638,5 +697,6 @@ __all__ = [
     "leaf_from_body",
     "no_code_leaf",
     "parse_function_ref",
+    "parse_layout",
     "parse_program",
 ]

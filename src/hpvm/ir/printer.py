@@ -43,7 +43,15 @@ import math
 from collections.abc import Callable, Iterable
 
 from .bodies import GeneratedBody, LLVMBody, Operand, PythonBody, TensorBody
-from .graph import REPLICATION_NAMES, ChildGraph, InternalFunction, LeafFunction, NodeFunction, functions
+from .graph import (
+    REPLICATION_NAMES,
+    ChildGraph,
+    InternalFunction,
+    LeafFunction,
+    NodeFunction,
+    Param,
+    functions,
+)
 from .types import PortType
 
 HEADER = "# hpvm IR v1"
@@ -80,7 +88,7 @@ def function_refs(fns: Iterable[NodeFunction]) -> dict[int, str]:
 def print_function(fn: NodeFunction, refs: dict[int, str], bodies: BodyChoice = False) -> list[str]:
     """The lines of one function: a leaf (one line, or with its body), or an internal with
     its child graph."""
-    params = ", ".join(f"{quote_name(p.name)}: {p.type}" for p in fn.params)
+    params = ", ".join(print_param(p) for p in fn.params)
     head = f"{refs[id(fn)]}({params})"
     if isinstance(fn, LeafFunction):
         line = f"leaf {head} -> {_types(fn.outputs)}{_attributes(fn)}"
@@ -141,6 +149,12 @@ def constant_text(value: object) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return "nan" if value != value else ("inf" if value > 0 else "-inf")
     return repr(value)
+
+
+def print_param(p: Param) -> str:
+    """``name: type``, then the data layout if any: ``a: f32[:] layout(chunked(4), axes(0))``."""
+    layout = f" layout({p.layout})" if p.layout is not None else ""
+    return f"{quote_name(p.name)}: {p.type}{layout}"
 
 
 def graph_statements(graph: ChildGraph, refs: dict[int, str]) -> list[str]:

@@ -26,6 +26,7 @@ from .graph import (
     NodeFunction,
 )
 from .intrinsics import FLOAT_ATOMIC_OPS, atomic_dtypes
+from .layouts import GRID_DIMS, Layout
 from .leafinfo import analyze_leaf
 from .types import ArrayType, ScalarType
 
@@ -168,6 +169,7 @@ def function_problems(fn: NodeFunction) -> list[str]:
     if len(set(params)) != len(fn.params):
         dup = [n for n, c in Counter(p.name for p in fn.params).items() if c > 1]
         problems.append(f"{fn.describe()}: parameter names repeat: {', '.join(dup)}")
+    problems.extend(layout_problems(fn))
     if isinstance(fn, LeafFunction):
         if isinstance(fn.body, LLVMBody):
             problems.extend(_llvm_body_problems(fn, fn.body))
@@ -191,6 +193,85 @@ def _llvm_body_problems(fn: LeafFunction, body: LLVMBody) -> list[str]:
             f"but the leaf has {len(fn.params)} port(s); give the function one argument per port"
         ]
     return []
+
+
+# ---------------------------------------------------------------------------------------
+# Data layouts of array parameters (ir/layouts.py, docs/layouts.md)
+
+
+def layout_problems(fn: NodeFunction) -> list[str]:
+    """Layouts that do not fit their parameter: on a non-array, an axis beyond the array's
+    rank, an axis partitioned twice, a chunk smaller than one element."""
+    problems: list[str] = []
+    for p in fn.params:
+        if p.layout is None:
+            continue
+        where = f"{fn.describe()}: parameter '{p.name}' ({p.type})"
+        if not isinstance(p.layout, Layout):
+            problems.append(
+                f"{where} has layout {p.layout!r}, which is not an hpvm.Layout; use "
+                "hpvm.Layout.block(), .chunked(n), .strided() or .replicated()"
+            )
+            continue
+        if not isinstance(p.type, ArrayType):
+            problems.append(
+                f"{where} has layout({p.layout}), but only array parameters carry layouts; "
+                f"remove the layout of '{p.name}' or make it an array"
+            )
+            continue
+        problems.extend(_layout_fit_problems(where, p.layout, p.type.rank))
+    return problems
+
+
+def _layout_fit_problems(where: str, layout: Layout, rank: int) -> list[str]:
+    problems = []
+    stated = f"{where} has layout({layout})"
+    chunk = layout.chunk_size
+    if chunk is not None and chunk < 1:
+        problems.append(
+            f"{stated}: a chunk of {chunk} elements; chunks hold at least one element — "
+            "write chunked(1) or more"
+        )
+    first_dim: dict[int, int] = {}
+    for dim, axis in enumerate(layout.axes or ()):
+        if axis is None:
+            continue
+        if not 0 <= axis < rank:
+            problems.append(
+                f"{stated}: grid dimension {GRID_DIMS[dim]} partitions axis {axis}, but a "
+                f"{rank}-D array has axes 0..{rank - 1}; name an axis below {rank}, or _ for a "
+                "grid dimension that partitions nothing"
+            )
+        elif axis in first_dim:
+            problems.append(
+                f"{stated}: grid dimensions {GRID_DIMS[first_dim[axis]]} and {GRID_DIMS[dim]} "
+                f"both partition axis {axis}; each array axis is partitioned by one grid "
+                "dimension at most — write _ for a dimension that partitions nothing"
+            )
+        else:
+            first_dim[axis] = dim
+    return problems
+
+
+def layout_grid_problems(fn: InternalFunction, graph: ChildGraph) -> list[str]:
+    """A node must be replicated in every grid dimension its function's layouts name:
+    ``axes(_, 0)`` partitions over y, so the node needs a 2-D (or 3-D) grid."""
+    problems = []
+    for node in graph.nodes:
+        child = node.function
+        for p in child.params:
+            layout = p.layout
+            if not isinstance(layout, Layout) or layout.min_grid_dims <= node.dims:
+                continue
+            need = layout.min_grid_dims
+            problems.append(
+                f"node '{node.name}' ({node.location}) in '{fn.name}': {child.describe()} gives "
+                f"parameter '{p.name}' layout({layout}), which partitions over grid dimension "
+                f"{GRID_DIMS[need - 1]}, but the node is replicated in {node.dims} dimension(s); "
+                f"replicate it in at least {need} (hpvm.create_node_{need}d) or drop grid "
+                f"dimension {GRID_DIMS[need - 1]} from the layout's axes"
+            )
+    return problems
 
 
 def _leaf_source_problems(fn: LeafFunction) -> list[str]:
@@ -372,6 +453,7 @@ def graph_problems(fn: InternalFunction, graph: ChildGraph) -> list[str]:
 
     problems.extend(_output_problems(fn, graph, members))
     problems.extend(_cycle_problems(fn, graph))
+    problems.extend(layout_grid_problems(fn, graph))
     return problems
 
 

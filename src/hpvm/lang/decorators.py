@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..errors import VerificationError
-from ..ir.graph import HINTS, InternalFunction, LeafFunction, location_of, signature_ports
+from ..errors import ParseError, VerificationError
+from ..ir.graph import HINTS, InternalFunction, LeafFunction, Param, location_of, signature_ports
+from ..ir.layouts import Layout
 from .builder import trace
 
 
@@ -34,6 +36,50 @@ def _names(value: Any, what: str, pyfunc: Callable[..., Any]) -> tuple[str, ...]
     return names
 
 
+def _with_layouts(params: list[Param], layouts: Any, kind: str, pyfunc: Callable[..., Any]) -> list[Param]:
+    """The parameters with the ``layouts={"a": hpvm.Layout.block(), "b": "chunked(4)"}`` given.
+
+    Whether a layout fits its parameter (an array, axes within its rank, ...) is the
+    verifier's check, run by the decorator right after.
+    """
+    if layouts is None:
+        return params
+    where = f"{kind} '{pyfunc.__name__}' ({location_of(pyfunc)})"
+    if not isinstance(layouts, Mapping):
+        raise VerificationError(
+            f"{where}: layouts maps parameter names to layouts, e.g. "
+            f"layouts={{'a': hpvm.Layout.block()}}, not {layouts!r}"
+        )
+    names = [p.name for p in params]
+    chosen: dict[str, Layout] = {}
+    for name, value in layouts.items():
+        if name not in names:
+            raise VerificationError(
+                f"{where}: layouts names {name!r}, which is not a parameter "
+                f"(parameters: {', '.join(names) or 'none'})"
+            )
+        chosen[name] = _layout_value(value, name, where)
+    return [dataclasses.replace(p, layout=chosen[p.name]) if p.name in chosen else p for p in params]
+
+
+def _layout_value(value: Any, name: str, where: str) -> Layout:
+    if isinstance(value, Layout):
+        return value
+    if isinstance(value, str):
+        try:
+            return Layout.parse(value)
+        except ParseError as e:
+            detail = str(e).split(": ", 1)[-1]
+            raise VerificationError(
+                f"{where}: the layout {value!r} of parameter '{name}' does not parse "
+                f"(column {e.column}: {detail}); write e.g. 'block', 'chunked(4), axes(0)'"
+            ) from None
+    raise VerificationError(
+        f"{where}: the layout of parameter '{name}' is {value!r}; give an hpvm.Layout "
+        "(hpvm.Layout.block(), .chunked(n), .strided(), .replicated()) or its text, e.g. 'chunked(4)'"
+    )
+
+
 def _check_attributes(fn: Any) -> Any:
     from ..ir.verify import function_problems
 
@@ -44,12 +90,14 @@ def _check_attributes(fn: Any) -> Any:
 
 
 def leaf(
-    hint: str | None = None, ins: Any = (), outs: Any = ()
+    hint: str | None = None, ins: Any = (), outs: Any = (), layouts: Mapping[str, Any] | None = None
 ) -> Callable[[Callable[..., Any]], LeafFunction]:
     """Declare a leaf node function: Python (the Numba subset) that computes.
 
     ``ins`` / ``outs`` name the array parameters the leaf reads / writes; every parameter
     and result is annotated with an HPVM type (``hpvm.f32[:]``, ``hpvm.i64``, ...).
+    ``layouts`` gives array parameters a data layout (docs/layouts.md): parameter name →
+    ``hpvm.Layout`` or its text spelling.
     """
 
     def wrap(pyfunc: Callable[..., Any]) -> LeafFunction:
@@ -57,7 +105,7 @@ def leaf(
         fn = LeafFunction(
             pyfunc,
             pyfunc.__name__,
-            params,
+            _with_layouts(params, layouts, "leaf", pyfunc),
             outputs or [],
             hint=_check_hint(hint, pyfunc),
             ins=_names(ins, "ins", pyfunc),
@@ -74,15 +122,18 @@ def leaf(
 
 
 def internal(
-    hint: str | None = None, ins: Any = (), outs: Any = ()
+    hint: str | None = None, ins: Any = (), outs: Any = (), layouts: Mapping[str, Any] | None = None
 ) -> Callable[[Callable[..., Any]], InternalFunction]:
-    """Declare an internal node function: a builder of its child graph, traced once."""
+    """Declare an internal node function: a builder of its child graph, traced once.
+
+    ``layouts`` gives array parameters a data layout, as for ``@hpvm.leaf``.
+    """
 
     def wrap(pyfunc: Callable[..., Any]) -> InternalFunction:
         params, outputs = signature_ports(pyfunc, "internal", require_return=False)
         fn = InternalFunction(
             pyfunc.__name__,
-            params,
+            _with_layouts(params, layouts, "internal", pyfunc),
             builder=pyfunc,
             hint=_check_hint(hint, pyfunc),
             ins=_names(ins, "ins", pyfunc),

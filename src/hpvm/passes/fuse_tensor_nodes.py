@@ -150,7 +150,7 @@ def fuse_pair(parent: InternalFunction, a: Node, b: Node) -> Node:
             k += 1
             name = f"{p.name}_{k}"
         taken.add(name)
-        params.append(Param(name, p.type))
+        params.append(Param(name, p.type, p.layout))
         b_port[i] = Operand("param", len(params) - 1)
         new_port[i] = len(params) - 1
 

@@ -83,8 +83,19 @@ def link_label(src_port: int, dst_port: int, stream: bool = False, repl: int | N
 
 
 def input_port_label(fn: NodeFunction, index: int) -> str:
-    """``0 a`` — an internal node's input port with the parameter's name."""
-    return f"{index} {fn.params[index].name}" if 0 <= index < len(fn.params) else str(index)
+    """``0 a`` — an internal node's input port with the parameter's name, and its data
+    layout if it has one: ``0 a · chunked(4), axes(0)``."""
+    if not 0 <= index < len(fn.params):
+        return str(index)
+    p = fn.params[index]
+    layout = f" · {p.layout}" if p.layout is not None else ""
+    return f"{index} {p.name}{layout}"
+
+
+def layout_lines(fn: NodeFunction) -> list[str]:
+    """One line per parameter with a data layout, ``a · block``: a leaf box shows no ports,
+    so it lists its layouts under its name (docs/pictures.md)."""
+    return [f"{p.name} · {p.layout}" for p in fn.params if p.layout is not None]
 
 
 def output_count(fn: InternalFunction) -> int:
@@ -152,7 +163,7 @@ class _DotWriter:
             return self.cluster(node, fn, depth, active + (id(fn),))
         stroke, fill = hint_colors(fn.hint)
         ident = self.fresh("n")
-        label = node_title(node, fn) + "\n" + function_line(fn)
+        label = "\n".join([node_title(node, fn), function_line(fn), *layout_lines(fn)])
         extra: dict[str, str] = {}
         if isinstance(fn, InternalFunction):  # contains itself: the verifier reports it
             label += "\n(recursive: not expanded)"

@@ -24,7 +24,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..ir.graph import ChildGraph, InternalFunction, Node, NodeFunction
-from .dot import edge_kind, function_line, input_port_label, link_label, node_title, output_count
+from .dot import (
+    edge_kind,
+    function_line,
+    input_port_label,
+    layout_lines,
+    link_label,
+    node_title,
+    output_count,
+)
 
 FONT = 10.0  # node names and cluster titles
 SMALL = 8.0  # function lines, ports and arrow labels
@@ -155,7 +163,7 @@ class _Conn:
 
 def _leaf_box(node: Node | None, fn: NodeFunction, depth: int, recursive: bool = False) -> Box:
     title = node_title(node, fn)
-    lines = [title, function_line(fn)] + (["(recursive)"] if recursive else [])
+    lines = [title, function_line(fn), *layout_lines(fn)] + (["(recursive)"] if recursive else [])
     w = max(text_width(title, FONT), *(text_width(t, SMALL) for t in lines[1:])) + 2 * BOX_PAD[0]
     h = FONT * LINE + SMALL * LINE * (len(lines) - 1) + 2 * BOX_PAD[1]
     return Box("leaf", lines, fn.hint, w, h, depth, recursive=recursive)
