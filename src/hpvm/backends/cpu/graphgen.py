@@ -16,14 +16,12 @@ it, which is a legal schedule and yields its outputs as plain variables.
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import CompileError
+from ...ir.analysis import FeedTable, feed_table, fusion_groups, returned_params
 from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
-from ...ir.leafinfo import parse_leaf
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
 from .leafgen import CTX_PARAM, CTX_STRIDE, LeafClone, symbol_for
@@ -112,14 +110,13 @@ class GraphGen:
         if selected is not None:
             order = [n for n in order if id(n) in selected]
         index = {id(n): k for k, n in enumerate(graph.nodes)}
-        feeds = {id(n): [None] * len(n.function.params) for n in graph.nodes}
-        for b in graph.in_binds:
-            feeds[id(b.dst)][b.ic] = ("bind", b)
-        for e in graph.edges:
-            feeds[id(e.dst)][e.dp] = ("edge", e)
+        feeds = feed_table(graph)
         imported = {(id(n), p): mode for n, p, mode in (stage.imports if stage else [])}
 
-        groups = self._group(order, feeds, imported)
+        groups = [
+            _Group(nodes, nodes[0].dims, self._is_barrier(nodes[0]))
+            for nodes in fusion_groups(order, feeds, self._loop_fusible)
+        ]
         group_of = {id(n): g for g in groups for n in g.nodes}
 
         # What each (node, port) must provide: "each" (per-instance array), "last" (peeled value).
@@ -165,33 +162,7 @@ class GraphGen:
         lines += [INDENT + line for line in body]
         return "\n".join(lines) + "\n"
 
-    def _group(self, order: Sequence[Node], feeds: dict, imported: dict) -> list[_Group]:
-        groups: list[_Group] = []
-        for node in order:
-            barrier = self._is_barrier(node)
-            current = groups[-1] if groups else None
-            if current is not None and self._can_fuse(node, current, feeds, barrier):
-                current.nodes.append(node)
-            else:
-                groups.append(_Group([node], node.dims, barrier))
-        return groups
-
-    def _can_fuse(self, node: Node, group: _Group, feeds: dict, barrier: bool) -> bool:
-        if barrier or group.barrier or group.dims == 0 or node.dims != group.dims:
-            return False
-        members = {id(n) for n in group.nodes}
-        linked = False
-        for feed in feeds[id(node)]:
-            if feed is None or feed[0] != "edge":
-                continue
-            edge = feed[1]
-            if id(edge.src) in members:
-                if edge.repl != ONE_TO_ONE:
-                    return False
-                linked = True
-        return linked
-
-    def _same_array_everywhere(self, node: Node, port: int, feeds: dict) -> bool:
+    def _same_array_everywhere(self, node: Node, port: int, feeds: FeedTable) -> bool:
         """Whether every instance provably returns the same array from output ``port``: the
         leaf returns one of its array parameters unchanged, and that parameter is fed the same
         value in every instance (a bind, an all-to-all edge, or a single-instance source).
@@ -199,33 +170,18 @@ class GraphGen:
         fn = node.function
         if not isinstance(fn, LeafFunction):
             return False
-        func = parse_leaf(fn)
-        if func is None:
-            return False
-        names: set[str] = set()
-        for ret in (n for n in ast.walk(func) if isinstance(n, ast.Return)):
-            value = ret.value
-            if len(fn.out_types) > 1:
-                if not isinstance(value, ast.Tuple) or len(value.elts) != len(fn.out_types):
-                    return False
-                value = value.elts[port]
-            if not isinstance(value, ast.Name):
-                return False
-            names.add(value.id)
-        if len(names) != 1:
-            return False
-        name = names.pop()
-        index = fn.param_index(name)
-        stored = any(
-            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(func)
-        )
-        if index is None or stored:
-            return False
-        feed = feeds[id(node)][index]
+        index = returned_params(fn)[port]
+        feed = None if index is None else feeds[id(node)][index]
         if feed is None:
             return False
         kind, item = feed
         return kind == "bind" or item.repl == ALL_TO_ALL or item.src.dims == 0
+
+    def _loop_fusible(self, node: Node) -> bool:
+        """Whether the node may share a loop nest with others (``fusion_groups``): a replicated
+        node (a 0-dim node's outputs are plain variables: nothing to fuse) that is not a
+        barrier leaf (its instances run as a group function of their own, barriers.py)."""
+        return node.dims > 0 and not self._is_barrier(node)
 
     def _is_barrier(self, node: Node) -> bool:
         return isinstance(node.function, LeafFunction) and id(node.function) in self.barrier_symbols
@@ -360,12 +316,8 @@ class GraphGen:
         receivers: dict[str, list[tuple[Node, int]]] = {}
         for node in group.nodes:
             for p, feed in enumerate(feeds[id(node)]):
-                if (
-                    feed is not None
-                    and feed[0] == "bind"
-                    and isinstance(fn.params[feed[1].ip].type, ArrayType)
-                ):
-                    receivers.setdefault(fn.params[feed[1].ip].name, []).append((node, p))
+                if feed is not None and feed[0] == "bind" and isinstance(fn.params[feed[1]].type, ArrayType):
+                    receivers.setdefault(fn.params[feed[1]].name, []).append((node, p))
         found = []
         for name, uses in receivers.items():
             ops = set()
@@ -419,7 +371,7 @@ class GraphGen:
             )
             for node in users:
                 for p, feed in enumerate(feeds[id(node)]):
-                    if feed is not None and feed[0] == "bind" and fn.params[feed[1].ip].name == name:
+                    if feed is not None and feed[0] == "bind" and fn.params[feed[1]].name == name:
                         swap.setdefault(id(node), {})[p] = f"{pre}_Q{j}"
             self.privatized.append((fn.name, name, op, [n.name for n in users]))
         body.append(f"for {pre}_c in prange({pre}_nc):")
@@ -518,7 +470,7 @@ class GraphGen:
     def _input(self, fn, node, port, feeds, idx, index, imported, group) -> str:  # type: ignore[no-untyped-def]
         kind, item = feeds[id(node)][port]
         if kind == "bind":
-            return fn.params[item.ip].name
+            return fn.params[item].name
         edge = item
         src_k = index[id(edge.src)]
         mode = "each" if edge.repl == ONE_TO_ONE else "last"

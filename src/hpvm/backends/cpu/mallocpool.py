@@ -45,8 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from ...ir.analysis import returned_params
 from ...ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
-from ...ir.leafinfo import parse_leaf
 from ...ir.types import ArrayType
 from .leafgen import LeafClone
 
@@ -159,7 +159,7 @@ class MallocFlow:
         fns = list(functions(root))
         params: set[tuple[int, int]] = set()
         outputs: set[tuple[int, int]] = set()
-        returns = {id(fn): _returned_params(fn) for fn in fns if isinstance(fn, LeafFunction)}
+        returns = {id(fn): returned_params(fn) for fn in fns if isinstance(fn, LeafFunction)}
         changed = True
         while changed:
             changed = False
@@ -225,30 +225,6 @@ class MallocFlow:
 
 def _array_params(fn: LeafFunction) -> list[int]:
     return [i for i, p in enumerate(fn.params) if isinstance(p.type, ArrayType)]
-
-
-def _returned_params(fn: LeafFunction) -> list[int | None]:
-    """Per output port: the parameter every ``return`` gives unchanged, or None."""
-    n = len(fn.out_types)
-    func = parse_leaf(fn)
-    if func is None:
-        return [None] * n
-    stored = {
-        x.id for x in ast.walk(func) if isinstance(x, ast.Name) and isinstance(x.ctx, (ast.Store, ast.Del))
-    }
-    rets = [x for x in ast.walk(func) if isinstance(x, ast.Return)]
-    result: list[int | None] = []
-    for port in range(n):
-        names: set[str | None] = set()
-        for ret in rets:
-            value = ret.value
-            if n > 1:
-                value = value.elts[port] if isinstance(value, ast.Tuple) and len(value.elts) == n else None
-            names.add(value.id if isinstance(value, ast.Name) else None)
-        name = names.pop() if len(names) == 1 else None
-        index = fn.param_index(name) if name is not None and name not in stored else None
-        result.append(index)
-    return result
 
 
 # -- pools ------------------------------------------------------------------------------------

@@ -239,11 +239,12 @@ class _Execution:
         results: dict[str, NodeResult],
     ) -> tuple[Column, str]:
         """The column feeding ``node``'s input ``port`` and its level: "parent" or "flat"."""
-        kind, item = sched.feeds[id(node)][port]
+        feed = sched.feeds[id(node)][port]
+        if feed is None:
+            raise LaunchError(f"node '{node.name}' ({node.location}): input {port} has no feed")
+        kind, item = feed
         if kind == "bind":
             return inputs[item], "parent"
-        if kind != "edge":
-            raise LaunchError(f"node '{node.name}' ({node.location}): input {port} has no feed")
         source = results[item.src.name]
         if item.repl == ALL_TO_ALL:
             return source.last(item.sp, item.describe()), "parent"
@@ -252,8 +253,9 @@ class _Execution:
     def check_grids(
         self, sched: GraphSchedule, node: Node, mine: NodeResult, results: dict[str, NodeResult]
     ) -> None:
-        for kind, item in sched.feeds[id(node)]:
-            if kind == "edge" and item.repl == ONE_TO_ONE:
+        for feed in sched.feeds[id(node)]:
+            if feed is not None and feed[0] == "edge" and feed[1].repl == ONE_TO_ONE:
+                item = feed[1]
                 source = results[item.src.name]
                 if not sizes_equal(source, mine):
                     bad = int(np.argmax((source.sizes != mine.sizes).any(axis=1))) if source.sizes.size else 0
@@ -439,9 +441,10 @@ class _Execution:
             args = []
             cols: list[tuple[Column, str] | None] = []
             for port, p in enumerate(fn.params):
-                kind, item = sched.feeds[id(node)][port]
-                if kind == "edge" and item.repl == ONE_TO_ONE and id(item.src) in position:
-                    args.append(ArgRef("result", call=position[id(item.src)], port=item.sp))
+                feed = sched.feeds[id(node)][port]
+                edge = feed[1] if feed is not None and feed[0] == "edge" else None
+                if edge is not None and edge.repl == ONE_TO_ONE and id(edge.src) in position:
+                    args.append(ArgRef("result", call=position[id(edge.src)], port=edge.sp))
                     cols.append(None)
                     continue
                 col, where = self.input_column(sched, node, port, inputs, results)

@@ -9,13 +9,12 @@ outputs, which array parameter they return unchanged. See ``plan.py`` for the ma
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
-from typing import Any
 
 from ...errors import CompileError
+from ...ir.analysis import FeedTable, feed_table, fusion_groups, returned_params
 from ...ir.graph import ONE_TO_ONE, InternalFunction, LeafFunction, Node
-from ...ir.leafinfo import analyze_leaf, parse_leaf
+from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType
 from ...ir.verify import topological_order
 
@@ -31,7 +30,7 @@ class Step:
 class GraphSchedule:
     fn: InternalFunction
     steps: list[Step]
-    feeds: dict[int, list[tuple[str, Any]]]  # node id -> per input port: ("bind", ip) | ("edge", edge)
+    feeds: FeedTable  # what feeds each child's inputs
     needs: dict[tuple[int, int], set[str]]  # (node id, port) -> {"each", "last"}
     step_of: dict[int, Step]  # node id -> its step
     passthrough: dict[tuple[int, int], int | None]  # leaf array output -> parameter index it returns
@@ -41,21 +40,15 @@ def schedule(fn: InternalFunction, backend: str, part: frozenset[int] | None = N
     """``fn``'s schedule; with ``part`` (node ids), of those children only: a pipeline stage or
     this back end's share of a graph that mixes devices (nothing outside it is run or fused)."""
     graph = fn.graph
-    feeds: dict[int, list[tuple[str, Any]]] = {
-        id(n): [("none", None)] * len(n.function.params) for n in graph.nodes
-    }
-    for b in graph.in_binds:
-        feeds[id(b.dst)][b.ic] = ("bind", b.ip)
-    for e in graph.edges:
-        feeds[id(e.dst)][e.dp] = ("edge", e)
+    feeds = feed_table(graph)
+    order = [n for n in topological_order(graph) if part is None or id(n) in part]
     steps: list[Step] = []
     step_of: dict[int, Step] = {}
-    for node in topological_order(graph):
-        if part is not None and id(node) not in part:
-            continue
+    for group in fusion_groups(order, feeds, _fits_a_kernel):
+        node = group[0]
         fn_ = node.function
         if isinstance(fn_, InternalFunction):
-            step = Step("graph", [node])
+            step = Step("graph", group)
         elif _is_allocation(fn_):
             for p in fn_.params:
                 if isinstance(p.type, ArrayType):
@@ -65,17 +58,12 @@ def schedule(fn: InternalFunction, backend: str, part: frozenset[int] | None = N
                         f"may take scalars only, but it takes array '{p.name}'; move the work on "
                         "arrays into another leaf"
                     )
-            step = Step("host", [node])
+            step = Step("host", group)
         else:
-            barrier = analyze_leaf(fn_).uses_barrier
-            last = steps[-1] if steps else None
-            if last is not None and _can_fuse(node, last, feeds, barrier):
-                last.nodes.append(node)
-                step_of[id(node)] = last
-                continue
-            step = Step("kernel", [node], barrier)
+            step = Step("kernel", group, analyze_leaf(fn_).uses_barrier)
         steps.append(step)
-        step_of[id(node)] = step
+        for member in group:
+            step_of[id(member)] = step
     needs: dict[tuple[int, int], set[str]] = {}
     for e in graph.edges:
         if id(e.src) not in step_of:
@@ -91,10 +79,11 @@ def schedule(fn: InternalFunction, backend: str, part: frozenset[int] | None = N
         fn_ = node.function
         if id(node) not in step_of or not isinstance(fn_, LeafFunction) or _is_allocation(fn_):
             continue
+        sources = returned_params(fn_)
         for port, t in enumerate(fn_.out_types):
             if not isinstance(t, ArrayType):
                 continue
-            source = _returned_param(fn_, port)
+            source = sources[port]
             passthrough[(id(node), port)] = source
             if source is None and (id(node), port) in needs:
                 raise CompileError(
@@ -111,42 +100,9 @@ def _is_allocation(fn: LeafFunction) -> bool:
     return any(name == "malloc" for name, _ in analyze_leaf(fn).calls)
 
 
-def _can_fuse(node: Node, step: Step, feeds: dict[int, list[tuple[str, Any]]], barrier: bool) -> bool:
-    if step.kind != "kernel" or barrier or step.barrier or node.dims != step.nodes[0].dims:
-        return False
-    members = {id(n) for n in step.nodes}
-    linked = False
-    for kind, item in feeds[id(node)]:
-        if kind != "edge" or id(item.src) not in members:
-            continue
-        if item.repl != ONE_TO_ONE or item.stream:
-            return False
-        linked = True
-    return linked
-
-
-def _returned_param(fn: LeafFunction, port: int) -> int | None:
-    """The parameter a leaf returns unchanged from array output ``port`` in every ``return``."""
-    func = parse_leaf(fn)
-    if func is None:
-        return None
-    names: set[str] = set()
-    for ret in (n for n in ast.walk(func) if isinstance(n, ast.Return)):
-        value = ret.value
-        if len(fn.out_types) > 1:
-            if not isinstance(value, ast.Tuple) or len(value.elts) != len(fn.out_types):
-                return None
-            value = value.elts[port]
-        if not isinstance(value, ast.Name):
-            return None
-        names.add(value.id)
-    if len(names) != 1:
-        return None
-    name = names.pop()
-    stored = any(
-        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(func)
-    )
-    index = fn.param_index(name)
-    if index is None or stored or not isinstance(fn.params[index].type, ArrayType):
-        return None
-    return index
+def _fits_a_kernel(node: Node) -> bool:
+    """Whether the node may share a kernel with others: a leaf that neither allocates (it
+    runs on the host) nor calls ``hpvm.barrier()`` (its kernel's blocks are its parent
+    instances)."""
+    fn = node.function
+    return isinstance(fn, LeafFunction) and not _is_allocation(fn) and not analyze_leaf(fn).uses_barrier

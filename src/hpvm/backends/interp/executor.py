@@ -29,6 +29,7 @@ from ...errors import (
     NodeExecutionError,
     OutOfBoundsError,
 )
+from ...ir.analysis import feed_table
 from ...ir.bodies import GENERATED, PYTHON, TENSOR
 from ...ir.execution import set_context
 from ...ir.graph import ALL_TO_ALL, InternalFunction, LeafFunction, Node
@@ -262,7 +263,7 @@ class Interpreter(Backend):
         env = {p.name: a for p, a in zip(fn.params, args)}
         results: dict[str, NodeOutputs] = dict(upstream or {})
         selected = None if only is None else {id(n) for n in only}
-        feeds = _feed_table(fn)
+        feeds = feed_table(graph)
         for node in topological_order(graph):
             if selected is not None and id(node) not in selected:
                 continue
@@ -457,23 +458,6 @@ class Interpreter(Backend):
 def _instances(sizes: tuple[int, ...]) -> Any:
     """Instance ids in row-major order (x outermost), as seed 001's loop nest visits them."""
     return itertools.product(*(range(s) for s in sizes))
-
-
-def _feed_table(fn: InternalFunction) -> dict[int, list[tuple[str, Any]]]:
-    """For each child node, where each input comes from: ('bind', ip) or ('edge', edge)."""
-    cached = getattr(fn, "_interp_feeds", None)
-    if cached is not None:
-        return cached
-    graph = fn.graph
-    table: dict[int, list[tuple[str, Any]]] = {
-        id(n): [("none", None)] * len(n.function.params) for n in graph.nodes
-    }
-    for b in graph.in_binds:
-        table[id(b.dst)][b.ic] = ("bind", b.ip)
-    for e in graph.edges:
-        table[id(e.dst)][e.dp] = ("edge", e)
-    fn._interp_feeds = table  # type: ignore[attr-defined]
-    return table
 
 
 def _as_port_value(ptype: Any, value: Any) -> Any:

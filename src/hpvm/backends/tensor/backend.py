@@ -21,6 +21,7 @@ import torch
 
 from ...errors import HPVMError, NodeExecutionError
 from ...ir import tensorops as ops
+from ...ir.analysis import FeedTable, feed_table
 from ...ir.bodies import GENERATED, PYTHON, TENSOR
 from ...ir.graph import InternalFunction, Node
 from ...ir.tensorops import torch_impl
@@ -28,7 +29,7 @@ from ...ir.types import ArrayType, ScalarType, f32
 from ...ir.verify import topological_order
 from ..base import Backend, PortKey, RunContext
 from . import layers
-from .plan import GraphPlan, check, check_node, compile_graph, compile_node, feed_table, node_function
+from .plan import GraphPlan, check, check_node, compile_graph, compile_node, node_function
 
 _MAX_SIGNATURES = 256
 
@@ -185,7 +186,7 @@ class TensorBackend(Backend):
                     stage = StagePlan(
                         root,
                         topological_order(root.graph),
-                        feed_table(root),
+                        feed_table(root.graph),
                         [self._input_converter(p.type) for p in root.params],
                     )
                     self._stages[root] = stage
@@ -213,7 +214,7 @@ class StagePlan:
 
     root: InternalFunction
     order: list[Node]
-    feeds: dict[int, list[tuple[str, Any]]]
+    feeds: FeedTable
     convert_in: list[Callable[[Any], Any]]
     calls: dict[int, tuple[Any, Callable[..., tuple[Any, ...]]]] = field(default_factory=dict)
     checked: set[tuple[Any, ...]] = field(default_factory=set)

@@ -23,6 +23,7 @@ from typing import Any
 
 from ...errors import CompileError, TensorShapeError
 from ...ir import tensorops as ops
+from ...ir.analysis import FeedTable, feed_table
 from ...ir.bodies import Operand, const_text
 from ...ir.graph import InternalFunction, LeafFunction, Node
 from ...ir.tensorops.body import NotATensorLeaf, TensorLeaf, parse_tensor_leaf
@@ -48,7 +49,7 @@ class GraphPlan:
 
     fn: InternalFunction
     order: list[Node]
-    feeds: dict[int, list[tuple[str, Any]]]  # id(node) -> per input: ("bind", ip) | ("edge", Edge)
+    feeds: FeedTable  # what feeds each child's inputs
     children: dict[int, LeafPlan | GraphPlan]  # id(node) -> its plan
     source: str = ""
     run: Callable[..., tuple[Any, ...]] = field(default=lambda *a: ())  # the generated function
@@ -64,19 +65,6 @@ class GraphPlan:
             else:
                 out.extend(child.steps(path + "/"))
         return out
-
-
-def feed_table(fn: InternalFunction) -> dict[int, list[tuple[str, Any]]]:
-    """For each child of ``fn`` (by id), where each input comes from: ("bind", parent input)
-    or ("edge", the edge)."""
-    feeds: dict[int, list[tuple[str, Any]]] = {
-        id(n): [("none", None)] * len(n.function.params) for n in fn.graph.nodes
-    }
-    for b in fn.graph.in_binds:
-        feeds[id(b.dst)][b.ic] = ("bind", b.ip)
-    for e in fn.graph.edges:
-        feeds[id(e.dst)][e.dp] = ("edge", e)
-    return feeds
 
 
 def compile_node(
@@ -103,7 +91,7 @@ def compile_graph(fn: InternalFunction, runtime: dict[str, Callable[..., Any]]) 
     run), and the generated function bound to the callables of ``runtime`` (by name)."""
     order = topological_order(fn.graph)
     children = {id(node): compile_node(node, fn, runtime) for node in order}
-    plan = GraphPlan(fn, order, feed_table(fn), children)
+    plan = GraphPlan(fn, order, feed_table(fn.graph), children)
     _generate(plan, runtime)
     return plan
 

@@ -1,0 +1,130 @@
+"""Graph analyses every back end's lowering needs, written once.
+
+Each of these used to be written per back end, and the copies drifted apart (the ``cpu``
+back end fused across streaming edges, the GPU lowering did not). They read the graph and
+return fresh results: passes mutate graphs in place, so nothing here is cached on a graph
+or a function — each analysis is linear in the size of one child graph, and back ends run
+them when they compile, not per launch.
+
+* ``feed_table``: what feeds each input port of each child node.
+* ``returned_params``: which array parameter a leaf returns unchanged from each output.
+* ``fusion_groups``: which adjacent children run fused in one loop nest or one kernel.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from .graph import ONE_TO_ONE, ChildGraph, Edge, LeafFunction, Node
+from .leafinfo import parse_leaf
+from .types import ArrayType
+
+#: An input port fed by input ``ip`` of the parent: ``("bind", ip)``.
+BindFeed = tuple[Literal["bind"], int]
+#: An input port fed by an edge: ``("edge", edge)``.
+EdgeFeed = tuple[Literal["edge"], Edge]
+#: What feeds one input port. A tuple, so that ``kind, item = feed`` reads it in hot loops.
+Feed = BindFeed | EdgeFeed
+#: ``id(child node)`` -> one entry per input port of its function; ``None`` for a port
+#: nothing feeds (the verifier rejects such graphs, so back ends may assume a feed).
+FeedTable = dict[int, list[Feed | None]]
+
+
+def feed_table(graph: ChildGraph) -> FeedTable:
+    """What feeds each input port of each child of ``graph`` (see ``Feed``)."""
+    table: FeedTable = {id(n): [None] * len(n.function.params) for n in graph.nodes}
+    for b in graph.in_binds:
+        table[id(b.dst)][b.ic] = ("bind", b.ip)
+    for e in graph.edges:
+        table[id(e.dst)][e.dp] = ("edge", e)
+    return table
+
+
+def returned_params(fn: LeafFunction) -> tuple[int | None, ...]:
+    """Per output port of ``fn``: the index of the array parameter that every ``return``
+    gives back unchanged from that port, or ``None``.
+
+    Why back ends ask: such an output is the very array the leaf received, so it can be
+    resolved where the argument is known (on the host, for the GPU lowering), needs no
+    per-instance comparison when every instance receives the same array (``cpu``), and
+    carries ``malloc``'d memory only if that parameter does (the ``cpu`` malloc pools).
+    "Unchanged" is syntactic and conservative: every ``return`` names the parameter itself
+    (the same element of the returned tuple, for several outputs), and the leaf never
+    assigns or deletes that name. Scalar outputs, leaves without source and anything else
+    give ``None``.
+    """
+    count = len(fn.out_types)
+    func = parse_leaf(fn)
+    if func is None:
+        return (None,) * count
+    rebound = {
+        n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))
+    }
+    returns = [n.value for n in ast.walk(func) if isinstance(n, ast.Return)]
+    return tuple(
+        _returned_param(fn, port, returns, rebound) if isinstance(t, ArrayType) else None
+        for port, t in enumerate(fn.out_types)
+    )
+
+
+def _returned_param(
+    fn: LeafFunction, port: int, returns: list[ast.expr | None], rebound: set[str]
+) -> int | None:
+    count = len(fn.out_types)
+    names: set[str | None] = set()
+    for value in returns:
+        if count > 1:
+            value = value.elts[port] if isinstance(value, ast.Tuple) and len(value.elts) == count else None
+        names.add(value.id if isinstance(value, ast.Name) else None)
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    index = fn.param_index(name) if name is not None and name not in rebound else None
+    if index is None or not isinstance(fn.params[index].type, ArrayType):
+        return None
+    return index
+
+
+def fusion_groups(
+    order: Sequence[Node], feeds: FeedTable, fusible: Callable[[Node], bool]
+) -> list[list[Node]]:
+    """``order`` (children in topological order) cut into runs that execute fused: in one
+    loop nest (``cpu``) or one kernel (GPU), instance *i* of each member right after
+    instance *i* of the members before it.
+
+    The rule: a node joins the run before it when both it and the run's nodes are
+    ``fusible`` (what a back end can put in one loop or kernel — never a leaf that calls
+    ``hpvm.barrier()``, whose instances must all reach the barrier first), it has the
+    run's number of dimensions, at least one of its inputs comes from a member over a
+    one-to-one edge, and none comes from a member over an all-to-all edge (which waits for
+    every instance) or a streaming edge (a pipeline boundary: its two ends run as different
+    stages). Legal because a one-to-one sink instance waits only for its own source
+    instance; the grids themselves are compared at run time.
+    """
+    groups: list[list[Node]] = []
+    open_group: list[Node] | None = None  # the last run, if more nodes may join it
+    for node in order:
+        if open_group is not None and fusible(node) and _joins(node, open_group, feeds):
+            open_group.append(node)
+            continue
+        group = [node]
+        groups.append(group)
+        open_group = group if fusible(node) else None
+    return groups
+
+
+def _joins(node: Node, group: list[Node], feeds: FeedTable) -> bool:
+    if node.dims != group[0].dims:
+        return False
+    members = {id(n) for n in group}
+    linked = False
+    for feed in feeds[id(node)]:
+        if feed is None or feed[0] != "edge" or id(feed[1].src) not in members:
+            continue
+        edge = feed[1]
+        if edge.repl != ONE_TO_ONE or edge.stream:
+            return False
+        linked = True
+    return linked
