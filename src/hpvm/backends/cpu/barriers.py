@@ -48,15 +48,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import CompileError
+from ...ir import instance_context as ictx
 from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ArrayType, PortType, ScalarType
-from .leafgen import BARRIER_MARKER, CTX_PARAM, CTX_STRIDE, LeafClone
+from .leafgen import BARRIER_MARKER, CTX_PARAM, LeafClone
 from .narrow import MASK
 
 # Names of the group function (the leaf's own names never start with "__hpvm").
 _IDS = ("__hpvm_i", "__hpvm_j", "__hpvm_k")
 _EXTENTS = ("__hpvm_s0", "__hpvm_s1", "__hpvm_s2")
 _DIMS = "__hpvm_dims"
+# Which of them holds each value of the leaf's own level of the context tuple.
+_OWN_LEVEL = {
+    **{ictx.ID + axis: name for axis, name in enumerate(_IDS)},
+    **{ictx.EXTENT + axis: name for axis, name in enumerate(_EXTENTS)},
+    ictx.DIMS: _DIMS,
+}
 _PARENT = "__hpvm_ctx_parent"
 _TOTAL = "__hpvm_total"
 _FLAT = "__hpvm_f"
@@ -164,12 +171,11 @@ class _SubstituteCtx(ast.NodeTransformer):
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
         if isinstance(node.value, ast.Name) and node.value.id == CTX_PARAM:
             c = node.slice.value if isinstance(node.slice, ast.Constant) else None
-            if not isinstance(c, int) or not 0 <= c < CTX_STRIDE + self.parent_len:
+            if not isinstance(c, int) or not 0 <= c < ictx.STRIDE + self.parent_len:
                 raise self.fail(node.lineno, "a structure query the cpu back end cannot place")
-            if c < CTX_STRIDE:
-                name = (*_IDS, *_EXTENTS, _DIMS)[c]
-                return ast.copy_location(ast.Name(name, ast.Load()), node)
-            read = ast.Subscript(ast.Name(_PARENT, ast.Load()), ast.Constant(c - CTX_STRIDE), ast.Load())
+            if c < ictx.STRIDE:
+                return ast.copy_location(ast.Name(_OWN_LEVEL[c], ast.Load()), node)
+            read = ast.Subscript(ast.Name(_PARENT, ast.Load()), ast.Constant(c - ictx.STRIDE), ast.Load())
             return ast.copy_location(read, node)
         return self.generic_visit(node)
 
@@ -384,7 +390,7 @@ def _infer_types(clone: LeafClone, param_types: list[PortType], ctx_levels: int)
     leaf = clone.leaf
     namespace = {**leaf_namespace(leaf), **_typing_stubs()}
     exec(compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec"), namespace)
-    argtypes = (*(_numba_type(t) for t in param_types), types.UniTuple(types.int64, CTX_STRIDE * ctx_levels))
+    argtypes = (*(_numba_type(t) for t in param_types), types.UniTuple(types.int64, ictx.STRIDE * ctx_levels))
     dispatcher = numba.njit(nogil=True)(namespace[clone.symbol])
     try:
         dispatcher.compile(argtypes)
@@ -439,7 +445,7 @@ class _GroupBuilder:
             raise CompileError(
                 f"leaf '{self.leaf.name}' reads {clone.levels} context levels, not {ctx_levels}"
             )
-        parent_len = CTX_STRIDE * (ctx_levels - 1)
+        parent_len = ictx.STRIDE * (ctx_levels - 1)
         self.body = [
             ast.fix_missing_locations(_SubstituteCtx(self._fail, parent_len).visit(s)) for s in func.body
         ]

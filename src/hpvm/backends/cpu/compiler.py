@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import CompileError, LaunchError
+from ...ir import instance_context as ictx
 from ...ir.graph import InternalFunction, LeafFunction, functions
 from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ScalarType
@@ -130,7 +131,7 @@ class CompiledProgram:
 
     def __post_init__(self) -> None:
         # Made once: a launch's host path is a few microseconds of Python per step.
-        self._ctx = (0, 0, 0, 1, 1, 1, 0) * self.levels
+        self._ctx = ictx.ROOT * self.levels
         self.scalar_ins = [
             (i, p.type.dtype.type) for i, p in enumerate(self.root.params) if isinstance(p.type, ScalarType)
         ]

@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import CompileError
+from ...ir import instance_context as ictx
 from ...ir.analysis import FeedTable, feed_table, fusion_groups, returned_params
 from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
-from .leafgen import CTX_PARAM, CTX_STRIDE, LeafClone, symbol_for
+from .leafgen import CTX_PARAM, LeafClone, symbol_for
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
 from .narrow import MASK
 from .privatize import MAX_PRIVATE_BYTES, atomic_only_params, fold, identity, privatized_clone
@@ -438,7 +439,7 @@ class GraphGen:
                 )
             args.append(self._input(fn, node, p, feeds, [], index, imported, None))
         ext = [*sizes, *(["1"] * (3 - len(sizes)))]
-        parent = f"{CTX_PARAM}[:{CTX_STRIDE * (self.levels - 1)}]" if self.levels > 1 else "()"
+        parent = f"{CTX_PARAM}[:{ictx.STRIDE * (self.levels - 1)}]" if self.levels > 1 else "()"
         out = [
             f"__hn{k}_r = {self.barrier_symbols[id(node.function)]}({', '.join([*args, parent, *ext, str(node.dims)])})"
         ]
@@ -505,11 +506,9 @@ class GraphGen:
         return [f"__hn{k}_s{a}" for a in range(edge.src.dims)]
 
     def _child_ctx(self, node: Node, idx: list[str], sizes: list[str]) -> str:
-        ids = [*idx, *(["0"] * (3 - len(idx)))]
-        ext = [*sizes, *(["1"] * (3 - len(sizes)))]
-        own = f"({', '.join([*ids, *ext, str(node.dims)])},)"
+        own = f"({', '.join(map(str, ictx.level(node.dims, idx, sizes)))},)"
         if self.levels > 1:
-            return f"{own} + {CTX_PARAM}[:{CTX_STRIDE * (self.levels - 1)}]"
+            return f"{own} + {CTX_PARAM}[:{ictx.STRIDE * (self.levels - 1)}]"
         return own
 
     def _variant(self, node: Node, swapped: dict[int, str]) -> str:

@@ -1,9 +1,9 @@
 """Leaf cloning (seed 001, DFG2LLVM_CPU step 1): leaves become Numba-compilable functions.
 
-Each leaf is cloned with one extra parameter, ``__ctx``: a tuple of int64 holding, for the
-leaf's own node and each ancestor, the instance ids and extents in x, y, z and the number
-of dimensions (``CTX_STRIDE`` values per level: level 0 is the leaf's node, 1 its parent…).
-The query intrinsics become constant-index reads of that tuple, node-handle variables
+Each leaf is cloned with one extra parameter, ``__hpvm_ctx``: a tuple of int64 holding, for
+the leaf's own node and each ancestor, the instance ids and extents in x, y, z and the number
+of dimensions (the layout of ``ir/instance_context.py``: level 0 is the leaf's node, 1 its
+parent…). The query intrinsics become constant-index reads of that tuple, node-handle variables
 disappear, atomics and ``malloc`` call the back end's Numba implementations, and barriers
 become markers that ``barriers.py`` splits on. The clone keeps the leaf's line numbers, so
 Numba's messages point at the user's source.
@@ -18,21 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import CompileError
+from ...ir import instance_context as ictx
 from ...ir.graph import LeafFunction
 from ...ir.leafinfo import handle_level, intrinsic_name, parse_leaf
 
-CTX_STRIDE = 7  # ids x, y, z; extents x, y, z; number of dimensions
 CTX_PARAM = "__hpvm_ctx"
 BARRIER_MARKER = "__hpvm_barrier"
-_QUERY_OFFSETS = {
-    "get_node_instance_id_x": 0,
-    "get_node_instance_id_y": 1,
-    "get_node_instance_id_z": 2,
-    "get_num_node_instances_x": 3,
-    "get_num_node_instances_y": 4,
-    "get_num_node_instances_z": 5,
-    "get_num_dims": 6,
-}
 
 
 @dataclass
@@ -134,7 +125,7 @@ class _Cloner(ast.NodeTransformer):
         name = intrinsic_name(node, self.env)
         if name is None:
             return self.generic_visit(node)
-        if name in _QUERY_OFFSETS:
+        if name in ictx.QUERY_OFFSETS:
             if len(node.args) != 1:
                 raise _fail(self.leaf, node.lineno, f"hpvm.{name}() takes one node handle")
             level = self.level_of(node.args[0])
@@ -146,7 +137,7 @@ class _Cloner(ast.NodeTransformer):
                     "(use hpvm.get_node() / hpvm.get_parent_node(...) directly or through a variable)",
                 )
             self.max_level = max(self.max_level, level)
-            index = ast.Constant(CTX_STRIDE * level + _QUERY_OFFSETS[name])
+            index = ast.Constant(ictx.index(level, ictx.QUERY_OFFSETS[name]))
             read = ast.Subscript(ast.Name(CTX_PARAM, ast.Load()), index, ast.Load())
             return ast.copy_location(read, node)
         if name in ("get_node", "get_parent_node"):

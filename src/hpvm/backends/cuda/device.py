@@ -21,13 +21,14 @@ from typing import Any
 import numpy as np
 
 from ...errors import BackendUnavailableError, CompileError
+from ...ir import instance_context as ictx
 from ...ir.graph import LeafFunction
 from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ArrayType, ScalarType
 from ..cpu.compiler import locate_leaf_line
 from ..cpu.leafgen import CTX_PARAM, LeafClone, clone_leaf
 from ..gpu.device import GPUDevice
-from ..gpu.spec import CTX_STRIDE, Geometry, KernelSpec
+from ..gpu.spec import Geometry, KernelSpec
 from .kernelgen import kernel_source
 
 # numba-cuda's simulator runs one kernel at a time in a process (it asserts so).
@@ -200,7 +201,7 @@ class CUDADevice(GPUDevice):
 
         for call in spec.calls:
             arg_types = [self._numba_type(spec, ref, types) for ref in call.args]
-            arg_types.append(types.UniTuple(types.int64, CTX_STRIDE * spec.ctx_levels))
+            arg_types.append(types.UniTuple(types.int64, ictx.STRIDE * spec.ctx_levels))
             key = (id(call.leaf), tuple(arg_types))
             if key in self._checked:
                 continue

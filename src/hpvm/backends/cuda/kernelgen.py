@@ -7,7 +7,8 @@ clones (``cuda.jit(device=True)`` functions) and stores the outputs later steps 
 
 from __future__ import annotations
 
-from ..gpu.spec import CTX_STRIDE, TABLE_FIXED, ArgRef, KernelSpec
+from ...ir import instance_context as ictx
+from ..gpu.spec import TABLE_FIXED, ArgRef, KernelSpec
 
 INDENT = "    "
 
@@ -39,7 +40,7 @@ def kernel_source(spec: KernelSpec, symbols: list[str]) -> str:
     for a in range(spec.dims):
         ids[a] = f"__i{a}"
     ctx = [*ids, "__s0", "__s1", "__s2", str(spec.dims)]
-    ctx += [f"__table[__row, {TABLE_FIXED + k}]" for k in range(CTX_STRIDE * (spec.ctx_levels - 1))]
+    ctx += [f"__table[__row, {TABLE_FIXED + k}]" for k in range(ictx.STRIDE * (spec.ctx_levels - 1))]
     body.append(f"__ctx = ({', '.join(ctx)},)")
     for k, buf in enumerate(spec.shared):
         body += [

@@ -62,18 +62,16 @@ from typing import Any
 import numpy as np
 
 from ...errors import CompileError, DeviceLimitError, HPVMError, LaunchError, NodeExecutionError
+from ...ir import instance_context as ictx
 from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
 from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType, ScalarType
 from ..base import RunContext
 from .device import GPUDevice
 from .schedule import GraphSchedule, Step, schedule
-from .spec import CTX_STRIDE, ArgRef, Geometry, KernelSpec, LeafCall
+from .spec import ArgRef, Geometry, KernelSpec, LeafCall
 from .specbuilder import SpecBuilder
 from .values import Column, InstanceSet, NodeResult, Storage, sizes_equal
-
-ROOT_CTX = (0, 0, 0, 1, 1, 1, 0)
-
 
 # =======================================================================================
 # Executing a root graph
@@ -155,7 +153,7 @@ class _Execution:
     # -- levels and inputs ------------------------------------------------------------
 
     def root_set(self) -> InstanceSet:
-        return InstanceSet(1, np.array([ROOT_CTX], dtype=np.int64), [self.plan.root.name])
+        return InstanceSet(1, np.array([ictx.ROOT], dtype=np.int64), [self.plan.root.name])
 
     def root_inputs(self, args: Sequence[Any]) -> list[Column]:
         cols = []
@@ -295,7 +293,7 @@ class _Execution:
 
     def child_set(self, node: Node, level: InstanceSet, res: NodeResult) -> InstanceSet:
         total = int(res.counts.sum())
-        width = CTX_STRIDE * (len(level.names) + 1)
+        width = ictx.STRIDE * (len(level.names) + 1)
         ctx = np.zeros((total, width), dtype=np.int64)
         for r in range(level.count):
             n = int(res.counts[r])
@@ -303,13 +301,8 @@ class _Execution:
                 continue
             start = int(res.offsets[r])
             block = ctx[start : start + n]
-            sizes = [int(s) for s in res.sizes[r]]
-            if sizes:
-                ids = np.indices(sizes).reshape(len(sizes), -1).T
-                block[:, : len(sizes)] = ids
-            block[:, 3:6] = [*sizes, *([1] * (3 - len(sizes)))]
-            block[:, 6] = len(sizes)
-            block[:, CTX_STRIDE:] = level.ctx[r]
+            block[:, : ictx.STRIDE] = ictx.level_rows([int(s) for s in res.sizes[r]])
+            block[:, ictx.STRIDE :] = level.ctx[r]
         return InstanceSet(total, ctx, [node.name, *level.names])
 
     # -- allocation leaves: on the host -------------------------------------------------
@@ -337,12 +330,12 @@ class _Execution:
         for r in range(1 if same_everywhere else level.count):
             parent = None
             for lvl in range(len(level.names) - 1, -1, -1):
-                dims = int(level.ctx[r, CTX_STRIDE * lvl + 6])
-                base = CTX_STRIDE * lvl
+                dims = int(level.ctx[r, ictx.index(lvl, ictx.DIMS)])
+                ids, extents = ictx.index(lvl, ictx.ID), ictx.index(lvl, ictx.EXTENT)
                 parent = InstanceHandle(
                     level.names[lvl],
-                    tuple(int(v) for v in level.ctx[r, base : base + dims]),
-                    tuple(int(v) for v in level.ctx[r, base + 3 : base + 3 + dims]),
+                    tuple(int(v) for v in level.ctx[r, ids : ids + dims]),
+                    tuple(int(v) for v in level.ctx[r, extents : extents + dims]),
                     parent,
                 )
             offset = int(res.offsets[r])

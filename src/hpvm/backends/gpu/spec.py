@@ -36,9 +36,10 @@ fused leaves pass values in registers) or a shared buffer (``shared``).
 
 The ``table`` is an int64 array ``[rows, 2 + 7 * (ctx_levels - 1)]``; each row holds
 ``gp``, the flat offset of the parent instance's first instance, and the context of the
-parent and its ancestors (7 values per level: ids x, y, z, extents x, y, z, number of
-dimensions). Leaf clones read the context tuple at constant indices (see
-``backends/cpu/leafgen.py``); a device that translates leaves itself reads the same layout.
+parent and its ancestors (``ir/instance_context.py``: 7 values per level, ids x, y, z,
+extents x, y, z, number of dimensions). Leaf clones read the context tuple at constant
+indices (``passes/clone_leaves.py``); a device that translates leaves itself reads the same
+layout.
 """
 
 from __future__ import annotations
@@ -46,10 +47,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ...ir import instance_context as ictx
 from ...ir.graph import LeafFunction
 
 IMPLICIT_PARAMS = ("table", "s0", "s1", "s2", "bpp")
-CTX_STRIDE = 7
 TABLE_FIXED = 2  # gp, offset
 
 
@@ -146,7 +147,7 @@ class KernelSpec:
 
     @property
     def table_width(self) -> int:
-        return TABLE_FIXED + CTX_STRIDE * (self.ctx_levels - 1)
+        return TABLE_FIXED + ictx.STRIDE * (self.ctx_levels - 1)
 
 
 @dataclass(frozen=True)

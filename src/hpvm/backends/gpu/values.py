@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from ...errors import LaunchError
+from ...ir import instance_context as ictx
 from ...ir.graph import Node
 from ..base import RunContext
 from .device import GPUDevice
-from .spec import CTX_STRIDE
 
 _NO = object()
 
@@ -105,8 +105,9 @@ class InstanceSet:
     def path(self, r: int) -> str:
         parts = []
         for level, name in enumerate(self.names):
-            dims = int(self.ctx[r, CTX_STRIDE * level + 6])
-            ids = [int(v) for v in self.ctx[r, CTX_STRIDE * level : CTX_STRIDE * level + dims]]
+            dims = int(self.ctx[r, ictx.index(level, ictx.DIMS)])
+            first = ictx.index(level, ictx.ID)
+            ids = [int(v) for v in self.ctx[r, first : first + dims]]
             parts.append(f"{name}{ids if ids else ''}")
         return "/".join(reversed(parts))
 

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from ...errors import CompileError
+from ...ir import instance_context as ictx
 from ...ir.types import ArrayType, ScalarType
-from ..gpu.spec import CTX_STRIDE, TABLE_FIXED, ArgRef, KernelSpec
+from ..gpu.spec import TABLE_FIXED, ArgRef, KernelSpec
 from . import cltypes as ct
 from .translate import (
     CTX_NAME,
@@ -178,9 +179,9 @@ class _KernelWriter:
                 ids[: spec.dims] = [f"hpvm__i{a}" for a in range(spec.dims)]
         ctx = [*ids, "s0", "s1", "s2", str(spec.dims)]
         ctx += [
-            f"hpvm__table[hpvm__row * {width} + {TABLE_FIXED + k}]" for k in range(CTX_STRIDE * (levels - 1))
+            f"hpvm__table[hpvm__row * {width} + {TABLE_FIXED + k}]" for k in range(ictx.STRIDE * (levels - 1))
         ]
-        b.append(f"    long {CTX_NAME}[{CTX_STRIDE * levels}];")
+        b.append(f"    long {CTX_NAME}[{ictx.STRIDE * levels}];")
         for k, value in enumerate(ctx):
             b.append(f"    {CTX_NAME}[{k}] = {value};")
         shared_forms: list[ArrayForm] = []

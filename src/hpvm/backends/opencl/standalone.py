@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from ...ir import instance_context as ictx
 from ...ir.graph import LeafFunction
 from ...ir.types import ArrayType, ScalarType
 from . import cltypes as ct
 from .context import OpenCLContext, get_context
 from .translate import (
     CTX_NAME,
-    CTX_STRIDE,
     OUT_PREFIX,
     ArraySpec,
     ScalarSpec,
@@ -47,16 +47,16 @@ def grid_kernel(t: TranslatedLeaf, dims: int) -> str:
     levels = max(t.levels, 1)
     params.append("__global const long* hpvm__ctx_in")
     body = [
-        f"    long {CTX_NAME}[{CTX_STRIDE * levels}];",
-        f"    for (int k = {CTX_STRIDE}; k < {CTX_STRIDE * levels}; k++) {CTX_NAME}[k] = hpvm__ctx_in[k];",
+        f"    long {CTX_NAME}[{ictx.STRIDE * levels}];",
+        f"    for (int k = {ictx.STRIDE}; k < {ictx.STRIDE * levels}; k++) {CTX_NAME}[k] = hpvm__ctx_in[k];",
     ]
     for axis in range(3):
-        body.append(f"    {CTX_NAME}[{axis}] = (long)get_global_id({axis});")
-        body.append(f"    {CTX_NAME}[{3 + axis}] = (long)get_global_size({axis});")
-    body.append(f"    {CTX_NAME}[6] = {dims};")
-    body.append(
-        f"    const long flat = ({CTX_NAME}[0] * {CTX_NAME}[4] + {CTX_NAME}[1]) * {CTX_NAME}[5] + {CTX_NAME}[2];"
-    )
+        body.append(f"    {CTX_NAME}[{ictx.ID + axis}] = (long)get_global_id({axis});")
+        body.append(f"    {CTX_NAME}[{ictx.EXTENT + axis}] = (long)get_global_size({axis});")
+    body.append(f"    {CTX_NAME}[{ictx.DIMS}] = {dims};")
+    i0, i1, i2 = (f"{CTX_NAME}[{ictx.ID + axis}]" for axis in range(3))
+    n1, n2 = (f"{CTX_NAME}[{ictx.EXTENT + axis}]" for axis in (1, 2))
+    body.append(f"    const long flat = ({i0} * {n1} + {i1}) * {n2} + {i2};")
     if t.uses_ctx:
         call.append(CTX_NAME)
     for k, out in enumerate(t.leaf.out_types):
@@ -122,10 +122,10 @@ def run_leaf(
         else:
             values.append(p.type.dtype.type(a))
     levels = max(t.levels, 1)
-    table = np.zeros(CTX_STRIDE * levels, np.int64)
+    table = np.zeros(ictx.STRIDE * levels, np.int64)
     for level, (ids, extents, dims) in enumerate(parents, start=1):
-        ids, extents = list(ids) + [0] * (3 - len(ids)), list(extents) + [1] * (3 - len(extents))
-        table[CTX_STRIDE * level : CTX_STRIDE * level + 7] = [*ids, *extents, dims]
+        start = ictx.index(level, 0)
+        table[start : start + ictx.STRIDE] = ictx.level(dims, ids, extents)
     values.append(cl.Buffer(ctx.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=table))
     results: list[np.ndarray] = []
     for out in leaf.out_types:

@@ -36,6 +36,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ...errors import CompileError
+from ...ir import instance_context as ictx
 from ...ir.graph import LeafFunction
 from ...ir.intrinsics import ATOMIC_OPS, QUERY_INTRINSICS
 from ...ir.leafinfo import handle_level, intrinsic_name, leaf_namespace, parse_leaf
@@ -44,7 +45,6 @@ from . import cltypes as ct
 from .functions import cast_dtype, math_function
 from .helpers import FP64, Helpers
 
-CTX_STRIDE = 7  # per level: ids x, y, z; extents x, y, z; number of dimensions
 OUT_PREFIX = "hpvm__out"
 CTX_NAME = "hpvm__ctx"
 
@@ -104,19 +104,19 @@ class QueryMap(Protocol):
 
 
 class ContextQueries:
-    """The default: the caller passes a ``long`` array with ``CTX_STRIDE`` values per level
-    (the cpu back end's layout), as the parameter ``hpvm__ctx``."""
+    """The default: the caller passes the instance context (``ir/instance_context.py``) as a
+    ``long`` array, the parameter ``hpvm__ctx``."""
 
     uses_ctx_param = True
 
     def instance_id(self, level: int, axis: int) -> str:
-        return f"{CTX_NAME}[{CTX_STRIDE * level + axis}]"
+        return f"{CTX_NAME}[{ictx.index(level, ictx.ID + axis)}]"
 
     def num_instances(self, level: int, axis: int) -> str:
-        return f"{CTX_NAME}[{CTX_STRIDE * level + 3 + axis}]"
+        return f"{CTX_NAME}[{ictx.index(level, ictx.EXTENT + axis)}]"
 
     def num_dims(self, level: int) -> str:
-        return f"{CTX_NAME}[{CTX_STRIDE * level + 6}]"
+        return f"{CTX_NAME}[{ictx.index(level, ictx.DIMS)}]"
 
 
 # ---------------------------------------------------------------------------------------
