@@ -1,4 +1,4 @@
-"""The ``cpu`` back end's Numba atomics (``hpvm.backends.cpu.atomics``).
+"""The ``cpu`` back end's Numba atomics (``hpvm.backends.numba_shared.atomics``).
 
 Every contention test runs ``N`` iterations of a ``prange`` loop that all hit the same one
 to four elements, and checks exact results. Besides the final values, each test checks
@@ -30,7 +30,7 @@ numba = pytest.importorskip("numba")
 from numba import njit, prange  # noqa: E402
 from numba.core.errors import TypingError  # noqa: E402
 
-from hpvm.backends.cpu.atomics import (  # noqa: E402
+from hpvm.backends.numba_shared.atomics import (  # noqa: E402
     ATOMICS,
     atomic_add,
     atomic_and,
@@ -356,7 +356,7 @@ def test_supported_dtypes() -> None:
 CACHED_SCRIPT = """
 import numpy as np
 from numba import njit, prange
-from hpvm.backends.cpu.atomics import atomic_add, atomic_max, atomic_min
+from hpvm.backends.numba_shared.atomics import atomic_add, atomic_max, atomic_min
 
 @njit(parallel=True, nogil=True, cache=True)
 def kernel(ints, floats, n):
@@ -396,7 +396,7 @@ def test_callers_compile_with_cache_true(tmp_path: Path) -> None:
 STRESS_SCRIPT = """
 import numpy as np, numba
 from numba import njit, prange
-from hpvm.backends.cpu.atomics import atomic_add, atomic_max, atomic_min, atomic_xor
+from hpvm.backends.numba_shared.atomics import atomic_add, atomic_max, atomic_min, atomic_xor
 
 @njit(parallel=True)
 def racy(counts, n):

@@ -16,8 +16,8 @@ from numba import njit
 
 import hpvm
 from hpvm.backends.cpu.barriers import group_function
-from hpvm.backends.cpu.leafgen import clone_leaf
 from hpvm.backends.cpu.narrow import narrow_helpers
+from hpvm.passes.clone_leaves import clone_leaf
 from markers import SourceMarkers, fails
 
 SRC = SourceMarkers(__file__)

@@ -17,8 +17,8 @@ from numba import njit
 
 import hpvm
 from hpvm.backends.cpu.barriers import group_function
-from hpvm.backends.cpu.leafgen import clone_leaf
 from hpvm.backends.cpu.narrow import MASK, narrow, narrow_helpers
+from hpvm.passes.clone_leaves import clone_leaf
 
 
 @pytest.fixture(autouse=True)

@@ -220,8 +220,8 @@ def test_allocation_leaf_runs_per_parent_unless_the_same_everywhere(
     from hpvm.backends.interp.executor import Interpreter
 
     calls = []
-    original = Interpreter._run_leaf
-    monkeypatch.setattr(Interpreter, "_run_leaf", lambda self, *a: calls.append(1) or original(self, *a))
+    original = Interpreter.run_leaf
+    monkeypatch.setattr(Interpreter, "run_leaf", lambda self, *a: calls.append(1) or original(self, *a))
     hpvm.init()
     try:
         out = np.zeros(6, dtype=np.int64)

@@ -10,7 +10,7 @@ from ...errors import HPVMError, NodeExecutionError
 from ...ir.graph import ALL_TO_ALL, InternalFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ..base import Backend, RunContext
-from .compiler import CompiledProgram, Compiler, describe_numba_error
+from .compiler import CompiledProgram, Compiler
 from .graphgen import StageSpec
 from .mallocpool import MallocStats
 
@@ -133,7 +133,7 @@ class CPUBackend(Backend):
         import numba
         from numba.core.errors import NumbaError
 
-        located = describe_numba_error(error, program)
+        located = program.describe_error(error)
         if "cannot compile graph" not in str(located) or len(args) != len(program.root.params) + 1 + len(
             program.pool_args(None)
         ):
@@ -142,7 +142,7 @@ class CPUBackend(Backend):
         try:
             diagnostic.entry.compile(tuple(numba.typeof(v) for v in args))
         except NumbaError as e:
-            return describe_numba_error(e, diagnostic)
+            return diagnostic.describe_error(e)
         except Exception:
             pass
         return located

@@ -51,7 +51,7 @@ from ...errors import CompileError
 from ...ir import instance_context as ictx
 from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ArrayType, PortType, ScalarType
-from .leafgen import BARRIER_MARKER, CTX_PARAM, LeafClone
+from ...passes.clone_leaves import BARRIER_MARKER, CTX_PARAM, LeafClone
 from .narrow import MASK
 
 # Names of the group function (the leaf's own names never start with "__hpvm").

@@ -29,8 +29,9 @@ from ...ir import instance_context as ictx
 from ...ir.graph import InternalFunction, LeafFunction, functions
 from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ScalarType
+from ...passes.clone_leaves import LeafClone, clone_leaf
+from ..numba_shared.messages import describe_numba_error
 from .graphgen import GraphGen, StageSpec
-from .leafgen import LeafClone, clone_leaf
 from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, pooled_clone, uses_malloc
 from .narrow import narrow_helpers
 from .privatize import plain_helpers
@@ -50,7 +51,7 @@ def _runtime_helpers() -> dict[str, Any]:
     """Names every generated module can use: atomics, malloc, barrier marker, errors."""
     import numba
 
-    from . import atomics
+    from ..numba_shared import atomics
 
     helpers: dict[str, Any] = {
         "np": np,
@@ -162,6 +163,11 @@ class CompiledProgram:
     def pooled(self) -> bool:
         """Whether the graph functions take a malloc pool after the context tuple."""
         return self.flow is not None
+
+    def describe_error(self, error: Exception) -> CompileError:
+        """A ``CompileError`` naming the leaf and line Numba failed on, from Numba's message."""
+        leaves = [clone.leaf for clone in self.clones.values()]
+        return describe_numba_error(error, leaves, "cpu", "Numba", f"graph '{self.root.name}'")
 
     def pool_args(self, pool: Pool | None) -> tuple[Any, ...]:
         """The arguments that follow the context tuple: the pool's arena and state, if pooled."""
@@ -341,62 +347,3 @@ class Compiler:
                 nogil=True, cache=cache, parallel=name in gen.parallel_symbols
             )(func)
         return module
-
-
-def locate_leaf_line(text: str, leaves: list[LeafFunction]) -> tuple[LeafFunction, int, str] | None:
-    """The first place in a Numba message that lies in one of ``leaves``: (leaf, line, the
-    line's code). Numba prints paths as given, often relative, hence ``realpath``."""
-    for file, line_text in re.findall(r'File "([^"]+)", line (\d+)', text):
-        line = int(line_text)
-        for leaf in leaves:
-            if os.path.realpath(leaf.location.file) != os.path.realpath(file):
-                continue
-            first = leaf.source_line
-            if first <= line <= first + leaf.source.count("\n"):
-                return leaf, line, leaf.source.splitlines()[line - first].strip()
-    return None
-
-
-def describe_numba_error(error: Exception, program: CompiledProgram) -> CompileError:
-    """A ``CompileError`` naming the leaf and line Numba failed on, from Numba's message."""
-    text = str(error)
-    summary = _summary(text)
-    found = locate_leaf_line(text, [clone.leaf for clone in program.clones.values()])
-    if found is not None:
-        leaf, line, code = found
-        return CompileError(
-            f"leaf '{leaf.name}' ({leaf.location.file}:{line}): the cpu back end (Numba) cannot compile "
-            f"`{code}`: {summary} — try target='interp'"
-        )
-    return CompileError(
-        f"the cpu back end (Numba) cannot compile graph '{program.root.name}': {summary} — try target='interp'"
-    )
-
-
-def _summary(text: str) -> str:
-    keep = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith(("During:", "File ", "^", "Failed in", "Rewrite", "- ")):
-            continue
-        if (
-            line.startswith(
-                (
-                    "No implementation",
-                    "Unknown attribute",
-                    "Cannot",
-                    "Invalid use",
-                    "Untyped",
-                    "NameError",
-                    "Use of unsupported",
-                    "Unsupported",
-                    "cannot",
-                    "Compilation is falling",
-                )
-            )
-            or not keep
-        ):
-            keep.append(line)
-        if len(keep) >= 2:
-            break
-    return " ".join(keep)[:400]

@@ -25,7 +25,7 @@ from ...ir.analysis import FeedTable, feed_table, fusion_groups, returned_params
 from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
-from .leafgen import CTX_PARAM, LeafClone, symbol_for
+from ...passes.clone_leaves import CTX_PARAM, LeafClone, symbol_for
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
 from .narrow import MASK
 from .privatize import MAX_PRIVATE_BYTES, atomic_only_params, fold, identity, privatized_clone

@@ -48,7 +48,7 @@ import numpy as np
 from ...ir.analysis import returned_params
 from ...ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
 from ...ir.types import ArrayType
-from .leafgen import LeafClone
+from ...passes.clone_leaves import LeafClone
 
 ALIGN = 64  # bytes: every pooled buffer starts on its own cache line
 KEEP_IDLE = 4  # pools kept per program between runs (more concurrent runs allocate their own)
@@ -65,7 +65,7 @@ RELEASE = "__hpvm_pool_release"
 
 
 def uses_malloc(clone: LeafClone) -> bool:
-    """Whether the clone calls ``hpvm.malloc`` (rewritten by ``leafgen`` to ``__hpvm_malloc``)."""
+    """Whether the clone calls ``hpvm.malloc`` (rewritten by ``passes/clone_leaves.py`` to ``__hpvm_malloc``)."""
     return any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == MALLOC
         for n in ast.walk(clone.func)

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ...ir.types import ArrayType
-from .leafgen import LeafClone
+from ...passes.clone_leaves import LeafClone
 
 PRIVATIZABLE = ("add", "sub", "min", "max", "and", "or", "xor")
 MAX_PRIVATE_BYTES = 64 * 1024  # per thread: larger arrays keep the real atomics

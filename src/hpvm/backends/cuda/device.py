@@ -1,7 +1,7 @@
 """The ``cuda`` back end's ``GPUDevice``: numba-cuda, on an NVIDIA GPU or its simulator.
 
-Leaves are cloned as for the ``cpu`` back end (``cpu/leafgen.py``: the query intrinsics
-read a context tuple) and compiled with ``cuda.jit(device=True)``; each ``KernelSpec``
+Leaves are cloned as for the ``cpu`` back end (``passes/clone_leaves.py``: the query
+intrinsics read a context tuple) and compiled with ``cuda.jit(device=True)``; each ``KernelSpec``
 becomes a generated ``cuda.jit`` kernel calling them (``kernelgen.py``).
 
 Under ``NUMBA_ENABLE_CUDASIM=1`` numba-cuda runs kernels in Python, a thread per GPU thread,
@@ -25,10 +25,10 @@ from ...ir import instance_context as ictx
 from ...ir.graph import LeafFunction
 from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ArrayType, ScalarType
-from ..cpu.compiler import locate_leaf_line
-from ..cpu.leafgen import CTX_PARAM, LeafClone, clone_leaf
+from ...passes.clone_leaves import CTX_PARAM, LeafClone, clone_leaf
 from ..gpu.device import GPUDevice
 from ..gpu.spec import Geometry, KernelSpec
+from ..numba_shared.messages import describe_numba_error
 from .kernelgen import kernel_source
 
 # numba-cuda's simulator runs one kernel at a time in a process (it asserts so).
@@ -135,10 +135,7 @@ class CUDADevice(GPUDevice):
             if entry is None:
                 from . import intrinsics
 
-                try:
-                    clone = clone_leaf(leaf)
-                except CompileError as e:
-                    raise CompileError(str(e).replace("the cpu back end", "the cuda back end")) from None
+                clone = clone_leaf(leaf, "cuda")
                 namespace = _leaf_namespace(leaf)
                 namespace.update(intrinsics.helpers())
                 code = compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec")
@@ -197,7 +194,7 @@ class CUDADevice(GPUDevice):
         from numba.core import types
         from numba.core.errors import NumbaError
 
-        from ..cpu import atomics
+        from ..numba_shared import atomics
 
         for call in spec.calls:
             arg_types = [self._numba_type(spec, ref, types) for ref in call.args]
@@ -205,7 +202,7 @@ class CUDADevice(GPUDevice):
             key = (id(call.leaf), tuple(arg_types))
             if key in self._checked:
                 continue
-            clone = clone_leaf(call.leaf)
+            clone = clone_leaf(call.leaf, "cuda")
             namespace = _leaf_namespace(call.leaf)
             for op in atomics.ATOMIC_OPS:
                 namespace[f"__hpvm_atomic_{op}"] = getattr(atomics, f"atomic_{op}")
@@ -269,40 +266,16 @@ def _leaf_namespace(leaf: LeafFunction) -> dict[str, Any]:
 
 
 def locate(error: Exception, spec: KernelSpec, backend: str, compiler: str) -> CompileError:
-    """A ``CompileError`` naming the leaf and line a Numba message points at."""
-    text = str(error)
-    source_lines = {line.strip() for c in spec.calls for line in c.leaf.source.splitlines()}
-    summary = _summary(text, source_lines)
-    found = locate_leaf_line(text, [c.leaf for c in spec.calls])
-    if found is not None:
-        leaf, line, code = found
-        node = next(c.node for c in spec.calls if c.leaf is leaf)
-        return CompileError(
-            f"leaf '{leaf.name}' ({leaf.location.file}:{line}) in node '{node}': the {backend} "
-            f"back end ({compiler}) cannot compile `{code}`: {summary} — try target='interp'"
-        )
+    """A ``CompileError`` naming the leaf, line and node a Numba message points at."""
     names = ", ".join(f"'{c.node}'" for c in spec.calls)
-    return CompileError(
-        f"the {backend} back end ({compiler}) cannot compile the kernel of node(s) {names}: {summary} "
-        "— try target='interp'"
+    return describe_numba_error(
+        error,
+        [c.leaf for c in spec.calls],
+        backend,
+        compiler,
+        f"the kernel of node(s) {names}",
+        node_of=lambda leaf: next(c.node for c in spec.calls if c.leaf is leaf),
     )
-
-
-def _summary(text: str, source_lines: set[str]) -> str:
-    """The first lines of Numba's message that say what is wrong (not where: we say that)."""
-    keep = []
-    for line in text.splitlines():
-        line = line.strip()
-        if (
-            not line
-            or line in source_lines
-            or line.startswith(("During:", "File ", "^", "Failed in", "- ", "<source"))
-        ):
-            continue
-        keep.append(line)
-        if len(keep) >= 2:
-            break
-    return " ".join(keep)[:400]
 
 
 def _first_line(e: Exception) -> str:

@@ -1,7 +1,7 @@
 """hpvm's leaf intrinsics as numba-cuda device functions.
 
-Leaf clones call ``__hpvm_atomic_<op>`` and ``__hpvm_barrier`` (see ``cpu/leafgen.py``); on
-the ``cuda`` back end those names are bound to these functions: device atomics
+Leaf clones call ``__hpvm_atomic_<op>`` and ``__hpvm_barrier`` (``passes/clone_leaves.py``);
+on the ``cuda`` back end those names are bound to these functions: device atomics
 (``numba.cuda.atomic``, which return the old value like ``hpvm.atomic_*``) and
 ``cuda.syncthreads()``. They call through the module global ``cuda`` so that numba-cuda's
 simulator can substitute its own implementation while a kernel runs.

@@ -347,7 +347,7 @@ class _Execution:
                 ]
 
             sizes = tuple(int(s) for s in res.sizes[r])
-            out = self.plan.interpreter()._run_leaf(node, sizes, gather, parent)
+            out = self.plan.interpreter().run_leaf(node, sizes, gather, parent)
             values.extend(out.values)
         if same_everywhere:
             values = values * level.count  # the array pools below copy each row

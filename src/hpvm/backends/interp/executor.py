@@ -14,7 +14,7 @@ import os
 import threading
 import traceback
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -270,7 +270,7 @@ class Interpreter(Backend):
             sizes = node.evaluate_sizes(env, f"in {handle.path}, ")
             inputs = self._gather(node, sizes, feeds[id(node)], args, results)
             if isinstance(node.function, LeafFunction):
-                results[node.name] = self._run_leaf(node, sizes, inputs, handle)
+                results[node.name] = self.run_leaf(node, sizes, inputs, handle)
             else:
                 assert isinstance(node.function, InternalFunction)
                 values = []
@@ -337,9 +337,22 @@ class Interpreter(Backend):
 
     # -- leaves --------------------------------------------------------------------------
 
-    def _run_leaf(
-        self, node: Node, sizes: tuple[int, ...], inputs: Any, parent: InstanceHandle
+    def run_leaf(
+        self,
+        node: Node,
+        sizes: tuple[int, ...],
+        inputs: Callable[[int], list[Any]],
+        parent: InstanceHandle | None,
     ) -> NodeOutputs:
+        """Run every instance of the leaf node ``node`` within one parent instance, with all
+        the interpreter's checks, and return their outputs (row-major).
+
+        ``sizes`` is the node's grid in this execution, ``inputs(flat)`` the input values of
+        the instance with row-major index ``flat`` and ``parent`` the parent instance (its
+        path names the instances in messages; ``get_parent_node`` queries walk it). Other
+        back ends call it to run a leaf they cannot compile on the host: the GPU lowering
+        runs allocation leaves (those calling ``hpvm.malloc``) this way.
+        """
         fn = node.function
         assert isinstance(fn, LeafFunction)
         instances = list(_instances(sizes))

@@ -1,12 +1,18 @@
-"""Leaf cloning (seed 001, DFG2LLVM_CPU step 1): leaves become Numba-compilable functions.
+"""Clone leaves with their context (seed 001, DFG2LLVM_CPU step 1): leaves become functions
+a Numba compiler (``cpu``'s, numba-cuda's) compiles.
 
 Each leaf is cloned with one extra parameter, ``__hpvm_ctx``: a tuple of int64 holding, for
 the leaf's own node and each ancestor, the instance ids and extents in x, y, z and the number
 of dimensions (the layout of ``ir/instance_context.py``: level 0 is the leaf's node, 1 its
-parent…). The query intrinsics become constant-index reads of that tuple, node-handle variables
-disappear, atomics and ``malloc`` call the back end's Numba implementations, and barriers
-become markers that ``barriers.py`` splits on. The clone keeps the leaf's line numbers, so
-Numba's messages point at the user's source.
+parent…). The query intrinsics become constant-index reads of that tuple, node-handle
+variables disappear, atomics and ``malloc`` call ``__hpvm_atomic_<op>`` / ``__hpvm_malloc``
+and barriers become calls of ``__hpvm_barrier`` — names each back end binds to its own
+implementations (the ``cpu`` back end splits its leaves at the barrier markers,
+``backends/cpu/barriers.py``). The clone keeps the leaf's line numbers, so Numba's messages
+point at the user's source.
+
+An AST rewrite over the IR only: it lives with the passes, so back ends share it without
+importing each other.
 """
 
 from __future__ import annotations
@@ -17,10 +23,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import CompileError
-from ...ir import instance_context as ictx
-from ...ir.graph import LeafFunction
-from ...ir.leafinfo import handle_level, intrinsic_name, parse_leaf
+from ..errors import CompileError
+from ..ir import instance_context as ictx
+from ..ir.graph import LeafFunction
+from ..ir.leafinfo import handle_level, intrinsic_name, parse_leaf
 
 CTX_PARAM = "__hpvm_ctx"
 BARRIER_MARKER = "__hpvm_barrier"
@@ -28,7 +34,7 @@ BARRIER_MARKER = "__hpvm_barrier"
 
 @dataclass
 class LeafClone:
-    """A leaf rewritten for the cpu back end."""
+    """A leaf rewritten to read its context (see the module doc)."""
 
     leaf: LeafFunction
     symbol: str  # the clone's unique function name
@@ -53,16 +59,17 @@ def symbol_for(fn: Any, kind: str) -> str:
     return f"__hpvm_{kind}_{safe}_{digest}"
 
 
-def _fail(leaf: LeafFunction, line: int, what: str) -> CompileError:
+def _fail(leaf: LeafFunction, backend: str, line: int, what: str) -> CompileError:
     return CompileError(
-        f"leaf '{leaf.name}' ({leaf.location.file}:{line}): {what}; the cpu back end cannot "
+        f"leaf '{leaf.name}' ({leaf.location.file}:{line}): {what}; the {backend} back end cannot "
         "compile this — try target='interp'"
     )
 
 
 class _Cloner(ast.NodeTransformer):
-    def __init__(self, leaf: LeafFunction, env: dict[str, Any]):
+    def __init__(self, leaf: LeafFunction, env: dict[str, Any], backend: str):
         self.leaf = leaf
+        self.backend = backend
         self.env = env
         self.handles: dict[str, int] = {}  # handle variable -> ancestor level
         self.max_level = -1
@@ -108,7 +115,10 @@ class _Cloner(ast.NodeTransformer):
         ):
             if self.level_of(node.value) is None:
                 raise _fail(
-                    self.leaf, node.lineno, f"node handle '{node.targets[0].id}' is assigned something else"
+                    self.leaf,
+                    self.backend,
+                    node.lineno,
+                    f"node handle '{node.targets[0].id}' is assigned something else",
                 )
             return ast.copy_location(ast.Pass(), node)  # handles exist only at compile time
         return self.generic_visit(node)
@@ -127,11 +137,12 @@ class _Cloner(ast.NodeTransformer):
             return self.generic_visit(node)
         if name in ictx.QUERY_OFFSETS:
             if len(node.args) != 1:
-                raise _fail(self.leaf, node.lineno, f"hpvm.{name}() takes one node handle")
+                raise _fail(self.leaf, self.backend, node.lineno, f"hpvm.{name}() takes one node handle")
             level = self.level_of(node.args[0])
             if level is None:
                 raise _fail(
                     self.leaf,
+                    self.backend,
                     node.lineno,
                     f"the node handle passed to hpvm.{name}() is not known at compile time "
                     "(use hpvm.get_node() / hpvm.get_parent_node(...) directly or through a variable)",
@@ -141,36 +152,40 @@ class _Cloner(ast.NodeTransformer):
             read = ast.Subscript(ast.Name(CTX_PARAM, ast.Load()), index, ast.Load())
             return ast.copy_location(read, node)
         if name in ("get_node", "get_parent_node"):
-            raise _fail(self.leaf, node.lineno, f"hpvm.{name}() is used other than in a structure query")
+            raise _fail(
+                self.leaf, self.backend, node.lineno, f"hpvm.{name}() is used other than in a structure query"
+            )
         if name.startswith("atomic_") or name == "malloc":
             node.func = ast.copy_location(ast.Name(f"__hpvm_{name}", ast.Load()), node.func)
             node.args = [self.visit(a) for a in node.args]
             return node
         if name == "barrier":
-            raise _fail(self.leaf, node.lineno, "hpvm.barrier() must be a statement of its own")
-        raise _fail(self.leaf, node.lineno, f"hpvm.{name}() cannot be called in a leaf")
+            raise _fail(self.leaf, self.backend, node.lineno, "hpvm.barrier() must be a statement of its own")
+        raise _fail(self.leaf, self.backend, node.lineno, f"hpvm.{name}() cannot be called in a leaf")
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id in self.handles and isinstance(node.ctx, ast.Load):
             raise _fail(
                 self.leaf,
+                self.backend,
                 node.lineno,
                 f"node handle '{node.id}' is used other than as the argument of a structure query",
             )
         return node
 
 
-def clone_leaf(leaf: LeafFunction) -> LeafClone:
-    """The cpu back end's clone of ``leaf`` (raises ``CompileError`` naming the line)."""
+def clone_leaf(leaf: LeafFunction, backend: str = "cpu") -> LeafClone:
+    """The clone of ``leaf``; what cannot be cloned is a ``CompileError`` naming the line and
+    saying that the ``backend`` back end cannot compile it."""
     func = parse_leaf(leaf)
     if func is None:
         raise CompileError(
             f"leaf '{leaf.name}' ({leaf.location}): its Python source is not available, so the "
-            "cpu back end cannot compile it (a leaf read from IR text has no code: save and load "
+            f"{backend} back end cannot compile it (a leaf read from IR text has no code: save and load "
             "programs as .hpvm files, which carry their leaves' source)"
         )
     env = dict(getattr(leaf.pyfunc, "__globals__", {}) or {})
-    cloner = _Cloner(leaf, env)
+    cloner = _Cloner(leaf, env, backend)
     cloner.root = func  # type: ignore[attr-defined]
     cloner.collect_handles(func)
     # Query arguments are consumed before names are checked: visit calls first via generic order.

@@ -1,9 +1,10 @@
 """CPU atomics for Numba-compiled leaves.
 
-Numba has no atomic operations on the CPU (numba/numba#2988), so the ``cpu`` back end
-provides its own: each ``atomic_<op>(arr, index, value)`` here is a Numba ``@intrinsic``
-that emits a single LLVM atomic instruction (or a short compare-and-swap loop) on the
-address of ``arr[index]``. They are callable only from ``@njit`` code (including
+Numba has no atomic operations on the CPU (numba/numba#2988), so hpvm provides its own
+(the ``cpu`` back end runs them; the ``cuda`` back end compiles leaves with them when it
+type-checks them for numba-cuda's simulator): each ``atomic_<op>(arr, index, value)`` here
+is a Numba ``@intrinsic`` that emits a single LLVM atomic instruction (or a short
+compare-and-swap loop) on the address of ``arr[index]``. They are callable only from ``@njit`` code (including
 ``parallel=True`` functions, inside ``prange`` loops, and functions compiled with
 ``cache=True``) and return the element's **old** value, the value it held just before the
 operation, like the interpreter's ``hpvm.atomic_*``.
