@@ -37,7 +37,7 @@ from .narrow import narrow_helpers
 from .privatize import plain_helpers
 
 _LOCK = threading.RLock()
-CODEGEN_VERSION = 4  # bump when generated code or its module layout changes
+CODEGEN_VERSION = 5  # bump when generated code or its module layout changes
 
 
 def cache_dir() -> Path:

@@ -27,6 +27,7 @@ from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ArrayType, ScalarType
 from ...passes.clone_leaves import CTX_PARAM, LeafClone, clone_leaf
 from ..gpu.device import GPUDevice
+from ..gpu.prologue import Form, launch_form
 from ..gpu.spec import Geometry, KernelSpec
 from ..numba_shared.messages import describe_numba_error
 from .kernelgen import kernel_source
@@ -50,6 +51,9 @@ class CUDADevice(GPUDevice):
 
         self.cuda = cuda
         self.simulator = simulated()
+        # The most threads per block and blocks per grid along CUDA's x, y, z (direct launches).
+        self.block_dims: tuple[int, int, int] = (1024, 1024, 64)
+        self.grid_dims: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
         if self.simulator:
             self.max_group_size = 1024
             self.shared_memory_bytes = 48 * 1024
@@ -70,6 +74,8 @@ class CUDADevice(GPUDevice):
             dev = cuda.get_current_device()
             self.max_group_size = int(dev.MAX_THREADS_PER_BLOCK)
             self.shared_memory_bytes = int(dev.MAX_SHARED_MEMORY_PER_BLOCK)
+            self.block_dims = (int(dev.MAX_BLOCK_DIM_X), int(dev.MAX_BLOCK_DIM_Y), int(dev.MAX_BLOCK_DIM_Z))
+            self.grid_dims = (int(dev.MAX_GRID_DIM_X), int(dev.MAX_GRID_DIM_Y), int(dev.MAX_GRID_DIM_Z))
             name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
             self._label = f"{name} (compute capability {'.'.join(map(str, dev.compute_capability))})"
         self._leaves: weakref.WeakKeyDictionary[LeafFunction, tuple[LeafClone, Any]] = (
@@ -159,9 +165,7 @@ class CUDADevice(GPUDevice):
             symbols.append(symbol)
         if self.simulator:
             self._typecheck(spec)
-        source = kernel_source(spec, symbols)
-        exec(compile(source, f"<hpvm cuda kernel {spec.name}>", "exec"), namespace)
-        return _Kernel(self.cuda.jit(namespace[spec.name]), source, spec)
+        return _Kernel(self.cuda, spec, symbols, namespace)
 
     def launch(
         self,
@@ -173,7 +177,21 @@ class CUDADevice(GPUDevice):
         args: list[Any],
     ) -> None:
         s0, s1, s2 = (np.int64(s) for s in sizes)
-        call = kernel.dispatcher[geometry.groups, geometry.group_size]
+        # Instance axis a is CUDA axis n - 1 - a in a direct launch (kernelgen.py).
+        n = max(spec.dims, 1)
+        form, local = launch_form(
+            spec,
+            geometry,
+            sizes,
+            self.preferred_group_size,
+            self.block_dims[:n][::-1],
+            self.grid_dims[:n][::-1],
+        )
+        if form.direct:
+            blocks = [size // k for size, k in zip(sizes, local)]
+            call = kernel.dispatcher(form)[tuple(blocks[::-1]), tuple(local[::-1])]
+        else:
+            call = kernel.dispatcher(form)[geometry.groups, geometry.group_size]
         if self.simulator:
             with _SIM_LOCK:
                 call(table, s0, s1, s2, np.int64(geometry.bpp), *args)
@@ -236,10 +254,22 @@ class CUDADevice(GPUDevice):
 
 
 class _Kernel:
-    """A compiled kernel with its generated source (``hpvm show --kernels`` can print it)."""
+    """A spec's kernels, one ``cuda.jit`` dispatcher per prologue form (generated on first
+    use), and the latest generated source."""
 
-    def __init__(self, dispatcher: Any, source: str, spec: KernelSpec):
-        self.dispatcher, self.source, self.spec = dispatcher, source, spec
+    def __init__(self, cuda: Any, spec: KernelSpec, symbols: list[str], namespace: dict[str, Any]):
+        self.cuda, self.spec, self.symbols, self.namespace = cuda, spec, symbols, namespace
+        self.forms: dict[Form, Any] = {}
+        self.source = ""
+
+    def dispatcher(self, form: Form) -> Any:
+        found = self.forms.get(form)
+        if found is None:
+            self.source = kernel_source(self.spec, self.symbols, form)
+            scope = dict(self.namespace)
+            exec(compile(self.source, f"<hpvm cuda kernel {self.spec.name}>", "exec"), scope)
+            found = self.forms[form] = self.cuda.jit(scope[self.spec.name])
+        return found
 
 
 _BARRIER: Any = None

@@ -1,47 +1,36 @@
 """Python source of a numba-cuda kernel for a ``KernelSpec`` (its meaning: ``gpu/spec.py``).
 
-The kernel computes the thread's instance from ``cuda.blockIdx`` / ``cuda.threadIdx``,
-builds the context tuple the leaf clones read, copies shared buffers in, calls the leaf
-clones (``cuda.jit(device=True)`` functions) and stores the outputs later steps need.
+The kernel computes the thread's instance from ``cuda.blockIdx`` / ``cuda.threadIdx`` (the
+prologue of ``gpu/prologue.py``, rendered in Python), builds the context tuple the leaf
+clones read, copies shared buffers in, calls the leaf clones (``cuda.jit(device=True)``
+functions) and stores the outputs later steps need.
+
+A direct launch (``Form.direct``) is a ``dims``-D CUDA grid whose x axis is the instance
+grid's last axis (the fastest, so that a warp's threads touch consecutive elements):
+instance axis ``a`` is CUDA axis ``dims - 1 - a``.
 """
 
 from __future__ import annotations
 
-from ...ir import instance_context as ictx
-from ..gpu.spec import TABLE_FIXED, ArgRef, KernelSpec
+from ..gpu.prologue import Const, Expr, Form, Let, TableRead, ThreadId, Var, prologue, render
+from ..gpu.spec import ArgRef, KernelSpec
 
 INDENT = "    "
+_THREAD_IDS = {"group": "cuda.blockIdx.x", "local": "cuda.threadIdx.x", "group_size": "cuda.blockDim.x"}
 
 
-def kernel_source(spec: KernelSpec, symbols: list[str]) -> str:
-    """The kernel's ``def`` (named ``spec.name``); ``symbols[c]`` is call ``c``'s device function."""
+def kernel_source(spec: KernelSpec, symbols: list[str], form: Form) -> str:
+    """The kernel's ``def`` (named ``spec.name``) in ``form``; ``symbols[c]`` is call ``c``'s
+    device function."""
     params = ["__table", "__s0", "__s1", "__s2", "__bpp", *(p.name for p in spec.params)]
-    body = [
-        "__g = cuda.blockIdx.x",
-        "__row = __g // __bpp",
-        "__local = (__g - __row * __bpp) * cuda.blockDim.x + cuda.threadIdx.x",
-        "__total = __s0 * __s1 * __s2",
-    ]
-    if not spec.barrier and not spec.shared:
-        body += ["if __local >= __total:", INDENT + "return"]
-    body += ["__gp = __table[__row, 0]", "__flat = __table[__row, 1] + __local"]
-    ids = ["0", "0", "0"]
-    if spec.dims == 1:
-        body.append("__i0 = __local")
-    elif spec.dims == 2:
-        body += ["__i0 = __local // __s1", "__i1 = __local - __i0 * __s1"]
-    elif spec.dims == 3:
-        body += [
-            "__i0 = __local // (__s1 * __s2)",
-            "__t = __local - __i0 * (__s1 * __s2)",
-            "__i1 = __t // __s2",
-            "__i2 = __t - __i1 * __s2",
-        ]
-    for a in range(spec.dims):
-        ids[a] = f"__i{a}"
-    ctx = [*ids, "__s0", "__s1", "__s2", str(spec.dims)]
-    ctx += [f"__table[__row, {TABLE_FIXED + k}]" for k in range(ictx.STRIDE * (spec.ctx_levels - 1))]
-    body.append(f"__ctx = ({', '.join(ctx)},)")
+    start = prologue(spec, form)
+    body: list[str] = []
+    for step in start.steps:
+        if isinstance(step, Let):
+            body.append(f"__{step.name} = {_python(step.value, spec.dims)}")
+        else:
+            body += [f"if {_python(step.condition, spec.dims)}:", INDENT + "return"]
+    body.append(f"__ctx = ({', '.join(_python(v, spec.dims) for v in start.context)},)")
     for k, buf in enumerate(spec.shared):
         body += [
             f"__sh{k} = cuda.shared.array({buf.length}, np.{buf.dtype})",
@@ -64,6 +53,25 @@ def kernel_source(spec: KernelSpec, symbols: list[str]) -> str:
         else:
             body += ["if __local == __total - 1:", INDENT + f"{target}[__gp] = {value}"]
     return f"def {spec.name}({', '.join(params)}):\n" + "".join(INDENT + line + "\n" for line in body)
+
+
+def _python(expr: Expr, dims: int) -> str:
+    """A prologue expression in Python: every name (implicit parameters included) as
+    ``__<name>``, the table as a 2-D array, global ids from ``cuda.grid`` (int64)."""
+
+    def leaf(e: Expr) -> str:
+        if isinstance(e, Var):
+            return f"__{e.name}"
+        if isinstance(e, Const):
+            return str(e.value)
+        if isinstance(e, ThreadId):
+            if e.kind != "global":
+                return _THREAD_IDS[e.kind]
+            return "cuda.grid(1)" if dims == 1 else f"cuda.grid({dims})[{dims - 1 - e.axis}]"
+        assert isinstance(e, TableRead)
+        return f"__table[{_python(e.row, dims)}, {e.column}]"
+
+    return render(expr, leaf, "//")
 
 
 def _result(spec: KernelSpec, call: int, port: int) -> str:

@@ -1,6 +1,7 @@
 """The lowering shared by the GPU back ends (``cuda``, ``opencl``); see ``plan.py``.
 
-``spec.py`` describes a kernel, ``device.py`` is what a back end implements, ``plan.py``
+``spec.py`` describes a kernel, ``prologue.py`` how its threads find their instances (both
+kernel generators render it), ``device.py`` is what a back end implements, ``plan.py``
 turns graphs into kernel launches and ``backend.py`` is the ``Backend`` on top.
 """
 

@@ -5,7 +5,9 @@ a device (``device.py``) turns the spec into code for its API and launches it. T
 fully typed (every parameter has a dtype and a rank), so a device can generate code from
 it alone. Its meaning, for one GPU thread (CUDA: ``group_id = blockIdx.x``, ``local_id =
 threadIdx.x``, ``group_size = blockDim.x``; OpenCL: ``get_group_id(0)``, ``get_local_id(0)``,
-``get_local_size(0)``; launches are 1-D)::
+``get_local_size(0)``; the plan's launches are 1-D, and a device may launch one parent
+instance as its grid instead — the *forms* of ``prologue.py``, which computes ``row`` to
+``ctx`` below for both devices)::
 
     kernel(table, s0, s1, s2, bpp, p0, p1, ...):        # the five implicit parameters first
         row   = group_id // bpp                           # which launched parent instance

@@ -17,6 +17,7 @@ from numpy.lib.array_utils import byte_bounds
 
 from ...errors import CompileError, DeviceLimitError
 from ..gpu.device import GPUDevice
+from ..gpu.prologue import launch_form
 from ..gpu.spec import Geometry, KernelSpec
 from . import cltypes as ct
 from .context import OpenCLContext, get_context
@@ -162,16 +163,10 @@ class OpenCLDevice(GPUDevice):
         import pyopencl as cl
 
         with self._lock:
-            count = sizes[0] * sizes[1] * sizes[2]
-            grid = tuple(int(s) for s in sizes[: max(spec.dims, 1)])
-            local = _local_shape(grid, self.preferred_group_size, self.cl_context.max_item_sizes)
-            direct = (
-                geometry.groups == geometry.bpp
-                and not spec.barrier
-                and not spec.shared
-                and int(np.prod(local)) >= min(32, count)
+            form, local = launch_form(
+                spec, geometry, sizes, self.preferred_group_size, self.cl_context.max_item_sizes
             )
-            built = kernel.variant(layout_of(spec, args, count == geometry.group_size * geometry.bpp, direct))
+            built = kernel.variant(layout_of(spec, args, form))
             assert built is not None
             clk = built.kernel
             limit = self.group_limit(clk)
@@ -198,7 +193,8 @@ class OpenCLDevice(GPUDevice):
                 if not contiguous:
                     values.extend(np.int64(s // item) for s in a.strides)
             clk.set_args(*values)
-            if direct:  # the grid itself, in work-groups along its last dimension
+            if form.direct:  # the grid itself, in work-groups along its last dimension
+                grid = tuple(int(s) for s in sizes[: len(local)])
                 cl.enqueue_nd_range_kernel(self.cl_context.queue, clk, grid, local)
                 return
             size = geometry.groups * geometry.group_size
@@ -270,24 +266,6 @@ def _locate(generated: GeneratedKernel, line: int, spec: KernelSpec) -> str | No
         return f"kernel of node(s) {names}"
     leaf, pyline = origin
     return f"leaf '{leaf.name}' ({leaf.location.file}:{pyline})"
-
-
-def _local_shape(grid: tuple[int, ...], cap: int, item_sizes: tuple[int, ...]) -> tuple[int, ...]:
-    """A work-group shape for a ``direct`` launch: as long as possible along the grid's last
-    (fastest, contiguous) dimension, dividing the grid exactly, at most ``cap`` work-items and
-    ``item_sizes[d]`` along dimension ``d`` (CL_DEVICE_MAX_WORK_ITEM_SIZES). (PoCL's own
-    choice for a 3-D stencil grid was 10x slower than rows of the last dimension.)"""
-    local = [1] * len(grid)
-    budget = cap
-    for d in range(len(grid) - 1, -1, -1):
-        n = grid[d]
-        limit = min(n, budget, item_sizes[d] if d < len(item_sizes) else 1)
-        best = max((k for k in range(1, limit + 1) if n % k == 0), default=1)
-        local[d] = best
-        budget //= best
-        if best < n or budget < 2:
-            break
-    return tuple(local)
 
 
 def _span(handle: CLArray) -> tuple[int, int]:

@@ -1,9 +1,9 @@
 """OpenCL C for a ``KernelSpec`` (its meaning: ``gpu/spec.py``): leaf functions plus one kernel.
 
-The kernel computes the work-item's instance from its group and local ids, builds the context
-array the translated leaves read (``translate.ContextQueries``: 7 values per level, the cpu
-back end's layout), copies shared buffers into ``__local`` memory, calls the leaves and stores
-the outputs later steps need.
+The kernel computes the work-item's instance from its group and local ids (the prologue of
+``gpu/prologue.py``, rendered in C), builds the context array the translated leaves read
+(``translate.ContextQueries``: ``ir/instance_context.py``'s layout), copies shared buffers
+into ``__local`` memory, calls the leaves and stores the outputs later steps need.
 
 Every array parameter is passed as its buffer, the element offset of its first element, its
 extents and — unless it is C-contiguous — its element strides. Which arrays are contiguous or
@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from ...errors import CompileError
-from ...ir import instance_context as ictx
 from ...ir.types import ArrayType, ScalarType
-from ..gpu.spec import TABLE_FIXED, ArgRef, KernelSpec
+from ..gpu.prologue import Const, Expr, Form, Let, TableRead, ThreadId, Var, prologue, render
+from ..gpu.spec import IMPLICIT_PARAMS, ArgRef, KernelSpec
 from . import cltypes as ct
 from .translate import (
     CTX_NAME,
@@ -38,15 +38,19 @@ from .translate import (
 @dataclass(frozen=True)
 class Layout:
     """What a launch fixes beyond the spec: per parameter, for arrays, (C-contiguous, at offset
-    0); whether every work-group is full (``exact``: no bounds test, which keeps PoCL from
-    vectorizing the work-group — measured 3.5x slower on vector add); and whether the launch
-    covers one parent instance and needs no work-group structure (``direct``: the grid is
-    the NDRange, so the instance ids need no division — 64-bit divisions per work-item made
-    a 3-D stencil about 6x slower on PoCL)."""
+    0); and the prologue's form (``gpu/prologue.py``: ``exact``, no bounds test; ``direct``,
+    the grid is the NDRange and the instance ids are the global ids)."""
 
     arrays: tuple[tuple[bool, bool] | None, ...]
-    exact: bool = False
-    direct: bool = False  # one parent instance, no barrier: the grid is the NDRange (no divisions)
+    form: Form = Form()
+
+
+_THREAD_IDS = {
+    "group": "get_group_id(0)",
+    "local": "(long)get_local_id(0)",
+    "group_size": "(long)get_local_size(0)",
+    "global": "get_global_id({axis})",
+}
 
 
 @dataclass
@@ -93,15 +97,15 @@ def kernel_name(spec: KernelSpec) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", spec.name)
 
 
-def layout_of(spec: KernelSpec, args: list[Any], exact: bool, direct: bool = False) -> Layout:
-    """The layout of a launch (``args``: device handles, see ``device.py``)."""
+def layout_of(spec: KernelSpec, args: list[Any], form: Form) -> Layout:
+    """The layout of a launch (``args``: device handles, see ``device.py``) in ``form``."""
     out: list[tuple[bool, bool] | None] = []
     for p, a in zip(spec.params, args):
         if p.kind == "array":
             out.append((bool(a.c_contiguous), a.offset == 0))
         else:
             out.append(None)
-    return Layout(tuple(out), exact and not direct, direct)
+    return Layout(tuple(out), form)
 
 
 def generic_layout(spec: KernelSpec) -> Layout:
@@ -130,7 +134,7 @@ class _KernelWriter:
             "const long s2",
             "const long bpp",
         ]
-        prologue: list[str] = []
+        declarations: list[str] = []  # at kernel scope, first
         for k, p in enumerate(spec.params):
             if p.kind == "scalar":
                 dtype = np.dtype(p.dtype)
@@ -148,7 +152,7 @@ class _KernelWriter:
                     strides[-1] = "1"
                 for d in range(p.rank - 2, -1, -1):
                     inner = strides[d + 1]
-                    prologue.append(
+                    declarations.append(
                         f"    const long p{k}__s{d} = {shape[d + 1] if inner == '1' else f'{inner} * {shape[d + 1]}'};"
                     )
             else:
@@ -165,33 +169,24 @@ class _KernelWriter:
                 k,
             )
         levels = spec.ctx_levels
-        width = spec.table_width
         b = self.body
-        if self.layout.direct:
-            b += self._direct_ids(spec.dims, width)
-            ids = [f"hpvm__i{a}" if a < spec.dims else "0" for a in range(3)]
-        else:
-            b += self._grouped_ids(spec, width)
-            ids = ["0", "0", "0"]
-            if spec.dims == 1:
-                ids[0] = "hpvm__local"
-            elif spec.dims >= 2:
-                ids[: spec.dims] = [f"hpvm__i{a}" for a in range(spec.dims)]
-        ctx = [*ids, "s0", "s1", "s2", str(spec.dims)]
-        ctx += [
-            f"hpvm__table[hpvm__row * {width} + {TABLE_FIXED + k}]" for k in range(ictx.STRIDE * (levels - 1))
-        ]
-        b.append(f"    long {CTX_NAME}[{ictx.STRIDE * levels}];")
-        for k, value in enumerate(ctx):
-            b.append(f"    {CTX_NAME}[{k}] = {value};")
+        start = prologue(spec, self.layout.form)
+        for step in start.steps:
+            if isinstance(step, Let):
+                b.append(f"    const long hpvm__{step.name} = {self.c(step.value)};")
+            else:
+                b.append(f"    if ({self.c(step.condition)}) return;")
+        b.append(f"    long {CTX_NAME}[{len(start.context)}];")
+        for k, value in enumerate(start.context):
+            b.append(f"    {CTX_NAME}[{k}] = {self.c(value)};")
         shared_forms: list[ArrayForm] = []
         for k, buf in enumerate(spec.shared):
             dtype = np.dtype(buf.dtype)
             store = ct.c_storage(dtype)
             src = self.arg(buf.source, ArrayType(_scalar(dtype), 1))
             assert isinstance(src, ArrayForm)
-            # __local variables must be declared at kernel scope: hoisted to the prologue.
-            prologue.append(
+            # __local variables must be declared at kernel scope: hoisted to the declarations.
+            declarations.append(
                 f"    __local {store} hpvm__sh{k}[{max(buf.length, 1)}] __attribute__((aligned(16)));"
             )
             b += [
@@ -278,59 +273,31 @@ class _KernelWriter:
             for d in params
         ]
         kernel = f"__kernel void {name}(\n    " + ",\n    ".join(params) + ") {\n"
-        kernel += "\n".join(prologue + b) + "\n}"
+        kernel += "\n".join(declarations + b) + "\n}"
         unique: dict[str, TranslatedLeaf] = {}
         for t in leaves:
             unique.setdefault(t.name, t)
         source, where = render_program(list(unique.values()), [kernel])
         return GeneratedKernel(source, where, leaves, name)
 
-    def _direct_ids(self, dims: int, width: int) -> list[str]:
-        """One parent instance (the table's row 0) as a ``dims``-D NDRange: the ids are the
-        global ids, no division, no bounds test (the NDRange is the grid)."""
-        lines = [f"    const long hpvm__i{a} = get_global_id({a});" for a in range(dims)]
-        local = {
-            0: "0",
-            1: "hpvm__i0",
-            2: "hpvm__i0 * s1 + hpvm__i1",
-            3: "(hpvm__i0 * s1 + hpvm__i1) * s2 + hpvm__i2",
-        }
-        return lines + [
-            "    const long hpvm__row = 0;",
-            f"    const long hpvm__local = {local[dims]};",
-            "    const long hpvm__total = s0 * s1 * s2;",
-            "    const long hpvm__gp = hpvm__table[0];",
-            "    const long hpvm__flat = hpvm__table[1] + hpvm__local;",
-        ]
+    def c(self, expr: Expr) -> str:
+        """A prologue expression in C: implicit parameters by their names (``s0``, ``bpp``),
+        prologue variables as ``hpvm__<name>`` locals, the table as a flat array."""
 
-    def _grouped_ids(self, spec: KernelSpec, width: int) -> list[str]:
-        """The plan's 1-D geometry: ``bpp`` work-groups per parent instance (a table row),
-        the instance's index unravelled over the grid."""
-        b = [
-            "    const long hpvm__g = get_group_id(0);",
-            "    const long hpvm__row = hpvm__g / bpp;",
-            "    const long hpvm__local = (hpvm__g - hpvm__row * bpp) * (long)get_local_size(0) + (long)get_local_id(0);",
-            "    const long hpvm__total = s0 * s1 * s2;",
-        ]
-        if not spec.barrier and not spec.shared and not self.layout.exact:
-            b.append("    if (hpvm__local >= hpvm__total) return;")
-        b += [
-            f"    const long hpvm__gp = hpvm__table[hpvm__row * {width}];",
-            f"    const long hpvm__flat = hpvm__table[hpvm__row * {width} + 1] + hpvm__local;",
-        ]
-        if spec.dims == 2:
-            b += [
-                "    const long hpvm__i0 = hpvm__local / s1;",
-                "    const long hpvm__i1 = hpvm__local - hpvm__i0 * s1;",
-            ]
-        elif spec.dims == 3:
-            b += [
-                "    const long hpvm__i0 = hpvm__local / (s1 * s2);",
-                "    const long hpvm__t = hpvm__local - hpvm__i0 * (s1 * s2);",
-                "    const long hpvm__i1 = hpvm__t / s2;",
-                "    const long hpvm__i2 = hpvm__t - hpvm__i1 * s2;",
-            ]
-        return b
+        def leaf(e: Expr) -> str:
+            if isinstance(e, Var):
+                return e.name if e.name in IMPLICIT_PARAMS else f"hpvm__{e.name}"
+            if isinstance(e, Const):
+                return str(e.value)
+            if isinstance(e, ThreadId):
+                return _THREAD_IDS[e.kind].format(axis=e.axis)
+            assert isinstance(e, TableRead)
+            if e.row == Const(0):
+                return f"hpvm__table[{e.column}]"
+            index = f"{self.c(e.row)} * {self.spec.table_width}"
+            return f"hpvm__table[{index}{f' + {e.column}' if e.column else ''}]"
+
+        return render(expr, leaf, "/")
 
     def arg(self, ref: ArgRef, ptype: Any) -> ArrayForm | ScalarForm:
         """The form of one leaf argument (see ``ArgRef`` in ``gpu/spec.py``)."""
