@@ -24,6 +24,7 @@ per form they meet:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -125,11 +126,11 @@ class ExitIf:
 
 @dataclass(frozen=True)
 class Prologue:
-    """The steps, in order, defining ``row``, ``local``, ``total``, ``gp`` and ``flat``; the
-    instance's ids (``spec.dims`` of them) and the context its leaves read."""
+    """The steps, in order, defining ``row``, ``local``, ``total``, ``gp`` and ``flat`` (and
+    the instance ids they need); then the context the leaves read (``ir/instance_context.py``:
+    the instance's own level, then the ancestors' from its table row)."""
 
     steps: tuple[Let | ExitIf, ...]
-    ids: tuple[Expr, ...]
     context: tuple[Expr, ...]
 
 
@@ -164,7 +165,7 @@ def prologue(spec: KernelSpec, form: Form) -> Prologue:
     own = ictx.level(dims, list(ids), list(_S))
     ancestors = [TableRead(row, TABLE_FIXED + k) for k in range(ictx.STRIDE * (spec.ctx_levels - 1))]
     context = tuple(Const(v) if isinstance(v, int) else v for v in [*own, *ancestors])
-    return Prologue(tuple(steps), ids, context)
+    return Prologue(tuple(steps), context)
 
 
 _TOTAL = Bin("*", Bin("*", _S[0], _S[1]), _S[2])
@@ -180,7 +181,7 @@ def _row_major(ids: Sequence[Expr]) -> Expr:
 
 def _unravel(dims: int, local: Expr) -> tuple[tuple[Expr, ...], list[Let | ExitIf]]:
     """The row-major ids of instance ``local`` of a ``dims``-D grid (x outermost)."""
-    s0, s1, s2 = _S
+    _, s1, s2 = _S
     i0, i1, i2, t = Var("i0"), Var("i1"), Var("i2"), Var("t")
     if dims <= 1:
         return (local,) * dims, []  # a 1-D grid: the id is ``local`` itself
@@ -204,7 +205,7 @@ def launch_form(
     geometry: Geometry,
     sizes: tuple[int, int, int],
     cap: int,
-    item_sizes: Sequence[int],
+    item_sizes: tuple[int, ...],
     group_limits: Sequence[int] | None = None,
 ) -> tuple[Form, tuple[int, ...]]:
     """The form of one launch, and for a direct one the block shape along the grid's axes.
@@ -225,7 +226,8 @@ def launch_form(
     return Form(exact=count == geometry.group_size * geometry.bpp), ()
 
 
-def local_shape(grid: Sequence[int], cap: int, item_sizes: Sequence[int]) -> tuple[int, ...]:
+@functools.lru_cache(maxsize=1024)  # a launch path: the same grids come back launch after launch
+def local_shape(grid: tuple[int, ...], cap: int, item_sizes: tuple[int, ...]) -> tuple[int, ...]:
     """A block shape for a direct launch: as long as possible along the grid's last (fastest,
     contiguous) dimension, dividing the grid exactly, at most ``cap`` threads and
     ``item_sizes[d]`` along dimension ``d``. (PoCL's own choice for a 3-D stencil grid was
