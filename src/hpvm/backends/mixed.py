@@ -28,37 +28,43 @@ from ..passes.split_by_target import TARGET, SplitByTarget
 from .base import Backend, PortKey, RunContext, backend_for_hint, check_bodies, get_backend
 
 
-def backends_by_child(root: InternalFunction) -> dict[str, str]:
-    """For each child of ``root`` (by name), the one back end its hints select: the
-    ``target`` attributes that the SplitByTarget pass writes."""
-    split = PassManager([SplitByTarget(backend_for_hint)]).run(root)
-    return {node.name: node.attrs[TARGET] for node in split.graph.nodes}
+def split_by_target(root: InternalFunction) -> InternalFunction:
+    """A copy of ``root`` whose children carry the ``target`` the SplitByTarget pass chose."""
+    return PassManager([SplitByTarget(backend_for_hint)]).run(root)
+
+
+def targets(split: InternalFunction) -> set[str]:
+    """The back ends a split graph's children run on."""
+    return {node.attrs[TARGET] for node in split.graph.nodes}
 
 
 class MixedBackend(Backend):
-    """Runs each child of one root on the back end its hints select (see the module doc)."""
+    """Runs each child of one root on the back end its hints select (see the module doc).
 
-    def __init__(self, root: InternalFunction, choice: dict[str, str]):
-        self.root = root
-        self.choice = choice
-        self.names = sorted(set(choice.values()))
+    ``split`` is the root as SplitByTarget annotated it; the parts are handed to their back
+    ends in that form, so each back end's own lowering sees the split (FuseOneToOne never
+    fuses nodes of different back ends)."""
+
+    def __init__(self, split: InternalFunction):
+        self.split = split
+        self.names = sorted(targets(split))
         self.name = "+".join(self.names)
         self.device = "mixed"
-        self._order = topological_order(root.graph)
-        for node in root.graph.nodes:
+        self._order = topological_order(split.graph)
+        for node in split.graph.nodes:
             part = node.function
+            backend = self.backend_of(node)
             if isinstance(part, InternalFunction):
-                check_bodies(self.backend_of(node), part, f"node '{node.name}' of '{root.name}': ")
-            elif isinstance(part, LeafFunction) and part.body_kind not in self.backend_of(node).accepts:
-                backend = self.backend_of(node)
+                check_bodies(backend, part, f"node '{node.name}' of '{split.name}': ")
+            elif isinstance(part, LeafFunction) and part.body_kind not in backend.accepts:
                 raise CompileError(
-                    f"node '{node.name}' of '{root.name}': the {backend.name} back end its hints "
+                    f"node '{node.name}' of '{split.name}': the {backend.name} back end its hints "
                     f"select cannot run leaf '{part.name}' ({part.location}), which has a "
                     f"{part.body_kind} body; give it a hint that selects a back end accepting it"
                 )
 
     def backend_of(self, node: Node) -> Backend:
-        return get_backend(self.choice[node.name])
+        return get_backend(self.split.graph.node(node.name).attrs[TARGET])
 
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:
         pass  # each back end compiles its part on first use
@@ -78,12 +84,13 @@ class MixedBackend(Backend):
         ctx: RunContext | None = None,
     ) -> tuple[dict[str, Any], dict[int, Any]]:
         ctx = ctx or RunContext()
+        root = self.split  # (the caller's root, or this split of it: the parts are the split's)
         env = {p.name: a for p, a in zip(root.params, args)}
-        wanted = {id(n) for n in nodes}
+        wanted = {n.name for n in nodes}
         exchanged: dict[str, dict[PortKey, Any]] = dict(upstream)  # node name → exchange form
         outputs: dict[int, Any] = {}
         tracker = ctx.tracker
-        for backend, group in self._groups([n for n in self._order if id(n) in wanted]):
+        for backend, group in self._groups([n for n in self._order if n.name in wanted]):
             inside = {id(n) for n in group}
             feeding = {
                 e.src.name: e.src for e in root.graph.edges if id(e.dst) in inside and id(e.src) not in inside

@@ -88,7 +88,10 @@ def _returned_param(
 
 
 def fusion_groups(
-    order: Sequence[Node], feeds: FeedTable, fusible: Callable[[Node], bool]
+    order: Sequence[Node],
+    feeds: FeedTable,
+    fusible: Callable[[Node], bool],
+    part: Callable[[Node], object] = lambda node: None,
 ) -> list[list[Node]]:
     """``order`` (children in topological order) cut into runs that execute fused: in one
     loop nest (``cpu``) or one kernel (GPU), instance *i* of each member right after
@@ -101,12 +104,18 @@ def fusion_groups(
     one-to-one edge, and none comes from a member over an all-to-all edge (which waits for
     every instance) or a streaming edge (a pipeline boundary: its two ends run as different
     stages). Legal because a one-to-one sink instance waits only for its own source
-    instance; the grids themselves are compared at run time.
+    instance; the grids themselves are compared at run time. Nodes for which ``part``
+    differs (parts of the graph run by different back ends) never share a run.
     """
     groups: list[list[Node]] = []
     open_group: list[Node] | None = None  # the last run, if more nodes may join it
     for node in order:
-        if open_group is not None and fusible(node) and _joins(node, open_group, feeds):
+        if (
+            open_group is not None
+            and fusible(node)
+            and part(node) == part(open_group[0])
+            and _joins(node, open_group, feeds)
+        ):
             open_group.append(node)
             continue
         group = [node]

@@ -74,6 +74,13 @@ def run_passes(root: InternalFunction, passes: Sequence[Pass]) -> InternalFuncti
     return PassManager(passes).run(root)
 
 
+def lower(root: InternalFunction, passes: Sequence[Pass]) -> InternalFunction:
+    """What a back end compiles: a copy of ``root`` after ``passes`` (its lowering pipeline),
+    verified after each. The copy's root-level nodes keep their names, so a back end given
+    nodes of ``root`` (a pipeline stage, a part of a mixed graph) finds its own by name."""
+    return PassManager(passes).run(root)
+
+
 def copy_program(root: InternalFunction) -> InternalFunction:
     """A copy of ``root``'s hierarchy: new internal functions, graphs, nodes, edges and binds;
     the same leaf functions. An internal function used by several nodes is copied once."""

@@ -11,7 +11,7 @@ import numpy as np
 from ..backends import backend_for_hint, get_backend
 from ..backends.base import Backend, check_bodies
 from ..backends.memory import MemoryTracker
-from ..backends.mixed import MixedBackend, backends_by_child
+from ..backends.mixed import MixedBackend, split_by_target, targets
 from ..errors import LaunchError, MemoryTrackingError
 from ..ir.graph import ONE_TO_ONE, InternalFunction, NodeFunction
 from ..ir.types import ArrayType, ScalarType, check_value
@@ -108,13 +108,13 @@ def choose_backend(root: InternalFunction, target: str | None) -> Backend:
     cached = _CHOICES.get(root)
     if cached is not None:
         return cached
-    choice = backends_by_child(root)
-    names = set(choice.values()) or {backend_for_hint(root.hint)}
+    split = split_by_target(root)
+    names = targets(split) or {backend_for_hint(root.hint)}
     if len(names) == 1:
         backend = get_backend(names.pop())
         check_bodies(backend, root, "launch(): ")
     else:
-        backend = MixedBackend(root, choice)  # checks each part against its back end
+        backend = MixedBackend(split)  # checks each part against its back end
     _CHOICES[root] = backend
     return backend
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from ...errors import HPVMError, NodeExecutionError
 from ...ir.graph import ALL_TO_ALL, InternalFunction, Node
 from ...ir.types import ArrayType, ScalarType
+from ...passes import lower
+from ...passes.fuse_one_to_one import FuseOneToOne
 from ..base import Backend, RunContext
 from .compiler import CompiledProgram, Compiler
 from .graphgen import StageSpec
@@ -25,10 +28,20 @@ class CPUBackend(Backend):
 
     def __init__(self) -> None:
         self.compiler = Compiler()
+        self._lowered: weakref.WeakKeyDictionary[InternalFunction, InternalFunction] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    #: The passes a graph goes through before it is compiled (``graphgen.py`` reads ``fuse``).
+    lowering = (FuseOneToOne("loop"),)
 
     def prepare(self, root: InternalFunction) -> CompiledProgram:
-        """Generate and register the program's functions (Numba compiles them on first call)."""
-        return self.compiler.program(root)
+        """Generate and register the program's functions (Numba compiles them on first call),
+        for ``root`` lowered by ``lowering`` (once per root)."""
+        lowered = self._lowered.get(root)
+        if lowered is None:
+            lowered = self._lowered[root] = lower(root, self.lowering)
+        return self.compiler.program(lowered)
 
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:
         """Generate the code and have Numba compile it (or load it from its cache) now."""
@@ -68,7 +81,8 @@ class CPUBackend(Backend):
     def run_stage(self, root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
         program = self.prepare(root)
         self._share_cores(ctx.stages if ctx is not None else 1)
-        spec = _stage_spec(root, nodes)
+        lowered = program.root  # the stage's nodes, as the lowered graph has them (by name)
+        spec = _stage_spec(lowered, [lowered.graph.node(n.name) for n in nodes])
         func, spec = self.compiler.stage(program, spec)
         imports = [upstream[n.name][(p, mode)] for n, p, mode in spec.imports]
         values = (*_convert(root, args), program.root_ctx())
@@ -77,7 +91,7 @@ class CPUBackend(Backend):
             flow = program.flow
             # Outputs handed to other stages are read after this call: they must not be recycled.
             recycle = not any(flow.may_hold(n.function, p) for n, p, _ in spec.exports) and not any(
-                flow.may_hold(root, op) for op in spec.outputs
+                flow.may_hold(lowered, op) for op in spec.outputs
             )
             pool = program.pools.checkout(recycle)
             try:

@@ -21,11 +21,12 @@ from typing import Any
 
 from ...errors import CompileError
 from ...ir import instance_context as ictx
-from ...ir.analysis import FeedTable, feed_table, fusion_groups, returned_params
+from ...ir.analysis import FeedTable, feed_table, returned_params
 from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
 from ...passes.clone_leaves import CTX_PARAM, LeafClone, symbol_for
+from ...passes.fuse_one_to_one import fused_runs
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
 from .narrow import MASK
 from .privatize import MAX_PRIVATE_BYTES, atomic_only_params, fold, identity, privatized_clone
@@ -114,10 +115,7 @@ class GraphGen:
         feeds = feed_table(graph)
         imported = {(id(n), p): mode for n, p, mode in (stage.imports if stage else [])}
 
-        groups = [
-            _Group(nodes, nodes[0].dims, self._is_barrier(nodes[0]))
-            for nodes in fusion_groups(order, feeds, self._loop_fusible)
-        ]
+        groups = [_Group(nodes, nodes[0].dims, self._is_barrier(nodes[0])) for nodes in fused_runs(order)]
         group_of = {id(n): g for g in groups for n in g.nodes}
 
         # What each (node, port) must provide: "each" (per-instance array), "last" (peeled value).
@@ -177,12 +175,6 @@ class GraphGen:
             return False
         kind, item = feed
         return kind == "bind" or item.repl == ALL_TO_ALL or item.src.dims == 0
-
-    def _loop_fusible(self, node: Node) -> bool:
-        """Whether the node may share a loop nest with others (``fusion_groups``): a replicated
-        node (a 0-dim node's outputs are plain variables: nothing to fuse) that is not a
-        barrier leaf (its instances run as a group function of their own, barriers.py)."""
-        return node.dims > 0 and not self._is_barrier(node)
 
     def _is_barrier(self, node: Node) -> bool:
         return isinstance(node.function, LeafFunction) and id(node.function) in self.barrier_symbols

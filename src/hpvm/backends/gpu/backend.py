@@ -18,6 +18,9 @@ import numpy as np
 
 from ...ir.graph import InternalFunction, Node
 from ...ir.types import ScalarType
+from ...passes import lower
+from ...passes.fuse_one_to_one import FuseOneToOne
+from ...passes.place_allocations import PlaceAllocations
 from ..base import Backend, PortKey, RunContext
 from .device import GPUDevice
 from .plan import Plan
@@ -42,10 +45,14 @@ class GPUBackend(Backend):
             self._device = self.make_device()
         return self._device
 
+    #: The passes a graph goes through before this lowering reads it (``schedule.py``).
+    lowering = (FuseOneToOne("kernel"), PlaceAllocations())
+
     def plan(self, root: InternalFunction) -> Plan:
+        """The plan of ``root``, lowered by ``lowering`` (once per root)."""
         plan = self._plans.get(root)
         if plan is None:
-            plan = self._plans[root] = Plan(root, self.gpu)
+            plan = self._plans[root] = Plan(lower(root, self.lowering), self.gpu)
         return plan
 
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:

@@ -66,6 +66,7 @@ from ...ir import instance_context as ictx
 from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
 from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType, ScalarType
+from ...passes.place_allocations import SHARED
 from ..base import RunContext
 from .device import GPUDevice
 from .schedule import GraphSchedule, Step, schedule
@@ -130,7 +131,8 @@ class Plan:
     ) -> tuple[dict[str, Any], dict[int, Any]]:
         ex = _Execution(self, ctx)
         try:
-            only = {id(n) for n in nodes}
+            graph = self.root.graph  # nodes come from the graph the plan's was lowered from
+            only = {id(graph.node(n.name)) for n in nodes}
             results: dict[str, NodeResult] = dict(upstream)
             outputs = ex.graph(self.root, ex.root_set(), ex.root_inputs(args), only=only, results=results)
             host_outputs = ex.outputs(self.root, outputs, sorted(outputs))
@@ -380,25 +382,13 @@ class _Execution:
         results[node.name] = res
 
     def shared_candidate(self, sched: GraphSchedule, node: Node, port: int, fn: LeafFunction) -> int | None:
-        """The kernel step that may hold this malloc buffer in shared memory, if any: its only
-        users are edges to leaves of one kernel step that do not return it onwards."""
-        if any(b.src is node and b.oc == port for b in sched.fn.graph.out_binds):
+        """The kernel step that may hold this malloc buffer in shared memory, if any: the one
+        step of its user, when PlaceAllocations found the port may be shared (``shared``)."""
+        if str(port) not in node.attrs.get(SHARED, "").split(","):
             return None
-        users = [e for e in sched.fn.graph.edges if e.src is node and e.sp == port]
-        steps = {id(sched.step_of[id(e.dst)]) for e in users}
-        if len(steps) != 1:
-            return None
-        step = sched.step_of[id(users[0].dst)]
-        if step.kind != "kernel" or len(step.nodes) != 1:
-            return None
-        dst = step.nodes[0]
-        for e in users:
-            if e.dst.function.params[e.dp].type != fn.out_types[port] or fn.out_types[port].rank != 1:
-                return None
-            for (nid, out_port), source in sched.passthrough.items():
-                if nid == id(dst) and source == e.dp and (nid, out_port) in sched.needs:
-                    return None
-        return id(step)
+        user = next(e.dst for e in sched.fn.graph.edges if e.src is node and e.sp == port)
+        step = sched.step_of.get(id(user))
+        return None if step is None else id(step)
 
     # -- kernels ----------------------------------------------------------------------
 

@@ -1,10 +1,13 @@
 """The static part of the GPU lowering: the schedule of one child graph.
 
-Children in topological order become steps — a kernel (one leaf node, or several fused
-along one-to-one edges), a host step (an allocation leaf, run by the interpreter) or a
-graph step (an internal node, recursed into) — plus, for every output, what later steps
-need of it (``each`` instance's value or the ``last`` instance's) and, for leaves' array
-outputs, which array parameter they return unchanged. See ``plan.py`` for the mapping.
+The graph comes lowered by the GPU back ends' passes (``GPUBackend.lowering``): FuseOneToOne
+(``fuse``: which children share a kernel) and PlaceAllocations (``place``: allocation
+nodes run on the host; ``shared``: buffers that may live in their user's shared memory).
+Children in topological order become steps — a kernel (one leaf node, or a fused run), a
+host step (an allocation leaf, run by the interpreter) or a graph step (an internal node,
+recursed into) — plus, for every output, what later steps need of it (``each`` instance's
+value or the ``last`` instance's) and, for leaves' array outputs, which array parameter
+they return unchanged. See ``plan.py`` for the mapping.
 """
 
 from __future__ import annotations
@@ -12,11 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import CompileError
-from ...ir.analysis import FeedTable, feed_table, fusion_groups, returned_params
+from ...ir.analysis import FeedTable, feed_table, returned_params
 from ...ir.graph import ONE_TO_ONE, InternalFunction, LeafFunction, Node
 from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType
 from ...ir.verify import topological_order
+from ...passes.fuse_one_to_one import fused_runs
+from ...passes.place_allocations import PLACE
 
 
 @dataclass
@@ -44,12 +49,12 @@ def schedule(fn: InternalFunction, backend: str, part: frozenset[int] | None = N
     order = [n for n in topological_order(graph) if part is None or id(n) in part]
     steps: list[Step] = []
     step_of: dict[int, Step] = {}
-    for group in fusion_groups(order, feeds, _fits_a_kernel):
+    for group in fused_runs(order):
         node = group[0]
         fn_ = node.function
         if isinstance(fn_, InternalFunction):
             step = Step("graph", group)
-        elif _is_allocation(fn_):
+        elif _is_allocation(node):
             for p in fn_.params:
                 if isinstance(p.type, ArrayType):
                     raise CompileError(
@@ -77,7 +82,7 @@ def schedule(fn: InternalFunction, backend: str, part: frozenset[int] | None = N
     passthrough: dict[tuple[int, int], int | None] = {}
     for node in graph.nodes:
         fn_ = node.function
-        if id(node) not in step_of or not isinstance(fn_, LeafFunction) or _is_allocation(fn_):
+        if id(node) not in step_of or not isinstance(fn_, LeafFunction) or _is_allocation(node):
             continue
         sources = returned_params(fn_)
         for port, t in enumerate(fn_.out_types):
@@ -96,13 +101,6 @@ def schedule(fn: InternalFunction, backend: str, part: frozenset[int] | None = N
     return GraphSchedule(fn, steps, feeds, needs, step_of, passthrough)
 
 
-def _is_allocation(fn: LeafFunction) -> bool:
-    return any(name == "malloc" for name, _ in analyze_leaf(fn).calls)
-
-
-def _fits_a_kernel(node: Node) -> bool:
-    """Whether the node may share a kernel with others: a leaf that neither allocates (it
-    runs on the host) nor calls ``hpvm.barrier()`` (its kernel's blocks are its parent
-    instances)."""
-    fn = node.function
-    return isinstance(fn, LeafFunction) and not _is_allocation(fn) and not analyze_leaf(fn).uses_barrier
+def _is_allocation(node: Node) -> bool:
+    """An allocation node, which PlaceAllocations placed on the host."""
+    return node.attrs.get(PLACE) == "host"
