@@ -95,12 +95,21 @@ class LLVMBody:
 @dataclass(frozen=True)
 class GeneratedBody:
     """Python generated from a foreign file. ``lines[k]`` is the line of ``origin`` that
-    generated line ``k + 1`` of ``source`` came from (0: no line of its own)."""
+    generated line ``k + 1`` of ``source`` came from (0: no line of its own).
+
+    ``context``: the name of one more parameter the function takes after the leaf's ports,
+    which receives the instance context (``ir/instance_context.py``) — what a leaf cloned
+    with its context (seed 001's step 1, ``passes/clone_leaves.py``) reads instead of calling
+    the query intrinsics. ``cloned_from``: that leaf, while the program is in memory (what
+    back ends compile in its module's namespace and quote in messages).
+    """
 
     pyfunc: Callable[..., Any]
     source: str
     origin: str
     lines: tuple[int, ...] = field(default=())
+    context: str | None = None
+    cloned_from: Any = field(default=None, compare=False, repr=False)
 
     kind = GENERATED
 

@@ -33,6 +33,9 @@ BUILDER_CALLS = frozenset(
 )
 
 AXES = "xyz"
+#: How a leaf cloned with its context (seed 001's step 1) spells an intrinsic that the back
+#: end implements: ``__hpvm_atomic_add(a, i, v)``, ``__hpvm_malloc(n)``, ``__hpvm_barrier()``.
+LOWERED_PREFIX = "__hpvm_"
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,7 @@ __all__ = [
     "FLOAT_ATOMIC_OPS",
     "INTRINSICS",
     "Intrinsic",
+    "LOWERED_PREFIX",
     "QUERY_INTRINSICS",
     "atomic_dtypes",
     "is_intrinsic",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .graph import LeafFunction
-from .intrinsics import BUILDER_CALLS, INTRINSICS, QUERY_INTRINSICS
+from .intrinsics import BUILDER_CALLS, INTRINSICS, LOWERED_PREFIX, QUERY_INTRINSICS
 
 _NAMES = frozenset(INTRINSICS) | BUILDER_CALLS
 # NumPy methods that modify the array they are called on.
@@ -75,6 +75,9 @@ def intrinsic_name(call: ast.Call, env: dict[str, Any]) -> str | None:
                 return func.attr if func.attr in _NAMES else None
         return None
     if isinstance(func, ast.Name):
+        lowered = func.id.removeprefix(LOWERED_PREFIX)
+        if lowered != func.id and func.id not in env and lowered in INTRINSICS:
+            return lowered  # a clone's call of the back end's implementation (clone_leaves.py)
         obj = env.get(func.id)
         module = getattr(obj, "__module__", "") or ""
         if obj is not None and module.startswith("hpvm.") and func.id in _NAMES:

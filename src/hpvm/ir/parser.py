@@ -24,7 +24,6 @@ import difflib
 import functools
 import json
 import linecache
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +67,7 @@ class ParsedBody:
     function: str = ""  # llvm: the function's name
     origin: str = ""  # generated: the foreign file
     lines: tuple[int, ...] = ()  # generated: the foreign line of each code line
+    context: str | None = None  # generated: the parameter that receives the instance context
     tensor: TensorBody | None = None
 
 
@@ -131,8 +131,9 @@ def parse_program(
         tree = _lark().parse(text)
     except UnexpectedInput as e:
         raise ParseError(_syntax_message(e, text), e.line, e.column, file) from None
-    if "|" in text and file not in linecache.cache and not os.path.exists(file):
-        register_code_view(file, text)
+    cached = linecache.cache.get(file)
+    if "|" in text and (cached is None or len(cached) != 4 or cached[1] is not None):
+        register_code_view(file, text)  # (unless a loader registered the whole file's view)
     return _Builder(file, leaf_factory or no_code_leaf).program(tree)
 
 
@@ -243,7 +244,7 @@ def leaf_from_body(
             ins=ins,
             outs=outs,
             location=location,
-            body=generated_body(name, body.text, body.origin, body.lines, (body.file, body.line)),
+            body=generated_body(name, body.text, body.origin, body.lines, (body.file, body.line), body.context),
         )
     code = run_module(body.text, body.line, body.file, f"leaf @{quote_name(name)}", location.line)
     _check_def(code.func, params, name, body.file, code.line)
@@ -443,7 +444,13 @@ class _Builder:
                     f"{len(code)} code line(s) but lines(...) lists {len(lines)}",
                     origin_tok,
                 )
-            return ParsedBody("generated", self.file, first, text, origin=_unquote(origin_tok), lines=lines)
+            context_tree = next(
+                (t for t in tree.children if isinstance(t, Tree) and t.data == "body_context"), None
+            )
+            context = _unquote(context_tree.children[0]) if context_tree is not None else None
+            return ParsedBody(
+                "generated", self.file, first, text, origin=_unquote(origin_tok), lines=lines, context=context
+            )
         return ParsedBody("python", self.file, first, text)
 
     def tensor_body(self, tree: Tree, params: list[Param]) -> TensorBody:

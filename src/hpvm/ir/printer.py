@@ -132,8 +132,9 @@ def print_body(fn: LeafFunction, head: str) -> list[str]:
         return [f"{head} llvm @{quote_name(body.function)} {{", *_code_lines(body.module), "}"]
     assert isinstance(body, GeneratedBody)
     origin = json.dumps(body.origin)
+    context = f" context({quote_name(body.context)})" if body.context else ""
     return [
-        f"{head} generated {origin} lines({', '.join(map(str, body.lines))}) {{",
+        f"{head} generated {origin} lines({', '.join(map(str, body.lines))}){context} {{",
         *_code_lines(body.source),
         "}",
     ]

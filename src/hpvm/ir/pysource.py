@@ -353,11 +353,17 @@ class ModuleCode:
 
 
 def run_module(
-    text: str, first_line: int, file: str, what: str, header_line: int | None = None
+    text: str,
+    first_line: int,
+    file: str,
+    what: str,
+    header_line: int | None = None,
+    namespace: dict[str, Any] | None = None,
 ) -> ModuleCode:
-    """Run ``text`` (whose first line is line ``first_line`` of ``file``) in a fresh namespace,
-    as importing a module does; return its last ``def``. Every problem is a ``ParseError``
-    at the file's line (``header_line``: where to report a module without any line)."""
+    """Run ``text`` (whose first line is line ``first_line`` of ``file``) in a fresh namespace
+    (a copy of ``namespace``, if given), as importing a module does; return its last ``def``.
+    Every problem is a ``ParseError`` at the file's line (``header_line``: where to report a
+    module without any line)."""
     source = "\n" * (first_line - 1) + text
     where = first_line if header_line is None else header_line
     try:
@@ -371,19 +377,16 @@ def run_module(
     if not defs:
         raise ParseError(f"the code of {what} defines no function", where, 1, file)
     last = defs[-1]
-    namespace: dict[str, Any] = {
-        "__name__": f"hpvm_program.{last.name}",
-        "__file__": file,
-        "__builtins__": builtins,
-    }
+    scope: dict[str, Any] = dict(namespace or {})
+    scope.update({"__name__": f"hpvm_program.{last.name}", "__file__": file, "__builtins__": builtins})
     try:
-        exec(code, namespace)
+        exec(code, scope)
     except HPVMError:
         raise
     except Exception as e:
         line = _error_line(e, file) or where
         raise ParseError(f"running the code of {what} raised {type(e).__name__}: {e}", line, 1, file) from e
-    func = namespace.get(last.name)
+    func = scope.get(last.name)
     if not isinstance(func, types.FunctionType):
         raise ParseError(
             f"the last def of {what}, '{last.name}', is not a plain function", last.lineno, 1, file
@@ -394,23 +397,50 @@ def run_module(
 
 
 def generated_body(
-    name: str, text: str, origin: str, lines: tuple[int, ...], written_at: tuple[str, int] | None = None
+    name: str,
+    text: str,
+    origin: str,
+    lines: tuple[int, ...],
+    written_at: tuple[str, int] | None = None,
+    context: str | None = None,
+    namespace: dict[str, Any] | None = None,
 ) -> GeneratedBody:
     """A ``GeneratedBody``: ``text`` run as a module under a file name of its own (registered
     with ``linecache``, so tracebacks quote it), line 1 being its first line; ``lines`` maps
     each of its lines to ``origin``'s. ``written_at`` (file, line): where ``text`` was read
-    from, for its syntax errors."""
+    from, for its syntax errors; ``namespace``: the names the code sees besides its own (a
+    clone sees its leaf's module); ``context``: see ``GeneratedBody``."""
     filename = f"<generated from {origin}: leaf {name}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
     try:
-        code = run_module(text, 1, filename, f"leaf '{name}'")
+        code = run_module(text, 1, filename, f"leaf '{name}'", namespace=namespace)
     except ParseError as e:
         if written_at is None:
             raise
         file, first = written_at
         message = str(e).split(": ", 1)[-1]
         raise ParseError(message, first + e.line - 1, e.column, file) from None
-    return GeneratedBody(code.func, text, origin, tuple(lines))
+    return GeneratedBody(code.func, text, origin, tuple(lines), context)
+
+
+def unparse_with_lines(func: ast.FunctionDef) -> tuple[str, tuple[int, ...]]:
+    """``func`` as source text, and for each line of it the line of ``func``'s own file it
+    came from (0 where none): what a generated body keeps as its source map.
+
+    The text is ``ast.unparse``'s; parsing it back gives the same tree, so the nodes of the
+    two trees correspond one to one, and each generated line takes the original line of the
+    first node that starts on it.
+    """
+    source = ast.unparse(func) + "\n"
+    lines = [0] * source.count("\n")
+    regenerated = ast.parse(source).body[0]
+    for new, old in zip(ast.walk(regenerated), ast.walk(func)):
+        if type(new) is not type(old):  # (never expected: unparse round-trips the tree)
+            return source, (func.lineno,) * len(lines)
+        line = getattr(new, "lineno", None)
+        if line is not None and 0 < line <= len(lines) and not lines[line - 1]:
+            lines[line - 1] = getattr(old, "lineno", 0) or 0
+    return source, tuple(lines)
 
 
 def _error_line(e: BaseException, file: str) -> int | None:
@@ -424,6 +454,7 @@ def _error_line(e: BaseException, file: str) -> int | None:
 
 
 __all__ = [
+    "unparse_with_lines",
     "MAX_ARRAY_ELEMENTS",
     "ModuleCode",
     "generated_body",

@@ -12,7 +12,9 @@ implementations (the ``cpu`` back end splits its leaves at the barrier markers,
 point at the user's source.
 
 An AST rewrite over the IR only: it lives with the passes, so back ends share it without
-importing each other.
+importing each other. As a pass (``CloneLeaves``) it writes the clones into the IR, as
+generated bodies whose lines map to the leaf's — printable, golden-tested — and back ends
+read them back (``clone_of``) instead of cloning themselves.
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import CompileError
 from ..ir import instance_context as ictx
-from ..ir.graph import LeafFunction
-from ..ir.leafinfo import handle_level, intrinsic_name, parse_leaf
+from ..ir.bodies import PYTHON_KINDS, GeneratedBody
+from ..ir.graph import InternalFunction, LeafFunction, functions
+from ..ir.leafinfo import handle_level, intrinsic_name, leaf_namespace, parse_leaf
+from ..ir.pysource import generated_body, unparse_with_lines
+from .base import Module, Pass
 
 CTX_PARAM = "__hpvm_ctx"
 BARRIER_MARKER = "__hpvm_barrier"
@@ -36,11 +41,16 @@ BARRIER_MARKER = "__hpvm_barrier"
 class LeafClone:
     """A leaf rewritten to read its context (see the module doc)."""
 
-    leaf: LeafFunction
+    leaf: LeafFunction  # the leaf as the IR has it (its clone, after CloneLeaves): back ends key by it
     symbol: str  # the clone's unique function name
     func: ast.FunctionDef  # the rewritten def (line numbers of the user's file)
     levels: int  # how many context levels it reads (max level + 1; 0 if none)
     barrier_lines: list[int] = field(default_factory=list)
+    user: LeafFunction = None  # type: ignore[assignment]  # the leaf as written (default: leaf)
+
+    def __post_init__(self) -> None:
+        if self.user is None:
+            self.user = self.leaf
 
     @property
     def uses_barrier(self) -> bool:
@@ -199,3 +209,101 @@ def clone_leaf(leaf: LeafFunction, backend: str = "cpu") -> LeafClone:
     symbol = f"{symbol_for(leaf, 'leaf')}_{digest}"
     func.name = symbol
     return LeafClone(leaf, symbol, func, cloner.max_level + 1, cloner.barrier_lines)
+
+
+# ---------------------------------------------------------------------------------------
+# The pass: clones in the IR, as generated bodies that back ends compile
+
+
+def cloned_leaf(leaf: LeafFunction, backend: str = "cpu") -> LeafFunction:
+    """``leaf`` cloned with its context, as a leaf of the IR: same ports and attributes, and
+    a ``GeneratedBody`` — the clone's source, each line mapped to the line of the leaf it
+    came from, taking the context in parameter ``__hpvm_ctx``, run in the leaf's module."""
+    clone = clone_leaf(leaf, backend)
+    source, lines = unparse_with_lines(clone.func)
+    body = generated_body(
+        clone.symbol,
+        source,
+        leaf.location.file,
+        lines,
+        context=CTX_PARAM,
+        namespace=leaf_namespace(leaf),
+    )
+    body = replace(body, cloned_from=leaf)
+    return LeafFunction(
+        None,
+        leaf.name,
+        list(leaf.params),
+        list(leaf.outputs),
+        hint=leaf.hint,
+        ins=leaf.ins,
+        outs=leaf.outs,
+        location=leaf.location,
+        body=body,
+    )
+
+
+def written_leaf(leaf: LeafFunction) -> LeafFunction:
+    """The leaf as the user wrote it: the one a clone was made from, or ``leaf`` itself."""
+    body = leaf.body
+    return body.cloned_from if isinstance(body, GeneratedBody) and body.cloned_from is not None else leaf
+
+
+def clone_of(leaf: LeafFunction, backend: str = "cpu") -> LeafClone:
+    """The ``LeafClone`` a back end compiles for ``leaf``: read back from the IR when the
+    CloneLeaves pass cloned it (its generated body, lines mapped to the leaf's file), else
+    made now."""
+    body = leaf.body
+    if not (isinstance(body, GeneratedBody) and body.context == CTX_PARAM and body.cloned_from is not None):
+        return clone_leaf(leaf, backend)
+    original: LeafFunction = body.cloned_from
+    func = ast.parse(body.source).body[0]
+    assert isinstance(func, ast.FunctionDef)
+    for node in ast.walk(func):
+        for attr in ("lineno", "end_lineno"):
+            line = getattr(node, attr, None)
+            if line is not None:
+                setattr(node, attr, body.origin_of(line).line or original.location.line)
+    levels, barriers = 0, []
+    for node in ast.walk(func):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == CTX_PARAM
+            and isinstance(node.slice, ast.Constant)
+        ):
+            levels = max(levels, node.slice.value // ictx.STRIDE + 1)
+        elif (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+            and node.value.func.id == BARRIER_MARKER
+        ):
+            barriers.append(node.lineno)
+    return LeafClone(leaf, func.name, func, levels, sorted(barriers), original)
+
+
+@dataclass(frozen=True)
+class CloneLeaves(Pass):
+    """Seed 001's step 1 as a pass: every leaf the back end compiles becomes its clone with
+    the context (``cloned_leaf``); leaves of nodes placed on the host (``place``: allocation
+    nodes the interpreter runs) keep their Python. ``backend`` names the back end in the
+    errors of what cannot be cloned."""
+
+    backend: str = "cpu"
+    name = "clone-leaves"
+
+    def apply(self, module: Module) -> None:
+        done: dict[int, LeafFunction] = {}
+        for fn in functions(module.root):
+            if not isinstance(fn, InternalFunction):
+                continue
+            for node in fn.graph.nodes:
+                leaf = node.function
+                if not isinstance(leaf, LeafFunction) or node.attrs.get("place") == "host":
+                    continue
+                if leaf.body_kind not in PYTHON_KINDS or (isinstance(leaf.body, GeneratedBody) and leaf.body.context):
+                    continue  # (only Python is cloned; a clone is not cloned again)
+                if id(leaf) not in done:
+                    done[id(leaf)] = cloned_leaf(leaf, self.backend)
+                node.function = done[id(leaf)]

@@ -11,6 +11,7 @@ from ...errors import HPVMError, NodeExecutionError
 from ...ir.graph import ALL_TO_ALL, InternalFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ...passes import lower
+from ...passes.clone_leaves import CloneLeaves
 from ...passes.fuse_one_to_one import FuseOneToOne
 from ..base import Backend, RunContext
 from .compiler import CompiledProgram, Compiler
@@ -32,8 +33,10 @@ class CPUBackend(Backend):
             weakref.WeakKeyDictionary()
         )
 
-    #: The passes a graph goes through before it is compiled (``graphgen.py`` reads ``fuse``).
-    lowering = (FuseOneToOne("loop"),)
+    #: The passes a graph goes through before it is compiled: which nodes share a loop nest
+    #: (``graphgen.py`` reads ``fuse``), then the leaves cloned with their context (the
+    #: compiler reads the clones).
+    lowering = (FuseOneToOne("loop"), CloneLeaves("cpu"))
 
     def prepare(self, root: InternalFunction) -> CompiledProgram:
         """Generate and register the program's functions (Numba compiles them on first call),

@@ -387,7 +387,7 @@ def _infer_types(clone: LeafClone, param_types: list[PortType], ctx_levels: int)
     import numba
     from numba.core import types
 
-    leaf = clone.leaf
+    leaf = clone.user
     namespace = {**leaf_namespace(leaf), **_typing_stubs()}
     exec(compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec"), namespace)
     argtypes = (*(_numba_type(t) for t in param_types), types.UniTuple(types.int64, ictx.STRIDE * ctx_levels))
@@ -435,7 +435,7 @@ class _GroupBuilder:
     """One leaf's group function: analyse (uniformity, plan, live-ins, types), then emit."""
 
     def __init__(self, clone: LeafClone, param_types: list[PortType], ctx_levels: int):
-        self.clone, self.leaf = clone, clone.leaf
+        self.clone, self.leaf = clone, clone.user
         self.param_types, self.ctx_levels = list(param_types), ctx_levels
         func = copy.deepcopy(clone.func)
         self.params = [a.arg for a in func.args.args[:-1]]

@@ -29,7 +29,7 @@ from ...ir import instance_context as ictx
 from ...ir.graph import InternalFunction, LeafFunction, functions
 from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ScalarType
-from ...passes.clone_leaves import LeafClone, clone_leaf
+from ...passes.clone_leaves import LeafClone, clone_of
 from ..numba_shared.messages import describe_numba_error
 from .graphgen import GraphGen, StageSpec
 from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, pooled_clone, uses_malloc
@@ -166,7 +166,7 @@ class CompiledProgram:
 
     def describe_error(self, error: Exception) -> CompileError:
         """A ``CompileError`` naming the leaf and line Numba failed on, from Numba's message."""
-        leaves = [clone.leaf for clone in self.clones.values()]
+        leaves = [clone.user for clone in self.clones.values()]
         return describe_numba_error(error, leaves, "cpu", "Numba", f"graph '{self.root.name}'")
 
     def pool_args(self, pool: Pool | None) -> tuple[Any, ...]:
@@ -210,7 +210,7 @@ class Compiler:
 
         helpers = _runtime_helpers()
         leaves = [fn for fn in functions(root) if isinstance(fn, LeafFunction)]
-        clones = {id(leaf): clone_leaf(leaf) for leaf in leaves}
+        clones = {id(leaf): clone_of(leaf) for leaf in leaves}  # the CloneLeaves pass made them
         # malloc in a leaf without barriers draws from the run's pool (mallocpool.py).
         pooled = frozenset(id(c.leaf) for c in clones.values() if not c.uses_barrier and uses_malloc(c))
         for key in pooled:
@@ -220,7 +220,7 @@ class Compiler:
         leaf_namespace: dict[str, Any] = {}
         for leaf in leaves:
             clone = clones[id(leaf)]
-            namespace = self._leaf_namespace(leaf, helpers)
+            namespace = self._leaf_namespace(clone.user, helpers)
             prefix = "hpvm_generated" if inline else "hpvm_diagnostic"  # never mixed up in sys.modules
             module = _module(f"{prefix}.{clone.symbol}", leaf.location.file, namespace)
             code = compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec")
@@ -264,7 +264,7 @@ class Compiler:
         for symbol, clone in gen.variants.items():
             if symbol in gen.compiled_variants:
                 continue
-            leaf = clone.leaf
+            leaf = clone.user
             prefix = "hpvm_generated" if inline else "hpvm_diagnostic"
             module = _module(f"{prefix}.{symbol}", leaf.location.file, self._leaf_namespace(leaf, helpers))
             code = compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec")

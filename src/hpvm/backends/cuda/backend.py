@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...passes.clone_leaves import CloneLeaves
 from ..gpu.backend import GPUBackend
 from ..gpu.device import GPUDevice
 
@@ -11,6 +12,8 @@ class CUDABackend(GPUBackend):
 
     name = "cuda"
     device = "cuda"
+    # numba-cuda compiles the leaves' clones (seed 001's step 1) as device functions.
+    lowering = (*GPUBackend.lowering, CloneLeaves("cuda"))
 
     def make_device(self) -> GPUDevice:
         from .device import CUDADevice

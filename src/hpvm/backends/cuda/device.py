@@ -25,7 +25,7 @@ from ...ir import instance_context as ictx
 from ...ir.graph import LeafFunction
 from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ArrayType, ScalarType
-from ...passes.clone_leaves import CTX_PARAM, LeafClone, clone_leaf
+from ...passes.clone_leaves import CTX_PARAM, LeafClone, clone_of, written_leaf
 from ..gpu.device import GPUDevice
 from ..gpu.prologue import Form, launch_form
 from ..gpu.spec import Geometry, KernelSpec
@@ -141,8 +141,8 @@ class CUDADevice(GPUDevice):
             if entry is None:
                 from . import intrinsics
 
-                clone = clone_leaf(leaf, "cuda")
-                namespace = _leaf_namespace(leaf)
+                clone = clone_of(leaf, "cuda")  # the CloneLeaves pass made it
+                namespace = _leaf_namespace(clone.user)
                 namespace.update(intrinsics.helpers())
                 code = compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec")
                 exec(code, namespace)
@@ -220,8 +220,8 @@ class CUDADevice(GPUDevice):
             key = (id(call.leaf), tuple(arg_types))
             if key in self._checked:
                 continue
-            clone = clone_leaf(call.leaf, "cuda")
-            namespace = _leaf_namespace(call.leaf)
+            clone = clone_of(call.leaf, "cuda")
+            namespace = _leaf_namespace(clone.user)
             for op in atomics.ATOMIC_OPS:
                 namespace[f"__hpvm_atomic_{op}"] = getattr(atomics, f"atomic_{op}")
             namespace["__hpvm_barrier"] = _cpu_barrier()
@@ -300,11 +300,11 @@ def locate(error: Exception, spec: KernelSpec, backend: str, compiler: str) -> C
     names = ", ".join(f"'{c.node}'" for c in spec.calls)
     return describe_numba_error(
         error,
-        [c.leaf for c in spec.calls],
+        [written_leaf(c.leaf) for c in spec.calls],
         backend,
         compiler,
         f"the kernel of node(s) {names}",
-        node_of=lambda leaf: next(c.node for c in spec.calls if c.leaf is leaf),
+        node_of=lambda leaf: next(c.node for c in spec.calls if written_leaf(c.leaf) is leaf),
     )
 
 

@@ -41,6 +41,7 @@ from ...ir.graph import LeafFunction
 from ...ir.intrinsics import ATOMIC_OPS, QUERY_INTRINSICS
 from ...ir.leafinfo import handle_level, intrinsic_name, leaf_namespace, parse_leaf
 from ...ir.types import ArrayType, ScalarType
+from ...passes.clone_leaves import written_leaf
 from . import cltypes as ct
 from .functions import cast_dtype, math_function
 from .helpers import FP64, Helpers
@@ -183,7 +184,11 @@ def translate_leaf(
     queries: QueryMap | None = None,
     name: str | None = None,
 ) -> TranslatedLeaf:
-    """Translate ``leaf`` to an OpenCL C function (raises ``CompileError`` naming the line)."""
+    """Translate ``leaf`` to an OpenCL C function (raises ``CompileError`` naming the line).
+
+    The translator lowers the query intrinsics itself, so it reads the leaf as written (for a
+    leaf the CloneLeaves pass cloned, the leaf it was cloned from)."""
+    leaf = written_leaf(leaf)
     func = parse_leaf(leaf)
     if func is None:
         raise CompileError(
