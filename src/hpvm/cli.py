@@ -167,6 +167,16 @@ def cmd_show(ns: argparse.Namespace) -> int:
         from .tensor import fuse
 
         root = fuse(root)
+    if ns.lowered is not None:
+        from .backends import get_backend
+        from .passes import lower
+
+        root = lower(root, get_backend(ns.lowered).lowering)
+    if ns.text:
+        from .ir.printer import print_program
+
+        print(print_program(root, bodies=True), end="")
+        return 0
     if ns.output is None or ns.output.endswith(".dot"):
         text = to_dot(root)
         if ns.output is None:
@@ -216,6 +226,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--fuse-tensors",
         action="store_true",
         help="show the graph after FuseHPVMTensorNodes (docs/tensor.md)",
+    )
+    show.add_argument(
+        "--text",
+        action="store_true",
+        help="print the program in the text form, with its leaves' bodies (docs/text-format.md)",
+    )
+    show.add_argument(
+        "--lowered",
+        metavar="BACKEND",
+        help="show the graph as BACKEND's lowering passes leave it (cpu, cuda, ...: docs/architecture.md)",
     )
     show.add_argument(
         "--kernels",

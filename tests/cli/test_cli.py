@@ -162,3 +162,26 @@ def test_run_timings_report_compile_and_run_separately(
     captured = capsys.readouterr()
     assert "output 0: 8.0" in captured.out
     assert re.search(r"load \d+\.\d+ s, compile \d+\.\d+ s, run \d+\.\d+ s", captured.err)
+
+
+def test_show_text_prints_the_whole_program(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from hpvm.ir.parser import parse_program
+    from hpvm.ir.printer import print_program
+
+    assert main(["show", "--text", str(program)]) == 0
+    text = capsys.readouterr().out
+    assert "leaf @scale(a: f32[:], b: f32[:], k: f32) -> () ins(a) outs(b) python {" in text
+    assert "  |     b[i] = a[i] * k" in text
+    assert print_program(parse_program(text), bodies=True) == text  # the text alone is the program
+
+
+def test_show_lowered_prints_what_a_back_end_compiles(
+    program: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("numba")
+    assert main(["show", "--text", "--lowered", "cpu", str(program)]) == 0
+    text = capsys.readouterr().out
+    assert "context(__hpvm_ctx) {" in text and "b[i] = a[i] * k" in text  # the clone, with its context
+    assert "get_node_instance_id_x" not in text and "__hpvm_ctx[0]" in text
+    assert main(["show", "--text", "--lowered", "no-such-backend", str(program)]) == 1
+    assert "back end 'no-such-backend' is not available" in capsys.readouterr().err

@@ -23,6 +23,7 @@ from typing import Any
 from ..errors import BackendUnavailableError, CompileError, HPVMWarning
 from ..ir.bodies import GENERATED, PYTHON
 from ..ir.graph import CPU_TARGET, GPU_TARGET, TENSOR_TARGET, InternalFunction, LeafFunction, Node, functions
+from ..passes.base import Pass
 from .memory import MemoryTracker, Transfers
 
 # What each hint means, as back ends in order of preference: the first one available runs.
@@ -60,12 +61,16 @@ class Backend(ABC):
     """One way of executing HPVM graphs.
 
     ``accepts``: the kinds of leaf body it runs (``ir.bodies``); a graph with a leaf of
-    another kind is a ``CompileError`` naming the leaf.
+    another kind is a ``CompileError`` naming the leaf. ``lowering``: its pass pipeline; a
+    back end that has one compiles ``passes.lower(root, lowering)`` and reads what the
+    passes wrote (node attributes, cloned leaves) instead of deciding again.
     """
 
     name: str = "?"
     device: str = "host"  # the address space its arrays live in (the memory tracker's key)
     accepts: frozenset[str] = frozenset({PYTHON, GENERATED})
+    #: The passes a graph goes through before this back end compiles it (``passes.lower``).
+    lowering: tuple[Pass, ...] = ()
 
     @abstractmethod
     def run(

@@ -60,6 +60,14 @@ class Intrinsic:
     statement: bool = False  # must be a statement of its own (it returns nothing)
 
     @property
+    def lowered_call(self) -> bool:
+        """Whether a leaf cloned with its context calls the back end's implementation of it,
+        ``__hpvm_<name>(...)`` (``LOWERED_PREFIX``), with the same arguments: every intrinsic
+        but the node-handle and structure queries (which become reads of the instance
+        context) and the barrier (a marker the back ends split leaves at)."""
+        return self.kind not in ("handle", "dims", "query", "barrier")
+
+    @property
     def spelled(self) -> str:
         """How leaf code writes it: ``hpvm.atomic_add``."""
         return f"hpvm.{self.name}"

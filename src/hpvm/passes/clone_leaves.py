@@ -29,6 +29,7 @@ from ..errors import CompileError
 from ..ir import instance_context as ictx
 from ..ir.bodies import PYTHON_KINDS, GeneratedBody
 from ..ir.graph import InternalFunction, LeafFunction, functions
+from ..ir.intrinsics import INTRINSICS, LOWERED_PREFIX
 from ..ir.leafinfo import handle_level, intrinsic_name, leaf_namespace, parse_leaf
 from ..ir.pysource import generated_body, unparse_with_lines
 from .base import Module, Pass
@@ -165,8 +166,8 @@ class _Cloner(ast.NodeTransformer):
             raise _fail(
                 self.leaf, self.backend, node.lineno, f"hpvm.{name}() is used other than in a structure query"
             )
-        if name.startswith("atomic_") or name == "malloc":
-            node.func = ast.copy_location(ast.Name(f"__hpvm_{name}", ast.Load()), node.func)
+        if INTRINSICS[name].lowered_call:  # the back end binds __hpvm_<name>
+            node.func = ast.copy_location(ast.Name(f"{LOWERED_PREFIX}{name}", ast.Load()), node.func)
             node.args = [self.visit(a) for a in node.args]
             return node
         if name == "barrier":
