@@ -13,6 +13,8 @@ from typing import Any
 
 from numba import cuda
 
+from ...ir.intrinsics import ATOMIC_OPS
+
 
 @cuda.jit(device=True)
 def atomic_add(a, i, v):  # type: ignore[no-untyped-def]
@@ -62,6 +64,6 @@ def barrier():  # type: ignore[no-untyped-def]
 def helpers() -> dict[str, Any]:
     """The names leaf clones call, bound to the device functions above."""
     names: dict[str, Any] = {"__hpvm_barrier": barrier}
-    for op in ("add", "sub", "min", "max", "xchg", "and", "or", "xor"):
+    for op in ATOMIC_OPS:  # (the intrinsic table's list: a new atomic needs a function here)
         names[f"__hpvm_atomic_{op}"] = globals()[f"atomic_{op}"]
     return names
