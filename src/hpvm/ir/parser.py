@@ -244,7 +244,9 @@ def leaf_from_body(
             ins=ins,
             outs=outs,
             location=location,
-            body=generated_body(name, body.text, body.origin, body.lines, (body.file, body.line), body.context),
+            body=generated_body(
+                name, body.text, body.origin, body.lines, (body.file, body.line), body.context
+            ),
         )
     code = run_module(body.text, body.line, body.file, f"leaf @{quote_name(name)}", location.line)
     _check_def(code.func, params, name, body.file, code.line)

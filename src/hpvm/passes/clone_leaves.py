@@ -303,7 +303,9 @@ class CloneLeaves(Pass):
                 leaf = node.function
                 if not isinstance(leaf, LeafFunction) or node.attrs.get("place") == "host":
                     continue
-                if leaf.body_kind not in PYTHON_KINDS or (isinstance(leaf.body, GeneratedBody) and leaf.body.context):
+                if leaf.body_kind not in PYTHON_KINDS or (
+                    isinstance(leaf.body, GeneratedBody) and leaf.body.context
+                ):
                     continue  # (only Python is cloned; a clone is not cloned again)
                 if id(leaf) not in done:
                     done[id(leaf)] = cloned_leaf(leaf, self.backend)
