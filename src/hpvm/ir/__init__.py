@@ -20,9 +20,7 @@ from .graph import (
     functions,
 )
 from .layouts import Layout
-from .parser import parse_layout, parse_program
 from .printer import print_program
-from .program_file import LoadedProgram, load_program, save_program
 from .types import Array, ArrayType, NodeHandleType, PortType, ScalarType, parse_type, port_type
 from .verify import topological_order, verify
 
@@ -67,3 +65,23 @@ __all__ = [
     "topological_order",
     "verify",
 ]
+
+
+# The text form's parser (and saved programs, which use it) load lark: imported when first
+# used, so that ``import hpvm`` stays light.
+_LAZY = {
+    "parse_layout": "parser",
+    "parse_program": "parser",
+    "LoadedProgram": "program_file",
+    "load_program": "program_file",
+    "save_program": "program_file",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
