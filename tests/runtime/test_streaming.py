@@ -371,3 +371,43 @@ def test_stream_of_a_graph_without_children_counts_its_items():
     with pytest.raises(hpvm.StreamError, match=r"all 2 pushed"):
         hpvm.pop(h)
     hpvm.wait(h)
+
+
+def test_pop_that_cannot_be_answered_raises_even_with_other_threads_alive():
+    """Other threads (Jupyter's, Dask's, a timer) are not producers: only the threads that
+    launched or pushed to the stream can push more (issue 10, item 11)."""
+    stop = threading.Event()
+    bystander = threading.Thread(target=stop.wait, name="not-a-producer", daemon=True)
+    bystander.start()
+    try:
+        h = hpvm.launch(one_stage, None, stream=True, target="interp")
+        hpvm.push(h, (1,))
+        assert hpvm.pop(h) == (2,)
+        t0 = time.monotonic()
+        with pytest.raises(hpvm.StreamError, match=r"no other thread that launched or pushed"):
+            hpvm.pop(h)
+        assert time.monotonic() - t0 < 2
+        hpvm.wait(h)
+    finally:
+        stop.set()
+
+
+def test_pop_waits_for_a_producer_thread_and_raises_once_it_has_ended():
+    h = hpvm.launch(one_stage, None, stream=True, target="interp")
+    started = threading.Event()
+
+    def produce() -> None:
+        started.set()
+        time.sleep(0.3)  # the consumer below pops before this push: it must wait for it
+        hpvm.push(h, (5,))
+
+    producer = threading.Thread(target=produce)
+    producer.start()
+    started.wait()
+    hpvm.push(h, (1,))  # the launching thread pushes too
+    assert hpvm.pop(h) == (2,)
+    assert hpvm.pop(h) == (6,)  # waited for the producer thread's push
+    producer.join()
+    with pytest.raises(hpvm.StreamError, match=r"wait forever"):
+        hpvm.pop(h)
+    hpvm.wait(h)

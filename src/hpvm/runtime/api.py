@@ -19,7 +19,7 @@ from ..backends.memory import MemoryTracker, Transfers
 from ..errors import HPVMError, LaunchError, NodeExecutionError, RuntimeStateError, StreamError
 from .launch import array_args, check_args, check_root, check_sizes, choose_backend
 from .streaming import Stream
-from .workers import WorkerPool
+from .workers import Slot, WorkerPool
 
 DEFAULT_STREAM_CAPACITY = 16
 
@@ -57,6 +57,7 @@ class LaunchHandle:
         self.error: BaseException | None = None
         self.done = _Done()
         self.job: Callable[[], None] | None = None  # the run, queued on the worker pool
+        self.slot: Slot | None = None  # its place in the worker pool's queue
         self._claim = threading.Lock()  # whoever takes it runs the job: a worker, or wait()
         self.waited = False
         self.warnings: list[tuple[str, type[Warning]]] = []  # issued on the host at wait
@@ -190,7 +191,7 @@ class Runtime:
                 if h is not None and h.job is not None and h.claim():
                     h.job()
 
-            self.workers.submit(start)
+            handle.slot = self.workers.submit(start)
         return handle
 
     def _job(self, handle: LaunchHandle, root: Any, backend: Any, values: list[Any]) -> Callable[[], None]:
@@ -213,6 +214,7 @@ class Runtime:
                 handle.error = e
             finally:
                 tracker.release(entries)
+                self.workers.finishing()  # idle before the host can launch again
                 handle.done.set()
                 with self.lock:
                     self.active.discard(handle)
@@ -245,6 +247,8 @@ class Runtime:
                 reissue_warnings(h.stream.take_warnings(), stacklevel=4)
             return None
         if h.job is not None and h.claim():
+            if h.slot is not None:
+                self.workers.withdraw(h.slot)  # the worker it was queued for is free again
             h.job()  # not started yet: run it here rather than wait for a worker to wake
         h.done.wait()
         if not h.waited:  # the run's warnings, issued once, on the host thread

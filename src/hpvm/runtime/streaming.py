@@ -27,6 +27,7 @@ from ..backends.base import Backend, RunContext, collecting_warnings
 from ..backends.memory import MemoryTracker
 from ..errors import HPVMError, NodeExecutionError, StreamError
 from ..ir.graph import InternalFunction, Node
+from .workers import internal_thread, is_internal
 
 _POLL = 0.05  # seconds between checks for failure while blocked
 _END = object()
@@ -100,12 +101,19 @@ class Stream:
         self._pop_lock = threading.Lock()
         self._error_lock = threading.Lock()
         self._warnings: list[tuple[str, type[Warning]]] = []  # issued on the host at pop/wait
+        # The threads that can push: the one that launched the stream, every one that has
+        # pushed to it, and every thread started since the launch (a producer thread may not
+        # have pushed yet) that is not hpvm's own. A pop that nothing is in flight for waits
+        # only while one of them other than the popping thread is alive; anything else would
+        # wait forever. (Threads alive before the launch — Jupyter's, Dask's — cannot become
+        # producers without pushing, and then they are tracked.)
+        self._producers: set[threading.Thread] = {threading.current_thread()}
+        self._bystanders: set[threading.Thread] = set(threading.enumerate())
+        self._producers_lock = threading.Lock()  # (not the push lock: a push may block)
         self.stages = self._build(plan_stages(root))
         sid = next(_stream_ids)
         for st in self.stages:
-            st.thread = threading.Thread(
-                target=self._run_stage, args=(st,), name=f"{THREAD_PREFIX}-{sid}-{st.index}", daemon=True
-            )
+            st.thread = internal_thread(self._run_stage, f"{THREAD_PREFIX}-{sid}-{st.index}", st)
             st.thread.start()
 
     def _build(self, plan: list[list[Node]]) -> list[_Stage]:
@@ -215,6 +223,8 @@ class Stream:
         if self.closed:
             raise StreamError("push(): the stream was ended by hpvm.wait(); launch it again to push more")
         self._raise_if_failed("push")
+        with self._producers_lock:
+            self._producers.add(threading.current_thread())
         with self._push_lock:
             try:
                 for st in self.stages:
@@ -275,11 +285,21 @@ class Stream:
             raise StreamError(
                 f"pop(): all {self.pushed} pushed item(s) have been popped and the stream has ended"
             )
-        if not _other_user_threads():
+        if not self._other_producer_alive():
             raise StreamError(
                 f"pop(): all {self.pushed} pushed item(s) have been popped and no other thread "
-                "could push more, so this pop would wait forever; push before popping"
+                "that launched or pushed to this stream is running, so this pop would wait "
+                "forever; push before popping"
             )
+
+    def _other_producer_alive(self) -> bool:
+        me = threading.current_thread()
+        with self._producers_lock:
+            if any(t is not me and t.is_alive() for t in self._producers):
+                return True
+        return any(
+            t is not me and t not in self._bystanders and not is_internal(t) for t in threading.enumerate()
+        )
 
     def _raise_if_failed(self, api: str) -> None:
         if self.failed.is_set():
@@ -325,8 +345,3 @@ class Stream:
 
 class _Stopped(Exception):
     """Raised inside a stage thread when the stream failed elsewhere."""
-
-
-def _other_user_threads() -> bool:
-    me = threading.current_thread()
-    return any(t is not me and t.is_alive() and not t.name.startswith("hpvm-") for t in threading.enumerate())

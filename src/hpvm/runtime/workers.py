@@ -4,6 +4,15 @@ Starting a thread per launch costs more than a small compiled graph takes to run
 keeps launch + wait cheap. Workers are created when every existing one is busy (so
 concurrent launches never wait on each other), idle ones block on a queue, and ``stop``
 ends them all (``hpvm.cleanup``).
+
+A worker counts itself idle when its job says it is finishing (``finishing()``, called by
+the job just before it signals its completion to the host), not when the job function
+returns: otherwise a host that launches again as soon as its ``wait`` returns finds every
+worker still "busy", starts another, and strictly sequential launches grow the pool
+without bound (hundreds of threads after 10⁵ launches). So the pool stays at the number of
+launches that really run at once. For the same reason a job that someone else ran instead
+(``wait`` runs a launch on the host when no worker has started it yet) is ``withdraw``n:
+the worker it was queued for counts as idle at once, and skips it when it comes.
 """
 
 from __future__ import annotations
@@ -14,6 +23,29 @@ import threading
 from collections.abc import Callable
 
 _STOP = object()
+_INTERNAL = "_hpvm_internal"
+
+
+def internal_thread(target: Callable[..., None], name: str, *args: object) -> threading.Thread:
+    """A daemon thread of hpvm's own (a worker, a pipeline stage): marked so that the
+    streaming runtime never counts it as a thread of the user's that might push."""
+    thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+    setattr(thread, _INTERNAL, True)
+    return thread
+
+
+def is_internal(thread: threading.Thread) -> bool:
+    return getattr(thread, _INTERNAL, False)
+
+
+class Slot:
+    """One submitted job, and whether a worker has taken it (``withdraw`` needs to know)."""
+
+    __slots__ = ("job", "state")
+
+    def __init__(self, job: Callable[[], None]) -> None:
+        self.job: Callable[[], None] | None = job
+        self.state = "queued"  # then "running", or "withdrawn"
 
 
 class WorkerPool:
@@ -24,30 +56,61 @@ class WorkerPool:
         self._idle = 0
         self._lock = threading.Lock()
         self._ids = itertools.count()
+        self._local = threading.local()  # .worker: True on this pool's threads; .done: counted idle
 
-    def submit(self, job: Callable[[], None]) -> None:
+    def submit(self, job: Callable[[], None]) -> Slot:
+        slot = Slot(job)
         with self._lock:
             if self._idle == 0:
-                thread = threading.Thread(
-                    target=self._work, name=f"{self._prefix}-{next(self._ids)}", daemon=True
-                )
+                thread = internal_thread(self._work, f"{self._prefix}-{next(self._ids)}")
                 self._threads.append(thread)
                 self._idle += 1
                 thread.start()
             self._idle -= 1
-        self._jobs.put(job)
+        self._jobs.put(slot)
+        return slot
+
+    def withdraw(self, slot: Slot) -> None:
+        """The job of ``slot`` was run elsewhere: if no worker has taken it yet, the worker
+        it was queued for is idle now, and will skip it."""
+        with self._lock:
+            if slot.state == "queued":
+                slot.state = "withdrawn"
+                slot.job = None
+                self._idle += 1
+
+    def finishing(self) -> None:
+        """Called by a job that is about to signal its completion: if it runs on one of this
+        pool's workers, that worker counts as idle from now on (once per job)."""
+        local = self._local
+        if getattr(local, "worker", False) and not local.done:
+            local.done = True
+            with self._lock:
+                self._idle += 1
 
     def _work(self) -> None:
+        local = self._local
+        local.worker = True
         while True:
-            job = self._jobs.get()
-            if job is _STOP:
+            slot = self._jobs.get()
+            if slot is _STOP:
                 return
+            with self._lock:
+                if slot.state == "withdrawn":
+                    continue  # run elsewhere; this worker was counted idle then
+                slot.state = "running"
+                job, slot.job = slot.job, None
+            local.done = False
             try:
-                job()
+                job()  # type: ignore[misc]
             finally:
-                job = None  # drop the finished launch (and its results) before blocking again
-                with self._lock:
-                    self._idle += 1
+                job = slot = None  # drop the finished launch (and its results) before blocking
+                self.finishing()  # (if the job did not say so itself)
+
+    def thread_count(self) -> int:
+        """How many workers exist (for tests and tools)."""
+        with self._lock:
+            return len(self._threads)
 
     def stop(self) -> None:
         """End every worker after the jobs already queued (they finish first)."""
