@@ -373,6 +373,9 @@ def run_module(
         raise ParseError(
             f"invalid Python in the code of {what}: {e.msg}", e.lineno or 0, e.offset or 0, file
         ) from None
+    except (RecursionError, MemoryError, ValueError) as e:  # nested too deep; a NUL byte
+        reason = str(e) or type(e).__name__
+        raise ParseError(f"Python cannot compile the code of {what}: {reason}", where, 1, file) from None
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     if not defs:
         raise ParseError(f"the code of {what} defines no function", where, 1, file)
@@ -418,8 +421,7 @@ def generated_body(
         if written_at is None:
             raise
         file, first = written_at
-        message = str(e).split(": ", 1)[-1]
-        raise ParseError(message, first + e.line - 1, e.column, file) from None
+        raise ParseError(e.message, first + e.line - 1, e.column, file) from None
     return GeneratedBody(code.func, text, origin, tuple(lines), context)
 
 
