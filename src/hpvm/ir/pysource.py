@@ -160,7 +160,7 @@ class _ModuleWriter:
             )
 
     def need_plain(self, name: str, func: types.FunctionType, owner: str) -> None:
-        if _is_library(func):
+        if is_library(func):
             self.problems.append(
                 f"{owner} uses '{name}', a library function that cannot be imported by its name; "
                 "import its module instead (e.g. 'import numpy as np', then np.<function>)"
@@ -251,7 +251,7 @@ def _import_line(name: str, value: Any) -> str | None:
         if sys.modules.get(module) is not value or module == "__main__":
             return None
         return f"import {module}" if module == name else f"import {module} as {name}"
-    if not _is_library(value):
+    if not is_library(value):
         return None
     found = _exporting_module(value)
     if found is None:
@@ -282,7 +282,7 @@ def _library_roots() -> list[str]:
     return [os.path.realpath(r) + os.sep for r in roots]
 
 
-def _is_library(value: Any) -> bool:
+def is_library(value: Any) -> bool:
     """Whether ``value`` comes from the standard library, an installed package or hpvm.
 
     Library objects are imported by the saved file; user code is copied into it, so the
