@@ -1,8 +1,11 @@
 """The ``hpvm`` command: run, show and verify saved programs (and Python modules).
 
 ``FILE`` is a saved program (``.hpvm``, see docs/text-format.md) or a Python file defining
-node functions; for a Python file the root is ``--root NAME``, or the one internal node
-function that no other internal node uses.
+node functions; for a Python file the root is ``--root NAME``, or the one candidate: an
+internal node function that no other internal node uses, or a program object whose
+``.root`` is one (``program = hpvm.tensor.from_torch(model, x)``), at the module's top
+level. Every mistake — in the command line, in the user's file, or writing an output —
+is printed as ``error: <message>`` naming the file (and line), with exit status 1.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ import ast
 import importlib.util
 import sys
 import time
-from collections.abc import Sequence
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +33,9 @@ class CLIError(HPVMError):
     """A bad command line (file not found, unknown root, malformed --arg)."""
 
 
-def _load_python(path: Path, root_name: str | None) -> InternalFunction:
+def _import_module(path: Path) -> Any:
+    """Run the user's file as a module; its mistakes (a syntax error, an exception while it
+    runs) are ``CLIError``s naming the file and line, not tracebacks."""
     spec = importlib.util.spec_from_file_location(f"hpvm_user_{path.stem}", path)
     if spec is None or spec.loader is None:
         raise CLIError(f"{path}: cannot be imported as a Python module")
@@ -36,24 +43,70 @@ def _load_python(path: Path, root_name: str | None) -> InternalFunction:
     sys.path.insert(0, str(path.parent))
     try:
         spec.loader.exec_module(module)  # runs the module body, as importing it would
+    except HPVMError:
+        raise  # already names the node function, file and line
+    except SyntaxError as e:
+        where = f"{e.filename or path}:{e.lineno or 0}" + (f":{e.offset}" if e.offset else "")
+        raise CLIError(f"{where}: invalid Python: {e.msg}") from None
+    except Exception as e:
+        raise CLIError(f"{_raised_at(e, path)}: importing the file raised {type(e).__name__}: {e}") from None
     finally:
         sys.path.pop(0)
-    internals = {name: v for name, v in vars(module).items() if isinstance(v, InternalFunction)}
+    return module
+
+
+def _raised_at(e: BaseException, path: Path) -> str:
+    """``file:line`` of the user's line an exception came through: the last frame in
+    ``path`` (the module's own line), or ``path`` alone when none is (an error compiling it)."""
+    frames = traceback.extract_tb(e.__traceback__)
+    target = path.resolve()
+    mine = [f for f in frames if Path(f.filename).resolve() == target]
+    if not mine:
+        return str(path)
+    where = f"{path}:{mine[-1].lineno}"
+    deepest = frames[-1]
+    if deepest is not mine[-1]:
+        where += f" (raised in {deepest.filename}:{deepest.lineno})"
+    return where
+
+
+def _candidates(module: Any) -> dict[str, InternalFunction]:
+    """The module's top-level roots by name: internal node functions, and the ``.root`` of
+    program objects (an imported model's ``TensorProgram``, ...)."""
+    found: dict[str, InternalFunction] = {}
+    for name, value in vars(module).items():
+        if isinstance(value, InternalFunction):
+            found[name] = value
+        elif not isinstance(value, type) and isinstance(getattr(value, "root", None), InternalFunction):
+            found[name] = value.root
+    return found
+
+
+def _load_python(path: Path, root_name: str | None) -> InternalFunction:
+    module = _import_module(path)
+    internals = _candidates(module)
     if root_name is not None:
         if root_name not in internals:
             raise CLIError(
-                f"{path}: no internal node function named '{root_name}' "
-                f"(found: {', '.join(internals) or 'none'})"
+                f"{path}: no internal node function named '{root_name}', nor a program object with "
+                f"a .root, at its top level (found: {', '.join(internals) or 'none'})"
             )
         return internals[root_name]
     used = {id(fn) for v in internals.values() for fn in functions(v) if fn is not v}
-    roots = [v for v in internals.values() if id(v) not in used]
-    if len(roots) != 1:
+    roots = {name: v for name, v in internals.items() if id(v) not in used}
+    if not roots:
         raise CLIError(
-            f"{path}: {'no' if not roots else 'several'} candidate root graphs "
-            f"({', '.join(r.name for r in roots) or 'none'}); name one with --root NAME"
+            f"{path}: no root graph at its top level — no @hpvm.internal function, and no program "
+            "object with a .root (such as program = hpvm.tensor.from_torch(model, x)); a graph "
+            "made inside a function only exists once it runs. Assign the root or the program to "
+            "a module-level name, or save it (hpvm.ir.program_file.save_program(root, "
+            "'prog.hpvm'); an imported model: program.save('prog.hpvm')) and give that file"
         )
-    return roots[0]
+    if len({id(v) for v in roots.values()}) > 1:
+        raise CLIError(
+            f"{path}: several candidate root graphs ({', '.join(roots)}); name one with --root NAME"
+        )
+    return next(iter(roots.values()))
 
 
 def load(path_text: str, root_name: str | None = None) -> tuple[InternalFunction, Any]:
@@ -61,11 +114,16 @@ def load(path_text: str, root_name: str | None = None) -> tuple[InternalFunction
     path = Path(path_text)
     if not path.exists():
         raise CLIError(f"{path}: no such file")
+    if path.is_dir():
+        raise CLIError(f"{path}: is a directory; give a saved program (.hpvm) or a Python file")
     if path.suffix == ".py":
         return _load_python(path, root_name), None
     from .ir.program_file import load_program
 
-    loaded = load_program(path)
+    try:
+        loaded = load_program(path)
+    except OSError as e:
+        raise CLIError(f"{path}: cannot be read: {e.strerror or e}") from None
     return loaded.root, loaded.host
 
 
@@ -75,14 +133,24 @@ def _parse_arg(param: Any, text: str) -> Any:
             raise CLIError(f"--arg {param.name}: array inputs are given as .npy files, not {text!r}")
         try:
             return np.load(text)
-        except OSError as e:
+        except (OSError, ValueError, EOFError) as e:  # missing, unreadable, not a .npy array
             raise CLIError(f"--arg {param.name}: cannot read {text}: {e}") from None
     try:
         value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise CLIError(f"--arg {param.name}: {text!r} is not a number") from None
     assert isinstance(param.type, ScalarType)
-    return param.type.dtype.type(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CLIError(f"--arg {param.name}: {text!r} is not a number")
+    if param.type.is_integer and not isinstance(value, int):
+        raise CLIError(f"--arg {param.name}: {text!r} is not an integer, and '{param.name}' is {param.type}")
+    try:
+        converted = param.type.dtype.type(value)
+    except (OverflowError, ValueError) as e:
+        raise CLIError(
+            f"--arg {param.name}: {text} does not fit the input's type {param.type}: {e}"
+        ) from None
+    return converted
 
 
 def _launch_args(root: InternalFunction, pairs: Sequence[str]) -> list[Any]:
@@ -115,7 +183,15 @@ def cmd_run(ns: argparse.Namespace) -> int:
     hpvm.init()
     try:
         if host is not None and not ns.arg:
-            host(root, ns.target)
+            try:
+                host(root, ns.target)
+            except HPVMError:
+                raise
+            except Exception as e:  # the saved host function is the user's code
+                raise CLIError(
+                    f"{_raised_at(e, Path(ns.file))}: the program's host function raised "
+                    f"{type(e).__name__}: {e}"
+                ) from None
         else:
             from .runtime.launch import check_root, choose_backend
 
@@ -130,10 +206,11 @@ def cmd_run(ns: argparse.Namespace) -> int:
                 print(f"output {i}: {value}")
             if ns.save_dir:
                 out = Path(ns.save_dir)
-                out.mkdir(parents=True, exist_ok=True)
-                for p, a in zip(root.params, args):
-                    if isinstance(a, np.ndarray):
-                        np.save(out / f"{p.name}.npy", hpvm.request_memory(a))
+                with _writing(out):
+                    out.mkdir(parents=True, exist_ok=True)
+                    for p, a in zip(root.params, args):
+                        if isinstance(a, np.ndarray):
+                            np.save(out / f"{p.name}.npy", hpvm.request_memory(a))
                 print(f"arrays written to {out}/")
     finally:
         hpvm.cleanup()
@@ -182,12 +259,26 @@ def cmd_show(ns: argparse.Namespace) -> int:
         if ns.output is None:
             print(text)
         else:
-            Path(ns.output).write_text(text, encoding="utf-8")
+            with _writing(Path(ns.output)):
+                Path(ns.output).write_text(text, encoding="utf-8")
             print(f"wrote {ns.output}")
         return 0
-    render(root, ns.output, engine=ns.engine)
+    with _writing(Path(ns.output)):
+        render(root, ns.output, engine=ns.engine)
     print(f"wrote {ns.output}")
     return 0
+
+
+@contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """Writing an output the user named: a missing folder, a read-only file or a full disk is
+    an error naming the path (the libraries that write it would raise their own)."""
+    try:
+        yield
+    except OSError as e:
+        folder = path.parent
+        why = f"the folder {folder} does not exist" if not folder.exists() else (e.strerror or str(e))
+        raise CLIError(f"{path}: cannot be written: {why}") from None
 
 
 def cmd_verify(ns: argparse.Namespace) -> int:
@@ -197,8 +288,12 @@ def cmd_verify(ns: argparse.Namespace) -> int:
     verify(root)
     fns = list(functions(root))
     nodes = sum(len(f.graph.nodes) for f in fns if isinstance(f, InternalFunction))
-    print(f"{ns.file}: OK — root '{root.name}', {len(fns)} node functions, {nodes} nodes")
+    print(f"{ns.file}: OK — root '{root.name}', {_count(len(fns), 'node function')}, {_count(nodes, 'node')}")
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -260,6 +355,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `hpvm show prog.py | head`: the reader left, which is fine
         sys.stdout = None  # type: ignore[assignment]  # no flush of a closed pipe at exit
         return 0
+    except OSError as e:  # a file or folder the paths above do not name (a cache, a pipe)
+        print(f"error: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -51,10 +51,11 @@ class TypeAnnotationError(VerificationError):
 
 
 class ParseError(HPVMError):
-    """Malformed HPVM text; carries ``line`` and ``column`` (1-based)."""
+    """Malformed HPVM text; carries ``line`` and ``column`` (1-based), and ``message``: what
+    is wrong, without the place (for a caller that reports it at another place)."""
 
     def __init__(self, message: str, line: int, column: int, file: str = "<text>"):
-        self.line, self.column, self.file = line, column, file
+        self.line, self.column, self.file, self.message = line, column, file, message
         super().__init__(f"{file}:{line}:{column}: {message}")
 
 

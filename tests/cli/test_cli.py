@@ -185,3 +185,175 @@ def test_show_lowered_prints_what_a_back_end_compiles(
     assert "get_node_instance_id_x" not in text and "__hpvm_ctx[0]" in text
     assert main(["show", "--text", "--lowered", "no-such-backend", str(program)]) == 1
     assert "back end 'no-such-backend' is not available" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------
+# Mistakes in the user's file or paths: `error: <message>` naming the file, exit status 1
+
+
+@pytest.mark.parametrize("command", ["run", "verify", "show"])
+def test_a_python_syntax_error_names_the_file_and_line(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.py"
+    path.write_text("import hpvm\ndef f(:\n    pass\n")
+    assert main([command, str(path)]) == 1  # was a SyntaxError traceback
+    assert capsys.readouterr().err == f"error: {path}:2:7: invalid Python: invalid syntax\n"
+
+
+def test_a_module_that_raises_on_import_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "boom.py"
+    path.write_text('import hpvm\nraise RuntimeError("boom")\n')
+    assert main(["run", str(path)]) == 1  # was a RuntimeError traceback
+    assert capsys.readouterr().err == f"error: {path}:2: importing the file raised RuntimeError: boom\n"
+
+
+def test_an_exception_in_a_module_it_imports_names_both_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "helper_mod.py").write_text('def f():\n    raise ValueError("inner")\n\n\nf()\n')
+    path = tmp_path / "prog.py"
+    path.write_text("import hpvm\nimport helper_mod\n")
+    assert main(["verify", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}:2 (raised in {tmp_path / 'helper_mod.py'}:2): ")
+    assert "importing the file raised ValueError: inner" in err
+
+
+def test_a_directory_is_not_a_program(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("dir", "dir.hpvm"):
+        (tmp_path / name).mkdir()
+        assert main(["run", str(tmp_path / name)]) == 1  # was IsADirectoryError
+        assert f"error: {tmp_path / name}: is a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("output", ["x.svg", "x.dot", "x.png"])
+def test_show_into_a_missing_folder(
+    output: str, program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "missing" / output
+    assert main(["show", str(program), "-o", str(target), "--engine", "python"]) == 1
+    err = capsys.readouterr().err  # was FileNotFoundError from matplotlib or pathlib
+    assert err == f"error: {target}: cannot be written: the folder {target.parent} does not exist\n"
+
+
+def test_save_dir_that_is_a_file(program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("")
+    args = run_args(tmp_path, np.arange(4, dtype=np.float32), "2.0")
+    assert main(["run", str(program), *args, "--save-dir", str(taken), "--target", "interp"]) == 1
+    assert f"error: {taken}: cannot be written" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("'text'", "is not a number"),
+        ("[1, 2]", "is not a number"),
+        ("99999999999999999999999", "does not fit the input's type i64"),
+        ("True", "is not a number"),
+        ("2.5", "is not an integer, and 'n' is i64"),
+    ],
+)
+def test_bad_scalar_args(
+    value: str, words: str, program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = run_args(tmp_path, np.arange(4, dtype=np.float32), "2.0")
+    args[args.index("n=4")] = f"n={value}"
+    assert main(["run", str(program), *args]) == 1
+    err = capsys.readouterr().err  # were raw ValueError, OverflowError, a silent True -> 1
+    assert err.startswith("error: --arg n: ") and words in err
+
+
+def test_an_array_arg_that_is_not_an_npy_file(
+    program: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = run_args(tmp_path, np.arange(4, dtype=np.float32), "2.0")
+    (tmp_path / "a.npy").write_bytes(b"not numpy")
+    assert main(["run", str(program), *args]) == 1  # was ValueError from numpy
+    assert f"error: --arg a: cannot read {tmp_path / 'a.npy'}" in capsys.readouterr().err
+
+
+def test_a_host_function_that_raises_names_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    from hpvm.ir.program_file import save_program
+
+    src = tmp_path / "prog.py"
+    src.write_text(PROGRAM)
+    spec = importlib.util.spec_from_file_location("cli_prog_host", src)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path = tmp_path / "prog.hpvm"
+    save_program(module.root, path, host='def main(root, target):\n    raise KeyError("no data")\n')
+    assert main(["run", str(path)]) == 1
+    line = path.read_text().split("\n").index('    raise KeyError("no data")') + 1
+    assert capsys.readouterr().err == (
+        f"error: {path}:{line}: the program's host function raised KeyError: 'no data'\n"
+    )
+
+
+def test_verify_counts_in_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "one.py"
+    path.write_text(
+        "import hpvm\n\n@hpvm.leaf()\ndef f(n: hpvm.i64):\n    pass\n\n"
+        "@hpvm.internal\ndef r(n: hpvm.i64):\n    hpvm.bind_in(hpvm.create_node(f), 0, 0)\n"
+    )
+    assert main(["verify", str(path)]) == 0
+    assert capsys.readouterr().out == f"{path}: OK — root 'r', 2 node functions, 1 node\n"  # was "1 nodes"
+
+
+# ---------------------------------------------------------------------------------------
+# Roots a module builds: program objects with a .root
+
+
+PROGRAM_OBJECT = textwrap.dedent(
+    """
+    import hpvm
+
+    @hpvm.leaf()
+    def total(n: hpvm.i64) -> hpvm.i64:
+        return n
+
+    def make():
+        @hpvm.internal()
+        def made(n: hpvm.i64):
+            t = hpvm.create_node(total)
+            hpvm.bind_in(t, 0, 0)
+            hpvm.bind_out(t, 0, 0)
+
+        return made
+
+    class Program:  # what hpvm.tensor.from_torch returns, reduced to what the command reads
+        def __init__(self, root):
+            self.root = root
+
+    program = Program(make())
+    """
+)
+
+
+def test_show_finds_a_program_object_at_the_top_level(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "made.py"
+    path.write_text(PROGRAM_OBJECT)
+    assert main(["verify", str(path)]) == 0  # was "no candidate root graphs (none)"
+    assert "OK — root 'made'" in capsys.readouterr().out
+    assert main(["verify", str(path), "--root", "program"]) == 0
+
+
+def test_a_module_that_makes_its_root_inside_a_function_is_told_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "later.py"
+    path.write_text(
+        "import hpvm.tensor\n\n\ndef run(model, x):\n    return hpvm.tensor.from_torch(model, x)\n"
+    )
+    assert main(["show", str(path)]) == 1  # was "no candidate root graphs (none)"
+    err = capsys.readouterr().err
+    assert f"error: {path}: no root graph at its top level" in err
+    assert "a graph made inside a function only exists once it runs" in err
+    assert "program.save('prog.hpvm')" in err

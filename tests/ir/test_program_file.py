@@ -8,12 +8,15 @@ tries to break the file format (triple quotes, lines starting with %%, odd line 
 from __future__ import annotations
 
 import math
+import tempfile
 import threading
 import traceback
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import hpvm
 from hpvm import f32, i64
@@ -24,6 +27,7 @@ from hpvm.ir.parser import parse_program
 from hpvm.ir.printer import print_program
 from hpvm.ir.program_file import LoadedProgram, leaf_module_source, load_program, save_program
 from hpvm.ir.verify import verify
+from markers import fails
 
 SCALE = 2.5
 OFFSET = 4
@@ -375,3 +379,42 @@ def test_loaded_leaf_with_a_barrier_runs(tmp_path: Path) -> None:
     finally:
         hpvm.cleanup()
     np.testing.assert_array_equal(result, [1, 2, 3, 4, 0])
+
+
+def test_a_section_python_cannot_compile_is_a_parse_error(tmp_path: Path) -> None:
+    deep = "    return " + " + ".join(["n"] * 100_000) + "\n"
+    path = _save_and_edit(tmp_path, "    return n * 2\n", deep)
+    with fails(ParseError, "Python cannot compile the code of leaf @total.1"):  # was RecursionError
+        load_program(path)
+
+
+def _saved_text() -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "p.hpvm"
+        save_program(root, path, host=main)
+        return path.read_text()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_fuzzed_files_load_or_are_a_parse_error(data: st.DataObject) -> None:
+    """Random edits of a saved program: each loads or raises ParseError, never another
+    exception from the loader, the parser or Python."""
+    text = _saved_text()
+    tokens = ["%%python leaf @", "%%python host", "%%hpvm", "\n", "@", "%", "(", ")", "9" * 5000, "|", "\x00"]
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(text)))
+        edit = data.draw(st.sampled_from(["insert", "delete", "text"]))
+        if edit == "insert":
+            text = text[:at] + data.draw(st.sampled_from(tokens)) + text[at:]
+        elif edit == "delete":
+            text = text[:at] + text[at + data.draw(st.integers(1, 12)) :]
+        else:
+            text = text[:at] + data.draw(st.text(max_size=6)) + text[at:]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "fuzzed.hpvm"
+        path.write_text(text, encoding="utf-8", errors="surrogatepass")
+        try:
+            load_program(path)
+        except ParseError:
+            pass

@@ -3,6 +3,7 @@ programs, and ParseErrors with the right line and column for malformed text."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 import hpvm
 from hpvm.errors import CompileError, ParseError
-from hpvm.ir.expr import BinOp, Call, Const, Expr, Shape
+from hpvm.ir.expr import MAX_EXPR_DEPTH, BinOp, Call, Const, Expr, Shape
 from hpvm.ir.expr import Param as ParamExpr
 from hpvm.ir.graph import (
     ALL_TO_ALL,
@@ -637,3 +638,161 @@ def test_node_attributes_print_parse_and_reject_repeats() -> None:
     with pytest.raises(ParseError, match="node %a has two attributes named 'fuse'") as info:
         parse_program(text.replace('"odd key" = "x \\"y\\""', 'fuse = "b"'), "t.hpvm")
     assert (info.value.line, info.value.column) == (4, 32)
+
+
+# ---------------------------------------------------------------------------------------
+# Inputs that crashed the parser with Python's own errors: each is a ParseError now
+
+
+def deep_sum(terms: int) -> str:
+    return "internal @r(n: i64) {\n  %a = node @r[" + " + ".join(["n"] * terms) + "]\n}\n"
+
+
+def test_a_size_expression_at_the_depth_limit_parses() -> None:
+    root = parse_program(deep_sum(MAX_EXPR_DEPTH + 1))  # MAX_EXPR_DEPTH operators
+    size = root.graph.nodes[0].sizes[0]
+    assert size.depth == MAX_EXPR_DEPTH and size.evaluate({"n": 2}) == 2 * (MAX_EXPR_DEPTH + 1)
+    assert print_program(parse_program(print_program(root))) == print_program(root)
+
+
+@pytest.mark.parametrize("terms", [MAX_EXPR_DEPTH + 2, 1000, 5000])
+def test_a_size_expression_nested_too_deep_is_a_parse_error(terms: int) -> None:
+    e = parse_error(deep_sum(terms))  # was RecursionError (from ~500 terms)
+    assert type(e) is ParseError and (e.line, e.column) == (2, 16)
+    assert f"nests operators more than {MAX_EXPR_DEPTH} deep" in str(e)
+
+
+def test_nested_min_calls_too_deep_are_a_parse_error() -> None:
+    text = "internal @r(n: i64) {\n  %a = node @r[" + "min(" * 600 + "n" + ")" * 600 + "]\n}\n"
+    e = parse_error(text)
+    assert (e.line, type(e)) == (2, ParseError) and "more than 100 deep" in str(e)
+
+
+BIG = "9" * 5000
+LEAF = "leaf @f(a: f32[:]) -> ()\n"
+ROOT = "internal @r(a: f32[:]) {\n  %a = node @f\n  bind in 0 -> %a.0\n}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column"),
+    [
+        ("internal @r(n: i64) {\n  %a = node @r[" + BIG + "]\n}\n", 2, 16),
+        ("internal @r(n: i64) {\n  %a = node @r[-" + BIG + "]\n}\n", 2, 17),
+        ("internal @r(n: i64) {\n  %a = node @r[n.shape[" + BIG + "]]\n}\n", 2, 24),
+        ("leaf @f(a: f32[:] layout(chunked(" + BIG + "))) -> ()\n" + ROOT, 1, 34),
+        ("leaf @f(a: f32[:] layout(block, axes(" + BIG + "))) -> ()\n" + ROOT, 1, 38),
+        (LEAF + "internal @r(a: f32[:]) {\n  %a = node @f\n  bind in " + BIG + " -> %a.0\n}\n", 4, 11),
+        (LEAF + "internal @r(a: f32[:]) {\n  %a = node @f\n  bind out %a.0 -> " + BIG + "\n}\n", 4, 20),
+        (LEAF + "internal @r(a: f32[:]) {\n  %a = node @f\n  edge %a.0 -> %a.0 " + BIG + "\n}\n", 4, 21),
+        ("leaf @f(a: f32[:]) -> f32[:] tensor {\n  %" + BIG + " = relu(a)\n  return a\n}\n" + ROOT, 2, 3),
+        ("leaf @f(a: f32[:]) -> f32[:] tensor {\n  %0 = relu(a)\n  return %" + BIG + "\n}\n" + ROOT, 3, 10),
+        ("leaf @f(a: f32[:]) -> f32[:] tensor {\n  %0 = add(a, " + BIG + ")\n  return %0\n}\n" + ROOT, 2, 15),
+        ('leaf @f(a: f32[:]) -> () generated "x.c" lines(' + BIG + ") {\n| def f(a):\n}\n" + ROOT, 1, 48),
+        ("leaf @f." + BIG + "(a: f32[:]) -> ()\n" + ROOT, 1, 6),
+    ],
+    ids=[
+        "size",
+        "negative size",
+        "shape axis",
+        "chunk",
+        "layout axis",
+        "input bind",
+        "output bind",
+        "replication",
+        "tensor result",
+        "tensor return",
+        "tensor constant",
+        "generated lines",
+        "function index",
+    ],
+)
+def test_an_integer_of_thousands_of_digits_is_a_parse_error(text: str, line: int, column: int) -> None:
+    e = parse_error(text)  # was Python's ValueError about integer string conversion
+    assert type(e) is ParseError and (e.line, e.column) == (line, column), str(e)
+    assert "digits" in str(e)
+
+
+def test_python_that_cannot_be_compiled_is_a_parse_error() -> None:
+    deep = "| def f(a):\n|     return " + "+".join(["1"] * 100_000) + "\n"
+    e = parse_error("leaf @f(a: f32[:]) -> () python {\n" + deep + "}\n" + ROOT)
+    assert type(e) is ParseError and "Python cannot compile the code of leaf @f" in str(e)
+    nul = "| def f(a):\n|     return '\x00'\n"
+    e = parse_error("leaf @f(a: f32[:]) -> () python {\n" + nul + "}\n" + ROOT)
+    assert type(e) is ParseError and "leaf @f" in str(e)
+
+
+def test_syntax_errors_in_generated_bodies_keep_their_message() -> None:
+    text = 'leaf @f(a: f32[:]) -> () generated "x.c" lines(1, 2) {\n| def f(a):\n|   return (\n}\n' + ROOT
+    e = parse_error(text)
+    assert (e.line, e.column) == (3, 10)
+    assert str(e) == "bad.hpvm:3:10: invalid Python in the code of leaf 'f': '(' was never closed"
+
+
+_FUZZ_BASE = """\
+# hpvm IR v1
+leaf @scale(x: f32[:] layout(chunked(4), axes(0)), k: f32) -> () hint(cpu) ins(x) outs(x) python {
+  | def scale(x, k):
+  |     x[0] = x[0] * k
+}
+leaf @act(x: f32[:, :, :, :]) -> f32[:, :, :, :] tensor {
+  %0 = relu(x)
+  %1 = add(%0, 1.5)
+  return %1
+}
+leaf @gen(n: i64) -> i64 generated "g.c" lines(7, 8) {
+  | def gen(n):
+  |     return n + 1
+}
+leaf @ll(n: i64) -> () llvm @ll {
+  | define void @ll(i64 %n) { ret void }
+}
+internal @inner(x: f32[:], k: f32, n: i64) -> (i64) {
+  %s = node @scale[min(n, x.shape[0]) // 2 + 1, (n - 1) % 3] {fuse = "s"}
+  %g = node @gen
+  bind in x -> %s.x
+  bind in 1 -> %s.1
+  bind in 2 -> %g.0 stream
+  edge %g.0 -> %g.0 all_to_all
+  bind out %g.0 -> 0
+}
+internal @"root 1"(x: f32[:], k: f32, n: i64) {
+  %i = node @inner[n]
+  bind in 0 -> %i.0
+  bind in 1 -> %i.1
+  bind in 2 -> %i.2
+}
+"""
+_FUZZ_TOKENS = [
+    "@", "%", "(", ")", "[", "]", "{", "}", ",", ".", ":", "->", "=", "+", "-", "*", "//", "%0",
+    '"', "\\u0000", "\\ud800", "#", "| ", "\n", "leaf", "internal", "node", "edge", "bind", "in",
+    "out", "layout(", "axes(", "chunked(", "tensor", "python", "llvm", "generated", "stream",
+    "one_to_one", "all_to_all", "min(", ".shape[", "f64", "i64[:]", "nan", "-inf", "1e999",
+    "9" * 30, "9" * 5000, "\x00",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_fuzzed_text_parses_or_is_a_parse_error(data: st.DataObject) -> None:
+    """Random edits of a program using every construct: each either parses or raises
+    ParseError — never another exception from the parser, lark or Python."""
+    text = _FUZZ_BASE
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(text)))
+        edit = data.draw(st.sampled_from(["insert", "delete", "text", "number"]))
+        numbers = [m.span() for m in re.finditer(r"[0-9]+", text)]
+        if edit == "number" and numbers:  # a number becomes another: huge, negative, a name
+            start, end = data.draw(st.sampled_from(numbers))
+            text = (
+                text[:start] + data.draw(st.sampled_from(["9" * 5000, "9" * 30, "-1", "x", ""])) + text[end:]
+            )
+        elif edit == "insert":
+            text = text[:at] + data.draw(st.sampled_from(_FUZZ_TOKENS)) + text[at:]
+        elif edit == "delete":
+            text = text[:at] + text[at + data.draw(st.integers(1, 12)) :]
+        else:
+            text = text[:at] + data.draw(st.text(max_size=6)) + text[at:]
+    try:
+        parse_program(text, file="fuzz.hpvm")
+    except ParseError:
+        pass

@@ -1280,3 +1280,133 @@ def analyze_leaf_lines(fn):
     from hpvm.ir.leafinfo import analyze_leaf
 
     return analyze_leaf(fn).misplaced_barriers
+
+
+# ---------------------------------------------------------------------------------------
+# Seed 000: "the auxiliary functions are not allowed to include any HPVM intrinsics"
+
+
+def _instance_id() -> int:  # @helper-def
+    return hpvm.get_node_instance_id_x(hpvm.get_node())  # @helper-query
+
+
+def _outer(c):  # @outer-def
+    _inner(c)  # @outer-calls-inner
+
+
+def _inner(c):  # @inner-def
+    hpvm.barrier()  # @inner-barrier
+
+
+def _count(c, k):  # @count-def
+    hpvm.atomic_add(c, 0, k)  # @helper-atomic
+
+
+def _plain(x):  # a helper without intrinsics, calling another, and itself
+    return _plain_inner(x) if x > 0 else _plain(x + 1)
+
+
+def _plain_inner(x):
+    return abs(x) + np.sqrt(4.0)
+
+
+def _one_leaf_root(leaf):  # type: ignore[no-untyped-def]
+    @hpvm.internal
+    def root(c: hpvm.i32[:]):
+        _bind_in(hpvm.create_node_1d(leaf, 4), 0, 0)
+
+    return root
+
+
+def test_an_intrinsic_in_a_helper_is_reported_with_the_helper_and_its_line() -> None:
+    with fails(
+        hpvm.VerificationError,  # was accepted (interp ran it; cpu failed to compile it)
+        f"leaf 'uses_query' ({at('leaf-calls-helper')}) calls helper '_instance_id' ({at('helper-def')})",
+        f"hpvm.get_node_instance_id_x() and hpvm.get_node() at {at('helper-query')}",
+        "may not use HPVM intrinsics (seed 000",
+        "make the call in the leaf's own body",
+    ):
+
+        @hpvm.leaf(outs=("c",))
+        def uses_query(c: hpvm.i32[:]):
+            c[0] = _instance_id()  # @leaf-calls-helper
+
+
+def test_helpers_are_followed_through_helpers() -> None:
+    with fails(
+        hpvm.VerificationError,
+        f"leaf 'uses_chain' ({at('leaf-calls-outer')}) calls helper '_outer' ({at('outer-def')})",
+        f"which calls '_inner' ({at('inner-def')}) at line {line_of('outer-calls-inner')}",
+        f"which calls hpvm.barrier() at {at('inner-barrier')}",
+    ):
+
+        @hpvm.leaf(outs=("c",))
+        def uses_chain(c: hpvm.i32[:]):
+            _outer(c)  # @leaf-calls-outer
+
+
+def test_helpers_are_found_through_modules_closures_and_decorators() -> None:
+    import functools
+    import types
+
+    helpers = types.ModuleType("user_helpers")  # a module of the user's (not a library)
+    helpers.count = _count
+
+    with fails(hpvm.VerificationError, f"calls helper 'helpers.count' ({at('count-def')})"):
+
+        @hpvm.leaf(outs=("c",))
+        def through_module(c: hpvm.i32[:]):
+            helpers.count(c, 1)
+
+    @functools.wraps(_count)
+    def wrapped(c, k):  # what a decorator leaves: the helper as __wrapped__
+        return _count(c, k)
+
+    with fails(hpvm.VerificationError, f"calls helper 'wrapped' ({at('count-def')})", at("helper-atomic")):
+
+        @hpvm.leaf(outs=("c",))
+        def through_closure(c: hpvm.i32[:]):
+            wrapped(c, 2)
+
+
+def test_helpers_without_intrinsics_and_library_functions_are_fine() -> None:
+    @hpvm.leaf(outs=("c",))
+    def plain(c: hpvm.i32[:]):
+        i = hpvm.get_node_instance_id_x(hpvm.get_node())
+        c[i] = _plain(i) + np.int32(np.sum(c)) + len(c)
+
+    hpvm.verify(_one_leaf_root(plain))
+
+
+def test_a_helper_defined_after_the_leaf_is_checked_at_launch() -> None:
+    """The decorator cannot see a helper the module defines later; launch (verify) does."""
+
+    @hpvm.leaf(outs=("c",))
+    def calls_later(c: hpvm.i32[:]):
+        c[0] = _defined_later()  # noqa: F821 - not defined yet when the decorator verifies the leaf
+
+    root = _one_leaf_root(calls_later)
+    globals()["_defined_later"] = _instance_id
+    hpvm.init()
+    try:
+        c = np.zeros(1, np.int32)
+        hpvm.track_memory(c)
+        with fails(hpvm.VerificationError, "calls helper '_defined_later'", at("helper-query")):
+            hpvm.launch(root, (c,), target="interp")  # interp used to run it
+    finally:
+        hpvm.cleanup()
+        del globals()["_defined_later"]
+
+
+def test_a_numba_helper_is_followed_into_its_python() -> None:
+    numba = pytest.importorskip("numba")
+
+    @numba.njit
+    def jitted(c):  # @jitted-def
+        return hpvm.get_num_node_instances_x(hpvm.get_node())  # @jitted-query
+
+    with fails(hpvm.VerificationError, f"calls helper 'jitted' ({at('jitted-def')})", at("jitted-query")):
+
+        @hpvm.leaf(outs=("c",))
+        def calls_jitted(c: hpvm.i32[:]):
+            c[0] = jitted(c)

@@ -384,6 +384,21 @@ def test_size_that_is_not_an_integer(size):
     assert f"node 'scale' at {at('odd-size')}" in message and "replication size must be an integer" in message
 
 
+def test_a_size_nested_too_deep_is_a_tracing_error():
+    """Printing it (in messages, for the cpu back end) recursed past Python's limit."""
+
+    @hpvm.internal
+    def deep(x: hpvm.f32, n: hpvm.i64):
+        size = n
+        for _ in range(200):
+            size = size + n  # @deep-size
+        hpvm.bind_in(hpvm.create_node_1d(scale, size), 0, 0)
+
+    message = _traced_error(deep)
+    assert f"line {line_of('deep-size')}" in message
+    assert "a replication size nests operators more than 100 deep" in message
+
+
 def test_size_min_needs_a_size():
     with fails(hpvm.TracingError, "hpvm.size_min() needs at least one size"):
         hpvm.size_min()

@@ -218,6 +218,45 @@ def test_layout_nests_boxes_without_overlaps_and_fits_text() -> None:
         assert xs == sorted(xs), "arrows run left to right"
 
 
+def _label_rects(scene):  # type: ignore[no-untyped-def]
+    for link in scene.links:
+        if link.label:
+            x, y = link.label_at
+            w, h = text_width(link.label, SMALL) + 4.0, SMALL * 1.3
+            yield link.label, (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
+
+
+def _overlaps(a, b) -> bool:  # type: ignore[no-untyped-def]
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+@pytest.mark.parametrize("which", ["program", "edge_detection"])
+def test_arrow_labels_overlap_no_label_and_no_box(which: str) -> None:
+    """The demo's pipeline.svg drew its nine streaming binds' labels on top of each other."""
+    from example_modules import load
+
+    root = program if which == "program" else load("edge_detection").root
+    scene = layout(root)
+    labels = list(_label_rects(scene))
+    assert labels
+    for i, (text, rect) in enumerate(labels):
+        for other_text, other in labels[i + 1 :]:
+            assert not _overlaps(rect, other), (text, rect, other_text, other)
+        for box in scene.boxes():
+            if box.kind in ("leaf", "in", "out"):
+                assert not _overlaps(rect, (box.x, box.y, box.right, box.bottom)), (text, box.lines)
+
+
+def test_a_binds_label_sits_by_its_port() -> None:
+    from example_modules import load
+
+    scene = layout(load("edge_detection").root)
+    for link in scene.links:
+        if link.label and link.src.kind == "in":
+            x, y = link.label_at
+            assert y == pytest.approx(link.points[0][1]) and x > link.points[0][0]
+
+
 # ---------------------------------------------------------------------------------------
 # Files
 

@@ -176,13 +176,24 @@ class MemoryTracker:
             snapshot.add(self._totals)
             return snapshot
 
-    def clear(self) -> None:
-        """Forget every array (cleanup); host copies are brought up to date first."""
+    def clear(self) -> list[str]:
+        """Forget every array (cleanup); host copies are brought up to date first.
+
+        Never raises: an array whose device copy cannot be copied back (a read-only host
+        array, a failing device) is forgotten all the same — otherwise cleanup could never
+        finish, and every later cleanup would fail on it again. Returns what went wrong, one
+        message per such array, for the caller to report once.
+        """
+        lost: list[str] = []
         with self._lock:
             for entry in list(self._entries.values()):
-                self._to_host(entry, None)
+                try:
+                    self._to_host(entry, None)
+                except MemoryTrackingError as e:
+                    lost.append(str(e))
             self._entries.clear()
             self._device_entries = 0
+        return lost
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -360,11 +371,26 @@ class MemoryTracker:
     # -- internals ----------------------------------------------------------------------
 
     def _to_host(self, entry: TrackedArray, into: Transfers | None) -> None:
+        """Copy the device's valid contents back into the host array; a host array that
+        cannot take them, or a device that fails to copy, is a ``MemoryTrackingError``
+        naming the array (the device copy stays the valid one)."""
         if HOST in entry.valid_on:
             return
         for name in sorted(entry.valid_on):
             device, handle = entry.copies[name]
-            device.copy_to_host(handle, entry.array)
+            if not entry.array.flags.writeable:
+                raise MemoryTrackingError(
+                    f"{_describe(entry.array)} is read-only (its flags.writeable is False), so its "
+                    f"latest contents, computed on {name}, cannot be copied back into it; make it "
+                    "writeable (array.flags.writeable = True) before it is copied back "
+                    "(hpvm.request_memory, untrack_memory or cleanup)"
+                )
+            try:
+                device.copy_to_host(handle, entry.array)
+            except Exception as e:  # the device library's own error, whatever it is
+                raise MemoryTrackingError(
+                    f"copying {_describe(entry.array)} back from {name} failed: {type(e).__name__}: {e}"
+                ) from e
             self.record(into, to_host=entry.array.nbytes, copies=1)
             entry.valid_on.add(HOST)
             return

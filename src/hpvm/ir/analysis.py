@@ -9,6 +9,7 @@ them when they compile, not per launch.
 * ``feed_table``: what feeds each input port of each child node.
 * ``returned_params``: which array parameter a leaf returns unchanged from each output.
 * ``fusion_groups``: which adjacent children run fused in one loop nest or one kernel.
+* ``param_writers``: which array parameters of an internal function its leaves write.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import ast
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from .graph import ONE_TO_ONE, ChildGraph, Edge, LeafFunction, Node
+from .graph import ONE_TO_ONE, ChildGraph, Edge, InternalFunction, LeafFunction, Node, NodeFunction
 from .leafinfo import parse_leaf
 from .types import ArrayType
 
@@ -30,6 +31,8 @@ Feed = BindFeed | EdgeFeed
 #: ``id(child node)`` -> one entry per input port of its function; ``None`` for a port
 #: nothing feeds (the verifier rejects such graphs, so back ends may assume a feed).
 FeedTable = dict[int, list[Feed | None]]
+#: A leaf that writes an array, and the parameter (in its ``outs``) the array arrives in.
+Writer = tuple[LeafFunction, str]
 
 
 def feed_table(graph: ChildGraph) -> FeedTable:
@@ -137,3 +140,70 @@ def _joins(node: Node, group: list[Node], feeds: FeedTable) -> bool:
             return False
         linked = True
     return linked
+
+
+def param_writers(fn: InternalFunction) -> dict[int, Writer]:
+    """Per array parameter of ``fn`` that running it writes: a leaf that writes it, and the
+    name of the leaf's parameter in whose ``outs`` entry it arrives.
+
+    Why the runtime asks: an array the host made read-only (``flags.writeable = False``)
+    cannot be passed where a leaf writes it — the host back ends cannot store into it and a
+    GPU back end cannot copy its results back — so ``launch`` refuses it, naming the leaf.
+    The array is followed through input binds to leaf parameters in the leaf's ``outs``, and
+    through the outputs that return it unchanged (``returned_params``) along edges and
+    output binds; an array a leaf returns that is not recognisably one of its parameters
+    (``a[1:]``) is not followed, so this never names a parameter nothing writes.
+    """
+    memo: dict[tuple[int, int], tuple[Writer | None, frozenset[int]]] = {}
+    found: dict[int, Writer] = {}
+    for port, p in enumerate(fn.params):
+        if isinstance(p.type, ArrayType):
+            writer, _ = _flow(fn, port, memo, 0)
+            if writer is not None:
+                found[port] = writer
+    return found
+
+
+def _flow(
+    fn: NodeFunction, port: int, memo: dict[tuple[int, int], tuple[Writer | None, frozenset[int]]], depth: int
+) -> tuple[Writer | None, frozenset[int]]:
+    """Where the array given to input ``port`` of ``fn`` goes: a leaf that writes it (or
+    ``None``) and the outputs of ``fn`` that give it back unchanged."""
+    key = (id(fn), port)
+    if key in memo:
+        return memo[key]
+    memo[key] = (None, frozenset())  # (a recursive hierarchy: the verifier reports it)
+    if isinstance(fn, LeafFunction):
+        name = fn.params[port].name
+        writer = (fn, name) if name in fn.outs else None
+        result = (writer, frozenset(k for k, r in enumerate(returned_params(fn)) if r == port))
+    elif isinstance(fn, InternalFunction) and depth < 64:
+        result = _internal_flow(fn, port, memo, depth)
+    else:
+        result = (None, frozenset())
+    memo[key] = result
+    return result
+
+
+def _internal_flow(
+    fn: InternalFunction,
+    port: int,
+    memo: dict[tuple[int, int], tuple[Writer | None, frozenset[int]]],
+    depth: int,
+) -> tuple[Writer | None, frozenset[int]]:
+    graph = fn.graph
+    todo = [(b.dst, b.ic) for b in graph.in_binds if b.ip == port]
+    seen: set[tuple[int, int]] = set()
+    passes: set[int] = set()
+    while todo:
+        node, index = todo.pop()
+        if (id(node), index) in seen:
+            continue
+        seen.add((id(node), index))
+        writer, outputs = _flow(node.function, index, memo, depth + 1)
+        if writer is not None:
+            return writer, frozenset()
+        for k in outputs:
+            todo.extend((e.dst, e.dp) for e in graph.edges if e.src is node and e.sp == k)
+            passes.update(b.op for b in graph.out_binds if b.src is node and b.oc == k)
+    return None, frozenset(passes)

@@ -26,6 +26,13 @@ _BINARY = {
 }
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2}
 
+#: How deep operators may nest in one size expression. Every walk over an expression
+#: (printing, evaluating, ``params``, hashing) recurses, and the ``cpu`` back end compiles
+#: its printed form as Python, which refuses more than 200 nested parentheses: a limit well
+#: inside both keeps a long expression from ending in a ``RecursionError``. Real sizes are a
+#: few operators deep (``(n + 15) // 16``); the text parser and the front end refuse deeper ones.
+MAX_EXPR_DEPTH = 100
+
 
 def _tracing() -> bool:
     return tracing() is not None
@@ -43,6 +50,7 @@ class Expr:
     """Base of size expressions. Arithmetic builds new expressions; anything else is an error."""
 
     precedence = 3
+    depth = 0  # operators nested in this expression (0 for a constant, input or shape)
 
     def evaluate(self, env: Mapping[str, Any]) -> int:
         raise NotImplementedError
@@ -53,7 +61,7 @@ class Expr:
 
     def _bin(self, op: str, other: Any, swap: bool = False) -> Expr:
         other_expr = as_expr(other)
-        return BinOp(op, other_expr, self) if swap else BinOp(op, self, other_expr)
+        return _checked(BinOp(op, other_expr, self) if swap else BinOp(op, self, other_expr))
 
     def __add__(self, o: Any) -> Expr:
         return self._bin("+", o)
@@ -184,6 +192,9 @@ class BinOp(Expr):
     def precedence(self) -> int:  # type: ignore[override]
         return _PRECEDENCE[self.op]
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "depth", 1 + max(self.lhs.depth, self.rhs.depth))
+
     def evaluate(self, env: Mapping[str, Any]) -> int:
         left, right = self.lhs.evaluate(env), self.rhs.evaluate(env)
         if self.op in ("//", "%") and right == 0:
@@ -210,6 +221,9 @@ class Call(Expr):
 
     fn: str
     args: tuple[Expr, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "depth", 1 + max((a.depth for a in self.args), default=0))
 
     def evaluate(self, env: Mapping[str, Any]) -> int:
         values = [a.evaluate(env) for a in self.args]
@@ -250,4 +264,16 @@ def _call(fn: str, args: tuple[Any, ...]) -> Expr:
     if not args:
         raise TracingError(f"hpvm.size_{fn}() needs at least one size")
     exprs = tuple(as_expr(a) for a in args)
-    return exprs[0] if len(exprs) == 1 else Call(fn, exprs)
+    return exprs[0] if len(exprs) == 1 else _checked(Call(fn, exprs))
+
+
+def _checked(expr: Expr) -> Expr:
+    """``expr``, if its operators nest at most ``MAX_EXPR_DEPTH`` deep (a builder that sums
+    sizes in a long loop gets a ``TracingError`` here, not a ``RecursionError`` later)."""
+    if expr.depth > MAX_EXPR_DEPTH:
+        raise TracingError(
+            f"a replication size nests operators more than {MAX_EXPR_DEPTH} deep; sizes are short "
+            "integer expressions of the node's inputs — compute a long one in the host and pass "
+            "it as an input"
+        )
+    return expr

@@ -189,6 +189,7 @@ class LeafFunction(NodeFunction):
         """Record where the leaf's Python source lives (the loader uses this for saved programs)."""
         self.body = PythonBody(self.pyfunc, source, line)
         self.__dict__.pop("_leaf_info", None)  # facts about the old source are stale
+        self.__dict__.pop("_helper_intrinsics", None)
         self.__dict__.pop("_tensor_leaf", None)
 
     def where(self, line: int) -> SourceLocation:

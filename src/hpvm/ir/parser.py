@@ -33,7 +33,7 @@ from lark import Lark, Token, Tree, UnexpectedCharacters, UnexpectedEOF, Unexpec
 
 from ..errors import CompileError, ParseError, SourceLocation
 from .bodies import LLVMBody, OpCall, Operand, TensorBody
-from .expr import BinOp, Call, Const, Expr, Shape
+from .expr import MAX_EXPR_DEPTH, BinOp, Call, Const, Expr, Shape
 from .expr import Param as ParamExpr
 from .graph import (
     ALL_TO_ALL,
@@ -54,6 +54,10 @@ from .pysource import generated_body, run_module
 from .types import PortType, parse_type
 
 MAX_DIMS = 3
+#: Integers in the text (ports, sizes, layouts, line numbers, tensor constants) are 64-bit
+#: values: a literal of more digits than that is a mistake, and Python refuses to convert
+#: one of more than 4300 digits at all.
+MAX_INT_DIGITS = 19
 
 
 @dataclass(frozen=True)
@@ -165,7 +169,10 @@ def parse_function_ref(ref: str) -> tuple[str, int]:
     m = _FUNCTION_REF.fullmatch(ref)
     if m is None:
         raise ValueError(f"{ref!r} is not a function reference like @name or @name.1")
-    return _unquote(m["name"]), int(m["index"] or 0)
+    index = m["index"] or "0"
+    if len(index) > MAX_INT_DIGITS:
+        raise ValueError(f"the index of {ref[:40]}... has {len(index)} digits; it is a small integer")
+    return _unquote(m["name"]), int(index)
 
 
 def no_code_leaf(
@@ -358,6 +365,25 @@ class _Builder:
             line, column = where.line, where.column
         return ParseError(message, line or 0, column or 0, self.file)
 
+    def int(self, tok: Token, text: str | None = None) -> int:
+        """The integer ``tok`` spells (``text``: its digits, when the token has a prefix such
+        as ``%``); a ``ParseError`` at the token for one too long to be a 64-bit value."""
+        digits = str(tok) if text is None else text
+        if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+            raise self.error(
+                f"the integer {digits[:24]}... has {len(digits.lstrip('-'))} digits; integers in the "
+                f"text form are 64-bit values (at most {MAX_INT_DIGITS} digits)",
+                tok,
+            )
+        return int(digits)
+
+    def function_ref(self, tok: Token) -> tuple[str, int]:
+        """``parse_function_ref`` of a token, its mistakes reported at the token."""
+        try:
+            return parse_function_ref(tok)
+        except ValueError as e:
+            raise self.error(str(e), tok) from None
+
     def location(self, where: Token | Tree) -> SourceLocation:
         line = where.meta.line if isinstance(where, Tree) else where.line
         return SourceLocation(self.file, line or 0)
@@ -384,7 +410,7 @@ class _Builder:
 
     def declare(self, tree: Tree) -> _Declared:
         ref_tok: Token = tree.children[0]
-        key = parse_function_ref(ref_tok)
+        key = self.function_ref(ref_tok)
         if key in self.functions:
             first = self.functions[key].ref
             raise self.error(f"function {ref_tok} is defined twice (first at line {first.line})", ref_tok)
@@ -436,10 +462,10 @@ class _Builder:
         first = code[0].line if code else (tree.meta.line or 0)
         if kind == "llvm":
             fn_tok = tree.children[0]
-            return ParsedBody("llvm", self.file, first, text, function=parse_function_ref(fn_tok)[0])
+            return ParsedBody("llvm", self.file, first, text, function=self.function_ref(fn_tok)[0])
         if kind == "generated":
             origin_tok = tree.children[0]
-            lines = tuple(int(t) for t in tree.children[1:] if isinstance(t, Token) and t.type == "INT")
+            lines = tuple(self.int(t) for t in tree.children[1:] if isinstance(t, Token) and t.type == "INT")
             if len(lines) != len(code):
                 raise self.error(
                     f"a generated body maps each of its code lines to a line of {origin_tok}: it has "
@@ -465,7 +491,7 @@ class _Builder:
         def operand(t: Tree) -> Operand:
             tok = t.children[0]
             if t.data == "local_operand":
-                k = int(str(tok)[1:])
+                k = self.int(tok, str(tok)[1:])
                 if k >= len(calls):
                     raise self.error(
                         f"{tok} is used before it is computed (results so far: {len(calls)})", tok
@@ -473,7 +499,7 @@ class _Builder:
                 return Operand("local", k)
             if t.data == "const_operand":
                 text = str(tok)
-                value: Any = float(text) if any(c in text for c in ".eEn") else int(text)
+                value: Any = float(text) if any(c in text for c in ".eEn") else self.int(tok)
                 return Operand("const", value)
             name = _unquote(tok)
             if name not in index:
@@ -486,7 +512,7 @@ class _Builder:
             if not isinstance(stmt, Tree) or stmt.data != "tensor_call":
                 continue
             local_tok, op_tok, *args = stmt.children
-            if int(str(local_tok)[1:]) != len(calls):
+            if self.int(local_tok, str(local_tok)[1:]) != len(calls):
                 raise self.error(
                     f"the results are numbered in order: expected %{len(calls)}, not {local_tok}", local_tok
                 )
@@ -533,14 +559,14 @@ class _Builder:
                 else "the layouts are block, chunked(N), strided, replicated"
             )
             raise self.error(f"unknown layout '{kind}'; {hint}", kind_tok)
-        chunk = int(chunk_tok) if chunk_tok is not None else None
+        chunk = self.int(chunk_tok) if chunk_tok is not None else None
         problem = kind_problem(kind, chunk)
         if problem is not None:
             raise self.error(problem, chunk_tok if chunk_tok is not None else kind_tok)
         axes = None
         if axes_tree is not None:
             entries = [t.children[0] for t in axes_tree.children if t is not None]
-            axes = tuple(None if tok.type == "NO_AXIS" else int(tok) for tok in entries)
+            axes = tuple(None if tok.type == "NO_AXIS" else self.int(tok) for tok in entries)
             problem = axes_problem(kind, axes)
             if problem is not None:
                 raise self.error(problem, axes_tree)
@@ -601,10 +627,10 @@ class _Builder:
                 "in a child graph",
                 name_tok,
             )
-        target = self.functions.get(parse_function_ref(fn_tok))
+        target = self.functions.get(self.function_ref(fn_tok))
         if target is None:
             raise self.unknown_function(fn_tok)
-        exprs = tuple(self.expr(e) for e in sizes.children if e is not None) if sizes is not None else ()
+        exprs = tuple(self.expr(e, 1) for e in sizes.children if e is not None) if sizes is not None else ()
         if len(exprs) > MAX_DIMS:
             raise self.error(
                 f"node {name_tok} has {len(exprs)} dimensions; nodes are replicated in at most "
@@ -644,7 +670,7 @@ class _Builder:
 
     def port_index(self, tok: Token, fn: NodeFunction, kind: str, owner: str) -> int:
         if tok.type == "INT":
-            return int(tok)
+            return self.int(tok)
         if kind == "output":
             raise self.error(f"output ports are numbered: write {owner}.0, not {owner}.{tok}", tok)
         index = fn.param_index(_unquote(tok))
@@ -660,7 +686,13 @@ class _Builder:
         repl_tok = repl_tree.children[0]
         repl = {"one_to_one": ONE_TO_ONE, "all_to_all": ALL_TO_ALL}.get(str(repl_tok))
         return Edge(
-            src, sp, dst, dp, int(repl_tok) if repl is None else repl, stream is not None, self.location(tree)
+            src,
+            sp,
+            dst,
+            dp,
+            self.int(repl_tok) if repl is None else repl,
+            stream is not None,
+            self.location(tree),
         )
 
     def bind_in(self, tree: Tree, scope: _GraphScope) -> InputBind:
@@ -672,31 +704,41 @@ class _Builder:
     def bind_out(self, tree: Tree, scope: _GraphScope) -> OutputBind:
         src_tree, op_tok, stream = tree.children
         src, oc = self.port(src_tree, scope, "output")
-        return OutputBind(src, oc, int(op_tok), stream is not None, self.location(tree))
+        return OutputBind(src, oc, self.int(op_tok), stream is not None, self.location(tree))
 
     # -- size expressions ------------------------------------------------------------------
 
-    def expr(self, tree: Tree | Token) -> Expr:
+    def expr(self, tree: Tree | Token, depth: int) -> Expr:
+        """The size expression of ``tree``, at nesting ``depth`` (1 for a whole size): one
+        nested deeper than ``MAX_EXPR_DEPTH`` operators is refused here, before the
+        recursion over it could exhaust Python's stack (``ir/expr.py`` says why)."""
         if isinstance(tree, Token):  # a bare "( expr )" never reaches here; kept for safety
             raise self.error(f"unexpected {tree!s} in a size expression", tree)
         kind = tree.data
         ch = tree.children
+        if kind in ("binop", "call") and depth > MAX_EXPR_DEPTH:
+            raise self.error(
+                f"this size expression nests operators more than {MAX_EXPR_DEPTH} deep; replication "
+                "sizes are short integer expressions — compute a long one in the host and pass it "
+                "as an input",
+                tree,
+            )
         if kind == "const":
-            return Const(int(ch[0]))
+            return Const(self.int(ch[0]))
         if kind == "neg_const":
-            return Const(-int(ch[1]))
+            return Const(-self.int(ch[1]))
         if kind == "param_ref":
             return ParamExpr(str(ch[0]))
         if kind == "shape":
-            return Shape(str(ch[0]), int(ch[1]))
+            return Shape(str(ch[0]), self.int(ch[1]))
         if kind == "binop":
-            return BinOp(str(ch[1]), self.expr(ch[0]), self.expr(ch[2]))
+            return BinOp(str(ch[1]), self.expr(ch[0], depth + 1), self.expr(ch[2], depth + 1))
         if kind == "call":
             if ch[0] not in ("min", "max"):
                 raise self.error(
                     f"unknown function {ch[0]}() in a size expression; use min(...) or max(...)", ch[0]
                 )
-            return Call(str(ch[0]), tuple(self.expr(a) for a in ch[1:] if a is not None))
+            return Call(str(ch[0]), tuple(self.expr(a, depth + 1) for a in ch[1:] if a is not None))
         raise self.error(f"unexpected {kind} in a size expression", tree)  # pragma: no cover
 
 

@@ -160,7 +160,7 @@ class _ModuleWriter:
             )
 
     def need_plain(self, name: str, func: types.FunctionType, owner: str) -> None:
-        if _is_library(func):
+        if is_library(func):
             self.problems.append(
                 f"{owner} uses '{name}', a library function that cannot be imported by its name; "
                 "import its module instead (e.g. 'import numpy as np', then np.<function>)"
@@ -251,7 +251,7 @@ def _import_line(name: str, value: Any) -> str | None:
         if sys.modules.get(module) is not value or module == "__main__":
             return None
         return f"import {module}" if module == name else f"import {module} as {name}"
-    if not _is_library(value):
+    if not is_library(value):
         return None
     found = _exporting_module(value)
     if found is None:
@@ -282,7 +282,7 @@ def _library_roots() -> list[str]:
     return [os.path.realpath(r) + os.sep for r in roots]
 
 
-def _is_library(value: Any) -> bool:
+def is_library(value: Any) -> bool:
     """Whether ``value`` comes from the standard library, an installed package or hpvm.
 
     Library objects are imported by the saved file; user code is copied into it, so the
@@ -373,6 +373,9 @@ def run_module(
         raise ParseError(
             f"invalid Python in the code of {what}: {e.msg}", e.lineno or 0, e.offset or 0, file
         ) from None
+    except (RecursionError, MemoryError, ValueError) as e:  # nested too deep; a NUL byte
+        reason = str(e) or type(e).__name__
+        raise ParseError(f"Python cannot compile the code of {what}: {reason}", where, 1, file) from None
     defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     if not defs:
         raise ParseError(f"the code of {what} defines no function", where, 1, file)
@@ -418,8 +421,7 @@ def generated_body(
         if written_at is None:
             raise
         file, first = written_at
-        message = str(e).split(": ", 1)[-1]
-        raise ParseError(message, first + e.line - 1, e.column, file) from None
+        raise ParseError(e.message, first + e.line - 1, e.column, file) from None
     return GeneratedBody(code.func, text, origin, tuple(lines), context)
 
 

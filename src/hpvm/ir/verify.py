@@ -10,9 +10,10 @@ from __future__ import annotations
 import graphlib
 import re
 from collections import Counter
+from typing import Any
 
 from ..errors import HPVMError, VerificationError
-from .bodies import LLVMBody
+from .bodies import GeneratedBody, LLVMBody, PythonBody
 from .expr import Expr, Shape
 from .expr import Param as ParamExpr
 from .graph import (
@@ -25,6 +26,7 @@ from .graph import (
     Node,
     NodeFunction,
 )
+from .helpercalls import helper_intrinsics
 from .intrinsics import FLOAT_ATOMIC_OPS, atomic_dtypes
 from .layouts import GRID_DIMS, Layout
 from .leafinfo import analyze_leaf
@@ -323,6 +325,8 @@ def _leaf_source_problems(fn: LeafFunction) -> list[str]:
             problems.append(
                 f"{where} ({fn.where(line)}): atomic_{op} on '{target}' ({atype}) is not supported"
             )
+    if isinstance(fn.body, (PythonBody, GeneratedBody)):
+        problems.extend(_helper_problems(fn))
     n_out = len(fn.out_types)
     for count, line in info.returns:
         if count != n_out and not (count == 1 and n_out > 1):
@@ -330,6 +334,27 @@ def _leaf_source_problems(fn: LeafFunction) -> list[str]:
                 f"{where} ({fn.where(line)}) returns {count} value(s) but its annotation declares "
                 f"{n_out} output(s); fix the return or the '-> ...' annotation"
             )
+    return problems
+
+
+def _helper_problems(fn: LeafFunction) -> list[str]:
+    """Seed 000: "the auxiliary functions are not allowed to include any HPVM intrinsics"."""
+    by_line: dict[tuple[Any, str, int], list[str]] = {}
+    for found in helper_intrinsics(fn):
+        by_line.setdefault((found.chain, found.file, found.line), []).append(f"hpvm.{found.intrinsic}()")
+    problems = []
+    for (chain, file, line), calls in by_line.items():
+        first, *rest = chain
+        path = (
+            f"leaf '{fn.name}' ({first.file}:{first.line}) calls helper '{first.name}' ({first.defined_at})"
+        )
+        for step in rest:
+            path += f", which calls '{step.name}' ({step.defined_at}) at line {step.line}"
+        problems.append(
+            f"{path}, which calls {' and '.join(calls)} at {file}:{line}; functions a leaf calls may "
+            "not use HPVM intrinsics (seed 000: they are not part of the node hierarchy) — make "
+            f"the call in the leaf's own body and pass what '{chain[-1].name}' needs as arguments"
+        )
     return problems
 
 

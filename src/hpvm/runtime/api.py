@@ -16,7 +16,14 @@ from typing import Any
 
 from ..backends.base import RunContext, collecting_warnings, reissue_warnings
 from ..backends.memory import MemoryTracker, Transfers
-from ..errors import HPVMError, LaunchError, NodeExecutionError, RuntimeStateError, StreamError
+from ..errors import (
+    HPVMError,
+    LaunchError,
+    MemoryTrackingError,
+    NodeExecutionError,
+    RuntimeStateError,
+    StreamError,
+)
 from .launch import array_args, check_args, check_root, check_sizes, choose_backend
 from .streaming import Stream
 from .workers import Slot, WorkerPool
@@ -109,17 +116,28 @@ class Runtime:
     def cleanup(self) -> None:
         """Stop the runtime: end every stream, wait for running launches, forget tracked memory.
 
-        Idempotent. Handles from before cleanup can no longer be used.
+        Idempotent. Handles from before cleanup can no longer be used. Cleanup always
+        finishes: an array whose device contents cannot be copied back is forgotten like the
+        others, and reported once, by a ``MemoryTrackingError`` raised after everything is
+        done (a second cleanup has nothing left to report).
         """
         with self.lock:
             handles, self.active = self.active, set()
             self.generation += 1
-        for h in handles:
-            if h.stream is not None:
-                h.stream.stop()
-        self.workers.stop()  # finishes the launches still running, then ends every worker
-        self.tracker.clear()
-        self.initialized = False
+        try:
+            for h in handles:
+                if h.stream is not None:
+                    h.stream.stop()
+            self.workers.stop()  # finishes the launches still running, then ends every worker
+        finally:
+            lost = self.tracker.clear()
+            self.initialized = False
+        if lost:
+            raise MemoryTrackingError(
+                "hpvm.cleanup() finished (every array forgotten, every thread ended), but the "
+                f"latest contents of {len(lost)} array(s) could not be copied back to the host "
+                "and are lost: " + "; ".join(lost)
+            )
 
     def track_memory(self, array: Any) -> None:
         """Start tracking ``array`` so that it can be passed to graphs."""

@@ -16,6 +16,7 @@ from ..errors import LaunchError, MemoryTrackingError
 from ..ir.graph import ONE_TO_ONE, InternalFunction, NodeFunction
 from ..ir.types import ArrayType, ScalarType, check_value
 from ..ir.verify import verify
+from .readonly import check_writeable, writers
 
 # Root functions already verified. Weak references, not ids: an id is reused once its
 # function is garbage-collected, and a new (unverified) root must not inherit the mark.
@@ -40,8 +41,9 @@ def check_args(root: InternalFunction, args: Any, tracker: MemoryTracker, api: s
     """The arguments as a list, after checking count, types and tracking.
 
     Every launch checks every argument, but cheaply: ``_acceptors`` (built once per root)
-    accept the common cases (an array of the port's dtype and rank, a Python or NumPy scalar
-    the port takes) without ``check_value``, which decides everything else.
+    accept the common cases (an array of the port's dtype and rank — writeable, where the
+    graph writes it —, a Python or NumPy scalar the port takes) without ``check_value`` and
+    ``check_writeable``, which decide everything else.
     """
     if not isinstance(args, (tuple, list)):
         raise LaunchError(
@@ -58,6 +60,7 @@ def check_args(root: InternalFunction, args: Any, tracker: MemoryTracker, api: s
             problem = check_value(p.type, value)
             if problem:
                 raise LaunchError(f"{api}(): argument {i} ('{p.name}') of '{root.name}': {problem}")
+            check_writeable(root, i, value, api)
         if isinstance(value, np.ndarray) and tracker.find(value) is None:
             raise MemoryTrackingError(
                 f"{api}(): argument {i} ('{p.name}') of '{root.name}' is an untracked array; "
@@ -146,11 +149,15 @@ def _param_names(root: InternalFunction) -> str:
     return ", ".join(f"{p.name}: {p.type}" for p in root.params)
 
 
-def _acceptor(ptype: Any) -> Callable[[Any], bool]:
-    """A test that is true only for values ``check_value(ptype, value)`` accepts (false
-    means: ask ``check_value``)."""
+def _acceptor(ptype: Any, written: bool = False) -> Callable[[Any], bool]:
+    """A test that is true only for values ``check_value(ptype, value)`` accepts, and for
+    a ``written`` parameter only writeable arrays (false means: ask ``check_value``)."""
     if isinstance(ptype, ArrayType):
         dtype, rank = ptype.dtype, ptype.rank
+        if written:
+            return lambda v: (
+                type(v) is np.ndarray and v.ndim == rank and v.dtype == dtype and v.flags.writeable
+            )
         return lambda v: type(v) is np.ndarray and v.ndim == rank and v.dtype == dtype
     if isinstance(ptype, ScalarType):
         if ptype.is_float:
@@ -166,7 +173,8 @@ def _acceptor(ptype: Any) -> Callable[[Any], bool]:
 def _acceptors(root: InternalFunction) -> list[Callable[[Any], bool]]:
     found = _ACCEPTORS.get(root)
     if found is None:
-        found = _ACCEPTORS[root] = [_acceptor(p.type) for p in root.params]
+        written = writers(root)
+        found = _ACCEPTORS[root] = [_acceptor(p.type, i in written) for i, p in enumerate(root.params)]
     return found
 
 

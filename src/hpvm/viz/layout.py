@@ -429,9 +429,14 @@ def curve_point(p0: tuple[float, float], p1: tuple[float, float], t: float) -> t
     return x, y
 
 
-def _finish(links: list[Link]) -> None:
-    """Arrow points from the final box positions, and label spots that do not collide."""
-    placed: list[tuple[float, float, float, float]] = []
+Rect = tuple[float, float, float, float]  # left, top, right, bottom
+_TS = (0.5, 0.38, 0.62, 0.28, 0.72, 0.2, 0.8, 0.12, 0.88)  # spots along a curve, middle first
+
+
+def _finish(links: list[Link], boxes: list[Box]) -> None:
+    """Arrow points from the final box positions, and a spot for each label that overlaps
+    no other label and no leaf or port box (``_label_spots`` lists where to look)."""
+    placed: list[Rect] = [(b.x, b.y, b.right, b.bottom) for b in boxes if b.kind in ("leaf", "in", "out")]
     for link in links:
         s, d = link.src, link.dst
         pts = [(s.right, s.y + link.src_frac * s.h)]
@@ -443,21 +448,40 @@ def _finish(links: list[Link]) -> None:
         if not link.label:
             continue
         w, h = text_width(link.label, SMALL) + 4.0, SMALL * LINE
-        best = None
-        for t in (0.5, 0.38, 0.62, 0.28, 0.72, 0.2, 0.8):
-            x, y = curve_point(pts[0], pts[1], t)
+        spots = list(_label_spots(link, pts, w))
+        free = None
+        for x, y in spots:
             rect = (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
             if not any(_overlap(rect, other) for other in placed):
-                best = rect
+                free = rect
                 break
-        if best is None:
-            x, y = curve_point(pts[0], pts[1], 0.5)
-            best = (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
-        placed.append(best)
-        link.label_at = ((best[0] + best[2]) / 2, (best[1] + best[3]) / 2)
+        if free is None:  # every spot on the arrow is taken: the nearest free one below the first
+            x, y = spots[0]
+            free = (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
+            while any(_overlap(free, other) for other in placed):
+                free = (free[0], free[1] + h / 2, free[2], free[3] + h / 2)
+        placed.append(free)
+        link.label_at = ((free[0] + free[2]) / 2, (free[1] + free[3]) / 2)
 
 
-def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+def _label_spots(link: Link, pts: list[tuple[float, float]], w: float) -> Iterator[tuple[float, float]]:
+    """Where ``link``'s label may go, best first: a bind's label right by the port box it
+    leaves or enters (ports are stacked apart, so those never collide, however many binds
+    cross the gap beside them), then points along each stretch of the arrow that crosses a
+    gap between columns (the first one first; the last one first for a bind to an output)."""
+    if link.src.kind == "in":
+        yield pts[0][0] + w / 2 + 3.0, pts[0][1]
+    if link.dst.kind == "out":
+        yield pts[-1][0] - w / 2 - 12.0, pts[-1][1]
+    gaps = [(pts[k], pts[k + 1]) for k in range(0, len(pts) - 1, 2)]
+    if link.dst.kind == "out":
+        gaps.reverse()
+    for a, b in gaps:
+        for t in _TS:
+            yield curve_point(a, b, t)
+
+
+def _overlap(a: Rect, b: Rect) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
@@ -466,5 +490,5 @@ def layout(root: NodeFunction) -> Scene:
     builder = _Layout()
     box = builder.node(None, root, 0, ())
     box.move(MARGIN - box.x, MARGIN - box.y)
-    _finish(builder.links)
+    _finish(builder.links, list(box.walk()))
     return Scene(box, builder.links, box.w + 2 * MARGIN, box.h + 2 * MARGIN)
