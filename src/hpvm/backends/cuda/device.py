@@ -34,6 +34,9 @@ from .kernelgen import kernel_source
 
 # numba-cuda's simulator runs one kernel at a time in a process (it asserts so).
 _SIM_LOCK = threading.Lock()
+# Bytes shared-memory buffers are aligned to on a GPU, as on opencl (``__local`` arrays): a
+# malloc buffer is uint8 and leaves view it as float32, int64...
+SHARED_ALIGNMENT = 16
 
 
 def simulated() -> bool:
@@ -83,6 +86,9 @@ class CUDADevice(GPUDevice):
         )
         self._checked: set[tuple[object, ...]] = set()
         self._lock = threading.RLock()
+        # The simulator refuses an alignment (its shared arrays are NumPy arrays, whose data
+        # NumPy aligns to 16 bytes already).
+        self.shared_alignment = None if self.simulator else SHARED_ALIGNMENT
 
     def describe(self) -> str:
         return self._label
@@ -165,7 +171,7 @@ class CUDADevice(GPUDevice):
             symbols.append(symbol)
         if self.simulator:
             self._typecheck(spec)
-        return _Kernel(self.cuda, spec, symbols, namespace)
+        return _Kernel(self.cuda, spec, symbols, namespace, self.shared_alignment)
 
     def launch(
         self,
@@ -257,15 +263,23 @@ class _Kernel:
     """A spec's kernels, one ``cuda.jit`` dispatcher per prologue form (generated on first
     use), and the latest generated source."""
 
-    def __init__(self, cuda: Any, spec: KernelSpec, symbols: list[str], namespace: dict[str, Any]):
+    def __init__(
+        self,
+        cuda: Any,
+        spec: KernelSpec,
+        symbols: list[str],
+        namespace: dict[str, Any],
+        alignment: int | None,
+    ):
         self.cuda, self.spec, self.symbols, self.namespace = cuda, spec, symbols, namespace
+        self.alignment = alignment
         self.forms: dict[Form, Any] = {}
         self.source = ""
 
     def dispatcher(self, form: Form) -> Any:
         found = self.forms.get(form)
         if found is None:
-            self.source = kernel_source(self.spec, self.symbols, form)
+            self.source = kernel_source(self.spec, self.symbols, form, self.alignment)
             scope = dict(self.namespace)
             exec(compile(self.source, f"<hpvm cuda kernel {self.spec.name}>", "exec"), scope)
             found = self.forms[form] = self.cuda.jit(scope[self.spec.name])
