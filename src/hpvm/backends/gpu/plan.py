@@ -64,7 +64,7 @@ import numpy as np
 from ...errors import CompileError, DeviceLimitError, HPVMError, LaunchError, NodeExecutionError
 from ...ir import instance_context as ictx
 from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
-from ...ir.leafinfo import analyze_leaf
+from ...ir.purity import parent_independent
 from ...ir.types import ArrayType, ScalarType
 from ...passes.place_allocations import SHARED
 from ..base import RunContext
@@ -550,13 +550,12 @@ class _Execution:
 
 
 def _same_for_every_parent(fn: LeafFunction, inputs: list[Column], sizes: np.ndarray) -> bool:
-    """Whether an allocation leaf computes the same outputs in every parent instance: it
-    queries no instance ids (it calls no intrinsic but ``malloc``), its inputs are the same
-    for every parent, its grid is the same everywhere, and it draws no random numbers."""
-    calls = {name for name, _ in analyze_leaf(fn).calls}
+    """Whether an allocation leaf computes the same outputs in every parent instance: its
+    inputs are the same for every parent, its grid is the same everywhere, and its code (with
+    every function it calls) reads nothing else — no parent ids, no state, no random numbers
+    (``ir/purity.py``, which answers no when in doubt)."""
     return (
-        calls <= {"malloc"}
-        and all(col.is_uniform for col in inputs)
+        all(col.is_uniform for col in inputs)
         and (len(sizes) == 0 or bool((sizes == sizes[0]).all()))
-        and "random" not in fn.source
+        and parent_independent(fn)
     )
