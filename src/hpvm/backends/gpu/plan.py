@@ -118,6 +118,19 @@ class Plan:
 
     # -- entry points -----------------------------------------------------------------
 
+    def compile(self, args: Sequence[Any]) -> None:
+        """Build the kernels a run with ``args`` launches, in the variants its launches pick
+        (prologue forms, argument types and layouts), without running any: a rehearsal of
+        ``run`` on a device that builds each kernel where it would launch it. Allocation
+        leaves run, on the host, as in a run. It stops where a step needs a value a kernel
+        would have computed (a size or an allocation leaf's input read from the device):
+        the kernels after that are built at their first launch."""
+        ex = _Execution(self, RunContext(), rehearsal=True)
+        try:
+            ex.graph(self.root, ex.root_set(), ex.root_inputs(args))
+        except _Unknown:
+            pass
+
     def run(self, args: Sequence[Any], ctx: RunContext) -> tuple[Any, ...]:
         ex = _Execution(self, ctx)
         try:
@@ -142,11 +155,12 @@ class Plan:
 
 
 class _Execution:
-    """One run of a plan: columns, buffers, temporary device copies."""
+    """One run of a plan: columns, buffers, temporary device copies. A *rehearsal*
+    (``Plan.compile``) runs on ``_Rehearsal``: kernels are built, not launched."""
 
-    def __init__(self, plan: Plan, ctx: RunContext):
+    def __init__(self, plan: Plan, ctx: RunContext, rehearsal: bool = False):
         self.plan = plan
-        self.dev = plan.device
+        self.dev: GPUDevice = _Rehearsal(plan.device) if rehearsal else plan.device
         self.ctx = ctx
         self.tracker = ctx.tracker
         self.temps: dict[int, tuple[np.ndarray, Any, bool]] = {}  # untracked arrays: copies for this run
@@ -477,15 +491,7 @@ class _Execution:
             sizes = tuple(int(s) for s in head.sizes[rows[0]]) + (1,) * (3 - nodes[0].dims)
             exact = step.barrier or bool(spec.shared)
             if exact and count > dev.max_group_size:
-                node = nodes[0]
-                why = "calls hpvm.barrier()" if step.barrier else "uses a shared-memory buffer"
-                raise DeviceLimitError(
-                    f"node '{node.name}' ({node.location}): leaf '{node.function.name}' {why}, so all "
-                    f"{count} instances of one parent instance (grid {list(sizes[: node.dims])}) must "
-                    f"run in one {dev.backend} block, but the device allows at most "
-                    f"{dev.max_group_size} threads per block (max_group_size); make the leaf's grid "
-                    f"at most {dev.max_group_size} instances, e.g. by adding a level of hierarchy"
-                )
+                raise self.too_wide(step, count, sizes, dev.max_group_size, "the device allows")
             group_size = count if exact else min(count, dev.preferred_group_size)
             bpp = 1 if exact else math.ceil(count / group_size)
             table = np.empty((len(rows), spec.table_width), dtype=np.int64)
@@ -494,7 +500,13 @@ class _Execution:
             table[:, 2:] = level.ctx[rows]
             geometry = Geometry(len(rows) * bpp, group_size, bpp)
             try:
-                dev.launch(kernel, spec, geometry, self.table(table), sizes, values)
+                handle = self.table(table)
+                if exact:  # the compiled kernel's own limit may be lower than the device's
+                    limit = dev.prepare(kernel, spec, geometry, handle, sizes, values)
+                    if count > limit:
+                        note = f" (the device allows {dev.max_group_size}; the kernel's registers lower it)"
+                        raise self.too_wide(step, count, sizes, limit, "its compiled kernel allows", note)
+                dev.launch(kernel, spec, geometry, handle, sizes, values)
             except HPVMError:
                 raise
             except Exception as e:
@@ -503,6 +515,20 @@ class _Execution:
                     f"node(s) {names} ({nodes[0].location}) on the {dev.backend} back end raised "
                     f"{type(e).__name__}: {e} (run it with target='interp' for a precise location)"
                 ) from e
+
+    def too_wide(
+        self, step: Step, count: int, sizes: tuple[int, ...], limit: int, whose: str, note: str = ""
+    ) -> DeviceLimitError:
+        """A kernel whose parent instances must each run in one block, but ``count``
+        instances exceed ``limit`` threads per block (what ``whose`` allows)."""
+        node = step.nodes[0]
+        why = "calls hpvm.barrier()" if step.barrier else "uses a shared-memory buffer"
+        return DeviceLimitError(
+            f"node '{node.name}' ({node.location}): leaf '{node.function.name}' {why}, so all "
+            f"{count} instances of one parent instance (grid {list(sizes[: node.dims])}) must "
+            f"run in one {self.dev.backend} block, but {whose} at most {limit} threads per block{note}; "
+            f"make the leaf's grid at most {limit} instances, e.g. by adding a level of hierarchy"
+        )
 
     def launch_groups(self, step: Step, head: NodeResult) -> list[tuple[int, np.ndarray]]:
         """Parent instances with instances, grouped by grid (one launch per distinct grid)."""
@@ -521,7 +547,7 @@ class _Execution:
         key = table.tobytes() + bytes(str(table.shape), "ascii")
         handle = self.tables.get(key)
         if handle is None:
-            handle = self.tables[key] = self.dev.to_device(table)
+            handle = self.tables[key] = self.plan.device.to_device(table)  # (a rehearsal's too)
             self.ctx.record(to_device=table.nbytes, internal=True)
         return handle
 
@@ -547,6 +573,60 @@ class _Execution:
             temp = self.temps[id(array)] = (array, self.dev.to_device(array), False)
             self.ctx.record(to_device=array.nbytes, copies=1)
         return temp[1]
+
+
+class _Unknown(Exception):
+    """A rehearsal needs a value no kernel computed (see ``Plan.compile``)."""
+
+
+class _Rehearsal(GPUDevice):
+    """The device as ``Plan.compile`` sees it: launching a kernel builds it (``prepare``)
+    instead, no data moves (arrays are allocated, not copied), and reading a device value
+    back raises ``_Unknown``: no kernel computed it."""
+
+    def __init__(self, device: GPUDevice):
+        self.device = device
+        self.name, self.backend = device.name, device.backend
+        self.max_group_size = device.max_group_size
+        self.preferred_group_size = device.preferred_group_size
+        self.shared_memory_bytes = device.shared_memory_bytes
+
+    def to_device(self, host: np.ndarray) -> Any:
+        return self.device.empty(host.shape, host.dtype)
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        return self.device.empty(shape, dtype)
+
+    def copy_to_host(self, handle: Any, host: np.ndarray) -> None:
+        raise _Unknown
+
+    def copy_to_device(self, host: np.ndarray, handle: Any) -> None:
+        pass
+
+    def compile(self, spec: KernelSpec) -> Any:
+        return self.device.compile(spec)
+
+    def prepare(
+        self,
+        kernel: Any,
+        spec: KernelSpec,
+        geometry: Geometry,
+        table: Any,
+        sizes: tuple[int, int, int],
+        args: list[Any],
+    ) -> int:
+        return self.device.prepare(kernel, spec, geometry, table, sizes, args)
+
+    def launch(
+        self,
+        kernel: Any,
+        spec: KernelSpec,
+        geometry: Geometry,
+        table: Any,
+        sizes: tuple[int, int, int],
+        args: list[Any],
+    ) -> None:
+        self.device.prepare(kernel, spec, geometry, table, sizes, args)
 
 
 def _same_for_every_parent(fn: LeafFunction, inputs: list[Column], sizes: np.ndarray) -> bool:
