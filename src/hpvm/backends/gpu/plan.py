@@ -41,7 +41,8 @@ says what a kernel does). The mapping:
   local memory for that kernel instead (initialised from the pool at kernel start);
   otherwise it stays in global memory, where it may outlive its parent instance.
 * **Read-only.** Array parameters no leaf of a kernel writes (not in ``outs``) are marked
-  ``read_only`` in the spec, and the memory tracker keeps their host copy valid.
+  ``read_only`` in the spec (OpenCL makes them ``const restrict``), and the memory tracker
+  keeps their host copy valid.
 
 Modules: ``schedule.py`` (the static steps of a child graph), ``values.py`` (columns,
 storages, instance sets), ``specbuilder.py`` (one kernel's ``KernelSpec``), this module

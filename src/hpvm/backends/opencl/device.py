@@ -212,7 +212,7 @@ class OpenCLDevice(GPUDevice):
                     dtype = np.dtype(p.dtype)
                     values.append(np.uint8(bool(a)) if dtype == ct.BOOL else dtype.type(a))
                     continue
-                contiguous, zero = lay  # type: ignore[misc]
+                contiguous, zero, _ = lay  # type: ignore[misc]
                 item = a.dtype.itemsize
                 values.append(a.buffer)
                 if not zero:
