@@ -57,7 +57,7 @@ What a back end implements: a ``GPUDevice`` (``device.py``) — memory (``to_dev
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -70,6 +70,7 @@ from ...ir.types import ArrayType, ScalarType
 from ...passes.place_allocations import SHARED
 from ..base import RunContext
 from .device import GPUDevice
+from .reuse import RunCache, frozen, size_key
 from .schedule import GraphSchedule, Step, schedule
 from .spec import ArgRef, Geometry, KernelSpec, LeafCall
 from .specbuilder import SpecBuilder
@@ -88,6 +89,21 @@ class Plan:
         self._schedules: dict[tuple[int, frozenset[int] | None], GraphSchedule] = {}
         self._kernels: dict[tuple[object, ...], Any] = {}
         self._interp: Any = None
+        self.cache = RunCache()  # grids, levels, launch groups, tables: kept across runs
+        (root_ctx,) = frozen(np.array([ictx.ROOT], dtype=np.int64))
+        self.root_level = InstanceSet(1, root_ctx, [root.name], key=("root",))
+        self._size_inputs: dict[tuple[int, int], list[int]] = {}
+
+    def size_inputs(self, node: Node, fn: InternalFunction) -> list[int]:
+        """The inputs of ``fn`` that ``node``'s replication sizes read."""
+        found = self._size_inputs.get((id(node), id(fn)))
+        if found is None:
+            names: set[str] = set()
+            for expr in node.sizes:
+                names |= expr.params()
+            index = {p.name: i for i, p in enumerate(fn.params)}
+            found = self._size_inputs[(id(node), id(fn))] = [index[n] for n in sorted(names) if n in index]
+        return found
 
     def schedule(self, fn: InternalFunction, part: frozenset[int] | None = None) -> GraphSchedule:
         sched = self._schedules.get((id(fn), part))
@@ -165,12 +181,11 @@ class _Execution:
         self.ctx = ctx
         self.tracker = ctx.tracker
         self.temps: dict[int, tuple[np.ndarray, Any, bool]] = {}  # untracked arrays: copies for this run
-        self.tables: dict[bytes, Any] = {}
 
     # -- levels and inputs ------------------------------------------------------------
 
     def root_set(self) -> InstanceSet:
-        return InstanceSet(1, np.array([ictx.ROOT], dtype=np.int64), [self.plan.root.name])
+        return self.plan.root_level
 
     def root_inputs(self, args: Sequence[Any]) -> list[Column]:
         cols = []
@@ -226,24 +241,28 @@ class _Execution:
         return outputs
 
     def sizes(self, node: Node, level: InstanceSet, fn: InternalFunction, inputs: list[Column]) -> NodeResult:
-        names: set[str] = set()
-        for expr in node.sizes:
-            names |= expr.params()
-        index = {p.name: i for i, p in enumerate(fn.params)}
-        used = [index[n] for n in names if n in index]
+        used = self.plan.size_inputs(node, fn)
         if all(inputs[i].is_uniform for i in used):
             env = {fn.params[i].name: inputs[i].uniform for i in used}
-            one = node.evaluate_sizes(env, f"in {level.path(0)}, " if level.count == 1 else "")
-            sizes = np.tile(np.array(one, dtype=np.int64), (level.count, 1))
+            values = size_key(env)
+            if level.key is not None and values is not None:  # the same sizes as last time?
+                key = (id(node), level.key, values)
+                grid = self.plan.cache.get(
+                    key, lambda: frozen(*_grid(node, level, [self.one_size(node, level, env)]))
+                )
+                return NodeResult(node, *grid, key=key)
+            rows = [self.one_size(node, level, env)]
         else:
             rows = []
             for r in range(level.count):
                 env = {fn.params[i].name: inputs[i].row(r, self.dev, self.ctx) for i in used}
                 rows.append(node.evaluate_sizes(env, f"in {level.path(r)}, "))
-            sizes = np.array(rows, dtype=np.int64).reshape(level.count, node.dims)
-        counts = np.prod(sizes, axis=1, dtype=np.int64) if node.dims else np.ones(level.count, np.int64)
-        offsets = np.cumsum(counts) - counts
-        return NodeResult(node, sizes, counts, offsets)
+        return NodeResult(node, *_grid(node, level, rows))
+
+    @staticmethod
+    def one_size(node: Node, level: InstanceSet, env: dict[str, Any]) -> tuple[int, ...]:
+        """``node``'s sizes from inputs that are the same in every instance of ``level``."""
+        return node.evaluate_sizes(env, f"in {level.path(0)}, " if level.count == 1 else "")
 
     def input_column(
         self,
@@ -309,6 +328,15 @@ class _Execution:
         results[node.name] = res
 
     def child_set(self, node: Node, level: InstanceSet, res: NodeResult) -> InstanceSet:
+        if res.key is None:
+            return self.make_child_set(node, level, res)
+        key = ("level", res.key)  # (res.key names the node and the parent level)
+        return self.plan.cache.get(key, lambda: self.make_child_set(node, level, res, key))
+
+    @staticmethod
+    def make_child_set(
+        node: Node, level: InstanceSet, res: NodeResult, key: Hashable | None = None
+    ) -> InstanceSet:
         total = int(res.counts.sum())
         width = ictx.STRIDE * (len(level.names) + 1)
         ctx = np.zeros((total, width), dtype=np.int64)
@@ -320,7 +348,9 @@ class _Execution:
             block = ctx[start : start + n]
             block[:, : ictx.STRIDE] = ictx.level_rows([int(s) for s in res.sizes[r]])
             block[:, ictx.STRIDE :] = level.ctx[r]
-        return InstanceSet(total, ctx, [node.name, *level.names])
+        if key is not None:
+            frozen(ctx)
+        return InstanceSet(total, ctx, [node.name, *level.names], key)
 
     # -- allocation leaves: on the host -------------------------------------------------
 
@@ -481,27 +511,23 @@ class _Execution:
                     storage = Storage(device=dev.empty((level.count,), t.dtype))
                     builder.output(ci, port, storage, "last")
                     res.last_cols[port] = Column(storage=storage)
-        groups = self.launch_groups(step, head)
+        groups = self.launch_groups(head)
         use_shared = builder.shared_possible and all(t <= dev.max_group_size for t, _ in groups)
         spec, values = builder.build(calls, nodes[0].dims, len(level.names) + 1, use_shared)
         if not groups:
             return
         kernel = self.plan.kernel(spec)
         self.mark_written(builder)
-        for count, rows in groups:
+        for g, (count, rows) in enumerate(groups):
             sizes = tuple(int(s) for s in head.sizes[rows[0]]) + (1,) * (3 - nodes[0].dims)
             exact = step.barrier or bool(spec.shared)
             if exact and count > dev.max_group_size:
                 raise self.too_wide(step, count, sizes, dev.max_group_size, "the device allows")
             group_size = count if exact else min(count, dev.preferred_group_size)
             bpp = 1 if exact else math.ceil(count / group_size)
-            table = np.empty((len(rows), spec.table_width), dtype=np.int64)
-            table[:, 0] = rows
-            table[:, 1] = head.offsets[rows]
-            table[:, 2:] = level.ctx[rows]
             geometry = Geometry(len(rows) * bpp, group_size, bpp)
             try:
-                handle = self.table(table)
+                handle = self.instance_table(level, head, g, rows, spec.table_width)
                 if exact:  # the compiled kernel's own limit may be lower than the device's
                     limit = dev.prepare(kernel, spec, geometry, handle, sizes, values)
                     if count > limit:
@@ -531,26 +557,37 @@ class _Execution:
             f"make the leaf's grid at most {limit} instances, e.g. by adding a level of hierarchy"
         )
 
-    def launch_groups(self, step: Step, head: NodeResult) -> list[tuple[int, np.ndarray]]:
+    def launch_groups(self, head: NodeResult) -> list[tuple[int, np.ndarray]]:
         """Parent instances with instances, grouped by grid (one launch per distinct grid)."""
-        live = np.nonzero(head.counts > 0)[0]
-        if not len(live):
-            return []
-        sizes = head.sizes[live]
-        if not sizes.size or (sizes == sizes[0]).all():
-            return [(int(head.counts[live[0]]), live.astype(np.int64))]
-        groups: dict[tuple[int, ...], list[int]] = {}
-        for r in live:
-            groups.setdefault(tuple(int(s) for s in head.sizes[r]), []).append(int(r))
-        return [(int(head.counts[g[0]]), np.array(g, dtype=np.int64)) for g in groups.values()]
+        if head.key is not None:
+            return self.plan.cache.get(("groups", head.key), lambda: _launch_groups(head))
+        return _launch_groups(head)
+
+    def instance_table(
+        self, level: InstanceSet, head: NodeResult, group: int, rows: np.ndarray, width: int
+    ) -> Any:
+        """The device table of launch group ``group`` (``spec.py``): per launched parent
+        instance its index, its first instance's flat index and the ancestors' context."""
+
+        def make() -> np.ndarray:
+            table = np.empty((len(rows), width), dtype=np.int64)
+            table[:, 0] = rows
+            table[:, 1] = head.offsets[rows]
+            table[:, 2:] = level.ctx[rows]
+            return table
+
+        if head.key is not None:  # (its key names the level, which fixes the width)
+            return self.plan.cache.table(("table", head.key, group), make, self.upload)
+        return self.table(make())
 
     def table(self, table: np.ndarray) -> Any:
-        key = table.tobytes() + bytes(str(table.shape), "ascii")
-        handle = self.tables.get(key)
-        if handle is None:
-            handle = self.tables[key] = self.plan.device.to_device(table)  # (a rehearsal's too)
-            self.ctx.record(to_device=table.nbytes, internal=True)
-        return handle
+        """The device copy of an int64 table or index map, by its contents."""
+        key = ("content", table.tobytes(), table.shape)
+        return self.plan.cache.table(key, lambda: table, self.upload)
+
+    def upload(self, table: np.ndarray) -> Any:
+        self.ctx.record(to_device=table.nbytes, internal=True)
+        return self.plan.device.to_device(table)  # (a rehearsal's too: the cache outlives it)
 
     def mark_written(self, builder: SpecBuilder) -> None:
         for obj, writes in builder.array_objects:
@@ -574,6 +611,30 @@ class _Execution:
             temp = self.temps[id(array)] = (array, self.dev.to_device(array), False)
             self.ctx.record(to_device=array.nbytes, copies=1)
         return temp[1]
+
+
+def _launch_groups(head: NodeResult) -> list[tuple[int, np.ndarray]]:
+    """(instances per parent, parent rows) per distinct grid, of the parents with instances."""
+    live = np.nonzero(head.counts > 0)[0]
+    if not len(live):
+        return []
+    sizes = head.sizes[live]
+    if not sizes.size or (sizes == sizes[0]).all():
+        return [(int(head.counts[live[0]]), live.astype(np.int64))]
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for r in live:
+        groups.setdefault(tuple(int(s) for s in head.sizes[r]), []).append(int(r))
+    return [(int(head.counts[g[0]]), np.array(g, dtype=np.int64)) for g in groups.values()]
+
+
+def _grid(node: Node, level: InstanceSet, rows: list[tuple[int, ...]]) -> tuple[np.ndarray, ...]:
+    """(sizes, counts, offsets) of ``node`` over ``level`` from its sizes per parent instance
+    (one row: the same in every parent instance)."""
+    one = np.array(rows, dtype=np.int64).reshape(len(rows), node.dims)
+    sizes = np.tile(one, (level.count, 1)) if len(rows) == 1 and level.count != 1 else one
+    counts = np.prod(sizes, axis=1, dtype=np.int64) if node.dims else np.ones(level.count, np.int64)
+    offsets = np.cumsum(counts) - counts
+    return sizes, counts, offsets
 
 
 class _Unknown(Exception):

@@ -8,6 +8,7 @@ pools live in shared memory for this kernel.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -53,7 +54,7 @@ class SpecBuilder:
             {
                 "name": f"p{index}",
                 "kind": kind,
-                "dtype": np.dtype(dtype).name,
+                "dtype": _dtype_name(dtype),
                 "rank": rank,
                 "read_only": not writes,
             }
@@ -144,3 +145,9 @@ class SpecBuilder:
             self.step.barrier,
         )
         return spec, list(self.values)
+
+
+@functools.lru_cache(maxsize=64)
+def _dtype_name(dtype: Any) -> str:
+    """``np.dtype(dtype).name``, which takes microseconds: a launch path asks for it per parameter."""
+    return np.dtype(dtype).name
