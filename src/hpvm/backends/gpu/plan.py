@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -458,7 +458,8 @@ class _Execution:
                 )
             results[node.name] = res
             members.append(res)
-        total = int(head.counts.sum())
+        groups = self.launch_groups(head)
+        total = sum(len(g.rows) * g.count for g in groups)
         builder = SpecBuilder(self, step, level.count)
         position = {id(n): i for i, n in enumerate(nodes)}
         calls = []
@@ -511,15 +512,13 @@ class _Execution:
                     storage = Storage(device=dev.empty((level.count,), t.dtype))
                     builder.output(ci, port, storage, "last")
                     res.last_cols[port] = Column(storage=storage)
-        groups = self.launch_groups(head)
-        use_shared = builder.shared_possible and all(t <= dev.max_group_size for t, _ in groups)
+        use_shared = builder.shared_possible and all(g.count <= dev.max_group_size for g in groups)
         spec, values = builder.build(calls, nodes[0].dims, len(level.names) + 1, use_shared)
         if not groups:
             return
         kernel = self.plan.kernel(spec)
         self.mark_written(builder)
-        for g, (count, rows) in enumerate(groups):
-            sizes = tuple(int(s) for s in head.sizes[rows[0]]) + (1,) * (3 - nodes[0].dims)
+        for g, (count, rows, sizes) in enumerate(groups):
             exact = step.barrier or bool(spec.shared)
             if exact and count > dev.max_group_size:
                 raise self.too_wide(step, count, sizes, dev.max_group_size, "the device allows")
@@ -557,7 +556,7 @@ class _Execution:
             f"make the leaf's grid at most {limit} instances, e.g. by adding a level of hierarchy"
         )
 
-    def launch_groups(self, head: NodeResult) -> list[tuple[int, np.ndarray]]:
+    def launch_groups(self, head: NodeResult) -> list[LaunchGroup]:
         """Parent instances with instances, grouped by grid (one launch per distinct grid)."""
         if head.key is not None:
             return self.plan.cache.get(("groups", head.key), lambda: _launch_groups(head))
@@ -613,18 +612,31 @@ class _Execution:
         return temp[1]
 
 
-def _launch_groups(head: NodeResult) -> list[tuple[int, np.ndarray]]:
-    """(instances per parent, parent rows) per distinct grid, of the parents with instances."""
+class LaunchGroup(NamedTuple):
+    """Parent instances launched together: all have ``count`` instances, over ``sizes``."""
+
+    count: int
+    rows: np.ndarray  # the parent instances (rows of their level)
+    sizes: tuple[int, ...]  # the grid, padded with 1s to three dimensions
+
+
+def _launch_groups(head: NodeResult) -> list[LaunchGroup]:
+    """The parents with instances, one ``LaunchGroup`` per distinct grid."""
     live = np.nonzero(head.counts > 0)[0]
     if not len(live):
         return []
+    pad = (1,) * (3 - head.node.dims)
     sizes = head.sizes[live]
     if not sizes.size or (sizes == sizes[0]).all():
-        return [(int(head.counts[live[0]]), live.astype(np.int64))]
+        grid = tuple(int(v) for v in head.sizes[live[0]]) + pad
+        return [LaunchGroup(int(head.counts[live[0]]), live.astype(np.int64), grid)]
     groups: dict[tuple[int, ...], list[int]] = {}
     for r in live:
-        groups.setdefault(tuple(int(s) for s in head.sizes[r]), []).append(int(r))
-    return [(int(head.counts[g[0]]), np.array(g, dtype=np.int64)) for g in groups.values()]
+        groups.setdefault(tuple(int(v) for v in head.sizes[r]), []).append(int(r))
+    return [
+        LaunchGroup(int(head.counts[g[0]]), np.array(g, dtype=np.int64), grid + pad)
+        for grid, g in groups.items()
+    ]
 
 
 def _grid(node: Node, level: InstanceSet, rows: list[tuple[int, ...]]) -> tuple[np.ndarray, ...]:
