@@ -28,7 +28,8 @@ Rows:
 
 Run one part with ``--only NAME[,NAME]``: vadd, sgemm, stencil, histogram, reduction,
 pipeline, pipeline1, threads, launch, compile, overhead, scaling, tensor (the models of
-``hpvm.tensor.models`` on the tensor back end beside eager PyTorch: ``benchmarks/tensor.py``).
+``hpvm.tensor.models`` on the tensor back end beside eager PyTorch: ``benchmarks/tensor.py``),
+gpulaunch (launch + wait of a one-kernel graph on ``--targets cuda,opencl``: ``benchmarks/gpu.py``).
 
 ``--quick`` uses smaller sizes where it matters (sgemm 256³, 256² frames) and fewer
 samples; ``--tiny`` uses sizes the interpreter can run, to check the harness itself.
@@ -68,6 +69,7 @@ import baselines  # noqa: E402
 import kernels  # noqa: E402
 import plots  # noqa: E402
 
+import gpu as gpu_bench  # noqa: E402
 import tensor as tensor_bench  # noqa: E402
 
 RATIO_TARGET = 1.10  # hpvm cpu time / hand-written Numba time
@@ -918,6 +920,7 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "overhead": bench_overhead,
     "scaling": bench_scaling,
     "tensor": tensor_bench.bench_tensor,  # the tensor back end beside eager PyTorch (benchmarks/tensor.py)
+    "gpulaunch": gpu_bench.bench_gpu_launch,  # launch + wait on cuda / opencl (benchmarks/gpu.py)
 }
 KERNEL_ROWS = ("vadd", "sgemm", "stencil", "histogram", "reduction", "pipeline")
 

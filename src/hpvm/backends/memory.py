@@ -30,6 +30,7 @@ An array is identified by its memory: a view or slice of a tracked array counts 
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -145,6 +146,10 @@ class MemoryTracker:
         # so that a launch starting on another thread cannot slip in between.
         self._lock = threading.RLock()
         self._device_entries = 0  # entries with a device copy: 0 lets host runs skip all work
+        # id(array) -> (weak reference, byte range) of arrays found before: a launch finds the
+        # same arrays again and again, and NumPy takes microseconds to give a byte range. (A
+        # dead reference means the id may be another array's now.)
+        self._extents: dict[int, tuple[weakref.ref, int, int]] = {}
         self._totals = Transfers()  # everything this tracker's runs and requests moved
         self._totals_lock = threading.Lock()
 
@@ -260,8 +265,15 @@ class MemoryTracker:
             entry.valid_on = {HOST}
 
     def find(self, array: np.ndarray) -> TrackedArray | None:
-        start, end = _extent(array)
         with self._lock:
+            seen = self._extents.get(id(array))
+            if seen is not None and seen[0]() is array:
+                start, end = seen[1], seen[2]
+            else:
+                start, end = _extent(array)
+                if len(self._extents) >= 64:
+                    self._extents.clear()
+                self._extents[id(array)] = (weakref.ref(array), start, end)
             entry = self._entries.get(start)  # the usual case: the tracked array itself
             if entry is not None and end <= entry.end:
                 return entry
@@ -316,7 +328,7 @@ class MemoryTracker:
                 self.record(into, to_device=nbytes, copies=1)
                 entry.valid_on.add(device.name)
             handle = entry.copies[device.name][1]
-            if _layout(array) == _layout(entry.array):
+            if array is entry.array or _layout(array) == _layout(entry.array):
                 return handle
             key = (device.name, _layout(array))
             view = entry.views.get(key)

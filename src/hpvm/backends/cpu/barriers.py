@@ -52,6 +52,14 @@ from ...ir import instance_context as ictx
 from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ArrayType, PortType, ScalarType
 from ...passes.clone_leaves import BARRIER_MARKER, CTX_PARAM, LeafClone
+from ...passes.uniformity import Uniformity as _Uniformity
+from ...passes.uniformity import barrier_lines as _barrier_lines
+from ...passes.uniformity import escaping_jump as _escaping_jump
+from ...passes.uniformity import is_barrier as _is_barrier
+from ...passes.uniformity import loads as _loads
+from ...passes.uniformity import reads_varying as _reads_varying
+from ...passes.uniformity import stores as _stores
+from ...passes.uniformity import walk_own as _walk_own
 from .narrow import MASK
 
 # Names of the group function (the leaf's own names never start with "__hpvm").
@@ -70,8 +78,6 @@ _FLAT = "__hpvm_f"
 _RET = "__hpvm_ret"
 _DONE = "__hpvm_done"
 _NP = "__hpvm_np"
-# Calls whose result differs per instance even with uniform arguments.
-_VARYING_CALL = re.compile(r"^__hpvm_(atomic_\w+|malloc)$")
 # Builtins a run-once uniform region may call (pure, no side effects on arrays).
 _PURE_BUILTINS = {"len", "min", "max", "abs", "int", "float", "bool", "round"}
 # Array methods that return a view of their array, not a new array.
@@ -95,55 +101,7 @@ def group_function(clone: LeafClone, param_types: list[PortType], ctx_levels: in
 
 
 # ---------------------------------------------------------------------------------------
-# Small AST helpers
-
-
-def _walk_own(node: ast.AST) -> Iterator[ast.AST]:
-    """``ast.walk`` that does not enter nested functions, lambdas or classes."""
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        yield n
-        if n is node or not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(n))
-
-
-def _is_barrier(stmt: ast.stmt) -> bool:
-    return (
-        isinstance(stmt, ast.Expr)
-        and isinstance(stmt.value, ast.Call)
-        and isinstance(stmt.value.func, ast.Name)
-        and stmt.value.func.id == BARRIER_MARKER
-    )
-
-
-def _barrier_lines(node: ast.AST) -> list[int]:
-    return sorted(n.lineno for n in _walk_own(node) if isinstance(n, ast.stmt) and _is_barrier(n))
-
-
-def _escaping_jump(stmt: ast.stmt) -> ast.stmt | None:
-    """The first ``break``/``continue`` in ``stmt`` that leaves a loop enclosing ``stmt``."""
-    if isinstance(stmt, (ast.Break, ast.Continue)):
-        return stmt
-    if isinstance(stmt, (ast.For, ast.While)):
-        children = stmt.orelse  # a loop's own body breaks the loop itself
-    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return None
-    else:
-        children = [s for s in ast.iter_child_nodes(stmt) if isinstance(s, ast.stmt)]
-    return next((j for j in map(_escaping_jump, children) if j is not None), None)
-
-
-def _stores(node: ast.AST) -> set[str]:
-    return {n.id for n in _walk_own(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-
-
-def _loads(node: ast.AST) -> Iterator[ast.Name]:
-    """Names read by ``node``, leaving out the variables comprehensions bind."""
-    bound = {name for n in _walk_own(node) if isinstance(n, ast.comprehension) for name in _stores(n.target)}
-    for n in _walk_own(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound:
-            yield n
+# Small AST helpers (the shared ones are in passes/uniformity.py)
 
 
 def _parse(source: str) -> list[ast.stmt]:
@@ -183,95 +141,6 @@ class _SubstituteCtx(ast.NodeTransformer):
         if node.id == CTX_PARAM:
             raise self.fail(node.lineno, "the node context is used other than by a structure query")
         return node
-
-
-# ---------------------------------------------------------------------------------------
-# Uniformity: which locals may differ between instances
-
-
-def _reads_varying(node: ast.AST, varying: set[str]) -> bool:
-    """Whether ``node`` reads a varying local or calls something that differs per instance."""
-    for n in _walk_own(node):
-        if isinstance(n, ast.Name) and n.id in varying:
-            return True
-        if isinstance(n, ast.Call):
-            if isinstance(n.func, ast.Name) and _VARYING_CALL.match(n.func.id):
-                return True
-            chain = n.func
-            while isinstance(chain, ast.Attribute):
-                if chain.attr == "random":
-                    return True
-                chain = chain.value
-            if isinstance(chain, ast.Name) and chain.id == "random":
-                return True
-    return False
-
-
-class _Uniformity:
-    """Flow-insensitive varying-ness of locals, to a fixpoint.
-
-    A local is varying when any assignment to it reads a varying value (an instance id, a
-    varying local, an atomic, ``malloc``, a random number) or happens under control flow
-    that depends on one — including loops that some instances leave early.
-    """
-
-    def __init__(self, seeds: set[str]):
-        self.varying = set(seeds)
-        self.divergent_loops: set[int] = set()
-        self.changed = True
-
-    def run(self, body: list[ast.stmt]) -> set[str]:
-        while self.changed:
-            self.changed = False
-            self._block(body, False, None)
-        return self.varying
-
-    def expr(self, node: ast.AST) -> bool:
-        return _reads_varying(node, self.varying)
-
-    def _mark(self, target: ast.AST, varying: bool) -> None:
-        if varying:
-            new = _stores(target) - self.varying
-            if new:
-                self.varying |= new
-                self.changed = True
-
-    def _block(self, stmts: list[ast.stmt], ctrl: bool, loop: ast.stmt | None) -> None:
-        for s in stmts:
-            self._stmt(s, ctrl, loop)
-
-    def _stmt(self, s: ast.stmt, ctrl: bool, loop: ast.stmt | None) -> None:
-        for n in _walk_own(s):  # walrus targets, wherever they are
-            if isinstance(n, ast.NamedExpr):
-                self._mark(n.target, ctrl or self.expr(n.value))
-        if isinstance(s, ast.Assign):
-            v = ctrl or self.expr(s.value)
-            for t in s.targets:
-                self._mark(t, v)
-        elif isinstance(s, (ast.AugAssign, ast.AnnAssign)):
-            if s.value is not None:
-                self._mark(s.target, ctrl or self.expr(s.value) or self.expr(s.target))
-        elif isinstance(s, ast.If):
-            v = ctrl or self.expr(s.test)
-            self._block(s.body, v, loop)
-            self._block(s.orelse, v, loop)
-        elif isinstance(s, (ast.For, ast.While)):
-            head = s.iter if isinstance(s, ast.For) else s.test
-            v = ctrl or self.expr(head) or id(s) in self.divergent_loops
-            if isinstance(s, ast.For):
-                self._mark(s.target, v)
-            self._block(s.body, v, s)
-            self._block(s.orelse, v, loop)
-        elif isinstance(s, (ast.Break, ast.Continue, ast.Return)):
-            if ctrl and loop is not None and id(loop) not in self.divergent_loops:
-                self.divergent_loops.add(id(loop))
-                self.changed = True
-        else:  # with, try: their bodies run under the same control
-            for child in ast.iter_child_nodes(s):
-                if isinstance(child, ast.stmt):
-                    self._stmt(child, ctrl, loop)
-                elif isinstance(child, ast.excepthandler):
-                    self._block(child.body, ctrl, loop)
 
 
 # ---------------------------------------------------------------------------------------

@@ -34,6 +34,9 @@ from .kernelgen import kernel_source
 
 # numba-cuda's simulator runs one kernel at a time in a process (it asserts so).
 _SIM_LOCK = threading.Lock()
+# Bytes shared-memory buffers are aligned to on a GPU, as on opencl (``__local`` arrays): a
+# malloc buffer is uint8 and leaves view it as float32, int64...
+SHARED_ALIGNMENT = 16
 
 
 def simulated() -> bool:
@@ -83,6 +86,9 @@ class CUDADevice(GPUDevice):
         )
         self._checked: set[tuple[object, ...]] = set()
         self._lock = threading.RLock()
+        # The simulator refuses an alignment (its shared arrays are NumPy arrays, whose data
+        # NumPy aligns to 16 bytes already).
+        self.shared_alignment = None if self.simulator else SHARED_ALIGNMENT
 
     def describe(self) -> str:
         return self._label
@@ -165,7 +171,48 @@ class CUDADevice(GPUDevice):
             symbols.append(symbol)
         if self.simulator:
             self._typecheck(spec)
-        return _Kernel(self.cuda, spec, symbols, namespace)
+        return _Kernel(self.cuda, spec, symbols, namespace, self.shared_alignment)
+
+    def _form(
+        self, spec: KernelSpec, geometry: Geometry, sizes: tuple[int, int, int]
+    ) -> tuple[Form, tuple[int, ...]]:
+        """The prologue form of a launch, and a direct launch's block shape."""
+        # Instance axis a is CUDA axis n - 1 - a in a direct launch (kernelgen.py).
+        n = max(spec.dims, 1)
+        return launch_form(
+            spec,
+            geometry,
+            sizes,
+            self.preferred_group_size,
+            self.block_dims[:n][::-1],
+            self.grid_dims[:n][::-1],
+        )
+
+    def prepare(
+        self,
+        kernel: Any,
+        spec: KernelSpec,
+        geometry: Geometry,
+        table: Any,
+        sizes: tuple[int, int, int],
+        args: list[Any],
+    ) -> int:
+        """Generate the kernel for this launch's form and, on a GPU, compile it for the
+        arguments' types: numba-cuda's compiled kernel knows its own threads-per-block limit
+        (``max_threads_per_block``, lowered by its registers). The simulator compiles
+        nothing (``compile`` type-checked the leaves) and has no such limit."""
+        dispatcher = kernel.dispatcher(self._form(spec, geometry, sizes)[0])
+        if self.simulator:
+            return self.max_group_size
+        from numba import typeof
+        from numba.core.errors import NumbaError
+
+        values = (table, *(np.int64(s) for s in sizes), np.int64(geometry.bpp), *args)
+        try:
+            compiled = dispatcher.compile(tuple(typeof(v) for v in values))
+        except NumbaError as e:
+            raise locate(e, spec, "cuda", "numba-cuda") from None
+        return min(self.max_group_size, int(compiled.max_threads_per_block))
 
     def launch(
         self,
@@ -177,16 +224,7 @@ class CUDADevice(GPUDevice):
         args: list[Any],
     ) -> None:
         s0, s1, s2 = (np.int64(s) for s in sizes)
-        # Instance axis a is CUDA axis n - 1 - a in a direct launch (kernelgen.py).
-        n = max(spec.dims, 1)
-        form, local = launch_form(
-            spec,
-            geometry,
-            sizes,
-            self.preferred_group_size,
-            self.block_dims[:n][::-1],
-            self.grid_dims[:n][::-1],
-        )
+        form, local = self._form(spec, geometry, sizes)
         if form.direct:
             blocks = [size // k for size, k in zip(sizes, local)]
             call = kernel.dispatcher(form)[tuple(blocks[::-1]), tuple(local[::-1])]
@@ -257,15 +295,23 @@ class _Kernel:
     """A spec's kernels, one ``cuda.jit`` dispatcher per prologue form (generated on first
     use), and the latest generated source."""
 
-    def __init__(self, cuda: Any, spec: KernelSpec, symbols: list[str], namespace: dict[str, Any]):
+    def __init__(
+        self,
+        cuda: Any,
+        spec: KernelSpec,
+        symbols: list[str],
+        namespace: dict[str, Any],
+        alignment: int | None,
+    ):
         self.cuda, self.spec, self.symbols, self.namespace = cuda, spec, symbols, namespace
+        self.alignment = alignment
         self.forms: dict[Form, Any] = {}
         self.source = ""
 
     def dispatcher(self, form: Form) -> Any:
         found = self.forms.get(form)
         if found is None:
-            self.source = kernel_source(self.spec, self.symbols, form)
+            self.source = kernel_source(self.spec, self.symbols, form, self.alignment)
             scope = dict(self.namespace)
             exec(compile(self.source, f"<hpvm cuda kernel {self.spec.name}>", "exec"), scope)
             found = self.forms[form] = self.cuda.jit(scope[self.spec.name])

@@ -19,9 +19,10 @@ INDENT = "    "
 _THREAD_IDS = {"group": "cuda.blockIdx.x", "local": "cuda.threadIdx.x", "group_size": "cuda.blockDim.x"}
 
 
-def kernel_source(spec: KernelSpec, symbols: list[str], form: Form) -> str:
+def kernel_source(spec: KernelSpec, symbols: list[str], form: Form, alignment: int | None = None) -> str:
     """The kernel's ``def`` (named ``spec.name``) in ``form``; ``symbols[c]`` is call ``c``'s
-    device function."""
+    device function. Shared buffers are aligned to ``alignment`` bytes when it is given: a
+    ``malloc`` buffer is bytes (``uint8``, aligned to 1) that leaves view as wider types."""
     params = ["__table", "__s0", "__s1", "__s2", "__bpp", *(p.name for p in spec.params)]
     start = prologue(spec, form)
     body: list[str] = []
@@ -33,7 +34,7 @@ def kernel_source(spec: KernelSpec, symbols: list[str], form: Form) -> str:
     body.append(f"__ctx = ({', '.join(_python(v, spec.dims) for v in start.context)},)")
     for k, buf in enumerate(spec.shared):
         body += [
-            f"__sh{k} = cuda.shared.array({buf.length}, np.{buf.dtype})",
+            f"__sh{k} = cuda.shared.array({buf.length}, np.{buf.dtype}{'' if alignment is None else f', {alignment}'})",
             f"__src{k} = {_arg(spec, buf.source)}",
             "__e = cuda.threadIdx.x",
             f"while __e < {buf.length}:",

@@ -56,10 +56,13 @@ class GPUBackend(Backend):
         return plan
 
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:
-        """Lower the graph now (kernels are compiled when their argument types are known: at
-        their first launch)."""
+        """Lower the graph and build the kernels a run with ``args`` launches, for their types
+        and layouts, without running them (``Plan.compile``), so that ``hpvm run --timings``
+        counts compiling as compiling."""
         with self._lock:
-            self.plan(root).prepare()
+            plan = self.plan(root)
+            plan.prepare()
+            plan.compile(args)
 
     def run(
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None

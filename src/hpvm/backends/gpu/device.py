@@ -77,6 +77,26 @@ class GPUDevice(ABC):
         ``CompileError`` naming the leaf, its file and line.
         """
 
+    def prepare(
+        self,
+        kernel: Any,
+        spec: KernelSpec,
+        geometry: Geometry,
+        table: Any,
+        sizes: tuple[int, int, int],
+        args: list[Any],
+    ) -> int:
+        """Build ``kernel`` now for a launch with these arguments (the variant its prologue
+        form and its arguments' types and layouts select), unless it is built already, and
+        return the most threads one block of that build may have: the compiled kernel's own
+        limit (its registers or local memory may lower it), at most ``max_group_size``.
+
+        The plan calls it before launching a kernel whose parent instances must each fit in
+        one block (barriers, shared buffers), and instead of ``launch`` when it compiles a
+        graph ahead of running it (``Plan.compile``). A device that builds nothing per
+        launch keeps this default."""
+        return self.max_group_size
+
     @abstractmethod
     def launch(
         self,

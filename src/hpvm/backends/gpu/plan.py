@@ -41,7 +41,8 @@ says what a kernel does). The mapping:
   local memory for that kernel instead (initialised from the pool at kernel start);
   otherwise it stays in global memory, where it may outlive its parent instance.
 * **Read-only.** Array parameters no leaf of a kernel writes (not in ``outs``) are marked
-  ``read_only`` in the spec, and the memory tracker keeps their host copy valid.
+  ``read_only`` in the spec (OpenCL makes them ``const restrict``), and the memory tracker
+  keeps their host copy valid.
 
 Modules: ``schedule.py`` (the static steps of a child graph), ``values.py`` (columns,
 storages, instance sets), ``specbuilder.py`` (one kernel's ``KernelSpec``), this module
@@ -56,19 +57,20 @@ What a back end implements: a ``GPUDevice`` (``device.py``) — memory (``to_dev
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Hashable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ...errors import CompileError, DeviceLimitError, HPVMError, LaunchError, NodeExecutionError
 from ...ir import instance_context as ictx
 from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
-from ...ir.leafinfo import analyze_leaf
+from ...ir.purity import parent_independent
 from ...ir.types import ArrayType, ScalarType
 from ...passes.place_allocations import SHARED
 from ..base import RunContext
 from .device import GPUDevice
+from .reuse import RunCache, frozen, size_key
 from .schedule import GraphSchedule, Step, schedule
 from .spec import ArgRef, Geometry, KernelSpec, LeafCall
 from .specbuilder import SpecBuilder
@@ -87,6 +89,21 @@ class Plan:
         self._schedules: dict[tuple[int, frozenset[int] | None], GraphSchedule] = {}
         self._kernels: dict[tuple[object, ...], Any] = {}
         self._interp: Any = None
+        self.cache = RunCache()  # grids, levels, launch groups, tables: kept across runs
+        (root_ctx,) = frozen(np.array([ictx.ROOT], dtype=np.int64))
+        self.root_level = InstanceSet(1, root_ctx, [root.name], key=("root",))
+        self._size_inputs: dict[tuple[int, int], list[int]] = {}
+
+    def size_inputs(self, node: Node, fn: InternalFunction) -> list[int]:
+        """The inputs of ``fn`` that ``node``'s replication sizes read."""
+        found = self._size_inputs.get((id(node), id(fn)))
+        if found is None:
+            names: set[str] = set()
+            for expr in node.sizes:
+                names |= expr.params()
+            index = {p.name: i for i, p in enumerate(fn.params)}
+            found = self._size_inputs[(id(node), id(fn))] = [index[n] for n in sorted(names) if n in index]
+        return found
 
     def schedule(self, fn: InternalFunction, part: frozenset[int] | None = None) -> GraphSchedule:
         sched = self._schedules.get((id(fn), part))
@@ -118,6 +135,19 @@ class Plan:
 
     # -- entry points -----------------------------------------------------------------
 
+    def compile(self, args: Sequence[Any]) -> None:
+        """Build the kernels a run with ``args`` launches, in the variants its launches pick
+        (prologue forms, argument types and layouts), without running any: a rehearsal of
+        ``run`` on a device that builds each kernel where it would launch it. Allocation
+        leaves run, on the host, as in a run. It stops where a step needs a value a kernel
+        would have computed (a size or an allocation leaf's input read from the device):
+        the kernels after that are built at their first launch."""
+        ex = _Execution(self, RunContext(), rehearsal=True)
+        try:
+            ex.graph(self.root, ex.root_set(), ex.root_inputs(args))
+        except _Unknown:
+            pass
+
     def run(self, args: Sequence[Any], ctx: RunContext) -> tuple[Any, ...]:
         ex = _Execution(self, ctx)
         try:
@@ -142,20 +172,20 @@ class Plan:
 
 
 class _Execution:
-    """One run of a plan: columns, buffers, temporary device copies."""
+    """One run of a plan: columns, buffers, temporary device copies. A *rehearsal*
+    (``Plan.compile``) runs on ``_Rehearsal``: kernels are built, not launched."""
 
-    def __init__(self, plan: Plan, ctx: RunContext):
+    def __init__(self, plan: Plan, ctx: RunContext, rehearsal: bool = False):
         self.plan = plan
-        self.dev = plan.device
+        self.dev: GPUDevice = _Rehearsal(plan.device) if rehearsal else plan.device
         self.ctx = ctx
         self.tracker = ctx.tracker
         self.temps: dict[int, tuple[np.ndarray, Any, bool]] = {}  # untracked arrays: copies for this run
-        self.tables: dict[bytes, Any] = {}
 
     # -- levels and inputs ------------------------------------------------------------
 
     def root_set(self) -> InstanceSet:
-        return InstanceSet(1, np.array([ictx.ROOT], dtype=np.int64), [self.plan.root.name])
+        return self.plan.root_level
 
     def root_inputs(self, args: Sequence[Any]) -> list[Column]:
         cols = []
@@ -211,24 +241,28 @@ class _Execution:
         return outputs
 
     def sizes(self, node: Node, level: InstanceSet, fn: InternalFunction, inputs: list[Column]) -> NodeResult:
-        names: set[str] = set()
-        for expr in node.sizes:
-            names |= expr.params()
-        index = {p.name: i for i, p in enumerate(fn.params)}
-        used = [index[n] for n in names if n in index]
+        used = self.plan.size_inputs(node, fn)
         if all(inputs[i].is_uniform for i in used):
             env = {fn.params[i].name: inputs[i].uniform for i in used}
-            one = node.evaluate_sizes(env, f"in {level.path(0)}, " if level.count == 1 else "")
-            sizes = np.tile(np.array(one, dtype=np.int64), (level.count, 1))
+            values = size_key(env)
+            if level.key is not None and values is not None:  # the same sizes as last time?
+                key = (id(node), level.key, values)
+                grid = self.plan.cache.get(
+                    key, lambda: frozen(*_grid(node, level, [self.one_size(node, level, env)]))
+                )
+                return NodeResult(node, *grid, key=key)
+            rows = [self.one_size(node, level, env)]
         else:
             rows = []
             for r in range(level.count):
                 env = {fn.params[i].name: inputs[i].row(r, self.dev, self.ctx) for i in used}
                 rows.append(node.evaluate_sizes(env, f"in {level.path(r)}, "))
-            sizes = np.array(rows, dtype=np.int64).reshape(level.count, node.dims)
-        counts = np.prod(sizes, axis=1, dtype=np.int64) if node.dims else np.ones(level.count, np.int64)
-        offsets = np.cumsum(counts) - counts
-        return NodeResult(node, sizes, counts, offsets)
+        return NodeResult(node, *_grid(node, level, rows))
+
+    @staticmethod
+    def one_size(node: Node, level: InstanceSet, env: dict[str, Any]) -> tuple[int, ...]:
+        """``node``'s sizes from inputs that are the same in every instance of ``level``."""
+        return node.evaluate_sizes(env, f"in {level.path(0)}, " if level.count == 1 else "")
 
     def input_column(
         self,
@@ -294,6 +328,15 @@ class _Execution:
         results[node.name] = res
 
     def child_set(self, node: Node, level: InstanceSet, res: NodeResult) -> InstanceSet:
+        if res.key is None:
+            return self.make_child_set(node, level, res)
+        key = ("level", res.key)  # (res.key names the node and the parent level)
+        return self.plan.cache.get(key, lambda: self.make_child_set(node, level, res, key))
+
+    @staticmethod
+    def make_child_set(
+        node: Node, level: InstanceSet, res: NodeResult, key: Hashable | None = None
+    ) -> InstanceSet:
         total = int(res.counts.sum())
         width = ictx.STRIDE * (len(level.names) + 1)
         ctx = np.zeros((total, width), dtype=np.int64)
@@ -305,7 +348,9 @@ class _Execution:
             block = ctx[start : start + n]
             block[:, : ictx.STRIDE] = ictx.level_rows([int(s) for s in res.sizes[r]])
             block[:, ictx.STRIDE :] = level.ctx[r]
-        return InstanceSet(total, ctx, [node.name, *level.names])
+        if key is not None:
+            frozen(ctx)
+        return InstanceSet(total, ctx, [node.name, *level.names], key)
 
     # -- allocation leaves: on the host -------------------------------------------------
 
@@ -413,7 +458,8 @@ class _Execution:
                 )
             results[node.name] = res
             members.append(res)
-        total = int(head.counts.sum())
+        groups = self.launch_groups(head)
+        total = sum(len(g.rows) * g.count for g in groups)
         builder = SpecBuilder(self, step, level.count)
         position = {id(n): i for i, n in enumerate(nodes)}
         calls = []
@@ -466,35 +512,27 @@ class _Execution:
                     storage = Storage(device=dev.empty((level.count,), t.dtype))
                     builder.output(ci, port, storage, "last")
                     res.last_cols[port] = Column(storage=storage)
-        groups = self.launch_groups(step, head)
-        use_shared = builder.shared_possible and all(t <= dev.max_group_size for t, _ in groups)
+        use_shared = builder.shared_possible and all(g.count <= dev.max_group_size for g in groups)
         spec, values = builder.build(calls, nodes[0].dims, len(level.names) + 1, use_shared)
         if not groups:
             return
         kernel = self.plan.kernel(spec)
         self.mark_written(builder)
-        for count, rows in groups:
-            sizes = tuple(int(s) for s in head.sizes[rows[0]]) + (1,) * (3 - nodes[0].dims)
+        for g, (count, rows, sizes) in enumerate(groups):
             exact = step.barrier or bool(spec.shared)
             if exact and count > dev.max_group_size:
-                node = nodes[0]
-                why = "calls hpvm.barrier()" if step.barrier else "uses a shared-memory buffer"
-                raise DeviceLimitError(
-                    f"node '{node.name}' ({node.location}): leaf '{node.function.name}' {why}, so all "
-                    f"{count} instances of one parent instance (grid {list(sizes[: node.dims])}) must "
-                    f"run in one {dev.backend} block, but the device allows at most "
-                    f"{dev.max_group_size} threads per block (max_group_size); make the leaf's grid "
-                    f"at most {dev.max_group_size} instances, e.g. by adding a level of hierarchy"
-                )
+                raise self.too_wide(step, count, sizes, dev.max_group_size, "the device allows")
             group_size = count if exact else min(count, dev.preferred_group_size)
             bpp = 1 if exact else math.ceil(count / group_size)
-            table = np.empty((len(rows), spec.table_width), dtype=np.int64)
-            table[:, 0] = rows
-            table[:, 1] = head.offsets[rows]
-            table[:, 2:] = level.ctx[rows]
             geometry = Geometry(len(rows) * bpp, group_size, bpp)
             try:
-                dev.launch(kernel, spec, geometry, self.table(table), sizes, values)
+                handle = self.instance_table(level, head, g, rows, spec.table_width)
+                if exact:  # the compiled kernel's own limit may be lower than the device's
+                    limit = dev.prepare(kernel, spec, geometry, handle, sizes, values)
+                    if count > limit:
+                        note = f" (the device allows {dev.max_group_size}; the kernel's registers lower it)"
+                        raise self.too_wide(step, count, sizes, limit, "its compiled kernel allows", note)
+                dev.launch(kernel, spec, geometry, handle, sizes, values)
             except HPVMError:
                 raise
             except Exception as e:
@@ -504,26 +542,51 @@ class _Execution:
                     f"{type(e).__name__}: {e} (run it with target='interp' for a precise location)"
                 ) from e
 
-    def launch_groups(self, step: Step, head: NodeResult) -> list[tuple[int, np.ndarray]]:
+    def too_wide(
+        self, step: Step, count: int, sizes: tuple[int, ...], limit: int, whose: str, note: str = ""
+    ) -> DeviceLimitError:
+        """A kernel whose parent instances must each run in one block, but ``count``
+        instances exceed ``limit`` threads per block (what ``whose`` allows)."""
+        node = step.nodes[0]
+        why = "calls hpvm.barrier()" if step.barrier else "uses a shared-memory buffer"
+        return DeviceLimitError(
+            f"node '{node.name}' ({node.location}): leaf '{node.function.name}' {why}, so all "
+            f"{count} instances of one parent instance (grid {list(sizes[: node.dims])}) must "
+            f"run in one {self.dev.backend} block, but {whose} at most {limit} threads per block{note}; "
+            f"make the leaf's grid at most {limit} instances, e.g. by adding a level of hierarchy"
+        )
+
+    def launch_groups(self, head: NodeResult) -> list[LaunchGroup]:
         """Parent instances with instances, grouped by grid (one launch per distinct grid)."""
-        live = np.nonzero(head.counts > 0)[0]
-        if not len(live):
-            return []
-        sizes = head.sizes[live]
-        if not sizes.size or (sizes == sizes[0]).all():
-            return [(int(head.counts[live[0]]), live.astype(np.int64))]
-        groups: dict[tuple[int, ...], list[int]] = {}
-        for r in live:
-            groups.setdefault(tuple(int(s) for s in head.sizes[r]), []).append(int(r))
-        return [(int(head.counts[g[0]]), np.array(g, dtype=np.int64)) for g in groups.values()]
+        if head.key is not None:
+            return self.plan.cache.get(("groups", head.key), lambda: _launch_groups(head))
+        return _launch_groups(head)
+
+    def instance_table(
+        self, level: InstanceSet, head: NodeResult, group: int, rows: np.ndarray, width: int
+    ) -> Any:
+        """The device table of launch group ``group`` (``spec.py``): per launched parent
+        instance its index, its first instance's flat index and the ancestors' context."""
+
+        def make() -> np.ndarray:
+            table = np.empty((len(rows), width), dtype=np.int64)
+            table[:, 0] = rows
+            table[:, 1] = head.offsets[rows]
+            table[:, 2:] = level.ctx[rows]
+            return table
+
+        if head.key is not None:  # (its key names the level, which fixes the width)
+            return self.plan.cache.table(("table", head.key, group), make, self.upload)
+        return self.table(make())
 
     def table(self, table: np.ndarray) -> Any:
-        key = table.tobytes() + bytes(str(table.shape), "ascii")
-        handle = self.tables.get(key)
-        if handle is None:
-            handle = self.tables[key] = self.dev.to_device(table)
-            self.ctx.record(to_device=table.nbytes, internal=True)
-        return handle
+        """The device copy of an int64 table or index map, by its contents."""
+        key = ("content", table.tobytes(), table.shape)
+        return self.plan.cache.table(key, lambda: table, self.upload)
+
+    def upload(self, table: np.ndarray) -> Any:
+        self.ctx.record(to_device=table.nbytes, internal=True)
+        return self.plan.device.to_device(table)  # (a rehearsal's too: the cache outlives it)
 
     def mark_written(self, builder: SpecBuilder) -> None:
         for obj, writes in builder.array_objects:
@@ -549,14 +612,104 @@ class _Execution:
         return temp[1]
 
 
+class LaunchGroup(NamedTuple):
+    """Parent instances launched together: all have ``count`` instances, over ``sizes``."""
+
+    count: int
+    rows: np.ndarray  # the parent instances (rows of their level)
+    sizes: tuple[int, ...]  # the grid, padded with 1s to three dimensions
+
+
+def _launch_groups(head: NodeResult) -> list[LaunchGroup]:
+    """The parents with instances, one ``LaunchGroup`` per distinct grid."""
+    live = np.nonzero(head.counts > 0)[0]
+    if not len(live):
+        return []
+    pad = (1,) * (3 - head.node.dims)
+    sizes = head.sizes[live]
+    if not sizes.size or (sizes == sizes[0]).all():
+        grid = tuple(int(v) for v in head.sizes[live[0]]) + pad
+        return [LaunchGroup(int(head.counts[live[0]]), live.astype(np.int64), grid)]
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for r in live:
+        groups.setdefault(tuple(int(v) for v in head.sizes[r]), []).append(int(r))
+    return [
+        LaunchGroup(int(head.counts[g[0]]), np.array(g, dtype=np.int64), grid + pad)
+        for grid, g in groups.items()
+    ]
+
+
+def _grid(node: Node, level: InstanceSet, rows: list[tuple[int, ...]]) -> tuple[np.ndarray, ...]:
+    """(sizes, counts, offsets) of ``node`` over ``level`` from its sizes per parent instance
+    (one row: the same in every parent instance)."""
+    one = np.array(rows, dtype=np.int64).reshape(len(rows), node.dims)
+    sizes = np.tile(one, (level.count, 1)) if len(rows) == 1 and level.count != 1 else one
+    counts = np.prod(sizes, axis=1, dtype=np.int64) if node.dims else np.ones(level.count, np.int64)
+    offsets = np.cumsum(counts) - counts
+    return sizes, counts, offsets
+
+
+class _Unknown(Exception):
+    """A rehearsal needs a value no kernel computed (see ``Plan.compile``)."""
+
+
+class _Rehearsal(GPUDevice):
+    """The device as ``Plan.compile`` sees it: launching a kernel builds it (``prepare``)
+    instead, no data moves (arrays are allocated, not copied), and reading a device value
+    back raises ``_Unknown``: no kernel computed it."""
+
+    def __init__(self, device: GPUDevice):
+        self.device = device
+        self.name, self.backend = device.name, device.backend
+        self.max_group_size = device.max_group_size
+        self.preferred_group_size = device.preferred_group_size
+        self.shared_memory_bytes = device.shared_memory_bytes
+
+    def to_device(self, host: np.ndarray) -> Any:
+        return self.device.empty(host.shape, host.dtype)
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        return self.device.empty(shape, dtype)
+
+    def copy_to_host(self, handle: Any, host: np.ndarray) -> None:
+        raise _Unknown
+
+    def copy_to_device(self, host: np.ndarray, handle: Any) -> None:
+        pass
+
+    def compile(self, spec: KernelSpec) -> Any:
+        return self.device.compile(spec)
+
+    def prepare(
+        self,
+        kernel: Any,
+        spec: KernelSpec,
+        geometry: Geometry,
+        table: Any,
+        sizes: tuple[int, int, int],
+        args: list[Any],
+    ) -> int:
+        return self.device.prepare(kernel, spec, geometry, table, sizes, args)
+
+    def launch(
+        self,
+        kernel: Any,
+        spec: KernelSpec,
+        geometry: Geometry,
+        table: Any,
+        sizes: tuple[int, int, int],
+        args: list[Any],
+    ) -> None:
+        self.device.prepare(kernel, spec, geometry, table, sizes, args)
+
+
 def _same_for_every_parent(fn: LeafFunction, inputs: list[Column], sizes: np.ndarray) -> bool:
-    """Whether an allocation leaf computes the same outputs in every parent instance: it
-    queries no instance ids (it calls no intrinsic but ``malloc``), its inputs are the same
-    for every parent, its grid is the same everywhere, and it draws no random numbers."""
-    calls = {name for name, _ in analyze_leaf(fn).calls}
+    """Whether an allocation leaf computes the same outputs in every parent instance: its
+    inputs are the same for every parent, its grid is the same everywhere, and its code (with
+    every function it calls) reads nothing else — no parent ids, no state, no random numbers
+    (``ir/purity.py``, which answers no when in doubt)."""
     return (
-        calls <= {"malloc"}
-        and all(col.is_uniform for col in inputs)
+        all(col.is_uniform for col in inputs)
         and (len(sizes) == 0 or bool((sizes == sizes[0]).all()))
-        and "random" not in fn.source
+        and parent_independent(fn)
     )

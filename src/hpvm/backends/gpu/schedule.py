@@ -7,7 +7,9 @@ Children in topological order become steps — a kernel (one leaf node, or a fus
 host step (an allocation leaf, run by the interpreter) or a graph step (an internal node,
 recursed into) — plus, for every output, what later steps need of it (``each`` instance's
 value or the ``last`` instance's) and, for leaves' array outputs, which array parameter
-they return unchanged. See ``plan.py`` for the mapping.
+they return unchanged. A barrier leaf's barriers must be reached by every instance of one
+parent instance (``passes/uniformity.py``: a ``CompileError`` otherwise). See ``plan.py``
+for the mapping.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from ...ir.graph import ONE_TO_ONE, InternalFunction, LeafFunction, Node
 from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType
 from ...ir.verify import topological_order
+from ...passes.clone_leaves import clone_of
 from ...passes.fuse_one_to_one import fused_runs
 from ...passes.place_allocations import PLACE
+from ...passes.uniformity import check_uniform_barriers
 
 
 @dataclass
@@ -65,7 +69,10 @@ def schedule(fn: InternalFunction, backend: str, part: frozenset[int] | None = N
                     )
             step = Step("host", group)
         else:
-            step = Step("kernel", group, analyze_leaf(fn_).uses_barrier)
+            barrier = analyze_leaf(fn_).uses_barrier
+            if barrier:  # (a barrier leaf is never fused: it is alone in its step)
+                check_uniform_barriers(clone_of(fn_, backend), backend)
+            step = Step("kernel", group, barrier)
         steps.append(step)
         for member in group:
             step_of[id(member)] = step

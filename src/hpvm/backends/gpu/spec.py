@@ -62,7 +62,8 @@ class KernelParam:
 
     ``kind`` is ``"scalar"`` (a value of ``dtype``) or ``"array"`` (a device array of
     ``dtype`` with ``rank`` dimensions; per-instance storages have the instance as their
-    first dimension). ``read_only``: no leaf of the kernel writes it (OpenCL: ``const``).
+    first dimension). ``read_only``: no leaf of the kernel writes it (OpenCL: ``const``, and
+    ``restrict`` when no written parameter shares its buffer; numba-cuda cannot say it).
     """
 
     name: str

@@ -8,6 +8,7 @@ pools live in shared memory for this kernel.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -53,7 +54,7 @@ class SpecBuilder:
             {
                 "name": f"p{index}",
                 "kind": kind,
-                "dtype": np.dtype(dtype).name,
+                "dtype": _dtype_name(dtype),
                 "rank": rank,
                 "read_only": not writes,
             }
@@ -131,7 +132,7 @@ class SpecBuilder:
             for k, _, storage in self.shared_refs:
                 if replace[k].kind == "shared":
                     self.array_objects = [(o, w and o is not storage) for o, w in self.array_objects]
-        name = "k_" + "_".join(re.sub(r"\W", "_", c.node) for c in calls)
+        name = _kernel_name(tuple(c.node for c in calls))
         params = tuple(KernelParam(**p) for p in self.params)
         spec = KernelSpec(
             name,
@@ -144,3 +145,15 @@ class SpecBuilder:
             self.step.barrier,
         )
         return spec, list(self.values)
+
+
+@functools.lru_cache(maxsize=64)
+def _dtype_name(dtype: Any) -> str:
+    """``np.dtype(dtype).name``, which takes microseconds: a launch path asks for it per parameter."""
+    return np.dtype(dtype).name
+
+
+@functools.lru_cache(maxsize=1024)
+def _kernel_name(nodes: tuple[str, ...]) -> str:
+    """A readable kernel name from its nodes' names ("k_p_saxpy")."""
+    return "k_" + "_".join(re.sub(r"\W", "_", node) for node in nodes)

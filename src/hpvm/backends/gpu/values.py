@@ -9,6 +9,7 @@ host, never a copy. See ``plan.py``.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,11 +97,15 @@ class Column:
 
 @dataclass
 class InstanceSet:
-    """The instances of one internal node function in this execution (all parents flattened)."""
+    """The instances of one internal node function in this execution (all parents flattened).
+
+    ``key``: equal keys mean equal instances (what ``reuse.RunCache`` keys values derived
+    from the level by); ``None`` when they came from values of this run."""
 
     count: int
     ctx: np.ndarray  # [count, 7 * len(names)]: this level's ids/extents/dims, then the ancestors'
     names: list[str]  # node names, this level first, the root last
+    key: Hashable | None = None
 
     def path(self, r: int) -> str:
         parts = []
@@ -114,7 +119,10 @@ class InstanceSet:
 
 @dataclass
 class NodeResult:
-    """A node's outputs in this execution: per instance (``each``) and per parent (``last``)."""
+    """A node's outputs in this execution: per instance (``each``) and per parent (``last``).
+
+    ``key``: equal keys mean equal grids (``sizes``, ``counts``, ``offsets``, shared then by
+    the runs that find them: read-only); ``None`` for grids computed from this run's values."""
 
     node: Node
     sizes: np.ndarray  # [P, dims]
@@ -122,6 +130,7 @@ class NodeResult:
     offsets: np.ndarray  # [P] flat index of each parent's first instance
     each: dict[int, Column] = field(default_factory=dict)
     last_cols: dict[int, Column] = field(default_factory=dict)
+    key: Hashable | None = None
 
     def parent_of(self) -> np.ndarray:
         return np.repeat(np.arange(len(self.counts), dtype=np.int64), self.counts)

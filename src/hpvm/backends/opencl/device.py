@@ -8,6 +8,7 @@ launch; the program text is cached by the context, the binary by PyOpenCL's disk
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,7 @@ from numpy.lib.array_utils import byte_bounds
 
 from ...errors import CompileError, DeviceLimitError
 from ..gpu.device import GPUDevice
-from ..gpu.prologue import launch_form
+from ..gpu.prologue import Form, launch_form
 from ..gpu.spec import Geometry, KernelSpec
 from . import cltypes as ct
 from .context import OpenCLContext, get_context
@@ -151,6 +152,37 @@ class OpenCLDevice(GPUDevice):
         kernel.variant(generic_layout(spec), build=False)
         return kernel
 
+    def _built(
+        self,
+        kernel: _Kernel,
+        spec: KernelSpec,
+        geometry: Geometry,
+        sizes: tuple[int, int, int],
+        args: list[Any],
+    ) -> tuple[_Built, Form, tuple[int, ...]]:
+        """The program for this launch's layout and form (built now if new), the form, and a
+        direct launch's work-group shape."""
+        form, local = launch_form(
+            spec, geometry, sizes, self.preferred_group_size, self.cl_context.max_item_sizes
+        )
+        built = kernel.variant(layout_of(spec, args, form))
+        assert built is not None
+        return built, form, local
+
+    def prepare(
+        self,
+        kernel: _Kernel,
+        spec: KernelSpec,
+        geometry: Geometry,
+        table: CLArray,
+        sizes: tuple[int, int, int],
+        args: list[Any],
+    ) -> int:
+        """Build the program for this launch's layout and form; its limit is
+        ``CL_KERNEL_WORK_GROUP_SIZE``."""
+        with self._lock:
+            return self._built(kernel, spec, geometry, sizes, args)[0].limit
+
     def launch(
         self,
         kernel: _Kernel,
@@ -163,18 +195,14 @@ class OpenCLDevice(GPUDevice):
         import pyopencl as cl
 
         with self._lock:
-            form, local = launch_form(
-                spec, geometry, sizes, self.preferred_group_size, self.cl_context.max_item_sizes
-            )
-            built = kernel.variant(layout_of(spec, args, form))
-            assert built is not None
+            built, form, local = self._built(kernel, spec, geometry, sizes, args)
             clk = built.kernel
-            limit = self.group_limit(clk)
-            if geometry.group_size > limit:
+            group = math.prod(local) if form.direct else geometry.group_size
+            if group > built.limit:  # (the plan checked launches that must fit one block)
                 names = ", ".join(f"'{c.node}'" for c in spec.calls)
                 raise DeviceLimitError(
-                    f"node(s) {names}: the kernel needs work-groups of {geometry.group_size} work-items, but "
-                    f"{self.cl_context.describe()} allows at most {limit} for this kernel "
+                    f"node(s) {names}: the kernel needs work-groups of {group} work-items, but "
+                    f"{self.cl_context.describe()} allows at most {built.limit} for this kernel "
                     "(CL_KERNEL_WORK_GROUP_SIZE); make the leaf's grid smaller, e.g. by adding a level "
                     "of hierarchy"
                 )
@@ -184,7 +212,7 @@ class OpenCLDevice(GPUDevice):
                     dtype = np.dtype(p.dtype)
                     values.append(np.uint8(bool(a)) if dtype == ct.BOOL else dtype.type(a))
                     continue
-                contiguous, zero = lay  # type: ignore[misc]
+                contiguous, zero, _ = lay  # type: ignore[misc]
                 item = a.dtype.itemsize
                 values.append(a.buffer)
                 if not zero:
@@ -206,6 +234,7 @@ class _Built:
     generated: GeneratedKernel
     layout: Layout
     kernel: Any
+    limit: int  # the most work-items one work-group may have (CL_KERNEL_WORK_GROUP_SIZE)
 
     @property
     def source(self) -> str:
@@ -236,7 +265,8 @@ class _Kernel:
             return None
         ctx = self.device.cl_context
         program = ctx.build(generated.source, lambda line: _locate(generated, line, self.spec))
-        built = _Built(generated, layout, cl.Kernel(program, generated.name))
+        clk = cl.Kernel(program, generated.name)
+        built = _Built(generated, layout, clk, self.device.group_limit(clk))
         self.variants[layout] = built
         return built
 

@@ -9,6 +9,14 @@ Every array parameter is passed as its buffer, the element offset of its first e
 extents and — unless it is C-contiguous — its element strides. Which arrays are contiguous or
 start at offset 0 is known only from the arguments of a launch, so a spec has one generated
 program per *layout* (``layout_of``); a program is built the first time its layout is seen.
+
+Read-only parameters (``KernelParam.read_only``: no leaf of the kernel has them in its
+``outs``) are ``const __global T*``, and ``restrict`` too when the launch's layout says that no
+written parameter shares their buffer (a view of the same tracked array would): the
+compiler may then keep their loads in registers across stores and vectorize around them
+(seed 001's step 7 moves such arguments to constant memory; ``__constant`` is limited to a
+few arguments of 64 KiB on most devices and known to fit only at launch, and PoCL's CPU
+device has no constant memory, so hpvm stays with ``const restrict`` global pointers).
 """
 
 from __future__ import annotations
@@ -38,10 +46,11 @@ from .translate import (
 @dataclass(frozen=True)
 class Layout:
     """What a launch fixes beyond the spec: per parameter, for arrays, (C-contiguous, at offset
-    0); and the prologue's form (``gpu/prologue.py``: ``exact``, no bounds test; ``direct``,
-    the grid is the NDRange and the instance ids are the global ids)."""
+    0, ``restrict``: read-only and sharing no buffer with a written parameter); and the
+    prologue's form (``gpu/prologue.py``: ``exact``, no bounds test; ``direct``, the grid is
+    the NDRange and the instance ids are the global ids)."""
 
-    arrays: tuple[tuple[bool, bool] | None, ...]
+    arrays: tuple[tuple[bool, bool, bool] | None, ...]
     form: Form = Form()
 
 
@@ -99,17 +108,18 @@ def kernel_name(spec: KernelSpec) -> str:
 
 def layout_of(spec: KernelSpec, args: list[Any], form: Form) -> Layout:
     """The layout of a launch (``args``: device handles, see ``device.py``) in ``form``."""
-    out: list[tuple[bool, bool] | None] = []
+    written = {a.buffer for p, a in zip(spec.params, args) if p.kind == "array" and not p.read_only}
+    out: list[tuple[bool, bool, bool] | None] = []
     for p, a in zip(spec.params, args):
         if p.kind == "array":
-            out.append((bool(a.c_contiguous), a.offset == 0))
+            out.append((bool(a.c_contiguous), a.offset == 0, p.read_only and a.buffer not in written))
         else:
             out.append(None)
     return Layout(tuple(out), form)
 
 
 def generic_layout(spec: KernelSpec) -> Layout:
-    return Layout(tuple((False, False) if p.kind == "array" else None for p in spec.params))
+    return Layout(tuple((False, False, False) if p.kind == "array" else None for p in spec.params))
 
 
 def generate(spec: KernelSpec, layout: Layout) -> GeneratedKernel:
@@ -128,7 +138,7 @@ class _KernelWriter:
     def write(self) -> GeneratedKernel:
         spec = self.spec
         params = [
-            "__global const long* hpvm__table",
+            "__global const long* restrict hpvm__table",
             "const long s0",
             "const long s1",
             "const long s2",
@@ -140,10 +150,12 @@ class _KernelWriter:
                 dtype = np.dtype(p.dtype)
                 params.append(f"const {'uchar' if dtype == ct.BOOL else ct.c_name(dtype)} p{k}")
                 continue
-            contiguous, zero = self.layout.arrays[k] or (False, False)
+            contiguous, zero, restrict = self.layout.arrays[k] or (False, False, False)
             shape = [f"p{k}__n{d}" for d in range(p.rank)]
             strides = [f"p{k}__s{d}" for d in range(p.rank)]
-            decls = [f"@CONST{k}@__global {ct.c_storage(np.dtype(p.dtype))}* p{k}"]
+            const = "const " if p.read_only else ""
+            pointer = "* restrict" if restrict else "*"
+            decls = [f"{const}__global {ct.c_storage(np.dtype(p.dtype))}{pointer} p{k}"]
             if not zero:
                 decls.append(f"const long p{k}__off")
             decls += [f"const long {s}" for s in shape]
@@ -200,7 +212,6 @@ class _KernelWriter:
             b.append("    barrier(CLK_LOCAL_MEM_FENCE);")
         self.shared_forms = shared_forms
         leaves: list[TranslatedLeaf] = []
-        written: set[int] = set()
         for c, call in enumerate(spec.calls):
             leaf = call.leaf
             forms = [self.arg(ref, p.type) for ref, p in zip(call.args, leaf.params)]
@@ -220,8 +231,11 @@ class _KernelWriter:
             for p, f in zip(leaf.params, forms):
                 if isinstance(f, ArrayForm):
                     args += f.call_args()
-                    if p.name in t.written and f.param is not None:
-                        written.add(f.param)
+                    if p.name in t.written and f.param is not None and spec.params[f.param].read_only:
+                        raise CompileError(
+                            f"leaf '{leaf.name}' ({leaf.location}): it writes array '{p.name}', which is "
+                            f"not in its outs {list(leaf.outs)} (node '{call.node}'); declare it there"
+                        )
                 else:
                     args.append(f.code)
             if t.uses_ctx:
@@ -260,7 +274,6 @@ class _KernelWriter:
                     f"kernel {spec.name}: output {out.port} of call {out.call} is not a scalar"
                 )
             target = self.forms[out.param]
-            written.add(out.param)
             index = "hpvm__flat" if out.mode == "each" else "hpvm__gp"
             store = f"{target.ptr}[{_plus(target.off, index)}] = {_store(value, target.dtype)};"
             if out.mode == "each":
@@ -268,10 +281,6 @@ class _KernelWriter:
             else:
                 b.append(f"    if (hpvm__local == hpvm__total - 1) {store}")
         name = kernel_name(spec)
-        params = [
-            re.sub(r"@CONST(\d+)@", lambda m: "" if int(m.group(1)) in written else "const ", d)
-            for d in params
-        ]
         kernel = f"__kernel void {name}(\n    " + ",\n    ".join(params) + ") {\n"
         kernel += "\n".join(declarations + b) + "\n}"
         unique: dict[str, TranslatedLeaf] = {}

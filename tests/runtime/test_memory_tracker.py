@@ -1,0 +1,34 @@
+"""The memory tracker finds an array by its memory: the array itself, or a view into it. It
+remembers the byte range of arrays it found before (a launch finds the same arrays again and
+again), never an array's that is gone."""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from hpvm.backends.memory import MemoryTracker
+
+
+def test_found_again_after_untrack_and_track() -> None:
+    tracker = MemoryTracker()
+    a = np.zeros(16)
+    tracker.track(a)
+    first = tracker.find(a)
+    assert first is not None and tracker.find(a) is first and tracker.find(a[4:]) is first
+    tracker.untrack(a)
+    assert tracker.find(a) is None and tracker.find(a[4:]) is None
+    tracker.track(a)
+    again = tracker.find(a)
+    assert again is not None and again is not first
+
+
+def test_a_remembered_range_is_used_for_its_own_array_only() -> None:
+    tracker = MemoryTracker()
+    a, b = np.zeros(16), np.zeros(16)
+    tracker.track(a)
+    assert tracker.find(a) is not None
+    # b's id now names a's range, as if a had died and b taken its id: not used for b
+    tracker._extents[id(b)] = (weakref.ref(a), *tracker._extents[id(a)][1:])
+    assert tracker.find(b) is None
