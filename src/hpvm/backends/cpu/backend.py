@@ -126,7 +126,7 @@ class CPUBackend(Backend):
         if layout is None or len(args_list) < 2:
             return super().run_stage_batch(root, args_list, nodes, upstream_list, ctx)
         self._share_cores(ctx.stages if ctx is not None else 1)
-        loop = self.compiler.stage_batch(program, layout.spec)
+        loop = layout.loop
         count = len(args_list)
         ins, imports = layout.in_columns(args_list), layout.import_columns(upstream_list)
         outs = layout.out_columns(count)
@@ -199,6 +199,7 @@ class CPUBackend(Backend):
             )
         except NumbaError:
             return False
+        layout.loop = loop
         return True
 
     def export_outputs(

@@ -50,6 +50,7 @@ class BatchLayout:
     in_types: list[np.dtype]  # one per root input
     imports: list[tuple[str, tuple[int, str], np.dtype]]  # (node, (port, mode), dtype)
     out_types: list[np.dtype]  # the stage function's results: root outputs, then exports
+    loop: Any = None  # the compiled loop (``Compiler.stage_batch``), once compiled
 
     @classmethod
     def of(cls, root: InternalFunction, spec: StageSpec) -> BatchLayout:
@@ -81,8 +82,10 @@ class BatchLayout:
         stages (by node name) and its root outputs (by index, as their ports' NumPy type)."""
         spec = self.spec
         count = len(spec.outputs)
-        outs = [list(c[lo:hi]) for c in columns[:count]]  # NumPy scalars, as run_stage gives
-        exports = [c[lo:hi].tolist() for c in columns[count:]]
+        if columns and (lo or hi < len(columns[0])):  # (slicing costs as much as 16 items)
+            columns = [c[lo:hi] for c in columns]
+        outs = [list(c) for c in columns[:count]]  # NumPy scalars, as run_stage gives
+        exports = [c.tolist() for c in columns[count:]]
         if count == 1:
             (op,) = spec.outputs
             outputs = [{op: v} for v in outs[0]]
