@@ -12,7 +12,7 @@ import pytest
 
 import hpvm
 from hpvm.backends import get_backend
-from hpvm.backends.base import Backend, RunContext
+from hpvm.backends.base import Backend, RunContext, StageBatch
 from hpvm.backends.interp import Interpreter
 from hpvm.runtime import streaming
 from hpvm.runtime.api import default_runtime
@@ -270,3 +270,43 @@ def test_run_stage_batch_by_default_runs_each_item_and_stops_at_the_failing_one(
     batch = interp.run_stage_batch(failing_second, items, nodes, [{} for _ in items], RunContext())
     assert [o[0] for o in batch.outputs] == [97, 96] and len(batch.produced) == 2
     assert isinstance(batch.error, hpvm.NodeExecutionError) and "five" in str(batch.error)
+
+
+class LosingItems(CountingCalls):
+    """A broken back end: its batches come back empty, without an error."""
+
+    def run_stage_batch(self, root, args_list, nodes, upstream_list, ctx=None):  # type: ignore[no-untyped-def]
+        return StageBatch([], [])
+
+
+def test_a_back_end_that_loses_items_fails_the_stream_instead_of_hanging():
+    stream = Stream(two_stages, LosingItems(), 16, default_runtime().tracker)
+    stream.push([1])
+    with pytest.raises(
+        hpvm.NodeExecutionError, match=r"returned 0 result\(s\), 0 output\(s\) and no error for 1"
+    ):
+        stream.pop(timeout=10)
+    with pytest.raises(hpvm.NodeExecutionError):
+        stream.wait()
+
+
+@hpvm.leaf
+def sleepy(x: hpvm.i64) -> hpvm.i64:
+    time.sleep(0.2)
+    return x
+
+
+@hpvm.internal
+def sleepy_stage(x: hpvm.i64):
+    s = hpvm.create_node(sleepy)
+    hpvm.bind_in(s, 0, 0)
+    hpvm.bind_out(s, 0, 0)
+
+
+def test_cleanup_drops_the_items_a_stage_has_not_started():
+    h = hpvm.launch(sleepy_stage, None, stream=True, target="interp")
+    for x in range(8):  # 1.6 s of work
+        hpvm.push(h, (x,))
+    start = time.monotonic()
+    hpvm.cleanup()  # waits for the item being run, not for the other seven
+    assert time.monotonic() - start < 1.0

@@ -153,6 +153,7 @@ class Stream:
         self.error: BaseException | None = None
         self.failed = False
         self.closed = False
+        self._abandoned = False  # cleanup: stages stop at once, dropping what they hold
         self.pushed = 0
         self.popped = 0
         self._lock = threading.Lock()  # guards every buffer, counter and flag of the stream
@@ -204,7 +205,7 @@ class Stream:
                     return
                 args, upstream, failed_next = taken
                 if args:
-                    batch = self._execute(st, args, upstream)
+                    batch = self._checked(self._execute(st, args, upstream), len(args))
                     if not self._deliver(st, batch.produced, batch.outputs):
                         return
                     if batch.error is not None:
@@ -227,6 +228,8 @@ class Stream:
         stage would wait for can no longer come."""
         with self._lock:
             while True:
+                if self._abandoned:
+                    return None
                 count = min(len(st.args), st.batch)
                 marked: list[int] = []  # items before the failure marker, of inputs that have one
                 for channel in st.inputs:
@@ -286,6 +289,18 @@ class Stream:
                 self._warnings.extend(caught)
         return batch
 
+    def _checked(self, batch: StageBatch, count: int) -> StageBatch:
+        """``batch``, if it accounts for each of its ``count`` items: a result, or the error
+        that stopped it (a back end that lost items would leave pop waiting for them)."""
+        ran = len(batch.produced)
+        if len(batch.outputs) != ran or not (ran < count if batch.error is not None else ran == count):
+            raise RuntimeError(
+                f"{type(self.backend).__name__}.run_stage_batch returned {ran} result(s), "
+                f"{len(batch.outputs)} output(s) and {'an' if batch.error else 'no'} error for "
+                f"{count} item(s)"
+            )
+        return batch
+
     def _deliver(self, st: _Stage, produced: list[Any], outputs: list[dict[int, Any]]) -> bool:
         """Send what ``st`` produced for its items downstream and their root outputs to the
         host, waiting while a downstream buffer is full. False: the stage that would read
@@ -293,9 +308,11 @@ class Stream:
         if not produced:
             return True
         with self._lock:
+            if self._abandoned:
+                return False
             for channel in st.outputs:
                 while len(channel.items) >= self.capacity:
-                    if channel.consumer.stopped:
+                    if channel.consumer.stopped or self._abandoned:
                         return False
                     st.ready.wait()
                 channel.items.extend(produced)
@@ -453,8 +470,9 @@ class Stream:
         return not any(st.thread is not None and st.thread.is_alive() for st in self.stages)
 
     def stop(self) -> None:
-        """Abandon the stream (cleanup): stop every stage thread."""
+        """Abandon the stream (cleanup): drop the items not yet run, end every stage thread."""
         with self._lock:
+            self._abandoned = True
             self.closed = True
             if self.error is None:
                 self.error = StreamError("the runtime was cleaned up while the stream ran")

@@ -6,7 +6,7 @@ root's inputs, what it imports from other stages, what it exports to them and th
 outputs it produces — the batch is laid out as one column (a NumPy array) per value, and
 a generated loop (``GraphGen.batch_function``) calls the stage function for each item in
 compiled code. An item then costs a loop iteration and its share of the column copies, not
-a Python call of the stage with its conversions (about 25 µs: the stream's whole cost when
+a Python call of the stage with its conversions (about 20 µs: the stream's whole cost when
 items are small). Stages with array values run item by item (``Backend.run_stage_batch``).
 
 **An item that raises** stops the loop at its index. The items before it are delivered, and
