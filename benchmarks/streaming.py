@@ -1,8 +1,8 @@
 """Small items through a two-stage stream: hpvm beside two threads joined by ``queue.Queue``.
 
 With scalar items a streaming launch costs what the runtime does around the back end's work,
-per item (issue 10, item 12: 7,200 items/s on ``cpu`` when every item was a back-end call
-of its own). The row pushes N scalar items (``x → x + 1 → 2x``, i64) from a producer thread
+per item (issue 10, item 12: 7,200–25,000 items/s on ``cpu``, depending on the machine's
+load, when every item was a back-end call of its own). The row pushes N scalar items (``x → x + 1 → 2x``, i64) from a producer thread
 through a two-stage pipeline and pops them on the main thread; the baseline does the same
 with a hand-written pair of threads joined by bounded ``queue.Queue``s of the stream's
 default capacity — about the least a Python pipeline can cost. Both run in this process,

@@ -9,8 +9,9 @@ input buffer is full.
 **Batches.** A stage takes the items waiting for it and runs them with one
 ``Backend.run_stage_batch`` call — one warning scope, one run context, and on ``cpu`` one
 compiled loop — so that the cost of scheduling is paid per batch, not per item. With small
-items that cost was everything: two scalar stages on ``cpu`` ran 7,200 items/s when each
-item was a back-end call of its own (issue 10, item 12). A batch's outputs go downstream
+items that cost was everything: two scalar stages on ``cpu`` ran about 25,000 items/s on a
+2-core machine when each item was a back-end call of its own, about 170,000 in batches
+(issue 10, item 12; ``benchmarks/streaming.py``). A batch's outputs go downstream
 when the whole batch is done, so a batch must stay short, or the next stage idles while it
 runs: a stage takes as many items as its previous batch says it can run in
 ``BATCH_SECONDS`` (one item at first; at most ``capacity``: no more can wait). Small items
