@@ -310,3 +310,19 @@ def test_cleanup_drops_the_items_a_stage_has_not_started():
     start = time.monotonic()
     hpvm.cleanup()  # waits for the item being run, not for the other seven
     assert time.monotonic() - start < 1.0
+
+
+def test_push_blocks_while_a_stage_holds_capacity_items(monkeypatch):
+    gate = Gate(get_backend("interp"), monkeypatch)
+    h = hpvm.launch(two_stages, None, stream=True, target="interp", capacity=4)
+    for x in range(4):  # the first stage takes the first (and is held at the gate)
+        hpvm.push(h, (x,))
+    pushed = threading.Event()
+    extra = threading.Thread(target=lambda: (hpvm.push(h, (4,)), pushed.set()))
+    extra.start()
+    assert not pushed.wait(0.3)  # the second stage holds 4 items waiting for the first
+    gate.open()
+    assert pushed.wait(10)
+    extra.join()
+    assert [hpvm.pop(h) for _ in range(5)] == [((x + 1) * 3,) for x in range(5)]
+    hpvm.wait(h)
