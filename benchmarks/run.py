@@ -27,9 +27,11 @@ Rows:
   (every number) and ``table.md`` (the table, for BENCHMARKS.md).
 
 Run one part with ``--only NAME[,NAME]``: vadd, sgemm, stencil, histogram, reduction,
-pipeline, pipeline1, threads, launch, compile, overhead, scaling, tensor (the models of
-``hpvm.tensor.models`` on the tensor back end beside eager PyTorch: ``benchmarks/tensor.py``),
-gpulaunch (launch + wait of a one-kernel graph on ``--targets cuda,opencl``: ``benchmarks/gpu.py``).
+pipeline, pipeline1, threads, launch, compile, overhead, scaling, stream (items/s of scalar
+items through a two-stage stream beside two threads joined by ``queue.Queue``:
+``benchmarks/streaming.py``), tensor (the models of ``hpvm.tensor.models`` on the tensor
+back end beside eager PyTorch: ``benchmarks/tensor.py``), gpulaunch (launch + wait of a
+one-kernel graph on ``--targets cuda,opencl``: ``benchmarks/gpu.py``).
 
 ``--quick`` uses smaller sizes where it matters (sgemm 256³, 256² frames) and fewer
 samples; ``--tiny`` uses sizes the interpreter can run, to check the harness itself.
@@ -68,6 +70,7 @@ sys.path.insert(0, str(HERE))
 import baselines  # noqa: E402
 import kernels  # noqa: E402
 import plots  # noqa: E402
+import streaming as stream_bench  # noqa: E402
 
 import gpu as gpu_bench  # noqa: E402
 import tensor as tensor_bench  # noqa: E402
@@ -919,6 +922,7 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "compile": bench_compile,
     "overhead": bench_overhead,
     "scaling": bench_scaling,
+    "stream": stream_bench.bench_stream,  # small items, hpvm beside a queue.Queue pair (benchmarks/streaming.py)
     "tensor": tensor_bench.bench_tensor,  # the tensor back end beside eager PyTorch (benchmarks/tensor.py)
     "gpulaunch": gpu_bench.bench_gpu_launch,  # launch + wait on cuda / opencl (benchmarks/gpu.py)
 }

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from .base import (
     Backend,
     RunContext,
+    StageBatch,
     available_backends,
     backend_for_hint,
     get_backend,
@@ -70,6 +71,7 @@ _register_opencl()
 __all__ = [
     "Backend",
     "RunContext",
+    "StageBatch",
     "available_backends",
     "backend_for_hint",
     "get_backend",

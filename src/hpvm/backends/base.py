@@ -1,7 +1,8 @@
 """The back-end interface, the run context and the registry.
 
 A back end runs a whole root graph (``run``) or, for streaming, one pipeline stage: a subset
-of the root's children for one pushed item (``run_stage``). What it needs from whoever runs
+of the root's children for one pushed item (``run_stage``) or for several waiting items at
+once (``run_stage_batch``). What it needs from whoever runs
 it — the memory tracker, where to count the bytes it moves, how many pipeline stages share
 the machine — comes in a ``RunContext`` argument, never from a global, so a back end runs
 the same under the runtime, inside a Dask worker or on an SVM processor (``RunContext()``
@@ -55,6 +56,21 @@ class RunContext:
     def record(self, to_device: int = 0, to_host: int = 0, internal: bool = False, copies: int = 0) -> None:
         """Count bytes this run moved (in the run and in the tracker's totals)."""
         self.tracker.record(self.transfers, to_device, to_host, internal, copies)
+
+
+@dataclass
+class StageBatch:
+    """What ``Backend.run_stage_batch`` returns for a list of streamed items.
+
+    ``produced`` and ``outputs`` hold what ``run_stage`` returns, one entry per item that
+    ran, in item order. When an item raised, ``error`` is its exception (as ``run_stage``
+    raises it: naming the node where the back end can) and it is the item at index
+    ``len(produced)``; the items after it did not run.
+    """
+
+    produced: list[dict[str, Any]]
+    outputs: list[dict[int, Any]]
+    error: BaseException | None = None
 
 
 class Backend(ABC):
@@ -119,6 +135,33 @@ class Backend(ABC):
         the outputs of ``nodes`` (by node name, opaque to the scheduler) and the root outputs
         that ``nodes`` produce (by output index).
         """
+
+    def run_stage_batch(
+        self,
+        root: InternalFunction,
+        args_list: Sequence[Sequence[Any]],
+        nodes: Sequence[Node],
+        upstream_list: Sequence[dict[str, Any]],
+        ctx: RunContext | None = None,
+    ) -> StageBatch:
+        """Execute ``nodes`` for several streamed items, in order: ``run_stage`` for each.
+
+        The streaming scheduler hands a stage every item waiting for it at once, so that a
+        back end can run them in one call (the ``cpu`` back end compiles a loop over the
+        items); this default runs them one by one. It stops at the first item that raises:
+        the items before it are delivered, and its exception is the failure of the stream.
+        """
+        ctx = ctx or RunContext()
+        batch = StageBatch([], [])
+        for args, upstream in zip(args_list, upstream_list):
+            try:
+                produced, outputs = self.run_stage(root, args, nodes, upstream, ctx)
+            except BaseException as e:  # whatever it is, it is this item's failure
+                batch.error = e
+                break
+            batch.produced.append(produced)
+            batch.outputs.append(outputs)
+        return batch
 
 
 def check_bodies(backend: Backend, fn: InternalFunction, where: str = "") -> None:

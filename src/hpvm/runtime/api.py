@@ -24,7 +24,7 @@ from ..errors import (
     RuntimeStateError,
     StreamError,
 )
-from .launch import array_args, check_args, check_root, check_sizes, choose_backend
+from .launch import PushCheck, array_args, check_args, check_root, check_sizes, choose_backend
 from .streaming import Stream
 from .workers import Slot, WorkerPool
 
@@ -69,6 +69,7 @@ class LaunchHandle:
         self.waited = False
         self.warnings: list[tuple[str, type[Warning]]] = []  # issued on the host at wait
         self.transfers: Transfers | None = None  # bytes the run moved between host and devices
+        self.check_push: PushCheck | None = None  # a stream's: checks what each push supplies
         self.generation = runtime.generation  # valid until the runtime's next cleanup
 
     def claim(self) -> bool:
@@ -192,6 +193,7 @@ class Runtime:
             if not isinstance(capacity, int) or capacity < 1:
                 raise LaunchError(f"capacity must be a positive int, not {capacity!r}")
             handle = LaunchHandle(self, root, backend, Stream(root, backend, capacity, self.tracker))
+            handle.check_push = PushCheck(root, self.tracker)
         else:
             values = check_args(root, args, self.tracker, "launch")
             check_sizes(root, values, "launch")
@@ -286,9 +288,8 @@ class Runtime:
             raise StreamError(
                 f"hpvm.push(): the launch of '{h.root.name}' is not streaming; launch it with stream=True"
             )
-        values = check_args(h.root, args, self.tracker, "push")
-        check_sizes(h.root, values, "push")
-        h.stream.push(values)
+        assert h.check_push is not None
+        h.stream.push(h.check_push(args))
 
     def pop(self, handle: Any, timeout: float | None = None) -> tuple[Any, ...]:
         """The outputs of the oldest execution not yet popped (blocks until it is ready)."""

@@ -96,6 +96,38 @@ def check_sizes(root: InternalFunction, args: Sequence[Any], api: str) -> None:
     known.add(key)
 
 
+class PushCheck:
+    """``check_args`` and ``check_sizes`` for the pushes to one stream, with what they look up
+    per root resolved once. A push of a small item costs a few microseconds in all, and
+    looking the root up in weak dictionaries on every push was a good part of them.
+    Scalars the acceptors take pass here; anything else (arrays, which need the tracker; a
+    value to refuse, with its message) goes through ``check_args``.
+    """
+
+    def __init__(self, root: InternalFunction, tracker: MemoryTracker) -> None:
+        self.root, self.tracker = root, tracker
+        self._count = len(root.params)
+        self._acceptors = None if root.array_params() else _acceptors(root)
+        self._sizes_vary = bool(_size_params(root))  # else checked at the first push only
+        self._sizes_checked = False
+
+    def __call__(self, args: Any) -> list[Any]:
+        acceptors = self._acceptors
+        if acceptors is not None and type(args) in (tuple, list) and len(args) == self._count:
+            for accept, value in zip(acceptors, args):
+                if not accept(value):
+                    values = check_args(self.root, args, self.tracker, "push")
+                    break
+            else:
+                values = list(args)
+        else:
+            values = check_args(self.root, args, self.tracker, "push")
+        if self._sizes_vary or not self._sizes_checked:
+            check_sizes(self.root, values, "push")
+            self._sizes_checked = True
+        return values
+
+
 def choose_backend(root: InternalFunction, target: str | None) -> Backend:
     """The back end for a launch: ``target`` if given, else what the nodes' hints select —
     one back end, or a ``MixedBackend`` splitting the root's children between several."""
@@ -182,8 +214,14 @@ def _size_key(root: InternalFunction, args: Sequence[Any]) -> Any:
     """What the sizes of the root's children depend on: the shapes of the arrays and the
     values (with their types) of the scalars their expressions name. Equal keys, equal
     sizes: ``check_sizes`` checks a key once."""
+    used = _size_params(root)
+    return tuple(args[i].shape if isinstance(args[i], np.ndarray) else (type(args[i]), args[i]) for i in used)
+
+
+def _size_params(root: InternalFunction) -> list[int]:
+    """Indices of the root's parameters that the sizes of its children name."""
     used = _SIZE_PARAMS.get(root)
     if used is None:
         names = set().union(*(e.params() for n in root.graph.nodes for e in n.sizes))
         used = _SIZE_PARAMS[root] = [i for i, p in enumerate(root.params) if p.name in names]
-    return tuple(args[i].shape if isinstance(args[i], np.ndarray) else (type(args[i]), args[i]) for i in used)
+    return used

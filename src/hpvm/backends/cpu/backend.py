@@ -13,7 +13,8 @@ from ...ir.types import ArrayType, ScalarType
 from ...passes import lower
 from ...passes.clone_leaves import CloneLeaves
 from ...passes.fuse_one_to_one import FuseOneToOne
-from ..base import Backend, RunContext
+from ..base import Backend, RunContext, StageBatch
+from .batch import BatchLayout, scalar_stage
 from .compiler import CompiledProgram, Compiler
 from .graphgen import StageSpec
 from .mallocpool import MallocStats
@@ -32,6 +33,11 @@ class CPUBackend(Backend):
         self._lowered: weakref.WeakKeyDictionary[InternalFunction, InternalFunction] = (
             weakref.WeakKeyDictionary()
         )
+        # Lowered root -> stage (its nodes' names) -> how its batches run in a compiled loop
+        # (None: item by item, a stage with array values).
+        self._layouts: weakref.WeakKeyDictionary[
+            InternalFunction, dict[tuple[str, ...], BatchLayout | None]
+        ] = weakref.WeakKeyDictionary()
 
     #: The passes a graph goes through before it is compiled: which nodes share a loop nest
     #: (``graphgen.py`` reads ``fuse``), then the leaves cloned with their context (the
@@ -111,6 +117,90 @@ class CPUBackend(Backend):
         for (node, port, mode), value in zip(spec.exports, result[len(spec.outputs) :]):
             produced[node.name][(port, mode)] = value
         return produced, outputs
+
+    def run_stage_batch(self, root, args_list, nodes, upstream_list, ctx=None):  # type: ignore[no-untyped-def]
+        """A stage of scalars runs its items in one compiled loop (``batch.py``); any other
+        stage item by item."""
+        program = self.prepare(root)
+        layout = self._layout(program, nodes)
+        if layout is None or len(args_list) < 2:
+            return super().run_stage_batch(root, args_list, nodes, upstream_list, ctx)
+        self._share_cores(ctx.stages if ctx is not None else 1)
+        loop = layout.loop
+        count = len(args_list)
+        ins, imports = layout.in_columns(args_list), layout.import_columns(upstream_list)
+        outs = layout.out_columns(count)
+        batch = StageBatch([], [])
+        lo = 0
+        while lo < count:
+            pool = program.pools.checkout(True) if program.pooled else None
+            hi = lo
+            try:
+                pool_args = program.pool_args(pool) if pool is not None else ()
+                hi = loop(lo, count, *ins, program.root_ctx(), *pool_args, *imports, *outs)
+            except Exception:  # raised past the loop's handler: run them item by item
+                rest = super().run_stage_batch(root, args_list[lo:], nodes, upstream_list[lo:], ctx)
+                batch.produced += rest.produced
+                batch.outputs += rest.outputs
+                batch.error = rest.error
+                return batch
+            finally:
+                if pool is not None:
+                    program.pools.checkin(pool, True, runs=hi - lo)
+            produced, outputs = layout.rows(outs, lo, hi)
+            batch.produced += produced
+            batch.outputs += outputs
+            if hi == count:
+                break
+            try:  # item ``hi`` raised: run it alone, for its error as any item raises it
+                produced_one, outputs_one = self.run_stage(root, args_list[hi], nodes, upstream_list[hi], ctx)
+            except BaseException as e:
+                batch.error = e
+                break
+            batch.produced.append(produced_one)
+            batch.outputs.append(outputs_one)
+            lo = hi + 1
+        return batch
+
+    def _layout(self, program: CompiledProgram, nodes: Sequence[Node]) -> BatchLayout | None:
+        """How the stage of ``nodes`` lays a batch out in columns; None: it has array values."""
+        lowered = program.root
+        layouts = self._layouts.get(lowered)
+        if layouts is None:
+            layouts = self._layouts.setdefault(lowered, {})
+        key = tuple(n.name for n in nodes)
+        if key not in layouts:
+            spec = _stage_spec(lowered, [lowered.graph.node(name) for name in key])
+            _, spec = self.compiler.stage(program, spec)
+            layout = BatchLayout.of(lowered, spec) if scalar_stage(lowered, spec) else None
+            if layout is not None and not self._compile_batch(program, layout):
+                layout = None
+            layouts[key] = layout
+        return layouts[key]
+
+    def _compile_batch(self, program: CompiledProgram, layout: BatchLayout) -> bool:
+        """Compile a stage's batch loop now (with its first item, which compiles the stage
+        anyway), not in the middle of the stream: run it on an empty batch. False: it does
+        not compile — the stage then runs item by item, and its own compile error, naming
+        the leaf, is what its first item raises."""
+        from numba.core.errors import NumbaError
+
+        loop = self.compiler.stage_batch(program, layout.spec)
+        empty = layout.out_columns(0)
+        try:
+            loop(
+                0,
+                0,
+                *layout.in_columns([]),
+                program.root_ctx(),
+                *program.pool_args(None),
+                *layout.import_columns([]),
+                *empty,
+            )
+        except NumbaError:
+            return False
+        layout.loop = loop
+        return True
 
     def export_outputs(
         self, node: Node, sizes: tuple[int, ...], produced: Any, ctx: RunContext | None = None

@@ -123,6 +123,7 @@ class CompiledProgram:
     levels: int
     entry: Any  # the root's parallel graph function
     stages: dict[tuple[int, ...], tuple[Any, StageSpec]] = field(default_factory=dict)
+    batches: dict[tuple[int, ...], Any] = field(default_factory=dict)  # stage key -> its batch loop
     gen: GraphGen | None = None
     module: types.ModuleType | None = None
     clones: dict[int, LeafClone] = field(default_factory=dict)
@@ -311,6 +312,25 @@ class Compiler:
                     )(func)
                 program.stages[key] = (module.__dict__[symbol], stage)
             return program.stages[key]
+
+    def stage_batch(self, program: CompiledProgram, stage: StageSpec) -> Any:
+        """The compiled loop running a stage's function over a batch of items (streaming,
+        stages of scalars: ``batch.py``), next to the stage function it calls."""
+        func, stage = self.stage(program, stage)
+        key = tuple(sorted(id(n) for n in stage.nodes))
+        with _LOCK:
+            if key not in program.batches:
+                import numba
+
+                assert program.gen is not None
+                before = len(program.gen.sources)
+                stage_symbol = func.py_func.__name__
+                symbol = program.gen.batch_function(program.root, stage, stage_symbol)
+                path = self._write("\n".join(program.gen.sources[before:]))
+                module = _module(f"hpvm_generated.{path.stem}", str(path), {stage_symbol: func})
+                exec(compile(path.read_text(), str(path), "exec"), module.__dict__)
+                program.batches[key] = numba.njit(nogil=True, cache=True)(module.__dict__[symbol])
+            return program.batches[key]
 
     # -- modules -------------------------------------------------------------------------
 

@@ -103,6 +103,38 @@ class GraphGen:
             self.parallel_symbols.add(symbol)
         return symbol
 
+    def batch_function(self, root: InternalFunction, stage: StageSpec, stage_symbol: str) -> str:
+        """A loop calling the stage function ``stage_symbol`` for the items ``lo`` to ``hi`` of
+        a batch (streaming; ``batch.py``): every root input and import is a column (one
+        array per value, one row per item), and every root output and export of the stage
+        (in ``_returns`` order) is written to a column. Returns ``hi``, or the index of the
+        first item that raised: the loop stops there, and the caller runs it alone to get
+        its error. Only for stages whose values are all scalars (``batch.scalar_stage``).
+        """
+        symbol = f"{stage_symbol}_batch"
+        ins = [f"__hb_in{i}" for i in range(len(root.params))]
+        imports = [f"__hb_im{j}" for j in range(len(stage.imports))]
+        outs = [f"__hb_out{j}" for j in range(len(stage.outputs) + len(stage.exports))]
+        pool = self._pool_args()
+        params = ["__hb_lo", "__hb_hi", *ins, CTX_PARAM, *pool, *imports, *outs]
+        call = [*(f"{c}[__hb]" for c in ins), CTX_PARAM, *pool, *(f"{c}[__hb]" for c in imports)]
+        lines = [
+            f"def {symbol}({', '.join(params)}):",
+            "for __hb in range(__hb_lo, __hb_hi):",
+            INDENT + "try:",
+            INDENT * 2 + f"__hb_r = {stage_symbol}({', '.join(call)})",
+            INDENT + "except Exception:",
+            INDENT * 2 + "return __hb",
+            *(INDENT + f"{c}[__hb] = __hb_r[{j}]" for j, c in enumerate(outs)),
+        ]
+        if (
+            pool
+        ):  # each item is a run of its own: what it malloc'd dies with it (nothing it sends is an array)
+            lines.append(INDENT + f"{STATE_PARAM}[:, 0] = 0")
+        lines.append("return __hb_hi")
+        self.sources.append("\n".join([lines[0], *(INDENT + line for line in lines[1:])]) + "\n")
+        return symbol
+
     # -- generation -----------------------------------------------------------------------
 
     def _emit(self, fn: InternalFunction, symbol: str, parallel: bool, stage: StageSpec | None) -> str:

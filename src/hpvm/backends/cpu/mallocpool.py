@@ -302,15 +302,18 @@ class BufferPools:
             pool.state[:] = 0
         return pool
 
-    def checkin(self, pool: Pool, recycle: bool) -> None:
-        """After the run: count its calls; grow the pool to what the run needed; keep it."""
+    def checkin(self, pool: Pool, recycle: bool, runs: int = 1) -> None:
+        """After the run: count its calls; grow the pool to what the run needed; keep it.
+        (``runs``: how many runs used it one after the other — a batch of streamed items.)"""
         calls, fresh = (int(v) for v in pool.state[:, 1:3].sum(axis=0))
         need = int(pool.state[:, 3].max())
         if recycle and need > pool.row:
             pool.grow(need)
         with self._lock:
             s = self._stats
-            self._stats = MallocStats(s.calls + calls, s.fresh + fresh, s.recycled_runs + recycle, s.runs + 1)
+            self._stats = MallocStats(
+                s.calls + calls, s.fresh + fresh, s.recycled_runs + recycle * runs, s.runs + runs
+            )
             if recycle and len(self._idle) < KEEP_IDLE:
                 self._idle.append(pool)
 
