@@ -139,6 +139,10 @@ def _fold(node: ast.expr, *operands: ast.expr) -> ast.Constant | None:
     literal); None when it is not one CPython folds."""
     if not all(isinstance(o, ast.Constant) and type(o.value) in (bool, int, float) for o in operands):
         return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Pow, ast.LShift)):
+        exponent = operands[1].value  # type: ignore[attr-defined]
+        if type(exponent) is int and abs(exponent) > 128:  # CPython does not fold these either
+            return None
     try:
         value = eval(compile(ast.Expression(ast.copy_location(node, node)), "<fold>", "eval"), {})
     except Exception:  # 1 / 0 and friends are left to run (and not raise)
