@@ -987,5 +987,271 @@ PROGRAMS: list[Program] = [
     ),
 ]
 
+# =======================================================================================
+# Narrow types: one arithmetic on every back end (Numba's typing, docs/semantics.md §7).
+# Each result differs under NumPy's scalar rules (weak Python scalars, no widening of
+# integer arithmetic), so a back end computing that way fails; integers compare exactly.
+
+
+@hpvm.leaf(ins=("y",))
+def p_f32_sums(y: hpvm.f32[:], n: hpvm.i64) -> tuple[hpvm.f64, hpvm.f64]:
+    s = 0.0  # float64: each float32 element is added in float64
+    t = 0.0
+    for i in range(n):
+        s += y[i]
+        t += i * y[i]  # a range variable (int64) times float32 is float64
+    return s, t
+
+
+@hpvm.internal(ins=("y",))
+def r_f32_sums(y: hpvm.f32[:], n: hpvm.i64):
+    k = hpvm.create_node(p_f32_sums)
+    hpvm.bind_in(k, 0, 0)
+    hpvm.bind_in(k, 1, 1)
+    hpvm.bind_out(k, 0, 0)
+    hpvm.bind_out(k, 1, 1)
+
+
+def _f32_sums_args(rng: np.random.Generator) -> tuple[Any, ...]:
+    y = rng.integers(0, 2**20, 64).astype(np.float32)
+    y[0] = 2**24  # float32 sums would round every later element away
+    return y, 64
+
+
+def _f32_sums(y: np.ndarray, n: int) -> tuple[float, float]:
+    exact = y.astype(np.float64)  # integers below 2**53: float64 sums are exact
+    return float(exact.sum()), float((np.arange(n) * exact).sum())
+
+
+@hpvm.leaf(ins=("a", "b"), outs=("wide", "wrapped"))
+def p_i32_products(a: hpvm.i32[:], b: hpvm.i32[:], wide: hpvm.i64[:], wrapped: hpvm.i32[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    p = a[i] * b[i]  # int64: Numba widens int32 arithmetic
+    wide[i] = p + 1
+    wrapped[i] = p  # stored into int32: the low 32 bits
+
+
+@hpvm.internal(ins=("a", "b"), outs=("wide", "wrapped"))
+def r_i32_products(a: hpvm.i32[:], b: hpvm.i32[:], wide: hpvm.i64[:], wrapped: hpvm.i32[:]):
+    k = hpvm.create_node_1d(p_i32_products, a.shape[0])
+    for port in range(4):
+        hpvm.bind_in(k, port, port)
+
+
+def _i32_products_args(rng: np.random.Generator) -> tuple[Any, ...]:
+    a = rng.integers(-(2**31), 2**31, 40).astype(np.int32)
+    b = rng.integers(-(2**31), 2**31, 40).astype(np.int32)
+    a[0], b[0] = 100_000, 100_000
+    return a, b, np.zeros(40, np.int64), np.zeros(40, np.int32)
+
+
+def _i32_products(a: np.ndarray, b: np.ndarray, wide: np.ndarray, wrapped: np.ndarray) -> tuple[()]:
+    product = a.astype(np.int64) * b
+    wide[:] = product + 1
+    wrapped[:] = product.astype(np.int32)
+    return ()
+
+
+@hpvm.leaf(ins=("a", "b"), outs=("total", "diff", "mean"))
+def p_u8_arith(a: hpvm.u8[:], b: hpvm.u8[:], total: hpvm.u16[:], diff: hpvm.i16[:], mean: hpvm.u8[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    total[i] = a[i] + b[i]  # uint8 + uint8 is uint64: up to 510
+    diff[i] = a[i] - b[i]  # wraps in 64 bits; the low 16 are the signed difference
+    mean[i] = (a[i] + b[i]) // 2  # no overflow before the division
+
+
+@hpvm.internal(ins=("a", "b"), outs=("total", "diff", "mean"))
+def r_u8_arith(a: hpvm.u8[:], b: hpvm.u8[:], total: hpvm.u16[:], diff: hpvm.i16[:], mean: hpvm.u8[:]):
+    k = hpvm.create_node_1d(p_u8_arith, a.shape[0])
+    for port in range(5):
+        hpvm.bind_in(k, port, port)
+
+
+def _u8_args(rng: np.random.Generator) -> tuple[Any, ...]:
+    a, b = rng.integers(0, 256, (2, 50)).astype(np.uint8)
+    a[0], b[0] = 255, 255
+    return a, b, np.zeros(50, np.uint16), np.zeros(50, np.int16), np.zeros(50, np.uint8)
+
+
+def _u8_arith(a, b, total, diff, mean) -> tuple[()]:  # type: ignore[no-untyped-def]
+    wide_a, wide_b = a.astype(np.int64), b.astype(np.int64)
+    total[:] = wide_a + wide_b
+    diff[:] = (wide_a - wide_b).astype(np.int16)
+    mean[:] = (wide_a + wide_b) // 2
+    return ()
+
+
+@hpvm.leaf(ins=("a", "b", "x", "y"), outs=("q", "r", "t", "fq", "fr", "ft"))
+def p_divisions(
+    a: hpvm.i32[:],
+    b: hpvm.i32[:],
+    x: hpvm.f64[:],
+    y: hpvm.f64[:],
+    q: hpvm.i64[:],
+    r: hpvm.i64[:],
+    t: hpvm.f64[:],
+    fq: hpvm.f64[:],
+    fr: hpvm.f64[:],
+    ft: hpvm.f64[:],
+):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    q[i] = a[i] // b[i]  # floors; 0 for a zero divisor
+    r[i] = a[i] % b[i]  # the divisor's sign; 0 for a zero divisor
+    t[i] = a[i] / b[i]  # float64: inf, -inf or nan for a zero divisor
+    fq[i] = x[i] // y[i]
+    fr[i] = x[i] % y[i]
+    ft[i] = x[i] / y[i]
+
+
+@hpvm.internal(ins=("a", "b", "x", "y"), outs=("q", "r", "t", "fq", "fr", "ft"))
+def r_divisions(
+    a: hpvm.i32[:],
+    b: hpvm.i32[:],
+    x: hpvm.f64[:],
+    y: hpvm.f64[:],
+    q: hpvm.i64[:],
+    r: hpvm.i64[:],
+    t: hpvm.f64[:],
+    fq: hpvm.f64[:],
+    fr: hpvm.f64[:],
+    ft: hpvm.f64[:],
+):
+    k = hpvm.create_node_1d(p_divisions, a.shape[0])
+    for port in range(10):
+        hpvm.bind_in(k, port, port)
+
+
+def _division_args(rng: np.random.Generator) -> tuple[Any, ...]:
+    a = rng.integers(-50, 50, 30).astype(np.int32)
+    b = rng.integers(-4, 5, 30).astype(np.int32)  # zeros among them
+    a[:3], b[:3] = [7, -7, 0], [0, 0, 0]
+    x, y = a.astype(np.float64) * 0.5, b.astype(np.float64)
+    return (a, b, x, y, *(np.zeros(30, np.int64) for _ in range(2)), *(np.zeros(30) for _ in range(4)))
+
+
+def _divisions(a, b, x, y, q, r, t, fq, fr, ft) -> tuple[()]:  # type: ignore[no-untyped-def]
+    with np.errstate(all="ignore"):  # NumPy's results: what every back end gives
+        q[:] = np.floor_divide(a.astype(np.int64), b)
+        r[:] = np.remainder(a.astype(np.int64), b)
+        t[:] = a.astype(np.float64) / b
+        fq[:], fr[:], ft[:] = np.floor_divide(x, y), np.remainder(x, y), x / y
+    return ()
+
+
+@hpvm.leaf
+def p_scalar_divisions(x: hpvm.f64, k: hpvm.i64) -> tuple[hpvm.f64, hpvm.f64, hpvm.i64, hpvm.i64, hpvm.f64]:
+    return 1.0 / x, -1.0 / x, 7 // k, -7 % k, (k - k) / k  # one instance: no parallel loop
+
+
+@hpvm.internal
+def r_scalar_divisions(x: hpvm.f64, k: hpvm.i64):
+    n = hpvm.create_node(p_scalar_divisions)
+    hpvm.bind_in(n, 0, 0)
+    hpvm.bind_in(n, 1, 1)
+    for port in range(5):
+        hpvm.bind_out(n, port, port)
+
+
+@hpvm.leaf(ins=("x",), outs=("y",))
+def p_f32_literals(x: hpvm.f32[:], y: hpvm.f32[:], steps: hpvm.i64):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    v = x[i]
+    for _ in range(steps):
+        v = v * 1.0001 + 0.001  # float32 times a float literal is float64: v is float64
+    y[i] = v
+
+
+@hpvm.internal(ins=("x",), outs=("y",))
+def r_f32_literals(x: hpvm.f32[:], y: hpvm.f32[:], steps: hpvm.i64):
+    k = hpvm.create_node_1d(p_f32_literals, x.shape[0])
+    for port in range(3):
+        hpvm.bind_in(k, port, port)
+
+
+def _f32_literals(x: np.ndarray, y: np.ndarray, steps: int) -> tuple[()]:
+    v = x.astype(np.float64)
+    for _ in range(steps):
+        v = v * 1.0001 + 0.001
+    y[:] = v  # (computed in float32, the results are about 1e-5 off)
+    return ()
+
+
+@hpvm.leaf(ins=("y",), outs=("out",))
+def p_shape_times_f32(y: hpvm.f32[:], out: hpvm.f64[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    out[i] = y.shape[0] * y[i] + i * y[0] + 1  # int64 times float32 is float64
+
+
+@hpvm.internal(ins=("y",), outs=("out",))
+def r_shape_times_f32(y: hpvm.f32[:], out: hpvm.f64[:]):
+    k = hpvm.create_node_1d(p_shape_times_f32, y.shape[0])
+    hpvm.bind_in(k, 0, 0)
+    hpvm.bind_in(k, 1, 1)
+
+
+def _shape_times_f32(y: np.ndarray, out: np.ndarray) -> tuple[()]:
+    exact = y.astype(np.float64)  # products and sums of integers below 2**53: exact
+    out[:] = len(y) * exact + np.arange(len(y)) * exact[0] + 1
+    return ()
+
+
+@hpvm.leaf(ins=("a", "u"), outs=("votes", "mixed", "low"))
+def p_mixed_ints(a: hpvm.i64[:], u: hpvm.u64[:], votes: hpvm.i64[:], mixed: hpvm.i64[:], low: hpvm.f64[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    votes[i] = (a[i] > 0) + (a[i] > 10) + (a[i] > 100)  # bools add as integers
+    mixed[i] = u[i] + a[i]  # uint64 + int64 is int64 (wrapping), not float64
+    low[i] = min(u[i], a[i])  # min of uint64 and int64 is float64
+
+
+@hpvm.internal(ins=("a", "u"), outs=("votes", "mixed", "low"))
+def r_mixed_ints(a: hpvm.i64[:], u: hpvm.u64[:], votes: hpvm.i64[:], mixed: hpvm.i64[:], low: hpvm.f64[:]):
+    k = hpvm.create_node_1d(p_mixed_ints, a.shape[0])
+    for port in range(5):
+        hpvm.bind_in(k, port, port)
+
+
+def _mixed_ints_args(rng: np.random.Generator) -> tuple[Any, ...]:
+    a = rng.integers(-200, 200, 32)
+    u = rng.integers(0, 2**64, 32, dtype=np.uint64)
+    u[0] = 2**64 - 1
+    return a, u, np.zeros(32, np.int64), np.zeros(32, np.int64), np.zeros(32)
+
+
+def _mixed_ints(a, u, votes, mixed, low) -> tuple[()]:  # type: ignore[no-untyped-def]
+    votes[:] = (a > 0).astype(np.int64) + (a > 10) + (a > 100)
+    mixed[:] = u.view(np.int64) + a  # wraps
+    low[:] = np.minimum(u.astype(np.float64), a.astype(np.float64))
+    return ()
+
+
+PROGRAMS += [
+    Program("f32_sums_in_f64", r_f32_sums, _f32_sums_args, _f32_sums, rtol=0.0),
+    Program("i32_products_widen", r_i32_products, _i32_products_args, _i32_products),
+    Program("u8_arithmetic_widens", r_u8_arith, _u8_args, _u8_arith),
+    Program("divisions_by_zero", r_divisions, _division_args, _divisions, rtol=0.0),
+    Program(
+        "scalar_divisions_by_zero",
+        r_scalar_divisions,
+        lambda rng: (0.0, 0),
+        lambda x, k: (np.inf, -np.inf, 0, 0, np.nan),
+        rtol=0.0,
+    ),
+    Program(
+        "f32_with_float_literals",
+        r_f32_literals,
+        lambda rng: (rng.uniform(0.5, 2.0, 16).astype(np.float32), np.zeros(16, np.float32), 2000),
+        _f32_literals,
+        rtol=1e-6,
+    ),
+    Program(
+        "shape_times_f32",
+        r_shape_times_f32,
+        lambda rng: ((rng.integers(2**22, 2**24, 12)).astype(np.float32), np.zeros(12)),
+        _shape_times_f32,
+        rtol=0.0,
+    ),
+    Program("mixed_int_kinds", r_mixed_ints, _mixed_ints_args, _mixed_ints, rtol=0.0),
+]
+
 BY_NAME = {p.name: p for p in PROGRAMS}
 assert len(BY_NAME) == len(PROGRAMS), "program names must be unique"

@@ -55,6 +55,8 @@ def handle_root(a: hpvm.f64[:]):
 
 @hpvm.leaf(ins=("a",))
 def divides(a: hpvm.i64[:], d: hpvm.i64) -> hpvm.i64:
+    if d == 0:
+        raise ValueError("no divisor")  # (a division by zero itself does not raise: it gives 0)
     return a[0] // d
 
 
@@ -98,9 +100,29 @@ def test_the_interpreter_runs_what_the_cpu_back_end_cannot():
 
 
 def test_error_raised_by_compiled_code_reaches_wait():
-    with pytest.raises(hpvm.NodeExecutionError, match=r"ZeroDivisionError.*target='interp'"):
+    with pytest.raises(hpvm.NodeExecutionError, match=r"ValueError: no divisor.*target='interp'"):
         launch(divide_root, np.array([7]), 0)
     assert launch(divide_root, np.array([7]), 2) == (3,)
+
+
+def test_size_dividing_by_zero_inside_a_nested_graph_is_a_launch_error():
+    # (compiled code divides with NumPy's error model, where n // 0 is 0: the size is checked)
+    @hpvm.leaf()
+    def nothing() -> None:
+        pass
+
+    @hpvm.internal()
+    def inner(n: hpvm.i64):
+        hpvm.create_node_1d(nothing, 10 // (n - 2) + n % (n - 2))
+
+    @hpvm.internal()
+    def outer(n: hpvm.i64):
+        node = hpvm.create_node(inner)
+        hpvm.bind_in(node, 0, 0)
+
+    with pytest.raises(hpvm.LaunchError, match=r"node 'nothing'.*10 // \(n - 2\).*divides by zero"):
+        launch(outer, 2)
+    assert launch(outer, 4) == ()
 
 
 def test_negative_size_inside_a_nested_graph_is_a_launch_error():

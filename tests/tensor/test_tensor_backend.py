@@ -137,8 +137,8 @@ def test_each_intermediate_tensor_is_freed_after_its_last_use() -> None:
 
 @hpvm.leaf(hint=hpvm.TENSOR_TARGET, ins=("x",))
 def python_leaf(x: T4) -> T4:
-    y = x * 2.0
-    return y
+    y = x * 2.0  # float64, as Numba types it
+    return y.astype(np.float32)
 
 
 @hpvm.internal()

@@ -236,6 +236,21 @@ class Call(Expr):
         return f"{self.fn}({', '.join(str(a) for a in self.args)})"
 
 
+def divisors(expr: Expr) -> list[Expr]:
+    """The right operands of ``//`` and ``%`` in ``expr``, innermost first, constants other
+    than 0 left out: what compiled code evaluating ``expr`` must check for zero (it divides
+    with NumPy's error model, where ``n // 0`` is 0 instead of an error)."""
+    found: list[Expr] = []
+    if isinstance(expr, BinOp):
+        found += divisors(expr.lhs) + divisors(expr.rhs)
+        if expr.op in ("//", "%") and not (isinstance(expr.rhs, Const) and expr.rhs.value != 0):
+            found.append(expr.rhs)
+    elif isinstance(expr, Call):
+        for arg in expr.args:
+            found += divisors(arg)
+    return found
+
+
 def as_expr(value: Any) -> Expr:
     """An expression for an int or an expression; anything else is a tracing error."""
     if isinstance(value, Expr):

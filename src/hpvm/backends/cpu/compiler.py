@@ -37,7 +37,13 @@ from .narrow import narrow_helpers
 from .privatize import plain_helpers
 
 _LOCK = threading.RLock()
-CODEGEN_VERSION = 5  # bump when generated code or its module layout changes
+CODEGEN_VERSION = 6  # bump when generated code or its module layout changes (6: error model)
+# Leaves and graph functions are compiled with NumPy's error model: division never raises
+# (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
+# (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in
+# sequential code: parallel loops already used "numpy". Numba's disk cache does not key on
+# the error model, so code cached before must not be found again: CODEGEN_VERSION names it.
+ERROR_MODEL = "numpy"
 
 
 def cache_dir() -> Path:
@@ -232,16 +238,21 @@ class Compiler:
 
                 symbol, source = group_function(clone, [p.type for p in leaf.params], levels)
                 # Named by a hash of its code, so Numba's disk cache never serves a stale one.
-                renamed = f"{symbol}_{hashlib.sha1(source.encode()).hexdigest()[:8]}"
+                digest = hashlib.sha1(f"{CODEGEN_VERSION}\n{source}".encode()).hexdigest()[:8]
+                renamed = f"{symbol}_{digest}"
                 source = source.replace(f"def {symbol}(", f"def {renamed}(", 1)
                 symbol = renamed
                 tree = ast.parse(source)
                 exec(compile(tree, leaf.location.file, "exec"), module.__dict__)
-                module.__dict__[symbol] = numba.njit(nogil=True, cache=cache)(module.__dict__[symbol])
+                module.__dict__[symbol] = numba.njit(nogil=True, cache=cache, error_model=ERROR_MODEL)(
+                    module.__dict__[symbol]
+                )
                 leaf_namespace[symbol] = module.__dict__[symbol]
                 barrier_symbols[id(leaf)] = symbol
             options = {"inline": "always"} if inline else {}
-            dispatcher = numba.njit(nogil=True, cache=cache, **options)(module.__dict__[clone.symbol])
+            dispatcher = numba.njit(nogil=True, cache=cache, error_model=ERROR_MODEL, **options)(
+                module.__dict__[clone.symbol]
+            )
             module.__dict__[clone.symbol] = dispatcher
             leaf_namespace[clone.symbol] = dispatcher
         flow = None
@@ -272,7 +283,9 @@ class Compiler:
             exec(code, module.__dict__)
             options = {"inline": "always"} if inline else {}
             cache = inline and _cacheable(leaf.location.file)
-            module.__dict__[symbol] = numba.njit(nogil=True, cache=cache, **options)(module.__dict__[symbol])
+            module.__dict__[symbol] = numba.njit(nogil=True, cache=cache, error_model=ERROR_MODEL, **options)(
+                module.__dict__[symbol]
+            )
             gen.compiled_variants[symbol] = module.__dict__[symbol]
         return dict(gen.compiled_variants)
 
@@ -308,7 +321,10 @@ class Compiler:
                 for name in re.findall(r"^def (\w+)\(", source, flags=re.M):
                     func = module.__dict__[name]
                     module.__dict__[name] = numba.njit(
-                        nogil=True, cache=True, parallel=name in program.gen.parallel_symbols
+                        nogil=True,
+                        cache=True,
+                        parallel=name in program.gen.parallel_symbols,
+                        error_model=ERROR_MODEL,
                     )(func)
                 program.stages[key] = (module.__dict__[symbol], stage)
             return program.stages[key]
@@ -364,6 +380,6 @@ class Compiler:
         for name in re.findall(r"^def (\w+)\(", source, flags=re.M):
             func = module.__dict__[name]
             module.__dict__[name] = numba.njit(
-                nogil=True, cache=cache, parallel=name in gen.parallel_symbols
+                nogil=True, cache=cache, parallel=name in gen.parallel_symbols, error_model=ERROR_MODEL
             )(func)
         return module

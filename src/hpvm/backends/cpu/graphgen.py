@@ -22,6 +22,7 @@ from typing import Any
 from ...errors import CompileError
 from ...ir import instance_context as ictx
 from ...ir.analysis import FeedTable, feed_table, returned_params
+from ...ir.expr import divisors
 from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
@@ -219,6 +220,7 @@ class GraphGen:
         k0 = index[id(head)]
         sizes = [f"__hn{k0}_s{a}" for a in range(head.dims)]
         for a, expr in enumerate(head.sizes):
+            out += self._divisor_checks(head, expr)
             out.append(f"{sizes[a]} = {expr}")
             out.append(f"if {sizes[a]} < 0:")
             out.append(
@@ -229,6 +231,7 @@ class GraphGen:
         for node in group.nodes[1:]:
             k = index[id(node)]
             for a, expr in enumerate(node.sizes):
+                out += self._divisor_checks(node, expr)
                 out.append(f"if ({expr}) != {sizes[a]}:")
                 out.append(
                     INDENT
@@ -586,6 +589,18 @@ class GraphGen:
         name = f"__hpvm_dt_{t.dtype.name}"
         self.dtypes.add(t.dtype.name)
         return name
+
+    def _divisor_checks(self, node: Node, expr: Any) -> list[str]:
+        """Lines raising a LaunchError when a replication size would divide by zero (compiled
+        code divides with NumPy's error model: n // 0 would silently be 0)."""
+        out: list[str] = []
+        for d in divisors(expr):
+            out.append(f"if ({d}) == 0:")
+            out.append(
+                INDENT
+                + f"raise __hpvm_LaunchError({self._msg(node, f'replication size {expr} divides by zero')})"
+            )
+        return out
 
     def _msg(self, node: Node, what: str) -> str:
         return repr(f"node '{node.name}' ({node.location}): {what}")

@@ -8,12 +8,16 @@ Under ``NUMBA_ENABLE_CUDASIM=1`` numba-cuda runs kernels in Python, a thread per
 and compiles nothing; so that a leaf that would not compile for a GPU is still reported
 before it runs, the simulator path first type-checks each leaf with Numba's CPU compiler
 for the kernel's argument types (the same Numba subset; device-only restrictions, such as
-no array allocation in device code, are checked only on a real GPU).
+no array allocation in device code, are checked only on a real GPU). As Python, a leaf's
+arithmetic would follow NumPy's scalar rules; the simulator runs each leaf clone rewritten
+to compute with Numba's types, as the interpreter does (``interp/arith_rewrite.py``), so that
+it computes what the GPU computes.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import threading
 import weakref
 from typing import Any
@@ -29,6 +33,7 @@ from ...passes.clone_leaves import CTX_PARAM, LeafClone, clone_of, written_leaf
 from ..gpu.device import GPUDevice
 from ..gpu.prologue import Form, launch_form
 from ..gpu.spec import Geometry, KernelSpec
+from ..interp.arith_rewrite import rewrite_arithmetic
 from ..numba_shared.messages import describe_numba_error
 from .kernelgen import kernel_source
 
@@ -150,7 +155,11 @@ class CUDADevice(GPUDevice):
                 clone = clone_of(leaf, "cuda")  # the CloneLeaves pass made it
                 namespace = _leaf_namespace(clone.user)
                 namespace.update(intrinsics.helpers())
-                code = compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec")
+                func = clone.func
+                if self.simulator:  # Python: Numba's arithmetic by rewriting (see the docstring)
+                    func = copy.deepcopy(func)
+                    namespace.update(rewrite_arithmetic(func, namespace, quiet=True))
+                code = compile(ast.Module(body=[func], type_ignores=[]), leaf.location.file, "exec")
                 exec(code, namespace)
                 entry = self._leaves[leaf] = (clone, self.cuda.jit(device=True)(namespace[clone.symbol]))
             return entry

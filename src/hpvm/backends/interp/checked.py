@@ -15,6 +15,7 @@ import numpy as np
 
 from ...errors import IllegalWriteError, OutOfBoundsError
 from ...ir.execution import current_context
+from . import arith
 
 
 class CheckedArray(np.ndarray):
@@ -27,8 +28,12 @@ class CheckedArray(np.ndarray):
             self._hpvm_name = getattr(obj, "_hpvm_name", None)
 
     def _describe(self, depth: int = 2) -> str:
-        """Node instance and line of the access: from the running leaf's context."""
+        """Node instance and line of the access: from the running leaf's context. (A store
+        or an augmented assignment reaches the array through ``arith``: the leaf's line is
+        the caller's.)"""
         frame = sys._getframe(depth)
+        while frame.f_back is not None and frame.f_code.co_filename == arith.__file__:
+            frame = frame.f_back
         file, line = frame.f_code.co_filename, frame.f_lineno
         ctx = current_context()
         where = getattr(ctx, "where", None)

@@ -38,6 +38,8 @@ from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType, ScalarType, check_value
 from ...ir.verify import topological_order
 from ..base import Backend, PortKey, RunContext, warn
+from .arith import cast_scalar
+from .arith_rewrite import typed_function
 from .barriers import barrier_generator
 from .checked import CheckedArray, checked_view, unwrap
 
@@ -171,9 +173,9 @@ class _LeafContext:
                     OutOfBoundsError,
                 ) from None
         plain = array.view(np.ndarray)
-        with _ATOMIC_LOCK, np.errstate(over="ignore"):
+        with _ATOMIC_LOCK, np.errstate(all="ignore"):
             old = plain[index]
-            v = plain.dtype.type(value)
+            v = cast_scalar(value, plain.dtype)
             if op == "add":
                 new = old + v
             elif op == "sub":
@@ -206,9 +208,10 @@ class Interpreter(Backend):
         #: node send different values over an all-to-all edge or an output bind; set it for
         #: ``target="interp"`` with ``hpvm.backends.interp.configure(strict=True)``.
         self.strict = strict
-        # Barrier leaves recompiled as generators. Keyed weakly by the function object, not
-        # by id(): ids are reused after garbage collection, and a new leaf must never run
-        # the recompiled code of a dead one.
+        # Leaves recompiled with Numba's arithmetic (arith_rewrite.py), barrier leaves as
+        # generators. Keyed weakly by the function object, not by id(): ids are reused after
+        # garbage collection, and a new leaf must never run the recompiled code of a dead one.
+        self._functions: weakref.WeakKeyDictionary[LeafFunction, Any] = weakref.WeakKeyDictionary()
         self._generators: weakref.WeakKeyDictionary[LeafFunction, Any] = weakref.WeakKeyDictionary()
 
     # -- Backend interface ---------------------------------------------------------------
@@ -373,13 +376,22 @@ class Interpreter(Backend):
                     prepared.append(_as_port_value(p.type, v))
             return prepared
 
-        if analyze_leaf(fn).uses_barrier:
-            results = self._run_lockstep(fn, contexts, prepare)
-        else:
-            results = []
-            for flat, ctx in enumerate(contexts):
-                results.append(self._call(fn, ctx, fn.pyfunc, prepare(flat)))
+        # Division by zero, overflow and invalid operations give IEEE 754 / wrapped results
+        # silently, as in compiled code (docs/semantics.md §7): no NumPy warnings.
+        with np.errstate(all="ignore"):
+            if analyze_leaf(fn).uses_barrier:
+                results = self._run_lockstep(fn, contexts, prepare)
+            else:
+                func = self._function(fn)
+                results = [self._call(fn, ctx, func, prepare(flat)) for flat, ctx in enumerate(contexts)]
         return NodeOutputs(sizes, [self._outputs(fn, ctx, r) for ctx, r in zip(contexts, results)])
+
+    def _function(self, fn: LeafFunction) -> Any:
+        """The leaf's function with Numba's arithmetic, recompiled once per leaf."""
+        func = self._functions.get(fn)
+        if func is None:
+            func = self._functions[fn] = typed_function(fn)
+        return func
 
     def _call(self, fn: LeafFunction, ctx: _LeafContext, func: Any, arguments: list[Any]) -> Any:
         set_context(ctx)

@@ -5,8 +5,9 @@ C's ``/`` and ``%`` truncate toward zero; Python floors. C has no integer power,
 helper is generated only when a leaf needs it, per C type (and address space for atomics),
 and emitted once per program.
 
-Integer ``//`` and ``%`` by zero give 0: OpenCL kernels cannot raise, where Numba raises
-``ZeroDivisionError`` (docs/backends/gpu.md, "What differs").
+Division never raises (docs/semantics.md §7): integer ``//`` and ``%`` by zero give 0, and
+float ``//`` by zero gives ``a / b`` (``inf``, ``-inf`` or ``nan``), NumPy's results, which
+the other back ends give too.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ _FLOAT_DIVMOD = """inline {t} hpvm_mod_{t}({t} a, {t} b) {{
     return m;
 }}
 inline {t} hpvm_floordiv_{t}({t} a, {t} b) {{
+    if (b == 0) return a / b;
     {t} m = fmod(a, b);
     {t} d = (a - m) / b;
     if (m != 0 && ((b < 0) != (m < 0))) d -= 1;
