@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from ...errors import HPVMError, NodeExecutionError
+from ...errors import HPVMError
 from ...ir.graph import ALL_TO_ALL, InternalFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ...passes import lower
@@ -17,6 +17,7 @@ from ..base import Backend, RunContext
 from .compiler import CompiledProgram, Compiler
 from .graphgen import StageSpec
 from .mallocpool import MallocStats
+from .raised import node_error
 
 _stage_threads = threading.local()
 
@@ -174,10 +175,8 @@ class CPUBackend(Backend):
         except NumbaError as e:
             raise self._located(program, args, e) from None
         except Exception as e:
-            raise NodeExecutionError(
-                f"graph '{program.root.name}' on the cpu back end raised {type(e).__name__}: {e} "
-                "(compiled code does not say which node: run it with target='interp' to find out)"
-            ) from e
+            leaves = [(clone.user, clone.leaf) for clone in program.clones.values()]
+            raise node_error(program.root, leaves, e) from e
 
 
 def _convert(root: InternalFunction, args: Sequence[Any]) -> list[Any]:

@@ -32,12 +32,13 @@ from ...ir.types import ScalarType
 from ...passes.clone_leaves import LeafClone, clone_of
 from ..numba_shared.messages import describe_numba_error
 from .graphgen import GraphGen, StageSpec
+from .loop_errors import loop_error_helpers
 from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, pooled_clone, uses_malloc
 from .narrow import narrow_helpers
 from .privatize import plain_helpers
 
 _LOCK = threading.RLock()
-CODEGEN_VERSION = 5  # bump when generated code or its module layout changes
+CODEGEN_VERSION = 6  # bump when generated code or its module layout changes
 
 
 def cache_dir() -> Path:
@@ -61,6 +62,7 @@ def _runtime_helpers() -> dict[str, Any]:
         **pool_helpers(),
         **plain_helpers(),
         **narrow_helpers(),
+        **loop_error_helpers(),
     }
     for op in atomics.ATOMIC_OPS:
         helpers[f"__hpvm_atomic_{op}"] = getattr(atomics, f"atomic_{op}")

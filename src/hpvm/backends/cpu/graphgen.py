@@ -29,6 +29,7 @@ from ...passes.clone_leaves import CTX_PARAM, LeafClone, symbol_for
 from ...passes.fuse_one_to_one import fused_runs
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
 from .narrow import MASK
+from .outline import outline
 from .privatize import MAX_PRIVATE_BYTES, atomic_only_params, fold, identity, privatized_clone
 
 INDENT = "    "
@@ -89,19 +90,22 @@ class GraphGen:
         if key not in self.symbols:
             symbol = symbol_for(fn, "graph") + ("_par" if parallel else "")
             self.symbols[key] = symbol
-            source = self._emit(fn, symbol, parallel, None)
-            self.sources.append(source)
-            if "prange(" in source:  # Numba warns about parallel=True with nothing parallel
-                self.parallel_symbols.add(symbol)
+            self._add(symbol, self._emit(fn, symbol, parallel, None))
         return self.symbols[key]
 
     def stage_function(self, root: InternalFunction, stage: StageSpec, index: str) -> str:
         symbol = symbol_for(root, "stage") + f"_{index}"
-        source = self._emit(root, symbol, True, stage)
-        self.sources.append(source)
-        if "prange(" in source:
-            self.parallel_symbols.add(symbol)
+        self._add(symbol, self._emit(root, symbol, True, stage))
         return symbol
+
+    def _add(self, symbol: str, source: str) -> None:
+        """Keep a generated function, its parallel loops outlined into chunk functions
+        (``outline.py``: so that exceptions in them reach the launching thread)."""
+        if "prange(" not in source:
+            self.sources.append(source)
+            return
+        self.sources += outline(source)
+        self.parallel_symbols.add(symbol)  # (Numba warns about parallel=True with nothing parallel)
 
     # -- generation -----------------------------------------------------------------------
 

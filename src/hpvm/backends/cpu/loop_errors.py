@@ -1,0 +1,119 @@
+"""Exceptions raised inside parallel loops, carried to the thread that launched the loop.
+
+Why. Numba runs a ``prange`` loop as a parallel kernel whose wrapper, when an iteration
+fails, sets the Python exception on *the thread that ran that iteration* and goes on: an
+exception on a worker thread is silently lost (numba/numba#2811, #9673), and one on the
+launching thread comes back as ``SystemError: ... returned a result with an exception
+set`` with the real message only as its cause. And a ``raise`` written in the loop body
+itself (a leaf inlined there) makes Numba give up parallelizing the loop altogether, with
+two ``NumbaPerformanceWarning``\\ s pointing into generated code.
+
+What. The parallel loops of generated code (``outline.py``) run ``prange`` over chunks;
+each chunk is an ordinary compiled function called through ``__hpvm_try_call``, an
+intrinsic that calls it *without* propagating its status: a failure is written, as Numba's
+return code and exception-info pointer, into the chunk's row of an error table. After the
+loop, on the launching thread, ``__hpvm_reraise(table)`` propagates the first failure as if
+the chunk had been called there: the exception (class, message, and the traceback line
+Numba records for a ``raise``) reaches the caller exactly as from serial code. The loop
+body contains no ``raise``, so Numba always parallelizes it.
+
+The exception-info pointer stays valid: a static exception's is a constant of the compiled
+module, a dynamic one's (run-time values in its message) a heap block that the raise on the
+launching thread frees. If several chunks fail, the first is raised; the others' dynamic
+blocks (a few bytes each) are not freed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_HELPERS: dict[str, Any] = {}
+
+
+def loop_error_helpers() -> dict[str, Any]:
+    """The names generated code calls: ``__hpvm_try_call``, ``__hpvm_reraise`` (made once)."""
+    if not _HELPERS:
+        _HELPERS.update(_build())
+    return dict(_HELPERS)
+
+
+def _build() -> dict[str, Any]:
+    import numba
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.core.callconv import RETCODE_USEREXC, Status, excinfo_ptr_t
+    from numba.extending import intrinsic
+
+    i64 = ir.IntType(64)
+
+    @intrinsic
+    def try_call(typingctx, func, args, table, row):  # type: ignore[no-untyped-def]
+        """``func(*args)``; on failure its code and exception info go to ``table[row]``."""
+        if not isinstance(func, types.Dispatcher) or not isinstance(args, types.BaseTuple):
+            return None
+        if table != types.Array(types.int64, 2, "C") or not isinstance(row, types.Integer):
+            return None
+        call = func.get_call_type(typingctx, tuple(args.types), {})
+        if call is None or call.return_type != types.none:
+            return None
+
+        def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
+            _, packed, table_value, row_value = llargs
+            compiled = func.dispatcher.get_compile_result(call)
+            context.add_linking_libs([compiled.library])
+            callee = context.declare_function(builder.module, compiled.fndesc)
+            values = [
+                context.cast(builder, builder.extract_value(packed, i), given, wanted)
+                for i, (given, wanted) in enumerate(zip(args.types, call.args))
+            ]
+            status, _ = context.call_conv.call_function(
+                builder, callee, compiled.fndesc.restype, compiled.fndesc.argtypes, values
+            )
+            with builder.if_then(status.is_error, likely=False):
+                data = context.make_array(sig.args[2])(context, builder, table_value).data
+                base = builder.mul(row_value, row_value.type(2))
+                builder.store(builder.sext(status.code, i64), builder.gep(data, [base]))
+                info = builder.ptrtoint(status.excinfoptr, i64)
+                builder.store(info, builder.gep(data, [builder.add(base, base.type(1))]))
+            return context.get_dummy_value()
+
+        return types.none(func, args, table, row), codegen
+
+    @intrinsic
+    def propagate(typingctx, code, info):  # type: ignore[no-untyped-def]
+        """Return from the calling function with a user exception's code and info."""
+
+        def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
+            code_value, info_value = llargs
+            failed = builder.icmp_signed(">=", code_value, code_value.type(RETCODE_USEREXC.constant))
+            with builder.if_then(failed, likely=False):
+                yes = cgutils.true_bit
+                status = Status(
+                    code=builder.trunc(code_value, cgutils.int32_t),
+                    is_ok=cgutils.false_bit,
+                    is_error=yes,
+                    is_python_exc=cgutils.false_bit,
+                    is_none=cgutils.false_bit,
+                    is_user_exc=yes,
+                    is_stop_iteration=cgutils.false_bit,
+                    excinfoptr=builder.inttoptr(info_value, excinfo_ptr_t),
+                )
+                context.call_conv.return_status_propagate(builder, status)
+            return context.get_dummy_value()
+
+        return types.none(code, info), codegen
+
+    @numba.njit(nogil=True, cache=True)
+    def reraise(table):  # type: ignore[no-untyped-def]
+        """Raise the first failure recorded in ``table`` (rows: code, info; 0: none)."""
+        for row in range(table.shape[0]):
+            code = table[row, 0]
+            if code > 0:
+                propagate(code, table[row, 1])
+            elif code != 0:  # a Python exception set on a worker thread: its object is there
+                raise RuntimeError(
+                    "a node raised a Python exception in a parallel loop of the cpu back end; "
+                    "run it with target='interp' to see it"
+                )
+
+    return {"__hpvm_try_call": try_call, "__hpvm_reraise": reraise}
