@@ -31,6 +31,7 @@ from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ScalarType
 from ...passes.clone_leaves import LeafClone, clone_of
 from ..numba_shared.messages import describe_numba_error
+from .bounds import SizeOutOfBounds
 from .graphgen import GraphGen, StageSpec
 from .loop_errors import loop_error_helpers
 from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, pooled_clone, uses_malloc
@@ -58,6 +59,7 @@ def _runtime_helpers() -> dict[str, Any]:
         "np": np,
         "prange": numba.prange,
         "__hpvm_LaunchError": LaunchError,
+        "__hpvm_SizeOutOfBounds": SizeOutOfBounds,
         "__hpvm_malloc": _malloc(),
         **pool_helpers(),
         **plain_helpers(),
