@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import hpvm
-from markers import SourceMarkers
+from markers import SourceMarkers, fails
 
 MARKS = SourceMarkers(__file__)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -72,7 +72,7 @@ def test_an_offset_past_the_end_is_caught_before_any_node_runs():
     run(differences, a, b, 4)  # a[i + 1] for i < 4: in bounds
     assert (b[:4] == 1.0).all()
     b[:] = 0
-    with pytest.raises(hpvm.OutOfBoundsError) as info:
+    with fails(hpvm.OutOfBoundsError, "node 'shift'") as info:
         run(differences, a, b, 5)
     message = str(info.value)
     assert "node 'shift'" in message and "replication size n is 5" in message

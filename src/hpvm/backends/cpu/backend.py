@@ -7,13 +7,14 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from ...errors import HPVMError
+from ...errors import HPVMError, OutOfBoundsError
 from ...ir.graph import ALL_TO_ALL, InternalFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ...passes import lower
 from ...passes.clone_leaves import CloneLeaves
 from ...passes.fuse_one_to_one import FuseOneToOne
 from ..base import Backend, RunContext
+from .bounds import SizeOutOfBounds
 from .compiler import CompiledProgram, Compiler
 from .graphgen import StageSpec
 from .mallocpool import MallocStats
@@ -170,6 +171,8 @@ class CPUBackend(Backend):
 
         try:
             return func(*args)
+        except SizeOutOfBounds as e:  # (a subclass only to be raised by compiled code)
+            raise OutOfBoundsError(str(e)) from None
         except HPVMError:
             raise
         except NumbaError as e:

@@ -52,13 +52,12 @@ class Access:
 
 
 class SizeOutOfBounds(OutOfBoundsError):
-    """Raised by generated code: the message's ``{}`` are filled with run-time values."""
+    """Raised by generated code, whose exceptions carry a constant message and run-time
+    values: the message's ``{}`` are the values. The back end raises it again as a plain
+    ``OutOfBoundsError``."""
 
     def __init__(self, template: str, *values: int) -> None:
         super().__init__(template.format(*values))
-
-    def __reduce__(self) -> tuple[type, tuple[str, ...]]:  # pickles as the plain error
-        return OutOfBoundsError, (str(self),)
 
 
 def bounds_checks(
