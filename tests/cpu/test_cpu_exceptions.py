@@ -59,9 +59,40 @@ def picky_rows(a: hpvm.i64[:]):
 
 @hpvm.internal()
 def picky_nested(a: hpvm.i64[:], parents: hpvm.i64):
-    """Two levels down: ``parents`` instances of an internal node replicating the leaf."""
+    """Two levels down: ``parents`` instances of an internal node replicating the leaf (the
+    two levels run as one parallel loop: ``flatten.py``)."""
     rows = hpvm.create_node_1d(picky_rows, parents)
     hpvm.bind_in(rows, 0, 0)
+
+
+@hpvm.leaf(ins=("a",))
+def length(a: hpvm.i64[:]) -> hpvm.i64:
+    return a.shape[0]
+
+
+@hpvm.internal()
+def picky_rows_counted(a: hpvm.i64[:]) -> hpvm.i64:
+    node = hpvm.create_node_1d(picky, a.shape[0])
+    hpvm.bind_in(node, 0, 0)
+    total = hpvm.create_node(length)
+    hpvm.bind_in(total, 0, 0)
+    hpvm.bind_out(total, 0, 0)
+
+
+@hpvm.internal()
+def picky_nested_called(a: hpvm.i64[:], parents: hpvm.i64):
+    """The same, but the internal node has an output: its graph function runs per instance."""
+    rows = hpvm.create_node_1d(picky_rows_counted, parents)
+    hpvm.bind_in(rows, 0, 0)
+
+
+NESTED = pytest.mark.parametrize(
+    "root, path",
+    [
+        (picky_nested, "picky_nested/picky_rows/picky"),
+        (picky_nested_called, "picky_nested_called/picky_rows_counted/picky"),
+    ],
+)
 
 
 def test_a_leaf_exception_names_the_node_the_leaf_and_the_line():
@@ -91,19 +122,21 @@ def test_a_leaf_exception_while_streaming_names_the_node():
         hpvm.wait(handle)
 
 
-def test_a_leaf_exception_two_levels_down_keeps_its_message():
-    with fails(hpvm.NodeExecutionError, "node picky_nested/picky_rows/picky", "ValueError: negative input"):
-        run(picky_nested, np.array([1, -2, 3]), 2)
+@NESTED
+def test_a_leaf_exception_two_levels_down_keeps_its_message(root, path):
+    with fails(hpvm.NodeExecutionError, f"node {path}", "ValueError: negative input"):
+        run(root, np.array([1, -2, 3]), 2)
 
 
 @TWO_THREADS
-def test_an_exception_on_a_worker_thread_is_not_lost():
+@NESTED
+def test_an_exception_on_a_worker_thread_is_not_lost(root, path):
     # The failing instance is the last one: its chunk runs on a worker thread, where Numba's
     # own parallel loops drop exceptions.
     a = np.ones(100_000, np.int64)
     a[-1] = -1
-    with fails(hpvm.NodeExecutionError, "picky_nested/picky_rows/picky", "negative input"):
-        run(picky_nested, a, 4)
+    with fails(hpvm.NodeExecutionError, path, "negative input"):
+        run(root, a, 4)
     with fails(hpvm.NodeExecutionError, "picky_root/picky", "negative input"):
         run(picky_root, a)
 
@@ -124,9 +157,29 @@ def replicated_shrinking(n: hpvm.i64):
     hpvm.bind_in(node, 0, 0)
 
 
-def test_a_negative_size_two_levels_down_is_a_launch_error():
+@hpvm.leaf()
+def same(n: hpvm.i64) -> hpvm.i64:
+    return n
+
+
+@hpvm.internal()
+def shrinking_counted(n: hpvm.i64) -> hpvm.i64:
+    hpvm.bind_in(hpvm.create_node_1d(nothing, n - 5), 0, 0)
+    total = hpvm.create_node(same)
+    hpvm.bind_in(total, 0, 0)
+    hpvm.bind_out(total, 0, 0)
+
+
+@hpvm.internal()
+def replicated_shrinking_called(n: hpvm.i64):
+    node = hpvm.create_node_1d(shrinking_counted, 3)
+    hpvm.bind_in(node, 0, 0)
+
+
+@pytest.mark.parametrize("root", [replicated_shrinking, replicated_shrinking_called])
+def test_a_negative_size_two_levels_down_is_a_launch_error(root):
     with fails(hpvm.LaunchError, "node 'nothing'", "replication size n - 5 is negative"):
-        run(replicated_shrinking, 2)
+        run(root, 2)
 
 
 @hpvm.leaf()
@@ -153,9 +206,27 @@ def replicated_mismatched(n: hpvm.i64):
     hpvm.bind_in(node, 0, 0)
 
 
-def test_a_grid_mismatch_two_levels_down_is_a_launch_error():
-    with fails(hpvm.LaunchError, "node 'sink'", "one-to-one edge between grids of different extents"):
-        run(replicated_mismatched, 4)
+@hpvm.internal()
+def mismatched_counted(n: hpvm.i64) -> hpvm.i64:
+    src = hpvm.create_node_1d(source, n)
+    dst = hpvm.create_node_1d(sink, n + 1)
+    hpvm.bind_in(src, 0, 0)
+    hpvm.edge(src, dst, hpvm.ONE_TO_ONE, 0, 0)
+    total = hpvm.create_node(same)
+    hpvm.bind_in(total, 0, 0)
+    hpvm.bind_out(total, 0, 0)
+
+
+@hpvm.internal()
+def replicated_mismatched_called(n: hpvm.i64):
+    node = hpvm.create_node_1d(mismatched_counted, 2)
+    hpvm.bind_in(node, 0, 0)
+
+
+@pytest.mark.parametrize("root", [replicated_mismatched, replicated_mismatched_called])
+def test_a_grid_mismatch_two_levels_down_is_a_launch_error(root):
+    with fails(hpvm.LaunchError, "node 'sink'", "one-to-one edge", "between grids of different extents"):
+        run(root, 4)
 
 
 @TWO_THREADS
