@@ -8,8 +8,8 @@ it alone leaves cores idle. Parent instances are independent of each other, and 
 instances of the loop a parent runs: any order of the (parent, child) pairs is a legal
 schedule, as the GPU back ends' grids of blocks × threads already show.
 
-When. A replicated internal node ``N`` of a parallel graph function is *flattened* when its
-function ``P``
+When. A replicated internal node ``N`` of a parallel graph function, in a loop of its own
+(not fused with other children), is *flattened* when its function ``P``
 
 - runs one loop: its children form a single fused group (one replicated leaf, or a chain
   joined by one-to-one edges), without barriers;

@@ -316,7 +316,6 @@ class GraphGen:
         peel = any(
             "last" in needs.get((id(n), p), ()) for n in group.nodes for p in range(len(n.function.out_types))
         )
-        needs_any = any(needs.get((id(n), p)) for n in group.nodes for p in range(len(n.function.out_types)))
         if group.barrier:
             return out + self._emit_barrier_call(fn, head, k0, sizes, feeds, index, imported, needs)
         if head.dims == 0:
@@ -331,7 +330,8 @@ class GraphGen:
                 + f"raise __hpvm_LaunchError({self._msg(head, 'has no instances, so it sends no value over its all-to-all edge or output bind')})"
             )
         private = self._privatizable(fn, group, feeds, index, imported) if parallel else []
-        flat = flat_plan(head, feeds, self.release, self._is_barrier) if parallel and not needs_any else None
+        alone = parallel and len(group.nodes) == 1  # (fused with others, it shares their loop)
+        flat = flat_plan(head, feeds, self.release, self._is_barrier) if alone else None
         if flat is not None:
             loops = self._emit_flat(fn, g_index, group, flat, sizes, feeds, index, imported)
         else:
