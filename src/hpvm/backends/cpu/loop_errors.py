@@ -10,8 +10,9 @@ two ``NumbaPerformanceWarning``\\ s pointing into generated code.
 
 What. The parallel loops of generated code (``outline.py``) run ``prange`` over chunks;
 each chunk is an ordinary compiled function called through ``__hpvm_try_call``, an
-intrinsic that calls it *without* propagating its status: a failure is written, as Numba's
-return code and exception-info pointer, into the chunk's row of an error table. After the
+intrinsic that calls it *without* propagating its status: its outcome is written, as
+Numba's return code (0: none) and exception-info pointer, into the chunk's row of an
+error table. After the
 loop, on the launching thread, ``__hpvm_reraise(table)`` propagates the first failure as if
 the chunk had been called there: the exception (class, message, and the traceback line
 Numba records for a ``raise``) reaches the caller exactly as from serial code. The loop
@@ -69,10 +70,11 @@ def _build() -> dict[str, Any]:
             status, _ = context.call_conv.call_function(
                 builder, callee, compiled.fndesc.restype, compiled.fndesc.argtypes, values
             )
+            data = context.make_array(sig.args[2])(context, builder, table_value).data
+            base = builder.mul(row_value, row_value.type(2))
+            code = builder.select(status.is_error, builder.sext(status.code, i64), i64(0))
+            builder.store(code, builder.gep(data, [base]))  # every row is written: no need to zero it
             with builder.if_then(status.is_error, likely=False):
-                data = context.make_array(sig.args[2])(context, builder, table_value).data
-                base = builder.mul(row_value, row_value.type(2))
-                builder.store(builder.sext(status.code, i64), builder.gep(data, [base]))
                 info = builder.ptrtoint(status.excinfoptr, i64)
                 builder.store(info, builder.gep(data, [builder.add(base, base.type(1))]))
             return context.get_dummy_value()

@@ -10,7 +10,7 @@ through ``__hpvm_try_call``, and the first failure raised after the loop::
 
     __hpo0_n = n
     __hpo0_nc = max(min(np.int64(__hpvm_num_threads()), np.int64(__hpo0_n)), 0)
-    __hpo0_err = np.zeros((__hpo0_nc, 2), np.int64)
+    __hpo0_err = np.empty((__hpo0_nc, 2), np.int64)
     for __hpo0_c in prange(__hpo0_nc):
         __hpvm_try_call(f_chunk0, (a, b, ..., lo, hi), __hpo0_err, __hpo0_c)
     __hpvm_reraise(__hpo0_err)
@@ -102,7 +102,7 @@ class _Outliner:
         return ast.parse(
             f"{p}_n = {count}\n"
             f"{p}_nc = max(min(np.int64(__hpvm_num_threads()), np.int64({p}_n)), 0)\n"
-            f"{p}_err = np.zeros(({p}_nc, 2), np.int64)\n"
+            f"{p}_err = np.empty(({p}_nc, 2), np.int64)\n"  # (np.zeros: one more parallel loop)
             f"for {p}_c in prange({p}_nc):\n"
             f"    __hpvm_try_call({symbol}, ({args},), {p}_err, {p}_c)\n"
             f"__hpvm_reraise({p}_err)\n"
