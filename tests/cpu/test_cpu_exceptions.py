@@ -249,3 +249,30 @@ def test_a_leaf_that_can_raise_runs_in_parallel_without_warnings():
         warnings.simplefilter("error")  # Numba's NumbaPerformanceWarning included
         run(root, np.ones(100_000, np.int64), threads)
     assert set(np.unique(threads)) == {0, 1}  # both threads ran instances
+
+
+@numba.njit
+def parse_if_negative(x):
+    if x < 0:
+        with numba.objmode():
+            int("not a number")  # a Python exception, set on the thread that runs it
+    return x
+
+
+@hpvm.leaf(ins=("a",))
+def calls_object_mode(a: hpvm.i64[:]) -> None:
+    parse_if_negative(a[hpvm.get_node_instance_id_x(hpvm.get_node())])
+
+
+@hpvm.internal()
+def object_mode_root(a: hpvm.i64[:]):
+    node = hpvm.create_node_1d(calls_object_mode, a.shape[0])
+    hpvm.bind_in(node, 0, 0)
+
+
+@TWO_THREADS
+def test_a_python_exception_on_a_worker_thread_is_reported():
+    a = np.ones(100_000, np.int64)
+    a[-1] = -1
+    with fails(hpvm.NodeExecutionError, "raised a Python exception (in object mode) in a parallel loop"):
+        run(object_mode_root, a)

@@ -17,6 +17,7 @@ from ..base import Backend, RunContext
 from .bounds import SizeOutOfBounds
 from .compiler import CompiledProgram, Compiler
 from .graphgen import StageSpec
+from .loop_errors import ChunkCompileError
 from .mallocpool import MallocStats
 from .raised import node_error
 
@@ -162,6 +163,8 @@ class CPUBackend(Backend):
             diagnostic.entry.compile(tuple(numba.typeof(v) for v in args))
         except NumbaError as e:
             return diagnostic.describe_error(e)
+        except ChunkCompileError as e:
+            return diagnostic.describe_error(e.error)
         except Exception:
             pass
         return located
@@ -177,6 +180,8 @@ class CPUBackend(Backend):
             raise
         except NumbaError as e:
             raise self._located(program, args, e) from None
+        except ChunkCompileError as e:
+            raise self._located(program, args, e.error) from None
         except Exception as e:
             leaves = [(clone.user, clone.leaf) for clone in program.clones.values()]
             raise node_error(program.root, leaves, e) from e

@@ -29,6 +29,21 @@ from __future__ import annotations
 from typing import Any
 
 _HELPERS: dict[str, Any] = {}
+_LOST = (
+    "a node raised a Python exception (in object mode) in a parallel loop of the cpu back end, "
+    "which cannot carry it to the caller; run it with target='interp' to see it"
+)
+
+
+class ChunkCompileError(Exception):
+    """A chunk function did not compile. Raised through Numba's typing of ``try_call``
+    untouched (it is no ``NumbaError``): Numba would bury ``error``, what the chunk's own
+    compilation said — naming the leaf's line — under "No implementation of function
+    try_call". The back end reports ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def loop_error_helpers() -> dict[str, Any]:
@@ -39,10 +54,10 @@ def loop_error_helpers() -> dict[str, Any]:
 
 
 def _build() -> dict[str, Any]:
-    import numba
     from llvmlite import ir
     from numba.core import cgutils, types
     from numba.core.callconv import RETCODE_USEREXC, Status, excinfo_ptr_t
+    from numba.core.errors import NumbaError
     from numba.extending import intrinsic
 
     i64 = ir.IntType(64)
@@ -54,7 +69,10 @@ def _build() -> dict[str, Any]:
             return None
         if table != types.Array(types.int64, 2, "C") or not isinstance(row, types.Integer):
             return None
-        call = func.get_call_type(typingctx, tuple(args.types), {})
+        try:
+            call = func.get_call_type(typingctx, tuple(args.types), {})
+        except NumbaError as e:
+            raise ChunkCompileError(e) from None
         if call is None or call.return_type != types.none:
             return None
 
@@ -82,40 +100,39 @@ def _build() -> dict[str, Any]:
         return types.none(func, args, table, row), codegen
 
     @intrinsic
-    def propagate(typingctx, code, info):  # type: ignore[no-untyped-def]
-        """Return from the calling function with a user exception's code and info."""
+    def reraise(typingctx, table):  # type: ignore[no-untyped-def]
+        """Return from the calling function with the first failure recorded in ``table``
+        (an intrinsic, not a compiled helper: it costs no compilation of its own)."""
+        if table != types.Array(types.int64, 2, "C"):
+            return None
 
         def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
-            code_value, info_value = llargs
-            failed = builder.icmp_signed(">=", code_value, code_value.type(RETCODE_USEREXC.constant))
-            with builder.if_then(failed, likely=False):
-                yes = cgutils.true_bit
-                status = Status(
-                    code=builder.trunc(code_value, cgutils.int32_t),
-                    is_ok=cgutils.false_bit,
-                    is_error=yes,
-                    is_python_exc=cgutils.false_bit,
-                    is_none=cgutils.false_bit,
-                    is_user_exc=yes,
-                    is_stop_iteration=cgutils.false_bit,
-                    excinfoptr=builder.inttoptr(info_value, excinfo_ptr_t),
-                )
-                context.call_conv.return_status_propagate(builder, status)
+            array = context.make_array(sig.args[0])(context, builder, llargs[0])
+            rows = builder.extract_value(array.shape, 0)
+            with cgutils.for_range(builder, rows) as loop:
+                base = builder.mul(loop.index, loop.index.type(2))
+                code = builder.load(builder.gep(array.data, [base]))
+                user = builder.icmp_signed(">=", code, i64(RETCODE_USEREXC.constant))
+                with builder.if_then(user, likely=False):
+                    info = builder.load(builder.gep(array.data, [builder.add(base, base.type(1))]))
+                    status = Status(
+                        code=builder.trunc(code, cgutils.int32_t),
+                        is_ok=cgutils.false_bit,
+                        is_error=cgutils.true_bit,
+                        is_python_exc=cgutils.false_bit,
+                        is_none=cgutils.false_bit,
+                        is_user_exc=cgutils.true_bit,
+                        is_stop_iteration=cgutils.false_bit,
+                        excinfoptr=builder.inttoptr(info, excinfo_ptr_t),
+                    )
+                    context.call_conv.return_status_propagate(builder, status)
+                # Any other failure set a Python exception on the thread that ran the chunk;
+                # this thread cannot get it.
+                other = builder.icmp_signed("<", code, i64(0))
+                with builder.if_then(other, likely=False):
+                    context.call_conv.return_user_exc(builder, RuntimeError, (_LOST,))
             return context.get_dummy_value()
 
-        return types.none(code, info), codegen
-
-    @numba.njit(nogil=True, cache=True)
-    def reraise(table):  # type: ignore[no-untyped-def]
-        """Raise the first failure recorded in ``table`` (rows: code, info; 0: none)."""
-        for row in range(table.shape[0]):
-            code = table[row, 0]
-            if code > 0:
-                propagate(code, table[row, 1])
-            elif code != 0:  # a Python exception set on a worker thread: its object is there
-                raise RuntimeError(
-                    "a node raised a Python exception in a parallel loop of the cpu back end; "
-                    "run it with target='interp' to see it"
-                )
+        return types.none(table), codegen
 
     return {"__hpvm_try_call": try_call, "__hpvm_reraise": reraise}
