@@ -81,6 +81,29 @@ def test_an_offset_past_the_end_is_caught_before_any_node_runs():
     assert (b == 0).all()  # not even the node before it ran
 
 
+@hpvm.leaf(ins=("src",), outs=("dst",))
+def interior(src: hpvm.f64[:], dst: hpvm.f64[:]) -> None:
+    k = hpvm.get_node_instance_id_x(hpvm.get_node()) + 1  # the grid covers the interior
+    dst[k] = src[k - 1] + src[k + 1]  # @interior
+
+
+@hpvm.internal()
+def smooth(src: hpvm.f64[:], dst: hpvm.f64[:], n: hpvm.i64):
+    node = hpvm.create_node_1d(interior, n)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_in(node, 1, 1)
+
+
+def test_ids_kept_in_variables_with_offsets_are_followed():
+    src, dst = np.arange(6.0), np.zeros(6)
+    run(smooth, src, dst, 4)  # the interior: k = 1 .. 4, src[k + 1] up to src[5]
+    np.testing.assert_array_equal(dst[1:5], src[:4] + src[2:])
+    with fails(
+        hpvm.OutOfBoundsError, "replication size n is 5", "with its instance id x + 2", MARKS.at("interior")
+    ):
+        run(smooth, src, dst, 5)
+
+
 @hpvm.leaf(ins=("a",), outs=("a",))
 def guarded(a: hpvm.f64[:]) -> None:
     i = hpvm.get_node_instance_id_x(hpvm.get_node())

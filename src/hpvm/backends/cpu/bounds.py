@@ -8,7 +8,8 @@ from the sizes and the shapes alone, before anything runs.
 
 What. ``unconditional_accesses`` finds, in a leaf's clone, the subscripts of its array
 parameters that *every* instance evaluates and whose index along some axis is the
-instance id x, y or z (of the leaf's own node) plus a constant. The graph function checks
+instance id x, y or z (of the leaf's own node) plus a constant — directly, or through
+variables assigned such a value (``k = id + 1``, then ``a[k + 1]``: the id plus 2). The graph function checks
 each one where it computes the node's sizes: when the node has instances and the last one's
 index ``size - 1 + offset`` is at least the array's extent, it raises ``OutOfBoundsError``
 naming the node, the array, the size and the line, before any instance runs. One comparison
@@ -18,8 +19,8 @@ Sound: the error is raised only for a run that would certainly index out of boun
 access must be in a top-level statement of the leaf (not under ``if``, ``for``, ``while``,
 ``try`` or ``with``, nor on a branch of ``x if c else y``, ``and``/``or``, a comprehension
 or a lambda), with no ``return`` in any statement before it — so every instance reaches it
-(an exception raised earlier fails the run anyway); the id variable is assigned once, from
-the query, and the array parameter never. Guarded leaves (``if i < n: ...``), indices
+(an exception raised earlier fails the run anyway); the id variables are assigned once, at
+the top level, and the array parameter never. Guarded leaves (``if i < n: ...``), indices
 computed otherwise (``tile * 16 + i``) and arrays not passed in by the enclosing graph are
 not checked: the interpreter reports those.
 """
@@ -115,7 +116,7 @@ def unconditional_accesses(clone: LeafClone) -> list[Access]:
         for p, name in enumerate(names)
         if isinstance(leaf.params[p].type, ArrayType) and not stores[name]
     }
-    ids: dict[str, int] = {}  # variables holding an instance id: name -> dim
+    ids: dict[str, tuple[int, int]] = {}  # variables holding an instance id + c: name -> (dim, c)
     found: dict[tuple[int, int, int], Access] = {}
     for stmt in func.body:
         if isinstance(stmt, _COMPOUND):
@@ -130,7 +131,7 @@ def unconditional_accesses(clone: LeafClone) -> list[Access]:
                 continue
             index = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
             for axis, item in enumerate(index):
-                term = _id_plus_constant(item, ids)
+                term = _id_term(item, ids)
                 if term is None:
                     continue
                 dim, offset = term
@@ -143,9 +144,9 @@ def unconditional_accesses(clone: LeafClone) -> list[Access]:
             and isinstance(stmt.targets[0], ast.Name)
             and stores[stmt.targets[0].id] == 1
         ):
-            dim = _own_id(stmt.value)
-            if dim is not None:
-                ids[stmt.targets[0].id] = dim
+            term = _id_term(stmt.value, ids)
+            if term is not None:
+                ids[stmt.targets[0].id] = term
         if isinstance(stmt, ast.Return):
             break
     return list(found.values())
@@ -177,25 +178,23 @@ def _own_id(expr: ast.AST) -> int | None:
     return None
 
 
-def _id_plus_constant(expr: ast.AST, ids: dict[str, int]) -> tuple[int, int] | None:
-    """(dim, offset) when ``expr`` is an instance id, plus or minus an integer constant."""
-
-    def dim_of(e: ast.AST) -> int | None:
-        return ids.get(e.id) if isinstance(e, ast.Name) else _own_id(e)
-
-    dim = dim_of(expr)
+def _id_term(expr: ast.AST, ids: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
+    """(dim, offset) when ``expr`` is an instance id, or a variable of ``ids``, plus or minus
+    integer constants."""
+    if isinstance(expr, ast.Name):
+        return ids.get(expr.id)
+    dim = _own_id(expr)
     if dim is not None:
         return dim, 0
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
-        left, right = expr.left, expr.right
-        if isinstance(right, ast.Constant):
-            const, other = right, left
-        elif isinstance(left, ast.Constant) and isinstance(expr.op, ast.Add):
-            const, other = left, right
-        else:
-            return None
-        dim = dim_of(other)
-        if dim is None or type(const.value) is not int:
-            return None
-        return dim, -const.value if isinstance(expr.op, ast.Sub) else const.value
-    return None
+    if not isinstance(expr, ast.BinOp) or not isinstance(expr.op, (ast.Add, ast.Sub)):
+        return None
+    if isinstance(expr.right, ast.Constant):
+        const, other = expr.right, expr.left
+    elif isinstance(expr.left, ast.Constant) and isinstance(expr.op, ast.Add):
+        const, other = expr.left, expr.right
+    else:
+        return None
+    term = _id_term(other, ids)
+    if term is None or type(const.value) is not int:
+        return None
+    return term[0], term[1] + (-const.value if isinstance(expr.op, ast.Sub) else const.value)
