@@ -7,6 +7,9 @@ with an allocation node and barriers, the streaming edge-detection pipeline). Ne
 - ``stencil_root``: Parboil's stencil, a 7-point 3-D Jacobi step as one leaf replicated
   3-D over the interior of the grid; the host launches it once per iteration and swaps
   the input and output arrays (Parboil's host loop);
+- ``sgemm_wrapper_root``, ``stencil_wrapper_root``: the sgemm and stencil graphs one level
+  down, under a one-instance internal node — how HPVM-C programs are written (every Parboil
+  port wraps its leaves this way), so the parallel level is not the root's child;
 - ``edge_sequential_root``: the six edge-detection leaves in a *non-streaming* graph, so
   one launch runs one frame through the stages one after the other — the "sequential
   stages" the streaming pipeline is compared with;
@@ -27,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 import hpvm
+from hpvm.ir.graph import InternalFunction
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
@@ -52,10 +56,27 @@ def vector_add(a: np.ndarray, b: np.ndarray, c: np.ndarray, target: str) -> None
 
 
 def sgemm(
-    a: np.ndarray, b: np.ndarray, c: np.ndarray, alpha: np.float32, beta: np.float32, target: str
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    alpha: np.float32,
+    beta: np.float32,
+    target: str,
+    root: InternalFunction = sgemm_example.root,
 ) -> None:
-    """C = alpha A B + beta C: tiles of SGEMM_TILE² element instances (``examples/sgemm.py``)."""
-    hpvm.wait(hpvm.launch(sgemm_example.root, (a, b, c, alpha, beta, SGEMM_TILE), target=target))
+    """C = alpha A B + beta C: tiles of SGEMM_TILE² element instances (``examples/sgemm.py``;
+    ``root``: that graph or ``sgemm_wrapper_root``)."""
+    hpvm.wait(hpvm.launch(root, (a, b, c, alpha, beta, SGEMM_TILE), target=target))
+
+
+@hpvm.internal()
+def sgemm_wrapper_root(
+    a: hpvm.f32[:, :], b: hpvm.f32[:, :], c: hpvm.f32[:, :], alpha: hpvm.f32, beta: hpvm.f32, tile: hpvm.i64
+):
+    """``examples/sgemm.py``'s graph under a one-instance internal node (HPVM-C's shape)."""
+    node = hpvm.create_node(sgemm_example.root)
+    for port in range(6):
+        hpvm.bind_in(node, port, port)
 
 
 def histogram(values: np.ndarray, bins: np.ndarray, target: str) -> None:
@@ -97,13 +118,28 @@ def stencil_root(src: hpvm.f32[:, :, :], dst: hpvm.f32[:, :, :], c0: hpvm.f32, c
         hpvm.bind_in(step, port, port)
 
 
-def stencil(src: np.ndarray, dst: np.ndarray, iterations: int, target: str) -> np.ndarray:
-    """``iterations`` launches, swapping input and output; returns the array holding the result.
+@hpvm.internal()
+def stencil_wrapper_root(src: hpvm.f32[:, :, :], dst: hpvm.f32[:, :, :], c0: hpvm.f32, c1: hpvm.f32):
+    """``stencil_root`` under a one-instance internal node (HPVM-C's shape)."""
+    node = hpvm.create_node(stencil_root)
+    for port in range(4):
+        hpvm.bind_in(node, port, port)
+
+
+def stencil(
+    src: np.ndarray,
+    dst: np.ndarray,
+    iterations: int,
+    target: str,
+    root: InternalFunction = stencil_root,
+) -> np.ndarray:
+    """``iterations`` launches of ``root`` (``stencil_root`` or ``stencil_wrapper_root``),
+    swapping input and output; returns the array holding the result.
 
     Both arrays must hold the same boundary (only the interior is written).
     """
     for _ in range(iterations):
-        hpvm.wait(hpvm.launch(stencil_root, (src, dst, STENCIL_C0, STENCIL_C1), target=target))
+        hpvm.wait(hpvm.launch(root, (src, dst, STENCIL_C0, STENCIL_C1), target=target))
         src, dst = dst, src
     return src
 

@@ -12,7 +12,8 @@ Rows:
 
 - kernels — vector add (2^24 float32); Parboil sgemm (the two-level tiled graph, 1024³;
   NumPy's ``a @ b`` is BLAS, a different algorithm); Parboil stencil (7-point 3-D,
-  128×128×32, 100 launches swapping in/out); histogram (2^24 bytes, 256 bins,
+  128×128×32, 100 launches swapping in/out); sgemm and stencil again in the *wrapper-node*
+  form of HPVM-C programs (root → one-instance internal node → the same graph); histogram (2^24 bytes, 256 bins,
   ``hpvm.atomic_add``); block reduction (2^22 floats; allocation node, malloc, barriers);
   edge detection (frames per second, streaming, against the stages one after the other);
 - targets — sgemm speed-up from 1 to 2 threads (≥ 1.8×; each thread count in a process
@@ -26,12 +27,13 @@ Rows:
   against the number of instances (N = 1 … 2^20), ratios to Numba; ``results.json``
   (every number) and ``table.md`` (the table, for BENCHMARKS.md).
 
-Run one part with ``--only NAME[,NAME]``: vadd, sgemm, stencil, histogram, reduction,
-pipeline, pipeline1, threads, launch, compile, overhead, scaling, stream (items/s of scalar
-items through a two-stage stream beside two threads joined by ``queue.Queue``:
-``benchmarks/streaming.py``), tensor (the models of ``hpvm.tensor.models`` on the tensor
-back end beside eager PyTorch: ``benchmarks/tensor.py``), gpulaunch (launch + wait of a
-one-kernel graph on ``--targets cuda,opencl``: ``benchmarks/gpu.py``).
+Run one part with ``--only NAME[,NAME]``: vadd, sgemm, sgemm_wrapper, stencil,
+stencil_wrapper, histogram, reduction, pipeline, pipeline1, threads, launch, compile,
+overhead, scaling, stream (items/s of scalar items through a two-stage stream beside two
+threads joined by ``queue.Queue``: ``benchmarks/streaming.py``), tensor (the models of
+``hpvm.tensor.models`` on the tensor back end beside eager PyTorch:
+``benchmarks/tensor.py``), gpulaunch (launch + wait of a one-kernel graph on ``--targets
+cuda,opencl``: ``benchmarks/gpu.py``).
 
 ``--quick`` uses smaller sizes where it matters (sgemm 256³, 256² frames) and fewer
 samples; ``--tiny`` uses sizes the interpreter can run, to check the harness itself.
@@ -63,6 +65,7 @@ from rich.table import Table
 
 import hpvm
 from hpvm.backends import available_backends
+from hpvm.ir.graph import InternalFunction
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -426,8 +429,19 @@ def bench_sgemm(ctx: Bench) -> list[Row]:
     return [sgemm_row(ctx, ctx.sizes.sgemm, ctx.targets)]
 
 
-def sgemm_row(ctx: Bench, size: int, targets: list[str]) -> Row:
-    """One sgemm row of size³ (also a point of the scaling picture)."""
+def bench_sgemm_wrapper(ctx: Bench) -> list[Row]:
+    """The same sgemm under a one-instance internal node, as HPVM-C programs are written."""
+    return [sgemm_row(ctx, ctx.sizes.sgemm, ctx.targets, kernels.sgemm_wrapper_root, ", wrapper node")]
+
+
+def sgemm_row(
+    ctx: Bench,
+    size: int,
+    targets: list[str],
+    root: InternalFunction = kernels.sgemm_example.root,
+    label: str = "",
+) -> Row:
+    """One sgemm row of size³ (also a point of the scaling picture) with the graph ``root``."""
     rng = np.random.default_rng(0)
     a = rng.standard_normal((size, size), dtype=np.float32)
     b = rng.standard_normal((size, size), dtype=np.float32)
@@ -444,12 +458,12 @@ def sgemm_row(ctx: Bench, size: int, targets: list[str]) -> Row:
         np.testing.assert_allclose(result, reference, rtol=1e-4, atol=1e-5 * size)
 
     def hpvm_impl(target: str) -> Impl:
-        return Impl(lambda: kernels.sgemm(a, b, out[target], alpha, beta, target), lambda: out[target])
+        return Impl(lambda: kernels.sgemm(a, b, out[target], alpha, beta, target, root), lambda: out[target])
 
     tile = kernels.SGEMM_TILE
     return kernel_row(
         ctx,
-        f"sgemm, tiled {tile}×{tile}",
+        f"sgemm, tiled {tile}×{tile}{label}",
         f"{size}³",
         {t: hpvm_impl(t) for t in targets},
         Impl(lambda: baselines.sgemm_tiled(a, b, out[NUMBA], alpha, beta, tile), lambda: out[NUMBA]),
@@ -463,6 +477,16 @@ def sgemm_row(ctx: Bench, size: int, targets: list[str]) -> Row:
 
 def bench_stencil(ctx: Bench) -> list[Row]:
     """Parboil stencil: 7-point 3-D, one launch per iteration, arrays swapped by the host."""
+    return stencil_rows(ctx, kernels.stencil_root)
+
+
+def bench_stencil_wrapper(ctx: Bench) -> list[Row]:
+    """The same stencil under a one-instance internal node, as HPVM-C programs are written."""
+    return stencil_rows(ctx, kernels.stencil_wrapper_root, ", wrapper node")
+
+
+def stencil_rows(ctx: Bench, root: InternalFunction, label: str = "") -> list[Row]:
+    """The stencil row of the graph ``root``."""
     shape, iterations = ctx.sizes.stencil, ctx.sizes.stencil_iterations
     rng = np.random.default_rng(0)
     grid = rng.random(shape, dtype=np.float32)
@@ -478,7 +502,7 @@ def bench_stencil(ctx: Bench) -> list[Row]:
 
     def hpvm_run(target: str) -> Callable[[], object]:
         def run() -> None:
-            last[target] = kernels.stencil(*pairs[target], iterations, target)
+            last[target] = kernels.stencil(*pairs[target], iterations, target, root)
 
         return run
 
@@ -495,7 +519,7 @@ def bench_stencil(ctx: Bench) -> list[Row]:
     interior = (nz - 2) * (ny - 2) * (nx - 2)
     row = kernel_row(
         ctx,
-        f"stencil 7-point 3-D, {iterations} launches",
+        f"stencil 7-point 3-D, {iterations} launches{label}",
         f"{nx}×{ny}×{nz}",
         {t: Impl(hpvm_run(t), lambda t=t: last[t]) for t in ctx.targets},
         Impl(baseline_run(NUMBA, baselines.stencil_step), lambda: last[NUMBA]),
@@ -912,7 +936,9 @@ def bench_scaling(ctx: Bench) -> list[Row]:
 BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "vadd": bench_vadd,
     "sgemm": bench_sgemm,
+    "sgemm_wrapper": bench_sgemm_wrapper,
     "stencil": bench_stencil,
+    "stencil_wrapper": bench_stencil_wrapper,
     "histogram": bench_histogram,
     "reduction": bench_reduction,
     "pipeline": bench_pipeline,
@@ -926,7 +952,16 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "tensor": tensor_bench.bench_tensor,  # the tensor back end beside eager PyTorch (benchmarks/tensor.py)
     "gpulaunch": gpu_bench.bench_gpu_launch,  # launch + wait on cuda / opencl (benchmarks/gpu.py)
 }
-KERNEL_ROWS = ("vadd", "sgemm", "stencil", "histogram", "reduction", "pipeline")
+KERNEL_ROWS = (
+    "vadd",
+    "sgemm",
+    "sgemm_wrapper",
+    "stencil",
+    "stencil_wrapper",
+    "histogram",
+    "reduction",
+    "pipeline",
+)
 
 
 # ---------------------------------------------------------------------------------------

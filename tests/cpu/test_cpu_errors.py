@@ -81,6 +81,7 @@ def test_untypable_python_names_the_leaf_line_and_code():
     message = str(info.value)
     assert f"leaf 'uses_python_object' ({MARKS.at('opaque')})" in message
     assert "OPAQUE.value" in message and "target='interp'" in message
+    assert "try_call" not in message  # what Numba said about the leaf, not about hpvm's helpers
     assert info.value.__cause__ is None  # the Numba traceback is not the message
 
 

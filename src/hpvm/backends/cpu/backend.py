@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from ...errors import HPVMError, NodeExecutionError
+from ...errors import HPVMError, OutOfBoundsError
 from ...ir.graph import ALL_TO_ALL, InternalFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ...passes import lower
@@ -15,9 +15,12 @@ from ...passes.clone_leaves import CloneLeaves
 from ...passes.fuse_one_to_one import FuseOneToOne
 from ..base import Backend, RunContext, StageBatch
 from .batch import BatchLayout, scalar_stage
+from .bounds import SizeOutOfBounds
 from .compiler import CompiledProgram, Compiler
 from .graphgen import StageSpec
+from .loop_errors import ChunkCompileError
 from .mallocpool import MallocStats
+from .raised import node_error
 
 _stage_threads = threading.local()
 
@@ -250,6 +253,8 @@ class CPUBackend(Backend):
             diagnostic.entry.compile(tuple(numba.typeof(v) for v in args))
         except NumbaError as e:
             return diagnostic.describe_error(e)
+        except ChunkCompileError as e:
+            return diagnostic.describe_error(e.error)
         except Exception:
             pass
         return located
@@ -259,15 +264,17 @@ class CPUBackend(Backend):
 
         try:
             return func(*args)
+        except SizeOutOfBounds as e:  # (a subclass only to be raised by compiled code)
+            raise OutOfBoundsError(str(e)) from None
         except HPVMError:
             raise
         except NumbaError as e:
             raise self._located(program, args, e) from None
+        except ChunkCompileError as e:
+            raise self._located(program, args, e.error) from None
         except Exception as e:
-            raise NodeExecutionError(
-                f"graph '{program.root.name}' on the cpu back end raised {type(e).__name__}: {e} "
-                "(compiled code does not say which node: run it with target='interp' to find out)"
-            ) from e
+            leaves = [(clone.user, clone.leaf) for clone in program.clones.values()]
+            raise node_error(program.root, leaves, e) from e
 
 
 def _convert(root: InternalFunction, args: Sequence[Any]) -> list[Any]:

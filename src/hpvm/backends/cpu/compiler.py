@@ -31,13 +31,16 @@ from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ScalarType
 from ...passes.clone_leaves import LeafClone, clone_of
 from ..numba_shared.messages import describe_numba_error
+from .bounds import SizeOutOfBounds
 from .graphgen import GraphGen, StageSpec
+from .loop_errors import loop_error_helpers
 from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, pooled_clone, uses_malloc
 from .narrow import narrow_helpers
 from .privatize import plain_helpers
 
 _LOCK = threading.RLock()
-CODEGEN_VERSION = 6  # bump when generated code or its module layout changes (6: error model)
+# Bump when generated code or its module layout changes (6: error model; 7: outlined loops).
+CODEGEN_VERSION = 7
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in
@@ -63,10 +66,12 @@ def _runtime_helpers() -> dict[str, Any]:
         "np": np,
         "prange": numba.prange,
         "__hpvm_LaunchError": LaunchError,
+        "__hpvm_SizeOutOfBounds": SizeOutOfBounds,
         "__hpvm_malloc": _malloc(),
         **pool_helpers(),
         **plain_helpers(),
         **narrow_helpers(),
+        **loop_error_helpers(),
     }
     for op in atomics.ATOMIC_OPS:
         helpers[f"__hpvm_atomic_{op}"] = getattr(atomics, f"atomic_{op}")

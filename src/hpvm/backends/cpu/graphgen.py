@@ -2,9 +2,18 @@
 
 For each internal node function we generate one Python function, compiled by Numba, that
 runs its child graph: children in topological order, each replicated child as a loop nest
-over its instances (``prange`` over the outermost dimension at the root, so the root's
-children run in parallel; nested graphs are called from inside those loops and run their
-own loops sequentially), calling the leaf clones and the nested graph functions.
+over its instances, calling the leaf clones and the nested graph functions. All sizes are
+computed, and checked, first (``bounds.py`` for arrays they would index past).
+
+Which loops run in parallel: the outermost replicated level, wherever it is. The root's
+graph function is the *parallel* variant: its loops are ``prange`` over the outermost
+dimension, and a single-instance internal child (the HPVM-C wrapper node) is called in its
+parallel variant too, since it runs outside any loop. Graphs called from inside a parallel
+loop run their own loops sequentially (Numba runs a nested ``prange`` serially anyway),
+except that a replicated internal node whose graph is one loop is *flattened* into the
+parallel loop: parent instances × children as one space (``flatten.py``). Parallel loops
+are then outlined into chunk functions, so that exceptions raised in them reach the
+launching thread (``outline.py``, ``loop_errors.py``).
 
 Values on edges: a child whose one-to-one consumer sits in the same loop passes values in
 registers — consecutive children joined by one-to-one edges are *fused* into one loop
@@ -20,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import CompileError
+from ...ir import expr as size_expr
 from ...ir import instance_context as ictx
 from ...ir.analysis import FeedTable, feed_table, returned_params
 from ...ir.expr import divisors
@@ -28,8 +38,11 @@ from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
 from ...passes.clone_leaves import CTX_PARAM, LeafClone, symbol_for
 from ...passes.fuse_one_to_one import fused_runs
+from .bounds import bounds_checks
+from .flatten import FlatPlan, flat_plan
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
 from .narrow import MASK
+from .outline import outline
 from .privatize import MAX_PRIVATE_BYTES, atomic_only_params, fold, identity, privatized_clone
 
 INDENT = "    "
@@ -50,6 +63,55 @@ class _Group:
     nodes: list[Node]
     dims: int
     barrier: bool = False
+
+
+@dataclass(frozen=True)
+class _Names:
+    """Generated names for a graph whose children run inside another graph's function (a
+    flattened node, ``flatten.py``): its inputs, and the context tuple its children extend."""
+
+    params: list[str]
+    ctx: str
+    ready: frozenset[int] = frozenset()  # inputs whose names hold their value before the loop
+
+
+def _render(expr: size_expr.Expr, fn: InternalFunction, names: _Names | None) -> str:
+    """A size expression of ``fn``'s inputs as generated code (inputs renamed by ``names``)."""
+    return str(_renamed(expr, fn, names))
+
+
+def _renamed(expr: size_expr.Expr, fn: InternalFunction, names: _Names | None) -> size_expr.Expr:
+    """``expr`` with ``fn``'s inputs renamed by ``names`` (unchanged without)."""
+    if names is None:
+        return expr
+    rename = {p.name: new for p, new in zip(fn.params, names.params)}
+
+    def renamed(e: size_expr.Expr) -> size_expr.Expr:
+        if isinstance(e, size_expr.Param):
+            return size_expr.Param(rename[e.name])
+        if isinstance(e, size_expr.Shape):
+            return size_expr.Shape(rename[e.name], e.axis)
+        if isinstance(e, size_expr.BinOp):
+            return size_expr.BinOp(e.op, renamed(e.lhs), renamed(e.rhs))
+        if isinstance(e, size_expr.Call):
+            return size_expr.Call(e.fn, tuple(renamed(a) for a in e.args))
+        return e
+
+    return renamed(expr)
+
+
+def _unravel(flat: str, idx: list[str], sizes: list[str]) -> list[str]:
+    """Lines setting ``idx`` to the coordinates of the row-major linear index ``flat`` in a
+    grid of ``sizes`` (x outermost)."""
+    lines: list[str] = []
+    rest = flat
+    for a in range(len(idx) - 1):
+        stride = " * ".join(sizes[a + 1 :])
+        lines.append(f"{idx[a]} = {rest} // ({stride})")
+        lines.append(f"{idx[a]}_r = {rest} - {idx[a]} * ({stride})")
+        rest = f"{idx[a]}_r"
+    lines.append(f"{idx[-1]} = {rest}")
+    return lines
 
 
 class GraphGen:
@@ -90,18 +152,12 @@ class GraphGen:
         if key not in self.symbols:
             symbol = symbol_for(fn, "graph") + ("_par" if parallel else "")
             self.symbols[key] = symbol
-            source = self._emit(fn, symbol, parallel, None)
-            self.sources.append(source)
-            if "prange(" in source:  # Numba warns about parallel=True with nothing parallel
-                self.parallel_symbols.add(symbol)
+            self._add(symbol, self._emit(fn, symbol, parallel, None))
         return self.symbols[key]
 
     def stage_function(self, root: InternalFunction, stage: StageSpec, index: str) -> str:
         symbol = symbol_for(root, "stage") + f"_{index}"
-        source = self._emit(root, symbol, True, stage)
-        self.sources.append(source)
-        if "prange(" in source:
-            self.parallel_symbols.add(symbol)
+        self._add(symbol, self._emit(root, symbol, True, stage))
         return symbol
 
     def batch_function(self, root: InternalFunction, stage: StageSpec, stage_symbol: str) -> str:
@@ -135,6 +191,15 @@ class GraphGen:
         lines.append("return __hb_hi")
         self.sources.append("\n".join([lines[0], *(INDENT + line for line in lines[1:])]) + "\n")
         return symbol
+
+    def _add(self, symbol: str, source: str) -> None:
+        """Keep a generated function, its parallel loops outlined into chunk functions
+        (``outline.py``: so that exceptions in them reach the launching thread)."""
+        if "prange(" not in source:
+            self.sources.append(source)
+            return
+        self.sources += outline(source)
+        self.parallel_symbols.add(symbol)  # (Numba warns about parallel=True with nothing parallel)
 
     # -- generation -----------------------------------------------------------------------
 
@@ -186,6 +251,11 @@ class GraphGen:
         release = stage is None and id(fn) in self.release
         if release:  # this parent instance's buffers die with it: its thread's pool stack pops them
             body.append(f"__hpvm_mark = {MARK}({STATE_PARAM})")
+        # Every size first: they read only the function's inputs, and all of them are checked
+        # (negative, fused grids, arrays they would index past) before any child runs.
+        for group in groups:
+            guards, assigns, checks = self._size_lines(fn, group, feeds, index)
+            body += guards + [f"{name} = {expr}" for name, expr in assigns] + checks
         for g_index, group in enumerate(groups):
             body += self._emit_group(fn, g_index, group, feeds, needs, index, imported, parallel)
         if release:
@@ -214,29 +284,50 @@ class GraphGen:
 
     # -- one loop group -------------------------------------------------------------------
 
-    def _emit_group(self, fn, g_index, group, feeds, needs, index, imported, parallel) -> list[str]:  # type: ignore[no-untyped-def]
-        out: list[str] = []
+    def _size_lines(
+        self, fn, group, feeds, index, names: _Names | None = None
+    ) -> tuple[list[str], list[tuple[str, str]], list[str]]:  # type: ignore[no-untyped-def]
+        """The group's sizes (``__hn<k>_s<axis>``, the head's: variable and expression pairs),
+        the guards that must run before they are computed (no divisor of a size is 0), and the
+        checks on them: not negative, fused members' grids equal, no array indexed past its
+        end (``bounds.py``). ``names``: ``fn``'s inputs under other names (``_Names``)."""
+        guards: list[str] = []
+        assigns: list[tuple[str, str]] = []
+        checks: list[str] = []
         head = group.nodes[0]
-        k0 = index[id(head)]
-        sizes = [f"__hn{k0}_s{a}" for a in range(head.dims)]
+        sizes = [f"__hn{index[id(head)]}_s{a}" for a in range(head.dims)]
         for a, expr in enumerate(head.sizes):
-            out += self._divisor_checks(head, expr)
-            out.append(f"{sizes[a]} = {expr}")
-            out.append(f"if {sizes[a]} < 0:")
-            out.append(
+            guards += self._divisor_checks(head, expr, fn, names)
+            assigns.append((sizes[a], _render(expr, fn, names)))
+            checks.append(f"if {sizes[a]} < 0:")
+            checks.append(
                 INDENT
                 + f"raise __hpvm_LaunchError({self._msg(head, f'replication size {expr} is negative')})"
             )
         # Fused members share the head's grid; their sizes are checked equal at run time.
         for node in group.nodes[1:]:
-            k = index[id(node)]
             for a, expr in enumerate(node.sizes):
-                out += self._divisor_checks(node, expr)
-                out.append(f"if ({expr}) != {sizes[a]}:")
-                out.append(
+                guards += self._divisor_checks(node, expr, fn, names)
+                checks.append(f"if ({_render(expr, fn, names)}) != {sizes[a]}:")
+                checks.append(
                     INDENT
                     + f"raise __hpvm_LaunchError({self._msg(node, 'one-to-one edge between grids of different extents')})"
                 )
+        for node in group.nodes:
+            if isinstance(node.function, LeafFunction):
+                arrays = {
+                    p: (names.params[feed[1]] if names else fn.params[feed[1]].name, fn.params[feed[1]])
+                    for p, feed in enumerate(feeds[id(node)])
+                    if feed is not None and feed[0] == "bind" and (names is None or feed[1] in names.ready)
+                }
+                checks += bounds_checks(node, fn, self.clones[id(node.function)], sizes, arrays)
+        return guards, assigns, checks
+
+    def _emit_group(self, fn, g_index, group, feeds, needs, index, imported, parallel) -> list[str]:  # type: ignore[no-untyped-def]
+        out: list[str] = []
+        head = group.nodes[0]
+        k0 = index[id(head)]
+        sizes = [f"__hn{k0}_s{a}" for a in range(head.dims)]
         idx = [f"__hg{g_index}_i{a}" for a in range(head.dims)]
         # One-to-one inputs read from earlier loops or other stages need the same grid.
         for node in group.nodes:
@@ -270,7 +361,9 @@ class GraphGen:
         if group.barrier:
             return out + self._emit_barrier_call(fn, head, k0, sizes, feeds, index, imported, needs)
         if head.dims == 0:
-            return out + self._emit_body(fn, group, [], [], feeds, needs, index, imported, capture=True)
+            return out + self._emit_body(
+                fn, group, [], [], feeds, needs, index, imported, capture=True, parallel=parallel
+            )
         total = " * ".join(sizes)
         if peel:
             out.append(f"if {total} == 0:")
@@ -279,7 +372,12 @@ class GraphGen:
                 + f"raise __hpvm_LaunchError({self._msg(head, 'has no instances, so it sends no value over its all-to-all edge or output bind')})"
             )
         private = self._privatizable(fn, group, feeds, index, imported) if parallel else []
-        loops = self._loops(fn, group, idx, sizes, feeds, needs, index, imported, peel, prange=parallel)
+        alone = parallel and len(group.nodes) == 1  # (fused with others, it shares their loop)
+        flat = flat_plan(head, feeds, self.release, self._is_barrier) if alone else None
+        if flat is not None:
+            loops = self._emit_flat(fn, g_index, group, flat, sizes, feeds, index, imported)
+        else:
+            loops = self._loops(fn, group, idx, sizes, feeds, needs, index, imported, peel, prange=parallel)
         if private:
             out += self._emit_private(
                 fn, g_index, group, private, idx, sizes, feeds, needs, index, imported, peel
@@ -304,10 +402,24 @@ class GraphGen:
         return out
 
     def _loops(
-        self, fn, group, idx, sizes, feeds, needs, index, imported, peel, prange, chunk=None, swap=None
+        self,
+        fn,
+        group,
+        idx,
+        sizes,
+        feeds,
+        needs,
+        index,
+        imported,
+        peel,
+        prange,
+        chunk=None,
+        swap=None,
+        names=None,
     ) -> list[str]:  # type: ignore[no-untyped-def]
         """The group's loop nest (the last instance skipped when it is peeled). ``chunk``:
-        the outermost loop runs ``range(lo, hi)`` of a chunk; ``swap``: private copies."""
+        the outermost loop runs ``range(lo, hi)`` of a chunk; ``swap``: private copies;
+        ``names``: ``fn``'s inputs and context under other names (``_Names``)."""
         out: list[str] = []
         depth = 0
         dims = group.nodes[0].dims
@@ -325,7 +437,7 @@ class GraphGen:
             depth += 1
         out.append(INDENT * depth + f"{inner_id} = __hpvm_narrow({inner_id}_w, {inner_id}_small)")
         inner = self._emit_body(
-            fn, group, idx, sizes, feeds, needs, index, imported, capture=False, swap=swap
+            fn, group, idx, sizes, feeds, needs, index, imported, capture=False, swap=swap, names=names
         )
         if peel:
             last = " and ".join(f"{i} == {s} - 1" for i, s in zip(idx, sizes))
@@ -333,6 +445,68 @@ class GraphGen:
             out.append(INDENT * (depth + 1) + "continue")
         out += [INDENT * depth + line for line in inner]
         return out
+
+    def _emit_flat(self, fn, g_index, group, plan: FlatPlan, sizes, feeds, index, imported) -> list[str]:  # type: ignore[no-untyped-def]
+        """``plan.node``'s instances and its children's as one parallel loop (``flatten.py``):
+        a ``prange`` over chunks of (parent instance, child outer id) pairs."""
+        node, inner_fn = plan.node, plan.node.function
+        pre = f"__hf{g_index}"
+        k = index[id(node)]
+        pidx = [f"{pre}_p{a}" for a in range(node.dims)]
+        params = [f"{pre}_a{i}" for i in range(len(inner_fn.params))]
+        inputs = [self._input(fn, node, i, feeds, pidx, index, imported, group) for i in range(len(params))]
+        ready = frozenset(i for i, expr in enumerate(inputs) if not any(p in expr for p in pidx))
+        names = _Names(params, f"{pre}_ctx", ready)
+        # The inner graph's nodes get names of their own: __hn<k>_<j>_...
+        inner_index = {id(n): f"{k}_{j}" for j, n in enumerate(inner_fn.graph.nodes)}
+        inner = _Group(plan.inner, plan.inner[0].dims)
+        out = [f"{params[i]} = {inputs[i]}" for i in sorted(ready)]
+        out.append(f"{pre}_t = {' * '.join(sizes)}")
+        # The children's sizes and checks, once, if there are parent instances (as the inner
+        # graph function would have evaluated them in each).
+        guards, assigns, checks = self._size_lines(inner_fn, inner, plan.feeds, inner_index, names)
+        if guards:
+            out.append(f"if {pre}_t > 0:")
+            out += [INDENT + line for line in guards]
+        out += [f"{name} = ({expr}) if {pre}_t > 0 else 0" for name, expr in assigns]
+        if checks:
+            out.append(f"if {pre}_t > 0:")
+            out += [INDENT + line for line in checks]
+        csizes = [name for name, _ in assigns]
+        outer = csizes[0]
+        out += [
+            f"{pre}_n = {pre}_t * {outer}",
+            f"{pre}_nc = max(min(np.int64(__hpvm_num_threads()), np.int64({pre}_n)), 0)",
+            f"for {pre}_c in prange({pre}_nc):",
+        ]
+        loop = [
+            f"{pre}_lo = {pre}_c * ({pre}_n // {pre}_nc) + min({pre}_c, {pre}_n % {pre}_nc)",
+            f"{pre}_hi = ({pre}_c + 1) * ({pre}_n // {pre}_nc) + min({pre}_c + 1, {pre}_n % {pre}_nc)",
+            f"for {pre}_p in range({pre}_lo // {outer}, ({pre}_hi + {outer} - 1) // {outer}):",
+        ]
+        parent = _unravel(f"{pre}_p", pidx, sizes)
+        parent += [f"{params[i]} = {inputs[i]}" for i in range(len(params)) if i not in ready]
+        if self.levels > 1:
+            parent.append(f"{names.ctx} = {self._child_ctx(node, pidx, sizes)}")
+        parent.append(f"{pre}_b = {pre}_p * {outer}")
+        chunk = (f"max({pre}_lo - {pre}_b, 0)", f"min({pre}_hi - {pre}_b, {outer})")
+        cidx = [f"__hg{g_index}f_i{a}" for a in range(inner.dims)]
+        parent += self._loops(
+            inner_fn,
+            inner,
+            cidx,
+            csizes,
+            plan.feeds,
+            {},
+            inner_index,
+            {},
+            False,
+            False,
+            chunk=chunk,
+            names=names,
+        )
+        loop += [INDENT + line for line in parent]
+        return out + [INDENT + line for line in loop]
 
     def _privatizable(
         self, fn, group, feeds, index, imported
@@ -421,21 +595,36 @@ class GraphGen:
         return out + [INDENT + line for line in body]
 
     def _emit_body(
-        self, fn, group, idx, sizes, feeds, needs, index, imported, capture, swap=None
+        self,
+        fn,
+        group,
+        idx,
+        sizes,
+        feeds,
+        needs,
+        index,
+        imported,
+        capture,
+        swap=None,
+        names=None,
+        parallel=False,
     ) -> list[str]:  # type: ignore[no-untyped-def]
+        """One instance of the group's nodes. ``parallel``: the code runs outside any parallel
+        loop of a parallel graph function, so single-instance internal nodes may run their
+        own loops in parallel."""
         out: list[str] = []
         for node in group.nodes:
             k = index[id(node)]
             args = [
-                self._input(fn, node, p, feeds, idx, index, imported, group)
+                self._input(fn, node, p, feeds, idx, index, imported, group, names)
                 for p in range(len(node.function.params))
             ]
-            callee = self._callee(node)
+            callee = self._callee(node, parallel and node.dims == 0)
             if swap and id(node) in swap:  # privatized atomics: the leaf's variant on private copies
                 for p, name in swap[id(node)].items():
                     args[p] = name
                 callee = self._variant(node, swap[id(node)])
-            ctx = self._child_ctx(node, idx, sizes)
+            ctx = self._child_ctx(node, idx, sizes, names.ctx if names else CTX_PARAM)
             pool = self._pool_args() if self._takes_pool(node) else []
             out.append(f"__hn{k}_r = {callee}({', '.join([*args, ctx, *pool])})")
             n_out = len(node.function.out_types)
@@ -495,10 +684,10 @@ class GraphGen:
 
     # -- pieces ---------------------------------------------------------------------------
 
-    def _input(self, fn, node, port, feeds, idx, index, imported, group) -> str:  # type: ignore[no-untyped-def]
+    def _input(self, fn, node, port, feeds, idx, index, imported, group, names=None) -> str:  # type: ignore[no-untyped-def]
         kind, item = feeds[id(node)][port]
         if kind == "bind":
-            return fn.params[item].name
+            return names.params[item] if names else fn.params[item].name
         edge = item
         src_k = index[id(edge.src)]
         mode = "each" if edge.repl == ONE_TO_ONE else "last"
@@ -532,10 +721,11 @@ class GraphGen:
             return None  # the verifier rejects this
         return [f"__hn{k}_s{a}" for a in range(edge.src.dims)]
 
-    def _child_ctx(self, node: Node, idx: list[str], sizes: list[str]) -> str:
+    def _child_ctx(self, node: Node, idx: list[str], sizes: list[str], parent: str = CTX_PARAM) -> str:
+        """The context tuple of one instance of ``node``: its level, then ``parent``'s."""
         own = f"({', '.join(map(str, ictx.level(node.dims, idx, sizes)))},)"
         if self.levels > 1:
-            return f"{own} + {CTX_PARAM}[:{ictx.STRIDE * (self.levels - 1)}]"
+            return f"{own} + {parent}[:{ictx.STRIDE * (self.levels - 1)}]"
         return own
 
     def _variant(self, node: Node, swapped: dict[int, str]) -> str:
@@ -557,11 +747,13 @@ class GraphGen:
     def _takes_pool(self, node: Node) -> bool:
         return isinstance(node.function, InternalFunction) or id(node.function) in self.pooled
 
-    def _callee(self, node: Node) -> str:
+    def _callee(self, node: Node, parallel: bool = False) -> str:
+        """The function one instance of ``node`` calls; ``parallel``: an internal node's
+        graph function with parallel loops (called where no parallel loop runs)."""
         if isinstance(node.function, LeafFunction):
             return self.clones[id(node.function)].symbol
         assert isinstance(node.function, InternalFunction)
-        return self.graph_function(node.function, parallel=False)
+        return self.graph_function(node.function, parallel=parallel)
 
     def _returns(self, fn: InternalFunction, stage: StageSpec | None, index) -> str:  # type: ignore[no-untyped-def]
         graph = fn.graph
@@ -590,11 +782,12 @@ class GraphGen:
         self.dtypes.add(t.dtype.name)
         return name
 
-    def _divisor_checks(self, node: Node, expr: Any) -> list[str]:
+    def _divisor_checks(self, node: Node, expr: Any, fn: InternalFunction, names: _Names | None) -> list[str]:
         """Lines raising a LaunchError when a replication size would divide by zero (compiled
-        code divides with NumPy's error model: n // 0 would silently be 0)."""
+        code divides with NumPy's error model: n // 0 would silently be 0). ``fn``, ``names``:
+        as for ``_render``."""
         out: list[str] = []
-        for d in divisors(expr):
+        for d in divisors(_renamed(expr, fn, names)):
             out.append(f"if ({d}) == 0:")
             out.append(
                 INDENT

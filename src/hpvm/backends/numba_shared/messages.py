@@ -38,13 +38,21 @@ def locate_leaf_line(text: str, leaves: Sequence[LeafFunction]) -> tuple[LeafFun
     """The first place in a Numba message that lies in one of ``leaves``: (leaf, line, the
     line's code). Numba prints paths as given, often relative, hence ``realpath``."""
     for file, line_text in re.findall(r'File "([^"]+)", line (\d+)', text):
-        line = int(line_text)
-        for leaf in leaves:
-            if os.path.realpath(leaf.location.file) != os.path.realpath(file):
-                continue
-            first = leaf.source_line
-            if first <= line <= first + leaf.source.count("\n"):
-                return leaf, line, leaf.source.splitlines()[line - first].strip()
+        found = leaf_at(file, int(line_text), leaves)
+        if found is not None:
+            return found
+    return None
+
+
+def leaf_at(file: str, line: int, leaves: Sequence[LeafFunction]) -> tuple[LeafFunction, int, str] | None:
+    """The leaf of ``leaves`` whose source holds ``line`` of ``file``: (leaf, line, the line's
+    code), or ``None``."""
+    for leaf in leaves:
+        if os.path.realpath(leaf.location.file) != os.path.realpath(file):
+            continue
+        first = leaf.source_line
+        if first <= line <= first + leaf.source.count("\n"):
+            return leaf, line, leaf.source.splitlines()[line - first].strip()
     return None
 
 

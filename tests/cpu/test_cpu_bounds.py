@@ -1,0 +1,182 @@
+"""Replication sizes that would index past an array are an ``OutOfBoundsError`` before the
+node runs (compiled code checks no bounds: without this, the process crashed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hpvm
+from markers import SourceMarkers, fails
+
+MARKS = SourceMarkers(__file__)
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture(autouse=True)
+def runtime():
+    hpvm.init()
+    yield
+    hpvm.cleanup()
+
+
+def run(root, *args):
+    for a in args:
+        if isinstance(a, np.ndarray):
+            hpvm.track_memory(a)
+    return hpvm.wait(hpvm.launch(root, args, target="cpu"))
+
+
+def test_the_cli_names_the_argument_and_the_size_instead_of_crashing(tmp_path: Path):
+    for name in "abc":
+        np.save(tmp_path / f"{name}.npy", np.ones(4, np.float32))
+    args = [f"--arg={name}={tmp_path / name}.npy" for name in "abc"]
+    done = subprocess.run(
+        [sys.executable, "-m", "hpvm.cli", "run", str(EXAMPLES / "vector_add.py"), *args, "--arg=n=100"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1, (done.returncode, done.stderr)  # was 139: a segmentation fault
+    assert "replication size n is 100" in done.stderr
+    assert "indexes 'c' (input of 'root', 4 long on axis 0)" in done.stderr
+
+
+@hpvm.leaf(ins=("a",), outs=("b",))
+def shift(a: hpvm.f64[:], b: hpvm.f64[:]) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    b[i] = a[i + 1] - a[i]  # @shift
+
+
+@hpvm.leaf(outs=("b",))
+def mark(b: hpvm.f64[:]) -> None:
+    b[hpvm.get_node_instance_id_x(hpvm.get_node())] = 7.0
+
+
+@hpvm.internal()
+def differences(a: hpvm.f64[:], b: hpvm.f64[:], n: hpvm.i64):
+    first = hpvm.create_node_1d(mark, b.shape[0])  # runs first, in bounds
+    hpvm.bind_in(first, 1, 0)
+    step = hpvm.create_node_1d(shift, n)
+    hpvm.bind_in(step, 0, 0)
+    hpvm.bind_in(step, 1, 1)
+
+
+def test_an_offset_past_the_end_is_caught_before_any_node_runs():
+    a, b = np.arange(5.0), np.zeros(5)
+    run(differences, a, b, 4)  # a[i + 1] for i < 4: in bounds
+    assert (b[:4] == 1.0).all()
+    b[:] = 0
+    with fails(hpvm.OutOfBoundsError, "node 'shift'") as info:
+        run(differences, a, b, 5)
+    message = str(info.value)
+    assert "node 'shift'" in message and "replication size n is 5" in message
+    assert "indexes 'a' (input of 'differences', 5 long on axis 0) with its instance id x + 1" in message
+    assert MARKS.at("shift") in message
+    assert (b == 0).all()  # not even the node before it ran
+
+
+@hpvm.leaf(ins=("src",), outs=("dst",))
+def interior(src: hpvm.f64[:], dst: hpvm.f64[:]) -> None:
+    k = hpvm.get_node_instance_id_x(hpvm.get_node()) + 1  # the grid covers the interior
+    dst[k] = src[k - 1] + src[k + 1]  # @interior
+
+
+@hpvm.internal()
+def smooth(src: hpvm.f64[:], dst: hpvm.f64[:], n: hpvm.i64):
+    node = hpvm.create_node_1d(interior, n)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_in(node, 1, 1)
+
+
+def test_ids_kept_in_variables_with_offsets_are_followed():
+    src, dst = np.arange(6.0), np.zeros(6)
+    run(smooth, src, dst, 4)  # the interior: k = 1 .. 4, src[k + 1] up to src[5]
+    np.testing.assert_array_equal(dst[1:5], src[:4] + src[2:])
+    with fails(
+        hpvm.OutOfBoundsError, "replication size n is 5", "with its instance id x + 2", MARKS.at("interior")
+    ):
+        run(smooth, src, dst, 5)
+
+
+@hpvm.leaf(ins=("a",), outs=("a",))
+def guarded(a: hpvm.f64[:]) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    if i < a.shape[0]:
+        a[i] = 1.0
+
+
+@hpvm.leaf(ins=("a",), outs=("a",))
+def returns_early(a: hpvm.f64[:]) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    if i >= a.shape[0]:
+        return
+    a[i] = 2.0
+
+
+@hpvm.internal()
+def rounded_up(a: hpvm.f64[:], n: hpvm.i64):
+    """Grids rounded up past the array, with leaves that test their id: legal."""
+    one = hpvm.create_node_1d(guarded, n)
+    hpvm.bind_in(one, 0, 0)
+    two = hpvm.create_node_1d(returns_early, n)
+    hpvm.bind_in(two, 0, 0)
+
+
+def test_leaves_that_test_their_id_may_have_more_instances_than_elements():
+    a = np.zeros(5)
+    run(rounded_up, a, 64)
+    assert (a == 2.0).all()
+
+
+@hpvm.leaf(ins=("a",), outs=("a",))
+def cell(a: hpvm.f64[:, :]) -> None:
+    node = hpvm.get_node()
+    row = hpvm.get_node_instance_id_x(node)
+    col = hpvm.get_node_instance_id_y(node)
+    a[row, col] += 1.0
+
+
+@hpvm.internal()
+def grid(a: hpvm.f64[:, :], rows: hpvm.i64, cols: hpvm.i64):
+    node = hpvm.create_node_2d(cell, rows, cols)
+    hpvm.bind_in(node, 0, 0)
+
+
+@hpvm.internal()
+def wrapped_grid(a: hpvm.f64[:, :], rows: hpvm.i64, cols: hpvm.i64):
+    """The HPVM-C shape: a one-instance internal node around the replicated leaf."""
+    node = hpvm.create_node(grid)
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+def test_each_axis_is_checked_against_its_dimension():
+    a = np.zeros((3, 4))
+    run(grid, a, 3, 4)
+    assert (a == 1).all()
+    with pytest.raises(hpvm.OutOfBoundsError, match=r"replication size cols is 5.*4 long on axis 1.*id y"):
+        run(grid, a, 3, 5)
+    run(grid, a, 9, 0)  # no instances at all: nothing indexes anything
+    with pytest.raises(hpvm.OutOfBoundsError, match=r"replication size rows is 4.*input of 'grid', 3 long"):
+        run(wrapped_grid, a, 4, 4)  # one level down
+
+
+@hpvm.internal()
+def grid_per_tile(a: hpvm.f64[:, :], rows: hpvm.i64, cols: hpvm.i64):
+    tiles = hpvm.create_node_1d(grid, 2)
+    for port in range(3):
+        hpvm.bind_in(tiles, port, port)
+
+
+def test_inside_a_replicated_internal_node():
+    a = np.zeros((3, 4))
+    run(grid_per_tile, a, 3, 4)
+    assert (a == 2).all()
+    with pytest.raises(hpvm.OutOfBoundsError, match=r"replication size rows is 7"):
+        run(grid_per_tile, a, 7, 4)
