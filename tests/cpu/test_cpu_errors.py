@@ -126,6 +126,31 @@ def test_size_dividing_by_zero_inside_a_nested_graph_is_a_launch_error():
     assert launch(outer, 4) == ()
 
 
+def test_size_dividing_by_zero_in_a_flattened_loop_is_a_launch_error():
+    # A replicated internal node in a loop of its own runs its instances and its children's
+    # as one parallel loop (flatten.py): the children's divisors are checked there too.
+    @hpvm.leaf(outs=("out",))
+    def mark(out: hpvm.f32[:]) -> None:
+        out[hpvm.get_node_instance_id_x(hpvm.get_node())] = 1.0
+
+    @hpvm.internal()
+    def inner(out: hpvm.f32[:], n: hpvm.i64):
+        node = hpvm.create_node_1d(mark, 8 // (n - 2))
+        hpvm.bind_in(node, 0, 0)
+
+    @hpvm.internal()
+    def outer(out: hpvm.f32[:], n: hpvm.i64):
+        node = hpvm.create_node_1d(inner, 3)
+        hpvm.bind_in(node, 0, 0)
+        hpvm.bind_in(node, 1, 1)
+
+    out = np.zeros(8, dtype=np.float32)
+    with pytest.raises(hpvm.LaunchError, match=r"node 'mark'.*8 // \(n - 2\).*divides by zero"):
+        launch(outer, out, 2)
+    launch(outer, out, 4)
+    assert out.tolist() == [1.0] * 4 + [0.0] * 4
+
+
 def test_negative_size_inside_a_nested_graph_is_a_launch_error():
     @hpvm.leaf()
     def nothing() -> None:
