@@ -276,3 +276,26 @@ def test_a_python_exception_on_a_worker_thread_is_reported():
     a[-1] = -1
     with fails(hpvm.NodeExecutionError, "raised a Python exception (in object mode) in a parallel loop"):
         run(object_mode_root, a)
+
+
+@hpvm.leaf()
+def scratch_total(n: hpvm.i64) -> hpvm.f64:
+    scratch = np.zeros(n)  # n < 0: Numba raises ValueError itself, with no line of ours
+    return scratch.sum()
+
+
+@hpvm.internal()
+def scratch_root(n: hpvm.i64):
+    node = hpvm.create_node(scratch_total)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_out(node, 0, 0)
+
+
+def test_an_exception_numba_raises_itself_names_the_graph_and_the_way_to_the_node():
+    with pytest.raises(hpvm.NodeExecutionError) as info:
+        run(scratch_root, -1)
+    message = str(info.value)
+    assert "graph 'scratch_root' on the cpu back end raised ValueError: negative dimensions" in message
+    assert "target='interp'" in message
+    assert isinstance(info.value.__cause__, ValueError)
+    assert run(scratch_root, 3) == (0.0,)
