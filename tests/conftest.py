@@ -17,3 +17,17 @@ os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 from hpvm.backends.cuda import register as _register_cuda  # noqa: E402
 
 _register_cuda()
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def hpvm_runtime():
+    """hpvm's default runtime, initialised for one test and cleaned up after it. A module
+    whose every test needs it says ``pytestmark = pytest.mark.usefixtures("hpvm_runtime")``."""
+    import hpvm
+
+    hpvm.init()
+    yield
+    hpvm.cleanup()

@@ -38,11 +38,7 @@ HELPERS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
 
 def interp(root, *args):

@@ -12,23 +12,17 @@ import pytest
 
 import hpvm
 from markers import SourceMarkers, fails
+from running import run_tracked
 
 MARKS = SourceMarkers(__file__)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
 
 def run(root, *args):
-    for a in args:
-        if isinstance(a, np.ndarray):
-            hpvm.track_memory(a)
-    return hpvm.wait(hpvm.launch(root, args, target="cpu"))
+    return run_tracked(root, args, "cpu")
 
 
 def test_the_cli_names_the_argument_and_the_size_instead_of_crashing(tmp_path: Path):

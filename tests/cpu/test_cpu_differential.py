@@ -15,14 +15,7 @@ import hpvm
 from example_modules import load
 from programs import PROGRAMS, assert_matches, expected, run_program
 
-pytestmark = pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning")
-
-
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
+pytestmark = [pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning"), pytest.mark.usefixtures("hpvm_runtime")]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)

@@ -7,15 +7,12 @@ import pytest
 
 import hpvm
 from markers import SourceMarkers
+from running import run_tracked
 
 MARKS = SourceMarkers(__file__)
 
 
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
 
 class Opaque:
@@ -69,10 +66,7 @@ def divide_root(a: hpvm.i64[:], d: hpvm.i64):
 
 
 def launch(root, *args):
-    for a in args:
-        if isinstance(a, np.ndarray):
-            hpvm.track_memory(a)
-    return hpvm.wait(hpvm.launch(root, args, target="cpu"))
+    return run_tracked(root, args, "cpu")
 
 
 def test_untypable_python_names_the_leaf_line_and_code():

@@ -11,23 +11,17 @@ import pytest
 
 import hpvm
 from markers import SourceMarkers, fails
+from running import run_tracked
 
 MARKS = SourceMarkers(__file__)
 TWO_THREADS = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs two Numba threads")
 
 
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
 
 def run(root, *args):
-    for a in args:
-        if isinstance(a, np.ndarray):
-            hpvm.track_memory(a)
-    return hpvm.wait(hpvm.launch(root, args, target="cpu"))
+    return run_tracked(root, args, "cpu")
 
 
 @hpvm.leaf(ins=("a",))

@@ -20,12 +20,7 @@ from hpvm.backends.cpu.barriers import group_function
 from hpvm.backends.cpu.narrow import MASK, narrow, narrow_helpers
 from hpvm.passes.clone_leaves import clone_leaf
 
-
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
 
 # ---------------------------------------------------------------------------------------

@@ -15,12 +15,7 @@ import pytest
 import hpvm
 from hpvm.backends import get_backend
 
-
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
 
 @hpvm.leaf(outs=("a",))

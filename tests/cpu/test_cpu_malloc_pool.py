@@ -20,12 +20,7 @@ from hpvm.backends import get_backend
 from hpvm.backends.cpu.mallocpool import ALIGN, BufferPools, MallocFlow
 from programs import PROGRAMS, assert_matches, expected, run_program
 
-
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
 
 def cpu():

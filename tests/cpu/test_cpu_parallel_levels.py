@@ -9,23 +9,17 @@ import pytest
 
 import hpvm
 from hpvm.backends import get_backend
+from running import run_tracked
 
-pytestmark = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs two Numba threads")
+pytestmark = [
+    pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs two Numba threads"),
+    pytest.mark.usefixtures("hpvm_runtime"),
+]
 N = 100_000
 
 
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
-
-
 def run(root, *args, target="cpu"):
-    for a in args:
-        if isinstance(a, np.ndarray):
-            hpvm.track_memory(a)
-    return hpvm.wait(hpvm.launch(root, args, target=target))
+    return run_tracked(root, args, target)
 
 
 @hpvm.leaf(outs=("threads",))

@@ -20,11 +20,7 @@ from programs import PROGRAMS, assert_matches, expected, run_program
 N = 4096
 
 
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
 
 def report(root):

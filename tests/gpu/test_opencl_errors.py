@@ -14,15 +14,11 @@ from hpvm.backends.opencl import context as clctx  # noqa: E402
 from hpvm.backends.opencl import unavailable_reason  # noqa: E402
 from hpvm.backends.opencl.translate import render_program, translate_leaf  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not clctx.list_devices(), reason="no OpenCL device")
+pytestmark = [
+    pytest.mark.skipif(not clctx.list_devices(), reason="no OpenCL device"),
+    pytest.mark.usefixtures("hpvm_runtime"),
+]
 HERE = SourceMarkers(__file__)
-
-
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
 
 
 def _run(root, args):

@@ -15,12 +15,7 @@ import pytest
 
 import hpvm
 
-
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
 
 def run(root, *args):

@@ -15,15 +15,12 @@ import pytest
 
 import hpvm
 import hpvm.backends.interp as interp
+from running import run_tracked
 
 HERE = os.path.basename(__file__)
 
 
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
 
 @pytest.fixture
@@ -34,10 +31,7 @@ def strict():
 
 
 def run(root, *args):
-    for a in args:
-        if isinstance(a, np.ndarray):
-            hpvm.track_memory(a)
-    return hpvm.wait(hpvm.launch(root, args, target="interp"))
+    return run_tracked(root, args, "interp")
 
 
 def line_of(fn, text):

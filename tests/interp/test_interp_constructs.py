@@ -19,20 +19,13 @@ import hpvm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared suite
 from programs import PROGRAMS, assert_matches, expected, run_program  # noqa: E402
+from running import run_tracked
 
-
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
 
 def run(root, *args):
-    for a in args:
-        if isinstance(a, np.ndarray):
-            hpvm.track_memory(a)
-    return hpvm.wait(hpvm.launch(root, args, target="interp"))
+    return run_tracked(root, args, "interp")
 
 
 # ---------------------------------------------------------------------------------------

@@ -24,27 +24,13 @@ from hpvm.backends.interp.arith_rewrite import typed_function
 from hpvm.errors import SourceLocation
 from hpvm.ir import numeric as nt
 from hpvm.ir.graph import LeafFunction
+from hpvm.ir.types import SCALAR_TYPES
 
 numba = pytest.importorskip("numba")
 from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-TYPES = [
-    np.dtype(t)
-    for t in (
-        np.bool_,
-        np.int8,
-        np.int16,
-        np.int32,
-        np.int64,
-        np.uint8,
-        np.uint16,
-        np.uint32,
-        np.uint64,
-        np.float32,
-        np.float64,
-    )
-]
+TYPES = [t.dtype for t in SCALAR_TYPES.values()]  # every scalar type of a port
 PARAMS = [f"v{k}" for k in range(len(TYPES))]
 LITERALS = [0, 1, 2, -3, 7, 255, 100_000, 2**40, 0.5, -2.25, 1e10, 3.0, True, False]
 MATH1 = ["sqrt", "exp", "log", "floor", "ceil", "sin"]

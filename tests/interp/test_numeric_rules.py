@@ -15,27 +15,13 @@ import numpy as np
 import pytest
 
 from hpvm.ir import numeric as nt
+from hpvm.ir.types import SCALAR_TYPES
 
 numba = pytest.importorskip("numba")
 from numba.core import compiler, registry  # noqa: E402
 from numba.core.typed_passes import type_inference_stage  # noqa: E402
 
-TYPES = [
-    np.dtype(t)
-    for t in (
-        np.bool_,
-        np.int8,
-        np.int16,
-        np.int32,
-        np.int64,
-        np.uint8,
-        np.uint16,
-        np.uint32,
-        np.uint64,
-        np.float32,
-        np.float64,
-    )
-]
+TYPES = [t.dtype for t in SCALAR_TYPES.values()]  # every scalar type of a port
 PARAMS = [f"v{k}" for k in range(len(TYPES))]
 PAIRS = list(itertools.product(range(len(TYPES)), repeat=2))
 

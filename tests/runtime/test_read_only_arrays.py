@@ -20,12 +20,7 @@ from hpvm.backends.memory import HOST, MemoryTracker
 from hpvm.runtime import Runtime
 from markers import fails, needs_backend
 
-
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
 
 @hpvm.leaf(ins=("a",), outs=("c",))
