@@ -65,51 +65,6 @@ def is_integral(dtype: np.dtype) -> bool:
     return dtype.kind in "iub"
 
 
-def widen(a: np.dtype, b: np.dtype | None = None) -> np.dtype:
-    """Numba's integer arithmetic result: 64 bits, unsigned only if every operand is."""
-    operands = [a] if b is None else [a, b]
-    return U64 if all(t.kind == "u" for t in operands) else I64
-
-
-def promote(a: np.dtype, b: np.dtype) -> np.dtype:
-    """NumPy's promotion of two scalar types (variables, ``min``/``max``, ``x if c else y``)."""
-    return np.promote_types(a, b)
-
-
-def arith(a: np.dtype, b: np.dtype) -> np.dtype:
-    """The type of ``a + b`` (also ``-``, ``*``, ``//``, ``%``) under Numba's rules."""
-    if is_integral(a) and is_integral(b):
-        return widen(a, b)
-    return promote(a, b)
-
-
-def true_div(a: np.dtype, b: np.dtype) -> np.dtype:
-    """``a / b``: integers divide in float64."""
-    if is_integral(a) and is_integral(b):
-        return F64
-    return promote(a, b)
-
-
-def power(a: np.dtype, b: np.dtype) -> np.dtype:
-    """``a ** b``: an integer exponent keeps a float base's type (``f32 ** 2`` is float32)."""
-    if is_integral(a) and is_integral(b):
-        return widen(a, b)
-    if is_float(a) and is_integral(b):
-        return a
-    return promote(a, b)
-
-
-def float_of(dtype: np.dtype) -> np.dtype:
-    """The type a unary math function returns: float32 stays, everything else is float64."""
-    return F32 if dtype == F32 else F64
-
-
-def float_of_pair(a: np.dtype, b: np.dtype) -> np.dtype:
-    """The type a binary math function (``atan2``, ``pow``, ``hypot``) returns."""
-    t = promote(a, b)
-    return t if is_float(t) else F64
-
-
 def range_type(types: list[np.dtype]) -> np.dtype:
     """The loop variable of ``range(...)``: uint64 if every bound is unsigned, int32 if every
     bound fits in int32, int64 otherwise (Numba's three range iterators)."""

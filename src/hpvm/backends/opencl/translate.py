@@ -37,6 +37,7 @@ import numpy as np
 
 from ...errors import CompileError
 from ...ir import instance_context as ictx
+from ...ir import numeric as nt
 from ...ir.graph import LeafFunction
 from ...ir.intrinsics import ATOMIC_OPS, QUERY_INTRINSICS
 from ...ir.leafinfo import handle_level, intrinsic_name, leaf_namespace, parse_leaf
@@ -677,7 +678,7 @@ class _Translator:
 
     def _set_type(self, name: str, dtype: np.dtype) -> None:
         old = self.local_types.get(name)
-        new = dtype if old is None else ct.promote(old, dtype)
+        new = dtype if old is None else nt.promote(old, dtype)
         if old is None or old != new:
             if self.final:  # cannot happen after the fixpoint; guards against a bug in inference
                 raise self.fail(self.func, f"internal error: the type of '{name}' changed after inference")
@@ -1042,8 +1043,8 @@ class _Translator:
                 return Val(f"(!{v.code})", ct.BOOL, True, None, v.effects)
             if not ct.is_int(v.dtype):
                 raise self.fail(node, f"~ on a {v.dtype} value")
-            return Val(self._narrow_unary("~", v), ct.widen(v.dtype), False, None, v.effects)
-        t = ct.widen(v.dtype) if ct.is_integral(v.dtype) else v.dtype
+            return Val(self._narrow_unary("~", v), nt.widen(v.dtype), False, None, v.effects)
+        t = nt.widen(v.dtype) if ct.is_integral(v.dtype) else v.dtype
         if isinstance(node.op, ast.UAdd):
             return Val(self.cast(v, t), t, v.nonneg, v.const, v.effects)
         const = -v.const if v.const is not None and not isinstance(v.const, bool) else None
@@ -1059,7 +1060,7 @@ class _Translator:
     def _narrow_unary(op: str, v: Val) -> str:
         """Numba applies ``-`` and ``~`` in the operand's own width, then widens to 64 bits
         (``-int32(-2**31)`` stays ``-2**31``; ``~uint8(1)`` is 254)."""
-        wide = ct.widen(v.dtype)
+        wide = nt.widen(v.dtype)
         if v.dtype == wide:
             return f"({op}{v.code})"
         return f"(({ct.c_name(wide)})({ct.c_name(v.dtype)})({op}{v.code}))"
@@ -1078,8 +1079,8 @@ class _Translator:
         both_nonneg = left.nonneg and right.nonneg
         a, b = left.dtype, right.dtype
         if isinstance(op, (ast.Add, ast.Sub, ast.Mult)):
-            t = ct.arith(a, b)
             sym = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}[type(op)]
+            t = self._binary_type(node, sym, a, b)
             nonneg = both_nonneg and not isinstance(op, ast.Sub)
             lb = None
             if ct.is_integral(t) and left.lb is not None:
@@ -1101,16 +1102,16 @@ class _Translator:
                 lb=lb,
             )
         if isinstance(op, ast.Div):
-            t = ct.true_div(a, b)
+            t = self._binary_type(node, "/", a, b)
             return Val(f"({self.cast(left, t)} / {self.cast(right, t)})", t, both_nonneg, effects=effects)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
-            t = ct.arith(a, b)
             which = "floordiv" if isinstance(op, ast.FloorDiv) else "mod"
+            t = self._binary_type(node, "//" if which == "floordiv" else "%", a, b)
             fn = self.helpers.divmod(which, ct.c_name(t))
             nonneg = right.nonneg and (which == "mod" or left.nonneg)
             return Val(f"{fn}({self.cast(left, t)}, {self.cast(right, t)})", t, nonneg, effects=effects)
         if isinstance(op, ast.Pow):
-            t = ct.power(a, b)
+            t = self._binary_type(node, "**", a, b)
             if ct.is_integral(t):
                 fn = self.helpers.ipow(ct.c_name(t))
                 return Val(
@@ -1130,7 +1131,7 @@ class _Translator:
                 raise self.fail(node, f"'{sym}' needs integer operands, not {a} and {b}")
             if a == ct.BOOL and b == ct.BOOL and sym in "&|^":
                 return Val(f"(({left.code}) {sym} ({right.code}))", ct.BOOL, True, effects=effects)
-            t = ct.widen(a, b)
+            t = self._binary_type(node, sym, a, b)
             nonneg = (
                 both_nonneg
                 or (sym == "&" and (left.nonneg or right.nonneg))
@@ -1156,7 +1157,7 @@ class _Translator:
         # A value context: Python returns one of the operands.
         t = values[0].dtype
         for v in values[1:]:
-            t = ct.promote(t, v.dtype)
+            t = nt.promote(t, v.dtype)
         result = values[-1]
         code = self.cast(result, t)
         for v in reversed(values[:-1]):
@@ -1187,7 +1188,7 @@ class _Translator:
             }.get(type(op))
             if sym is None:
                 raise self.fail(node, f"the comparison '{type(op).__name__}' is not supported")
-            t = ct.promote(left.dtype, right.dtype)
+            t = nt.promote(left.dtype, right.dtype)
             if t == ct.BOOL and sym not in ("==", "!="):
                 t = ct.I64
             parts.append(f"({self.cast(left, t)} {sym} {self.cast(right, t)})")
@@ -1201,7 +1202,7 @@ class _Translator:
         a, b = self.expr(node.body), self.expr(node.orelse)
         if not isinstance(a, Val) or not isinstance(b, Val):
             raise self.fail(node, "a conditional expression must give scalars")
-        t = ct.promote(a.dtype, b.dtype)
+        t = nt.promote(a.dtype, b.dtype)
         return Val(
             f"({cond} ? {self.cast(a, t)} : {self.cast(b, t)})",
             t,
@@ -1262,7 +1263,7 @@ class _Translator:
             which = "min" if obj is builtins.min else "max"
             t = args[0].dtype
             for a in args[1:]:
-                t = ct.promote(t, a.dtype)
+                t = nt.promote(t, a.dtype)
             fn = self.helpers.minmax(which, ct.c_name(t))
             code = self.cast(args[0], t)
             for a in args[1:]:
@@ -1282,7 +1283,7 @@ class _Translator:
         if len(args) != fn.arity:
             raise self.fail(node, f"{fname}() takes {fn.arity} argument(s)")
         if fn.kind == "float":
-            t = ct.float_of(args[0].dtype)
+            t = nt.math_type(args[0].dtype)
             return Val(
                 f"{fn.cname}({self.cast(args[0], t)})",
                 t,
@@ -1292,7 +1293,7 @@ class _Translator:
         if fn.kind == "to_int":
             v = args[0]
             if ct.is_integral(v.dtype):
-                return Val(self.cast(v, ct.widen(v.dtype)), ct.widen(v.dtype), v.nonneg, effects=effects)
+                return Val(self.cast(v, nt.widen(v.dtype)), nt.widen(v.dtype), v.nonneg, effects=effects)
             return Val(f"((long){fn.cname}({v.code}))", ct.I64, v.nonneg, effects=effects)
         if fn.kind == "same":
             v = args[0]
@@ -1309,10 +1310,18 @@ class _Translator:
                 return Val("true" if fn.cname == "isfinite" else "false", ct.BOOL, True)
             return Val(f"({fn.cname}({v.code}) != 0)", ct.BOOL, True, effects=effects)
         if fn.kind == "float2":
-            t = ct.float_of_pair(args[0].dtype, args[1].dtype)
+            t = nt.math2_type(fn.cname, args[0].dtype, args[1].dtype)
             code = f"{fn.cname}({self.cast(args[0], t)}, {self.cast(args[1], t)})"
             return Val(code, t, fn.cname == "hypot", effects=effects)
         raise AssertionError(fn.kind)
+
+    def _binary_type(self, node: ast.AST, op: str, a: np.dtype, b: np.dtype) -> np.dtype:
+        """The type of ``x <op> y`` under Numba's rules (``ir/numeric.py``, the one copy every
+        back end follows); an operation Numba refuses is a compile error here too."""
+        t = nt.binary_type(op, a, b)
+        if t is None:
+            raise self.fail(node, f"'{op}' is not defined for {a} and {b} in compiled leaves")
+        return t
 
     def _retype(self, view: View, node: ast.Call) -> View:
         """``a.view(np.float32)``: the same bytes as another element type (1-D, contiguous)."""
