@@ -1,12 +1,27 @@
-"""HBIR, the HammerBlade IR (seed 002), as an hpvm front end (docs/hbir.md).
-
-``hbir.parse(text, filename=None)`` → ``HBIRProgram``; ``hbir.load(path)``;
-``program.check()``, ``program.to_hpvm()``, ``program.run(inputs, target=None)``,
-``program.draw(path)``. Errors: ``HBIRParseError``, ``HBIRCheckError`` (both ``HPVMError``).
-"""
+"""HBIR, the HammerBlade IR (seed 002), as an hpvm front end (docs/hbir.md)."""
 
 from __future__ import annotations
 
+from .checker import HBIRCheckError
 from .parser import HBIRParseError
 
-__all__ = ["HBIRParseError"]
+
+def parse(text: str, filename: str | None = None):  # replaced by HBIRProgram in the next step
+    from . import checker, parser
+
+    tree = parser.parse(text, filename)
+
+    class _Checked:
+        def check(self):
+            return checker.check(tree)
+
+    return _Checked()
+
+
+def load(path):
+    from pathlib import Path
+
+    return parse(Path(path).read_text(), str(path))
+
+
+__all__ = ["HBIRCheckError", "HBIRParseError", "load", "parse"]
