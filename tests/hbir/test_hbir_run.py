@@ -284,3 +284,30 @@ def test_run_does_not_change_the_callers_arrays() -> None:
 def test_load_of_a_missing_file_is_an_hbir_error(tmp_path) -> None:
     with fails(hbir.HBIRParseError, "cannot read the HBIR file"):
         hbir.load(tmp_path / "nope.hbir")
+
+
+def test_draw_writes_the_tile_map_with_groups_and_partitions(tmp_path) -> None:
+    path = tmp_path / "map.svg"
+    hbir.load(EXAMPLES / "vadd_group.hbir").draw(path)
+    svg = path.read_text()
+    # tile (1, 2) is member 6 of the 16 in row-major order: its chunks of 8 start at 48, 176, ...
+    assert "tg[1][2]" in svg and "C[48:56,176:184,304:312,…]" in svg and "target.g" in svg
+
+
+def test_the_owned_text_follows_the_layouts() -> None:
+    from hpvm.hbir.draw import owned_text
+
+    model = hbir.load(EXAMPLES / "matmul.hbir").check()
+    assert owned_text(model.arrays["A"], (2, 2), (1, 0)) == "A[6:12][0:6]"
+    assert owned_text(model.arrays["B"], (2, 2), (1, 0)) == "B (copy)"
+
+
+def test_import_hpvm_does_not_load_the_hbir_front_end() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, hpvm; print('hpvm.hbir' in sys.modules, 'lark' in sys.modules); hpvm.hbir.parse; print('hpvm.hbir' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["False", "False", "True"]

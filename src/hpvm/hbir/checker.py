@@ -500,6 +500,7 @@ class Checker:
         chunk: int | None = None
         placement: str | None = None
         direction: str | None = None
+        memory: str | None = None
         for f in flags:
             base, _ = A.index_chain(f)
             word = f.parts[0] if isinstance(f, A.Ref) and len(f.parts) == 1 else None
@@ -527,6 +528,8 @@ class Checker:
                         base,
                         f"'{base.dotted}' is not a memory of the target; memories: {', '.join(sorted(self.memories)) or 'none'}",
                     )
+                else:
+                    memory = base.parts[1]
             elif word is not None:
                 self.problem(
                     f,
@@ -535,7 +538,7 @@ class Checker:
                 )
             else:
                 self.problem(f, f"this flag of {what} is not understood; see docs/hbir.md for the flags")
-        layout = LayoutInfo(kind or "block", chunk, placement)
+        layout = LayoutInfo(kind or "block", chunk, placement, memory)
         return layout, direction
 
     def set_kind(self, node: A.Node, current: str | None, new: str, what: str) -> str:

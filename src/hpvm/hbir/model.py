@@ -28,6 +28,7 @@ class LayoutInfo:
     kind: str
     chunk: int | None = None
     placement: str | None = None
+    memory: str | None = None  # the target memory named among the flags (target.g[x][y])
 
     def chunk_for(self, n: int, tiles: int) -> int:
         """The chunk size that deals ``n`` elements to ``tiles`` tiles as this layout does
