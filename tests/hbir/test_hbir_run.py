@@ -311,3 +311,11 @@ def test_import_hpvm_does_not_load_the_hbir_front_end() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == ["False", "False", "True"]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_opencl_translator_accepts_every_examples_leaves(name: str) -> None:
+    from hpvm.backends.opencl.show import kernels_text
+
+    text, errors = kernels_text(hbir.load(EXAMPLES / name).to_hpvm())
+    assert errors == [] and "__global" in text
