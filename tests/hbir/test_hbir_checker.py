@@ -150,3 +150,62 @@ def test_all_problems_are_reported_at_once() -> None:
         check(text)
     assert len(info.value.problems) == 3 and isinstance(info.value, HPVMError)
     assert all(p.startswith("p.hbir:") for p in info.value.problems)
+
+
+# ---------------------------------------------------------------------------------------
+# No raw exceptions: the checker and the lowering fail only with HBIR errors
+
+from hbir_programs import programs  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from hpvm.hbir.printer import format_program  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs)
+def test_generated_programs_fail_only_with_check_errors(tree) -> None:
+    program = hbir.parse(format_program(tree), "gen.hbir")
+    try:
+        program.to_hpvm()
+    except HBIRCheckError as e:
+        assert all(p.startswith("gen.hbir:") for p in e.problems)
+
+
+MUTATIONS = [
+    "x",
+    "y",
+    "0",
+    "1",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "==",
+    "&&",
+    "!",
+    "(",
+    ")",
+    "[0]",
+    ".x",
+    "i",
+    "n",
+    "dim",
+    ";",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_mutated_examples_fail_only_with_hbir_errors(data) -> None:
+    path = data.draw(st.sampled_from(EXAMPLE_FILES))
+    words = path.read_text().split(" ")
+    for _ in range(data.draw(st.integers(1, 3))):
+        k = data.draw(st.integers(0, len(words) - 1))
+        words[k] = data.draw(st.sampled_from(MUTATIONS + [""]))
+    text = " ".join(words)
+    try:
+        hbir.parse(text, "mut.hbir").to_hpvm()
+    except (hbir.HBIRParseError, HBIRCheckError):
+        pass

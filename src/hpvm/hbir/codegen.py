@@ -249,13 +249,10 @@ class BlockWriter:
         var = init.name
         if not (isinstance(cond, A.Binary) and cond.op in ("<", "<=") and cond.left == A.Ref((var,))):
             return None
-        if not (
-            isinstance(step, A.Assign)
-            and step.target == A.Ref((var,))
-            and step.op == "+="
-            and isinstance(step.value, A.IntLit)
-            and step.value.value > 0
-        ):
+        if not (isinstance(step, A.Assign) and step.target == A.Ref((var,)) and step.op == "+="):
+            return None
+        stride = _constant(step.value, scope)
+        if not isinstance(stride, int) or isinstance(stride, bool) or stride <= 0:
             return None
         if self.type_of(init.init, scope) != "int" or self.type_of(cond.right, scope) != "int":
             return None
@@ -272,7 +269,7 @@ class BlockWriter:
         stop = self.expr(cond.right, scope)
         if cond.op == "<=":
             stop = f"({stop}) + 1"
-        return var, start, stop, str(step.value.value)
+        return var, start, stop, str(stride)
 
     def iterator(self, s: A.ForIn, scope: Scope, depth: int) -> None:
         n_expr, layout_ref, *coords = s.args
@@ -385,6 +382,28 @@ class BlockWriter:
         coords = [self.expr(i, inner) for i in indices]
         linear = coords[0] if len(shape) == 1 else f"({coords[0]}) * {shape[1]} + ({coords[1]})"
         return f"{offset} + {linear}"
+
+
+def _constant(e: A.Expr, scope: Scope) -> object:
+    """The value of an expression of literals, data constants, extents and target fields
+    (``None`` when it has others): a C ``for``'s step that is known before the loop runs."""
+    from .checker import c_div, c_rem
+
+    if isinstance(e, A.IntLit):
+        return e.value
+    if isinstance(e, A.Ref):
+        sym = resolve_ref(e, scope)
+        return sym.value if sym is not None and sym.kind in ("const", "extent", "target") else None
+    if isinstance(e, A.Unary) and e.op == "-":
+        v = _constant(e.operand, scope)
+        return -v if isinstance(v, int) else None
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
+        a, b = _constant(e.left, scope), _constant(e.right, scope)
+        if not (isinstance(a, int) and isinstance(b, int)) or (e.op in "/%" and b == 0):
+            return None
+        ops = {"+": a + b, "-": a - b, "*": a * b}
+        return ops[e.op] if e.op in ops else (c_div(a, b) if e.op == "/" else c_rem(a, b))
+    return None
 
 
 def _prod(dims: tuple[int, ...]) -> int:
