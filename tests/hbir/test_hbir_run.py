@@ -159,13 +159,16 @@ def test_integer_division_and_remainder_are_cs(target: str) -> None:
     np.testing.assert_array_equal(out["T"], np.trunc(a * 0.75).astype(int))
 
 
+@pytest.mark.parametrize(
+    "brk", ["", "if (i > 1000) { break; }"]
+)  # (a loop that may break is generated otherwise)
 @pytest.mark.parametrize("layout", ["block", "chunked(3)", "strided", "chunked"])
-def test_iterator_visits_what_the_layout_gives_the_tile(layout: str) -> None:
+def test_iterator_visits_what_the_layout_gives_the_tile(layout: str, brk: str) -> None:
     program = _program(
         f"n = 29; layout L {{ global; {layout}; }}; out O : int[n] {{ }} out V : int[6] {{ }}",
-        """config.tg[x][y] {
-            for (int i in iterator<n, L, x, y>) { O[i] = x * y_max + y + 1; V[x * y_max + y] += 1; }
-        }""",
+        "config.tg[x][y] {\n for (int i in iterator<n, L, x, y>) {"
+        + brk
+        + " O[i] = x * y_max + y + 1; V[x * y_max + y] += 1; }\n}",
     )
     out = program.run({}, target="interp")
     kind = "block" if layout == "chunked" else layout
@@ -319,3 +322,18 @@ def test_the_opencl_translator_accepts_every_examples_leaves(name: str) -> None:
 
     text, errors = kernels_text(hbir.load(EXAMPLES / name).to_hpvm())
     assert errors == [] and "__global" in text
+
+
+@pytest.mark.parametrize("layout", ["chunked(3)", "block", "strided"])
+def test_break_leaves_the_whole_share_of_an_iterator(layout: str) -> None:
+    program = _program(
+        f"n = 40; layout L {{ global; {layout}; }}; out V : int[6] {{ }}",
+        """config.tg[x][y] {
+            int seen = 0;
+            for (int i in iterator<n, L, x, y>) { if (seen == 4) { break; } seen += 1; }
+            V[x * y_max + y] = seen;
+        }""",
+    )
+    lay = Layout.parse(layout)
+    expected = [min(4, sum(len(r) for r in lay.owned((40,), (6,), (t,))[0])) for t in range(6)]
+    assert list(program.run({}, target="cpu")["V"]) == expected

@@ -284,25 +284,37 @@ class BlockWriter:
         scope.push()
         var = self.declare(s.var, "int", scope)
         self.steps.append(None)
+        inner = depth + 1
         if kind == "replicated":
             self.emit(depth, s.line, f"for {var} in range({n}):")
         else:
-            t, c, full, rem, j = (self.fresh(x) for x in ("t", "c", "full", "rem", "j"))
+            t = self.fresh("t")
             coord = [self.expr(cexpr, scope) for cexpr in coords]
             linear = coord[0] if len(dims) == 1 else f"({coord[0]}) * {dims[1]} + ({coord[1]})"
             self.emit(depth, s.line, f"{t} = {linear}")
             if kind == "strided":
-                self.emit(depth, s.line, f"{c} = 1")
+                self.emit(depth, s.line, f"for {var} in range({t}, {n}, {tiles}):")
             elif kind == "chunked" and chunk is not None:
-                self.emit(depth, s.line, f"{c} = {chunk}")
+                if _breaks(s.body):  # one loop, so that break leaves the whole share
+                    c, full, rem, j = (self.fresh(x) for x in ("c", "full", "rem", "j"))
+                    self.emit(depth, s.line, f"{c} = {chunk}")
+                    self.emit(depth, s.line, f"{full} = {n} // ({tiles} * {c})")
+                    self.emit(depth, s.line, f"{rem} = {n} - {full} * {tiles} * {c}")
+                    count = f"{full} * {c} + min(max({rem} - {t} * {c}, 0), {c})"
+                    self.emit(depth, s.line, f"for {j} in range({count}):")
+                    self.emit(
+                        depth + 1, s.line, f"{var} = ({j} // {c}) * ({tiles} * {c}) + {t} * {c} + {j} % {c}"
+                    )
+                else:  # chunk by chunk
+                    first = self.fresh("s")
+                    self.emit(depth, s.line, f"for {first} in range({t} * {chunk}, {n}, {tiles * chunk}):")
+                    self.emit(depth + 1, s.line, f"for {var} in range({first}, min({first} + {chunk}, {n})):")
+                    inner = depth + 2
             else:  # block, and plain chunked: one contiguous chunk per tile
+                c = self.fresh("c")
                 self.emit(depth, s.line, f"{c} = max(1, ({n} + {tiles - 1}) // {tiles})")
-            self.emit(depth, s.line, f"{full} = {n} // ({tiles} * {c})")
-            self.emit(depth, s.line, f"{rem} = {n} - {full} * {tiles} * {c}")
-            count = f"{full} * {c} + min(max({rem} - {t} * {c}, 0), {c})"
-            self.emit(depth, s.line, f"for {j} in range({count}):")
-            self.emit(depth + 1, s.line, f"{var} = ({j} // {c}) * ({tiles} * {c}) + {t} * {c} + {j} % {c}")
-        self.body(s.body, scope, depth + 1, s.line)
+                self.emit(depth, s.line, f"for {var} in range({t} * {c}, min({n}, {t} * {c} + {c})):")
+        self.body(s.body, scope, inner, s.line)
         self.steps.pop()
         scope.pop()
 
@@ -424,6 +436,19 @@ def _walk_stmts(stmts: tuple[A.Stmt, ...]):
         elif isinstance(s, A.For):
             yield from _walk_stmts(tuple(x for x in (s.init, s.step) if x is not None))
             yield from _walk_stmts(s.body)
+
+
+def _breaks(stmts: tuple[A.Stmt, ...]) -> bool:
+    """Whether a ``break`` of the loop these statements are the body of is among them
+    (inside its ifs and braces, not inside loops of its own)."""
+    for s in stmts:
+        if isinstance(s, A.Break):
+            return True
+        if isinstance(s, A.If) and (_breaks(s.then) or _breaks(s.orelse or ())):
+            return True
+        if isinstance(s, A.Compound) and _breaks(s.body):
+            return True
+    return False
 
 
 def _assigned(stmts: tuple[A.Stmt, ...]) -> set[str]:
