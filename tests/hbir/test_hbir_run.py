@@ -337,3 +337,20 @@ def test_break_leaves_the_whole_share_of_an_iterator(layout: str) -> None:
     lay = Layout.parse(layout)
     expected = [min(4, sum(len(r) for r in lay.owned((40,), (6,), (t,))[0])) for t in range(6)]
     assert list(program.run({}, target="cpu")["V"]) == expected
+
+
+def test_layouts_go_on_the_ports_of_the_nodes_replicated_over_the_arrays_group() -> None:
+    root = hbir.load(EXAMPLES / "nested.hbir").to_hpvm()
+    outer = root.graph.nodes[0].function  # replicated over grid, which R and S are partitioned over
+    leaf = outer.graph.nodes[0].function  # replicated over row: not their grid
+    assert [p.layout for p in root.params] == [Layout.block()] * 2
+    assert [p.layout for p in outer.params] == [Layout.block()] * 2
+    assert [p.layout for p in leaf.params] == [None, None]
+    # a 1-D array over a 2-D group keeps its layout on the root only (hpvm's axes cannot say
+    # "tiles in row-major order"); a 2-D array over a 2-D group carries it on the leaf too
+    vadd = hbir.load(EXAMPLES / "vadd_group.hbir").to_hpvm()
+    assert (
+        vadd.params[0].layout == Layout.chunked(8) and vadd.graph.nodes[0].function.params[0].layout is None
+    )
+    matmul = hbir.load(EXAMPLES / "matmul.hbir").to_hpvm().graph.nodes[0].function
+    assert [str(p.layout) for p in matmul.params] == ["block", "replicated", "block"]

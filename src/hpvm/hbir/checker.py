@@ -457,7 +457,7 @@ class Checker:
 
     def io_array_decl(self, item: A.IOArrayDecl) -> None:
         shape = self.array_shape(item)
-        layout, grid = None, None
+        layout, grid, group = None, None, None
         for p in item.props:
             if p.key == "location":
                 ref = p.value
@@ -467,10 +467,8 @@ class Checker:
                     or ref.parts[0] not in ("config", "target")
                 ):
                     self.problem(p, "a location is a group or tile array: 'location : config.tg'")
-                elif ref.parts[1] in self.groups and self.groups[ref.parts[1]].tile_map is not None:
-                    grid = self.groups[ref.parts[1]].dims
                 elif ref.parts[1] in self.groups:
-                    grid = self.groups[ref.parts[1]].dims
+                    grid, group = self.groups[ref.parts[1]].dims, ref.parts[1]
                 elif ref.parts[1] in self.tile_arrays:
                     grid = self.tile_arrays[ref.parts[1]]
                 else:
@@ -492,7 +490,7 @@ class Checker:
                 )
         if shape is not None:
             self.arrays[item.name] = ArrayInfo(
-                item.name, item.elem, shape, item.direction, layout, grid, item.line
+                item.name, item.elem, shape, item.direction, layout, grid, item.line, group
             )
 
     def flags(self, flags: tuple[A.Expr, ...], what: str) -> tuple[LayoutInfo | None, str | None]:

@@ -65,7 +65,7 @@ def _partition_ids(
     if array.grid is None or array.layout is None:
         return None
     for g, coords in reversed(list(zip(group.chain, member))):
-        if g.dims == array.grid:
+        if array.partitioned_over(g):
             return g.dims, coords
     return None
 

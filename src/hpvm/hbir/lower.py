@@ -22,25 +22,30 @@ from ..ir.pysource import generated_body
 from ..ir.types import ArrayType, ScalarType, f64, i64
 from .checker import outer_symbols
 from .codegen import LOG_CAPACITY, LOG_VALUES, Generated, generate
-from .model import ArrayInfo, BlockInfo, Model
+from .model import ArrayInfo, BlockInfo, GroupInfo, Model
 
 _ELEM = {"int": ScalarType("i32"), "float": ScalarType("f32"), "bool": ScalarType("bool")}
 
 
-def array_param(a: ArrayInfo, grid: tuple[int, ...] | None) -> Param:
-    """The parameter of array ``a`` on a node replicated over ``grid`` (``None``: the root):
-    with its layout where hpvm's layouts mean what HBIR's ownership does (docs/hbir.md)."""
+def array_param(a: ArrayInfo, group: GroupInfo | None, root: bool = False) -> Param:
+    """The parameter of array ``a`` on the root (``root``) or on the leaf of a block
+    replicated over ``group`` (``None``: a one-instance leaf): with its layout where hpvm's
+    layouts mean what HBIR's ownership does (docs/hbir.md)."""
     layout = None
     if a.layout is not None:
-        if grid is None or a.layout.kind == "replicated":
+        if root or (group is not None and a.layout.kind == "replicated"):
             layout = a.layout.to_layout()
-        elif a.grid == grid and (len(grid) == 1 or len(a.shape) == len(grid)):
+        elif (
+            group is not None
+            and a.partitioned_over(group)
+            and (len(group.dims) == 1 or len(a.shape) == len(group.dims))
+        ):
             layout = a.layout.to_layout()
     return Param(a.name, ArrayType(_ELEM[a.elem], len(a.shape)), layout)
 
 
 def root_params(model: Model, logs: bool) -> list[Param]:
-    params = [array_param(a, None) for a in model.arrays.values()]
+    params = [array_param(a, None, root=True) for a in model.arrays.values()]
     params += [Param(g.name, ArrayType(_ELEM[g.elem], 1)) for g in model.globals.values()]
     if logs:
         params += [Param("hbir_log", ArrayType(f64, 3)), Param("hbir_nlog", ArrayType(i64, 1))]
@@ -50,11 +55,11 @@ def root_params(model: Model, logs: bool) -> list[Param]:
 def _leaf(model: Model, info: BlockInfo, gen: Generated) -> LeafFunction:
     file = model.filename
     body = generated_body(gen.name, gen.text, file, gen.lines)
-    grid = info.group.dims if any(f is None for f in info.fixed) else None
+    group = info.group if any(f is None for f in info.fixed) else None
     params = []
     for name in _param_names(model, gen):
         if name in model.arrays:
-            params.append(array_param(model.arrays[name], grid if grid is not None else ()))
+            params.append(array_param(model.arrays[name], group))
         elif name in model.globals:
             params.append(Param(name, ArrayType(_ELEM[model.globals[name].elem], 1)))
         elif name == "hbir_log":
@@ -89,7 +94,10 @@ def _node_for(model: Model, info: BlockInfo, leaf: LeafFunction) -> Node:
     sizes = tuple(Const(d) for d in info.group.dims) if any(f is None for f in info.fixed) else ()
     node = Node(leaf.name, leaf, sizes, location)
     for outer in reversed(info.group.chain[:-1]):
-        params = [Param(p.name, p.type) for p in leaf.params]
+        params = [
+            array_param(model.arrays[p.name], outer) if p.name in model.arrays else Param(p.name, p.type)
+            for p in leaf.params
+        ]
         graph = ChildGraph(nodes=[node], in_binds=[InputBind(i, node, i) for i in range(len(params))])
         fn = InternalFunction(
             f"{outer.name}_{leaf.name}",

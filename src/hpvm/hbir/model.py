@@ -92,6 +92,14 @@ class ArrayInfo:
     layout: LayoutInfo | None
     grid: tuple[int, ...] | None  # the grid it is partitioned over
     line: int
+    group: str | None = None  # the group it is partitioned over, when ``location`` names one
+
+    def partitioned_over(self, group: GroupInfo) -> bool:
+        """Whether the array's partition grid is ``group``'s: the group its location names,
+        else any group of the same extents (``= block[R][C]`` names extents, not a group)."""
+        if self.grid is None:
+            return False
+        return group.name == self.group if self.group is not None else group.dims == self.grid
 
     @property
     def dtype(self) -> np.dtype:
