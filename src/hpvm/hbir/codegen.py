@@ -50,6 +50,7 @@ class Generated:
     reads: set[str] = field(default_factory=set)
     writes: set[str] = field(default_factory=set)
     logs: bool = False
+    params: list[str] = field(default_factory=list)  # the function's parameters, in order
 
 
 class BlockWriter:
@@ -365,7 +366,8 @@ class BlockWriter:
             (line, "import hpvm  # noqa: E402 (the intrinsics the body calls)"),
         ]
         text = "\n".join(t for _, t in text_lines) + "\n"
-        return Generated(self.name, text, tuple(n for n, _ in text_lines), self.reads, self.writes, self.logs)
+        lines = tuple(n for n, _ in text_lines)
+        return Generated(self.name, text, lines, self.reads, self.writes, self.logs, params)
 
     def params(self) -> list[str]:
         used = self.reads | self.writes

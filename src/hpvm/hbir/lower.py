@@ -57,7 +57,7 @@ def _leaf(model: Model, info: BlockInfo, gen: Generated) -> LeafFunction:
     body = generated_body(gen.name, gen.text, file, gen.lines)
     group = info.group if any(f is None for f in info.fixed) else None
     params = []
-    for name in _param_names(model, gen):
+    for name in gen.params:
         if name in model.arrays:
             params.append(array_param(model.arrays[name], group))
         elif name in model.globals:
@@ -67,8 +67,8 @@ def _leaf(model: Model, info: BlockInfo, gen: Generated) -> LeafFunction:
         else:
             params.append(Param(name, ArrayType(i64, 1)))
     logs = ("hbir_log", "hbir_nlog") if gen.logs else ()
-    ins = tuple(n for n in _param_names(model, gen) if n in gen.reads or n in logs)
-    outs = tuple(n for n in _param_names(model, gen) if n in gen.writes or n in logs)
+    ins = tuple(n for n in gen.params if n in gen.reads or n in logs)
+    outs = tuple(n for n in gen.params if n in gen.writes or n in logs)
     return LeafFunction(
         None,
         gen.name,
@@ -79,12 +79,6 @@ def _leaf(model: Model, info: BlockInfo, gen: Generated) -> LeafFunction:
         location=SourceLocation(file, info.block.line),
         body=body,
     )
-
-
-def _param_names(model: Model, gen: Generated) -> list[str]:
-    used = gen.reads | gen.writes
-    names = [a for a in model.arrays if a in used] + [g for g in model.globals if g in used]
-    return names + (["hbir_log", "hbir_nlog"] if gen.logs else [])
 
 
 def _node_for(model: Model, info: BlockInfo, leaf: LeafFunction) -> Node:
