@@ -209,3 +209,41 @@ def test_mutated_examples_fail_only_with_hbir_errors(data) -> None:
         hbir.parse(text, "mut.hbir").to_hpvm()
     except (hbir.HBIRParseError, HBIRCheckError):
         pass
+
+
+NESTED_CONFIG = "config { group grid[4] { group row[4] { tile target.t[grid.x][row.x]; }; }; }\n"
+
+
+@pytest.mark.parametrize(
+    "config, data, code, fragment, message",
+    [
+        (NESTED_CONFIG, "data { }", "config.grid[x] { }", "config.grid[x]", "group 'grid' holds groups, not tiles; write the block for its inner group (row)"),
+        ("config { group g[2] { tile target.t[x][0]; group h[1] { tile target.t[3][3]; }; }; }\n", "data { }", "", "group g", "either map its members to tiles"),
+        ("config { group tg[4][4] { tile target.t[x][y]; }; group tg[1] { tile target.t[0][0]; }; }\n", "data { }", "", "group tg[1]", "group 'tg' is declared twice"),
+        (CONFIG, "data { A: int[8] = chunked[4][4] { host; }; }", "", "chunked[4][4]", "'= chunked[..]' is not a partition"),
+        (CONFIG, "data { layout L { block; device; }; }", "", "layout L", "layout 'L' says host/device"),
+        (CONFIG, "data { n = 1; n = 2; }", "", "n = 2", "'n' is declared twice in the data segment"),
+        (CONFIG, "data { n = 1; }", "int g = 0; int g = 1;", "int g = 1", "'g' is already declared; a global needs a name of its own"),
+        (CONFIG, "data { n = 1; }", "config.tg[x][y] { continue; }", "continue", "'continue' outside a loop"),
+        (CONFIG, "data { n = 1; }", "config.tg[x][y] { int k = 0; if (k == 0) { int k = 1; } }", "int k = 1", "shadows a variable of an enclosing scope"),
+        (CONFIG, "data { n = 4; }", "config.tg[x][y] { for (float i in iterator<n, block, x, y>) { } }", "float i", "an iterator's variable is an int"),
+        (CONFIG, "data { n = 4; }", "config.tg[x][y] { for (int x in iterator<n, block, x, y>) { } }", "int x in", "'x' is already declared"),
+        (CONFIG, "data { n = 4; }", "config.tg[x][y] { int k = 1 / (2 - 2); }", None, None),  # division by zero at run time: 0, not a check error
+        (CONFIG, "data { n = 4 / 0; }", "", "n = 4 / 0", "division by zero in constant 'n'"),
+    ],
+)  # fmt: skip
+def test_more_problems_are_located(
+    config: str, data: str, code: str, fragment: str | None, message: str | None
+) -> None:
+    text = program(code, TARGET, config, data + "\n")
+    if fragment is None:
+        check(text)
+        return
+    with fails(HBIRCheckError, f"p.hbir:{line_of(text, fragment)}:", message):
+        check(text)
+
+
+def test_a_duplicate_target_name_is_located() -> None:
+    text = program("", "target { memory t { size 1G; }; tile t[4][4]; }\n")
+    with fails(HBIRCheckError, "p.hbir:1:", "'t' is declared twice in the target segment"):
+        check(text)

@@ -79,8 +79,10 @@ def test_examples_match_numpy(name: str, target: str) -> None:
 
 def test_vadd_group_prints_after_the_run() -> None:
     out = io.StringIO()
-    hbir.load(EXAMPLES / "vadd_group.hbir").run(_vadd_group()[0], target="interp", out=out)
-    assert out.getvalue() == "done: 1\n"
+    program = hbir.load(EXAMPLES / "vadd_group.hbir")
+    program.run(_vadd_group()[0], target="interp", out=out)
+    assert out.getvalue() == "done: 1\n" and program.last_output == "done: 1\n"
+    assert program.globals_after == {"g_done_flag": 1}
 
 
 # ---------------------------------------------------------------------------------------
