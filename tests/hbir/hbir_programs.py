@@ -48,7 +48,7 @@ lvalues = st.recursive(
 )
 simple_stmts = st.one_of(
     st.builds(A.VarDecl, elems, names, st.none() | exprs),
-    st.builds(A.Assign, lvalues, st.sampled_from(["=", "+=", "-=", "*="]), exprs),
+    st.builds(A.Assign, lvalues, st.sampled_from(["=", "+=", "-=", "*=", "/=", "%="]), exprs),
     st.builds(
         A.ExprStmt,
         st.builds(A.Call, names, st.lists(exprs | names.map(lambda s: A.StrLit(s)), max_size=2).map(tuple)),

@@ -148,7 +148,13 @@ def test_integer_division_and_remainder_are_cs(target: str) -> None:
                 R[i] = A[i] % B[i];
                 float f = A[i] * 0.75;
                 int k = f;
+                k /= 1;
                 T[i] = k;
+                int q = A[i];
+                q /= B[i];
+                int r = A[i];
+                r %= B[i];
+                if (q != Q[i] || r != R[i]) { T[i] = 12345; }
             }
         }""",
     )

@@ -229,7 +229,7 @@ class VarDecl(Node):
 @dataclass(frozen=True)
 class Assign(Node):
     target: Expr
-    op: str  # = += -= *=
+    op: str  # = += -= *= /= %=
     value: Expr
 
 

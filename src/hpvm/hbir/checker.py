@@ -707,6 +707,8 @@ class Checker:
             return
         if s.op != "=" and "bool" in (elem, value_type):
             self.problem(s, f"'{s.op}' on a bool; arithmetic takes ints and floats")
+        elif s.op == "%=" and "float" in (elem, value_type):
+            self.problem(s, "'%=' takes ints; the remainder of floats is not HBIR")
 
     def call_stmt(self, s: A.ExprStmt, scope: Scope) -> None:
         call = s.expr
