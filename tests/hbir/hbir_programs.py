@@ -40,6 +40,7 @@ exprs = st.recursive(
         st.builds(A.Unary, st.sampled_from(["-", "!"]), inner),
         st.builds(A.Index, inner.filter(lambda e: isinstance(e, (A.Ref, A.Index))), inner),
         st.builds(A.Call, names, st.lists(inner, max_size=3).map(tuple)),
+        st.builds(A.Cond, inner, inner, inner),
     ),
     max_leaves=8,
 )

@@ -57,6 +57,11 @@ def test_a_valid_program_checks() -> None:
         ("config.tg[x][y] { bool b = true; int k = b + 1; }", "b + 1", "'+' on a bool"),
         ("config.tg[x][y] { float f = 1.5 % 2; }", "1.5 % 2", "'%' takes ints"),
         ("config.tg[x][y] { float f = 1.5; f %= 2; }", "f %= 2", "'%=' takes ints"),
+        (
+            "config.tg[x][y] { int k = x > 0 ? true : 2; }",
+            "int k",
+            "the two branches of '?:' are bool and int",
+        ),
         ("config.tg[x][y] { dim = 3; }", "dim = 3", "cannot assign to data constant 'dim'"),
         ("config.tg[x][y] { x = 3; }", "x = 3", "cannot assign to tile coordinate 'x'"),
         ("config.tg[x][y] { k = 3; }", "k = 3", "'k' is not declared"),

@@ -89,6 +89,16 @@ def test_every_construct_of_the_dialect_parses() -> None:
     )
 
 
+def test_the_conditional_operator_is_right_associative_and_binds_loosest() -> None:
+    block = parse("code { config.t[x] { y = a || b ? 1 : c ? 2 : 3; } }").segments[0].items[0]
+    value = block.body[0].value
+    assert value == A.Cond(
+        A.Binary("||", A.Ref(("a",)), A.Ref(("b",))),
+        A.IntLit(1),
+        A.Cond(A.Ref(("c",)), A.IntLit(2), A.IntLit(3)),
+    )
+
+
 def test_nodes_carry_their_line_and_column() -> None:
     prog = parse(SEED_SNIPPETS, "seed.hbir")
     code = prog.segments[3]

@@ -141,7 +141,7 @@ def _program(data: str, code: str) -> hbir.HBIRProgram:
 @pytest.mark.parametrize("target", TARGETS)
 def test_integer_division_and_remainder_are_cs(target: str) -> None:
     program = _program(
-        "n = 8; in A : int[n] { } in B : int[n] { } out Q : int[n] { } out R : int[n] { } out T : int[n] { }",
+        "n = 8; in A : int[n] { } in B : int[n] { } out Q : int[n] { } out R : int[n] { } out T : int[n] { } out M : float[n] { }",
         """config.tg[0][0] {
             for (int i = 0; i < n; i++) {
                 Q[i] = A[i] / B[i];
@@ -155,6 +155,7 @@ def test_integer_division_and_remainder_are_cs(target: str) -> None:
                 int r = A[i];
                 r %= B[i];
                 if (q != Q[i] || r != R[i]) { T[i] = 12345; }
+                M[i] = A[i] > 0 ? A[i] : A[i] < -5 ? -0.5 * A[i] : 1;
             }
         }""",
     )
@@ -165,6 +166,7 @@ def test_integer_division_and_remainder_are_cs(target: str) -> None:
     np.testing.assert_array_equal(out["Q"], q)
     np.testing.assert_array_equal(out["R"], a - b * q)
     np.testing.assert_array_equal(out["T"], np.trunc(a * 0.75).astype(int))
+    np.testing.assert_array_equal(out["M"], np.where(a > 0, a, np.where(a < -5, -0.5 * a, 1)))
 
 
 @pytest.mark.parametrize(

@@ -88,7 +88,16 @@ class Call(Node):
     args: tuple[Expr, ...]
 
 
-Expr = IntLit | FloatLit | BoolLit | StrLit | Ref | Index | Unary | Binary | Call
+@dataclass(frozen=True)
+class Cond(Node):
+    """C's ``cond ? then : orelse``."""
+
+    cond: Expr
+    then: Expr
+    orelse: Expr
+
+
+Expr = IntLit | FloatLit | BoolLit | StrLit | Ref | Index | Unary | Binary | Call | Cond
 
 
 def index_chain(expr: Expr) -> tuple[Expr, tuple[Expr, ...]]:

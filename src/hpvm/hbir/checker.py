@@ -129,6 +129,11 @@ class Checker:
             except ZeroDivisionError:
                 self.problem(e, f"division by zero in {what}")
                 return None
+        if isinstance(e, A.Cond):
+            c = self.evaluate(e.cond, env, what)
+            if c is None:
+                return None
+            return self.evaluate(e.then if c else e.orelse, env, what)
         self.problem(e, f"{what} must be a constant expression, not '{type(e).__name__}'")
         return None
 

@@ -121,6 +121,10 @@ class BlockWriter:
             if ints and e.op == "%":
                 return f"((abs({a}) % abs({b})) * (-1 if ({a}) < 0 else 1))"
             return f"({a} {e.op} {b})"
+        if isinstance(e, A.Cond):
+            kind = self.type_of(e, scope)
+            then, orelse = self.converted(e.then, kind, scope), self.converted(e.orelse, kind, scope)
+            return f"({then} if {self.expr(e.cond, scope)} else {orelse})"
         raise TypeError(f"cannot generate code for {e!r}")
 
     def converted(self, value: A.Expr, to: str, scope: Scope) -> str:
@@ -475,6 +479,9 @@ def _sub_exprs(e: A.Expr):
         yield from _sub_exprs(e.right)
     elif isinstance(e, A.Call):
         for a in e.args:
+            yield from _sub_exprs(a)
+    elif isinstance(e, A.Cond):
+        for a in (e.cond, e.then, e.orelse):
             yield from _sub_exprs(a)
 
 

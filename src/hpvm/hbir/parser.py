@@ -319,6 +319,10 @@ def _make_builder() -> type:
 
         rel_op = add_op = mul_op = eq_op
 
+        def cond(self, meta, children):
+            cond, then, orelse = children
+            return A.Cond(cond, then, orelse, line=cond.line, column=cond.column)
+
         def neg(self, meta, children):
             return A.Unary("-", children[0], **_where(meta))
 
@@ -366,7 +370,7 @@ def _is_stmt(node: Any) -> bool:
 
 def _is_expr(node: Any) -> bool:
     return isinstance(
-        node, (A.IntLit, A.FloatLit, A.BoolLit, A.StrLit, A.Ref, A.Index, A.Unary, A.Binary, A.Call)
+        node, (A.IntLit, A.FloatLit, A.BoolLit, A.StrLit, A.Ref, A.Index, A.Unary, A.Binary, A.Call, A.Cond)
     )
 
 

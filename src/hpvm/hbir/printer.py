@@ -33,6 +33,8 @@ def format_expr(e: A.Expr) -> str:
         return f"({format_expr(e.left)} {e.op} {format_expr(e.right)})"
     if isinstance(e, A.Call):
         return f"{e.name}({', '.join(format_expr(a) for a in e.args)})"
+    if isinstance(e, A.Cond):
+        return f"({format_expr(e.cond)} ? {format_expr(e.then)} : {format_expr(e.orelse)})"
     raise TypeError(f"not an HBIR expression: {e!r}")
 
 

@@ -171,6 +171,17 @@ def expr_type(
             problem(e, "'%' takes ints; the remainder of floats is not HBIR")
             return None
         return "float" if "float" in (lt, rt) else "int"
+    if isinstance(e, A.Cond):
+        expr_type(e.cond, scope, problem)
+        a, b = expr_type(e.then, scope, problem), expr_type(e.orelse, scope, problem)
+        if a is None or b is None:
+            return None
+        if a == b:
+            return a
+        if "bool" in (a, b):
+            problem(e, f"the two branches of '?:' are {a} and {b}; make both bool or both numbers")
+            return None
+        return "float"
     if isinstance(e, A.Call):
         problem(e, f"'{e.name}(...)' is not an expression; printf and bsg_finish are statements of their own")
         return None
