@@ -71,6 +71,12 @@ def test_a_valid_program_checks() -> None:
         ('config.tg[x][y] { printf("%d %d\\n", x); }', "printf", "2 conversion(s) but 1 value(s)"),
         ('config.tg[x][y] { printf("%s\\n", x); }', "printf", "'%s' is not supported"),
         ("config.tg[x][y] { printf(x); }", "printf", "first argument is its format string"),
+        (
+            'config.tg[x][y] { printf("%d%d%d%d%d%d%d%d%d", x, x, x, x, x, x, x, x, x); }',
+            "printf",
+            "at most 8 values",
+        ),
+        ("config.tg[dim][y] { }", "config.tg[dim]", "'dim' is already declared in data"),
         ("config.tg[x][y] { bsg_finish(1); }", "bsg_finish", "takes no arguments"),
         ("config.tg[x][y] { break; }", "break", "'break' outside a loop"),
         ("config.tg[x][y] { x + 1; }", "x + 1", "does nothing"),

@@ -364,3 +364,30 @@ def test_layouts_go_on_the_ports_of_the_nodes_replicated_over_the_arrays_group()
     )
     matmul = hbir.load(EXAMPLES / "matmul.hbir").to_hpvm().graph.nodes[0].function
     assert [str(p.layout) for p in matmul.params] == ["block", "replicated", "block"]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_lowered_example_prints_reads_back_and_runs_the_same(name: str) -> None:
+    inputs, expected = CASES[name]()
+    program = hbir.load(EXAMPLES / name)
+    root = program.to_hpvm()
+    again = parse_program(print_program(root, bodies=True))
+    assert print_program(again, bodies=True) == print_program(root, bodies=True)
+    program._root = again  # run the graph read back from its text
+    outputs = program.run(inputs, target="interp", out=io.StringIO())
+    for key, want in expected.items():
+        np.testing.assert_allclose(outputs[key], want, rtol=1e-5)
+
+
+def test_a_tile_that_prints_more_than_its_log_keeps_is_told() -> None:
+    from hpvm.hbir.codegen import LOG_CAPACITY
+
+    program = _program(
+        "n = 300;",
+        'config.tg[0][1] { for (int i = 0; i < n; i++) { printf("%d\\n", i); } }',
+    )
+    out = io.StringIO()
+    program.run({}, target="cpu", out=out)
+    lines = out.getvalue().splitlines()
+    assert lines[:LOG_CAPACITY] == [str(i) for i in range(LOG_CAPACITY)]
+    assert lines[LOG_CAPACITY:] == [f"[p.hbir: tile 1 printed {300 - LOG_CAPACITY} more lines, not kept]"]

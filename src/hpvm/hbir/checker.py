@@ -41,6 +41,8 @@ _SIZE = re.compile(r"([0-9]+)([KMG]?)B?")
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 _CONVERSION = re.compile(r"%[-+ #0]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|z)?(.)")
 PRINTF_CONVERSIONS = set("diuxXofFeEgGc")
+#: The most values one printf may print (each tile's log keeps this many per line).
+LOG_VALUES = 8
 
 
 def printf_conversions(fmt: str) -> list[str] | str:
@@ -602,8 +604,14 @@ class Checker:
         fixed: list[int | None] = []
         for k, idx in enumerate(b.indices):
             if isinstance(idx, A.Ref) and len(idx.parts) == 1:
-                if self.name_ok(idx, idx.parts[0]) and idx.parts[0] in binders:
-                    self.problem(idx, f"'{idx.parts[0]}' names two coordinates of the block")
+                name = idx.parts[0]
+                if self.name_ok(idx, name) and name in binders:
+                    self.problem(idx, f"'{name}' names two coordinates of the block")
+                elif name in self.consts or name in self.arrays or name in self.globals:
+                    self.problem(
+                        idx,
+                        f"'{name}' is already declared in data or as a global; name the coordinate otherwise",
+                    )
                 binders.append(idx.parts[0])
                 fixed.append(None)
             elif isinstance(idx, A.IntLit):
@@ -734,6 +742,8 @@ class Checker:
             conversions = printf_conversions(call.args[0].value)
             if isinstance(conversions, str):
                 self.problem(call.args[0], conversions)
+            elif len(conversions) > LOG_VALUES:
+                self.problem(call, f"printf prints at most {LOG_VALUES} values; split it in two")
             elif len(conversions) != len(call.args) - 1:
                 self.problem(
                     call,

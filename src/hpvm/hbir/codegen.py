@@ -24,14 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import ast as A
-from .checker import printf_conversions
+from .checker import LOG_VALUES, printf_conversions
 from .model import BlockInfo, Model
 from .symbols import Scope, Symbol, expr_type, resolve_ref
 
 #: How many printf records each tile keeps (more are counted and reported as dropped).
 LOG_CAPACITY = 256
-#: The most values one printf may print.
-LOG_VALUES = 8
 
 _IND = "    "
 
