@@ -221,7 +221,7 @@ def test_printf_is_collected_per_tile_and_printed_in_tile_order(target: str) -> 
     assert out.getvalue() == "".join(expected)
 
 
-@pytest.mark.parametrize("target", ["interp", "cpu"])
+@pytest.mark.parametrize("target", TARGETS)
 def test_bsg_finish_ends_the_tiles_block_and_blocks_run_in_order(target: str) -> None:
     program = _program(
         "out C : int[6] { } out D : int[6] { }",
@@ -232,12 +232,14 @@ def test_bsg_finish_ends_the_tiles_block_and_blocks_run_in_order(target: str) ->
             while (true) { if (y > 0) { bsg_finish(); } break; }
             C[t] = 2;
         }
-        config.tg[x][y] { int t = x * y_max + y; D[t] = C[t] * 10 + g; }""",
+        config.tg[x][y] { int t = x * y_max + y; D[t] = C[5 - t] * 10 + g; }""",
     )
     out = program.run({}, target=target)
     c = np.array([2 if y == 0 else 1 for x in range(2) for y in range(3)])
     np.testing.assert_array_equal(out["C"], c)
-    np.testing.assert_array_equal(out["D"], c * 10 + 5)
+    np.testing.assert_array_equal(
+        out["D"], c[::-1] * 10 + 5
+    )  # another tile's element: the whole block ran first
 
 
 @pytest.mark.parametrize("target", ["interp", "cpu"])
