@@ -374,7 +374,7 @@ class Checker:
                         self.problem(
                             self.group_node(g),
                             f"groups '{other.name}' (line {other.line}) and '{g.name}' (line {g.line}) overlap: both use tile "
-                            f"{where}; move one of them (e.g. tile target.{key[0]}[x+{g.dims[0]}][y])",
+                            f"{where}; map one of them to other tiles (offset its tile map, as in tile target.{key[0]}[x+2][y])",
                         )
                 else:
                     owner[key] = (g, member)
