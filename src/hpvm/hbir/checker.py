@@ -291,7 +291,7 @@ class Checker:
                 g, f"group '{g.name}' has {len(dims)} dimensions; groups have one or two ([rows][cols])"
             )
             return
-        info = GroupInfo(g.name, dims, g.line, parent)
+        info = GroupInfo(g.name, dims, g.line, parent, column=g.column)
         self.groups[g.name] = info
         if parent is not None:
             parent.children.append(info)
@@ -380,7 +380,7 @@ class Checker:
                     owner[key] = (g, member)
 
     def group_node(self, g: GroupInfo) -> A.Node:
-        return A.Node(line=g.line, column=1)
+        return A.Node(line=g.line, column=g.column)
 
     # -- data -------------------------------------------------------------------------------
 

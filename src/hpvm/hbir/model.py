@@ -65,6 +65,7 @@ class GroupInfo:
     tile_array: str | None = None
     tile_map: A.Expr | None = None  # the ``tile target.t[..]`` reference (leaf groups)
     members: dict[tuple[tuple[int, ...], ...], tuple[int, ...]] = field(default_factory=dict)
+    column: int = 1
 
     @property
     def chain(self) -> list[GroupInfo]:
