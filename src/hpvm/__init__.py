@@ -106,3 +106,12 @@ __all__ = [
     "verify",
     "wait",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``hpvm.hbir`` on first use: the HBIR front end loads lark, which ``import hpvm`` must not."""
+    if name == "hbir":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.hbir")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,8 @@
 node functions; for a Python file the root is ``--root NAME``, or the one candidate: an
 internal node function that no other internal node uses, or a program object whose
 ``.root`` is one (``program = hpvm.tensor.from_torch(model, x)``), at the module's top
-level. Every mistake — in the command line, in the user's file, or writing an output —
+level. ``hpvm hbir check|run|show|lower FILE`` does the same for HammerBlade IR programs
+(docs/hbir.md). Every mistake — in the command line, in the user's file, or writing an output —
 is printed as ``error: <message>`` naming the file (and line), with exit status 1.
 """
 
@@ -292,6 +293,101 @@ def cmd_verify(ns: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------------
+# hpvm hbir check|run|show|lower FILE (docs/hbir.md)
+
+
+def _hbir(path: str) -> Any:
+    from . import hbir
+
+    return hbir.load(path)
+
+
+def cmd_hbir_check(ns: argparse.Namespace) -> int:
+    model = _hbir(ns.file).check()
+    groups = [g for g in model.groups.values() if g.tile_map is not None]
+    print(
+        f"{ns.file}: OK — {_count(len(groups), 'group')} of tiles, {_count(len(model.arrays), 'array')}, "
+        f"{_count(len(model.blocks), 'code block')}"
+    )
+    return 0
+
+
+def cmd_hbir_lower(ns: argparse.Namespace) -> int:
+    from .ir.printer import print_program
+
+    print(print_program(_hbir(ns.file).to_hpvm(), bodies=True), end="")
+    return 0
+
+
+def _hbir_inputs(pairs: Sequence[str]) -> dict[str, np.ndarray]:
+    inputs = {}
+    for pair in pairs:
+        name, sep, path = pair.partition("=")
+        if not sep or not name or not path:
+            raise CLIError(f"--in {pair!r}: write NAME=FILE.npy, e.g. --in A=a.npy")
+        try:
+            inputs[name] = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise CLIError(f"--in {name}={path}: cannot be read as a .npy file: {e}") from None
+    return inputs
+
+
+def cmd_hbir_run(ns: argparse.Namespace) -> int:
+    import hpvm
+
+    program = _hbir(ns.file)
+    inputs = _hbir_inputs(ns.inputs)
+    try:
+        outputs = program.run(inputs, target=ns.target)
+    finally:
+        hpvm.cleanup()
+    for name, value in outputs.items():
+        print(f"{name}: {value.dtype}{list(value.shape)} = {np.array2string(value, threshold=20)}")
+    if ns.save_dir:
+        out = Path(ns.save_dir)
+        with _writing(out):
+            out.mkdir(parents=True, exist_ok=True)
+            for name, value in outputs.items():
+                np.save(out / f"{name}.npy", value)
+        print(f"arrays written to {out}/")
+    return 0
+
+
+def cmd_hbir_show(ns: argparse.Namespace) -> int:
+    program = _hbir(ns.file)
+    program.check()
+    with _writing(Path(ns.output)):
+        program.draw(ns.output)
+    print(f"wrote {ns.output}")
+    return 0
+
+
+def _hbir_parser(sub: Any) -> None:
+    hbir = sub.add_parser("hbir", help="HammerBlade IR programs (.hbir): check, run, show, lower")
+    cmds = hbir.add_subparsers(dest="hbir_command", required=True)
+    check = cmds.add_parser("check", help="parse and check a program; every problem with its line")
+    check.add_argument("file", help="an HBIR program (.hbir)")
+    check.set_defaults(func=cmd_hbir_check)
+    run = cmds.add_parser("run", help="run a program; prints (and saves) the device arrays")
+    run.add_argument("file", help="an HBIR program (.hbir)")
+    run.add_argument(
+        "--in", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy", help="a host array"
+    )
+    run.add_argument("--target", help="force a back end (interp, cpu, cuda, opencl)")
+    run.add_argument("--save-dir", help="write the device arrays as NAME.npy here")
+    run.set_defaults(func=cmd_hbir_run)
+    show = cmds.add_parser("show", help="draw the tile map: groups, and where each array's parts live")
+    show.add_argument("file", help="an HBIR program (.hbir)")
+    show.add_argument("-o", "--output", required=True, help="map.svg / map.png / map.pdf")
+    show.set_defaults(func=cmd_hbir_show)
+    lower = cmds.add_parser(
+        "lower", help="print the lowered program in hpvm's text form, with its leaves' code"
+    )
+    lower.add_argument("file", help="an HBIR program (.hbir)")
+    lower.set_defaults(func=cmd_hbir_lower)
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
@@ -342,6 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="check a program against the HPVM rules")
     common(verify)
     verify.set_defaults(func=cmd_verify)
+    _hbir_parser(sub)
     return parser
 
 

@@ -1,0 +1,20 @@
+"""HBIR, the HammerBlade IR (seed 002), as an hpvm front end (docs/hbir.md).
+
+``hbir.parse(text, filename=None)`` → ``HBIRProgram``; ``hbir.load(path)``;
+``program.check()``, ``program.to_hpvm()`` (the root node function),
+``program.run(inputs, target=None)`` (the device arrays by name), ``program.draw(path)``
+(the tile map). Errors: ``HBIRParseError`` and ``HBIRCheckError``, both ``HPVMError``.
+
+The modules, one job each: ``grammar.lark`` + ``parser.py`` (text → ``ast.py``),
+``printer.py`` (tree → text), ``checker.py`` (every problem at once → ``model.py``),
+``symbols.py`` (names and types in code), ``codegen.py`` (a block → leaf Python with a
+source map), ``lower.py`` (model → graph), ``program.py`` (run), ``draw.py`` (tile map).
+"""
+
+from __future__ import annotations
+
+from .checker import HBIRCheckError
+from .parser import HBIRParseError
+from .program import HBIRInputError, HBIRProgram, load, parse
+
+__all__ = ["HBIRCheckError", "HBIRInputError", "HBIRParseError", "HBIRProgram", "load", "parse"]

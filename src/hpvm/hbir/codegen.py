@@ -1,0 +1,508 @@
+"""HBIR statements → the Python of a leaf body, line by line with the HBIR line it came from.
+
+One code block becomes one function (the leaf's body, a ``GeneratedBody``). The generated
+code is the Numba subset every back end compiles, and keeps C's meaning:
+
+* ints divide truncating toward zero and ``%`` takes the dividend's sign (Python's ``//``
+  and ``%`` floor), written out inline as ``abs``/``//`` arithmetic;
+* assignments convert as C does (a float stored in an int truncates; ``int``/``float``/
+  ``bool`` around the value where the types differ); ``&&``/``||``/``!`` give bools;
+* a C ``for`` is a ``range`` loop when it plainly counts (``for (int i = a; i < b; i++)``
+  with a bound and a variable the body does not change), otherwise a ``while`` loop whose
+  ``continue``\\ s run the step first;
+* ``for (int i in iterator<n, L, x, y>)`` visits this tile's share of ``0..n`` under L
+  (``_iterator``: the ownership of ``ir/layouts.py`` over the group's tiles in row-major
+  order), ``bsg_finish()`` returns from the block, ``printf`` appends a record to the
+  tile's row of the log arrays (``hbir_log``: format id and values; ``hbir_nlog``: count).
+
+Every variable declaration gets a Python name of its own (``i``, then ``i__1``...), so C's
+block scoping survives Python's function scoping and each name keeps one type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import ast as A
+from .checker import LOG_VALUES, printf_conversions
+from .model import BlockInfo, Model
+from .symbols import Scope, Symbol, expr_type, resolve_ref
+
+#: How many printf records each tile keeps (more are counted and reported as dropped).
+LOG_CAPACITY = 256
+
+_IND = "    "
+
+
+def _ignore(node: A.Node, message: str) -> None:  # the checker has reported everything already
+    pass
+
+
+@dataclass
+class Generated:
+    """A block's function: its text, the HBIR line of each text line, and what it uses."""
+
+    name: str
+    text: str
+    lines: tuple[int, ...]
+    reads: set[str] = field(default_factory=set)
+    writes: set[str] = field(default_factory=set)
+    logs: bool = False
+    params: list[str] = field(default_factory=list)  # the function's parameters, in order
+
+
+class BlockWriter:
+    """Writes one block's function (``write()``)."""
+
+    def __init__(self, model: Model, info: BlockInfo, name: str):
+        self.model, self.info, self.name = model, info, name
+        self.group = info.group
+        self.out: list[tuple[int, str]] = []
+        self.reads: set[str] = set()
+        self.writes: set[str] = set()
+        self.logs = False
+        self.taken: dict[str, int] = {}
+        self.steps: list[list[tuple[A.Node, A.Stmt]] | None] = []  # per loop: the C for's step
+        self.counter = 0
+
+    # -- output ---------------------------------------------------------------------------
+
+    def emit(self, depth: int, line: int, text: str) -> None:
+        self.out.append((line, _IND * depth + text))
+
+    def fresh(self, base: str) -> str:
+        self.counter += 1
+        return f"hbir_{base}{self.counter}"
+
+    def local_name(self, name: str) -> str:
+        n = self.taken.get(name, 0)
+        self.taken[name] = n + 1
+        return name if n == 0 else f"{name}__{n}"
+
+    # -- expressions ------------------------------------------------------------------------
+
+    def type_of(self, e: A.Expr, scope: Scope) -> str | None:
+        return expr_type(e, scope, _ignore)
+
+    def expr(self, e: A.Expr, scope: Scope) -> str:
+        if isinstance(e, A.IntLit):
+            return str(e.value)
+        if isinstance(e, A.FloatLit):
+            return repr(e.value)
+        if isinstance(e, A.BoolLit):
+            return "True" if e.value else "False"
+        if isinstance(e, A.Ref):
+            sym = resolve_ref(e, scope)
+            assert sym is not None, e
+            if sym.kind in ("const", "target"):
+                return repr(sym.value)
+            if sym.kind == "global":
+                self.reads.add(e.parts[-1])
+            return sym.python
+        if isinstance(e, A.Index):
+            base, indices = A.index_chain(e)
+            sym = resolve_ref(base, scope)  # type: ignore[arg-type]
+            assert sym is not None and sym.kind == "array"
+            self.reads.add(sym.python)
+            return f"{sym.python}[{', '.join(self.expr(i, scope) for i in indices)}]"
+        if isinstance(e, A.Unary):
+            inner = self.expr(e.operand, scope)
+            return f"(not {inner})" if e.op == "!" else f"(-{inner})"
+        if isinstance(e, A.Binary):
+            a, b = self.expr(e.left, scope), self.expr(e.right, scope)
+            if e.op in ("&&", "||"):
+                word = "and" if e.op == "&&" else "or"
+                return f"(bool({a}) {word} bool({b}))"
+            ints = self.type_of(e.left, scope) == "int" and self.type_of(e.right, scope) == "int"
+            if ints and e.op == "/":
+                return f"((abs({a}) // abs({b})) * (1 if (({a}) < 0) == (({b}) < 0) else -1))"
+            if ints and e.op == "%":
+                return f"((abs({a}) % abs({b})) * (-1 if ({a}) < 0 else 1))"
+            return f"({a} {e.op} {b})"
+        if isinstance(e, A.Cond):
+            kind = self.type_of(e, scope)
+            then, orelse = self.converted(e.then, kind, scope), self.converted(e.orelse, kind, scope)
+            return f"({then} if {self.expr(e.cond, scope)} else {orelse})"
+        raise TypeError(f"cannot generate code for {e!r}")
+
+    def converted(self, value: A.Expr, to: str, scope: Scope) -> str:
+        """``value`` as C converts it to type ``to`` on assignment."""
+        text = self.expr(value, scope)
+        have = self.type_of(value, scope)
+        return text if have == to else f"{to}({text})"
+
+    # -- statements -------------------------------------------------------------------------
+
+    def body(self, stmts: tuple[A.Stmt, ...], scope: Scope, depth: int, line: int) -> None:
+        before = len(self.out)
+        scope.push()
+        for s in stmts:
+            self.stmt(s, scope, depth)
+        scope.pop()
+        if len(self.out) == before:
+            self.emit(depth, line, "pass")
+
+    def declare(self, name: str, elem: str, scope: Scope) -> str:
+        python = self.local_name(name)
+        scope.declare(name, Symbol("local", elem, python=python))
+        return python
+
+    def stmt(self, s: A.Stmt, scope: Scope, depth: int) -> None:
+        line = s.line
+        if isinstance(s, A.VarDecl):
+            init = {"int": "0", "float": "0.0", "bool": "False"}[s.elem]
+            if s.init is not None:
+                init = self.converted(s.init, s.elem, scope)
+            python = self.declare(s.name, s.elem, scope)
+            self.emit(depth, line, f"{python} = {init}")
+        elif isinstance(s, A.Assign):
+            self.assign(s, scope, depth)
+        elif isinstance(s, A.ExprStmt):
+            self.call(s.expr, scope, depth)  # type: ignore[arg-type]
+        elif isinstance(s, A.If):
+            self.emit(depth, line, f"if {self.expr(s.cond, scope)}:")
+            self.body(s.then, scope, depth + 1, line)
+            if s.orelse:
+                self.emit(depth, line, "else:")
+                self.body(s.orelse, scope, depth + 1, line)
+        elif isinstance(s, A.While):
+            self.steps.append(None)
+            self.emit(depth, line, f"while {self.expr(s.cond, scope)}:")
+            self.body(s.body, scope, depth + 1, line)
+            self.steps.pop()
+        elif isinstance(s, A.For):
+            self.c_for(s, scope, depth)
+        elif isinstance(s, A.ForIn):
+            self.iterator(s, scope, depth)
+        elif isinstance(s, A.Break):
+            self.emit(depth, line, "break")
+        elif isinstance(s, A.Continue):
+            step = self.steps[-1] if self.steps else None
+            for st in step or ():
+                self.stmt(st, scope, depth)  # type: ignore[arg-type]
+            self.emit(depth, line, "continue")
+        elif isinstance(s, A.Compound):
+            self.body(s.body, scope, depth, line)
+
+    def assign(self, s: A.Assign, scope: Scope, depth: int) -> None:
+        target = s.target
+        if isinstance(target, A.Ref):
+            sym = resolve_ref(target, scope)
+            assert sym is not None
+            elem = sym.elem
+            if sym.kind == "global":
+                self.writes.add(target.parts[-1])
+        else:
+            base, _ = A.index_chain(target)
+            sym = resolve_ref(base, scope)  # type: ignore[arg-type]
+            assert sym is not None
+            elem = sym.elem
+            self.writes.add(sym.python)
+        value = s.value if s.op == "=" else A.Binary(s.op[0], target, s.value, line=s.line, column=s.column)
+        left = self.expr(target, scope)  # (an array stored to is counted as read too: harmless)
+        self.emit(depth, s.line, f"{left} = {self.converted(value, elem, scope)}")
+
+    def call(self, call: A.Call, scope: Scope, depth: int) -> None:
+        if call.name == "bsg_finish":
+            self.emit(depth, call.line, "return")
+            return
+        fmt = call.args[0].value  # type: ignore[union-attr]
+        formats = self.model.printf_formats
+        if fmt not in formats:
+            formats.append(fmt)
+        self.logs = True
+        k = self.fresh("k")
+        values = [self.expr(a, scope) for a in call.args[1:]]
+        self.emit(depth, call.line, f"{k} = hbir_nlog[hbir_tile]")
+        self.emit(depth, call.line, f"if {k} < {LOG_CAPACITY}:")
+        self.emit(depth + 1, call.line, f"hbir_log[hbir_tile, {k}, 0] = {formats.index(fmt)}")
+        for j, v in enumerate(values[:LOG_VALUES], start=1):
+            self.emit(depth + 1, call.line, f"hbir_log[hbir_tile, {k}, {j}] = {v}")
+        self.emit(depth, call.line, f"hbir_nlog[hbir_tile] = {k} + 1")
+
+    def c_for(self, s: A.For, scope: Scope, depth: int) -> None:
+        scope.push()
+        counted = self.counting(s, scope)
+        if counted is not None:
+            var, start, stop, step = counted
+            python = self.declare(var, "int", scope)
+            args = f"{start}, {stop}" + ("" if step == "1" else f", {step}")
+            self.steps.append(None)
+            self.emit(depth, s.line, f"for {python} in range({args}):")
+            self.body(s.body, scope, depth + 1, s.line)
+            self.steps.pop()
+            scope.pop()
+            return
+        if s.init is not None:
+            self.stmt(s.init, scope, depth)
+        cond = "True" if s.cond is None else self.expr(s.cond, scope)
+        self.emit(depth, s.line, f"while {cond}:")
+        self.steps.append([s.step] if s.step is not None else [])  # type: ignore[list-item]
+        self.body(s.body, scope, depth + 1, s.line)
+        self.steps.pop()
+        if s.step is not None:
+            self.stmt(s.step, scope, depth + 1)
+        scope.pop()
+
+    def counting(self, s: A.For, scope: Scope) -> tuple[str, str, str, str] | None:
+        """``(var, start, stop, step)`` of a C for that is a plain ``range`` loop, else None."""
+        init, cond, step = s.init, s.cond, s.step
+        if not (isinstance(init, A.VarDecl) and init.elem == "int" and init.init is not None):
+            return None
+        var = init.name
+        if not (isinstance(cond, A.Binary) and cond.op in ("<", "<=") and cond.left == A.Ref((var,))):
+            return None
+        if not (isinstance(step, A.Assign) and step.target == A.Ref((var,)) and step.op == "+="):
+            return None
+        stride = _constant(step.value, scope)
+        if not isinstance(stride, int) or isinstance(stride, bool) or stride <= 0:
+            return None
+        if self.type_of(init.init, scope) != "int" or self.type_of(cond.right, scope) != "int":
+            return None
+        changed = _assigned(s.body)
+        bound_names = _names(cond.right)
+        if (
+            var in changed
+            or bound_names & changed
+            or _has_index(cond.right)
+            or _uses_global(cond.right, scope)
+        ):
+            return None
+        start = self.expr(init.init, scope)
+        stop = self.expr(cond.right, scope)
+        if cond.op == "<=":
+            stop = f"({stop}) + 1"
+        return var, start, stop, str(stride)
+
+    def iterator(self, s: A.ForIn, scope: Scope, depth: int) -> None:
+        n_expr, layout_ref, *coords = s.args
+        name = layout_ref.parts[0]  # type: ignore[union-attr]
+        layout = self.model.layouts.get(name)
+        kind = layout.kind if layout is not None else ("strided" if name == "striped" else name)
+        chunk = layout.chunk if layout is not None else None
+        dims = self.group.dims
+        tiles = self.group.size
+        n = self.fresh("n")
+        self.emit(depth, s.line, f"{n} = {self.expr(n_expr, scope)}")
+        scope.push()
+        var = self.declare(s.var, "int", scope)
+        self.steps.append(None)
+        inner = depth + 1
+        if kind == "replicated":
+            self.emit(depth, s.line, f"for {var} in range({n}):")
+        else:
+            t = self.fresh("t")
+            coord = [self.expr(cexpr, scope) for cexpr in coords]
+            linear = coord[0] if len(dims) == 1 else f"({coord[0]}) * {dims[1]} + ({coord[1]})"
+            self.emit(depth, s.line, f"{t} = {linear}")
+            if kind == "strided":
+                self.emit(depth, s.line, f"for {var} in range({t}, {n}, {tiles}):")
+            elif kind == "chunked" and chunk is not None:
+                if _breaks(s.body):  # one loop, so that break leaves the whole share
+                    c, full, rem, j = (self.fresh(x) for x in ("c", "full", "rem", "j"))
+                    self.emit(depth, s.line, f"{c} = {chunk}")
+                    self.emit(depth, s.line, f"{full} = {n} // ({tiles} * {c})")
+                    self.emit(depth, s.line, f"{rem} = {n} - {full} * {tiles} * {c}")
+                    count = f"{full} * {c} + min(max({rem} - {t} * {c}, 0), {c})"
+                    self.emit(depth, s.line, f"for {j} in range({count}):")
+                    self.emit(
+                        depth + 1, s.line, f"{var} = ({j} // {c}) * ({tiles} * {c}) + {t} * {c} + {j} % {c}"
+                    )
+                else:  # chunk by chunk
+                    first = self.fresh("s")
+                    self.emit(depth, s.line, f"for {first} in range({t} * {chunk}, {n}, {tiles * chunk}):")
+                    self.emit(depth + 1, s.line, f"for {var} in range({first}, min({first} + {chunk}, {n})):")
+                    inner = depth + 2
+            else:  # block, and plain chunked: one contiguous chunk per tile
+                c = self.fresh("c")
+                self.emit(depth, s.line, f"{c} = max(1, ({n} + {tiles - 1}) // {tiles})")
+                self.emit(depth, s.line, f"for {var} in range({t} * {c}, min({n}, {t} * {c} + {c})):")
+        self.body(s.body, scope, inner, s.line)
+        self.steps.pop()
+        scope.pop()
+
+    # -- the function -----------------------------------------------------------------------
+
+    def write(self, scope: Scope) -> Generated:
+        block = self.info.block
+        body_start = len(self.out)
+        self.body(block.body, scope, 1, block.line)
+        body = self.out[body_start:]
+        self.out = self.out[:body_start]
+        line = block.line
+        chain = self.group.chain
+        node = "hbir_node"
+        self.emit(1, line, f"{node} = hpvm.get_node()")
+        replicated = any(f is None for f in self.info.fixed)
+        for level in range(len(chain) - 1, -1, -1):
+            g = chain[level]
+            if level == len(chain) - 1:
+                handle = node
+            else:
+                parent = f"hbir_parent{len(chain) - 1 - level}"
+                prev = node if level == len(chain) - 2 else f"hbir_parent{len(chain) - 2 - level}"
+                self.emit(1, line, f"{parent} = hpvm.get_parent_node({prev})")
+                handle = parent
+            for k in range(len(g.dims)):
+                axis = "xy"[k]
+                if g is self.group and not replicated:
+                    self.emit(1, line, f"{g.name}__{axis} = {self.info.fixed[k]}")
+                else:
+                    self.emit(1, line, f"{g.name}__{axis} = hpvm.get_node_instance_id_{axis}({handle})")
+        if replicated:
+            for k, f in enumerate(self.info.fixed):
+                if f is not None:
+                    self.emit(1, line, f"if {self.group.name}__{'xy'[k]} != {f}:")
+                    self.emit(2, line, "return")
+        if self.logs:
+            self.emit(1, line, f"hbir_tile = {self.tile_index(scope)}")
+        head = self.out
+        self.out = head + body
+        params = self.params()
+        # The def comes first (analyses read a generated body's first statement); the import
+        # after it runs when the module does, before the function is ever called.
+        text_lines = [(line, f"def {self.name}({', '.join(params)}):"), *self.out]
+        text_lines += [
+            (line, ""),
+            (line, ""),
+            (line, "import hpvm  # noqa: E402 (the intrinsics the body calls)"),
+        ]
+        text = "\n".join(t for _, t in text_lines) + "\n"
+        lines = tuple(n for n, _ in text_lines)
+        return Generated(self.name, text, lines, self.reads, self.writes, self.logs, params)
+
+    def params(self) -> list[str]:
+        used = self.reads | self.writes
+        out = [a for a in self.model.arrays if a in used]
+        out += [g for g in self.model.globals if g in used]
+        if self.logs:
+            out += ["hbir_log", "hbir_nlog"]
+        return out
+
+    def tile_index(self, scope: Scope) -> str:
+        """The tile's place in row-major order over every tile array: its printf row."""
+        g = self.group
+        offset = 0
+        for name, dims in self.model.tile_arrays.items():
+            if name == g.tile_array:
+                break
+            offset += _prod(dims)
+        shape = self.model.tile_arrays[g.tile_array or ""]
+        syms: dict[str, Symbol] = {
+            k: v for k, v in scope.frames[0].items() if v.kind in ("target", "group", "extent")
+        }
+        for k in range(len(g.dims)):
+            syms["xy"[k]] = Symbol("coord", "int", python=f"{g.name}__{'xy'[k]}")
+        inner = Scope(syms)
+        _, indices = A.index_chain(g.tile_map)  # type: ignore[arg-type]
+        coords = [self.expr(i, inner) for i in indices]
+        linear = coords[0] if len(shape) == 1 else f"({coords[0]}) * {shape[1]} + ({coords[1]})"
+        return f"{offset} + {linear}"
+
+
+def _constant(e: A.Expr, scope: Scope) -> object:
+    """The value of an expression of literals, data constants, extents and target fields
+    (``None`` when it has others): a C ``for``'s step that is known before the loop runs."""
+    from .checker import c_div, c_rem
+
+    if isinstance(e, A.IntLit):
+        return e.value
+    if isinstance(e, A.Ref):
+        sym = resolve_ref(e, scope)
+        return sym.value if sym is not None and sym.kind in ("const", "extent", "target") else None
+    if isinstance(e, A.Unary) and e.op == "-":
+        v = _constant(e.operand, scope)
+        return -v if isinstance(v, int) else None
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
+        a, b = _constant(e.left, scope), _constant(e.right, scope)
+        if not (isinstance(a, int) and isinstance(b, int)) or (e.op in "/%" and b == 0):
+            return None
+        ops = {"+": a + b, "-": a - b, "*": a * b}
+        return ops[e.op] if e.op in ops else (c_div(a, b) if e.op == "/" else c_rem(a, b))
+    return None
+
+
+def _prod(dims: tuple[int, ...]) -> int:
+    out = 1
+    for d in dims:
+        out *= d
+    return out
+
+
+def _walk_stmts(stmts: tuple[A.Stmt, ...]):
+    for s in stmts:
+        yield s
+        if isinstance(s, A.If):
+            yield from _walk_stmts(s.then)
+            yield from _walk_stmts(s.orelse or ())
+        elif isinstance(s, (A.While, A.ForIn, A.Compound)):
+            yield from _walk_stmts(s.body)
+        elif isinstance(s, A.For):
+            yield from _walk_stmts(tuple(x for x in (s.init, s.step) if x is not None))
+            yield from _walk_stmts(s.body)
+
+
+def _breaks(stmts: tuple[A.Stmt, ...]) -> bool:
+    """Whether a ``break`` of the loop these statements are the body of is among them
+    (inside its ifs and braces, not inside loops of its own)."""
+    for s in stmts:
+        if isinstance(s, A.Break):
+            return True
+        if isinstance(s, A.If) and (_breaks(s.then) or _breaks(s.orelse or ())):
+            return True
+        if isinstance(s, A.Compound) and _breaks(s.body):
+            return True
+    return False
+
+
+def _assigned(stmts: tuple[A.Stmt, ...]) -> set[str]:
+    out = set()
+    for s in _walk_stmts(stmts):
+        if isinstance(s, A.Assign) and isinstance(s.target, A.Ref):
+            out.add(s.target.parts[-1])
+        elif isinstance(s, A.VarDecl):
+            out.add(s.name)
+    return out
+
+
+def _sub_exprs(e: A.Expr):
+    yield e
+    if isinstance(e, A.Index):
+        yield from _sub_exprs(e.base)
+        yield from _sub_exprs(e.index)
+    elif isinstance(e, A.Unary):
+        yield from _sub_exprs(e.operand)
+    elif isinstance(e, A.Binary):
+        yield from _sub_exprs(e.left)
+        yield from _sub_exprs(e.right)
+    elif isinstance(e, A.Call):
+        for a in e.args:
+            yield from _sub_exprs(a)
+    elif isinstance(e, A.Cond):
+        for a in (e.cond, e.then, e.orelse):
+            yield from _sub_exprs(a)
+
+
+def _names(e: A.Expr) -> set[str]:
+    return {x.parts[-1] for x in _sub_exprs(e) if isinstance(x, A.Ref)}
+
+
+def _has_index(e: A.Expr) -> bool:
+    return any(isinstance(x, A.Index) for x in _sub_exprs(e))
+
+
+def _uses_global(e: A.Expr, scope: Scope) -> bool:
+    for x in _sub_exprs(e):
+        if isinstance(x, A.Ref):
+            sym = resolve_ref(x, scope)
+            if sym is not None and sym.kind == "global":
+                return True
+    return False
+
+
+def generate(model: Model, info: BlockInfo, name: str, outer: dict[str, Symbol]) -> Generated:
+    """The function of one code block."""
+    return BlockWriter(model, info, name).write(Scope(outer))
+
+
+__all__ = ["LOG_CAPACITY", "LOG_VALUES", "Generated", "generate", "printf_conversions"]
