@@ -89,6 +89,11 @@ def test_this_computer_has_one_stream_processor_per_core_and_host_ram():
     assert m.reachable("PROC1") == {"RAM"}
 
 
+def test_init_without_a_machine_uses_this_computer():
+    svm.init()
+    assert svm.current_machine().name == "this computer"
+
+
 @pytest.mark.parametrize(
     ("edit", "fragments"),
     [
@@ -143,7 +148,7 @@ def test_bad_toml_and_missing_files_are_svm_errors(tmp_path):
 def test_a_machine_without_a_control_processor_cannot_run(tmp_path):
     text = MINIMAL.replace('[processors.CTRL]\nmaster = "CTRL"', '[processors.CTRL]\nmaster = "P"')
     with pytest.raises(svm.SVMError, match="has no control processor"):
-        _ = svm.load_machine(write(tmp_path, text)).control_processor
+        svm.init(svm.load_machine(write(tmp_path, text)))
 
 
 @given(st.integers(min_value=1, max_value=10**6), st.sampled_from(["", "K", "M", "G", "k", "KiB", "MB"]))

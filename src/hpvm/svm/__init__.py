@@ -1,9 +1,12 @@
-"""The Streaming Virtual Machine (seed 003): machines described by TOML metadata.
+"""The Streaming Virtual Machine (seed 003): machines described by metadata, streams in
+real memory, blocks, kernels with their five states, control code, predefined and
+black-box kernels, and an assertion mode — the seed's C API in snake case.
 
 ``import hpvm.svm`` imports only NumPy and the standard library; pydantic is imported when
-a machine file is loaded.
+a machine file is loaded. Guide: docs/svm.md.
 """
 
+from .blocks import Block, IBlock, OBlock, block_init, block_read, block_write
 from .errors import SVMError, SVMRestrictionError
 from .machine import (
     PREDEFINED_KERNELS,
@@ -17,18 +20,90 @@ from .machine import (
     shipped_machines,
     this_computer,
 )
+from .memory import memory_view
+from .runtime import (
+    KERNEL_FINISHED,
+    KERNEL_PAUSED,
+    KERNEL_RUNNING,
+    KERNEL_UNSTARTED,
+    KERNEL_WAITING,
+    cleanup,
+    current_machine,
+    init,
+)
+from .streams import (
+    STREAM_LENGTH_ALL,
+    STREAM_NEVER_WRAPS,
+    STREAM_ONE_EOS,
+    STREAM_UNALIASED_RAM,
+    STREAM_UNORDERED,
+    IOStream,
+    IStream,
+    OStream,
+    Stream,
+    stream_get_eos,
+    stream_init_fifo,
+    stream_init_ram,
+    stream_init_with_data_ram,
+    stream_peek,
+    stream_peek_eos,
+    stream_pop,
+    stream_pop_many,
+    stream_push,
+    stream_push_many,
+    stream_push_multicast,
+    stream_push_multicast_with_eos,
+    stream_push_with_eos,
+)
 
 __all__ = [
+    "KERNEL_FINISHED",
+    "KERNEL_PAUSED",
+    "KERNEL_RUNNING",
+    "KERNEL_UNSTARTED",
+    "KERNEL_WAITING",
     "PREDEFINED_KERNELS",
+    "STREAM_LENGTH_ALL",
+    "STREAM_NEVER_WRAPS",
+    "STREAM_ONE_EOS",
+    "STREAM_UNALIASED_RAM",
+    "STREAM_UNORDERED",
     "USER_DEFINED_KERNEL",
+    "Block",
     "Fifo",
+    "IBlock",
+    "IOStream",
+    "IStream",
     "Link",
     "Machine",
     "Memory",
+    "OBlock",
+    "OStream",
     "Processor",
     "SVMError",
     "SVMRestrictionError",
+    "Stream",
+    "block_init",
+    "block_read",
+    "block_write",
+    "cleanup",
+    "current_machine",
+    "init",
     "load_machine",
+    "memory_view",
     "shipped_machines",
+    "stream_get_eos",
+    "stream_init_fifo",
+    "stream_init_ram",
+    "stream_init_with_data_ram",
+    "stream_peek",
+    "stream_peek_eos",
+    "stream_pop",
+    "stream_pop_many",
+    "stream_push",
+    "stream_push_many",
+    "stream_push_multicast",
+    "stream_push_multicast_with_eos",
+    "stream_push_with_eos",
     "this_computer",
 ]
