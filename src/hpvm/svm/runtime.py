@@ -167,7 +167,11 @@ class Context:
                 return
             if self._all_blocked(ready):
                 raise SVMError(self._deadlock_message(describe()))
-            self.waiters[me] = (ready, describe)
+            if kernel is None:
+                self.waiters[me] = (ready, describe)
+            else:  # a pause or end request also wakes a kernel: it has something to do
+                state = kernel._svm
+                self.waiters[me] = (lambda: ready() or state.pause_requested or state.end_requested, describe)
             try:
                 self.cond.wait()
             finally:
