@@ -158,6 +158,13 @@ class Context:
         ``ready()`` true."""
         me = threading.current_thread()
         kernel = current_kernel()
+        woken = ready
+        if kernel is not None:  # a pause or end request also wakes a kernel: it has something to do
+            state = kernel._svm
+
+            def woken() -> bool:
+                return ready() or state.pause_requested or state.end_requested
+
         while True:
             if kernel is not None:
                 self.checkpoint(kernel)
@@ -167,11 +174,7 @@ class Context:
                 return
             if self._all_blocked(ready):
                 raise SVMError(self._deadlock_message(describe()))
-            if kernel is None:
-                self.waiters[me] = (ready, describe)
-            else:  # a pause or end request also wakes a kernel: it has something to do
-                state = kernel._svm
-                self.waiters[me] = (lambda: ready() or state.pause_requested or state.end_requested, describe)
+            self.waiters[me] = (woken, describe)
             try:
                 self.cond.wait()
             finally:
