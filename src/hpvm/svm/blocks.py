@@ -47,9 +47,9 @@ def block_init(b: Block, ram_location: str, address: int, capacity: int, element
             f"block_init at {caller_line()}: capacity must be a positive number of elements, got {capacity!r}"
         )
     with ctx.cond:
+        name = b.name = user_name(b, b.name)
         if ctx.check:
             checks.init_checks(ctx, b, "block_init", (ram_location, str(dtype), 0))
-        name = user_name(b, "block")
         region = ctx.region(ram_location, int(address), int(capacity) * dtype.itemsize, f"block_init({name})")
         b.name, b.location, b.address, b.capacity, b.dtype = (
             name,

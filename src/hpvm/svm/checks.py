@@ -62,7 +62,7 @@ def init_checks(ctx: Context, obj: Any, function: str, signature: tuple[str, str
             f"{obj._init_line}; every initialisation of a {_kind(obj)} must use the same location, element "
             "size and flags",
         )
-    b6_not_recursive(function)
+    b6_not_recursive(f"{function}({name})")
 
 
 def kernel_resources(k: Kernel) -> list[Any]:

@@ -65,10 +65,9 @@ def _begin_init(ctx: Context, s: Any, function: str, location: str, dtype: np.dt
         raise SVMError(f"{function}: expected an svm.Stream, got {type(s).__name__} (at {caller_line()})")
     if not isinstance(flags, int) or flags & ~_ALL_FLAGS:
         raise SVMError(f"{function}: flags {flags!r} are not a combination of the STREAM_* flags")
+    s.name = user_name(s, s.name)
     if ctx.check:
         checks.init_checks(ctx, s, function, (location, str(dtype), flags))
-    if s._signature is None or not s.name or s.name == "stream":
-        s.name = user_name(s, "stream")
     s._signature = (location, str(dtype), flags)
     s._init_line = caller_line()
     s.location, s.flags, s.dtype = location, flags, dtype
