@@ -106,3 +106,13 @@ __all__ = [
     "verify",
     "wait",
 ]
+
+
+def __getattr__(name: str):
+    """``hpvm.svm`` (the Streaming Virtual Machine) is imported on first use, so that
+    ``import hpvm`` stays cheap; ``from hpvm import svm`` works as usual."""
+    if name == "svm":
+        import importlib
+
+        return importlib.import_module(".svm", __name__)
+    raise AttributeError(f"module 'hpvm' has no attribute {name!r}")
