@@ -72,6 +72,25 @@ def test_a2_for_blocks(tiled):
     svm.kernel_wait(k)
 
 
+def test_a2_for_a_stream_a_kernel_touched_without_holding_it(tiled):
+    hidden = svm.Stream()
+    svm.stream_init_ram(hidden, "LOCALMEM1", 0, 8, np.int32)
+    gate = local_stream(1, 512)
+
+    def work(k):
+        svm.stream_push(hidden, 1)  # not a data member: known once used
+        svm.stream_pop(gate)
+
+    k = Task()
+    svm.kernel_init(k, "PROC1", None, work)
+    svm.kernel_run(k)
+    assert svm.stream_pop(hidden) == 1
+    with restriction("A2", r"stream_init_ram\(hidden\)", "used by kernel k"):
+        svm.stream_init_ram(hidden, "LOCALMEM1", 0, 8, np.int32)
+    svm.kernel_end(k)
+    svm.kernel_wait(k)
+
+
 def test_a3_initialisation_and_control_only_in_control_code(tiled):
     other = Task()
     svm.kernel_init(other, "PROC2", None, lambda k: None)

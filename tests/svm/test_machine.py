@@ -97,7 +97,7 @@ def test_init_without_a_machine_uses_this_computer():
 @pytest.mark.parametrize(
     ("edit", "fragments"),
     [
-        (('size = "64K"', 'size = "64Q"'), ("memories.M", "key 'size'", "64Q")),
+        (('size = "64K"', 'size = "64Q"'), ("memories.M: key 'size': '64Q' is not a size",)),
         (("depth = 16", "depth = 0"), ("fifos.F", "key 'depth'", "greater than 0")),
         (("width = 8", "widht = 8"), ("memories.M", "key 'widht'", "unknown key")),
         (

@@ -46,7 +46,8 @@ def init_checks(ctx: Context, obj: Any, function: str, signature: tuple[str, str
         )
     for kernel in ctx.kernels:
         state = kernel._svm
-        if state.status in LIVE and id(obj) in state.resources:
+        touched = any(held is obj for held, _ in state.roles)
+        if state.status in LIVE and (id(obj) in state.resources or touched):
             raise SVMRestrictionError(
                 "A2",
                 f"{function}({name}) at {caller_line()}: {_kind(obj)} {name} is used by kernel {state.name}, which "

@@ -189,7 +189,7 @@ def _format_validation_error(source: str, err: object) -> str:
             where = f"{loc[0]}.{loc[1]}"
         else:
             where = f"[{loc[0]}]" if loc else "file"
-        message = item["msg"]
+        message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = "unknown key (check its spelling against docs/svm.md)"
         elif item["type"] == "missing":
