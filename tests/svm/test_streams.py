@@ -3,6 +3,9 @@ types, EOS tags, flags, FIFOs, bulk forms, and every error path (no hang)."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -220,3 +223,26 @@ def test_stream_flags_hints_are_checked_in_assertion_mode(tiled):
 
 def test_svm_errors_are_hpvm_errors():
     assert issubclass(svm.SVMError, HPVMError) and issubclass(svm.SVMRestrictionError, svm.SVMError)
+
+
+def test_a_helper_thread_that_uses_streams_counts_as_control_code(computer):
+    """Control code may run on several threads: one that has used a stream and is still
+    alive may push later, so a pop waiting for it is not reported as hopeless."""
+    s = svm.Stream()
+    svm.stream_init_ram(s, "RAM", 0, 4, np.int32)
+    started = threading.Event()
+
+    def helper():
+        svm.stream_push(s, 1)
+        started.set()
+        time.sleep(0.05)
+        svm.stream_push(s, 2)
+
+    thread = threading.Thread(target=helper)
+    thread.start()
+    started.wait(5)
+    assert svm.stream_pop(s) == 1
+    assert svm.stream_pop(s) == 2  # waits for the helper instead of raising
+    thread.join(5)
+    with pytest.raises(svm.SVMError, match="nothing can ever"):
+        svm.stream_pop(s)  # the helper has ended: now nothing can

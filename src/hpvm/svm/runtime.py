@@ -119,6 +119,9 @@ class Context:
         self.fifo_rings: dict[str, Ring] = {}
         self.procs = {name: _ProcRuntime(self, p) for name, p in machine.processors.items()}
         self.control_thread = threading.current_thread()
+        # Other threads outside kernels that have used a stream: more control code. While
+        # alive and not waiting in an SVM operation, they might still push or pop.
+        self.helper_threads: set[threading.Thread] = set()
         self.waiters: dict[threading.Thread, tuple[Callable[[], bool], Callable[[], str]]] = {}
         self.stopping = False
         self.kernels: set[Kernel] = set()  # every kernel ever run here (cleanup ends them)
@@ -180,6 +183,12 @@ class Context:
             finally:
                 del self.waiters[me]
 
+    def note_control_thread(self) -> None:
+        """Record a thread outside kernels that uses streams (holds ``cond``)."""
+        me = threading.current_thread()
+        if me is not self.control_thread and me not in self.helper_threads:
+            self.helper_threads = {t for t in self.helper_threads if t.is_alive()} | {me}
+
     def checkpoint(self, kernel: Kernel) -> None:
         """Called by a kernel's thread at each SVM operation: stop, end, or pause here."""
         state = kernel._svm
@@ -211,6 +220,7 @@ class Context:
         agents = [w.thread for p in self.procs.values() for w in p.workers if w.kernel is not None]
         if self.control_thread.is_alive():
             agents.append(self.control_thread)
+        agents.extend(t for t in self.helper_threads if t.is_alive() and t is not self.control_thread)
         for thread in self.waiters:
             if thread not in agents:
                 agents.append(thread)
@@ -237,8 +247,6 @@ class Context:
             lines.append(f"  - {self.describe_thread(thread)} {describe()}")
         if not self.waiters or list(self.waiters) == [me]:
             lines.append("  - no kernel is running that could write or read it")
-        if kernel is None or self.control_thread not in self.waiters:
-            pass
         lines.append(
             "Run the kernel that produces (or consumes) the stream first, push the data from "
             "control code, or end the stream with an EOS tag the reader checks."

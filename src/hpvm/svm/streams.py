@@ -190,7 +190,9 @@ def _ring(ctx: Context, s: Any, function: str, role: str) -> Ring:
             f"{function} on a stream that was never initialised, at {caller_line()}: call stream_init_* first",
         )
     kernel = current_kernel()
-    if kernel is not None:
+    if kernel is None:
+        ctx.note_control_thread()
+    else:
         ctx.checkpoint(kernel)
         if ctx.check:
             checks.kernel_uses_stream(ctx, kernel, s, role)
