@@ -388,3 +388,26 @@ def test_cleanup_stops_blocked_kernels_and_leaves_no_thread(computer):
     assert threading.active_count() == before + 2
     svm.cleanup()
     assert threading.active_count() == before
+
+
+def test_cleanup_names_a_work_function_that_never_calls_the_svm(computer, monkeypatch):
+    from hpvm.svm import runtime
+
+    monkeypatch.setattr(runtime, "STOP_TIMEOUT", 0.05)
+    release = threading.Event()
+    k = task_init(Task(), "PROC0", lambda k: release.wait(10))
+    svm.kernel_run(k)
+    try:
+        with pytest.raises(svm.SVMError, match=r"work functions on svm-PROC0-0 did not stop within"):
+            svm.cleanup()
+    finally:
+        release.set()
+    for thread in threading.enumerate():
+        if thread.name == "svm-PROC0-0":
+            thread.join(5)
+    assert not any(t.name.startswith("svm-") for t in threading.enumerate())
+
+
+def test_init_rejects_what_is_not_a_machine():
+    with pytest.raises(svm.SVMError, match="machine must be a Machine, a TOML file's path.*got int"):
+        svm.init(42)

@@ -130,6 +130,13 @@ def test_every_metadata_error_names_the_file_the_entry_and_the_key(tmp_path, edi
         assert fragment in message
 
 
+def test_a_link_cannot_end_at_itself_and_processors_are_required(tmp_path):
+    with pytest.raises(svm.SVMError, match=r"links\.PF: key 'ends': a link cannot end at itself"):
+        svm.load_machine(write(tmp_path, MINIMAL.replace('ends = ["P", "F"]', 'ends = ["P", "PF"]')))
+    with pytest.raises(svm.SVMError, match=r"machine\.toml: \[processors\]: required key missing"):
+        svm.load_machine(write(tmp_path, '[machine]\nname = "empty"\n'))
+
+
 def test_a_name_used_twice_is_an_error(tmp_path):
     path = write(tmp_path, MINIMAL + "\n[fifos.M]\ndepth = 1\nelement_size = 1\n")
     with pytest.raises(svm.SVMError, match=r"fifos\.M: the name 'M' is also used in \[memories\]"):

@@ -77,6 +77,10 @@ def test_predefined_init_arguments_are_checked(computer):
         svm.strided_gather_init(svm.StridedGather(), "DMA", b, s, 1, 1, 0, False)
     with pytest.raises(svm.SVMError, match="reach index 8, outside block b"):
         svm.strided_gather_init(svm.StridedGather(), "DMA", b, s, 3, 4, 1, False)
+    with pytest.raises(
+        svm.SVMError, match="strided_scatter_init: 2 elements in runs of 1, 3 apart, reach index 3"
+    ):
+        svm.strided_scatter_init(svm.StridedScatter(), "DMA", s, b, 2, 3, 1, False)
     with pytest.raises(svm.SVMError, match="elements_per_index must be a positive"):
         svm.indexed_gather_init(svm.IndexedGather(), "DMA", b, s, s, 1, 0, False)
 

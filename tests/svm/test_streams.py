@@ -89,7 +89,7 @@ def test_structs_and_fixed_length_arrays_are_elements(computer):
         svm.stream_push(t, "not numbers")
 
 
-@pytest.mark.parametrize("bad", [0, -2, True, object, np.dtype(object)])
+@pytest.mark.parametrize("bad", [0, -2, True, object, np.dtype(object), "not a dtype"])
 def test_bad_element_sizes_are_errors(computer, bad):
     with pytest.raises(svm.SVMError, match="element"):
         svm.stream_init_ram(svm.Stream(), "RAM", 0, 4, bad)
@@ -246,3 +246,20 @@ def test_a_helper_thread_that_uses_streams_counts_as_control_code(computer):
     thread.join(5)
     with pytest.raises(svm.SVMError, match="nothing can ever"):
         svm.stream_pop(s)  # the helper has ended: now nothing can
+
+
+def test_element_conversion_errors(computer):
+    raw = svm.Stream()
+    svm.stream_init_ram(raw, "RAM", 0, 8, 4)
+    svm.stream_push(raw, np.int32(5))  # any 4-byte value: its bytes
+    assert svm.stream_pop(raw) == np.int32(5).tobytes()
+    with pytest.raises(svm.SVMError, match="6 bytes is not a whole number of 4-byte elements"):
+        svm.stream_push_many(raw, np.zeros(3, np.int16))
+    vec = svm.Stream()
+    svm.stream_init_ram(vec, "RAM", 64, 8, np.dtype((np.int16, 3)))
+    with pytest.raises(svm.SVMError, match=r"need arrays ending in shape \(3,\), got \(2, 2\)"):
+        svm.stream_push_many(vec, np.zeros((2, 2)))
+    ints = svm.Stream()
+    svm.stream_init_ram(ints, "RAM", 128, 8, np.int32)
+    with pytest.raises(svm.SVMError, match="cannot convert the values to elements of type int32"):
+        svm.stream_push_many(ints, ["a", "b"])

@@ -11,6 +11,7 @@ a kernel; a waiter registers the predicate it waits for, so the decision is exac
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -299,7 +300,7 @@ class Context:
         if error is not None:
             state.error = error
 
-    def stop(self, timeout: float = 2.0) -> list[str]:
+    def stop(self, timeout: float) -> list[str]:
         """End every kernel and join every worker; names of threads that would not stop."""
         with self.cond:
             self.stopping = True
@@ -314,6 +315,7 @@ class Context:
 
 
 _context: Context | None = None
+STOP_TIMEOUT = 2.0  # seconds cleanup() waits for each processor thread
 _context_lock = threading.Lock()
 
 
@@ -334,8 +336,14 @@ def init(machine: Machine | str | None = None, check: bool = False) -> Machine:
 
     if machine is None:
         machine = this_computer()
-    elif not isinstance(machine, Machine):
+    elif isinstance(machine, str | os.PathLike):
         machine = load_machine(machine)
+    elif not isinstance(machine, Machine):
+        raise SVMError(
+            f"svm.init: machine must be a Machine, a TOML file's path, a shipped machine's name or None, "
+            f"got {type(machine).__name__}"
+        )
+    machine.control_processor  # noqa: B018 — a machine without one cannot run control code
     cleanup()
     with _context_lock:
         _context = Context(machine, check)
@@ -348,7 +356,7 @@ def cleanup() -> None:
     with _context_lock:
         ctx, _context = _context, None
     if ctx is not None:
-        stuck = ctx.stop()
+        stuck = ctx.stop(STOP_TIMEOUT)
         if stuck:
             raise SVMError(
                 f"svm.cleanup(): the work functions on {', '.join(stuck)} did not stop within 2 s; "
