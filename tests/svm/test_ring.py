@@ -60,3 +60,38 @@ def test_elements_sit_at_their_slot_of_the_circular_layout():
     ring.push(np.array([4, 5, 6], np.int32))  # wraps: slots 3, 0, 1
     assert memory.view(np.int32).tolist() == [5, 6, 3, 4]
     assert ring.peek(0, 4).tolist() == [3, 4, 5, 6]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(1, 7),
+    st.integers(1, 7),
+    st.integers(0, 20),
+    st.integers(0, 20),
+    st.data(),
+)
+def test_move_to_copies_bytes_between_rings_like_pop_then_push(cap_a, cap_b, shift_a, shift_b, data):
+    """``move_to`` (the Move kernel's direct copy) against pop + push, from random heads."""
+    a = Ring(np.zeros(cap_a * 4, np.uint8), cap_a, np.dtype(np.int32))
+    b = Ring(np.zeros(cap_b * 4, np.uint8), cap_b, np.dtype(np.float32))  # same size, other type
+    for ring, shift in ((a, shift_a), (b, shift_b)):  # rotate the heads
+        for _ in range(shift % ring.capacity):
+            ring.push(np.zeros(1, ring.dtype))
+            ring.pop(1)
+    stored_a = data.draw(st.integers(0, cap_a))
+    a.push(np.arange(1, stored_a + 1, dtype=np.int32), eos_last=data.draw(st.booleans()))
+    stored_b = data.draw(st.integers(0, cap_b))
+    b.push(np.full(stored_b, -1, np.float32))
+    n = data.draw(st.integers(0, min(a.count, b.space)))
+    expected_tags = [a.peek_eos(i) for i in range(a.count)][n:]
+    last = data.draw(st.booleans())
+    a.move_to(b, n, eos_last=last)
+    moved = b.peek(stored_b, n).view(np.int32).tolist() if n else []
+    assert moved == list(range(1, n + 1))
+    assert a.count == stored_a - n and b.count == stored_b + n
+    assert a.peek(0, a.count).tolist() == list(range(n + 1, stored_a + 1))
+    assert [a.peek_eos(i) for i in range(a.count)] == expected_tags
+    expected_b = [False] * b.count
+    if last and n:
+        expected_b[-1] = True
+    assert [b.peek_eos(i) for i in range(b.count)] == expected_b

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from . import checks
 from .blocks import Block
 from .errors import SVMError
 from .kernels import Kernel, kernel_init
@@ -95,15 +96,18 @@ class Move(Kernel):
                         f"{self.dest_str.name} ({dst.space} free)"
                     ),
                 )
-                limit = dst.space if remaining is None else min(dst.space, remaining)
-                values, reached = _take(ctx, self.src_str, src, limit, all_)
+                n = min(src.count, dst.space if remaining is None else min(dst.space, remaining))
+                reached = False
+                if all_:
+                    end = src.first_eos(n)
+                    if end >= 0:
+                        n, reached = end + 1, True
                 if remaining is not None:
-                    remaining -= len(values)
-                last = reached or remaining == 0
-                dst.push(
-                    values.view(dst.dtype.base).reshape((-1, *dst.dtype.shape)),
-                    eos_last=self.set_eos and last,
-                )
+                    remaining -= n
+                eos = self.set_eos and (reached or remaining == 0)
+                if ctx.check:
+                    checks.push_flags(self.dest_str, dst, n, eos)
+                src.move_to(dst, n, eos_last=eos)
                 ctx.cond.notify_all()
                 if reached:
                     break

@@ -16,13 +16,14 @@ class Ring:
     """A FIFO of fixed-size elements over ``buffer`` (1-D uint8, ``capacity * itemsize``
     bytes). ``head`` is the slot of the front element; ``count`` how many are stored."""
 
-    __slots__ = ("capacity", "count", "data", "dtype", "eos", "head", "pushed")
+    __slots__ = ("bytes", "capacity", "count", "data", "dtype", "eos", "head", "pushed")
 
     def __init__(self, buffer: np.ndarray, capacity: int, dtype: np.dtype):
         self.dtype = dtype
         self.capacity = capacity
         # A fixed-length array type (a subarray dtype) is stored as rows of its base type.
-        self.data = buffer[: capacity * dtype.itemsize].view(dtype.base).reshape((capacity, *dtype.shape))
+        self.bytes = buffer[: capacity * dtype.itemsize]
+        self.data = self.bytes.view(dtype.base).reshape((capacity, *dtype.shape))
         self.eos = np.zeros(capacity, dtype=np.bool_)
         self.head = 0
         self.count = 0
@@ -88,3 +89,35 @@ class Ring:
         self.head = (self.head + n) % self.capacity
         self.count -= n
         return values, tags
+
+    def move_to(self, dst: Ring, n: int, eos_last: bool = False) -> None:
+        """Pop ``n`` elements straight into ``dst`` (elements of the same size): byte-range
+        copies from one ring's memory to the other's, no intermediate array."""
+        size = self.dtype.itemsize
+        assert size == dst.dtype.itemsize and n <= self.count and n <= dst.space, "caller checks"
+        src_parts = self._segments(0, n)
+        dst_parts = dst._segments(dst.count, n)
+        i = j = 0
+        a, b = src_parts[0]
+        c, d = dst_parts[0]
+        while True:
+            k = min(b - a, d - c)
+            if k:
+                dst.bytes[c * size : (c + k) * size] = self.bytes[a * size : (a + k) * size]
+                dst.eos[c : c + k] = False
+                self.eos[a : a + k] = False
+            a, c = a + k, c + k
+            if a == b:
+                i += 1
+                if i == len(src_parts):
+                    break
+                a, b = src_parts[i]
+            if c == d:
+                j += 1
+                c, d = dst_parts[j]
+        self.head = (self.head + n) % self.capacity
+        self.count -= n
+        dst.count += n
+        dst.pushed += n
+        if n and eos_last:
+            dst.eos[(dst.head + dst.count - 1) % dst.capacity] = True
