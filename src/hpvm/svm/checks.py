@@ -182,7 +182,7 @@ def push_flags(s: Any, ring: Any, n: int, eos: bool) -> None:
             f"push onto stream {s.name} at {caller_line()}: it was declared STREAM_NEVER_WRAPS but "
             f"{ring.pushed + n} elements would have been pushed into its capacity of {ring.capacity}"
         )
-    if s.flags & STREAM_ONE_EOS and eos and ring.eos[:].any():
+    if s.flags & STREAM_ONE_EOS and eos and ring.has_eos():
         raise SVMError(
             f"push with EOS onto stream {s.name} at {caller_line()}: it was declared STREAM_ONE_EOS and "
             "already holds an EOS-tagged element"
