@@ -63,7 +63,7 @@ def _take(
         if end >= 0:
             n, reached = end + 1, True
     values, _ = ring.pop(n)
-    ctx.cond.notify_all()
+    ctx.notify()
     return values, reached
 
 
@@ -108,7 +108,7 @@ class Move(Kernel):
                 if ctx.check:
                     checks.push_flags(self.dest_str, dst, n, eos)
                 src.move_to(dst, n, eos_last=eos)
-                ctx.cond.notify_all()
+                ctx.notify()
                 if reached:
                     break
 

@@ -184,6 +184,12 @@ class Context:
             finally:
                 del self.waiters[me]
 
+    def notify(self) -> None:
+        """Wake the threads waiting in SVM operations after a stream changed (holds
+        ``cond``); nobody waiting, nothing to do — the common case on a busy stream."""
+        if self.waiters:
+            self.cond.notify_all()
+
     def note_control_thread(self) -> None:
         """Record a thread outside kernels that uses streams (holds ``cond``)."""
         me = threading.current_thread()

@@ -219,7 +219,7 @@ def _push_values(ctx: Context, streams: list[Stream], values: np.ndarray, eos: b
         for ring in rings:
             ring.push(values[done : done + k], eos_last=eos and last)
         done += k
-        ctx.cond.notify_all()
+        ctx.notify()
 
 
 def _fullest(streams: list[Stream]) -> Stream:
@@ -287,7 +287,7 @@ def stream_pop(s: Stream) -> Any:
         ring = _ring(ctx, s, "stream_pop", "reader")
         ctx.wait_until(lambda: ring.count > 0, _describe(s, "pop from"))
         values, _ = ring.pop(1)
-        ctx.cond.notify_all()
+        ctx.notify()
     return elements.value(values, ring.dtype)
 
 
@@ -304,7 +304,7 @@ def stream_pop_many(s: Stream, n: int) -> np.ndarray:
                 end = ring.first_eos(ring.count)
                 values, _ = ring.pop(ring.count if end < 0 else end + 1)
                 parts.append(values)
-                ctx.cond.notify_all()
+                ctx.notify()
                 if end >= 0:
                     break
         else:
@@ -316,7 +316,7 @@ def stream_pop_many(s: Stream, n: int) -> np.ndarray:
                 values, _ = ring.pop(min(ring.count, remaining))
                 parts.append(values)
                 remaining -= len(values)
-                ctx.cond.notify_all()
+                ctx.notify()
     if not parts:
         return np.empty((0, *ring.dtype.shape), ring.dtype.base)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
