@@ -53,9 +53,11 @@ from .runtime import (
     KERNEL_RUNNING,
     KERNEL_UNSTARTED,
     KERNEL_WAITING,
+    TraceEvent,
     cleanup,
     current_machine,
     init,
+    trace_events,
 )
 from .streams import (
     STREAM_LENGTH_ALL,
@@ -81,6 +83,7 @@ from .streams import (
     stream_push_multicast_with_eos,
     stream_push_with_eos,
 )
+from .trace import draw_trace
 
 __all__ = [
     "KERNEL_FINISHED",
@@ -114,6 +117,7 @@ __all__ = [
     "SVMError",
     "SVMRestrictionError",
     "Stream",
+    "TraceEvent",
     "StridedGather",
     "StridedScatter",
     "Zip",
@@ -125,6 +129,7 @@ __all__ = [
     "block_write",
     "cleanup",
     "current_machine",
+    "draw_trace",
     "indexed_gather_init",
     "indexed_scatter_init",
     "init",
@@ -160,5 +165,6 @@ __all__ = [
     "strided_gather_init",
     "strided_scatter_init",
     "this_computer",
+    "trace_events",
     "zip_init",
 ]

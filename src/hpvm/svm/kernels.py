@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import checks
+from . import checks, runtime
 from .errors import SVMError, SVMRestrictionError
 from .runtime import (
     KERNEL_FINISHED,
@@ -34,7 +34,7 @@ class KernelState:
     """What the runtime keeps about a kernel (on ``kernel._svm``; not part of the API)."""
 
     def __init__(self) -> None:
-        self.status = KERNEL_UNSTARTED
+        self._status = KERNEL_UNSTARTED
         self.proc: str | None = None
         self.work: Callable[[Any], None] | None = None
         self.scratch: Any = None
@@ -52,6 +52,17 @@ class KernelState:
         self.resources: frozenset[int] = frozenset()  # ids of the streams/blocks it was given
         self.previous_resources: frozenset[int] | None = None
         self.roles: list[tuple[Any, str]] = []  # (stream, "reader"/"writer") it holds (A7)
+
+    @property
+    def status(self) -> int:
+        return self._status
+
+    @status.setter
+    def status(self, value: int) -> None:
+        self._status = value
+        ctx = runtime._context
+        if ctx is not None and ctx.trace is not None:
+            ctx.record(self.name, self.proc, value)
 
     def readers_writers_clear(self, ctx: Context) -> None:
         for stream, role in self.roles:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -32,6 +33,15 @@ KERNEL_PAUSED = 3
 KERNEL_FINISHED = 4
 STATUS_NAMES = ("UNSTARTED", "WAITING", "RUNNING", "PAUSED", "FINISHED")
 LIVE = (KERNEL_WAITING, KERNEL_RUNNING, KERNEL_PAUSED)
+
+
+class TraceEvent(NamedTuple):
+    """A kernel entering a state, ``time`` seconds after ``svm.init`` (``trace=True``)."""
+
+    time: float
+    kernel: str
+    processor: str
+    status: str
 
 
 class KernelStop(BaseException):
@@ -111,9 +121,11 @@ class _ProcRuntime:
 class Context:
     """The state of one initialised SVM (see the module docstring)."""
 
-    def __init__(self, machine: Machine, check: bool):
+    def __init__(self, machine: Machine, check: bool, trace: bool = False):
         self.machine = machine
         self.check = check
+        self.trace: list[TraceEvent] | None = [] if trace else None
+        self.t0 = time.perf_counter()
         self.control = machine.control_processor
         self.cond = threading.Condition(threading.Lock())
         self.buffers: dict[str, np.ndarray] = {}
@@ -183,6 +195,13 @@ class Context:
                 self.cond.wait()
             finally:
                 del self.waiters[me]
+
+    def record(self, kernel: str, processor: str | None, status: int) -> None:
+        """Add a trace event (``trace=True`` only; under ``cond`` or from control code)."""
+        if self.trace is not None:
+            self.trace.append(
+                TraceEvent(time.perf_counter() - self.t0, kernel, processor or "", STATUS_NAMES[status])
+            )
 
     def notify(self) -> None:
         """Wake the threads waiting in SVM operations after a stream changed (holds
@@ -321,6 +340,7 @@ class Context:
 
 
 _context: Context | None = None
+_last_trace: list[TraceEvent] | None = None  # the trace of the last cleaned-up run
 STOP_TIMEOUT = 2.0  # seconds cleanup() waits for each processor thread
 _context_lock = threading.Lock()
 
@@ -333,10 +353,11 @@ def context() -> Context:
     return ctx
 
 
-def init(machine: Machine | str | None = None, check: bool = False) -> Machine:
+def init(machine: Machine | str | None = None, check: bool = False, trace: bool = False) -> Machine:
     """Start the SVM on ``machine`` (a ``Machine``, a TOML path, a shipped machine's name,
-    or None for "this computer"); ``check=True`` turns on the assertion mode. Returns the
-    machine. A second ``init`` cleans up the first."""
+    or None for "this computer"); ``check=True`` turns on the assertion mode; ``trace=True``
+    records every kernel state change (``svm.trace_events()``, ``svm.draw_trace(path)``).
+    Returns the machine. A second ``init`` cleans up the first."""
     global _context
     from .machine import load_machine, this_computer
 
@@ -352,22 +373,36 @@ def init(machine: Machine | str | None = None, check: bool = False) -> Machine:
     machine.control_processor  # noqa: B018 — a machine without one cannot run control code
     cleanup()
     with _context_lock:
-        _context = Context(machine, check)
+        _context = Context(machine, check, trace)
     return machine
 
 
 def cleanup() -> None:
     """Stop every kernel and processor thread and free the memories. Safe to call twice."""
-    global _context
+    global _context, _last_trace
     with _context_lock:
         ctx, _context = _context, None
     if ctx is not None:
+        if ctx.trace is not None:
+            _last_trace = ctx.trace
         stuck = ctx.stop(STOP_TIMEOUT)
         if stuck:
             raise SVMError(
-                f"svm.cleanup(): the work functions on {', '.join(stuck)} did not stop within 2 s; "
+                f"svm.cleanup(): the work functions on {', '.join(stuck)} did not stop within {STOP_TIMEOUT:g} s; "
                 "a work function that loops without calling any svm function cannot be interrupted"
             )
+
+
+def trace_events() -> list[TraceEvent]:
+    """The kernel state changes recorded since ``svm.init(..., trace=True)`` (after
+    ``svm.cleanup()``: those of the last traced run), in order."""
+    ctx = _context
+    if ctx is not None and ctx.trace is not None:
+        with ctx.cond:
+            return list(ctx.trace)
+    if ctx is None and _last_trace is not None:
+        return list(_last_trace)
+    raise SVMError("no trace: start the SVM with svm.init(machine, trace=True) to record kernel states")
 
 
 def current_machine() -> Machine:
