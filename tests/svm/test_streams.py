@@ -221,6 +221,13 @@ def test_stream_flags_hints_are_checked_in_assertion_mode(tiled):
         svm.stream_push_with_eos(t, 2)
 
 
+def test_an_empty_stream_is_still_true(computer):
+    s = svm.Stream()
+    assert s and len(s) == 0 and "not initialised" in repr(s)
+    svm.stream_init_ram(s, "RAM", 0, 4, np.int32)
+    assert s and len(s) == 0 and "0/4" in repr(s)
+
+
 def test_svm_errors_are_hpvm_errors():
     assert issubclass(svm.SVMError, HPVMError) and issubclass(svm.SVMRestrictionError, svm.SVMError)
 

@@ -51,6 +51,11 @@ class Stream:
         """Elements stored now (an extension: the seed has no such query)."""
         return self._ring.count if self._ring is not None else 0
 
+    def __bool__(self) -> bool:
+        """A stream is a variable, never false (not even when empty): ``if k.in_:`` tests
+        that a member is set, as a pointer test would in C."""
+        return True
+
     def __repr__(self) -> str:
         if self._ring is None:
             return f"<Stream {self.name} (not initialised)>"
