@@ -132,7 +132,7 @@ def on_run(ctx: Context, k: Kernel, resources: list[Any]) -> None:
                 f"kernel_run({state.name}) at {caller_line()}: its {_kind(obj)} {obj.name} was never initialised; "
                 "call its init function before running the kernel",
             )
-        _location_reached(ctx, k, obj, f"kernel_run({state.name})")
+        _location_reached(ctx, k, obj, f"kernel_run({state.name}) at {caller_line()}")
     if state.previous_resources is not None:
         now = frozenset(id(r) for r in resources)
         if now != state.previous_resources:
