@@ -292,6 +292,14 @@ def cmd_verify(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_svm_machine(ns: argparse.Namespace) -> int:
+    from . import svm
+    from .svm.describe import describe
+
+    print(describe(svm.this_computer() if ns.machine == "this" else svm.load_machine(ns.machine)))
+    return 0
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
@@ -342,6 +350,12 @@ def build_parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="check a program against the HPVM rules")
     common(verify)
     verify.set_defaults(func=cmd_verify)
+
+    svm_cmd = sub.add_parser("svm", help="the Streaming Virtual Machine (docs/svm.md)")
+    svm_sub = svm_cmd.add_subparsers(dest="svm_command", required=True)
+    machine = svm_sub.add_parser("machine", help="check a machine metadata file and print what it declares")
+    machine.add_argument("machine", help="a TOML file, a shipped machine's name (pca_tiled), or 'this'")
+    machine.set_defaults(func=cmd_svm_machine)
     return parser
 
 
