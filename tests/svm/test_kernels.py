@@ -411,3 +411,41 @@ def test_cleanup_names_a_work_function_that_never_calls_the_svm(computer, monkey
 def test_init_rejects_what_is_not_a_machine():
     with pytest.raises(svm.SVMError, match="machine must be a Machine, a TOML file's path.*got int"):
         svm.init(42)
+
+
+def test_objects_from_before_the_last_init_must_be_initialised_again(computer):
+    s, b, k = svm.Stream(), svm.Block(), Task()
+    svm.stream_init_ram(s, "RAM", 0, 4, np.int32)
+    svm.block_init(b, "RAM", 64, 4, np.int32)
+    task_init(k, "PROC1", lambda k: svm.stream_pop(k.src), src=s)
+    svm.kernel_run(k)
+    queued = task_init(Task(), "PROC1", lambda k: None)
+    svm.kernel_run(queued)  # WAITING behind k
+    svm.init(svm.this_computer(cores=1), check=True)
+    assert svm.kernel_get_status(k) == svm.KERNEL_FINISHED  # ended by the cleanup
+    assert svm.kernel_get_status(queued) == svm.KERNEL_FINISHED
+    with pytest.raises(svm.SVMError, match="stream s was initialised before the last svm.init"):
+        svm.stream_push(s, 1)
+    with pytest.raises(svm.SVMError, match="block b was initialised before the last svm.init"):
+        svm.block_read(b, 0)
+    with pytest.raises(svm.SVMError, match="kernel k was initialised before the last svm.init"):
+        svm.kernel_run(k)
+    with pytest.raises(svm.SVMError, match="kernel k was initialised before the last svm.init"):
+        svm.kernel_wait(k)
+    # Initialised again on the new machine: no B2 against the old machine's locations.
+    svm.stream_init_ram(s, "RAM", 0, 4, np.float32)
+    task_init(k, "PROC0", lambda k: svm.stream_push(k.src, 1.5), src=s)
+    svm.kernel_run(k)
+    svm.kernel_wait(k)
+    assert svm.stream_pop(s) == 1.5
+
+
+def test_a_work_function_that_exits_is_a_failed_kernel(computer):
+    def work(k):
+        raise SystemExit(3)
+
+    k = Task()
+    task_init(k, "PROC0", work)
+    svm.kernel_run(k)
+    with pytest.raises(svm.SVMError, match=r"kernel k .*raised SystemExit: 3"):
+        svm.kernel_wait(k)

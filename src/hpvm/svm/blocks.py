@@ -26,6 +26,7 @@ class Block:
         self.data: np.ndarray | None = None  # the elements, a view of the memory
         self._signature: tuple[str, str, int] | None = None
         self._init_line = ""
+        self._ctx: Any = None  # the svm.init() it was initialised under
 
     def __repr__(self) -> str:
         if self.data is None:
@@ -48,6 +49,8 @@ def block_init(b: Block, ram_location: str, address: int, capacity: int, element
         )
     with ctx.cond:
         name = b.name = user_name(b, b.name)
+        if b._ctx is not ctx:  # a new svm.init(): nothing to compare with (B2)
+            b._signature = None
         if ctx.check:
             checks.init_checks(ctx, b, "block_init", (ram_location, str(dtype), 0))
         region = ctx.region(ram_location, int(address), int(capacity) * dtype.itemsize, f"block_init({name})")
@@ -60,6 +63,7 @@ def block_init(b: Block, ram_location: str, address: int, capacity: int, element
         )
         b.data = region.view(dtype.base).reshape((int(capacity), *dtype.shape))
         b._signature = (ram_location, str(dtype), 0)
+        b._ctx = ctx
         b._init_line = caller_line()
 
 
@@ -76,9 +80,14 @@ def _checked(b: Any, index: int, function: str) -> np.ndarray:
             f"{function}({b.name}, {index}) at {caller_line()}: index out of bounds: block {b.name} holds "
             f"{b.capacity} elements (indices 0 to {b.capacity - 1})"
         )
+    ctx = context()
+    if b._ctx is not ctx:
+        raise SVMError(
+            f"{function}: block {b.name} was initialised before the last svm.init() (at {b._init_line}); "
+            "initialise it again on the machine in use"
+        )
     kernel = current_kernel()
     if kernel is not None:
-        ctx = context()
         with ctx.cond:
             ctx.checkpoint(kernel)
             if ctx.check:

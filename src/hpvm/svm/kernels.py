@@ -52,6 +52,7 @@ class KernelState:
         self.resources: frozenset[int] = frozenset()  # ids of the streams/blocks it was given
         self.previous_resources: frozenset[int] | None = None
         self.roles: list[tuple[Any, str]] = []  # (stream, "reader"/"writer") it holds (A7)
+        self.ctx: Context | None = None  # the svm.init() it was initialised under
 
     @property
     def status(self) -> int:
@@ -103,6 +104,7 @@ def _state(k: Any, function: str) -> KernelState:
 
 def _need_init(ctx: Context, k: Kernel, function: str) -> KernelState:
     state = _state(k, function)
+    _same_init(ctx, state, function)
     if not state.initialised:
         raise SVMRestrictionError(
             "B1",
@@ -110,6 +112,14 @@ def _need_init(ctx: Context, k: Kernel, function: str) -> KernelState:
             "call kernel_init (or the kernel's *_init) first",
         )
     return state
+
+
+def _same_init(ctx: Context, state: KernelState, function: str) -> None:
+    if state.initialised and state.ctx is not ctx:
+        raise SVMError(
+            f"{function}: kernel {state.name} was initialised before the last svm.init() (at {state.init_line}); "
+            "initialise it again on the machine in use"
+        )
 
 
 def _control_only(ctx: Context, function: str, k: Kernel | None = None) -> None:
@@ -143,6 +153,8 @@ def kernel_init(
             f"kernel_init: work must be a function taking the kernel, got {work!r} (at {caller_line()})"
         )
     proc = _processor(ctx, proc_location, type(k).kind, "kernel_init")
+    if state.ctx is not ctx:  # a new svm.init(): a new machine, nothing to compare with (B2, B3)
+        state.initialised, state.resources, state.previous_resources = False, frozenset(), None
     if ctx.check:
         checks.b6_not_recursive("kernel_init")
         if state.initialised and state.proc != proc.name:
@@ -167,6 +179,7 @@ def kernel_init(
     state.pause_requested = state.end_requested = state.started = False
     state.error = None
     state.initialised = True
+    state.ctx = ctx
     state.init_line = caller_line()
 
 
@@ -321,6 +334,7 @@ def kernel_wait(k: Kernel) -> None:
     its work function is raised here as an ``SVMError`` naming the kernel."""
     ctx = context()
     state = _state(k, "kernel_wait")
+    _same_init(ctx, state, "kernel_wait")
     _control_only(ctx, "kernel_wait", k)
     if state.status == KERNEL_UNSTARTED:
         return
@@ -335,6 +349,8 @@ def kernel_wait_multiple(*ks: Kernel) -> None:
     ctx = context()
     _control_only(ctx, "kernel_wait_multiple")
     states = [_state(k, "kernel_wait_multiple") for k in ks]
+    for state in states:
+        _same_init(ctx, state, "kernel_wait_multiple")
     live = [s for s in states if s.status != KERNEL_UNSTARTED]
     if not live:
         return

@@ -86,8 +86,8 @@ class _Worker:
                 state.work(kernel)
             except KernelStop:
                 pass
-            except Exception as exc:  # reported at kernel_wait, naming the kernel
-                error = exc
+            except BaseException as exc:  # reported at kernel_wait, naming the kernel (even SystemExit:
+                error = exc  # a thread that died here would leave its kernel RUNNING for ever)
             finally:
                 _tls.kernel = None
             with ctx.cond:
@@ -336,6 +336,10 @@ class Context:
                 worker.thread.join(timeout)
                 if worker.thread.is_alive():
                     stuck.append(worker.thread.name)
+        with self.cond:  # kernels still queued (WAITING, or PAUSED before starting) end here
+            for proc in self.procs.values():
+                for kernel in list(proc.queue):
+                    self.finish(kernel, None)
         return stuck
 
 

@@ -42,6 +42,7 @@ class Stream:
         self._init_line = ""
         self._readers: dict[int, Any] = {}
         self._writers: dict[int, Any] = {}
+        self._ctx: Context | None = None  # the svm.init() it was initialised under
 
     @property
     def capacity(self) -> int:
@@ -71,9 +72,12 @@ def _begin_init(ctx: Context, s: Any, function: str, location: str, dtype: np.dt
     if not isinstance(flags, int) or flags & ~_ALL_FLAGS:
         raise SVMError(f"{function}: flags {flags!r} are not a combination of the STREAM_* flags")
     s.name = user_name(s, s.name)
+    if s._ctx is not ctx:  # a new svm.init(): a new machine, nothing to compare with (B2)
+        s._signature = None
     if ctx.check:
         checks.init_checks(ctx, s, function, (location, str(dtype), flags))
     s._signature = (location, str(dtype), flags)
+    s._ctx = ctx
     s._init_line = caller_line()
     s.location, s.flags, s.dtype = location, flags, dtype
 
@@ -193,6 +197,11 @@ def _ring(ctx: Context, s: Any, function: str, role: str) -> Ring:
         raise SVMRestrictionError(
             "B1",
             f"{function} on a stream that was never initialised, at {caller_line()}: call stream_init_* first",
+        )
+    if s._ctx is not ctx:
+        raise SVMError(
+            f"{function}: stream {s.name} was initialised before the last svm.init() (at {s._init_line}); "
+            "initialise it again on the machine in use"
         )
     kernel = current_kernel()
     if kernel is None:
