@@ -212,6 +212,7 @@ def kernel_add_dependence(k: Kernel, depends_on: Kernel) -> None:
     ctx = context()
     state = _need_init(ctx, k, "kernel_add_dependence")
     other = _state(depends_on, "kernel_add_dependence")
+    _same_init(ctx, other, "kernel_add_dependence")
     _control_only(ctx, "kernel_add_dependence", k)
     if state.status != KERNEL_UNSTARTED:
         raise SVMError(
