@@ -432,6 +432,9 @@ def test_objects_from_before_the_last_init_must_be_initialised_again(computer):
         svm.kernel_run(k)
     with pytest.raises(svm.SVMError, match="kernel k was initialised before the last svm.init"):
         svm.kernel_wait(k)
+    fresh = task_init(Task(), "PROC0", lambda k: None)
+    with pytest.raises(svm.SVMError, match="kernel k was initialised before the last svm.init"):
+        svm.kernel_add_dependence(fresh, k)
     # Initialised again on the new machine: no B2 against the old machine's locations.
     svm.stream_init_ram(s, "RAM", 0, 4, np.float32)
     task_init(k, "PROC0", lambda k: svm.stream_push(k.src, 1.5), src=s)
