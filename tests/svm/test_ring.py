@@ -14,6 +14,7 @@ ops = st.lists(
     st.one_of(
         st.tuples(st.just("push"), st.integers(0, 9), st.booleans()),
         st.tuples(st.just("pop"), st.integers(1, 9), st.just(False)),
+        st.tuples(st.just("discard"), st.integers(1, 9), st.just(False)),
         st.tuples(st.just("peek"), st.integers(0, 9), st.just(False)),
     ),
     max_size=60,
@@ -40,9 +41,14 @@ def test_random_push_pop_peek_sequences_match_a_deque(capacity, operations):
             expected = [model.popleft() for _ in range(n)]
             assert values.tolist() == [v for v, _ in expected]
             assert tags.tolist() == [t for _, t in expected]
+        elif op == "discard":
+            n = min(n, len(model))
+            ring.discard(n)
+            for _ in range(n):
+                model.popleft()
         elif model:
             i = n % len(model)
-            assert int(ring.peek(i, 1)[0]) == model[i][0]
+            assert int(ring.peek(i, 1)[0]) == model[i][0] == int(ring.get(i))
             assert ring.peek_eos(i) == model[i][1]
         assert ring.count == len(model) and ring.space == capacity - len(model)
         tagged = [i for i, (_, t) in enumerate(model) if t]

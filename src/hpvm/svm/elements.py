@@ -82,6 +82,11 @@ def many(values: Any, dtype: np.dtype, where: str) -> np.ndarray:
     return arr.reshape(-1)
 
 
+def item_value(item: Any, dtype: np.dtype) -> Any:
+    """One element (from ``Ring.get``) as a Python-facing value (``bytes`` for opaque ones)."""
+    return item.tobytes() if _is_raw(dtype) else item
+
+
 def value(arr: np.ndarray, dtype: np.dtype) -> Any:
     """One popped element as a Python-facing value (``bytes`` for opaque elements)."""
     item = arr[0]

@@ -105,6 +105,18 @@ class Ring:
         self.count -= n
         self.popped += n
 
+    def get(self, index: int) -> object:
+        """A copy of the element at logical position ``index`` (the one-element fast path of
+        ``peek``: a NumPy scalar, a record or a row)."""
+        item = self.data[(self.head + index) % self.capacity]
+        return item.copy() if isinstance(item, np.ndarray | np.void) else item
+
+    def discard(self, n: int) -> None:
+        """Remove ``n`` elements from the front, values unread."""
+        if self.tags:
+            self._drop_tags(n)
+        self._advance(n)
+
     def pop(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """Remove ``n`` elements from the front: (values, their EOS tags)."""
         values = self.peek(0, n)

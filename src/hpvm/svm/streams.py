@@ -8,6 +8,7 @@ polling) and raises an ``SVMError`` if nothing can ever un-stall it. The bulk fo
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -205,7 +206,8 @@ def _ring(ctx: Context, s: Any, function: str, role: str) -> Ring:
         )
     kernel = current_kernel()
     if kernel is None:
-        ctx.note_control_thread()
+        if threading.current_thread() is not ctx.control_thread:
+            ctx.note_control_thread()
     else:
         ctx.checkpoint(kernel)
         if ctx.check:
@@ -227,7 +229,8 @@ def _push_values(ctx: Context, streams: list[Stream], values: np.ndarray, eos: b
         for s, ring in zip(streams, rings):
             checks.push_flags(s, ring, n, eos)
     while done < n:
-        ctx.wait_until(lambda: all(r.space > 0 for r in rings), _describe(_fullest(streams), "push onto"))
+        if not all(r.space > 0 for r in rings):
+            ctx.wait_until(lambda: all(r.space > 0 for r in rings), _describe(_fullest(streams), "push onto"))
         k = min(min(r.space for r in rings), n - done)
         last = done + k == n
         for ring in rings:
@@ -299,10 +302,12 @@ def stream_pop(s: Stream) -> Any:
     ctx = context()
     with ctx.cond:
         ring = _ring(ctx, s, "stream_pop", "reader")
-        ctx.wait_until(lambda: ring.count > 0, _describe(s, "pop from"))
-        values, _ = ring.pop(1)
+        if not ring.count:
+            ctx.wait_until(lambda: ring.count > 0, _describe(s, "pop from"))
+        item = ring.get(0)
+        ring.discard(1)
         ctx.notify()
-    return elements.value(values, ring.dtype)
+    return elements.item_value(item, ring.dtype)
 
 
 def stream_pop_many(s: Stream, n: int) -> np.ndarray:
@@ -347,7 +352,8 @@ def _peek_ring(ctx: Context, s: Stream, n: int, function: str) -> Ring:
             f"{function}({s.name}, {n}) at {caller_line()}: index must be in [0, {ring.capacity}) — the stream holds "
             f"at most {ring.capacity} elements, so index {n} could never be available"
         )
-    ctx.wait_until(lambda: ring.count > n, _describe(s, f"peek element {n} of"))
+    if ring.count <= n:
+        ctx.wait_until(lambda: ring.count > n, _describe(s, f"peek element {n} of"))
     return ring
 
 
@@ -357,8 +363,8 @@ def stream_peek(s: Stream, n: int) -> Any:
     ctx = context()
     with ctx.cond:
         ring = _peek_ring(ctx, s, n, "stream_peek")
-        values = ring.peek(int(n), 1)
-    return elements.value(values, ring.dtype)
+        item = ring.get(int(n))
+    return elements.item_value(item, ring.dtype)
 
 
 def stream_peek_eos(s: Stream, n: int) -> bool:
