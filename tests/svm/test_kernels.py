@@ -452,3 +452,29 @@ def test_a_work_function_that_exits_is_a_failed_kernel(computer):
     svm.kernel_run(k)
     with pytest.raises(svm.SVMError, match=r"kernel k .*raised SystemExit: 3"):
         svm.kernel_wait(k)
+
+
+def test_kernels_that_compare_equal_are_still_different_kernels(computer):
+    """A kernel type written as a dataclass (like the seed's structs) compares by value;
+    the runtime keeps kernels apart by identity."""
+    from dataclasses import dataclass
+
+    @dataclass
+    class Scale(svm.Kernel):
+        factor: int = 2
+
+    gate = ram_stream(0)
+    a, b = Scale(), Scale()
+    assert a == b
+    svm.kernel_init(a, "PROC0", None, lambda k: svm.stream_pop(gate))
+    svm.kernel_init(b, "PROC0", None, lambda k: None)
+    svm.kernel_run(a)
+    svm.kernel_run(b)  # equal to a, but another kernel: it waits for PROC0
+    assert svm.kernel_get_status(b) == svm.KERNEL_WAITING
+    svm.kernel_pause(b)
+    svm.stream_push(gate, 1)
+    svm.kernel_wait(a)
+    assert svm.kernel_get_status(b) == svm.KERNEL_PAUSED
+    svm.kernel_run(b)
+    svm.kernel_wait(b)
+    assert svm.kernel_get_status(b) == svm.KERNEL_FINISHED

@@ -44,7 +44,7 @@ def init_checks(ctx: Context, obj: Any, function: str, signature: tuple[str, str
             f"{function}({name}) called from the work function of kernel {running._svm.name} ({caller_line()}); "
             "initialisation functions belong in control code",
         )
-    for kernel in ctx.kernels:
+    for kernel in ctx.kernels.values():
         state = kernel._svm
         touched = any(held is obj for held, _ in state.roles)
         if state.status in LIVE and (id(obj) in state.resources or touched):

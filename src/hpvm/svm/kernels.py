@@ -26,6 +26,8 @@ from .runtime import (
     KernelStop,
     context,
     current_kernel,
+    drop,
+    holds,
 )
 from .where import caller_line, user_name
 
@@ -255,11 +257,11 @@ def kernel_run(k: Kernel) -> None:
             state.resources = frozenset(id(r) for r in resources)
             state.runs += 1
             state.status = KERNEL_WAITING
-            ctx.kernels.add(k)
+            ctx.kernels[id(k)] = k
             ctx.procs[state.proc].queue.append(k)
             ctx.schedule()
         elif state.status == KERNEL_PAUSED:
-            if state.started or k in ctx.procs[state.proc].held:
+            if state.started or holds(ctx.procs[state.proc].held, k):
                 state.status = KERNEL_RUNNING
             else:
                 state.status = KERNEL_WAITING
@@ -288,7 +290,7 @@ def kernel_pause(k: Kernel) -> None:
             state.pause_requested = True
             ctx.cond.notify_all()
         elif state.status == KERNEL_WAITING:
-            ctx.procs[state.proc].queue.remove(k)
+            drop(ctx.procs[state.proc].queue, k)
             state.status = KERNEL_PAUSED
             ctx.cond.notify_all()
 
@@ -302,7 +304,7 @@ def kernel_end(k: Kernel) -> None:
         raise KernelStop()
     _control_only(ctx, "kernel_end", k)
     with ctx.cond:
-        if state.status in (KERNEL_RUNNING, KERNEL_PAUSED) and k in ctx.procs[state.proc].held:
+        if state.status in (KERNEL_RUNNING, KERNEL_PAUSED) and holds(ctx.procs[state.proc].held, k):
             state.end_requested = True
         elif state.status != KERNEL_FINISHED:
             if state.status == KERNEL_UNSTARTED:

@@ -56,6 +56,19 @@ class KernelStop(BaseException):
 _tls = threading.local()
 
 
+def holds(items: list[Kernel], kernel: Kernel) -> bool:
+    """``kernel in items`` by identity."""
+    return any(item is kernel for item in items)
+
+
+def drop(items: list[Kernel], kernel: Kernel) -> None:
+    """Remove ``kernel`` from ``items`` by identity (if there)."""
+    for i, item in enumerate(items):
+        if item is kernel:
+            del items[i]
+            return
+
+
 def current_kernel() -> Kernel | None:
     """The kernel whose work function runs on this thread (None in control code)."""
     return getattr(_tls, "kernel", None)
@@ -137,7 +150,9 @@ class Context:
         self.helper_threads: set[threading.Thread] = set()
         self.waiters: dict[threading.Thread, tuple[Callable[[], bool], Callable[[], str]]] = {}
         self.stopping = False
-        self.kernels: set[Kernel] = set()  # every kernel ever run here (cleanup ends them)
+        # Every kernel ever run here, by id: kernels compare by identity everywhere, since a
+        # user's kernel type may define __eq__ (a dataclass does).
+        self.kernels: dict[int, Kernel] = {}
 
     # -- memories ------------------------------------------------------------------------
 
@@ -305,7 +320,7 @@ class Context:
                 worker = proc.idle_worker()
                 if worker is None:
                     break
-                proc.queue.remove(kernel)
+                drop(proc.queue, kernel)
                 proc.held.append(kernel)
                 kernel._svm.status = KERNEL_RUNNING
                 worker.kernel = kernel
@@ -314,10 +329,8 @@ class Context:
     def finish(self, kernel: Kernel, error: BaseException | None) -> None:
         state = kernel._svm
         proc = self.procs[state.proc]
-        if kernel in proc.held:
-            proc.held.remove(kernel)
-        if kernel in proc.queue:
-            proc.queue.remove(kernel)
+        drop(proc.held, kernel)
+        drop(proc.queue, kernel)
         state.status = KERNEL_FINISHED
         state.finished_runs = state.runs
         state.end_requested = state.pause_requested = False
