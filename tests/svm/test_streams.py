@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from hpvm import HPVMError, svm
+from hpvm.svm import runtime as svm_runtime
 
 
 def test_svm_functions_before_init_say_to_call_init():
@@ -270,3 +271,25 @@ def test_element_conversion_errors(computer):
     svm.stream_init_ram(ints, "RAM", 128, 8, np.int32)
     with pytest.raises(svm.SVMError, match="cannot convert the values to elements of type int32"):
         svm.stream_push_many(ints, ["a", "b"])
+
+
+def test_cleanup_wakes_a_control_thread_waiting_in_a_pop(computer):
+    s = svm.Stream()
+    svm.stream_init_ram(s, "RAM", 0, 4, np.int32)
+    errors: list[BaseException] = []
+
+    def helper():
+        try:
+            svm.stream_pop(s)  # waits: the main thread is alive and might push
+        except svm.SVMError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=helper)
+    thread.start()
+    deadline = time.monotonic() + 5
+    while not svm_runtime.context().waiters and time.monotonic() < deadline:  # the helper waits
+        time.sleep(0.001)
+    svm.cleanup()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert len(errors) == 1 and "cleaned up while control code waited" in str(errors[0])
