@@ -296,7 +296,10 @@ def cmd_svm_machine(ns: argparse.Namespace) -> int:
     from . import svm
     from .svm.describe import describe
 
-    print(describe(svm.this_computer() if ns.machine == "this" else svm.load_machine(ns.machine)))
+    machine = svm.this_computer() if ns.machine == "this" else svm.load_machine(ns.machine)
+    print(describe(machine))
+    if ns.output:
+        print(f"picture: {svm.draw_machine(machine, ns.output)}")
     return 0
 
 
@@ -355,6 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     svm_sub = svm_cmd.add_subparsers(dest="svm_command", required=True)
     machine = svm_sub.add_parser("machine", help="check a machine metadata file and print what it declares")
     machine.add_argument("machine", help="a TOML file, a shipped machine's name (pca_tiled), or 'this'")
+    machine.add_argument("-o", "--output", help="also draw it: out.png / out.svg / out.pdf")
     machine.set_defaults(func=cmd_svm_machine)
     return parser
 

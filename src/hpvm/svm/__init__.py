@@ -35,6 +35,7 @@ from .machine import (
     this_computer,
 )
 from .memory import memory_view
+from .picture import draw_machine
 from .predefined import (
     IndexedGather,
     IndexedScatter,
@@ -129,6 +130,7 @@ __all__ = [
     "block_write",
     "cleanup",
     "current_machine",
+    "draw_machine",
     "draw_trace",
     "indexed_gather_init",
     "indexed_scatter_init",
