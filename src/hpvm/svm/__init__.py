@@ -48,16 +48,19 @@ from .predefined import (
     strided_gather_init,
     strided_scatter_init,
 )
+from .program import draw_program
 from .runtime import (
     KERNEL_FINISHED,
     KERNEL_PAUSED,
     KERNEL_RUNNING,
     KERNEL_UNSTARTED,
     KERNEL_WAITING,
+    ProgramUse,
     TraceEvent,
     cleanup,
     current_machine,
     init,
+    program_uses,
     trace_events,
 )
 from .streams import (
@@ -115,6 +118,7 @@ __all__ = [
     "OBlock",
     "OStream",
     "Processor",
+    "ProgramUse",
     "SVMError",
     "SVMRestrictionError",
     "Stream",
@@ -131,6 +135,7 @@ __all__ = [
     "cleanup",
     "current_machine",
     "draw_machine",
+    "draw_program",
     "draw_trace",
     "indexed_gather_init",
     "indexed_scatter_init",
@@ -147,6 +152,7 @@ __all__ = [
     "load_machine",
     "memory_view",
     "move_init",
+    "program_uses",
     "register_black_box",
     "rle_init",
     "shipped_machines",

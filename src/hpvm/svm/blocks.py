@@ -87,11 +87,12 @@ def _checked(b: Any, index: int, function: str) -> np.ndarray:
             "initialise it again on the machine in use"
         )
     kernel = current_kernel()
-    if kernel is not None:
-        with ctx.cond:
+    with ctx.cond:
+        if kernel is not None:
             ctx.checkpoint(kernel)
             if ctx.check:
                 checks.kernel_reaches(ctx, kernel, b, function)
+        ctx.observe(b, "block", "writer" if function == "block_write" else "reader", kernel)
     return b.data
 
 

@@ -258,6 +258,7 @@ def kernel_run(k: Kernel) -> None:
             state.runs += 1
             state.status = KERNEL_WAITING
             ctx.kernels[id(k)] = k
+            ctx.program_kernels[state.name] = state.proc
             ctx.procs[state.proc].queue.append(k)
             ctx.schedule()
         elif state.status == KERNEL_PAUSED:

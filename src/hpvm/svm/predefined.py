@@ -149,6 +149,7 @@ class StridedScatter(Kernel):
         ctx = context()
         block = self.dest_block
         with ctx.cond:
+            ctx.observe(block, "block", "writer", self)
             src = _ring(ctx, self.src_str, "StridedScatter", "reader")
             all_ = self.length == STREAM_LENGTH_ALL
             done = 0
@@ -215,6 +216,7 @@ class StridedGather(Kernel):
         )
         idx = _strided_indices(0, n, self.src_stride, self.elements_per_stride)
         with ctx.cond:
+            ctx.observe(block, "block", "reader", self)
             dst = _ring(ctx, self.dest_str, "StridedGather", "writer")
             values = block.data[idx].view(dst.dtype.base).reshape((-1, *dst.dtype.shape))
             _push_values(ctx, [self.dest_str], values, self.set_eos, "StridedGather")
@@ -279,6 +281,7 @@ class IndexedScatter(Kernel):
         block, per = self.dest_block, self.elements_per_index
         who = f"IndexedScatter {self._svm.name}"
         with ctx.cond:
+            ctx.observe(block, "block", "writer", self)
             src = _ring(ctx, self.src_str, "IndexedScatter", "reader")
             ind = _ring(ctx, self.index_str, "IndexedScatter", "reader")
             _check_index_stream(ind, self.index_str, who)
@@ -338,6 +341,7 @@ class IndexedGather(Kernel):
         block, per = self.src_block, self.elements_per_index
         who = f"IndexedGather {self._svm.name}"
         with ctx.cond:
+            ctx.observe(block, "block", "reader", self)
             ind = _ring(ctx, self.index_str, "IndexedGather", "reader")
             dst = _ring(ctx, self.dest_str, "IndexedGather", "writer")
             _check_index_stream(ind, self.index_str, who)

@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -42,6 +43,19 @@ class TraceEvent(NamedTuple):
     kernel: str
     processor: str
     status: str
+
+
+@dataclass
+class ProgramUse:
+    """What a run did with one stream or block: who wrote it and who read it (kernel
+    names, or "control code"). Kept for ``svm.draw_program``."""
+
+    kind: str  # "stream" or "block"
+    name: str
+    location: str
+    writers: set[str] = field(default_factory=set)
+    readers: set[str] = field(default_factory=set)
+    obj: object = field(default=None, repr=False)  # keeps the id unique while recorded
 
 
 class KernelStop(BaseException):
@@ -138,6 +152,9 @@ class Context:
         self.machine = machine
         self.check = check
         self.trace: list[TraceEvent] | None = [] if trace else None
+        self.program: dict[int, ProgramUse] = {}  # id(stream or block) -> its use
+        self.program_kernels: dict[str, str] = {}  # kernel name -> processor
+        self._observed: set[tuple[int, int, str]] = set()
         self.t0 = time.perf_counter()
         self.control = machine.control_processor
         self.cond = threading.Condition(threading.Lock())
@@ -217,6 +234,19 @@ class Context:
             self.trace.append(
                 TraceEvent(time.perf_counter() - self.t0, kernel, processor or "", STATUS_NAMES[status])
             )
+
+    def observe(self, obj: object, kind: str, role: str, kernel: Kernel | None) -> None:
+        """Record that ``kernel`` (None: control code) is a ``role`` ("writer" /
+        "reader") of stream or block ``obj`` — once per pair (holds ``cond``)."""
+        key = (id(kernel), id(obj), role)
+        if key in self._observed:
+            return
+        self._observed.add(key)
+        who = "control code" if kernel is None else kernel._svm.name
+        use = self.program.get(id(obj))
+        if use is None:
+            use = self.program[id(obj)] = ProgramUse(kind, obj.name, obj.location, obj=obj)  # type: ignore[attr-defined]
+        (use.writers if role == "writer" else use.readers).add(who)
 
     def notify(self) -> None:
         """Wake the threads waiting in SVM operations after a stream changed (holds
@@ -358,6 +388,7 @@ class Context:
 
 _context: Context | None = None
 _last_trace: list[TraceEvent] | None = None  # the trace of the last cleaned-up run
+_last_program: tuple[dict[str, str], list[ProgramUse]] | None = None  # and what it did
 STOP_TIMEOUT = 2.0  # seconds cleanup() waits for each processor thread
 _context_lock = threading.Lock()
 
@@ -396,12 +427,14 @@ def init(machine: Machine | str | None = None, check: bool = False, trace: bool 
 
 def cleanup() -> None:
     """Stop every kernel and processor thread and free the memories. Safe to call twice."""
-    global _context, _last_trace
+    global _context, _last_trace, _last_program
     with _context_lock:
         ctx, _context = _context, None
     if ctx is not None:
         if ctx.trace is not None:
             _last_trace = ctx.trace
+        if ctx.program_kernels or ctx.program:
+            _last_program = (dict(ctx.program_kernels), list(ctx.program.values()))
         stuck = ctx.stop(STOP_TIMEOUT)
         if stuck:
             raise SVMError(
@@ -420,6 +453,18 @@ def trace_events() -> list[TraceEvent]:
     if ctx is None and _last_trace is not None:
         return list(_last_trace)
     raise SVMError("no trace: start the SVM with svm.init(machine, trace=True) to record kernel states")
+
+
+def program_uses() -> tuple[dict[str, str], list[ProgramUse]]:
+    """The kernels (name -> processor) of the running SVM, or of the last run cleaned up,
+    and every stream and block they or control code used, with writers and readers."""
+    ctx = _context
+    if ctx is not None and (ctx.program_kernels or ctx.program):
+        with ctx.cond:
+            return dict(ctx.program_kernels), list(ctx.program.values())
+    if _last_program is not None:
+        return _last_program
+    raise SVMError("no program has run yet: run kernels (or use streams) after svm.init() first")
 
 
 def current_machine() -> Machine:

@@ -212,6 +212,7 @@ def _ring(ctx: Context, s: Any, function: str, role: str) -> Ring:
         ctx.checkpoint(kernel)
         if ctx.check:
             checks.kernel_uses_stream(ctx, kernel, s, role)
+    ctx.observe(s, "stream", role, kernel)
     return s._ring
 
 
