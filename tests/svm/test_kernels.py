@@ -32,10 +32,10 @@ def ram_stream(address: int, capacity: int = 8, dtype=np.int32) -> svm.Stream:
 
 
 def copy_work(k):
+    """Doubles what it pops from ``k.src`` onto ``k.dst``; a negative value ends it (and is
+    passed on, tagged EOS)."""
     while True:
         x = svm.stream_pop(k.src)
-        eos = svm.stream_peek_eos(k.src, 0) if False else None
-        del eos
         if x < 0:
             svm.stream_push_with_eos(k.dst, x)
             return

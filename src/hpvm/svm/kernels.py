@@ -67,7 +67,8 @@ class KernelState:
         if ctx is not None and ctx.trace is not None:
             ctx.record(self.name, self.proc, value)
 
-    def readers_writers_clear(self, ctx: Context) -> None:
+    def release_roles(self) -> None:
+        """The execution is over: it no longer reads or writes its streams (A7)."""
         for stream, role in self.roles:
             holders = stream._readers if role == "reader" else stream._writers
             holders.pop(id(self.owner), None)

@@ -364,7 +364,7 @@ class Context:
         state.status = KERNEL_FINISHED
         state.finished_runs = state.runs
         state.end_requested = state.pause_requested = False
-        state.readers_writers_clear(self)
+        state.release_roles()
         if error is not None:
             state.error = error
 
