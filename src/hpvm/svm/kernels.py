@@ -14,6 +14,7 @@ from typing import Any
 
 from . import checks, runtime
 from .errors import SVMError, SVMRestrictionError
+from .machine import Processor
 from .runtime import (
     KERNEL_FINISHED,
     KERNEL_PAUSED,
@@ -186,7 +187,7 @@ def kernel_init(
     state.init_line = caller_line()
 
 
-def _processor(ctx: Context, location: str, kind: str, function: str):
+def _processor(ctx: Context, location: str, kind: str, function: str) -> Processor:
     machine = ctx.machine
     proc = machine.processors.get(location)
     if proc is None:
