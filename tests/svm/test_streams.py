@@ -169,6 +169,19 @@ def test_pop_many_through_eos_stops_at_the_first_tag(computer):
         svm.stream_pop_many(s, -3)
 
 
+def test_a_pop_many_that_can_never_finish_hands_back_what_it_popped(computer):
+    s = svm.Stream()
+    svm.stream_init_ram(s, "RAM", 0, 8, np.int32)
+    svm.stream_push_many(s, [1, 2, 3])
+    with pytest.raises(svm.SVMError, match="nothing can ever") as info:
+        svm.stream_pop_many(s, 5)
+    assert info.value.partial.tolist() == [1, 2, 3]
+    svm.stream_push_many(s, [4, 5])  # no EOS: popping "through the EOS" cannot finish either
+    with pytest.raises(svm.SVMError, match="nothing can ever") as info:
+        svm.stream_pop_many(s, svm.STREAM_LENGTH_ALL)
+    assert info.value.partial.tolist() == [4, 5]
+
+
 def test_unordered_streams_cannot_be_peeked(computer):
     s = svm.Stream()
     svm.stream_init_ram(s, "RAM", 0, 4, np.int32, svm.STREAM_UNORDERED)

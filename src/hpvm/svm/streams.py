@@ -313,30 +313,37 @@ def stream_pop(s: Stream) -> Any:
 
 def stream_pop_many(s: Stream, n: int) -> np.ndarray:
     """Extension: pop ``n`` elements as an array (stalling until all came), or with
-    ``STREAM_LENGTH_ALL`` every element up to and including the first EOS-tagged one."""
+    ``STREAM_LENGTH_ALL`` every element up to and including the first EOS-tagged one. If
+    the rest can never come, the ``SVMError`` carries what was popped as ``.partial``."""
     ctx = context()
     parts: list[np.ndarray] = []
     with ctx.cond:
         ring = _ring(ctx, s, "stream_pop_many", "reader")
-        if n == STREAM_LENGTH_ALL:
-            while True:
-                ctx.wait_until(lambda: ring.count > 0, _describe(s, "pop from"))
-                end = ring.first_eos(ring.count)
-                values, _ = ring.pop(ring.count if end < 0 else end + 1)
+        if n != STREAM_LENGTH_ALL and n < 0:
+            raise SVMError(f"stream_pop_many({s.name}, {n}): n must be >= 0 or STREAM_LENGTH_ALL")
+        remaining = None if n == STREAM_LENGTH_ALL else n
+        try:
+            while remaining is None or remaining:
+                if not ring.count:
+                    ctx.wait_until(lambda: ring.count > 0, _describe(s, "pop from"))
+                if remaining is None:
+                    end = ring.first_eos(ring.count)
+                    values, _ = ring.pop(ring.count if end < 0 else end + 1)
+                else:
+                    end = -1
+                    values, _ = ring.pop(min(ring.count, remaining))
+                    remaining -= len(values)
                 parts.append(values)
                 ctx.notify()
                 if end >= 0:
                     break
-        else:
-            if n < 0:
-                raise SVMError(f"stream_pop_many({s.name}, {n}): n must be >= 0 or STREAM_LENGTH_ALL")
-            remaining = n
-            while remaining:
-                ctx.wait_until(lambda: ring.count > 0, _describe(s, "pop from"))
-                values, _ = ring.pop(min(ring.count, remaining))
-                parts.append(values)
-                remaining -= len(values)
-                ctx.notify()
+        except SVMError as exc:
+            exc.partial = _joined(parts, ring)  # type: ignore[attr-defined]
+            raise
+    return _joined(parts, ring)
+
+
+def _joined(parts: list[np.ndarray], ring: Ring) -> np.ndarray:
     if not parts:
         return np.empty((0, *ring.dtype.shape), ring.dtype.base)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
