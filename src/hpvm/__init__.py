@@ -108,10 +108,18 @@ __all__ = [
 ]
 
 
+_LAZY_MODULES = {
+    "hbir": "the HBIR front end loads lark",
+    "svm": "the Streaming Virtual Machine loads its runtime and, for metadata, pydantic",
+}
+
+
 def __getattr__(name: str) -> object:
-    """``hpvm.hbir`` on first use: the HBIR front end loads lark, which ``import hpvm`` must not."""
-    if name == "hbir":
+    """``hpvm.hbir`` and ``hpvm.svm`` are imported on first use, so that ``import hpvm`` stays
+    cheap (see ``_LAZY_MODULES`` for what each would load); ``from hpvm import svm`` works
+    as usual."""
+    if name in _LAZY_MODULES:
         import importlib
 
-        return importlib.import_module(f"{__name__}.hbir")
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

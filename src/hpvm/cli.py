@@ -388,6 +388,40 @@ def _hbir_parser(sub: Any) -> None:
     lower.set_defaults(func=cmd_hbir_lower)
 
 
+# ---------------------------------------------------------------------------------------
+# hpvm svm machine|show (docs/svm.md)
+
+
+def cmd_svm_machine(ns: argparse.Namespace) -> int:
+    from . import svm
+    from .svm.describe import describe
+
+    machine = svm.this_computer() if ns.machine == "this" else svm.load_machine(ns.machine)
+    print(describe(machine))
+    if ns.output:
+        print(f"picture: {svm.draw_machine(machine, ns.output)}")
+    return 0
+
+
+def cmd_svm_show(ns: argparse.Namespace) -> int:
+    import runpy
+
+    from . import svm
+
+    path = Path(ns.file)
+    if not path.is_file():
+        raise CLIError(f"{ns.file}: no such file (give an SVM program, e.g. examples/svm/pipeline.py)")
+    status = 0
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except SystemExit as exc:  # the program's own exit: draw what it did, then pass its status on
+        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        svm.cleanup()
+    print(f"picture: {svm.draw_program(ns.output)}")
+    return status
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
@@ -439,6 +473,17 @@ def build_parser() -> argparse.ArgumentParser:
     common(verify)
     verify.set_defaults(func=cmd_verify)
     _hbir_parser(sub)
+
+    svm_cmd = sub.add_parser("svm", help="the Streaming Virtual Machine (docs/svm.md)")
+    svm_sub = svm_cmd.add_subparsers(dest="svm_command", required=True)
+    machine = svm_sub.add_parser("machine", help="check a machine metadata file and print what it declares")
+    machine.add_argument("machine", help="a TOML file, a shipped machine's name (pca_tiled), or 'this'")
+    machine.add_argument("-o", "--output", help="also draw it: out.png / out.svg / out.pdf")
+    machine.set_defaults(func=cmd_svm_machine)
+    show_svm = svm_sub.add_parser("show", help="run an SVM program and draw its kernels, streams and blocks")
+    show_svm.add_argument("file", help="a Python program using hpvm.svm (it is run as __main__)")
+    show_svm.add_argument("-o", "--output", default="svm_program.png", help="out.png / out.svg / out.pdf")
+    show_svm.set_defaults(func=cmd_svm_show)
     return parser
 
 

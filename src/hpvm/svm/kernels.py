@@ -1,0 +1,382 @@
+"""Kernels: the base type, its five states, and the control functions of the seed.
+
+A user kernel subclasses ``Kernel`` and calls ``kernel_init(k, proc, scratch, work)`` from
+its init function; ``work(k)`` runs on a thread of processor ``proc``. The states follow
+the seed's execution model: UNSTARTED →run→ WAITING →(dependences FINISHED, a free slot on
+the processor)→ RUNNING ⇄ PAUSED (``kernel_pause`` / ``kernel_run``) → FINISHED (the work
+function returns, or ``kernel_end``); ``kernel_init`` again → UNSTARTED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import checks, runtime
+from .errors import SVMError, SVMRestrictionError
+from .machine import Processor
+from .runtime import (
+    KERNEL_FINISHED,
+    KERNEL_PAUSED,
+    KERNEL_RUNNING,
+    KERNEL_UNSTARTED,
+    KERNEL_WAITING,
+    LIVE,
+    STATUS_NAMES,
+    Context,
+    KernelStop,
+    context,
+    current_kernel,
+    drop,
+    holds,
+)
+from .where import caller_line, user_name
+
+
+class KernelState:
+    """What the runtime keeps about a kernel (on ``kernel._svm``; not part of the API)."""
+
+    def __init__(self) -> None:
+        self._status = KERNEL_UNSTARTED
+        self.proc: str | None = None
+        self.work: Callable[[Any], None] | None = None
+        self.scratch: Any = None
+        self.name = "kernel"
+        self.kind = "USER_DEFINED_KERNEL"
+        self.runs = 0  # executions started (kernel_run from UNSTARTED)
+        self.finished_runs = 0  # executions FINISHED; a dependence waits for one of these
+        self.deps: list[tuple[Kernel, int]] = []
+        self.pause_requested = False
+        self.end_requested = False
+        self.started = False  # the work function was entered in this execution
+        self.error: BaseException | None = None
+        self.initialised = False
+        self.init_line = ""
+        self.resources: frozenset[int] = frozenset()  # ids of the streams/blocks it was given
+        self.previous_resources: frozenset[int] | None = None
+        self.roles: list[tuple[Any, str]] = []  # (stream, "reader"/"writer") it holds (A7)
+        self.ctx: Context | None = None  # the svm.init() it was initialised under
+
+    @property
+    def status(self) -> int:
+        return self._status
+
+    @status.setter
+    def status(self, value: int) -> None:
+        self._status = value
+        ctx = runtime._context
+        if ctx is not None and ctx.trace is not None:
+            ctx.record(self.name, self.proc, value)
+
+    def release_roles(self) -> None:
+        """The execution is over: it no longer reads or writes its streams (A7)."""
+        for stream, role in self.roles:
+            holders = stream._readers if role == "reader" else stream._writers
+            holders.pop(id(self.owner), None)
+        self.roles = []
+
+
+class Kernel:
+    """Base of every kernel (user-defined, predefined, black box). Subclass it and give
+    the subclass the kernel's data members; ``k.kernel`` is ``k`` (the seed's
+    ``&k.kernel``). Data members may be read by control code when the kernel is not
+    WAITING or RUNNING (the seed's SumKernel)."""
+
+    kind = "USER_DEFINED_KERNEL"  # a black box or predefined kernel overrides it with its name
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Kernel:
+        self = super().__new__(cls)
+        state = KernelState()
+        state.owner = self  # type: ignore[attr-defined]
+        object.__setattr__(self, "_svm", state)
+        return self
+
+    @property
+    def kernel(self) -> Kernel:
+        return self
+
+    def __repr__(self) -> str:
+        state = self._svm
+        return f"<{type(self).__name__} {state.name} {STATUS_NAMES[state.status]} on {state.proc}>"
+
+
+def _state(k: Any, function: str) -> KernelState:
+    if not isinstance(k, Kernel):
+        raise SVMError(f"{function}: expected an svm.Kernel, got {type(k).__name__} (at {caller_line()})")
+    return k._svm
+
+
+def _need_init(ctx: Context, k: Kernel, function: str) -> KernelState:
+    state = _state(k, function)
+    _same_init(ctx, state, function)
+    if not state.initialised:
+        raise SVMRestrictionError(
+            "B1",
+            f"{function}({type(k).__name__}) before its initialisation function, at {caller_line()}: "
+            "call kernel_init (or the kernel's *_init) first",
+        )
+    return state
+
+
+def _same_init(ctx: Context, state: KernelState, function: str) -> None:
+    if state.initialised and state.ctx is not ctx:
+        raise SVMError(
+            f"{function}: kernel {state.name} was initialised before the last svm.init() (at {state.init_line}); "
+            "initialise it again on the machine in use"
+        )
+
+
+def _control_only(ctx: Context, function: str, k: Kernel | None = None) -> None:
+    running = current_kernel()
+    if ctx.check and running is not None:
+        target = f" on kernel {k._svm.name}" if k is not None else ""
+        raise SVMRestrictionError(
+            "A3",
+            f"{function}{target} called from the work function of kernel {running._svm.name} "
+            f"({caller_line()}); initialisation and kernel control (except kernel_pause) belong "
+            "in control code",
+        )
+
+
+def kernel_init(
+    k: Kernel, proc_location: str, scratch: Any, work: Callable[[Any], None], *, name: str | None = None
+) -> None:
+    """Make ``k`` a kernel on processor ``proc_location`` with work function ``work``
+    (called as ``work(k)``), spilling to block ``scratch`` (or None); back to UNSTARTED."""
+    ctx = context()
+    state = _state(k, "kernel_init")
+    _control_only(ctx, "kernel_init", k)
+    if state.status in LIVE:
+        raise SVMRestrictionError(
+            "A1",
+            f"kernel_init on kernel {state.name}, which is {STATUS_NAMES[state.status]}, at "
+            f"{caller_line()}: kernel_wait for it (or kernel_end it) before initialising it again",
+        )
+    if not callable(work):
+        raise SVMError(
+            f"kernel_init: work must be a function taking the kernel, got {work!r} (at {caller_line()})"
+        )
+    proc = _processor(ctx, proc_location, type(k).kind, "kernel_init")
+    if state.ctx is not ctx:  # a new svm.init(): a new machine, nothing to compare with (B2, B3)
+        state.initialised, state.resources, state.previous_resources = False, frozenset(), None
+    if ctx.check:
+        checks.b6_not_recursive("kernel_init")
+        if state.initialised and state.proc != proc.name:
+            raise SVMRestrictionError(
+                "B2",
+                f"kernel {state.name} initialised on {proc.name} at {caller_line()} but on "
+                f"{state.proc} before ({state.init_line}); use the same processor every time",
+            )
+    from .blocks import Block
+
+    if scratch is not None and not isinstance(scratch, Block):
+        raise SVMError(f"kernel_init: scratch must be an svm.Block or None, got {type(scratch).__name__}")
+    if state.resources:
+        state.previous_resources = state.resources
+    state.proc = proc.name
+    state.work = work
+    state.scratch = scratch
+    state.kind = type(k).kind
+    state.name = name or user_name(k, f"{type(k).__name__.lower()}@{id(k):x}")
+    state.status = KERNEL_UNSTARTED
+    state.deps = []
+    state.pause_requested = state.end_requested = state.started = False
+    state.error = None
+    state.initialised = True
+    state.ctx = ctx
+    state.init_line = caller_line()
+
+
+def _processor(ctx: Context, location: str, kind: str, function: str) -> Processor:
+    machine = ctx.machine
+    proc = machine.processors.get(location)
+    if proc is None:
+        raise SVMError(
+            f"{function}: {location!r} is not a processor of machine {machine.name!r} "
+            f"(processors: {', '.join(machine.processors)}), at {caller_line()}"
+        )
+    user = kind == "USER_DEFINED_KERNEL"
+    if not proc.supports(kind, user):
+        raise SVMError(
+            f"{function}: processor {proc.name} does not support {'user-defined kernels' if user else 'kernel ' + kind} "
+            f"(its supported_kernels: {', '.join(proc.supported_kernels) or 'none'}), at {caller_line()}; "
+            "pick a processor whose metadata lists it"
+        )
+    if ctx.control.name not in proc.master:
+        raise SVMError(
+            f"{function}: processor {proc.name} is controlled by {', '.join(proc.master)}, not by the "
+            f"control processor {ctx.control.name} (at {caller_line()})"
+        )
+    return proc
+
+
+def kernel_add_dependence(k: Kernel, depends_on: Kernel) -> None:
+    """``k`` will not start its work function before the current (last) execution of
+    ``depends_on`` is FINISHED; ignored when ``depends_on`` is UNSTARTED."""
+    ctx = context()
+    state = _need_init(ctx, k, "kernel_add_dependence")
+    other = _state(depends_on, "kernel_add_dependence")
+    _same_init(ctx, other, "kernel_add_dependence")
+    _control_only(ctx, "kernel_add_dependence", k)
+    if state.status != KERNEL_UNSTARTED:
+        raise SVMError(
+            f"kernel_add_dependence({state.name}, {other.name}) at {caller_line()}: {state.name} is "
+            f"{STATUS_NAMES[state.status]}; a dependence can only be added to an UNSTARTED kernel "
+            "(before kernel_run)"
+        )
+    if other.status == KERNEL_UNSTARTED:
+        return
+    if ctx.check:
+        checks.a9_common_memory(ctx, k, depends_on)
+    with ctx.cond:
+        state.deps.append((depends_on, other.runs))
+
+
+def kernel_ready(k: Kernel) -> None:
+    """A hint that ``k`` will run soon: starts its processor's thread ahead of time (the
+    seed's loading of the kernel into instruction memory)."""
+    ctx = context()
+    state = _need_init(ctx, k, "kernel_ready")
+    _control_only(ctx, "kernel_ready", k)
+    with ctx.cond:
+        proc = ctx.procs[state.proc]
+        if not proc.workers:
+            proc.idle_worker()
+
+
+def kernel_run(k: Kernel) -> None:
+    """Start ``k`` (UNSTARTED → WAITING, RUNNING once its dependences are FINISHED and its
+    processor has a free slot) or resume it (PAUSED → RUNNING). Non-blocking."""
+    ctx = context()
+    state = _need_init(ctx, k, "kernel_run")
+    _control_only(ctx, "kernel_run", k)
+    with ctx.cond:
+        if state.status == KERNEL_UNSTARTED:
+            resources = checks.kernel_resources(k)
+            if ctx.check:
+                checks.on_run(ctx, k, resources)
+            state.previous_resources = None
+            state.resources = frozenset(id(r) for r in resources)
+            state.runs += 1
+            state.status = KERNEL_WAITING
+            ctx.kernels[id(k)] = k
+            ctx.program_kernels[state.name] = state.proc
+            ctx.procs[state.proc].queue.append(k)
+            ctx.schedule()
+        elif state.status == KERNEL_PAUSED:
+            if state.started or holds(ctx.procs[state.proc].held, k):
+                state.status = KERNEL_RUNNING
+            else:
+                state.status = KERNEL_WAITING
+                ctx.procs[state.proc].queue.append(k)
+                ctx.schedule()
+            ctx.cond.notify_all()
+        elif state.status == KERNEL_FINISHED:
+            raise SVMError(
+                f"kernel_run({state.name}) at {caller_line()}: the kernel is FINISHED; call its "
+                "initialisation function again to run it again"
+            )
+
+
+def kernel_pause(k: Kernel) -> None:
+    """Pause ``k`` on a best-effort basis: a RUNNING kernel pauses at its next stream or
+    block operation (at once when its own work function calls this); a WAITING kernel is
+    held back. Follow with ``kernel_wait`` to be sure it has paused."""
+    ctx = context()
+    state = _need_init(ctx, k, "kernel_pause")
+    with ctx.cond:
+        if current_kernel() is k:
+            state.status = KERNEL_PAUSED
+            ctx.cond.notify_all()
+            ctx.checkpoint(k)
+        elif state.status == KERNEL_RUNNING:
+            state.pause_requested = True
+            ctx.cond.notify_all()
+        elif state.status == KERNEL_WAITING:
+            drop(ctx.procs[state.proc].queue, k)
+            state.status = KERNEL_PAUSED
+            ctx.cond.notify_all()
+
+
+def kernel_end(k: Kernel) -> None:
+    """End ``k``: at once when its own work function calls this, or when it is not
+    running; else at its next stream or block operation. Follow with ``kernel_wait``."""
+    ctx = context()
+    state = _need_init(ctx, k, "kernel_end")
+    if current_kernel() is k:
+        raise KernelStop()
+    _control_only(ctx, "kernel_end", k)
+    with ctx.cond:
+        if state.status in (KERNEL_RUNNING, KERNEL_PAUSED) and holds(ctx.procs[state.proc].held, k):
+            state.end_requested = True
+        elif state.status != KERNEL_FINISHED:
+            if state.status == KERNEL_UNSTARTED:
+                state.runs += 1
+            ctx.finish(k, None)
+            ctx.schedule()
+        ctx.cond.notify_all()
+
+
+def _stopped(state: KernelState) -> bool:
+    return state.status in (KERNEL_PAUSED, KERNEL_FINISHED)
+
+
+def _raise_failure(state: KernelState) -> None:
+    error = state.error
+    if error is None:
+        return
+    where = f"kernel {state.name} (on {state.proc}, initialised at {state.init_line})"
+    if isinstance(error, SVMRestrictionError):
+        raise SVMRestrictionError(
+            error.restriction, f"{str(error).split(': ', 1)[1]} [in {where}]"
+        ) from error
+    if isinstance(error, SVMError):
+        raise SVMError(f"{where} failed: {error}") from error
+    raise SVMError(f"{where} failed: its work function raised {type(error).__name__}: {error}") from error
+
+
+def kernel_wait(k: Kernel) -> None:
+    """Block until ``k`` is PAUSED or FINISHED (ignored when UNSTARTED). An exception from
+    its work function is raised here as an ``SVMError`` naming the kernel."""
+    ctx = context()
+    state = _state(k, "kernel_wait")
+    _same_init(ctx, state, "kernel_wait")
+    _control_only(ctx, "kernel_wait", k)
+    if state.status == KERNEL_UNSTARTED:
+        return
+    with ctx.cond:
+        ctx.wait_until(lambda: _stopped(state), lambda: f"waits for kernel {state.name} in kernel_wait")
+    _raise_failure(state)
+
+
+def kernel_wait_multiple(*ks: Kernel) -> None:
+    """Block until at least one of ``ks`` is PAUSED or all are FINISHED (UNSTARTED
+    kernels are ignored)."""
+    ctx = context()
+    _control_only(ctx, "kernel_wait_multiple")
+    states = [_state(k, "kernel_wait_multiple") for k in ks]
+    for state in states:
+        _same_init(ctx, state, "kernel_wait_multiple")
+    live = [s for s in states if s.status != KERNEL_UNSTARTED]
+    if not live:
+        return
+
+    def ready() -> bool:
+        return any(s.status == KERNEL_PAUSED for s in live) or all(s.status == KERNEL_FINISHED for s in live)
+
+    names = ", ".join(s.name for s in live)
+    with ctx.cond:
+        ctx.wait_until(ready, lambda: f"waits for kernels {names} in kernel_wait_multiple")
+    for s in live:
+        if s.status == KERNEL_FINISHED:
+            _raise_failure(s)
+
+
+def kernel_get_status(k: Kernel) -> int:
+    """The status of ``k``: one of the ``KERNEL_*`` constants."""
+    return _state(k, "kernel_get_status").status
+
+
+def status_name(status: int) -> str:
+    """``"RUNNING"`` for ``KERNEL_RUNNING`` and so on."""
+    return STATUS_NAMES[status]
