@@ -21,6 +21,9 @@ Rules (docs/svm.md, "The HLC mapping"):
   stream to an already placed kernel (and to the control code) has a place, each stream the
   cheapest place (ties: a FIFO before a memory). The search backtracks and keeps the
   cheapest complete mapping it finds within ``SEARCH_LIMIT`` steps.
+- When no placement exists with one kernel per processor (the links do not join the
+  processors the way the stages are joined), the stages are grouped into one kernel fewer,
+  and so on down to a single kernel; only when even that has no place is it an error.
 """
 
 from __future__ import annotations
@@ -160,13 +163,24 @@ def map_pipeline(
             f'kernels for stage {stages[0]!r}: add "{USER_DEFINED_KERNEL}" to the supported_kernels '
             f"of a processor whose master is {machine.control_processor.name!r}"
         )
-    groups = group_stages(len(stages), min(len(stages), len(procs)))
+    failure = ""
+    for count in range(min(len(stages), len(procs)), 0, -1):
+        groups = group_stages(len(stages), count)
+        needs = _needs(groups, edges, results)
+        search = _Search(machine, procs, needs, len(groups), capacity)
+        best = search.run()
+        if best is not None:
+            return _build(machine, stages, groups, needs, best, capacity)
+        failure = search.failure_message(stages, groups)
+    raise SVMError(failure)
+
+
+def _needs(groups: list[tuple[int, ...]], edges: list[tuple[int, int]], results: list[int]) -> list[_Need]:
+    """The streams a grouping needs: from the host to each group with a source stage,
+    between groups joined by edges, and to the host from each group with a result stage."""
     group_of = {s: g for g, members in enumerate(groups) for s in members}
     fed = {dst for _, dst in edges}
-    needs: list[_Need] = []
-    for g, members in enumerate(groups):
-        if any(s not in fed for s in members):
-            needs.append(_Need(None, g))
+    needs = [_Need(None, g) for g, members in enumerate(groups) if any(s not in fed for s in members)]
     pairs: list[tuple[int, int]] = []
     for a, b in edges:
         pair = (group_of[a], group_of[b])
@@ -174,11 +188,7 @@ def map_pipeline(
             pairs.append(pair)
     needs.extend(_Need(a, b) for a, b in pairs)
     needs.extend(_Need(g, None) for g in sorted({group_of[s] for s in results}))
-    search = _Search(machine, procs, needs, len(groups), capacity)
-    best = search.run()
-    if best is None:
-        raise SVMError(search.failure_message(stages, groups))
-    return _build(machine, stages, groups, needs, best, capacity)
+    return needs
 
 
 class _Search:
@@ -230,9 +240,12 @@ class _Search:
             if self.best is not None and nxt.cost >= self.best.cost:
                 continue
             self._place(g + 1, nxt)
-        if self.best is None and g >= self.deepest:
-            self.deepest = g
-            self.blocked = (g, tried, failed_needs)
+        if self.best is None and g >= self.deepest:  # the furthest the search got: report it
+            if g > self.deepest or self.blocked is None:
+                self.deepest, self.blocked = g, (g, [], [])
+            _, all_tried, all_failed = self.blocked
+            all_tried.extend(p for p in tried if p not in all_tried)
+            all_failed.extend(f for f in failed_needs if f not in all_failed)
 
     def _streams_for(self, g: int, state: _State) -> str | None:
         """Place every stream between group ``g`` and the host or earlier groups; what could
@@ -284,10 +297,11 @@ class _Search:
         names = ", ".join(repr(stages[i]) for i in groups[g])
         detail = "; ".join(failed) if failed else "every processor that runs user kernels is taken"
         return (
-            f"{m.source}: cannot map stage(s) {names} onto machine {m.name!r}: tried processor(s) "
-            f"{', '.join(tried) or 'none'}, but no FIFO or memory is reachable over links from both "
-            f"ends of stream(s): {detail}. Fix the machine file: link a memory (or a FIFO, between "
-            f"two kernels) to both processors, or link the processors to a shared bus"
+            f"{m.source}: cannot map stage(s) {names} onto machine {m.name!r} (as kernel{g} of "
+            f"{len(groups)}): tried processor(s) {', '.join(tried) or 'none'}, but no free FIFO or "
+            f"memory with room is reachable over links from both ends of stream(s): {detail}. Fix "
+            "the machine file: link a memory (or a FIFO, between two kernels) to both processors, "
+            "or link the processors to a bus with a memory on it"
         )
 
 
