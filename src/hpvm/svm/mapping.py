@@ -163,7 +163,7 @@ def map_pipeline(
             f'kernels for stage {stages[0]!r}: add "{USER_DEFINED_KERNEL}" to the supported_kernels '
             f"of a processor whose master is {machine.control_processor.name!r}"
         )
-    failure = ""
+    failures: list[str] = []
     for count in range(min(len(stages), len(procs)), 0, -1):
         groups = group_stages(len(stages), count)
         needs = _needs(groups, edges, results)
@@ -171,8 +171,11 @@ def map_pipeline(
         best = search.run()
         if best is not None:
             return _build(machine, stages, groups, needs, best, capacity)
-        failure = search.failure_message(stages, groups)
-    raise SVMError(failure)
+        failures.append(search.failure_message(stages, groups))
+    message = failures[0]
+    if len(failures) > 1:  # the first says why the stages cannot be apart, the last why not together
+        message += f"\nWith every stage in one kernel: {failures[-1]}"
+    raise SVMError(message + _FIX)
 
 
 def _needs(groups: list[tuple[int, ...]], edges: list[tuple[int, int]], results: list[int]) -> list[_Need]:
@@ -299,10 +302,14 @@ class _Search:
         return (
             f"{m.source}: cannot map stage(s) {names} onto machine {m.name!r} (as kernel{g} of "
             f"{len(groups)}): tried processor(s) {', '.join(tried) or 'none'}, but no free FIFO or "
-            f"memory with room is reachable over links from both ends of stream(s): {detail}. Fix "
-            "the machine file: link a memory (or a FIFO, between two kernels) to both processors, "
-            "or link the processors to a bus with a memory on it"
+            f"memory with room is reachable over links from both ends of stream(s): {detail}"
         )
+
+
+_FIX = (
+    "\nFix the machine file: link a memory with room (or a FIFO, between two kernels) to both "
+    "processors, or link the processors to a bus with a memory on it"
+)
 
 
 def _end(group: int | None) -> str:

@@ -1,0 +1,391 @@
+"""The HLC mapping: streaming graphs launched with ``target="svm"`` run as SVM kernels and
+streams placed by the machine's metadata, with the results of ``interp``; the placement
+rules; ``hpvm svm map``; and every error of the mapping."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hpvm
+from hpvm import svm
+from hpvm.cli import main
+from hpvm.runtime.svm_target import plan
+from hpvm.svm.mapping import group_stages, map_pipeline
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "runtime"))
+sys.path.insert(0, str(ROOT / "examples"))
+
+import edge_detection  # noqa: E402
+from test_streaming import expect, failing_middle, three_stages  # noqa: E402
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(autouse=True)
+def runtime(monkeypatch):
+    """Leaves on ``interp`` (no Numba compile: the tests stay fast) on this computer."""
+    monkeypatch.setenv("HPVM_SVM_LEAVES", "interp")
+    monkeypatch.delenv("HPVM_SVM_MACHINE", raising=False)
+    hpvm.init()
+    yield
+    hpvm.cleanup()
+    assert not [t for t in threading.enumerate() if t.name.startswith("svm-")]
+
+
+def run_items(root, items, target, **kw):
+    h = hpvm.launch(root, None, stream=True, target=target, **kw)
+    for item in items:
+        hpvm.push(h, item)
+    got = [hpvm.pop(h) for _ in items]
+    hpvm.wait(h)
+    return got
+
+
+# -- running on the SVM ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("machine", ["this", "pca_tiled"])
+def test_three_stages_give_interps_results(monkeypatch, machine):
+    monkeypatch.setenv("HPVM_SVM_MACHINE", machine)
+    items = [(x,) for x in range(40)]
+    assert run_items(three_stages, items, "svm") == run_items(three_stages, items, "interp")
+    assert run_items(three_stages, items, "svm") == [expect(x) for x in range(40)]
+
+
+def test_leaves_run_on_cpu_by_default(monkeypatch):
+    """Without ``HPVM_SVM_LEAVES`` the kernels run leaves with the ``cpu`` back end (batches
+    of items in one compiled loop), when Numba is installed."""
+    pytest.importorskip("numba")
+    monkeypatch.delenv("HPVM_SVM_LEAVES")
+    h = hpvm.launch(three_stages, None, stream=True, target="svm")
+    assert "leaves on cpu" in repr(h)
+    for x in range(100):
+        hpvm.push(h, (x,))
+    assert [hpvm.pop(h) for _ in range(100)] == [expect(x) for x in range(100)]
+    hpvm.wait(h)
+
+
+def test_the_handle_names_the_svm_and_the_leaves_back_end():
+    h = hpvm.launch(three_stages, None, stream=True, target="svm")
+    assert "svm (leaves on interp)" in repr(h)
+    hpvm.wait(h)
+
+
+def test_many_pushes_before_any_pop_do_not_deadlock():
+    """More items than the streams between kernels hold: results wait in the result stream,
+    and those not popped before ``wait`` are popped after it."""
+    h = hpvm.launch(three_stages, None, stream=True, target="svm", capacity=4)
+    for x in range(200):
+        hpvm.push(h, (x,))
+    hpvm.wait(h)
+    assert [hpvm.pop(h) for _ in range(200)] == [expect(x) for x in range(200)]
+    with pytest.raises(hpvm.StreamError, match="ended"):
+        hpvm.pop(h)
+
+
+def test_a_producer_thread_pushes_while_the_host_pops():
+    h = hpvm.launch(three_stages, None, stream=True, target="svm", capacity=2)
+    producer = threading.Thread(target=lambda: [hpvm.push(h, (x,)) for x in range(300)], name="producer")
+    producer.start()
+    got = [hpvm.pop(h) for _ in range(300)]
+    producer.join(10)
+    hpvm.wait(h)
+    assert got == [expect(x) for x in range(300)]
+
+
+@pytest.mark.parametrize("machine", ["this", "pca_tiled"])
+def test_edge_detection_frames_equal_interps(monkeypatch, machine):
+    """Arrays in, arrays out: the six-stage edge-detection graph, frame by frame."""
+    monkeypatch.setenv("HPVM_SVM_MACHINE", machine)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import kernels
+
+    frames = kernels.synthetic_frames(4, 12)
+    pipe = kernels.EdgePipeline(12, 12, 2)
+    want = pipe.stream(frames, "interp")
+    got = pipe.stream(frames, "svm")
+    assert np.array_equal(got, want)
+    reference = edge_detection.reference_edges(frames[-1], pipe.kernel, float(pipe.theta))
+    assert np.allclose(got[-1], reference, atol=1e-5)
+
+
+def test_the_stage_kernels_run_on_the_mapped_processors(monkeypatch):
+    monkeypatch.setenv("HPVM_SVM_MACHINE", "pca_tiled")
+    h = hpvm.launch(three_stages, None, stream=True, target="svm")
+    hpvm.push(h, (1,))
+    assert hpvm.pop(h) == expect(1)
+    placed = {k.name: k.processor for k in h.stream.mapping.kernels}
+    kernels, uses = svm.program_uses()
+    assert kernels == placed
+    on = {u.name: u.location for u in uses}
+    assert on == {s.name: s.location for s in h.stream.mapping.streams}
+    hpvm.wait(h)
+
+
+# -- failures and blocking ------------------------------------------------------------------
+
+
+def test_a_failing_item_reaches_pop_after_the_items_before_it():
+    h = hpvm.launch(failing_middle, None, stream=True, target="svm")
+    for x in range(10):  # item 4 fails (add_one gives 5)
+        hpvm.push(h, (x,))
+    assert [hpvm.pop(h) for _ in range(4)] == [(100 // (x + 1 - 5),) for x in range(4)]
+    with pytest.raises(hpvm.NodeExecutionError, match="fragile") as info:
+        hpvm.pop(h)
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+    with pytest.raises(hpvm.NodeExecutionError, match="fragile"):
+        hpvm.push(h, (1,))
+    with pytest.raises(hpvm.NodeExecutionError, match="fragile"):
+        hpvm.wait(h)
+
+
+def test_pop_with_nothing_pushed_raises_instead_of_hanging():
+    h = hpvm.launch(three_stages, None, stream=True, target="svm")
+    with pytest.raises(hpvm.StreamError, match="push before popping"):
+        hpvm.pop(h)
+    hpvm.wait(h)
+
+
+def test_pop_times_out():
+    h = hpvm.launch(three_stages, None, stream=True, target="svm")
+    other = threading.Thread(target=lambda: threading.Event().wait(1.0), name="a-possible-producer")
+    other.start()
+    with pytest.raises(hpvm.StreamError, match="timed out"):
+        hpvm.pop(h, timeout=0.1)
+    other.join()
+    hpvm.wait(h)
+
+
+def test_cleanup_ends_a_running_stream():
+    h = hpvm.launch(three_stages, None, stream=True, target="svm")
+    hpvm.push(h, (1,))
+    hpvm.cleanup()  # the fixture's check: no SVM thread left
+    hpvm.init()
+    assert run_items(three_stages, [(2,)], "svm") == [expect(2)]
+
+
+# -- placement ------------------------------------------------------------------------------
+
+
+def test_groups_are_consecutive_and_even():
+    assert group_stages(6, 2) == [(0, 1, 2), (3, 4, 5)]
+    assert group_stages(5, 3) == [(0, 1), (2, 3), (4,)]
+
+
+def test_neighbour_stages_are_joined_by_fifos_and_the_host_by_local_memories():
+    _, mapping = plan(three_stages, svm.load_machine("pca_tiled"), 16)
+    assert [k.processor for k in mapping.kernels] == ["PROC1", "PROC2", "PROC3"]
+    kinds = {(s.src, s.dst): (s.kind, s.location) for s in mapping.streams}
+    assert kinds == {
+        ("host", "kernel0"): ("memory", "LOCALMEM1"),
+        ("kernel0", "kernel1"): ("FIFO", "FIFO12"),
+        ("kernel1", "kernel2"): ("FIFO", "FIFO23"),
+        ("kernel2", "host"): ("memory", "LOCALMEM3"),
+    }
+    assert mapping.cost == pytest.approx(3 * 1.0 + 2 * 1.0 + 2 * 0.25)
+    fifo = next(s for s in mapping.streams if s.kind == "FIFO")
+    assert fifo.capacity == 32  # 64 slots of 4 bytes, 8-byte elements
+
+
+def machine_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "m.toml"
+    path.write_text(text)
+    return path
+
+
+TWO_PROCS = """
+[machine]
+name = "two"
+[processors.CONTROL]
+master = "CONTROL"
+[processors.CHEAP]
+master = "CONTROL"
+supported_kernels = ["USER_DEFINED_KERNEL"]
+cost = {cheap}
+[processors.DEAR]
+master = "CONTROL"
+supported_kernels = ["USER_DEFINED_KERNEL"]
+cost = 5.0
+[memories.SLOW]
+size = "1M"
+cost = 3.0
+[memories.FAST]
+size = "1M"
+cost = 0.5
+[links.BUS]
+ends = ["CONTROL", "CHEAP", "DEAR", "SLOW", "FAST"]
+"""
+
+
+def test_the_cheapest_processor_and_memory_are_chosen(tmp_path):
+    machine = svm.load_machine(machine_file(tmp_path, TWO_PROCS.format(cheap=0.5)))
+    mapping = map_pipeline(machine, ["a"], [], [0], 16)
+    assert [k.processor for k in mapping.kernels] == ["CHEAP"]
+    assert {s.location for s in mapping.streams} == {"FAST"}
+    machine = svm.load_machine(machine_file(tmp_path, TWO_PROCS.format(cheap=9.0)))
+    assert [k.processor for k in map_pipeline(machine, ["a"], [], [0], 16).kernels] == ["DEAR"]
+
+
+def test_stages_merge_when_links_allow_no_more_kernels():
+    """On pca_tiled's line of tiles, stage 0 feeding stages 1, 2 and 3 cannot be four
+    kernels (PROC1 reaches only PROC2): fewer kernels, each running several stages."""
+    mapping = map_pipeline(
+        svm.load_machine("pca_tiled"), ["a", "b", "c", "d"], [(0, 1), (0, 2), (0, 3)], [1, 2, 3], 16
+    )
+    assert len(mapping.kernels) < 4
+    assert sorted(i for k in mapping.kernels for i in k.stages) == [0, 1, 2, 3]
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+def test_a_machine_without_user_kernel_processors_is_an_error(tmp_path, monkeypatch):
+    path = machine_file(
+        tmp_path,
+        """
+[machine]
+name = "no_users"
+[processors.CONTROL]
+master = "CONTROL"
+[processors.DMA]
+master = "CONTROL"
+dma = true
+supported_kernels = ["Move"]
+[memories.RAM]
+size = "1M"
+[links.BUS]
+ends = ["CONTROL", "DMA", "RAM"]
+""",
+    )
+    monkeypatch.setenv("HPVM_SVM_MACHINE", str(path))
+    with pytest.raises(svm.SVMError, match="USER_DEFINED_KERNEL") as info:
+        hpvm.launch(three_stages, None, stream=True, target="svm")
+    assert str(path) in str(info.value) and "stage0 (add_one)" in str(info.value)
+
+
+def test_no_path_between_the_host_and_a_stage_is_an_error(tmp_path, monkeypatch):
+    path = machine_file(
+        tmp_path,
+        """
+[machine]
+name = "islands"
+[processors.CONTROL]
+master = "CONTROL"
+[processors.P]
+master = "CONTROL"
+supported_kernels = ["USER_DEFINED_KERNEL"]
+[memories.HOSTMEM]
+size = "1M"
+[memories.PMEM]
+size = "1M"
+[links.HOST_LINK]
+ends = ["CONTROL", "HOSTMEM"]
+[links.P_LINK]
+ends = ["P", "PMEM"]
+""",
+    )
+    monkeypatch.setenv("HPVM_SVM_MACHINE", str(path))
+    with pytest.raises(svm.SVMError, match="host -> kernel0 between P and CONTROL") as info:
+        hpvm.launch(three_stages, None, stream=True, target="svm")
+    assert str(path) in str(info.value) and "Fix the machine file" in str(info.value)
+
+
+def test_no_path_between_two_stages_is_an_error_naming_the_edge(tmp_path):
+    """Two processors that each share a memory with the host but nothing with each other,
+    and memories too small for a single kernel's two streams: the error names the stream
+    between the two stages' kernels, and why one kernel does not fit either."""
+    machine = svm.load_machine(
+        machine_file(
+            tmp_path,
+            """
+[machine]
+name = "apart"
+[processors.CONTROL]
+master = "CONTROL"
+[processors.P1]
+master = "CONTROL"
+supported_kernels = ["USER_DEFINED_KERNEL"]
+[processors.P2]
+master = "CONTROL"
+supported_kernels = ["USER_DEFINED_KERNEL"]
+[memories.M1]
+size = 128
+[memories.M2]
+size = 128
+[links.L1]
+ends = ["CONTROL", "P1", "M1"]
+[links.L2]
+ends = ["CONTROL", "P2", "M2"]
+""",
+        )
+    )
+    with pytest.raises(svm.SVMError, match="cannot map stage.s. 'b'") as info:
+        map_pipeline(machine, ["a", "b"], [(0, 1)], [1], 16)
+    msg = str(info.value)
+    assert "kernel0 -> kernel1 between P2 and P1" in msg or "kernel0 -> kernel1 between P1 and P2" in msg
+    assert "With every stage in one kernel" in msg and "m.toml" in msg and "Fix the machine file" in msg
+
+
+def test_an_unknown_machine_in_the_environment_is_an_error(monkeypatch):
+    monkeypatch.setenv("HPVM_SVM_MACHINE", "no_such_machine")
+    with pytest.raises(svm.SVMError, match="HPVM_SVM_MACHINE='no_such_machine'.*shipped"):
+        hpvm.launch(three_stages, None, stream=True, target="svm")
+
+
+def test_a_leaves_back_end_other_than_cpu_or_interp_is_an_error(monkeypatch):
+    monkeypatch.setenv("HPVM_SVM_LEAVES", "cuda")
+    with pytest.raises(hpvm.LaunchError, match="HPVM_SVM_LEAVES='cuda'.*'cpu' or 'interp'"):
+        hpvm.launch(three_stages, None, stream=True, target="svm")
+
+
+def test_a_launch_that_is_not_streaming_is_an_error():
+    with pytest.raises(hpvm.LaunchError, match="stream=True"):
+        hpvm.launch(three_stages, (1,), target="svm")
+
+
+def test_one_svm_stream_at_a_time():
+    h = hpvm.launch(three_stages, None, stream=True, target="svm")
+    with pytest.raises(svm.SVMError, match="already running"):
+        hpvm.launch(three_stages, None, stream=True, target="svm")
+    hpvm.wait(h)
+    svm.init()
+    with pytest.raises(svm.SVMError, match="svm.cleanup"):
+        hpvm.launch(three_stages, None, stream=True, target="svm")
+    svm.cleanup()
+
+
+# -- hpvm svm map ---------------------------------------------------------------------------
+
+
+def test_cli_map_prints_and_draws(tmp_path, capsys):
+    out = tmp_path / "map.png"
+    assert (
+        main(
+            [
+                "svm",
+                "map",
+                str(ROOT / "examples" / "edge_detection.py"),
+                "--machine",
+                "pca_tiled",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    text = capsys.readouterr().out
+    assert "kernel0 on PROC1" in text and "on FIFO FIFO12" in text and "total cost" in text
+    assert out.stat().st_size > 1000
+
+
+def test_cli_map_reports_a_mapping_error(tmp_path, capsys):
+    path = tmp_path / "m.toml"
+    path.write_text('[machine]\nname = "bare"\n[processors.CONTROL]\nmaster = "CONTROL"\n')
+    assert main(["svm", "map", str(ROOT / "examples" / "edge_detection.py"), "--machine", str(path)]) == 1
+    assert "USER_DEFINED_KERNEL" in capsys.readouterr().err
