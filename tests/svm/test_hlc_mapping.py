@@ -145,6 +145,30 @@ def test_a_failing_item_reaches_pop_after_the_items_before_it():
         hpvm.wait(h)
 
 
+def test_a_kernel_that_breaks_between_items_fails_the_stream(monkeypatch):
+    """An error outside any item's leaves (here: a broken kernel loop) stops the stream at
+    the first item that kernel had not handed on: pop raises there instead of waiting."""
+    from hpvm.runtime import svm_target
+
+    real = svm_target.SVMStream._run_items
+
+    def breaks_on_item_3(self, k, seqs):
+        if 3 in seqs:
+            raise RuntimeError("kernel loop broke")
+        return real(self, k, seqs)
+
+    monkeypatch.setattr(svm_target.SVMStream, "_run_items", breaks_on_item_3)
+    h = hpvm.launch(three_stages, None, stream=True, target="svm", capacity=1)
+    for x in range(3):
+        hpvm.push(h, (x,))
+    assert [hpvm.pop(h) for _ in range(3)] == [expect(x) for x in range(3)]
+    hpvm.push(h, (3,))
+    with pytest.raises(hpvm.NodeExecutionError, match="kernel loop broke"):
+        hpvm.pop(h)
+    with pytest.raises(hpvm.NodeExecutionError, match="kernel loop broke"):
+        hpvm.wait(h)
+
+
 def test_pop_with_nothing_pushed_raises_instead_of_hanging():
     h = hpvm.launch(three_stages, None, stream=True, target="svm")
     with pytest.raises(hpvm.StreamError, match="push before popping"):

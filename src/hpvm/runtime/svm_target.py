@@ -93,6 +93,10 @@ class _StageKernel(svm.Kernel):
 
     ins: list[svm.Stream]
     outs: list[svm.Stream]
+    in_names: list[str]  # the input streams from other kernels (they have value tables)
+    out_names: list[str]
+    stage_nodes: list[list[Node]]
+    next_seq: int = 0  # the first item this kernel has not handed on
 
 
 class SVMStream:
@@ -180,8 +184,8 @@ class SVMStream:
         try:
             self._loop(k)
         except BaseException as exc:  # after a failure elsewhere, an SVM error here is its echo
-            if not self.failed:
-                self._fail(k, self.pushed, exc)
+            if not self.failed:  # items before ``k.next_seq`` went on; the next one cannot
+                self._fail(k, k.next_seq, exc)
             raise
 
     def _loop(self, k: _StageKernel) -> None:
@@ -247,6 +251,7 @@ class SVMStream:
         """Put the items' values in ``k``'s output tables, then their numbers on its streams."""
         if not seqs:
             return
+        k.next_seq = seqs[-1] + 1
         with self._cond:
             for seq in seqs:
                 entry = self._args[seq]
