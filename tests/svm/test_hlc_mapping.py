@@ -169,6 +169,34 @@ def test_a_kernel_that_breaks_between_items_fails_the_stream(monkeypatch):
         hpvm.wait(h)
 
 
+def test_pushing_past_a_full_result_stream_raises_instead_of_hanging(tmp_path, monkeypatch):
+    """A memory with room for 16 results: the 16 + 16 + 2 items after them can go nowhere
+    while the host pushes and never pops; the SVM sees that nothing can move and says so."""
+    path = machine_file(
+        tmp_path,
+        """
+[machine]
+name = "small"
+[processors.CONTROL]
+master = "CONTROL"
+[processors.P]
+master = "CONTROL"
+supported_kernels = ["USER_DEFINED_KERNEL"]
+[memories.RAM]
+size = 256
+[links.BUS]
+ends = ["CONTROL", "P", "RAM"]
+""",
+    )
+    monkeypatch.setenv("HPVM_SVM_MACHINE", str(path))
+    h = hpvm.launch(three_stages, None, stream=True, target="svm")
+    assert [s.capacity for s in h.stream.mapping.streams] == [16, 16]
+    with pytest.raises(hpvm.HPVMError, match="nothing can ever make it possible"):
+        for x in range(100):
+            hpvm.push(h, (x,))
+    assert [hpvm.pop(h) for _ in range(16)] == [expect(x) for x in range(16)]
+
+
 def test_pop_with_nothing_pushed_raises_instead_of_hanging():
     h = hpvm.launch(three_stages, None, stream=True, target="svm")
     with pytest.raises(hpvm.StreamError, match="push before popping"):
