@@ -22,7 +22,14 @@ sys.path.insert(0, str(ROOT / "tests" / "runtime"))
 sys.path.insert(0, str(ROOT / "examples"))
 
 import edge_detection  # noqa: E402
-from test_streaming import expect, failing_middle, three_stages  # noqa: E402
+from test_streaming import (  # noqa: E402
+    array_stream,
+    childless,
+    expect,
+    failing_middle,
+    three_stages,
+    warn_stream,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -68,6 +75,34 @@ def test_leaves_run_on_cpu_by_default(monkeypatch):
     for x in range(100):
         hpvm.push(h, (x,))
     assert [hpvm.pop(h) for _ in range(100)] == [expect(x) for x in range(100)]
+    hpvm.wait(h)
+
+
+def test_arrays_and_replication_sizes_that_change_per_push():
+    def run(target):
+        h = hpvm.launch(array_stream, None, stream=True, target=target)
+        outs = []
+        for n in (1, 3, 5, 2):
+            src, dst = np.arange(1.0, 6.0), np.zeros(5)
+            hpvm.track_memory(src)
+            hpvm.track_memory(dst)
+            outs.append(dst)
+            hpvm.push(h, (src, dst, n))
+        got = [hpvm.pop(h) for _ in range(4)]
+        hpvm.wait(h)
+        return got, outs
+
+    (got, outs), (want, want_outs) = run("svm"), run("interp")
+    assert got == want == [(1.0,), (14.0,), (55.0,), (5.0,)]
+    for a, b in zip(outs, want_outs):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_warnings_of_the_kernels_reach_the_host_at_pop():
+    h = hpvm.launch(warn_stream, None, stream=True, target="svm")
+    hpvm.push(h, (10,))
+    with pytest.warns(hpvm.HPVMWarning, match="disagreeing"):
+        assert hpvm.pop(h) == (11,)
     hpvm.wait(h)
 
 
@@ -382,6 +417,11 @@ ends = ["CONTROL", "P2", "M2"]
     msg = str(info.value)
     assert "kernel0 -> kernel1 between P2 and P1" in msg or "kernel0 -> kernel1 between P1 and P2" in msg
     assert "With every stage in one kernel" in msg and "m.toml" in msg and "Fix the machine file" in msg
+
+
+def test_a_graph_without_children_is_an_error():
+    with pytest.raises(svm.SVMError, match="no stages to map"):
+        hpvm.launch(childless, None, stream=True, target="svm")
 
 
 def test_an_unknown_machine_in_the_environment_is_an_error(monkeypatch):
