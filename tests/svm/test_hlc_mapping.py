@@ -163,6 +163,44 @@ def test_the_stage_kernels_run_on_the_mapped_processors(monkeypatch):
     hpvm.wait(h)
 
 
+def test_the_mapped_program_passes_the_assertion_mode(monkeypatch):
+    """``HPVM_SVM_CHECK=1`` runs the mapped program with svm's restriction checks (A6: every
+    stream in a place its kernels reach; A7: one reader and one writer)."""
+    monkeypatch.setenv("HPVM_SVM_MACHINE", "pca_tiled")
+    monkeypatch.setenv("HPVM_SVM_CHECK", "1")
+    assert run_items(three_stages, [(x,) for x in range(30)], "svm") == [expect(x) for x in range(30)]
+
+
+def test_the_assertion_mode_catches_a_stream_placed_out_of_reach(monkeypatch):
+    """The check above can fail: a mapping moved by hand so that the stream between PROC1
+    and PROC2 is in LOCALMEM4, which neither reaches, is caught as A6 by ``kernel_run``."""
+    import dataclasses
+
+    from hpvm.runtime import svm_target
+
+    real = svm_target.map_pipeline
+
+    def misplaced(*args, **kwargs):
+        mapping = real(*args, **kwargs)
+        mapping.streams = [
+            dataclasses.replace(s, location="LOCALMEM4", kind="memory", address=0, capacity=16)
+            if (s.src, s.dst) == ("kernel0", "kernel1")
+            else s
+            for s in mapping.streams
+        ]
+        return mapping
+
+    monkeypatch.setattr(svm_target, "map_pipeline", misplaced)
+    monkeypatch.setenv("HPVM_SVM_MACHINE", "pca_tiled")
+    monkeypatch.setenv("HPVM_SVM_CHECK", "1")
+    with pytest.raises(
+        svm.SVMRestrictionError, match="A6: kernel_run.kernel0.*PROC1 uses stream s1 in LOCALMEM4"
+    ):
+        hpvm.launch(three_stages, None, stream=True, target="svm")  # (kernel_run checks members)
+    monkeypatch.setattr(svm_target, "map_pipeline", real)
+    assert run_items(three_stages, [(1,)], "svm") == [expect(1)]  # the failed launch left no SVM
+
+
 # -- failures and blocking ------------------------------------------------------------------
 
 

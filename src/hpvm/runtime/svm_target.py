@@ -44,6 +44,7 @@ from .workers import is_internal
 
 MACHINE_VARIABLE = "HPVM_SVM_MACHINE"
 LEAVES_VARIABLE = "HPVM_SVM_LEAVES"
+CHECK_VARIABLE = "HPVM_SVM_CHECK"  # set (not "0"): run the mapped program in assertion mode
 _END = -1  # the element pushed (tagged EOS) after the last item: the stream has ended
 _FAILED = object()  # in a table, in place of the values of an item that failed
 _POLL = 0.05  # seconds: a pop with nothing in flight checks that a producer thread lives
@@ -121,7 +122,7 @@ class SVMStream:
         self.pushed = 0
         self.popped = 0
         self._cond = threading.Condition()  # guards the tables, counters and flags below
-        self._args: dict[int, list[Any]] = {}  # seq -> [root arguments, stages still to run it]
+        self._args: dict[int, list[Any]] = {}  # seq -> [root arguments, kernels still to run it]
         self._tables: dict[str, dict[int, Any]] = {s.name: {} for s in self.mapping.streams}
         self._delivered: dict[str, int] = {}  # result stream -> results delivered
         self._drained: dict[str, deque[int]] | None = None  # after wait: results not yet popped
@@ -145,7 +146,7 @@ class SVMStream:
                 "one streaming launch at a time owns it; hpvm.wait() the other stream, or "
                 "svm.cleanup() your own SVM program, before launching"
             )
-        svm.init(self.machine)
+        svm.init(self.machine, check=os.environ.get(CHECK_VARIABLE, "") not in ("", "0"))
         try:
             self.streams: dict[str, svm.Stream] = {}
             for place in self.mapping.streams:
