@@ -206,6 +206,17 @@ class _Search:
             capacity,
         )
         self.control = machine.control_processor.name
+        # What the groups from ``h`` on cost at least (the cheapest processor each, the
+        # cheapest place for each stream placed with them): a bound that ends the search at
+        # once when every processor and every place costs the same.
+        cheapest = min(p.cost for p in procs)
+        places = [*machine.fifos.values(), *machine.memories.values()]
+        cheapest_place = min((x.cost for x in places), default=0.0)
+        placed_with = [max(e for e in (n.src, n.dst) if e is not None) for n in needs]
+        self.rest = [
+            (groups - h) * cheapest + sum(1 for w in placed_with if w >= h) * cheapest_place
+            for h in range(groups + 1)
+        ]
         self.best: _State | None = None
         self.steps = 0
         self.deepest = -1
@@ -240,7 +251,7 @@ class _Search:
             if missing is not None:
                 failed_needs.append(missing)
                 continue
-            if self.best is not None and nxt.cost >= self.best.cost:
+            if self.best is not None and nxt.cost + self.rest[g + 1] >= self.best.cost:
                 continue
             self._place(g + 1, nxt)
         if self.best is None and g >= self.deepest:  # the furthest the search got: report it
@@ -271,10 +282,11 @@ class _Search:
             if kind == "FIFO":
                 state.fifos.add(loc)
             else:
-                state.used[loc] = state.used.get(loc, 0) + self._bytes(need.to_host)
+                state.used[loc] = state.used.get(loc, 0) + self._bytes()
         return None
 
-    def _bytes(self, to_host: bool) -> int:
+    def _bytes(self) -> int:
+        """Bytes a stream of ``capacity`` elements takes in a memory (aligned)."""
         return -(-self.capacity * ELEMENT_BYTES // ALIGN) * ALIGN
 
     def _place_stream(self, a: str, b: str, to_host: bool, state: _State) -> tuple[str, str, float] | None:
@@ -287,7 +299,7 @@ class _Search:
                     options.append((fifo.cost, 0, name, "FIFO"))
         for name in both & set(self.machine.memories):
             mem = self.machine.memories[name]
-            if state.used.get(name, 0) + self._bytes(to_host) <= mem.size:
+            if state.used.get(name, 0) + self._bytes() <= mem.size:
                 options.append((mem.cost, 1, name, "memory"))
         if not options:
             return None
