@@ -357,6 +357,43 @@ def test_the_cheapest_processor_and_memory_are_chosen(tmp_path):
     assert [k.processor for k in map_pipeline(machine, ["a"], [], [0], 16).kernels] == ["DEAR"]
 
 
+def test_the_search_weighs_streams_too_not_only_processors(tmp_path):
+    """The cheapest processor reaches the host only through a dear memory: the mapping on
+    the dearer processor with a cheap memory costs less in all, and is the one taken."""
+    machine = svm.load_machine(
+        machine_file(
+            tmp_path,
+            """
+[machine]
+name = "tradeoff"
+[processors.CONTROL]
+master = "CONTROL"
+[processors.A]
+master = "CONTROL"
+supported_kernels = ["USER_DEFINED_KERNEL"]
+cost = 1.0
+[processors.B]
+master = "CONTROL"
+supported_kernels = ["USER_DEFINED_KERNEL"]
+cost = 2.0
+[memories.DEAR]
+size = "1M"
+cost = 10.0
+[memories.CHEAP]
+size = "1M"
+cost = 0.0
+[links.TO_A]
+ends = ["CONTROL", "A", "DEAR"]
+[links.TO_B]
+ends = ["CONTROL", "B", "CHEAP"]
+""",
+        )
+    )
+    mapping = map_pipeline(machine, ["only"], [], [0], 16)
+    assert [k.processor for k in mapping.kernels] == ["B"]
+    assert mapping.cost == 2.0
+
+
 def test_stages_merge_when_links_allow_no_more_kernels():
     """On pca_tiled's line of tiles, stage 0 feeding stages 1, 2 and 3 cannot be four
     kernels (PROC1 reaches only PROC2): fewer kernels, each running several stages."""
