@@ -134,6 +134,29 @@ def test_a_producer_thread_pushes_while_the_host_pops():
     assert got == [expect(x) for x in range(300)]
 
 
+def test_several_producer_threads_keep_each_ones_order():
+    """Items pushed by three threads at once: every result comes out once, and each
+    thread's items in the order it pushed them."""
+    h = hpvm.launch(three_stages, None, stream=True, target="svm", capacity=2)
+    per_thread = 100
+
+    def produce(t: int) -> None:
+        for i in range(per_thread):
+            hpvm.push(h, (t * 1000 + i,))
+
+    threads = [threading.Thread(target=produce, args=(t,), name=f"producer-{t}") for t in range(3)]
+    for t in threads:
+        t.start()
+    got = [hpvm.pop(h) for _ in range(3 * per_thread)]
+    for t in threads:
+        t.join(10)
+    hpvm.wait(h)
+    inputs = [g[1] - 1 for g in got]  # expect(x)[1] is x + 1
+    assert got == [expect(x) for x in inputs]
+    for t in range(3):
+        assert [x for x in inputs if x // 1000 == t] == [t * 1000 + i for i in range(per_thread)]
+
+
 @pytest.mark.parametrize("machine", ["this", "pca_tiled"])
 def test_edge_detection_frames_equal_interps(monkeypatch, machine):
     """Arrays in, arrays out: the six-stage edge-detection graph, frame by frame."""

@@ -9,12 +9,13 @@ with ``run_stage_batch`` and a ``RunContext``, exactly as a stage thread of
 ``runtime.streaming`` does: the SVM decides *where* and *in which order* items move, the
 back end computes them.
 
-**Elements.** Every stream carries int64 *sequence numbers*: element *k* says "item *k* is
-ready". The item's values (root arguments, what a stage hands the next, root outputs) stay
-in host-side tables keyed by that number, because an item's values are not of one fixed
-size (arrays of any shape, the back end's own forms) and an SVM element is. The streams
-still carry all the synchronisation: a stage waits until its input streams hold an item,
-a full stream stalls its writer (back-pressure), the EOS tag ends the pipeline.
+**Elements.** Every stream carries int64 *item numbers*: an element *n* on a stream says
+"item *n* is ready there". The item's values (root arguments, what a stage hands the next,
+root outputs) stay in host-side tables keyed by that number, because an item's values are
+not of one fixed size (arrays of any shape, the back end's own forms) and an SVM element
+is. The streams still carry all the synchronisation: a stage waits until its input streams
+hold an item, a full stream stalls its writer (back-pressure), the EOS tag ends the
+pipeline. Every stream carries the items in one order, that of the host's pushes.
 
 This glue lives in ``hpvm.runtime``: the import contract lets ``runtime`` import both
 ``backends`` and ``svm``, which must not import each other. It is imported only by a launch
@@ -97,7 +98,7 @@ class _StageKernel(svm.Kernel):
     in_names: list[str]  # the input streams from other kernels (they have value tables)
     out_names: list[str]
     stage_nodes: list[list[Node]]
-    next_seq: int = 0  # the first item this kernel has not handed on
+    handed: int = 0  # items handed on: the position (in stream order) of the next one
 
 
 class SVMStream:
@@ -117,7 +118,7 @@ class SVMStream:
         self.stages, self.mapping = plan(root, self.machine, capacity)
         self.error: BaseException | None = None
         self.failed = False
-        self.fail_seq: int | None = None
+        self.fail_at: int | None = None  # the position of the item that failed
         self.closed = False
         self.pushed = 0
         self.popped = 0
@@ -185,8 +186,8 @@ class SVMStream:
         try:
             self._loop(k)
         except BaseException as exc:  # after a failure elsewhere, an SVM error here is its echo
-            if not self.failed:  # items before ``k.next_seq`` went on; the next one cannot
-                self._fail(k, k.next_seq, exc)
+            if not self.failed:  # the items ``k`` handed on went on; the next one cannot
+                self._fail(k, k.handed, exc)
             raise
 
     def _loop(self, k: _StageKernel) -> None:
@@ -241,7 +242,7 @@ class SVMStream:
             if batch.error is not None:
                 ran, error = len(batch.produced), batch.error
         if error is not None:
-            self._fail(k, seqs[ran], error)
+            self._fail(k, k.handed + ran, error)  # (its position: ``k`` takes items in order)
         self._announce(k, ok_seqs[:ran], envs, outputs)
         if ran < len(seqs):  # the item at ``ran`` failed: pass the marker on and stop
             self._announce(k, [seqs[ran]], [_FAILED], [_FAILED])
@@ -252,7 +253,7 @@ class SVMStream:
         """Put the items' values in ``k``'s output tables, then their numbers on its streams."""
         if not seqs:
             return
-        k.next_seq = seqs[-1] + 1
+        k.handed += len(seqs)
         with self._cond:
             for seq in seqs:
                 entry = self._args[seq]
@@ -294,7 +295,9 @@ class SVMStream:
                 self._warnings.extend(caught)
         return batch
 
-    def _fail(self, k: _StageKernel, seq: int, error: BaseException) -> None:
+    def _fail(self, k: _StageKernel, position: int, error: BaseException) -> None:
+        """The stream fails at the item at ``position`` (in stream order): pop raises
+        ``error`` there, push and wait raise it from now on."""
         if not isinstance(error, HPVMError):
             names = ", ".join(n.name for nodes in k.stage_nodes for n in nodes)
             wrapped = NodeExecutionError(
@@ -303,14 +306,18 @@ class SVMStream:
             wrapped.__cause__ = error
             error = wrapped
         with self._cond:
-            if self.fail_seq is None or seq < self.fail_seq:  # the earliest item's failure wins
-                self.error, self.fail_seq = error, seq
+            if self.fail_at is None or position < self.fail_at:  # the earliest item's failure wins
+                self.error, self.fail_at = error, position
             self.failed = True
             self._cond.notify_all()
 
     # -- host side ------------------------------------------------------------------------
 
     def push(self, args: Sequence[Any]) -> None:
+        """Number the item, keep its arguments, and push its number onto every input stream
+        from the host at once (one multicast). Items are in the order of those multicasts:
+        with several pushing threads that may differ from the order of their numbers,
+        which is why nothing downstream compares numbers with positions."""
         with self._cond:
             self._producers.add(threading.current_thread())
             if self.closed:
@@ -331,7 +338,7 @@ class SVMStream:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while True:
-                if self.failed and self.fail_seq is not None and self.popped >= self.fail_seq:
+                if self.failed and self.fail_at is not None and self.popped >= self.fail_at:
                     self._raise_error("pop")
                 if all(n > self.popped for n in self._delivered.values()):
                     break
@@ -343,18 +350,24 @@ class SVMStream:
                 else:
                     self._check_can_arrive()
                     self._cond.wait(_POLL if remaining is None else min(_POLL, remaining))
-            seq = self.popped
             self.popped += 1
-            drained = self._drained
-        outputs: dict[int, Any] = {}
-        for name in self.results:
-            got = drained[name].popleft() if drained is not None else int(svm.stream_pop(self.streams[name]))
-            assert got == seq, f"result stream {name} gave item {got}, expected {seq}"
-            with self._cond:
+            # Every result stream holds this item now (so these pops do not wait), and at
+            # its front: every stream carries the items in the order of the host's pushes.
+            outputs: dict[int, Any] = {}
+            seqs = set()
+            for name in self.results:
+                drained = self._drained
+                seq = (
+                    drained[name].popleft()
+                    if drained is not None
+                    else int(svm.stream_pop(self.streams[name]))
+                )
+                seqs.add(seq)
                 value = self._tables[name].pop(seq)
-            if value is _FAILED:
-                self._raise_error("pop")
-            outputs.update(value)
+                if value is _FAILED:
+                    self._raise_error("pop")
+                outputs.update(value)
+            assert len(seqs) <= 1, f"result streams disagree on the next item: {sorted(seqs)}"
         return tuple(outputs[i] for i in range(len(self.root.out_types)))
 
     def _check_can_arrive(self) -> None:
