@@ -574,6 +574,15 @@ def test_cli_map_prints_and_draws(tmp_path, capsys):
     assert out.stat().st_size > 1000
 
 
+def test_cli_map_takes_the_machine_from_the_environment(monkeypatch, capsys):
+    monkeypatch.setenv("HPVM_SVM_MACHINE", "pca_tiled")
+    path = ROOT / "tests" / "runtime" / "test_streaming.py"
+    assert main(["svm", "map", str(path), "--root", "three_stages", "--capacity", "4"]) == 0
+    text = capsys.readouterr().out
+    assert "graph 'three_stages'" in text and "'pca_tiled'" in text
+    assert "s0: host -> kernel0 on memory LOCALMEM1 @ 0x0, 4 element(s)" in text
+
+
 def test_cli_map_reports_a_mapping_error(tmp_path, capsys):
     path = tmp_path / "m.toml"
     path.write_text('[machine]\nname = "bare"\n[processors.CONTROL]\nmaster = "CONTROL"\n')
