@@ -241,6 +241,17 @@ def test_a_failing_item_reaches_pop_after_the_items_before_it():
         hpvm.wait(h)
 
 
+def test_after_a_failed_wait_the_items_before_the_failure_can_still_be_popped():
+    h = hpvm.launch(failing_middle, None, stream=True, target="svm")
+    for x in range(10):  # item 4 fails
+        hpvm.push(h, (x,))
+    with pytest.raises(hpvm.NodeExecutionError, match="fragile"):
+        hpvm.wait(h)
+    assert [hpvm.pop(h) for _ in range(4)] == [(100 // (x + 1 - 5),) for x in range(4)]
+    with pytest.raises(hpvm.NodeExecutionError, match="fragile"):
+        hpvm.pop(h)
+
+
 def test_a_kernel_that_breaks_between_items_fails_the_stream(monkeypatch):
     """An error outside any item's leaves (here: a broken kernel loop) stops the stream at
     the first item that kernel had not handed on: pop raises there instead of waiting."""

@@ -417,18 +417,29 @@ class SVMStream:
             self._raise_error("wait")
 
     def _end(self) -> None:
-        """Keep the results not popped yet, end every kernel and the SVM."""
+        """End every kernel (after a failure, at its next SVM operation), keep the results
+        not popped yet for later pops, and end the SVM."""
         if self._ended:
             return
-        drained = {name: deque() for name in self.results}
-        if not self.failed:
+        try:
+            if self.failed:
+                for k in self.kernels:
+                    svm.kernel_end(k)
+                try:
+                    svm.kernel_wait_multiple(*self.kernels)
+                except svm.SVMError:
+                    pass  # a kernel's own failure: already the stream's, or its echo
+            drained: dict[str, deque[int]] = {}
             for name in self.results:
                 s = self.streams[name]
-                drained[name].extend(int(v) for v in svm.stream_pop_many(s, len(s)) if int(v) != _END)
+                drained[name] = deque(int(v) for v in svm.stream_pop_many(s, len(s)) if int(v) != _END)
+        finally:
+            svm.cleanup()
         with self._cond:
             self._drained = drained
+            for name, left in drained.items():  # (a kernel may have counted one it could not push)
+                self._delivered[name] = self.popped + len(left)
             self._ended = True
-        svm.cleanup()
 
     def finished(self) -> bool:
         return self._ended
