@@ -438,6 +438,20 @@ def test_stages_merge_when_links_allow_no_more_kernels():
     assert sorted(i for k in mapping.kernels for i in k.stages) == [0, 1, 2, 3]
 
 
+def test_interchangeable_processors_keep_the_search_short():
+    """64 identical cores: a mapping that fits is found at once, and one that cannot fit
+    (streams bigger than RAM) is reported at once instead of trying 64^6 placements."""
+    import time
+
+    machine = svm.this_computer(cores=64)
+    chain = [(i, i + 1) for i in range(5)]
+    start = time.perf_counter()
+    assert len(map_pipeline(machine, list("abcdef"), chain, [5], 16).kernels) == 6
+    with pytest.raises(svm.SVMError, match="no free FIFO or memory with room"):
+        map_pipeline(machine, list("abcdef"), chain, [5], 1 << 27)  # 1 GiB per stream
+    assert time.perf_counter() - start < 2
+
+
 # -- errors ---------------------------------------------------------------------------------
 
 

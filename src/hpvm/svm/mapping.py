@@ -19,8 +19,9 @@ Rules (docs/svm.md, "The HLC mapping"):
   they get all the room left there).
 - Kernels are placed in stage order; each takes the cheapest free processor for which every
   stream to an already placed kernel (and to the control code) has a place, each stream the
-  cheapest place (ties: a FIFO before a memory). The search backtracks and keeps the
-  cheapest complete mapping it finds within ``SEARCH_LIMIT`` steps.
+  cheapest place (ties: a FIFO before a memory). The search backtracks (trying one of
+  each set of interchangeable processors) and keeps the cheapest complete mapping it finds
+  within ``SEARCH_LIMIT`` steps.
 - When no placement exists with one kernel per processor (the links do not join the
   processors the way the stages are joined), the stages are grouped into one kernel fewer,
   and so on down to a single kernel; only when even that has no place is it an error.
@@ -37,7 +38,7 @@ HOST = "host"  # the control code's end of a stream
 ELEMENT_BYTES = 8  # a stream element: an item's sequence number (int64)
 RESULT_CAPACITY = 1 << 16  # at most this many results wait in a result stream
 ALIGN = 8
-SEARCH_LIMIT = 20_000  # placement steps before the best mapping found so far is taken
+SEARCH_LIMIT = 20_000  # placement steps: then the best mapping found so far is taken (or none)
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,7 @@ class _Search:
         ]
         self.best: _State | None = None
         self.steps = 0
+        self.gave_up = False  # the step limit came before any complete mapping
         self.deepest = -1
         self.blocked: tuple[int, list[str], list[str]] | None = None  # group, tried procs, need text
 
@@ -233,11 +235,20 @@ class _Search:
             return
         tried: list[str] = []
         failed_needs: list[str] = []
+        alike: set[tuple[float, frozenset[str]]] = set()
         for proc in self.procs:
-            if self.steps >= SEARCH_LIMIT and self.best is not None:
+            if self.steps >= SEARCH_LIMIT:
+                self.gave_up = self.best is None
                 return
             if proc.name in state.procs.values():
                 continue
+            # Free processors of one cost reaching the same places are interchangeable:
+            # trying one of them here is trying them all (the 64 cores of a big "this
+            # computer" are one choice, not 64).
+            signature = (proc.cost, self.machine.reachable(proc.name))
+            if signature in alike:
+                continue
+            alike.add(signature)
             self.steps += 1
             tried.append(proc.name)
             nxt = _State(
@@ -311,6 +322,8 @@ class _Search:
         g, tried, failed = self.blocked if self.blocked else (0, [], [])
         names = ", ".join(repr(stages[i]) for i in groups[g])
         detail = "; ".join(failed) if failed else "every processor that runs user kernels is taken"
+        if self.gave_up:
+            detail += f" (the search stopped after {SEARCH_LIMIT} placements)"
         return (
             f"{m.source}: cannot map stage(s) {names} onto machine {m.name!r} (as kernel{g} of "
             f"{len(groups)}): tried processor(s) {', '.join(tried) or 'none'}, but no free FIFO or "
