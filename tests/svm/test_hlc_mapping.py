@@ -20,6 +20,7 @@ from hpvm.svm.mapping import group_stages, map_pipeline
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "runtime"))
 sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import edge_detection  # noqa: E402
 from test_streaming import (  # noqa: E402
@@ -30,6 +31,8 @@ from test_streaming import (  # noqa: E402
     three_stages,
     warn_stream,
 )
+
+from mixed_programs import streamed  # noqa: E402
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -96,6 +99,30 @@ def test_arrays_and_replication_sizes_that_change_per_push():
     assert got == want == [(1.0,), (14.0,), (55.0,), (5.0,)]
     for a, b in zip(outs, want_outs):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("leaves", ["interp", "cpu"])
+def test_a_stage_of_several_nodes_with_per_instance_edges(monkeypatch, leaves):
+    """The shared suite's mixed program: two replicated nodes joined by one-to-one edges in
+    one stage, an array across the stage boundary (the GPU hint of its middle leaf is
+    not followed: the kernels run every leaf on the leaves' back end)."""
+    if leaves == "cpu":
+        pytest.importorskip("numba")
+    monkeypatch.setenv("HPVM_SVM_LEAVES", leaves)
+
+    def run(target):
+        h = hpvm.launch(streamed, None, stream=True, target=target, capacity=1)
+        got = []
+        for k in (1.0, 2.0, 3.0):
+            x, out, total = np.arange(4.0), np.zeros(4), np.zeros(1)
+            for a in (x, out, total):
+                hpvm.track_memory(a)
+            hpvm.push(h, (x, out, total, k, 4))
+            got.append(hpvm.pop(h))
+        hpvm.wait(h)
+        return got
+
+    assert run("svm") == run("interp") == [((np.arange(4.0) * k + 1.0).sum(),) for k in (1.0, 2.0, 3.0)]
 
 
 def test_warnings_of_the_kernels_reach_the_host_at_pop():
