@@ -1,6 +1,6 @@
 """The Streaming Virtual Machine (``hpvm.svm``): a Move between two RAM streams beside
-``numpy.copyto``, and a three-kernel pipeline of Python kernels beside three threads joined
-by ``queue.Queue``.
+``numpy.copyto``, a three-kernel pipeline of Python kernels beside three threads joined by
+``queue.Queue``, and edge detection through the HLC mapping beside the same stream on cpu.
 
 - Move: 2^24 four-byte elements (``--quick``/``--tiny``: 2^22 / 2^16) from one RAM stream
   to another, ``kernel_run`` + ``kernel_wait`` on the DMA processor of "this computer",
@@ -12,8 +12,14 @@ by ``queue.Queue``.
   ``queue.Queue``s. The issue's target (≥ 20 M elements/s) is for *compiled* kernels, which
   are not built: this row records where Python kernels stand.
 
+- Edge detection through the HLC mapping: ``examples/edge_detection.py``'s streaming graph
+  launched with ``target="svm"`` (this computer; the stage kernels run leaves on ``cpu``)
+  beside the same stream on ``cpu``, the preset's frames. Target (issue 11): ≤ 1.25× cpu's
+  time.
+
 Every result is checked before anything is timed; samples are taken round-robin and the
-medians reported. ``run.py --only svm``, or ``python benchmarks/svm_bench.py [--quick]``.
+medians reported. ``run.py --only svm``, or ``python benchmarks/svm_bench.py [--quick]``
+(``--edge``: the edge-detection row alone, 32 frames of 256²).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import numpy as np
 from hpvm import svm
 
 MOVE_TARGET = 0.5  # Move bandwidth / numpy.copyto bandwidth
+EDGE_TARGET = 1.25  # edge detection: target="svm" time / target="cpu" time
 TAPS = 16
 COEFFS = (np.arange(1, TAPS + 1, dtype=np.float32) / np.float32(136.0)).astype(np.float32)
 
@@ -195,6 +202,37 @@ def measure(move_n: int, pipe_n: int, repeat: int) -> dict[str, Any]:
     }
 
 
+def edge_measure(size: int, count: int, repeat: int) -> dict[str, Any]:
+    """Edge detection's streaming graph on ``cpu`` and through the HLC mapping
+    (``target="svm"`` on this computer, leaves on ``cpu``): seconds for ``count`` frames of
+    ``size``², each edge map first checked against NumPy's. Needs ``hpvm.init()``."""
+    import kernels  # benchmarks/kernels.py: the edge-detection pipeline and its frames
+
+    frames = kernels.synthetic_frames(count, size)
+    pipeline = kernels.EdgePipeline(size, size, in_flight=8)
+    reference = np.stack(
+        [kernels.edge_example.reference_edges(f, pipeline.kernel, pipeline.theta) for f in frames]
+    )
+    for target in ("cpu", "svm"):
+        got = pipeline.stream(frames, target)  # (compiles)
+        if not np.array_equal(got, reference):
+            raise AssertionError(f"edge detection on {target}: edge maps differ from NumPy")
+    samples: dict[str, list[float]] = {"cpu": [], "svm": []}
+    for _ in range(repeat):
+        for target in samples:
+            start = time.perf_counter()
+            pipeline.stream(frames, target)
+            samples[target].append(time.perf_counter() - start)
+    med = {target: statistics.median(v) for target, v in samples.items()}
+    return {
+        "edge_frames": count,
+        "edge_size": size,
+        "edge_cpu_s": med["cpu"],
+        "edge_svm_s": med["svm"],
+        "edge_ratio": med["svm"] / med["cpu"],
+    }
+
+
 def sizes_for(tiny: bool, quick: bool) -> tuple[int, int]:
     if tiny:
         return 1 << 16, 1 << 10
@@ -225,11 +263,44 @@ def bench_svm(ctx: Any) -> list[Any]:
     )
     pipe.target = "compiled kernels ≥ 20 M el/s: not built"
     pipe.data = {k: v for k, v in r.items() if k.startswith(("pipeline", "svm", "queue"))}
-    return [move, pipe]
+    return [move, pipe, edge_row(ctx, Row, verdict)]
+
+
+def edge_row(ctx: Any, Row: Any, verdict: Any) -> Any:
+    """Edge detection through the HLC mapping beside the same stream on ``cpu``."""
+    size, count = ctx.sizes.frame, ctx.sizes.frames
+    row = Row(
+        "edge detection through the HLC mapping",
+        f"{count} frames {size}²",
+        target=f"svm ≤ {EDGE_TARGET:g}× cpu",
+    )
+    if "cpu" not in ctx.targets:
+        row.measure = "not run: needs --targets cpu"
+        return row
+    r = edge_measure(size, count, max(3, ctx.repeat))
+    row.hpvm["cpu"] = f"{count / r['edge_cpu_s']:,.1f} fps"
+    row.measure = f"target=svm {count / r['edge_svm_s']:,.1f} fps = {r['edge_ratio']:.2f}× cpu's time"
+    row.verdict = verdict(r["edge_ratio"] <= EDGE_TARGET)
+    row.data = r
+    return row
 
 
 def main(argv: list[str]) -> int:
     move_n, pipe_n = sizes_for("--tiny" in argv, "--quick" in argv)
+    if "--edge" in argv:  # only the HLC-mapping row: 32 frames of 256² (--tiny: 4 of 24²)
+        import hpvm
+
+        size, count = (24, 4) if "--tiny" in argv else (256, 32)
+        hpvm.init()
+        try:
+            e = edge_measure(size, count, 3)
+        finally:
+            hpvm.cleanup()
+        print(
+            f"edge detection {count} frames {size}²: cpu {e['edge_cpu_s']:.3f} s, target=svm "
+            f"{e['edge_svm_s']:.3f} s = {e['edge_ratio']:.2f}× (target ≤ {EDGE_TARGET:g}×)"
+        )
+        return 0
     r = measure(move_n, pipe_n, 3)
     print(
         f"Move {move_n:,} × 4 B: {r['move_GBps']:.2f} GB/s; numpy.copyto {r['copyto_GBps']:.2f} GB/s; "

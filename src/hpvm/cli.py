@@ -389,7 +389,7 @@ def _hbir_parser(sub: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# hpvm svm machine|show (docs/svm.md)
+# hpvm svm machine|show|map (docs/svm.md)
 
 
 def cmd_svm_machine(ns: argparse.Namespace) -> int:
@@ -420,6 +420,26 @@ def cmd_svm_show(ns: argparse.Namespace) -> int:
         svm.cleanup()
     print(f"picture: {svm.draw_program(ns.output)}")
     return status
+
+
+def cmd_svm_map(ns: argparse.Namespace) -> int:
+    from .runtime.svm_target import machine_from_environment, plan
+
+    root, _ = load(ns.file, ns.root)
+    if ns.machine is None:
+        machine = machine_from_environment()
+    else:
+        from . import svm
+
+        machine = svm.this_computer() if ns.machine == "this" else svm.load_machine(ns.machine)
+    _, mapping = plan(root, machine, ns.capacity)
+    print(f"graph '{root.name}' ({root.location})")
+    print(mapping.describe())
+    if ns.output:
+        from .svm.mapping_picture import draw_mapping
+
+        print(f"picture: {draw_mapping(mapping, ns.output)}")
+    return 0
 
 
 def _count(n: int, noun: str) -> str:
@@ -484,6 +504,20 @@ def build_parser() -> argparse.ArgumentParser:
     show_svm.add_argument("file", help="a Python program using hpvm.svm (it is run as __main__)")
     show_svm.add_argument("-o", "--output", default="svm_program.png", help="out.png / out.svg / out.pdf")
     show_svm.set_defaults(func=cmd_svm_show)
+    map_svm = svm_sub.add_parser(
+        "map", help="print (and draw) how a streaming graph's stages and edges map onto a machine"
+    )
+    map_svm.add_argument("file", help="a Python file defining a streaming graph (as for hpvm run)")
+    map_svm.add_argument("--root", help="the root node function, when the file has several")
+    map_svm.add_argument(
+        "--machine",
+        help="a TOML file, a shipped machine's name (pca_tiled) or 'this' (default: $HPVM_SVM_MACHINE, else this computer)",
+    )
+    map_svm.add_argument(
+        "--capacity", type=int, default=16, help="elements per stream, as launch(capacity=...) (default 16)"
+    )
+    map_svm.add_argument("-o", "--output", help="also draw it: out.png / out.svg / out.pdf")
+    map_svm.set_defaults(func=cmd_svm_map)
     return parser
 
 

@@ -24,6 +24,7 @@ from ..errors import (
     RuntimeStateError,
     StreamError,
 )
+from ..ir.graph import InternalFunction
 from .launch import PushCheck, array_args, check_args, check_root, check_sizes, choose_backend
 from .streaming import Stream
 from .workers import Slot, WorkerPool
@@ -182,16 +183,11 @@ class Runtime:
         """
         self.require("launch")
         root = check_root(root)
+        if target == "svm":
+            return self._launch_svm(root, args, stream, capacity)
         backend = choose_backend(root, target)
         if stream:
-            # (``args != ()`` would compare element-wise when args is an array)
-            if args is not None and not (isinstance(args, (tuple, list)) and len(args) == 0):
-                raise LaunchError(
-                    "launch(..., stream=True) takes args=None: each hpvm.push(handle, args) "
-                    "supplies the inputs of one execution"
-                )
-            if not isinstance(capacity, int) or capacity < 1:
-                raise LaunchError(f"capacity must be a positive int, not {capacity!r}")
+            _check_stream_args(args, capacity)
             handle = LaunchHandle(self, root, backend, Stream(root, backend, capacity, self.tracker))
             handle.check_push = PushCheck(root, self.tracker)
         else:
@@ -212,6 +208,25 @@ class Runtime:
                     h.job()
 
             handle.slot = self.workers.submit(start)
+        return handle
+
+    def _launch_svm(self, root: InternalFunction, args: Any, stream: bool, capacity: int) -> LaunchHandle:
+        """A streaming launch compiled onto the Streaming Virtual Machine (``svm_target``,
+        imported only here: ``import hpvm`` loads nothing of it)."""
+        if not stream:
+            raise LaunchError(
+                f"launch(target='svm'): '{root.name}' is not launched as a stream; the SVM target "
+                "maps pipeline stages onto stream processors, so launch it with stream=True and "
+                "push/pop items (or use target='cpu' / 'interp' for a single run)"
+            )
+        _check_stream_args(args, capacity)
+        from .svm_target import launch_stream
+
+        label, svm_stream = launch_stream(root, capacity, self.tracker)
+        handle = LaunchHandle(self, root, label, svm_stream)  # type: ignore[arg-type]
+        handle.check_push = PushCheck(root, self.tracker)
+        with self.lock:
+            self.active.add(handle)
         return handle
 
     def _job(self, handle: LaunchHandle, root: Any, backend: Any, values: list[Any]) -> Callable[[], None]:
@@ -302,6 +317,18 @@ class Runtime:
         outputs = h.stream.pop(timeout)
         reissue_warnings(h.stream.take_warnings(), stacklevel=4)
         return outputs
+
+
+def _check_stream_args(args: Any, capacity: Any) -> None:
+    """A streaming launch takes no arguments (pushes do) and a positive capacity."""
+    # (``args != ()`` would compare element-wise when args is an array)
+    if args is not None and not (isinstance(args, (tuple, list)) and len(args) == 0):
+        raise LaunchError(
+            "launch(..., stream=True) takes args=None: each hpvm.push(handle, args) "
+            "supplies the inputs of one execution"
+        )
+    if not isinstance(capacity, int) or capacity < 1:
+        raise LaunchError(f"capacity must be a positive int, not {capacity!r}")
 
 
 # ---------------------------------------------------------------------------------------

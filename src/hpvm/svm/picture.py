@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from .errors import SVMError
 from .machine import Machine
@@ -78,6 +79,14 @@ def draw_machine(machine: Machine, path: str | os.PathLike[str]) -> Path:
     """Draw ``machine`` into ``path`` (PNG, SVG or PDF by its suffix); returns the path.
     A link between two entries is a wire; a bus (more ends, or joined to a link) is a
     labelled diamond wired to each of its ends."""
+    fig, ax, _ = machine_axes(machine)
+    ax.set_title(f"machine {machine.name}")
+    return save(fig, path, "draw_machine")
+
+
+def machine_axes(machine: Machine) -> tuple[Any, Any, dict[str, tuple[float, float]]]:
+    """A matplotlib figure and axes with ``machine`` drawn, and where each entry is (for
+    pictures drawn over the machine, such as ``hpvm svm map``'s)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -124,19 +133,25 @@ def draw_machine(machine: Machine, path: str | os.PathLike[str]) -> Path:
     ax.set_xlim(min(xs) - 0.7, max(xs) + 0.7)
     ax.set_ylim(-0.5, 2.5)
     ax.axis("off")
-    ax.set_title(f"machine {machine.name}")
     ax.legend(
         handles=[Patch(color=c, label=k) for k, c in COLOURS.items()],
         loc="upper left",
         bbox_to_anchor=(1.0, 1.0),
         fontsize="small",
     )
+    return fig, ax, pos
+
+
+def save(fig: Any, path: str | os.PathLike[str], function: str) -> Path:
+    """Write ``fig`` to ``path`` and close it; an ``SVMError`` if it cannot be written."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     out = Path(path)
     try:
         fig.savefig(out, dpi=120)
     except (OSError, ValueError) as exc:
-        raise SVMError(f"draw_machine: cannot write {str(out)!r}: {exc}") from exc
+        raise SVMError(f"{function}: cannot write {str(out)!r}: {exc}") from exc
     finally:
         plt.close(fig)
     return out

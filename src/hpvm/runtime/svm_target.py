@@ -1,0 +1,495 @@
+"""``target="svm"``: a streaming launch compiled onto the Streaming Virtual Machine (the
+HLC → SVM mapping of seed 003; docs/svm.md, "The HLC mapping").
+
+The pipeline stages of ``plan_stages`` become SVM user kernels on stream processors, the
+streaming edges between them SVM streams on FIFOs or in memories that both processors
+reach, placed by ``hpvm.svm.mapping`` from the machine's metadata. A stage kernel runs its
+leaves through an existing back end (``cpu`` where Numba is installed, else ``interp``)
+with ``run_stage_batch`` and a ``RunContext``, exactly as a stage thread of
+``runtime.streaming`` does: the SVM decides *where* and *in which order* items move, the
+back end computes them.
+
+**Elements.** Every stream carries int64 *item numbers*: an element *n* on a stream says
+"item *n* is ready there". The item's values (root arguments, what a stage hands the next,
+root outputs) stay in host-side tables keyed by that number, because an item's values are
+not of one fixed size (arrays of any shape, the back end's own forms) and an SVM element
+is. The streams still carry all the synchronisation: a stage waits until its input streams
+hold an item, a full stream stalls its writer (back-pressure), the EOS tag ends the
+pipeline. Every stream carries the items in one order, that of the host's pushes.
+
+This glue lives in ``hpvm.runtime``: the import contract lets ``runtime`` import both
+``backends`` and ``svm``, which must not import each other. It is imported only by a launch
+with ``target="svm"`` (``import hpvm`` stays cheap).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import svm
+from ..backends import backend_for_hint, get_backend
+from ..backends.base import Backend, RunContext, StageBatch, check_bodies, collecting_warnings
+from ..backends.memory import MemoryTracker
+from ..errors import HPVMError, LaunchError, NodeExecutionError, StreamError
+from ..ir.graph import InternalFunction, Node
+from ..svm.mapping import HOST, Mapping, map_pipeline
+from .streaming import BATCH_SECONDS, plan_stages
+from .workers import is_internal
+
+MACHINE_VARIABLE = "HPVM_SVM_MACHINE"
+LEAVES_VARIABLE = "HPVM_SVM_LEAVES"
+CHECK_VARIABLE = "HPVM_SVM_CHECK"  # set (not "0"): run the mapped program in assertion mode
+_END = -1  # the element pushed (tagged EOS) after the last item: the stream has ended
+_FAILED = object()  # in a table, in place of the values of an item that failed
+_POLL = 0.05  # seconds: a pop with nothing in flight checks that a producer thread lives
+
+
+def machine_from_environment() -> svm.Machine:
+    """The machine ``HPVM_SVM_MACHINE`` names (a TOML path or a shipped machine's name);
+    "this computer" when it is unset, empty or ``this``."""
+    spec = os.environ.get(MACHINE_VARIABLE, "").strip()
+    if spec in ("", "this"):
+        return svm.this_computer()
+    try:
+        return svm.load_machine(spec)
+    except svm.SVMError as exc:
+        raise svm.SVMError(f"{MACHINE_VARIABLE}={spec!r}: {exc}") from None
+
+
+def stage_names(stages: list[list[Node]]) -> list[str]:
+    return [f"stage{i} ({', '.join(n.name for n in nodes)})" for i, nodes in enumerate(stages)]
+
+
+def stage_edges(root: InternalFunction, stages: list[list[Node]]) -> tuple[list[tuple[int, int]], list[int]]:
+    """The (producer, consumer) stage pairs joined by edges, and the stages whose nodes give
+    root outputs or that feed no other stage (their items are done when they finish)."""
+    stage_of = {id(n): i for i, nodes in enumerate(stages) for n in nodes}
+    edges: list[tuple[int, int]] = []
+    for e in root.graph.edges:
+        pair = (stage_of[id(e.src)], stage_of[id(e.dst)])
+        if pair[0] != pair[1] and pair not in edges:
+            edges.append(pair)
+    bound = {stage_of[id(b.src)] for b in root.graph.out_binds}
+    feeding = {a for a, _ in edges}
+    results = sorted(bound | {i for i in range(len(stages)) if i not in feeding})
+    return edges, results
+
+
+def plan(root: InternalFunction, machine: svm.Machine, capacity: int) -> tuple[list[list[Node]], Mapping]:
+    """The stages of ``root`` and their mapping onto ``machine``."""
+    stages = plan_stages(root)
+    edges, results = stage_edges(root, stages)
+    return stages, map_pipeline(machine, stage_names(stages), edges, results, capacity)
+
+
+class _StageKernel(svm.Kernel):
+    """A kernel running one or more consecutive stages; ``ins`` / ``outs`` are its streams
+    (data members, so that the assertion mode sees them)."""
+
+    ins: list[svm.Stream]
+    outs: list[svm.Stream]
+    in_names: list[str]  # the input streams from other kernels (they have value tables)
+    out_names: list[str]
+    stage_nodes: list[list[Node]]
+    handed: int = 0  # items handed on: the position (in stream order) of the next one
+
+
+class SVMStream:
+    """A running streaming launch on the SVM: the host side of ``push`` / ``pop`` / ``wait``
+    (the interface of ``runtime.streaming.Stream``)."""
+
+    def __init__(
+        self,
+        root: InternalFunction,
+        backend: Backend,
+        capacity: int,
+        tracker: MemoryTracker,
+        machine: svm.Machine | None = None,
+    ) -> None:
+        self.root, self.backend, self.capacity, self.tracker = root, backend, capacity, tracker
+        self.machine = machine if machine is not None else machine_from_environment()
+        self.stages, self.mapping = plan(root, self.machine, capacity)
+        self.error: BaseException | None = None
+        self.failed = False
+        self.fail_at: int | None = None  # the position of the item that failed
+        self.closed = False
+        self.pushed = 0
+        self.popped = 0
+        self._cond = threading.Condition()  # guards the tables, counters and flags below
+        self._args: dict[int, list[Any]] = {}  # seq -> [root arguments, kernels still to run it]
+        self._tables: dict[str, dict[int, Any]] = {s.name: {} for s in self.mapping.streams}
+        self._delivered: dict[str, int] = {}  # result stream -> results delivered
+        self._drained: dict[str, deque[int]] | None = None  # after wait: results not yet popped
+        self._warnings: list[tuple[str, type[Warning]]] = []
+        self._arrays = bool(root.array_params())
+        self._ended = False
+        self._start()
+        self._producers: set[threading.Thread] = {threading.current_thread()}
+        self._bystanders: set[threading.Thread] = set(threading.enumerate())  # (the SVM's threads too)
+
+    # -- building the SVM program ---------------------------------------------------------
+
+    def _start(self) -> None:
+        try:
+            running = svm.current_machine()
+        except svm.SVMError:
+            running = None
+        if running is not None:
+            raise svm.SVMError(
+                f"launch(target='svm'): the SVM is already running (machine {running.name!r}): "
+                "one streaming launch at a time owns it; hpvm.wait() the other stream, or "
+                "svm.cleanup() your own SVM program, before launching"
+            )
+        svm.init(self.machine, check=os.environ.get(CHECK_VARIABLE, "") not in ("", "0"))
+        try:
+            self.streams: dict[str, svm.Stream] = {}
+            for place in self.mapping.streams:
+                s = svm.Stream()
+                s.name = place.name
+                if place.kind == "FIFO":
+                    svm.stream_init_fifo(s, place.location, np.int64)
+                else:
+                    svm.stream_init_ram(s, place.location, place.address, place.capacity, np.int64)
+                self.streams[place.name] = s
+                if place.to_host:
+                    self._delivered[place.name] = 0
+            self.inputs = [self.streams[p.name] for p in self.mapping.streams if p.src == HOST]
+            self.results = [p.name for p in self.mapping.streams if p.to_host]
+            self.kernels: list[_StageKernel] = []
+            for place in self.mapping.kernels:
+                k = _StageKernel()
+                k.ins = [self.streams[p.name] for p in self.mapping.streams if p.dst == place.name]
+                k.outs = [self.streams[p.name] for p in self.mapping.streams if p.src == place.name]
+                k.in_names = [p.name for p in self.mapping.streams if p.dst == place.name and p.src != HOST]
+                k.out_names = [p.name for p in self.mapping.streams if p.src == place.name]
+                k.stage_nodes = [self.stages[i] for i in place.stages]
+                svm.kernel_init(k, place.processor, None, self._work, name=place.name)
+                self.kernels.append(k)
+            for k in self.kernels:
+                svm.kernel_run(k)
+        except BaseException:
+            svm.cleanup()
+            raise
+
+    # -- the stage kernels ----------------------------------------------------------------
+
+    def _work(self, k: _StageKernel) -> None:
+        """The work function of a stage kernel: take the items its input streams announce
+        (a batch of those waiting), run its stages, announce them downstream."""
+        try:
+            self._loop(k)
+        except BaseException as exc:  # after a failure elsewhere, an SVM error here is its echo
+            if not self.failed:  # the items ``k`` handed on went on; the next one cannot
+                self._fail(k, k.handed, exc)
+            raise
+
+    def _loop(self, k: _StageKernel) -> None:
+        batch = 1
+        first = k.ins[0]
+        while True:
+            svm.stream_peek(first, 0)  # wait for an item (or the end)
+            count = max(1, min(batch, len(first)))
+            seqs = svm.stream_pop_many(first, count)
+            for other in k.ins[1:]:
+                svm.stream_pop_many(other, count)  # the same numbers, in the same order
+            ending = int(seqs[-1]) == _END
+            todo = [int(s) for s in seqs[:-1]] if ending else [int(s) for s in seqs]
+            if todo:
+                start = time.perf_counter()
+                if not self._run_items(k, todo):
+                    return
+                per_item = (time.perf_counter() - start) / len(todo)
+                batch = max(
+                    1, min(self.capacity, int(BATCH_SECONDS / per_item) if per_item > 0 else self.capacity)
+                )
+            if ending:
+                for s in k.outs:
+                    svm.stream_push_with_eos(s, np.int64(_END))
+                return
+
+    def _run_items(self, k: _StageKernel, seqs: list[int]) -> bool:
+        """Run ``seqs`` through ``k``'s stages and announce them; False: the kernel stops
+        (an item failed, here or upstream)."""
+        with self._cond:
+            envs: list[dict[str, Any]] = [{} for _ in seqs]
+            failed_at = len(seqs)
+            for name in k.in_names:
+                table = self._tables[name]
+                for j, seq in enumerate(seqs):
+                    value = table.pop(seq)
+                    if value is _FAILED:
+                        failed_at = min(failed_at, j)
+                    else:
+                        envs[j].update(value)
+            args = [self._args[seq][0] for seq in seqs]
+        ok_seqs, error = seqs[:failed_at], None
+        outputs: list[dict[int, Any]] = [{} for _ in ok_seqs]
+        ran = len(ok_seqs)
+        for nodes in k.stage_nodes:
+            if not ran:
+                break
+            batch = self._execute(nodes, args[:ran], envs[:ran])
+            for j, (produced, outs) in enumerate(zip(batch.produced, batch.outputs)):
+                envs[j].update(produced)
+                outputs[j].update(outs)
+            if batch.error is not None:
+                ran, error = len(batch.produced), batch.error
+        if error is not None:
+            self._fail(k, k.handed + ran, error)  # (its position: ``k`` takes items in order)
+        self._announce(k, ok_seqs[:ran], envs, outputs)
+        if ran < len(seqs):  # the item at ``ran`` failed: pass the marker on and stop
+            self._announce(k, [seqs[ran]], [_FAILED], [_FAILED])
+            return False
+        return True
+
+    def _announce(self, k: _StageKernel, seqs: list[int], envs: list[Any], outputs: list[Any]) -> None:
+        """Put the items' values in ``k``'s output tables, then their numbers on its streams."""
+        if not seqs:
+            return
+        k.handed += len(seqs)
+        with self._cond:
+            for seq in seqs:
+                entry = self._args[seq]
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del self._args[seq]
+            for name in k.out_names:
+                table = self._tables[name]
+                values = outputs if name in self._delivered else envs
+                for seq, value in zip(seqs, values):
+                    table[seq] = value
+        numbers = np.array(seqs, dtype=np.int64)
+        for name, s in zip(k.out_names, k.outs):
+            svm.stream_push_many(s, numbers)
+            if name in self._delivered:
+                with self._cond:
+                    self._delivered[name] += len(seqs)
+                    self._cond.notify_all()
+
+    def _execute(self, nodes: list[Node], args: list[Any], upstream: list[dict[str, Any]]) -> StageBatch:
+        """One ``run_stage_batch`` of the delegate back end (as ``Stream._execute``)."""
+        with collecting_warnings() as caught:
+            ctx = RunContext(self.tracker, stages=len(self.kernels))
+            tracker = self.tracker
+            tokens = (
+                [tracker.prepare_for(self.backend, self.root, a, ctx.transfers) for a in args]
+                if self._arrays
+                else []
+            )
+            try:
+                batch = self.backend.run_stage_batch(self.root, args, nodes, upstream, ctx)
+            except BaseException as exc:  # a back end that raises instead of reporting
+                batch = StageBatch([], [], exc)
+            finally:
+                for token in tokens:
+                    tracker.finished(token)
+        if caught:
+            with self._cond:
+                self._warnings.extend(caught)
+        return batch
+
+    def _fail(self, k: _StageKernel, position: int, error: BaseException) -> None:
+        """The stream fails at the item at ``position`` (in stream order): pop raises
+        ``error`` there, push and wait raise it from now on."""
+        if not isinstance(error, HPVMError):
+            names = ", ".join(n.name for nodes in k.stage_nodes for n in nodes)
+            wrapped = NodeExecutionError(
+                f"SVM kernel running node(s) {names} raised {type(error).__name__}: {error}"
+            )
+            wrapped.__cause__ = error
+            error = wrapped
+        with self._cond:
+            if self.fail_at is None or position < self.fail_at:  # the earliest item's failure wins
+                self.error, self.fail_at = error, position
+            self.failed = True
+            self._cond.notify_all()
+
+    # -- host side ------------------------------------------------------------------------
+
+    def push(self, args: Sequence[Any]) -> None:
+        """Number the item, keep its arguments, and push its number onto every input stream
+        from the host at once (one multicast). Items are in the order of those multicasts:
+        with several pushing threads that may differ from the order of their numbers,
+        which is why nothing downstream compares numbers with positions."""
+        with self._cond:
+            self._producers.add(threading.current_thread())
+            if self.closed:
+                raise StreamError("push(): the stream was ended by hpvm.wait(); launch it again to push more")
+            if self.failed:
+                self._raise_error("push")
+            seq = self.pushed
+            self._args[seq] = [args, len(self.kernels)]
+            self.pushed += 1
+        try:
+            svm.stream_push_multicast(np.int64(seq), *self.inputs)  # stalls while a stream is full
+        except svm.SVMError:
+            if self.failed:
+                self._raise_error("push")
+            raise
+
+    def pop(self, timeout: float | None = None) -> tuple[Any, ...]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while True:
+                if self.failed and self.fail_at is not None and self.popped >= self.fail_at:
+                    self._raise_error("pop")
+                if all(n > self.popped for n in self._delivered.values()):
+                    break
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise StreamError("pop(): timed out waiting for a result")
+                if self.popped < self.pushed:
+                    self._cond.wait(remaining)
+                else:
+                    self._check_can_arrive()
+                    self._cond.wait(_POLL if remaining is None else min(_POLL, remaining))
+            self.popped += 1
+            # Every result stream holds this item now (so these pops do not wait), and at
+            # its front: every stream carries the items in the order of the host's pushes.
+            outputs: dict[int, Any] = {}
+            seqs = set()
+            for name in self.results:
+                drained = self._drained
+                seq = (
+                    drained[name].popleft()
+                    if drained is not None
+                    else int(svm.stream_pop(self.streams[name]))
+                )
+                seqs.add(seq)
+                value = self._tables[name].pop(seq)
+                if value is _FAILED:
+                    self._raise_error("pop")
+                outputs.update(value)
+            assert len(seqs) <= 1, f"result streams disagree on the next item: {sorted(seqs)}"
+        return tuple(outputs[i] for i in range(len(self.root.out_types)))
+
+    def _check_can_arrive(self) -> None:
+        """Raise instead of waiting for ever: nothing is in flight (the condition held)."""
+        if self.closed:
+            raise StreamError(
+                f"pop(): all {self.pushed} pushed item(s) have been popped and the stream has ended"
+            )
+        me = threading.current_thread()
+        alive = any(t is not me and t.is_alive() for t in self._producers) or any(
+            t is not me and t not in self._bystanders and not is_internal(t) and not t.name.startswith("svm-")
+            for t in threading.enumerate()
+        )
+        if not alive:
+            raise StreamError(
+                f"pop(): all {self.pushed} pushed item(s) have been popped and no other thread that "
+                "launched or pushed to this stream is running, so this pop would wait forever; push "
+                "before popping"
+            )
+
+    def _raise_error(self, api: str) -> None:
+        err = self.error
+        if isinstance(err, HPVMError):
+            raise err
+        raise StreamError(f"{api}(): the stream failed: {err}") from err
+
+    def wait(self) -> None:
+        with self._cond:
+            first = not self.closed
+            self.closed = True
+            failed = self.failed
+        if self._ended:
+            if failed:
+                self._raise_error("wait")
+            return
+        try:
+            if first and not failed:
+                svm.stream_push_multicast_with_eos(np.int64(_END), *self.inputs)
+            if not failed:
+                svm.kernel_wait_multiple(*self.kernels)
+        except svm.SVMError:
+            if not self.failed:
+                raise
+        finally:
+            self._end()
+        if self.failed:
+            self._raise_error("wait")
+
+    def _end(self) -> None:
+        """End every kernel (after a failure, at its next SVM operation), keep the results
+        not popped yet for later pops, and end the SVM."""
+        if self._ended:
+            return
+        try:
+            if self.failed:
+                for k in self.kernels:
+                    svm.kernel_end(k)
+                try:
+                    svm.kernel_wait_multiple(*self.kernels)
+                except svm.SVMError:
+                    pass  # a kernel's own failure: already the stream's, or its echo
+            drained: dict[str, deque[int]] = {}
+            for name in self.results:
+                s = self.streams[name]
+                drained[name] = deque(int(v) for v in svm.stream_pop_many(s, len(s)) if int(v) != _END)
+        finally:
+            svm.cleanup()
+        with self._cond:
+            self._drained = drained
+            for name, left in drained.items():  # (a kernel may have counted one it could not push)
+                self._delivered[name] = self.popped + len(left)
+            self._ended = True
+
+    def finished(self) -> bool:
+        return self._ended
+
+    def stop(self) -> None:
+        """Abandon the stream (``hpvm.cleanup``): end every kernel and the SVM."""
+        with self._cond:
+            self.closed = True
+            if self.error is None:
+                self.error = StreamError("the runtime was cleaned up while the stream ran")
+            self.failed = True
+            self._cond.notify_all()
+        if not self._ended:
+            self._ended = True
+            svm.cleanup()
+
+    def take_warnings(self) -> list[tuple[str, type[Warning]]]:
+        if not self._warnings:
+            return []
+        with self._cond:
+            caught, self._warnings = self._warnings, []
+        return caught
+
+
+class SVMTarget:
+    """What a ``target="svm"`` handle shows as its back end: the SVM, and the back end its
+    kernels run the leaves with."""
+
+    def __init__(self, delegate: Backend) -> None:
+        self.delegate = delegate
+        self.name = f"svm (leaves on {delegate.name})"
+
+
+def delegate_backend(root: InternalFunction) -> Backend:
+    """The back end the stage kernels run leaves with: ``HPVM_SVM_LEAVES`` if set, else
+    ``cpu`` if available, else ``interp``."""
+    name = os.environ.get(LEAVES_VARIABLE, "").strip() or backend_for_hint(None)
+    if name not in ("cpu", "interp"):
+        raise LaunchError(
+            f"{LEAVES_VARIABLE}={name!r}: the SVM's stream processors run leaves on the host, "
+            "with 'cpu' or 'interp'; set it to one of those (or unset it)"
+        )
+    backend = get_backend(name)
+    check_bodies(backend, root, "launch(target='svm'): ")
+    return backend
+
+
+def launch_stream(
+    root: InternalFunction, capacity: int, tracker: MemoryTracker
+) -> tuple[SVMTarget, SVMStream]:
+    """A streaming launch of ``root`` on the machine of ``HPVM_SVM_MACHINE``."""
+    backend = delegate_backend(root)
+    return SVMTarget(backend), SVMStream(root, backend, capacity, tracker)
