@@ -121,7 +121,7 @@ def test_leaf_lines_map_to_the_hbir_lines() -> None:
     path = EXAMPLES / "vadd_group.hbir"
     leaf = hbir.load(path).to_hpvm().graph.nodes[0].function
     hbir_lines = path.read_text().splitlines()
-    store = next(i for i, line in enumerate(leaf.source.splitlines(), 1) if "C[i] =" in line)
+    store = next(i for i, line in enumerate(leaf.source.splitlines(), 1) if "C[np.uint64(i)] =" in line)
     assert "C[i] = A[i] + B[i];" in hbir_lines[leaf.where(store).line - 1]
 
 

@@ -17,6 +17,18 @@ code is the Numba subset every back end compiles, and keeps C's meaning:
 
 Every variable declaration gets a Python name of its own (``i``, then ``i__1``...), so C's
 block scoping survives Python's function scoping and each name keeps one type.
+
+Array indices that are provably never negative are written ``np.uint64(i)``. Why: Numba
+wraps negative indices (``i < 0 ? i + n : i``), and unless LLVM can prove ``i >= 0`` that
+select stays in the loop and the loop does not vectorize — it could not for the tile loops
+of HBIR programs (``for (int j = y * cols; ...)``), and the benchmark programs ran 3–4×
+slower than the same loops over views (benchmarks/hbir.py). An unsigned index has no
+select. The proof is syntactic (``nonneg``): literals, constants, extents and coordinates,
+``+ * / %`` of such (and any expression of constants that evaluates to ``>= 0``), and int locals whose every value is such (declared with one and never
+assigned again; counting-loop and iterator variables the body does not assign). The value
+is unchanged, so the cast means the same on every back end. Only indices that read a local
+are cast: one of coordinates and constants alone (``A[x + 3]``) is left for the ``cpu`` back
+end's bounds pre-check to read, and its select is loop-invariant anyway.
 """
 
 from __future__ import annotations
@@ -64,6 +76,7 @@ class BlockWriter:
         self.taken: dict[str, int] = {}
         self.steps: list[list[tuple[A.Node, A.Stmt]] | None] = []  # per loop: the C for's step
         self.counter = 0
+        self.reassigned = _assigned_names(info.block.body)  # names some statement assigns to
 
     # -- output ---------------------------------------------------------------------------
 
@@ -104,7 +117,7 @@ class BlockWriter:
             sym = resolve_ref(base, scope)  # type: ignore[arg-type]
             assert sym is not None and sym.kind == "array"
             self.reads.add(sym.python)
-            return f"{sym.python}[{', '.join(self.expr(i, scope) for i in indices)}]"
+            return f"{sym.python}[{', '.join(self.index(i, scope) for i in indices)}]"
         if isinstance(e, A.Unary):
             inner = self.expr(e.operand, scope)
             return f"(not {inner})" if e.op == "!" else f"(-{inner})"
@@ -125,6 +138,13 @@ class BlockWriter:
             return f"({then} if {self.expr(e.cond, scope)} else {orelse})"
         raise TypeError(f"cannot generate code for {e!r}")
 
+    def index(self, i: A.Expr, scope: Scope) -> str:
+        """An array index: unsigned when it is provably non-negative and reads a local (see
+        the module doc); an index of coordinates and constants alone stays as it is, for the
+        ``cpu`` back end's bounds pre-check (``backends/cpu/bounds.py``) to read."""
+        text = self.expr(i, scope)
+        return f"np.uint64({text})" if _reads_local(i, scope) and nonneg(i, scope) else text
+
     def converted(self, value: A.Expr, to: str, scope: Scope) -> str:
         """``value`` as C converts it to type ``to`` on assignment."""
         text = self.expr(value, scope)
@@ -142,9 +162,10 @@ class BlockWriter:
         if len(self.out) == before:
             self.emit(depth, line, "pass")
 
-    def declare(self, name: str, elem: str, scope: Scope) -> str:
+    def declare(self, name: str, elem: str, scope: Scope, positive: bool = False) -> str:
+        """A new Python name for a local; ``positive``: its every value is ``>= 0``."""
         python = self.local_name(name)
-        scope.declare(name, Symbol("local", elem, python=python))
+        scope.declare(name, Symbol("local", elem, python=python, nonneg=positive))
         return python
 
     def stmt(self, s: A.Stmt, scope: Scope, depth: int) -> None:
@@ -153,7 +174,12 @@ class BlockWriter:
             init = {"int": "0", "float": "0.0", "bool": "False"}[s.elem]
             if s.init is not None:
                 init = self.converted(s.init, s.elem, scope)
-            python = self.declare(s.name, s.elem, scope)
+            positive = (
+                s.elem == "int"
+                and (s.init is None or nonneg(s.init, scope))
+                and s.name not in self.reassigned
+            )
+            python = self.declare(s.name, s.elem, scope, positive)
             self.emit(depth, line, f"{python} = {init}")
         elif isinstance(s, A.Assign):
             self.assign(s, scope, depth)
@@ -225,7 +251,7 @@ class BlockWriter:
         counted = self.counting(s, scope)
         if counted is not None:
             var, start, stop, step = counted
-            python = self.declare(var, "int", scope)
+            python = self.declare(var, "int", scope, nonneg(s.init.init, scope))  # type: ignore[union-attr,arg-type]
             args = f"{start}, {stop}" + ("" if step == "1" else f", {step}")
             self.steps.append(None)
             self.emit(depth, s.line, f"for {python} in range({args}):")
@@ -285,7 +311,7 @@ class BlockWriter:
         n = self.fresh("n")
         self.emit(depth, s.line, f"{n} = {self.expr(n_expr, scope)}")
         scope.push()
-        var = self.declare(s.var, "int", scope)
+        var = self.declare(s.var, "int", scope, s.var not in self.reassigned)  # shares start at >= 0
         self.steps.append(None)
         inner = depth + 1
         if kind == "replicated":
@@ -366,6 +392,7 @@ class BlockWriter:
             (line, ""),
             (line, ""),
             (line, "import hpvm  # noqa: E402 (the intrinsics the body calls)"),
+            (line, "import numpy as np  # noqa: E402 (unsigned indices)"),
         ]
         text = "\n".join(t for _, t in text_lines) + "\n"
         lines = tuple(n for n, _ in text_lines)
@@ -420,6 +447,45 @@ def _constant(e: A.Expr, scope: Scope) -> object:
         ops = {"+": a + b, "-": a - b, "*": a * b}
         return ops[e.op] if e.op in ops else (c_div(a, b) if e.op == "/" else c_rem(a, b))
     return None
+
+
+def nonneg(e: A.Expr, scope: Scope) -> bool:
+    """Whether the int expression ``e`` is never negative, by its form (module doc)."""
+    value = _constant(e, scope)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value >= 0
+    if isinstance(e, A.IntLit):
+        return e.value >= 0
+    if isinstance(e, A.Ref):
+        sym = resolve_ref(e, scope)
+        if sym is None or sym.elem != "int":
+            return False
+        if sym.kind in ("const", "extent", "target"):
+            return isinstance(sym.value, int) and sym.value >= 0
+        return sym.kind in ("coord", "group") or (sym.kind == "local" and sym.nonneg)
+    if isinstance(e, A.Binary) and e.op in ("+", "*", "/", "%"):
+        return nonneg(e.left, scope) and nonneg(e.right, scope)
+    if isinstance(e, A.Cond):
+        return nonneg(e.then, scope) and nonneg(e.orelse, scope)
+    return False
+
+
+def _reads_local(e: A.Expr, scope: Scope) -> bool:
+    for x in _sub_exprs(e):
+        if isinstance(x, A.Ref):
+            sym = resolve_ref(x, scope)
+            if sym is not None and sym.kind == "local":
+                return True
+    return False
+
+
+def _assigned_names(stmts: tuple[A.Stmt, ...]) -> set[str]:
+    """Every name an assignment (``=``, ``+=``, ``++``...) anywhere in ``stmts`` writes."""
+    return {
+        s.target.parts[-1]
+        for s in _walk_stmts(stmts)
+        if isinstance(s, A.Assign) and isinstance(s.target, A.Ref)
+    }
 
 
 def _prod(dims: tuple[int, ...]) -> int:

@@ -54,6 +54,7 @@ class Symbol:
     rank: int = 0
     value: object = None
     python: str = ""  # how generated code spells it
+    nonneg: bool = False  # a local int the code generator proved never negative (codegen.py)
 
 
 class Scope:
