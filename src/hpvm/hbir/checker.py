@@ -569,6 +569,13 @@ class Checker:
     def global_decl(self, d: A.VarDecl) -> None:
         if not self.name_ok(d, d.name):
             return
+        if d.dims or isinstance(d.init, A.ArrayInit):
+            self.problem(
+                d,
+                f"global '{d.name}' is an array; globals are scalars — declare a shared array in data "
+                "(out G : int[n] { }) or a local array inside a code block",
+            )
+            return
         if d.name in self.globals or d.name in self.arrays or d.name in self.consts:
             self.problem(d, f"'{d.name}' is already declared; a global needs a name of its own")
             return
@@ -644,8 +651,14 @@ class Checker:
 
     def stmt(self, s: A.Stmt, scope: Scope, loops: int, group: GroupInfo) -> None:
         if isinstance(s, A.VarDecl):
-            if s.init is not None:
-                self.typed(s.init, scope)
+            shape = self.local_array(s, scope) if s.dims else ()
+            if isinstance(s.init, A.ArrayInit) and not s.dims:
+                self.problem(
+                    s.init,
+                    f"braces initialise arrays, but '{s.name}' is a scalar; write {s.elem} {s.name} = value;",
+                )
+            elif s.init is not None and not s.dims:
+                self.typed(s.init, scope)  # type: ignore[arg-type]
             if not self.name_ok(s, s.name):
                 return
             existing = scope.lookup(s.name)
@@ -657,7 +670,7 @@ class Checker:
                 self.problem(s, f"'{s.name}' is declared twice in the same braces")
             elif existing is not None:
                 self.problem(s, f"'{s.name}' shadows a variable of an enclosing scope; give it another name")
-            scope.declare(s.name, Symbol("local", s.elem))
+            scope.declare(s.name, Symbol("local", s.elem, rank=len(shape or s.dims)))
         elif isinstance(s, A.Assign):
             self.assign(s, scope)
         elif isinstance(s, A.ExprStmt):
@@ -696,6 +709,48 @@ class Checker:
             self.stmts(s.body, scope, loops, group)
             scope.pop()
 
+    def local_array(self, s: A.VarDecl, scope: Scope) -> tuple[int, ...] | None:
+        """A local array's shape (constant, positive, one or two dimensions) after checking
+        its initialiser; ``None`` when it has none."""
+        shape = self.positive_ints(s.dims, self.data_env(), f"a dimension of local array '{s.name}'")
+        if shape is not None and len(shape) > 2:
+            self.problem(
+                s, f"local array '{s.name}' has {len(shape)} dimensions; HBIR arrays have one or two"
+            )
+            shape = None
+        if s.init is None:
+            return shape
+        if not isinstance(s.init, A.ArrayInit):
+            self.problem(
+                s.init,
+                f"an array is initialised with braces: {s.elem} {s.name}{''.join('[..]' for _ in s.dims)} = {{...}};",
+            )
+            self.typed(s.init, scope)
+            return shape
+        items = s.init.items
+        nested = [isinstance(i, A.ArrayInit) for i in items]
+        if shape is not None and len(shape) == 2 and all(nested) and items:
+            if len(items) > shape[0]:
+                self.problem(s.init, f"{len(items)} rows initialise '{s.name}', which has {shape[0]}")
+            for row in items:
+                self.init_values(row, shape[1], f"a row of '{s.name}'", scope)  # type: ignore[arg-type]
+        else:
+            size = None if shape is None else shape[0] * (shape[1] if len(shape) == 2 else 1)
+            self.init_values(s.init, size, f"'{s.name}'", scope)
+        return shape
+
+    def init_values(self, init: A.ArrayInit, size: int | None, what: str, scope: Scope) -> None:
+        """A flat brace list: at most ``size`` values, none of them braces, each typed."""
+        if size is not None and len(init.items) > size:
+            self.problem(init, f"{len(init.items)} values initialise {what}, which holds {size}")
+        for item in init.items:
+            if isinstance(item, A.ArrayInit):
+                self.problem(
+                    item, f"too many braces in the initialiser of {what}; nest one level per dimension"
+                )
+            else:
+                self.typed(item, scope)
+
     def assign(self, s: A.Assign, scope: Scope) -> None:
         value_type = self.typed(s.value, scope)
         target = s.target
@@ -709,6 +764,14 @@ class Checker:
                 return
             if sym.kind not in ("local", "global"):
                 self.problem(target, f"cannot assign to {_kind_words(sym.kind)} '{target.dotted}'")
+                return
+            if sym.rank:
+                self.problem(
+                    target,
+                    f"cannot assign to the whole array '{target.dotted}'; assign its elements ({target.dotted}"
+                    + "[i]" * sym.rank
+                    + " = ...)",
+                )
                 return
             elem = sym.elem
         elif isinstance(target, A.Index):
@@ -842,6 +905,28 @@ def _kind_words(kind: str) -> str:
     }[kind]
 
 
+def fold(e: A.Expr, env: dict[str, Any]) -> Any:
+    """The value of a constant expression over ``env`` (``None`` if it has none); what
+    ``Checker.evaluate`` computes, without reporting, for the code generator to reuse."""
+    if isinstance(e, (A.IntLit, A.FloatLit, A.BoolLit)):
+        return e.value
+    if isinstance(e, A.Ref):
+        return env.get(e.dotted[len("data.") :] if e.parts[0] == "data" else e.dotted)
+    if isinstance(e, A.Unary):
+        v = fold(e.operand, env)
+        return None if v is None else (not v) if e.op == "!" else -v
+    if isinstance(e, A.Binary):
+        a, b = fold(e.left, env), fold(e.right, env)
+        try:
+            return None if a is None or b is None else _binary(e.op, a, b)
+        except ZeroDivisionError:
+            return None
+    if isinstance(e, A.Cond):
+        c = fold(e.cond, env)
+        return None if c is None else fold(e.then if c else e.orelse, env)
+    return None
+
+
 def _known(env: dict[str, Any]) -> str:
     names = sorted(env)
     return ", ".join(names[:12]) + (", ..." if len(names) > 12 else "") if names else "nothing"
@@ -870,4 +955,4 @@ def check(program: A.Program) -> Model:
     return Checker(program).run()
 
 
-__all__ = ["HBIRCheckError", "c_div", "c_rem", "check", "outer_symbols", "printf_conversions"]
+__all__ = ["HBIRCheckError", "c_div", "c_rem", "check", "fold", "outer_symbols", "printf_conversions"]

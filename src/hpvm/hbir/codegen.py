@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import ast as A
-from .checker import LOG_VALUES, printf_conversions
+from .checker import LOG_VALUES, fold, printf_conversions
 from .model import BlockInfo, Model
 from .symbols import Scope, Symbol, expr_type, resolve_ref
 
@@ -115,7 +115,7 @@ class BlockWriter:
         if isinstance(e, A.Index):
             base, indices = A.index_chain(e)
             sym = resolve_ref(base, scope)  # type: ignore[arg-type]
-            assert sym is not None and sym.kind == "array"
+            assert sym is not None and sym.rank > 0
             self.reads.add(sym.python)
             return f"{sym.python}[{', '.join(self.index(i, scope) for i in indices)}]"
         if isinstance(e, A.Unary):
@@ -170,7 +170,9 @@ class BlockWriter:
 
     def stmt(self, s: A.Stmt, scope: Scope, depth: int) -> None:
         line = s.line
-        if isinstance(s, A.VarDecl):
+        if isinstance(s, A.VarDecl) and s.dims:
+            self.local_array(s, scope, depth)
+        elif isinstance(s, A.VarDecl):
             init = {"int": "0", "float": "0.0", "bool": "False"}[s.elem]
             if s.init is not None:
                 init = self.converted(s.init, s.elem, scope)
@@ -209,6 +211,28 @@ class BlockWriter:
             self.emit(depth, line, "continue")
         elif isinstance(s, A.Compound):
             self.body(s.body, scope, depth, line)
+
+    def local_array(self, s: A.VarDecl, scope: Scope, depth: int) -> None:
+        """``int t[4][4] = {...};``: a new zeroed NumPy array each time the declaration runs
+        (per tile, per iteration of an enclosing loop), then the initialiser's values."""
+        env = {**self.model.target_values, **self.model.consts}
+        shape = tuple(int(fold(d, env)) for d in s.dims)
+        values: list[tuple[tuple[int, ...], str]] = []
+        items = s.init.items if isinstance(s.init, A.ArrayInit) else ()
+        if len(shape) == 2 and items and all(isinstance(i, A.ArrayInit) for i in items):
+            for r, row in enumerate(items):
+                for c, v in enumerate(row.items):  # type: ignore[union-attr]
+                    values.append(((r, c), self.converted(v, s.elem, scope)))  # type: ignore[arg-type]
+        else:
+            for k, v in enumerate(items):
+                at = (k,) if len(shape) == 1 else (k // shape[1], k % shape[1])
+                values.append((at, self.converted(v, s.elem, scope)))  # type: ignore[arg-type]
+        python = self.local_name(s.name)
+        dtype = {"int": "np.int32", "float": "np.float32", "bool": "np.bool_"}[s.elem]
+        self.emit(depth, s.line, f"{python} = np.zeros({shape}, {dtype})")
+        for at, text in values:
+            self.emit(depth, s.line, f"{python}[{', '.join(map(str, at))}] = {text}")
+        scope.declare(s.name, Symbol("local", s.elem, rank=len(shape), python=python))
 
     def assign(self, s: A.Assign, scope: Scope, depth: int) -> None:
         target = s.target
@@ -392,7 +416,7 @@ class BlockWriter:
             (line, ""),
             (line, ""),
             (line, "import hpvm  # noqa: E402 (the intrinsics the body calls)"),
-            (line, "import numpy as np  # noqa: E402 (unsigned indices)"),
+            (line, "import numpy as np  # noqa: E402 (unsigned indices, local arrays)"),
         ]
         text = "\n".join(t for _, t in text_lines) + "\n"
         lines = tuple(n for n, _ in text_lines)

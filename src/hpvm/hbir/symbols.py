@@ -43,7 +43,7 @@ def reserved_problem(name: str) -> str | None:
 class Symbol:
     """What a name means in a code block.
 
-    ``kind``: ``local`` (a variable), ``global`` (shared by all tiles), ``array`` (a data
+    ``kind``: ``local`` (a variable; a local array when ``rank`` > 0), ``global`` (shared by all tiles), ``array`` (a data
     array of ``rank`` dimensions), ``const`` (a data constant, ``value``), ``coord`` (a
     tile coordinate, ``value`` = its grid dimension), ``extent`` (``x_max``...),
     ``target`` (a target field, ``value``), ``group`` (``grid.x`` of an enclosing group).
@@ -122,18 +122,18 @@ def expr_type(
                 f"'{e.dotted}' is not declared; declare it (data constant, array, global or local variable) before its use",
             )
             return None
-        if sym.kind == "array" and not allow_array:
+        if sym.rank and not allow_array:
             problem(e, f"array '{e.dotted}' is used without indices; write {e.dotted}" + "[i]" * sym.rank)
             return None
         return sym.elem
     if isinstance(e, A.Index):
         base, indices = A.index_chain(e)
         sym = resolve_ref(base, scope) if isinstance(base, A.Ref) else None
-        if sym is None or sym.kind != "array":
+        if sym is None or not sym.rank:
             if isinstance(base, A.Ref) and sym is None:
-                problem(base, f"'{base.dotted}' is not declared; only data arrays can be indexed")
+                problem(base, f"'{base.dotted}' is not declared; only arrays can be indexed")
             else:
-                problem(e, "only data arrays can be indexed")
+                problem(e, "only arrays (data arrays and local arrays) can be indexed")
             for i in indices:
                 expr_type(i, scope, problem)
             return None
