@@ -259,3 +259,24 @@ def test_a_duplicate_target_name_is_located() -> None:
     text = program("", "target { memory t { size 1G; }; tile t[4][4]; }\n")
     with fails(HBIRCheckError, "p.hbir:1:", "'t' is declared twice in the target segment"):
         check(text)
+
+
+@pytest.mark.parametrize(
+    "code, data, fragment, message",
+    [
+        ("config.tg[x][y] {\nA[0] = 99999999999999999999;\n}", DATA, "9999", "does not fit in 64 bits"),
+        ("config.tg[x][y] {\nfloat f = 1e400;\n}", DATA, "1e400", "too large for a double"),
+        (
+            "",
+            "data { big = 4611686018427387904 * 4; in A : int[4] { } }\n",
+            "big =",
+            "constant 'big' is 18446744073709551616, which does not fit in 64 bits",
+        ),
+    ],
+)
+def test_literals_and_constants_that_do_not_fit_are_located(
+    code: str, data: str, fragment: str, message: str
+) -> None:
+    text = program(code, data=data)
+    with fails(HBIRCheckError, f"p.hbir:{line_of(text, fragment)}:", message):
+        check(text)

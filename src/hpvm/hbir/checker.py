@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import HPVMError
 from . import ast as A
 from .model import ArrayInfo, BlockInfo, GlobalInfo, GroupInfo, LayoutInfo, Model
-from .symbols import Scope, Symbol, expr_type, reserved_problem, resolve_ref
+from .symbols import INT_MAX, INT_MIN, Scope, Symbol, expr_type, reserved_problem, resolve_ref
 
 
 class HBIRCheckError(HPVMError):
@@ -398,7 +398,12 @@ class Checker:
                 continue
             if isinstance(item, A.Const):
                 value = self.evaluate(item.value, self.data_env(), f"constant '{item.name}'")
-                if value is not None:
+                if isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX:
+                    self.problem(
+                        item,
+                        f"constant '{item.name}' is {value}, which does not fit in 64 bits; make it smaller",
+                    )
+                elif value is not None:
                     self.consts[item.name] = value
             elif isinstance(item, A.LayoutDecl):
                 layout, direction = self.flags(item.flags, f"layout '{item.name}'")

@@ -9,6 +9,7 @@ scope (``int``, ``float`` or ``bool``), reporting what does not type through ``p
 from __future__ import annotations
 
 import keyword
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -82,6 +83,8 @@ class Scope:
         return None
 
 
+INT_MAX = 2**63 - 1  # locals and constants are 64-bit in generated code (docs/hbir.md)
+INT_MIN = -(2**63)
 ARITH = {"+", "-", "*", "/", "%"}
 COMPARE = {"==", "!=", "<", "<=", ">", ">="}
 LOGIC = {"&&", "||"}
@@ -106,8 +109,16 @@ def expr_type(
 ) -> str | None:
     """The type of ``e`` (``None`` when it has none; each reason goes to ``problem``)."""
     if isinstance(e, A.IntLit):
+        if e.value > INT_MAX:
+            problem(e, f"the integer {e.value} does not fit in 64 bits (at most {INT_MAX}); make it smaller")
+            return None
         return "int"
     if isinstance(e, A.FloatLit):
+        if not math.isfinite(e.value):
+            problem(
+                e, "this float literal is too large for a double (at most about 1.8e308); make it smaller"
+            )
+            return None
         return "float"
     if isinstance(e, A.BoolLit):
         return "bool"
@@ -189,4 +200,13 @@ def expr_type(
     raise TypeError(f"not an expression: {e!r}")
 
 
-__all__ = ["RESERVED", "Scope", "Symbol", "expr_type", "reserved_problem", "resolve_ref"]
+__all__ = [
+    "INT_MAX",
+    "INT_MIN",
+    "RESERVED",
+    "Scope",
+    "Symbol",
+    "expr_type",
+    "reserved_problem",
+    "resolve_ref",
+]
