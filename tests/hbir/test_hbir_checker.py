@@ -69,7 +69,9 @@ def test_a_valid_program_checks() -> None:
         ("config.tg[x][y] { int A = 1; }", "int A", "'A' is already a data array"),
         ("config.tg[x][y] { int lambda = 1; }", "lambda", "'lambda' is reserved"),
         ('config.tg[x][y] { printf("%d %d\\n", x); }', "printf", "2 conversion(s) but 1 value(s)"),
-        ('config.tg[x][y] { printf("%s\\n", x); }', "printf", "'%s' is not supported"),
+        ('config.tg[x][y] { printf("%s\\n", x); }', "printf", "'%s' prints a string literal"),
+        ('config.tg[x][y] { printf("%d\\n", "x"); }', "printf", "a string is printed with '%s', not '%d'"),
+        ('config.tg[x][y] { printf("%p\\n", x); }', "printf", "'%p' is not supported; use %d"),
         ("config.tg[x][y] { printf(x); }", "printf", "first argument is its format string"),
         (
             'config.tg[x][y] { printf("%d%d%d%d%d%d%d%d%d", x, x, x, x, x, x, x, x, x); }',

@@ -221,6 +221,20 @@ def test_printf_is_collected_per_tile_and_printed_in_tile_order(target: str) -> 
     assert out.getvalue() == "".join(expected)
 
 
+@pytest.mark.parametrize("target", ["interp", "cpu"])
+def test_printf_prints_string_literals_with_percent_s(target: str) -> None:
+    program = _program(
+        "out V : int[1] { }",
+        """config.tg[0][y] {
+            printf("%s|%5s|%-4s|%.2s: %d %s\\n", "tile", "a\\tb", "x", "abc", y, "100% \\"done\\"\\\\");
+        }""",
+    )
+    out = io.StringIO()
+    program.run({}, target=target, out=out)
+    expected = [f'tile|{"a" + chr(9) + "b":>5}|x   |ab: {y} 100% "done"\\\n' for y in range(3)]
+    assert out.getvalue() == "".join(expected)
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_bsg_finish_ends_the_tiles_block_and_blocks_run_in_order(target: str) -> None:
     program = _program(

@@ -40,7 +40,7 @@ DIRECTIONS = {"host": "in", "device": "out"}
 _SIZE = re.compile(r"([0-9]+)([KMG]?)B?")
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 _CONVERSION = re.compile(r"%[-+ #0]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|z)?(.)")
-PRINTF_CONVERSIONS = set("diuxXofFeEgGc")
+PRINTF_CONVERSIONS = set("diuxXofFeEgGcs")
 #: The most values one printf may print (each tile's log keeps this many per line).
 LOG_VALUES = 8
 
@@ -53,9 +53,54 @@ def printf_conversions(fmt: str) -> list[str] | str:
         if letter == "%":
             continue
         if letter not in PRINTF_CONVERSIONS:
-            return f"printf conversion '{m.group(0)}' is not supported; use %d, %u, %x, %o, %c, %f, %e or %g"
+            return (
+                f"printf conversion '{m.group(0)}' is not supported; use %d, %u, %x, %o, %c, %f, %e, %g, "
+                "or %s with a string literal"
+            )
         out.append(letter)
     return out
+
+
+#: C's escapes in string literals (the text keeps them as written; printing decodes them).
+C_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "r": "\r", "0": "\0"}
+
+
+def c_unescape(text: str) -> str:
+    """A string literal's text as written (``a\\n``) → the characters it stands for."""
+    return re.sub(r"\\(.)", lambda m: C_ESCAPES.get(m.group(1), m.group(1)), text)
+
+
+def inline_strings(fmt: str, args: tuple[A.Expr, ...]) -> tuple[str, tuple[A.Expr, ...]]:
+    """``printf("%-6s=%d", "x", v)`` → ``("x     =%d", (v,))``: each ``%s`` replaced by its
+    string literal, formatted with the conversion's flags, width and precision, and escaped
+    for the format (``%`` → ``%%``, ``\\`` → ``\\\\``) — the string is known when the
+    program is lowered, so only numbers travel through the tiles' log. Assumes the checker's
+    word that every ``%s`` has a string literal."""
+    rest = list(args)
+    values: list[A.Expr] = []
+    out: list[str] = []
+    at = 0
+    for m in _CONVERSION.finditer(fmt):
+        if m.group(1) == "%":
+            continue
+        arg = rest.pop(0)
+        if m.group(1) != "s":
+            values.append(arg)
+            continue
+        spec = re.sub(r"(hh|h|ll|l|z)$", "", m.group(0)[1:-1])  # flags, width, precision
+        text = ("%" + spec + "s") % c_unescape(arg.value)  # type: ignore[union-attr]
+        out += [fmt[at : m.start()], _format_escaped(text)]
+        at = m.end()
+    out.append(fmt[at:])
+    return "".join(out), tuple(values)
+
+
+_REESCAPE = {"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0", "%": "%%"}
+
+
+def _format_escaped(text: str) -> str:
+    """Characters → the text of a printf format that prints them."""
+    return "".join(_REESCAPE.get(ch, ch) for ch in text)
 
 
 def c_div(a: Any, b: Any) -> Any:
@@ -808,17 +853,32 @@ class Checker:
                 self.problem(call, 'printf\'s first argument is its format string: printf("x = %d\\n", x)')
                 return
             conversions = printf_conversions(call.args[0].value)
+            letters: list[str | None] = [None] * (len(call.args) - 1)
             if isinstance(conversions, str):
                 self.problem(call.args[0], conversions)
-            elif len(conversions) > LOG_VALUES:
-                self.problem(call, f"printf prints at most {LOG_VALUES} values; split it in two")
+            elif len([c for c in conversions if c != "s"]) > LOG_VALUES:
+                self.problem(
+                    call,
+                    f"printf prints at most {LOG_VALUES} values (strings of %s do not count); split it in two",
+                )
             elif len(conversions) != len(call.args) - 1:
                 self.problem(
                     call,
                     f"printf's format has {len(conversions)} conversion(s) but {len(call.args) - 1} value(s) follow it",
                 )
-            for a in call.args[1:]:
-                self.typed(a, scope)
+            else:
+                letters = list(conversions)
+            for letter, a in zip(letters, call.args[1:], strict=True):
+                if letter == "s" and not isinstance(a, A.StrLit):
+                    self.typed(a, scope)
+                    self.problem(
+                        a,
+                        "'%s' prints a string literal (HBIR has no string values); write one, or use %d / %f",
+                    )
+                elif letter not in (None, "s") and isinstance(a, A.StrLit):
+                    self.problem(a, f"a string is printed with '%s', not '%{letter}'")
+                elif not isinstance(a, A.StrLit):
+                    self.typed(a, scope)
         else:
             self.problem(
                 call, f"unknown function '{call.name}'; HBIR code calls printf(...) and bsg_finish()"
@@ -960,4 +1020,14 @@ def check(program: A.Program) -> Model:
     return Checker(program).run()
 
 
-__all__ = ["HBIRCheckError", "c_div", "c_rem", "check", "fold", "outer_symbols", "printf_conversions"]
+__all__ = [
+    "HBIRCheckError",
+    "c_div",
+    "c_rem",
+    "c_unescape",
+    "check",
+    "fold",
+    "inline_strings",
+    "outer_symbols",
+    "printf_conversions",
+]

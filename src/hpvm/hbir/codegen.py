@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import ast as A
-from .checker import LOG_VALUES, fold, printf_conversions
+from .checker import LOG_VALUES, fold, inline_strings, printf_conversions
 from .model import BlockInfo, Model
 from .symbols import Scope, Symbol, expr_type, resolve_ref
 
@@ -256,13 +256,13 @@ class BlockWriter:
         if call.name == "bsg_finish":
             self.emit(depth, call.line, "return")
             return
-        fmt = call.args[0].value  # type: ignore[union-attr]
+        fmt, args = inline_strings(call.args[0].value, call.args[1:])  # type: ignore[union-attr]
         formats = self.model.printf_formats
         if fmt not in formats:
             formats.append(fmt)
         self.logs = True
         k = self.fresh("k")
-        values = [self.expr(a, scope) for a in call.args[1:]]
+        values = [self.expr(a, scope) for a in args]
         self.emit(depth, call.line, f"{k} = hbir_nlog[hbir_tile]")
         self.emit(depth, call.line, f"if {k} < {LOG_CAPACITY}:")
         self.emit(depth + 1, call.line, f"hbir_log[hbir_tile, {k}, 0] = {formats.index(fmt)}")
