@@ -222,6 +222,26 @@ def test_printf_is_collected_per_tile_and_printed_in_tile_order(target: str) -> 
 
 
 @pytest.mark.parametrize("target", ["interp", "cpu"])
+def test_int_locals_are_64_bit_and_int_arrays_wrap_at_32(target: str) -> None:
+    """docs/hbir.md: locals do not wrap at 2^31 (C leaves signed overflow undefined, so no
+    program with defined behaviour sees a difference); a store into an int array does."""
+    program = _program(
+        "out C : int[2] { }",
+        """config.tg[0][0] {
+            int big = 2147483647;
+            big = big + 1;
+            printf("%d\\n", big);
+            C[0] = big;
+            C[1] = big / 2;
+        }""",
+    )
+    out = io.StringIO()
+    result = program.run({}, target=target, out=out)
+    assert out.getvalue() == f"{2**31}\n"
+    np.testing.assert_array_equal(result["C"], np.array([2**31, 2**30], np.int64).astype(np.int32))
+
+
+@pytest.mark.parametrize("target", ["interp", "cpu"])
 def test_printf_prints_string_literals_with_percent_s(target: str) -> None:
     program = _program(
         "out V : int[1] { }",
