@@ -13,7 +13,10 @@ code is the Numba subset every back end compiles, and keeps C's meaning:
 * ``for (int i in iterator<n, L, x, y>)`` visits this tile's share of ``0..n`` under L
   (``_iterator``: the ownership of ``ir/layouts.py`` over the group's tiles in row-major
   order), ``bsg_finish()`` returns from the block, ``printf`` appends a record to the
-  tile's row of the log arrays (``hbir_log``: format id and values; ``hbir_nlog``: count).
+  tile's row of the log arrays (``hbir_log``: format id and values; ``hbir_nlog``: count),
+  its ``%s`` string literals already put into the format (``checker.inline_strings``);
+* a local array (``int t[4] = {1, 2};``) is ``np.zeros`` where it is declared, then its
+  initialiser's elements (C's rules: the rest stay zero).
 
 Every variable declaration gets a Python name of its own (``i``, then ``i__1``...), so C's
 block scoping survives Python's function scoping and each name keeps one type.
