@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hbir_programs import EXAMPLES
 
 from hpvm import hbir
 from hpvm.hbir import HBIRCheckError
@@ -157,3 +158,10 @@ def test_every_local_array_problem_is_reported_at_once() -> None:
     with pytest.raises(HBIRCheckError) as info:
         hbir.parse(text, "p.hbir").check()
     assert len(info.value.problems) == 3, info.value.problems
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_window_sum_example_matches_numpy(target: str) -> None:
+    a = np.random.default_rng(3).integers(-1000, 1000, 256)
+    out = hbir.load(EXAMPLES / "window_sum.hbir").run({"A": a}, target=target)
+    np.testing.assert_array_equal(out["S"], np.convolve(a, [1, 1, 1], mode="same"))
