@@ -47,8 +47,16 @@ exprs = st.recursive(
 lvalues = st.recursive(
     names.map(lambda n: A.Ref((n,))), lambda inner: st.builds(A.Index, inner, exprs), max_leaves=3
 )
+array_inits = st.recursive(
+    st.lists(exprs, max_size=3).map(lambda items: A.ArrayInit(tuple(items))),
+    lambda inner: st.lists(inner | exprs, max_size=3).map(lambda items: A.ArrayInit(tuple(items))),
+    max_leaves=4,
+)
 simple_stmts = st.one_of(
     st.builds(A.VarDecl, elems, names, st.none() | exprs),
+    st.builds(
+        A.VarDecl, elems, names, st.none() | array_inits, st.lists(exprs, min_size=1, max_size=2).map(tuple)
+    ),
     st.builds(A.Assign, lvalues, st.sampled_from(["=", "+=", "-=", "*=", "/=", "%="]), exprs),
     st.builds(
         A.ExprStmt,

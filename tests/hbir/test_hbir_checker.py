@@ -69,7 +69,9 @@ def test_a_valid_program_checks() -> None:
         ("config.tg[x][y] { int A = 1; }", "int A", "'A' is already a data array"),
         ("config.tg[x][y] { int lambda = 1; }", "lambda", "'lambda' is reserved"),
         ('config.tg[x][y] { printf("%d %d\\n", x); }', "printf", "2 conversion(s) but 1 value(s)"),
-        ('config.tg[x][y] { printf("%s\\n", x); }', "printf", "'%s' is not supported"),
+        ('config.tg[x][y] { printf("%s\\n", x); }', "printf", "'%s' prints a string literal"),
+        ('config.tg[x][y] { printf("%d\\n", "x"); }', "printf", "a string is printed with '%s', not '%d'"),
+        ('config.tg[x][y] { printf("%p\\n", x); }', "printf", "'%p' is not supported; use %d"),
         ("config.tg[x][y] { printf(x); }", "printf", "first argument is its format string"),
         (
             'config.tg[x][y] { printf("%d%d%d%d%d%d%d%d%d", x, x, x, x, x, x, x, x, x); }',
@@ -258,4 +260,25 @@ def test_more_problems_are_located(
 def test_a_duplicate_target_name_is_located() -> None:
     text = program("", "target { memory t { size 1G; }; tile t[4][4]; }\n")
     with fails(HBIRCheckError, "p.hbir:1:", "'t' is declared twice in the target segment"):
+        check(text)
+
+
+@pytest.mark.parametrize(
+    "code, data, fragment, message",
+    [
+        ("config.tg[x][y] {\nA[0] = 99999999999999999999;\n}", DATA, "9999", "does not fit in 64 bits"),
+        ("config.tg[x][y] {\nfloat f = 1e400;\n}", DATA, "1e400", "too large for a double"),
+        (
+            "",
+            "data { big = 4611686018427387904 * 4; in A : int[4] { } }\n",
+            "big =",
+            "constant 'big' is 18446744073709551616, which does not fit in 64 bits",
+        ),
+    ],
+)
+def test_literals_and_constants_that_do_not_fit_are_located(
+    code: str, data: str, fragment: str, message: str
+) -> None:
+    text = program(code, data=data)
+    with fails(HBIRCheckError, f"p.hbir:{line_of(text, fragment)}:", message):
         check(text)

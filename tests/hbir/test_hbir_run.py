@@ -121,7 +121,7 @@ def test_leaf_lines_map_to_the_hbir_lines() -> None:
     path = EXAMPLES / "vadd_group.hbir"
     leaf = hbir.load(path).to_hpvm().graph.nodes[0].function
     hbir_lines = path.read_text().splitlines()
-    store = next(i for i, line in enumerate(leaf.source.splitlines(), 1) if "C[i] =" in line)
+    store = next(i for i, line in enumerate(leaf.source.splitlines(), 1) if "C[np.uint64(i)] =" in line)
     assert "C[i] = A[i] + B[i];" in hbir_lines[leaf.where(store).line - 1]
 
 
@@ -218,6 +218,40 @@ def test_printf_is_collected_per_tile_and_printed_in_tile_order(target: str) -> 
                 expected.append(f"{1.5 * x:.2f} ff%\n")
             if (x, y) == (1, 0):
                 expected.append("last 7\n")
+    assert out.getvalue() == "".join(expected)
+
+
+@pytest.mark.parametrize("target", ["interp", "cpu"])
+def test_int_locals_are_64_bit_and_int_arrays_wrap_at_32(target: str) -> None:
+    """docs/hbir.md: locals do not wrap at 2^31 (C leaves signed overflow undefined, so no
+    program with defined behaviour sees a difference); a store into an int array does."""
+    program = _program(
+        "out C : int[2] { }",
+        """config.tg[0][0] {
+            int big = 2147483647;
+            big = big + 1;
+            printf("%d\\n", big);
+            C[0] = big;
+            C[1] = big / 2;
+        }""",
+    )
+    out = io.StringIO()
+    result = program.run({}, target=target, out=out)
+    assert out.getvalue() == f"{2**31}\n"
+    np.testing.assert_array_equal(result["C"], np.array([2**31, 2**30], np.int64).astype(np.int32))
+
+
+@pytest.mark.parametrize("target", ["interp", "cpu"])
+def test_printf_prints_string_literals_with_percent_s(target: str) -> None:
+    program = _program(
+        "out V : int[1] { }",
+        """config.tg[0][y] {
+            printf("%s|%5s|%-4s|%.2s: %d %s\\n", "tile", "a\\tb", "x", "abc", y, "100% \\"done\\"\\\\");
+        }""",
+    )
+    out = io.StringIO()
+    program.run({}, target=target, out=out)
+    expected = [f'tile|{"a" + chr(9) + "b":>5}|x   |ab: {y} 100% "done"\\\n' for y in range(3)]
     assert out.getvalue() == "".join(expected)
 
 

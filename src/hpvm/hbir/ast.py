@@ -229,10 +229,20 @@ class Data(Node):
 
 
 @dataclass(frozen=True)
+class ArrayInit(Node):
+    """C's brace initialiser ``{1, 2, 3}`` (rows nest: ``{{1, 2}, {3, 4}}``)."""
+
+    items: tuple[Expr | ArrayInit, ...]
+
+
+@dataclass(frozen=True)
 class VarDecl(Node):
+    """``int v = e;``, or a local array ``int t[4][4] = {...};`` (``dims`` not empty)."""
+
     elem: str
     name: str
-    init: Expr | None
+    init: Expr | ArrayInit | None
+    dims: tuple[Expr, ...] = ()
 
 
 @dataclass(frozen=True)

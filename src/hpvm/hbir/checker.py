@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import HPVMError
 from . import ast as A
 from .model import ArrayInfo, BlockInfo, GlobalInfo, GroupInfo, LayoutInfo, Model
-from .symbols import Scope, Symbol, expr_type, reserved_problem, resolve_ref
+from .symbols import INT_MAX, INT_MIN, Scope, Symbol, expr_type, reserved_problem, resolve_ref
 
 
 class HBIRCheckError(HPVMError):
@@ -40,7 +40,7 @@ DIRECTIONS = {"host": "in", "device": "out"}
 _SIZE = re.compile(r"([0-9]+)([KMG]?)B?")
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 _CONVERSION = re.compile(r"%[-+ #0]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|z)?(.)")
-PRINTF_CONVERSIONS = set("diuxXofFeEgGc")
+PRINTF_CONVERSIONS = set("diuxXofFeEgGcs")
 #: The most values one printf may print (each tile's log keeps this many per line).
 LOG_VALUES = 8
 
@@ -53,9 +53,54 @@ def printf_conversions(fmt: str) -> list[str] | str:
         if letter == "%":
             continue
         if letter not in PRINTF_CONVERSIONS:
-            return f"printf conversion '{m.group(0)}' is not supported; use %d, %u, %x, %o, %c, %f, %e or %g"
+            return (
+                f"printf conversion '{m.group(0)}' is not supported; use %d, %u, %x, %o, %c, %f, %e, %g, "
+                "or %s with a string literal"
+            )
         out.append(letter)
     return out
+
+
+#: C's escapes in string literals (the text keeps them as written; printing decodes them).
+C_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "r": "\r", "0": "\0"}
+
+
+def c_unescape(text: str) -> str:
+    """A string literal's text as written (``a\\n``) → the characters it stands for."""
+    return re.sub(r"\\(.)", lambda m: C_ESCAPES.get(m.group(1), m.group(1)), text)
+
+
+def inline_strings(fmt: str, args: tuple[A.Expr, ...]) -> tuple[str, tuple[A.Expr, ...]]:
+    """``printf("%-6s=%d", "x", v)`` → ``("x     =%d", (v,))``: each ``%s`` replaced by its
+    string literal, formatted with the conversion's flags, width and precision, and escaped
+    for the format (``%`` → ``%%``, ``\\`` → ``\\\\``) — the string is known when the
+    program is lowered, so only numbers travel through the tiles' log. Assumes the checker's
+    word that every ``%s`` has a string literal."""
+    rest = list(args)
+    values: list[A.Expr] = []
+    out: list[str] = []
+    at = 0
+    for m in _CONVERSION.finditer(fmt):
+        if m.group(1) == "%":
+            continue
+        arg = rest.pop(0)
+        if m.group(1) != "s":
+            values.append(arg)
+            continue
+        spec = re.sub(r"(hh|h|ll|l|z)$", "", m.group(0)[1:-1])  # flags, width, precision
+        text = ("%" + spec + "s") % c_unescape(arg.value)  # type: ignore[union-attr]
+        out += [fmt[at : m.start()], _format_escaped(text)]
+        at = m.end()
+    out.append(fmt[at:])
+    return "".join(out), tuple(values)
+
+
+_REESCAPE = {"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0", "%": "%%"}
+
+
+def _format_escaped(text: str) -> str:
+    """Characters → the text of a printf format that prints them."""
+    return "".join(_REESCAPE.get(ch, ch) for ch in text)
 
 
 def c_div(a: Any, b: Any) -> Any:
@@ -398,7 +443,12 @@ class Checker:
                 continue
             if isinstance(item, A.Const):
                 value = self.evaluate(item.value, self.data_env(), f"constant '{item.name}'")
-                if value is not None:
+                if isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX:
+                    self.problem(
+                        item,
+                        f"constant '{item.name}' is {value}, which does not fit in 64 bits; make it smaller",
+                    )
+                elif value is not None:
                     self.consts[item.name] = value
             elif isinstance(item, A.LayoutDecl):
                 layout, direction = self.flags(item.flags, f"layout '{item.name}'")
@@ -569,6 +619,13 @@ class Checker:
     def global_decl(self, d: A.VarDecl) -> None:
         if not self.name_ok(d, d.name):
             return
+        if d.dims or isinstance(d.init, A.ArrayInit):
+            self.problem(
+                d,
+                f"global '{d.name}' is an array; globals are scalars — declare a shared array in data "
+                "(out G : int[n] { }) or a local array inside a code block",
+            )
+            return
         if d.name in self.globals or d.name in self.arrays or d.name in self.consts:
             self.problem(d, f"'{d.name}' is already declared; a global needs a name of its own")
             return
@@ -644,8 +701,14 @@ class Checker:
 
     def stmt(self, s: A.Stmt, scope: Scope, loops: int, group: GroupInfo) -> None:
         if isinstance(s, A.VarDecl):
-            if s.init is not None:
-                self.typed(s.init, scope)
+            shape = self.local_array(s, scope) if s.dims else ()
+            if isinstance(s.init, A.ArrayInit) and not s.dims:
+                self.problem(
+                    s.init,
+                    f"braces initialise arrays, but '{s.name}' is a scalar; write {s.elem} {s.name} = value;",
+                )
+            elif s.init is not None and not s.dims:
+                self.typed(s.init, scope)  # type: ignore[arg-type]
             if not self.name_ok(s, s.name):
                 return
             existing = scope.lookup(s.name)
@@ -657,7 +720,7 @@ class Checker:
                 self.problem(s, f"'{s.name}' is declared twice in the same braces")
             elif existing is not None:
                 self.problem(s, f"'{s.name}' shadows a variable of an enclosing scope; give it another name")
-            scope.declare(s.name, Symbol("local", s.elem))
+            scope.declare(s.name, Symbol("local", s.elem, rank=len(shape or s.dims)))
         elif isinstance(s, A.Assign):
             self.assign(s, scope)
         elif isinstance(s, A.ExprStmt):
@@ -696,6 +759,48 @@ class Checker:
             self.stmts(s.body, scope, loops, group)
             scope.pop()
 
+    def local_array(self, s: A.VarDecl, scope: Scope) -> tuple[int, ...] | None:
+        """A local array's shape (constant, positive, one or two dimensions) after checking
+        its initialiser; ``None`` when it has none."""
+        shape = self.positive_ints(s.dims, self.data_env(), f"a dimension of local array '{s.name}'")
+        if shape is not None and len(shape) > 2:
+            self.problem(
+                s, f"local array '{s.name}' has {len(shape)} dimensions; HBIR arrays have one or two"
+            )
+            shape = None
+        if s.init is None:
+            return shape
+        if not isinstance(s.init, A.ArrayInit):
+            self.problem(
+                s.init,
+                f"an array is initialised with braces: {s.elem} {s.name}{''.join('[..]' for _ in s.dims)} = {{...}};",
+            )
+            self.typed(s.init, scope)
+            return shape
+        items = s.init.items
+        nested = [isinstance(i, A.ArrayInit) for i in items]
+        if shape is not None and len(shape) == 2 and all(nested) and items:
+            if len(items) > shape[0]:
+                self.problem(s.init, f"{len(items)} rows initialise '{s.name}', which has {shape[0]}")
+            for row in items:
+                self.init_values(row, shape[1], f"a row of '{s.name}'", scope)  # type: ignore[arg-type]
+        else:
+            size = None if shape is None else shape[0] * (shape[1] if len(shape) == 2 else 1)
+            self.init_values(s.init, size, f"'{s.name}'", scope)
+        return shape
+
+    def init_values(self, init: A.ArrayInit, size: int | None, what: str, scope: Scope) -> None:
+        """A flat brace list: at most ``size`` values, none of them braces, each typed."""
+        if size is not None and len(init.items) > size:
+            self.problem(init, f"{len(init.items)} values initialise {what}, which holds {size}")
+        for item in init.items:
+            if isinstance(item, A.ArrayInit):
+                self.problem(
+                    item, f"too many braces in the initialiser of {what}; nest one level per dimension"
+                )
+            else:
+                self.typed(item, scope)
+
     def assign(self, s: A.Assign, scope: Scope) -> None:
         value_type = self.typed(s.value, scope)
         target = s.target
@@ -709,6 +814,14 @@ class Checker:
                 return
             if sym.kind not in ("local", "global"):
                 self.problem(target, f"cannot assign to {_kind_words(sym.kind)} '{target.dotted}'")
+                return
+            if sym.rank:
+                self.problem(
+                    target,
+                    f"cannot assign to the whole array '{target.dotted}'; assign its elements ({target.dotted}"
+                    + "[i]" * sym.rank
+                    + " = ...)",
+                )
                 return
             elem = sym.elem
         elif isinstance(target, A.Index):
@@ -740,17 +853,32 @@ class Checker:
                 self.problem(call, 'printf\'s first argument is its format string: printf("x = %d\\n", x)')
                 return
             conversions = printf_conversions(call.args[0].value)
+            letters: list[str | None] = [None] * (len(call.args) - 1)
             if isinstance(conversions, str):
                 self.problem(call.args[0], conversions)
-            elif len(conversions) > LOG_VALUES:
-                self.problem(call, f"printf prints at most {LOG_VALUES} values; split it in two")
+            elif len([c for c in conversions if c != "s"]) > LOG_VALUES:
+                self.problem(
+                    call,
+                    f"printf prints at most {LOG_VALUES} values (strings of %s do not count); split it in two",
+                )
             elif len(conversions) != len(call.args) - 1:
                 self.problem(
                     call,
                     f"printf's format has {len(conversions)} conversion(s) but {len(call.args) - 1} value(s) follow it",
                 )
-            for a in call.args[1:]:
-                self.typed(a, scope)
+            else:
+                letters = list(conversions)
+            for letter, a in zip(letters, call.args[1:], strict=True):
+                if letter == "s" and not isinstance(a, A.StrLit):
+                    self.typed(a, scope)
+                    self.problem(
+                        a,
+                        "'%s' prints a string literal (HBIR has no string values); write one, or use %d / %f",
+                    )
+                elif letter not in (None, "s") and isinstance(a, A.StrLit):
+                    self.problem(a, f"a string is printed with '%s', not '%{letter}'")
+                elif not isinstance(a, A.StrLit):
+                    self.typed(a, scope)
         else:
             self.problem(
                 call, f"unknown function '{call.name}'; HBIR code calls printf(...) and bsg_finish()"
@@ -842,6 +970,28 @@ def _kind_words(kind: str) -> str:
     }[kind]
 
 
+def fold(e: A.Expr, env: dict[str, Any]) -> Any:
+    """The value of a constant expression over ``env`` (``None`` if it has none); what
+    ``Checker.evaluate`` computes, without reporting, for the code generator to reuse."""
+    if isinstance(e, (A.IntLit, A.FloatLit, A.BoolLit)):
+        return e.value
+    if isinstance(e, A.Ref):
+        return env.get(e.dotted[len("data.") :] if e.parts[0] == "data" else e.dotted)
+    if isinstance(e, A.Unary):
+        v = fold(e.operand, env)
+        return None if v is None else (not v) if e.op == "!" else -v
+    if isinstance(e, A.Binary):
+        a, b = fold(e.left, env), fold(e.right, env)
+        try:
+            return None if a is None or b is None else _binary(e.op, a, b)
+        except ZeroDivisionError:
+            return None
+    if isinstance(e, A.Cond):
+        c = fold(e.cond, env)
+        return None if c is None else fold(e.then if c else e.orelse, env)
+    return None
+
+
 def _known(env: dict[str, Any]) -> str:
     names = sorted(env)
     return ", ".join(names[:12]) + (", ..." if len(names) > 12 else "") if names else "nothing"
@@ -870,4 +1020,14 @@ def check(program: A.Program) -> Model:
     return Checker(program).run()
 
 
-__all__ = ["HBIRCheckError", "c_div", "c_rem", "check", "outer_symbols", "printf_conversions"]
+__all__ = [
+    "HBIRCheckError",
+    "c_div",
+    "c_rem",
+    "c_unescape",
+    "check",
+    "fold",
+    "inline_strings",
+    "outer_symbols",
+    "printf_conversions",
+]

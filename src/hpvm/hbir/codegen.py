@@ -13,10 +13,25 @@ code is the Numba subset every back end compiles, and keeps C's meaning:
 * ``for (int i in iterator<n, L, x, y>)`` visits this tile's share of ``0..n`` under L
   (``_iterator``: the ownership of ``ir/layouts.py`` over the group's tiles in row-major
   order), ``bsg_finish()`` returns from the block, ``printf`` appends a record to the
-  tile's row of the log arrays (``hbir_log``: format id and values; ``hbir_nlog``: count).
+  tile's row of the log arrays (``hbir_log``: format id and values; ``hbir_nlog``: count),
+  its ``%s`` string literals already put into the format (``checker.inline_strings``);
+* a local array (``int t[4] = {1, 2};``) is ``np.zeros`` where it is declared, then its
+  initialiser's elements (C's rules: the rest stay zero).
 
 Every variable declaration gets a Python name of its own (``i``, then ``i__1``...), so C's
 block scoping survives Python's function scoping and each name keeps one type.
+
+Array indices that are provably never negative are written ``np.uint64(i)``. Why: Numba
+wraps negative indices (``i < 0 ? i + n : i``), and unless LLVM can prove ``i >= 0`` that
+select stays in the loop and the loop does not vectorize — it could not for the tile loops
+of HBIR programs (``for (int j = y * cols; ...)``), and the benchmark programs ran 3–4×
+slower than the same loops over views (benchmarks/hbir.py). An unsigned index has no
+select. The proof is syntactic (``nonneg``): literals, constants, extents and coordinates,
+``+ * / %`` of such (and any expression of constants that evaluates to ``>= 0``), and int locals whose every value is such (declared with one and never
+assigned again; counting-loop and iterator variables the body does not assign). The value
+is unchanged, so the cast means the same on every back end. Only indices that read a local
+are cast: one of coordinates and constants alone (``A[x + 3]``) is left for the ``cpu`` back
+end's bounds pre-check to read, and its select is loop-invariant anyway.
 """
 
 from __future__ import annotations
@@ -24,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import ast as A
-from .checker import LOG_VALUES, printf_conversions
+from .checker import LOG_VALUES, fold, inline_strings, printf_conversions
 from .model import BlockInfo, Model
 from .symbols import Scope, Symbol, expr_type, resolve_ref
 
@@ -64,6 +79,7 @@ class BlockWriter:
         self.taken: dict[str, int] = {}
         self.steps: list[list[tuple[A.Node, A.Stmt]] | None] = []  # per loop: the C for's step
         self.counter = 0
+        self.reassigned = _assigned_names(info.block.body)  # names some statement assigns to
 
     # -- output ---------------------------------------------------------------------------
 
@@ -102,9 +118,9 @@ class BlockWriter:
         if isinstance(e, A.Index):
             base, indices = A.index_chain(e)
             sym = resolve_ref(base, scope)  # type: ignore[arg-type]
-            assert sym is not None and sym.kind == "array"
+            assert sym is not None and sym.rank > 0
             self.reads.add(sym.python)
-            return f"{sym.python}[{', '.join(self.expr(i, scope) for i in indices)}]"
+            return f"{sym.python}[{', '.join(self.index(i, scope) for i in indices)}]"
         if isinstance(e, A.Unary):
             inner = self.expr(e.operand, scope)
             return f"(not {inner})" if e.op == "!" else f"(-{inner})"
@@ -125,6 +141,13 @@ class BlockWriter:
             return f"({then} if {self.expr(e.cond, scope)} else {orelse})"
         raise TypeError(f"cannot generate code for {e!r}")
 
+    def index(self, i: A.Expr, scope: Scope) -> str:
+        """An array index: unsigned when it is provably non-negative and reads a local (see
+        the module doc); an index of coordinates and constants alone stays as it is, for the
+        ``cpu`` back end's bounds pre-check (``backends/cpu/bounds.py``) to read."""
+        text = self.expr(i, scope)
+        return f"np.uint64({text})" if _reads_local(i, scope) and nonneg(i, scope) else text
+
     def converted(self, value: A.Expr, to: str, scope: Scope) -> str:
         """``value`` as C converts it to type ``to`` on assignment."""
         text = self.expr(value, scope)
@@ -142,18 +165,26 @@ class BlockWriter:
         if len(self.out) == before:
             self.emit(depth, line, "pass")
 
-    def declare(self, name: str, elem: str, scope: Scope) -> str:
+    def declare(self, name: str, elem: str, scope: Scope, positive: bool = False) -> str:
+        """A new Python name for a local; ``positive``: its every value is ``>= 0``."""
         python = self.local_name(name)
-        scope.declare(name, Symbol("local", elem, python=python))
+        scope.declare(name, Symbol("local", elem, python=python, nonneg=positive))
         return python
 
     def stmt(self, s: A.Stmt, scope: Scope, depth: int) -> None:
         line = s.line
-        if isinstance(s, A.VarDecl):
+        if isinstance(s, A.VarDecl) and s.dims:
+            self.local_array(s, scope, depth)
+        elif isinstance(s, A.VarDecl):
             init = {"int": "0", "float": "0.0", "bool": "False"}[s.elem]
             if s.init is not None:
                 init = self.converted(s.init, s.elem, scope)
-            python = self.declare(s.name, s.elem, scope)
+            positive = (
+                s.elem == "int"
+                and (s.init is None or nonneg(s.init, scope))
+                and s.name not in self.reassigned
+            )
+            python = self.declare(s.name, s.elem, scope, positive)
             self.emit(depth, line, f"{python} = {init}")
         elif isinstance(s, A.Assign):
             self.assign(s, scope, depth)
@@ -184,6 +215,28 @@ class BlockWriter:
         elif isinstance(s, A.Compound):
             self.body(s.body, scope, depth, line)
 
+    def local_array(self, s: A.VarDecl, scope: Scope, depth: int) -> None:
+        """``int t[4][4] = {...};``: a new zeroed NumPy array each time the declaration runs
+        (per tile, per iteration of an enclosing loop), then the initialiser's values."""
+        env = {**self.model.target_values, **self.model.consts}
+        shape = tuple(int(fold(d, env)) for d in s.dims)
+        values: list[tuple[tuple[int, ...], str]] = []
+        items = s.init.items if isinstance(s.init, A.ArrayInit) else ()
+        if len(shape) == 2 and items and all(isinstance(i, A.ArrayInit) for i in items):
+            for r, row in enumerate(items):
+                for c, v in enumerate(row.items):  # type: ignore[union-attr]
+                    values.append(((r, c), self.converted(v, s.elem, scope)))  # type: ignore[arg-type]
+        else:
+            for k, v in enumerate(items):
+                at = (k,) if len(shape) == 1 else (k // shape[1], k % shape[1])
+                values.append((at, self.converted(v, s.elem, scope)))  # type: ignore[arg-type]
+        python = self.local_name(s.name)
+        dtype = {"int": "np.int32", "float": "np.float32", "bool": "np.bool_"}[s.elem]
+        self.emit(depth, s.line, f"{python} = np.zeros({shape}, {dtype})")
+        for at, text in values:
+            self.emit(depth, s.line, f"{python}[{', '.join(map(str, at))}] = {text}")
+        scope.declare(s.name, Symbol("local", s.elem, rank=len(shape), python=python))
+
     def assign(self, s: A.Assign, scope: Scope, depth: int) -> None:
         target = s.target
         if isinstance(target, A.Ref):
@@ -206,13 +259,13 @@ class BlockWriter:
         if call.name == "bsg_finish":
             self.emit(depth, call.line, "return")
             return
-        fmt = call.args[0].value  # type: ignore[union-attr]
+        fmt, args = inline_strings(call.args[0].value, call.args[1:])  # type: ignore[union-attr]
         formats = self.model.printf_formats
         if fmt not in formats:
             formats.append(fmt)
         self.logs = True
         k = self.fresh("k")
-        values = [self.expr(a, scope) for a in call.args[1:]]
+        values = [self.expr(a, scope) for a in args]
         self.emit(depth, call.line, f"{k} = hbir_nlog[hbir_tile]")
         self.emit(depth, call.line, f"if {k} < {LOG_CAPACITY}:")
         self.emit(depth + 1, call.line, f"hbir_log[hbir_tile, {k}, 0] = {formats.index(fmt)}")
@@ -225,7 +278,7 @@ class BlockWriter:
         counted = self.counting(s, scope)
         if counted is not None:
             var, start, stop, step = counted
-            python = self.declare(var, "int", scope)
+            python = self.declare(var, "int", scope, nonneg(s.init.init, scope))  # type: ignore[union-attr,arg-type]
             args = f"{start}, {stop}" + ("" if step == "1" else f", {step}")
             self.steps.append(None)
             self.emit(depth, s.line, f"for {python} in range({args}):")
@@ -285,7 +338,7 @@ class BlockWriter:
         n = self.fresh("n")
         self.emit(depth, s.line, f"{n} = {self.expr(n_expr, scope)}")
         scope.push()
-        var = self.declare(s.var, "int", scope)
+        var = self.declare(s.var, "int", scope, s.var not in self.reassigned)  # shares start at >= 0
         self.steps.append(None)
         inner = depth + 1
         if kind == "replicated":
@@ -366,6 +419,7 @@ class BlockWriter:
             (line, ""),
             (line, ""),
             (line, "import hpvm  # noqa: E402 (the intrinsics the body calls)"),
+            (line, "import numpy as np  # noqa: E402 (unsigned indices, local arrays)"),
         ]
         text = "\n".join(t for _, t in text_lines) + "\n"
         lines = tuple(n for n, _ in text_lines)
@@ -420,6 +474,45 @@ def _constant(e: A.Expr, scope: Scope) -> object:
         ops = {"+": a + b, "-": a - b, "*": a * b}
         return ops[e.op] if e.op in ops else (c_div(a, b) if e.op == "/" else c_rem(a, b))
     return None
+
+
+def nonneg(e: A.Expr, scope: Scope) -> bool:
+    """Whether the int expression ``e`` is never negative, by its form (module doc)."""
+    value = _constant(e, scope)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value >= 0
+    if isinstance(e, A.IntLit):
+        return e.value >= 0
+    if isinstance(e, A.Ref):
+        sym = resolve_ref(e, scope)
+        if sym is None or sym.elem != "int":
+            return False
+        if sym.kind in ("const", "extent", "target"):
+            return isinstance(sym.value, int) and sym.value >= 0
+        return sym.kind in ("coord", "group") or (sym.kind == "local" and sym.nonneg)
+    if isinstance(e, A.Binary) and e.op in ("+", "*", "/", "%"):
+        return nonneg(e.left, scope) and nonneg(e.right, scope)
+    if isinstance(e, A.Cond):
+        return nonneg(e.then, scope) and nonneg(e.orelse, scope)
+    return False
+
+
+def _reads_local(e: A.Expr, scope: Scope) -> bool:
+    for x in _sub_exprs(e):
+        if isinstance(x, A.Ref):
+            sym = resolve_ref(x, scope)
+            if sym is not None and sym.kind == "local":
+                return True
+    return False
+
+
+def _assigned_names(stmts: tuple[A.Stmt, ...]) -> set[str]:
+    """Every name an assignment (``=``, ``+=``, ``++``...) anywhere in ``stmts`` writes."""
+    return {
+        s.target.parts[-1]
+        for s in _walk_stmts(stmts)
+        if isinstance(s, A.Assign) and isinstance(s.target, A.Ref)
+    }
 
 
 def _prod(dims: tuple[int, ...]) -> int:

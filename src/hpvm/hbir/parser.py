@@ -229,8 +229,11 @@ def _make_builder() -> type:
             return A.Block(str(name), indices, body, **_where(meta))
 
         def var_decl(self, meta, children):
-            elem, name, init = children
-            return A.VarDecl(elem, str(name), init, **_where(meta))
+            elem, name, dims, init = children
+            return A.VarDecl(elem, str(name), init, dims, **_where(meta))
+
+        def init_list(self, meta, children):
+            return A.ArrayInit(tuple(c for c in children if c is not None), **_where(meta))
 
         def for_decl(self, meta, children):
             elem, name, init = children

@@ -78,10 +78,16 @@ def _data_item(item: A.Const | A.LayoutDecl | A.ArrayDecl | A.IOArrayDecl) -> st
     return f"{item.direction} {item.name} : {item.elem}{_dims(item.dims)} {{ {props} }}"
 
 
+def _init(init: A.Expr | A.ArrayInit) -> str:
+    if isinstance(init, A.ArrayInit):
+        return "{" + ", ".join(_init(i) for i in init.items) + "}"
+    return format_expr(init)
+
+
 def _simple(s: A.Stmt) -> str:
     if isinstance(s, A.VarDecl):
-        init = "" if s.init is None else f" = {format_expr(s.init)}"
-        return f"{s.elem} {s.name}{init}"
+        init = "" if s.init is None else f" = {_init(s.init)}"
+        return f"{s.elem} {s.name}{_dims(s.dims)}{init}"
     if isinstance(s, A.Assign):
         return f"{format_expr(s.target)} {s.op} {format_expr(s.value)}"
     if isinstance(s, A.ExprStmt):

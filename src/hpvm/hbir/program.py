@@ -21,7 +21,7 @@ import numpy as np
 from ..ir.graph import InternalFunction
 from ..ir.host import host
 from . import ast as A
-from .checker import HBIRCheckError, check, printf_conversions
+from .checker import HBIRCheckError, c_unescape, check, printf_conversions
 from .codegen import LOG_CAPACITY, LOG_VALUES
 from .lower import lower
 from .model import Model
@@ -177,12 +177,9 @@ def _root_name(filename: str) -> str:
     return stem if stem[0].isalpha() else f"hbir_{stem}"
 
 
-_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "r": "\r", "0": "\0"}
-
-
 def format_c(fmt: str, values: np.ndarray) -> str:
     """C's printf of ``fmt`` (escapes as written in the HBIR string) with logged values."""
-    text = re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), fmt)
+    text = c_unescape(fmt)
     letters = printf_conversions(fmt)
     assert not isinstance(letters, str)
     converted = []

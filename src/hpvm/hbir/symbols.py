@@ -9,6 +9,7 @@ scope (``int``, ``float`` or ``bool``), reporting what does not type through ``p
 from __future__ import annotations
 
 import keyword
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,7 +44,7 @@ def reserved_problem(name: str) -> str | None:
 class Symbol:
     """What a name means in a code block.
 
-    ``kind``: ``local`` (a variable), ``global`` (shared by all tiles), ``array`` (a data
+    ``kind``: ``local`` (a variable; a local array when ``rank`` > 0), ``global`` (shared by all tiles), ``array`` (a data
     array of ``rank`` dimensions), ``const`` (a data constant, ``value``), ``coord`` (a
     tile coordinate, ``value`` = its grid dimension), ``extent`` (``x_max``...),
     ``target`` (a target field, ``value``), ``group`` (``grid.x`` of an enclosing group).
@@ -54,6 +55,7 @@ class Symbol:
     rank: int = 0
     value: object = None
     python: str = ""  # how generated code spells it
+    nonneg: bool = False  # a local int the code generator proved never negative (codegen.py)
 
 
 class Scope:
@@ -81,6 +83,8 @@ class Scope:
         return None
 
 
+INT_MAX = 2**63 - 1  # locals and constants are 64-bit in generated code (docs/hbir.md)
+INT_MIN = -(2**63)
 ARITH = {"+", "-", "*", "/", "%"}
 COMPARE = {"==", "!=", "<", "<=", ">", ">="}
 LOGIC = {"&&", "||"}
@@ -105,8 +109,16 @@ def expr_type(
 ) -> str | None:
     """The type of ``e`` (``None`` when it has none; each reason goes to ``problem``)."""
     if isinstance(e, A.IntLit):
+        if e.value > INT_MAX:
+            problem(e, f"the integer {e.value} does not fit in 64 bits (at most {INT_MAX}); make it smaller")
+            return None
         return "int"
     if isinstance(e, A.FloatLit):
+        if not math.isfinite(e.value):
+            problem(
+                e, "this float literal is too large for a double (at most about 1.8e308); make it smaller"
+            )
+            return None
         return "float"
     if isinstance(e, A.BoolLit):
         return "bool"
@@ -121,18 +133,18 @@ def expr_type(
                 f"'{e.dotted}' is not declared; declare it (data constant, array, global or local variable) before its use",
             )
             return None
-        if sym.kind == "array" and not allow_array:
+        if sym.rank and not allow_array:
             problem(e, f"array '{e.dotted}' is used without indices; write {e.dotted}" + "[i]" * sym.rank)
             return None
         return sym.elem
     if isinstance(e, A.Index):
         base, indices = A.index_chain(e)
         sym = resolve_ref(base, scope) if isinstance(base, A.Ref) else None
-        if sym is None or sym.kind != "array":
+        if sym is None or not sym.rank:
             if isinstance(base, A.Ref) and sym is None:
-                problem(base, f"'{base.dotted}' is not declared; only data arrays can be indexed")
+                problem(base, f"'{base.dotted}' is not declared; only arrays can be indexed")
             else:
-                problem(e, "only data arrays can be indexed")
+                problem(e, "only arrays (data arrays and local arrays) can be indexed")
             for i in indices:
                 expr_type(i, scope, problem)
             return None
@@ -188,4 +200,13 @@ def expr_type(
     raise TypeError(f"not an expression: {e!r}")
 
 
-__all__ = ["RESERVED", "Scope", "Symbol", "expr_type", "reserved_problem", "resolve_ref"]
+__all__ = [
+    "INT_MAX",
+    "INT_MIN",
+    "RESERVED",
+    "Scope",
+    "Symbol",
+    "expr_type",
+    "reserved_problem",
+    "resolve_ref",
+]

@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Iterator, Sequence
 
 from ...errors import NodeExecutionError
+from ...ir.bodies import GeneratedBody
 from ...ir.graph import InternalFunction, LeafFunction, Node
 from ..numba_shared.messages import leaf_at
 
@@ -40,7 +41,12 @@ def node_error(
             f"node: {_INTERP})"
         )
     user, line, _ = found
-    place = f"leaf '{user.name}', {user.locate(frames[-1].filename, line)}"
+    # A generated body's clone runs under its origin's file name with lines of the generated
+    # text: map them (LeafFunction.where); a Python leaf's frame is its own place.
+    where = (
+        user.where(line) if isinstance(user.body, GeneratedBody) else user.locate(frames[-1].filename, line)
+    )
+    place = f"leaf '{user.name}', {where}"
     if len(paths) == 1:
         return NodeExecutionError(
             f"node {paths[0]} ({place}): {what} (the cpu back end does not say which instance: {_INTERP})"

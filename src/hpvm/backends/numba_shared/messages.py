@@ -46,7 +46,9 @@ def locate_leaf_line(text: str, leaves: Sequence[LeafFunction]) -> tuple[LeafFun
 
 def leaf_at(file: str, line: int, leaves: Sequence[LeafFunction]) -> tuple[LeafFunction, int, str] | None:
     """The leaf of ``leaves`` whose source holds ``line`` of ``file``: (leaf, line, the line's
-    code), or ``None``."""
+    code), or ``None``. Compiled clones carry their leaf's file and the lines of its
+    ``source``: for a generated body those are lines of the generated text, which
+    ``leaf.where(line)`` maps to the file it was generated from."""
     for leaf in leaves:
         if os.path.realpath(leaf.location.file) != os.path.realpath(file):
             continue
@@ -77,8 +79,10 @@ def describe_numba_error(
         )
     leaf, line, code = found
     node = f" in node '{node_of(leaf)}'" if node_of is not None else ""
+    # ``line`` counts lines of the leaf's source; a generated body (an HBIR block) maps it
+    # to the line of the file it was generated from, a Python leaf's is its file's line.
     return CompileError(
-        f"leaf '{leaf.name}' ({leaf.location.file}:{line}){node}: the {backend} back end ({compiler}) "
+        f"leaf '{leaf.name}' ({leaf.where(line)}){node}: the {backend} back end ({compiler}) "
         f"cannot compile `{code}`: {summary} — try target='interp'"
     )
 

@@ -88,7 +88,7 @@ def specs_for(leaf: LeafFunction, args: Sequence[Any] | None = None) -> list[Par
         elif isinstance(t, ScalarType):
             specs.append(ScalarSpec(t.dtype))
         else:
-            raise _fail(leaf, leaf.location.line, f"parameter '{p.name}' is a node handle ({t})")
+            raise _fail(leaf, None, f"parameter '{p.name}' is a node handle ({t})")
     return specs
 
 
@@ -285,9 +285,12 @@ _C_FUNCTIONS = set(
 )
 
 
-def _fail(leaf: LeafFunction, line: int, what: str) -> CompileError:
+def _fail(leaf: LeafFunction, line: int | None, what: str) -> CompileError:
+    """``line``: a line of the leaf's source (a generated body's maps to the file it was
+    generated from, ``LeafFunction.where``); ``None``: the leaf's own place."""
+    place = leaf.location if line is None else leaf.where(line)
     return CompileError(
-        f"leaf '{leaf.name}' ({leaf.location.file}:{line}): {what}; the opencl back end cannot "
+        f"leaf '{leaf.name}' ({place.file}:{place.line}): {what}; the opencl back end cannot "
         "translate this to OpenCL C — run this node with target='cpu' or target='interp'"
     )
 
@@ -398,7 +401,7 @@ class _Translator:
                 raise ValueError(f"address space {spec.space!r}")
         for k, t in enumerate(self.leaf.out_types):
             if not isinstance(t, (ArrayType, ScalarType)):
-                raise _fail(self.leaf, self.leaf.location.line, f"output {k} is a node handle ({t})")
+                raise _fail(self.leaf, None, f"output {k} is a node handle ({t})")
 
     def _collect_handles(self) -> None:
         assigns = [
@@ -440,7 +443,7 @@ class _Translator:
         return c
 
     def fail(self, node: ast.AST, what: str) -> CompileError:
-        return _fail(self.leaf, getattr(node, "lineno", self.leaf.location.line), what)
+        return _fail(self.leaf, getattr(node, "lineno", None), what)
 
     # -- the function body -------------------------------------------------------------------
 

@@ -1,0 +1,76 @@
+"""Errors found on the ``cpu`` back end in a generated HBIR leaf name the ``.hbir`` line of
+the statement, also deep inside a block, after statements that generate several lines each
+(the CloneLeaves pass clones a generated body; its clone's lines are lines of the generated
+text, which messages map back through the leaf's source map)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hpvm
+from hpvm import hbir
+from hpvm.ir.pysource import generated_body
+
+HEAD = """\
+target { memory g { size 1G; width 8B; }; tile t[2][3]; }
+config { group tg[2][3] { tile target.t[x][y]; }; }
+data { n = 4; in A : int[n] { } out C : int[n] { } }
+code {
+"""
+BLOCK = """config.tg[x][y] {
+    int s = 0;
+    for (int i in iterator<n, strided, x, y>) {
+        s += A[i];
+    }
+    printf("%d %d\\n", x, s);
+    C[x] = s;
+    LAST;
+}
+}
+"""
+
+
+def _text(last: str) -> str:
+    return HEAD + BLOCK.replace("LAST", last)
+
+
+def _line(text: str, fragment: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if fragment in line)
+
+
+@pytest.mark.parametrize("target", ["interp", "cpu"])
+def test_an_index_past_the_end_names_its_line_deep_in_the_block(target: str) -> None:
+    text = _text("C[y] = A[x + 5]")
+    with pytest.raises(hpvm.HPVMError) as info:
+        hbir.parse(text, "p.hbir").run({"A": np.arange(4)}, target=target)
+    assert f"p.hbir:{_line(text, 'A[x + 5]')}" in str(info.value), str(info.value)
+
+
+def test_a_cpu_compile_error_in_a_generated_leaf_names_its_hbir_line() -> None:
+    """HBIR's checker leaves Numba nothing to refuse, so the generated text is edited: the
+    statement of the last line becomes one Numba cannot type (a name bound to a string),
+    keeping the source map, and the cpu back end must still name that .hbir line."""
+    text = _text("C[y] = x + 1")
+    program = hbir.parse(text, "p.hbir")
+    leaf = program.to_hpvm().graph.nodes[0].function
+    source = leaf.source.replace("(tg__x + 1)", "(tg__x + hbir_text)")
+    assert source != leaf.source
+    body = leaf.body
+    leaf.body = generated_body(leaf.name, source, body.origin, body.lines, namespace={"hbir_text": "1"})
+    with pytest.raises(hpvm.CompileError) as info:
+        program.run({"A": np.arange(4)}, target="cpu")
+    message = str(info.value)
+    assert f"leaf 'tg_0' (p.hbir:{_line(text, 'C[y] = x + 1')})" in message, message
+    assert "hbir_text" in message
+
+
+def test_the_opencl_translator_names_the_hbir_line_of_a_local_array() -> None:
+    """A local array needs ``np.zeros``, which OpenCL leaves cannot call: the translator's
+    CompileError names the declaration's .hbir line (docs/hbir.md, local arrays)."""
+    from hpvm.backends.opencl.show import kernels_text
+
+    text = _text("int tmp[4] = {1, 2}; C[y] = tmp[1]")
+    _, errors = kernels_text(hbir.parse(text, "p.hbir").to_hpvm())
+    assert len(errors) == 1
+    assert f"leaf 'tg_0' (p.hbir:{_line(text, 'int tmp[4]')}): the function np.zeros()" in str(errors[0])
