@@ -8,7 +8,8 @@ Under ``NUMBA_ENABLE_CUDASIM=1`` numba-cuda runs kernels in Python, a thread per
 and compiles nothing; so that a leaf that would not compile for a GPU is still reported
 before it runs, the simulator path first type-checks each leaf with Numba's CPU compiler
 for the kernel's argument types (the same Numba subset; device-only restrictions, such as
-no array allocation in device code, are checked only on a real GPU). As Python, a leaf's
+no array allocation in device code, are checked only on a real GPU — except that a
+constant-shape ``np.zeros`` becomes a thread-private array, ``local_arrays.py``). As Python, a leaf's
 arithmetic would follow NumPy's scalar rules; the simulator runs each leaf clone rewritten
 to compute with Numba's types, as the interpreter does (``interp/arith_rewrite.py``), so that
 it computes what the GPU computes.
@@ -36,6 +37,7 @@ from ..gpu.spec import Geometry, KernelSpec
 from ..interp.arith_rewrite import rewrite_arithmetic
 from ..numba_shared.messages import describe_numba_error
 from .kernelgen import kernel_source
+from .local_arrays import lower_local_arrays
 
 # numba-cuda's simulator runs one kernel at a time in a process (it asserts so).
 _SIM_LOCK = threading.Lock()
@@ -155,9 +157,10 @@ class CUDADevice(GPUDevice):
                 clone = clone_of(leaf, "cuda")  # the CloneLeaves pass made it
                 namespace = _leaf_namespace(clone.user)
                 namespace.update(intrinsics.helpers())
-                func = clone.func
+                func = copy.deepcopy(clone.func)
+                # Constant-shape np.zeros: a thread's private array (local_arrays.py).
+                namespace.update(lower_local_arrays(func, namespace, self.cuda))
                 if self.simulator:  # Python: Numba's arithmetic by rewriting (see the docstring)
-                    func = copy.deepcopy(func)
                     namespace.update(rewrite_arithmetic(func, namespace, quiet=True))
                 code = compile(ast.Module(body=[func], type_ignores=[]), leaf.location.file, "exec")
                 exec(code, namespace)
