@@ -38,7 +38,7 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,6 +146,54 @@ class _Stage:
     thread: threading.Thread | None = None
 
 
+class Producers:
+    """The threads that can push to a stream: the one that launched it, every one that has
+    pushed to it, and every thread started since the launch (a producer thread may not have
+    pushed yet) that is not hpvm's own. A pop that nothing is in flight for waits only while
+    one of them other than the popping thread is alive; anything else would wait forever.
+    (Threads alive before the launch — Jupyter's, Dask's — cannot become producers without
+    pushing, and then they are tracked.)"""
+
+    def __init__(self, ignore: Callable[[threading.Thread], bool] = lambda t: False):
+        self._pushers: set[threading.Thread] = {threading.current_thread()}
+        self._bystanders: set[threading.Thread] = set(threading.enumerate())
+        self._ignore = ignore  # other threads of the runtime's own (the SVM's processors)
+
+    def add_current(self) -> None:
+        self._pushers.add(threading.current_thread())
+
+    def other_alive(self) -> bool:
+        """Whether a thread other than the calling one could still push."""
+        me = threading.current_thread()
+        if any(t is not me and t.is_alive() for t in self._pushers):
+            return True
+        return any(
+            t is not me and t not in self._bystanders and not is_internal(t) and not self._ignore(t)
+            for t in threading.enumerate()
+        )
+
+
+def check_can_arrive(closed: bool, pushed: int, producers: Producers) -> None:
+    """Raise instead of letting ``pop`` wait for ever, when nothing is in flight and nothing
+    can be pushed any more (the stream has ended, or no producer is left)."""
+    if closed:
+        raise StreamError(f"pop(): all {pushed} pushed item(s) have been popped and the stream has ended")
+    if not producers.other_alive():
+        raise StreamError(
+            f"pop(): all {pushed} pushed item(s) have been popped and no other thread "
+            "that launched or pushed to this stream is running, so this pop would wait "
+            "forever; push before popping"
+        )
+
+
+def raise_stream_failure(err: BaseException | None, api: str) -> None:
+    """Raise a stream's failure from ``api`` (push, pop, wait): an hpvm error as it is,
+    anything else as a ``StreamError`` caused by it."""
+    if isinstance(err, HPVMError):
+        raise err
+    raise StreamError(f"{api}(): the stream failed: {err}") from err
+
+
 class Stream:
     """A running streaming launch."""
 
@@ -169,8 +217,7 @@ class Stream:
         # only while one of them other than the popping thread is alive; anything else would
         # wait forever. (Threads alive before the launch — Jupyter's, Dask's — cannot become
         # producers without pushing, and then they are tracked.)
-        self._producers: set[threading.Thread] = {threading.current_thread()}
-        self._bystanders: set[threading.Thread] = set(threading.enumerate())
+        self.producers = Producers()
         self.stages = self._build(plan_stages(root))
         self._result_stages = [st for st in self.stages if st.results is not None]
         self._out_range = range(len(root.out_types))
@@ -363,7 +410,7 @@ class Stream:
 
     def push(self, args: Sequence[Any]) -> None:
         with self._lock:
-            self._producers.add(threading.current_thread())  # (also while it waits for room)
+            self.producers.add_current()  # (also while it waits for room)
             while True:
                 if self.closed:
                     raise StreamError(
@@ -427,31 +474,11 @@ class Stream:
 
     def _check_can_arrive(self) -> None:
         """Raise instead of blocking forever when no result can ever come (nothing in flight)."""
-        if self.closed:
-            raise StreamError(
-                f"pop(): all {self.pushed} pushed item(s) have been popped and the stream has ended"
-            )
-        if not self._other_producer_alive():
-            raise StreamError(
-                f"pop(): all {self.pushed} pushed item(s) have been popped and no other thread "
-                "that launched or pushed to this stream is running, so this pop would wait "
-                "forever; push before popping"
-            )
-
-    def _other_producer_alive(self) -> bool:
-        me = threading.current_thread()
-        if any(t is not me and t.is_alive() for t in self._producers):
-            return True
-        return any(
-            t is not me and t not in self._bystanders and not is_internal(t) for t in threading.enumerate()
-        )
+        check_can_arrive(self.closed, self.pushed, self.producers)
 
     def _raise_error(self, api: str) -> None:
         """Raise the failure (set before any failure marker is sent or ``failed`` is set)."""
-        err = self.error
-        if isinstance(err, HPVMError):
-            raise err
-        raise StreamError(f"{api}(): the stream failed: {err}") from err
+        raise_stream_failure(self.error, api)
 
     def wait(self) -> None:
         with self._lock:

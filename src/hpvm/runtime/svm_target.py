@@ -40,8 +40,7 @@ from ..backends.memory import MemoryTracker
 from ..errors import HPVMError, LaunchError, NodeExecutionError, StreamError
 from ..ir.graph import InternalFunction, Node
 from ..svm.mapping import HOST, Mapping, map_pipeline
-from .streaming import BATCH_SECONDS, plan_stages
-from .workers import is_internal
+from .streaming import BATCH_SECONDS, Producers, check_can_arrive, plan_stages, raise_stream_failure
 
 MACHINE_VARIABLE = "HPVM_SVM_MACHINE"
 LEAVES_VARIABLE = "HPVM_SVM_LEAVES"
@@ -131,8 +130,8 @@ class SVMStream:
         self._arrays = bool(root.array_params())
         self._ended = False
         self._start()
-        self._producers: set[threading.Thread] = {threading.current_thread()}
-        self._bystanders: set[threading.Thread] = set(threading.enumerate())  # (the SVM's threads too)
+        # (threads alive now, the SVM's included, are bystanders; processors started later too)
+        self.producers = Producers(ignore=lambda t: t.name.startswith("svm-"))
 
     # -- building the SVM program ---------------------------------------------------------
 
@@ -319,7 +318,7 @@ class SVMStream:
         with several pushing threads that may differ from the order of their numbers,
         which is why nothing downstream compares numbers with positions."""
         with self._cond:
-            self._producers.add(threading.current_thread())
+            self.producers.add_current()
             if self.closed:
                 raise StreamError("push(): the stream was ended by hpvm.wait(); launch it again to push more")
             if self.failed:
@@ -372,27 +371,10 @@ class SVMStream:
 
     def _check_can_arrive(self) -> None:
         """Raise instead of waiting for ever: nothing is in flight (the condition held)."""
-        if self.closed:
-            raise StreamError(
-                f"pop(): all {self.pushed} pushed item(s) have been popped and the stream has ended"
-            )
-        me = threading.current_thread()
-        alive = any(t is not me and t.is_alive() for t in self._producers) or any(
-            t is not me and t not in self._bystanders and not is_internal(t) and not t.name.startswith("svm-")
-            for t in threading.enumerate()
-        )
-        if not alive:
-            raise StreamError(
-                f"pop(): all {self.pushed} pushed item(s) have been popped and no other thread that "
-                "launched or pushed to this stream is running, so this pop would wait forever; push "
-                "before popping"
-            )
+        check_can_arrive(self.closed, self.pushed, self.producers)
 
     def _raise_error(self, api: str) -> None:
-        err = self.error
-        if isinstance(err, HPVMError):
-            raise err
-        raise StreamError(f"{api}(): the stream failed: {err}") from err
+        raise_stream_failure(self.error, api)
 
     def wait(self) -> None:
         with self._cond:
