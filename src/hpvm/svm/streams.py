@@ -192,13 +192,7 @@ def stream_init_fifo(s: Stream, fifo_location: str, element_size: Any, flags: in
 def _ring(ctx: Context, s: Any, function: str, role: str) -> Ring:
     """The ring of initialised stream ``s``; registers the calling kernel's role (checks
     A6/A7 in assertion mode) and honours pause/end requests. Holds ``cond``."""
-    if not isinstance(s, Stream):
-        raise SVMError(f"{function}: expected an svm.Stream, got {type(s).__name__} (at {caller_line()})")
-    if s._ring is None:
-        raise SVMRestrictionError(
-            "B1",
-            f"{function} on a stream that was never initialised, at {caller_line()}: call stream_init_* first",
-        )
+    _check_initialised(s, function)
     if s._ctx is not ctx:
         raise SVMError(
             f"{function}: stream {s.name} was initialised before the last svm.init() (at {s._init_line}); "
@@ -244,7 +238,9 @@ def _fullest(streams: list[Stream]) -> Stream:
     return min(streams, key=lambda s: s._ring.space)
 
 
-def _check_dtype(s: Stream, function: str) -> np.dtype:
+def _check_initialised(s: Any, function: str) -> None:
+    """``s`` is a Stream that ``stream_init_*`` initialised (B1), else an error naming
+    ``function`` and the control-code line."""
     if not isinstance(s, Stream):
         raise SVMError(f"{function}: expected an svm.Stream, got {type(s).__name__} (at {caller_line()})")
     if s._ring is None:
@@ -252,6 +248,10 @@ def _check_dtype(s: Stream, function: str) -> np.dtype:
             "B1",
             f"{function} on a stream that was never initialised, at {caller_line()}: call stream_init_* first",
         )
+
+
+def _check_dtype(s: Stream, function: str) -> np.dtype:
+    _check_initialised(s, function)
     return s._ring.dtype
 
 
