@@ -25,6 +25,8 @@ import numpy as np
 PUSHED, TAGS_PUSHED, W_POPPED = 0, 1, 2  # W_POPPED: the compiled writer's cached POPPED
 POPPED, TAGS_POPPED, R_PUSHED, R_TAGS_PUSHED = 8, 9, 10, 11  # R_*: the compiled reader's caches
 WAITERS = 16  # threads waiting in Python for this ring to change (compiled writers notify them)
+NOTIFIED = 18  # a compiled side has woken this ring's waiters since they last went to sleep
+MASK = 17  # capacity - 1 when the capacity is a power of two (slots by a mask, not a division), else -1
 STATE_SIZE = 24
 
 
@@ -43,6 +45,7 @@ class Ring:
         # A fixed-length array type (a subarray dtype) is stored as rows of its base type.
         self.data = self.bytes.view(dtype.base).reshape((capacity, *dtype.shape))
         self.state = np.zeros(STATE_SIZE, np.int64)
+        self.state[MASK] = capacity - 1 if capacity & (capacity - 1) == 0 else -1
         self.tags = np.zeros(capacity, np.int64)  # sequence numbers of EOS-tagged elements, a ring
 
     @property

@@ -1,0 +1,364 @@
+"""The stream and block operations inside compiled kernels: ``svm.stream_pop`` and the
+others, overloaded for Numba so that a work function compiled with ``nogil=True`` runs them
+as ring-buffer operations on the memories' bytes, without the GIL and without the
+runtime's lock.
+
+A stream is seen by compiled code as a ``CStream`` tuple: the ring's typed data view, its
+counters (``Ring.state``), its tag ring, the kernel's control word and a key. The ring is
+single-producer single-consumer (restriction A7: one reader, one writer): each side keeps
+a cached copy of the other side's counter in its own cache line and reloads it (acquire)
+only when the cache says the ring is empty (reader) or full (writer), so a busy stream's
+operations touch no line the other core writes. Data (and tags) are written before the
+counter that publishes them (release).
+
+Blocking: an operation that must wait re-reads the counters ``SPINS`` times, then calls
+back into Python (``numba.objmode``) where it waits on the runtime's condition like any
+Python kernel — registered as a waiter, so the runtime's "nothing can ever satisfy this"
+detection, pause, end and ``cleanup`` all work unchanged. Every operation also reads the
+kernel's control word (set by ``kernel_pause``, ``kernel_end`` and ``cleanup``) and calls
+back when it is set. A Python side that waits on a ring says so in its ``WAITERS`` word;
+a compiled writer or reader that sees it set wakes it (and waiting is also bounded by the
+runtime's short poll while compiled kernels exist, so a wake-up lost between the two
+never hangs anything). Errors found in compiled code (an index out of bounds) are built
+in Python with the kernel's and stream's names, stashed, and raised by the runner.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+import numba
+import numpy as np
+from numba import types
+from numba.core.errors import TypingError
+from numba.extending import overload
+
+from . import blocks, streams
+from .errors import SVMError
+from .jit_atomics import element_load, element_store, load, load_acquire, load_relaxed, store, store_release
+from .ring import (
+    NOTIFIED,
+    POPPED,
+    PUSHED,
+    R_PUSHED,
+    R_TAGS_PUSHED,
+    TAGS_POPPED,
+    TAGS_PUSHED,
+    W_POPPED,
+    WAITERS,
+)
+from .runtime import current_kernel
+
+# Addresses (ints) of the ring's data, counters, tags and the kernel's control word; ``proto``
+# is a zero of the element type (it gives compiled code the type).
+CStream = namedtuple("CStream", ["data", "state", "tags", "ctl", "capacity", "mask", "key", "proto"])
+CBlock = namedtuple("CBlock", ["data", "capacity", "ctl", "key", "proto"])
+
+SPINS = 2000  # counter re-reads before a stalled operation waits in Python
+READ, WRITE = 0, 1
+FAIL_PEEK, FAIL_BLOCK_READ, FAIL_BLOCK_WRITE = 0, 1, 2
+
+
+class CompiledStop(Exception):
+    """Raised by compiled code to unwind to the runner, which raises what Python stashed
+    (``KernelStop`` for an end or cleanup, an ``SVMError`` for a misuse)."""
+
+
+# -- the Python side of the callbacks (run with the GIL, in the kernel's thread) ---------
+
+
+def _stash(exc: BaseException) -> int:
+    current_kernel()._svm.jit.stop = exc  # type: ignore[union-attr]
+    return -1
+
+
+def py_wait(key: int, need: int, kind: int) -> int:
+    """Wait until stream ``key`` holds more than ``need`` elements (READ) or has room for
+    more than ``need`` (WRITE); 0, or -1 with the reason stashed."""
+    try:
+        kernel = current_kernel()
+        jit = kernel._svm.jit  # type: ignore[union-attr]
+        s, ctx = jit.objects[key], jit.ctx
+        with ctx.cond:
+            ctx.cond.notify_all()  # what this kernel did since its last wake-up call is visible now
+            if kind == READ:
+                ring = streams._ring(ctx, s, "stream_pop", "reader")
+                verb = "pop from" if need == 0 else f"peek element {need} of"
+                ctx.wait_until(lambda: ring.count > need, streams._describe(s, verb), ring=ring)
+            else:
+                ring = streams._ring(ctx, s, "stream_push", "writer")
+                ctx.wait_until(lambda: ring.space > need, streams._describe(s, "push onto"), ring=ring)
+        return 0
+    except BaseException as exc:  # KernelStop included: the runner re-raises it
+        return _stash(exc)
+
+
+def py_checkpoint() -> int:
+    """Honour a pause, end or cleanup request (the control word was set); 0 or -1."""
+    try:
+        kernel = current_kernel()
+        state = kernel._svm  # type: ignore[union-attr]
+        ctx = state.jit.ctx
+        with ctx.cond:
+            ctx.checkpoint(kernel)
+            state.ctl[0] = 1 if (state.pause_requested or state.end_requested or ctx.stopping) else 0
+        return 0
+    except BaseException as exc:
+        return _stash(exc)
+
+
+def py_notify() -> int:
+    """Wake the Python-side waiters (a compiled operation changed a ring they watch)."""
+    ctx = current_kernel()._svm.jit.ctx  # type: ignore[union-attr]
+    with ctx.cond:
+        ctx.cond.notify_all()
+    return 0
+
+
+def py_fail(key: int, index: int, what: int) -> int:
+    """Stash the ``SVMError`` for an out-of-bounds peek or block access; -1."""
+    kernel = current_kernel()
+    state = kernel._svm  # type: ignore[union-attr]
+    obj = state.jit.objects[key]
+    function = ("stream_peek", "block_read", "block_write")[what]
+    if what == FAIL_PEEK:
+        why = (
+            f"index must be in [0, {obj.capacity}) — the stream holds at most {obj.capacity} elements, "
+            f"so index {index} could never be available"
+        )
+    else:
+        why = f"index out of bounds: block {obj.name} holds {obj.capacity} elements (indices 0 to {obj.capacity - 1})"
+    return _stash(SVMError(f"{function}({obj.name}, {index}) in compiled kernel {state.name}: {why}"))
+
+
+# -- compiled helpers ----------------------------------------------------------------------
+
+
+@numba.njit(nogil=True, cache=False)
+def _call_wait(key: int, need: int, kind: int) -> None:
+    with numba.objmode(rc="int64"):
+        rc = py_wait(key, need, kind)
+    if rc < 0:
+        raise CompiledStop()
+
+
+@numba.njit(nogil=True)
+def _call_checkpoint() -> None:
+    with numba.objmode(rc="int64"):
+        rc = py_checkpoint()
+    if rc < 0:
+        raise CompiledStop()
+
+
+@numba.njit(nogil=True)
+def _call_notify() -> None:
+    with numba.objmode(rc="int64"):
+        rc = py_notify()
+    if rc < 0:
+        raise CompiledStop()
+
+
+@numba.njit(nogil=True)
+def _call_fail(key: int, index: int, what: int) -> None:
+    with numba.objmode(rc="int64"):
+        rc = py_fail(key, index, what)
+    if rc < 0:
+        raise CompiledStop()
+
+
+@numba.njit(nogil=True)
+def _control(ctl: int) -> None:
+    if load_relaxed(ctl, 0) != 0:
+        _call_checkpoint()
+
+
+@numba.njit(nogil=True)
+def _wait_readable(s: Any, need: int) -> None:
+    """Until more than ``need`` elements are stored (refreshes the reader's caches)."""
+    popped = load(s.state, POPPED)
+    spins = 0
+    while True:
+        pushed = load_acquire(s.state, PUSHED)
+        store(s.state, R_TAGS_PUSHED, load_acquire(s.state, TAGS_PUSHED))  # after PUSHED: covers its tags
+        store(s.state, R_PUSHED, pushed)
+        if pushed - popped > need:
+            return
+        _control(s.ctl)
+        spins += 1
+        if spins >= SPINS:
+            _call_wait(s.key, need, READ)
+            spins = 0
+
+
+@numba.njit(nogil=True)
+def _wait_writable(s: Any) -> None:
+    """Until there is room for one element (refreshes the writer's cache)."""
+    pushed = load(s.state, PUSHED)
+    spins = 0
+    while True:
+        popped = load_acquire(s.state, POPPED)
+        store(s.state, W_POPPED, popped)
+        if pushed - popped < s.capacity:
+            return
+        _control(s.ctl)
+        spins += 1
+        if spins >= SPINS:
+            _call_wait(s.key, 0, WRITE)
+            spins = 0
+
+
+@numba.njit(nogil=True)
+def _slot(s: Any, seq: int) -> int:
+    return seq & s.mask if s.mask >= 0 else seq % s.capacity
+
+
+@numba.njit(nogil=True)
+def _wake(s: Any, writer: bool, eos: bool) -> None:
+    """Wake Python-side waiters on ``s`` once half the capacity is stored (after a push)
+    or free (after a pop), or at an EOS: waking them for every element would make both
+    sides pay for a lock and the GIL per element. A waiter that needs less is woken by the
+    runtime's poll, or when this kernel waits or finishes."""
+    if load_relaxed(s.state, WAITERS) != 0 and load_relaxed(s.state, NOTIFIED) == 0:
+        stored = load_relaxed(s.state, PUSHED) - load_relaxed(s.state, POPPED)
+        half = s.capacity // 2
+        if eos or (stored >= half if writer else s.capacity - stored >= half):
+            store(s.state, NOTIFIED, 1)  # once per wait: the waiter clears it
+            _call_notify()
+
+
+@numba.njit(nogil=True)
+def _push(s: Any, value: Any, eos: bool) -> None:
+    _control(s.ctl)
+    pushed = load(s.state, PUSHED)
+    if pushed - load(s.state, W_POPPED) >= s.capacity:
+        _wait_writable(s)
+    element_store(s.data, _slot(s, pushed), value, s.proto)
+    if eos:
+        tp = load(s.state, TAGS_PUSHED)
+        store(s.tags, _slot(s, tp), pushed)
+        store_release(s.state, TAGS_PUSHED, tp + 1)
+    store_release(s.state, PUSHED, pushed + 1)
+    _wake(s, True, eos)
+
+
+@numba.njit(nogil=True)
+def _ready(s: Any, index: int) -> int:
+    """Wait until element ``index`` is there (checking the index first); the current
+    POPPED. The fast path is one unsigned comparison against the reader's cached count: a
+    negative index wraps to a huge one, and the count is never above the capacity. (Peeks
+    do not read the control word: the pop that follows them does, and so does every wait.)"""
+    popped = load(s.state, POPPED)
+    if np.uint64(index) >= np.uint64(load(s.state, R_PUSHED) - popped):
+        if index < 0 or index >= s.capacity:
+            _call_fail(s.key, index, FAIL_PEEK)
+        _wait_readable(s, index)
+    return popped
+
+
+@numba.njit(nogil=True)
+def _pop(s: Any) -> Any:
+    _control(s.ctl)
+    popped = _ready(s, 0)
+    value = element_load(s.data, _slot(s, popped), s.proto)
+    tp = load(s.state, TAGS_POPPED)
+    if tp < load(s.state, R_TAGS_PUSHED) and load(s.tags, _slot(s, tp)) <= popped:
+        store(s.state, TAGS_POPPED, tp + 1)  # published by the release store of POPPED below
+    store_release(s.state, POPPED, popped + 1)
+    _wake(s, False, False)
+    return value
+
+
+@numba.njit(nogil=True)
+def _peek(s: Any, index: int) -> Any:
+    popped = _ready(s, index)
+    return element_load(s.data, _slot(s, popped + index), s.proto)
+
+
+@numba.njit(nogil=True)
+def _peek_eos(s: Any, index: int) -> bool:
+    popped = _ready(s, index)
+    seq = popped + index
+    tp = load(s.state, TAGS_POPPED)
+    end = load(s.state, R_TAGS_PUSHED)
+    while tp < end:
+        tagged = load(s.tags, _slot(s, tp))
+        if tagged == seq:
+            return True
+        if tagged > seq:
+            return False
+        tp += 1
+    return False
+
+
+@numba.njit(nogil=True)
+def _block_index(b: Any, index: int, what: int) -> None:
+    _control(b.ctl)
+    if index < 0 or index >= b.capacity:
+        _call_fail(b.key, index, what)
+
+
+# -- the overloads -------------------------------------------------------------------------
+
+
+def _is(t: types.Type, cls: type) -> bool:
+    return isinstance(t, types.BaseNamedTuple) and t.instance_class is cls
+
+
+def _stream_arg(s: types.Type, function: str) -> None:
+    if not _is(s, CStream):
+        raise TypingError(f"svm.{function} in a compiled kernel takes one of the kernel's streams, got {s}")
+
+
+@overload(streams.stream_pop)
+def _ov_pop(s):  # noqa: ANN202 - Numba compares signatures
+    _stream_arg(s, "stream_pop")
+    return lambda s: _pop(s)
+
+
+@overload(streams.stream_peek)
+def _ov_peek(s, n):  # noqa: ANN202 - Numba compares signatures
+    _stream_arg(s, "stream_peek")
+    return lambda s, n: _peek(s, n)
+
+
+@overload(streams.stream_peek_eos)
+def _ov_peek_eos(s, n):  # noqa: ANN202 - Numba compares signatures
+    _stream_arg(s, "stream_peek_eos")
+    return lambda s, n: _peek_eos(s, n)
+
+
+@overload(streams.stream_push)
+def _ov_push(s, element):  # noqa: ANN202 - Numba compares signatures
+    _stream_arg(s, "stream_push")
+    return lambda s, element: _push(s, element, False)
+
+
+@overload(streams.stream_push_with_eos)
+def _ov_push_eos(s, element):  # noqa: ANN202 - Numba compares signatures
+    _stream_arg(s, "stream_push_with_eos")
+    return lambda s, element: _push(s, element, True)
+
+
+@overload(blocks.block_read)
+def _ov_block_read(b, index):  # noqa: ANN202 - Numba compares signatures
+    if not _is(b, CBlock):
+        raise TypingError(f"svm.block_read in a compiled kernel takes one of the kernel's blocks, got {b}")
+
+    def impl(b, index):  # noqa: ANN202
+        _block_index(b, index, FAIL_BLOCK_READ)
+        return element_load(b.data, index, b.proto)
+
+    return impl
+
+
+@overload(blocks.block_write)
+def _ov_block_write(b, index, element):  # noqa: ANN202 - Numba compares signatures
+    if not _is(b, CBlock):
+        raise TypingError(f"svm.block_write in a compiled kernel takes one of the kernel's blocks, got {b}")
+
+    def impl(b, index, element):  # noqa: ANN202
+        _block_index(b, index, FAIL_BLOCK_WRITE)
+        element_store(b.data, index, element, b.proto)
+
+    return impl
