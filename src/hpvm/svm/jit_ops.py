@@ -167,7 +167,7 @@ def _call_fail(key: int, index: int, what: int) -> None:
         raise CompiledStop()
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, inline="always")
 def _control(ctl: int) -> None:
     if load_relaxed(ctl, 0) != 0:
         _call_checkpoint()
@@ -208,12 +208,12 @@ def _wait_writable(s: Any) -> None:
             spins = 0
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, inline="always")
 def _slot(s: Any, seq: int) -> int:
     return seq & s.mask if s.mask >= 0 else seq % s.capacity
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, inline="always")
 def _wake(s: Any, writer: bool, eos: bool) -> None:
     """Wake Python-side waiters on ``s`` once half the capacity is stored (after a push)
     or free (after a pop), or at an EOS: waking them for every element would make both
@@ -227,7 +227,7 @@ def _wake(s: Any, writer: bool, eos: bool) -> None:
             _call_notify()
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, inline="always")
 def _push(s: Any, value: Any, eos: bool) -> None:
     _control(s.ctl)
     pushed = load(s.state, PUSHED)
@@ -242,7 +242,7 @@ def _push(s: Any, value: Any, eos: bool) -> None:
     _wake(s, True, eos)
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, inline="always")
 def _ready(s: Any, index: int) -> int:
     """Wait until element ``index`` is there (checking the index first); the current
     POPPED. The fast path is one unsigned comparison against the reader's cached count: a
@@ -256,7 +256,7 @@ def _ready(s: Any, index: int) -> int:
     return popped
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, inline="always")
 def _pop(s: Any) -> Any:
     _control(s.ctl)
     popped = _ready(s, 0)
@@ -269,13 +269,13 @@ def _pop(s: Any) -> Any:
     return value
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, inline="always")
 def _peek(s: Any, index: int) -> Any:
     popped = _ready(s, index)
     return element_load(s.data, _slot(s, popped + index), s.proto)
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, inline="always")
 def _peek_eos(s: Any, index: int) -> bool:
     popped = _ready(s, index)
     seq = popped + index
@@ -291,7 +291,7 @@ def _peek_eos(s: Any, index: int) -> bool:
     return False
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, inline="always")
 def _block_index(b: Any, index: int, what: int) -> None:
     _control(b.ctl)
     if index < 0 or index >= b.capacity:
@@ -310,37 +310,37 @@ def _stream_arg(s: types.Type, function: str) -> None:
         raise TypingError(f"svm.{function} in a compiled kernel takes one of the kernel's streams, got {s}")
 
 
-@overload(streams.stream_pop)
+@overload(streams.stream_pop, inline="always")
 def _ov_pop(s):  # noqa: ANN202 - Numba compares signatures
     _stream_arg(s, "stream_pop")
     return lambda s: _pop(s)
 
 
-@overload(streams.stream_peek)
+@overload(streams.stream_peek, inline="always")
 def _ov_peek(s, n):  # noqa: ANN202 - Numba compares signatures
     _stream_arg(s, "stream_peek")
     return lambda s, n: _peek(s, n)
 
 
-@overload(streams.stream_peek_eos)
+@overload(streams.stream_peek_eos, inline="always")
 def _ov_peek_eos(s, n):  # noqa: ANN202 - Numba compares signatures
     _stream_arg(s, "stream_peek_eos")
     return lambda s, n: _peek_eos(s, n)
 
 
-@overload(streams.stream_push)
+@overload(streams.stream_push, inline="always")
 def _ov_push(s, element):  # noqa: ANN202 - Numba compares signatures
     _stream_arg(s, "stream_push")
     return lambda s, element: _push(s, element, False)
 
 
-@overload(streams.stream_push_with_eos)
+@overload(streams.stream_push_with_eos, inline="always")
 def _ov_push_eos(s, element):  # noqa: ANN202 - Numba compares signatures
     _stream_arg(s, "stream_push_with_eos")
     return lambda s, element: _push(s, element, True)
 
 
-@overload(blocks.block_read)
+@overload(blocks.block_read, inline="always")
 def _ov_block_read(b, index):  # noqa: ANN202 - Numba compares signatures
     if not _is(b, CBlock):
         raise TypingError(f"svm.block_read in a compiled kernel takes one of the kernel's blocks, got {b}")
@@ -352,7 +352,7 @@ def _ov_block_read(b, index):  # noqa: ANN202 - Numba compares signatures
     return impl
 
 
-@overload(blocks.block_write)
+@overload(blocks.block_write, inline="always")
 def _ov_block_write(b, index, element):  # noqa: ANN202 - Numba compares signatures
     if not _is(b, CBlock):
         raise TypingError(f"svm.block_write in a compiled kernel takes one of the kernel's blocks, got {b}")
