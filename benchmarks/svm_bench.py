@@ -34,7 +34,7 @@ from hpvm import svm
 
 MOVE_TARGET = 0.5  # Move bandwidth / numpy.copyto bandwidth
 COMPILED_TARGET = 20e6  # elements/s, the compiled pipeline end to end
-COMPILED_CAPACITY = 1 << 14  # elements per ring in the compiled pipeline (64 KiB of float32)
+COMPILED_CAPACITY = 1 << 16  # elements per ring in the compiled pipeline (256 KiB of float32)
 TAPS = 16
 COEFFS = (np.arange(1, TAPS + 1, dtype=np.float32) / np.float32(136.0)).astype(np.float32)
 
