@@ -246,7 +246,7 @@ def test_members_compiled_code_cannot_take_are_errors_at_kernel_run(computer):
 
 
 def calls_python(k):
-    svm.stream_push_multicast(1.0, k.out, k.out)
+    svm.stream_pop_many(k.out, 2)
 
 
 def test_a_work_function_numba_cannot_compile_is_an_error_at_kernel_run_naming_it(computer):
@@ -283,3 +283,63 @@ def test_control_code_and_a_compiled_kernel_share_one_stream_both_ways(computer)
         got.extend(svm.stream_pop_many(out, 10).tolist())
     svm.kernel_wait(k)
     assert got == list(range(1, 1001))
+
+
+def multicast_work(k):
+    for i in range(k.n - 1):
+        svm.stream_push_multicast(i, k.a, k.b)
+    svm.stream_push_multicast_with_eos(k.n - 1, k.a, k.b)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_multicast_pushes_reach_every_stream_with_the_eos_tag(computer, compiled):
+    a, b = svm.Stream(), svm.Stream()
+    svm.stream_init_ram(a, "RAM", 0, 4, np.int32)
+    svm.stream_init_ram(b, "RAM", 64, 4, np.int32)
+    k = K()
+    svm.kernel_init(k, "PROC0", None, multicast_work, compiled=compiled)
+    k.a, k.b, k.n = a, b, 30
+    svm.kernel_run(k)
+    got_a, got_b = [], []
+    for _ in range(29):
+        got_a.append(int(svm.stream_pop(a)))
+        got_b.append(int(svm.stream_pop(b)))
+    assert svm.stream_peek_eos(a, 0) and svm.stream_peek_eos(b, 0)
+    got_a.append(int(svm.stream_pop(a)))
+    got_b.append(int(svm.stream_pop(b)))
+    svm.kernel_wait(k)
+    assert got_a == got_b == list(range(30))
+
+
+def test_a_compiled_multicast_onto_streams_of_different_types_is_refused_as_in_python(computer):
+    a, b = svm.Stream(), svm.Stream()
+    svm.stream_init_ram(a, "RAM", 0, 4, np.int32)
+    svm.stream_init_ram(b, "RAM", 64, 4, np.float64)
+    k = K()
+    svm.kernel_init(k, "PROC0", None, multicast_work, compiled=True, name="mc")
+    k.a, k.b, k.n = a, b, 3
+    with pytest.raises(svm.SVMError, match=r"(?s)kernel_run\(mc\).*the streams have different element types"):
+        svm.kernel_run(k)
+
+
+def test_compiled_kernels_on_fifos_in_assertion_mode_mixed_with_a_python_kernel():
+    """pca_tiled: FIFO streams between neighbouring processors, restrictions checked; a
+    Python source feeding a compiled FIR feeding a compiled sink."""
+    svm.init("pca_tiled", check=True)
+    n = 2000
+    a, b = svm.Stream(), svm.Stream()
+    svm.stream_init_fifo(a, "FIFO12", np.float32)
+    svm.stream_init_fifo(b, "FIFO23", np.float32)
+    src, fir, sink = K(), K(), K()
+    svm.kernel_init(src, "PROC1", None, source_work)
+    src.out, src.n = a, n
+    svm.kernel_init(fir, "PROC2", None, fir_work, compiled=True)
+    fir.in_, fir.out, fir.n, fir.coeffs = a, b, n, COEFFS
+    svm.kernel_init(sink, "PROC3", None, sink_work, compiled=True)
+    sink.in_, sink.result = b, np.zeros(n - TAPS + 1, np.float32)
+    for k in (src, fir, sink):
+        svm.kernel_run(k)
+    for k in (sink, fir, src):
+        svm.kernel_wait(k)
+    x = (np.arange(n) % 7).astype(np.float64)
+    assert np.array_equal(sink.result, np.convolve(x, COEFFS[::-1], mode="valid").astype(np.float32))

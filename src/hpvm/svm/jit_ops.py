@@ -340,6 +340,40 @@ def _ov_push_eos(s, element):  # noqa: ANN202 - Numba compares signatures
     return lambda s, element: _push(s, element, True)
 
 
+@numba.njit(nogil=True, inline="always")
+def _room(s: Any) -> None:
+    """Wait until ``s`` has room for one element."""
+    _control(s.ctl)
+    if load(s.state, PUSHED) - load(s.state, W_POPPED) >= s.capacity:
+        _wait_writable(s)
+
+
+def _multicast(eos: bool, function: str) -> Any:
+    def typer(element, *streams):  # noqa: ANN202 - Numba compares signatures
+        found = streams[0].types if streams and isinstance(streams[0], types.StarArgTuple) else streams
+        if not found or not all(_is(t, CStream) for t in found):
+            raise TypingError(
+                f"svm.{function} in a compiled kernel takes one or more of the kernel's streams"
+            )
+        if len({t.types[-1] for t in found}) > 1:  # the element types (as the Python form checks)
+            raise TypingError(f"svm.{function}: the streams have different element types")
+        # As the seed's multicast: room in every stream first, then one push to each (each
+        # stream has one writer: its room only grows meanwhile); unrolled by count.
+        lines = ["def impl(element, *streams):"]
+        lines += [f"    _room(streams[{i}])" for i in range(len(found))]
+        lines += [f"    _push(streams[{i}], element, eos)" for i in range(len(found))]
+        namespace: dict[str, Any] = {"_room": _room, "_push": _push, "eos": eos}
+        exec("\n".join(lines), namespace)  # noqa: S102 - generated from a count, no user text
+        return namespace["impl"]
+
+    return typer
+
+
+# Not inlined: Numba's inliner does not take star arguments (a call per multicast push).
+overload(streams.stream_push_multicast)(_multicast(False, "stream_push_multicast"))
+overload(streams.stream_push_multicast_with_eos)(_multicast(True, "stream_push_multicast_with_eos"))
+
+
 @overload(blocks.block_read, inline="always")
 def _ov_block_read(b, index):  # noqa: ANN202 - Numba compares signatures
     if not _is(b, CBlock):
