@@ -28,7 +28,7 @@ from .blocks import Block
 from .errors import SVMError
 from .ring import MASK
 from .runtime import Context
-from .streams import Stream
+from .streams import STREAM_UNORDERED, Stream
 
 POLL = 0.002  # seconds: the longest a Python-side wait sleeps while compiled kernels exist
 
@@ -88,6 +88,7 @@ def _member(
             _address(ctl),
             ring.capacity,
             int(ring.state[MASK]),
+            bool(value.flags & STREAM_UNORDERED),
             len(objects) - 1,
             ring.dtype.type(0),
         )

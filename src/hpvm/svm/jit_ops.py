@@ -52,12 +52,14 @@ from .runtime import current_kernel
 
 # Addresses (ints) of the ring's data, counters, tags and the kernel's control word; ``proto``
 # is a zero of the element type (it gives compiled code the type).
-CStream = namedtuple("CStream", ["data", "state", "tags", "ctl", "capacity", "mask", "key", "proto"])
+CStream = namedtuple(
+    "CStream", ["data", "state", "tags", "ctl", "capacity", "mask", "unordered", "key", "proto"]
+)
 CBlock = namedtuple("CBlock", ["data", "capacity", "ctl", "key", "proto"])
 
 SPINS = 2000  # counter re-reads before a stalled operation waits in Python
 READ, WRITE = 0, 1
-FAIL_PEEK, FAIL_BLOCK_READ, FAIL_BLOCK_WRITE = 0, 1, 2
+FAIL_PEEK, FAIL_BLOCK_READ, FAIL_BLOCK_WRITE, FAIL_UNORDERED = 0, 1, 2, 3
 
 
 class CompiledStop(Exception):
@@ -117,12 +119,15 @@ def py_notify() -> int:
 
 
 def py_fail(key: int, index: int, what: int) -> int:
-    """Stash the ``SVMError`` for an out-of-bounds peek or block access; -1."""
+    """Stash the ``SVMError`` for an out-of-bounds peek or block access, or a peek on a
+    ``STREAM_UNORDERED`` stream; -1."""
     kernel = current_kernel()
     state = kernel._svm  # type: ignore[union-attr]
     obj = state.jit.objects[key]
-    function = ("stream_peek", "block_read", "block_write")[what]
-    if what == FAIL_PEEK:
+    function = ("stream_peek", "block_read", "block_write", "stream_peek")[what]
+    if what == FAIL_UNORDERED:
+        why = "peek cannot be used on a STREAM_UNORDERED stream"
+    elif what == FAIL_PEEK:
         why = (
             f"index must be in [0, {obj.capacity}) — the stream holds at most {obj.capacity} elements, "
             f"so index {index} could never be available"
@@ -271,12 +276,16 @@ def _pop(s: Any) -> Any:
 
 @numba.njit(nogil=True, inline="always")
 def _peek(s: Any, index: int) -> Any:
+    if s.unordered:
+        _call_fail(s.key, index, FAIL_UNORDERED)
     popped = _ready(s, index)
     return element_load(s.data, _slot(s, popped + index), s.proto)
 
 
 @numba.njit(nogil=True, inline="always")
 def _peek_eos(s: Any, index: int) -> bool:
+    if s.unordered:
+        _call_fail(s.key, index, FAIL_UNORDERED)
     popped = _ready(s, index)
     seq = popped + index
     tp = load(s.state, TAGS_POPPED)
