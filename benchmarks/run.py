@@ -34,8 +34,8 @@ threads joined by ``queue.Queue``: ``benchmarks/streaming.py``), tensor (the mod
 ``hpvm.tensor.models`` on the tensor back end beside eager PyTorch:
 ``benchmarks/tensor.py``), gpulaunch (launch + wait of a one-kernel graph on ``--targets
 cuda,opencl``: ``benchmarks/gpu.py``), svm (the Streaming Virtual Machine: a Move beside
-``numpy.copyto``, a three-kernel pipeline of Python kernels beside ``queue.Queue`` threads:
-``benchmarks/svm_bench.py``).
+``numpy.copyto``, a three-kernel pipeline of Python kernels and of compiled kernels beside
+``queue.Queue`` threads: ``benchmarks/svm_bench.py``).
 
 ``--quick`` uses smaller sizes where it matters (sgemm 256³, 256² frames) and fewer
 samples; ``--tiny`` uses sizes the interpreter can run, to check the harness itself.
@@ -954,7 +954,7 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "stream": stream_bench.bench_stream,  # small items, hpvm beside a queue.Queue pair (benchmarks/streaming.py)
     "tensor": tensor_bench.bench_tensor,  # the tensor back end beside eager PyTorch (benchmarks/tensor.py)
     "gpulaunch": gpu_bench.bench_gpu_launch,  # launch + wait on cuda / opencl (benchmarks/gpu.py)
-    "svm": svm_bench.bench_svm,  # the Streaming VM: Move beside copyto, Python-kernel pipeline (benchmarks/svm_bench.py)
+    "svm": svm_bench.bench_svm,  # the Streaming VM: Move, Python- and compiled-kernel pipelines (svm_bench.py)
 }
 KERNEL_ROWS = (
     "vadd",
