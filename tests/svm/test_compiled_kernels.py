@@ -137,6 +137,24 @@ def test_a_compiled_pop_that_nothing_can_satisfy_raises_instead_of_hanging(compu
     svm.cleanup()
 
 
+def push_forever(k):
+    while True:
+        svm.stream_push(k.out, 1.0)
+
+
+def test_a_compiled_push_onto_a_stream_nobody_reads_raises_instead_of_hanging(computer):
+    s = svm.Stream()
+    svm.stream_init_ram(s, "RAM", 0, 8, np.float32)
+    k = K()
+    svm.kernel_init(k, "PROC0", None, push_forever, compiled=True, name="pusher")
+    k.out = s
+    svm.kernel_run(k)
+    with pytest.raises(
+        svm.SVMError, match=r"(?s)kernel pusher .*push onto stream s .*nothing can ever make it possible"
+    ):
+        svm.kernel_wait(k)
+
+
 def test_cleanup_ends_a_compiled_kernel_blocked_in_a_pop(computer):
     s = svm.Stream()
     svm.stream_init_ram(s, "RAM", 0, 8, np.float32)

@@ -140,7 +140,7 @@ def py_fail(key: int, index: int, what: int) -> int:
 # -- compiled helpers ----------------------------------------------------------------------
 
 
-@numba.njit(nogil=True, cache=False)
+@numba.njit(nogil=True)
 def _call_wait(key: int, need: int, kind: int) -> None:
     with numba.objmode(rc="int64"):
         rc = py_wait(key, need, kind)
