@@ -23,7 +23,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from . import jit_ops
+from . import jit_callbacks, jit_ops
 from .blocks import Block
 from .errors import SVMError
 from .ring import MASK
@@ -51,7 +51,7 @@ class JitRun:
     def run(self) -> None:
         try:
             self.dispatcher(self.args)
-        except jit_ops.CompiledStop:
+        except jit_callbacks.CompiledStop:
             stop, self.stop = self.stop, None
             if stop is None:  # pragma: no cover - every CompiledStop is raised after a stash
                 raise SVMError("compiled kernel stopped without a reason") from None

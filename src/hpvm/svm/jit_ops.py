@@ -11,7 +11,7 @@ only when the cache says the ring is empty (reader) or full (writer), so a busy 
 operations touch no line the other core writes. Data (and tags) are written before the
 counter that publishes them (release).
 
-Blocking: an operation that must wait re-reads the counters ``SPINS`` times, then calls
+Blocking (the call-backs are in ``jit_callbacks.py``): an operation that must wait re-reads the counters ``SPINS`` times, then calls
 back into Python (``numba.objmode``) where it waits on the runtime's condition like any
 Python kernel — registered as a waiter, so the runtime's "nothing can ever satisfy this"
 detection, pause, end and ``cleanup`` all work unchanged. Every operation also reads the
@@ -35,8 +35,19 @@ from numba.core.errors import TypingError
 from numba.extending import overload
 
 from . import blocks, streams
-from .errors import SVMError
 from .jit_atomics import element_load, element_store, load, load_acquire, load_relaxed, store, store_release
+from .jit_callbacks import (
+    FAIL_BLOCK_READ,
+    FAIL_BLOCK_WRITE,
+    FAIL_PEEK,
+    FAIL_UNORDERED,
+    READ,
+    WRITE,
+    _call_checkpoint,
+    _call_fail,
+    _call_notify,
+    _call_wait,
+)
 from .ring import (
     NOTIFIED,
     POPPED,
@@ -48,7 +59,6 @@ from .ring import (
     W_POPPED,
     WAITERS,
 )
-from .runtime import current_kernel
 
 # Addresses (ints) of the ring's data, counters, tags and the kernel's control word; ``proto``
 # is a zero of the element type (it gives compiled code the type).
@@ -58,118 +68,6 @@ CStream = namedtuple(
 CBlock = namedtuple("CBlock", ["data", "capacity", "ctl", "key", "proto"])
 
 SPINS = 2000  # counter re-reads before a stalled operation waits in Python
-READ, WRITE = 0, 1
-FAIL_PEEK, FAIL_BLOCK_READ, FAIL_BLOCK_WRITE, FAIL_UNORDERED = 0, 1, 2, 3
-
-
-class CompiledStop(Exception):
-    """Raised by compiled code to unwind to the runner, which raises what Python stashed
-    (``KernelStop`` for an end or cleanup, an ``SVMError`` for a misuse)."""
-
-
-# -- the Python side of the callbacks (run with the GIL, in the kernel's thread) ---------
-
-
-def _stash(exc: BaseException) -> int:
-    current_kernel()._svm.jit.stop = exc  # type: ignore[union-attr]
-    return -1
-
-
-def py_wait(key: int, need: int, kind: int) -> int:
-    """Wait until stream ``key`` holds more than ``need`` elements (READ) or has room for
-    more than ``need`` (WRITE); 0, or -1 with the reason stashed."""
-    try:
-        kernel = current_kernel()
-        jit = kernel._svm.jit  # type: ignore[union-attr]
-        s, ctx = jit.objects[key], jit.ctx
-        with ctx.cond:
-            ctx.cond.notify_all()  # what this kernel did since its last wake-up call is visible now
-            if kind == READ:
-                ring = streams._ring(ctx, s, "stream_pop", "reader")
-                verb = "pop from" if need == 0 else f"peek element {need} of"
-                ctx.wait_until(lambda: ring.count > need, streams._describe(s, verb), ring=ring)
-            else:
-                ring = streams._ring(ctx, s, "stream_push", "writer")
-                ctx.wait_until(lambda: ring.space > need, streams._describe(s, "push onto"), ring=ring)
-        return 0
-    except BaseException as exc:  # KernelStop included: the runner re-raises it
-        return _stash(exc)
-
-
-def py_checkpoint() -> int:
-    """Honour a pause, end or cleanup request (the control word was set); 0 or -1."""
-    try:
-        kernel = current_kernel()
-        state = kernel._svm  # type: ignore[union-attr]
-        ctx = state.jit.ctx
-        with ctx.cond:
-            ctx.checkpoint(kernel)
-            state.ctl[0] = 1 if (state.pause_requested or state.end_requested or ctx.stopping) else 0
-        return 0
-    except BaseException as exc:
-        return _stash(exc)
-
-
-def py_notify() -> int:
-    """Wake the Python-side waiters (a compiled operation changed a ring they watch)."""
-    ctx = current_kernel()._svm.jit.ctx  # type: ignore[union-attr]
-    with ctx.cond:
-        ctx.cond.notify_all()
-    return 0
-
-
-def py_fail(key: int, index: int, what: int) -> int:
-    """Stash the ``SVMError`` for an out-of-bounds peek or block access, or a peek on a
-    ``STREAM_UNORDERED`` stream; -1."""
-    kernel = current_kernel()
-    state = kernel._svm  # type: ignore[union-attr]
-    obj = state.jit.objects[key]
-    function = ("stream_peek", "block_read", "block_write", "stream_peek")[what]
-    if what == FAIL_UNORDERED:
-        why = "peek cannot be used on a STREAM_UNORDERED stream"
-    elif what == FAIL_PEEK:
-        why = (
-            f"index must be in [0, {obj.capacity}) — the stream holds at most {obj.capacity} elements, "
-            f"so index {index} could never be available"
-        )
-    else:
-        why = f"index out of bounds: block {obj.name} holds {obj.capacity} elements (indices 0 to {obj.capacity - 1})"
-    return _stash(SVMError(f"{function}({obj.name}, {index}) in compiled kernel {state.name}: {why}"))
-
-
-# -- compiled helpers ----------------------------------------------------------------------
-
-
-@numba.njit(nogil=True)
-def _call_wait(key: int, need: int, kind: int) -> None:
-    with numba.objmode(rc="int64"):
-        rc = py_wait(key, need, kind)
-    if rc < 0:
-        raise CompiledStop()
-
-
-@numba.njit(nogil=True)
-def _call_checkpoint() -> None:
-    with numba.objmode(rc="int64"):
-        rc = py_checkpoint()
-    if rc < 0:
-        raise CompiledStop()
-
-
-@numba.njit(nogil=True)
-def _call_notify() -> None:
-    with numba.objmode(rc="int64"):
-        rc = py_notify()
-    if rc < 0:
-        raise CompiledStop()
-
-
-@numba.njit(nogil=True)
-def _call_fail(key: int, index: int, what: int) -> None:
-    with numba.objmode(rc="int64"):
-        rc = py_fail(key, index, what)
-    if rc < 0:
-        raise CompiledStop()
 
 
 @numba.njit(nogil=True, inline="always")
