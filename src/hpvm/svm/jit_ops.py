@@ -11,12 +11,12 @@ only when the cache says the ring is empty (reader) or full (writer), so a busy 
 operations touch no line the other core writes. Data (and tags) are written before the
 counter that publishes them (release).
 
-Blocking (the call-backs are in ``jit_callbacks.py``): an operation that must wait re-reads the counters ``SPINS`` times, then calls
-back into Python (``numba.objmode``) where it waits on the runtime's condition like any
-Python kernel — registered as a waiter, so the runtime's "nothing can ever satisfy this"
-detection, pause, end and ``cleanup`` all work unchanged. Every operation also reads the
-kernel's control word (set by ``kernel_pause``, ``kernel_end`` and ``cleanup``) and calls
-back when it is set. A Python side that waits on a ring says so in its ``WAITERS`` word;
+Blocking: an operation that must wait re-reads the counters ``SPINS`` times, then calls
+back into Python (``jit_callbacks.py``, with ``numba.objmode``) where it waits on the
+runtime's condition like any Python kernel — registered as a waiter, so the runtime's
+"nothing can ever satisfy this" detection, pause, end and ``cleanup`` all work unchanged.
+Every pop, push, block access and wait also reads the kernel's control word (set by
+``kernel_pause``, ``kernel_end`` and ``cleanup``) and calls back when it is set. A Python side that waits on a ring says so in its ``WAITERS`` word;
 a compiled writer or reader that sees it set wakes it (and waiting is also bounded by the
 runtime's short poll while compiled kernels exist, so a wake-up lost between the two
 never hangs anything). Errors found in compiled code (an index out of bounds) are built
