@@ -5,6 +5,7 @@ an ``SVMError`` at ``kernel_run`` naming the kernel."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
@@ -401,3 +402,18 @@ def test_every_scalar_numeric_element_type_goes_through_a_compiled_kernel(comput
     got = svm.stream_pop_many(out, svm.STREAM_LENGTH_ALL)
     svm.kernel_wait(k)
     assert got.dtype == np.dtype(dtype) and got.tolist() == values.tolist()
+
+
+def test_a_compiled_kernel_without_numba_is_an_error_saying_what_to_install(computer, monkeypatch):
+    monkeypatch.setitem(sys.modules, "hpvm.svm.jit_kernel", None)  # as if Numba were missing
+    monkeypatch.delattr(svm, "jit_kernel", raising=False)
+    out = svm.Stream()
+    svm.stream_init_ram(out, "RAM", 0, 8, np.float32)
+    k = K()
+    svm.kernel_init(k, "PROC0", None, push_forever, compiled=True, name="nonumba")
+    k.out = out
+    with pytest.raises(
+        svm.SVMError, match=r"kernel_run\(nonumba\): a compiled kernel .* needs Numba.*hpvm\[cpu\]"
+    ):
+        svm.kernel_run(k)
+    assert svm.kernel_get_status(k) == svm.KERNEL_UNSTARTED

@@ -265,8 +265,13 @@ def kernel_run(k: Kernel) -> None:
     _control_only(ctx, "kernel_run", k)
     jit = None
     if state.compiled and state.status == KERNEL_UNSTARTED:
-        from . import jit_kernel  # imports Numba: only programs with compiled kernels pay for it
-
+        try:
+            from . import jit_kernel  # imports Numba: only programs with compiled kernels pay for it
+        except ImportError as exc:
+            raise SVMError(
+                f"kernel_run({state.name}): a compiled kernel (kernel_init(..., compiled=True)) needs Numba, "
+                f"which cannot be imported ({exc}); install it (pip install 'hpvm[cpu]') or drop compiled=True"
+            ) from exc
         jit = jit_kernel.prepare(ctx, k)
     with ctx.cond:
         if state.status == KERNEL_UNSTARTED:
