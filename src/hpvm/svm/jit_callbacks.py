@@ -46,10 +46,10 @@ def py_wait(key: int, need: int, kind: int) -> int:
             if kind == READ:
                 ring = streams._ring(ctx, s, "stream_pop", "reader")
                 verb = "pop from" if need == 0 else f"peek element {need} of"
-                ctx.wait_until(lambda: ring.count > need, streams._describe(s, verb), ring=ring)
+                ctx.wait_until(lambda: ring.count > need, streams._describe(s, verb), (ring,))
             else:
                 ring = streams._ring(ctx, s, "stream_push", "writer")
-                ctx.wait_until(lambda: ring.space > need, streams._describe(s, "push onto"), ring=ring)
+                ctx.wait_until(lambda: ring.space > need, streams._describe(s, "push onto"), (ring,))
         return 0
     except BaseException as exc:  # KernelStop included: the runner re-raises it
         return _stash(exc)

@@ -216,12 +216,12 @@ class Context:
     # -- waiting ---------------------------------------------------------------------------
 
     def wait_until(
-        self, ready: Callable[[], bool], describe: Callable[[], str], ring: Ring | None = None
+        self, ready: Callable[[], bool], describe: Callable[[], str], rings: tuple[Ring, ...] = ()
     ) -> None:
         """Block (holding ``cond`` on entry and exit) until ``ready()``; in a kernel, honour
         pause and end requests while waiting; raise ``SVMError`` if no agent can ever make
-        ``ready()`` true. ``ring``: the ring waited on, whose ``WAITERS`` word tells compiled
-        kernels to wake us when they change it."""
+        ``ready()`` true. ``rings``: the rings waited on, whose ``WAITERS`` words tell compiled
+        kernels to wake us when they change them."""
         me = threading.current_thread()
         kernel = current_kernel()
         woken = ready
@@ -241,14 +241,14 @@ class Context:
             if self._all_blocked(ready):
                 raise SVMError(self._deadlock_message(describe()))
             self.waiters[me] = (woken, describe)
-            if ring is not None:
+            for ring in rings:
                 ring.state[WAITERS] += 1
                 ring.state[NOTIFIED] = 0
             try:
                 self.cond.wait(self.poll)
             finally:
                 del self.waiters[me]
-                if ring is not None:
+                for ring in rings:
                     ring.state[WAITERS] -= 1
 
     def record(self, kernel: str, processor: str | None, status: int) -> None:
