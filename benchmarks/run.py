@@ -34,11 +34,11 @@ threads joined by ``queue.Queue``: ``benchmarks/streaming.py``), tensor (the mod
 ``hpvm.tensor.models`` on the tensor back end beside eager PyTorch:
 ``benchmarks/tensor.py``), gpulaunch (launch + wait of a one-kernel graph on ``--targets
 cuda,opencl``: ``benchmarks/gpu.py``), svm (the Streaming Virtual Machine: a Move beside
-``numpy.copyto``, a three-kernel pipeline of Python kernels beside ``queue.Queue`` threads,
-edge detection through the HLC mapping beside cpu: ``benchmarks/svm_bench.py``), hbir (HBIR
-programs — vector add 2^24 ints and a 512³ blocked matrix multiply over a 4×4 group — on cpu
-beside the same loops hand-written in Numba, and their cold compile times:
-``benchmarks/hbir.py``).
+``numpy.copyto``, three-kernel pipelines of Python and of compiled kernels beside
+``queue.Queue`` threads, edge detection through the HLC mapping beside cpu:
+``benchmarks/svm_bench.py``), hbir (HBIR programs — vector add 2^24 ints and a 512³ blocked
+matrix multiply over a 4×4 group — on cpu beside the same loops hand-written in Numba, and
+their cold compile times: ``benchmarks/hbir.py``).
 
 ``--quick`` uses smaller sizes where it matters (sgemm 256³, 256² frames) and fewer
 samples; ``--tiny`` uses sizes the interpreter can run, to check the harness itself.
@@ -958,7 +958,7 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "stream": stream_bench.bench_stream,  # small items, hpvm beside a queue.Queue pair (benchmarks/streaming.py)
     "tensor": tensor_bench.bench_tensor,  # the tensor back end beside eager PyTorch (benchmarks/tensor.py)
     "gpulaunch": gpu_bench.bench_gpu_launch,  # launch + wait on cuda / opencl (benchmarks/gpu.py)
-    "svm": svm_bench.bench_svm,  # the Streaming VM: Move, Python-kernel pipeline, HLC mapping (svm_bench.py)
+    "svm": svm_bench.bench_svm,  # the Streaming VM: Move, Python/compiled pipelines, HLC mapping (svm_bench.py)
     "hbir": hbir_bench.bench_hbir,  # HBIR programs on cpu beside hand-written Numba, compile time (benchmarks/hbir.py)
 }
 KERNEL_ROWS = (

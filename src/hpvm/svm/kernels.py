@@ -56,6 +56,9 @@ class KernelState:
         self.previous_resources: frozenset[int] | None = None
         self.roles: list[tuple[Any, str]] = []  # (stream, "reader"/"writer") it holds (A7)
         self.ctx: Context | None = None  # the svm.init() it was initialised under
+        self.compiled = False  # kernel_init(..., compiled=True): Numba, nogil (jit_kernel.py)
+        self.jit: Any = None  # the compiled execution (a jit_kernel.JitRun) while it runs
+        self.ctl: Any = None  # a compiled kernel's control word (int64 array; runtime.poke)
 
     @property
     def status(self) -> int:
@@ -139,10 +142,18 @@ def _control_only(ctx: Context, function: str, k: Kernel | None = None) -> None:
 
 
 def kernel_init(
-    k: Kernel, proc_location: str, scratch: Any, work: Callable[[Any], None], *, name: str | None = None
+    k: Kernel,
+    proc_location: str,
+    scratch: Any,
+    work: Callable[[Any], None],
+    *,
+    name: str | None = None,
+    compiled: bool = False,
 ) -> None:
     """Make ``k`` a kernel on processor ``proc_location`` with work function ``work``
-    (called as ``work(k)``), spilling to block ``scratch`` (or None); back to UNSTARTED."""
+    (called as ``work(k)``), spilling to block ``scratch`` (or None); back to UNSTARTED.
+    ``compiled=True``: ``work`` is compiled with Numba (``nogil``) at ``kernel_run`` and
+    runs without the GIL (docs/svm.md, "Compiled kernels")."""
     ctx = context()
     state = _state(k, "kernel_init")
     _control_only(ctx, "kernel_init", k)
@@ -182,6 +193,8 @@ def kernel_init(
     state.deps = []
     state.pause_requested = state.end_requested = state.started = False
     state.error = None
+    state.compiled = bool(compiled)
+    state.jit = None
     state.initialised = True
     state.ctx = ctx
     state.init_line = caller_line()
@@ -250,8 +263,19 @@ def kernel_run(k: Kernel) -> None:
     ctx = context()
     state = _need_init(ctx, k, "kernel_run")
     _control_only(ctx, "kernel_run", k)
+    jit = None
+    if state.compiled and state.status == KERNEL_UNSTARTED:
+        try:
+            from . import jit_kernel  # imports Numba: only programs with compiled kernels pay for it
+        except ImportError as exc:
+            raise SVMError(
+                f"kernel_run({state.name}): a compiled kernel (kernel_init(..., compiled=True)) needs Numba, "
+                f"which cannot be imported ({exc}); install it (pip install 'hpvm[cpu]') or drop compiled=True"
+            ) from exc
+        jit = jit_kernel.prepare(ctx, k)
     with ctx.cond:
         if state.status == KERNEL_UNSTARTED:
+            state.jit = jit
             resources = checks.kernel_resources(k)
             if ctx.check:
                 checks.on_run(ctx, k, resources)
@@ -291,6 +315,7 @@ def kernel_pause(k: Kernel) -> None:
             ctx.checkpoint(k)
         elif state.status == KERNEL_RUNNING:
             state.pause_requested = True
+            runtime.poke(state)
             ctx.cond.notify_all()
         elif state.status == KERNEL_WAITING:
             drop(ctx.procs[state.proc].queue, k)
@@ -309,6 +334,7 @@ def kernel_end(k: Kernel) -> None:
     with ctx.cond:
         if state.status in (KERNEL_RUNNING, KERNEL_PAUSED) and holds(ctx.procs[state.proc].held, k):
             state.end_requested = True
+            runtime.poke(state)
         elif state.status != KERNEL_FINISHED:
             if state.status == KERNEL_UNSTARTED:
                 state.runs += 1

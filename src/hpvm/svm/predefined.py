@@ -55,7 +55,7 @@ def _take(
 ) -> tuple[np.ndarray, bool]:
     """Pop what is available from ``src`` (at most ``limit``; with ``up_to_eos`` through
     the first EOS-tagged element): (values, whether the EOS element was reached)."""
-    ctx.wait_until(lambda: ring.count > 0, lambda: f"waits to pop from stream {src.name} (empty)")
+    ctx.wait_until(lambda: ring.count > 0, lambda: f"waits to pop from stream {src.name} (empty)", (ring,))
     n = ring.count if limit is None else min(ring.count, limit)
     reached = False
     if up_to_eos:
@@ -95,6 +95,7 @@ class Move(Kernel):
                         f"waits to move from stream {self.src_str.name} ({src.count} stored) to "
                         f"{self.dest_str.name} ({dst.space} free)"
                     ),
+                    (src, dst),
                 )
                 n = min(src.count, dst.space if remaining is None else min(dst.space, remaining))
                 reached = False

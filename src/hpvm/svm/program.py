@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import SVMError
+from .picture import save
 from .runtime import ProgramUse, program_uses
 
 CONTROL = "control code"
@@ -115,12 +115,4 @@ def draw_program(path: str | os.PathLike[str]) -> Path:
     ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
     ax.axis("off")
     ax.set_title("SVM program: kernels, streams (solid) and blocks (dashed)")
-    fig.tight_layout()
-    out = Path(path)
-    try:
-        fig.savefig(out, dpi=120)
-    except (OSError, ValueError) as exc:
-        raise SVMError(f"draw_program: cannot write {str(out)!r}: {exc}") from exc
-    finally:
-        plt.close(fig)
-    return out
+    return save(fig, path, "draw_program")

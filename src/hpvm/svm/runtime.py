@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import SVMError
 from .machine import Machine, Processor
-from .ring import Ring
+from .ring import NOTIFIED, WAITERS, Ring
 
 if TYPE_CHECKING:
     from .kernels import Kernel
@@ -83,6 +83,14 @@ def drop(items: list[Kernel], kernel: Kernel) -> None:
             return
 
 
+def poke(state: object) -> None:
+    """Tell a compiled kernel to call back into Python at its next stream or block
+    operation (a pause, end or cleanup is pending): set its control word."""
+    ctl = getattr(state, "ctl", None)
+    if ctl is not None:
+        ctl[0] = 1
+
+
 def current_kernel() -> Kernel | None:
     """The kernel whose work function runs on this thread (None in control code)."""
     return getattr(_tls, "kernel", None)
@@ -110,7 +118,10 @@ class _Worker:
             error: BaseException | None = None
             try:
                 state = kernel._svm
-                state.work(kernel)
+                if state.jit is not None:  # a compiled kernel (jit_kernel.py)
+                    state.jit.run()
+                else:
+                    state.work(kernel)
             except KernelStop:
                 pass
             except BaseException as exc:  # reported at kernel_wait, naming the kernel (even SystemExit:
@@ -167,6 +178,10 @@ class Context:
         self.helper_threads: set[threading.Thread] = set()
         self.waiters: dict[threading.Thread, tuple[Callable[[], bool], Callable[[], str]]] = {}
         self.stopping = False
+        # None: waits sleep until notified. Once a compiled kernel has run, at most this many
+        # seconds, so a wake-up that compiled code's lock-free ring operations could miss
+        # costs a short delay, never a hang (jit_ops.py).
+        self.poll: float | None = None
         # Every kernel ever run here, by id: kernels compare by identity everywhere, since a
         # user's kernel type may define __eq__ (a dataclass does).
         self.kernels: dict[int, Kernel] = {}
@@ -200,10 +215,13 @@ class Context:
 
     # -- waiting ---------------------------------------------------------------------------
 
-    def wait_until(self, ready: Callable[[], bool], describe: Callable[[], str]) -> None:
+    def wait_until(
+        self, ready: Callable[[], bool], describe: Callable[[], str], rings: tuple[Ring, ...] = ()
+    ) -> None:
         """Block (holding ``cond`` on entry and exit) until ``ready()``; in a kernel, honour
         pause and end requests while waiting; raise ``SVMError`` if no agent can ever make
-        ``ready()`` true."""
+        ``ready()`` true. ``rings``: the rings waited on, whose ``WAITERS`` words tell compiled
+        kernels to wake us when they change them."""
         me = threading.current_thread()
         kernel = current_kernel()
         woken = ready
@@ -223,10 +241,15 @@ class Context:
             if self._all_blocked(ready):
                 raise SVMError(self._deadlock_message(describe()))
             self.waiters[me] = (woken, describe)
+            for ring in rings:
+                ring.state[WAITERS] += 1
+                ring.state[NOTIFIED] = 0
             try:
-                self.cond.wait()
+                self.cond.wait(self.poll)
             finally:
                 del self.waiters[me]
+                for ring in rings:
+                    ring.state[WAITERS] -= 1
 
     def record(self, kernel: str, processor: str | None, status: int) -> None:
         """Add a trace event (``trace=True`` only; under ``cond`` or from control code)."""
@@ -372,6 +395,8 @@ class Context:
         """End every kernel and join every worker; names of threads that would not stop."""
         with self.cond:
             self.stopping = True
+            for kernel in self.kernels.values():
+                poke(kernel._svm)
             self.cond.notify_all()
         stuck = []
         for proc in self.procs.values():

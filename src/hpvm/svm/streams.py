@@ -225,7 +225,11 @@ def _push_values(ctx: Context, streams: list[Stream], values: np.ndarray, eos: b
             checks.push_flags(s, ring, n, eos)
     while done < n:
         if not all(r.space > 0 for r in rings):
-            ctx.wait_until(lambda: all(r.space > 0 for r in rings), _describe(_fullest(streams), "push onto"))
+            ctx.wait_until(
+                lambda: all(r.space > 0 for r in rings),
+                _describe(_fullest(streams), "push onto"),
+                tuple(rings),
+            )
         k = min(min(r.space for r in rings), n - done)
         last = done + k == n
         for ring in rings:
@@ -304,7 +308,7 @@ def stream_pop(s: Stream) -> Any:
     with ctx.cond:
         ring = _ring(ctx, s, "stream_pop", "reader")
         if not ring.count:
-            ctx.wait_until(lambda: ring.count > 0, _describe(s, "pop from"))
+            ctx.wait_until(lambda: ring.count > 0, _describe(s, "pop from"), (ring,))
         item = ring.get(0)
         ring.discard(1)
         ctx.notify()
@@ -325,7 +329,7 @@ def stream_pop_many(s: Stream, n: int) -> np.ndarray:
         try:
             while remaining is None or remaining:
                 if not ring.count:
-                    ctx.wait_until(lambda: ring.count > 0, _describe(s, "pop from"))
+                    ctx.wait_until(lambda: ring.count > 0, _describe(s, "pop from"), (ring,))
                 if remaining is None:
                     end = ring.first_eos(ring.count)
                     values, _ = ring.pop(ring.count if end < 0 else end + 1)
@@ -361,7 +365,7 @@ def _peek_ring(ctx: Context, s: Stream, n: int, function: str) -> Ring:
             f"at most {ring.capacity} elements, so index {n} could never be available"
         )
     if ring.count <= n:
-        ctx.wait_until(lambda: ring.count > n, _describe(s, f"peek element {n} of"))
+        ctx.wait_until(lambda: ring.count > n, _describe(s, f"peek element {n} of"), (ring,))
     return ring
 
 

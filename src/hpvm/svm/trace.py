@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from .errors import SVMError
+from .picture import save
 from .runtime import TraceEvent, trace_events
 
 COLOURS = {"WAITING": "#f2c14e", "RUNNING": "#3c8d2f", "PAUSED": "#9aa5b1"}
@@ -59,12 +60,4 @@ def draw_trace(path: str | os.PathLike[str], events: list[TraceEvent] | None = N
         fontsize="small",
     )
     ax.set_title("SVM kernel states")
-    fig.tight_layout()
-    out = Path(path)
-    try:
-        fig.savefig(out)
-    except (OSError, ValueError) as exc:
-        raise SVMError(f"draw_trace: cannot write {str(out)!r}: {exc}") from exc
-    finally:
-        plt.close(fig)
-    return out
+    return save(fig, path, "draw_trace")

@@ -1,0 +1,305 @@
+"""The stream and block operations inside compiled kernels: ``svm.stream_pop`` and the
+others, overloaded for Numba so that a work function compiled with ``nogil=True`` runs them
+as ring-buffer operations on the memories' bytes, without the GIL and without the
+runtime's lock.
+
+A stream is seen by compiled code as a ``CStream`` tuple: the ring's typed data view, its
+counters (``Ring.state``), its tag ring, the kernel's control word and a key. The ring is
+single-producer single-consumer (restriction A7: one reader, one writer): each side keeps
+a cached copy of the other side's counter in its own cache line and reloads it (acquire)
+only when the cache says the ring is empty (reader) or full (writer), so a busy stream's
+operations touch no line the other core writes. Data (and tags) are written before the
+counter that publishes them (release).
+
+Blocking: an operation that must wait re-reads the counters ``SPINS`` times, then calls
+back into Python (``jit_callbacks.py``, with ``numba.objmode``) where it waits on the
+runtime's condition like any Python kernel — registered as a waiter, so the runtime's
+"nothing can ever satisfy this" detection, pause, end and ``cleanup`` all work unchanged.
+Every pop, push, block access and wait also reads the kernel's control word (set by
+``kernel_pause``, ``kernel_end`` and ``cleanup``) and calls back when it is set. A Python side that waits on a ring says so in its ``WAITERS`` word;
+a compiled writer or reader that sees it set wakes it (and waiting is also bounded by the
+runtime's short poll while compiled kernels exist, so a wake-up lost between the two
+never hangs anything). Errors found in compiled code (an index out of bounds) are built
+in Python with the kernel's and stream's names, stashed, and raised by the runner.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any
+
+import numba
+import numpy as np
+from numba import types
+from numba.core.errors import TypingError
+from numba.extending import overload
+
+from . import blocks, streams
+from .jit_atomics import element_load, element_store, load, load_acquire, load_relaxed, store, store_release
+from .jit_callbacks import (
+    FAIL_BLOCK_READ,
+    FAIL_BLOCK_WRITE,
+    FAIL_PEEK,
+    FAIL_UNORDERED,
+    READ,
+    WRITE,
+    _call_checkpoint,
+    _call_fail,
+    _call_notify,
+    _call_wait,
+)
+from .ring import (
+    NOTIFIED,
+    POPPED,
+    PUSHED,
+    R_PUSHED,
+    R_TAGS_PUSHED,
+    TAGS_POPPED,
+    TAGS_PUSHED,
+    W_POPPED,
+    WAITERS,
+)
+
+# Addresses (ints) of the ring's data, counters, tags and the kernel's control word; ``proto``
+# is a zero of the element type (it gives compiled code the type).
+CStream = namedtuple(
+    "CStream", ["data", "state", "tags", "ctl", "capacity", "mask", "unordered", "key", "proto"]
+)
+CBlock = namedtuple("CBlock", ["data", "capacity", "ctl", "key", "proto"])
+
+SPINS = 2000  # counter re-reads before a stalled operation waits in Python
+
+
+@numba.njit(nogil=True, inline="always")
+def _control(ctl: int) -> None:
+    if load_relaxed(ctl, 0) != 0:
+        _call_checkpoint()
+
+
+@numba.njit(nogil=True)
+def _wait_readable(s: Any, need: int) -> None:
+    """Until more than ``need`` elements are stored (refreshes the reader's caches)."""
+    popped = load(s.state, POPPED)
+    spins = 0
+    while True:
+        pushed = load_acquire(s.state, PUSHED)
+        store(s.state, R_TAGS_PUSHED, load_acquire(s.state, TAGS_PUSHED))  # after PUSHED: covers its tags
+        store(s.state, R_PUSHED, pushed)
+        if pushed - popped > need:
+            return
+        _control(s.ctl)
+        spins += 1
+        if spins >= SPINS:
+            _call_wait(s.key, need, READ)
+            spins = 0
+
+
+@numba.njit(nogil=True)
+def _wait_writable(s: Any) -> None:
+    """Until there is room for one element (refreshes the writer's cache)."""
+    pushed = load(s.state, PUSHED)
+    spins = 0
+    while True:
+        popped = load_acquire(s.state, POPPED)
+        store(s.state, W_POPPED, popped)
+        if pushed - popped < s.capacity:
+            return
+        _control(s.ctl)
+        spins += 1
+        if spins >= SPINS:
+            _call_wait(s.key, 0, WRITE)
+            spins = 0
+
+
+@numba.njit(nogil=True, inline="always")
+def _slot(s: Any, seq: int) -> int:
+    return seq & s.mask if s.mask >= 0 else seq % s.capacity
+
+
+@numba.njit(nogil=True, inline="always")
+def _wake(s: Any, writer: bool, eos: bool) -> None:
+    """Wake Python-side waiters on ``s`` once half the capacity is stored (after a push)
+    or free (after a pop), or at an EOS: waking them for every element would make both
+    sides pay for a lock and the GIL per element. A waiter that needs less is woken by the
+    runtime's poll, or when this kernel waits or finishes."""
+    if load_relaxed(s.state, WAITERS) != 0 and load_relaxed(s.state, NOTIFIED) == 0:
+        stored = load_relaxed(s.state, PUSHED) - load_relaxed(s.state, POPPED)
+        half = s.capacity // 2
+        if eos or (stored >= half if writer else s.capacity - stored >= half):
+            store(s.state, NOTIFIED, 1)  # once per wait: the waiter clears it
+            _call_notify()
+
+
+@numba.njit(nogil=True, inline="always")
+def _push(s: Any, value: Any, eos: bool) -> None:
+    _control(s.ctl)
+    pushed = load(s.state, PUSHED)
+    if pushed - load(s.state, W_POPPED) >= s.capacity:
+        _wait_writable(s)
+    element_store(s.data, _slot(s, pushed), value, s.proto)
+    if eos:
+        tp = load(s.state, TAGS_PUSHED)
+        store(s.tags, _slot(s, tp), pushed)
+        store_release(s.state, TAGS_PUSHED, tp + 1)
+    store_release(s.state, PUSHED, pushed + 1)
+    _wake(s, True, eos)
+
+
+@numba.njit(nogil=True, inline="always")
+def _ready(s: Any, index: int) -> int:
+    """Wait until element ``index`` is there (checking the index first); the current
+    POPPED. The fast path is one unsigned comparison against the reader's cached count: a
+    negative index wraps to a huge one, and the count is never above the capacity. (Peeks
+    do not read the control word: the pop that follows them does, and so does every wait.)"""
+    popped = load(s.state, POPPED)
+    if np.uint64(index) >= np.uint64(load(s.state, R_PUSHED) - popped):
+        if index < 0 or index >= s.capacity:
+            _call_fail(s.key, index, FAIL_PEEK)
+        _wait_readable(s, index)
+    return popped
+
+
+@numba.njit(nogil=True, inline="always")
+def _pop(s: Any) -> Any:
+    _control(s.ctl)
+    popped = _ready(s, 0)
+    value = element_load(s.data, _slot(s, popped), s.proto)
+    tp = load(s.state, TAGS_POPPED)
+    if tp < load(s.state, R_TAGS_PUSHED) and load(s.tags, _slot(s, tp)) <= popped:
+        store(s.state, TAGS_POPPED, tp + 1)  # published by the release store of POPPED below
+    store_release(s.state, POPPED, popped + 1)
+    _wake(s, False, False)
+    return value
+
+
+@numba.njit(nogil=True, inline="always")
+def _peek(s: Any, index: int) -> Any:
+    if s.unordered:
+        _call_fail(s.key, index, FAIL_UNORDERED)
+    popped = _ready(s, index)
+    return element_load(s.data, _slot(s, popped + index), s.proto)
+
+
+@numba.njit(nogil=True, inline="always")
+def _peek_eos(s: Any, index: int) -> bool:
+    if s.unordered:
+        _call_fail(s.key, index, FAIL_UNORDERED)
+    popped = _ready(s, index)
+    seq = popped + index
+    tp = load(s.state, TAGS_POPPED)
+    end = load(s.state, R_TAGS_PUSHED)
+    while tp < end:
+        tagged = load(s.tags, _slot(s, tp))
+        if tagged == seq:
+            return True
+        if tagged > seq:
+            return False
+        tp += 1
+    return False
+
+
+@numba.njit(nogil=True, inline="always")
+def _block_index(b: Any, index: int, what: int) -> None:
+    _control(b.ctl)
+    if index < 0 or index >= b.capacity:
+        _call_fail(b.key, index, what)
+
+
+# -- the overloads -------------------------------------------------------------------------
+
+
+def _is(t: types.Type, cls: type) -> bool:
+    return isinstance(t, types.BaseNamedTuple) and t.instance_class is cls
+
+
+def _stream_arg(s: types.Type, function: str) -> None:
+    if not _is(s, CStream):
+        raise TypingError(f"svm.{function} in a compiled kernel takes one of the kernel's streams, got {s}")
+
+
+@overload(streams.stream_pop, inline="always")
+def _ov_pop(s):  # noqa: ANN202 - Numba compares signatures
+    _stream_arg(s, "stream_pop")
+    return lambda s: _pop(s)
+
+
+@overload(streams.stream_peek, inline="always")
+def _ov_peek(s, n):  # noqa: ANN202 - Numba compares signatures
+    _stream_arg(s, "stream_peek")
+    return lambda s, n: _peek(s, n)
+
+
+@overload(streams.stream_peek_eos, inline="always")
+def _ov_peek_eos(s, n):  # noqa: ANN202 - Numba compares signatures
+    _stream_arg(s, "stream_peek_eos")
+    return lambda s, n: _peek_eos(s, n)
+
+
+@overload(streams.stream_push, inline="always")
+def _ov_push(s, element):  # noqa: ANN202 - Numba compares signatures
+    _stream_arg(s, "stream_push")
+    return lambda s, element: _push(s, element, False)
+
+
+@overload(streams.stream_push_with_eos, inline="always")
+def _ov_push_eos(s, element):  # noqa: ANN202 - Numba compares signatures
+    _stream_arg(s, "stream_push_with_eos")
+    return lambda s, element: _push(s, element, True)
+
+
+@numba.njit(nogil=True, inline="always")
+def _room(s: Any) -> None:
+    """Wait until ``s`` has room for one element."""
+    _control(s.ctl)
+    if load(s.state, PUSHED) - load(s.state, W_POPPED) >= s.capacity:
+        _wait_writable(s)
+
+
+def _multicast(eos: bool, function: str) -> Any:
+    def typer(element, *streams):  # noqa: ANN202 - Numba compares signatures
+        found = streams[0].types if streams and isinstance(streams[0], types.StarArgTuple) else streams
+        if not found or not all(_is(t, CStream) for t in found):
+            raise TypingError(
+                f"svm.{function} in a compiled kernel takes one or more of the kernel's streams"
+            )
+        if len({t.types[-1] for t in found}) > 1:  # the element types (as the Python form checks)
+            raise TypingError(f"svm.{function}: the streams have different element types")
+        # As the seed's multicast: room in every stream first, then one push to each (each
+        # stream has one writer: its room only grows meanwhile); unrolled by count.
+        lines = ["def impl(element, *streams):"]
+        lines += [f"    _room(streams[{i}])" for i in range(len(found))]
+        lines += [f"    _push(streams[{i}], element, eos)" for i in range(len(found))]
+        namespace: dict[str, Any] = {"_room": _room, "_push": _push, "eos": eos}
+        exec("\n".join(lines), namespace)  # noqa: S102 - generated from a count, no user text
+        return namespace["impl"]
+
+    return typer
+
+
+# Not inlined: Numba's inliner does not take star arguments (a call per multicast push).
+overload(streams.stream_push_multicast)(_multicast(False, "stream_push_multicast"))
+overload(streams.stream_push_multicast_with_eos)(_multicast(True, "stream_push_multicast_with_eos"))
+
+
+@overload(blocks.block_read, inline="always")
+def _ov_block_read(b, index):  # noqa: ANN202 - Numba compares signatures
+    if not _is(b, CBlock):
+        raise TypingError(f"svm.block_read in a compiled kernel takes one of the kernel's blocks, got {b}")
+
+    def impl(b, index):  # noqa: ANN202
+        _block_index(b, index, FAIL_BLOCK_READ)
+        return element_load(b.data, index, b.proto)
+
+    return impl
+
+
+@overload(blocks.block_write, inline="always")
+def _ov_block_write(b, index, element):  # noqa: ANN202 - Numba compares signatures
+    if not _is(b, CBlock):
+        raise TypingError(f"svm.block_write in a compiled kernel takes one of the kernel's blocks, got {b}")
+
+    def impl(b, index, element):  # noqa: ANN202
+        _block_index(b, index, FAIL_BLOCK_WRITE)
+        element_store(b.data, index, element, b.proto)
+
+    return impl
