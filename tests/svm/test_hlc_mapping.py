@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -256,7 +257,7 @@ def test_the_assertion_mode_catches_a_stream_placed_out_of_reach(monkeypatch):
 
 def test_a_failing_item_reaches_pop_after_the_items_before_it():
     h = hpvm.launch(failing_middle, None, stream=True, target="svm")
-    for x in range(10):  # item 4 fails (add_one gives 5)
+    for x in range(5):  # item 4 fails (add_one gives 5); pushed last, as a push after the failure raises
         hpvm.push(h, (x,))
     assert [hpvm.pop(h) for _ in range(4)] == [(100 // (x + 1 - 5),) for x in range(4)]
     with pytest.raises(hpvm.NodeExecutionError, match="fragile") as info:
@@ -270,13 +271,26 @@ def test_a_failing_item_reaches_pop_after_the_items_before_it():
 
 def test_after_a_failed_wait_the_items_before_the_failure_can_still_be_popped():
     h = hpvm.launch(failing_middle, None, stream=True, target="svm")
-    for x in range(10):  # item 4 fails
+    for x in range(5):  # item 4 fails (pushed last: a push after the failure raises)
         hpvm.push(h, (x,))
     with pytest.raises(hpvm.NodeExecutionError, match="fragile"):
         hpvm.wait(h)
     assert [hpvm.pop(h) for _ in range(4)] == [(100 // (x + 1 - 5),) for x in range(4)]
     with pytest.raises(hpvm.NodeExecutionError, match="fragile"):
         hpvm.pop(h)
+
+
+def test_a_wait_after_the_failure_still_lets_the_items_before_it_arrive():
+    # The failure (item 4, in the middle stage) is known before wait is called while the
+    # slow last stage still holds items 0-3: wait must not end that kernel before it
+    # delivers them (it used to, and the pops below waited for ever).
+    h = hpvm.launch(failing_middle, None, stream=True, target="svm")
+    for x in range(5):  # the failing item last (a push after the failure would raise)
+        hpvm.push(h, (x,))
+    time.sleep(0.03)
+    with pytest.raises(hpvm.NodeExecutionError, match="fragile"):
+        hpvm.wait(h)
+    assert [hpvm.pop(h) for _ in range(4)] == [(100 // (x + 1 - 5),) for x in range(4)]
 
 
 def test_a_kernel_that_breaks_between_items_fails_the_stream(monkeypatch):

@@ -405,6 +405,7 @@ class SVMStream:
             return
         try:
             if self.failed:
+                self._await_items_before_failure()
                 for k in self.kernels:
                     svm.kernel_end(k)
                 try:
@@ -422,6 +423,20 @@ class SVMStream:
             for name, left in drained.items():  # (a kernel may have counted one it could not push)
                 self._delivered[name] = self.popped + len(left)
             self._ended = True
+
+    def _await_items_before_failure(self) -> None:
+        """After a failure, kernels downstream of it still carry the items before it: let them
+        deliver those while they make progress (ending them now would lose items ``pop`` must
+        still return), then stop waiting — a kernel stuck on a full stream makes none."""
+        quiet = 0.5  # seconds without a delivery that count as "no more progress"
+        with self._cond:
+            last, since = dict(self._delivered), time.monotonic()
+            while self.fail_at is not None and any(n < self.fail_at for n in self._delivered.values()):
+                self._cond.wait(quiet / 5)
+                if self._delivered != last:
+                    last, since = dict(self._delivered), time.monotonic()
+                elif time.monotonic() - since >= quiet:
+                    return
 
     def finished(self) -> bool:
         return self._ended
