@@ -131,7 +131,7 @@ class _Importer:
     # -- the root ---------------------------------------------------------------------
     def run(self) -> InternalFunction:
         root_name = self.root()
-        root = self.function(root_name, None)
+        root = self.function(root_name, "the module's root (launched, or created by no one)")
         if not isinstance(root, InternalFunction):
             raise LLVMImportError(
                 f"@{root_name}: the launched function builds no graph (it calls no "
@@ -152,7 +152,7 @@ class _Importer:
                 which = _intrinsic(ins)
                 if which == "launch":
                     target = list(ins.operands)[0]
-                    if target.name not in launched:
+                    if target.value_kind.name == "function" and target.name not in launched:
                         launched.append(target.name)
                 elif which is not None and which.startswith("createNode"):
                     created.add(list(ins.operands)[0].name)
@@ -184,7 +184,7 @@ class _Importer:
         return [ins for block in fn.blocks for ins in block.instructions]
 
     # -- one node function ------------------------------------------------------------
-    def function(self, name: str, where: str | None) -> NodeFunction:
+    def function(self, name: str, where: str) -> NodeFunction:
         if name in self.built:
             return self.built[name]
         fn = self.defined.get(name)
