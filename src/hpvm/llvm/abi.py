@@ -71,14 +71,16 @@ DECLARATIONS = {
         for axis in "xyz"
     },
     "malloc": "declare ptr @llvm.hpvm.malloc(i64)",
+    **{
+        f"atomic.{op}": f"declare i32 @llvm.hpvm.atomic.{op}(ptr, i32)"
+        for op in ("add", "sub", "min", "max", "xchg", "and", "or", "xor")
+    },
     "barrier": "declare void @llvm.hpvm.barrier()",
 }
 GRAPH_INTRINSICS = frozenset(
     {"createNode", "createNode1D", "createNode2D", "createNode3D", "createEdge", "bind.input", "bind.output"}
 )
-LEAF_INTRINSICS = frozenset(set(DECLARATIONS) - GRAPH_INTRINSICS) | {
-    f"atomic.{op}" for op in ("add", "sub", "min", "max", "xchg", "and", "or", "xor")
-}
+LEAF_INTRINSICS = frozenset(set(DECLARATIONS) - GRAPH_INTRINSICS)
 HOST_INTRINSICS = frozenset(
     {"init", "cleanup", "trackMemory", "untrackMemory", "requestMemory", "launch", "wait", "push", "pop"}
 )

@@ -93,9 +93,13 @@ def _header(fn: NodeFunction, refs: dict[int, str], ret: str, kind: str) -> str:
     attrs = [_attr("hpvm.kind", kind), _attr("hpvm.name", fn.name)]
     if fn.hint is not None:
         attrs.append(_attr("hpvm.hint", fn.hint))
-    outputs = fn.out_types if isinstance(fn, LeafFunction) else fn.declared_outputs
-    if outputs is not None:
-        attrs.append(_attr("hpvm.outputs", "(" + ", ".join(str(t) for t in outputs) + ")"))
+    attrs.append(_attr("hpvm.outputs", "(" + ", ".join(str(t) for t in fn.out_types) + ")"))
+    if isinstance(fn, InternalFunction) and fn.declared_outputs is not None:
+        attrs.append(_attr("hpvm.declared"))
+    # The order ins/outs were written in (the parameters' "in"/"out" say which, not the order).
+    for key, names in (("hpvm.ins", fn.ins), ("hpvm.outs", fn.outs)):
+        if names:
+            attrs.append(_attr(key, ", ".join(names)))
     return f"define {ret} @{abi.quote(refs[id(fn)])}({', '.join(_params(fn))}) {' '.join(attrs)} {{"
 
 

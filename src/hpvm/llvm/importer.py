@@ -195,13 +195,15 @@ class _Importer:
         self.building.add(name)
         attrs = _string_attrs(fn.attributes)
         params, ins, outs = self.params(fn)
+        ins = self.ordered(fn, attrs, "hpvm.ins", ins, "in")
+        outs = self.ordered(fn, attrs, "hpvm.outs", outs, "out")
         outputs = self.outputs(fn, attrs)
         hint = attrs.get("hpvm.hint")
         label = attrs.get("hpvm.name") or name
         graph_calls = [i for i in self.instructions(fn) if (_intrinsic(i) or "") in abi.GRAPH_INTRINSICS]
         made: NodeFunction
         if graph_calls:
-            declared = outputs.types if "hpvm.outputs" in attrs else None
+            declared = outputs.types if "hpvm.declared" in attrs else None
             made = InternalFunction(
                 label, params, graph=ChildGraph(), hint=hint, ins=ins, outs=outs, declared_outputs=declared
             )
@@ -216,6 +218,22 @@ class _Importer:
             self.built[name] = made
         self.building.discard(name)
         return made
+
+    @staticmethod
+    def ordered(
+        fn: Any, attrs: dict[str, str | None], key: str, found: tuple[str, ...], marker: str
+    ) -> tuple[str, ...]:
+        """``found`` (the parameters marked ``marker``) in the order ``key`` records, if any."""
+        spelled = attrs.get(key)
+        if spelled is None:
+            return found
+        names = tuple(n.strip() for n in spelled.split(",") if n.strip())
+        if sorted(names) != sorted(found):
+            raise LLVMImportError(
+                f'@{fn.name}: "{key}"="{spelled}" does not name the parameters marked "{marker}" '
+                f"({', '.join(found) or 'none'}); name the same ones"
+            )
+        return names
 
     def params(self, fn: Any) -> tuple[list[Port], tuple[str, ...], tuple[str, ...]]:
         args = list(fn.arguments)

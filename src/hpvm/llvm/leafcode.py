@@ -20,8 +20,9 @@ import types as pytypes
 from dataclasses import dataclass
 from typing import Any
 
+from ..ir.bodies import PYTHON_KINDS
 from ..ir.graph import LeafFunction
-from ..ir.intrinsics import INTRINSICS
+from ..ir.intrinsics import ATOMIC_OPS
 from ..ir.types import ArrayType, NodeHandleType, PortType
 from .errors import LLVMExportError
 
@@ -35,6 +36,10 @@ _LOWERED = {
     **{f"get_node_instance_id_{a}": (f"getNodeInstanceID.{a}", 1, "i64") for a in "xyz"},
     **{f"get_num_node_instances_{a}": (f"getNumNodeInstances.{a}", 1, "i64") for a in "xyz"},
 }
+
+
+#: Every intrinsic the export writes.
+_SUPPORTED = frozenset(_LOWERED) | {"malloc"} | {f"atomic_{op}" for op in ATOMIC_OPS}
 
 
 @dataclass(frozen=True)
@@ -95,8 +100,86 @@ def _shim() -> pytypes.ModuleType:
 
     for name, (seed_name, handles, result) in _LOWERED.items():
         setattr(shim, name, make(seed_name, handles, result))
+    _add_memory(shim, address)
     _SHIM = shim
     return shim
+
+
+#: hpvm atomic → LLVM ``atomicrmw`` operation (integers; floats use ``_FLOAT_RMW``).
+_INT_RMW = {
+    "add": "add",
+    "sub": "sub",
+    "min": "min",
+    "max": "max",
+    "xchg": "xchg",
+    "and": "and",
+    "or": "or",
+    "xor": "xor",
+}
+_FLOAT_RMW = {"add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax"}
+
+
+def _add_memory(shim: pytypes.ModuleType, address: int | None) -> None:
+    """``malloc`` (``llvm.hpvm.malloc``, viewed as a ``uint8`` array) and the atomics: seed
+    000's ``llvm.hpvm.atomic.<op>(ptr, i32)`` on ``int32`` elements; on other element types,
+    which the seed has no intrinsic for, LLVM's own ``atomicrmw``."""
+    import llvmlite.binding as llvm
+    from llvmlite import ir
+    from numba import njit, types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+    from numba.np.numpy_support import carray
+
+    llvm.add_symbol(PLACEHOLDER + "malloc", address)
+
+    def malloc_typer(typingctx: Any, nbytes: Any) -> Any:
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            fnty = ir.FunctionType(context.get_value_type(types.voidptr), [ir.IntType(64)])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, PLACEHOLDER + "malloc")
+            n = context.cast(builder, args[0], signature.args[0], types.int64)
+            return builder.call(fn, [n])
+
+        return types.CPointer(types.uint8)(nbytes), codegen
+
+    raw_malloc = intrinsic(malloc_typer)
+
+    def malloc(nbytes: Any) -> Any:
+        return carray(raw_malloc(nbytes), (nbytes,))
+
+    shim.malloc = njit(malloc)
+
+    def atomic(op: str) -> Any:
+        symbol = PLACEHOLDER + f"atomic.{op}"
+        llvm.add_symbol(symbol, address)
+
+        def typer(typingctx: Any, array: Any, index: Any, value: Any) -> Any:
+            if not (isinstance(array, types.Array) and array.ndim == 1 and isinstance(index, types.Integer)):
+                return None
+
+            def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+                aryty, idxty, valty = signature.args
+                ary = context.make_array(aryty)(context, builder, args[0])
+                idx = context.cast(builder, args[1], idxty, types.intp)
+                ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [idx], wraparound=True)
+                dtype = aryty.dtype
+                val = context.cast(builder, args[2], valty, dtype)
+                if dtype == types.int32:
+                    fnty = ir.FunctionType(ir.IntType(32), [ptr.type, ir.IntType(32)])
+                    fn = cgutils.get_or_insert_function(builder.module, fnty, symbol)
+                    return builder.call(fn, [ptr, val])
+                if isinstance(dtype, types.Float):
+                    return builder.atomic_rmw(_FLOAT_RMW[op], ptr, val, "seq_cst")
+                rmw = _INT_RMW[op]
+                if op in ("min", "max") and not dtype.signed:
+                    rmw = "u" + rmw
+                return builder.atomic_rmw(rmw, ptr, val, "seq_cst")
+
+            return array.dtype(array, index, value), codegen
+
+        return intrinsic(typer)
+
+    for op in ATOMIC_OPS:
+        setattr(shim, f"atomic_{op}", atomic(op))
 
 
 def _clone(leaf: LeafFunction) -> Any:
@@ -114,12 +197,6 @@ def _clone(leaf: LeafFunction) -> Any:
     return pytypes.FunctionType(
         pyfunc.__code__, glb, pyfunc.__name__, pyfunc.__defaults__, pyfunc.__closure__
     )
-
-
-def unsupported_intrinsics(leaf: LeafFunction) -> list[str]:
-    """The intrinsics the leaf calls that have no LLVM form here yet."""
-    names = set(re.findall(r"\b(\w+)\s*\(", leaf.source))
-    return sorted(n for n in names if n in INTRINSICS and n not in _LOWERED)
 
 
 def _numba_type(ptype: PortType) -> Any:
@@ -172,12 +249,10 @@ def _adapter_source(leaf: LeafFunction) -> tuple[str, list[Any]]:
 
 def compile_leaf(leaf: LeafFunction) -> CompiledLeaf:
     """Numba's LLVM for ``leaf`` with its adapter; ``LLVMExportError`` if it does not compile."""
-    missing = unsupported_intrinsics(leaf)
-    if missing:
+    if leaf.body_kind not in PYTHON_KINDS:
         raise LLVMExportError(
-            f"{leaf.describe()}: calls {', '.join('hpvm.' + m for m in missing)}, which the LLVM "
-            "export does not write yet (it writes the queries and hpvm.barrier); docs/llvm.md lists "
-            "what is not done"
+            f"{leaf.describe()}: has a {leaf.body_kind} body; the LLVM export compiles Python "
+            "leaves only (an imported program's LLVM leaves are not written back yet: docs/llvm.md)"
         )
     from numba import njit
     from numba.np.numpy_support import carray
@@ -207,4 +282,4 @@ def _adapter_arg_types(text: str, name: str) -> list[str]:
     return [str(a.type) for a in fn.arguments][2:]
 
 
-__all__ = ["CompiledLeaf", "compile_leaf", "unsupported_intrinsics"]
+__all__ = ["CompiledLeaf", "compile_leaf"]
