@@ -203,3 +203,13 @@ def test_a_graph_that_breaks_hpvms_rules() -> None:
     twice = "call void @llvm.hpvm.bind.input(ptr %leaf, i32 2, i32 2, i1 false)"
     with fails(llvm.LLVMImportError, "the imported graph breaks HPVM's rules"):
         llvm.from_hpvm_ir(_root_with(NODE, twice, twice))
+
+
+def test_hpvm_llvm_is_loaded_on_first_use() -> None:
+    import subprocess
+
+    code = (
+        "import sys, hpvm; assert 'hpvm.llvm' not in sys.modules and 'llvmlite' not in sys.modules; "
+        "assert hpvm.llvm.from_hpvm_ir is not None and 'hpvm.llvm' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
