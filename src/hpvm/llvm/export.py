@@ -14,6 +14,7 @@ verified by LLVM before it is returned.
 from __future__ import annotations
 
 import re
+import weakref
 
 from ..ir.expr import BinOp, Call, Const, Expr, Param, Shape
 from ..ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
@@ -34,7 +35,7 @@ def to_hpvm_ir(root: InternalFunction) -> str:
     verify(root)
     fns = list(functions(root))
     refs = {k: v[1:] for k, v in function_refs(fns).items()}  # "@f.1" → "f.1"
-    compiled = {id(fn): compile_leaf(fn) for fn in fns if isinstance(fn, LeafFunction)}
+    compiled = {id(fn): _compiled(fn) for fn in fns if isinstance(fn, LeafFunction)}
     header = _target(next(iter(compiled.values())).module) if compiled else []
     lines = [*header, *abi.DECLARATIONS.values(), "declare i64 @llvm.smin.i64(i64, i64)"]
     lines.append("declare i64 @llvm.smax.i64(i64, i64)")
@@ -54,6 +55,19 @@ def to_hpvm_ir(root: InternalFunction) -> str:
     except RuntimeError as e:  # a bug of ours, not the user's: say so with LLVM's words
         raise AssertionError(f"the exported module does not verify: {e}\n{text}") from None
     return str(module)
+
+
+#: Each leaf's Numba module, while the leaf lives and keeps its body (Numba takes a while).
+_COMPILED: weakref.WeakKeyDictionary[LeafFunction, tuple[object, CompiledLeaf]] = weakref.WeakKeyDictionary()
+
+
+def _compiled(leaf: LeafFunction) -> CompiledLeaf:
+    known = _COMPILED.get(leaf)
+    if known is not None and known[0] is leaf.body:
+        return known[1]
+    made = compile_leaf(leaf)
+    _COMPILED[leaf] = (leaf.body, made)
+    return made
 
 
 def _target(numba_text: str) -> list[str]:
@@ -150,8 +164,8 @@ class _Sizes:
         self.lines: list[str] = []
         self.count = 0
 
-    def temp(self, text: str) -> str:
-        name = f"%.s{self.count}"
+    def temp(self, text: str, suffix: str = "") -> str:
+        name = f"%.s{self.count}{suffix}"
         self.count += 1
         self.lines.append(f"  {name} = {text}")
         return name
@@ -180,9 +194,12 @@ class _Sizes:
             lhs, rhs = self.value(expr.lhs), self.value(expr.rhs)
             return self.temp(f"{_BINOPS[expr.op]} i64 {lhs}, {rhs}")
         assert isinstance(expr, Call)
+        # min(a, b, c) is smin(smin(a, b), c); the inner calls are named ".fold" so that the
+        # import reads min(a, b, c) back, and min(min(a, b), c) stays nested.
         acc = self.value(expr.args[0])
-        for arg in expr.args[1:]:
-            acc = self.temp(f"call i64 @llvm.s{expr.fn}.i64(i64 {acc}, i64 {self.value(arg)})")
+        for k, arg in enumerate(expr.args[1:], start=2):
+            call = f"call i64 @llvm.s{expr.fn}.i64(i64 {acc}, i64 {self.value(arg)})"
+            acc = self.temp(call, ".fold" if k < len(expr.args) else "")
         return acc
 
 

@@ -491,7 +491,8 @@ class _Importer:
             args: list[Expr] = []
             for o in ops[:-1]:
                 e = self.size(fn, params, by_text, o, where)
-                args.extend(e.args if isinstance(e, Call) and e.fn == fn_name else [e])
+                folded = o.value_kind.name == "instruction" and o.name.endswith(".fold")
+                args.extend(e.args if folded and isinstance(e, Call) and e.fn == fn_name else [e])
             return Call(fn_name, tuple(args))
         raise LLVMImportError(
             f"{where}: its size '{_instr(ins)}' is not integer arithmetic (add, sub, mul, sdiv, "
