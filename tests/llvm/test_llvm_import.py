@@ -213,3 +213,10 @@ def test_hpvm_llvm_is_loaded_on_first_use() -> None:
         "assert hpvm.llvm.from_hpvm_ir is not None and 'hpvm.llvm' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_foreign_program_exports_again_with_its_code() -> None:
+    first = llvm.from_hpvm_ir(DECLS + LEAF + ROOT)
+    text = llvm.to_hpvm_ir(first)
+    assert "mul i32 %v, %k" in text  # the leaf's own instructions, linked in
+    assert print_program(llvm.from_hpvm_ir(text)) == print_program(first)

@@ -19,7 +19,11 @@ import pytest
 
 import hpvm
 from hpvm import llvm
+from hpvm.ir.bodies import Operand, TensorBody
+from hpvm.ir.graph import ChildGraph, InputBind, InternalFunction, LeafFunction, Node
+from hpvm.ir.graph import Param as Port
 from hpvm.ir.printer import print_program
+from hpvm.ir.types import ArrayType, f32
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared suite
 from markers import fails  # noqa: E402
@@ -105,10 +109,31 @@ def test_memory_synchronization_and_parent_queries_become_llvm(name: str, call: 
     assert call in _exported(name)
 
 
-def test_an_imported_programs_llvm_leaves_are_not_written_back_yet() -> None:
-    back = llvm.from_hpvm_ir(_exported("saxpy_1d"))
-    with fails(llvm.LLVMExportError, "leaf 'p_saxpy'", "has a llvm body", "not written back yet"):
-        llvm.to_hpvm_ir(back)
+@pytest.mark.parametrize(
+    "name", ["saxpy_1d", "one_to_one_arrays", "barrier_rotate_malloc", "binds_two_levels"]
+)
+def test_an_imported_program_exports_again_with_its_llvm_leaves(name: str) -> None:
+    first = llvm.from_hpvm_ir(_exported(name))
+    text = llvm.to_hpvm_ir(first)
+    llvm_binding.parse_assembly(text).verify()
+    assert print_program(llvm.from_hpvm_ir(text)) == print_program(first)
+    # Each leaf's code came along, under the name its node function calls.
+    leaves = [f for f in first.graph.nodes if isinstance(f.function, LeafFunction)]
+    for node in leaves:
+        assert re.search(rf"^define .*@__hpvm_body\.\d+\.{node.function.name}\(", text, re.M)
+
+
+def test_a_tensor_leaf_is_refused_by_name() -> None:
+    leaf = LeafFunction(
+        None, "ident", [Port("x", ArrayType(f32, 1))], [ArrayType(f32, 1)], ins=("x",),
+        body=TensorBody((), (Operand("param", 0),)),
+    )  # fmt: skip
+    root = InternalFunction("root", [Port("x", ArrayType(f32, 1))], graph=ChildGraph())
+    node = Node("ident", leaf, ())
+    root.graph.nodes.append(node)
+    root.graph.in_binds.append(InputBind(0, node, 0))
+    with fails(llvm.LLVMExportError, "leaf 'ident'", "has a tensor body"):
+        llvm.to_hpvm_ir(root)
 
 
 def test_a_leaf_numba_cannot_compile_is_an_export_error_naming_it() -> None:

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 import weakref
+from typing import Any
 
+from ..ir.bodies import LLVMBody
 from ..ir.expr import BinOp, Call, Const, Expr, Param, Shape
 from ..ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
 from ..ir.printer import function_refs
@@ -35,13 +37,19 @@ def to_hpvm_ir(root: InternalFunction) -> str:
     verify(root)
     fns = list(functions(root))
     refs = {k: v[1:] for k, v in function_refs(fns).items()}  # "@f.1" → "f.1"
-    compiled = {id(fn): _compiled(fn) for fn in fns if isinstance(fn, LeafFunction)}
+    leaves = [fn for fn in fns if isinstance(fn, LeafFunction)]
+    compiled = {id(fn): _compiled(fn) for fn in leaves if not isinstance(fn.body, LLVMBody)}
+    kept = {
+        id(fn): f"__hpvm_body.{k}.{fn.name}" for k, fn in enumerate(leaves) if isinstance(fn.body, LLVMBody)
+    }
     header = _target(next(iter(compiled.values())).module) if compiled else []
     lines = [*header, *abi.DECLARATIONS.values(), "declare i64 @llvm.smin.i64(i64, i64)"]
     lines.append("declare i64 @llvm.smax.i64(i64, i64)")
     for fn in fns:
         lines.append("")
-        if isinstance(fn, LeafFunction):
+        if isinstance(fn, LeafFunction) and id(fn) in kept:
+            lines.extend(_kept_leaf(fn, refs, kept[id(fn)]))
+        elif isinstance(fn, LeafFunction):
             lines.extend(_leaf(fn, refs, compiled[id(fn)]))
         else:
             assert isinstance(fn, InternalFunction)
@@ -51,6 +59,9 @@ def to_hpvm_ir(root: InternalFunction) -> str:
         module = llvm.parse_assembly(text)
         for leaf in compiled.values():
             module.link_in(llvm.parse_assembly(leaf.module))
+        for fn in leaves:
+            if id(fn) in kept:
+                module.link_in(_body_module(fn, kept[id(fn)]))
         module.verify()
     except RuntimeError as e:  # a bug of ours, not the user's: say so with LLVM's words
         raise AssertionError(f"the exported module does not verify: {e}\n{text}") from None
@@ -154,6 +165,39 @@ def _leaf(fn: LeafFunction, refs: dict[int, str], leaf: CompiledLeaf) -> list[st
     else:
         lines.append("  ret {} zeroinitializer")
     return [*lines, "}"]
+
+
+def _kept_leaf(fn: LeafFunction, refs: dict[int, str], body_name: str) -> list[str]:
+    """A leaf whose body is already LLVM (an imported program's): its node function calls
+    the body's function, linked in under ``body_name``."""
+    ret = _struct(fn.outputs)
+    args = _arg_names(fn)
+    decl = f"declare {ret} @{abi.quote(body_name)}({', '.join(t for t, _ in args)})"
+    call = f"call {ret} @{abi.quote(body_name)}({', '.join(f'{t} {n}' for t, n in args)})"
+    return [decl, _header(fn, refs, ret, "leaf"), "entry:", f"  %.out = {call}", f"  ret {ret} %.out", "}"]
+
+
+def _body_module(fn: LeafFunction, body_name: str) -> Any:
+    """The leaf's module, ready to be linked: its function renamed ``body_name``, everything
+    else it defines internal (so the linker takes only what the function uses, and renames
+    what clashes — an imported module holds the whole program it came from)."""
+    import llvmlite.binding as llvm
+
+    body = fn.body
+    assert isinstance(body, LLVMBody)
+    module = llvm.parse_assembly(body.module)
+    for f in module.functions:
+        if f.is_declaration:
+            continue
+        if f.name == body.function:
+            f.name = body_name
+            f.linkage = "external"
+        else:
+            f.linkage = "internal"
+    for g in module.global_variables:
+        if not g.is_declaration:
+            g.linkage = "internal"
+    return module
 
 
 class _Sizes:

@@ -252,7 +252,7 @@ def compile_leaf(leaf: LeafFunction) -> CompiledLeaf:
     if leaf.body_kind not in PYTHON_KINDS:
         raise LLVMExportError(
             f"{leaf.describe()}: has a {leaf.body_kind} body; the LLVM export compiles Python "
-            "leaves only (an imported program's LLVM leaves are not written back yet: docs/llvm.md)"
+            "leaves and keeps LLVM ones (docs/llvm.md)"
         )
     from numba import njit
     from numba.np.numpy_support import carray
