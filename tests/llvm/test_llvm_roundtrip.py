@@ -149,3 +149,8 @@ def test_a_leaf_numba_cannot_compile_is_an_export_error_naming_it() -> None:
 
     with fails(llvm.LLVMExportError, "leaf 'stringy'", "Numba cannot compile it"):
         llvm.to_hpvm_ir(root)
+
+
+def test_only_what_the_leaves_use_is_linked_in() -> None:
+    text = _exported("saxpy_1d")
+    assert "@cfunc." not in text and "PyErr_" not in text and "Py_DecRef" not in text

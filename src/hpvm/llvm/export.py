@@ -58,10 +58,12 @@ def to_hpvm_ir(root: InternalFunction) -> str:
     try:
         module = llvm.parse_assembly(text)
         for leaf in compiled.values():
-            module.link_in(llvm.parse_assembly(leaf.module))
+            module.link_in(_linkable(leaf.module, leaf.adapter, leaf.adapter))
         for fn in leaves:
             if id(fn) in kept:
-                module.link_in(_body_module(fn, kept[id(fn)]))
+                body = fn.body
+                assert isinstance(body, LLVMBody)
+                module.link_in(_linkable(body.module, body.function, kept[id(fn)]))
         module.verify()
     except RuntimeError as e:  # a bug of ours, not the user's: say so with LLVM's words
         raise AssertionError(f"the exported module does not verify: {e}\n{text}") from None
@@ -177,20 +179,19 @@ def _kept_leaf(fn: LeafFunction, refs: dict[int, str], body_name: str) -> list[s
     return [decl, _header(fn, refs, ret, "leaf"), "entry:", f"  %.out = {call}", f"  ret {ret} %.out", "}"]
 
 
-def _body_module(fn: LeafFunction, body_name: str) -> Any:
-    """The leaf's module, ready to be linked: its function renamed ``body_name``, everything
-    else it defines internal (so the linker takes only what the function uses, and renames
-    what clashes — an imported module holds the whole program it came from)."""
+def _linkable(text: str, function: str, name: str) -> Any:
+    """A leaf's module, ready to be linked in: ``function`` renamed ``name`` and external,
+    everything else it defines internal, so that the linker takes only what the function
+    uses and renames what clashes (an imported module holds the whole program it came from;
+    Numba's holds Python wrappers of the adapter that no node function calls)."""
     import llvmlite.binding as llvm
 
-    body = fn.body
-    assert isinstance(body, LLVMBody)
-    module = llvm.parse_assembly(body.module)
+    module = llvm.parse_assembly(text)
     for f in module.functions:
         if f.is_declaration:
             continue
-        if f.name == body.function:
-            f.name = body_name
+        if f.name == function:
+            f.name = name
             f.linkage = "external"
         else:
             f.linkage = "internal"
