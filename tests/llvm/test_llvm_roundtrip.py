@@ -29,6 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shar
 from markers import fails  # noqa: E402
 from programs import PROGRAMS  # noqa: E402
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "hbir"
+
 SIZE_OPCODES = frozenset({"ret", "add", "sub", "mul", "sdiv", "srem", "udiv", "sext", "zext"})
 GRAPH_CALL = re.compile(r"call \w+ @llvm\.hpvm\.(createNode\w*|createEdge|bind\.input|bind\.output)\(")
 
@@ -154,3 +156,22 @@ def test_a_leaf_numba_cannot_compile_is_an_export_error_naming_it() -> None:
 def test_only_what_the_leaves_use_is_linked_in() -> None:
     text = _exported("saxpy_1d")
     assert "@cfunc." not in text and "PyErr_" not in text and "Py_DecRef" not in text
+
+
+@pytest.mark.parametrize("example", ["vadd_one_tile", "vadd_group", "window_sum"])
+def test_hbir_programs_round_trip_with_their_layouts(example: str) -> None:
+    from hpvm import hbir
+
+    root = hbir.load(str(EXAMPLES / f"{example}.hbir")).to_hpvm()
+    text = llvm.to_hpvm_ir(root)
+    assert '"hpvm.layout"=' in text
+    assert print_program(llvm.from_hpvm_ir(text)) == print_program(root)
+
+
+def test_a_malformed_layout_is_an_import_error() -> None:
+    text = _exported("saxpy_1d").replace(
+        '"hpvm.port"="f32[:]" "in" "out" %y', '"hpvm.layout"="zigzag" "hpvm.port"="f32[:]" "in" "out" %y', 1
+    )
+    assert "zigzag" in text
+    with fails(llvm.LLVMImportError, '"hpvm.layout"="zigzag"'):
+        llvm.from_hpvm_ir(text)

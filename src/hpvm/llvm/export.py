@@ -106,6 +106,8 @@ def _params(fn: NodeFunction) -> list[str]:
             attrs += [_attr("in")] if p.name in fn.ins else []
             attrs += [_attr("out")] if p.name in fn.outs else []
         attrs.append(_attr("hpvm.port", str(p.type)))
+        if p.layout is not None:
+            attrs.append(_attr("hpvm.layout", str(p.layout)))
         out.append(f"{first} {' '.join(attrs)} %{abi.quote(p.name)}")
         if isinstance(p.type, ArrayType):
             out.append(f"i64 {_attr('hpvm.size')} %{abi.quote(p.name + '.size')}")

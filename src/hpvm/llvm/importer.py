@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import VerificationError
+from ..errors import ParseError, VerificationError
 from ..ir.bodies import LLVMBody
 from ..ir.expr import BinOp, Call, Const, Expr, Param, Shape
 from ..ir.graph import (
@@ -32,6 +32,8 @@ from ..ir.graph import (
     OutputBind,
 )
 from ..ir.graph import Param as Port
+from ..ir.layouts import Layout
+from ..ir.parser import parse_layout
 from ..ir.types import ArrayType, PortType, ScalarType, parse_type
 from ..ir.verify import verify
 from . import abi
@@ -255,7 +257,7 @@ class _Importer:
                     f"@{fn.name}: argument {i} (%{name}) is a port of type {t}, which takes LLVM "
                     f"arguments ({', '.join(want)}) but the function has ({', '.join(got)}) there"
                 )
-            params.append(Port(name, t))
+            params.append(Port(name, t, self.layout(fn, name, attrs.get("hpvm.layout"))))
             if isinstance(t, ArrayType):
                 if "in" in attrs:
                     ins.append(name)
@@ -263,6 +265,18 @@ class _Importer:
                     outs.append(name)
             i += len(want)
         return params, tuple(ins), tuple(outs)
+
+    @staticmethod
+    def layout(fn: Any, name: str, spelled: str | None) -> Layout | None:
+        """The data layout ``"hpvm.layout"`` records (``docs/layouts.md``), if any."""
+        if spelled is None:
+            return None
+        try:
+            return parse_layout(spelled)
+        except (ParseError, TypeError) as e:
+            raise LLVMImportError(
+                f'@{fn.name}: argument %{name} has "hpvm.layout"="{spelled}": {e}'
+            ) from None
 
     def port_type(self, fn: Any, what: str, spelled: str | None, rest: list[str]) -> PortType:
         """The port starting at an argument or field: from ``"hpvm.port"`` if given, else
