@@ -220,3 +220,19 @@ def test_a_foreign_program_exports_again_with_its_code() -> None:
     text = llvm.to_hpvm_ir(first)
     assert "mul i32 %v, %k" in text  # the leaf's own instructions, linked in
     assert print_program(llvm.from_hpvm_ir(text)) == print_program(first)
+
+
+def test_an_internal_output_no_bind_feeds_is_reported_not_a_crash() -> None:
+    """The middle function's return struct has two fields; with one of its output binds
+    gone, its parent's bind of that output is still checked against the struct."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from programs import PROGRAMS
+
+    program = next(p for p in PROGRAMS if p.name == "binds_two_levels")
+    text = llvm.to_hpvm_ir(program.root)
+    lines = text.splitlines()
+    binds = [i for i, line in enumerate(lines) if "@llvm.hpvm.bind.output(ptr %p_stats," in line]
+    assert binds
+    del lines[binds[-1]]
+    with fails(llvm.LLVMImportError, "the imported graph breaks HPVM's rules"):
+        llvm.from_hpvm_ir("\n".join(lines))

@@ -1,9 +1,16 @@
-"""Property: for generated graph shapes — 1 to 4 children replicated in 0 to 3 dimensions
+"""Properties of the LLVM form. For generated graph shapes — 1 to 4 children replicated in 0 to 3 dimensions
 with sizes from constants, ports, shapes and their arithmetic; edges (one-to-one where the
 grids allow it, else all-to-all) and binds of scalars and 2-D arrays; outputs bound out;
-sometimes one more level — the LLVM form verifies and imports to the same graph."""
+sometimes one more level — the LLVM form verifies and imports to the same graph. And an
+exported program edited once anywhere in its graph or signatures imports or fails with an
+``HPVMError``, never a crash."""
 
 from __future__ import annotations
+
+import re
+import sys
+from functools import cache
+from pathlib import Path
 
 import llvmlite.binding as llvm_binding
 from hypothesis import HealthCheck, assume, given, settings
@@ -11,7 +18,7 @@ from hypothesis import strategies as st
 
 import hpvm
 from hpvm import llvm
-from hpvm.errors import VerificationError
+from hpvm.errors import HPVMError, VerificationError
 from hpvm.ir.expr import BinOp, Call, Const, Expr, Param, Shape
 from hpvm.ir.graph import (
     ALL_TO_ALL,
@@ -26,6 +33,8 @@ from hpvm.ir.graph import (
 from hpvm.ir.graph import Param as Port
 from hpvm.ir.printer import print_program
 from hpvm.ir.types import ArrayType, f32, i64
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared suite
 
 
 @hpvm.leaf
@@ -116,3 +125,39 @@ def test_generated_graphs_round_trip_through_llvm(root: InternalFunction) -> Non
     text = llvm.to_hpvm_ir(root)
     llvm_binding.parse_assembly(text).verify()
     assert print_program(llvm.from_hpvm_ir(text)) == print_program(root)
+
+
+MUTATIONS = {
+    "number": lambda line, k: re.sub(r"\b\d+\b", str(k - 2), line, count=1),
+    "drop line": lambda line, k: "",
+    "drop attribute": lambda line, k: re.sub(r'"hpvm\.\w+"(="[^"]*")?', "", line, count=1),
+    "retype": lambda line, k: line.replace("f32", "i64", 1).replace("f64", "i32", 1),
+    "narrow": lambda line, k: line.replace("i64 %", "i32 %", 1),
+    "pointer": lambda line, k: line.replace("ptr", "i64", 1),
+}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_mutated_exports_import_or_fail_with_an_hpvm_error(data: st.DataObject) -> None:
+    """Whatever one edit of an exported program's graph or signatures does, import gives a
+    graph or an ``HPVMError``, never another exception."""
+    from programs import PROGRAMS
+
+    program = data.draw(st.sampled_from(PROGRAMS[::4]), label="program")
+    lines = _export_of(program.name).splitlines()
+    where = [i for i, line in enumerate(lines) if "hpvm" in line and not line.startswith("declare")]
+    i = data.draw(st.sampled_from(where), label="line")
+    edit = data.draw(st.sampled_from(sorted(MUTATIONS)), label="edit")
+    lines[i] = MUTATIONS[edit](lines[i], data.draw(st.integers(0, 12), label="k"))
+    try:
+        llvm.from_hpvm_ir("\n".join(lines))
+    except HPVMError:
+        pass
+
+
+@cache
+def _export_of(name: str) -> str:
+    from programs import PROGRAMS
+
+    return llvm.to_hpvm_ir(next(p for p in PROGRAMS if p.name == name).root)

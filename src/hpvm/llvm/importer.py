@@ -129,6 +129,9 @@ class _Importer:
         self.defined = {f.name: f for f in module.functions if not f.is_declaration}
         self.built: dict[str, NodeFunction] = {}
         self.building: set[str] = set()
+        # Each node function's outputs as its return struct declares them (an internal
+        # function's out_types come from its binds, which may be missing: the verifier says so).
+        self.out_ports: dict[int, _Ports] = {}
 
     # -- the root ---------------------------------------------------------------------
     def run(self) -> InternalFunction:
@@ -210,6 +213,7 @@ class _Importer:
                 label, params, graph=ChildGraph(), hint=hint, ins=ins, outs=outs, declared_outputs=declared
             )
             self.built[name] = made
+            self.out_ports[id(made)] = outputs
             self.graph(fn, made, params, outputs)
         else:
             self.check_leaf(fn)
@@ -218,6 +222,7 @@ class _Importer:
                 body=LLVMBody(self.text, name),
             )  # fmt: skip
             self.built[name] = made
+            self.out_ports[id(made)] = outputs
         self.building.discard(name)
         return made
 
@@ -391,13 +396,13 @@ class _Importer:
                     src, dst = handles
                     repl, sp, dp, stream = consts
                     a = self.locate(
-                        _Ports(src.function.out_types, abi.leading_indices(src.function.out_types)),
+                        self.out_ports[id(src.function)],
                         sp,
                         where,
                         f"output of @{src.function.name}",
                     )
                     b = self.locate(_ports_of(dst.function), dp, where, f"input of @{dst.function.name}")
-                    tsrc, tdst = src.function.out_types[a[0]], dst.function.params[b[0]].type
+                    tsrc, tdst = self.out_ports[id(src.function)].types[a[0]], dst.function.params[b[0]].type
                     key: tuple[Any, ...] = ("edge", src.name, a[0], dst.name, b[0])
                     record = Edge(src, a[0], dst, b[0], repl=int(repl), stream=bool(stream))  # type: ignore[arg-type]
                     target_list: list[Any] = graph.edges
@@ -414,13 +419,13 @@ class _Importer:
                     (src,) = handles
                     oc, op, stream = consts
                     a = self.locate(
-                        _Ports(src.function.out_types, abi.leading_indices(src.function.out_types)),
+                        self.out_ports[id(src.function)],
                         oc,
                         where,
                         f"output of @{src.function.name}",
                     )
                     b = self.locate(outputs, op, where, f"output of @{fn.name}")
-                    tsrc, tdst = src.function.out_types[a[0]], outputs.types[b[0]]
+                    tsrc, tdst = self.out_ports[id(src.function)].types[a[0]], outputs.types[b[0]]
                     key = ("out", src.name, a[0], b[0])
                     record = OutputBind(src, a[0], b[0], stream=bool(stream))
                     target_list = graph.out_binds
