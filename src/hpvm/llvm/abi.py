@@ -21,10 +21,9 @@ because LLVM 22 does not parse bare ``in``/``out``), and on functions ``"hpvm.ki
 
 from __future__ import annotations
 
-from ..ir.bodies import LLVM_SCALARS, llvm_abi_types
+from ..ir.bodies import llvm_abi_types
 from ..ir.types import PortType
 
-SCALAR_LLVM = LLVM_SCALARS
 #: LLVM type → the hpvm scalar type an import gives it when no ``"hpvm.port"`` says otherwise.
 LLVM_SCALAR = {
     "i1": "bool",
@@ -80,7 +79,6 @@ DECLARATIONS = {
 GRAPH_INTRINSICS = frozenset(
     {"createNode", "createNode1D", "createNode2D", "createNode3D", "createEdge", "bind.input", "bind.output"}
 )
-LEAF_INTRINSICS = frozenset(set(DECLARATIONS) - GRAPH_INTRINSICS)
 HOST_INTRINSICS = frozenset(
     {"init", "cleanup", "trackMemory", "untrackMemory", "requestMemory", "launch", "wait", "push", "pop"}
 )
