@@ -419,7 +419,7 @@ def cmd_llvm_import(ns: argparse.Namespace) -> int:
     except OSError as e:
         raise CLIError(f"{path}: cannot read it: {e.strerror or e}") from None
     try:
-        root = llvm.from_hpvm_ir(text)
+        root = llvm.from_hpvm_ir(text, file=str(path))
     except llvm.LLVMImportError as e:
         raise llvm.LLVMImportError(f"{path}: {e}") from None
     print(print_program(root, bodies=ns.bodies), end="")

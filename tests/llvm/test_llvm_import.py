@@ -236,3 +236,12 @@ def test_an_internal_output_no_bind_feeds_is_reported_not_a_crash() -> None:
     del lines[binds[-1]]
     with fails(llvm.LLVMImportError, "the imported graph breaks HPVM's rules"):
         llvm.from_hpvm_ir("\n".join(lines))
+
+
+def test_node_functions_are_located_at_their_define() -> None:
+    text = DECLS + LEAF + ROOT
+    root = llvm.from_hpvm_ir(text, file="scale.ll")
+    leaf = root.graph.nodes[0].function
+    lines = text.splitlines()
+    assert lines[leaf.location.line - 1].startswith("define { i32 } @scale(")
+    assert str(root.location) == f"scale.ll:{lines.index(ROOT.splitlines()[1]) + 1}"

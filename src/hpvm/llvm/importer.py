@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ParseError, VerificationError
+from ..errors import ParseError, SourceLocation, VerificationError
 from ..ir.bodies import LLVMBody
 from ..ir.expr import BinOp, Call, Const, Expr, Param, Shape
 from ..ir.graph import (
@@ -44,9 +44,10 @@ _BINOPS = {"add": "+", "sub": "-", "mul": "*", "sdiv": "//", "udiv": "//", "srem
 _CASTS = frozenset({"sext", "zext", "trunc"})
 
 
-def from_hpvm_ir(text: str) -> InternalFunction:
+def from_hpvm_ir(text: str, file: str = "<llvm>") -> InternalFunction:
     """The root node function of the graph ``text`` describes; ``LLVMImportError`` if it
-    does not parse, does not verify or is not HPVM IR."""
+    does not parse, does not verify or is not HPVM IR. ``file``: where the text came from,
+    for the locations of node functions (the line of their ``define``)."""
     import llvmlite.binding as llvm
 
     try:
@@ -54,7 +55,7 @@ def from_hpvm_ir(text: str) -> InternalFunction:
         module.verify()
     except RuntimeError as e:
         raise LLVMImportError(f"the text is not valid LLVM IR: {str(e).strip()}") from None
-    return _Importer(module, text).run()
+    return _Importer(module, text, file).run()
 
 
 def _string_attrs(attrs: Any) -> dict[str, str | None]:
@@ -123,9 +124,14 @@ def _define_line(fn: Any) -> str:
 
 
 class _Importer:
-    def __init__(self, module: Any, text: str):
+    def __init__(self, module: Any, text: str, file: str):
         self.module = module
         self.text = text
+        self.file = file
+        self.lines = {
+            m.group(1) or m.group(2): text.count("\n", 0, m.start()) + 1
+            for m in re.finditer(r'^define\b[^@\n]*@(?:"([^"]*)"|([\w.$-]+))\(', text, re.M)
+        }
         self.defined = {f.name: f for f in module.functions if not f.is_declaration}
         self.built: dict[str, NodeFunction] = {}
         self.building: set[str] = set()
@@ -210,8 +216,9 @@ class _Importer:
         if graph_calls:
             declared = outputs.types if "hpvm.declared" in attrs else None
             made = InternalFunction(
-                label, params, graph=ChildGraph(), hint=hint, ins=ins, outs=outs, declared_outputs=declared
-            )
+                label, params, graph=ChildGraph(), hint=hint, ins=ins, outs=outs, declared_outputs=declared,
+                location=self.where(name),
+            )  # fmt: skip
             self.built[name] = made
             self.out_ports[id(made)] = outputs
             self.graph(fn, made, params, outputs)
@@ -219,12 +226,16 @@ class _Importer:
             self.check_leaf(fn)
             made = LeafFunction(
                 None, label, params, outputs.types, hint=hint, ins=ins, outs=outs,
-                body=LLVMBody(self.text, name),
+                location=self.where(name), body=LLVMBody(self.text, name),
             )  # fmt: skip
             self.built[name] = made
             self.out_ports[id(made)] = outputs
         self.building.discard(name)
         return made
+
+    def where(self, name: str) -> SourceLocation:
+        """The line of the function's ``define`` in the text."""
+        return SourceLocation(self.file, self.lines.get(name, 0))
 
     @staticmethod
     def ordered(
