@@ -5,7 +5,8 @@ node functions; for a Python file the root is ``--root NAME``, or the one candid
 internal node function that no other internal node uses, or a program object whose
 ``.root`` is one (``program = hpvm.tensor.from_torch(model, x)``), at the module's top
 level. ``hpvm hbir check|run|show|lower FILE`` does the same for HammerBlade IR programs
-(docs/hbir.md). Every mistake — in the command line, in the user's file, or writing an output —
+(docs/hbir.md), ``hpvm llvm export|import`` writes and reads HPVM IR in LLVM form
+(docs/llvm.md). Every mistake — in the command line, in the user's file, or writing an output —
 is printed as ``error: <message>`` naming the file (and line), with exit status 1.
 """
 
@@ -389,6 +390,57 @@ def _hbir_parser(sub: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------
+# hpvm llvm export|import (docs/llvm.md)
+
+
+def cmd_llvm_export(ns: argparse.Namespace) -> int:
+    from . import llvm
+
+    root, _ = load(ns.file, ns.root)
+    text = llvm.to_hpvm_ir(root)
+    if ns.output is None:
+        print(text, end="")
+        return 0
+    try:
+        Path(ns.output).write_text(text)
+    except OSError as e:
+        raise CLIError(f"{ns.output}: cannot write the LLVM IR: {e.strerror or e}") from None
+    print(f"{ns.file}: wrote {ns.output} (root '{root.name}')")
+    return 0
+
+
+def cmd_llvm_import(ns: argparse.Namespace) -> int:
+    from . import llvm
+    from .ir.printer import print_program
+
+    path = Path(ns.file)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise CLIError(f"{path}: cannot read it: {e.strerror or e}") from None
+    try:
+        root = llvm.from_hpvm_ir(text, file=str(path))
+    except llvm.LLVMImportError as e:
+        raise llvm.LLVMImportError(f"{path}: {e}") from None
+    print(print_program(root, bodies=ns.bodies), end="")
+    return 0
+
+
+def _llvm_parser(sub: Any) -> None:
+    cmd = sub.add_parser("llvm", help="HPVM IR in LLVM form (.ll): export a program, import one")
+    cmds = cmd.add_subparsers(dest="llvm_command", required=True)
+    export = cmds.add_parser("export", help="write a program as HPVM IR in LLVM form")
+    export.add_argument("file", help="a saved program (.hpvm) or a Python file")
+    export.add_argument("--root", help="the root node function (Python files only)")
+    export.add_argument("-o", "--output", help="the .ll file to write (default: print it)")
+    export.set_defaults(func=cmd_llvm_export)
+    imp = cmds.add_parser("import", help="read HPVM IR in LLVM form; print the graph in hpvm's text form")
+    imp.add_argument("file", help="an LLVM IR file (.ll)")
+    imp.add_argument("--bodies", action="store_true", help="print each leaf's LLVM module too")
+    imp.set_defaults(func=cmd_llvm_import)
+
+
+# ---------------------------------------------------------------------------------------
 # hpvm svm machine|show|map (docs/svm.md)
 
 
@@ -493,6 +545,7 @@ def build_parser() -> argparse.ArgumentParser:
     common(verify)
     verify.set_defaults(func=cmd_verify)
     _hbir_parser(sub)
+    _llvm_parser(sub)
 
     svm_cmd = sub.add_parser("svm", help="the Streaming Virtual Machine (docs/svm.md)")
     svm_sub = svm_cmd.add_subparsers(dest="svm_command", required=True)

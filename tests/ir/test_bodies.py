@@ -214,7 +214,7 @@ def test_python_body_errors_point_into_the_text() -> None:
 # ---------------------------------------------------------------------------------------
 # LLVM bodies
 
-LLVM_MODULE = "define void @scale(float* %x, i64 %n) {\nentry:\n  ret void\n}\n"
+LLVM_MODULE = "define void @scale(ptr %x, i64 %x.size, i64 %n) {\nentry:\n  ret void\n}\n"
 
 
 def _llvm_leaf(module: str = LLVM_MODULE, function: str = "scale") -> LeafFunction:
@@ -233,17 +233,18 @@ def test_llvm_body_prints_parses_and_verifies() -> None:
     root = _root_of(_llvm_leaf())
     hpvm.verify(root)
     text = print_program(root, bodies=True)
-    assert "llvm @scale {" in text and "  | define void @scale(float* %x, i64 %n) {" in text
+    assert "llvm @scale {" in text and "  | define void @scale(ptr %x, i64 %x.size, i64 %n) {" in text
     parsed = parse_program(text)
     assert parsed.graph.nodes[0].function.body == LLVMBody(LLVM_MODULE, "scale")
     assert print_program(parsed, bodies=True) == text
 
 
-def test_llvm_body_must_define_its_function_with_one_argument_per_port() -> None:
+def test_llvm_body_must_define_its_function_with_the_ports_abi() -> None:
     with fails(VerificationError, "names function @other, which its module does not define"):
         hpvm.verify(_root_of(_llvm_leaf(function="other")))
-    with fails(VerificationError, "takes 1 argument(s) but the leaf has 2 port(s)"):
-        hpvm.verify(_root_of(_llvm_leaf("define void @scale(float* %x) {\n  ret void\n}\n")))
+    # x: f32[:] takes a pointer and its byte size, n: i64 one argument: three in all.
+    with fails(VerificationError, "takes 2 argument(s) but the leaf's 2 port(s) take 3"):
+        hpvm.verify(_root_of(_llvm_leaf("define void @scale(ptr %x, i64 %n) {\n  ret void\n}\n")))
 
 
 def test_no_back_end_here_runs_llvm_bodies_yet() -> None:

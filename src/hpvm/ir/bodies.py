@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import SourceLocation
+from .types import ArrayType, NodeHandleType, PortType
 
 PYTHON = "python"
 TENSOR = "tensor"
@@ -84,12 +85,41 @@ class TensorBody:
 
 @dataclass(frozen=True)
 class LLVMBody:
-    """Function ``function`` of the LLVM IR module ``module`` (text)."""
+    """Function ``function`` of the LLVM IR module ``module`` (text), taking its ports as
+    ``llvm_abi_types`` says (docs/llvm.md: the ABI of node functions in LLVM form)."""
 
     module: str
     function: str
 
     kind = LLVM
+
+
+#: Port scalar type name → LLVM type (signedness is not an LLVM type's business).
+LLVM_SCALARS = {
+    "bool": "i1",
+    "i8": "i8",
+    "i16": "i16",
+    "i32": "i32",
+    "i64": "i64",
+    "u8": "i8",
+    "u16": "i16",
+    "u32": "i32",
+    "u64": "i64",
+    "f32": "float",
+    "f64": "double",
+}
+
+
+def llvm_abi_types(ptype: PortType) -> list[str]:
+    """The LLVM arguments (or struct fields) one port takes in LLVM form: a scalar by
+    value, a node handle as ``ptr``, an array as seed 000's ``(ptr, i64 bytes)`` pair, with
+    one ``i64`` extent per dimension after it when its rank is 2 or more (a leaf cannot
+    index a 2-D array without its shape)."""
+    if isinstance(ptype, ArrayType):
+        return ["ptr", "i64"] + (["i64"] * ptype.rank if ptype.rank > 1 else [])
+    if isinstance(ptype, NodeHandleType):
+        return ["ptr"]
+    return [LLVM_SCALARS[ptype.name]]
 
 
 @dataclass(frozen=True)
@@ -140,10 +170,12 @@ __all__ = [
     "TENSOR",
     "GeneratedBody",
     "LLVMBody",
+    "LLVM_SCALARS",
     "LeafBody",
     "OpCall",
     "Operand",
     "PythonBody",
     "TensorBody",
     "const_text",
+    "llvm_abi_types",
 ]

@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from ..errors import HPVMError, VerificationError
-from .bodies import GeneratedBody, LLVMBody, PythonBody
+from .bodies import GeneratedBody, LLVMBody, PythonBody, llvm_abi_types
 from .expr import Expr, Shape
 from .expr import Param as ParamExpr
 from .graph import (
@@ -181,20 +181,49 @@ def function_problems(fn: NodeFunction) -> list[str]:
 
 
 def _llvm_body_problems(fn: LeafFunction, body: LLVMBody) -> list[str]:
-    """An LLVM body must define the function it names, taking one argument per port."""
-    match = re.search(rf"define\b[^@\n]*@{re.escape(body.function)}\s*\(([^)]*)\)", body.module)
+    """An LLVM body must define the function it names, taking its ports as the ABI of
+    LLVM form says (``llvm_abi_types``: scalars by value, arrays as a pointer, its byte size
+    and, from rank 2, its extents)."""
+    match = re.search(rf"define\b[^@\n]*@{re.escape(body.function)}\s*\(", body.module)
     if match is None:
         return [
             f"{fn.describe()}: its LLVM body names function @{body.function}, which its module "
             "does not define; name a function the module defines"
         ]
-    args = [a for a in match.group(1).split(",") if a.strip() and a.strip() != "..."]
-    if len(args) != len(fn.params):
+    args = [a for a in _llvm_arguments(body.module, match.end()) if a and a != "..."]
+    want = sum(len(llvm_abi_types(p.type)) for p in fn.params)
+    if len(args) != want:
         return [
             f"{fn.describe()}: its LLVM function @{body.function} takes {len(args)} argument(s) "
-            f"but the leaf has {len(fn.params)} port(s); give the function one argument per port"
+            f"but the leaf's {len(fn.params)} port(s) take {want}; give the function one argument "
+            "per scalar port and a pointer, its i64 byte size and (rank 2 and more) one i64 "
+            "extent per dimension for each array port (docs/llvm.md)"
         ]
     return []
+
+
+def _llvm_arguments(text: str, start: int) -> list[str]:
+    """The arguments of a ``define`` whose ``(`` ends at ``start``: split at the commas
+    outside parentheses and quoted strings (attributes such as ``"hpvm.port"="f32[:, :]"``
+    or ``range(i32 0, 4)`` hold commas)."""
+    args, depth, current, quoted = [], 0, "", False
+    for c in text[start:]:
+        if quoted:
+            quoted = c != '"'
+        elif c == '"':
+            quoted = True
+        elif c in "([{<":
+            depth += 1
+        elif c in ")]}>":
+            if depth == 0:
+                break
+            depth -= 1
+        elif c == "," and depth == 0:
+            args.append(current.strip())
+            current = ""
+            continue
+        current += c
+    return [*args, current.strip()]
 
 
 # ---------------------------------------------------------------------------------------

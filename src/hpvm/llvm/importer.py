@@ -1,0 +1,579 @@
+"""``from_hpvm_ir(text)``: the dataflow graph of HPVM IR in LLVM form, as HPVM's BuildDFG
+pass builds it.
+
+The root is the function an ``llvm.hpvm.launch`` call launches, else the one function that
+builds a graph and that no ``createNode`` creates. From it, each ``createNode*`` call makes a
+node (its replication sizes from constants, the parent's integer ports and their
+arithmetic), ``createEdge`` an edge, ``bind.input`` / ``bind.output`` binds; port indices
+are LLVM argument and struct-field indices, grouped into ports by ``abi.py``'s rules (the
+calls for an array's size and extents must accompany the call for its pointer). Leaves keep
+their code: an ``LLVMBody`` naming their function in the module text.
+
+Every misuse is an ``LLVMImportError`` naming the function and the instruction's text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ParseError, SourceLocation, VerificationError
+from ..ir.bodies import LLVMBody
+from ..ir.expr import BinOp, Call, Const, Expr, Param, Shape
+from ..ir.graph import (
+    ChildGraph,
+    Edge,
+    InputBind,
+    InternalFunction,
+    LeafFunction,
+    Node,
+    NodeFunction,
+    OutputBind,
+)
+from ..ir.graph import Param as Port
+from ..ir.layouts import Layout
+from ..ir.parser import parse_layout
+from ..ir.types import ArrayType, PortType, ScalarType, parse_type
+from ..ir.verify import verify
+from . import abi
+from .errors import LLVMImportError
+
+_ATTR = re.compile(r'"((?:[^"\\]|\\.)*)"(?:="((?:[^"\\]|\\.)*)")?')
+_BINOPS = {"add": "+", "sub": "-", "mul": "*", "sdiv": "//", "udiv": "//", "srem": "%", "urem": "%"}
+_CASTS = frozenset({"sext", "zext", "trunc"})
+
+
+def from_hpvm_ir(text: str, file: str = "<llvm>") -> InternalFunction:
+    """The root node function of the graph ``text`` describes; ``LLVMImportError`` if it
+    does not parse, does not verify or is not HPVM IR. ``file``: where the text came from,
+    for the locations of node functions (the line of their ``define``)."""
+    import llvmlite.binding as llvm
+
+    try:
+        module = llvm.parse_assembly(text)
+        module.verify()
+    except RuntimeError as e:
+        raise LLVMImportError(f"the text is not valid LLVM IR: {str(e).strip()}") from None
+    return _Importer(module, text, file).run()
+
+
+def _string_attrs(attrs: Any) -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for item in attrs:
+        raw = item.decode() if isinstance(item, bytes) else str(item)
+        for key, value in _ATTR.findall(raw):
+            found[key] = value if "=" in raw[raw.find(f'"{key}"') :].split(" ", 1)[0] else None
+    return found
+
+
+def _instr(ins: Any) -> str:
+    return str(ins).strip()
+
+
+def _intrinsic(ins: Any) -> str | None:
+    """``createNode1D`` for a call of ``llvm.hpvm.createNode1D``, else ``None``."""
+    if ins.opcode != "call":
+        return None
+    callee = list(ins.operands)[-1]
+    name = callee.name
+    return name[len(abi.PREFIX) :] if name.startswith(abi.PREFIX) else None
+
+
+def _const(value: Any) -> int | None:
+    if value.value_kind.name != "constant_int":
+        return None
+    word = str(value).split()[-1]
+    return {"true": 1, "false": 0}.get(word, None) if word in ("true", "false") else int(word)
+
+
+@dataclass
+class _Ports:
+    """A function's ports, grouped from its LLVM arguments (or return fields)."""
+
+    types: list[PortType]
+    leading: list[int]
+    names: list[str] = field(default_factory=list)
+
+    def port(self, index: int) -> tuple[int, int] | None:
+        """(port, offset within it) of LLVM index ``index``; ``None`` if out of range."""
+        for k, first in enumerate(self.leading):
+            if first <= index < first + abi.arity(self.types[k]):
+                return k, index - first
+        return None
+
+    def count(self) -> int:
+        return sum(abi.arity(t) for t in self.types)
+
+
+def _return_type(fn: Any) -> str:
+    """The return type of a defined function, from its ``define`` line."""
+    head = _define_line(fn)
+    before = head.split(f"@{abi.quote(fn.name)}(", 1)[0]
+    before = re.sub(r"^\s*define\s+", "", before).strip()
+    if before.endswith("}"):
+        return before[before.rfind("{") :]
+    return before.split()[-1] if before else "void"
+
+
+def _define_line(fn: Any) -> str:
+    for line in str(fn).splitlines():
+        if line.startswith("define"):
+            return line
+    return ""
+
+
+class _Importer:
+    def __init__(self, module: Any, text: str, file: str):
+        self.module = module
+        self.text = text
+        self.file = file
+        self.lines = {
+            m.group(1) or m.group(2): text.count("\n", 0, m.start()) + 1
+            for m in re.finditer(r'^define\b[^@\n]*@(?:"([^"]*)"|([\w.$-]+))\(', text, re.M)
+        }
+        self.defined = {f.name: f for f in module.functions if not f.is_declaration}
+        self.built: dict[str, NodeFunction] = {}
+        self.building: set[str] = set()
+        # Each node function's outputs as its return struct declares them (an internal
+        # function's out_types come from its binds, which may be missing: the verifier says so).
+        self.out_ports: dict[int, _Ports] = {}
+
+    # -- the root ---------------------------------------------------------------------
+    def run(self) -> InternalFunction:
+        root_name = self.root()
+        root = self.function(root_name, "the module's root (launched, or created by no one)")
+        if not isinstance(root, InternalFunction):
+            raise LLVMImportError(
+                f"@{root_name}: the launched function builds no graph (it calls no "
+                "llvm.hpvm.createNode*); launch an internal node function"
+            )
+        try:
+            verify(root)
+        except VerificationError as e:
+            raise LLVMImportError(f"the imported graph breaks HPVM's rules: {e}") from None
+        return root
+
+    def root(self) -> str:
+        launched: list[str] = []
+        builders: list[str] = []
+        created: set[str] = set()
+        for name, fn in self.defined.items():
+            for ins in self.instructions(fn):
+                which = _intrinsic(ins)
+                if which == "launch":
+                    target = list(ins.operands)[0]
+                    if target.value_kind.name == "function" and target.name not in launched:
+                        launched.append(target.name)
+                elif which is not None and which.startswith("createNode"):
+                    created.add(list(ins.operands)[0].name)
+                    if name not in builders:
+                        builders.append(name)
+                elif which in abi.GRAPH_INTRINSICS and name not in builders:
+                    builders.append(name)
+        if len(launched) > 1:
+            raise LLVMImportError(
+                f"the module launches several graphs (@{', @'.join(launched)}); import one root at a time"
+            )
+        if launched:
+            return launched[0]
+        roots = [b for b in builders if b not in created]
+        if not roots:
+            raise LLVMImportError(
+                "no root node function: no function calls llvm.hpvm.createNode* outside the "
+                "functions created by others; a program needs a function that builds its graph"
+            )
+        if len(roots) > 1:
+            raise LLVMImportError(
+                f"several functions build a graph that no one creates (@{', @'.join(roots)}); "
+                "launch one with llvm.hpvm.launch or keep one root per module"
+            )
+        return roots[0]
+
+    @staticmethod
+    def instructions(fn: Any) -> list[Any]:
+        return [ins for block in fn.blocks for ins in block.instructions]
+
+    # -- one node function ------------------------------------------------------------
+    def function(self, name: str, where: str) -> NodeFunction:
+        if name in self.built:
+            return self.built[name]
+        fn = self.defined.get(name)
+        if fn is None:
+            raise LLVMImportError(f"{where}: creates a node of @{name}, which the module does not define")
+        if name in self.building:
+            raise LLVMImportError(f"{where}: @{name} creates a node of itself (graphs are acyclic)")
+        self.building.add(name)
+        attrs = _string_attrs(fn.attributes)
+        params, ins, outs = self.params(fn)
+        ins = self.ordered(fn, attrs, "hpvm.ins", ins, "in")
+        outs = self.ordered(fn, attrs, "hpvm.outs", outs, "out")
+        outputs = self.outputs(fn, attrs)
+        hint = attrs.get("hpvm.hint")
+        label = attrs.get("hpvm.name") or name
+        graph_calls = [i for i in self.instructions(fn) if (_intrinsic(i) or "") in abi.GRAPH_INTRINSICS]
+        made: NodeFunction
+        if graph_calls:
+            declared = outputs.types if "hpvm.declared" in attrs else None
+            made = InternalFunction(
+                label, params, graph=ChildGraph(), hint=hint, ins=ins, outs=outs, declared_outputs=declared,
+                location=self.where(name),
+            )  # fmt: skip
+            self.built[name] = made
+            self.out_ports[id(made)] = outputs
+            self.graph(fn, made, params, outputs)
+        else:
+            self.check_leaf(fn)
+            made = LeafFunction(
+                None, label, params, outputs.types, hint=hint, ins=ins, outs=outs,
+                location=self.where(name), body=LLVMBody(self.text, name),
+            )  # fmt: skip
+            self.built[name] = made
+            self.out_ports[id(made)] = outputs
+        self.building.discard(name)
+        return made
+
+    def where(self, name: str) -> SourceLocation:
+        """The line of the function's ``define`` in the text."""
+        return SourceLocation(self.file, self.lines.get(name, 0))
+
+    @staticmethod
+    def ordered(
+        fn: Any, attrs: dict[str, str | None], key: str, found: tuple[str, ...], marker: str
+    ) -> tuple[str, ...]:
+        """``found`` (the parameters marked ``marker``) in the order ``key`` records, if any."""
+        spelled = attrs.get(key)
+        if spelled is None:
+            return found
+        names = tuple(n.strip() for n in spelled.split(",") if n.strip())
+        if sorted(names) != sorted(found):
+            raise LLVMImportError(
+                f'@{fn.name}: "{key}"="{spelled}" does not name the parameters marked "{marker}" '
+                f"({', '.join(found) or 'none'}); name the same ones"
+            )
+        return names
+
+    def params(self, fn: Any) -> tuple[list[Port], tuple[str, ...], tuple[str, ...]]:
+        args = list(fn.arguments)
+        params: list[Port] = []
+        ins: list[str] = []
+        outs: list[str] = []
+        i = 0
+        while i < len(args):
+            a = args[i]
+            attrs = _string_attrs(a.attributes)
+            name = a.name or f"arg{i}"
+            t = self.port_type(
+                fn, f"argument {i} (%{name})", attrs.get("hpvm.port"), [str(x.type) for x in args[i:]]
+            )
+            want = abi.llvm_types(t)
+            got = [str(x.type) for x in args[i : i + len(want)]]
+            if got != want:
+                raise LLVMImportError(
+                    f"@{fn.name}: argument {i} (%{name}) is a port of type {t}, which takes LLVM "
+                    f"arguments ({', '.join(want)}) but the function has ({', '.join(got)}) there"
+                )
+            params.append(Port(name, t, self.layout(fn, name, attrs.get("hpvm.layout"))))
+            if isinstance(t, ArrayType):
+                if "in" in attrs:
+                    ins.append(name)
+                if "out" in attrs:
+                    outs.append(name)
+            i += len(want)
+        return params, tuple(ins), tuple(outs)
+
+    @staticmethod
+    def layout(fn: Any, name: str, spelled: str | None) -> Layout | None:
+        """The data layout ``"hpvm.layout"`` records (``docs/layouts.md``), if any."""
+        if spelled is None:
+            return None
+        try:
+            return parse_layout(spelled)
+        except (ParseError, TypeError) as e:
+            raise LLVMImportError(
+                f'@{fn.name}: argument %{name} has "hpvm.layout"="{spelled}": {e}'
+            ) from None
+
+    def port_type(self, fn: Any, what: str, spelled: str | None, rest: list[str]) -> PortType:
+        """The port starting at an argument or field: from ``"hpvm.port"`` if given, else
+        from the LLVM types (``ptr`` + ``i64``: a byte array, ``u8[:]``)."""
+        if spelled is not None:
+            try:
+                return parse_type(spelled)
+            except TypeError as e:
+                raise LLVMImportError(f'@{fn.name}: {what} has "hpvm.port"="{spelled}": {e}') from None
+        first = rest[0]
+        if first == "ptr":
+            if len(rest) > 1 and rest[1] == "i64":
+                return ArrayType(ScalarType("u8"), 1)
+            raise LLVMImportError(
+                f"@{fn.name}: {what} is a pointer not followed by its i64 size; seed 000 passes "
+                "memory as a (pointer, i64 size) pair"
+            )
+        if first not in abi.LLVM_SCALAR:
+            raise LLVMImportError(
+                f"@{fn.name}: {what} has LLVM type {first}, which no port type maps to "
+                f"(ports are {', '.join(abi.LLVM_SCALAR)}, or ptr with an i64 size)"
+            )
+        return ScalarType(abi.LLVM_SCALAR[first])
+
+    def outputs(self, fn: Any, attrs: dict[str, str | None]) -> _Ports:
+        ret = _return_type(fn)
+        if not (ret.startswith("{") and ret.endswith("}")):
+            raise LLVMImportError(
+                f"@{fn.name}: a node function returns a struct (one field per output, seed 000), "
+                f"not {ret}; return {{}} for none"
+            )
+        inner = ret[1:-1].strip()
+        if "{" in inner or "[" in inner or "<" in inner:
+            raise LLVMImportError(f"@{fn.name}: the fields of its return type {ret} must be scalars or ptr")
+        fields = [f.strip() for f in inner.split(",")] if inner else []
+        spelled = attrs.get("hpvm.outputs")
+        types: list[PortType] = []
+        if spelled is not None:
+            try:
+                body = spelled.strip()[1:-1].strip()
+                types = [parse_type(t) for t in _split_types(body)] if body else []
+            except TypeError as e:
+                raise LLVMImportError(f'@{fn.name}: "hpvm.outputs"="{spelled}": {e}') from None
+            want = [t for p in types for t in abi.llvm_types(p)]
+            if want != fields:
+                raise LLVMImportError(
+                    f'@{fn.name}: "hpvm.outputs"="{spelled}" takes fields ({", ".join(want)}) but the '
+                    f"function returns {ret}"
+                )
+        else:
+            k = 0
+            while k < len(fields):
+                t = self.port_type(fn, f"return field {k}", None, fields[k:])
+                types.append(t)
+                k += abi.arity(t)
+        return _Ports(types, abi.leading_indices(types))
+
+    def check_leaf(self, fn: Any) -> None:
+        for ins in self.instructions(fn):
+            which = _intrinsic(ins)
+            if which is not None and which in abi.HOST_INTRINSICS:
+                raise LLVMImportError(
+                    f"@{fn.name}: '{_instr(ins)}' is a host intrinsic in a leaf node function; "
+                    "only host code launches and waits for graphs"
+                )
+
+    # -- an internal node's graph -----------------------------------------------------
+    def graph(self, fn: Any, made: InternalFunction, params: list[Port], outputs: _Ports) -> None:
+        graph = made.graph
+        nodes: dict[str, Node] = {}
+        own_in = _Ports([p.type for p in params], abi.leading_indices([p.type for p in params]))
+        by_text = {_instr(i): i for i in self.instructions(fn)}
+        companions: list[tuple[tuple[Any, ...], str]] = []
+        leaders: set[tuple[Any, ...]] = set()
+        if len(list(fn.blocks)) != 1:
+            raise LLVMImportError(
+                f"@{fn.name}: an internal node function is one basic block of graph intrinsics; "
+                "this one branches"
+            )
+        for ins in self.instructions(fn):
+            text = _instr(ins)
+            which = _intrinsic(ins)
+            where = f"@{fn.name}: '{text}'"
+            ops = list(ins.operands)
+            if which is not None and which.startswith("createNode"):
+                target = ops[0]
+                if not target.value_kind.name == "function":
+                    raise LLVMImportError(f"{where}: the node function must be a function, not {target}")
+                child = self.function(target.name, where)
+                sizes = tuple(self.size(fn, params, by_text, o, where) for o in ops[1:-1])
+                name = ins.name or f"n{len(graph.nodes)}"
+                name = graph.unique_name(name)
+                node = Node(name, child, sizes)
+                graph.nodes.append(node)
+                nodes[_instr(ins)] = node
+            elif which in ("createEdge", "bind.input", "bind.output"):
+                node_ops = [o for o in ops[:-1] if str(o.type) == "ptr"]
+                handles = []
+                for o in node_ops:
+                    found = nodes.get(_instr(o)) if o.value_kind.name == "instruction" else None
+                    if found is None:
+                        raise LLVMImportError(
+                            f"{where}: {o.name or str(o)} is not a node this function created"
+                        )
+                    handles.append(found)
+                consts = [_const(o) for o in ops[len(node_ops) : -1]]
+                if any(c is None for c in consts):
+                    raise LLVMImportError(
+                        f"{where}: replication kind, ports and stream flag must be constants"
+                    )
+                if which == "createEdge":
+                    src, dst = handles
+                    repl, sp, dp, stream = consts
+                    a = self.locate(
+                        self.out_ports[id(src.function)],
+                        sp,
+                        where,
+                        f"output of @{src.function.name}",
+                    )
+                    b = self.locate(_ports_of(dst.function), dp, where, f"input of @{dst.function.name}")
+                    tsrc, tdst = self.out_ports[id(src.function)].types[a[0]], dst.function.params[b[0]].type
+                    key: tuple[Any, ...] = ("edge", src.name, a[0], dst.name, b[0])
+                    record = Edge(src, a[0], dst, b[0], repl=int(repl), stream=bool(stream))  # type: ignore[arg-type]
+                    target_list: list[Any] = graph.edges
+                elif which == "bind.input":
+                    (dst,) = handles
+                    ip, ic, stream = consts
+                    a = self.locate(own_in, ip, where, f"input of @{fn.name}")
+                    b = self.locate(_ports_of(dst.function), ic, where, f"input of @{dst.function.name}")
+                    tsrc, tdst = params[a[0]].type, dst.function.params[b[0]].type
+                    key = ("in", a[0], dst.name, b[0])
+                    record = InputBind(a[0], dst, b[0], stream=bool(stream))
+                    target_list = graph.in_binds
+                else:
+                    (src,) = handles
+                    oc, op, stream = consts
+                    a = self.locate(
+                        self.out_ports[id(src.function)],
+                        oc,
+                        where,
+                        f"output of @{src.function.name}",
+                    )
+                    b = self.locate(outputs, op, where, f"output of @{fn.name}")
+                    tsrc, tdst = self.out_ports[id(src.function)].types[a[0]], outputs.types[b[0]]
+                    key = ("out", src.name, a[0], b[0])
+                    record = OutputBind(src, a[0], b[0], stream=bool(stream))
+                    target_list = graph.out_binds
+                if tsrc != tdst:
+                    raise LLVMImportError(
+                        f"{where}: connects a {tsrc} to a {tdst}; both ends must have the same type"
+                    )
+                if a[1] != b[1]:
+                    raise LLVMImportError(
+                        f"{where}: connects part {a[1]} of a {tsrc} port to part {b[1]} of the other; "
+                        "an array's pointer, size and extents go to the same parts"
+                    )
+                if a[1] == 0:
+                    leaders.add(key)
+                    target_list.append(record)
+                else:
+                    companions.append((key, where))
+            elif which is not None:
+                raise LLVMImportError(
+                    f"{where}: llvm.hpvm.{which} in an internal node function; internal nodes only "
+                    "create nodes, edges and binds (queries, memory and synchronization belong in leaves)"
+                )
+            elif ins.opcode == "ret" or self.is_size_arithmetic(ins):
+                continue
+            else:
+                raise LLVMImportError(
+                    f"{where}: computation in a function that builds a graph; a leaf may not call "
+                    "graph intrinsics, and an internal node function holds only llvm.hpvm.createNode*, "
+                    "createEdge, bind.input, bind.output, the integer arithmetic of replication sizes "
+                    "and its ret"
+                )
+        for key, where in companions:
+            if key not in leaders:
+                raise LLVMImportError(
+                    f"{where}: connects the size or an extent of an array port without a call for its "
+                    "pointer; connect the pointer (the port's first argument) too"
+                )
+
+    @staticmethod
+    def is_size_arithmetic(ins: Any) -> bool:
+        if ins.opcode in _BINOPS or ins.opcode in _CASTS:
+            return True
+        if ins.opcode == "call":
+            return list(ins.operands)[-1].name in ("llvm.smin.i64", "llvm.smax.i64")
+        return False
+
+    @staticmethod
+    def locate(ports: _Ports, index: int, where: str, what: str) -> tuple[int, int]:
+        found = ports.port(index)
+        if found is None:
+            raise LLVMImportError(
+                f"{where}: index {index} is no {what}, which has LLVM indices 0..{ports.count() - 1}"
+            )
+        return found
+
+    def size(self, fn: Any, params: list[Port], by_text: dict[str, Any], value: Any, where: str) -> Expr:
+        """A replication size as an expression over the parent's ports."""
+        kind = value.value_kind.name
+        const = _const(value)
+        if const is not None:
+            return Const(const)
+        if kind == "argument":
+            return self.size_argument(fn, params, value.name, where)
+        ins = by_text.get(_instr(value)) if kind == "instruction" else None
+        if ins is None:
+            raise LLVMImportError(
+                f"{where}: a replication size must be an integer expression of the ports, not {value}"
+            )
+        ops = list(ins.operands)
+        if ins.opcode in _CASTS:
+            return self.size(fn, params, by_text, ops[0], where)
+        if ins.opcode == "udiv" and ops[0].value_kind.name == "argument":
+            shape = self.byte_size(params, ops[0].name, _const(ops[1]))
+            if shape is not None:
+                return shape
+        if ins.opcode in _BINOPS:
+            lhs = self.size(fn, params, by_text, ops[0], where)
+            return BinOp(_BINOPS[ins.opcode], lhs, self.size(fn, params, by_text, ops[1], where))
+        callee = ops[-1].name if ins.opcode == "call" else ""
+        if callee in ("llvm.smin.i64", "llvm.smax.i64"):
+            fn_name = callee[6:9]
+            args: list[Expr] = []
+            for o in ops[:-1]:
+                e = self.size(fn, params, by_text, o, where)
+                folded = o.value_kind.name == "instruction" and o.name.endswith(".fold")
+                args.extend(e.args if folded and isinstance(e, Call) and e.fn == fn_name else [e])
+            return Call(fn_name, tuple(args))
+        raise LLVMImportError(
+            f"{where}: its size '{_instr(ins)}' is not integer arithmetic (add, sub, mul, sdiv, "
+            "srem, udiv, casts, llvm.smin/smax.i64) of the function's ports"
+        )
+
+    @staticmethod
+    def byte_size(params: list[Port], arg: str, divisor: int | None) -> Expr | None:
+        for p in params:
+            if isinstance(p.type, ArrayType) and arg == f"{p.name}.size" and p.type.rank == 1:
+                if divisor == p.type.dtype.itemsize:
+                    return Shape(p.name, 0)
+        return None
+
+    def size_argument(self, fn: Any, params: list[Port], arg: str, where: str) -> Expr:
+        ports = _ports_of_params(params)
+        index = next((k for k, a in enumerate(fn.arguments) if a.name == arg), -1)
+        found = ports.port(index)
+        if found is not None:
+            port, offset = found
+            t = params[port].type
+            if offset == 0 and isinstance(t, ScalarType) and t.is_integer:
+                return Param(params[port].name)
+            if isinstance(t, ArrayType) and offset >= 2:
+                return Shape(params[port].name, offset - 2)
+        raise LLVMImportError(
+            f"{where}: a replication size uses argument %{arg}, which is not an integer port "
+            "(nor an array's extent)"
+        )
+
+
+def _ports_of_params(params: list[Port]) -> _Ports:
+    types = [p.type for p in params]
+    return _Ports(types, abi.leading_indices(types))
+
+
+def _ports_of(fn: NodeFunction) -> _Ports:
+    return _ports_of_params(fn.params)
+
+
+def _split_types(text: str) -> list[str]:
+    """``f32[:, :], i64`` → ``["f32[:, :]", "i64"]`` (commas inside brackets stay)."""
+    parts, depth, current = [], 0, ""
+    for c in text:
+        if c == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+            continue
+        depth += {"[": 1, "]": -1}.get(c, 0)
+        current += c
+    return [*parts, current.strip()] if current.strip() else parts
+
+
+__all__ = ["from_hpvm_ir"]

@@ -1,0 +1,65 @@
+"""``hpvm llvm export|import``: the round trip through a file, and mistakes as ``error: ...``
+with exit status 1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hpvm.cli import main
+
+PROGRAM = """
+import hpvm
+
+@hpvm.leaf(ins=("x",), outs=("x",))
+def double(x: hpvm.f32[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    x[i] = 2 * x[i]
+
+@hpvm.internal
+def root(x: hpvm.f32[:], n: hpvm.i64):
+    d = hpvm.create_node_1d(double, n)
+    hpvm.bind_in(d, 0, 0)
+"""
+
+
+def test_export_then_import_prints_the_graph(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "prog.py"
+    source.write_text(PROGRAM)
+    out = tmp_path / "prog.ll"
+    assert main(["llvm", "export", str(source), "-o", str(out)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    assert "call ptr @llvm.hpvm.createNode1D(ptr @double, i64 %n)" in out.read_text()
+    assert main(["llvm", "import", str(out)]) == 0
+    assert capsys.readouterr().out == (
+        "# hpvm IR v1\n"
+        "leaf @double(x: f32[:]) -> () ins(x) outs(x)\n"
+        "internal @root(x: f32[:], n: i64) {\n"
+        "  %double = node @double[n]\n"
+        "  bind in 0 -> %double.0\n"
+        "}\n"
+    )
+
+
+def test_import_of_malformed_ir_is_an_error_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.ll"
+    bad.write_text("define {} @root() {\nentry:\n  ret {} undef\n}\n")
+    assert main(["llvm", "import", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {bad}: no root node function")
+
+
+def test_import_of_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["llvm", "import", str(tmp_path / "nope.ll")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "nope.ll: cannot read it" in err
+
+
+def test_export_to_a_folder_that_does_not_exist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "prog.py"
+    source.write_text(PROGRAM)
+    assert main(["llvm", "export", str(source), "-o", str(tmp_path / "no" / "prog.ll")]) == 1
+    assert "cannot write the LLVM IR" in capsys.readouterr().err
