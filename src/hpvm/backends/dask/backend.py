@@ -1,0 +1,231 @@
+"""The ``dask`` back end: a root graph run on a Dask cluster, on the ``cpu`` back end there.
+
+How a launch is split (``_plan``, once per root): a root whose one child is a replicated
+leaf whose indexing proves which rows each chunk owns (``ownership.py``) is split along its
+outermost dimension into one chunk per worker; each chunk is the same leaf replicated over
+``hi - lo`` instances, run on the row slices ``[lo, hi)`` of the arrays, and only the rows
+of the arrays it writes come back. Any other root runs whole, as one task on one worker,
+and the reason is recorded in ``RunContext.notes`` (``hpvm run --timings`` prints it). The
+``cpu`` back end runs inside the workers (``tasks.py``), so every semantic rule — binds,
+edges, the last instance — is the one ``cpu`` implements; this module only moves data.
+
+The client comes from the run context's ``cluster`` hook (the runtime's, see
+``hpvm.init(dask=...)``); this back end never imports the runtime.
+"""
+
+from __future__ import annotations
+
+import uuid
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...errors import ClusterError, HPVMError, LaunchError
+from ...ir import expr as size_expr
+from ...ir.analysis import param_writers
+from ...ir.graph import (
+    ChildGraph,
+    InputBind,
+    InternalFunction,
+    LeafFunction,
+    Node,
+    OutputBind,
+    Param,
+    functions,
+)
+from ...ir.types import ArrayType, i64
+from ..base import Backend, RunContext
+from . import tasks
+from .ownership import slicing_problem
+
+CHUNK_PARAM = "__hpvm_chunk_n"  # the chunk root's extra input: its number of instances along x
+
+
+@dataclass
+class Plan:
+    """How one root runs: ``node`` set when it is split by rows, else ``reason`` says why not."""
+
+    key: str
+    written: list[int]  # root params whose arrays come back
+    node: Node | None = None
+    reason: str = ""
+    chunks: dict[tuple[int, ...], tuple[str, InternalFunction]] = field(default_factory=dict)
+
+
+class DaskBackend(Backend):
+    """Runs graphs on the runtime's Dask cluster (see the module doc)."""
+
+    name = "dask"
+    device = "host"  # results land in the host's own arrays before run() returns
+
+    def __init__(self) -> None:
+        self._plans: weakref.WeakKeyDictionary[InternalFunction, Plan] = weakref.WeakKeyDictionary()
+
+    def run(
+        self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
+    ) -> tuple[Any, ...]:
+        ctx = ctx or RunContext()
+        if ctx.cluster is None:
+            raise LaunchError(
+                f"target='dask' for '{root.name}': no Dask cluster is known to this run; launch it "
+                "with hpvm.launch after hpvm.init(dask=...) (an address, a distributed.Client, or "
+                "nothing for a local cluster)"
+            )
+        client = ctx.cluster()
+        plan = self._plan(root)
+        args = list(args)
+        split = self._split(plan, root, args, client)
+        if split is None:
+            ctx.notes.append(f"dask: '{root.name}' ran whole on one worker: {plan.reason}")
+            future = client.submit(tasks.run_whole, plan.key, root, args, plan.written, pure=False)
+            ((marked, arrays),) = _gather(client, [future], root)
+            ctx.record(to_device=_nbytes(args), to_host=_nbytes(arrays))
+            _copy_back(args, plan.written, [(slice(None), a) for a in arrays])
+            return _unmark(marked, args)
+        assert plan.node is not None
+        ranges, key, chunk = split
+        futures = []
+        sent = 0
+        for lo, hi in ranges:
+            part = [
+                a[lo:hi] if isinstance(a, np.ndarray) and i in _sliced(plan, root) else a
+                for i, a in enumerate(args)
+            ]
+            part.append(hi - lo)
+            sent += _nbytes(part)
+            futures.append(client.submit(tasks.run_chunk, key, chunk, part, plan.written, pure=False))
+        results = _gather(client, futures, root)
+        back = 0
+        for (lo, hi), (_, rows) in zip(ranges, results):
+            back += _nbytes(rows)
+            _copy_back(args, plan.written, [(slice(lo, hi), r) for r in rows])
+        ctx.record(to_device=sent, to_host=back)
+        ctx.notes.append(
+            f"dask: node '{plan.node.name}' of '{root.name}' split into {len(ranges)} chunk(s) of rows "
+            f"{', '.join(f'[{lo}, {hi})' for lo, hi in ranges)}"
+        )
+        marked, _ = results[-1]  # the last instance is in the last chunk: its outputs are the node's
+        return _unmark(marked, args)
+
+    def run_stage(self, root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
+        raise LaunchError(
+            f"target='dask' does not run streaming launches or mixed-target graphs yet ('{root.name}'); "
+            "launch it with target='cpu' or without stream=True"
+        )
+
+    # -- planning ----------------------------------------------------------------------
+
+    def _plan(self, root: InternalFunction) -> Plan:
+        plan = self._plans.get(root)
+        if plan is None:
+            plan = self._plans[root] = _make_plan(root)
+        return plan
+
+    def _split(
+        self, plan: Plan, root: InternalFunction, args: list[Any], client: Any
+    ) -> tuple[list[tuple[int, int]], str, InternalFunction] | None:
+        """The chunks of this launch (row ranges, the chunk root and its key), or ``None``
+        (recording why in ``plan.reason``) when it runs whole."""
+        node = plan.node
+        if node is None:
+            return None
+        env = {p.name: a for p, a in zip(root.params, args)}
+        sizes = node.evaluate_sizes(env, "launch(target='dask'): ")
+        n = sizes[0]
+        for i in _sliced(plan, root):
+            if args[i].shape[0] < n:
+                plan_reason = (
+                    f"'{root.params[i].name}' has {args[i].shape[0]} rows for {n} instances of "
+                    f"'{node.name}' (the cpu back end on the worker reports it)"
+                )
+                plan.reason = plan_reason
+                return None
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        count = min(workers, n)
+        if count < 2:
+            plan.reason = f"'{node.name}' has {n} instance(s) along x and the cluster {workers} worker(s)"
+            return None
+        rest = sizes[1:]
+        if rest not in plan.chunks:
+            plan.chunks[rest] = (uuid.uuid4().hex, _chunk_root(root, node, rest))
+        key, chunk = plan.chunks[rest]
+        bounds = [n * k // count for k in range(count + 1)]
+        return [(bounds[k], bounds[k + 1]) for k in range(count)], key, chunk
+
+
+def _make_plan(root: InternalFunction) -> Plan:
+    key = uuid.uuid4().hex
+    leaves = [f for f in functions(root) if isinstance(f, LeafFunction)]
+    arrays = [i for i, p in enumerate(root.params) if isinstance(p.type, ArrayType)]
+    if any(isinstance(t, ArrayType) for leaf in leaves for t in leaf.out_types):
+        written = arrays  # a returned array may be written further on: bring every array back
+    else:
+        written = sorted(param_writers(root))
+    graph = root.graph
+    if len(graph.nodes) != 1:
+        return Plan(
+            key, written, reason=f"'{root.name}' has {len(graph.nodes)} children (only one is split yet)"
+        )
+    node = graph.nodes[0]
+    leaf = node.function
+    if not isinstance(leaf, LeafFunction):
+        return Plan(
+            key, written, reason=f"node '{node.name}' is an internal node (only leaves are split yet)"
+        )
+    if node.dims == 0:
+        return Plan(key, written, reason=f"node '{node.name}' has one instance")
+    if any(isinstance(t, ArrayType) for t in leaf.out_types):
+        return Plan(key, written, reason=f"leaf '{leaf.name}' returns an array")
+    problem = slicing_problem(leaf)
+    if problem is not None:
+        return Plan(key, written, reason=problem)
+    return Plan(key, written, node=node)
+
+
+def _sliced(plan: Plan, root: InternalFunction) -> list[int]:
+    """The root params whose arrays travel as row slices (every array: all reach the leaf)."""
+    return [i for i, p in enumerate(root.params) if isinstance(p.type, ArrayType)]
+
+
+def _chunk_root(root: InternalFunction, node: Node, rest: tuple[int, ...]) -> InternalFunction:
+    """``root`` with its one child replicated over ``CHUNK_PARAM`` instances along x (the
+    other dimensions fixed to this launch's ``rest``)."""
+    sizes = (size_expr.Param(CHUNK_PARAM), *(size_expr.Const(s) for s in rest))
+    child = Node(node.name, node.function, sizes, node.location)
+    graph = ChildGraph(
+        nodes=[child],
+        in_binds=[InputBind(b.ip, child, b.ic) for b in root.graph.in_binds],
+        out_binds=[OutputBind(child, b.oc, b.op) for b in root.graph.out_binds],
+    )
+    params = [Param(p.name, p.type) for p in root.params] + [Param(CHUNK_PARAM, i64)]
+    return InternalFunction(f"{root.name}__chunk", params, graph=graph, location=root.location)
+
+
+# -- moving results --------------------------------------------------------------------
+
+
+def _gather(client: Any, futures: list[Any], root: InternalFunction) -> list[Any]:
+    try:
+        return client.gather(futures)
+    except HPVMError:
+        raise  # a leaf's error, as the cpu back end raised it on the worker (names the node)
+    except Exception as e:
+        raise ClusterError(f"the Dask cluster failed running '{root.name}': {type(e).__name__}: {e}") from e
+
+
+def _copy_back(args: list[Any], written: list[int], parts: list[tuple[slice, np.ndarray]]) -> None:
+    for i, (where, value) in zip(written, parts):
+        host = args[i][where]
+        if not np.may_share_memory(host, value):
+            host[...] = value
+
+
+def _unmark(marked: Sequence[tuple[str, Any]], args: list[Any]) -> tuple[Any, ...]:
+    return tuple(args[v] if kind == "param" else v for kind, v in marked)
+
+
+def _nbytes(values: Sequence[Any]) -> int:
+    return sum(v.nbytes for v in values if isinstance(v, np.ndarray))

@@ -1,0 +1,132 @@
+"""Which elements each chunk of a replicated leaf owns, where the leaf's indexing proves it.
+
+Why. Splitting a node's instances over workers is only correct when the result of each
+instance depends on, and lands in, elements no other chunk touches. The Dask back end
+splits a replicated leaf along its outermost dimension x and hands each chunk *row slices*
+of the arrays (``a[lo:hi]``), running the chunk as a node of ``hi - lo`` instances. That is
+the same computation exactly when the leaf uses its instance id x for nothing but the first
+index of its array parameters: then instance ``lo + k`` of the original node and instance
+``k`` of the chunk read and write the same elements, each chunk owns rows ``[lo, hi)`` of
+every array, and only those rows come back.
+
+What ``slicing_problem`` accepts (anything else keeps the node on one worker, and the
+returned reason says why): a Python leaf whose source can be read, whose every subscript of
+an array parameter has, on its first axis, the instance id x (``hpvm.get_node_instance_id_x``
+of ``hpvm.get_node()``, directly or through a variable assigned once); whose array
+parameters are used only so subscripted or as ``a.shape[k]`` with a constant ``k >= 1``
+(the first extent changes in a chunk), and never reassigned; whose id x appears nowhere
+else (``out[i] = i`` would compute from it); and which does not call the intrinsics whose
+meaning spans the whole grid: ``get_num_node_instances_x``, ``barrier``, ``malloc`` (one
+buffer per parent instance: here all instances share it) and the atomics (their partial
+results would have to be combined across chunks, not done yet). Sound by construction:
+false negatives only.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections import Counter
+
+from ...ir.graph import LeafFunction
+from ...ir.types import ArrayType
+
+_ID_X = "get_node_instance_id_x"
+_GET_NODE = "get_node"
+_SPANNING = {"get_num_node_instances_x", "barrier", "malloc"}
+
+
+def _called(node: ast.AST) -> str | None:
+    """The name of the function a call calls (``hpvm.f(...)`` or ``f(...)``)."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return None
+
+
+def slicing_problem(leaf: LeafFunction) -> str | None:
+    """``None`` when the leaf's chunks own row slices of its arrays (module doc), else why not."""
+    if leaf.body_kind != "python":
+        return f"leaf '{leaf.name}' has a {leaf.body_kind} body (only Python bodies are analysed)"
+    try:
+        tree = ast.parse(textwrap.dedent(leaf.source))
+    except (OSError, SyntaxError, TypeError):
+        return f"the source of leaf '{leaf.name}' cannot be read"
+    func = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if func is None:
+        return f"the source of leaf '{leaf.name}' has no function definition"
+    names = [a.arg for a in func.args.args[: len(leaf.params)]]
+    arrays = {n for n, p in zip(names, leaf.params) if isinstance(p.type, ArrayType)}
+    stores = Counter(n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    for name in sorted(arrays):
+        if stores[name]:
+            return f"leaf '{leaf.name}' assigns its array parameter '{name}'"
+    node_vars = {
+        s.targets[0].id
+        for s in func.body
+        if isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and stores[s.targets[0].id] == 1
+        and _called(s.value) == _GET_NODE
+    }
+
+    def own_id_call(expr: ast.AST) -> bool:
+        if _called(expr) != _ID_X or len(expr.args) != 1:  # type: ignore[attr-defined]
+            return False
+        arg = expr.args[0]  # type: ignore[attr-defined]
+        return _called(arg) == _GET_NODE or (isinstance(arg, ast.Name) and arg.id in node_vars)
+
+    id_vars: set[str] = set()
+    allowed: set[int] = set()  # ids of the AST nodes whose use of an id / array is accounted for
+    for s in func.body:
+        if (
+            isinstance(s, ast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name)
+            and stores[s.targets[0].id] == 1
+            and own_id_call(s.value)
+        ):
+            id_vars.add(s.targets[0].id)
+            allowed.add(id(s.value))
+
+    def is_id(expr: ast.AST) -> bool:
+        return (isinstance(expr, ast.Name) and expr.id in id_vars) or own_id_call(expr)
+
+    for sub in ast.walk(func):
+        if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and sub.value.id in arrays:
+            index = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+            if not index or not is_id(index[0]):
+                return (
+                    f"leaf '{leaf.name}' indexes '{sub.value.id}' at line {leaf.location.line + sub.lineno - 1} "
+                    "with something other than its instance id x on the first axis"
+                )
+            allowed.add(id(sub.value))
+            allowed.add(id(index[0]))
+        if (
+            isinstance(sub, ast.Subscript)
+            and isinstance(sub.value, ast.Attribute)
+            and sub.value.attr == "shape"
+            and isinstance(sub.value.value, ast.Name)
+            and sub.value.value.id in arrays
+            and isinstance(sub.slice, ast.Constant)
+            and type(sub.slice.value) is int
+            and sub.slice.value >= 1
+        ):
+            allowed.add(id(sub.value.value))
+    for sub in ast.walk(func):
+        name = _called(sub)
+        if name in _SPANNING or (name or "").startswith("atomic_"):
+            return f"leaf '{leaf.name}' calls {name}, whose meaning spans all instances of the node"
+        if name == _ID_X and id(sub) not in allowed:
+            return f"leaf '{leaf.name}' uses its instance id x other than as the first index of an array"
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and id(sub) not in allowed:
+            if sub.id in arrays:
+                return f"leaf '{leaf.name}' uses its array '{sub.id}' other than indexed by its instance id x"
+            if sub.id in id_vars:
+                return f"leaf '{leaf.name}' uses its instance id x ('{sub.id}') other than as the first index of an array"
+    return None

@@ -1,0 +1,64 @@
+"""What runs inside a Dask worker: a root (whole, or one chunk's) on the ``cpu`` back end.
+
+Why a module of plain functions: Dask ships a task as a function and its arguments; these
+functions are importable by name on every worker (hpvm is installed there), so only the
+graph and the data travel. Each graph comes with a key the host gave it: the worker keeps
+the first copy it received under that key (``_ROOTS``), so the ``cpu`` back end — one per
+worker process, caching its compiled code per root object — compiles a graph once per
+worker, not once per task.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...ir.graph import InternalFunction
+
+_ROOTS: dict[str, InternalFunction] = {}
+_LOCK = threading.Lock()
+
+
+def _cached(key: str, root: InternalFunction) -> InternalFunction:
+    with _LOCK:
+        return _ROOTS.setdefault(key, root)
+
+
+def _cpu() -> Any:
+    from .. import get_backend
+
+    return get_backend("cpu")
+
+
+def run_whole(
+    key: str, root: InternalFunction, args: Sequence[Any], written: Sequence[int]
+) -> tuple[Any, ...]:
+    """Run ``root`` once; return (its outputs, the arrays at ``written``).
+
+    An output that is one of the argument arrays comes back as ``("param", index)``, so the
+    host hands back its own array, as the other back ends do.
+    """
+    root = _cached(key, root)
+    outputs = _cpu().run(root, list(args))
+    return _mark(outputs, args), tuple(args[i] for i in written)
+
+
+def run_chunk(
+    key: str, chunk: InternalFunction, args: Sequence[Any], written: Sequence[int]
+) -> tuple[Any, ...]:
+    """Run one chunk root (its arrays are the chunk's row slices); return (its outputs, the
+    rows of the arrays at ``written``)."""
+    chunk = _cached(key, chunk)
+    outputs = _cpu().run(chunk, list(args))
+    return _mark(outputs, args), tuple(args[i] for i in written)
+
+
+def _mark(outputs: Sequence[Any], args: Sequence[Any]) -> tuple[Any, ...]:
+    marked = []
+    for value in outputs:
+        index = next((k for k, a in enumerate(args) if isinstance(value, np.ndarray) and value is a), None)
+        marked.append(("param", index) if index is not None else ("value", value))
+    return tuple(marked)
