@@ -233,6 +233,8 @@ class Runtime:
         else:
             values = check_args(root, args, self.tracker, "launch")
             check_sizes(root, values, "launch")
+            if getattr(backend, "needs_cluster", False):
+                self.dask_client()  # connect now: an unreachable scheduler is launch's error
             handle = LaunchHandle(self, root, backend)
             handle.job = self._job(handle, root, backend, values)
         with self.lock:

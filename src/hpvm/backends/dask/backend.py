@@ -60,6 +60,9 @@ class DaskBackend(Backend):
 
     name = "dask"
     device = "host"  # results land in the host's own arrays before run() returns
+    #: The runtime connects to the cluster at ``launch`` (so an unreachable scheduler is a
+    #: ``ClusterError`` there, not at ``wait``).
+    needs_cluster = True
 
     def __init__(self) -> None:
         self._plans: weakref.WeakKeyDictionary[InternalFunction, Plan] = weakref.WeakKeyDictionary()

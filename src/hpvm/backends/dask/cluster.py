@@ -89,6 +89,7 @@ class Cluster:
                     threads_per_worker=1,
                     processes=True,
                     dashboard_address="127.0.0.1:0",
+                    worker_dashboard_address="127.0.0.1:0",
                 )
                 client = Client(self._local, timeout=f"{timeout}s", set_as_default=False)
             except Exception as e:
