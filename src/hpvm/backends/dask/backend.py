@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import uuid
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,6 @@ import numpy as np
 
 from ...errors import ClusterError, HPVMError, LaunchError
 from ...ir import expr as size_expr
-from ...ir.analysis import param_writers
 from ...ir.graph import (
     ChildGraph,
     InputBind,
@@ -34,14 +33,22 @@ from ...ir.graph import (
     Node,
     OutputBind,
     Param,
-    functions,
 )
 from ...ir.types import ArrayType, i64
 from ..base import Backend, RunContext
 from . import tasks
 from .ownership import slicing_problem
+from .parts import Part, independent_parts, written_params
 
 CHUNK_PARAM = "__hpvm_chunk_n"  # the chunk root's extra input: its number of instances along x
+
+
+@dataclass
+class Job:
+    """One part's submitted tasks, and what turns their results into the part's outputs."""
+
+    futures: list[Any]
+    finish: Callable[[list[Any]], tuple[Any, ...]]
 
 
 @dataclass
@@ -66,6 +73,7 @@ class DaskBackend(Backend):
 
     def __init__(self) -> None:
         self._plans: weakref.WeakKeyDictionary[InternalFunction, Plan] = weakref.WeakKeyDictionary()
+        self._groups: weakref.WeakKeyDictionary[InternalFunction, list[Part]] = weakref.WeakKeyDictionary()
 
     def run(
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
@@ -78,40 +86,70 @@ class DaskBackend(Backend):
                 "nothing for a local cluster)"
             )
         client = ctx.cluster()
-        plan = self._plan(root)
         args = list(args)
+        parts = self._parts(root)
+        if len(parts) > 1 and _aliased(parts, args):
+            ctx.notes.append(
+                f"dask: '{root.name}': an array is passed to several inputs, so its children run together"
+            )
+            parts = [Part(root, list(range(len(root.out_types))), set(), written_params(root))]
+        jobs = [self._submit(part.root, args, client, ctx) for part in parts]
+        results = _gather(client, [f for job in jobs for f in job.futures], root)
+        outputs: list[Any] = [None] * len(root.out_types)
+        done = 0
+        for part, job in zip(parts, jobs):
+            mine = results[done : done + len(job.futures)]
+            done += len(job.futures)
+            for op, value in zip(part.ops, job.finish(mine)):
+                outputs[op] = value
+        if len(parts) > 1:
+            ctx.notes.append(
+                f"dask: '{root.name}' ran as {len(parts)} concurrent groups of children: "
+                + "; ".join(p.root.name for p in parts)
+            )
+        return tuple(outputs)
+
+    def _submit(self, root: InternalFunction, args: list[Any], client: Any, ctx: RunContext) -> Job:
+        """Submit ``root``'s tasks (whole, or one per chunk); the job copies their results back."""
+        plan = self._plan(root)
         split = self._split(plan, root, args, client)
         if split is None:
             ctx.notes.append(f"dask: '{root.name}' ran whole on one worker: {plan.reason}")
             future = client.submit(tasks.run_whole, plan.key, root, args, plan.written, pure=False)
-            ((marked, arrays),) = _gather(client, [future], root)
-            ctx.record(to_device=_nbytes(args), to_host=_nbytes(arrays))
-            _copy_back(args, plan.written, [(slice(None), a) for a in arrays])
-            return _unmark(marked, args)
+
+            def whole(results: list[Any]) -> tuple[Any, ...]:
+                ((marked, arrays),) = results
+                ctx.record(to_device=_nbytes(args), to_host=_nbytes(arrays))
+                _copy_back(args, plan.written, [(slice(None), a) for a in arrays])
+                return _unmark(marked, args)
+
+            return Job([future], whole)
         assert plan.node is not None
+        node = plan.node
         ranges, key, chunk = split
         futures = []
         sent = 0
+        sliced = _sliced(root)
         for lo, hi in ranges:
-            part = [
-                a[lo:hi] if isinstance(a, np.ndarray) and i in _sliced(plan, root) else a
-                for i, a in enumerate(args)
-            ]
+            part = [a[lo:hi] if i in sliced else a for i, a in enumerate(args)]
             part.append(hi - lo)
             sent += _nbytes(part)
             futures.append(client.submit(tasks.run_chunk, key, chunk, part, plan.written, pure=False))
-        results = _gather(client, futures, root)
-        back = 0
-        for (lo, hi), (_, rows) in zip(ranges, results):
-            back += _nbytes(rows)
-            _copy_back(args, plan.written, [(slice(lo, hi), r) for r in rows])
-        ctx.record(to_device=sent, to_host=back)
-        ctx.notes.append(
-            f"dask: node '{plan.node.name}' of '{root.name}' split into {len(ranges)} chunk(s) of rows "
-            f"{', '.join(f'[{lo}, {hi})' for lo, hi in ranges)}"
-        )
-        marked, _ = results[-1]  # the last instance is in the last chunk: its outputs are the node's
-        return _unmark(marked, args)
+
+        def chunked(results: list[Any]) -> tuple[Any, ...]:
+            back = 0
+            for (lo, hi), (_, rows) in zip(ranges, results):
+                back += _nbytes(rows)
+                _copy_back(args, plan.written, [(slice(lo, hi), r) for r in rows])
+            ctx.record(to_device=sent, to_host=back)
+            ctx.notes.append(
+                f"dask: node '{node.name}' of '{root.name}' split into {len(ranges)} chunk(s) of rows "
+                f"{', '.join(f'[{lo}, {hi})' for lo, hi in ranges)}"
+            )
+            marked, _ = results[-1]  # the last instance is in the last chunk: its outputs are the node's
+            return _unmark(marked, args)
+
+        return Job(futures, chunked)
 
     def run_stage(self, root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
         raise LaunchError(
@@ -120,6 +158,12 @@ class DaskBackend(Backend):
         )
 
     # -- planning ----------------------------------------------------------------------
+
+    def _parts(self, root: InternalFunction) -> list[Part]:
+        parts = self._groups.get(root)
+        if parts is None:
+            parts = self._groups[root] = independent_parts(root)
+        return parts
 
     def _plan(self, root: InternalFunction) -> Plan:
         plan = self._plans.get(root)
@@ -138,7 +182,7 @@ class DaskBackend(Backend):
         env = {p.name: a for p, a in zip(root.params, args)}
         sizes = node.evaluate_sizes(env, "launch(target='dask'): ")
         n = sizes[0]
-        for i in _sliced(plan, root):
+        for i in _sliced(root):
             if args[i].shape[0] < n:
                 plan_reason = (
                     f"'{root.params[i].name}' has {args[i].shape[0]} rows for {n} instances of "
@@ -161,16 +205,14 @@ class DaskBackend(Backend):
 
 def _make_plan(root: InternalFunction) -> Plan:
     key = uuid.uuid4().hex
-    leaves = [f for f in functions(root) if isinstance(f, LeafFunction)]
-    arrays = [i for i, p in enumerate(root.params) if isinstance(p.type, ArrayType)]
-    if any(isinstance(t, ArrayType) for leaf in leaves for t in leaf.out_types):
-        written = arrays  # a returned array may be written further on: bring every array back
-    else:
-        written = sorted(param_writers(root))
+    written = sorted(written_params(root))
     graph = root.graph
     if len(graph.nodes) != 1:
         return Plan(
-            key, written, reason=f"'{root.name}' has {len(graph.nodes)} children (only one is split yet)"
+            key,
+            written,
+            reason=f"'{root.name}' has {len(graph.nodes)} children joined by edges or by arrays they share "
+            "(only a lone leaf is split yet)",
         )
     node = graph.nodes[0]
     leaf = node.function
@@ -188,7 +230,7 @@ def _make_plan(root: InternalFunction) -> Plan:
     return Plan(key, written, node=node)
 
 
-def _sliced(plan: Plan, root: InternalFunction) -> list[int]:
+def _sliced(root: InternalFunction) -> list[int]:
     """The root params whose arrays travel as row slices (every array: all reach the leaf)."""
     return [i for i, p in enumerate(root.params) if isinstance(p.type, ArrayType)]
 
@@ -217,6 +259,20 @@ def _gather(client: Any, futures: list[Any], root: InternalFunction) -> list[Any
         raise  # a leaf's error, as the cpu back end raised it on the worker (names the node)
     except Exception as e:
         raise ClusterError(f"the Dask cluster failed running '{root.name}': {type(e).__name__}: {e}") from e
+
+
+def _aliased(parts: list[Part], args: list[Any]) -> bool:
+    """Whether an array one part writes overlaps an array another part touches (the same
+    host array passed to two inputs): then the parts are not independent after all."""
+    for a in parts:
+        for b in parts:
+            if a is b:
+                continue
+            for i in a.writes:
+                for j in b.reads | b.writes:
+                    if i != j and np.may_share_memory(args[i], args[j]):
+                        return True
+    return False
 
 
 def _copy_back(args: list[Any], written: list[int], parts: list[tuple[slice, np.ndarray]]) -> None:
