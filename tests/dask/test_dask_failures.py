@@ -1,0 +1,67 @@
+"""A worker killed in the middle of a launch: Dask reruns its task, the results are right.
+
+Real worker processes (the tasks are pure functions of the graph and the arrays, so a rerun
+computes the same rows); marked slow.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import hpvm
+from markers import needs_backend
+
+pytestmark = [needs_backend("dask"), pytest.mark.slow]
+
+
+@hpvm.leaf(ins=("x",), outs=("out",))
+def slow_scale(x: hpvm.f64[:], out: hpvm.f64[:], reps: hpvm.i64):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    acc = 0.0
+    for _ in range(reps):
+        acc += x[i] * 0.5
+    out[i] = acc
+
+
+@hpvm.internal
+def slow_root(x: hpvm.f64[:], out: hpvm.f64[:], reps: hpvm.i64):
+    k = hpvm.create_node_1d(slow_scale, x.shape[0])
+    for port in range(3):
+        hpvm.bind_in(k, port, port)
+
+
+def test_a_worker_killed_mid_launch_is_survived(process_cluster):
+    import cloudpickle
+    from distributed import Client
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import tests
+    client = Client(process_cluster, set_as_default=False)
+    hpvm.cleanup()
+    hpvm.init(dask=client)
+    try:
+        x = np.arange(64, dtype=np.float64)
+        out = np.zeros_like(x)
+        hpvm.track_memory(x)
+        hpvm.track_memory(out)
+        pids = client.run(os.getpid)
+        handle = hpvm.launch(slow_root, (x, out, 10_000_000), target="dask")
+        deadline = time.monotonic() + 60
+        while not any(client.processing().values()):  # both chunks are on their workers
+            assert time.monotonic() < deadline, "the chunks never started"
+            time.sleep(0.05)
+        time.sleep(0.5)
+        busy = next(addr for addr, keys in client.processing().items() if keys)
+        os.kill(pids[busy], signal.SIGKILL)
+        hpvm.wait(handle)
+        np.testing.assert_allclose(hpvm.request_memory(out), x * 0.5 * 10_000_000, rtol=1e-6)
+        assert "split into 2 chunk(s)" in handle.notes[-1]
+        assert pids[busy] not in client.run(os.getpid).values()  # it did die (and was replaced)
+    finally:
+        hpvm.cleanup()
+        client.close()
