@@ -70,11 +70,6 @@ def counts_instances(out: hpvm.i64[:]):
     out[i] = hpvm.get_num_node_instances_x(node)
 
 
-@hpvm.leaf(ins=("acc",), outs=("acc",))
-def sums(acc: hpvm.i64[:], v: hpvm.i64):
-    hpvm.atomic_add(acc, 0, v)
-
-
 @hpvm.leaf(ins=("x",), outs=("out",))
 def passes_array(x: hpvm.i64[:], out: hpvm.i64[:]):
     i = hpvm.get_node_instance_id_x(hpvm.get_node())
@@ -98,7 +93,6 @@ def test_accepts_leaves_indexed_by_their_id_on_the_first_axis():
         (uses_id_as_value, "uses its instance id x ('i') other than as the first index"),
         (reads_neighbour, "indexes 'x'"),
         (counts_instances, "calls get_num_node_instances_x"),
-        (sums, "calls atomic_add"),
         (passes_array, "uses its array 'x' other than indexed"),
         (first_extent, "uses its array 'x' other than indexed"),
     ],

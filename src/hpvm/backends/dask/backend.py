@@ -37,7 +37,7 @@ from ...ir.graph import (
 from ...ir.types import ArrayType, i64
 from ..base import Backend, RunContext
 from . import tasks
-from .ownership import slicing_problem
+from .ownership import analyse
 from .parts import Part, independent_parts, written_params
 
 CHUNK_PARAM = "__hpvm_chunk_n"  # the chunk root's extra input: its number of instances along x
@@ -60,6 +60,8 @@ class Plan:
     node: Node | None = None
     reason: str = ""
     chunks: dict[tuple[int, ...], tuple[str, InternalFunction]] = field(default_factory=dict)
+    #: root inputs updated by commutative atomics only: their ``ownership.COMBINE`` family
+    combined: dict[int, str] = field(default_factory=dict)
 
 
 class DaskBackend(Backend):
@@ -129,22 +131,37 @@ class DaskBackend(Backend):
         ranges, key, chunk = split
         futures = []
         sent = 0
-        sliced = _sliced(root)
+        combined = plan.combined
+        sliced = [i for i in _sliced(root) if i not in combined]
+        rows_back = [i for i in plan.written if i not in combined]
+        back_list = rows_back + sorted(combined)
         for lo, hi in ranges:
-            part = [a[lo:hi] if i in sliced else a for i, a in enumerate(args)]
+            part = [
+                _private(a, combined[i]) if i in combined else a[lo:hi] if i in sliced else a
+                for i, a in enumerate(args)
+            ]
             part.append(hi - lo)
             sent += _nbytes(part)
-            futures.append(client.submit(tasks.run_chunk, key, chunk, part, plan.written, pure=False))
+            futures.append(client.submit(tasks.run_chunk, key, chunk, part, back_list, pure=False))
 
         def chunked(results: list[Any]) -> tuple[Any, ...]:
             back = 0
-            for (lo, hi), (_, rows) in zip(ranges, results):
-                back += _nbytes(rows)
-                _copy_back(args, plan.written, [(slice(lo, hi), r) for r in rows])
+            for (lo, hi), (_, arrays) in zip(ranges, results):
+                back += _nbytes(arrays)
+                rows = arrays[: len(rows_back)]
+                _copy_back(args, rows_back, [(slice(lo, hi), r) for r in rows])
+                for i, partial in zip(sorted(combined), arrays[len(rows_back) :]):
+                    _combine(args[i], partial, combined[i])
             ctx.record(to_device=sent, to_host=back)
+            atomics = (
+                f"; atomics on {', '.join(repr(root.params[i].name) for i in sorted(combined))} combined "
+                f"from {len(ranges)} partial copies"
+                if combined
+                else ""
+            )
             ctx.notes.append(
                 f"dask: node '{node.name}' of '{root.name}' split into {len(ranges)} chunk(s) of rows "
-                f"{', '.join(f'[{lo}, {hi})' for lo, hi in ranges)}"
+                f"{', '.join(f'[{lo}, {hi})' for lo, hi in ranges)}{atomics}"
             )
             marked, _ = results[-1]  # the last instance is in the last chunk: its outputs are the node's
             return _unmark(marked, args)
@@ -182,7 +199,7 @@ class DaskBackend(Backend):
         env = {p.name: a for p, a in zip(root.params, args)}
         sizes = node.evaluate_sizes(env, "launch(target='dask'): ")
         n = sizes[0]
-        for i in _sliced(root):
+        for i in (i for i in _sliced(root) if i not in plan.combined):
             if args[i].shape[0] < n:
                 plan_reason = (
                     f"'{root.params[i].name}' has {args[i].shape[0]} rows for {n} instances of "
@@ -224,10 +241,22 @@ def _make_plan(root: InternalFunction) -> Plan:
         return Plan(key, written, reason=f"node '{node.name}' has one instance")
     if any(isinstance(t, ArrayType) for t in leaf.out_types):
         return Plan(key, written, reason=f"leaf '{leaf.name}' returns an array")
-    problem = slicing_problem(leaf)
-    if problem is not None:
-        return Plan(key, written, reason=problem)
-    return Plan(key, written, node=node)
+    found = analyse(leaf)
+    if found.problem is not None:
+        return Plan(key, written, reason=found.problem)
+    combined: dict[int, str] = {}
+    for name, family in found.combined.items():
+        port = next(k for k, p in enumerate(leaf.params) if p.name == name)
+        (ip,) = [b.ip for b in graph.in_binds if b.ic == port]
+        if sum(1 for b in graph.in_binds if b.ip == ip) > 1:
+            return Plan(
+                key,
+                written,
+                reason=f"'{root.params[ip].name}' reaches leaf '{leaf.name}' through several inputs, one of "
+                "them updated with atomics",
+            )
+        combined[ip] = family
+    return Plan(key, written, node=node, combined=combined)
 
 
 def _sliced(root: InternalFunction) -> list[int]:
@@ -273,6 +302,28 @@ def _aliased(parts: list[Part], args: list[Any]) -> bool:
                     if i != j and np.may_share_memory(args[i], args[j]):
                         return True
     return False
+
+
+def _private(array: np.ndarray, family: str) -> np.ndarray:
+    """A chunk's own copy of an array it updates with atomics of ``family``: zeros for the
+    families whose partial results add up (add/sub, xor), the array's values for the
+    idempotent ones (min, max, and, or)."""
+    return np.zeros_like(array) if family in ("add", "xor") else array.copy()
+
+
+_COMBINERS = {
+    "add": np.add,
+    "xor": np.bitwise_xor,
+    "min": np.minimum,
+    "max": np.maximum,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+}
+
+
+def _combine(host: np.ndarray, partial: np.ndarray, family: str) -> None:
+    """Fold one chunk's partial copy into the host's array (integers wrap as the atomics do)."""
+    _COMBINERS[family](host, partial, out=host, casting="unsafe")
 
 
 def _copy_back(args: list[Any], written: list[int], parts: list[tuple[slice, np.ndarray]]) -> None:

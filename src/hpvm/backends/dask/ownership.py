@@ -16,10 +16,19 @@ of ``hpvm.get_node()``, directly or through a variable assigned once); whose arr
 parameters are used only so subscripted or as ``a.shape[k]`` with a constant ``k >= 1``
 (the first extent changes in a chunk), and never reassigned; whose id x appears nowhere
 else (``out[i] = i`` would compute from it); and which does not call the intrinsics whose
-meaning spans the whole grid: ``get_num_node_instances_x``, ``barrier``, ``malloc`` (one
-buffer per parent instance: here all instances share it) and the atomics (their partial
-results would have to be combined across chunks, not done yet). Sound by construction:
+meaning spans the whole grid: ``get_num_node_instances_x``, ``barrier`` and ``malloc``
+(one buffer per parent instance: here all instances share it). Sound by construction:
 false negatives only.
+
+Atomics. An array parameter used *only* as the target of commutative atomics — ``add`` /
+``sub``, ``min``, ``max``, ``and``, ``or``, ``xor``, one family per array, each call a
+statement of its own (its returned old value unused) — is not owned by rows: every chunk
+may update any element. ``analyse`` reports it with its family (``COMBINE``); each chunk
+then updates a private copy starting at the family's identity (zeros for add/sub/xor; the
+array's own values for min/max/and/or, which are idempotent) and the host combines the
+copies exactly (integers) or within rounding (floats: the sums are regrouped). ``xchg``,
+an atomic whose old value is used, or an atomic array also read or written by subscript
+keep the node on one worker.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from __future__ import annotations
 import ast
 import textwrap
 from collections import Counter
+from dataclasses import dataclass, field
 
 from ...ir.graph import LeafFunction
 from ...ir.types import ArrayType
@@ -34,6 +44,17 @@ from ...ir.types import ArrayType
 _ID_X = "get_node_instance_id_x"
 _GET_NODE = "get_node"
 _SPANNING = {"get_num_node_instances_x", "barrier", "malloc"}
+#: Commutative atomics and the family whose per-chunk results combine into the same array.
+COMBINE = {"add": "add", "sub": "add", "min": "min", "max": "max", "and": "and", "or": "or", "xor": "xor"}
+
+
+@dataclass
+class Ownership:
+    """What ``analyse`` found: ``problem`` (why the node cannot be split), or the array
+    parameters updated only by commutative atomics, by name, with their ``COMBINE`` family."""
+
+    problem: str | None = None
+    combined: dict[str, str] = field(default_factory=dict)
 
 
 def _called(node: ast.AST) -> str | None:
@@ -49,7 +70,17 @@ def _called(node: ast.AST) -> str | None:
 
 
 def slicing_problem(leaf: LeafFunction) -> str | None:
-    """``None`` when the leaf's chunks own row slices of its arrays (module doc), else why not."""
+    """``None`` when the leaf's chunks can run apart (module doc), else why not."""
+    return analyse(leaf).problem
+
+
+def analyse(leaf: LeafFunction) -> Ownership:
+    """How the leaf's chunks own their arrays (module doc)."""
+    found = _analyse(leaf)
+    return found if isinstance(found, Ownership) else Ownership(problem=found)
+
+
+def _analyse(leaf: LeafFunction) -> str | Ownership:
     if leaf.body_kind != "python":
         return f"leaf '{leaf.name}' has a {leaf.body_kind} body (only Python bodies are analysed)"
     try:
@@ -97,7 +128,31 @@ def slicing_problem(leaf: LeafFunction) -> str | None:
     def is_id(expr: ast.AST) -> bool:
         return (isinstance(expr, ast.Name) and expr.id in id_vars) or own_id_call(expr)
 
+    combined: dict[str, str] = {}
+    statements = {id(n.value) for n in ast.walk(func) if isinstance(n, ast.Expr)}
     for sub in ast.walk(func):
+        name = _called(sub)
+        if name is None or not name.startswith("atomic_"):
+            continue
+        op = name[len("atomic_") :]
+        family = COMBINE.get(op)
+        line = leaf.location.line + sub.lineno - 1
+        if family is None:
+            return f"leaf '{leaf.name}' calls {name} (line {line}), which does not combine across chunks"
+        if id(sub) not in statements:
+            return f"leaf '{leaf.name}' uses the old value {name} returns (line {line}), which depends on other chunks"
+        target = sub.args[0] if sub.args else None  # type: ignore[attr-defined]
+        if not isinstance(target, ast.Name) or target.id not in arrays:
+            return f"leaf '{leaf.name}' calls {name} (line {line}) on something other than an array parameter"
+        if combined.setdefault(target.id, family) != family:
+            return f"leaf '{leaf.name}' mixes atomics of different kinds on '{target.id}'"
+        allowed.add(id(target))
+    for sub in ast.walk(func):
+        if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and sub.value.id in combined:
+            return (
+                f"leaf '{leaf.name}' indexes '{sub.value.id}' (line {leaf.location.line + sub.lineno - 1}), "
+                "which it also updates with atomics"
+            )
         if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and sub.value.id in arrays:
             index = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
             if not index or not is_id(index[0]):
@@ -120,7 +175,7 @@ def slicing_problem(leaf: LeafFunction) -> str | None:
             allowed.add(id(sub.value.value))
     for sub in ast.walk(func):
         name = _called(sub)
-        if name in _SPANNING or (name or "").startswith("atomic_"):
+        if name in _SPANNING:
             return f"leaf '{leaf.name}' calls {name}, whose meaning spans all instances of the node"
         if name == _ID_X and id(sub) not in allowed:
             return f"leaf '{leaf.name}' uses its instance id x other than as the first index of an array"
@@ -129,4 +184,4 @@ def slicing_problem(leaf: LeafFunction) -> str | None:
                 return f"leaf '{leaf.name}' uses its array '{sub.id}' other than indexed by its instance id x"
             if sub.id in id_vars:
                 return f"leaf '{leaf.name}' uses its instance id x ('{sub.id}') other than as the first index of an array"
-    return None
+    return Ownership(combined=combined)
