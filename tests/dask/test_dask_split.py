@@ -82,6 +82,16 @@ def first_extent(x: hpvm.i64[:], out: hpvm.i64[:]):
     out[i] = x.shape[0]
 
 
+from hpvm import get_num_node_instances_x as count_x  # noqa: E402
+
+
+@hpvm.leaf(outs=("out",))
+def counts_under_an_alias(out: hpvm.i64[:]):
+    node = hpvm.get_node()
+    i = hpvm.get_node_instance_id_x(node)
+    out[i] = count_x(node)
+
+
 def test_accepts_leaves_indexed_by_their_id_on_the_first_axis():
     assert slicing_problem(axpy) is None
     assert slicing_problem(row_scale) is None
@@ -95,6 +105,7 @@ def test_accepts_leaves_indexed_by_their_id_on_the_first_axis():
         (counts_instances, "calls get_num_node_instances_x"),
         (passes_array, "uses its array 'x' other than indexed"),
         (first_extent, "uses its array 'x' other than indexed"),
+        (counts_under_an_alias, "calls hpvm's get_num_node_instances_x as 'count_x'"),
     ],
     ids=lambda v: getattr(v, "name", None),
 )
@@ -107,7 +118,7 @@ def test_refuses_what_it_cannot_prove(leaf, fragment):
 
 
 def _run(root, args, target):
-    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    arrays = list({id(a): a for a in args if isinstance(a, np.ndarray)}.values())
     for a in arrays:
         hpvm.track_memory(a)
     try:
@@ -207,3 +218,13 @@ def test_streaming_is_refused_with_a_reason(dask_runtime):
     hpvm.push(handle, (x, y, 1.0, 4))
     with fails(hpvm.LaunchError, "does not run streaming launches", "target='cpu'"):
         hpvm.pop(handle, timeout=30)
+
+
+def test_arrays_sharing_memory_run_whole(dask_runtime):
+    data = np.arange(12, dtype=np.float64)  # passed as both x and y: y[i] = 2 x[i] + y[i]
+    want = data.copy()
+    _run(axpy_root, (want, want, 2.0, 12), "interp")
+    _, handle = _run(axpy_root, (data, data, 2.0, 12), "dask")
+    assert "'x' and 'y' share memory and one is written" in handle.notes[0]
+    np.testing.assert_array_equal(data, want)
+    np.testing.assert_array_equal(data, 3 * np.arange(12))

@@ -115,8 +115,8 @@ class DaskBackend(Backend):
         """Submit ``root``'s tasks (whole, or one per chunk); the job copies their results back."""
         plan = self._plan(root)
         split = self._split(plan, root, args, client)
-        if split is None:
-            ctx.notes.append(f"dask: '{root.name}' ran whole on one worker: {plan.reason}")
+        if isinstance(split, str):
+            ctx.notes.append(f"dask: '{root.name}' ran whole on one worker: {split}")
             future = client.submit(tasks.run_whole, plan.key, root, args, plan.written, pure=False)
 
             def whole(results: list[Any]) -> tuple[Any, ...]:
@@ -190,28 +190,34 @@ class DaskBackend(Backend):
 
     def _split(
         self, plan: Plan, root: InternalFunction, args: list[Any], client: Any
-    ) -> tuple[list[tuple[int, int]], str, InternalFunction] | None:
-        """The chunks of this launch (row ranges, the chunk root and its key), or ``None``
-        (recording why in ``plan.reason``) when it runs whole."""
+    ) -> tuple[list[tuple[int, int]], str, InternalFunction] | str:
+        """The chunks of this launch (row ranges, the chunk root and its key), or why it
+        runs whole."""
         node = plan.node
         if node is None:
-            return None
+            return plan.reason
         env = {p.name: a for p, a in zip(root.params, args)}
         sizes = node.evaluate_sizes(env, "launch(target='dask'): ")
         n = sizes[0]
-        for i in (i for i in _sliced(root) if i not in plan.combined):
+        sliced = [i for i in _sliced(root) if i not in plan.combined]
+        for i in sliced:
             if args[i].shape[0] < n:
-                plan_reason = (
+                return (
                     f"'{root.params[i].name}' has {args[i].shape[0]} rows for {n} instances of "
                     f"'{node.name}' (the cpu back end on the worker reports it)"
                 )
-                plan.reason = plan_reason
-                return None
-        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        written = set(plan.written)
+        for i in _sliced(root):
+            for j in _sliced(root):
+                if i < j and (i in written or j in written) and np.may_share_memory(args[i], args[j]):
+                    return (
+                        f"'{root.params[i].name}' and '{root.params[j].name}' share memory and one "
+                        "is written (chunks would see their rows as separate arrays)"
+                    )
+        workers = max(1, len(client.nthreads()))
         count = min(workers, n)
         if count < 2:
-            plan.reason = f"'{node.name}' has {n} instance(s) along x and the cluster {workers} worker(s)"
-            return None
+            return f"'{node.name}' has {n} instance(s) along x and the cluster {workers} worker(s)"
         rest = sizes[1:]
         if rest not in plan.chunks:
             plan.chunks[rest] = (uuid.uuid4().hex, _chunk_root(root, node, rest))

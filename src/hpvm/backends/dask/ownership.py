@@ -69,6 +69,20 @@ def _called(node: ast.AST) -> str | None:
     return None
 
 
+def _aliased_intrinsic(leaf: LeafFunction, func: ast.AST) -> str | None:
+    """Why not, when the leaf calls an hpvm function under another name
+    (``from hpvm import get_num_node_instances_x as count``): the analysis reads names."""
+    scope = getattr(getattr(leaf.body, "pyfunc", None), "__globals__", {})
+    for sub in ast.walk(func):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+            target = scope.get(sub.func.id)
+            module = getattr(target, "__module__", None) or ""
+            real = getattr(target, "__name__", sub.func.id)
+            if module.split(".")[0] == "hpvm" and real != sub.func.id:
+                return f"leaf '{leaf.name}' calls hpvm's {real} as '{sub.func.id}'"
+    return None
+
+
 def slicing_problem(leaf: LeafFunction) -> str | None:
     """``None`` when the leaf's chunks can run apart (module doc), else why not."""
     return analyse(leaf).problem
@@ -90,6 +104,9 @@ def _analyse(leaf: LeafFunction) -> str | Ownership:
     func = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if func is None:
         return f"the source of leaf '{leaf.name}' has no function definition"
+    aliased = _aliased_intrinsic(leaf, func)
+    if aliased is not None:
+        return aliased
     names = [a.arg for a in func.args.args[: len(leaf.params)]]
     arrays = {n for n, p in zip(names, leaf.params) if isinstance(p.type, ArrayType)}
     stores = Counter(n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
