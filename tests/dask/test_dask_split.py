@@ -60,7 +60,7 @@ def uses_id_as_value(out: hpvm.i64[:]):
 @hpvm.leaf(ins=("x",), outs=("out",))
 def reads_neighbour(x: hpvm.i64[:], out: hpvm.i64[:]):
     i = hpvm.get_node_instance_id_x(hpvm.get_node())
-    out[i] = x[i + 1]
+    out[i] = x[i - 1]
 
 
 @hpvm.leaf(outs=("out",))

@@ -62,6 +62,9 @@ class Plan:
     chunks: dict[tuple[int, ...], tuple[str, InternalFunction]] = field(default_factory=dict)
     #: root inputs updated by commutative atomics only: their ``ownership.COMBINE`` family
     combined: dict[int, str] = field(default_factory=dict)
+    #: root inputs -> (lowest, highest) row offset from the instance id x the leaf indexes
+    #: (``ownership.Ownership.rows``): a chunk [lo, hi) gets rows [lo, hi + highest)
+    rows: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 class DaskBackend(Backend):
@@ -137,7 +140,11 @@ class DaskBackend(Backend):
         back_list = rows_back + sorted(combined)
         for lo, hi in ranges:
             part = [
-                _private(a, combined[i]) if i in combined else a[lo:hi] if i in sliced else a
+                _private(a, combined[i])
+                if i in combined
+                else a[lo : hi + plan.rows.get(i, (0, 0))[1]]
+                if i in sliced
+                else a
                 for i, a in enumerate(args)
             ]
             part.append(hi - lo)
@@ -149,7 +156,9 @@ class DaskBackend(Backend):
             for (lo, hi), (_, arrays) in zip(ranges, results):
                 back += _nbytes(arrays)
                 rows = arrays[: len(rows_back)]
-                _copy_back(args, rows_back, [(slice(lo, hi), r) for r in rows])
+                for i, local in zip(rows_back, rows):
+                    own = plan.rows.get(i, (0, 0))[0]  # the row offset it writes (one: see _make_plan)
+                    _copy_back(args, [i], [(slice(lo + own, hi + own), local[own : own + hi - lo])])
                 for i, partial in zip(sorted(combined), arrays[len(rows_back) :]):
                     _combine(args[i], partial, combined[i])
             ctx.record(to_device=sent, to_host=back)
@@ -201,10 +210,12 @@ class DaskBackend(Backend):
         n = sizes[0]
         sliced = [i for i in _sliced(root) if i not in plan.combined]
         for i in sliced:
-            if args[i].shape[0] < n:
+            halo = plan.rows.get(i, (0, 0))[1]
+            if args[i].shape[0] < n + halo:
                 return (
                     f"'{root.params[i].name}' has {args[i].shape[0]} rows for {n} instances of "
-                    f"'{node.name}' (the cpu back end on the worker reports it)"
+                    f"'{node.name}' reading {halo} row(s) past their own (the cpu back end on the worker "
+                    "reports it)"
                 )
         written = set(plan.written)
         for i in _sliced(root):
@@ -262,7 +273,21 @@ def _make_plan(root: InternalFunction) -> Plan:
                 "them updated with atomics",
             )
         combined[ip] = family
-    return Plan(key, written, node=node, combined=combined)
+    rows: dict[int, tuple[int, int]] = {}
+    for b in graph.in_binds:
+        low, high = found.rows.get(leaf.params[b.ic].name, (0, 0))
+        if b.ip in rows:
+            low, high = min(low, rows[b.ip][0]), max(high, rows[b.ip][1])
+        rows[b.ip] = (low, high)
+    for ip in written:
+        if ip not in combined and rows.get(ip, (0, 0))[0] != rows.get(ip, (0, 0))[1]:
+            return Plan(
+                key,
+                written,
+                reason=f"'{root.params[ip].name}' is written and reaches leaf '{leaf.name}' at several "
+                "rows around each instance",
+            )
+    return Plan(key, written, node=node, combined=combined, rows=rows)
 
 
 def _sliced(root: InternalFunction) -> list[int]:

@@ -55,6 +55,10 @@ class Ownership:
 
     problem: str | None = None
     combined: dict[str, str] = field(default_factory=dict)
+    #: array parameter -> (lowest, highest) offset from the instance id x of the rows it
+    #: indexes; a written array has one offset (the row it owns), read-only ones may read a
+    #: halo of later rows
+    rows: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def _called(node: ast.AST) -> str | None:
@@ -129,22 +133,41 @@ def _analyse(leaf: LeafFunction) -> str | Ownership:
         arg = expr.args[0]  # type: ignore[attr-defined]
         return _called(arg) == _GET_NODE or (isinstance(arg, ast.Name) and arg.id in node_vars)
 
-    id_vars: set[str] = set()
+    id_vars: dict[str, int] = {}  # variables holding the instance id x plus a constant
     allowed: set[int] = set()  # ids of the AST nodes whose use of an id / array is accounted for
+
+    def id_offset(expr: ast.AST) -> int | None:
+        """``c`` when ``expr`` is the instance id x plus the integer constant ``c``."""
+        if own_id_call(expr):
+            return 0
+        if isinstance(expr, ast.Name):
+            return id_vars.get(expr.id)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+            right = expr.right
+            if isinstance(right, ast.Constant) and type(right.value) is int:
+                base = id_offset(expr.left)
+                if base is not None:
+                    return base + right.value if isinstance(expr.op, ast.Add) else base - right.value
+            left = expr.left
+            if isinstance(expr.op, ast.Add) and isinstance(left, ast.Constant) and type(left.value) is int:
+                base = id_offset(right)
+                return None if base is None else base + left.value
+        return None
+
+    def mark(expr: ast.AST) -> None:
+        for n in ast.walk(expr):
+            if (isinstance(n, ast.Name) and n.id in id_vars) or own_id_call(n):
+                allowed.add(id(n))
+
     for s in func.body:
-        if (
-            isinstance(s, ast.Assign)
-            and len(s.targets) == 1
-            and isinstance(s.targets[0], ast.Name)
-            and stores[s.targets[0].id] == 1
-            and own_id_call(s.value)
-        ):
-            id_vars.add(s.targets[0].id)
-            allowed.add(id(s.value))
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            target = s.targets[0].id
+            offset = id_offset(s.value)
+            if stores[target] == 1 and offset is not None:
+                mark(s.value)
+                id_vars[target] = offset
 
-    def is_id(expr: ast.AST) -> bool:
-        return (isinstance(expr, ast.Name) and expr.id in id_vars) or own_id_call(expr)
-
+    offsets: dict[str, set[int]] = {}
     combined: dict[str, str] = {}
     statements = {id(n.value) for n in ast.walk(func) if isinstance(n, ast.Expr)}
     for sub in ast.walk(func):
@@ -172,13 +195,20 @@ def _analyse(leaf: LeafFunction) -> str | Ownership:
             )
         if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and sub.value.id in arrays:
             index = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
-            if not index or not is_id(index[0]):
+            offset = id_offset(index[0]) if index else None
+            if offset is None:
                 return (
                     f"leaf '{leaf.name}' indexes '{sub.value.id}' at line {leaf.location.line + sub.lineno - 1} "
-                    "with something other than its instance id x on the first axis"
+                    "with something other than its instance id x (plus a constant) on the first axis"
                 )
+            if offset < 0:
+                return (
+                    f"leaf '{leaf.name}' indexes '{sub.value.id}' at line {leaf.location.line + sub.lineno - 1} "
+                    "before the row of its own instance (a negative offset from the instance id x)"
+                )
+            offsets.setdefault(sub.value.id, set()).add(offset)
             allowed.add(id(sub.value))
-            allowed.add(id(index[0]))
+            mark(index[0])
         if (
             isinstance(sub, ast.Subscript)
             and isinstance(sub.value, ast.Attribute)
@@ -201,4 +231,15 @@ def _analyse(leaf: LeafFunction) -> str | Ownership:
                 return f"leaf '{leaf.name}' uses its array '{sub.id}' other than indexed by its instance id x"
             if sub.id in id_vars:
                 return f"leaf '{leaf.name}' uses its instance id x ('{sub.id}') other than as the first index of an array"
-    return Ownership(combined=combined)
+    written = set(leaf.outs) | {
+        n.value.id
+        for n in ast.walk(func)
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+    for name in sorted(written & set(offsets)):
+        if len(offsets[name]) > 1:
+            return (
+                f"leaf '{leaf.name}' reads or writes '{name}', which it writes, at several rows "
+                f"around its instance ({', '.join(f'x + {c}' for c in sorted(offsets[name]))})"
+            )
+    return Ownership(combined=combined, rows={name: (min(c), max(c)) for name, c in offsets.items()})
