@@ -8,7 +8,8 @@ between the back ends so both see the same machine noise. Rows:
 
 - vector add, 2^24 float32 — split into one chunk of rows per worker;
 - sgemm 1024³ (the two-level tiled graph) — a hierarchy: runs whole on one worker;
-- the 3-D stencil, 128×128×32, 100 launches — neighbour reads: whole on one worker.
+- the 3-D stencil, 128×128×32, 100 launches — rows at offsets from the instance id: split,
+  each chunk with a halo of 2 rows (whole on one worker before commit ``3b5829b``).
 
 Prints a Markdown table (medians; bytes moved per launch from ``hpvm.memory_stats``).
 """

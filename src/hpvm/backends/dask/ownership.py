@@ -20,6 +20,14 @@ meaning spans the whole grid: ``get_num_node_instances_x``, ``barrier`` and ``ma
 (one buffer per parent instance: here all instances share it). Sound by construction:
 false negatives only.
 
+Offsets. The first index may also be the id x plus a constant ``c >= 0`` (``k = id + 1``,
+then ``a[k + 1]``: offset 2), as stencils index. Instance ``lo + k`` still matches chunk
+instance ``k`` on the slice ``a[lo : hi + cmax]``; ``Ownership.rows`` gives each array's
+lowest and highest offset, so a chunk gets the rows past its own that it reads (a halo).
+An array the leaf writes must be indexed at one offset ``c`` only: the chunk then owns
+rows ``[lo + c, hi + c)`` of it, and no other chunk reads them. A negative offset would be
+a negative index into the slice (which wraps), so it is refused.
+
 Atomics. An array parameter used *only* as the target of commutative atomics — ``add`` /
 ``sub``, ``min``, ``max``, ``and``, ``or``, ``xor``, one family per array, each call a
 statement of its own (its returned old value unused) — is not owned by rows: every chunk
