@@ -40,8 +40,8 @@ def test_example_on_dask(name, dask_client, monkeypatch):
         np.testing.assert_allclose(result, reference, rtol=1e-5, atol=1e-5)
 
 
-def test_a_streaming_example_is_refused_with_the_reason(dask_client, monkeypatch):
+def test_a_stream_handing_on_frames_is_refused_with_the_reason(dask_client, monkeypatch):
     hpvm.cleanup()
     monkeypatch.setenv("HPVM_DASK_SCHEDULER", dask_client.scheduler.address)
-    with pytest.raises(hpvm.LaunchError, match="does not run streaming launches"):
+    with pytest.raises(hpvm.LaunchError, match="only when its stages hand on scalars"):
         load("edge_detection").run(**RUNS["edge_detection"], target="dask")

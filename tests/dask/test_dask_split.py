@@ -10,7 +10,7 @@ import pytest
 
 import hpvm
 from hpvm.backends.dask.ownership import slicing_problem
-from markers import fails, needs_backend
+from markers import needs_backend
 
 pytestmark = needs_backend("dask")
 
@@ -208,23 +208,3 @@ def test_an_exception_in_a_leaf_names_the_node(dask_runtime, root):
         _run(root, (x, np.zeros_like(x)), "cpu")
     assert "fails_at_seven" in str(info.value) and "seven is not allowed" in str(info.value)
     assert type(info.value) is type(on_cpu.value)
-
-
-def test_streaming_is_refused_with_a_reason(dask_runtime):
-    handle = hpvm.launch(axpy_root, (), stream=True, target="dask")
-    x, y = np.ones(4), np.zeros(4)
-    hpvm.track_memory(x)
-    hpvm.track_memory(y)
-    hpvm.push(handle, (x, y, 1.0, 4))
-    with fails(hpvm.LaunchError, "does not run streaming launches", "target='cpu'"):
-        hpvm.pop(handle, timeout=30)
-
-
-def test_arrays_sharing_memory_run_whole(dask_runtime):
-    data = np.arange(12, dtype=np.float64)  # passed as both x and y: y[i] = 2 x[i] + y[i]
-    want = data.copy()
-    _run(axpy_root, (want, want, 2.0, 12), "interp")
-    _, handle = _run(axpy_root, (data, data, 2.0, 12), "dask")
-    assert "'x' and 'y' share memory and one is written" in handle.notes[0]
-    np.testing.assert_array_equal(data, want)
-    np.testing.assert_array_equal(data, 3 * np.arange(12))

@@ -228,7 +228,10 @@ class Runtime:
         backend = choose_backend(root, target)
         if stream:
             _check_stream_args(args, capacity)
-            handle = LaunchHandle(self, root, backend, Stream(root, backend, capacity, self.tracker))
+            if getattr(backend, "needs_cluster", False):
+                self.dask_client()  # connect now: an unreachable scheduler is launch's error
+            stream_ = Stream(root, backend, capacity, self.tracker, self.dask_client)
+            handle = LaunchHandle(self, root, backend, stream_)
             handle.check_push = PushCheck(root, self.tracker)
         else:
             values = check_args(root, args, self.tracker, "launch")

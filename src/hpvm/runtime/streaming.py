@@ -38,7 +38,7 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,8 +149,16 @@ class _Stage:
 class Stream:
     """A running streaming launch."""
 
-    def __init__(self, root: InternalFunction, backend: Backend, capacity: int, tracker: MemoryTracker):
+    def __init__(
+        self,
+        root: InternalFunction,
+        backend: Backend,
+        capacity: int,
+        tracker: MemoryTracker,
+        cluster: Callable[[], Any] | None = None,
+    ):
         self.root, self.backend, self.capacity, self.tracker = root, backend, capacity, tracker
+        self.cluster = cluster  # the runtime's Dask client hook (RunContext.cluster)
         self.error: BaseException | None = None
         self.failed = False
         self.closed = False
@@ -268,7 +276,7 @@ class Stream:
     def _execute(self, st: _Stage, args: list[Any], upstream: list[dict[str, Any]]) -> StageBatch:
         """Run a batch of items through ``st``'s nodes (no lock held: stages run concurrently)."""
         with collecting_warnings() as caught:
-            ctx = RunContext(self.tracker, stages=len(self.stages))
+            ctx = RunContext(self.tracker, stages=len(self.stages), cluster=self.cluster)
             tracker = self.tracker
             tokens = (
                 [tracker.prepare_for(self.backend, self.root, a, ctx.transfers) for a in args]

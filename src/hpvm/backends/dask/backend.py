@@ -1,13 +1,16 @@
 """The ``dask`` back end: a root graph run on a Dask cluster, on the ``cpu`` back end there.
 
-How a launch is split (``_plan``, once per root): a root whose one child is a replicated
-leaf whose indexing proves which rows each chunk owns (``ownership.py``) is split along its
-outermost dimension into one chunk per worker; each chunk is the same leaf replicated over
-``hi - lo`` instances, run on the row slices ``[lo, hi)`` of the arrays, and only the rows
-of the arrays it writes come back. Any other root runs whole, as one task on one worker,
-and the reason is recorded in ``RunContext.notes`` (``hpvm run --timings`` prints it). The
-``cpu`` back end runs inside the workers (``tasks.py``), so every semantic rule — binds,
-edges, the last instance — is the one ``cpu`` implements; this module only moves data.
+How a launch is split: the root's children in groups that share nothing written
+(``parts.py``) run as concurrent tasks; a group that is one replicated leaf whose indexing
+proves which rows each chunk owns (``ownership.py``, planned once per root) is split along
+its outermost dimension into one chunk per worker — the same leaf over ``hi - lo``
+instances on row slices of the arrays (with a halo where it reads later rows, private
+copies for arrays it updates with commutative atomics) — and only the rows it owns come
+back. Any other group runs whole, as one task on one worker, and the reason is recorded
+in ``RunContext.notes`` (``hpvm run --timings`` prints it). A streaming launch runs each
+pipeline stage as one task per item, on a worker chosen per stage. The ``cpu`` back end
+runs inside the workers (``tasks.py``), so every semantic rule — binds, edges, the last
+instance — is the one ``cpu`` implements; this module only decides where and moves data.
 
 The client comes from the run context's ``cluster`` hook (the runtime's, see
 ``hpvm.init(dask=...)``); this back end never imports the runtime.
@@ -15,6 +18,7 @@ The client comes from the run context's ``cluster`` hook (the runtime's, see
 
 from __future__ import annotations
 
+import threading
 import uuid
 import weakref
 from collections.abc import Callable, Sequence
@@ -38,7 +42,7 @@ from ...ir.types import ArrayType, i64
 from ..base import Backend, RunContext
 from . import tasks
 from .ownership import analyse
-from .parts import Part, independent_parts, written_params
+from .parts import Part, independent_parts, stage_root, written_params
 
 CHUNK_PARAM = "__hpvm_chunk_n"  # the chunk root's extra input: its number of instances along x
 
@@ -49,6 +53,17 @@ class Job:
 
     futures: list[Any]
     finish: Callable[[list[Any]], tuple[Any, ...]]
+
+
+@dataclass
+class Stage:
+    """One pipeline stage of a streamed root: its key (one graph per worker), its nodes'
+    names, the root's arrays it may write, and its index (which worker it prefers)."""
+
+    key: str
+    names: list[str]
+    written: list[int]
+    index: int
 
 
 @dataclass
@@ -79,6 +94,10 @@ class DaskBackend(Backend):
     def __init__(self) -> None:
         self._plans: weakref.WeakKeyDictionary[InternalFunction, Plan] = weakref.WeakKeyDictionary()
         self._groups: weakref.WeakKeyDictionary[InternalFunction, list[Part]] = weakref.WeakKeyDictionary()
+        self._stages: weakref.WeakKeyDictionary[InternalFunction, dict[tuple[str, ...], Stage]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
 
     def run(
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
@@ -178,10 +197,56 @@ class DaskBackend(Backend):
         return Job(futures, chunked)
 
     def run_stage(self, root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
-        raise LaunchError(
-            f"target='dask' does not run streaming launches or mixed-target graphs yet ('{root.name}'); "
-            "launch it with target='cpu' or without stream=True"
+        """One pipeline stage for one streamed item, as a task on a worker chosen per stage
+        (``stage_worker``): its items run there one after the other, in order (the stage's
+        thread waits for each), while other stages run on other workers. Values cross
+        between stages as the ``cpu`` back end produces them (scalars and per-instance
+        arrays); the root's arrays a stage writes come back after each item."""
+        ctx = ctx or RunContext()
+        if ctx.cluster is None:
+            raise LaunchError(
+                f"target='dask' for '{root.name}': no Dask cluster is known to this run; launch it "
+                "with hpvm.launch after hpvm.init(dask=...)"
+            )
+        stage = self._stage(root, nodes)
+        client = ctx.cluster()
+        args = list(args)
+        workers = sorted(client.nthreads())
+        where = [workers[stage.index % len(workers)]] if workers else None
+        future = client.submit(
+            tasks.run_stage,
+            stage.key,
+            root,
+            args,
+            stage.names,
+            upstream,
+            stage.written,
+            workers=where,
+            allow_other_workers=True,
+            pure=False,
         )
+        ((produced, outputs, arrays),) = _gather(client, [future], root)
+        ctx.record(to_device=_nbytes(args), to_host=_nbytes(arrays))
+        _copy_back(args, stage.written, [(slice(None), a) for a in arrays])
+        return produced, outputs
+
+    def _stage(self, root: InternalFunction, nodes: Sequence[Node]) -> Stage:
+        with self._lock:
+            stages = self._stages.setdefault(root, {})
+            names = tuple(n.name for n in nodes)
+            if names not in stages:
+                arrays = [
+                    e for e in root.graph.edges if isinstance(e.src.function.out_types[e.sp], ArrayType)
+                ]
+                if arrays:
+                    raise LaunchError(
+                        f"target='dask' streams '{root.name}' only when its stages hand on scalars, but "
+                        f"{arrays[0].describe()} carries an array (each worker would write its own "
+                        "copy); launch the stream with target='cpu'"
+                    )
+                sub = stage_root(root, list(nodes))
+                stages[names] = Stage(uuid.uuid4().hex, list(names), sorted(written_params(sub)), len(stages))
+            return stages[names]
 
     # -- planning ----------------------------------------------------------------------
 

@@ -105,7 +105,7 @@ def _build(root: InternalFunction, nodes: list[Node], leaders: list[int]) -> lis
             edges=[
                 Edge(copies[id(e.src)], e.sp, copies[id(e.dst)], e.dp, e.repl, e.stream, e.location)
                 for e in graph.edges
-                if id(e.src) in copies
+                if id(e.src) in copies and id(e.dst) in copies
             ],
             in_binds=[
                 InputBind(b.ip, copies[id(b.dst)], b.ic, b.stream, b.location)
@@ -130,3 +130,9 @@ def _build(root: InternalFunction, nodes: list[Node], leaders: list[int]) -> lis
         }
         parts.append(Part(part_root, ops, reads, written_params(part_root)))
     return parts
+
+
+def stage_root(root: InternalFunction, nodes: list[Node]) -> InternalFunction:
+    """A root of ``nodes`` alone (their binds and the edges between them): what
+    ``written_params`` reads to know which of the root's arrays a pipeline stage may write."""
+    return _build(root, list(nodes), [0] * len(nodes))[0].root if nodes else root

@@ -62,3 +62,19 @@ def _mark(outputs: Sequence[Any], args: Sequence[Any]) -> tuple[Any, ...]:
         index = next((k for k, a in enumerate(args) if isinstance(value, np.ndarray) and value is a), None)
         marked.append(("param", index) if index is not None else ("value", value))
     return tuple(marked)
+
+
+def run_stage(
+    key: str,
+    root: InternalFunction,
+    args: Sequence[Any],
+    names: Sequence[str],
+    upstream: dict[str, Any],
+    written: Sequence[int],
+) -> tuple[Any, ...]:
+    """Run one pipeline stage (the root's children named ``names``) for one streamed item;
+    return (the stage's outputs by node name, its root outputs, the arrays at ``written``)."""
+    root = _cached(key, root)
+    nodes = [root.graph.node(name) for name in names]
+    produced, outputs = _cpu().run_stage(root, list(args), nodes, upstream)
+    return produced, outputs, tuple(args[i] for i in written)
