@@ -136,3 +136,17 @@ def test_an_address_and_the_environment_reach_a_running_cluster(clean, monkeypat
     np.testing.assert_array_equal(_double(), 2 * np.arange(10))
     hpvm.cleanup()
     assert process_cluster.status.name == "running"  # hpvm closes its client, not their cluster
+
+
+def test_a_scheduler_without_workers_is_an_error_not_a_hang(clean, monkeypatch):
+    from distributed import Client, LocalCluster
+
+    monkeypatch.setenv("HPVM_DASK_TIMEOUT", "1")
+    with LocalCluster(n_workers=0, processes=False, dashboard_address="127.0.0.1:0") as empty:
+        with Client(empty, set_as_default=False) as client:
+            hpvm.init(dask=client)
+            started = time.monotonic()
+            with fails(hpvm.ClusterError, "has no workers to run 'double_root' (waited 1 s)", "dask worker"):
+                _double()
+            assert time.monotonic() - started < 15
+            hpvm.cleanup()

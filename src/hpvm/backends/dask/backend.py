@@ -41,6 +41,7 @@ from ...ir.graph import (
 from ...ir.types import ArrayType, i64
 from ..base import Backend, RunContext
 from . import tasks
+from .cluster import connect_timeout
 from .ownership import analyse
 from .parts import Part, independent_parts, stage_root, written_params
 
@@ -109,7 +110,7 @@ class DaskBackend(Backend):
                 "with hpvm.launch after hpvm.init(dask=...) (an address, a distributed.Client, or "
                 "nothing for a local cluster)"
             )
-        client = ctx.cluster()
+        client = _with_workers(ctx.cluster(), root)
         args = list(args)
         parts = self._parts(root)
         if len(parts) > 1 and _aliased(parts, args):
@@ -209,7 +210,7 @@ class DaskBackend(Backend):
                 "with hpvm.launch after hpvm.init(dask=...)"
             )
         stage = self._stage(root, nodes)
-        client = ctx.cluster()
+        client = _with_workers(ctx.cluster(), root)
         args = list(args)
         workers = sorted(client.nthreads())
         where = [workers[stage.index % len(workers)]] if workers else None
@@ -375,6 +376,23 @@ def _chunk_root(root: InternalFunction, node: Node, rest: tuple[int, ...]) -> In
 
 
 # -- moving results --------------------------------------------------------------------
+
+
+def _with_workers(client: Any, root: InternalFunction) -> Any:
+    """``client``, once its cluster has a worker: a scheduler without any would hold the
+    tasks forever, so waiting is bounded (``$HPVM_DASK_TIMEOUT``) and ends in an error."""
+    if client.nthreads():
+        return client
+    timeout = connect_timeout()
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except Exception:  # TimeoutError (asyncio's or the builtin one), a closed client
+        raise ClusterError(
+            f"the Dask scheduler {client.scheduler.address} has no workers to run '{root.name}' "
+            f"(waited {timeout:g} s); start some (dask worker {client.scheduler.address}) or point "
+            "hpvm.init(dask=...) at another cluster"
+        ) from None
+    return client
 
 
 def _gather(client: Any, futures: list[Any], root: InternalFunction) -> list[Any]:
