@@ -81,6 +81,8 @@ class Plan:
     #: root inputs -> (lowest, highest) row offset from the instance id x the leaf indexes
     #: (``ownership.Ownership.rows``): a chunk [lo, hi) gets rows [lo, hi + highest)
     rows: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: root inputs every chunk gets whole (``ownership.Ownership.broadcast``)
+    broadcast: set[int] = field(default_factory=set)
 
 
 class DaskBackend(Backend):
@@ -155,7 +157,7 @@ class DaskBackend(Backend):
         futures = []
         sent = 0
         combined = plan.combined
-        sliced = [i for i in _sliced(root) if i not in combined]
+        sliced = [i for i in _sliced(root) if i not in combined and i not in plan.broadcast]
         rows_back = [i for i in plan.written if i not in combined]
         back_list = rows_back + sorted(combined)
         for lo, hi in ranges:
@@ -274,7 +276,7 @@ class DaskBackend(Backend):
         env = {p.name: a for p, a in zip(root.params, args)}
         sizes = node.evaluate_sizes(env, "launch(target='dask'): ")
         n = sizes[0]
-        sliced = [i for i in _sliced(root) if i not in plan.combined]
+        sliced = [i for i in _sliced(root) if i not in plan.combined and i not in plan.broadcast]
         for i in sliced:
             halo = plan.rows.get(i, (0, 0))[1]
             if args[i].shape[0] < n + halo:
@@ -339,6 +341,16 @@ def _make_plan(root: InternalFunction) -> Plan:
                 "them updated with atomics",
             )
         combined[ip] = family
+    broadcast = {b.ip for b in graph.in_binds if leaf.params[b.ic].name in found.broadcast}
+    for ip in sorted(broadcast):
+        names = [leaf.params[b.ic].name for b in graph.in_binds if b.ip == ip]
+        if any(name not in found.broadcast for name in names):
+            return Plan(
+                key,
+                written,
+                reason=f"'{root.params[ip].name}' reaches leaf '{leaf.name}' as several inputs, one "
+                "indexed by rows and one not",
+            )
     rows: dict[int, tuple[int, int]] = {}
     for b in graph.in_binds:
         low, high = found.rows.get(leaf.params[b.ic].name, (0, 0))
@@ -353,7 +365,7 @@ def _make_plan(root: InternalFunction) -> Plan:
                 reason=f"'{root.params[ip].name}' is written and reaches leaf '{leaf.name}' at several "
                 "rows around each instance",
             )
-    return Plan(key, written, node=node, combined=combined, rows=rows)
+    return Plan(key, written, node=node, combined=combined, rows=rows, broadcast=broadcast)
 
 
 def _sliced(root: InternalFunction) -> list[int]:

@@ -28,6 +28,11 @@ An array the leaf writes must be indexed at one offset ``c`` only: the chunk the
 rows ``[lo + c, hi + c)`` of it, and no other chunk reads them. A negative offset would be
 a negative index into the slice (which wraps), so it is refused.
 
+Broadcast. A read-only array whose subscripts never involve the instance id x (``b[k, j]``
+in a matrix product, a lookup table) reads the same elements in every chunk: it is sent
+whole to each (``Ownership.broadcast``). An array indexed both ways, or written without
+the id, is refused.
+
 Atomics. An array parameter used *only* as the target of commutative atomics — ``add`` /
 ``sub``, ``min``, ``max``, ``and``, ``or``, ``xor``, one family per array, each call a
 statement of its own (its returned old value unused) — is not owned by rows: every chunk
@@ -67,6 +72,8 @@ class Ownership:
     #: indexes; a written array has one offset (the row it owns), read-only ones may read a
     #: halo of later rows
     rows: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: read-only arrays indexed without the instance id x: every chunk gets them whole
+    broadcast: set[str] = field(default_factory=set)
 
 
 def _called(node: ast.AST) -> str | None:
@@ -176,6 +183,7 @@ def _analyse(leaf: LeafFunction) -> str | Ownership:
                 id_vars[target] = offset
 
     offsets: dict[str, set[int]] = {}
+    plain: set[str] = set()  # arrays indexed without the instance id somewhere
     combined: dict[str, str] = {}
     statements = {id(n.value) for n in ast.walk(func) if isinstance(n, ast.Expr)}
     for sub in ast.walk(func):
@@ -204,6 +212,12 @@ def _analyse(leaf: LeafFunction) -> str | Ownership:
         if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and sub.value.id in arrays:
             index = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
             offset = id_offset(index[0]) if index else None
+            if offset is None and not any(
+                (isinstance(n, ast.Name) and n.id in id_vars) or own_id_call(n) for n in ast.walk(sub.slice)
+            ):
+                plain.add(sub.value.id)  # an element every chunk reads alike (if never written)
+                allowed.add(id(sub.value))
+                continue
             if offset is None:
                 return (
                     f"leaf '{leaf.name}' indexes '{sub.value.id}' at line {leaf.location.line + sub.lineno - 1} "
@@ -250,4 +264,16 @@ def _analyse(leaf: LeafFunction) -> str | Ownership:
                 f"leaf '{leaf.name}' reads or writes '{name}', which it writes, at several rows "
                 f"around its instance ({', '.join(f'x + {c}' for c in sorted(offsets[name]))})"
             )
-    return Ownership(combined=combined, rows={name: (min(c), max(c)) for name, c in offsets.items()})
+    for name in sorted(plain):
+        if name in written:
+            return f"leaf '{leaf.name}' writes '{name}' at elements that do not follow its instance id x"
+        if name in offsets:
+            return (
+                f"leaf '{leaf.name}' indexes '{name}' both by its instance id x and without it "
+                "(a chunk holds only its rows)"
+            )
+    return Ownership(
+        combined=combined,
+        rows={name: (min(c), max(c)) for name, c in offsets.items()},
+        broadcast=plain,
+    )
