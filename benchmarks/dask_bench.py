@@ -6,7 +6,10 @@ processes on 127.0.0.1 (2, and 1 for the split row); every row is checked agains
 before it is timed, the first (compiling) run is never timed, and samples alternate
 between the back ends so both see the same machine noise. Rows:
 
-- vector add, 2^24 float32 — split into one chunk of rows per worker;
+- vector add, 2^24 float32 — split into one chunk of rows per worker; and of 2 elements
+  (the fixed cost of a launch);
+- a flat sgemm 1024³ (one leaf instance per element of C) — split by rows of A and C, B
+  broadcast to every chunk: the row for the scaling model;
 - sgemm 1024³ (the two-level tiled graph) — a hierarchy: runs whole on one worker;
 - the 3-D stencil, 128×128×32, 100 launches — rows at offsets from the instance id: split,
   each chunk with a halo of 2 rows (whole on one worker before commit ``3b5829b``).
@@ -108,6 +111,52 @@ def _stencil(shape: tuple[int, int, int], iterations: int) -> Callable[[str], Ca
     return make
 
 
+# c[i, j] = a[i, :] · b[:, j]: one instance per element, a flat graph the dask back end
+# splits by rows of ``a`` and ``c`` (``b`` broadcast).
+@hpvm.leaf(ins=("a", "b"), outs=("c",))
+def sgemm_row_element(a: hpvm.f32[:, :], b: hpvm.f32[:, :], c: hpvm.f32[:, :]):
+    node = hpvm.get_node()
+    i = hpvm.get_node_instance_id_x(node)
+    j = hpvm.get_node_instance_id_y(node)
+    total = np.float32(0.0)
+    for t in range(a.shape[1]):
+        total += a[i, t] * b[t, j]
+    c[i, j] = total
+
+
+@hpvm.internal
+def sgemm_rows_root(a: hpvm.f32[:, :], b: hpvm.f32[:, :], c: hpvm.f32[:, :]):
+    node = hpvm.create_node_2d(sgemm_row_element, a.shape[0], b.shape[1])
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+def _sgemm_rows(size: int) -> Callable[[str], Callable[[], None]]:
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    cs = {t: np.zeros((size, size), np.float32) for t in ("cpu", "dask")}
+    for x in (a, b, *cs.values()):
+        hpvm.track_memory(x)
+
+    def make(target: str) -> Callable[[], None]:
+        return lambda: hpvm.wait(hpvm.launch(sgemm_rows_root, (a, b, cs[target]), target=target)) and None
+
+    return make
+
+
+def _tiny() -> Callable[[str], Callable[[], None]]:
+    a, b = np.ones(2, np.float32), np.ones(2, np.float32)
+    outs = {t: np.zeros(2, np.float32) for t in ("cpu", "dask")}
+    for x in (a, b, *outs.values()):
+        hpvm.track_memory(x)
+
+    def make(target: str) -> Callable[[], None]:
+        return lambda: kernels.vector_add(a, b, outs[target], target)
+
+    return make
+
+
 def main() -> int:
     from distributed import Client, LocalCluster
 
@@ -127,10 +176,20 @@ def main() -> int:
         hpvm.init(dask=client)
         try:
             print(_row(f"vector add 2^24 ({workers} worker(s))", 1, _vadd(1 << 24), 7), flush=True)
+            print(_row(f"vector add of 2 elements ({workers} worker(s))", 1, _tiny(), 15), flush=True)
+            print(
+                _row(f"flat sgemm 1024³, split by rows ({workers} worker(s))", 1, _sgemm_rows(1024), 3),
+                flush=True,
+            )
             if workers == 2:
                 print(_row("sgemm 1024³ (whole on one worker)", 1, _sgemm(1024), 3), flush=True)
                 print(
-                    _row("stencil 128×128×32, 100 launches", 100, _stencil((32, 128, 128), 100), 3),
+                    _row(
+                        "stencil 128×128×32, 100 launches (split, halo)",
+                        100,
+                        _stencil((32, 128, 128), 100),
+                        3,
+                    ),
                     flush=True,
                 )
         finally:

@@ -254,16 +254,18 @@ class DaskBackend(Backend):
     # -- planning ----------------------------------------------------------------------
 
     def _parts(self, root: InternalFunction) -> list[Part]:
-        parts = self._groups.get(root)
-        if parts is None:
-            parts = self._groups[root] = independent_parts(root)
-        return parts
+        with self._lock:  # (launches run on several runtime threads at once)
+            parts = self._groups.get(root)
+            if parts is None:
+                parts = self._groups[root] = independent_parts(root)
+            return parts
 
     def _plan(self, root: InternalFunction) -> Plan:
-        plan = self._plans.get(root)
-        if plan is None:
-            plan = self._plans[root] = _make_plan(root)
-        return plan
+        with self._lock:
+            plan = self._plans.get(root)
+            if plan is None:
+                plan = self._plans[root] = _make_plan(root)
+            return plan
 
     def _split(
         self, plan: Plan, root: InternalFunction, args: list[Any], client: Any
@@ -298,9 +300,10 @@ class DaskBackend(Backend):
         if count < 2:
             return f"'{node.name}' has {n} instance(s) along x and the cluster {workers} worker(s)"
         rest = sizes[1:]
-        if rest not in plan.chunks:
-            plan.chunks[rest] = (uuid.uuid4().hex, _chunk_root(root, node, rest))
-        key, chunk = plan.chunks[rest]
+        with self._lock:
+            if rest not in plan.chunks:
+                plan.chunks[rest] = (uuid.uuid4().hex, _chunk_root(root, node, rest))
+            key, chunk = plan.chunks[rest]
         bounds = [n * k // count for k in range(count + 1)]
         return [(bounds[k], bounds[k + 1]) for k in range(count)], key, chunk
 
