@@ -65,3 +65,56 @@ def test_a_worker_killed_mid_launch_is_survived(process_cluster):
     finally:
         hpvm.cleanup()
         client.close()
+
+
+@hpvm.leaf
+def slow_square(x: hpvm.i64, reps: hpvm.i64) -> hpvm.i64:
+    acc = 0
+    for _ in range(reps):
+        acc = (acc + x) % 1_000_003
+    return x * x + acc - acc
+
+
+@hpvm.leaf
+def plus_seven(x: hpvm.i64) -> hpvm.i64:
+    return x + 7
+
+
+@hpvm.internal
+def slow_pipeline(x: hpvm.i64, reps: hpvm.i64):
+    first = hpvm.create_node(slow_square)
+    second = hpvm.create_node(plus_seven)
+    hpvm.bind_in(first, 0, 0, stream=True)
+    hpvm.bind_in(first, 1, 1, stream=True)
+    hpvm.edge(first, second, hpvm.ONE_TO_ONE, 0, 0, stream=True)
+    hpvm.bind_out(second, 0, 0, stream=True)
+
+
+def test_a_worker_killed_mid_stream_loses_and_doubles_nothing(process_cluster):
+    import cloudpickle
+    from distributed import Client
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    client = Client(process_cluster, set_as_default=False)
+    hpvm.cleanup()
+    hpvm.init(dask=client)
+    try:
+        pids = client.run(os.getpid)
+        handle = hpvm.launch(slow_pipeline, None, stream=True, target="dask")
+        count = 12
+        for x in range(count):
+            hpvm.push(handle, (x, 2_000_000))
+        first = hpvm.pop(handle, timeout=120)
+        deadline = time.monotonic() + 60
+        while not any(client.processing().values()):
+            assert time.monotonic() < deadline, "no stage task in flight"
+            time.sleep(0.02)
+        busy = next(addr for addr, keys in client.processing().items() if keys)
+        os.kill(pids[busy], signal.SIGKILL)
+        rest = [hpvm.pop(handle, timeout=120) for _ in range(count - 1)]
+        hpvm.wait(handle)
+        assert [first, *rest] == [(x * x + 7,) for x in range(count)]
+        assert pids[busy] not in client.run(os.getpid).values()
+    finally:
+        hpvm.cleanup()
+        client.close()
