@@ -73,3 +73,30 @@ def test_a_row_split_matrix_product_matches_interp(dask_runtime):
     np.testing.assert_allclose(c, want, rtol=1e-12)
     np.testing.assert_allclose(c, a @ b, rtol=1e-12)
     assert "split into 2 chunk(s) of rows [0, 4), [4, 9)" in handle.notes[0]
+
+
+@pytest.mark.slow
+def test_the_broadcast_matrix_reaches_worker_processes(process_cluster):
+    import sys
+
+    import cloudpickle
+    from distributed import Client
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    client = Client(process_cluster, set_as_default=False)
+    hpvm.cleanup()
+    hpvm.init(dask=client)
+    try:
+        rng = np.random.default_rng(1)
+        a, b, c = rng.random((6, 3)), rng.random((3, 4)), np.zeros((6, 4))
+        for x in (a, b, c):
+            hpvm.track_memory(x)
+        handle = hpvm.launch(matmul, (a, b, c, 3), target="dask")
+        hpvm.wait(handle)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-12)
+        # a's rows and c's rows once, b once per worker, c's rows back
+        assert handle.transfers.to_device == a.nbytes + c.nbytes + 2 * b.nbytes
+        assert handle.transfers.to_host == c.nbytes
+    finally:
+        hpvm.cleanup()
+        client.close()

@@ -160,13 +160,21 @@ class DaskBackend(Backend):
         sliced = [i for i in _sliced(root) if i not in combined and i not in plan.broadcast]
         rows_back = [i for i in plan.written if i not in combined]
         back_list = rows_back + sorted(combined)
+        # Broadcast arrays go to the workers once per launch, not inside every chunk's task
+        # (replicated on every worker, so a lost worker loses no only copy).
+        shared = {
+            i: client.scatter(args[i], broadcast=True, hash=False)
+            for i in sorted(plan.broadcast)
+            if isinstance(args[i], np.ndarray)
+        }
+        sent += sum(args[i].nbytes for i in shared) * len(client.nthreads())
         for lo, hi in ranges:
             part = [
                 _private(a, combined[i])
                 if i in combined
                 else a[lo : hi + plan.rows.get(i, (0, 0))[1]]
                 if i in sliced
-                else a
+                else shared.get(i, a)
                 for i, a in enumerate(args)
             ]
             part.append(hi - lo)
