@@ -141,3 +141,45 @@ def test_a_pipeline_on_worker_processes(process_cluster):
     finally:
         hpvm.cleanup()
         client.close()
+
+
+def test_a_batch_of_items_is_one_task(dask_runtime):
+    """(The streaming scheduler sizes batches by how long items take; called directly here.)"""
+    from distributed import get_task_stream
+
+    from hpvm.backends import RunContext, get_backend
+
+    first = three_stages.graph.nodes[0]
+    ctx = RunContext(cluster=lambda: dask_runtime)
+    items = [[x] for x in range(8)]
+    with get_task_stream(dask_runtime) as stream:
+        batch = get_backend("dask").run_stage_batch(three_stages, items, [first], [{}] * 8, ctx)
+    want = get_backend("cpu").run_stage_batch(three_stages, items, [first], [{}] * 8)
+    assert batch.error is None, batch.error
+    assert [t["key"].split("-")[0] for t in stream.data] == ["run_stage_batch"]
+    assert batch.produced == want.produced and batch.outputs == want.outputs
+
+
+@hpvm.leaf
+def fails_on_five(x: hpvm.i64) -> hpvm.i64:
+    if x == 5:
+        raise ValueError("five")
+    return x
+
+
+@hpvm.internal
+def failing_stages(x: hpvm.i64):
+    s1 = hpvm.create_node(add_one)
+    s2 = hpvm.create_node(fails_on_five)
+    hpvm.bind_in(s1, 0, 0, stream=True)
+    hpvm.edge(s1, s2, hpvm.ONE_TO_ONE, 0, 0, stream=True)
+    hpvm.bind_out(s2, 0, 0, stream=True)
+
+
+def test_an_item_failing_in_a_batch_delivers_the_ones_before_it(dask_runtime):
+    handle = hpvm.launch(failing_stages, None, stream=True, target="dask", capacity=64)
+    for x in range(10):
+        hpvm.push(handle, (x,))
+    assert [hpvm.pop(handle, timeout=60) for _ in range(4)] == [(x + 1,) for x in range(4)]
+    with pytest.raises(hpvm.NodeExecutionError, match="fails_on_five"):
+        hpvm.pop(handle, timeout=60)

@@ -78,3 +78,21 @@ def run_stage(
     nodes = [root.graph.node(name) for name in names]
     produced, outputs = _cpu().run_stage(root, list(args), nodes, upstream)
     return produced, outputs, tuple(args[i] for i in written)
+
+
+def run_stage_batch(
+    key: str,
+    root: InternalFunction,
+    args_list: Sequence[Sequence[Any]],
+    names: Sequence[str],
+    upstream_list: Sequence[dict[str, Any]],
+    written: Sequence[int],
+) -> tuple[Any, ...]:
+    """``run_stage`` for several items in one task (``cpu``'s batch: in order, stopping at
+    the first item that raises); return (produced, outputs, the error or ``None``, the
+    arrays at ``written`` of each item that ran)."""
+    root = _cached(key, root)
+    nodes = [root.graph.node(name) for name in names]
+    batch = _cpu().run_stage_batch(root, [list(a) for a in args_list], nodes, list(upstream_list))
+    arrays = [tuple(args_list[k][i] for i in written) for k in range(len(batch.produced))]
+    return batch.produced, batch.outputs, batch.error, arrays
