@@ -36,6 +36,17 @@ def slow_root(x: hpvm.f64[:], out: hpvm.f64[:], reps: hpvm.i64):
         hpvm.bind_in(k, port, port)
 
 
+def _busy_worker(client) -> str:  # type: ignore[no-untyped-def]
+    """The address of a worker with a task in hand (waiting for one, at most a minute)."""
+    deadline = time.monotonic() + 60
+    while True:
+        busy = next((addr for addr, keys in client.processing().items() if keys), None)
+        if busy is not None:
+            return busy
+        assert time.monotonic() < deadline, "no task in flight to kill a worker under"
+        time.sleep(0.005)
+
+
 def test_a_worker_killed_mid_launch_is_survived(process_cluster):
     import cloudpickle
     from distributed import Client
@@ -50,16 +61,12 @@ def test_a_worker_killed_mid_launch_is_survived(process_cluster):
         hpvm.track_memory(x)
         hpvm.track_memory(out)
         pids = client.run(os.getpid)
-        handle = hpvm.launch(slow_root, (x, out, 10_000_000), target="dask")
-        deadline = time.monotonic() + 60
-        while not any(client.processing().values()):  # both chunks are on their workers
-            assert time.monotonic() < deadline, "the chunks never started"
-            time.sleep(0.05)
-        time.sleep(0.5)
-        busy = next(addr for addr, keys in client.processing().items() if keys)
+        handle = hpvm.launch(slow_root, (x, out, 60_000_000), target="dask")
+        time.sleep(0.2)  # the chunks are running (each takes seconds)
+        busy = _busy_worker(client)
         os.kill(pids[busy], signal.SIGKILL)
         hpvm.wait(handle)
-        np.testing.assert_allclose(hpvm.request_memory(out), x * 0.5 * 10_000_000, rtol=1e-6)
+        np.testing.assert_allclose(hpvm.request_memory(out), x * 0.5 * 60_000_000, rtol=1e-6)
         assert "split into 2 chunk(s)" in handle.notes[-1]
         assert pids[busy] not in client.run(os.getpid).values()  # it did die (and was replaced)
     finally:
@@ -103,13 +110,9 @@ def test_a_worker_killed_mid_stream_loses_and_doubles_nothing(process_cluster):
         handle = hpvm.launch(slow_pipeline, None, stream=True, target="dask")
         count = 12
         for x in range(count):
-            hpvm.push(handle, (x, 2_000_000))
+            hpvm.push(handle, (x, 20_000_000))
         first = hpvm.pop(handle, timeout=120)
-        deadline = time.monotonic() + 60
-        while not any(client.processing().values()):
-            assert time.monotonic() < deadline, "no stage task in flight"
-            time.sleep(0.02)
-        busy = next(addr for addr, keys in client.processing().items() if keys)
+        busy = _busy_worker(client)
         os.kill(pids[busy], signal.SIGKILL)
         rest = [hpvm.pop(handle, timeout=120) for _ in range(count - 1)]
         hpvm.wait(handle)

@@ -11,20 +11,37 @@ worker, not once per task.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ...ir.graph import InternalFunction
 
+T = TypeVar("T")
+
 _ROOTS: dict[str, InternalFunction] = {}
 _LOCK = threading.Lock()
+_READY: set[str] = set()  # keys whose graph has run here once (compiled)
+_FIRST_RUNS = threading.Lock()
 
 
 def _cached(key: str, root: InternalFunction) -> InternalFunction:
     with _LOCK:
         return _ROOTS.setdefault(key, root)
+
+
+def _once_compiled(key: str, run: Callable[[], T]) -> T:
+    """``run()``, holding a process-wide lock the first time ``key`` runs here: the first
+    run generates and compiles code (``ast``, Numba), and two worker threads of one process
+    doing that at once broke CPython's parser ("AST constructor recursion depth mismatch",
+    seen with an in-process cluster). Later runs take no lock."""
+    if key in _READY:
+        return run()
+    with _FIRST_RUNS:
+        result = run()
+        _READY.add(key)
+        return result
 
 
 def _cpu() -> Any:
@@ -42,7 +59,7 @@ def run_whole(
     host hands back its own array, as the other back ends do.
     """
     root = _cached(key, root)
-    outputs = _cpu().run(root, list(args))
+    outputs = _once_compiled(key, lambda: _cpu().run(root, list(args)))
     return _mark(outputs, args), tuple(args[i] for i in written)
 
 
@@ -52,7 +69,7 @@ def run_chunk(
     """Run one chunk root (its arrays are the chunk's row slices); return (its outputs, the
     rows of the arrays at ``written``)."""
     chunk = _cached(key, chunk)
-    outputs = _cpu().run(chunk, list(args))
+    outputs = _once_compiled(key, lambda: _cpu().run(chunk, list(args)))
     return _mark(outputs, args), tuple(args[i] for i in written)
 
 
@@ -76,7 +93,7 @@ def run_stage(
     return (the stage's outputs by node name, its root outputs, the arrays at ``written``)."""
     root = _cached(key, root)
     nodes = [root.graph.node(name) for name in names]
-    produced, outputs = _cpu().run_stage(root, list(args), nodes, upstream)
+    produced, outputs = _once_compiled(key, lambda: _cpu().run_stage(root, list(args), nodes, upstream))
     return produced, outputs, tuple(args[i] for i in written)
 
 
@@ -93,6 +110,9 @@ def run_stage_batch(
     arrays at ``written`` of each item that ran)."""
     root = _cached(key, root)
     nodes = [root.graph.node(name) for name in names]
-    batch = _cpu().run_stage_batch(root, [list(a) for a in args_list], nodes, list(upstream_list))
+    batch = _once_compiled(  # (its own key: the batch loop is compiled apart from the stage)
+        key + "/batch",
+        lambda: _cpu().run_stage_batch(root, [list(a) for a in args_list], nodes, list(upstream_list)),
+    )
     arrays = [tuple(args_list[k][i] for i in written) for k in range(len(batch.produced))]
     return batch.produced, batch.outputs, batch.error, arrays
