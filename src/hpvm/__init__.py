@@ -8,6 +8,7 @@ DESIGN.md (the HPVM-C API in snake_case); see docs/api.md.
 from .errors import (
     BackendUnavailableError,
     BarrierError,
+    ClusterError,
     CompileError,
     DeviceLimitError,
     DisagreementError,
@@ -56,6 +57,7 @@ __all__ = [
     "Array",
     "BackendUnavailableError",
     "BarrierError",
+    "ClusterError",
     "CPU_TARGET",
     "CompileError",
     "DeviceLimitError",

@@ -182,6 +182,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
     loaded = time.perf_counter()
     compiled: float | None = None
     moved = hpvm.memory_stats()
+    notes: list[str] = []
     hpvm.init()
     try:
         if host is not None and not ns.arg:
@@ -203,7 +204,9 @@ def cmd_run(ns: argparse.Namespace) -> int:
                     hpvm.track_memory(a)
             choose_backend(check_root(root), ns.target).compile(root, args)
             compiled = time.perf_counter()
-            outputs = hpvm.wait(hpvm.launch(root, tuple(args), target=ns.target))
+            handle = hpvm.launch(root, tuple(args), target=ns.target)
+            outputs = hpvm.wait(handle)
+            notes = handle.notes  # how the back end ran it (dask: split, or whole and why)
             for i, value in enumerate(outputs or ()):
                 print(f"output {i}: {value}")
             if ns.save_dir:
@@ -227,6 +230,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         print(f"moved {hpvm.memory_stats().since(moved)}", file=sys.stderr)  # host <-> devices
+        for note in notes:
+            print(note, file=sys.stderr)
     return 0
 
 

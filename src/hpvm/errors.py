@@ -103,6 +103,12 @@ class BackendUnavailableError(HPVMError):
     """The requested back end does not exist or cannot run on this machine."""
 
 
+class ClusterError(HPVMError):
+    """The Dask cluster of ``target="dask"`` cannot be used: ``hpvm.init(dask=...)`` got
+    something that is not a scheduler address or a ``distributed.Client``, or the scheduler
+    did not answer within the connection timeout."""
+
+
 class HPVMWarning(UserWarning):
     """Warnings the runtime gives about legal but suspicious programs."""
 

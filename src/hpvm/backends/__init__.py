@@ -40,6 +40,12 @@ def _tensor() -> Backend:
     return TensorBackend()
 
 
+def _dask() -> Backend:
+    from .dask import DaskBackend
+
+    return DaskBackend()
+
+
 def _needs(module: str, extra: str, what: str) -> Callable[[], str | None]:
     def probe() -> str | None:
         if importlib.util.find_spec(module) is None:
@@ -52,6 +58,7 @@ def _needs(module: str, extra: str, what: str) -> Callable[[], str | None]:
 register_backend("interp", _interp)
 register_backend("cpu", _cpu, _needs("numba", "cpu", "Numba"))
 register_backend("tensor", _tensor, _needs("torch", "tensor", "PyTorch"))
+register_backend("dask", _dask, _needs("distributed", "dist", "Dask's distributed"))
 # Numba's OpenMP threads spin after each parallel region by default; on a machine with few
 # cores they then compete with the host and the runtime's own threads, and a short launch
 # can take milliseconds instead of microseconds (measured: 8 ms vs 0.06 ms on 2 cores).

@@ -47,11 +47,18 @@ class RunContext:
     a fresh one when the back end runs on its own. ``transfers``: where the run counts the
     bytes it moves (``handle.transfers``). ``stages``: how many pipeline stages run
     concurrently with this one (a streaming launch), so a back end can share the cores.
+    ``cluster``: returns the runtime's Dask client, connecting (or starting a local
+    cluster) on first call; ``None`` outside a runtime. A hook, not a client, so that a
+    launch on another back end never starts a cluster and back ends never import the
+    runtime. ``notes``: what the back end wants the user to know about how it ran the graph
+    (``hpvm run --timings`` prints them), such as a node kept on one worker and why.
     """
 
     tracker: MemoryTracker = field(default_factory=MemoryTracker)
     transfers: Transfers = field(default_factory=Transfers)
     stages: int = 1
+    cluster: Callable[[], Any] | None = None
+    notes: list[str] = field(default_factory=list)
 
     def record(self, to_device: int = 0, to_host: int = 0, internal: bool = False, copies: int = 0) -> None:
         """Count bytes this run moved (in the run and in the tracker's totals)."""

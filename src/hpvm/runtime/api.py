@@ -70,6 +70,7 @@ class LaunchHandle:
         self.waited = False
         self.warnings: list[tuple[str, type[Warning]]] = []  # issued on the host at wait
         self.transfers: Transfers | None = None  # bytes the run moved between host and devices
+        self.notes: list[str] = []  # how the back end ran it (RunContext.notes)
         self.check_push: PushCheck | None = None  # a stream's: checks what each push supplies
         self.generation = runtime.generation  # valid until the runtime's next cleanup
 
@@ -106,14 +107,49 @@ class Runtime:
         self.active: set[LaunchHandle] = set()
         self.lock = threading.Lock()
         self.workers = WorkerPool()
+        self.dask: Any = None  # what init(dask=...) named: an address, a Client, or None
+        self._cluster: Any = None  # backends.dask.cluster.Cluster, made on first use
+        self._cluster_lock = threading.Lock()
 
     def require(self, api: str) -> None:
         if not self.initialized:
             raise RuntimeStateError(f"hpvm.{api}() before hpvm.init(); call hpvm.init() first")
 
-    def init(self) -> None:
-        """Start the runtime. Calling it again while running does nothing."""
+    def init(self, dask: Any = None) -> None:
+        """Start the runtime. Calling it again while running does nothing.
+
+        ``dask``: the cluster ``target="dask"`` runs on — a scheduler address
+        (``"tcp://host:8786"``, connected now, with a short timeout: an unreachable one is a
+        ``ClusterError`` here rather than a hang at the first launch) or a
+        ``distributed.Client`` (used as it is, never closed by hpvm). Without it, the first
+        ``dask`` launch connects to ``$HPVM_DASK_SCHEDULER`` or starts a local cluster;
+        ``cleanup`` closes what hpvm opened. Nothing of Dask is imported unless used.
+        """
+        if dask is not None:
+            from ..backends.dask.cluster import Cluster
+
+            with self._cluster_lock:
+                if self._cluster is not None:
+                    raise RuntimeStateError(
+                        "hpvm.init(dask=...) while the runtime already uses a Dask cluster "
+                        f"({self._cluster.describe()}); call hpvm.cleanup() first"
+                    )
+                cluster = Cluster(dask)
+                cluster.client()  # connect now: a bad address is reported by init
+                self._cluster = cluster
+            self.dask = dask
         self.initialized = True
+
+    def dask_client(self) -> Any:
+        """The Dask client of this runtime (the ``RunContext.cluster`` hook), connecting or
+        starting a local cluster on first use."""
+        with self._cluster_lock:
+            if self._cluster is None:
+                from ..backends.dask.cluster import Cluster
+
+                self._cluster = Cluster(None)
+            cluster = self._cluster
+        return cluster.client()
 
     def cleanup(self) -> None:
         """Stop the runtime: end every stream, wait for running launches, forget tracked memory.
@@ -134,6 +170,10 @@ class Runtime:
         finally:
             lost = self.tracker.clear()
             self.initialized = False
+            with self._cluster_lock:
+                cluster, self._cluster, self.dask = self._cluster, None, None
+            if cluster is not None:
+                cluster.close()
         if lost:
             raise MemoryTrackingError(
                 "hpvm.cleanup() finished (every array forgotten, every thread ended), but the "
@@ -188,11 +228,16 @@ class Runtime:
         backend = choose_backend(root, target)
         if stream:
             _check_stream_args(args, capacity)
-            handle = LaunchHandle(self, root, backend, Stream(root, backend, capacity, self.tracker))
+            if getattr(backend, "needs_cluster", False):
+                self.dask_client()  # connect now: an unreachable scheduler is launch's error
+            stream_ = Stream(root, backend, capacity, self.tracker, self.dask_client)
+            handle = LaunchHandle(self, root, backend, stream_)
             handle.check_push = PushCheck(root, self.tracker)
         else:
             values = check_args(root, args, self.tracker, "launch")
             check_sizes(root, values, "launch")
+            if getattr(backend, "needs_cluster", False):
+                self.dask_client()  # connect now: an unreachable scheduler is launch's error
             handle = LaunchHandle(self, root, backend)
             handle.job = self._job(handle, root, backend, values)
         with self.lock:
@@ -235,7 +280,7 @@ class Runtime:
         entries = tracker.acquire(array_args(values))
 
         def run() -> None:
-            ctx = RunContext(tracker)
+            ctx = RunContext(tracker, cluster=self.dask_client)
             try:
                 with collecting_warnings() as caught:
                     token = tracker.prepare_for(backend, root, values, ctx.transfers)  # residency
@@ -245,6 +290,7 @@ class Runtime:
                         tracker.finished(token)
                         handle.warnings = caught
                         handle.transfers = ctx.transfers
+                        handle.notes = ctx.notes
             except BaseException as e:  # delivered to the host at wait()
                 handle.error = e
             finally:
@@ -342,9 +388,13 @@ def default_runtime() -> Runtime:
     return _default
 
 
-def init() -> None:
-    """Start the runtime. Calling it again while running does nothing."""
-    _default.init()
+def init(dask: Any = None) -> None:
+    """Start the runtime. Calling it again while running does nothing.
+
+    ``dask``: the cluster of ``target="dask"`` (a scheduler address or a
+    ``distributed.Client``; see ``Runtime.init``).
+    """
+    _default.init(dask)
 
 
 def cleanup() -> None:

@@ -197,8 +197,16 @@ def raise_stream_failure(err: BaseException | None, api: str) -> None:
 class Stream:
     """A running streaming launch."""
 
-    def __init__(self, root: InternalFunction, backend: Backend, capacity: int, tracker: MemoryTracker):
+    def __init__(
+        self,
+        root: InternalFunction,
+        backend: Backend,
+        capacity: int,
+        tracker: MemoryTracker,
+        cluster: Callable[[], Any] | None = None,
+    ):
         self.root, self.backend, self.capacity, self.tracker = root, backend, capacity, tracker
+        self.cluster = cluster  # the runtime's Dask client hook (RunContext.cluster)
         self.error: BaseException | None = None
         self.failed = False
         self.closed = False
@@ -315,7 +323,7 @@ class Stream:
     def _execute(self, st: _Stage, args: list[Any], upstream: list[dict[str, Any]]) -> StageBatch:
         """Run a batch of items through ``st``'s nodes (no lock held: stages run concurrently)."""
         with collecting_warnings() as caught:
-            ctx = RunContext(self.tracker, stages=len(self.stages))
+            ctx = RunContext(self.tracker, stages=len(self.stages), cluster=self.cluster)
             tracker = self.tracker
             tokens = (
                 [tracker.prepare_for(self.backend, self.root, a, ctx.transfers) for a in args]

@@ -1,0 +1,203 @@
+"""``target="dask"`` beside ``cpu``: the overhead of distribution, and the bytes it moves.
+
+Run: ``PYTHONPATH=src python benchmarks/dask_bench.py`` (the worker processes import hpvm
+from ``$PYTHONPATH`` like the host). A ``LocalCluster`` of single-threaded worker
+processes on 127.0.0.1 (2, and 1 for the split row); every row is checked against ``cpu``
+before it is timed, the first (compiling) run is never timed, and samples alternate
+between the back ends so both see the same machine noise. Rows:
+
+- vector add, 2^24 float32 — split into one chunk of rows per worker; and of 2 elements
+  (the fixed cost of a launch);
+- a flat sgemm 1024³ (one leaf instance per element of C) — split by rows of A and C, B
+  broadcast to every chunk: the row for the scaling model;
+- sgemm 1024³ (the two-level tiled graph) — a hierarchy: runs whole on one worker;
+- the 3-D stencil, 128×128×32, 100 launches — rows at offsets from the instance id: split,
+  each chunk with a halo of 2 rows (whole on one worker before commit ``3b5829b``).
+
+Prints a Markdown table (medians; bytes moved per launch from ``hpvm.memory_stats``).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import kernels  # noqa: E402
+
+import hpvm  # noqa: E402
+
+
+def _pickle_by_value() -> None:
+    """The workers cannot import benchmarks/ or examples/: ship their functions by value."""
+    import cloudpickle
+
+    for module in (kernels, kernels.vector_add_example, kernels.sgemm_example):
+        cloudpickle.register_pickle_by_value(module)
+
+
+def _timed(run: Callable[[], None]) -> tuple[float, int]:
+    before = hpvm.memory_stats()
+    started = time.perf_counter()
+    run()
+    elapsed = time.perf_counter() - started
+    moved = hpvm.memory_stats().since(before)
+    return elapsed, moved.to_device + moved.to_host
+
+
+def _row(name: str, launches: int, make: Callable[[str], Callable[[], None]], samples: int) -> str:
+    runs = {t: make(t) for t in ("cpu", "dask")}
+    for run in runs.values():
+        run()  # compile (and, on dask, ship the graph to the workers)
+    times: dict[str, list[float]] = {t: [] for t in runs}
+    moved = 0
+    for _ in range(samples):
+        for target, run in runs.items():
+            elapsed, nbytes = _timed(run)
+            times[target].append(elapsed)
+            if target == "dask":
+                moved = nbytes
+    cpu, dask = statistics.median(times["cpu"]), statistics.median(times["dask"])
+    return (
+        f"| {name} | {cpu * 1e3:.1f} ms | {dask * 1e3:.1f} ms | {dask / cpu:.2f}× | "
+        f"{moved / launches / 2**20:.1f} MiB |"
+    )
+
+
+def _vadd(n: int) -> Callable[[str], Callable[[], None]]:
+    rng = np.random.default_rng(0)
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    outs = {t: np.zeros(n, np.float32) for t in ("cpu", "dask")}
+    for x in (a, b, *outs.values()):
+        hpvm.track_memory(x)
+
+    def make(target: str) -> Callable[[], None]:
+        return lambda: kernels.vector_add(a, b, outs[target], target)
+
+    return make
+
+
+def _sgemm(size: int) -> Callable[[str], Callable[[], None]]:
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    cs = {t: np.zeros((size, size), np.float32) for t in ("cpu", "dask")}
+    for x in (a, b, *cs.values()):
+        hpvm.track_memory(x)
+
+    def make(target: str) -> Callable[[], None]:
+        return lambda: kernels.sgemm(a, b, cs[target], np.float32(1.0), np.float32(0.0), target)
+
+    return make
+
+
+def _stencil(shape: tuple[int, int, int], iterations: int) -> Callable[[str], Callable[[], None]]:
+    grid = np.random.default_rng(2).random(shape, dtype=np.float32)
+    pairs = {t: (grid.copy(), grid.copy()) for t in ("cpu", "dask")}
+    for pair in pairs.values():
+        for x in pair:
+            hpvm.track_memory(x)
+
+    def make(target: str) -> Callable[[], None]:
+        src, dst = pairs[target]
+        return lambda: kernels.stencil(src, dst, iterations, target)
+
+    return make
+
+
+# c[i, j] = a[i, :] · b[:, j]: one instance per element, a flat graph the dask back end
+# splits by rows of ``a`` and ``c`` (``b`` broadcast).
+@hpvm.leaf(ins=("a", "b"), outs=("c",))
+def sgemm_row_element(a: hpvm.f32[:, :], b: hpvm.f32[:, :], c: hpvm.f32[:, :]):
+    node = hpvm.get_node()
+    i = hpvm.get_node_instance_id_x(node)
+    j = hpvm.get_node_instance_id_y(node)
+    total = np.float32(0.0)
+    for t in range(a.shape[1]):
+        total += a[i, t] * b[t, j]
+    c[i, j] = total
+
+
+@hpvm.internal
+def sgemm_rows_root(a: hpvm.f32[:, :], b: hpvm.f32[:, :], c: hpvm.f32[:, :]):
+    node = hpvm.create_node_2d(sgemm_row_element, a.shape[0], b.shape[1])
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+def _sgemm_rows(size: int) -> Callable[[str], Callable[[], None]]:
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    cs = {t: np.zeros((size, size), np.float32) for t in ("cpu", "dask")}
+    for x in (a, b, *cs.values()):
+        hpvm.track_memory(x)
+
+    def make(target: str) -> Callable[[], None]:
+        return lambda: hpvm.wait(hpvm.launch(sgemm_rows_root, (a, b, cs[target]), target=target)) and None
+
+    return make
+
+
+def _tiny() -> Callable[[str], Callable[[], None]]:
+    a, b = np.ones(2, np.float32), np.ones(2, np.float32)
+    outs = {t: np.zeros(2, np.float32) for t in ("cpu", "dask")}
+    for x in (a, b, *outs.values()):
+        hpvm.track_memory(x)
+
+    def make(target: str) -> Callable[[], None]:
+        return lambda: kernels.vector_add(a, b, outs[target], target)
+
+    return make
+
+
+def main() -> int:
+    from distributed import Client, LocalCluster
+
+    _pickle_by_value()
+    print("| row | cpu | dask | dask / cpu | moved per launch |")
+    print("| --- | --- | --- | --- | --- |")
+    for workers in (2, 1):
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            worker_dashboard_address="127.0.0.1:0",
+        )
+        client = Client(cluster, set_as_default=False)
+        hpvm.init(dask=client)
+        try:
+            print(_row(f"vector add 2^24 ({workers} worker(s))", 1, _vadd(1 << 24), 7), flush=True)
+            print(_row(f"vector add of 2 elements ({workers} worker(s))", 1, _tiny(), 15), flush=True)
+            print(
+                _row(f"flat sgemm 1024³, split by rows ({workers} worker(s))", 1, _sgemm_rows(1024), 3),
+                flush=True,
+            )
+            if workers == 2:
+                print(_row("sgemm 1024³ (whole on one worker)", 1, _sgemm(1024), 3), flush=True)
+                print(
+                    _row(
+                        "stencil 128×128×32, 100 launches (split, halo)",
+                        100,
+                        _stencil((32, 128, 128), 100),
+                        3,
+                    ),
+                    flush=True,
+                )
+        finally:
+            hpvm.cleanup()
+            client.close()
+            cluster.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

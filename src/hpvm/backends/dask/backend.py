@@ -1,0 +1,512 @@
+"""The ``dask`` back end: a root graph run on a Dask cluster, on the ``cpu`` back end there.
+
+How a launch is split: the root's children in groups that share nothing written
+(``parts.py``) run as concurrent tasks; a group that is one replicated leaf whose indexing
+proves which rows each chunk owns (``ownership.py``, planned once per root) is split along
+its outermost dimension into one chunk per worker — the same leaf over ``hi - lo``
+instances on row slices of the arrays (with a halo where it reads later rows, private
+copies for arrays it updates with commutative atomics) — and only the rows it owns come
+back. Any other group runs whole, as one task on one worker, and the reason is recorded
+in ``RunContext.notes`` (``hpvm run --timings`` prints it). A streaming launch runs each
+pipeline stage as one task per item, on a worker chosen per stage. The ``cpu`` back end
+runs inside the workers (``tasks.py``), so every semantic rule — binds, edges, the last
+instance — is the one ``cpu`` implements; this module only decides where and moves data.
+
+The client comes from the run context's ``cluster`` hook (the runtime's, see
+``hpvm.init(dask=...)``); this back end never imports the runtime.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...errors import ClusterError, HPVMError, LaunchError
+from ...ir import expr as size_expr
+from ...ir.graph import (
+    ChildGraph,
+    InputBind,
+    InternalFunction,
+    LeafFunction,
+    Node,
+    OutputBind,
+    Param,
+)
+from ...ir.types import ArrayType, i64
+from ..base import Backend, RunContext, StageBatch
+from . import tasks
+from .cluster import connect_timeout
+from .ownership import analyse
+from .parts import Part, independent_parts, stage_root, written_params
+
+CHUNK_PARAM = "__hpvm_chunk_n"  # the chunk root's extra input: its number of instances along x
+
+
+@dataclass
+class Job:
+    """One part's submitted tasks, and what turns their results into the part's outputs."""
+
+    futures: list[Any]
+    finish: Callable[[list[Any]], tuple[Any, ...]]
+
+
+@dataclass
+class Stage:
+    """One pipeline stage of a streamed root: its key (one graph per worker), its nodes'
+    names, the root's arrays it may write, and its index (which worker it prefers)."""
+
+    key: str
+    names: list[str]
+    written: list[int]
+    index: int
+
+
+@dataclass
+class Plan:
+    """How one root runs: ``node`` set when it is split by rows, else ``reason`` says why not."""
+
+    key: str
+    written: list[int]  # root params whose arrays come back
+    node: Node | None = None
+    reason: str = ""
+    chunks: dict[tuple[int, ...], tuple[str, InternalFunction]] = field(default_factory=dict)
+    #: root inputs updated by commutative atomics only: their ``ownership.COMBINE`` family
+    combined: dict[int, str] = field(default_factory=dict)
+    #: root inputs -> (lowest, highest) row offset from the instance id x the leaf indexes
+    #: (``ownership.Ownership.rows``): a chunk [lo, hi) gets rows [lo, hi + highest)
+    rows: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: root inputs every chunk gets whole (``ownership.Ownership.broadcast``)
+    broadcast: set[int] = field(default_factory=set)
+
+
+class DaskBackend(Backend):
+    """Runs graphs on the runtime's Dask cluster (see the module doc)."""
+
+    name = "dask"
+    device = "host"  # results land in the host's own arrays before run() returns
+    #: The runtime connects to the cluster at ``launch`` (so an unreachable scheduler is a
+    #: ``ClusterError`` there, not at ``wait``).
+    needs_cluster = True
+
+    def __init__(self) -> None:
+        self._plans: weakref.WeakKeyDictionary[InternalFunction, Plan] = weakref.WeakKeyDictionary()
+        self._groups: weakref.WeakKeyDictionary[InternalFunction, list[Part]] = weakref.WeakKeyDictionary()
+        self._stages: weakref.WeakKeyDictionary[InternalFunction, dict[tuple[str, ...], Stage]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
+
+    def run(
+        self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
+    ) -> tuple[Any, ...]:
+        ctx = ctx or RunContext()
+        if ctx.cluster is None:
+            raise LaunchError(
+                f"target='dask' for '{root.name}': no Dask cluster is known to this run; launch it "
+                "with hpvm.launch after hpvm.init(dask=...) (an address, a distributed.Client, or "
+                "nothing for a local cluster)"
+            )
+        client = _with_workers(ctx.cluster(), root)
+        args = list(args)
+        parts = self._parts(root)
+        if len(parts) > 1 and _aliased(parts, args):
+            ctx.notes.append(
+                f"dask: '{root.name}': an array is passed to several inputs, so its children run together"
+            )
+            parts = [Part(root, list(range(len(root.out_types))), set(), written_params(root))]
+        jobs = [self._submit(part.root, args, client, ctx) for part in parts]
+        results = _gather(client, [f for job in jobs for f in job.futures], root)
+        outputs: list[Any] = [None] * len(root.out_types)
+        done = 0
+        for part, job in zip(parts, jobs):
+            mine = results[done : done + len(job.futures)]
+            done += len(job.futures)
+            for op, value in zip(part.ops, job.finish(mine)):
+                outputs[op] = value
+        if len(parts) > 1:
+            ctx.notes.append(
+                f"dask: '{root.name}' ran as {len(parts)} concurrent groups of children: "
+                + "; ".join(p.root.name for p in parts)
+            )
+        return tuple(outputs)
+
+    def _submit(self, root: InternalFunction, args: list[Any], client: Any, ctx: RunContext) -> Job:
+        """Submit ``root``'s tasks (whole, or one per chunk); the job copies their results back."""
+        plan = self._plan(root)
+        split = self._split(plan, root, args, client)
+        if isinstance(split, str):
+            ctx.notes.append(f"dask: '{root.name}' ran whole on one worker: {split}")
+            future = client.submit(tasks.run_whole, plan.key, root, args, plan.written, pure=False)
+
+            def whole(results: list[Any]) -> tuple[Any, ...]:
+                ((marked, arrays),) = results
+                ctx.record(to_device=_nbytes(args), to_host=_nbytes(arrays))
+                _copy_back(args, plan.written, [(slice(None), a) for a in arrays])
+                return _unmark(marked, args)
+
+            return Job([future], whole)
+        assert plan.node is not None
+        node = plan.node
+        ranges, key, chunk = split
+        futures = []
+        sent = 0
+        combined = plan.combined
+        sliced = [i for i in _sliced(root) if i not in combined and i not in plan.broadcast]
+        rows_back = [i for i in plan.written if i not in combined]
+        back_list = rows_back + sorted(combined)
+        # Broadcast arrays go to the workers once per launch, not inside every chunk's task
+        # (replicated on every worker, so a lost worker loses no only copy).
+        shared = {
+            i: client.scatter(args[i], broadcast=True, hash=False)
+            for i in sorted(plan.broadcast)
+            if isinstance(args[i], np.ndarray)
+        }
+        sent += sum(args[i].nbytes for i in shared) * len(client.nthreads())
+        for lo, hi in ranges:
+            part = [
+                _private(a, combined[i])
+                if i in combined
+                else a[lo : hi + plan.rows.get(i, (0, 0))[1]]
+                if i in sliced
+                else shared.get(i, a)
+                for i, a in enumerate(args)
+            ]
+            part.append(hi - lo)
+            sent += _nbytes(part)
+            futures.append(client.submit(tasks.run_chunk, key, chunk, part, back_list, pure=False))
+
+        def chunked(results: list[Any]) -> tuple[Any, ...]:
+            back = 0
+            for (lo, hi), (_, arrays) in zip(ranges, results):
+                back += _nbytes(arrays)
+                rows = arrays[: len(rows_back)]
+                for i, local in zip(rows_back, rows):
+                    own = plan.rows.get(i, (0, 0))[0]  # the row offset it writes (one: see _make_plan)
+                    _copy_back(args, [i], [(slice(lo + own, hi + own), local[own : own + hi - lo])])
+                for i, partial in zip(sorted(combined), arrays[len(rows_back) :]):
+                    _combine(args[i], partial, combined[i])
+            ctx.record(to_device=sent, to_host=back)
+            atomics = (
+                f"; atomics on {', '.join(repr(root.params[i].name) for i in sorted(combined))} combined "
+                f"from {len(ranges)} partial copies"
+                if combined
+                else ""
+            )
+            ctx.notes.append(
+                f"dask: node '{node.name}' of '{root.name}' split into {len(ranges)} chunk(s) of rows "
+                f"{', '.join(f'[{lo}, {hi})' for lo, hi in ranges)}{atomics}"
+            )
+            marked, _ = results[-1]  # the last instance is in the last chunk: its outputs are the node's
+            return _unmark(marked, args)
+
+        return Job(futures, chunked)
+
+    def run_stage(self, root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
+        """One pipeline stage for one streamed item, as a task on a worker chosen per stage
+        (``stage_worker``): its items run there one after the other, in order (the stage's
+        thread waits for each), while other stages run on other workers. Values cross
+        between stages as the ``cpu`` back end produces them (scalars and per-instance
+        arrays); the root's arrays a stage writes come back after each item."""
+        ctx = ctx or RunContext()
+        if ctx.cluster is None:
+            raise LaunchError(
+                f"target='dask' for '{root.name}': no Dask cluster is known to this run; launch it "
+                "with hpvm.launch after hpvm.init(dask=...)"
+            )
+        stage = self._stage(root, nodes)
+        client = _with_workers(ctx.cluster(), root)
+        args = list(args)
+        workers = sorted(client.nthreads())
+        where = [workers[stage.index % len(workers)]] if workers else None
+        future = client.submit(
+            tasks.run_stage,
+            stage.key,
+            root,
+            args,
+            stage.names,
+            upstream,
+            stage.written,
+            workers=where,
+            allow_other_workers=True,
+            pure=False,
+        )
+        ((produced, outputs, arrays),) = _gather(client, [future], root)
+        ctx.record(to_device=_nbytes(args), to_host=_nbytes(arrays))
+        _copy_back(args, stage.written, [(slice(None), a) for a in arrays])
+        return produced, outputs
+
+    def run_stage_batch(self, root, args_list, nodes, upstream_list, ctx=None):  # type: ignore[no-untyped-def]
+        """Several waiting items of a stage in one task (one round trip instead of one per
+        item), run there by ``cpu``'s ``run_stage_batch``: in order, stopping at the first
+        item that raises, whose error is the batch's."""
+        if len(args_list) < 2:
+            return super().run_stage_batch(root, args_list, nodes, upstream_list, ctx)
+        ctx = ctx or RunContext()
+        try:
+            if ctx.cluster is None:
+                raise LaunchError(f"target='dask' for '{root.name}': no Dask cluster is known to this run")
+            stage = self._stage(root, nodes)
+            client = _with_workers(ctx.cluster(), root)
+            items = [list(a) for a in args_list]
+            workers = sorted(client.nthreads())
+            future = client.submit(
+                tasks.run_stage_batch,
+                stage.key,
+                root,
+                items,
+                stage.names,
+                list(upstream_list),
+                stage.written,
+                workers=[workers[stage.index % len(workers)]] if workers else None,
+                allow_other_workers=True,
+                pure=False,
+            )
+            ((produced, outputs, error, arrays),) = _gather(client, [future], root)
+        except HPVMError as e:
+            return StageBatch([], [], e)
+        for args, back in zip(items, arrays):
+            ctx.record(to_device=_nbytes(args), to_host=_nbytes(back))
+            _copy_back(args, stage.written, [(slice(None), a) for a in back])
+        return StageBatch(list(produced), list(outputs), error)
+
+    def _stage(self, root: InternalFunction, nodes: Sequence[Node]) -> Stage:
+        with self._lock:
+            stages = self._stages.setdefault(root, {})
+            names = tuple(n.name for n in nodes)
+            if names not in stages:
+                arrays = [
+                    e for e in root.graph.edges if isinstance(e.src.function.out_types[e.sp], ArrayType)
+                ]
+                if arrays:
+                    raise LaunchError(
+                        f"target='dask' streams '{root.name}' only when its stages hand on scalars, but "
+                        f"{arrays[0].describe()} carries an array (each worker would write its own "
+                        "copy); launch the stream with target='cpu'"
+                    )
+                sub = stage_root(root, list(nodes))
+                stages[names] = Stage(uuid.uuid4().hex, list(names), sorted(written_params(sub)), len(stages))
+            return stages[names]
+
+    # -- planning ----------------------------------------------------------------------
+
+    def _parts(self, root: InternalFunction) -> list[Part]:
+        with self._lock:  # (launches run on several runtime threads at once)
+            parts = self._groups.get(root)
+            if parts is None:
+                parts = self._groups[root] = independent_parts(root)
+            return parts
+
+    def _plan(self, root: InternalFunction) -> Plan:
+        with self._lock:
+            plan = self._plans.get(root)
+            if plan is None:
+                plan = self._plans[root] = _make_plan(root)
+            return plan
+
+    def _split(
+        self, plan: Plan, root: InternalFunction, args: list[Any], client: Any
+    ) -> tuple[list[tuple[int, int]], str, InternalFunction] | str:
+        """The chunks of this launch (row ranges, the chunk root and its key), or why it
+        runs whole."""
+        node = plan.node
+        if node is None:
+            return plan.reason
+        env = {p.name: a for p, a in zip(root.params, args)}
+        sizes = node.evaluate_sizes(env, "launch(target='dask'): ")
+        n = sizes[0]
+        sliced = [i for i in _sliced(root) if i not in plan.combined and i not in plan.broadcast]
+        for i in sliced:
+            halo = plan.rows.get(i, (0, 0))[1]
+            if args[i].shape[0] < n + halo:
+                return (
+                    f"'{root.params[i].name}' has {args[i].shape[0]} rows for {n} instances of "
+                    f"'{node.name}' reading {halo} row(s) past their own (the cpu back end on the worker "
+                    "reports it)"
+                )
+        written = set(plan.written)
+        for i in _sliced(root):
+            for j in _sliced(root):
+                if i < j and (i in written or j in written) and np.may_share_memory(args[i], args[j]):
+                    return (
+                        f"'{root.params[i].name}' and '{root.params[j].name}' share memory and one "
+                        "is written (chunks would see their rows as separate arrays)"
+                    )
+        workers = max(1, len(client.nthreads()))
+        count = min(workers, n)
+        if count < 2:
+            return f"'{node.name}' has {n} instance(s) along x and the cluster {workers} worker(s)"
+        rest = sizes[1:]
+        with self._lock:
+            if rest not in plan.chunks:
+                plan.chunks[rest] = (uuid.uuid4().hex, _chunk_root(root, node, rest))
+            key, chunk = plan.chunks[rest]
+        bounds = [n * k // count for k in range(count + 1)]
+        return [(bounds[k], bounds[k + 1]) for k in range(count)], key, chunk
+
+
+def _make_plan(root: InternalFunction) -> Plan:
+    key = uuid.uuid4().hex
+    written = sorted(written_params(root))
+    graph = root.graph
+    if len(graph.nodes) != 1:
+        return Plan(
+            key,
+            written,
+            reason=f"'{root.name}' has {len(graph.nodes)} children joined by edges or by arrays they share "
+            "(only a lone leaf is split yet)",
+        )
+    node = graph.nodes[0]
+    leaf = node.function
+    if not isinstance(leaf, LeafFunction):
+        return Plan(
+            key, written, reason=f"node '{node.name}' is an internal node (only leaves are split yet)"
+        )
+    if node.dims == 0:
+        return Plan(key, written, reason=f"node '{node.name}' has one instance")
+    if any(isinstance(t, ArrayType) for t in leaf.out_types):
+        return Plan(key, written, reason=f"leaf '{leaf.name}' returns an array")
+    found = analyse(leaf)
+    if found.problem is not None:
+        return Plan(key, written, reason=found.problem)
+    combined: dict[int, str] = {}
+    for name, family in found.combined.items():
+        port = next(k for k, p in enumerate(leaf.params) if p.name == name)
+        (ip,) = [b.ip for b in graph.in_binds if b.ic == port]
+        if sum(1 for b in graph.in_binds if b.ip == ip) > 1:
+            return Plan(
+                key,
+                written,
+                reason=f"'{root.params[ip].name}' reaches leaf '{leaf.name}' through several inputs, one of "
+                "them updated with atomics",
+            )
+        combined[ip] = family
+    broadcast = {b.ip for b in graph.in_binds if leaf.params[b.ic].name in found.broadcast}
+    for ip in sorted(broadcast):
+        names = [leaf.params[b.ic].name for b in graph.in_binds if b.ip == ip]
+        if any(name not in found.broadcast for name in names):
+            return Plan(
+                key,
+                written,
+                reason=f"'{root.params[ip].name}' reaches leaf '{leaf.name}' as several inputs, one "
+                "indexed by rows and one not",
+            )
+    rows: dict[int, tuple[int, int]] = {}
+    for b in graph.in_binds:
+        low, high = found.rows.get(leaf.params[b.ic].name, (0, 0))
+        if b.ip in rows:
+            low, high = min(low, rows[b.ip][0]), max(high, rows[b.ip][1])
+        rows[b.ip] = (low, high)
+    for ip in written:
+        if ip not in combined and rows.get(ip, (0, 0))[0] != rows.get(ip, (0, 0))[1]:
+            return Plan(
+                key,
+                written,
+                reason=f"'{root.params[ip].name}' is written and reaches leaf '{leaf.name}' at several "
+                "rows around each instance",
+            )
+    return Plan(key, written, node=node, combined=combined, rows=rows, broadcast=broadcast)
+
+
+def _sliced(root: InternalFunction) -> list[int]:
+    """The root params whose arrays travel as row slices (every array: all reach the leaf)."""
+    return [i for i, p in enumerate(root.params) if isinstance(p.type, ArrayType)]
+
+
+def _chunk_root(root: InternalFunction, node: Node, rest: tuple[int, ...]) -> InternalFunction:
+    """``root`` with its one child replicated over ``CHUNK_PARAM`` instances along x (the
+    other dimensions fixed to this launch's ``rest``)."""
+    sizes = (size_expr.Param(CHUNK_PARAM), *(size_expr.Const(s) for s in rest))
+    child = Node(node.name, node.function, sizes, node.location)
+    graph = ChildGraph(
+        nodes=[child],
+        in_binds=[InputBind(b.ip, child, b.ic) for b in root.graph.in_binds],
+        out_binds=[OutputBind(child, b.oc, b.op) for b in root.graph.out_binds],
+    )
+    params = [Param(p.name, p.type) for p in root.params] + [Param(CHUNK_PARAM, i64)]
+    return InternalFunction(f"{root.name}__chunk", params, graph=graph, location=root.location)
+
+
+# -- moving results --------------------------------------------------------------------
+
+
+def _with_workers(client: Any, root: InternalFunction) -> Any:
+    """``client``, once its cluster has a worker: a scheduler without any would hold the
+    tasks forever, so waiting is bounded (``$HPVM_DASK_TIMEOUT``) and ends in an error."""
+    if client.nthreads():
+        return client
+    timeout = connect_timeout()
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except Exception:  # TimeoutError (asyncio's or the builtin one), a closed client
+        raise ClusterError(
+            f"the Dask scheduler {client.scheduler.address} has no workers to run '{root.name}' "
+            f"(waited {timeout:g} s); start some (dask worker {client.scheduler.address}) or point "
+            "hpvm.init(dask=...) at another cluster"
+        ) from None
+    return client
+
+
+def _gather(client: Any, futures: list[Any], root: InternalFunction) -> list[Any]:
+    try:
+        return client.gather(futures)
+    except HPVMError:
+        raise  # a leaf's error, as the cpu back end raised it on the worker (names the node)
+    except Exception as e:
+        raise ClusterError(f"the Dask cluster failed running '{root.name}': {type(e).__name__}: {e}") from e
+
+
+def _aliased(parts: list[Part], args: list[Any]) -> bool:
+    """Whether an array one part writes overlaps an array another part touches (the same
+    host array passed to two inputs): then the parts are not independent after all."""
+    for a in parts:
+        for b in parts:
+            if a is b:
+                continue
+            for i in a.writes:
+                for j in b.reads | b.writes:
+                    if i != j and np.may_share_memory(args[i], args[j]):
+                        return True
+    return False
+
+
+def _private(array: np.ndarray, family: str) -> np.ndarray:
+    """A chunk's own copy of an array it updates with atomics of ``family``: zeros for the
+    families whose partial results add up (add/sub, xor), the array's values for the
+    idempotent ones (min, max, and, or)."""
+    return np.zeros_like(array) if family in ("add", "xor") else array.copy()
+
+
+_COMBINERS = {
+    "add": np.add,
+    "xor": np.bitwise_xor,
+    "min": np.minimum,
+    "max": np.maximum,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+}
+
+
+def _combine(host: np.ndarray, partial: np.ndarray, family: str) -> None:
+    """Fold one chunk's partial copy into the host's array (integers wrap as the atomics do)."""
+    _COMBINERS[family](host, partial, out=host, casting="unsafe")
+
+
+def _copy_back(args: list[Any], written: list[int], parts: list[tuple[slice, np.ndarray]]) -> None:
+    for i, (where, value) in zip(written, parts):
+        host = args[i][where]
+        if not np.may_share_memory(host, value):
+            host[...] = value
+
+
+def _unmark(marked: Sequence[tuple[str, Any]], args: list[Any]) -> tuple[Any, ...]:
+    return tuple(args[v] if kind == "param" else v for kind, v in marked)
+
+
+def _nbytes(values: Sequence[Any]) -> int:
+    return sum(v.nbytes for v in values if isinstance(v, np.ndarray))

@@ -1,0 +1,79 @@
+"""``hpvm run --target dask --timings`` says how the back end ran the graph."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hpvm
+from hpvm.cli import main
+from markers import needs_backend
+
+pytestmark = needs_backend("dask")
+
+PROGRAM = textwrap.dedent(
+    """
+    import hpvm
+
+    @hpvm.leaf(ins=("a",), outs=("b",))
+    def scale(a: hpvm.f32[:], b: hpvm.f32[:], k: hpvm.f32) -> None:
+        i = hpvm.get_node_instance_id_x(hpvm.get_node())
+        b[i] = a[i] * k
+
+    @hpvm.leaf()
+    def total(n: hpvm.i64, k: hpvm.f32) -> hpvm.f32:
+        return n * k
+
+    @hpvm.internal()
+    def root(a: hpvm.f32[:], b: hpvm.f32[:], k: hpvm.f32, n: hpvm.i64):
+        s = hpvm.create_node_1d(scale, n)
+        hpvm.bind_in(s, 0, 0)
+        hpvm.bind_in(s, 1, 1)
+        hpvm.bind_in(s, 2, 2)
+        t = hpvm.create_node(total)
+        hpvm.bind_in(t, 3, 0)
+        hpvm.bind_in(t, 2, 1)
+        hpvm.bind_out(t, 0, 0)
+    """
+)
+
+
+def test_timings_print_how_the_graph_was_split(tmp_path: Path, dask_client, monkeypatch, capsys):
+    hpvm.cleanup()
+    monkeypatch.setenv("HPVM_DASK_SCHEDULER", dask_client.scheduler.address)  # the in-process cluster
+    program = tmp_path / "prog.py"
+    program.write_text(PROGRAM)
+    a = np.arange(6, dtype=np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", np.zeros_like(a))
+    args = [
+        "--arg",
+        f"a={tmp_path / 'a.npy'}",
+        "--arg",
+        f"b={tmp_path / 'b.npy'}",
+        "--arg",
+        "k=2",
+        "--arg",
+        "n=6",
+    ]
+    out_dir = tmp_path / "out"
+    assert (
+        main(["run", str(program), "--target", "dask", *args, "--timings", "--save-dir", str(out_dir)]) == 0
+    )
+    captured = capsys.readouterr()
+    assert "output 0: 12.0" in captured.out
+    np.testing.assert_array_equal(np.load(out_dir / "b.npy"), a * 2)
+    assert re.search(r"load \d+\.\d+ s, compile \d+\.\d+ s, run \d+\.\d+ s", captured.err)
+    assert "dask: node 'scale' of 'root[scale]' split into 2 chunk(s) of rows [0, 3), [3, 6)" in captured.err
+    assert "dask: 'root[total]' ran whole on one worker: node 'total' has one instance" in captured.err
+    assert "dask: 'root' ran as 2 concurrent groups of children: root[scale]; root[total]" in captured.err
+
+
+@pytest.fixture(autouse=True)
+def _stopped():
+    yield
+    hpvm.cleanup()

@@ -1,0 +1,185 @@
+"""Streaming launches on ``dask``: each pipeline stage a task per item on a worker of its
+own, items in push order, results as ``interp`` gives them; stages handing on arrays are
+refused with the reason. Worker processes too (slow): a stage's array writes come back."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import hpvm
+from markers import fails, needs_backend
+
+pytestmark = needs_backend("dask")
+
+
+@hpvm.leaf
+def add_one(x: hpvm.i64) -> hpvm.i64:
+    return x + 1
+
+
+@hpvm.leaf
+def double(x: hpvm.i64) -> tuple[hpvm.i64, hpvm.i64]:
+    return x * 2, x
+
+
+@hpvm.leaf
+def combine(a: hpvm.i64, b: hpvm.i64) -> tuple[hpvm.i64, hpvm.i64]:
+    return a + 1000 * b, b
+
+
+@hpvm.internal
+def three_stages(x: hpvm.i64):
+    s1 = hpvm.create_node(add_one)
+    s2 = hpvm.create_node(double)
+    s3 = hpvm.create_node(combine)
+    hpvm.bind_in(s1, 0, 0, stream=True)
+    hpvm.edge(s1, s2, hpvm.ONE_TO_ONE, 0, 0, stream=True)
+    hpvm.edge(s2, s3, hpvm.ONE_TO_ONE, 0, 0, stream=True)
+    hpvm.edge(s2, s3, hpvm.ONE_TO_ONE, 1, 1, stream=True)
+    hpvm.bind_out(s3, 0, 0, stream=True)
+    hpvm.bind_out(s3, 1, 1, stream=True)
+
+
+@hpvm.leaf(ins=("row",), outs=("row",))
+def scale_row(row: hpvm.f64[:], k: hpvm.f64) -> hpvm.f64:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    row[i] = row[i] * k
+    return k
+
+
+@hpvm.leaf
+def plus_half(k: hpvm.f64) -> hpvm.f64:
+    return k + 0.5
+
+
+@hpvm.internal
+def rows_then_scalar(row: hpvm.f64[:], k: hpvm.f64):
+    s1 = hpvm.create_node_1d(scale_row, row.shape[0])
+    s2 = hpvm.create_node(plus_half)
+    hpvm.bind_in(s1, 0, 0, stream=True)
+    hpvm.bind_in(s1, 1, 1, stream=True)
+    hpvm.edge(s1, s2, hpvm.ALL_TO_ALL, 0, 0, stream=True)
+    hpvm.bind_out(s2, 0, 0, stream=True)
+
+
+@hpvm.leaf(ins=("a",))
+def hand_on(a: hpvm.f64[:]) -> hpvm.f64[:]:
+    return a
+
+
+@hpvm.leaf(ins=("a",))
+def total(a: hpvm.f64[:]) -> hpvm.f64:
+    return a.sum()
+
+
+@hpvm.internal
+def array_edge(a: hpvm.f64[:]):
+    s1 = hpvm.create_node(hand_on)
+    s2 = hpvm.create_node(total)
+    hpvm.bind_in(s1, 0, 0, stream=True)
+    hpvm.edge(s1, s2, hpvm.ONE_TO_ONE, 0, 0, stream=True)
+    hpvm.bind_out(s2, 0, 0, stream=True)
+
+
+def _stream(root, items, target):
+    handle = hpvm.launch(root, None, stream=True, target=target)
+    for item in items:
+        hpvm.push(handle, item)
+    results = [hpvm.pop(handle, timeout=60) for _ in items]
+    hpvm.wait(handle)
+    return results
+
+
+def test_a_pipeline_pops_in_push_order(dask_runtime):
+    items = [(x,) for x in range(30)]
+    assert _stream(three_stages, items, "dask") == _stream(three_stages, items, "interp")
+
+
+def _rows_items(count: int) -> list[tuple[np.ndarray, float]]:
+    rng = np.random.default_rng(count)
+    return [(rng.random(7), float(k)) for k in range(count)]
+
+
+def _check_rows(target_runtime_ready: bool = True) -> None:
+    got, want = _rows_items(6), _rows_items(6)
+    for row, _ in got + want:
+        hpvm.track_memory(row)
+    assert _stream(rows_then_scalar, got, "dask") == _stream(rows_then_scalar, want, "interp")
+    for (g, _), (w, _) in zip(got, want):
+        np.testing.assert_array_equal(hpvm.request_memory(g), w)
+
+
+def test_array_writes_of_a_stage_reach_the_pushed_arrays(dask_runtime):
+    _check_rows()
+
+
+def test_stages_handing_on_arrays_are_refused(dask_runtime):
+    a = np.ones(3)
+    hpvm.track_memory(a)
+    handle = hpvm.launch(array_edge, None, stream=True, target="dask")
+    hpvm.push(handle, (a,))
+    with fails(hpvm.LaunchError, "only when its stages hand on scalars", "carries an array", "target='cpu'"):
+        hpvm.pop(handle, timeout=60)
+
+
+@pytest.mark.slow
+def test_a_pipeline_on_worker_processes(process_cluster):
+    import cloudpickle
+    from distributed import Client
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    client = Client(process_cluster, set_as_default=False)
+    hpvm.cleanup()
+    hpvm.init(dask=client)
+    try:
+        items = [(x,) for x in range(20)]
+        assert _stream(three_stages, items, "dask") == _stream(three_stages, items, "interp")
+        _check_rows()
+    finally:
+        hpvm.cleanup()
+        client.close()
+
+
+def test_a_batch_of_items_is_one_task(dask_runtime):
+    """(The streaming scheduler sizes batches by how long items take; called directly here.)"""
+    from distributed import get_task_stream
+
+    from hpvm.backends import RunContext, get_backend
+
+    first = three_stages.graph.nodes[0]
+    ctx = RunContext(cluster=lambda: dask_runtime)
+    items = [[x] for x in range(8)]
+    with get_task_stream(dask_runtime) as stream:
+        batch = get_backend("dask").run_stage_batch(three_stages, items, [first], [{}] * 8, ctx)
+    want = get_backend("cpu").run_stage_batch(three_stages, items, [first], [{}] * 8)
+    assert batch.error is None, batch.error
+    assert [t["key"].split("-")[0] for t in stream.data] == ["run_stage_batch"]
+    assert batch.produced == want.produced and batch.outputs == want.outputs
+
+
+@hpvm.leaf
+def fails_on_five(x: hpvm.i64) -> hpvm.i64:
+    if x == 5:
+        raise ValueError("five")
+    return x
+
+
+@hpvm.internal
+def failing_stages(x: hpvm.i64):
+    s1 = hpvm.create_node(add_one)
+    s2 = hpvm.create_node(fails_on_five)
+    hpvm.bind_in(s1, 0, 0, stream=True)
+    hpvm.edge(s1, s2, hpvm.ONE_TO_ONE, 0, 0, stream=True)
+    hpvm.bind_out(s2, 0, 0, stream=True)
+
+
+def test_an_item_failing_in_a_batch_delivers_the_ones_before_it(dask_runtime):
+    handle = hpvm.launch(failing_stages, None, stream=True, target="dask", capacity=64)
+    for x in range(10):
+        hpvm.push(handle, (x,))
+    assert [hpvm.pop(handle, timeout=60) for _ in range(4)] == [(x + 1,) for x in range(4)]
+    with pytest.raises(hpvm.NodeExecutionError, match="fails_on_five"):
+        hpvm.pop(handle, timeout=60)
