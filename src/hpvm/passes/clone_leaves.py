@@ -265,6 +265,7 @@ def clone_of(leaf: LeafFunction, backend: str = "cpu") -> LeafClone:
             line = getattr(node, attr, None)
             if line is not None:
                 setattr(node, attr, body.origin_of(line).line or original.location.line)
+        _keep_positions_ordered(node)
     levels, barriers = 0, []
     for node in ast.walk(func):
         if (
@@ -282,6 +283,20 @@ def clone_of(leaf: LeafFunction, backend: str = "cpu") -> LeafClone:
         ):
             barriers.append(node.lineno)
     return LeafClone(leaf, func.name, func, levels, sorted(barriers), original)
+
+
+def _keep_positions_ordered(node: ast.AST) -> None:
+    """A node's end after its start, which ``compile`` requires: lines mapped one by one to
+    the leaf's file can put a node that spans several generated lines (a docstring the
+    source map gives no line of its own) back to front."""
+    start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    if start is None or end is None:
+        return
+    if end < start:
+        node.end_lineno = end = start  # type: ignore[attr-defined]
+    col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+    if end == start and col is not None and end_col is not None and end_col < col:
+        node.end_col_offset = col  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
