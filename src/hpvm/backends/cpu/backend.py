@@ -16,7 +16,7 @@ from ...passes.fuse_one_to_one import FuseOneToOne
 from ..base import Backend, RunContext, StageBatch
 from .batch import BatchLayout, scalar_stage
 from .bounds import SizeOutOfBounds
-from .compiler import CompiledProgram, Compiler
+from .compiler import COMPILE_LOCK, CompiledProgram, Compiler
 from .graphgen import StageSpec
 from .loop_errors import ChunkCompileError
 from .mallocpool import MallocStats
@@ -50,10 +50,11 @@ class CPUBackend(Backend):
     def prepare(self, root: InternalFunction) -> CompiledProgram:
         """Generate and register the program's functions (Numba compiles them on first call),
         for ``root`` lowered by ``lowering`` (once per root)."""
-        lowered = self._lowered.get(root)
-        if lowered is None:
-            lowered = self._lowered[root] = lower(root, self.lowering)
-        return self.compiler.program(lowered)
+        with COMPILE_LOCK:  # (the passes parse leaves: see COMPILE_LOCK)
+            lowered = self._lowered.get(root)
+            if lowered is None:
+                lowered = self._lowered[root] = lower(root, self.lowering)
+            return self.compiler.program(lowered)
 
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:
         """Generate the code and have Numba compile it (or load it from its cache) now."""

@@ -38,7 +38,10 @@ from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, pooled_clon
 from .narrow import narrow_helpers
 from .privatize import plain_helpers
 
-_LOCK = threading.RLock()
+# Held while leaves are parsed, lowered and compiled: CPython 3.11 can fail to build ASTs in
+# two threads at once ("AST constructor recursion depth mismatch", python/cpython#106905), and
+# launches compile on worker threads.
+COMPILE_LOCK = threading.RLock()
 # Bump when generated code or its module layout changes (6: error model; 7: outlined loops).
 CODEGEN_VERSION = 7
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
@@ -199,7 +202,7 @@ class Compiler:
         entry = self._programs.get(id(root))  # (a dict read is atomic: no lock once compiled)
         if entry is not None and entry[0] is root:
             return entry[1]
-        with _LOCK:
+        with COMPILE_LOCK:
             entry = self._programs.get(id(root))
             if entry is not None and entry[0] is root:
                 return entry[1]
@@ -214,7 +217,7 @@ class Compiler:
         happens on Numba's IR, where a type error loses the leaf's file and line; this
         variant is compiled only to report such errors precisely. Not kept.
         """
-        with _LOCK:
+        with COMPILE_LOCK:
             return self._compile(root, inline=False)
 
     def _compile(self, root: InternalFunction, inline: bool = True) -> CompiledProgram:
@@ -297,7 +300,7 @@ class Compiler:
     def stage(self, program: CompiledProgram, stage: StageSpec) -> Any:
         """The compiled stage function for a set of the root's children (streaming)."""
         key = tuple(sorted(id(n) for n in stage.nodes))
-        with _LOCK:
+        with COMPILE_LOCK:
             if key not in program.stages:
                 import numba
 
@@ -339,7 +342,7 @@ class Compiler:
         stages of scalars: ``batch.py``), next to the stage function it calls."""
         func, stage = self.stage(program, stage)
         key = tuple(sorted(id(n) for n in stage.nodes))
-        with _LOCK:
+        with COMPILE_LOCK:
             if key not in program.batches:
                 import numba
 
