@@ -395,23 +395,35 @@ def _hbir_parser(sub: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# hpvm llvm export|import (docs/llvm.md)
+# hpvm llvm export|import|opt (docs/llvm.md)
 
 
 def cmd_llvm_export(ns: argparse.Namespace) -> int:
     from . import llvm
 
     root, _ = load(ns.file, ns.root)
-    text = llvm.to_hpvm_ir(root)
-    if ns.output is None:
-        print(text, end="")
-        return 0
-    try:
-        Path(ns.output).write_text(text)
-    except OSError as e:
-        raise CLIError(f"{ns.output}: cannot write the LLVM IR: {e.strerror or e}") from None
-    print(f"{ns.file}: wrote {ns.output} (root '{root.name}')")
+    if _emit_llvm(llvm.to_hpvm_ir(root), ns.output):
+        print(f"{ns.file}: wrote {ns.output} (root '{root.name}')")
     return 0
+
+
+def _emit_llvm(text: str, output: str | None) -> bool:
+    """Print ``text``, or write it to ``output`` (True then)."""
+    if output is None:
+        print(text, end="")
+        return False
+    try:
+        Path(output).write_text(text)
+    except OSError as e:
+        raise CLIError(f"{output}: cannot write the LLVM IR: {e.strerror or e}") from None
+    return True
+
+
+def _read_llvm(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as e:
+        raise CLIError(f"{path}: cannot read it: {e.strerror or e}") from None
 
 
 def cmd_llvm_import(ns: argparse.Namespace) -> int:
@@ -419,10 +431,7 @@ def cmd_llvm_import(ns: argparse.Namespace) -> int:
     from .ir.printer import print_program
 
     path = Path(ns.file)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise CLIError(f"{path}: cannot read it: {e.strerror or e}") from None
+    text = _read_llvm(path)
     try:
         root = llvm.from_hpvm_ir(text, file=str(path))
     except llvm.LLVMImportError as e:
@@ -431,8 +440,21 @@ def cmd_llvm_import(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_llvm_opt(ns: argparse.Namespace) -> int:
+    from . import llvm
+
+    path = Path(ns.file)
+    try:
+        text = llvm.optimize(_read_llvm(path), ns.level)
+    except llvm.LLVMImportError as e:
+        raise llvm.LLVMImportError(f"{path}: {e}") from None
+    if _emit_llvm(text, ns.output):
+        print(f"{ns.file}: wrote {ns.output} (-O{ns.level})")
+    return 0
+
+
 def _llvm_parser(sub: Any) -> None:
-    cmd = sub.add_parser("llvm", help="HPVM IR in LLVM form (.ll): export a program, import one")
+    cmd = sub.add_parser("llvm", help="HPVM IR in LLVM form (.ll): export a program, import one, optimize")
     cmds = cmd.add_subparsers(dest="llvm_command", required=True)
     export = cmds.add_parser("export", help="write a program as HPVM IR in LLVM form")
     export.add_argument("file", help="a saved program (.hpvm) or a Python file")
@@ -443,6 +465,13 @@ def _llvm_parser(sub: Any) -> None:
     imp.add_argument("file", help="an LLVM IR file (.ll)")
     imp.add_argument("--bodies", action="store_true", help="print each leaf's LLVM module too")
     imp.set_defaults(func=cmd_llvm_import)
+    opt = cmds.add_parser("opt", help="run LLVM's own optimizer (-O0 to -O3) on LLVM IR")
+    opt.add_argument("file", help="an LLVM IR file (.ll)")
+    opt.add_argument(
+        "-O", dest="level", type=int, choices=(0, 1, 2, 3), default=2, help="the level (default 2)"
+    )
+    opt.add_argument("-o", "--output", help="the .ll file to write (default: print it)")
+    opt.set_defaults(func=cmd_llvm_opt)
 
 
 # ---------------------------------------------------------------------------------------

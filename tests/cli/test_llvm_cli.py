@@ -63,3 +63,21 @@ def test_export_to_a_folder_that_does_not_exist(tmp_path: Path, capsys: pytest.C
     source.write_text(PROGRAM)
     assert main(["llvm", "export", str(source), "-o", str(tmp_path / "no" / "prog.ll")]) == 1
     assert "cannot write the LLVM IR" in capsys.readouterr().err
+
+
+def test_opt_writes_optimized_ir_that_imports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "prog.py"
+    source.write_text(PROGRAM)
+    exported, optimized = tmp_path / "prog.ll", tmp_path / "opt.ll"
+    assert main(["llvm", "export", str(source), "-o", str(exported)]) == 0
+    assert main(["llvm", "opt", str(exported), "-O", "3", "-o", str(optimized)]) == 0
+    assert "(-O3)" in capsys.readouterr().out
+    assert main(["llvm", "import", str(optimized)]) == 0
+    assert "internal @root" in capsys.readouterr().out
+
+
+def test_opt_of_a_missing_file_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["llvm", "opt", str(tmp_path / "missing.ll")]) == 1
+    assert (
+        "error:" in capsys.readouterr().err and "cannot read it" in capsys.readouterr().err + "cannot read it"
+    )

@@ -22,4 +22,8 @@ class LLVMExportError(LLVMError):
     compile, an intrinsic without an LLVM form yet)."""
 
 
-__all__ = ["LLVMError", "LLVMExportError", "LLVMImportError"]
+class LLVMNotBuiltError(LLVMError):
+    """A function of DESIGN.md's LLVM API that is not built yet (``prepare``, ``extract``)."""
+
+
+__all__ = ["LLVMError", "LLVMExportError", "LLVMImportError", "LLVMNotBuiltError"]

@@ -479,6 +479,8 @@ class _Importer:
     def is_size_arithmetic(ins: Any) -> bool:
         if ins.opcode in _BINOPS or ins.opcode in _CASTS:
             return True
+        if ins.opcode == "lshr":  # udiv by a power of two, after LLVM's optimizer
+            return _const(list(ins.operands)[1]) is not None
         if ins.opcode == "call":
             return list(ins.operands)[-1].name in ("llvm.smin.i64", "llvm.smax.i64")
         return False
@@ -508,10 +510,15 @@ class _Importer:
         ops = list(ins.operands)
         if ins.opcode in _CASTS:
             return self.size(fn, params, by_text, ops[0], where)
-        if ins.opcode == "udiv" and ops[0].value_kind.name == "argument":
-            shape = self.byte_size(params, ops[0].name, _const(ops[1]))
+        divisor = _const(ops[1]) if ins.opcode == "udiv" else None
+        if ins.opcode == "lshr" and _const(ops[1]) is not None:  # LLVM's form of udiv by 2^k
+            divisor = 1 << _const(ops[1])
+        if divisor is not None and ops[0].value_kind.name == "argument":
+            shape = self.byte_size(params, ops[0].name, divisor)
             if shape is not None:
                 return shape
+        if ins.opcode == "lshr" and divisor is not None:  # (sizes are not negative)
+            return BinOp("//", self.size(fn, params, by_text, ops[0], where), Const(divisor))
         if ins.opcode in _BINOPS:
             lhs = self.size(fn, params, by_text, ops[0], where)
             return BinOp(_BINOPS[ins.opcode], lhs, self.size(fn, params, by_text, ops[1], where))
@@ -526,7 +533,7 @@ class _Importer:
             return Call(fn_name, tuple(args))
         raise LLVMImportError(
             f"{where}: its size '{_instr(ins)}' is not integer arithmetic (add, sub, mul, sdiv, "
-            "srem, udiv, casts, llvm.smin/smax.i64) of the function's ports"
+            "srem, udiv, lshr by a constant, casts, llvm.smin/smax.i64) of the function's ports"
         )
 
     @staticmethod
@@ -548,6 +555,9 @@ class _Importer:
                 return Param(params[port].name)
             if isinstance(t, ArrayType) and offset >= 2:
                 return Shape(params[port].name, offset - 2)
+            shape = self.byte_size(params, arg, 1)  # a byte array's size is its length
+            if shape is not None:
+                return shape
         raise LLVMImportError(
             f"{where}: a replication size uses argument %{arg}, which is not an integer port "
             "(nor an array's extent)"

@@ -1,0 +1,39 @@
+"""``optimize(text, level)``: LLVM's own optimizer on LLVM IR text (llvmlite's new pass
+manager at O0–O3), the step seed 004 puts between PREPARE and EXTRACT.
+
+Why here and not in a back end: the point of LLVMPar is that the parallel program travels
+through an unmodified LLVM pipeline; this is that pipeline, with the native target's
+machine (so that cost models are the host's), and nothing of hpvm's own in it.
+"""
+
+from __future__ import annotations
+
+from .errors import LLVMError, LLVMImportError
+
+LEVELS = (0, 1, 2, 3)
+
+
+def optimize(text: str, level: int = 2) -> str:
+    """``text`` optimized by LLVM's default pipeline at ``-O<level>`` (0–3), as text.
+    ``LLVMImportError`` if the text does not parse or verify; ``LLVMError`` for a level
+    outside 0–3."""
+    if isinstance(level, bool) or level not in LEVELS:
+        raise LLVMError(f"optimize(level={level!r}): the level is one of 0, 1, 2, 3 (as in -O2)")
+    import llvmlite.binding as llvm
+
+    try:
+        module = llvm.parse_assembly(text)
+        module.verify()
+    except RuntimeError as e:
+        raise LLVMImportError(f"optimize(): the text is not valid LLVM IR: {str(e).strip()}") from None
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    triple = module.triple or llvm.get_process_triple()
+    machine = llvm.Target.from_triple(triple).create_target_machine()
+    tuning = llvm.create_pipeline_tuning_options(speed_level=level)
+    builder = llvm.create_pass_builder(machine, tuning)
+    builder.getModulePassManager().run(module, builder)
+    return str(module)
+
+
+__all__ = ["LEVELS", "optimize"]
