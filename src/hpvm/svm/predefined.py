@@ -4,6 +4,7 @@ or fancy-index copy, never element by element."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -268,6 +269,28 @@ def _check_index_stream(ring: Ring, s: Stream, who: str) -> None:
         raise SVMError(f"{who}: index stream {s.name} must hold integers, it holds {ring.dtype}")
 
 
+def _index_batches(
+    ctx: Context, k: Any, ind: Ring, block: Block, who: str
+) -> Iterator[tuple[np.ndarray, bool]]:
+    """The element positions of ``block`` an indexed kernel ``k`` visits, a batch at a time
+    as indices arrive on ``k.index_str`` (``k.elements_per_index`` elements from each,
+    ``k.length`` elements in all or up to the end of the stream), each with whether it is
+    the last batch. Holds ``cond``."""
+    _check_index_stream(ind, k.index_str, who)
+    per, all_ = k.elements_per_index, k.length == STREAM_LENGTH_ALL
+    done = 0
+    while all_ or done < k.length:
+        want = None if all_ else -(-(k.length - done) // per)
+        positions, reached = _take(ctx, k.index_str, ind, want, all_)
+        idx = _record_indices(positions, per, block, who)
+        if not all_:
+            idx = idx[: k.length - done]
+        done += len(idx)
+        yield idx, reached or (not all_ and done >= k.length)
+        if reached:
+            return
+
+
 class IndexedScatter(Kernel):
     """For each index popped from ``index_str``, stores the next ``elements_per_index``
     elements of ``src_str`` at that element position of ``dest_block``."""
@@ -279,21 +302,13 @@ class IndexedScatter(Kernel):
 
     def _work(self) -> None:
         ctx = context()
-        block, per = self.dest_block, self.elements_per_index
+        block = self.dest_block
         who = f"IndexedScatter {self._svm.name}"
         with ctx.cond:
             ctx.observe(block, "block", "writer", self)
             src = _ring(ctx, self.src_str, "IndexedScatter", "reader")
             ind = _ring(ctx, self.index_str, "IndexedScatter", "reader")
-            _check_index_stream(ind, self.index_str, who)
-            all_ = self.length == STREAM_LENGTH_ALL
-            done = 0
-            while all_ or done < self.length:
-                want = None if all_ else -(-(self.length - done) // per)
-                positions, reached = _take(ctx, self.index_str, ind, want, all_)
-                idx = _record_indices(positions, per, block, who)
-                if not all_:
-                    idx = idx[: self.length - done]
+            for idx, _ in _index_batches(ctx, self, ind, block, who):
                 got = 0
                 while got < len(idx):
                     values, _ = _take(ctx, self.src_str, src, len(idx) - got, False)
@@ -301,9 +316,6 @@ class IndexedScatter(Kernel):
                         (-1, *block.dtype.shape)
                     )
                     got += len(values)
-                done += len(idx)
-                if reached:
-                    break
 
 
 def indexed_scatter_init(
@@ -339,27 +351,15 @@ class IndexedGather(Kernel):
 
     def _work(self) -> None:
         ctx = context()
-        block, per = self.src_block, self.elements_per_index
+        block = self.src_block
         who = f"IndexedGather {self._svm.name}"
         with ctx.cond:
             ctx.observe(block, "block", "reader", self)
             ind = _ring(ctx, self.index_str, "IndexedGather", "reader")
             dst = _ring(ctx, self.dest_str, "IndexedGather", "writer")
-            _check_index_stream(ind, self.index_str, who)
-            all_ = self.length == STREAM_LENGTH_ALL
-            done = 0
-            while all_ or done < self.length:
-                want = None if all_ else -(-(self.length - done) // per)
-                positions, reached = _take(ctx, self.index_str, ind, want, all_)
-                idx = _record_indices(positions, per, block, who)
-                if not all_:
-                    idx = idx[: self.length - done]
-                done += len(idx)
-                last = reached or (not all_ and done >= self.length)
+            for idx, last in _index_batches(ctx, self, ind, block, who):
                 values = block.data[idx].view(dst.dtype.base).reshape((-1, *dst.dtype.shape))
                 _push_values(ctx, [self.dest_str], values, self.set_eos and last, "IndexedGather")
-                if reached:
-                    break
 
 
 def indexed_gather_init(
