@@ -48,14 +48,20 @@ def from_hpvm_ir(text: str, file: str = "<llvm>") -> InternalFunction:
     """The root node function of the graph ``text`` describes; ``LLVMImportError`` if it
     does not parse, does not verify or is not HPVM IR. ``file``: where the text came from,
     for the locations of node functions (the line of their ``define``)."""
+    return _Importer(parse_verified(text), text, file).run()
+
+
+def parse_verified(text: str, api: str = "") -> Any:
+    """The llvmlite module of ``text``, verified; ``LLVMImportError`` (``api``: the function
+    to name in it) if it does not parse or verify."""
     import llvmlite.binding as llvm
 
     try:
         module = llvm.parse_assembly(text)
         module.verify()
     except RuntimeError as e:
-        raise LLVMImportError(f"the text is not valid LLVM IR: {str(e).strip()}") from None
-    return _Importer(module, text, file).run()
+        raise LLVMImportError(f"{api}the text is not valid LLVM IR: {str(e).strip()}") from None
+    return module
 
 
 def _string_attrs(attrs: Any) -> dict[str, str | None]:

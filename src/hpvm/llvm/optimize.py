@@ -8,7 +8,8 @@ machine (so that cost models are the host's), and nothing of hpvm's own in it.
 
 from __future__ import annotations
 
-from .errors import LLVMError, LLVMImportError
+from .errors import LLVMError
+from .importer import parse_verified
 
 LEVELS = (0, 1, 2, 3)
 
@@ -21,11 +22,7 @@ def optimize(text: str, level: int = 2) -> str:
         raise LLVMError(f"optimize(level={level!r}): the level is one of 0, 1, 2, 3 (as in -O2)")
     import llvmlite.binding as llvm
 
-    try:
-        module = llvm.parse_assembly(text)
-        module.verify()
-    except RuntimeError as e:
-        raise LLVMImportError(f"optimize(): the text is not valid LLVM IR: {str(e).strip()}") from None
+    module = parse_verified(text, "optimize(): ")
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     triple = module.triple or llvm.get_process_triple()
