@@ -12,6 +12,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[cpu,cuda,opencl,tensor,dist,dev]"
+	./tools/install-opencl-driver.sh
 	touch $(STAMP)
 
 demo: install

@@ -75,3 +75,10 @@ def test_direct_blocks_run_along_the_last_dimension() -> None:
     assert local_shape((64, 64, 64), 128, (64, 1024, 1024)) == (1, 2, 64)
     assert local_shape((1024, 1024), 128, (1024, 1024)) == (1, 128)
     assert local_shape((997,), 128, (1024,)) == (1,)
+
+
+def test_direct_blocks_divide_the_grid_within_the_device_limits() -> None:
+    assert local_shape((30, 126, 126), 256, (4096, 4096, 4096)) == (1, 2, 126)
+    assert local_shape((30, 126, 126), 256, (1024, 1024, 64)) == (1, 1, 63)  # a GPU's z limit
+    assert local_shape((1 << 22,), 256, (4096,)) == (256,)
+    assert local_shape((8, 4), 256, (64, 64)) == (8, 4)

@@ -39,6 +39,23 @@ def test_device_by_index_pair_and_name(monkeypatch):
     assert clctx.choose_device().label == first.label
 
 
+def test_the_default_device_is_the_first_that_can_compile(monkeypatch):
+    # two CPU devices, the first with a compiler too old for this CPU (PyPI's PoCL 3.0 on Zen 5)
+    import pyopencl as cl
+
+    class Device:
+        type = cl.device_type.CPU
+
+    old, new = Device(), Device()
+    devices = [clctx.DeviceInfo(0, 0, "old PoCL / cpu", old), clctx.DeviceInfo(1, 0, "new PoCL / cpu", new)]
+    monkeypatch.delenv(clctx.ENV_VAR, raising=False)
+    monkeypatch.setattr(clctx, "list_devices", lambda: devices)
+    monkeypatch.setattr(clctx, "_smoke", lambda d, *_: "unknown target CPU 'generic'" if d is old else None)
+    assert clctx.choose_device().label == "new PoCL / cpu"
+    monkeypatch.setattr(clctx, "_smoke", lambda d, *_: "unknown target CPU 'generic'")
+    assert clctx.choose_device().label == "old PoCL / cpu"  # none compiles: the probe then says why
+
+
 def test_unknown_device_lists_the_devices_that_exist(monkeypatch):
     monkeypatch.setenv(clctx.ENV_VAR, "no-such-device")
     label = clctx.list_devices()[0].label

@@ -119,12 +119,3 @@ def test_cpu_and_opencl_stages_in_one_graph():
         results.append(hpvm.pop(stream)[0])
     hpvm.wait(stream)
     assert results == [(x * k + 1.0).sum() for k in (1.0, 2.0, 3.0)]
-
-
-def test_work_group_shapes_of_direct_launches_divide_the_grid_within_the_device_limits():
-    from hpvm.backends.opencl.device import _local_shape
-
-    assert _local_shape((30, 126, 126), 256, (4096, 4096, 4096)) == (1, 2, 126)
-    assert _local_shape((30, 126, 126), 256, (1024, 1024, 64)) == (1, 1, 63)  # a GPU's z limit
-    assert _local_shape((1 << 22,), 256, (4096,)) == (256,)
-    assert _local_shape((8, 4), 256, (64, 64)) == (8, 4)

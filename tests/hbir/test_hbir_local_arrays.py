@@ -16,7 +16,12 @@ from hpvm.hbir.parser import parse
 from hpvm.hbir.printer import format_program
 from markers import fails, needs_backend
 
-TARGETS = ["interp", "cpu", pytest.param("cuda", marks=[pytest.mark.gpu, needs_backend("cuda")])]
+TARGETS = [
+    "interp",
+    "cpu",
+    pytest.param("cuda", marks=[pytest.mark.gpu, needs_backend("cuda")]),
+    pytest.param("opencl", marks=[pytest.mark.gpu, needs_backend("opencl")]),
+]
 
 HEAD = """\
 target { memory g { size 1G; width 8B; }; tile t[2][2]; }

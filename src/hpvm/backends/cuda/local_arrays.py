@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from ..gpu.zeros import constant_zeros
+
 CUDA_NAME = "__hpvm_cuda"  # the name the rewritten code reaches numba.cuda by
 FLOAT64_NAME = "__hpvm_float64"  # np.zeros's default dtype
 
@@ -45,37 +47,25 @@ class _Rewriter(ast.NodeTransformer):
         self._names = itertools.count()
 
     def visit_Assign(self, node: ast.Assign) -> Any:
-        shape = self._zeros_shape(node)
-        if shape is None:
+        zeros = constant_zeros(node, self._resolve)
+        if zeros is None:
             return node
-        target = node.targets[0]
-        assert isinstance(target, ast.Name) and isinstance(node.value, ast.Call)
-        dtype = _dtype_argument(node.value)
+        dtype = zeros.dtype if zeros.dtype is not None else ast.Name(FLOAT64_NAME, ast.Load())
         allocate = ast.Assign(
-            targets=[ast.Name(target.id, ast.Store())],
+            targets=[ast.Name(zeros.target, ast.Store())],
             value=ast.Call(
                 func=ast.Attribute(
                     ast.Attribute(ast.Name(CUDA_NAME, ast.Load()), "local", ast.Load()), "array", ast.Load()
                 ),
-                args=[_shape_node(shape), dtype],
+                args=[_shape_node(zeros.shape), dtype],
                 keywords=[],
             ),
         )
         self.changed = True
-        return [ast.copy_location(allocate, node), ast.copy_location(self._zero_fill(target.id, shape), node)]
-
-    def _zeros_shape(self, node: ast.Assign) -> tuple[int, ...] | None:
-        """The constant shape of ``name = np.zeros(SHAPE[, DTYPE])``, else None."""
-        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
-            return None
-        call = node.value
-        if not isinstance(call, ast.Call) or not call.args or len(call.args) > 2:
-            return None
-        if any(k.arg != "dtype" for k in call.keywords) or (len(call.args) == 2 and call.keywords):
-            return None
-        if self._resolve(call.func) is not np.zeros:
-            return None
-        return _constant_shape(call.args[0])
+        return [
+            ast.copy_location(allocate, node),
+            ast.copy_location(self._zero_fill(zeros.target, zeros.shape), node),
+        ]
 
     def _resolve(self, node: ast.expr) -> Any:
         """The object a name or dotted name refers to in ``env`` (None if it does not)."""
@@ -105,26 +95,6 @@ class _Rewriter(ast.NodeTransformer):
                 orelse=[],
             )
         return body
-
-
-def _constant_shape(node: ast.expr) -> tuple[int, ...] | None:
-    """An integer constant or a tuple of them, as a shape (non-negative), else None."""
-    items = node.elts if isinstance(node, ast.Tuple) else [node]
-    shape = []
-    for item in items:
-        if not (isinstance(item, ast.Constant) and type(item.value) is int and item.value >= 0):
-            return None
-        shape.append(item.value)
-    return tuple(shape) if shape else None
-
-
-def _dtype_argument(call: ast.Call) -> ast.expr:
-    """The dtype written in ``np.zeros(shape, dtype)`` (NumPy's default: float64)."""
-    if len(call.args) == 2:
-        return call.args[1]
-    for keyword in call.keywords:
-        return keyword.value
-    return ast.Name(FLOAT64_NAME, ast.Load())
 
 
 def _shape_node(shape: tuple[int, ...]) -> ast.expr:

@@ -89,3 +89,8 @@ def literal(c: str, dtype: np.dtype) -> str:
     if dtype == F64:
         return c
     return f"(({name}){c})"
+
+
+def is_scalar(dtype: np.dtype) -> bool:
+    """Whether OpenCL C has an element type for ``dtype``."""
+    return np.dtype(dtype) in _C_NAMES

@@ -3,7 +3,8 @@
 ``HPVM_OPENCL_DEVICE`` picks the device: an index into the list of all devices (``1``), a
 ``platform:device`` pair of indices (``0:1``), or a case-insensitive substring of
 ``"<platform> / <device>"`` (``pocl``, ``nvidia``). Unset, a GPU is preferred, then any
-device. No device at all, or none matching, is a ``BackendUnavailableError`` that lists
+device — the first that builds and runs a one-line kernel (a machine can have two PoCLs,
+PyPI's 3.0 whose LLVM 14 cannot compile for a Zen 5 CPU, and Debian's 3.1 which can). No device at all, or none matching, is a ``BackendUnavailableError`` that lists
 what exists.
 
 Programs are built once per process for each source text (PyOpenCL also keeps compiled
@@ -73,7 +74,9 @@ def choose_device(spec: str | None = None) -> DeviceInfo:
     spec = os.environ.get(ENV_VAR) if spec is None else spec
     if spec is None or not spec.strip():
         gpus = [d for d in devices if d.device.type & cl.device_type.GPU]
-        return (gpus or devices)[0]
+        ordered = gpus + [d for d in devices if d not in gpus]
+        # the first that can compile: a machine may have two PoCLs, one too old for its CPU
+        return next((d for d in ordered if len(ordered) == 1 or _smoke(d.device) is None), ordered[0])
     spec = spec.strip()
     if re.fullmatch(r"\d+", spec):
         k = int(spec)
@@ -167,32 +170,42 @@ def get_context() -> OpenCLContext:
 _SMOKE_KERNEL = "__kernel void hpvm_probe(__global int *a) { a[get_global_id(0)] += 1; }"
 
 
+def _smoke(device: Any, context: Any = None, queue: Any = None) -> str | None:
+    """Build and run a one-line kernel on ``device``: the compiler's first error, or ``None``."""
+    import numpy as np
+    import pyopencl as cl
+
+    try:
+        context = context or cl.Context([device])
+        queue = queue or cl.CommandQueue(context)
+        program = cl.Program(context, _SMOKE_KERNEL).build(options=["-w"])
+        data = np.zeros(4, np.int32)
+        buf = cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=data)
+        program.hpvm_probe(queue, (4,), None, buf)
+        cl.enqueue_copy(queue, data, buf)
+        queue.finish()
+    except Exception as e:
+        first = next((ln.strip() for ln in str(e).splitlines() if "error" in ln.lower()), str(e).strip())
+        return f"cannot build or run a kernel here ({first[:300]})"
+    if data.tolist() != [1, 1, 1, 1]:
+        return f"ran a test kernel and gave wrong results {data.tolist()}"
+    return None
+
+
 def smoke_test() -> str | None:
     """Build and run a one-line kernel on the chosen device: why it fails, or ``None``.
 
     Listing devices is not enough: a device may exist and still be unable to compile for
     this machine (PoCL 3.0's LLVM 14 rejects CPUs newer than it with "unknown target CPU
-    'generic'"). Run once, when the back end is first asked for.
+    'generic'"). Run once, when the back end is first asked for. (Without
+    ``HPVM_OPENCL_DEVICE``, ``choose_device`` already skips devices that fail it.)
     """
-    import numpy as np
-    import pyopencl as cl
-
     try:
         ctx = get_context()
-        program = cl.Program(ctx.context, _SMOKE_KERNEL).build(options=["-w"])
-        data = np.zeros(4, np.int32)
-        buf = cl.Buffer(ctx.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=data)
-        program.hpvm_probe(ctx.queue, (4,), None, buf)
-        cl.enqueue_copy(ctx.queue, data, buf)
-        ctx.queue.finish()
     except BackendUnavailableError as e:
         return str(e)
-    except Exception as e:
-        first = next((ln.strip() for ln in str(e).splitlines() if "error" in ln.lower()), str(e).strip())
-        return f"the OpenCL device {_device_label()} cannot build or run a kernel here ({first[:300]})"
-    if data.tolist() != [1, 1, 1, 1]:
-        return f"the OpenCL device {_device_label()} ran a test kernel and gave wrong results {data.tolist()}"
-    return None
+    problem = _smoke(ctx.device, ctx.context, ctx.queue)
+    return None if problem is None else f"the OpenCL device {_device_label()} {problem}"
 
 
 def _device_label() -> str:

@@ -43,6 +43,7 @@ from ...ir.intrinsics import ATOMIC_OPS, QUERY_INTRINSICS
 from ...ir.leafinfo import handle_level, intrinsic_name, leaf_namespace, parse_leaf
 from ...ir.types import ArrayType, ScalarType
 from ...passes.clone_leaves import written_leaf
+from ..gpu.zeros import ZerosCall, constant_zeros
 from . import cltypes as ct
 from .functions import cast_dtype, math_function
 from .helpers import FP64, Helpers
@@ -339,6 +340,8 @@ class _Translator:
         self.lower: dict[str, int | None] = {}  # lower bounds of integer locals (None: unknown)
         self.lowered: dict[str, int] = {}  # how often each bound went down (widened after 3)
         self.array_locals: dict[str, tuple[int, View]] = {}  # name -> (id of the assigning stmt, view)
+        # constant-shape np.zeros arrays: name -> (id of the assigning stmt, view of a __private array)
+        self.private_arrays: dict[str, tuple[int, View]] = {}
         self.handles: dict[str, int] = {}
         self.written: set[str] = set()
         self.changed = False
@@ -475,6 +478,9 @@ class _Translator:
             decls.append((f"    {ct.c_name(t)} {self.cname(py)} = 0;", None))
         for _, view in self.array_locals.values():
             decls.append((f"    long {view.off} = 0;", None))
+        for _, view in self.private_arrays.values():
+            size = math.prod(int(n) for n in view.shape)
+            decls.append((f"    {ct.c_storage(view.dtype)} {view.ptr}[{size}];", None))
         return prologue + decls + self.out
 
     def _param_view(self, name: str, spec: ArraySpec, prologue: list[tuple[str, int | None]]) -> View:
@@ -573,6 +579,10 @@ class _Translator:
             self.emit(f"(void)({v.code});")
 
     def _stmt_Assign(self, node: ast.Assign) -> None:
+        zeros = constant_zeros(node, self._resolve_object)
+        if zeros is not None:
+            self._private_array(zeros, node)
+            return
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             if name in self.handles:
@@ -646,6 +656,43 @@ class _Translator:
             raise self.fail(node, "nested unpacking is not supported")
         else:
             raise self.fail(node, f"assigning to {ast.unparse(target)} is not supported")
+
+    def _private_array(self, zeros: ZerosCall, node: ast.stmt) -> None:
+        """``a = np.zeros(SHAPE, DTYPE)`` with a constant shape: a zero-filled ``__private``
+        array of the work-item, declared once at the top and zeroed here each time the
+        statement runs (a loop's every iteration gets a new zeroed array, as in Python)."""
+        name = zeros.target
+        if name in self.params or name in self.local_types or name in self.array_locals:
+            raise self.fail(node, f"'{name}' is assigned an array here and something else elsewhere")
+        dtype = ct.F64
+        if zeros.dtype is not None:
+            obj = self._resolve_object(zeros.dtype)
+            dtype = cast_dtype(obj) if obj is not None else None
+            if dtype is None and isinstance(obj, (np.dtype, str)):
+                dtype = np.dtype(obj)
+            if dtype is None or not ct.is_scalar(dtype):
+                raise self.fail(
+                    node, f"np.zeros with the element type {ast.unparse(zeros.dtype)} is not supported"
+                )
+        known = self.private_arrays.get(name)
+        if known is not None and known[0] != id(node):
+            raise self.fail(
+                node, f"array variable '{name}' is assigned in more than one place (assign each array once)"
+            )
+        shape = list(zeros.shape)
+        strides = ["1"] * len(shape)
+        for k in range(len(shape) - 2, -1, -1):
+            strides[k] = str(int(strides[k + 1]) * shape[k + 1])
+        c = f"{self.cname(name)}__priv"
+        view = View(name, c, dtype, "private", "0", [str(n) for n in shape], strides)
+        self.private_arrays[name] = (id(node), view)
+        size = math.prod(shape)
+        self.emit(f"for (long {c}__z = 0; {c}__z < {size}; {c}__z++) {c}[{c}__z] = 0;")
+
+    def _resolve_object(self, node: ast.expr) -> Any:
+        """The Python object ``node`` names in the leaf's namespace (None if none)."""
+        found = self._resolve(node)
+        return found.obj if isinstance(found, PyObj) else None
 
     def _assign_view(self, name: str, view: View, node: ast.stmt) -> None:
         if name in self.local_types:
@@ -823,6 +870,12 @@ class _Translator:
                     raise self.fail(
                         node, f"output {k} is an array ({t}) but the leaf returns {self._describe(v)}"
                     )
+                if v.space == "private":
+                    raise self.fail(
+                        node,
+                        f"output {k} returns the leaf's own array '{v.base}', which ends with the leaf "
+                        "on a GPU; copy it into an array parameter and return that",
+                    )
                 base = self.array_outputs.setdefault(k, v.base)
                 if base != v.base:
                     raise self.fail(
@@ -884,6 +937,8 @@ class _Translator:
             return Val(self.cname(name), spec.dtype, spec.dtype.kind in "ub")
         if name in self.array_locals:
             return self.array_locals[name][1]
+        if name in self.private_arrays:
+            return self.private_arrays[name][1]
         if name in self.local_types:
             return Val(self.cname(name), self.local_types[name], lb=self.lower.get(name))
         if self._assigned_locally(name):
@@ -1066,6 +1121,10 @@ class _Translator:
         wide = nt.widen(v.dtype)
         if v.dtype == wide:
             return f"({op}{v.code})"
+        if op == "-" and v.dtype == ct.I32:
+            # negate in unsigned arithmetic: ``-INT_MIN`` on an int is undefined in C, and
+            # PoCL's LLVM folds ``(long)(int)(-c)`` into ``-(long)c`` (2**31, not -2**31)
+            return f"(({ct.c_name(wide)})({ct.c_name(v.dtype)})(0u - (uint)({v.code})))"
         return f"(({ct.c_name(wide)})({ct.c_name(v.dtype)})({op}{v.code}))"
 
     def _expr_BinOp(self, node: ast.BinOp) -> Val:
