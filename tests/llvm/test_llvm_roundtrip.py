@@ -19,11 +19,8 @@ import pytest
 
 import hpvm
 from hpvm import llvm
-from hpvm.ir.bodies import Operand, TensorBody
-from hpvm.ir.graph import ChildGraph, InputBind, InternalFunction, LeafFunction, Node
-from hpvm.ir.graph import Param as Port
+from hpvm.ir.graph import LeafFunction
 from hpvm.ir.printer import print_program
-from hpvm.ir.types import ArrayType, f32
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared suite
 from markers import fails  # noqa: E402
@@ -123,19 +120,6 @@ def test_an_imported_program_exports_again_with_its_llvm_leaves(name: str) -> No
     leaves = [f for f in first.graph.nodes if isinstance(f.function, LeafFunction)]
     for node in leaves:
         assert re.search(rf"^define .*@__hpvm_body\.\d+\.{node.function.name}\(", text, re.M)
-
-
-def test_a_tensor_leaf_is_refused_by_name() -> None:
-    leaf = LeafFunction(
-        None, "ident", [Port("x", ArrayType(f32, 1))], [ArrayType(f32, 1)], ins=("x",),
-        body=TensorBody((), (Operand("param", 0),)),
-    )  # fmt: skip
-    root = InternalFunction("root", [Port("x", ArrayType(f32, 1))], graph=ChildGraph())
-    node = Node("ident", leaf, ())
-    root.graph.nodes.append(node)
-    root.graph.in_binds.append(InputBind(0, node, 0))
-    with fails(llvm.LLVMExportError, "leaf 'ident'", "has a tensor body"):
-        llvm.to_hpvm_ir(root)
 
 
 def test_a_leaf_numba_cannot_compile_is_an_export_error_naming_it() -> None:

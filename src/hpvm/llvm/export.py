@@ -23,7 +23,7 @@ from ..ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
 from ..ir.printer import function_refs
 from ..ir.types import ArrayType, NodeHandleType, PortType, ScalarType
 from ..ir.verify import verify
-from . import abi
+from . import abi, tensorleaf
 from .errors import LLVMExportError
 from .leafcode import CompiledLeaf, compile_leaf
 
@@ -38,22 +38,32 @@ def to_hpvm_ir(root: InternalFunction) -> str:
     fns = list(functions(root))
     refs = {k: v[1:] for k, v in function_refs(fns).items()}  # "@f.1" → "f.1"
     leaves = [fn for fn in fns if isinstance(fn, LeafFunction)]
-    compiled = {id(fn): _compiled(fn) for fn in leaves if not isinstance(fn.body, LLVMBody)}
+    tensors = {id(fn): ops for fn in leaves if (ops := tensorleaf.tensor_operations(fn)) is not None}
+    compiled = {
+        id(fn): _compiled(fn) for fn in leaves if not isinstance(fn.body, LLVMBody) and id(fn) not in tensors
+    }
     kept = {
         id(fn): f"__hpvm_body.{k}.{fn.name}" for k, fn in enumerate(leaves) if isinstance(fn.body, LLVMBody)
     }
     header = _target(next(iter(compiled.values())).module) if compiled else []
     lines = [*header, *abi.DECLARATIONS.values(), "declare i64 @llvm.smin.i64(i64, i64)"]
     lines.append("declare i64 @llvm.smax.i64(i64, i64)")
+    tensor_ops: set[str] = set()
     for fn in fns:
         lines.append("")
         if isinstance(fn, LeafFunction) and id(fn) in kept:
             lines.extend(_kept_leaf(fn, refs, kept[id(fn)]))
+        elif isinstance(fn, LeafFunction) and id(fn) in tensors:
+            ret = _struct(fn.outputs)
+            used, body = tensorleaf.leaf_body(fn, tensors[id(fn)], ret)
+            tensor_ops |= used
+            lines.extend([_header(fn, refs, ret, "leaf"), *body])
         elif isinstance(fn, LeafFunction):
             lines.extend(_leaf(fn, refs, compiled[id(fn)]))
         else:
             assert isinstance(fn, InternalFunction)
             lines.extend(_internal(fn, refs))
+    lines += tensorleaf.declarations(tensor_ops)
     text = "\n".join(lines) + "\n"
     try:
         module = llvm.parse_assembly(text)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ParseError, SourceLocation, VerificationError
-from ..ir.bodies import LLVMBody
+from ..ir.bodies import LLVMBody, TensorBody
 from ..ir.expr import BinOp, Call, Const, Expr, Param, Shape
 from ..ir.graph import (
     ChildGraph,
@@ -36,7 +36,7 @@ from ..ir.layouts import Layout
 from ..ir.parser import parse_layout
 from ..ir.types import ArrayType, PortType, ScalarType, parse_type
 from ..ir.verify import verify
-from . import abi
+from . import abi, tensorleaf
 from .errors import LLVMImportError
 
 _ATTR = re.compile(r'"((?:[^"\\]|\\.)*)"(?:="((?:[^"\\]|\\.)*)")?')
@@ -230,9 +230,15 @@ class _Importer:
             self.graph(fn, made, params, outputs)
         else:
             self.check_leaf(fn)
+            instructions = self.instructions(fn)
+            body: LLVMBody | TensorBody = LLVMBody(self.text, name)
+            if tensorleaf.uses_tensor_intrinsics(instructions):
+                body = tensorleaf.tensor_body(
+                    fn, instructions, _ports_of_params(params).leading, outputs.leading
+                )
             made = LeafFunction(
                 None, label, params, outputs.types, hint=hint, ins=ins, outs=outs,
-                location=self.where(name), body=LLVMBody(self.text, name),
+                location=self.where(name), body=body,
             )  # fmt: skip
             self.built[name] = made
             self.out_ports[id(made)] = outputs
