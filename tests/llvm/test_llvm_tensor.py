@@ -25,6 +25,7 @@ from hpvm.ir.types import ArrayType, f32, i64
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tensor"))
 import tensor_programs as tp  # noqa: E402
+
 from markers import fails, needs_backend  # noqa: E402
 
 PROGRAMS = [(tp.lenet_like, tp.lenet_inputs), (tp.everything, tp.everything_inputs)]
@@ -190,6 +191,8 @@ def test_a_c_front_ends_tensor_leaf_imports_as_a_tensor_body() -> None:
 def test_misused_tensor_intrinsics_are_located_import_errors(code: str, words: list[str]) -> None:
     text = _module(code)
     if "i64 %bytes)" in code:  # add(ptr, ptr) given an i64: declare the call's own type
-        text = text.replace("declare ptr @llvm.hpvm.tensor.add(ptr, ptr)", "declare ptr @llvm.hpvm.tensor.add(ptr, i64)")
+        text = text.replace(
+            "declare ptr @llvm.hpvm.tensor.add(ptr, ptr)", "declare ptr @llvm.hpvm.tensor.add(ptr, i64)"
+        )
     with fails(llvm.LLVMImportError, *words):
         llvm.from_hpvm_ir(text)
