@@ -159,3 +159,26 @@ def test_a_malformed_layout_is_an_import_error() -> None:
     assert "zigzag" in text
     with fails(llvm.LLVMImportError, '"hpvm.layout"="zigzag"'):
         llvm.from_hpvm_ir(text)
+
+
+@hpvm.leaf(outs=("h", "s"))
+def grid_atomics(h: hpvm.i32[:, :], s: hpvm.f64[:, :], v: hpvm.i64) -> hpvm.i32:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    hpvm.atomic_add(s, (i % 2, 1), 0.5)
+    return hpvm.atomic_max(h, (i % 2, i % 3), v)
+
+
+@hpvm.internal
+def grid_atomics_root(h: hpvm.i32[:, :], s: hpvm.f64[:, :], v: hpvm.i64):
+    n = hpvm.create_node_1d(grid_atomics, 6)
+    for k in range(3):
+        hpvm.bind_in(n, k, k)
+
+
+def test_atomics_on_two_dimensional_arrays_export_with_one_index_per_dimension() -> None:
+    text = llvm.to_hpvm_ir(grid_atomics_root)
+    llvm_binding.parse_assembly(text).verify()
+    assert "call i32 @llvm.hpvm.atomic.max(ptr" in text  # int32: the seed's intrinsic
+    # float64: LLVM's own atomicrmw fadd, which Numba's optimizer expands into a cmpxchg loop
+    assert re.search(r"atomicrmw fadd ptr |cmpxchg ptr .*, i64 .* seq_cst seq_cst", text)
+    assert print_program(llvm.from_hpvm_ir(text)) == print_program(grid_atomics_root)

@@ -153,14 +153,24 @@ def _add_memory(shim: pytypes.ModuleType, address: int | None) -> None:
         llvm.add_symbol(symbol, address)
 
         def typer(typingctx: Any, array: Any, index: Any, value: Any) -> Any:
-            if not (isinstance(array, types.Array) and array.ndim == 1 and isinstance(index, types.Integer)):
+            # an integer index into a 1-D array, or a tuple of integers, one per dimension
+            if not isinstance(array, types.Array):
+                return None
+            if isinstance(index, types.Integer):
+                kinds = [index]
+            elif isinstance(index, types.BaseTuple) and all(isinstance(t, types.Integer) for t in index):
+                kinds = list(index)
+            else:
+                return None
+            if len(kinds) != array.ndim:
                 return None
 
             def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
                 aryty, idxty, valty = signature.args
                 ary = context.make_array(aryty)(context, builder, args[0])
-                idx = context.cast(builder, args[1], idxty, types.intp)
-                ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [idx], wraparound=True)
+                parts = [args[1]] if len(kinds) == 1 else cgutils.unpack_tuple(builder, args[1], len(kinds))
+                idx = [context.cast(builder, v, t, types.intp) for v, t in zip(parts, kinds)]
+                ptr = cgutils.get_item_pointer(context, builder, aryty, ary, idx, wraparound=True)
                 dtype = aryty.dtype
                 val = context.cast(builder, args[2], valty, dtype)
                 if dtype == types.int32:
