@@ -388,7 +388,11 @@ def test_neighbour_stages_are_joined_by_fifos_and_the_host_by_local_memories():
         ("kernel1", "kernel2"): ("FIFO", "FIFO23"),
         ("kernel2", "host"): ("memory", "LOCALMEM3"),
     }
-    assert mapping.cost == pytest.approx(3 * 1.0 + 2 * 1.0 + 2 * 0.25)
+    # processors, memories and FIFOs, then links (each 1.0): CONTROL reaches a local memory
+    # over two buses, a tile its own memory and FIFOs over one link
+    links = {s.name: s.link_cost for s in mapping.streams}
+    assert sorted(links.values()) == [2.0, 2.0, 3.0, 3.0]
+    assert mapping.cost == pytest.approx(3 * 1.0 + 2 * 1.0 + 2 * 0.25 + 10.0)
     fifo = next(s for s in mapping.streams if s.kind == "FIFO")
     assert fifo.capacity == 32  # 64 slots of 4 bytes, 8-byte elements
 
@@ -466,7 +470,7 @@ ends = ["CONTROL", "B", "CHEAP"]
     )
     mapping = map_pipeline(machine, ["only"], [], [0], 16)
     assert [k.processor for k in mapping.kernels] == ["B"]
-    assert mapping.cost == 2.0
+    assert mapping.cost == 2.0 + 2 * 2 * 1.0  # and two streams over link TO_B at each end
 
 
 def test_stages_merge_when_links_allow_no_more_kernels():
