@@ -87,6 +87,7 @@ class Mapping:
     kernels: list[KernelPlace]
     streams: list[StreamPlace]
     cost: float = 0.0
+    carried: dict[str, list[str]] = field(default_factory=dict)  # stream -> what it carries, how
 
     def kernel_of(self, stage: int) -> KernelPlace:
         return next(k for k in self.kernels if stage in k.stages)
@@ -106,6 +107,7 @@ class Mapping:
                 f"  {s.name}: {s.src} -> {s.dst} on {s.kind} {where}, {s.capacity} element(s) "
                 f"of {s.element_bytes} B (cost {s.cost:g}: links {s.link_cost:g})"
             )
+            lines.extend(f"    {line}" for line in self.carried.get(s.name, []))
         return "\n".join(lines)
 
 
@@ -358,6 +360,9 @@ class _Search:
                 options.append((mem.cost + links, 1, name, "memory", links))
             elif self._bytes(need) > mem.size:
                 small.append(f"memory {name} ({mem.size} B) is smaller than {self.capacity} element(s)")
+            else:
+                left = mem.size - state.used.get(name, 0)
+                small.append(f"memory {name} has {left} B left, {self._bytes(need)} B needed")
         if not options:
             return None, f": {'; '.join(small)}" if small else ""
         cost, _, name, kind, links = min(options)
