@@ -97,7 +97,7 @@ class Layout:
                 name: {k: v for k, v in exchanged[name].items() if k in self.ref_keys.get(name, set())}
                 for name in self.value_nodes
             }
-            refs.append((native, rest))
+            refs.append((native, rest) if native or any(rest.values()) else None)  # None: all by value
         return records, refs
 
     def unpack(
@@ -138,7 +138,7 @@ class Layout:
             for f in self.fields:
                 if f.port in outs:
                     records[f.name][j] = outs[f.port]
-            refs.append({op: v for op, v in outs.items() if op not in by_value})
+            refs.append({op: v for op, v in outs.items() if op not in by_value} or None)
         return records, refs
 
     def unpack_outputs(self, record: Any, ref: dict[int, Any]) -> dict[int, Any]:

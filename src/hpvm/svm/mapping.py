@@ -384,7 +384,9 @@ class _Search:
 
 _FIX = (
     "\nFix the machine file: link a memory with room (or a FIFO, between two kernels) to both "
-    "processors, or link the processors to a bus with a memory on it"
+    "processors, or link the processors to a bus with a memory on it; a FIFO or memory must "
+    "hold at least one of the stream's elements (their size is above), and a memory "
+    "`capacity` of them"
 )
 
 
