@@ -49,7 +49,6 @@ LEAVES_VARIABLE = "HPVM_SVM_LEAVES"
 CHECK_VARIABLE = "HPVM_SVM_CHECK"  # set (not "0"): run the mapped program in assertion mode
 _END = -1  # the element pushed (tagged EOS) after the last item: the stream has ended
 _FAILED = object()  # in a table, in place of the values of an item that failed
-_NO_REFS: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # a by-value item's table entry
 _POLL = 0.05  # seconds: a pop with nothing in flight checks that a producer thread lives
 
 
@@ -260,19 +259,16 @@ class SVMStream:
             for name in k.in_names:
                 table = self._tables[name]
                 refs[name] = [table.pop(seq, None) for seq in seqs]
+        for values in refs.values():
+            if _FAILED in values:
+                failed_at = min(failed_at, values.index(_FAILED))
         for name, values in refs.items():
             layout = self.layouts[name]
-            for j, value in enumerate(values):
-                if value is _FAILED:
-                    failed_at = min(failed_at, j)
-                elif j < failed_at:
-                    envs[j].update(
-                        value
-                        if layout.plain
-                        else layout.unpack(
-                            self.backend, popped[name][j], value or _NO_REFS, args[j], self._params
-                        )
-                    )
+            if layout.plain:
+                for env, value in zip(envs[:failed_at], values):
+                    env.update(value)
+            else:
+                layout.unpack_into(self.backend, popped[name], values, args, self._params, envs[:failed_at])
         ok_seqs, error = seqs[:failed_at], None
         outputs: list[dict[int, Any]] = [{} for _ in ok_seqs]
         ran = len(ok_seqs)

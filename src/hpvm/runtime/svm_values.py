@@ -39,6 +39,7 @@ from ..ir.graph import ALL_TO_ALL, Edge, InternalFunction, Node
 from ..ir.types import ArrayType, ScalarType
 
 SEQ = "seq"
+_NOTHING: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # the table entry of an item all by value
 
 
 @dataclass(frozen=True)
@@ -76,52 +77,65 @@ class Layout:
         self, backend: Backend, seqs: list[int], envs: list[Any], args: list[Any], params: list[str]
     ) -> tuple[np.ndarray, list[Any]]:
         """The records of ``seqs`` (values by value filled from each item's ``envs`` entry,
-        node name → the back end's own form) and what stays in the table for each item."""
+        node name → the back end's own form) and what stays in the table for each item
+        (None: nothing, the record is the item). Fields are filled a column at a time."""
         records = np.zeros(len(seqs), self.dtype)
         records[SEQ] = seqs
+        columns: dict[str, list[Any]] = {f.name: [] for f in self.fields}
         refs: list[Any] = []
         for j, env in enumerate(envs[: len(seqs)]):
             if not isinstance(env, dict):  # a failed item's marker: it stays in the table
                 refs.append(env)
+                for f in self.fields:
+                    columns[f.name].append(np.zeros(f.shape, f.dtype))
                 continue
-            native = {n: env[n] for n in self.ref_keys if n not in self.value_nodes}
-            sizes_env = dict(zip(params, args[j])) if self.value_nodes else {}
             exchanged = {
-                name: backend.export_outputs(node, node.evaluate_sizes(sizes_env, ""), env[name])
+                name: backend.export_outputs(node, self._sizes(node, args[j], params), env[name])
                 for name, node in self.value_nodes.items()
             }
             for f in self.fields:
                 assert f.node is not None
-                records[f.name][j] = exchanged[f.node.name][(f.port, f.mode)]
+                columns[f.name].append(exchanged[f.node.name][(f.port, f.mode)])
+            native = {n: env[n] for n in self.ref_keys if n not in self.value_nodes}
             rest = {
-                name: {k: v for k, v in exchanged[name].items() if k in self.ref_keys.get(name, set())}
+                name: {k: v for k, v in exchanged[name].items() if k in self.ref_keys.get(name, ())}
                 for name in self.value_nodes
             }
-            refs.append((native, rest) if native or any(rest.values()) else None)  # None: all by value
+            refs.append((native, rest) if native or any(rest.values()) else None)
+        for f in self.fields:
+            if columns[f.name]:
+                records[f.name] = columns[f.name]
         return records, refs
 
-    def unpack(
+    def unpack_into(
         self,
         backend: Backend,
-        record: Any,
-        ref: tuple[dict[str, Any], dict[str, dict[Any, Any]]],
-        args: Any,
+        records: np.ndarray,
+        refs: list[Any],
+        args: list[Any],
         params: list[str],
-    ) -> dict[str, Any]:
-        """An item's upstream values (node name → the back end's own form) from its record
-        and its table entry (``pack``'s: native values by reference, and the exchange-form
-        ports by reference of the nodes that have some by value)."""
-        native, rest = ref
-        env = dict(native)
-        sizes_env = dict(zip(params, args))
-        exchanged = {name: dict(rest.get(name, {})) for name in self.value_nodes}
-        for f in self.fields:
-            assert f.node is not None
-            value = record[f.name]
-            exchanged[f.node.name][(f.port, f.mode)] = value.copy() if f.shape else value
-        for name, node in self.value_nodes.items():
-            env[name] = backend.import_outputs(node, node.evaluate_sizes(sizes_env, ""), exchanged[name])
-        return env
+        envs: list[dict[str, Any]],
+    ) -> None:
+        """Add each item's upstream values (node name → the back end's own form) from its
+        record and its table entry (``pack``'s) to its ``envs`` entry (as many as ``envs``)."""
+        columns = [(f, records[f.name]) for f in self.fields]
+        for j, env in enumerate(envs):
+            native, rest = refs[j] if refs[j] is not None else _NOTHING
+            env.update(native)
+            exchanged = {name: dict(rest.get(name, {})) for name in self.value_nodes}
+            for f, column in columns:
+                assert f.node is not None
+                value = column[j]
+                exchanged[f.node.name][(f.port, f.mode)] = value.copy() if f.shape else value
+            for name, node in self.value_nodes.items():
+                env[name] = backend.import_outputs(node, self._sizes(node, args[j], params), exchanged[name])
+
+    @staticmethod
+    def _sizes(node: Node, args: Any, params: list[str]) -> tuple[int, ...]:
+        """The node's replication sizes for an item (no work for an unreplicated node)."""
+        if not node.sizes:
+            return ()
+        return node.evaluate_sizes(dict(zip(params, args)), "")
 
     # -- to the host ----------------------------------------------------------------------
 
