@@ -39,7 +39,6 @@ from ..ir.graph import ALL_TO_ALL, Edge, InternalFunction, Node
 from ..ir.types import ArrayType, ScalarType
 
 SEQ = "seq"
-_NOTHING: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # the table entry of an item all by value
 
 
 @dataclass(frozen=True)
@@ -96,6 +95,9 @@ class Layout:
             for f in self.fields:
                 assert f.node is not None
                 columns[f.name].append(exchanged[f.node.name][(f.port, f.mode)])
+            if not self.ref_keys:  # everything by value: nothing for the table
+                refs.append(None)
+                continue
             native = {n: env[n] for n in self.ref_keys if n not in self.value_nodes}
             rest = {
                 name: {k: v for k, v in exchanged[name].items() if k in self.ref_keys.get(name, ())}
@@ -120,9 +122,12 @@ class Layout:
         record and its table entry (``pack``'s) to its ``envs`` entry (as many as ``envs``)."""
         columns = [(f, records[f.name]) for f in self.fields]
         for j, env in enumerate(envs):
-            native, rest = refs[j] if refs[j] is not None else _NOTHING
-            env.update(native)
-            exchanged = {name: dict(rest.get(name, {})) for name in self.value_nodes}
+            if refs[j] is None:  # everything by value
+                exchanged: dict[str, dict[Any, Any]] = {name: {} for name in self.value_nodes}
+            else:
+                native, rest = refs[j]
+                env.update(native)
+                exchanged = {name: dict(rest.get(name, {})) for name in self.value_nodes}
             for f, column in columns:
                 assert f.node is not None
                 value = column[j]
