@@ -653,6 +653,11 @@ def test_cli_map_takes_the_machine_from_the_environment(monkeypatch, capsys):
     text = capsys.readouterr().out
     assert "graph 'three_stages'" in text and "'pca_tiled'" in text
     assert "s0: host -> kernel0 on memory LOCALMEM1 @ 0x0, 4 element(s)" in text
+    # (a FIFO holds what its slots hold), and what each stream carries: these i64 values by value
+    assert "s1: kernel0 -> kernel1 on FIFO FIFO12, 16 element(s) of 16 B (cost 2.25: links 2)" in text
+    assert "    add_one.0 -> double.0: by value (one i64 per item)" in text
+    assert "    combine.1 -> output 1: by value (one i64 per item)" in text
+    assert "by reference" in text  # (the root arguments)
 
 
 def test_cli_map_reports_a_mapping_error(tmp_path, capsys):
