@@ -191,6 +191,19 @@ def test_per_instance_values_of_constant_replication_travel_by_value(tmp_path, m
     assert got["svm"] == got["interp"]
 
 
+def test_per_instance_values_by_value_with_cpu_leaves(tmp_path, monkeypatch):
+    """The same through the cpu back end's exchange form (its compiled stages)."""
+    pytest.importorskip("numba")
+    monkeypatch.setenv("HPVM_SVM_LEAVES", "cpu")
+    monkeypatch.setenv("HPVM_SVM_MACHINE", str(machine_file(tmp_path, THREE_PROCS)))
+    items = [(x,) for x in range(12)]
+    h = hpvm.launch(per_instance, None, stream=True, target="svm")
+    for item in items:
+        hpvm.push(h, item)
+    assert [hpvm.pop(h) for _ in items] == [(x + 1,) for x in range(12)]
+    hpvm.wait(h)
+
+
 def test_replication_sizes_from_the_arguments_travel_by_reference(tmp_path, monkeypatch):
     monkeypatch.setenv("HPVM_SVM_MACHINE", str(machine_file(tmp_path, THREE_PROCS)))
     _, mapping = plan(per_instance_n, svm.load_machine(str(machine_file(tmp_path, THREE_PROCS))), 16)
