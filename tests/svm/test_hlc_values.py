@@ -221,6 +221,55 @@ def test_replication_sizes_from_the_arguments_travel_by_reference(tmp_path, monk
     assert got["svm"] == got["interp"]
 
 
+@hpvm.leaf(ins=("src",), outs=("dst",))
+def square_count(src: hpvm.f64[:], dst: hpvm.f64[:]) -> tuple[hpvm.i64, hpvm.f64[:]]:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    dst[i] = src[i] * src[i]
+    return hpvm.get_num_node_instances_x(hpvm.get_node()), dst
+
+
+@hpvm.leaf(ins=("dst",))
+def sum_first(count: hpvm.i64, dst: hpvm.f64[:]) -> hpvm.f64:
+    s = 0.0
+    for k in range(count):
+        s += dst[k]
+    return s
+
+
+@hpvm.internal
+def mixed_ports(src: hpvm.f64[:], dst: hpvm.f64[:]):
+    """One node hands the next stage a scalar (by value) and an array (by reference) over
+    the same stream; four constant instances."""
+    sq = hpvm.create_node_1d(square_count, 4)
+    tot = hpvm.create_node(sum_first)
+    hpvm.bind_in(sq, 0, 0)
+    hpvm.bind_in(sq, 1, 1)
+    hpvm.edge(sq, tot, hpvm.ALL_TO_ALL, 0, 0, stream=True)
+    hpvm.edge(sq, tot, hpvm.ALL_TO_ALL, 1, 1, stream=True)
+    hpvm.bind_out(tot, 0, 0)
+
+
+@pytest.mark.parametrize("leaves", ["interp", "cpu"])
+def test_a_node_with_a_port_by_value_and_one_by_reference(tmp_path, monkeypatch, leaves):
+    if leaves == "cpu":
+        pytest.importorskip("numba")
+    monkeypatch.setenv("HPVM_SVM_LEAVES", leaves)
+    monkeypatch.setenv("HPVM_SVM_MACHINE", str(machine_file(tmp_path, THREE_PROCS)))
+    _, mapping = plan(mixed_ports, svm.load_machine(str(machine_file(tmp_path, THREE_PROCS))), 16)
+    text = mapping.describe()
+    assert "square_count.0 -> sum_first.0: by value" in text
+    assert "square_count.1 -> sum_first.1: by reference" in text
+    h = hpvm.launch(mixed_ports, None, stream=True, target="svm")
+    items = [(np.arange(4.0) + x, np.zeros(4)) for x in range(6)]
+    for src, dst in items:
+        hpvm.track_memory(src)
+        hpvm.track_memory(dst)
+        hpvm.push(h, (src, dst))
+    got = [hpvm.pop(h)[0] for _ in items]
+    hpvm.wait(h)
+    assert got == [float(np.sum((np.arange(4.0) + x) ** 2)) for x in range(6)]
+
+
 # -- room for one element -------------------------------------------------------------------
 
 TINY_FIFO = """

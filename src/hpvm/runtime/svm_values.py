@@ -99,8 +99,9 @@ class Layout:
                 refs.append(None)
                 continue
             native = {n: env[n] for n in self.ref_keys if n not in self.value_nodes}
+            # (by port, any mode: a back end may hand an array port on under another mode)
             rest = {
-                name: {k: v for k, v in exchanged[name].items() if k in self.ref_keys.get(name, ())}
+                name: {k: v for k, v in exchanged[name].items() if k[0] in self._ref_ports(name)}
                 for name in self.value_nodes
             }
             refs.append((native, rest) if native or any(rest.values()) else None)
@@ -134,6 +135,9 @@ class Layout:
                 exchanged[f.node.name][(f.port, f.mode)] = value.copy() if f.shape else value
             for name, node in self.value_nodes.items():
                 env[name] = backend.import_outputs(node, self._sizes(node, args[j], params), exchanged[name])
+
+    def _ref_ports(self, name: str) -> set[int]:
+        return {port for port, _ in self.ref_keys.get(name, ())}
 
     @staticmethod
     def _sizes(node: Node, args: Any, params: list[str]) -> tuple[int, ...]:
