@@ -300,10 +300,10 @@ def test_a_kernel_that_breaks_between_items_fails_the_stream(monkeypatch):
 
     real = svm_target.SVMStream._run_items
 
-    def breaks_on_item_3(self, k, seqs):
+    def breaks_on_item_3(self, k, seqs, popped):
         if 3 in seqs:
             raise RuntimeError("kernel loop broke")
-        return real(self, k, seqs)
+        return real(self, k, seqs, popped)
 
     monkeypatch.setattr(svm_target.SVMStream, "_run_items", breaks_on_item_3)
     h = hpvm.launch(three_stages, None, stream=True, target="svm", capacity=1)
@@ -318,8 +318,9 @@ def test_a_kernel_that_breaks_between_items_fails_the_stream(monkeypatch):
 
 
 def test_pushing_past_a_full_result_stream_raises_instead_of_hanging(tmp_path, monkeypatch):
-    """A memory with room for 16 results: the 16 + 16 + 2 items after them can go nowhere
-    while the host pushes and never pops; the SVM sees that nothing can move and says so."""
+    """A memory with room for 16 items in and 16 results (24-byte records: the number and
+    two i64 outputs by value): the 16 + 16 + 2 items after them can go nowhere while the
+    host pushes and never pops; the SVM sees that nothing can move and says so."""
     path = machine_file(
         tmp_path,
         """
@@ -331,7 +332,7 @@ master = "CONTROL"
 master = "CONTROL"
 supported_kernels = ["USER_DEFINED_KERNEL"]
 [memories.RAM]
-size = 256
+size = 512
 [links.BUS]
 ends = ["CONTROL", "P", "RAM"]
 """,
@@ -388,9 +389,14 @@ def test_neighbour_stages_are_joined_by_fifos_and_the_host_by_local_memories():
         ("kernel1", "kernel2"): ("FIFO", "FIFO23"),
         ("kernel2", "host"): ("memory", "LOCALMEM3"),
     }
-    assert mapping.cost == pytest.approx(3 * 1.0 + 2 * 1.0 + 2 * 0.25)
-    fifo = next(s for s in mapping.streams if s.kind == "FIFO")
-    assert fifo.capacity == 32  # 64 slots of 4 bytes, 8-byte elements
+    # processors, memories and FIFOs, then links (each 1.0): CONTROL reaches a local memory
+    # over two buses, a tile its own memory and FIFOs over one link
+    links = {s.name: s.link_cost for s in mapping.streams}
+    assert sorted(links.values()) == [2.0, 2.0, 3.0, 3.0]
+    assert mapping.cost == pytest.approx(3 * 1.0 + 2 * 1.0 + 2 * 0.25 + 10.0)
+    # 64 slots of 4 bytes; elements: the item number and the i64 values by value
+    fifos = [(s.element_bytes, s.capacity) for s in mapping.streams if s.kind == "FIFO"]
+    assert fifos == [(16, 16), (24, 10)]
 
 
 def machine_file(tmp_path: Path, text: str) -> Path:
@@ -466,7 +472,7 @@ ends = ["CONTROL", "B", "CHEAP"]
     )
     mapping = map_pipeline(machine, ["only"], [], [0], 16)
     assert [k.processor for k in mapping.kernels] == ["B"]
-    assert mapping.cost == 2.0
+    assert mapping.cost == 2.0 + 2 * 2 * 1.0  # and two streams over link TO_B at each end
 
 
 def test_stages_merge_when_links_allow_no_more_kernels():
@@ -647,6 +653,11 @@ def test_cli_map_takes_the_machine_from_the_environment(monkeypatch, capsys):
     text = capsys.readouterr().out
     assert "graph 'three_stages'" in text and "'pca_tiled'" in text
     assert "s0: host -> kernel0 on memory LOCALMEM1 @ 0x0, 4 element(s)" in text
+    # (a FIFO holds what its slots hold), and what each stream carries: these i64 values by value
+    assert "s1: kernel0 -> kernel1 on FIFO FIFO12, 16 element(s) of 16 B (cost 2.25: links 2)" in text
+    assert "    add_one.0 -> double.0: by value (one i64 per item)" in text
+    assert "    combine.1 -> output 1: by value (one i64 per item)" in text
+    assert "by reference" in text  # (the root arguments)
 
 
 def test_cli_map_reports_a_mapping_error(tmp_path, capsys):

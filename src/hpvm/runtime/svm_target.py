@@ -9,13 +9,14 @@ with ``run_stage_batch`` and a ``RunContext``, exactly as a stage thread of
 ``runtime.streaming`` does: the SVM decides *where* and *in which order* items move, the
 back end computes them.
 
-**Elements.** Every stream carries int64 *item numbers*: an element *n* on a stream says
-"item *n* is ready there". The item's values (root arguments, what a stage hands the next,
-root outputs) stay in host-side tables keyed by that number, because an item's values are
-not of one fixed size (arrays of any shape, the back end's own forms) and an SVM element
-is. The streams still carry all the synchronisation: a stage waits until its input streams
-hold an item, a full stream stalls its writer (back-pressure), the EOS tag ends the
-pipeline. Every stream carries the items in one order, that of the host's pushes.
+**Elements.** Every stream carries *item numbers*: an element with number *n* on a stream
+says "item *n* is ready there". Values whose size the program's types fix (scalars, and
+per-instance scalars of constant replication) travel *by value* in the same element, a
+structured record in the stream's SVM memory (``svm_values``); the others (arrays, sizes
+that change per push, root arguments) stay in host-side tables keyed by the number. The
+streams carry all the synchronisation: a stage waits until its input streams hold an
+item, a full stream stalls its writer (back-pressure), the EOS tag ends the pipeline.
+Every stream carries the items in one order, that of the host's pushes.
 
 This glue lives in ``hpvm.runtime``: the import contract lets ``runtime`` import both
 ``backends`` and ``svm``, which must not import each other. It is imported only by a launch
@@ -41,6 +42,7 @@ from ..errors import HPVMError, LaunchError, NodeExecutionError, StreamError
 from ..ir.graph import InternalFunction, Node
 from ..svm.mapping import HOST, Mapping, map_pipeline
 from .streaming import BATCH_SECONDS, Producers, check_can_arrive, plan_stages, raise_stream_failure
+from .svm_values import SEQ, Layout, Layouts
 
 MACHINE_VARIABLE = "HPVM_SVM_MACHINE"
 LEAVES_VARIABLE = "HPVM_SVM_LEAVES"
@@ -82,10 +84,25 @@ def stage_edges(root: InternalFunction, stages: list[list[Node]]) -> tuple[list[
 
 
 def plan(root: InternalFunction, machine: svm.Machine, capacity: int) -> tuple[list[list[Node]], Mapping]:
-    """The stages of ``root`` and their mapping onto ``machine``."""
+    """The stages of ``root`` and their mapping onto ``machine`` (its report says what each
+    stream carries by value and by reference)."""
+    stages, mapping, _ = plan_with_layouts(root, machine, capacity)
+    return stages, mapping
+
+
+def plan_with_layouts(
+    root: InternalFunction, machine: svm.Machine, capacity: int
+) -> tuple[list[list[Node]], Mapping, dict[str, Layout]]:
+    """``plan``, and each stream's ``Layout`` (by stream name): the mapper sizes each
+    stream's elements by it."""
     stages = plan_stages(root)
     edges, results = stage_edges(root, stages)
-    return stages, map_pipeline(machine, stage_names(stages), edges, results, capacity)
+    layouts = Layouts(root, stages)
+    mapping = map_pipeline(machine, stage_names(stages), edges, results, capacity, layouts.element_bytes)
+    members = {k.name: k.stages for k in mapping.kernels}
+    by_stream = {p.name: layouts.get(members.get(p.src), members.get(p.dst)) for p in mapping.streams}
+    mapping.carried = {name: layout.report for name, layout in by_stream.items()}
+    return stages, mapping, by_stream
 
 
 class _StageKernel(svm.Kernel):
@@ -95,6 +112,7 @@ class _StageKernel(svm.Kernel):
     ins: list[svm.Stream]
     outs: list[svm.Stream]
     in_names: list[str]  # the input streams from other kernels (they have value tables)
+    all_in: list[str]  # the names of ``ins``
     out_names: list[str]
     stage_nodes: list[list[Node]]
     handed: int = 0  # items handed on: the position (in stream order) of the next one
@@ -114,7 +132,8 @@ class SVMStream:
     ) -> None:
         self.root, self.backend, self.capacity, self.tracker = root, backend, capacity, tracker
         self.machine = machine if machine is not None else machine_from_environment()
-        self.stages, self.mapping = plan(root, self.machine, capacity)
+        self.stages, self.mapping, self.layouts = plan_with_layouts(root, self.machine, capacity)
+        self._params = [p.name for p in root.params]
         self.error: BaseException | None = None
         self.failed = False
         self.fail_at: int | None = None  # the position of the item that failed
@@ -125,7 +144,7 @@ class SVMStream:
         self._args: dict[int, list[Any]] = {}  # seq -> [root arguments, kernels still to run it]
         self._tables: dict[str, dict[int, Any]] = {s.name: {} for s in self.mapping.streams}
         self._delivered: dict[str, int] = {}  # result stream -> results delivered
-        self._drained: dict[str, deque[int]] | None = None  # after wait: results not yet popped
+        self._drained: dict[str, deque[Any]] | None = None  # after wait: results not yet popped
         self._warnings: list[tuple[str, type[Warning]]] = []
         self._arrays = bool(root.array_params())
         self._ended = False
@@ -152,10 +171,11 @@ class SVMStream:
             for place in self.mapping.streams:
                 s = svm.Stream()
                 s.name = place.name
+                dtype = self.layouts[place.name].dtype
                 if place.kind == "FIFO":
-                    svm.stream_init_fifo(s, place.location, np.int64)
+                    svm.stream_init_fifo(s, place.location, dtype)
                 else:
-                    svm.stream_init_ram(s, place.location, place.address, place.capacity, np.int64)
+                    svm.stream_init_ram(s, place.location, place.address, place.capacity, dtype)
                 self.streams[place.name] = s
                 if place.to_host:
                     self._delivered[place.name] = 0
@@ -167,6 +187,7 @@ class SVMStream:
                 k.ins = [self.streams[p.name] for p in self.mapping.streams if p.dst == place.name]
                 k.outs = [self.streams[p.name] for p in self.mapping.streams if p.src == place.name]
                 k.in_names = [p.name for p in self.mapping.streams if p.dst == place.name and p.src != HOST]
+                k.all_in = [p.name for p in self.mapping.streams if p.dst == place.name]
                 k.out_names = [p.name for p in self.mapping.streams if p.src == place.name]
                 k.stage_nodes = [self.stages[i] for i in place.stages]
                 svm.kernel_init(k, place.processor, None, self._work, name=place.name)
@@ -195,39 +216,59 @@ class SVMStream:
         while True:
             svm.stream_peek(first, 0)  # wait for an item (or the end)
             count = max(1, min(batch, len(first)))
-            seqs = svm.stream_pop_many(first, count)
-            for other in k.ins[1:]:
-                svm.stream_pop_many(other, count)  # the same numbers, in the same order
+            popped = {k.all_in[0]: svm.stream_pop_many(first, count)}
+            for name, other in zip(k.all_in[1:], k.ins[1:]):
+                popped[name] = svm.stream_pop_many(other, count)  # the same numbers, in the same order
+            seqs = self._seqs(k.all_in[0], popped[k.all_in[0]])
             ending = int(seqs[-1]) == _END
             todo = [int(s) for s in seqs[:-1]] if ending else [int(s) for s in seqs]
             if todo:
                 start = time.perf_counter()
-                if not self._run_items(k, todo):
+                if not self._run_items(k, todo, popped):
                     return
                 per_item = (time.perf_counter() - start) / len(todo)
                 batch = max(
                     1, min(self.capacity, int(BATCH_SECONDS / per_item) if per_item > 0 else self.capacity)
                 )
             if ending:
-                for s in k.outs:
-                    svm.stream_push_with_eos(s, np.int64(_END))
+                for name, s in zip(k.out_names, k.outs):
+                    svm.stream_push_with_eos(s, self._end_element(name))
                 return
 
-    def _run_items(self, k: _StageKernel, seqs: list[int]) -> bool:
+    def _seqs(self, name: str, elements: np.ndarray) -> np.ndarray:
+        """The item numbers of elements popped from stream ``name``."""
+        return elements if self.layouts[name].plain else elements[SEQ]
+
+    def _end_element(self, name: str) -> Any:
+        """The element that ends stream ``name`` (pushed tagged EOS): item number -1."""
+        layout = self.layouts[name]
+        if layout.plain:
+            return np.int64(_END)
+        record = np.zeros(1, layout.dtype)
+        record[SEQ] = _END
+        return record[0]
+
+    def _run_items(self, k: _StageKernel, seqs: list[int], popped: dict[str, np.ndarray]) -> bool:
         """Run ``seqs`` through ``k``'s stages and announce them; False: the kernel stops
-        (an item failed, here or upstream)."""
+        (an item failed, here or upstream). ``popped``: their elements, by stream name."""
+        envs: list[dict[str, Any]] = [{} for _ in seqs]
+        failed_at = len(seqs)
+        refs: dict[str, list[Any]] = {}
         with self._cond:
-            envs: list[dict[str, Any]] = [{} for _ in seqs]
-            failed_at = len(seqs)
+            args = [self._args[seq][0] for seq in seqs]
             for name in k.in_names:
                 table = self._tables[name]
-                for j, seq in enumerate(seqs):
-                    value = table.pop(seq)
-                    if value is _FAILED:
-                        failed_at = min(failed_at, j)
-                    else:
-                        envs[j].update(value)
-            args = [self._args[seq][0] for seq in seqs]
+                refs[name] = [table.pop(seq, None) for seq in seqs]
+        for values in refs.values():
+            if _FAILED in values:
+                failed_at = min(failed_at, values.index(_FAILED))
+        for name, values in refs.items():
+            layout = self.layouts[name]
+            if layout.plain:
+                for env, value in zip(envs[:failed_at], values):
+                    env.update(value)
+            else:
+                layout.unpack_into(self.backend, popped[name], values, args, self._params, envs[:failed_at])
         ok_seqs, error = seqs[:failed_at], None
         outputs: list[dict[int, Any]] = [{} for _ in ok_seqs]
         ran = len(ok_seqs)
@@ -242,17 +283,31 @@ class SVMStream:
                 ran, error = len(batch.produced), batch.error
         if error is not None:
             self._fail(k, k.handed + ran, error)  # (its position: ``k`` takes items in order)
-        self._announce(k, ok_seqs[:ran], envs, outputs)
+        self._announce(k, ok_seqs[:ran], envs, outputs, args)
         if ran < len(seqs):  # the item at ``ran`` failed: pass the marker on and stop
-            self._announce(k, [seqs[ran]], [_FAILED], [_FAILED])
+            self._announce(k, [seqs[ran]], [_FAILED], [_FAILED], [None])
             return False
         return True
 
-    def _announce(self, k: _StageKernel, seqs: list[int], envs: list[Any], outputs: list[Any]) -> None:
-        """Put the items' values in ``k``'s output tables, then their numbers on its streams."""
+    def _announce(
+        self, k: _StageKernel, seqs: list[int], envs: list[Any], outputs: list[Any], args: list[Any]
+    ) -> None:
+        """Put the items' values by reference in ``k``'s output tables, then their elements
+        (numbers, and values by value) on its streams."""
         if not seqs:
             return
         k.handed += len(seqs)
+        elements: dict[str, Any] = {}
+        kept: dict[str, list[Any]] = {}
+        for name in k.out_names:
+            layout = self.layouts[name]
+            values = outputs if name in self._delivered else envs
+            if layout.plain:
+                elements[name], kept[name] = np.array(seqs, dtype=np.int64), values
+            elif name in self._delivered:
+                elements[name], kept[name] = layout.pack_outputs(seqs, values)
+            else:
+                elements[name], kept[name] = layout.pack(self.backend, seqs, values, args, self._params)
         with self._cond:
             for seq in seqs:
                 entry = self._args[seq]
@@ -261,12 +316,11 @@ class SVMStream:
                     del self._args[seq]
             for name in k.out_names:
                 table = self._tables[name]
-                values = outputs if name in self._delivered else envs
-                for seq, value in zip(seqs, values):
-                    table[seq] = value
-        numbers = np.array(seqs, dtype=np.int64)
+                for seq, value in zip(seqs, kept[name]):
+                    if value is not None:  # (nothing by reference: the element is the item)
+                        table[seq] = value
         for name, s in zip(k.out_names, k.outs):
-            svm.stream_push_many(s, numbers)
+            svm.stream_push_many(s, elements[name])
             if name in self._delivered:
                 with self._cond:
                     self._delivered[name] += len(seqs)
@@ -356,16 +410,16 @@ class SVMStream:
             seqs = set()
             for name in self.results:
                 drained = self._drained
-                seq = (
-                    drained[name].popleft()
-                    if drained is not None
-                    else int(svm.stream_pop(self.streams[name]))
+                element = (
+                    drained[name].popleft() if drained is not None else svm.stream_pop(self.streams[name])
                 )
+                layout = self.layouts[name]
+                seq = int(element if layout.plain else element[SEQ])
                 seqs.add(seq)
-                value = self._tables[name].pop(seq)
+                value = self._tables[name].pop(seq, None)
                 if value is _FAILED:
                     self._raise_error("pop")
-                outputs.update(value)
+                outputs.update(value if layout.plain else layout.unpack_outputs(element, value or {}))
             assert len(seqs) <= 1, f"result streams disagree on the next item: {sorted(seqs)}"
         return tuple(outputs[i] for i in range(len(self.root.out_types)))
 
@@ -412,10 +466,11 @@ class SVMStream:
                     svm.kernel_wait_multiple(*self.kernels)
                 except svm.SVMError:
                     pass  # a kernel's own failure: already the stream's, or its echo
-            drained: dict[str, deque[int]] = {}
+            drained: dict[str, deque[Any]] = {}
             for name in self.results:
                 s = self.streams[name]
-                drained[name] = deque(int(v) for v in svm.stream_pop_many(s, len(s)) if int(v) != _END)
+                left = svm.stream_pop_many(s, len(s))
+                drained[name] = deque(v for v, n in zip(left, self._seqs(name, left)) if int(n) != _END)
         finally:
             svm.cleanup()
         with self._cond:

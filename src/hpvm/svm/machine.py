@@ -88,6 +88,7 @@ class Machine:
     description: str = ""
     source: str = "<code>"
     _reach: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
+    _paths: dict[str, dict[str, float]] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _check_references(self)
@@ -109,6 +110,14 @@ class Machine:
         if processor not in self._reach:
             self._reach[processor] = _reach_from(self, processor)
         return self._reach[processor]
+
+    def link_costs(self, processor: str) -> dict[str, float]:
+        """For each memory and FIFO that ``processor`` reaches (``reachable``), the cost of
+        the cheapest path of links to it: the sum of the costs of the links it crosses
+        (a link joined to a link counts both). The HLC mapping adds these to a stream's cost."""
+        if processor not in self._paths:
+            self._paths[processor] = _path_costs(self, processor)
+        return self._paths[processor]
 
     def kind_of(self, name: str) -> str | None:
         for kind, table in (
@@ -141,6 +150,35 @@ def _reach_from(machine: Machine, processor: str) -> frozenset[str]:
         elif name in machine.links:
             frontier.extend(touching.get(name, []))
     return frozenset(found)
+
+
+def _path_costs(machine: Machine, processor: str) -> dict[str, float]:
+    """Dijkstra over the links from ``processor``: a path enters a link at its cost and
+    goes on only through links (A6), ending at a memory or FIFO that the last link touches."""
+    import heapq
+
+    links = machine.links
+    places = {**machine.memories, **machine.fifos}
+    best: dict[str, float] = {}
+    done: set[str] = set()
+    queue = [(link.cost, name) for name, link in links.items() if processor in link.ends]
+    heapq.heapify(queue)
+    while queue:
+        cost, name = heapq.heappop(queue)
+        if name in done:
+            continue
+        done.add(name)
+        for end in links[name].ends:
+            if end in places:
+                best[end] = min(best.get(end, cost), cost)
+        joined = [
+            other
+            for other, lk in links.items()
+            if other not in done and (name in lk.ends or other in links[name].ends)
+        ]
+        for other in joined:
+            heapq.heappush(queue, (cost + links[other].cost, other))
+    return best
 
 
 def _check_references(machine: Machine) -> None:

@@ -14,9 +14,14 @@ Rules (docs/svm.md, "The HLC mapping"):
   its own. With more stages than such processors, consecutive stages (topological order)
   share one kernel, in groups as even as possible.
 - A stream joins two kernels (or the control code and a kernel): it goes on a FIFO or in a
-  memory that *both* processors reach over links (A6), a FIFO holding one stream at a time.
-  Results for the host go in a memory only (they are not popped until the host asks, so
-  they get all the room left there).
+  memory that *both* processors reach over links (A6), a FIFO holding one stream at a time,
+  with room for at least one of its elements (``element_bytes`` says how big they are: an
+  item number, and the values that travel by value). Results for the host go in a memory
+  only (they are not popped until the host asks, so they get all the room left there).
+- The cost of a mapping is the sum of its processors' costs and of its streams' costs; a
+  stream costs its FIFO's or memory's cost plus the cheapest link paths from its writer's
+  processor to that place and from there to its reader's (``Machine.link_costs``: the sum
+  of the costs of the links crossed).
 - Kernels are placed in stage order; each takes the cheapest free processor for which every
   stream to an already placed kernel (and to the control code) has a place, each stream the
   cheapest place (ties: a FIFO before a memory). The search backtracks (trying one of
@@ -29,13 +34,14 @@ Rules (docs/svm.md, "The HLC mapping"):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .errors import SVMError
 from .machine import USER_DEFINED_KERNEL, Machine, Processor
 
 HOST = "host"  # the control code's end of a stream
-ELEMENT_BYTES = 8  # a stream element: an item's sequence number (int64)
+ELEMENT_BYTES = 8  # the smallest stream element: an item's sequence number (int64)
 RESULT_CAPACITY = 1 << 16  # at most this many results wait in a result stream
 ALIGN = 8
 SEARCH_LIMIT = 20_000  # placement steps: then the best mapping found so far is taken (or none)
@@ -63,7 +69,9 @@ class StreamPlace:
     kind: str  # "FIFO" or "memory"
     address: int
     capacity: int
-    cost: float
+    cost: float  # the place's cost plus its link paths'
+    element_bytes: int = ELEMENT_BYTES
+    link_cost: float = 0.0  # of that, the links'
 
     @property
     def to_host(self) -> bool:
@@ -79,6 +87,7 @@ class Mapping:
     kernels: list[KernelPlace]
     streams: list[StreamPlace]
     cost: float = 0.0
+    carried: dict[str, list[str]] = field(default_factory=dict)  # stream -> what it carries, how
 
     def kernel_of(self, stage: int) -> KernelPlace:
         return next(k for k in self.kernels if stage in k.stages)
@@ -96,8 +105,9 @@ class Mapping:
             where = s.location if s.kind == "FIFO" else f"{s.location} @ {s.address:#x}"
             lines.append(
                 f"  {s.name}: {s.src} -> {s.dst} on {s.kind} {where}, {s.capacity} element(s) "
-                f"of {ELEMENT_BYTES} B (cost {s.cost:g})"
+                f"of {s.element_bytes} B (cost {s.cost:g}: links {s.link_cost:g})"
             )
+            lines.extend(f"    {line}" for line in self.carried.get(s.name, []))
         return "\n".join(lines)
 
 
@@ -107,6 +117,7 @@ class _Need:
 
     src: int | None
     dst: int | None
+    bytes: int = ELEMENT_BYTES  # of one element
 
     @property
     def to_host(self) -> bool:
@@ -116,7 +127,7 @@ class _Need:
 @dataclass
 class _State:
     procs: dict[int, str] = field(default_factory=dict)  # group -> processor
-    places: dict[int, tuple[str, str, float]] = field(default_factory=dict)  # need -> (loc, kind, cost)
+    places: dict[int, tuple[str, str, float, float]] = field(default_factory=dict)  # need -> place
     fifos: set[str] = field(default_factory=set)
     used: dict[str, int] = field(default_factory=dict)  # memory -> bytes taken
     cost: float = 0.0
@@ -144,17 +155,28 @@ def group_stages(count: int, groups: int) -> list[tuple[int, ...]]:
     return out
 
 
+ElementBytes = Callable[[tuple[int, ...] | None, tuple[int, ...] | None], int]
+
+
 def map_pipeline(
     machine: Machine,
     stages: list[str],
     edges: list[tuple[int, int]],
     results: list[int],
     capacity: int,
+    element_bytes: ElementBytes | None = None,
 ) -> Mapping:
     """Place ``stages`` (topological order) joined by ``edges`` (stage index pairs, forward)
     on ``machine``: source stages are fed by the host, ``results`` stages deliver to it.
     ``capacity``: elements of each stream between kernels and from the host (a FIFO holds
-    what it can). Raises ``SVMError`` naming the stage or edge that has no place."""
+    what it can). ``element_bytes(src, dst)``: the bytes of one element of the stream from
+    the kernel running stages ``src`` to the one running ``dst`` (``None``: the host);
+    default ``ELEMENT_BYTES``. Raises ``SVMError`` naming the stage or edge that has no
+    place."""
+    if capacity < 1:
+        raise SVMError(
+            f"capacity {capacity}: a stream must hold at least one element; launch with capacity >= 1"
+        )
     if not stages:
         raise SVMError("the graph has no stages to map: give the root at least one child node")
     procs = kernel_processors(machine)
@@ -167,7 +189,7 @@ def map_pipeline(
     failures: list[str] = []
     for count in range(min(len(stages), len(procs)), 0, -1):
         groups = group_stages(len(stages), count)
-        needs = _needs(groups, edges, results)
+        needs = _needs(groups, edges, results, element_bytes)
         search = _Search(machine, procs, needs, len(groups), capacity)
         best = search.run()
         if best is not None:
@@ -179,7 +201,12 @@ def map_pipeline(
     raise SVMError(message + _FIX)
 
 
-def _needs(groups: list[tuple[int, ...]], edges: list[tuple[int, int]], results: list[int]) -> list[_Need]:
+def _needs(
+    groups: list[tuple[int, ...]],
+    edges: list[tuple[int, int]],
+    results: list[int],
+    element_bytes: ElementBytes | None,
+) -> list[_Need]:
     """The streams a grouping needs: from the host to each group with a source stage,
     between groups joined by edges, and to the host from each group with a result stage."""
     group_of = {s: g for g, members in enumerate(groups) for s in members}
@@ -192,6 +219,10 @@ def _needs(groups: list[tuple[int, ...]], edges: list[tuple[int, int]], results:
             pairs.append(pair)
     needs.extend(_Need(a, b) for a, b in pairs)
     needs.extend(_Need(g, None) for g in sorted({group_of[s] for s in results}))
+    if element_bytes is not None:
+        for need in needs:
+            src = None if need.src is None else groups[need.src]
+            need.bytes = max(1, element_bytes(src, None if need.dst is None else groups[need.dst]))
     return needs
 
 
@@ -208,11 +239,12 @@ class _Search:
         )
         self.control = machine.control_processor.name
         # What the groups from ``h`` on cost at least (the cheapest processor each, the
-        # cheapest place for each stream placed with them): a bound that ends the search at
-        # once when every processor and every place costs the same.
+        # cheapest place and two cheapest links for each stream placed with them): a bound
+        # that ends the search at once when every processor, place and link costs the same.
         cheapest = min(p.cost for p in procs)
         places = [*machine.fifos.values(), *machine.memories.values()]
-        cheapest_place = min((x.cost for x in places), default=0.0)
+        cheapest_link = min((lk.cost for lk in machine.links.values()), default=0.0)
+        cheapest_place = min((x.cost for x in places), default=0.0) + 2 * cheapest_link
         placed_with = [max(e for e in (n.src, n.dst) if e is not None) for n in needs]
         self.rest = [
             (groups - h) * cheapest + sum(1 for w in placed_with if w >= h) * cheapest_place
@@ -235,7 +267,7 @@ class _Search:
             return
         tried: list[str] = []
         failed_needs: list[str] = []
-        alike: set[tuple[float, frozenset[str]]] = set()
+        alike: set[tuple[float, frozenset[tuple[str, float]]]] = set()
         for proc in self.procs:
             if self.steps >= SEARCH_LIMIT:
                 self.gave_up = self.best is None
@@ -245,7 +277,7 @@ class _Search:
             # Free processors of one cost reaching the same places are interchangeable:
             # trying one of them here is trying them all (the 64 cores of a big "this
             # computer" are one choice, not 64).
-            signature = (proc.cost, self.machine.reachable(proc.name))
+            signature = (proc.cost, frozenset(self.machine.link_costs(proc.name).items()))
             if signature in alike:
                 continue
             alike.add(signature)
@@ -284,38 +316,57 @@ class _Search:
                 continue  # placed with the later group
             a = state.procs[g]
             b = self.control if other is None else state.procs[other]
-            place = self._place_stream(a, b, need.to_host, state)
+            place, why = self._place_stream(a, b, need, state)
             if place is None:
-                return f"{_end(need.src)} -> {_end(need.dst)} between {a} and {b}"
-            loc, kind, cost = place
+                return (
+                    f"{_end(need.src)} -> {_end(need.dst)} between {a} and {b} "
+                    f"({need.bytes}-byte elements{why})"
+                )
+            loc, kind, cost, _ = place
             state.places[i] = place
             state.cost += cost
             if kind == "FIFO":
                 state.fifos.add(loc)
             else:
-                state.used[loc] = state.used.get(loc, 0) + self._bytes()
+                state.used[loc] = state.used.get(loc, 0) + self._bytes(need)
         return None
 
-    def _bytes(self) -> int:
+    def _bytes(self, need: _Need) -> int:
         """Bytes a stream of ``capacity`` elements takes in a memory (aligned)."""
-        return -(-self.capacity * ELEMENT_BYTES // ALIGN) * ALIGN
+        return stream_bytes(self.capacity, need.bytes)
 
-    def _place_stream(self, a: str, b: str, to_host: bool, state: _State) -> tuple[str, str, float] | None:
-        both = self.machine.reachable(a) & self.machine.reachable(b)
-        options: list[tuple[float, int, str, str]] = []
-        if not to_host:
-            for name in both & set(self.machine.fifos):
+    def _place_stream(
+        self, a: str, b: str, need: _Need, state: _State
+    ) -> tuple[tuple[str, str, float, float] | None, str]:
+        """The cheapest place for ``need`` between processors ``a`` and ``b`` (location,
+        kind, cost with links, links' cost), or None and why the places both reach do not
+        fit (text, empty when they reach none)."""
+        paths_a, paths_b = self.machine.link_costs(a), self.machine.link_costs(b)
+        both = paths_a.keys() & paths_b.keys()
+        options: list[tuple[float, int, str, str, float]] = []
+        small: list[str] = []
+        if not need.to_host:
+            for name in sorted(both & self.machine.fifos.keys()):
                 fifo = self.machine.fifos[name]
-                if name not in state.fifos and fifo.depth * fifo.element_size >= ELEMENT_BYTES:
-                    options.append((fifo.cost, 0, name, "FIFO"))
-        for name in both & set(self.machine.memories):
+                if fifo.depth * fifo.element_size < need.bytes:
+                    small.append(f"FIFO {name} holds {fifo.depth * fifo.element_size} B in all")
+                elif name not in state.fifos:
+                    links = paths_a[name] + paths_b[name]
+                    options.append((fifo.cost + links, 0, name, "FIFO", links))
+        for name in sorted(both & self.machine.memories.keys()):
             mem = self.machine.memories[name]
-            if state.used.get(name, 0) + self._bytes() <= mem.size:
-                options.append((mem.cost, 1, name, "memory"))
+            if state.used.get(name, 0) + self._bytes(need) <= mem.size:
+                links = paths_a[name] + paths_b[name]
+                options.append((mem.cost + links, 1, name, "memory", links))
+            elif self._bytes(need) > mem.size:
+                small.append(f"memory {name} ({mem.size} B) is smaller than {self.capacity} element(s)")
+            else:
+                left = mem.size - state.used.get(name, 0)
+                small.append(f"memory {name} has {left} B left, {self._bytes(need)} B needed")
         if not options:
-            return None
-        cost, _, name, kind = min(options)
-        return name, kind, cost
+            return None, f": {'; '.join(small)}" if small else ""
+        cost, _, name, kind, links = min(options)
+        return (name, kind, cost, links), ""
 
     def failure_message(self, stages: list[str], groups: list[tuple[int, ...]]) -> str:
         m = self.machine
@@ -333,8 +384,15 @@ class _Search:
 
 _FIX = (
     "\nFix the machine file: link a memory with room (or a FIFO, between two kernels) to both "
-    "processors, or link the processors to a bus with a memory on it"
+    "processors, or link the processors to a bus with a memory on it; a FIFO or memory must "
+    "hold at least one of the stream's elements (their size is above), and a memory "
+    "`capacity` of them"
 )
+
+
+def stream_bytes(capacity: int, element_bytes: int) -> int:
+    """Bytes a stream of ``capacity`` elements takes in a memory (rounded up to ``ALIGN``)."""
+    return -(-capacity * element_bytes // ALIGN) * ALIGN
 
 
 def _end(group: int | None) -> str:
@@ -356,29 +414,33 @@ def _build(
     ]
     # Addresses: streams of fixed size first, then results share what is left of the memory.
     next_free: dict[str, int] = {}
-    size = -(-capacity * ELEMENT_BYTES // ALIGN) * ALIGN
     addresses: dict[int, tuple[int, int]] = {}
     for i, need in enumerate(needs):
-        loc, kind, _ = state.places[i]
+        loc, kind, _, _ = state.places[i]
         if kind == "FIFO":
             fifo = machine.fifos[loc]
-            slots = -(-ELEMENT_BYTES // fifo.element_size)
+            slots = -(-need.bytes // fifo.element_size)
             addresses[i] = (0, fifo.depth // slots)
         elif not need.to_host:
             addresses[i] = (next_free.get(loc, 0), capacity)
-            next_free[loc] = next_free.get(loc, 0) + size
+            next_free[loc] = next_free.get(loc, 0) + stream_bytes(capacity, need.bytes)
     result_needs = [i for i, need in enumerate(needs) if need.to_host]
     for loc in {state.places[i][0] for i in result_needs}:
         mine = [i for i in result_needs if state.places[i][0] == loc]
         start = next_free.get(loc, 0)
-        share = (machine.memories[loc].size - start) // len(mine) // ELEMENT_BYTES
+        widest = max(needs[i].bytes for i in mine)
+        share = (machine.memories[loc].size - start) // len(mine) // widest
         each = max(capacity, min(RESULT_CAPACITY, share))
         for i in mine:
             addresses[i] = (start, each)
-            start += -(-each * ELEMENT_BYTES // ALIGN) * ALIGN
+            start += stream_bytes(each, needs[i].bytes)
     streams = []
     for i, need in enumerate(needs):
-        loc, kind, cost = state.places[i]
+        loc, kind, cost, links = state.places[i]
         address, cap = addresses[i]
-        streams.append(StreamPlace(f"s{i}", _end(need.src), _end(need.dst), loc, kind, address, cap, cost))
+        streams.append(
+            StreamPlace(
+                f"s{i}", _end(need.src), _end(need.dst), loc, kind, address, cap, cost, need.bytes, links
+            )
+        )
     return Mapping(machine, stages, kernels, streams, state.cost)
