@@ -192,7 +192,7 @@ def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
             ]
             out = cgutils.alloca_once(builder, i64, size=max(1, len(out_types)))
             ptr = ir.IntType(8).as_pointer()
-            fnty = ir.FunctionType(ir.IntType(32), [ptr, ptr, i64, i64, i64, i64, i64, ptr])
+            fnty = ir.FunctionType(ir.IntType(32), [ptr, ptr, i64, i64, i64, i64, i64, ptr, i64])
             fn = cgutils.get_or_insert_function(builder.module, fnty, native.group_symbol)
             status = builder.call(
                 fn,
@@ -202,6 +202,7 @@ def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
                     ir.Constant(i64, len(parent)),
                     *sizes,
                     builder.bitcast(out, ptr),
+                    ir.Constant(i64, 0),
                 ],
             )
             values = [status, *_load_outs(context, builder, out_types, out)]
@@ -242,6 +243,7 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
     if _ADDRESS is None:
         _ADDRESS = _address()
     names = {
+        "__hpvm_native_leaf": native,
         f"{symbol}_native": _call_intrinsic(leaf, native),
         "__hpvm_llvm_address": _ADDRESS,
         "__hpvm_llvm_view": numba.carray,
