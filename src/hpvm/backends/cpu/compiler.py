@@ -418,7 +418,11 @@ class Compiler:
                 before = len(program.gen.sources)
                 stage_symbol = func.py_func.__name__
                 symbol = program.gen.batch_function(program.root, stage, stage_symbol)
-                path = self._write("\n".join(program.gen.sources[before:]))
+                # Named after the stage's module too: the stage function keeps its symbol when
+                # its code changes (an edited leaf), and a cached loop records the module of
+                # what it calls, so a loop cached for another stage code must not be found.
+                calls = f"# calls {func.py_func.__module__}.{stage_symbol}\n"
+                path = self._write(calls + "\n".join(program.gen.sources[before:]))
                 module = _module(f"hpvm_generated.{path.stem}", str(path), {stage_symbol: func})
                 exec(compile(path.read_text(), str(path), "exec"), module.__dict__)
                 program.batches[key] = numba.njit(nogil=True, cache=True)(module.__dict__[symbol])
