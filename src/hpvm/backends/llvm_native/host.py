@@ -62,7 +62,7 @@ class HostHeap:
     def adopt(self, value: Any) -> Any:
         """``value`` (a root output) made to own its memory when it views a heap buffer: the
         same bytes, as a view of the heap's array, so the buffer outlives the launch."""
-        if not isinstance(value, np.ndarray) or value.base is not None and value.flags.owndata:
+        if not isinstance(value, np.ndarray) or value.flags.owndata:
             return value
         buf = self.owner(value.ctypes.data)
         if buf is None or value.nbytes == 0:

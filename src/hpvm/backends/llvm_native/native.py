@@ -37,7 +37,7 @@ from ...errors import CompileError
 from ...ir.bodies import LLVMBody, llvm_abi_types
 from ...ir.graph import LeafFunction
 from ...ir.instance_context import STRIDE
-from ...ir.types import ArrayType, NodeHandleType
+from ...ir.types import NodeHandleType
 
 #: Bump when the generated module changes (the digest of every clone includes it).
 NATIVE_VERSION = 1
@@ -172,7 +172,7 @@ def _define_line(text: str, name: str) -> int:
     raise KeyError(name)
 
 
-def _optimize(module: Any, level: int, passes: tuple[str, ...] = ()) -> None:
+def optimize_module(module: Any, level: int, passes: tuple[str, ...] = ()) -> None:
     """Run LLVM's pipeline at ``level`` on ``module`` (or only ``passes``)."""
     import llvmlite.binding as llvm
 
@@ -241,7 +241,7 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
             g.linkage = "internal"
     module.triple = llvm.get_process_triple()
     module.data_layout = str(target_machine().target_data)
-    _optimize(module, 0, ("global_dead_code_eliminate",))
+    optimize_module(module, 0, ("global_dead_code_eliminate",))
 
     # Who calls what, directly; where the intrinsics are.
     callees: dict[str, set[str]] = {}
@@ -550,15 +550,6 @@ cleanup:
   ret i32 0
 }}
 {_declare(declared, "abort", "declare void @abort()")}"""
-
-
-def slot_kind(ptype: Any) -> list[str]:
-    """The slots a port takes (``llvm_abi_types``), for the callers packing them."""
-    return llvm_abi_types(ptype)
-
-
-def is_array(ptype: Any) -> bool:
-    return isinstance(ptype, ArrayType)
 
 
 __all__ = ["HOST_MALLOC", "MAX_GROUP", "NativeLeaf", "global_name", "native_leaf", "target_machine"]

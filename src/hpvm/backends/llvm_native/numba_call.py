@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ...errors import CompileError
 from ...ir.graph import LeafFunction
 from ...ir.types import ArrayType, ScalarType
 from .host import HEAP, register_host_symbols
@@ -240,6 +239,9 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
     import numpy as np
 
     native = native_leaf(leaf)
+    # Now, not when the intrinsic is compiled: a graph function Numba loads from its disk
+    # cache links against __hpvm_host_malloc without compiling anything.
+    register_host_symbols()
     if _ADDRESS is None:
         _ADDRESS = _address()
     names = {
@@ -320,14 +322,6 @@ def _unpack_lines(leaf: LeafFunction, params: list[str], first: int) -> list[str
             lines.append(f"    __o{port} = {view}")
         k += 2 + (t.rank if t.rank > 1 else 0)
     return lines
-
-
-def check_runnable(leaf: LeafFunction) -> None:
-    """``CompileError`` naming ``leaf`` if its LLVM cannot be cloned (before Numba runs)."""
-    try:
-        native_leaf(leaf)
-    except CompileError:
-        raise
 
 
 __all__ = ["HEAP", "leaf_wrappers"]
