@@ -224,7 +224,8 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
             "fix the function's parameters or the ports",
         )
     ret = _return_type(_first_define(str(fn)), body.function)
-    if ret.replace(" ", "") != _struct(outs).replace(" ", ""):
+    void = ret == "void" and not outs  # (hand-written leaves without outputs may return void)
+    if not void and ret.replace(" ", "") != _struct(outs).replace(" ", ""):
         raise _fail(
             leaf,
             f"@{body.function} returns {ret} but its outputs are {_struct(outs)} in LLVM form; "
@@ -312,7 +313,7 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
     uses_barrier = "barrier" in used
     levels = min(1 + parent_calls, 16)
     text += _helpers(declared)
-    text += _trampoline(entry, digest, args, outs)
+    text += _trampoline(entry, digest, args, outs, void)
     if uses_barrier:  # (only then: it pulls in pthreads, malloc and free)
         text += _group(digest, outs, declared)
     try:
@@ -375,7 +376,7 @@ def _helpers(declared: set[str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str, ...]) -> str:
+def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str, ...], void: bool) -> str:
     """``__hpvm_call.<digest>(ptr args, ptr ctx, ptr out)``: the clone with its arguments and
     outputs in 8-byte slots (what ctypes and Numba's calling side can build uniformly)."""
     body = []
@@ -385,7 +386,8 @@ def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str,
         body.append(f"  %a{k} = load {t}, ptr %s{k}, align 8")
         values.append(f"{t} %a{k}")
     ret = _struct(outs)
-    body.append(f"  %r = call {ret} @{entry}(ptr %ctx{''.join(', ' + v for v in values)})")
+    call = f"call {'void' if void else ret} @{entry}(ptr %ctx{''.join(', ' + v for v in values)})"
+    body.append(f"  {call}" if void else f"  %r = {call}")
     for k, t in enumerate(outs):
         body.append(f"  %r{k} = extractvalue {ret} %r, {k}")
         body.append(f"  %o{k} = getelementptr i64, ptr %out, i64 {k}")
