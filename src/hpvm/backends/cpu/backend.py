@@ -8,12 +8,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...errors import HPVMError, OutOfBoundsError
+from ...ir.bodies import GENERATED, LLVM, PYTHON
 from ...ir.graph import ALL_TO_ALL, InternalFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ...passes import lower
 from ...passes.clone_leaves import CloneLeaves
 from ...passes.fuse_one_to_one import FuseOneToOne
 from ..base import Backend, RunContext, StageBatch
+from ..llvm_native.host import HEAP
 from .batch import BatchLayout, scalar_stage
 from .bounds import SizeOutOfBounds
 from .compiler import COMPILE_LOCK, CompiledProgram, Compiler
@@ -30,6 +32,8 @@ class CPUBackend(Backend):
 
     name = "cpu"
     device = "host"
+    #: Python leaves, and LLVM ones (``llvm_native``: linked into the graph code).
+    accepts = frozenset({PYTHON, GENERATED, LLVM})
 
     def __init__(self) -> None:
         self.compiler = Compiler()
@@ -264,7 +268,11 @@ class CPUBackend(Backend):
         from numba.core.errors import NumbaError
 
         try:
-            return func(*args)
+            if not program.llvm_heap:
+                return func(*args)
+            with HEAP.launch():  # what LLVM leaves malloc lives until the launch ends
+                result = func(*args)
+                return tuple(HEAP.adopt(v) for v in result) if isinstance(result, tuple) else result
         except SizeOutOfBounds as e:  # (a subclass only to be raised by compiled code)
             raise OutOfBoundsError(str(e)) from None
         except HPVMError:
