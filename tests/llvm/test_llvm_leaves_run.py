@@ -509,3 +509,21 @@ def test_a_strided_view_passed_to_an_llvm_leaf_is_an_error_naming_it(target: str
         _run(root, (base[::2], y, np.float32(2)), target)
     _run(root, (base[:8].copy(), y, np.float32(2)), target)  # the same, contiguous
     np.testing.assert_array_equal(y, 1 + 2 * np.arange(8))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_atomics_on_two_dimensional_arrays_run_like_the_python_program(target: str) -> None:
+    from test_llvm_roundtrip import grid_atomics_root
+
+    results = []
+    for root, t in (
+        (grid_atomics_root, "interp"),
+        (llvm.from_hpvm_ir(llvm.to_hpvm_ir(grid_atomics_root)), target),
+    ):
+        h, s = np.zeros((2, 3), np.int32), np.zeros((2, 2), np.float64)
+        _run(root, (h, s, np.int64(7)), t)
+        results.append((h, s))
+    (h0, s0), (h1, s1) = results
+    np.testing.assert_array_equal(h1, h0)
+    np.testing.assert_array_equal(s1, s0)
+    assert s1[:, 1].tolist() == [1.5, 1.5] and h1.max() == 7
