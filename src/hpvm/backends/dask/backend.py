@@ -42,6 +42,7 @@ from ...ir.types import ArrayType, i64
 from ..base import Backend, RunContext, StageBatch
 from . import tasks
 from .cluster import connect_timeout
+from .declared import LayoutPlan, Piece, has_layouts, owners, piece, plan_layouts, put_back
 from .ownership import analyse
 from .parts import Part, independent_parts, stage_root, written_params
 
@@ -83,6 +84,10 @@ class Plan:
     rows: dict[int, tuple[int, int]] = field(default_factory=dict)
     #: root inputs every chunk gets whole (``ownership.Ownership.broadcast``)
     broadcast: set[int] = field(default_factory=set)
+    #: set when the node splits by its declared layouts (``declared.py``) instead
+    layout: LayoutPlan | None = None
+    #: launch sizes whose chunks touched elements they do not own -> why (they run whole)
+    outside: dict[tuple[int, ...], str] = field(default_factory=dict)
 
 
 class DaskBackend(Backend):
@@ -139,18 +144,11 @@ class DaskBackend(Backend):
     def _submit(self, root: InternalFunction, args: list[Any], client: Any, ctx: RunContext) -> Job:
         """Submit ``root``'s tasks (whole, or one per chunk); the job copies their results back."""
         plan = self._plan(root)
+        if plan.layout is not None:
+            return self._submit_layout(plan, root, args, client, ctx)
         split = self._split(plan, root, args, client)
         if isinstance(split, str):
-            ctx.notes.append(f"dask: '{root.name}' ran whole on one worker: {split}")
-            future = client.submit(tasks.run_whole, plan.key, root, args, plan.written, pure=False)
-
-            def whole(results: list[Any]) -> tuple[Any, ...]:
-                ((marked, arrays),) = results
-                ctx.record(to_device=_nbytes(args), to_host=_nbytes(arrays))
-                _copy_back(args, plan.written, [(slice(None), a) for a in arrays])
-                return _unmark(marked, args)
-
-            return Job([future], whole)
+            return self._whole(plan, root, args, client, ctx, split)
         assert plan.node is not None
         node = plan.node
         ranges, key, chunk = split
@@ -204,6 +202,100 @@ class DaskBackend(Backend):
             )
             marked, _ = results[-1]  # the last instance is in the last chunk: its outputs are the node's
             return _unmark(marked, args)
+
+        return Job(futures, chunked)
+
+    def _whole(
+        self, plan: Plan, root: InternalFunction, args: list[Any], client: Any, ctx: RunContext, why: str
+    ) -> Job:
+        """``root`` as one task on one worker; the note says ``why``."""
+        ctx.notes.append(f"dask: '{root.name}' ran whole on one worker: {why}")
+        future = client.submit(tasks.run_whole, plan.key, root, args, plan.written, pure=False)
+
+        def whole(results: list[Any]) -> tuple[Any, ...]:
+            ((marked, arrays),) = results
+            ctx.record(to_device=_nbytes(args), to_host=_nbytes(arrays))
+            _copy_back(args, plan.written, [(slice(None), a) for a in arrays])
+            return _unmark(marked, args)
+
+        return Job([future], whole)
+
+    def _submit_layout(
+        self, plan: Plan, root: InternalFunction, args: list[Any], client: Any, ctx: RunContext
+    ) -> Job:
+        """Chunks of the node by its declared layouts (``declared.py``); the node runs whole
+        when a chunk touched elements it does not own (this launch's sizes are remembered)."""
+        node, layout = plan.node, plan.layout
+        assert node is not None and layout is not None
+        env = {p.name: a for p, a in zip(root.params, args)}
+        sizes = tuple(node.evaluate_sizes(env, "launch(target='dask'): "))
+        if sizes in plan.outside:
+            return self._whole(plan, root, args, client, ctx, plan.outside[sizes])
+        workers = max(1, len(client.nthreads()))
+        count = min(workers, sizes[0])
+        if count < 2:
+            why = f"'{node.name}' has {sizes[0]} instance(s) along x and the cluster {workers} worker(s)"
+            return self._whole(plan, root, args, client, ctx, why)
+        for i in layout.parts:
+            for j in range(len(args)):
+                if i != j and isinstance(args[j], np.ndarray) and np.may_share_memory(args[i], args[j]):
+                    why = f"'{root.params[i].name}' shares memory with '{root.params[j].name}'"
+                    return self._whole(plan, root, args, client, ctx, why)
+        try:
+            owned = {i: owners(lay, args[i].shape, sizes) for i, lay in layout.parts.items()}
+        except ValueError as e:  # the layout does not fit this array (a rank the verifier allowed)
+            return self._whole(plan, root, args, client, ctx, f"a declared layout does not fit: {e}")
+        bounds = [sizes[0] * k // count for k in range(count + 1)]
+        ranges = [(bounds[k], bounds[k + 1]) for k in range(count)]
+        shared = {
+            i: client.scatter(a, broadcast=True, hash=False)
+            for i, a in enumerate(args)
+            if isinstance(a, np.ndarray) and i not in layout.parts
+        }
+        sent = sum(args[i].nbytes for i in shared) * workers
+        written = [i for i in plan.written if i in layout.parts]
+        key = f"{plan.key}/layout/{sizes[1:]}"  # one rewritten chunk root per launch shape
+        pieces, futures = [], []
+        for lo, hi in ranges:
+            part = [
+                piece(a, *owned[i], lo, hi) if i in owned else shared.get(i, a) for i, a in enumerate(args)
+            ]
+            pieces.append(part)
+            sent += sum(p.nbytes for p in part if isinstance(p, Piece))
+            part = [*part, hi - lo, lo, sizes[0]]
+            futures.append(
+                client.submit(
+                    tasks.run_layout_chunk, key, root, node.name, sizes[1:], part, written, pure=False
+                )
+            )
+
+        def chunked(results: list[Any]) -> tuple[Any, ...]:
+            ctx.record(to_device=sent)
+            for (lo, hi), result in zip(ranges, results):
+                if result[0] == "outside":
+                    _, i, what = result
+                    port = layout.origin.get(i, "?") if i is not None else "?"
+                    why = (
+                        f"instances [{lo}, {hi}) of '{node.name}' {what.format(port=port)} under the "
+                        "declared layouts, so a split run would be wrong; make each instance touch only "
+                        "the elements its layout gives it, or drop the layouts"
+                    )
+                    with self._lock:
+                        plan.outside[sizes] = why
+                    job = self._whole(plan, root, args, client, ctx, why)
+                    return job.finish(_gather(client, job.futures, root))
+            back = 0
+            for part, (_, _, values) in zip(pieces, results):
+                for i, v in zip(written, values):
+                    back += v.nbytes
+                    put_back(args[i], part[i], v)
+            ctx.record(to_host=back)
+            kinds = ", ".join(f"'{root.params[i].name}' {layout.parts[i]}" for i in sorted(layout.parts))
+            ctx.notes.append(
+                f"dask: node '{node.name}' of '{root.name}' split by its declared layouts ({kinds}) into "
+                f"{len(ranges)} chunk(s) of instances x in {', '.join(f'[{lo}, {hi})' for lo, hi in ranges)}"
+            )
+            return _unmark(results[-1][1], args)
 
         return Job(futures, chunked)
 
@@ -371,6 +463,11 @@ def _make_plan(root: InternalFunction) -> Plan:
         return Plan(key, written, reason=f"node '{node.name}' has one instance")
     if any(isinstance(t, ArrayType) for t in leaf.out_types):
         return Plan(key, written, reason=f"leaf '{leaf.name}' returns an array")
+    if has_layouts(root, node):
+        declared = plan_layouts(root, node, written)
+        if isinstance(declared, str):
+            return Plan(key, written, reason=f"its declared layouts cannot split it: {declared}")
+        return Plan(key, written, node=node, layout=declared)
     found = analyse(leaf)
     if found.problem is not None:
         return Plan(key, written, reason=found.problem)

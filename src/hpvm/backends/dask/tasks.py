@@ -116,3 +116,84 @@ def run_stage_batch(
     )
     arrays = [tuple(args_list[k][i] for i in written) for k in range(len(batch.produced))]
     return batch.produced, batch.outputs, batch.error, arrays
+
+
+def _guard_fill(shape: tuple[int, ...], dtype: np.dtype, second: bool) -> np.ndarray:
+    """The guard an array's unowned elements hold (``declared.py``): one value (NaN, the
+    integer minimum, False) the first run, a different value per element the second (so
+    that copying one unowned element into another shows too)."""
+    dtype = np.dtype(dtype)
+    if not second:
+        first = np.nan if dtype.kind == "f" else np.iinfo(dtype).min if dtype.kind in "iu" else False
+        return np.full(shape, first, dtype=dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    if dtype.kind == "f":
+        values = -(np.arange(count, dtype=np.float64) + 0.25)
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        values = info.max - (np.arange(count, dtype=np.int64) % (1 << min(info.bits - 2, 40)))
+    else:
+        values = np.ones(count, dtype=bool)
+    return values.astype(dtype).reshape(shape)
+
+
+def _selector(p: Any) -> tuple[Any, ...]:
+    sel: list[Any] = [slice(None)] * len(p.shape)
+    sel[p.axis] = p.index
+    return tuple(sel)
+
+
+def _same_bytes(a: Any, b: Any) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def run_layout_chunk(
+    key: str,
+    root: InternalFunction,
+    node: str,
+    rest: tuple[int, ...],
+    args: Sequence[Any],
+    written: Sequence[int],
+) -> tuple[Any, ...]:
+    """Run instances ``[lo, hi)`` of the root's one child with their own ids (``offsets``),
+    its partitioned arrays holding only the elements they own (``declared.Piece``), twice
+    with different guards; return ``("ok", outputs, owned elements of each written
+    array)`` or ``("outside", root input or None, what, with {port} for its name)`` when the chunk touched elements it does
+    not own (``declared`` module doc)."""
+    from .declared import Piece
+    from .offsets import offset_root
+
+    with _LOCK:
+        chunk = _ROOTS.get(key)
+        if chunk is None:
+            chunk = _ROOTS[key] = offset_root(root, root.graph.node(node), tuple(rest))
+    runs = []
+    for second in (False, True):
+        call = []
+        for a in args:
+            if isinstance(a, Piece):
+                buf = _guard_fill(a.shape, a.dtype, second)
+                buf[_selector(a)] = a.values
+                call.append(buf)
+            else:
+                call.append(a)
+        outputs = _once_compiled(key, lambda call=call: _cpu().run(chunk, call))
+        runs.append((call, outputs))
+    (first, out1), (other, out2) = runs
+    for i in written:
+        p = args[i]
+        sel = _selector(p)
+        for buf, second in ((first[i], False), (other[i], True)):
+            untouched = _guard_fill(p.shape, p.dtype, second)
+            untouched[sel] = buf[sel]
+            if not _same_bytes(untouched, buf):
+                flat = np.flatnonzero(untouched.view(np.uint8) != buf.view(np.uint8))
+                element = np.unravel_index(int(flat[0]) // buf.itemsize, buf.shape) if flat.size else ()
+                where = tuple(int(e) for e in element)
+                return ("outside", i, f"wrote element {where} of {{port}}, which they do not own")
+        if not _same_bytes(first[i][sel], other[i][sel]):
+            return ("outside", i, "read elements they do not own (what they wrote to {port} depends on them)")
+    if len(out1) != len(out2) or not all(_same_bytes(a, b) for a, b in zip(out1, out2)):
+        return ("outside", None, "read elements they do not own (the values they return depend on them)")
+    return ("ok", _mark(out1, first), tuple(first[i][_selector(args[i])] for i in written))
