@@ -18,6 +18,7 @@ The client comes from the run context's ``cluster`` hook (the runtime's, see
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 import weakref
@@ -45,7 +46,11 @@ from .cluster import connect_timeout
 from .declared import LayoutPlan, Piece, has_layouts, owners, piece, plan_layouts, put_back
 from .ownership import analyse
 from .parts import Part, independent_parts, stage_root, written_params
+from .resident import Resident, Sender
 
+#: Whether arrays stay on the workers across launches (``resident.py``); $HPVM_DASK_KEEP=0
+#: sends every launch's data inside its tasks, as the first version did (to compare).
+KEEP = os.environ.get("HPVM_DASK_KEEP", "1") != "0"
 CHUNK_PARAM = "__hpvm_chunk_n"  # the chunk root's extra input: its number of instances along x
 
 
@@ -106,6 +111,7 @@ class DaskBackend(Backend):
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
+        self._resident = Resident()  # pieces of host arrays kept on the workers
 
     def run(
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
@@ -119,13 +125,30 @@ class DaskBackend(Backend):
             )
         client = _with_workers(ctx.cluster(), root)
         args = list(args)
+        keep = KEEP and not _overlapping(args)
+        try:
+            return self._run(root, args, client, ctx, keep)
+        except ClusterError:
+            if not keep:
+                raise
+            # A worker holding kept pieces may be gone (they cannot be recomputed): forget
+            # them all and run this launch again with its data inside the tasks. Nothing was
+            # copied back yet (that happens after every task finished).
+            self._resident.clear()
+            ctx.notes.append(f"dask: '{root.name}' ran again with its data sent anew (the cluster lost some)")
+            return self._run(root, args, client, ctx, False)
+
+    def _run(
+        self, root: InternalFunction, args: list[Any], client: Any, ctx: RunContext, keep: bool
+    ) -> tuple[Any, ...]:
+        send = Sender(client, self._resident if keep else None)
         parts = self._parts(root)
         if len(parts) > 1 and _aliased(parts, args):
             ctx.notes.append(
                 f"dask: '{root.name}': an array is passed to several inputs, so its children run together"
             )
             parts = [Part(root, list(range(len(root.out_types))), set(), written_params(root))]
-        jobs = [self._submit(part.root, args, client, ctx) for part in parts]
+        jobs = [self._submit(part.root, args, send, ctx) for part in parts]
         results = _gather(client, [f for job in jobs for f in job.futures], root)
         outputs: list[Any] = [None] * len(root.out_types)
         done = 0
@@ -141,55 +164,69 @@ class DaskBackend(Backend):
             )
         return tuple(outputs)
 
-    def _submit(self, root: InternalFunction, args: list[Any], client: Any, ctx: RunContext) -> Job:
+    def _submit(self, root: InternalFunction, args: list[Any], send: Sender, ctx: RunContext) -> Job:
         """Submit ``root``'s tasks (whole, or one per chunk); the job copies their results back."""
         plan = self._plan(root)
+        client = send.client
         if plan.layout is not None:
-            return self._submit_layout(plan, root, args, client, ctx)
+            return self._submit_layout(plan, root, args, send, ctx)
         split = self._split(plan, root, args, client)
         if isinstance(split, str):
-            return self._whole(plan, root, args, client, ctx, split)
+            return self._whole(plan, root, args, send, ctx, split)
         assert plan.node is not None
         node = plan.node
         ranges, key, chunk = split
-        futures = []
-        sent = 0
+        futures, picks = [], []
         combined = plan.combined
         sliced = [i for i in _sliced(root) if i not in combined and i not in plan.broadcast]
         rows_back = [i for i in plan.written if i not in combined]
         back_list = rows_back + sorted(combined)
-        # Broadcast arrays go to the workers once per launch, not inside every chunk's task
-        # (replicated on every worker, so a lost worker loses no only copy).
+        # Broadcast arrays go to the workers once (kept there while the host's copy does not
+        # change), not inside every chunk's task (replicated on every worker).
         shared = {
-            i: client.scatter(args[i], broadcast=True, hash=False)
-            for i in sorted(plan.broadcast)
-            if isinstance(args[i], np.ndarray)
+            i: send.everywhere(args[i]) for i in sorted(plan.broadcast) if isinstance(args[i], np.ndarray)
         }
-        sent += sum(args[i].nbytes for i in shared) * len(client.nthreads())
+        private = 0
+        # Every array's slice spans the same rows (the most any array reads past the chunk's
+        # own): an array read in one launch and written in the next (a stencil's two
+        # buffers) is then the same piece on the worker both times.
+        reach = max([plan.rows.get(i, (0, 0))[1] for i in sliced], default=0)
         for lo, hi in ranges:
             part = [
                 _private(a, combined[i])
                 if i in combined
-                else a[lo : hi + plan.rows.get(i, (0, 0))[1]]
+                else send.rows(a, lo, hi + reach)
                 if i in sliced
                 else shared.get(i, a)
                 for i, a in enumerate(args)
             ]
+            private += _nbytes([part[i] for i in combined])
             part.append(hi - lo)
-            sent += _nbytes(part)
-            futures.append(client.submit(tasks.run_chunk, key, chunk, part, back_list, pure=False))
+            future = client.submit(
+                tasks.run_chunk, key, chunk, part, back_list, send.resident is not None, pure=False
+            )
+            spans = [_span(plan, i, hi - lo) for i in rows_back] + [None] * len(combined)
+            futures.append(client.submit(tasks.trim, future, spans, pure=False))
+            picks.append(
+                [client.submit(tasks.pick, future, j, pure=False) for j in range(len(rows_back))]
+                if send.resident
+                else []
+            )
 
         def chunked(results: list[Any]) -> tuple[Any, ...]:
             back = 0
-            for (lo, hi), (_, arrays) in zip(ranges, results):
+            for (lo, hi), (_, arrays), kept in zip(ranges, results, picks):
                 back += _nbytes(arrays)
                 rows = arrays[: len(rows_back)]
-                for i, local in zip(rows_back, rows):
+                for j, (i, local) in enumerate(zip(rows_back, rows)):
                     own = plan.rows.get(i, (0, 0))[0]  # the row offset it writes (one: see _make_plan)
-                    _copy_back(args, [i], [(slice(lo + own, hi + own), local[own : own + hi - lo])])
+                    _copy_back(args, [i], [(slice(lo + own, hi + own), local)])
+                    if kept:
+                        top = min(hi + reach, args[i].shape[0])
+                        send.settle(args[i], lo, top, kept[j], (lo + own, hi + own))
                 for i, partial in zip(sorted(combined), arrays[len(rows_back) :]):
                     _combine(args[i], partial, combined[i])
-            ctx.record(to_device=sent, to_host=back)
+            ctx.record(to_device=send.sent + private, to_host=back)
             atomics = (
                 f"; atomics on {', '.join(repr(root.params[i].name) for i in sorted(combined))} combined "
                 f"from {len(ranges)} partial copies"
@@ -206,22 +243,36 @@ class DaskBackend(Backend):
         return Job(futures, chunked)
 
     def _whole(
-        self, plan: Plan, root: InternalFunction, args: list[Any], client: Any, ctx: RunContext, why: str
+        self, plan: Plan, root: InternalFunction, args: list[Any], send: Sender, ctx: RunContext, why: str
     ) -> Job:
         """``root`` as one task on one worker; the note says ``why``."""
         ctx.notes.append(f"dask: '{root.name}' ran whole on one worker: {why}")
-        future = client.submit(tasks.run_whole, plan.key, root, args, plan.written, pure=False)
+        client, before = send.client, send.sent
+        part = [
+            send.rows(a, 0, a.shape[0] if a.ndim else 0) if isinstance(a, np.ndarray) else a for a in args
+        ]
+        sent = send.sent - before
+        kept = send.resident is not None
+        future = client.submit(tasks.run_whole, plan.key, root, part, plan.written, kept, pure=False)
+        picks = (
+            [client.submit(tasks.pick, future, j, pure=False) for j in range(len(plan.written))]
+            if kept
+            else []
+        )
 
         def whole(results: list[Any]) -> tuple[Any, ...]:
             ((marked, arrays),) = results
-            ctx.record(to_device=_nbytes(args), to_host=_nbytes(arrays))
+            ctx.record(to_device=sent, to_host=_nbytes(arrays))
             _copy_back(args, plan.written, [(slice(None), a) for a in arrays])
+            for i, pick in zip(plan.written, picks):
+                if args[i].ndim:
+                    send.settle(args[i], 0, len(args[i]), pick, (0, len(args[i])))
             return _unmark(marked, args)
 
         return Job([future], whole)
 
     def _submit_layout(
-        self, plan: Plan, root: InternalFunction, args: list[Any], client: Any, ctx: RunContext
+        self, plan: Plan, root: InternalFunction, args: list[Any], send: Sender, ctx: RunContext
     ) -> Job:
         """Chunks of the node by its declared layouts (``declared.py``); the node runs whole
         when a chunk touched elements it does not own (this launch's sizes are remembered)."""
@@ -229,30 +280,32 @@ class DaskBackend(Backend):
         assert node is not None and layout is not None
         env = {p.name: a for p, a in zip(root.params, args)}
         sizes = tuple(node.evaluate_sizes(env, "launch(target='dask'): "))
+        client = send.client
         if sizes in plan.outside:
-            return self._whole(plan, root, args, client, ctx, plan.outside[sizes])
+            return self._whole(plan, root, args, send, ctx, plan.outside[sizes])
         workers = max(1, len(client.nthreads()))
         count = min(workers, sizes[0])
         if count < 2:
             why = f"'{node.name}' has {sizes[0]} instance(s) along x and the cluster {workers} worker(s)"
-            return self._whole(plan, root, args, client, ctx, why)
+            return self._whole(plan, root, args, send, ctx, why)
         for i in layout.parts:
             for j in range(len(args)):
                 if i != j and isinstance(args[j], np.ndarray) and np.may_share_memory(args[i], args[j]):
                     why = f"'{root.params[i].name}' shares memory with '{root.params[j].name}'"
-                    return self._whole(plan, root, args, client, ctx, why)
+                    return self._whole(plan, root, args, send, ctx, why)
         try:
             owned = {i: owners(lay, args[i].shape, sizes) for i, lay in layout.parts.items()}
         except ValueError as e:  # the layout does not fit this array (a rank the verifier allowed)
-            return self._whole(plan, root, args, client, ctx, f"a declared layout does not fit: {e}")
+            return self._whole(plan, root, args, send, ctx, f"a declared layout does not fit: {e}")
         bounds = [sizes[0] * k // count for k in range(count + 1)]
         ranges = [(bounds[k], bounds[k + 1]) for k in range(count)]
+        before = send.sent
         shared = {
-            i: client.scatter(a, broadcast=True, hash=False)
+            i: send.everywhere(a)
             for i, a in enumerate(args)
             if isinstance(a, np.ndarray) and i not in layout.parts
         }
-        sent = sum(args[i].nbytes for i in shared) * workers
+        sent = send.sent - before
         written = [i for i in plan.written if i in layout.parts]
         key = f"{plan.key}/layout/{sizes[1:]}"  # one rewritten chunk root per launch shape
         pieces, futures = [], []
@@ -282,7 +335,7 @@ class DaskBackend(Backend):
                     )
                     with self._lock:
                         plan.outside[sizes] = why
-                    job = self._whole(plan, root, args, client, ctx, why)
+                    job = self._whole(plan, root, args, Sender(client, None), ctx, why)
                     return job.finish(_gather(client, job.futures, root))
             back = 0
             for part, (_, _, values) in zip(pieces, results):
@@ -570,6 +623,20 @@ def _aliased(parts: list[Part], args: list[Any]) -> bool:
                     if i != j and np.may_share_memory(args[i], args[j]):
                         return True
     return False
+
+
+def _span(plan: Plan, i: int, count: int) -> tuple[int, int]:
+    """The rows of written root input ``i`` a chunk of ``count`` instances owns, within its
+    slice (the one row offset the leaf writes it at: see ``_make_plan``)."""
+    own = plan.rows.get(i, (0, 0))[0]
+    return own, own + count
+
+
+def _overlapping(args: list[Any]) -> bool:
+    """Whether two array arguments share memory (then nothing is kept for the launch: the
+    workers must see them as one array, which only the first version's way of sending does)."""
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    return any(np.may_share_memory(a, b) for k, a in enumerate(arrays) for b in arrays[k + 1 :])
 
 
 def _private(array: np.ndarray, family: str) -> np.ndarray:

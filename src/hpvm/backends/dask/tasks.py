@@ -51,7 +51,7 @@ def _cpu() -> Any:
 
 
 def run_whole(
-    key: str, root: InternalFunction, args: Sequence[Any], written: Sequence[int]
+    key: str, root: InternalFunction, args: Sequence[Any], written: Sequence[int], kept: bool = False
 ) -> tuple[Any, ...]:
     """Run ``root`` once; return (its outputs, the arrays at ``written``).
 
@@ -59,18 +59,57 @@ def run_whole(
     host hands back its own array, as the other back ends do.
     """
     root = _cached(key, root)
-    outputs = _once_compiled(key, lambda: _cpu().run(root, list(args)))
+    args = _own_copies(args, written) if kept else list(args)
+    outputs = _once_compiled(key, lambda: _cpu().run(root, args))
     return _mark(outputs, args), tuple(args[i] for i in written)
 
 
 def run_chunk(
-    key: str, chunk: InternalFunction, args: Sequence[Any], written: Sequence[int]
+    key: str, chunk: InternalFunction, args: Sequence[Any], written: Sequence[int], kept: bool = False
 ) -> tuple[Any, ...]:
     """Run one chunk root (its arrays are the chunk's row slices); return (its outputs, the
     rows of the arrays at ``written``)."""
     chunk = _cached(key, chunk)
-    outputs = _once_compiled(key, lambda: _cpu().run(chunk, list(args)))
+    args = _own_copies(args, written) if kept else list(args)
+    outputs = _once_compiled(key, lambda: _cpu().run(chunk, args))
     return _mark(outputs, args), tuple(args[i] for i in written)
+
+
+def _own_copies(args: Sequence[Any], written: Sequence[int]) -> list[Any]:
+    """The arguments, the arrays the run may write copied first: when ``kept``, they are
+    pieces the worker keeps across launches (``resident.py``), which must stay as they were
+    sent (a rerun of this task, or another task, may read them). Two arguments that are one
+    array stay one array (the host keeps nothing for a launch whose arrays overlap)."""
+    out = list(args)
+    copies: dict[int, np.ndarray] = {}
+    for i in written:
+        a = out[i]
+        if isinstance(a, np.ndarray):
+            out[i] = copies.setdefault(id(a), a.copy())
+    for i, a in enumerate(out):  # another input naming a copied array sees the copy
+        if isinstance(a, np.ndarray) and id(a) in copies and i not in written:
+            out[i] = copies[id(a)]
+    return out
+
+
+def patch(piece: np.ndarray, patches: Sequence[tuple[int, np.ndarray]]) -> np.ndarray:
+    """A kept piece with some blocks of rows replaced by the host's (``resident.py``)."""
+    out = piece.copy()
+    for start, rows in patches:
+        out[start : start + len(rows)] = rows
+    return out
+
+
+def trim(result: Sequence[Any], spans: Sequence[tuple[int, int] | None]) -> tuple[Any, ...]:
+    """A chunk's result with only the rows it owns of each written array (``spans``, within
+    its slice; ``None``: the whole array): what goes back to the host."""
+    marked, arrays = result
+    return marked, tuple(a if span is None else a[span[0] : span[1]] for a, span in zip(arrays, spans))
+
+
+def pick(result: Sequence[Any], index: int) -> Any:
+    """The ``index``-th written array of a task's result (kept on the worker that made it)."""
+    return result[1][index]
 
 
 def _mark(outputs: Sequence[Any], args: Sequence[Any]) -> tuple[Any, ...]:
