@@ -356,8 +356,10 @@ class DaskBackend(Backend):
         """One pipeline stage for one streamed item, as a task on a worker chosen per stage
         (``stage_worker``): its items run there one after the other, in order (the stage's
         thread waits for each), while other stages run on other workers. Values cross
-        between stages as the ``cpu`` back end produces them (scalars and per-instance
-        arrays); the root's arrays a stage writes come back after each item."""
+        between stages through the host, as the ``cpu`` back end produces them — scalars
+        and arrays alike: an array a stage hands on that is one of the item's pushed arrays
+        comes back as the host's own (``tasks.ParamRef``, filled by the copy back), and an
+        array received from upstream that a stage changes is copied into the host's."""
         ctx = ctx or RunContext()
         if ctx.cluster is None:
             raise LaunchError(
@@ -367,8 +369,6 @@ class DaskBackend(Backend):
         stage = self._stage(root, nodes)
         client = _with_workers(ctx.cluster(), root)
         args = list(args)
-        workers = sorted(client.nthreads())
-        where = [workers[stage.index % len(workers)]] if workers else None
         future = client.submit(
             tasks.run_stage,
             stage.key,
@@ -377,19 +377,33 @@ class DaskBackend(Backend):
             stage.names,
             upstream,
             stage.written,
-            workers=where,
+            workers=_stage_worker(client, stage),
             allow_other_workers=True,
             pure=False,
         )
-        ((produced, outputs, arrays),) = _gather(client, [future], root)
-        ctx.record(to_device=_nbytes(args), to_host=_nbytes(arrays))
+        ((produced, outputs, arrays, changed),) = _gather(client, [future], root)
+        return self._stage_back(ctx, stage, args, upstream, produced, outputs, arrays, changed)
+
+    def _stage_back(self, ctx, stage, args, upstream, produced, outputs, arrays, changed):  # type: ignore[no-untyped-def]
+        """One stage item's results into the host's arrays; its values with the host's arrays."""
+        ctx.record(
+            to_device=_nbytes(args) + _nbytes([a for _, _, a in tasks._upstream_arrays(upstream)]),
+            to_host=_nbytes(arrays)
+            + _nbytes([a for _, _, a in changed])
+            + _nbytes(_values(produced))
+            + _nbytes(_values(outputs)),
+        )
         _copy_back(args, stage.written, [(slice(None), a) for a in arrays])
-        return produced, outputs
+        for name, key, value in changed:
+            host = upstream[name][key]
+            if not np.may_share_memory(host, value):
+                host[...] = value
+        return _from_refs(produced, args), _from_refs(outputs, args)
 
     def run_stage_batch(self, root, args_list, nodes, upstream_list, ctx=None):  # type: ignore[no-untyped-def]
         """Several waiting items of a stage in one task (one round trip instead of one per
-        item), run there by ``cpu``'s ``run_stage_batch``: in order, stopping at the first
-        item that raises, whose error is the batch's."""
+        item), run there in order, stopping at the first item that raises, whose error is
+        the batch's."""
         if len(args_list) < 2:
             return super().run_stage_batch(root, args_list, nodes, upstream_list, ctx)
         ctx = ctx or RunContext()
@@ -399,7 +413,6 @@ class DaskBackend(Backend):
             stage = self._stage(root, nodes)
             client = _with_workers(ctx.cluster(), root)
             items = [list(a) for a in args_list]
-            workers = sorted(client.nthreads())
             future = client.submit(
                 tasks.run_stage_batch,
                 stage.key,
@@ -408,32 +421,25 @@ class DaskBackend(Backend):
                 stage.names,
                 list(upstream_list),
                 stage.written,
-                workers=[workers[stage.index % len(workers)]] if workers else None,
+                workers=_stage_worker(client, stage),
                 allow_other_workers=True,
                 pure=False,
             )
-            ((produced, outputs, error, arrays),) = _gather(client, [future], root)
+            ((produced, outputs, error, back),) = _gather(client, [future], root)
         except HPVMError as e:
             return StageBatch([], [], e)
-        for args, back in zip(items, arrays):
-            ctx.record(to_device=_nbytes(args), to_host=_nbytes(back))
-            _copy_back(args, stage.written, [(slice(None), a) for a in back])
-        return StageBatch(list(produced), list(outputs), error)
+        done_p, done_o = [], []
+        for args, upstream, p, o, (arrays, changed) in zip(items, upstream_list, produced, outputs, back):
+            p, o = self._stage_back(ctx, stage, args, upstream, p, o, arrays, changed)
+            done_p.append(p)
+            done_o.append(o)
+        return StageBatch(done_p, done_o, error)
 
     def _stage(self, root: InternalFunction, nodes: Sequence[Node]) -> Stage:
         with self._lock:
             stages = self._stages.setdefault(root, {})
             names = tuple(n.name for n in nodes)
             if names not in stages:
-                arrays = [
-                    e for e in root.graph.edges if isinstance(e.src.function.out_types[e.sp], ArrayType)
-                ]
-                if arrays:
-                    raise LaunchError(
-                        f"target='dask' streams '{root.name}' only when its stages hand on scalars, but "
-                        f"{arrays[0].describe()} carries an array (each worker would write its own "
-                        "copy); launch the stream with target='cpu'"
-                    )
                 sub = stage_root(root, list(nodes))
                 stages[names] = Stage(uuid.uuid4().hex, list(names), sorted(written_params(sub)), len(stages))
             return stages[names]
@@ -623,6 +629,26 @@ def _aliased(parts: list[Part], args: list[Any]) -> bool:
                     if i != j and np.may_share_memory(args[i], args[j]):
                         return True
     return False
+
+
+def _stage_worker(client: Any, stage: Stage) -> list[str] | None:
+    """The worker a stage prefers: stage k the k-th (modulo their number)."""
+    workers = sorted(client.nthreads())
+    return [workers[stage.index % len(workers)]] if workers else None
+
+
+def _values(values: Any) -> list[Any]:
+    """The leaves of nested dicts of values."""
+    if isinstance(values, dict):
+        return [leaf for v in values.values() for leaf in _values(v)]
+    return [values]
+
+
+def _from_refs(values: Any, args: list[Any]) -> Any:
+    """``values`` with each ``tasks.ParamRef`` replaced by the host's pushed array."""
+    if isinstance(values, dict):
+        return {k: _from_refs(v, args) for k, v in values.items()}
+    return args[values.index] if isinstance(values, tasks.ParamRef) else values
 
 
 def _span(plan: Plan, i: int, count: int) -> tuple[int, int]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -120,6 +121,54 @@ def _mark(outputs: Sequence[Any], args: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(marked)
 
 
+@dataclass(frozen=True)
+class ParamRef:
+    """A stage's value that is the item's root input ``index`` (an array a stage wrote and
+    hands on, as edge detection's stages do): the host puts its own array there, so values
+    on edges and popped outputs are the arrays the host pushed, as on every back end."""
+
+    index: int
+
+
+def _refs(values: dict[Any, Any], args: Sequence[Any]) -> dict[Any, Any]:
+    """``values`` (nested dicts) with each array that is one of ``args`` as a ``ParamRef``."""
+    out: dict[Any, Any] = {}
+    for k, v in values.items():
+        if isinstance(v, dict):
+            out[k] = _refs(v, args)
+        else:
+            index = next((i for i, a in enumerate(args) if isinstance(v, np.ndarray) and v is a), None)
+            out[k] = ParamRef(index) if index is not None else v
+    return out
+
+
+def _upstream_arrays(upstream: dict[str, Any]) -> list[tuple[str, Any, np.ndarray]]:
+    return [
+        (name, key, v)
+        for name, values in upstream.items()
+        if isinstance(values, dict)
+        for key, v in values.items()
+        if isinstance(v, np.ndarray)
+    ]
+
+
+def _stage_item(
+    root: InternalFunction,
+    args: list[Any],
+    nodes: list[Any],
+    upstream: dict[str, Any],
+    written: Sequence[int],
+) -> tuple[Any, ...]:
+    """One item of a stage: (produced, outputs — arrays that are the item's inputs as
+    ``ParamRef`` — the arrays at ``written``, and the arrays received from upstream stages
+    that this stage changed, as (node, key, array): the host copies them into its own)."""
+    received = _upstream_arrays(upstream)
+    before = [a.copy() for _, _, a in received]
+    produced, outputs = _cpu().run_stage(root, args, nodes, upstream)
+    changed = [(name, key, a) for (name, key, a), old in zip(received, before) if not _same_bytes(a, old)]
+    return _refs(produced, args), _refs(outputs, args), tuple(args[i] for i in written), changed
+
+
 def run_stage(
     key: str,
     root: InternalFunction,
@@ -129,11 +178,10 @@ def run_stage(
     written: Sequence[int],
 ) -> tuple[Any, ...]:
     """Run one pipeline stage (the root's children named ``names``) for one streamed item;
-    return (the stage's outputs by node name, its root outputs, the arrays at ``written``)."""
+    return ``_stage_item``'s four values."""
     root = _cached(key, root)
     nodes = [root.graph.node(name) for name in names]
-    produced, outputs = _once_compiled(key, lambda: _cpu().run_stage(root, list(args), nodes, upstream))
-    return produced, outputs, tuple(args[i] for i in written)
+    return _once_compiled(key, lambda: _stage_item(root, list(args), nodes, upstream, written))
 
 
 def run_stage_batch(
@@ -144,17 +192,31 @@ def run_stage_batch(
     upstream_list: Sequence[dict[str, Any]],
     written: Sequence[int],
 ) -> tuple[Any, ...]:
-    """``run_stage`` for several items in one task (``cpu``'s batch: in order, stopping at
-    the first item that raises); return (produced, outputs, the error or ``None``, the
-    arrays at ``written`` of each item that ran)."""
+    """``run_stage`` for several items in one task, in order, stopping at the first item
+    that raises; return (produced, outputs, the error or ``None``, the arrays at
+    ``written`` and the changed upstream arrays of each item that ran). A stage of scalars
+    runs as ``cpu``'s batch (one compiled loop over the items)."""
     root = _cached(key, root)
     nodes = [root.graph.node(name) for name in names]
-    batch = _once_compiled(  # (its own key: the batch loop is compiled apart from the stage)
-        key + "/batch",
-        lambda: _cpu().run_stage_batch(root, [list(a) for a in args_list], nodes, list(upstream_list)),
+    arrays = any(isinstance(a, np.ndarray) for args in args_list for a in args) or any(
+        _upstream_arrays(u) for u in upstream_list
     )
-    arrays = [tuple(args_list[k][i] for i in written) for k in range(len(batch.produced))]
-    return batch.produced, batch.outputs, batch.error, arrays
+    if not arrays:
+        batch = _once_compiled(  # (its own key: the batch loop is compiled apart from the stage)
+            key + "/batch",
+            lambda: _cpu().run_stage_batch(root, [list(a) for a in args_list], nodes, list(upstream_list)),
+        )
+        return batch.produced, batch.outputs, batch.error, [((), []) for _ in batch.produced]
+    produced, outputs, back = [], [], []
+    for args, upstream in zip(args_list, upstream_list):
+        try:
+            p, o, w, c = _once_compiled(key, lambda: _stage_item(root, list(args), nodes, upstream, written))  # noqa: B023
+        except BaseException as e:  # this item's failure: the items before it are delivered
+            return produced, outputs, e, back
+        produced.append(p)
+        outputs.append(o)
+        back.append((w, c))
+    return produced, outputs, None, back
 
 
 def _guard_fill(shape: tuple[int, ...], dtype: np.dtype, second: bool) -> np.ndarray:
