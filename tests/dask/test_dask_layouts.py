@@ -241,3 +241,59 @@ def test_hbir_window_sum_reads_a_halo_and_runs_whole(dask_runtime):
     padded = np.concatenate([[0], a, [0]])
     np.testing.assert_array_equal(s, padded[:-2] + padded[1:-1] + padded[2:])
     assert "read elements they do not own" in handle.notes[0], handle.notes
+
+
+# -- a replicated internal node splits by its layouts, whole instances at a time ----------------
+
+
+@hpvm.leaf(ins=("m",), outs=("out",))
+def cell(m: hpvm.f64[:, :], out: hpvm.f64[:, :]):
+    node = hpvm.get_node()
+    j = hpvm.get_node_instance_id_x(node)
+    parent = hpvm.get_parent_node(node)
+    i = hpvm.get_node_instance_id_x(parent)
+    rows = hpvm.get_num_node_instances_x(parent)
+    out[i, j] = m[i, j] * 3.0 + i
+    hpvm.barrier()  # spans the cells of one row: a row is never cut
+    if j == 0:
+        acc = 0.0
+        for k in range(out.shape[1]):
+            acc += out[i, k]
+        out[i, 0] = acc + rows
+
+
+@hpvm.internal(layouts={"m": "block", "out": "block"})
+def row_of_cells(m: hpvm.f64[:, :], out: hpvm.f64[:, :]):
+    k = hpvm.create_node_1d(cell, m.shape[1])
+    hpvm.bind_in(k, 0, 0)
+    hpvm.bind_in(k, 1, 1)
+
+
+@hpvm.internal
+def rows_root(m: hpvm.f64[:, :], out: hpvm.f64[:, :]):
+    k = hpvm.create_node_1d(row_of_cells, m.shape[0])
+    hpvm.bind_in(k, 0, 0)
+    hpvm.bind_in(k, 1, 1)
+
+
+def test_an_internal_node_splits_by_its_layouts_whole_instances_at_a_time(dask_runtime):
+    m = np.arange(9 * 6, dtype=np.float64).reshape(9, 6) / 7
+    out, want = np.zeros_like(m), np.zeros_like(m)
+    _run(rows_root, (m.copy(), want), "interp")
+    _, handle = _run(rows_root, (m, out), "dask")
+    np.testing.assert_allclose(out, want, rtol=1e-12)
+    assert "node 'row_of_cells' of 'rows_root' split by its declared layouts" in handle.notes[0], handle.notes
+    assert "[0, 4), [4, 9)" in handle.notes[0]
+    assert handle.transfers.to_host == out.nbytes
+
+
+def test_hbir_nested_groups_split_by_their_layouts(dask_runtime):
+    root = hbir.load(_cases.EXAMPLES / "nested.hbir").to_hpvm()
+    r, s = np.zeros((4, 4), np.int32), np.zeros((4, 4), np.int32)
+    want_r, want_s = np.zeros((4, 4), np.int32), np.zeros((4, 4), np.int32)
+    _run(root, (r, s), "dask")
+    _run(root, (want_r, want_s), "interp")
+    np.testing.assert_array_equal(r, want_r)
+    np.testing.assert_array_equal(s, want_s)
+    _, handle = _run(root, (r, s), "dask")
+    assert "split by its declared layouts ('R' block, 'S' block)" in handle.notes[0], handle.notes

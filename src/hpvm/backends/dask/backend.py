@@ -514,12 +514,20 @@ def _make_plan(root: InternalFunction) -> Plan:
         )
     node = graph.nodes[0]
     leaf = node.function
-    if not isinstance(leaf, LeafFunction):
-        return Plan(
-            key, written, reason=f"node '{node.name}' is an internal node (only leaves are split yet)"
-        )
     if node.dims == 0:
         return Plan(key, written, reason=f"node '{node.name}' has one instance")
+    if not isinstance(leaf, LeafFunction):
+        if not has_layouts(root, node):
+            return Plan(
+                key,
+                written,
+                reason=f"node '{node.name}' is an internal node without declared layouts (a hierarchy is "
+                "split only by layouts on its ports)",
+            )
+        declared = plan_layouts(root, node, written)
+        if isinstance(declared, str):
+            return Plan(key, written, reason=f"its declared layouts cannot split it: {declared}")
+        return Plan(key, written, node=node, layout=declared)
     if any(isinstance(t, ArrayType) for t in leaf.out_types):
         return Plan(key, written, reason=f"leaf '{leaf.name}' returns an array")
     if has_layouts(root, node):

@@ -1,4 +1,4 @@
-"""Chunks of a replicated leaf by the layouts declared on its array ports.
+"""Chunks of a replicated leaf (or internal node) by the layouts declared on its array ports.
 
 Why. A declared layout (``ir/layouts.py``: block, chunked(c), strided, replicated) says
 which elements each instance of a node owns. A leaf whose indexing the ownership proof
@@ -6,7 +6,8 @@ which elements each instance of a node owns. A leaf whose indexing the ownership
 ``first = id * chunk`` — can still be split by it: the instances are cut along grid
 dimension x into one contiguous range per worker, and each range gets exactly the
 elements its instances own along the array axis x partitions (other axes whole), keeping
-the original ids (``offsets.py``). What comes back is the owned elements of the arrays
+the original ids (``offsets.py``). A replicated internal node splits alike, whole
+instances at a time: its layouts are on its own ports. What comes back is the owned elements of the arrays
 the leaf may write.
 
 Which layout. The leaf port's own; else the layout of the root input bound to it (HBIR
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...ir.graph import InternalFunction, LeafFunction, Node
+from ...ir.graph import InternalFunction, LeafFunction, Node, NodeFunction
 from ...ir.layouts import Layout
 from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType
@@ -64,7 +65,7 @@ class LayoutPlan:
     origin: dict[int, str] = field(default_factory=dict)
 
 
-def port_layout(root: InternalFunction, leaf: LeafFunction, ip: int, ic: int) -> Layout | None:
+def port_layout(root: InternalFunction, leaf: NodeFunction, ip: int, ic: int) -> Layout | None:
     """The layout that partitions root input ``ip`` for leaf port ``ic`` (module doc)."""
     return leaf.params[ic].layout or root.params[ip].layout
 
@@ -81,15 +82,15 @@ def plan_layouts(root: InternalFunction, node: Node, written: list[int]) -> Layo
     """How ``node`` (the root's one child, a replicated leaf) splits by its layouts, or why
     it cannot."""
     leaf = node.function
-    assert isinstance(leaf, LeafFunction)
     problem = offset_problem(leaf)
     if problem is not None:
         return problem
-    info = analyze_leaf(leaf)
-    if info.uses_barrier:
-        return f"leaf '{leaf.name}' calls barrier, which spans all instances of the node"
-    if any(name == "malloc" for name, _ in info.calls):
-        return f"leaf '{leaf.name}' calls malloc: one buffer is shared by all instances of the node"
+    if isinstance(leaf, LeafFunction):  # (below an internal node, a parent instance stays whole)
+        info = analyze_leaf(leaf)
+        if info.uses_barrier:
+            return f"leaf '{leaf.name}' calls barrier, which spans all instances of the node"
+        if any(name == "malloc" for name, _ in info.calls):
+            return f"leaf '{leaf.name}' calls malloc: one buffer is shared by all instances of the node"
     plan = LayoutPlan()
     dims = node.dims
     for b in root.graph.in_binds:

@@ -1,4 +1,4 @@
-"""A leaf that runs a range of its node's instances along x, keeping their original ids.
+"""A node that runs a range of its instances along x, keeping their original ids.
 
 Why. A declared layout says which elements *instance i* owns, in terms of i and of the
 grid's extent: a block of ``ceil(n / G)`` elements, every G-th element, ... Its code
@@ -11,6 +11,13 @@ becomes ``__hpvm_n_x`` — two more scalar parameters the chunk root binds. Quer
 parent node, and of y and z, are left alone (a chunk keeps every instance along y and z,
 and its parent is the same root).
 
+A replicated *internal* node is split the same way, whole instances at a time (never one
+parent instance across chunks, so its children's barriers and ``malloc`` keep their
+meaning): the chunk runs a copy of its function and of every function below it, each
+taking ``LO`` and ``NX`` after its ports and binding them on to its children, and each leaf
+``d`` levels below it rewrites its queries of the handle ``d`` levels up (its
+``get_parent_node`` chain) instead of its own.
+
 The rewrite runs on the worker (``tasks.py``), once per graph: the rewritten body is
 generated code, which is cheaper to rebuild there than to ship.
 """
@@ -21,7 +28,18 @@ import ast
 
 from ...ir import expr as size_expr
 from ...ir.bodies import GeneratedBody
-from ...ir.graph import ChildGraph, InputBind, InternalFunction, LeafFunction, Node, OutputBind, Param
+from ...ir.graph import (
+    ChildGraph,
+    Edge,
+    InputBind,
+    InternalFunction,
+    LeafFunction,
+    Node,
+    NodeFunction,
+    OutputBind,
+    Param,
+    functions,
+)
 from ...ir.leafinfo import handle_level, intrinsic_name, leaf_namespace, parse_leaf
 from ...ir.pysource import generated_body, unparse_with_lines
 from ...ir.types import i64
@@ -31,8 +49,18 @@ NX = "__hpvm_n_x"  # the node's extent along x (the whole node's, not the chunk'
 COUNT = "__hpvm_chunk_n"  # the chunk's number of instances along x
 
 
-def offset_problem(leaf: LeafFunction) -> str | None:
-    """Why the leaf cannot be rewritten (``None`` if it can)."""
+def offset_problem(fn: NodeFunction) -> str | None:
+    """Why ``fn`` (a leaf, or an internal function and every leaf below it) cannot be
+    rewritten (``None`` if it can)."""
+    for leaf in functions(fn):
+        if isinstance(leaf, LeafFunction):
+            problem = _leaf_problem(leaf)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _leaf_problem(leaf: LeafFunction) -> str | None:
     if leaf.body_kind not in ("python", "generated"):
         return f"leaf '{leaf.name}' has a {leaf.body_kind} body (only Python code is rewritten for chunks)"
     if isinstance(leaf.body, GeneratedBody) and leaf.body.context is not None:
@@ -45,8 +73,9 @@ def offset_problem(leaf: LeafFunction) -> str | None:
 class _Queries(ast.NodeTransformer):
     """Rewrites the leaf's own-node x queries (module doc), statement by statement."""
 
-    def __init__(self, env: dict) -> None:
+    def __init__(self, env: dict, level: int) -> None:
         self.env = env
+        self.level = level  # the handle level of the node being split, seen from this leaf
         self.handles: dict[str, int] = {}
 
     def visit_Assign(self, node: ast.Assign) -> ast.AST:
@@ -62,19 +91,20 @@ class _Queries(ast.NodeTransformer):
         name = intrinsic_name(node, self.env)
         if name not in ("get_node_instance_id_x", "get_num_node_instances_x") or len(node.args) != 1:
             return node
-        if handle_level(node.args[0], self.handles, self.env) != 0:
+        if handle_level(node.args[0], self.handles, self.env) != self.level:
             return node
         extra = ast.Name(LO if name == "get_node_instance_id_x" else NX, ast.Load())
         new: ast.expr = ast.BinOp(node, ast.Add(), extra) if name == "get_node_instance_id_x" else extra
         return ast.copy_location(new, node)
 
 
-def offset_leaf(leaf: LeafFunction) -> LeafFunction:
-    """``leaf`` taking ``LO`` and ``NX`` after its ports, its x queries rewritten (module doc)."""
+def offset_leaf(leaf: LeafFunction, level: int = 0) -> LeafFunction:
+    """``leaf`` taking ``LO`` and ``NX`` after its ports, its x queries of the node
+    ``level`` levels up (0: its own) rewritten (module doc)."""
     func = parse_leaf(leaf)
     assert func is not None, offset_problem(leaf)
     env = leaf_namespace(leaf)
-    func = _Queries(env).visit(func)
+    func = _Queries(env, level).visit(func)
     func.args.args.extend([ast.arg(LO), ast.arg(NX)])
     func.decorator_list = []
     ast.fix_missing_locations(func)
@@ -100,13 +130,52 @@ def offset_leaf(leaf: LeafFunction) -> LeafFunction:
     )
 
 
+def offset_function(fn: NodeFunction, level: int, made: dict[tuple[int, int], NodeFunction]) -> NodeFunction:
+    """``fn`` (``level`` levels below the node being split; 0: that node) taking ``LO`` and
+    ``NX`` after its ports: a leaf rewritten, an internal function copied with its children
+    so, binding both on to each."""
+    known = made.get((id(fn), level))
+    if known is not None:
+        return known
+    if isinstance(fn, LeafFunction):
+        made[(id(fn), level)] = out = offset_leaf(fn, level)
+        return out
+    assert isinstance(fn, InternalFunction)
+    graph = fn.graph
+    n = len(fn.params)
+    copies = {
+        id(node): Node(node.name, offset_function(node.function, level + 1, made), node.sizes, node.location)
+        for node in graph.nodes
+    }
+    extra = []
+    for node in graph.nodes:
+        ports = len(node.function.params)
+        extra += [InputBind(n, copies[id(node)], ports), InputBind(n + 1, copies[id(node)], ports + 1)]
+    sub = ChildGraph(
+        nodes=list(copies.values()),
+        edges=[
+            Edge(copies[id(e.src)], e.sp, copies[id(e.dst)], e.dp, e.repl, e.stream, e.location)
+            for e in graph.edges
+        ],
+        in_binds=[InputBind(b.ip, copies[id(b.dst)], b.ic, b.stream, b.location) for b in graph.in_binds]
+        + extra,
+        out_binds=[OutputBind(copies[id(b.src)], b.oc, b.op, b.stream, b.location) for b in graph.out_binds],
+    )
+    params = [Param(p.name, p.type, p.layout) for p in fn.params] + [Param(LO, i64), Param(NX, i64)]
+    out_fn = InternalFunction(
+        fn.name, params, graph=sub, hint=fn.hint, ins=fn.ins, outs=fn.outs, location=fn.location
+    )
+    made[(id(fn), level)] = out_fn
+    return out_fn
+
+
 def offset_root(root: InternalFunction, node: Node, rest: tuple[int, ...]) -> InternalFunction:
-    """``root`` (one child, ``node``) as a chunk: the rewritten leaf over ``COUNT``
-    instances along x (the other dimensions fixed to ``rest``), taking ``COUNT``, ``LO``
-    and ``NX`` after the root's own inputs."""
-    leaf = offset_leaf(node.function)  # type: ignore[arg-type]
+    """``root`` (one child, ``node``) as a chunk: ``node``'s function rewritten over
+    ``COUNT`` instances along x (the other dimensions fixed to ``rest``), taking ``COUNT``,
+    ``LO`` and ``NX`` after the root's own inputs."""
+    fn = offset_function(node.function, 0, {})
     sizes = (size_expr.Param(COUNT), *(size_expr.Const(s) for s in rest))
-    child = Node(node.name, leaf, sizes, node.location)
+    child = Node(node.name, fn, sizes, node.location)
     n = len(root.params)
     ports = len(node.function.params)
     graph = ChildGraph(
