@@ -207,11 +207,7 @@ class DaskBackend(Backend):
             )
             spans = [_span(plan, i, hi - lo) for i in rows_back] + [None] * len(combined)
             futures.append(client.submit(tasks.trim, future, spans, pure=False))
-            picks.append(
-                [client.submit(tasks.pick, future, j, pure=False) for j in range(len(rows_back))]
-                if send.resident
-                else []
-            )
+            picks.append([tasks.kept_ref(future, j) for j in range(len(rows_back))] if send.resident else [])
 
         def chunked(results: list[Any]) -> tuple[Any, ...]:
             back = 0
@@ -254,11 +250,7 @@ class DaskBackend(Backend):
         sent = send.sent - before
         kept = send.resident is not None
         future = client.submit(tasks.run_whole, plan.key, root, part, plan.written, kept, pure=False)
-        picks = (
-            [client.submit(tasks.pick, future, j, pure=False) for j in range(len(plan.written))]
-            if kept
-            else []
-        )
+        picks = [tasks.kept_ref(future, j) for j in range(len(plan.written))] if kept else []
 
         def whole(results: list[Any]) -> tuple[Any, ...]:
             ((marked, arrays),) = results

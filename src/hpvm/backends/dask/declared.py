@@ -127,8 +127,9 @@ def owners(layout: Layout, shape: tuple[int, ...], grid: tuple[int, ...]) -> tup
     assert axis is not None
     n = shape[axis]
     owner = np.full(n, -1, dtype=np.int64)
+    rest = (0,) * (len(grid) - 1)
     for i in range(grid[0]):
-        for r in layout._owned_along(n, grid[0], i):
+        for r in layout.owned(shape, grid, (i, *rest))[axis]:
             owner[r.start : r.stop : r.step] = i
     return axis, owner
 

@@ -125,7 +125,9 @@ class Resident:
                 return slot.future
             step = block_rows(array)
             if slot is None or broadcast or len(stale) > PATCH_LIMIT * len(now):
-                future = client.scatter(array[r0:r1], broadcast=broadcast, hash=False)
+                # (a copy: on an in-process cluster the kept piece would otherwise be a view
+                # that keeps the host's array alive, and changes under the digests' feet)
+                future = client.scatter(array[r0:r1].copy(), broadcast=broadcast, hash=False)
                 copies = len(client.nthreads()) if broadcast else 1
                 record(array[r0:r1].nbytes * copies)
             else:

@@ -60,7 +60,8 @@ def run_whole(
     host hands back its own array, as the other back ends do.
     """
     root = _cached(key, root)
-    args = _own_copies(args, written) if kept else list(args)
+    args = [_resolve(a) for a in args]
+    args = _own_copies(args, written) if kept else args
     outputs = _once_compiled(key, lambda: _cpu().run(root, args))
     return _mark(outputs, args), tuple(args[i] for i in written)
 
@@ -71,7 +72,8 @@ def run_chunk(
     """Run one chunk root (its arrays are the chunk's row slices); return (its outputs, the
     rows of the arrays at ``written``)."""
     chunk = _cached(key, chunk)
-    args = _own_copies(args, written) if kept else list(args)
+    args = [_resolve(a) for a in args]
+    args = _own_copies(args, written) if kept else args
     outputs = _once_compiled(key, lambda: _cpu().run(chunk, args))
     return _mark(outputs, args), tuple(args[i] for i in written)
 
@@ -95,7 +97,7 @@ def _own_copies(args: Sequence[Any], written: Sequence[int]) -> list[Any]:
 
 def patch(piece: np.ndarray, patches: Sequence[tuple[int, np.ndarray]]) -> np.ndarray:
     """A kept piece with some blocks of rows replaced by the host's (``resident.py``)."""
-    out = piece.copy()
+    out = _resolve(piece).copy()
     for start, rows in patches:
         out[start : start + len(rows)] = rows
     return out
@@ -108,9 +110,21 @@ def trim(result: Sequence[Any], spans: Sequence[tuple[int, int] | None]) -> tupl
     return marked, tuple(a if span is None else a[span[0] : span[1]] for a, span in zip(arrays, spans))
 
 
-def pick(result: Sequence[Any], index: int) -> Any:
-    """The ``index``-th written array of a task's result (kept on the worker that made it)."""
-    return result[1][index]
+#: Marks ``(KEPT, task result, index)``: the ``index``-th written array of an earlier
+#: task's result, kept on the worker that made it (``resident.py``) — resolved here, so that
+#: keeping it costs no task of its own.
+KEPT = "__hpvm_kept__"
+
+
+def kept_ref(future: Any, index: int) -> tuple[str, Any, int]:
+    """A reference to the ``index``-th written array of the task ``future`` (``KEPT``)."""
+    return (KEPT, future, index)
+
+
+def _resolve(value: Any) -> Any:
+    if isinstance(value, tuple) and len(value) == 3 and value[0] == KEPT:
+        return value[1][1][value[2]]
+    return value
 
 
 def _mark(outputs: Sequence[Any], args: Sequence[Any]) -> tuple[Any, ...]:
