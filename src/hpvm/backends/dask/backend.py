@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ClusterError, HPVMError, LaunchError
+from ...errors import ClusterError, LaunchError
 from ...ir import expr as size_expr
 from ...ir.graph import (
     ChildGraph,
@@ -40,13 +40,14 @@ from ...ir.graph import (
     Param,
 )
 from ...ir.types import ArrayType, i64
-from ..base import Backend, RunContext, StageBatch
+from ..base import Backend, RunContext
 from . import tasks
-from .cluster import connect_timeout
 from .declared import LayoutPlan, Piece, has_layouts, owners, piece, plan_layouts, put_back
+from .moves import copy_back, gather, nbytes, with_workers
 from .ownership import analyse
-from .parts import Part, independent_parts, stage_root, written_params
-from .resident import Resident, Sender
+from .parts import Part, independent_parts, written_params
+from .resident import Resident, Sender, digests
+from .streams import Stage, StageRunner
 
 #: Whether arrays stay on the workers across launches (``resident.py``); $HPVM_DASK_KEEP=0
 #: sends every launch's data inside its tasks, as the first version did (to compare).
@@ -60,17 +61,6 @@ class Job:
 
     futures: list[Any]
     finish: Callable[[list[Any]], tuple[Any, ...]]
-
-
-@dataclass
-class Stage:
-    """One pipeline stage of a streamed root: its key (one graph per worker), its nodes'
-    names, the root's arrays it may write, and its index (which worker it prefers)."""
-
-    key: str
-    names: list[str]
-    written: list[int]
-    index: int
 
 
 @dataclass
@@ -95,7 +85,7 @@ class Plan:
     outside: dict[tuple[int, ...], str] = field(default_factory=dict)
 
 
-class DaskBackend(Backend):
+class DaskBackend(StageRunner, Backend):
     """Runs graphs on the runtime's Dask cluster (see the module doc)."""
 
     name = "dask"
@@ -123,7 +113,7 @@ class DaskBackend(Backend):
                 "with hpvm.launch after hpvm.init(dask=...) (an address, a distributed.Client, or "
                 "nothing for a local cluster)"
             )
-        client = _with_workers(ctx.cluster(), root)
+        client = with_workers(ctx.cluster(), root)
         args = list(args)
         keep = KEEP and not _overlapping(args)
         try:
@@ -149,7 +139,7 @@ class DaskBackend(Backend):
             )
             parts = [Part(root, list(range(len(root.out_types))), set(), written_params(root))]
         jobs = [self._submit(part.root, args, send, ctx) for part in parts]
-        results = _gather(client, [f for job in jobs for f in job.futures], root)
+        results = gather(client, [f for job in jobs for f in job.futures], root)
         outputs: list[Any] = [None] * len(root.out_types)
         done = 0
         for part, job in zip(parts, jobs):
@@ -200,26 +190,25 @@ class DaskBackend(Backend):
                 else shared.get(i, a)
                 for i, a in enumerate(args)
             ]
-            private += _nbytes([part[i] for i in combined])
+            private += nbytes([part[i] for i in combined])
             part.append(hi - lo)
             future = client.submit(
                 tasks.run_chunk, key, chunk, part, back_list, send.resident is not None, pure=False
             )
             spans = [_span(plan, i, hi - lo) for i in rows_back] + [None] * len(combined)
-            futures.append(client.submit(tasks.trim, future, spans, pure=False))
+            futures.append(client.submit(tasks.trim, future, spans, send.resident is not None, pure=False))
             picks.append([tasks.kept_ref(future, j) for j in range(len(rows_back))] if send.resident else [])
 
         def chunked(results: list[Any]) -> tuple[Any, ...]:
             back = 0
-            for (lo, hi), (_, arrays), kept in zip(ranges, results, picks):
-                back += _nbytes(arrays)
+            for (lo, hi), (_, arrays, after), kept in zip(ranges, results, picks):
+                back += nbytes(arrays)
                 rows = arrays[: len(rows_back)]
                 for j, (i, local) in enumerate(zip(rows_back, rows)):
                     own = plan.rows.get(i, (0, 0))[0]  # the row offset it writes (one: see _make_plan)
-                    _copy_back(args, [i], [(slice(lo + own, hi + own), local)])
-                    if kept:
-                        top = min(hi + reach, args[i].shape[0])
-                        send.settle(args[i], lo, top, kept[j], (lo + own, hi + own))
+                    copy_back(args, [i], [(slice(lo + own, hi + own), local)])
+                    if kept and after[j] is not None:
+                        send.settle(args[i], lo, hi + reach, kept[j], after[j])
                 for i, partial in zip(sorted(combined), arrays[len(rows_back) :]):
                     _combine(args[i], partial, combined[i])
             ctx.record(to_device=send.sent + private, to_host=back)
@@ -233,7 +222,7 @@ class DaskBackend(Backend):
                 f"dask: node '{node.name}' of '{root.name}' split into {len(ranges)} chunk(s) of rows "
                 f"{', '.join(f'[{lo}, {hi})' for lo, hi in ranges)}{atomics}"
             )
-            marked, _ = results[-1]  # the last instance is in the last chunk: its outputs are the node's
+            marked = results[-1][0]  # the last instance is in the last chunk: its outputs are the node's
             return _unmark(marked, args)
 
         return Job(futures, chunked)
@@ -254,11 +243,11 @@ class DaskBackend(Backend):
 
         def whole(results: list[Any]) -> tuple[Any, ...]:
             ((marked, arrays),) = results
-            ctx.record(to_device=sent, to_host=_nbytes(arrays))
-            _copy_back(args, plan.written, [(slice(None), a) for a in arrays])
+            ctx.record(to_device=sent, to_host=nbytes(arrays))
+            copy_back(args, plan.written, [(slice(None), a) for a in arrays])
             for i, pick in zip(plan.written, picks):
-                if args[i].ndim:
-                    send.settle(args[i], 0, len(args[i]), pick, (0, len(args[i])))
+                if args[i].ndim:  # (the host's array now holds exactly what the worker keeps)
+                    send.settle(args[i], 0, len(args[i]), pick, digests(args[i]))
             return _unmark(marked, args)
 
         return Job([future], whole)
@@ -328,7 +317,7 @@ class DaskBackend(Backend):
                     with self._lock:
                         plan.outside[sizes] = why
                     job = self._whole(plan, root, args, Sender(client, None), ctx, why)
-                    return job.finish(_gather(client, job.futures, root))
+                    return job.finish(gather(client, job.futures, root))
             back = 0
             for part, (_, _, values) in zip(pieces, results):
                 for i, v in zip(written, values):
@@ -343,98 +332,6 @@ class DaskBackend(Backend):
             return _unmark(results[-1][1], args)
 
         return Job(futures, chunked)
-
-    def run_stage(self, root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
-        """One pipeline stage for one streamed item, as a task on a worker chosen per stage
-        (``stage_worker``): its items run there one after the other, in order (the stage's
-        thread waits for each), while other stages run on other workers. Values cross
-        between stages through the host, as the ``cpu`` back end produces them — scalars
-        and arrays alike: an array a stage hands on that is one of the item's pushed arrays
-        comes back as the host's own (``tasks.ParamRef``, filled by the copy back), and an
-        array received from upstream that a stage changes is copied into the host's."""
-        ctx = ctx or RunContext()
-        if ctx.cluster is None:
-            raise LaunchError(
-                f"target='dask' for '{root.name}': no Dask cluster is known to this run; launch it "
-                "with hpvm.launch after hpvm.init(dask=...)"
-            )
-        stage = self._stage(root, nodes)
-        client = _with_workers(ctx.cluster(), root)
-        args = list(args)
-        future = client.submit(
-            tasks.run_stage,
-            stage.key,
-            root,
-            args,
-            stage.names,
-            upstream,
-            stage.written,
-            workers=_stage_worker(client, stage),
-            allow_other_workers=True,
-            pure=False,
-        )
-        ((produced, outputs, arrays, changed),) = _gather(client, [future], root)
-        return self._stage_back(ctx, stage, args, upstream, produced, outputs, arrays, changed)
-
-    def _stage_back(self, ctx, stage, args, upstream, produced, outputs, arrays, changed):  # type: ignore[no-untyped-def]
-        """One stage item's results into the host's arrays; its values with the host's arrays."""
-        ctx.record(
-            to_device=_nbytes(args) + _nbytes([a for _, _, a in tasks._upstream_arrays(upstream)]),
-            to_host=_nbytes(arrays)
-            + _nbytes([a for _, _, a in changed])
-            + _nbytes(_values(produced))
-            + _nbytes(_values(outputs)),
-        )
-        _copy_back(args, stage.written, [(slice(None), a) for a in arrays])
-        for name, key, value in changed:
-            host = upstream[name][key]
-            if not np.may_share_memory(host, value):
-                host[...] = value
-        return _from_refs(produced, args), _from_refs(outputs, args)
-
-    def run_stage_batch(self, root, args_list, nodes, upstream_list, ctx=None):  # type: ignore[no-untyped-def]
-        """Several waiting items of a stage in one task (one round trip instead of one per
-        item), run there in order, stopping at the first item that raises, whose error is
-        the batch's."""
-        if len(args_list) < 2:
-            return super().run_stage_batch(root, args_list, nodes, upstream_list, ctx)
-        ctx = ctx or RunContext()
-        try:
-            if ctx.cluster is None:
-                raise LaunchError(f"target='dask' for '{root.name}': no Dask cluster is known to this run")
-            stage = self._stage(root, nodes)
-            client = _with_workers(ctx.cluster(), root)
-            items = [list(a) for a in args_list]
-            future = client.submit(
-                tasks.run_stage_batch,
-                stage.key,
-                root,
-                items,
-                stage.names,
-                list(upstream_list),
-                stage.written,
-                workers=_stage_worker(client, stage),
-                allow_other_workers=True,
-                pure=False,
-            )
-            ((produced, outputs, error, back),) = _gather(client, [future], root)
-        except HPVMError as e:
-            return StageBatch([], [], e)
-        done_p, done_o = [], []
-        for args, upstream, p, o, (arrays, changed) in zip(items, upstream_list, produced, outputs, back):
-            p, o = self._stage_back(ctx, stage, args, upstream, p, o, arrays, changed)
-            done_p.append(p)
-            done_o.append(o)
-        return StageBatch(done_p, done_o, error)
-
-    def _stage(self, root: InternalFunction, nodes: Sequence[Node]) -> Stage:
-        with self._lock:
-            stages = self._stages.setdefault(root, {})
-            names = tuple(n.name for n in nodes)
-            if names not in stages:
-                sub = stage_root(root, list(nodes))
-                stages[names] = Stage(uuid.uuid4().hex, list(names), sorted(written_params(sub)), len(stages))
-            return stages[names]
 
     # -- planning ----------------------------------------------------------------------
 
@@ -591,32 +488,6 @@ def _chunk_root(root: InternalFunction, node: Node, rest: tuple[int, ...]) -> In
 # -- moving results --------------------------------------------------------------------
 
 
-def _with_workers(client: Any, root: InternalFunction) -> Any:
-    """``client``, once its cluster has a worker: a scheduler without any would hold the
-    tasks forever, so waiting is bounded (``$HPVM_DASK_TIMEOUT``) and ends in an error."""
-    if client.nthreads():
-        return client
-    timeout = connect_timeout()
-    try:
-        client.wait_for_workers(1, timeout=timeout)
-    except Exception:  # TimeoutError (asyncio's or the builtin one), a closed client
-        raise ClusterError(
-            f"the Dask scheduler {client.scheduler.address} has no workers to run '{root.name}' "
-            f"(waited {timeout:g} s); start some (dask worker {client.scheduler.address}) or point "
-            "hpvm.init(dask=...) at another cluster"
-        ) from None
-    return client
-
-
-def _gather(client: Any, futures: list[Any], root: InternalFunction) -> list[Any]:
-    try:
-        return client.gather(futures)
-    except HPVMError:
-        raise  # a leaf's error, as the cpu back end raised it on the worker (names the node)
-    except Exception as e:
-        raise ClusterError(f"the Dask cluster failed running '{root.name}': {type(e).__name__}: {e}") from e
-
-
 def _aliased(parts: list[Part], args: list[Any]) -> bool:
     """Whether an array one part writes overlaps an array another part touches (the same
     host array passed to two inputs): then the parts are not independent after all."""
@@ -629,26 +500,6 @@ def _aliased(parts: list[Part], args: list[Any]) -> bool:
                     if i != j and np.may_share_memory(args[i], args[j]):
                         return True
     return False
-
-
-def _stage_worker(client: Any, stage: Stage) -> list[str] | None:
-    """The worker a stage prefers: stage k the k-th (modulo their number)."""
-    workers = sorted(client.nthreads())
-    return [workers[stage.index % len(workers)]] if workers else None
-
-
-def _values(values: Any) -> list[Any]:
-    """The leaves of nested dicts of values."""
-    if isinstance(values, dict):
-        return [leaf for v in values.values() for leaf in _values(v)]
-    return [values]
-
-
-def _from_refs(values: Any, args: list[Any]) -> Any:
-    """``values`` with each ``tasks.ParamRef`` replaced by the host's pushed array."""
-    if isinstance(values, dict):
-        return {k: _from_refs(v, args) for k, v in values.items()}
-    return args[values.index] if isinstance(values, tasks.ParamRef) else values
 
 
 def _span(plan: Plan, i: int, count: int) -> tuple[int, int]:
@@ -687,16 +538,5 @@ def _combine(host: np.ndarray, partial: np.ndarray, family: str) -> None:
     _COMBINERS[family](host, partial, out=host, casting="unsafe")
 
 
-def _copy_back(args: list[Any], written: list[int], parts: list[tuple[slice, np.ndarray]]) -> None:
-    for i, (where, value) in zip(written, parts):
-        host = args[i][where]
-        if not np.may_share_memory(host, value):
-            host[...] = value
-
-
 def _unmark(marked: Sequence[tuple[str, Any]], args: list[Any]) -> tuple[Any, ...]:
     return tuple(args[v] if kind == "param" else v for kind, v in marked)
-
-
-def _nbytes(values: Sequence[Any]) -> int:
-    return sum(v.nbytes for v in values if isinstance(v, np.ndarray))

@@ -15,9 +15,9 @@ may read and write them at once, with or without ``request_memory`` /
 a worker never computes on stale data; digesting is a pass over host memory, far cheaper
 than the network.
 
-After a launch, the copy a chunk wrote becomes the piece (``settle``): its rows the chunk
-owns equal the host's (they were just copied back), rows it did not write keep the digest
-they had, and blocks with both are marked unknown (sent again next time).
+After a launch, the copy a chunk wrote becomes the piece (``settle``), with digests the
+worker computed of it (``tasks.trim``): where the host's rows differ next time (the rows
+another chunk wrote in a halo, say), those blocks go again.
 
 Not kept: arrays two inputs share (aliasing must be seen as one array on the worker), the
 private copies of atomics, the packed pieces of declared layouts. ``clear`` forgets
@@ -61,17 +61,21 @@ def _layout(array: np.ndarray) -> tuple[Any, ...]:
     return (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
 
 
-def block_rows(array: np.ndarray) -> int:
-    row = array[0].nbytes if array.ndim > 1 and array.shape[0] else array.itemsize
-    return max(1, BLOCK_BYTES // max(1, row))
+def block_rows(piece: np.ndarray) -> int:
+    """Rows per digested block of ``piece``: about ``BLOCK_BYTES``, or a 256th of the
+    piece when that is more (a big array in few blocks: fewer calls, coarser patches)."""
+    row = piece[0].nbytes if piece.ndim > 1 and piece.shape[0] else piece.itemsize
+    return max(1, max(BLOCK_BYTES, piece.nbytes // 256) // max(1, row))
 
 
-def digests(array: np.ndarray, r0: int, r1: int) -> list[bytes | None]:
-    """One digest per block of rows of ``array[r0:r1]``."""
-    step = block_rows(array)
+def digests(piece: np.ndarray) -> list[bytes | None]:
+    """One digest per block of rows of ``piece`` (SHA-1: twice BLAKE2's speed here, with
+    hardware help; the digests only tell the host's contents from a copy of them, so an
+    accidental match, not an attack, is what they must rule out)."""
+    step = block_rows(piece)
     return [
-        hashlib.blake2b(np.ascontiguousarray(array[s : min(s + step, r1)]), digest_size=16).digest()
-        for s in range(r0, r1, step)
+        hashlib.sha1(np.ascontiguousarray(piece[s : s + step]), usedforsecurity=False).digest()
+        for s in range(0, len(piece), step)
     ]
 
 
@@ -112,7 +116,7 @@ class Resident:
         passed to ``record`` (nothing when the workers' copy is current)."""
         from . import tasks
 
-        now = digests(array, r0, r1)
+        now = digests(array[r0:r1])
         with self._lock:
             entry = self._entry(client, array)
             slot = entry.slots.get((r0, r1, broadcast))
@@ -123,7 +127,7 @@ class Resident:
             )
             if not stale and slot is not None:
                 return slot.future
-            step = block_rows(array)
+            step = block_rows(array[r0:r1])
             if slot is None or broadcast or len(stale) > PATCH_LIMIT * len(now):
                 # (a copy: on an in-process cluster the kept piece would otherwise be a view
                 # that keeps the host's array alive, and changes under the digests' feet)
@@ -143,26 +147,16 @@ class Resident:
             return future
 
     def settle(
-        self, client: Any, array: np.ndarray, r0: int, r1: int, future: Any, own: tuple[int, int]
+        self, client: Any, array: np.ndarray, r0: int, r1: int, future: Any, after: list[bytes]
     ) -> None:
-        """After a launch: the workers' copy of ``array[r0:r1]`` is ``future``, whose rows
-        ``own`` (absolute) equal the host's now and whose other rows are as they were sent."""
-        step = block_rows(array)
+        """After a launch: the workers' copy of ``array[r0:r1]`` is ``future``, whose
+        digests the worker computed (``tasks.trim``): blocks the host wrote since differ."""
         with self._lock:
             entry = self._entry(client, array)
-            slot = entry.slots.get((r0, r1, False))
-            before = slot.digests if slot is not None else [None] * len(range(r0, r1, step))
-            after: list[bytes | None] = []
-            for j, s in enumerate(range(r0, r1, step)):
-                e = min(s + step, r1)
-                if own[0] <= s and e <= own[1]:
-                    block = np.ascontiguousarray(array[s:e])
-                    after.append(hashlib.blake2b(block, digest_size=16).digest())
-                elif e <= own[0] or own[1] <= s:
-                    after.append(before[j])
-                else:
-                    after.append(None)  # partly written here, partly not: sent again next time
-            entry.slots[(r0, r1, False)] = _Slot(future, after)
+            entry.slots.pop((r0, r1, False), None)
+            entry.slots[(r0, r1, False)] = _Slot(future, list(after))
+            while len(entry.slots) > SLOTS:
+                entry.slots.pop(next(iter(entry.slots)))
 
 
 class Sender:
@@ -192,6 +186,6 @@ class Sender:
             return self.client.scatter(array, broadcast=True, hash=False)
         return self.resident.piece(self.client, array, 0, len(array), self._count, broadcast=True)
 
-    def settle(self, array: np.ndarray, r0: int, r1: int, future: Any, own: tuple[int, int]) -> None:
+    def settle(self, array: np.ndarray, r0: int, r1: int, future: Any, after: list[bytes]) -> None:
         if self.resident is not None and array.ndim:
-            self.resident.settle(self.client, array, r0, r1, future, own)
+            self.resident.settle(self.client, array, r0, min(r1, array.shape[0]), future, after)

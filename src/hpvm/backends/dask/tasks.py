@@ -103,11 +103,20 @@ def patch(piece: np.ndarray, patches: Sequence[tuple[int, np.ndarray]]) -> np.nd
     return out
 
 
-def trim(result: Sequence[Any], spans: Sequence[tuple[int, int] | None]) -> tuple[Any, ...]:
-    """A chunk's result with only the rows it owns of each written array (``spans``, within
-    its slice; ``None``: the whole array): what goes back to the host."""
+def trim(result: Sequence[Any], spans: Sequence[tuple[int, int] | None], digest: bool) -> tuple[Any, ...]:
+    """What of a task's result goes back to the host: its outputs, only the rows each
+    written array's chunk owns (``spans``, within its slice; ``None``: the whole array)
+    and, when ``digest``, the digests of the written arrays as this worker keeps them
+    (``resident.py``: the host compares its rows with them at the next launch)."""
+    from .resident import digests
+
     marked, arrays = result
-    return marked, tuple(a if span is None else a[span[0] : span[1]] for a, span in zip(arrays, spans))
+    trimmed = tuple(a if span is None else a[span[0] : span[1]] for a, span in zip(arrays, spans))
+    return (
+        marked,
+        trimmed,
+        [digests(a) if digest and span is not None and a.ndim else None for a, span in zip(arrays, spans)],
+    )
 
 
 #: Marks ``(KEPT, task result, index)``: the ``index``-th written array of an earlier
