@@ -23,12 +23,13 @@ import threading
 import uuid
 import weakref
 from collections.abc import Callable, Sequence
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ...errors import ClusterError, LaunchError
+from ...errors import ClusterError, HPVMError, LaunchError
 from ...ir import expr as size_expr
 from ...ir.graph import (
     ChildGraph,
@@ -117,16 +118,17 @@ class DaskBackend(StageRunner, Backend):
         args = list(args)
         keep = KEEP and not _overlapping(args)
         try:
-            return self._run(root, args, client, ctx, keep)
+            return _cluster_errors(root, lambda: self._run(root, args, client, ctx, keep))
         except ClusterError:
             if not keep:
                 raise
-            # A worker holding kept pieces may be gone (they cannot be recomputed): forget
-            # them all and run this launch again with its data inside the tasks. Nothing was
-            # copied back yet (that happens after every task finished).
-            self._resident.clear()
-            ctx.notes.append(f"dask: '{root.name}' ran again with its data sent anew (the cluster lost some)")
-            return self._run(root, args, client, ctx, False)
+        # A worker holding kept pieces may be gone (they cannot be recomputed), or one went
+        # while pieces were being sent: forget them all and run this launch again with its
+        # data inside the tasks. Nothing was copied back yet (that happens after every task
+        # finished).
+        self._resident.clear()
+        ctx.notes.append(f"dask: '{root.name}' ran again with its data sent anew (the cluster lost some)")
+        return _cluster_errors(root, lambda: self._run(root, args, client, ctx, False))
 
     def _run(
         self, root: InternalFunction, args: list[Any], client: Any, ctx: RunContext, keep: bool
@@ -500,6 +502,18 @@ def _aliased(parts: list[Part], args: list[Any]) -> bool:
                     if i != j and np.may_share_memory(args[i], args[j]):
                         return True
     return False
+
+
+def _cluster_errors(root: InternalFunction, run: Callable[[], tuple[Any, ...]]) -> tuple[Any, ...]:
+    """``run()``, a connection that broke while sending (``client.scatter`` to a worker that
+    died: ``CommClosedError`` is an ``OSError``) or a cancelled future turned into the
+    ``ClusterError`` a failed gather is."""
+    try:
+        return run()
+    except HPVMError:
+        raise
+    except (OSError, TimeoutError, CancelledError) as e:
+        raise ClusterError(f"the Dask cluster failed running '{root.name}': {type(e).__name__}: {e}") from e
 
 
 def _span(plan: Plan, i: int, count: int) -> tuple[int, int]:

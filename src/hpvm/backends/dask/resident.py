@@ -53,8 +53,13 @@ class _Slot:
 class _Entry:
     ref: weakref.ref
     layout: tuple[Any, ...]
-    client: int
+    client: str  # the client's id: a piece is a future of that client only
     slots: dict[tuple[int, int, bool], _Slot]
+
+
+def _client_id(client: Any) -> str:
+    """A client's unique id (``Client.id``; a new client after ``cleanup`` has another)."""
+    return str(getattr(client, "id", id(client)))
 
 
 def _layout(array: np.ndarray) -> tuple[Any, ...]:
@@ -96,9 +101,11 @@ class Resident:
             entry is None
             or entry.ref() is not array
             or entry.layout != _layout(array)
-            or entry.client != id(client)
+            or entry.client != _client_id(client)
         ):
-            entry = self._entries[id(array)] = _Entry(weakref.ref(array), _layout(array), id(client), {})
+            entry = self._entries[id(array)] = _Entry(
+                weakref.ref(array), _layout(array), _client_id(client), {}
+            )
             for key in [k for k, e in self._entries.items() if e.ref() is None]:
                 del self._entries[key]
         return entry
