@@ -1,16 +1,22 @@
 """The ``dask`` back end: a root graph run on a Dask cluster, on the ``cpu`` back end there.
 
 How a launch is split: the root's children in groups that share nothing written
-(``parts.py``) run as concurrent tasks; a group that is one replicated leaf whose indexing
-proves which rows each chunk owns (``ownership.py``, planned once per root) is split along
-its outermost dimension into one chunk per worker — the same leaf over ``hi - lo``
-instances on row slices of the arrays (with a halo where it reads later rows, private
-copies for arrays it updates with commutative atomics) — and only the rows it owns come
-back. Any other group runs whole, as one task on one worker, and the reason is recorded
-in ``RunContext.notes`` (``hpvm run --timings`` prints it). A streaming launch runs each
-pipeline stage as one task per item, on a worker chosen per stage. The ``cpu`` back end
-runs inside the workers (``tasks.py``), so every semantic rule — binds, edges, the last
-instance — is the one ``cpu`` implements; this module only decides where and moves data.
+(``parts.py``) run as concurrent tasks. A group that is one replicated node with layouts
+declared on its array ports (a leaf, or a hierarchy) is split by them
+(``declared.py``, ``offsets.py``): contiguous ranges of instances along x keeping their
+ids, each sent only the elements it owns, each checked by two guarded runs, falling back
+to one worker when a range touched other elements. A lone leaf whose indexing proves
+which rows each chunk owns (``ownership.py``) is split along its outermost dimension —
+the same leaf over ``hi - lo`` instances on row slices (with a halo where it reads later
+rows, private copies for arrays it updates with commutative atomics) — and only the rows
+it owns come back. Any other group runs whole, as one task on one worker, and the reason
+is recorded in ``RunContext.notes`` (``hpvm run --timings`` prints it).
+
+What moves: the arrays a task gets stay on the workers across launches (``resident.py``);
+the next launch sends only blocks of rows the host changed since. Streams run each stage's
+items as tasks on a worker per stage (``streams.py``). The ``cpu`` back end runs inside the
+workers (``tasks.py``), so every semantic rule — binds, edges, the last instance — is the
+one ``cpu`` implements; this back end only decides where things run and moves data.
 
 The client comes from the run context's ``cluster`` hook (the runtime's, see
 ``hpvm.init(dask=...)``); this back end never imports the runtime.
