@@ -297,3 +297,37 @@ def test_hbir_nested_groups_split_by_their_layouts(dask_runtime):
     np.testing.assert_array_equal(s, want_s)
     _, handle = _run(root, (r, s), "dask")
     assert "split by its declared layouts ('R' block, 'S' block)" in handle.notes[0], handle.notes
+
+
+@hpvm.leaf(ins=("m",), outs=("out",))
+def cell_writing_next_row(m: hpvm.f64[:, :], out: hpvm.f64[:, :]):
+    node = hpvm.get_node()
+    j = hpvm.get_node_instance_id_x(node)
+    parent = hpvm.get_parent_node(node)
+    i = hpvm.get_node_instance_id_x(parent)
+    rows = hpvm.get_num_node_instances_x(parent)
+    out[(i + 1) % rows, j] = m[i, j] + 1.0
+
+
+@hpvm.internal(layouts={"m": "block", "out": "block"})
+def row_writing_next(m: hpvm.f64[:, :], out: hpvm.f64[:, :]):
+    k = hpvm.create_node_1d(cell_writing_next_row, m.shape[1])
+    hpvm.bind_in(k, 0, 0)
+    hpvm.bind_in(k, 1, 1)
+
+
+@hpvm.internal
+def rows_writing_next_root(m: hpvm.f64[:, :], out: hpvm.f64[:, :]):
+    k = hpvm.create_node_1d(row_writing_next, m.shape[0])
+    hpvm.bind_in(k, 0, 0)
+    hpvm.bind_in(k, 1, 1)
+
+
+def test_an_internal_node_breaking_its_layouts_runs_whole(dask_runtime):
+    m = np.arange(6 * 4, dtype=np.float64).reshape(6, 4)
+    out, want = np.zeros_like(m), np.zeros_like(m)
+    _run(rows_writing_next_root, (m.copy(), want), "interp")
+    _, handle = _run(rows_writing_next_root, (m, out), "dask")
+    np.testing.assert_array_equal(out, want)
+    assert "ran whole on one worker" in handle.notes[-1], handle.notes
+    assert "wrote element (3, 0) of 'out' of internal node 'row_writing_next'" in handle.notes[-1]

@@ -98,7 +98,8 @@ def plan_layouts(root: InternalFunction, node: Node, written: list[int]) -> Layo
         if not isinstance(param.type, ArrayType):
             continue
         layout = port_layout(root, leaf, b.ip, b.ic)
-        port = f"'{leaf.params[b.ic].name}' of leaf '{leaf.name}'"
+        kind = "leaf" if isinstance(leaf, LeafFunction) else "internal node"
+        port = f"'{leaf.params[b.ic].name}' of {kind} '{leaf.name}'"
         axis = None if layout is None else layout.grid_axes(param.type.rank, dims)[0]
         if axis is not None and layout is not None:
             if np.dtype(param.type.dtype).kind not in "biuf":
@@ -112,7 +113,7 @@ def plan_layouts(root: InternalFunction, node: Node, written: list[int]) -> Layo
         if ip not in plan.parts:
             name = root.params[ip].name
             return (
-                f"'{name}' is written by leaf '{leaf.name}' but its layout does not partition it "
+                f"'{name}' is written by '{leaf.name}' but its layout does not partition it "
                 "along grid dimension x (declare block, chunked or strided on it)"
             )
     for b in root.graph.in_binds:
