@@ -74,10 +74,20 @@ class StageRunner:
         ((produced, outputs, arrays, changed),) = gather(client, [future], root)
         return self._stage_back(ctx, stage, args, upstream, produced, outputs, arrays, changed)
 
-    def _stage_back(self, ctx, stage, args, upstream, produced, outputs, arrays, changed):  # type: ignore[no-untyped-def]
+    def _stage_back(
+        self,
+        ctx: RunContext,
+        stage: Stage,
+        args: list[Any],
+        upstream: dict[str, Any],
+        produced: dict[str, Any],
+        outputs: dict[int, Any],
+        arrays: Sequence[np.ndarray],
+        changed: Sequence[tuple[str, Any, np.ndarray]],
+    ) -> tuple[dict[str, Any], dict[int, Any]]:
         """One stage item's results into the host's arrays; its values with the host's arrays."""
         ctx.record(
-            to_device=nbytes(args) + nbytes([a for _, _, a in tasks._upstream_arrays(upstream)]),
+            to_device=nbytes(args) + nbytes([a for _, _, a in tasks.upstream_arrays(upstream)]),
             to_host=nbytes(arrays)
             + nbytes([a for _, _, a in changed])
             + nbytes(_values(produced))

@@ -165,7 +165,8 @@ def _refs(values: dict[Any, Any], args: Sequence[Any]) -> dict[Any, Any]:
     return out
 
 
-def _upstream_arrays(upstream: dict[str, Any]) -> list[tuple[str, Any, np.ndarray]]:
+def upstream_arrays(upstream: dict[str, Any]) -> list[tuple[str, Any, np.ndarray]]:
+    """The arrays among a stage's values from upstream, as (node, key, array)."""
     return [
         (name, key, v)
         for name, values in upstream.items()
@@ -185,7 +186,7 @@ def _stage_item(
     """One item of a stage: (produced, outputs — arrays that are the item's inputs as
     ``ParamRef`` — the arrays at ``written``, and the arrays received from upstream stages
     that this stage changed, as (node, key, array): the host copies them into its own)."""
-    received = _upstream_arrays(upstream)
+    received = upstream_arrays(upstream)
     before = [a.copy() for _, _, a in received]
     produced, outputs = _cpu().run_stage(root, args, nodes, upstream)
     changed = [(name, key, a) for (name, key, a), old in zip(received, before) if not _same_bytes(a, old)]
@@ -222,7 +223,7 @@ def run_stage_batch(
     root = _cached(key, root)
     nodes = [root.graph.node(name) for name in names]
     arrays = any(isinstance(a, np.ndarray) for args in args_list for a in args) or any(
-        _upstream_arrays(u) for u in upstream_list
+        upstream_arrays(u) for u in upstream_list
     )
     if not arrays:
         batch = _once_compiled(  # (its own key: the batch loop is compiled apart from the stage)
