@@ -34,6 +34,16 @@ class Stage:
     names: list[str]
     written: list[int]
     index: int
+    #: root inputs the stage reads (bound to its nodes, or in their sizes): the other
+    #: arrays of an item are not sent to it (an empty array of their type stands in)
+    needs: set[int]
+
+    def sent(self, args: Sequence[Any]) -> list[Any]:
+        """An item's arguments as this stage's task gets them."""
+        return [
+            a if i in self.needs or not isinstance(a, np.ndarray) else np.empty((0,) * a.ndim, a.dtype)
+            for i, a in enumerate(args)
+        ]
 
 
 class StageRunner:
@@ -63,7 +73,7 @@ class StageRunner:
             tasks.run_stage,
             stage.key,
             root,
-            args,
+            stage.sent(args),
             stage.names,
             upstream,
             stage.written,
@@ -87,7 +97,7 @@ class StageRunner:
     ) -> tuple[dict[str, Any], dict[int, Any]]:
         """One stage item's results into the host's arrays; its values with the host's arrays."""
         ctx.record(
-            to_device=nbytes(args) + nbytes([a for _, _, a in tasks.upstream_arrays(upstream)]),
+            to_device=nbytes(stage.sent(args)) + nbytes([a for _, _, a in tasks.upstream_arrays(upstream)]),
             to_host=nbytes(arrays)
             + nbytes([a for _, _, a in changed])
             + nbytes(_values(produced))
@@ -115,11 +125,12 @@ class StageRunner:
             stage = self._stage(root, nodes)
             client = with_workers(ctx.cluster(), root)
             items = [list(a) for a in args_list]
+            sent = [stage.sent(a) for a in items]
             future = client.submit(
                 tasks.run_stage_batch,
                 stage.key,
                 root,
-                items,
+                sent,
                 stage.names,
                 list(upstream_list),
                 stage.written,
@@ -143,7 +154,14 @@ class StageRunner:
             names = tuple(n.name for n in nodes)
             if names not in stages:
                 sub = stage_root(root, list(nodes))
-                stages[names] = Stage(uuid.uuid4().hex, list(names), sorted(written_params(sub)), len(stages))
+                index = {p.name: i for i, p in enumerate(root.params)}
+                needs = {b.ip for b in root.graph.in_binds if b.dst.name in names} | {
+                    index[name] for n in nodes for size in n.sizes for name in size.params() if name in index
+                }
+                # (an input not sent is not written here: arrays handed on from upstream
+                # stages come back through ``changed``)
+                written = sorted(i for i in written_params(sub) if i in needs)
+                stages[names] = Stage(uuid.uuid4().hex, list(names), written, len(stages), needs)
             return stages[names]
 
 
