@@ -219,3 +219,36 @@ def test_an_item_failing_in_a_batch_delivers_the_ones_before_it(dask_runtime):
     assert [hpvm.pop(handle, timeout=60) for _ in range(4)] == [(x + 1,) for x in range(4)]
     with pytest.raises(hpvm.NodeExecutionError, match="fails_on_five"):
         hpvm.pop(handle, timeout=60)
+
+
+@hpvm.leaf(ins=("a",))
+def sum_a(a: hpvm.f64[:]) -> hpvm.f64:
+    return a.sum()
+
+
+@hpvm.leaf(ins=("b",))
+def plus_sum_b(s: hpvm.f64, b: hpvm.f64[:]) -> hpvm.f64:
+    return s + b.sum()
+
+
+@hpvm.internal
+def two_arrays(a: hpvm.f64[:], b: hpvm.f64[:]):
+    s1 = hpvm.create_node(sum_a)
+    s2 = hpvm.create_node(plus_sum_b)
+    hpvm.bind_in(s1, 0, 0, stream=True)
+    hpvm.bind_in(s2, 1, 1, stream=True)
+    hpvm.edge(s1, s2, hpvm.ONE_TO_ONE, 0, 0, stream=True)
+    hpvm.bind_out(s2, 0, 0, stream=True)
+
+
+def test_each_stage_gets_only_the_pushed_arrays_it_reads(dask_runtime):
+    items = [(np.arange(100.0) + k, np.arange(300.0) * k) for k in range(4)]
+    for a, b in items:
+        hpvm.track_memory(a)
+        hpvm.track_memory(b)
+    before = hpvm.memory_stats()
+    got = _stream(two_arrays, items, "dask")
+    moved = hpvm.memory_stats().since(before)
+    assert got == [(a.sum() + b.sum(),) for a, b in items]
+    assert moved.to_device == sum(a.nbytes + b.nbytes for a, b in items)  # each array to one stage
+    assert moved.to_host == 0  # nothing written; scalars are not counted
