@@ -12,7 +12,13 @@ between the back ends so both see the same machine noise. Rows:
   broadcast to every chunk: the row for the scaling model;
 - sgemm 1024³ (the two-level tiled graph) — a hierarchy: runs whole on one worker;
 - the 3-D stencil, 128×128×32, 100 launches — rows at offsets from the instance id: split,
-  each chunk with a halo of 2 rows (whole on one worker before commit ``3b5829b``).
+  each chunk with a halo of 2 rows (whole on one worker before commit ``3b5829b``); twice:
+  with the arrays kept on the workers across launches (``resident.py``: only the blocks of
+  rows the host changed since go again), and with ``KEEP`` off (every launch sends its
+  rows, as before commit ``3b29567``).
+
+Launches repeat on the same arrays, so every row moves less per launch once kept: inputs
+the host did not change stay on the workers; written rows still come back every launch.
 
 Prints a Markdown table (medians; bytes moved per launch from ``hpvm.memory_stats``).
 """
@@ -185,13 +191,28 @@ def main() -> int:
                 print(_row("sgemm 1024³ (whole on one worker)", 1, _sgemm(1024), 3), flush=True)
                 print(
                     _row(
-                        "stencil 128×128×32, 100 launches (split, halo)",
+                        "stencil 128×128×32, 100 launches (split, halo; kept on workers)",
                         100,
                         _stencil((32, 128, 128), 100),
                         3,
                     ),
                     flush=True,
                 )
+                from hpvm.backends.dask import backend
+
+                backend.KEEP = False
+                try:
+                    print(
+                        _row(
+                            "stencil 128×128×32, 100 launches (split, halo; sent every launch)",
+                            100,
+                            _stencil((32, 128, 128), 100),
+                            3,
+                        ),
+                        flush=True,
+                    )
+                finally:
+                    backend.KEEP = True
         finally:
             hpvm.cleanup()
             client.close()

@@ -21,15 +21,10 @@ RUNS = {
     "reduction": {"n": 1024, "block": 64, "seed": 5},
     "edge_detection": {"frames": 4, "size": 24, "in_flight": 2, "seed": 6},
 }
-STREAMING = {
-    "edge_detection": "a streaming launch: target='dask' does not run streams yet (docs/backends/dask.md)"
-}
 
 
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_example_on_dask(name, dask_client, monkeypatch):
-    if name in STREAMING:
-        pytest.skip(STREAMING[name])
     hpvm.cleanup()
     monkeypatch.setenv("HPVM_DASK_SCHEDULER", dask_client.scheduler.address)
     module = load(name)
@@ -40,8 +35,14 @@ def test_example_on_dask(name, dask_client, monkeypatch):
         np.testing.assert_allclose(result, reference, rtol=1e-5, atol=1e-5)
 
 
-def test_a_stream_handing_on_frames_is_refused_with_the_reason(dask_client, monkeypatch):
+def test_edge_detection_streams_on_dask_as_on_interp(dask_client, monkeypatch):
+    """Six stages handing frames on to each other: on dask, as interp computes them."""
     hpvm.cleanup()
     monkeypatch.setenv("HPVM_DASK_SCHEDULER", dask_client.scheduler.address)
-    with pytest.raises(hpvm.LaunchError, match="only when its stages hand on scalars"):
-        load("edge_detection").run(**RUNS["edge_detection"], target="dask")
+    module = load("edge_detection")
+    run = {"frames": 3, "size": 12, "in_flight": 2, "seed": 7}
+    on_dask, reference = module.run(**run, target="dask")
+    hpvm.cleanup()
+    on_interp, _ = module.run(**run, target="interp")
+    np.testing.assert_array_equal(on_dask, on_interp)
+    np.testing.assert_array_equal(on_dask, reference)

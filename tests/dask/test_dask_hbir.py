@@ -1,7 +1,8 @@
 """HBIR programs (generated leaves) run on ``dask`` with the NumPy results of test_hbir_run.
 
-Their leaves are generated code, not Python the ownership proof reads, so they run whole on
-one worker; the notes say so. Their declared layouts are not used yet (docs/backends/dask.md).
+Their leaves are generated code, which the ownership proof does not read: a leaf whose
+declared layouts it keeps to is split by them (matmul; test_dask_layouts.py), the others run
+whole on one worker and the notes say why (docs/backends/dask.md).
 """
 
 from __future__ import annotations

@@ -1,16 +1,22 @@
 """The ``dask`` back end: a root graph run on a Dask cluster, on the ``cpu`` back end there.
 
 How a launch is split: the root's children in groups that share nothing written
-(``parts.py``) run as concurrent tasks; a group that is one replicated leaf whose indexing
-proves which rows each chunk owns (``ownership.py``, planned once per root) is split along
-its outermost dimension into one chunk per worker — the same leaf over ``hi - lo``
-instances on row slices of the arrays (with a halo where it reads later rows, private
-copies for arrays it updates with commutative atomics) — and only the rows it owns come
-back. Any other group runs whole, as one task on one worker, and the reason is recorded
-in ``RunContext.notes`` (``hpvm run --timings`` prints it). A streaming launch runs each
-pipeline stage as one task per item, on a worker chosen per stage. The ``cpu`` back end
-runs inside the workers (``tasks.py``), so every semantic rule — binds, edges, the last
-instance — is the one ``cpu`` implements; this module only decides where and moves data.
+(``parts.py``) run as concurrent tasks. A group that is one replicated node with layouts
+declared on its array ports (a leaf, or a hierarchy) is split by them
+(``declared.py``, ``offsets.py``): contiguous ranges of instances along x keeping their
+ids, each sent only the elements it owns, each checked by two guarded runs, falling back
+to one worker when a range touched other elements. A lone leaf whose indexing proves
+which rows each chunk owns (``ownership.py``) is split along its outermost dimension —
+the same leaf over ``hi - lo`` instances on row slices (with a halo where it reads later
+rows, private copies for arrays it updates with commutative atomics) — and only the rows
+it owns come back. Any other group runs whole, as one task on one worker, and the reason
+is recorded in ``RunContext.notes`` (``hpvm run --timings`` prints it).
+
+What moves: the arrays a task gets stay on the workers across launches (``resident.py``);
+the next launch sends only blocks of rows the host changed since. Streams run each stage's
+items as tasks on a worker per stage (``streams.py``). The ``cpu`` back end runs inside the
+workers (``tasks.py``), so every semantic rule — binds, edges, the last instance — is the
+one ``cpu`` implements; this back end only decides where things run and moves data.
 
 The client comes from the run context's ``cluster`` hook (the runtime's, see
 ``hpvm.init(dask=...)``); this back end never imports the runtime.
@@ -18,10 +24,12 @@ The client comes from the run context's ``cluster`` hook (the runtime's, see
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 import weakref
 from collections.abc import Callable, Sequence
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,12 +47,18 @@ from ...ir.graph import (
     Param,
 )
 from ...ir.types import ArrayType, i64
-from ..base import Backend, RunContext, StageBatch
+from ..base import Backend, RunContext
 from . import tasks
-from .cluster import connect_timeout
+from .declared import LayoutPlan, Piece, has_layouts, owners, piece, plan_layouts, put_back
+from .moves import copy_back, gather, nbytes, with_workers
 from .ownership import analyse
-from .parts import Part, independent_parts, stage_root, written_params
+from .parts import Part, independent_parts, written_params
+from .resident import Resident, Sender, digests
+from .streams import Stage, StageRunner
 
+#: Whether arrays stay on the workers across launches (``resident.py``); $HPVM_DASK_KEEP=0
+#: sends every launch's data inside its tasks, as the first version did (to compare).
+KEEP = os.environ.get("HPVM_DASK_KEEP", "1") != "0"
 CHUNK_PARAM = "__hpvm_chunk_n"  # the chunk root's extra input: its number of instances along x
 
 
@@ -54,17 +68,6 @@ class Job:
 
     futures: list[Any]
     finish: Callable[[list[Any]], tuple[Any, ...]]
-
-
-@dataclass
-class Stage:
-    """One pipeline stage of a streamed root: its key (one graph per worker), its nodes'
-    names, the root's arrays it may write, and its index (which worker it prefers)."""
-
-    key: str
-    names: list[str]
-    written: list[int]
-    index: int
 
 
 @dataclass
@@ -83,9 +86,13 @@ class Plan:
     rows: dict[int, tuple[int, int]] = field(default_factory=dict)
     #: root inputs every chunk gets whole (``ownership.Ownership.broadcast``)
     broadcast: set[int] = field(default_factory=set)
+    #: set when the node splits by its declared layouts (``declared.py``) instead
+    layout: LayoutPlan | None = None
+    #: launch sizes whose chunks touched elements they do not own -> why (they run whole)
+    outside: dict[tuple[int, ...], str] = field(default_factory=dict)
 
 
-class DaskBackend(Backend):
+class DaskBackend(StageRunner, Backend):
     """Runs graphs on the runtime's Dask cluster (see the module doc)."""
 
     name = "dask"
@@ -101,6 +108,7 @@ class DaskBackend(Backend):
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
+        self._resident = Resident()  # pieces of host arrays kept on the workers
 
     def run(
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
@@ -112,16 +120,34 @@ class DaskBackend(Backend):
                 "with hpvm.launch after hpvm.init(dask=...) (an address, a distributed.Client, or "
                 "nothing for a local cluster)"
             )
-        client = _with_workers(ctx.cluster(), root)
+        client = with_workers(ctx.cluster(), root)
         args = list(args)
+        keep = KEEP and not _overlapping(args)
+        try:
+            return _cluster_errors(root, lambda: self._run(root, args, client, ctx, keep))
+        except ClusterError:
+            if not keep:
+                raise
+        # A worker holding kept pieces may be gone (they cannot be recomputed), or one went
+        # while pieces were being sent: forget them all and run this launch again with its
+        # data inside the tasks. Nothing was copied back yet (that happens after every task
+        # finished).
+        self._resident.clear()
+        ctx.notes.append(f"dask: '{root.name}' ran again with its data sent anew (the cluster lost some)")
+        return _cluster_errors(root, lambda: self._run(root, args, client, ctx, False))
+
+    def _run(
+        self, root: InternalFunction, args: list[Any], client: Any, ctx: RunContext, keep: bool
+    ) -> tuple[Any, ...]:
+        send = Sender(client, self._resident if keep else None)
         parts = self._parts(root)
         if len(parts) > 1 and _aliased(parts, args):
             ctx.notes.append(
                 f"dask: '{root.name}': an array is passed to several inputs, so its children run together"
             )
             parts = [Part(root, list(range(len(root.out_types))), set(), written_params(root))]
-        jobs = [self._submit(part.root, args, client, ctx) for part in parts]
-        results = _gather(client, [f for job in jobs for f in job.futures], root)
+        jobs = [self._submit(part.root, args, send, ctx) for part in parts]
+        results = gather(client, [f for job in jobs for f in job.futures], root)
         outputs: list[Any] = [None] * len(root.out_types)
         done = 0
         for part, job in zip(parts, jobs):
@@ -136,62 +162,64 @@ class DaskBackend(Backend):
             )
         return tuple(outputs)
 
-    def _submit(self, root: InternalFunction, args: list[Any], client: Any, ctx: RunContext) -> Job:
+    def _submit(self, root: InternalFunction, args: list[Any], send: Sender, ctx: RunContext) -> Job:
         """Submit ``root``'s tasks (whole, or one per chunk); the job copies their results back."""
         plan = self._plan(root)
+        client = send.client
+        if plan.layout is not None:
+            return self._submit_layout(plan, root, args, send, ctx)
         split = self._split(plan, root, args, client)
         if isinstance(split, str):
-            ctx.notes.append(f"dask: '{root.name}' ran whole on one worker: {split}")
-            future = client.submit(tasks.run_whole, plan.key, root, args, plan.written, pure=False)
-
-            def whole(results: list[Any]) -> tuple[Any, ...]:
-                ((marked, arrays),) = results
-                ctx.record(to_device=_nbytes(args), to_host=_nbytes(arrays))
-                _copy_back(args, plan.written, [(slice(None), a) for a in arrays])
-                return _unmark(marked, args)
-
-            return Job([future], whole)
+            return self._whole(plan, root, args, send, ctx, split)
         assert plan.node is not None
         node = plan.node
         ranges, key, chunk = split
-        futures = []
-        sent = 0
+        futures, picks = [], []
         combined = plan.combined
         sliced = [i for i in _sliced(root) if i not in combined and i not in plan.broadcast]
         rows_back = [i for i in plan.written if i not in combined]
         back_list = rows_back + sorted(combined)
-        # Broadcast arrays go to the workers once per launch, not inside every chunk's task
-        # (replicated on every worker, so a lost worker loses no only copy).
+        # Broadcast arrays go to the workers once (kept there while the host's copy does not
+        # change), not inside every chunk's task (replicated on every worker).
         shared = {
-            i: client.scatter(args[i], broadcast=True, hash=False)
-            for i in sorted(plan.broadcast)
-            if isinstance(args[i], np.ndarray)
+            i: send.everywhere(args[i]) for i in sorted(plan.broadcast) if isinstance(args[i], np.ndarray)
         }
-        sent += sum(args[i].nbytes for i in shared) * len(client.nthreads())
+        private = 0
+        # Every array's slice spans the same rows (the most any array reads past the chunk's
+        # own): an array read in one launch and written in the next (a stencil's two
+        # buffers) is then the same piece on the worker both times.
+        reach = max([plan.rows.get(i, (0, 0))[1] for i in sliced], default=0)
         for lo, hi in ranges:
             part = [
                 _private(a, combined[i])
                 if i in combined
-                else a[lo : hi + plan.rows.get(i, (0, 0))[1]]
+                else send.rows(a, lo, hi + reach)
                 if i in sliced
                 else shared.get(i, a)
                 for i, a in enumerate(args)
             ]
+            private += nbytes([part[i] for i in combined])
             part.append(hi - lo)
-            sent += _nbytes(part)
-            futures.append(client.submit(tasks.run_chunk, key, chunk, part, back_list, pure=False))
+            future = client.submit(
+                tasks.run_chunk, key, chunk, part, back_list, send.resident is not None, pure=False
+            )
+            spans = [_span(plan, i, hi - lo) for i in rows_back] + [None] * len(combined)
+            futures.append(client.submit(tasks.trim, future, spans, send.resident is not None, pure=False))
+            picks.append([tasks.kept_ref(future, j) for j in range(len(rows_back))] if send.resident else [])
 
         def chunked(results: list[Any]) -> tuple[Any, ...]:
             back = 0
-            for (lo, hi), (_, arrays) in zip(ranges, results):
-                back += _nbytes(arrays)
+            for (lo, hi), (_, arrays, after), kept in zip(ranges, results, picks):
+                back += nbytes(arrays)
                 rows = arrays[: len(rows_back)]
-                for i, local in zip(rows_back, rows):
+                for j, (i, local) in enumerate(zip(rows_back, rows)):
                     own = plan.rows.get(i, (0, 0))[0]  # the row offset it writes (one: see _make_plan)
-                    _copy_back(args, [i], [(slice(lo + own, hi + own), local[own : own + hi - lo])])
+                    copy_back(args, [i], [(slice(lo + own, hi + own), local)])
+                    if kept and after[j] is not None:
+                        send.settle(args[i], lo, hi + reach, kept[j], after[j])
                 for i, partial in zip(sorted(combined), arrays[len(rows_back) :]):
                     _combine(args[i], partial, combined[i])
-            ctx.record(to_device=sent, to_host=back)
+            ctx.record(to_device=send.sent + private, to_host=back)
             atomics = (
                 f"; atomics on {', '.join(repr(root.params[i].name) for i in sorted(combined))} combined "
                 f"from {len(ranges)} partial copies"
@@ -202,96 +230,116 @@ class DaskBackend(Backend):
                 f"dask: node '{node.name}' of '{root.name}' split into {len(ranges)} chunk(s) of rows "
                 f"{', '.join(f'[{lo}, {hi})' for lo, hi in ranges)}{atomics}"
             )
-            marked, _ = results[-1]  # the last instance is in the last chunk: its outputs are the node's
+            marked = results[-1][0]  # the last instance is in the last chunk: its outputs are the node's
             return _unmark(marked, args)
 
         return Job(futures, chunked)
 
-    def run_stage(self, root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
-        """One pipeline stage for one streamed item, as a task on a worker chosen per stage
-        (``stage_worker``): its items run there one after the other, in order (the stage's
-        thread waits for each), while other stages run on other workers. Values cross
-        between stages as the ``cpu`` back end produces them (scalars and per-instance
-        arrays); the root's arrays a stage writes come back after each item."""
-        ctx = ctx or RunContext()
-        if ctx.cluster is None:
-            raise LaunchError(
-                f"target='dask' for '{root.name}': no Dask cluster is known to this run; launch it "
-                "with hpvm.launch after hpvm.init(dask=...)"
-            )
-        stage = self._stage(root, nodes)
-        client = _with_workers(ctx.cluster(), root)
-        args = list(args)
-        workers = sorted(client.nthreads())
-        where = [workers[stage.index % len(workers)]] if workers else None
-        future = client.submit(
-            tasks.run_stage,
-            stage.key,
-            root,
-            args,
-            stage.names,
-            upstream,
-            stage.written,
-            workers=where,
-            allow_other_workers=True,
-            pure=False,
-        )
-        ((produced, outputs, arrays),) = _gather(client, [future], root)
-        ctx.record(to_device=_nbytes(args), to_host=_nbytes(arrays))
-        _copy_back(args, stage.written, [(slice(None), a) for a in arrays])
-        return produced, outputs
+    def _whole(
+        self, plan: Plan, root: InternalFunction, args: list[Any], send: Sender, ctx: RunContext, why: str
+    ) -> Job:
+        """``root`` as one task on one worker; the note says ``why``."""
+        ctx.notes.append(f"dask: '{root.name}' ran whole on one worker: {why}")
+        client, before = send.client, send.sent
+        part = [
+            send.rows(a, 0, a.shape[0] if a.ndim else 0) if isinstance(a, np.ndarray) else a for a in args
+        ]
+        sent = send.sent - before
+        kept = send.resident is not None
+        future = client.submit(tasks.run_whole, plan.key, root, part, plan.written, kept, pure=False)
+        picks = [tasks.kept_ref(future, j) for j in range(len(plan.written))] if kept else []
 
-    def run_stage_batch(self, root, args_list, nodes, upstream_list, ctx=None):  # type: ignore[no-untyped-def]
-        """Several waiting items of a stage in one task (one round trip instead of one per
-        item), run there by ``cpu``'s ``run_stage_batch``: in order, stopping at the first
-        item that raises, whose error is the batch's."""
-        if len(args_list) < 2:
-            return super().run_stage_batch(root, args_list, nodes, upstream_list, ctx)
-        ctx = ctx or RunContext()
+        def whole(results: list[Any]) -> tuple[Any, ...]:
+            ((marked, arrays),) = results
+            ctx.record(to_device=sent, to_host=nbytes(arrays))
+            copy_back(args, plan.written, [(slice(None), a) for a in arrays])
+            for i, pick in zip(plan.written, picks):
+                if args[i].ndim:  # (the host's array now holds exactly what the worker keeps)
+                    send.settle(args[i], 0, len(args[i]), pick, digests(args[i]))
+            return _unmark(marked, args)
+
+        return Job([future], whole)
+
+    def _submit_layout(
+        self, plan: Plan, root: InternalFunction, args: list[Any], send: Sender, ctx: RunContext
+    ) -> Job:
+        """Chunks of the node by its declared layouts (``declared.py``); the node runs whole
+        when a chunk touched elements it does not own (this launch's sizes are remembered)."""
+        node, layout = plan.node, plan.layout
+        assert node is not None and layout is not None
+        env = {p.name: a for p, a in zip(root.params, args)}
+        sizes = tuple(node.evaluate_sizes(env, "launch(target='dask'): "))
+        client = send.client
+        if sizes in plan.outside:
+            return self._whole(plan, root, args, send, ctx, plan.outside[sizes])
+        workers = max(1, len(client.nthreads()))
+        count = min(workers, sizes[0])
+        if count < 2:
+            why = f"'{node.name}' has {sizes[0]} instance(s) along x and the cluster {workers} worker(s)"
+            return self._whole(plan, root, args, send, ctx, why)
+        for i in layout.parts:
+            for j in range(len(args)):
+                if i != j and isinstance(args[j], np.ndarray) and np.may_share_memory(args[i], args[j]):
+                    why = f"'{root.params[i].name}' shares memory with '{root.params[j].name}'"
+                    return self._whole(plan, root, args, send, ctx, why)
         try:
-            if ctx.cluster is None:
-                raise LaunchError(f"target='dask' for '{root.name}': no Dask cluster is known to this run")
-            stage = self._stage(root, nodes)
-            client = _with_workers(ctx.cluster(), root)
-            items = [list(a) for a in args_list]
-            workers = sorted(client.nthreads())
-            future = client.submit(
-                tasks.run_stage_batch,
-                stage.key,
-                root,
-                items,
-                stage.names,
-                list(upstream_list),
-                stage.written,
-                workers=[workers[stage.index % len(workers)]] if workers else None,
-                allow_other_workers=True,
-                pure=False,
+            owned = {i: owners(lay, args[i].shape, sizes) for i, lay in layout.parts.items()}
+        except ValueError as e:  # the layout does not fit this array (a rank the verifier allowed)
+            return self._whole(plan, root, args, send, ctx, f"a declared layout does not fit: {e}")
+        bounds = [sizes[0] * k // count for k in range(count + 1)]
+        ranges = [(bounds[k], bounds[k + 1]) for k in range(count)]
+        before = send.sent
+        shared = {
+            i: send.everywhere(a)
+            for i, a in enumerate(args)
+            if isinstance(a, np.ndarray) and i not in layout.parts
+        }
+        sent = send.sent - before
+        written = [i for i in plan.written if i in layout.parts]
+        key = f"{plan.key}/layout/{sizes[1:]}"  # one rewritten chunk root per launch shape
+        pieces, futures = [], []
+        for lo, hi in ranges:
+            part = [
+                piece(a, *owned[i], lo, hi) if i in owned else shared.get(i, a) for i, a in enumerate(args)
+            ]
+            pieces.append(part)
+            sent += sum(p.nbytes for p in part if isinstance(p, Piece))
+            part = [*part, hi - lo, lo, sizes[0]]
+            futures.append(
+                client.submit(
+                    tasks.run_layout_chunk, key, root, node.name, sizes[1:], part, written, pure=False
+                )
             )
-            ((produced, outputs, error, arrays),) = _gather(client, [future], root)
-        except HPVMError as e:
-            return StageBatch([], [], e)
-        for args, back in zip(items, arrays):
-            ctx.record(to_device=_nbytes(args), to_host=_nbytes(back))
-            _copy_back(args, stage.written, [(slice(None), a) for a in back])
-        return StageBatch(list(produced), list(outputs), error)
 
-    def _stage(self, root: InternalFunction, nodes: Sequence[Node]) -> Stage:
-        with self._lock:
-            stages = self._stages.setdefault(root, {})
-            names = tuple(n.name for n in nodes)
-            if names not in stages:
-                arrays = [
-                    e for e in root.graph.edges if isinstance(e.src.function.out_types[e.sp], ArrayType)
-                ]
-                if arrays:
-                    raise LaunchError(
-                        f"target='dask' streams '{root.name}' only when its stages hand on scalars, but "
-                        f"{arrays[0].describe()} carries an array (each worker would write its own "
-                        "copy); launch the stream with target='cpu'"
+        def chunked(results: list[Any]) -> tuple[Any, ...]:
+            ctx.record(to_device=sent)
+            for (lo, hi), result in zip(ranges, results):
+                if result[0] == "outside":
+                    _, i, what = result
+                    port = layout.origin.get(i, "?") if i is not None else "?"
+                    why = (
+                        f"instances [{lo}, {hi}) of '{node.name}' {what.format(port=port)} under the "
+                        "declared layouts, so a split run would be wrong; make each instance touch only "
+                        "the elements its layout gives it, or drop the layouts"
                     )
-                sub = stage_root(root, list(nodes))
-                stages[names] = Stage(uuid.uuid4().hex, list(names), sorted(written_params(sub)), len(stages))
-            return stages[names]
+                    with self._lock:
+                        plan.outside[sizes] = why
+                    job = self._whole(plan, root, args, Sender(client, None), ctx, why)
+                    return job.finish(gather(client, job.futures, root))
+            back = 0
+            for part, (_, _, values) in zip(pieces, results):
+                for i, v in zip(written, values):
+                    back += v.nbytes
+                    put_back(args[i], part[i], v)
+            ctx.record(to_host=back)
+            kinds = ", ".join(f"'{root.params[i].name}' {layout.parts[i]}" for i in sorted(layout.parts))
+            ctx.notes.append(
+                f"dask: node '{node.name}' of '{root.name}' split by its declared layouts ({kinds}) into "
+                f"{len(ranges)} chunk(s) of instances x in {', '.join(f'[{lo}, {hi})' for lo, hi in ranges)}"
+            )
+            return _unmark(results[-1][1], args)
+
+        return Job(futures, chunked)
 
     # -- planning ----------------------------------------------------------------------
 
@@ -363,14 +411,27 @@ def _make_plan(root: InternalFunction) -> Plan:
         )
     node = graph.nodes[0]
     leaf = node.function
-    if not isinstance(leaf, LeafFunction):
-        return Plan(
-            key, written, reason=f"node '{node.name}' is an internal node (only leaves are split yet)"
-        )
     if node.dims == 0:
         return Plan(key, written, reason=f"node '{node.name}' has one instance")
+    if not isinstance(leaf, LeafFunction):
+        if not has_layouts(root, node):
+            return Plan(
+                key,
+                written,
+                reason=f"node '{node.name}' is an internal node without declared layouts (a hierarchy is "
+                "split only by layouts on its ports)",
+            )
+        declared = plan_layouts(root, node, written)
+        if isinstance(declared, str):
+            return Plan(key, written, reason=f"its declared layouts cannot split it: {declared}")
+        return Plan(key, written, node=node, layout=declared)
     if any(isinstance(t, ArrayType) for t in leaf.out_types):
         return Plan(key, written, reason=f"leaf '{leaf.name}' returns an array")
+    if has_layouts(root, node):
+        declared = plan_layouts(root, node, written)
+        if isinstance(declared, str):
+            return Plan(key, written, reason=f"its declared layouts cannot split it: {declared}")
+        return Plan(key, written, node=node, layout=declared)
     found = analyse(leaf)
     if found.problem is not None:
         return Plan(key, written, reason=found.problem)
@@ -435,32 +496,6 @@ def _chunk_root(root: InternalFunction, node: Node, rest: tuple[int, ...]) -> In
 # -- moving results --------------------------------------------------------------------
 
 
-def _with_workers(client: Any, root: InternalFunction) -> Any:
-    """``client``, once its cluster has a worker: a scheduler without any would hold the
-    tasks forever, so waiting is bounded (``$HPVM_DASK_TIMEOUT``) and ends in an error."""
-    if client.nthreads():
-        return client
-    timeout = connect_timeout()
-    try:
-        client.wait_for_workers(1, timeout=timeout)
-    except Exception:  # TimeoutError (asyncio's or the builtin one), a closed client
-        raise ClusterError(
-            f"the Dask scheduler {client.scheduler.address} has no workers to run '{root.name}' "
-            f"(waited {timeout:g} s); start some (dask worker {client.scheduler.address}) or point "
-            "hpvm.init(dask=...) at another cluster"
-        ) from None
-    return client
-
-
-def _gather(client: Any, futures: list[Any], root: InternalFunction) -> list[Any]:
-    try:
-        return client.gather(futures)
-    except HPVMError:
-        raise  # a leaf's error, as the cpu back end raised it on the worker (names the node)
-    except Exception as e:
-        raise ClusterError(f"the Dask cluster failed running '{root.name}': {type(e).__name__}: {e}") from e
-
-
 def _aliased(parts: list[Part], args: list[Any]) -> bool:
     """Whether an array one part writes overlaps an array another part touches (the same
     host array passed to two inputs): then the parts are not independent after all."""
@@ -473,6 +508,32 @@ def _aliased(parts: list[Part], args: list[Any]) -> bool:
                     if i != j and np.may_share_memory(args[i], args[j]):
                         return True
     return False
+
+
+def _cluster_errors(root: InternalFunction, run: Callable[[], tuple[Any, ...]]) -> tuple[Any, ...]:
+    """``run()``, a connection that broke while sending (``client.scatter`` to a worker that
+    died: ``CommClosedError`` is an ``OSError``) or a cancelled future turned into the
+    ``ClusterError`` a failed gather is."""
+    try:
+        return run()
+    except HPVMError:
+        raise
+    except (OSError, TimeoutError, CancelledError) as e:
+        raise ClusterError(f"the Dask cluster failed running '{root.name}': {type(e).__name__}: {e}") from e
+
+
+def _span(plan: Plan, i: int, count: int) -> tuple[int, int]:
+    """The rows of written root input ``i`` a chunk of ``count`` instances owns, within its
+    slice (the one row offset the leaf writes it at: see ``_make_plan``)."""
+    own = plan.rows.get(i, (0, 0))[0]
+    return own, own + count
+
+
+def _overlapping(args: list[Any]) -> bool:
+    """Whether two array arguments share memory (then nothing is kept for the launch: the
+    workers must see them as one array, which only the first version's way of sending does)."""
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    return any(np.may_share_memory(a, b) for k, a in enumerate(arrays) for b in arrays[k + 1 :])
 
 
 def _private(array: np.ndarray, family: str) -> np.ndarray:
@@ -497,16 +558,5 @@ def _combine(host: np.ndarray, partial: np.ndarray, family: str) -> None:
     _COMBINERS[family](host, partial, out=host, casting="unsafe")
 
 
-def _copy_back(args: list[Any], written: list[int], parts: list[tuple[slice, np.ndarray]]) -> None:
-    for i, (where, value) in zip(written, parts):
-        host = args[i][where]
-        if not np.may_share_memory(host, value):
-            host[...] = value
-
-
 def _unmark(marked: Sequence[tuple[str, Any]], args: list[Any]) -> tuple[Any, ...]:
     return tuple(args[v] if kind == "param" else v for kind, v in marked)
-
-
-def _nbytes(values: Sequence[Any]) -> int:
-    return sum(v.nbytes for v in values if isinstance(v, np.ndarray))

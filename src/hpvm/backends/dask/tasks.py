@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -51,7 +52,7 @@ def _cpu() -> Any:
 
 
 def run_whole(
-    key: str, root: InternalFunction, args: Sequence[Any], written: Sequence[int]
+    key: str, root: InternalFunction, args: Sequence[Any], written: Sequence[int], kept: bool = False
 ) -> tuple[Any, ...]:
     """Run ``root`` once; return (its outputs, the arrays at ``written``).
 
@@ -59,18 +60,80 @@ def run_whole(
     host hands back its own array, as the other back ends do.
     """
     root = _cached(key, root)
-    outputs = _once_compiled(key, lambda: _cpu().run(root, list(args)))
+    args = [_resolve(a) for a in args]
+    args = _own_copies(args, written) if kept else args
+    outputs = _once_compiled(key, lambda: _cpu().run(root, args))
     return _mark(outputs, args), tuple(args[i] for i in written)
 
 
 def run_chunk(
-    key: str, chunk: InternalFunction, args: Sequence[Any], written: Sequence[int]
+    key: str, chunk: InternalFunction, args: Sequence[Any], written: Sequence[int], kept: bool = False
 ) -> tuple[Any, ...]:
     """Run one chunk root (its arrays are the chunk's row slices); return (its outputs, the
     rows of the arrays at ``written``)."""
     chunk = _cached(key, chunk)
-    outputs = _once_compiled(key, lambda: _cpu().run(chunk, list(args)))
+    args = [_resolve(a) for a in args]
+    args = _own_copies(args, written) if kept else args
+    outputs = _once_compiled(key, lambda: _cpu().run(chunk, args))
     return _mark(outputs, args), tuple(args[i] for i in written)
+
+
+def _own_copies(args: Sequence[Any], written: Sequence[int]) -> list[Any]:
+    """The arguments, the arrays the run may write copied first: when ``kept``, they are
+    pieces the worker keeps across launches (``resident.py``), which must stay as they were
+    sent (a rerun of this task, or another task, may read them). Two arguments that are one
+    array stay one array (the host keeps nothing for a launch whose arrays overlap)."""
+    out = list(args)
+    copies: dict[int, np.ndarray] = {}
+    for i in written:
+        a = out[i]
+        if isinstance(a, np.ndarray):
+            out[i] = copies.setdefault(id(a), a.copy())
+    for i, a in enumerate(out):  # another input naming a copied array sees the copy
+        if isinstance(a, np.ndarray) and id(a) in copies and i not in written:
+            out[i] = copies[id(a)]
+    return out
+
+
+def patch(piece: np.ndarray, patches: Sequence[tuple[int, np.ndarray]]) -> np.ndarray:
+    """A kept piece with some blocks of rows replaced by the host's (``resident.py``)."""
+    out = _resolve(piece).copy()
+    for start, rows in patches:
+        out[start : start + len(rows)] = rows
+    return out
+
+
+def trim(result: Sequence[Any], spans: Sequence[tuple[int, int] | None], digest: bool) -> tuple[Any, ...]:
+    """What of a task's result goes back to the host: its outputs, only the rows each
+    written array's chunk owns (``spans``, within its slice; ``None``: the whole array)
+    and, when ``digest``, the digests of the written arrays as this worker keeps them
+    (``resident.py``: the host compares its rows with them at the next launch)."""
+    from .resident import digests
+
+    marked, arrays = result
+    trimmed = tuple(a if span is None else a[span[0] : span[1]] for a, span in zip(arrays, spans))
+    return (
+        marked,
+        trimmed,
+        [digests(a) if digest and span is not None and a.ndim else None for a, span in zip(arrays, spans)],
+    )
+
+
+#: Marks ``(KEPT, task result, index)``: the ``index``-th written array of an earlier
+#: task's result, kept on the worker that made it (``resident.py``) — resolved here, so that
+#: keeping it costs no task of its own.
+KEPT = "__hpvm_kept__"
+
+
+def kept_ref(future: Any, index: int) -> tuple[str, Any, int]:
+    """A reference to the ``index``-th written array of the task ``future`` (``KEPT``)."""
+    return (KEPT, future, index)
+
+
+def _resolve(value: Any) -> Any:
+    if isinstance(value, tuple) and len(value) == 3 and value[0] == KEPT:
+        return value[1][1][value[2]]
+    return value
 
 
 def _mark(outputs: Sequence[Any], args: Sequence[Any]) -> tuple[Any, ...]:
@@ -79,6 +142,55 @@ def _mark(outputs: Sequence[Any], args: Sequence[Any]) -> tuple[Any, ...]:
         index = next((k for k, a in enumerate(args) if isinstance(value, np.ndarray) and value is a), None)
         marked.append(("param", index) if index is not None else ("value", value))
     return tuple(marked)
+
+
+@dataclass(frozen=True)
+class ParamRef:
+    """A stage's value that is the item's root input ``index`` (an array a stage wrote and
+    hands on, as edge detection's stages do): the host puts its own array there, so values
+    on edges and popped outputs are the arrays the host pushed, as on every back end."""
+
+    index: int
+
+
+def _refs(values: dict[Any, Any], args: Sequence[Any]) -> dict[Any, Any]:
+    """``values`` (nested dicts) with each array that is one of ``args`` as a ``ParamRef``."""
+    out: dict[Any, Any] = {}
+    for k, v in values.items():
+        if isinstance(v, dict):
+            out[k] = _refs(v, args)
+        else:
+            index = next((i for i, a in enumerate(args) if isinstance(v, np.ndarray) and v is a), None)
+            out[k] = ParamRef(index) if index is not None else v
+    return out
+
+
+def upstream_arrays(upstream: dict[str, Any]) -> list[tuple[str, Any, np.ndarray]]:
+    """The arrays among a stage's values from upstream, as (node, key, array)."""
+    return [
+        (name, key, v)
+        for name, values in upstream.items()
+        if isinstance(values, dict)
+        for key, v in values.items()
+        if isinstance(v, np.ndarray)
+    ]
+
+
+def _stage_item(
+    root: InternalFunction,
+    args: list[Any],
+    nodes: list[Any],
+    upstream: dict[str, Any],
+    written: Sequence[int],
+) -> tuple[Any, ...]:
+    """One item of a stage: (produced, outputs — arrays that are the item's inputs as
+    ``ParamRef`` — the arrays at ``written``, and the arrays received from upstream stages
+    that this stage changed, as (node, key, array): the host copies them into its own)."""
+    received = upstream_arrays(upstream)
+    before = [a.copy() for _, _, a in received]
+    produced, outputs = _cpu().run_stage(root, args, nodes, upstream)
+    changed = [(name, key, a) for (name, key, a), old in zip(received, before) if not _same_bytes(a, old)]
+    return _refs(produced, args), _refs(outputs, args), tuple(args[i] for i in written), changed
 
 
 def run_stage(
@@ -90,11 +202,10 @@ def run_stage(
     written: Sequence[int],
 ) -> tuple[Any, ...]:
     """Run one pipeline stage (the root's children named ``names``) for one streamed item;
-    return (the stage's outputs by node name, its root outputs, the arrays at ``written``)."""
+    return ``_stage_item``'s four values."""
     root = _cached(key, root)
     nodes = [root.graph.node(name) for name in names]
-    produced, outputs = _once_compiled(key, lambda: _cpu().run_stage(root, list(args), nodes, upstream))
-    return produced, outputs, tuple(args[i] for i in written)
+    return _once_compiled(key, lambda: _stage_item(root, list(args), nodes, upstream, written))
 
 
 def run_stage_batch(
@@ -105,14 +216,109 @@ def run_stage_batch(
     upstream_list: Sequence[dict[str, Any]],
     written: Sequence[int],
 ) -> tuple[Any, ...]:
-    """``run_stage`` for several items in one task (``cpu``'s batch: in order, stopping at
-    the first item that raises); return (produced, outputs, the error or ``None``, the
-    arrays at ``written`` of each item that ran)."""
+    """``run_stage`` for several items in one task, in order, stopping at the first item
+    that raises; return (produced, outputs, the error or ``None``, the arrays at
+    ``written`` and the changed upstream arrays of each item that ran). A stage of scalars
+    runs as ``cpu``'s batch (one compiled loop over the items)."""
     root = _cached(key, root)
     nodes = [root.graph.node(name) for name in names]
-    batch = _once_compiled(  # (its own key: the batch loop is compiled apart from the stage)
-        key + "/batch",
-        lambda: _cpu().run_stage_batch(root, [list(a) for a in args_list], nodes, list(upstream_list)),
+    arrays = any(isinstance(a, np.ndarray) for args in args_list for a in args) or any(
+        upstream_arrays(u) for u in upstream_list
     )
-    arrays = [tuple(args_list[k][i] for i in written) for k in range(len(batch.produced))]
-    return batch.produced, batch.outputs, batch.error, arrays
+    if not arrays:
+        batch = _once_compiled(  # (its own key: the batch loop is compiled apart from the stage)
+            key + "/batch",
+            lambda: _cpu().run_stage_batch(root, [list(a) for a in args_list], nodes, list(upstream_list)),
+        )
+        return batch.produced, batch.outputs, batch.error, [((), []) for _ in batch.produced]
+    produced, outputs, back = [], [], []
+    for args, upstream in zip(args_list, upstream_list):
+        try:
+            p, o, w, c = _once_compiled(key, lambda: _stage_item(root, list(args), nodes, upstream, written))  # noqa: B023
+        except BaseException as e:  # this item's failure: the items before it are delivered
+            return produced, outputs, e, back
+        produced.append(p)
+        outputs.append(o)
+        back.append((w, c))
+    return produced, outputs, None, back
+
+
+def _guard_fill(shape: tuple[int, ...], dtype: np.dtype, second: bool) -> np.ndarray:
+    """The guard an array's unowned elements hold (``declared.py``): one value (NaN, the
+    integer minimum, False) the first run, a different value per element the second (so
+    that copying one unowned element into another shows too)."""
+    dtype = np.dtype(dtype)
+    if not second:
+        first = np.nan if dtype.kind == "f" else np.iinfo(dtype).min if dtype.kind in "iu" else False
+        return np.full(shape, first, dtype=dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    if dtype.kind == "f":
+        values = -(np.arange(count, dtype=np.float64) + 0.25)
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        values = info.max - (np.arange(count, dtype=np.int64) % (1 << min(info.bits - 2, 40)))
+    else:
+        values = np.ones(count, dtype=bool)
+    return values.astype(dtype).reshape(shape)
+
+
+def _selector(p: Any) -> tuple[Any, ...]:
+    sel: list[Any] = [slice(None)] * len(p.shape)
+    sel[p.axis] = p.index
+    return tuple(sel)
+
+
+def _same_bytes(a: Any, b: Any) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def run_layout_chunk(
+    key: str,
+    root: InternalFunction,
+    node: str,
+    rest: tuple[int, ...],
+    args: Sequence[Any],
+    written: Sequence[int],
+) -> tuple[Any, ...]:
+    """Run instances ``[lo, hi)`` of the root's one child with their own ids (``offsets``),
+    its partitioned arrays holding only the elements they own (``declared.Piece``), twice
+    with different guards; return ``("ok", outputs, owned elements of each written
+    array)`` or ``("outside", root input or None, what, with {port} for its name)`` when the chunk touched elements it does
+    not own (``declared`` module doc)."""
+    from .declared import Piece
+    from .offsets import offset_root
+
+    with _LOCK:
+        chunk = _ROOTS.get(key)
+        if chunk is None:
+            chunk = _ROOTS[key] = offset_root(root, root.graph.node(node), tuple(rest))
+    runs = []
+    for second in (False, True):
+        call = []
+        for a in args:
+            if isinstance(a, Piece):
+                buf = _guard_fill(a.shape, a.dtype, second)
+                buf[_selector(a)] = a.values
+                call.append(buf)
+            else:
+                call.append(a)
+        outputs = _once_compiled(key, lambda call=call: _cpu().run(chunk, call))
+        runs.append((call, outputs))
+    (first, out1), (other, out2) = runs
+    for i in written:
+        p = args[i]
+        sel = _selector(p)
+        for buf, second in ((first[i], False), (other[i], True)):
+            untouched = _guard_fill(p.shape, p.dtype, second)
+            untouched[sel] = buf[sel]
+            if not _same_bytes(untouched, buf):
+                flat = np.flatnonzero(untouched.view(np.uint8) != buf.view(np.uint8))
+                element = np.unravel_index(int(flat[0]) // buf.itemsize, buf.shape) if flat.size else ()
+                where = tuple(int(e) for e in element)
+                return ("outside", i, f"wrote element {where} of {{port}}, which they do not own")
+        if not _same_bytes(first[i][sel], other[i][sel]):
+            return ("outside", i, "read elements they do not own (what they wrote to {port} depends on them)")
+    if len(out1) != len(out2) or not all(_same_bytes(a, b) for a, b in zip(out1, out2)):
+        return ("outside", None, "read elements they do not own (the values they return depend on them)")
+    return ("ok", _mark(out1, first), tuple(first[i][_selector(args[i])] for i in written))
