@@ -15,6 +15,7 @@ import pytest
 
 import hpvm
 from hpvm import hbir
+from hpvm.hbir.codegen import LOG_CAPACITY, LOG_VALUES
 from markers import needs_backend
 
 pytestmark = needs_backend("dask")
@@ -331,3 +332,18 @@ def test_an_internal_node_breaking_its_layouts_runs_whole(dask_runtime):
     np.testing.assert_array_equal(out, want)
     assert "ran whole on one worker" in handle.notes[-1], handle.notes
     assert "wrote element (3, 0) of 'out' of internal node 'row_writing_next'" in handle.notes[-1]
+
+
+def test_hbir_vadd_group_splits_by_its_row_major_tile_layout(dask_runtime):
+    """A vector over a 4×4 group carries ``chunked(8), axes(0, 0)``: x and y deal it to the
+    tiles together, so a range of x ids owns whole rows of tiles and their chunks."""
+    root = hbir.load(_cases.EXAMPLES / "vadd_group.hbir").to_hpvm()
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(-100, 100, 1000).astype(np.int32), rng.integers(-100, 100, 1000).astype(np.int32)
+    c, flag = np.zeros(1000, np.int32), np.zeros(1, np.int32)
+    assert [p.name for p in root.params] == ["A", "B", "C", "g_done_flag", "hbir_log", "hbir_nlog"]
+    log = np.zeros((16, LOG_CAPACITY, LOG_VALUES + 1), np.float64)  # the printf log of 16 tiles
+    _, handle = _run(root, (a, b, c, flag, log, np.zeros(16, np.int64)), "dask")
+    np.testing.assert_array_equal(c, a + b)
+    assert flag[0] == 1
+    assert any("split by its declared layouts" in note for note in handle.notes), handle.notes

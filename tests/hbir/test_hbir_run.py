@@ -392,12 +392,12 @@ def test_layouts_go_on_the_ports_of_the_nodes_replicated_over_the_arrays_group()
     assert [p.layout for p in root.params] == [Layout.block()] * 2
     assert [p.layout for p in outer.params] == [Layout.block()] * 2
     assert [p.layout for p in leaf.params] == [None, None]
-    # a 1-D array over a 2-D group keeps its layout on the root only (hpvm's axes cannot say
-    # "tiles in row-major order"); a 2-D array over a 2-D group carries it on the leaf too
+    # a 1-D array over a 2-D group: x and y partition it together, tiles in row-major order
+    # (axes(0, 0)), which is exactly what the iterator visits; a 2-D array carries the default
     vadd = hbir.load(EXAMPLES / "vadd_group.hbir").to_hpvm()
-    assert (
-        vadd.params[0].layout == Layout.chunked(8) and vadd.graph.nodes[0].function.params[0].layout is None
-    )
+    port = vadd.graph.nodes[0].function.params[0].layout
+    assert vadd.params[0].layout == Layout.chunked(8) and port == Layout.chunked(8, axes=(0, 0))
+    assert port.owned((1000,), (4, 4), (2, 3)) == Layout.chunked(8).owned((1000,), (16,), (11,))
     matmul = hbir.load(EXAMPLES / "matmul.hbir").to_hpvm().graph.nodes[0].function
     assert [str(p.layout) for p in matmul.params] == ["block", "replicated", "block"]
 

@@ -31,10 +31,9 @@ at = MARKS.at
 
 
 def axes_for(rank: int, dims: int) -> st.SearchStrategy[tuple[int | None, ...] | None]:
-    """Valid axes for a ``rank``-D array on a ``dims``-D grid: distinct axes or None."""
-    explicit = st.lists(st.one_of(st.none(), st.integers(0, rank - 1)), min_size=0, max_size=dims).filter(
-        lambda a: len([x for x in a if x is not None]) == len({x for x in a if x is not None})
-    )
+    """Valid axes for a ``rank``-D array on a ``dims``-D grid: array axes (an axis may be
+    named by several grid dimensions, which partition it together) or None."""
+    explicit = st.lists(st.one_of(st.none(), st.integers(0, rank - 1)), min_size=0, max_size=dims)
     return st.one_of(st.none(), explicit.map(tuple))
 
 
@@ -91,17 +90,20 @@ def test_owned_partitions_every_partitioned_axis_exactly_once(case, data) -> Non
     mapping = layout.grid_axes(len(shape), len(grid))
     base = tuple(data.draw(st.integers(0, g - 1)) for g in grid)
     for axis, n in enumerate(shape):
-        if axis not in mapping:
+        dims = [d for d, a in enumerate(mapping) if a == axis]  # partitioning it together
+        if not dims:
             continue
-        dim = mapping.index(axis)
+        extent = math.prod(grid[d] for d in dims)
         seen: list[int] = []
-        for i in range(grid[dim]):
-            ids = base[:dim] + (i,) + base[dim + 1 :]
-            mine = layout.owned(shape, grid, ids)[axis]
+        for i, point in enumerate(product(*(range(grid[d]) for d in dims))):  # row-major
+            ids = list(base)
+            for d, v in zip(dims, point):
+                ids[d] = v
+            mine = layout.owned(shape, grid, tuple(ids))[axis]
             assert all(len(r) > 0 for r in mine), "ranges are non-empty"
             flat = elements(mine)
             assert flat == sorted(flat), "ranges are in increasing order"
-            assert flat == [e for e in range(n) if oracle_owner(layout, n, grid[dim], e) == i]
+            assert flat == [e for e in range(n) if oracle_owner(layout, n, extent, e) == i]
             seen.extend(flat)
         assert sorted(seen) == list(range(n)), f"axis {axis} not partitioned exactly once"
 
@@ -175,7 +177,6 @@ def test_default_axes_follow_rank_and_grid() -> None:
         (Layout.block(), (4,), (2,), (), "one id per dimension"),
         (Layout.block(axes=(None, 0)), (4,), (2,), (0,), "needs a grid of 2 dimensions"),
         (Layout.block(axes=(1,)), (4,), (2,), (0,), "does not fit an array of shape (4,)"),
-        (Layout.block(axes=(0, 0)), (4,), (2, 2), (0, 0), "does not fit"),
         (Layout.chunked(0), (4,), (2,), (0,), "at least one element"),
     ],
 )
@@ -349,17 +350,31 @@ def test_axis_outside_the_rank() -> None:
             pass
 
 
-def test_axis_partitioned_twice() -> None:
-    with fails(
-        VerificationError,
-        f"leaf 'twice' ({at('twice')}): parameter 'a' (f32[:, :]) has layout(strided, axes(1, _, 1)): "
-        "grid dimensions x and z both partition axis 1; each array axis is partitioned by one "
-        "grid dimension at most — write _ for a dimension that partitions nothing",
-    ):
+@pytest.mark.parametrize(
+    "layout", [Layout.block(axes=(0, 0)), Layout.chunked(3, axes=(0, 0)), Layout.strided(axes=(0, 0))]
+)
+def test_two_grid_dimensions_partition_one_axis_together_in_row_major_order(layout: Layout) -> None:
+    """``axes(0, 0)``: the instances of a 3×4 grid numbered t = x·4 + y share a vector as
+    the 12 instances of a 1-D grid would (HBIR's tile order)."""
+    n, grid = 50, (3, 4)
+    for x, y in product(range(3), range(4)):
+        assert layout.owned((n,), grid, (x, y)) == Layout(layout.kind, layout.chunk).owned(
+            (n,), (12,), (x * 4 + y,)
+        )
+    owned = [
+        e for x, y in product(range(3), range(4)) for r in layout.owned((n,), grid, (x, y))[0] for e in r
+    ]
+    assert sorted(owned) == list(range(n))
 
-        @hpvm.leaf(ins=("a",), layouts={"a": Layout.strided(axes=(1, None, 1))})  # @twice
-        def twice(a: hpvm.f32[:, :]) -> None:
-            pass
+
+def test_x_and_z_partition_one_axis_together() -> None:
+    @hpvm.leaf(ins=("a",), layouts={"a": Layout.strided(axes=(1, None, 1))})
+    def together(a: hpvm.f32[:, :]) -> None:
+        pass
+
+    layout = Layout.strided(axes=(1, None, 1))
+    # grid 2×5×3: x and z number the instances x·3 + z; y partitions nothing
+    assert layout.owned((4, 10), (2, 5, 3), (1, 4, 2)) == [[range(4)], [range(5, 10, 6)]]
 
 
 def test_chunk_below_one() -> None:

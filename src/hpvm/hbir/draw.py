@@ -47,13 +47,10 @@ def owned_text(array: ArrayInfo, grid: tuple[int, ...], ids: tuple[int, ...]) ->
     a 1-D array is dealt over the tiles in row-major order, a 2-D array over a 2-D grid by
     rows along x and columns along y."""
     assert array.layout is not None
-    layout = array.layout.to_layout()
+    layout = array.layout.to_layout(len(array.shape), len(grid))
     if layout.kind == "replicated":
         return f"{array.name} (copy)"
-    if len(array.shape) == 1 and len(grid) == 2:
-        owned = layout.owned(array.shape, (grid[0] * grid[1],), (ids[0] * grid[1] + ids[1],))
-    else:
-        owned = layout.owned(array.shape, grid, ids)
+    owned = layout.owned(array.shape, grid, ids)
     return array.name + "".join(f"[{_ranges(axis)}]" for axis in owned)
 
 

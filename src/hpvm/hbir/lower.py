@@ -35,12 +35,8 @@ def array_param(a: ArrayInfo, group: GroupInfo | None, root: bool = False) -> Pa
     if a.layout is not None:
         if root or (group is not None and a.layout.kind == "replicated"):
             layout = a.layout.to_layout()
-        elif (
-            group is not None
-            and a.partitioned_over(group)
-            and (len(group.dims) == 1 or len(a.shape) == len(group.dims))
-        ):
-            layout = a.layout.to_layout()
+        elif group is not None and a.partitioned_over(group):
+            layout = a.layout.to_layout(len(a.shape), len(group.dims))
     return Param(a.name, ArrayType(_ELEM[a.elem], len(a.shape)), layout)
 
 

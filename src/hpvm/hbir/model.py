@@ -41,15 +41,19 @@ class LayoutInfo:
             return self.chunk
         return max(1, -(-n // max(tiles, 1)))
 
-    def to_layout(self) -> Layout:
-        """The core IR's layout (``ir/layouts.py``) with the same ownership."""
+    def to_layout(self, rank: int = 1, group_dims: int = 1) -> Layout:
+        """The core IR's layout (``ir/layouts.py``) with the same ownership, for an array of
+        ``rank`` dimensions over a group of ``group_dims``: a vector over a 2-D group is
+        dealt to its tiles in row-major order, ``axes(0, 0)``; otherwise hpvm's default
+        (rows along x, columns along y)."""
+        axes = (0,) * group_dims if rank == 1 and group_dims > 1 else None
         if self.kind == "replicated":
             return Layout.replicated()
         if self.kind == "strided":
-            return Layout.strided()
+            return Layout.strided(axes)
         if self.kind == "chunked" and self.chunk is not None:
-            return Layout.chunked(self.chunk)
-        return Layout.block()
+            return Layout.chunked(self.chunk, axes)
+        return Layout.block(axes)
 
 
 @dataclass

@@ -16,14 +16,18 @@ that partitions nothing. Missing trailing entries are ``None`` (``(0,)`` and
 ``(0, None, None)`` are the same layout; the constructor drops trailing ``None``\\ s).
 ``axes=None`` (the default) means: grid dimension k partitions array axis k for every
 k < min(array rank, grid dimensions) — a 2-D array on a 2-D grid is split by x along
-rows and by y along columns; on a 1-D grid only its rows are split. Two grid dimensions
-must not partition the same axis, an axis must be < the array's rank, and a node must be
-replicated in every grid dimension its layouts name explicitly (``axes=(None, 0)`` needs a
-2-D grid); the verifier reports each of these.
+rows and by y along columns; on a 1-D grid only its rows are split. Several grid
+dimensions may partition the same axis *together*: their instances are numbered row-major
+(the first named dimension slowest) and the axis is dealt over all of them as over one
+dimension of their product — ``axes=(0, 0)`` on a 2-D grid of X×Y deals a vector's chunks to
+instance ``t = x·Y + y``, HammerBlade IR's tile order (seed 002). An axis must be < the
+array's rank, and a node must be replicated in every grid dimension its layouts name
+explicitly (``axes=(None, 0)`` needs a 2-D grid); the verifier reports each of these.
 
 **What an instance owns**, per array axis of length ``n``, for the grid dimension of
 extent ``G`` that partitions it and the instance's id ``i`` along that dimension
-(0 <= i < G):
+(0 <= i < G; for several dimensions partitioning the axis together, ``G`` is the product of
+their extents and ``i`` the instance's row-major number among them):
 
 - ``block``: contiguous blocks of ``b = ceil(n / G)`` elements; instance i owns
   ``[i*b, min((i+1)*b, n))``. The last blocks may be short or empty (n = 10, G = 4:
@@ -39,7 +43,7 @@ extent ``G`` that partitions it and the instance's id ``i`` along that dimension
 An axis that no grid dimension partitions is owned whole by every instance. So an
 instance owns the Cartesian product of its per-axis sets; instances that differ only along
 grid dimensions that partition nothing own the same elements (those dimensions replicate).
-For every partitioned axis the sets of the G instances along its grid dimension are
+For every partitioned axis the sets of the G instances along its grid dimension(s) are
 disjoint and cover ``range(n)`` exactly once.
 
 ``Layout.owned(shape, grid, ids)`` computes these sets: per array axis, a list of
@@ -54,7 +58,7 @@ grid dimension x, y, z, an integer array axis or ``_`` for "partitions nothing".
 Structural nonsense (an unknown kind, a chunk size on a layout other than ``chunked``, more
 than three axes, ``axes`` on ``replicated``) is refused when a ``Layout`` is made
 (``ValueError``/``TypeError``, as port types do); what depends on the parameter or the node
-(non-array parameter, axis out of rank, an axis twice, chunk < 1, too few grid dimensions)
+(non-array parameter, axis out of rank, chunk < 1, too few grid dimensions)
 is left to ``hpvm.verify``, so that any layout can be written down and read back.
 """
 
@@ -211,16 +215,18 @@ class Layout:
         if self.chunk_size is not None and self.chunk_size < 1:
             raise ValueError(f"layout({self}): chunks hold at least one element")
         mapping = self.grid_axes(len(shape), len(grid))
-        partitioned = [a for a in mapping if a is not None]
-        if any(not 0 <= a < len(shape) for a in partitioned) or len(set(partitioned)) != len(partitioned):
+        if any(a is not None and not 0 <= a < len(shape) for a in mapping):
             raise ValueError(f"layout({self}) does not fit an array of shape {shape}")
         out = []
         for axis, n in enumerate(shape):
-            dim = mapping.index(axis) if axis in mapping else None
-            if dim is None:
+            dims = [d for d, a in enumerate(mapping) if a == axis]
+            if not dims:
                 out.append([range(n)] if n else [])
-            else:
-                out.append(self._owned_along(n, grid[dim], ids[dim]))
+                continue
+            extent, index = 1, 0  # the row-major number among the dimensions partitioning it
+            for d in dims:
+                extent, index = extent * grid[d], index * grid[d] + ids[d]
+            out.append(self._owned_along(n, extent, index))
         return out
 
     def _owned_along(self, n: int, extent: int, i: int) -> list[range]:

@@ -232,7 +232,7 @@ def _llvm_arguments(text: str, start: int) -> list[str]:
 
 def layout_problems(fn: NodeFunction) -> list[str]:
     """Layouts that do not fit their parameter: on a non-array, an axis beyond the array's
-    rank, an axis partitioned twice, a chunk smaller than one element."""
+    rank, a chunk smaller than one element."""
     problems: list[str] = []
     for p in fn.params:
         if p.layout is None:
@@ -263,24 +263,13 @@ def _layout_fit_problems(where: str, layout: Layout, rank: int) -> list[str]:
             f"{stated}: a chunk of {chunk} elements; chunks hold at least one element — "
             "write chunked(1) or more"
         )
-    first_dim: dict[int, int] = {}
     for dim, axis in enumerate(layout.axes or ()):
-        if axis is None:
-            continue
-        if not 0 <= axis < rank:
+        if axis is not None and not 0 <= axis < rank:
             problems.append(
                 f"{stated}: grid dimension {GRID_DIMS[dim]} partitions axis {axis}, but a "
                 f"{rank}-D array has axes 0..{rank - 1}; name an axis below {rank}, or _ for a "
                 "grid dimension that partitions nothing"
             )
-        elif axis in first_dim:
-            problems.append(
-                f"{stated}: grid dimensions {GRID_DIMS[first_dim[axis]]} and {GRID_DIMS[dim]} "
-                f"both partition axis {axis}; each array axis is partitioned by one grid "
-                "dimension at most — write _ for a dimension that partitions nothing"
-            )
-        else:
-            first_dim[axis] = dim
     return problems
 
 

@@ -29,6 +29,7 @@ other chunks' elements never give silent wrong results; they cost the split.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -123,15 +124,20 @@ def plan_layouts(root: InternalFunction, node: Node, written: list[int]) -> Layo
 
 
 def owners(layout: Layout, shape: tuple[int, ...], grid: tuple[int, ...]) -> tuple[int, np.ndarray]:
-    """The axis x partitions and, for each element along it, the instance id x owning it."""
-    axis = layout.grid_axes(len(shape), len(grid))[0]
+    """The axis x partitions and, for each element along it, the instance id x owning it.
+
+    Other grid dimensions may partition that axis together with x (``axes(0, 0)``: HBIR's
+    vector over a 2-D group); every combination of their ids is visited, and x's id is the
+    owner (a range of x ids holds whole rows of the grid)."""
+    mapping = layout.grid_axes(len(shape), len(grid))
+    axis = mapping[0]
     assert axis is not None
+    together = [d for d, a in enumerate(mapping) if a == axis]
     n = shape[axis]
     owner = np.full(n, -1, dtype=np.int64)
-    rest = (0,) * (len(grid) - 1)
-    for i in range(grid[0]):
-        for r in layout.owned(shape, grid, (i, *rest))[axis]:
-            owner[r.start : r.stop : r.step] = i
+    for point in itertools.product(*(range(grid[d]) if d in together else (0,) for d in range(len(grid)))):
+        for r in layout.owned(shape, grid, point)[axis]:
+            owner[r.start : r.stop : r.step] = point[0]
     return axis, owner
 
 
