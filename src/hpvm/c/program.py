@@ -117,7 +117,12 @@ def compile(
 def _located(e: LLVMImportError, debug: DebugInfo, path: Path, text: str) -> HPVMCError:
     """The importer's error at the C line of the instruction it quotes (or of the function)."""
     message = str(e)
-    line = debug.line_of(message)
+    line = None
+    quoted = re.search(r": '(.+?)(?:, !dbg !\d+.*?)?'", message)
+    if quoted:  # (llvmlite renumbers metadata: find the instruction in our text for its !dbg)
+        head = quoted.group(1).split(", !")[0].strip()
+        found = next((ln for ln in text.splitlines() if ln.strip().startswith(head)), None)
+        line = debug.line_of(found) if found else None
     if line is None:
         m = re.search(r"@([-\w.$]+)", message)
         if m:
