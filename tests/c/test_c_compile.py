@@ -91,3 +91,22 @@ def test_defines_and_include_dirs(write_c, tmp_path):
     program = c.compile(path, defines=["SCALE=3"], include_dirs=[str(inc)])
     assert "%l = node @leaf[4]" in print_program(program.roots[0])
     assert "store i32 3" in program.roots[0].graph.nodes[0].function.body.module
+
+
+def test_cli_lower_and_show(tmp_path, capfd):
+    from hpvm.cli import main as cli
+
+    assert cli(["c", "lower", str(EXAMPLES / "stencil.c")]) == 0
+    assert "%point = node @stencil_point[nx + -2, ny + -2, nz + -2]" in capfd.readouterr().out
+    out = tmp_path / "g.dot"
+    assert cli(["c", "show", str(EXAMPLES / "sgemm.c"), "-o", str(out)]) == 0
+    assert "sgemm_tile" in out.read_text()
+    assert cli(["c", "show", str(EXAMPLES / "sgemm.c"), "--root", "nope"]) == 1
+    assert "no root named 'nope'" in capfd.readouterr().err
+
+
+def test_cli_reports_errors(write_c, capfd):
+    from hpvm.cli import main as cli
+
+    assert cli(["c", "lower", str(write_c("int main(void) { return x; }\n"))]) == 1
+    assert "clang could not compile it" in capfd.readouterr().err
