@@ -5,8 +5,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 from conftest import line_of, needs_clang
 from hpvm import HPVMError, c
 
@@ -307,13 +305,34 @@ void leaf(int *a, size_t n, int x) {
     return;  // @early
   }
   a[1] = 2;
-  __hpvm__return(1, x);
+  __hpvm__return(1, x);  // @ret
 }
 void root(int *a, size_t n, int x) { void *l = __hpvm__createNodeND(0, leaf); for (int p = 0; p < 3; p++) __hpvm__bindIn(l, p, p, 0); }
 """
-    path = write_c(source)
-    with pytest.raises(c.HPVMCError, match="__hpvm__return"):
-        c.compile(path)
+    compile_error(write_c, source, "ret", "another path returns without it", "on every path")
+
+
+def test_create_node_of_a_computed_pointer(write_c):
+    source = """#include "hpvm.h"
+void a(int x) { }
+void b(int x) { }
+void root(int x) {
+  void *l = __hpvm__createNodeND(0, x > 0 ? a : b);  // @create
+  __hpvm__bindIn(l, 0, 0, 0);
+}
+"""
+    compile_error(write_c, source, "create", "not a computed pointer")
+
+
+def test_create_node_of_a_declared_function(write_c):
+    source = """#include "hpvm.h"
+void elsewhere(int x);
+void root(int x) {
+  void *l = __hpvm__createNodeND(0, elsewhere);
+  __hpvm__bindIn(l, 0, 0, 0);
+}
+"""
+    compile_error(write_c, source, None, "elsewhere is created as a node but not defined in this file")
 
 
 def test_bind_types_differ(write_c):

@@ -55,3 +55,47 @@ def test_vector_add_against_numpy(write_c, capfd):
 def test_cli_run_passes_arguments_and_exit_code(capfd):
     assert cli(["c", "run", str(EXAMPLES / "vector_add.c"), "--", "64"]) == 0
     assert "vector_add: 64 elements, 0 wrong" in capfd.readouterr().out
+
+
+TWO_GRAPHS = """#include <stdio.h>
+#include "hpvm.h"
+typedef struct __attribute__((__packed__)) { int *a; size_t n; int k; } In;
+void add_k(int *a, size_t n, int k) {
+  __hpvm__attributes(1, a, 1, a);
+  long i = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
+  a[i] += k;
+}
+void times_k(int *a, size_t n, int k) {
+  __hpvm__attributes(1, a, 1, a);
+  long i = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
+  a[i] *= k;
+}
+void adder(int *a, size_t n, int k) {
+  void *l = __hpvm__createNodeND(1, add_k, n / sizeof(int));
+  __hpvm__bindIn(l, 0, 0, 0); __hpvm__bindIn(l, 1, 1, 0); __hpvm__bindIn(l, 2, 2, 0);
+}
+void multiplier(int *a, size_t n, int k) {
+  void *l = __hpvm__createNodeND(1, times_k, n / sizeof(int));
+  __hpvm__bindIn(l, 0, 0, 0); __hpvm__bindIn(l, 1, 1, 0); __hpvm__bindIn(l, 2, 2, 0);
+}
+int main(void) {
+  int a[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  __hpvm__init();
+  llvm_hpvm_track_mem(a, sizeof a);
+  In first = {a, sizeof a, 10}, second = {a, sizeof a, 3};
+  __hpvm__wait(__hpvm__launch(0, multiplier, &second));
+  __hpvm__wait(__hpvm__launch(0, adder, &first));
+  llvm_hpvm_request_mem(a, sizeof a);
+  for (int i = 0; i < 8; i++) printf("%d ", a[i]);
+  llvm_hpvm_untrack_mem(a);
+  __hpvm__cleanup();
+  return 0;
+}
+"""
+
+
+def test_a_program_launching_two_graphs(write_c, capfd):
+    program = c.compile(write_c(TWO_GRAPHS))
+    assert [r.name for r in program.roots] == ["multiplier", "adder"]  # launch order
+    assert program.run() == 0
+    assert capfd.readouterr().out.split() == [str(3 * i + 10) for i in range(8)]

@@ -72,3 +72,13 @@ def test_asserts_stay_on(tmp_path):
     path = tmp_path / "a.c"
     path.write_text("#include <assert.h>\nint main(int argc, char **argv) { assert(argc == 7); return 0; }\n")
     assert "__assert_fail" in clang.to_llvm(path)
+
+
+def test_hpvm_c_is_lazy():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, hpvm; assert 'hpvm.c' not in sys.modules; hpvm.c.compile; assert 'hpvm.c' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

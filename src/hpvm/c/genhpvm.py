@@ -215,6 +215,7 @@ class GenHPVM:
         out_fields: dict[int, str] = {}
         returned: list[str] | None = None
         pending_ret: str | None = None
+        pending_call = ""
         for raw in fn.body:
             call = Call.parse(raw)
             if call is None or not (
@@ -225,8 +226,13 @@ class GenHPVM:
                     pending_ret = None
                     continue
                 if pending_ret is not None and raw.strip() and not raw.lstrip().startswith("#dbg"):
-                    raise self.fail(raw, fn, f"__hpvm__return in {self.c(fn.name)} is not its last statement; "
-                                    "call it just before the function returns")  # fmt: skip
+                    raise self.fail(
+                        pending_call, fn,
+                        f"__hpvm__return in {self.c(fn.name)} is not followed by the function's return: "
+                        "either it is not the last statement, or another path returns without it "
+                        "(clang merged the returns); call __hpvm__return(n, values...) as the last "
+                        "statement, on every path",
+                    )  # fmt: skip
                 body.append(raw)
                 continue
             name = call.callee
@@ -245,6 +251,7 @@ class GenHPVM:
                 self.check_count(fn, call, len(types))
                 returned = types
                 pending_ret, lines = self.build_struct(call, types)
+                pending_call = call.line
                 body.extend(lines)
             elif name == "__hpvm__createNodeND":
                 body.extend(self.create_node(fn, call))
