@@ -38,7 +38,9 @@ cuda,opencl``: ``benchmarks/gpu.py``), svm (the Streaming Virtual Machine: a Mov
 ``queue.Queue`` threads, edge detection through the HLC mapping beside cpu:
 ``benchmarks/svm_bench.py``), hbir (HBIR programs — vector add 2^24 ints and a 512³ blocked
 matrix multiply over a 4×4 group — on cpu beside the same loops hand-written in Numba, and
-their cold compile times: ``benchmarks/hbir.py``).
+their cold compile times: ``benchmarks/hbir.py``), c (HPVM-C: ``examples/c/sgemm.c``'s
+graph on cpu beside hand-written Numba and clang -O3 single-threaded, and ``c.compile`` plus
+first run of each example: ``benchmarks/c_bench.py``).
 
 ``--quick`` uses smaller sizes where it matters (sgemm 256³, 256² frames) and fewer
 samples; ``--tiny`` uses sizes the interpreter can run, to check the harness itself.
@@ -76,6 +78,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import baselines  # noqa: E402
+import c_bench  # noqa: E402
 import kernels  # noqa: E402
 import plots  # noqa: E402
 import streaming as stream_bench  # noqa: E402
@@ -960,6 +963,7 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "gpulaunch": gpu_bench.bench_gpu_launch,  # launch + wait on cuda / opencl (benchmarks/gpu.py)
     "svm": svm_bench.bench_svm,  # the Streaming VM: Move, Python/compiled pipelines, HLC mapping (svm_bench.py)
     "hbir": hbir_bench.bench_hbir,  # HBIR programs on cpu beside hand-written Numba, compile time (benchmarks/hbir.py)
+    "c": c_bench.bench_c,  # HPVM-C sgemm on cpu beside Numba and clang -O3, compile per example (benchmarks/c_bench.py)
 }
 KERNEL_ROWS = (
     "vadd",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hpvmc_helpers import EXAMPLES, needs_clang
 
-from conftest import EXAMPLES, needs_clang
 from hpvm import c
 from hpvm.ir.bodies import LLVMBody
 from hpvm.ir.graph import LeafFunction

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from conftest import line_of, needs_clang
+from hpvmc_helpers import line_of, needs_clang
+
 from hpvm import HPVMError, c
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -347,7 +348,7 @@ void root(int x) {
 
 
 def test_run_on_a_target_without_llvm_leaves():
-    from conftest import EXAMPLES
+    from hpvmc_helpers import EXAMPLES
 
     program = c.compile(EXAMPLES / "vector_add.c")
     with fails(c.HPVMCError, "target 'cuda'", "cpu"):

@@ -5,9 +5,9 @@ output is checked too, and vector add against NumPy."""
 from __future__ import annotations
 
 import pytest
+from hpvmc_helpers import EXAMPLES, needs_clang, needs_llvm_leaves
 
 import hpvm
-from conftest import EXAMPLES, needs_clang, needs_llvm_leaves
 from hpvm import c
 from hpvm.cli import main as cli
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import needs_clang
+from hpvmc_helpers import needs_clang
+
 from hpvm import c
 from hpvm.c import clang
 

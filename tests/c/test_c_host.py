@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hpvmc_helpers import EXAMPLES, needs_clang
 
-from conftest import EXAMPLES, needs_clang
 from hpvm import c
 from hpvm.c.argstruct import ArgStruct
 from hpvm.ir import host as host_module
