@@ -83,7 +83,7 @@ def test_tensor_body_runs_on_interp_and_tensor_and_is_refused_by_cpu() -> None:
     np.testing.assert_allclose(_run(root, (x, b), "tensor")[0], expected)
     with fails(
         CompileError,
-        "the cpu back end runs leaves with generated, python bodies",
+        "the cpu back end runs leaves with generated, llvm, python bodies",
         "leaf 'clip'",
         "tensor body",
     ):
@@ -247,10 +247,21 @@ def test_llvm_body_must_define_its_function_with_the_ports_abi() -> None:
         hpvm.verify(_root_of(_llvm_leaf("define void @scale(ptr %x, i64 %n) {\n  ret void\n}\n")))
 
 
-def test_no_back_end_here_runs_llvm_bodies_yet() -> None:
+def test_llvm_bodies_run_on_interp_and_cpu_and_have_no_python() -> None:
+    doubling = (
+        "define void @scale(ptr %x, i64 %x.size, i64 %n) {\nentry:\n"
+        "  %h = call ptr @llvm.hpvm.getNode()\n"
+        "  %i = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %h)\n"
+        "  %p = getelementptr float, ptr %x, i64 %i\n"
+        "  %v = load float, ptr %p\n  %w = fmul float %v, 2.0\n  store float %w, ptr %p\n"
+        "  ret void\n}\n"
+        "declare ptr @llvm.hpvm.getNode()\ndeclare i64 @llvm.hpvm.getNodeInstanceID.x(ptr)\n"
+    )
+    for target in ("interp", "cpu"):
+        x = np.arange(1, 4, dtype=np.float32)
+        _run(_root_of(_llvm_leaf(doubling)), (x, 2), target)  # one instance: x[0] doubled
+        np.testing.assert_array_equal(x, [2, 2, 3])
     leaf = _llvm_leaf()
-    with fails(CompileError, "leaf 'scale'", "llvm body", "the interp back end runs leaves with"):
-        _run(_root_of(leaf), (np.zeros(2, np.float32), 2), "interp")
     with pytest.raises(CompileError, match="has an llvm body and no Python"):
         leaf(np.zeros(2, np.float32), 2)
     with pytest.raises(OSError):

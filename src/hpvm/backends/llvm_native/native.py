@@ -37,10 +37,10 @@ from ...errors import CompileError
 from ...ir.bodies import LLVMBody, llvm_abi_types
 from ...ir.graph import LeafFunction
 from ...ir.instance_context import STRIDE
-from ...ir.types import ArrayType, NodeHandleType
+from ...ir.types import NodeHandleType
 
 #: Bump when the generated module changes (the digest of every clone includes it).
-NATIVE_VERSION = 1
+NATIVE_VERSION = 2
 HEADER = 2  # slots before level 0 in the native context
 CTX = "%__hpvm_ctx"
 #: The most threads one parent instance's group runs (one per instance of a barrier leaf).
@@ -109,14 +109,13 @@ class NativeLeaf:
 
     @property
     def group_symbol(self) -> str:
-        """``i32(ptr args, ptr parent, i64 nparent, i64 nx, i64 ny, i64 nz, i64 dims, ptr out)``:
-        every instance of one parent instance, as threads sharing a barrier; 0 on success,
-        1 when there are more than ``MAX_GROUP`` instances, 2 when a thread could not be
-        started. ``out`` receives the last instance's outputs."""
+        """``i32(ptr args, ptr parent, i64 nparent, i64 nx, i64 ny, i64 nz, i64 dims, ptr out,
+        i64 all)``: every instance of one parent instance, as threads sharing a barrier; 0
+        on success, 1 when there are more than ``MAX_GROUP`` instances (a thread that cannot
+        be started aborts: the others would wait at the barrier forever). ``out`` receives
+        the last instance's output slots, or with ``all`` every instance's, row-major.
+        Only in the clones of leaves that reach a barrier."""
         return f"__hpvm_group.{self.digest}"
-
-    def ctx_slots(self, levels: int) -> int:
-        return HEADER + STRIDE * levels
 
 
 def _fail(leaf: LeafFunction, what: str) -> CompileError:
@@ -171,7 +170,7 @@ def _define_line(text: str, name: str) -> int:
     raise KeyError(name)
 
 
-def _optimize(module: Any, level: int, passes: tuple[str, ...] = ()) -> None:
+def optimize_module(module: Any, level: int, passes: tuple[str, ...] = ()) -> None:
     """Run LLVM's pipeline at ``level`` on ``module`` (or only ``passes``)."""
     import llvmlite.binding as llvm
 
@@ -225,7 +224,8 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
             "fix the function's parameters or the ports",
         )
     ret = _return_type(_first_define(str(fn)), body.function)
-    if ret.replace(" ", "") != _struct(outs).replace(" ", ""):
+    void = ret == "void" and not outs  # (hand-written leaves without outputs may return void)
+    if not void and ret.replace(" ", "") != _struct(outs).replace(" ", ""):
         raise _fail(
             leaf,
             f"@{body.function} returns {ret} but its outputs are {_struct(outs)} in LLVM form; "
@@ -240,7 +240,7 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
             g.linkage = "internal"
     module.triple = llvm.get_process_triple()
     module.data_layout = str(target_machine().target_data)
-    _optimize(module, 0, ("global_dead_code_eliminate",))
+    optimize_module(module, 0, ("global_dead_code_eliminate",))
 
     # Who calls what, directly; where the intrinsics are.
     callees: dict[str, set[str]] = {}
@@ -274,6 +274,7 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
                 needs.add(f)
                 changed = True
 
+    fn.linkage = "internal"  # (after the dead-code pass, which would have dropped it)
     text = str(module)
     digest = hashlib.sha1(
         f"{NATIVE_VERSION}\n{body.function}\n{args}\n{outs}\n{body.module}".encode()
@@ -307,14 +308,14 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
     k = _define_line(text, body.function)
     lines = text.split("\n")
     lines[k] = lines[k].replace(f"{global_name(body.function)}(", f"@{entry}(", 1)
-    lines[k] = re.sub(r"^define\s+", "define internal ", lines[k], count=1)
     text = "\n".join(lines)
     declared = {f.name for f in module.functions}
     uses_barrier = "barrier" in used
     levels = min(1 + parent_calls, 16)
     text += _helpers(declared)
-    text += _trampoline(entry, digest, args, outs)
-    text += _group(digest, outs, declared)
+    text += _trampoline(entry, digest, args, outs, void)
+    if uses_barrier:  # (only then: it pulls in pthreads, malloc and free)
+        text += _group(digest, outs, declared)
     try:
         check = llvm.parse_assembly(text)
         check.verify()
@@ -375,7 +376,7 @@ def _helpers(declared: set[str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str, ...]) -> str:
+def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str, ...], void: bool) -> str:
     """``__hpvm_call.<digest>(ptr args, ptr ctx, ptr out)``: the clone with its arguments and
     outputs in 8-byte slots (what ctypes and Numba's calling side can build uniformly)."""
     body = []
@@ -385,7 +386,8 @@ def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str,
         body.append(f"  %a{k} = load {t}, ptr %s{k}, align 8")
         values.append(f"{t} %a{k}")
     ret = _struct(outs)
-    body.append(f"  %r = call {ret} @{entry}(ptr %ctx{''.join(', ' + v for v in values)})")
+    call = f"call {'void' if void else ret} @{entry}(ptr %ctx{''.join(', ' + v for v in values)})"
+    body.append(f"  {call}" if void else f"  %r = {call}")
     for k, t in enumerate(outs):
         body.append(f"  %r{k} = extractvalue {ret} %r, {k}")
         body.append(f"  %o{k} = getelementptr i64, ptr %out, i64 {k}")
@@ -430,7 +432,7 @@ define internal ptr @__hpvm_thread.{digest}(ptr %rec) {{
   ret ptr null
 }}
 
-define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out) {{
+define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out, i64 %all) {{
 entry:
   %nyz = mul i64 %ny, %nz
   %n = mul i64 %nx, %nyz
@@ -456,10 +458,16 @@ setup:
   %tidbytes = mul i64 %n, 8
   %tids = call ptr @malloc(i64 %tidbytes)
   %outbytes = mul i64 %n, {8 * nout}
-  %outs = call ptr @malloc(i64 %outbytes)
+  %every = icmp ne i64 %all, 0
+  br i1 %every, label %spawn0, label %scratch
+scratch:
+  %scratchouts = call ptr @malloc(i64 %outbytes)
+  br label %spawn0
+spawn0:
+  %outs = phi ptr [ %out, %setup ], [ %scratchouts, %scratch ]
   br label %spawn
 spawn:
-  %i = phi i64 [ 0, %setup ], [ %i1, %spawned ]
+  %i = phi i64 [ 0, %spawn0 ], [ %i1, %spawned ]
   %x = udiv i64 %i, %nyz
   %rem = urem i64 %i, %nyz
   %y = udiv i64 %rem, %nz
@@ -526,28 +534,23 @@ join:
   %jmore = icmp slt i64 %k1, %n
   br i1 %jmore, label %join, label %done
 done:
+  br i1 %every, label %cleanup, label %last
+last:
   %lastidx = sub i64 %n, 1
   %lastoff = mul i64 %lastidx, {8 * nout}
   %lastout = getelementptr i8, ptr %outs, i64 %lastoff
 {copy_out}
+  call void @free(ptr %outs)
+  br label %cleanup
+cleanup:
   %bd = call i32 @pthread_barrier_destroy(ptr %bar)
   call void @free(ptr %bar)
   call void @free(ptr %ctxs)
   call void @free(ptr %recs)
   call void @free(ptr %tids)
-  call void @free(ptr %outs)
   ret i32 0
 }}
 {_declare(declared, "abort", "declare void @abort()")}"""
-
-
-def slot_kind(ptype: Any) -> list[str]:
-    """The slots a port takes (``llvm_abi_types``), for the callers packing them."""
-    return llvm_abi_types(ptype)
-
-
-def is_array(ptype: Any) -> bool:
-    return isinstance(ptype, ArrayType)
 
 
 __all__ = ["HOST_MALLOC", "MAX_GROUP", "NativeLeaf", "global_name", "native_leaf", "target_machine"]
