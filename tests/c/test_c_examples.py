@@ -37,6 +37,13 @@ def test_example_runs_and_checks_itself(name, argv, printed, capfd):
     assert printed in capfd.readouterr().out
 
 
+@pytest.mark.parametrize("name", ["vector_add.c", "histogram.c", "sgemm.c", "pipeline.c"])
+def test_examples_on_the_interpreter(name, capfd):
+    assert c.compile(EXAMPLES / name).run(["64"] if name == "vector_add.c" else [], target="interp") == 0
+    out = capfd.readouterr().out
+    assert ("frame 5: 1248 (want 1248)" if name == "pipeline.c" else " 0 wrong") in out
+
+
 def test_vector_add_against_numpy(write_c, capfd):
     source = (
         (EXAMPLES / "vector_add.c")

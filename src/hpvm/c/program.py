@@ -23,8 +23,8 @@ from .errors import HPVMCError
 from .genhpvm import Rewritten, rewrite
 from .hostjit import HostProgram, host_text
 
-#: Back ends that run LLVM leaves. GPU and tensor hints fall back to the first.
-LLVM_TARGETS = ("cpu",)
+#: Back ends that run LLVM leaves (docs/llvm.md). GPU and tensor hints fall back to the first.
+LLVM_TARGETS = ("cpu", "interp")
 
 
 class CProgram:
@@ -59,12 +59,12 @@ class CProgram:
 
     def run(self, argv: Sequence[str] = (), target: str | None = None) -> int:
         """Run ``main`` with ``argv`` (after the program's name); its exit code. The graphs
-        run on ``target`` (``None``: cpu, where LLVM leaves run; other hints fall back to it
-        with a note on stderr)."""
+        run on ``target``: ``None`` is cpu (GPU and tensor hints fall back to it, with a note
+        on stderr); ``"interp"`` runs the LLVM leaves instance by instance."""
         if target is not None and target not in LLVM_TARGETS:
             raise HPVMCError(
                 f"{self.path}: target {target!r}: an HPVM-C program's leaves are LLVM functions, which "
-                f"the {', '.join(LLVM_TARGETS)} back end runs; choose it (or None)"
+                f"the {' and '.join(LLVM_TARGETS)} back ends run; choose one (or None: cpu)"
             )
         if target is None:
             for name, hint in self.hints():
