@@ -106,3 +106,29 @@ def test_a_program_launching_two_graphs(write_c, capfd):
     assert [r.name for r in program.roots] == ["multiplier", "adder"]  # launch order
     assert program.run() == 0
     assert capfd.readouterr().out.split() == [str(3 * i + 10) for i in range(8)]
+
+
+def test_return_on_two_paths_and_outputs_written_back(write_c, capfd):
+    source = """#include <stdio.h>
+#include "hpvm.h"
+typedef struct __attribute__((__packed__)) { int x; struct { int y; } out; } In;
+void leaf(int x) {
+  if (x > 3) {
+    __hpvm__return(1, x * 2);
+  } else {
+    __hpvm__return(1, x + 100);
+  }
+}
+void root(int x) { void *l = __hpvm__createNodeND(0, leaf); __hpvm__bindIn(l, 0, 0, 0); __hpvm__bindOut(l, 0, 0, 0); }
+int main(void) {
+  In a = {5}, b = {1};
+  __hpvm__init();
+  __hpvm__wait(__hpvm__launch(0, root, &a));
+  __hpvm__wait(__hpvm__launch(0, root, &b));
+  __hpvm__cleanup();
+  printf("%d %d\\n", a.out.y, b.out.y);
+  return 0;
+}
+"""
+    assert c.compile(write_c(source)).run() == 0
+    assert capfd.readouterr().out == "10 101\n"

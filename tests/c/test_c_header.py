@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from hpvmc_helpers import needs_clang
 
 from hpvm import c
@@ -83,3 +84,19 @@ def test_hpvm_c_is_lazy():
         "import sys, hpvm; assert 'hpvm.c' not in sys.modules; hpvm.c.compile; assert 'hpvm.c' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_without_ziglang_compile_says_so(monkeypatch, tmp_path):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ziglang" else real(name, *a)
+    )
+    assert "ziglang package is not installed" in c.unavailable_reason()
+    path = tmp_path / "p.c"
+    path.write_text("int main(void) { return 0; }\n")
+    with pytest.raises(
+        c.HPVMCError, match=r"cannot compile HPVM-C here: the ziglang package is not installed"
+    ):
+        c.compile(path)

@@ -83,6 +83,7 @@ class GenHPVM:
         self.outputs: dict[str, list[str]] = {}  # node function → its return fields
         self.rewritten: dict[str, list[str]] = {}  # node function → its new lines (define..body)
         self.active: list[str] = []
+        self.returns = 0  # __hpvm__return calls rewritten so far
 
     # -- locations ----------------------------------------------------------------------
     def at(self, line_text: str, fn: Function | None = None) -> str:
@@ -350,9 +351,10 @@ class GenHPVM:
 
     def build_struct(self, call: Call, types: list[str]) -> tuple[str, list[str]]:
         st = "{ " + ", ".join(types) + " }" if types else "{}"
+        self.returns += 1  # (a function may call __hpvm__return on several paths: unique names)
         prev, lines = "poison", []
         for k, a in enumerate(call.args[1:]):
-            name = f"%hpvm.ret.{k}.{id(call) % 100000}"
+            name = f"%hpvm.ret.{self.returns}.{k}"
             lines.append(f"{call.indent}{name} = insertvalue {st} {prev}, {a.type} {a.value}, {k}")
             prev = name
         return (prev if types else "zeroinitializer"), lines
@@ -397,14 +399,11 @@ class GenHPVM:
                 raise self.fail(call.line, fn, f"replication size {k} of __hpvm__createNodeND is a {a.type}; "
                                 "sizes are integers")  # fmt: skip
         which = {0: "createNode", 1: "createNode1D", 2: "createNode2D", 3: "createNode3D"}[dims]  # type: ignore[index]
-        result = f"{self.node_name(fn, call)} = " if call.result else ""
+        result = f"{call.result} = " if call.result else ""
         lines.append(
             f"{call.indent}{result}call ptr @llvm.hpvm.{which}({', '.join([f'ptr {target}', *sizes])}){call.dbg()}"
         )
         return lines
-
-    def node_name(self, fn: Function, call: Call) -> str:
-        return call.result or ""
 
     def node_names(self, fn: Function) -> dict[str, str]:
         """Node handles named as their C variables (``void *add = ...`` → ``%add``) when the

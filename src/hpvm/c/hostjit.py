@@ -35,11 +35,13 @@ _LOCK = threading.Lock()  # one program's host code at a time
 
 @dataclass
 class _Launch:
-    root: str
+    """One ``__hpvm__launch``: the runtime's handle, the argument struct and its layout."""
+
+    struct: ArgStruct
     handle: Any
     args_address: int
     stream: bool
-    popped: list[Any] = field(default_factory=list)
+    popped: list[Any] = field(default_factory=list)  # buffers pop returned: alive until run ends
 
 
 class HostRun:
@@ -103,17 +105,15 @@ class HostRun:
             handle = host().launch(root, None, stream=True, target=self.target)
         else:
             handle = host().launch(root, struct.read(args, self.view), target=self.target)
-        cookie = len(self.launches) + 1
-        self.launches[cookie] = _Launch(struct.root_name, handle, args, bool(is_stream))
-        self._structs_by_cookie = getattr(self, "_structs_by_cookie", {})
-        self._structs_by_cookie[cookie] = struct
+        cookie = len(self.launches) + 1  # what C sees as the graph's handle (never NULL)
+        self.launches[cookie] = _Launch(struct, handle, args, bool(is_stream))
         return cookie
 
     def _launch_of(self, cookie: int, api: str) -> tuple[_Launch, ArgStruct]:
         found = self.launches.get(cookie)
         if found is None:
             raise HPVMCError(f"{api}: the handle is not one __hpvm__launch returned")
-        return found, self._structs_by_cookie[cookie]
+        return found, found.struct
 
     def wait(self, cookie: int) -> None:
         launch, struct = self._launch_of(cookie, "__hpvm__wait")
@@ -129,7 +129,7 @@ class HostRun:
         launch, struct = self._launch_of(cookie, "__hpvm__pop")
         outputs = host().pop(launch.handle)
         buf = ctypes.create_string_buffer(max(struct.out_size, 1))
-        launch.popped.append(buf)  # alive as long as the run: the program reads it after pop
+        launch.popped.append(buf)
         struct.write_outputs(ctypes.addressof(buf), outputs)
         return ctypes.addressof(buf)
 
