@@ -33,6 +33,7 @@ def test_cpp_program_keeps_c_names():
     assert isinstance(leaf, LeafFunction) and isinstance(leaf.body, LLVMBody)
     assert leaf.body.function.startswith("_Z")  # the mangled symbol, in the module text
     assert leaf.location.file.endswith("vector_add.cpp") and leaf.location.line == 15
+    assert program.roots[0].location.line == 23  # the C++ root's definition, not the LLVM text's line
 
 
 def test_two_levels():

@@ -109,7 +109,7 @@ def compile(
             root = from_hpvm_ir(rewritten.node_texts[name], file=str(path))
         except LLVMImportError as e:
             raise _located(e, debug, path, rewritten.node_texts[name]) from None
-        _relocate(root, debug, rewritten.node_texts[name], path)
+        _relocate(root, debug, rewritten.node_texts[name], path, rewritten.c_names)
         roots.append(root)
     return CProgram(path, text, rewritten, roots)
 
@@ -134,13 +134,17 @@ def _located(e: LLVMImportError, debug: DebugInfo, path: Path, text: str) -> HPV
     return HPVMCError(f"{where}: {message}")
 
 
-def _relocate(root: InternalFunction, debug: DebugInfo, text: str, path: Path) -> None:
-    """Node functions located at their C definition (not the line of the LLVM text)."""
+def _relocate(
+    root: InternalFunction, debug: DebugInfo, text: str, path: Path, c_names: dict[str, str]
+) -> None:
+    """Node functions located at their C definition (not the line of the LLVM text);
+    ``c_names``: symbol → C (C++) name, to find a mangled internal function's symbol."""
     from ..errors import SourceLocation
 
     defines = {
         ln.split("@", 1)[1].split("(", 1)[0]: ln for ln in text.splitlines() if ln.startswith("define")
     }
+    symbols = {name: symbol for symbol, name in c_names.items()}
     seen: set[int] = set()
 
     def visit(f: NodeFunction) -> None:
@@ -149,7 +153,7 @@ def _relocate(root: InternalFunction, debug: DebugInfo, text: str, path: Path) -
         seen.add(id(f))
         body = getattr(f, "body", None)
         symbol = getattr(body, "function", None) if isinstance(f, LeafFunction) else None
-        for sym in (symbol, f.name):
+        for sym in (symbol, symbols.get(f.name), f.name):
             line = debug.function_line(defines.get(sym or "", ""))
             if line:
                 f.location = SourceLocation(str(path), line)
