@@ -132,3 +132,59 @@ int main(void) {
 """
     assert c.compile(write_c(source)).run() == 0
     assert capfd.readouterr().out == "10 101\n"
+
+
+QUERIES_AND_ATOMICS = """#include <stdio.h>
+#include "hpvm.h"
+typedef struct __attribute__((__packed__)) { int *v; size_t n; int *old; size_t m; } In;
+void leaf(int *v, size_t n, int *old, size_t m) {
+  __hpvm__attributes(2, v, old, 2, v, old);
+  void *self = __hpvm__getNode();
+  long x = __hpvm__getNodeInstanceID_x(self), y = __hpvm__getNodeInstanceID_y(self);
+  long nx = __hpvm__getNumNodeInstances_x(self), ny = __hpvm__getNumNodeInstances_y(self);
+  v[10 + y * nx + x] = (int)(100 * nx + ny);
+  if (x == 0 && y == 0) {
+    old[0] = __hpvm__atomic_add(&v[0], 5);
+    old[1] = __hpvm__atomic_sub(&v[1], 2);
+    old[2] = __hpvm__atomic_min(&v[2], -4);
+    old[3] = __hpvm__atomic_max(&v[3], 40);
+    old[4] = __hpvm__atomic_xchg(&v[4], 77);
+    old[5] = __hpvm__atomic_and(&v[5], 6);
+    old[6] = __hpvm__atomic_or(&v[6], 9);
+    old[7] = __hpvm__atomic_xor(&v[7], 15);
+    old[8] = __hpvm__atomic_inc(&v[8]);
+    old[9] = __hpvm__atomic_dec(&v[9]);
+  }
+}
+void root(int *v, size_t n, int *old, size_t m) {
+  void *l = __hpvm__createNodeND(2, leaf, 3L, 2L);
+  for (int p = 0; p < 4; p++) __hpvm__bindIn(l, p, p, 0);
+}
+int main(void) {
+  int v[16] = {1, 2, 3, 4, 5, 12, 3, 10, 20, 30}, old[10] = {0};
+  In in = {v, sizeof v, old, sizeof old};
+  __hpvm__init();
+  llvm_hpvm_track_mem(v, sizeof v);
+  llvm_hpvm_track_mem(old, sizeof old);
+  __hpvm__wait(__hpvm__launch(0, root, &in));
+  llvm_hpvm_request_mem(v, sizeof v);
+  llvm_hpvm_request_mem(old, sizeof old);
+  for (int i = 0; i < 16; i++) printf("%d ", v[i]);
+  printf("| ");
+  for (int i = 0; i < 10; i++) printf("%d ", old[i]);
+  llvm_hpvm_untrack_mem(v);
+  llvm_hpvm_untrack_mem(old);
+  __hpvm__cleanup();
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["cpu", "interp"])
+def test_every_query_and_atomic(write_c, capfd, target):
+    assert c.compile(write_c(QUERIES_AND_ATOMICS)).run(target=target) == 0
+    values, old = capfd.readouterr().out.split("|")
+    start = [1, 2, 3, 4, 5, 12, 3, 10, 20, 30]
+    want = [6, 0, -4, 40, 77, 12 & 6, 3 | 9, 10 ^ 15, 21, 29] + [302] * 6
+    assert [int(x) for x in values.split()] == want
+    assert [int(x) for x in old.split()] == start
