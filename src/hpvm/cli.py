@@ -704,7 +704,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ns = build_parser().parse_args(argv)
+    parser = build_parser()
+    ns, extra = parser.parse_known_args(argv)
+    if extra and getattr(ns, "c_command", None) == "run":  # `hpvm c run prog.c --target cpu -- ARGS`
+        ns.args = [*ns.args, *(extra[1:] if extra[0] == "--" else extra)]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(ns.func(ns))
     except HPVMError as e:

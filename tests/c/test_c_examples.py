@@ -62,6 +62,21 @@ def test_vector_add_against_numpy(write_c, capfd):
 def test_cli_run_passes_arguments_and_exit_code(capfd):
     assert cli(["c", "run", str(EXAMPLES / "vector_add.c"), "--", "64"]) == 0
     assert "vector_add: 64 elements, 0 wrong" in capfd.readouterr().out
+    assert cli(["c", "run", str(EXAMPLES / "vector_add.c"), "--target", "interp", "--", "9"]) == 0
+    assert "vector_add: 9 elements, 0 wrong" in capfd.readouterr().out
+    assert cli(["c", "run", str(EXAMPLES / "vector_add.c"), "-D", "UNUSED=1", "5"]) == 0
+    assert "vector_add: 5 elements, 0 wrong" in capfd.readouterr().out
+
+
+def test_cli_exit_code_is_mains(write_c):
+    path = write_c(
+        '#include "hpvm.h"\nvoid leaf(int x) { }\n'
+        "void root(int x) { void *l = __hpvm__createNodeND(0, leaf); __hpvm__bindIn(l, 0, 0, 0); }\n"
+        "int main(void) { return 3; }\n"
+    )
+    assert cli(["c", "run", str(path)]) == 3
+    with pytest.raises(SystemExit):
+        cli(["show", "--bogus", "x"])
 
 
 TWO_GRAPHS = """#include <stdio.h>
