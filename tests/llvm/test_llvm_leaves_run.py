@@ -498,3 +498,14 @@ def test_streaming_launch_with_llvm_leaves(target: str) -> None:
     assert [tuple(int(v) for v in g) for g in got] == [
         ((x + 1) * 2 + 1000 * (x + 1), x + 1) for x in range(20)
     ]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_strided_view_passed_to_an_llvm_leaf_is_an_error_naming_it(target: str) -> None:
+    root = llvm.from_hpvm_ir(_imported_text("saxpy_1d"))
+    base = np.arange(16, dtype=np.float32)
+    y = np.ones(8, dtype=np.float32)
+    with pytest.raises(HPVMError, match=r"p_saxpy.*C-contiguous"):
+        _run(root, (base[::2], y, np.float32(2)), target)
+    _run(root, (base[:8].copy(), y, np.float32(2)), target)  # the same, contiguous
+    np.testing.assert_array_equal(y, 1 + 2 * np.arange(8))

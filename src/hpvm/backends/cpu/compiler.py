@@ -184,7 +184,8 @@ class CompiledProgram:
 
     def describe_error(self, error: Exception) -> CompileError:
         """A ``CompileError`` naming the leaf and line Numba failed on, from Numba's message."""
-        leaves = [clone.user for clone in self.clones.values()]
+        # (LLVM leaves have no Python lines to point at: their errors name them in the text)
+        leaves = [clone.user for clone in self.clones.values() if clone.user.body_kind != LLVM]
         return describe_numba_error(error, leaves, "cpu", "Numba", f"graph '{self.root.name}'")
 
     def pool_args(self, pool: Pool | None) -> tuple[Any, ...]:

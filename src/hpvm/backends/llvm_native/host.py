@@ -105,7 +105,9 @@ def pack(params: Sequence[Any], values: Sequence[Any]) -> np.ndarray:
         if isinstance(ptype, ArrayType):
             arr = value
             if not arr.flags.c_contiguous:
-                raise ValueError("an LLVM leaf takes C-contiguous arrays")
+                raise ValueError(
+                    "an LLVM leaf takes C-contiguous arrays, and this one is a strided view; pass np.ascontiguousarray(...)"
+                )
             slots += [(np.int64, arr.ctypes.data), (np.int64, arr.nbytes)]
             if ptype.rank > 1:
                 slots += [(np.int64, e) for e in arr.shape]

@@ -261,8 +261,22 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
             passed.append(name)
     outputs, first = _outputs(leaf, params, 0)
     ret = "return " + (outputs[0] if len(outputs) == 1 else "(" + "".join(o + ", " for o in outputs) + ")")
+    # LLVM code indexes (pointer, byte size[, extents]) memory: a strided view would be read
+    # wrong. (Numba folds the test away for arrays it types as C-contiguous.)
+    checks = []
+    for name, p in zip(params, leaf.params):
+        if isinstance(p.type, ArrayType):
+            message = repr(
+                f"leaf '{leaf.name}' ({leaf.location}): port '{p.name}' of an LLVM leaf takes a "
+                "C-contiguous array, and this one is a strided view; pass np.ascontiguousarray(...)"
+            )
+            checks += [
+                f"    if not {name}.flags.c_contiguous:",
+                f"        raise __hpvm_LaunchError({message})",
+            ]
     lines = [
         f"def {symbol}({', '.join([*params, '__hpvm_ctx'])}):",
+        *checks,
         f"    __r = {symbol}_native(({''.join(a + ', ' for a in passed)}), __hpvm_ctx)",
         *_unpack_lines(leaf, params, first),
         "    " + (ret if outputs else "return None"),
@@ -278,6 +292,7 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
         )
         lines = [
             f"def {symbol}_group({', '.join([*params, '__hpvm_parent', '__ex', '__ey', '__ez', '__dims'])}):",
+            *checks,
             f"    __r = {symbol}_group_native(({''.join(a + ', ' for a in passed)}), __hpvm_parent, __ex, __ey, __ez, __dims)",
             "    if __r[0] != 0:",
             f"        raise __hpvm_LaunchError({message})",
