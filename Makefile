@@ -11,7 +11,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[cpu,cuda,opencl,tensor,dist,dev]"
+	$(BIN)/python -m pip install -q -e ".[cpu,cuda,opencl,tensor,dist,c,dev]"
 	./tools/install-opencl-driver.sh
 	touch $(STAMP)
 

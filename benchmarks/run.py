@@ -40,7 +40,9 @@ cuda,opencl``: ``benchmarks/gpu.py``), svm (the Streaming Virtual Machine: a Mov
 matrix multiply over a 4×4 group — on cpu beside the same loops hand-written in Numba, and
 their cold compile times: ``benchmarks/hbir.py``), llvm (vector add, sgemm and the 3-D
 stencil exported to LLVM, imported and run on cpu with LLVM leaves beside their Python
-leaves, ≤ 1.10×; export/import time of edge detection: ``benchmarks/llvm_bench.py``).
+leaves, ≤ 1.10×; export/import time of edge detection: ``benchmarks/llvm_bench.py``), c
+(HPVM-C: ``examples/c/sgemm.c``'s graph on cpu beside hand-written Numba and clang -O3
+single-threaded, and ``c.compile`` plus first run of each example: ``benchmarks/c_bench.py``).
 
 ``--quick`` uses smaller sizes where it matters (sgemm 256³, 256² frames) and fewer
 samples; ``--tiny`` uses sizes the interpreter can run, to check the harness itself.
@@ -78,6 +80,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import baselines  # noqa: E402
+import c_bench  # noqa: E402
 import kernels  # noqa: E402
 import llvm_bench  # noqa: E402
 import plots  # noqa: E402
@@ -964,6 +967,7 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "svm": svm_bench.bench_svm,  # the Streaming VM: Move, Python/compiled pipelines, HLC mapping (svm_bench.py)
     "hbir": hbir_bench.bench_hbir,  # HBIR programs on cpu beside hand-written Numba, compile time (benchmarks/hbir.py)
     "llvm": llvm_bench.bench_llvm,  # LLVM leaves beside Python leaves on cpu, export/import time (llvm_bench.py)
+    "c": c_bench.bench_c,  # HPVM-C sgemm on cpu beside Numba and clang -O3, compile per example (benchmarks/c_bench.py)
 }
 KERNEL_ROWS = (
     "vadd",

@@ -114,11 +114,12 @@ _LAZY_MODULES = {
     "hbir": "the HBIR front end loads lark",
     "llvm": "the LLVM front end loads llvmlite (and Numba to export leaves)",
     "svm": "the Streaming Virtual Machine loads its runtime and, for metadata, pydantic",
+    "c": "the HPVM-C front end loads llvmlite (and runs clang when it compiles)",
 }
 
 
 def __getattr__(name: str) -> object:
-    """``hpvm.hbir``, ``hpvm.llvm`` and ``hpvm.svm`` are imported on first use, so that ``import hpvm`` stays
+    """``hpvm.hbir``, ``hpvm.llvm``, ``hpvm.c`` and ``hpvm.svm`` are imported on first use, so that ``import hpvm`` stays
     cheap (see ``_LAZY_MODULES`` for what each would load); ``from hpvm import svm`` works
     as usual."""
     if name in _LAZY_MODULES:

@@ -7,7 +7,8 @@ internal node function that no other internal node uses, or a program object who
 ``.root`` is one (``program = hpvm.tensor.from_torch(model, x)``), at the module's top
 level. ``hpvm hbir check|run|show|lower FILE`` does the same for HammerBlade IR programs
 (docs/hbir.md), ``hpvm llvm export|import`` writes and reads HPVM IR in LLVM form
-(docs/llvm.md). Every mistake — in the command line, in the user's file, or writing an output —
+(docs/llvm.md), ``hpvm c run|show|lower FILE`` compiles and runs HPVM-C programs
+(docs/hpvm-c.md). Every mistake — in the command line, in the user's file, or writing an output —
 is printed as ``error: <message>`` naming the file (and line), with exit status 1.
 """
 
@@ -403,6 +404,91 @@ def _hbir_parser(sub: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------
+# hpvm c run|show|lower FILE (docs/hpvm-c.md)
+
+
+def _c_program(ns: argparse.Namespace) -> Any:
+    from . import c
+
+    return c.compile(ns.file, defines=ns.define, include_dirs=ns.include)
+
+
+def cmd_c_run(ns: argparse.Namespace) -> int:
+    import hpvm
+
+    program = _c_program(ns)
+    try:
+        return program.run(list(ns.args), target=ns.target)
+    finally:
+        hpvm.cleanup()
+
+
+def cmd_c_lower(ns: argparse.Namespace) -> int:
+    from .ir.printer import print_program
+
+    program = _c_program(ns)
+    for root in program.roots:
+        print(print_program(root, bodies=ns.bodies), end="")
+    return 0
+
+
+def cmd_c_show(ns: argparse.Namespace) -> int:
+    from .viz import render, to_dot
+
+    program = _c_program(ns)
+    roots = program.roots
+    if ns.root is not None:
+        roots = [r for r in roots if r.name == ns.root]
+        if not roots:
+            names = ", ".join(r.name for r in program.roots)
+            raise CLIError(f"{ns.file}: no root named {ns.root!r}; its roots are {names}")
+    root = roots[0]
+    if ns.output is None or ns.output.endswith(".dot"):
+        text = to_dot(root)
+        if ns.output is None:
+            print(text)
+        else:
+            with _writing(Path(ns.output)):
+                Path(ns.output).write_text(text, encoding="utf-8")
+            print(f"wrote {ns.output}")
+        return 0
+    with _writing(Path(ns.output)):
+        render(root, ns.output, engine=ns.engine)
+    print(f"wrote {ns.output}")
+    return 0
+
+
+def _c_parser(sub: Any) -> None:
+    cmd = sub.add_parser("c", help="HPVM-C programs (.c, .cpp): run, show, lower")
+    cmds = cmd.add_subparsers(dest="c_command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("file", help="an HPVM-C program (.c; .cpp/.cc for C++)")
+        p.add_argument(
+            "-D", dest="define", action="append", default=[], metavar="NAME[=VALUE]", help="a macro"
+        )
+        p.add_argument(
+            "-I", dest="include", action="append", default=[], metavar="DIR", help="a header folder"
+        )
+
+    run = cmds.add_parser("run", help="compile and run the program's main; its exit code is the command's")
+    common(run)
+    run.add_argument("--target", help="the back end of its graphs (cpu, the default, runs LLVM leaves)")
+    run.add_argument("args", nargs="*", help="the program's arguments (after --)")
+    run.set_defaults(func=cmd_c_run)
+    show = cmds.add_parser("show", help="draw a graph of the program (DOT, SVG, PNG)")
+    common(show)
+    show.add_argument("--root", help="which root (default: the first one main launches)")
+    show.add_argument("-o", "--output", help="out.svg / out.png / out.pdf / out.dot (default: DOT to stdout)")
+    show.add_argument("--engine", choices=("dot", "python"), help="renderer (default: Graphviz if installed)")
+    show.set_defaults(func=cmd_c_show)
+    lower = cmds.add_parser("lower", help="print the program's graphs in hpvm's text form")
+    common(lower)
+    lower.add_argument("--bodies", action="store_true", help="with the leaves' LLVM code")
+    lower.set_defaults(func=cmd_c_lower)
+
+
+# ---------------------------------------------------------------------------------------
 # hpvm llvm export|import|opt (docs/llvm.md)
 
 
@@ -588,6 +674,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.set_defaults(func=cmd_verify)
     _hbir_parser(sub)
     _llvm_parser(sub)
+    _c_parser(sub)
 
     svm_cmd = sub.add_parser("svm", help="the Streaming Virtual Machine (docs/svm.md)")
     svm_sub = svm_cmd.add_subparsers(dest="svm_command", required=True)
@@ -617,7 +704,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ns = build_parser().parse_args(argv)
+    parser = build_parser()
+    ns, extra = parser.parse_known_args(argv)
+    if extra and getattr(ns, "c_command", None) == "run":  # `hpvm c run prog.c --target cpu -- ARGS`
+        ns.args = [*ns.args, *(extra[1:] if extra[0] == "--" else extra)]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(ns.func(ns))
     except HPVMError as e:

@@ -1,0 +1,203 @@
+"""HPVM-C on the ``cpu`` back end (issue 15's benchmark rows): ``run.py --only c``, or
+``python benchmarks/c_bench.py``.
+
+- sgemm: ``examples/c/sgemm.c``'s graph (Parboil's tiled sgemm: 2-D grid of groups, an
+  allocation node, barriers) launched on cpu, beside the hand-written Numba of the same
+  loops (``baselines.sgemm_tiled``, parallel) and the plain C loops compiled by clang -O3
+  into a shared library, single-threaded (i-k-j order, which clang vectorizes). The
+  HPVM-C time is ``hpvm.launch`` + ``wait`` of the program's root on tracked arrays
+  (what ``__hpvm__launch`` / ``__hpvm__wait`` cost inside ``main``, without ``main``'s own
+  set-up and reference loop); the result is checked against NumPy first.
+- compile: ``c.compile`` (clang, rewrite, import) of each example, and its first
+  ``run`` (the cpu back end compiling the graph, and main's own work).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import hpvm
+from hpvm import c
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "c"
+TILE = 8  # examples/c/sgemm.c's TILE
+
+C_SGEMM = """
+void sgemm(int m, int n, int k, const float *a, const float *b, float *c, float alpha, float beta) {
+  for (int i = 0; i < m; i++) {
+    float row[n];
+    for (int j = 0; j < n; j++) row[j] = 0.0f;
+    for (int p = 0; p < k; p++) {
+      float x = a[i * k + p];
+      for (int j = 0; j < n; j++) row[j] += x * b[p * n + j];
+    }
+    for (int j = 0; j < n; j++) c[i * n + j] = alpha * row[j] + beta * c[i * n + j];
+  }
+}
+"""
+
+
+def clang_sgemm(tmp: Path) -> Any:
+    """The C loops above, clang -O3, as a ctypes function."""
+    src, lib = tmp / "sgemm.c", tmp / "libsgemm.so"
+    src.write_text(C_SGEMM)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ziglang",
+            "cc",
+            "-O3",
+            "-march=native",
+            "-shared",
+            "-fPIC",
+            str(src),
+            "-o",
+            str(lib),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    fn = ctypes.CDLL(str(lib)).sgemm
+    f32p = ctypes.POINTER(ctypes.c_float)
+    fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, f32p, f32p, f32p, ctypes.c_float, ctypes.c_float]
+    return fn
+
+
+def median_time(fn: Any, samples: int) -> float:
+    times = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure_sgemm(n: int, samples: int) -> dict[str, float]:
+    """Median seconds of each implementation at n³ (after checking each against NumPy)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import baselines
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    c0 = rng.standard_normal((n, n), dtype=np.float32)
+    alpha, beta = np.float32(1.5), np.float32(0.5)
+    want = alpha * (a.astype(np.float64) @ b) + beta * c0
+
+    root = c.compile(EXAMPLES / "sgemm.c").roots[0]
+    ch = c0.copy()
+    hpvm.init()
+    views = [x.reshape(-1).view(np.uint8) for x in (a, b, ch)]
+    for v in views:
+        hpvm.track_memory(v)
+    args = (*views, n, n, n, alpha, beta, TILE * TILE * 4)
+
+    def run_hpvm() -> None:
+        hpvm.wait(hpvm.launch(root, args, target="cpu"))
+
+    run_hpvm()
+    hpvm.request_memory(views[2])
+    np.testing.assert_allclose(ch, want, rtol=1e-3, atol=1e-2)
+
+    cn = c0.copy()
+    baselines.sgemm_tiled(a, b, cn, alpha, beta, TILE)
+    np.testing.assert_allclose(cn, want, rtol=1e-3, atol=1e-2)
+
+    with tempfile.TemporaryDirectory(prefix="hpvm-c-bench-") as tmp:
+        fn = clang_sgemm(Path(tmp))
+        cc = c0.copy()
+        f32p = ctypes.POINTER(ctypes.c_float)
+        ptrs = [x.ctypes.data_as(f32p) for x in (a, b, cc)]
+        fn(n, n, n, *ptrs, alpha, beta)
+        np.testing.assert_allclose(cc, want, rtol=1e-3, atol=1e-2)
+        result = {
+            "HPVM-C cpu": median_time(run_hpvm, samples),
+            "Numba": median_time(lambda: baselines.sgemm_tiled(a, b, cn, alpha, beta, TILE), samples),
+            "clang -O3 (1 thread)": median_time(lambda: fn(n, n, n, *ptrs, alpha, beta), samples),
+        }
+    for v in views:
+        hpvm.untrack_memory(v)
+    return result
+
+
+def compile_times() -> dict[str, dict[str, float]]:
+    """Per example: ``c.compile`` seconds, and its first ``run`` (graph compile + main)."""
+    out = {}
+    for path in sorted(EXAMPLES.glob("*.c*")):
+        start = time.perf_counter()
+        program = c.compile(path)
+        compiled = time.perf_counter() - start
+        code = program.run([])
+        out[path.name] = {
+            "compile_s": compiled,
+            "first_run_s": time.perf_counter() - start - compiled,
+            "exit": code,
+        }
+        hpvm.cleanup()
+    return out
+
+
+def sizes(tiny: bool, quick: bool) -> int:
+    return 32 if tiny else 128 if quick else 256
+
+
+def bench_c(ctx: Any) -> list[Any]:
+    """``run.py``'s ``c`` rows: sgemm three ways, then compile time per example."""
+    harness = sys.modules[type(ctx).__module__]
+    Row, fmt_time = harness.Row, harness.fmt_time
+    n = sizes(ctx.sizes.vadd < (1 << 16), ctx.sizes.sgemm < 1024)
+    row = Row("HPVM-C sgemm (examples/c/sgemm.c)", f"{n}³ float32")
+    if "cpu" not in ctx.targets:
+        row.measure = "not run: needs --targets cpu"
+        return [row]
+    med = measure_sgemm(n, 3)
+    row.hpvm["cpu"] = fmt_time(med["HPVM-C cpu"])
+    row.numba = fmt_time(med["Numba"])
+    row.measure = (
+        f"cpu/Numba {med['HPVM-C cpu'] / med['Numba']:.2f}×; clang -O3 1 thread "
+        f"{fmt_time(med['clang -O3 (1 thread)'])}"
+    )
+    row.data = {f"{k}_s": v for k, v in med.items()}
+    rows = [row]
+    for name, t in compile_times().items():
+        r = Row(f"HPVM-C compile, {name}", "—")
+        r.hpvm["cpu"] = fmt_time(t["compile_s"])
+        r.measure = (
+            f"c.compile {fmt_time(t['compile_s'])}; 1st run {fmt_time(t['first_run_s'])} (exit {t['exit']})"
+        )
+        r.data = t
+        rows.append(r)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="sgemm 128³ (default 256³)")
+    parser.add_argument("--tiny", action="store_true", help="sgemm 32³: checks the harness")
+    parser.add_argument("--samples", type=int, default=3)
+    ns = parser.parse_args(argv)
+    n = sizes(ns.tiny, ns.quick)
+    med = measure_sgemm(n, ns.samples)
+    print(f"sgemm {n}³: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in med.items()))
+    for name, t in compile_times().items():
+        print(
+            f"{name}: c.compile {t['compile_s']:.2f} s, first run {t['first_run_s']:.2f} s, exit {t['exit']}"
+        )
+    hpvm.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

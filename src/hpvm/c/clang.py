@@ -1,0 +1,64 @@
+"""Clang, as the ``ziglang`` package ships it: C or C++ source to LLVM IR text.
+
+HPVM's tool chain starts with clang too (``-emit-llvm``); we use zig's bundled clang so no
+system compiler is needed. ``-O1`` gives the SSA form the rewrite reads (no allocas around
+the ``__hpvm__*`` calls), ``-g`` the line of every call for error messages, and
+``-fno-discard-value-names`` keeps the C names of parameters and node handles, which become
+port and node names. Zig defines ``NDEBUG`` at ``-O1`` and above; ``-UNDEBUG`` keeps the
+program's ``assert``s on.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from .errors import HPVMCError
+
+INCLUDE_DIR = Path(__file__).parent / "include"
+CXX_SUFFIXES = frozenset({".cpp", ".cc", ".cxx", ".C", ".c++"})
+BASE_FLAGS = ("-S", "-emit-llvm", "-O1", "-g", "-fno-discard-value-names", "-UNDEBUG")
+
+
+def include_dir() -> str:
+    """The folder holding ``hpvm.h`` (pass it as ``-I``; ``compile`` always does)."""
+    return str(INCLUDE_DIR)
+
+
+def unavailable_reason() -> str | None:
+    """Why clang cannot run here (the ``ziglang`` package is missing), or ``None``."""
+    if importlib.util.find_spec("ziglang") is None:
+        return "the ziglang package is not installed (pip install 'hpvm[c]')"
+    return None
+
+
+def to_llvm(
+    path: Path, defines: Sequence[str] = (), include_dirs: Sequence[str] = (), flags: Sequence[str] = ()
+) -> str:
+    """The LLVM IR text clang makes of ``path``; ``HPVMCError`` with clang's messages if it
+    fails. ``defines``: ``NAME`` or ``NAME=VALUE``."""
+    reason = unavailable_reason()
+    if reason is not None:
+        raise HPVMCError(f"{path}: cannot compile HPVM-C here: {reason}")
+    if not path.is_file():
+        raise HPVMCError(f"{path}: no such file; give the path of a C or C++ source file")
+    driver = "c++" if path.suffix in CXX_SUFFIXES else "cc"
+    with tempfile.TemporaryDirectory(prefix="hpvm-c-") as tmp:
+        out = Path(tmp) / "out.ll"
+        cmd = [sys.executable, "-m", "ziglang", driver, *BASE_FLAGS, f"-I{INCLUDE_DIR}"]
+        cmd += [f"-I{d}" for d in include_dirs] + [f"-D{d}" for d in defines] + list(flags)
+        cmd += [str(path), "-o", str(out)]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0 or not out.is_file():
+            messages = "\n".join(
+                line for line in done.stderr.splitlines() if "argument unused during compilation" not in line
+            )
+            raise HPVMCError(f"{path}: clang could not compile it:\n{messages.strip()}")
+        return out.read_text()
+
+
+__all__ = ["include_dir", "to_llvm", "unavailable_reason"]

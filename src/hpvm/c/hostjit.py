@@ -1,0 +1,282 @@
+"""Running an HPVM-C program's host code: its ``main``, JIT-compiled by llvmlite, with the
+HPVM-C host calls answered by hpvm's runtime.
+
+Each host call (``__hpvm__init``, ``__hpvm__launch``, ``llvm_hpvm_track_mem``...) is a
+ctypes callback registered under its C name (``llvmlite.binding.add_symbol``), so the
+program's own machine code calls into the runtime (``hpvm.ir.host``: this front end sits
+below the runtime and reaches it through that interface). Node functions are not compiled
+here — their bodies become ``unreachable``; the graph they describe runs on hpvm's back ends.
+
+``main`` runs on a thread of its own: when a host call fails (an untracked array, an error
+in a node surfacing at ``__hpvm__wait``) there is no way to unwind the C frames, so that
+thread is parked for good and ``run`` raises the error. One program runs at a time in a
+process (the callbacks are process-wide symbols).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import HPVMError
+from ..ir.host import host
+from .argstruct import ArgStruct, byte_view
+from .errors import HPVMCError
+from .module import Module
+
+_VOIDP = ctypes.c_void_p
+_LOCK = threading.Lock()  # one program's host code at a time
+
+
+@dataclass
+class _Launch:
+    """One ``__hpvm__launch``: the runtime's handle, the argument struct and its layout."""
+
+    struct: ArgStruct
+    handle: Any
+    args_address: int
+    stream: bool
+    popped: list[Any] = field(default_factory=list)  # buffers pop returned: alive until run ends
+
+
+class HostRun:
+    """The state of one run of ``main``: tracked views, launches, the first error."""
+
+    def __init__(self, structs: dict[int, ArgStruct], roots: dict[int, Any], target: str):
+        self.structs = structs  # root function address → its argument struct
+        self.roots = roots  # root function address → hpvm root node function
+        self.target = target
+        self.views: dict[int, np.ndarray] = {}
+        self.launches: dict[int, _Launch] = {}
+        self.error: BaseException | None = None
+        self.failed = threading.Event()
+
+    def view(self, address: int, size: int) -> np.ndarray:
+        """The array of C memory at ``address``: the tracked view when there is one."""
+        known = self.views.get(address)
+        if known is not None and known.nbytes == size:
+            return known
+        return byte_view(address, size)
+
+    # -- the host calls ------------------------------------------------------------
+    def init(self) -> None:
+        host().init()
+
+    def cleanup(self) -> None:
+        host().cleanup()
+        self.views.clear()
+
+    def track(self, address: int, size: int) -> None:
+        arr = byte_view(address, size)
+        self.views[address] = arr
+        host().track_memory(arr)
+
+    def untrack(self, address: int) -> None:
+        arr = self.views.pop(address, None)
+        if arr is None:
+            raise HPVMCError(
+                f"llvm_hpvm_untrack_mem({address:#x}): that pointer is not tracked; track it with "
+                "llvm_hpvm_track_mem(ptr, bytes) first"
+            )
+        host().untrack_memory(arr)
+
+    def request(self, address: int, size: int) -> None:
+        arr = self.views.get(address)
+        if arr is None:
+            raise HPVMCError(
+                f"llvm_hpvm_request_mem({address:#x}, {size}): that pointer is not tracked; track it "
+                "with llvm_hpvm_track_mem(ptr, bytes) first"
+            )
+        host().request_memory(arr)
+
+    def launch(self, is_stream: int, fn: int, args: int) -> int:
+        root = self.roots.get(fn)
+        if root is None:
+            raise HPVMCError(
+                "__hpvm__launch: its second argument is not a root node function of this program"
+            )
+        struct = self.structs[fn]
+        if is_stream:
+            handle = host().launch(root, None, stream=True, target=self.target)
+        else:
+            handle = host().launch(root, struct.read(args, self.view), target=self.target)
+        cookie = len(self.launches) + 1  # what C sees as the graph's handle (never NULL)
+        self.launches[cookie] = _Launch(struct, handle, args, bool(is_stream))
+        return cookie
+
+    def _launch_of(self, cookie: int, api: str) -> tuple[_Launch, ArgStruct]:
+        found = self.launches.get(cookie)
+        if found is None:
+            raise HPVMCError(f"{api}: the handle is not one __hpvm__launch returned")
+        return found, found.struct
+
+    def wait(self, cookie: int) -> None:
+        launch, struct = self._launch_of(cookie, "__hpvm__wait")
+        outputs = host().wait(launch.handle)
+        if not launch.stream and outputs is not None and launch.args_address:
+            struct.write_outputs(launch.args_address + struct.out_start, outputs)
+
+    def push(self, cookie: int, args: int) -> None:
+        launch, struct = self._launch_of(cookie, "__hpvm__push")
+        host().push(launch.handle, struct.read(args, self.view))
+
+    def pop(self, cookie: int) -> int:
+        launch, struct = self._launch_of(cookie, "__hpvm__pop")
+        outputs = host().pop(launch.handle)
+        buf = ctypes.create_string_buffer(max(struct.out_size, 1))
+        launch.popped.append(buf)
+        struct.write_outputs(ctypes.addressof(buf), outputs)
+        return ctypes.addressof(buf)
+
+
+_current: HostRun | None = None
+
+
+def _guard(fn: Callable[..., Any], default: Any = None) -> Callable[..., Any]:
+    """A callback body: errors are kept and the C thread parked (see the module docstring)."""
+
+    def call(*args: Any) -> Any:
+        run = _current
+        if run is None:
+            return default
+        try:
+            return fn(run, *args)
+        except BaseException as e:  # noqa: BLE001 - C frames cannot unwind: hand it to run()
+            run.error = e
+            run.failed.set()
+            threading.Event().wait()  # parked for good
+            return default
+
+    return call
+
+
+_CALLBACKS: dict[str, Any] = {}
+
+
+def _register() -> None:
+    """Create the callbacks once and register them as process symbols."""
+    if _CALLBACKS:
+        return
+    import llvmlite.binding as llvm
+
+    specs: dict[str, tuple[Any, Callable[..., Any]]] = {
+        "__hpvm__init": (ctypes.CFUNCTYPE(None), lambda r: r.init()),
+        "__hpvm__cleanup": (ctypes.CFUNCTYPE(None), lambda r: r.cleanup()),
+        "llvm_hpvm_track_mem": (ctypes.CFUNCTYPE(None, _VOIDP, ctypes.c_size_t), lambda r, p, n: r.track(p or 0, n)),
+        "llvm_hpvm_untrack_mem": (ctypes.CFUNCTYPE(None, _VOIDP), lambda r, p: r.untrack(p or 0)),
+        "llvm_hpvm_request_mem": (ctypes.CFUNCTYPE(None, _VOIDP, ctypes.c_size_t), lambda r, p, n: r.request(p or 0, n)),
+        "__hpvm__launch": (
+            ctypes.CFUNCTYPE(_VOIDP, ctypes.c_uint, _VOIDP, _VOIDP),
+            lambda r, s, f, a: r.launch(s, f or 0, a or 0),
+        ),
+        "__hpvm__wait": (ctypes.CFUNCTYPE(None, _VOIDP), lambda r, h: r.wait(h or 0)),
+        "__hpvm__push": (ctypes.CFUNCTYPE(None, _VOIDP, _VOIDP), lambda r, h, a: r.push(h or 0, a or 0)),
+        "__hpvm__pop": (ctypes.CFUNCTYPE(_VOIDP, _VOIDP), lambda r, h: r.pop(h or 0)),
+    }  # fmt: skip
+    for name, (proto, body) in specs.items():
+        cb = proto(_guard(body))
+        _CALLBACKS[name] = cb
+        llvm.add_symbol(name, ctypes.cast(cb, _VOIDP).value)
+
+
+def host_text(text: str, node_functions: set[str]) -> str:
+    """The module with every node function's body replaced by ``unreachable``: host code only."""
+    module = Module.parse(text)
+    lines = list(module.lines)
+    for fn in sorted(module.functions.values(), key=lambda f: -f.start):
+        if fn.name in node_functions:
+            lines[fn.start : fn.end + 1] = [fn.define, "  unreachable", "}"]
+    return "\n".join(lines) + "\n"
+
+
+class HostProgram:
+    """The JIT-compiled host code of one program (compiled on first run, then kept)."""
+
+    def __init__(self, text: str, file: str):
+        self.text = text
+        self.file = file
+        self._engine: Any = None
+
+    def engine(self) -> Any:
+        if self._engine is None:
+            import llvmlite.binding as llvm
+
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            _register()
+            try:
+                module = llvm.parse_assembly(self.text)
+                module.verify()
+            except RuntimeError as e:
+                raise HPVMCError(f"{self.file}: the host code does not verify as LLVM IR: {e}") from None
+            machine = llvm.Target.from_default_triple().create_target_machine(jit=True)
+            module.triple = llvm.get_process_triple()
+            engine = llvm.create_mcjit_compiler(module, machine)
+            try:
+                engine.finalize_object()
+            except RuntimeError as e:
+                raise HPVMCError(f"{self.file}: the host code cannot be linked here: {e}") from None
+            self._module = module
+            self._engine = engine
+        return self._engine
+
+    def address(self, name: str) -> int:
+        return int(self.engine().get_function_address(name))
+
+    def run_main(
+        self,
+        argv: Sequence[str],
+        structs: dict[int, ArgStruct],
+        roots: dict[int, Any],
+        target: str,
+        nargs: int,
+    ) -> int:
+        """Run ``main(argc, argv)`` (or ``main()``); its exit code."""
+        global _current
+        main = self.address("main")
+        if not main:
+            raise HPVMCError(f"{self.file}: no main function; an HPVM-C program's host code starts at main")
+        words = [self.file, *argv]
+        c_argv = (ctypes.c_char_p * (len(words) + 1))(*[w.encode() for w in words], None)
+        proto = (
+            ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
+            if nargs
+            else ctypes.CFUNCTYPE(ctypes.c_int)
+        )
+        fn = proto(main)
+        with _LOCK:
+            run = HostRun(structs, roots, target)
+            _current = run
+            result: list[int] = []
+            done = threading.Event()
+
+            def go() -> None:
+                result.append(fn(len(words), ctypes.cast(c_argv, ctypes.c_void_p)) if nargs else fn())
+                done.set()
+
+            thread = threading.Thread(target=go, name=f"hpvm-c main of {self.file}", daemon=True)
+            thread.start()
+            while not done.wait(0.05):
+                if run.failed.is_set():
+                    break
+            _flush()
+            _current = None
+        if run.error is not None:
+            err = run.error
+            if isinstance(err, HPVMError):
+                raise type(err)(f"{self.file}: while main ran: {err}") if isinstance(err, HPVMCError) else err
+            raise HPVMCError(f"{self.file}: a host call failed: {type(err).__name__}: {err}") from err
+        return int(result[0]) & 0xFF
+
+
+def _flush() -> None:
+    """Flush C's stdio buffers, so the program's output is out when run returns."""
+    ctypes.CDLL(None).fflush(None)
+
+
+__all__ = ["HostProgram", "HostRun", "host_text"]
