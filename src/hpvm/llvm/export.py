@@ -194,10 +194,11 @@ def _struct(types: list[PortType]) -> str:
     return "{ " + ", ".join(fields) + " }" if fields else "{}"
 
 
-def _params(fn: NodeFunction) -> list[str]:
+def _params(fn: NodeFunction, named: bool = True) -> list[str]:
+    """The ABI parameters of ``fn``'s LLVM function. Unnamed (a declaration's, PREPARE's),
+    each carries its name as ``"hpvm.arg"``: LLVM keeps no names on declarations."""
     out = []
-    for p in fn.params:
-        first = abi.llvm_types(p.type)[0]
+    for (first, name), p in zip(_leading(fn), fn.params):
         attrs = []
         if isinstance(p.type, ArrayType):
             attrs += [_attr("in")] if p.name in fn.ins else []
@@ -205,17 +206,56 @@ def _params(fn: NodeFunction) -> list[str]:
         attrs.append(_attr("hpvm.port", str(p.type)))
         if p.layout is not None:
             attrs.append(_attr("hpvm.layout", str(p.layout)))
-        out.append(f"{first} {' '.join(attrs)} %{abi.quote(p.name)}")
-        if isinstance(p.type, ArrayType):
-            out.append(f"i64 {_attr('hpvm.size')} %{abi.quote(p.name + '.size')}")
-            if p.type.rank > 1:
-                out += [
-                    f"i64 {_attr('hpvm.extent')} %{abi.quote(f'{p.name}.d{a}')}" for a in range(p.type.rank)
-                ]
+        out.append(_param(first, attrs, name, named))
+        for t, extra in abi_args(fn)[len(out) : len(out) + abi.arity(p.type) - 1]:
+            key = "hpvm.size" if extra.endswith(".size") else "hpvm.extent"
+            out.append(_param(t, [_attr(key)], extra, named))
     return out
 
 
-def _header(fn: NodeFunction, refs: dict[int, str], ret: str, kind: str) -> str:
+def _leading(fn: NodeFunction) -> list[tuple[str, str]]:
+    """(LLVM type, name) of the first ABI argument of each port."""
+    args = abi_args(fn)
+    return [args[k] for k in abi.leading_indices([p.type for p in fn.params])]
+
+
+def _param(t: str, attrs: list[str], name: str, named: bool) -> str:
+    if named:
+        return f"{t} {' '.join(attrs)} %{abi.quote(name)}"
+    return f"{t} {' '.join([*attrs, _attr('hpvm.arg', name)])}"
+
+
+def abi_args(fn: NodeFunction) -> list[tuple[str, str]]:
+    """(LLVM type, name) of every ABI argument of ``fn``, in order: ``x``, ``x.size``,
+    ``x.d0``… for an array ``x``."""
+    out = []
+    for p in fn.params:
+        names = [p.name] + ([p.name + ".size"] if isinstance(p.type, ArrayType) else [])
+        if isinstance(p.type, ArrayType) and p.type.rank > 1:
+            names += [f"{p.name}.d{a}" for a in range(p.type.rank)]
+        out += list(zip(abi.llvm_types(p.type), names))
+    return out
+
+
+def fields(types: list[PortType]) -> list[str]:
+    """The LLVM fields of a struct of ports (a node function's outputs)."""
+    return [t for p in types for t in abi.llvm_types(p)]
+
+
+def definition(fn: NodeFunction, refs: dict[int, str]) -> str:
+    """The ``define`` line of ``fn``'s node function, as the export writes it."""
+    kind = "leaf" if isinstance(fn, LeafFunction) else "internal"
+    return _header(fn, refs, _struct(fn.out_types), kind)
+
+
+def declaration(fn: NodeFunction, refs: dict[int, str]) -> str:
+    """``fn`` declared, with the attributes its definition would have: what PREPARE keeps
+    of a node function it inlined, for EXTRACT to define it again."""
+    kind = "leaf" if isinstance(fn, LeafFunction) else "internal"
+    return _header(fn, refs, _struct(fn.out_types), kind, named=False)
+
+
+def _header(fn: NodeFunction, refs: dict[int, str], ret: str, kind: str, named: bool = True) -> str:
     attrs = [_attr("hpvm.kind", kind), _attr("hpvm.name", fn.name)]
     if fn.hint is not None:
         attrs.append(_attr("hpvm.hint", fn.hint))
@@ -226,18 +266,13 @@ def _header(fn: NodeFunction, refs: dict[int, str], ret: str, kind: str) -> str:
     for key, names in (("hpvm.ins", fn.ins), ("hpvm.outs", fn.outs)):
         if names:
             attrs.append(_attr(key, ", ".join(names)))
-    return f"define {ret} @{abi.quote(refs[id(fn)])}({', '.join(_params(fn))}) {' '.join(attrs)} {{"
+    head = f"{ret} @{abi.quote(refs[id(fn)])}({', '.join(_params(fn, named))}) {' '.join(attrs)}"
+    return f"define {head} {{" if named else f"declare {head}"
 
 
 def _arg_names(fn: NodeFunction) -> list[tuple[str, str]]:
     """(LLVM type, %name) of every ABI argument, in order."""
-    out = []
-    for p in fn.params:
-        names = [p.name] + ([p.name + ".size"] if isinstance(p.type, ArrayType) else [])
-        if isinstance(p.type, ArrayType) and p.type.rank > 1:
-            names += [f"{p.name}.d{a}" for a in range(p.type.rank)]
-        out += [(t, "%" + abi.quote(n)) for t, n in zip(abi.llvm_types(p.type), names)]
-    return out
+    return [(t, "%" + abi.quote(n)) for t, n in abi_args(fn)]
 
 
 def _linkable(text: str, function: str, name: str) -> Any:
@@ -384,4 +419,16 @@ def create_node(name: str, dims: int, function: str, sizes: list[str]) -> str:
     return f"  %{abi.quote(name)} = call ptr @llvm.hpvm.{callee}({', '.join(args)})"
 
 
-__all__ = ["Connection", "Program", "Sizes", "assemble", "connections", "create_node", "to_hpvm_ir"]
+__all__ = [
+    "abi_args",
+    "declaration",
+    "definition",
+    "fields",
+    "Connection",
+    "Program",
+    "Sizes",
+    "assemble",
+    "connections",
+    "create_node",
+    "to_hpvm_ir",
+]

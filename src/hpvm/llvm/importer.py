@@ -37,6 +37,7 @@ from ..ir.parser import parse_layout
 from ..ir.types import ArrayType, PortType, ScalarType, parse_type
 from ..ir.verify import verify
 from . import abi
+from .directives import constant
 from .errors import LLVMImportError
 
 _ATTR = re.compile(r'"((?:[^"\\]|\\.)*)"(?:="((?:[^"\\]|\\.)*)")?')
@@ -86,11 +87,7 @@ def _intrinsic(ins: Any) -> str | None:
     return name[len(abi.PREFIX) :] if name.startswith(abi.PREFIX) else None
 
 
-def _const(value: Any) -> int | None:
-    if value.value_kind.name != "constant_int":
-        return None
-    word = str(value).split()[-1]
-    return {"true": 1, "false": 0}.get(word, None) if word in ("true", "false") else int(word)
+_const = constant
 
 
 @dataclass
@@ -112,19 +109,20 @@ class _Ports:
         return sum(abi.arity(t) for t in self.types)
 
 
-def _return_type(fn: Any) -> str:
-    """The return type of a defined function, from its ``define`` line."""
-    head = _define_line(fn)
+def return_type(fn: Any) -> str:
+    """The return type of a function, from its ``define`` (or ``declare``) line."""
+    head = define_line(fn)
     before = head.split(f"@{abi.quote(fn.name)}(", 1)[0]
-    before = re.sub(r"^\s*define\s+", "", before).strip()
+    before = re.sub(r"^\s*(?:define|declare)\s+", "", before).strip()
     if before.endswith("}"):
         return before[before.rfind("{") :]
     return before.split()[-1] if before else "void"
 
 
-def _define_line(fn: Any) -> str:
+def define_line(fn: Any) -> str:
+    """A function's ``define`` (or ``declare``) line."""
     for line in str(fn).splitlines():
-        if line.startswith("define"):
+        if line.startswith(("define", "declare")):
             return line
     return ""
 
@@ -324,7 +322,7 @@ class _Importer:
         return ScalarType(abi.LLVM_SCALAR[first])
 
     def outputs(self, fn: Any, attrs: dict[str, str | None]) -> _Ports:
-        ret = _return_type(fn)
+        ret = return_type(fn)
         if not (ret.startswith("{") and ret.endswith("}")):
             raise LLVMImportError(
                 f"@{fn.name}: a node function returns a struct (one field per output, seed 000), "
@@ -592,4 +590,4 @@ def _split_types(text: str) -> list[str]:
     return [*parts, current.strip()] if current.strip() else parts
 
 
-__all__ = ["from_hpvm_ir"]
+__all__ = ["define_line", "from_hpvm_ir", "parse_verified", "return_type"]
