@@ -260,9 +260,11 @@ def compile_leaf(leaf: LeafFunction) -> CompiledLeaf:
     source, argtypes = _adapter_source(leaf)
     namespace: dict[str, Any] = {"carray": carray}
     try:
-        namespace["leaf"] = njit(_clone(leaf))
+        # NumPy's error model, as every back end compiles leaves (docs/semantics.md §7): a
+        # division by zero gives IEEE 754 / 0, never a status code the ABI drops.
+        namespace["leaf"] = njit(_clone(leaf), error_model="numpy")
         exec(compile(source, f"<hpvm llvm adapter of {leaf.name}>", "exec"), namespace)
-        adapter = njit(tuple(argtypes), no_cpython_wrapper=True)(namespace["adapter"])
+        adapter = njit(tuple(argtypes), no_cpython_wrapper=True, error_model="numpy")(namespace["adapter"])
     except Exception as e:  # Numba's typing and lowering errors have many classes
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise LLVMExportError(f"{leaf.describe()}: Numba cannot compile it to LLVM: {first}") from None

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...errors import HPVMError, OutOfBoundsError
+from ...ir.bodies import GENERATED, LLVM, PYTHON
 from ...ir.graph import ALL_TO_ALL, InternalFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ...passes import lower
@@ -30,6 +31,8 @@ class CPUBackend(Backend):
 
     name = "cpu"
     device = "host"
+    #: Python leaves, and LLVM ones (``llvm_native``: linked into the graph code).
+    accepts = frozenset({PYTHON, GENERATED, LLVM})
 
     def __init__(self) -> None:
         self.compiler = Compiler()

@@ -26,6 +26,7 @@ import numpy as np
 
 from ...errors import CompileError, LaunchError
 from ...ir import instance_context as ictx
+from ...ir.bodies import LLVM
 from ...ir.graph import InternalFunction, LeafFunction, functions
 from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ScalarType
@@ -192,6 +193,56 @@ class CompiledProgram:
         return (pool.arena, pool.state)
 
 
+@dataclass
+class _LLVMDispatchers:
+    one: Any  # one instance
+    group: Any = None  # every instance of a parent instance, as threads (barriers)
+
+
+def _llvm_clone(leaf: LeafFunction) -> tuple[LeafClone, tuple[str, str | None, dict[str, Any]]]:
+    """An LLVM leaf's clone for the graph code (``llvm_native``): a ``LeafClone`` whose
+    function calls the leaf's LLVM through a Numba intrinsic, like a Python leaf's clone.
+    Its symbol carries the LLVM clone's digest, so Numba's disk cache of graph functions
+    (keyed by their text) never serves code of an edited leaf."""
+    from ...passes.clone_leaves import symbol_for
+    from ..llvm_native.native import native_leaf
+    from ..llvm_native.numba_call import leaf_wrappers
+
+    native = native_leaf(leaf)
+    symbol = f"{symbol_for(leaf, 'llvm')}_{native.digest[:10]}"
+    source, group, names, native = leaf_wrappers(leaf, symbol)
+    func = ast.parse(source).body[0]
+    assert isinstance(func, ast.FunctionDef)
+    for node in ast.walk(func):  # messages point at the leaf's define
+        if hasattr(node, "lineno"):
+            node.lineno = node.end_lineno = leaf.location.line or 1  # type: ignore[attr-defined]
+    barriers = [leaf.location.line or 1] if native.uses_barrier else []
+    return LeafClone(leaf, symbol, func, native.levels, barriers), (source, group, names)
+
+
+def _compile_llvm_leaf(
+    clone: LeafClone, sources: tuple[str, str | None, dict[str, Any]], helpers: dict[str, Any], inline: bool
+) -> tuple[str | None, _LLVMDispatchers]:
+    """The LLVM leaf's wrappers compiled by Numba (never cached on disk: the intrinsic links
+    the leaf's module in when it is compiled; the graph functions that inline it are cached,
+    named by its digest). Returns the group function's symbol (leaves with barriers) and
+    the dispatchers."""
+    import numba
+
+    source, group, names = sources
+    prefix = "hpvm_generated" if inline else "hpvm_diagnostic"
+    module = _module(f"{prefix}.{clone.symbol}", clone.leaf.location.file, {**helpers, **names})
+    exec(compile(source + (group or ""), clone.leaf.location.file, "exec"), module.__dict__)
+    options = {"inline": "always"} if inline else {}
+    one = numba.njit(nogil=True, error_model=ERROR_MODEL, **options)(module.__dict__[clone.symbol])
+    module.__dict__[clone.symbol] = one
+    if group is None:
+        return None, _LLVMDispatchers(one)
+    symbol = f"{clone.symbol}_group"
+    dispatcher = numba.njit(nogil=True, error_model=ERROR_MODEL)(module.__dict__[symbol])
+    return symbol, _LLVMDispatchers(one, dispatcher)
+
+
 class Compiler:
     """Compiles root graphs (once each) for the cpu back end."""
 
@@ -225,7 +276,14 @@ class Compiler:
 
         helpers = _runtime_helpers()
         leaves = [fn for fn in functions(root) if isinstance(fn, LeafFunction)]
-        clones = {id(leaf): clone_of(leaf) for leaf in leaves}  # the CloneLeaves pass made them
+        # The CloneLeaves pass made the Python leaves' clones; LLVM leaves get theirs here.
+        llvm_sources: dict[int, tuple[str, str | None, dict[str, Any]]] = {}
+        clones = {}
+        for leaf in leaves:
+            if leaf.body_kind == LLVM:
+                clones[id(leaf)], llvm_sources[id(leaf)] = _llvm_clone(leaf)
+            else:
+                clones[id(leaf)] = clone_of(leaf)
         # malloc in a leaf without barriers draws from the run's pool (mallocpool.py).
         pooled = frozenset(id(c.leaf) for c in clones.values() if not c.uses_barrier and uses_malloc(c))
         for key in pooled:
@@ -235,6 +293,13 @@ class Compiler:
         leaf_namespace: dict[str, Any] = {}
         for leaf in leaves:
             clone = clones[id(leaf)]
+            if id(leaf) in llvm_sources:
+                symbol, dispatcher = _compile_llvm_leaf(clone, llvm_sources[id(leaf)], helpers, inline)
+                if symbol is not None:
+                    leaf_namespace[symbol] = dispatcher.group
+                    barrier_symbols[id(leaf)] = symbol
+                leaf_namespace[clone.symbol] = dispatcher.one
+                continue
             namespace = self._leaf_namespace(clone.user, helpers)
             prefix = "hpvm_generated" if inline else "hpvm_diagnostic"  # never mixed up in sys.modules
             module = _module(f"{prefix}.{clone.symbol}", leaf.location.file, namespace)

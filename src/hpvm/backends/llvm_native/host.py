@@ -1,0 +1,155 @@
+"""What LLVM leaves get from the host: ``llvm.hpvm.malloc``'s memory, and slot packing.
+
+``malloc`` in an LLVM leaf calls ``__hpvm_host_malloc`` (a ctypes callback registered in
+LLVM's symbol table, so both Numba's JIT and ours resolve it): the host allocates a zeroed
+NumPy array and keeps it while any launch that runs LLVM leaves is running (``launch``); when
+the last one ends, buffers that nothing else holds die with it. That is "memory from the
+host, per launch": a buffer lives at least as long as the launch that allocated it, and one
+that leaves the launch (a root output) stays valid, since the output holds its array
+(``adopt``). The callback takes the GIL, which a malloc-heavy leaf pays for.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ...ir.types import ArrayType, ScalarType
+from .native import HOST_MALLOC
+
+
+class HostHeap:
+    """The buffers ``llvm.hpvm.malloc`` handed out, by address, until launches end."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._active = 0
+        self._buffers: dict[int, np.ndarray] = {}
+
+    def allocate(self, nbytes: int) -> int:
+        buf = np.zeros(max(int(nbytes), 1), dtype=np.uint8)
+        address = buf.ctypes.data
+        with self._lock:
+            self._buffers[address] = buf
+        return address
+
+    @contextmanager
+    def launch(self) -> Iterator[None]:
+        """One launch running: buffers allocated meanwhile are released when no launch runs."""
+        with self._lock:
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._active -= 1
+                if self._active == 0:
+                    self._buffers.clear()
+
+    def owner(self, address: int) -> np.ndarray | None:
+        """The heap buffer holding ``address``, if any."""
+        with self._lock:
+            for start, buf in self._buffers.items():
+                if start <= address < start + buf.nbytes:
+                    return buf
+        return None
+
+    def adopt(self, value: Any) -> Any:
+        """``value`` (a root output) made to own its memory when it views a heap buffer: the
+        same bytes, as a view of the heap's array, so the buffer outlives the launch."""
+        if not isinstance(value, np.ndarray) or value.base is not None and value.flags.owndata:
+            return value
+        buf = self.owner(value.ctypes.data)
+        if buf is None or value.nbytes == 0:
+            return value
+        offset = value.ctypes.data - buf.ctypes.data
+        return buf[offset : offset + value.nbytes].view(value.dtype).reshape(value.shape)
+
+
+HEAP = HostHeap()
+_MALLOC_TYPE = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_int64)
+_CALLBACK: Any = None
+_SYMBOL_LOCK = threading.Lock()
+
+
+def register_host_symbols() -> None:
+    """Make ``__hpvm_host_malloc`` resolvable by every LLVM JIT in the process (once)."""
+    global _CALLBACK
+    with _SYMBOL_LOCK:
+        if _CALLBACK is not None:
+            return
+        import llvmlite.binding as llvm
+
+        callback = _MALLOC_TYPE(HEAP.allocate)
+        llvm.add_symbol(HOST_MALLOC, ctypes.cast(callback, ctypes.c_void_p).value)
+        _CALLBACK = callback
+
+
+def _dtype(llvm_type: str, ptype: Any) -> np.dtype:
+    if llvm_type == "ptr" or isinstance(ptype, ArrayType):
+        return np.dtype(np.int64)
+    assert isinstance(ptype, ScalarType)
+    return np.dtype(np.bool_) if ptype.name == "bool" else ptype.dtype
+
+
+def pack(params: Sequence[Any], values: Sequence[Any]) -> np.ndarray:
+    """The argument slots of one call: each port's ABI values (docs/llvm.md) in 8-byte slots
+    (an array: its address, byte size and, for rank 2 or more, extents)."""
+    slots: list[Any] = []
+    for ptype, value in zip(params, values):
+        if isinstance(ptype, ArrayType):
+            arr = value
+            if not arr.flags.c_contiguous:
+                raise ValueError("an LLVM leaf takes C-contiguous arrays")
+            slots += [(np.int64, arr.ctypes.data), (np.int64, arr.nbytes)]
+            if ptype.rank > 1:
+                slots += [(np.int64, e) for e in arr.shape]
+        else:
+            slots.append((_dtype("", ptype), value))
+    out = np.zeros(max(1, len(slots)), dtype=np.uint64)
+    for k, (dtype, value) in enumerate(slots):
+        out[k : k + 1].view(dtype)[0] = value
+    return out
+
+
+def unpack(out_types: Sequence[Any], slots: np.ndarray, arrays: Sequence[np.ndarray]) -> tuple[Any, ...]:
+    """The outputs from their slots. An array output is the input array at that address
+    (the same object, as a Python leaf returns it) or a heap buffer; anything else is a
+    ``ValueError`` the caller reports with the leaf."""
+    values: list[Any] = []
+    k = 0
+    for t in out_types:
+        if isinstance(t, ArrayType):
+            address, nbytes = (
+                int(slots[k : k + 1].view(np.int64)[0]),
+                int(slots[k + 1 : k + 2].view(np.int64)[0]),
+            )
+            shape: tuple[int, ...] = (nbytes // t.dtype.itemsize,)
+            if t.rank > 1:
+                shape = tuple(int(v) for v in slots[k + 2 : k + 2 + t.rank].view(np.int64))
+            k += 2 + (t.rank if t.rank > 1 else 0)
+            values.append(_array_at(t, address, shape, arrays))
+        else:
+            values.append(slots[k : k + 1].view(_dtype("", t))[0])
+            k += 1
+    return tuple(values)
+
+
+def _array_at(t: ArrayType, address: int, shape: tuple[int, ...], arrays: Sequence[np.ndarray]) -> np.ndarray:
+    for arr in arrays:
+        if arr.ctypes.data == address and arr.dtype == t.dtype and arr.ndim == t.rank:
+            return arr
+    buf = HEAP.owner(address)
+    if buf is None:
+        raise ValueError(
+            f"returned an array at address {address:#x}, which is neither one of its array inputs "
+            "nor memory from llvm.hpvm.malloc"
+        )
+    offset = address - buf.ctypes.data
+    count = int(np.prod(shape, dtype=np.int64))
+    return buf[offset : offset + count * t.dtype.itemsize].view(t.dtype).reshape(shape)

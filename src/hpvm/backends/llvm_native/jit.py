@@ -1,0 +1,66 @@
+"""An LLVM leaf's clone JIT-compiled on its own (llvmlite's MCJIT) and called through ctypes.
+
+What ``interp`` runs LLVM leaves with, instance by instance: ctypes releases the GIL for the
+call. The ``cpu`` back end does not use this: it links the same module into its Numba code
+(``numba_call.py``), where LLVM inlines it into the loop over instances.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Any
+
+from .host import register_host_symbols
+from .native import NativeLeaf, _optimize
+
+CALL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+GROUP = ctypes.CFUNCTYPE(
+    ctypes.c_int32,
+    ctypes.c_void_p,
+    ctypes.c_void_p,
+    ctypes.c_int64,
+    ctypes.c_int64,
+    ctypes.c_int64,
+    ctypes.c_int64,
+    ctypes.c_int64,
+    ctypes.c_void_p,
+)
+
+
+class JitLeaf:
+    """The clone's trampoline and group runner as ctypes functions (the engine kept alive)."""
+
+    def __init__(self, native: NativeLeaf):
+        import llvmlite.binding as llvm
+
+        register_host_symbols()
+        module = llvm.parse_assembly(native.text)
+        module.verify()
+        _optimize(module, 2)
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        machine = llvm.Target.from_default_triple().create_target_machine(codemodel="jitdefault", jit=True)
+        self.engine = llvm.create_mcjit_compiler(module, machine)
+        self.engine.finalize_object()
+        self.native = native
+        self.call = CALL(self.engine.get_function_address(native.call_symbol))
+        self.group = GROUP(self.engine.get_function_address(native.group_symbol))
+
+
+_JITTED: dict[str, JitLeaf] = {}
+_LOCK = threading.Lock()
+
+
+def jit_leaf(native: NativeLeaf) -> JitLeaf:
+    """The JIT-compiled clone, once per clone (by digest)."""
+    with _LOCK:
+        found = _JITTED.get(native.digest)
+        if found is None:
+            found = _JITTED[native.digest] = JitLeaf(native)
+        return found
+
+
+def call_address(value: Any) -> int:
+    """The address of a NumPy buffer as ctypes wants it."""
+    return int(value.ctypes.data)

@@ -1,0 +1,553 @@
+"""An LLVM leaf cloned for the host (seed 001, DFG2LLVM_CPU step 1 on LLVM code).
+
+Seed 001 clones each leaf with its instance ids and extents as parameters and replaces the
+query intrinsics by them. Queries in LLVM leaves may sit in callees (a leaf exported from
+Python calls an adapter that calls Numba's body, which calls ``llvm.hpvm.getNode``), so the
+parameter is one *context pointer*, threaded through every function on a path from the
+node function to a ``getNode``/``barrier``/``malloc`` call; node handles become pointers
+into that context, so handles may travel through any code (phis, memory, calls). LLVM's
+inliner then folds the context away where the caller's values are known.
+
+The native context (``ctx`` below), 8-byte slots::
+
+    [0] the parent instance's pthread barrier (null outside a group), [1] reserved,
+    [2 + 7*k ...] level k (0: the leaf's node, 1: its parent, ...) in the layout of
+    ``ir/instance_context.py``: ids x, y, z; extents x, y, z; number of dimensions.
+
+A handle is the address of its level; ``getParentNode`` adds one level (levels past the
+root hold the root's values: the caller sizes the context with ``levels`` levels, one per
+``getParentNode`` call site plus one, since LLVM code has no static handle levels).
+
+The clone's module keeps only what the node function uses (everything else internal and
+removed), so leaves of one program, or the same leaf in Python and in LLVM, never clash
+when linked into one module. Its external symbols: ``__hpvm_call.<digest>`` (the
+trampoline) and ``__hpvm_group.<digest>`` (the group runner); ``digest`` hashes the module
+text, so a changed leaf never meets a stale compiled one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import CompileError
+from ...ir.bodies import LLVMBody, llvm_abi_types
+from ...ir.graph import LeafFunction
+from ...ir.instance_context import STRIDE
+from ...ir.types import ArrayType, NodeHandleType
+
+#: Bump when the generated module changes (the digest of every clone includes it).
+NATIVE_VERSION = 1
+HEADER = 2  # slots before level 0 in the native context
+CTX = "%__hpvm_ctx"
+#: The most threads one parent instance's group runs (one per instance of a barrier leaf).
+MAX_GROUP = 4096
+HOST_MALLOC = "__hpvm_host_malloc"
+
+QUERY_OFFSETS = {
+    "getNodeInstanceID.x": 0,
+    "getNodeInstanceID.y": 1,
+    "getNodeInstanceID.z": 2,
+    "getNumNodeInstances.x": 3,
+    "getNumNodeInstances.y": 4,
+    "getNumNodeInstances.z": 5,
+}
+ATOMICS = {
+    "add": "add",
+    "sub": "sub",
+    "min": "min",
+    "max": "max",
+    "xchg": "xchg",
+    "and": "and",
+    "or": "or",
+    "xor": "xor",
+}
+#: Intrinsics that need the context pointer where they are called.
+CTX_INTRINSICS = frozenset({"getNode", "barrier", "malloc"})
+LEAF_INTRINSICS = frozenset(
+    {"getNode", "getParentNode", "getNumDims", "barrier", "malloc"}
+    | set(QUERY_OFFSETS)
+    | {f"atomic.{op}" for op in ATOMICS}
+)
+
+_PLAIN = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
+
+
+def global_name(name: str) -> str:
+    """``name`` as LLVM text writes a global: ``@name`` or ``@"name"``."""
+    if _PLAIN.match(name):
+        return f"@{name}"
+    escaped = "".join(c if c.isprintable() and c not in '"\\' else f"\\{ord(c):02X}" for c in name)
+    return f'@"{escaped}"'
+
+
+@dataclass(frozen=True)
+class NativeLeaf:
+    """An LLVM leaf's clone: its module text and how to call it.
+
+    ``args``: the LLVM type of each argument slot (the ports' ABI, ``llvm_abi_types``);
+    ``outs``: each output slot's type (the fields of the returned struct). ``levels``: how
+    many context levels the clone may read.
+    """
+
+    leaf_name: str
+    text: str
+    digest: str
+    args: tuple[str, ...]
+    outs: tuple[str, ...]
+    levels: int
+    uses_barrier: bool
+    uses_malloc: bool
+
+    @property
+    def call_symbol(self) -> str:
+        """``void(ptr args, ptr ctx, ptr out)``: one instance."""
+        return f"__hpvm_call.{self.digest}"
+
+    @property
+    def group_symbol(self) -> str:
+        """``i32(ptr args, ptr parent, i64 nparent, i64 nx, i64 ny, i64 nz, i64 dims, ptr out)``:
+        every instance of one parent instance, as threads sharing a barrier; 0 on success,
+        1 when there are more than ``MAX_GROUP`` instances, 2 when a thread could not be
+        started. ``out`` receives the last instance's outputs."""
+        return f"__hpvm_group.{self.digest}"
+
+    def ctx_slots(self, levels: int) -> int:
+        return HEADER + STRIDE * levels
+
+
+def _fail(leaf: LeafFunction, what: str) -> CompileError:
+    return CompileError(f"leaf '{leaf.name}' ({leaf.location}): {what}")
+
+
+_CACHE: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], NativeLeaf] = {}
+_LOCK = threading.Lock()
+
+
+def native_leaf(leaf: LeafFunction) -> NativeLeaf:
+    """The clone of ``leaf`` (an ``LLVMBody`` leaf), made once per module text, function and
+    ABI; a ``CompileError`` naming the leaf when its LLVM cannot be run."""
+    body = leaf.body
+    assert isinstance(body, LLVMBody)
+    args, outs = _abi(leaf)
+    key = (body.module, body.function, args, outs)
+    with _LOCK:
+        found = _CACHE.get(key)
+        if found is None:
+            found = _CACHE[key] = _clone(leaf, body, args, outs)
+        return found
+
+
+def _abi(leaf: LeafFunction) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    for p in leaf.params:
+        if isinstance(p.type, NodeHandleType):
+            raise _fail(leaf, f"port '{p.name}' is a node handle; LLVM leaves taking node handles do not run")
+    args = tuple(t for p in leaf.params for t in llvm_abi_types(p.type))
+    outs = tuple(t for t in leaf.out_types for t in llvm_abi_types(t))
+    return args, outs
+
+
+def _struct(types: tuple[str, ...]) -> str:
+    return "{ " + ", ".join(types) + " }" if types else "{}"
+
+
+def _return_type(define: str, name: str) -> str:
+    before = define.split(f"{global_name(name)}(", 1)[0]
+    before = re.sub(r"^\s*define\s+", "", before).strip()
+    if before.endswith("}"):
+        return before[before.rfind("{") :]
+    return before.split()[-1] if before else "void"
+
+
+def _define_line(text: str, name: str) -> int:
+    """The index of the line defining ``name`` in ``text.splitlines()``."""
+    head = f"{global_name(name)}("
+    for k, line in enumerate(text.splitlines()):
+        if line.startswith("define") and head in line:
+            return k
+    raise KeyError(name)
+
+
+def _optimize(module: Any, level: int, passes: tuple[str, ...] = ()) -> None:
+    """Run LLVM's pipeline at ``level`` on ``module`` (or only ``passes``)."""
+    import llvmlite.binding as llvm
+
+    machine = target_machine()
+    tuning = llvm.create_pipeline_tuning_options(speed_level=level)
+    builder = llvm.create_pass_builder(machine, tuning)
+    if passes:
+        pm = llvm.create_new_module_pass_manager()
+        for name in passes:
+            getattr(pm, f"add_{name}_pass")()
+    else:
+        pm = builder.getModulePassManager()
+    pm.run(module, builder)
+
+
+_MACHINE: Any = None
+
+
+def target_machine() -> Any:
+    """The host's target machine (llvmlite), made once."""
+    global _MACHINE
+    if _MACHINE is None:
+        import llvmlite.binding as llvm
+
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        _MACHINE = llvm.Target.from_default_triple().create_target_machine(codemodel="jitdefault", jit=True)
+    return _MACHINE
+
+
+def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tuple[str, ...]) -> NativeLeaf:
+    import llvmlite.binding as llvm
+
+    try:
+        module = llvm.parse_assembly(body.module)
+        module.verify()
+    except RuntimeError as e:
+        raise _fail(leaf, f"its LLVM module is not valid LLVM IR: {str(e).strip()}") from None
+    try:
+        fn = module.get_function(body.function)
+    except NameError:
+        raise _fail(leaf, f"its LLVM module defines no function @{body.function}") from None
+    if fn.is_declaration:
+        raise _fail(leaf, f"its LLVM module only declares @{body.function}; the node function needs a body")
+    actual = tuple(str(a.type) for a in fn.arguments)
+    if actual != args:
+        raise _fail(
+            leaf,
+            f"@{body.function} takes ({', '.join(actual)}) but its ports {[p.name for p in leaf.params]} "
+            f"are ({', '.join(args)}) in LLVM form (docs/llvm.md, the ABI of node functions); "
+            "fix the function's parameters or the ports",
+        )
+    ret = _return_type(_first_define(str(fn)), body.function)
+    if ret.replace(" ", "") != _struct(outs).replace(" ", ""):
+        raise _fail(
+            leaf,
+            f"@{body.function} returns {ret} but its outputs are {_struct(outs)} in LLVM form; "
+            "a node function returns the struct of its outputs",
+        )
+    # Keep only what the node function uses: everything else internal, then dropped.
+    for f in module.functions:
+        if not f.is_declaration and f.name != body.function:
+            f.linkage = "internal"
+    for g in module.global_variables:
+        if not g.is_declaration and not g.name.startswith("llvm."):
+            g.linkage = "internal"
+    module.triple = llvm.get_process_triple()
+    module.data_layout = str(target_machine().target_data)
+    _optimize(module, 0, ("global_dead_code_eliminate",))
+
+    # Who calls what, directly; where the intrinsics are.
+    callees: dict[str, set[str]] = {}
+    used: dict[str, list[str]] = {}  # intrinsic -> functions calling it
+    parent_calls = 0
+    for f in module.functions:
+        if f.is_declaration:
+            continue
+        callees[f.name] = set()
+        for block in f.blocks:
+            for ins in block.instructions:
+                if ins.opcode not in ("call", "invoke", "callbr"):
+                    continue
+                callee = list(ins.operands)[-1].name
+                if callee.startswith("llvm.hpvm."):
+                    short = callee[len("llvm.hpvm.") :]
+                    if short not in LEAF_INTRINSICS:
+                        raise _fail(
+                            leaf, f"@{f.name} calls @{callee}, which a leaf cannot call: {str(ins).strip()}"
+                        )
+                    used.setdefault(short, []).append(f.name)
+                    parent_calls += short == "getParentNode"
+                elif callee:
+                    callees[f.name].add(callee)
+    needs = {f for short in CTX_INTRINSICS for f in used.get(short, [])} | {body.function}
+    changed = True
+    while changed:
+        changed = False
+        for f, called in callees.items():
+            if f not in needs and called & needs:
+                needs.add(f)
+                changed = True
+
+    text = str(module)
+    digest = hashlib.sha1(
+        f"{NATIVE_VERSION}\n{body.function}\n{args}\n{outs}\n{body.module}".encode()
+    ).hexdigest()[:16]
+    entry = f"__hpvm_leaf.{digest}"
+    text = re.sub(r"^declare [^\n]*@llvm\.hpvm\.[^\n]*\n", "", text, flags=re.M)
+    lines = text.split("\n")
+    for name in sorted(needs):
+        g = global_name(name)
+        k = _define_line(text, name)
+        head = lines[k]
+        at = head.index(f"{g}(") + len(g) + 1
+        lines[k] = head[:at] + ("ptr %__hpvm_ctx" if head[at] == ")" else "ptr %__hpvm_ctx, ") + head[at:]
+        call = re.compile(re.escape(g) + r"\((\)?)")
+        other = re.compile(re.escape(g) + r"(?![-a-zA-Z$._0-9(])")
+        for j, line in enumerate(lines):
+            if j == k:
+                continue
+            if other.search(line):
+                raise _fail(
+                    leaf,
+                    f"{g} reaches an HPVM query, barrier or malloc and is used other than by a direct "
+                    f"call ({line.strip()}); such functions take the instance context, so call them directly",
+                )
+            lines[j] = call.sub(lambda m, g=g: f"{g}(ptr %__hpvm_ctx{')' if m.group(1) else ', '}", line)
+    text = "\n".join(lines)
+    text = text.replace("@llvm.hpvm.getNode()", "@__hpvm_q.getNode(ptr %__hpvm_ctx)")
+    text = text.replace("@llvm.hpvm.barrier()", "@__hpvm_q.barrier(ptr %__hpvm_ctx)")
+    text = text.replace("@llvm.hpvm.malloc(", "@__hpvm_q.malloc(ptr %__hpvm_ctx, ")
+    text = text.replace("@llvm.hpvm.", "@__hpvm_q.")
+    k = _define_line(text, body.function)
+    lines = text.split("\n")
+    lines[k] = lines[k].replace(f"{global_name(body.function)}(", f"@{entry}(", 1)
+    lines[k] = re.sub(r"^define\s+", "define internal ", lines[k], count=1)
+    text = "\n".join(lines)
+    declared = {f.name for f in module.functions}
+    uses_barrier = "barrier" in used
+    levels = min(1 + parent_calls, 16)
+    text += _helpers(declared)
+    text += _trampoline(entry, digest, args, outs)
+    text += _group(digest, outs, declared)
+    try:
+        check = llvm.parse_assembly(text)
+        check.verify()
+    except RuntimeError as e:  # a construct the rewrite does not handle: say so, with the leaf
+        raise _fail(leaf, f"its LLVM could not be cloned for running ({str(e).strip()})") from None
+    return NativeLeaf(leaf.name, text, digest, args, outs, levels, uses_barrier, "malloc" in used)
+
+
+def _first_define(fn_text: str) -> str:
+    for line in fn_text.splitlines():
+        if line.startswith("define"):
+            return line
+    return ""
+
+
+def _declare(declared: set[str], name: str, decl: str) -> str:
+    return "" if name in declared else decl + "\n"
+
+
+def _helpers(declared: set[str]) -> str:
+    """The intrinsics' replacements, internal and always inlined."""
+    out = ["", "; hpvm: the intrinsics on the native context (backends/llvm_native/native.py)"]
+    out.append(
+        "define internal ptr @__hpvm_q.getNode(ptr %c) alwaysinline {\n"
+        f"  %h = getelementptr i8, ptr %c, i64 {8 * HEADER}\n  ret ptr %h\n}}"
+    )
+    out.append(
+        "define internal ptr @__hpvm_q.getParentNode(ptr %h) alwaysinline {\n"
+        f"  %p = getelementptr i8, ptr %h, i64 {8 * STRIDE}\n  ret ptr %p\n}}"
+    )
+    for name, offset in QUERY_OFFSETS.items():
+        out.append(
+            f"define internal i64 @__hpvm_q.{name}(ptr %h) alwaysinline {{\n"
+            f"  %a = getelementptr i8, ptr %h, i64 {8 * offset}\n  %v = load i64, ptr %a, align 8\n  ret i64 %v\n}}"
+        )
+    out.append(
+        "define internal i32 @__hpvm_q.getNumDims(ptr %h) alwaysinline {\n"
+        f"  %a = getelementptr i8, ptr %h, i64 {8 * 6}\n  %v = load i64, ptr %a, align 8\n"
+        "  %d = trunc i64 %v to i32\n  ret i32 %d\n}"
+    )
+    for op, rmw in ATOMICS.items():
+        out.append(
+            f"define internal i32 @__hpvm_q.atomic.{op}(ptr %p, i32 %v) alwaysinline {{\n"
+            f"  %r = atomicrmw {rmw} ptr %p, i32 %v seq_cst, align 4\n  ret i32 %r\n}}"
+        )
+    out.append(_declare(declared, "pthread_barrier_wait", "declare i32 @pthread_barrier_wait(ptr)"))
+    out.append(
+        "define internal void @__hpvm_q.barrier(ptr %c) alwaysinline {\n"
+        "  %b = load ptr, ptr %c, align 8\n  %none = icmp eq ptr %b, null\n"
+        "  br i1 %none, label %done, label %wait\nwait:\n"
+        "  %r = call i32 @pthread_barrier_wait(ptr %b)\n  br label %done\ndone:\n  ret void\n}"
+    )
+    out.append(_declare(declared, HOST_MALLOC, f"declare ptr @{HOST_MALLOC}(i64)"))
+    out.append(
+        "define internal ptr @__hpvm_q.malloc(ptr %c, i64 %n) alwaysinline {\n"
+        f"  %p = call ptr @{HOST_MALLOC}(i64 %n)\n  ret ptr %p\n}}"
+    )
+    return "\n".join(out) + "\n"
+
+
+def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str, ...]) -> str:
+    """``__hpvm_call.<digest>(ptr args, ptr ctx, ptr out)``: the clone with its arguments and
+    outputs in 8-byte slots (what ctypes and Numba's calling side can build uniformly)."""
+    body = []
+    values = []
+    for k, t in enumerate(args):
+        body.append(f"  %s{k} = getelementptr i64, ptr %args, i64 {k}")
+        body.append(f"  %a{k} = load {t}, ptr %s{k}, align 8")
+        values.append(f"{t} %a{k}")
+    ret = _struct(outs)
+    body.append(f"  %r = call {ret} @{entry}(ptr %ctx{''.join(', ' + v for v in values)})")
+    for k, t in enumerate(outs):
+        body.append(f"  %r{k} = extractvalue {ret} %r, {k}")
+        body.append(f"  %o{k} = getelementptr i64, ptr %out, i64 {k}")
+        body.append(f"  store {t} %r{k}, ptr %o{k}, align 8")
+    return (
+        f"\ndefine void @__hpvm_call.{digest}(ptr %args, ptr %ctx, ptr %out) alwaysinline {{\n"
+        + "\n".join(body)
+        + "\n  ret void\n}\n"
+    )
+
+
+def _group(digest: str, outs: tuple[str, ...], declared: set[str]) -> str:
+    """The group runner: one pthread per instance, all sharing one pthread barrier (phase
+    splitting, which the ``cpu`` back end does for Python leaves, does not apply to LLVM
+    code: a barrier there is a real one)."""
+    nout = max(1, len(outs))
+    decls = "".join(
+        _declare(declared, name, decl)
+        for name, decl in (
+            ("pthread_create", "declare i32 @pthread_create(ptr, ptr, ptr, ptr)"),
+            ("pthread_join", "declare i32 @pthread_join(i64, ptr)"),
+            ("pthread_barrier_init", "declare i32 @pthread_barrier_init(ptr, ptr, i32)"),
+            ("pthread_barrier_destroy", "declare i32 @pthread_barrier_destroy(ptr)"),
+            ("malloc", "declare ptr @malloc(i64)"),
+            ("free", "declare void @free(ptr)"),
+        )
+    )
+    copy_out = "\n".join(
+        f"  %lo{k} = getelementptr i64, ptr %lastout, i64 {k}\n  %lv{k} = load i64, ptr %lo{k}, align 8\n"
+        f"  %do{k} = getelementptr i64, ptr %out, i64 {k}\n  store i64 %lv{k}, ptr %do{k}, align 8"
+        for k in range(len(outs))
+    )
+    return f"""
+{decls}
+define internal ptr @__hpvm_thread.{digest}(ptr %rec) {{
+  %a = load ptr, ptr %rec, align 8
+  %cp = getelementptr i8, ptr %rec, i64 8
+  %c = load ptr, ptr %cp, align 8
+  %op = getelementptr i8, ptr %rec, i64 16
+  %o = load ptr, ptr %op, align 8
+  call void @__hpvm_call.{digest}(ptr %a, ptr %c, ptr %o)
+  ret ptr null
+}}
+
+define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out) {{
+entry:
+  %nyz = mul i64 %ny, %nz
+  %n = mul i64 %nx, %nyz
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %ok, label %check
+check:
+  %big = icmp sgt i64 %n, {MAX_GROUP}
+  br i1 %big, label %toobig, label %setup
+toobig:
+  ret i32 1
+ok:
+  ret i32 0
+setup:
+  %bar = call ptr @malloc(i64 256)
+  %n32 = trunc i64 %n to i32
+  %bi = call i32 @pthread_barrier_init(ptr %bar, ptr null, i32 %n32)
+  %slots = add i64 %npar, {HEADER + STRIDE}
+  %ctxbytes = mul i64 %slots, 8
+  %allctx = mul i64 %ctxbytes, %n
+  %ctxs = call ptr @malloc(i64 %allctx)
+  %recbytes = mul i64 %n, 24
+  %recs = call ptr @malloc(i64 %recbytes)
+  %tidbytes = mul i64 %n, 8
+  %tids = call ptr @malloc(i64 %tidbytes)
+  %outbytes = mul i64 %n, {8 * nout}
+  %outs = call ptr @malloc(i64 %outbytes)
+  br label %spawn
+spawn:
+  %i = phi i64 [ 0, %setup ], [ %i1, %spawned ]
+  %x = udiv i64 %i, %nyz
+  %rem = urem i64 %i, %nyz
+  %y = udiv i64 %rem, %nz
+  %z = urem i64 %rem, %nz
+  %coff = mul i64 %i, %ctxbytes
+  %c = getelementptr i8, ptr %ctxs, i64 %coff
+  store ptr %bar, ptr %c, align 8
+  %c1 = getelementptr i64, ptr %c, i64 1
+  store i64 0, ptr %c1, align 8
+  %l0 = getelementptr i64, ptr %c, i64 {HEADER}
+  store i64 %x, ptr %l0, align 8
+  %l1 = getelementptr i64, ptr %c, i64 {HEADER + 1}
+  store i64 %y, ptr %l1, align 8
+  %l2 = getelementptr i64, ptr %c, i64 {HEADER + 2}
+  store i64 %z, ptr %l2, align 8
+  %l3 = getelementptr i64, ptr %c, i64 {HEADER + 3}
+  store i64 %nx, ptr %l3, align 8
+  %l4 = getelementptr i64, ptr %c, i64 {HEADER + 4}
+  store i64 %ny, ptr %l4, align 8
+  %l5 = getelementptr i64, ptr %c, i64 {HEADER + 5}
+  store i64 %nz, ptr %l5, align 8
+  %l6 = getelementptr i64, ptr %c, i64 {HEADER + 6}
+  store i64 %dims, ptr %l6, align 8
+  br label %copy
+copy:
+  %j = phi i64 [ 0, %spawn ], [ %j1, %copyone ]
+  %more = icmp slt i64 %j, %npar
+  br i1 %more, label %copyone, label %start
+copyone:
+  %src = getelementptr i64, ptr %parent, i64 %j
+  %v = load i64, ptr %src, align 8
+  %dj = add i64 %j, {HEADER + STRIDE}
+  %dst = getelementptr i64, ptr %c, i64 %dj
+  store i64 %v, ptr %dst, align 8
+  %j1 = add i64 %j, 1
+  br label %copy
+start:
+  %roff = mul i64 %i, 24
+  %rec = getelementptr i8, ptr %recs, i64 %roff
+  store ptr %args, ptr %rec, align 8
+  %rc = getelementptr i8, ptr %rec, i64 8
+  store ptr %c, ptr %rc, align 8
+  %ooff = mul i64 %i, {8 * nout}
+  %myout = getelementptr i8, ptr %outs, i64 %ooff
+  %ro = getelementptr i8, ptr %rec, i64 16
+  store ptr %myout, ptr %ro, align 8
+  %tid = getelementptr i64, ptr %tids, i64 %i
+  %err = call i32 @pthread_create(ptr %tid, ptr null, ptr @__hpvm_thread.{digest}, ptr %rec)
+  %failed = icmp ne i32 %err, 0
+  br i1 %failed, label %abort, label %spawned
+abort:
+  call void @abort()
+  unreachable
+spawned:
+  %i1 = add i64 %i, 1
+  %again = icmp slt i64 %i1, %n
+  br i1 %again, label %spawn, label %join
+join:
+  %k = phi i64 [ 0, %spawned ], [ %k1, %join ]
+  %tk = getelementptr i64, ptr %tids, i64 %k
+  %t = load i64, ptr %tk, align 8
+  %jr = call i32 @pthread_join(i64 %t, ptr null)
+  %k1 = add i64 %k, 1
+  %jmore = icmp slt i64 %k1, %n
+  br i1 %jmore, label %join, label %done
+done:
+  %lastidx = sub i64 %n, 1
+  %lastoff = mul i64 %lastidx, {8 * nout}
+  %lastout = getelementptr i8, ptr %outs, i64 %lastoff
+{copy_out}
+  %bd = call i32 @pthread_barrier_destroy(ptr %bar)
+  call void @free(ptr %bar)
+  call void @free(ptr %ctxs)
+  call void @free(ptr %recs)
+  call void @free(ptr %tids)
+  call void @free(ptr %outs)
+  ret i32 0
+}}
+{_declare(declared, "abort", "declare void @abort()")}"""
+
+
+def slot_kind(ptype: Any) -> list[str]:
+    """The slots a port takes (``llvm_abi_types``), for the callers packing them."""
+    return llvm_abi_types(ptype)
+
+
+def is_array(ptype: Any) -> bool:
+    return isinstance(ptype, ArrayType)
+
+
+__all__ = ["HOST_MALLOC", "MAX_GROUP", "NativeLeaf", "global_name", "native_leaf", "target_machine"]

@@ -1,0 +1,331 @@
+"""An LLVM leaf's clone called from Numba-compiled code (the ``cpu`` back end's graphs).
+
+``leaf_wrappers(leaf)`` gives Python source for two functions Numba compiles like a Python
+leaf's clone — ``sym(ports..., __hpvm_ctx)`` (one instance) and, for leaves with barriers,
+``sym_group(ports..., parent_ctx, ex, ey, ez, dims)`` (every instance of one parent
+instance, as threads) — and the namespace they need. They call Numba intrinsics that pack
+the arguments into slots and call the clone's trampoline; the intrinsic links the clone's
+module into the calling function's library (Numba's ``add_linking_library``), so LLVM sees
+the leaf's code when it optimizes the graph function and inlines it into the loop over
+instances: no call through a pointer, no GIL.
+
+Outputs come back as slots: scalars as they are, an array as its address and size, turned
+back into the input array at that address (the very object, as a Python leaf returns it) or
+a view of ``malloc``'d memory.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ...errors import CompileError
+from ...ir.graph import LeafFunction
+from ...ir.types import ArrayType, ScalarType
+from .host import HEAP, register_host_symbols
+from .native import HEADER, NativeLeaf, native_leaf
+
+_LIBRARIES: dict[tuple[int, str], Any] = {}
+_LOCK = threading.Lock()
+
+
+def _library(codegen: Any, native: NativeLeaf) -> Any:
+    """The clone's module as a Numba code library (once per codegen and clone)."""
+    key = (id(codegen), native.digest)
+    with _LOCK:
+        lib = _LIBRARIES.get(key)
+        if lib is None:
+            import llvmlite.binding as llvm
+
+            register_host_symbols()
+            lib = codegen.create_library(f"hpvm_llvm_leaf_{native.digest}")
+            module = llvm.parse_assembly(native.text)
+            module.triple = codegen._llvm_module.triple
+            module.data_layout = codegen._llvm_module.data_layout
+            lib.add_llvm_module(module)
+            lib.finalize()
+            _LIBRARIES[key] = lib
+        return lib
+
+
+def _numba_type(ptype: Any) -> Any:
+    import numba
+    from numba import types
+
+    if ptype.name == "bool":
+        return types.boolean
+    return numba.from_dtype(ptype.dtype)
+
+
+def _out_types(leaf: LeafFunction) -> list[Any]:
+    from numba import types
+
+    out: list[Any] = []
+    for t in leaf.out_types:
+        if isinstance(t, ArrayType):
+            out += [types.voidptr, types.int64] + ([types.int64] * t.rank if t.rank > 1 else [])
+        else:
+            out.append(_numba_type(t))
+    return out
+
+
+def _check_args(leaf: LeafFunction, args: tuple[Any, ...]) -> None:
+    from numba import types
+    from numba.core.errors import TypingError
+
+    for p, ty in zip(leaf.params, args):
+        if isinstance(p.type, ArrayType):
+            if not isinstance(ty, types.Array) or ty.ndim != p.type.rank:
+                raise TypingError(f"leaf '{leaf.name}': port '{p.name}' takes {p.type}, got {ty}")
+
+
+def _store_args(
+    context: Any, builder: Any, leaf: LeafFunction, sig_args: Any, values: Any, slots: Any
+) -> None:
+    from llvmlite import ir
+    from numba.core import cgutils
+    from numba.core.errors import TypingError
+
+    i64 = ir.IntType(64)
+    k = 0
+
+    def store(value: Any) -> None:
+        nonlocal k
+        at = builder.gep(slots, [ir.Constant(i64, k)])
+        builder.store(value, builder.bitcast(at, value.type.as_pointer()))
+        k += 1
+
+    for p, ty, value in zip(leaf.params, sig_args, values):
+        if isinstance(p.type, ArrayType):
+            ary = context.make_array(ty)(context, builder, value)
+            store(builder.ptrtoint(ary.data, i64))
+            store(builder.mul(ary.nitems, ary.itemsize))
+            if p.type.rank > 1:
+                for extent in cgutils.unpack_tuple(builder, ary.shape):
+                    store(extent)
+        else:
+            want = _numba_type(p.type)
+            if ty != want:
+                raise TypingError(f"leaf '{leaf.name}': port '{p.name}' takes {want}, got {ty}")
+            store(value)
+
+
+def _load_outs(context: Any, builder: Any, out_types: list[Any], slots: Any) -> list[Any]:
+    from llvmlite import ir
+
+    i64 = ir.IntType(64)
+    values = []
+    for k, ty in enumerate(out_types):
+        at = builder.gep(slots, [ir.Constant(i64, k)])
+        values.append(builder.load(builder.bitcast(at, context.get_value_type(ty).as_pointer())))
+    return values
+
+
+def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
+    """``f(ports..., ctx)`` → the output slots, calling the clone's trampoline."""
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    out_types = _out_types(leaf)
+
+    @intrinsic
+    def call(typingctx, ports, levels):  # type: ignore[no-untyped-def]
+        _check_args(leaf, tuple(ports))
+        ret = types.Tuple(tuple(out_types))
+
+        def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
+            i64 = ir.IntType(64)
+            context.active_code_library.add_linking_library(_library(context.codegen(), native))
+            slots = cgutils.alloca_once(builder, i64, size=max(1, len(native.args)))
+            values = cgutils.unpack_tuple(builder, llargs[0], len(sig.args[0]))
+            _store_args(context, builder, leaf, tuple(sig.args[0]), values, slots)
+            levels = cgutils.unpack_tuple(builder, llargs[1], len(sig.args[1]))
+            ctx = cgutils.alloca_once(builder, i64, size=HEADER + len(levels))
+            for k in range(HEADER):
+                builder.store(ir.Constant(i64, 0), builder.gep(ctx, [ir.Constant(i64, k)]))
+            for k, v in enumerate(levels):
+                builder.store(v, builder.gep(ctx, [ir.Constant(i64, HEADER + k)]))
+            out = cgutils.alloca_once(builder, i64, size=max(1, len(out_types)))
+            ptr = ir.IntType(8).as_pointer()
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr]), native.call_symbol
+            )
+            builder.call(fn, [builder.bitcast(v, ptr) for v in (slots, ctx, out)])
+            return context.make_tuple(builder, sig.return_type, _load_outs(context, builder, out_types, out))
+
+        return ret(ports, levels), codegen
+
+    return call
+
+
+def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
+    """``f(ports..., parent_ctx, ex, ey, ez, dims)`` → (status, the last instance's output
+    slots...), running the clone's group function (one thread per instance)."""
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    out_types = _out_types(leaf)
+
+    @intrinsic
+    def group(typingctx, ports, parent_levels, ex, ey, ez, dims):  # type: ignore[no-untyped-def]
+        _check_args(leaf, tuple(ports))
+        ret = types.Tuple((types.int32, *out_types))
+
+        def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
+            i64 = ir.IntType(64)
+            n = 1
+            context.active_code_library.add_linking_library(_library(context.codegen(), native))
+            slots = cgutils.alloca_once(builder, i64, size=max(1, len(native.args)))
+            values = cgutils.unpack_tuple(builder, llargs[0], len(sig.args[0]))
+            _store_args(context, builder, leaf, tuple(sig.args[0]), values, slots)
+            count = len(sig.args[n])
+            parent = cgutils.unpack_tuple(builder, llargs[n], count) if count else []
+            pctx = cgutils.alloca_once(builder, i64, size=max(1, len(parent)))
+            for k, v in enumerate(parent):
+                builder.store(v, builder.gep(pctx, [ir.Constant(i64, k)]))
+            sizes = [
+                context.cast(builder, v, t, types.int64) for v, t in zip(llargs[n + 1 :], sig.args[n + 1 :])
+            ]
+            out = cgutils.alloca_once(builder, i64, size=max(1, len(out_types)))
+            ptr = ir.IntType(8).as_pointer()
+            fnty = ir.FunctionType(ir.IntType(32), [ptr, ptr, i64, i64, i64, i64, i64, ptr])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, native.group_symbol)
+            status = builder.call(
+                fn,
+                [
+                    builder.bitcast(slots, ptr),
+                    builder.bitcast(pctx, ptr),
+                    ir.Constant(i64, len(parent)),
+                    *sizes,
+                    builder.bitcast(out, ptr),
+                ],
+            )
+            values = [status, *_load_outs(context, builder, out_types, out)]
+            return context.make_tuple(builder, sig.return_type, values)
+
+        return ret(ports, parent_levels, ex, ey, ez, dims), codegen
+
+    return group
+
+
+def _address() -> Any:
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def address(typingctx, ptr):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
+            return builder.ptrtoint(llargs[0], ir.IntType(64))
+
+        return types.int64(ptr), codegen
+
+    return address
+
+
+_ADDRESS: Any = None
+
+
+def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dict[str, Any], NativeLeaf]:
+    """Python source of ``symbol`` (one instance) and, for a leaf with barriers, of
+    ``symbol + "_group"``; the names they use; the clone. ``CompileError`` naming the leaf
+    when its LLVM cannot be run."""
+    global _ADDRESS
+    import numba
+    import numpy as np
+
+    native = native_leaf(leaf)
+    if _ADDRESS is None:
+        _ADDRESS = _address()
+    names = {
+        f"{symbol}_native": _call_intrinsic(leaf, native),
+        "__hpvm_llvm_address": _ADDRESS,
+        "__hpvm_llvm_view": numba.carray,
+        "np": np,
+    }
+    params = [f"__p{k}" for k in range(len(leaf.params))]
+    passed = []
+    for name, p in zip(params, leaf.params):
+        if isinstance(p.type, ScalarType):
+            names[f"__hpvm_dt_{p.type.dtype.name}"] = p.type.dtype.type
+            passed.append(f"__hpvm_dt_{p.type.dtype.name}({name})")
+        else:
+            passed.append(name)
+    outputs, first = _outputs(leaf, params, 0)
+    ret = "return " + (outputs[0] if len(outputs) == 1 else "(" + "".join(o + ", " for o in outputs) + ")")
+    lines = [
+        f"def {symbol}({', '.join([*params, '__hpvm_ctx'])}):",
+        f"    __r = {symbol}_native(({''.join(a + ', ' for a in passed)}), __hpvm_ctx)",
+        *_unpack_lines(leaf, params, first),
+        "    " + (ret if outputs else "return None"),
+    ]
+    source = "\n".join(lines) + "\n"
+    group_source = None
+    if native.uses_barrier:
+        names[f"{symbol}_group_native"] = _group_intrinsic(leaf, native)
+        outputs, first = _outputs(leaf, params, 1)
+        message = repr(
+            f"leaf '{leaf.name}' ({leaf.location}): a leaf with barriers runs one thread per "
+            "instance of a parent instance, at most 4096; this launch has more"
+        )
+        lines = [
+            f"def {symbol}_group({', '.join([*params, '__hpvm_parent', '__ex', '__ey', '__ez', '__dims'])}):",
+            f"    __r = {symbol}_group_native(({''.join(a + ', ' for a in passed)}), __hpvm_parent, __ex, __ey, __ez, __dims)",
+            "    if __r[0] != 0:",
+            f"        raise __hpvm_LaunchError({message})",
+            *_unpack_lines(leaf, params, first),
+            "    " + (ret if outputs else "return None"),
+        ]
+        group_source = "\n".join(lines) + "\n"
+    return source, group_source, names, native
+
+
+def _outputs(leaf: LeafFunction, params: list[str], first: int) -> tuple[list[str], int]:
+    return [f"__o{k}" for k in range(len(leaf.out_types))], first
+
+
+def _unpack_lines(leaf: LeafFunction, params: list[str], first: int) -> list[str]:
+    """``__o<k> = ...`` for each output, from the slots in ``__r`` starting at ``first``."""
+    lines = []
+    k = first
+    for port, t in enumerate(leaf.out_types):
+        if not isinstance(t, ArrayType):
+            lines.append(f"    __o{port} = __r[{k}]")
+            k += 1
+            continue
+        candidates = [
+            name
+            for name, p in zip(params, leaf.params)
+            if isinstance(p.type, ArrayType) and p.type.dtype == t.dtype and p.type.rank == t.rank
+        ]
+        if t.rank > 1:
+            shape = "(" + "".join(f"__r[{k + 2 + a}], " for a in range(t.rank)) + ")"
+        else:
+            shape = f"(__r[{k + 1}] // {t.dtype.itemsize},)"
+        view = f"__hpvm_llvm_view(__r[{k}], {shape}, np.{t.dtype.name})"
+        lines.append(f"    __q{port} = __hpvm_llvm_address(__r[{k}])")
+        for j, name in enumerate(candidates):
+            lines.append(f"    {'if' if j == 0 else 'elif'} __q{port} == {name}.ctypes.data:")
+            lines.append(f"        __o{port} = {name}")
+        if candidates:
+            lines.append("    else:")
+            lines.append(f"        __o{port} = {view}")
+        else:
+            lines.append(f"    __o{port} = {view}")
+        k += 2 + (t.rank if t.rank > 1 else 0)
+    return lines
+
+
+def check_runnable(leaf: LeafFunction) -> None:
+    """``CompileError`` naming ``leaf`` if its LLVM cannot be cloned (before Numba runs)."""
+    try:
+        native_leaf(leaf)
+    except CompileError:
+        raise
+
+
+__all__ = ["HEAP", "leaf_wrappers"]
