@@ -26,7 +26,7 @@ from . import abi
 from .directives import ENTRY, EXIT, MARKER, bundles, callee, constant
 from .errors import LLVMExtractError
 from .export import Connection, create_node
-from .importer import define_line, from_hpvm_ir, parse_verified, return_type
+from .importer import define_line, from_hpvm_ir, is_size_arithmetic, parse_verified, return_type
 
 _NAME = re.compile(r'%("(?:[^"\\]|\\.)*"|[-\w.$]+)')
 _ARG = '"hpvm.arg"'
@@ -197,6 +197,13 @@ class _Copier:
         v = self.named[v.name]  # the instruction itself (an operand's value cannot say its opcode)
         if v.opcode == "load" and list(v.operands)[0].name in self.scope:
             return self.scope[list(v.operands)[0].name]
+        if self.inside is None and not is_size_arithmetic(v):
+            raise self.fail(
+                v,
+                "a replication size LLVM computes with an instruction hpvm's size expressions have no "
+                "form for (they are add, sub, mul, division, remainder, min, max of the ports); "
+                "extract before optimizing, or at -O0",
+            )
         if self.inside is not None and v.name not in self.inside:
             raise self.fail(
                 user,
@@ -218,7 +225,8 @@ class _Copier:
         text = str(ins).strip()
         own = None
         if ins.name:
-            own = f"%{self.prefix}{len(self.done)}"
+            # (".fold": an inner smin/smax of a min of several, which the import reads as one)
+            own = f"%{self.prefix}{len(self.done)}" + (".fold" if ins.name.endswith(".fold") else "")
             self.done[ins.name] = own
             text = text.split(" = ", 1)[1]
 

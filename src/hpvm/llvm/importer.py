@@ -481,13 +481,7 @@ class _Importer:
 
     @staticmethod
     def is_size_arithmetic(ins: Any) -> bool:
-        if ins.opcode in _BINOPS or ins.opcode in _CASTS:
-            return True
-        if ins.opcode == "lshr":  # udiv by a power of two, after LLVM's optimizer
-            return _const(list(ins.operands)[1]) is not None
-        if ins.opcode == "call":
-            return list(ins.operands)[-1].name in ("llvm.smin.i64", "llvm.smax.i64")
-        return False
+        return is_size_arithmetic(ins)
 
     @staticmethod
     def locate(ports: _Ports, index: int, where: str, what: str) -> tuple[int, int]:
@@ -523,6 +517,15 @@ class _Importer:
                 return shape
         if ins.opcode == "lshr" and divisor is not None:  # (sizes are not negative)
             return BinOp("//", self.size(fn, params, by_text, ops[0], where), Const(divisor))
+        power = _const(ops[1]) if ins.opcode in ("shl", "and") else None
+        if ins.opcode == "shl" and power is not None:  # LLVM's form of a product by 2^k
+            return BinOp("*", self.size(fn, params, by_text, ops[0], where), Const(1 << power))
+        if ins.opcode == "and" and power is not None and power >= 0 and (power + 1) & power == 0:
+            # LLVM's form of a remainder by 2^k (sizes are not negative)
+            return BinOp("%", self.size(fn, params, by_text, ops[0], where), Const(power + 1))
+        if ins.opcode == "or" and " or disjoint " in f" {_instr(ins)} ":  # an add without carries
+            lhs = self.size(fn, params, by_text, ops[0], where)
+            return BinOp("+", lhs, self.size(fn, params, by_text, ops[1], where))
         if ins.opcode in _BINOPS:
             lhs = self.size(fn, params, by_text, ops[0], where)
             return BinOp(_BINOPS[ins.opcode], lhs, self.size(fn, params, by_text, ops[1], where))
@@ -537,7 +540,8 @@ class _Importer:
             return Call(fn_name, tuple(args))
         raise LLVMImportError(
             f"{where}: its size '{_instr(ins)}' is not integer arithmetic (add, sub, mul, sdiv, "
-            "srem, udiv, lshr by a constant, casts, llvm.smin/smax.i64) of the function's ports"
+            "srem, udiv, lshr/shl/and by a constant, or disjoint, casts, llvm.smin/smax.i64) of the "
+            "function's ports"
         )
 
     @staticmethod
@@ -568,6 +572,20 @@ class _Importer:
         )
 
 
+def is_size_arithmetic(ins: Any) -> bool:
+    """Whether ``ins`` is an instruction of the integer arithmetic replication sizes are
+    written in (as the export writes it, or as LLVM's optimizer rewrites it)."""
+    if ins.opcode in _BINOPS or ins.opcode in _CASTS:
+        return True
+    if ins.opcode in ("lshr", "shl", "and"):  # udiv, mul, urem by a power of two, after LLVM's optimizer
+        return _const(list(ins.operands)[1]) is not None
+    if ins.opcode == "or":  # an add of values without common bits, after LLVM's optimizer
+        return " or disjoint " in f" {_instr(ins)} "
+    if ins.opcode == "call":
+        return list(ins.operands)[-1].name in ("llvm.smin.i64", "llvm.smax.i64")
+    return False
+
+
 def _ports_of_params(params: list[Port]) -> _Ports:
     types = [p.type for p in params]
     return _Ports(types, abi.leading_indices(types))
@@ -590,4 +608,4 @@ def _split_types(text: str) -> list[str]:
     return [*parts, current.strip()] if current.strip() else parts
 
 
-__all__ = ["define_line", "from_hpvm_ir", "parse_verified", "return_type"]
+__all__ = ["define_line", "from_hpvm_ir", "is_size_arithmetic", "parse_verified", "return_type"]
