@@ -113,7 +113,7 @@ def test_extract_of_ir_without_regions_is_a_clean_error(
     assert main(["llvm", "export", str(source), "-o", str(exported)]) == 0
     assert main(["llvm", "extract", str(exported)]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"error: {exported}: extract(): no function holds an llvm.directive.region.entry")
+    assert err.startswith(f"error: {exported}: extract(): no function holds llvm.directive.region.entry")
     assert "Traceback" not in err
 
 

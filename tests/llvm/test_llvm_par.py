@@ -92,7 +92,11 @@ def test_extracted_leaves_are_exported_again() -> None:
 
 
 def test_extract_of_ir_without_regions_says_what_it_reads() -> None:
-    with fails(llvm.LLVMExtractError, "no function holds an llvm.directive.region.entry", "llvm.prepare"):
+    with fails(
+        llvm.LLVMExtractError,
+        "no function holds llvm.directive.region.entry or llvm.directive.marker",
+        "llvm.prepare",
+    ):
         llvm.extract(llvm.to_hpvm_ir(PROGRAMS[0].root))
 
 

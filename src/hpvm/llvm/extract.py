@@ -47,11 +47,10 @@ def extract(text: str) -> InternalFunction:
     verify, or its directives do not map onto a graph."""
     module = parse_verified(text, "extract(): ")
     fn = _region_function(module)
-    if fn is None:
-        raise LLVMExtractError(
-            "extract(): no function holds an llvm.directive.region.entry call; EXTRACT reads the "
-            "regions llvm.prepare writes (llvm.from_hpvm_ir reads HPVM IR without them)"
-        )
+    if fn is None:  # another front end's parallel loop, or nothing EXTRACT reads
+        from .tapir import extract_loops
+
+        return extract_loops(module)
     return from_hpvm_ir(write_hpvm_ir(module, fn), file="<extract>")
 
 
@@ -154,7 +153,7 @@ def _call_attribute(ins: Any, key: str) -> str | None:
     return None
 
 
-class _Copier:
+class Copier:
     """Copies instructions of the optimized function into a node function: ``scope`` maps
     the names of the values that stand for the node's arguments (its input slots, or the
     root's own arguments) to the arguments; ``inside`` (if given) are the names of the
@@ -310,7 +309,7 @@ class _Writer:
 
     def internal(self, head: str, ret: str, scope: dict[str, str], nid: int) -> list[str]:
         where = f"the sizes of the nodes node {nid} creates" if nid >= 0 else "the sizes of the root's nodes"
-        copier = _Copier(self.fn, self.named, scope, f".s{nid + 1}.", None, where)
+        copier = Copier(self.fn, self.named, scope, f".s{nid + 1}.", None, where)
         lines = [f"{head} {{", "entry:"]
         kids = self.children(nid)
         calls: list[tuple[int, Connection]] = []
@@ -363,7 +362,7 @@ class _Writer:
 
     def leaf(self, r: Region, head: str, ret: str, scope: dict[str, str]) -> list[str]:
         task = self.task(r)
-        copier = _Copier(
+        copier = Copier(
             self.fn, self.named, scope, ".t", {i.name for i in task if i.name}, f"the task of node {r.name}"
         )
         fields = [f.strip() for f in ret.strip()[1:-1].split(",")] if ret.strip() not in ("{}", "{ }") else []
@@ -436,4 +435,4 @@ def write_hpvm_ir(module: Any, fn: Any) -> str:
     return _Writer(module, fn).text()
 
 
-__all__ = ["extract", "name_values", "write_hpvm_ir"]
+__all__ = ["Copier", "extract", "name_values", "write_hpvm_ir"]
