@@ -1,6 +1,7 @@
 """The ``hpvm`` command: run, show and verify saved programs (and Python modules).
 
-``FILE`` is a saved program (``.hpvm``, see docs/text-format.md) or a Python file defining
+``FILE`` is a saved program (``.hpvm``, see docs/text-format.md), HPVM IR in LLVM form
+(``.ll``, docs/llvm.md: its leaves run as LLVM on cpu and interp) or a Python file defining
 node functions; for a Python file the root is ``--root NAME``, or the one candidate: an
 internal node function that no other internal node uses, or a program object whose
 ``.root`` is one (``program = hpvm.tensor.from_torch(model, x)``), at the module's top
@@ -120,6 +121,13 @@ def load(path_text: str, root_name: str | None = None) -> tuple[InternalFunction
         raise CLIError(f"{path}: is a directory; give a saved program (.hpvm) or a Python file")
     if path.suffix == ".py":
         return _load_python(path, root_name), None
+    if path.suffix == ".ll":  # HPVM IR in LLVM form: its leaves run as LLVM (docs/llvm.md)
+        from . import llvm
+
+        try:
+            return llvm.from_hpvm_ir(_read_llvm(path), file=str(path)), None
+        except llvm.LLVMImportError as e:
+            raise llvm.LLVMImportError(f"{path}: {e}") from None
     from .ir.program_file import load_program
 
     try:
@@ -575,7 +583,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("file", help="a saved program (.hpvm) or a Python file")
+        p.add_argument("file", help="a saved program (.hpvm), HPVM IR in LLVM form (.ll) or a Python file")
         p.add_argument("--root", help="the root node function (Python files only)")
 
     run = sub.add_parser("run", help="run a program")

@@ -126,3 +126,29 @@ def test_extract_of_a_missing_file_and_prepare_to_a_missing_folder(
     source.write_text(PROGRAM)
     assert main(["llvm", "prepare", str(source), "-o", str(tmp_path / "no" / "par.ll")]) == 1
     assert "cannot write the LLVM IR" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("target", ["cpu", "interp"])
+def test_run_of_an_ll_file_runs_its_llvm_leaves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    import numpy as np
+
+    source = tmp_path / "prog.py"
+    source.write_text(PROGRAM)
+    program = tmp_path / "prog.ll"
+    assert main(["llvm", "export", str(source), "-o", str(program)]) == 0
+    np.save(tmp_path / "x.npy", np.arange(6, dtype=np.float32))
+    out = tmp_path / "out"
+    args = ["--arg", f"x={tmp_path / 'x.npy'}", "--arg", "n=4", "--save-dir", str(out)]
+    assert main(["run", str(program), "--target", target, *args]) == 0
+    np.testing.assert_array_equal(np.load(out / "x.npy"), [0, 2, 4, 6, 4, 5])
+
+
+def test_run_of_a_malformed_ll_file_is_an_error_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.ll"
+    bad.write_text("define {} @root() {\nentry:\n  ret {} undef\n}\n")
+    assert main(["run", str(bad)]) == 1
+    assert capsys.readouterr().err.startswith(f"error: {bad}: no root node function")

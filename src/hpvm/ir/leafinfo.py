@@ -8,10 +8,12 @@ parameters are read and written, and the arity of each ``return``.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .bodies import LLVMBody
 from .graph import LeafFunction
 from .intrinsics import BUILDER_CALLS, INTRINSICS, LOWERED_PREFIX, QUERY_INTRINSICS
 
@@ -101,8 +103,40 @@ def analyze_leaf(fn: LeafFunction) -> LeafInfo:
     return info
 
 
+_LLVM_DEFINE = re.compile(r'^define [^\n]*?@("(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+)\(', re.M)
+_LLVM_CALLEE = re.compile(r'@("(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+)\(')
+
+
+def llvm_intrinsics_reached(module: str, function: str) -> set[str]:
+    """The ``llvm.hpvm.*`` intrinsics (short names: ``barrier``, ``malloc``...) that
+    ``function`` of the LLVM text ``module`` calls, directly or through the functions it
+    calls directly — a textual scan, so that passes and verifiers can ask an LLVM leaf what
+    they ask a Python one (does it use barriers? allocate?) without an LLVM parser."""
+    bodies: dict[str, str] = {}
+    for m in _LLVM_DEFINE.finditer(module):
+        end = module.find("\n}", m.end())
+        bodies[m.group(1).strip('"')] = module[m.end() : end if end >= 0 else len(module)]
+    seen, todo, found = {function}, [function], set()
+    while todo:
+        for callee in _LLVM_CALLEE.findall(bodies.get(todo.pop(), "")):
+            callee = callee.strip('"')
+            if callee.startswith("llvm.hpvm."):
+                found.add(callee[len("llvm.hpvm.") :])
+            elif callee in bodies and callee not in seen:
+                seen.add(callee)
+                todo.append(callee)
+    return found
+
+
 def _analyze(fn: LeafFunction) -> LeafInfo:
     info = LeafInfo()
+    if isinstance(fn.body, LLVMBody):  # no Python: only what the intrinsics it reaches say
+        info.parsed = False
+        reached = llvm_intrinsics_reached(fn.body.module, fn.body.function)
+        line = fn.location.line
+        info.calls = [(name, line) for name in sorted(reached & {"malloc", "barrier"})]
+        info.barrier_lines = [line] if "barrier" in reached else []
+        return info
     func = parse_leaf(fn)
     if func is None:
         info.parsed = False

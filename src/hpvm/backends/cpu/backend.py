@@ -15,6 +15,7 @@ from ...passes import lower
 from ...passes.clone_leaves import CloneLeaves
 from ...passes.fuse_one_to_one import FuseOneToOne
 from ..base import Backend, RunContext, StageBatch
+from ..llvm_native.host import HEAP
 from .batch import BatchLayout, scalar_stage
 from .bounds import SizeOutOfBounds
 from .compiler import COMPILE_LOCK, CompiledProgram, Compiler
@@ -267,7 +268,11 @@ class CPUBackend(Backend):
         from numba.core.errors import NumbaError
 
         try:
-            return func(*args)
+            if not program.llvm_heap:
+                return func(*args)
+            with HEAP.launch():  # what LLVM leaves malloc lives until the launch ends
+                result = func(*args)
+                return tuple(HEAP.adopt(v) for v in result) if isinstance(result, tuple) else result
         except SizeOutOfBounds as e:  # (a subclass only to be raised by compiled code)
             raise OutOfBoundsError(str(e)) from None
         except HPVMError:

@@ -145,6 +145,8 @@ class CompiledProgram:
     # malloc pools (mallocpool.py): set when a leaf without barriers calls malloc
     flow: MallocFlow | None = None
     pools: BufferPools = field(default_factory=BufferPools)
+    # an LLVM leaf calls llvm.hpvm.malloc: launches hold the host heap (llvm_native/host.py)
+    llvm_heap: bool = False
 
     def __post_init__(self) -> None:
         # Made once: a launch's host path is a few microseconds of Python per step.
@@ -336,6 +338,7 @@ class Compiler:
         gen = GraphGen(levels, clones, barrier_symbols, pooled, release)
         entry_symbol = gen.graph_function(root, parallel=True)
         program = CompiledProgram(root, levels, None, gen=gen, clones=clones, flow=flow)
+        program.llvm_heap = any(n[2]["__hpvm_native_leaf"].uses_malloc for n in llvm_sources.values())
         leaf_namespace.update(self._variants(gen, helpers, inline))
         program.module = self._graph_module(gen, helpers, leaf_namespace, cache=inline)
         program.entry = program.module.__dict__[entry_symbol]
@@ -415,7 +418,11 @@ class Compiler:
                 before = len(program.gen.sources)
                 stage_symbol = func.py_func.__name__
                 symbol = program.gen.batch_function(program.root, stage, stage_symbol)
-                path = self._write("\n".join(program.gen.sources[before:]))
+                # Named after the stage's module too: the stage function keeps its symbol when
+                # its code changes (an edited leaf), and a cached loop records the module of
+                # what it calls, so a loop cached for another stage code must not be found.
+                calls = f"# calls {func.py_func.__module__}.{stage_symbol}\n"
+                path = self._write(calls + "\n".join(program.gen.sources[before:]))
                 module = _module(f"hpvm_generated.{path.stem}", str(path), {stage_symbol: func})
                 exec(compile(path.read_text(), str(path), "exec"), module.__dict__)
                 program.batches[key] = numba.njit(nogil=True, cache=True)(module.__dict__[symbol])

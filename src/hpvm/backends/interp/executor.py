@@ -29,8 +29,9 @@ from ...errors import (
     NodeExecutionError,
     OutOfBoundsError,
 )
+from ...ir import instance_context as ictx
 from ...ir.analysis import feed_table
-from ...ir.bodies import GENERATED, PYTHON, TENSOR
+from ...ir.bodies import GENERATED, LLVM, PYTHON, TENSOR
 from ...ir.execution import set_context
 from ...ir.graph import ALL_TO_ALL, InternalFunction, LeafFunction, Node
 from ...ir.intrinsics import FLOAT_ATOMIC_OPS
@@ -200,7 +201,8 @@ class Interpreter(Backend):
     """The ``interp`` back end."""
 
     name = "interp"
-    accepts = frozenset({PYTHON, GENERATED, TENSOR})  # tensor bodies run on its tensor operations
+    # Tensor bodies run on its tensor operations, LLVM ones JIT-compiled (``llvm_native``).
+    accepts = frozenset({PYTHON, GENERATED, TENSOR, LLVM})
     device = "host"
 
     def __init__(self, strict: bool = False):
@@ -219,10 +221,13 @@ class Interpreter(Backend):
     def run(
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
     ) -> tuple[Any, ...]:
+        from ..llvm_native.host import HEAP
+
         handle = InstanceHandle(root.name, (), (), None)
-        _, outputs = self._run_graph(root, list(args), handle)
-        count = len(root.out_types)
-        return tuple(outputs[i] for i in range(count))
+        with HEAP.launch():  # what LLVM leaves malloc lives until the launch ends
+            _, outputs = self._run_graph(root, list(args), handle)
+            count = len(root.out_types)
+            return tuple(HEAP.adopt(outputs[i]) for i in range(count))
 
     def run_stage(self, root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
         handle = InstanceHandle(root.name, (), (), None)
@@ -358,6 +363,8 @@ class Interpreter(Backend):
         """
         fn = node.function
         assert isinstance(fn, LeafFunction)
+        if fn.body_kind == LLVM:
+            return self._run_llvm_leaf(node, sizes, inputs, parent)
         instances = list(_instances(sizes))
         handles = [InstanceHandle(node.name, ids, sizes, parent) for ids in instances]
         contexts = [_LeafContext(self, fn, h) for h in handles]
@@ -385,6 +392,37 @@ class Interpreter(Backend):
                 func = self._function(fn)
                 results = [self._call(fn, ctx, func, prepare(flat)) for flat, ctx in enumerate(contexts)]
         return NodeOutputs(sizes, [self._outputs(fn, ctx, r) for ctx, r in zip(contexts, results)])
+
+    def _run_llvm_leaf(
+        self,
+        node: Node,
+        sizes: tuple[int, ...],
+        inputs: Callable[[int], list[Any]],
+        parent: InstanceHandle | None,
+    ) -> NodeOutputs:
+        """An LLVM leaf's instances through the JIT (``llvm_native.run``). What the
+        interpreter checks for Python leaves (bounds, writes outside ``outs``) it cannot
+        check inside LLVM code."""
+        from ..llvm_native.run import run_instances
+
+        fn = node.function
+        assert isinstance(fn, LeafFunction)
+        levels: list[int] = []
+        handle = parent
+        while handle is not None:
+            levels += ictx.level(handle.dims, list(handle.ids), list(handle.sizes))  # type: ignore[arg-type]
+            handle = handle.parent
+
+        def where(ids: tuple[int, ...]) -> str:
+            path = InstanceHandle(node.name, ids, sizes, parent).path
+            return f"node {path} (leaf '{fn.name}', {fn.location})"
+
+        raw = lambda flat: [unwrap(v) for v in inputs(flat)]  # noqa: E731
+        with np.errstate(all="ignore"):
+            results = run_instances(node, sizes, raw, levels, where)
+        return NodeOutputs(
+            sizes, [tuple(_as_port_value(t, v) for t, v in zip(fn.out_types, r)) for r in results]
+        )
 
     def _function(self, fn: LeafFunction) -> Any:
         """The leaf's function with Numba's arithmetic, recompiled once per leaf."""

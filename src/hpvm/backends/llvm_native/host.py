@@ -62,7 +62,7 @@ class HostHeap:
     def adopt(self, value: Any) -> Any:
         """``value`` (a root output) made to own its memory when it views a heap buffer: the
         same bytes, as a view of the heap's array, so the buffer outlives the launch."""
-        if not isinstance(value, np.ndarray) or value.base is not None and value.flags.owndata:
+        if not isinstance(value, np.ndarray) or value.flags.owndata:
             return value
         buf = self.owner(value.ctypes.data)
         if buf is None or value.nbytes == 0:
@@ -142,14 +142,17 @@ def unpack(out_types: Sequence[Any], slots: np.ndarray, arrays: Sequence[np.ndar
 
 def _array_at(t: ArrayType, address: int, shape: tuple[int, ...], arrays: Sequence[np.ndarray]) -> np.ndarray:
     for arr in arrays:
-        if arr.ctypes.data == address and arr.dtype == t.dtype and arr.ndim == t.rank:
+        if arr.ctypes.data == address and arr.dtype == t.dtype and arr.shape == shape:
             return arr
-    buf = HEAP.owner(address)
-    if buf is None:
-        raise ValueError(
-            f"returned an array at address {address:#x}, which is neither one of its array inputs "
-            "nor memory from llvm.hpvm.malloc"
-        )
-    offset = address - buf.ctypes.data
     count = int(np.prod(shape, dtype=np.int64))
-    return buf[offset : offset + count * t.dtype.itemsize].view(t.dtype).reshape(shape)
+    nbytes = count * t.dtype.itemsize
+    owners = [a for a in arrays if a.flags.c_contiguous] + [b for b in [HEAP.owner(address)] if b is not None]
+    for owner in owners:  # a part of an input (a row of a matrix) or of a malloc'd buffer
+        start = owner.ctypes.data
+        if start <= address and address + nbytes <= start + owner.nbytes:
+            flat = owner.reshape(-1).view(np.uint8)
+            return flat[address - start : address - start + nbytes].view(t.dtype).reshape(shape)
+    raise ValueError(
+        f"returned an array at address {address:#x} ({nbytes} bytes), which is neither in one of its "
+        "array inputs nor memory from llvm.hpvm.malloc"
+    )

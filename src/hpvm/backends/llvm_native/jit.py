@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Any
 
 from .host import register_host_symbols
-from .native import NativeLeaf, _optimize
+from .native import NativeLeaf, optimize_module
 
 CALL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 GROUP = ctypes.CFUNCTYPE(
@@ -25,6 +24,7 @@ GROUP = ctypes.CFUNCTYPE(
     ctypes.c_int64,
     ctypes.c_int64,
     ctypes.c_void_p,
+    ctypes.c_int64,
 )
 
 
@@ -37,7 +37,7 @@ class JitLeaf:
         register_host_symbols()
         module = llvm.parse_assembly(native.text)
         module.verify()
-        _optimize(module, 2)
+        optimize_module(module, 2)
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         machine = llvm.Target.from_default_triple().create_target_machine(codemodel="jitdefault", jit=True)
@@ -59,8 +59,3 @@ def jit_leaf(native: NativeLeaf) -> JitLeaf:
         if found is None:
             found = _JITTED[native.digest] = JitLeaf(native)
         return found
-
-
-def call_address(value: Any) -> int:
-    """The address of a NumPy buffer as ctypes wants it."""
-    return int(value.ctypes.data)

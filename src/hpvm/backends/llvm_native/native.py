@@ -37,7 +37,7 @@ from ...errors import CompileError
 from ...ir.bodies import LLVMBody, llvm_abi_types
 from ...ir.graph import LeafFunction
 from ...ir.instance_context import STRIDE
-from ...ir.types import ArrayType, NodeHandleType
+from ...ir.types import NodeHandleType
 
 #: Bump when the generated module changes (the digest of every clone includes it).
 NATIVE_VERSION = 1
@@ -109,10 +109,11 @@ class NativeLeaf:
 
     @property
     def group_symbol(self) -> str:
-        """``i32(ptr args, ptr parent, i64 nparent, i64 nx, i64 ny, i64 nz, i64 dims, ptr out)``:
-        every instance of one parent instance, as threads sharing a barrier; 0 on success,
-        1 when there are more than ``MAX_GROUP`` instances, 2 when a thread could not be
-        started. ``out`` receives the last instance's outputs."""
+        """``i32(ptr args, ptr parent, i64 nparent, i64 nx, i64 ny, i64 nz, i64 dims, ptr out,
+        i64 all)``: every instance of one parent instance, as threads sharing a barrier; 0
+        on success, 1 when there are more than ``MAX_GROUP`` instances (a thread that cannot
+        be started aborts: the others would wait at the barrier forever). ``out`` receives
+        the last instance's output slots, or with ``all`` every instance's, row-major."""
         return f"__hpvm_group.{self.digest}"
 
     def ctx_slots(self, levels: int) -> int:
@@ -171,7 +172,7 @@ def _define_line(text: str, name: str) -> int:
     raise KeyError(name)
 
 
-def _optimize(module: Any, level: int, passes: tuple[str, ...] = ()) -> None:
+def optimize_module(module: Any, level: int, passes: tuple[str, ...] = ()) -> None:
     """Run LLVM's pipeline at ``level`` on ``module`` (or only ``passes``)."""
     import llvmlite.binding as llvm
 
@@ -240,7 +241,7 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
             g.linkage = "internal"
     module.triple = llvm.get_process_triple()
     module.data_layout = str(target_machine().target_data)
-    _optimize(module, 0, ("global_dead_code_eliminate",))
+    optimize_module(module, 0, ("global_dead_code_eliminate",))
 
     # Who calls what, directly; where the intrinsics are.
     callees: dict[str, set[str]] = {}
@@ -430,7 +431,7 @@ define internal ptr @__hpvm_thread.{digest}(ptr %rec) {{
   ret ptr null
 }}
 
-define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out) {{
+define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out, i64 %all) {{
 entry:
   %nyz = mul i64 %ny, %nz
   %n = mul i64 %nx, %nyz
@@ -456,10 +457,16 @@ setup:
   %tidbytes = mul i64 %n, 8
   %tids = call ptr @malloc(i64 %tidbytes)
   %outbytes = mul i64 %n, {8 * nout}
-  %outs = call ptr @malloc(i64 %outbytes)
+  %every = icmp ne i64 %all, 0
+  br i1 %every, label %spawn0, label %scratch
+scratch:
+  %scratchouts = call ptr @malloc(i64 %outbytes)
+  br label %spawn0
+spawn0:
+  %outs = phi ptr [ %out, %setup ], [ %scratchouts, %scratch ]
   br label %spawn
 spawn:
-  %i = phi i64 [ 0, %setup ], [ %i1, %spawned ]
+  %i = phi i64 [ 0, %spawn0 ], [ %i1, %spawned ]
   %x = udiv i64 %i, %nyz
   %rem = urem i64 %i, %nyz
   %y = udiv i64 %rem, %nz
@@ -526,28 +533,23 @@ join:
   %jmore = icmp slt i64 %k1, %n
   br i1 %jmore, label %join, label %done
 done:
+  br i1 %every, label %cleanup, label %last
+last:
   %lastidx = sub i64 %n, 1
   %lastoff = mul i64 %lastidx, {8 * nout}
   %lastout = getelementptr i8, ptr %outs, i64 %lastoff
 {copy_out}
+  call void @free(ptr %outs)
+  br label %cleanup
+cleanup:
   %bd = call i32 @pthread_barrier_destroy(ptr %bar)
   call void @free(ptr %bar)
   call void @free(ptr %ctxs)
   call void @free(ptr %recs)
   call void @free(ptr %tids)
-  call void @free(ptr %outs)
   ret i32 0
 }}
 {_declare(declared, "abort", "declare void @abort()")}"""
-
-
-def slot_kind(ptype: Any) -> list[str]:
-    """The slots a port takes (``llvm_abi_types``), for the callers packing them."""
-    return llvm_abi_types(ptype)
-
-
-def is_array(ptype: Any) -> bool:
-    return isinstance(ptype, ArrayType)
 
 
 __all__ = ["HOST_MALLOC", "MAX_GROUP", "NativeLeaf", "global_name", "native_leaf", "target_machine"]

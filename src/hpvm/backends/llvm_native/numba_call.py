@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ...errors import CompileError
 from ...ir.graph import LeafFunction
 from ...ir.types import ArrayType, ScalarType
 from .host import HEAP, register_host_symbols
@@ -192,7 +191,7 @@ def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
             ]
             out = cgutils.alloca_once(builder, i64, size=max(1, len(out_types)))
             ptr = ir.IntType(8).as_pointer()
-            fnty = ir.FunctionType(ir.IntType(32), [ptr, ptr, i64, i64, i64, i64, i64, ptr])
+            fnty = ir.FunctionType(ir.IntType(32), [ptr, ptr, i64, i64, i64, i64, i64, ptr, i64])
             fn = cgutils.get_or_insert_function(builder.module, fnty, native.group_symbol)
             status = builder.call(
                 fn,
@@ -202,6 +201,7 @@ def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
                     ir.Constant(i64, len(parent)),
                     *sizes,
                     builder.bitcast(out, ptr),
+                    ir.Constant(i64, 0),
                 ],
             )
             values = [status, *_load_outs(context, builder, out_types, out)]
@@ -239,9 +239,13 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
     import numpy as np
 
     native = native_leaf(leaf)
+    # Now, not when the intrinsic is compiled: a graph function Numba loads from its disk
+    # cache links against __hpvm_host_malloc without compiling anything.
+    register_host_symbols()
     if _ADDRESS is None:
         _ADDRESS = _address()
     names = {
+        "__hpvm_native_leaf": native,
         f"{symbol}_native": _call_intrinsic(leaf, native),
         "__hpvm_llvm_address": _ADDRESS,
         "__hpvm_llvm_view": numba.carray,
@@ -318,14 +322,6 @@ def _unpack_lines(leaf: LeafFunction, params: list[str], first: int) -> list[str
             lines.append(f"    __o{port} = {view}")
         k += 2 + (t.rank if t.rank > 1 else 0)
     return lines
-
-
-def check_runnable(leaf: LeafFunction) -> None:
-    """``CompileError`` naming ``leaf`` if its LLVM cannot be cloned (before Numba runs)."""
-    try:
-        native_leaf(leaf)
-    except CompileError:
-        raise
 
 
 __all__ = ["HEAP", "leaf_wrappers"]

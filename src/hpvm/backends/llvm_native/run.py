@@ -1,0 +1,99 @@
+"""Every instance of an LLVM leaf node within one parent instance, from the host (``interp``).
+
+Instance by instance through the JIT-compiled trampoline (``jit.py``), in row-major order as
+the interpreter runs Python leaves; a leaf with barriers runs its instances as threads of
+its group function (one real barrier), which is the only way LLVM code can meet a barrier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...errors import LaunchError, NodeExecutionError
+from ...ir import instance_context as ictx
+from ...ir.graph import LeafFunction, Node
+from ...ir.types import ArrayType
+from .host import pack, unpack
+from .jit import jit_leaf
+from .native import HEADER, MAX_GROUP, native_leaf
+
+
+def run_instances(
+    node: Node,
+    sizes: tuple[int, ...],
+    inputs: Callable[[int], list[Any]],
+    parent_levels: Sequence[int],
+    where: Callable[[tuple[int, ...]], str],
+) -> list[tuple[Any, ...]]:
+    """The outputs of every instance (row-major). ``parent_levels``: the parent instance's
+    context (its level, its parent's... up to the root); ``where(ids)`` names an instance in
+    messages."""
+    leaf = node.function
+    assert isinstance(leaf, LeafFunction)
+    native = native_leaf(leaf)
+    jitted = jit_leaf(native)
+    ptypes = [p.type for p in leaf.params]
+    count = int(np.prod(sizes, dtype=np.int64)) if sizes else 1
+    nout = max(1, len(native.outs))
+    levels = max(native.levels, 1 + len(parent_levels) // ictx.STRIDE)
+    parent = (list(parent_levels) + list(ictx.ROOT) * levels)[: ictx.STRIDE * (levels - 1)]
+    instances = list(np.ndindex(*sizes)) if sizes else [()]
+
+    def call_slots(values: list[Any], ids: tuple[int, ...]) -> np.ndarray:
+        try:
+            return pack(ptypes, [np.asarray(v) if isinstance(v, np.ndarray) else v for v in values])
+        except ValueError as e:
+            raise NodeExecutionError(f"{where(ids)}: {e}") from None
+
+    def outputs(slots: np.ndarray, values: list[Any], ids: tuple[int, ...]) -> tuple[Any, ...]:
+        arrays = [v for p, v in zip(leaf.params, values) if isinstance(p.type, ArrayType)]
+        try:
+            return unpack(leaf.out_types, slots, arrays)
+        except ValueError as e:
+            raise NodeExecutionError(f"{where(ids)}: {e}") from None
+
+    if native.uses_barrier:
+        if count == 0:
+            return []
+        values = inputs(0)
+        for flat in range(1, count):
+            if any(a is not b and not _same_scalar(a, b) for a, b in zip(values, inputs(flat))):
+                raise LaunchError(
+                    f"{where(instances[flat])}: leaf '{leaf.name}' uses barriers, so its instances run "
+                    "as threads of one call, which needs the same inputs in every instance; it receives "
+                    "per-instance values (a one-to-one edge): send them through an array instead"
+                )
+        if count > MAX_GROUP:
+            raise LaunchError(
+                f"{where(())}: leaf '{leaf.name}' uses barriers and has {count} instances in one parent "
+                f"instance; its instances run as threads, at most {MAX_GROUP}"
+            )
+        slots = call_slots(values, ())
+        out = np.zeros(count * nout, dtype=np.uint64)
+        par = np.array(parent or [0], dtype=np.int64)
+        ext = [*sizes, *[1] * (3 - len(sizes))]
+        jitted.group(slots.ctypes.data, par.ctypes.data, len(parent), *ext, len(sizes), out.ctypes.data, 1)
+        return [outputs(out[k * nout : (k + 1) * nout], values, instances[k]) for k in range(count)]
+    ctx = np.zeros(HEADER + ictx.STRIDE * levels, dtype=np.int64)
+    ctx[HEADER + ictx.STRIDE :] = parent
+    out = np.zeros(nout, dtype=np.uint64)
+    results = []
+    for flat, ids in enumerate(instances):
+        values = inputs(flat)
+        slots = call_slots(values, ids)
+        ctx[HEADER : HEADER + ictx.STRIDE] = ictx.level(len(sizes), list(ids), list(sizes))
+        jitted.call(slots.ctypes.data, ctx.ctypes.data, out.ctypes.data)
+        results.append(outputs(out, values, ids))
+    return results
+
+
+def _same_scalar(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
