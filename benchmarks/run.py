@@ -40,7 +40,8 @@ cuda,opencl``: ``benchmarks/gpu.py``), svm (the Streaming Virtual Machine: a Mov
 matrix multiply over a 4×4 group — on cpu beside the same loops hand-written in Numba, and
 their cold compile times: ``benchmarks/hbir.py``), llvm (vector add, sgemm and the 3-D
 stencil exported to LLVM, imported and run on cpu with LLVM leaves beside their Python
-leaves, ≤ 1.10×; export/import time of edge detection: ``benchmarks/llvm_bench.py``).
+leaves, ≤ 1.10×; export/import time of edge detection: ``benchmarks/llvm_bench.py``),
+llvmpar (seed 004's PREPARE, -O2 and EXTRACT of edge detection: ``benchmarks/llvmpar_bench.py``).
 
 ``--quick`` uses smaller sizes where it matters (sgemm 256³, 256² frames) and fewer
 samples; ``--tiny`` uses sizes the interpreter can run, to check the harness itself.
@@ -80,6 +81,7 @@ sys.path.insert(0, str(HERE))
 import baselines  # noqa: E402
 import kernels  # noqa: E402
 import llvm_bench  # noqa: E402
+import llvmpar_bench  # noqa: E402
 import plots  # noqa: E402
 import streaming as stream_bench  # noqa: E402
 import svm_bench  # noqa: E402
@@ -964,6 +966,7 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "svm": svm_bench.bench_svm,  # the Streaming VM: Move, Python/compiled pipelines, HLC mapping (svm_bench.py)
     "hbir": hbir_bench.bench_hbir,  # HBIR programs on cpu beside hand-written Numba, compile time (benchmarks/hbir.py)
     "llvm": llvm_bench.bench_llvm,  # LLVM leaves beside Python leaves on cpu, export/import time (llvm_bench.py)
+    "llvmpar": llvmpar_bench.bench_llvmpar,  # PREPARE, -O2, EXTRACT of edge detection (llvmpar_bench.py)
 }
 KERNEL_ROWS = (
     "vadd",
