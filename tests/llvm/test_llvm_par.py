@@ -111,3 +111,11 @@ def test_a_duplicated_region_is_refused_naming_it() -> None:
     twice = text.replace(entry, entry + "\n" + entry.replace("%.n0 =", "%.n0.dup ="))
     with fails(llvm.LLVMExtractError, "a second region of node 0", "noduplicate"):
         llvm.extract(twice)
+
+
+@pytest.mark.parametrize("level", [0, 1, 3])
+@pytest.mark.parametrize("program", PROGRAMS[::2], ids=str)
+def test_the_suite_survives_the_other_levels(program, level: int) -> None:
+    root = llvm.extract(llvm.optimize(prepared(program.name), level))
+    mine, theirs = print_program(root, bodies=False), print_program(program.root, bodies=False)
+    assert _sizes_masked(mine) == _sizes_masked(theirs)
