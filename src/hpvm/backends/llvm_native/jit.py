@@ -45,7 +45,10 @@ class JitLeaf:
         self.engine.finalize_object()
         self.native = native
         self.call = CALL(self.engine.get_function_address(native.call_symbol))
-        self.group = GROUP(self.engine.get_function_address(native.group_symbol))
+        # The group runner exists for leaves that reach a barrier.
+        self.group = (
+            GROUP(self.engine.get_function_address(native.group_symbol)) if native.uses_barrier else None
+        )
 
 
 _JITTED: dict[str, JitLeaf] = {}

@@ -40,7 +40,7 @@ from ...ir.instance_context import STRIDE
 from ...ir.types import NodeHandleType
 
 #: Bump when the generated module changes (the digest of every clone includes it).
-NATIVE_VERSION = 1
+NATIVE_VERSION = 2
 HEADER = 2  # slots before level 0 in the native context
 CTX = "%__hpvm_ctx"
 #: The most threads one parent instance's group runs (one per instance of a barrier leaf).
@@ -113,11 +113,9 @@ class NativeLeaf:
         i64 all)``: every instance of one parent instance, as threads sharing a barrier; 0
         on success, 1 when there are more than ``MAX_GROUP`` instances (a thread that cannot
         be started aborts: the others would wait at the barrier forever). ``out`` receives
-        the last instance's output slots, or with ``all`` every instance's, row-major."""
+        the last instance's output slots, or with ``all`` every instance's, row-major.
+        Only in the clones of leaves that reach a barrier."""
         return f"__hpvm_group.{self.digest}"
-
-    def ctx_slots(self, levels: int) -> int:
-        return HEADER + STRIDE * levels
 
 
 def _fail(leaf: LeafFunction, what: str) -> CompileError:
@@ -275,6 +273,7 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
                 needs.add(f)
                 changed = True
 
+    fn.linkage = "internal"  # (after the dead-code pass, which would have dropped it)
     text = str(module)
     digest = hashlib.sha1(
         f"{NATIVE_VERSION}\n{body.function}\n{args}\n{outs}\n{body.module}".encode()
@@ -308,14 +307,14 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
     k = _define_line(text, body.function)
     lines = text.split("\n")
     lines[k] = lines[k].replace(f"{global_name(body.function)}(", f"@{entry}(", 1)
-    lines[k] = re.sub(r"^define\s+", "define internal ", lines[k], count=1)
     text = "\n".join(lines)
     declared = {f.name for f in module.functions}
     uses_barrier = "barrier" in used
     levels = min(1 + parent_calls, 16)
     text += _helpers(declared)
     text += _trampoline(entry, digest, args, outs)
-    text += _group(digest, outs, declared)
+    if uses_barrier:  # (only then: it pulls in pthreads, malloc and free)
+        text += _group(digest, outs, declared)
     try:
         check = llvm.parse_assembly(text)
         check.verify()

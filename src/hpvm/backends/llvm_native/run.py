@@ -75,6 +75,7 @@ def run_instances(
         out = np.zeros(count * nout, dtype=np.uint64)
         par = np.array(parent or [0], dtype=np.int64)
         ext = [*sizes, *[1] * (3 - len(sizes))]
+        assert jitted.group is not None
         jitted.group(slots.ctypes.data, par.ctypes.data, len(parent), *ext, len(sizes), out.ctypes.data, 1)
         return [outputs(out[k * nout : (k + 1) * nout], values, instances[k]) for k in range(count)]
     ctx = np.zeros(HEADER + ictx.STRIDE * levels, dtype=np.int64)
