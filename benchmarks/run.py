@@ -42,7 +42,8 @@ their cold compile times: ``benchmarks/hbir.py``), llvm (vector add, sgemm and t
 stencil exported to LLVM, imported and run on cpu with LLVM leaves beside their Python
 leaves, ≤ 1.10×; export/import time of edge detection: ``benchmarks/llvm_bench.py``), c
 (HPVM-C: ``examples/c/sgemm.c``'s graph on cpu beside hand-written Numba and clang -O3
-single-threaded, and ``c.compile`` plus first run of each example: ``benchmarks/c_bench.py``).
+single-threaded, and ``c.compile`` plus first run of each example: ``benchmarks/c_bench.py``),
+llvmpar (seed 004's PREPARE, -O2 and EXTRACT of edge detection: ``benchmarks/llvmpar_bench.py``).
 
 ``--quick`` uses smaller sizes where it matters (sgemm 256³, 256² frames) and fewer
 samples; ``--tiny`` uses sizes the interpreter can run, to check the harness itself.
@@ -83,6 +84,7 @@ import baselines  # noqa: E402
 import c_bench  # noqa: E402
 import kernels  # noqa: E402
 import llvm_bench  # noqa: E402
+import llvmpar_bench  # noqa: E402
 import plots  # noqa: E402
 import streaming as stream_bench  # noqa: E402
 import svm_bench  # noqa: E402
@@ -968,6 +970,7 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "hbir": hbir_bench.bench_hbir,  # HBIR programs on cpu beside hand-written Numba, compile time (benchmarks/hbir.py)
     "llvm": llvm_bench.bench_llvm,  # LLVM leaves beside Python leaves on cpu, export/import time (llvm_bench.py)
     "c": c_bench.bench_c,  # HPVM-C sgemm on cpu beside Numba and clang -O3, compile per example (benchmarks/c_bench.py)
+    "llvmpar": llvmpar_bench.bench_llvmpar,  # PREPARE, -O2, EXTRACT of edge detection (llvmpar_bench.py)
 }
 KERNEL_ROWS = (
     "vadd",

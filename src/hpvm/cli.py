@@ -6,9 +6,10 @@ node functions; for a Python file the root is ``--root NAME``, or the one candid
 internal node function that no other internal node uses, or a program object whose
 ``.root`` is one (``program = hpvm.tensor.from_torch(model, x)``), at the module's top
 level. ``hpvm hbir check|run|show|lower FILE`` does the same for HammerBlade IR programs
-(docs/hbir.md), ``hpvm llvm export|import`` writes and reads HPVM IR in LLVM form
-(docs/llvm.md), ``hpvm c run|show|lower FILE`` compiles and runs HPVM-C programs
-(docs/hpvm-c.md). Every mistake — in the command line, in the user's file, or writing an output —
+(docs/hbir.md), ``hpvm llvm export|import|opt`` writes, reads and optimizes HPVM IR in LLVM form
+and ``hpvm llvm prepare|extract`` seed 004's directive regions (docs/llvm.md), ``hpvm c
+run|show|lower FILE`` compiles and runs HPVM-C programs (docs/hpvm-c.md). Every mistake — in
+the command line, in the user's file, or writing an output —
 is printed as ``error: <message>`` naming the file (and line), with exit status 1.
 """
 
@@ -489,7 +490,7 @@ def _c_parser(sub: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# hpvm llvm export|import|opt (docs/llvm.md)
+# hpvm llvm export|import|prepare|opt|extract (docs/llvm.md)
 
 
 def cmd_llvm_export(ns: argparse.Namespace) -> int:
@@ -520,6 +521,28 @@ def _read_llvm(path: Path) -> str:
         raise CLIError(f"{path}: cannot read it: {e.strerror or e}") from None
 
 
+def cmd_llvm_prepare(ns: argparse.Namespace) -> int:
+    from . import llvm
+
+    root, _ = load(ns.file, ns.root)
+    if _emit_llvm(llvm.prepare(root), ns.output):
+        print(f"{ns.file}: wrote {ns.output} (root '{root.name}', directive regions)")
+    return 0
+
+
+def cmd_llvm_extract(ns: argparse.Namespace) -> int:
+    from . import llvm
+    from .ir.printer import print_program
+
+    path = Path(ns.file)
+    try:
+        root = llvm.extract(_read_llvm(path))
+    except llvm.LLVMImportError as e:
+        raise type(e)(f"{path}: {e}") from None
+    print(print_program(root, bodies=ns.bodies), end="")
+    return 0
+
+
 def cmd_llvm_import(ns: argparse.Namespace) -> int:
     from . import llvm
     from .ir.printer import print_program
@@ -548,7 +571,10 @@ def cmd_llvm_opt(ns: argparse.Namespace) -> int:
 
 
 def _llvm_parser(sub: Any) -> None:
-    cmd = sub.add_parser("llvm", help="HPVM IR in LLVM form (.ll): export a program, import one, optimize")
+    cmd = sub.add_parser(
+        "llvm",
+        help="HPVM IR in LLVM form (.ll): export a program, import one, optimize; LLVMPar prepare/extract",
+    )
     cmds = cmd.add_subparsers(dest="llvm_command", required=True)
     export = cmds.add_parser("export", help="write a program as HPVM IR in LLVM form")
     export.add_argument("file", help="a saved program (.hpvm) or a Python file")
@@ -566,6 +592,18 @@ def _llvm_parser(sub: Any) -> None:
     )
     opt.add_argument("-o", "--output", help="the .ll file to write (default: print it)")
     opt.set_defaults(func=cmd_llvm_opt)
+    prep = cmds.add_parser("prepare", help="write a program as LLVM IR with directive regions (seed 004)")
+    prep.add_argument("file", help="a saved program (.hpvm) or a Python file")
+    prep.add_argument("--root", help="the root node function (Python files only)")
+    prep.add_argument("-o", "--output", help="the .ll file to write (default: print it)")
+    prep.set_defaults(func=cmd_llvm_prepare)
+    ext = cmds.add_parser(
+        "extract",
+        help="read LLVM IR with directive regions (optimized or not); print the graph in hpvm's text form",
+    )
+    ext.add_argument("file", help="an LLVM IR file (.ll)")
+    ext.add_argument("--bodies", action="store_true", help="print each leaf's LLVM module too")
+    ext.set_defaults(func=cmd_llvm_extract)
 
 
 # ---------------------------------------------------------------------------------------

@@ -83,6 +83,51 @@ def test_opt_of_a_missing_file_is_an_error(tmp_path: Path, capsys: pytest.Captur
     )
 
 
+def test_prepare_opt_extract_prints_the_graph(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "prog.py"
+    source.write_text(PROGRAM)
+    prepared, optimized = tmp_path / "par.ll", tmp_path / "opt.ll"
+    assert main(["llvm", "prepare", str(source), "-o", str(prepared)]) == 0
+    assert "directive regions" in capsys.readouterr().out
+    assert '"detach_task"()' in prepared.read_text()
+    assert main(["llvm", "opt", str(prepared), "-o", str(optimized)]) == 0
+    capsys.readouterr()
+    assert main(["llvm", "extract", str(optimized)]) == 0
+    assert capsys.readouterr().out == (
+        "# hpvm IR v1\n"
+        "leaf @double(x: f32[:]) -> () ins(x) outs(x)\n"
+        "internal @root(x: f32[:], n: i64) {\n"
+        "  %double = node @double[n]\n"
+        "  bind in 0 -> %double.0\n"
+        "}\n"
+    )
+    assert main(["llvm", "extract", str(optimized), "--bodies"]) == 0
+    assert "define" in capsys.readouterr().out
+
+
+def test_extract_of_ir_without_regions_is_a_clean_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, exported = tmp_path / "prog.py", tmp_path / "prog.ll"
+    source.write_text(PROGRAM)
+    assert main(["llvm", "export", str(source), "-o", str(exported)]) == 0
+    assert main(["llvm", "extract", str(exported)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {exported}: extract(): no function holds llvm.directive.region.entry")
+    assert "Traceback" not in err
+
+
+def test_extract_of_a_missing_file_and_prepare_to_a_missing_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["llvm", "extract", str(tmp_path / "nope.ll")]) == 1
+    assert "nope.ll: cannot read it" in capsys.readouterr().err
+    source = tmp_path / "prog.py"
+    source.write_text(PROGRAM)
+    assert main(["llvm", "prepare", str(source), "-o", str(tmp_path / "no" / "par.ll")]) == 1
+    assert "cannot write the LLVM IR" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("target", ["cpu", "interp"])
 def test_run_of_an_ll_file_runs_its_llvm_leaves(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str

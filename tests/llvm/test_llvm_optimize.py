@@ -1,6 +1,5 @@
 """``llvm.optimize``: LLVM's own pipeline on LLVM IR text. HPVM IR in LLVM form survives it:
-the whole shared suite, optimized at -O2, imports to the same graph. ``prepare`` and
-``extract`` (seed 004) are not built and say so."""
+the whole shared suite, optimized at -O2, imports to the same graph."""
 
 from __future__ import annotations
 
@@ -65,10 +64,3 @@ def test_a_level_outside_0_to_3_is_refused(level) -> None:
 def test_text_that_is_not_llvm_ir_is_an_import_error() -> None:
     with fails(llvm.LLVMImportError, "not valid LLVM IR"):
         llvm.optimize("define i64 @f( {")
-
-
-def test_prepare_and_extract_say_they_are_not_built() -> None:
-    with fails(llvm.LLVMNotBuiltError, "PREPARE (seed 004", "is not built yet"):
-        llvm.prepare(PROGRAMS[0].root)
-    with fails(llvm.LLVMNotBuiltError, "EXTRACT (directive regions", "is not built yet"):
-        llvm.extract(REDUNDANT)

@@ -5,13 +5,13 @@
 ``from_hpvm_ir(text)`` builds the dataflow graph back from such text, whoever wrote it,
 keeping leaves as LLVM functions (``LLVMBody``). docs/llvm.md describes the ABI.
 ``optimize(text, level)`` runs LLVM's own pipeline on such text (HPVM IR survives it).
-``prepare`` / ``extract`` (seed 004's LLVMPar) are not built yet: they raise
-``LLVMNotBuiltError``.
+``prepare(root)`` / ``extract(text)`` are seed 004's LLVMPar translators: the program as
+ordinary LLVM IR with directive regions, and back (docs/llvm.md, "PREPARE and EXTRACT").
 """
 
 from __future__ import annotations
 
-from .errors import LLVMError, LLVMExportError, LLVMImportError, LLVMNotBuiltError
+from .errors import LLVMError, LLVMExportError, LLVMExtractError, LLVMImportError
 from .export import to_hpvm_ir
 from .importer import from_hpvm_ir
 from .llvmpar import extract, prepare
@@ -20,8 +20,8 @@ from .optimize import optimize
 __all__ = [
     "LLVMError",
     "LLVMExportError",
+    "LLVMExtractError",
     "LLVMImportError",
-    "LLVMNotBuiltError",
     "extract",
     "from_hpvm_ir",
     "optimize",

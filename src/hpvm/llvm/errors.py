@@ -22,8 +22,9 @@ class LLVMExportError(LLVMError):
     compile, an intrinsic without an LLVM form yet)."""
 
 
-class LLVMNotBuiltError(LLVMError):
-    """A function of DESIGN.md's LLVM API that is not built yet (``prepare``, ``extract``)."""
+class LLVMExtractError(LLVMImportError):
+    """LLVM IR whose directive regions (seed 004) do not map onto a dataflow graph: EXTRACT
+    names the function and the instruction, and says what it reads instead."""
 
 
-__all__ = ["LLVMError", "LLVMExportError", "LLVMImportError", "LLVMNotBuiltError"]
+__all__ = ["LLVMError", "LLVMExportError", "LLVMExtractError", "LLVMImportError"]

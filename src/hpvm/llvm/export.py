@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..ir.bodies import LLVMBody
@@ -32,52 +34,153 @@ _BINOPS = {"+": "add", "-": "sub", "*": "mul", "//": "sdiv", "%": "srem"}
 
 def to_hpvm_ir(root: InternalFunction) -> str:
     """The program rooted at ``root`` as LLVM IR text that parses and verifies."""
-    import llvmlite.binding as llvm
+    return assemble(root, _node_functions)
 
-    verify(root)
-    fns = list(functions(root))
-    refs = {k: v[1:] for k, v in function_refs(fns).items()}  # "@f.1" → "f.1"
-    leaves = [fn for fn in fns if isinstance(fn, LeafFunction)]
-    tensors = {id(fn): ops for fn in leaves if (ops := tensorleaf.tensor_operations(fn)) is not None}
-    compiled = {
-        id(fn): _compiled(fn) for fn in leaves if not isinstance(fn.body, LLVMBody) and id(fn) not in tensors
-    }
-    kept = {
-        id(fn): f"__hpvm_body.{k}.{fn.name}" for k, fn in enumerate(leaves) if isinstance(fn.body, LLVMBody)
-    }
-    header = _target(next(iter(compiled.values())).module) if compiled else []
-    lines = [*header, *abi.DECLARATIONS.values(), "declare i64 @llvm.smin.i64(i64, i64)"]
-    lines.append("declare i64 @llvm.smax.i64(i64, i64)")
-    tensor_ops: set[str] = set()
-    for fn in fns:
+
+def _node_functions(program: Program) -> list[str]:
+    lines: list[str] = []
+    for fn in program.functions:
         lines.append("")
-        if isinstance(fn, LeafFunction) and id(fn) in kept:
-            lines.extend(_kept_leaf(fn, refs, kept[id(fn)]))
-        elif isinstance(fn, LeafFunction) and id(fn) in tensors:
-            ret = _struct(fn.outputs)
-            used, body = tensorleaf.leaf_body(fn, tensors[id(fn)], ret)
-            tensor_ops |= used
-            lines.extend([_header(fn, refs, ret, "leaf"), *body])
-        elif isinstance(fn, LeafFunction):
-            lines.extend(_leaf(fn, refs, compiled[id(fn)]))
+        if isinstance(fn, LeafFunction):
+            args = _arg_names(fn)
+            decls, body, out = program.leaf_call(fn, args, "")
+            lines += [*decls, _header(fn, program.refs, _struct(fn.outputs), "leaf"), "entry:", *body]
+            lines += [f"  ret {_struct(fn.outputs)} {out}", "}"]
         else:
             assert isinstance(fn, InternalFunction)
-            lines.extend(_internal(fn, refs))
-    lines += tensorleaf.declarations(tensor_ops)
-    text = "\n".join(lines) + "\n"
-    try:
-        module = llvm.parse_assembly(text)
-        for leaf in compiled.values():
-            module.link_in(_linkable(leaf.module, leaf.adapter, leaf.adapter))
-        for fn in leaves:
-            if id(fn) in kept:
-                body = fn.body
-                assert isinstance(body, LLVMBody)
-                module.link_in(_linkable(body.module, body.function, kept[id(fn)]))
-        module.verify()
-    except RuntimeError as e:  # a bug of ours, not the user's: say so with LLVM's words
-        raise AssertionError(f"the exported module does not verify: {e}\n{text}") from None
-    return str(module)
+            lines.extend(_internal(fn, program.refs))
+    return lines
+
+
+class Program:
+    """What writing a program in LLVM form needs beside its graph: its node functions, their
+    LLVM names, and each leaf's body (Numba's module, or an LLVM body kept as it is). Shared
+    by the export (one function per node function) and PREPARE (seed 004: node functions
+    inlined into directive regions)."""
+
+    def __init__(self, root: InternalFunction):
+        verify(root)
+        self.root = root
+        self.functions = list(functions(root))
+        self.refs = {k: v[1:] for k, v in function_refs(self.functions).items()}  # "@f.1" → "f.1"
+        leaves = [fn for fn in self.functions if isinstance(fn, LeafFunction)]
+        self.leaves = leaves
+        # tensor leaves are calls of seed 001's llvm.hpvm.tensor.* intrinsics (tensorleaf.py)
+        self.tensors = {id(fn): ops for fn in leaves if (ops := tensorleaf.tensor_operations(fn)) is not None}
+        self.compiled = {
+            id(fn): _compiled(fn)
+            for fn in leaves
+            if not isinstance(fn.body, LLVMBody) and id(fn) not in self.tensors
+        }
+        self.kept = {
+            id(fn): f"__hpvm_body.{k}.{fn.name}"
+            for k, fn in enumerate(leaves)
+            if isinstance(fn.body, LLVMBody)
+        }
+        self.declared: set[str] = set()
+
+    def header(self) -> list[str]:
+        """Target lines and the declarations every module in LLVM form starts with."""
+        header = _target(next(iter(self.compiled.values())).module) if self.compiled else []
+        return [
+            *header,
+            *abi.DECLARATIONS.values(),
+            *(f"declare i64 @llvm.s{m}.i64(i64, i64)" for m in ("min", "max")),
+        ]
+
+    def leaf_call(
+        self, fn: LeafFunction, args: list[tuple[str, str]], tmp: str, attrs: str = ""
+    ) -> tuple[list[str], list[str], str]:
+        """The code of leaf ``fn``'s node function applied to ``args`` ((LLVM type, operand)
+        per ABI argument): (declarations it needs, once per module; instructions; the
+        operand of its output struct). ``tmp`` prefixes its temporaries' names and ``attrs``
+        goes on the call of the body (PREPARE's ``noinline``)."""
+        if id(fn) in self.kept:
+            return self._kept_call(fn, args, tmp, attrs)
+        if id(fn) in self.tensors:
+            used, lines, out = tensorleaf.tensor_call(
+                fn, self.tensors[id(fn)], args, tmp, _struct(fn.outputs)
+            )
+            decls = [
+                d
+                for op in sorted(used)
+                for d in self._declare(tensorleaf.declaration(op), tensorleaf.intrinsic(op))
+            ]
+            return decls, lines, out
+        return self._numba_call(fn, args, tmp, attrs)
+
+    def _declare(self, line: str, name: str) -> list[str]:
+        if name in self.declared:
+            return []
+        self.declared.add(name)
+        return [line]
+
+    def _numba_call(
+        self, fn: LeafFunction, args: list[tuple[str, str]], tmp: str, attrs: str
+    ) -> tuple[list[str], list[str], str]:
+        leaf = self.compiled[id(fn)]
+        ret = _struct(fn.outputs)
+        nfields = sum(abi.arity(t) for t in fn.outputs)
+        lines = [
+            f"  %{tmp}.ret = alloca [{8 * (nfields + 1)} x i8], align 16",
+            f"  %{tmp}.exc = alloca ptr, align 8",
+        ]
+        actual = []
+        for k, ((mine, name), theirs) in enumerate(zip(args, leaf.arg_types)):
+            if mine == theirs:
+                actual.append(f"{mine} {name}")
+            elif mine == "i1" and theirs == "i8":
+                lines.append(f"  %{tmp}.a{k} = zext i1 {name} to i8")
+                actual.append(f"i8 %{tmp}.a{k}")
+            else:
+                raise LLVMExportError(
+                    f"{fn.describe()}: Numba passes argument {k} as {theirs}, the ABI as {mine}"
+                )
+        decl = f"declare i32 @{leaf.adapter}(ptr, ptr, {', '.join(leaf.arg_types)})".replace(", )", ")")
+        call_args = ", ".join([f"ptr %{tmp}.ret", f"ptr %{tmp}.exc", *actual])
+        lines.append(f"  %{tmp}.status = call i32 @{leaf.adapter}({call_args}){attrs}")
+        if not nfields:
+            return self._declare(decl, leaf.adapter), lines, "zeroinitializer"
+        lines.append(f"  %{tmp}.out = load {ret}, ptr %{tmp}.ret, align 8")
+        return self._declare(decl, leaf.adapter), lines, f"%{tmp}.out"
+
+    def _kept_call(
+        self, fn: LeafFunction, args: list[tuple[str, str]], tmp: str, attrs: str
+    ) -> tuple[list[str], list[str], str]:
+        """A leaf whose body is already LLVM (an imported program's): its node function calls
+        the body's function, linked in under its kept name."""
+        body_name = self.kept[id(fn)]
+        ret = _struct(fn.outputs)
+        decl = f"declare {ret} @{abi.quote(body_name)}({', '.join(t for t, _ in args)})"
+        call = f"call {ret} @{abi.quote(body_name)}({', '.join(f'{t} {n}' for t, n in args)}){attrs}"
+        return self._declare(decl, body_name), [f"  %{tmp}.out = {call}"], f"%{tmp}.out"
+
+    def link(self, text: str) -> str:
+        """``text`` parsed, the leaves' bodies linked in, verified: the module's text."""
+        import llvmlite.binding as llvm
+
+        try:
+            module = llvm.parse_assembly(text)
+            for leaf in self.compiled.values():
+                module.link_in(_linkable(leaf.module, leaf.adapter, leaf.adapter))
+            for fn in self.leaves:
+                if id(fn) in self.kept:
+                    body = fn.body
+                    assert isinstance(body, LLVMBody)
+                    module.link_in(_linkable(body.module, body.function, self.kept[id(fn)]))
+            module.verify()
+        except RuntimeError as e:  # a bug of ours, not the user's: say so with LLVM's words
+            raise AssertionError(f"the written module does not verify: {e}\n{text}") from None
+        return str(module)
+
+
+def assemble(root: InternalFunction, write: Callable[[Program], list[str]]) -> str:
+    """The module ``write`` gives the functions of (after the common header), linked and
+    verified."""
+    program = Program(root)
+    lines = program.header()
+    lines += write(program)
+    return program.link("\n".join(lines) + "\n")
 
 
 #: Each leaf's Numba module, while the leaf lives and keeps its body (Numba takes a while).
@@ -107,10 +210,11 @@ def _struct(types: list[PortType]) -> str:
     return "{ " + ", ".join(fields) + " }" if fields else "{}"
 
 
-def _params(fn: NodeFunction) -> list[str]:
+def _params(fn: NodeFunction, named: bool = True) -> list[str]:
+    """The ABI parameters of ``fn``'s LLVM function. Unnamed (a declaration's, PREPARE's),
+    each carries its name as ``"hpvm.arg"``: LLVM keeps no names on declarations."""
     out = []
-    for p in fn.params:
-        first = abi.llvm_types(p.type)[0]
+    for (first, name), p in zip(_leading(fn), fn.params):
         attrs = []
         if isinstance(p.type, ArrayType):
             attrs += [_attr("in")] if p.name in fn.ins else []
@@ -118,17 +222,56 @@ def _params(fn: NodeFunction) -> list[str]:
         attrs.append(_attr("hpvm.port", str(p.type)))
         if p.layout is not None:
             attrs.append(_attr("hpvm.layout", str(p.layout)))
-        out.append(f"{first} {' '.join(attrs)} %{abi.quote(p.name)}")
-        if isinstance(p.type, ArrayType):
-            out.append(f"i64 {_attr('hpvm.size')} %{abi.quote(p.name + '.size')}")
-            if p.type.rank > 1:
-                out += [
-                    f"i64 {_attr('hpvm.extent')} %{abi.quote(f'{p.name}.d{a}')}" for a in range(p.type.rank)
-                ]
+        out.append(_param(first, attrs, name, named))
+        for t, extra in abi_args(fn)[len(out) : len(out) + abi.arity(p.type) - 1]:
+            key = "hpvm.size" if extra.endswith(".size") else "hpvm.extent"
+            out.append(_param(t, [_attr(key)], extra, named))
     return out
 
 
-def _header(fn: NodeFunction, refs: dict[int, str], ret: str, kind: str) -> str:
+def _leading(fn: NodeFunction) -> list[tuple[str, str]]:
+    """(LLVM type, name) of the first ABI argument of each port."""
+    args = abi_args(fn)
+    return [args[k] for k in abi.leading_indices([p.type for p in fn.params])]
+
+
+def _param(t: str, attrs: list[str], name: str, named: bool) -> str:
+    if named:
+        return f"{t} {' '.join(attrs)} %{abi.quote(name)}"
+    return f"{t} {' '.join([*attrs, _attr('hpvm.arg', name)])}"
+
+
+def abi_args(fn: NodeFunction) -> list[tuple[str, str]]:
+    """(LLVM type, name) of every ABI argument of ``fn``, in order: ``x``, ``x.size``,
+    ``x.d0``… for an array ``x``."""
+    out = []
+    for p in fn.params:
+        names = [p.name] + ([p.name + ".size"] if isinstance(p.type, ArrayType) else [])
+        if isinstance(p.type, ArrayType) and p.type.rank > 1:
+            names += [f"{p.name}.d{a}" for a in range(p.type.rank)]
+        out += list(zip(abi.llvm_types(p.type), names))
+    return out
+
+
+def fields(types: list[PortType]) -> list[str]:
+    """The LLVM fields of a struct of ports (a node function's outputs)."""
+    return [t for p in types for t in abi.llvm_types(p)]
+
+
+def definition(fn: NodeFunction, refs: dict[int, str]) -> str:
+    """The ``define`` line of ``fn``'s node function, as the export writes it."""
+    kind = "leaf" if isinstance(fn, LeafFunction) else "internal"
+    return _header(fn, refs, _struct(fn.out_types), kind)
+
+
+def declaration(fn: NodeFunction, refs: dict[int, str]) -> str:
+    """``fn`` declared, with the attributes its definition would have: what PREPARE keeps
+    of a node function it inlined, for EXTRACT to define it again."""
+    kind = "leaf" if isinstance(fn, LeafFunction) else "internal"
+    return _header(fn, refs, _struct(fn.out_types), kind, named=False)
+
+
+def _header(fn: NodeFunction, refs: dict[int, str], ret: str, kind: str, named: bool = True) -> str:
     attrs = [_attr("hpvm.kind", kind), _attr("hpvm.name", fn.name)]
     if fn.hint is not None:
         attrs.append(_attr("hpvm.hint", fn.hint))
@@ -139,56 +282,13 @@ def _header(fn: NodeFunction, refs: dict[int, str], ret: str, kind: str) -> str:
     for key, names in (("hpvm.ins", fn.ins), ("hpvm.outs", fn.outs)):
         if names:
             attrs.append(_attr(key, ", ".join(names)))
-    return f"define {ret} @{abi.quote(refs[id(fn)])}({', '.join(_params(fn))}) {' '.join(attrs)} {{"
+    head = f"{ret} @{abi.quote(refs[id(fn)])}({', '.join(_params(fn, named))}) {' '.join(attrs)}"
+    return f"define {head} {{" if named else f"declare {head}"
 
 
 def _arg_names(fn: NodeFunction) -> list[tuple[str, str]]:
     """(LLVM type, %name) of every ABI argument, in order."""
-    out = []
-    for p in fn.params:
-        names = [p.name] + ([p.name + ".size"] if isinstance(p.type, ArrayType) else [])
-        if isinstance(p.type, ArrayType) and p.type.rank > 1:
-            names += [f"{p.name}.d{a}" for a in range(p.type.rank)]
-        out += [(t, "%" + abi.quote(n)) for t, n in zip(abi.llvm_types(p.type), names)]
-    return out
-
-
-def _leaf(fn: LeafFunction, refs: dict[int, str], leaf: CompiledLeaf) -> list[str]:
-    ret = _struct(fn.outputs)
-    nfields = sum(abi.arity(t) for t in fn.outputs)
-    lines = [_header(fn, refs, ret, "leaf"), "entry:"]
-    lines.append(f"  %.ret = alloca [{8 * (nfields + 1)} x i8], align 16")
-    lines.append("  %.exc = alloca ptr, align 8")
-    args = []
-    for k, ((mine, name), theirs) in enumerate(zip(_arg_names(fn), leaf.arg_types)):
-        if mine == theirs:
-            args.append(f"{mine} {name}")
-        elif mine == "i1" and theirs == "i8":
-            lines.append(f"  %.a{k} = zext i1 {name} to i8")
-            args.append(f"i8 %.a{k}")
-        else:
-            raise LLVMExportError(
-                f"{fn.describe()}: Numba passes argument {k} as {theirs}, the ABI as {mine}"
-            )
-    decl = f"declare i32 @{leaf.adapter}(ptr, ptr, {', '.join(leaf.arg_types)})".replace(", )", ")")
-    lines.insert(0, decl)
-    lines.append(f"  %.status = call i32 @{leaf.adapter}({', '.join(['ptr %.ret', 'ptr %.exc', *args])})")
-    if nfields:
-        lines.append(f"  %.out = load {ret}, ptr %.ret, align 8")
-        lines.append(f"  ret {ret} %.out")
-    else:
-        lines.append("  ret {} zeroinitializer")
-    return [*lines, "}"]
-
-
-def _kept_leaf(fn: LeafFunction, refs: dict[int, str], body_name: str) -> list[str]:
-    """A leaf whose body is already LLVM (an imported program's): its node function calls
-    the body's function, linked in under ``body_name``."""
-    ret = _struct(fn.outputs)
-    args = _arg_names(fn)
-    decl = f"declare {ret} @{abi.quote(body_name)}({', '.join(t for t, _ in args)})"
-    call = f"call {ret} @{abi.quote(body_name)}({', '.join(f'{t} {n}' for t, n in args)})"
-    return [decl, _header(fn, refs, ret, "leaf"), "entry:", f"  %.out = {call}", f"  ret {ret} %.out", "}"]
+    return [(t, "%" + abi.quote(n)) for t, n in abi_args(fn)]
 
 
 def _linkable(text: str, function: str, name: str) -> Any:
@@ -213,16 +313,20 @@ def _linkable(text: str, function: str, name: str) -> Any:
     return module
 
 
-class _Sizes:
-    """Emits the instructions computing replication sizes in an internal node."""
+class Sizes:
+    """Emits the instructions computing replication sizes in an internal node. ``operand``
+    gives the operand of one of the node's ABI arguments by name (``%x.size`` in its own
+    function; PREPARE's re-read value inside its region); ``prefix`` names the temporaries."""
 
-    def __init__(self, fn: InternalFunction):
+    def __init__(self, fn: InternalFunction, operand: Callable[[str], str] | None = None, prefix: str = ".s"):
         self.fn = fn
         self.lines: list[str] = []
         self.count = 0
+        self.operand = operand or (lambda name: "%" + abi.quote(name))
+        self.prefix = prefix
 
     def temp(self, text: str, suffix: str = "") -> str:
-        name = f"%.s{self.count}{suffix}"
+        name = "%" + abi.quote(f"{self.prefix}{self.count}{suffix}")
         self.count += 1
         self.lines.append(f"  {name} = {text}")
         return name
@@ -235,7 +339,7 @@ class _Sizes:
             param = self.fn.params[self.fn.param_index(expr.name)]  # type: ignore[index]
             t = param.type
             assert isinstance(t, ScalarType) and not isinstance(t, NodeHandleType)
-            lt, name = abi.llvm_types(t)[0], "%" + abi.quote(param.name)
+            lt, name = abi.llvm_types(t)[0], self.operand(param.name)
             if lt == "i64":
                 return name
             ext = "zext" if t.dtype.kind in "ub" else "sext"
@@ -244,9 +348,9 @@ class _Sizes:
             param = self.fn.params[self.fn.param_index(expr.name)]  # type: ignore[index]
             assert isinstance(param.type, ArrayType)
             if param.type.rank == 1:
-                size = "%" + abi.quote(param.name + ".size")
+                size = self.operand(param.name + ".size")
                 return self.temp(f"udiv i64 {size}, {param.type.dtype.itemsize}")
-            return "%" + abi.quote(f"{param.name}.d{expr.axis}")
+            return self.operand(f"{param.name}.d{expr.axis}")
         if isinstance(expr, BinOp):
             lhs, rhs = self.value(expr.lhs), self.value(expr.rhs)
             return self.temp(f"{_BINOPS[expr.op]} i64 {lhs}, {rhs}")
@@ -260,46 +364,87 @@ class _Sizes:
         return acc
 
 
-def _internal(fn: InternalFunction, refs: dict[int, str]) -> list[str]:
-    ret = _struct(fn.out_types)
-    lines = [_header(fn, refs, ret, "internal"), "entry:"]
-    sizes = _Sizes(fn)
+@dataclass(frozen=True)
+class Connection:
+    """One ``createEdge`` / ``bind.input`` / ``bind.output`` call in LLVM indices (one per
+    LLVM argument of a port: an array's size and extents are connected beside its pointer).
+    ``kind``: ``edge`` (``a``, ``b``: source field, destination argument), ``in`` (the
+    parent's argument, the child's) or ``out`` (the child's field, the parent's)."""
+
+    kind: str
+    src: str | None
+    dst: str | None
+    a: int
+    b: int
+    stream: bool
+    repl: bool = False
+
+    def line(self) -> str:
+        flag = {False: "false", True: "true"}
+        if self.kind == "edge":
+            return (
+                f"  call ptr @llvm.hpvm.createEdge(ptr %{abi.quote(self.src or '')}, ptr %{abi.quote(self.dst or '')}, "
+                f"i1 {flag[self.repl]}, i32 {self.a}, i32 {self.b}, i1 {flag[self.stream]})"
+            )
+        node = self.dst if self.kind == "in" else self.src
+        which = "bind.input" if self.kind == "in" else "bind.output"
+        return f"  call void @llvm.hpvm.{which}(ptr %{abi.quote(node or '')}, i32 {self.a}, i32 {self.b}, i1 {flag[self.stream]})"
+
+
+def connections(fn: InternalFunction) -> list[Connection]:
+    """The edges and binds of ``fn``'s graph as the LLVM calls that write them."""
     graph = fn.graph
-    for node in graph.nodes:
-        values = [sizes.value(s) for s in node.sizes]
-        lines += sizes.lines
-        sizes.lines = []
-        callee = "createNode" + (f"{node.dims}D" if node.dims else "")
-        args = [f"ptr @{abi.quote(refs[id(node.function)])}", *(f"i64 {v}" for v in values)]
-        lines.append(f"  %{abi.quote(node.name)} = call ptr @llvm.hpvm.{callee}({', '.join(args)})")
-    flag = {False: "false", True: "true"}
+    out: list[Connection] = []
     for e in graph.edges:
         sp = abi.leading_indices(e.src.function.out_types)[e.sp]
         dp = abi.leading_indices([p.type for p in e.dst.function.params])[e.dp]
         for k in range(abi.arity(e.dst.function.params[e.dp].type)):
-            lines.append(
-                f"  call ptr @llvm.hpvm.createEdge(ptr %{abi.quote(e.src.name)}, ptr %{abi.quote(e.dst.name)}, "
-                f"i1 {flag[bool(e.repl)]}, i32 {sp + k}, i32 {dp + k}, i1 {flag[e.stream]})"
-            )
+            out.append(Connection("edge", e.src.name, e.dst.name, sp + k, dp + k, e.stream, bool(e.repl)))
     own = abi.leading_indices([p.type for p in fn.params])
     for b in graph.in_binds:
         ic = abi.leading_indices([p.type for p in b.dst.function.params])[b.ic]
         for k in range(abi.arity(fn.params[b.ip].type)):
-            lines.append(
-                f"  call void @llvm.hpvm.bind.input(ptr %{abi.quote(b.dst.name)}, i32 {own[b.ip] + k}, "
-                f"i32 {ic + k}, i1 {flag[b.stream]})"
-            )
+            out.append(Connection("in", None, b.dst.name, own[b.ip] + k, ic + k, b.stream))
     outs = abi.leading_indices(fn.out_types)
     for ob in graph.out_binds:
         src_types = ob.src.function.out_types
         oc = abi.leading_indices(src_types)[ob.oc]
         for k in range(abi.arity(src_types[ob.oc])):
-            lines.append(
-                f"  call void @llvm.hpvm.bind.output(ptr %{abi.quote(ob.src.name)}, i32 {oc + k}, "
-                f"i32 {outs[ob.op] + k}, i1 {flag[ob.stream]})"
-            )
-    lines.append(f"  ret {ret} undef" if ret != "{}" else "  ret {} undef")
+            out.append(Connection("out", ob.src.name, None, oc + k, outs[ob.op] + k, ob.stream))
+    return out
+
+
+def _internal(fn: InternalFunction, refs: dict[int, str]) -> list[str]:
+    ret = _struct(fn.out_types)
+    lines = [_header(fn, refs, ret, "internal"), "entry:"]
+    sizes = Sizes(fn)
+    for node in fn.graph.nodes:
+        values = [sizes.value(s) for s in node.sizes]
+        lines += sizes.lines
+        sizes.lines = []
+        lines.append(create_node(node.name, node.dims, refs[id(node.function)], values))
+    lines += [c.line() for c in connections(fn)]
+    lines.append(f"  ret {ret} undef")
     return [*lines, "}"]
 
 
-__all__ = ["to_hpvm_ir"]
+def create_node(name: str, dims: int, function: str, sizes: list[str]) -> str:
+    """The ``createNode*`` call of node ``name`` of ``function``, replicated by ``sizes``."""
+    callee = "createNode" + (f"{dims}D" if dims else "")
+    args = [f"ptr @{abi.quote(function)}", *(f"i64 {v}" for v in sizes)]
+    return f"  %{abi.quote(name)} = call ptr @llvm.hpvm.{callee}({', '.join(args)})"
+
+
+__all__ = [
+    "abi_args",
+    "declaration",
+    "definition",
+    "fields",
+    "Connection",
+    "Program",
+    "Sizes",
+    "assemble",
+    "connections",
+    "create_node",
+    "to_hpvm_ir",
+]

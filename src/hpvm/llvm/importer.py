@@ -37,6 +37,7 @@ from ..ir.parser import parse_layout
 from ..ir.types import ArrayType, PortType, ScalarType, parse_type
 from ..ir.verify import verify
 from . import abi, tensorleaf
+from .directives import constant
 from .errors import LLVMImportError
 
 _ATTR = re.compile(r'"((?:[^"\\]|\\.)*)"(?:="((?:[^"\\]|\\.)*)")?')
@@ -86,11 +87,7 @@ def _intrinsic(ins: Any) -> str | None:
     return name[len(abi.PREFIX) :] if name.startswith(abi.PREFIX) else None
 
 
-def _const(value: Any) -> int | None:
-    if value.value_kind.name != "constant_int":
-        return None
-    word = str(value).split()[-1]
-    return {"true": 1, "false": 0}.get(word, None) if word in ("true", "false") else int(word)
+_const = constant
 
 
 @dataclass
@@ -112,19 +109,20 @@ class _Ports:
         return sum(abi.arity(t) for t in self.types)
 
 
-def _return_type(fn: Any) -> str:
-    """The return type of a defined function, from its ``define`` line."""
-    head = _define_line(fn)
+def return_type(fn: Any) -> str:
+    """The return type of a function, from its ``define`` (or ``declare``) line."""
+    head = define_line(fn)
     before = head.split(f"@{abi.quote(fn.name)}(", 1)[0]
-    before = re.sub(r"^\s*define\s+", "", before).strip()
+    before = re.sub(r"^\s*(?:define|declare)\s+", "", before).strip()
     if before.endswith("}"):
         return before[before.rfind("{") :]
     return before.split()[-1] if before else "void"
 
 
-def _define_line(fn: Any) -> str:
+def define_line(fn: Any) -> str:
+    """A function's ``define`` (or ``declare``) line."""
     for line in str(fn).splitlines():
-        if line.startswith("define"):
+        if line.startswith(("define", "declare")):
             return line
     return ""
 
@@ -330,7 +328,7 @@ class _Importer:
         return ScalarType(abi.LLVM_SCALAR[first])
 
     def outputs(self, fn: Any, attrs: dict[str, str | None]) -> _Ports:
-        ret = _return_type(fn)
+        ret = return_type(fn)
         if not (ret.startswith("{") and ret.endswith("}")):
             raise LLVMImportError(
                 f"@{fn.name}: a node function returns a struct (one field per output, seed 000), "
@@ -489,13 +487,7 @@ class _Importer:
 
     @staticmethod
     def is_size_arithmetic(ins: Any) -> bool:
-        if ins.opcode in _BINOPS or ins.opcode in _CASTS:
-            return True
-        if ins.opcode == "lshr":  # udiv by a power of two, after LLVM's optimizer
-            return _const(list(ins.operands)[1]) is not None
-        if ins.opcode == "call":
-            return list(ins.operands)[-1].name in ("llvm.smin.i64", "llvm.smax.i64")
-        return False
+        return is_size_arithmetic(ins)
 
     @staticmethod
     def locate(ports: _Ports, index: int, where: str, what: str) -> tuple[int, int]:
@@ -531,6 +523,15 @@ class _Importer:
                 return shape
         if ins.opcode == "lshr" and divisor is not None:  # (sizes are not negative)
             return BinOp("//", self.size(fn, params, by_text, ops[0], where), Const(divisor))
+        power = _const(ops[1]) if ins.opcode in ("shl", "and") else None
+        if ins.opcode == "shl" and power is not None:  # LLVM's form of a product by 2^k
+            return BinOp("*", self.size(fn, params, by_text, ops[0], where), Const(1 << power))
+        if ins.opcode == "and" and power is not None and power >= 0 and (power + 1) & power == 0:
+            # LLVM's form of a remainder by 2^k (sizes are not negative)
+            return BinOp("%", self.size(fn, params, by_text, ops[0], where), Const(power + 1))
+        if ins.opcode == "or" and " or disjoint " in f" {_instr(ins)} ":  # an add without carries
+            lhs = self.size(fn, params, by_text, ops[0], where)
+            return BinOp("+", lhs, self.size(fn, params, by_text, ops[1], where))
         if ins.opcode in _BINOPS:
             lhs = self.size(fn, params, by_text, ops[0], where)
             return BinOp(_BINOPS[ins.opcode], lhs, self.size(fn, params, by_text, ops[1], where))
@@ -545,7 +546,8 @@ class _Importer:
             return Call(fn_name, tuple(args))
         raise LLVMImportError(
             f"{where}: its size '{_instr(ins)}' is not integer arithmetic (add, sub, mul, sdiv, "
-            "srem, udiv, lshr by a constant, casts, llvm.smin/smax.i64) of the function's ports"
+            "srem, udiv, lshr/shl/and by a constant, or disjoint, casts, llvm.smin/smax.i64) of the "
+            "function's ports"
         )
 
     @staticmethod
@@ -576,6 +578,20 @@ class _Importer:
         )
 
 
+def is_size_arithmetic(ins: Any) -> bool:
+    """Whether ``ins`` is an instruction of the integer arithmetic replication sizes are
+    written in (as the export writes it, or as LLVM's optimizer rewrites it)."""
+    if ins.opcode in _BINOPS or ins.opcode in _CASTS:
+        return True
+    if ins.opcode in ("lshr", "shl", "and"):  # udiv, mul, urem by a power of two, after LLVM's optimizer
+        return _const(list(ins.operands)[1]) is not None
+    if ins.opcode == "or":  # an add of values without common bits, after LLVM's optimizer
+        return " or disjoint " in f" {_instr(ins)} "
+    if ins.opcode == "call":
+        return list(ins.operands)[-1].name in ("llvm.smin.i64", "llvm.smax.i64")
+    return False
+
+
 def _ports_of_params(params: list[Port]) -> _Ports:
     types = [p.type for p in params]
     return _Ports(types, abi.leading_indices(types))
@@ -598,4 +614,4 @@ def _split_types(text: str) -> list[str]:
     return [*parts, current.strip()] if current.strip() else parts
 
 
-__all__ = ["from_hpvm_ir"]
+__all__ = ["define_line", "from_hpvm_ir", "is_size_arithmetic", "parse_verified", "return_type"]

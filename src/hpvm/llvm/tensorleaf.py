@@ -60,8 +60,8 @@ def operand_types(op: str) -> list[str]:
     ]
 
 
-def declarations(ops: set[str]) -> list[str]:
-    return [f"declare ptr @{intrinsic(op)}({', '.join(operand_types(op))})" for op in sorted(ops)]
+def declaration(op: str) -> str:
+    return f"declare ptr @{intrinsic(op)}({', '.join(operand_types(op))})"
 
 
 # -- export ---------------------------------------------------------------------------------
@@ -100,48 +100,62 @@ def tensor_operations(fn: LeafFunction) -> TensorBody | None:
     return TensorBody(read.calls, read.returns) if read.calls else None
 
 
-def leaf_body(fn: LeafFunction, body: TensorBody, ret: str) -> tuple[set[str], list[str]]:
-    """The operations of tensor leaf ``fn`` (``body``: its operations) and the lines (after
-    its ``define``) of its node function, which returns the struct type ``ret``."""
-    lines = ["entry:"]
+def tensor_call(
+    fn: LeafFunction, body: TensorBody, args: list[tuple[str, str]], tmp: str, ret: str
+) -> tuple[set[str], list[str], str]:
+    """Tensor leaf ``fn``'s operations ``body`` applied to ``args`` ((LLVM type, operand) per
+    ABI argument): (the operations it uses, its instructions, the operand of its output
+    struct, of type ``ret``). ``tmp`` prefixes the temporaries' names."""
+    leading = abi.leading_indices([p.type for p in fn.params])
+    ports = [args[k] for k in leading]  # (type, operand) of each port's first argument
+    lines: list[str] = []
     used: set[str] = set()
     for k, call in enumerate(body.calls):
         used.add(call.op)
-        args = []
+        actual = []
         for j, (want, operand) in enumerate(zip(operand_types(call.op), call.args)):
-            args.append(f"{want} {_value(fn, operand, want, f'%.c{k}.{j}', lines, call.op)}")
-        lines.append(f"  %t{k} = call ptr @{intrinsic(call.op)}({', '.join(args)})")
+            value = _value(fn, ports, operand, want, f"%{tmp}.c{k}.{j}", lines, call.op, tmp)
+            actual.append(f"{want} {value}")
+        lines.append(f"  %{tmp}t{k} = call ptr @{intrinsic(call.op)}({', '.join(actual)})")
     fields: list[tuple[str, str]] = []
     for out_type, operand in zip(fn.out_types, body.returns):
         if isinstance(out_type, ArrayType):
             if operand.kind == "local":
-                fields.append(("ptr", f"%t{operand.value}"))
+                fields.append(("ptr", f"%{tmp}t{operand.value}"))
                 fields += [("i64", "0")] * (abi.arity(out_type) - 1)
             elif operand.kind == "param":
-                port = fn.params[operand.value]
-                names = [port.name, port.name + ".size"] + [f"{port.name}.d{a}" for a in range(out_type.rank)]
-                for t, n in zip(abi.llvm_types(out_type), names[: abi.arity(out_type)]):
-                    fields.append((t, "%" + abi.quote(n)))
+                first = leading[operand.value]
+                fields += args[first : first + abi.arity(out_type)]
             else:
                 raise LLVMExportError(f"{fn.describe()}: returns the constant {operand.value!r} as an array")
         else:
             want = abi.llvm_types(out_type)[0]
-            fields.append((want, _value(fn, operand, want, f"%.r{len(fields)}", lines, "return")))
+            value = _value(fn, ports, operand, want, f"%{tmp}.r{len(fields)}", lines, "return", tmp)
+            fields.append((want, value))
     value = "undef"
     for k, (t, v) in enumerate(fields):
-        lines.append(f"  %.out{k} = insertvalue {ret} {value}, {t} {v}, {k}")
-        value = f"%.out{k}"
-    lines.append(f"  ret {ret} {value if fields else 'zeroinitializer'}")
-    return used, [*lines, "}"]
+        lines.append(f"  %{tmp}.out{k} = insertvalue {ret} {value}, {t} {v}, {k}")
+        value = f"%{tmp}.out{k}"
+    return used, lines, value if fields else "zeroinitializer"
 
 
-def _value(fn: LeafFunction, operand: Operand, want: str, temp: str, lines: list[str], op: str) -> str:
-    """``operand`` as an LLVM value of type ``want`` (conversions appended to ``lines``)."""
+def _value(
+    fn: LeafFunction,
+    ports: list[tuple[str, str]],
+    operand: Operand,
+    want: str,
+    temp: str,
+    lines: list[str],
+    op: str,
+    tmp: str,
+) -> str:
+    """``operand`` as an LLVM value of type ``want`` (conversions appended to ``lines``);
+    ``ports``: (type, operand) of each port's first argument."""
     if operand.kind == "local":
-        return f"%t{operand.value}"
+        return f"%{tmp}t{operand.value}"
     if operand.kind == "param":
         port = fn.params[operand.value]
-        name = "%" + abi.quote(port.name)
+        name = ports[operand.value][1]
         if isinstance(port.type, ArrayType):
             if want != "ptr":
                 raise LLVMExportError(f"{fn.describe()}: passes the array '{port.name}' as a scalar to {op}")

@@ -1,0 +1,360 @@
+"""Seed 004's correctness properties A–D under LLVM's own pipeline (``llvm.optimize`` at
+-O1, -O2, -O3): each with code an unconstrained transformation breaks — shown on small
+directive IR, asserting what LLVM 22 does (so that these fail if LLVM changes) — and a check
+that what PREPARE writes keeps the property (docs/llvm.md, "What PREPARE guarantees")."""
+
+from __future__ import annotations
+
+import re
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hpvm import llvm
+from hpvm.llvm.directives import ENTRY, EXIT, MARKER, bundles, callee, constant
+from hpvm.llvm.extract import name_values
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared suite
+from programs import PROGRAMS  # noqa: E402
+
+LEVELS = [1, 2, 3]
+NESTED = ("two_level_parent_queries", "three_level_grandparent_queries", "binds_two_levels", "atomics_int32")
+DECLARATIONS = """
+declare token @llvm.directive.region.entry() {attrs}
+declare void @llvm.directive.region.exit(token) {attrs}
+declare i1 @llvm.directive.marker() {attrs}
+declare void @use(i64)
+"""
+
+
+@cache
+def optimized(name: str, level: int) -> str:
+    return llvm.optimize(llvm.prepare(next(p for p in PROGRAMS if p.name == name).root), level)
+
+
+def _function(text: str, name: str | None = None) -> Any:
+    """The (named) function of ``text`` holding regions, or ``name``."""
+    import llvmlite.binding as binding
+
+    module = binding.parse_assembly(text)
+    module.verify()
+    fn = next(
+        f
+        for f in module.functions
+        if (f.name == name if name else any(callee(i) == ENTRY for b in f.blocks for i in b.instructions))
+    )
+    name_values(fn)
+    return fn
+
+
+def _body(text: str) -> str:
+    start = text.index("define void @f")
+    return text[start : text.index("\n}", start)]
+
+
+def _instructions(fn: Any) -> list[tuple[Any, Any]]:
+    return [(b, i) for b in fn.blocks for i in b.instructions]
+
+
+def _regions(fn: Any) -> dict[int, Any]:
+    return {constant(bundles(i).get("HPVM_node")[0]): i for _, i in _instructions(fn) if callee(i) == ENTRY}
+
+
+def _markers(fn: Any, kind: str) -> dict[int, Any]:
+    found: dict[int, Any] = {}
+    for _, i in _instructions(fn):
+        b = bundles(i)
+        if callee(i) == MARKER and kind in b.tags:
+            nid = constant(b.get("HPVM_task")[0])
+            assert nid not in found, f"two {kind} markers of node {nid}"
+            found[nid] = i
+    return found
+
+
+# -- (A) structural: legal LLVM, compiled by LLVM's passes ------------------------------------
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("name", NESTED)
+def test_a_prepared_ir_stays_legal_llvm_that_extracts(level: int, name: str) -> None:
+    text = optimized(name, level)
+    _function(text)  # parses and verifies
+    original = next(p for p in PROGRAMS if p.name == name).root
+    assert len(llvm.extract(text).graph.nodes) == len(original.graph.nodes)
+
+
+# -- (B) control flow -------------------------------------------------------------------------
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("name", NESTED)
+def test_b1_each_region_keeps_one_entry_and_one_exit(level: int, name: str) -> None:
+    fn = _function(optimized(name, level))
+    entries = [i.name for _, i in _instructions(fn) if callee(i) == ENTRY]
+    exits = [list(i.operands)[0].name for _, i in _instructions(fn) if callee(i) == EXIT]
+    assert entries and sorted(entries) == sorted(exits)
+
+
+B2_LOOP = """
+define void @f(ptr %x) {
+entry:
+  %r = call token @llvm.directive.region.entry() [ "dataflow_values"(ptr %x) ]
+  br label %h
+h:
+  %i = phi i64 [0, %entry], [%i2, %l]
+  %more = icmp ult i64 %i, 4
+  br i1 %more, label %d, label %j
+d:
+  %c = call i1 @llvm.directive.marker() [ "detach_task"() ]
+  br i1 %c, label %b, label %l
+b:
+  %p = getelementptr i64, ptr %x, i64 %i
+  store i64 %i, ptr %p
+  %z = call i1 @llvm.directive.marker() [ "reattach_task"() ]
+  br label %l
+l:
+  %i2 = add i64 %i, 1
+  br label %h
+j:
+  %q = call i1 @llvm.directive.marker() [ "local_barrier"() ]
+  call void @llvm.directive.region.exit(token %r) [ "dataflow_values"() ]
+  ret void
+}
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_b2_llvm_unrolls_a_marked_loop_unless_the_markers_are_noduplicate(level: int) -> None:
+    """Observed with LLVM 22: a task loop of 4 instances is unrolled and its markers copied
+    4 times; ``noduplicate`` (PREPARE's) keeps one loop, one task."""
+    plain = llvm.optimize(DECLARATIONS.format(attrs="nounwind") + B2_LOOP, level)
+    assert plain.count('"detach_task"()') == 4
+    kept = llvm.optimize(DECLARATIONS.format(attrs="noduplicate nounwind") + B2_LOOP, level)
+    assert kept.count('"detach_task"()') == 1 and kept.count('"reattach_task"()') == 1
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("name", NESTED)
+def test_b2_b4_each_replicated_node_keeps_one_loop_and_its_marker_fed_branch(level: int, name: str) -> None:
+    """One detach/reattach/local_barrier per replicated node, and the detach marker still
+    feeds the conditional branch into its task; for a leaf's task (one block), the edge to
+    the latch is not split: the task and the detach block branch to the same block."""
+    fn = _function(optimized(name, level))
+    regions = _regions(fn)
+    replicated = {nid for nid, entry in regions.items() if len(bundles(entry).get("HPVM_create_node")) > 1}
+    detach, reattach = _markers(fn, "detach_task"), _markers(fn, "reattach_task")
+    assert set(detach) == set(reattach) == set(_markers(fn, "local_barrier")) == replicated
+    blocks = {b.name: b for b in fn.blocks}
+    for nid, marker in detach.items():
+        block = next(b for b, i in _instructions(fn) if i.name == marker.name)
+        branch = str(list(block.instructions)[-1]).strip()
+        m = re.fullmatch(rf"br i1 %{re.escape(marker.name)}, label %(\S+), label %(\S+)", branch)
+        assert m, branch
+        if any(constant(bundles(e).get("HPVM_node")[1]) == nid for e in regions.values()):
+            continue  # an internal node's task holds its children's regions: several blocks
+        after = str(list(blocks[m.group(1)].instructions)[-1]).strip()
+        task_end = next(b for b, i in _instructions(fn) if i.name == reattach[nid].name)
+        assert task_end.name == m.group(1)  # the task is the block the marker branches to
+        assert after == f"br label %{m.group(2)}"  # ... and it rejoins where the marker skips to
+
+
+# -- (C) dataflow -----------------------------------------------------------------------------
+C1_REGIONS = """
+define void @f(i64 %n) {
+entry:
+  %r1 = call token @llvm.directive.region.entry() [ "dataflow_values"(i64 %n) ]
+  %a = udiv i64 %n, 4
+  call void @use(i64 %a)
+  call void @llvm.directive.region.exit(token %r1) [ "dataflow_values"() ]
+  %r2 = call token @llvm.directive.region.entry() [ "dataflow_values"(i64 %n) ]
+  %b = udiv i64 %n, 4
+  call void @use(i64 %b)
+  call void @llvm.directive.region.exit(token %r2) [ "dataflow_values"() ]
+  ret void
+}
+"""
+C1_REREAD = """
+define void @f(i64 %n) {
+entry:
+  %s1 = alloca i64
+  %s2 = alloca i64
+  store i64 %n, ptr %s1
+  %r1 = call token @llvm.directive.region.entry() [ "dataflow_values"(ptr %s1) ]
+  %n1 = load i64, ptr %s1
+  %a = udiv i64 %n1, 4
+  call void @use(i64 %a)
+  call void @llvm.directive.region.exit(token %r1) [ "dataflow_values"() ]
+  store i64 %n, ptr %s2
+  %r2 = call token @llvm.directive.region.entry() [ "dataflow_values"(ptr %s2) ]
+  %n2 = load i64, ptr %s2
+  %b = udiv i64 %n2, 4
+  call void @use(i64 %b)
+  call void @llvm.directive.region.exit(token %r2) [ "dataflow_values"() ]
+  ret void
+}
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_c1_llvm_reuses_a_value_of_one_region_in_another_despite_the_bundles(level: int) -> None:
+    """Observed with LLVM 22: ``%n`` is listed in both regions' bundles, yet the second
+    region uses the quotient the first computed (GVN/EarlyCSE): property C1 broken. Re-read
+    through a slot each region lists (PREPARE's form), each keeps its own."""
+    broken = _body(llvm.optimize(DECLARATIONS.format(attrs="noduplicate nounwind") + C1_REGIONS, level))
+    assert broken.count("lshr i64 %n, 2") == 1 and broken.count("call void @use(i64 %a1)") == 2
+    kept = _body(llvm.optimize(DECLARATIONS.format(attrs="noduplicate nounwind") + C1_REREAD, level))
+    assert "lshr i64 %n1, 2" in kept and "lshr i64 %n2, 2" in kept
+
+
+def _tree_leaves(fn: Any, value: Any, named: dict[str, Any]) -> list[Any]:
+    """The loads and arguments a value is computed from."""
+    if value.value_kind.name == "argument":
+        return [value]
+    if value.value_kind.name != "instruction":
+        return []
+    ins = named[value.name]
+    if ins.opcode == "load":
+        return [ins]
+    ops = list(ins.operands)[:-1] if ins.opcode == "call" else list(ins.operands)
+    return [leaf for op in ops for leaf in _tree_leaves(fn, op, named)]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize(
+    "name", ("two_level_parent_queries", "three_level_grandparent_queries", "size_expressions")
+)
+def test_c1_sizes_inside_a_region_come_from_its_own_rereads(level: int, name: str) -> None:
+    """A nested node's replication size is computed from its parent's re-reads of its own
+    input slots (or the root's arguments, for the root's children), never from a value
+    another region computed."""
+    fn = _function(optimized(name, level))
+    named = {i.name: i for _, i in _instructions(fn) if i.name}
+    regions = _regions(fn)
+    for entry in regions.values():
+        parent = constant(bundles(entry).get("HPVM_node")[1])
+        allowed = {v.name for v in bundles(regions[parent]).get("HPVM_in_slots")} if parent >= 0 else set()
+        for size in bundles(entry).get("HPVM_create_node")[1:]:
+            for leaf in _tree_leaves(fn, size, named):
+                if parent < 0:
+                    assert leaf.value_kind.name == "argument", str(leaf)
+                else:
+                    assert leaf.opcode == "load" and list(leaf.operands)[0].name in allowed, str(leaf)
+
+
+C2_SLOT = """
+define void @f(i64 %n) {{
+entry:
+  %s = alloca i64
+  store i64 %n, ptr %s
+  %r = call token @llvm.directive.region.entry() [ "dataflow_values"({listed}) ]
+  %v = load i64, ptr %s
+  call void @use(i64 %v)
+  call void @llvm.directive.region.exit(token %r) [ "dataflow_values"() ]
+  ret void
+}}
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_c2_a_load_of_an_unlisted_slot_is_forwarded_across_the_entry(level: int) -> None:
+    """Observed: a slot the bundles do not list is promoted, its load gone (the value now
+    flows into the region from outside); listed, the load stays after the entry."""
+    decls = DECLARATIONS.format(attrs="noduplicate nounwind")
+    unlisted = _body(llvm.optimize(decls + C2_SLOT.format(listed=""), level))
+    assert "load" not in unlisted and "call void @use(i64 %n)" in unlisted
+    listed = _body(llvm.optimize(decls + C2_SLOT.format(listed="ptr %s"), level))
+    assert re.search(r"region\.entry\(\) \[[^\n]*\]\n  %v = load i64, ptr %s", listed)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("name", NESTED)
+def test_c2_each_task_rereads_its_slots_after_its_entry_and_keeps_its_allocas(level: int, name: str) -> None:
+    """Every leaf task re-reads each of its input slots inside the task (no load hoisted
+    above the detach marker or the entry), and its allocas stay in the task."""
+    fn = _function(optimized(name, level))
+    regions = _regions(fn)
+    detach, reattach = _markers(fn, "detach_task"), _markers(fn, "reattach_task")
+    blocks = {b.name: b for b in fn.blocks}
+    for nid, marker in reattach.items():
+        slots = {v.name for v in bundles(regions[nid]).get("HPVM_in_slots")}
+        if any(constant(bundles(e).get("HPVM_node")[1]) == nid for e in regions.values()):
+            continue  # an internal node: its children's tasks are checked
+        task = next(b for b, i in _instructions(fn) if i.name == marker.name)
+        loads = [i for i in task.instructions if i.opcode == "load" and list(i.operands)[0].name in slots]
+        assert {list(i.operands)[0].name for i in loads} <= slots  # (LLVM drops loads nothing uses)
+        everywhere = [
+            i for _, i in _instructions(fn) if i.opcode == "load" and list(i.operands)[0].name in slots
+        ]
+        assert len(everywhere) == len(loads)  # none hoisted out of the task
+        listed = {v.name for v in bundles(marker).get("dataflow_values")}
+        in_task = {i.name for i in task.instructions if i.opcode == "alloca"}
+        assert listed and listed <= in_task, (listed, in_task)
+        assert blocks[task.name] is not None and nid in detach
+
+
+# -- (D) synchronization ----------------------------------------------------------------------
+D_TASK = """
+define void @f(ptr %x, i64 %n) {{
+entry:
+  %r = call token @llvm.directive.region.entry() [ "dataflow_values"(ptr %x) ]
+  br label %h
+h:
+  %i = phi i64 [0, %entry], [%i2, %l]
+  %more = icmp ult i64 %i, %n
+  br i1 %more, label %d, label %j
+d:
+  %c = call i1 @llvm.directive.marker() [ "detach_task"(), "dataflow_values"({listed}) ]
+  br i1 %c, label %b, label %l
+b:
+  %old = atomicrmw add ptr %x, i64 1 seq_cst
+  fence seq_cst
+  %v = load atomic i64, ptr %x acquire, align 8
+  call void @use(i64 %v)
+  %z = call i1 @llvm.directive.marker() [ "reattach_task"(), "dataflow_values"({listed}) ]
+  br label %l
+l:
+  %i2 = add i64 %i, 1
+  br label %h
+j:
+  %q = call i1 @llvm.directive.marker() [ "local_barrier"() ]
+  call void @llvm.directive.region.exit(token %r) [ "dataflow_values"(ptr %x) ]
+  ret void
+}}
+"""
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_d_atomics_and_fences_stay_between_the_markers(level: int) -> None:
+    text = llvm.optimize(
+        DECLARATIONS.format(attrs="noduplicate nounwind") + D_TASK.format(listed="ptr %x"), level
+    )
+    body = _body(text)
+    task = body[body.index('"detach_task"') : body.index('"reattach_task"')]
+    for op in ("atomicrmw add ptr %x, i64 1 seq_cst", "fence seq_cst", "load atomic i64, ptr %x acquire"):
+        assert op in task and body.count(op) == 1
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("name", ("atomics_int32", "atomics_float32", "barrier_rotate_malloc"))
+def test_d_the_suites_atomics_and_barriers_stay_in_their_task_bodies(level: int, name: str) -> None:
+    """The leaves' atomics and barriers are in their bodies, which each task calls (never
+    inlined: the call is ``noinline``), so they stay in the task: the next directive after
+    each body call is its task's ``reattach_task`` (or its region's exit, unreplicated)."""
+    text = optimized(name, level)
+    fn = _function(text)
+    body_calls = [
+        i
+        for _, i in _instructions(fn)
+        if i.opcode == "call" and (callee(i) or "").startswith(("_ZN", "__hpvm_body"))
+    ]
+    body_names = {c.name for c in body_calls}
+    checked = 0
+    for block in fn.blocks:
+        directives = [i for i in block.instructions if callee(i) in (MARKER, EXIT) or i.name in body_names]
+        names = [i.name for i in directives]
+        for k, i in enumerate(directives):
+            if i.name in body_names:
+                checked += 1
+                after = [callee(d) == EXIT or '"reattach_task"' in str(d) for d in directives[k + 1 :]]
+                assert after and after[0], f"{names}: the body call is not followed by its task's end"
+    assert checked == len(body_calls) > 0
+    assert re.search(r"atomicrmw|cmpxchg|llvm\.hpvm\.(atomic|barrier)", text)
