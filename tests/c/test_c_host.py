@@ -209,6 +209,30 @@ int main(void) { int *p = malloc(16); __hpvm__init(); llvm_hpvm_untrack_mem(p); 
 
 
 @needs_clang
+def test_a_failing_host_call_ends_mains_thread_and_runs_nothing_after_it(write_c, capfd):
+    """The failing call jumps out of main (setjmp/longjmp around it): the printf after it never
+    runs, and no thread of the program is left behind."""
+    import threading
+
+    source = """#include <stdio.h>
+#include <stdlib.h>
+#include "hpvm.h"
+void leaf(int x) { }
+void root(int x) { void *l = __hpvm__createNodeND(0, leaf); __hpvm__bindIn(l, 0, 0, 0); }
+int main(void) {
+  int *p = malloc(16); __hpvm__init(); llvm_hpvm_untrack_mem(p);
+  printf("after the failing call\\n"); fflush(stdout); return 0;
+}
+"""
+    program = c.compile(write_c(source))
+    for _ in range(2):  # and the next run starts clean
+        with fails(c.HPVMCError, "while main ran", "llvm_hpvm_untrack_mem"):
+            program.run()
+    assert "after the failing call" not in capfd.readouterr().out
+    assert not [t for t in threading.enumerate() if t.name.startswith("hpvm-c main")]
+
+
+@needs_clang
 def test_request_of_untracked_memory(write_c):
     source = """#include <stdlib.h>
 #include "hpvm.h"

@@ -2,20 +2,27 @@
 HPVM-C host calls answered by hpvm's runtime.
 
 Each host call (``__hpvm__init``, ``__hpvm__launch``, ``llvm_hpvm_track_mem``...) is a
-ctypes callback registered under its C name (``llvmlite.binding.add_symbol``), so the
-program's own machine code calls into the runtime (``hpvm.ir.host``: this front end sits
-below the runtime and reaches it through that interface). Node functions are not compiled
-here — their bodies become ``unreachable``; the graph they describe runs on hpvm's back ends.
+ctypes callback registered as ``__hpvm_py.<name>`` (``llvmlite.binding.add_symbol``), and
+the host module gets a small LLVM definition of ``<name>`` with the signature the program
+declared, which calls it — so the program's own machine code calls into the runtime
+(``hpvm.ir.host``: this front end sits below the runtime and reaches it through that
+interface). Node functions are not compiled here — their bodies become ``unreachable``;
+the graph they describe runs on hpvm's back ends.
 
-``main`` runs on a thread of its own: when a host call fails (an untracked array, an error
-in a node surfacing at ``__hpvm__wait``) there is no way to unwind the C frames, so that
-thread is parked for good and ``run`` raises the error. One program runs at a time in a
-process (the callbacks are process-wide symbols).
+**A failing host call** (an untracked array, an error in a node surfacing at
+``__hpvm__wait``) cannot raise through C frames. Its callback records the error and sets a
+flag; the definition around it sees the flag and calls ``longjmp`` back to a ``_setjmp`` in a
+wrapper of ``main``, which returns, so ``main``'s thread ends and ``run`` raises the error
+(C frames have nothing to unwind; C++ destructors of ``main``'s locals are skipped, as by
+``exit``). A failure in a host call made on another thread than ``main``'s (a program's own
+pthread) cannot jump there: that thread is parked for good. One program runs at a time in
+a process (the callbacks are process-wide symbols).
 """
 
 from __future__ import annotations
 
 import ctypes
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +34,7 @@ from ..errors import HPVMError
 from ..ir.host import host
 from .argstruct import ArgStruct, byte_view
 from .errors import HPVMCError
-from .module import Module
+from .module import Module, split_top
 
 _VOIDP = ctypes.c_void_p
 _LOCK = threading.Lock()  # one program's host code at a time
@@ -46,6 +53,8 @@ class _Launch:
 
 class HostRun:
     """The state of one run of ``main``: tracked views, launches, the first error."""
+
+    main_thread: int | None = None  # the thread running main (a failure there jumps out)
 
     def __init__(self, structs: dict[int, ArgStruct], roots: dict[int, Any], target: str):
         self.structs = structs  # root function address → its argument struct
@@ -137,8 +146,15 @@ class HostRun:
 _current: HostRun | None = None
 
 
+#: Set by a failing callback; the host call's definition then jumps out of main.
+_FAILED = ctypes.c_int(0)
+_PY = "__hpvm_py."  # the callbacks' symbols
+_ESCAPE = "__hpvm_c."  # the escape's symbols in the host module
+
+
 def _guard(fn: Callable[..., Any], default: Any = None) -> Callable[..., Any]:
-    """A callback body: errors are kept and the C thread parked (see the module docstring)."""
+    """A callback body: an error is kept for ``run`` and the flag set, so the caller's
+    definition jumps out of ``main`` (on another thread: parked; see the module docstring)."""
 
     def call(*args: Any) -> Any:
         run = _current
@@ -147,23 +163,37 @@ def _guard(fn: Callable[..., Any], default: Any = None) -> Callable[..., Any]:
         try:
             return fn(run, *args)
         except BaseException as e:  # noqa: BLE001 - C frames cannot unwind: hand it to run()
-            run.error = e
+            if run.error is None:
+                run.error = e
             run.failed.set()
-            threading.Event().wait()  # parked for good
+            if threading.get_ident() != run.main_thread:
+                threading.Event().wait()  # not main's thread: nowhere to jump to
+            _FAILED.value = 1
             return default
 
     return call
 
 
 _CALLBACKS: dict[str, Any] = {}
+_SIGNATURES: dict[str, tuple[str, list[str]]] = {}  # name -> (LLVM result, LLVM parameters)
+_LLVM_TYPES = {
+    None: "void",
+    _VOIDP: "ptr",
+    ctypes.c_size_t: "i64",
+    ctypes.c_uint: "i32",
+    ctypes.c_int: "i32",
+    ctypes.c_double: "double",
+    ctypes.c_float: "float",
+}
 
 
 def _register() -> None:
-    """Create the callbacks once and register them as process symbols."""
+    """Create the callbacks once and register them, and the failure flag, as process symbols."""
     if _CALLBACKS:
         return
     import llvmlite.binding as llvm
 
+    llvm.add_symbol(_ESCAPE + "failed", ctypes.addressof(_FAILED))
     specs: dict[str, tuple[Any, Callable[..., Any]]] = {
         "__hpvm__init": (ctypes.CFUNCTYPE(None), lambda r: r.init()),
         "__hpvm__cleanup": (ctypes.CFUNCTYPE(None), lambda r: r.cleanup()),
@@ -181,17 +211,91 @@ def _register() -> None:
     for name, (proto, body) in specs.items():
         cb = proto(_guard(body))
         _CALLBACKS[name] = cb
-        llvm.add_symbol(name, ctypes.cast(cb, _VOIDP).value)
+        _SIGNATURES[name] = (_LLVM_TYPES[proto._restype_], [_LLVM_TYPES[t] for t in proto._argtypes_])
+        llvm.add_symbol(_PY + name, ctypes.cast(cb, _VOIDP).value)
+
+
+_DECLARE = re.compile(r"^declare\b[^@]*@([-\w.$]+)\((.*)\)")
 
 
 def host_text(text: str, node_functions: set[str]) -> str:
-    """The module with every node function's body replaced by ``unreachable``: host code only."""
+    """The module with every node function's body replaced by ``unreachable`` (host code
+    only), each host call defined around its callback, and ``main`` wrapped by the escape
+    (``__hpvm_c.main``; see the module docstring)."""
+    _register()
     module = Module.parse(text)
     lines = list(module.lines)
     for fn in sorted(module.functions.values(), key=lambda f: -f.start):
         if fn.name in node_functions:
             lines[fn.start : fn.end + 1] = [fn.define, "  unreachable", "}"]
-    return "\n".join(lines) + "\n"
+    stubs: list[str] = []
+    for k, line in enumerate(lines):
+        m = _DECLARE.match(line)
+        if m is not None and m.group(1) in _SIGNATURES:
+            params = [p.split()[0] for p in split_top(m.group(2) + ")")[0]]
+            stubs += _definition(m.group(1), params)
+            lines[k] = ""
+    main = module.functions.get("main")
+    if main is not None:
+        stubs += _escape([p.type for p in main.params])
+    return "\n".join(lines + stubs) + "\n"
+
+
+def _definition(name: str, declared: list[str]) -> list[str]:
+    """``name`` defined with the program's declared parameters (``...``: the rest read with
+    ``va_arg``), calling its callback, then jumping out of main if the callback failed."""
+    result, wanted = _SIGNATURES[name]
+    fixed = [t for t in declared if t != "..."]
+    head = ", ".join([f"{t} %a{k}" for k, t in enumerate(fixed)] + (["..."] if "..." in declared else []))
+    body = []
+    args = [f"{t} %a{k}" for k, t in enumerate(fixed)]
+    if "..." in declared:
+        body += ["  %ap = alloca [32 x i8], align 16", "  call void @llvm.va_start.p0(ptr %ap)"]
+        for k in range(len(fixed), len(wanted)):
+            body.append(f"  %a{k} = va_arg ptr %ap, {wanted[k]}")
+            args.append(f"{wanted[k]} %a{k}")
+        body.append("  call void @llvm.va_end.p0(ptr %ap)")
+    call = f'call {result} @"{_PY}{name}"({", ".join(args)})'
+    body.append(f"  {call}" if result == "void" else f"  %r = {call}")
+    body.append(f"  call void @{_ESCAPE}check()")
+    body.append("  ret void" if result == "void" else f"  ret {result} %r")
+    declare = f'declare {result} @"{_PY}{name}"({", ".join(wanted)})'
+    return [declare, f"define {result} @{name}({head}) {{", *body, "}"]
+
+
+def _escape(main_params: list[str]) -> list[str]:
+    """The jump buffer, the check after each host call, and ``main``'s wrapper (taking
+    ``argc, argv`` when ``main`` does; a third parameter, ``envp``, gets ``null``)."""
+    params = "i32 %argc, ptr %argv" if main_params else ""
+    actual = ["i32 %argc", "ptr %argv", *(f"{t} zeroinitializer" for t in main_params[2:])]
+    return [
+        f"@{_ESCAPE}jmp = internal global [64 x i64] zeroinitializer, align 16",
+        f"@{_ESCAPE}failed = external global i32",
+        "declare i32 @_setjmp(ptr) returns_twice",
+        "declare void @longjmp(ptr, i32) noreturn",
+        "declare void @llvm.va_start.p0(ptr)",
+        "declare void @llvm.va_end.p0(ptr)",
+        f"define internal void @{_ESCAPE}check() {{",
+        f"  %f = load volatile i32, ptr @{_ESCAPE}failed",
+        "  %c = icmp ne i32 %f, 0",
+        "  br i1 %c, label %out, label %ok",
+        "out:",
+        f"  call void @longjmp(ptr @{_ESCAPE}jmp, i32 1)",
+        "  unreachable",
+        "ok:",
+        "  ret void",
+        "}",
+        f"define i32 @{_ESCAPE}main({params}) {{",
+        f"  %j = call i32 @_setjmp(ptr @{_ESCAPE}jmp) returns_twice",
+        "  %jumped = icmp ne i32 %j, 0",
+        "  br i1 %jumped, label %failed, label %run",
+        "run:",
+        f"  %r = call i32 @main({', '.join(actual[: max(len(main_params), 0)]) if main_params else ''})",
+        "  ret i32 %r",
+        "failed:",
+        "  ret i32 -1",
+        "}",
+    ]
 
 
 class HostProgram:
@@ -238,7 +342,7 @@ class HostProgram:
     ) -> int:
         """Run ``main(argc, argv)`` (or ``main()``); its exit code."""
         global _current
-        main = self.address("main")
+        main = self.address(_ESCAPE + "main")
         if not main:
             raise HPVMCError(f"{self.file}: no main function; an HPVM-C program's host code starts at main")
         words = [self.file, *argv]
@@ -256,6 +360,8 @@ class HostProgram:
             done = threading.Event()
 
             def go() -> None:
+                run.main_thread = threading.get_ident()
+                _FAILED.value = 0
                 result.append(fn(len(words), ctypes.cast(c_argv, ctypes.c_void_p)) if nargs else fn())
                 done.set()
 
@@ -263,6 +369,7 @@ class HostProgram:
             thread.start()
             while not done.wait(0.05):
                 if run.failed.is_set():
+                    thread.join(timeout=1.0)  # main's thread jumps out and ends at once
                     break
             _flush()
             _current = None
