@@ -246,7 +246,6 @@ def cmd_run(ns: argparse.Namespace) -> int:
 
 
 def cmd_show(ns: argparse.Namespace) -> int:
-    from .viz import render, to_dot
 
     root, _ = load(ns.file, ns.root)
     if ns.kernels:
@@ -271,18 +270,25 @@ def cmd_show(ns: argparse.Namespace) -> int:
 
         print(print_program(root, bodies=True), end="")
         return 0
-    if ns.output is None or ns.output.endswith(".dot"):
+    return _draw_graph(root, ns.output, ns.engine)
+
+
+def _draw_graph(root: Any, output: str | None, engine: str) -> int:
+    """Graphviz text on stdout (no output) or in a ``.dot`` file, else a picture."""
+    from .viz import render, to_dot
+
+    if output is None or output.endswith(".dot"):
         text = to_dot(root)
-        if ns.output is None:
+        if output is None:
             print(text)
         else:
-            with _writing(Path(ns.output)):
-                Path(ns.output).write_text(text, encoding="utf-8")
-            print(f"wrote {ns.output}")
+            with _writing(Path(output)):
+                Path(output).write_text(text, encoding="utf-8")
+            print(f"wrote {output}")
         return 0
-    with _writing(Path(ns.output)):
-        render(root, ns.output, engine=ns.engine)
-    print(f"wrote {ns.output}")
+    with _writing(Path(output)):
+        render(root, output, engine=engine)
+    print(f"wrote {output}")
     return 0
 
 
@@ -434,7 +440,6 @@ def cmd_c_lower(ns: argparse.Namespace) -> int:
 
 
 def cmd_c_show(ns: argparse.Namespace) -> int:
-    from .viz import render, to_dot
 
     program = _c_program(ns)
     roots = program.roots
@@ -444,19 +449,7 @@ def cmd_c_show(ns: argparse.Namespace) -> int:
             names = ", ".join(r.name for r in program.roots)
             raise CLIError(f"{ns.file}: no root named {ns.root!r}; its roots are {names}")
     root = roots[0]
-    if ns.output is None or ns.output.endswith(".dot"):
-        text = to_dot(root)
-        if ns.output is None:
-            print(text)
-        else:
-            with _writing(Path(ns.output)):
-                Path(ns.output).write_text(text, encoding="utf-8")
-            print(f"wrote {ns.output}")
-        return 0
-    with _writing(Path(ns.output)):
-        render(root, ns.output, engine=ns.engine)
-    print(f"wrote {ns.output}")
-    return 0
+    return _draw_graph(root, ns.output, ns.engine)
 
 
 def _c_parser(sub: Any) -> None:
