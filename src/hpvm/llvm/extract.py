@@ -289,19 +289,12 @@ class _Writer:
         fn = self.fn
         scope = {a.name: "%" + abi.quote(a.name) for a in fn.arguments}
         root = self.internal(define_line(fn).rstrip().removesuffix("{").rstrip(), return_type(fn), scope, -1)
-        kept = []
-        skip = False
         node_functions = {r.function for r in self.regions.values()}
-        for line in str(self.module).splitlines():
-            if line.startswith("define") and f"@{abi.quote(fn.name)}(" in line:
-                skip = True
-            if skip:
-                skip = line != "}"
-                continue
+        kept = []
+        for line in without_function(self.module, fn.name):
             m = re.match(r'declare\b[^@]*@("(?:[^"\\]|\\.)*"|[-\w.$]+)\(', line)
-            if m and m.group(1).strip('"') in node_functions:
-                continue
-            kept.append(line)
+            if not (m and m.group(1).strip('"') in node_functions):
+                kept.append(line)
         declared = {f.name for f in self.module.functions}
         decls = [abi.DECLARATIONS[k] for k in _GRAPH if f"llvm.hpvm.{k}" not in declared]
         bodies = [line for lines in self.definitions.values() for line in [""] + lines]
@@ -433,6 +426,20 @@ def write_hpvm_ir(module: Any, fn: Any) -> str:
     """HPVM IR in LLVM form for the regions of ``fn`` in ``module``."""
     name_values(fn)
     return _Writer(module, fn).text()
+
+
+def without_function(module: Any, name: str) -> list[str]:
+    """The lines of ``module``'s text without the definition of function ``name`` (which
+    EXTRACT writes again as HPVM IR)."""
+    kept, skip = [], False
+    for line in str(module).splitlines():
+        if line.startswith("define") and f"@{abi.quote(name)}(" in line:
+            skip = True
+        if skip:
+            skip = line != "}"
+            continue
+        kept.append(line)
+    return kept
 
 
 __all__ = ["Copier", "extract", "name_values", "write_hpvm_ir"]

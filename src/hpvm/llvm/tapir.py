@@ -22,7 +22,7 @@ from ..ir.graph import InternalFunction
 from . import abi
 from .directives import MARKER, bundles, callee, constant
 from .errors import LLVMExtractError
-from .extract import Copier, name_values
+from .extract import Copier, name_values, without_function
 from .importer import from_hpvm_ir
 
 _PURE = frozenset(
@@ -164,14 +164,7 @@ class _Loop:
             "  ret {} undef",
             "}",
         ]
-        kept, skip = [], False
-        for line in str(self.module).splitlines():
-            if line.startswith("define") and f"@{abi.quote(fn.name)}(" in line:
-                skip = True
-            if skip:
-                skip = line != "}"
-                continue
-            kept.append(line)
+        kept = without_function(self.module, fn.name)
         declared = {f.name for f in self.module.functions}
         decls = [abi.DECLARATIONS[k] for k in ("getNode", "getNodeInstanceID.x", "createNode1D", "bind.input")
                  if f"llvm.hpvm.{k}" not in declared]  # fmt: skip
