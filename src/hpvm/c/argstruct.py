@@ -85,16 +85,16 @@ class ArgStruct:
         self.out_start = self.params_size
 
     def read(
-        self, address: int, view: Any = byte_view, tensor: Callable[[int], Any] | None = None
+        self, address: int, view: Any = byte_view, tensor: Callable[[int, int], Any] | None = None
     ) -> tuple[Any, ...]:
         """hpvm's launch arguments from the struct at ``address`` (``view(ptr, size)`` makes
-        the array of a pointer and its size, ``tensor(ptr)`` the array of a tensor port)."""
+        the array of a pointer and its size, ``tensor(ptr, rank)`` the array of a tensor port)."""
         raw = [CTYPES[t][1].from_address(address + o).value for t, o in zip(self.params, self.param_offsets)]
         values: list[Any] = []
         k = 0
         for port in self.ports:
             if tensor is not None and is_tensor(port):
-                values.append(tensor(int(raw[k] or 0)))
+                values.append(tensor(int(raw[k] or 0), port.rank))  # type: ignore[union-attr]
                 k += 2
             elif isinstance(port, ArrayType):
                 values.append(view(int(raw[k] or 0), int(raw[k + 1])))

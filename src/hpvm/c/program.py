@@ -9,7 +9,7 @@ ends.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,9 +98,21 @@ def compile(
         except LLVMImportError as e:
             raise _located(e, debug, path, rewritten.node_texts[name]) from None
         _relocate(root, debug, rewritten.node_texts[name], path, rewritten.c_names)
-        type_tensor_ports(root, str(path))
+        type_tensor_ports(root, _locator(debug, path, rewritten.node_texts[name]))
         roots.append(root)
     return CProgram(path, text, rewritten, roots)
+
+
+def _locator(debug: DebugInfo, path: Path, text: str) -> Callable[[str, str, str | None], str]:
+    """``file:line`` of the first ``llvm.hpvm.<call>`` on a node (see ``tensorports.Locate``)."""
+
+    def locate(call: str, node: str, other: str | None) -> str:
+        head = f"@llvm.hpvm.{call}(ptr %{node}" + (f", ptr %{other}" if other else "")
+        found = next((ln for ln in text.splitlines() if head in ln), None)
+        line = debug.line_of(found) if found else None
+        return f"{path}:{line}" if line else str(path)
+
+    return locate
 
 
 def _located(e: LLVMImportError, debug: DebugInfo, path: Path, text: str) -> HPVMCError:

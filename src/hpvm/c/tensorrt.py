@@ -17,7 +17,7 @@ its array lives until ``freeTensor`` or the end of the run.
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -59,7 +59,7 @@ class _Entry:
     struct: TensorStruct
     extents: ctypes.Array  # type: ignore[type-arg]
     array: np.ndarray
-    tracked: bool = False
+    tracked: dict[int, np.ndarray] = field(default_factory=dict)  # rank → the tracked view
 
 
 class TensorRuntime:
@@ -97,18 +97,30 @@ class TensorRuntime:
     def array(self, address: int, api: str) -> np.ndarray:
         return self.entry(address, api).array
 
-    def launch_value(self, address: int, api: str) -> np.ndarray:
-        """The array a launch passes for the tensor at ``address``, tracked from now on."""
+    def launch_value(self, address: int, api: str, rank: int = 4) -> np.ndarray:
+        """The array a launch passes for the tensor at ``address`` to a port of ``rank``,
+        tracked from now on. A rank-1 port (batchnorm's per-channel operands) takes HPVM's
+        (1, C, 1, 1) tensor as its (C,) view."""
         entry = self.entry(address, api)
-        if not entry.tracked:
-            host().track_memory(entry.array)
-            entry.tracked = True
-        return entry.array
+        view = entry.tracked.get(rank)
+        if view is not None:
+            return view
+        array = entry.array
+        if rank == 1:
+            if array.ndim != 4 or array.shape[0] != 1 or array.shape[2:] != (1, 1):
+                raise HPVMCError(
+                    f"{api}: a tensor of shape {array.shape} passed where a per-channel operand "
+                    "(batchnorm's gamma, beta, mean, variance) is read; pass a (1, C, 1, 1) tensor"
+                )
+            array = array.reshape(array.shape[1])
+        host().track_memory(array)
+        entry.tracked[rank] = array
+        return array
 
     def forget_tracking(self) -> None:
         """``__hpvm__cleanup`` made the tracker forget every array."""
         for entry in self.tensors.values():
-            entry.tracked = False
+            entry.tracked.clear()
 
     # -- the host calls --------------------------------------------------------------
     def create(self, data_type: int, data_format: int, dims: tuple[int, ...]) -> int:
@@ -142,14 +154,14 @@ class TensorRuntime:
 
     def request(self, address: int, destination: int) -> None:
         entry = self.entry(address, "hpvm_request_tensor")
-        if entry.tracked:
-            host().request_memory(entry.array)
+        for view in entry.tracked.values():
+            host().request_memory(view)
 
     def free(self, address: int) -> None:
         entry = self.entry(address, "freeTensor")
         del self.tensors[address]
-        if entry.tracked:
-            host().untrack_memory(entry.array)
+        for view in entry.tracked.values():
+            host().untrack_memory(view)
 
     def clear(self) -> None:
         """Release every tensor (``llvm_hpvm_cleanupTensorRt``)."""
