@@ -1,8 +1,9 @@
 /*
  * tensor_pipeline.c -- a tensor graph in HPVM-C, written as HPVM's DNN benchmarks write
- * theirs: one leaf per tensor operation (convolution -> add bias -> relu -> max pool),
- * hinted TENSOR_TARGET, joined by edges; the host makes tensors with HPVM's tensor runtime
- * API and checks the result against plain C loops.
+ * theirs: one leaf per tensor operation (convolution -> add bias -> relu -> max pool, then
+ * a fully connected layer: mul -> add bias -> softmax), hinted TENSOR_TARGET, joined by
+ * edges; the host makes tensors with HPVM's tensor runtime API and checks the result
+ * against plain C loops.
  *
  *   hpvm c run examples/c/tensor_pipeline.c                 # weights computed by main
  *   hpvm c run examples/c/tensor_pipeline.c -- DIR [OUT]    # weights read from DIR/*.bin,
@@ -18,6 +19,7 @@
 
 enum { N = 2, C = 3, H = 8, W = 8, K = 4, R = 3 }; /* K filters of C x R x R, pad 1 */
 enum { PH = H / 2, PW = W / 2 };                   /* after a 2x2 max pool, stride 2 */
+enum { F = K * PH * PW, M = 10 };                  /* the dense layer: F inputs, M classes */
 
 void var_0_node(void *t1, size_t bytes_t1, void *t2, size_t bytes_t2) {
   __hpvm__hint(TENSOR_TARGET);
@@ -47,10 +49,32 @@ void var_3_node(void *t1, size_t bytes_t1) {
   __hpvm__return(2, r, (size_t)0);
 }
 
+void var_4_node(void *t1, size_t bytes_t1, void *t2, size_t bytes_t2) {
+  __hpvm__hint(TENSOR_TARGET);
+  __hpvm__attributes(2, t1, t2, 0);
+  void *r = __hpvm__tensor_mul(t1, t2);
+  __hpvm__return(2, r, (size_t)0);
+}
+
+void var_5_node(void *t1, size_t bytes_t1, void *t2, size_t bytes_t2) {
+  __hpvm__hint(TENSOR_TARGET);
+  __hpvm__attributes(2, t1, t2, 0);
+  void *r = __hpvm__tensor_add(t1, t2);
+  __hpvm__return(2, r, (size_t)0);
+}
+
+void var_6_node(void *t1, size_t bytes_t1) {
+  __hpvm__hint(TENSOR_TARGET);
+  __hpvm__attributes(1, t1, 0);
+  void *r = __hpvm__tensor_softmax(t1);
+  __hpvm__return(2, r, (size_t)0);
+}
+
 void root(void *input, size_t input_bytes, void *conv2d_1_w, size_t conv2d_1_w_bytes,
-          void *conv2d_1_b, size_t conv2d_1_b_bytes) {
+          void *conv2d_1_b, size_t conv2d_1_b_bytes, void *dense_1_w, size_t dense_1_w_bytes,
+          void *dense_1_b, size_t dense_1_b_bytes) {
   __hpvm__hint(CPU_TARGET);
-  __hpvm__attributes(3, input, conv2d_1_w, conv2d_1_b, 0);
+  __hpvm__attributes(5, input, conv2d_1_w, conv2d_1_b, dense_1_w, dense_1_b, 0);
 
   void *var_0 = __hpvm__createNodeND(0, var_0_node);
   __hpvm__bindIn(var_0, 0, 0, 0);
@@ -72,8 +96,24 @@ void root(void *input, size_t input_bytes, void *conv2d_1_w, size_t conv2d_1_w_b
   __hpvm__edge(var_2, var_3, 1, 0, 0, 0);
   __hpvm__edge(var_2, var_3, 1, 1, 1, 0);
 
-  __hpvm__bindOut(var_3, 0, 0, 0);
-  __hpvm__bindOut(var_3, 1, 1, 0);
+  void *var_4 = __hpvm__createNodeND(0, var_4_node);
+  __hpvm__edge(var_3, var_4, 1, 0, 0, 0);
+  __hpvm__edge(var_3, var_4, 1, 1, 1, 0);
+  __hpvm__bindIn(var_4, 6, 2, 0);
+  __hpvm__bindIn(var_4, 7, 3, 0);
+
+  void *var_5 = __hpvm__createNodeND(0, var_5_node);
+  __hpvm__edge(var_4, var_5, 1, 0, 0, 0);
+  __hpvm__edge(var_4, var_5, 1, 1, 1, 0);
+  __hpvm__bindIn(var_5, 8, 2, 0);
+  __hpvm__bindIn(var_5, 9, 3, 0);
+
+  void *var_6 = __hpvm__createNodeND(0, var_6_node);
+  __hpvm__edge(var_5, var_6, 1, 0, 0, 0);
+  __hpvm__edge(var_5, var_6, 1, 1, 1, 0);
+
+  __hpvm__bindOut(var_6, 0, 0, 0);
+  __hpvm__bindOut(var_6, 1, 1, 0);
 }
 
 struct ret_t {
@@ -88,6 +128,10 @@ typedef struct __attribute__((__packed__)) {
   size_t conv2d_1_w_bytes;
   void *conv2d_1_b;
   size_t conv2d_1_b_bytes;
+  void *dense_1_w;
+  size_t dense_1_w_bytes;
+  void *dense_1_b;
+  size_t dense_1_b_bytes;
   struct ret_t r;
 } RootIn;
 
@@ -106,9 +150,11 @@ static void *load(const char *dir, const char *name, long n, long c, long h, lon
   return readTrainedWeights(path, float_type, n, c, h, w);
 }
 
-/* The same layer as plain C loops: conv (pad 1, stride 1) + bias, relu, 2x2 max pool. */
-static void reference(const float *x, const float *wt, const float *b, float *out) {
-  static float act[N][K][H][W];
+/* The same network as plain C loops: conv (pad 1, stride 1) + bias, relu, 2x2 max pool;
+ * dense (the pooled (K, PH, PW) of each image flattened to F values) + bias, softmax. */
+static void reference(const float *x, const float *wt, const float *b, const float *dw,
+                      const float *db, float *out) {
+  static float act[N][K][H][W], pool[N][F];
   for (int n = 0; n < N; n++)
     for (int k = 0; k < K; k++)
       for (int i = 0; i < H; i++)
@@ -132,8 +178,18 @@ static void reference(const float *x, const float *wt, const float *b, float *ou
           for (int u = 0; u < 2; u++)
             for (int v = 0; v < 2; v++)
               if (act[n][k][2 * i + u][2 * j + v] > m) m = act[n][k][2 * i + u][2 * j + v];
-          out[((n * K + k) * PH + i) * PW + j] = m;
+          pool[n][(k * PH + i) * PW + j] = m;
         }
+  for (int n = 0; n < N; n++) {
+    float z[M], top = -INFINITY, sum = 0.0f;
+    for (int j = 0; j < M; j++) {
+      z[j] = db[j];
+      for (int f = 0; f < F; f++) z[j] += pool[n][f] * dw[f * M + j];
+      if (z[j] > top) top = z[j];
+    }
+    for (int j = 0; j < M; j++) sum += (z[j] = expf(z[j] - top));
+    for (int j = 0; j < M; j++) out[n * M + j] = z[j] / sum;
+  }
 }
 
 int main(int argc, char **argv) {
@@ -143,6 +199,8 @@ int main(int argc, char **argv) {
   void *input = dir ? load(dir, "input.bin", N, C, H, W) : pattern(N, C, H, W, 1);
   void *conv2d_1_w = dir ? load(dir, "conv2d_1_w.bin", K, C, R, R) : pattern(K, C, R, R, 2);
   void *conv2d_1_b = dir ? load(dir, "conv2d_1_b.bin", 1, K, 1, 1) : pattern(1, K, 1, 1, 3);
+  void *dense_1_w = dir ? load(dir, "dense_1_w.bin", 1, 1, F, M) : pattern(1, 1, F, M, 4);
+  void *dense_1_b = dir ? load(dir, "dense_1_b.bin", 1, M, 1, 1) : pattern(1, M, 1, 1, 5);
 
   RootIn *args = (RootIn *)malloc(sizeof(RootIn));
   args->input = input;
@@ -151,6 +209,10 @@ int main(int argc, char **argv) {
   args->conv2d_1_w_bytes = 0;
   args->conv2d_1_b = conv2d_1_b;
   args->conv2d_1_b_bytes = 0;
+  args->dense_1_w = dense_1_w;
+  args->dense_1_w_bytes = 0;
+  args->dense_1_b = dense_1_b;
+  args->dense_1_b_bytes = 0;
 
   void *dfg = __hpvm__launch(0, root, (void *)args);
   __hpvm__wait(dfg);
@@ -159,13 +221,14 @@ int main(int argc, char **argv) {
 
   int bad = 0;
   size_t *d = result->dims.dim_sizes;
-  if (result->dims.num_dims != 4 || d[0] != N || d[1] != K || d[2] != PH || d[3] != PW) {
+  if (result->dims.num_dims != 4 || d[0] != N || d[1] != M || d[2] != 1 || d[3] != 1) {
     printf("tensor_pipeline: result has the wrong shape\n");
     bad = 1;
   } else {
-    static float want[N * K * PH * PW];
+    float want[N * M];
     reference(((struct Tensor *)input)->host_data, ((struct Tensor *)conv2d_1_w)->host_data,
-              ((struct Tensor *)conv2d_1_b)->host_data, want);
+              ((struct Tensor *)conv2d_1_b)->host_data, ((struct Tensor *)dense_1_w)->host_data,
+              ((struct Tensor *)dense_1_b)->host_data, want);
     const float *got = (const float *)result->host_data;
     for (size_t i = 0; i < result->num_elems; i++)
       if (fabsf(got[i] - want[i]) > 1e-4f * (1.0f + fabsf(want[i]))) bad++;

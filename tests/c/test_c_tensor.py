@@ -22,6 +22,8 @@ from markers import fails, needs_backend  # noqa: E402
 
 pytestmark = needs_clang
 TENSOR = ArrayType(ScalarType("f32"), 4)
+MATRIX = ArrayType(ScalarType("f32"), 2)
+CHANNELS = ArrayType(ScalarType("f32"), 1)
 TARGETS = ["interp", pytest.param("tensor", marks=needs_backend("tensor"))]
 
 
@@ -37,14 +39,19 @@ def _weights(folder: Path) -> dict[str, np.ndarray]:
         "input": rng.standard_normal((2, 3, 8, 8)),
         "conv2d_1_w": rng.standard_normal((4, 3, 3, 3)),
         "conv2d_1_b": rng.standard_normal((1, 4, 1, 1)),
+        "dense_1_w": rng.standard_normal((1, 1, 64, 10)) / 4,
+        "dense_1_b": rng.standard_normal((1, 10, 1, 1)),
     }
     for name, a in arrays.items():
         a.astype(np.float32).tofile(folder / f"{name}.bin")
     return {k: v.astype(np.float32) for k, v in arrays.items()}
 
 
-def _numpy_pipeline(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """conv (pad 1, stride 1) → + bias → relu → 2x2 max pool, in float64."""
+def _numpy_pipeline(a: dict[str, np.ndarray]) -> np.ndarray:
+    """conv (pad 1, stride 1) → + bias → relu → 2x2 max pool → dense → + bias → softmax,
+    in float64, as HPVM lays out the tensors: dense weights (1, 1, K, M), biases (1, C, 1, 1);
+    the result (N, M, 1, 1)."""
+    x, w, b = a["input"], a["conv2d_1_w"], a["conv2d_1_b"]
     n, ch, h, wd = x.shape
     k, _, r, _ = w.shape
     xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
@@ -53,27 +60,31 @@ def _numpy_pipeline(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
         for v in range(r):
             out += np.einsum("nchw,kc->nkhw", xp[:, :, u : u + h, v : v + wd], w[:, :, u, v])
     out = np.maximum(out + b, 0.0)
-    return out.reshape(n, k, h // 2, 2, wd // 2, 2).max(axis=(3, 5))
+    pooled = out.reshape(n, k, h // 2, 2, wd // 2, 2).max(axis=(3, 5))
+    z = pooled.reshape(n, -1) @ a["dense_1_w"][0, 0] + a["dense_1_b"].reshape(1, -1)
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).reshape(n, -1, 1, 1)
 
 
 def test_the_example_builds_a_graph_of_tensor_leaves():
     program = c.compile(EXAMPLES / "tensor_pipeline.c")
     (root,) = program.roots
-    assert [p.type for p in root.params] == [TENSOR] * 3
-    assert root.out_types == [TENSOR]
+    # HPVM's (1, 1, K, M) dense weights are mul's (K, M); its (1, M, 1, 1) bias, added to
+    # the (N, M) product, is (M,)
+    assert [p.type for p in root.params] == [TENSOR, TENSOR, TENSOR, MATRIX, CHANNELS]
+    assert root.out_types == [MATRIX]
     ops = []
     for node in root.graph.nodes:
         leaf = node.function
         assert isinstance(leaf.body, TensorBody) and leaf.hint == "tensor"
-        assert leaf.out_types == [TENSOR] and all(p.type == TENSOR for p in leaf.params)
         ops += [call.op for call in leaf.body.calls]
-    assert ops == ["convolution", "add", "relu", "pool_max"]
+    assert ops == ["convolution", "add", "relu", "pool_max", "mul", "add", "softmax"]
 
 
 @pytest.mark.parametrize("target", [None, *TARGETS])
 def test_the_example_runs_and_checks_itself(target, capfd):
     assert c.compile(EXAMPLES / "tensor_pipeline.c").run(target=target) == 0
-    assert "tensor_pipeline: 128 outputs, 0 wrong" in capfd.readouterr().out
+    assert "tensor_pipeline: 20 outputs, 0 wrong" in capfd.readouterr().out
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -82,8 +93,8 @@ def test_the_example_reads_weights_and_matches_numpy(target, tmp_path, capfd):
     out = tmp_path / "out.bin"
     assert c.compile(EXAMPLES / "tensor_pipeline.c").run([str(tmp_path), str(out)], target=target) == 0
     assert "0 wrong" in capfd.readouterr().out
-    got = np.fromfile(out, dtype=np.float32).reshape(2, 4, 4, 4)
-    want = _numpy_pipeline(arrays["input"], arrays["conv2d_1_w"], arrays["conv2d_1_b"])
+    got = np.fromfile(out, dtype=np.float32).reshape(2, 10, 1, 1)
+    want = _numpy_pipeline(arrays)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
@@ -323,3 +334,131 @@ def test_cpu_target_with_tensor_leaves():
     program = c.compile(EXAMPLES / "tensor_pipeline.c")
     with fails(c.HPVMCError, "target 'cpu'", "tensor operations", "'interp'"):
         program.run(target="cpu")
+
+
+TWO_LEAVES = """#include "hpvm.h"
+#include "tensor_runtime.h"
+void fc(void *x, size_t bx, void *w, size_t bw) {
+  __hpvm__hint(TENSOR_TARGET);
+  __hpvm__attributes(2, x, w, 0);
+  void *r = __hpvm__tensor_mul(x, w);
+  __hpvm__return(2, r, (size_t)0);
+}
+void next(void *x, size_t bx, void *w, size_t bw) {
+  __hpvm__hint(TENSOR_TARGET);
+  __hpvm__attributes(2, x, w, 0);
+  void *r = NEXT;
+  __hpvm__return(2, r, (size_t)0);
+}
+void root(void *x, size_t bx, void *w, size_t bw, void *w2, size_t bw2) {
+  void *a = __hpvm__createNodeND(0, fc);
+  __hpvm__bindIn(a, 0, 0, 0); __hpvm__bindIn(a, 1, 1, 0); __hpvm__bindIn(a, 2, 2, 0); __hpvm__bindIn(a, 3, 3, 0);
+  void *b = __hpvm__createNodeND(0, next);
+  __hpvm__edge(a, b, 1, 0, 0, 0); __hpvm__edge(a, b, 1, 1, 1, 0);
+  __hpvm__bindIn(b, W2, 2, 0); __hpvm__bindIn(b, W2 + 1, 3, 0);  // @bind
+  __hpvm__bindOut(b, 0, 0, 0); __hpvm__bindOut(b, 1, 1, 0);
+}
+"""
+
+
+def test_a_convolution_of_a_mul_result(write_c):
+    source = TWO_LEAVES.replace("NEXT", "__hpvm__tensor_convolution(x, w, 0, 0, 1, 1)").replace("W2", "4")
+    path = write_c(source)
+    with fails(
+        c.HPVMCError, f"{path}:", "next passes a 2-D (K, M) matrix where convolution takes a 4-D tensor"
+    ):
+        c.compile(path)
+
+
+def test_one_tensor_as_mul_weights_and_as_a_filter(write_c):
+    source = TWO_LEAVES.replace("NEXT", "__hpvm__tensor_add(x, w)").replace("W2", "2")
+    path = write_c(source)  # (w: fc's (K, M) weights, and the bias added to its (N, M) result)
+    with fails(c.HPVMCError, f"{path}:{line_of(source, 'bind')}", "used both as", "pass two tensors"):
+        c.compile(path)
+
+
+def test_mul_weights_of_the_wrong_shape(write_c):
+    source = (
+        TWO_LEAVES.replace("NEXT", "__hpvm__tensor_add(x, w)").replace("W2", "4")
+        + """
+typedef struct __attribute__((__packed__)) {
+  void *x; size_t bx; void *w; size_t bw; void *w2; size_t bw2; void *r; size_t rn;
+} RootIn;
+int main(void) {
+  __hpvm__init();
+  RootIn args = {create4DTensor(0, 0, 2, 3, 1, 1), 0, create4DTensor(0, 0, 1, 3, 3, 5), 0,
+                 create4DTensor(0, 0, 1, 5, 1, 1), 0};
+  __hpvm__wait(__hpvm__launch(0, root, &args));
+  return 0;
+}
+"""
+    )
+    program = c.compile(write_c(source))
+    with fails(c.HPVMCError, "(1, 3, 3, 5)", "weights of __hpvm__tensor_mul", "(1, 1, K, M)"):
+        program.run(target="interp")
+
+
+def test_without_pytorch_tensor_graphs_run_on_interp(monkeypatch, capfd):
+    from hpvm.c import targets
+
+    program = c.compile(EXAMPLES / "tensor_pipeline.c")
+    monkeypatch.setattr(targets, "has_torch", lambda: False)
+    assert targets.choose_target(program.path, program.roots, program.hints(), None) == "interp"
+    assert "PyTorch is not installed" in capfd.readouterr().err
+    monkeypatch.setattr(targets, "has_torch", lambda: True)
+    assert targets.choose_target(program.path, program.roots, program.hints(), None) == "tensor"
+
+
+MIXED = """#include <stdio.h>
+#include "hpvm.h"
+#include "tensor_runtime.h"
+void t_leaf(void *t, size_t n) {
+  __hpvm__hint(TENSOR_TARGET);
+  __hpvm__attributes(1, t, 0);
+  void *r = __hpvm__tensor_relu(t);
+  __hpvm__return(2, r, (size_t)0);
+}
+void c_leaf(float *a, size_t n) {
+  __hpvm__hint(CPU_TARGET);
+  __hpvm__attributes(1, a, 1, a);
+  void *self = __hpvm__getNode();
+  long i = __hpvm__getNodeInstanceID_x(self);
+  a[i] = 2.0f * a[i];
+  __hpvm__return(1, n);
+}
+void root(void *t, size_t nt, float *a, size_t na) {
+  __hpvm__hint(CPU_TARGET);
+  void *x = __hpvm__createNodeND(0, t_leaf);
+  void *y = __hpvm__createNodeND(1, c_leaf, na / sizeof(float));
+  __hpvm__bindIn(x, 0, 0, 0); __hpvm__bindIn(x, 1, 1, 0);
+  __hpvm__bindIn(y, 2, 0, 0); __hpvm__bindIn(y, 3, 1, 0);
+  __hpvm__bindOut(x, 0, 0, 0); __hpvm__bindOut(x, 1, 1, 0);
+}
+struct ret_t { void *tensor; size_t bytes; };
+typedef struct __attribute__((__packed__)) { void *t; size_t nt; float *a; size_t na; struct ret_t r; } RootIn;
+int main(void) {
+  __hpvm__init();
+  struct Tensor *t = create4DTensor(float_type, nchw, 1, 1, 1, 4);
+  float v[4] = {-1, 2, -3, 4}, a[4] = {1, 2, 3, 4};
+  initTensorData(t, v, sizeof v);
+  llvm_hpvm_track_mem(a, sizeof a);
+  RootIn args = {t, 0, a, sizeof a};
+  __hpvm__wait(__hpvm__launch(0, root, &args));
+  llvm_hpvm_request_mem(a, sizeof a);
+  float *r = ((struct Tensor *)args.r.tensor)->host_data;
+  printf("%g %g %g %g | %g %g %g %g\\n", r[0], r[1], r[2], r[3], a[0], a[1], a[2], a[3]);
+  __hpvm__cleanup();
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("target", [pytest.param(None, marks=needs_backend("tensor")), "interp"])
+def test_tensor_and_llvm_leaves_in_one_graph(write_c, target, capfd):
+    """None: the hints split the graph (relu on tensor, the loop on cpu); interp runs both."""
+    from hpvm.c.targets import choose_target
+
+    program = c.compile(write_c(MIXED))
+    assert choose_target(program.path, program.roots, program.hints(), target) == target
+    assert program.run(target=target) == 0
+    assert "0 2 0 4 | 2 4 6 8" in capfd.readouterr().out

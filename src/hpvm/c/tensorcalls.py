@@ -3,17 +3,14 @@
 
 Why a table of its own: HPVM-C's prototypes (hpvm.h) and hpvm's tensor operations
 (``ir/tensorops``) do not take the same operands. Most match one to one (convolution,
-pooling, add, activations, batchnorm); three differ and are mapped here, each documented in
-docs/hpvm-c.md:
+pooling, add, mul, activations, batchnorm); two differ and are mapped here, each documented
+in docs/hpvm-c.md (the operands' shapes are ``tensorports.py``'s business):
 
 - ``__hpvm__tensor_clipped_relu(x)`` has no bounds in HPVM-C: HPVM clips to [0, 6], so the
   intrinsic gets ``double 0.0, double 6.0``;
 - ``__hpvm__tensor_group_convolution(x, w, ph, pw, sh, sw, conv_mode, groups)`` carries a
   convolution mode: only 1 (cross-correlation, what every HPVM benchmark passes and what
-  hpvm's convolution computes) is accepted, and it is dropped;
-- ``__hpvm__tensor_mul`` (HPVM's fully connected layer) is refused: HPVM's weights are 4-D
-  ``(1, 1, K, M)`` tensors and its result ``(N, M, 1, 1)``, hpvm's ``mul`` takes 2-D
-  ``(K, M)`` weights and gives ``(N, M)``, and no reshape between them is built.
+  hpvm's convolution computes) is accepted, and it is dropped.
 """
 
 from __future__ import annotations
@@ -33,6 +30,7 @@ CALLS: dict[str, tuple[str, int]] = {
     "group_convolution": ("group_convolution", 8),
     "batchnorm": ("batchnorm", 6),
     "add": ("add", 2),
+    "mul": ("mul", 2),
     "relu": ("relu", 1),
     "clipped_relu": ("clipped_relu", 1),
     "tanh": ("tanh", 1),
@@ -49,12 +47,6 @@ def rewrite_call(call: Call, fail: Callable[[str], HPVMCError]) -> list[str]:
     """The lines replacing ``call`` (a ``__hpvm__tensor_*`` call); ``fail(message)`` makes
     the located error for a misuse."""
     short = call.callee[len(C_PREFIX) :]
-    if short == "mul":
-        raise fail(
-            "__hpvm__tensor_mul (a fully connected layer) is not built: HPVM's weights are 4-D "
-            "(1, 1, K, M) tensors, hpvm's mul takes 2-D (K, M) weights and no reshape between them "
-            "exists here; write the layer with hpvm.tensor in Python (docs/hpvm-c.md)"
-        )
     if short not in CALLS:
         raise fail(
             f"{call.callee} is not a tensor intrinsic hpvm builds; HPVM-C's are "

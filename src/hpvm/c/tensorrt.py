@@ -69,8 +69,13 @@ class TensorRuntime:
         self.tensors: dict[int, _Entry] = {}
 
     def register(self, array: np.ndarray) -> int:
-        """A new ``struct Tensor`` over ``array`` (made float32, C-contiguous); its address."""
+        """A new ``struct Tensor`` over ``array`` (made float32, C-contiguous; 4-D as HPVM's
+        are: (N, M) is (N, M, 1, 1), (C,) is (1, C, 1, 1)); its address."""
         array = np.ascontiguousarray(array, dtype=np.float32)
+        if array.ndim == 2:
+            array = array.reshape(*array.shape, 1, 1)
+        elif array.ndim == 1:
+            array = array.reshape(1, array.shape[0], 1, 1)
         extents = (ctypes.c_size_t * array.ndim)(*array.shape)
         st = TensorStruct()
         st.data_type = st.cur_type = FLOAT_TYPE
@@ -99,8 +104,9 @@ class TensorRuntime:
 
     def launch_value(self, address: int, api: str, rank: int = 4) -> np.ndarray:
         """The array a launch passes for the tensor at ``address`` to a port of ``rank``,
-        tracked from now on. A rank-1 port (batchnorm's per-channel operands) takes HPVM's
-        (1, C, 1, 1) tensor as its (C,) view."""
+        tracked from now on. A rank-1 port (per-channel operands: batchnorm's, a bias added
+        to a mul result) takes HPVM's (1, C, 1, 1) tensor as its (C,) view; a rank-2 port
+        (mul's weights) HPVM's (1, 1, K, M) as (K, M) (tensorports.py)."""
         entry = self.entry(address, api)
         view = entry.tracked.get(rank)
         if view is not None:
@@ -110,9 +116,17 @@ class TensorRuntime:
             if array.ndim != 4 or array.shape[0] != 1 or array.shape[2:] != (1, 1):
                 raise HPVMCError(
                     f"{api}: a tensor of shape {array.shape} passed where a per-channel operand "
-                    "(batchnorm's gamma, beta, mean, variance) is read; pass a (1, C, 1, 1) tensor"
+                    "(batchnorm's gamma, beta, mean, variance; a bias added to a mul result) is "
+                    "read; pass a (1, C, 1, 1) tensor"
                 )
             array = array.reshape(array.shape[1])
+        elif rank == 2:
+            if array.ndim != 4 or array.shape[:2] != (1, 1):
+                raise HPVMCError(
+                    f"{api}: a tensor of shape {array.shape} passed as the weights of "
+                    "__hpvm__tensor_mul; pass a (1, 1, K, M) tensor, as HPVM does"
+                )
+            array = array.reshape(array.shape[2:])
         host().track_memory(array)
         entry.tracked[rank] = array
         return array
