@@ -462,3 +462,13 @@ def test_tensor_and_llvm_leaves_in_one_graph(write_c, target, capfd):
     assert choose_target(program.path, program.roots, program.hints(), target) == target
     assert program.run(target=target) == 0
     assert "0 2 0 4 | 2 4 6 8" in capfd.readouterr().out
+
+
+def test_the_command_line_runs_the_tensor_example(tmp_path, capfd):
+    from hpvm.cli import main as cli
+
+    _weights(tmp_path)
+    assert cli(["c", "run", str(EXAMPLES / "tensor_pipeline.c"), "--target", "interp", "--", str(tmp_path)]) == 0
+    assert "tensor_pipeline: 20 outputs, 0 wrong" in capfd.readouterr().out
+    assert cli(["c", "lower", str(EXAMPLES / "tensor_pipeline.c")]) == 0
+    assert "dense_1_w: f32[:, :]" in capfd.readouterr().out
