@@ -468,7 +468,9 @@ def test_the_command_line_runs_the_tensor_example(tmp_path, capfd):
     from hpvm.cli import main as cli
 
     _weights(tmp_path)
-    assert cli(["c", "run", str(EXAMPLES / "tensor_pipeline.c"), "--target", "interp", "--", str(tmp_path)]) == 0
+    assert (
+        cli(["c", "run", str(EXAMPLES / "tensor_pipeline.c"), "--target", "interp", "--", str(tmp_path)]) == 0
+    )
     assert "tensor_pipeline: 20 outputs, 0 wrong" in capfd.readouterr().out
     assert cli(["c", "lower", str(EXAMPLES / "tensor_pipeline.c")]) == 0
     assert "dense_1_w: f32[:, :]" in capfd.readouterr().out
