@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..ir.bodies import TensorBody
-from ..ir.graph import InternalFunction, LeafFunction, NodeFunction, Param
+from ..ir.bodies import Operand, TensorBody
+from ..ir.graph import Edge, InternalFunction, LeafFunction, NodeFunction, Param
 from ..ir.tensorops import OPS
 from ..ir.types import ArrayType, PortType, ScalarType
 from ..ir.verify import topological_order
@@ -122,27 +122,27 @@ class _Typer:
                     "a tensor and a buffer)"
                 )
 
-    def check_edge(self, fn: InternalFunction, e: object) -> None:
-        src = e.src.function.out_types[e.sp]  # type: ignore[attr-defined]
-        dst = e.dst.function.params[e.dp]  # type: ignore[attr-defined]
-        where = self.locate("createEdge", e.src.name, e.dst.name)  # type: ignore[attr-defined]
+    def check_edge(self, fn: InternalFunction, e: Edge) -> None:
+        src = e.src.function.out_types[e.sp]
+        dst = e.dst.function.params[e.dp]
+        where = self.locate("createEdge", e.src.name, e.dst.name)
         if is_tensor(src) != is_tensor(dst.type):
             raise HPVMCError(
-                f"{where}: the edge from output {e.sp} of {e.src.function.name} to "  # type: ignore[attr-defined]
-                f"{e.dst.function.name}'s {dst.name} joins a tensor and plain memory; a tensor "  # type: ignore[attr-defined]
+                f"{where}: the edge from output {e.sp} of {e.src.function.name} to "
+                f"{e.dst.function.name}'s {dst.name} joins a tensor and plain memory; a tensor "
                 "leaf's results go to tensor leaves (hpvm does not convert)"
             )
         if src != dst.type:
             raise HPVMCError(
-                f"{where}: the edge from {e.src.function.name} carries {_name(src)}, but "  # type: ignore[attr-defined]
-                f"{e.dst.function.name} uses its {dst.name} as {_name(dst.type)}"  # type: ignore[attr-defined]
+                f"{where}: the edge from {e.src.function.name} carries {_name(src)}, but "
+                f"{e.dst.function.name} uses its {dst.name} as {_name(dst.type)}"
             )
 
     def leaf(self, fn: LeafFunction, body: TensorBody, feeds: list[PortType | None]) -> None:
         local: list[PortType] = []
 
-        def type_of(op: str, operand: object, demand: PortType | None) -> PortType:
-            kind, value = operand.kind, operand.value  # type: ignore[attr-defined]
+        def type_of(op: str, operand: Operand, demand: PortType | None) -> PortType:
+            kind, value = operand.kind, operand.value
             if kind == "local":
                 have = local[value]
             else:
