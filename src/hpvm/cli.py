@@ -467,7 +467,10 @@ def _c_parser(sub: Any) -> None:
 
     run = cmds.add_parser("run", help="compile and run the program's main; its exit code is the command's")
     common(run)
-    run.add_argument("--target", help="the back end of its graphs (cpu, the default, runs LLVM leaves)")
+    run.add_argument(
+        "--target",
+        help="the back end of its graphs (default: cpu for LLVM leaves, tensor for tensor leaves; interp runs both)",
+    )
     run.add_argument("args", nargs="*", help="the program's arguments (after --)")
     run.set_defaults(func=cmd_c_run)
     show = cmds.add_parser("show", help="draw a graph of the program (DOT, SVG, PNG)")

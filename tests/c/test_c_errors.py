@@ -267,18 +267,6 @@ void root(int x, float f) {
     compile_error(write_c, source, "create", "replication size 0 of __hpvm__createNodeND is a double")
 
 
-def test_tensor_intrinsics_are_not_built(write_c):
-    source = """#include "hpvm.h"
-void leaf(void *t, size_t n) {
-  __hpvm__hint(TENSOR_TARGET);
-  void *r = __hpvm__tensor_relu(t);  // @relu
-  __hpvm__return(2, r, (size_t)0);
-}
-void root(void *t, size_t n) { void *l = __hpvm__createNodeND(0, leaf); __hpvm__bindIn(l, 0, 0, 0); __hpvm__bindIn(l, 1, 1, 0); }
-"""
-    compile_error(write_c, source, "relu", "__hpvm__tensor_relu", "not built")
-
-
 def test_no_graph(write_c):
     compile_error(write_c, "int main(void) { return 0; }\n", None, "no dataflow graph")
 

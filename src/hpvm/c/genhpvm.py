@@ -12,6 +12,8 @@
   rewritten); an internal node returns the struct its ``bindOut``\\ s fill.
 - queries, ``__hpvm__malloc``, atomics (``inc``/``dec`` as add/sub of 1), ``barrier`` →
   their ``llvm.hpvm.*`` intrinsic.
+- ``__hpvm__tensor_*`` → ``llvm.hpvm.tensor.*`` (``tensorcalls.py``), which the importer
+  reads as a ``TensorBody``.
 - A pointer parameter's ``size_t`` companion is renamed ``<ptr>.size``: the importer reads
   ``bytes / sizeof(T)`` replication sizes through that name.
 
@@ -24,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..llvm.abi import DECLARATIONS
+from . import tensorcalls
 from .debuginfo import DebugInfo
 from .errors import HPVMCError
 from .module import Call, Function, Module, split_top
@@ -100,7 +103,6 @@ class GenHPVM:
 
     # -- the whole module ------------------------------------------------------------
     def run(self) -> Rewritten:
-        self.check_tensor()
         roots = self.roots()
         for r in roots:
             self.node(r, None)
@@ -113,17 +115,6 @@ class GenHPVM:
             r: Signature([p.type for p in self.module.functions[r].params], self.outputs[r]) for r in roots
         }
         return Rewritten(roots, texts, sigs, nodes, {n: self.c(n) for n in nodes})
-
-    def check_tensor(self) -> None:
-        for fn in self.module.functions.values():
-            for call in fn.calls():
-                if call.callee.startswith("__hpvm__tensor_"):
-                    raise self.fail(
-                        call.line, fn,
-                        f"{call.callee}: HPVM-C's tensor intrinsics are not built in hpvm's C front end "
-                        "yet (docs/hpvm-c.md); write the tensor graph with hpvm.tensor in Python, or the "
-                        "operation as a loop in a CPU leaf",
-                    )  # fmt: skip
 
     def roots(self) -> list[str]:
         launched: list[str] = []
@@ -269,6 +260,9 @@ class GenHPVM:
                 )
             elif name in IGNORED:
                 continue
+            elif name.startswith(tensorcalls.C_PREFIX):
+                at = call.line
+                body.extend(tensorcalls.rewrite_call(call, lambda m, at=at: self.fail(at, fn, m)))
             else:
                 raise self.fail(call.line, fn, f"{name} is not part of HPVM-C (hpvm.h declares the API); "
                                 "check the spelling")  # fmt: skip
@@ -516,6 +510,7 @@ class GenHPVM:
             k += 1
         text = "\n".join(out)
         used = [d for key, d in DECLARATIONS.items() if f"@llvm.hpvm.{key}(" in text]
+        used += tensorcalls.declarations(text)
         return text + "\n" + "\n".join(used) + "\n"
 
     def closure(self, root: str) -> set[str]:

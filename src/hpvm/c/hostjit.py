@@ -35,6 +35,7 @@ from ..ir.host import host
 from .argstruct import ArgStruct, byte_view
 from .errors import HPVMCError
 from .module import Module, split_top
+from .tensorrt import TensorRuntime
 
 _VOIDP = ctypes.c_void_p
 _LOCK = threading.Lock()  # one program's host code at a time
@@ -56,12 +57,13 @@ class HostRun:
 
     main_thread: int | None = None  # the thread running main (a failure there jumps out)
 
-    def __init__(self, structs: dict[int, ArgStruct], roots: dict[int, Any], target: str):
+    def __init__(self, structs: dict[int, ArgStruct], roots: dict[int, Any], target: str | None):
         self.structs = structs  # root function address → its argument struct
         self.roots = roots  # root function address → hpvm root node function
         self.target = target
         self.views: dict[int, np.ndarray] = {}
         self.launches: dict[int, _Launch] = {}
+        self.tensors = TensorRuntime()  # tensor_runtime.h's tensors
         self.error: BaseException | None = None
         self.failed = threading.Event()
 
@@ -79,6 +81,7 @@ class HostRun:
     def cleanup(self) -> None:
         host().cleanup()
         self.views.clear()
+        self.tensors.forget_tracking()
 
     def track(self, address: int, size: int) -> None:
         arr = byte_view(address, size)
@@ -113,10 +116,14 @@ class HostRun:
         if is_stream:
             handle = host().launch(root, None, stream=True, target=self.target)
         else:
-            handle = host().launch(root, struct.read(args, self.view), target=self.target)
+            handle = host().launch(root, self.read(struct, args, "__hpvm__launch"), target=self.target)
         cookie = len(self.launches) + 1  # what C sees as the graph's handle (never NULL)
         self.launches[cookie] = _Launch(struct, handle, args, bool(is_stream))
         return cookie
+
+    def read(self, struct: ArgStruct, args: int, api: str) -> tuple[Any, ...]:
+        """The launch arguments in the struct at ``args``: tensor ports through the tensor runtime."""
+        return struct.read(args, self.view, lambda p, rank: self.tensors.launch_value(p, api, rank))
 
     def _launch_of(self, cookie: int, api: str) -> tuple[_Launch, ArgStruct]:
         found = self.launches.get(cookie)
@@ -128,18 +135,18 @@ class HostRun:
         launch, struct = self._launch_of(cookie, "__hpvm__wait")
         outputs = host().wait(launch.handle)
         if not launch.stream and outputs is not None and launch.args_address:
-            struct.write_outputs(launch.args_address + struct.out_start, outputs)
+            struct.write_outputs(launch.args_address + struct.out_start, outputs, self.tensors.register)
 
     def push(self, cookie: int, args: int) -> None:
         launch, struct = self._launch_of(cookie, "__hpvm__push")
-        host().push(launch.handle, struct.read(args, self.view))
+        host().push(launch.handle, self.read(struct, args, "__hpvm__push"))
 
     def pop(self, cookie: int) -> int:
         launch, struct = self._launch_of(cookie, "__hpvm__pop")
         outputs = host().pop(launch.handle)
         buf = ctypes.create_string_buffer(max(struct.out_size, 1))
         launch.popped.append(buf)
-        struct.write_outputs(ctypes.addressof(buf), outputs)
+        struct.write_outputs(ctypes.addressof(buf), outputs, self.tensors.register)
         return ctypes.addressof(buf)
 
 
@@ -182,6 +189,8 @@ _LLVM_TYPES = {
     ctypes.c_size_t: "i64",
     ctypes.c_uint: "i32",
     ctypes.c_int: "i32",
+    ctypes.c_long: "i64",
+    ctypes.c_char_p: "ptr",
     ctypes.c_double: "double",
     ctypes.c_float: "float",
 }
@@ -207,6 +216,7 @@ def _register() -> None:
         "__hpvm__wait": (ctypes.CFUNCTYPE(None, _VOIDP), lambda r, h: r.wait(h or 0)),
         "__hpvm__push": (ctypes.CFUNCTYPE(None, _VOIDP, _VOIDP), lambda r, h, a: r.push(h or 0, a or 0)),
         "__hpvm__pop": (ctypes.CFUNCTYPE(_VOIDP, _VOIDP), lambda r, h: r.pop(h or 0)),
+        **tensor_callbacks(),
     }  # fmt: skip
     for name, (proto, body) in specs.items():
         cb = proto(_guard(body))
@@ -216,6 +226,29 @@ def _register() -> None:
 
 
 _DECLARE = re.compile(r"^declare\b[^@]*@([-\w.$]+)\((.*)\)")
+
+
+def tensor_callbacks() -> dict[str, tuple[Any, Callable[..., Any]]]:
+    """tensor_runtime.h's host calls (``tensorrt.py``)."""
+    size, long_, int_ = ctypes.c_size_t, ctypes.c_long, ctypes.c_int
+    return {
+        "create4DTensor": (
+            ctypes.CFUNCTYPE(_VOIDP, int_, int_, size, size, size, size),
+            lambda r, t, f, a, b, c, d: r.tensors.create(t, f, (a, b, c, d)),
+        ),
+        "readTrainedWeights": (
+            ctypes.CFUNCTYPE(_VOIDP, ctypes.c_char_p, int_, long_, long_, long_, long_),
+            lambda r, p, t, a, b, c, d: r.tensors.read_weights((p or b"").decode(), t, (a, b, c, d)),
+        ),
+        "initTensorData": (
+            ctypes.CFUNCTYPE(None, _VOIDP, _VOIDP, size),
+            lambda r, t, p, n: r.tensors.init_data(t or 0, p or 0, n),
+        ),
+        "hpvm_request_tensor": (ctypes.CFUNCTYPE(None, _VOIDP, int_), lambda r, t, d: r.tensors.request(t or 0, d)),
+        "freeTensor": (ctypes.CFUNCTYPE(None, _VOIDP), lambda r, t: r.tensors.free(t or 0)),
+        "llvm_hpvm_initTensorRt": (ctypes.CFUNCTYPE(None, int_), lambda r, g: None),
+        "llvm_hpvm_cleanupTensorRt": (ctypes.CFUNCTYPE(None), lambda r: r.tensors.clear()),
+    }  # fmt: skip
 
 
 def host_text(text: str, node_functions: set[str]) -> str:
@@ -337,7 +370,7 @@ class HostProgram:
         argv: Sequence[str],
         structs: dict[int, ArgStruct],
         roots: dict[int, Any],
-        target: str,
+        target: str | None,
         nargs: int,
     ) -> int:
         """Run ``main(argc, argv)`` (or ``main()``); its exit code."""

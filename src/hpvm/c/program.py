@@ -9,8 +9,7 @@ ends.
 from __future__ import annotations
 
 import re
-import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +21,8 @@ from .debuginfo import DebugInfo
 from .errors import HPVMCError
 from .genhpvm import Rewritten, rewrite
 from .hostjit import HostProgram, host_text
-
-#: Back ends that run LLVM leaves (docs/llvm.md). GPU and tensor hints fall back to the first.
-LLVM_TARGETS = ("cpu", "interp")
+from .targets import choose_target
+from .tensorports import type_tensor_ports
 
 
 class CProgram:
@@ -59,31 +57,21 @@ class CProgram:
 
     def run(self, argv: Sequence[str] = (), target: str | None = None) -> int:
         """Run ``main`` with ``argv`` (after the program's name); its exit code. The graphs
-        run on ``target``: ``None`` is cpu (GPU and tensor hints fall back to it, with a note
-        on stderr); ``"interp"`` runs the LLVM leaves instance by instance."""
-        if target is not None and target not in LLVM_TARGETS:
-            raise HPVMCError(
-                f"{self.path}: target {target!r}: an HPVM-C program's leaves are LLVM functions, which "
-                f"the {' and '.join(LLVM_TARGETS)} back ends run; choose one (or None: cpu)"
-            )
-        if target is None:
-            for name, hint in self.hints():
-                print(
-                    f"note: {self.path}: node function {name} is hinted {hint}; its leaves are LLVM "
-                    "code, which runs on cpu here, so it runs on cpu",
-                    file=sys.stderr,
-                )
+        run on ``target``: ``None`` is cpu for LLVM leaves (GPU and tensor hints fall back
+        to it, with a note on stderr) and ``tensor`` for graphs of tensor leaves (``interp``
+        without PyTorch); ``"interp"`` runs every leaf instance by instance."""
+        target = choose_target(self.path, self.roots, self.hints(), target)
         structs: dict[int, ArgStruct] = {}
         roots: dict[int, Any] = {}
         for name, root in zip(self.rewritten.roots, self.roots):
             address = self._host.address(name)
             sig = self.rewritten.signatures[name]
             structs[address] = ArgStruct(self.rewritten.c_names.get(name, name), sig.params, sig.outputs,
-                                         [p.type for p in root.params])  # fmt: skip
+                                         [p.type for p in root.params], list(root.out_types))  # fmt: skip
             roots[address] = root
         module = self._host
         nargs = _main_arity(self.llvm_text)
-        return module.run_main(list(argv), structs, roots, target or "cpu", nargs)
+        return module.run_main(list(argv), structs, roots, target, nargs)
 
 
 def _main_arity(text: str) -> int:
@@ -110,8 +98,21 @@ def compile(
         except LLVMImportError as e:
             raise _located(e, debug, path, rewritten.node_texts[name]) from None
         _relocate(root, debug, rewritten.node_texts[name], path, rewritten.c_names)
+        type_tensor_ports(root, _locator(debug, path, rewritten.node_texts[name]))
         roots.append(root)
     return CProgram(path, text, rewritten, roots)
+
+
+def _locator(debug: DebugInfo, path: Path, text: str) -> Callable[[str, str, str | None], str]:
+    """``file:line`` of the first ``llvm.hpvm.<call>`` on a node (see ``tensorports.Locate``)."""
+
+    def locate(call: str, node: str, other: str | None) -> str:
+        head = f"@llvm.hpvm.{call}(ptr %{node}" + (f", ptr %{other}" if other else "")
+        found = next((ln for ln in text.splitlines() if head in ln), None)
+        line = debug.line_of(found) if found else None
+        return f"{path}:{line}" if line else str(path)
+
+    return locate
 
 
 def _located(e: LLVMImportError, debug: DebugInfo, path: Path, text: str) -> HPVMCError:
