@@ -85,7 +85,7 @@ def rewrite_call(call: Call, fail: Callable[[str], HPVMCError]) -> list[str]:
 def declarations(text: str) -> list[str]:
     """The declarations of the tensor intrinsics ``text`` calls."""
     used = {op for op, _ in CALLS.values() if f"@{tensorleaf.intrinsic(op)}(" in text}
-    return tensorleaf.declarations(used)
+    return [tensorleaf.declaration(op) for op in sorted(used)]
 
 
 __all__ = ["CALLS", "C_PREFIX", "declarations", "rewrite_call"]
