@@ -17,6 +17,7 @@ an ``LLVMImportError`` (``LLVMExtractError``) naming the function and the instru
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -378,10 +379,24 @@ class _Writer:
         return [
             f"{head} {{",
             "entry:",
-            *copier.lines,
+            *(self.inlinable(line) for line in copier.lines),
             f"  ret {ret} {value if fields else 'zeroinitializer'}",
             "}",
         ]
+
+    def inlinable(self, line: str) -> str:
+        """``line`` without PREPARE's ``noinline`` on the call of a leaf's body: it kept the
+        body whole through LLVM's optimizer; the leaf written back should let a back end
+        inline its body into the loop over instances (the cpu back end vectorizes there)."""
+        m = re.search(r" #(\d+)$", line)
+        if m is None or " call " not in line or m.group(1) not in self.noinline_groups:
+            return line
+        return line[: m.start()]
+
+    @functools.cached_property
+    def noinline_groups(self) -> set[str]:
+        """The attribute groups that make a call ``noinline`` (PREPARE's mark)."""
+        return set(re.findall(r"^attributes #(\d+) = \{ noinline \}$", str(self.module), re.M))
 
     def task(self, r: Region) -> list[Any]:
         """The instructions of one instance of ``r``'s node: between the entry and the exit,
