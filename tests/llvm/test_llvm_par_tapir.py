@@ -13,7 +13,7 @@ import pytest
 
 import hpvm
 from hpvm import llvm
-from hpvm.errors import HPVMError, NodeExecutionError
+from hpvm.errors import HPVMError
 from hpvm.ir.printer import print_program
 
 SCALE = (Path(__file__).parent / "tapir_scale.ll").read_text()
@@ -55,13 +55,10 @@ def test_the_extracted_loop_runs_on_cpu() -> None:
     assert _run(root, np.int64(7)) == [3 * v if v < 7 else v for v in range(10)]
 
 
-@pytest.mark.xfail(
-    raises=NodeExecutionError, strict=True, reason="llvm_native stores an i32 size into its i64 context"
-)
 def test_the_extracted_loop_with_an_i32_trip_count_runs_on_cpu() -> None:
-    """The cpu back end's LLVM leaves (backends/llvm_native/numba_call.py) store a
-    replication size computed from an i32 port without widening it: 'cannot store i32 to
-    i64*'. Strict: this fails once that is fixed, and the mark goes."""
+    """The RFC's loop counts with an i32: the cpu back end widens the replication size it
+    computes from an i32 port before storing it in the leaf's i64 context (it failed with
+    'cannot store i32 to i64*')."""
     root = llvm.extract(llvm.optimize(SCALE, 2))
     assert _run(root, np.int32(7)) == [3 * v if v < 7 else v for v in range(10)]
 

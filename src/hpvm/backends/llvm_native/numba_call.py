@@ -144,8 +144,10 @@ def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
             ctx = cgutils.alloca_once(builder, i64, size=HEADER + len(levels))
             for k in range(HEADER):
                 builder.store(ir.Constant(i64, 0), builder.gep(ctx, [ir.Constant(i64, k)]))
-            for k, v in enumerate(levels):
-                builder.store(v, builder.gep(ctx, [ir.Constant(i64, HEADER + k)]))
+            for k, (v, t) in enumerate(zip(levels, sig.args[1])):  # ids and extents, any integer width
+                builder.store(
+                    context.cast(builder, v, t, types.int64), builder.gep(ctx, [ir.Constant(i64, HEADER + k)])
+                )
             out = cgutils.alloca_once(builder, i64, size=max(1, len(out_types)))
             ptr = ir.IntType(8).as_pointer()
             fn = cgutils.get_or_insert_function(
