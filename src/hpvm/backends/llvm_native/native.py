@@ -41,7 +41,7 @@ from ...ir.types import NodeHandleType
 from .coro import barrier_helper, coroutine_module
 
 #: Bump when the generated module changes (the digest of every clone includes it).
-NATIVE_VERSION = 3
+NATIVE_VERSION = 4
 HEADER = 2  # slots before level 0 in the native context
 CTX = "%__hpvm_ctx"
 HOST_MALLOC = "__hpvm_host_malloc"
@@ -72,6 +72,7 @@ LEAF_INTRINSICS = frozenset(
     | {f"atomic.{op}" for op in ATOMICS}
 )
 
+_TARGET_ATTRS = re.compile(r' "(?:target-cpu|target-features|tune-cpu)"="[^"]*"')
 _PLAIN = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
 
 
@@ -189,14 +190,20 @@ _MACHINE: Any = None
 
 
 def target_machine() -> Any:
-    """The host's target machine (llvmlite), made once."""
+    """The host's target machine (llvmlite), made once: its CPU and features, as Numba's,
+    so the clone is optimized (and JIT-compiled for ``interp``) for the machine it runs on."""
     global _MACHINE
     if _MACHINE is None:
         import llvmlite.binding as llvm
 
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
-        _MACHINE = llvm.Target.from_default_triple().create_target_machine(codemodel="jitdefault", jit=True)
+        _MACHINE = llvm.Target.from_default_triple().create_target_machine(
+            cpu=llvm.get_host_cpu_name(),
+            features=llvm.get_host_cpu_features().flatten(),
+            codemodel="jitdefault",
+            jit=True,
+        )
     return _MACHINE
 
 
@@ -275,6 +282,11 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
 
     fn.linkage = "internal"  # (after the dead-code pass, which would have dropped it)
     text = str(module)
+    # The clone runs on this host, compiled by a target machine for it: a leaf compiled by
+    # clang for some CPU would otherwise keep its own target attributes, which LLVM's
+    # inliner reads as incompatible with the trampoline and the Numba loop calling it, so
+    # every instance would be a real call (no vectorization across instances).
+    text = _TARGET_ATTRS.sub("", text)
     digest = hashlib.sha1(
         f"{NATIVE_VERSION}\n{body.function}\n{args}\n{outs}\n{body.module}".encode()
     ).hexdigest()[:16]
