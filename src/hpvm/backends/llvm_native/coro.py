@@ -180,7 +180,7 @@ def _coroutine(
         body.append(f"  store {t} %r{k}, ptr %o{k}, align 8")
     attrs = f"#{group}" if group is not None else ""
     return f"""
-define internal ptr @__hpvm_coro.{digest}(ptr %args, ptr %ctx, ptr %out, ptr %mem, ptr %info) presplitcoroutine {attrs} {{
+define ptr @__hpvm_coro.{digest}(ptr %args, ptr %ctx, ptr %out, ptr %mem, ptr %info) presplitcoroutine {attrs} {{
 entry:
   %id = call token @llvm.coro.id(i32 16, ptr null, ptr null, ptr null)
   %size = call i64 @llvm.coro.size.i64()
@@ -227,7 +227,13 @@ __hpvm_co_suspend:
 
 def _runner(digest: str, outs: tuple[str, ...], header: int) -> str:
     """``__hpvm_group.<digest>``: every instance of one parent instance as a coroutine on
-    this thread (docstring of ``NativeLeaf.group_symbol``); 1 when memory runs out."""
+    this thread (docstring of ``NativeLeaf.group_symbol``); 1 when memory runs out.
+
+    Written against the split coroutine (switched-resume ABI: the frame starts with the
+    resume and destroy functions; resume is null at the final suspend, which is what
+    ``llvm.coro.done`` reads): every frame's resume function is the one CoroSplit made,
+    so the runner calls it directly when it is (LLVM may then inline it into the round
+    loop) instead of through the frame."""
     nout = max(1, len(outs))
     copy_out = "\n".join(
         f"  %lo{k} = getelementptr i64, ptr %lastout, i64 {k}\n  %lv{k} = load i64, ptr %lo{k}, align 8\n"
@@ -329,7 +335,9 @@ sizes:
   %nomem = icmp eq ptr %got, null
   br i1 %nomem, label %oomframes, label %aligned
 oomframes:
-  call void @llvm.coro.destroy(ptr %h)
+  %dfa0 = getelementptr i8, ptr %h, i64 8
+  %dfn0 = load ptr, ptr %dfa0, align 8
+  call fastcc void %dfn0(ptr %h)
   br label %oom
 aligned:
   %gi = ptrtoint ptr %got to i64
@@ -352,13 +360,20 @@ round:
   %any = phi i1 [ false, %rounds ], [ %any1, %step ]
   %rslot = getelementptr ptr, ptr %hdls, i64 %r
   %hr = load ptr, ptr %rslot, align 8
-  %dn = call i1 @llvm.coro.done(ptr %hr)
+  %fnr = load ptr, ptr %hr, align 8
+  %dn = icmp eq ptr %fnr, null
   br i1 %dn, label %step, label %resume
 resume:
-  call void @llvm.coro.resume(ptr %hr)
+  %known = icmp eq ptr %fnr, @__hpvm_coro.{digest}.resume
+  br i1 %known, label %direct, label %indirect
+direct:
+  call fastcc void @__hpvm_coro.{digest}.resume(ptr %hr)
+  br label %step
+indirect:
+  call fastcc void %fnr(ptr %hr)
   br label %step
 step:
-  %any1 = phi i1 [ %any, %round ], [ true, %resume ]
+  %any1 = phi i1 [ %any, %round ], [ true, %direct ], [ true, %indirect ]
   %rn = add i64 %r, 1
   %rmore = icmp slt i64 %rn, %n
   br i1 %rmore, label %round, label %roundend
@@ -368,7 +383,9 @@ destroy:
   %d = phi i64 [ 0, %roundend ], [ %d1, %destroy ]
   %dslot = getelementptr ptr, ptr %hdls, i64 %d
   %hd = load ptr, ptr %dslot, align 8
-  call void @llvm.coro.destroy(ptr %hd)
+  %dfa = getelementptr i8, ptr %hd, i64 8
+  %dfn = load ptr, ptr %dfa, align 8
+  call fastcc void %dfn(ptr %hd)
   %d1 = add i64 %d, 1
   %dmore = icmp slt i64 %d1, %n
   br i1 %dmore, label %destroy, label %done
@@ -434,9 +451,9 @@ def coroutine_module(
 
     from .native import optimize_module
 
+    coro = f"__hpvm_coro.{digest}"
     text, group = _mark_inline(text, reach_barrier, f"@{entry}")
     text += _coroutine(digest, entry, args, outs, void, group)
-    text += _runner(digest, outs, header)
     text += _intrinsic_declarations(declared)
     try:
         module = llvm.parse_assembly(text)
@@ -448,7 +465,7 @@ def coroutine_module(
     optimize_module(module, 0, ("always_inliner", "instruction_namer"))
     text = str(module)
     lines = text.split("\n")
-    start, end = _function_span(lines, f"__hpvm_coro.{digest}")
+    start, end = _function_span(lines, coro)
     coro_body = "\n".join(lines[start + 1 : end])
     left = sorted(g for g in reach_barrier if re.search(re.escape(g) + r"\(", coro_body))
     if left:
@@ -458,7 +475,7 @@ def coroutine_module(
             "function (recursion, or attributes that forbid inlining); barriers must be reached "
             "through calls that can be inlined: remove the recursion around the barrier",
         )
-    text, _ = _suspend_at_barriers(text, f"__hpvm_coro.{digest}")
+    text, _ = _suspend_at_barriers(text, coro)
     # Elsewhere (the one-instance trampoline) a barrier does nothing.
     text = text.replace(
         f"declare void @{MARK}()", f"define internal void @{MARK}() alwaysinline {{\n  ret void\n}}", 1
@@ -468,6 +485,18 @@ def coroutine_module(
         module.verify()
     except RuntimeError as e:
         raise _fail(leaf, f"its barriers could not be made coroutine suspends ({str(e).strip()})") from None
+    optimize_module(module, 2)  # CoroSplit: the ramp, .resume and .destroy
+    text = str(module)
+    if f"@{coro}.resume(" not in text:
+        raise _fail(leaf, "LLVM's CoroSplit did not split its barrier coroutine (no resume function)")
+    declared = {f.name for f in module.functions}
+    text += _runner(digest, outs, header) + _intrinsic_declarations(declared)
+    try:
+        module = llvm.parse_assembly(text)
+        module.verify()
+    except RuntimeError as e:
+        raise _fail(leaf, f"its group runner could not be built ({str(e).strip()})") from None
+    module.get_function(coro).linkage = "internal"
     optimize_module(module, 2)
     return str(module)
 
