@@ -17,15 +17,19 @@ The clone of a barrier leaf gets (this module's ``coroutine_module``):
    stores its outputs through ``out`` and reaches a final suspend; the frame lives in
    ``mem`` (or in memory of its own when ``mem`` is null: the first instance's, which
    tells its size and alignment through ``info``);
-3. the group runner ``__hpvm_group.<digest>`` (same signature as the old pthread runner):
-   it creates the parent instance's instances in row-major order (each runs to its first
-   barrier), then resumes every instance that is not done, in order, round after round,
-   until a round resumes none; then destroys them. All instances reach barrier *k*
-   before any passes it; an instance that finishes early (a *divergent* barrier, undefined
-   in HPVM) is skipped, so the group never hangs;
-4. LLVM's default pipeline at ``-O2`` on the result (CoroEarly, CoroSplit, CoroCleanup
-   among it), so the text handed to MCJIT (``interp``) or linked into Numba's code
-   (``cpu``) holds only ordinary functions, whatever pipeline those run.
+3. LLVM's default pipeline at ``-O2`` on that (CoroEarly, CoroSplit, CoroCleanup among
+   it): the ramp, ``.resume`` and ``.destroy`` functions and the frame;
+4. then the group runner ``__hpvm_group.<digest>`` (``NativeLeaf.group_symbol``), and
+   ``-O2`` again: it creates the parent instance's instances in row-major order (each runs
+   to its first barrier), then resumes every instance that is not done, in order, round
+   after round, until a round resumes none; then destroys them. All instances reach
+   barrier *k* before any passes it; an instance that finishes early (a *divergent*
+   barrier, undefined in HPVM) is skipped, so the group never hangs. The frames of one
+   parent instance are one ``malloc`` (the first instance's frame is its own, and tells
+   the size).
+
+The text handed to MCJIT (``interp``) or linked into Numba's code (``cpu``) holds only
+ordinary functions, whatever pipeline those run.
 
 Barriers reached through the one-instance trampoline (``__hpvm_call``) do nothing: one
 instance alone meets every barrier at once.

@@ -10,7 +10,7 @@ inliner then folds the context away where the caller's values are known.
 
 The native context (``ctx`` below), 8-byte slots::
 
-    [0] the parent instance's pthread barrier (null outside a group), [1] reserved,
+    [0], [1] reserved (zero),
     [2 + 7*k ...] level k (0: the leaf's node, 1: its parent, ...) in the layout of
     ``ir/instance_context.py``: ids x, y, z; extents x, y, z; number of dimensions.
 
@@ -110,11 +110,11 @@ class NativeLeaf:
     @property
     def group_symbol(self) -> str:
         """``i32(ptr args, ptr parent, i64 nparent, i64 nx, i64 ny, i64 nz, i64 dims, ptr out,
-        i64 all)``: every instance of one parent instance, as threads sharing a barrier; 0
-        on success, 1 when there are more than ``MAX_GROUP`` instances (a thread that cannot
-        be started aborts: the others would wait at the barrier forever). ``out`` receives
-        the last instance's output slots, or with ``all`` every instance's, row-major.
-        Only in the clones of leaves that reach a barrier."""
+        i64 all)``: every instance of one parent instance, as coroutines on the calling
+        thread that switch at each barrier (``coro.py``); 0 on success, 1 when their frames
+        do not fit in memory. ``out`` receives the last instance's output slots, or with
+        ``all`` every instance's, row-major. Only in the clones of leaves that reach a
+        barrier."""
         return f"__hpvm_group.{self.digest}"
 
 
