@@ -280,8 +280,10 @@ def main(argv: list[str] | None = None) -> int:
     med = measure_sgemm(n, ns.samples)
     print(f"sgemm {n}³: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in med.items()))
     print(f"  HPVM-C / Numba {med['HPVM-C cpu'] / med['Numba']:.2f}×")
-    smed = measure_stencil((8, 16, 16) if ns.tiny else STENCIL_SHAPE, max(ns.samples, 11))
-    print("stencil 128×128×32, 1 step: " + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in smed.items()))
+    shape = (8, 16, 16) if ns.tiny else STENCIL_SHAPE
+    smed = measure_stencil(shape, max(ns.samples, 11))
+    size = "×".join(str(d) for d in reversed(shape))
+    print(f"stencil {size}, 1 step: " + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in smed.items()))
     print(f"  HPVM-C / Numba {smed['HPVM-C cpu'] / smed['Numba']:.2f}×")
     for name, t in compile_times().items():
         print(
