@@ -197,3 +197,38 @@ def test_a_barrier_reached_through_recursion_is_an_error_naming_the_leaf(target:
     out = np.zeros(4, dtype=np.int64)
     with pytest.raises(HPVMError, match=r"leaf 'rec'.*@down.*recursion"):
         _run(root, (out.view(np.uint8), 4), target)
+
+
+OUTPUT = """
+define { i64 } @val(ptr "in" "out" %out, i64 %ob) {
+entry:
+  %n = call ptr @llvm.hpvm.getNode()
+  %lid = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %n)
+  %twice = mul i64 %lid, 2
+  call void @llvm.hpvm.barrier()
+  %o = getelementptr i64, ptr %out, i64 %lid
+  store i64 %twice, ptr %o
+  call void @llvm.hpvm.barrier()
+  %v = add i64 %twice, 1
+  %r = insertvalue { i64 } undef, i64 %v, 0
+  ret { i64 } %r
+}
+
+define { i64 } @root(ptr %out, i64 %ob, i64 %n) {
+entry:
+  %b = call ptr @llvm.hpvm.createNode1D(ptr @val, i64 %n)
+  call void @llvm.hpvm.bind.input(ptr %b, i32 0, i32 0, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %b, i32 1, i32 1, i1 false)
+  call void @llvm.hpvm.bind.output(ptr %b, i32 0, i32 0, i1 false)
+  ret { i64 } undef
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["interp", "cpu"])
+def test_a_barrier_leaf_output_is_the_last_instances_with_values_kept_across_barriers(target: str) -> None:
+    root = llvm.from_hpvm_ir(DECLS + OUTPUT)
+    out = np.zeros(7, dtype=np.int64)
+    (value,) = _run(root, (out.view(np.uint8), 7), target)
+    assert int(value) == 13  # the last instance's 2 * 6 + 1
+    np.testing.assert_array_equal(out, np.arange(7) * 2)
