@@ -282,10 +282,9 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
 
     fn.linkage = "internal"  # (after the dead-code pass, which would have dropped it)
     text = str(module)
-    # The clone runs on this host, compiled by a target machine for it: a leaf compiled by
-    # clang for some CPU would otherwise keep its own target attributes, which LLVM's
-    # inliner reads as incompatible with the trampoline and the Numba loop calling it, so
-    # every instance would be a real call (no vectorization across instances).
+    # The clone runs on this host, compiled by a target machine for it (as Numba's code is):
+    # clang's target attributes would name the CPU clang was told about instead, and mix
+    # two targets in the functions LLVM inlines into each other.
     text = _TARGET_ATTRS.sub("", text)
     digest = hashlib.sha1(
         f"{NATIVE_VERSION}\n{body.function}\n{args}\n{outs}\n{body.module}".encode()
