@@ -8,6 +8,9 @@
   HPVM-C time is ``hpvm.launch`` + ``wait`` of the program's root on tracked arrays
   (what ``__hpvm__launch`` / ``__hpvm__wait`` cost inside ``main``, without ``main``'s own
   set-up and reference loop); the result is checked against NumPy first.
+- stencil: ``examples/c/stencil.c``'s graph (Parboil's 7-point 3-D stencil, one step per
+  launch, a 3-D leaf without barriers) on cpu, beside ``baselines.stencil_step`` (Numba,
+  parallel) and the same loops at clang -O3, single-threaded; one step per timed call.
 - compile: ``c.compile`` (clang, rewrite, import) of each example, and its first
   ``run`` (the cpu back end compiling the graph, and main's own work).
 """
@@ -48,10 +51,38 @@ void sgemm(int m, int n, int k, const float *a, const float *b, float *c, float 
 """
 
 
+C_STENCIL = """
+void stencil(int nx, int ny, int nz, const float *a0, float *anext, float c0, float c1) {
+  for (int z = 1; z < nz - 1; z++)
+    for (int y = 1; y < ny - 1; y++)
+      for (int x = 1; x < nx - 1; x++) {
+        long i = x + (long)nx * (y + (long)ny * z);
+        anext[i] = c1 * (a0[i + (long)nx * ny] + a0[i - (long)nx * ny] + a0[i + nx] + a0[i - nx] +
+                         a0[i + 1] + a0[i - 1]) - a0[i] * c0;
+      }
+}
+"""
+
+
 def clang_sgemm(tmp: Path) -> Any:
-    """The C loops above, clang -O3, as a ctypes function."""
-    src, lib = tmp / "sgemm.c", tmp / "libsgemm.so"
-    src.write_text(C_SGEMM)
+    """The sgemm loops above, clang -O3, as a ctypes function."""
+    fn = _clang(tmp, "sgemm", C_SGEMM)
+    f32p = ctypes.POINTER(ctypes.c_float)
+    fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, f32p, f32p, f32p, ctypes.c_float, ctypes.c_float]
+    return fn
+
+
+def clang_stencil(tmp: Path) -> Any:
+    """The stencil loops above, clang -O3, as a ctypes function."""
+    fn = _clang(tmp, "stencil", C_STENCIL)
+    f32p = ctypes.POINTER(ctypes.c_float)
+    fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, f32p, f32p, ctypes.c_float, ctypes.c_float]
+    return fn
+
+
+def _clang(tmp: Path, name: str, code: str) -> Any:
+    src, lib = tmp / f"{name}.c", tmp / f"lib{name}.so"
+    src.write_text(code)
     subprocess.run(
         [
             sys.executable,
@@ -69,10 +100,7 @@ def clang_sgemm(tmp: Path) -> Any:
         check=True,
         capture_output=True,
     )
-    fn = ctypes.CDLL(str(lib)).sgemm
-    f32p = ctypes.POINTER(ctypes.c_float)
-    fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, f32p, f32p, f32p, ctypes.c_float, ctypes.c_float]
-    return fn
+    return getattr(ctypes.CDLL(str(lib)), name)
 
 
 def median_time(fn: Any, samples: int) -> float:
@@ -132,6 +160,56 @@ def measure_sgemm(n: int, samples: int) -> dict[str, float]:
     return result
 
 
+def measure_stencil(shape: tuple[int, int, int], samples: int) -> dict[str, float]:
+    """Median seconds of one stencil step each way on a (nz, ny, nx) grid, checked first."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import baselines
+
+    nz, ny, nx = shape
+    a0 = np.random.default_rng(0).standard_normal(shape, dtype=np.float32)
+    c0, c1 = np.float32(1.0 / 6.0), np.float32(1.0 / 36.0)
+    want = np.zeros_like(a0)
+    baselines.stencil_step_numpy(a0, want, c0, c1)
+
+    root = c.compile(EXAMPLES / "stencil.c").roots[0]
+    anext = np.zeros_like(a0)
+    hpvm.init()
+    views = [x.reshape(-1).view(np.uint8) for x in (a0, anext)]
+    for v in views:
+        hpvm.track_memory(v)
+    args = (c0, c1, *views, nx, ny, nz)
+
+    def run_hpvm() -> None:
+        hpvm.wait(hpvm.launch(root, args, target="cpu"))
+
+    run_hpvm()
+    hpvm.request_memory(views[1])
+    np.testing.assert_allclose(anext, want, rtol=1e-5, atol=1e-5)
+
+    dn = np.zeros_like(a0)
+    baselines.stencil_step(a0, dn, c0, c1)
+    np.testing.assert_allclose(dn, want, rtol=1e-5, atol=1e-5)
+
+    with tempfile.TemporaryDirectory(prefix="hpvm-c-bench-") as tmp:
+        fn = clang_stencil(Path(tmp))
+        dc = np.zeros_like(a0)
+        f32p = ctypes.POINTER(ctypes.c_float)
+        ptrs = [x.ctypes.data_as(f32p) for x in (a0, dc)]
+        fn(nx, ny, nz, *ptrs, c0, c1)
+        np.testing.assert_allclose(dc, want, rtol=1e-5, atol=1e-5)
+        result = {
+            "HPVM-C cpu": median_time(run_hpvm, samples),
+            "Numba": median_time(lambda: baselines.stencil_step(a0, dn, c0, c1), samples),
+            "clang -O3 (1 thread)": median_time(lambda: fn(nx, ny, nz, *ptrs, c0, c1), samples),
+        }
+    for v in views:
+        hpvm.untrack_memory(v)
+    return result
+
+
+STENCIL_SHAPE = (32, 128, 128)  # (nz, ny, nx): llvm_bench.py's stencil grid
+
+
 def compile_times() -> dict[str, dict[str, float]]:
     """Per example: ``c.compile`` seconds, and its first ``run`` (graph compile + main)."""
     out = {}
@@ -171,6 +249,16 @@ def bench_c(ctx: Any) -> list[Any]:
     )
     row.data = {f"{k}_s": v for k, v in med.items()}
     rows = [row]
+    srow = Row("HPVM-C stencil (examples/c/stencil.c)", "128×128×32 float32, 1 step")
+    smed = measure_stencil(STENCIL_SHAPE, 11)
+    srow.hpvm["cpu"] = fmt_time(smed["HPVM-C cpu"])
+    srow.numba = fmt_time(smed["Numba"])
+    srow.measure = (
+        f"cpu/Numba {smed['HPVM-C cpu'] / smed['Numba']:.2f}×; clang -O3 1 thread "
+        f"{fmt_time(smed['clang -O3 (1 thread)'])}"
+    )
+    srow.data = {f"{k}_s": v for k, v in smed.items()}
+    rows.append(srow)
     for name, t in compile_times().items():
         r = Row(f"HPVM-C compile, {name}", "—")
         r.hpvm["cpu"] = fmt_time(t["compile_s"])
@@ -191,6 +279,12 @@ def main(argv: list[str] | None = None) -> int:
     n = sizes(ns.tiny, ns.quick)
     med = measure_sgemm(n, ns.samples)
     print(f"sgemm {n}³: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in med.items()))
+    print(f"  HPVM-C / Numba {med['HPVM-C cpu'] / med['Numba']:.2f}×")
+    shape = (8, 16, 16) if ns.tiny else STENCIL_SHAPE
+    smed = measure_stencil(shape, max(ns.samples, 11))
+    size = "×".join(str(d) for d in reversed(shape))
+    print(f"stencil {size}, 1 step: " + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in smed.items()))
+    print(f"  HPVM-C / Numba {smed['HPVM-C cpu'] / smed['Numba']:.2f}×")
     for name, t in compile_times().items():
         print(
             f"{name}: c.compile {t['compile_s']:.2f} s, first run {t['first_run_s']:.2f} s, exit {t['exit']}"

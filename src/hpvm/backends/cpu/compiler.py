@@ -199,7 +199,7 @@ class CompiledProgram:
 @dataclass
 class _LLVMDispatchers:
     one: Any  # one instance
-    group: Any = None  # every instance of a parent instance, as threads (barriers)
+    group: Any = None  # every instance of a parent instance, as coroutines (barriers)
 
 
 def _llvm_clone(leaf: LeafFunction) -> tuple[LeafClone, tuple[str, str | None, dict[str, Any]]]:

@@ -6,7 +6,14 @@ NumPy array and keeps it while any launch that runs LLVM leaves is running (``la
 the last one ends, buffers that nothing else holds die with it. That is "memory from the
 host, per launch": a buffer lives at least as long as the launch that allocated it, and one
 that leaves the launch (a root output) stays valid, since the output holds its array
-(``adopt``). The callback takes the GIL, which a malloc-heavy leaf pays for.
+(``adopt``).
+
+The symbol is a small native allocator (``_ALLOCATOR``): it hands out 64-byte aligned
+pieces of a zeroed *chunk* (1 MiB, or the request when larger) under a spin lock, and only
+calls back into Python (``HostHeap.allocate``, which takes the GIL) for a new chunk. One
+callback per allocation made every parent instance of a Parboil-style graph (an allocation
+node per work group) take the GIL in turn, which serialized the parallel loop over groups.
+A buffer that leaves a launch keeps its whole chunk alive.
 """
 
 from __future__ import annotations
@@ -30,6 +37,12 @@ class HostHeap:
         self._lock = threading.Lock()
         self._active = 0
         self._buffers: dict[int, np.ndarray] = {}
+        self._native: tuple[int, int] | None = None  # the allocator's cursor and end
+
+    def bind_native(self, cursor: int, end: int) -> None:
+        """The native allocator's state (addresses of its cursor and end), reset when the
+        chunks die."""
+        self._native = (cursor, end)
 
     def allocate(self, nbytes: int) -> int:
         buf = np.zeros(max(int(nbytes), 1), dtype=np.uint8)
@@ -49,6 +62,9 @@ class HostHeap:
             with self._lock:
                 self._active -= 1
                 if self._active == 0:
+                    if self._native is not None:  # (no leaf runs: no launch is active)
+                        for address in self._native:
+                            ctypes.c_int64.from_address(address).value = 0
                     self._buffers.clear()
 
     def owner(self, address: int) -> np.ndarray | None:
@@ -74,20 +90,91 @@ class HostHeap:
 HEAP = HostHeap()
 _MALLOC_TYPE = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_int64)
 _CALLBACK: Any = None
+_ENGINE: Any = None
 _SYMBOL_LOCK = threading.Lock()
+CHUNK = 1 << 20
+
+_ALLOCATOR = f"""
+@__hpvm_heap_cursor = global i64 0, align 64
+@__hpvm_heap_end = global i64 0, align 64
+@__hpvm_heap_lock = global i32 0, align 64
+declare ptr @__hpvm_host_chunk(i64)
+declare i32 @sched_yield()
+
+define ptr @__hpvm_host_malloc_native(i64 %n) {{
+entry:
+  %pos = icmp sgt i64 %n, 0
+  %n1 = select i1 %pos, i64 %n, i64 1
+  %r = add i64 %n1, 63
+  %sz = and i64 %r, -64
+  br label %lock
+lock:
+  %got = cmpxchg ptr @__hpvm_heap_lock, i32 0, i32 1 acquire monotonic
+  %ok = extractvalue {{ i32, i1 }} %got, 1
+  br i1 %ok, label %locked, label %spin
+spin:
+  %y = call i32 @sched_yield()
+  br label %lock
+locked:
+  %c = load i64, ptr @__hpvm_heap_cursor, align 8
+  %e = load i64, ptr @__hpvm_heap_end, align 8
+  %need = add i64 %c, %sz
+  %room = icmp ule i64 %need, %e
+  %valid = icmp ne i64 %c, 0
+  %fits = and i1 %room, %valid
+  br i1 %fits, label %bump, label %refill
+refill:
+  %big = icmp ugt i64 %sz, {CHUNK}
+  %csz = select i1 %big, i64 %sz, i64 {CHUNK}
+  %ask = add i64 %csz, 64
+  %chunk = call ptr @__hpvm_host_chunk(i64 %ask)
+  %none = icmp eq ptr %chunk, null
+  br i1 %none, label %fail, label %aligned
+fail:
+  store atomic i32 0, ptr @__hpvm_heap_lock release, align 4
+  ret ptr null
+aligned:
+  %ci = ptrtoint ptr %chunk to i64
+  %cu = add i64 %ci, 63
+  %ca = and i64 %cu, -64
+  %ce = add i64 %ca, %csz
+  br label %bump
+bump:
+  %base = phi i64 [ %c, %locked ], [ %ca, %aligned ]
+  %lim = phi i64 [ %e, %locked ], [ %ce, %aligned ]
+  %next = add i64 %base, %sz
+  store i64 %next, ptr @__hpvm_heap_cursor, align 8
+  store i64 %lim, ptr @__hpvm_heap_end, align 8
+  store atomic i32 0, ptr @__hpvm_heap_lock release, align 4
+  %p = inttoptr i64 %base to ptr
+  ret ptr %p
+}}
+"""
 
 
 def register_host_symbols() -> None:
-    """Make ``__hpvm_host_malloc`` resolvable by every LLVM JIT in the process (once)."""
-    global _CALLBACK
+    """Make ``__hpvm_host_malloc`` resolvable by every LLVM JIT in the process (once): the
+    native allocator, whose chunks come from ``HEAP.allocate``."""
+    global _CALLBACK, _ENGINE
     with _SYMBOL_LOCK:
         if _CALLBACK is not None:
             return
         import llvmlite.binding as llvm
 
+        from .native import target_machine
+
         callback = _MALLOC_TYPE(HEAP.allocate)
-        llvm.add_symbol(HOST_MALLOC, ctypes.cast(callback, ctypes.c_void_p).value)
-        _CALLBACK = callback
+        llvm.add_symbol("__hpvm_host_chunk", ctypes.cast(callback, ctypes.c_void_p).value)
+        module = llvm.parse_assembly(_ALLOCATOR)
+        module.verify()
+        engine = llvm.create_mcjit_compiler(module, target_machine())
+        engine.finalize_object()
+        HEAP.bind_native(
+            engine.get_global_value_address("__hpvm_heap_cursor"),
+            engine.get_global_value_address("__hpvm_heap_end"),
+        )
+        llvm.add_symbol(HOST_MALLOC, engine.get_function_address("__hpvm_host_malloc_native"))
+        _CALLBACK, _ENGINE = callback, engine
 
 
 def _dtype(llvm_type: str, ptype: Any) -> np.dtype:

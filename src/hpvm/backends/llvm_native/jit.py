@@ -11,7 +11,7 @@ import ctypes
 import threading
 
 from .host import register_host_symbols
-from .native import NativeLeaf, optimize_module
+from .native import NativeLeaf, optimize_module, target_machine
 
 CALL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 GROUP = ctypes.CFUNCTYPE(
@@ -38,10 +38,7 @@ class JitLeaf:
         module = llvm.parse_assembly(native.text)
         module.verify()
         optimize_module(module, 2)
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        machine = llvm.Target.from_default_triple().create_target_machine(codemodel="jitdefault", jit=True)
-        self.engine = llvm.create_mcjit_compiler(module, machine)
+        self.engine = llvm.create_mcjit_compiler(module, target_machine())
         self.engine.finalize_object()
         self.native = native
         self.call = CALL(self.engine.get_function_address(native.call_symbol))

@@ -10,7 +10,7 @@ inliner then folds the context away where the caller's values are known.
 
 The native context (``ctx`` below), 8-byte slots::
 
-    [0] the parent instance's pthread barrier (null outside a group), [1] reserved,
+    [0], [1] reserved (zero),
     [2 + 7*k ...] level k (0: the leaf's node, 1: its parent, ...) in the layout of
     ``ir/instance_context.py``: ids x, y, z; extents x, y, z; number of dimensions.
 
@@ -38,13 +38,12 @@ from ...ir.bodies import LLVMBody, llvm_abi_types
 from ...ir.graph import LeafFunction
 from ...ir.instance_context import STRIDE
 from ...ir.types import NodeHandleType
+from .coro import barrier_helper, coroutine_module
 
 #: Bump when the generated module changes (the digest of every clone includes it).
-NATIVE_VERSION = 2
+NATIVE_VERSION = 4
 HEADER = 2  # slots before level 0 in the native context
 CTX = "%__hpvm_ctx"
-#: The most threads one parent instance's group runs (one per instance of a barrier leaf).
-MAX_GROUP = 4096
 HOST_MALLOC = "__hpvm_host_malloc"
 
 QUERY_OFFSETS = {
@@ -73,6 +72,7 @@ LEAF_INTRINSICS = frozenset(
     | {f"atomic.{op}" for op in ATOMICS}
 )
 
+_TARGET_ATTRS = re.compile(r' "(?:target-cpu|target-features|tune-cpu)"="[^"]*"')
 _PLAIN = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
 
 
@@ -110,11 +110,11 @@ class NativeLeaf:
     @property
     def group_symbol(self) -> str:
         """``i32(ptr args, ptr parent, i64 nparent, i64 nx, i64 ny, i64 nz, i64 dims, ptr out,
-        i64 all)``: every instance of one parent instance, as threads sharing a barrier; 0
-        on success, 1 when there are more than ``MAX_GROUP`` instances (a thread that cannot
-        be started aborts: the others would wait at the barrier forever). ``out`` receives
-        the last instance's output slots, or with ``all`` every instance's, row-major.
-        Only in the clones of leaves that reach a barrier."""
+        i64 all)``: every instance of one parent instance, as coroutines on the calling
+        thread that switch at each barrier (``coro.py``); 0 on success, 1 when their frames
+        do not fit in memory. ``out`` receives the last instance's output slots, or with
+        ``all`` every instance's, row-major. Only in the clones of leaves that reach a
+        barrier."""
         return f"__hpvm_group.{self.digest}"
 
 
@@ -190,14 +190,20 @@ _MACHINE: Any = None
 
 
 def target_machine() -> Any:
-    """The host's target machine (llvmlite), made once."""
+    """The host's target machine (llvmlite), made once: its CPU and features, as Numba's,
+    so the clone is optimized (and JIT-compiled for ``interp``) for the machine it runs on."""
     global _MACHINE
     if _MACHINE is None:
         import llvmlite.binding as llvm
 
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
-        _MACHINE = llvm.Target.from_default_triple().create_target_machine(codemodel="jitdefault", jit=True)
+        _MACHINE = llvm.Target.from_default_triple().create_target_machine(
+            cpu=llvm.get_host_cpu_name(),
+            features=llvm.get_host_cpu_features().flatten(),
+            codemodel="jitdefault",
+            jit=True,
+        )
     return _MACHINE
 
 
@@ -276,6 +282,10 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
 
     fn.linkage = "internal"  # (after the dead-code pass, which would have dropped it)
     text = str(module)
+    # The clone runs on this host, compiled by a target machine for it (as Numba's code is):
+    # clang's target attributes would name the CPU clang was told about instead, and mix
+    # two targets in the functions LLVM inlines into each other.
+    text = _TARGET_ATTRS.sub("", text)
     digest = hashlib.sha1(
         f"{NATIVE_VERSION}\n{body.function}\n{args}\n{outs}\n{body.module}".encode()
     ).hexdigest()[:16]
@@ -312,10 +322,30 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
     declared = {f.name for f in module.functions}
     uses_barrier = "barrier" in used
     levels = min(1 + parent_calls, 16)
-    text += _helpers(declared)
+    text += _helpers(declared, uses_barrier)
     text += _trampoline(entry, digest, args, outs, void)
-    if uses_barrier:  # (only then: it pulls in pthreads, malloc and free)
-        text += _group(digest, outs, declared)
+    if uses_barrier:  # the coroutine and its group runner (coro.py)
+        reach = set(used["barrier"])
+        changed = True
+        while changed:
+            changed = False
+            for f, called in callees.items():
+                if f not in reach and called & reach:
+                    reach.add(f)
+                    changed = True
+        names = {f"@{entry}" if f == body.function else global_name(f) for f in reach}
+        text = coroutine_module(
+            leaf,
+            text,
+            entry=entry,
+            digest=digest,
+            args=args,
+            outs=outs,
+            void=void,
+            reach_barrier=names,
+            declared=declared,
+            header=HEADER,
+        )
     try:
         check = llvm.parse_assembly(text)
         check.verify()
@@ -335,8 +365,9 @@ def _declare(declared: set[str], name: str, decl: str) -> str:
     return "" if name in declared else decl + "\n"
 
 
-def _helpers(declared: set[str]) -> str:
-    """The intrinsics' replacements, internal and always inlined."""
+def _helpers(declared: set[str], barrier: bool) -> str:
+    """The intrinsics' replacements, internal and always inlined (``barrier``: the leaf
+    reaches one, whose replacement is ``coro.barrier_helper``)."""
     out = ["", "; hpvm: the intrinsics on the native context (backends/llvm_native/native.py)"]
     out.append(
         "define internal ptr @__hpvm_q.getNode(ptr %c) alwaysinline {\n"
@@ -361,13 +392,8 @@ def _helpers(declared: set[str]) -> str:
             f"define internal i32 @__hpvm_q.atomic.{op}(ptr %p, i32 %v) alwaysinline {{\n"
             f"  %r = atomicrmw {rmw} ptr %p, i32 %v seq_cst, align 4\n  ret i32 %r\n}}"
         )
-    out.append(_declare(declared, "pthread_barrier_wait", "declare i32 @pthread_barrier_wait(ptr)"))
-    out.append(
-        "define internal void @__hpvm_q.barrier(ptr %c) alwaysinline {\n"
-        "  %b = load ptr, ptr %c, align 8\n  %none = icmp eq ptr %b, null\n"
-        "  br i1 %none, label %done, label %wait\nwait:\n"
-        "  %r = call i32 @pthread_barrier_wait(ptr %b)\n  br label %done\ndone:\n  ret void\n}"
-    )
+    if barrier:
+        out.append(barrier_helper())
     out.append(_declare(declared, HOST_MALLOC, f"declare ptr @{HOST_MALLOC}(i64)"))
     out.append(
         "define internal ptr @__hpvm_q.malloc(ptr %c, i64 %n) alwaysinline {\n"
@@ -399,158 +425,4 @@ def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str,
     )
 
 
-def _group(digest: str, outs: tuple[str, ...], declared: set[str]) -> str:
-    """The group runner: one pthread per instance, all sharing one pthread barrier (phase
-    splitting, which the ``cpu`` back end does for Python leaves, does not apply to LLVM
-    code: a barrier there is a real one)."""
-    nout = max(1, len(outs))
-    decls = "".join(
-        _declare(declared, name, decl)
-        for name, decl in (
-            ("pthread_create", "declare i32 @pthread_create(ptr, ptr, ptr, ptr)"),
-            ("pthread_join", "declare i32 @pthread_join(i64, ptr)"),
-            ("pthread_barrier_init", "declare i32 @pthread_barrier_init(ptr, ptr, i32)"),
-            ("pthread_barrier_destroy", "declare i32 @pthread_barrier_destroy(ptr)"),
-            ("malloc", "declare ptr @malloc(i64)"),
-            ("free", "declare void @free(ptr)"),
-        )
-    )
-    copy_out = "\n".join(
-        f"  %lo{k} = getelementptr i64, ptr %lastout, i64 {k}\n  %lv{k} = load i64, ptr %lo{k}, align 8\n"
-        f"  %do{k} = getelementptr i64, ptr %out, i64 {k}\n  store i64 %lv{k}, ptr %do{k}, align 8"
-        for k in range(len(outs))
-    )
-    return f"""
-{decls}
-define internal ptr @__hpvm_thread.{digest}(ptr %rec) {{
-  %a = load ptr, ptr %rec, align 8
-  %cp = getelementptr i8, ptr %rec, i64 8
-  %c = load ptr, ptr %cp, align 8
-  %op = getelementptr i8, ptr %rec, i64 16
-  %o = load ptr, ptr %op, align 8
-  call void @__hpvm_call.{digest}(ptr %a, ptr %c, ptr %o)
-  ret ptr null
-}}
-
-define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out, i64 %all) {{
-entry:
-  %nyz = mul i64 %ny, %nz
-  %n = mul i64 %nx, %nyz
-  %empty = icmp sle i64 %n, 0
-  br i1 %empty, label %ok, label %check
-check:
-  %big = icmp sgt i64 %n, {MAX_GROUP}
-  br i1 %big, label %toobig, label %setup
-toobig:
-  ret i32 1
-ok:
-  ret i32 0
-setup:
-  %bar = call ptr @malloc(i64 256)
-  %n32 = trunc i64 %n to i32
-  %bi = call i32 @pthread_barrier_init(ptr %bar, ptr null, i32 %n32)
-  %slots = add i64 %npar, {HEADER + STRIDE}
-  %ctxbytes = mul i64 %slots, 8
-  %allctx = mul i64 %ctxbytes, %n
-  %ctxs = call ptr @malloc(i64 %allctx)
-  %recbytes = mul i64 %n, 24
-  %recs = call ptr @malloc(i64 %recbytes)
-  %tidbytes = mul i64 %n, 8
-  %tids = call ptr @malloc(i64 %tidbytes)
-  %outbytes = mul i64 %n, {8 * nout}
-  %every = icmp ne i64 %all, 0
-  br i1 %every, label %spawn0, label %scratch
-scratch:
-  %scratchouts = call ptr @malloc(i64 %outbytes)
-  br label %spawn0
-spawn0:
-  %outs = phi ptr [ %out, %setup ], [ %scratchouts, %scratch ]
-  br label %spawn
-spawn:
-  %i = phi i64 [ 0, %spawn0 ], [ %i1, %spawned ]
-  %x = udiv i64 %i, %nyz
-  %rem = urem i64 %i, %nyz
-  %y = udiv i64 %rem, %nz
-  %z = urem i64 %rem, %nz
-  %coff = mul i64 %i, %ctxbytes
-  %c = getelementptr i8, ptr %ctxs, i64 %coff
-  store ptr %bar, ptr %c, align 8
-  %c1 = getelementptr i64, ptr %c, i64 1
-  store i64 0, ptr %c1, align 8
-  %l0 = getelementptr i64, ptr %c, i64 {HEADER}
-  store i64 %x, ptr %l0, align 8
-  %l1 = getelementptr i64, ptr %c, i64 {HEADER + 1}
-  store i64 %y, ptr %l1, align 8
-  %l2 = getelementptr i64, ptr %c, i64 {HEADER + 2}
-  store i64 %z, ptr %l2, align 8
-  %l3 = getelementptr i64, ptr %c, i64 {HEADER + 3}
-  store i64 %nx, ptr %l3, align 8
-  %l4 = getelementptr i64, ptr %c, i64 {HEADER + 4}
-  store i64 %ny, ptr %l4, align 8
-  %l5 = getelementptr i64, ptr %c, i64 {HEADER + 5}
-  store i64 %nz, ptr %l5, align 8
-  %l6 = getelementptr i64, ptr %c, i64 {HEADER + 6}
-  store i64 %dims, ptr %l6, align 8
-  br label %copy
-copy:
-  %j = phi i64 [ 0, %spawn ], [ %j1, %copyone ]
-  %more = icmp slt i64 %j, %npar
-  br i1 %more, label %copyone, label %start
-copyone:
-  %src = getelementptr i64, ptr %parent, i64 %j
-  %v = load i64, ptr %src, align 8
-  %dj = add i64 %j, {HEADER + STRIDE}
-  %dst = getelementptr i64, ptr %c, i64 %dj
-  store i64 %v, ptr %dst, align 8
-  %j1 = add i64 %j, 1
-  br label %copy
-start:
-  %roff = mul i64 %i, 24
-  %rec = getelementptr i8, ptr %recs, i64 %roff
-  store ptr %args, ptr %rec, align 8
-  %rc = getelementptr i8, ptr %rec, i64 8
-  store ptr %c, ptr %rc, align 8
-  %ooff = mul i64 %i, {8 * nout}
-  %myout = getelementptr i8, ptr %outs, i64 %ooff
-  %ro = getelementptr i8, ptr %rec, i64 16
-  store ptr %myout, ptr %ro, align 8
-  %tid = getelementptr i64, ptr %tids, i64 %i
-  %err = call i32 @pthread_create(ptr %tid, ptr null, ptr @__hpvm_thread.{digest}, ptr %rec)
-  %failed = icmp ne i32 %err, 0
-  br i1 %failed, label %abort, label %spawned
-abort:
-  call void @abort()
-  unreachable
-spawned:
-  %i1 = add i64 %i, 1
-  %again = icmp slt i64 %i1, %n
-  br i1 %again, label %spawn, label %join
-join:
-  %k = phi i64 [ 0, %spawned ], [ %k1, %join ]
-  %tk = getelementptr i64, ptr %tids, i64 %k
-  %t = load i64, ptr %tk, align 8
-  %jr = call i32 @pthread_join(i64 %t, ptr null)
-  %k1 = add i64 %k, 1
-  %jmore = icmp slt i64 %k1, %n
-  br i1 %jmore, label %join, label %done
-done:
-  br i1 %every, label %cleanup, label %last
-last:
-  %lastidx = sub i64 %n, 1
-  %lastoff = mul i64 %lastidx, {8 * nout}
-  %lastout = getelementptr i8, ptr %outs, i64 %lastoff
-{copy_out}
-  call void @free(ptr %outs)
-  br label %cleanup
-cleanup:
-  %bd = call i32 @pthread_barrier_destroy(ptr %bar)
-  call void @free(ptr %bar)
-  call void @free(ptr %ctxs)
-  call void @free(ptr %recs)
-  call void @free(ptr %tids)
-  ret i32 0
-}}
-{_declare(declared, "abort", "declare void @abort()")}"""
-
-
-__all__ = ["HOST_MALLOC", "MAX_GROUP", "NativeLeaf", "global_name", "native_leaf", "target_machine"]
+__all__ = ["HOST_MALLOC", "NativeLeaf", "global_name", "native_leaf", "target_machine"]

@@ -3,7 +3,7 @@
 ``leaf_wrappers(leaf)`` gives Python source for two functions Numba compiles like a Python
 leaf's clone — ``sym(ports..., __hpvm_ctx)`` (one instance) and, for leaves with barriers,
 ``sym_group(ports..., parent_ctx, ex, ey, ez, dims)`` (every instance of one parent
-instance, as threads) — and the namespace they need. They call Numba intrinsics that pack
+instance, as coroutines on one thread) — and the namespace they need. They call Numba intrinsics that pack
 the arguments into slots and call the clone's trampoline; the intrinsic links the clone's
 module into the calling function's library (Numba's ``add_linking_library``), so LLVM sees
 the leaf's code when it optimizes the graph function and inlines it into the loop over
@@ -163,7 +163,7 @@ def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
 
 def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
     """``f(ports..., parent_ctx, ex, ey, ez, dims)`` → (status, the last instance's output
-    slots...), running the clone's group function (one thread per instance)."""
+    slots...), running the clone's group function (the instances as coroutines, coro.py)."""
     from llvmlite import ir
     from numba import types
     from numba.core import cgutils
@@ -289,8 +289,9 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
         names[f"{symbol}_group_native"] = _group_intrinsic(leaf, native)
         outputs, first = _outputs(leaf, params, 1)
         message = repr(
-            f"leaf '{leaf.name}' ({leaf.location}): a leaf with barriers runs one thread per "
-            "instance of a parent instance, at most 4096; this launch has more"
+            f"leaf '{leaf.name}' ({leaf.location}): a leaf with barriers runs the instances of a "
+            "parent instance as coroutines, and their frames did not fit in memory; launch fewer "
+            "instances per parent instance"
         )
         lines = [
             f"def {symbol}_group({', '.join([*params, '__hpvm_parent', '__ex', '__ey', '__ez', '__dims'])}):",

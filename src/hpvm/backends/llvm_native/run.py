@@ -1,8 +1,8 @@
 """Every instance of an LLVM leaf node within one parent instance, from the host (``interp``).
 
 Instance by instance through the JIT-compiled trampoline (``jit.py``), in row-major order as
-the interpreter runs Python leaves; a leaf with barriers runs its instances as threads of
-its group function (one real barrier), which is the only way LLVM code can meet a barrier.
+the interpreter runs Python leaves; a leaf with barriers runs its instances through its
+group function, as coroutines on this thread that switch at each barrier (``coro.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ...ir.graph import LeafFunction, Node
 from ...ir.types import ArrayType
 from .host import pack, unpack
 from .jit import jit_leaf
-from .native import HEADER, MAX_GROUP, native_leaf
+from .native import HEADER, native_leaf
 
 
 def run_instances(
@@ -63,20 +63,22 @@ def run_instances(
             if any(a is not b and not _same_scalar(a, b) for a, b in zip(values, inputs(flat))):
                 raise LaunchError(
                     f"{where(instances[flat])}: leaf '{leaf.name}' uses barriers, so its instances run "
-                    "as threads of one call, which needs the same inputs in every instance; it receives "
+                    "as coroutines of one call, which needs the same inputs in every instance; it receives "
                     "per-instance values (a one-to-one edge): send them through an array instead"
                 )
-        if count > MAX_GROUP:
-            raise LaunchError(
-                f"{where(())}: leaf '{leaf.name}' uses barriers and has {count} instances in one parent "
-                f"instance; its instances run as threads, at most {MAX_GROUP}"
-            )
         slots = call_slots(values, ())
         out = np.zeros(count * nout, dtype=np.uint64)
         par = np.array(parent or [0], dtype=np.int64)
         ext = [*sizes, *[1] * (3 - len(sizes))]
         assert jitted.group is not None
-        jitted.group(slots.ctypes.data, par.ctypes.data, len(parent), *ext, len(sizes), out.ctypes.data, 1)
+        status = jitted.group(
+            slots.ctypes.data, par.ctypes.data, len(parent), *ext, len(sizes), out.ctypes.data, 1
+        )
+        if status != 0:
+            raise LaunchError(
+                f"{where(())}: leaf '{leaf.name}' uses barriers; its {count} instances' coroutine "
+                "frames did not fit in memory: launch fewer instances per parent instance"
+            )
         return [outputs(out[k * nout : (k + 1) * nout], values, instances[k]) for k in range(count)]
     ctx = np.zeros(HEADER + ictx.STRIDE * levels, dtype=np.int64)
     ctx[HEADER + ictx.STRIDE :] = parent

@@ -1,0 +1,508 @@
+"""Barrier leaves as LLVM coroutines: every instance of one parent instance on one thread.
+
+HPVM's barrier says: no instance of a parent instance passes barrier *k* before all have
+reached it. The ``cpu`` back end meets that for Python leaves by phase splitting (loop
+fission at the barrier, values live across it in arrays). LLVM code cannot be split by
+hand, but LLVM can split it for us: a *switched-resume coroutine* (``llvm.coro.*``,
+https://llvm.org/docs/Coroutines.html) suspends at each barrier and keeps every value live
+across it in its frame, which is exactly phase splitting's state, made by CoroSplit.
+
+The clone of a barrier leaf gets (this module's ``coroutine_module``):
+
+1. every function on a path from the node function to ``llvm.hpvm.barrier`` marked
+   ``alwaysinline`` (``noinline``/``optnone`` dropped) and inlined into one function, the
+   coroutine ``__hpvm_coro.<digest>(ptr args, ptr ctx, ptr out, ptr mem, ptr info)``; a
+   call that is left (recursion) is a ``CompileError`` naming the leaf;
+2. each barrier in it replaced by ``llvm.coro.suspend``; the node function's return
+   stores its outputs through ``out`` and reaches a final suspend; the frame lives in
+   ``mem`` (or in memory of its own when ``mem`` is null: the first instance's, which
+   tells its size and alignment through ``info``);
+3. LLVM's default pipeline at ``-O2`` on that (CoroEarly, CoroSplit, CoroCleanup among
+   it): the ramp, ``.resume`` and ``.destroy`` functions and the frame;
+4. then the group runner ``__hpvm_group.<digest>`` (``NativeLeaf.group_symbol``), and
+   ``-O2`` again: it creates the parent instance's instances in row-major order (each runs
+   to its first barrier), then resumes every instance that is not done, in order, round
+   after round, until a round resumes none; then destroys them. All instances reach
+   barrier *k* before any passes it; an instance that finishes early (a *divergent*
+   barrier, undefined in HPVM) is skipped, so the group never hangs. The frames of one
+   parent instance are one ``malloc`` (the first instance's frame is its own, and tells
+   the size).
+
+The text handed to MCJIT (``interp``) or linked into Numba's code (``cpu``) holds only
+ordinary functions, whatever pipeline those run.
+
+Barriers reached through the one-instance trampoline (``__hpvm_call``) do nothing: one
+instance alone meets every barrier at once.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...errors import CompileError
+from ...ir.graph import LeafFunction
+from ...ir.instance_context import STRIDE
+
+MARK = "__hpvm_barrier_mark"
+#: The first attribute-group number this module adds (clang and Numba number theirs from 0).
+GROUP_BASE = 90000
+_LABEL = re.compile(r'^("(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+):')
+_GROUP = re.compile(r"^attributes #(\d+) = \{ (.*) \}\s*$")
+_INLINE_BLOCKERS = {"noinline", "optnone", "alwaysinline"}
+
+
+def _fail(leaf: LeafFunction, what: str) -> CompileError:
+    return CompileError(f"leaf '{leaf.name}' ({leaf.location}): {what}")
+
+
+def barrier_helper() -> str:
+    """``__hpvm_q.barrier`` for a barrier leaf: a call of the marker that step 2 turns into
+    a suspend (and that is empty everywhere else)."""
+    return (
+        f"declare void @{MARK}()\n"
+        "define internal void @__hpvm_q.barrier(ptr %c) alwaysinline {\n"
+        f"  call void @{MARK}()\n  ret void\n}}"
+    )
+
+
+def _attribute_groups(lines: list[str]) -> dict[int, str]:
+    groups = {}
+    for line in lines:
+        m = _GROUP.match(line)
+        if m:
+            groups[int(m.group(1))] = m.group(2)
+    return groups
+
+
+def _without_blockers(attrs: str) -> str:
+    return " ".join(a for a in attrs.split() if a not in _INLINE_BLOCKERS)
+
+
+def _set_group(line: str, number: int) -> str:
+    """``line`` (a ``define``) with its attribute group replaced by ``#number``."""
+    if re.search(r"\s#\d+\b", line):
+        return re.sub(r"\s#\d+\b", f" #{number}", line, count=1)
+    at = line.find(" !dbg ")
+    if at < 0:
+        at = line.rstrip().rfind("{") - 1
+    return line[:at] + f" #{number}" + line[at:]
+
+
+def _mark_inline(text: str, names: set[str], wrapper_like: str) -> tuple[str, int | None]:
+    """``text`` with every function in ``names`` (global names as written) ``alwaysinline``
+    and the attribute group the coroutine should carry (``wrapper_like``'s, without
+    ``noinline``/``optnone``: its target features let the inliner inline into it)."""
+    lines = text.split("\n")
+    groups = _attribute_groups(lines)
+    added: dict[int, str] = {}
+    wrapper_group = None
+    fresh = GROUP_BASE
+    for k, line in enumerate(lines):
+        if not line.startswith("define"):
+            continue
+        name = next((g for g in names if f"{g}(" in line), None)
+        m = re.search(r"\s#(\d+)\b", line)
+        old = groups.get(int(m.group(1)), "") if m else ""
+        if wrapper_like and f"{wrapper_like}(" in line:
+            wrapper_group = fresh
+            added[fresh] = _without_blockers(old)
+            fresh += 1
+        if name is None:
+            continue
+        added[fresh] = (_without_blockers(old) + " alwaysinline").strip()
+        lines[k] = _set_group(line, fresh)
+        fresh += 1
+    lines += [f"attributes #{n} = {{ {a} }}" for n, a in added.items() if a]
+    if wrapper_group is not None and not added[wrapper_group]:
+        wrapper_group = None
+    return "\n".join(lines), wrapper_group
+
+
+def _function_span(lines: list[str], symbol: str) -> tuple[int, int]:
+    head = f"@{symbol}("
+    start = next(k for k, line in enumerate(lines) if line.startswith("define") and head in line)
+    end = next(k for k in range(start, len(lines)) if lines[k] == "}")
+    return start, end
+
+
+def _suspend_at_barriers(text: str, coro: str) -> tuple[str, int]:
+    """The coroutine's marker calls replaced by suspends: each splits its block, the part
+    after it under a new label that the block's successors' phis now name."""
+    lines = text.split("\n")
+    start, end = _function_span(lines, coro)
+    body = lines[start:end]
+    count = 0
+    call = f"call void @{MARK}()"
+    while True:
+        at = next((k for k, line in enumerate(body) if line.strip().startswith(call)), None)
+        if at is None:
+            break
+        label = None
+        for j in range(at - 1, 0, -1):
+            m = _LABEL.match(body[j])
+            if m:
+                label = m.group(1)
+                break
+        resumed = f"__hpvm_barrier.{count}"
+        if label is not None:  # phis naming the block now name its second half
+            old = re.compile(r",\s*%" + re.escape(label) + r"\s*\]")
+            for j, line in enumerate(body):
+                if " = phi " in line:
+                    body[j] = old.sub(f", %{resumed} ]", line)
+        body[at : at + 1] = [
+            f"  %__hpvm_s{count} = call i8 @llvm.coro.suspend(token none, i1 false)",
+            f"  switch i8 %__hpvm_s{count}, label %__hpvm_co_suspend [ i8 0, label %{resumed} "
+            "i8 1, label %__hpvm_co_cleanup ]",
+            f"{resumed}:",
+        ]
+        count += 1
+    lines[start:end] = body
+    return "\n".join(lines), count
+
+
+def _declare(declared: set[str], name: str, decl: str) -> str:
+    return "" if name in declared else decl + "\n"
+
+
+def _coroutine(
+    digest: str, entry: str, args: tuple[str, ...], outs: tuple[str, ...], void: bool, group: int | None
+) -> str:
+    """The coroutine: the trampoline's body (arguments from 8-byte slots, outputs to them)
+    between ``llvm.coro.begin`` and a final suspend."""
+    body = []
+    values = []
+    for k, t in enumerate(args):
+        body.append(f"  %s{k} = getelementptr i64, ptr %args, i64 {k}")
+        body.append(f"  %a{k} = load {t}, ptr %s{k}, align 8")
+        values.append(f"{t} %a{k}")
+    ret = "{ " + ", ".join(outs) + " }" if outs else "{}"
+    call = f"call {'void' if void else ret} @{entry}(ptr %ctx{''.join(', ' + v for v in values)})"
+    body.append(f"  {call}" if void else f"  %r = {call}")
+    for k, t in enumerate(outs):
+        body.append(f"  %r{k} = extractvalue {ret} %r, {k}")
+        body.append(f"  %o{k} = getelementptr i64, ptr %out, i64 {k}")
+        body.append(f"  store {t} %r{k}, ptr %o{k}, align 8")
+    attrs = f"#{group}" if group is not None else ""
+    return f"""
+define ptr @__hpvm_coro.{digest}(ptr %args, ptr %ctx, ptr %out, ptr %mem, ptr %info) presplitcoroutine {attrs} {{
+entry:
+  %id = call token @llvm.coro.id(i32 16, ptr null, ptr null, ptr null)
+  %size = call i64 @llvm.coro.size.i64()
+  %align = call i64 @llvm.coro.align.i64()
+  store i64 %size, ptr %info, align 8
+  %infoa = getelementptr i64, ptr %info, i64 1
+  store i64 %align, ptr %infoa, align 8
+  %own = icmp eq ptr %mem, null
+  br i1 %own, label %__hpvm_co_alloc, label %__hpvm_co_begin
+__hpvm_co_alloc:
+  %al = call i64 @llvm.umax.i64(i64 %align, i64 16)
+  %am = sub i64 %al, 1
+  %sz1 = add i64 %size, %am
+  %nal = sub i64 0, %al
+  %sz2 = and i64 %sz1, %nal
+  %fresh = call ptr @aligned_alloc(i64 %al, i64 %sz2)
+  %nomem = icmp eq ptr %fresh, null
+  br i1 %nomem, label %__hpvm_co_oom, label %__hpvm_co_begin
+__hpvm_co_oom:
+  call void @abort()
+  unreachable
+__hpvm_co_begin:
+  %frame = phi ptr [ %mem, %entry ], [ %fresh, %__hpvm_co_alloc ]
+  %hdl = call ptr @llvm.coro.begin(token %id, ptr %frame)
+{chr(10).join(body)}
+  br label %__hpvm_co_final
+__hpvm_co_final:
+  %fin = call i8 @llvm.coro.suspend(token none, i1 true)
+  switch i8 %fin, label %__hpvm_co_suspend [ i8 0, label %__hpvm_co_trap i8 1, label %__hpvm_co_cleanup ]
+__hpvm_co_trap:
+  unreachable
+__hpvm_co_cleanup:
+  %mine = call ptr @llvm.coro.free(token %id, ptr %hdl)
+  br i1 %own, label %__hpvm_co_free, label %__hpvm_co_suspend
+__hpvm_co_free:
+  call void @free(ptr %mine)
+  br label %__hpvm_co_suspend
+__hpvm_co_suspend:
+  call void @llvm.coro.end(ptr %hdl, i1 false, token none)
+  ret ptr %hdl
+}}
+"""
+
+
+def _runner(digest: str, outs: tuple[str, ...], header: int) -> str:
+    """``__hpvm_group.<digest>``: every instance of one parent instance as a coroutine on
+    this thread (docstring of ``NativeLeaf.group_symbol``); 1 when memory runs out.
+
+    Written against the split coroutine (switched-resume ABI: the frame starts with the
+    resume and destroy functions; resume is null at the final suspend, which is what
+    ``llvm.coro.done`` reads): every frame's resume function is the one CoroSplit made,
+    so the runner calls it directly when it is (LLVM may then inline it into the round
+    loop) instead of through the frame."""
+    nout = max(1, len(outs))
+    copy_out = "\n".join(
+        f"  %lo{k} = getelementptr i64, ptr %lastout, i64 {k}\n  %lv{k} = load i64, ptr %lo{k}, align 8\n"
+        f"  %do{k} = getelementptr i64, ptr %out, i64 {k}\n  store i64 %lv{k}, ptr %do{k}, align 8"
+        for k in range(len(outs))
+    )
+    fills = "\n".join(
+        f"  %l{k} = getelementptr i64, ptr %c, i64 {header + k}\n  store i64 {v}, ptr %l{k}, align 8"
+        for k, v in enumerate(("%x", "%y", "%z", "%nx", "%ny", "%nz", "%dims"))
+    )
+    return f"""
+define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out, i64 %all) {{
+entry:
+  %info = alloca [2 x i64], align 8
+  %nyz = mul i64 %ny, %nz
+  %n = mul i64 %nx, %nyz
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %ok, label %setup
+ok:
+  ret i32 0
+oom:
+  call void @free(ptr %ctxs)
+  call void @free(ptr %hdls)
+  call void @free(ptr %scratch)
+  ret i32 1
+setup:
+  %slots = add i64 %npar, {header + STRIDE}
+  %ctxbytes = mul i64 %slots, 8
+  %allctx = mul i64 %ctxbytes, %n
+  %ctxs = call ptr @malloc(i64 %allctx)
+  %hbytes = mul i64 %n, 8
+  %hdls = call ptr @malloc(i64 %hbytes)
+  %outbytes = mul i64 %n, {8 * nout}
+  %every = icmp ne i64 %all, 0
+  %sbytes = select i1 %every, i64 8, i64 %outbytes
+  %scratch = call ptr @malloc(i64 %sbytes)
+  %outs = select i1 %every, ptr %out, ptr %scratch
+  %c0 = icmp eq ptr %ctxs, null
+  %h0 = icmp eq ptr %hdls, null
+  %s0 = icmp eq ptr %scratch, null
+  %bad1 = or i1 %c0, %h0
+  %bad = or i1 %bad1, %s0
+  br i1 %bad, label %oom, label %spawn
+spawn:
+  %i = phi i64 [ 0, %setup ], [ %i1, %next ]
+  %frames = phi ptr [ null, %setup ], [ %frames1, %next ]
+  %stride = phi i64 [ 0, %setup ], [ %stride1, %next ]
+  %raw = phi ptr [ null, %setup ], [ %raw1, %next ]
+  %x = udiv i64 %i, %nyz
+  %rem = urem i64 %i, %nyz
+  %y = udiv i64 %rem, %nz
+  %z = urem i64 %rem, %nz
+  %coff = mul i64 %i, %ctxbytes
+  %c = getelementptr i8, ptr %ctxs, i64 %coff
+  store i64 0, ptr %c, align 8
+  %cr = getelementptr i64, ptr %c, i64 1
+  store i64 0, ptr %cr, align 8
+{fills}
+  br label %copy
+copy:
+  %j = phi i64 [ 0, %spawn ], [ %j1, %copyone ]
+  %more = icmp slt i64 %j, %npar
+  br i1 %more, label %copyone, label %start
+copyone:
+  %src = getelementptr i64, ptr %parent, i64 %j
+  %v = load i64, ptr %src, align 8
+  %dj = add i64 %j, {header + STRIDE}
+  %dst = getelementptr i64, ptr %c, i64 %dj
+  store i64 %v, ptr %dst, align 8
+  %j1 = add i64 %j, 1
+  br label %copy
+start:
+  %ooff = mul i64 %i, {8 * nout}
+  %myout = getelementptr i8, ptr %outs, i64 %ooff
+  %first = icmp eq i64 %i, 0
+  %im1 = sub i64 %i, 1
+  %foff = mul i64 %im1, %stride
+  %fptr = getelementptr i8, ptr %frames, i64 %foff
+  %mem = select i1 %first, ptr null, ptr %fptr
+  %h = call ptr @__hpvm_coro.{digest}(ptr %args, ptr %c, ptr %myout, ptr %mem, ptr %info)
+  %hslot = getelementptr ptr, ptr %hdls, i64 %i
+  store ptr %h, ptr %hslot, align 8
+  %multi = icmp sgt i64 %n, 1
+  %measure = and i1 %first, %multi
+  br i1 %measure, label %sizes, label %next
+sizes:
+  %sz = load i64, ptr %info, align 8
+  %ia = getelementptr i64, ptr %info, i64 1
+  %al0 = load i64, ptr %ia, align 8
+  %al = call i64 @llvm.umax.i64(i64 %al0, i64 16)
+  %am = sub i64 %al, 1
+  %nal = sub i64 0, %al
+  %sz1 = add i64 %sz, %am
+  %sr = and i64 %sz1, %nal
+  %others = sub i64 %n, 1
+  %fb = mul i64 %others, %sr
+  %fb2 = add i64 %fb, %al
+  %got = call ptr @malloc(i64 %fb2)
+  %nomem = icmp eq ptr %got, null
+  br i1 %nomem, label %oomframes, label %aligned
+oomframes:
+  %dfa0 = getelementptr i8, ptr %h, i64 8
+  %dfn0 = load ptr, ptr %dfa0, align 8
+  call fastcc void %dfn0(ptr %h)
+  br label %oom
+aligned:
+  %gi = ptrtoint ptr %got to i64
+  %gu = add i64 %gi, %am
+  %ga = and i64 %gu, %nal
+  %gd = sub i64 %ga, %gi
+  %fa = getelementptr i8, ptr %got, i64 %gd
+  br label %next
+next:
+  %frames1 = phi ptr [ %frames, %start ], [ %fa, %aligned ]
+  %stride1 = phi i64 [ %stride, %start ], [ %sr, %aligned ]
+  %raw1 = phi ptr [ %raw, %start ], [ %got, %aligned ]
+  %i1 = add i64 %i, 1
+  %again = icmp slt i64 %i1, %n
+  br i1 %again, label %spawn, label %rounds
+rounds:
+  br label %round
+round:
+  %r = phi i64 [ 0, %rounds ], [ %rn, %step ]
+  %any = phi i1 [ false, %rounds ], [ %any1, %step ]
+  %rslot = getelementptr ptr, ptr %hdls, i64 %r
+  %hr = load ptr, ptr %rslot, align 8
+  %fnr = load ptr, ptr %hr, align 8
+  %dn = icmp eq ptr %fnr, null
+  br i1 %dn, label %step, label %resume
+resume:
+  %known = icmp eq ptr %fnr, @__hpvm_coro.{digest}.resume
+  br i1 %known, label %direct, label %indirect
+direct:
+  call fastcc void @__hpvm_coro.{digest}.resume(ptr %hr)
+  br label %step
+indirect:
+  call fastcc void %fnr(ptr %hr)
+  br label %step
+step:
+  %any1 = phi i1 [ %any, %round ], [ true, %direct ], [ true, %indirect ]
+  %rn = add i64 %r, 1
+  %rmore = icmp slt i64 %rn, %n
+  br i1 %rmore, label %round, label %roundend
+roundend:
+  br i1 %any1, label %rounds, label %destroy
+destroy:
+  %d = phi i64 [ 0, %roundend ], [ %d1, %destroy ]
+  %dslot = getelementptr ptr, ptr %hdls, i64 %d
+  %hd = load ptr, ptr %dslot, align 8
+  %dfa = getelementptr i8, ptr %hd, i64 8
+  %dfn = load ptr, ptr %dfa, align 8
+  call fastcc void %dfn(ptr %hd)
+  %d1 = add i64 %d, 1
+  %dmore = icmp slt i64 %d1, %n
+  br i1 %dmore, label %destroy, label %done
+done:
+  br i1 %every, label %cleanup, label %last
+last:
+  %lastidx = sub i64 %n, 1
+  %lastoff = mul i64 %lastidx, {8 * nout}
+  %lastout = getelementptr i8, ptr %outs, i64 %lastoff
+{copy_out}
+  br label %cleanup
+cleanup:
+  call void @free(ptr %raw1)
+  call void @free(ptr %ctxs)
+  call void @free(ptr %hdls)
+  call void @free(ptr %scratch)
+  ret i32 0
+}}
+"""
+
+
+def _intrinsic_declarations(declared: set[str]) -> str:
+    return "".join(
+        _declare(declared, name, decl)
+        for name, decl in (
+            ("llvm.coro.id", "declare token @llvm.coro.id(i32, ptr, ptr, ptr)"),
+            ("llvm.coro.size.i64", "declare i64 @llvm.coro.size.i64()"),
+            ("llvm.coro.align.i64", "declare i64 @llvm.coro.align.i64()"),
+            ("llvm.coro.begin", "declare ptr @llvm.coro.begin(token, ptr)"),
+            ("llvm.coro.suspend", "declare i8 @llvm.coro.suspend(token, i1)"),
+            ("llvm.coro.free", "declare ptr @llvm.coro.free(token, ptr)"),
+            ("llvm.coro.end", "declare void @llvm.coro.end(ptr, i1, token)"),
+            ("llvm.coro.resume", "declare void @llvm.coro.resume(ptr)"),
+            ("llvm.coro.destroy", "declare void @llvm.coro.destroy(ptr)"),
+            ("llvm.coro.done", "declare i1 @llvm.coro.done(ptr)"),
+            ("llvm.umax.i64", "declare i64 @llvm.umax.i64(i64, i64)"),
+            ("malloc", "declare ptr @malloc(i64)"),
+            ("aligned_alloc", "declare ptr @aligned_alloc(i64, i64)"),
+            ("free", "declare void @free(ptr)"),
+            ("abort", "declare void @abort()"),
+        )
+    )
+
+
+def coroutine_module(
+    leaf: LeafFunction,
+    text: str,
+    *,
+    entry: str,
+    digest: str,
+    args: tuple[str, ...],
+    outs: tuple[str, ...],
+    void: bool,
+    reach_barrier: set[str],
+    declared: set[str],
+    header: int,
+) -> str:
+    """The clone ``text`` of a barrier leaf (its ``__hpvm_q.barrier`` is ``barrier_helper``)
+    with the coroutine and the group runner added and lowered (module docstring).
+    ``reach_barrier``: the global names (as LLVM text writes them) of the functions on a
+    path to a barrier, the node function (``@entry``) among them."""
+    import llvmlite.binding as llvm
+
+    from .native import optimize_module
+
+    coro = f"__hpvm_coro.{digest}"
+    text, group = _mark_inline(text, reach_barrier, f"@{entry}")
+    text += _coroutine(digest, entry, args, outs, void, group)
+    text += _intrinsic_declarations(declared)
+    try:
+        module = llvm.parse_assembly(text)
+        module.verify()
+    except RuntimeError as e:
+        raise _fail(
+            leaf, f"its LLVM could not be made a coroutine for its barriers ({str(e).strip()})"
+        ) from None
+    optimize_module(module, 0, ("always_inliner", "instruction_namer"))
+    text = str(module)
+    lines = text.split("\n")
+    start, end = _function_span(lines, coro)
+    coro_body = "\n".join(lines[start + 1 : end])
+    left = sorted(g for g in reach_barrier if re.search(re.escape(g) + r"\(", coro_body))
+    if left:
+        raise _fail(
+            leaf,
+            f"{', '.join(left)} reach(es) __hpvm__barrier and could not be inlined into the node "
+            "function (recursion, or attributes that forbid inlining); barriers must be reached "
+            "through calls that can be inlined: remove the recursion around the barrier",
+        )
+    text, _ = _suspend_at_barriers(text, coro)
+    # Elsewhere (the one-instance trampoline) a barrier does nothing.
+    text = text.replace(
+        f"declare void @{MARK}()", f"define internal void @{MARK}() alwaysinline {{\n  ret void\n}}", 1
+    )
+    try:
+        module = llvm.parse_assembly(text)
+        module.verify()
+    except RuntimeError as e:
+        raise _fail(leaf, f"its barriers could not be made coroutine suspends ({str(e).strip()})") from None
+    optimize_module(module, 2)  # CoroSplit: the ramp, .resume and .destroy
+    text = str(module)
+    if f"@{coro}.resume(" not in text:
+        raise _fail(leaf, "LLVM's CoroSplit did not split its barrier coroutine (no resume function)")
+    declared = {f.name for f in module.functions}
+    text += _runner(digest, outs, header) + _intrinsic_declarations(declared)
+    try:
+        module = llvm.parse_assembly(text)
+        module.verify()
+    except RuntimeError as e:
+        raise _fail(leaf, f"its group runner could not be built ({str(e).strip()})") from None
+    module.get_function(coro).linkage = "internal"
+    optimize_module(module, 2)
+    return str(module)
+
+
+__all__ = ["MARK", "barrier_helper", "coroutine_module"]
