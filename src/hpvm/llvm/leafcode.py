@@ -105,17 +105,8 @@ def _shim() -> pytypes.ModuleType:
     return shim
 
 
-#: hpvm atomic → LLVM ``atomicrmw`` operation (integers; floats use ``_FLOAT_RMW``).
-_INT_RMW = {
-    "add": "add",
-    "sub": "sub",
-    "min": "min",
-    "max": "max",
-    "xchg": "xchg",
-    "and": "and",
-    "or": "or",
-    "xor": "xor",
-}
+#: hpvm atomic → LLVM ``atomicrmw`` operation on floats (on signed integers, hpvm's atomic
+#: names are LLVM's operations: ``ir.intrinsics.ATOMIC_OPS``; unsigned min/max are umin/umax).
 _FLOAT_RMW = {"add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax"}
 
 
@@ -179,7 +170,7 @@ def _add_memory(shim: pytypes.ModuleType, address: int | None) -> None:
                     return builder.call(fn, [ptr, val])
                 if isinstance(dtype, types.Float):
                     return builder.atomic_rmw(_FLOAT_RMW[op], ptr, val, "seq_cst")
-                rmw = _INT_RMW[op]
+                rmw = op
                 if op in ("min", "max") and not dtype.signed:
                     rmw = "u" + rmw
                 return builder.atomic_rmw(rmw, ptr, val, "seq_cst")

@@ -37,6 +37,7 @@ from ...errors import CompileError
 from ...ir.bodies import LLVMBody, llvm_abi_types
 from ...ir.graph import LeafFunction
 from ...ir.instance_context import STRIDE
+from ...ir.intrinsics import ATOMIC_OPS
 from ...ir.types import NodeHandleType
 from .coro import barrier_helper, coroutine_module
 
@@ -54,16 +55,8 @@ QUERY_OFFSETS = {
     "getNumNodeInstances.y": 4,
     "getNumNodeInstances.z": 5,
 }
-ATOMICS = {
-    "add": "add",
-    "sub": "sub",
-    "min": "min",
-    "max": "max",
-    "xchg": "xchg",
-    "and": "and",
-    "or": "or",
-    "xor": "xor",
-}
+#: Seed 000's llvm.hpvm.atomic.<op> (i32): hpvm's atomic names are LLVM's atomicrmw operations.
+ATOMICS = ATOMIC_OPS
 #: Intrinsics that need the context pointer where they are called.
 CTX_INTRINSICS = frozenset({"getNode", "barrier", "malloc"})
 LEAF_INTRINSICS = frozenset(
@@ -387,10 +380,10 @@ def _helpers(declared: set[str], barrier: bool) -> str:
         f"  %a = getelementptr i8, ptr %h, i64 {8 * 6}\n  %v = load i64, ptr %a, align 8\n"
         "  %d = trunc i64 %v to i32\n  ret i32 %d\n}"
     )
-    for op, rmw in ATOMICS.items():
+    for op in ATOMICS:
         out.append(
             f"define internal i32 @__hpvm_q.atomic.{op}(ptr %p, i32 %v) alwaysinline {{\n"
-            f"  %r = atomicrmw {rmw} ptr %p, i32 %v seq_cst, align 4\n  ret i32 %r\n}}"
+            f"  %r = atomicrmw {op} ptr %p, i32 %v seq_cst, align 4\n  ret i32 %r\n}}"
         )
     if barrier:
         out.append(barrier_helper())

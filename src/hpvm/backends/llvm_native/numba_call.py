@@ -186,8 +186,10 @@ def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
             count = len(sig.args[n])
             parent = cgutils.unpack_tuple(builder, llargs[n], count) if count else []
             pctx = cgutils.alloca_once(builder, i64, size=max(1, len(parent)))
-            for k, v in enumerate(parent):
-                builder.store(v, builder.gep(pctx, [ir.Constant(i64, k)]))
+            for k, (v, t) in enumerate(zip(parent, sig.args[n])):  # any integer width
+                builder.store(
+                    context.cast(builder, v, t, types.int64), builder.gep(pctx, [ir.Constant(i64, k)])
+                )
             sizes = [
                 context.cast(builder, v, t, types.int64) for v, t in zip(llargs[n + 1 :], sig.args[n + 1 :])
             ]
