@@ -49,7 +49,7 @@ from ...ir.graph import (
 from ...ir.types import ArrayType, i64
 from ..base import Backend, RunContext
 from . import tasks
-from .declared import LayoutPlan, Piece, has_layouts, owners, piece, plan_layouts, put_back
+from .declared import LayoutPlan, has_layouts, pack, piece, plan_layouts, put_back
 from .moves import copy_back, gather, nbytes, with_workers
 from .ownership import analyse
 from .parts import Part, independent_parts, written_params
@@ -282,34 +282,39 @@ class DaskBackend(StageRunner, Backend):
                 if i != j and isinstance(args[j], np.ndarray) and np.may_share_memory(args[i], args[j]):
                     why = f"'{root.params[i].name}' shares memory with '{root.params[j].name}'"
                     return self._whole(plan, root, args, send, ctx, why)
-        try:
-            owned = {i: owners(lay, args[i].shape, sizes) for i, lay in layout.parts.items()}
-        except ValueError as e:  # the layout does not fit this array (a rank the verifier allowed)
-            return self._whole(plan, root, args, send, ctx, f"a declared layout does not fit: {e}")
         bounds = [sizes[0] * k // count for k in range(count + 1)]
         ranges = [(bounds[k], bounds[k + 1]) for k in range(count)]
+        try:
+            pieces = [
+                {i: piece(args[i], lay, sizes, lo, hi) for i, lay in layout.parts.items()}
+                for lo, hi in ranges
+            ]
+            for mine in pieces:
+                for p in mine.values():
+                    p.index  # noqa: B018 (computed now: a layout that does not fit raises here)
+        except ValueError as e:  # the layout does not fit this array (a rank the verifier allowed)
+            return self._whole(plan, root, args, send, ctx, f"a declared layout does not fit: {e}")
         before = send.sent
         shared = {
             i: send.everywhere(a)
             for i, a in enumerate(args)
             if isinstance(a, np.ndarray) and i not in layout.parts
         }
-        sent = send.sent - before
         written = [i for i in plan.written if i in layout.parts]
         key = f"{plan.key}/layout/{sizes[1:]}"  # one rewritten chunk root per launch shape
-        pieces, futures = [], []
-        for lo, hi in ranges:
-            part = [
-                piece(a, *owned[i], lo, hi) if i in owned else shared.get(i, a) for i, a in enumerate(args)
-            ]
-            pieces.append(part)
-            sent += sum(p.nbytes for p in part if isinstance(p, Piece))
+        futures, picks = [], []
+        for (lo, hi), mine in zip(ranges, pieces):
+            # Each range's owned elements stay on the workers across launches (resident.py):
+            # later launches send only the blocks the host changed.
+            values = {i: send.packed(args[i], p.key, pack(args[i], p)) for i, p in mine.items()}
+            part = [mine.get(i, shared.get(i, a)) for i, a in enumerate(args)]
             part = [*part, hi - lo, lo, sizes[0]]
-            futures.append(
-                client.submit(
-                    tasks.run_layout_chunk, key, root, node.name, sizes[1:], part, written, pure=False
-                )
+            future = client.submit(
+                tasks.run_layout_chunk, key, root, node.name, sizes[1:], part, written, values, pure=False
             )
+            futures.append(future)
+            picks.append([tasks.kept_ref(future, j, field=2) for j in range(len(written))])
+        sent = send.sent - before
 
         def chunked(results: list[Any]) -> tuple[Any, ...]:
             ctx.record(to_device=sent)
@@ -327,10 +332,11 @@ class DaskBackend(StageRunner, Backend):
                     job = self._whole(plan, root, args, Sender(client, None), ctx, why)
                     return job.finish(gather(client, job.futures, root))
             back = 0
-            for part, (_, _, values) in zip(pieces, results):
-                for i, v in zip(written, values):
+            for mine, (_, _, values), kept in zip(pieces, results, picks):
+                for i, v, pick in zip(written, values, kept):
                     back += v.nbytes
-                    put_back(args[i], part[i], v)
+                    put_back(args[i], mine[i], v)
+                    send.settle_packed(args[i], mine[i].key, pick, v)
             ctx.record(to_host=back)
             kinds = ", ".join(f"'{root.params[i].name}' {layout.parts[i]}" for i in sorted(layout.parts))
             ctx.notes.append(

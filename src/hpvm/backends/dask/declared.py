@@ -29,8 +29,10 @@ other chunks' elements never give silent wrong results; they cost the split.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -43,18 +45,29 @@ from .offsets import offset_problem
 
 @dataclass(frozen=True)
 class Piece:
-    """What a chunk gets of an array partitioned by a layout: the elements at ``index``
-    along ``axis`` (the rest of the array is filled with guards on the worker)."""
+    """What a chunk gets of an array partitioned by a layout: the elements instances
+    ``[lo, hi)`` of grid ``grid`` own along ``axis`` (``index``), packed; the rest of the
+    array is filled with guards on the worker. The piece names its elements by the layout,
+    not by an index array, so it is a few bytes on the wire: the worker derives ``index``
+    (cached per process), and the packed values travel apart from it — as a piece kept on
+    the workers across launches (``resident.py``) or inline."""
 
     shape: tuple[int, ...]
     dtype: np.dtype
     axis: int
-    index: np.ndarray
-    values: np.ndarray
+    layout: Layout
+    grid: tuple[int, ...]
+    lo: int
+    hi: int
 
     @property
-    def nbytes(self) -> int:
-        return int(self.values.nbytes)
+    def index(self) -> np.ndarray:
+        return owned_index(self.layout, self.shape, self.grid, self.lo, self.hi)
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """Names the piece among those kept for its host array (``resident.Resident.keep``)."""
+        return ("layout", str(self.layout), self.shape, self.grid, self.lo, self.hi)
 
 
 @dataclass
@@ -141,16 +154,33 @@ def owners(layout: Layout, shape: tuple[int, ...], grid: tuple[int, ...]) -> tup
     return axis, owner
 
 
-def piece(array: np.ndarray, axis: int, owner: np.ndarray, lo: int, hi: int) -> Piece:
-    """The elements instances ``[lo, hi)`` own, packed (a view when they are contiguous)."""
+@functools.lru_cache(maxsize=256)
+def owned_index(
+    layout: Layout, shape: tuple[int, ...], grid: tuple[int, ...], lo: int, hi: int
+) -> np.ndarray:
+    """The indices along the partitioned axis that instances ``[lo, hi)`` own (read-only:
+    cached, as every launch of those sizes asks again, on the host and on the workers)."""
+    _, owner = owners(layout, shape, grid)
     index = np.flatnonzero((owner >= lo) & (owner < hi))
+    index.setflags(write=False)
+    return index
+
+
+def piece(array: np.ndarray, layout: Layout, grid: tuple[int, ...], lo: int, hi: int) -> Piece:
+    """The piece of ``array`` that instances ``[lo, hi)`` own under ``layout``."""
+    axis = layout.grid_axes(array.ndim, len(grid))[0]
+    assert axis is not None
+    return Piece(tuple(array.shape), array.dtype, axis, layout, tuple(grid), lo, hi)
+
+
+def pack(array: np.ndarray, p: Piece) -> np.ndarray:
+    """The elements of ``array`` piece ``p`` names, packed (a view when they are contiguous)."""
+    index = p.index
     if index.size and index[-1] - index[0] + 1 == index.size:
-        sel = [slice(None)] * array.ndim
-        sel[axis] = slice(int(index[0]), int(index[-1]) + 1)
-        values = array[tuple(sel)]
-    else:
-        values = np.take(array, index, axis=axis)
-    return Piece(tuple(array.shape), array.dtype, axis, index, values)
+        sel: list[object] = [slice(None)] * array.ndim
+        sel[p.axis] = slice(int(index[0]), int(index[-1]) + 1)
+        return array[tuple(sel)]
+    return np.take(array, index, axis=p.axis)
 
 
 def put_back(array: np.ndarray, p: Piece, values: np.ndarray) -> None:

@@ -19,8 +19,12 @@ After a launch, the copy a chunk wrote becomes the piece (``settle``), with dige
 worker computed of it (``tasks.trim``): where the host's rows differ next time (the rows
 another chunk wrote in a halo, say), those blocks go again.
 
+The same goes for the pieces of a declared-layout split (``declared.py``): the elements a
+range of instances owns, packed along the partitioned axis, are kept per (array, layout,
+launch sizes, range) and digested and patched by blocks of the packed piece's rows.
+
 Not kept: arrays two inputs share (aliasing must be seen as one array on the worker), the
-private copies of atomics, the packed pieces of declared layouts. ``clear`` forgets
+private copies of atomics. ``clear`` forgets
 everything (a new client, a lost worker: the launch is then retried with its data inline).
 """
 
@@ -54,7 +58,7 @@ class _Entry:
     ref: weakref.ref
     layout: tuple[Any, ...]
     client: str  # the client's id: a piece is a future of that client only
-    slots: dict[tuple[int, int, bool], _Slot]
+    slots: dict[tuple[Any, ...], _Slot]  # (r0, r1, broadcast) for rows; ("layout", ...) for a piece
 
 
 def _client_id(client: Any) -> str:
@@ -121,12 +125,27 @@ class Resident:
     ) -> Any:
         """A future holding ``array[r0:r1]`` as the host has it now; the bytes sent are
         passed to ``record`` (nothing when the workers' copy is current)."""
+        return self.keep(client, array, (r0, r1, broadcast), array[r0:r1], record, broadcast)
+
+    def keep(
+        self,
+        client: Any,
+        array: np.ndarray,
+        key: tuple[Any, ...],
+        values: np.ndarray,
+        record: Callable[[int], None],
+        broadcast: bool = False,
+    ) -> Any:
+        """A future holding ``values`` — the part of ``array`` that ``key`` names, as the
+        host has it now: a slice of rows, or the elements a declared layout gives a range
+        of instances, packed (``declared.py``) — kept per (array, key). Blocks are rows of
+        ``values``, so a packed piece is digested and patched like a slice."""
         from . import tasks
 
-        now = digests(array[r0:r1])
+        now = digests(values)
         with self._lock:
             entry = self._entry(client, array)
-            slot = entry.slots.get((r0, r1, broadcast))
+            slot = entry.slots.get(key)
             stale = (
                 list(range(len(now)))
                 if slot is None
@@ -134,36 +153,36 @@ class Resident:
             )
             if not stale and slot is not None:
                 return slot.future
-            step = block_rows(array[r0:r1])
+            step = block_rows(values)
+            n = len(values)
             if slot is None or broadcast or len(stale) > PATCH_LIMIT * len(now):
                 # (a copy: on an in-process cluster the kept piece would otherwise be a view
                 # that keeps the host's array alive, and changes under the digests' feet)
-                future = client.scatter(array[r0:r1].copy(), broadcast=broadcast, hash=False)
+                future = client.scatter(values.copy(), broadcast=broadcast, hash=False)
                 copies = len(client.nthreads()) if broadcast else 1
-                record(array[r0:r1].nbytes * copies)
+                record(values.nbytes * copies)
             else:
-                patches = [
-                    (j * step, array[r0 + j * step : min(r0 + (j + 1) * step, r1)].copy()) for j in stale
-                ]
+                patches = [(j * step, values[j * step : min((j + 1) * step, n)].copy()) for j in stale]
                 future = client.submit(tasks.patch, slot.future, patches, pure=False)
                 record(sum(p.nbytes for _, p in patches))
-            entry.slots.pop((r0, r1, broadcast), None)
-            entry.slots[(r0, r1, broadcast)] = _Slot(future, now)
-            while len(entry.slots) > SLOTS:
-                entry.slots.pop(next(iter(entry.slots)))
+            self._put(entry, key, _Slot(future, now))
             return future
 
+    @staticmethod
+    def _put(entry: _Entry, key: tuple[Any, ...], slot: _Slot) -> None:
+        entry.slots.pop(key, None)
+        entry.slots[key] = slot
+        while len(entry.slots) > SLOTS:
+            entry.slots.pop(next(iter(entry.slots)))
+
     def settle(
-        self, client: Any, array: np.ndarray, r0: int, r1: int, future: Any, after: list[bytes]
+        self, client: Any, array: np.ndarray, key: tuple[Any, ...], future: Any, after: list[bytes]
     ) -> None:
-        """After a launch: the workers' copy of ``array[r0:r1]`` is ``future``, whose
-        digests the worker computed (``tasks.trim``): blocks the host wrote since differ."""
+        """After a launch: the workers' copy of the part of ``array`` that ``key`` names is
+        ``future``, whose digests are ``after`` (the worker's, ``tasks.trim``, or the
+        host's of what came back): blocks the host wrote since differ."""
         with self._lock:
-            entry = self._entry(client, array)
-            entry.slots.pop((r0, r1, False), None)
-            entry.slots[(r0, r1, False)] = _Slot(future, list(after))
-            while len(entry.slots) > SLOTS:
-                entry.slots.pop(next(iter(entry.slots)))
+            self._put(self._entry(client, array), key, _Slot(future, list(after)))
 
 
 class Sender:
@@ -195,4 +214,19 @@ class Sender:
 
     def settle(self, array: np.ndarray, r0: int, r1: int, future: Any, after: list[bytes]) -> None:
         if self.resident is not None and array.ndim:
-            self.resident.settle(self.client, array, r0, min(r1, array.shape[0]), future, after)
+            self.resident.settle(self.client, array, (r0, min(r1, array.shape[0]), False), future, after)
+
+    def packed(self, array: np.ndarray, key: tuple[Any, ...], values: np.ndarray) -> Any:
+        """``values``, the elements of ``array`` that ``key`` names (a declared layout's
+        piece for one range of instances), for one task: kept on the workers like a row
+        slice (only blocks the host changed go again), or the values themselves."""
+        if self.resident is None or values.ndim == 0:
+            self.sent += values.nbytes
+            return values
+        return self.resident.keep(self.client, array, key, values, self._count)
+
+    def settle_packed(self, array: np.ndarray, key: tuple[Any, ...], future: Any, values: np.ndarray) -> None:
+        """After a launch: the workers' copy of ``array``'s piece ``key`` is ``future``,
+        which holds ``values`` (what came back, now in the host's array)."""
+        if self.resident is not None and values.ndim:
+            self.resident.settle(self.client, array, key, future, digests(values))

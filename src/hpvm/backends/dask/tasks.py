@@ -119,20 +119,22 @@ def trim(result: Sequence[Any], spans: Sequence[tuple[int, int] | None], digest:
     )
 
 
-#: Marks ``(KEPT, task result, index)``: the ``index``-th written array of an earlier
-#: task's result, kept on the worker that made it (``resident.py``) — resolved here, so that
-#: keeping it costs no task of its own.
+#: Marks ``(KEPT, task result, field, index)``: the ``index``-th written array of an
+#: earlier task's result (in its ``field``-th item), kept on the worker that made it
+#: (``resident.py``) — resolved here, so that keeping it costs no task of its own.
 KEPT = "__hpvm_kept__"
 
 
-def kept_ref(future: Any, index: int) -> tuple[str, Any, int]:
-    """A reference to the ``index``-th written array of the task ``future`` (``KEPT``)."""
-    return (KEPT, future, index)
+def kept_ref(future: Any, index: int, field: int = 1) -> tuple[str, Any, int, int]:
+    """A reference to the ``index``-th written array of the task ``future`` (``KEPT``):
+    ``field`` 1 for ``run_whole`` / ``run_chunk``, 2 for ``run_layout_chunk``'s owned
+    elements."""
+    return (KEPT, future, field, index)
 
 
 def _resolve(value: Any) -> Any:
-    if isinstance(value, tuple) and len(value) == 3 and value[0] == KEPT:
-        return value[1][1][value[2]]
+    if isinstance(value, tuple) and len(value) == 4 and value[0] == KEPT:
+        return value[1][value[2]][value[3]]
     return value
 
 
@@ -280,9 +282,11 @@ def run_layout_chunk(
     rest: tuple[int, ...],
     args: Sequence[Any],
     written: Sequence[int],
+    values: dict[int, Any],
 ) -> tuple[Any, ...]:
     """Run instances ``[lo, hi)`` of the root's one child with their own ids (``offsets``),
-    its partitioned arrays holding only the elements they own (``declared.Piece``), twice
+    its partitioned arrays holding only the elements they own (``declared.Piece`` at
+    ``args[i]``, its packed elements at ``values[i]``: an array, or a kept one), twice
     with different guards; return ``("ok", outputs, owned elements of each written
     array)`` or ``("outside", root input or None, what, with {port} for its name)`` when the chunk touched elements it does
     not own (``declared`` module doc)."""
@@ -299,7 +303,7 @@ def run_layout_chunk(
         for a in args:
             if isinstance(a, Piece):
                 buf = _guard_fill(a.shape, a.dtype, second)
-                buf[_selector(a)] = a.values
+                buf[_selector(a)] = _resolve(values[len(call)])
                 call.append(buf)
             else:
                 call.append(a)
