@@ -15,7 +15,11 @@ between the back ends so both see the same machine noise. Rows:
   each chunk with a halo of 2 rows (whole on one worker before commit ``3b5829b``); twice:
   with the arrays kept on the workers across launches (``resident.py``: only the blocks of
   rows the host changed since go again), and with ``KEEP`` off (every launch sends its
-  rows, as before commit ``3b29567``).
+  rows, as before commit ``3b29567``);
+- a leaf split by its declared ``strided`` layouts (``declared.py``), 2^20 float64 in x
+  and y, 20 launches: kept (the owned pieces stay on the workers) and with ``KEEP`` off
+  (each range's owned elements sent every launch, as before keeping layout pieces).
+  ``--layout`` runs only these two rows.
 
 Launches repeat on the same arrays, so every row moves less per launch once kept: inputs
 the host did not change stay on the workers; written rows still come back every launch.
@@ -151,6 +155,61 @@ def _sgemm_rows(size: int) -> Callable[[str], Callable[[], None]]:
     return make
 
 
+# y[k] = a x[k] + y[k] / 2 for the elements k instance i owns under ``strided`` (every G-th):
+# indexing the ownership proof cannot read, so the dask back end splits it by its layouts.
+@hpvm.leaf(ins=("x", "y"), outs=("y",), layouts={"x": "strided", "y": "strided"})
+def strided_axpy(x: hpvm.f64[:], y: hpvm.f64[:], a: hpvm.f64):
+    node = hpvm.get_node()
+    i = hpvm.get_node_instance_id_x(node)
+    g = hpvm.get_num_node_instances_x(node)
+    for k in range(i, y.shape[0], g):
+        y[k] = a * x[k] + 0.5 * y[k]
+
+
+@hpvm.internal
+def strided_root(x: hpvm.f64[:], y: hpvm.f64[:], a: hpvm.f64):
+    node = hpvm.create_node_1d(strided_axpy, 8)
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+def _strided(n: int, launches: int) -> Callable[[str], Callable[[], None]]:
+    x = np.random.default_rng(4).random(n)
+    ys = {t: np.zeros(n) for t in ("cpu", "dask")}
+    for v in (x, *ys.values()):
+        hpvm.track_memory(v)
+
+    def make(target: str) -> Callable[[], None]:
+        def run() -> None:
+            for _ in range(launches):
+                hpvm.wait(hpvm.launch(strided_root, (x, ys[target], 0.25), target=target))
+
+        return run
+
+    return make
+
+
+def _layout_rows() -> None:
+    """The declared-layout split, kept and sent every launch (the module doc)."""
+    from hpvm.backends.dask import backend
+
+    x = np.random.default_rng(5).random(4099)  # checked first: the two back ends agree
+    ys = {t: np.zeros(4099) for t in ("cpu", "dask")}
+    for v in (x, *ys.values()):
+        hpvm.track_memory(v)
+    for target, y in ys.items():
+        for _ in range(3):
+            hpvm.wait(hpvm.launch(strided_root, (x, y, 0.25), target=target))
+    np.testing.assert_allclose(ys["dask"], ys["cpu"], rtol=1e-12)
+    for keep, how in ((True, "kept on workers"), (False, "sent every launch")):
+        backend.KEEP = keep
+        try:
+            make = _strided(1 << 20, 20)
+            print(_row(f"strided layout 2^20 f64, 20 launches (split by layout; {how})", 20, make, 5))
+        finally:
+            backend.KEEP = True
+
+
 def _tiny() -> Callable[[str], Callable[[], None]]:
     a, b = np.ones(2, np.float32), np.ones(2, np.float32)
     outs = {t: np.zeros(2, np.float32) for t in ("cpu", "dask")}
@@ -169,6 +228,24 @@ def main() -> int:
     _pickle_by_value()
     print("| row | cpu | dask | dask / cpu | moved per launch |")
     print("| --- | --- | --- | --- | --- |")
+    if "--layout" in sys.argv[1:]:
+        cluster = LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            worker_dashboard_address="127.0.0.1:0",
+        )
+        client = Client(cluster, set_as_default=False)
+        hpvm.init(dask=client)
+        try:
+            _layout_rows()
+        finally:
+            hpvm.cleanup()
+            client.close()
+            cluster.close()
+        return 0
     for workers in (2, 1):
         cluster = LocalCluster(
             n_workers=workers,
@@ -213,6 +290,7 @@ def main() -> int:
                     )
                 finally:
                     backend.KEEP = True
+                _layout_rows()
         finally:
             hpvm.cleanup()
             client.close()

@@ -107,6 +107,42 @@ def test_a_host_write_between_layout_launches_is_seen(dask_runtime):
     assert moved[4][0] == moved[6][0] == moved[8][0] == 0, moved
 
 
+@hpvm.leaf(ins=("z",), outs=("z",))
+def bump(z: hpvm.f64[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    z[i] = z[i] + 1.0
+
+
+@hpvm.internal
+def with_a_sibling(x: hpvm.f64[:], y: hpvm.f64[:], a: hpvm.f64, z: hpvm.f64[:]):
+    k = hpvm.create_node_1d(strided_step, 4)
+    for port in range(3):
+        hpvm.bind_in(k, port, port)
+    b = hpvm.create_node_1d(bump, z.shape[0])
+    hpvm.bind_in(b, 3, 0)
+
+
+def test_a_layout_node_beside_an_independent_sibling_splits_and_keeps(dask_runtime):
+    """The root's children that share nothing written are separate groups (``parts.py``),
+    each with a root of its one child: the layout node splits by its layouts there, and its
+    pieces stay on the workers as when it is the root's only child."""
+    rng = np.random.default_rng(10)
+    x, y, z = rng.random(20_000), rng.random(20_000), np.zeros(10)
+    x2, y2, z2 = x.copy(), y.copy(), z.copy()
+    moved, notes = _launches(with_a_sibling, (x, y, 0.25, z), 20, "dask")
+    _launches(with_a_sibling, (x2, y2, 0.25, z2), 20, "interp")
+    np.testing.assert_array_equal(y, y2)
+    np.testing.assert_array_equal(z, z2)
+    assert any(
+        "'strided_step' of 'with_a_sibling[strided_step]' split by its declared layouts" in n for n in notes
+    )
+    assert "ran as 2 concurrent groups" in notes[-1], notes
+    assert moved[0][0] >= x.nbytes + y.nbytes
+    # later launches: x and y's pieces stay; what goes is the sibling's few small rows of
+    # z and y (each group's root takes every array of the root) that changed on the host
+    assert all(to_device < x.nbytes // 50 for to_device, _ in moved[1:]), moved[:4]
+
+
 _EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "hbir"
 
 
