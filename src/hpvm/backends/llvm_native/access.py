@@ -121,11 +121,30 @@ def _masked(words: list[str]) -> str | None:
     return ops[0] if mask >= 255 and mask & (mask + 1) == 0 else None
 
 
+def _pointer_arguments(define: str) -> set[str]:
+    """The names of the ``ptr`` parameters on a ``define`` line."""
+    at = define.find("(", define.find("@"))
+    if at < 0:
+        return set()
+    depth = 0
+    for end in range(at, len(define)):
+        depth += define[end] == "("
+        depth -= define[end] == ")"
+        if depth == 0:
+            break
+    names = set()
+    for item in _split_top(define[at + 1 : end]):
+        found = _NAME.findall(item)
+        if item.startswith("ptr") and found:
+            names.add(found[-1])
+    return names
+
+
 def _analyse(text: str | None) -> int | None:
     if text is None:
         return None
     define = next((line for line in text.splitlines() if line.startswith("define")), "")
-    args = {m.group(1) for m in re.finditer(r"\bptr\b[^,)]*?(%[-a-zA-Z$._0-9]+)", define)}
+    args = _pointer_arguments(define)
     defs: dict[str, str] = {}
     for line in text.splitlines():
         m = _DEF.match(line)
@@ -188,12 +207,11 @@ def _analyse(text: str | None) -> int | None:
             return None
         if not words or words[0] not in ("shl", "mul"):
             return None
-        rest = [w for w in words[1:] if w not in _FLAGS]
-        if len(rest) != 4 or not rest[1].startswith("%"):
+        ops = _operands(words)
+        if len(ops) != 2 or not ops[0].startswith("%"):
             return None
-        amount = rest[3]
-        ok = amount in {str(v) for v in _SCALES.values()} if words[0] == "shl" else amount in _SCALES
-        return rest[1] if ok else None
+        ok = ops[1] in {str(v) for v in _SCALES.values()} if words[0] == "shl" else ops[1] in _SCALES
+        return ops[0] if ok else None
 
     votes = [0, 0, 0]
     for rhs in defs.values():
