@@ -1,6 +1,7 @@
 """The cpu back end orders a replicated LLVM leaf's instance loops by its accesses
 (``graphgen.loop_order``, ``llvm_native/access.py``): the id that indexes arrays with unit
-stride runs innermost. A GPU-style leaf (x fastest in memory) gets x innermost, a
+stride runs innermost. A GPU-style leaf (x fastest in memory) gets x innermost (and z
+outermost), a
 row-major one keeps x outermost; either way the results are the interpreter's."""
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ void root(float *src, size_t bytes_src, float *dst, size_t bytes_dst, int nx, in
 """
 
 CASES = {
-    # GPU convention (Parboil): x moves fastest in memory -> x innermost.
-    "gpu": ("x + (long)nx * (y + (long)ny * z)", 0, (1, 2, 0)),
+    # GPU convention (Parboil): x moves fastest in memory -> x innermost, z outermost.
+    "gpu": ("x + (long)nx * (y + (long)ny * z)", 0, (2, 1, 0)),
     # Row-major: z fastest -> today's order, x outermost.
     "row-major": ("z + (long)nz * (y + (long)ny * x)", 2, (0, 1, 2)),
     # y fastest -> y innermost, x and z keeping their order.
@@ -96,7 +97,7 @@ def test_loop_order_follows_unit_stride_and_matches_interp(case, write_c):
 def test_stencil_example_runs_x_innermost():
     root = c.compile(EXAMPLES / "stencil.c").roots[0]
     node = _leaf_node(root)
-    assert loop_order([node]) == (1, 2, 0)
+    assert loop_order([node]) == (2, 1, 0)
 
 
 def test_no_clear_answer_keeps_the_default(write_c):
