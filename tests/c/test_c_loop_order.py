@@ -1,8 +1,8 @@
 """The cpu back end orders a replicated LLVM leaf's instance loops by its accesses
 (``graphgen.loop_order``, ``llvm_native/access.py``): the id that indexes arrays with unit
 stride runs innermost. A GPU-style leaf (x fastest in memory) gets x innermost (and z
-outermost), a
-row-major one keeps x outermost; either way the results are the interpreter's."""
+outermost), a row-major one keeps x outermost; either way the results are the
+interpreter's."""
 
 from __future__ import annotations
 
