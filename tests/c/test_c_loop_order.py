@@ -110,3 +110,15 @@ def test_no_clear_answer_keeps_the_default(write_c):
     assert loop_order([node]) == (0, 1, 2)
     shape = (3, 2, 4)
     np.testing.assert_array_equal(_run(root, "cpu", shape), _run(root, "interp", shape))
+
+
+def test_c_parameters_named_like_python_keywords_run_on_cpu(write_c) -> None:
+    """A C parameter may be called ``in`` or ``lambda``: the port is ``in_`` / ``lambda_``,
+    a name the cpu back end's generated Python can use (it raised SyntaxError)."""
+    source = PROGRAM.replace("INDEX", "x + (long)nx * (y + (long)ny * z)")
+    root = c.compile(write_c(source.replace("src", "in").replace("dst", "lambda"))).roots[0]
+    assert [p.name for p in root.params] == ["in_", "lambda_", "nx", "ny", "nz"]
+    shape = (5, 4, 3)
+    got = _run(root, "cpu", shape)
+    np.testing.assert_array_equal(got, _run(root, "interp", shape))
+    assert not np.any(got == 0.0)

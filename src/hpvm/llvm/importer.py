@@ -14,6 +14,7 @@ Every misuse is an ``LLVMImportError`` naming the function and the instruction's
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,22 @@ def parse_verified(text: str, api: str = "") -> Any:
     except RuntimeError as e:
         raise LLVMImportError(f"{api}the text is not valid LLVM IR: {str(e).strip()}") from None
     return module
+
+
+def _port_name(name: str, taken: set[str]) -> str:
+    """An LLVM argument's name as a port name that back ends can use as a Python identifier:
+    a C parameter may be called ``in`` or ``lambda`` (``in_``, ``lambda_``), and LLVM allows
+    ``x.addr`` (``x_addr``); a clash with an earlier port gets a number."""
+    text = re.sub(r"\W", "_", name) or "_"
+    if text[0].isdigit():
+        text = "_" + text
+    if keyword.iskeyword(text):
+        text += "_"
+    base, k = text, 1
+    while text in taken:
+        k += 1
+        text = f"{base}_{k}"
+    return text
 
 
 def _string_attrs(attrs: Any) -> dict[str, str | None]:
@@ -272,7 +289,7 @@ class _Importer:
         while i < len(args):
             a = args[i]
             attrs = _string_attrs(a.attributes)
-            name = a.name or f"arg{i}"
+            name = _port_name(a.name or f"arg{i}", {p.name for p in params})
             t = self.port_type(
                 fn, f"argument {i} (%{name})", attrs.get("hpvm.port"), [str(x.type) for x in args[i:]]
             )
