@@ -164,11 +164,10 @@ def _declare(declared: set[str], name: str, decl: str) -> str:
     return "" if name in declared else decl + "\n"
 
 
-def _coroutine(
-    digest: str, entry: str, args: tuple[str, ...], outs: tuple[str, ...], void: bool, group: int | None
-) -> str:
-    """The coroutine: the trampoline's body (arguments from 8-byte slots, outputs to them)
-    between ``llvm.coro.begin`` and a final suspend."""
+def slot_call(entry: str, args: tuple[str, ...], outs: tuple[str, ...], void: bool) -> list[str]:
+    """Instructions calling the clone ``entry`` with its arguments loaded from the 8-byte
+    slots at ``%args`` and its outputs stored to those at ``%out`` (``%ctx`` passed first):
+    the body of the trampoline and of the coroutine alike."""
     body = []
     values = []
     for k, t in enumerate(args):
@@ -182,6 +181,15 @@ def _coroutine(
         body.append(f"  %r{k} = extractvalue {ret} %r, {k}")
         body.append(f"  %o{k} = getelementptr i64, ptr %out, i64 {k}")
         body.append(f"  store {t} %r{k}, ptr %o{k}, align 8")
+    return body
+
+
+def _coroutine(
+    digest: str, entry: str, args: tuple[str, ...], outs: tuple[str, ...], void: bool, group: int | None
+) -> str:
+    """The coroutine: the trampoline's body (arguments from 8-byte slots, outputs to them)
+    between ``llvm.coro.begin`` and a final suspend."""
+    body = slot_call(entry, args, outs, void)
     attrs = f"#{group}" if group is not None else ""
     return f"""
 define ptr @__hpvm_coro.{digest}(ptr %args, ptr %ctx, ptr %out, ptr %mem, ptr %info) presplitcoroutine {attrs} {{

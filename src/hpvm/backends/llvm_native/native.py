@@ -39,7 +39,7 @@ from ...ir.graph import LeafFunction
 from ...ir.instance_context import STRIDE
 from ...ir.intrinsics import ATOMIC_OPS
 from ...ir.types import NodeHandleType
-from .coro import barrier_helper, coroutine_module
+from .coro import barrier_helper, coroutine_module, slot_call
 
 #: Bump when the generated module changes (the digest of every clone includes it).
 NATIVE_VERSION = 4
@@ -398,19 +398,7 @@ def _helpers(declared: set[str], barrier: bool) -> str:
 def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str, ...], void: bool) -> str:
     """``__hpvm_call.<digest>(ptr args, ptr ctx, ptr out)``: the clone with its arguments and
     outputs in 8-byte slots (what ctypes and Numba's calling side can build uniformly)."""
-    body = []
-    values = []
-    for k, t in enumerate(args):
-        body.append(f"  %s{k} = getelementptr i64, ptr %args, i64 {k}")
-        body.append(f"  %a{k} = load {t}, ptr %s{k}, align 8")
-        values.append(f"{t} %a{k}")
-    ret = _struct(outs)
-    call = f"call {'void' if void else ret} @{entry}(ptr %ctx{''.join(', ' + v for v in values)})"
-    body.append(f"  {call}" if void else f"  %r = {call}")
-    for k, t in enumerate(outs):
-        body.append(f"  %r{k} = extractvalue {ret} %r, {k}")
-        body.append(f"  %o{k} = getelementptr i64, ptr %out, i64 {k}")
-        body.append(f"  store {t} %r{k}, ptr %o{k}, align 8")
+    body = slot_call(entry, args, outs, void)
     return (
         f"\ndefine void @__hpvm_call.{digest}(ptr %args, ptr %ctx, ptr %out) alwaysinline {{\n"
         + "\n".join(body)
