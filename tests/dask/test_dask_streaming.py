@@ -11,36 +11,9 @@ import pytest
 
 import hpvm
 from markers import needs_backend
+from streaming_programs import add_one, three_stages
 
 pytestmark = needs_backend("dask")
-
-
-@hpvm.leaf
-def add_one(x: hpvm.i64) -> hpvm.i64:
-    return x + 1
-
-
-@hpvm.leaf
-def double(x: hpvm.i64) -> tuple[hpvm.i64, hpvm.i64]:
-    return x * 2, x
-
-
-@hpvm.leaf
-def combine(a: hpvm.i64, b: hpvm.i64) -> tuple[hpvm.i64, hpvm.i64]:
-    return a + 1000 * b, b
-
-
-@hpvm.internal
-def three_stages(x: hpvm.i64):
-    s1 = hpvm.create_node(add_one)
-    s2 = hpvm.create_node(double)
-    s3 = hpvm.create_node(combine)
-    hpvm.bind_in(s1, 0, 0, stream=True)
-    hpvm.edge(s1, s2, hpvm.ONE_TO_ONE, 0, 0, stream=True)
-    hpvm.edge(s2, s3, hpvm.ONE_TO_ONE, 0, 0, stream=True)
-    hpvm.edge(s2, s3, hpvm.ONE_TO_ONE, 1, 1, stream=True)
-    hpvm.bind_out(s3, 0, 0, stream=True)
-    hpvm.bind_out(s3, 1, 1, stream=True)
 
 
 @hpvm.leaf(ins=("row",), outs=("row",))

@@ -26,6 +26,7 @@ from hpvm.ir.graph import LeafFunction, functions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared suite
 from programs import PROGRAMS, assert_matches, run_program  # noqa: E402
+from streaming_programs import three_stages  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning"), pytest.mark.usefixtures("hpvm_runtime")]
 
@@ -457,34 +458,6 @@ define {} @root(i64 %n) {
         _run(root, (4,), "interp")
     with pytest.raises(HPVMError, match=r"barriers"):
         _run(root, (4,), "cpu")
-
-
-@hpvm.leaf
-def add_one(x: hpvm.i64) -> hpvm.i64:
-    return x + 1
-
-
-@hpvm.leaf
-def double(x: hpvm.i64) -> tuple[hpvm.i64, hpvm.i64]:
-    return x * 2, x
-
-
-@hpvm.leaf
-def combine(a: hpvm.i64, b: hpvm.i64) -> tuple[hpvm.i64, hpvm.i64]:
-    return a + 1000 * b, b
-
-
-@hpvm.internal
-def three_stages(x: hpvm.i64):  # type: ignore[no-untyped-def]
-    s1 = hpvm.create_node(add_one)
-    s2 = hpvm.create_node(double)
-    s3 = hpvm.create_node(combine)
-    hpvm.bind_in(s1, 0, 0, stream=True)
-    hpvm.edge(s1, s2, hpvm.ONE_TO_ONE, 0, 0, stream=True)
-    hpvm.edge(s2, s3, hpvm.ONE_TO_ONE, 0, 0, stream=True)
-    hpvm.edge(s2, s3, hpvm.ONE_TO_ONE, 1, 1, stream=True)
-    hpvm.bind_out(s3, 0, 0, stream=True)
-    hpvm.bind_out(s3, 1, 1, stream=True)
 
 
 @pytest.mark.parametrize("target", TARGETS)
