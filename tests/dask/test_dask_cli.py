@@ -3,43 +3,17 @@
 from __future__ import annotations
 
 import re
-import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import hpvm
+from cli_program import PROGRAM, run_args
 from hpvm.cli import main
 from markers import needs_backend
 
 pytestmark = needs_backend("dask")
-
-PROGRAM = textwrap.dedent(
-    """
-    import hpvm
-
-    @hpvm.leaf(ins=("a",), outs=("b",))
-    def scale(a: hpvm.f32[:], b: hpvm.f32[:], k: hpvm.f32) -> None:
-        i = hpvm.get_node_instance_id_x(hpvm.get_node())
-        b[i] = a[i] * k
-
-    @hpvm.leaf()
-    def total(n: hpvm.i64, k: hpvm.f32) -> hpvm.f32:
-        return n * k
-
-    @hpvm.internal()
-    def root(a: hpvm.f32[:], b: hpvm.f32[:], k: hpvm.f32, n: hpvm.i64):
-        s = hpvm.create_node_1d(scale, n)
-        hpvm.bind_in(s, 0, 0)
-        hpvm.bind_in(s, 1, 1)
-        hpvm.bind_in(s, 2, 2)
-        t = hpvm.create_node(total)
-        hpvm.bind_in(t, 3, 0)
-        hpvm.bind_in(t, 2, 1)
-        hpvm.bind_out(t, 0, 0)
-    """
-)
 
 
 def test_timings_print_how_the_graph_was_split(tmp_path: Path, dask_client, monkeypatch, capsys):
@@ -48,18 +22,7 @@ def test_timings_print_how_the_graph_was_split(tmp_path: Path, dask_client, monk
     program = tmp_path / "prog.py"
     program.write_text(PROGRAM)
     a = np.arange(6, dtype=np.float32)
-    np.save(tmp_path / "a.npy", a)
-    np.save(tmp_path / "b.npy", np.zeros_like(a))
-    args = [
-        "--arg",
-        f"a={tmp_path / 'a.npy'}",
-        "--arg",
-        f"b={tmp_path / 'b.npy'}",
-        "--arg",
-        "k=2",
-        "--arg",
-        "n=6",
-    ]
+    args = run_args(tmp_path, a, "2")
     out_dir = tmp_path / "out"
     assert (
         main(["run", str(program), "--target", "dask", *args, "--timings", "--save-dir", str(out_dir)]) == 0
