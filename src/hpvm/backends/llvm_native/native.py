@@ -264,14 +264,7 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
                     parent_calls += short == "getParentNode"
                 elif callee:
                     callees[f.name].add(callee)
-    needs = {f for short in CTX_INTRINSICS for f in used.get(short, [])} | {body.function}
-    changed = True
-    while changed:
-        changed = False
-        for f, called in callees.items():
-            if f not in needs and called & needs:
-                needs.add(f)
-                changed = True
+    needs = _callers({f for short in CTX_INTRINSICS for f in used.get(short, [])} | {body.function}, callees)
 
     fn.linkage = "internal"  # (after the dead-code pass, which would have dropped it)
     text = str(module)
@@ -318,14 +311,7 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
     text += _helpers(declared, uses_barrier)
     text += _trampoline(entry, digest, args, outs, void)
     if uses_barrier:  # the coroutine and its group runner (coro.py)
-        reach = set(used["barrier"])
-        changed = True
-        while changed:
-            changed = False
-            for f, called in callees.items():
-                if f not in reach and called & reach:
-                    reach.add(f)
-                    changed = True
+        reach = _callers(set(used["barrier"]), callees)
         names = {f"@{entry}" if f == body.function else global_name(f) for f in reach}
         text = coroutine_module(
             leaf,
@@ -393,6 +379,19 @@ def _helpers(declared: set[str], barrier: bool) -> str:
         f"  %p = call ptr @{HOST_MALLOC}(i64 %n)\n  ret ptr %p\n}}"
     )
     return "\n".join(out) + "\n"
+
+
+def _callers(targets: set[str], callees: dict[str, set[str]]) -> set[str]:
+    """``targets`` and every function that calls one of them, directly or not."""
+    found = set(targets)
+    changed = True
+    while changed:
+        changed = False
+        for f, called in callees.items():
+            if f not in found and called & found:
+                found.add(f)
+                changed = True
+    return found
 
 
 def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str, ...], void: bool) -> str:
