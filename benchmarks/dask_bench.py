@@ -93,13 +93,19 @@ def _vadd(n: int) -> Callable[[str], Callable[[], None]]:
     return make
 
 
-def _sgemm(size: int) -> Callable[[str], Callable[[], None]]:
-    rng = np.random.default_rng(1)
+def _matrices(size: int, seed: int) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """A and B (tracked), and a tracked C per target, for the sgemm rows."""
+    rng = np.random.default_rng(seed)
     a = rng.standard_normal((size, size), dtype=np.float32)
     b = rng.standard_normal((size, size), dtype=np.float32)
     cs = {t: np.zeros((size, size), np.float32) for t in ("cpu", "dask")}
     for x in (a, b, *cs.values()):
         hpvm.track_memory(x)
+    return a, b, cs
+
+
+def _sgemm(size: int) -> Callable[[str], Callable[[], None]]:
+    a, b, cs = _matrices(size, 1)
 
     def make(target: str) -> Callable[[], None]:
         return lambda: kernels.sgemm(a, b, cs[target], np.float32(1.0), np.float32(0.0), target)
@@ -142,12 +148,7 @@ def sgemm_rows_root(a: hpvm.f32[:, :], b: hpvm.f32[:, :], c: hpvm.f32[:, :]):
 
 
 def _sgemm_rows(size: int) -> Callable[[str], Callable[[], None]]:
-    rng = np.random.default_rng(3)
-    a = rng.standard_normal((size, size), dtype=np.float32)
-    b = rng.standard_normal((size, size), dtype=np.float32)
-    cs = {t: np.zeros((size, size), np.float32) for t in ("cpu", "dask")}
-    for x in (a, b, *cs.values()):
-        hpvm.track_memory(x)
+    a, b, cs = _matrices(size, 3)
 
     def make(target: str) -> Callable[[], None]:
         return lambda: hpvm.wait(hpvm.launch(sgemm_rows_root, (a, b, cs[target]), target=target)) and None
