@@ -42,13 +42,10 @@ import re
 from ...errors import CompileError
 from ...ir.graph import LeafFunction
 from ...ir.instance_context import STRIDE
+from ...ir.llvm_text import mark_always_inline
 
 MARK = "__hpvm_barrier_mark"
-#: The first attribute-group number this module adds (clang and Numba number theirs from 0).
-GROUP_BASE = 90000
 _LABEL = re.compile(r'^("(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+):')
-_GROUP = re.compile(r"^attributes #(\d+) = \{ (.*) \}\s*$")
-_INLINE_BLOCKERS = {"noinline", "optnone", "alwaysinline"}
 
 
 def _fail(leaf: LeafFunction, what: str) -> CompileError:
@@ -63,59 +60,6 @@ def barrier_helper() -> str:
         "define internal void @__hpvm_q.barrier(ptr %c) alwaysinline {\n"
         f"  call void @{MARK}()\n  ret void\n}}"
     )
-
-
-def _attribute_groups(lines: list[str]) -> dict[int, str]:
-    groups = {}
-    for line in lines:
-        m = _GROUP.match(line)
-        if m:
-            groups[int(m.group(1))] = m.group(2)
-    return groups
-
-
-def _without_blockers(attrs: str) -> str:
-    return " ".join(a for a in attrs.split() if a not in _INLINE_BLOCKERS)
-
-
-def _set_group(line: str, number: int) -> str:
-    """``line`` (a ``define``) with its attribute group replaced by ``#number``."""
-    if re.search(r"\s#\d+\b", line):
-        return re.sub(r"\s#\d+\b", f" #{number}", line, count=1)
-    at = line.find(" !dbg ")
-    if at < 0:
-        at = line.rstrip().rfind("{") - 1
-    return line[:at] + f" #{number}" + line[at:]
-
-
-def _mark_inline(text: str, names: set[str], wrapper_like: str) -> tuple[str, int | None]:
-    """``text`` with every function in ``names`` (global names as written) ``alwaysinline``
-    and the attribute group the coroutine should carry (``wrapper_like``'s, without
-    ``noinline``/``optnone``: its target features let the inliner inline into it)."""
-    lines = text.split("\n")
-    groups = _attribute_groups(lines)
-    added: dict[int, str] = {}
-    wrapper_group = None
-    fresh = GROUP_BASE
-    for k, line in enumerate(lines):
-        if not line.startswith("define"):
-            continue
-        name = next((g for g in names if f"{g}(" in line), None)
-        m = re.search(r"\s#(\d+)\b", line)
-        old = groups.get(int(m.group(1)), "") if m else ""
-        if wrapper_like and f"{wrapper_like}(" in line:
-            wrapper_group = fresh
-            added[fresh] = _without_blockers(old)
-            fresh += 1
-        if name is None:
-            continue
-        added[fresh] = (_without_blockers(old) + " alwaysinline").strip()
-        lines[k] = _set_group(line, fresh)
-        fresh += 1
-    lines += [f"attributes #{n} = {{ {a} }}" for n, a in added.items() if a]
-    if wrapper_group is not None and not added[wrapper_group]:
-        wrapper_group = None
-    return "\n".join(lines), wrapper_group
 
 
 def _function_span(lines: list[str], symbol: str) -> tuple[int, int]:
@@ -464,7 +408,7 @@ def coroutine_module(
     from .native import optimize_module
 
     coro = f"__hpvm_coro.{digest}"
-    text, group = _mark_inline(text, reach_barrier, f"@{entry}")
+    text, group = mark_always_inline(text, reach_barrier, f"@{entry}")
     text += _coroutine(digest, entry, args, outs, void, group)
     text += _intrinsic_declarations(declared)
     try:

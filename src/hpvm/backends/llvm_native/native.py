@@ -38,6 +38,7 @@ from ...ir.bodies import LLVMBody, llvm_abi_types
 from ...ir.graph import LeafFunction
 from ...ir.instance_context import STRIDE
 from ...ir.intrinsics import ATOMIC_OPS
+from ...ir.llvm_text import global_name
 from ...ir.types import NodeHandleType
 from .coro import barrier_helper, coroutine_module, slot_call
 
@@ -66,15 +67,6 @@ LEAF_INTRINSICS = frozenset(
 )
 
 _TARGET_ATTRS = re.compile(r' "(?:target-cpu|target-features|tune-cpu)"="[^"]*"')
-_PLAIN = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
-
-
-def global_name(name: str) -> str:
-    """``name`` as LLVM text writes a global: ``@name`` or ``@"name"``."""
-    if _PLAIN.match(name):
-        return f"@{name}"
-    escaped = "".join(c if c.isprintable() and c not in '"\\' else f"\\{ord(c):02X}" for c in name)
-    return f'@"{escaped}"'
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,86 @@
+"""Edits of LLVM IR text that llvmlite's binding has no API for: how LLVM writes a global's
+name, and marking functions ``alwaysinline`` (dropping ``noinline``/``optnone``, which the
+binding can add to a function but never remove).
+
+Shared by the LLVM front end (``hpvm.llvm``: the export inlines whatever reaches an HPVM
+intrinsic into its node function, seed 000) and the LLVM-leaf runtime
+(``backends/llvm_native``: a barrier leaf's code is inlined into one coroutine). Both sit
+above ``hpvm.ir`` and may not import each other, hence this module here.
+"""
+
+from __future__ import annotations
+
+import re
+
+_PLAIN = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
+_GROUP = re.compile(r"^attributes #(\d+) = \{ (.*) \}\s*$")
+_INLINE_BLOCKERS = {"noinline", "optnone", "alwaysinline"}
+#: The first attribute-group number ``mark_always_inline`` adds (clang, Numba and LLVM's own
+#: printer number theirs from 0).
+GROUP_BASE = 90000
+
+
+def global_name(name: str) -> str:
+    """``name`` as LLVM text writes a global: ``@name`` or ``@"name"``."""
+    if _PLAIN.match(name):
+        return f"@{name}"
+    escaped = "".join(c if c.isprintable() and c not in '"\\' else f"\\{ord(c):02X}" for c in name)
+    return f'@"{escaped}"'
+
+
+def _attribute_groups(lines: list[str]) -> dict[int, str]:
+    groups = {}
+    for line in lines:
+        m = _GROUP.match(line)
+        if m:
+            groups[int(m.group(1))] = m.group(2)
+    return groups
+
+
+def _without_blockers(attrs: str) -> str:
+    return " ".join(a for a in attrs.split() if a not in _INLINE_BLOCKERS)
+
+
+def _set_group(line: str, number: int) -> str:
+    """``line`` (a ``define``) with its attribute group replaced by ``#number``."""
+    if re.search(r"\s#\d+\b", line):
+        return re.sub(r"\s#\d+\b", f" #{number}", line, count=1)
+    at = line.find(" !dbg ")
+    if at < 0:
+        at = line.rstrip().rfind("{") - 1
+    return line[:at] + f" #{number}" + line[at:]
+
+
+def mark_always_inline(text: str, names: set[str], like: str = "") -> tuple[str, int | None]:
+    """``text`` with every function in ``names`` (global names as ``global_name`` writes
+    them) ``alwaysinline``, its ``noinline``/``optnone`` dropped, and the number of a new
+    attribute group carrying ``like``'s attributes without those (``None`` without ``like``,
+    or when they are empty): what a function made to receive the inlined code should carry,
+    so that target features let the inliner inline into it."""
+    lines = text.split("\n")
+    groups = _attribute_groups(lines)
+    added: dict[int, str] = {}
+    like_group = None
+    fresh = GROUP_BASE
+    for k, line in enumerate(lines):
+        if not line.startswith("define"):
+            continue
+        name = next((g for g in names if f"{g}(" in line), None)
+        m = re.search(r"\s#(\d+)\b", line)
+        old = groups.get(int(m.group(1)), "") if m else ""
+        if like and f"{like}(" in line:
+            like_group = fresh
+            added[fresh] = _without_blockers(old)
+            fresh += 1
+        if name is None:
+            continue
+        added[fresh] = (_without_blockers(old) + " alwaysinline").strip()
+        lines[k] = _set_group(line, fresh)
+        fresh += 1
+    lines += [f"attributes #{n} = {{ {a} }}" for n, a in added.items() if a]
+    if like_group is not None and not added[like_group]:
+        like_group = None
+    return "\n".join(lines), like_group
+
+
+__all__ = ["GROUP_BASE", "global_name", "mark_always_inline"]
