@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import llvmlite.binding as llvm_binding
 import pytest
 
 from hpvm.cli import main
+from hpvm.llvm.seedrule import outside_node_functions
 
 PROGRAM = """
 import hpvm
@@ -30,7 +32,11 @@ def test_export_then_import_prints_the_graph(tmp_path: Path, capsys: pytest.Capt
     out = tmp_path / "prog.ll"
     assert main(["llvm", "export", str(source), "-o", str(out)]) == 0
     assert "wrote" in capsys.readouterr().out
-    assert "call ptr @llvm.hpvm.createNode1D(ptr @double, i64 %n)" in out.read_text()
+    written = out.read_text()
+    assert "call ptr @llvm.hpvm.createNode1D(ptr @double, i64 %n)" in written
+    # seed 000: the leaf's query is in its node function, called by nothing else
+    assert not outside_node_functions(written)
+    assert "@llvm.hpvm.getNode()" in str(llvm_binding.parse_assembly(written).get_function("double"))
     assert main(["llvm", "import", str(out)]) == 0
     assert capsys.readouterr().out == (
         "# hpvm IR v1\n"

@@ -1,7 +1,8 @@
 """Properties of the LLVM form. For generated graph shapes — 1 to 4 children replicated in 0 to 3 dimensions
 with sizes from constants, ports, shapes and their arithmetic; edges (one-to-one where the
 grids allow it, else all-to-all) and binds of scalars and 2-D arrays; outputs bound out;
-sometimes one more level — the LLVM form verifies and imports to the same graph. And an
+sometimes one more level — the LLVM form verifies, calls HPVM intrinsics only in node
+functions (seed 000) and imports to the same graph. And an
 exported program edited once anywhere in its graph or signatures imports or fails with an
 ``HPVMError``, never a crash."""
 
@@ -33,6 +34,7 @@ from hpvm.ir.graph import (
 from hpvm.ir.graph import Param as Port
 from hpvm.ir.printer import print_program
 from hpvm.ir.types import ArrayType, f32, i64
+from hpvm.llvm.seedrule import outside_node_functions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared suite
 
@@ -123,7 +125,9 @@ def test_generated_graphs_round_trip_through_llvm(root: InternalFunction) -> Non
     except VerificationError:
         assume(False)
     text = llvm.to_hpvm_ir(root)
-    llvm_binding.parse_assembly(text).verify()
+    module = llvm_binding.parse_assembly(text)
+    module.verify()
+    assert not outside_node_functions(module)  # seed 000
     assert print_program(llvm.from_hpvm_ir(text)) == print_program(root)
 
 

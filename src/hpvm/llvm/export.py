@@ -7,7 +7,8 @@ integer arithmetic of its replication sizes (``add``, ``sub``, ``mul``, ``sdiv``
 ``srem`` for ``%``, ``llvm.smin``/``llvm.smax`` for ``hpvm.size_min``/``size_max``, ``udiv`` of
 an array's byte size for ``a.shape[0]``, ``sext``/``zext`` of narrower ports) and its
 ``ret``. A leaf's function adapts the ABI (``abi.py``) to Numba's compiled body
-(``leafcode.py``). The module is parsed, the leaves' modules linked in, and the result
+(``leafcode.py``). The module is parsed, the leaves' modules linked in, whatever reaches an HPVM
+intrinsic inlined into the node functions (seed 000: ``seedrule.py``), and the result
 verified by LLVM before it is returned.
 """
 
@@ -25,7 +26,7 @@ from ..ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
 from ..ir.printer import function_refs
 from ..ir.types import ArrayType, NodeHandleType, PortType, ScalarType
 from ..ir.verify import verify
-from . import abi, tensorleaf
+from . import abi, seedrule, tensorleaf
 from .errors import LLVMExportError
 from .leafcode import CompiledLeaf, compile_leaf
 
@@ -33,8 +34,9 @@ _BINOPS = {"+": "add", "-": "sub", "*": "mul", "//": "sdiv", "%": "srem"}
 
 
 def to_hpvm_ir(root: InternalFunction) -> str:
-    """The program rooted at ``root`` as LLVM IR text that parses and verifies."""
-    return assemble(root, _node_functions)
+    """The program rooted at ``root`` as LLVM IR text that parses and verifies, its HPVM
+    intrinsics called only in node functions (seed 000)."""
+    return assemble(root, _node_functions, _inline_intrinsics)
 
 
 def _node_functions(program: Program) -> list[str]:
@@ -50,6 +52,12 @@ def _node_functions(program: Program) -> list[str]:
             assert isinstance(fn, InternalFunction)
             lines.extend(_internal(fn, program.refs))
     return lines
+
+
+def _inline_intrinsics(program: Program, text: str) -> str:
+    """Seed 000: what reaches an HPVM intrinsic inlined into the node functions."""
+    leaves = {program.refs[id(fn)]: fn.describe() for fn in program.leaves}
+    return seedrule.inline_into_node_functions(text, leaves)
 
 
 class Program:
@@ -139,10 +147,11 @@ class Program:
         decl = f"declare i32 @{leaf.adapter}(ptr, ptr, {', '.join(leaf.arg_types)})".replace(", )", ")")
         call_args = ", ".join([f"ptr %{tmp}.ret", f"ptr %{tmp}.exc", *actual])
         lines.append(f"  %{tmp}.status = call i32 @{leaf.adapter}({call_args}){attrs}")
+        decls = self._declare(decl, leaf.adapter)
         if not nfields:
-            return self._declare(decl, leaf.adapter), lines, "zeroinitializer"
+            return decls, lines, "zeroinitializer"
         lines.append(f"  %{tmp}.out = load {ret}, ptr %{tmp}.ret, align 8")
-        return self._declare(decl, leaf.adapter), lines, f"%{tmp}.out"
+        return decls, lines, f"%{tmp}.out"
 
     def _kept_call(
         self, fn: LeafFunction, args: list[tuple[str, str]], tmp: str, attrs: str
@@ -174,13 +183,18 @@ class Program:
         return str(module)
 
 
-def assemble(root: InternalFunction, write: Callable[[Program], list[str]]) -> str:
+def assemble(
+    root: InternalFunction,
+    write: Callable[[Program], list[str]],
+    finish: Callable[[Program, str], str] | None = None,
+) -> str:
     """The module ``write`` gives the functions of (after the common header), linked and
-    verified."""
+    verified, then given to ``finish`` (the export's inlining) when there is one."""
     program = Program(root)
     lines = program.header()
     lines += write(program)
-    return program.link("\n".join(lines) + "\n")
+    text = program.link("\n".join(lines) + "\n")
+    return finish(program, text) if finish is not None else text
 
 
 #: Each leaf's Numba module, while the leaf lives and keeps its body (Numba takes a while).

@@ -1,0 +1,207 @@
+"""Seed 000's rule on where HPVM intrinsics are called, its checker, and how the export obeys it.
+
+The seed: "The node function may call additional, auxiliary functions. However, the
+auxiliary functions are not allowed to include any HPVM intrinsics, as they are not
+considered to be part of the HPVM node hierarchy."
+
+Why the export needs work for it: Numba compiles a Python leaf into an *adapter* (the ABI
+to Numba's calling convention) that calls, or has inlined, Numba's code of the leaf, which
+holds the queries, ``malloc``, atomics and barriers; and an imported leaf's code is kept
+as a function its new node function calls. Either way the intrinsics would sit in a
+function the node function calls. So the export (``inline_into_node_functions``) marks
+every function that reaches an intrinsic ``alwaysinline``, runs LLVM's always-inliner and
+drops what nothing calls any more, leaving the intrinsics in the node functions. A function
+that reaches one through recursion cannot be inlined: an ``LLVMExportError`` naming the
+leaf. ``outside_node_functions`` is the rule's checker: the export asserts it on its
+output, and the tests run it over every exported program.
+
+Node functions are found as HPVM's BuildDFG finds them: the functions a ``createNode*``
+call creates and the functions that build a graph (the root among them). Host intrinsics
+(``launch``, ``wait``...) belong to host code, which is no node: they are not counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..ir.llvm_text import global_name, mark_always_inline
+from . import abi
+from .errors import LLVMExportError
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A call of an HPVM intrinsic in function ``function``, which is no node function."""
+
+    function: str
+    instruction: str
+
+    def __str__(self) -> str:
+        return f"@{self.function}: {self.instruction}"
+
+
+class CallGraph:
+    """Who calls whom directly among the functions a module defines, and who calls which
+    HPVM intrinsic (host intrinsics left out)."""
+
+    def __init__(self, module: Any):
+        self.callees: dict[str, set[str]] = {}
+        self.intrinsics: dict[str, list[tuple[str, str]]] = {}  # function -> [(short name, instruction)]
+        self.created: set[str] = set()
+        self.builders: set[str] = set()
+        for fn in module.functions:
+            if fn.is_declaration:
+                continue
+            called = self.callees[fn.name] = set()
+            for block in fn.blocks:
+                for ins in block.instructions:
+                    if ins.opcode not in ("call", "invoke", "callbr"):
+                        continue
+                    operands = list(ins.operands)
+                    name = operands[-1].name
+                    if not name.startswith(abi.PREFIX):
+                        if name:
+                            called.add(name)
+                        continue
+                    short = name[len(abi.PREFIX) :]
+                    if short.startswith("createNode"):
+                        self.created.add(operands[0].name)
+                    if short in abi.GRAPH_INTRINSICS:
+                        self.builders.add(fn.name)
+                    elif short not in abi.HOST_INTRINSICS:
+                        self.intrinsics.setdefault(fn.name, []).append((short, str(ins).strip()))
+
+    @property
+    def node_functions(self) -> set[str]:
+        return self.created | self.builders
+
+    def reachable(self, start: str) -> set[str]:
+        """The defined functions ``start`` calls, directly or not (itself only through a cycle)."""
+        seen: set[str] = set()
+        todo = list(self.callees.get(start, ()))
+        while todo:
+            f = todo.pop()
+            if f in seen or f not in self.callees:
+                continue
+            seen.add(f)
+            todo.extend(self.callees[f])
+        return seen
+
+    def reaching(self) -> set[str]:
+        """The functions that are no node functions and call an HPVM intrinsic, directly or
+        through other such functions."""
+        nodes = self.node_functions
+        found = {f for f in self.intrinsics if f not in nodes}
+        changed = True
+        while changed:
+            changed = False
+            for f, called in self.callees.items():
+                if f not in found and f not in nodes and called & found:
+                    found.add(f)
+                    changed = True
+        return found
+
+
+def outside_node_functions(module: Any) -> list[Violation]:
+    """Every call of an HPVM intrinsic (host intrinsics aside) in a function that is no
+    node function: seed 000 allows none. ``module``: LLVM IR text or an llvmlite module."""
+    if isinstance(module, str):
+        import llvmlite.binding as llvm
+
+        module = llvm.parse_assembly(module)
+    graph = CallGraph(module)
+    nodes = graph.node_functions
+    return [
+        Violation(f, instruction)
+        for f, calls in graph.intrinsics.items()
+        if f not in nodes
+        for _, instruction in calls
+    ]
+
+
+def _cycle(graph: CallGraph, start: str, within: set[str]) -> list[str] | None:
+    """A call path from ``start`` back to itself through ``within``, if there is one."""
+    path = [start]
+    seen: set[str] = set()
+
+    def walk(f: str) -> bool:
+        for g in sorted(graph.callees.get(f, ())):
+            if g == start:
+                path.append(g)
+                return True
+            if g in within and g not in seen:
+                seen.add(g)
+                path.append(g)
+                if walk(g):
+                    return True
+                path.pop()
+        return False
+
+    return path if walk(start) else None
+
+
+def _first_intrinsic(graph: CallGraph, f: str, within: set[str]) -> str:
+    """The name of an intrinsic ``f`` reaches (for messages)."""
+    for g in [f, *sorted(graph.reachable(f) & within)]:
+        if g in graph.intrinsics:
+            return abi.PREFIX + graph.intrinsics[g][0][0]
+    return "an HPVM intrinsic"
+
+
+def inline_into_node_functions(text: str, leaves: Mapping[str, str]) -> str:
+    """``text`` (a verified module) with every function that reaches an HPVM intrinsic
+    inlined into its callers, up to the node functions, and dropped when nothing calls it
+    any more. ``leaves``: each leaf node function's LLVM name → how messages name the leaf.
+    ``LLVMExportError`` for a function reaching an intrinsic through recursion, or one
+    LLVM could not inline (a call through a function pointer)."""
+    import llvmlite.binding as llvm
+
+    module = llvm.parse_assembly(text)
+    graph = CallGraph(module)
+    reach = graph.reaching()
+    if not reach:
+        return text
+    for f in sorted(reach):
+        cycle = _cycle(graph, f, reach)
+        if cycle is not None:
+            users = [leaves[n] for n in sorted(leaves) if f in graph.reachable(n)]
+            who = users[0] if users else f"@{f}"
+            path = " → ".join(f"@{g}" for g in cycle)
+            raise LLVMExportError(
+                f"{who}: @{f} reaches {_first_intrinsic(graph, f, reach)} through recursion ({path}). "
+                "Seed 000 allows HPVM intrinsics only in node functions, so the export inlines every "
+                "function that reaches one into its node function, and a recursive function cannot be "
+                "inlined: call the intrinsic outside the recursion (in the leaf itself) and pass its "
+                "value down"
+            )
+    marked, _ = mark_always_inline(text, {global_name(f) for f in reach})
+    module = llvm.parse_assembly(marked)
+    _run(module, ("always_inliner",))
+    for fn in module.functions:  # (the inliner already dropped the internal ones it emptied)
+        if fn.name in reach:
+            fn.linkage = "internal"
+    _run(module, ("global_dead_code_eliminate",))
+    left = outside_node_functions(module)
+    if left:
+        raise LLVMExportError(
+            "these functions reach HPVM intrinsics and could not be inlined into their node "
+            f"functions (seed 000 allows intrinsics only there): {'; '.join(map(str, left))}. "
+            "Call them directly (not through a function pointer), without a noinline call site"
+        )
+    return str(module)
+
+
+def _run(module: Any, passes: tuple[str, ...]) -> None:
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    pm = llvm.create_new_module_pass_manager()
+    for name in passes:
+        getattr(pm, f"add_{name}_pass")()
+    machine = llvm.Target.from_triple(module.triple or llvm.get_process_triple()).create_target_machine()
+    pm.run(module, llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options()))
+
+
+__all__ = ["CallGraph", "Violation", "inline_into_node_functions", "outside_node_functions"]
