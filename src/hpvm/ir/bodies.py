@@ -122,6 +122,15 @@ def llvm_abi_types(ptype: PortType) -> list[str]:
     return [LLVM_SCALARS[ptype.name]]
 
 
+#: The function an exported leaf calls when its body raised (docs/llvm.md, the ABI of
+#: node functions): ``void @__hpvm_leaf_error(i32 status, ptr excinfo)``, Numba's nonzero
+#: status code and its exception-info pointer. Not an HPVM intrinsic: part of hpvm's ABI,
+#: defined by the runtime that runs the leaf (``backends/llvm_native``), which records the
+#: first error of each call and raises it as a ``NodeExecutionError``.
+LEAF_ERROR = "__hpvm_leaf_error"
+LEAF_ERROR_DECLARATION = f"declare void @{LEAF_ERROR}(i32, ptr)"
+
+
 @dataclass(frozen=True)
 class GeneratedBody:
     """Python generated from a foreign file. ``lines[k]`` is the line of ``origin`` that
@@ -169,6 +178,8 @@ __all__ = [
     "PYTHON_KINDS",
     "TENSOR",
     "GeneratedBody",
+    "LEAF_ERROR",
+    "LEAF_ERROR_DECLARATION",
     "LLVMBody",
     "LLVM_SCALARS",
     "LeafBody",

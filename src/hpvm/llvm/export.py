@@ -7,7 +7,9 @@ integer arithmetic of its replication sizes (``add``, ``sub``, ``mul``, ``sdiv``
 ``srem`` for ``%``, ``llvm.smin``/``llvm.smax`` for ``hpvm.size_min``/``size_max``, ``udiv`` of
 an array's byte size for ``a.shape[0]``, ``sext``/``zext`` of narrower ports) and its
 ``ret``. A leaf's function adapts the ABI (``abi.py``) to Numba's compiled body
-(``leafcode.py``). The module is parsed, the leaves' modules linked in, whatever reaches an HPVM
+(``leafcode.py``) and, when Numba's status says the body raised, calls the runtime's
+``__hpvm_leaf_error`` (``ir.bodies.LEAF_ERROR``) with the status and Numba's exception
+info. The module is parsed, the leaves' modules linked in, whatever reaches an HPVM
 intrinsic inlined into the node functions (seed 000: ``seedrule.py``), and the result
 verified by LLVM before it is returned.
 """
@@ -20,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..ir.bodies import LLVMBody
+from ..ir.bodies import LEAF_ERROR, LEAF_ERROR_DECLARATION, LLVMBody
 from ..ir.expr import BinOp, Call, Const, Expr, Param, Shape
 from ..ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
 from ..ir.printer import function_refs
@@ -45,7 +47,7 @@ def _node_functions(program: Program) -> list[str]:
         lines.append("")
         if isinstance(fn, LeafFunction):
             args = _arg_names(fn)
-            decls, body, out = program.leaf_call(fn, args, "")
+            decls, body, out = program.leaf_call(fn, args, "", check=True)
             lines += [*decls, _header(fn, program.refs, _struct(fn.outputs), "leaf"), "entry:", *body]
             lines += [f"  ret {_struct(fn.outputs)} {out}", "}"]
         else:
@@ -97,12 +99,15 @@ class Program:
         ]
 
     def leaf_call(
-        self, fn: LeafFunction, args: list[tuple[str, str]], tmp: str, attrs: str = ""
+        self, fn: LeafFunction, args: list[tuple[str, str]], tmp: str, attrs: str = "", check: bool = False
     ) -> tuple[list[str], list[str], str]:
         """The code of leaf ``fn``'s node function applied to ``args`` ((LLVM type, operand)
         per ABI argument): (declarations it needs, once per module; instructions; the
         operand of its output struct). ``tmp`` prefixes its temporaries' names and ``attrs``
-        goes on the call of the body (PREPARE's ``noinline``)."""
+        goes on the call of the body (PREPARE's ``noinline``). With ``check``, a Numba body's
+        status is tested: when it raised, the code calls ``__hpvm_leaf_error`` and returns
+        zeros (the export's node functions; PREPARE's tasks stay one block, as EXTRACT
+        reads them)."""
         if id(fn) in self.kept:
             return self._kept_call(fn, args, tmp, attrs)
         if id(fn) in self.tensors:
@@ -115,7 +120,7 @@ class Program:
                 for d in self._declare(tensorleaf.declaration(op), tensorleaf.intrinsic(op))
             ]
             return decls, lines, out
-        return self._numba_call(fn, args, tmp, attrs)
+        return self._numba_call(fn, args, tmp, attrs, check)
 
     def _declare(self, line: str, name: str) -> list[str]:
         if name in self.declared:
@@ -124,7 +129,7 @@ class Program:
         return [line]
 
     def _numba_call(
-        self, fn: LeafFunction, args: list[tuple[str, str]], tmp: str, attrs: str
+        self, fn: LeafFunction, args: list[tuple[str, str]], tmp: str, attrs: str, check: bool
     ) -> tuple[list[str], list[str], str]:
         leaf = self.compiled[id(fn)]
         ret = _struct(fn.outputs)
@@ -148,6 +153,9 @@ class Program:
         call_args = ", ".join([f"ptr %{tmp}.ret", f"ptr %{tmp}.exc", *actual])
         lines.append(f"  %{tmp}.status = call i32 @{leaf.adapter}({call_args}){attrs}")
         decls = self._declare(decl, leaf.adapter)
+        if check:
+            decls += self._declare(LEAF_ERROR_DECLARATION, LEAF_ERROR)
+            lines += _status_check(tmp, ret)
         if not nfields:
             return decls, lines, "zeroinitializer"
         lines.append(f"  %{tmp}.out = load {ret}, ptr %{tmp}.ret, align 8")
@@ -195,6 +203,21 @@ def assemble(
     lines += write(program)
     text = program.link("\n".join(lines) + "\n")
     return finish(program, text) if finish is not None else text
+
+
+def _status_check(tmp: str, ret: str) -> list[str]:
+    """After the call of a Numba body: when its status is not 0 (it raised), pass the status
+    and Numba's exception info to ``__hpvm_leaf_error`` and return zeros (the runtime reports
+    the error, never these values)."""
+    return [
+        f"  %{tmp}.failed = icmp ne i32 %{tmp}.status, 0",
+        f'  br i1 %{tmp}.failed, label %{tmp}.raised, label %{tmp}.done, !prof !{{!"branch_weights", i32 1, i32 2000}}',
+        f"{tmp}.raised:",
+        f"  %{tmp}.excinfo = load ptr, ptr %{tmp}.exc, align 8",
+        f"  call void @{LEAF_ERROR}(i32 %{tmp}.status, ptr %{tmp}.excinfo)",
+        f"  ret {ret} zeroinitializer",
+        f"{tmp}.done:",
+    ]
 
 
 #: Each leaf's Numba module, while the leaf lives and keeps its body (Numba takes a while).

@@ -283,7 +283,8 @@ class CPUBackend(Backend):
             raise self._located(program, args, e.error) from None
         except Exception as e:
             leaves = [(clone.user, clone.leaf) for clone in program.clones.values()]
-            raise node_error(program.root, leaves, e) from e
+            error = node_error(program.root, leaves, e)  # (an LLVM leaf's: caused by what it raised)
+            raise error from (error.__cause__ or e)
 
 
 def _convert(root: InternalFunction, args: Sequence[Any]) -> list[Any]:

@@ -6,6 +6,10 @@ keep the user's lines). The leaf whose source holds the line raised it; the node
 the leaf are where — one, usually; all of them, said as such, when several nodes share it.
 The instance stays unknown (the interpreter names it). Exceptions Numba raises itself
 (integer division by zero) carry no such entry: then only the graph is named.
+
+An LLVM leaf has no Python lines: when one raised (an exported Python leaf's ``raise``),
+its wrapper raises ``LeafRaised`` with its clone's digest and what the clone recorded
+(``llvm_native/leaf_errors.py``), and the leaves with that clone are where.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ import traceback
 from collections.abc import Iterator, Sequence
 
 from ...errors import NodeExecutionError
-from ...ir.bodies import GeneratedBody
+from ...ir.bodies import GeneratedBody, LLVMBody
 from ...ir.graph import InternalFunction, LeafFunction, Node
+from ..llvm_native.leaf_errors import LeafRaised, recorded
+from ..llvm_native.native import native_leaf
 from ..numba_shared.messages import leaf_at
 
 _INTERP = "run it with target='interp' to find out"
@@ -26,6 +32,8 @@ def node_error(
 ) -> NodeExecutionError:
     """What to raise for ``error`` from ``root``'s compiled code; ``leaves`` pairs each leaf
     as written (whose lines tracebacks name) with the leaf the graph's nodes hold."""
+    if isinstance(error, LeafRaised):
+        return _llvm_leaf_error(root, leaves, error)
     what = f"raised {type(error).__name__}: {error}"
     frames = traceback.extract_tb(error.__traceback__)
     found = None
@@ -36,17 +44,41 @@ def node_error(
         held = next(leaf for written, leaf in leaves if written is found[0])
         paths = [path for path, node in _nodes(root, root.name) if node.function is held]
     if found is None or not paths:
-        return NodeExecutionError(
-            f"graph '{root.name}' on the cpu back end {what} (compiled code does not say which "
-            f"node: {_INTERP})"
-        )
+        return _message(root, [], "", what)
     user, line, _ = found
     # A generated body's clone runs under its origin's file name with lines of the generated
     # text: map them (LeafFunction.where); a Python leaf's frame is its own place.
     where = (
         user.where(line) if isinstance(user.body, GeneratedBody) else user.locate(frames[-1].filename, line)
     )
-    place = f"leaf '{user.name}', {where}"
+    return _message(root, paths, f"leaf '{user.name}', {where}", what)
+
+
+def _llvm_leaf_error(
+    root: InternalFunction, leaves: Sequence[tuple[LeafFunction, LeafFunction]], error: LeafRaised
+) -> NodeExecutionError:
+    """An LLVM leaf raised: the nodes holding a leaf with the clone that recorded it."""
+    digest, slot, address = error.args
+    raised = recorded(slot, address)
+    held = [
+        leaf for _, leaf in leaves if isinstance(leaf.body, LLVMBody) and native_leaf(leaf).digest == digest
+    ]
+    paths = [path for path, node in _nodes(root, root.name) if any(node.function is h for h in held)]
+    place = f"leaf '{held[0].name}', {held[0].location}" if held else ""
+    result = _message(root, paths, place, raised.message())
+    if raised.exception is not None:
+        result.__cause__ = raised.exception
+        result.__suppress_context__ = True
+    return result
+
+
+def _message(root: InternalFunction, paths: list[str], place: str, what: str) -> NodeExecutionError:
+    """The error naming the nodes at ``paths`` (none: only the graph) and ``place``."""
+    if not paths:
+        return NodeExecutionError(
+            f"graph '{root.name}' on the cpu back end {what} (compiled code does not say which "
+            f"node: {_INTERP})"
+        )
     if len(paths) == 1:
         return NodeExecutionError(
             f"node {paths[0]} ({place}): {what} (the cpu back end does not say which instance: {_INTERP})"

@@ -26,7 +26,9 @@ The clone of a barrier leaf gets (this module's ``coroutine_module``):
    barrier *k* before any passes it; an instance that finishes early (a *divergent*
    barrier, undefined in HPVM) is skipped, so the group never hangs. The frames of one
    parent instance are one ``malloc`` (the first instance's frame is its own, and tells
-   the size).
+   the size). An instance that raised (an exported leaf's ``raise`` records it in the
+   instance's context: ``leaf_errors.py``) has finished; when all are done, the runner
+   reports the first such instance.
 
 The text handed to MCJIT (``interp``) or linked into Numba's code (``cpu``) holds only
 ordinary functions, whatever pipeline those run.
@@ -181,9 +183,12 @@ __hpvm_co_suspend:
 """
 
 
-def _runner(digest: str, outs: tuple[str, ...], header: int) -> str:
+def _runner(digest: str, outs: tuple[str, ...], header: int, raised: int) -> str:
     """``__hpvm_group.<digest>``: every instance of one parent instance as a coroutine on
-    this thread (docstring of ``NativeLeaf.group_symbol``); 1 when memory runs out.
+    this thread (docstring of ``NativeLeaf.group_symbol``); 1 when memory runs out,
+    ``raised`` when an instance recorded an error in its context (after all have run: an
+    instance that raised has finished, and the others meet the barriers without it, as for
+    a divergent barrier), with the first such instance's slots and index in ``err``.
 
     Written against the split coroutine (switched-resume ABI: the frame starts with the
     resume and destroy functions; resume is null at the final suspend, which is what
@@ -201,7 +206,7 @@ def _runner(digest: str, outs: tuple[str, ...], header: int) -> str:
         for k, v in enumerate(("%x", "%y", "%z", "%nx", "%ny", "%nz", "%dims"))
     )
     return f"""
-define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out, i64 %all) {{
+define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out, i64 %all, ptr %err) {{
 entry:
   %info = alloca [2 x i64], align 8
   %nyz = mul i64 %ny, %nz
@@ -346,6 +351,29 @@ destroy:
   %dmore = icmp slt i64 %d1, %n
   br i1 %dmore, label %destroy, label %done
 done:
+  br label %scan
+scan:
+  %q = phi i64 [ 0, %done ], [ %q1, %scannext ]
+  %qoff = mul i64 %q, %ctxbytes
+  %qc = getelementptr i8, ptr %ctxs, i64 %qoff
+  %qs = load i64, ptr %qc, align 8
+  %qbad = icmp ne i64 %qs, 0
+  br i1 %qbad, label %raised, label %scannext
+scannext:
+  %q1 = add i64 %q, 1
+  %qmore = icmp slt i64 %q1, %n
+  br i1 %qmore, label %scan, label %results
+raised:
+  %qe = getelementptr i64, ptr %qc, i64 1
+  %qx = load i64, ptr %qe, align 8
+  store i64 %qs, ptr %err, align 8
+  %err1 = getelementptr i64, ptr %err, i64 1
+  store i64 %qx, ptr %err1, align 8
+  %err2 = getelementptr i64, ptr %err, i64 2
+  store i64 %q, ptr %err2, align 8
+  br label %results
+results:
+  %code = phi i32 [ 0, %scannext ], [ {raised}, %raised ]
   br i1 %every, label %cleanup, label %last
 last:
   %lastidx = sub i64 %n, 1
@@ -358,7 +386,7 @@ cleanup:
   call void @free(ptr %ctxs)
   call void @free(ptr %hdls)
   call void @free(ptr %scratch)
-  ret i32 0
+  ret i32 %code
 }}
 """
 
@@ -398,6 +426,7 @@ def coroutine_module(
     reach_barrier: set[str],
     declared: set[str],
     header: int,
+    raised: int,
 ) -> str:
     """The clone ``text`` of a barrier leaf (its ``__hpvm_q.barrier`` is ``barrier_helper``)
     with the coroutine and the group runner added and lowered (module docstring).
@@ -446,7 +475,7 @@ def coroutine_module(
     if f"@{coro}.resume(" not in text:
         raise _fail(leaf, "LLVM's CoroSplit did not split its barrier coroutine (no resume function)")
     declared = {f.name for f in module.functions}
-    text += _runner(digest, outs, header) + _intrinsic_declarations(declared)
+    text += _runner(digest, outs, header, raised) + _intrinsic_declarations(declared)
     try:
         module = llvm.parse_assembly(text)
         module.verify()

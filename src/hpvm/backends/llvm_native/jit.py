@@ -25,6 +25,7 @@ GROUP = ctypes.CFUNCTYPE(
     ctypes.c_int64,
     ctypes.c_void_p,
     ctypes.c_int64,
+    ctypes.c_void_p,
 )
 
 

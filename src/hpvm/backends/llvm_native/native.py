@@ -4,13 +4,16 @@ Seed 001 clones each leaf with its instance ids and extents as parameters and re
 query intrinsics by them. Queries in LLVM leaves may sit in callees (a leaf exported from
 Python calls an adapter that calls Numba's body, which calls ``llvm.hpvm.getNode``), so the
 parameter is one *context pointer*, threaded through every function on a path from the
-node function to a ``getNode``/``barrier``/``malloc`` call; node handles become pointers
+node function to a ``getNode``/``barrier``/``malloc`` call (or to ``__hpvm_leaf_error``,
+the runtime function an exported leaf calls when its body raised); node handles become pointers
 into that context, so handles may travel through any code (phis, memory, calls). LLVM's
 inliner then folds the context away where the caller's values are known.
 
 The native context (``ctx`` below), 8-byte slots::
 
-    [0], [1] reserved (zero),
+    [0], [1] zero, until the instance calls ``__hpvm_leaf_error(status, excinfo)``: then
+             1 << 32 | status, and the exception info's address (``leaf_errors.py``
+             reads them; whoever calls the clone zeroes them and checks [0] after),
     [2 + 7*k ...] level k (0: the leaf's node, 1: its parent, ...) in the layout of
     ``ir/instance_context.py``: ids x, y, z; extents x, y, z; number of dimensions.
 
@@ -34,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import CompileError
-from ...ir.bodies import LLVMBody, llvm_abi_types
+from ...ir.bodies import LEAF_ERROR, LEAF_ERROR_DECLARATION, LLVMBody, llvm_abi_types
 from ...ir.graph import LeafFunction
 from ...ir.instance_context import STRIDE
 from ...ir.intrinsics import ATOMIC_OPS
@@ -43,10 +46,12 @@ from ...ir.types import NodeHandleType
 from .coro import barrier_helper, coroutine_module, slot_call
 
 #: Bump when the generated module changes (the digest of every clone includes it).
-NATIVE_VERSION = 4
+NATIVE_VERSION = 6
 HEADER = 2  # slots before level 0 in the native context
 CTX = "%__hpvm_ctx"
 HOST_MALLOC = "__hpvm_host_malloc"
+#: What the group runner returns when an instance raised (0: done, 1: out of memory).
+RAISED = 2
 
 QUERY_OFFSETS = {
     "getNodeInstanceID.x": 0,
@@ -66,6 +71,12 @@ LEAF_INTRINSICS = frozenset(
     | {f"atomic.{op}" for op in ATOMICS}
 )
 
+#: Numba names the function that turns a dynamic exception's values into Python objects by
+#: a hash of their types, the same in every module. Seen on ``cpu``: once a clone holding one
+#: was linked into graph code, a Python leaf's dynamic ``raise`` compiled later ran the
+#: clone's copy, whose Numba environment is null ("Error creating Python tuple from runtime
+#: exception arguments"). The clone's copy gets a name of its own.
+_NUMBA_UNWRAP = "__excinfo_unwrap_args"
 _TARGET_ATTRS = re.compile(r' "(?:target-cpu|target-features|tune-cpu)"="[^"]*"')
 
 
@@ -95,11 +106,12 @@ class NativeLeaf:
     @property
     def group_symbol(self) -> str:
         """``i32(ptr args, ptr parent, i64 nparent, i64 nx, i64 ny, i64 nz, i64 dims, ptr out,
-        i64 all)``: every instance of one parent instance, as coroutines on the calling
-        thread that switch at each barrier (``coro.py``); 0 on success, 1 when their frames
-        do not fit in memory. ``out`` receives the last instance's output slots, or with
-        ``all`` every instance's, row-major. Only in the clones of leaves that reach a
-        barrier."""
+        i64 all, ptr err)``: every instance of one parent instance, as coroutines on the
+        calling thread that switch at each barrier (``coro.py``); 0 on success, 1 when their
+        frames do not fit in memory, ``RAISED`` (2) when an instance raised: then ``err``
+        holds the first such instance's (row-major) context slots 0 and 1 and its index.
+        ``out`` receives the last instance's output slots, or with ``all`` every instance's,
+        row-major. Only in the clones of leaves that reach a barrier."""
         return f"__hpvm_group.{self.digest}"
 
 
@@ -222,10 +234,15 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
             f"@{body.function} returns {ret} but its outputs are {_struct(outs)} in LLVM form; "
             "a node function returns the struct of its outputs",
         )
+    digest = hashlib.sha1(
+        f"{NATIVE_VERSION}\n{body.function}\n{args}\n{outs}\n{body.module}".encode()
+    ).hexdigest()[:16]
     # Keep only what the node function uses: everything else internal, then dropped.
     for f in module.functions:
         if not f.is_declaration and f.name != body.function:
             f.linkage = "internal"
+            if f.name.startswith(_NUMBA_UNWRAP):
+                f.name = f"{f.name}.{digest}"
     for g in module.global_variables:
         if not g.is_declaration and not g.name.startswith("llvm."):
             g.linkage = "internal"
@@ -256,7 +273,10 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
                     parent_calls += short == "getParentNode"
                 elif callee:
                     callees[f.name].add(callee)
-    needs = _callers({f for short in CTX_INTRINSICS for f in used.get(short, [])} | {body.function}, callees)
+    raising = _error_callers(leaf, module, callees)
+    needs = _callers(
+        {f for short in CTX_INTRINSICS for f in used.get(short, [])} | {body.function} | raising, callees
+    )
 
     fn.linkage = "internal"  # (after the dead-code pass, which would have dropped it)
     text = str(module)
@@ -264,9 +284,6 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
     # clang's target attributes would name the CPU clang was told about instead, and mix
     # two targets in the functions LLVM inlines into each other.
     text = _TARGET_ATTRS.sub("", text)
-    digest = hashlib.sha1(
-        f"{NATIVE_VERSION}\n{body.function}\n{args}\n{outs}\n{body.module}".encode()
-    ).hexdigest()[:16]
     entry = f"__hpvm_leaf.{digest}"
     text = re.sub(r"^declare [^\n]*@llvm\.hpvm\.[^\n]*\n", "", text, flags=re.M)
     lines = text.split("\n")
@@ -293,6 +310,15 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
     text = text.replace("@llvm.hpvm.barrier()", "@__hpvm_q.barrier(ptr %__hpvm_ctx)")
     text = text.replace("@llvm.hpvm.malloc(", "@__hpvm_q.malloc(ptr %__hpvm_ctx, ")
     text = text.replace("@llvm.hpvm.", "@__hpvm_q.")
+    if any(f.name == LEAF_ERROR for f in module.functions):  # a raise: into the context's slots (_helpers)
+        text = re.sub(rf"^declare [^\n]*@{LEAF_ERROR}\([^\n]*\n", "", text, flags=re.M)
+        text = text.replace(f"@{LEAF_ERROR}(", "@__hpvm_q.error(ptr %__hpvm_ctx, ")
+        if f"@{LEAF_ERROR}" in text:
+            raise _fail(
+                leaf,
+                f"@{LEAF_ERROR} is used other than by a direct call; it records the error of the "
+                "instance calling it, so call it directly (docs/llvm.md)",
+            )
     k = _define_line(text, body.function)
     lines = text.split("\n")
     lines[k] = lines[k].replace(f"{global_name(body.function)}(", f"@{entry}(", 1)
@@ -316,6 +342,7 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
             reach_barrier=names,
             declared=declared,
             header=HEADER,
+            raised=RAISED,
         )
     try:
         check = llvm.parse_assembly(text)
@@ -323,6 +350,27 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
     except RuntimeError as e:  # a construct the rewrite does not handle: say so, with the leaf
         raise _fail(leaf, f"its LLVM could not be cloned for running ({str(e).strip()})") from None
     return NativeLeaf(leaf.name, text, digest, args, outs, levels, uses_barrier, "malloc" in used)
+
+
+def _error_callers(leaf: LeafFunction, module: Any, callees: dict[str, set[str]]) -> set[str]:
+    """The functions that call ``__hpvm_leaf_error`` (``ir.bodies.LEAF_ERROR``), whose
+    declaration must be the ABI's; they take the context, where the error is recorded."""
+    callers = {f for f, called in callees.items() if LEAF_ERROR in called}
+    if LEAF_ERROR in callees:
+        raise _fail(
+            leaf,
+            f"its module defines @{LEAF_ERROR}, which is hpvm's runtime function for a leaf that "
+            "raised (docs/llvm.md, the ABI of node functions); rename its definition",
+        )
+    if callers:
+        declared = str(module.get_function(LEAF_ERROR).global_value_type)
+        if declared.replace(" ", "") != "void(i32,ptr)":
+            raise _fail(
+                leaf,
+                f"it declares @{LEAF_ERROR} as {declared}; the ABI's is {LEAF_ERROR_DECLARATION} "
+                "(Numba's status, its exception info)",
+            )
+    return callers
 
 
 def _first_define(fn_text: str) -> str:
@@ -365,6 +413,17 @@ def _helpers(declared: set[str], barrier: bool) -> str:
         )
     if barrier:
         out.append(barrier_helper())
+    # ctx[0]: 1 << 32 | the status (nonzero once recorded), ctx[1]: the exception info; the
+    # first call of an instance wins (leaf_errors.py reads them).
+    out.append(
+        "define internal void @__hpvm_q.error(ptr %c, i32 %s, ptr %e) alwaysinline {\n"
+        "  %old = load i64, ptr %c, align 8\n  %first = icmp eq i64 %old, 0\n"
+        "  br i1 %first, label %record, label %done\nrecord:\n"
+        "  %z = zext i32 %s to i64\n  %flagged = or i64 %z, 4294967296\n"
+        "  store i64 %flagged, ptr %c, align 8\n  %slot = getelementptr i8, ptr %c, i64 8\n"
+        "  %info = ptrtoint ptr %e to i64\n  store i64 %info, ptr %slot, align 8\n"
+        "  br label %done\ndone:\n  ret void\n}"
+    )
     out.append(_declare(declared, HOST_MALLOC, f"declare ptr @{HOST_MALLOC}(i64)"))
     out.append(
         "define internal ptr @__hpvm_q.malloc(ptr %c, i64 %n) alwaysinline {\n"
@@ -397,4 +456,4 @@ def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str,
     )
 
 
-__all__ = ["HOST_MALLOC", "NativeLeaf", "global_name", "native_leaf", "target_machine"]
+__all__ = ["HOST_MALLOC", "RAISED", "NativeLeaf", "global_name", "native_leaf", "target_machine"]

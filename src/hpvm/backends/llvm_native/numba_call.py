@@ -11,7 +11,11 @@ instances: no call through a pointer, no GIL.
 
 Outputs come back as slots: scalars as they are, an array as its address and size, turned
 back into the input array at that address (the very object, as a Python leaf returns it) or
-a view of ``malloc``'d memory.
+a view of ``malloc``'d memory. Before them come the context's error slots: when the leaf
+raised (``leaf_errors.py``), the wrapper raises ``LeafRaised`` from compiled code, which
+reaches the launch like any exception of a Python leaf (through parallel loops too:
+``cpu/loop_errors.py``), and the back end names the node. For a leaf that cannot raise,
+LLVM folds the test away (the slot is stored 0 just before the inlined call).
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from typing import Any
 from ...ir.graph import LeafFunction
 from ...ir.types import ArrayType, ScalarType
 from .host import HEAP, register_host_symbols
-from .native import HEADER, NativeLeaf, native_leaf
+from .leaf_errors import LeafRaised
+from .native import HEADER, RAISED, NativeLeaf, native_leaf
 
 _LIBRARIES: dict[tuple[int, str], Any] = {}
 _LOCK = threading.Lock()
@@ -121,7 +126,8 @@ def _load_outs(context: Any, builder: Any, out_types: list[Any], slots: Any) -> 
 
 
 def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
-    """``f(ports..., ctx)`` → the output slots, calling the clone's trampoline."""
+    """``f(ports..., ctx)`` → (the context's slots 0 and 1, the output slots...), calling
+    the clone's trampoline: slot 0 is not 0 when the leaf raised (``leaf_errors.py``)."""
     from llvmlite import ir
     from numba import types
     from numba.core import cgutils
@@ -132,7 +138,7 @@ def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
     @intrinsic
     def call(typingctx, ports, levels):  # type: ignore[no-untyped-def]
         _check_args(leaf, tuple(ports))
-        ret = types.Tuple(tuple(out_types))
+        ret = types.Tuple((types.int64, types.int64, *out_types))
 
         def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
             i64 = ir.IntType(64)
@@ -154,7 +160,9 @@ def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
                 builder.module, ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr]), native.call_symbol
             )
             builder.call(fn, [builder.bitcast(v, ptr) for v in (slots, ctx, out)])
-            return context.make_tuple(builder, sig.return_type, _load_outs(context, builder, out_types, out))
+            error = _load_outs(context, builder, [types.int64, types.int64], ctx)
+            values = [*error, *_load_outs(context, builder, out_types, out)]
+            return context.make_tuple(builder, sig.return_type, values)
 
         return ret(ports, levels), codegen
 
@@ -162,8 +170,9 @@ def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
 
 
 def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
-    """``f(ports..., parent_ctx, ex, ey, ez, dims)`` → (status, the last instance's output
-    slots...), running the clone's group function (the instances as coroutines, coro.py)."""
+    """``f(ports..., parent_ctx, ex, ey, ez, dims)`` → (status, the raising instance's
+    context slots 0 and 1, the last instance's output slots...), running the clone's group
+    function (the instances as coroutines, coro.py; ``NativeLeaf.group_symbol``)."""
     from llvmlite import ir
     from numba import types
     from numba.core import cgutils
@@ -174,7 +183,7 @@ def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
     @intrinsic
     def group(typingctx, ports, parent_levels, ex, ey, ez, dims):  # type: ignore[no-untyped-def]
         _check_args(leaf, tuple(ports))
-        ret = types.Tuple((types.int32, *out_types))
+        ret = types.Tuple((types.int32, types.int64, types.int64, *out_types))
 
         def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
             i64 = ir.IntType(64)
@@ -194,8 +203,9 @@ def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
                 context.cast(builder, v, t, types.int64) for v, t in zip(llargs[n + 1 :], sig.args[n + 1 :])
             ]
             out = cgutils.alloca_once(builder, i64, size=max(1, len(out_types)))
+            err = cgutils.alloca_once(builder, i64, size=3)
             ptr = ir.IntType(8).as_pointer()
-            fnty = ir.FunctionType(ir.IntType(32), [ptr, ptr, i64, i64, i64, i64, i64, ptr, i64])
+            fnty = ir.FunctionType(ir.IntType(32), [ptr, ptr, i64, i64, i64, i64, i64, ptr, i64, ptr])
             fn = cgutils.get_or_insert_function(builder.module, fnty, native.group_symbol)
             status = builder.call(
                 fn,
@@ -206,9 +216,11 @@ def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
                     *sizes,
                     builder.bitcast(out, ptr),
                     ir.Constant(i64, 0),
+                    builder.bitcast(err, ptr),
                 ],
             )
-            values = [status, *_load_outs(context, builder, out_types, out)]
+            error = _load_outs(context, builder, [types.int64, types.int64], err)
+            values = [status, *error, *_load_outs(context, builder, out_types, out)]
             return context.make_tuple(builder, sig.return_type, values)
 
         return ret(ports, parent_levels, ex, ey, ez, dims), codegen
@@ -253,6 +265,7 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
         f"{symbol}_native": _call_intrinsic(leaf, native),
         "__hpvm_llvm_address": _ADDRESS,
         "__hpvm_llvm_view": numba.carray,
+        "__hpvm_LeafRaised": LeafRaised,
         "np": np,
     }
     params = [f"__p{k}" for k in range(len(leaf.params))]
@@ -263,7 +276,7 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
             passed.append(f"__hpvm_dt_{p.type.dtype.name}({name})")
         else:
             passed.append(name)
-    outputs, first = _outputs(leaf, params, 0)
+    outputs, first = _outputs(leaf, params, 2)
     ret = "return " + (outputs[0] if len(outputs) == 1 else "(" + "".join(o + ", " for o in outputs) + ")")
     # LLVM code indexes (pointer, byte size[, extents]) memory: a strided view would be read
     # wrong. (Numba folds the test away for arrays it types as C-contiguous.)
@@ -282,6 +295,8 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
         f"def {symbol}({', '.join([*params, '__hpvm_ctx'])}):",
         *checks,
         f"    __r = {symbol}_native(({''.join(a + ', ' for a in passed)}), __hpvm_ctx)",
+        "    if __r[0] != 0:",  # the leaf raised: the back end names the node (cpu/raised.py)
+        f"        raise __hpvm_LeafRaised({native.digest!r}, __r[0], __r[1])",
         *_unpack_lines(leaf, params, first),
         "    " + (ret if outputs else "return None"),
     ]
@@ -289,7 +304,7 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
     group_source = None
     if native.uses_barrier:
         names[f"{symbol}_group_native"] = _group_intrinsic(leaf, native)
-        outputs, first = _outputs(leaf, params, 1)
+        outputs, first = _outputs(leaf, params, 3)
         message = repr(
             f"leaf '{leaf.name}' ({leaf.location}): a leaf with barriers runs the instances of a "
             "parent instance as coroutines, and their frames did not fit in memory; launch fewer "
@@ -299,6 +314,8 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
             f"def {symbol}_group({', '.join([*params, '__hpvm_parent', '__ex', '__ey', '__ez', '__dims'])}):",
             *checks,
             f"    __r = {symbol}_group_native(({''.join(a + ', ' for a in passed)}), __hpvm_parent, __ex, __ey, __ez, __dims)",
+            f"    if __r[0] == {RAISED}:",
+            f"        raise __hpvm_LeafRaised({native.digest!r}, __r[1], __r[2])",
             "    if __r[0] != 0:",
             f"        raise __hpvm_LaunchError({message})",
             *_unpack_lines(leaf, params, first),

@@ -3,6 +3,8 @@
 Instance by instance through the JIT-compiled trampoline (``jit.py``), in row-major order as
 the interpreter runs Python leaves; a leaf with barriers runs its instances through its
 group function, as coroutines on this thread that switch at each barrier (``coro.py``).
+An instance whose code raised (an exported leaf's ``raise``: ``leaf_errors.py``) stops the
+node with a ``NodeExecutionError`` naming that instance.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from ...ir.graph import LeafFunction, Node
 from ...ir.types import ArrayType
 from .host import pack, unpack
 from .jit import jit_leaf
-from .native import HEADER, native_leaf
+from .leaf_errors import execution_error, recorded
+from .native import HEADER, RAISED, native_leaf
 
 
 def run_instances(
@@ -70,10 +73,20 @@ def run_instances(
         out = np.zeros(count * nout, dtype=np.uint64)
         par = np.array(parent or [0], dtype=np.int64)
         ext = [*sizes, *[1] * (3 - len(sizes))]
+        err = np.zeros(3, dtype=np.int64)
         assert jitted.group is not None
         status = jitted.group(
-            slots.ctypes.data, par.ctypes.data, len(parent), *ext, len(sizes), out.ctypes.data, 1
+            slots.ctypes.data,
+            par.ctypes.data,
+            len(parent),
+            *ext,
+            len(sizes),
+            out.ctypes.data,
+            1,
+            err.ctypes.data,
         )
+        if status == RAISED:  # the first instance (row-major) that raised
+            raise execution_error(where(instances[int(err[2])]), recorded(err[0], err[1]))
         if status != 0:
             raise LaunchError(
                 f"{where(())}: leaf '{leaf.name}' uses barriers; its {count} instances' coroutine "
@@ -89,6 +102,8 @@ def run_instances(
         slots = call_slots(values, ids)
         ctx[HEADER : HEADER + ictx.STRIDE] = ictx.level(len(sizes), list(ids), list(sizes))
         jitted.call(slots.ctypes.data, ctx.ctypes.data, out.ctypes.data)
+        if ctx[0]:  # the leaf raised (leaf_errors.py)
+            raise execution_error(where(ids), recorded(ctx[0], ctx[1]))
         results.append(outputs(out, values, ids))
     return results
 
