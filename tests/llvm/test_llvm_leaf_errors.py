@@ -292,14 +292,14 @@ entry:
         ("call void @__hpvm_leaf_error(i32 1, ptr null)", "without exception information"),
         ("call void @__hpvm_leaf_error(i32 -1, ptr null)", "a Python exception it could not pass on"),
         ("call void @__hpvm_leaf_error(i32 0, ptr null)", "status 0"),
-        ("call void @__hpvm_leaf_error(i32 1, ptr %out)", "whose information could not be read"),
+        ("call void @__hpvm_leaf_error(i32 1, ptr %out)", "whose information could not be read"),  # zeros
     ],
 )
 def test_a_hand_written_leaf_reporting_an_error_names_its_instance(
     target: str, call: str, message: str
 ) -> None:
     root = llvm.from_hpvm_ir(_leaf(call), file="bad.ll")
-    out = np.zeros(4, dtype=np.int64)
+    out = np.zeros(8, dtype=np.int64)  # (at least the 40 bytes of Numba's struct, when passed as one)
     where = (
         "node root/f[2] (leaf 'bad', bad.ll:" if target == "interp" else "node root/f (leaf 'bad', bad.ll:"
     )
@@ -371,10 +371,42 @@ class _Info(ctypes.Structure):
     ]
 
 
-def _described(data: bytes) -> Any:
+def _struct(data: bytes, alloc: int, values: int, unwrap: int) -> tuple[Any, _Info]:
+    """Numba's exception-info struct over ``data`` (and the buffer, to keep alive)."""
     buffer = ctypes.create_string_buffer(data, len(data))
-    info = _Info(ctypes.cast(buffer, ctypes.c_void_p).value, len(data), None, None, 0)
+    return buffer, _Info(ctypes.cast(buffer, ctypes.c_void_p).value, len(data), values, unwrap, alloc)
+
+
+def _described(data: bytes) -> Any:
+    keep, info = _struct(data, 0, 0, 0)
     return describe(1, ctypes.addressof(info))
+
+
+def test_only_evidently_numbas_dynamic_exception_memory_is_freed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from llvmlite import ir
+
+    from hpvm.backends.llvm_native import leaf_errors
+
+    freed: list[int] = []
+    monkeypatch.setattr(leaf_errors, "_free", freed.append)
+    placeholder = ir.Constant(ir.IntType(8).as_pointer(), None)  # what Numba pickles for a run-time value
+    dynamic = pickle.dumps((ValueError, ("bad", placeholder), None))
+    keep, info = _struct(dynamic, 1, 0x1000, 0x2000)
+    raised = describe(1, ctypes.addressof(info))
+    assert raised.text == "ValueError: ('bad', <run-time value>)"
+    assert freed == [0x1000, ctypes.addressof(info)]
+    freed.clear()
+    for data, alloc, values, unwrap in [
+        (pickle.dumps((ValueError, ("bad",), None)), 1, 0x1000, 0x2000),  # no place for a value
+        (dynamic, 2, 0x1000, 0x2000),  # a count that disagrees
+        (dynamic, 1, 0, 0x2000),  # no values
+        (dynamic, 1, 0x1000, 0),  # no unwrapping function
+        (b"not a pickle", 1, 0x1000, 0x2000),
+    ]:
+        keep, info = _struct(data, alloc, values, unwrap)
+        describe(1, ctypes.addressof(info))
+    assert freed == []
+    del keep
 
 
 arguments = st.lists(

@@ -76,8 +76,8 @@ class Raised:
 
 def describe(status: int, address: int) -> Raised:
     """The exception a leaf's code recorded with Numba's ``status`` and exception-info
-    pointer ``address``; frees a dynamic exception's memory. Never raises: what cannot be
-    read is said so in the text."""
+    pointer ``address`` (null, or Numba's struct); frees a dynamic exception's memory.
+    Never raises: what cannot be read is said so in the text."""
     if status < USER_EXCEPTION:
         what = _OTHER.get(status, f"status {status}")
         return Raised(f"an error Numba reports as {what}, with no exception information")
@@ -88,13 +88,17 @@ def describe(status: int, address: int) -> Raised:
         if not info.pickle or not 0 < info.size < 1 << 31:
             raise ValueError(f"no pickled exception at {address:#x}")
         cls, args, loc = pickle.loads(ctypes.string_at(info.pickle, info.size))
-        return _rebuilt(cls, tuple(_static(a) for a in (args or ())), loc)
+        args = tuple(_static(a) for a in (args or ()))
     except Exception as e:  # a hand-written leaf may pass anything: say what went wrong
         return Raised(f"an exception (Numba status {status}) whose information could not be read ({e})")
-    finally:
-        if info.alloc > 0:
-            _free(info.values)
-            _free(address)
+    # Numba's dynamic exception: its values and the struct itself are NRT_Allocate'd, and
+    # the struct counts the run-time values the pickle holds places for. Only memory that
+    # is evidently that is freed (a wrong free would corrupt the heap).
+    places = sum(isinstance(a, _RuntimeValue) for a in args)
+    if info.alloc > 0 and info.alloc == places and info.values and info.unwrap:
+        _free(info.values)
+        _free(address)
+    return _rebuilt(cls, args, loc)
 
 
 def _static(arg: Any) -> Any:
@@ -104,6 +108,8 @@ def _static(arg: Any) -> Any:
 
 
 def _rebuilt(cls: Any, args: tuple[Any, ...], loc: Any) -> Raised:
+    """``cls(*args)`` as ``Raised`` (a class whose constructor takes other arguments: its
+    name and the arguments as ``BaseException`` shows them)."""
     where = ""
     if isinstance(loc, tuple) and len(loc) == 3:
         function, file, line = loc
