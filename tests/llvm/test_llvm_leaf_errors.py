@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import llvmlite.binding as llvm_binding
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -354,6 +355,10 @@ def test_the_exported_node_function_tests_the_status_and_calls_the_error_functio
     assert re.search(r"icmp ne i32 %\S+, 0\n  br i1 %\.failed, label %\.raised, label %\.done", picky_fn)
     assert re.search(r"call void @__hpvm_leaf_error\(i32 %\S+, ptr %\.excinfo\)", picky_fn)
     assert "negative input" in text  # Numba's pickled (class, arguments, location), in the module
+    # A leaf that cannot raise (Numba's adapter returns status 0 on every path) has no test.
+    module = llvm_binding.parse_assembly(llvm.to_hpvm_ir(checked_stream))
+    assert "@__hpvm_leaf_error(" in str(module.get_function("checked"))
+    assert "@__hpvm_leaf_error(" not in str(module.get_function("add_one"))
     # PREPARE's tasks stay one block (what EXTRACT reads): no status test there.
     assert "__hpvm_leaf_error" not in llvm.prepare(picky_root)
 

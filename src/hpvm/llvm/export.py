@@ -104,10 +104,10 @@ class Program:
         """The code of leaf ``fn``'s node function applied to ``args`` ((LLVM type, operand)
         per ABI argument): (declarations it needs, once per module; instructions; the
         operand of its output struct). ``tmp`` prefixes its temporaries' names and ``attrs``
-        goes on the call of the body (PREPARE's ``noinline``). With ``check``, a Numba body's
-        status is tested: when it raised, the code calls ``__hpvm_leaf_error`` and returns
-        zeros (the export's node functions; PREPARE's tasks stay one block, as EXTRACT
-        reads them)."""
+        goes on the call of the body (PREPARE's ``noinline``). With ``check``, the status of a
+        Numba body that may raise is tested: when it raised, the code calls
+        ``__hpvm_leaf_error`` and returns zeros (the export's node functions; PREPARE's
+        tasks stay one block, as EXTRACT reads them)."""
         if id(fn) in self.kept:
             return self._kept_call(fn, args, tmp, attrs)
         if id(fn) in self.tensors:
@@ -153,7 +153,7 @@ class Program:
         call_args = ", ".join([f"ptr %{tmp}.ret", f"ptr %{tmp}.exc", *actual])
         lines.append(f"  %{tmp}.status = call i32 @{leaf.adapter}({call_args}){attrs}")
         decls = self._declare(decl, leaf.adapter)
-        if check:
+        if check and leaf.may_raise:
             decls += self._declare(LEAF_ERROR_DECLARATION, LEAF_ERROR)
             lines += _status_check(tmp, ret)
         if not nfields:

@@ -9,7 +9,8 @@ JIT, never called) and renamed ``llvm.hpvm.<name>`` in the text afterwards.
 Numba's own calling convention (``i32 f(ptr retptr, ptr excinfo, args...)``) is wrapped by
 an adapter compiled with the leaf: it takes the exported ABI's arguments (``abi.py``: a
 pointer and its byte size, plus extents for arrays of rank 2 and more) and returns a flat
-tuple of the output fields. ``export.py`` then writes the node function around it.
+tuple of the output fields. ``export.py`` then writes the node function around it (testing
+the adapter's status when it may return one that is not 0: ``CompiledLeaf.may_raise``).
 """
 
 from __future__ import annotations
@@ -45,11 +46,14 @@ _SUPPORTED = frozenset(_LOWERED) | {"malloc"} | {f"atomic_{op}" for op in ATOMIC
 @dataclass(frozen=True)
 class CompiledLeaf:
     """A leaf compiled by Numba: its module's text (intrinsics renamed) and the name of the
-    adapter function, ``i32 @adapter(ptr retptr, ptr excinfo, <ABI arguments>)``."""
+    adapter function, ``i32 @adapter(ptr retptr, ptr excinfo, <ABI arguments>)``.
+    ``may_raise``: whether the adapter returns anything but status 0 (a ``raise`` in the
+    leaf, or one Numba's own code makes), so that its node function must test the status."""
 
     module: str
     adapter: str
     arg_types: tuple[str, ...]  # the adapter's ABI arguments as Numba lowered them
+    may_raise: bool
 
 
 _KEEP: list[Any] = []  # the dummy callbacks whose addresses the JIT holds
@@ -273,16 +277,21 @@ def compile_leaf(leaf: LeafFunction) -> CompiledLeaf:
     text = cres.library.get_llvm_str()
     text = re.sub(rf"@{PLACEHOLDER}([\w.]+)", r"@llvm.hpvm.\1", text)
     name = cres.fndesc.llvm_func_name
-    return CompiledLeaf(text, name, tuple(_adapter_arg_types(text, name)))
+    arg_types, may_raise = _adapter_facts(text, name)
+    return CompiledLeaf(text, name, arg_types, may_raise)
 
 
-def _adapter_arg_types(text: str, name: str) -> list[str]:
-    """The LLVM types of the adapter's ABI arguments (after ``retptr`` and ``excinfo``)."""
+def _adapter_facts(text: str, name: str) -> tuple[tuple[str, ...], bool]:
+    """The LLVM types of the adapter's ABI arguments (after ``retptr`` and ``excinfo``), and
+    whether it may return a status other than 0 (Numba folds it to ``ret i32 0`` when no
+    path raises)."""
     import llvmlite.binding as llvm
 
     module = llvm.parse_assembly(text)
     fn = module.get_function(name)
-    return [str(a.type) for a in fn.arguments][2:]
+    returns = [ins for block in fn.blocks for ins in block.instructions if ins.opcode == "ret"]
+    may_raise = any(str(next(iter(ins.operands))).strip() != "i32 0" for ins in returns)
+    return tuple(str(a.type) for a in fn.arguments)[2:], may_raise
 
 
 __all__ = ["CompiledLeaf", "compile_leaf"]
