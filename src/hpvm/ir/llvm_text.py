@@ -1,6 +1,6 @@
 """Edits of LLVM IR text that llvmlite's binding has no API for: how LLVM writes a global's
-name, and marking functions ``alwaysinline`` (dropping ``noinline``/``optnone``, which the
-binding can add to a function but never remove).
+name (and reading it back), and marking functions ``alwaysinline`` (dropping
+``noinline``/``optnone``, which the binding can add to a function but never remove).
 
 Shared by the LLVM front end (``hpvm.llvm``: the export inlines whatever reaches an HPVM
 intrinsic into its node function, seed 000) and the LLVM-leaf runtime
@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 
 _PLAIN = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
+#: A global's name as LLVM writes it after ``@``: plain, or quoted with ``\XX`` escapes.
+WRITTEN_NAME = r'"(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+'
 _GROUP = re.compile(r"^attributes #(\d+) = \{ (.*) \}\s*$")
 _INLINE_BLOCKERS = {"noinline", "optnone", "alwaysinline"}
 #: The first attribute-group number ``mark_always_inline`` adds (clang, Numba and LLVM's own
@@ -21,11 +23,29 @@ GROUP_BASE = 90000
 
 
 def global_name(name: str) -> str:
-    """``name`` as LLVM text writes a global: ``@name`` or ``@"name"``."""
+    """``name`` as LLVM text writes a global: ``@name``, or ``@"name"`` with ``\\`` as
+    ``\\\\`` and every other byte of its UTF-8 that is not printable ASCII, or is ``"``, as
+    ``\\XX`` (LLVM's ``printEscapedString``)."""
     if _PLAIN.match(name):
         return f"@{name}"
-    escaped = "".join(c if c.isprintable() and c not in '"\\' else f"\\{ord(c):02X}" for c in name)
+    escaped = "".join(
+        "\\\\" if b == 0x5C else chr(b) if 0x20 <= b < 0x7F and b != 0x22 else f"\\{b:02X}"
+        for b in name.encode()
+    )
     return f'@"{escaped}"'
+
+
+def name_of(written: str) -> str:
+    """A global's name from how LLVM writes it after ``@`` (``WRITTEN_NAME``): ``"a\\20b"``
+    is ``a b``; the inverse of ``global_name``."""
+    if not written.startswith('"'):
+        return written
+    raw = re.sub(
+        rb"\\(\\|[0-9A-Fa-f]{2})",
+        lambda m: b"\\" if m.group(1) == b"\\" else bytes([int(m.group(1), 16)]),
+        written[1:-1].encode(),
+    )
+    return raw.decode(errors="replace")
 
 
 def _attribute_groups(lines: list[str]) -> dict[int, str]:
@@ -83,4 +103,4 @@ def mark_always_inline(text: str, names: set[str], like: str = "") -> tuple[str,
     return "\n".join(lines), like_group
 
 
-__all__ = ["GROUP_BASE", "global_name", "mark_always_inline"]
+__all__ = ["GROUP_BASE", "WRITTEN_NAME", "global_name", "mark_always_inline", "name_of"]
