@@ -22,11 +22,12 @@ call creates and the functions that build a graph (the root among them). Host in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..ir.llvm_text import global_name, mark_always_inline
+from ..ir.llvm_text import WRITTEN_NAME, global_name, mark_always_inline, name_of
 from . import abi
 from .errors import LLVMExportError
 
@@ -42,36 +43,55 @@ class Violation:
         return f"@{self.function}: {self.instruction}"
 
 
+#: A direct call (or invoke) in LLVM's printing: the callee is the first ``@name(`` after the
+#: keyword (arguments come after it; an indirect call has none there). Group 2: the rest.
+_CALL = re.compile(rf"\b(?:call|invoke|callbr)\b[^@\n]*?@({WRITTEN_NAME})\((.*)$")
+_DEFINE = re.compile(rf"^define\b[^@\n]*@({WRITTEN_NAME})\(")
+_FIRST_FUNCTION = re.compile(rf"^\s*ptr\s+@({WRITTEN_NAME})\s*[,)]")
+
+
 class CallGraph:
     """Who calls whom directly among the functions a module defines, and who calls which
-    HPVM intrinsic (host intrinsics left out)."""
+    HPVM intrinsic (host intrinsics left out). Read from the module as LLVM prints it (one
+    instruction per line): walking instructions through llvmlite costs a foreign call per
+    operand, which made a second export of the largest example take four times as long."""
 
     def __init__(self, module: Any):
+        if isinstance(module, str):
+            import llvmlite.binding as llvm
+
+            module = llvm.parse_assembly(module)
         self.callees: dict[str, set[str]] = {}
         self.intrinsics: dict[str, list[tuple[str, str]]] = {}  # function -> [(short name, instruction)]
         self.created: set[str] = set()
         self.builders: set[str] = set()
-        for fn in module.functions:
-            if fn.is_declaration:
+        function = None
+        for line in str(module).splitlines():
+            if function is None:
+                m = _DEFINE.match(line)
+                if m:
+                    function = name_of(m.group(1))
+                    self.callees[function] = set()
                 continue
-            called = self.callees[fn.name] = set()
-            for block in fn.blocks:
-                for ins in block.instructions:
-                    if ins.opcode not in ("call", "invoke", "callbr"):
-                        continue
-                    operands = list(ins.operands)
-                    name = operands[-1].name
-                    if not name.startswith(abi.PREFIX):
-                        if name:
-                            called.add(name)
-                        continue
-                    short = name[len(abi.PREFIX) :]
-                    if short.startswith("createNode"):
-                        self.created.add(operands[0].name)
-                    if short in abi.GRAPH_INTRINSICS:
-                        self.builders.add(fn.name)
-                    elif short not in abi.HOST_INTRINSICS:
-                        self.intrinsics.setdefault(fn.name, []).append((short, str(ins).strip()))
+            if line == "}":
+                function = None
+                continue
+            m = _CALL.search(line)
+            if m is None:
+                continue
+            name = name_of(m.group(1))
+            if not name.startswith(abi.PREFIX):
+                self.callees[function].add(name)
+                continue
+            short = name[len(abi.PREFIX) :]
+            if short.startswith("createNode"):
+                created = _FIRST_FUNCTION.match(m.group(2))
+                if created:
+                    self.created.add(name_of(created.group(1)))
+            if short in abi.GRAPH_INTRINSICS:
+                self.builders.add(function)
+            elif short not in abi.HOST_INTRINSICS:
+                self.intrinsics.setdefault(function, []).append((short, line.strip()))
 
     @property
     def node_functions(self) -> set[str]:
@@ -107,10 +127,6 @@ class CallGraph:
 def outside_node_functions(module: Any) -> list[Violation]:
     """Every call of an HPVM intrinsic (host intrinsics aside) in a function that is no
     node function: seed 000 allows none. ``module``: LLVM IR text or an llvmlite module."""
-    if isinstance(module, str):
-        import llvmlite.binding as llvm
-
-        module = llvm.parse_assembly(module)
     graph = CallGraph(module)
     nodes = graph.node_functions
     return [
