@@ -56,8 +56,10 @@ class CallGraph:
     instruction per line): walking instructions through llvmlite costs a foreign call per
     operand, which made a second export of the largest example take four times as long."""
 
-    def __init__(self, module: Any):
-        if isinstance(module, str):
+    def __init__(self, module: Any, printed: bool = False):
+        """``module``: an llvmlite module, or LLVM IR text (``printed``: as LLVM printed it,
+        read as it is; else parsed and printed again first)."""
+        if isinstance(module, str) and not printed:
             import llvmlite.binding as llvm
 
             module = llvm.parse_assembly(module)
@@ -124,10 +126,10 @@ class CallGraph:
         return found
 
 
-def outside_node_functions(module: Any) -> list[Violation]:
+def outside_node_functions(module: Any, printed: bool = False) -> list[Violation]:
     """Every call of an HPVM intrinsic (host intrinsics aside) in a function that is no
-    node function: seed 000 allows none. ``module``: LLVM IR text or an llvmlite module."""
-    graph = CallGraph(module)
+    node function: seed 000 allows none. ``module``, ``printed``: as for ``CallGraph``."""
+    graph = CallGraph(module, printed)
     nodes = graph.node_functions
     return [
         Violation(f, instruction)
@@ -167,15 +169,14 @@ def _first_intrinsic(graph: CallGraph, f: str, within: set[str]) -> str:
 
 
 def inline_into_node_functions(text: str, leaves: Mapping[str, str]) -> str:
-    """``text`` (a verified module) with every function that reaches an HPVM intrinsic
+    """``text`` (a verified module, as LLVM printed it) with every function that reaches an HPVM intrinsic
     inlined into its callers, up to the node functions, and dropped when nothing calls it
     any more. ``leaves``: each leaf node function's LLVM name → how messages name the leaf.
     ``LLVMExportError`` for a function reaching an intrinsic through recursion, or one
     LLVM could not inline (a call through a function pointer)."""
     import llvmlite.binding as llvm
 
-    module = llvm.parse_assembly(text)
-    graph = CallGraph(module)
+    graph = CallGraph(text, printed=True)
     reach = graph.reaching()
     if not reach:
         return text
@@ -199,14 +200,15 @@ def inline_into_node_functions(text: str, leaves: Mapping[str, str]) -> str:
         if fn.name in reach:
             fn.linkage = "internal"
     _run(module, ("global_dead_code_eliminate",))
-    left = outside_node_functions(module)
+    final = str(module)
+    left = outside_node_functions(final, printed=True)
     if left:
         raise LLVMExportError(
             "these functions reach HPVM intrinsics and could not be inlined into their node "
             f"functions (seed 000 allows intrinsics only there): {'; '.join(map(str, left))}. "
             "Call them directly (not through a function pointer), without a noinline call site"
         )
-    return str(module)
+    return final
 
 
 def _run(module: Any, passes: tuple[str, ...]) -> None:
