@@ -749,6 +749,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HPVMError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: the shell's convention, 128 + SIGINT
+        print("interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # `hpvm show prog.py | head`: the reader left, which is fine
         sys.stdout = None  # type: ignore[assignment]  # no flush of a closed pipe at exit
         return 0

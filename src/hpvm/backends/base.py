@@ -94,6 +94,11 @@ class Backend(ABC):
     accepts: frozenset[str] = frozenset({PYTHON, GENERATED})
     #: The passes a graph goes through before this back end compiles it (``passes.lower``).
     lowering: tuple[Pass, ...] = ()
+    #: Whether a run sees Ctrl-C itself when it runs on the host's main thread: it runs
+    #: Python between its native calls, so ``KeyboardInterrupt`` stops it there. A back end
+    #: whose runs sit in native code (a compiled graph) is run on a worker thread instead,
+    #: and ``wait`` blocks where Ctrl-C reaches it (docs/semantics.md, "Ctrl-C").
+    interruptible_on_host: bool = False
 
     @abstractmethod
     def run(

@@ -204,6 +204,7 @@ class Interpreter(Backend):
     # Tensor bodies run on its tensor operations, LLVM ones JIT-compiled (``llvm_native``).
     accepts = frozenset({PYTHON, GENERATED, TENSOR, LLVM})
     device = "host"
+    interruptible_on_host = True  # it runs the graph in Python: Ctrl-C stops it between instances
 
     def __init__(self, strict: bool = False):
         #: raise DisagreementError (instead of warning) when the instances of a replicated
