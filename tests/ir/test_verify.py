@@ -7,6 +7,7 @@ through marker comments (``# @name``), never written down as numbers.
 Also here: the port types module and the replication-size expressions (printing, evaluation).
 """
 
+import linecache
 import operator
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 import hpvm
 from hpvm import bind_in as _bind_in
+from hpvm import launch as _launch
 from hpvm.ir import (
     BinOp,
     Call,
@@ -32,6 +34,7 @@ from hpvm.ir import (
     parse_type,
     port_type,
 )
+from hpvm.ir.intrinsics import HOST_CALLS
 from markers import SourceMarkers, fails
 
 # ---------------------------------------------------------------------------------------
@@ -751,6 +754,47 @@ def test_leaf_binding_through_an_imported_name():
         def binds(x: hpvm.f32) -> hpvm.f32:
             _bind_in(None, 0, 0)  # @leaf-bind
             return x
+
+
+# ---------------------------------------------------------------------------------------
+# Seed 000's host API belongs in host code, never in a node
+
+
+@pytest.mark.parametrize("call", sorted(HOST_CALLS))
+def test_every_host_call_in_a_leaf_is_refused_with_its_line(call):
+    namespace = {"hpvm": hpvm}
+    source = f"def host_in_leaf(x: hpvm.f32[:]) -> hpvm.f32:\n    hpvm.{call}(x)\n    return x[0]\n"
+    filename = f"<host-in-leaf {call}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # its source
+    exec(compile(source, filename, "exec"), namespace)
+    with fails(
+        hpvm.VerificationError, "leaf 'host_in_leaf'", f"calls hpvm.{call}(), a host call", "host code"
+    ):
+        hpvm.leaf(ins=("x",))(namespace["host_in_leaf"])
+
+
+def test_a_host_call_by_imported_name_in_a_leaf_names_its_line():
+    with fails(
+        hpvm.VerificationError, "leaf 'launches'", at("leaf-launch"), "calls hpvm.launch(), a host call"
+    ):
+
+        @hpvm.leaf
+        def launches(x: hpvm.f32) -> hpvm.f32:
+            _launch(None, ())  # @leaf-launch
+            return x
+
+
+def _tracks(x):
+    hpvm.track_memory(x)  # @helper-track
+
+
+def test_a_host_call_in_a_helper_the_leaf_calls_is_refused():
+    with fails(hpvm.VerificationError, "calls helper '_tracks'", at("helper-track"), "hpvm.track_memory()"):
+
+        @hpvm.leaf(ins=("x",))
+        def via_helper(x: hpvm.f32[:]) -> hpvm.f32:
+            _tracks(x)
+            return x[0]
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Static facts about a leaf's Python source, shared by the verifier and the back ends.
 
 One AST walk finds the intrinsic calls (structure queries with the ancestor level they
-query, barriers, atomics, malloc), the builder calls a leaf must not make, which array
+query, barriers, atomics, malloc), the builder and host calls a leaf must not make, which array
 parameters are read and written, and the arity of each ``return``.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 
 from .bodies import LLVMBody
 from .graph import LeafFunction
-from .intrinsics import BUILDER_CALLS, INTRINSICS, LOWERED_PREFIX, QUERY_INTRINSICS
+from .intrinsics import BUILDER_CALLS, HOST_CALLS, INTRINSICS, LOWERED_PREFIX, QUERY_INTRINSICS
 
-_NAMES = frozenset(INTRINSICS) | BUILDER_CALLS
+_NAMES = frozenset(INTRINSICS) | BUILDER_CALLS | HOST_CALLS
 # NumPy methods that modify the array they are called on.
 _MUTATING_METHODS = {"fill", "sort", "put", "resize", "itemset", "partition", "setfield", "byteswap"}
 
@@ -51,6 +51,10 @@ class LeafInfo:
     @property
     def builder_calls(self) -> list[tuple[str, int]]:
         return [(n, line) for n, line in self.calls if n in BUILDER_CALLS]
+
+    @property
+    def host_calls(self) -> list[tuple[str, int]]:
+        return [(n, line) for n, line in self.calls if n in HOST_CALLS]
 
 
 def parse_leaf(fn: LeafFunction) -> ast.FunctionDef | None:

@@ -303,6 +303,13 @@ def _leaf_source_problems(fn: LeafFunction) -> list[str]:
             f"{where} ({fn.where(line)}) calls hpvm.{name}(); leaves compute and cannot create "
             "nodes, edges or binds — build the graph in an @hpvm.internal node"
         )
+    for name, line in info.host_calls:
+        problems.append(
+            f"{where} ({fn.where(line)}) calls hpvm.{name}(), a host call; seed 000's host API "
+            "(init, cleanup, track/untrack/request_memory, launch, wait, push, pop) belongs in "
+            "host code, never in a node — launch the graph from the host and give the leaf what it "
+            "needs as inputs"
+        )
     for line in info.misplaced_barriers:
         problems.append(
             f"{where} ({fn.where(line)}): hpvm.barrier() must be a statement of its own "
