@@ -15,14 +15,16 @@
  *
  * DIR holds the files HPVM's model_params/lenet_mnist holds (same names and layout); OUT, if
  * given, receives the probabilities of every image (float32, N x 10). Paths are C strings:
- * HPVM's programs build them with std::string, which host code cannot use here yet.
+ * HPVM's programs build them with std::string, which host code cannot use here yet; so this
+ * program includes tensor_runtime.h where HPVM's include tensorUtils.h (which here adds the
+ * C++ standard headers std::string needs, and seconds of compile time).
  * Exit status: 0, or 1 if a result tensor is not the (batch, 10, 1, 1) one expected.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <hpvm.h>
-#include <tensorUtils.h>
+#include <tensor_runtime.h>
 
 /* conv2d_1: 5x5, 32 filters, padding 2 */
 void var_0_node(void *t1, size_t bytes_t1, void *t2, size_t bytes_t2) {
