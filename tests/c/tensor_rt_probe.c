@@ -188,6 +188,8 @@ int main(int argc, char **argv) {
   } else if (!strcmp(mode, "missing_labels")) {
     snprintf(labels, sizeof labels, "%s/none.bin", argv[2]);
     readLabels3(labels, 2);
+  } else if (!strcmp(mode, "no_labels")) {
+    readLabelsBatch3(labels, 3, 3);
   } else if (!strcmp(mode, "short_labels")) {
     readLabelsBatch3(labels, 6, 10); /* the file holds 8 */
   } else if (!strcmp(mode, "accuracy_shape")) {
@@ -202,6 +204,10 @@ int main(int argc, char **argv) {
   } else if (!strcmp(mode, "init_size")) {
     struct Tensor *t = (struct Tensor *)create4DTensor(float_type, nchw, 1, 1, 2, 4);
     initTensorData(t, (void *)scores, 4 * sizeof(float));
+  } else if (!strcmp(mode, "init_null")) {
+    initTensorData(create4DTensor(float_type, nchw, 1, 1, 1, 2), NULL, 2 * sizeof(float));
+  } else if (!strcmp(mode, "extents")) {
+    create4DTensor(float_type, nchw, 2, 0, 1, 1);
   } else if (!strcmp(mode, "half")) {
     create4DTensor(half_type, nchw, 1, 1, 2, 2);
   } else if (!strcmp(mode, "nhwc")) {
