@@ -35,7 +35,7 @@ from ..ir.host import host
 from .argstruct import ArgStruct, byte_view
 from .errors import HPVMCError
 from .module import Module, split_top
-from .tensorrt import TensorRuntime
+from .tensorrt import TensorRuntime, tensor_callbacks
 
 _VOIDP = ctypes.c_void_p
 _LOCK = threading.Lock()  # one program's host code at a time
@@ -226,29 +226,6 @@ def _register() -> None:
 
 
 _DECLARE = re.compile(r"^declare\b[^@]*@([-\w.$]+)\((.*)\)")
-
-
-def tensor_callbacks() -> dict[str, tuple[Any, Callable[..., Any]]]:
-    """tensor_runtime.h's host calls (``tensorrt.py``)."""
-    size, long_, int_ = ctypes.c_size_t, ctypes.c_long, ctypes.c_int
-    return {
-        "create4DTensor": (
-            ctypes.CFUNCTYPE(_VOIDP, int_, int_, size, size, size, size),
-            lambda r, t, f, a, b, c, d: r.tensors.create(t, f, (a, b, c, d)),
-        ),
-        "readTrainedWeights": (
-            ctypes.CFUNCTYPE(_VOIDP, ctypes.c_char_p, int_, long_, long_, long_, long_),
-            lambda r, p, t, a, b, c, d: r.tensors.read_weights((p or b"").decode(), t, (a, b, c, d)),
-        ),
-        "initTensorData": (
-            ctypes.CFUNCTYPE(None, _VOIDP, _VOIDP, size),
-            lambda r, t, p, n: r.tensors.init_data(t or 0, p or 0, n),
-        ),
-        "hpvm_request_tensor": (ctypes.CFUNCTYPE(None, _VOIDP, int_), lambda r, t, d: r.tensors.request(t or 0, d)),
-        "freeTensor": (ctypes.CFUNCTYPE(None, _VOIDP), lambda r, t: r.tensors.free(t or 0)),
-        "llvm_hpvm_initTensorRt": (ctypes.CFUNCTYPE(None, int_), lambda r, g: None),
-        "llvm_hpvm_cleanupTensorRt": (ctypes.CFUNCTYPE(None), lambda r: r.tensors.clear()),
-    }  # fmt: skip
 
 
 def host_text(text: str, node_functions: set[str]) -> str:
