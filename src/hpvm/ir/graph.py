@@ -80,6 +80,12 @@ class NodeFunction:
                 return i
         return None
 
+    def _repr_svg_(self) -> str | None:
+        """The program's picture in a notebook (``hpvm show``'s; ``ir/pictures.py``)."""
+        from .pictures import program_svg
+
+        return program_svg(self)
+
     def array_params(self) -> list[Param]:
         return [p for p in self.params if isinstance(p.type, ArrayType)]
 

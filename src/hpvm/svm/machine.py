@@ -93,6 +93,13 @@ class Machine:
     def __post_init__(self) -> None:
         _check_references(self)
 
+    def _repr_svg_(self) -> str | None:
+        """The machine's picture in a notebook (``hpvm svm machine -o``'s)."""
+        from ..ir.pictures import svg_text
+        from .picture import draw_machine
+
+        return svg_text(lambda path: draw_machine(self, path), f"machine {self.name!r}")
+
     @property
     def control_processor(self) -> Processor:
         """The processor the control code runs on: the first that is its own master."""
