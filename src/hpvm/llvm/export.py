@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..ir.bodies import LLVMBody
+from ..ir.bodies import LLVMBody, LLVMStruct, llvm_struct_return
 from ..ir.expr import BinOp, Call, Const, Expr, Param, Shape
 from ..ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
 from ..ir.printer import function_refs
@@ -78,6 +78,7 @@ class Program:
             if isinstance(fn.body, LLVMBody)
         }
         self.declared: set[str] = set()
+        self._modules: dict[str, Any] = {}  # an LLVM body's module text → its llvmlite module
 
     def header(self) -> list[str]:
         """Target lines and the declarations every module in LLVM form starts with."""
@@ -151,9 +152,40 @@ class Program:
         the body's function, linked in under its kept name."""
         body_name = self.kept[id(fn)]
         ret = _struct(fn.outputs)
-        decl = f"declare {ret} @{abi.quote(body_name)}({', '.join(t for t, _ in args)})"
-        call = f"call {ret} @{abi.quote(body_name)}({', '.join(f'{t} {n}' for t, n in args)}){attrs}"
-        return self._declare(decl, body_name), [f"  %{tmp}.out = {call}"], f"%{tmp}.out"
+        own = self._kept_return(fn)
+        if own is None or own.spelled == ret:
+            decl = f"declare {ret} @{abi.quote(body_name)}({', '.join(t for t, _ in args)})"
+            call = f"call {ret} @{abi.quote(body_name)}({', '.join(f'{t} {n}' for t, n in args)}){attrs}"
+            return self._declare(decl, body_name), [f"  %{tmp}.out = {call}"], f"%{tmp}.out"
+        # The body returns a packed or named struct (HPVM's %struct.out.f = type <{ ... }>):
+        # call it with a named type of the same body, which the linker identifies with the
+        # body's own, and copy the fields into the node function's literal struct.
+        own_type = f"%{abi.quote('__hpvm_ret.' + body_name)}"
+        decls = self._declare(f"{own_type} = type {own.literal}", f"{body_name}.type")
+        decls += self._declare(
+            f"declare {own_type} @{abi.quote(body_name)}({', '.join(t for t, _ in args)})", body_name
+        )
+        call = f"call {own_type} @{abi.quote(body_name)}({', '.join(f'{t} {n}' for t, n in args)}){attrs}"
+        lines = [f"  %{tmp}.own = {call}"]
+        out = "zeroinitializer"
+        for k, t in enumerate(own.fields):
+            lines.append(f"  %{tmp}.f{k} = extractvalue {own_type} %{tmp}.own, {k}")
+            lines.append(
+                f"  %{tmp}.o{k} = insertvalue {ret} {'poison' if k == 0 else out}, {t} %{tmp}.f{k}, {k}"
+            )
+            out = f"%{tmp}.o{k}"
+        return decls, lines, out
+
+    def _kept_return(self, fn: LeafFunction) -> LLVMStruct | None:
+        """The struct the LLVM body of ``fn`` returns, as its module spells it."""
+        import llvmlite.binding as llvm
+
+        body = fn.body
+        assert isinstance(body, LLVMBody)
+        module = self._modules.get(body.module)
+        if module is None:
+            module = self._modules[body.module] = llvm.parse_assembly(body.module)
+        return llvm_struct_return(module.get_function(body.function))
 
     def link(self, text: str) -> str:
         """``text`` parsed, the leaves' bodies linked in, verified: the module's text."""
