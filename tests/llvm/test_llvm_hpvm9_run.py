@@ -68,12 +68,14 @@ internal @PipeRoot_cloned(A: u8[:], B: u8[:], C: u8[:], rows: i64, cols: i64) hi
 
 @pytest.fixture(scope="module")
 def roots() -> dict[str, object]:
-    """Each program imported (``imported``) and exported then imported again (``again``)."""
+    """Each program imported, exported then imported again (``.again``), and prepared,
+    optimized at -O2 and extracted (``.par``: seed 004's LLVMPar round)."""
     made: dict[str, object] = {}
     for path in (SAXPY, SQUARE_SUM):
         root = llvm.from_hpvm_ir(path.read_text(), file=str(path))
         made[path.stem] = root
         made[path.stem + ".again"] = llvm.from_hpvm_ir(llvm.to_hpvm_ir(root))
+        made[path.stem + ".par"] = llvm.extract(llvm.optimize(llvm.prepare(root), 2))
     return made
 
 
@@ -118,21 +120,27 @@ def _square_sum(root, target: str) -> None:  # type: ignore[no-untyped-def]
     np.testing.assert_array_equal(c, [np.sum(a * a), 0.0])  # (memset through a bitcast, then the sum)
 
 
-@pytest.mark.parametrize("again", [False, True], ids=["imported", "exported-and-imported"])
+FORMS = pytest.mark.parametrize(
+    "form", ["", ".again", ".par"], ids=["imported", "exported-and-imported", "prepared-optimized-extracted"]
+)
+
+
+@FORMS
 @pytest.mark.parametrize("target", TARGETS)
-def test_the_two_level_program_runs(roots, target: str, again: bool) -> None:  # type: ignore[no-untyped-def]
-    _saxpy(roots["saxpy_two_level" + (".again" if again else "")], target)
+def test_the_two_level_program_runs(roots, target: str, form: str) -> None:  # type: ignore[no-untyped-def]
+    _saxpy(roots["saxpy_two_level" + form], target)
 
 
-@pytest.mark.parametrize("again", [False, True], ids=["imported", "exported-and-imported"])
+@FORMS
 @pytest.mark.parametrize("target", TARGETS)
-def test_the_three_level_program_runs(roots, target: str, again: bool) -> None:  # type: ignore[no-untyped-def]
-    _square_sum(roots["square_sum_three_level" + (".again" if again else "")], target)
+def test_the_three_level_program_runs(roots, target: str, form: str) -> None:  # type: ignore[no-untyped-def]
+    _square_sum(roots["square_sum_three_level" + form], target)
 
 
-def test_export_keeps_the_graph_and_calls_a_packed_body_with_its_own_struct(roots) -> None:  # type: ignore[no-untyped-def]
+def test_export_and_llvmpar_keep_the_graph_and_call_a_packed_body_with_its_own_struct(roots) -> None:  # type: ignore[no-untyped-def]
     for name in ("saxpy_two_level", "square_sum_three_level"):
-        assert print_program(roots[name + ".again"], bodies=False) == print_program(roots[name], bodies=False)
+        for form in (".again", ".par"):
+            assert print_program(roots[name + form], bodies=False) == print_program(roots[name], bodies=False)
     text = llvm.to_hpvm_ir(roots["saxpy_two_level"])
     assert "= type <{ float, i64 }>" in text  # (the leaf's body returns HPVM's packed struct)
     assert "define { float, i64 } @saxpy_cloned(" in text  # (its node function, the ABI's literal one)
