@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hpvm import llvm
+from hpvm.llvm import lltokens
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared suite
 from markers import fails  # noqa: E402
@@ -352,3 +353,30 @@ def test_the_upgrade_keeps_each_line_of_hpvms_style_programs() -> None:
         for old, new in zip(text.splitlines(), out.splitlines()):
             if old.startswith("define"):
                 assert new.startswith("define") and re.search(r"@\w+\(", old).group(0) in new  # type: ignore[union-attr]
+
+
+# -- the tokenizer -----------------------------------------------------------------------
+
+_PIECES = st.sampled_from(
+    ["i32", "*", " ", "\n", "%x", '%"a b"', "@f", "!0", "#1", '"s"', 'c"a*b\\00"', "; a * comment\n", "(",
+     ")", "{", "}", "<", ">", "[", "]", ",", "=", "...", "-12", "0x7FF8", "1.5e3", "addrspace", "\t", "!"]
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PIECES, max_size=40))
+def test_tokens_give_back_the_text_and_their_lines(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    tokens, tail = lltokens.tokenize(text)
+    assert lltokens.untokenize(tokens, tail) == text
+    at = 0
+    for t in tokens:
+        at += len(t.ws)
+        assert text.startswith(t.text, at) and t.line == 1 + text.count("\n", 0, at)
+        at += len(t.text)
+
+
+def test_trailing_whitespace_is_read_in_linear_time() -> None:
+    text = "define void @f() {\n  ret void\n}\n" + "\n" * 200_000
+    tokens, tail = lltokens.tokenize(text)
+    assert len(tokens) == 9 and tail == "\n" * 200_001

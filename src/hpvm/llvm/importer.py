@@ -40,7 +40,7 @@ from ..ir.verify import verify
 from . import abi, tensorleaf
 from .directives import constant
 from .errors import LLVMImportError
-from .upgrade import upgrade
+from .upgrade import upgraded_module
 
 _ATTR = re.compile(r'"((?:[^"\\]|\\.)*)"(?:="((?:[^"\\]|\\.)*)")?')
 _BINOPS = {"add": "+", "sub": "-", "mul": "*", "sdiv": "//", "udiv": "//", "srem": "%", "urem": "%"}
@@ -53,8 +53,8 @@ def from_hpvm_ir(text: str, file: str = "<llvm>") -> InternalFunction:
     for the locations of node functions (the line of their ``define``). Text of HPVM's own
     tools (LLVM 9–16: typed pointers, bare ``in``/``out``, hint metadata) is upgraded first
     (``upgrade.py``), keeping its lines where they were."""
-    text = upgrade(text, None if file == "<llvm>" else file)
-    return _Importer(parse_verified(text), text, file).run()
+    text, module = upgraded_module(text, None if file == "<llvm>" else file)
+    return _Importer(_verified(module), text, file).run()
 
 
 def parse_verified(text: str, api: str = "") -> Any:
@@ -64,6 +64,13 @@ def parse_verified(text: str, api: str = "") -> Any:
 
     try:
         module = llvm.parse_assembly(text)
+    except RuntimeError as e:
+        raise LLVMImportError(f"{api}the text is not valid LLVM IR: {str(e).strip()}") from None
+    return _verified(module, api)
+
+
+def _verified(module: Any, api: str = "") -> Any:
+    try:
         module.verify()
     except RuntimeError as e:
         raise LLVMImportError(f"{api}the text is not valid LLVM IR: {str(e).strip()}") from None

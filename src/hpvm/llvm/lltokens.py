@@ -14,27 +14,26 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# One token each, tried in this order; whitespace and comments go to the next token's ``ws``.
+# One token each, with the whitespace and comments before it.
 _TOKEN = re.compile(
     r"""
-    (?P<ws>(?:[ \t\r\n]+|;[^\n]*)+)
-  | (?P<tok>
-        [%@$!#]?c?"[^"]*"                       # strings, quoted names: "a", %"a b", c"..\00"
+    ((?:[ \t\r\n]|;[^\n]*)*+)                   # whitespace and comments (possessive: no backtracking)
+    ([%@$!#]?c?"[^"]*"                          # strings, quoted names: "a", %"a b", c"..\00"
       | [%@$!#][-a-zA-Z$._0-9]+                 # names: %x, @f, !dbg, !0, #0, $comdat
       | \.\.\.                                  # varargs
       | -?0x[KLMHR]?[0-9A-Fa-f]+                # hexadecimal constants
       | -?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?  # numbers
       | [-a-zA-Z$._][-a-zA-Z$._0-9]*            # keywords, types, labels
-      | .                                       # punctuation: ( ) [ ] { } < > , = * ! : |
-    )
+      | [^ \t\r\n;]                             # punctuation: ( ) [ ] { } < > , = * ! : |
+    )?                                          # (none: the end of the text)
     """,
-    re.X | re.S,
+    re.X,
 )
 OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
 CLOSE = {v: k for k, v in OPEN.items()}
 
 
-@dataclass
+@dataclass(slots=True)
 class Token:
     """One token: its text, the whitespace and comments before it, its original line.
     ``pointee``: for a ``ptr`` the upgrade made of ``T*``, the text of ``T``."""
@@ -48,18 +47,15 @@ class Token:
 def tokenize(text: str) -> tuple[list[Token], str]:
     """The tokens of ``text`` and what follows the last one (whitespace, comments)."""
     tokens: list[Token] = []
-    ws = ""
     line = 1
     for m in _TOKEN.finditer(text):
-        if m.group("ws") is not None:
-            ws += m.group("ws")
-            line += m.group("ws").count("\n")
-            continue
-        tok = m.group("tok")
+        ws, tok = m.group(1, 2)
+        if tok is None:
+            return tokens, ws
+        if ws:
+            line += ws.count("\n")
         tokens.append(Token(tok, ws, line))
-        line += tok.count("\n")
-        ws = ""
-    return tokens, ws
+    return tokens, ""
 
 
 def untokenize(tokens: list[Token], tail: str) -> str:

@@ -41,6 +41,7 @@ of the original text (the upgrade keeps every line where it was) and LLVM's comp
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .errors import LLVMImportError
 from .lltokens import Token, match_back, match_forward, spell, tokenize, untokenize
@@ -70,19 +71,23 @@ _LLVM_ERROR = re.compile(r"<string>:(\d+):(\d+): error: (.*)")
 def upgrade(text: str, file: str | None = None) -> str:
     """``text`` as LLVM 22 text: unchanged if llvmlite reads it already and it has no
     typed pointer and no hint metadata to carry over, else rewritten by the rules above,
-    with every line where it was. ``LLVMImportError`` (naming ``file`` and the original line) for what the rules do
-    not cover. ``file``: where the text came from, for messages."""
+    with every line where it was. ``LLVMImportError`` (naming ``file`` and the original
+    line) for what the rules do not cover. ``file``: where the text came from, for messages."""
+    return upgraded_module(text, file)[0]
+
+
+def upgraded_module(text: str, file: str | None = None) -> tuple[str, Any]:
+    """``upgrade(text)`` and its llvmlite module (parsed once: the importer's), verified
+    when the text was rewritten; LLVM 22 text's module is not verified yet."""
     import llvmlite.binding as llvm
 
     tokens, tail = tokenize(text) if "*" in text or "!hpvm_hint_" in text else ([], "")
     if not any(t.text == "*" or t.text.startswith("!hpvm_hint_") for t in tokens):
         try:  # (LLVM 22 still reads T* as ptr, but hpvm's text readers expect ptr)
-            llvm.parse_assembly(text)
-            return text
+            return text, llvm.parse_assembly(text)
         except RuntimeError:
             tokens, tail = tokenize(text)
-    lines = text.splitlines()
-    where = _Where(file, lines)
+    where = _Where(file, text.splitlines())
     tokens = _pointers(tokens, where)
     _manglings(tokens)
     tokens = _constant_casts(tokens)
@@ -91,8 +96,7 @@ def upgrade(text: str, file: str | None = None) -> str:
     tokens = _hpvm_attributes(tokens, headers)
     tokens = _hints(tokens, _headers(tokens), where)
     out = untokenize(tokens, tail)
-    _check(out, where)
-    return out
+    return out, _check(out, where)
 
 
 class _Where:
@@ -339,8 +343,8 @@ def _hints(tokens: list[Token], headers: list[_Header], where: _Where) -> list[T
 
 
 # -- the result -------------------------------------------------------------------------
-def _check(text: str, where: _Where) -> None:
-    """``text`` parses and verifies, else the error at the original line."""
+def _check(text: str, where: _Where) -> Any:
+    """The module of ``text``, parsed and verified, else the error at the original line."""
     import llvmlite.binding as llvm
 
     try:
@@ -365,6 +369,7 @@ def _check(text: str, where: _Where) -> None:
         if line is None:
             raise LLVMImportError(f"{where.file or 'the text'}: {what}") from None
         raise where.fail(line, what) from None
+    return module
 
 
 def _verifier_line(message: str, text: str) -> int | None:
@@ -381,4 +386,4 @@ def _verifier_line(message: str, text: str) -> int | None:
     return None
 
 
-__all__ = ["HINT_LISTS", "upgrade"]
+__all__ = ["HINT_LISTS", "upgrade", "upgraded_module"]
