@@ -129,7 +129,7 @@ def load(path_text: str, root_name: str | None = None) -> tuple[InternalFunction
         try:
             return llvm.from_hpvm_ir(_read_llvm(path), file=str(path)), None
         except llvm.LLVMImportError as e:
-            raise llvm.LLVMImportError(f"{path}: {e}") from None
+            raise _at_file(path, e) from None
     from .ir.program_file import load_program
 
     try:
@@ -457,7 +457,10 @@ def _c_parser(sub: Any) -> None:
     cmds = cmd.add_subparsers(dest="c_command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("file", help="an HPVM-C program (.c; .cpp/.cc for C++)")
+        p.add_argument(
+            "file",
+            help="an HPVM-C program (.c; .cpp/.cc for C++; .ll: clang's output for one, LLVM 9 text included)",
+        )
         p.add_argument(
             "-D", dest="define", action="append", default=[], metavar="NAME[=VALUE]", help="a macro"
         )
@@ -510,6 +513,12 @@ def _emit_llvm(text: str, output: str | None) -> bool:
     return True
 
 
+def _at_file(path: Path, e: Exception) -> Exception:
+    """``e`` (an import error) naming ``path``, unless it names it already (the upgrade of
+    older text says ``path:line``)."""
+    return e if str(e).startswith(f"{path}:") else type(e)(f"{path}: {e}")
+
+
 def _read_llvm(path: Path) -> str:
     try:
         return path.read_text()
@@ -548,7 +557,7 @@ def cmd_llvm_import(ns: argparse.Namespace) -> int:
     try:
         root = llvm.from_hpvm_ir(text, file=str(path))
     except llvm.LLVMImportError as e:
-        raise llvm.LLVMImportError(f"{path}: {e}") from None
+        raise _at_file(path, e) from None
     print(print_program(root, bodies=ns.bodies), end="")
     return 0
 

@@ -61,4 +61,24 @@ def to_llvm(
         return out.read_text()
 
 
-__all__ = ["include_dir", "to_llvm", "unavailable_reason"]
+def ll_to_llvm(path: Path) -> str:
+    """An ``.ll`` file — clang's output for an HPVM-C program, of any LLVM from 9 on (HPVM's
+    release is built on LLVM 9) — as the LLVM 22 text clang gives GenHPVM here: upgraded
+    (``hpvm.llvm.upgrade``) and printed by llvmlite, so that old forms GenHPVM's line reader
+    does not expect (``llvm.dbg.value`` calls, pointer bitcasts) are in LLVM 22's spelling."""
+    import llvmlite.binding as llvm
+
+    from ..llvm import LLVMImportError, upgrade
+
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise HPVMCError(f"{path}: cannot read it: {e.strerror or e}") from None
+    try:
+        upgraded = upgrade(text, str(path))
+    except LLVMImportError as e:
+        raise HPVMCError(str(e)) from None
+    return text if upgraded is text else str(llvm.parse_assembly(upgraded))
+
+
+__all__ = ["include_dir", "ll_to_llvm", "to_llvm", "unavailable_reason"]

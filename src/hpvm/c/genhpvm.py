@@ -144,10 +144,13 @@ class GenHPVM:
         ]
         roots = [b for b in builders if b not in created]
         if not roots:
+            after = re.search(r"\bcall\b[^\n]*@llvm\.hpvm\.createNode", self.text) is not None
             raise HPVMCError(
                 f"{self.file}: no dataflow graph: no function calls __hpvm__createNodeND; an HPVM-C "
                 "program has a root node function that builds its graph, launched with __hpvm__launch"
-            )
+                + ("; this text calls llvm.hpvm.createNode*: it is HPVM IR after GenHPVM, which "
+                   "hpvm.llvm.from_hpvm_ir (hpvm run / hpvm llvm import) reads" if after else "")
+            )  # fmt: skip
         return roots
 
     def check_host(self, fn: Function) -> None:
@@ -250,7 +253,7 @@ class GenHPVM:
             elif name in ("__hpvm__edge", "__hpvm__bindIn", "__hpvm__bindOut"):
                 body.append(self.connect(fn, call, out_fields))
             elif name in RENAMED:
-                body.append(raw.replace(f"@{name}(", f"@llvm.hpvm.{RENAMED[name]}(", 1))
+                body.append(_direct(raw, call, f"llvm.hpvm.{RENAMED[name]}"))
             elif name in ("__hpvm__atomic_inc", "__hpvm__atomic_dec"):
                 op = "add" if name.endswith("inc") else "sub"
                 ptr = call.args[0].value
@@ -522,6 +525,14 @@ class GenHPVM:
             seen.add(name)
             todo.extend(self.module.functions[name].refs)
         return seen
+
+
+def _direct(raw: str, call: Call, callee: str) -> str:
+    """The call ``raw`` calling ``callee`` instead, without an explicit function type: a
+    call through HPVM's unprototyped C declarations (``void *__hpvm__getNode()``, so clang
+    writes ``call ptr (...) @__hpvm__getNode()``) names one, which an intrinsic refuses."""
+    ret = call.type.split("(", 1)[0].strip()
+    return raw.replace(f"{call.type} @{call.callee}(", f"{ret} @{callee}(", 1)
 
 
 def _bool(v: int | None) -> str:

@@ -330,6 +330,8 @@ class HostProgram:
                 raise HPVMCError(f"{self.file}: the host code does not verify as LLVM IR: {e}") from None
             machine = llvm.Target.from_default_triple().create_target_machine(jit=True)
             module.triple = llvm.get_process_triple()
+            # (an older clang's .ll names an older data layout, which MCJIT refuses)
+            module.data_layout = str(machine.target_data)
             engine = llvm.create_mcjit_compiler(module, machine)
             try:
                 engine.finalize_object()

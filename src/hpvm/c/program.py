@@ -85,10 +85,13 @@ def compile(
     include_dirs: Sequence[str] = (),
     flags: Sequence[str] = (),
 ) -> CProgram:
-    """Compile an HPVM-C program (C, or C++ by its suffix) into a ``CProgram``;
-    ``HPVMCError`` (with ``file:line``) if clang rejects it or it misuses HPVM-C."""
+    """Compile an HPVM-C program (C, or C++ by its suffix, or clang's ``.ll`` output for
+    one, LLVM 9 text included) into a ``CProgram``; ``HPVMCError`` (with ``file:line``) if
+    clang rejects it or it misuses HPVM-C."""
     path = Path(path)
-    text = clang.to_llvm(path, defines, include_dirs, flags)
+    text = (
+        clang.ll_to_llvm(path) if path.suffix == ".ll" else clang.to_llvm(path, defines, include_dirs, flags)
+    )
     rewritten = rewrite(text, str(path))
     debug = DebugInfo(text)
     roots: list[InternalFunction] = []

@@ -19,6 +19,7 @@ bodies is the whole program. The verifier and the leaf analyses work on every ki
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,6 +123,46 @@ def llvm_abi_types(ptype: PortType) -> list[str]:
     return [LLVM_SCALARS[ptype.name]]
 
 
+_PLAIN_NAME = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
+
+
+def llvm_name(name: str) -> str:
+    """An LLVM identifier's name as LLVM text writes it after its sigil: bare when it may be,
+    else quoted (``"a b"``, unprintable characters and quotes escaped as ``\\XX``)."""
+    if _PLAIN_NAME.match(name):
+        return name
+    return '"' + "".join(c if c.isprintable() and c not in '"\\' else f"\\{ord(c):02X}" for c in name) + '"'
+
+
+@dataclass(frozen=True)
+class LLVMStruct:
+    """The struct type a node function returns (seed 000: one field per output), however
+    its module spells it: ``spelled`` is ``{ float }``, ``<{ ptr, i64 }>`` (packed) or
+    ``%struct.out.f`` (named, as HPVM's GenHPVM names them); ``fields`` its field types."""
+
+    spelled: str
+    fields: tuple[str, ...]
+    packed: bool = False
+
+    @property
+    def literal(self) -> str:
+        """The same struct spelled as a literal type (``<{ ptr, i64 }>``, ``{}``)."""
+        inner = "{ " + ", ".join(self.fields) + " }" if self.fields else "{}"
+        return f"<{inner}>" if self.packed else inner
+
+
+def llvm_struct_return(fn: Any) -> LLVMStruct | None:
+    """The struct an llvmlite function ``fn`` returns, literal, packed or named alike, or
+    ``None`` when it returns something else (``void``, a scalar)."""
+    ret = fn.global_value_type.get_function_return()
+    if not ret.is_struct:
+        return None
+    fields = tuple(str(e) if not e.is_struct or e.is_literal_struct else f"%{llvm_name(e.name)}"
+                   for e in ret.elements)  # fmt: skip
+    spelled = str(ret) if ret.is_literal_struct else f"%{llvm_name(ret.name)}"
+    return LLVMStruct(spelled, fields, ret.is_packed_struct)
+
+
 @dataclass(frozen=True)
 class GeneratedBody:
     """Python generated from a foreign file. ``lines[k]`` is the line of ``origin`` that
@@ -170,6 +211,7 @@ __all__ = [
     "TENSOR",
     "GeneratedBody",
     "LLVMBody",
+    "LLVMStruct",
     "LLVM_SCALARS",
     "LeafBody",
     "OpCall",
@@ -178,4 +220,6 @@ __all__ = [
     "TensorBody",
     "const_text",
     "llvm_abi_types",
+    "llvm_name",
+    "llvm_struct_return",
 ]

@@ -21,7 +21,7 @@ because LLVM 22 does not parse bare ``in``/``out``), and on functions ``"hpvm.ki
 
 from __future__ import annotations
 
-from ..ir.bodies import llvm_abi_types
+from ..ir.bodies import llvm_abi_types, llvm_name
 from ..ir.types import PortType
 
 #: LLVM type → the hpvm scalar type an import gives it when no ``"hpvm.port"`` says otherwise.
@@ -87,6 +87,4 @@ PREFIX = "llvm.hpvm."
 
 def quote(name: str) -> str:
     """An LLVM identifier: bare when it needs no quotes, else quoted."""
-    if name and all(c.isalnum() or c in "._$" for c in name) and not name[0].isdigit():
-        return name
-    return '"' + "".join(c if c.isprintable() and c not in '"\\' else f"\\{ord(c):02X}" for c in name) + '"'
+    return llvm_name(name)

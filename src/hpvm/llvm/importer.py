@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ParseError, SourceLocation, VerificationError
-from ..ir.bodies import LLVMBody, TensorBody
+from ..ir.bodies import LLVMBody, TensorBody, llvm_struct_return
 from ..ir.expr import BinOp, Call, Const, Expr, Param, Shape
 from ..ir.graph import (
     ChildGraph,
@@ -40,6 +40,7 @@ from ..ir.verify import verify
 from . import abi, tensorleaf
 from .directives import constant
 from .errors import LLVMImportError
+from .upgrade import upgraded_module
 
 _ATTR = re.compile(r'"((?:[^"\\]|\\.)*)"(?:="((?:[^"\\]|\\.)*)")?')
 _BINOPS = {"add": "+", "sub": "-", "mul": "*", "sdiv": "//", "udiv": "//", "srem": "%", "urem": "%"}
@@ -49,8 +50,11 @@ _CASTS = frozenset({"sext", "zext", "trunc"})
 def from_hpvm_ir(text: str, file: str = "<llvm>") -> InternalFunction:
     """The root node function of the graph ``text`` describes; ``LLVMImportError`` if it
     does not parse, does not verify or is not HPVM IR. ``file``: where the text came from,
-    for the locations of node functions (the line of their ``define``)."""
-    return _Importer(parse_verified(text), text, file).run()
+    for the locations of node functions (the line of their ``define``). Text of HPVM's own
+    tools (LLVM 9–16: typed pointers, bare ``in``/``out``, hint metadata) is upgraded first
+    (``upgrade.py``), keeping its lines where they were."""
+    text, module = upgraded_module(text, None if file == "<llvm>" else file)
+    return _Importer(_verified(module), text, file).run()
 
 
 def parse_verified(text: str, api: str = "") -> Any:
@@ -60,6 +64,13 @@ def parse_verified(text: str, api: str = "") -> Any:
 
     try:
         module = llvm.parse_assembly(text)
+    except RuntimeError as e:
+        raise LLVMImportError(f"{api}the text is not valid LLVM IR: {str(e).strip()}") from None
+    return _verified(module, api)
+
+
+def _verified(module: Any, api: str = "") -> Any:
+    try:
         module.verify()
     except RuntimeError as e:
         raise LLVMImportError(f"{api}the text is not valid LLVM IR: {str(e).strip()}") from None
@@ -200,10 +211,13 @@ class _Importer:
             return launched[0]
         roots = [b for b in builders if b not in created]
         if not roots:
+            before = re.search(r"\bcall\b[^\n]*@__hpvm__createNodeND\(", self.text) is not None
             raise LLVMImportError(
                 "no root node function: no function calls llvm.hpvm.createNode* outside the "
                 "functions created by others; a program needs a function that builds its graph"
-            )
+                + ("; this text calls __hpvm__createNodeND: it is HPVM-C before GenHPVM (clang's "
+                   "output), which hpvm.c.compile (hpvm c run FILE.ll) reads" if before else "")
+            )  # fmt: skip
         if len(roots) > 1:
             raise LLVMImportError(
                 f"several functions build a graph that no one creates (@{', @'.join(roots)}); "
@@ -345,16 +359,18 @@ class _Importer:
         return ScalarType(abi.LLVM_SCALAR[first])
 
     def outputs(self, fn: Any, attrs: dict[str, str | None]) -> _Ports:
-        ret = return_type(fn)
-        if not (ret.startswith("{") and ret.endswith("}")):
+        returned = llvm_struct_return(fn)  # ({ ... }, <{ ... }>, or named: %struct.out.f)
+        if returned is None:
             raise LLVMImportError(
                 f"@{fn.name}: a node function returns a struct (one field per output, seed 000), "
-                f"not {ret}; return {{}} for none"
+                f"not {return_type(fn)}; return {{}} for none"
             )
-        inner = ret[1:-1].strip()
-        if "{" in inner or "[" in inner or "<" in inner:
-            raise LLVMImportError(f"@{fn.name}: the fields of its return type {ret} must be scalars or ptr")
-        fields = [f.strip() for f in inner.split(",")] if inner else []
+        ret = returned.spelled
+        fields = list(returned.fields)
+        if any(f != "ptr" and f not in abi.LLVM_SCALAR for f in fields):
+            raise LLVMImportError(
+                f"@{fn.name}: the fields of its return type {ret} ({', '.join(fields)}) must be scalars or ptr"
+            )
         spelled = attrs.get("hpvm.outputs")
         types: list[PortType] = []
         if spelled is not None:

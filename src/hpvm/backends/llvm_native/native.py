@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import CompileError
-from ...ir.bodies import LLVMBody, llvm_abi_types
+from ...ir.bodies import LLVMBody, llvm_abi_types, llvm_name, llvm_struct_return
 from ...ir.graph import LeafFunction
 from ...ir.instance_context import STRIDE
 from ...ir.intrinsics import ATOMIC_OPS
@@ -66,15 +66,11 @@ LEAF_INTRINSICS = frozenset(
 )
 
 _TARGET_ATTRS = re.compile(r' "(?:target-cpu|target-features|tune-cpu)"="[^"]*"')
-_PLAIN = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
 
 
 def global_name(name: str) -> str:
     """``name`` as LLVM text writes a global: ``@name`` or ``@"name"``."""
-    if _PLAIN.match(name):
-        return f"@{name}"
-    escaped = "".join(c if c.isprintable() and c not in '"\\' else f"\\{ord(c):02X}" for c in name)
-    return f'@"{escaped}"'
+    return f"@{llvm_name(name)}"
 
 
 @dataclass(frozen=True)
@@ -146,12 +142,12 @@ def _struct(types: tuple[str, ...]) -> str:
     return "{ " + ", ".join(types) + " }" if types else "{}"
 
 
-def _return_type(define: str, name: str) -> str:
-    before = define.split(f"{global_name(name)}(", 1)[0]
-    before = re.sub(r"^\s*define\s+", "", before).strip()
-    if before.endswith("}"):
-        return before[before.rfind("{") :]
-    return before.split()[-1] if before else "void"
+def _return_type(fn: Any) -> str:
+    return str(fn.global_value_type.get_function_return())
+
+
+def _returns_void(fn: Any) -> bool:
+    return _return_type(fn) == "void"
 
 
 def _define_line(text: str, name: str) -> int:
@@ -222,12 +218,17 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
             f"are ({', '.join(args)}) in LLVM form (docs/llvm.md, the ABI of node functions); "
             "fix the function's parameters or the ports",
         )
-    ret = _return_type(_first_define(str(fn)), body.function)
-    void = ret == "void" and not outs  # (hand-written leaves without outputs may return void)
-    if not void and ret.replace(" ", "") != _struct(outs).replace(" ", ""):
+    returned = llvm_struct_return(fn)
+    # (hand-written leaves without outputs may return void; a returned struct may be named
+    # or packed, as HPVM's %struct.out.f: the clone calls the function with its own type)
+    ret = "void" if returned is None and not outs and _returns_void(fn) else None
+    if returned is not None and returned.fields == outs:
+        ret = returned.spelled
+    if ret is None:
+        have = f"{returned.spelled} ({', '.join(returned.fields)})" if returned else _return_type(fn)
         raise _fail(
             leaf,
-            f"@{body.function} returns {ret} but its outputs are {_struct(outs)} in LLVM form; "
+            f"@{body.function} returns {have} but its outputs are {_struct(outs)} in LLVM form; "
             "a node function returns the struct of its outputs",
         )
     # Keep only what the node function uses: everything else internal, then dropped.
@@ -309,7 +310,7 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
     uses_barrier = "barrier" in used
     levels = min(1 + parent_calls, 16)
     text += _helpers(declared, uses_barrier)
-    text += _trampoline(entry, digest, args, outs, void)
+    text += _trampoline(entry, digest, args, outs, ret)
     if uses_barrier:  # the coroutine and its group runner (coro.py)
         reach = _callers(set(used["barrier"]), callees)
         names = {f"@{entry}" if f == body.function else global_name(f) for f in reach}
@@ -320,7 +321,7 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
             digest=digest,
             args=args,
             outs=outs,
-            void=void,
+            ret=ret,
             reach_barrier=names,
             declared=declared,
             header=HEADER,
@@ -331,13 +332,6 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
     except RuntimeError as e:  # a construct the rewrite does not handle: say so, with the leaf
         raise _fail(leaf, f"its LLVM could not be cloned for running ({str(e).strip()})") from None
     return NativeLeaf(leaf.name, text, digest, args, outs, levels, uses_barrier, "malloc" in used)
-
-
-def _first_define(fn_text: str) -> str:
-    for line in fn_text.splitlines():
-        if line.startswith("define"):
-            return line
-    return ""
 
 
 def _declare(declared: set[str], name: str, decl: str) -> str:
@@ -394,10 +388,11 @@ def _callers(targets: set[str], callees: dict[str, set[str]]) -> set[str]:
     return found
 
 
-def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str, ...], void: bool) -> str:
+def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str, ...], ret: str) -> str:
     """``__hpvm_call.<digest>(ptr args, ptr ctx, ptr out)``: the clone with its arguments and
-    outputs in 8-byte slots (what ctypes and Numba's calling side can build uniformly)."""
-    body = slot_call(entry, args, outs, void)
+    outputs in 8-byte slots (what ctypes and Numba's calling side can build uniformly);
+    ``ret``: the clone's return type as its module spells it."""
+    body = slot_call(entry, args, outs, ret)
     return (
         f"\ndefine void @__hpvm_call.{digest}(ptr %args, ptr %ctx, ptr %out) alwaysinline {{\n"
         + "\n".join(body)
