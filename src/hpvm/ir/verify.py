@@ -435,7 +435,6 @@ def graph_problems(fn: InternalFunction, graph: ChildGraph) -> list[str]:
         problems.extend(_size_problems(fn, node, params))
 
     feeds: Counter[tuple[int, int]] = Counter()
-    sources: Counter[tuple[int, int]] = Counter()
     for e in graph.edges:
         if id(e.src) not in members or id(e.dst) not in members:
             problems.append(
@@ -459,12 +458,6 @@ def graph_problems(fn: InternalFunction, graph: ChildGraph) -> list[str]:
             problems.append(f"{e.describe()}: replication must be one_to_one (0) or all_to_all (1)")
         if e.repl == ONE_TO_ONE:
             problems.extend(_grid_problems(e))
-        if sources[(id(e.src), e.sp)]:
-            problems.append(
-                f"{e.describe()}: output {e.sp} of '{e.src.name}' already has an edge; "
-                "(src, sp) must be unique in a child graph"
-            )
-        sources[(id(e.src), e.sp)] += 1
         if feeds[(id(e.dst), e.dp)]:
             problems.append(_double_feed(e.dst, e.dp, e.describe()))
         feeds[(id(e.dst), e.dp)] += 1
