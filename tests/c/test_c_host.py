@@ -71,16 +71,16 @@ class RecordingHost:
 
 @pytest.fixture
 def recording():
-    previous = host_module._host
+    previous = host_module.provided()
     made: list[RecordingHost] = []
 
     def install(compute):
         made.append(RecordingHost(compute))
-        host_module.provide_host(made[-1])
+        host_module.provide_host(made[-1])  # (no factory: every run answers this host)
         return made[-1]
 
     yield install
-    host_module.provide_host(previous)
+    host_module.provide_host(*previous)
 
 
 def test_arg_struct_is_packed_with_outputs_after():
