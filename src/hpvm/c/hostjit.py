@@ -43,7 +43,8 @@ from ..ir.host import host, new_host, using_host
 from .argstruct import ArgStruct, byte_view
 from .errors import HPVMCError
 from .hostlib import LoadedLibrary, build
-from .hosttext import FAILED, MAIN, PY, ROOTS, HostCall, host_module
+from .hostlib import LoadedLibrary, build
+from .hosttext import FAILED, MAIN, PY, ROOTS, UNCAUGHT, HostCall, host_module
 from .tensorrt import TensorRuntime, tensor_callbacks
 
 _VOIDP = ctypes.c_void_p
@@ -87,6 +88,15 @@ class HostRun:
         self.failed.set()
         if self.flag is not None:
             self.flag.value = 1
+
+    def uncaught(self, type_name: bytes | None, what: bytes | None) -> None:
+        """An exception left ``main`` (or a static constructor): C++ would terminate."""
+        shown = (type_name or b"?").decode(errors="replace")
+        said = f": {what.decode(errors='replace')}" if what is not None else ""
+        raise HPVMCError(
+            f"main ended with an uncaught C++ exception {shown}{said} (C++ would call std::terminate "
+            "and end the process); catch it in main, or return an exit code"
+        )
 
     def callbacks(self) -> dict[str, Any]:
         """This run's callback of every host call (kept alive by the caller while the library
@@ -211,7 +221,8 @@ _LLVM_TYPES = {
 
 
 def host_callbacks() -> dict[str, tuple[Any, Callable[..., Any]]]:
-    """hpvm.h's host calls: init and cleanup, memory tracking, launch, wait, push, pop."""
+    """hpvm.h's host calls: init and cleanup, memory tracking, launch, wait, push, pop (and
+    ``UNCAUGHT``, which the library's wrapper of ``main`` calls; no program declares it)."""
     return {
         "__hpvm__init": (ctypes.CFUNCTYPE(None), lambda r: r.init()),
         "__hpvm__cleanup": (ctypes.CFUNCTYPE(None), lambda r: r.cleanup()),
@@ -225,6 +236,7 @@ def host_callbacks() -> dict[str, tuple[Any, Callable[..., Any]]]:
         "__hpvm__wait": (ctypes.CFUNCTYPE(None, _VOIDP), lambda r, h: r.wait(h or 0)),
         "__hpvm__push": (ctypes.CFUNCTYPE(None, _VOIDP, _VOIDP), lambda r, h, a: r.push(h or 0, a or 0)),
         "__hpvm__pop": (ctypes.CFUNCTYPE(_VOIDP, _VOIDP), lambda r, h: r.pop(h or 0)),
+        UNCAUGHT: (ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p), lambda r, t, w: r.uncaught(t, w)),
     }  # fmt: skip
 
 
@@ -246,7 +258,7 @@ class HostProgram:
     kept, and cached across processes by ``hostlib.py``)."""
 
     def __init__(self, text: str, node_functions: set[str], roots: list[str], cxx: bool, label: str):
-        module = host_module(text, node_functions, roots, host_calls())
+        module = host_module(text, node_functions, roots, host_calls(), cxx)
         self.text = module.text
         self.main_params = module.main_params
         self.roots = roots

@@ -37,6 +37,7 @@ ESCAPE = "__hpvm_c."  # what this module adds
 MAIN = ESCAPE + "main"
 FAILED = ESCAPE + "failed"
 ROOTS = ESCAPE + "roots"
+UNCAUGHT = ESCAPE + "uncaught"  # the callback told of an exception that left main
 _HPVM_API = re.compile(r"^(__hpvm__|llvm_hpvm_)")
 _DECLARE = re.compile(r"^declare\b[^@]*@(\"[^\"]*\"|[-\w.$]+)\(")
 _XTOR = re.compile(r"\{ i32 (\d+), ptr (@\"[^\"]*\"|@[-\w.$]+), ptr [^}]*\}")
@@ -65,9 +66,12 @@ class HostModule:
     main_params: tuple[str, ...] | None
 
 
-def host_module(text: str, node_functions: set[str], roots: list[str], calls: dict[str, HostCall]) -> HostModule:
+def host_module(
+    text: str, node_functions: set[str], roots: list[str], calls: dict[str, HostCall], cxx: bool
+) -> HostModule:
     """The host module of the program ``text`` (see the module docstring). ``calls``: every
-    host call Python answers, by name."""
+    host call Python answers, by name (``UNCAUGHT`` among them); ``cxx``: the program is C++
+    (its wrapper catches exceptions)."""
     module = Module.parse(text)
     by_start = {f.start: f for f in module.functions.values()}
     xtors = {"llvm.global_ctors": [], "llvm.global_dtors": []}  # type: dict[str, list[tuple[int, str]]]
@@ -108,8 +112,9 @@ def host_module(text: str, node_functions: set[str], roots: list[str], calls: di
     added += _support(roots, xtors)
     main = module.functions.get("main")
     if main is not None:
-        added += _wrapper([p.type for p in main.params], xtors)
-    added += [d for name, d in _DECLARATIONS.items() if name not in declared]
+        added += _wrapper([p.type for p in main.params], xtors, cxx)
+    wanted = {**_DECLARATIONS, **(_CXX_DECLARATIONS if cxx else {})}
+    added += [d for name, d in wanted.items() if name not in declared]
     params = tuple(p.type for p in main.params) if main is not None else None
     return HostModule("\n".join(out + added) + "\n", params)
 
@@ -179,29 +184,87 @@ def _support(roots: list[str], xtors: dict[str, list[tuple[int, str]]]) -> list[
     ]
 
 
-def _wrapper(main_params: list[str], xtors: dict[str, list[tuple[int, str]]]) -> list[str]:
+def _wrapper(main_params: list[str], xtors: dict[str, list[tuple[int, str]]], cxx: bool) -> list[str]:
     """``main``'s wrapper: the ``_setjmp`` a failing host call jumps to, the constructors
     (by priority, lowest first), ``main`` (given ``argc, argv`` when it takes them; a third
-    parameter, ``envp``, gets ``null``), then ``finish``."""
+    parameter, ``envp``, gets ``null``), then ``finish``. In C++ (``cxx``) an exception
+    that leaves a constructor or ``main`` is caught here and handed to Python
+    (``UNCAUGHT``: its type and ``what()``), where C++ would call ``std::terminate`` and
+    end the process."""
     params = "i32 %argc, ptr %argv" if main_params else ""
     actual = ["i32 %argc", "ptr %argv", *(f"{t} zeroinitializer" for t in main_params[2:])]
     ctors = [f for _, f in sorted(xtors["llvm.global_ctors"], key=lambda e: e[0])]
+    calls = [f"call void {f}()" for f in ctors] + [f"%r = call i32 @main({', '.join(actual[: len(main_params)])})"]
+    body: list[str] = []
+    for k, call in enumerate(calls):
+        if cxx:
+            body += [f"  {call.replace('call ', 'invoke ', 1)} to label %step{k} unwind label %uncaught", f"step{k}:"]
+        else:
+            body.append(f"  {call}")
+    personality = " personality ptr @__gxx_personality_v0" if cxx else ""
     return [
-        f"define i32 @{MAIN}({params}) {{",
+        f"define i32 @{MAIN}({params}){personality} {{",
         f"  %j = call i32 @_setjmp(ptr @{ESCAPE}jmp) returns_twice",
         "  %jumped = icmp ne i32 %j, 0",
         "  br i1 %jumped, label %failed, label %run",
         "run:",
         f"  store volatile i32 1, ptr @{ESCAPE}in_main",
-        *(f"  call void {f}()" for f in ctors),
-        f"  %r = call i32 @main({', '.join(actual[: len(main_params)])})",
+        *body,
         f"  call void @{ESCAPE}finish()",
         "  ret i32 %r",
         "failed:",
         f"  call void @{ESCAPE}finish()",
         "  ret i32 -1",
+        *(_uncaught() if cxx else []),
         "}",
     ]
 
 
-__all__ = ["FAILED", "MAIN", "PY", "ROOTS", "HostCall", "HostModule", "host_module", "symbol"]
+def _uncaught() -> list[str]:
+    """The landing pad of ``main``'s wrapper: the exception's type (demangled) and, for a
+    ``std::exception``, its ``what()`` (the third slot of its vtable in the Itanium ABI)
+    passed to Python's ``UNCAUGHT`` callback; then ``finish``."""
+    return [
+        "uncaught:",
+        "  %lp = landingpad { ptr, i32 } catch ptr @_ZTISt9exception catch ptr null",
+        "  %exc = extractvalue { ptr, i32 } %lp, 0",
+        "  %sel = extractvalue { ptr, i32 } %lp, 1",
+        "  %std = call i32 @llvm.eh.typeid.for.p0(ptr @_ZTISt9exception)",
+        "  %is_std = icmp eq i32 %sel, %std",
+        "  %obj = call ptr @__cxa_begin_catch(ptr %exc)",
+        "  br i1 %is_std, label %what, label %report",
+        "what:",
+        "  %vtable = load ptr, ptr %obj",
+        "  %slot = getelementptr ptr, ptr %vtable, i64 2",
+        "  %what_fn = load ptr, ptr %slot",
+        "  %message = call ptr %what_fn(ptr %obj)",
+        "  br label %report",
+        "report:",
+        "  %said = phi ptr [ %message, %what ], [ null, %uncaught ]",
+        "  %type = call ptr @__cxa_current_exception_type()",
+        "  %name_at = getelementptr i8, ptr %type, i64 8",
+        "  %name = load ptr, ptr %name_at",
+        "  %readable = call ptr @__cxa_demangle(ptr %name, ptr null, ptr null, ptr null)",
+        "  %none = icmp eq ptr %readable, null",
+        "  %shown = select i1 %none, ptr %name, ptr %readable",
+        f"  %tell = load ptr, ptr {symbol(PY + UNCAUGHT)}",
+        "  call void %tell(ptr %shown, ptr %said)",
+        "  call void @__cxa_end_catch()",
+        f"  call void @{ESCAPE}finish()",
+        "  ret i32 -1",
+    ]
+
+
+#: What the landing pad calls (C++ programs only).
+_CXX_DECLARATIONS = {
+    "__gxx_personality_v0": "declare i32 @__gxx_personality_v0(...)",
+    "_ZTISt9exception": "@_ZTISt9exception = external constant ptr",
+    "llvm.eh.typeid.for.p0": "declare i32 @llvm.eh.typeid.for.p0(ptr)",
+    "__cxa_begin_catch": "declare ptr @__cxa_begin_catch(ptr)",
+    "__cxa_end_catch": "declare void @__cxa_end_catch()",
+    "__cxa_current_exception_type": "declare ptr @__cxa_current_exception_type()",
+    "__cxa_demangle": "declare ptr @__cxa_demangle(ptr, ptr, ptr, ptr)",
+}
+
+
+__all__ = ["FAILED", "MAIN", "PY", "ROOTS", "UNCAUGHT", "HostCall", "HostModule", "host_module", "symbol"]
