@@ -186,8 +186,6 @@ class HostRun:
         return ctypes.addressof(buf)
 
 
-
-
 def _guard(run: HostRun, fn: Callable[..., Any]) -> Callable[..., Any]:
     """A callback body for ``run``: the run's runtime is ``host()`` while it runs; an error is
     kept for ``run`` and the flag set, so the caller's definition jumps out of ``main`` (on
@@ -305,7 +303,9 @@ class HostProgram:
         words = [program, *argv]
         c_argv = (ctypes.c_char_p * (len(words) + 1))(*[w.encode() for w in words], None)
         nargs = len(self.main_params)
-        proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, _VOIDP) if nargs else ctypes.CFUNCTYPE(ctypes.c_int)
+        proto = (
+            ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, _VOIDP) if nargs else ctypes.CFUNCTYPE(ctypes.c_int)
+        )
         fn = proto(lib.address(MAIN))
         result: list[int] = []
         done = threading.Event()

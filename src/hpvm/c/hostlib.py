@@ -21,8 +21,8 @@ library the process loaded. ``-Wl,-z,defs``: a function no source defines is the
 error (naming the function and the line that calls it), not a failed ``dlopen``. The flags
 are fixed: zig keys its libc++ build on them, so changing one rebuilds libc++.
 
-**The cache**: ``$HPVM_CACHE_DIR``, else ``$XDG_CACHE_HOME/hpvm``, else ``~/.cache/hpvm``;
-libraries under ``c-host/``, named by the SHA-256 of the host module, the link command
+**The cache**: hpvm's (``$HPVM_CACHE_DIR``, else ``~/.cache/hpvm``: ``hpvm.ir.cache``, where
+the ``cpu`` back end keeps its generated code), libraries under ``c-host/``, named by the SHA-256 of the host module, the link command
 and zig's version. Written to a temporary name and renamed, so concurrent builds are safe;
 an unwritable cache falls back to a temporary folder for the process.
 
@@ -47,6 +47,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..ir.cache import cache_root
 from .errors import HPVMCError
 
 LINK_FLAGS = ("-shared", "-fPIC", "-O2", "-Wl,-Bsymbolic", "-Wl,-z,defs")
@@ -57,11 +58,7 @@ _fallback: Path | None = None
 
 def cache_dir() -> Path:
     """Where built host libraries are kept (see the module docstring)."""
-    root = os.environ.get("HPVM_CACHE_DIR")
-    if not root:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = str(Path(xdg) / "hpvm") if xdg else str(Path.home() / ".cache" / "hpvm")
-    return Path(root) / "c-host"
+    return cache_root() / "c-host"
 
 
 def _writable_cache() -> Path:
@@ -109,7 +106,16 @@ def build(text: str, cxx: bool, label: str) -> Path:
         source = Path(tmp) / "host.ll"
         source.write_text(text)
         out = Path(tmp) / "host.so"
-        cmd = [sys.executable, "-m", "ziglang", "c++" if cxx else "cc", *LINK_FLAGS, str(source), "-o", str(out)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "ziglang",
+            "c++" if cxx else "cc",
+            *LINK_FLAGS,
+            str(source),
+            "-o",
+            str(out),
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0 or not out.is_file():
             raise link_error(done.stderr, label)

@@ -194,11 +194,16 @@ def _wrapper(main_params: list[str], xtors: dict[str, list[tuple[int, str]]], cx
     params = "i32 %argc, ptr %argv" if main_params else ""
     actual = ["i32 %argc", "ptr %argv", *(f"{t} zeroinitializer" for t in main_params[2:])]
     ctors = [f for _, f in sorted(xtors["llvm.global_ctors"], key=lambda e: e[0])]
-    calls = [f"call void {f}()" for f in ctors] + [f"%r = call i32 @main({', '.join(actual[: len(main_params)])})"]
+    calls = [f"call void {f}()" for f in ctors] + [
+        f"%r = call i32 @main({', '.join(actual[: len(main_params)])})"
+    ]
     body: list[str] = []
     for k, call in enumerate(calls):
         if cxx:
-            body += [f"  {call.replace('call ', 'invoke ', 1)} to label %step{k} unwind label %uncaught", f"step{k}:"]
+            body += [
+                f"  {call.replace('call ', 'invoke ', 1)} to label %step{k} unwind label %uncaught",
+                f"step{k}:",
+            ]
         else:
             body.append(f"  {call}")
     personality = " personality ptr @__gxx_personality_v0" if cxx else ""

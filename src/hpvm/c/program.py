@@ -37,7 +37,9 @@ class CProgram:
         self.llvm_text = linked.text
         self.rewritten = rewritten
         self.roots = roots
-        self._host = HostProgram(linked.text, rewritten.node_functions, rewritten.roots, linked.cxx, linked.label)
+        self._host = HostProgram(
+            linked.text, rewritten.node_functions, rewritten.roots, linked.cxx, linked.label
+        )
 
     def hints(self) -> list[tuple[str, str]]:
         """(node function, hint) of every hinted node function that is not a CPU one."""
@@ -110,7 +112,9 @@ class _Where:
         self.linked = linked
         self.text = text
         self.defines = {
-            ln.split("@", 1)[1].split("(", 1)[0].strip('"'): ln for ln in text.splitlines() if ln.startswith("define")
+            ln.split("@", 1)[1].split("(", 1)[0].strip('"'): ln
+            for ln in text.splitlines()
+            if ln.startswith("define")
         }
 
     def function_file(self, symbol: str) -> str:

@@ -60,9 +60,7 @@ def paths(sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) ->
     return found
 
 
-def translate(
-    path: Path, defines: Sequence[str], include_dirs: Sequence[str], flags: Sequence[str]
-) -> str:
+def translate(path: Path, defines: Sequence[str], include_dirs: Sequence[str], flags: Sequence[str]) -> str:
     """The LLVM text of one source: clang's for C and C++, the file itself for ``.ll``."""
     if path.suffix in clang.LL_SUFFIXES:
         return clang.ll_to_llvm(path)
@@ -70,7 +68,10 @@ def translate(
 
 
 def load(
-    sources: list[Path], defines: Sequence[str] = (), include_dirs: Sequence[str] = (), flags: Sequence[str] = ()
+    sources: list[Path],
+    defines: Sequence[str] = (),
+    include_dirs: Sequence[str] = (),
+    flags: Sequence[str] = (),
 ) -> Linked:
     """Compile every source and link them into one program."""
     workers = max(1, min(len(sources), os.cpu_count() or 1))
@@ -135,7 +136,9 @@ def _check_duplicates(sources: list[Path], texts: list[str], modules: list[objec
 def _defines(text: str) -> dict[str, str]:
     """Every function the text defines → its ``define`` line."""
     return {
-        ln.split("@", 1)[1].split("(", 1)[0].strip('"'): ln for ln in text.splitlines() if ln.startswith("define")
+        ln.split("@", 1)[1].split("(", 1)[0].strip('"'): ln
+        for ln in text.splitlines()
+        if ln.startswith("define")
     }
 
 

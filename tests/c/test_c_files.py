@@ -1,0 +1,310 @@
+"""Programs of several files: each source compiled by clang on its own (``-I``, ``-D``
+applied to each), the modules linked into one program; errors at the file and line they
+are in; ``.ll`` sources beside C ones; the command line's ``FILE... -- ARGS``; and two
+programs in one process, one after the other and at the same time."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from hpvmc_helpers import line_of, needs_clang, needs_llvm_leaves
+
+from hpvm import c
+from hpvm.cli import main as cli
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from markers import fails  # noqa: E402
+
+pytestmark = [needs_clang, needs_llvm_leaves]
+
+HEADER = """#ifndef KERNELS_H
+#define KERNELS_H
+#include <stddef.h>
+#ifndef SCALE
+#define SCALE 2
+#endif
+typedef struct __attribute__((__packed__)) { int *a; size_t bytes_a; int k; } RootIn;
+void scale_add(int *a, size_t bytes_a, int k);
+int expected(int i, int k);
+#endif
+"""
+
+KERNELS = """#include "hpvm.h"
+#include "kernels.h"
+void scale_add(int *a, size_t bytes_a, int k) {
+  __hpvm__hint(CPU_TARGET);
+  __hpvm__attributes(1, a, 1, a);
+  long i = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
+  a[i] = a[i] * SCALE + k;
+}
+int expected(int i, int k) { return i * SCALE + k; }
+"""
+
+MAIN = """#include <stdio.h>
+#include <stdlib.h>
+#include "hpvm.h"
+#include "kernels.h"
+void root(int *a, size_t bytes_a, int k) {
+  __hpvm__hint(CPU_TARGET);
+  __hpvm__attributes(1, a, 1, a);
+  void *n = __hpvm__createNodeND(1, scale_add, bytes_a / sizeof(int));
+  __hpvm__bindIn(n, 0, 0, 0);
+  __hpvm__bindIn(n, 1, 1, 0);
+  __hpvm__bindIn(n, 2, 2, 0);
+}
+int main(int argc, char **argv) {
+  int k = argc > 1 ? atoi(argv[1]) : 0;
+  int a[32];
+  for (int i = 0; i < 32; i++) a[i] = i;
+  __hpvm__init();
+  llvm_hpvm_track_mem(a, sizeof a);
+  RootIn in = {a, sizeof a, k};
+  __hpvm__wait(__hpvm__launch(0, root, &in));
+  llvm_hpvm_request_mem(a, sizeof a);
+  llvm_hpvm_untrack_mem(a);
+  __hpvm__cleanup();
+  int bad = 0;
+  for (int i = 0; i < 32; i++) bad += a[i] != expected(i, k);
+  printf("scale %d, k %d: %d wrong\\n", SCALE, k, bad);
+  return bad != 0;
+}
+"""
+
+
+def write(folder: Path, files: dict[str, str]) -> dict[str, Path]:
+    paths = {}
+    for name, text in files.items():
+        paths[name] = folder / name
+        paths[name].parent.mkdir(parents=True, exist_ok=True)
+        paths[name].write_text(text)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def two_files(tmp_path_factory):
+    """main.c (root, main) and kernels.c (the leaf), kernels.h in include/."""
+    folder = tmp_path_factory.mktemp("two_files")
+    return write(folder, {"main.c": MAIN, "kernels.c": KERNELS, "include/kernels.h": HEADER})
+
+
+@pytest.fixture(scope="module")
+def scaled(two_files):
+    """The program compiled twice, with SCALE 2 (the header's default) and -D SCALE=3."""
+    sources = [two_files["main.c"], two_files["kernels.c"]]
+    inc = [str(two_files["include/kernels.h"].parent)]
+    return c.compile(sources, include_dirs=inc), c.compile(sources, defines=["SCALE=3"], include_dirs=inc)
+
+
+def test_a_node_function_of_another_file_runs(scaled, capfd):
+    two, three = scaled
+    leaf = two.roots[0].graph.nodes[0].function
+    assert leaf.name == "scale_add" and leaf.location.file.endswith("kernels.c")  # where it is defined
+    assert two.roots[0].location.file.endswith("main.c")
+    assert two.run(["5"]) == 0  # on cpu
+    assert three.run(["1"], target="interp") == 0
+    assert capfd.readouterr().out == "scale 2, k 5: 0 wrong\nscale 3, k 1: 0 wrong\n"
+
+
+def test_two_programs_one_after_the_other(scaled, capfd):
+    two, three = scaled
+    runs = [two.run(["1"], target="interp"), three.run(["2"], target="interp"), two.run(["3"], target="interp")]
+    assert runs == [0, 0, 0]
+    assert capfd.readouterr().out.splitlines() == [
+        "scale 2, k 1: 0 wrong",
+        "scale 3, k 2: 0 wrong",
+        "scale 2, k 3: 0 wrong",
+    ]
+
+
+def test_the_command_line_takes_files_includes_defines_and_arguments(two_files, capfd):
+    main, kernels = str(two_files["main.c"]), str(two_files["kernels.c"])
+    inc = str(two_files["include/kernels.h"].parent)
+    assert cli(["c", "run", main, kernels, "-I", inc, "-D", "SCALE=3", "--target", "interp", "--", "4"]) == 0
+    assert "scale 3, k 4: 0 wrong" in capfd.readouterr().out
+    assert cli(["c", "run", main, kernels, "7", "-I", inc, "--target", "interp"]) == 0  # no --: 7 on
+    assert "scale 2, k 7: 0 wrong" in capfd.readouterr().out
+    assert cli(["c", "lower", main, kernels, "-I", inc]) == 0
+    assert "node @scale_add" in capfd.readouterr().out
+    assert cli(["c", "run", main, "-I", inc]) == 1  # kernels.c left out: its functions are missing
+    assert "scale_add" in capfd.readouterr().err
+
+
+def test_an_ll_source_beside_c(two_files, tmp_path, capfd):
+    from hpvm.c import clang
+
+    inc = [str(two_files["include/kernels.h"].parent)]
+    ll = tmp_path / "kernels.ll"
+    ll.write_text(clang.to_llvm(two_files["kernels.c"], include_dirs=inc))
+    program = c.compile([two_files["main.c"], ll], include_dirs=inc)
+    assert program.run(["2"], target="interp") == 0
+    assert "scale 2, k 2: 0 wrong" in capfd.readouterr().out
+
+
+RENDEZVOUS = """#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "hpvm.h"
+#ifndef SCALE
+#define SCALE 2
+#endif
+typedef struct __attribute__((__packed__)) { int *a; size_t bytes_a; } RootIn;
+void times(int *a, size_t bytes_a) {
+  __hpvm__attributes(1, a, 1, a);
+  long i = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
+  a[i] *= SCALE;
+}
+void root(int *a, size_t bytes_a) {
+  void *n = __hpvm__createNodeND(1, times, bytes_a / sizeof(int));
+  __hpvm__bindIn(n, 0, 0, 0);
+  __hpvm__bindIn(n, 1, 1, 0);
+}
+static void touch(const char *path) { FILE *f = fopen(path, "w"); if (f) fclose(f); }
+static int await(const char *path) {
+  for (int i = 0; i < 4000; i++) { FILE *f = fopen(path, "r"); if (f) { fclose(f); return 1; } usleep(2000); }
+  return 0;
+}
+static int calls;  /* a global: each run starts with it 0 */
+/* argv: [file made once a is tracked, file made after cleanup, files awaited before launching...] */
+int main(int argc, char **argv) {
+  int a[64];
+  for (int i = 0; i < 64; i++) a[i] = i;
+  calls++;
+  __hpvm__init();
+  llvm_hpvm_track_mem(a, sizeof a);
+  touch(argv[1]);
+  for (int k = 3; k < argc; k++)
+    if (!await(argv[k])) { printf("waited for %s in vain\\n", argv[k]); return 3; }
+  RootIn in = {a, sizeof a};
+  __hpvm__wait(__hpvm__launch(0, root, &in));
+  llvm_hpvm_request_mem(a, sizeof a);
+  llvm_hpvm_untrack_mem(a);
+  __hpvm__cleanup();
+  touch(argv[2]);
+  int bad = 0;
+  for (int i = 0; i < 64; i++) bad += a[i] != i * SCALE;
+  printf("times %d (run %d): %d wrong\\n", SCALE, calls, bad);
+  return bad != 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def rendezvous(tmp_path_factory):
+    path = write(tmp_path_factory.mktemp("rendezvous"), {"rendezvous.c": RENDEZVOUS})["rendezvous.c"]
+    return c.compile(path), c.compile(path, defines=["SCALE=3"])
+
+
+def test_two_programs_at_the_same_time(rendezvous, tmp_path, capfd):
+    """B launches only after A has launched, finished and called __hpvm__cleanup while B's
+    array was tracked: each run has its own runtime (with one shared, A's cleanup would
+    have forgotten B's array and B's launch would fail)."""
+    a, b = rendezvous
+    f = {name: str(tmp_path / name) for name in ("a1", "a2", "b1", "b2")}
+    codes: dict[str, object] = {}
+
+    def go(name, program, argv):
+        try:
+            codes[name] = program.run(argv, target="interp")
+        except Exception as e:  # noqa: BLE001 - reported by the assertion below
+            codes[name] = e
+
+    threads = [
+        threading.Thread(target=go, args=("a", a, [f["a1"], f["a2"], f["b1"]])),
+        threading.Thread(target=go, args=("b", b, [f["b1"], f["b2"], f["a1"], f["a2"]])),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert codes == {"a": 0, "b": 0}
+    assert sorted(capfd.readouterr().out.splitlines()) == [
+        "times 2 (run 1): 0 wrong",
+        "times 3 (run 1): 0 wrong",
+    ]
+
+
+def test_one_program_twice_at_the_same_time(rendezvous, tmp_path, capfd):
+    """Two runs of one CProgram: each has its own instance of the library (its globals)."""
+    a, _ = rendezvous
+    f = {name: str(tmp_path / name) for name in ("x1", "x2", "y1", "y2")}
+    results: list[int] = []
+    other = threading.Thread(target=lambda: results.append(a.run([f["y1"], f["y2"], f["x1"]], target="interp")))
+    other.start()
+    results.append(a.run([f["x1"], f["x2"], f["y1"]], target="interp"))
+    other.join(timeout=60)
+    assert results == [0, 0]
+    assert capfd.readouterr().out.splitlines() == ["times 2 (run 1): 0 wrong"] * 2
+
+
+# -- errors ---------------------------------------------------------------------------
+
+
+def test_an_error_in_the_second_file_names_it(two_files, tmp_path):
+    bad = KERNELS.replace(
+        "  a[i] = a[i] * SCALE + k;\n", "  a[i] = a[i] * SCALE + k;\n  __hpvm__return(2, k);  // @ret\n"
+    )
+    path = write(tmp_path, {"kernels.c": bad})["kernels.c"]
+    with fails(c.HPVMCError, f"{path}:{line_of(bad, 'ret')}", "__hpvm__return(2, ...) gives 1 value"):
+        c.compile([two_files["main.c"], path], include_dirs=[str(two_files["include/kernels.h"].parent)])
+
+
+def test_clangs_error_in_the_second_file_names_it(two_files, tmp_path):
+    bad = KERNELS.replace("int expected(int i, int k) {", "int expected(int i, int k) { int x = ;  // @bad\n")
+    path = write(tmp_path, {"kernels.c": bad})["kernels.c"]
+    with fails(c.HPVMCError, f"{path}: clang could not compile it", f"kernels.c:{line_of(bad, 'bad')}"):
+        c.compile([two_files["main.c"], path], include_dirs=[str(two_files["include/kernels.h"].parent)])
+
+
+def test_a_function_defined_twice(two_files, tmp_path):
+    again = "#include <stddef.h>\nint expected(int i, int k) { return 0; }  // @again\n"
+    path = write(tmp_path, {"again.c": again})["again.c"]
+    sources = [two_files["main.c"], two_files["kernels.c"], path]
+    with fails(c.HPVMCError, "expected is defined in", "kernels.c and", f"{path}:{line_of(again, 'again')}"):
+        c.compile(sources, include_dirs=[str(two_files["include/kernels.h"].parent)])
+
+
+def test_a_function_no_file_defines(two_files, tmp_path):
+    main = MAIN.replace(
+        "  int bad = 0;\n", "  int bad = 0;  // @call\n  bad += helper_nowhere(k);  // @call2\n"
+    )
+    main = main.replace("int main(", "int helper_nowhere(int);\nint main(")
+    path = write(tmp_path, {"main.c": main})["main.c"]
+    program = c.compile(
+        [path, two_files["kernels.c"]], include_dirs=[str(two_files["include/kernels.h"].parent)]
+    )
+    with fails(c.HPVMCError, f"main.c:{line_of(main, 'call2')}", "calls helper_nowhere", "no source file"):
+        program.run()
+
+
+def test_no_main_in_any_file(two_files, tmp_path):
+    path = write(tmp_path, {"root.c": MAIN.split("int main(")[0]})["root.c"]
+    sources = [path, two_files["kernels.c"]]
+    program = c.compile(sources, include_dirs=[str(two_files["include/kernels.h"].parent)])
+    with fails(c.HPVMCError, f"{path}, {two_files['kernels.c']}: no main function"):
+        program.run()
+
+
+@pytest.mark.parametrize(
+    ("sources", "fragment"),
+    [([], "no source files given"), (["prog.f90"], "not a source file hpvm compiles")],
+)
+def test_bad_source_lists(tmp_path, sources, fragment):
+    for name in sources:
+        (tmp_path / name).write_text("")
+    with fails(c.HPVMCError, fragment):
+        c.compile([tmp_path / s for s in sources])
+
+
+def test_a_file_given_twice(two_files):
+    with fails(c.HPVMCError, "given twice"):
+        c.compile([two_files["kernels.c"], two_files["kernels.c"]])
+
+
+def test_an_invalid_ll_source(two_files, tmp_path):
+    ll = tmp_path / "broken.ll"
+    ll.write_text("define void @f( {\n")
+    with fails(c.HPVMCError, f"{ll}: the text is not valid LLVM IR"):
+        c.compile([two_files["main.c"], ll], include_dirs=[str(two_files["include/kernels.h"].parent)])
