@@ -110,7 +110,11 @@ def test_a_node_function_of_another_file_runs(scaled, capfd):
 
 def test_two_programs_one_after_the_other(scaled, capfd):
     two, three = scaled
-    runs = [two.run(["1"], target="interp"), three.run(["2"], target="interp"), two.run(["3"], target="interp")]
+    runs = [
+        two.run(["1"], target="interp"),
+        three.run(["2"], target="interp"),
+        two.run(["3"], target="interp"),
+    ]
     assert runs == [0, 0, 0]
     assert capfd.readouterr().out.splitlines() == [
         "scale 2, k 1: 0 wrong",
@@ -231,7 +235,9 @@ def test_one_program_twice_at_the_same_time(rendezvous, tmp_path, capfd):
     a, _ = rendezvous
     f = {name: str(tmp_path / name) for name in ("x1", "x2", "y1", "y2")}
     results: list[int] = []
-    other = threading.Thread(target=lambda: results.append(a.run([f["y1"], f["y2"], f["x1"]], target="interp")))
+    other = threading.Thread(
+        target=lambda: results.append(a.run([f["y1"], f["y2"], f["x1"]], target="interp"))
+    )
     other.start()
     results.append(a.run([f["x1"], f["x2"], f["y1"]], target="interp"))
     other.join(timeout=60)

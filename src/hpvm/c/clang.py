@@ -11,13 +11,17 @@ program's ``assert``s on.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import importlib.util
+import os
 import subprocess
 import sys
-import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
+from ..ir.cache import cache_folder
 from .errors import HPVMCError
 
 INCLUDE_DIR = Path(__file__).parent / "include"
@@ -65,18 +69,35 @@ def to_llvm(
     if reason is not None:
         raise HPVMCError(f"{path}: cannot compile HPVM-C here: {reason}")
     driver = "c++" if is_cxx(path) else "cc"
-    with tempfile.TemporaryDirectory(prefix="hpvm-c-") as tmp:
-        out = Path(tmp) / "out.ll"
-        cmd = [sys.executable, "-m", "ziglang", driver, *BASE_FLAGS, f"-I{INCLUDE_DIR}"]
-        cmd += [f"-I{d}" for d in include_dirs] + [f"-D{d}" for d in defines] + list(flags)
-        cmd += [str(path), "-o", str(out)]
-        done = subprocess.run(cmd, capture_output=True, text=True)
+    cmd = [sys.executable, "-m", "ziglang", driver, *BASE_FLAGS, f"-I{INCLUDE_DIR}"]
+    cmd += [f"-I{d}" for d in include_dirs] + [f"-D{d}" for d in defines] + list(flags) + [str(path)]
+    with _output(cmd) as out:
+        done = subprocess.run([*cmd, "-o", str(out)], capture_output=True, text=True)
         if done.returncode != 0 or not out.is_file():
             messages = "\n".join(
                 line for line in done.stderr.splitlines() if "argument unused during compilation" not in line
             )
             raise HPVMCError(f"{path}: clang could not compile it:\n{messages.strip()}")
-        return out.read_text()
+        text = out.read_text()
+        out.unlink()  # (zig keeps its own copy, and writes it here again on a hit)
+        return text
+
+
+@contextmanager
+def _output(cmd: list[str]) -> Iterator[Path]:
+    """Where clang writes the text of ``cmd``: one path per command (and folder it runs in),
+    held under a lock. Zig caches each compilation keyed by its whole command line, the
+    output path included: a fresh temporary path would never be found again, a stable one
+    is (zig checks the source and every header it read), so an unchanged file compiles in
+    a fraction of a second."""
+    key = hashlib.sha256("\0".join([os.getcwd(), *cmd]).encode()).hexdigest()[:32]
+    folder = cache_folder("c-ir") / key
+    folder.mkdir(exist_ok=True)
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # (another process or thread compiling the same)
+        out = folder / "out.ll"
+        out.unlink(missing_ok=True)  # (a failed compile must not leave the last one's text)
+        yield out
 
 
 def ll_to_llvm(path: Path) -> str:

@@ -13,9 +13,14 @@ from __future__ import annotations
 
 import re
 
-_NODE = re.compile(r"^!(\d+) = (?:distinct )?!(DI\w+)\((.*)\)\s*$", re.M)
+_LOCATION = re.compile(
+    r"^!(\d+) = (?:distinct )?!DILocation\(line: (\d+)(?:, column: \d+)?, scope: !(\d+)", re.M
+)
+_NODE = re.compile(
+    r"^!(\d+) = (?:distinct )?!(DIFile|DISubprogram|DILexicalBlock|DILexicalBlockFile|DILocalVariable)\((.*)\)\s*$",
+    re.M,
+)
 _LINE = re.compile(r"\bline: (\d+)")
-_SCOPE = re.compile(r"\bscope: !(\d+)")
 _FILE = re.compile(r"\bfile: !(\d+)")
 _NAME = re.compile(r'\bname: "([^"]*)"')
 _LINKAGE = re.compile(r'\blinkageName: "([^"]*)"')
@@ -34,21 +39,18 @@ class DebugInfo:
         self.subprograms: dict[int, tuple[str, int]] = {}  # DISubprogram → (name, line)
         self.c_names: dict[str, str] = {}  # mangled symbol → C++ name
         self.variables: dict[int, str] = {}  # DILocalVariable → its name
+        for node, line, scope in _LOCATION.findall(text):
+            self.lines[int(node)] = int(line)
+            self.scopes[int(node)] = int(scope)
         for m in _NODE.finditer(text):
             node, kind, fields = int(m.group(1)), m.group(2), m.group(3)
-            line = _LINE.search(fields)
-            if kind == "DILocation":
-                scope = _SCOPE.search(fields)
-                self.lines[node] = int(line.group(1)) if line else 0
-                if scope:
-                    self.scopes[node] = int(scope.group(1))
-                continue
             if kind == "DIFile":
                 name = _FILENAME.search(fields)
                 self.files[node] = name.group(1) if name else ""
                 continue
             file = _FILE.search(fields)
-            if file and kind in ("DISubprogram", "DILexicalBlock", "DILexicalBlockFile"):
+            line = _LINE.search(fields)
+            if file and kind != "DILocalVariable":
                 self.scope_files[node] = int(file.group(1))
             name = _NAME.search(fields)
             if kind == "DISubprogram" and name:

@@ -80,12 +80,14 @@ class GenHPVM:
     the program (its file, or its files); ``origins``: the file defining each function, for
     the locations debug metadata does not give."""
 
-    def __init__(self, text: str, program: str, origins: dict[str, str] | None = None):
+    def __init__(
+        self, text: str, program: str, origins: dict[str, str] | None = None, debug: DebugInfo | None = None
+    ):
         self.text = text
         self.program = program
         self.origins = origins or {}
         self.module = Module.parse(text)
-        self.debug = DebugInfo(text)
+        self.debug = debug or DebugInfo(text)
         self.outputs: dict[str, list[str]] = {}  # node function → its return fields
         self.rewritten: dict[str, list[str]] = {}  # node function → its new lines (define..body)
         self.active: list[str] = []
@@ -548,10 +550,13 @@ def _split_params(rest: str) -> tuple[list[str], str]:
     return split_top(rest)
 
 
-def rewrite(text: str, program: str, origins: dict[str, str] | None = None) -> Rewritten:
+def rewrite(
+    text: str, program: str, origins: dict[str, str] | None = None, debug: DebugInfo | None = None
+) -> Rewritten:
     """GenHPVM on clang's text of a program (``program`` names it in messages; ``origins``:
-    the file of each function, where debug metadata says nothing)."""
-    return GenHPVM(text, program, origins).run()
+    the file of each function, where debug metadata says nothing; ``debug``: the text's
+    debug metadata, if it was read already)."""
+    return GenHPVM(text, program, origins, debug).run()
 
 
 __all__ = ["Rewritten", "Signature", "rewrite"]

@@ -268,7 +268,7 @@ class HostProgram:
     def library(self) -> Any:
         """The path of the built library."""
         with self._lock:
-            if self._path is None:
+            if self._path is None or not self._path.is_file():  # (built, or pruned since)
                 self._path = build(self.text, self.cxx, self.label)
             return self._path
 

@@ -1,5 +1,5 @@
-"""The host code of an HPVM-C program as a shared library: built by zig's clang from the
-host module (``hosttext.py``), cached by content, and loaded once per run.
+"""The host code of an HPVM-C program as a shared library: built by zig's clang from the host
+module (``hosttext.py``), cached by content, and loaded once per run.
 
 Why a shared library, not llvmlite's JIT (what ``hostjit.py`` used until issue 20): a
 program's host code is C or C++ as a compiler takes it — iostreams, ``std::vector``,
@@ -9,22 +9,26 @@ registration of unwind tables, static constructors. The JIT can call only what t
 process has loaded (libc, not libc++), registers no unwind tables the C++ runtime would
 find and runs no constructors. ``zig c++ -shared`` links libc++, libc++abi and libunwind
 statically into the library; the loader registers its unwind tables; ``libc`` stays the
-process's own (one ``malloc``, one ``stdout``). Measured here (2 shared cores; docs/hpvm-c.md):
-the first link ever builds zig's libc++ (minutes, once per machine: zig caches it), then a
-link takes about 0.3 s, and a program already built is found in the cache by the hash of
-its host module.
+process's own (one ``malloc``, one ``stdout``). Measured here (2 shared cores;
+docs/hpvm-c.md): the first link ever builds zig's libc++ (minutes, once per machine: zig
+caches it), then a link takes about 0.3 s, and a program already built is found in the
+cache by the hash of its host module.
 
-**Flags.** ``-O2``: the host module is clang's ``-O1`` output, optimized again and compiled
-with the release build of libc++. ``-Wl,-Bsymbolic``: the library's references to its own
-symbols (``operator new``, the program's functions) bind inside it, never to another
-library the process loaded. ``-Wl,-z,defs``: a function no source defines is the link's
-error (naming the function and the line that calls it), not a failed ``dlopen``. The flags
-are fixed: zig keys its libc++ build on them, so changing one rebuilds libc++.
+**Flags.** ``-O2``: the host module is clang's ``-O1`` output, optimized again and
+compiled with the release build of libc++. ``--strip-debug``: a tenth of the size
+(libc++'s debug information), so the cache stays small and each run's private copy is
+quick. ``-Wl,-Bsymbolic``: the library's references to its own symbols (``operator new``,
+the program's functions) bind inside it, never to another library the process loaded.
+``-Wl,-z,defs``: a function no source defines is the link's error (naming the function and
+the line that calls it), not a failed ``dlopen``. The flags are fixed: zig keys its build of
+libc++ on some of them (``-O2``, ``-s``), and a new build takes minutes.
 
-**The cache**: hpvm's (``$HPVM_CACHE_DIR``, else ``~/.cache/hpvm``: ``hpvm.ir.cache``, where
-the ``cpu`` back end keeps its generated code), libraries under ``c-host/``, named by the SHA-256 of the host module, the link command
-and zig's version. Written to a temporary name and renamed, so concurrent builds are safe;
-an unwritable cache falls back to a temporary folder for the process.
+**The cache**: hpvm's (``$HPVM_CACHE_DIR``, else ``~/.cache/hpvm``: ``hpvm.ir.cache``,
+where the ``cpu`` back end keeps its generated code), libraries under ``c-host/``, named
+by the SHA-256 of the host module, the link command and zig's version. Written to a
+temporary name and renamed, so concurrent builds are safe; the ``KEEP`` most recently
+used are kept (``prune``); an unwritable cache falls back to a temporary folder for the
+process.
 
 **One instance per run.** ``dlopen`` of a path already loaded returns the loaded instance,
 with its globals as the last run left them; a C program expects fresh ones. Each run loads
@@ -43,37 +47,20 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
-from ..ir.cache import cache_root
+from ..ir.cache import cache_folder
 from .errors import HPVMCError
 
-LINK_FLAGS = ("-shared", "-fPIC", "-O2", "-Wl,-Bsymbolic", "-Wl,-z,defs")
+LINK_FLAGS = ("-shared", "-fPIC", "-O2", "-Wl,-Bsymbolic", "-Wl,-z,defs", "-Wl,--strip-debug")
+KEEP = 256  # libraries kept in the cache, the most recently used
 _FORMAT = "hpvm-c host library 1"  # changes when hosttext.py's output changes meaning
-_LOCK = threading.Lock()
-_fallback: Path | None = None
 
 
 def cache_dir() -> Path:
-    """Where built host libraries are kept (see the module docstring)."""
-    return cache_root() / "c-host"
-
-
-def _writable_cache() -> Path:
-    global _fallback
-    folder = cache_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe = tempfile.NamedTemporaryFile(dir=folder, prefix=".probe-", delete=True)
-        probe.close()
-        return folder
-    except OSError:
-        with _LOCK:
-            if _fallback is None:
-                _fallback = Path(tempfile.mkdtemp(prefix="hpvm-c-host-"))
-        return _fallback
+    """Where built host libraries are kept (see the module docstring), created."""
+    return cache_folder("c-host")
 
 
 def _zig_version() -> str:
@@ -98,9 +85,10 @@ def build(text: str, cxx: bool, label: str) -> Path:
     """The shared library of the host module ``text``, from the cache or linked now.
     ``cxx``: link the C++ library (a C program's library does without it). ``label``
     names the program in errors."""
-    folder = _writable_cache()
+    folder = cache_dir()
     target = folder / f"{library_key(text, cxx)}.so"
     if target.is_file():
+        os.utime(target)  # (recently used: kept by prune)
         return target
     with tempfile.TemporaryDirectory(prefix="hpvm-c-link-", dir=folder) as tmp:
         source = Path(tmp) / "host.ll"
@@ -120,7 +108,21 @@ def build(text: str, cxx: bool, label: str) -> Path:
         if done.returncode != 0 or not out.is_file():
             raise link_error(done.stderr, label)
         os.replace(out, target)
+    prune(folder)
     return target
+
+
+def prune(folder: Path, keep: int = KEEP) -> None:
+    """Remove all but the ``keep`` most recently used libraries (tests and edits make a new
+    one for every version of a program)."""
+    found = []
+    for p in folder.glob("*.so"):
+        try:
+            found.append((p.stat().st_mtime, p))
+        except OSError:  # (another process pruned it)
+            continue
+    for _, p in sorted(found, reverse=True)[keep:]:
+        p.unlink(missing_ok=True)
 
 
 _UNDEFINED = re.compile(r"undefined symbol: (.+)")
@@ -180,4 +182,4 @@ class LoadedLibrary:
             _ctypes.dlclose(self.lib._handle)
 
 
-__all__ = ["LoadedLibrary", "build", "cache_dir", "library_key", "link_error"]
+__all__ = ["LoadedLibrary", "build", "cache_dir", "library_key", "link_error", "prune"]

@@ -88,8 +88,8 @@ def compile(
     a file, two files define one symbol, or the program misuses HPVM-C."""
     linked = sources_.load(sources_.paths(sources), defines, include_dirs, flags)
     text = linked.text
-    rewritten = rewrite(text, linked.label, linked.origins)
     debug = DebugInfo(text)
+    rewritten = rewrite(text, linked.label, linked.origins, debug)
     roots: list[InternalFunction] = []
     for name in rewritten.roots:
         where = _Where(debug, linked, rewritten.node_texts[name])

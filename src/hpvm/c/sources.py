@@ -114,22 +114,22 @@ def link(sources: list[Path], texts: list[str]) -> str:
 
 def _check_duplicates(sources: list[Path], texts: list[str], modules: list[object]) -> None:
     """Every external symbol defined by one file only (as ``ld`` requires)."""
-    defined: dict[str, list[tuple[Path, str]]] = {}
-    for path, text, module in zip(sources, texts, modules):
-        debug = DebugInfo(text)
-        defines = _defines(text)
+    defined: dict[str, list[int]] = {}
+    for k, module in enumerate(modules):
         for value in [*module.functions, *module.global_variables]:  # type: ignore[attr-defined]
-            if value.is_declaration or value.linkage.name not in _STRONG:
-                continue
-            where = debug.function_where(defines.get(value.name, "")) or str(path)
-            defined.setdefault(value.name, []).append((path, where))
-    for name, places in defined.items():
-        if len(places) > 1:
-            shown = DebugInfo(texts[sources.index(places[0][0])]).c_name(name)
+            if not value.is_declaration and value.linkage.name in _STRONG:
+                defined.setdefault(value.name, []).append(k)
+    for name, files in defined.items():
+        if len(files) > 1:
+            debugs = [DebugInfo(texts[k]) for k in files]
+            places = [
+                d.function_where(_defines(texts[k]).get(name, "")) or str(sources[k])
+                for k, d in zip(files, debugs)
+            ]
             raise HPVMCError(
-                f"{' and '.join(w for _, w in places)}: {shown} is defined in "
-                f"{' and '.join(str(p) for p, _ in places)}; a program defines each function and "
-                "global once: remove one, or make it static"
+                f"{' and '.join(places)}: {debugs[0].c_name(name)} is defined in "
+                f"{' and '.join(str(sources[k]) for k in files)}; a program defines each function "
+                "and global once: remove one, or make it static"
             )
 
 
