@@ -276,3 +276,50 @@ void root(int x) { void *l = __hpvm__createNodeND(0, leaf); __hpvm__bindIn(l, 0,
 """
     with fails(c.HPVMCError, "no main function"):
         c.compile(write_c(source)).run()
+
+
+XTORS = """#include <stdio.h>
+#include <stdlib.h>
+#include "hpvm.h"
+void leaf(int x) { }
+void root(int x) { void *l = __hpvm__createNodeND(0, leaf); __hpvm__bindIn(l, 0, 0, 0); }
+static int stray[4];
+__attribute__((constructor)) static void early(void) {
+  printf("constructor\\n");
+  __hpvm__init();
+#ifdef FAIL_EARLY
+  llvm_hpvm_untrack_mem(stray);
+#endif
+}
+__attribute__((destructor)) static void late(void) {
+#ifdef FAIL_LATE
+  llvm_hpvm_untrack_mem(stray);
+#endif
+  __hpvm__cleanup();
+  printf("destructor\\n");
+}
+static void bye(void) { printf("atexit\\n"); }
+int main(void) { atexit(bye); printf("main\\n"); return 4; }
+"""
+
+
+@needs_clang
+def test_constructors_and_destructors_make_host_calls(write_c, recording, capfd):
+    """A C constructor runs before main with the host calls in place, atexit handlers and
+    destructors after it, as exit runs them."""
+    rec = recording(lambda x: ())
+    assert c.compile(write_c(XTORS)).run() == 4
+    assert capfd.readouterr().out == "constructor\nmain\natexit\ndestructor\n"
+    assert rec.calls == ["init", "cleanup"]
+
+
+@needs_clang
+def test_a_failing_host_call_in_a_constructor_or_destructor(write_c, capfd):
+    early = c.compile(write_c(XTORS), defines=["FAIL_EARLY"])
+    with fails(c.HPVMCError, "while main ran", "llvm_hpvm_untrack_mem", "is not tracked"):
+        early.run()
+    assert capfd.readouterr().out == "constructor\ndestructor\n"  # main never ran; destructors do, as at exit
+    late = c.compile(write_c(XTORS), defines=["FAIL_LATE"])
+    with fails(c.HPVMCError, "while main ran", "llvm_hpvm_untrack_mem", "is not tracked"):
+        late.run()
+    assert capfd.readouterr().out == "constructor\nmain\natexit\ndestructor\n"  # nowhere to jump: it goes on
