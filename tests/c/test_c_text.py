@@ -37,7 +37,9 @@ def module_text(names: list[str], edges: dict[str, list[str]]) -> str:
         refs = edges[name]
         if name.startswith("g"):
             table = ", ".join(f"ptr @{r}" for r in refs)
-            lines.append(f"@{name} = global [{len(refs)} x ptr] [{table}]" if refs else f"@{name} = global i32 0")
+            lines.append(
+                f"@{name} = global [{len(refs)} x ptr] [{table}]" if refs else f"@{name} = global i32 0"
+            )
             continue
         lines.append(f"define void @{name}() {{")
         for k, r in enumerate(refs):
@@ -77,7 +79,7 @@ def debug_programs(draw):
         nodes.append((i, f'!DIFile(filename: "{f}", directory: "/work")'))
     scopes: list[tuple[int, str]] = []
     for f in files:
-        for s in range(draw(st.integers(1, 2))):
+        for _ in range(draw(st.integers(1, 2))):
             sub = next(ids)
             line = draw(st.integers(1, 500))
             nodes.append((sub, f'distinct !DISubprogram(name: "fn{sub}", scope: !{file_ids[f]}, file: !{file_ids[f]}, line: {line}, spFlags: DISPFlagDefinition)'))  # fmt: skip
