@@ -316,18 +316,20 @@ class HostProgram:
             done.set()
 
         thread = threading.Thread(target=go, name=f"hpvm-c main of {program}", daemon=True)
-        thread.start()
-        while not done.wait(0.05):
-            if run.failed.is_set():
-                thread.join(timeout=1.0)  # main's thread jumps out and ends at once
-                break
-        else:
-            thread.join()  # main returned: its thread ends now
-        _flush()
-        if thread.is_alive() or run.parked:
-            _KEPT.append((lib, callbacks))  # its code is still on a thread's stack: never unloaded
-        else:
-            lib.close()
+        try:
+            thread.start()
+            while not done.wait(0.05):
+                if run.failed.is_set():
+                    thread.join(timeout=1.0)  # main's thread jumps out and ends at once
+                    break
+            else:
+                thread.join()  # main returned: its thread ends now
+        finally:  # (also when the wait is interrupted: Ctrl-C)
+            _flush()
+            if thread.is_alive() or run.parked:
+                _KEPT.append((lib, callbacks))  # its code is still on a thread's stack: never unloaded
+            else:
+                lib.close()
         self._finish(run)
         return int(result[0]) & 0xFF
 

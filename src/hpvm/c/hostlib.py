@@ -10,9 +10,9 @@ process has loaded (libc, not libc++), registers no unwind tables the C++ runtim
 find and runs no constructors. ``zig c++ -shared`` links libc++, libc++abi and libunwind
 statically into the library; the loader registers its unwind tables; ``libc`` stays the
 process's own (one ``malloc``, one ``stdout``). Measured here (2 shared cores;
-docs/hpvm-c.md): the first link ever builds zig's libc++ (minutes, once per machine: zig
-caches it), then a link takes about 0.3 s, and a program already built is found in the
-cache by the hash of its host module.
+docs/hpvm-c.md): the first C++ link on a machine builds zig's libc++ (158 s, once: zig
+caches it), then a link takes 0.4 s (C) to 0.8 s (C++), and a program already built is
+found in the cache by the hash of its host module (1–2 ms).
 
 **Flags.** ``-O2``: the host module is clang's ``-O1`` output, optimized again and
 compiled with the release build of libc++. ``--strip-debug``: a tenth of the size

@@ -34,7 +34,7 @@ class Linked:
 
     sources: list[Path]
     text: str
-    origins: dict[str, str]  # defined function or global → the source file defining it
+    origins: dict[str, str]  # defined function → the source file defining it
     cxx: bool  # some source is C++ (its host code links the C++ library)
 
     @property
