@@ -20,58 +20,10 @@ from markers import fails  # noqa: E402
 
 pytestmark = [needs_clang, needs_llvm_leaves]
 
-HEADER = """#ifndef KERNELS_H
-#define KERNELS_H
-#include <stddef.h>
-#ifndef SCALE
-#define SCALE 2
-#endif
-typedef struct __attribute__((__packed__)) { int *a; size_t bytes_a; int k; } RootIn;
-void scale_add(int *a, size_t bytes_a, int k);
-int expected(int i, int k);
-#endif
-"""
-
-KERNELS = """#include "hpvm.h"
-#include "kernels.h"
-void scale_add(int *a, size_t bytes_a, int k) {
-  __hpvm__hint(CPU_TARGET);
-  __hpvm__attributes(1, a, 1, a);
-  long i = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
-  a[i] = a[i] * SCALE + k;
-}
-int expected(int i, int k) { return i * SCALE + k; }
-"""
-
-MAIN = """#include <stdio.h>
-#include <stdlib.h>
-#include "hpvm.h"
-#include "kernels.h"
-void root(int *a, size_t bytes_a, int k) {
-  __hpvm__hint(CPU_TARGET);
-  __hpvm__attributes(1, a, 1, a);
-  void *n = __hpvm__createNodeND(1, scale_add, bytes_a / sizeof(int));
-  __hpvm__bindIn(n, 0, 0, 0);
-  __hpvm__bindIn(n, 1, 1, 0);
-  __hpvm__bindIn(n, 2, 2, 0);
-}
-int main(int argc, char **argv) {
-  int k = argc > 1 ? atoi(argv[1]) : 0;
-  int a[32];
-  for (int i = 0; i < 32; i++) a[i] = i;
-  __hpvm__init();
-  llvm_hpvm_track_mem(a, sizeof a);
-  RootIn in = {a, sizeof a, k};
-  __hpvm__wait(__hpvm__launch(0, root, &in));
-  llvm_hpvm_request_mem(a, sizeof a);
-  llvm_hpvm_untrack_mem(a);
-  __hpvm__cleanup();
-  int bad = 0;
-  for (int i = 0; i < 32; i++) bad += a[i] != expected(i, k);
-  printf("scale %d, k %d: %d wrong\\n", SCALE, k, bad);
-  return bad != 0;
-}
-"""
+PROGRAMS = Path(__file__).parent / "programs"  # (fixed paths: zig's and Numba's caches find them)
+TWO = PROGRAMS / "two_files"
+KERNELS = (TWO / "kernels.c").read_text()
+MAIN = (TWO / "main.c").read_text()
 
 
 def write(folder: Path, files: dict[str, str]) -> dict[str, Path]:
@@ -84,10 +36,13 @@ def write(folder: Path, files: dict[str, str]) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def two_files(tmp_path_factory):
-    """main.c (root, main) and kernels.c (the leaf), kernels.h in include/."""
-    folder = tmp_path_factory.mktemp("two_files")
-    return write(folder, {"main.c": MAIN, "kernels.c": KERNELS, "include/kernels.h": HEADER})
+def two_files():
+    """programs/two_files: main.c (root, main) and kernels.c (the leaf), kernels.h in include/."""
+    return {
+        "main.c": TWO / "main.c",
+        "kernels.c": TWO / "kernels.c",
+        "include/kernels.h": TWO / "include" / "kernels.h",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -147,57 +102,10 @@ def test_an_ll_source_beside_c(two_files, tmp_path, capfd):
     assert "scale 2, k 2: 0 wrong" in capfd.readouterr().out
 
 
-RENDEZVOUS = """#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
-#include "hpvm.h"
-#ifndef SCALE
-#define SCALE 2
-#endif
-typedef struct __attribute__((__packed__)) { int *a; size_t bytes_a; } RootIn;
-void times(int *a, size_t bytes_a) {
-  __hpvm__attributes(1, a, 1, a);
-  long i = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
-  a[i] *= SCALE;
-}
-void root(int *a, size_t bytes_a) {
-  void *n = __hpvm__createNodeND(1, times, bytes_a / sizeof(int));
-  __hpvm__bindIn(n, 0, 0, 0);
-  __hpvm__bindIn(n, 1, 1, 0);
-}
-static void touch(const char *path) { FILE *f = fopen(path, "w"); if (f) fclose(f); }
-static int await(const char *path) {
-  for (int i = 0; i < 4000; i++) { FILE *f = fopen(path, "r"); if (f) { fclose(f); return 1; } usleep(2000); }
-  return 0;
-}
-static int calls;  /* a global: each run starts with it 0 */
-/* argv: [file made once a is tracked, file made after cleanup, files awaited before launching...] */
-int main(int argc, char **argv) {
-  int a[64];
-  for (int i = 0; i < 64; i++) a[i] = i;
-  calls++;
-  __hpvm__init();
-  llvm_hpvm_track_mem(a, sizeof a);
-  touch(argv[1]);
-  for (int k = 3; k < argc; k++)
-    if (!await(argv[k])) { printf("waited for %s in vain\\n", argv[k]); return 3; }
-  RootIn in = {a, sizeof a};
-  __hpvm__wait(__hpvm__launch(0, root, &in));
-  llvm_hpvm_request_mem(a, sizeof a);
-  llvm_hpvm_untrack_mem(a);
-  __hpvm__cleanup();
-  touch(argv[2]);
-  int bad = 0;
-  for (int i = 0; i < 64; i++) bad += a[i] != i * SCALE;
-  printf("times %d (run %d): %d wrong\\n", SCALE, calls, bad);
-  return bad != 0;
-}
-"""
-
-
 @pytest.fixture(scope="module")
-def rendezvous(tmp_path_factory):
-    path = write(tmp_path_factory.mktemp("rendezvous"), {"rendezvous.c": RENDEZVOUS})["rendezvous.c"]
+def rendezvous():
+    """programs/rendezvous.c: main waits for the files its arguments name before it launches."""
+    path = PROGRAMS / "rendezvous.c"
     return c.compile(path), c.compile(path, defines=["SCALE=3"])
 
 
