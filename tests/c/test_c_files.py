@@ -165,6 +165,32 @@ def test_an_error_in_the_second_file_names_it(two_files, tmp_path):
         c.compile([two_files["main.c"], path], include_dirs=[str(two_files["include/kernels.h"].parent)])
 
 
+def test_the_importers_error_in_the_second_file_names_it(two_files, tmp_path):
+    """A root in the second file binding a port its leaf does not have: BuildDFG's error,
+    at the line in that file (the debug location's own file, not the first source's)."""
+    main = (
+        MAIN.split("void root(")[0]
+        + "void root(int *a, size_t bytes_a, int k);\nint main("
+        + MAIN.split("int main(")[1]
+    )
+    graph = (
+        '#include "hpvm.h"\n#include "kernels.h"\n'
+        "void root(int *a, size_t bytes_a, int k) {\n"
+        "  void *n = __hpvm__createNodeND(1, scale_add, bytes_a / sizeof(int));\n"
+        "  __hpvm__bindIn(n, 0, 0, 0);\n"
+        "  __hpvm__bindIn(n, 1, 1, 0);\n"
+        "  __hpvm__bindIn(n, 2, 7, 0);  // @bind\n"
+        "}\n"
+    )
+    paths = write(tmp_path, {"main.c": main, "graph.c": graph})
+    with fails(
+        c.HPVMCError, f"{paths['graph.c']}:{line_of(graph, 'bind')}", "index 7 is no input of @scale_add"
+    ):
+        c.compile(
+            [paths["main.c"], two_files["kernels.c"], paths["graph.c"]], include_dirs=[str(TWO / "include")]
+        )
+
+
 def test_clangs_error_in_the_second_file_names_it(two_files, tmp_path):
     bad = KERNELS.replace("int expected(int i, int k) {", "int expected(int i, int k) { int x = ;  // @bad\n")
     path = write(tmp_path, {"kernels.c": bad})["kernels.c"]
