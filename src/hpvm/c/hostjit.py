@@ -43,7 +43,6 @@ from ..ir.host import host, new_host, using_host
 from .argstruct import ArgStruct, byte_view
 from .errors import HPVMCError
 from .hostlib import LoadedLibrary, build
-from .hostlib import LoadedLibrary, build
 from .hosttext import FAILED, MAIN, PY, ROOTS, UNCAUGHT, HostCall, host_module
 from .tensorrt import TensorRuntime, tensor_callbacks
 
