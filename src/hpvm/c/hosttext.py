@@ -15,7 +15,9 @@
   wrapper of ``main`` (``__hpvm_c.main``) calls the constructors after the callbacks are
   in place (a static object's constructor may call the host API), then ``main``, then
   ``__cxa_finalize`` (``atexit`` handlers and static objects' destructors, in reverse
-  order of construction, as ``exit`` runs them) and the destructors.
+  order of construction, as ``exit`` runs them) and the destructors;
+- in C++, a landing pad in that wrapper: an exception leaving a constructor or ``main`` is
+  handed to Python (its type and ``what()``) where C++ would call ``std::terminate``.
 
 **A failing host call** cannot raise through C frames. Its callback records the error and
 sets ``__hpvm_c.failed``; the definition around it sees the flag and ``longjmp``\\ s back to
@@ -74,7 +76,7 @@ def host_module(
     (its wrapper catches exceptions)."""
     module = Module.parse(text)
     by_start = {f.start: f for f in module.functions.values()}
-    xtors = {"llvm.global_ctors": [], "llvm.global_dtors": []}  # type: dict[str, list[tuple[int, str]]]
+    xtors: dict[str, list[tuple[int, str]]] = {"llvm.global_ctors": [], "llvm.global_dtors": []}
     declared: set[str] = set(module.functions) | set(module.globals)
     out: list[str] = []
     added: list[str] = []
