@@ -248,3 +248,30 @@ def test_an_invalid_ll_source(two_files, tmp_path):
     ll.write_text("define void @f( {\n")
     with fails(c.HPVMCError, f"{ll}: the text is not valid LLVM IR"):
         c.compile([two_files["main.c"], ll], include_dirs=[str(two_files["include/kernels.h"].parent)])
+
+
+def test_modules_llvm_cannot_link(two_files, tmp_path):
+    """LLVM's linker refuses (appending arrays of different const-ness): its message, naming
+    the file it could not link in."""
+    a, b = tmp_path / "a.ll", tmp_path / "b.ll"
+    a.write_text("@table = appending global [1 x i32] [i32 1]\n")
+    b.write_text("@table = appending constant [1 x i32] [i32 2]\n")
+    with fails(c.HPVMCError, f"{b}: cannot be linked with {a}", "different const'ness"):
+        c.compile([a, b])
+
+
+def test_an_ll_source_that_is_not_text(tmp_path):
+    ll = tmp_path / "binary.ll"
+    ll.write_bytes(b"BC\xc0\xde\x35\x14\x00\x00\xff\xfe")  # (LLVM bitcode, not text)
+    with fails(c.HPVMCError, f"{ll}: cannot read it as LLVM text"):
+        c.compile(ll)
+
+
+def test_host_code_the_linker_refuses(two_files, tmp_path):
+    """Host code that compiles to something the assembler refuses: the linker's messages."""
+    ll = tmp_path / "asm.ll"
+    ll.write_text('module asm "  not_an_instruction %rax"\n')
+    inc = [str(TWO / "include")]
+    program = c.compile([two_files["main.c"], two_files["kernels.c"], ll], include_dirs=inc)
+    with fails(c.HPVMCError, "the host code could not be linked into a library", "not_an_instruction"):
+        program.run()

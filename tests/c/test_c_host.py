@@ -323,3 +323,19 @@ def test_a_failing_host_call_in_a_constructor_or_destructor(write_c, capfd):
     with fails(c.HPVMCError, "while main ran", "llvm_hpvm_untrack_mem", "is not tracked"):
         late.run()
     assert capfd.readouterr().out == "constructor\nmain\natexit\ndestructor\n"  # nowhere to jump: it goes on
+
+
+@needs_clang
+def test_a_damaged_library_in_the_cache(write_c, tmp_path, monkeypatch):
+    """A cached library that is not one (a disk error, a hand edit): the loader's error."""
+    monkeypatch.setenv("HPVM_CACHE_DIR", str(tmp_path / "cache"))
+    source = '#include "hpvm.h"\nvoid leaf(int x) { }\n' + (
+        "void root(int x) { void *l = __hpvm__createNodeND(0, leaf); __hpvm__bindIn(l, 0, 0, 0); }\n"
+        "int main(void) { return 0; }\n"
+    )
+    program = c.compile(write_c(source))
+    library = program._host.library()
+    assert library.parent == tmp_path / "cache" / "c-host"
+    library.write_bytes(b"not a shared library")
+    with fails(c.HPVMCError, "the host library cannot be loaded", "c-host"):
+        program.run()
