@@ -30,6 +30,7 @@ from . import tensorcalls
 from .debuginfo import DebugInfo
 from .errors import HPVMCError
 from .module import Call, Function, Module, split_top
+from .sources import placed
 
 GRAPH = frozenset({"__hpvm__createNodeND", "__hpvm__edge", "__hpvm__bindIn", "__hpvm__bindOut"})
 HOST = frozenset(
@@ -96,13 +97,15 @@ class GenHPVM:
     # -- locations ----------------------------------------------------------------------
     def at(self, line_text: str, fn: Function | None = None) -> str:
         """``file:line`` of an instruction (else of its function's definition), at the file
-        the debug metadata names; else the function's file, else the program."""
+        the debug metadata names (and the ``.ll`` it was read from: ``sources.placed``); else
+        the function's file, else the program."""
         where = self.debug.where(line_text)
         if where is None and fn is not None:
             where = self.debug.function_where(fn.define)
+        origin = self.origins.get(fn.name) if fn is not None else None
         if where is not None:
-            return where
-        return self.origins.get(fn.name, self.program) if fn is not None else self.program
+            return placed(where, origin)
+        return origin or self.program
 
     def fail(self, line_text: str, fn: Function | None, message: str) -> HPVMCError:
         return HPVMCError(f"{self.at(line_text, fn)}: {message}")

@@ -16,6 +16,8 @@
   in place (a static object's constructor may call the host API), then ``main``, then
   ``__cxa_finalize`` (``atexit`` handlers and static objects' destructors, in reverse
   order of construction, as ``exit`` runs them) and the destructors;
+- no ``target datalayout`` / ``target triple``: the library is for this machine, whatever
+  clang wrote the text (an ``.ll`` of HPVM's clang 9 names an older layout);
 - in C++, a landing pad in that wrapper: an exception leaving a constructor or ``main`` is
   handed to Python (its type and ``what()``) where C++ would call ``std::terminate``.
 
@@ -92,6 +94,8 @@ def host_module(
             continue
         line = module.lines[k]
         k += 1
+        if line.startswith(("target datalayout", "target triple")):
+            continue  # (compiled for this machine: an older clang's .ll names an older layout)
         glob = line.split(" = ", 1)[0][1:].strip('"') if line.startswith("@") else None
         if glob in xtors:
             xtors[glob] = [(int(p), f) for p, f in _XTOR.findall(line)]

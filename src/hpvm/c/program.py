@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..ir.graph import InternalFunction, LeafFunction, NodeFunction
@@ -121,16 +121,32 @@ class _Where:
         found = self.debug.function_file(self.defines.get(symbol, ""))
         return found or self.linked.origins.get(symbol, self.linked.label)
 
+    def definition(self, symbol: str) -> tuple[str, int] | None:
+        """The file and line of the definition of ``symbol``, if the metadata says."""
+        define = self.defines.get(symbol, "")
+        file, line = self.debug.function_file(define), self.debug.function_line(define)
+        return (file, line) if file and line else None
+
     def function(self, symbol: str) -> str | None:
-        """``file:line`` of the definition of ``symbol``, if the metadata says."""
-        return self.debug.function_where(self.defines.get(symbol, ""))
+        """``file:line`` of the definition of ``symbol`` for a message, if the metadata says."""
+        found = self.definition(symbol)
+        return sources_.placed(f"{found[0]}:{found[1]}", self.linked.origins.get(symbol)) if found else None
+
+    def instruction(self, matches: Callable[[str], bool]) -> str | None:
+        """``file:line`` of the first instruction ``matches`` accepts, if the metadata says."""
+        symbol = None
+        for line in self.text.splitlines():
+            if line.startswith("define"):
+                symbol = line.split("@", 1)[1].split("(", 1)[0].strip('"')
+            elif matches(line):
+                found = self.debug.where(line)
+                return sources_.placed(found, self.linked.origins.get(symbol or "")) if found else None
+        return None
 
     def locator(self, call: str, node: str, other: str | None) -> str:
         """``file:line`` of the first ``llvm.hpvm.<call>`` on a node (see ``tensorports.Locate``)."""
         head = f"@llvm.hpvm.{call}(ptr %{node}" + (f", ptr %{other}" if other else "")
-        found = next((ln for ln in self.text.splitlines() if head in ln), None)
-        where = self.debug.where(found) if found else None
-        return where or self.linked.label
+        return self.instruction(lambda line: head in line) or self.linked.label
 
     def located(self, e: LLVMImportError) -> HPVMCError:
         """The importer's error at the C line of the instruction it quotes (or of the function)."""
@@ -139,8 +155,7 @@ class _Where:
         quoted = re.search(r": '(.+?)(?:, !dbg !\d+.*?)?'", message)
         if quoted:  # (llvmlite renumbers metadata: find the instruction in our text for its !dbg)
             head = quoted.group(1).split(", !")[0].strip()
-            found = next((ln for ln in self.text.splitlines() if ln.strip().startswith(head)), None)
-            where = self.debug.where(found) if found else None
+            where = self.instruction(lambda line: line.strip().startswith(head))
         if where is None:
             m = re.search(r"@([-\w.$]+)", message)
             if m:
@@ -163,10 +178,9 @@ def _relocate(root: InternalFunction, where: _Where, c_names: dict[str, str]) ->
         body = getattr(f, "body", None)
         symbol = getattr(body, "function", None) if isinstance(f, LeafFunction) else None
         for sym in (symbol, symbols.get(f.name), f.name):
-            found = where.function(sym or "")
+            found = where.definition(sym or "")
             if found:
-                file, line = found.rsplit(":", 1)
-                f.location = SourceLocation(file, int(line))
+                f.location = SourceLocation(*found)
                 break
         if isinstance(f, InternalFunction):
             for n in f.graph.nodes:

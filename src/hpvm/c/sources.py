@@ -85,6 +85,15 @@ def load(
     return Linked(sources, texts[0] if len(texts) == 1 else link(sources, texts), origins, cxx)
 
 
+def placed(where: str, origin: str | None) -> str:
+    """``where`` (``file:line`` from the debug metadata) naming the ``.ll`` source the code
+    was read from, when that is not the file the metadata names (an ``.ll`` compiled from
+    ``prog.c`` locates a line of ``prog.c``: ``prog.c:9 (in prog.ll)``)."""
+    if origin and Path(origin).suffix in clang.LL_SUFFIXES and not where.startswith(f"{origin}:"):
+        return f"{where} (in {origin})"
+    return where
+
+
 def _uses_cxx(text: str) -> bool:
     """A ``.ll`` source compiled from C++ (it needs the C++ library): it names C++ symbols."""
     return "@__gxx_personality_v0" in text or "@_ZNSt3__1" in text or "@_Znwm" in text
@@ -142,4 +151,4 @@ def _defines(text: str) -> dict[str, str]:
     }
 
 
-__all__ = ["Linked", "link", "load", "paths"]
+__all__ = ["Linked", "link", "load", "paths", "placed"]
