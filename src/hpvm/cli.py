@@ -411,13 +411,25 @@ def _hbir_parser(sub: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# hpvm c run|show|lower FILE (docs/hpvm-c.md)
+# hpvm c run|show|lower FILE... (docs/hpvm-c.md)
 
 
 def _c_program(ns: argparse.Namespace) -> Any:
     from . import c
 
-    return c.compile(ns.file, defines=ns.define, include_dirs=ns.include)
+    return c.compile(ns.files, defines=ns.define, include_dirs=ns.include)
+
+
+def _c_split(words: list[str]) -> tuple[list[str], list[str]]:
+    """``hpvm c run``'s positionals: the program's source files (the first word, and those
+    after it named like sources), then its arguments (from the first other word on)."""
+    from .c.clang import C_SUFFIXES, CXX_SUFFIXES, LL_SUFFIXES
+
+    suffixes = C_SUFFIXES | CXX_SUFFIXES | LL_SUFFIXES
+    k = 1
+    while k < len(words) and Path(words[k]).suffix in suffixes:
+        k += 1
+    return words[:k], words[k:]
 
 
 def cmd_c_run(ns: argparse.Namespace) -> int:
@@ -447,7 +459,7 @@ def cmd_c_show(ns: argparse.Namespace) -> int:
         roots = [r for r in roots if r.name == ns.root]
         if not roots:
             names = ", ".join(r.name for r in program.roots)
-            raise CLIError(f"{ns.file}: no root named {ns.root!r}; its roots are {names}")
+            raise CLIError(f"{', '.join(ns.files)}: no root named {ns.root!r}; its roots are {names}")
     root = roots[0]
     return _draw_graph(root, ns.output, ns.engine)
 
@@ -458,8 +470,10 @@ def _c_parser(sub: Any) -> None:
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument(
-            "file",
-            help="an HPVM-C program (.c; .cpp/.cc for C++; .ll: clang's output for one, LLVM 9 text included)",
+            "files",
+            nargs="+",
+            metavar="FILE",
+            help="the program's sources (.c; .cc/.cpp/.cxx for C++; .ll: clang's output, LLVM 9 text included)",
         )
         p.add_argument(
             "-D", dest="define", action="append", default=[], metavar="NAME[=VALUE]", help="a macro"
@@ -468,13 +482,17 @@ def _c_parser(sub: Any) -> None:
             "-I", dest="include", action="append", default=[], metavar="DIR", help="a header folder"
         )
 
-    run = cmds.add_parser("run", help="compile and run the program's main; its exit code is the command's")
+    run = cmds.add_parser(
+        "run",
+        help="compile and run the program's main; its exit code is the command's",
+        usage="hpvm c run FILE... [-I DIR] [-D NAME[=V]] [--target T] [-- ARGS...]",
+        description="Arguments for main follow --, or the source files (the first word not named like a source).",
+    )
     common(run)
     run.add_argument(
         "--target",
         help="the back end of its graphs (default: cpu for LLVM leaves, tensor for tensor leaves; interp runs both)",
     )
-    run.add_argument("args", nargs="*", help="the program's arguments (after --)")
     run.set_defaults(func=cmd_c_run)
     show = cmds.add_parser("show", help="draw a graph of the program (DOT, SVG, PNG)")
     common(show)
@@ -748,11 +766,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    ns, extra = parser.parse_known_args(argv)
-    if extra and getattr(ns, "c_command", None) == "run":  # `hpvm c run prog.c --target cpu -- ARGS`
-        ns.args = [*ns.args, *(extra[1:] if extra[0] == "--" else extra)]
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    words = list(sys.argv[1:] if argv is None else argv)
+    after: list[str] = []  # what follows `--`: the arguments of `hpvm c run`'s program
+    if "--" in words:
+        k = words.index("--")
+        words, after = words[:k], words[k + 1 :]
+    ns, extra = parser.parse_known_args(words)
+    if getattr(ns, "c_command", None) == "run":  # `hpvm c run a.cc b.cc --target cpu -- ARGS`
+        ns.files, args = _c_split(ns.files)
+        ns.args = [*args, *extra, *after]
+    elif extra or after:
+        parser.error(f"unrecognized arguments: {' '.join(extra + (['--', *after] if after else []))}")
     try:
         return int(ns.func(ns))
     except HPVMError as e:

@@ -283,7 +283,7 @@ int main(int argc, char **argv) {
 }
 """
     )
-    compile_error(write_c, source, "launch", "must name a node function defined in this file")
+    compile_error(write_c, source, "launch", "must name a node function defined in the program")
 
 
 def test_early_return_without_outputs(write_c):
@@ -321,7 +321,7 @@ void root(int x) {
   __hpvm__bindIn(l, 0, 0, 0);
 }
 """
-    compile_error(write_c, source, None, "elsewhere is created as a node but not defined in this file")
+    compile_error(write_c, source, None, "elsewhere is created as a node but no source file defines it")
 
 
 def test_bind_types_differ(write_c):

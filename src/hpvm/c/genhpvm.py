@@ -30,6 +30,7 @@ from . import tensorcalls
 from .debuginfo import DebugInfo
 from .errors import HPVMCError
 from .module import Call, Function, Module, split_top
+from .sources import placed
 
 GRAPH = frozenset({"__hpvm__createNodeND", "__hpvm__edge", "__hpvm__bindIn", "__hpvm__bindOut"})
 HOST = frozenset(
@@ -76,13 +77,18 @@ class Rewritten:
 
 
 class GenHPVM:
-    """The rewrite of one module. ``file``: the C source, for error locations."""
+    """The rewrite of one module (the program's files linked). ``program``: how messages name
+    the program (its file, or its files); ``origins``: the file defining each function, for
+    the locations debug metadata does not give."""
 
-    def __init__(self, text: str, file: str):
+    def __init__(
+        self, text: str, program: str, origins: dict[str, str] | None = None, debug: DebugInfo | None = None
+    ):
         self.text = text
-        self.file = file
+        self.program = program
+        self.origins = origins or {}
         self.module = Module.parse(text)
-        self.debug = DebugInfo(text)
+        self.debug = debug or DebugInfo(text)
         self.outputs: dict[str, list[str]] = {}  # node function → its return fields
         self.rewritten: dict[str, list[str]] = {}  # node function → its new lines (define..body)
         self.active: list[str] = []
@@ -90,10 +96,16 @@ class GenHPVM:
 
     # -- locations ----------------------------------------------------------------------
     def at(self, line_text: str, fn: Function | None = None) -> str:
-        line = self.debug.line_of(line_text)
-        if line is None and fn is not None:
-            line = self.debug.function_line(fn.define)
-        return f"{self.file}:{line}" if line else self.file
+        """``file:line`` of an instruction (else of its function's definition), at the file
+        the debug metadata names (and the ``.ll`` it was read from: ``sources.placed``); else
+        the function's file, else the program."""
+        where = self.debug.where(line_text)
+        if where is None and fn is not None:
+            where = self.debug.function_where(fn.define)
+        origin = self.origins.get(fn.name) if fn is not None else None
+        if where is not None:
+            return placed(where, origin)
+        return origin or self.program
 
     def fail(self, line_text: str, fn: Function | None, message: str) -> HPVMCError:
         return HPVMCError(f"{self.at(line_text, fn)}: {message}")
@@ -126,8 +138,8 @@ class GenHPVM:
                 if not target.startswith("@") or target[1:] not in self.module.functions:
                     raise self.fail(
                         call.line, fn,
-                        "__hpvm__launch(isStream, root, args) must name a node function defined in this "
-                        f"file as its root, not {target or 'nothing'}",
+                        "__hpvm__launch(isStream, root, args) must name a node function defined in the "
+                        f"program as its root, not {target or 'nothing'}",
                     )  # fmt: skip
                 if target[1:] not in launched:
                     launched.append(target[1:])
@@ -146,7 +158,7 @@ class GenHPVM:
         if not roots:
             after = re.search(r"\bcall\b[^\n]*@llvm\.hpvm\.createNode", self.text) is not None
             raise HPVMCError(
-                f"{self.file}: no dataflow graph: no function calls __hpvm__createNodeND; an HPVM-C "
+                f"{self.program}: no dataflow graph: no function calls __hpvm__createNodeND; an HPVM-C "
                 "program has a root node function that builds its graph, launched with __hpvm__launch"
                 + ("; this text calls llvm.hpvm.createNode*: it is HPVM IR after GenHPVM, which "
                    "hpvm.llvm.from_hpvm_ir (hpvm run / hpvm llvm import) reads" if after else "")
@@ -168,7 +180,10 @@ class GenHPVM:
             return self.outputs[name]
         fn = self.module.functions.get(name)
         if fn is None:  # (createNodeND of a declared-only function)
-            raise HPVMCError(f"{self.file}: {self.c(name)} is created as a node but not defined in this file")
+            raise HPVMCError(
+                f"{self.program}: {self.c(name)} is created as a node but no source file defines it; "
+                "define the node function, or add the file that does"
+            )
         if name in self.active:
             line = creator.line if creator else fn.define
             raise self.fail(line, fn, f"{self.c(name)} creates a node of itself; dataflow graphs are acyclic")
@@ -382,7 +397,7 @@ class GenHPVM:
         target = call.args[1].value
         if not target.startswith("@"):
             raise self.fail(call.line, fn, "__hpvm__createNodeND's second argument must be a node function "
-                            "of this file (its name), not a computed pointer")  # fmt: skip
+                            "of the program (its name), not a computed pointer")  # fmt: skip
         self.node(target[1:], call)
         lines, sizes = [], []
         for k, a in enumerate(call.args[2:]):
@@ -492,11 +507,16 @@ class GenHPVM:
 
     # -- the module of one root ------------------------------------------------------
     def node_text(self, root: str) -> str:
-        keep = self.closure(root)
+        """The module ``from_hpvm_ir`` imports for ``root``: the functions and globals the
+        graph reaches, nothing of the host code. Globals it does not reach go too: a vtable,
+        ``llvm.global_ctors`` or a string table of the host code names host functions, which
+        are not in this text."""
+        keep = self.module.closure([root])
         lines = self.module.lines
         out: list[str] = []
         k = 0
         by_start = {f.start: f for f in self.module.functions.values()}
+        dropped = {g.index for g in self.module.globals.values() if g.name not in keep}
         while k < len(lines):
             fn = by_start.get(k)
             if fn is not None:
@@ -506,7 +526,7 @@ class GenHPVM:
                 k = fn.end + 1
                 continue
             line = lines[k]
-            if line.startswith("declare") and re.search(r"@(__hpvm__|llvm_hpvm_)", line):
+            if k in dropped or (line.startswith("declare") and re.search(r"@(__hpvm__|llvm_hpvm_)", line)):
                 k += 1
                 continue
             out.append(line)
@@ -515,16 +535,6 @@ class GenHPVM:
         used = [d for key, d in DECLARATIONS.items() if f"@llvm.hpvm.{key}(" in text]
         used += tensorcalls.declarations(text)
         return text + "\n" + "\n".join(used) + "\n"
-
-    def closure(self, root: str) -> set[str]:
-        seen, todo = set(), [root]
-        while todo:
-            name = todo.pop()
-            if name in seen or name not in self.module.functions:
-                continue
-            seen.add(name)
-            todo.extend(self.module.functions[name].refs)
-        return seen
 
 
 def _direct(raw: str, call: Call, callee: str) -> str:
@@ -543,9 +553,13 @@ def _split_params(rest: str) -> tuple[list[str], str]:
     return split_top(rest)
 
 
-def rewrite(text: str, file: str) -> Rewritten:
-    """GenHPVM on clang's text of ``file``."""
-    return GenHPVM(text, file).run()
+def rewrite(
+    text: str, program: str, origins: dict[str, str] | None = None, debug: DebugInfo | None = None
+) -> Rewritten:
+    """GenHPVM on clang's text of a program (``program`` names it in messages; ``origins``:
+    the file of each function, where debug metadata says nothing; ``debug``: the text's
+    debug metadata, if it was read already)."""
+    return GenHPVM(text, program, origins, debug).run()
 
 
 __all__ = ["Rewritten", "Signature", "rewrite"]
