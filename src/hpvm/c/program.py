@@ -67,7 +67,8 @@ class CProgram:
             address = self._host.address(name)
             sig = self.rewritten.signatures[name]
             structs[address] = ArgStruct(self.rewritten.c_names.get(name, name), sig.params, sig.outputs,
-                                         [p.type for p in root.params], list(root.out_types))  # fmt: skip
+                                         [p.type for p in root.params], list(root.out_types),
+                                         [p.name for p in root.params])  # fmt: skip
             roots[address] = root
         module = self._host
         nargs = _main_arity(self.llvm_text)
@@ -116,14 +117,17 @@ def _locator(debug: DebugInfo, path: Path, text: str) -> Callable[[str, str, str
 
 
 def _located(e: LLVMImportError, debug: DebugInfo, path: Path, text: str) -> HPVMCError:
-    """The importer's error at the C line of the instruction it quotes (or of the function)."""
-    message = str(e)
+    """The importer's error at the C line of the instruction it quotes (or of the function,
+    or of the first node or function it names)."""
+    message, named = _c_lines(str(e), debug, path, text)
     line = None
     quoted = re.search(r": '(.+?)(?:, !dbg !\d+.*?)?'", message)
     if quoted:  # (llvmlite renumbers metadata: find the instruction in our text for its !dbg)
         head = quoted.group(1).split(", !")[0].strip()
         found = next((ln for ln in text.splitlines() if ln.strip().startswith(head)), None)
         line = debug.line_of(found) if found else None
+    if line is None and named:
+        line = named[0]
     if line is None:
         m = re.search(r"@([-\w.$]+)", message)
         if m:
@@ -133,6 +137,25 @@ def _located(e: LLVMImportError, debug: DebugInfo, path: Path, text: str) -> HPV
             line = debug.function_line(define)
     where = f"{path}:{line}" if line else str(path)
     return HPVMCError(f"{where}: {message}")
+
+
+def _c_lines(message: str, debug: DebugInfo, path: Path, text: str) -> tuple[str, list[int]]:
+    """``message`` with each ``path:N`` (a line of the importer's text ``text``: a node's
+    ``createNode`` call, a function's ``define``) turned into the C line it came from (just
+    ``path`` when there is none); and those C lines, in order."""
+    lines = text.splitlines()
+    found: list[int] = []
+
+    def c_line(m: re.Match[str]) -> str:
+        k = int(m.group(1))
+        at = lines[k - 1] if 0 < k <= len(lines) else ""
+        line = debug.function_line(at) if at.startswith("define") else debug.line_of(at)
+        if not line:
+            return str(path)
+        found.append(line)
+        return f"{path}:{line}"
+
+    return re.sub(re.escape(str(path)) + r":(\d+)", c_line, message), found
 
 
 def _relocate(
