@@ -157,6 +157,11 @@ class _Importer:
             for m in re.finditer(r'^define\b[^@\n]*@(?:"([^"]*)"|([\w.$-]+))\(', text, re.M)
         }
         self.defined = {f.name: f for f in module.functions if not f.is_declaration}
+        self.fields: dict[str, list[str]] = {}  # return_fields, by function
+        self.walked: dict[str, list[Any]] = {}  # instructions, by function (kept: ids below stay theirs)
+        self.texts: dict[int, str] = {}
+        self.intrinsics: dict[int, str | None] = {}
+        self.offsets = [0, *(m.end() for m in re.finditer("\n", text))]  # where each line starts
         self.built: dict[str, NodeFunction] = {}
         self.building: set[str] = set()
         # Each node function's outputs as its return struct declares them (an internal
@@ -186,7 +191,7 @@ class _Importer:
         created: set[str] = set()
         for name, fn in self.defined.items():
             for ins in self.instructions(fn):
-                which = _intrinsic(ins)
+                which = self.intrinsic_of(ins)
                 if which == "launch":
                     target = list(ins.operands)[0]
                     if target.value_kind.name == "function" and target.name not in launched:
@@ -216,9 +221,26 @@ class _Importer:
             )
         return roots[0]
 
-    @staticmethod
-    def instructions(fn: Any) -> list[Any]:
-        return [ins for block in fn.blocks for ins in block.instructions]
+    def instructions(self, fn: Any) -> list[Any]:
+        """``fn``'s instructions, listed once (each step through llvmlite is a foreign call;
+        the import walks the graph builders several times)."""
+        found = self.walked.get(fn.name)
+        if found is None:
+            found = self.walked[fn.name] = [ins for block in fn.blocks for ins in block.instructions]
+        return found
+
+    def text_of(self, ins: Any) -> str:
+        """``_instr`` of an instruction of ``instructions``, printed once."""
+        found = self.texts.get(id(ins))
+        if found is None:
+            found = self.texts[id(ins)] = _instr(ins)
+        return found
+
+    def intrinsic_of(self, ins: Any) -> str | None:
+        """``_intrinsic`` of an instruction of ``instructions``, found once."""
+        if id(ins) not in self.intrinsics:
+            self.intrinsics[id(ins)] = _intrinsic(ins)
+        return self.intrinsics[id(ins)]
 
     # -- one node function ------------------------------------------------------------
     def function(self, name: str, where: str) -> NodeFunction:
@@ -237,7 +259,9 @@ class _Importer:
         outputs = self.outputs(fn, attrs)
         hint = attrs.get("hpvm.hint")
         label = attrs.get("hpvm.name") or name
-        graph_calls = [i for i in self.instructions(fn) if (_intrinsic(i) or "") in abi.GRAPH_INTRINSICS]
+        graph_calls = [
+            i for i in self.instructions(fn) if (self.intrinsic_of(i) or "") in abi.GRAPH_INTRINSICS
+        ]
         made: NodeFunction
         if graph_calls:
             declared = outputs.types if "hpvm.declared" in attrs else None
@@ -268,6 +292,17 @@ class _Importer:
     def where(self, name: str) -> SourceLocation:
         """The line of the function's ``define`` in the text."""
         return SourceLocation(self.file, self.lines.get(name, 0))
+
+    def may_build(self, function: str) -> bool:
+        """Whether ``function``'s text calls a graph intrinsic (walking the instructions of
+        every leaf through llvmlite, several FFI calls per instruction, doubled the time an
+        import spends reading instructions)."""
+        start = self.lines.get(function)
+        if start is None:
+            return True  # (not found in the text: look at its instructions)
+        end = self.text.find("\n}", self.offsets[start - 1])
+        body = self.text[self.offsets[start - 1] : None if end < 0 else end]
+        return any(f"@llvm.hpvm.{name}" in body for name in ("createNode", "createEdge", "bind."))
 
     def where_in(self, function: str, instruction: str) -> SourceLocation:
         """The line of ``instruction`` (as llvmlite prints it) in ``function``'s body in the
@@ -365,9 +400,16 @@ class _Importer:
             )
         return ScalarType(abi.LLVM_SCALAR[first])
 
+    def return_fields(self, fn: Any) -> list[str]:
+        """The LLVM types of the fields of ``fn``'s returned struct (a node's outputs); read
+        once per function (llvmlite prints the whole function to give its ``define``)."""
+        found = self.fields.get(fn.name)
+        if found is None:
+            found = self.fields[fn.name] = self._return_fields(fn)
+        return found
+
     @staticmethod
-    def return_fields(fn: Any) -> list[str]:
-        """The LLVM types of the fields of ``fn``'s returned struct (a node's outputs)."""
+    def _return_fields(fn: Any) -> list[str]:
         ret = return_type(fn)
         if not (ret.startswith("{") and ret.endswith("}")):
             raise LLVMImportError(
@@ -389,7 +431,6 @@ class _Importer:
             raise LLVMImportError(f'@{fn.name}: "hpvm.outputs"="{spelled}": {e}') from None
 
     def outputs(self, fn: Any, attrs: dict[str, str | None]) -> _Ports:
-        ret = return_type(fn)
         fields = self.return_fields(fn)
         spelled = attrs.get("hpvm.outputs")
         types: list[PortType] = []
@@ -399,7 +440,7 @@ class _Importer:
             if want != fields:
                 raise LLVMImportError(
                     f'@{fn.name}: "hpvm.outputs"="{spelled}" takes fields ({", ".join(want)}) but the '
-                    f"function returns {ret}"
+                    f"function returns {return_type(fn)}"
                 )
         else:
             k = 0
@@ -443,13 +484,17 @@ class _Importer:
         """Every bind and edge of the module, in LLVM indices."""
         found: list[grouping.Link] = []
         for name, fn in self.defined.items():
+            if not self.may_build(name):
+                continue
             made: dict[str, str] = {}  # a createNode call's text -> the function it creates
             for ins in self.instructions(fn):
-                which = _intrinsic(ins)
+                which = self.intrinsic_of(ins)
+                if which is None:
+                    continue
                 ops = list(ins.operands)
-                if which is not None and which.startswith("createNode"):
+                if which.startswith("createNode"):
                     if ops and ops[0].value_kind.name == "function":
-                        made[_instr(ins)] = ops[0].name
+                        made[self.text_of(ins)] = ops[0].name
                     continue
                 if which not in ("createEdge", "bind.input", "bind.output"):
                     continue
@@ -479,10 +524,10 @@ class _Importer:
 
     def check_leaf(self, fn: Any) -> None:
         for ins in self.instructions(fn):
-            which = _intrinsic(ins)
+            which = self.intrinsic_of(ins)
             if which is not None and which in abi.HOST_INTRINSICS:
                 raise LLVMImportError(
-                    f"@{fn.name}: '{_instr(ins)}' is a host intrinsic in a leaf node function; "
+                    f"@{fn.name}: '{self.text_of(ins)}' is a host intrinsic in a leaf node function; "
                     "only host code launches and waits for graphs"
                 )
 
@@ -491,7 +536,7 @@ class _Importer:
         graph = made.graph
         nodes: dict[str, Node] = {}
         own_in = _Ports([p.type for p in params], abi.leading_indices([p.type for p in params]))
-        by_text = {_instr(i): i for i in self.instructions(fn)}
+        by_text = {self.text_of(i): i for i in self.instructions(fn)}
         companions: list[tuple[tuple[Any, ...], str]] = []
         leaders: set[tuple[Any, ...]] = set()
         if len(list(fn.blocks)) != 1:
@@ -500,8 +545,8 @@ class _Importer:
                 "this one branches"
             )
         for ins in self.instructions(fn):
-            text = _instr(ins)
-            which = _intrinsic(ins)
+            text = self.text_of(ins)
+            which = self.intrinsic_of(ins)
             where = f"@{fn.name}: '{text}'"
             ops = list(ins.operands)
             if which is not None and which.startswith("createNode"):
@@ -514,7 +559,7 @@ class _Importer:
                 name = graph.unique_name(name)
                 node = Node(name, child, sizes, location=self.where_in(fn.name, text))
                 graph.nodes.append(node)
-                nodes[_instr(ins)] = node
+                nodes[text] = node
             elif which in ("createEdge", "bind.input", "bind.output"):
                 node_ops = [o for o in ops[:-1] if str(o.type) == "ptr"]
                 handles = []
