@@ -554,6 +554,29 @@ def test_a_python_leaf_takes_and_returns_pointer_only_ports(target, hpvm_runtime
     assert np.shares_memory(rest, a) and list(rest) == list(range(5, 12))
 
 
+@hpvm.internal
+def _bump_stream(a: hpvm.u8[...], n: hpvm.i64, b: hpvm.u8[:]):
+    node = hpvm.create_node_1d(_bump, n)
+    for k in range(3):
+        hpvm.bind_in(node, k, k, stream=True)
+    hpvm.bind_out(node, 0, 0, stream=True)
+
+
+@pytest.mark.parametrize("target", [*TARGETS, "svm"])
+def test_pointer_only_ports_stream(target, hpvm_runtime) -> None:
+    a, b = np.arange(12, dtype=np.uint8), np.zeros(5, np.uint8)
+    for arr in (a, b):
+        hpvm.track_memory(arr)
+    handle = hpvm.launch(_bump_stream, None, stream=True, target=target)
+    for k in range(3):
+        hpvm.push(handle, (a[k:], 5, b))
+        (rest,) = hpvm.pop(handle)
+        assert list(rest) == list(range(k + 5, 12))
+    hpvm.wait(handle)
+    hpvm.request_memory(b)
+    np.testing.assert_array_equal(b, np.arange(3, 8))
+
+
 @pytest.mark.parametrize("target", ["dask", "tensor", "opencl", "cuda"])
 def test_back_ends_that_do_not_run_pointer_only_ports_say_so(target, hpvm_runtime) -> None:
     from hpvm.backends import unavailable_reason
