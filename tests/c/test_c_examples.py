@@ -30,6 +30,7 @@ def _clean_runtime():
         ("stencil.c", [], "stencil 12x10x8: 0 wrong"),
         ("pipeline.c", [], "frame 5: 1248 (want 1248)"),
         ("histogram.c", [], "histogram: 5000 elements counted, 0 wrong"),
+        ("image_pipeline.c", [], "image_pipeline 24x32: 0 wrong, 638 edge pixels, out.bytesE=3072"),
     ],
 )
 def test_example_runs_and_checks_itself(name, argv, printed, capfd):
@@ -37,9 +38,10 @@ def test_example_runs_and_checks_itself(name, argv, printed, capfd):
     assert printed in capfd.readouterr().out
 
 
-@pytest.mark.parametrize("name", ["vector_add.c", "histogram.c", "sgemm.c", "pipeline.c"])
+@pytest.mark.parametrize("name", ["vector_add.c", "histogram.c", "sgemm.c", "pipeline.c", "image_pipeline.c"])
 def test_examples_on_the_interpreter(name, capfd):
-    assert c.compile(EXAMPLES / name).run(["64"] if name == "vector_add.c" else [], target="interp") == 0
+    argv = {"vector_add.c": ["64"], "image_pipeline.c": ["7", "9"]}.get(name, [])
+    assert c.compile(EXAMPLES / name).run(argv, target="interp") == 0
     out = capfd.readouterr().out
     assert ("frame 5: 1248 (want 1248)" if name == "pipeline.c" else " 0 wrong") in out
 

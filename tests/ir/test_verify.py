@@ -671,7 +671,8 @@ def test_shared_internal_function_is_not_recursion():
 def _sized(size) -> InternalFunction:
     node = Node("stage_a", stage_a, (size,))
     graph = ChildGraph(nodes=[node], in_binds=[InputBind(1, node, 0)])
-    return InternalFunction("holder", [Param("n", hpvm.i64), Param("x", hpvm.f32)], graph=graph)
+    params = [Param("n", hpvm.i64), Param("x", hpvm.f32), Param("p", hpvm.u8[...])]
+    return InternalFunction("holder", params, graph=graph)
 
 
 def test_hand_built_sizes_verify():
@@ -684,8 +685,13 @@ def test_hand_built_sizes_verify():
     [
         (ParamExpr("m") * 2, "replication size 'm * 2' uses 'm', which is not an input of 'holder'"),
         (ParamExpr("x"), "replication size 'x' uses 'x', a f32 input; sizes are integer expressions"),
+        (
+            Shape("p", 0) // 4,
+            "replication size 'p.shape[0] // 4' uses 'p', a pointer without its size (u8[*]); pass the "
+            "size as an integer port",
+        ),
     ],
-    ids=["undefined-name", "float-input"],
+    ids=["undefined-name", "float-input", "pointer-only-array"],
 )
 def test_hand_built_bad_sizes(size, expected):
     with fails(hpvm.VerificationError, "node 'stage_a'", expected):

@@ -14,8 +14,11 @@
   their ``llvm.hpvm.*`` intrinsic.
 - ``__hpvm__tensor_*`` → ``llvm.hpvm.tensor.*`` (``tensorcalls.py``), which the importer
   reads as a ``TensorBody``.
-- A pointer parameter's ``size_t`` companion is renamed ``<ptr>.size``: the importer reads
-  ``bytes / sizeof(T)`` replication sizes through that name.
+- Parameters keep their C names and types: a pointer and its ``size_t`` are two LLVM
+  arguments, two ports as HPVM numbers them. Whether the pair is one array port is the
+  importer's decision (``hpvm.llvm.grouping``: by how the program connects them); a pointer
+  without a size after it is a port too (HPVM's pass tests have them; HPVM-C requires a size
+  only for memory moved between devices).
 
 Misuses are ``HPVMCError``\\ s at the C line of the call.
 """
@@ -218,7 +221,7 @@ class GenHPVM:
         return self.outputs[name]
 
     def rewrite(self, fn: Function, internal: bool) -> list[str]:
-        renames = {**self.companions(fn), **self.node_names(fn)}
+        renames = self.node_names(fn)
         marks: dict[str, set[str]] = {}
         hint: str | None = None
         body: list[str] = []
@@ -295,25 +298,6 @@ class GenHPVM:
         return [self.rename(line, renames) for line in [define, *body]]
 
     # -- pieces of the rewrite ------------------------------------------------------------
-    def companions(self, fn: Function) -> dict[str, str]:
-        """``%bytes_a`` → ``%a.size`` for every pointer parameter followed by an ``i64``."""
-        renames: dict[str, str] = {}
-        ps = fn.params
-        for k, p in enumerate(ps):
-            if p.type != "ptr":
-                continue
-            if k + 1 >= len(ps) or ps[k + 1].type != "i64":
-                raise self.fail(
-                    fn.define, fn,
-                    f"parameter {p.value.lstrip('%')} of node function {self.c(fn.name)} is a pointer not "
-                    "followed by its size: HPVM-C passes every pointer with its size in bytes next "
-                    "(float *a, size_t bytes_a)",
-                )  # fmt: skip
-            want = f"{p.value}.size"
-            if ps[k + 1].value != want:
-                renames[ps[k + 1].value] = want
-        return renames
-
     @staticmethod
     def rename(line: str, renames: dict[str, str]) -> str:
         for old, new in renames.items():

@@ -158,7 +158,9 @@ class HostRun:
 
     def read(self, struct: ArgStruct, args: int, api: str) -> tuple[Any, ...]:
         """The launch arguments in the struct at ``args``: tensor ports through the tensor runtime."""
-        return struct.read(args, self.view, lambda p, rank: self.tensors.launch_value(p, api, rank))
+        return struct.read(
+            args, self.view, lambda p, rank: self.tensors.launch_value(p, api, rank), self.views, api
+        )
 
     def _launch_of(self, cookie: int, api: str) -> tuple[_Launch, ArgStruct]:
         found = self.launches.get(cookie)

@@ -71,7 +71,8 @@ class CProgram:
         for name, root in zip(self.rewritten.roots, self.roots):
             sig = self.rewritten.signatures[name]
             structs[name] = ArgStruct(self.rewritten.c_names.get(name, name), sig.params, sig.outputs,
-                                      [p.type for p in root.params], list(root.out_types))  # fmt: skip
+                                      [p.type for p in root.params], list(root.out_types),
+                                      [p.name for p in root.params])  # fmt: skip
             roots[name] = root
         return self._host.run_main(list(argv), structs, roots, target, str(self.path))
 
@@ -92,9 +93,9 @@ def compile(
     rewritten = rewrite(text, linked.label, linked.origins, debug)
     roots: list[InternalFunction] = []
     for name in rewritten.roots:
-        where = _Where(debug, linked, rewritten.node_texts[name])
+        where = _Where(debug, linked, rewritten.node_texts[name], name)
         try:
-            root = from_hpvm_ir(rewritten.node_texts[name], file=where.function_file(name))
+            root = from_hpvm_ir(rewritten.node_texts[name], file=where.file)
         except LLVMImportError as e:
             raise where.located(e) from None
         _relocate(root, where, rewritten.c_names)
@@ -107,15 +108,51 @@ class _Where:
     """Locations in one root's node text: the source file and line of an instruction or a
     function (from the debug metadata; else the file defining the function)."""
 
-    def __init__(self, debug: DebugInfo, linked: sources_.Linked, text: str):
+    def __init__(self, debug: DebugInfo, linked: sources_.Linked, text: str, root: str):
         self.debug = debug
         self.linked = linked
         self.text = text
+        self.lines = text.splitlines()
         self.defines = {
             ln.split("@", 1)[1].split("(", 1)[0].strip('"'): ln
-            for ln in text.splitlines()
+            for ln in self.lines
             if ln.startswith("define")
         }
+        #: the file name the importer gives its locations (lines of ``text``: ``text_line``)
+        self.file = self.function_file(root)
+
+    def text_line(self, k: int) -> str | None:
+        """``file:line`` in the sources of line ``k`` of the node text (an instruction, such
+        as a node's ``createNode`` call, or a function's ``define``), if the metadata says."""
+        if not 0 < k <= len(self.lines):
+            return None
+        at = self.lines[k - 1]
+        if at.startswith("define"):
+            return self.function(at.split("@", 1)[1].split("(", 1)[0].strip('"'))
+        symbol = next(
+            (
+                ln.split("@", 1)[1].split("(", 1)[0].strip('"')
+                for ln in reversed(self.lines[:k])
+                if ln.startswith("define")
+            ),
+            "",
+        )
+        found = self.debug.where(at)
+        return sources_.placed(found, self.linked.origins.get(symbol)) if found else None
+
+    def c_lines(self, message: str) -> tuple[str, list[str]]:
+        """``message`` with each ``file:N`` the importer wrote (a line of the node text) as
+        the source place it came from (the file alone when there is none); those places."""
+        found: list[str] = []
+
+        def place(m: re.Match[str]) -> str:
+            at = self.text_line(int(m.group(1)))
+            if at is None:
+                return self.file
+            found.append(at)
+            return at
+
+        return re.sub(re.escape(self.file) + r":(\d+)", place, message), found
 
     def function_file(self, symbol: str) -> str:
         found = self.debug.function_file(self.defines.get(symbol, ""))
@@ -149,13 +186,16 @@ class _Where:
         return self.instruction(lambda line: head in line) or self.linked.label
 
     def located(self, e: LLVMImportError) -> HPVMCError:
-        """The importer's error at the C line of the instruction it quotes (or of the function)."""
-        message = str(e)
+        """The importer's error at the C line of the instruction it quotes (or of the function,
+        or of the first node or function it names by a line of the node text)."""
+        message, named = self.c_lines(str(e))
         where = None
         quoted = re.search(r": '(.+?)(?:, !dbg !\d+.*?)?'", message)
         if quoted:  # (llvmlite renumbers metadata: find the instruction in our text for its !dbg)
             head = quoted.group(1).split(", !")[0].strip()
             where = self.instruction(lambda line: line.strip().startswith(head))
+        if where is None and named:
+            where = named[0]
         if where is None:
             m = re.search(r"@([-\w.$]+)", message)
             if m:
@@ -184,6 +224,10 @@ def _relocate(root: InternalFunction, where: _Where, c_names: dict[str, str]) ->
                 break
         if isinstance(f, InternalFunction):
             for n in f.graph.nodes:
+                found = where.text_line(n.location.line) if n.location.file == where.file else None
+                if found:  # the node's createNode call, at its C line
+                    file, _, line = found.rpartition(":")
+                    n.location = SourceLocation(file, int(line))
                 visit(n.function)
 
     visit(root)

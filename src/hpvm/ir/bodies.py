@@ -115,7 +115,10 @@ def llvm_abi_types(ptype: PortType) -> list[str]:
     """The LLVM arguments (or struct fields) one port takes in LLVM form: a scalar by
     value, a node handle as ``ptr``, an array as seed 000's ``(ptr, i64 bytes)`` pair, with
     one ``i64`` extent per dimension after it when its rank is 2 or more (a leaf cannot
-    index a 2-D array without its shape)."""
+    index a 2-D array without its shape); a pointer-only array (``u8[*]``) as its ``ptr``
+    alone (HPVM's pointer, whose size, if any, is a port of its own)."""
+    if isinstance(ptype, ArrayType) and not ptype.sized:
+        return ["ptr"]
     if isinstance(ptype, ArrayType):
         return ["ptr", "i64"] + (["i64"] * ptype.rank if ptype.rank > 1 else [])
     if isinstance(ptype, NodeHandleType):

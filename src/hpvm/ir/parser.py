@@ -577,7 +577,8 @@ class _Builder:
 
     def type(self, tree: Tree) -> PortType:
         name_tok, dims = tree.children
-        text = str(name_tok) if dims is None else f"{name_tok}[{', '.join([':'] * len(dims.children))}]"
+        marks = [":" if d.data == "sized_dim" else "*" for d in dims.children] if dims is not None else []
+        text = str(name_tok) if dims is None else f"{name_tok}[{', '.join(marks)}]"
         try:
             return parse_type(text)
         except (TypeError, ValueError) as e:

@@ -197,7 +197,8 @@ def _llvm_body_problems(fn: LeafFunction, body: LLVMBody) -> list[str]:
             f"{fn.describe()}: its LLVM function @{body.function} takes {len(args)} argument(s) "
             f"but the leaf's {len(fn.params)} port(s) take {want}; give the function one argument "
             "per scalar port and a pointer, its i64 byte size and (rank 2 and more) one i64 "
-            "extent per dimension for each array port (docs/llvm.md)"
+            "extent per dimension for each array port, a pointer alone for a pointer-only "
+            "port (docs/llvm.md)"
         ]
     return []
 
@@ -520,6 +521,12 @@ def _size_problems(fn: InternalFunction, node: Node, params: dict) -> list[str]:
                 problems.append(
                     f"node '{node.name}' ({node.location}): replication size '{size}' uses "
                     f"'{name}', which is not an input of '{fn.name}'"
+                )
+            elif isinstance(p.type, ArrayType) and not p.type.sized:
+                problems.append(
+                    f"node '{node.name}' ({node.location}): replication size '{size}' uses "
+                    f"'{name}', a pointer without its size ({p.type}); pass the size as an integer "
+                    "port and use that"
                 )
             elif isinstance(p.type, ArrayType):
                 if not _only_shapes(size, name, p.type.rank):

@@ -7,6 +7,10 @@ a rank and a shape, so an array port of rank ``r`` is ``ptr`` then ``i64`` (byte
 without its shape). Scalars are passed by value, node handles as ``ptr``. Outputs are the
 fields of the returned struct, with the same grouping.
 
+A pointer-only array (``u8[*]``) is its ``ptr`` alone: HPVM's pointer whose size, if any,
+is a port of its own. Where no ``"hpvm.port"`` says what a ``(ptr, i64)`` pair is (HPVM's
+own IR), ``grouping.py`` decides by how the program connects it.
+
 Port indices in ``createEdge`` / ``bind.*`` are *LLVM* indices (argument or struct field),
 as in the seed; the companion arguments of an array (size, extents) are bound and connected
 by their own calls, as HPVM requires.

@@ -244,10 +244,11 @@ def _param(t: str, attrs: list[str], name: str, named: bool) -> str:
 
 def abi_args(fn: NodeFunction) -> list[tuple[str, str]]:
     """(LLVM type, name) of every ABI argument of ``fn``, in order: ``x``, ``x.size``,
-    ``x.d0``… for an array ``x``."""
+    ``x.d0``… for an array ``x`` (``x`` alone for a pointer-only one)."""
     out = []
     for p in fn.params:
-        names = [p.name] + ([p.name + ".size"] if isinstance(p.type, ArrayType) else [])
+        sized = isinstance(p.type, ArrayType) and p.type.sized  # (a pointer-only array: its ptr)
+        names = [p.name] + ([p.name + ".size"] if sized else [])
         if isinstance(p.type, ArrayType) and p.type.rank > 1:
             names += [f"{p.name}.d{a}" for a in range(p.type.rank)]
         out += list(zip(abi.llvm_types(p.type), names))

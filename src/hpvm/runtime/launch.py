@@ -186,6 +186,10 @@ def _acceptor(ptype: Any, written: bool = False) -> Callable[[Any], bool]:
     a ``written`` parameter only writeable arrays (false means: ask ``check_value``)."""
     if isinstance(ptype, ArrayType):
         dtype, rank = ptype.dtype, ptype.rank
+        if not ptype.sized:  # (contiguous memory only: check_value says so)
+            return lambda v: (
+                type(v) is np.ndarray and v.ndim == 1 and v.dtype == dtype and v.flags.c_contiguous
+            )
         if written:
             return lambda v: (
                 type(v) is np.ndarray and v.ndim == rank and v.dtype == dtype and v.flags.writeable

@@ -42,7 +42,7 @@ from ...ir.types import NodeHandleType
 from .coro import barrier_helper, coroutine_module, slot_call
 
 #: Bump when the generated module changes (the digest of every clone includes it).
-NATIVE_VERSION = 4
+NATIVE_VERSION = 5
 HEADER = 2  # slots before level 0 in the native context
 CTX = "%__hpvm_ctx"
 HOST_MALLOC = "__hpvm_host_malloc"
