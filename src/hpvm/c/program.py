@@ -121,9 +121,23 @@ class _Where:
         #: the file name the importer gives its locations (lines of ``text``: ``text_line``)
         self.file = self.function_file(root)
 
+    def source_line(self, k: int) -> tuple[str, int] | None:
+        """The source file and line of line ``k`` of the node text (an instruction, such as a
+        node's ``createNode`` call, or a function's ``define``), if the metadata says."""
+        if not 0 < k <= len(self.lines):
+            return None
+        at = self.lines[k - 1]
+        if at.startswith("define"):
+            return self.definition(at.split("@", 1)[1].split("(", 1)[0].strip('"'))
+        found = self.debug.where(at)
+        if found is None:
+            return None
+        file, _, line = found.rpartition(":")
+        return file, int(line)
+
     def text_line(self, k: int) -> str | None:
-        """``file:line`` in the sources of line ``k`` of the node text (an instruction, such
-        as a node's ``createNode`` call, or a function's ``define``), if the metadata says."""
+        """``file:line`` in the sources of line ``k`` of the node text, for a message (naming
+        the ``.ll`` it was read from: ``sources.placed``), if the metadata says."""
         if not 0 < k <= len(self.lines):
             return None
         at = self.lines[k - 1]
@@ -224,10 +238,9 @@ def _relocate(root: InternalFunction, where: _Where, c_names: dict[str, str]) ->
                 break
         if isinstance(f, InternalFunction):
             for n in f.graph.nodes:
-                found = where.text_line(n.location.line) if n.location.file == where.file else None
+                found = where.source_line(n.location.line) if n.location.file == where.file else None
                 if found:  # the node's createNode call, at its C line
-                    file, _, line = found.rpartition(":")
-                    n.location = SourceLocation(file, int(line))
+                    n.location = SourceLocation(*found)
                 visit(n.function)
 
     visit(root)
