@@ -231,7 +231,10 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
             f"@{body.function} returns {have} but its outputs are {_struct(outs)} in LLVM form; "
             "a node function returns the struct of its outputs",
         )
-    # Keep only what the node function uses: everything else internal, then dropped.
+    # Keep only what the node function uses: everything else internal, then dropped (the
+    # node function itself external until then: a C leaf may be `static`, and the pass
+    # would drop it, and LLVM abort on the next use of the freed function).
+    fn.linkage = "external"
     for f in module.functions:
         if not f.is_declaration and f.name != body.function:
             f.linkage = "internal"
