@@ -53,7 +53,19 @@ RENAMED = {
         for op in ("add", "sub", "min", "max", "xchg", "and", "or", "xor")
     },
 }
-IGNORED = frozenset({"__hpvm__isNonZeroLoop", "__hpvm__order"})  # hints HPVM's approximation tools read
+# Hints HPVM's approximation tools read (``__hpvm__node_id(n)``: the node's number for the
+# tuner, in HPVM's ResNet programs and what torch2hpvm writes); they change no result.
+IGNORED = frozenset({"__hpvm__isNonZeroLoop", "__hpvm__order", "__hpvm__node_id"})
+#: HPVM's float math builtins (hpvm/include/hpvm.h) → LLVM's own intrinsics (rsqrt: 1 / sqrt).
+MATH = {
+    "__hpvm__sqrt": "llvm.sqrt.f32",
+    "__hpvm__rsqrt": "llvm.sqrt.f32",
+    "__hpvm__floor": "llvm.floor.f32",
+    "__hpvm__sin": "llvm.sin.f32",
+    "__hpvm__cos": "llvm.cos.f32",
+}
+#: HPVM's atomics beyond seed 000's list, as LLVM's own atomic instructions (i32).
+RMW = {"__hpvm__atomic_umin": "umin", "__hpvm__atomic_umax": "umax"}
 #: HPVM's target enumeration (HPVMHint.h) → hpvm's hint. FPGA has no back end here.
 TARGETS = {0: None, 1: "cpu", 2: "gpu", 3: "tensor", 4: "tensor", 5: "gpu"}
 TARGET_NAMES = {0: "None", 1: "CPU_TARGET", 2: "GPU_TARGET", 3: "CUDNN_TARGET", 4: "TENSOR_TARGET",
@@ -280,7 +292,25 @@ class GenHPVM:
                     f"{call.indent}{res}call i32 @llvm.hpvm.atomic.{op}(ptr {ptr}, i32 1){call.dbg()}"
                 )
             elif name in IGNORED:
+                if call.result:  # (its void * result, if used, is null)
+                    body.append(f"{call.indent}{call.result} = getelementptr i8, ptr null, i64 0")
                 continue
+            elif name in MATH:
+                body.extend(_math(call, MATH[name], rsqrt=name == "__hpvm__rsqrt"))
+            elif name in RMW:
+                ptr, value = call.args[0].value, call.args[1].value
+                res = f"{call.result} = " if call.result else ""
+                body.append(
+                    f"{call.indent}{res}atomicrmw {RMW[name]} ptr {ptr}, i32 {value} seq_cst{call.dbg()}"
+                )
+            elif name == "__hpvm__atomic_cmpxchg":
+                ptr, expected, new = (a.value for a in call.args[:3])
+                pair = f"{call.result or '%hpvm.cmpxchg'}.pair"
+                body.append(
+                    f"{call.indent}{pair} = cmpxchg ptr {ptr}, i32 {expected}, i32 {new} seq_cst seq_cst{call.dbg()}"
+                )
+                if call.result:
+                    body.append(f"{call.indent}{call.result} = extractvalue {{ i32, i1 }} {pair}, 0")
             elif name.startswith(tensorcalls.C_PREFIX):
                 at = call.line
                 body.extend(tensorcalls.rewrite_call(call, lambda m, at=at: self.fail(at, fn, m)))
@@ -518,6 +548,11 @@ class GenHPVM:
         text = "\n".join(out)
         used = [d for key, d in DECLARATIONS.items() if f"@llvm.hpvm.{key}(" in text]
         used += tensorcalls.declarations(text)
+        used += [
+            f"declare float @{m}(float)"
+            for m in sorted(set(MATH.values()))
+            if f"@{m}(" in text and not re.search(rf"^declare [^\n]*@{re.escape(m)}\(", text, re.M)
+        ]
         return text + "\n" + "\n".join(used) + "\n"
 
 
@@ -527,6 +562,20 @@ def _direct(raw: str, call: Call, callee: str) -> str:
     writes ``call ptr (...) @__hpvm__getNode()``) names one, which an intrinsic refuses."""
     ret = call.type.split("(", 1)[0].strip()
     return raw.replace(f"{call.type} @{call.callee}(", f"{ret} @{callee}(", 1)
+
+
+def _math(call: Call, intrinsic: str, rsqrt: bool) -> list[str]:
+    """``__hpvm__sqrt(x)`` and the others (``float`` → ``float``) as LLVM's intrinsic;
+    ``__hpvm__rsqrt(x)`` as ``1 / sqrt(x)``."""
+    x = call.args[0].value if call.args else "undef"
+    if not rsqrt:
+        res = f"{call.result} = " if call.result else ""
+        return [f"{call.indent}{res}call float @{intrinsic}(float {x}){call.dbg()}"]
+    root = f"{call.result or '%hpvm.rsqrt'}.sqrt"
+    lines = [f"{call.indent}{root} = call float @{intrinsic}(float {x}){call.dbg()}"]
+    if call.result:
+        lines.append(f"{call.indent}{call.result} = fdiv float 1.0, {root}")
+    return lines
 
 
 def _bool(v: int | None) -> str:

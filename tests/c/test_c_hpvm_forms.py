@@ -1,0 +1,34 @@
+"""HPVM-C as HPVM writes it, beyond our own examples. A node function declared ``static`` (internal linkage in LLVM) runs like any other: the
+LLVM-leaf clone used to let LLVM's dead-code pass drop it, and LLVM then aborted the whole
+process on the freed function (an assertion in ``llvm::cast``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hpvmc_helpers import needs_clang, needs_llvm_leaves
+
+from hpvm import c
+
+pytestmark = [needs_clang, needs_llvm_leaves]
+
+PROGRAM = Path(__file__).parent / "programs" / "static_leaf.c"
+
+
+@pytest.mark.parametrize("target", ["cpu", "interp"])
+def test_a_static_leaf_runs(target, capfd):
+    assert c.compile(PROGRAM).run(target=target) == 0
+    assert capfd.readouterr().out.split() == ["2", "14"]
+
+
+BUILTINS = Path(__file__).parent / "programs" / "hpvm_builtins.c"
+
+
+@pytest.mark.parametrize("target", ["cpu", "interp"])
+def test_hpvms_extra_builtins_run(target, capfd):
+    """HPVM's own hpvm.h declares float math (``__hpvm__sqrt``, ``rsqrt``, ``floor``,
+    ``sin``, ``cos``), the atomics ``cmpxchg``, ``umin``, ``umax`` and the tuner's
+    ``__hpvm__node_id``; main compares each result with libm and plain C."""
+    assert c.compile(BUILTINS).run(target=target) == 0
+    assert capfd.readouterr().out.strip() == "builtins: 0 wrong"
