@@ -127,7 +127,7 @@ def load(path_text: str, root_name: str | None = None) -> tuple[InternalFunction
         from . import llvm
 
         try:
-            return llvm.from_hpvm_ir(_read_llvm(path), file=str(path)), None
+            return llvm.from_hpvm_ir(_read_llvm(path), file=str(path), root=root_name), None
         except llvm.LLVMImportError as e:
             raise _at_file(path, e) from None
     from .ir.program_file import load_program
@@ -573,7 +573,7 @@ def cmd_llvm_import(ns: argparse.Namespace) -> int:
     path = Path(ns.file)
     text = _read_llvm(path)
     try:
-        root = llvm.from_hpvm_ir(text, file=str(path))
+        root = llvm.from_hpvm_ir(text, file=str(path), root=ns.root)
     except llvm.LLVMImportError as e:
         raise _at_file(path, e) from None
     print(print_program(root, bodies=ns.bodies), end="")
@@ -607,6 +607,7 @@ def _llvm_parser(sub: Any) -> None:
     imp = cmds.add_parser("import", help="read HPVM IR in LLVM form; print the graph in hpvm's text form")
     imp.add_argument("file", help="an LLVM IR file (.ll)")
     imp.add_argument("--bodies", action="store_true", help="print each leaf's LLVM module too")
+    imp.add_argument("--root", help="the root node function (a module that launches several graphs)")
     imp.set_defaults(func=cmd_llvm_import)
     opt = cmds.add_parser("opt", help="run LLVM's own optimizer (-O0 to -O3) on LLVM IR")
     opt.add_argument("file", help="an LLVM IR file (.ll)")
@@ -694,7 +695,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("file", help="a saved program (.hpvm), HPVM IR in LLVM form (.ll) or a Python file")
-        p.add_argument("--root", help="the root node function (Python files only)")
+        p.add_argument("--root", help="the root node function (Python and .ll files)")
 
     run = sub.add_parser("run", help="run a program")
     common(run)

@@ -95,7 +95,7 @@ def compile(
     for name in rewritten.roots:
         where = _Where(debug, linked, rewritten.node_texts[name], name)
         try:
-            root = from_hpvm_ir(rewritten.node_texts[name], file=where.file)
+            root = from_hpvm_ir(rewritten.node_texts[name], file=where.file, root=name)
         except LLVMImportError as e:
             raise where.located(e) from None
         _relocate(root, where, rewritten.c_names)

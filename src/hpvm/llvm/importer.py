@@ -50,14 +50,17 @@ _BINOPS = {"add": "+", "sub": "-", "mul": "*", "sdiv": "//", "udiv": "//", "srem
 _CASTS = frozenset({"sext", "zext", "trunc"})
 
 
-def from_hpvm_ir(text: str, file: str = "<llvm>") -> InternalFunction:
+def from_hpvm_ir(text: str, file: str = "<llvm>", root: str | None = None) -> InternalFunction:
     """The root node function of the graph ``text`` describes; ``LLVMImportError`` if it
     does not parse, does not verify or is not HPVM IR. ``file``: where the text came from,
     for the locations of node functions (the line of their ``define``). Text of HPVM's own
     tools (LLVM 9–16: typed pointers, bare ``in``/``out``, hint metadata) is upgraded first
-    (``upgrade.py``), keeping its lines where they were."""
+    (``upgrade.py``), keeping its lines where they were. ``root``: the root node function's
+    LLVM name (default: the launched one, else the one builder no one creates). A leaf
+    launched as the root, as HPVM allows, is the one node of a graph that binds every
+    input and output to it."""
     text, module = upgraded_module(text, None if file == "<llvm>" else file)
-    return _Importer(_verified(module), text, file).run()
+    return _Importer(_verified(module), text, file).run(root)
 
 
 def parse_verified(text: str, api: str = "") -> Any:
@@ -182,14 +185,13 @@ class _Importer:
         self.folded = grouping.folded_pairs(self.signatures(), self.links())
 
     # -- the root ---------------------------------------------------------------------
-    def run(self) -> InternalFunction:
-        root_name = self.root()
-        root = self.function(root_name, "the module's root (launched, or created by no one)")
-        if not isinstance(root, InternalFunction):
-            raise LLVMImportError(
-                f"@{root_name}: the launched function builds no graph (it calls no "
-                "llvm.hpvm.createNode*); launch an internal node function"
-            )
+    def run(self, root_name: str | None = None) -> InternalFunction:
+        if root_name is None:
+            root_name = self.root()
+        elif root_name not in self.defined:
+            raise LLVMImportError(f"@{root_name}: the module defines no such function to use as the root")
+        found = self.function(root_name, "the module's root (launched, or created by no one)")
+        root = found if isinstance(found, InternalFunction) else leaf_graph(found)
         try:
             verify(root)
         except VerificationError as e:
@@ -215,7 +217,8 @@ class _Importer:
                     builders.append(name)
         if len(launched) > 1:
             raise LLVMImportError(
-                f"the module launches several graphs (@{', @'.join(launched)}); import one root at a time"
+                f"the module launches several graphs (@{', @'.join(launched)}); import one root at a "
+                f"time: from_hpvm_ir(text, root='{launched[0]}')"
             )
         if launched:
             return launched[0]
@@ -758,6 +761,21 @@ class _Importer:
             f"{where}: a replication size uses argument %{arg}, which is not an integer port "
             "(nor an array's extent)"
         )
+
+
+def leaf_graph(leaf: NodeFunction) -> InternalFunction:
+    """A leaf launched as a root (HPVM's BuildDFG accepts it; seed 000 launches internal
+    nodes): the root of a graph of one node, that leaf, with every input and output bound."""
+    params = [Port(p.name, p.type, p.layout) for p in leaf.params]
+    root = InternalFunction(
+        f"{leaf.name}_root", params, graph=ChildGraph(), hint=leaf.hint, ins=leaf.ins, outs=leaf.outs,
+        location=leaf.location,
+    )  # fmt: skip
+    node = Node(leaf.name, leaf, (), leaf.location)
+    root.graph.nodes.append(node)
+    root.graph.in_binds.extend(InputBind(k, node, k) for k in range(len(params)))
+    root.graph.out_binds.extend(OutputBind(node, k, k) for k in range(len(leaf.out_types)))
+    return root
 
 
 def is_size_arithmetic(ins: Any) -> bool:
