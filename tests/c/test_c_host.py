@@ -263,8 +263,12 @@ int main(void) {
     import hpvm
 
     program = c.compile(write_c(source))
-    with pytest.raises(MemoryTrackingError, match="untracked array"):
+    with pytest.raises(
+        MemoryTrackingError, match=r"field 0 of root's argument struct \(root parameter a, 16 bytes\)"
+    ) as info:
         program.run()
+    assert "llvm_hpvm_track_mem(ptr, bytes)" in str(info.value)  # C's API, not hpvm.track_memory
+    assert "prog.c: while main ran: __hpvm__launch" in str(info.value)
     hpvm.cleanup()
 
 

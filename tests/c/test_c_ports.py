@@ -15,6 +15,7 @@ from hpvmc_helpers import line_of, needs_clang, needs_llvm_leaves
 
 import hpvm
 from hpvm import c
+from hpvm.c.errors import CMemoryTrackingError
 from hpvm.ir.graph import functions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -213,7 +214,7 @@ def test_a_pointer_into_no_tracked_memory(write_c):
     source = NO_SIZE.replace("llvm_hpvm_track_mem(b, sizeof b);  // @track", "")
     path = write_c(source)
     with fails(
-        c.HPVMCError,
+        CMemoryTrackingError,
         f"{path}: while main ran: __hpvm__launch: field 1 of root's argument struct (root parameter Out",
         "points into no tracked memory",
         "llvm_hpvm_track_mem(ptr, bytes)",

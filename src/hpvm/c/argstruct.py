@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..ir.types import ArrayType, PortType
-from .errors import HPVMCError
+from .errors import CMemoryTrackingError, HPVMCError
 from .tensorports import is_tensor
 
 #: LLVM type → (size in bytes, ctypes type).
@@ -111,7 +111,10 @@ class ArgStruct:
                 values.append(self.region(int(raw[k] or 0), regions or {}, k, n, api))
                 k += 1
             elif isinstance(port, ArrayType):
-                values.append(view(int(raw[k] or 0), int(raw[k + 1])))
+                pointer, size = int(raw[k] or 0), int(raw[k + 1])
+                if regions is not None and size > 0:
+                    self.region(pointer, regions, k, n, api, size)  # tracked, all of it (else C's error)
+                values.append(view(pointer, size))
                 k += 2
             else:
                 values.append(raw[k])
@@ -119,17 +122,28 @@ class ArgStruct:
         return tuple(values)
 
     def region(
-        self, pointer: int, regions: Mapping[int, np.ndarray], field: int, port: int, api: str
+        self,
+        pointer: int,
+        regions: Mapping[int, np.ndarray],
+        field: int,
+        port: int,
+        api: str,
+        size: int | None = None,
     ) -> np.ndarray:
-        """The tracked memory from ``pointer`` to the end of the tracked region holding it."""
+        """The tracked memory from ``pointer`` to the end of the tracked region holding it;
+        with ``size``, that region must hold all ``size`` bytes. Otherwise an ``HPVMCError``
+        in C's terms (the struct field, ``llvm_hpvm_track_mem``), not the Python API's."""
         for start, arr in regions.items():
-            if start <= pointer < start + arr.nbytes:
+            if start <= pointer < start + arr.nbytes and (
+                size is None or pointer + size <= start + arr.nbytes
+            ):
                 return arr[pointer - start :]
-        raise HPVMCError(
+        what = "a pointer passed without its size" if size is None else f"{size} bytes"
+        raise CMemoryTrackingError(
             f"{api}: field {field} of {self.root_name}'s argument struct (root parameter "
-            f"{self.names[port]}, a pointer passed without its size) is {pointer:#x}, which points "
-            "into no tracked memory; call llvm_hpvm_track_mem(ptr, bytes) on the buffer it points "
-            "into before the launch"
+            f"{self.names[port]}, {what}) is {pointer:#x}, which points into no tracked memory"
+            + ("" if size is None else " (or runs past the end of the tracked buffer)")
+            + "; call llvm_hpvm_track_mem(ptr, bytes) on the buffer it points into before the launch"
         )
 
     def write_outputs(

@@ -345,8 +345,8 @@ class HostProgram:
         err = run.error or cleanup_error
         if err is None:
             return
-        if isinstance(err, HPVMCError):
-            raise HPVMCError(f"{self.label}: while main ran: {err}")
+        if isinstance(err, HPVMCError):  # (its precise class kept: CMemoryTrackingError...)
+            raise type(err)(f"{self.label}: while main ran: {err}")
         if isinstance(err, HPVMError):
             raise err
         raise HPVMCError(f"{self.label}: a host call failed: {type(err).__name__}: {err}") from err
