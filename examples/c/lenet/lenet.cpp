@@ -14,17 +14,15 @@
  *   hpvm c run examples/c/lenet/lenet.cpp -- DIR [OUT]
  *
  * DIR holds the files HPVM's model_params/lenet_mnist holds (same names and layout); OUT, if
- * given, receives the probabilities of every image (float32, N x 10). Paths are C strings:
- * HPVM's programs build them with std::string, which host code cannot use here yet; so this
- * program includes tensor_runtime.h where HPVM's include tensorUtils.h (which here adds the
- * C++ standard headers std::string needs, and seconds of compile time).
+ * given, receives the probabilities of every image (float32, N x 10). Paths are built with
+ * std::string, as HPVM's programs build them (tensorUtils.h brings in <string>, as HPVM's does).
  * Exit status: 0, or 1 if a result tensor is not the (batch, 10, 1, 1) one expected.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <hpvm.h>
-#include <tensor_runtime.h>
+#include <tensorUtils.h>
 
 /* conv2d_1: 5x5, 32 filters, padding 2 */
 void var_0_node(void *t1, size_t bytes_t1, void *t2, size_t bytes_t2) {
@@ -277,16 +275,10 @@ typedef struct __attribute__((__packed__)) {
 const int batch_size = 8, input_size = 16, batch_count = input_size / batch_size;
 const int num_classes = 10;
 
-/* DIR/NAME, in path (size bytes). */
-static const char *file_in(char *path, size_t size, const char *dir, const char *name) {
-  snprintf(path, size, "%s/%s", dir, name);
-  return path;
-}
-
 /* A weights tensor of DIR, of the given extents. */
-static void *weights(const char *dir, const char *name, long n, long c, long h, long w) {
-  char path[4096];
-  return readTrainedWeights(file_in(path, sizeof path, dir, name), float_type, n, c, h, w);
+static void *weights(const std::string &dir, const std::string &name, long n, long c, long h, long w) {
+  std::string path = dir + "/" + name;
+  return readTrainedWeights(path.c_str(), float_type, n, c, h, w);
 }
 
 int main(int argc, char *argv[]) {
@@ -294,10 +286,9 @@ int main(int argc, char *argv[]) {
     printf("usage: %s MODEL_DIR [OUT]\n", argv[0]);
     return 2;
   }
-  const char *dir = argv[1];
-  char input_path[4096], labels_path[4096];
-  file_in(input_path, sizeof input_path, dir, "test_input.bin");
-  file_in(labels_path, sizeof labels_path, dir, "test_labels.bin");
+  std::string dir = std::string(argv[1]);
+  std::string input_path = dir + "/" + std::string("test_input.bin");
+  std::string labels_path = dir + "/" + std::string("test_labels.bin");
 
   RootIn *args = static_cast<RootIn *>(malloc(sizeof(RootIn)));
   args->input = NULL; /* each batch's, below */
@@ -328,7 +319,7 @@ int main(int argc, char *argv[]) {
 #pragma clang loop unroll(disable)
   for (int i = 0; i < batch_count; i++) {
     int start = i * batch_size, end = start + batch_size;
-    void *input = readInputBatch(input_path, nchw, start, end, 1, 28, 28);
+    void *input = readInputBatch(input_path.c_str(), nchw, start, end, 1, 28, 28);
     args->input = input;
     args->input_bytes = 0;
 
@@ -350,7 +341,7 @@ int main(int argc, char *argv[]) {
       fwrite(probabilities->host_data, 1, probabilities->size_in_bytes, out);
     }
 
-    uint32_t *labels = readLabelsBatch3(labels_path, start, end);
+    uint32_t *labels = readLabelsBatch3(labels_path.c_str(), start, end);
     float accuracy = computeAccuracy3(labels, result);
     total_accuracy += accuracy * batch_size;
     free(labels);

@@ -292,7 +292,7 @@ class GenHPVM:
                     f"{call.indent}{res}call i32 @llvm.hpvm.atomic.{op}(ptr {ptr}, i32 1){call.dbg()}"
                 )
             elif name in IGNORED:
-                if call.result:  # (its void * result, if used, is null)
+                if call.result and _uses(fn, call.result):  # (its void * result, if used, is null)
                     body.append(f"{call.indent}{call.result} = getelementptr i8, ptr null, i64 0")
                 continue
             elif name in MATH:
@@ -562,6 +562,12 @@ def _direct(raw: str, call: Call, callee: str) -> str:
     writes ``call ptr (...) @__hpvm__getNode()``) names one, which an intrinsic refuses."""
     ret = call.type.split("(", 1)[0].strip()
     return raw.replace(f"{call.type} @{call.callee}(", f"{ret} @{callee}(", 1)
+
+
+def _uses(fn: Function, value: str) -> bool:
+    """Whether ``value`` (``%x``) is used in ``fn``, beside the line defining it."""
+    use = re.compile(re.escape(value) + r"(?![-\w.$])")
+    return sum(len(use.findall(line)) for line in fn.body) > 1
 
 
 def _math(call: Call, intrinsic: str, rsqrt: bool) -> list[str]:
