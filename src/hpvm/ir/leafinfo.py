@@ -145,7 +145,7 @@ def _analyze(fn: LeafFunction) -> LeafInfo:
     if func is None:
         info.parsed = False
         return info
-    env = dict(getattr(fn.pyfunc, "__globals__", {}) or {})
+    env = visible_names(fn)
     params = {p.name for p in fn.params}
     levels: dict[str, int] = {}  # local name -> ancestor level of the node handle it holds
 
@@ -244,9 +244,21 @@ def handle_level(expr: ast.AST, handles: dict[str, int], env: dict[str, Any]) ->
     return None
 
 
+def visible_names(leaf: LeafFunction) -> dict[str, Any]:
+    """The names the analyses that only *look* at a leaf resolve its code's names in: the
+    names its code sees (``leaf_namespace``) once it has run, and before — a leaf read from
+    a program file, whose code has not run — what its text binds statically
+    (``ModuleText.static_names``: hpvm's objects and its own defs; other names unknown)."""
+    pending = leaf.pending_code
+    if pending is not None:
+        return pending.static_names()
+    return leaf_namespace(leaf)
+
+
 def leaf_namespace(leaf: Any) -> dict[str, Any]:
     """The names a leaf's code sees: its module's globals and its closure's values (empty
-    cells left out). Back ends that recompile a leaf's rewritten source run it in this."""
+    cells left out). Back ends that recompile a leaf's rewritten source run it in this; for
+    a leaf read from a program file, asking runs its code (``LeafFunction.pyfunc``)."""
     pyfunc = leaf.pyfunc
     namespace = dict(getattr(pyfunc, "__globals__", {}) or {})
     code = getattr(pyfunc, "__code__", None)
