@@ -219,6 +219,13 @@ def test_helpers_in_the_same_text_are_followed_from_their_syntax_tree(runs: list
     assert runs == []
 
 
+def test_a_def_of_the_text_named_like_an_intrinsic_is_not_one(runs: list[str]) -> None:
+    root = _one_leaf("def barrier():\n    return 1\n\n\ndef k(x):\n    x[0] = barrier()\n")
+    hpvm.verify(root)  # was: "hpvm.barrier() must be a statement of its own"
+    _ = root.graph.nodes[0].function.pyfunc
+    hpvm.verify(root)
+
+
 def test_launch_verifies_again_once_the_code_ran(runs: list[str]) -> None:
     """A name bound other than by an import of hpvm is unknown before the code runs: the
     check that needs it is skipped by a look-only verify, and made at launch."""

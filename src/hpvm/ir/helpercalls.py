@@ -60,10 +60,10 @@ class HelperIntrinsic:
 def helper_intrinsics(leaf: LeafFunction) -> list[HelperIntrinsic]:
     """Every intrinsic called in a helper function ``leaf`` reaches.
 
-    Cached on the leaf (``set_source`` clears it) once every name the leaf and its helpers
-    call is defined: ``@hpvm.leaf`` verifies the leaf when its ``def`` runs, and a helper
-    defined further down the module is found when the program is verified again (at
-    ``launch``, by ``hpvm.verify``).
+    Cached on the leaf (``set_source`` and running its text clear it) once every name the
+    leaf and its helpers call is defined: ``@hpvm.leaf`` verifies the leaf when its ``def``
+    runs, and a helper defined further down the module is found when the program is
+    verified again (at ``launch``, by ``hpvm.verify``).
     """
     found = leaf.__dict__.get("_helper_intrinsics")
     if found is None:

@@ -16,6 +16,7 @@ from typing import Any
 from .bodies import LLVMBody
 from .graph import LeafFunction
 from .intrinsics import BUILDER_CALLS, HOST_CALLS, INTRINSICS, LOWERED_PREFIX, QUERY_INTRINSICS
+from .moduletext import StaticDef
 
 _NAMES = frozenset(INTRINSICS) | BUILDER_CALLS | HOST_CALLS
 # NumPy methods that modify the array they are called on.
@@ -85,6 +86,8 @@ def intrinsic_name(call: ast.Call, env: dict[str, Any]) -> str | None:
         if lowered != func.id and func.id not in env and lowered in INTRINSICS:
             return lowered  # a clone's call of the back end's implementation (clone_leaves.py)
         obj = env.get(func.id)
+        if isinstance(obj, StaticDef):
+            return None  # a def of the leaf's own text (its class is hpvm's, the def is not)
         module = getattr(obj, "__module__", "") or ""
         if obj is not None and module.startswith("hpvm.") and func.id in _NAMES:
             return func.id
@@ -100,7 +103,8 @@ def _root_name(node: ast.AST) -> str | None:
 
 
 def analyze_leaf(fn: LeafFunction) -> LeafInfo:
-    """Static facts about ``fn``, cached on the function (``set_source`` clears the cache)."""
+    """Static facts about ``fn``, cached on the function (``set_source`` clears the cache, and
+    so does running a body read from a program file: its names are known better then)."""
     info = fn.__dict__.get("_leaf_info")
     if info is None:
         info = fn.__dict__["_leaf_info"] = _analyze(fn)
