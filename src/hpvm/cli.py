@@ -727,7 +727,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument(
         "--kernels",
         action="store_true",
-        help="print the OpenCL C the opencl back end generates for the program's leaves",
+        help="print the OpenCL C the opencl back end generates for the program's leaves (this "
+        "compiles them: it runs the program's Python, which the other forms of show never do)",
     )
     show.set_defaults(func=cmd_show)
 

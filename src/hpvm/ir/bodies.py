@@ -22,10 +22,13 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import SourceLocation
 from .types import ArrayType, NodeHandleType, PortType
+
+if TYPE_CHECKING:
+    from .moduletext import ModuleText
 
 PYTHON = "python"
 TENSOR = "tensor"
@@ -39,11 +42,16 @@ PYTHON_KINDS = frozenset({PYTHON, GENERATED})
 @dataclass(frozen=True)
 class PythonBody:
     """A Python function (the Numba subset). ``source`` is its ``def`` (dedented, without
-    decorators) when known; ``line`` the file line that ``def`` is on."""
+    decorators) when known; ``line`` the file line that ``def`` is on.
 
-    pyfunc: Callable[..., Any]
+    ``module``: the module text the body was read from (a program file), whose last ``def``
+    it is. Until something needs to run the leaf, that text has not run and ``pyfunc`` is
+    ``None``; ``LeafFunction.pyfunc`` runs it (``ir/moduletext.py``)."""
+
+    pyfunc: Callable[..., Any] | None
     source: str | None = None
     line: int = 0
+    module: ModuleText | None = field(default=None, compare=False, repr=False)
 
     kind = PYTHON
 
@@ -175,15 +183,18 @@ class GeneratedBody:
     which receives the instance context (``ir/instance_context.py``) — what a leaf cloned
     with its context (seed 001's step 1, ``passes/clone_leaves.py``) reads instead of calling
     the query intrinsics. ``cloned_from``: that leaf, while the program is in memory (what
-    back ends compile in its module's namespace and quote in messages).
+    back ends compile in its module's namespace and quote in messages). ``module``: the
+    compiled text, run when the leaf must run (``pyfunc`` is ``None`` until then), as for
+    ``PythonBody``.
     """
 
-    pyfunc: Callable[..., Any]
+    pyfunc: Callable[..., Any] | None
     source: str
     origin: str
     lines: tuple[int, ...] = field(default=())
     context: str | None = None
     cloned_from: Any = field(default=None, compare=False, repr=False)
+    module: ModuleText | None = field(default=None, compare=False, repr=False)
 
     kind = GENERATED
 

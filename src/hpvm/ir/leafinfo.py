@@ -16,6 +16,7 @@ from typing import Any
 from .bodies import LLVMBody
 from .graph import LeafFunction
 from .intrinsics import BUILDER_CALLS, HOST_CALLS, INTRINSICS, LOWERED_PREFIX, QUERY_INTRINSICS
+from .moduletext import StaticDef
 
 _NAMES = frozenset(INTRINSICS) | BUILDER_CALLS | HOST_CALLS
 # NumPy methods that modify the array they are called on.
@@ -85,6 +86,8 @@ def intrinsic_name(call: ast.Call, env: dict[str, Any]) -> str | None:
         if lowered != func.id and func.id not in env and lowered in INTRINSICS:
             return lowered  # a clone's call of the back end's implementation (clone_leaves.py)
         obj = env.get(func.id)
+        if isinstance(obj, StaticDef):
+            return None  # a def of the leaf's own text (its class is hpvm's, the def is not)
         module = getattr(obj, "__module__", "") or ""
         if obj is not None and module.startswith("hpvm.") and func.id in _NAMES:
             return func.id
@@ -100,7 +103,8 @@ def _root_name(node: ast.AST) -> str | None:
 
 
 def analyze_leaf(fn: LeafFunction) -> LeafInfo:
-    """Static facts about ``fn``, cached on the function (``set_source`` clears the cache)."""
+    """Static facts about ``fn``, cached on the function (``set_source`` clears the cache, and
+    so does running a body read from a program file: its names are known better then)."""
     info = fn.__dict__.get("_leaf_info")
     if info is None:
         info = fn.__dict__["_leaf_info"] = _analyze(fn)
@@ -145,7 +149,7 @@ def _analyze(fn: LeafFunction) -> LeafInfo:
     if func is None:
         info.parsed = False
         return info
-    env = dict(getattr(fn.pyfunc, "__globals__", {}) or {})
+    env = visible_names(fn)
     params = {p.name for p in fn.params}
     levels: dict[str, int] = {}  # local name -> ancestor level of the node handle it holds
 
@@ -244,9 +248,21 @@ def handle_level(expr: ast.AST, handles: dict[str, int], env: dict[str, Any]) ->
     return None
 
 
+def visible_names(leaf: LeafFunction) -> dict[str, Any]:
+    """The names the analyses that only *look* at a leaf resolve its code's names in: the
+    names its code sees (``leaf_namespace``) once it has run, and before — a leaf read from
+    a program file, whose code has not run — what its text binds statically
+    (``ModuleText.static_names``: hpvm's objects and its own defs; other names unknown)."""
+    pending = leaf.pending_code
+    if pending is not None:
+        return pending.static_names()
+    return leaf_namespace(leaf)
+
+
 def leaf_namespace(leaf: Any) -> dict[str, Any]:
     """The names a leaf's code sees: its module's globals and its closure's values (empty
-    cells left out). Back ends that recompile a leaf's rewritten source run it in this."""
+    cells left out). Back ends that recompile a leaf's rewritten source run it in this; for
+    a leaf read from a program file, asking runs its code (``LeafFunction.pyfunc``)."""
     pyfunc = leaf.pyfunc
     namespace = dict(getattr(pyfunc, "__globals__", {}) or {})
     code = getattr(pyfunc, "__code__", None)
