@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+import os
 import sys
 import time
 import traceback
@@ -29,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .errors import HPVMError, LaunchError
+from .errors import HPVMError, LaunchError, VerificationError
 from .ir.graph import InternalFunction, functions
 from .ir.types import ArrayType, ScalarType
 
@@ -121,6 +122,8 @@ def load(path_text: str, root_name: str | None = None) -> tuple[InternalFunction
         raise CLIError(f"{path}: no such file")
     if path.is_dir():
         raise CLIError(f"{path}: is a directory; give a saved program (.hpvm) or a Python file")
+    if path.suffix in _OTHER_READERS:
+        raise CLIError(f"{path}: {_OTHER_READERS[path.suffix]}")
     if path.suffix == ".py":
         return _load_python(path, root_name), None
     if path.suffix == ".ll":  # HPVM IR in LLVM form: its leaves run as LLVM (docs/llvm.md)
@@ -268,9 +271,24 @@ def cmd_show(ns: argparse.Namespace) -> int:
     if ns.text:
         from .ir.printer import print_program
 
-        print(print_program(root, bodies=True), end="")
+        print(print_program(root, bodies=_has_body), end="")
         return 0
     return _draw_graph(root, ns.output, ns.engine)
+
+
+def _has_body(fn: Any) -> bool:
+    """Whether ``hpvm show --text`` can print a leaf's body: every kind but a Python leaf
+    whose code the file did not carry (text printed without ``--bodies``)."""
+    from .ir.bodies import PythonBody
+    from .ir.pysource import leaf_module_source
+
+    if not isinstance(fn.body, PythonBody):
+        return True
+    try:
+        leaf_module_source(fn)
+    except VerificationError:
+        return False
+    return True
 
 
 def _draw_graph(root: Any, output: str | None, engine: str) -> int:
@@ -377,6 +395,7 @@ def cmd_hbir_run(ns: argparse.Namespace) -> int:
 
 
 def cmd_hbir_show(ns: argparse.Namespace) -> int:
+    _picture(ns.output)
     program = _hbir(ns.file)
     program.check()
     with _writing(Path(ns.output)):
@@ -539,9 +558,33 @@ def _at_file(path: Path, e: Exception) -> Exception:
 
 def _read_llvm(path: Path) -> str:
     try:
-        return path.read_text()
+        return path.read_text(encoding="utf-8")
     except OSError as e:
         raise CLIError(f"{path}: cannot read it: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise CLIError(
+            f"{path}: not LLVM IR text: not UTF-8 ({e.reason} at byte {e.start}); give a .ll file "
+            "(clang -S -emit-llvm, llvm-dis of a .bc)"
+        ) from None
+
+
+#: Files a subcommand other than the one given reads, by suffix (``hpvm run x.hbir``).
+_OTHER_READERS = {
+    ".hbir": "an HBIR program: use hpvm hbir run|check|show|lower",
+    ".c": "an HPVM-C program: use hpvm c run|show|lower",
+    ".cc": "an HPVM-C program (C++): use hpvm c run|show|lower",
+    ".cpp": "an HPVM-C program (C++): use hpvm c run|show|lower",
+    ".cxx": "an HPVM-C program (C++): use hpvm c run|show|lower",
+    ".toml": "a machine description: use hpvm svm machine, or hpvm svm map PROGRAM --machine FILE",
+}
+
+
+def _picture(output: str) -> Path:
+    """The path of a picture to write: its suffix must name a format the drawing writes."""
+    path = Path(output)
+    if path.suffix.lower() not in (".svg", ".png", ".pdf"):
+        raise CLIError(f"{output}: cannot draw a picture in that format; name a .svg, .png or .pdf file")
+    return path
 
 
 def cmd_llvm_prepare(ns: argparse.Namespace) -> int:
@@ -638,10 +681,13 @@ def cmd_svm_machine(ns: argparse.Namespace) -> int:
     from . import svm
     from .svm.describe import describe
 
+    if ns.output:
+        _picture(ns.output)
     machine = svm.this_computer() if ns.machine == "this" else svm.load_machine(ns.machine)
     print(describe(machine))
     if ns.output:
-        print(f"picture: {svm.draw_machine(machine, ns.output)}")
+        with _writing(Path(ns.output)):
+            print(f"picture: {svm.draw_machine(machine, ns.output)}")
     return 0
 
 
@@ -653,14 +699,31 @@ def cmd_svm_show(ns: argparse.Namespace) -> int:
     path = Path(ns.file)
     if not path.is_file():
         raise CLIError(f"{ns.file}: no such file (give an SVM program, e.g. examples/svm/pipeline.py)")
+    _picture(ns.output)
+    try:  # compiled first: a file that is not Python is the user's mistake, said as such
+        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:  # (bad UTF-8 too)
+        raise CLIError(
+            f"{path}:{exc.lineno or 1}: not a Python program ({exc.msg}); hpvm svm show runs an SVM "
+            "program written in Python (examples/svm/)"
+        ) from None
+    except ValueError as exc:  # a null byte
+        raise CLIError(f"{path}: not a Python program ({exc}); hpvm svm show runs a Python file") from None
     status = 0
     try:
         runpy.run_path(str(path), run_name="__main__")
     except SystemExit as exc:  # the program's own exit: draw what it did, then pass its status on
         status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except HPVMError:
+        raise
+    except Exception as exc:  # the user's program raised: say where, draw nothing
+        raise CLIError(
+            f"{_raised_at(exc, path)}: the SVM program raised {type(exc).__name__}: {exc}"
+        ) from None
     finally:
         svm.cleanup()
-    print(f"picture: {svm.draw_program(ns.output)}")
+    with _writing(Path(ns.output)):
+        print(f"picture: {svm.draw_program(ns.output)}")
     return status
 
 
@@ -680,7 +743,8 @@ def cmd_svm_map(ns: argparse.Namespace) -> int:
     if ns.output:
         from .svm.mapping_picture import draw_mapping
 
-        print(f"picture: {draw_mapping(mapping, ns.output)}")
+        with _writing(_picture(ns.output)):
+            print(f"picture: {draw_mapping(mapping, ns.output)}")
     return 0
 
 
@@ -787,12 +851,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: the shell's convention, 128 + SIGINT
         print("interrupted", file=sys.stderr)
         return 130
+    except RecursionError:  # a file nested deeper than a parser recurses (TOML, Python, text)
+        print("error: the input is nested too deeply to read", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # `hpvm show prog.py | head`: the reader left, which is fine
         sys.stdout = None  # type: ignore[assignment]  # no flush of a closed pipe at exit
         return 0
     except OSError as e:  # a file or folder the paths above do not name (a cache, a pipe)
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except Exception as e:  # a bug of hpvm's: one line, never a dependency's traceback alone
+        if os.environ.get("HPVM_DEBUG"):
+            raise
+        print(
+            f"error: internal error in hpvm ({type(e).__name__}: {e}); this is a bug of hpvm's, not "
+            "of your program: please report it (HPVM_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return 2
 
 
 if __name__ == "__main__":

@@ -183,6 +183,14 @@ def load_program(path: str | os.PathLike[str]) -> LoadedProgram:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise ParseError(f"not a UTF-8 text file ({e.reason} at byte {e.start})", 1, 1, file) from None
+    if not any(line.startswith("%%") for line in text.splitlines()):
+        # The text form alone, as print_program writes it (hpvm show --text, hbir lower, llvm
+        # import, c lower): one program, its leaves' code inline (bodies) or absent.
+        if "|" in text:
+            register_code_view(file, text)
+        root = parse_program(text, file)
+        leaves = {f"@{f.name}": f for f in functions(root) if isinstance(f, LeafFunction)}
+        return LoadedProgram(root, None, file, text, leaves)
     sections = _split_sections(text, file)
     ir = [s for s in sections if s.kind == "hpvm"]
     if len(ir) != 1:
