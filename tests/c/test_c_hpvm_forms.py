@@ -32,3 +32,21 @@ def test_hpvms_extra_builtins_run(target, capfd):
     ``__hpvm__node_id``; main compares each result with libm and plain C."""
     assert c.compile(BUILTINS).run(target=target) == 0
     assert capfd.readouterr().out.strip() == "builtins: 0 wrong"
+
+
+ZERO = Path(__file__).parent / "programs" / "zero_instances.c"
+
+
+@pytest.mark.parametrize(
+    ("target", "where"), [("cpu", "zero_instances.c:16): has no instances"), ("interp", "(all_to_all, ")]
+)
+def test_a_run_time_error_names_the_c_line(target, where):
+    """Nodes, edges and binds carry the line of their ``__hpvm__createNodeND`` /
+    ``__hpvm__edge`` / ``__hpvm__bind*`` call in the C file (``<unknown>:0`` before)."""
+    from hpvm.errors import LaunchError
+
+    with pytest.raises(LaunchError) as info:
+        c.compile(ZERO).run(target=target)
+    message = str(info.value)
+    assert where in message and "<unknown>" not in message
+    assert "zero_instances.c:16" in message or "zero_instances.c:20" in message

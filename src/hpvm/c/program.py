@@ -237,10 +237,12 @@ def _relocate(root: InternalFunction, where: _Where, c_names: dict[str, str]) ->
                 f.location = SourceLocation(*found)
                 break
         if isinstance(f, InternalFunction):
-            for n in f.graph.nodes:
-                found = where.source_line(n.location.line) if n.location.file == where.file else None
-                if found:  # the node's createNode call, at its C line
-                    n.location = SourceLocation(*found)
+            graph = f.graph
+            for item in [*graph.nodes, *graph.edges, *graph.in_binds, *graph.out_binds]:
+                found = where.source_line(item.location.line) if item.location.file == where.file else None
+                if found:  # its createNode / edge / bind call, at its C line
+                    item.location = SourceLocation(*found)
+            for n in graph.nodes:
                 visit(n.function)
 
     visit(root)

@@ -591,6 +591,7 @@ class _Importer:
                         )
                     handles.append(found)
                 consts = [_const(o) for o in ops[len(node_ops) : -1]]
+                at = self.where_in(fn.name, text)  # the call's line (an edge or bind's location)
                 if any(c is None for c in consts):
                     raise LLVMImportError(
                         f"{where}: replication kind, ports and stream flag must be constants"
@@ -607,7 +608,7 @@ class _Importer:
                     b = self.locate(_ports_of(dst.function), dp, where, f"input of @{dst.function.name}")
                     tsrc, tdst = self.out_ports[id(src.function)].types[a[0]], dst.function.params[b[0]].type
                     key: tuple[Any, ...] = ("edge", src.name, a[0], dst.name, b[0])
-                    record = Edge(src, a[0], dst, b[0], repl=int(repl), stream=bool(stream))  # type: ignore[arg-type]
+                    record = Edge(src, a[0], dst, b[0], repl=int(repl), stream=bool(stream), location=at)  # type: ignore[arg-type]
                     target_list: list[Any] = graph.edges
                 elif which == "bind.input":
                     (dst,) = handles
@@ -616,7 +617,7 @@ class _Importer:
                     b = self.locate(_ports_of(dst.function), ic, where, f"input of @{dst.function.name}")
                     tsrc, tdst = params[a[0]].type, dst.function.params[b[0]].type
                     key = ("in", a[0], dst.name, b[0])
-                    record = InputBind(a[0], dst, b[0], stream=bool(stream))
+                    record = InputBind(a[0], dst, b[0], stream=bool(stream), location=at)
                     target_list = graph.in_binds
                 else:
                     (src,) = handles
@@ -630,7 +631,7 @@ class _Importer:
                     b = self.locate(outputs, op, where, f"output of @{fn.name}")
                     tsrc, tdst = self.out_ports[id(src.function)].types[a[0]], outputs.types[b[0]]
                     key = ("out", src.name, a[0], b[0])
-                    record = OutputBind(src, a[0], b[0], stream=bool(stream))
+                    record = OutputBind(src, a[0], b[0], stream=bool(stream), location=at)
                     target_list = graph.out_binds
                 if tsrc != tdst:
                     raise LLVMImportError(
