@@ -50,3 +50,18 @@ def test_a_run_time_error_names_the_c_line(target, where):
     message = str(info.value)
     assert where in message and "<unknown>" not in message
     assert "zero_instances.c:16" in message or "zero_instances.c:20" in message
+
+
+def test_the_runtimes_errors_speak_c():
+    """A host call the runtime refuses names the C API the program called, not hpvm's Python
+    names (``__hpvm__push``, ``__hpvm__launch(1, ...)``; not ``hpvm.push``, ``stream=True``)."""
+    from hpvm.errors import StreamError
+
+    with pytest.raises(StreamError) as info:
+        c.compile(Path(__file__).parent / "programs" / "push_not_streaming.c").run()
+    message = str(info.value)
+    assert (
+        "push_not_streaming.c: while main ran: __hpvm__push(): the launch of 'root' is not streaming"
+        in message
+    )
+    assert "launch it with __hpvm__launch(1, ...)" in message and "hpvm.push" not in message

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -348,8 +349,36 @@ class HostProgram:
         if isinstance(err, HPVMCError):  # (its precise class kept: CMemoryTrackingError...)
             raise type(err)(f"{self.label}: while main ran: {err}")
         if isinstance(err, HPVMError):
-            raise err
+            raise in_c_terms(err, self.label) from None
         raise HPVMCError(f"{self.label}: a host call failed: {type(err).__name__}: {err}") from err
+
+
+#: The Python API's names in the runtime's messages → the HPVM-C calls a C program made.
+C_API = {
+    "hpvm.track_memory": "llvm_hpvm_track_mem",
+    "hpvm.untrack_memory": "llvm_hpvm_untrack_mem",
+    "hpvm.request_memory": "llvm_hpvm_request_mem",
+    "hpvm.launch": "__hpvm__launch",
+    "hpvm.wait": "__hpvm__wait",
+    "hpvm.push": "__hpvm__push",
+    "hpvm.pop": "__hpvm__pop",
+    "hpvm.init": "__hpvm__init",
+    "hpvm.cleanup": "__hpvm__cleanup",
+    "stream=True": "__hpvm__launch(1, ...)",
+}
+_PY_NAMES = re.compile("|".join(re.escape(k) for k in sorted(C_API, key=len, reverse=True)))
+
+
+def in_c_terms(err: HPVMError, label: str) -> HPVMError:
+    """The runtime's error, of the same class, as a C program should read it: its host calls'
+    C names (``llvm_hpvm_track_mem``, not ``hpvm.track_memory``) and the program's files."""
+    message = _PY_NAMES.sub(lambda m: C_API[m.group(0)], str(err))
+    try:
+        made = type(err)(f"{label}: while main ran: {message}")
+    except TypeError:  # an error class with other constructor arguments: keep it as it is
+        return err
+    made.__cause__ = err.__cause__
+    return made
 
 
 def _flush() -> None:
