@@ -42,6 +42,7 @@ import numpy as np
 from ..errors import HPVMError
 from ..ir.host import host, new_host, using_host
 from .argstruct import ArgStruct, byte_view
+from .crashreport import reporting
 from .errors import HPVMCError
 from .hostlib import LoadedLibrary, build
 from .hosttext import FAILED, MAIN, PY, ROOTS, UNCAUGHT, HostCall, host_module
@@ -318,20 +319,21 @@ class HostProgram:
             done.set()
 
         thread = threading.Thread(target=go, name=f"hpvm-c main of {program}", daemon=True)
-        try:
-            thread.start()
-            while not done.wait(0.05):
-                if run.failed.is_set():
-                    thread.join(timeout=1.0)  # main's thread jumps out and ends at once
-                    break
-            else:
-                thread.join()  # main returned: its thread ends now
-        finally:  # (also when the wait is interrupted: Ctrl-C)
-            _flush()
-            if thread.is_alive() or run.parked:
-                _KEPT.append((lib, callbacks))  # its code is still on a thread's stack: never unloaded
-            else:
-                lib.close()
+        with reporting(self.label):  # a crash names its C function (crash_report.c)
+            try:
+                thread.start()
+                while not done.wait(0.05):
+                    if run.failed.is_set():
+                        thread.join(timeout=1.0)  # main's thread jumps out and ends at once
+                        break
+                else:
+                    thread.join()  # main returned: its thread ends now
+            finally:  # (also when the wait is interrupted: Ctrl-C)
+                _flush()
+                if thread.is_alive() or run.parked:
+                    _KEPT.append((lib, callbacks))  # its code is still on a thread's stack: never unloaded
+                else:
+                    lib.close()
         self._finish(run)
         return int(result[0]) & 0xFF
 

@@ -88,8 +88,8 @@ def host_module(
         if fn is not None:
             if fn.name in node_functions:
                 out += [fn.define, "  call void @llvm.trap()", "  unreachable", "}"]
-            else:
-                out += module.lines[fn.start : fn.end + 1]
+            else:  # (exported, so a crash report can name it: c/runtime/crash_report.c)
+                out += [_exported(fn.define), *module.lines[fn.start + 1 : fn.end + 1]]
             k = fn.end + 1
             continue
         line = module.lines[k]
@@ -123,6 +123,21 @@ def host_module(
     added += [d for name, d in wanted.items() if name not in declared]
     params = tuple(p.type for p in main.params) if main is not None else None
     return HostModule("\n".join(out + added) + "\n", params)
+
+
+_LOCAL = re.compile(r"^define (?:internal |private )?((?:\w+ )*?)hidden ")
+_LOCAL_LINKAGE = re.compile(r"^define (?:internal|private) ")
+
+
+def _exported(define: str) -> str:
+    """A ``define`` line with the function's symbol in the library's dynamic symbol table:
+    ``static`` functions (internal) and C++'s hidden inline ones are given default linkage
+    and visibility, so that ``dladdr`` names them when the program crashes in them. The
+    library is loaded ``RTLD_LOCAL`` and linked ``-Bsymbolic``: its symbols never take the
+    place of another library's, and a name two files declared static was made unique when
+    the files were linked (``sources.py``)."""
+    define = _LOCAL_LINKAGE.sub("define ", define)
+    return _LOCAL.sub(lambda m: f"define {m.group(1)}", define)
 
 
 #: What the added code calls, declared unless the program already declares it.
