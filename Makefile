@@ -20,7 +20,7 @@ demo: install
 
 test: install
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n auto --dist loadfile
 
 bench: install
 	$(BIN)/python benchmarks/run.py

@@ -11,8 +11,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def load(name: str) -> ModuleType:
-    """Import ``examples/<name>.py`` as module ``hpvm_example_<name>`` (once)."""
-    module_name = f"hpvm_example_{name}"
+    """Import ``examples/<name>.py`` as module ``hpvm_example_<name>`` (once); ``name`` may
+    hold folders (``c/lenet/lenet_data``: their ``/`` become ``_``)."""
+    module_name = f"hpvm_example_{name.replace('/', '_')}"
     if module_name in sys.modules:
         return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")

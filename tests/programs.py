@@ -1253,5 +1253,61 @@ PROGRAMS += [
     Program("mixed_int_kinds", r_mixed_ints, _mixed_ints_args, _mixed_ints, rtol=0.0),
 ]
 
+
+# Fan-out: one output feeding several edges (HPVM's ResNet programs' residual connections;
+# docs/semantics.md §5): a scalar to two inputs of one node, and an array to two nodes.
+
+
+@hpvm.leaf(ins=("x",), outs=("y",))
+def p_fan_scale(x: hpvm.f64[:], y: hpvm.f64[:], k: hpvm.f64) -> tuple[hpvm.f64[:], hpvm.f64]:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    y[i] = k * x[i]
+    return y, k + 1.0
+
+
+@hpvm.leaf(ins=("y", "z"), outs=("z",))
+def p_fan_residual(y: hpvm.f64[:], z: hpvm.f64[:], a: hpvm.f64, b: hpvm.f64):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    z[i] = z[i] + a * b * y[i]
+
+
+@hpvm.leaf(ins=("y", "w"), outs=("w",))
+def p_fan_square(y: hpvm.f64[:], w: hpvm.f64[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    w[i] = y[i] * y[i]
+
+
+@hpvm.internal(ins=("x", "z", "w"), outs=("y", "z", "w"))
+def r_fan_out(x: hpvm.f64[:], y: hpvm.f64[:], z: hpvm.f64[:], w: hpvm.f64[:], k: hpvm.f64):
+    s = hpvm.create_node_1d(p_fan_scale, x.shape[0])
+    r = hpvm.create_node_1d(p_fan_residual, x.shape[0])
+    q = hpvm.create_node_1d(p_fan_square, x.shape[0])
+    hpvm.bind_in(s, 0, 0)
+    hpvm.bind_in(s, 1, 1)
+    hpvm.bind_in(s, 4, 2)
+    hpvm.edge(s, r, hpvm.ONE_TO_ONE, 0, 0)  # the array, to two nodes
+    hpvm.edge(s, q, hpvm.ONE_TO_ONE, 0, 0)
+    hpvm.bind_in(r, 2, 1)
+    hpvm.edge(s, r, hpvm.ALL_TO_ALL, 1, 2)  # the scalar, to two inputs of one node
+    hpvm.edge(s, r, hpvm.ALL_TO_ALL, 1, 3)
+    hpvm.bind_in(q, 3, 1)
+
+
+def _fan_out(x, y, z, w, k) -> tuple[()]:  # type: ignore[no-untyped-def]
+    y[:] = k * x
+    z[:] = z + (k + 1.0) ** 2 * y
+    w[:] = y * y
+    return ()
+
+
+PROGRAMS.append(
+    Program(
+        "fan_out",
+        r_fan_out,
+        lambda rng: (rng.uniform(-1, 1, 16), np.zeros(16), rng.uniform(-1, 1, 16), np.zeros(16), 1.5),
+        _fan_out,
+    )
+)
+
 BY_NAME = {p.name: p for p in PROGRAMS}
 assert len(BY_NAME) == len(PROGRAMS), "program names must be unique"

@@ -27,6 +27,7 @@ from .errors import (
     TypeAnnotationError,
     VerificationError,
 )
+from .ir import pictures as _pictures
 from .ir.expr import size_max, size_min
 from .ir.graph import ALL_TO_ALL, CPU_TARGET, GPU_TARGET, ONE_TO_ONE, TENSOR_TARGET
 from .ir.layouts import Layout
@@ -36,6 +37,7 @@ from .lang import *  # noqa: F403 — the frontend's names are the public API
 from .lang import __all__ as _lang_all
 
 __version__ = "0.1.0"
+
 from . import tensor  # hpvm.tensor.<op> in leaf code (importing it does not import torch)
 from .runtime import (
     cleanup,
@@ -127,3 +129,14 @@ def __getattr__(name: str) -> object:
 
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _draw_program(fn: object, path: object) -> object:
+    """Node functions' pictures in notebooks (``ir/pictures.py``): ``hpvm show``'s drawing,
+    imported on first use (``import hpvm`` loads no plotting library)."""
+    from .viz import render
+
+    return render(fn, path, fmt="svg")  # type: ignore[arg-type]
+
+
+_pictures.draw_program = _draw_program

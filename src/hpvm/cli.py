@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+import os
 import sys
 import time
 import traceback
@@ -29,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .errors import HPVMError, LaunchError
+from .errors import HPVMError, LaunchError, VerificationError
 from .ir.graph import InternalFunction, functions
 from .ir.types import ArrayType, ScalarType
 
@@ -121,15 +122,17 @@ def load(path_text: str, root_name: str | None = None) -> tuple[InternalFunction
         raise CLIError(f"{path}: no such file")
     if path.is_dir():
         raise CLIError(f"{path}: is a directory; give a saved program (.hpvm) or a Python file")
+    if path.suffix in _OTHER_READERS:
+        raise CLIError(f"{path}: {_OTHER_READERS[path.suffix]}")
     if path.suffix == ".py":
         return _load_python(path, root_name), None
     if path.suffix == ".ll":  # HPVM IR in LLVM form: its leaves run as LLVM (docs/llvm.md)
         from . import llvm
 
         try:
-            return llvm.from_hpvm_ir(_read_llvm(path), file=str(path)), None
+            return llvm.from_hpvm_ir(_read_llvm(path), file=str(path), root=root_name), None
         except llvm.LLVMImportError as e:
-            raise llvm.LLVMImportError(f"{path}: {e}") from None
+            raise _at_file(path, e) from None
     from .ir.program_file import load_program
 
     try:
@@ -268,9 +271,24 @@ def cmd_show(ns: argparse.Namespace) -> int:
     if ns.text:
         from .ir.printer import print_program
 
-        print(print_program(root, bodies=True), end="")
+        print(print_program(root, bodies=_has_body), end="")
         return 0
     return _draw_graph(root, ns.output, ns.engine)
+
+
+def _has_body(fn: Any) -> bool:
+    """Whether ``hpvm show --text`` can print a leaf's body: every kind but a Python leaf
+    whose code the file did not carry (text printed without ``--bodies``)."""
+    from .ir.bodies import PythonBody
+    from .ir.pysource import leaf_module_source
+
+    if not isinstance(fn.body, PythonBody):
+        return True
+    try:
+        leaf_module_source(fn)
+    except VerificationError:
+        return False
+    return True
 
 
 def _draw_graph(root: Any, output: str | None, engine: str) -> int:
@@ -377,6 +395,7 @@ def cmd_hbir_run(ns: argparse.Namespace) -> int:
 
 
 def cmd_hbir_show(ns: argparse.Namespace) -> int:
+    _picture(ns.output)
     program = _hbir(ns.file)
     program.check()
     with _writing(Path(ns.output)):
@@ -411,13 +430,25 @@ def _hbir_parser(sub: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# hpvm c run|show|lower FILE (docs/hpvm-c.md)
+# hpvm c run|show|lower FILE... (docs/hpvm-c.md)
 
 
 def _c_program(ns: argparse.Namespace) -> Any:
     from . import c
 
-    return c.compile(ns.file, defines=ns.define, include_dirs=ns.include)
+    return c.compile(ns.files, defines=ns.define, include_dirs=ns.include)
+
+
+def _c_split(words: list[str]) -> tuple[list[str], list[str]]:
+    """``hpvm c run``'s positionals: the program's source files (the first word, and those
+    after it named like sources), then its arguments (from the first other word on)."""
+    from .c.clang import C_SUFFIXES, CXX_SUFFIXES, LL_SUFFIXES
+
+    suffixes = C_SUFFIXES | CXX_SUFFIXES | LL_SUFFIXES
+    k = 1
+    while k < len(words) and Path(words[k]).suffix in suffixes:
+        k += 1
+    return words[:k], words[k:]
 
 
 def cmd_c_run(ns: argparse.Namespace) -> int:
@@ -447,7 +478,7 @@ def cmd_c_show(ns: argparse.Namespace) -> int:
         roots = [r for r in roots if r.name == ns.root]
         if not roots:
             names = ", ".join(r.name for r in program.roots)
-            raise CLIError(f"{ns.file}: no root named {ns.root!r}; its roots are {names}")
+            raise CLIError(f"{', '.join(ns.files)}: no root named {ns.root!r}; its roots are {names}")
     root = roots[0]
     return _draw_graph(root, ns.output, ns.engine)
 
@@ -457,7 +488,12 @@ def _c_parser(sub: Any) -> None:
     cmds = cmd.add_subparsers(dest="c_command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("file", help="an HPVM-C program (.c; .cpp/.cc for C++)")
+        p.add_argument(
+            "files",
+            nargs="+",
+            metavar="FILE",
+            help="the program's sources (.c; .cc/.cpp/.cxx for C++; .ll: clang's output, LLVM 9 text included)",
+        )
         p.add_argument(
             "-D", dest="define", action="append", default=[], metavar="NAME[=VALUE]", help="a macro"
         )
@@ -465,13 +501,17 @@ def _c_parser(sub: Any) -> None:
             "-I", dest="include", action="append", default=[], metavar="DIR", help="a header folder"
         )
 
-    run = cmds.add_parser("run", help="compile and run the program's main; its exit code is the command's")
+    run = cmds.add_parser(
+        "run",
+        help="compile and run the program's main; its exit code is the command's",
+        usage="hpvm c run FILE... [-I DIR] [-D NAME[=V]] [--target T] [-- ARGS...]",
+        description="Arguments for main follow --, or the source files (the first word not named like a source).",
+    )
     common(run)
     run.add_argument(
         "--target",
         help="the back end of its graphs (default: cpu for LLVM leaves, tensor for tensor leaves; interp runs both)",
     )
-    run.add_argument("args", nargs="*", help="the program's arguments (after --)")
     run.set_defaults(func=cmd_c_run)
     show = cmds.add_parser("show", help="draw a graph of the program (DOT, SVG, PNG)")
     common(show)
@@ -510,11 +550,41 @@ def _emit_llvm(text: str, output: str | None) -> bool:
     return True
 
 
+def _at_file(path: Path, e: Exception) -> Exception:
+    """``e`` (an import error) naming ``path``, unless it names it already (the upgrade of
+    older text says ``path:line``)."""
+    return e if str(e).startswith(f"{path}:") else type(e)(f"{path}: {e}")
+
+
 def _read_llvm(path: Path) -> str:
     try:
-        return path.read_text()
+        return path.read_text(encoding="utf-8")
     except OSError as e:
         raise CLIError(f"{path}: cannot read it: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise CLIError(
+            f"{path}: not LLVM IR text: not UTF-8 ({e.reason} at byte {e.start}); give a .ll file "
+            "(clang -S -emit-llvm, llvm-dis of a .bc)"
+        ) from None
+
+
+#: Files a subcommand other than the one given reads, by suffix (``hpvm run x.hbir``).
+_OTHER_READERS = {
+    ".hbir": "an HBIR program: use hpvm hbir run|check|show|lower",
+    ".c": "an HPVM-C program: use hpvm c run|show|lower",
+    ".cc": "an HPVM-C program (C++): use hpvm c run|show|lower",
+    ".cpp": "an HPVM-C program (C++): use hpvm c run|show|lower",
+    ".cxx": "an HPVM-C program (C++): use hpvm c run|show|lower",
+    ".toml": "a machine description: use hpvm svm machine, or hpvm svm map PROGRAM --machine FILE",
+}
+
+
+def _picture(output: str) -> Path:
+    """The path of a picture to write: its suffix must name a format the drawing writes."""
+    path = Path(output)
+    if path.suffix.lower() not in (".svg", ".png", ".pdf"):
+        raise CLIError(f"{output}: cannot draw a picture in that format; name a .svg, .png or .pdf file")
+    return path
 
 
 def cmd_llvm_prepare(ns: argparse.Namespace) -> int:
@@ -546,9 +616,9 @@ def cmd_llvm_import(ns: argparse.Namespace) -> int:
     path = Path(ns.file)
     text = _read_llvm(path)
     try:
-        root = llvm.from_hpvm_ir(text, file=str(path))
+        root = llvm.from_hpvm_ir(text, file=str(path), root=ns.root)
     except llvm.LLVMImportError as e:
-        raise llvm.LLVMImportError(f"{path}: {e}") from None
+        raise _at_file(path, e) from None
     print(print_program(root, bodies=ns.bodies), end="")
     return 0
 
@@ -580,6 +650,7 @@ def _llvm_parser(sub: Any) -> None:
     imp = cmds.add_parser("import", help="read HPVM IR in LLVM form; print the graph in hpvm's text form")
     imp.add_argument("file", help="an LLVM IR file (.ll)")
     imp.add_argument("--bodies", action="store_true", help="print each leaf's LLVM module too")
+    imp.add_argument("--root", help="the root node function (a module that launches several graphs)")
     imp.set_defaults(func=cmd_llvm_import)
     opt = cmds.add_parser("opt", help="run LLVM's own optimizer (-O0 to -O3) on LLVM IR")
     opt.add_argument("file", help="an LLVM IR file (.ll)")
@@ -610,10 +681,13 @@ def cmd_svm_machine(ns: argparse.Namespace) -> int:
     from . import svm
     from .svm.describe import describe
 
+    if ns.output:
+        _picture(ns.output)
     machine = svm.this_computer() if ns.machine == "this" else svm.load_machine(ns.machine)
     print(describe(machine))
     if ns.output:
-        print(f"picture: {svm.draw_machine(machine, ns.output)}")
+        with _writing(Path(ns.output)):
+            print(f"picture: {svm.draw_machine(machine, ns.output)}")
     return 0
 
 
@@ -625,14 +699,31 @@ def cmd_svm_show(ns: argparse.Namespace) -> int:
     path = Path(ns.file)
     if not path.is_file():
         raise CLIError(f"{ns.file}: no such file (give an SVM program, e.g. examples/svm/pipeline.py)")
+    _picture(ns.output)
+    try:  # compiled first: a file that is not Python is the user's mistake, said as such
+        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:  # (bad UTF-8 too)
+        raise CLIError(
+            f"{path}:{exc.lineno or 1}: not a Python program ({exc.msg}); hpvm svm show runs an SVM "
+            "program written in Python (examples/svm/)"
+        ) from None
+    except ValueError as exc:  # a null byte
+        raise CLIError(f"{path}: not a Python program ({exc}); hpvm svm show runs a Python file") from None
     status = 0
     try:
         runpy.run_path(str(path), run_name="__main__")
     except SystemExit as exc:  # the program's own exit: draw what it did, then pass its status on
         status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except HPVMError:
+        raise
+    except Exception as exc:  # the user's program raised: say where, draw nothing
+        raise CLIError(
+            f"{_raised_at(exc, path)}: the SVM program raised {type(exc).__name__}: {exc}"
+        ) from None
     finally:
         svm.cleanup()
-    print(f"picture: {svm.draw_program(ns.output)}")
+    with _writing(Path(ns.output)):
+        print(f"picture: {svm.draw_program(ns.output)}")
     return status
 
 
@@ -652,7 +743,8 @@ def cmd_svm_map(ns: argparse.Namespace) -> int:
     if ns.output:
         from .svm.mapping_picture import draw_mapping
 
-        print(f"picture: {draw_mapping(mapping, ns.output)}")
+        with _writing(_picture(ns.output)):
+            print(f"picture: {draw_mapping(mapping, ns.output)}")
     return 0
 
 
@@ -667,7 +759,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("file", help="a saved program (.hpvm), HPVM IR in LLVM form (.ll) or a Python file")
-        p.add_argument("--root", help="the root node function (Python files only)")
+        p.add_argument("--root", help="the root node function (Python and .ll files)")
 
     run = sub.add_parser("run", help="run a program")
     common(run)
@@ -699,7 +791,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument(
         "--kernels",
         action="store_true",
-        help="print the OpenCL C the opencl back end generates for the program's leaves",
+        help="print the OpenCL C the opencl back end generates for the program's leaves (this "
+        "compiles them: it runs the program's Python, which the other forms of show never do)",
     )
     show.set_defaults(func=cmd_show)
 
@@ -739,15 +832,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    ns, extra = parser.parse_known_args(argv)
-    if extra and getattr(ns, "c_command", None) == "run":  # `hpvm c run prog.c --target cpu -- ARGS`
-        ns.args = [*ns.args, *(extra[1:] if extra[0] == "--" else extra)]
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    words = list(sys.argv[1:] if argv is None else argv)
+    after: list[str] = []  # what follows `--`: the arguments of `hpvm c run`'s program
+    if "--" in words:
+        k = words.index("--")
+        words, after = words[:k], words[k + 1 :]
+    ns, extra = parser.parse_known_args(words)
+    if getattr(ns, "c_command", None) == "run":  # `hpvm c run a.cc b.cc --target cpu -- ARGS`
+        ns.files, args = _c_split(ns.files)
+        ns.args = [*args, *extra, *after]
+    elif extra or after:
+        parser.error(f"unrecognized arguments: {' '.join(extra + (['--', *after] if after else []))}")
     try:
         return int(ns.func(ns))
     except HPVMError as e:
         print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C: the shell's convention, 128 + SIGINT
+        print("interrupted", file=sys.stderr)
+        return 130
+    except RecursionError:  # a file nested deeper than a parser recurses (TOML, Python, text)
+        print("error: the input is nested too deeply to read", file=sys.stderr)
         return 1
     except BrokenPipeError:  # `hpvm show prog.py | head`: the reader left, which is fine
         sys.stdout = None  # type: ignore[assignment]  # no flush of a closed pipe at exit
@@ -755,6 +860,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:  # a file or folder the paths above do not name (a cache, a pipe)
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except Exception as e:  # a bug of hpvm's: one line, never a dependency's traceback alone
+        if os.environ.get("HPVM_DEBUG"):
+            raise
+        print(
+            f"error: internal error in hpvm ({type(e).__name__}: {e}); this is a bug of hpvm's, not "
+            "of your program: please report it (HPVM_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return 2
 
 
 if __name__ == "__main__":

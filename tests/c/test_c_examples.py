@@ -30,6 +30,7 @@ def _clean_runtime():
         ("stencil.c", [], "stencil 12x10x8: 0 wrong"),
         ("pipeline.c", [], "frame 5: 1248 (want 1248)"),
         ("histogram.c", [], "histogram: 5000 elements counted, 0 wrong"),
+        ("image_pipeline.c", [], "image_pipeline 24x32: 0 wrong, 638 edge pixels, out.bytesE=3072"),
     ],
 )
 def test_example_runs_and_checks_itself(name, argv, printed, capfd):
@@ -37,11 +38,51 @@ def test_example_runs_and_checks_itself(name, argv, printed, capfd):
     assert printed in capfd.readouterr().out
 
 
-@pytest.mark.parametrize("name", ["vector_add.c", "histogram.c", "sgemm.c", "pipeline.c"])
+@pytest.mark.parametrize("name", ["vector_add.c", "histogram.c", "sgemm.c", "pipeline.c", "image_pipeline.c"])
 def test_examples_on_the_interpreter(name, capfd):
-    assert c.compile(EXAMPLES / name).run(["64"] if name == "vector_add.c" else [], target="interp") == 0
+    argv = {"vector_add.c": ["64"], "image_pipeline.c": ["7", "9"]}.get(name, [])
+    assert c.compile(EXAMPLES / name).run(argv, target="interp") == 0
     out = capfd.readouterr().out
     assert ("frame 5: 1248 (want 1248)" if name == "pipeline.c" else " 0 wrong") in out
+
+
+SGEMM_FILES = EXAMPLES / "sgemm_files"
+
+
+def _column_major(path):
+    """A matrix file of the sgemm_files example (rows, cols, then the values by column)."""
+    import numpy as np
+
+    words = path.read_text().split()
+    rows, cols = int(words[0]), int(words[1])
+    return np.array([float(w) for w in words[2:]], dtype=np.float64).reshape(cols, rows).T
+
+
+def test_the_two_file_cxx_example(tmp_path, capfd):
+    """examples/c/sgemm_files: main.cc + io.cc (C++ streams, std::vector), a header in
+    include/; main checks C itself, and the C it writes matches NumPy's product."""
+    import numpy as np
+
+    program = c.compile(
+        [SGEMM_FILES / "main.cc", SGEMM_FILES / "io.cc"], include_dirs=[str(SGEMM_FILES / "include")]
+    )
+    a, bt = SGEMM_FILES / "data" / "A.txt", SGEMM_FILES / "data" / "Bt.txt"
+    assert program.run([str(a), str(bt), str(tmp_path / "C.txt")]) == 0
+    out, err = capfd.readouterr()
+    assert "sgemm_files 8x12x6: 0 wrong" in out and "read " in err
+    start = (np.arange(8 * 12) % 7).reshape(12, 8).T  # main's initial C, column-major
+    want = 0.5 * start + 1.5 * (_column_major(a) @ _column_major(bt).T)
+    assert np.allclose(_column_major(tmp_path / "C.txt"), want, rtol=1e-5)
+    assert program.run([str(a)]) == 2  # usage: main says so and returns 2
+    assert "usage:" in capfd.readouterr().err
+
+
+def test_the_two_file_example_from_the_command_line(tmp_path, capfd):
+    sources = [str(SGEMM_FILES / "main.cc"), str(SGEMM_FILES / "io.cc")]
+    data = [str(SGEMM_FILES / "data" / "A.txt"), str(SGEMM_FILES / "data" / "Bt.txt")]
+    include = ["-I", str(SGEMM_FILES / "include")]
+    assert cli(["c", "run", *sources, *include, "-D", "TILE=2", "--target", "interp", "--", *data]) == 0
+    assert "sgemm_files 8x12x6: 0 wrong" in capfd.readouterr().out
 
 
 def test_vector_add_against_numpy(write_c, capfd):

@@ -71,16 +71,16 @@ class RecordingHost:
 
 @pytest.fixture
 def recording():
-    previous = host_module._host
+    previous = host_module.provided()
     made: list[RecordingHost] = []
 
     def install(compute):
         made.append(RecordingHost(compute))
-        host_module.provide_host(made[-1])
+        host_module.provide_host(made[-1])  # (no factory: every run answers this host)
         return made[-1]
 
     yield install
-    host_module.provide_host(previous)
+    host_module.provide_host(*previous)
 
 
 def test_arg_struct_is_packed_with_outputs_after():
@@ -263,8 +263,12 @@ int main(void) {
     import hpvm
 
     program = c.compile(write_c(source))
-    with pytest.raises(MemoryTrackingError, match="untracked array"):
+    with pytest.raises(
+        MemoryTrackingError, match=r"field 0 of root's argument struct \(root parameter a, 16 bytes\)"
+    ) as info:
         program.run()
+    assert "llvm_hpvm_track_mem(ptr, bytes)" in str(info.value)  # C's API, not hpvm.track_memory
+    assert "prog.c: while main ran: __hpvm__launch" in str(info.value)
     hpvm.cleanup()
 
 
@@ -276,3 +280,66 @@ void root(int x) { void *l = __hpvm__createNodeND(0, leaf); __hpvm__bindIn(l, 0,
 """
     with fails(c.HPVMCError, "no main function"):
         c.compile(write_c(source)).run()
+
+
+XTORS = """#include <stdio.h>
+#include <stdlib.h>
+#include "hpvm.h"
+void leaf(int x) { }
+void root(int x) { void *l = __hpvm__createNodeND(0, leaf); __hpvm__bindIn(l, 0, 0, 0); }
+static int stray[4];
+__attribute__((constructor)) static void early(void) {
+  printf("constructor\\n");
+  __hpvm__init();
+#ifdef FAIL_EARLY
+  llvm_hpvm_untrack_mem(stray);
+#endif
+}
+__attribute__((destructor)) static void late(void) {
+#ifdef FAIL_LATE
+  llvm_hpvm_untrack_mem(stray);
+#endif
+  __hpvm__cleanup();
+  printf("destructor\\n");
+}
+static void bye(void) { printf("atexit\\n"); }
+int main(void) { atexit(bye); printf("main\\n"); return 4; }
+"""
+
+
+@needs_clang
+def test_constructors_and_destructors_make_host_calls(write_c, recording, capfd):
+    """A C constructor runs before main with the host calls in place, atexit handlers and
+    destructors after it, as exit runs them."""
+    rec = recording(lambda x: ())
+    assert c.compile(write_c(XTORS)).run() == 4
+    assert capfd.readouterr().out == "constructor\nmain\natexit\ndestructor\n"
+    assert rec.calls == ["init", "cleanup"]
+
+
+@needs_clang
+def test_a_failing_host_call_in_a_constructor_or_destructor(write_c, capfd):
+    early = c.compile(write_c(XTORS), defines=["FAIL_EARLY"])
+    with fails(c.HPVMCError, "while main ran", "llvm_hpvm_untrack_mem", "is not tracked"):
+        early.run()
+    assert capfd.readouterr().out == "constructor\ndestructor\n"  # main never ran; destructors do, as at exit
+    late = c.compile(write_c(XTORS), defines=["FAIL_LATE"])
+    with fails(c.HPVMCError, "while main ran", "llvm_hpvm_untrack_mem", "is not tracked"):
+        late.run()
+    assert capfd.readouterr().out == "constructor\nmain\natexit\ndestructor\n"  # nowhere to jump: it goes on
+
+
+@needs_clang
+def test_a_damaged_library_in_the_cache(write_c, tmp_path, monkeypatch):
+    """A cached library that is not one (a disk error, a hand edit): the loader's error."""
+    monkeypatch.setenv("HPVM_CACHE_DIR", str(tmp_path / "cache"))
+    source = '#include "hpvm.h"\nvoid leaf(int x) { }\n' + (
+        "void root(int x) { void *l = __hpvm__createNodeND(0, leaf); __hpvm__bindIn(l, 0, 0, 0); }\n"
+        "int main(void) { return 0; }\n"
+    )
+    program = c.compile(write_c(source))
+    library = program._host.library()
+    assert library.parent == tmp_path / "cache" / "c-host"
+    library.write_bytes(b"not a shared library")
+    with fails(c.HPVMCError, "the host library cannot be loaded", "c-host"):
+        program.run()

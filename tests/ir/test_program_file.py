@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import hpvm
 from hpvm import f32, i64
 from hpvm.errors import CompileError, ParseError, VerificationError
-from hpvm.ir.graph import InternalFunction, LeafFunction, functions
+from hpvm.ir.graph import InternalFunction, LeafFunction, functions, materialize
 from hpvm.ir.leafinfo import analyze_leaf
 from hpvm.ir.parser import parse_program
 from hpvm.ir.printer import print_program
@@ -314,11 +314,18 @@ def test_ir_error_names_the_file_line(tmp_path: Path) -> None:
     assert err.value.file == str(path) and err.value.line == _line_of(path, "  %transform = node")
 
 
-def test_error_while_running_a_section(tmp_path: Path) -> None:
+def test_error_while_running_a_section_is_raised_at_launch(tmp_path: Path) -> None:
+    """Loading runs no section; launching runs them, and an exception a section raises is a
+    ParseError at its line (the original exception chained)."""
     path = _save_and_edit(tmp_path, "import math\n", "import math_does_not_exist\n")
-    with pytest.raises(ParseError, match="ModuleNotFoundError") as err:
-        load_program(path)
-    assert err.value.line == _line_of(path, "import math_does_not_exist")
+    loaded = load_program(path)
+    verify(loaded.root)  # looking needs no section to run
+    with pytest.raises(
+        ParseError, match="running the code of leaf @transform raised ModuleNotFoundError"
+    ) as err:
+        run(loaded.root)
+    assert err.value.file == str(path) and err.value.line == _line_of(path, "import math_does_not_exist")
+    assert isinstance(err.value.__cause__, ModuleNotFoundError)
 
 
 def test_unknown_section(tmp_path: Path) -> None:
@@ -399,7 +406,7 @@ def _saved_text() -> str:
 @given(st.data())
 def test_fuzzed_files_load_or_are_a_parse_error(data: st.DataObject) -> None:
     """Random edits of a saved program: each loads or raises ParseError, never another
-    exception from the loader, the parser or Python."""
+    exception from the loader, the parser or Python — and so does running its sections."""
     text = _saved_text()
     tokens = ["%%python leaf @", "%%python host", "%%hpvm", "\n", "@", "%", "(", ")", "9" * 5000, "|", "\x00"]
     for _ in range(data.draw(st.integers(1, 3))):
@@ -415,6 +422,6 @@ def test_fuzzed_files_load_or_are_a_parse_error(data: st.DataObject) -> None:
         path = Path(tmp) / "fuzzed.hpvm"
         path.write_text(text, encoding="utf-8", errors="surrogatepass")
         try:
-            load_program(path)
+            materialize(load_program(path).root)
         except ParseError:
             pass

@@ -344,9 +344,11 @@ def port_types(draw: st.DrawFn) -> PortType:
     # Mostly two common types, so that edges and binds find ports to connect.
     name = draw(st.one_of(st.sampled_from(["i64", "f32"]), st.sampled_from(sorted(SCALAR_TYPES))))
     scalar = SCALAR_TYPES[name]
-    kind = draw(st.sampled_from(["scalar", "scalar", "scalar", "array", "node"]))
+    kind = draw(st.sampled_from(["scalar", "scalar", "scalar", "array", "pointer", "node"]))
     if kind == "array":
         return ArrayType(scalar, draw(st.integers(1, 3)))
+    if kind == "pointer":  # a pointer-only array (u8[*]: HPVM's pointer without its size)
+        return ArrayType(scalar, 1, sized=False)
     return node_t if kind == "node" else scalar
 
 
@@ -446,7 +448,7 @@ def internals(draw: st.DrawFn, library: list[NodeFunction]) -> InternalFunction:
     graph = ChildGraph()
     children = draw(st.lists(st.sampled_from(library), min_size=1, max_size=4)) if library else []
     ints = [p.name for p in params if isinstance(p.type, ScalarType) and p.type.is_integer]
-    arrays = [p for p in params if isinstance(p.type, ArrayType)]
+    arrays = [p for p in params if isinstance(p.type, ArrayType) and p.type.sized]  # (sizes need one)
     for fn in children:
         dims = draw(st.integers(grid_dims_needed(fn), 3))
         sizes = tuple(draw(size_exprs(ints, arrays)) for _ in range(dims))
@@ -557,7 +559,14 @@ def parse_error(text: str) -> ParseError:
         ("internal @r( {\n}\n", 1, 14, "unexpected '{'; expected one of: ')'"),
         ("internal @r() {\n  %a = node @g\n}\n", 2, 13, "unknown function @g; the text defines @r"),
         ("leaf @g(x: f33) -> ()\ninternal @r() {\n}\n", 1, 12, "unknown type 'f33'"),
-        ("leaf @g(x: f32[:, 3]) -> ()\ninternal @r() {\n}\n", 1, 19, "unexpected '3'; expected ':'"),
+        ("leaf @g(x: f32[:, 3]) -> ()\ninternal @r() {\n}\n", 1, 19, "unexpected '3'; expected '*' or ':'"),
+        (
+            "leaf @g(x: u8[*, :]) -> ()\ninternal @r() {\n}\n",
+            1,
+            12,
+            "or u8[*] for a pointer without its size",
+        ),
+        ("leaf @g() -> (f32[:, *])\ninternal @r() {\n}\n", 1, 15, "one dimension"),
         (
             "leaf @g(x: i64) -> ()\ninternal @r() {\n  %a = node @g\n  edge %a.0 -> %b.0 one_to_one\n}\n",
             4,
@@ -796,3 +805,38 @@ def test_fuzzed_text_parses_or_is_a_parse_error(data: st.DataObject) -> None:
         parse_program(text, file="fuzz.hpvm")
     except ParseError:
         pass
+
+
+# ---------------------------------------------------------------------------------------
+# Pointer-only arrays: HPVM's pointer without its size
+
+
+def test_pointer_only_arrays_print_and_parse() -> None:
+    text = (
+        "# hpvm IR v1\n"
+        "leaf @f(a: u8[*], n: i64, b: f32[*]) -> (u8[*], i64) ins(a) outs(b)\n"
+        "internal @r(a: u8[*], n: i64, b: f32[*]) {  # -> (u8[*], i64)\n"
+        "  %f = node @f[n]\n"
+        "  bind in 0 -> %f.0\n"
+        "  bind in 1 -> %f.1\n"
+        "  bind in 2 -> %f.2\n"
+        "  bind out %f.0 -> 0\n"
+        "  bind out %f.1 -> 1\n"
+        "}\n"
+    )
+    root = parse_program(text)
+    verify(root)
+    leaf = root.graph.nodes[0].function
+    assert (
+        leaf.params[0].type
+        == ArrayType(SCALAR_TYPES["u8"], 1, sized=False)
+        != ArrayType(SCALAR_TYPES["u8"], 1)
+    )
+    assert print_program(root) == text
+
+
+def test_a_sized_and_a_pointer_only_array_do_not_connect() -> None:
+    text = "leaf @f(a: u8[:]) -> ()\ninternal @r(a: u8[*]) {\n  %f = node @f\n  bind in 0 -> %f.0\n}\n"
+    with pytest.raises(hpvm.VerificationError, match=re.escape("u8[*]")) as info:
+        verify(parse_program(text))
+    assert "u8[:]" in str(info.value)

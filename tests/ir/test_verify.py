@@ -7,6 +7,7 @@ through marker comments (``# @name``), never written down as numbers.
 Also here: the port types module and the replication-size expressions (printing, evaluation).
 """
 
+import linecache
 import operator
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 import hpvm
 from hpvm import bind_in as _bind_in
+from hpvm import launch as _launch
 from hpvm.ir import (
     BinOp,
     Call,
@@ -32,6 +34,7 @@ from hpvm.ir import (
     parse_type,
     port_type,
 )
+from hpvm.ir.intrinsics import HOST_CALLS
 from markers import SourceMarkers, fails
 
 # ---------------------------------------------------------------------------------------
@@ -205,7 +208,11 @@ def test_distinct_sources_and_destinations_verify():
     hpvm.verify(fan)
 
 
-def test_same_source_port_twice():
+def test_one_output_may_feed_several_edges():
+    """Seed 000 says edge sources are unique; HPVM's own programs fan out (its ResNet
+    benchmarks' residual connections) and HPVM's BuildDFG accepts it, so hpvm does too
+    (docs/semantics.md §5). Every back end runs such graphs: tests/programs.py's fan-out."""
+
     @hpvm.internal
     def twice(x: hpvm.f32):
         a = hpvm.create_node(stage_a)
@@ -213,16 +220,9 @@ def test_same_source_port_twice():
         c = hpvm.create_node(stage_c)
         hpvm.bind_in(a, 0, 0)
         hpvm.edge(a, b, hpvm.ALL_TO_ALL, 0, 0)
-        hpvm.edge(a, c, hpvm.ALL_TO_ALL, 0, 0)  # @dup-src
+        hpvm.edge(a, c, hpvm.ALL_TO_ALL, 0, 0)
 
-    with fails(
-        hpvm.VerificationError,
-        "edge stage_a.0 -> stage_c.0",
-        at("dup-src"),
-        "output 0 of 'stage_a' already has an edge",
-        "(src, sp) must be unique",
-    ):
-        hpvm.verify(twice)
+    hpvm.verify(twice)
 
 
 def test_same_destination_port_twice():
@@ -671,7 +671,8 @@ def test_shared_internal_function_is_not_recursion():
 def _sized(size) -> InternalFunction:
     node = Node("stage_a", stage_a, (size,))
     graph = ChildGraph(nodes=[node], in_binds=[InputBind(1, node, 0)])
-    return InternalFunction("holder", [Param("n", hpvm.i64), Param("x", hpvm.f32)], graph=graph)
+    params = [Param("n", hpvm.i64), Param("x", hpvm.f32), Param("p", hpvm.u8[...])]
+    return InternalFunction("holder", params, graph=graph)
 
 
 def test_hand_built_sizes_verify():
@@ -684,8 +685,13 @@ def test_hand_built_sizes_verify():
     [
         (ParamExpr("m") * 2, "replication size 'm * 2' uses 'm', which is not an input of 'holder'"),
         (ParamExpr("x"), "replication size 'x' uses 'x', a f32 input; sizes are integer expressions"),
+        (
+            Shape("p", 0) // 4,
+            "replication size 'p.shape[0] // 4' uses 'p', a pointer without its size (u8[*]); pass the "
+            "size as an integer port",
+        ),
     ],
-    ids=["undefined-name", "float-input"],
+    ids=["undefined-name", "float-input", "pointer-only-array"],
 )
 def test_hand_built_bad_sizes(size, expected):
     with fails(hpvm.VerificationError, "node 'stage_a'", expected):
@@ -751,6 +757,47 @@ def test_leaf_binding_through_an_imported_name():
         def binds(x: hpvm.f32) -> hpvm.f32:
             _bind_in(None, 0, 0)  # @leaf-bind
             return x
+
+
+# ---------------------------------------------------------------------------------------
+# Seed 000's host API belongs in host code, never in a node
+
+
+@pytest.mark.parametrize("call", sorted(HOST_CALLS))
+def test_every_host_call_in_a_leaf_is_refused_with_its_line(call):
+    namespace = {"hpvm": hpvm}
+    source = f"def host_in_leaf(x: hpvm.f32[:]) -> hpvm.f32:\n    hpvm.{call}(x)\n    return x[0]\n"
+    filename = f"<host-in-leaf {call}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # its source
+    exec(compile(source, filename, "exec"), namespace)
+    with fails(
+        hpvm.VerificationError, "leaf 'host_in_leaf'", f"calls hpvm.{call}(), a host call", "host code"
+    ):
+        hpvm.leaf(ins=("x",))(namespace["host_in_leaf"])
+
+
+def test_a_host_call_by_imported_name_in_a_leaf_names_its_line():
+    with fails(
+        hpvm.VerificationError, "leaf 'launches'", at("leaf-launch"), "calls hpvm.launch(), a host call"
+    ):
+
+        @hpvm.leaf
+        def launches(x: hpvm.f32) -> hpvm.f32:
+            _launch(None, ())  # @leaf-launch
+            return x
+
+
+def _tracks(x):
+    hpvm.track_memory(x)  # @helper-track
+
+
+def test_a_host_call_in_a_helper_the_leaf_calls_is_refused():
+    with fails(hpvm.VerificationError, "calls helper '_tracks'", at("helper-track"), "hpvm.track_memory()"):
+
+        @hpvm.leaf(ins=("x",))
+        def via_helper(x: hpvm.f32[:]) -> hpvm.f32:
+            _tracks(x)
+            return x[0]
 
 
 # ---------------------------------------------------------------------------------------

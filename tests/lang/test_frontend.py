@@ -48,6 +48,9 @@ def test_annotation_spellings_on_a_leaf():
         y: np.float32,
         z: "i32",  # noqa: F821 — the printed form of a type, as a string
         flag: bool,
+        p: hpvm.u8[...],
+        q: "hpvm.u8[...]",
+        r: "u8[*]",  # noqa: F722 — a pointer without its size, as the text form prints it
     ) -> tuple[hpvm.f32, int]:
         return a[0, 0] + b[0, 0] + y, n
 
@@ -60,6 +63,9 @@ def test_annotation_spellings_on_a_leaf():
         "f32",
         "i32",
         "bool",
+        "u8[*]",
+        "u8[*]",
+        "u8[*]",
     ]
     assert [str(t) for t in spelled.out_types] == ["f32", "i64"]
 

@@ -120,3 +120,25 @@ def test_the_input_is_verified_and_only_passes_are_accepted() -> None:
         run_passes(unfed, [])
     with pytest.raises(TypeError, match="is not a Pass"):
         PassManager([lambda m: None])  # type: ignore[list-item]
+
+
+def test_cloning_a_leaf_read_from_text_runs_none_of_its_code() -> None:
+    """CloneLeaves over a parsed program (``hpvm show --lowered``) reads each leaf's text and
+    runs nothing; a clone that runs first runs its leaf's module and sees its names."""
+    from hpvm.ir.parser import parse_program
+    from hpvm.passes.clone_leaves import CloneLeaves, written_leaf
+
+    text = (
+        "leaf @scale(x: f32[:]) -> () ins(x) outs(x) python {\n"
+        "  | import hpvm\n  | FACTOR = 3\n  |\n"
+        "  | def scale(x):\n  |     i = hpvm.get_node_instance_id_x(hpvm.get_node())\n"
+        "  |     x[i] = x[i] * FACTOR\n}\n"
+        "internal @root(x: f32[:], n: i64) ins(x) outs(x) {\n  %s = node @scale[n]\n  bind in 0 -> %s.0\n}\n"
+    )
+    lowered = run_passes(parse_program(text), [CloneLeaves("cpu")])
+    clone = lowered.graph.nodes[0].function
+    leaf = written_leaf(clone)
+    assert clone is not leaf and clone.pending_code is not None and leaf.pending_code is not None
+    assert "__hpvm_ctx[0]" in clone.source and "FACTOR" in clone.source
+    clone.materialize()
+    assert leaf.pending_code is None and clone.pyfunc.__globals__["FACTOR"] == 3

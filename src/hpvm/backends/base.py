@@ -23,7 +23,17 @@ from typing import Any
 
 from ..errors import BackendUnavailableError, CompileError, HPVMWarning
 from ..ir.bodies import GENERATED, PYTHON
-from ..ir.graph import CPU_TARGET, GPU_TARGET, TENSOR_TARGET, InternalFunction, LeafFunction, Node, functions
+from ..ir.graph import (
+    CPU_TARGET,
+    GPU_TARGET,
+    TENSOR_TARGET,
+    InternalFunction,
+    LeafFunction,
+    Node,
+    NodeFunction,
+    functions,
+)
+from ..ir.types import ArrayType, PortType
 from ..passes.base import Pass
 from .memory import MemoryTracker, Transfers
 
@@ -84,7 +94,9 @@ class Backend(ABC):
     """One way of executing HPVM graphs.
 
     ``accepts``: the kinds of leaf body it runs (``ir.bodies``); a graph with a leaf of
-    another kind is a ``CompileError`` naming the leaf. ``lowering``: its pass pipeline; a
+    another kind is a ``CompileError`` naming the leaf. ``pointer_ports``: whether it runs
+    pointer-only array ports (``u8[*]``, HPVM's pointer without its size: the memory from its
+    address on), else a graph with one is a ``CompileError`` naming the port. ``lowering``: its pass pipeline; a
     back end that has one compiles ``passes.lower(root, lowering)`` and reads what the
     passes wrote (node attributes, cloned leaves) instead of deciding again.
     """
@@ -92,8 +104,14 @@ class Backend(ABC):
     name: str = "?"
     device: str = "host"  # the address space its arrays live in (the memory tracker's key)
     accepts: frozenset[str] = frozenset({PYTHON, GENERATED})
+    pointer_ports: bool = False
     #: The passes a graph goes through before this back end compiles it (``passes.lower``).
     lowering: tuple[Pass, ...] = ()
+    #: Whether a run sees Ctrl-C itself when it runs on the host's main thread: it runs
+    #: Python between its native calls, so ``KeyboardInterrupt`` stops it there. A back end
+    #: whose runs sit in native code (a compiled graph) is run on a worker thread instead,
+    #: and ``wait`` blocks where Ctrl-C reaches it (docs/semantics.md, "Ctrl-C").
+    interruptible_on_host: bool = False
 
     @abstractmethod
     def run(
@@ -171,8 +189,9 @@ class Backend(ABC):
         return batch
 
 
-def check_bodies(backend: Backend, fn: InternalFunction, where: str = "") -> None:
-    """A ``CompileError`` naming every leaf below ``fn`` whose body ``backend`` cannot run."""
+def check_bodies(backend: Backend, fn: NodeFunction, where: str = "") -> None:
+    """A ``CompileError`` naming every leaf below ``fn`` (or ``fn``) whose body ``backend``
+    cannot run, or every pointer-only port it cannot run (``Backend.pointer_ports``)."""
     refused = [
         leaf
         for leaf in functions(fn)
@@ -186,6 +205,24 @@ def check_bodies(backend: Backend, fn: InternalFunction, where: str = "") -> Non
             "the graph on a back end that accepts them (target=...) or give those leaves a hint "
             "that selects one"
         )
+    if backend.pointer_ports:
+        return
+    pointers = []
+    for f in functions(fn):
+        found = [f"port '{p.name}'" for p in f.params if _pointer_only(p.type)]
+        found += [f"output {k}" for k, t in enumerate(f.out_types) if _pointer_only(t)]
+        if found:
+            pointers.append(f"'{f.name}' ({f.location}): {', '.join(found)}")
+    if pointers:
+        raise CompileError(
+            f"{where}the {backend.name} back end does not run pointer-only array ports (a pointer "
+            f"without its size, such as u8[*]): {'; '.join(pointers)}; run the graph on cpu or "
+            "interp (target=...), or pass each pointer together with its size"
+        )
+
+
+def _pointer_only(t: PortType) -> bool:
+    return isinstance(t, ArrayType) and not t.sized
 
 
 # ---------------------------------------------------------------------------------------

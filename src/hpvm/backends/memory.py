@@ -125,6 +125,7 @@ class TrackedArray:
     end: int
     valid_on: set[str] = field(default_factory=lambda: {HOST})
     users: int = 0  # running launches that use it
+    abandoned: bool = False  # a launch using it was interrupted (Ctrl-C): clear() copies nothing back
     copies: dict[str, tuple[DeviceMemory, Any]] = field(default_factory=dict)  # device name -> copy
     views: dict[tuple[str, tuple[Any, ...]], Any] = field(default_factory=dict)  # device views of views
 
@@ -192,6 +193,8 @@ class MemoryTracker:
         lost: list[str] = []
         with self._lock:
             for entry in list(self._entries.values()):
+                if entry.abandoned:
+                    continue  # an interrupted run may still be writing it: a copy would wait for that
                 try:
                     self._to_host(entry, None)
                 except MemoryTrackingError as e:
@@ -291,6 +294,16 @@ class MemoryTracker:
                     entry.users += 1
                     entries.append(entry)
         return entries
+
+    def abandon(self, arrays: list[np.ndarray]) -> None:
+        """A run using ``arrays`` was interrupted (Ctrl-C in ``wait``, ``pop``...) and may
+        still run on its device for hours: ``clear`` forgets these arrays without copying
+        their device contents back (a copy would queue behind that run)."""
+        with self._lock:
+            for a in arrays:
+                entry = self.find(a)
+                if entry is not None:
+                    entry.abandoned = True
 
     def release(self, entries: list[TrackedArray]) -> None:
         with self._lock:

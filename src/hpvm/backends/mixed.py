@@ -62,6 +62,8 @@ class MixedBackend(Backend):
                     f"select cannot run leaf '{part.name}' ({part.location}), which has a "
                     f"{part.body_kind} body; give it a hint that selects a back end accepting it"
                 )
+            else:
+                check_bodies(backend, part, f"node '{node.name}' of '{split.name}': ")
 
     def backend_of(self, node: Node) -> Backend:
         return get_backend(self.split.graph.node(node.name).attrs[TARGET])

@@ -4,8 +4,11 @@ root's outputs are written back.
 
 HPVM's convention (its examples declare the struct ``__attribute__((__packed__))``): the
 root's LLVM parameters in order, packed, then the root's return struct (its own natural
-layout). A ``(pointer, size)`` pair is a byte array: a NumPy ``uint8`` view of the C
-memory, no copy, so the graph writes the program's own buffers. A tensor port
+layout). A ``(pointer, size)`` pair that is one port (``u8[:]``) is a byte array: a NumPy
+``uint8`` view of the C memory, no copy, so the graph writes the program's own buffers. A
+pointer that is a port of its own (``u8[*]``: its size, if any, travels separately) is the
+memory the program tracked around it, from the pointer to the end of that tracked region
+(``llvm_hpvm_track_mem``): the only extent the runtime knows. A tensor port
 (``tensorports.py``) takes a ``struct Tensor *`` of the tensor runtime instead (its size
 field is ignored: HPVM's programs pass 0), and a tensor output is written back as a new
 ``struct Tensor *`` with its size in bytes.
@@ -14,13 +17,13 @@ field is ignored: HPVM's programs pass 0), and a tensor output is written back a
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from ..ir.types import ArrayType, PortType
-from .errors import HPVMCError
+from .errors import CMemoryTrackingError, HPVMCError
 from .tensorports import is_tensor
 
 #: LLVM type → (size in bytes, ctypes type).
@@ -68,6 +71,7 @@ class ArgStruct:
         outputs: list[str],
         ports: list[PortType],
         out_ports: list[PortType] | None = None,
+        names: list[str] | None = None,
     ):
         for t in [*params, *outputs]:
             if t not in CTYPES:
@@ -80,29 +84,67 @@ class ArgStruct:
         self.outputs = outputs
         self.ports = ports
         self.out_ports = out_ports or []
+        self.names = names or [f"#{k}" for k in range(len(ports))]
         self.param_offsets, self.params_size, _ = _layout(params, packed=True)
         self.out_offsets, self.out_size, align = _layout(outputs, packed=False)
         self.out_start = self.params_size
 
     def read(
-        self, address: int, view: Any = byte_view, tensor: Callable[[int, int], Any] | None = None
+        self,
+        address: int,
+        view: Any = byte_view,
+        tensor: Callable[[int, int], Any] | None = None,
+        regions: Mapping[int, np.ndarray] | None = None,
+        api: str = "__hpvm__launch",
     ) -> tuple[Any, ...]:
         """hpvm's launch arguments from the struct at ``address`` (``view(ptr, size)`` makes
-        the array of a pointer and its size, ``tensor(ptr, rank)`` the array of a tensor port)."""
+        the array of a pointer and its size, ``tensor(ptr, rank)`` the array of a tensor port;
+        ``regions``: the tracked memory by address, where a pointer-only port's array is found)."""
         raw = [CTYPES[t][1].from_address(address + o).value for t, o in zip(self.params, self.param_offsets)]
         values: list[Any] = []
         k = 0
-        for port in self.ports:
+        for n, port in enumerate(self.ports):
             if tensor is not None and is_tensor(port):
                 values.append(tensor(int(raw[k] or 0), port.rank))  # type: ignore[union-attr]
                 k += 2
+            elif isinstance(port, ArrayType) and not port.sized:
+                values.append(self.region(int(raw[k] or 0), regions or {}, k, n, api))
+                k += 1
             elif isinstance(port, ArrayType):
-                values.append(view(int(raw[k] or 0), int(raw[k + 1])))
+                pointer, size = int(raw[k] or 0), int(raw[k + 1])
+                if regions is not None and size > 0:
+                    self.region(pointer, regions, k, n, api, size)  # tracked, all of it (else C's error)
+                values.append(view(pointer, size))
                 k += 2
             else:
                 values.append(raw[k])
                 k += 1
         return tuple(values)
+
+    def region(
+        self,
+        pointer: int,
+        regions: Mapping[int, np.ndarray],
+        field: int,
+        port: int,
+        api: str,
+        size: int | None = None,
+    ) -> np.ndarray:
+        """The tracked memory from ``pointer`` to the end of the tracked region holding it;
+        with ``size``, that region must hold all ``size`` bytes. Otherwise an ``HPVMCError``
+        in C's terms (the struct field, ``llvm_hpvm_track_mem``), not the Python API's."""
+        for start, arr in regions.items():
+            if start <= pointer < start + arr.nbytes and (
+                size is None or pointer + size <= start + arr.nbytes
+            ):
+                return arr[pointer - start :]
+        what = "a pointer passed without its size" if size is None else f"{size} bytes"
+        raise CMemoryTrackingError(
+            f"{api}: field {field} of {self.root_name}'s argument struct (root parameter "
+            f"{self.names[port]}, {what}) is {pointer:#x}, which points into no tracked memory"
+            + ("" if size is None else " (or runs past the end of the tracked buffer)")
+            + "; call llvm_hpvm_track_mem(ptr, bytes) on the buffer it points into before the launch"
+        )
 
     def write_outputs(
         self, address: int, outputs: tuple[Any, ...], tensor: Callable[[np.ndarray], int] | None = None
@@ -111,9 +153,12 @@ class ArgStruct:
         registers a tensor output and gives its ``struct Tensor *``)."""
         flat: list[Any] = []
         for k, value in enumerate(outputs):
-            if tensor is not None and k < len(self.out_ports) and is_tensor(self.out_ports[k]):
+            port = self.out_ports[k] if k < len(self.out_ports) else None
+            if tensor is not None and port is not None and is_tensor(port):
                 array = np.asarray(value)
                 flat += [tensor(array), array.nbytes]
+            elif isinstance(port, ArrayType) and not port.sized:
+                flat.append(value.ctypes.data)  # (a pointer output alone: its address)
             elif isinstance(value, np.ndarray):
                 flat += [value.ctypes.data, value.nbytes]
             else:

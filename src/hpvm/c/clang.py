@@ -1,4 +1,5 @@
-"""Clang, as the ``ziglang`` package ships it: C or C++ source to LLVM IR text.
+"""Clang, as the ``ziglang`` package ships it: C or C++ source to LLVM IR text; and the one
+way an LLVM text source (``.ll``) is read.
 
 HPVM's tool chain starts with clang too (``-emit-llvm``); we use zig's bundled clang so no
 system compiler is needed. ``-O1`` gives the SSA form the rewrite reads (no allocas around
@@ -10,17 +11,23 @@ program's ``assert``s on.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import importlib.util
+import os
 import subprocess
 import sys
-import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
+from ..ir.cache import cache_folder
 from .errors import HPVMCError
 
 INCLUDE_DIR = Path(__file__).parent / "include"
+C_SUFFIXES = frozenset({".c"})
 CXX_SUFFIXES = frozenset({".cpp", ".cc", ".cxx", ".C", ".c++"})
+LL_SUFFIXES = frozenset({".ll"})
 BASE_FLAGS = ("-S", "-emit-llvm", "-O1", "-g", "-fno-discard-value-names", "-UNDEBUG")
 
 
@@ -36,29 +43,85 @@ def unavailable_reason() -> str | None:
     return None
 
 
+def is_cxx(path: Path) -> bool:
+    """Whether ``path`` is C++ source (by its suffix, as compilers decide)."""
+    return path.suffix in CXX_SUFFIXES
+
+
+def check_source(path: Path) -> None:
+    """``HPVMCError`` unless ``path`` is an existing C, C++ or LLVM text file."""
+    if path.suffix not in C_SUFFIXES | CXX_SUFFIXES | LL_SUFFIXES:
+        raise HPVMCError(
+            f"{path}: not a source file hpvm compiles: give C (.c), C++ (.cc, .cpp, .cxx) or "
+            "LLVM text (.ll) files"
+        )
+    if not path.is_file():
+        raise HPVMCError(f"{path}: no such file; give the path of a C, C++ or LLVM text source file")
+
+
 def to_llvm(
     path: Path, defines: Sequence[str] = (), include_dirs: Sequence[str] = (), flags: Sequence[str] = ()
 ) -> str:
     """The LLVM IR text clang makes of ``path``; ``HPVMCError`` with clang's messages if it
     fails. ``defines``: ``NAME`` or ``NAME=VALUE``."""
+    check_source(path)
     reason = unavailable_reason()
     if reason is not None:
         raise HPVMCError(f"{path}: cannot compile HPVM-C here: {reason}")
-    if not path.is_file():
-        raise HPVMCError(f"{path}: no such file; give the path of a C or C++ source file")
-    driver = "c++" if path.suffix in CXX_SUFFIXES else "cc"
-    with tempfile.TemporaryDirectory(prefix="hpvm-c-") as tmp:
-        out = Path(tmp) / "out.ll"
-        cmd = [sys.executable, "-m", "ziglang", driver, *BASE_FLAGS, f"-I{INCLUDE_DIR}"]
-        cmd += [f"-I{d}" for d in include_dirs] + [f"-D{d}" for d in defines] + list(flags)
-        cmd += [str(path), "-o", str(out)]
-        done = subprocess.run(cmd, capture_output=True, text=True)
+    driver = "c++" if is_cxx(path) else "cc"
+    cmd = [sys.executable, "-m", "ziglang", driver, *BASE_FLAGS, f"-I{INCLUDE_DIR}"]
+    cmd += [f"-I{d}" for d in include_dirs] + [f"-D{d}" for d in defines] + list(flags) + [str(path)]
+    with _output(cmd) as out:
+        done = subprocess.run([*cmd, "-o", str(out)], capture_output=True, text=True)
         if done.returncode != 0 or not out.is_file():
             messages = "\n".join(
                 line for line in done.stderr.splitlines() if "argument unused during compilation" not in line
             )
             raise HPVMCError(f"{path}: clang could not compile it:\n{messages.strip()}")
-        return out.read_text()
+        text = out.read_text()
+        out.unlink()  # (zig keeps its own copy, and writes it here again on a hit)
+        return text
 
 
-__all__ = ["include_dir", "to_llvm", "unavailable_reason"]
+@contextmanager
+def _output(cmd: list[str]) -> Iterator[Path]:
+    """Where clang writes the text of ``cmd``: one path per command (and folder it runs in),
+    held under a lock. Zig caches each compilation keyed by its whole command line, the
+    output path included: a fresh temporary path would never be found again, a stable one
+    is (zig checks the source and every header it read), so an unchanged file compiles in
+    a fraction of a second."""
+    key = hashlib.sha256("\0".join([os.getcwd(), *cmd]).encode()).hexdigest()[:32]
+    folder = cache_folder("c-ir") / key
+    folder.mkdir(exist_ok=True)
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # (another process or thread compiling the same)
+        out = folder / "out.ll"
+        out.unlink(missing_ok=True)  # (a failed compile must not leave the last one's text)
+        yield out
+
+
+def ll_to_llvm(path: Path) -> str:
+    """An ``.ll`` file — clang's output for an HPVM-C program, of any LLVM from 9 on (HPVM's
+    release is built on LLVM 9) — as the LLVM 22 text clang gives GenHPVM here: upgraded
+    (``hpvm.llvm.upgrade``) and printed by llvmlite, so that old forms GenHPVM's line reader
+    does not expect (``llvm.dbg.value`` calls, pointer bitcasts) are in LLVM 22's spelling.
+    Every ``.ll`` source comes in through here."""
+    import llvmlite.binding as llvm
+
+    from ..llvm import LLVMImportError, upgrade
+
+    check_source(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise HPVMCError(f"{path}: cannot read it: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise HPVMCError(f"{path}: cannot read it as LLVM text (bitcode is not read here): {e}") from None
+    try:
+        upgraded = upgrade(text, str(path))
+    except LLVMImportError as e:
+        raise HPVMCError(str(e)) from None
+    return text if upgraded is text else str(llvm.parse_assembly(upgraded))
+
+
+__all__ = ["check_source", "include_dir", "is_cxx", "ll_to_llvm", "to_llvm", "unavailable_reason"]

@@ -1,20 +1,30 @@
-"""What clang's debug metadata says about the C source: the line of an instruction, the C
-name of a function and of a local variable.
+"""What clang's debug metadata says about the C source: the file and line of an
+instruction, the C name of a function and of a local variable.
 
 The rewrite and the importer name an instruction by its text; its ``!dbg !N`` points at a
-``!DILocation(line: L, ...)``, so every error can say ``file.c:L``.
+``!DILocation(line: L, scope: !S)``, whose scope (a subprogram or a lexical block) names
+its ``!DIFile``, so every error can say ``file.c:L``. A program of several files is one
+linked module with one ``DIFile`` per source and header: the file is found per location,
+never assumed to be the first one (an error in ``io.cc`` names ``io.cc``; a call inlined
+from a header names the header).
 """
 
 from __future__ import annotations
 
 import re
 
-_LOCATION = re.compile(r"^!(\d+) = !DILocation\(line: (\d+)", re.M)
-_SUBPROGRAM = re.compile(
-    r"^!(\d+) = (?:distinct )?!DISubprogram\(name: \"([^\"]*)\"(?:, linkageName: \"([^\"]*)\")?[^\n]*?line: (\d+)",
+_LOCATION = re.compile(
+    r"^!(\d+) = (?:distinct )?!DILocation\(line: (\d+)(?:, column: \d+)?, scope: !(\d+)", re.M
+)
+_NODE = re.compile(
+    r"^!(\d+) = (?:distinct )?!(DIFile|DISubprogram|DILexicalBlock|DILexicalBlockFile|DILocalVariable)\((.*)\)\s*$",
     re.M,
 )
-_VARIABLE = re.compile(r"^!(\d+) = !DILocalVariable\(name: \"([^\"]*)\"", re.M)
+_LINE = re.compile(r"\bline: (\d+)")
+_FILE = re.compile(r"\bfile: !(\d+)")
+_NAME = re.compile(r'\bname: "([^"]*)"')
+_LINKAGE = re.compile(r'\blinkageName: "([^"]*)"')
+_FILENAME = re.compile(r'\bfilename: "([^"]*)"')
 _DBG = re.compile(r"!dbg !(\d+)")
 
 
@@ -22,23 +32,74 @@ class DebugInfo:
     """The debug metadata of one module's text."""
 
     def __init__(self, text: str):
-        self.lines = {int(m.group(1)): int(m.group(2)) for m in _LOCATION.finditer(text)}
-        self.subprograms = {
-            int(m.group(1)): (m.group(2), int(m.group(4))) for m in _SUBPROGRAM.finditer(text)
-        }
-        self.c_names = {m.group(3): m.group(2) for m in _SUBPROGRAM.finditer(text) if m.group(3)}
-        self.variables = {int(m.group(1)): m.group(2) for m in _VARIABLE.finditer(text)}
+        self.lines: dict[int, int] = {}  # DILocation → its line
+        self.scopes: dict[int, int] = {}  # DILocation → its scope
+        self.files: dict[int, str] = {}  # DIFile → its file name (as clang was given it)
+        self.scope_files: dict[int, int] = {}  # subprogram, lexical block... → its DIFile
+        self.subprograms: dict[int, tuple[str, int]] = {}  # DISubprogram → (name, line)
+        self.c_names: dict[str, str] = {}  # mangled symbol → C++ name
+        self.variables: dict[int, str] = {}  # DILocalVariable → its name
+        for node, line, scope in _LOCATION.findall(text):
+            self.lines[int(node)] = int(line)
+            self.scopes[int(node)] = int(scope)
+        for m in _NODE.finditer(text):
+            node, kind, fields = int(m.group(1)), m.group(2), m.group(3)
+            if kind == "DIFile":
+                name = _FILENAME.search(fields)
+                self.files[node] = name.group(1) if name else ""
+                continue
+            file = _FILE.search(fields)
+            line = _LINE.search(fields)
+            if file and kind != "DILocalVariable":
+                self.scope_files[node] = int(file.group(1))
+            name = _NAME.search(fields)
+            if kind == "DISubprogram" and name:
+                self.subprograms[node] = (name.group(1), int(line.group(1)) if line else 0)
+                linkage = _LINKAGE.search(fields)
+                if linkage:
+                    self.c_names[linkage.group(1)] = name.group(1)
+            elif kind == "DILocalVariable" and name:
+                self.variables[node] = name.group(1)
+
+    @staticmethod
+    def _dbg(text: str) -> int | None:
+        m = _DBG.search(text)
+        return int(m.group(1)) if m else None
 
     def line_of(self, instruction: str) -> int | None:
         """The source line of an instruction's text (its ``!dbg``), if it has one."""
-        m = _DBG.search(instruction)
-        return self.lines.get(int(m.group(1))) if m else None
+        node = self._dbg(instruction)
+        return self.lines.get(node) if node is not None else None
+
+    def where(self, instruction: str) -> str | None:
+        """``file:line`` of an instruction's text, if its ``!dbg`` says."""
+        node = self._dbg(instruction)
+        line = self.lines.get(node) if node is not None else None
+        if not line:
+            return None
+        file = self.file_of_scope(self.scopes.get(node))  # type: ignore[arg-type]
+        return f"{file}:{line}" if file else None
+
+    def file_of_scope(self, scope: int | None) -> str | None:
+        file = self.scope_files.get(scope) if scope is not None else None
+        return self.files.get(file) if file is not None else None
 
     def function_line(self, define: str) -> int | None:
         """The line of a function's definition, from the ``!dbg`` of its ``define`` line."""
-        m = _DBG.search(define)
-        found = self.subprograms.get(int(m.group(1))) if m else None
+        node = self._dbg(define)
+        found = self.subprograms.get(node) if node is not None else None
         return found[1] if found else None
+
+    def function_where(self, define: str) -> str | None:
+        """``file:line`` of a function's definition, if its ``define`` line has a ``!dbg``."""
+        node = self._dbg(define)
+        line = self.function_line(define)
+        file = self.file_of_scope(node)
+        return f"{file}:{line}" if line and file else None
+
+    def function_file(self, define: str) -> str | None:
+        """The file a function is defined in, if its ``define`` line has a ``!dbg``."""
+        return self.file_of_scope(self._dbg(define))
 
     def c_name(self, symbol: str) -> str:
         """The C++ name of a mangled symbol (the C name is the symbol itself)."""

@@ -7,7 +7,7 @@ wrong and how to fix it.
 
 from __future__ import annotations
 
-from ..errors import HPVMError
+from ..errors import HPVMError, MemoryTrackingError
 
 
 class HPVMCError(HPVMError):
@@ -15,4 +15,9 @@ class HPVMCError(HPVMError):
     its host code runs (a host call the runtime refused)."""
 
 
-__all__ = ["HPVMCError"]
+class CMemoryTrackingError(HPVMCError, MemoryTrackingError):
+    """A C program passed memory it did not track (``llvm_hpvm_track_mem``): a
+    ``MemoryTrackingError``, as the Python API's is, said in C's terms."""
+
+
+__all__ = ["CMemoryTrackingError", "HPVMCError"]

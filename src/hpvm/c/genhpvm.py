@@ -14,8 +14,11 @@
   their ``llvm.hpvm.*`` intrinsic.
 - ``__hpvm__tensor_*`` → ``llvm.hpvm.tensor.*`` (``tensorcalls.py``), which the importer
   reads as a ``TensorBody``.
-- A pointer parameter's ``size_t`` companion is renamed ``<ptr>.size``: the importer reads
-  ``bytes / sizeof(T)`` replication sizes through that name.
+- Parameters keep their C names and types: a pointer and its ``size_t`` are two LLVM
+  arguments, two ports as HPVM numbers them. Whether the pair is one array port is the
+  importer's decision (``hpvm.llvm.grouping``: by how the program connects them); a pointer
+  without a size after it is a port too (HPVM's pass tests have them; HPVM-C requires a size
+  only for memory moved between devices).
 
 Misuses are ``HPVMCError``\\ s at the C line of the call.
 """
@@ -30,6 +33,7 @@ from . import tensorcalls
 from .debuginfo import DebugInfo
 from .errors import HPVMCError
 from .module import Call, Function, Module, split_top
+from .sources import placed
 
 GRAPH = frozenset({"__hpvm__createNodeND", "__hpvm__edge", "__hpvm__bindIn", "__hpvm__bindOut"})
 HOST = frozenset(
@@ -49,7 +53,19 @@ RENAMED = {
         for op in ("add", "sub", "min", "max", "xchg", "and", "or", "xor")
     },
 }
-IGNORED = frozenset({"__hpvm__isNonZeroLoop", "__hpvm__order"})  # hints HPVM's approximation tools read
+# Hints HPVM's approximation tools read (``__hpvm__node_id(n)``: the node's number for the
+# tuner, in HPVM's ResNet programs and what torch2hpvm writes); they change no result.
+IGNORED = frozenset({"__hpvm__isNonZeroLoop", "__hpvm__order", "__hpvm__node_id"})
+#: HPVM's float math builtins (hpvm/include/hpvm.h) → LLVM's own intrinsics (rsqrt: 1 / sqrt).
+MATH = {
+    "__hpvm__sqrt": "llvm.sqrt.f32",
+    "__hpvm__rsqrt": "llvm.sqrt.f32",
+    "__hpvm__floor": "llvm.floor.f32",
+    "__hpvm__sin": "llvm.sin.f32",
+    "__hpvm__cos": "llvm.cos.f32",
+}
+#: HPVM's atomics beyond seed 000's list, as LLVM's own atomic instructions (i32).
+RMW = {"__hpvm__atomic_umin": "umin", "__hpvm__atomic_umax": "umax"}
 #: HPVM's target enumeration (HPVMHint.h) → hpvm's hint. FPGA has no back end here.
 TARGETS = {0: None, 1: "cpu", 2: "gpu", 3: "tensor", 4: "tensor", 5: "gpu"}
 TARGET_NAMES = {0: "None", 1: "CPU_TARGET", 2: "GPU_TARGET", 3: "CUDNN_TARGET", 4: "TENSOR_TARGET",
@@ -76,13 +92,18 @@ class Rewritten:
 
 
 class GenHPVM:
-    """The rewrite of one module. ``file``: the C source, for error locations."""
+    """The rewrite of one module (the program's files linked). ``program``: how messages name
+    the program (its file, or its files); ``origins``: the file defining each function, for
+    the locations debug metadata does not give."""
 
-    def __init__(self, text: str, file: str):
+    def __init__(
+        self, text: str, program: str, origins: dict[str, str] | None = None, debug: DebugInfo | None = None
+    ):
         self.text = text
-        self.file = file
+        self.program = program
+        self.origins = origins or {}
         self.module = Module.parse(text)
-        self.debug = DebugInfo(text)
+        self.debug = debug or DebugInfo(text)
         self.outputs: dict[str, list[str]] = {}  # node function → its return fields
         self.rewritten: dict[str, list[str]] = {}  # node function → its new lines (define..body)
         self.active: list[str] = []
@@ -90,10 +111,16 @@ class GenHPVM:
 
     # -- locations ----------------------------------------------------------------------
     def at(self, line_text: str, fn: Function | None = None) -> str:
-        line = self.debug.line_of(line_text)
-        if line is None and fn is not None:
-            line = self.debug.function_line(fn.define)
-        return f"{self.file}:{line}" if line else self.file
+        """``file:line`` of an instruction (else of its function's definition), at the file
+        the debug metadata names (and the ``.ll`` it was read from: ``sources.placed``); else
+        the function's file, else the program."""
+        where = self.debug.where(line_text)
+        if where is None and fn is not None:
+            where = self.debug.function_where(fn.define)
+        origin = self.origins.get(fn.name) if fn is not None else None
+        if where is not None:
+            return placed(where, origin)
+        return origin or self.program
 
     def fail(self, line_text: str, fn: Function | None, message: str) -> HPVMCError:
         return HPVMCError(f"{self.at(line_text, fn)}: {message}")
@@ -126,8 +153,8 @@ class GenHPVM:
                 if not target.startswith("@") or target[1:] not in self.module.functions:
                     raise self.fail(
                         call.line, fn,
-                        "__hpvm__launch(isStream, root, args) must name a node function defined in this "
-                        f"file as its root, not {target or 'nothing'}",
+                        "__hpvm__launch(isStream, root, args) must name a node function defined in the "
+                        f"program as its root, not {target or 'nothing'}",
                     )  # fmt: skip
                 if target[1:] not in launched:
                     launched.append(target[1:])
@@ -144,10 +171,13 @@ class GenHPVM:
         ]
         roots = [b for b in builders if b not in created]
         if not roots:
+            after = re.search(r"\bcall\b[^\n]*@llvm\.hpvm\.createNode", self.text) is not None
             raise HPVMCError(
-                f"{self.file}: no dataflow graph: no function calls __hpvm__createNodeND; an HPVM-C "
+                f"{self.program}: no dataflow graph: no function calls __hpvm__createNodeND; an HPVM-C "
                 "program has a root node function that builds its graph, launched with __hpvm__launch"
-            )
+                + ("; this text calls llvm.hpvm.createNode*: it is HPVM IR after GenHPVM, which "
+                   "hpvm.llvm.from_hpvm_ir (hpvm run / hpvm llvm import) reads" if after else "")
+            )  # fmt: skip
         return roots
 
     def check_host(self, fn: Function) -> None:
@@ -165,7 +195,10 @@ class GenHPVM:
             return self.outputs[name]
         fn = self.module.functions.get(name)
         if fn is None:  # (createNodeND of a declared-only function)
-            raise HPVMCError(f"{self.file}: {self.c(name)} is created as a node but not defined in this file")
+            raise HPVMCError(
+                f"{self.program}: {self.c(name)} is created as a node but no source file defines it; "
+                "define the node function, or add the file that does"
+            )
         if name in self.active:
             line = creator.line if creator else fn.define
             raise self.fail(line, fn, f"{self.c(name)} creates a node of itself; dataflow graphs are acyclic")
@@ -200,7 +233,7 @@ class GenHPVM:
         return self.outputs[name]
 
     def rewrite(self, fn: Function, internal: bool) -> list[str]:
-        renames = {**self.companions(fn), **self.node_names(fn)}
+        renames = self.node_names(fn)
         marks: dict[str, set[str]] = {}
         hint: str | None = None
         body: list[str] = []
@@ -250,7 +283,7 @@ class GenHPVM:
             elif name in ("__hpvm__edge", "__hpvm__bindIn", "__hpvm__bindOut"):
                 body.append(self.connect(fn, call, out_fields))
             elif name in RENAMED:
-                body.append(raw.replace(f"@{name}(", f"@llvm.hpvm.{RENAMED[name]}(", 1))
+                body.append(_direct(raw, call, f"llvm.hpvm.{RENAMED[name]}"))
             elif name in ("__hpvm__atomic_inc", "__hpvm__atomic_dec"):
                 op = "add" if name.endswith("inc") else "sub"
                 ptr = call.args[0].value
@@ -259,7 +292,25 @@ class GenHPVM:
                     f"{call.indent}{res}call i32 @llvm.hpvm.atomic.{op}(ptr {ptr}, i32 1){call.dbg()}"
                 )
             elif name in IGNORED:
+                if call.result and _uses(fn, call.result):  # (its void * result, if used, is null)
+                    body.append(f"{call.indent}{call.result} = getelementptr i8, ptr null, i64 0")
                 continue
+            elif name in MATH:
+                body.extend(_math(call, MATH[name], rsqrt=name == "__hpvm__rsqrt"))
+            elif name in RMW:
+                ptr, value = call.args[0].value, call.args[1].value
+                res = f"{call.result} = " if call.result else ""
+                body.append(
+                    f"{call.indent}{res}atomicrmw {RMW[name]} ptr {ptr}, i32 {value} seq_cst{call.dbg()}"
+                )
+            elif name == "__hpvm__atomic_cmpxchg":
+                ptr, expected, new = (a.value for a in call.args[:3])
+                pair = f"{call.result or '%hpvm.cmpxchg'}.pair"
+                body.append(
+                    f"{call.indent}{pair} = cmpxchg ptr {ptr}, i32 {expected}, i32 {new} seq_cst seq_cst{call.dbg()}"
+                )
+                if call.result:
+                    body.append(f"{call.indent}{call.result} = extractvalue {{ i32, i1 }} {pair}, 0")
             elif name.startswith(tensorcalls.C_PREFIX):
                 at = call.line
                 body.extend(tensorcalls.rewrite_call(call, lambda m, at=at: self.fail(at, fn, m)))
@@ -277,25 +328,6 @@ class GenHPVM:
         return [self.rename(line, renames) for line in [define, *body]]
 
     # -- pieces of the rewrite ------------------------------------------------------------
-    def companions(self, fn: Function) -> dict[str, str]:
-        """``%bytes_a`` → ``%a.size`` for every pointer parameter followed by an ``i64``."""
-        renames: dict[str, str] = {}
-        ps = fn.params
-        for k, p in enumerate(ps):
-            if p.type != "ptr":
-                continue
-            if k + 1 >= len(ps) or ps[k + 1].type != "i64":
-                raise self.fail(
-                    fn.define, fn,
-                    f"parameter {p.value.lstrip('%')} of node function {self.c(fn.name)} is a pointer not "
-                    "followed by its size: HPVM-C passes every pointer with its size in bytes next "
-                    "(float *a, size_t bytes_a)",
-                )  # fmt: skip
-            want = f"{p.value}.size"
-            if ps[k + 1].value != want:
-                renames[ps[k + 1].value] = want
-        return renames
-
     @staticmethod
     def rename(line: str, renames: dict[str, str]) -> str:
         for old, new in renames.items():
@@ -379,7 +411,7 @@ class GenHPVM:
         target = call.args[1].value
         if not target.startswith("@"):
             raise self.fail(call.line, fn, "__hpvm__createNodeND's second argument must be a node function "
-                            "of this file (its name), not a computed pointer")  # fmt: skip
+                            "of the program (its name), not a computed pointer")  # fmt: skip
         self.node(target[1:], call)
         lines, sizes = [], []
         for k, a in enumerate(call.args[2:]):
@@ -489,11 +521,16 @@ class GenHPVM:
 
     # -- the module of one root ------------------------------------------------------
     def node_text(self, root: str) -> str:
-        keep = self.closure(root)
+        """The module ``from_hpvm_ir`` imports for ``root``: the functions and globals the
+        graph reaches, nothing of the host code. Globals it does not reach go too: a vtable,
+        ``llvm.global_ctors`` or a string table of the host code names host functions, which
+        are not in this text."""
+        keep = self.module.closure([root])
         lines = self.module.lines
         out: list[str] = []
         k = 0
         by_start = {f.start: f for f in self.module.functions.values()}
+        dropped = {g.index for g in self.module.globals.values() if g.name not in keep}
         while k < len(lines):
             fn = by_start.get(k)
             if fn is not None:
@@ -503,7 +540,7 @@ class GenHPVM:
                 k = fn.end + 1
                 continue
             line = lines[k]
-            if line.startswith("declare") and re.search(r"@(__hpvm__|llvm_hpvm_)", line):
+            if k in dropped or (line.startswith("declare") and re.search(r"@(__hpvm__|llvm_hpvm_)", line)):
                 k += 1
                 continue
             out.append(line)
@@ -511,17 +548,40 @@ class GenHPVM:
         text = "\n".join(out)
         used = [d for key, d in DECLARATIONS.items() if f"@llvm.hpvm.{key}(" in text]
         used += tensorcalls.declarations(text)
+        used += [
+            f"declare float @{m}(float)"
+            for m in sorted(set(MATH.values()))
+            if f"@{m}(" in text and not re.search(rf"^declare [^\n]*@{re.escape(m)}\(", text, re.M)
+        ]
         return text + "\n" + "\n".join(used) + "\n"
 
-    def closure(self, root: str) -> set[str]:
-        seen, todo = set(), [root]
-        while todo:
-            name = todo.pop()
-            if name in seen or name not in self.module.functions:
-                continue
-            seen.add(name)
-            todo.extend(self.module.functions[name].refs)
-        return seen
+
+def _direct(raw: str, call: Call, callee: str) -> str:
+    """The call ``raw`` calling ``callee`` instead, without an explicit function type: a
+    call through HPVM's unprototyped C declarations (``void *__hpvm__getNode()``, so clang
+    writes ``call ptr (...) @__hpvm__getNode()``) names one, which an intrinsic refuses."""
+    ret = call.type.split("(", 1)[0].strip()
+    return raw.replace(f"{call.type} @{call.callee}(", f"{ret} @{callee}(", 1)
+
+
+def _uses(fn: Function, value: str) -> bool:
+    """Whether ``value`` (``%x``) is used in ``fn``, beside the line defining it."""
+    use = re.compile(re.escape(value) + r"(?![-\w.$])")
+    return sum(len(use.findall(line)) for line in fn.body) > 1
+
+
+def _math(call: Call, intrinsic: str, rsqrt: bool) -> list[str]:
+    """``__hpvm__sqrt(x)`` and the others (``float`` → ``float``) as LLVM's intrinsic;
+    ``__hpvm__rsqrt(x)`` as ``1 / sqrt(x)``."""
+    x = call.args[0].value if call.args else "undef"
+    if not rsqrt:
+        res = f"{call.result} = " if call.result else ""
+        return [f"{call.indent}{res}call float @{intrinsic}(float {x}){call.dbg()}"]
+    root = f"{call.result or '%hpvm.rsqrt'}.sqrt"
+    lines = [f"{call.indent}{root} = call float @{intrinsic}(float {x}){call.dbg()}"]
+    if call.result:
+        lines.append(f"{call.indent}{call.result} = fdiv float 1.0, {root}")
+    return lines
 
 
 def _bool(v: int | None) -> str:
@@ -532,9 +592,13 @@ def _split_params(rest: str) -> tuple[list[str], str]:
     return split_top(rest)
 
 
-def rewrite(text: str, file: str) -> Rewritten:
-    """GenHPVM on clang's text of ``file``."""
-    return GenHPVM(text, file).run()
+def rewrite(
+    text: str, program: str, origins: dict[str, str] | None = None, debug: DebugInfo | None = None
+) -> Rewritten:
+    """GenHPVM on clang's text of a program (``program`` names it in messages; ``origins``:
+    the file of each function, where debug metadata says nothing; ``debug``: the text's
+    debug metadata, if it was read already)."""
+    return GenHPVM(text, program, origins, debug).run()
 
 
 __all__ = ["Rewritten", "Signature", "rewrite"]

@@ -1,27 +1,36 @@
-"""Running an HPVM-C program's host code: its ``main``, JIT-compiled by llvmlite, with the
-HPVM-C host calls answered by hpvm's runtime.
+"""Running an HPVM-C program's host code: its ``main``, in a shared library built from the
+program (``hostlib.py``, ``hosttext.py``), with the HPVM-C host calls answered by hpvm's
+runtime.
 
-Each host call (``__hpvm__init``, ``__hpvm__launch``, ``llvm_hpvm_track_mem``...) is a
-ctypes callback registered as ``__hpvm_py.<name>`` (``llvmlite.binding.add_symbol``), and
-the host module gets a small LLVM definition of ``<name>`` with the signature the program
-declared, which calls it — so the program's own machine code calls into the runtime
-(``hpvm.ir.host``: this front end sits below the runtime and reaches it through that
-interface). Node functions are not compiled here — their bodies become ``unreachable``;
-the graph they describe runs on hpvm's back ends.
+Each host call (``__hpvm__init``, ``__hpvm__launch``, ``llvm_hpvm_track_mem``, the tensor
+runtime's...) is a ctypes callback made for one run, whose address goes into the
+library's function pointer ``__hpvm_py.<name>``; the library defines ``<name>`` with the
+signature the program declared, calling through it — so the program's own machine code
+calls into the runtime (``hpvm.ir.host``: this front end sits below the runtime and
+reaches it through that interface). ``CALLBACKS`` gathers every host call's spec, ``name:
+(ctypes.CFUNCTYPE(...), body(run, *args))``, in one place (the tensor runtime's come from
+``tensor_callbacks()``).
+
+**A run is a process of its own.** Each run loads its own instance of the library (fresh
+globals, its own callbacks), runs ``main`` on a thread of its own, and gets a fresh hpvm
+runtime (``new_host()``: its own memory tracker, workers and handles, cleaned up when
+``main`` is done), which every callback installs for its thread (``using_host``) — so the
+tensor runtime and every ``host()`` call answer the run's own runtime. Two programs (or
+two runs of one) in one process run one after the other or at the same time; nothing is
+global, and no lock orders them.
 
 **A failing host call** (an untracked array, an error in a node surfacing at
-``__hpvm__wait``) cannot raise through C frames. Its callback records the error and sets a
-flag; the definition around it sees the flag and calls ``longjmp`` back to a ``_setjmp`` in a
-wrapper of ``main``, which returns, so ``main``'s thread ends and ``run`` raises the error
-(C frames have nothing to unwind; C++ destructors of ``main``'s locals are skipped, as by
-``exit``). A failure in a host call made on another thread than ``main``'s (a program's own
-pthread) cannot jump there: that thread is parked for good. One program runs at a time in
-a process (the callbacks are process-wide symbols).
+``__hpvm__wait``) cannot raise through C frames: its callback records the error, sets the
+library's failure flag and returns; the library jumps out of ``main`` (hosttext.py) and
+``run`` raises the error. A failure in a host call made on another thread than ``main``'s
+(a program's own pthread) cannot jump there: that thread is parked for good, and the
+library stays loaded (its code is still on that thread's stack).
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -31,14 +40,16 @@ from typing import Any
 import numpy as np
 
 from ..errors import HPVMError
-from ..ir.host import host
+from ..ir.host import host, new_host, using_host
 from .argstruct import ArgStruct, byte_view
+from .crashreport import reporting
 from .errors import HPVMCError
-from .module import Module, split_top
-from .tensorrt import TensorRuntime
+from .hostlib import LoadedLibrary, build
+from .hosttext import FAILED, MAIN, PY, ROOTS, UNCAUGHT, HostCall, host_module
+from .tensorrt import TensorRuntime, tensor_callbacks
 
 _VOIDP = ctypes.c_void_p
-_LOCK = threading.Lock()  # one program's host code at a time
+_KEPT: list[Any] = []  # libraries (and their callbacks) a thread may still be running in
 
 
 @dataclass
@@ -53,7 +64,8 @@ class _Launch:
 
 
 class HostRun:
-    """The state of one run of ``main``: tracked views, launches, the first error."""
+    """The state of one run of ``main``: its runtime, tracked views, launches, the first
+    error."""
 
     main_thread: int | None = None  # the thread running main (a failure there jumps out)
 
@@ -61,11 +73,36 @@ class HostRun:
         self.structs = structs  # root function address → its argument struct
         self.roots = roots  # root function address → hpvm root node function
         self.target = target
+        self.host = new_host()  # this run's runtime (host() answers it in the callbacks)
         self.views: dict[int, np.ndarray] = {}
         self.launches: dict[int, _Launch] = {}
         self.tensors = TensorRuntime()  # tensor_runtime.h's tensors
         self.error: BaseException | None = None
         self.failed = threading.Event()
+        self.parked = 0  # threads of the program's own parked by a failure (see the docstring)
+        self.flag: Any = None  # the library's failure flag (a ctypes int over its memory)
+
+    def fail(self, error: BaseException) -> None:
+        """Keep the first error for ``run``; tell the library to jump out of ``main``."""
+        if self.error is None:
+            self.error = error
+        self.failed.set()
+        if self.flag is not None:
+            self.flag.value = 1
+
+    def uncaught(self, type_name: bytes | None, what: bytes | None) -> None:
+        """An exception left ``main`` (or a static constructor): C++ would terminate."""
+        shown = (type_name or b"?").decode(errors="replace")
+        said = f": {what.decode(errors='replace')}" if what is not None else ""
+        raise HPVMCError(
+            f"main ended with an uncaught C++ exception {shown}{said} (C++ would call std::terminate "
+            "and end the process); catch it in main, or return an exit code"
+        )
+
+    def callbacks(self) -> dict[str, Any]:
+        """This run's callback of every host call (kept alive by the caller while the library
+        may call them)."""
+        return {name: proto(_guard(self, body)) for name, (proto, body) in CALLBACKS.items()}
 
     def view(self, address: int, size: int) -> np.ndarray:
         """The array of C memory at ``address``: the tracked view when there is one."""
@@ -123,7 +160,9 @@ class HostRun:
 
     def read(self, struct: ArgStruct, args: int, api: str) -> tuple[Any, ...]:
         """The launch arguments in the struct at ``args``: tensor ports through the tensor runtime."""
-        return struct.read(args, self.view, lambda p, rank: self.tensors.launch_value(p, api, rank))
+        return struct.read(
+            args, self.view, lambda p, rank: self.tensors.launch_value(p, api, rank), self.views, api
+        )
 
     def _launch_of(self, cookie: int, api: str) -> tuple[_Launch, ArgStruct]:
         found = self.launches.get(cookie)
@@ -150,39 +189,25 @@ class HostRun:
         return ctypes.addressof(buf)
 
 
-_current: HostRun | None = None
-
-
-#: Set by a failing callback; the host call's definition then jumps out of main.
-_FAILED = ctypes.c_int(0)
-_PY = "__hpvm_py."  # the callbacks' symbols
-_ESCAPE = "__hpvm_c."  # the escape's symbols in the host module
-
-
-def _guard(fn: Callable[..., Any], default: Any = None) -> Callable[..., Any]:
-    """A callback body: an error is kept for ``run`` and the flag set, so the caller's
-    definition jumps out of ``main`` (on another thread: parked; see the module docstring)."""
+def _guard(run: HostRun, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A callback body for ``run``: the run's runtime is ``host()`` while it runs; an error is
+    kept for ``run`` and the flag set, so the caller's definition jumps out of ``main`` (on
+    another thread, while main runs: parked; see the module docstring)."""
 
     def call(*args: Any) -> Any:
-        run = _current
-        if run is None:
-            return default
         try:
-            return fn(run, *args)
+            with using_host(run.host):
+                return fn(run, *args)
         except BaseException as e:  # noqa: BLE001 - C frames cannot unwind: hand it to run()
-            if run.error is None:
-                run.error = e
-            run.failed.set()
-            if threading.get_ident() != run.main_thread:
+            run.fail(e)
+            if threading.get_ident() != run.main_thread and run.main_thread is not None:
+                run.parked += 1
                 threading.Event().wait()  # not main's thread: nowhere to jump to
-            _FAILED.value = 1
-            return default
+            return None
 
     return call
 
 
-_CALLBACKS: dict[str, Any] = {}
-_SIGNATURES: dict[str, tuple[str, list[str]]] = {}  # name -> (LLVM result, LLVM parameters)
 _LLVM_TYPES = {
     None: "void",
     _VOIDP: "ptr",
@@ -196,14 +221,10 @@ _LLVM_TYPES = {
 }
 
 
-def _register() -> None:
-    """Create the callbacks once and register them, and the failure flag, as process symbols."""
-    if _CALLBACKS:
-        return
-    import llvmlite.binding as llvm
-
-    llvm.add_symbol(_ESCAPE + "failed", ctypes.addressof(_FAILED))
-    specs: dict[str, tuple[Any, Callable[..., Any]]] = {
+def host_callbacks() -> dict[str, tuple[Any, Callable[..., Any]]]:
+    """hpvm.h's host calls: init and cleanup, memory tracking, launch, wait, push, pop (and
+    ``UNCAUGHT``, which the library's wrapper of ``main`` calls; no program declares it)."""
+    return {
         "__hpvm__init": (ctypes.CFUNCTYPE(None), lambda r: r.init()),
         "__hpvm__cleanup": (ctypes.CFUNCTYPE(None), lambda r: r.cleanup()),
         "llvm_hpvm_track_mem": (ctypes.CFUNCTYPE(None, _VOIDP, ctypes.c_size_t), lambda r, p, n: r.track(p or 0, n)),
@@ -216,202 +237,150 @@ def _register() -> None:
         "__hpvm__wait": (ctypes.CFUNCTYPE(None, _VOIDP), lambda r, h: r.wait(h or 0)),
         "__hpvm__push": (ctypes.CFUNCTYPE(None, _VOIDP, _VOIDP), lambda r, h, a: r.push(h or 0, a or 0)),
         "__hpvm__pop": (ctypes.CFUNCTYPE(_VOIDP, _VOIDP), lambda r, h: r.pop(h or 0)),
-        **tensor_callbacks(),
+        UNCAUGHT: (ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p), lambda r, t, w: r.uncaught(t, w)),
     }  # fmt: skip
-    for name, (proto, body) in specs.items():
-        cb = proto(_guard(body))
-        _CALLBACKS[name] = cb
-        _SIGNATURES[name] = (_LLVM_TYPES[proto._restype_], [_LLVM_TYPES[t] for t in proto._argtypes_])
-        llvm.add_symbol(_PY + name, ctypes.cast(cb, _VOIDP).value)
 
 
-_DECLARE = re.compile(r"^declare\b[^@]*@([-\w.$]+)\((.*)\)")
+#: Every host call Python answers: ``name → (ctypes.CFUNCTYPE(...), body(run, *args))``.
+CALLBACKS: dict[str, tuple[Any, Callable[..., Any]]] = {**host_callbacks(), **tensor_callbacks()}
 
 
-def tensor_callbacks() -> dict[str, tuple[Any, Callable[..., Any]]]:
-    """tensor_runtime.h's host calls (``tensorrt.py``)."""
-    size, long_, int_ = ctypes.c_size_t, ctypes.c_long, ctypes.c_int
+@functools.cache
+def host_calls() -> dict[str, HostCall]:
+    """The C signature of every host call, as LLVM types (what ``hosttext.py`` defines)."""
     return {
-        "create4DTensor": (
-            ctypes.CFUNCTYPE(_VOIDP, int_, int_, size, size, size, size),
-            lambda r, t, f, a, b, c, d: r.tensors.create(t, f, (a, b, c, d)),
-        ),
-        "readTrainedWeights": (
-            ctypes.CFUNCTYPE(_VOIDP, ctypes.c_char_p, int_, long_, long_, long_, long_),
-            lambda r, p, t, a, b, c, d: r.tensors.read_weights((p or b"").decode(), t, (a, b, c, d)),
-        ),
-        "initTensorData": (
-            ctypes.CFUNCTYPE(None, _VOIDP, _VOIDP, size),
-            lambda r, t, p, n: r.tensors.init_data(t or 0, p or 0, n),
-        ),
-        "hpvm_request_tensor": (ctypes.CFUNCTYPE(None, _VOIDP, int_), lambda r, t, d: r.tensors.request(t or 0, d)),
-        "freeTensor": (ctypes.CFUNCTYPE(None, _VOIDP), lambda r, t: r.tensors.free(t or 0)),
-        "llvm_hpvm_initTensorRt": (ctypes.CFUNCTYPE(None, int_), lambda r, g: None),
-        "llvm_hpvm_cleanupTensorRt": (ctypes.CFUNCTYPE(None), lambda r: r.tensors.clear()),
-    }  # fmt: skip
-
-
-def host_text(text: str, node_functions: set[str]) -> str:
-    """The module with every node function's body replaced by ``unreachable`` (host code
-    only), each host call defined around its callback, and ``main`` wrapped by the escape
-    (``__hpvm_c.main``; see the module docstring)."""
-    _register()
-    module = Module.parse(text)
-    lines = list(module.lines)
-    for fn in sorted(module.functions.values(), key=lambda f: -f.start):
-        if fn.name in node_functions:
-            lines[fn.start : fn.end + 1] = [fn.define, "  unreachable", "}"]
-    stubs: list[str] = []
-    for k, line in enumerate(lines):
-        m = _DECLARE.match(line)
-        if m is not None and m.group(1) in _SIGNATURES:
-            params = [p.split()[0] for p in split_top(m.group(2) + ")")[0]]
-            stubs += _definition(m.group(1), params)
-            lines[k] = ""
-    main = module.functions.get("main")
-    if main is not None:
-        stubs += _escape([p.type for p in main.params])
-    return "\n".join(lines + stubs) + "\n"
-
-
-def _definition(name: str, declared: list[str]) -> list[str]:
-    """``name`` defined with the program's declared parameters (``...``: the rest read with
-    ``va_arg``), calling its callback, then jumping out of main if the callback failed."""
-    result, wanted = _SIGNATURES[name]
-    fixed = [t for t in declared if t != "..."]
-    head = ", ".join([f"{t} %a{k}" for k, t in enumerate(fixed)] + (["..."] if "..." in declared else []))
-    body = []
-    args = [f"{t} %a{k}" for k, t in enumerate(fixed)]
-    if "..." in declared:
-        body += ["  %ap = alloca [32 x i8], align 16", "  call void @llvm.va_start.p0(ptr %ap)"]
-        for k in range(len(fixed), len(wanted)):
-            body.append(f"  %a{k} = va_arg ptr %ap, {wanted[k]}")
-            args.append(f"{wanted[k]} %a{k}")
-        body.append("  call void @llvm.va_end.p0(ptr %ap)")
-    call = f'call {result} @"{_PY}{name}"({", ".join(args)})'
-    body.append(f"  {call}" if result == "void" else f"  %r = {call}")
-    body.append(f"  call void @{_ESCAPE}check()")
-    body.append("  ret void" if result == "void" else f"  ret {result} %r")
-    declare = f'declare {result} @"{_PY}{name}"({", ".join(wanted)})'
-    return [declare, f"define {result} @{name}({head}) {{", *body, "}"]
-
-
-def _escape(main_params: list[str]) -> list[str]:
-    """The jump buffer, the check after each host call, and ``main``'s wrapper (taking
-    ``argc, argv`` when ``main`` does; a third parameter, ``envp``, gets ``null``)."""
-    params = "i32 %argc, ptr %argv" if main_params else ""
-    actual = ["i32 %argc", "ptr %argv", *(f"{t} zeroinitializer" for t in main_params[2:])]
-    return [
-        f"@{_ESCAPE}jmp = internal global [64 x i64] zeroinitializer, align 16",
-        f"@{_ESCAPE}failed = external global i32",
-        "declare i32 @_setjmp(ptr) returns_twice",
-        "declare void @longjmp(ptr, i32) noreturn",
-        "declare void @llvm.va_start.p0(ptr)",
-        "declare void @llvm.va_end.p0(ptr)",
-        f"define internal void @{_ESCAPE}check() {{",
-        f"  %f = load volatile i32, ptr @{_ESCAPE}failed",
-        "  %c = icmp ne i32 %f, 0",
-        "  br i1 %c, label %out, label %ok",
-        "out:",
-        f"  call void @longjmp(ptr @{_ESCAPE}jmp, i32 1)",
-        "  unreachable",
-        "ok:",
-        "  ret void",
-        "}",
-        f"define i32 @{_ESCAPE}main({params}) {{",
-        f"  %j = call i32 @_setjmp(ptr @{_ESCAPE}jmp) returns_twice",
-        "  %jumped = icmp ne i32 %j, 0",
-        "  br i1 %jumped, label %failed, label %run",
-        "run:",
-        f"  %r = call i32 @main({', '.join(actual[: max(len(main_params), 0)]) if main_params else ''})",
-        "  ret i32 %r",
-        "failed:",
-        "  ret i32 -1",
-        "}",
-    ]
+        name: HostCall(_LLVM_TYPES[proto._restype_], tuple(_LLVM_TYPES[t] for t in proto._argtypes_))
+        for name, (proto, _) in CALLBACKS.items()
+    }
 
 
 class HostProgram:
-    """The JIT-compiled host code of one program (compiled on first run, then kept)."""
+    """The host code of one program: its module, built into a library on first run (then
+    kept, and cached across processes by ``hostlib.py``)."""
 
-    def __init__(self, text: str, file: str):
-        self.text = text
-        self.file = file
-        self._engine: Any = None
+    def __init__(self, text: str, node_functions: set[str], roots: list[str], cxx: bool, label: str):
+        module = host_module(text, node_functions, roots, host_calls(), cxx)
+        self.text = module.text
+        self.main_params = module.main_params
+        self.roots = roots
+        self.cxx = cxx
+        self.label = label
+        self._path: Any = None
+        self._lock = threading.Lock()
 
-    def engine(self) -> Any:
-        if self._engine is None:
-            import llvmlite.binding as llvm
-
-            llvm.initialize_native_target()
-            llvm.initialize_native_asmprinter()
-            _register()
-            try:
-                module = llvm.parse_assembly(self.text)
-                module.verify()
-            except RuntimeError as e:
-                raise HPVMCError(f"{self.file}: the host code does not verify as LLVM IR: {e}") from None
-            machine = llvm.Target.from_default_triple().create_target_machine(jit=True)
-            module.triple = llvm.get_process_triple()
-            engine = llvm.create_mcjit_compiler(module, machine)
-            try:
-                engine.finalize_object()
-            except RuntimeError as e:
-                raise HPVMCError(f"{self.file}: the host code cannot be linked here: {e}") from None
-            self._module = module
-            self._engine = engine
-        return self._engine
-
-    def address(self, name: str) -> int:
-        return int(self.engine().get_function_address(name))
+    def library(self) -> Any:
+        """The path of the built library."""
+        with self._lock:
+            if self._path is None or not self._path.is_file():  # (built, or pruned since)
+                self._path = build(self.text, self.cxx, self.label)
+            return self._path
 
     def run_main(
         self,
         argv: Sequence[str],
-        structs: dict[int, ArgStruct],
-        roots: dict[int, Any],
+        structs: dict[str, ArgStruct],
+        roots: dict[str, Any],
         target: str | None,
-        nargs: int,
+        program: str,
     ) -> int:
-        """Run ``main(argc, argv)`` (or ``main()``); its exit code."""
-        global _current
-        main = self.address(_ESCAPE + "main")
-        if not main:
-            raise HPVMCError(f"{self.file}: no main function; an HPVM-C program's host code starts at main")
-        words = [self.file, *argv]
-        c_argv = (ctypes.c_char_p * (len(words) + 1))(*[w.encode() for w in words], None)
-        proto = (
-            ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
-            if nargs
-            else ctypes.CFUNCTYPE(ctypes.c_int)
+        """Run ``main(argc, argv)`` (or ``main()``) in a fresh instance of the library; its
+        exit code. ``structs`` / ``roots``: each root's argument struct and hpvm root, by
+        symbol; ``program``: ``argv[0]``."""
+        if self.main_params is None:
+            raise HPVMCError(
+                f"{self.label}: no main function in the program; an HPVM-C program's host code "
+                "starts at main (give the file that defines it)"
+            )
+        lib = LoadedLibrary(self.library())
+        table = lib.address(ROOTS)
+        addresses = list((ctypes.c_uint64 * len(self.roots)).from_address(table)) if self.roots else []
+        run = HostRun(
+            {a: structs[n] for a, n in zip(addresses, self.roots)},
+            {a: roots[n] for a, n in zip(addresses, self.roots)},
+            target,
         )
-        fn = proto(main)
-        with _LOCK:
-            run = HostRun(structs, roots, target)
-            _current = run
-            result: list[int] = []
-            done = threading.Event()
+        run.flag = lib.variable(ctypes.c_int, FAILED)
+        callbacks = run.callbacks()
+        for name, cb in callbacks.items():
+            lib.variable(_VOIDP, PY + name).value = ctypes.cast(cb, _VOIDP).value
+        words = [program, *argv]
+        c_argv = (ctypes.c_char_p * (len(words) + 1))(*[w.encode() for w in words], None)
+        nargs = len(self.main_params)
+        proto = (
+            ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, _VOIDP) if nargs else ctypes.CFUNCTYPE(ctypes.c_int)
+        )
+        fn = proto(lib.address(MAIN))
+        result: list[int] = []
+        done = threading.Event()
 
-            def go() -> None:
-                run.main_thread = threading.get_ident()
-                _FAILED.value = 0
-                result.append(fn(len(words), ctypes.cast(c_argv, ctypes.c_void_p)) if nargs else fn())
-                done.set()
+        def go() -> None:
+            run.main_thread = threading.get_ident()
+            result.append(fn(len(words), ctypes.cast(c_argv, _VOIDP)) if nargs else fn())
+            done.set()
 
-            thread = threading.Thread(target=go, name=f"hpvm-c main of {self.file}", daemon=True)
-            thread.start()
-            while not done.wait(0.05):
-                if run.failed.is_set():
-                    thread.join(timeout=1.0)  # main's thread jumps out and ends at once
-                    break
-            _flush()
-            _current = None
-        if run.error is not None:
-            err = run.error
-            if isinstance(err, HPVMError):
-                raise type(err)(f"{self.file}: while main ran: {err}") if isinstance(err, HPVMCError) else err
-            raise HPVMCError(f"{self.file}: a host call failed: {type(err).__name__}: {err}") from err
+        thread = threading.Thread(target=go, name=f"hpvm-c main of {program}", daemon=True)
+        with reporting(self.label):  # a crash names its C function (crash_report.c)
+            try:
+                thread.start()
+                while not done.wait(0.05):
+                    if run.failed.is_set():
+                        thread.join(timeout=1.0)  # main's thread jumps out and ends at once
+                        break
+                else:
+                    thread.join()  # main returned: its thread ends now
+            finally:  # (also when the wait is interrupted: Ctrl-C)
+                _flush()
+                if thread.is_alive() or run.parked:
+                    _KEPT.append((lib, callbacks))  # its code is still on a thread's stack: never unloaded
+                else:
+                    lib.close()
+        self._finish(run)
         return int(result[0]) & 0xFF
+
+    def _finish(self, run: HostRun) -> None:
+        """The run's runtime cleaned up (as the end of a process would); the run's error raised."""
+        cleanup_error: BaseException | None = None
+        if run.host is not host():
+            try:
+                run.host.cleanup()
+            except HPVMError as e:
+                cleanup_error = e
+        err = run.error or cleanup_error
+        if err is None:
+            return
+        if isinstance(err, HPVMCError):  # (its precise class kept: CMemoryTrackingError...)
+            raise type(err)(f"{self.label}: while main ran: {err}")
+        if isinstance(err, HPVMError):
+            raise in_c_terms(err, self.label) from None
+        raise HPVMCError(f"{self.label}: a host call failed: {type(err).__name__}: {err}") from err
+
+
+#: The Python API's names in the runtime's messages → the HPVM-C calls a C program made.
+C_API = {
+    "hpvm.track_memory": "llvm_hpvm_track_mem",
+    "hpvm.untrack_memory": "llvm_hpvm_untrack_mem",
+    "hpvm.request_memory": "llvm_hpvm_request_mem",
+    "hpvm.launch": "__hpvm__launch",
+    "hpvm.wait": "__hpvm__wait",
+    "hpvm.push": "__hpvm__push",
+    "hpvm.pop": "__hpvm__pop",
+    "hpvm.init": "__hpvm__init",
+    "hpvm.cleanup": "__hpvm__cleanup",
+    "stream=True": "__hpvm__launch(1, ...)",
+}
+_PY_NAMES = re.compile("|".join(re.escape(k) for k in sorted(C_API, key=len, reverse=True)))
+
+
+def in_c_terms(err: HPVMError, label: str) -> HPVMError:
+    """The runtime's error, of the same class, as a C program should read it: its host calls'
+    C names (``llvm_hpvm_track_mem``, not ``hpvm.track_memory``) and the program's files."""
+    message = _PY_NAMES.sub(lambda m: C_API[m.group(0)], str(err))
+    try:
+        made = type(err)(f"{label}: while main ran: {message}")
+    except TypeError:  # an error class with other constructor arguments: keep it as it is
+        return err
+    made.__cause__ = err.__cause__
+    return made
 
 
 def _flush() -> None:
@@ -419,4 +388,4 @@ def _flush() -> None:
     ctypes.CDLL(None).fflush(None)
 
 
-__all__ = ["HostProgram", "HostRun", "host_text"]
+__all__ = ["CALLBACKS", "HostProgram", "HostRun", "host_callbacks", "host_calls", "tensor_callbacks"]

@@ -13,11 +13,12 @@ import re
 from dataclasses import dataclass, field
 
 _DEFINE = re.compile(r"^define\b[^@]*@(\"[^\"]*\"|[-\w.$]+)\(")
+_GLOBAL = re.compile(r"^@(\"[^\"]*\"|[-\w.$]+) = ")
 _CALL = re.compile(
     r"^(?P<indent>\s*)(?:(?P<result>%[-\w.$]+) = )?(?:(?:tail|musttail|notail) )?call "
     r"(?P<type>.*?)@(?P<callee>[-\w.$]+)\((?P<rest>.*)$"
 )
-_FUNC_REF = re.compile(r"@([-\w.$]+)")
+_FUNC_REF = re.compile(r"@(\"[^\"]*\"|[-\w.$]+)")
 _INT = re.compile(r"^-?\d+$")
 
 
@@ -112,20 +113,56 @@ class Function:
 
 
 @dataclass
+class Global:
+    """One global variable or alias (a line ``@name = ...``): its line and what it names."""
+
+    name: str
+    index: int
+    refs: set[str]
+
+
+def _refs(text: str) -> set[str]:
+    return {r.strip('"') for r in _FUNC_REF.findall(text)}
+
+
+@dataclass
 class Module:
-    """A module's lines and its defined functions, by name."""
+    """A module's lines, its defined functions and its globals, by name."""
 
     lines: list[str]
     functions: dict[str, Function]
+    globals: dict[str, Global] = field(default_factory=dict)
+
+    def closure(self, roots: set[str] | list[str]) -> set[str]:
+        """The functions and globals ``roots`` reach: what they call or name, and what the
+        globals they name name in turn (a vtable's functions, a table's strings)."""
+        seen: set[str] = set()
+        todo = list(roots)
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            if name in self.functions:
+                seen.add(name)
+                todo.extend(self.functions[name].refs)
+            elif name in self.globals:
+                seen.add(name)
+                todo.extend(self.globals[name].refs)
+        return seen
 
     @staticmethod
     def parse(text: str) -> Module:
         lines = text.splitlines()
         functions: dict[str, Function] = {}
+        globals_: dict[str, Global] = {}
         k = 0
         while k < len(lines):
             m = _DEFINE.match(lines[k])
             if m is None:
+                g = _GLOBAL.match(lines[k])
+                if g is not None:
+                    name = g.group(1).strip('"')
+                    globals_[name] = Global(name, k, _refs(lines[k][g.end() :]))
                 k += 1
                 continue
             name = m.group(1).strip('"')
@@ -135,10 +172,10 @@ class Module:
             head = lines[k]
             params, _ = split_top(head[m.end() :])
             body = lines[k + 1 : end]
-            refs = {r for line in body for r in _FUNC_REF.findall(line)}
+            refs = _refs(head[m.end() :]) | {r for line in body for r in _refs(line)}
             functions[name] = Function(name, head, [Value.parse(p) for p in params], body, k, end, refs)
             k = end + 1
-        return Module(lines, functions)
+        return Module(lines, functions, globals_)
 
 
-__all__ = ["Call", "Function", "Module", "Value", "split_top"]
+__all__ = ["Call", "Function", "Global", "Module", "Value", "split_top"]

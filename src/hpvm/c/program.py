@@ -1,40 +1,45 @@
-"""``compile(path)`` → ``CProgram``: an HPVM-C program, its graphs and its host code.
+"""``compile(sources)`` → ``CProgram``: an HPVM-C program, its graphs and its host code.
 
-The pipeline: clang (``clang.py``) → GenHPVM's rewrite (``genhpvm.py``) → hpvm's LLVM
-importer (``hpvm.llvm.from_hpvm_ir``, HPVM's BuildDFG) per root; ``run`` JIT-compiles the
-host code (``hostjit.py``) and runs ``main``, whose launches run the graphs on hpvm's back
-ends.
+The pipeline: clang on each source, the modules linked (``sources.py``) → GenHPVM's
+rewrite (``genhpvm.py``) → hpvm's LLVM importer (``hpvm.llvm.from_hpvm_ir``, HPVM's
+BuildDFG) per root; ``run`` builds the host code into a shared library (``hostjit.py``,
+``hostlib.py``) and runs ``main``, whose launches run the graphs on hpvm's back ends.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from ..ir.graph import InternalFunction, LeafFunction, NodeFunction
 from ..llvm import LLVMImportError, from_hpvm_ir
-from . import clang
+from . import sources as sources_
 from .argstruct import ArgStruct
 from .debuginfo import DebugInfo
 from .errors import HPVMCError
 from .genhpvm import Rewritten, rewrite
-from .hostjit import HostProgram, host_text
+from .hostjit import HostProgram
 from .targets import choose_target
 from .tensorports import type_tensor_ports
 
 
 class CProgram:
     """A compiled HPVM-C program. ``roots``: the root node function of each graph its host
-    code launches, in launch order (hpvm's graph, printable and runnable like any other)."""
+    code launches, in launch order (hpvm's graph, printable and runnable like any other);
+    ``sources``: its files (``path``: the first, ``argv[0]`` of ``main``)."""
 
-    def __init__(self, path: Path, text: str, rewritten: Rewritten, roots: list[InternalFunction]):
-        self.path = path
-        self.llvm_text = text
+    def __init__(self, linked: sources_.Linked, rewritten: Rewritten, roots: list[InternalFunction]):
+        self.sources = linked.sources
+        self.path = linked.sources[0]
+        self.label = linked.label  # how messages name it: its file, or its files
+        self.llvm_text = linked.text
         self.rewritten = rewritten
         self.roots = roots
-        self._host = HostProgram(host_text(text, rewritten.node_functions), str(path))
+        self._host = HostProgram(
+            linked.text, rewritten.node_functions, rewritten.roots, linked.cxx, linked.label
+        )
 
     def hints(self) -> list[tuple[str, str]]:
         """(node function, hint) of every hinted node function that is not a CPU one."""
@@ -60,91 +65,163 @@ class CProgram:
         run on ``target``: ``None`` is cpu for LLVM leaves (GPU and tensor hints fall back
         to it, with a note on stderr) and ``tensor`` for graphs of tensor leaves (``interp``
         without PyTorch); ``"interp"`` runs every leaf instance by instance."""
-        target = choose_target(self.path, self.roots, self.hints(), target)
-        structs: dict[int, ArgStruct] = {}
-        roots: dict[int, Any] = {}
+        target = choose_target(self.label, self.roots, self.hints(), target)
+        structs: dict[str, ArgStruct] = {}
+        roots: dict[str, Any] = {}
         for name, root in zip(self.rewritten.roots, self.roots):
-            address = self._host.address(name)
             sig = self.rewritten.signatures[name]
-            structs[address] = ArgStruct(self.rewritten.c_names.get(name, name), sig.params, sig.outputs,
-                                         [p.type for p in root.params], list(root.out_types))  # fmt: skip
-            roots[address] = root
-        module = self._host
-        nargs = _main_arity(self.llvm_text)
-        return module.run_main(list(argv), structs, roots, target, nargs)
-
-
-def _main_arity(text: str) -> int:
-    m = re.search(r"^define\b[^@\n]*@main\(([^)]*)\)", text, re.M)
-    return 0 if m is None or not m.group(1).strip() else 2
+            structs[name] = ArgStruct(self.rewritten.c_names.get(name, name), sig.params, sig.outputs,
+                                      [p.type for p in root.params], list(root.out_types),
+                                      [p.name for p in root.params])  # fmt: skip
+            roots[name] = root
+        return self._host.run_main(list(argv), structs, roots, target, str(self.path))
 
 
 def compile(
-    path: str | Path,
+    sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     defines: Sequence[str] = (),
     include_dirs: Sequence[str] = (),
     flags: Sequence[str] = (),
 ) -> CProgram:
-    """Compile an HPVM-C program (C, or C++ by its suffix) into a ``CProgram``;
-    ``HPVMCError`` (with ``file:line``) if clang rejects it or it misuses HPVM-C."""
-    path = Path(path)
-    text = clang.to_llvm(path, defines, include_dirs, flags)
-    rewritten = rewrite(text, str(path))
+    """Compile an HPVM-C program — one source path or a list of them (C ``.c``; C++ ``.cc``,
+    ``.cpp``, ``.cxx``; LLVM text ``.ll``, LLVM 9 text included), each compiled on its own
+    and linked — into a ``CProgram``; ``HPVMCError`` (with ``file:line``) if clang rejects
+    a file, two files define one symbol, or the program misuses HPVM-C."""
+    linked = sources_.load(sources_.paths(sources), defines, include_dirs, flags)
+    text = linked.text
     debug = DebugInfo(text)
+    rewritten = rewrite(text, linked.label, linked.origins, debug)
     roots: list[InternalFunction] = []
     for name in rewritten.roots:
+        where = _Where(debug, linked, rewritten.node_texts[name], name)
         try:
-            root = from_hpvm_ir(rewritten.node_texts[name], file=str(path))
+            root = from_hpvm_ir(rewritten.node_texts[name], file=where.file, root=name)
         except LLVMImportError as e:
-            raise _located(e, debug, path, rewritten.node_texts[name]) from None
-        _relocate(root, debug, rewritten.node_texts[name], path, rewritten.c_names)
-        type_tensor_ports(root, _locator(debug, path, rewritten.node_texts[name]))
+            raise where.located(e) from None
+        _relocate(root, where, rewritten.c_names)
+        type_tensor_ports(root, where.locator)
         roots.append(root)
-    return CProgram(path, text, rewritten, roots)
+    return CProgram(linked, rewritten, roots)
 
 
-def _locator(debug: DebugInfo, path: Path, text: str) -> Callable[[str, str, str | None], str]:
-    """``file:line`` of the first ``llvm.hpvm.<call>`` on a node (see ``tensorports.Locate``)."""
+class _Where:
+    """Locations in one root's node text: the source file and line of an instruction or a
+    function (from the debug metadata; else the file defining the function)."""
 
-    def locate(call: str, node: str, other: str | None) -> str:
+    def __init__(self, debug: DebugInfo, linked: sources_.Linked, text: str, root: str):
+        self.debug = debug
+        self.linked = linked
+        self.text = text
+        self.lines = text.splitlines()
+        self.defines = {
+            ln.split("@", 1)[1].split("(", 1)[0].strip('"'): ln
+            for ln in self.lines
+            if ln.startswith("define")
+        }
+        #: the file name the importer gives its locations (lines of ``text``: ``text_line``)
+        self.file = self.function_file(root)
+
+    def source_line(self, k: int) -> tuple[str, int] | None:
+        """The source file and line of line ``k`` of the node text (an instruction, such as a
+        node's ``createNode`` call, or a function's ``define``), if the metadata says."""
+        if not 0 < k <= len(self.lines):
+            return None
+        at = self.lines[k - 1]
+        if at.startswith("define"):
+            return self.definition(at.split("@", 1)[1].split("(", 1)[0].strip('"'))
+        found = self.debug.where(at)
+        if found is None:
+            return None
+        file, _, line = found.rpartition(":")
+        return file, int(line)
+
+    def text_line(self, k: int) -> str | None:
+        """``file:line`` in the sources of line ``k`` of the node text, for a message (naming
+        the ``.ll`` it was read from: ``sources.placed``), if the metadata says."""
+        if not 0 < k <= len(self.lines):
+            return None
+        at = self.lines[k - 1]
+        if at.startswith("define"):
+            return self.function(at.split("@", 1)[1].split("(", 1)[0].strip('"'))
+        symbol = next(
+            (
+                ln.split("@", 1)[1].split("(", 1)[0].strip('"')
+                for ln in reversed(self.lines[:k])
+                if ln.startswith("define")
+            ),
+            "",
+        )
+        found = self.debug.where(at)
+        return sources_.placed(found, self.linked.origins.get(symbol)) if found else None
+
+    def c_lines(self, message: str) -> tuple[str, list[str]]:
+        """``message`` with each ``file:N`` the importer wrote (a line of the node text) as
+        the source place it came from (the file alone when there is none); those places."""
+        found: list[str] = []
+
+        def place(m: re.Match[str]) -> str:
+            at = self.text_line(int(m.group(1)))
+            if at is None:
+                return self.file
+            found.append(at)
+            return at
+
+        return re.sub(re.escape(self.file) + r":(\d+)", place, message), found
+
+    def function_file(self, symbol: str) -> str:
+        found = self.debug.function_file(self.defines.get(symbol, ""))
+        return found or self.linked.origins.get(symbol, self.linked.label)
+
+    def definition(self, symbol: str) -> tuple[str, int] | None:
+        """The file and line of the definition of ``symbol``, if the metadata says."""
+        define = self.defines.get(symbol, "")
+        file, line = self.debug.function_file(define), self.debug.function_line(define)
+        return (file, line) if file and line else None
+
+    def function(self, symbol: str) -> str | None:
+        """``file:line`` of the definition of ``symbol`` for a message, if the metadata says."""
+        found = self.definition(symbol)
+        return sources_.placed(f"{found[0]}:{found[1]}", self.linked.origins.get(symbol)) if found else None
+
+    def instruction(self, matches: Callable[[str], bool]) -> str | None:
+        """``file:line`` of the first instruction ``matches`` accepts, if the metadata says."""
+        symbol = None
+        for line in self.text.splitlines():
+            if line.startswith("define"):
+                symbol = line.split("@", 1)[1].split("(", 1)[0].strip('"')
+            elif matches(line):
+                found = self.debug.where(line)
+                return sources_.placed(found, self.linked.origins.get(symbol or "")) if found else None
+        return None
+
+    def locator(self, call: str, node: str, other: str | None) -> str:
+        """``file:line`` of the first ``llvm.hpvm.<call>`` on a node (see ``tensorports.Locate``)."""
         head = f"@llvm.hpvm.{call}(ptr %{node}" + (f", ptr %{other}" if other else "")
-        found = next((ln for ln in text.splitlines() if head in ln), None)
-        line = debug.line_of(found) if found else None
-        return f"{path}:{line}" if line else str(path)
+        return self.instruction(lambda line: head in line) or self.linked.label
 
-    return locate
-
-
-def _located(e: LLVMImportError, debug: DebugInfo, path: Path, text: str) -> HPVMCError:
-    """The importer's error at the C line of the instruction it quotes (or of the function)."""
-    message = str(e)
-    line = None
-    quoted = re.search(r": '(.+?)(?:, !dbg !\d+.*?)?'", message)
-    if quoted:  # (llvmlite renumbers metadata: find the instruction in our text for its !dbg)
-        head = quoted.group(1).split(", !")[0].strip()
-        found = next((ln for ln in text.splitlines() if ln.strip().startswith(head)), None)
-        line = debug.line_of(found) if found else None
-    if line is None:
-        m = re.search(r"@([-\w.$]+)", message)
-        if m:
-            define = next(
-                (ln for ln in text.splitlines() if ln.startswith("define") and f"@{m.group(1)}(" in ln), ""
-            )
-            line = debug.function_line(define)
-    where = f"{path}:{line}" if line else str(path)
-    return HPVMCError(f"{where}: {message}")
+    def located(self, e: LLVMImportError) -> HPVMCError:
+        """The importer's error at the C line of the instruction it quotes (or of the function,
+        or of the first node or function it names by a line of the node text)."""
+        message, named = self.c_lines(str(e))
+        where = None
+        quoted = re.search(r": '(.+?)(?:, !dbg !\d+.*?)?'", message)
+        if quoted:  # (llvmlite renumbers metadata: find the instruction in our text for its !dbg)
+            head = quoted.group(1).split(", !")[0].strip()
+            where = self.instruction(lambda line: line.strip().startswith(head))
+        if where is None and named:
+            where = named[0]
+        if where is None:
+            m = re.search(r"@([-\w.$]+)", message)
+            if m:
+                where = self.function(m.group(1)) or self.linked.origins.get(m.group(1))
+        return HPVMCError(f"{where or self.linked.label}: {message}")
 
 
-def _relocate(
-    root: InternalFunction, debug: DebugInfo, text: str, path: Path, c_names: dict[str, str]
-) -> None:
+def _relocate(root: InternalFunction, where: _Where, c_names: dict[str, str]) -> None:
     """Node functions located at their C definition (not the line of the LLVM text);
     ``c_names``: symbol → C (C++) name, to find a mangled internal function's symbol."""
     from ..errors import SourceLocation
 
-    defines = {
-        ln.split("@", 1)[1].split("(", 1)[0]: ln for ln in text.splitlines() if ln.startswith("define")
-    }
     symbols = {name: symbol for symbol, name in c_names.items()}
     seen: set[int] = set()
 
@@ -155,12 +232,17 @@ def _relocate(
         body = getattr(f, "body", None)
         symbol = getattr(body, "function", None) if isinstance(f, LeafFunction) else None
         for sym in (symbol, symbols.get(f.name), f.name):
-            line = debug.function_line(defines.get(sym or "", ""))
-            if line:
-                f.location = SourceLocation(str(path), line)
+            found = where.definition(sym or "")
+            if found:
+                f.location = SourceLocation(*found)
                 break
         if isinstance(f, InternalFunction):
-            for n in f.graph.nodes:
+            graph = f.graph
+            for item in [*graph.nodes, *graph.edges, *graph.in_binds, *graph.out_binds]:
+                found = where.source_line(item.location.line) if item.location.file == where.file else None
+                if found:  # its createNode / edge / bind call, at its C line
+                    item.location = SourceLocation(*found)
+            for n in graph.nodes:
                 visit(n.function)
 
     visit(root)

@@ -48,7 +48,7 @@ def has_torch() -> bool:
 
 
 def choose_target(
-    path: Path, roots: list[InternalFunction], hints: list[tuple[str, str]], target: str | None
+    path: Path | str, roots: list[InternalFunction], hints: list[tuple[str, str]], target: str | None
 ) -> str | None:
     """The ``target=`` of every launch: ``target`` checked, or chosen when ``None``."""
     found = leaves(roots)

@@ -168,13 +168,26 @@ class _Typer:
             local.append(TENSOR if op in _FOUR_D else MATRIX if op == "mul" else x)
         for k, operand in enumerate(body.returns):
             if operand.kind == "local":
+                _check_sized(fn, fn.outputs[k], f"output {k}", str(fn.location))
                 fn.outputs[k] = local[operand.value]
             elif operand.kind == "param" and is_tensor(fn.params[operand.value].type):
                 fn.outputs[k] = fn.params[operand.value].type
 
 
+def _check_sized(fn: NodeFunction, t: PortType, what: str, where: str) -> None:
+    """A tensor travels as a ``(void *, size_t)`` pair that is one port: a pointer that the
+    program connects apart from its size (a ``u8[*]`` port) cannot carry one."""
+    if isinstance(t, ArrayType) and not t.sized:
+        raise HPVMCError(
+            f"{where}: {fn.name}'s {what} is a tensor whose pointer a bind or edge connects apart "
+            "from its size (or that has no size after it); pass a tensor's (void *t, size_t bytes) "
+            "pair together, each bind or edge of the pointer beside one of its size"
+        )
+
+
 def _retype(fn: NodeFunction, index: int, want: PortType, where: str) -> None:
     p = fn.params[index]
+    _check_sized(fn, p.type, f"parameter {p.name}", where)
     if is_tensor(p.type) and p.type != want:
         raise HPVMCError(
             f"{where}: {fn.name}'s parameter {p.name} is used both as {_name(p.type)} and as "

@@ -161,6 +161,12 @@ class HBIRProgram:
 
         draw(self.check(), path)
 
+    def _repr_svg_(self) -> str | None:
+        """The tile map in a notebook (``hpvm hbir show``'s)."""
+        from ..ir.pictures import svg_text
+
+        return svg_text(self.draw, f"HBIR program {self.filename}")
+
 
 def _global_dtype(model: Model, name: str) -> np.dtype:
     from .model import DTYPES

@@ -19,12 +19,16 @@ bodies is the whole program. The verifier and the leaf analyses work on every ki
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import SourceLocation
 from .types import ArrayType, NodeHandleType, PortType
+
+if TYPE_CHECKING:
+    from .moduletext import ModuleText
 
 PYTHON = "python"
 TENSOR = "tensor"
@@ -38,11 +42,16 @@ PYTHON_KINDS = frozenset({PYTHON, GENERATED})
 @dataclass(frozen=True)
 class PythonBody:
     """A Python function (the Numba subset). ``source`` is its ``def`` (dedented, without
-    decorators) when known; ``line`` the file line that ``def`` is on."""
+    decorators) when known; ``line`` the file line that ``def`` is on.
 
-    pyfunc: Callable[..., Any]
+    ``module``: the module text the body was read from (a program file), whose last ``def``
+    it is. Until something needs to run the leaf, that text has not run and ``pyfunc`` is
+    ``None``; ``LeafFunction.pyfunc`` runs it (``ir/moduletext.py``)."""
+
+    pyfunc: Callable[..., Any] | None
     source: str | None = None
     line: int = 0
+    module: ModuleText | None = field(default=None, compare=False, repr=False)
 
     kind = PYTHON
 
@@ -114,12 +123,61 @@ def llvm_abi_types(ptype: PortType) -> list[str]:
     """The LLVM arguments (or struct fields) one port takes in LLVM form: a scalar by
     value, a node handle as ``ptr``, an array as seed 000's ``(ptr, i64 bytes)`` pair, with
     one ``i64`` extent per dimension after it when its rank is 2 or more (a leaf cannot
-    index a 2-D array without its shape)."""
+    index a 2-D array without its shape); a pointer-only array (``u8[*]``) as its ``ptr``
+    alone (HPVM's pointer, whose size, if any, is a port of its own)."""
+    if isinstance(ptype, ArrayType) and not ptype.sized:
+        return ["ptr"]
     if isinstance(ptype, ArrayType):
         return ["ptr", "i64"] + (["i64"] * ptype.rank if ptype.rank > 1 else [])
     if isinstance(ptype, NodeHandleType):
         return ["ptr"]
     return [LLVM_SCALARS[ptype.name]]
+
+
+_PLAIN_NAME = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
+
+
+def llvm_name(name: str) -> str:
+    """An LLVM identifier's name as LLVM text writes it after its sigil: bare when it may be,
+    else quoted, as LLVM's printer escapes it: ``\\`` as ``\\\\``, and every other byte of
+    its UTF-8 that is not printable ASCII, or is ``"``, as ``\\XX`` (``"a b"``,
+    ``"gr\\C3\\B6\\C3\\9Fe"``). ``ir.llvm_text.name_of`` reads it back."""
+    if _PLAIN_NAME.match(name):
+        return name
+    escaped = "".join(
+        "\\\\" if b == 0x5C else chr(b) if 0x20 <= b < 0x7F and b != 0x22 else f"\\{b:02X}"
+        for b in name.encode()
+    )
+    return f'"{escaped}"'
+
+
+@dataclass(frozen=True)
+class LLVMStruct:
+    """The struct type a node function returns (seed 000: one field per output), however
+    its module spells it: ``spelled`` is ``{ float }``, ``<{ ptr, i64 }>`` (packed) or
+    ``%struct.out.f`` (named, as HPVM's GenHPVM names them); ``fields`` its field types."""
+
+    spelled: str
+    fields: tuple[str, ...]
+    packed: bool = False
+
+    @property
+    def literal(self) -> str:
+        """The same struct spelled as a literal type (``<{ ptr, i64 }>``, ``{}``)."""
+        inner = "{ " + ", ".join(self.fields) + " }" if self.fields else "{}"
+        return f"<{inner}>" if self.packed else inner
+
+
+def llvm_struct_return(fn: Any) -> LLVMStruct | None:
+    """The struct an llvmlite function ``fn`` returns, literal, packed or named alike, or
+    ``None`` when it returns something else (``void``, a scalar)."""
+    ret = fn.global_value_type.get_function_return()
+    if not ret.is_struct:
+        return None
+    fields = tuple(str(e) if not e.is_struct or e.is_literal_struct else f"%{llvm_name(e.name)}"
+                   for e in ret.elements)  # fmt: skip
+    spelled = str(ret) if ret.is_literal_struct else f"%{llvm_name(ret.name)}"
+    return LLVMStruct(spelled, fields, ret.is_packed_struct)
 
 
 #: The function an exported leaf calls when its body raised (docs/llvm.md, the ABI of
@@ -140,15 +198,18 @@ class GeneratedBody:
     which receives the instance context (``ir/instance_context.py``) — what a leaf cloned
     with its context (seed 001's step 1, ``passes/clone_leaves.py``) reads instead of calling
     the query intrinsics. ``cloned_from``: that leaf, while the program is in memory (what
-    back ends compile in its module's namespace and quote in messages).
+    back ends compile in its module's namespace and quote in messages). ``module``: the
+    compiled text, run when the leaf must run (``pyfunc`` is ``None`` until then), as for
+    ``PythonBody``.
     """
 
-    pyfunc: Callable[..., Any]
+    pyfunc: Callable[..., Any] | None
     source: str
     origin: str
     lines: tuple[int, ...] = field(default=())
     context: str | None = None
     cloned_from: Any = field(default=None, compare=False, repr=False)
+    module: ModuleText | None = field(default=None, compare=False, repr=False)
 
     kind = GENERATED
 
@@ -181,6 +242,7 @@ __all__ = [
     "LEAF_ERROR",
     "LEAF_ERROR_DECLARATION",
     "LLVMBody",
+    "LLVMStruct",
     "LLVM_SCALARS",
     "LeafBody",
     "OpCall",
@@ -189,4 +251,6 @@ __all__ = [
     "TensorBody",
     "const_text",
     "llvm_abi_types",
+    "llvm_name",
+    "llvm_struct_return",
 ]

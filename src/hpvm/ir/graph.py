@@ -12,14 +12,17 @@ import inspect
 import textwrap
 import typing
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
-from ..errors import UNKNOWN_LOCATION, CompileError, SourceLocation, TypeAnnotationError
+from ..errors import UNKNOWN_LOCATION, CompileError, HPVMError, SourceLocation, TypeAnnotationError
 from .bodies import GeneratedBody, LeafBody, PythonBody, TensorBody
 from .expr import Expr
 from .layouts import Layout
 from .types import ArrayType, PortType, port_type
+
+if TYPE_CHECKING:
+    from .moduletext import ModuleText
 
 ONE_TO_ONE = 0
 ALL_TO_ALL = 1
@@ -80,6 +83,12 @@ class NodeFunction:
                 return i
         return None
 
+    def _repr_svg_(self) -> str | None:
+        """The program's picture in a notebook (``hpvm show``'s; ``ir/pictures.py``)."""
+        from .pictures import program_svg
+
+        return program_svg(self)
+
     def array_params(self) -> list[Param]:
         return [p for p in self.params if isinstance(p.type, ArrayType)]
 
@@ -134,14 +143,41 @@ class LeafFunction(NodeFunction):
 
     @property
     def pyfunc(self) -> Callable[..., Any]:
-        """A Python callable computing the body (the interpreter runs it)."""
+        """A Python callable computing the body (the interpreter runs it). A body read from
+        a program file runs its module text here, the first time (``ir/moduletext.py``)."""
         body = self.body
         if isinstance(body, (PythonBody, GeneratedBody)):
+            if body.pyfunc is None:
+                assert body.module is not None
+                func = body.module.function()
+                self.body = replace(body, pyfunc=func)
+                self._forget_facts()  # facts found before it ran used its static names only
+                return func
             return body.pyfunc
         made = self.__dict__.get("_pyfunc")
         if made is None:
             made = self.__dict__["_pyfunc"] = self._make_pyfunc()
         return made
+
+    @property
+    def pending_code(self) -> ModuleText | None:
+        """The module text of a body read from a program file while it has not run (``None``
+        once it has, and for every other body): what only looking at the leaf leaves alone."""
+        body = self.body
+        if isinstance(body, (PythonBody, GeneratedBody)) and body.pyfunc is None:
+            return body.module
+        return None
+
+    def materialize(self) -> None:
+        """Run the body's module text if it has not run (``pyfunc`` does it when first used)."""
+        if self.pending_code is not None:
+            _ = self.pyfunc
+
+    def _forget_facts(self) -> None:
+        """Drop what the analyses cached about the body (``leafinfo``, ``helpercalls``,
+        ``tensorops``): they are found again from the new source or namespace."""
+        for key in ("_leaf_info", "_helper_intrinsics", "_tensor_leaf"):
+            self.__dict__.pop(key, None)
 
     def _make_pyfunc(self) -> Callable[..., Any]:
         body = self.body
@@ -186,11 +222,13 @@ class LeafFunction(NodeFunction):
         return 1
 
     def set_source(self, source: str, line: int) -> None:
-        """Record where the leaf's Python source lives (the loader uses this for saved programs)."""
-        self.body = PythonBody(self.pyfunc, source, line)
-        self.__dict__.pop("_leaf_info", None)  # facts about the old source are stale
-        self.__dict__.pop("_helper_intrinsics", None)
-        self.__dict__.pop("_tensor_leaf", None)
+        """Record where the leaf's Python source lives (its ``def`` and the line it is on)."""
+        body = self.body
+        if isinstance(body, PythonBody):
+            self.body = replace(body, source=source, line=line)
+        else:
+            self.body = PythonBody(self.pyfunc, source, line)
+        self._forget_facts()  # facts about the old source are stale
 
     def where(self, line: int) -> SourceLocation:
         """The place a line of ``source`` stands for: the leaf's file for Python and tensor
@@ -200,6 +238,9 @@ class LeafFunction(NodeFunction):
     @property
     def code_file(self) -> str:
         """The file name the leaf's running code carries (what tracebacks show)."""
+        pending = self.pending_code
+        if pending is not None:
+            return pending.file
         code = getattr(self.pyfunc, "__code__", None)
         return code.co_filename if code is not None else self.location.file
 
@@ -419,6 +460,30 @@ def functions(root: NodeFunction) -> Iterator[NodeFunction]:
 
     visit(root)
     return iter(order)
+
+
+def materialize(root: NodeFunction) -> None:
+    """Run the module text of every leaf of ``root``'s program that has not run yet.
+
+    Loading a program file runs none of its code (``ir/moduletext.py``); ``launch`` calls
+    this before it verifies the program, so that the checks that need a leaf's real
+    namespace run then. A graph that cannot be built is left to the verifier to report.
+    """
+    seen: set[int] = set()
+    todo: list[NodeFunction] = [root]
+    while todo:
+        fn = todo.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        if isinstance(fn, LeafFunction):
+            fn.materialize()
+        elif isinstance(fn, InternalFunction):
+            try:
+                nodes = fn.graph.nodes
+            except HPVMError:
+                continue
+            todo.extend(reversed([n.function for n in nodes]))  # (in the order of the graph)
 
 
 # ---------------------------------------------------------------------------------------

@@ -12,21 +12,26 @@ intrinsic or builder call found in one, with the chain of calls that reaches it.
 What it follows: calls ``f(...)`` and ``module.f(...)`` of plain functions, and of the
 functions inside decorated ones (``@numba.njit`` helpers: ``py_func``, or ``__wrapped__``),
 whose source can be read and which are the user's (not hpvm's, the standard library's or
-an installed package's). A function reached another way (stored in a container, passed as
-an argument) is not seen; the interpreter still reports a barrier called from one.
+an installed package's) — and, in a leaf read from a program file whose code has not run,
+the ``def`` statements of its own module text (``StaticDef``: their syntax trees; names
+are resolved as ``leafinfo.visible_names`` says). A function reached another way (stored
+in a container, passed as an argument) is not seen; the interpreter still reports a
+barrier called from one.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import textwrap
 import types
 from dataclasses import dataclass
 from typing import Any
 
 from .graph import LeafFunction, function_source
-from .leafinfo import intrinsic_name, leaf_namespace, parse_leaf
+from .leafinfo import intrinsic_name, parse_leaf, visible_names
+from .moduletext import StaticDef
 from .pysource import is_library
 
 MAX_DEPTH = 16  # helpers calling helpers: deeper chains are not followed
@@ -55,10 +60,10 @@ class HelperIntrinsic:
 def helper_intrinsics(leaf: LeafFunction) -> list[HelperIntrinsic]:
     """Every intrinsic called in a helper function ``leaf`` reaches.
 
-    Cached on the leaf (``set_source`` clears it) once every name the leaf and its helpers
-    call is defined: ``@hpvm.leaf`` verifies the leaf when its ``def`` runs, and a helper
-    defined further down the module is found when the program is verified again (at
-    ``launch``, by ``hpvm.verify``).
+    Cached on the leaf (``set_source`` and running its text clear it) once every name the
+    leaf and its helpers call is defined: ``@hpvm.leaf`` verifies the leaf when its ``def``
+    runs, and a helper defined further down the module is found when the program is
+    verified again (at ``launch``, by ``hpvm.verify``).
     """
     found = leaf.__dict__.get("_helper_intrinsics")
     if found is None:
@@ -74,12 +79,14 @@ def _find(leaf: LeafFunction) -> tuple[list[HelperIntrinsic], bool]:
     if tree is None:
         return [], True
     try:
-        env = leaf_namespace(leaf)
+        env = visible_names(leaf)
     except Exception:  # a body without a callable (never for Python bodies)
         return [], True
     found: list[HelperIntrinsic] = []
     complete = True
-    seen: set[int] = {id(getattr(leaf.pyfunc, "__code__", None))}
+    pending = leaf.pending_code
+    own = env.get(pending.name) if pending is not None else leaf.pyfunc
+    seen: set[Any] = {_key(own)} if isinstance(own, (types.FunctionType, StaticDef)) else set()
     where = leaf.where
 
     def visit(tree: ast.AST, env: dict[str, Any], chain: tuple[Step, ...], locate: Any) -> None:
@@ -92,9 +99,9 @@ def _find(leaf: LeafFunction) -> tuple[list[HelperIntrinsic], bool]:
             if intrinsic_name(call, env) is not None:
                 continue  # the leaf's own intrinsics are legal; a helper's were recorded below
             func = _helper(call.func, env)
-            if func is None or id(func.__code__) in seen or len(chain) >= MAX_DEPTH:
+            if func is None or _key(func) in seen or len(chain) >= MAX_DEPTH:
                 continue
-            seen.add(id(func.__code__))
+            seen.add(_key(func))
             parsed = _parse(func)
             if parsed is None:
                 continue
@@ -152,10 +159,20 @@ def _name(expr: ast.expr) -> str:
     return ast.unparse(expr)
 
 
-def _helper(expr: ast.expr, env: dict[str, Any]) -> types.FunctionType | None:
+Helper = types.FunctionType | StaticDef
+
+
+def _key(func: Helper) -> Any:
+    """What tells helpers apart (a function's code; a def's place in its module text)."""
+    return (func.file, func.tree.lineno) if isinstance(func, StaticDef) else id(func.__code__)
+
+
+def _helper(expr: ast.expr, env: dict[str, Any]) -> Helper | None:
     """The user's Python function a call refers to (``f`` or ``module.f``), or None."""
     if isinstance(expr, ast.Name):
         value = env.get(expr.id)
+        if isinstance(value, StaticDef):
+            return value
     elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
         module = env.get(expr.value.id)
         if not isinstance(module, types.ModuleType):
@@ -173,8 +190,13 @@ def _helper(expr: ast.expr, env: dict[str, Any]) -> types.FunctionType | None:
     return func
 
 
-def _parse(func: types.FunctionType) -> tuple[ast.FunctionDef, str] | None:
-    """The function's ``def`` with the line numbers of its file, and the file."""
+def _parse(func: Helper) -> tuple[ast.FunctionDef, str] | None:
+    """The function's ``def`` with the line numbers of its file (without its decorators),
+    and the file."""
+    if isinstance(func, StaticDef):
+        tree = copy.copy(func.tree)  # (shallow: the module's tree is shared)
+        tree.decorator_list = []
+        return tree, func.file
     try:
         source, line = function_source(func)
         tree = ast.parse(textwrap.dedent(source))
@@ -187,8 +209,11 @@ def _parse(func: types.FunctionType) -> tuple[ast.FunctionDef, str] | None:
     return body, func.__code__.co_filename
 
 
-def _namespace(func: types.FunctionType) -> dict[str, Any]:
-    """The names a helper's code sees: its module's globals and its closure's values."""
+def _namespace(func: Helper) -> dict[str, Any]:
+    """The names a helper's code sees: its module's globals and its closure's values (a
+    ``def`` of a module text that has not run: what that text binds statically)."""
+    if isinstance(func, StaticDef):
+        return func.module.static_names()
     namespace = dict(func.__globals__)
     for name, cell in zip(func.__code__.co_freevars, func.__closure__ or ()):
         try:

@@ -5,10 +5,19 @@ a callable model, and HBIR and HPVM-C programs have ``run`` — but front ends s
 runtime and may not import it. So this module declares the part of the host API they need
 (``Host``), and the runtime provides its implementation when it is imported (``import
 hpvm`` always imports it): the front ends depend on this interface only.
+
+A program that behaves as a process of its own (an HPVM-C ``main``, which calls
+``__hpvm__cleanup`` when it is done) must not share the process's runtime with another one
+running at the same time: ``new_host()`` makes a fresh runtime for it (the runtime provides
+the factory), and ``using_host(h)`` makes ``host()`` answer ``h`` on the calling thread while
+that program's code runs, so code that calls ``host()`` needs no handle passed down.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 from ..errors import RuntimeStateError
@@ -37,16 +46,49 @@ class Host(Protocol):
 
 
 _host: Host | None = None
+_factory: Callable[[], Host] | None = None
+_local = threading.local()  # .host: the host of the program running on this thread
 
 
-def provide_host(implementation: Host) -> None:
-    """Install the host API (the runtime does this when it is imported)."""
-    global _host
+def provide_host(implementation: Host, factory: Callable[[], Host] | None = None) -> None:
+    """Install the host API (the runtime does this when it is imported); ``factory`` makes a
+    fresh one for ``new_host`` (without it, ``new_host`` answers ``implementation``)."""
+    global _host, _factory
     _host = implementation
+    _factory = factory
+
+
+def provided() -> tuple[Host | None, Callable[[], Host] | None]:
+    """What ``provide_host`` installed (to put it back later: ``provide_host(*provided())``)."""
+    return _host, _factory
+
+
+def new_host() -> Host:
+    """A host of its own for a program that runs as a process would: a fresh runtime (its
+    own memory tracker, workers and handles) when the runtime provided a factory, else the
+    installed host."""
+    if _factory is not None:
+        return _factory()
+    return host()
+
+
+@contextmanager
+def using_host(implementation: Host) -> Iterator[None]:
+    """``host()`` answers ``implementation`` on this thread inside the block."""
+    previous = getattr(_local, "host", None)
+    _local.host = implementation
+    try:
+        yield
+    finally:
+        _local.host = previous
 
 
 def host() -> Host:
-    """The host API the runtime provided."""
+    """The host of the program running on this thread (``using_host``), else the one the
+    runtime provided."""
+    current = getattr(_local, "host", None)
+    if current is not None:
+        return current
     if _host is None:
         raise RuntimeStateError(
             "no hpvm runtime is loaded in this process; import hpvm (which loads it) before running a program"

@@ -32,6 +32,22 @@ BUILDER_CALLS = frozenset(
     }
 )
 
+# What no node function may call: seed 000's host API ("the host code ... calls these
+# intrinsics", never a node). A leaf calling one would launch a graph from inside a graph.
+HOST_CALLS = frozenset(
+    {
+        "init",
+        "cleanup",
+        "track_memory",
+        "untrack_memory",
+        "request_memory",
+        "launch",
+        "wait",
+        "push",
+        "pop",
+    }
+)
+
 AXES = "xyz"
 #: How a leaf cloned with its context (seed 001's step 1) spells an intrinsic that the back
 #: end implements: ``__hpvm_atomic_add(a, i, v)``, ``__hpvm_malloc(n)``, ``__hpvm_barrier()``.
@@ -179,6 +195,7 @@ __all__ = [
     "ATOMIC_OPS",
     "AXES",
     "BUILDER_CALLS",
+    "HOST_CALLS",
     "FLOAT_ATOMIC_OPS",
     "INTRINSICS",
     "Intrinsic",

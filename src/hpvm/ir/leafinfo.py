@@ -1,7 +1,7 @@
 """Static facts about a leaf's Python source, shared by the verifier and the back ends.
 
 One AST walk finds the intrinsic calls (structure queries with the ancestor level they
-query, barriers, atomics, malloc), the builder calls a leaf must not make, which array
+query, barriers, atomics, malloc), the builder and host calls a leaf must not make, which array
 parameters are read and written, and the arity of each ``return``.
 """
 
@@ -15,9 +15,10 @@ from typing import Any
 
 from .bodies import LLVMBody
 from .graph import LeafFunction
-from .intrinsics import BUILDER_CALLS, INTRINSICS, LOWERED_PREFIX, QUERY_INTRINSICS
+from .intrinsics import BUILDER_CALLS, HOST_CALLS, INTRINSICS, LOWERED_PREFIX, QUERY_INTRINSICS
+from .moduletext import StaticDef
 
-_NAMES = frozenset(INTRINSICS) | BUILDER_CALLS
+_NAMES = frozenset(INTRINSICS) | BUILDER_CALLS | HOST_CALLS
 # NumPy methods that modify the array they are called on.
 _MUTATING_METHODS = {"fill", "sort", "put", "resize", "itemset", "partition", "setfield", "byteswap"}
 
@@ -52,6 +53,10 @@ class LeafInfo:
     def builder_calls(self) -> list[tuple[str, int]]:
         return [(n, line) for n, line in self.calls if n in BUILDER_CALLS]
 
+    @property
+    def host_calls(self) -> list[tuple[str, int]]:
+        return [(n, line) for n, line in self.calls if n in HOST_CALLS]
+
 
 def parse_leaf(fn: LeafFunction) -> ast.FunctionDef | None:
     """The leaf's ``def`` as an AST with real file line numbers, or None without source."""
@@ -81,6 +86,8 @@ def intrinsic_name(call: ast.Call, env: dict[str, Any]) -> str | None:
         if lowered != func.id and func.id not in env and lowered in INTRINSICS:
             return lowered  # a clone's call of the back end's implementation (clone_leaves.py)
         obj = env.get(func.id)
+        if isinstance(obj, StaticDef):
+            return None  # a def of the leaf's own text (its class is hpvm's, the def is not)
         module = getattr(obj, "__module__", "") or ""
         if obj is not None and module.startswith("hpvm.") and func.id in _NAMES:
             return func.id
@@ -96,7 +103,8 @@ def _root_name(node: ast.AST) -> str | None:
 
 
 def analyze_leaf(fn: LeafFunction) -> LeafInfo:
-    """Static facts about ``fn``, cached on the function (``set_source`` clears the cache)."""
+    """Static facts about ``fn``, cached on the function (``set_source`` clears the cache, and
+    so does running a body read from a program file: its names are known better then)."""
     info = fn.__dict__.get("_leaf_info")
     if info is None:
         info = fn.__dict__["_leaf_info"] = _analyze(fn)
@@ -141,7 +149,7 @@ def _analyze(fn: LeafFunction) -> LeafInfo:
     if func is None:
         info.parsed = False
         return info
-    env = dict(getattr(fn.pyfunc, "__globals__", {}) or {})
+    env = visible_names(fn)
     params = {p.name for p in fn.params}
     levels: dict[str, int] = {}  # local name -> ancestor level of the node handle it holds
 
@@ -240,9 +248,21 @@ def handle_level(expr: ast.AST, handles: dict[str, int], env: dict[str, Any]) ->
     return None
 
 
+def visible_names(leaf: LeafFunction) -> dict[str, Any]:
+    """The names the analyses that only *look* at a leaf resolve its code's names in: the
+    names its code sees (``leaf_namespace``) once it has run, and before — a leaf read from
+    a program file, whose code has not run — what its text binds statically
+    (``ModuleText.static_names``: hpvm's objects and its own defs; other names unknown)."""
+    pending = leaf.pending_code
+    if pending is not None:
+        return pending.static_names()
+    return leaf_namespace(leaf)
+
+
 def leaf_namespace(leaf: Any) -> dict[str, Any]:
     """The names a leaf's code sees: its module's globals and its closure's values (empty
-    cells left out). Back ends that recompile a leaf's rewritten source run it in this."""
+    cells left out). Back ends that recompile a leaf's rewritten source run it in this; for
+    a leaf read from a program file, asking runs its code (``LeafFunction.pyfunc``)."""
     pyfunc = leaf.pyfunc
     namespace = dict(getattr(pyfunc, "__globals__", {}) or {})
     code = getattr(pyfunc, "__code__", None)

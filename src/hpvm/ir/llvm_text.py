@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-_PLAIN = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
+from .bodies import llvm_name
+
 #: A global's name as LLVM writes it after ``@``: plain, or quoted with ``\XX`` escapes.
 WRITTEN_NAME = r'"(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+'
 _GROUP = re.compile(r"^attributes #(\d+) = \{ (.*) \}\s*$")
@@ -23,21 +24,14 @@ GROUP_BASE = 90000
 
 
 def global_name(name: str) -> str:
-    """``name`` as LLVM text writes a global: ``@name``, or ``@"name"`` with ``\\`` as
-    ``\\\\`` and every other byte of its UTF-8 that is not printable ASCII, or is ``"``, as
-    ``\\XX`` (LLVM's ``printEscapedString``)."""
-    if _PLAIN.match(name):
-        return f"@{name}"
-    escaped = "".join(
-        "\\\\" if b == 0x5C else chr(b) if 0x20 <= b < 0x7F and b != 0x22 else f"\\{b:02X}"
-        for b in name.encode()
-    )
-    return f'@"{escaped}"'
+    """``name`` as LLVM text writes a global: ``@name``, or ``@"name"`` escaped as LLVM's
+    printer escapes it (``ir.bodies.llvm_name``)."""
+    return f"@{llvm_name(name)}"
 
 
 def name_of(written: str) -> str:
     """A global's name from how LLVM writes it after ``@`` (``WRITTEN_NAME``): ``"a\\20b"``
-    is ``a b``; the inverse of ``global_name``."""
+    is ``a b``; the inverse of ``global_name`` (and of ``ir.bodies.llvm_name``)."""
     if not written.startswith('"'):
         return written
     raw = re.sub(

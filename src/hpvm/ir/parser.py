@@ -10,11 +10,13 @@ do not match, a missing feed, ...) are left to ``hpvm.verify``, so that any prog
 or not, can be written down and read back.
 
 A leaf may carry its body (``print_program(root, bodies=True)`` writes them): a tensor body
-becomes a ``TensorBody``; a Python body (module text) is run, as importing a module does, and
-its last ``def`` becomes the leaf's function, compiled with the text's own file name and line
-numbers — so parse only text you trust; LLVM and generated bodies become ``LLVMBody`` and
-``GeneratedBody``. A leaf without a body has no code: its ``pyfunc`` raises ``CompileError``
-when called, and asking for its ``source`` raises ``OSError`` (the verifier then skips the
+becomes a ``TensorBody``; a Python body (module text) is compiled with the text's own file
+name and line numbers, and its last ``def`` becomes the leaf's code — checked against the
+leaf's parameters from its syntax tree, and *not run*: parsing a program runs none of its
+code, the text runs when the leaf must run (``ir/moduletext.py``); LLVM and generated
+bodies become ``LLVMBody`` and ``GeneratedBody`` (generated Python waits to run the same
+way). A leaf without a body has no code: its ``pyfunc`` raises ``CompileError`` when
+called, and asking for its ``source`` raises ``OSError`` (the verifier then skips the
 source checks). ``leaf_factory`` lets a caller (the ``.hpvm`` loader) supply the code.
 """
 
@@ -32,7 +34,7 @@ from typing import Any, Protocol
 from lark import Lark, Token, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..errors import CompileError, ParseError, SourceLocation
-from .bodies import LLVMBody, OpCall, Operand, TensorBody
+from .bodies import LLVMBody, OpCall, Operand, PythonBody, TensorBody
 from .expr import MAX_EXPR_DEPTH, BinOp, Call, Const, Expr, Shape
 from .expr import Param as ParamExpr
 from .graph import (
@@ -49,8 +51,9 @@ from .graph import (
     Param,
 )
 from .layouts import KINDS, Layout, axes_problem, kind_problem
+from .moduletext import ModuleText
 from .printer import quote_name
-from .pysource import generated_body, run_module
+from .pysource import generated_body
 from .types import PortType, parse_type
 
 MAX_DIMS = 3
@@ -190,7 +193,7 @@ def no_code_leaf(
     """The default leaf factory: the leaf of its body, or without one a leaf whose code
     raises ``CompileError`` when it runs."""
     if body is not None:
-        return leaf_from_body(name, params, outputs, hint, ins, outs, location, body)
+        return leaf_from_body(name, params, outputs, hint, ins, outs, location, body, ref=ref)
 
     def no_code(*args: Any) -> Any:
         raise CompileError(
@@ -206,18 +209,27 @@ def no_code_leaf(
     return LeafFunction(no_code, name, params, outputs, hint=hint, ins=ins, outs=outs, location=location)
 
 
-def _check_def(func: Any, params: list[Param], name: str, file: str, line: int) -> None:
-    """The body's def must take the leaf's parameters, in order."""
-    names = list(func.__code__.co_varnames[: func.__code__.co_argcount])
-    expected = [p.name for p in params]
+def python_leaf(
+    module: ModuleText,
+    ref: str,
+    name: str,
+    params: list[Param],
+    outputs: list[PortType],
+    hint: str | None,
+    ins: tuple[str, ...],
+    outs: tuple[str, ...],
+) -> LeafFunction:
+    """The leaf whose code is ``module``'s last ``def`` (not run: see the module doc), which
+    must take the leaf's parameters, in order — a ``ParseError`` at the ``def`` otherwise."""
+    names, expected = module.parameters(), [p.name for p in params]
     if names != expected:
-        raise ParseError(
-            f"the def of leaf @{quote_name(name)} takes ({', '.join(names)}) but the IR declares "
-            f"({', '.join(expected)})",
-            line,
-            1,
-            file,
+        raise module.error(
+            f"the def of leaf {ref} takes ({', '.join(names)}) but the IR declares ({', '.join(expected)})",
+            module.def_line,
         )
+    body = PythonBody(None, module.def_source, module.def_line, module=module)
+    where = SourceLocation(module.file, module.def_line)
+    return LeafFunction(None, name, params, outputs, hint=hint, ins=ins, outs=outs, location=where, body=body)
 
 
 def leaf_from_body(
@@ -229,8 +241,10 @@ def leaf_from_body(
     outs: tuple[str, ...],
     location: SourceLocation,
     body: ParsedBody,
+    ref: str | None = None,
 ) -> LeafFunction:
-    """The leaf a parsed body makes (Python and generated code run here, as a module)."""
+    """The leaf a parsed body makes (``ref``: the leaf as the text refers to it, ``@name``
+    by default). Python and generated code are compiled here, and run when the leaf must."""
     if body.kind == "tensor":
         assert body.tensor is not None
         return LeafFunction(
@@ -255,12 +269,9 @@ def leaf_from_body(
                 name, body.text, body.origin, body.lines, (body.file, body.line), body.context
             ),
         )
-    code = run_module(body.text, body.line, body.file, f"leaf @{quote_name(name)}", location.line)
-    _check_def(code.func, params, name, body.file, code.line)
-    where = SourceLocation(body.file, code.line)
-    leaf = LeafFunction(code.func, name, params, outputs, hint=hint, ins=ins, outs=outs, location=where)
-    leaf.set_source(code.source, code.line)
-    return leaf
+    ref = ref or f"@{quote_name(name)}"
+    module = ModuleText(body.text, body.line, body.file, f"leaf {ref}", location.line)
+    return python_leaf(module, ref, name, params, outputs, hint, ins, outs)
 
 
 # ---------------------------------------------------------------------------------------
@@ -577,7 +588,8 @@ class _Builder:
 
     def type(self, tree: Tree) -> PortType:
         name_tok, dims = tree.children
-        text = str(name_tok) if dims is None else f"{name_tok}[{', '.join([':'] * len(dims.children))}]"
+        marks = [":" if d.data == "sized_dim" else "*" for d in dims.children] if dims is not None else []
+        text = str(name_tok) if dims is None else f"{name_tok}[{', '.join(marks)}]"
         try:
             return parse_type(text)
         except (TypeError, ValueError) as e:
@@ -747,6 +759,7 @@ __all__ = [
     "ParsedBody",
     "leaf_from_body",
     "no_code_leaf",
+    "python_leaf",
     "parse_function_ref",
     "parse_layout",
     "parse_program",

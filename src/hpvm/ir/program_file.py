@@ -26,15 +26,18 @@ are separate namespaces, so two leaves from different modules cannot clash. A li
 section that begins with ``%%`` (possible only inside a string) is written with one more
 ``%`` and read back without it, so any source round-trips.
 
-Loading runs each section, as importing a module does — load only files you trust. The
-code is compiled with the file's own path and line numbers, so tracebacks, ``hpvm.verify``
-messages and ``analyze_leaf`` name real lines of the ``.hpvm`` file. Annotations are not
-evaluated (``from __future__ import annotations`` semantics): the IR carries the types.
+Loading runs none of the file's code: each section is compiled (a syntax error is reported
+then) and runs when it must — a leaf's when the leaf runs (``launch``, a back end compiling
+it), the host's when ``hpvm run`` calls it (``ir/moduletext.py``). Running a program runs its
+Python, as running a Python file does; looking at it (``hpvm verify``, ``hpvm show``) does
+not. The code is compiled with the file's own path and line numbers, so tracebacks,
+``hpvm.verify`` messages and ``analyze_leaf`` name real lines of the ``.hpvm`` file.
+Annotations are not evaluated (``from __future__ import annotations`` semantics): the IR
+carries the types.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 import re
 from collections.abc import Callable
@@ -45,15 +48,23 @@ from typing import Any
 from ..errors import ParseError, SourceLocation, VerificationError
 from .bodies import PythonBody
 from .graph import InternalFunction, LeafFunction, Param, functions
-from .parser import ParsedBody, leaf_from_body, parse_function_ref, parse_program, register_code_view
+from .moduletext import ModuleText
+from .parser import (
+    ParsedBody,
+    leaf_from_body,
+    parse_function_ref,
+    parse_program,
+    python_leaf,
+    register_code_view,
+)
 from .printer import function_refs, print_program
-from .pysource import ModuleCode, leaf_module_source, module_source, run_module
+from .pysource import leaf_module_source, module_source
 from .types import PortType
 
 FORMAT_HEADER = "# hpvm program v1"
 _PREAMBLE = (
     f"{FORMAT_HEADER} (docs/text-format.md): the IR text, then each leaf's Python code.\n"
-    "# Loading this file runs its Python sections, as importing a module does.\n"
+    "# Running this program runs its Python sections; loading it (to verify or show it) does not.\n"
 )
 _SECTION = re.compile(r"%%(?P<kind>\w+)(?:[ \t]+(?P<arg>.*?))?[ \t]*$")
 
@@ -62,30 +73,18 @@ Host = Callable[[InternalFunction, "str | None"], Any]
 
 @dataclass
 class _Code:
-    """A ``%%python`` section, run: its last def, and the section (for messages)."""
+    """A ``%%python`` section, compiled (not run), and the section (for messages)."""
 
-    code: ModuleCode
+    module: ModuleText
     section: _Section
-
-    @property
-    def func(self) -> Any:
-        return self.code.func
-
-    @property
-    def source(self) -> str:
-        return self.code.source
-
-    @property
-    def line(self) -> int:
-        return self.code.line
 
 
 @dataclass
 class LoadedProgram:
-    """A program read from a ``.hpvm`` file."""
+    """A program read from a ``.hpvm`` file (none of its code has run)."""
 
     root: InternalFunction
-    host: Host | None  # ``main(root, target)``, if the file has a host section
+    host: Host | None  # ``main(root, target)``, if the file has a host section: its section runs when called
     path: str
     ir_text: str  # the IR section as written in the file
     leaves: dict[str, LeafFunction] = field(default_factory=dict)  # by reference: "@f", "@f.1"
@@ -102,7 +101,8 @@ def save_program(
 
     Python leaves are written as ``%%python leaf`` sections; leaves with other bodies
     (tensor operations, LLVM IR, generated code) carry their body in the IR section itself.
-    ``host`` is a function, or the text of a module whose last ``def`` is ``main``.
+    ``host`` is a function, or the text of a module whose last ``def`` is ``main`` (or the
+    host of a loaded program: its section is written as it was read).
 
     Raises ``VerificationError`` listing every leaf that cannot be written out: a leaf
     without Python source, a closure, or a global that is neither a module, a constant, a
@@ -122,8 +122,9 @@ def save_program(
     if host is not None:
         try:
             parts.append("\n%%python host\n")
-            if isinstance(host, str):
-                parts.append(_escape(host if host.endswith("\n") else host + "\n"))
+            if isinstance(host, (str, ModuleText)):
+                text = host.text if isinstance(host, ModuleText) else host
+                parts.append(_escape(text if text.endswith("\n") else text + "\n"))
             else:
                 parts.append(_escape(module_source(host, f"the host function '{_name_of(host)}'")))
         except VerificationError as e:
@@ -176,12 +177,20 @@ class _Section:
 
 
 def load_program(path: str | os.PathLike[str]) -> LoadedProgram:
-    """Read a ``.hpvm`` file: parse its IR and run its Python sections (like an import)."""
+    """Read a ``.hpvm`` file: parse its IR and compile its Python sections, running none."""
     file = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise ParseError(f"not a UTF-8 text file ({e.reason} at byte {e.start})", 1, 1, file) from None
+    if not any(line.startswith("%%") for line in text.splitlines()):
+        # The text form alone, as print_program writes it (hpvm show --text, hbir lower, llvm
+        # import, c lower): one program, its leaves' code inline (bodies) or absent.
+        if "|" in text:
+            register_code_view(file, text)
+        root = parse_program(text, file)
+        leaves = {f"@{f.name}": f for f in functions(root) if isinstance(f, LeafFunction)}
+        return LoadedProgram(root, None, file, text, leaves)
     sections = _split_sections(text, file)
     ir = [s for s in sections if s.kind == "hpvm"]
     if len(ir) != 1:
@@ -191,17 +200,17 @@ def load_program(path: str | os.PathLike[str]) -> LoadedProgram:
         )
     if "|" in text:  # bodies in the IR section: make their code readable at its lines
         register_code_view(file, text)
-    leaf_code, host = _run_python_sections(sections, file)
+    leaf_code, host = _read_python_sections(sections, file)
     binder = _LeafBinder(file, leaf_code)
     root = parse_program(ir[0].padded_text(), file, binder)
     binder.check_all_used()
-    return LoadedProgram(root, host.func if host else None, file, "\n".join(ir[0].lines), binder.leaves)
+    return LoadedProgram(root, host.module if host else None, file, "\n".join(ir[0].lines), binder.leaves)
 
 
-def _run_python_sections(
+def _read_python_sections(
     sections: list[_Section], file: str
 ) -> tuple[dict[tuple[str, int], _Code], _Code | None]:
-    """Run every ``%%python`` section: the code of each leaf (by reference) and of the host."""
+    """Compile every ``%%python`` section: the code of each leaf (by reference) and of the host."""
     leaf_code: dict[tuple[str, int], _Code] = {}
     host: _Code | None = None
     for s in sections:
@@ -216,11 +225,11 @@ def _run_python_sections(
                 raise ParseError(str(e), s.header_line, 1, file) from None
             if key in leaf_code:
                 raise ParseError(f"a second %%python section for leaf {ref}", s.header_line, 1, file)
-            leaf_code[key] = _run_section(s, file, f"leaf {ref}")
+            leaf_code[key] = _read_section(s, file, f"leaf {ref}")
         elif s.arg == "host":
             if host is not None:
                 raise ParseError("a second %%python host section", s.header_line, 1, file)
-            host = _run_section(s, file, "the host")
+            host = _read_section(s, file, "the host")
         else:
             raise ParseError(
                 f"unknown section '%%python {s.arg}'; write '%%python leaf @name' or '%%python host'",
@@ -263,17 +272,14 @@ class _LeafBinder:
                     1,
                     self.file,
                 )
-            leaf = leaf_from_body(name, params, outputs, hint, ins, outs, location, body)
+            leaf = leaf_from_body(name, params, outputs, hint, ins, outs, location, body, ref=ref)
             self.leaves[ref] = leaf
             return leaf
         if code is None:
             message = f"leaf {ref} has no '%%python leaf {ref}' section with its code"
             raise ParseError(message, location.line, 1, self.file)
-        _check_signature(code, params, ref, self.file)
+        leaf = python_leaf(code.module, ref, name, params, outputs, hint, ins, outs)
         self.used.add(key)
-        where = SourceLocation(self.file, code.line)
-        leaf = LeafFunction(code.func, name, params, outputs, hint=hint, ins=ins, outs=outs, location=where)
-        leaf.set_source(code.source, code.line)
         self.leaves[ref] = leaf
         return leaf
 
@@ -311,22 +317,10 @@ def _split_sections(text: str, file: str) -> list[_Section]:
     return sections
 
 
-def _run_section(section: _Section, file: str, what: str) -> _Code:
-    """Compile and run one Python section in a fresh namespace; return its last def."""
+def _read_section(section: _Section, file: str, what: str) -> _Code:
+    """Compile one Python section (to run, when it must, in a fresh namespace)."""
     text = "\n".join(section.lines)
-    return _Code(run_module(text, section.first_line, file, what, section.header_line), section)
-
-
-def _check_signature(code: _Code, params: list[Param], ref: str, file: str) -> None:
-    names = list(inspect.signature(code.func).parameters)
-    expected = [p.name for p in params]
-    if names != expected:
-        raise ParseError(
-            f"the def of leaf {ref} takes ({', '.join(names)}) but the IR declares ({', '.join(expected)})",
-            code.line,
-            1,
-            file,
-        )
+    return _Code(ModuleText(text, section.first_line, file, what, section.header_line), section)
 
 
 __all__ = ["LoadedProgram", "leaf_module_source", "load_program", "module_source", "save_program"]

@@ -3,17 +3,14 @@
 A leaf written in Python lives in its module: it sees that module's imports, constants and
 helper functions. To write it down on its own — in a saved ``.hpvm`` program, or as a body
 in the text form — ``module_source`` collects what the function needs into one small module
-(imports, constants, helpers, then the ``def``, always the last one). ``run_module`` does the
-reverse: it runs such a module text, as importing a module does, compiled under the file
-name and line numbers the text has where it was read, and returns its last ``def``.
-Running a module runs its code: load only files you trust.
+(imports, constants, helpers, then the ``def``, always the last one). The reverse, reading
+such a module text back, is ``ir/moduletext.py``: compiled when it is read, run only when
+the leaf must run. A leaf read that way is written out again as the text it was read from.
 """
 
 from __future__ import annotations
-import __future__
 
 import ast
-import builtins
 import dis
 import inspect
 import linecache
@@ -24,24 +21,27 @@ import sysconfig
 import textwrap
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import HPVMError, ParseError, VerificationError
-from .bodies import GeneratedBody
+from ..errors import VerificationError
+from .bodies import GeneratedBody, PythonBody
 from .graph import NodeFunction, function_source
+from .moduletext import ModuleText, Names
 
 if TYPE_CHECKING:
     from .graph import LeafFunction
 
-COMPILE_FLAGS = __future__.annotations.compiler_flag
 MAX_ARRAY_ELEMENTS = 65536
 
 
 def leaf_module_source(fn: LeafFunction) -> str:
-    """The leaf's def with the imports, constants and helpers it needs, as a module."""
+    """The leaf's def with the imports, constants and helpers it needs, as a module: the
+    module text it was read from, if it was (whether or not that has run), else collected."""
+    body = fn.body
+    if isinstance(body, PythonBody) and body.module is not None:
+        return _ensure_newline(body.module.text)
     what = f"leaf '{fn.name}' ({fn.location})"
     try:
         source = fn.source
@@ -66,14 +66,6 @@ def module_source(func: Callable[..., Any], what: str, source: str | None = None
             f"{what} is defined as '{func.__name__}', the name of a global it uses; rename one of them"
         )
     return writer.render(source)
-
-
-def _name_of(func: Any) -> str:
-    return getattr(func, "__name__", repr(func))
-
-
-def _name_of(func: Any) -> str:
-    return getattr(func, "__name__", repr(func))
 
 
 class _ModuleWriter:
@@ -340,63 +332,7 @@ def _nested(value: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-# Running module text
-
-
-@dataclass
-class ModuleCode:
-    """What running a module text gave: its last ``def`` and where it is."""
-
-    func: types.FunctionType
-    source: str  # the def alone
-    line: int  # file line of the def
-
-
-def run_module(
-    text: str,
-    first_line: int,
-    file: str,
-    what: str,
-    header_line: int | None = None,
-    namespace: dict[str, Any] | None = None,
-) -> ModuleCode:
-    """Run ``text`` (whose first line is line ``first_line`` of ``file``) in a fresh namespace
-    (a copy of ``namespace``, if given), as importing a module does; return its last ``def``.
-    Every problem is a ``ParseError`` at the file's line (``header_line``: where to report a
-    module without any line)."""
-    source = "\n" * (first_line - 1) + text
-    where = first_line if header_line is None else header_line
-    try:
-        code = compile(source, file, "exec", flags=COMPILE_FLAGS, dont_inherit=True)
-        tree = ast.parse(source)
-    except SyntaxError as e:
-        raise ParseError(
-            f"invalid Python in the code of {what}: {e.msg}", e.lineno or 0, e.offset or 0, file
-        ) from None
-    except (RecursionError, MemoryError, ValueError) as e:  # nested too deep; a NUL byte
-        reason = str(e) or type(e).__name__
-        raise ParseError(f"Python cannot compile the code of {what}: {reason}", where, 1, file) from None
-    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    if not defs:
-        raise ParseError(f"the code of {what} defines no function", where, 1, file)
-    last = defs[-1]
-    scope: dict[str, Any] = dict(namespace or {})
-    scope.update({"__name__": f"hpvm_program.{last.name}", "__file__": file, "__builtins__": builtins})
-    try:
-        exec(code, scope)
-    except HPVMError:
-        raise
-    except Exception as e:
-        line = _error_line(e, file) or where
-        raise ParseError(f"running the code of {what} raised {type(e).__name__}: {e}", line, 1, file) from e
-    func = scope.get(last.name)
-    if not isinstance(func, types.FunctionType):
-        raise ParseError(
-            f"the last def of {what}, '{last.name}', is not a plain function", last.lineno, 1, file
-        )
-    lines = source.split("\n")
-    def_source = "\n".join(lines[last.lineno - 1 : last.end_lineno]) + "\n"
-    return ModuleCode(func, def_source, last.lineno)
+# Generated code
 
 
 def generated_body(
@@ -406,23 +342,28 @@ def generated_body(
     lines: tuple[int, ...],
     written_at: tuple[str, int] | None = None,
     context: str | None = None,
-    namespace: dict[str, Any] | None = None,
+    namespace: Names = None,
+    static_base: Callable[[], Any] | None = None,
 ) -> GeneratedBody:
-    """A ``GeneratedBody``: ``text`` run as a module under a file name of its own (registered
-    with ``linecache``, so tracebacks quote it), line 1 being its first line; ``lines`` maps
-    each of its lines to ``origin``'s. ``written_at`` (file, line): where ``text`` was read
-    from, for its syntax errors; ``namespace``: the names the code sees besides its own (a
-    clone sees its leaf's module); ``context``: see ``GeneratedBody``."""
+    """A ``GeneratedBody``: ``text`` compiled as a module under a file name of its own
+    (registered with ``linecache``, so tracebacks quote it), line 1 being its first line, to
+    run when the leaf must run; ``lines`` maps each of its lines to ``origin``'s.
+    ``written_at`` (file, line): where ``text`` was read from, where its problems are
+    reported; ``namespace``: the names the code sees besides its own (a clone sees its
+    leaf's module), and ``static_base`` those the analyses see before it runs
+    (``ModuleText``); ``context``: see ``GeneratedBody``."""
     filename = f"<generated from {origin}: leaf {name}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
-    try:
-        code = run_module(text, 1, filename, f"leaf '{name}'", namespace=namespace)
-    except ParseError as e:
-        if written_at is None:
-            raise
-        file, first = written_at
-        raise ParseError(e.message, first + e.line - 1, e.column, file) from None
-    return GeneratedBody(code.func, text, origin, tuple(lines), context)
+    module = ModuleText(
+        text,
+        1,
+        filename,
+        f"leaf '{name}'",
+        namespace=namespace,
+        static_base=static_base,
+        report_at=written_at,
+    )
+    return GeneratedBody(None, text, origin, tuple(lines), context, module=module)
 
 
 def unparse_with_lines(func: ast.FunctionDef) -> tuple[str, tuple[int, ...]]:
@@ -445,22 +386,10 @@ def unparse_with_lines(func: ast.FunctionDef) -> tuple[str, tuple[int, ...]]:
     return source, tuple(lines)
 
 
-def _error_line(e: BaseException, file: str) -> int | None:
-    line = None
-    tb = e.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == file:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return line
-
-
 __all__ = [
     "unparse_with_lines",
     "MAX_ARRAY_ELEMENTS",
-    "ModuleCode",
     "generated_body",
     "leaf_module_source",
     "module_source",
-    "run_module",
 ]

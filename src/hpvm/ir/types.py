@@ -4,6 +4,13 @@ Node-function parameters and results are annotated with these types. They are wh
 verifier compares across edges and binds, what launches check arguments against and what
 compiled back ends specialise on. Numba-style spelling is accepted: ``f32[:, :]`` is a
 2-D float32 array, as is ``Array[f32, 2]``.
+
+A *pointer-only* array, ``u8[*]`` (``hpvm.u8[...]`` in Python), is HPVM's pointer passed
+without its size: in LLVM form one ``ptr`` where a sized array is a ``(ptr, i64 bytes)``
+pair, because HPVM numbers a pointer and its size as two ports, which programs may connect
+separately (docs/llvm.md, "What import groups"). At run time it is a 1-D NumPy array like
+any array port: the memory the runtime knows from that address on. It is a type of its own:
+an edge between ``u8[*]`` and ``u8[:]`` is a type error.
 """
 
 from __future__ import annotations
@@ -34,10 +41,16 @@ class ScalarType:
         return self.dtype.kind == "f"
 
     def __getitem__(self, key: Any) -> ArrayType:
-        """``f32[:]`` → 1-D array, ``f32[:, :]`` → 2-D array (Numba's spelling)."""
+        """``f32[:]`` → 1-D array, ``f32[:, :]`` → 2-D array (Numba's spelling); ``u8[...]``
+        → the pointer-only array ``u8[*]`` (``*`` is no Python subscript)."""
+        if key is Ellipsis:
+            return ArrayType(self, 1, sized=False)
         keys = key if isinstance(key, tuple) else (key,)
         if not keys or not all(isinstance(k, slice) and k == slice(None) for k in keys):
-            raise TypeError(f"write an array type as {self.name}[:] or {self.name}[:, :]")
+            raise TypeError(
+                f"write an array type as {self.name}[:] or {self.name}[:, :] (or {self.name}[...] "
+                "for a pointer without its size)"
+            )
         return ArrayType(self, len(keys))
 
     def __str__(self) -> str:
@@ -46,20 +59,28 @@ class ScalarType:
 
 @dataclass(frozen=True)
 class ArrayType:
-    """An array port: a NumPy array of ``elem`` with ``rank`` dimensions, passed by reference."""
+    """An array port: a NumPy array of ``elem`` with ``rank`` dimensions, passed by reference.
+
+    ``sized=False``: a pointer-only array (rank 1, written ``u8[*]``), HPVM's pointer whose
+    size is a port of its own or none (see the module docstring)."""
 
     elem: ScalarType
     rank: int
+    sized: bool = True
 
     def __post_init__(self) -> None:
         if not 1 <= self.rank <= 8:
             raise ValueError(f"array rank must be between 1 and 8, not {self.rank}")
+        if not self.sized and self.rank != 1:
+            raise ValueError(f"a pointer-only array has one dimension ({self.elem.name}[*]), not {self.rank}")
 
     @property
     def dtype(self) -> np.dtype:
         return self.elem.dtype
 
     def __str__(self) -> str:
+        if not self.sized:
+            return f"{self.elem.name}[*]"
         return f"{self.elem.name}[{', '.join(':' * self.rank)}]"
 
 
@@ -143,8 +164,9 @@ def port_type(spec: Any) -> PortType:
 def _parse_annotation_text(text: str) -> PortType:
     """A string annotation (``from __future__ import annotations`` makes every one a string).
 
-    Besides the printed form (``f32[:, :]``) this accepts the spellings used in code:
-    ``hpvm.f32[:]``, ``Array[f32, 2]`` and NumPy names such as ``np.float32``.
+    Besides the printed form (``f32[:, :]``, ``u8[*]``) this accepts the spellings used in
+    code: ``hpvm.f32[:]``, ``hpvm.u8[...]``, ``Array[f32, 2]`` and NumPy names such as
+    ``np.float32``.
     """
     text = text.strip().replace("hpvm.", "")
     if text.startswith("Array[") and text.endswith("]"):
@@ -153,7 +175,8 @@ def _parse_annotation_text(text: str) -> PortType:
             return ArrayType(scalar_type(_scalar_text(parts[0])), int(parts[1]))
         raise TypeError(f"bad array type {text!r}; write it like Array[f32, 2]")
     if text.endswith("]") and "[" in text:
-        return parse_type(text)
+        name, dims = text[:-1].split("[", 1)
+        return parse_type(f"{name}[*]" if dims.strip() == "..." else text)
     return _scalar_text(text)
 
 
@@ -172,15 +195,20 @@ def _scalar_text(text: str) -> PortType:
 
 
 def parse_type(text: str) -> PortType:
-    """Parse the printed form of a type: ``i64``, ``f32[:, :]``, ``node``."""
+    """Parse the printed form of a type: ``i64``, ``f32[:, :]``, ``u8[*]``, ``node``."""
     text = text.strip()
     if text == "node":
         return node_t
     if text.endswith("]") and "[" in text:
         name, dims = text[:-1].split("[", 1)
         parts = [p.strip() for p in dims.split(",")]
+        if parts == ["*"]:
+            return ArrayType(scalar_type(name.strip()), 1, sized=False)
         if not all(p == ":" for p in parts):
-            raise TypeError(f"bad array type {text!r}; write it like f32[:, :]")
+            raise TypeError(
+                f"bad array type {text!r}; write it like f32[:, :], or u8[*] for a pointer without "
+                "its size (one dimension)"
+            )
         return ArrayType(scalar_type(name.strip()), len(parts))
     if text in SCALAR_TYPES:
         return SCALAR_TYPES[text]
@@ -201,6 +229,11 @@ def check_value(ptype: PortType, value: Any) -> str | None:
             return f"expected {ptype} (a NumPy array), got {describe_value(value)}"
         if value.dtype != ptype.dtype or value.ndim != ptype.rank:
             return f"expected {ptype}, got {describe_value(value)}"
+        if not ptype.sized and not value.flags.c_contiguous:
+            return (
+                f"expected {ptype} (a pointer: the memory from its address on), got a strided view; "
+                "pass np.ascontiguousarray(...)"
+            )
         return None
     if isinstance(ptype, NodeHandleType):
         return None

@@ -197,7 +197,8 @@ def _llvm_body_problems(fn: LeafFunction, body: LLVMBody) -> list[str]:
             f"{fn.describe()}: its LLVM function @{body.function} takes {len(args)} argument(s) "
             f"but the leaf's {len(fn.params)} port(s) take {want}; give the function one argument "
             "per scalar port and a pointer, its i64 byte size and (rank 2 and more) one i64 "
-            "extent per dimension for each array port (docs/llvm.md)"
+            "extent per dimension for each array port, a pointer alone for a pointer-only "
+            "port (docs/llvm.md)"
         ]
     return []
 
@@ -302,6 +303,13 @@ def _leaf_source_problems(fn: LeafFunction) -> list[str]:
         problems.append(
             f"{where} ({fn.where(line)}) calls hpvm.{name}(); leaves compute and cannot create "
             "nodes, edges or binds — build the graph in an @hpvm.internal node"
+        )
+    for name, line in info.host_calls:
+        problems.append(
+            f"{where} ({fn.where(line)}) calls hpvm.{name}(), a host call; seed 000's host API "
+            "(init, cleanup, track/untrack/request_memory, launch, wait, push, pop) belongs in "
+            "host code, never in a node — launch the graph from the host and give the leaf what it "
+            "needs as inputs"
         )
     for line in info.misplaced_barriers:
         problems.append(
@@ -428,7 +436,6 @@ def graph_problems(fn: InternalFunction, graph: ChildGraph) -> list[str]:
         problems.extend(_size_problems(fn, node, params))
 
     feeds: Counter[tuple[int, int]] = Counter()
-    sources: Counter[tuple[int, int]] = Counter()
     for e in graph.edges:
         if id(e.src) not in members or id(e.dst) not in members:
             problems.append(
@@ -452,12 +459,6 @@ def graph_problems(fn: InternalFunction, graph: ChildGraph) -> list[str]:
             problems.append(f"{e.describe()}: replication must be one_to_one (0) or all_to_all (1)")
         if e.repl == ONE_TO_ONE:
             problems.extend(_grid_problems(e))
-        if sources[(id(e.src), e.sp)]:
-            problems.append(
-                f"{e.describe()}: output {e.sp} of '{e.src.name}' already has an edge; "
-                "(src, sp) must be unique in a child graph"
-            )
-        sources[(id(e.src), e.sp)] += 1
         if feeds[(id(e.dst), e.dp)]:
             problems.append(_double_feed(e.dst, e.dp, e.describe()))
         feeds[(id(e.dst), e.dp)] += 1
@@ -520,6 +521,12 @@ def _size_problems(fn: InternalFunction, node: Node, params: dict) -> list[str]:
                 problems.append(
                     f"node '{node.name}' ({node.location}): replication size '{size}' uses "
                     f"'{name}', which is not an input of '{fn.name}'"
+                )
+            elif isinstance(p.type, ArrayType) and not p.type.sized:
+                problems.append(
+                    f"node '{node.name}' ({node.location}): replication size '{size}' uses "
+                    f"'{name}', a pointer without its size ({p.type}); pass the size as an integer "
+                    "port and use that"
                 )
             elif isinstance(p.type, ArrayType):
                 if not _only_shapes(size, name, p.type.rank):

@@ -7,6 +7,7 @@ keeping leaves as LLVM functions (``LLVMBody``). docs/llvm.md describes the ABI.
 ``optimize(text, level)`` runs LLVM's own pipeline on such text (HPVM IR survives it).
 ``prepare(root)`` / ``extract(text)`` are seed 004's LLVMPar translators: the program as
 ordinary LLVM IR with directive regions, and back (docs/llvm.md, "PREPARE and EXTRACT").
+``upgrade(text)`` reads HPVM's own LLVM 9–16 text as LLVM 22 text (``from_hpvm_ir`` calls it).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from .export import to_hpvm_ir
 from .importer import from_hpvm_ir
 from .llvmpar import extract, prepare
 from .optimize import optimize
+from .upgrade import upgrade
 
 __all__ = [
     "LLVMError",
@@ -27,4 +29,5 @@ __all__ = [
     "optimize",
     "prepare",
     "to_hpvm_ir",
+    "upgrade",
 ]

@@ -7,6 +7,10 @@ a rank and a shape, so an array port of rank ``r`` is ``ptr`` then ``i64`` (byte
 without its shape). Scalars are passed by value, node handles as ``ptr``. Outputs are the
 fields of the returned struct, with the same grouping.
 
+A pointer-only array (``u8[*]``) is its ``ptr`` alone: HPVM's pointer whose size, if any,
+is a port of its own. Where no ``"hpvm.port"`` says what a ``(ptr, i64)`` pair is (HPVM's
+own IR), ``grouping.py`` decides by how the program connects it.
+
 Port indices in ``createEdge`` / ``bind.*`` are *LLVM* indices (argument or struct field),
 as in the seed; the companion arguments of an array (size, extents) are bound and connected
 by their own calls, as HPVM requires.
@@ -21,7 +25,7 @@ because LLVM 22 does not parse bare ``in``/``out``), and on functions ``"hpvm.ki
 
 from __future__ import annotations
 
-from ..ir.bodies import llvm_abi_types
+from ..ir.bodies import llvm_abi_types, llvm_name
 from ..ir.types import PortType
 
 #: LLVM type → the hpvm scalar type an import gives it when no ``"hpvm.port"`` says otherwise.
@@ -87,6 +91,4 @@ PREFIX = "llvm.hpvm."
 
 def quote(name: str) -> str:
     """An LLVM identifier: bare when it needs no quotes, else quoted."""
-    if name and all(c.isalnum() or c in "._$" for c in name) and not name[0].isdigit():
-        return name
-    return '"' + "".join(c if c.isprintable() and c not in '"\\' else f"\\{ord(c):02X}" for c in name) + '"'
+    return llvm_name(name)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..ir.bodies import LEAF_ERROR, LEAF_ERROR_DECLARATION, LLVMBody
+from ..ir.bodies import LEAF_ERROR, LEAF_ERROR_DECLARATION, LLVMBody, LLVMStruct, llvm_struct_return
 from ..ir.expr import BinOp, Call, Const, Expr, Param, Shape
 from ..ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
 from ..ir.printer import function_refs
@@ -184,7 +184,8 @@ class Program:
                 if id(fn) in self.kept:
                     body = fn.body
                     assert isinstance(body, LLVMBody)
-                    module.link_in(_linkable(body.module, body.function, self.kept[id(fn)]))
+                    kept = _linkable(body.module, body.function, self.kept[id(fn)], _struct(fn.outputs))
+                    module.link_in(kept)
             module.verify()
         except RuntimeError as e:  # a bug of ours, not the user's: say so with LLVM's words
             raise AssertionError(f"the written module does not verify: {e}\n{text}") from None
@@ -280,10 +281,11 @@ def _param(t: str, attrs: list[str], name: str, named: bool) -> str:
 
 def abi_args(fn: NodeFunction) -> list[tuple[str, str]]:
     """(LLVM type, name) of every ABI argument of ``fn``, in order: ``x``, ``x.size``,
-    ``x.d0``… for an array ``x``."""
+    ``x.d0``… for an array ``x`` (``x`` alone for a pointer-only one)."""
     out = []
     for p in fn.params:
-        names = [p.name] + ([p.name + ".size"] if isinstance(p.type, ArrayType) else [])
+        sized = isinstance(p.type, ArrayType) and p.type.sized  # (a pointer-only array: its ptr)
+        names = [p.name] + ([p.name + ".size"] if sized else [])
         if isinstance(p.type, ArrayType) and p.type.rank > 1:
             names += [f"{p.name}.d{a}" for a in range(p.type.rank)]
         out += list(zip(abi.llvm_types(p.type), names))
@@ -328,26 +330,55 @@ def _arg_names(fn: NodeFunction) -> list[tuple[str, str]]:
     return [(t, "%" + abi.quote(n)) for t, n in abi_args(fn)]
 
 
-def _linkable(text: str, function: str, name: str) -> Any:
+def _linkable(text: str, function: str, name: str, ret: str | None = None) -> Any:
     """A leaf's module, ready to be linked in: ``function`` renamed ``name`` and external,
     everything else it defines internal, so that the linker takes only what the function
     uses and renames what clashes (an imported module holds the whole program it came from;
-    Numba's holds Python wrappers of the adapter that no node function calls)."""
+    Numba's holds Python wrappers of the adapter that no node function calls). ``ret``: the
+    literal struct the caller expects; a function returning another spelling of it (HPVM's
+    named, packed ``%struct.out.f``) is wrapped by one returning ``ret``."""
     import llvmlite.binding as llvm
 
     module = llvm.parse_assembly(text)
+    own = llvm_struct_return(module.get_function(function)) if ret is not None else None
+    wrap = own is not None and own.spelled != ret
     for f in module.functions:
         if f.is_declaration:
             continue
         if f.name == function:
-            f.name = name
+            f.name = f"{name}.own" if wrap else name
             f.linkage = "external"
         else:
             f.linkage = "internal"
     for g in module.global_variables:
         if not g.is_declaration:
             g.linkage = "internal"
+    if wrap:
+        assert own is not None and ret is not None
+        params = [str(a.type) for a in module.get_function(f"{name}.own").arguments]
+        module.link_in(llvm.parse_assembly(_return_wrapper(name, params, own, ret)))
+        module.get_function(f"{name}.own").linkage = "internal"
     return module
+
+
+def _return_wrapper(name: str, params: list[str], own: LLVMStruct, ret: str) -> str:
+    """``@name``: ``@name.own`` (which returns ``own``, a named or packed struct) returning
+    the literal struct ``ret`` of the same fields. Its named type has ``own``'s body, which
+    the linker identifies with the function's own type."""
+    own_type = f"%{abi.quote(name + '.ret')}"
+    args = ", ".join(f"{t} %a{k}" for k, t in enumerate(params))
+    lines = [
+        f"{own_type} = type {own.literal}",
+        f"declare {own_type} @{abi.quote(name + '.own')}({', '.join(params)})",
+        f"define {ret} @{abi.quote(name)}({args}) alwaysinline {{",
+        f"  %r = call {own_type} @{abi.quote(name + '.own')}({args})",
+    ]
+    out = "zeroinitializer"
+    for k, t in enumerate(own.fields):
+        lines.append(f"  %f{k} = extractvalue {own_type} %r, {k}")
+        lines.append(f"  %o{k} = insertvalue {ret} {'poison' if k == 0 else out}, {t} %f{k}, {k}")
+        out = f"%o{k}"
+    return "\n".join([*lines, f"  ret {ret} {out}", "}"]) + "\n"
 
 
 class Sizes:

@@ -5,9 +5,12 @@ The root is the function an ``llvm.hpvm.launch`` call launches, else the one fun
 builds a graph and that no ``createNode`` creates. From it, each ``createNode*`` call makes a
 node (its replication sizes from constants, the parent's integer ports and their
 arithmetic), ``createEdge`` an edge, ``bind.input`` / ``bind.output`` binds; port indices
-are LLVM argument and struct-field indices, grouped into ports by ``abi.py``'s rules (the
-calls for an array's size and extents must accompany the call for its pointer). Leaves keep
-their code: an ``LLVMBody`` naming their function in the module text.
+are LLVM argument and struct-field indices, grouped into ports: by ``"hpvm.port"`` where the
+module says (``abi.py``; the calls for an array's size and extents must accompany the call
+for its pointer), else by how the program connects them (``grouping.py``: a ``(ptr, i64)``
+pair is one array port ``u8[:]`` when it always travels together, else a pointer-only
+``u8[*]`` and an ``i64``). Leaves keep their code: an ``LLVMBody`` naming their function in
+the module text.
 
 Every misuse is an ``LLVMImportError`` naming the function and the instruction's text.
 """
@@ -20,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ParseError, SourceLocation, VerificationError
-from ..ir.bodies import LLVMBody, TensorBody
+from ..ir.bodies import LLVMBody, TensorBody, llvm_struct_return
 from ..ir.expr import BinOp, Call, Const, Expr, Param, Shape
 from ..ir.graph import (
     ChildGraph,
@@ -37,20 +40,27 @@ from ..ir.layouts import Layout
 from ..ir.parser import parse_layout
 from ..ir.types import ArrayType, PortType, ScalarType, parse_type
 from ..ir.verify import verify
-from . import abi, tensorleaf
+from . import abi, grouping, tensorleaf
 from .directives import constant
 from .errors import LLVMImportError
+from .upgrade import upgraded_module
 
 _ATTR = re.compile(r'"((?:[^"\\]|\\.)*)"(?:="((?:[^"\\]|\\.)*)")?')
 _BINOPS = {"add": "+", "sub": "-", "mul": "*", "sdiv": "//", "udiv": "//", "srem": "%", "urem": "%"}
 _CASTS = frozenset({"sext", "zext", "trunc"})
 
 
-def from_hpvm_ir(text: str, file: str = "<llvm>") -> InternalFunction:
+def from_hpvm_ir(text: str, file: str = "<llvm>", root: str | None = None) -> InternalFunction:
     """The root node function of the graph ``text`` describes; ``LLVMImportError`` if it
     does not parse, does not verify or is not HPVM IR. ``file``: where the text came from,
-    for the locations of node functions (the line of their ``define``)."""
-    return _Importer(parse_verified(text), text, file).run()
+    for the locations of node functions (the line of their ``define``). Text of HPVM's own
+    tools (LLVM 9–16: typed pointers, bare ``in``/``out``, hint metadata) is upgraded first
+    (``upgrade.py``), keeping its lines where they were. ``root``: the root node function's
+    LLVM name (default: the launched one, else the one builder no one creates). A leaf
+    launched as the root, as HPVM allows, is the one node of a graph that binds every
+    input and output to it."""
+    text, module = upgraded_module(text, None if file == "<llvm>" else file)
+    return _Importer(_verified(module), text, file).run(root)
 
 
 def parse_verified(text: str, api: str = "") -> Any:
@@ -60,6 +70,13 @@ def parse_verified(text: str, api: str = "") -> Any:
 
     try:
         module = llvm.parse_assembly(text)
+    except RuntimeError as e:
+        raise LLVMImportError(f"{api}the text is not valid LLVM IR: {str(e).strip()}") from None
+    return _verified(module, api)
+
+
+def _verified(module: Any, api: str = "") -> Any:
+    try:
         module.verify()
     except RuntimeError as e:
         raise LLVMImportError(f"{api}the text is not valid LLVM IR: {str(e).strip()}") from None
@@ -154,21 +171,27 @@ class _Importer:
             for m in re.finditer(r'^define\b[^@\n]*@(?:"([^"]*)"|([\w.$-]+))\(', text, re.M)
         }
         self.defined = {f.name: f for f in module.functions if not f.is_declaration}
+        self.fields: dict[str, list[str]] = {}  # return_fields, by function
+        self.walked: dict[str, list[Any]] = {}  # instructions, by function (kept: ids below stay theirs)
+        self.texts: dict[int, str] = {}
+        self.intrinsics: dict[int, str | None] = {}
+        self.offsets = [0, *(m.end() for m in re.finditer("\n", text))]  # where each line starts
         self.built: dict[str, NodeFunction] = {}
         self.building: set[str] = set()
         # Each node function's outputs as its return struct declares them (an internal
         # function's out_types come from its binds, which may be missing: the verifier says so).
         self.out_ports: dict[int, _Ports] = {}
+        # The (ptr, i64) pairs that are one port (grouping.py), by their first index.
+        self.folded = grouping.folded_pairs(self.signatures(), self.links())
 
     # -- the root ---------------------------------------------------------------------
-    def run(self) -> InternalFunction:
-        root_name = self.root()
-        root = self.function(root_name, "the module's root (launched, or created by no one)")
-        if not isinstance(root, InternalFunction):
-            raise LLVMImportError(
-                f"@{root_name}: the launched function builds no graph (it calls no "
-                "llvm.hpvm.createNode*); launch an internal node function"
-            )
+    def run(self, root_name: str | None = None) -> InternalFunction:
+        if root_name is None:
+            root_name = self.root()
+        elif root_name not in self.defined:
+            raise LLVMImportError(f"@{root_name}: the module defines no such function to use as the root")
+        found = self.function(root_name, "the module's root (launched, or created by no one)")
+        root = found if isinstance(found, InternalFunction) else leaf_graph(found)
         try:
             verify(root)
         except VerificationError as e:
@@ -181,7 +204,7 @@ class _Importer:
         created: set[str] = set()
         for name, fn in self.defined.items():
             for ins in self.instructions(fn):
-                which = _intrinsic(ins)
+                which = self.intrinsic_of(ins)
                 if which == "launch":
                     target = list(ins.operands)[0]
                     if target.value_kind.name == "function" and target.name not in launched:
@@ -194,16 +217,20 @@ class _Importer:
                     builders.append(name)
         if len(launched) > 1:
             raise LLVMImportError(
-                f"the module launches several graphs (@{', @'.join(launched)}); import one root at a time"
+                f"the module launches several graphs (@{', @'.join(launched)}); import one root at a "
+                f"time: from_hpvm_ir(text, root='{launched[0]}')"
             )
         if launched:
             return launched[0]
         roots = [b for b in builders if b not in created]
         if not roots:
+            before = re.search(r"\bcall\b[^\n]*@__hpvm__createNodeND\(", self.text) is not None
             raise LLVMImportError(
                 "no root node function: no function calls llvm.hpvm.createNode* outside the "
                 "functions created by others; a program needs a function that builds its graph"
-            )
+                + ("; this text calls __hpvm__createNodeND: it is HPVM-C before GenHPVM (clang's "
+                   "output), which hpvm.c.compile (hpvm c run FILE.ll) reads" if before else "")
+            )  # fmt: skip
         if len(roots) > 1:
             raise LLVMImportError(
                 f"several functions build a graph that no one creates (@{', @'.join(roots)}); "
@@ -211,9 +238,26 @@ class _Importer:
             )
         return roots[0]
 
-    @staticmethod
-    def instructions(fn: Any) -> list[Any]:
-        return [ins for block in fn.blocks for ins in block.instructions]
+    def instructions(self, fn: Any) -> list[Any]:
+        """``fn``'s instructions, listed once (each step through llvmlite is a foreign call;
+        the import walks the graph builders several times)."""
+        found = self.walked.get(fn.name)
+        if found is None:
+            found = self.walked[fn.name] = [ins for block in fn.blocks for ins in block.instructions]
+        return found
+
+    def text_of(self, ins: Any) -> str:
+        """``_instr`` of an instruction of ``instructions``, printed once."""
+        found = self.texts.get(id(ins))
+        if found is None:
+            found = self.texts[id(ins)] = _instr(ins)
+        return found
+
+    def intrinsic_of(self, ins: Any) -> str | None:
+        """``_intrinsic`` of an instruction of ``instructions``, found once."""
+        if id(ins) not in self.intrinsics:
+            self.intrinsics[id(ins)] = _intrinsic(ins)
+        return self.intrinsics[id(ins)]
 
     # -- one node function ------------------------------------------------------------
     def function(self, name: str, where: str) -> NodeFunction:
@@ -232,7 +276,9 @@ class _Importer:
         outputs = self.outputs(fn, attrs)
         hint = attrs.get("hpvm.hint")
         label = attrs.get("hpvm.name") or name
-        graph_calls = [i for i in self.instructions(fn) if (_intrinsic(i) or "") in abi.GRAPH_INTRINSICS]
+        graph_calls = [
+            i for i in self.instructions(fn) if (self.intrinsic_of(i) or "") in abi.GRAPH_INTRINSICS
+        ]
         made: NodeFunction
         if graph_calls:
             declared = outputs.types if "hpvm.declared" in attrs else None
@@ -264,6 +310,30 @@ class _Importer:
         """The line of the function's ``define`` in the text."""
         return SourceLocation(self.file, self.lines.get(name, 0))
 
+    def may_build(self, function: str) -> bool:
+        """Whether ``function``'s text calls a graph intrinsic (walking the instructions of
+        every leaf through llvmlite, several FFI calls per instruction, doubled the time an
+        import spends reading instructions)."""
+        start = self.lines.get(function)
+        if start is None:
+            return True  # (not found in the text: look at its instructions)
+        end = self.text.find("\n}", self.offsets[start - 1])
+        body = self.text[self.offsets[start - 1] : None if end < 0 else end]
+        return any(f"@llvm.hpvm.{name}" in body for name in ("createNode", "createEdge", "bind."))
+
+    def where_in(self, function: str, instruction: str) -> SourceLocation:
+        """The line of ``instruction`` (as llvmlite prints it) in ``function``'s body in the
+        text; the function's ``define`` line if it is not found there."""
+        start = self.lines.get(function, 0)
+        head = instruction.split(", !dbg")[0].strip()
+        lines = self.text.splitlines()
+        for k in range(start, len(lines)):
+            if lines[k].startswith("}"):
+                break
+            if lines[k].strip().startswith(head):
+                return SourceLocation(self.file, k + 1)
+        return self.where(function)
+
     @staticmethod
     def ordered(
         fn: Any, attrs: dict[str, str | None], key: str, found: tuple[str, ...], marker: str
@@ -291,7 +361,11 @@ class _Importer:
             attrs = _string_attrs(a.attributes)
             name = _port_name(a.name or f"arg{i}", {p.name for p in params})
             t = self.port_type(
-                fn, f"argument {i} (%{name})", attrs.get("hpvm.port"), [str(x.type) for x in args[i:]]
+                fn,
+                f"argument {i} (%{name})",
+                attrs.get("hpvm.port"),
+                [str(x.type) for x in args[i:]],
+                grouping.End(fn.name, grouping.IN, i),
             )
             want = abi.llvm_types(t)
             got = [str(x.type) for x in args[i : i + len(want)]]
@@ -321,9 +395,12 @@ class _Importer:
                 f'@{fn.name}: argument %{name} has "hpvm.layout"="{spelled}": {e}'
             ) from None
 
-    def port_type(self, fn: Any, what: str, spelled: str | None, rest: list[str]) -> PortType:
-        """The port starting at an argument or field: from ``"hpvm.port"`` if given, else
-        from the LLVM types (``ptr`` + ``i64``: a byte array, ``u8[:]``)."""
+    def port_type(
+        self, fn: Any, what: str, spelled: str | None, rest: list[str], at: grouping.End
+    ) -> PortType:
+        """The port starting at an argument or field (``at``): from ``"hpvm.port"`` if given,
+        else from the LLVM types — ``ptr`` + ``i64`` that travel together (``grouping.py``) a
+        byte array ``u8[:]``, any other ``ptr`` a pointer-only ``u8[*]``."""
         if spelled is not None:
             try:
                 return parse_type(spelled)
@@ -331,58 +408,146 @@ class _Importer:
                 raise LLVMImportError(f'@{fn.name}: {what} has "hpvm.port"="{spelled}": {e}') from None
         first = rest[0]
         if first == "ptr":
-            if len(rest) > 1 and rest[1] == "i64":
-                return ArrayType(ScalarType("u8"), 1)
-            raise LLVMImportError(
-                f"@{fn.name}: {what} is a pointer not followed by its i64 size; seed 000 passes "
-                "memory as a (pointer, i64 size) pair"
-            )
+            folded = len(rest) > 1 and rest[1] == "i64" and at in self.folded
+            return ArrayType(ScalarType("u8"), 1, sized=folded)
         if first not in abi.LLVM_SCALAR:
             raise LLVMImportError(
                 f"@{fn.name}: {what} has LLVM type {first}, which no port type maps to "
-                f"(ports are {', '.join(abi.LLVM_SCALAR)}, or ptr with an i64 size)"
+                f"(ports are {', '.join(abi.LLVM_SCALAR)}, or ptr)"
             )
         return ScalarType(abi.LLVM_SCALAR[first])
 
-    def outputs(self, fn: Any, attrs: dict[str, str | None]) -> _Ports:
-        ret = return_type(fn)
-        if not (ret.startswith("{") and ret.endswith("}")):
+    def return_fields(self, fn: Any) -> list[str]:
+        """The LLVM types of the fields of ``fn``'s returned struct (a node's outputs); read
+        once per function (llvmlite prints the whole function to give its ``define``)."""
+        found = self.fields.get(fn.name)
+        if found is None:
+            found = self.fields[fn.name] = self._return_fields(fn)
+        return found
+
+    @staticmethod
+    def _return_fields(fn: Any) -> list[str]:
+        returned = llvm_struct_return(fn)  # ({ ... }, <{ ... }>, or named: %struct.out.f)
+        if returned is None:
             raise LLVMImportError(
                 f"@{fn.name}: a node function returns a struct (one field per output, seed 000), "
-                f"not {ret}; return {{}} for none"
+                f"not {return_type(fn)}; return {{}} for none"
             )
-        inner = ret[1:-1].strip()
-        if "{" in inner or "[" in inner or "<" in inner:
-            raise LLVMImportError(f"@{fn.name}: the fields of its return type {ret} must be scalars or ptr")
-        fields = [f.strip() for f in inner.split(",")] if inner else []
+        ret = returned.spelled
+        fields = list(returned.fields)
+        if any(f != "ptr" and f not in abi.LLVM_SCALAR for f in fields):
+            raise LLVMImportError(
+                f"@{fn.name}: the fields of its return type {ret} ({', '.join(fields)}) must be scalars or ptr"
+            )
+        return fields
+
+    @staticmethod
+    def declared_outputs(fn: Any, spelled: str) -> list[PortType]:
+        """The output types ``"hpvm.outputs"`` spells."""
+        try:
+            body = spelled.strip()[1:-1].strip()
+            return [parse_type(t) for t in _split_types(body)] if body else []
+        except TypeError as e:
+            raise LLVMImportError(f'@{fn.name}: "hpvm.outputs"="{spelled}": {e}') from None
+
+    def outputs(self, fn: Any, attrs: dict[str, str | None]) -> _Ports:
+        fields = self.return_fields(fn)
         spelled = attrs.get("hpvm.outputs")
         types: list[PortType] = []
         if spelled is not None:
-            try:
-                body = spelled.strip()[1:-1].strip()
-                types = [parse_type(t) for t in _split_types(body)] if body else []
-            except TypeError as e:
-                raise LLVMImportError(f'@{fn.name}: "hpvm.outputs"="{spelled}": {e}') from None
+            types = self.declared_outputs(fn, spelled)
             want = [t for p in types for t in abi.llvm_types(p)]
             if want != fields:
                 raise LLVMImportError(
                     f'@{fn.name}: "hpvm.outputs"="{spelled}" takes fields ({", ".join(want)}) but the '
-                    f"function returns {ret}"
+                    f"function returns {return_type(fn)}"
                 )
         else:
             k = 0
             while k < len(fields):
-                t = self.port_type(fn, f"return field {k}", None, fields[k:])
+                t = self.port_type(
+                    fn, f"return field {k}", None, fields[k:], grouping.End(fn.name, grouping.OUT, k)
+                )
                 types.append(t)
                 k += abi.arity(t)
         return _Ports(types, abi.leading_indices(types))
 
+    # -- which (ptr, i64) pairs are one port (grouping.py) ----------------------------------
+    def signatures(self) -> dict[tuple[str, str], grouping.Signature]:
+        """Every defined function's arguments and return fields, with the ports declared on
+        them. (What cannot be read is left to the import proper, which says what is wrong.)"""
+        found: dict[tuple[str, str], grouping.Signature] = {}
+        for name, fn in self.defined.items():
+            args = list(fn.arguments)
+            declared: dict[int, int] = {}
+            for k, a in enumerate(args):
+                spelled = _string_attrs(a.attributes).get("hpvm.port")
+                if spelled is not None:
+                    declared[k] = _arity_of(spelled)
+            found[(name, grouping.IN)] = grouping.Signature(tuple(str(a.type) for a in args), declared)
+            try:
+                fields = self.return_fields(fn)
+            except LLVMImportError:
+                fields = []
+            spelled = _string_attrs(fn.attributes).get("hpvm.outputs")
+            declared = {}
+            if spelled is not None:  # every field is a declared port's
+                try:
+                    types = self.declared_outputs(fn, spelled)
+                    declared = dict(zip(abi.leading_indices(types), map(abi.arity, types)))
+                except LLVMImportError:
+                    declared = dict.fromkeys(range(len(fields)), 1)
+            found[(name, grouping.OUT)] = grouping.Signature(tuple(fields), declared)
+        return found
+
+    def links(self) -> list[grouping.Link]:
+        """Every bind and edge of the module, in LLVM indices."""
+        found: list[grouping.Link] = []
+        for name, fn in self.defined.items():
+            if not self.may_build(name):
+                continue
+            made: dict[str, str] = {}  # a createNode call's text -> the function it creates
+            for ins in self.instructions(fn):
+                which = self.intrinsic_of(ins)
+                if which is None:
+                    continue
+                ops = list(ins.operands)
+                if which.startswith("createNode"):
+                    if ops and ops[0].value_kind.name == "function":
+                        made[self.text_of(ins)] = ops[0].name
+                    continue
+                if which not in ("createEdge", "bind.input", "bind.output"):
+                    continue
+                handles = [o for o in ops[:-1] if str(o.type) == "ptr"]
+                nodes = [made.get(_instr(o)) if o.value_kind.name == "instruction" else None for o in handles]
+                consts = [_const(o) for o in ops[len(handles) : -1]]
+                if None in nodes or None in consts or len(nodes) != (2 if which == "createEdge" else 1):
+                    continue
+                keys = tuple(_instr(o) for o in handles)
+                if which == "createEdge":
+                    repl, sp, dp, stream = consts
+                    src = grouping.End(nodes[0], grouping.OUT, sp)  # type: ignore[arg-type]
+                    dst = grouping.End(nodes[1], grouping.IN, dp)  # type: ignore[arg-type]
+                    call: tuple[object, ...] = ("edge", name, keys, repl, stream)
+                elif which == "bind.input":
+                    ip, ic, stream = consts
+                    src = grouping.End(name, grouping.IN, ip)  # type: ignore[arg-type]
+                    dst = grouping.End(nodes[0], grouping.IN, ic)  # type: ignore[arg-type]
+                    call = ("in", name, keys, stream)
+                else:
+                    oc, op, stream = consts
+                    src = grouping.End(nodes[0], grouping.OUT, oc)  # type: ignore[arg-type]
+                    dst = grouping.End(name, grouping.OUT, op)  # type: ignore[arg-type]
+                    call = ("out", name, keys, stream)
+                found.append(grouping.Link(call, src, dst))
+        return found
+
     def check_leaf(self, fn: Any) -> None:
         for ins in self.instructions(fn):
-            which = _intrinsic(ins)
+            which = self.intrinsic_of(ins)
             if which is not None and which in abi.HOST_INTRINSICS:
                 raise LLVMImportError(
-                    f"@{fn.name}: '{_instr(ins)}' is a host intrinsic in a leaf node function; "
+                    f"@{fn.name}: '{self.text_of(ins)}' is a host intrinsic in a leaf node function; "
                     "only host code launches and waits for graphs"
                 )
 
@@ -391,7 +556,7 @@ class _Importer:
         graph = made.graph
         nodes: dict[str, Node] = {}
         own_in = _Ports([p.type for p in params], abi.leading_indices([p.type for p in params]))
-        by_text = {_instr(i): i for i in self.instructions(fn)}
+        by_text = {self.text_of(i): i for i in self.instructions(fn)}
         companions: list[tuple[tuple[Any, ...], str]] = []
         leaders: set[tuple[Any, ...]] = set()
         if len(list(fn.blocks)) != 1:
@@ -400,8 +565,8 @@ class _Importer:
                 "this one branches"
             )
         for ins in self.instructions(fn):
-            text = _instr(ins)
-            which = _intrinsic(ins)
+            text = self.text_of(ins)
+            which = self.intrinsic_of(ins)
             where = f"@{fn.name}: '{text}'"
             ops = list(ins.operands)
             if which is not None and which.startswith("createNode"):
@@ -412,9 +577,9 @@ class _Importer:
                 sizes = tuple(self.size(fn, params, by_text, o, where) for o in ops[1:-1])
                 name = ins.name or f"n{len(graph.nodes)}"
                 name = graph.unique_name(name)
-                node = Node(name, child, sizes)
+                node = Node(name, child, sizes, location=self.where_in(fn.name, text))
                 graph.nodes.append(node)
-                nodes[_instr(ins)] = node
+                nodes[text] = node
             elif which in ("createEdge", "bind.input", "bind.output"):
                 node_ops = [o for o in ops[:-1] if str(o.type) == "ptr"]
                 handles = []
@@ -426,6 +591,7 @@ class _Importer:
                         )
                     handles.append(found)
                 consts = [_const(o) for o in ops[len(node_ops) : -1]]
+                at = self.where_in(fn.name, text)  # the call's line (an edge or bind's location)
                 if any(c is None for c in consts):
                     raise LLVMImportError(
                         f"{where}: replication kind, ports and stream flag must be constants"
@@ -442,7 +608,7 @@ class _Importer:
                     b = self.locate(_ports_of(dst.function), dp, where, f"input of @{dst.function.name}")
                     tsrc, tdst = self.out_ports[id(src.function)].types[a[0]], dst.function.params[b[0]].type
                     key: tuple[Any, ...] = ("edge", src.name, a[0], dst.name, b[0])
-                    record = Edge(src, a[0], dst, b[0], repl=int(repl), stream=bool(stream))  # type: ignore[arg-type]
+                    record = Edge(src, a[0], dst, b[0], repl=int(repl), stream=bool(stream), location=at)  # type: ignore[arg-type]
                     target_list: list[Any] = graph.edges
                 elif which == "bind.input":
                     (dst,) = handles
@@ -451,7 +617,7 @@ class _Importer:
                     b = self.locate(_ports_of(dst.function), ic, where, f"input of @{dst.function.name}")
                     tsrc, tdst = params[a[0]].type, dst.function.params[b[0]].type
                     key = ("in", a[0], dst.name, b[0])
-                    record = InputBind(a[0], dst, b[0], stream=bool(stream))
+                    record = InputBind(a[0], dst, b[0], stream=bool(stream), location=at)
                     target_list = graph.in_binds
                 else:
                     (src,) = handles
@@ -465,7 +631,7 @@ class _Importer:
                     b = self.locate(outputs, op, where, f"output of @{fn.name}")
                     tsrc, tdst = self.out_ports[id(src.function)].types[a[0]], outputs.types[b[0]]
                     key = ("out", src.name, a[0], b[0])
-                    record = OutputBind(src, a[0], b[0], stream=bool(stream))
+                    record = OutputBind(src, a[0], b[0], stream=bool(stream), location=at)
                     target_list = graph.out_binds
                 if tsrc != tdst:
                     raise LLVMImportError(
@@ -535,7 +701,7 @@ class _Importer:
         if ins.opcode == "lshr" and _const(ops[1]) is not None:  # LLVM's form of udiv by 2^k
             divisor = 1 << _const(ops[1])
         if divisor is not None and ops[0].value_kind.name == "argument":
-            shape = self.byte_size(params, ops[0].name, divisor)
+            shape = self.byte_size(fn, params, ops[0].name, divisor)
             if shape is not None:
                 return shape
         if ins.opcode == "lshr" and divisor is not None:  # (sizes are not negative)
@@ -568,17 +734,20 @@ class _Importer:
         )
 
     @staticmethod
-    def byte_size(params: list[Port], arg: str, divisor: int | None) -> Expr | None:
-        for p in params:
-            if isinstance(p.type, ArrayType) and arg == f"{p.name}.size" and p.type.rank == 1:
-                if divisor == p.type.dtype.itemsize:
-                    return Shape(p.name, 0)
+    def byte_size(fn: Any, params: list[Port], arg: str, divisor: int | None) -> Expr | None:
+        """``a.shape[0]`` when argument ``arg`` is the byte size of a 1-D array port ``a``
+        (folded with its pointer) and ``divisor`` its element size."""
+        found = _ports_of_params(params).port(_argument_index(fn, arg))
+        if found is None or found[1] != 1:
+            return None
+        p = params[found[0]]
+        if isinstance(p.type, ArrayType) and p.type.rank == 1 and divisor == p.type.dtype.itemsize:
+            return Shape(p.name, 0)
         return None
 
     def size_argument(self, fn: Any, params: list[Port], arg: str, where: str) -> Expr:
         ports = _ports_of_params(params)
-        index = next((k for k, a in enumerate(fn.arguments) if a.name == arg), -1)
-        found = ports.port(index)
+        found = ports.port(_argument_index(fn, arg))
         if found is not None:
             port, offset = found
             t = params[port].type
@@ -586,13 +755,28 @@ class _Importer:
                 return Param(params[port].name)
             if isinstance(t, ArrayType) and offset >= 2:
                 return Shape(params[port].name, offset - 2)
-            shape = self.byte_size(params, arg, 1)  # a byte array's size is its length
+            shape = self.byte_size(fn, params, arg, 1)  # a byte array's size is its length
             if shape is not None:
                 return shape
         raise LLVMImportError(
             f"{where}: a replication size uses argument %{arg}, which is not an integer port "
             "(nor an array's extent)"
         )
+
+
+def leaf_graph(leaf: NodeFunction) -> InternalFunction:
+    """A leaf launched as a root (HPVM's BuildDFG accepts it; seed 000 launches internal
+    nodes): the root of a graph of one node, that leaf, with every input and output bound."""
+    params = [Port(p.name, p.type, p.layout) for p in leaf.params]
+    root = InternalFunction(
+        f"{leaf.name}_root", params, graph=ChildGraph(), hint=leaf.hint, ins=leaf.ins, outs=leaf.outs,
+        location=leaf.location,
+    )  # fmt: skip
+    node = Node(leaf.name, leaf, (), leaf.location)
+    root.graph.nodes.append(node)
+    root.graph.in_binds.extend(InputBind(k, node, k) for k in range(len(params)))
+    root.graph.out_binds.extend(OutputBind(node, k, k) for k in range(len(leaf.out_types)))
+    return root
 
 
 def is_size_arithmetic(ins: Any) -> bool:
@@ -607,6 +791,19 @@ def is_size_arithmetic(ins: Any) -> bool:
     if ins.opcode == "call":
         return list(ins.operands)[-1].name in ("llvm.smin.i64", "llvm.smax.i64")
     return False
+
+
+def _argument_index(fn: Any, name: str) -> int:
+    """The index of ``fn``'s argument called ``name`` (-1: none)."""
+    return next((k for k, a in enumerate(fn.arguments) if a.name == name), -1)
+
+
+def _arity_of(spelled: str) -> int:
+    """How many LLVM arguments the port ``"hpvm.port"="spelled"`` takes (1 if it does not parse)."""
+    try:
+        return abi.arity(parse_type(spelled))
+    except TypeError:
+        return 1
 
 
 def _ports_of_params(params: list[Port]) -> _Ports:

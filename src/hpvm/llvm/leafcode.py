@@ -223,6 +223,12 @@ def _adapter_source(leaf: LeafFunction) -> tuple[str, list[Any]]:
     calls: list[str] = []
     for k, p in enumerate(leaf.params):
         t = p.type
+        if isinstance(t, ArrayType) and not t.sized:
+            raise LLVMExportError(
+                f"{leaf.describe()}: port '{p.name}' is a pointer without its size ({t}); its Python "
+                "code needs the array's length, which a pointer alone does not carry in LLVM form: "
+                "make the port a sized array"
+            )
         if isinstance(t, ArrayType):
             args += [f"p{k}", f"b{k}"]
             argtypes += [_numba_type(t), types.int64]
@@ -241,7 +247,9 @@ def _adapter_source(leaf: LeafFunction) -> tuple[str, list[Any]]:
     outs = leaf.outputs
     for k, t in enumerate(outs):
         value = "r" if len(outs) == 1 else f"r[{k}]"
-        if isinstance(t, ArrayType):
+        if isinstance(t, ArrayType) and not t.sized:
+            fields.append(f"{value}.ctypes.data")
+        elif isinstance(t, ArrayType):
             fields += [f"{value}.ctypes.data", f"{value}.nbytes"]
             if t.rank > 1:
                 fields += [f"{value}.shape[{a}]" for a in range(t.rank)]

@@ -4,14 +4,34 @@
 pass to the copy and verifies the result after every one. ``CodeGenTraversal`` is seed 001's
 traversal: every node, bottom-up, in topological order, with ``visit_leaf`` and
 ``visit_internal``.
+
+The passes themselves load on first use (``import hpvm`` reaches ``passes.base`` through
+the back-end registry, and need not pay for every pass module).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from .base import Module, Pass, PassManager, copy_program, lower, run_passes
-from .fuse_one_to_one import FuseOneToOne
-from .fuse_tensor_nodes import FuseHPVMTensorNodes, FusionRecord
-from .place_allocations import PlaceAllocations
-from .split_by_target import SplitByTarget
-from .traversal import CodeGenTraversal
+
+_LAZY = {
+    "CodeGenTraversal": "traversal",
+    "FuseHPVMTensorNodes": "fuse_tensor_nodes",
+    "FuseOneToOne": "fuse_one_to_one",
+    "FusionRecord": "fuse_tensor_nodes",
+    "PlaceAllocations": "place_allocations",
+    "SplitByTarget": "split_by_target",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "CodeGenTraversal",

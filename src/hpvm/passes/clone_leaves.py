@@ -30,7 +30,7 @@ from ..ir import instance_context as ictx
 from ..ir.bodies import PYTHON_KINDS, GeneratedBody
 from ..ir.graph import InternalFunction, LeafFunction, functions
 from ..ir.intrinsics import INTRINSICS, LOWERED_PREFIX
-from ..ir.leafinfo import handle_level, intrinsic_name, leaf_namespace, parse_leaf
+from ..ir.leafinfo import handle_level, intrinsic_name, leaf_namespace, parse_leaf, visible_names
 from ..ir.pysource import generated_body, unparse_with_lines
 from .base import Module, Pass
 
@@ -195,7 +195,7 @@ def clone_leaf(leaf: LeafFunction, backend: str = "cpu") -> LeafClone:
             f"{backend} back end cannot compile it (a leaf read from IR text has no code: save and load "
             "programs as .hpvm files, which carry their leaves' source)"
         )
-    env = dict(getattr(leaf.pyfunc, "__globals__", {}) or {})
+    env = visible_names(leaf)  # (its static names, if its code has not run: hpvm show --lowered)
     cloner = _Cloner(leaf, env, backend)
     cloner.root = func  # type: ignore[attr-defined]
     cloner.collect_handles(func)
@@ -219,7 +219,8 @@ def clone_leaf(leaf: LeafFunction, backend: str = "cpu") -> LeafClone:
 def cloned_leaf(leaf: LeafFunction, backend: str = "cpu") -> LeafFunction:
     """``leaf`` cloned with its context, as a leaf of the IR: same ports and attributes, and
     a ``GeneratedBody`` — the clone's source, each line mapped to the line of the leaf it
-    came from, taking the context in parameter ``__hpvm_ctx``, run in the leaf's module."""
+    came from, taking the context in parameter ``__hpvm_ctx``, run in the leaf's module
+    (when it runs: cloning a leaf read from a program file does not run its code)."""
     clone = clone_leaf(leaf, backend)
     source, lines = unparse_with_lines(clone.func)
     body = generated_body(
@@ -228,7 +229,8 @@ def cloned_leaf(leaf: LeafFunction, backend: str = "cpu") -> LeafFunction:
         leaf.location.file,
         lines,
         context=CTX_PARAM,
-        namespace=leaf_namespace(leaf),
+        namespace=lambda: leaf_namespace(leaf),
+        static_base=lambda: visible_names(leaf),
     )
     body = replace(body, cloned_from=leaf)
     return LeafFunction(

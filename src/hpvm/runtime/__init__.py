@@ -19,7 +19,9 @@ from .api import (
     wait,
 )
 
-provide_host(api)  # front ends run the programs they make through the default runtime
+# front ends run the programs they make through the default runtime; a program that runs as a
+# process of its own (HPVM-C's main) gets a fresh Runtime (ir/host.py's new_host)
+provide_host(api, factory=Runtime)
 
 __all__ = [
     "LaunchHandle",

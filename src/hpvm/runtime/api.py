@@ -53,6 +53,17 @@ class _Done:
             pass
 
 
+def _may_run_here(backend: Any) -> bool:
+    """Whether ``wait`` may run a launch on the calling thread. Not on the main thread when
+    the run sits in native code: Python delivers Ctrl-C only to the main thread, between
+    bytecodes, so a compiled graph running there would hold off ``KeyboardInterrupt``
+    until it ends (hours, for a long leaf). There the run goes to a worker thread and
+    ``wait`` blocks on a lock, which Ctrl-C interrupts."""
+    return threading.current_thread() is not threading.main_thread() or getattr(
+        backend, "interruptible_on_host", False
+    )
+
+
 class LaunchHandle:
     """What ``launch`` returns: one execution (or one stream) of a root graph."""
 
@@ -66,6 +77,7 @@ class LaunchHandle:
         self.done = _Done()
         self.job: Callable[[], None] | None = None  # the run, queued on the worker pool
         self.slot: Slot | None = None  # its place in the worker pool's queue
+        self.arrays: list[Any] = []  # the arrays the run uses
         self._claim = threading.Lock()  # whoever takes it runs the job: a worker, or wait()
         self.waited = False
         self.warnings: list[tuple[str, type[Warning]]] = []  # issued on the host at wait
@@ -277,7 +289,8 @@ class Runtime:
     def _job(self, handle: LaunchHandle, root: Any, backend: Any, values: list[Any]) -> Callable[[], None]:
         """The run of one non-streaming launch, as a job for a worker (or for ``wait``)."""
         tracker = self.tracker
-        entries = tracker.acquire(array_args(values))
+        handle.arrays = array_args(values)
+        entries = tracker.acquire(handle.arrays)
 
         def run() -> None:
             ctx = RunContext(tracker, cluster=self.dask_client)
@@ -327,17 +340,23 @@ class Runtime:
                         self.active.discard(h)
                 reissue_warnings(h.stream.take_warnings(), stacklevel=4)
             return None
-        if h.job is not None and h.claim():
+        if h.job is not None and _may_run_here(h.backend) and h.claim():
             if h.slot is not None:
                 self.workers.withdraw(h.slot)  # the worker it was queued for is free again
             h.job()  # not started yet: run it here rather than wait for a worker to wake
-        h.done.wait()
+        try:
+            h.done.wait()  # (a lock: Ctrl-C interrupts it on the main thread)
+        except KeyboardInterrupt:
+            if h.slot is not None:
+                self.workers.abandon(h.slot)  # cleanup() will not wait for the run
+            self.tracker.abandon(h.arrays)  # nor copy back what it may still be writing
+            raise
         if not h.waited:  # the run's warnings, issued once, on the host thread
             h.waited = True
             reissue_warnings(h.warnings, stacklevel=4)
         if h.error is not None:
             err = h.error
-            if isinstance(err, HPVMError):
+            if isinstance(err, (HPVMError, KeyboardInterrupt)):
                 raise err
             raise NodeExecutionError(f"running '{h.root.name}' raised {type(err).__name__}: {err}") from err
         return h.outputs

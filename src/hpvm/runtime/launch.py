@@ -13,7 +13,7 @@ from ..backends.base import Backend, check_bodies
 from ..backends.memory import MemoryTracker
 from ..backends.mixed import MixedBackend, split_by_target, targets
 from ..errors import LaunchError, MemoryTrackingError
-from ..ir.graph import ONE_TO_ONE, InternalFunction, NodeFunction
+from ..ir.graph import ONE_TO_ONE, InternalFunction, NodeFunction, materialize
 from ..ir.types import ArrayType, ScalarType, check_value
 from ..ir.verify import verify
 from .readonly import check_writeable, writers
@@ -24,7 +24,9 @@ _VERIFIED: weakref.WeakSet[InternalFunction] = weakref.WeakSet()
 
 
 def check_root(root: Any) -> InternalFunction:
-    """``root`` verified (once per function object)."""
+    """``root`` verified (once per function object), after the code of its leaves read from
+    a program file has run: running a program is when its code runs, and the verifier then
+    sees the names that code binds — a look-only ``hpvm.verify`` before could not."""
     if not isinstance(root, InternalFunction):
         what = root.describe() if isinstance(root, NodeFunction) else repr(root)
         raise LaunchError(
@@ -32,6 +34,7 @@ def check_root(root: Any) -> InternalFunction:
             "an internal node that creates it"
         )
     if root not in _VERIFIED:
+        materialize(root)
         verify(root)
         _VERIFIED.add(root)
     return root
@@ -186,6 +189,10 @@ def _acceptor(ptype: Any, written: bool = False) -> Callable[[Any], bool]:
     a ``written`` parameter only writeable arrays (false means: ask ``check_value``)."""
     if isinstance(ptype, ArrayType):
         dtype, rank = ptype.dtype, ptype.rank
+        if not ptype.sized:  # (contiguous memory only: check_value says so)
+            return lambda v: (
+                type(v) is np.ndarray and v.ndim == 1 and v.dtype == dtype and v.flags.c_contiguous
+            )
         if written:
             return lambda v: (
                 type(v) is np.ndarray and v.ndim == rank and v.dtype == dtype and v.flags.writeable

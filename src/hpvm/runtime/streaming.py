@@ -38,9 +38,12 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ..backends.base import Backend, RunContext, StageBatch, collecting_warnings
 from ..backends.memory import MemoryTracker
@@ -144,6 +147,7 @@ class _Stage:
     batch: int = 1  # how many items to take next: what its last batch says fits BATCH_SECONDS
     stopped: bool = False  # the thread has ended (or is about to)
     thread: threading.Thread | None = None
+    running: list[Any] = field(default_factory=list)  # root arguments of the items it runs now
 
 
 class Producers:
@@ -211,6 +215,7 @@ class Stream:
         self.failed = False
         self.closed = False
         self._abandoned = False  # cleanup: stages stop at once, dropping what they hold
+        self._interrupted = False  # Ctrl-C reached the host in push/pop/wait: stop() waits for no stage
         self.pushed = 0
         self.popped = 0
         self._lock = threading.Lock()  # guards every buffer, counter and flag of the stream
@@ -331,9 +336,11 @@ class Stream:
                 else []
             )
             start = time.perf_counter()
+            st.running = args
             try:
                 batch = self.backend.run_stage_batch(self.root, args, st.nodes, upstream, ctx)
             finally:
+                st.running = []
                 for token in tokens:
                     tracker.finished(token)
             per_item = (time.perf_counter() - start) / len(args)
@@ -416,7 +423,7 @@ class Stream:
 
     # -- host side ----------------------------------------------------------------------
 
-    def push(self, args: Sequence[Any]) -> None:
+    def _push(self, args: Sequence[Any]) -> None:
         with self._lock:
             self.producers.add_current()  # (also while it waits for room)
             while True:
@@ -439,7 +446,7 @@ class Stream:
             if not self.stages:
                 self._host.wake()
 
-    def pop(self, timeout: float | None = None) -> tuple[Any, ...]:
+    def _pop(self, timeout: float | None = None) -> tuple[Any, ...]:
         deadline = None if timeout is None else time.monotonic() + timeout
         stages = self._result_stages
         with self._lock:
@@ -488,7 +495,32 @@ class Stream:
         """Raise the failure (set before any failure marker is sent or ``failed`` is set)."""
         raise_stream_failure(self.error, api)
 
+    def push(self, args: Sequence[Any]) -> None:
+        with self._host_call():
+            self._push(args)
+
+    def pop(self, timeout: float | None = None) -> tuple[Any, ...]:
+        with self._host_call():
+            return self._pop(timeout)
+
     def wait(self) -> None:
+        with self._host_call():
+            self._wait()
+
+    @contextmanager
+    def _host_call(self) -> Iterator[None]:
+        """A host call that Ctrl-C may interrupt: then cleanup does not wait for the stages,
+        which may sit in native code for as long as a leaf runs (docs/semantics.md, "Ctrl-C")."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            self._interrupted = True
+            with self._lock:
+                items = [a for st in self.stages for a in [*st.running, *st.args]]
+            self.tracker.abandon([v for item in items for v in item if isinstance(v, np.ndarray)])
+            raise
+
+    def _wait(self) -> None:
         with self._lock:
             if not self.closed:
                 self.closed = True
@@ -514,6 +546,8 @@ class Stream:
                 self.error = StreamError("the runtime was cleaned up while the stream ran")
             self.failed = True
             self._wake_all()
+        if self._interrupted:
+            return  # the host gave up on it: stages end when their current item does
         for st in self.stages:
             if st.thread is not None:
                 st.thread.join(timeout=5)

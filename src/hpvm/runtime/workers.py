@@ -41,11 +41,12 @@ def is_internal(thread: threading.Thread) -> bool:
 class Slot:
     """One submitted job, and whether a worker has taken it (``withdraw`` needs to know)."""
 
-    __slots__ = ("job", "state")
+    __slots__ = ("job", "state", "abandoned")
 
     def __init__(self, job: Callable[[], None]) -> None:
         self.job: Callable[[], None] | None = job
         self.state = "queued"  # then "running", or "withdrawn"
+        self.abandoned = False  # the host stopped waiting for it (Ctrl-C): stop() does not wait
 
 
 class WorkerPool:
@@ -57,6 +58,7 @@ class WorkerPool:
         self._lock = threading.Lock()
         self._ids = itertools.count()
         self._local = threading.local()  # .worker: True on this pool's threads; .done: counted idle
+        self._running: dict[threading.Thread, Slot] = {}  # each busy worker's job
 
     def submit(self, job: Callable[[], None]) -> Slot:
         slot = Slot(job)
@@ -100,10 +102,13 @@ class WorkerPool:
                     continue  # run elsewhere; this worker was counted idle then
                 slot.state = "running"
                 job, slot.job = slot.job, None
+                self._running[threading.current_thread()] = slot
             local.done = False
             try:
                 job()  # type: ignore[misc]
             finally:
+                with self._lock:
+                    self._running.pop(threading.current_thread(), None)
                 job = slot = None  # drop the finished launch (and its results) before blocking
                 self.finishing()  # (if the job did not say so itself)
 
@@ -112,12 +117,24 @@ class WorkerPool:
         with self._lock:
             return len(self._threads)
 
+    def abandon(self, slot: Slot) -> None:
+        """The host stopped waiting for ``slot``'s job (Ctrl-C in ``wait``): ``stop`` will not
+        wait for it. A run in native code cannot be stopped from outside; its worker ends
+        when the job does (it is a daemon thread: it never keeps the process alive)."""
+        slot.abandoned = True
+
     def stop(self) -> None:
-        """End every worker after the jobs already queued (they finish first)."""
+        """End every worker after the jobs already queued (they finish first), except the
+        workers still running an abandoned job: they end when it does."""
         with self._lock:
             threads, self._threads = self._threads, []
             self._idle = 0
         for _ in threads:
             self._jobs.put(_STOP)
         for thread in threads:
-            thread.join()
+            while thread.is_alive():
+                thread.join(0.05)
+                with self._lock:
+                    slot = self._running.get(thread)
+                if slot is not None and slot.abandoned:
+                    break

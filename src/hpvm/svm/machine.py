@@ -93,6 +93,13 @@ class Machine:
     def __post_init__(self) -> None:
         _check_references(self)
 
+    def _repr_svg_(self) -> str | None:
+        """The machine's picture in a notebook (``hpvm svm machine -o``'s)."""
+        from ..ir.pictures import svg_text
+        from .picture import draw_machine
+
+        return svg_text(lambda path: draw_machine(self, path), f"machine {self.name!r}")
+
     @property
     def control_processor(self) -> Processor:
         """The processor the control code runs on: the first that is its own master."""
@@ -287,6 +294,11 @@ def load_machine(path: str | os.PathLike[str]) -> Machine:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise SVMError(f"cannot read machine file {str(path)!r}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise SVMError(
+            f"{path}: not a machine description: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+            "a machine file is TOML (docs/svm.md)"
+        ) from None
     return _parse(text, str(path))
 
 
@@ -303,6 +315,10 @@ def _parse(text: str, source: str) -> Machine:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SVMError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:  # (tomllib recurses into nested arrays and tables)
+        raise SVMError(
+            f"{source}: TOML nested too deeply to read; a machine file is a few flat tables"
+        ) from None
     return machine_from_dict(data, source)
 
 

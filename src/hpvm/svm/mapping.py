@@ -92,6 +92,13 @@ class Mapping:
     def kernel_of(self, stage: int) -> KernelPlace:
         return next(k for k in self.kernels if stage in k.stages)
 
+    def _repr_svg_(self) -> str | None:
+        """The mapping's picture in a notebook (``hpvm svm map -o``'s)."""
+        from ..ir.pictures import svg_text
+        from .mapping_picture import draw_mapping
+
+        return svg_text(lambda path: draw_mapping(self, path), f"the mapping onto {self.machine.name!r}")
+
     def describe(self) -> str:
         """The mapping as text: stage → kernel → processor, stream → place, with costs."""
         m = self.machine

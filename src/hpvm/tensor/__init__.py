@@ -11,8 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ModelImportError, TensorShapeError, UnsupportedLayerError
-from .imported import TensorProgram
-from .importer import from_torch
 from .ops import (
     add,
     batchnorm,
@@ -62,9 +60,19 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``hpvm.tensor.models`` (the benchmark models) imports torch, so only when asked for."""
+    """What is loaded on first use: ``hpvm.tensor.models`` (the benchmark models) imports
+    torch; the model importer (``from_torch``, ``TensorProgram``) is a third of the import
+    time of ``hpvm``, which imports this package for the operations leaves call."""
     if name == "models":
         import importlib
 
         return importlib.import_module(f"{__name__}.models")
+    if name == "from_torch":
+        from .importer import from_torch
+
+        return from_torch
+    if name == "TensorProgram":
+        from .imported import TensorProgram
+
+        return TensorProgram
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -34,6 +34,7 @@ class CPUBackend(Backend):
     device = "host"
     #: Python leaves, and LLVM ones (``llvm_native``: linked into the graph code).
     accepts = frozenset({PYTHON, GENERATED, LLVM})
+    pointer_ports = True  # (a NumPy array, as any array port)
 
     def __init__(self) -> None:
         self.compiler = Compiler()

@@ -27,6 +27,7 @@ import numpy as np
 from ...errors import CompileError, LaunchError
 from ...ir import instance_context as ictx
 from ...ir.bodies import LLVM
+from ...ir.cache import cache_root
 from ...ir.graph import InternalFunction, LeafFunction, functions
 from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ScalarType
@@ -55,7 +56,7 @@ ERROR_MODEL = "numpy"
 
 def cache_dir() -> Path:
     """Where generated sources live: ``$HPVM_CACHE_DIR`` or ``~/.cache/hpvm``."""
-    path = Path(os.environ.get("HPVM_CACHE_DIR") or Path.home() / ".cache" / "hpvm")
+    path = cache_root()
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -11,9 +11,12 @@ short timeout, so an unreachable scheduler is a ``ClusterError`` and never a han
 
 from __future__ import annotations
 
+import atexit
+import logging
 import os
 import sys
 import threading
+import weakref
 from typing import Any
 
 from ...errors import ClusterError
@@ -21,6 +24,11 @@ from ...errors import ClusterError
 ENV_VAR = "HPVM_DASK_SCHEDULER"
 #: Seconds to wait for a scheduler to answer (override: $HPVM_DASK_TIMEOUT).
 CONNECT_TIMEOUT = 5.0
+
+#: The default local cluster: its worker processes, and how long they may take to start
+#: (each is a new Python process importing distributed, NumPy and hpvm).
+LOCAL_WORKERS = 2
+LOCAL_START_TIMEOUT = 60.0
 
 _announced: set[str] = set()  # dashboard links already printed (once per process)
 
@@ -65,7 +73,7 @@ class Cluster:
 
     def _connect(self) -> Any:
         try:
-            from distributed import Client, LocalCluster
+            from distributed import Client
         except ImportError:  # pragma: no cover — the back end's probe checks first
             raise ClusterError("target='dask' needs distributed: pip install 'hpvm[dist]'") from None
         if _is_client(self.spec):
@@ -83,16 +91,14 @@ class Cluster:
                 ) from None
         else:
             try:
-                self._local = LocalCluster(
-                    host="127.0.0.1",
-                    n_workers=2,
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address="127.0.0.1:0",
-                    worker_dashboard_address="127.0.0.1:0",
-                )
+                self._local = start_local_cluster()
+                _close_at_exit(self)
                 client = Client(self._local, timeout=f"{timeout}s", set_as_default=False)
+                client.wait_for_workers(LOCAL_WORKERS, timeout=LOCAL_START_TIMEOUT)
             except Exception as e:
+                local, self._local = self._local, None
+                if local is not None:
+                    local.close()
                 raise ClusterError(f"could not start a local Dask cluster: {type(e).__name__}: {e}") from None
         self._owned = True
         _announce(client)
@@ -107,6 +113,49 @@ class Cluster:
             client.close()
         if local is not None:
             local.close()
+
+
+#: Clusters that started a local cluster, to close at interpreter exit.
+_OPEN: weakref.WeakSet[Cluster] = weakref.WeakSet()
+_exit_hook: list[bool] = []
+
+
+def _close_at_exit(cluster: Cluster) -> None:
+    """Close ``cluster`` at interpreter exit, client first, so that a script that never calls
+    ``hpvm.cleanup()`` ends quietly (a scheduler closed under a live client that still holds
+    data on the workers logs "lose scattered data" errors). The hook is registered after
+    distributed is imported, so it runs before distributed's own exit hooks."""
+    _OPEN.add(cluster)
+    if not _exit_hook:
+        _exit_hook.append(True)
+        atexit.register(_close_open_clusters)
+
+
+def _close_open_clusters() -> None:
+    for cluster in list(_OPEN):
+        try:
+            cluster.close()
+        except Exception:  # noqa: BLE001 - exiting anyway; never a traceback at exit
+            pass
+
+
+def start_local_cluster() -> Any:
+    """Two single-threaded worker processes and a scheduler on 127.0.0.1, each started as a
+    program of its own (``python -m dask spec``: distributed's ``SubprocessCluster``), so no
+    worker re-imports the user's script. ``LocalCluster``'s workers are started by
+    multiprocessing's *spawn*, which runs the main module again in every worker: a plain
+    script without ``if __name__ == "__main__":`` would launch itself recursively (Dask
+    refuses: "Nanny failed to start")."""
+    from distributed.deploy.subprocess import SubprocessCluster
+
+    return SubprocessCluster(
+        host="127.0.0.1",
+        n_workers=LOCAL_WORKERS,
+        threads_per_worker=1,
+        dashboard_address="127.0.0.1:0",
+        worker_kwargs={"dashboard_address": "127.0.0.1:0"},
+        silence_logs=logging.CRITICAL,
+    )
 
 
 def _is_client(value: Any) -> bool:

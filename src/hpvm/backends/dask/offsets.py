@@ -117,7 +117,7 @@ def offset_leaf(leaf: LeafFunction, level: int = 0) -> LeafFunction:
         origin = leaf.location.file
     made = generated_body(leaf.name, text, origin, lines, namespace=env)
     params = [Param(p.name, p.type, p.layout) for p in leaf.params] + [Param(LO, i64), Param(NX, i64)]
-    return LeafFunction(
+    offset = LeafFunction(
         None,
         leaf.name,
         params,
@@ -128,6 +128,8 @@ def offset_leaf(leaf: LeafFunction, level: int = 0) -> LeafFunction:
         leaf.location,
         body=made,
     )
+    offset.materialize()  # (made to run: what the workers get is its function, not ``env``)
+    return offset
 
 
 def offset_function(fn: NodeFunction, level: int, made: dict[tuple[int, int], NodeFunction]) -> NodeFunction:

@@ -46,7 +46,10 @@ def _once_compiled(key: str, run: Callable[[], T]) -> T:
 
 
 def _cpu() -> Any:
-    from .. import get_backend
+    """The worker's ``cpu`` back end, from the registry (``backends/base.py``; registered
+    when ``hpvm`` is imported, as it is in every worker): not through ``hpvm.backends``,
+    which would reach every back end (the import contract in pyproject.toml)."""
+    from ..base import get_backend
 
     return get_backend("cpu")
 

@@ -203,7 +203,9 @@ class Interpreter(Backend):
     name = "interp"
     # Tensor bodies run on its tensor operations, LLVM ones JIT-compiled (``llvm_native``).
     accepts = frozenset({PYTHON, GENERATED, TENSOR, LLVM})
+    pointer_ports = True  # (a NumPy array, as any array port)
     device = "host"
+    interruptible_on_host = True  # it runs the graph in Python: Ctrl-C stops it between instances
 
     def __init__(self, strict: bool = False):
         #: raise DisagreementError (instead of warning) when the instances of a replicated

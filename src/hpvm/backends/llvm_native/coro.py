@@ -110,18 +110,19 @@ def _declare(declared: set[str], name: str, decl: str) -> str:
     return "" if name in declared else decl + "\n"
 
 
-def slot_call(entry: str, args: tuple[str, ...], outs: tuple[str, ...], void: bool) -> list[str]:
+def slot_call(entry: str, args: tuple[str, ...], outs: tuple[str, ...], ret: str) -> list[str]:
     """Instructions calling the clone ``entry`` with its arguments loaded from the 8-byte
     slots at ``%args`` and its outputs stored to those at ``%out`` (``%ctx`` passed first):
-    the body of the trampoline and of the coroutine alike."""
+    the body of the trampoline and of the coroutine alike. ``ret``: the clone's return
+    type as its module spells it (``void``, ``{ float }``, ``%struct.out.f``...)."""
     body = []
     values = []
     for k, t in enumerate(args):
         body.append(f"  %s{k} = getelementptr i64, ptr %args, i64 {k}")
         body.append(f"  %a{k} = load {t}, ptr %s{k}, align 8")
         values.append(f"{t} %a{k}")
-    ret = "{ " + ", ".join(outs) + " }" if outs else "{}"
-    call = f"call {'void' if void else ret} @{entry}(ptr %ctx{''.join(', ' + v for v in values)})"
+    void = ret == "void"
+    call = f"call {ret} @{entry}(ptr %ctx{''.join(', ' + v for v in values)})"
     body.append(f"  {call}" if void else f"  %r = {call}")
     for k, t in enumerate(outs):
         body.append(f"  %r{k} = extractvalue {ret} %r, {k}")
@@ -131,11 +132,11 @@ def slot_call(entry: str, args: tuple[str, ...], outs: tuple[str, ...], void: bo
 
 
 def _coroutine(
-    digest: str, entry: str, args: tuple[str, ...], outs: tuple[str, ...], void: bool, group: int | None
+    digest: str, entry: str, args: tuple[str, ...], outs: tuple[str, ...], ret: str, group: int | None
 ) -> str:
     """The coroutine: the trampoline's body (arguments from 8-byte slots, outputs to them)
     between ``llvm.coro.begin`` and a final suspend."""
-    body = slot_call(entry, args, outs, void)
+    body = slot_call(entry, args, outs, ret)
     attrs = f"#{group}" if group is not None else ""
     return f"""
 define ptr @__hpvm_coro.{digest}(ptr %args, ptr %ctx, ptr %out, ptr %mem, ptr %info) presplitcoroutine {attrs} {{
@@ -422,7 +423,7 @@ def coroutine_module(
     digest: str,
     args: tuple[str, ...],
     outs: tuple[str, ...],
-    void: bool,
+    ret: str,
     reach_barrier: set[str],
     declared: set[str],
     header: int,
@@ -438,7 +439,7 @@ def coroutine_module(
 
     coro = f"__hpvm_coro.{digest}"
     text, group = mark_always_inline(text, reach_barrier, f"@{entry}")
-    text += _coroutine(digest, entry, args, outs, void, group)
+    text += _coroutine(digest, entry, args, outs, ret, group)
     text += _intrinsic_declarations(declared)
     try:
         module = llvm.parse_assembly(text)

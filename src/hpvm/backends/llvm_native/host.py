@@ -29,6 +29,9 @@ import numpy as np
 from ...ir.types import ArrayType, ScalarType
 from .native import HOST_MALLOC
 
+#: ``i64(i64 address)``: ``HostHeap.room`` for compiled code (a pointer-only leaf output).
+HOST_ROOM = "__hpvm_host_room"
+
 
 class HostHeap:
     """The buffers ``llvm.hpvm.malloc`` handed out, by address, until launches end."""
@@ -75,6 +78,13 @@ class HostHeap:
                     return buf
         return None
 
+    def room(self, address: int) -> int:
+        """How many bytes the heap holds from ``address`` to the end of its chunk (-1: none).
+        A leaf's pointer-only output into ``malloc``'d memory extends that far: the native
+        allocator keeps no size per allocation, only its chunks."""
+        buf = self.owner(address)
+        return -1 if buf is None else buf.ctypes.data + buf.nbytes - address
+
     def adopt(self, value: Any) -> Any:
         """``value`` (a root output) made to own its memory when it views a heap buffer: the
         same bytes, as a view of the heap's array, so the buffer outlives the launch."""
@@ -89,7 +99,9 @@ class HostHeap:
 
 HEAP = HostHeap()
 _MALLOC_TYPE = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_int64)
+_ROOM_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)
 _CALLBACK: Any = None
+_ROOM: Any = None
 _ENGINE: Any = None
 _SYMBOL_LOCK = threading.Lock()
 CHUNK = 1 << 20
@@ -154,8 +166,9 @@ bump:
 
 def register_host_symbols() -> None:
     """Make ``__hpvm_host_malloc`` resolvable by every LLVM JIT in the process (once): the
-    native allocator, whose chunks come from ``HEAP.allocate``."""
-    global _CALLBACK, _ENGINE
+    native allocator, whose chunks come from ``HEAP.allocate``; and ``__hpvm_host_room``
+    (``HEAP.room``)."""
+    global _CALLBACK, _ENGINE, _ROOM
     with _SYMBOL_LOCK:
         if _CALLBACK is not None:
             return
@@ -174,7 +187,9 @@ def register_host_symbols() -> None:
             engine.get_global_value_address("__hpvm_heap_end"),
         )
         llvm.add_symbol(HOST_MALLOC, engine.get_function_address("__hpvm_host_malloc_native"))
-        _CALLBACK, _ENGINE = callback, engine
+        room = _ROOM_TYPE(HEAP.room)
+        llvm.add_symbol(HOST_ROOM, ctypes.cast(room, ctypes.c_void_p).value)
+        _CALLBACK, _ENGINE, _ROOM = callback, engine, room
 
 
 def _dtype(llvm_type: str, ptype: Any) -> np.dtype:
@@ -186,7 +201,8 @@ def _dtype(llvm_type: str, ptype: Any) -> np.dtype:
 
 def pack(params: Sequence[Any], values: Sequence[Any]) -> np.ndarray:
     """The argument slots of one call: each port's ABI values (docs/llvm.md) in 8-byte slots
-    (an array: its address, byte size and, for rank 2 or more, extents)."""
+    (an array: its address, byte size and, for rank 2 or more, extents; a pointer-only array:
+    its address)."""
     slots: list[Any] = []
     for ptype, value in zip(params, values):
         if isinstance(ptype, ArrayType):
@@ -195,7 +211,9 @@ def pack(params: Sequence[Any], values: Sequence[Any]) -> np.ndarray:
                 raise ValueError(
                     "an LLVM leaf takes C-contiguous arrays, and this one is a strided view; pass np.ascontiguousarray(...)"
                 )
-            slots += [(np.int64, arr.ctypes.data), (np.int64, arr.nbytes)]
+            slots.append((np.int64, arr.ctypes.data))
+            if ptype.sized:
+                slots.append((np.int64, arr.nbytes))
             if ptype.rank > 1:
                 slots += [(np.int64, e) for e in arr.shape]
         else:
@@ -208,12 +226,16 @@ def pack(params: Sequence[Any], values: Sequence[Any]) -> np.ndarray:
 
 def unpack(out_types: Sequence[Any], slots: np.ndarray, arrays: Sequence[np.ndarray]) -> tuple[Any, ...]:
     """The outputs from their slots. An array output is the input array at that address
-    (the same object, as a Python leaf returns it) or a heap buffer; anything else is a
-    ``ValueError`` the caller reports with the leaf."""
+    (the same object, as a Python leaf returns it) or a heap buffer; a pointer-only output,
+    from its address alone, the memory from there to the end of the input or heap chunk
+    holding it; anything else is a ``ValueError`` the caller reports with the leaf."""
     values: list[Any] = []
     k = 0
     for t in out_types:
-        if isinstance(t, ArrayType):
+        if isinstance(t, ArrayType) and not t.sized:
+            values.append(_region_at(t, int(slots[k : k + 1].view(np.int64)[0]), arrays))
+            k += 1
+        elif isinstance(t, ArrayType):
             address, nbytes = (
                 int(slots[k : k + 1].view(np.int64)[0]),
                 int(slots[k + 1 : k + 2].view(np.int64)[0]),
@@ -227,6 +249,24 @@ def unpack(out_types: Sequence[Any], slots: np.ndarray, arrays: Sequence[np.ndar
             values.append(slots[k : k + 1].view(_dtype("", t))[0])
             k += 1
     return tuple(values)
+
+
+def _region_at(t: ArrayType, address: int, arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """A pointer-only output: the input at ``address`` itself, else the memory from
+    ``address`` to the end of the input or heap chunk holding it."""
+    for arr in arrays:
+        if arr.ctypes.data == address and arr.dtype == t.dtype and arr.ndim == 1:
+            return arr
+    owners = [a for a in arrays if a.flags.c_contiguous] + [b for b in [HEAP.owner(address)] if b is not None]
+    for owner in owners:
+        start = owner.ctypes.data
+        if start <= address < start + owner.nbytes:
+            flat = owner.reshape(-1).view(np.uint8)[address - start :]
+            return flat[: flat.nbytes // t.dtype.itemsize * t.dtype.itemsize].view(t.dtype)
+    raise ValueError(
+        f"returned a pointer {address:#x}, which is neither in one of its array inputs nor memory "
+        "from llvm.hpvm.malloc"
+    )
 
 
 def _array_at(t: ArrayType, address: int, shape: tuple[int, ...], arrays: Sequence[np.ndarray]) -> np.ndarray:

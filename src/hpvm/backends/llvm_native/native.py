@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import CompileError
-from ...ir.bodies import LEAF_ERROR, LEAF_ERROR_DECLARATION, LLVMBody, llvm_abi_types
+from ...ir.bodies import LEAF_ERROR, LEAF_ERROR_DECLARATION, LLVMBody, llvm_abi_types, llvm_struct_return
 from ...ir.graph import LeafFunction
 from ...ir.instance_context import STRIDE
 from ...ir.intrinsics import ATOMIC_OPS
@@ -46,7 +46,7 @@ from ...ir.types import NodeHandleType
 from .coro import barrier_helper, coroutine_module, slot_call
 
 #: Bump when the generated module changes (the digest of every clone includes it).
-NATIVE_VERSION = 6
+NATIVE_VERSION = 7
 HEADER = 2  # slots before level 0 in the native context
 CTX = "%__hpvm_ctx"
 HOST_MALLOC = "__hpvm_host_malloc"
@@ -150,12 +150,12 @@ def _struct(types: tuple[str, ...]) -> str:
     return "{ " + ", ".join(types) + " }" if types else "{}"
 
 
-def _return_type(define: str, name: str) -> str:
-    before = define.split(f"{global_name(name)}(", 1)[0]
-    before = re.sub(r"^\s*define\s+", "", before).strip()
-    if before.endswith("}"):
-        return before[before.rfind("{") :]
-    return before.split()[-1] if before else "void"
+def _return_type(fn: Any) -> str:
+    return str(fn.global_value_type.get_function_return())
+
+
+def _returns_void(fn: Any) -> bool:
+    return _return_type(fn) == "void"
 
 
 def _define_line(text: str, name: str) -> int:
@@ -226,18 +226,26 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
             f"are ({', '.join(args)}) in LLVM form (docs/llvm.md, the ABI of node functions); "
             "fix the function's parameters or the ports",
         )
-    ret = _return_type(_first_define(str(fn)), body.function)
-    void = ret == "void" and not outs  # (hand-written leaves without outputs may return void)
-    if not void and ret.replace(" ", "") != _struct(outs).replace(" ", ""):
+    returned = llvm_struct_return(fn)
+    # (hand-written leaves without outputs may return void; a returned struct may be named
+    # or packed, as HPVM's %struct.out.f: the clone calls the function with its own type)
+    ret = "void" if returned is None and not outs and _returns_void(fn) else None
+    if returned is not None and returned.fields == outs:
+        ret = returned.spelled
+    if ret is None:
+        have = f"{returned.spelled} ({', '.join(returned.fields)})" if returned else _return_type(fn)
         raise _fail(
             leaf,
-            f"@{body.function} returns {ret} but its outputs are {_struct(outs)} in LLVM form; "
+            f"@{body.function} returns {have} but its outputs are {_struct(outs)} in LLVM form; "
             "a node function returns the struct of its outputs",
         )
     digest = hashlib.sha1(
         f"{NATIVE_VERSION}\n{body.function}\n{args}\n{outs}\n{body.module}".encode()
     ).hexdigest()[:16]
-    # Keep only what the node function uses: everything else internal, then dropped.
+    # Keep only what the node function uses: everything else internal, then dropped (the
+    # node function itself external until then: a C leaf may be `static`, and the pass
+    # would drop it, and LLVM abort on the next use of the freed function).
+    fn.linkage = "external"
     for f in module.functions:
         if not f.is_declaration and f.name != body.function:
             f.linkage = "internal"
@@ -327,7 +335,7 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
     uses_barrier = "barrier" in used
     levels = min(1 + parent_calls, 16)
     text += _helpers(declared, uses_barrier)
-    text += _trampoline(entry, digest, args, outs, void)
+    text += _trampoline(entry, digest, args, outs, ret)
     if uses_barrier:  # the coroutine and its group runner (coro.py)
         reach = _callers(set(used["barrier"]), callees)
         names = {f"@{entry}" if f == body.function else global_name(f) for f in reach}
@@ -338,7 +346,7 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
             digest=digest,
             args=args,
             outs=outs,
-            void=void,
+            ret=ret,
             reach_barrier=names,
             declared=declared,
             header=HEADER,
@@ -371,13 +379,6 @@ def _error_callers(leaf: LeafFunction, module: Any, callees: dict[str, set[str]]
                 "(Numba's status, its exception info)",
             )
     return callers
-
-
-def _first_define(fn_text: str) -> str:
-    for line in fn_text.splitlines():
-        if line.startswith("define"):
-            return line
-    return ""
 
 
 def _declare(declared: set[str], name: str, decl: str) -> str:
@@ -445,10 +446,11 @@ def _callers(targets: set[str], callees: dict[str, set[str]]) -> set[str]:
     return found
 
 
-def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str, ...], void: bool) -> str:
+def _trampoline(entry: str, digest: str, args: tuple[str, ...], outs: tuple[str, ...], ret: str) -> str:
     """``__hpvm_call.<digest>(ptr args, ptr ctx, ptr out)``: the clone with its arguments and
-    outputs in 8-byte slots (what ctypes and Numba's calling side can build uniformly)."""
-    body = slot_call(entry, args, outs, void)
+    outputs in 8-byte slots (what ctypes and Numba's calling side can build uniformly);
+    ``ret``: the clone's return type as its module spells it."""
+    body = slot_call(entry, args, outs, ret)
     return (
         f"\ndefine void @__hpvm_call.{digest}(ptr %args, ptr %ctx, ptr %out) alwaysinline {{\n"
         + "\n".join(body)

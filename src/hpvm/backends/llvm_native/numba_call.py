@@ -11,11 +11,14 @@ instances: no call through a pointer, no GIL.
 
 Outputs come back as slots: scalars as they are, an array as its address and size, turned
 back into the input array at that address (the very object, as a Python leaf returns it) or
-a view of ``malloc``'d memory. Before them come the context's error slots: when the leaf
-raised (``leaf_errors.py``), the wrapper raises ``LeafRaised`` from compiled code, which
-reaches the launch like any exception of a Python leaf (through parallel loops too:
-``cpu/loop_errors.py``), and the back end names the node. For a leaf that cannot raise,
-LLVM folds the test away (the slot is stored 0 just before the inlined call).
+a view of ``malloc``'d memory. A pointer-only output (``u8[*]``) is its address alone: the
+input array at that address, else the memory from there to the end of the input holding it,
+else of its ``malloc`` chunk (``host.HEAP.room``), else a ``LaunchError``. Before the
+outputs come the context's error slots: when the leaf raised (``leaf_errors.py``), the
+wrapper raises ``LeafRaised`` from compiled code, which reaches the launch like any
+exception of a Python leaf (through parallel loops too: ``cpu/loop_errors.py``), and the
+back end names the node. For a leaf that cannot raise, LLVM folds the test away (the slot
+is stored 0 just before the inlined call).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 
 from ...ir.graph import LeafFunction
 from ...ir.types import ArrayType, ScalarType
-from .host import HEAP, register_host_symbols
+from .host import HEAP, HOST_ROOM, register_host_symbols
 from .leaf_errors import LeafRaised
 from .native import HEADER, RAISED, NativeLeaf, native_leaf
 
@@ -66,7 +69,9 @@ def _out_types(leaf: LeafFunction) -> list[Any]:
 
     out: list[Any] = []
     for t in leaf.out_types:
-        if isinstance(t, ArrayType):
+        if isinstance(t, ArrayType) and not t.sized:
+            out.append(types.voidptr)
+        elif isinstance(t, ArrayType):
             out += [types.voidptr, types.int64] + ([types.int64] * t.rank if t.rank > 1 else [])
         else:
             out.append(_numba_type(t))
@@ -103,6 +108,8 @@ def _store_args(
         if isinstance(p.type, ArrayType):
             ary = context.make_array(ty)(context, builder, value)
             store(builder.ptrtoint(ary.data, i64))
+            if not p.type.sized:
+                continue
             store(builder.mul(ary.nitems, ary.itemsize))
             if p.type.rank > 1:
                 for extent in cgutils.unpack_tuple(builder, ary.shape):
@@ -243,14 +250,34 @@ def _address() -> Any:
     return address
 
 
+def _heap_room() -> Any:
+    """``room(address)``: ``HEAP.room`` from compiled code, through ``__hpvm_host_room``."""
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def room(typingctx, address):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
+            i64 = ir.IntType(64)
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64]), HOST_ROOM)
+            return builder.call(fn, [llargs[0]])
+
+        return types.int64(types.int64), codegen
+
+    return room
+
+
 _ADDRESS: Any = None
+_ROOM: Any = None
 
 
 def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dict[str, Any], NativeLeaf]:
     """Python source of ``symbol`` (one instance) and, for a leaf with barriers, of
     ``symbol + "_group"``; the names they use; the clone. ``CompileError`` naming the leaf
     when its LLVM cannot be run."""
-    global _ADDRESS
+    global _ADDRESS, _ROOM
     import numba
     import numpy as np
 
@@ -259,11 +286,12 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
     # cache links against __hpvm_host_malloc without compiling anything.
     register_host_symbols()
     if _ADDRESS is None:
-        _ADDRESS = _address()
+        _ADDRESS, _ROOM = _address(), _heap_room()
     names = {
         "__hpvm_native_leaf": native,
         f"{symbol}_native": _call_intrinsic(leaf, native),
         "__hpvm_llvm_address": _ADDRESS,
+        "__hpvm_llvm_room": _ROOM,
         "__hpvm_llvm_view": numba.carray,
         "__hpvm_LeafRaised": LeafRaised,
         "np": np,
@@ -343,6 +371,10 @@ def _unpack_lines(leaf: LeafFunction, params: list[str], first: int) -> list[str
             for name, p in zip(params, leaf.params)
             if isinstance(p.type, ArrayType) and p.type.dtype == t.dtype and p.type.rank == t.rank
         ]
+        if not t.sized:
+            lines += _pointer_lines(leaf, params, candidates, port, k, t)
+            k += 1
+            continue
         if t.rank > 1:
             shape = "(" + "".join(f"__r[{k + 2 + a}], " for a in range(t.rank)) + ")"
         else:
@@ -358,6 +390,41 @@ def _unpack_lines(leaf: LeafFunction, params: list[str], first: int) -> list[str
         else:
             lines.append(f"    __o{port} = {view}")
         k += 2 + (t.rank if t.rank > 1 else 0)
+    return lines
+
+
+def _pointer_lines(
+    leaf: LeafFunction, params: list[str], candidates: list[str], port: int, k: int, t: ArrayType
+) -> list[str]:
+    """``__o<port> = ...`` for a pointer-only output in slot ``k``: the input at its address,
+    else the rest of the input holding it, else the rest of its heap chunk."""
+    arrays = [name for name, p in zip(params, leaf.params) if isinstance(p.type, ArrayType)]
+    q, size, dtype = f"__q{port}", t.dtype.itemsize, f"np.{t.dtype.name}"
+    lines = [f"    {q} = __hpvm_llvm_address(__r[{k}])"]
+    tests = [(f"{q} == {name}.ctypes.data", f"{name}") for name in candidates]
+    for name in arrays:
+        end = f"{name}.ctypes.data + {name}.nbytes"
+        tests.append(
+            (
+                f"{name}.ctypes.data <= {q} < {end}",
+                f"__hpvm_llvm_view(__r[{k}], (({end} - {q}) // {size},), {dtype})",
+            )
+        )
+    message = repr(
+        f"leaf '{leaf.name}' ({leaf.location}): output {port} is a pointer that is neither in one of "
+        "its array inputs nor memory from llvm.hpvm.malloc"
+    )
+    for j, (test, value) in enumerate(tests):
+        lines += [f"    {'if' if j == 0 else 'elif'} {test}:", f"        __o{port} = {value}"]
+    indent = "    " if not tests else "        "
+    if tests:
+        lines.append("    else:")
+    lines += [
+        f"{indent}__n{port} = __hpvm_llvm_room({q})",
+        f"{indent}if __n{port} < 0:",
+        f"{indent}    raise __hpvm_LaunchError({message})",
+        f"{indent}__o{port} = __hpvm_llvm_view(__r[{k}], (__n{port} // {size},), {dtype})",
+    ]
     return lines
 
 

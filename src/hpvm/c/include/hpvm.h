@@ -101,6 +101,19 @@ int __hpvm__atomic_max(int *, int) HPVM_C_NOEXCEPT;
 int __hpvm__atomic_and(int *, int) HPVM_C_NOEXCEPT;
 int __hpvm__atomic_or(int *, int) HPVM_C_NOEXCEPT;
 int __hpvm__atomic_xor(int *, int) HPVM_C_NOEXCEPT;
+int __hpvm__atomic_cmpxchg(int *, int expected, int desired) HPVM_C_NOEXCEPT; /* old value */
+int __hpvm__atomic_umin(int *, int) HPVM_C_NOEXCEPT; /* as unsigned */
+int __hpvm__atomic_umax(int *, int) HPVM_C_NOEXCEPT;
+
+/* Float math in leaves (HPVM's builtins: LLVM's sqrt, floor, sin, cos; rsqrt is 1 / sqrt). */
+float __hpvm__floor(float) HPVM_C_NOEXCEPT;
+float __hpvm__rsqrt(float) HPVM_C_NOEXCEPT;
+float __hpvm__sqrt(float) HPVM_C_NOEXCEPT;
+float __hpvm__sin(float) HPVM_C_NOEXCEPT;
+float __hpvm__cos(float) HPVM_C_NOEXCEPT;
+
+/* The node's number for HPVM's approximation tuner (accepted; it changes nothing here). */
+void *__hpvm__node_id(int) HPVM_C_NOEXCEPT;
 
 /* Tensor intrinsics (leaves hinted TENSOR_TARGET / CUDNN_TARGET); tensors are void *. */
 void *__hpvm__tensor_convolution(void *input, void *filter, int pad_h, int pad_w, int stride_h,

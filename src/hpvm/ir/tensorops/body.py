@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..bodies import PYTHON_KINDS, OpCall, Operand, TensorBody, const_text
-from ..leafinfo import parse_leaf
+from ..leafinfo import parse_leaf, visible_names
 from ..types import ArrayType, PortType
 from . import OPS, apply
 
@@ -90,7 +90,7 @@ def parse_tensor_leaf(fn: LeafFunction) -> TensorLeaf:
 class _Reader:
     def __init__(self, fn: LeafFunction):
         self.fn = fn
-        self.globals: dict[str, Any] = dict(getattr(fn.pyfunc, "__globals__", {}) or {})
+        self.globals: dict[str, Any] = visible_names(fn)
         self.names: dict[str, Operand] = {p.name: Operand("param", i) for i, p in enumerate(fn.params)}
         self.calls: list[OpCall] = []
 

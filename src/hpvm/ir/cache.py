@@ -1,0 +1,44 @@
+"""Where hpvm keeps what it builds for later processes: ``$HPVM_CACHE_DIR``, else
+``~/.cache/hpvm``.
+
+One place for every layer that caches on disk (the ``cpu`` back end's generated graph
+code; HPVM-C's clang output under ``c-ir/`` and host libraries under ``c-host/``), so one
+variable moves them all.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+_LOCK = threading.Lock()
+_fallback: Path | None = None
+
+
+def cache_root() -> Path:
+    """hpvm's cache folder (not created here)."""
+    return Path(os.environ.get("HPVM_CACHE_DIR") or Path.home() / ".cache" / "hpvm")
+
+
+def cache_folder(name: str) -> Path:
+    """The folder ``name`` in the cache, created; when the cache cannot be written (a
+    read-only home), a temporary folder of this process instead (nothing is reused then)."""
+    global _fallback
+    folder = cache_root() / name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".probe-"):
+            pass
+        return folder
+    except OSError:
+        with _LOCK:
+            if _fallback is None:
+                _fallback = Path(tempfile.mkdtemp(prefix="hpvm-cache-"))
+        folder = _fallback / name
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+
+__all__ = ["cache_folder", "cache_root"]
