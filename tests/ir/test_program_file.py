@@ -351,10 +351,23 @@ def test_section_for_an_undeclared_leaf(tmp_path: Path) -> None:
 
 def test_text_before_the_first_section(tmp_path: Path) -> None:
     path = tmp_path / "p.hpvm"
-    path.write_text("# a comment is fine\n\nleaf @l() -> ()\n")
+    path.write_text("# a comment is fine\n\nleaf @l() -> ()\n%%hpvm\n")
     with pytest.raises(ParseError, match="text before the first section") as err:
         load_program(path)
     assert err.value.line == 3
+
+
+def test_a_file_without_sections_is_the_text_form_alone(tmp_path: Path) -> None:
+    """What ``print_program`` writes (``hpvm show --text``, ``hbir lower``, ``llvm import``,
+    ``c lower``) loads as it is: the text form, its leaves without code."""
+    path = tmp_path / "p.txt"
+    path.write_text("# hpvm IR v1\nleaf @l(x: i64) -> (i64)\ninternal @r(x: i64) {\n  %n = node @l\n  bind in 0 -> %n.0\n}\n")
+    loaded = load_program(path)
+    assert loaded.root.name == "r" and [n.function.name for n in loaded.root.graph.nodes] == ["l"]
+    assert loaded.host is None
+    with pytest.raises(ParseError, match="the last function is the root and must be internal"):
+        (tmp_path / "leaf.txt").write_text("leaf @l() -> ()\n")
+        load_program(tmp_path / "leaf.txt")
 
 
 @hpvm.leaf(ins=("x",), outs=("x",))
