@@ -20,6 +20,7 @@ from .graph import (
     functions,
 )
 from .layouts import Layout
+from .lazy import lazy_attributes
 from .printer import print_program
 from .types import Array, ArrayType, NodeHandleType, PortType, ScalarType, parse_type, port_type
 from .verify import topological_order, verify
@@ -78,10 +79,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)

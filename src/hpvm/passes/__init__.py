@@ -11,9 +11,7 @@ the back-end registry, and need not pay for every pass module).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from ..ir.lazy import lazy_attributes
 from .base import Module, Pass, PassManager, copy_program, lower, run_passes
 
 _LAZY = {
@@ -26,11 +24,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [
