@@ -164,6 +164,18 @@ def test_names_the_root_argument():
         run_tracked(renamed, (out, 2), "interp")
 
 
+@hpvm.internal()
+def interleaved(evens: hpvm.i64[:], odds: hpvm.i64[:], n: hpvm.i64):
+    node = hpvm.create_node_1d(into_c, n)
+    hpvm.bind_in(node, 1, 0)
+
+
+def test_names_the_root_argument_among_interleaved_ones():
+    memory = np.zeros(8, np.int64)  # odds[0] lies between evens[0] and evens[1]
+    with pytest.raises(hpvm.DataRaceError, match=r"'c' \(root argument 'odds'\) at index \[0\]"):
+        run_tracked(interleaved, (memory[::2], memory[1::2], 2), "interp")
+
+
 @hpvm.leaf()
 def allocate_two() -> hpvm.u8[:]:
     return hpvm.malloc(16)
@@ -290,13 +302,13 @@ def consume_own(a: hpvm.f64[:], b: hpvm.f64[:]):
     b[i] = 2 * a[i]  # written by produce instance i: ordered
 
 
-def pipeline(consumer, repl):
+def pipeline(consumer, repl, stream=False):
     @hpvm.internal()
     def root(a: hpvm.f64[:], b: hpvm.f64[:]):
         p = hpvm.create_node_1d(produce, a.shape[0])
         c = hpvm.create_node_1d(consumer, a.shape[0])
         hpvm.bind_in(p, 0, 0)
-        hpvm.edge(p, c, repl, 0, 0)
+        hpvm.edge(p, c, repl, 0, 0, stream=stream)
         hpvm.bind_in(c, 1, 1)
 
     return root
@@ -324,6 +336,13 @@ def test_one_to_one_edge_same_instance_and_all_to_all_edge_are_ordered():
     assert b.tolist() == [3.0, 5.0, 7.0, 5.0]
 
 
+def test_a_streaming_edge_between_root_children_is_a_pipeline_boundary():
+    # The sink's stage gets an item once the source's stage has finished it: every instance.
+    b = np.zeros(4)
+    run_tracked(pipeline(consume, hpvm.ONE_TO_ONE, stream=True), (np.zeros(4), b), "interp")
+    assert b.tolist() == [3.0, 5.0, 7.0, 5.0]
+
+
 @hpvm.leaf(ins=("a",), outs=("a",))
 def relay(a: hpvm.f64[:]) -> hpvm.f64[:]:
     return a
@@ -342,6 +361,39 @@ def test_one_to_one_path_through_a_node_between():
 
     with pytest.raises(hpvm.DataRaceError, match="'consume' depends on 'produce' through one-to-one"):
         run_tracked(root, (np.zeros(3), np.zeros(3)), "interp")
+
+
+@hpvm.leaf(outs=("a",))
+def produce_one(a: hpvm.f64[:]) -> hpvm.f64[:]:
+    i = hpvm.get_node_instance_id_x(hpvm.get_parent_node(hpvm.get_node()))
+    a[i] = i + 1.0
+    return a
+
+
+@hpvm.internal()
+def wrapped_produce(a: hpvm.f64[:]):
+    node = hpvm.create_node(produce_one)  # in instance i of the wrapper: a[i]
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_out(node, 0, 0)
+
+
+def test_one_to_one_edge_from_a_replicated_internal_node():
+    @hpvm.internal()
+    def root(a: hpvm.f64[:], b: hpvm.f64[:]):
+        w = hpvm.create_node_1d(wrapped_produce, a.shape[0])
+        c = hpvm.create_node_1d(consume, a.shape[0])
+        hpvm.bind_in(w, 0, 0)
+        hpvm.edge(w, c, hpvm.ONE_TO_ONE, 0, 0)
+        hpvm.bind_in(c, 1, 1)
+
+    with pytest.raises(hpvm.DataRaceError) as info:
+        run_tracked(root, (np.zeros(3), np.zeros(3)), "interp")
+    assert str(info.value).startswith(
+        f"node root/consume[0] ({at(consume, 'b[i] = a[i]')}): data race: reads array 'a' (root "
+        f"argument 'a') at index [1], which node root/wrapped_produce[1]/produce_one "
+        f"({at(produce_one, 'a[i] = i')}) "
+        "wrote; 'consume' depends on 'wrapped_produce' through one-to-one edges only"
+    )
 
 
 # -- atomics and plain accesses

@@ -221,7 +221,7 @@ def _internal_flow(
     return None, frozenset(passes)
 
 
-def one_to_one_sources(graph: ChildGraph) -> dict[int, list[Node]]:
+def one_to_one_sources(graph: ChildGraph, pipeline: bool = False) -> dict[int, list[Node]]:
     """``id(child)`` -> the children that reach it through one-to-one edges only, in
     topological order; children without such sources are not keys.
 
@@ -229,26 +229,29 @@ def one_to_one_sources(graph: ChildGraph) -> dict[int, list[Node]]:
     sink after instance *i* of its source only (docs/semantics.md §6), so what the other
     instances of such a source did is not ordered before instance *i*. A path with an
     all-to-all edge orders every instance of its ends; children no path joins run in the
-    topological order, as every back end runs them.
+    topological order, as every back end runs them. ``pipeline``: ``graph`` is the root's,
+    whose streaming edges are pipeline boundaries (§13) — the sink's stage gets an item once
+    the source's stage has finished it, every instance — so they order like all-to-all ones.
     """
-    if all(e.repl == ALL_TO_ALL for e in graph.edges):
+    orders_all = [e.repl == ALL_TO_ALL or (pipeline and e.stream) for e in graph.edges]
+    if all(orders_all):
         return {}
-    incoming: dict[int, list[Edge]] = {id(n): [] for n in graph.nodes}
-    for e in graph.edges:
-        incoming[id(e.dst)].append(e)
+    incoming: dict[int, list[tuple[Edge, bool]]] = {id(n): [] for n in graph.nodes}
+    for e, every_instance in zip(graph.edges, orders_all):
+        incoming[id(e.dst)].append((e, every_instance))
     order = topological_order(graph)
     every: dict[int, set[int]] = {}  # children every instance of which runs before every instance
     paired: dict[int, set[int]] = {}  # children joined by one-to-one paths
     result: dict[int, list[Node]] = {}
     for node in order:
         before, pairs = set(), set()
-        for e in incoming[id(node)]:
+        for e, every_instance in incoming[id(node)]:
             src = id(e.src)
-            if e.repl == ONE_TO_ONE:
+            if every_instance:
+                before |= every[src] | paired[src] | {src}
+            else:
                 pairs |= paired[src] | {src}
                 before |= every[src]
-            else:
-                before |= every[src] | paired[src] | {src}
         every[id(node)], paired[id(node)] = before, pairs
         if pairs - before:
             result[id(node)] = [n for n in order if id(n) in pairs and id(n) not in before]

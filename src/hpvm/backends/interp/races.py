@@ -223,9 +223,11 @@ class Launch:
         self.arrays = [(p.name, a) for p, a in zip(root.params, args) if isinstance(a, np.ndarray)]
 
     def argument(self, addr: int) -> str | None:
+        """The root argument holding the element at ``addr`` (an element of it, not a gap
+        between a strided argument's elements), if any."""
         for name, array in self.arrays:
             low, high = np.lib.array_utils.byte_bounds(array)
-            if low <= addr < high:
+            if low <= addr < high and (_grid(array) == addr).any():
                 return name
         return None
 
@@ -298,7 +300,7 @@ class GraphScope:
 
     @classmethod
     def root(cls, fn: InternalFunction, args: list[Any], handle: Any) -> GraphScope:
-        return cls(Launch(fn, args), one_to_one_sources(fn.graph), handle)
+        return cls(Launch(fn, args), one_to_one_sources(fn.graph, pipeline=True), handle)
 
     def keeps(self, node: Node, count: int) -> bool:
         """Whether the accesses of ``node`` (``count`` instances) must outlive it."""
