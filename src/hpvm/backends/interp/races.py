@@ -174,7 +174,7 @@ def _grid(array: np.ndarray) -> np.ndarray:
 
 
 def _is_int(k: Any) -> bool:
-    return type(k) is int or (isinstance(k, np.integer) and not isinstance(k, np.bool_))
+    return type(k) is int or isinstance(k, np.integer)  # (NumPy's bool is no np.integer)
 
 
 def _is_basic(key: tuple[Any, ...]) -> bool:
@@ -185,13 +185,17 @@ def _is_basic(key: tuple[Any, ...]) -> bool:
 def _element(view: Any, key: Any) -> int | None:
     """The address of the one element ``view[key]`` names, or ``None`` when the key does
     not name exactly one element by integers."""
-    if _is_int(key):
-        return _address_1d(view, int(key)) if view.ndim == 1 else None
-    if type(key) is tuple and len(key) == view.ndim and all(_is_int(k) for k in key):
-        ptr, strides = _layout(view)
+    if type(key) is tuple:
+        if len(key) != view.ndim:
+            return None
+        ptr, strides = view._hpvm_layout or _layout(view)
         for k, stride in zip(key, strides):
+            if type(k) is not int and not isinstance(k, np.integer):
+                return None
             ptr += int(k) * stride
         return ptr
+    if _is_int(key):
+        return _address_1d(view, int(key)) if view.ndim == 1 else None
     return None
 
 
