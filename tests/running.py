@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -17,3 +18,39 @@ def run_tracked(root: Any, args: tuple, target: str) -> tuple:
         if isinstance(a, np.ndarray):
             hpvm.track_memory(a)
     return hpvm.wait(hpvm.launch(root, args, target=target))
+
+
+def line_of(fn: Any, text: str) -> int:
+    """The file line of the first line of leaf ``fn``'s source containing ``text``."""
+    lines, first = inspect.getsourcelines(fn.pyfunc)
+    for k, line in enumerate(lines):
+        if text in line:
+            return first + k
+    raise AssertionError(f"{text!r} not in {fn.name}")
+
+
+def replicated_root(leaf: Any, dims: int) -> Any:
+    """A root named ``root_of_<leaf>`` that runs ``leaf`` replicated in ``dims``
+    dimensions: its inputs are the leaf's (same names, bound in order) followed by the
+    ``dims`` replication sizes ``n0``, ``n1``...; the leaf's outputs are bound to its own."""
+    params = [
+        inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=p.type)
+        for p in leaf.params
+    ]
+    size_params = [
+        inspect.Parameter(f"n{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=hpvm.i64)
+        for i in range(dims)
+    ]
+
+    def build(*symbols: Any) -> None:
+        sizes = symbols[len(params) :]
+        k = hpvm.create_node_nd(dims, leaf, *sizes)
+        for port in range(len(params)):
+            hpvm.bind_in(k, port, port)
+        for oc in range(len(leaf.out_types)):
+            hpvm.bind_out(k, oc, oc)
+
+    build.__signature__ = inspect.Signature(params + size_params)  # type: ignore[attr-defined]
+    build.__name__ = f"root_of_{leaf.name}"
+    build.__annotations__ = {p.name: p.annotation for p in params + size_params}
+    return hpvm.internal(build)

@@ -95,6 +95,13 @@ class DisagreementError(NodeExecutionError):
     """Instances of a replicated node sent different values over an all-to-all edge (strict mode)."""
 
 
+class DataRaceError(NodeExecutionError):
+    """Two dynamic instances that may run at the same time touched one array element, at
+    least one of them writing it, with no atomic and no barrier ordering them (checked by
+    the ``interp`` back end); the message names both instances, their lines, the array and
+    the index."""
+
+
 class StreamError(HPVMError):
     """Streaming misuse: pop on a non-streaming launch, push after wait, pop with nothing to come."""
 

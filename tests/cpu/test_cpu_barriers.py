@@ -275,7 +275,9 @@ def shifted(buf: hpvm.i64[:], k: hpvm.i64, m: hpvm.i64):
     k = k + lid
     buf[idx] = k
     hpvm.barrier()
-    buf[idx] += k * buf[base + (lid + 1) % 3]
+    v = k * buf[base + (lid + 1) % 3]  # another instance's element: read it before anyone writes
+    hpvm.barrier()
+    buf[idx] += v
 
 
 @hpvm.internal

@@ -7,7 +7,6 @@ the culprit: the node path and instance, the array, the edge, the file and line.
 
 from __future__ import annotations
 
-import inspect
 import os
 
 import numpy as np
@@ -15,7 +14,7 @@ import pytest
 
 import hpvm
 import hpvm.backends.interp as interp
-from running import run_tracked
+from running import line_of, replicated_root, run_tracked
 
 HERE = os.path.basename(__file__)
 
@@ -34,43 +33,13 @@ def run(root, *args):
     return run_tracked(root, args, "interp")
 
 
-def line_of(fn, text):
-    """The file line of the first line of ``fn``'s source containing ``text``."""
-    lines, first = inspect.getsourcelines(fn.pyfunc)
-    for k, line in enumerate(lines):
-        if text in line:
-            return first + k
-    raise AssertionError(f"{text!r} not in {fn.name}")
-
-
 def where(fn, text):
     return f"{HERE}:{line_of(fn, text)}"
 
 
 def single(leaf, *sizes):
-    """A root that runs ``leaf`` replicated over ``sizes``, every input bound in order, and
-    binds its outputs to the root's."""
-    params = [
-        inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=p.type)
-        for p in leaf.params
-    ]
-    size_params = [
-        inspect.Parameter(f"n{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=hpvm.i64)
-        for i in range(len(sizes))
-    ]
-
-    def build(*symbols):
-        dims = symbols[len(params) :]
-        k = hpvm.create_node_nd(len(sizes), leaf, *dims)
-        for port in range(len(params)):
-            hpvm.bind_in(k, port, port)
-        for oc in range(len(leaf.out_types)):
-            hpvm.bind_out(k, oc, oc)
-
-    build.__signature__ = inspect.Signature(params + size_params)
-    build.__name__ = f"root_of_{leaf.name}"
-    build.__annotations__ = {p.name: p.annotation for p in params + size_params}
-    root = hpvm.internal(build)
+    """Run ``leaf`` replicated over ``sizes`` (``replicated_root``) with the given arrays."""
+    root = replicated_root(leaf, len(sizes))
     return lambda *args: run(root, *args, *sizes)
 
 
@@ -440,7 +409,7 @@ def test_output_bind_disagreement_raises_in_strict_mode(strict):
 def test_configure_returns_and_restores():
     previous = interp.configure(strict=True)
     try:
-        assert interp.configure() == {"strict": True}
+        assert interp.configure() == {"strict": True, "races": previous["races"]}
     finally:
         interp.configure(**previous)
     assert interp.configure() == previous

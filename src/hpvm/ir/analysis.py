@@ -10,6 +10,8 @@ them when they compile, not per launch.
 * ``returned_params``: which array parameter a leaf returns unchanged from each output.
 * ``fusion_groups``: which adjacent children run fused in one loop nest or one kernel.
 * ``param_writers``: which array parameters of an internal function its leaves write.
+* ``one_to_one_sources``: which children order a child's instance *i* after their own
+  instance *i* only (the interpreter's race detector).
 """
 
 from __future__ import annotations
@@ -18,9 +20,19 @@ import ast
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from .graph import ONE_TO_ONE, ChildGraph, Edge, InternalFunction, LeafFunction, Node, NodeFunction
+from .graph import (
+    ALL_TO_ALL,
+    ONE_TO_ONE,
+    ChildGraph,
+    Edge,
+    InternalFunction,
+    LeafFunction,
+    Node,
+    NodeFunction,
+)
 from .leafinfo import parse_leaf
 from .types import ArrayType
+from .verify import topological_order
 
 #: An input port fed by input ``ip`` of the parent: ``("bind", ip)``.
 BindFeed = tuple[Literal["bind"], int]
@@ -207,3 +219,40 @@ def _internal_flow(
             todo.extend((e.dst, e.dp) for e in graph.edges if e.src is node and e.sp == k)
             passes.update(b.op for b in graph.out_binds if b.src is node and b.oc == k)
     return None, frozenset(passes)
+
+
+def one_to_one_sources(graph: ChildGraph, pipeline: bool = False) -> dict[int, list[Node]]:
+    """``id(child)`` -> the children that reach it through one-to-one edges only, in
+    topological order; children without such sources are not keys.
+
+    Why the interpreter's race detector asks: a one-to-one edge orders instance *i* of its
+    sink after instance *i* of its source only (docs/semantics.md §6), so what the other
+    instances of such a source did is not ordered before instance *i*. A path with an
+    all-to-all edge orders every instance of its ends; children no path joins run in the
+    topological order, as every back end runs them. ``pipeline``: ``graph`` is the root's,
+    whose streaming edges are pipeline boundaries (§13) — the sink's stage gets an item once
+    the source's stage has finished it, every instance — so they order like all-to-all ones.
+    """
+    orders_all = [e.repl == ALL_TO_ALL or (pipeline and e.stream) for e in graph.edges]
+    if all(orders_all):
+        return {}
+    incoming: dict[int, list[tuple[Edge, bool]]] = {id(n): [] for n in graph.nodes}
+    for e, every_instance in zip(graph.edges, orders_all):
+        incoming[id(e.dst)].append((e, every_instance))
+    order = topological_order(graph)
+    every: dict[int, set[int]] = {}  # children every instance of which runs before every instance
+    paired: dict[int, set[int]] = {}  # children joined by one-to-one paths
+    result: dict[int, list[Node]] = {}
+    for node in order:
+        before, pairs = set(), set()
+        for e, every_instance in incoming[id(node)]:
+            src = id(e.src)
+            if every_instance:
+                before |= every[src] | paired[src] | {src}
+            else:
+                pairs |= paired[src] | {src}
+                before |= every[src]
+        every[id(node)], paired[id(node)] = before, pairs
+        if pairs - before:
+            result[id(node)] = [n for n in order if id(n) in pairs and id(n) not in before]
+    return result

@@ -4,7 +4,8 @@ It walks the graph exactly as the semantics say — children in topological orde
 instances in row-major order (x outermost: the loop nest of seed 001), one-to-one edges
 instance to instance, all-to-all edges and output binds taking the last instance's value —
 and checks what compiled back ends cannot: out-of-bounds indices, writes to arrays missing
-from ``outs``, barriers not reached by every instance, all-to-all values that disagree.
+from ``outs``, barriers not reached by every instance, all-to-all values that disagree, and
+data races between instances that its one-at-a-time order would hide (``races.py``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from .arith import cast_scalar
 from .arith_rewrite import typed_function
 from .barriers import barrier_generator
 from .checked import CheckedArray, checked_view, unwrap
+from .races import GraphScope, LeafRecorder
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _ATOMIC_LOCK = threading.Lock()
@@ -88,8 +90,23 @@ class NodeOutputs:
 class _LeafContext:
     """The execution context the intrinsics see while one leaf instance runs."""
 
-    def __init__(self, interp: Interpreter, fn: LeafFunction, handle: InstanceHandle):
+    def __init__(
+        self,
+        interp: Interpreter,
+        fn: LeafFunction,
+        handle: InstanceHandle,
+        flat: int = 0,
+        races: LeafRecorder | None = None,
+    ):
         self.interp, self.fn, self.handle = interp, fn, handle
+        #: the instance's row-major index, and the recorder of its accesses (races.py)
+        self.flat, self.races = flat, races
+
+    def activate(self) -> None:
+        """Make this instance the running one: for the intrinsics and the race recorder."""
+        set_context(self)
+        if self.races is not None:
+            self.races.enter(self.flat, self)
 
     def where(self, line: int, file: str | None = None) -> str:
         """The node instance, the leaf and the place; ``file`` when the line is not in the
@@ -173,6 +190,9 @@ class _LeafContext:
                     f"atomic_{op}(): index {index!r} is out of bounds for '{name}' with shape {array.shape}",
                     OutOfBoundsError,
                 ) from None
+        races = getattr(array, "_hpvm_races", None)
+        if races is not None:
+            races.atomic(array, index)
         plain = array.view(np.ndarray)
         with _ATOMIC_LOCK, np.errstate(all="ignore"):
             old = plain[index]
@@ -207,11 +227,14 @@ class Interpreter(Backend):
     device = "host"
     interruptible_on_host = True  # it runs the graph in Python: Ctrl-C stops it between instances
 
-    def __init__(self, strict: bool = False):
+    def __init__(self, strict: bool = False, races: bool | None = None):
         #: raise DisagreementError (instead of warning) when the instances of a replicated
         #: node send different values over an all-to-all edge or an output bind; set it for
         #: ``target="interp"`` with ``hpvm.backends.interp.configure(strict=True)``.
         self.strict = strict
+        #: report data races (races.py) as DataRaceError; on unless ``HPVM_INTERP_RACES=0``,
+        #: set with ``hpvm.backends.interp.configure(races=False)``
+        self.races = races_from_environment() if races is None else races
         # Leaves recompiled with Numba's arithmetic (arith_rewrite.py), barrier leaves as
         # generators. Keyed weakly by the function object, not by id(): ids are reused after
         # garbage collection, and a new leaf must never run the recompiled code of a dead one.
@@ -226,14 +249,18 @@ class Interpreter(Backend):
         from ..llvm_native.host import HEAP
 
         handle = InstanceHandle(root.name, (), (), None)
+        races = GraphScope.root(root, list(args), handle) if self.races else None
         with HEAP.launch():  # what LLVM leaves malloc lives until the launch ends
-            _, outputs = self._run_graph(root, list(args), handle)
+            _, outputs = self._run_graph(root, list(args), handle, races=races)
             count = len(root.out_types)
             return tuple(HEAP.adopt(outputs[i]) for i in range(count))
 
     def run_stage(self, root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
         handle = InstanceHandle(root.name, (), (), None)
-        produced, outputs = self._run_graph(root, list(args), handle, only=nodes, upstream=upstream)
+        races = GraphScope.root(root, list(args), handle) if self.races else None
+        produced, outputs = self._run_graph(
+            root, list(args), handle, only=nodes, upstream=upstream, races=races
+        )
         return {n.name: produced[n.name] for n in nodes}, outputs
 
     def export_outputs(
@@ -268,6 +295,7 @@ class Interpreter(Backend):
         handle: InstanceHandle,
         only: Sequence[Node] | None = None,
         upstream: dict[str, NodeOutputs] | None = None,
+        races: GraphScope | None = None,
     ) -> tuple[dict[str, NodeOutputs], dict[int, Any]]:
         graph = fn.graph
         env = {p.name: a for p, a in zip(fn.params, args)}
@@ -280,14 +308,21 @@ class Interpreter(Backend):
             sizes = node.evaluate_sizes(env, f"in {handle.path}, ")
             inputs = self._gather(node, sizes, feeds[id(node)], args, results)
             if isinstance(node.function, LeafFunction):
-                results[node.name] = self.run_leaf(node, sizes, inputs, handle)
+                results[node.name] = self.run_leaf(node, sizes, inputs, handle, races=races)
             else:
                 assert isinstance(node.function, InternalFunction)
                 values = []
+                count = int(np.prod(sizes, dtype=np.int64))
+                scope = races.enter(node, count) if races is not None else None
                 for flat, ids in enumerate(_instances(sizes)):
                     child = InstanceHandle(node.name, ids, sizes, handle)
-                    _, outs = self._run_graph(node.function, inputs(flat), child)
+                    inner = scope.instance(flat, child) if scope is not None else None
+                    _, outs = self._run_graph(node.function, inputs(flat), child, races=inner)
+                    if scope is not None and inner is not None:
+                        scope.instance_done(inner)
                     values.append(tuple(outs[i] for i in range(len(node.function.out_types))))
+                if scope is not None:
+                    scope.done()
                 results[node.name] = NodeOutputs(sizes, values)
         outputs: dict[int, Any] = {}
         for b in graph.out_binds:
@@ -353,6 +388,7 @@ class Interpreter(Backend):
         sizes: tuple[int, ...],
         inputs: Callable[[int], list[Any]],
         parent: InstanceHandle | None,
+        races: GraphScope | None = None,
     ) -> NodeOutputs:
         """Run every instance of the leaf node ``node`` within one parent instance, with all
         the interpreter's checks, and return their outputs (row-major).
@@ -361,7 +397,8 @@ class Interpreter(Backend):
         the instance with row-major index ``flat`` and ``parent`` the parent instance (its
         path names the instances in messages; ``get_parent_node`` queries walk it). Other
         back ends call it to run a leaf they cannot compile on the host: the GPU lowering
-        runs allocation leaves (those calling ``hpvm.malloc``) this way.
+        runs allocation leaves (those calling ``hpvm.malloc``) this way. ``races``: the graph
+        execution the leaf's accesses are checked in (races.py); none, no check.
         """
         fn = node.function
         assert isinstance(fn, LeafFunction)
@@ -369,7 +406,10 @@ class Interpreter(Backend):
             return self._run_llvm_leaf(node, sizes, inputs, parent)
         instances = list(_instances(sizes))
         handles = [InstanceHandle(node.name, ids, sizes, parent) for ids in instances]
-        contexts = [_LeafContext(self, fn, h) for h in handles]
+        contexts = [_LeafContext(self, fn, h, flat) for flat, h in enumerate(handles)]
+        recorder = races.leaf(node, contexts) if races is not None else None
+        for ctx in contexts:
+            ctx.races = recorder
         views: dict[tuple[int, str], Any] = {}
 
         def prepare(flat: int) -> list[Any]:
@@ -379,7 +419,7 @@ class Interpreter(Backend):
                 if isinstance(p.type, ArrayType) and isinstance(v, np.ndarray):
                     key = (id(v), p.name)
                     if key not in views:
-                        views[key] = checked_view(unwrap(v), p.name, p.name in fn.outs)
+                        views[key] = checked_view(unwrap(v), p.name, p.name in fn.outs, recorder)
                     prepared.append(views[key])
                 else:
                     prepared.append(_as_port_value(p.type, v))
@@ -389,10 +429,12 @@ class Interpreter(Backend):
         # silently, as in compiled code (docs/semantics.md §7): no NumPy warnings.
         with np.errstate(all="ignore"):
             if analyze_leaf(fn).uses_barrier:
-                results = self._run_lockstep(fn, contexts, prepare)
+                results = self._run_lockstep(fn, contexts, prepare, recorder)
             else:
                 func = self._function(fn)
                 results = [self._call(fn, ctx, func, prepare(flat)) for flat, ctx in enumerate(contexts)]
+        if races is not None:
+            races.leaf_done(node, recorder)
         return NodeOutputs(sizes, [self._outputs(fn, ctx, r) for ctx, r in zip(contexts, results)])
 
     def _run_llvm_leaf(
@@ -434,7 +476,7 @@ class Interpreter(Backend):
         return func
 
     def _call(self, fn: LeafFunction, ctx: _LeafContext, func: Any, arguments: list[Any]) -> Any:
-        set_context(ctx)
+        ctx.activate()
         try:
             return func(*arguments)
         except HPVMError:
@@ -444,8 +486,11 @@ class Interpreter(Backend):
         finally:
             set_context(None)
 
-    def _run_lockstep(self, fn: LeafFunction, contexts: list[_LeafContext], prepare: Any) -> list[Any]:
-        """Run every instance to its next barrier, phase by phase (see barriers.py)."""
+    def _run_lockstep(
+        self, fn: LeafFunction, contexts: list[_LeafContext], prepare: Any, recorder: LeafRecorder | None
+    ) -> list[Any]:
+        """Run every instance to its next barrier, phase by phase (see barriers.py); the
+        recorder, if any, starts a new phase at each barrier."""
         gen_fn = self._generators.get(fn)
         if gen_fn is None:
             gen_fn = self._generators[fn] = barrier_generator(fn)
@@ -460,7 +505,7 @@ class Interpreter(Backend):
             finished = []
             for flat in running:
                 ctx = contexts[flat]
-                set_context(ctx)
+                ctx.activate()
                 try:
                     line = next(gens[flat])
                     at_barrier.setdefault(line, []).append(flat)
@@ -490,6 +535,8 @@ class Interpreter(Backend):
                 )
             running = [f for ids in at_barrier.values() for f in ids]
             running.sort()
+            if recorder is not None:
+                recorder.barrier()
         return results
 
     def _outputs(self, fn: LeafFunction, ctx: _LeafContext, result: Any) -> tuple[Any, ...]:
@@ -518,6 +565,20 @@ class Interpreter(Backend):
 
 
 # ---------------------------------------------------------------------------------------
+
+
+def races_from_environment() -> bool:
+    """Whether race detection is on by default: ``HPVM_INTERP_RACES`` (``0``/``1``; on when
+    unset)."""
+    value = os.environ.get("HPVM_INTERP_RACES", "1").strip().lower()
+    if value in ("0", "false", "no", "off"):
+        return False
+    if value in ("", "1", "true", "yes", "on"):
+        return True
+    raise LaunchError(
+        f"HPVM_INTERP_RACES={value!r}: set it to 0 to turn the interpreter's race detection "
+        "off, or to 1 (the default) to keep it on"
+    )
 
 
 def _instances(sizes: tuple[int, ...]) -> Any:
