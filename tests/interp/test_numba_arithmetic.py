@@ -174,6 +174,7 @@ def test_interpreter_arithmetic_is_numbas(exprs, values):
             got = interpreted(*row)
         for expr, g, w, t in zip(exprs, got, want, types):
             assert str(nt.value_type(g)) == t, (expr, row, g, w)
-            if expr.startswith(CONVERSIONS) and g == nt.INT64_MIN:
-                continue  # an undefined conversion (see CONVERSIONS)
+            if expr.startswith(CONVERSIONS) and (g == nt.INT64_MIN or (t == "uint64" and int(g) >= 2**63)):
+                continue  # an undefined conversion (see CONVERSIONS; a uint64 past 2**63 goes
+                # through float64 in Numba's math.floor/ceil and back: out of range, poison)
             assert _same(g, w, t, "math." in expr), (expr, row, g, w)

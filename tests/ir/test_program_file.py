@@ -361,7 +361,9 @@ def test_a_file_without_sections_is_the_text_form_alone(tmp_path: Path) -> None:
     """What ``print_program`` writes (``hpvm show --text``, ``hbir lower``, ``llvm import``,
     ``c lower``) loads as it is: the text form, its leaves without code."""
     path = tmp_path / "p.txt"
-    path.write_text("# hpvm IR v1\nleaf @l(x: i64) -> (i64)\ninternal @r(x: i64) {\n  %n = node @l\n  bind in 0 -> %n.0\n}\n")
+    path.write_text(
+        "# hpvm IR v1\nleaf @l(x: i64) -> (i64)\ninternal @r(x: i64) {\n  %n = node @l\n  bind in 0 -> %n.0\n}\n"
+    )
     loaded = load_program(path)
     assert loaded.root.name == "r" and [n.function.name for n in loaded.root.graph.nodes] == ["l"]
     assert loaded.host is None
