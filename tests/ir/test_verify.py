@@ -1457,3 +1457,21 @@ def test_a_numba_helper_is_followed_into_its_python() -> None:
         @hpvm.leaf(outs=("c",))
         def calls_jitted(c: hpvm.i32[:]):
             c[0] = jitted(c)
+
+
+def test_an_array_read_inside_a_stored_subscript_is_not_written():
+    """``bins[data[i] % n] += 1`` writes ``bins`` and reads ``data`` (it was refused as
+    "writes array 'data'")."""
+
+    @hpvm.leaf(ins=("data", "bins"), outs=("bins",))
+    def histogram(data: hpvm.i64[:], bins: hpvm.i64[:]):
+        i = hpvm.get_node_instance_id_x(hpvm.get_node())
+        bins[data[i] % bins.shape[0]] += 1
+        bins[data[0]], bins[data[1]] = 0, 0
+
+    assert histogram.name == "histogram"
+    with fails(hpvm.VerificationError, "writes array 'data', which its outs does not declare"):
+
+        @hpvm.leaf(ins=("data", "bins"), outs=("bins",))
+        def writes_data(data: hpvm.i64[:], bins: hpvm.i64[:]):
+            bins[0], data[bins[1]] = 1, 2

@@ -202,11 +202,10 @@ def _analyze(fn: LeafFunction) -> LeafInfo:
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
-                for sub in ast.walk(t):
-                    if isinstance(sub, ast.Subscript):
-                        name = _root_name(sub)
-                        if name in params:
-                            info.writes.setdefault(name, node.lineno)
+                for sub in _stored(t):  # (in bins[data[i]] = ..., bins is written, data read)
+                    name = _root_name(sub)
+                    if name in params:
+                        info.writes.setdefault(name, node.lineno)
         elif isinstance(node, ast.Name) and node.id in params:
             info.uses.setdefault(node.id, node.lineno)
     for node in _own_statements(func):
@@ -220,6 +219,18 @@ def _analyze(fn: LeafFunction) -> LeafInfo:
             info.returns.append((count, node.lineno))
     info.returns.sort(key=lambda r: r[1])
     return info
+
+
+def _stored(target: ast.AST) -> Iterator[ast.Subscript]:
+    """The subscripts an assignment target stores into: the target itself, or each element
+    of a tuple or list target (``a[i], b[j] = ...``) — not subscripts inside its indices."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for item in target.elts:
+            yield from _stored(item)
+    elif isinstance(target, ast.Starred):
+        yield from _stored(target.value)
+    elif isinstance(target, ast.Subscript):
+        yield target
 
 
 def _own_statements(func: ast.FunctionDef) -> Iterator[ast.AST]:
