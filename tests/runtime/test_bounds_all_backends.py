@@ -177,6 +177,51 @@ def test_each_axis_one_level_down(target):
         assert guards_kept(buf)
 
 
+# -- dask: a node split across the workers -------------------------------------------------------
+
+
+@hpvm.leaf(ins=("a",), outs=("b",), layouts={"a": "block", "b": "block"})
+def doubled(a: hpvm.f32[:], b: hpvm.f32[:]) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    b[i] = a[i] * 2.0  # @doubled
+
+
+@hpvm.internal
+def blocks(a: hpvm.f32[:], b: hpvm.f32[:], n: hpvm.i64):
+    node = hpvm.create_node_1d(doubled, n)  # @blocks
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_in(node, 1, 1)
+
+
+@pytest.mark.parametrize("target", [pytest.param("dask", marks=needs_backend("dask"))], indirect=True)
+def test_dask_refuses_a_split_node_on_the_host_before_sending_anything(target):
+    """Its declared layouts split the node across the workers, each chunk running the leaf
+    with offset ids on a piece of each array, which the workers' ``cpu`` back end cannot
+    check: a chunk past the end wrote past the array (with 100,000 instances for 16
+    elements, a segmentation fault of the whole process)."""
+    (a, abuf), (b, bbuf) = guarded(np.arange(16, dtype=np.float32)), guarded(np.zeros(16, np.float32))
+    for array in (a, b):
+        hpvm.track_memory(array)
+    try:
+        handle = hpvm.launch(blocks, (a, b, 16), target="dask")
+        hpvm.wait(handle)
+        assert "split by its declared layouts" in "\n".join(handle.notes)
+        np.testing.assert_array_equal(hpvm.request_memory(b), np.arange(16) * 2.0)
+        b[:] = 0
+        handle = hpvm.launch(blocks, (a, b, 64), target="dask")
+        with fails(
+            hpvm.OutOfBoundsError,
+            f"node 'doubled' ({MARKS.at('blocks')}): replication size n is 64",
+            f"indexes 'b' (input of 'blocks', 16 long on axis 0) with its instance id x ({MARKS.at('doubled')})",
+        ):
+            hpvm.wait(handle)
+        assert handle.transfers.to_device == 0 and not handle.notes  # nothing sent, nothing split
+    finally:
+        for array in (a, b):
+            hpvm.untrack_memory(array)
+    assert (b == 0).all() and guards_kept(abuf, bbuf)
+
+
 # -- the property: refused iff the last instance's index is past the end ------------------------
 
 
@@ -245,13 +290,13 @@ def test_the_check_refuses_iff_the_largest_offset_reaches_the_extent(n, offsets,
     node = graph.graph.nodes[0]
     bounds = bound_accesses(node, graph, feed_table(graph.graph)[id(node)])
     assert [(access.array, access.offset) for access, _ in bounds] == [("a", max(offsets))]
-    shapes = {0: ((extent,), 8), 1: ((1,), 8)}
+    shapes = [(extent,), (1,), ()]  # (a, out and n as check sees them: f64 arrays' shapes)
     past = n > 0 and n - 1 + max(offsets) >= extent
     if past:
         with pytest.raises(hpvm.OutOfBoundsError, match=f"replication size n is {n}, .* {extent} long"):
-            check(node, graph, bounds, (n,), shapes.get)
+            check(node, graph, bounds, (n,), shapes, lambda shape: (shape, 8))
     else:
-        check(node, graph, bounds, (n,), shapes.get)
+        check(node, graph, bounds, (n,), shapes, lambda shape: (shape, 8))
 
 
 _SERIAL = iter(range(10**9))

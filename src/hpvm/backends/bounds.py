@@ -98,7 +98,7 @@ class Access:
         or its bytes (``None`` when it has no such axis)."""
         if self.axis is None:
             return math.prod(shape) * itemsize
-        return int(shape[self.axis]) if self.axis < len(shape) else None
+        return shape[self.axis] if self.axis < len(shape) else None
 
     def extent_code(self, name: str) -> str:
         """``extent`` in generated code, for the array in variable ``name``."""
@@ -303,18 +303,22 @@ def check(
     fn: InternalFunction,
     bounds: Sequence[Bound],
     sizes: Sequence[int],
-    shape_of: Callable[[int], tuple[Sequence[int], int] | None],
+    inputs: Sequence[Any],
+    shape_of: Callable[[Any], tuple[Sequence[int], int] | None] | None = None,
 ) -> None:
     """Raise ``OutOfBoundsError`` when ``node``, with ``sizes`` instances (the largest of
-    its grids, where it has several), would index an array past its end. ``shape_of(i)``:
-    the shape and item size of the array ``fn``'s input ``i`` holds (``None``: unknown
-    here, not checked)."""
-    if not bounds or not all(s > 0 for s in sizes):
+    its grids, where it has several), would index an array past its end. ``inputs``: the
+    values of ``fn``'s inputs, whose arrays ``shape_of`` (default ``array_shape``) gives the
+    shape and item size of (``None``: unknown here, not checked)."""
+    if not bounds or min(sizes) <= 0:
         return
+    shape = shape_of or array_shape
     for access, i in bounds:
-        found = shape_of(i)
-        extent = access.extent(*found) if found is not None else None
-        size = int(sizes[access.dim])
+        found = shape(inputs[i])
+        if found is None:
+            continue
+        extent = access.extent(*found)
+        size = sizes[access.dim]
         if extent is not None and past_end(size, access.stride, access.offset, access.limit, extent):
             raise OutOfBoundsError(message(node, fn, access, i).format(size, extent))
 
@@ -339,7 +343,7 @@ def check_graph(fn: InternalFunction, args: Sequence[Any]) -> None:
         except HPVMError:
             continue  # (an input not known here, or a bad size: the run reports that)
         if isinstance(node.function, LeafFunction):
-            check(node, fn, bound_accesses(node, fn, feeds[id(node)]), sizes, lambda i: array_shape(args[i]))
+            check(node, fn, bound_accesses(node, fn, feeds[id(node)]), sizes, args)
         elif all(s > 0 for s in sizes):
             bound = [args[f[1]] if f is not None and f[0] == "bind" else None for f in feeds[id(node)]]
             check_graph(node.function, bound)  # type: ignore[arg-type]

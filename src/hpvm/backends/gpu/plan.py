@@ -562,11 +562,14 @@ class _Execution:
         bounds = self.plan.bounds(sched, node)
         if not bounds:
             return
-        live = res.counts > 0
-        if not live.any():
-            return
-        sizes = res.sizes[0] if len(live) == 1 else res.sizes[live].max(axis=0)
-        check(node, sched.fn, bounds, sizes.tolist(), lambda i: _column_shape(inputs[i]))
+        if len(res.counts) == 1:  # (check skips a grid without instances)
+            sizes = res.sizes[0].tolist()
+        else:
+            live = res.counts > 0
+            if not live.any():
+                return
+            sizes = res.sizes[live].max(axis=0).tolist()
+        check(node, sched.fn, bounds, sizes, inputs, _column_shape)
 
     def too_wide(
         self, step: Step, count: int, sizes: tuple[int, ...], limit: int, whose: str, note: str = ""
@@ -732,9 +735,9 @@ class _Rehearsal(GPUDevice):
 def _column_shape(col: Column) -> tuple[tuple[int, ...], int] | None:
     """The shape and item size of the arrays a column holds, when the host knows them
     without a copy: a uniform host array, or a pool's rows."""
-    if col.is_uniform:
+    if col.storage is None:  # (uniform)
         return array_shape(col.uniform)
-    if col.storage is not None and col.storage.pool:
+    if col.storage.pool:
         return col.storage.shape[1:], col.storage.dtype.itemsize
     return None
 

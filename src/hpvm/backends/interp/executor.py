@@ -39,7 +39,7 @@ from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType, ScalarType, check_value
 from ...ir.verify import topological_order
 from ..base import Backend, PortKey, RunContext, warn
-from ..bounds import array_shape, bound_accesses, check
+from ..bounds import bound_accesses, check
 from .arith import cast_scalar
 from .arith_rewrite import typed_function
 from .barriers import barrier_generator
@@ -282,7 +282,7 @@ class Interpreter(Backend):
             if isinstance(node.function, LeafFunction) and node.function.body_kind == LLVM:
                 # LLVM code runs unchecked: its every-instance accesses are checked first.
                 bounds = bound_accesses(node, fn, feeds[id(node)])
-                check(node, fn, bounds, sizes, lambda i: array_shape(args[i]))
+                check(node, fn, bounds, sizes, args)
             inputs = self._gather(node, sizes, feeds[id(node)], args, results)
             if isinstance(node.function, LeafFunction):
                 results[node.name] = self.run_leaf(node, sizes, inputs, handle)
