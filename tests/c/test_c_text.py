@@ -10,11 +10,11 @@ import llvmlite.binding as llvm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hpvm.c.debuginfo import DebugInfo
 from hpvm.c.hostjit import host_calls
 from hpvm.c.hosttext import MAIN, host_module
 from hpvm.c.module import Module
 from hpvm.cli import _c_split
+from hpvm.ir.debuginfo import DebugInfo
 
 # -- module.py: what a root reaches -----------------------------------------------------
 

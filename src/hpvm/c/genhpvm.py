@@ -28,9 +28,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..ir.debuginfo import DebugInfo
 from ..llvm.abi import DECLARATIONS
 from . import tensorcalls
-from .debuginfo import DebugInfo
 from .errors import HPVMCError
 from .module import Call, Function, Module, split_top
 from .sources import placed

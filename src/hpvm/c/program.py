@@ -13,11 +13,11 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..ir.debuginfo import DebugInfo
 from ..ir.graph import InternalFunction, LeafFunction, NodeFunction
 from ..llvm import LLVMImportError, from_hpvm_ir
 from . import sources as sources_
 from .argstruct import ArgStruct
-from .debuginfo import DebugInfo
 from .errors import HPVMCError
 from .genhpvm import Rewritten, rewrite
 from .hostjit import HostProgram

@@ -20,8 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..ir.debuginfo import DebugInfo
 from . import clang
-from .debuginfo import DebugInfo
 from .errors import HPVMCError
 
 #: Linkages under which a definition is the program's one definition of its name.

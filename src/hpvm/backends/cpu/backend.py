@@ -15,9 +15,9 @@ from ...passes import lower
 from ...passes.clone_leaves import CloneLeaves
 from ...passes.fuse_one_to_one import FuseOneToOne
 from ..base import Backend, RunContext, StageBatch
+from ..bounds import SizeOutOfBounds
 from ..llvm_native.host import HEAP
 from .batch import BatchLayout, scalar_stage
-from .bounds import SizeOutOfBounds
 from .compiler import COMPILE_LOCK, CompiledProgram, Compiler
 from .graphgen import StageSpec
 from .loop_errors import ChunkCompileError

@@ -32,8 +32,8 @@ from ...ir.graph import InternalFunction, LeafFunction, functions
 from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ScalarType
 from ...passes.clone_leaves import LeafClone, clone_of
+from ..bounds import SizeOutOfBounds, past_end
 from ..numba_shared.messages import describe_numba_error
-from .bounds import SizeOutOfBounds
 from .graphgen import GraphGen, StageSpec
 from .loop_errors import loop_error_helpers
 from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, pooled_clone, uses_malloc
@@ -72,6 +72,7 @@ def _runtime_helpers() -> dict[str, Any]:
         "prange": numba.prange,
         "__hpvm_LaunchError": LaunchError,
         "__hpvm_SizeOutOfBounds": SizeOutOfBounds,
+        "__hpvm_past_end": _past_end(),
         "__hpvm_malloc": _malloc(),
         **pool_helpers(),
         **plain_helpers(),
@@ -98,6 +99,17 @@ def _runtime_helpers() -> dict[str, Any]:
 
 
 _MALLOC: Any = None
+_PAST_END: Any = None
+
+
+def _past_end() -> Any:
+    """``bounds.past_end`` compiled, for the bounds checks of generated graph code."""
+    global _PAST_END
+    if _PAST_END is None:
+        import numba
+
+        _PAST_END = numba.njit(nogil=True)(past_end)
+    return _PAST_END
 
 
 def _malloc() -> Any:

@@ -3,7 +3,7 @@
 For each internal node function we generate one Python function, compiled by Numba, that
 runs its child graph: children in topological order, each replicated child as a loop nest
 over its instances, calling the leaf clones and the nested graph functions. All sizes are
-computed, and checked, first (``bounds.py`` for arrays they would index past).
+computed, and checked, first (``backends/bounds.py`` for arrays they would index past).
 
 Which loops run in parallel: the outermost replicated level, wherever it is. The root's
 graph function is the *parallel* variant: its loops are ``prange`` over the outermost
@@ -39,8 +39,8 @@ from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
 from ...passes.clone_leaves import CTX_PARAM, LeafClone, symbol_for
 from ...passes.fuse_one_to_one import fused_runs
+from ..bounds import bound_accesses, check_lines
 from ..llvm_native.access import unit_stride_dimension
-from .bounds import bounds_checks
 from .flatten import FlatPlan, flat_plan
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
 from .narrow import MASK
@@ -324,7 +324,7 @@ class GraphGen:
         """The group's sizes (``__hn<k>_s<axis>``, the head's: variable and expression pairs),
         the guards that must run before they are computed (no divisor of a size is 0), and the
         checks on them: not negative, fused members' grids equal, no array indexed past its
-        end (``bounds.py``). ``names``: ``fn``'s inputs under other names (``_Names``)."""
+        end (``backends/bounds.py``). ``names``: ``fn``'s inputs under other names (``_Names``)."""
         guards: list[str] = []
         assigns: list[tuple[str, str]] = []
         checks: list[str] = []
@@ -347,14 +347,16 @@ class GraphGen:
                     INDENT
                     + f"raise __hpvm_LaunchError({self._msg(node, 'one-to-one edge between grids of different extents')})"
                 )
+
+        def name_of(i: int) -> str | None:  # the variable holding fn's input i, if set by now
+            if names is None:
+                return fn.params[i].name
+            return names.params[i] if i in names.ready else None
+
         for node in group.nodes:
             if isinstance(node.function, LeafFunction):
-                arrays = {
-                    p: (names.params[feed[1]] if names else fn.params[feed[1]].name, fn.params[feed[1]])
-                    for p, feed in enumerate(feeds[id(node)])
-                    if feed is not None and feed[0] == "bind" and (names is None or feed[1] in names.ready)
-                }
-                checks += bounds_checks(node, fn, self.clones[id(node.function)], sizes, arrays)
+                bounds = bound_accesses(node, fn, feeds[id(node)], self.clones.get(id(node.function)))
+                checks += check_lines(node, fn, bounds, sizes, name_of)
         return guards, assigns, checks
 
     def _emit_group(self, fn, g_index, group, feeds, needs, index, imported, parallel) -> list[str]:  # type: ignore[no-untyped-def]

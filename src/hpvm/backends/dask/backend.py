@@ -48,6 +48,7 @@ from ...ir.graph import (
 )
 from ...ir.types import ArrayType, i64
 from ..base import Backend, RunContext
+from ..bounds import check_graph
 from . import tasks
 from .declared import LayoutPlan, has_layouts, pack, piece, plan_layouts, put_back
 from .moves import copy_back, gather, nbytes, with_workers
@@ -139,6 +140,11 @@ class DaskBackend(StageRunner, Backend):
     def _run(
         self, root: InternalFunction, args: list[Any], client: Any, ctx: RunContext, keep: bool
     ) -> tuple[Any, ...]:
+        # The bounds pre-check (backends/bounds.py), on the host with the whole arrays, before
+        # anything is sent: on the workers a split node's chunks see slices or guard-filled
+        # pieces and run a leaf whose ids are offset, which the cpu back end there cannot
+        # check (a chunk past the end wrote past it and crashed the worker).
+        check_graph(root, args)
         send = Sender(client, self._resident if keep else None)
         parts = self._parts(root)
         if len(parts) > 1 and _aliased(parts, args):

@@ -69,6 +69,7 @@ from ...ir.purity import parent_independent
 from ...ir.types import ArrayType, ScalarType
 from ...passes.place_allocations import SHARED
 from ..base import RunContext
+from ..bounds import Bound, array_shape, bound_accesses, check
 from .device import GPUDevice
 from .reuse import RunCache, frozen, size_key
 from .schedule import GraphSchedule, Step, schedule
@@ -93,6 +94,7 @@ class Plan:
         (root_ctx,) = frozen(np.array([ictx.ROOT], dtype=np.int64))
         self.root_level = InstanceSet(1, root_ctx, [root.name], key=("root",))
         self._size_inputs: dict[tuple[int, int], list[int]] = {}
+        self._bounds: dict[int, list[Bound]] = {}
 
     def size_inputs(self, node: Node, fn: InternalFunction) -> list[int]:
         """The inputs of ``fn`` that ``node``'s replication sizes read."""
@@ -103,6 +105,13 @@ class Plan:
                 names |= expr.params()
             index = {p.name: i for i, p in enumerate(fn.params)}
             found = self._size_inputs[(id(node), id(fn))] = [index[n] for n in sorted(names) if n in index]
+        return found
+
+    def bounds(self, sched: GraphSchedule, node: Node) -> list[Bound]:
+        """The bounds facts of leaf node ``node`` on arrays its graph passes in (``bounds.py``)."""
+        found = self._bounds.get(id(node))
+        if found is None:
+            found = self._bounds[id(node)] = bound_accesses(node, sched.fn, sched.feeds[id(node)])
         return found
 
     def schedule(self, fn: InternalFunction, part: frozenset[int] | None = None) -> GraphSchedule:
@@ -458,6 +467,9 @@ class _Execution:
                 )
             results[node.name] = res
             members.append(res)
+        if not isinstance(dev, _Rehearsal):  # (a rehearsal launches nothing)
+            for node, res in zip(nodes, members):
+                self.check_bounds(sched, node, res, inputs)
         groups = self.launch_groups(head)
         total = sum(len(g.rows) * g.count for g in groups)
         builder = SpecBuilder(self, step, level.count)
@@ -541,6 +553,23 @@ class _Execution:
                     f"node(s) {names} ({nodes[0].location}) on the {dev.backend} back end raised "
                     f"{type(e).__name__}: {e} (run it with target='interp' for a precise location)"
                 ) from e
+
+    def check_bounds(self, sched: GraphSchedule, node: Node, res: NodeResult, inputs: list[Column]) -> None:
+        """``OutOfBoundsError`` before the kernel runs when its instances would index an
+        array its graph passes in past the end (``backends/bounds.py``): the largest grid of
+        the parent instances that have instances, against the host array of a uniform
+        column, or a pool's row shape."""
+        bounds = self.plan.bounds(sched, node)
+        if not bounds:
+            return
+        if len(res.counts) == 1:  # (check skips a grid without instances)
+            sizes = res.sizes[0].tolist()
+        else:
+            live = res.counts > 0
+            if not live.any():
+                return
+            sizes = res.sizes[live].max(axis=0).tolist()
+        check(node, sched.fn, bounds, sizes, inputs, _column_shape)
 
     def too_wide(
         self, step: Step, count: int, sizes: tuple[int, ...], limit: int, whose: str, note: str = ""
@@ -701,6 +730,16 @@ class _Rehearsal(GPUDevice):
         args: list[Any],
     ) -> None:
         self.device.prepare(kernel, spec, geometry, table, sizes, args)
+
+
+def _column_shape(col: Column) -> tuple[tuple[int, ...], int] | None:
+    """The shape and item size of the arrays a column holds, when the host knows them
+    without a copy: a uniform host array, or a pool's rows."""
+    if col.storage is None:  # (uniform)
+        return array_shape(col.uniform)
+    if col.storage.pool:
+        return col.storage.shape[1:], col.storage.dtype.itemsize
+    return None
 
 
 def _same_for_every_parent(fn: LeafFunction, inputs: list[Column], sizes: np.ndarray) -> bool:

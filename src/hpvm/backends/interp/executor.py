@@ -40,6 +40,7 @@ from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType, ScalarType, check_value
 from ...ir.verify import topological_order
 from ..base import Backend, PortKey, RunContext, warn
+from ..bounds import bound_accesses, check
 from .arith import cast_scalar
 from .arith_rewrite import typed_function
 from .barriers import barrier_generator
@@ -306,6 +307,10 @@ class Interpreter(Backend):
             if selected is not None and id(node) not in selected:
                 continue
             sizes = node.evaluate_sizes(env, f"in {handle.path}, ")
+            if isinstance(node.function, LeafFunction) and node.function.body_kind == LLVM:
+                # LLVM code runs unchecked: its every-instance accesses are checked first.
+                bounds = bound_accesses(node, fn, feeds[id(node)])
+                check(node, fn, bounds, sizes, args)
             inputs = self._gather(node, sizes, feeds[id(node)], args, results)
             if isinstance(node.function, LeafFunction):
                 results[node.name] = self.run_leaf(node, sizes, inputs, handle, races=races)

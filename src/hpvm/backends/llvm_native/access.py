@@ -1,35 +1,60 @@
-"""Which instance id an LLVM leaf's array accesses move along with unit stride.
+"""What an LLVM leaf's array accesses say about its instance ids: which id moves them with
+unit stride (loop order), and which bytes every instance certainly touches (bounds).
 
-Why. The ``cpu`` back end runs a replicated leaf as a loop nest over its instance ids
-(``graphgen.py``), and LLVM vectorizes that nest only along its innermost loop, and only
-well when consecutive iterations touch consecutive elements. Python leaves are written
-row-major (x outermost, as NumPy indexes), which is the default nest; HPVM-C programs
-follow the GPU convention instead (Parboil's stencil: ``A[(z*ny + y)*nx + x]``, id x the
-fastest-moving index), and with x outermost their innermost loop strides ``nx*ny``
-elements and never vectorizes (18–31× slower than hand-written Numba). So the back end
-asks this module which id should be innermost.
-
-What. On the leaf's own LLVM (the node function as the front end gave it, before the
+Both read the leaf's own LLVM (the node function as the front end gave it, before the
 clone replaces its queries: the ids enter there as calls to
-``llvm.hpvm.getNodeInstanceID.{x,y,z}``), each ``getelementptr`` whose base pointer is one
-of the function's pointer arguments (directly or through other ``getelementptr``\\s) is
-looked at: its last index is followed back through value-preserving operations (``add``,
-``sub``, ``sext``, ``zext``, ``trunc``, ``or disjoint``, and ``freeze``) to the id calls it
-reaches that way. A ``mul``, ``shl``, division or anything else stops the walk: what it
-scales is not unit stride. (A byte-addressed ``getelementptr i8`` whose index is one
-``shl``/``mul`` of an element size, as newer LLVM writes element indexing, is looked
-through once.) Each access that reaches exactly one id that way votes for it; the id with
-strictly the most votes is the answer, and there is none when nothing votes, on a tie, or
-when the function cannot be read (no body text, ids queried in callees, ``-O0`` code whose
-values go through memory): then the caller keeps its default order.
+``llvm.hpvm.getNodeInstanceID.{x,y,z}``), as LLVM prints it.
+
+**Unit stride** (``unit_stride_dimension``). Why. The ``cpu`` back end runs a replicated
+leaf as a loop nest over its instance ids (``graphgen.py``), and LLVM vectorizes that nest
+only along its innermost loop, and only well when consecutive iterations touch consecutive
+elements. Python leaves are written row-major (x outermost, as NumPy indexes), which is the
+default nest; HPVM-C programs follow the GPU convention instead (Parboil's stencil:
+``A[(z*ny + y)*nx + x]``, id x the fastest-moving index), and with x outermost their
+innermost loop strides ``nx*ny`` elements and never vectorizes (18–31× slower than
+hand-written Numba). So the back end asks which id should be innermost. What. Each
+``getelementptr`` whose base pointer is one of the function's pointer arguments (directly
+or through other ``getelementptr``\\s) is looked at: its last index is followed back
+through value-preserving operations (``add``, ``sub``, ``sext``, ``zext``, ``trunc``, ``or
+disjoint``, and ``freeze``) to the id calls it reaches that way. A ``mul``, ``shl``,
+division or anything else stops the walk: what it scales is not unit stride. (A
+byte-addressed ``getelementptr i8`` whose index is one ``shl``/``mul`` of an element size,
+as newer LLVM writes element indexing, is looked through once.) Each access that reaches
+exactly one id that way votes for it; the id with strictly the most votes is the answer,
+and there is none when nothing votes, on a tie, or when the function cannot be read (no
+body text, ids queried in callees, ``-O0`` code whose values go through memory): then the
+caller keeps its default order.
+
+**Every instance's bytes** (``every_instance_accesses``). Why. Compiled code checks no
+bounds, and neither does the interpreter inside LLVM code, so ``b[i] = a[i] * 2`` run
+with more instances than ``b`` has elements writes past it. When every instance certainly
+loads or stores ``p[k*id + c]``, the sizes and the arrays alone say, before anything runs,
+whether the last instance would (``backends/bounds.py`` turns these facts into the
+``OutOfBoundsError``). What. A ``load`` or ``store`` in the function's *entry block*
+(which every call runs to its end: a call that does not return is followed by
+``unreachable`` and ends the block there) whose address is a pointer argument plus a byte
+offset that is exactly ``stride*id + c`` for one of the node's own instance ids (the id
+call's handle is ``llvm.hpvm.getNode()``'s, not a parent's), ``stride`` > 0: the offset is
+followed back through ``getelementptr`` chains (scalar, array and vector element types;
+constant or linear indices) and integer arithmetic with constants (``add``, ``sub``,
+``mul``, ``shl``, ``or disjoint``, ``sext``, ``zext``, ``trunc``, ``freeze``, ``ashr`` and
+``lshr`` of values every id keeps a multiple of the divisor — instcombine's
+``ashr (shl v, 32), 30`` for ``a[i]`` with ``int i`` — and ``and v, 2^k - 1``). Integer widths are
+followed exactly: each fact holds for ids up to a ``limit`` below which no operation
+wraps or is cut off (``int i = id`` truncates to 32 bits: the fact holds for ids below
+2^31), and is not used past it. Anything else — a guard (``if (i < n)``: the access is not
+in the entry block), an index with another id or a parameter in it, a struct field, a
+``phi`` — gives no fact, and such accesses are not checked.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+from dataclasses import dataclass
 
 from ...ir.bodies import LLVMBody
+from ...ir.debuginfo import DebugInfo
 
 _IDS = {"x": 0, "y": 1, "z": 2}
 _ID_CALL = re.compile(r"@llvm\.hpvm\.getNodeInstanceID\.([xyz])\(")
@@ -41,8 +66,10 @@ _PASS = {"add", "sub", "sext", "zext", "trunc", "freeze"}
 #: Element sizes a byte-addressed ``getelementptr i8`` may scale its index by.
 _SCALES = {"1": 0, "2": 1, "4": 2, "8": 3, "16": 4}
 
-_CACHE: dict[tuple[str, str], int | None] = {}
 _LOCK = threading.Lock()
+_PRINTED: dict[tuple[str, str], tuple[str, str] | None] = {}
+_STRIDE: dict[tuple[str, str], int | None] = {}
+_BYTES: dict[tuple[str, str], tuple[ByteAccess, ...]] = {}
 
 
 def unit_stride_dimension(body: LLVMBody) -> int | None:
@@ -50,27 +77,34 @@ def unit_stride_dimension(body: LLVMBody) -> int | None:
     move along with unit stride, or ``None`` without a clear answer (module docstring)."""
     key = (body.module, body.function)
     with _LOCK:
-        if key in _CACHE:
-            return _CACHE[key]
-    found = _analyse(_function_text(body))
+        if key in _STRIDE:
+            return _STRIDE[key]
+    printed = _printed(body)
+    found = _analyse(printed[0] if printed else None)
     with _LOCK:
-        _CACHE[key] = found
+        _STRIDE[key] = found
     return found
 
 
-def _function_text(body: LLVMBody) -> str | None:
-    """The node function's text from the module (LLVM's own printing, so one form), or
-    ``None`` when the module does not parse or lacks it (the clone reports that)."""
+def _printed(body: LLVMBody) -> tuple[str, str] | None:
+    """The node function's text and its module's, as LLVM prints them (one form, and
+    metadata numbered alike in both), or ``None`` when the module does not parse or lacks
+    the function (the clone reports that). Parsed once per module text and function."""
+    key = (body.module, body.function)
+    with _LOCK:
+        if key in _PRINTED:
+            return _PRINTED[key]
     import llvmlite.binding as llvm
 
     try:
         module = llvm.parse_assembly(body.module)
         fn = module.get_function(body.function)
+        found = None if fn.is_declaration else (str(fn), str(module))
     except (RuntimeError, NameError):
-        return None
-    if fn.is_declaration:
-        return None
-    return str(fn)
+        found = None
+    with _LOCK:
+        _PRINTED[key] = found
+    return found
 
 
 def _strip(rhs: str) -> str:
@@ -237,3 +271,303 @@ def _analyse(text: str | None) -> int | None:
     if best == 0 or votes.count(best) > 1:
         return None
     return votes.index(best)
+
+
+# -- the bytes every instance touches (bounds) -------------------------------------------
+
+#: Ids are non-negative int64 values: a fact starts out holding for every one of them.
+_ID_LIMIT = 2**63 - 1
+_TERMINATORS = frozenset(
+    {"ret", "br", "switch", "indirectbr", "invoke", "resume", "unreachable", "callbr", "cleanupret",
+     "catchret", "catchswitch"}
+)  # fmt: skip
+#: Byte sizes of the scalar types a ``getelementptr`` steps over or an access moves.
+_SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "i128": 16, "half": 2, "bfloat": 2, "float": 4,
+          "double": 8, "fp128": 16, "ptr": 8}  # fmt: skip
+_GEP_FLAGS = {"inbounds", "nuw", "nusw"}
+_HANDLE_ARG = re.compile(r"\(ptr(?: [a-z_]+)* (%[-a-zA-Z$._0-9]+|%\"[^\"]*\")\)")
+_NODE_CALL = re.compile(r"\bcall (?:[a-z_]+ )*ptr @llvm\.hpvm\.getNode\(\)")
+_INTEGER = re.compile(r"-?\d+\Z")
+_WIDTH = re.compile(r"i(\d+)\Z")
+
+
+@dataclass(frozen=True)
+class ByteAccess:
+    """Every instance loads or stores bytes ``stride*id + first`` to ``stride*id + last`` of
+    LLVM argument ``argument`` (a pointer), ``id`` its own instance id ``dim`` (0, 1, 2:
+    x, y, z) — for ids up to ``limit``. ``where``: ``file:line`` from the debug metadata."""
+
+    argument: int
+    dim: int
+    stride: int
+    first: int
+    last: int
+    limit: int
+    where: str | None
+
+
+@dataclass(frozen=True)
+class _Linear:
+    """A value that equals ``k*id + c`` for ids 0 to ``limit`` of dimension ``dim``
+    (``None``: a constant, ``k`` 0)."""
+
+    dim: int | None
+    k: int
+    c: int
+    limit: int = _ID_LIMIT
+
+    def within(self, low: int, high: int) -> _Linear | None:
+        """The same value where it stays in ``[low, high]`` (ids from 0 up to the first
+        that would leave it), or ``None`` if id 0 already does."""
+        if not low <= self.c <= high:
+            return None
+        if self.k > 0:
+            return _Linear(self.dim, self.k, self.c, min(self.limit, (high - self.c) // self.k))
+        if self.k < 0:
+            return _Linear(self.dim, self.k, self.c, min(self.limit, (self.c - low) // -self.k))
+        return self
+
+    def plus(self, other: _Linear) -> _Linear | None:
+        if self.dim is not None and other.dim is not None and self.dim != other.dim:
+            return None
+        dim = self.dim if self.dim is not None else other.dim
+        return _Linear(dim, self.k + other.k, self.c + other.c, min(self.limit, other.limit))
+
+    def times(self, factor: int) -> _Linear:
+        return _Linear(self.dim if factor else None, self.k * factor, self.c * factor, self.limit)
+
+
+def _signed(bits: int) -> tuple[int, int]:
+    return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+
+
+def _type_size(text: str) -> int | None:
+    """The bytes one value of LLVM type ``text`` occupies in memory (also its stride in a
+    ``getelementptr``), or ``None`` for a type this analysis does not follow (a struct, an
+    odd-sized vector, an address space)."""
+    text = text.strip()
+    if text in _SIZES:
+        return _SIZES[text]
+    m = re.fullmatch(r"\[(\d+) x (.+)\]|<(\d+) x (.+)>", text)
+    if m is None:
+        return None
+    count = int(m.group(1) or m.group(3))
+    inner = _type_size(m.group(2) or m.group(4))
+    if inner is None:
+        return None
+    size = count * inner
+    if m.group(3) and size & (size - 1):  # a vector's stride is its size rounded up: not followed
+        return None
+    return size
+
+
+def _leading_type(text: str) -> str:
+    """The type at the start of an operand (``float %v``, ``<4 x i32> %v``, ``[2 x i8] c"ab"``)."""
+    text = text.strip()
+    if text[:1] in "[<{":
+        close = {"[": "]", "<": ">", "{": "}"}[text[0]]
+        depth = 0
+        for k, ch in enumerate(text):
+            depth += ch == text[0]
+            depth -= ch == close
+            if depth == 0:
+                return text[: k + 1]
+    return text.split(" ", 1)[0]
+
+
+def every_instance_accesses(body: LLVMBody) -> tuple[ByteAccess, ...]:
+    """The loads and stores of ``body``'s node function that every instance makes at
+    ``stride*id + c`` bytes from a pointer argument (module docstring), the farthest per
+    argument, id, stride and limit; none when the function cannot be read."""
+    key = (body.module, body.function)
+    with _LOCK:
+        if key in _BYTES:
+            return _BYTES[key]
+    printed = _printed(body)
+    found = _byte_accesses(*printed) if printed is not None else ()
+    with _LOCK:
+        _BYTES[key] = found
+    return found
+
+
+def _arguments(define: str) -> list[str]:
+    """The names of a ``define`` line's parameters, in order (``""`` for an unnamed one)."""
+    at = define.find("(", define.find("@"))
+    depth = 0
+    for end in range(at, len(define)):
+        depth += define[end] == "("
+        depth -= define[end] == ")"
+        if depth == 0:
+            break
+    names = []
+    for item in _split_top(define[at + 1 : end]):
+        found = _NAME.findall(item)
+        names.append(found[-1] if found and item != "..." else "")
+    return names
+
+
+def _entry_block(lines: list[str]) -> list[str]:
+    """The instructions of the function's first block (after its ``define`` line), its
+    terminator excluded."""
+    out: list[str] = []
+    start = next((k for k, line in enumerate(lines) if line.startswith("define")), len(lines))
+    for line in lines[start + 1 :]:
+        text = line.strip()
+        if not text or text.startswith((";", "#dbg_")):
+            continue
+        if text.endswith(":") or re.match(r"^[-a-zA-Z$._0-9]+:\s*(;.*)?$", text):
+            if out:
+                break
+            continue  # the entry block's own label
+        m = _DEF.match(line)
+        opcode = (m.group(2) if m else text).split(" ", 1)[0]
+        if opcode in _TERMINATORS or text == "}":
+            break
+        out.append(line)
+    return out
+
+
+def _byte_accesses(function: str, module: str) -> tuple[ByteAccess, ...]:
+    lines = function.splitlines()
+    define = next((line for line in lines if line.startswith("define")), "")
+    if not define:
+        return ()
+    arguments = {name: k for k, name in enumerate(_arguments(define)) if name}
+    defs: dict[str, str] = {}
+    for line in lines:
+        m = _DEF.match(line)
+        if m:
+            defs[m.group(1)] = _strip(m.group(2))
+    memo: dict[str, _Linear | None] = {}
+
+    def operand(text: str, depth: int) -> _Linear | None:
+        text = text.strip()
+        if _INTEGER.match(text):
+            return _Linear(None, 0, int(text))
+        return value(text, depth + 1) if text.startswith("%") else None
+
+    def value(name: str, depth: int = 0) -> _Linear | None:
+        """``name`` as a linear function of one own instance id, if it is one."""
+        if name not in memo:
+            memo[name] = None if depth > 64 else _value(name, depth)
+        return memo[name]
+
+    def _value(name: str, depth: int) -> _Linear | None:
+        rhs = defs.get(name)
+        if rhs is None:
+            return None
+        words = rhs.replace(",", " ").split()
+        if "call" in words[:3]:
+            call = _ID_CALL.search(rhs)
+            handle = _HANDLE_ARG.search(rhs[call.end() - 1 :]) if call else None
+            if call is None or handle is None or not _NODE_CALL.search(defs.get(handle.group(1), "")):
+                return None
+            return _Linear(_IDS[call.group(1)], 1, 0)
+        op = words[0]
+        rest = [w for w in words[1:] if w not in _FLAGS]
+        if op in ("sext", "zext", "trunc", "freeze"):
+            if op == "freeze":
+                return operand(rest[1], depth) if len(rest) == 2 else None
+            if len(rest) != 4 or rest[2] != "to" or not _WIDTH.match(rest[3]):
+                return None
+            inner = operand(rest[1], depth)
+            if inner is None:
+                return None
+            if op == "zext":
+                return inner.within(0, _ID_LIMIT)
+            if op == "trunc":
+                return inner.within(*_signed(int(rest[3][1:])))
+            return inner
+        if len(rest) != 3 or not _WIDTH.match(rest[0]):
+            return None
+        bits = int(rest[0][1:])
+        a, b = operand(rest[1], depth), operand(rest[2], depth)
+        if a is None or b is None:
+            return None
+        if op == "or" and "disjoint" in words[1:3]:
+            op = "add"
+        if op == "add":
+            result = a.plus(b)
+        elif op == "sub":
+            result = a.plus(b.times(-1))
+        elif op == "mul" and (a.dim is None or b.dim is None):
+            result = a.times(b.c) if b.dim is None else b.times(a.c)
+        elif op == "shl" and b.dim is None and 0 <= b.c < bits:
+            result = a.times(2**b.c)
+        elif op in ("ashr", "lshr") and b.dim is None and 0 <= b.c < bits:
+            # A shift of a value every id keeps a multiple of 2^C: an exact division (instcombine
+            # writes sext(trunc(v)) * 4 as ashr (shl v, 32), 30, and adds constants in between).
+            d = 2**b.c
+            kept = a if op == "ashr" else a.within(0, 2 ** (bits - 1) - 1)  # (lshr: as unsigned)
+            if kept is None or a.k % d or a.c % d:
+                return None
+            result = _Linear(a.dim, a.k // d, a.c // d, kept.limit)
+        elif op == "and" and b.dim is None and b.c > 0 and b.c & (b.c + 1) == 0:
+            result = a.within(0, b.c)  # zext(trunc(v)) as instcombine writes it: and v, 2^k - 1
+        else:
+            return None
+        return result.within(*_signed(bits)) if result is not None else None
+
+    def address(name: str, depth: int = 0) -> tuple[int, _Linear] | None:
+        """(the pointer argument, the byte offset from it) of a pointer value."""
+        if name in arguments:
+            return arguments[name], _Linear(None, 0, 0)
+        rhs = defs.get(name, "")
+        if depth > 64 or not rhs.startswith("getelementptr"):
+            return None
+        parts = _split_top(rhs[len("getelementptr") :])
+        head = [w for w in parts[0].split() if w not in _GEP_FLAGS] if parts else []
+        if len(parts) < 3 or not parts[1].startswith("ptr %") or not head:
+            return None
+        base = address(parts[1].split()[-1], depth + 1)
+        if base is None:
+            return None
+        argument, offset = base
+        current = " ".join(head)
+        for position, index in enumerate(parts[2:]):
+            if position:  # later indices step into the element type
+                m = re.fullmatch(r"\[\d+ x (.+)\]|<\d+ x (.+)>", current)
+                if m is None:
+                    return None
+                current = m.group(1) or m.group(2)
+            size = _type_size(current)
+            words = index.split()
+            step = operand(words[-1], depth) if len(words) == 2 and _WIDTH.match(words[0]) else None
+            if size is None or step is None:
+                return None
+            step = step.within(*_signed(int(words[0][1:])))
+            moved = offset.plus(step.times(size)) if step is not None else None
+            if moved is None:
+                return None
+            offset = moved
+        offset = offset.within(*_signed(64))
+        return (argument, offset) if offset is not None else None
+
+    debug: DebugInfo | None = None
+    farthest: dict[tuple[int, int, int, int], ByteAccess] = {}
+    for line in _entry_block(lines):
+        m = _DEF.match(line)
+        rhs = _strip(m.group(2) if m else line)
+        words = rhs.split()
+        if not words or words[0] not in ("load", "store"):
+            continue
+        operands = _split_top(" ".join(w for w in words[1:] if w not in ("atomic", "volatile")))
+        pointer = _NAME.findall(operands[1]) if len(operands) > 1 and operands[1].startswith("ptr %") else []
+        if not pointer:
+            continue
+        size = _type_size(_leading_type(operands[0]))
+        found = address(pointer[0])
+        if size is None or found is None:
+            continue
+        argument, offset = found
+        if offset.dim is None or offset.k <= 0:
+            continue
+        if debug is None:
+            debug = DebugInfo(module)
+        fact = ByteAccess(
+            argument, offset.dim, offset.k, offset.c, offset.c + size - 1, offset.limit, debug.where(line)
+        )
+        key = (argument, fact.dim, fact.stride, fact.limit)
+        if key not in farthest or fact.last > farthest[key].last:
+            farthest[key] = fact
+    return tuple(farthest.values())

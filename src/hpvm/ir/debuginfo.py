@@ -7,6 +7,9 @@ its ``!DIFile``, so every error can say ``file.c:L``. A program of several files
 linked module with one ``DIFile`` per source and header: the file is found per location,
 never assumed to be the first one (an error in ``io.cc`` names ``io.cc``; a call inlined
 from a header names the header).
+
+In ``hpvm.ir``, not ``hpvm.c``, because the back ends read it too: the bounds pre-check
+names the C line of an LLVM leaf's access (``backends/llvm_native/access.py``).
 """
 
 from __future__ import annotations

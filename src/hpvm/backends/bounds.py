@@ -1,0 +1,422 @@
+"""Replication sizes that would index past an array, refused before the node's leaves run —
+the same check, with the same message, on every back end that cannot check inside a leaf.
+
+Why. Compiled code does not check bounds: ``hpvm run examples/vector_add.py ... --arg
+n=100`` with 4-element arrays wrote past them and killed the process on ``cpu`` (exit 139),
+``opencl`` wrote past its device buffers and reported success, a Dask worker crashed, and
+an HPVM-C leaf overwrote the memory after its array even under ``interp`` (which checks
+Python leaves' indices itself, but runs LLVM code as it is). Most leaves index their arrays
+with their own instance id, ``c[i] = a[i] + b[i]``, and sizes are bare parameters or simple
+expressions: whether the last instance stays in bounds is then known from the sizes and the
+shapes alone, before anything runs.
+
+What. One analysis per kind of leaf gives *facts* (``Access``): every instance indexes
+array parameter ``param`` at ``stride * id + offset`` (along ``axis``, or in bytes), for ids
+up to ``limit``.
+
+* Python leaves (and generated Python: HBIR, the clones of the ``CloneLeaves`` pass):
+  ``unconditional_accesses`` reads the leaf's clone. The subscripts of its array parameters
+  that *every* instance evaluates and whose index along some axis is the instance id x, y
+  or z (of the leaf's own node) plus a constant — directly, or through variables assigned
+  such a value (``k = id + 1``, then ``a[k + 1]``: the id plus 2). Stride 1, no limit.
+* LLVM leaves (HPVM-C, ``.ll``): ``llvm_native/access.py``'s ``every_instance_accesses``,
+  loads and stores of the entry block at ``stride*id + c`` bytes from a pointer argument;
+  here in bytes of the whole array (``axis`` is ``None``), the highest byte touched.
+
+One place turns facts, the node's sizes and the actual arrays into the
+``OutOfBoundsError``: the last instance's index, ``past_end``, against the array's extent,
+when the node has instances (``message`` is its text). Back ends call it where they know
+the node's sizes, before the node runs: ``cpu`` in its generated graph code
+(``check_lines``: the same ``past_end``, compiled, and ``SizeOutOfBounds``), the GPU
+lowering on the host before each kernel launch (``check``, ``gpu/plan.py``), ``dask`` on the
+host with the whole arrays before it sends anything (``check_graph``: every level the
+launch's arguments decide; ``dask/backend.py``), ``interp`` for LLVM leaves
+(``interp/executor.py``). Only arrays the enclosing graph passes in (input
+binds) are checked: what arrives over an edge is known only while the graph runs. One
+comparison per access per execution of the node: nothing measurable.
+
+Sound: the error is raised only for a run that would certainly index out of bounds. For
+Python the access must be in a top-level statement of the leaf (not under ``if``, ``for``,
+``while``, ``try`` or ``with``, nor on a branch of ``x if c else y``, ``and``/``or``, a
+comprehension or a lambda), with no ``return`` in any statement before it — so every
+instance reaches it (an exception raised earlier fails the run anyway); the id variables
+are assigned once, at the top level, and the array parameter never. For LLVM, see
+``access.py``. Guarded leaves (``if i < n: ...``), indices computed otherwise (``tile * 16
++ i``) and arrays not passed in by the enclosing graph are not checked: the interpreter
+reports those (for Python leaves).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import threading
+import weakref
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import CompileError, HPVMError, OutOfBoundsError
+from ..ir import instance_context as ictx
+from ..ir.analysis import Feed, FeedTable, feed_table
+from ..ir.bodies import LLVM, PYTHON_KINDS, llvm_abi_types
+from ..ir.graph import InternalFunction, LeafFunction, Node
+from ..ir.types import ArrayType
+from ..passes.clone_leaves import CTX_PARAM, LeafClone, clone_of
+
+#: The largest id a Python fact holds for: any the back ends can run (and far from int64's
+#: end, so that ``size - 1 + offset`` cannot wrap in compiled code).
+PYTHON_LIMIT = 2**62
+_OWN_IDS = {ictx.index(0, axis): axis for axis in range(3)}  # context slot -> x, y, z
+_COMPOUND = (ast.If, ast.For, ast.While, ast.Try, ast.With, ast.Match, ast.AsyncFor, ast.AsyncWith)
+
+
+@dataclass(frozen=True)
+class Access:
+    """Every instance of leaf ``leaf`` indexes its array parameter ``param`` (``array``) at
+    ``stride * id + offset``, ``id`` its instance id ``dim`` (0, 1, 2: x, y, z), for ids up to
+    ``limit``: along ``axis``, or — ``axis`` ``None``, an LLVM leaf — in bytes of the whole
+    array, ``offset`` then the highest of the ``width`` bytes it touches. ``where``: the
+    access's ``file:line``."""
+
+    leaf: str
+    param: int
+    array: str
+    dim: int
+    offset: int
+    where: str
+    axis: int | None = 0
+    stride: int = 1
+    limit: int = PYTHON_LIMIT
+    width: int = 1
+
+    def extent(self, shape: Sequence[int], itemsize: int) -> int | None:
+        """The array's extent this access is measured against: its length along ``axis``,
+        or its bytes (``None`` when it has no such axis)."""
+        if self.axis is None:
+            return math.prod(shape) * itemsize
+        return shape[self.axis] if self.axis < len(shape) else None
+
+    def extent_code(self, name: str) -> str:
+        """``extent`` in generated code, for the array in variable ``name``."""
+        return f"{name}.nbytes" if self.axis is None else f"{name}.shape[{self.axis}]"
+
+
+def past_end(size: int, stride: int, offset: int, limit: int, extent: int) -> bool:
+    """Whether the last of ``size`` instances (ids ``0 .. size - 1``; ``size`` > 0) indexes
+    ``stride * id + offset`` at or past ``extent``, for a fact that holds for ids up to
+    ``limit``. Plain integer code: generated ``cpu`` code calls it compiled by Numba."""
+    last = size - 1
+    return last <= limit and last * stride + offset >= extent
+
+
+# -- facts ------------------------------------------------------------------------------
+
+_FACTS: weakref.WeakKeyDictionary[LeafFunction, tuple[Access, ...]] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def leaf_accesses(leaf: LeafFunction, clone: LeafClone | None = None) -> tuple[Access, ...]:
+    """The facts of ``leaf`` (module doc), found once per leaf; ``clone``: the Python leaf's
+    clone when the caller has it (else made now). None for a leaf of another kind, or one
+    that cannot be cloned (the back end that compiles it reports that)."""
+    with _LOCK:
+        found = _FACTS.get(leaf)
+    if found is not None:
+        return found
+    if leaf.body_kind == LLVM:
+        found = _llvm_accesses(leaf)
+    elif leaf.body_kind in PYTHON_KINDS:
+        try:
+            found = tuple(unconditional_accesses(clone if clone is not None else clone_of(leaf)))
+        except CompileError:
+            found = ()
+    else:
+        found = ()
+    with _LOCK:
+        _FACTS[leaf] = found
+    return found
+
+
+def _llvm_accesses(leaf: LeafFunction) -> tuple[Access, ...]:
+    """An LLVM leaf's byte facts (``access.py``), on its ports: a pointer argument is the
+    first LLVM argument of an array port (``llvm_abi_types``)."""
+    from .llvm_native.access import every_instance_accesses
+
+    assert leaf.body is not None
+    owner: list[int | None] = []
+    for p, param in enumerate(leaf.params):
+        types = llvm_abi_types(param.type)
+        owner += [p if isinstance(param.type, ArrayType) and k == 0 else None for k in range(len(types))]
+    found = []
+    for fact in every_instance_accesses(leaf.body):  # type: ignore[arg-type]
+        p = owner[fact.argument] if fact.argument < len(owner) else None
+        if p is None:
+            continue
+        found.append(
+            Access(
+                leaf.name,
+                p,
+                leaf.params[p].name,
+                fact.dim,
+                fact.last,
+                fact.where or str(leaf.location),
+                axis=None,
+                stride=fact.stride,
+                limit=fact.limit,
+                width=fact.last - fact.first + 1,
+            )
+        )
+    return tuple(found)
+
+
+def unconditional_accesses(clone: LeafClone) -> list[Access]:
+    """A Python leaf's facts (module doc), the largest offset per (param, axis, dim)."""
+    func = clone.func
+    leaf = clone.leaf
+    names = [a.arg for a in func.args.args[: len(leaf.params)]]
+    stores = Counter(n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    arrays = {
+        name: p
+        for p, name in enumerate(names)
+        if isinstance(leaf.params[p].type, ArrayType) and not stores[name]
+    }
+    ids: dict[str, tuple[int, int]] = {}  # variables holding an instance id + c: name -> (dim, c)
+    found: dict[tuple[int, int, int], Access] = {}
+    for stmt in func.body:
+        if isinstance(stmt, _COMPOUND):
+            if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
+                break
+            continue
+        for sub in _evaluated(stmt):
+            if not isinstance(sub, ast.Subscript) or not isinstance(sub.value, ast.Name):
+                continue
+            param = arrays.get(sub.value.id)
+            if param is None:
+                continue
+            index = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+            for axis, item in enumerate(index):
+                term = _id_term(item, ids)
+                if term is None:
+                    continue
+                dim, offset = term
+                key = (param, axis, dim)
+                if key not in found or offset > found[key].offset:
+                    where = str(clone.user.locate(None, sub.lineno))
+                    found[key] = Access(
+                        clone.user.name, param, leaf.params[param].name, dim, offset, where, axis
+                    )
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stores[stmt.targets[0].id] == 1
+        ):
+            term = _id_term(stmt.value, ids)
+            if term is not None:
+                ids[stmt.targets[0].id] = term
+        if isinstance(stmt, ast.Return):
+            break
+    return list(found.values())
+
+
+def _evaluated(node: ast.AST) -> list[ast.AST]:
+    """The nodes of a simple statement that are evaluated whenever it runs."""
+    out = [node]
+    if isinstance(node, ast.IfExp):
+        return out + _evaluated(node.test)
+    if isinstance(node, ast.BoolOp):
+        return out + _evaluated(node.values[0])
+    if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        return out
+    for child in ast.iter_child_nodes(node):
+        out += _evaluated(child)
+    return out
+
+
+def _own_id(expr: ast.AST) -> int | None:
+    """0, 1, 2 when ``expr`` is the clone's read of the node's own instance id x, y, z."""
+    if (
+        isinstance(expr, ast.Subscript)
+        and isinstance(expr.value, ast.Name)
+        and expr.value.id == CTX_PARAM
+        and isinstance(expr.slice, ast.Constant)
+    ):
+        return _OWN_IDS.get(expr.slice.value)
+    return None
+
+
+def _id_term(expr: ast.AST, ids: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
+    """(dim, offset) when ``expr`` is an instance id, or a variable of ``ids``, plus or minus
+    integer constants."""
+    if isinstance(expr, ast.Name):
+        return ids.get(expr.id)
+    dim = _own_id(expr)
+    if dim is not None:
+        return dim, 0
+    if not isinstance(expr, ast.BinOp) or not isinstance(expr.op, (ast.Add, ast.Sub)):
+        return None
+    if isinstance(expr.right, ast.Constant):
+        const, other = expr.right, expr.left
+    elif isinstance(expr.left, ast.Constant) and isinstance(expr.op, ast.Add):
+        const, other = expr.left, expr.right
+    else:
+        return None
+    term = _id_term(other, ids)
+    if term is None or type(const.value) is not int:
+        return None
+    return term[0], term[1] + (-const.value if isinstance(expr.op, ast.Sub) else const.value)
+
+
+# -- the check ---------------------------------------------------------------------------
+
+#: A fact about a node's leaf and the input of the enclosing graph its array comes from.
+Bound = tuple[Access, int]
+
+
+def bound_accesses(
+    node: Node, fn: InternalFunction, feeds: Sequence[Feed | None], clone: LeafClone | None = None
+) -> list[Bound]:
+    """The facts of ``node``'s leaf (``node``: a child of ``fn``, ``feeds`` its row of
+    ``fn``'s feed table) on arrays bound from ``fn``'s inputs, with the input's index: what
+    the node's sizes and ``fn``'s arguments decide."""
+    leaf = node.function
+    if not isinstance(leaf, LeafFunction):
+        return []
+    found = []
+    for access in leaf_accesses(leaf, clone):
+        feed = feeds[access.param] if access.param < len(feeds) else None
+        if access.dim >= node.dims or feed is None or feed[0] != "bind":
+            continue
+        given = fn.params[feed[1]].type
+        if not isinstance(given, ArrayType) or (access.axis is not None and access.axis >= given.rank):
+            continue  # (a[i, j] of a 1-D array: the compiler refuses it)
+        found.append((access, feed[1]))
+    return found
+
+
+def check(
+    node: Node,
+    fn: InternalFunction,
+    bounds: Sequence[Bound],
+    sizes: Sequence[int],
+    inputs: Sequence[Any],
+    shape_of: Callable[[Any], tuple[Sequence[int], int] | None] | None = None,
+) -> None:
+    """Raise ``OutOfBoundsError`` when ``node``, with ``sizes`` instances (the largest of
+    its grids, where it has several), would index an array past its end. ``inputs``: the
+    values of ``fn``'s inputs, whose arrays ``shape_of`` (default ``array_shape``) gives the
+    shape and item size of (``None``: unknown here, not checked)."""
+    if not bounds or min(sizes) <= 0:
+        return
+    shape = shape_of or array_shape
+    for access, i in bounds:
+        found = shape(inputs[i])
+        if found is None:
+            continue
+        extent = access.extent(*found)
+        size = sizes[access.dim]
+        if extent is not None and past_end(size, access.stride, access.offset, access.limit, extent):
+            raise OutOfBoundsError(message(node, fn, access, i).format(size, extent))
+
+
+_FEEDS: weakref.WeakKeyDictionary[InternalFunction, FeedTable] = weakref.WeakKeyDictionary()
+
+
+def check_graph(fn: InternalFunction, args: Sequence[Any]) -> None:
+    """``check`` on the host for every leaf node below ``fn`` whose sizes and arrays the
+    values ``args`` of ``fn``'s inputs decide: through input binds alone (what arrives over
+    an edge is computed while the graph runs: ``None`` here), into every internal node that
+    has instances (they all receive the same bound values). ``dask`` calls it with a
+    launch's arguments before it sends anything."""
+    with _LOCK:
+        feeds = _FEEDS.get(fn)
+        if feeds is None:
+            feeds = _FEEDS[fn] = feed_table(fn.graph)
+    env = {p.name: a for p, a in zip(fn.params, args) if a is not None}
+    for node in fn.graph.nodes:
+        try:
+            sizes = node.evaluate_sizes(env, "")
+        except HPVMError:
+            continue  # (an input not known here, or a bad size: the run reports that)
+        if isinstance(node.function, LeafFunction):
+            check(node, fn, bound_accesses(node, fn, feeds[id(node)]), sizes, args)
+        elif all(s > 0 for s in sizes):
+            bound = [args[f[1]] if f is not None and f[0] == "bind" else None for f in feeds[id(node)]]
+            check_graph(node.function, bound)  # type: ignore[arg-type]
+
+
+def array_shape(value: object) -> tuple[Sequence[int], int] | None:
+    """``check``'s ``shape_of`` answer for a value: a NumPy array's shape and item size."""
+    return (value.shape, value.itemsize) if isinstance(value, np.ndarray) else None
+
+
+def check_lines(
+    node: Node,
+    fn: InternalFunction,
+    bounds: Sequence[Bound],
+    sizes: list[str],
+    name_of: Callable[[int], str | None],
+) -> list[str]:
+    """``check`` as generated code: lines raising ``SizeOutOfBounds`` when ``node``, whose
+    sizes are in the variables ``sizes``, would index past an array. ``name_of(i)``: the
+    variable holding ``fn``'s input ``i`` (``None``: not known there, not checked)."""
+    lines: list[str] = []
+    instances = " and ".join(f"{s} > 0" for s in sizes)
+    for access, i in bounds:
+        name = name_of(i)
+        if name is None:
+            continue
+        size, extent = sizes[access.dim], access.extent_code(name)
+        lines.append(
+            f"if {instances} and __hpvm_past_end({size}, {access.stride}, {access.offset}, "
+            f"{access.limit}, {extent}):"
+        )
+        lines.append(f"    raise __hpvm_SizeOutOfBounds({message(node, fn, access, i)!r}, {size}, {extent})")
+    return lines
+
+
+class SizeOutOfBounds(OutOfBoundsError):
+    """Raised by generated code, whose exceptions carry a constant message and run-time
+    values: the message's ``{}`` are the values. The back end raises it again as a plain
+    ``OutOfBoundsError``."""
+
+    def __init__(self, template: str, *values: int) -> None:
+        super().__init__(template.format(*values))
+
+
+def message(node: Node, fn: InternalFunction, access: Access, given: int) -> str:
+    """The error's text, ``{}`` standing for the size and the array's extent (``given``:
+    the input of ``fn`` the array comes from)."""
+
+    def text(value: object) -> str:  # literal text of the template
+        return str(value).replace("{", "{{").replace("}", "}}")
+
+    name = fn.params[given].name
+    source = f"'{name}' of '{fn.name}'" if name != access.array else f"of '{fn.name}'"
+    xyz = "xyz"[access.dim]
+    if access.axis is None:
+        first = access.offset - access.width + 1
+        span = f"{_linear(access.stride, xyz, first)} to {_linear(access.stride, xyz, access.offset)}"
+        what = f"accesses bytes {span} of '{text(access.array)}' (input {text(source)}, {{}} bytes long)"
+        why = "LLVM code checks no bounds as it runs, on any back end, target='interp' included"
+    else:
+        what = (
+            f"indexes '{text(access.array)}' (input {text(source)}, {{}} long on axis {access.axis}) "
+            f"with its instance id {_linear(1, xyz, access.offset)}"
+        )
+        why = "compiled code does not check bounds; target='interp' does"
+    return (
+        f"node '{text(node.name)}' ({text(node.location)}): replication size "
+        f"{text(node.sizes[access.dim])} is {{}}, but every instance of leaf '{text(access.leaf)}' "
+        f"{what} ({text(access.where)}): the last instances would index past its end ({why})"
+    )
+
+
+def _linear(stride: int, xyz: str, offset: int) -> str:
+    """``stride*x + offset`` as the message writes it: ``x``, ``x + 1``, ``4*x - 2``."""
+    term = xyz if stride == 1 else f"{stride}*{xyz}"
+    return f"{term} {'+' if offset > 0 else '-'} {abs(offset)}" if offset else term

@@ -1,0 +1,80 @@
+"""The bounds pre-check (``backends/bounds.py``) on an HPVM-C leaf: LLVM code, which no back
+end checks as it runs, ``interp`` included. ``programs/bounds.c``'s ``shift`` reads
+``a[i + 1]`` and writes ``b[i]`` in every instance: with more instances than that allows,
+``cpu`` and ``interp`` raise ``OutOfBoundsError`` naming the node, the array, the size and
+the C lines before the node runs (before the check, both wrote past ``b``); its guarded
+``clamp`` may have any number of instances."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hpvmc_helpers import line_of, needs_clang, needs_llvm_leaves
+
+import hpvm
+from hpvm import c
+from markers import fails
+
+pytestmark = [needs_clang, needs_llvm_leaves]
+
+PROGRAM = Path(__file__).parent / "programs" / "bounds.c"
+SOURCE = PROGRAM.read_text()
+WHERE = "programs/bounds.c"  # (the end of the path the messages give)
+TARGETS = ["cpu", "interp"]
+GUARD = 3
+
+
+@pytest.fixture(scope="module")
+def program():
+    return c.compile(PROGRAM)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_in_bounds_sizes_run_and_a_guarded_leaf_may_have_more_instances(program, target, capfd):
+    assert program.run(["8", "64"], target=target) == 0
+    assert capfd.readouterr().out.split() == "2 4 6 8 10 10 10 10".split()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_one_instance_too_many_is_refused_naming_the_c_lines(program, target):
+    with fails(
+        hpvm.OutOfBoundsError,
+        "node 'step' (",
+        f"{WHERE}:{line_of(SOURCE, 'node')}): replication size n is 9",
+        "every instance of leaf 'shift' accesses bytes 4*x + 4 to 4*x + 7 of 'a' (input of 'root', 36 bytes long)",
+        f"{WHERE}:{line_of(SOURCE, 'shift')}): the last instances would index past its end",
+        "LLVM code checks no bounds as it runs",
+    ):
+        program.run(["9"], target=target)
+
+
+@pytest.mark.usefixtures("hpvm_runtime")
+@pytest.mark.parametrize("target", TARGETS)
+def test_nothing_is_written_past_the_arrays(program, target):
+    """The root launched from Python on arrays at the front of larger buffers (``b`` is a
+    pointer-only port: its size reaches ``clamp`` over an edge, so it is an input of its own)."""
+    (root,) = program.roots
+    for count_a, n, refused in [(9, 8, None), (10, 9, "'b'"), (8, 8, "'a'"), (9, 100, "'a'")]:
+        abuf = np.full(count_a + GUARD, -7, np.float32)
+        abuf[:count_a] = np.arange(count_a)
+        bbuf = np.full(8 + GUARD, -7, np.float32)
+        a, b = abuf[:count_a].view(np.uint8), bbuf[:8].view(np.uint8)
+        for array in (a, b):
+            hpvm.track_memory(array)
+        try:
+            if refused is None:
+                hpvm.wait(hpvm.launch(root, (a, b, b.nbytes, n, 8), target=target))
+            else:
+                with pytest.raises(
+                    hpvm.OutOfBoundsError, match=f"replication size n is {n}, .* of {refused}"
+                ):
+                    hpvm.wait(hpvm.launch(root, (a, b, b.nbytes, n, 8), target=target))
+            hpvm.request_memory(b)
+        finally:
+            for array in (a, b):
+                hpvm.untrack_memory(array)
+        assert (abuf[count_a:] == -7).all() and (bbuf[8:] == -7).all()
+        want = [2, 4, 6, 8, 10, 10, 10, 10] if refused is None else [-7] * 8
+        assert bbuf[:8].tolist() == want

@@ -1,0 +1,62 @@
+"""Clusters for the dask tests: started here, stopped here, listening on 127.0.0.1 only.
+(tests/dask/conftest.py hands them to tests/dask; a test module elsewhere that runs a
+program on every back end imports the fixtures it needs from here.)
+
+``dask_client``: one in-process cluster (2 single-threaded workers, no sockets) shared by a
+module — fast, and what most tests need. ``dask_runtime``: hpvm's default runtime using it
+for one test. Tests that need worker *processes* (pickling, a killed worker) start their
+own ``process_cluster`` and are marked slow. Skipped, with the registry's reason, where
+``distributed`` is not installed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+def _distributed():  # type: ignore[no-untyped-def]
+    return pytest.importorskip(
+        "distributed", reason="distributed is not installed (pip install 'hpvm[dist]')"
+    )
+
+
+@pytest.fixture(scope="module")
+def dask_client():  # type: ignore[no-untyped-def]
+    distributed = _distributed()
+    cluster = distributed.LocalCluster(
+        processes=False,
+        n_workers=2,
+        threads_per_worker=1,
+        dashboard_address="127.0.0.1:0",
+        worker_dashboard_address="127.0.0.1:0",
+    )
+    client = distributed.Client(cluster, set_as_default=False)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture
+def dask_runtime(dask_client):  # type: ignore[no-untyped-def]
+    import hpvm
+
+    hpvm.cleanup()
+    hpvm.init(dask=dask_client)
+    yield dask_client
+    hpvm.cleanup()
+
+
+@pytest.fixture
+def process_cluster():  # type: ignore[no-untyped-def]
+    """Two worker processes on 127.0.0.1 (they import hpvm from $PYTHONPATH, like the host)."""
+    distributed = _distributed()
+    cluster = distributed.LocalCluster(
+        processes=True,
+        n_workers=2,
+        threads_per_worker=1,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        worker_dashboard_address="127.0.0.1:0",
+    )
+    yield cluster
+    cluster.close()
