@@ -65,3 +65,28 @@ def test_the_runtimes_errors_speak_c():
         in message
     )
     assert "launch it with __hpvm__launch(1, ...)" in message and "hpvm.push" not in message
+
+
+def test_errors_name_the_file_wherever_clang_ran(tmp_path, monkeypatch):
+    """Clang records a file outside its working folder relative to a common parent
+    (``DIFile(filename: "src/prog.c", directory: "/tmp/...")``): the error still names the
+    file where it is (it named ``src/prog.c``, a path that points nowhere from here)."""
+    source = tmp_path / "src" / "prog.c"
+    source.parent.mkdir()
+    source.write_text(
+        """#include "hpvm.h"
+void inner(float *a, size_t n) { a[0] = 1; }
+void leaf(float *a, size_t n) {
+  void *self = __hpvm__getNode();
+  void *x = __hpvm__createNodeND(0, inner);
+  a[__hpvm__getNodeInstanceID_x(self)] = 0;
+}
+void root(float *a, size_t n) { void *l = __hpvm__createNodeND(0, leaf); __hpvm__bindIn(l, 0, 0, 0); __hpvm__bindIn(l, 1, 1, 0); }
+"""
+    )
+    elsewhere = tmp_path / "work" / "here"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    with pytest.raises(c.HPVMCError) as info:
+        c.compile(source)
+    assert str(info.value).startswith(f"{source}:5: __hpvm__createNodeND in leaf"), str(info.value)

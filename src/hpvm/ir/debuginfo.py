@@ -14,6 +14,7 @@ names the C line of an LLVM leaf's access (``backends/llvm_native/access.py``).
 
 from __future__ import annotations
 
+import os
 import re
 
 _LOCATION = re.compile(
@@ -28,6 +29,21 @@ _FILE = re.compile(r"\bfile: !(\d+)")
 _NAME = re.compile(r'\bname: "([^"]*)"')
 _LINKAGE = re.compile(r'\blinkageName: "([^"]*)"')
 _FILENAME = re.compile(r'\bfilename: "([^"]*)"')
+_DIRECTORY = re.compile(r'\bdirectory: "([^"]*)"')
+
+
+def _source_path(name: str, directory: str) -> str:
+    """A ``DIFile``'s file as the user can find it: clang may record a name relative to a
+    directory other than the one it ran in (the compile unit of a file outside the working
+    folder: ``filename: "dbg/s.c", directory: "/tmp"``), and then the name alone points
+    nowhere. Names relative to the working folder stay as given (what the user typed)."""
+    if not name or not directory or os.path.isabs(name):
+        return name
+    if os.path.abspath(directory) == os.getcwd():
+        return name
+    return os.path.join(directory, name)
+
+
 _DBG = re.compile(r"!dbg !(\d+)")
 
 
@@ -49,7 +65,10 @@ class DebugInfo:
             node, kind, fields = int(m.group(1)), m.group(2), m.group(3)
             if kind == "DIFile":
                 name = _FILENAME.search(fields)
-                self.files[node] = name.group(1) if name else ""
+                folder = _DIRECTORY.search(fields)
+                self.files[node] = _source_path(
+                    name.group(1) if name else "", folder.group(1) if folder else ""
+                )
                 continue
             file = _FILE.search(fields)
             line = _LINE.search(fields)
