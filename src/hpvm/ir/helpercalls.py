@@ -29,6 +29,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from . import pyast
 from .graph import LeafFunction, function_source
 from .leafinfo import intrinsic_name, parse_leaf, visible_names
 from .moduletext import StaticDef
@@ -199,7 +200,7 @@ def _parse(func: Helper) -> tuple[ast.FunctionDef, str] | None:
         return tree, func.file
     try:
         source, line = function_source(func)
-        tree = ast.parse(textwrap.dedent(source))
+        tree = pyast.parse(textwrap.dedent(source))
     except (OSError, TypeError, SyntaxError, ValueError):
         return None
     ast.increment_lineno(tree, line - 1)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import pyast
 from .bodies import LLVMBody
 from .graph import LeafFunction
 from .intrinsics import BUILDER_CALLS, HOST_CALLS, INTRINSICS, LOWERED_PREFIX, QUERY_INTRINSICS
@@ -64,7 +65,7 @@ def parse_leaf(fn: LeafFunction) -> ast.FunctionDef | None:
         source = fn.source
     except (OSError, TypeError):
         return None
-    tree = ast.parse(source)
+    tree = pyast.parse(source)
     ast.increment_lineno(tree, fn.source_line - 1)
     func = tree.body[0]
     return func if isinstance(func, ast.FunctionDef) else None

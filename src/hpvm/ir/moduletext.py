@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import HPVMError, ParseError
+from . import pyast
 
 COMPILE_FLAGS = __future__.annotations.compiler_flag
 
@@ -145,7 +146,7 @@ class ModuleText:
         source = "\n" * (self.first_line - 1) + self.text  # so lines are the file's
         try:
             code = compile(source, self.file, "exec", flags=COMPILE_FLAGS, dont_inherit=True)
-            tree = ast.parse(source)
+            tree = pyast.parse(source)
         except SyntaxError as e:
             raise self.error(
                 f"invalid Python in the code of {self.what}: {e.msg}", e.lineno or 0, e.offset or 0

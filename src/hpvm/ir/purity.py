@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from . import pyast
 from .graph import LeafFunction
 from .leafinfo import leaf_namespace, parse_leaf
 
@@ -192,7 +193,7 @@ class _Checker:
         if not all(self.value(d) for d in defaults):
             return False
         try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+            tree = pyast.parse(textwrap.dedent(inspect.getsource(obj)))
         except (OSError, TypeError, SyntaxError):
             return False
         func = tree.body[0] if tree.body else None

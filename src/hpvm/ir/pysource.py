@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import VerificationError
+from . import pyast
 from .bodies import GeneratedBody, PythonBody
 from .graph import NodeFunction, function_source
 from .moduletext import ModuleText, Names
@@ -213,7 +214,7 @@ def _global_names(code: types.CodeType) -> list[str]:
 def _def_time_names(source: str) -> list[str]:
     """Names in the defaults and decorators of the first def: evaluated when the def runs."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return []
     func = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
@@ -376,7 +377,7 @@ def unparse_with_lines(func: ast.FunctionDef) -> tuple[str, tuple[int, ...]]:
     """
     source = ast.unparse(func) + "\n"
     lines = [0] * source.count("\n")
-    regenerated = ast.parse(source).body[0]
+    regenerated = pyast.parse(source).body[0]
     for new, old in zip(ast.walk(regenerated), ast.walk(func)):
         if type(new) is not type(old):  # (never expected: unparse round-trips the tree)
             return source, (func.lineno,) * len(lines)

@@ -16,6 +16,7 @@ import traceback
 from typing import Any
 
 from ..errors import UNKNOWN_LOCATION, HPVMError, SourceLocation, TracingError, VerificationError
+from ..ir import pyast
 from ..ir.expr import Expr, Shape, _misuse, as_expr
 from ..ir.expr import Param as ParamExpr
 from ..ir.graph import (
@@ -178,7 +179,7 @@ def _return_location(fn: InternalFunction) -> SourceLocation:
     """The line of the builder's first ``return <value>`` (its own, not a nested function's)."""
     try:
         source, first = function_source(fn.builder)  # type: ignore[arg-type]
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except (OSError, TypeError, SyntaxError, StopIteration):
         return fn.location
     todo: list[ast.AST] = list(tree.body[0].body) if tree.body else []  # type: ignore[attr-defined]

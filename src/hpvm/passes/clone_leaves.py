@@ -27,6 +27,7 @@ from typing import Any
 
 from ..errors import CompileError
 from ..ir import instance_context as ictx
+from ..ir import pyast
 from ..ir.bodies import PYTHON_KINDS, GeneratedBody
 from ..ir.graph import InternalFunction, LeafFunction, functions
 from ..ir.intrinsics import INTRINSICS, LOWERED_PREFIX
@@ -260,7 +261,7 @@ def clone_of(leaf: LeafFunction, backend: str = "cpu") -> LeafClone:
     if not (isinstance(body, GeneratedBody) and body.context == CTX_PARAM and body.cloned_from is not None):
         return clone_leaf(leaf, backend)
     original: LeafFunction = body.cloned_from
-    func = ast.parse(body.source).body[0]
+    func = pyast.parse(body.source).body[0]
     assert isinstance(func, ast.FunctionDef)
     for node in ast.walk(func):
         for attr in ("lineno", "end_lineno"):

@@ -49,6 +49,7 @@ from typing import Any
 
 from ...errors import CompileError
 from ...ir import instance_context as ictx
+from ...ir import pyast
 from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ArrayType, PortType, ScalarType
 from ...passes.clone_leaves import BARRIER_MARKER, CTX_PARAM, LeafClone
@@ -105,7 +106,7 @@ def group_function(clone: LeafClone, param_types: list[PortType], ctx_levels: in
 
 
 def _parse(source: str) -> list[ast.stmt]:
-    return ast.parse(source).body
+    return pyast.parse(source).body
 
 
 def _is_noop(stmt: ast.stmt) -> bool:
@@ -258,7 +259,10 @@ def _infer_types(clone: LeafClone, param_types: list[PortType], ctx_levels: int)
 
     leaf = clone.user
     namespace = {**leaf_namespace(leaf), **_typing_stubs()}
-    exec(compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec"), namespace)
+    exec(
+        pyast.compile_tree(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec"),
+        namespace,
+    )
     argtypes = (*(_numba_type(t) for t in param_types), types.UniTuple(types.int64, ictx.STRIDE * ctx_levels))
     dispatcher = numba.njit(nogil=True)(namespace[clone.symbol])
     try:

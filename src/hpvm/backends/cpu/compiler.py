@@ -26,6 +26,7 @@ import numpy as np
 
 from ...errors import CompileError, LaunchError
 from ...ir import instance_context as ictx
+from ...ir import pyast
 from ...ir.bodies import LLVM
 from ...ir.cache import cache_root
 from ...ir.graph import InternalFunction, LeafFunction, functions
@@ -227,7 +228,7 @@ def _llvm_clone(leaf: LeafFunction) -> tuple[LeafClone, tuple[str, str | None, d
     native = native_leaf(leaf)
     symbol = f"{symbol_for(leaf, 'llvm')}_{native.digest[:10]}"
     source, group, names, native = leaf_wrappers(leaf, symbol)
-    func = ast.parse(source).body[0]
+    func = pyast.parse(source).body[0]
     assert isinstance(func, ast.FunctionDef)
     for node in ast.walk(func):  # messages point at the leaf's define
         if hasattr(node, "lineno"):
@@ -319,7 +320,9 @@ class Compiler:
             namespace = self._leaf_namespace(clone.user, helpers)
             prefix = "hpvm_generated" if inline else "hpvm_diagnostic"  # never mixed up in sys.modules
             module = _module(f"{prefix}.{clone.symbol}", leaf.location.file, namespace)
-            code = compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec")
+            code = pyast.compile_tree(
+                ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec"
+            )
             exec(code, module.__dict__)
             cache = inline and _cacheable(leaf.location.file)  # the diagnostic variant: no disk cache
             if clone.uses_barrier:
@@ -331,8 +334,8 @@ class Compiler:
                 renamed = f"{symbol}_{digest}"
                 source = source.replace(f"def {symbol}(", f"def {renamed}(", 1)
                 symbol = renamed
-                tree = ast.parse(source)
-                exec(compile(tree, leaf.location.file, "exec"), module.__dict__)
+                tree = pyast.parse(source)
+                exec(pyast.compile_tree(tree, leaf.location.file, "exec"), module.__dict__)
                 module.__dict__[symbol] = numba.njit(nogil=True, cache=cache, error_model=ERROR_MODEL)(
                     module.__dict__[symbol]
                 )
@@ -369,7 +372,9 @@ class Compiler:
             leaf = clone.user
             prefix = "hpvm_generated" if inline else "hpvm_diagnostic"
             module = _module(f"{prefix}.{symbol}", leaf.location.file, self._leaf_namespace(leaf, helpers))
-            code = compile(ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec")
+            code = pyast.compile_tree(
+                ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec"
+            )
             exec(code, module.__dict__)
             options = {"inline": "always"} if inline else {}
             cache = inline and _cacheable(leaf.location.file)

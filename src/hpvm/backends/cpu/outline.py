@@ -31,13 +31,15 @@ from __future__ import annotations
 
 import ast
 
+from ...ir import pyast
+
 LO, HI = "__hpvm_lo", "__hpvm_hi"
 
 
 def outline(source: str) -> list[str]:
     """``source`` (one generated function) with its ``prange`` loops outlined, then the
     chunk functions: sources, the graph function first."""
-    func = ast.parse(source).body[0]
+    func = pyast.parse(source).body[0]
     assert isinstance(func, ast.FunctionDef)
     local = {a.arg for a in func.args.args} | _stored(func)
     outliner = _Outliner(func.name, local)
@@ -86,7 +88,7 @@ class _Outliner:
         loaded = {n.id for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         free = sorted((loaded & self.local) - stored)
         count = ast.unparse(loop.iter.args[0])  # type: ignore[attr-defined]
-        chunk = ast.parse(
+        chunk = pyast.parse(
             f"def {symbol}({', '.join([*free, LO, HI])}):\n"
             f"    for {ast.unparse(loop.target)} in range({LO}, {HI}):\n"
             "        pass\n"
@@ -99,7 +101,7 @@ class _Outliner:
         lo = f"{p}_c * ({p}_n // {p}_nc) + min({p}_c, {p}_n % {p}_nc)"
         hi = f"({p}_c + 1) * ({p}_n // {p}_nc) + min({p}_c + 1, {p}_n % {p}_nc)"
         args = ", ".join([*free, lo, hi])
-        return ast.parse(
+        return pyast.parse(
             f"{p}_n = {count}\n"
             f"{p}_nc = max(min(np.int64(__hpvm_num_threads()), np.int64({p}_n)), 0)\n"
             f"{p}_err = np.empty(({p}_nc, 2), np.int64)\n"  # (np.zeros: one more parallel loop)

@@ -27,6 +27,7 @@ import numpy as np
 
 from ...errors import BackendUnavailableError, CompileError
 from ...ir import instance_context as ictx
+from ...ir import pyast
 from ...ir.graph import LeafFunction
 from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ArrayType, ScalarType
@@ -162,7 +163,9 @@ class CUDADevice(GPUDevice):
                 namespace.update(lower_local_arrays(func, namespace, self.cuda))
                 if self.simulator:  # Python: Numba's arithmetic by rewriting (see the docstring)
                     namespace.update(rewrite_arithmetic(func, namespace, quiet=True))
-                code = compile(ast.Module(body=[func], type_ignores=[]), leaf.location.file, "exec")
+                code = pyast.compile_tree(
+                    ast.Module(body=[func], type_ignores=[]), leaf.location.file, "exec"
+                )
                 exec(code, namespace)
                 entry = self._leaves[leaf] = (clone, self.cuda.jit(device=True)(namespace[clone.symbol]))
             return entry
@@ -275,7 +278,9 @@ class CUDADevice(GPUDevice):
             for op in atomics.ATOMIC_OPS:
                 namespace[f"__hpvm_atomic_{op}"] = getattr(atomics, f"atomic_{op}")
             namespace["__hpvm_barrier"] = _cpu_barrier()
-            code = compile(ast.Module(body=[clone.func], type_ignores=[]), call.leaf.location.file, "exec")
+            code = pyast.compile_tree(
+                ast.Module(body=[clone.func], type_ignores=[]), call.leaf.location.file, "exec"
+            )
             exec(code, namespace)
             try:
                 numba.njit(namespace[clone.symbol]).compile(tuple(arg_types))

@@ -51,6 +51,7 @@ import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ...ir import pyast
 from ...ir.graph import LeafFunction
 from ...ir.types import ArrayType
 
@@ -117,7 +118,7 @@ def _analyse(leaf: LeafFunction) -> str | Ownership:
     if leaf.body_kind != "python":
         return f"leaf '{leaf.name}' has a {leaf.body_kind} body (only Python bodies are analysed)"
     try:
-        tree = ast.parse(textwrap.dedent(leaf.source))
+        tree = pyast.parse(textwrap.dedent(leaf.source))
     except (OSError, SyntaxError, TypeError):
         return f"the source of leaf '{leaf.name}' cannot be read"
     func = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ...ir import pyast
 from ...ir.bodies import PYTHON_KINDS
 from ...ir.graph import LeafFunction
 from ...ir.leafinfo import leaf_namespace, parse_leaf
@@ -144,7 +145,7 @@ def _fold(node: ast.expr, *operands: ast.expr) -> ast.Constant | None:
         if type(exponent) is int and abs(exponent) > 128:  # CPython does not fold these either
             return None
     try:
-        value = eval(compile(ast.Expression(ast.copy_location(node, node)), "<fold>", "eval"), {})
+        value = eval(pyast.compile_tree(ast.Expression(ast.copy_location(node, node)), "<fold>", "eval"), {})
     except Exception:  # 1 / 0 and friends are left to run (and not raise)
         return None
     if type(value) not in (bool, int, float) or (type(value) is int and value.bit_length() > 128):

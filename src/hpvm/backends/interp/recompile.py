@@ -14,6 +14,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from ...ir import pyast
 from ...ir.graph import LeafFunction
 
 
@@ -31,12 +32,12 @@ def recompile(fn: LeafFunction, func: ast.FunctionDef, names: dict[str, Any]) ->
     # A factory taking the free variables and the extra names as parameters keeps them free
     # variables of the recompiled function; they are then bound to the right cells.
     params = [*freevars, *sorted(names)]
-    factory = ast.parse(f"def __hpvm_factory__({', '.join(params)}):\n    pass\n").body[0]
+    factory = pyast.parse(f"def __hpvm_factory__({', '.join(params)}):\n    pass\n").body[0]
     assert isinstance(factory, ast.FunctionDef)
     factory.body = [func, ast.Return(ast.Name(func.name, ast.Load()))]
     module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
     namespace: dict[str, Any] = {}
-    exec(compile(module, fn.code_file, "exec"), env, namespace)
+    exec(pyast.compile_tree(module, fn.code_file, "exec"), env, namespace)
     inner = namespace["__hpvm_factory__"](*(None for _ in params))
     cells = dict(zip(freevars, pyfunc.__closure__ or ()))
     cells.update((name, types.CellType(value)) for name, value in names.items())

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import CompileError, TensorShapeError
+from ...ir import pyast
 from ...ir import tensorops as ops
 from ...ir.analysis import FeedTable, feed_table
 from ...ir.bodies import Operand, const_text
@@ -221,13 +222,13 @@ def _free_after_last_use(lines: list[str]) -> list[str]:
     activations at once (130 MB for MobileNet at batch 32) and was 1.6x slower than eager,
     from allocator and page-fault traffic alone.
     """
-    params = {a.arg for a in ast.parse(lines[0] + " pass").body[0].args.args}  # type: ignore[attr-defined]
+    params = {a.arg for a in pyast.parse(lines[0] + " pass").body[0].args.args}  # type: ignore[attr-defined]
     stores: dict[int, set[str]] = {}
     last_load: dict[str, int] = {}
     for i, line in enumerate(lines[1:], start=1):
         if not line.strip() or line.strip().startswith("#"):
             continue
-        tree = ast.parse(line.strip())
+        tree = pyast.parse(line.strip())
         stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         stores[i] = stored
         for n in ast.walk(tree):
