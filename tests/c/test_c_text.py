@@ -6,6 +6,8 @@ sources from arguments (``cli.py``)."""
 
 from __future__ import annotations
 
+import os
+
 import llvmlite.binding as llvm
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -72,11 +74,14 @@ def debug_programs(draw):
     located in one of those scopes: the metadata in a shuffled order, as a linker leaves it."""
     files = draw(st.lists(st.sampled_from(["main.cc", "io.cc", "inc/io.h", "k.c", "/abs/x.c"]), min_size=1,
                           max_size=4, unique=True))  # fmt: skip
+    # clang's folder: the one it ran in (names stay as typed) or another one (a relative
+    # name is joined with it, so the user can find the file)
+    folder = draw(st.sampled_from([os.getcwd(), "/elsewhere/build"]))
     nodes: list[tuple[int, str]] = []
     ids = iter(range(1, 10_000))
     file_ids = {f: next(ids) for f in files}
     for f, i in file_ids.items():
-        nodes.append((i, f'!DIFile(filename: "{f}", directory: "/work")'))
+        nodes.append((i, f'!DIFile(filename: "{f}", directory: "{folder}")'))
     scopes: list[tuple[int, str]] = []
     for f in files:
         for _ in range(draw(st.integers(1, 2))):
@@ -94,7 +99,8 @@ def debug_programs(draw):
         loc, line = next(ids), draw(st.integers(1, 9999))
         column = draw(st.sampled_from(["", ", column: 7"]))
         nodes.append((loc, f"!DILocation(line: {line}{column}, scope: !{scope})"))
-        located.append((f"  call void @g(), !dbg !{loc}", f"{f}:{line}"))
+        shown = f if f.startswith("/") or folder == os.getcwd() else f"{folder}/{f}"
+        located.append((f"  call void @g(), !dbg !{loc}", f"{shown}:{line}"))
     order = draw(st.permutations(nodes))
     text = "\n".join(f"!{i} = {body}" for i, body in order) + "\n"
     return text, located
