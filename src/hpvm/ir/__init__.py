@@ -1,29 +1,11 @@
-"""The HPVM dataflow-graph IR: types, size expressions, graphs, the verifier."""
+"""The HPVM dataflow-graph IR: types, size expressions, graphs, the verifier.
 
-from .expr import BinOp, Call, Const, Expr, Shape, size_max, size_min
-from .expr import Param as ParamExpr
-from .graph import (
-    ALL_TO_ALL,
-    CPU_TARGET,
-    GPU_TARGET,
-    ONE_TO_ONE,
-    TENSOR_TARGET,
-    ChildGraph,
-    Edge,
-    InputBind,
-    InternalFunction,
-    LeafFunction,
-    Node,
-    NodeFunction,
-    OutputBind,
-    Param,
-    functions,
-)
-from .layouts import Layout
+Every name below is loaded on first use (PEP 562's module ``__getattr__``, ``lazy.py``):
+importing one module of the IR (``hpvm.ir.host``, ``hpvm.ir.pictures``) does not load the
+others, NumPy or lark, so ``import hpvm`` stays cheap.
+"""
+
 from .lazy import lazy_attributes
-from .printer import print_program
-from .types import Array, ArrayType, NodeHandleType, PortType, ScalarType, parse_type, port_type
-from .verify import topological_order, verify
 
 __all__ = [
     "ALL_TO_ALL",
@@ -68,9 +50,43 @@ __all__ = [
 ]
 
 
-# The text form's parser (and saved programs, which use it) load lark: imported when first
-# used, so that ``import hpvm`` stays light.
+# name → the submodule that defines it
 _LAZY = {
+    "Array": "types",
+    "ArrayType": "types",
+    "NodeHandleType": "types",
+    "PortType": "types",
+    "ScalarType": "types",
+    "parse_type": "types",
+    "port_type": "types",
+    "BinOp": "expr",
+    "Call": "expr",
+    "Const": "expr",
+    "Expr": "expr",
+    "ParamExpr": "expr:Param",  # the size expression's parameter (``Param`` is the graph's)
+    "Shape": "expr",
+    "size_max": "expr",
+    "size_min": "expr",
+    "ALL_TO_ALL": "graph",
+    "CPU_TARGET": "graph",
+    "GPU_TARGET": "graph",
+    "ONE_TO_ONE": "graph",
+    "TENSOR_TARGET": "graph",
+    "ChildGraph": "graph",
+    "Edge": "graph",
+    "InputBind": "graph",
+    "InternalFunction": "graph",
+    "LeafFunction": "graph",
+    "Node": "graph",
+    "NodeFunction": "graph",
+    "OutputBind": "graph",
+    "Param": "graph",
+    "functions": "graph",
+    "Layout": "layouts",
+    "print_program": "printer",
+    "topological_order": "verify",
+    "verify": "verify",
+    # the text form's parser (and saved programs, which use it) load lark
     "parse_layout": "parser",
     "parse_program": "parser",
     "LoadedProgram": "program_file",

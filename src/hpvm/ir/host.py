@@ -3,8 +3,10 @@
 Some front ends hand back programs that run themselves — ``hpvm.tensor.from_torch`` returns
 a callable model, and HBIR and HPVM-C programs have ``run`` — but front ends sit below the
 runtime and may not import it. So this module declares the part of the host API they need
-(``Host``), and the runtime provides its implementation when it is imported (``import
-hpvm`` always imports it): the front ends depend on this interface only.
+(``Host``), and the runtime provides its implementation when it is imported: the front ends
+depend on this interface only. ``import hpvm`` does not import the runtime (it loads NumPy
+and the whole IR, and ``import hpvm`` stays cheap): the root package names the module that
+provides the host (``provide_host_from``), and the first call that needs a host imports it.
 
 A program that behaves as a process of its own (an HPVM-C ``main``, which calls
 ``__hpvm__cleanup`` when it is done) must not share the process's runtime with another one
@@ -15,6 +17,7 @@ that program's code runs, so code that calls ``host()`` needs no handle passed d
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -47,6 +50,7 @@ class Host(Protocol):
 
 _host: Host | None = None
 _factory: Callable[[], Host] | None = None
+_provider: str | None = None  # the module whose import calls provide_host (set by hpvm/__init__)
 _local = threading.local()  # .host: the host of the program running on this thread
 
 
@@ -58,8 +62,22 @@ def provide_host(implementation: Host, factory: Callable[[], Host] | None = None
     _factory = factory
 
 
+def provide_host_from(module: str) -> None:
+    """Name the module whose import provides the host (``hpvm.runtime``), imported when a
+    host is first needed: the root package wires the layers without loading the runtime."""
+    global _provider
+    _provider = module
+
+
+def _load_provider() -> None:
+    """Import the named provider if no host is installed yet."""
+    if _host is None and _provider is not None:
+        importlib.import_module(_provider)
+
+
 def provided() -> tuple[Host | None, Callable[[], Host] | None]:
     """What ``provide_host`` installed (to put it back later: ``provide_host(*provided())``)."""
+    _load_provider()
     return _host, _factory
 
 
@@ -67,6 +85,7 @@ def new_host() -> Host:
     """A host of its own for a program that runs as a process would: a fresh runtime (its
     own memory tracker, workers and handles) when the runtime provided a factory, else the
     installed host."""
+    _load_provider()
     if _factory is not None:
         return _factory()
     return host()
@@ -89,6 +108,7 @@ def host() -> Host:
     current = getattr(_local, "host", None)
     if current is not None:
         return current
+    _load_provider()
     if _host is None:
         raise RuntimeStateError(
             "no hpvm runtime is loaded in this process; import hpvm (which loads it) before running a program"

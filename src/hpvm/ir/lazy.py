@@ -9,13 +9,19 @@ from collections.abc import Callable
 
 def lazy_attributes(package: str, where: dict[str, str]) -> Callable[[str], object]:
     """A module ``__getattr__`` for ``package``: ``where`` maps an attribute to the
-    submodule (of ``package``) that defines it, imported when the attribute is first asked."""
+    submodule (of ``package``) that defines it, imported when the attribute is first asked;
+    ``"module:name"`` when the submodule calls it something else, ``"module:"`` when the
+    attribute is the submodule itself."""
 
     def getattr_(name: str) -> object:
-        module = where.get(name)
-        if module is None:
+        spec = where.get(name)
+        if spec is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(f"{package}.{module}"), name)
+        module, _, attribute = spec.partition(":")
+        loaded = importlib.import_module(f"{package}.{module}")
+        if spec.endswith(":"):
+            return loaded
+        return getattr(loaded, attribute or name)
 
     return getattr_
 
