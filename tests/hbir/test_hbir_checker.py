@@ -119,7 +119,7 @@ def test_code_problems_are_located(code: str, fragment: str, message: str) -> No
         # data: undeclared size, unknown layout, partition grid that is no group's, directions
         (TARGET, CONFIG, "data { A: int[dim] = block[4][4] { host; }; }", "dim", "'dim' is not declared"),
         (TARGET, CONFIG, "data { A: int[8] = block[4][4] { Lx; host; }; }", "Lx", "'Lx' in array 'A' is not a flag or a declared layout"),
-        (TARGET, CONFIG, "data { A: int[8] = block[3][3] { host; }; }", "block[3][3]", "no group of tiles has that shape"),
+        (TARGET, CONFIG, "data { A: int[8] = block[3][3] { host; }; }", "block[3][3]", "no group of tiles (groups: tg[4][4]) nor memory array"),
         (TARGET, CONFIG, "data { A: int[8] = block[4][4] { chunked; strided; host; }; }", "strided", "two distributions"),
         (TARGET, CONFIG, "data { A: int[8] = block[4][4] { chunked; }; }", "A: int", "neither host (an input) nor device"),
         (TARGET, CONFIG, "data { A: int[8] = block[4][4] { chunked(0); host; }; }", "chunked(0)", "chunk size of array 'A' is 0"),

@@ -14,9 +14,11 @@ import itertools
 import re
 from typing import Any
 
+import numpy as np
+
 from ..errors import HPVMError
 from . import ast as A
-from .model import ArrayInfo, BlockInfo, GlobalInfo, GroupInfo, LayoutInfo, Model
+from .model import ArrayInfo, BlockInfo, GlobalInfo, GroupInfo, LayoutInfo, MemoryInfo, Model, axis_name
 from .symbols import INT_MAX, INT_MIN, Scope, Symbol, expr_type, reserved_problem, resolve_ref
 
 
@@ -126,6 +128,7 @@ class Checker:
         self.problems: list[tuple[int, int, str]] = []
         self.target_values: dict[str, int] = {}
         self.memories: set[str] = set()
+        self.memory_infos: dict[str, MemoryInfo] = {}
         self.tile_arrays: dict[str, tuple[int, ...]] = {}
         self.groups: dict[str, GroupInfo] = {}
         self.consts: dict[str, int | float | bool] = {}
@@ -222,6 +225,7 @@ class Checker:
             self.arrays,
             self.globals,
             self.blocks,
+            memories=self.memory_infos,
         )
 
     def check_order(self) -> dict[type, A.Segment]:
@@ -292,19 +296,27 @@ class Checker:
         return True
 
     def memory(self, m: A.Memory, prefix: str) -> None:
-        count = self.positive_ints(m.dims, {}, f"the count of memory '{m.name}'") or (1,)
-        self.target_values[f"{prefix}.count"] = int(count[0]) if count else 1
-        seen = set()
+        """A memory array: its fields become target values (``target.g.x_max``, ``y_max``...
+        per dimension, ``count`` = how many memories, ``size`` and ``width`` in bytes) and
+        its ``MemoryInfo`` what data placements and capacities are checked against."""
+        dims = self.positive_ints(m.dims, {}, f"the count of memory '{m.name}'") or ()
+        for k, d in enumerate(dims):
+            self.target_values[f"{prefix}.{axis_name(k)}_max"] = d
+        if not dims:
+            self.target_values[f"{prefix}.x_max"] = 1
+        info = MemoryInfo(prefix[len("target.") :], tuple(dims), None, None, m.line)
+        self.target_values[f"{prefix}.count"] = info.count
+        values: dict[str, int] = {}
         for f in m.fields:
             if f.name not in ("size", "width"):
                 self.problem(
                     f, f"memory '{m.name}' has no field '{f.name}'; a memory declares size and width"
                 )
                 continue
-            if f.name in seen:
+            if f.name in values or f"{f.name}?" in values:
                 self.problem(f, f"memory '{m.name}' declares its {f.name} twice")
-            seen.add(f.name)
             if f.value == "?":
+                values[f"{f.name}?"] = 0
                 continue
             match = _SIZE.fullmatch(f.value)
             if match is None or (f.name == "width" and match.group(2)):
@@ -313,7 +325,11 @@ class Checker:
                     f"'{f.value}' is not a {f.name}; write e.g. {'8G or 16K' if f.name == 'size' else '8B'}, or ? when unknown",
                 )
                 continue
-            self.target_values[f"{prefix}.{f.name}"] = int(match.group(1)) * _UNITS[match.group(2)]
+            values[f.name] = int(match.group(1)) * _UNITS[match.group(2)]
+            self.target_values[f"{prefix}.{f.name}"] = values[f.name]
+        self.memory_infos[info.name] = MemoryInfo(
+            info.name, info.dims, values.get("size"), values.get("width"), m.line
+        )
 
     # -- config -----------------------------------------------------------------------------
 
@@ -435,9 +451,18 @@ class Checker:
         return env
 
     def check_data(self, seg: A.Data) -> None:
+        first_array: A.ArrayDecl | A.IOArrayDecl | None = None
         for item in seg.items:
             if not self.name_ok(item, item.name):
                 continue
+            if isinstance(item, (A.ArrayDecl, A.IOArrayDecl)):
+                first_array = first_array or item
+            elif isinstance(item, A.Const) and first_array is not None:
+                self.problem(
+                    item,
+                    f"constant '{item.name}' is declared after array '{first_array.name}' (line "
+                    f"{first_array.line}); constants come before every memory mapping (seed 002): move it up",
+                )
             if item.name in self.consts or item.name in self.layouts or item.name in self.arrays:
                 self.problem(item, f"'{item.name}' is declared twice in the data segment")
                 continue
@@ -463,6 +488,7 @@ class Checker:
                 self.array_decl(item)
             else:
                 self.io_array_decl(item)
+        self.check_capacities()
 
     def array_shape(self, item: A.ArrayDecl | A.IOArrayDecl) -> tuple[int, ...] | None:
         shape = self.positive_ints(item.dims, self.data_env(), f"a dimension of array '{item.name}'")
@@ -473,17 +499,24 @@ class Checker:
             return None
         return shape
 
-    def grid_problem(self, node: A.Node, name: str, grid: tuple[int, ...]) -> None:
+    def grid_problem(self, node: A.Node, name: str, grid: tuple[int, ...], placed: bool) -> None:
+        """A partition grid is a group of tiles' extents, a memory array's (``block[target.g.x_max]``:
+        one part per memory), or any grid whose parts a memory placement (``target.g[x]``) puts
+        somewhere."""
         extents = {g.dims for g in self.groups.values() if g.tile_map is not None}
-        if grid not in extents:
+        extents |= {m.dims for m in self.memory_infos.values() if m.dims}
+        if grid not in extents and not placed:
             known = (
                 ", ".join(f"{g.name}{''.join(f'[{d}]' for d in g.dims)}" for g in self.groups.values())
                 or "none"
             )
+            memories = ", ".join(f"target.{m.name}{_dims(m.dims)}" for m in self.memory_infos.values())
             self.problem(
                 node,
-                f"array '{name}' is partitioned over a {'x'.join(map(str, grid))} grid, but no group of tiles has "
-                f"that shape (groups: {known}); partition it over a group's extents",
+                f"array '{name}' is partitioned over a {'x'.join(map(str, grid))} grid, but no group of tiles "
+                f"(groups: {known}) nor memory array (memories: {memories or 'none'}) has that shape; "
+                "partition it over a group's or a memory array's extents, or place its parts with a flag "
+                "such as target.g[x]",
             )
 
     def array_decl(self, item: A.ArrayDecl) -> None:
@@ -501,15 +534,90 @@ class Checker:
                 item.distribution.dims, self.data_env(), f"the partition grid of '{item.name}'"
             )
             if grid is not None:
-                self.grid_problem(item.distribution, item.name, grid)
+                placed = layout is not None and layout.place is not None
+                self.grid_problem(item.distribution, item.name, grid, placed)
         if direction is None:
             self.problem(
                 item,
                 f"array '{item.name}' says neither host (an input) nor device (an output); add one of them",
             )
-        if shape is not None and direction is not None:
+        parts = self.parts(item.name, layout, grid)
+        if shape is not None and direction is not None and parts is not None:
             self.arrays[item.name] = ArrayInfo(
-                item.name, item.elem, shape, direction, layout, grid, item.line
+                item.name, item.elem, shape, direction, layout, grid, item.line, parts=parts
+            )
+
+    def parts(
+        self, name: str, layout: LayoutInfo | None, grid: tuple[int, ...] | None
+    ) -> dict[tuple[int, ...], tuple[int, ...] | None] | None:
+        """Which memory each part of the array lives in (``ArrayInfo.parts``): the placement
+        flag's indices evaluated at every point of the partition grid, with the point's
+        coordinates as ``x``, ``y``...; ``None`` after reporting a placement outside its
+        memory array. A placement that does not index the memory array with one index per
+        dimension (the seed's ``target.g[x][y]`` on ``memory g[4]``) places every part in the
+        memory array as a whole."""
+        if layout is None or layout.place is None or layout.memory not in self.memory_infos:
+            return {}
+        memory = self.memory_infos[layout.memory]
+        _, indices = A.index_chain(layout.place)
+        points = [tuple(int(c) for c in p) for p in np.ndindex(*(grid or ()))]
+        if not indices or len(indices) != len(memory.dims):
+            return dict.fromkeys(points)
+        out: dict[tuple[int, ...], tuple[int, ...] | None] = {}
+        for point in points:
+            env = self.data_env()
+            for k, c in enumerate(point):
+                env[axis_name(k)] = c
+                env[f"{axis_name(k)}_max"] = grid[k]  # type: ignore[index]
+            before = len(self.problems)
+            where = [self.evaluate(i, env, f"the placement of '{name}'") for i in indices]
+            if len(self.problems) > before:
+                return None
+            if not all(isinstance(c, int) and 0 <= c < d for c, d in zip(where, memory.dims)):
+                self.problem(
+                    layout.place,
+                    f"part {_dims(point) or '(the whole array)'} of array '{name}' goes to memory "
+                    f"target.{memory.name}{_dims(where)}, outside the memory array target.{memory.name}"
+                    f"{_dims(memory.dims)}; keep the placement's indices inside it",
+                )
+                return None
+            out[point] = tuple(where)
+        return out
+
+    def check_capacities(self) -> None:
+        """Every memory holds what is placed in it: each memory of the array (``size``
+        bytes) its parts, the memory array as a whole (``count`` × ``size``) all of them."""
+        used: dict[tuple[str, tuple[int, ...] | None], list[tuple[ArrayInfo, int]]] = {}
+        for a in self.arrays.values():
+            if not a.parts or a.layout is None or a.layout.memory not in self.memory_infos:
+                continue
+            for point, where in a.parts.items():
+                nbytes = part_bytes(a, point)
+                for key in {(a.layout.memory, where), (a.layout.memory, None)}:
+                    used.setdefault(key, [])
+                    if used[key] and used[key][-1][0] is a:
+                        used[key][-1] = (a, used[key][-1][1] + nbytes)
+                    else:
+                        used[key].append((a, nbytes))
+        reported: set[str] = set()
+        for (name, where), users in sorted(used.items(), key=lambda kv: kv[0][1] is None):  # one memory first
+            memory = self.memory_infos[name]
+            if memory.size is None or name in reported:
+                continue
+            holds = memory.size * (memory.count if where is None else 1)
+            total = sum(n for _, n in users)
+            if total <= holds:
+                continue
+            reported.add(name)
+            what = f"target.{name}{_dims(where) if where is not None else ''}"
+            shares = ", ".join(f"'{a.name}' {n} bytes" for a, n in users)
+            arrays = "array" if len(users) == 1 else "arrays"
+            size = f"size {memory.size} bytes" + (f" × {memory.count} memories" if where is None else "")
+            last = max(users, key=lambda u: u[0].line)[0]
+            self.problem(
+                A.Node(line=last.line, column=1),
+                f"{arrays} {shares} do not fit memory {what} (line {memory.line}): {total} bytes placed "
+                f"there, but it holds {holds} ({size}); enlarge the memory, or place the data elsewhere",
             )
 
     def io_array_decl(self, item: A.IOArrayDecl) -> None:
@@ -556,6 +664,7 @@ class Checker:
         placement: str | None = None
         direction: str | None = None
         memory: str | None = None
+        place: A.Expr | None = None
         for f in flags:
             base, _ = A.index_chain(f)
             word = f.parts[0] if isinstance(f, A.Ref) and len(f.parts) == 1 else None
@@ -577,14 +686,16 @@ class Checker:
                 named = self.layouts[word]
                 kind, chunk = self.set_kind(f, kind, named.kind, what), named.chunk
                 placement = placement or named.placement
+                memory, place = memory or named.memory, place or named.place
             elif isinstance(base, A.Ref) and base.parts[0] == "target":
-                if len(base.parts) < 2 or base.parts[1] not in self.memories | set(self.tile_arrays):
+                name = ".".join(base.parts[1:])
+                if name not in self.memory_infos and name not in self.tile_arrays:
                     self.problem(
                         base,
-                        f"'{base.dotted}' is not a memory of the target; memories: {', '.join(sorted(self.memories)) or 'none'}",
+                        f"'{base.dotted}' is not a memory of the target; memories: {', '.join(sorted(self.memory_infos)) or 'none'}",
                     )
                 else:
-                    memory = base.parts[1]
+                    memory, place = name, f
             elif word is not None:
                 self.problem(
                     f,
@@ -593,7 +704,7 @@ class Checker:
                 )
             else:
                 self.problem(f, f"this flag of {what} is not understood; see docs/hbir.md for the flags")
-        layout = LayoutInfo(kind or "block", chunk, placement, memory)
+        layout = LayoutInfo(kind or "block", chunk, placement, memory, place)
         return layout, direction
 
     def set_kind(self, node: A.Node, current: str | None, new: str, what: str) -> str:
@@ -949,6 +1060,22 @@ def outer_symbols(
         if binders[k] is not None:
             syms[binders[k]] = Symbol("coord", "int", value=k, python=f"{group.name}__{axis}")
     return syms
+
+
+def part_bytes(a: ArrayInfo, point: tuple[int, ...]) -> int:
+    """The bytes of ``a`` that part ``point`` of its partition grid owns (its layout's
+    ownership, docs/hbir.md; the whole array without a grid or when replicated)."""
+    whole = int(np.prod(a.shape)) * a.dtype.itemsize
+    if a.grid is None or a.layout is None or a.layout.kind == "replicated":
+        return whole
+    from .ownership import owned
+
+    ranges = owned(a, a.grid, point)
+    return int(np.prod([sum(len(r) for r in axis) for axis in ranges])) * a.dtype.itemsize
+
+
+def _dims(dims: Any) -> str:
+    return "".join(f"[{d}]" for d in dims)
 
 
 def _text(e: A.Expr) -> str:
