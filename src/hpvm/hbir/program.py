@@ -30,7 +30,9 @@ from .parser import parse as parse_ast
 
 
 class HBIRInputError(HBIRCheckError):
-    """``run``'s inputs do not match the program's data segment (missing, unknown, mis-shaped)."""
+    """``run``'s inputs do not match the program's data segment: missing, unknown,
+    mis-shaped, of a type that does not convert, or holding a value the declared element
+    type cannot (an ``int`` array is C's 32-bit int)."""
 
 
 class HBIRProgram:
@@ -99,6 +101,15 @@ class HBIRProgram:
             if not np.can_cast(value.dtype, a.dtype, casting="same_kind"):
                 problems.append(
                     f"{where}: input array '{a.name}' holds {a.elem} ({a.dtype}) but was given {value.dtype}; convert it"
+                )
+                continue
+            outside = _first_unrepresentable(value, a.dtype)
+            if outside is not None:
+                index, v = outside
+                problems.append(
+                    f"{where}: input array '{a.name}' holds {a.elem} ({a.dtype}, {_range_words(a.dtype)}), but "
+                    f"element {_dims(index)} is {v}, which it cannot hold (the first such element); "
+                    "pass values in range"
                 )
                 continue
             arrays[a.name] = np.array(value, dtype=a.dtype, order="C", copy=True)
@@ -172,6 +183,33 @@ def _global_dtype(model: Model, name: str) -> np.dtype:
     from .model import DTYPES
 
     return DTYPES[model.globals[name].elem]
+
+
+def _first_unrepresentable(value: np.ndarray, dtype: np.dtype) -> tuple[tuple[int, ...], Any] | None:
+    """The first element (row-major) of ``value`` that converting to ``dtype`` would change
+    beyond rounding — an integer outside C's ``int`` (wrapped otherwise: 3,000,000,000 became
+    -1294967296), a finite float beyond float32's range (inf otherwise) — with its value."""
+    if value.size == 0 or value.dtype == dtype:
+        return None
+    if dtype.kind in "iu" and value.dtype.kind in "iub":
+        info = np.iinfo(dtype)
+        bad = (value < info.min) | (value > info.max)
+    elif dtype.kind == "f" and value.dtype.kind == "f":
+        with np.errstate(over="ignore"):
+            bad = np.isfinite(value) & ~np.isfinite(value.astype(dtype))
+    else:
+        return None
+    if not bad.any():
+        return None
+    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), value.shape))
+    return index, value[index].item()
+
+
+def _range_words(dtype: np.dtype) -> str:
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return f"{info.min} to {info.max}"
+    return f"at most {float(np.finfo(dtype).max):.4g} in magnitude"
 
 
 def _dims(shape: tuple[int, ...]) -> str:
