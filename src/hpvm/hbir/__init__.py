@@ -14,7 +14,16 @@ source map), ``lower.py`` (model → graph), ``program.py`` (run), ``draw.py`` (
 from __future__ import annotations
 
 from .checker import HBIRCheckError
+from .concurrent import HBIRDeadlockError
 from .parser import HBIRParseError
 from .program import HBIRInputError, HBIRProgram, load, parse
 
-__all__ = ["HBIRCheckError", "HBIRInputError", "HBIRParseError", "HBIRProgram", "load", "parse"]
+__all__ = [
+    "HBIRCheckError",
+    "HBIRDeadlockError",
+    "HBIRInputError",
+    "HBIRParseError",
+    "HBIRProgram",
+    "load",
+    "parse",
+]

@@ -22,11 +22,13 @@ from ..ir.graph import InternalFunction
 from ..ir.host import host
 from . import ast as A
 from .checker import HBIRCheckError, c_unescape, check, printf_conversions
-from .codegen import LOG_CAPACITY, LOG_VALUES
+from .codegen import LOG_CAPACITY, LOG_VALUES, WAIT_COLUMNS
+from .concurrent import run_groups
 from .lower import lower
 from .model import Model
 from .parser import HBIRParseError
 from .parser import parse as parse_ast
+from .waits import wait_loops
 
 
 class HBIRInputError(HBIRCheckError):
@@ -120,7 +122,9 @@ class HBIRProgram:
     def run(
         self, inputs: Mapping[str, Any] | None = None, target: str | None = None, out: IO[str] | None = None
     ) -> dict[str, np.ndarray]:
-        """Run on ``target`` (``None``: the default back end); the device arrays by name."""
+        """Run on ``target`` (``None``: the default back end); the device arrays by name.
+        A program whose blocks wait for other groups runs each group at once on its own
+        thread (``concurrent.py``), on ``interp`` (docs/hbir.md, *Order*)."""
         root = self.to_hpvm()
         model = self.check()
         arrays = self._arguments(inputs or {})
@@ -133,6 +137,10 @@ class HBIRProgram:
         if "hbir_log" in names:
             extra["hbir_log"] = np.zeros((tiles, LOG_CAPACITY, LOG_VALUES + 1), np.float64)
             extra["hbir_nlog"] = np.zeros(tiles, np.int64)
+        waits = "hbir_wait" in names
+        if waits:
+            extra["hbir_wait"] = np.zeros((tiles + 1, WAIT_COLUMNS), np.int64)
+            target = self._wait_target(target)
         values = {**arrays, **globals_, **extra}
         args = tuple(values[n] for n in names)
         hpvm = host()
@@ -140,19 +148,57 @@ class HBIRProgram:
         for a in args:
             hpvm.track_memory(a)
         try:
-            hpvm.wait(hpvm.launch(root, args, target=target))
+            if waits:
+                run_groups(model, self._group_roots(), values, hpvm, target)
+            else:
+                hpvm.wait(hpvm.launch(root, args, target=target))
             for a in args:
                 hpvm.request_memory(a)
         finally:
             for a in args:
                 hpvm.untrack_memory(a)
         self.globals_after = {n: v[0].item() for n, v in globals_.items()}
-        if extra:
+        if "hbir_log" in extra:
             self.last_output = self._printed(model, extra["hbir_log"], extra["hbir_nlog"])
             (out or sys.stdout).write(self.last_output)
         else:
             self.last_output = ""
         return {a.name: arrays[a.name] for a in model.arrays.values() if a.direction == "out"}
+
+    def _wait_target(self, target: str | None) -> str | None:
+        """The back end of a program with wait loops: the groups run at once as launches on
+        host threads, which ``interp`` and ``cpu`` allow (``cpu`` compiles leaves without
+        the interpreter lock; the wait loops' atomics keep the loads in the loop); the
+        other back ends do not run concurrent launches of spinning kernels."""
+        if target in (None, "interp", "cpu"):
+            return target
+        lines = sorted({loop.line for b in self.check().blocks for loop in self._wait_loops(b)})
+        raise HBIRCheckError(
+            [
+                f"{self.filename}:{lines[0]}: this loop waits for another group (it reads shared memory its "
+                f"body does not change; wait loops at lines {', '.join(map(str, lines))}), so the groups must "
+                f"run at once, which target '{target}' cannot do; run it with target='cpu' or 'interp'"
+            ]
+        )
+
+    def _wait_loops(self, block: Any) -> list[Any]:
+        model = self.check()
+        return wait_loops(block.block.body, set(model.arrays) | set(model.globals))
+
+    def _group_roots(self) -> dict[str, InternalFunction]:
+        """One verified root per group with blocks: its blocks, in program order."""
+        from ..ir.verify import verify
+
+        model = self.check()
+        out: dict[str, InternalFunction] = {}
+        for info in model.blocks:
+            if info.group.name in out:
+                continue
+            blocks = [b for b in model.blocks if b.group is info.group]
+            root = lower(model, f"{_root_name(self.filename)}_{info.group.name}", blocks)
+            verify(root)
+            out[info.group.name] = root
+        return out
 
     def _printed(self, model: Model, log: np.ndarray, counts: np.ndarray) -> str:
         """The tiles' printf output, tile by tile (see the module docstring)."""
