@@ -90,7 +90,7 @@ def test_a_valid_program_checks() -> None:
         (
             "config.tg[x][y] { for (int i in iterator<dim, L, x>) { } }",
             "iterator",
-            "this tile's 2 coordinate(s)",
+            "the 2 coordinate(s) of a tile of group 'tg'",
         ),
     ],
 )
@@ -126,7 +126,8 @@ def test_code_problems_are_located(code: str, fragment: str, message: str) -> No
         (TARGET, CONFIG, "data { A: int[8] = block[4][4] { target.h[x][y]; host; }; }", "target.h", "'target.h' is not a memory"),
         (TARGET, CONFIG, "data { in A : int[8] { location : config.nope } }", "config.nope", "names no group"),
         (TARGET, CONFIG, "data { in A : int[8] { size : 3 } }", "size : 3", "unknown property 'size'"),
-        (TARGET, CONFIG, "data { in A : int[2][2][2] { } }", "in A", "HBIR arrays have one or two"),
+        (TARGET, CONFIG, "data { A: int[8] = block[4] { target.g[x + 1]; host; }; }", "target.g[x + 1]", "part [3] of array 'A' goes to memory target.g[4]"),
+        (TARGET, CONFIG, "data { in A : int[8] { } n = 2; }", "n = 2", "constant 'n' is declared after array 'A'"),
         (TARGET, CONFIG, "data { n = 0; in A : int[n] { } }", "in A", "sizes are positive integers"),
     ],
 )  # fmt: skip

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hbir_programs import EXAMPLES
 
 from hpvm import hbir
 from hpvm.errors import OutOfBoundsError
@@ -36,31 +37,16 @@ def line_of(text: str, fragment: str) -> int:
     return hits[0]
 
 
-HANDSHAKE = """code {
-    int turn = 0;
-    config.ping[0][y] {
-        if (y == 0) {
-            while (turn != 1) { }
-            C[0] = C[1] + 10;
-            turn = 2;
-        }
-    }
-    config.pong[0][0] {
-        C[1] = 20;
-        turn = 1;
-        while (turn != 2) { }
-        C[2] = C[0] + 1;
-    }
-}
-"""
+HANDSHAKE = EXAMPLES / "handshake.hbir"
+A_IN = np.array([5, 7, 0, 0])
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_flag_one_group_sets_is_seen_by_a_group_that_waits_for_it(target: str) -> None:
     """ping comes first in the program but waits for pong, which then waits for ping."""
-    p = program(HANDSHAKE)
-    out = p.run({}, target=target)
-    assert out["C"].tolist() == [30, 20, 31, 0]
+    p = hbir.load(HANDSHAKE)
+    out = p.run({"A": A_IN}, target=target)
+    assert out["C"].tolist() == [19, 14, 20, 0]
     assert p.globals_after == {"turn": 2}
 
 
@@ -130,10 +116,10 @@ def test_a_group_that_fails_ends_the_run_with_its_error_not_a_hang() -> None:
 
 
 def test_wait_loops_run_only_where_groups_can_run_at_once() -> None:
-    line = line_of(HANDSHAKE, "turn != 1")
-    with fails(HBIRCheckError, f"p.hbir:{line}: this loop waits for another group", "target 'opencl' cannot",
-               "run it with target='cpu' or 'interp'"):  # fmt: skip
-        program(HANDSHAKE).run({}, target="opencl")
+    line = next(n for n, text in enumerate(HANDSHAKE.read_text().splitlines(), 1) if "turn != 1" in text)
+    with fails(HBIRCheckError, f"handshake.hbir:{line}: this loop waits for another group",
+               "target 'opencl' cannot", "run it with target='cpu' or 'interp'"):  # fmt: skip
+        hbir.load(HANDSHAKE).run({"A": A_IN}, target="opencl")
 
 
 def test_programs_without_wait_loops_keep_one_graph_in_program_order() -> None:
@@ -172,8 +158,7 @@ def test_which_loops_wait(body: str, waits: list[int]) -> None:
 def test_the_watchdog_rows_of_a_waiting_program_are_kept_by_every_block() -> None:
     """Every block of a program with wait loops marks its tiles running (the watchdog must
     see a group that computes without waiting)."""
-    p = program(HANDSHAKE)
+    p = hbir.load(HANDSHAKE)
     root = p.to_hpvm()
     leaves = [n.function for n in root.graph.nodes]
     assert all("hbir_wait" in [q.name for q in leaf.params] for leaf in leaves)
-    np.testing.assert_array_equal(p.run({}, target="interp")["C"], [30, 20, 31, 0])

@@ -56,12 +56,26 @@ def _nested():
     return {}, {"R": r, "S": np.array([row] * 4)}
 
 
+def _vvadd_memories():
+    a, b = RNG.integers(-1000, 1000, 1000), RNG.integers(-1000, 1000, 1000)
+    return {"src0": a, "src1": b}, {"dest": a + b}
+
+
+def _volume():
+    v = RNG.random((6, 6, 6), dtype=np.float32)
+    octant = (np.arange(6) // 3)[:, None, None]
+    owner = np.arange(40) % 16
+    return {"V": v}, {"W": v * 2 + octant, "Id": np.arange(16).reshape(2, 2, 2, 2), "Owner": owner}
+
+
 CASES = {
     "vadd_group.hbir": _vadd_group,
     "vadd_one_tile.hbir": _vadd_one_tile,
     "matmul.hbir": _matmul,
     "two_groups.hbir": _two_groups,
     "nested.hbir": _nested,
+    "vvadd_memories.hbir": _vvadd_memories,
+    "volume.hbir": _volume,
 }
 
 

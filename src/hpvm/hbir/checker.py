@@ -347,10 +347,8 @@ class Checker:
         dims = self.positive_ints(g.dims, self.target_values, f"the size of group '{g.name}'")
         if dims is None:
             return
-        if len(dims) not in (1, 2):
-            self.problem(
-                g, f"group '{g.name}' has {len(dims)} dimensions; groups have one or two ([rows][cols])"
-            )
+        if not dims:
+            self.problem(g, f"group '{g.name}' has no size; write group {g.name}[n] (or [rows][cols]...)")
             return
         info = GroupInfo(g.name, dims, g.line, parent, column=g.column)
         self.groups[g.name] = info
@@ -394,11 +392,11 @@ class Checker:
             env = dict(self.target_values)
             for g, coords in zip(chain, combo):
                 for k, c in enumerate(coords):
-                    env[f"{g.name}.{'xy'[k]}"] = c
-                    env[f"{g.name}.{'xy'[k]}_max"] = g.dims[k]
+                    env[f"{g.name}.{axis_name(k)}"] = c
+                    env[f"{g.name}.{axis_name(k)}_max"] = g.dims[k]
             for k, c in enumerate(combo[-1]):
-                env["xy"[k]] = c
-                env[f"{'xy'[k]}_max"] = info.dims[k]
+                env[axis_name(k)] = c
+                env[f"{axis_name(k)}_max"] = info.dims[k]
             before = len(self.problems)
             coords = [self.evaluate(i, env, f"the tile of group '{info.name}'") for i in indices]
             if len(self.problems) > before:
@@ -492,11 +490,6 @@ class Checker:
 
     def array_shape(self, item: A.ArrayDecl | A.IOArrayDecl) -> tuple[int, ...] | None:
         shape = self.positive_ints(item.dims, self.data_env(), f"a dimension of array '{item.name}'")
-        if shape is not None and len(shape) not in (1, 2):
-            self.problem(
-                item, f"array '{item.name}' has {len(shape)} dimensions; HBIR arrays have one or two"
-            )
-            return None
         return shape
 
     def grid_problem(self, node: A.Node, name: str, grid: tuple[int, ...], placed: bool) -> None:
@@ -876,7 +869,9 @@ class Checker:
         shape = self.positive_ints(s.dims, self.data_env(), f"a dimension of local array '{s.name}'")
         if shape is not None and len(shape) > 2:
             self.problem(
-                s, f"local array '{s.name}' has {len(shape)} dimensions; HBIR arrays have one or two"
+                s,
+                f"local array '{s.name}' has {len(shape)} dimensions; local arrays have one or two (declare "
+                "a larger one in data)",
             )
             shape = None
         if s.init is None:
@@ -997,10 +992,11 @@ class Checker:
 
     def for_in(self, s: A.ForIn, scope: Scope, loops: int, group: GroupInfo) -> None:
         if len(s.args) != 2 + len(group.dims):
-            coords = ", ".join("xy"[: len(group.dims)])
+            coords = ", ".join(axis_name(k) for k in range(len(group.dims)))
             self.problem(
                 s,
-                f"iterator<...> takes the range, the layout and this tile's {len(group.dims)} coordinate(s): iterator<n, L, {coords}>",
+                f"iterator<...> takes the range, the layout and the {len(group.dims)} coordinate(s) of a tile of "
+                f"group '{group.name}': iterator<n, L, {coords}>",
             )
         else:
             if self.typed(s.args[0], scope) not in (None, "int"):
@@ -1051,11 +1047,11 @@ def outer_symbols(
         syms[g.name] = Symbol("global", g.elem, python=f"{g.name}[0]")
     for level, g in enumerate(group.chain):
         for k in range(len(g.dims)):
-            axis = "xy"[k]
+            axis = axis_name(k)
             syms[f"{g.name}.{axis}"] = Symbol("group", "int", value=(level, k), python=f"{g.name}__{axis}")
             syms[f"{g.name}.{axis}_max"] = Symbol("extent", "int", value=g.dims[k], python=str(g.dims[k]))
     for k in range(len(group.dims)):
-        axis = "xy"[k]
+        axis = axis_name(k)
         syms[f"{axis}_max"] = Symbol("extent", "int", value=group.dims[k], python=str(group.dims[k]))
         if binders[k] is not None:
             syms[binders[k]] = Symbol("coord", "int", value=k, python=f"{group.name}__{axis}")

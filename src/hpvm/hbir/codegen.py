@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 from . import ast as A
 from .checker import LOG_VALUES, fold, inline_strings, printf_conversions
-from .model import BlockInfo, Model
+from .model import BlockInfo, Model, axis_name
 from .symbols import Scope, Symbol, expr_type, resolve_ref
 from .waits import wait_loops
 
@@ -388,8 +388,7 @@ class BlockWriter:
         else:
             t = self.fresh("t")
             coord = [self.expr(cexpr, scope) for cexpr in coords]
-            linear = coord[0] if len(dims) == 1 else f"({coord[0]}) * {dims[1]} + ({coord[1]})"
-            self.emit(depth, s.line, f"{t} = {linear}")
+            self.emit(depth, s.line, f"{t} = {row_major(coord, dims)}")
             if kind == "strided":
                 self.emit(depth, s.line, f"for {var} in range({t}, {n}, {tiles}):")
             elif kind == "chunked" and chunk is not None:
@@ -438,16 +437,16 @@ class BlockWriter:
                 prev = node if level == len(chain) - 2 else f"hbir_parent{len(chain) - 2 - level}"
                 self.emit(1, line, f"{parent} = hpvm.get_parent_node({prev})")
                 handle = parent
-            for k in range(len(g.dims)):
-                axis = "xy"[k]
-                if g is self.group and not replicated:
-                    self.emit(1, line, f"{g.name}__{axis} = {self.info.fixed[k]}")
-                else:
-                    self.emit(1, line, f"{g.name}__{axis} = hpvm.get_node_instance_id_{axis}({handle})")
+            if g is self.group and not replicated:
+                for k in range(len(g.dims)):
+                    self.emit(1, line, f"{g.name}__{axis_name(k)} = {self.info.fixed[k]}")
+            else:
+                for k, text in enumerate(coordinates(g.dims, handle)):
+                    self.emit(1, line, f"{g.name}__{axis_name(k)} = {text}")
         if replicated:
             for k, f in enumerate(self.info.fixed):
                 if f is not None:
-                    self.emit(1, line, f"if {self.group.name}__{'xy'[k]} != {f}:")
+                    self.emit(1, line, f"if {self.group.name}__{axis_name(k)} != {f}:")
                     self.emit(2, line, "return")
         if self.logs or self.waiting:
             self.emit(1, line, f"hbir_tile = {self.tile_index(scope)}")
@@ -494,12 +493,11 @@ class BlockWriter:
             k: v for k, v in scope.frames[0].items() if v.kind in ("target", "group", "extent")
         }
         for k in range(len(g.dims)):
-            syms["xy"[k]] = Symbol("coord", "int", python=f"{g.name}__{'xy'[k]}")
+            syms[axis_name(k)] = Symbol("coord", "int", python=f"{g.name}__{axis_name(k)}")
         inner = Scope(syms)
         _, indices = A.index_chain(g.tile_map)  # type: ignore[arg-type]
         coords = [self.expr(i, inner) for i in indices]
-        linear = coords[0] if len(shape) == 1 else f"({coords[0]}) * {shape[1]} + ({coords[1]})"
-        return f"{offset} + {linear}"
+        return f"{offset} + {row_major(coords, shape)}"
 
 
 def _constant(e: A.Expr, scope: Scope) -> object:
@@ -561,6 +559,29 @@ def _assigned_names(stmts: tuple[A.Stmt, ...]) -> set[str]:
         for s in A.walk_stmts(stmts)
         if isinstance(s, A.Assign) and isinstance(s.target, A.Ref)
     }
+
+
+def row_major(coords: list[str], dims: tuple[int, ...]) -> str:
+    """The expression of the row-major number of ``coords`` in a grid of ``dims``."""
+    text = f"({coords[0]})"
+    for c, d in zip(coords[1:], dims[1:]):
+        text = f"({text} * {d} + ({c}))"
+    return text
+
+
+def coordinates(dims: tuple[int, ...], handle: str) -> list[str]:
+    """How a node instance reads its group coordinates: hpvm's ids x, y, z up to three
+    dimensions; beyond, the z id holds the third and later coordinates row-major
+    (``model.node_grid``), each recovered by division and remainder."""
+    axes = [f"hpvm.get_node_instance_id_{'xyz'[k]}({handle})" for k in range(min(len(dims), 3))]
+    if len(dims) <= 3:
+        return axes
+    out = axes[:2]
+    rest = dims[2:]
+    for k in range(len(rest)):
+        stride = _prod(rest[k + 1 :])
+        out.append(f"(({axes[2]} // {stride}) % {rest[k]})")
+    return out
 
 
 def _prod_all(model: Model) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import ownership
 from .model import ArrayInfo, GroupInfo, Model
 
 _PALETTE = [
@@ -43,14 +44,13 @@ def _ranges(parts: list[range], limit: int = 3) -> str:
 
 
 def owned_text(array: ArrayInfo, grid: tuple[int, ...], ids: tuple[int, ...]) -> str:
-    """What tile ``ids`` of ``grid`` owns of ``array``, as ``A[0:8,64:72]`` (docs/hbir.md):
-    a 1-D array is dealt over the tiles in row-major order, a 2-D array over a 2-D grid by
-    rows along x and columns along y."""
+    """What tile ``ids`` of ``grid`` owns of ``array``, as ``A[0:8,64:72]`` (docs/hbir.md,
+    ``ownership.py``): a 1-D array is dealt over the tiles in row-major order, a 2-D array
+    over a 2-D grid by rows along x and columns along y, and so on for more dimensions."""
     assert array.layout is not None
-    layout = array.layout.to_layout(len(array.shape), len(grid))
-    if layout.kind == "replicated":
+    if array.layout.kind == "replicated":
         return f"{array.name} (copy)"
-    owned = layout.owned(array.shape, grid, ids)
+    owned = ownership.owned(array, grid, ids)
     return array.name + "".join(f"[{_ranges(axis)}]" for axis in owned)
 
 

@@ -22,7 +22,7 @@ from ..ir.pysource import generated_body
 from ..ir.types import ArrayType, ScalarType, f64, i64
 from .checker import outer_symbols
 from .codegen import LOG_CAPACITY, LOG_VALUES, Generated, generate, has_waits
-from .model import ArrayInfo, BlockInfo, GroupInfo, Model
+from .model import ArrayInfo, BlockInfo, GroupInfo, Model, node_grid
 
 _ELEM = {"int": ScalarType("i32"), "float": ScalarType("f32"), "bool": ScalarType("bool")}
 
@@ -35,8 +35,8 @@ def array_param(a: ArrayInfo, group: GroupInfo | None, root: bool = False) -> Pa
     if a.layout is not None:
         if root or (group is not None and a.layout.kind == "replicated"):
             layout = a.layout.to_layout()
-        elif group is not None and a.partitioned_over(group):
-            layout = a.layout.to_layout(len(a.shape), len(group.dims))
+        elif group is not None and a.partitioned_over(group) and len(group.dims) <= 3:
+            layout = a.layout.to_layout(len(a.shape), len(group.dims))  # (hpvm's grids stop at 3)
     return Param(a.name, ArrayType(_ELEM[a.elem], len(a.shape)), layout)
 
 
@@ -86,7 +86,7 @@ def _node_for(model: Model, info: BlockInfo, leaf: LeafFunction) -> Node:
     """The node the root holds for a block: the leaf, wrapped in one internal node per
     enclosing group (innermost first), each replicated over its group's grid."""
     location = SourceLocation(model.filename, info.block.line)
-    sizes = tuple(Const(d) for d in info.group.dims) if any(f is None for f in info.fixed) else ()
+    sizes = tuple(Const(d) for d in node_grid(info.group.dims)) if any(f is None for f in info.fixed) else ()
     node = Node(leaf.name, leaf, sizes, location)
     for outer in reversed(info.group.chain[:-1]):
         params = [
@@ -102,7 +102,7 @@ def _node_for(model: Model, info: BlockInfo, leaf: LeafFunction) -> Node:
             outs=leaf.outs,
             location=location,
         )
-        node = Node(fn.name, fn, tuple(Const(d) for d in outer.dims), location)
+        node = Node(fn.name, fn, tuple(Const(d) for d in node_grid(outer.dims)), location)
     return node
 
 

@@ -25,6 +25,15 @@ def axis_name(k: int) -> str:
     return "xyzw"[k] if k < 4 else f"x{k}"
 
 
+def node_grid(dims: tuple[int, ...]) -> tuple[int, ...]:
+    """The grid of the hpvm node a group of ``dims`` becomes: the same up to three
+    dimensions (hpvm's limit); beyond, the third and later fold into one (row-major), and
+    the generated code recovers each coordinate from the z id (``codegen.py``)."""
+    if len(dims) <= 3:
+        return tuple(dims)
+    return (dims[0], dims[1], int(np.prod(dims[2:])))
+
+
 @dataclass(frozen=True)
 class MemoryInfo:
     """A memory array of the target: ``memory g[4] { size 8G; width 8B; }`` is 4 memories of
