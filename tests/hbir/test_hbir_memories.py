@@ -218,3 +218,16 @@ def test_printing_a_memory_field() -> None:
     stream = io.StringIO()
     program.run({"src0": np.zeros(96, np.int32), "src1": np.zeros(96, np.int32)}, target="interp", out=stream)
     assert stream.getvalue() == "4 4\n" * 4
+
+
+def test_the_tile_map_lists_each_memorys_parts(tmp_path) -> None:
+    from hpvm.hbir.draw import MAX_MEMORY_BOXES, memory_contents
+
+    program = hbir.parse(vvadd(), "vvadd.hbir")
+    held = memory_contents(program.check())
+    assert held == {f"target.g[{m}]": [f"{a}[{24 * m}:{24 * m + 24}]" for a in ("src0", "src1", "dest")]
+                    for m in range(4)}  # fmt: skip
+    many = vvadd(f"memory g[{MAX_MEMORY_BOXES + 1}] {{ size 8G; width 8B; }};", dim=99)
+    assert memory_contents(hbir.parse(many, "many.hbir").check()) == {"target.g": ["src0", "src1", "dest"]}
+    program.draw(tmp_path / "map.svg")
+    assert "target.g[3]" in (tmp_path / "map.svg").read_text()

@@ -578,11 +578,15 @@ class Checker:
         return out
 
     def check_capacities(self) -> None:
-        """Every memory holds what is placed in it: each memory of the array (``size``
-        bytes) its parts, the memory array as a whole (``count`` × ``size``) all of them."""
+        """Every global memory holds what is placed in it: each memory of the array (``size``
+        bytes) its parts, the memory array as a whole (``count`` × ``size``) all of them.
+        Placements in a tile's memories (``target.t.l[x]``) are not counted: every tile has
+        its own, and a placement does not say which tile's it means."""
         used: dict[tuple[str, tuple[int, ...] | None], list[tuple[ArrayInfo, int]]] = {}
         for a in self.arrays.values():
             if not a.parts or a.layout is None or a.layout.memory not in self.memory_infos:
+                continue
+            if "." in a.layout.memory:  # a tile's memory (target.t.l): which tile's, HBIR does not say
                 continue
             for point, where in a.parts.items():
                 nbytes = part_bytes(a, point)
