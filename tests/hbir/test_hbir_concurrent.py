@@ -162,3 +162,32 @@ def test_the_watchdog_rows_of_a_waiting_program_are_kept_by_every_block() -> Non
     root = p.to_hpvm()
     leaves = [n.function for n in root.graph.nodes]
     assert all("hbir_wait" in [q.name for q in leaf.params] for leaf in leaves)
+
+
+NESTED = """target { tile t[4][4]; }
+config {
+    group grid[2] { group row[4] { tile target.t[grid.x][row.x]; }; };
+    group late[2][4] { tile target.t[x + 2][y]; };
+}
+data { out C : int[8] { } }
+code {
+    int go = 0;
+    config.row[x] {
+        while (go == 0) { }
+        C[grid.x * 4 + x] = go + grid.x;
+    }
+    config.late[0][0] { go = GO; }
+}
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_nested_group_waits_for_a_later_group(target: str) -> None:
+    out = hbir.parse(NESTED.replace("GO", "5"), "n.hbir").run({}, target=target)
+    assert out["C"].tolist() == [5] * 4 + [6] * 4
+
+
+def test_a_nested_group_that_waits_for_nothing_names_its_tile_and_the_finished_group() -> None:
+    with fails(HBIRDeadlockError, "n.hbir:10: group 'row' (line 3) waits forever: its tile grid[0].row[0] "
+               "(tile target.t[0][0]) spins in the loop at line 10", "(finished: 'late')"):  # fmt: skip
+        hbir.parse(NESTED.replace("GO", "0"), "n.hbir").run({}, target="interp")

@@ -97,6 +97,22 @@ def run_groups(
     }
     for t in threads.values():
         t.start()
+    try:
+        _watch(model, threads, wait, shared)
+    except BaseException:  # a deadlock, or Ctrl-C while watching: let the wait loops return
+        wait[abort_row, 0] = 1
+        raise
+    if failures:
+        first = next(g for g in roots if g in failures)  # program order
+        raise failures[first]
+
+
+def _watch(
+    model: Model, threads: dict[str, threading.Thread], wait: np.ndarray, shared: list[np.ndarray]
+) -> None:
+    """Wait for the groups' threads; ``HBIRDeadlockError`` when they can never end (module
+    doc), after the abort flag has let them return."""
+    abort_row = wait.shape[0] - 1
     tiles = tile_numbers(model)
     interval, stable = FIRST_INTERVAL, 0
     last: tuple | None = None
@@ -121,9 +137,6 @@ def run_groups(
                 t.join(10.0)
             raise HBIRDeadlockError(_deadlock_problems(model, running, rows, threads))
         interval = min(interval * 2, MAX_INTERVAL)
-    if failures:
-        first = next(g for g in roots if g in failures)  # program order
-        raise failures[first]
 
 
 def _deadlock_problems(
