@@ -231,3 +231,13 @@ def test_the_tile_map_lists_each_memorys_parts(tmp_path) -> None:
     assert memory_contents(hbir.parse(many, "many.hbir").check()) == {"target.g": ["src0", "src1", "dest"]}
     program.draw(tmp_path / "map.svg")
     assert "target.g[3]" in (tmp_path / "map.svg").read_text()
+
+
+def test_placements_must_be_integers_inside_a_grid_of_bounded_size() -> None:
+    text = vvadd().replace("target.g[x];\n        global;\n        chunked;\n        device;",
+                           "target.g[x / 2.0];\n        global;\n        chunked;\n        device;")  # fmt: skip
+    with fails(HBIRCheckError, "part [0] of array 'dest' goes to memory target.g[0.0]"):
+        hbir.parse(text, "vvadd.hbir").check()
+    huge = vvadd().replace("src0: int[dim] = block[target.g.x_max]", "src0: int[dim] = block[300][300]")
+    with fails(HBIRCheckError, "array 'src0' is cut into 90000 parts", "at most 65536 parts"):
+        hbir.parse(huge, "vvadd.hbir").check()

@@ -43,6 +43,8 @@ _SIZE = re.compile(r"([0-9]+)([KMG]?)B?")
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 _CONVERSION = re.compile(r"%[-+ #0]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|z)?(.)")
 PRINTF_CONVERSIONS = set("diuxXofFeEgGcs")
+#: The most parts of a partition grid a memory placement is evaluated for (one by one).
+MAX_PARTS = 1 << 16
 #: The most values one printf may print (each tile's log keeps this many per line).
 LOG_VALUES = 8
 
@@ -553,6 +555,13 @@ class Checker:
             return {}
         memory = self.memory_infos[layout.memory]
         _, indices = A.index_chain(layout.place)
+        if grid is not None and int(np.prod(grid)) > MAX_PARTS:
+            self.problem(
+                layout.place,
+                f"array '{name}' is cut into {int(np.prod(grid))} parts; a placement is checked part by part, "
+                f"for at most {MAX_PARTS} parts: use a coarser partition grid",
+            )
+            return None
         points = [tuple(int(c) for c in p) for p in np.ndindex(*(grid or ()))]
         if not indices or len(indices) != len(memory.dims):
             return dict.fromkeys(points)
@@ -566,7 +575,7 @@ class Checker:
             where = [self.evaluate(i, env, f"the placement of '{name}'") for i in indices]
             if len(self.problems) > before:
                 return None
-            if not all(isinstance(c, int) and 0 <= c < d for c, d in zip(where, memory.dims)):
+            if not all(type(c) is int and 0 <= c < d for c, d in zip(where, memory.dims)):
                 self.problem(
                     layout.place,
                     f"part {_dims(point) or '(the whole array)'} of array '{name}' goes to memory "
