@@ -91,7 +91,8 @@ stmts = st.recursive(
     ),
     max_leaves=6,
 )
-dims = st.lists(exprs, max_size=2).map(tuple)
+tile_dims = st.lists(exprs, max_size=2).map(tuple)  # tile arrays: one or two dimensions
+dims = st.lists(exprs, max_size=5).map(tuple)  # groups, memories, arrays, grids: any number
 mem_values = st.sampled_from(["8G", "16K", "8B", "4", "?", "1MB"])
 memories = st.builds(
     A.Memory, names, dims, st.lists(st.builds(A.MemField, names, mem_values), max_size=2).map(tuple)
@@ -99,7 +100,7 @@ memories = st.builds(
 targets = st.builds(
     A.Target,
     st.lists(
-        memories | st.builds(A.Tile, names, dims, st.none() | st.lists(memories, max_size=1).map(tuple)),
+        memories | st.builds(A.Tile, names, tile_dims, st.none() | st.lists(memories, max_size=1).map(tuple)),
         max_size=3,
     ).map(tuple),
 )
@@ -129,11 +130,26 @@ data_items = st.one_of(
         st.lists(st.builds(A.Prop, names | st.just("layout"), exprs), max_size=2).map(tuple),
     ),
 )  # fmt: skip
-datas = st.builds(A.Data, st.lists(data_items, max_size=4).map(tuple))
+
+
+def _lotus_array(name: str, elem: str, memory: str, axes: int, flags: list[A.Expr]) -> A.ArrayDecl:
+    """Lotus's form: ``A: int[n] = block[target.g.x_max] { target.g[x]; chunked; host; };``."""
+    grid = tuple(A.Ref(("target", memory, f"{'xyzw'[k]}_max")) for k in range(axes))
+    place = A.Ref(("target", memory))
+    for k in range(axes):
+        place = A.Index(place, A.Ref(("xyzw"[k],)))
+    return A.ArrayDecl(name, elem, (A.Ref(("n",)),), A.Distribution("block", grid), (place, *flags))
+
+
+lotus_arrays = st.builds(
+    _lotus_array, names, elems, names, st.integers(1, 4),
+    st.lists(st.sampled_from(["global", "local", "chunked", "host", "device"]).map(lambda w: A.Ref((w,))), max_size=3),
+)  # fmt: skip
+datas = st.builds(A.Data, st.lists(data_items | lotus_arrays, max_size=4).map(tuple))
 blocks = st.builds(
     A.Block,
     names,
-    st.lists(names.map(lambda n: A.Ref((n,))) | st.integers(0, 9).map(A.IntLit), max_size=2).map(tuple),
+    st.lists(names.map(lambda n: A.Ref((n,))) | st.integers(0, 9).map(A.IntLit), max_size=5).map(tuple),
     st.lists(stmts, max_size=3).map(tuple),
 )
 codes = st.builds(

@@ -90,7 +90,7 @@ def test_a_valid_program_checks() -> None:
         (
             "config.tg[x][y] { for (int i in iterator<dim, L, x>) { } }",
             "iterator",
-            "this tile's 2 coordinate(s)",
+            "the 2 coordinate(s) of a tile of group 'tg'",
         ),
     ],
 )
@@ -119,14 +119,15 @@ def test_code_problems_are_located(code: str, fragment: str, message: str) -> No
         # data: undeclared size, unknown layout, partition grid that is no group's, directions
         (TARGET, CONFIG, "data { A: int[dim] = block[4][4] { host; }; }", "dim", "'dim' is not declared"),
         (TARGET, CONFIG, "data { A: int[8] = block[4][4] { Lx; host; }; }", "Lx", "'Lx' in array 'A' is not a flag or a declared layout"),
-        (TARGET, CONFIG, "data { A: int[8] = block[3][3] { host; }; }", "block[3][3]", "no group of tiles has that shape"),
+        (TARGET, CONFIG, "data { A: int[8] = block[3][3] { host; }; }", "block[3][3]", "no group of tiles (groups: tg[4][4]) nor memory array"),
         (TARGET, CONFIG, "data { A: int[8] = block[4][4] { chunked; strided; host; }; }", "strided", "two distributions"),
         (TARGET, CONFIG, "data { A: int[8] = block[4][4] { chunked; }; }", "A: int", "neither host (an input) nor device"),
         (TARGET, CONFIG, "data { A: int[8] = block[4][4] { chunked(0); host; }; }", "chunked(0)", "chunk size of array 'A' is 0"),
         (TARGET, CONFIG, "data { A: int[8] = block[4][4] { target.h[x][y]; host; }; }", "target.h", "'target.h' is not a memory"),
         (TARGET, CONFIG, "data { in A : int[8] { location : config.nope } }", "config.nope", "names no group"),
         (TARGET, CONFIG, "data { in A : int[8] { size : 3 } }", "size : 3", "unknown property 'size'"),
-        (TARGET, CONFIG, "data { in A : int[2][2][2] { } }", "in A", "HBIR arrays have one or two"),
+        (TARGET, CONFIG, "data { A: int[8] = block[4] { target.g[x + 1]; host; }; }", "target.g[x + 1]", "part [3] of array 'A' goes to memory target.g[4]"),
+        (TARGET, CONFIG, "data { in A : int[8] { } n = 2; }", "n = 2", "constant 'n' is declared after array 'A'"),
         (TARGET, CONFIG, "data { n = 0; in A : int[n] { } }", "in A", "sizes are positive integers"),
     ],
 )  # fmt: skip

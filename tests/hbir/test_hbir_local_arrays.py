@@ -122,7 +122,7 @@ def test_each_tile_has_its_own_local_array() -> None:
     [
         ("int t[x];", "int t[x]", "'x' is not declared (in a dimension of local array 't')"),
         ("int t[0];", "int t[0]", "a dimension of local array 't' is 0; sizes are positive integers"),
-        ("int t[2][2][2];", "int t[2]", "local array 't' has 3 dimensions; HBIR arrays have one or two"),
+        ("int t[2][2][2];", "int t[2]", "local array 't' has 3 dimensions; local arrays have one or two"),
         ("int t[4] = 5;", "int t[4]", "an array is initialised with braces: int t[..] = {...};"),
         ("int v = {1};", "int v", "braces initialise arrays, but 'v' is a scalar"),
         ("int t[2] = {1, 2, 3};", "int t[2]", "3 values initialise 't', which holds 2"),

@@ -56,12 +56,26 @@ def _nested():
     return {}, {"R": r, "S": np.array([row] * 4)}
 
 
+def _vvadd_memories():
+    a, b = RNG.integers(-1000, 1000, 1000), RNG.integers(-1000, 1000, 1000)
+    return {"src0": a, "src1": b}, {"dest": a + b}
+
+
+def _volume():
+    v = RNG.random((6, 6, 6), dtype=np.float32)
+    octant = (np.arange(6) // 3)[:, None, None]
+    owner = np.arange(40) % 16
+    return {"V": v}, {"W": v * 2 + octant, "Id": np.arange(16).reshape(2, 2, 2, 2), "Owner": owner}
+
+
 CASES = {
     "vadd_group.hbir": _vadd_group,
     "vadd_one_tile.hbir": _vadd_one_tile,
     "matmul.hbir": _matmul,
     "two_groups.hbir": _two_groups,
     "nested.hbir": _nested,
+    "vvadd_memories.hbir": _vvadd_memories,
+    "volume.hbir": _volume,
 }
 
 
@@ -321,6 +335,39 @@ def test_inputs_missing_misshaped_mistyped_or_unknown_are_errors_naming_them() -
         program.run({"A": good, "B": good * 1.5})
     with fails(HBIRInputError, "input 'C' is a device (output) array", "input 'Z' is not an array"):
         program.run({"A": good, "B": good, "C": good, "Z": good})
+
+
+def test_input_values_the_element_type_cannot_hold_are_refused_at_the_first_index() -> None:
+    program = hbir.load(EXAMPLES / "vadd_one_tile.hbir")
+    good = np.arange(500)
+    big = good.copy()
+    big[[7, 9]] = 3_000_000_000  # wrapped to -1294967296 by a plain conversion
+    with fails(HBIRInputError, "vadd_one_tile.hbir:11: input array 'A' holds int (int32, -2147483648 to 2147483647)",
+               "element [7] is 3000000000, which it cannot hold"):  # fmt: skip
+        program.run({"A": big, "B": good})
+    small = good.copy()
+    small[499] = -(2**31) - 1
+    with fails(HBIRInputError, "input array 'B'", "element [499] is -2147483649"):
+        program.run({"A": good, "B": small})
+    edge = np.array([2**31 - 1, -(2**31)] * 250)  # the extremes still fit
+    out = program.run({"A": edge, "B": np.zeros(500, np.int64)}, target="interp")
+    assert np.array_equal(out["C"], edge.astype(np.int32))
+
+
+def test_float_inputs_beyond_float32_are_refused() -> None:
+    text = """target { tile t[1]; }
+config { group g[1] { tile target.t[x]; }; }
+data { in A : float[2][3] { }
+       out B : float[2][3] { } }
+code { config.g[x] { B[1][2] = A[1][2]; } }
+"""
+    program = hbir.parse(text, "f.hbir")
+    a = np.ones((2, 3))
+    a[1, 1] = 1e300
+    with fails(HBIRInputError, "f.hbir:3: input array 'A' holds float (float32", "element [1][1] is 1e+300"):
+        program.run({"A": a})
+    a[1, 1] = np.inf  # infinities and NaNs are float32 values
+    program.run({"A": a}, target="interp")
 
 
 def test_run_does_not_change_the_callers_arrays() -> None:

@@ -12,6 +12,7 @@ names resolve, what a flag means, types) is the checker's job.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 
@@ -107,6 +108,30 @@ def index_chain(expr: Expr) -> tuple[Expr, tuple[Expr, ...]]:
         indices.append(expr.index)
         expr = expr.base
     return expr, tuple(reversed(indices))
+
+
+def sub_exprs(e: Expr) -> Iterator[Expr]:
+    """``e`` and every expression inside it."""
+    yield e
+    if isinstance(e, Index):
+        yield from sub_exprs(e.base)
+        yield from sub_exprs(e.index)
+    elif isinstance(e, Unary):
+        yield from sub_exprs(e.operand)
+    elif isinstance(e, Binary):
+        yield from sub_exprs(e.left)
+        yield from sub_exprs(e.right)
+    elif isinstance(e, Call):
+        for a in e.args:
+            yield from sub_exprs(a)
+    elif isinstance(e, Cond):
+        for a in (e.cond, e.then, e.orelse):
+            yield from sub_exprs(a)
+
+
+def ref_names(e: Expr) -> set[str]:
+    """The last part of every name ``e`` reads (``data.A[i]`` reads ``A`` and ``i``)."""
+    return {x.parts[-1] for x in sub_exprs(e) if isinstance(x, Ref)}
 
 
 # ---- target ------------------------------------------------------------------------------
@@ -334,3 +359,17 @@ class Program(Node):
     def segment(self, kind: type) -> Segment | None:
         """The first segment of that class, or ``None``."""
         return next((s for s in self.segments if isinstance(s, kind)), None)
+
+
+def walk_stmts(stmts: tuple[Stmt, ...]) -> Iterator[Stmt]:
+    """Every statement of ``stmts``, nested ones included, in program order."""
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from walk_stmts(s.then)
+            yield from walk_stmts(s.orelse or ())
+        elif isinstance(s, (While, ForIn, Compound)):
+            yield from walk_stmts(s.body)
+        elif isinstance(s, For):
+            yield from walk_stmts(tuple(x for x in (s.init, s.step) if x is not None))
+            yield from walk_stmts(s.body)

@@ -14,9 +14,11 @@ import itertools
 import re
 from typing import Any
 
+import numpy as np
+
 from ..errors import HPVMError
 from . import ast as A
-from .model import ArrayInfo, BlockInfo, GlobalInfo, GroupInfo, LayoutInfo, Model
+from .model import ArrayInfo, BlockInfo, GlobalInfo, GroupInfo, LayoutInfo, MemoryInfo, Model, axis_name
 from .symbols import INT_MAX, INT_MIN, Scope, Symbol, expr_type, reserved_problem, resolve_ref
 
 
@@ -41,6 +43,8 @@ _SIZE = re.compile(r"([0-9]+)([KMG]?)B?")
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 _CONVERSION = re.compile(r"%[-+ #0]*[0-9]*(?:\.[0-9]+)?(?:hh|h|ll|l|z)?(.)")
 PRINTF_CONVERSIONS = set("diuxXofFeEgGcs")
+#: The most parts of a partition grid a memory placement is evaluated for (one by one).
+MAX_PARTS = 1 << 16
 #: The most values one printf may print (each tile's log keeps this many per line).
 LOG_VALUES = 8
 
@@ -126,6 +130,7 @@ class Checker:
         self.problems: list[tuple[int, int, str]] = []
         self.target_values: dict[str, int] = {}
         self.memories: set[str] = set()
+        self.memory_infos: dict[str, MemoryInfo] = {}
         self.tile_arrays: dict[str, tuple[int, ...]] = {}
         self.groups: dict[str, GroupInfo] = {}
         self.consts: dict[str, int | float | bool] = {}
@@ -222,6 +227,7 @@ class Checker:
             self.arrays,
             self.globals,
             self.blocks,
+            memories=self.memory_infos,
         )
 
     def check_order(self) -> dict[type, A.Segment]:
@@ -292,19 +298,27 @@ class Checker:
         return True
 
     def memory(self, m: A.Memory, prefix: str) -> None:
-        count = self.positive_ints(m.dims, {}, f"the count of memory '{m.name}'") or (1,)
-        self.target_values[f"{prefix}.count"] = int(count[0]) if count else 1
-        seen = set()
+        """A memory array: its fields become target values (``target.g.x_max``, ``y_max``...
+        per dimension, ``count`` = how many memories, ``size`` and ``width`` in bytes) and
+        its ``MemoryInfo`` what data placements and capacities are checked against."""
+        dims = self.positive_ints(m.dims, {}, f"the count of memory '{m.name}'") or ()
+        for k, d in enumerate(dims):
+            self.target_values[f"{prefix}.{axis_name(k)}_max"] = d
+        if not dims:
+            self.target_values[f"{prefix}.x_max"] = 1
+        info = MemoryInfo(prefix[len("target.") :], tuple(dims), None, None, m.line)
+        self.target_values[f"{prefix}.count"] = info.count
+        values: dict[str, int] = {}
         for f in m.fields:
             if f.name not in ("size", "width"):
                 self.problem(
                     f, f"memory '{m.name}' has no field '{f.name}'; a memory declares size and width"
                 )
                 continue
-            if f.name in seen:
+            if f.name in values or f"{f.name}?" in values:
                 self.problem(f, f"memory '{m.name}' declares its {f.name} twice")
-            seen.add(f.name)
             if f.value == "?":
+                values[f"{f.name}?"] = 0
                 continue
             match = _SIZE.fullmatch(f.value)
             if match is None or (f.name == "width" and match.group(2)):
@@ -313,7 +327,11 @@ class Checker:
                     f"'{f.value}' is not a {f.name}; write e.g. {'8G or 16K' if f.name == 'size' else '8B'}, or ? when unknown",
                 )
                 continue
-            self.target_values[f"{prefix}.{f.name}"] = int(match.group(1)) * _UNITS[match.group(2)]
+            values[f.name] = int(match.group(1)) * _UNITS[match.group(2)]
+            self.target_values[f"{prefix}.{f.name}"] = values[f.name]
+        self.memory_infos[info.name] = MemoryInfo(
+            info.name, info.dims, values.get("size"), values.get("width"), m.line
+        )
 
     # -- config -----------------------------------------------------------------------------
 
@@ -331,10 +349,8 @@ class Checker:
         dims = self.positive_ints(g.dims, self.target_values, f"the size of group '{g.name}'")
         if dims is None:
             return
-        if len(dims) not in (1, 2):
-            self.problem(
-                g, f"group '{g.name}' has {len(dims)} dimensions; groups have one or two ([rows][cols])"
-            )
+        if not dims:
+            self.problem(g, f"group '{g.name}' has no size; write group {g.name}[n] (or [rows][cols]...)")
             return
         info = GroupInfo(g.name, dims, g.line, parent, column=g.column)
         self.groups[g.name] = info
@@ -378,11 +394,11 @@ class Checker:
             env = dict(self.target_values)
             for g, coords in zip(chain, combo):
                 for k, c in enumerate(coords):
-                    env[f"{g.name}.{'xy'[k]}"] = c
-                    env[f"{g.name}.{'xy'[k]}_max"] = g.dims[k]
+                    env[f"{g.name}.{axis_name(k)}"] = c
+                    env[f"{g.name}.{axis_name(k)}_max"] = g.dims[k]
             for k, c in enumerate(combo[-1]):
-                env["xy"[k]] = c
-                env[f"{'xy'[k]}_max"] = info.dims[k]
+                env[axis_name(k)] = c
+                env[f"{axis_name(k)}_max"] = info.dims[k]
             before = len(self.problems)
             coords = [self.evaluate(i, env, f"the tile of group '{info.name}'") for i in indices]
             if len(self.problems) > before:
@@ -435,9 +451,18 @@ class Checker:
         return env
 
     def check_data(self, seg: A.Data) -> None:
+        first_array: A.ArrayDecl | A.IOArrayDecl | None = None
         for item in seg.items:
             if not self.name_ok(item, item.name):
                 continue
+            if isinstance(item, (A.ArrayDecl, A.IOArrayDecl)):
+                first_array = first_array or item
+            elif isinstance(item, A.Const) and first_array is not None:
+                self.problem(
+                    item,
+                    f"constant '{item.name}' is declared after array '{first_array.name}' (line "
+                    f"{first_array.line}); constants come before every memory mapping (seed 002): move it up",
+                )
             if item.name in self.consts or item.name in self.layouts or item.name in self.arrays:
                 self.problem(item, f"'{item.name}' is declared twice in the data segment")
                 continue
@@ -463,27 +488,30 @@ class Checker:
                 self.array_decl(item)
             else:
                 self.io_array_decl(item)
+        self.check_capacities()
 
     def array_shape(self, item: A.ArrayDecl | A.IOArrayDecl) -> tuple[int, ...] | None:
         shape = self.positive_ints(item.dims, self.data_env(), f"a dimension of array '{item.name}'")
-        if shape is not None and len(shape) not in (1, 2):
-            self.problem(
-                item, f"array '{item.name}' has {len(shape)} dimensions; HBIR arrays have one or two"
-            )
-            return None
         return shape
 
-    def grid_problem(self, node: A.Node, name: str, grid: tuple[int, ...]) -> None:
+    def grid_problem(self, node: A.Node, name: str, grid: tuple[int, ...], placed: bool) -> None:
+        """A partition grid is a group of tiles' extents, a memory array's (``block[target.g.x_max]``:
+        one part per memory), or any grid whose parts a memory placement (``target.g[x]``) puts
+        somewhere."""
         extents = {g.dims for g in self.groups.values() if g.tile_map is not None}
-        if grid not in extents:
+        extents |= {m.dims for m in self.memory_infos.values() if m.dims}
+        if grid not in extents and not placed:
             known = (
                 ", ".join(f"{g.name}{''.join(f'[{d}]' for d in g.dims)}" for g in self.groups.values())
                 or "none"
             )
+            memories = ", ".join(f"target.{m.name}{_dims(m.dims)}" for m in self.memory_infos.values())
             self.problem(
                 node,
-                f"array '{name}' is partitioned over a {'x'.join(map(str, grid))} grid, but no group of tiles has "
-                f"that shape (groups: {known}); partition it over a group's extents",
+                f"array '{name}' is partitioned over a {'x'.join(map(str, grid))} grid, but no group of tiles "
+                f"(groups: {known}) nor memory array (memories: {memories or 'none'}) has that shape; "
+                "partition it over a group's or a memory array's extents, or place its parts with a flag "
+                "such as target.g[x]",
             )
 
     def array_decl(self, item: A.ArrayDecl) -> None:
@@ -501,15 +529,101 @@ class Checker:
                 item.distribution.dims, self.data_env(), f"the partition grid of '{item.name}'"
             )
             if grid is not None:
-                self.grid_problem(item.distribution, item.name, grid)
+                placed = layout is not None and layout.place is not None
+                self.grid_problem(item.distribution, item.name, grid, placed)
         if direction is None:
             self.problem(
                 item,
                 f"array '{item.name}' says neither host (an input) nor device (an output); add one of them",
             )
-        if shape is not None and direction is not None:
+        parts = self.parts(item.name, layout, grid)
+        if shape is not None and direction is not None and parts is not None:
             self.arrays[item.name] = ArrayInfo(
-                item.name, item.elem, shape, direction, layout, grid, item.line
+                item.name, item.elem, shape, direction, layout, grid, item.line, parts=parts
+            )
+
+    def parts(
+        self, name: str, layout: LayoutInfo | None, grid: tuple[int, ...] | None
+    ) -> dict[tuple[int, ...], tuple[int, ...] | None] | None:
+        """Which memory each part of the array lives in (``ArrayInfo.parts``): the placement
+        flag's indices evaluated at every point of the partition grid, with the point's
+        coordinates as ``x``, ``y``...; ``None`` after reporting a placement outside its
+        memory array. A placement that does not index the memory array with one index per
+        dimension (the seed's ``target.g[x][y]`` on ``memory g[4]``) places every part in the
+        memory array as a whole."""
+        if layout is None or layout.place is None or layout.memory not in self.memory_infos:
+            return {}
+        memory = self.memory_infos[layout.memory]
+        _, indices = A.index_chain(layout.place)
+        if grid is not None and int(np.prod(grid)) > MAX_PARTS:
+            self.problem(
+                layout.place,
+                f"array '{name}' is cut into {int(np.prod(grid))} parts; a placement is checked part by part, "
+                f"for at most {MAX_PARTS} parts: use a coarser partition grid",
+            )
+            return None
+        points = [tuple(int(c) for c in p) for p in np.ndindex(*(grid or ()))]
+        if not indices or len(indices) != len(memory.dims):
+            return dict.fromkeys(points)
+        out: dict[tuple[int, ...], tuple[int, ...] | None] = {}
+        for point in points:
+            env = self.data_env()
+            for k, c in enumerate(point):
+                env[axis_name(k)] = c
+                env[f"{axis_name(k)}_max"] = grid[k]  # type: ignore[index]
+            before = len(self.problems)
+            where = [self.evaluate(i, env, f"the placement of '{name}'") for i in indices]
+            if len(self.problems) > before:
+                return None
+            if not all(type(c) is int and 0 <= c < d for c, d in zip(where, memory.dims)):
+                self.problem(
+                    layout.place,
+                    f"part {_dims(point) or '(the whole array)'} of array '{name}' goes to memory "
+                    f"target.{memory.name}{_dims(where)}, outside the memory array target.{memory.name}"
+                    f"{_dims(memory.dims)}; keep the placement's indices inside it",
+                )
+                return None
+            out[point] = tuple(where)
+        return out
+
+    def check_capacities(self) -> None:
+        """Every global memory holds what is placed in it: each memory of the array (``size``
+        bytes) its parts, the memory array as a whole (``count`` × ``size``) all of them.
+        Placements in a tile's memories (``target.t.l[x]``) are not counted: every tile has
+        its own, and a placement does not say which tile's it means."""
+        used: dict[tuple[str, tuple[int, ...] | None], list[tuple[ArrayInfo, int]]] = {}
+        for a in self.arrays.values():
+            if not a.parts or a.layout is None or a.layout.memory not in self.memory_infos:
+                continue
+            if "." in a.layout.memory:  # a tile's memory (target.t.l): which tile's, HBIR does not say
+                continue
+            for point, where in a.parts.items():
+                nbytes = part_bytes(a, point)
+                for key in {(a.layout.memory, where), (a.layout.memory, None)}:
+                    used.setdefault(key, [])
+                    if used[key] and used[key][-1][0] is a:
+                        used[key][-1] = (a, used[key][-1][1] + nbytes)
+                    else:
+                        used[key].append((a, nbytes))
+        reported: set[str] = set()
+        for (name, where), users in sorted(used.items(), key=lambda kv: kv[0][1] is None):  # one memory first
+            memory = self.memory_infos[name]
+            if memory.size is None or name in reported:
+                continue
+            holds = memory.size * (memory.count if where is None else 1)
+            total = sum(n for _, n in users)
+            if total <= holds:
+                continue
+            reported.add(name)
+            what = f"target.{name}{_dims(where) if where is not None else ''}"
+            shares = ", ".join(f"'{a.name}' {n} bytes" for a, n in users)
+            arrays = "array" if len(users) == 1 else "arrays"
+            size = f"size {memory.size} bytes" + (f" × {memory.count} memories" if where is None else "")
+            last = max(users, key=lambda u: u[0].line)[0]
+            self.problem(
+                A.Node(line=last.line, column=1),
+                f"{arrays} {shares} do not fit memory {what} (line {memory.line}): {total} bytes placed "
+                f"there, but it holds {holds} ({size}); enlarge the memory, or place the data elsewhere",
             )
 
     def io_array_decl(self, item: A.IOArrayDecl) -> None:
@@ -556,6 +670,7 @@ class Checker:
         placement: str | None = None
         direction: str | None = None
         memory: str | None = None
+        place: A.Expr | None = None
         for f in flags:
             base, _ = A.index_chain(f)
             word = f.parts[0] if isinstance(f, A.Ref) and len(f.parts) == 1 else None
@@ -577,14 +692,16 @@ class Checker:
                 named = self.layouts[word]
                 kind, chunk = self.set_kind(f, kind, named.kind, what), named.chunk
                 placement = placement or named.placement
+                memory, place = memory or named.memory, place or named.place
             elif isinstance(base, A.Ref) and base.parts[0] == "target":
-                if len(base.parts) < 2 or base.parts[1] not in self.memories | set(self.tile_arrays):
+                name = ".".join(base.parts[1:])
+                if name not in self.memory_infos and name not in self.tile_arrays:
                     self.problem(
                         base,
-                        f"'{base.dotted}' is not a memory of the target; memories: {', '.join(sorted(self.memories)) or 'none'}",
+                        f"'{base.dotted}' is not a memory of the target; memories: {', '.join(sorted(self.memory_infos)) or 'none'}",
                     )
                 else:
-                    memory = base.parts[1]
+                    memory, place = name, f
             elif word is not None:
                 self.problem(
                     f,
@@ -593,7 +710,7 @@ class Checker:
                 )
             else:
                 self.problem(f, f"this flag of {what} is not understood; see docs/hbir.md for the flags")
-        layout = LayoutInfo(kind or "block", chunk, placement, memory)
+        layout = LayoutInfo(kind or "block", chunk, placement, memory, place)
         return layout, direction
 
     def set_kind(self, node: A.Node, current: str | None, new: str, what: str) -> str:
@@ -765,7 +882,9 @@ class Checker:
         shape = self.positive_ints(s.dims, self.data_env(), f"a dimension of local array '{s.name}'")
         if shape is not None and len(shape) > 2:
             self.problem(
-                s, f"local array '{s.name}' has {len(shape)} dimensions; HBIR arrays have one or two"
+                s,
+                f"local array '{s.name}' has {len(shape)} dimensions; local arrays have one or two (declare "
+                "a larger one in data)",
             )
             shape = None
         if s.init is None:
@@ -886,10 +1005,11 @@ class Checker:
 
     def for_in(self, s: A.ForIn, scope: Scope, loops: int, group: GroupInfo) -> None:
         if len(s.args) != 2 + len(group.dims):
-            coords = ", ".join("xy"[: len(group.dims)])
+            coords = ", ".join(axis_name(k) for k in range(len(group.dims)))
             self.problem(
                 s,
-                f"iterator<...> takes the range, the layout and this tile's {len(group.dims)} coordinate(s): iterator<n, L, {coords}>",
+                f"iterator<...> takes the range, the layout and the {len(group.dims)} coordinate(s) of a tile of "
+                f"group '{group.name}': iterator<n, L, {coords}>",
             )
         else:
             if self.typed(s.args[0], scope) not in (None, "int"):
@@ -940,15 +1060,31 @@ def outer_symbols(
         syms[g.name] = Symbol("global", g.elem, python=f"{g.name}[0]")
     for level, g in enumerate(group.chain):
         for k in range(len(g.dims)):
-            axis = "xy"[k]
+            axis = axis_name(k)
             syms[f"{g.name}.{axis}"] = Symbol("group", "int", value=(level, k), python=f"{g.name}__{axis}")
             syms[f"{g.name}.{axis}_max"] = Symbol("extent", "int", value=g.dims[k], python=str(g.dims[k]))
     for k in range(len(group.dims)):
-        axis = "xy"[k]
+        axis = axis_name(k)
         syms[f"{axis}_max"] = Symbol("extent", "int", value=group.dims[k], python=str(group.dims[k]))
         if binders[k] is not None:
             syms[binders[k]] = Symbol("coord", "int", value=k, python=f"{group.name}__{axis}")
     return syms
+
+
+def part_bytes(a: ArrayInfo, point: tuple[int, ...]) -> int:
+    """The bytes of ``a`` that part ``point`` of its partition grid owns (its layout's
+    ownership, docs/hbir.md; the whole array without a grid or when replicated)."""
+    whole = int(np.prod(a.shape)) * a.dtype.itemsize
+    if a.grid is None or a.layout is None or a.layout.kind == "replicated":
+        return whole
+    from .ownership import owned
+
+    ranges = owned(a, a.grid, point)
+    return int(np.prod([sum(len(r) for r in axis) for axis in ranges])) * a.dtype.itemsize
+
+
+def _dims(dims: Any) -> str:
+    return "".join(f"[{d}]" for d in dims)
 
 
 def _text(e: A.Expr) -> str:

@@ -36,15 +36,22 @@ end's bounds pre-check to read, and its select is loop-invariant anyway.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import ast as A
 from .checker import LOG_VALUES, fold, inline_strings, printf_conversions
-from .model import BlockInfo, Model
+from .model import BlockInfo, Model, axis_name
 from .symbols import Scope, Symbol, expr_type, resolve_ref
+from .waits import wait_loops
 
 #: How many printf records each tile keeps (more are counted and reported as dropped).
 LOG_CAPACITY = 256
+#: The columns of a tile's row of ``hbir_wait``: the line of the wait loop it is in (0:
+#: none), the turns it took in wait loops, whether it is inside a block. The last row's
+#: first column is the abort flag the watchdog raises (concurrent.py).
+WAITING, TURNS, RUNNING = 0, 1, 2
+WAIT_COLUMNS = 3
 
 _IND = "    "
 
@@ -64,12 +71,13 @@ class Generated:
     writes: set[str] = field(default_factory=set)
     logs: bool = False
     params: list[str] = field(default_factory=list)  # the function's parameters, in order
+    waits: bool = False  # has a wait loop (waits.py): takes hbir_wait
 
 
 class BlockWriter:
     """Writes one block's function (``write()``)."""
 
-    def __init__(self, model: Model, info: BlockInfo, name: str):
+    def __init__(self, model: Model, info: BlockInfo, name: str, track: bool = False):
         self.model, self.info, self.name = model, info, name
         self.group = info.group
         self.out: list[tuple[int, str]] = []
@@ -80,6 +88,9 @@ class BlockWriter:
         self.steps: list[list[tuple[A.Node, A.Stmt]] | None] = []  # per loop: the C for's step
         self.counter = 0
         self.reassigned = _assigned_names(info.block.body)  # names some statement assigns to
+        shared = set(model.arrays) | set(model.globals)
+        self.waits = {id(loop) for loop in wait_loops(info.block.body, shared)}  # waits.py
+        self.waiting = track  # keeps its tiles' rows of hbir_wait (a program with wait loops)
 
     # -- output ---------------------------------------------------------------------------
 
@@ -198,8 +209,9 @@ class BlockWriter:
                 self.body(s.orelse, scope, depth + 1, line)
         elif isinstance(s, A.While):
             self.steps.append(None)
-            self.emit(depth, line, f"while {self.expr(s.cond, scope)}:")
-            self.body(s.body, scope, depth + 1, line)
+            self.wait_loop(
+                s, self.expr(s.cond, scope), depth, lambda: self.body(s.body, scope, depth + 1, line)
+            )
             self.steps.pop()
         elif isinstance(s, A.For):
             self.c_for(s, scope, depth)
@@ -257,7 +269,7 @@ class BlockWriter:
 
     def call(self, call: A.Call, scope: Scope, depth: int) -> None:
         if call.name == "bsg_finish":
-            self.emit(depth, call.line, "return")
+            self.leave(depth, call.line)
             return
         fmt, args = inline_strings(call.args[0].value, call.args[1:])  # type: ignore[union-attr]
         formats = self.model.printf_formats
@@ -289,13 +301,43 @@ class BlockWriter:
         if s.init is not None:
             self.stmt(s.init, scope, depth)
         cond = "True" if s.cond is None else self.expr(s.cond, scope)
-        self.emit(depth, s.line, f"while {cond}:")
         self.steps.append([s.step] if s.step is not None else [])  # type: ignore[list-item]
-        self.body(s.body, scope, depth + 1, s.line)
+
+        def body() -> None:
+            self.body(s.body, scope, depth + 1, s.line)
+            if s.step is not None:
+                self.stmt(s.step, scope, depth + 1)
+
+        self.wait_loop(s, cond, depth, body)
         self.steps.pop()
-        if s.step is not None:
-            self.stmt(s.step, scope, depth + 1)
         scope.pop()
+
+    def wait_loop(self, s: A.While | A.For, cond: str, depth: int, body: Callable[[], None]) -> None:
+        """``while cond: body``; a wait loop (``waits.py``) also keeps the tile's row of
+        ``hbir_wait`` — the line it waits at while inside, and a count of its turns, for
+        the run's watchdog — and returns from the block when the watchdog raises the abort
+        flag (the last row), so a deadlocked run can end."""
+        if id(s) not in self.waits:
+            self.emit(depth, s.line, f"while {cond}:")
+            body()
+            return
+        self.waiting = True
+        turns = f"hpvm.atomic_add(hbir_wait, (hbir_tile, {TURNS}), 1)"
+        abort = f"hpvm.atomic_add(hbir_wait, ({_prod_all(self.model)}, 0), 0)"
+        self.emit(depth, s.line, f"hbir_wait[hbir_tile, {WAITING}] = {s.line}")
+        self.emit(depth, s.line, f"while {cond}:")
+        self.emit(depth + 1, s.line, f"{turns}")
+        self.emit(depth + 1, s.line, f"if {abort} != 0:")
+        self.leave(depth + 2, s.line)
+        body()
+        self.emit(depth, s.line, f"hbir_wait[hbir_tile, {WAITING}] = 0")
+
+    def leave(self, depth: int, line: int) -> None:
+        """``return`` from the block; in a program with wait loops the tile first marks
+        that it no longer runs (its ``hbir_wait`` row: the watchdog's view)."""
+        if self.waiting:
+            self.emit(depth, line, f"hbir_wait[hbir_tile, {RUNNING}] = 0")
+        self.emit(depth, line, "return")
 
     def counting(self, s: A.For, scope: Scope) -> tuple[str, str, str, str] | None:
         """``(var, start, stop, step)`` of a C for that is a plain ``range`` loop, else None."""
@@ -313,7 +355,7 @@ class BlockWriter:
         if self.type_of(init.init, scope) != "int" or self.type_of(cond.right, scope) != "int":
             return None
         changed = _assigned(s.body)
-        bound_names = _names(cond.right)
+        bound_names = A.ref_names(cond.right)
         if (
             var in changed
             or bound_names & changed
@@ -346,8 +388,7 @@ class BlockWriter:
         else:
             t = self.fresh("t")
             coord = [self.expr(cexpr, scope) for cexpr in coords]
-            linear = coord[0] if len(dims) == 1 else f"({coord[0]}) * {dims[1]} + ({coord[1]})"
-            self.emit(depth, s.line, f"{t} = {linear}")
+            self.emit(depth, s.line, f"{t} = {row_major(coord, dims)}")
             if kind == "strided":
                 self.emit(depth, s.line, f"for {var} in range({t}, {n}, {tiles}):")
             elif kind == "chunked" and chunk is not None:
@@ -396,21 +437,25 @@ class BlockWriter:
                 prev = node if level == len(chain) - 2 else f"hbir_parent{len(chain) - 2 - level}"
                 self.emit(1, line, f"{parent} = hpvm.get_parent_node({prev})")
                 handle = parent
-            for k in range(len(g.dims)):
-                axis = "xy"[k]
-                if g is self.group and not replicated:
-                    self.emit(1, line, f"{g.name}__{axis} = {self.info.fixed[k]}")
-                else:
-                    self.emit(1, line, f"{g.name}__{axis} = hpvm.get_node_instance_id_{axis}({handle})")
+            if g is self.group and not replicated:
+                for k in range(len(g.dims)):
+                    self.emit(1, line, f"{g.name}__{axis_name(k)} = {self.info.fixed[k]}")
+            else:
+                for k, text in enumerate(coordinates(g.dims, handle)):
+                    self.emit(1, line, f"{g.name}__{axis_name(k)} = {text}")
         if replicated:
             for k, f in enumerate(self.info.fixed):
                 if f is not None:
-                    self.emit(1, line, f"if {self.group.name}__{'xy'[k]} != {f}:")
+                    self.emit(1, line, f"if {self.group.name}__{axis_name(k)} != {f}:")
                     self.emit(2, line, "return")
-        if self.logs:
+        if self.logs or self.waiting:
             self.emit(1, line, f"hbir_tile = {self.tile_index(scope)}")
+        if self.waiting:
+            self.emit(1, line, f"hbir_wait[hbir_tile, {RUNNING}] = 1")
         head = self.out
         self.out = head + body
+        if self.waiting:
+            self.emit(1, line, f"hbir_wait[hbir_tile, {RUNNING}] = 0")
         params = self.params()
         # The def comes first (analyses read a generated body's first statement); the import
         # after it runs when the module does, before the function is ever called.
@@ -423,7 +468,7 @@ class BlockWriter:
         ]
         text = "\n".join(t for _, t in text_lines) + "\n"
         lines = tuple(n for n, _ in text_lines)
-        return Generated(self.name, text, lines, self.reads, self.writes, self.logs, params)
+        return Generated(self.name, text, lines, self.reads, self.writes, self.logs, params, self.waiting)
 
     def params(self) -> list[str]:
         used = self.reads | self.writes
@@ -431,6 +476,8 @@ class BlockWriter:
         out += [g for g in self.model.globals if g in used]
         if self.logs:
             out += ["hbir_log", "hbir_nlog"]
+        if self.waiting:
+            out.append("hbir_wait")
         return out
 
     def tile_index(self, scope: Scope) -> str:
@@ -446,12 +493,11 @@ class BlockWriter:
             k: v for k, v in scope.frames[0].items() if v.kind in ("target", "group", "extent")
         }
         for k in range(len(g.dims)):
-            syms["xy"[k]] = Symbol("coord", "int", python=f"{g.name}__{'xy'[k]}")
+            syms[axis_name(k)] = Symbol("coord", "int", python=f"{g.name}__{axis_name(k)}")
         inner = Scope(syms)
         _, indices = A.index_chain(g.tile_map)  # type: ignore[arg-type]
         coords = [self.expr(i, inner) for i in indices]
-        linear = coords[0] if len(shape) == 1 else f"({coords[0]}) * {shape[1]} + ({coords[1]})"
-        return f"{offset} + {linear}"
+        return f"{offset} + {row_major(coords, shape)}"
 
 
 def _constant(e: A.Expr, scope: Scope) -> object:
@@ -498,7 +544,7 @@ def nonneg(e: A.Expr, scope: Scope) -> bool:
 
 
 def _reads_local(e: A.Expr, scope: Scope) -> bool:
-    for x in _sub_exprs(e):
+    for x in A.sub_exprs(e):
         if isinstance(x, A.Ref):
             sym = resolve_ref(x, scope)
             if sym is not None and sym.kind == "local":
@@ -510,9 +556,37 @@ def _assigned_names(stmts: tuple[A.Stmt, ...]) -> set[str]:
     """Every name an assignment (``=``, ``+=``, ``++``...) anywhere in ``stmts`` writes."""
     return {
         s.target.parts[-1]
-        for s in _walk_stmts(stmts)
+        for s in A.walk_stmts(stmts)
         if isinstance(s, A.Assign) and isinstance(s.target, A.Ref)
     }
+
+
+def row_major(coords: list[str], dims: tuple[int, ...]) -> str:
+    """The expression of the row-major number of ``coords`` in a grid of ``dims``."""
+    text = f"({coords[0]})"
+    for c, d in zip(coords[1:], dims[1:]):
+        text = f"({text} * {d} + ({c}))"
+    return text
+
+
+def coordinates(dims: tuple[int, ...], handle: str) -> list[str]:
+    """How a node instance reads its group coordinates: hpvm's ids x, y, z up to three
+    dimensions; beyond, the z id holds the third and later coordinates row-major
+    (``model.node_grid``), each recovered by division and remainder."""
+    axes = [f"hpvm.get_node_instance_id_{'xyz'[k]}({handle})" for k in range(min(len(dims), 3))]
+    if len(dims) <= 3:
+        return axes
+    out = axes[:2]
+    rest = dims[2:]
+    for k in range(len(rest)):
+        stride = _prod(rest[k + 1 :])
+        out.append(f"(({axes[2]} // {stride}) % {rest[k]})")
+    return out
+
+
+def _prod_all(model: Model) -> int:
+    """How many physical tiles there are: ``hbir_wait``'s row of the abort flag."""
+    return sum(_prod(dims) for dims in model.tile_arrays.values())
 
 
 def _prod(dims: tuple[int, ...]) -> int:
@@ -520,19 +594,6 @@ def _prod(dims: tuple[int, ...]) -> int:
     for d in dims:
         out *= d
     return out
-
-
-def _walk_stmts(stmts: tuple[A.Stmt, ...]):
-    for s in stmts:
-        yield s
-        if isinstance(s, A.If):
-            yield from _walk_stmts(s.then)
-            yield from _walk_stmts(s.orelse or ())
-        elif isinstance(s, (A.While, A.ForIn, A.Compound)):
-            yield from _walk_stmts(s.body)
-        elif isinstance(s, A.For):
-            yield from _walk_stmts(tuple(x for x in (s.init, s.step) if x is not None))
-            yield from _walk_stmts(s.body)
 
 
 def _breaks(stmts: tuple[A.Stmt, ...]) -> bool:
@@ -550,7 +611,7 @@ def _breaks(stmts: tuple[A.Stmt, ...]) -> bool:
 
 def _assigned(stmts: tuple[A.Stmt, ...]) -> set[str]:
     out = set()
-    for s in _walk_stmts(stmts):
+    for s in A.walk_stmts(stmts):
         if isinstance(s, A.Assign) and isinstance(s.target, A.Ref):
             out.add(s.target.parts[-1])
         elif isinstance(s, A.VarDecl):
@@ -558,34 +619,12 @@ def _assigned(stmts: tuple[A.Stmt, ...]) -> set[str]:
     return out
 
 
-def _sub_exprs(e: A.Expr):
-    yield e
-    if isinstance(e, A.Index):
-        yield from _sub_exprs(e.base)
-        yield from _sub_exprs(e.index)
-    elif isinstance(e, A.Unary):
-        yield from _sub_exprs(e.operand)
-    elif isinstance(e, A.Binary):
-        yield from _sub_exprs(e.left)
-        yield from _sub_exprs(e.right)
-    elif isinstance(e, A.Call):
-        for a in e.args:
-            yield from _sub_exprs(a)
-    elif isinstance(e, A.Cond):
-        for a in (e.cond, e.then, e.orelse):
-            yield from _sub_exprs(a)
-
-
-def _names(e: A.Expr) -> set[str]:
-    return {x.parts[-1] for x in _sub_exprs(e) if isinstance(x, A.Ref)}
-
-
 def _has_index(e: A.Expr) -> bool:
-    return any(isinstance(x, A.Index) for x in _sub_exprs(e))
+    return any(isinstance(x, A.Index) for x in A.sub_exprs(e))
 
 
 def _uses_global(e: A.Expr, scope: Scope) -> bool:
-    for x in _sub_exprs(e):
+    for x in A.sub_exprs(e):
         if isinstance(x, A.Ref):
             sym = resolve_ref(x, scope)
             if sym is not None and sym.kind == "global":
@@ -593,9 +632,29 @@ def _uses_global(e: A.Expr, scope: Scope) -> bool:
     return False
 
 
-def generate(model: Model, info: BlockInfo, name: str, outer: dict[str, Symbol]) -> Generated:
-    """The function of one code block."""
-    return BlockWriter(model, info, name).write(Scope(outer))
+def generate(
+    model: Model, info: BlockInfo, name: str, outer: dict[str, Symbol], track: bool = False
+) -> Generated:
+    """The function of one code block; ``track``: the program has wait loops, and every
+    block keeps its tiles' rows of ``hbir_wait`` (running, waiting at, turns)."""
+    return BlockWriter(model, info, name, track).write(Scope(outer))
 
 
-__all__ = ["LOG_CAPACITY", "LOG_VALUES", "Generated", "generate", "printf_conversions"]
+def has_waits(model: Model) -> bool:
+    """Whether some block of the program has a wait loop (``waits.py``)."""
+    shared = set(model.arrays) | set(model.globals)
+    return any(wait_loops(b.block.body, shared) for b in model.blocks)
+
+
+__all__ = [
+    "LOG_CAPACITY",
+    "LOG_VALUES",
+    "RUNNING",
+    "TURNS",
+    "WAITING",
+    "WAIT_COLUMNS",
+    "Generated",
+    "generate",
+    "has_waits",
+    "printf_conversions",
+]

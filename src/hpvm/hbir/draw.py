@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import ownership
 from .model import ArrayInfo, GroupInfo, Model
 
 _PALETTE = [
@@ -43,15 +44,44 @@ def _ranges(parts: list[range], limit: int = 3) -> str:
 
 
 def owned_text(array: ArrayInfo, grid: tuple[int, ...], ids: tuple[int, ...]) -> str:
-    """What tile ``ids`` of ``grid`` owns of ``array``, as ``A[0:8,64:72]`` (docs/hbir.md):
-    a 1-D array is dealt over the tiles in row-major order, a 2-D array over a 2-D grid by
-    rows along x and columns along y."""
+    """What tile ``ids`` of ``grid`` owns of ``array``, as ``A[0:8,64:72]`` (docs/hbir.md,
+    ``ownership.py``): a 1-D array is dealt over the tiles in row-major order, a 2-D array
+    over a 2-D grid by rows along x and columns along y, and so on for more dimensions."""
     assert array.layout is not None
-    layout = array.layout.to_layout(len(array.shape), len(grid))
-    if layout.kind == "replicated":
+    if array.layout.kind == "replicated":
         return f"{array.name} (copy)"
-    owned = layout.owned(array.shape, grid, ids)
+    owned = ownership.owned(array, grid, ids)
     return array.name + "".join(f"[{_ranges(axis)}]" for axis in owned)
+
+
+#: Above this many memories holding parts, the map shows one box per memory array instead.
+MAX_MEMORY_BOXES = 8
+
+
+def memory_contents(model: Model) -> dict[str, list[str]]:
+    """What each memory holds, for the boxes under the tiles: per memory of an array
+    (``target.g[1]``) the parts placed in it (``src0[250:500]``), or per memory array the
+    arrays that name it without indices (or when there are too many memories to show)."""
+    per_memory: dict[str, list[str]] = {}
+    whole: dict[str, list[str]] = {}
+    for a in model.arrays.values():
+        if a.layout is None or not a.layout.memory:
+            continue
+        name = f"target.{a.layout.memory}"
+        placed = {p: w for p, w in a.parts.items() if w is not None}
+        if not placed:
+            whole.setdefault(name, []).append(a.name)
+        for point, where in placed.items():
+            part = owned_text(a, a.grid, point) if a.grid else a.name  # type: ignore[arg-type]
+            per_memory.setdefault(name + "".join(f"[{c}]" for c in where), []).append(part)
+    if len(per_memory) > MAX_MEMORY_BOXES:
+        for key in per_memory:
+            whole.setdefault(key.split("[")[0], [])
+        for a in model.arrays.values():
+            if a.layout is not None and a.layout.memory and any(a.parts.values()):
+                whole[f"target.{a.layout.memory}"].append(a.name)
+        per_memory = {}
+    return {**dict(sorted(per_memory.items())), **whole}
 
 
 def _partition_ids(
@@ -87,9 +117,8 @@ def draw(model: Model, path: str | Path) -> None:
         else cell
     )
     heights = [(dims[0] if len(dims) == 2 else 1) * cell + 1.0 for dims in model.tile_arrays.values()]
-    memories = sorted(
-        {a.layout.memory for a in model.arrays.values() if a.layout is not None and a.layout.memory}
-    )
+    memories = memory_contents(model)
+    width = max(width, len(memories) * cell * 1.6)
     total = sum(heights) + (1.8 if memories else 0) + 0.6
     fig = Figure(figsize=(max(width, 6) * 0.9, total * 0.9))
     ax = fig.add_subplot()
@@ -135,17 +164,16 @@ def draw(model: Model, path: str | Path) -> None:
         top -= height
     if memories:
         ax.text(0, top - 0.35, "memories", fontsize=9, weight="bold")
-        for k, mem in enumerate(memories):
-            held = [a.name for a in model.arrays.values() if a.layout is not None and a.layout.memory == mem]
+        for k, (mem, held) in enumerate(memories.items()):
             left = k * cell * 1.6
             ax.add_patch(
                 Rectangle((left, top - 1.7), cell * 1.5, 1.1, facecolor="#eeeeee", edgecolor="#555555")
             )
             ax.text(
                 left + 0.1,
-                top - 0.8,
-                f"target.{mem}\n{', '.join(held)}",
-                fontsize=7,
+                top - 0.7,
+                "\n".join([mem, *held[:4]] + (["…"] if len(held) > 4 else [])),
+                fontsize=6,
                 va="top",
                 family="monospace",
             )
@@ -155,4 +183,4 @@ def draw(model: Model, path: str | Path) -> None:
     fig.savefig(str(path), bbox_inches="tight")
 
 
-__all__ = ["MAX_LABELLED", "draw", "owned_text"]
+__all__ = ["MAX_LABELLED", "MAX_MEMORY_BOXES", "draw", "memory_contents", "owned_text"]

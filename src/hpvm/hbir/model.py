@@ -19,6 +19,38 @@ from . import ast as A
 DTYPES = {"int": np.dtype(np.int32), "float": np.dtype(np.float32), "bool": np.dtype(np.bool_)}
 
 
+def axis_name(k: int) -> str:
+    """The name of dimension ``k`` of a grid (tile array, memory array, group, partition
+    grid): x, y, z, w, then x4, x5, ... — ``x_max``, ``tg.z``, ``target.g.y_max``."""
+    return "xyzw"[k] if k < 4 else f"x{k}"
+
+
+def node_grid(dims: tuple[int, ...]) -> tuple[int, ...]:
+    """The grid of the hpvm node a group of ``dims`` becomes: the same up to three
+    dimensions (hpvm's limit); beyond, the third and later fold into one (row-major), and
+    the generated code recovers each coordinate from the z id (``codegen.py``)."""
+    if len(dims) <= 3:
+        return tuple(dims)
+    return (dims[0], dims[1], int(np.prod(dims[2:])))
+
+
+@dataclass(frozen=True)
+class MemoryInfo:
+    """A memory array of the target: ``memory g[4] { size 8G; width 8B; }`` is 4 memories of
+    8 GiB each. ``name`` is how data flags name it (``g``, or ``t.l`` for a tile's memory);
+    ``size`` and ``width`` are bytes (``None``: unknown, written ``?`` or left out)."""
+
+    name: str
+    dims: tuple[int, ...]
+    size: int | None
+    width: int | None
+    line: int
+
+    @property
+    def count(self) -> int:
+        return int(np.prod(self.dims)) if self.dims else 1
+
+
 @dataclass(frozen=True)
 class LayoutInfo:
     """A distribution: ``kind`` is block, chunked, strided or replicated; ``chunk`` the
@@ -29,6 +61,7 @@ class LayoutInfo:
     chunk: int | None = None
     placement: str | None = None
     memory: str | None = None  # the target memory named among the flags (target.g[x][y])
+    place: A.Expr | None = field(default=None, compare=False)  # that flag as written
 
     def chunk_for(self, n: int, tiles: int) -> int:
         """The chunk size that deals ``n`` elements to ``tiles`` tiles as this layout does
@@ -98,6 +131,9 @@ class ArrayInfo:
     grid: tuple[int, ...] | None  # the grid it is partitioned over
     line: int
     group: str | None = None  # the group it is partitioned over, when ``location`` names one
+    #: Where each part lives, when a memory is named among the flags: part (grid point, or
+    #: ``()`` without a grid) → memory index (``None``: the memory array as a whole).
+    parts: dict[tuple[int, ...], tuple[int, ...] | None] = field(default_factory=dict)
 
     def partitioned_over(self, group: GroupInfo) -> bool:
         """Whether the array's partition grid is ``group``'s: the group its location names,
@@ -143,6 +179,7 @@ class Model:
     globals: dict[str, GlobalInfo]
     blocks: list[BlockInfo]
     printf_formats: list[str] = field(default_factory=list)
+    memories: dict[str, MemoryInfo] = field(default_factory=dict)
 
     def physical_tiles(self) -> list[tuple[str, tuple[int, ...]]]:
         """Every physical tile, tile arrays in declaration order, row-major: printf order."""

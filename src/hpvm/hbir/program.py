@@ -22,15 +22,19 @@ from ..ir.graph import InternalFunction
 from ..ir.host import host
 from . import ast as A
 from .checker import HBIRCheckError, c_unescape, check, printf_conversions
-from .codegen import LOG_CAPACITY, LOG_VALUES
+from .codegen import LOG_CAPACITY, LOG_VALUES, WAIT_COLUMNS
+from .concurrent import run_groups
 from .lower import lower
 from .model import Model
 from .parser import HBIRParseError
 from .parser import parse as parse_ast
+from .waits import wait_loops
 
 
 class HBIRInputError(HBIRCheckError):
-    """``run``'s inputs do not match the program's data segment (missing, unknown, mis-shaped)."""
+    """``run``'s inputs do not match the program's data segment: missing, unknown,
+    mis-shaped, of a type that does not convert, or holding a value the declared element
+    type cannot (an ``int`` array is C's 32-bit int)."""
 
 
 class HBIRProgram:
@@ -101,6 +105,15 @@ class HBIRProgram:
                     f"{where}: input array '{a.name}' holds {a.elem} ({a.dtype}) but was given {value.dtype}; convert it"
                 )
                 continue
+            outside = _first_unrepresentable(value, a.dtype)
+            if outside is not None:
+                index, v = outside
+                problems.append(
+                    f"{where}: input array '{a.name}' holds {a.elem} ({a.dtype}, {_range_words(a.dtype)}), but "
+                    f"element {_dims(index)} is {v}, which it cannot hold (the first such element); "
+                    "pass values in range"
+                )
+                continue
             arrays[a.name] = np.array(value, dtype=a.dtype, order="C", copy=True)
         if problems:
             raise HBIRInputError(problems)
@@ -109,7 +122,9 @@ class HBIRProgram:
     def run(
         self, inputs: Mapping[str, Any] | None = None, target: str | None = None, out: IO[str] | None = None
     ) -> dict[str, np.ndarray]:
-        """Run on ``target`` (``None``: the default back end); the device arrays by name."""
+        """Run on ``target`` (``None``: the default back end); the device arrays by name.
+        A program whose blocks wait for other groups runs each group at once on its own
+        thread (``concurrent.py``), on ``interp`` (docs/hbir.md, *Order*)."""
         root = self.to_hpvm()
         model = self.check()
         arrays = self._arguments(inputs or {})
@@ -122,6 +137,10 @@ class HBIRProgram:
         if "hbir_log" in names:
             extra["hbir_log"] = np.zeros((tiles, LOG_CAPACITY, LOG_VALUES + 1), np.float64)
             extra["hbir_nlog"] = np.zeros(tiles, np.int64)
+        waits = "hbir_wait" in names
+        if waits:
+            extra["hbir_wait"] = np.zeros((tiles + 1, WAIT_COLUMNS), np.int64)
+            target = self._wait_target(target)
         values = {**arrays, **globals_, **extra}
         args = tuple(values[n] for n in names)
         hpvm = host()
@@ -129,19 +148,57 @@ class HBIRProgram:
         for a in args:
             hpvm.track_memory(a)
         try:
-            hpvm.wait(hpvm.launch(root, args, target=target))
+            if waits:
+                run_groups(model, self._group_roots(), values, hpvm, target)
+            else:
+                hpvm.wait(hpvm.launch(root, args, target=target))
             for a in args:
                 hpvm.request_memory(a)
         finally:
             for a in args:
                 hpvm.untrack_memory(a)
         self.globals_after = {n: v[0].item() for n, v in globals_.items()}
-        if extra:
+        if "hbir_log" in extra:
             self.last_output = self._printed(model, extra["hbir_log"], extra["hbir_nlog"])
             (out or sys.stdout).write(self.last_output)
         else:
             self.last_output = ""
         return {a.name: arrays[a.name] for a in model.arrays.values() if a.direction == "out"}
+
+    def _wait_target(self, target: str | None) -> str | None:
+        """The back end of a program with wait loops: the groups run at once as launches on
+        host threads, which ``interp`` and ``cpu`` allow (``cpu`` compiles leaves without
+        the interpreter lock; the wait loops' atomics keep the loads in the loop); the
+        other back ends do not run concurrent launches of spinning kernels."""
+        if target in (None, "interp", "cpu"):
+            return target
+        lines = sorted({loop.line for b in self.check().blocks for loop in self._wait_loops(b)})
+        raise HBIRCheckError(
+            [
+                f"{self.filename}:{lines[0]}: this loop waits for another group (it reads shared memory its "
+                f"body does not change; wait loops at lines {', '.join(map(str, lines))}), so the groups must "
+                f"run at once, which target '{target}' cannot do; run it with target='cpu' or 'interp'"
+            ]
+        )
+
+    def _wait_loops(self, block: Any) -> list[Any]:
+        model = self.check()
+        return wait_loops(block.block.body, set(model.arrays) | set(model.globals))
+
+    def _group_roots(self) -> dict[str, InternalFunction]:
+        """One verified root per group with blocks: its blocks, in program order."""
+        from ..ir.verify import verify
+
+        model = self.check()
+        out: dict[str, InternalFunction] = {}
+        for info in model.blocks:
+            if info.group.name in out:
+                continue
+            blocks = [b for b in model.blocks if b.group is info.group]
+            root = lower(model, f"{_root_name(self.filename)}_{info.group.name}", blocks)
+            verify(root)
+            out[info.group.name] = root
+        return out
 
     def _printed(self, model: Model, log: np.ndarray, counts: np.ndarray) -> str:
         """The tiles' printf output, tile by tile (see the module docstring)."""
@@ -172,6 +229,33 @@ def _global_dtype(model: Model, name: str) -> np.dtype:
     from .model import DTYPES
 
     return DTYPES[model.globals[name].elem]
+
+
+def _first_unrepresentable(value: np.ndarray, dtype: np.dtype) -> tuple[tuple[int, ...], Any] | None:
+    """The first element (row-major) of ``value`` that converting to ``dtype`` would change
+    beyond rounding — an integer outside C's ``int`` (wrapped otherwise: 3,000,000,000 became
+    -1294967296), a finite float beyond float32's range (inf otherwise) — with its value."""
+    if value.size == 0 or value.dtype == dtype:
+        return None
+    if dtype.kind in "iu" and value.dtype.kind in "iub":
+        info = np.iinfo(dtype)
+        bad = (value < info.min) | (value > info.max)
+    elif dtype.kind == "f" and value.dtype.kind == "f":
+        with np.errstate(over="ignore"):
+            bad = np.isfinite(value) & ~np.isfinite(value.astype(dtype))
+    else:
+        return None
+    if not bad.any():
+        return None
+    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), value.shape))
+    return index, value[index].item()
+
+
+def _range_words(dtype: np.dtype) -> str:
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return f"{info.min} to {info.max}"
+    return f"at most {float(np.finfo(dtype).max):.4g} in magnitude"
 
 
 def _dims(shape: tuple[int, ...]) -> str:
