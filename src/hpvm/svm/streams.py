@@ -9,7 +9,7 @@ polling) and raises an ``SVMError`` if nothing can ever un-stall it. The bulk fo
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -41,8 +41,7 @@ class Stream:
         self.dtype: np.dtype | None = None
         self._signature: tuple[str, str, int] | None = None
         self._init_line = ""
-        self._readers: dict[int, Any] = {}
-        self._writers: dict[int, Any] = {}
+        self._holds: list[Any] = []  # the executions that read or write it (roles.Hold, A7)
         self._ctx: Context | None = None  # the svm.init() it was initialised under
 
     @property
@@ -64,7 +63,11 @@ class Stream:
         return f"<Stream {self.name} on {self.location}: {self._ring.count}/{self._ring.capacity} of {self.dtype}>"
 
 
-IStream = OStream = IOStream = Stream
+# The seed's typedefs of Stream: the same class at run time. As the annotation of a kernel's
+# member they declare its role on that stream (restriction A7, roles.py).
+IStream = Annotated[Stream, "IStream"]
+OStream = Annotated[Stream, "OStream"]
+IOStream = Annotated[Stream, "IOStream"]
 
 
 def _begin_init(ctx: Context, s: Any, function: str, location: str, dtype: np.dtype, flags: int) -> None:
@@ -73,8 +76,9 @@ def _begin_init(ctx: Context, s: Any, function: str, location: str, dtype: np.dt
     if not isinstance(flags, int) or flags & ~_ALL_FLAGS:
         raise SVMError(f"{function}: flags {flags!r} are not a combination of the STREAM_* flags")
     s.name = user_name(s, s.name)
-    if s._ctx is not ctx:  # a new svm.init(): a new machine, nothing to compare with (B2)
+    if s._ctx is not ctx:  # a new svm.init(): a new machine, nothing to compare with (B2, A7)
         s._signature = None
+        s._holds = []
     if ctx.check:
         checks.init_checks(ctx, s, function, (location, str(dtype), flags))
     s._signature = (location, str(dtype), flags)
@@ -138,8 +142,6 @@ def _init_ram(s, location, address, capacity, element_size, init_length, init_eo
         ring = Ring(region, int(capacity), dtype)
         ring.fill(int(init_length), bool(init_eos))
         s._ring, s.address = ring, int(address)
-        s._readers.clear()
-        s._writers.clear()
 
 
 def stream_init_fifo(s: Stream, fifo_location: str, element_size: Any, flags: int = 0) -> None:
@@ -182,8 +184,6 @@ def stream_init_fifo(s: Stream, fifo_location: str, element_size: Any, flags: in
             old = Ring(np.zeros(capacity * dtype.itemsize, np.uint8), capacity, dtype)
             ctx.fifo_rings[fifo.name] = old
         s._ring, s.address = old, 0
-        s._readers.clear()
-        s._writers.clear()
 
 
 # -- operations -------------------------------------------------------------------------------
