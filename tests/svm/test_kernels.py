@@ -421,8 +421,11 @@ def test_objects_from_before_the_last_init_must_be_initialised_again(computer):
     svm.kernel_run(k)
     queued = task_init(Task(), "PROC1", lambda k: None)
     svm.kernel_run(queued)  # WAITING behind k
-    with pytest.raises(svm.SVMError, match=r"svm.init at .*test_kernels.py:\d+: the SVM is already initialised.*"
-                       r"by svm.init at .*conftest.py:\d+\); call svm.cleanup\(\) first"):
+    with pytest.raises(
+        svm.SVMError,
+        match=r"svm.init at .*test_kernels.py:\d+: the SVM is already initialised.*"
+        r"by svm.init at .*conftest.py:\d+\); call svm.cleanup\(\) first",
+    ):
         svm.init(svm.this_computer(cores=1), check=True)
     assert svm.kernel_get_status(k) == svm.KERNEL_RUNNING  # the refused init changed nothing
     svm.cleanup()

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_checks import Task, local_stream, restriction
 
 from hpvm import svm
-
-from test_checks import Task, local_stream, restriction
 
 
 class Reader(svm.Kernel):
@@ -222,3 +221,58 @@ def test_a_second_init_before_cleanup_is_refused(tiled):
     assert svm.stream_pop(s) == 5  # the running SVM is untouched
     svm.cleanup()
     svm.init("pca_tiled")  # after cleanup: allowed
+
+
+def pop_one(k):
+    svm.stream_pop(k.src)
+
+
+def test_a7_a_compiled_kernel_takes_its_role_at_its_first_pop(tiled):
+    s, gate = svm.Stream(), local_stream(1, 64)
+    svm.stream_init_fifo(s, "FIFO12", np.int32)
+    holder, compiled = Reader(), Task()
+    svm.kernel_init(holder, "PROC1", None, blocked)
+    holder.src, holder.gate = s, gate
+    svm.kernel_init(compiled, "PROC2", None, pop_one, compiled=True)
+    compiled.src = s
+    svm.kernel_run(holder)
+    svm.stream_push(s, 1)  # there is an element: the compiled pop need not wait in Python
+    svm.kernel_run(compiled)
+    with restriction(
+        "A7", "stream s already has a (WAITING|RUNNING) reader, kernel holder", "compiled cannot"
+    ):
+        svm.kernel_wait(compiled)
+    assert svm.stream_pop(s) == 1  # refused before it popped
+    svm.stream_push(gate, 0)
+    svm.kernel_wait(holder)
+
+
+# -- B1 and A3 for the remaining kernel control functions --------------------------------
+
+
+def test_b1_waiting_for_or_depending_on_a_kernel_never_initialised(tiled):
+    never, k = Task(), Task()
+    svm.kernel_init(k, "PROC1", None, lambda k: None)
+    with restriction("B1", r"kernel_wait\(Task\) before its initialisation function, at .*test_roles"):
+        svm.kernel_wait(never)
+    with restriction("B1", r"kernel_wait_multiple\(Task\) before its initialisation function"):
+        svm.kernel_wait_multiple(k, never)
+    with restriction("B1", r"kernel_get_status\(Task\) before its initialisation function"):
+        svm.kernel_get_status(never)
+    with restriction("B1", r"kernel_add_dependence\(Task\) before its initialisation function"):
+        svm.kernel_add_dependence(k, never)
+
+
+def test_b1_outside_the_assertion_mode_an_uninitialised_kernel_is_unstarted(computer):
+    never = Task()
+    svm.kernel_wait(never)  # ignored, as for any UNSTARTED kernel
+    assert svm.kernel_get_status(never) == svm.KERNEL_UNSTARTED
+
+
+def test_a3_kernel_get_status_only_in_control_code(tiled):
+    other, k = Task(), Task()
+    svm.kernel_init(other, "PROC2", None, lambda k: None)
+    svm.kernel_init(k, "PROC1", None, lambda k: svm.kernel_get_status(other))
+    svm.kernel_run(k)
+    with restriction("A3", "kernel_get_status on kernel other called from the work function of kernel k"):
+        svm.kernel_wait(k)

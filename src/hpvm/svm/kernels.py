@@ -114,10 +114,12 @@ def _state(k: Any, function: str) -> KernelState:
     return k._svm
 
 
-def _need_init(ctx: Context, k: Kernel, function: str) -> KernelState:
+def _need_init(ctx: Context, k: Kernel, function: str, always: bool = True) -> KernelState:
+    """``k``'s state, initialised on this ``svm.init()`` (restriction B1: always where the
+    function needs a processor, in the assertion mode where an UNSTARTED kernel would do)."""
     state = _state(k, function)
     _same_init(ctx, state, function)
-    if not state.initialised:
+    if not state.initialised and (always or ctx.check):
         raise SVMRestrictionError(
             "B1",
             f"{function}({type(k).__name__}) before its initialisation function, at {caller_line()}: "
@@ -235,8 +237,7 @@ def kernel_add_dependence(k: Kernel, depends_on: Kernel) -> None:
     ``depends_on`` is FINISHED; ignored when ``depends_on`` is UNSTARTED."""
     ctx = context()
     state = _need_init(ctx, k, "kernel_add_dependence")
-    other = _state(depends_on, "kernel_add_dependence")
-    _same_init(ctx, other, "kernel_add_dependence")
+    other = _need_init(ctx, depends_on, "kernel_add_dependence", always=False)
     _control_only(ctx, "kernel_add_dependence", k)
     if state.status != KERNEL_UNSTARTED:
         raise SVMError(
@@ -374,8 +375,7 @@ def kernel_wait(k: Kernel) -> None:
     """Block until ``k`` is PAUSED or FINISHED (ignored when UNSTARTED). An exception from
     its work function is raised here as an ``SVMError`` naming the kernel."""
     ctx = context()
-    state = _state(k, "kernel_wait")
-    _same_init(ctx, state, "kernel_wait")
+    state = _need_init(ctx, k, "kernel_wait", always=False)
     _control_only(ctx, "kernel_wait", k)
     if state.status == KERNEL_UNSTARTED:
         return
@@ -389,9 +389,7 @@ def kernel_wait_multiple(*ks: Kernel) -> None:
     kernels are ignored)."""
     ctx = context()
     _control_only(ctx, "kernel_wait_multiple")
-    states = [_state(k, "kernel_wait_multiple") for k in ks]
-    for state in states:
-        _same_init(ctx, state, "kernel_wait_multiple")
+    states = [_need_init(ctx, k, "kernel_wait_multiple", always=False) for k in ks]
     live = [s for s in states if s.status != KERNEL_UNSTARTED]
     if not live:
         return
@@ -408,8 +406,13 @@ def kernel_wait_multiple(*ks: Kernel) -> None:
 
 
 def kernel_get_status(k: Kernel) -> int:
-    """The status of ``k``: one of the ``KERNEL_*`` constants."""
-    return _state(k, "kernel_get_status").status
+    """The status of ``k``: one of the ``KERNEL_*`` constants. (In the assertion mode, as
+    any kernel control function but ``kernel_pause``, only from control code: A3, B1.)"""
+    ctx = runtime._context
+    if ctx is None or not ctx.check:
+        return _state(k, "kernel_get_status").status
+    _control_only(ctx, "kernel_get_status", k)
+    return _need_init(ctx, k, "kernel_get_status", always=False).status
 
 
 def status_name(status: int) -> str:

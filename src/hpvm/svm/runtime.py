@@ -460,7 +460,9 @@ def init(machine: Machine | str | None = None, check: bool = False, trace: bool 
     machine.control_processor  # noqa: B018 — a machine without one cannot run control code
     with _context_lock:
         if _context is not None:  # another thread initialised it meanwhile
-            raise SVMError("svm.init: the SVM was initialised by another thread meanwhile; call svm.cleanup() first")
+            raise SVMError(
+                "svm.init: the SVM was initialised by another thread meanwhile; call svm.cleanup() first"
+            )
         _context = Context(machine, check, trace)
         _context.init_line = caller_line()
     return machine
