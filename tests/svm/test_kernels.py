@@ -486,3 +486,16 @@ def test_kernels_that_compare_equal_are_still_different_kernels(computer):
     svm.kernel_run(b)
     svm.kernel_wait(b)
     assert svm.kernel_get_status(b) == svm.KERNEL_FINISHED
+
+
+def test_a_finished_kernel_runs_again_only_after_its_initialisation(computer):
+    k = task_init(Task(), "PROC0", lambda k: None)
+    svm.kernel_run(k)
+    svm.kernel_wait(k)
+    with pytest.raises(
+        svm.SVMError, match=r"kernel_run\(k\) at .*: the kernel is FINISHED; call its initialisation"
+    ):
+        svm.kernel_run(k)
+    task_init(k, "PROC0", lambda k: None)
+    svm.kernel_run(k)
+    svm.kernel_wait(k)

@@ -15,6 +15,7 @@ casts arrays). Boolean elements take any number's truth value, as C's ``_Bool`` 
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -91,25 +92,34 @@ def misfit(where: str, value: Any, dtype: np.dtype, position: str = "") -> SVMEr
     )
 
 
+@functools.cache
+def _bounds(dtype: np.dtype) -> tuple[int, int]:
+    """The integers an element of integer type ``dtype`` holds; for a float type, the open
+    interval of magnitudes that do not round to infinity."""
+    if dtype.kind == "f":
+        limit = float_limit(dtype)
+        return -limit, limit
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
 def fits(value: Any, dtype: np.dtype) -> bool:
     """Whether number ``value`` fits an element of scalar numeric type ``dtype`` (module
     docstring); values that are not numbers are left to NumPy's conversion."""
     kind = dtype.kind
-    if kind not in "iuf" or isinstance(value, bool | np.bool_):
+    if kind not in "iuf" or type(value) is dtype.type or isinstance(value, bool | np.bool_):
         return True
     if isinstance(value, int | np.integer):
+        low, high = _bounds(dtype)
         number = int(value)
-        if kind == "f":
-            return abs(number) < float_limit(dtype)
-        info = np.iinfo(dtype)
-        return info.min <= number <= info.max
+        return low < number < high if kind == "f" else low <= number <= high
     if isinstance(value, float | np.floating):
         if not math.isfinite(value):
             return kind == "f"
-        if kind == "f":
-            return abs(value) < float_limit(dtype)
-        info = np.iinfo(dtype)
-        return info.min <= math.trunc(value) <= info.max
+        low, high = _bounds(dtype)
+        if kind == "f":  # a Python float against Python ints: exact, and NumPy warns of nothing
+            return low < float(value) < high
+        return low <= math.trunc(value) <= high
     return True
 
 

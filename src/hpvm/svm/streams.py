@@ -29,8 +29,8 @@ STREAM_LENGTH_ALL = -1
 
 class Stream:
     """A stream variable; give it a place with ``stream_init_ram`` / ``_with_data_ram`` /
-    ``_fifo``. (``IStream``, ``OStream`` and ``IOStream`` are the same type, as in the seed:
-    they document how a kernel uses it.)"""
+    ``_fifo``. (``IStream``, ``OStream`` and ``IOStream`` are this class, annotated: as the
+    annotation of a kernel's member they declare how the kernel uses it, restriction A7.)"""
 
     def __init__(self) -> None:
         self._ring: Ring | None = None
