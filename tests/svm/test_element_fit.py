@@ -175,3 +175,30 @@ def test_fits_agrees_with_numpy_where_numpy_is_exact(dtype, value):
         except OverflowError:
             expected = False
     assert elements.fits(value, dtype) == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    source=st.sampled_from([np.int64, np.uint64, np.int16, np.float64, np.float32]),
+    target=st.sampled_from([*INTS, np.float16, np.float32]),
+    values=st.lists(
+        st.one_of(st.floats(-(2.0**66), 2.0**66), st.sampled_from([math.nan, math.inf, -math.inf])), max_size=8
+    ),
+)
+def test_bulk_pushes_refuse_exactly_the_first_value_one_push_refuses(source, target, values):
+    """The array check (vectorised) against ``fits`` value by value."""
+    with np.errstate(all="ignore"):
+        src = np.array(values, np.float64)
+        if np.dtype(source).kind in "iu":
+            src = np.nan_to_num(src, nan=0, posinf=0, neginf=0)
+            info = np.iinfo(source)
+            src = np.clip(src, float(info.min), float(np.nextafter(float(info.max), 0.0))).astype(source)
+        else:
+            src = src.astype(source)
+    target = np.dtype(target)
+    expected = next((i for i, v in enumerate(src) if not elements.fits(v, target)), None)
+    if expected is None:
+        assert len(elements.many(src, target, "w")) == len(src)
+    else:
+        with pytest.raises(svm.SVMError, match=rf"^w: values\[{expected}\] = "):
+            elements.many(src, target, "w")

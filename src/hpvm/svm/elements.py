@@ -119,7 +119,7 @@ def fits(value: Any, dtype: np.dtype) -> bool:
         low, high = _bounds(dtype)
         if kind == "f":  # a Python float against Python ints: exact, and NumPy warns of nothing
             return low < float(value) < high
-        return low <= math.trunc(value) <= high
+        return low <= math.trunc(float(value)) <= high
     return True
 
 

@@ -100,6 +100,7 @@ def _ov_fits(value, proto):  # noqa: ANN202 - Numba compares signatures
     ``value``'s type fits (a push of the stream's own type), else one or two comparisons
     with constants of ``value``'s own type (a mixed signed / unsigned comparison would go
     through float64 in Numba and lose the last bits)."""
+    value = types.unliteral(value)  # a constant (``stream_push(k.out, 300)``) has a literal type
     if isinstance(value, types.Boolean) or isinstance(proto, types.Boolean):
         return _always
     if isinstance(proto, types.Integer):

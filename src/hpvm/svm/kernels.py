@@ -408,11 +408,13 @@ def kernel_wait_multiple(*ks: Kernel) -> None:
 def kernel_get_status(k: Kernel) -> int:
     """The status of ``k``: one of the ``KERNEL_*`` constants. (In the assertion mode, as
     any kernel control function but ``kernel_pause``, only from control code: A3, B1.)"""
+    state = _state(k, "kernel_get_status")
     ctx = runtime._context
-    if ctx is None or not ctx.check:
-        return _state(k, "kernel_get_status").status
-    _control_only(ctx, "kernel_get_status", k)
-    return _need_init(ctx, k, "kernel_get_status", always=False).status
+    if ctx is not None and ctx.check:  # a kernel of an earlier svm.init() is FINISHED: no error
+        _control_only(ctx, "kernel_get_status", k)
+        if not state.initialised:
+            _need_init(ctx, k, "kernel_get_status", always=False)
+    return state.status
 
 
 def status_name(status: int) -> str:

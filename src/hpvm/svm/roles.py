@@ -21,6 +21,7 @@ runtime's ``cond`` and runs in the assertion mode only.
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -76,7 +77,7 @@ def _annotated_members(cls: type) -> dict[str, tuple[str, ...]]:
         return cached
     found: dict[str, tuple[str, ...]] = {}
     for klass in reversed(cls.__mro__):
-        for name, annotation in vars(klass).get("__annotations__", {}).items():
+        for name, annotation in inspect.get_annotations(klass).items():
             text = annotation if isinstance(annotation, str) else getattr(annotation, "__svm_role__", "")
             match = _ANNOTATION_WORD.search(text) if isinstance(text, str) else None
             if match:
