@@ -182,7 +182,8 @@ def test_fits_agrees_with_numpy_where_numpy_is_exact(dtype, value):
     source=st.sampled_from([np.int64, np.uint64, np.int16, np.float64, np.float32]),
     target=st.sampled_from([*INTS, np.float16, np.float32]),
     values=st.lists(
-        st.one_of(st.floats(-(2.0**66), 2.0**66), st.sampled_from([math.nan, math.inf, -math.inf])), max_size=8
+        st.one_of(st.floats(-(2.0**66), 2.0**66), st.sampled_from([math.nan, math.inf, -math.inf])),
+        max_size=8,
     ),
 )
 def test_bulk_pushes_refuse_exactly_the_first_value_one_push_refuses(source, target, values):
