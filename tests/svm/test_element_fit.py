@@ -97,38 +97,54 @@ class K(svm.Kernel):
     pass
 
 
-def push_value(k):
-    svm.stream_push(k.out, k.value)
+# One case per kind of conversion: (element type, value, the value as messages show it).
+CASES = [
+    (np.int8, -129, "-129"),  # a narrower signed integer
+    (np.uint64, -1, "-1"),  # signed into unsigned
+    (np.int64, np.uint64(2**63), "9223372036854775808"),  # unsigned into signed
+    (np.int32, math.nan, "nan"),  # a float into an integer
+    (np.float32, 1e39, "1e\\+39"),  # a narrower float
+]
+
+
+def push_case(k):
+    """Pushes case ``k.which``: one work function for every case, so the kernel compiles
+    once (its members keep their types from run to run)."""
+    if k.which == 0:
+        svm.stream_push(k.o0, k.v0)
+    elif k.which == 1:
+        svm.stream_push(k.o1, k.v1)
+    elif k.which == 2:
+        svm.stream_push(k.o2, k.v2)
+    elif k.which == 3:
+        svm.stream_push(k.o3, k.v3)
+    else:
+        svm.stream_push(k.o4, k.v4)
 
 
 def write_value(k):
     svm.block_write(k.b, 0, k.value)
 
 
-@pytest.mark.parametrize(
-    ("dtype", "value", "shown"),
-    [  # one per kind of conversion (each case compiles the kernel again: ~5 s)
-        (np.int8, -129, "-129"),  # a narrower signed integer
-        (np.uint64, -1, "-1"),  # signed into unsigned
-        (np.int64, np.uint64(2**63), "9223372036854775808"),  # unsigned into signed
-        (np.int32, math.nan, "nan"),  # a float into an integer
-        (np.float32, 1e39, "1e\\+39"),  # a narrower float
-    ],
-)
-def test_compiled_kernels_refuse_what_python_refuses(computer, dtype, value, shown):
-    out = ram_stream("out", dtype)
+def test_compiled_kernels_refuse_what_python_refuses(computer):
+    outs = [ram_stream(f"o{i}", dtype, 64 * i) for i, (dtype, _, _) in enumerate(CASES)]
     k = K()
-    svm.kernel_init(k, "PROC0", None, push_value, compiled=True)
-    k.out, k.value = out, value
-    svm.kernel_run(k)
-    name = np.dtype(dtype).name
-    with pytest.raises(
-        svm.SVMError, match=rf"stream_push\(out\) in compiled kernel k: {shown} does not fit .* type {name}"
-    ):
-        svm.kernel_wait(k)
-    assert len(out) == 0
-    with pytest.raises(svm.SVMError, match=rf"stream_push\(out\): {shown} does not fit .* type {name}"):
-        svm.stream_push(out, value)
+    for which, (dtype, value, shown) in enumerate(CASES):
+        svm.kernel_init(k, "PROC0", None, push_case, compiled=True)
+        k.which = which
+        for i, (out, (_, v, _)) in enumerate(zip(outs, CASES)):
+            setattr(k, f"o{i}", out)
+            setattr(k, f"v{i}", v)
+        svm.kernel_run(k)
+        name = np.dtype(dtype).name
+        compiled = rf"stream_push\(o{which}\) in compiled kernel k: {shown} does not fit .* type {name}"
+        with pytest.raises(svm.SVMError, match=compiled):
+            svm.kernel_wait(k)
+        assert len(outs[which]) == 0
+        with pytest.raises(
+            svm.SVMError, match=rf"stream_push\(o{which}\): {shown} does not fit .* type {name}"
+        ):
+            svm.stream_push(outs[which], value)
 
 
 def test_compiled_block_writes_and_values_that_fit(computer):
