@@ -276,3 +276,22 @@ def test_a3_kernel_get_status_only_in_control_code(tiled):
     svm.kernel_run(k)
     with restriction("A3", "kernel_get_status on kernel other called from the work function of kernel k"):
         svm.kernel_wait(k)
+
+
+def test_a8_a_stream_whose_fifo_was_mapped_to_another_stream_since(tiled):
+    s, t = svm.Stream(), svm.Stream()
+    svm.stream_init_fifo(s, "FIFO12", np.int32)
+    svm.stream_init_fifo(t, "FIFO12", np.int32)  # s is empty: allowed, and FIFO12 is t's now
+    with restriction(
+        "A8",
+        r"stream_push\(s\) at .*: stream s was mapped to FIFO FIFO12 at .*, and stream t has been mapped",
+        r"initialise s again \(stream_init_fifo\) before using it",
+    ):
+        svm.stream_push(s, 1)
+    svm.stream_push(t, 2)
+    assert svm.stream_pop(t) == 2
+    svm.stream_init_fifo(s, "FIFO12", np.int32)  # FIFO12 is empty: s's again
+    svm.stream_push(s, 3)
+    assert svm.stream_pop(s) == 3
+    with restriction("A8", r"stream_pop\(t\)", "stream s has been mapped to it since"):
+        svm.stream_pop(t)

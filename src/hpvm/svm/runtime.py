@@ -173,6 +173,7 @@ class Context:
         self.cond = threading.Condition(threading.Lock())
         self.buffers: dict[str, np.ndarray] = {}
         self.fifo_rings: dict[str, Ring] = {}
+        self.fifo_streams: dict[str, tuple[str, str]] = {}  # FIFO -> (its stream's name, init line): A8
         self.procs = {name: _ProcRuntime(self, p) for name, p in machine.processors.items()}
         self.control_thread = threading.current_thread()
         # Other threads outside kernels that have used a stream: more control code. While

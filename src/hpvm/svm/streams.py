@@ -184,6 +184,7 @@ def stream_init_fifo(s: Stream, fifo_location: str, element_size: Any, flags: in
             old = Ring(np.zeros(capacity * dtype.itemsize, np.uint8), capacity, dtype)
             ctx.fifo_rings[fifo.name] = old
         s._ring, s.address = old, 0
+        ctx.fifo_streams[fifo.name] = (s.name, s._init_line)
 
 
 # -- operations -------------------------------------------------------------------------------
@@ -198,6 +199,8 @@ def _ring(ctx: Context, s: Any, function: str, role: str) -> Ring:
             f"{function}: stream {s.name} was initialised before the last svm.init() (at {s._init_line}); "
             "initialise it again on the machine in use"
         )
+    if ctx.check and ctx.fifo_rings.get(s.location, s._ring) is not s._ring:
+        _a8_remapped(ctx, s, function)
     kernel = current_kernel()
     if kernel is None:
         if threading.current_thread() is not ctx.control_thread:
@@ -208,6 +211,18 @@ def _ring(ctx: Context, s: Any, function: str, role: str) -> Ring:
             checks.kernel_uses_stream(ctx, kernel, s, role)
     ctx.observe(s, "stream", role, kernel)
     return s._ring
+
+
+def _a8_remapped(ctx: Context, s: Stream, function: str) -> None:
+    """``s`` was mapped to a FIFO that another stream has been mapped to since (when it was
+    empty): the FIFO's state is the other stream's now (restriction A8)."""
+    name, line = ctx.fifo_streams[s.location]
+    raise SVMRestrictionError(
+        "A8",
+        f"{function}({s.name}) at {caller_line()}: stream {s.name} was mapped to FIFO {s.location} at "
+        f"{s._init_line}, and stream {name} has been mapped to it since (at {line}); only the stream mapped "
+        f"last may hold the FIFO's state: initialise {s.name} again (stream_init_fifo) before using it",
+    )
 
 
 def _describe(s: Stream, verb: str) -> Any:
