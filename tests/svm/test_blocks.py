@@ -38,3 +38,9 @@ def test_block_errors(computer):
         svm.block_init(svm.Block(), "RAM", 0, 0, 4)
     with pytest.raises(svm.SVMError, match="outside memory RAM"):
         svm.block_init(svm.Block(), "RAM", (1 << 30) - 4, 2, 4)
+
+
+def test_a_block_is_mapped_to_a_memory_only():
+    svm.init("pca_tiled")
+    with pytest.raises(svm.SVMError, match=r"'FIFO12' is not a memory of machine 'pca_tiled'.*is a FIFO"):
+        svm.block_init(svm.Block(), "FIFO12", 0, 4, np.int32)

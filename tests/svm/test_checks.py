@@ -325,7 +325,13 @@ def test_b3_reinitialisation_with_other_streams(tiled):
     svm.kernel_run(move)
     svm.kernel_wait(move)
     svm.move_init(move, "DMA1", s2, out, svm.STREAM_LENGTH_ALL, True)
-    with restriction("B3", "kernel move re-initialised at", "other streams or blocks"):
+    with restriction(
+        "B3",
+        r"kernel_run\(move\)",
+        "kernel move was re-initialised at .*test_checks.py:",
+        "with another stream s .* as its member 'src_str', its previous initialisation",
+        "pass the same ones, or use another kernel variable",
+    ):
         svm.kernel_run(move)
 
 

@@ -421,6 +421,14 @@ def test_objects_from_before_the_last_init_must_be_initialised_again(computer):
     svm.kernel_run(k)
     queued = task_init(Task(), "PROC1", lambda k: None)
     svm.kernel_run(queued)  # WAITING behind k
+    with pytest.raises(
+        svm.SVMError,
+        match=r"svm.init at .*test_kernels.py:\d+: the SVM is already initialised.*"
+        r"by svm.init at .*conftest.py:\d+\); call svm.cleanup\(\) first",
+    ):
+        svm.init(svm.this_computer(cores=1), check=True)
+    assert svm.kernel_get_status(k) == svm.KERNEL_RUNNING  # the refused init changed nothing
+    svm.cleanup()
     svm.init(svm.this_computer(cores=1), check=True)
     assert svm.kernel_get_status(k) == svm.KERNEL_FINISHED  # ended by the cleanup
     assert svm.kernel_get_status(queued) == svm.KERNEL_FINISHED
@@ -478,3 +486,16 @@ def test_kernels_that_compare_equal_are_still_different_kernels(computer):
     svm.kernel_run(b)
     svm.kernel_wait(b)
     assert svm.kernel_get_status(b) == svm.KERNEL_FINISHED
+
+
+def test_a_finished_kernel_runs_again_only_after_its_initialisation(computer):
+    k = task_init(Task(), "PROC0", lambda k: None)
+    svm.kernel_run(k)
+    svm.kernel_wait(k)
+    with pytest.raises(
+        svm.SVMError, match=r"kernel_run\(k\) at .*: the kernel is FINISHED; call its initialisation"
+    ):
+        svm.kernel_run(k)
+    task_init(k, "PROC0", lambda k: None)
+    svm.kernel_run(k)
+    svm.kernel_wait(k)

@@ -206,6 +206,7 @@ def test_black_box_registry(computer):
 
     svm.register_black_box("negate", Negate)
     assert "negate" in svm.black_boxes() and {"rle", "zip"} <= set(svm.black_boxes())
+    svm.cleanup()
     svm.init(svm.this_computer(cores=1))  # this computer's processors do not list "negate"
     k = svm.black_box("negate")
     with pytest.raises(svm.SVMError, match="processor PROC0 does not support kernel negate"):

@@ -205,7 +205,7 @@ def test_fifo_streams_keep_the_fifo_state_across_initialisations(tiled):
     assert wide.capacity == 32
 
 
-def test_fifo_reinitialised_while_holding_data_outside_assertion_mode(computer):
+def test_fifo_reinitialised_while_holding_data_outside_assertion_mode():
     machine = svm.load_machine("pca_tiled")
     svm.init(machine)
     s, t = svm.Stream(), svm.Stream()

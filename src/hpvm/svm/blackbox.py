@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import SVMError
 from .kernels import Kernel, kernel_init
-from .streams import STREAM_LENGTH_ALL, Stream, stream_pop_many, stream_push_many
+from .streams import STREAM_LENGTH_ALL, IStream, OStream, Stream, stream_pop_many, stream_push_many
 from .where import caller_line
 
 _REGISTRY: dict[str, type[Kernel]] = {}
@@ -73,6 +73,9 @@ class RLE(Kernel):
     ``value, count`` pairs onto ``out`` (the last tagged EOS); ``output_length`` is the
     number of elements pushed."""
 
+    in_: IStream  # the roles it declares (restriction A7)
+    out: OStream
+
     def setup(self, in_: Stream, out: Stream) -> None:
         _streams("rle_init", in_, out)
         self.in_, self.out = in_, out
@@ -97,6 +100,9 @@ class Zip(Kernel):
     """zlib compression: pops ``in_`` through its EOS, pushes the compressed bytes padded
     to whole elements of ``out`` (the last tagged EOS); ``output_length`` counts elements,
     ``compressed_bytes`` the bytes before padding."""
+
+    in_: IStream
+    out: OStream
 
     def setup(self, in_: Stream, out: Stream) -> None:
         _streams("zip_init", in_, out)

@@ -1,4 +1,5 @@
-"""The assertion mode: run-time checks of the seed's restrictions A1–A9 and B1–B6.
+"""The assertion mode: run-time checks of the seed's restrictions A1–A9 and B1–B6 (A7's
+bookkeeping: roles.py).
 
 Called only when ``svm.init(check=True)`` (A1 and B1 are checked always: the runtime
 cannot re-initialise a live kernel or use a stream with no place). Each failure is an
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import roles
 from .errors import SVMError, SVMRestrictionError
 from .runtime import LIVE, STATUS_NAMES, Context, current_kernel
 from .where import caller_line, recursive_user_function
@@ -46,7 +48,7 @@ def init_checks(ctx: Context, obj: Any, function: str, signature: tuple[str, str
         )
     for kernel in ctx.kernels.values():
         state = kernel._svm
-        touched = any(held is obj for held, _ in state.roles)
+        touched = any(hold.stream is obj for hold in state.roles)
         if state.status in LIVE and (id(obj) in state.resources or touched):
             raise SVMRestrictionError(
                 "A2",
@@ -66,31 +68,77 @@ def init_checks(ctx: Context, obj: Any, function: str, signature: tuple[str, str
     b6_not_recursive(f"{function}({name})")
 
 
-def kernel_resources(k: Kernel) -> list[Any]:
-    """The streams and blocks a kernel was given: its data members (and members that are
-    lists, tuples or dict values of them), as the seed's LLC reads them from the init
-    function, plus its scratch block."""
+def kernel_arguments(k: Kernel) -> dict[str, Any]:
+    """The streams and blocks a kernel was given, by member: its data members (and members
+    that are lists, tuples or dicts of them, as ``name[i]``), as the seed's LLC reads them
+    from the init function. The scratch block is not among them (``KernelState.scratch``)."""
     from .blocks import Block
     from .streams import Stream
 
-    found: dict[int, Any] = {}
-
-    def add(value: Any) -> None:
-        if isinstance(value, Stream | Block):
-            found.setdefault(id(value), value)
-
+    found: dict[str, Any] = {}
     for name, value in vars(k).items():
         if name == "_svm":
             continue
-        add(value)
-        if isinstance(value, list | tuple):
-            for item in value:
-                add(item)
-        elif isinstance(value, dict):
-            for item in value.values():
-                add(item)
-    add(k._svm.scratch)
+        if isinstance(value, Stream | Block):
+            found[name] = value
+        elif isinstance(value, list | tuple | dict):
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                if isinstance(item, Stream | Block):
+                    found[f"{name}[{key!r}]"] = item
+    return found
+
+
+def kernel_resources(k: Kernel) -> list[Any]:
+    """Every stream and block ``k`` was given (its arguments and its scratch block), once each."""
+    found = {id(v): v for v in kernel_arguments(k).values()}
+    if k._svm.scratch is not None:
+        found.setdefault(id(k._svm.scratch), k._svm.scratch)
     return list(found.values())
+
+
+def _described(obj: Any) -> str:
+    return "None" if obj is None else f"{_kind(obj)} {obj.name}"
+
+
+def b3_same_scratch(k: Kernel, scratch: Any) -> None:
+    """B3 for the scratch block, at a re-initialisation (``kernel_init`` of an initialised kernel)."""
+    state = k._svm
+    if state.scratch is not scratch:
+        raise SVMRestrictionError(
+            "B3",
+            f"kernel_init({state.name}) at {caller_line()} passes scratch {_described(scratch)}, its "
+            f"initialisation at {state.init_line} passed {_described(state.scratch)}; every initialisation "
+            "of a kernel must pass the same stream and block arguments: pass the same scratch block, or "
+            "use another kernel variable",
+        )
+
+
+def b3_same_arguments(k: Kernel) -> None:
+    """B3 for the stream and block members, at ``kernel_run`` after a re-initialisation: the
+    members now against those the kernel held when ``kernel_init`` was called again (the init
+    function sets them after ``kernel_init``, as the seed's amplifierInit does)."""
+    state = k._svm
+    previous = state.previous_arguments
+    if previous is None:
+        return
+    now = kernel_arguments(k)
+    for slot in sorted(set(previous) | set(now)):
+        before, after = previous.get(slot), now.get(slot)
+        if before is not after:
+            if before is not None and after is not None and before.name == after.name:
+                before_text = f"{_described(before)} (initialised at {before._init_line})"
+                after_text = f"another {_described(after)} (initialised at {after._init_line})"
+            else:
+                before_text, after_text = _described(before), _described(after)
+            raise SVMRestrictionError(
+                "B3",
+                f"kernel_run({state.name}) at {caller_line()}: kernel {state.name} was re-initialised at "
+                f"{state.init_line} with {after_text} as its member {slot!r}, its previous "
+                f"initialisation ({state.previous_init_line}) with {before_text}; every initialisation "
+                "of a kernel must pass the same stream and block arguments: pass the same ones, or use "
+                "another kernel variable",
+            )
 
 
 def _location_reached(ctx: Context, kernel: Kernel, obj: Any, function: str) -> None:
@@ -105,55 +153,29 @@ def _location_reached(ctx: Context, kernel: Kernel, obj: Any, function: str) -> 
         )
 
 
-def _hold(ctx: Context, kernel: Kernel, s: Any, role: str, function: str) -> None:
-    holders = s._readers if role == "reader" else s._writers
-    if id(kernel) in holders:
-        return
-    for other in holders.values():
-        if other is not kernel and other._svm.status in LIVE:
-            raise SVMRestrictionError(
-                "A7",
-                f"stream {s.name} already has a {STATUS_NAMES[other._svm.status]} {role}, kernel "
-                f"{other._svm.name}; kernel {kernel._svm.name} cannot also be its {role} ({function}, kernel "
-                f"initialised at {kernel._svm.init_line}); kernel_wait for {other._svm.name} first",
-            )
-    holders[id(kernel)] = kernel
-    kernel._svm.roles.append((s, role))
-
-
 def on_run(ctx: Context, k: Kernel, resources: list[Any]) -> None:
-    """A6 and B3 for every resource at ``kernel_run``; A7 for kernels that declare which
-    streams they read and write (predefined and black-box kernels). Holds ``cond``."""
+    """B1, A6 and B3 for every resource at ``kernel_run``; A7 for the roles the kernel
+    declares (roles.py). Holds ``cond``."""
     state = k._svm
+    where = f"kernel_run({state.name}) at {caller_line()}"
     for obj in resources:
         if obj._signature is None:
             raise SVMRestrictionError(
                 "B1",
-                f"kernel_run({state.name}) at {caller_line()}: its {_kind(obj)} {obj.name} was never initialised; "
-                "call its init function before running the kernel",
+                f"{where}: its {_kind(obj)} {obj.name} was never initialised; call its init function before "
+                "running the kernel",
             )
-        _location_reached(ctx, k, obj, f"kernel_run({state.name}) at {caller_line()}")
-    if state.previous_resources is not None:
-        now = frozenset(id(r) for r in resources)
-        if now != state.previous_resources:
-            raise SVMRestrictionError(
-                "B3",
-                f"kernel {state.name} re-initialised at {state.init_line} with other streams or blocks than its "
-                "previous initialisation; pass the same stream and block arguments every time",
-            )
-    roles = getattr(k, "_stream_roles", None)
-    if roles is not None:
-        for s, role in roles():
-            _hold(ctx, k, s, role, f"kernel_run({state.name}) at {caller_line()}")
+        _location_reached(ctx, k, obj, where)
+    b3_same_arguments(k)
+    roles.hold_declared(ctx, k, where)
 
 
 def kernel_uses_stream(ctx: Context, kernel: Kernel, s: Any, role: str) -> None:
     """A6 and A7 when a work function pushes (writer) or pops / peeks (reader)."""
-    holders = s._readers if role == "reader" else s._writers
-    if id(kernel) in holders:
+    if (id(s), role) in kernel._svm.role_keys:
         return
     _location_reached(ctx, kernel, s, f"a {role} operation")
-    _hold(ctx, kernel, s, role, f"a {'pop/peek' if role == 'reader' else 'push'}")
+    roles.hold(ctx, kernel, s, role, f"a {'pop/peek' if role == 'reader' else 'push'}")
 
 
 def kernel_reaches(ctx: Context, kernel: Kernel, b: Any, function: str) -> None:

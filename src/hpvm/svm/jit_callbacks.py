@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import numba
 
-from . import streams
+from . import elements, streams
 from .errors import SVMError
 from .runtime import current_kernel
 
 READ, WRITE = 0, 1
 FAIL_PEEK, FAIL_BLOCK_READ, FAIL_BLOCK_WRITE, FAIL_UNORDERED = 0, 1, 2, 3
+SIGNED, UNSIGNED, FLOAT = 0, 1, 2  # how py_misfit reads the value it is given
 
 
 class CompiledStop(Exception):
@@ -53,6 +54,36 @@ def py_wait(key: int, need: int, kind: int) -> int:
         return 0
     except BaseException as exc:  # KernelStop included: the runner re-raises it
         return _stash(exc)
+
+
+def py_use(key: int, kind: int) -> int:
+    """The kernel's first pop / peek (READ) or push (WRITE) of stream ``key`` in this
+    execution: take the role as a Python kernel does (A6 and A7 in the assertion mode, the
+    program's picture); 0, or -1 with the reason stashed."""
+    try:
+        kernel = current_kernel()
+        jit = kernel._svm.jit  # type: ignore[union-attr]
+        s, ctx = jit.objects[key], jit.ctx
+        with ctx.cond:
+            if kind == READ:
+                streams._ring(ctx, s, "stream_pop", "reader")
+            else:
+                streams._ring(ctx, s, "stream_push", "writer")
+        jit.seen[key][kind] = 1
+        return 0
+    except BaseException as exc:
+        return _stash(exc)
+
+
+def py_misfit(key: int, ivalue: int, fvalue: float, kind: int, what: int) -> int:
+    """Stash the ``SVMError`` for a value that does not fit the element type of stream or
+    block ``key`` (the message ``elements.misfit`` gives Python kernels); -1."""
+    state = current_kernel()._svm  # type: ignore[union-attr]
+    obj = state.jit.objects[key]
+    value = (ivalue, ivalue % (1 << 64), fvalue)[kind]
+    function = "block_write" if what == FAIL_BLOCK_WRITE else "stream_push"
+    dtype = obj.dtype
+    return _stash(elements.misfit(f"{function}({obj.name}) in compiled kernel {state.name}", value, dtype))
 
 
 def py_checkpoint() -> int:
@@ -103,6 +134,22 @@ def py_fail(key: int, index: int, what: int) -> int:
 def _call_wait(key: int, need: int, kind: int) -> None:
     with numba.objmode(rc="int64"):
         rc = py_wait(key, need, kind)
+    if rc < 0:
+        raise CompiledStop()
+
+
+@numba.njit(nogil=True)
+def _call_use(key: int, kind: int) -> None:
+    with numba.objmode(rc="int64"):
+        rc = py_use(key, kind)
+    if rc < 0:
+        raise CompiledStop()
+
+
+@numba.njit(nogil=True)
+def _call_misfit(key: int, ivalue: int, fvalue: float, kind: int, what: int) -> None:
+    with numba.objmode(rc="int64"):
+        rc = py_misfit(key, ivalue, fvalue, kind, what)
     if rc < 0:
         raise CompiledStop()
 

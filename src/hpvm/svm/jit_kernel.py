@@ -40,11 +40,16 @@ _lock = threading.Lock()
 class JitRun:
     """What a compiled kernel's execution needs (on ``kernel._svm.jit``)."""
 
-    def __init__(self, ctx: Context, dispatcher: Any, args: Any, objects: list[Any], keep: list[Any]):
+    def __init__(
+        self, ctx: Context, dispatcher: Any, args: Any, objects: list[Any], keep: list[Any], seen: list[Any]
+    ):
         self.ctx = ctx
         self.dispatcher = dispatcher
         self.args = args
         self.objects = objects  # streams and blocks by key
+        self.seen = (
+            seen  # by key: a stream's [read, written] words (1 once its role is taken), None for a block
+        )
         self.keep = keep  # the arrays whose addresses compiled code uses: alive while it runs
         self.stop: BaseException | None = None  # what the compiled code unwound for
 
@@ -67,7 +72,14 @@ def _address(arr: np.ndarray) -> int:
 
 
 def _member(
-    ctx: Context, name: str, kernel: str, value: Any, ctl: np.ndarray, objects: list[Any], keep: list[Any]
+    ctx: Context,
+    name: str,
+    kernel: str,
+    value: Any,
+    ctl: np.ndarray,
+    objects: list[Any],
+    keep: list[Any],
+    seen: list[Any],
 ) -> Any:
     where = f"compiled kernel {kernel}: member {name!r}"
     if isinstance(value, Stream):
@@ -80,12 +92,15 @@ def _member(
             )
         ring = value._ring
         objects.append(value)
-        keep.extend((ring.data, ring.state, ring.tags))
+        words = np.zeros(2, np.int64)  # the first pop / push calls back to take the role (A7)
+        seen.append(words)
+        keep.extend((ring.data, ring.state, ring.tags, words))
         return jit_ops.CStream(
             _address(ring.data),
             _address(ring.state),
             _address(ring.tags),
             _address(ctl),
+            _address(words),
             ring.capacity,
             int(ring.state[MASK]),
             bool(value.flags & STREAM_UNORDERED),
@@ -101,6 +116,7 @@ def _member(
                 "blocks of scalar numeric elements — use a Python work function"
             )
         objects.append(value)
+        seen.append(None)
         keep.append(value.data)
         return jit_ops.CBlock(
             _address(value.data), value.capacity, _address(ctl), len(objects) - 1, value.dtype.type(0)
@@ -124,8 +140,9 @@ def prepare(ctx: Context, k: Any) -> JitRun:
     state.ctl[0] = 0
     objects: list[Any] = []
     keep: list[Any] = [state.ctl]  # compiled code holds raw addresses into these arrays
+    seen: list[Any] = []
     members = {n: v for n, v in vars(k).items() if not n.startswith("_")}
-    fields = {n: _member(ctx, n, state.name, v, state.ctl, objects, keep) for n, v in members.items()}
+    fields = {n: _member(ctx, n, state.name, v, state.ctl, objects, keep, seen) for n, v in members.items()}
     shape = (type(k).__name__, tuple(fields))
     with _lock:
         tuple_type = _member_types.get(shape)
@@ -152,4 +169,4 @@ def prepare(ctx: Context, k: Any) -> JitRun:
             f"member. Numba said:\n{detail}"
         ) from exc
     ctx.poll = POLL
-    return JitRun(ctx, dispatcher, args, objects, keep)
+    return JitRun(ctx, dispatcher, args, objects, keep, seen)

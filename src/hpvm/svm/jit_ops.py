@@ -34,18 +34,23 @@ from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
-from . import blocks, streams
+from . import blocks, elements, streams
 from .jit_atomics import element_load, element_store, load, load_acquire, load_relaxed, store, store_release
 from .jit_callbacks import (
     FAIL_BLOCK_READ,
     FAIL_BLOCK_WRITE,
     FAIL_PEEK,
     FAIL_UNORDERED,
+    FLOAT,
     READ,
+    SIGNED,
+    UNSIGNED,
     WRITE,
     _call_checkpoint,
     _call_fail,
+    _call_misfit,
     _call_notify,
+    _call_use,
     _call_wait,
 )
 from .ring import (
@@ -62,12 +67,73 @@ from .ring import (
 
 # Addresses (ints) of the ring's data, counters, tags and the kernel's control word; ``proto``
 # is a zero of the element type (it gives compiled code the type).
+# ``seen``: the address of the kernel's two words for this stream, set once its first pop /
+# peek and push have taken the reader / writer role in Python (restriction A7).
 CStream = namedtuple(
-    "CStream", ["data", "state", "tags", "ctl", "capacity", "mask", "unordered", "key", "proto"]
+    "CStream", ["data", "state", "tags", "ctl", "seen", "capacity", "mask", "unordered", "key", "proto"]
 )
 CBlock = namedtuple("CBlock", ["data", "capacity", "ctl", "key", "proto"])
 
 SPINS = 2000  # counter re-reads before a stalled operation waits in Python
+FAIL_PUSH = -1  # _misfit's ``what`` for a push (FAIL_BLOCK_WRITE for a block write)
+
+
+# -- values that do not fit an element (elements.py says what fits) ------------------------
+
+
+def fits(value: Any, proto: Any) -> bool:
+    """Whether ``value`` fits an element of ``proto``'s type (compiled: the overload below)."""
+    return elements.fits(value, np.asarray(proto).dtype)
+
+
+def _always(value, proto):  # noqa: ANN001, ANN202
+    return True
+
+
+def _int_range(t: types.Integer) -> tuple[int, int]:
+    return (-(1 << (t.bitwidth - 1)), (1 << (t.bitwidth - 1)) - 1) if t.signed else (0, (1 << t.bitwidth) - 1)
+
+
+@overload(fits, inline="always")
+def _ov_fits(value, proto):  # noqa: ANN202 - Numba compares signatures
+    """Specialised on the two types at compile time: no code at all where every value of
+    ``value``'s type fits (a push of the stream's own type), else one or two comparisons
+    with constants of ``value``'s own type (a mixed signed / unsigned comparison would go
+    through float64 in Numba and lose the last bits)."""
+    value = types.unliteral(value)  # a constant (``stream_push(k.out, 300)``) has a literal type
+    if isinstance(value, types.Boolean) or isinstance(proto, types.Boolean):
+        return _always
+    if isinstance(proto, types.Integer):
+        lo, hi = _int_range(proto)
+        if isinstance(value, types.Integer):
+            vlo, vhi = _int_range(value)
+            if lo <= vlo and vhi <= hi:
+                return _always
+            cast = np.dtype(str(value)).type
+            low = cast(max(lo, vlo))
+            high = cast(min(hi, vhi))
+            return lambda value, proto: value >= low and value <= high
+        if isinstance(value, types.Float):
+            low, high = float(lo), float(hi) + 1.0  # exact in float64: powers of two, or small
+            return lambda value, proto: (value >= low or value > low - 1.0) and value < high
+    if isinstance(proto, types.Float) and isinstance(value, types.Integer | types.Float):
+        if proto.bitwidth >= 64 or (isinstance(value, types.Float) and value.bitwidth <= proto.bitwidth):
+            return _always
+        limit = float(elements.float_limit(np.dtype(str(proto))))
+        return lambda value, proto: not (abs(np.float64(value)) >= limit and np.isfinite(np.float64(value)))
+    return None
+
+
+def _misfit(key: int, value: Any, what: int) -> None:
+    """Report ``value`` to Python and unwind (compiled: the overload below)."""
+
+
+@overload(_misfit)
+def _ov_misfit(key, value, what):  # noqa: ANN202 - Numba compares signatures
+    if isinstance(value, types.Float):
+        return lambda key, value, what: _call_misfit(key, 0, np.float64(value), FLOAT, what)
+    kind = SIGNED if getattr(value, "signed", True) else UNSIGNED
+    return lambda key, value, what: _call_misfit(key, np.int64(value), 0.0, kind, what)
 
 
 @numba.njit(nogil=True, inline="always")
@@ -133,6 +199,10 @@ def _wake(s: Any, writer: bool, eos: bool) -> None:
 @numba.njit(nogil=True, inline="always")
 def _push(s: Any, value: Any, eos: bool) -> None:
     _control(s.ctl)
+    if load(s.seen, WRITE) == 0:
+        _call_use(s.key, WRITE)
+    if not fits(value, s.proto):
+        _misfit(s.key, value, FAIL_PUSH)
     pushed = load(s.state, PUSHED)
     if pushed - load(s.state, W_POPPED) >= s.capacity:
         _wait_writable(s)
@@ -151,6 +221,8 @@ def _ready(s: Any, index: int) -> int:
     POPPED. The fast path is one unsigned comparison against the reader's cached count: a
     negative index wraps to a huge one, and the count is never above the capacity. (Peeks
     do not read the control word: the pop that follows them does, and so does every wait.)"""
+    if load(s.seen, READ) == 0:
+        _call_use(s.key, READ)
     popped = load(s.state, POPPED)
     if np.uint64(index) >= np.uint64(load(s.state, R_PUSHED) - popped):
         if index < 0 or index >= s.capacity:
@@ -300,6 +372,8 @@ def _ov_block_write(b, index, element):  # noqa: ANN202 - Numba compares signatu
 
     def impl(b, index, element):  # noqa: ANN202
         _block_index(b, index, FAIL_BLOCK_WRITE)
+        if not fits(element, b.proto):
+            _misfit(b.key, element, FAIL_BLOCK_WRITE)
         element_store(b.data, index, element, b.proto)
 
     return impl

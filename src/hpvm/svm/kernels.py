@@ -53,8 +53,13 @@ class KernelState:
         self.initialised = False
         self.init_line = ""
         self.resources: frozenset[int] = frozenset()  # ids of the streams/blocks it was given
-        self.previous_resources: frozenset[int] | None = None
-        self.roles: list[tuple[Any, str]] = []  # (stream, "reader"/"writer") it holds (A7)
+        # B3: its stream and block members when kernel_init was called again, compared at kernel_run
+        self.previous_arguments: dict[str, Any] | None = None
+        self.previous_init_line = ""
+        self.run_tick = 0  # Context.tick at this execution's kernel_run (A7)
+        self.run_line = ""  # where kernel_run started this execution
+        self.roles: list[Any] = []  # the roles.Hold of this execution (A7)
+        self.role_keys: set[tuple[int, str]] = set()  # (id(stream), role) of those holds
         self.ctx: Context | None = None  # the svm.init() it was initialised under
         self.compiled = False  # kernel_init(..., compiled=True): Numba, nogil (jit_kernel.py)
         self.jit: Any = None  # the compiled execution (a jit_kernel.JitRun) while it runs
@@ -71,12 +76,12 @@ class KernelState:
         if ctx is not None and ctx.trace is not None:
             ctx.record(self.name, self.proc, value)
 
-    def release_roles(self) -> None:
-        """The execution is over: it no longer reads or writes its streams (A7)."""
-        for stream, role in self.roles:
-            holders = stream._readers if role == "reader" else stream._writers
-            holders.pop(id(self.owner), None)
+    def release_roles(self, tick: int) -> None:
+        """The execution is over at ``tick``: it no longer reads or writes its streams (A7)."""
+        for hold in self.roles:
+            hold.end = tick
         self.roles = []
+        self.role_keys = set()
 
 
 class Kernel:
@@ -109,10 +114,12 @@ def _state(k: Any, function: str) -> KernelState:
     return k._svm
 
 
-def _need_init(ctx: Context, k: Kernel, function: str) -> KernelState:
+def _need_init(ctx: Context, k: Kernel, function: str, always: bool = True) -> KernelState:
+    """``k``'s state, initialised on this ``svm.init()`` (restriction B1: always where the
+    function needs a processor, in the assertion mode where an UNSTARTED kernel would do)."""
     state = _state(k, function)
     _same_init(ctx, state, function)
-    if not state.initialised:
+    if not state.initialised and (always or ctx.check):
         raise SVMRestrictionError(
             "B1",
             f"{function}({type(k).__name__}) before its initialisation function, at {caller_line()}: "
@@ -169,7 +176,11 @@ def kernel_init(
         )
     proc = _processor(ctx, proc_location, type(k).kind, "kernel_init")
     if state.ctx is not ctx:  # a new svm.init(): a new machine, nothing to compare with (B2, B3)
-        state.initialised, state.resources, state.previous_resources = False, frozenset(), None
+        state.initialised, state.resources, state.previous_arguments = False, frozenset(), None
+    from .blocks import Block
+
+    if scratch is not None and not isinstance(scratch, Block):
+        raise SVMError(f"kernel_init: scratch must be an svm.Block or None, got {type(scratch).__name__}")
     if ctx.check:
         checks.b6_not_recursive("kernel_init")
         if state.initialised and state.proc != proc.name:
@@ -178,12 +189,10 @@ def kernel_init(
                 f"kernel {state.name} initialised on {proc.name} at {caller_line()} but on "
                 f"{state.proc} before ({state.init_line}); use the same processor every time",
             )
-    from .blocks import Block
-
-    if scratch is not None and not isinstance(scratch, Block):
-        raise SVMError(f"kernel_init: scratch must be an svm.Block or None, got {type(scratch).__name__}")
-    if state.resources:
-        state.previous_resources = state.resources
+        if state.initialised:  # a re-initialisation: the same stream and block arguments (B3)
+            checks.b3_same_scratch(k, scratch)
+            state.previous_arguments = checks.kernel_arguments(k)
+            state.previous_init_line = state.init_line
     state.proc = proc.name
     state.work = work
     state.scratch = scratch
@@ -228,8 +237,7 @@ def kernel_add_dependence(k: Kernel, depends_on: Kernel) -> None:
     ``depends_on`` is FINISHED; ignored when ``depends_on`` is UNSTARTED."""
     ctx = context()
     state = _need_init(ctx, k, "kernel_add_dependence")
-    other = _state(depends_on, "kernel_add_dependence")
-    _same_init(ctx, other, "kernel_add_dependence")
+    other = _need_init(ctx, depends_on, "kernel_add_dependence", always=False)
     _control_only(ctx, "kernel_add_dependence", k)
     if state.status != KERNEL_UNSTARTED:
         raise SVMError(
@@ -278,8 +286,10 @@ def kernel_run(k: Kernel) -> None:
             state.jit = jit
             resources = checks.kernel_resources(k)
             if ctx.check:
+                state.run_tick, state.run_line = ctx.tick + 1, caller_line()
                 checks.on_run(ctx, k, resources)
-            state.previous_resources = None
+                ctx.tick += 1
+            state.previous_arguments = None
             state.resources = frozenset(id(r) for r in resources)
             state.runs += 1
             state.status = KERNEL_WAITING
@@ -365,8 +375,7 @@ def kernel_wait(k: Kernel) -> None:
     """Block until ``k`` is PAUSED or FINISHED (ignored when UNSTARTED). An exception from
     its work function is raised here as an ``SVMError`` naming the kernel."""
     ctx = context()
-    state = _state(k, "kernel_wait")
-    _same_init(ctx, state, "kernel_wait")
+    state = _need_init(ctx, k, "kernel_wait", always=False)
     _control_only(ctx, "kernel_wait", k)
     if state.status == KERNEL_UNSTARTED:
         return
@@ -380,9 +389,7 @@ def kernel_wait_multiple(*ks: Kernel) -> None:
     kernels are ignored)."""
     ctx = context()
     _control_only(ctx, "kernel_wait_multiple")
-    states = [_state(k, "kernel_wait_multiple") for k in ks]
-    for state in states:
-        _same_init(ctx, state, "kernel_wait_multiple")
+    states = [_need_init(ctx, k, "kernel_wait_multiple", always=False) for k in ks]
     live = [s for s in states if s.status != KERNEL_UNSTARTED]
     if not live:
         return
@@ -399,8 +406,15 @@ def kernel_wait_multiple(*ks: Kernel) -> None:
 
 
 def kernel_get_status(k: Kernel) -> int:
-    """The status of ``k``: one of the ``KERNEL_*`` constants."""
-    return _state(k, "kernel_get_status").status
+    """The status of ``k``: one of the ``KERNEL_*`` constants. (In the assertion mode, as
+    any kernel control function but ``kernel_pause``, only from control code: A3, B1.)"""
+    state = _state(k, "kernel_get_status")
+    ctx = runtime._context
+    if ctx is not None and ctx.check:  # a kernel of an earlier svm.init() is FINISHED: no error
+        _control_only(ctx, "kernel_get_status", k)
+        if not state.initialised:
+            _need_init(ctx, k, "kernel_get_status", always=False)
+    return state.status
 
 
 def status_name(status: int) -> str:

@@ -162,6 +162,8 @@ class Context:
     def __init__(self, machine: Machine, check: bool, trace: bool = False):
         self.machine = machine
         self.check = check
+        self.init_line = "<unknown>"  # where svm.init() was called (the message of a second init)
+        self.tick = 0  # counts kernel_runs and finishes: the clock of restriction A7 (roles.py)
         self.trace: list[TraceEvent] | None = [] if trace else None
         self.program: dict[int, ProgramUse] = {}  # id(stream or block) -> its use
         self.program_kernels: dict[str, str] = {}  # kernel name -> processor
@@ -171,6 +173,7 @@ class Context:
         self.cond = threading.Condition(threading.Lock())
         self.buffers: dict[str, np.ndarray] = {}
         self.fifo_rings: dict[str, Ring] = {}
+        self.fifo_streams: dict[str, tuple[str, str]] = {}  # FIFO -> (its stream's name, init line): A8
         self.procs = {name: _ProcRuntime(self, p) for name, p in machine.processors.items()}
         self.control_thread = threading.current_thread()
         # Other threads outside kernels that have used a stream: more control code. While
@@ -387,7 +390,8 @@ class Context:
         state.status = KERNEL_FINISHED
         state.finished_runs = state.runs
         state.end_requested = state.pause_requested = False
-        state.release_roles()
+        self.tick += 1
+        state.release_roles(self.tick)
         if error is not None:
             state.error = error
 
@@ -430,9 +434,20 @@ def init(machine: Machine | str | None = None, check: bool = False, trace: bool 
     """Start the SVM on ``machine`` (a ``Machine``, a TOML path, a shipped machine's name,
     or None for "this computer"); ``check=True`` turns on the assertion mode; ``trace=True``
     records every kernel state change (``svm.trace_events()``, ``svm.draw_trace(path)``).
-    Returns the machine. A second ``init`` cleans up the first."""
+    Returns the machine. A second ``init`` while one is running is an ``SVMError``: its
+    kernels, streams and blocks would silently lose their machine, so the program must say
+    so with ``svm.cleanup()`` first."""
     global _context
     from .machine import load_machine, this_computer
+    from .where import caller_line
+
+    running = _context
+    if running is not None:
+        raise SVMError(
+            f"svm.init at {caller_line()}: the SVM is already initialised (machine {running.machine.name!r}, "
+            f"by svm.init at {running.init_line}); call svm.cleanup() first to stop its kernels and free "
+            "its memories, then svm.init again"
+        )
 
     if machine is None:
         machine = this_computer()
@@ -444,9 +459,13 @@ def init(machine: Machine | str | None = None, check: bool = False, trace: bool 
             f"got {type(machine).__name__}"
         )
     machine.control_processor  # noqa: B018 — a machine without one cannot run control code
-    cleanup()
     with _context_lock:
+        if _context is not None:  # another thread initialised it meanwhile
+            raise SVMError(
+                "svm.init: the SVM was initialised by another thread meanwhile; call svm.cleanup() first"
+            )
         _context = Context(machine, check, trace)
+        _context.init_line = caller_line()
     return machine
 
 

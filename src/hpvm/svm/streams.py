@@ -9,7 +9,7 @@ polling) and raises an ``SVMError`` if nothing can ever un-stall it. The bulk fo
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -29,8 +29,8 @@ STREAM_LENGTH_ALL = -1
 
 class Stream:
     """A stream variable; give it a place with ``stream_init_ram`` / ``_with_data_ram`` /
-    ``_fifo``. (``IStream``, ``OStream`` and ``IOStream`` are the same type, as in the seed:
-    they document how a kernel uses it.)"""
+    ``_fifo``. (``IStream``, ``OStream`` and ``IOStream`` are this class, annotated: as the
+    annotation of a kernel's member they declare how the kernel uses it, restriction A7.)"""
 
     def __init__(self) -> None:
         self._ring: Ring | None = None
@@ -41,8 +41,7 @@ class Stream:
         self.dtype: np.dtype | None = None
         self._signature: tuple[str, str, int] | None = None
         self._init_line = ""
-        self._readers: dict[int, Any] = {}
-        self._writers: dict[int, Any] = {}
+        self._holds: list[Any] = []  # the executions that read or write it (roles.Hold, A7)
         self._ctx: Context | None = None  # the svm.init() it was initialised under
 
     @property
@@ -64,7 +63,11 @@ class Stream:
         return f"<Stream {self.name} on {self.location}: {self._ring.count}/{self._ring.capacity} of {self.dtype}>"
 
 
-IStream = OStream = IOStream = Stream
+# The seed's typedefs of Stream: the same class at run time. As the annotation of a kernel's
+# member they declare its role on that stream (restriction A7, roles.py).
+IStream = Annotated[Stream, "IStream"]
+OStream = Annotated[Stream, "OStream"]
+IOStream = Annotated[Stream, "IOStream"]
 
 
 def _begin_init(ctx: Context, s: Any, function: str, location: str, dtype: np.dtype, flags: int) -> None:
@@ -73,8 +76,9 @@ def _begin_init(ctx: Context, s: Any, function: str, location: str, dtype: np.dt
     if not isinstance(flags, int) or flags & ~_ALL_FLAGS:
         raise SVMError(f"{function}: flags {flags!r} are not a combination of the STREAM_* flags")
     s.name = user_name(s, s.name)
-    if s._ctx is not ctx:  # a new svm.init(): a new machine, nothing to compare with (B2)
+    if s._ctx is not ctx:  # a new svm.init(): a new machine, nothing to compare with (B2, A7)
         s._signature = None
+        s._holds = []
     if ctx.check:
         checks.init_checks(ctx, s, function, (location, str(dtype), flags))
     s._signature = (location, str(dtype), flags)
@@ -138,8 +142,6 @@ def _init_ram(s, location, address, capacity, element_size, init_length, init_eo
         ring = Ring(region, int(capacity), dtype)
         ring.fill(int(init_length), bool(init_eos))
         s._ring, s.address = ring, int(address)
-        s._readers.clear()
-        s._writers.clear()
 
 
 def stream_init_fifo(s: Stream, fifo_location: str, element_size: Any, flags: int = 0) -> None:
@@ -182,8 +184,7 @@ def stream_init_fifo(s: Stream, fifo_location: str, element_size: Any, flags: in
             old = Ring(np.zeros(capacity * dtype.itemsize, np.uint8), capacity, dtype)
             ctx.fifo_rings[fifo.name] = old
         s._ring, s.address = old, 0
-        s._readers.clear()
-        s._writers.clear()
+        ctx.fifo_streams[fifo.name] = (s.name, s._init_line)
 
 
 # -- operations -------------------------------------------------------------------------------
@@ -198,6 +199,8 @@ def _ring(ctx: Context, s: Any, function: str, role: str) -> Ring:
             f"{function}: stream {s.name} was initialised before the last svm.init() (at {s._init_line}); "
             "initialise it again on the machine in use"
         )
+    if ctx.check and ctx.fifo_rings.get(s.location, s._ring) is not s._ring:
+        _a8_remapped(ctx, s, function)
     kernel = current_kernel()
     if kernel is None:
         if threading.current_thread() is not ctx.control_thread:
@@ -208,6 +211,18 @@ def _ring(ctx: Context, s: Any, function: str, role: str) -> Ring:
             checks.kernel_uses_stream(ctx, kernel, s, role)
     ctx.observe(s, "stream", role, kernel)
     return s._ring
+
+
+def _a8_remapped(ctx: Context, s: Stream, function: str) -> None:
+    """``s`` was mapped to a FIFO that another stream has been mapped to since (when it was
+    empty): the FIFO's state is the other stream's now (restriction A8)."""
+    name, line = ctx.fifo_streams[s.location]
+    raise SVMRestrictionError(
+        "A8",
+        f"{function}({s.name}) at {caller_line()}: stream {s.name} was mapped to FIFO {s.location} at "
+        f"{s._init_line}, and stream {name} has been mapped to it since (at {line}); only the stream mapped "
+        f"last may hold the FIFO's state: initialise {s.name} again (stream_init_fifo) before using it",
+    )
 
 
 def _describe(s: Stream, verb: str) -> Any:
