@@ -46,6 +46,10 @@ def extract(text: str) -> InternalFunction:
     parallel loop of another front end); ``LLVMImportError`` if it does not parse or
     verify, or its directives do not map onto a graph."""
     module = parse_verified(text, "extract(): ")
+    from .foreign import extract_foreign, foreign_regions
+
+    if foreign_regions(module):  # OmpSs-2's or Intel's directives
+        return extract_foreign(module)
     fn = _region_function(module)
     if fn is None:  # another front end's parallel loop, or nothing EXTRACT reads
         from .tapir import extract_loops

@@ -29,7 +29,7 @@ _PURE = frozenset(
     {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor"}
     | {"zext", "sext", "trunc", "icmp", "select", "phi", "br", "ret", "getelementptr"}
 )
-_ELEMENT = {"i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "float": "f32", "double": "f64"}
+ELEMENTS = {"i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "float": "f32", "double": "f64"}
 
 
 def extract_loops(module: Any) -> InternalFunction:
@@ -102,31 +102,7 @@ class _Loop:
             raise self.fail(self.detach, "the task is not one basic block ending in the reattach_task marker")
         iv, bound = self.induction(header)
         args = list(fn.arguments)
-        elements = self.elements(args)
-        params, inner, binds = [], [], []
-        k = 0
-        for a in args:
-            t = str(a.type)
-            name = "%" + abi.quote(a.name)
-            if t == "ptr":
-                port = f'"hpvm.port"="{elements.get(a.name, "u8")}[:]"'
-                size = "%" + abi.quote(a.name + ".size")
-                params += [f"ptr {port} {name}", f'i64 "hpvm.size" {size}']
-                inner += params[-2:]
-                count = 2
-            elif t in abi.LLVM_SCALAR:
-                params.append(f"{t} {name}")
-                inner.append(f"{t} {name}")
-                count = 1
-            else:
-                raise LLVMExtractError(
-                    f"@{fn.name}: argument %{a.name} of type {t} is no port (scalars or ptr)"
-                )
-            binds += [
-                f"  call void @llvm.hpvm.bind.input(ptr %task, i32 {k + j}, i32 {k + j}, i1 false)"
-                for j in range(count)
-            ]
-            k += count
+        params, inner, binds = ports(fn, self.named.values(), "task")
         self.check_outside(task)
         sizes = Copier(
             fn,
@@ -200,17 +176,6 @@ class _Loop:
             "with its bound",
         )
 
-    def elements(self, args: list[Any]) -> dict[str, str]:
-        """Each pointer argument's element type, from the first getelementptr through it."""
-        found: dict[str, str] = {}
-        for ins in self.named.values():
-            if ins.opcode == "getelementptr":
-                base = list(ins.operands)[0].name
-                m = re.search(r"getelementptr (?:inbounds |nuw |nusw )*(\w+), ptr", str(ins))
-                if m and base not in found and m.group(1) in _ELEMENT:
-                    found[base] = _ELEMENT[m.group(1)]
-        return found
-
     def check_outside(self, task: list[Any]) -> None:
         inside = {i.name for i in task if i.name} | {self.detach.name, self.reattach.name}
         for b in self.fn.blocks:
@@ -226,4 +191,45 @@ class _Loop:
                 )
 
 
-__all__ = ["extract_loops"]
+def ports(
+    fn: Any, instructions: Any, node: str, known: dict[str, str] | None = None
+) -> tuple[list[str], list[str], list[str]]:
+    """A foreign function's arguments as ports: (the root's parameters, the leaf's, the
+    ``bind.input`` calls of node ``%node``). A pointer argument is an array port, its element
+    type from the first ``getelementptr`` through it (or ``known``, else bytes), with an ``i64``
+    size."""
+    found: dict[str, str] = dict(known or {})
+    for ins in instructions:
+        if ins.opcode == "getelementptr":
+            base = list(ins.operands)[0].name
+            m = re.search(r"getelementptr (?:inbounds |nuw |nusw )*(\w+), ptr", str(ins))
+            if m and base not in found and m.group(1) in ELEMENTS:
+                found[base] = ELEMENTS[m.group(1)]
+    params: list[str] = []
+    inner: list[str] = []
+    binds: list[str] = []
+    k = 0
+    for a in fn.arguments:
+        t = str(a.type)
+        name = "%" + abi.quote(a.name)
+        if t == "ptr":
+            port = f'"hpvm.port"="{found.get(a.name, "u8")}[:]"'
+            size = "%" + abi.quote(a.name + ".size")
+            params += [f"ptr {port} {name}", f'i64 "hpvm.size" {size}']
+            inner += params[-2:]
+            count = 2
+        elif t in abi.LLVM_SCALAR:
+            params.append(f"{t} {name}")
+            inner.append(f"{t} {name}")
+            count = 1
+        else:
+            raise LLVMExtractError(f"@{fn.name}: argument %{a.name} of type {t} is no port (scalars or ptr)")
+        binds += [
+            f"  call void @llvm.hpvm.bind.input(ptr %{node}, i32 {k + j}, i32 {k + j}, i1 false)"
+            for j in range(count)
+        ]
+        k += count
+    return params, inner, binds
+
+
+__all__ = ["ELEMENTS", "extract_loops", "ports"]
