@@ -62,16 +62,20 @@ IN, OUT, INOUT, NOT_POINTER = 0, 1, 2, -1
 AXES = "xyz"
 
 
-def prepare(root: InternalFunction) -> str:
+def prepare(root: InternalFunction, inline: bool = True) -> str:
     """The program rooted at ``root`` as LLVM IR with directive regions (seed 004's
     PREPARE); it parses and verifies. ``LLVMExportError`` for a leaf the export cannot
-    write."""
+    write. ``inline=False`` leaves each task a call of its leaf's body (its queries calls
+    inside it): the form before this issue, kept for ``benchmarks/llvmpar_inline.py`` to
+    measure what inlining buys; EXTRACT reads both."""
     state: dict[str, _Preparer] = {}
 
     def write(program: Program) -> list[str]:
         state["p"] = _Preparer(program)
         return state["p"].lines()
 
+    if not inline:
+        return assemble(root, write)
     return assemble(root, write, lambda program, text: state["p"].inline(text))
 
 
