@@ -359,8 +359,8 @@ def test_the_exported_node_function_tests_the_status_and_calls_the_error_functio
     module = llvm_binding.parse_assembly(llvm.to_hpvm_ir(checked_stream))
     assert "@__hpvm_leaf_error(" in str(module.get_function("checked"))
     assert "@__hpvm_leaf_error(" not in str(module.get_function("add_one"))
-    # PREPARE's tasks stay one block (what EXTRACT reads): no status test there.
-    assert "__hpvm_leaf_error" not in llvm.prepare(picky_root)
+    # PREPARE's tasks test it too (EXTRACT outlines branching tasks): the leaf's error survives.
+    assert "call void @__hpvm_leaf_error(" in llvm.prepare(picky_root)
 
 
 # -- the reader of Numba's exception info ----------------------------------------------------

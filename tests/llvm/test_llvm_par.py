@@ -176,3 +176,48 @@ def test_the_suite_survives_the_other_levels(program, level: int) -> None:
     root = llvm.extract(llvm.optimize(prepared(program.name), level))
     mine, theirs = print_program(root, bodies=False), print_program(program.root, bodies=False)
     assert _sizes_masked(mine) == _sizes_masked(theirs)
+
+
+@hpvm.leaf(ins=("a",), outs=("b",))
+def clipped_row_sums(a: hpvm.f32[:, :], b: hpvm.f32[:], limit: hpvm.f32):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    total = np.float32(0)
+    for j in range(a.shape[1]):
+        v = a[i, j]
+        if v > limit:
+            v = limit
+        total += v
+    b[i] = total
+
+
+@hpvm.internal
+def clipped(a: hpvm.f32[:, :], b: hpvm.f32[:], limit: hpvm.f32):
+    node = hpvm.create_node_1d(clipped_row_sums, a.shape[0])
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+@pytest.mark.parametrize("level", [0, 2, 3])
+def test_a_task_with_a_loop_and_a_branch_is_outlined_whole(level: int) -> None:
+    """A leaf whose body loops and branches: inlined, its task is many blocks (the loop
+    LLVM may vectorize in place), and EXTRACT outlines them all back into a leaf that
+    prints like the original and computes what NumPy does."""
+    text = llvm.optimize(llvm.prepare(clipped), level)
+    start = text.index("define {} @clipped(")
+    task = text[start : text.index('"reattach_task"', start)]
+    assert task.count("\nbr") + task.count("  br ") > 3  # several blocks inside the task
+    root = llvm.extract(text)
+    assert print_program(root, bodies=False) == print_program(clipped, bodies=False)
+    program = Program(
+        "clipped",
+        root,
+        lambda rng: (
+            rng.standard_normal((9, 33)).astype(np.float32),
+            np.zeros(9, np.float32),
+            np.float32(0.5),
+        ),
+        lambda a, b, limit: (b.__setitem__(slice(None), np.minimum(a, limit).sum(axis=1)), ())[1],
+    )
+    for target in ("cpu", "interp"):
+        _, arrays = run_program(program, target)
+        assert np.allclose(arrays["b"], np.minimum(arrays["a"], np.float32(0.5)).sum(axis=1), rtol=1e-5)

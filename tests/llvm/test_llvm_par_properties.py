@@ -65,8 +65,8 @@ def _leaf_tasks(regions: Regions) -> dict[int, set[str]]:
     for nid, r in regions.regions.items():
         if any(x.parent == nid for x in regions.regions.values()):
             continue
-        blocks, first, end, _, _ = regions.task(r)
-        out[nid] = {i.name for b in blocks for i in regions.instructions(b, first, end) if i.name}
+        outline, _, _ = regions.task(r)
+        out[nid] = {i.name for b in outline.blocks for i in outline.part(b) if i.name}
     return out
 
 
@@ -139,8 +139,8 @@ def test_b2_b4_each_replicated_node_keeps_one_loop_and_its_marker_fed_branch(lev
     fn = regions.fn
     replicated = [r for r in regions.regions.values() if r.sizes]
     for r in replicated:
-        blocks, _, end, header, index = regions.task(r)
-        assert blocks and '"reattach_task"' in str(end) and index is not None
+        outline, _, index = regions.task(r)
+        assert outline.blocks and '"reattach_task"' in str(outline.end) and index is not None
     markers = [str(i) for _, i in _instructions(fn) if callee(i) == MARKER]
     assert sum('"detach_task"' in m for m in markers) == len(replicated)
     assert sum('"reattach_task"' in m for m in markers) == len(replicated)
@@ -335,8 +335,8 @@ def test_d_the_suites_atomics_and_barriers_stay_in_their_tasks(level: int, name:
     inside: set[tuple[str, str]] = set()
     for nid, r in regions.regions.items():
         if not any(x.parent == nid for x in regions.regions.values()):
-            blocks, first, end, _, _ = regions.task(r)
-            inside |= {(b.name, str(i)) for b in blocks for i in regions.instructions(b, first, end)}
+            outline, _, _ = regions.task(r)
+            inside |= {(b.name, str(i)) for b in outline.blocks for i in outline.part(b)}
     sync = [
         (b.name, str(i))
         for b, i in _instructions(regions.fn)

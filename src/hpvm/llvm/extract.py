@@ -27,6 +27,7 @@ from .directives import ENTRY, EXIT, MARKER, bundles, callee
 from .errors import LLVMExtractError
 from .export import Connection, create_node
 from .importer import define_line, from_hpvm_ir, is_size_arithmetic, parse_verified, return_type
+from .outline import Outline
 
 _NAME = re.compile(r'%("(?:[^"\\]|\\.)*"|[-\w.$]+)')
 _ARG = '"hpvm.arg"'
@@ -361,81 +362,55 @@ class Regions:
             self.definitions[r.function] = self.leaf(r, head, ret, scope)
 
     def leaf(self, r: Region, head: str, ret: str, scope: dict[str, str]) -> list[str]:
-        """The leaf's task outlined: its blocks copied as they are, the allocas it uses (its
-        slots among them) made its own, the loop's index computed from the instance's ids,
-        its input slots filled from its arguments, its output slots returned."""
-        blocks, first, end, label, index = self.task(r)
+        """The leaf's task outlined (``outline.py``): its blocks copied as they are, the
+        allocas it uses (its slots among them) made its own, the loop's index computed from
+        the instance's ids, its input slots filled from its arguments, its output slots
+        returned."""
+        outline, label, index = self.task(r)
         where = f"the task of node {r.name}"
-        inside = {i.name for b in blocks for i in self.instructions(b, first, end) if i.name}
-        names = {b.name for b in blocks}
-        own: dict[str, Any] = {}
-        for b in blocks:
-            for ins in self.instructions(b, first, end):
-                for op in ins.operands:
-                    kind = op.value_kind.name
-                    if kind == "argument":
-                        raise self.fail(
-                            ins,
-                            f"uses argument %{op.name} of the function, not its region's re-read ({where}; seed 004's C1)",
-                        )
-                    if kind != "instruction" or op.name in inside or op.name in own:
-                        continue
-                    d = self.named[op.name]
-                    if d.opcode == "alloca":
-                        outside = self.used_in.get(op.name, set()) - names - {self.block_of[op.name].name}
-                        slot = op.name in r.in_slots + r.out_slots + r.size_slots
-                        if outside and not slot:
-                            raise self.fail(
-                                ins,
-                                f"uses %{op.name}, memory of the function that code outside its task uses too ({where}; seed 004's C2)",
-                            )
-                        own[op.name] = d
-                    elif index is not None and op.name == index.name:
-                        own[op.name] = d
-                    else:
-                        raise self.fail(
-                            ins,
-                            f"uses %{op.name}, computed outside its region ({where}; seed 004's C1: values a region defines stay in it, and it uses only those, its re-reads and its loop's index)",
-                        )
-        params = [scope[s] for s in r.in_slots]
-        lines = [f"{head} {{", f"{label}:"]
-        lines += [f"  {str(d).strip()}" for d in own.values() if d.opcode == "alloca"]
-        for slot, arg in zip(r.in_slots, params):
-            if slot in own:
-                lines.append(f"  store {self.slot_type(own[slot])} {arg}, ptr %{abi.quote(slot)}")
-        if any(s in own for s in r.size_slots) or (index is not None and index.name in own):
-            lines.append("  %.x.node = call ptr @llvm.hpvm.getNode()")
-            for axis in "xyz"[: len(r.sizes)]:
-                lines.append(f"  %.x.i{axis} = call i64 @llvm.hpvm.getNodeInstanceID.{axis}(ptr %.x.node)")
-                lines.append(f"  %.x.n{axis} = call i64 @llvm.hpvm.getNumNodeInstances.{axis}(ptr %.x.node)")
-            for k, slot in enumerate(r.size_slots):
-                if slot in own:
-                    lines.append(f"  store i64 %.x.n{'xyz'[k]}, ptr %{abi.quote(slot)}")
-            if index is not None and index.name in own:
-                axes = "xyz"[: len(r.sizes)]
-                flat = f"%.x.i{axes[-1]}"
-                for k in range(len(axes) - 2, -1, -1):
-                    lines.append(f"  %.x.f{k} = mul i64 {flat}, %.x.n{axes[k]}")
-                    lines.append(f"  %.x.g{k} = add i64 %.x.f{k}, %.x.i{axes[k]}")
-                    flat = f"%.x.g{k}"
-                lines.append(f"  %{abi.quote(index.name)} = add i64 {flat}, 0")
-        fields = _fields(ret)
-        for k, b in enumerate(blocks):
-            body = [f"  {str(i).strip()}" for i in self.instructions(b, first, end)]
-            if k == 0 and first is not None:
-                lines += body  # (the region's first block, from after its entry: the function's entry)
-            else:
-                if k == 0:
-                    lines.append(f"  br label %{abi.quote(b.name)}")
-                lines += [f"{abi.quote(b.name)}:", *body]
-            if b.name == self.block_of[end.name or str(end)].name:
-                value = "undef"
-                for j, t in enumerate(fields):
-                    lines.append(f"  %.x.out{j} = load {t}, ptr %{abi.quote(r.out_slots[j])}")
-                    lines.append(f"  %.x.ret{j} = insertvalue {ret} {value}, {t} %.x.out{j}, {j}")
-                    value = f"%.x.ret{j}"
-                lines.append(f"  ret {ret} {value if fields else 'zeroinitializer'}")
-        return [*lines, "}"]
+        names = {b.name for b in outline.blocks}
+        inits = dict(zip(r.in_slots, (scope[s] for s in r.in_slots)))
+        inits.update({slot: f"%.x.n{'xyz'[k]}" for k, slot in enumerate(r.size_slots)})
+
+        def allocas(name: str) -> str | None:
+            if name not in r.in_slots + r.out_slots + r.size_slots:
+                if self.used_in.get(name, set()) - names - {self.block_of[name].name}:
+                    raise self.fail(
+                        self.named[name],
+                        f"memory of the function that {where} and code outside it both use (seed 004's C2)",
+                    )
+            return inits.get(name)
+
+        def outside(value: Any, user: Any) -> str:
+            if index is not None and value.name == index.name:
+                return f"  %{abi.quote(index.name)} = add i64 %.x.flat, 0"
+            raise self.fail(
+                user,
+                f"uses %{value.name}, computed outside its region ({where}; seed 004's C1: values a region "
+                "defines stay in it, and it uses only those, its re-reads and its loop's index)",
+            )
+
+        prologue = ["  %.x.node = call ptr @llvm.hpvm.getNode()"]
+        axes = "xyz"[: len(r.sizes)]
+        for axis in axes:
+            prologue.append(f"  %.x.i{axis} = call i64 @llvm.hpvm.getNodeInstanceID.{axis}(ptr %.x.node)")
+            prologue.append(f"  %.x.n{axis} = call i64 @llvm.hpvm.getNumNodeInstances.{axis}(ptr %.x.node)")
+        if axes:
+            flat = f"%.x.i{axes[-1]}"
+            for k in range(len(axes) - 2, -1, -1):
+                prologue.append(f"  %.x.f{k} = mul i64 {flat}, %.x.n{axes[k]}")
+                prologue.append(f"  %.x.g{k} = add i64 %.x.f{k}, %.x.i{axes[k]}")
+                flat = f"%.x.g{k}"
+            prologue.append(f"  %.x.flat = add i64 {flat}, 0")
+        fields, value, epilogue = _fields(ret), "undef", []
+        for j, t in enumerate(fields):
+            epilogue.append(f"  %.x.out{j} = load {t}, ptr %{abi.quote(r.out_slots[j])}")
+            epilogue.append(f"  %.x.ret{j} = insertvalue {ret} {value}, {t} %.x.out{j}, {j}")
+            value = f"%.x.ret{j}"
+        # PREPARE's instance ids (the loop's index divided by the sizes) are the ids again
+        ids = {f".n{r.nid}.{axis}": f"%.n{r.nid}.{axis} = add i64 %.x.i{axis}, 0" for axis in axes}
+        done = (epilogue, value if fields else "zeroinitializer")
+        return outline.text(head, ret, prologue, allocas, outside, label, done, ids)
 
     def slot_type(self, alloca: Any) -> str:
         m = re.search(r"= alloca (.+?)(?:, align \d+)?$", str(alloca).strip())
@@ -445,31 +420,17 @@ class Regions:
     def fail(self, ins: Any, why: str) -> LLVMExtractError:
         return LLVMExtractError(f"@{self.fn.name}: '{str(ins).strip()[:200]}': {why}")
 
-    def instructions(self, block: Any, first: Any, end: Any) -> list[Any]:
-        """The instructions of ``block`` in the task: after ``first`` (the entry, in its
-        block), before ``end`` (the reattach marker or the exit, in its block)."""
-        out, started = [], first is None or self.block_of[first.name or str(first)].name != block.name
-        for ins in block.instructions:
-            if (ins.name or str(ins)) == (end.name or str(end)):
-                return out
-            if started:
-                out.append(ins)
-            elif ins.name == first.name:
-                started = True
-        return out
-
-    def task(self, r: Region) -> tuple[list[Any], Any, Any, str, Any]:
-        """(its blocks in the function's order, the entry when its first block starts with
-        the region, the instruction ending it, the label its outlined entry takes, the loop's
-        index) of one instance of ``r``'s node: from the entry, or the block the header's
-        ``detach_task`` marker branches to, to the exit or the ``reattach_task`` marker."""
+    def task(self, r: Region) -> tuple[Outline, str, Any]:
+        """(the region of one instance of ``r``'s node, the label its outlined entry takes,
+        the loop's index): from the entry, or the block the header's ``detach_task`` marker
+        branches to, to the exit or the ``reattach_task`` marker."""
         where = f"@{self.fn.name}: '{str(r.entry).strip()[:200]}'"
         exit_ = self.exits.get(r.entry.name)
         if exit_ is None:
             raise LLVMExtractError(f"{where}: the region has no llvm.directive.region.exit")
         entry_block = self.block_of[r.entry.name]
         if not r.sizes:
-            return self.walk(r, entry_block, exit_, where), r.entry, exit_, entry_block.name, None
+            return self.checked(r, Outline(self.fn, r.entry, exit_)), entry_block.name, None
         detach, header = self.find_marker(entry_block, r.entry, "detach_task", exit_)
         if detach is None:
             raise LLVMExtractError(f"{where}: a replicated node's region has no detach_task marker")
@@ -489,8 +450,19 @@ class Regions:
                 f"{where}: the task after the detach_task marker reaches no reattach_task marker"
             )
         phis = [i for i in header.instructions if i.opcode == "phi" and str(i.type) == "i64"]
-        blocks = self.walk(r, start, reattach, where)
-        return blocks, None, reattach, header.name, phis[0] if len(phis) == 1 else None
+        outline = self.checked(r, Outline(self.fn, None, reattach, start=start))
+        return outline, header.name, phis[0] if len(phis) == 1 else None
+
+    def checked(self, r: Region, outline: Outline) -> Outline:
+        """``outline``, refused if a leaf's task runs into another directive."""
+        if not any(x.parent == r.nid for x in self.regions.values()):  # (an internal node's children)
+            for b in outline.blocks:
+                for ins in outline.part(b):
+                    if callee(ins) in (ENTRY, EXIT) or (callee(ins) == MARKER and r.sizes):
+                        raise self.fail(
+                            ins, f"the task of node {r.name} runs into another region's directive"
+                        )
+        return outline
 
     def successors(self, block: Any) -> list[Any]:
         term = list(block.instructions)[-1]
@@ -506,39 +478,12 @@ class Regions:
             if b.name in seen:
                 continue
             seen.add(b.name)
-            for ins in self.instructions(b, after if b is start else None, stop):
+            for ins in Outline.cut(b, after if b is start else None, stop):
                 if callee(ins) == MARKER and tag in bundles(ins).tags:
                     return ins, b
             if self.block_of[stop.name or str(stop)].name != b.name:
                 queue += self.successors(b)
         return None, None
-
-    def walk(self, r: Region, start: Any, end: Any, where: str) -> list[Any]:
-        """The blocks from ``start`` to ``end``'s block, in the function's order."""
-        end_block = self.block_of[end.name or str(end)].name
-        seen: set[str] = set()
-        stack = [start]
-        while stack:
-            b = stack.pop()
-            if b.name in seen:
-                continue
-            seen.add(b.name)
-            if b.name != end_block:
-                for s in self.successors(b):
-                    if s.name == start.name and r.sizes == []:
-                        raise LLVMExtractError(
-                            f"{where}: the task of node {r.name} branches back to its region's entry"
-                        )
-                    stack.append(s)
-        if end_block not in seen:
-            raise LLVMExtractError(f"{where}: the task of node {r.name} never reaches its end")
-        first = r.entry if not r.sizes else None
-        nested = any(x.parent == r.nid for x in self.regions.values())  # (an internal node's children)
-        for name in seen if not nested else ():
-            for ins in self.instructions(self.blocks[name], first, end):
-                if callee(ins) in (ENTRY, EXIT) or (callee(ins) == MARKER and r.sizes):
-                    raise self.fail(ins, f"the task of node {r.name} runs into another region's directive")
-        return [b for b in self.fn.blocks if b.name in seen]
 
 
 def read_regions(text: str) -> Regions:

@@ -303,7 +303,9 @@ class _Foreign:
 
     def outside(self, value: Any, user: Any) -> str:
         """A value the region uses but computed outside it: the function's integer
-        arithmetic of its arguments, computed again in the leaf."""
+        arithmetic of its arguments, computed again in the leaf (an argument: the leaf's)."""
+        if value.value_kind.name == "argument":
+            return ""
         copier = Copier(
             self.fn, self.named, self.scope(), ".o.", None, "a value the region reads from outside it"
         )

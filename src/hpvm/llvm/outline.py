@@ -67,14 +67,19 @@ class Outline:
 
     def part(self, block: Any) -> list[Any]:
         """``block``'s instructions inside the region."""
-        started = self.first is None or block.name != self.start.name
+        return Outline.cut(block, self.first if block.name == self.start.name else None, self.end)
+
+    @staticmethod
+    def cut(block: Any, first: Any | None, end: Any) -> list[Any]:
+        """``block``'s instructions after ``first`` (if given, and in it) up to ``end``."""
+        started = first is None or all(_key(i) != _key(first) for i in block.instructions)
         out = []
         for ins in block.instructions:
-            if _key(ins) == _key(self.end):
+            if _key(ins) == _key(end):
                 return out
             if started:
                 out.append(ins)
-            elif _key(ins) == _key(self.first):
+            elif _key(ins) == _key(first):
                 started = True
         return out
 
@@ -85,40 +90,49 @@ class Outline:
         prologue: list[str],
         allocas: Callable[[str], str | None],
         outside: Callable[[Any, Any], str],
+        label: str | None = None,
+        epilogue: tuple[list[str], str] = ([], "zeroinitializer"),
+        replace: dict[str, str] | None = None,
     ) -> list[str]:
         """The region as function ``head`` (its ``define`` line without ``{``) returning
-        ``ret`` (zeros). ``allocas(name)``: the value an alloca from outside starts with
-        (``None``: none); ``outside(value, user)``: the lines defining another value from
-        outside under its own name (or an ``LLVMExtractError``)."""
+        ``ret``. ``allocas(name)``: the value an alloca from outside starts with (``None``:
+        none; after ``prologue``); ``outside(value, user)``: the lines defining another value
+        (or argument) from outside under its own name, ``""`` for an argument the new function
+        takes too (or an ``LLVMExtractError``). ``label``: the entry block's (default the
+        region's first block's when it starts after an instruction). ``epilogue``: lines
+        before the ``ret`` and the value it returns. ``replace``: instructions of the region,
+        by name, written otherwise (what they compute, as the new function can say it)."""
         inside = {i.name for b in self.blocks for i in self.part(b) if i.name}
-        own, defined = [], []
+        own, inits, defined = [], [], []
         done: set[str] = set()
         named = {i.name: i for b in self.fn.blocks for i in b.instructions if i.name}
         for b in self.blocks:
             for ins in self.part(b):
                 for op in ins.operands:
-                    if op.value_kind.name != "instruction" or op.name in inside or op.name in done:
+                    kind = op.value_kind.name
+                    if kind not in ("instruction", "argument") or op.name in inside or op.name in done:
                         continue
                     done.add(op.name)
-                    d = named[op.name]
-                    if d.opcode == "alloca":
+                    d = named.get(op.name) if kind == "instruction" else None
+                    if d is not None and d.opcode == "alloca":
                         own.append(f"  {str(d).strip()}")
                         init = allocas(op.name)
                         if init:
                             t = re.search(r"= alloca ([^,]+)", str(d)).group(1).strip()  # type: ignore[union-attr]
-                            own.append(f"  store {t} {init}, ptr %{abi.quote(op.name)}")
-                    else:
-                        defined.append(outside(op, ins))
-        label = self.start.name if self.first is not None else ".x.entry"
-        lines = [f"{head} {{", f"{abi.quote(label)}:", *own, *defined, *prologue]
+                            inits.append(f"  store {t} {init}, ptr %{abi.quote(op.name)}")
+                    elif lines := outside(op, ins):
+                        defined.append(lines)
+        if label is None:
+            label = self.start.name if self.first is not None else ".x.entry"
+        lines = [f"{head} {{", f"{abi.quote(label)}:", *own, *prologue, *inits, *defined]
         if self.first is None:
             lines.append(f"  br label %{abi.quote(self.start.name)}")
         for k, b in enumerate(self.blocks):
-            if not (k == 0 and self.first is not None and b.name == self.start.name):
+            if not (k == 0 and self.first is not None):
                 lines.append(f"{abi.quote(b.name)}:")
-            lines += [f"  {str(i).strip()}" for i in self.part(b)]
+            lines += [f"  {(replace or {}).get(i.name) or str(i).strip()}" for i in self.part(b)]
             if b.name == self.end_block:
-                lines.append(f"  ret {ret} zeroinitializer")
+                lines += [*epilogue[0], f"  ret {ret} {epilogue[1]}"]
         return [*lines, "}"]
 
 

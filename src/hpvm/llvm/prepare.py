@@ -305,16 +305,21 @@ class _Preparer:
                 sizes.append(f"%{tag}.n{axis}")
             else:
                 self.emit(f"  %{tag}.n{axis} = add i64 1, 0")
-        rest = f"%{tag}.i"
+        # x = i % nx, y = i / nx % ny, z = i / nx / ny: the last one the quotient itself, so
+        # that each id keeps its name through LLVM's optimizer (EXTRACT replaces them by the
+        # instance's ids again: a back end then sees which id each access moves with)
+        dims, rest = len(size_slots), f"%{tag}.i"
         for k, axis in enumerate(AXES):
-            if k >= len(size_slots):
+            if k >= dims:
                 self.emit(f"  %{tag}.{axis} = add i64 0, 0")
-            elif k == len(size_slots) - 1:
-                self.emit(f"  %{tag}.{axis} = add i64 {rest}, 0")
+            elif k == dims - 1:
+                if k == 0:
+                    self.emit(f"  %{tag}.{axis} = add i64 {rest}, 0")
             else:
                 self.emit(f"  %{tag}.{axis} = urem i64 {rest}, {sizes[k]}")
-                self.emit(f"  %{tag}.q{axis} = udiv i64 {rest}, {sizes[k]}")
-                rest = f"%{tag}.q{axis}"
+                quotient = f"%{tag}.{AXES[k + 1]}" if k + 2 == dims else f"%{tag}.q{axis}"
+                self.emit(f"  {quotient} = udiv i64 {rest}, {sizes[k]}")
+                rest = quotient
 
     # -- after writing: the bodies inlined, their queries substituted --------------------
     def inline(self, text: str) -> str:
