@@ -36,7 +36,7 @@ from .directives import ENTRY, EXIT, bundles, callee
 from .errors import LLVMExtractError
 from .extract import Copier, name_values, without_function
 from .importer import from_hpvm_ir
-from .outline import Outline
+from .outline import Outline, same_value
 from .tapir import ELEMENTS, ports
 
 #: OmpSs-2 directives that map onto a graph: those that are loops, and the plain task.
@@ -310,7 +310,7 @@ class _Foreign:
             self.fn, self.named, self.scope(), ".o.", None, "a value the region reads from outside it"
         )
         out = copier.value(value, user)
-        return "\n".join([*copier.lines, f"  %{abi.quote(value.name)} = {_same(str(value.type), out)}"])
+        return "\n".join([*copier.lines, f"  %{abi.quote(value.name)} = {same_value(str(value.type), out)}"])
 
     def oss_loop(
         self, quals: dict[str, list[Any]]
@@ -441,15 +441,6 @@ def _wide(copier: Copier, t: str, value: str, signed: bool) -> str:
     name = f"%{copier.prefix}w{len(copier.lines)}"
     copier.lines.append(f"  {name} = {'sext' if signed else 'zext'} {t} {value} to i64")
     return name
-
-
-def _same(t: str, operand: str) -> str:
-    """An instruction whose value is ``operand`` (of type ``t``)."""
-    if t == "ptr":
-        return f"getelementptr i8, ptr {operand}, i64 0"
-    if t in ("float", "double", "half"):
-        return f"fadd {t} {operand}, -0.0"
-    return f"add {t} {operand}, 0"
 
 
 __all__ = ["extract_foreign", "foreign_regions"]

@@ -136,4 +136,14 @@ class Outline:
         return [*lines, "}"]
 
 
-__all__ = ["Outline"]
+def same_value(t: str, operand: str) -> str:
+    """An instruction (its text after ``=``) whose value is ``operand``, of type ``t``: how
+    a value from outside a region is defined again under its own name."""
+    if t == "ptr":
+        return f"getelementptr i8, ptr {operand}, i64 0"
+    if t in ("float", "double", "half"):
+        return f"fadd {t} {operand}, -0.0"
+    return f"add {t} {operand}, 0"
+
+
+__all__ = ["Outline", "same_value"]
