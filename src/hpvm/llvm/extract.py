@@ -17,6 +17,7 @@ an ``LLVMImportError`` (``LLVMExtractError``) naming the function and the instru
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +28,7 @@ from .directives import ENTRY, EXIT, MARKER, bundles, callee
 from .errors import LLVMExtractError
 from .export import Connection, create_node
 from .importer import define_line, from_hpvm_ir, is_size_arithmetic, parse_verified, return_type
-from .outline import Outline
+from .outline import FunctionIndex, Outline
 
 _NAME = re.compile(r'%("(?:[^"\\]|\\.)*"|[-\w.$]+)')
 _ARG = '"hpvm.arg"'
@@ -49,7 +50,7 @@ def extract(text: str) -> InternalFunction:
     module = parse_verified(text, "extract(): ")
     from .foreign import extract_foreign, foreign_regions
 
-    if foreign_regions(module):  # OmpSs-2's or Intel's directives
+    if ('"DIR.OSS"' in text or '"DIR.OMP.' in text) and foreign_regions(module):  # OmpSs-2's or Intel's
         return extract_foreign(module)
     fn = _region_function(module)
     if fn is None:  # another front end's parallel loop, or nothing EXTRACT reads
@@ -64,7 +65,9 @@ def _region_function(module: Any) -> Any:
     found = [
         f
         for f in module.functions
-        if not f.is_declaration and any(callee(i) == ENTRY for b in f.blocks for i in b.instructions)
+        if not f.is_declaration
+        and ENTRY in str(f)  # (one call into LLVM, before reading the instructions one by one)
+        and any(callee(i) == ENTRY for b in f.blocks for i in b.instructions)
     ]
     if len(found) > 1:
         names = ", ".join(f"@{f.name}" for f in found)
@@ -265,30 +268,41 @@ class Regions:
         self.fn = fn
         self.regions: dict[int, Region] = {}
         self.exits: dict[str, Any] = {}
-        self.blocks = {b.name: b for b in fn.blocks}
-        self.block_of: dict[str, Any] = {}
-        self.named: dict[str, Any] = {}
-        self.used_in: dict[str, set[str]] = {}  # value name → the blocks using it
-        for b in fn.blocks:
-            for ins in b.instructions:
-                self.block_of[ins.name or str(ins)] = b
-                if ins.name:
-                    self.named[ins.name] = ins
-                for op in ins.operands:
-                    if op.value_kind.name in ("instruction", "argument"):
-                        self.used_in.setdefault(op.name, set()).add(b.name)
-                which = callee(ins)
-                if which == ENTRY:
-                    r = _region(module, fn, ins)
-                    if r.nid in self.regions:
-                        raise LLVMExtractError(
-                            f"@{fn.name}: '{str(ins).strip()[:200]}': a second region of node {r.nid} (LLVM "
-                            "duplicated a region: the directive intrinsics must be noduplicate)"
-                        )
-                    self.regions[r.nid] = r
-                elif which == EXIT:
-                    self.exits[list(ins.operands)[0].name] = ins
+        self.index = FunctionIndex(fn)
+        self.blocks = self.index.by_name
+        self.named = self.index.named
+        for ins in self.index.name:
+            which = self.index.callee(ins)
+            if which == ENTRY:
+                r = _region(module, fn, ins)
+                if r.nid in self.regions:
+                    raise LLVMExtractError(
+                        f"@{fn.name}: '{str(ins).strip()[:200]}': a second region of node {r.nid} (LLVM "
+                        "duplicated a region: the directive intrinsics must be noduplicate)"
+                    )
+                self.regions[r.nid] = r
+            elif which == EXIT:
+                self.exits[list(ins.operands)[0].name] = ins
         self.definitions: dict[str, list[str]] = {}
+
+    @functools.cached_property
+    def used_in(self) -> dict[str, set[str]]:
+        """Each value's name → the names of the blocks using it (read once, when needed, from
+        the function's text: walking every operand through llvmlite took a second on edge
+        detection)."""
+        found: dict[str, set[str]] = {}
+        block = ""
+        for line in str(self.fn).splitlines():
+            label = re.match(r'^("(?:[^"\\]|\\.)*"|[-\w.$]+):', line)
+            if label:
+                block = label.group(1).strip('"')
+            elif line.startswith("  "):
+                for name in _NAME.findall(line.split(" = ", 1)[1] if " = " in line else line):
+                    found.setdefault(name.strip('"'), set()).add(block)
+        return found
+
+    def block_of(self, ins: Any) -> Any:
+        return self.index.block_of[ins]
 
     def children(self, parent: int) -> list[Region]:
         return sorted((r for r in self.regions.values() if r.parent == parent), key=lambda r: r.index)
@@ -368,13 +382,14 @@ class Regions:
         returned."""
         outline, label, index = self.task(r)
         where = f"the task of node {r.name}"
-        names = {b.name for b in outline.blocks}
+        names = {self.index.name_of_block[b] for b in outline.blocks}
         inits = dict(zip(r.in_slots, (scope[s] for s in r.in_slots)))
         inits.update({slot: f"%.x.n{'xyz'[k]}" for k, slot in enumerate(r.size_slots)})
 
         def allocas(name: str) -> str | None:
             if name not in r.in_slots + r.out_slots + r.size_slots:
-                if self.used_in.get(name, set()) - names - {self.block_of[name].name}:
+                home = self.index.name_of_block[self.block_of(self.named[name])]
+                if self.used_in.get(name, set()) - names - {home}:
                     raise self.fail(
                         self.named[name],
                         f"memory of the function that {where} and code outside it both use (seed 004's C2)",
@@ -428,13 +443,14 @@ class Regions:
         exit_ = self.exits.get(r.entry.name)
         if exit_ is None:
             raise LLVMExtractError(f"{where}: the region has no llvm.directive.region.exit")
-        entry_block = self.block_of[r.entry.name]
+        entry_block = self.block_of(r.entry)
         if not r.sizes:
-            return self.checked(r, Outline(self.fn, r.entry, exit_)), entry_block.name, None
+            outline = Outline(self.fn, r.entry, exit_, index=self.index)
+            return self.checked(r, outline), self.index.name_of_block[entry_block], None
         detach, header = self.find_marker(entry_block, r.entry, "detach_task", exit_)
         if detach is None:
             raise LLVMExtractError(f"{where}: a replicated node's region has no detach_task marker")
-        term = list(header.instructions)[-1]
+        term = self.index.instructions[header][-1]
         m = re.fullmatch(
             rf"br i1 %{re.escape(abi.quote(detach.name))}, label %(\"[^\"]*\"|\S+), label %\S+",
             str(term).strip(),
@@ -449,40 +465,36 @@ class Regions:
             raise LLVMExtractError(
                 f"{where}: the task after the detach_task marker reaches no reattach_task marker"
             )
-        phis = [i for i in header.instructions if i.opcode == "phi" and str(i.type) == "i64"]
-        outline = self.checked(r, Outline(self.fn, None, reattach, start=start))
-        return outline, header.name, phis[0] if len(phis) == 1 else None
+        phis = [i for i in self.index.instructions[header] if i.opcode == "phi" and str(i.type) == "i64"]
+        outline = self.checked(r, Outline(self.fn, None, reattach, start=start, index=self.index))
+        return outline, self.index.name_of_block[header], phis[0] if len(phis) == 1 else None
 
     def checked(self, r: Region, outline: Outline) -> Outline:
         """``outline``, refused if a leaf's task runs into another directive."""
         if not any(x.parent == r.nid for x in self.regions.values()):  # (an internal node's children)
             for b in outline.blocks:
                 for ins in outline.part(b):
-                    if callee(ins) in (ENTRY, EXIT) or (callee(ins) == MARKER and r.sizes):
+                    which = self.index.callee(ins)
+                    if which in (ENTRY, EXIT) or (which == MARKER and r.sizes):
                         raise self.fail(
                             ins, f"the task of node {r.name} runs into another region's directive"
                         )
         return outline
 
-    def successors(self, block: Any) -> list[Any]:
-        term = list(block.instructions)[-1]
-        return [
-            self.blocks[n.strip('"')] for n in re.findall(r'label %("(?:[^"\\]|\\.)*"|[-\w.$]+)', str(term))
-        ]
-
     def find_marker(self, start: Any, after: Any, tag: str, stop: Any) -> tuple[Any, Any]:
         """The first ``tag`` marker reached from ``start`` (breadth first), and its block."""
         seen, queue = set(), [start]
+        end = self.block_of(stop)
         while queue:
             b = queue.pop(0)
-            if b.name in seen:
+            if b in seen:
                 continue
-            seen.add(b.name)
-            for ins in Outline.cut(b, after if b is start else None, stop):
-                if callee(ins) == MARKER and tag in bundles(ins).tags:
+            seen.add(b)
+            for ins in self.index.cut(b, after if b == start else None, stop):
+                if self.index.callee(ins) == MARKER and f'"{tag}"' in self.index.text[ins]:
                     return ins, b
-            if self.block_of[stop.name or str(stop)].name != b.name:
-                queue += self.successors(b)
+            if b != end:
+                queue += self.index.successors(b)
         return None, None
 
 

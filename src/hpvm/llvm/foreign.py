@@ -36,7 +36,7 @@ from .directives import ENTRY, EXIT, bundles, callee
 from .errors import LLVMExtractError
 from .extract import Copier, name_values, without_function
 from .importer import from_hpvm_ir
-from .outline import Outline, same_value
+from .outline import FunctionIndex, Outline, same_value
 from .tapir import ELEMENTS, ports
 
 #: OmpSs-2 directives that map onto a graph: those that are loops, and the plain task.
@@ -116,6 +116,8 @@ class _Foreign:
         if len(exits) != 1:
             raise self.fail(f"the region has {len(exits)} llvm.directive.region.exit calls (one closes it)")
         self.exit = exits[0]
+        self.index = FunctionIndex(fn)
+        self.region = Outline(fn, entry, self.exit, index=self.index)
         self.args = {a.name: "%" + abi.quote(a.name) for a in fn.arguments}
         self.stores = self._stores_before()
 
@@ -134,10 +136,10 @@ class _Foreign:
         return {k: v[0] for k, v in found.items() if len(v) == 1}
 
     def region_blocks(self) -> list[Any]:
-        return Outline(self.fn, self.entry, self.exit).blocks
+        return self.region.blocks
 
     def region_part(self, block: Any) -> list[Any]:
-        return Outline(self.fn, self.entry, self.exit).part(block)
+        return self.region.part(block)
 
     # -- what the qualifiers say ----------------------------------------------------------
     def qualifiers(self) -> dict[str, list[Any]]:
@@ -221,9 +223,9 @@ class _Foreign:
         leaf_name = abi.quote(fn.name + ".task")
         shared = {v.name for v in quals.get("QUAL.OSS.SHARED", []) + quals.get("QUAL.OMP.SHARED", [])}
         if self.family == "omp":
-            outline = Outline(fn, None, self.latch_start, start=self.body_start)
+            outline = Outline(fn, None, self.latch_start, start=self.body_start, index=self.index)
         else:
-            outline = Outline(fn, self.entry, self.exit)
+            outline = self.region
         written = {
             list(i.operands)[1].name for b in outline.blocks for i in outline.part(b) if i.opcode == "store"
         }
@@ -407,7 +409,7 @@ class _Foreign:
         condition branches to."""
         blocks = {b.name: b for b in self.fn.blocks}
         latch = None
-        for b in Outline(self.fn, self.entry, self.exit).blocks:
+        for b in self.region.blocks:
             for ins in b.instructions:
                 if ins.opcode == "store" and list(ins.operands)[1].name == iv:
                     v = list(ins.operands)[0]

@@ -21,67 +21,112 @@ from . import abi
 from .errors import LLVMExtractError
 
 _LABEL = re.compile(r'label %("(?:[^"\\]|\\.)*"|[-\w.$]+)')
+_CALLEE = re.compile(r'^(?:%\S+ = )?(?:tail |musttail |notail )?call [^@]*?@("(?:[^"\\]|\\.)*"|[-\w.$]+)\(')
 
 
-def _key(ins: Any) -> str:
-    return ins.name or str(ins)
+class FunctionIndex:
+    """A function's blocks and instructions, read through llvmlite once: every llvmlite
+    call crosses into LLVM, and outlining each of a program's regions by walking the whole
+    function again made EXTRACT quadratic (edge detection: 0.3 s became 2 s). Instructions
+    are keys as they are (llvmlite compares and hashes them by the LLVM object)."""
+
+    def __init__(self, fn: Any):
+        self.fn = fn
+        self.blocks = list(fn.blocks)
+        self.name_of_block = {b: b.name for b in self.blocks}
+        self.by_name = {n: b for b, n in self.name_of_block.items()}
+        self.instructions = {b: list(b.instructions) for b in self.blocks}
+        self.block_of = {i: b for b, ins in self.instructions.items() for i in ins}
+        self.name = {i: i.name for i in self.block_of}
+        self.named = {n: i for i, n in self.name.items() if n}
+        self._successors: dict[Any, list[Any]] = {}
+        self.text = self._texts()
+
+    def _texts(self) -> dict[Any, str]:
+        """Each instruction's text, from the function's printing (one call into LLVM, not
+        one per instruction): its lines in block order, debug records left out; a block
+        whose lines do not match its instructions one for one is asked one by one."""
+        lines: dict[str, list[str]] = {}
+        block = None
+        for line in str(self.fn).splitlines():
+            label = re.match(r'^("(?:[^"\\]|\\.)*"|[-\w.$]+):', line)
+            if label:
+                block = label.group(1).strip('"')
+                lines[block] = []
+            elif line.startswith("  ") and not line.lstrip().startswith(("#dbg_", ";")) and block is not None:
+                lines[block].append(line.strip())
+        texts: dict[Any, str] = {}
+        for b, ins in self.instructions.items():
+            mine = lines.get(self.name_of_block[b], [])
+            if len(mine) == len(ins):
+                texts.update(zip(ins, mine))
+            else:
+                texts.update((i, str(i).strip()) for i in ins)
+        return texts
+
+    def callee(self, ins: Any) -> str | None:
+        """The function instruction ``ins`` calls directly, read from its text."""
+        m = _CALLEE.search(self.text[ins])
+        return m.group(1).strip('"') if m else None
+
+    def successors(self, block: Any) -> list[Any]:
+        if block not in self._successors:
+            term = self.text[self.instructions[block][-1]]
+            self._successors[block] = [self.by_name[n.strip('"')] for n in _LABEL.findall(term)]
+        return self._successors[block]
+
+    def cut(self, block: Any, first: Any | None, end: Any) -> list[Any]:
+        """``block``'s instructions after ``first`` (if given, and in it) up to ``end``."""
+        ins = self.instructions[block]
+        lo = ins.index(first) + 1 if first is not None and first in ins else 0
+        hi = ins.index(end) if end in ins else len(ins)
+        return ins[lo:hi]
 
 
 class Outline:
-    """The region of ``fn`` after ``first`` (or from the top of ``start``) up to ``end``."""
+    """The region of ``fn`` after ``first`` (or from the top of ``start``) up to ``end``;
+    ``index``: the function's, when several regions of it are outlined."""
 
-    def __init__(self, fn: Any, first: Any | None, end: Any, start: Any | None = None):
+    def __init__(
+        self,
+        fn: Any,
+        first: Any | None,
+        end: Any,
+        start: Any | None = None,
+        index: FunctionIndex | None = None,
+    ):
         self.fn = fn
+        self.index = index or FunctionIndex(fn)
         self.first = first
         self.end = end
-        self.by_name = {b.name: b for b in fn.blocks}
-        self.block_of = {_key(i): b for b in fn.blocks for i in b.instructions}
-        self.start = start if start is not None else self.block_of[_key(first)]
-        self.end_block = self.block_of[_key(end)].name
+        self.start = start if start is not None else self.index.block_of[first]
+        self.end_block = self.index.block_of[end]
         self.blocks = self._walk()
 
     def fail(self, ins: Any, why: str) -> LLVMExtractError:
         return LLVMExtractError(f"@{self.fn.name}: '{str(ins).strip()[:200]}': {why}")
 
-    def successors(self, block: Any) -> list[Any]:
-        term = list(block.instructions)[-1]
-        return [self.by_name[n.strip('"')] for n in _LABEL.findall(str(term))]
-
     def _walk(self) -> list[Any]:
-        seen: set[str] = set()
+        seen: set[Any] = set()
         stack = [self.start]
         while stack:
             b = stack.pop()
-            if b.name in seen:
+            if b in seen:
                 continue
-            seen.add(b.name)
-            if b.name != self.end_block:
-                for s in self.successors(b):
-                    if s.name == self.start.name and self.first is not None:
+            seen.add(b)
+            if b != self.end_block:
+                for s in self.index.successors(b):
+                    if s == self.start and self.first is not None:
                         raise self.fail(self.first, "the region's code branches back to its entry's block")
                     stack.append(s)
         if self.end_block not in seen:
             raise self.fail(self.end, "the region's end is not reached from its entry")
-        rest = [b for b in self.fn.blocks if b.name in seen and b.name != self.start.name]
+        rest = [b for b in self.index.blocks if b in seen and b != self.start]
         return [self.start, *rest]  # (the region's first block first: the new function's entry)
 
     def part(self, block: Any) -> list[Any]:
         """``block``'s instructions inside the region."""
-        return Outline.cut(block, self.first if block.name == self.start.name else None, self.end)
-
-    @staticmethod
-    def cut(block: Any, first: Any | None, end: Any) -> list[Any]:
-        """``block``'s instructions after ``first`` (if given, and in it) up to ``end``."""
-        started = first is None or all(_key(i) != _key(first) for i in block.instructions)
-        out = []
-        for ins in block.instructions:
-            if _key(ins) == _key(end):
-                return out
-            if started:
-                out.append(ins)
-            elif _key(ins) == _key(first):
-                started = True
-        return out
+        return self.index.cut(block, self.first if block == self.start else None, self.end)
 
     def text(
         self,
@@ -102,10 +147,11 @@ class Outline:
         region's first block's when it starts after an instruction). ``epilogue``: lines
         before the ``ret`` and the value it returns. ``replace``: instructions of the region,
         by name, written otherwise (what they compute, as the new function can say it)."""
-        inside = {i.name for b in self.blocks for i in self.part(b) if i.name}
+        names = self.index.name
+        inside = {names[i] for b in self.blocks for i in self.part(b) if names[i]}
         own, inits, defined = [], [], []
         done: set[str] = set()
-        named = {i.name: i for b in self.fn.blocks for i in b.instructions if i.name}
+        named = self.index.named
         for b in self.blocks:
             for ins in self.part(b):
                 for op in ins.operands:
@@ -122,16 +168,17 @@ class Outline:
                             inits.append(f"  store {t} {init}, ptr %{abi.quote(op.name)}")
                     elif lines := outside(op, ins):
                         defined.append(lines)
+        block = self.index.name_of_block
         if label is None:
-            label = self.start.name if self.first is not None else ".x.entry"
+            label = block[self.start] if self.first is not None else ".x.entry"
         lines = [f"{head} {{", f"{abi.quote(label)}:", *own, *prologue, *inits, *defined]
         if self.first is None:
-            lines.append(f"  br label %{abi.quote(self.start.name)}")
+            lines.append(f"  br label %{abi.quote(block[self.start])}")
         for k, b in enumerate(self.blocks):
             if not (k == 0 and self.first is not None):
-                lines.append(f"{abi.quote(b.name)}:")
-            lines += [f"  {(replace or {}).get(i.name) or str(i).strip()}" for i in self.part(b)]
-            if b.name == self.end_block:
+                lines.append(f"{abi.quote(block[b])}:")
+            lines += [f"  {(replace or {}).get(names[i]) or self.index.text[i]}" for i in self.part(b)]
+            if b == self.end_block:
                 lines += [*epilogue[0], f"  ret {ret} {epilogue[1]}"]
         return [*lines, "}"]
 
@@ -146,4 +193,4 @@ def same_value(t: str, operand: str) -> str:
     return f"add {t} {operand}, 0"
 
 
-__all__ = ["Outline", "same_value"]
+__all__ = ["FunctionIndex", "Outline", "same_value"]

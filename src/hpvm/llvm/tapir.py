@@ -26,7 +26,7 @@ from .directives import MARKER, bundles, callee, constant
 from .errors import LLVMExtractError
 from .extract import Copier, name_values, without_function
 from .importer import from_hpvm_ir
-from .outline import Outline, same_value
+from .outline import FunctionIndex, Outline, same_value
 
 _PURE = frozenset(
     {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor"}
@@ -68,6 +68,7 @@ class _Loop:
         self.blocks = {b.name: b for b in fn.blocks}
         self.named = {i.name: i for b in fn.blocks for i in b.instructions if i.name}
         self.block_of = {i.name: b for b in fn.blocks for i in b.instructions if i.name}
+        self.index = FunctionIndex(fn)
         markers: dict[str, list[Any]] = {"detach_task": [], "reattach_task": [], "local_barrier": []}
         for b in fn.blocks:
             for i in b.instructions:
@@ -108,7 +109,7 @@ class _Loop:
             ]
             if len(mine) != 1:
                 raise self.fail(d, "no reattach_task marker rejoins where this detach_task marker skips to")
-            levels.append((header, Outline(self.fn, None, mine[0], start=start)))
+            levels.append((header, Outline(self.fn, None, mine[0], start=start, index=self.index)))
         inner = {id(level): sum(self.block_of[d.name].name in {b.name for b in o.blocks} for d in detaches)
                  for level in levels for o in [level[1]]}  # fmt: skip
         levels.sort(key=lambda level: -inner[id(level)])
