@@ -344,3 +344,44 @@ def test_d_the_suites_atomics_and_barriers_stay_in_their_tasks(level: int, name:
         or (callee(i) or "").startswith(("llvm.hpvm.atomic", "llvm.hpvm.barrier"))
     ]
     assert sync and all(s in inside for s in sync), [s for s in sync if s not in inside]
+
+
+C2_INLINED_ALLOCA = """
+define internal void @body(ptr %x) alwaysinline {{
+entry:
+  %tmp = alloca i64
+  store i64 1, ptr %tmp
+  %v = load i64, ptr %tmp
+  store i64 %v, ptr %x
+  ret void
+}}
+
+define void @f(ptr %x) {{
+entry:
+  %r = call token @llvm.directive.region.entry() [ "dataflow_values"(ptr %x) ]
+  br label %task
+task:
+  call void @body(ptr %x)
+  call void @llvm.directive.region.exit(token %r) [ "dataflow_values"() ]
+  ret void
+}}
+"""
+
+
+def test_c2_llvms_inliner_hoists_a_bodys_alloca_out_of_its_region() -> None:
+    """Observed with LLVM 22: the always-inliner (PREPARE's, and -O1..3's) moves an inlined
+    body's static alloca to the function's entry block, above the region's entry — what the
+    RFC asks the inliner not to do. So PREPARE does not rely on allocas staying in their
+    task: EXTRACT gives each instance its own copy of every alloca a task uses, and refuses
+    one that code outside the task uses too (``test_c2_each_task_rereads_its_slots_inside_and_its_memory_is_its_own`` checks that
+    none does)."""
+    import llvmlite.binding as binding
+
+    from hpvm.llvm.seedrule import run_passes
+
+    module = binding.parse_assembly(
+        DECLARATIONS.format(attrs="noduplicate nounwind") + C2_INLINED_ALLOCA.format()
+    )
+    run_passes(module, ("always_inliner",))
+    entry = str(module.get_function("f")).split("task:")[0]
+    assert re.search(r"%tmp\.i = alloca i64", entry) and entry.index("alloca") < entry.index("region.entry")

@@ -232,7 +232,11 @@ class Copier:
 
     def copy(self, ins: Any) -> str:
         if ins.opcode in ("phi", "br", "switch", "ret", "invoke", "callbr", "indirectbr"):
-            raise self.fail(ins, f"a {ins.opcode} in a node's straight-line code; a task is one basic block")
+            raise self.fail(
+                ins,
+                f"a {ins.opcode} where EXTRACT copies straight-line code (sizes, and the code between "
+                "nested loops, which it computes again for every instance)",
+            )
         operands = list(ins.operands)
         if ins.opcode == "call":
             operands = operands[:-1]
