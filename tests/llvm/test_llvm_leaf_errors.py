@@ -359,8 +359,8 @@ def test_the_exported_node_function_tests_the_status_and_calls_the_error_functio
     module = llvm_binding.parse_assembly(llvm.to_hpvm_ir(checked_stream))
     assert "@__hpvm_leaf_error(" in str(module.get_function("checked"))
     assert "@__hpvm_leaf_error(" not in str(module.get_function("add_one"))
-    # PREPARE's tasks stay one block (what EXTRACT reads): no status test there.
-    assert "__hpvm_leaf_error" not in llvm.prepare(picky_root)
+    # PREPARE's tasks test it too (EXTRACT outlines branching tasks): the leaf's error survives.
+    assert "call void @__hpvm_leaf_error(" in llvm.prepare(picky_root)
 
 
 # -- the reader of Numba's exception info ----------------------------------------------------
@@ -442,3 +442,14 @@ def test_numbas_pickled_exceptions_read_back_as_python_writes_them(
 def test_unreadable_exception_info_is_said_so_never_raised(data: bytes) -> None:
     raised = _described(data)
     assert isinstance(raised.text, str) and raised.text
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_raise_survives_prepare_o2_extract(target: str) -> None:
+    """PREPARE tests the status of the inlined body in its task (``__hpvm_leaf_error`` when
+    it raised), so the outlined leaf raises the Python leaf's error too."""
+    extracted = llvm.extract(llvm.optimize(llvm.prepare(picky_root), 2))
+    got = _error(extracted, (np.array([1, -2, 3]),), target)
+    node = "picky_root/picky[1]" if target == "interp" else "picky_root/picky"
+    assert _essentials(got) == (node, "ValueError: negative input")
+    assert _run(extracted, (np.array([1, 2, 3]),), target) == ()

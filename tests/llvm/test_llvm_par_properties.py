@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from hpvm import llvm
-from hpvm.llvm.directives import ENTRY, EXIT, MARKER, bundles, callee, constant
-from hpvm.llvm.extract import name_values
+from hpvm.llvm.directives import ENTRY, EXIT, MARKER, callee
+from hpvm.llvm.extract import Regions, name_values, read_regions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared suite
 from programs import PROGRAMS  # noqa: E402
@@ -59,19 +59,15 @@ def _instructions(fn: Any) -> list[tuple[Any, Any]]:
     return [(b, i) for b in fn.blocks for i in b.instructions]
 
 
-def _regions(fn: Any) -> dict[int, Any]:
-    return {constant(bundles(i).get("HPVM_node")[0]): i for _, i in _instructions(fn) if callee(i) == ENTRY}
-
-
-def _markers(fn: Any, kind: str) -> dict[int, Any]:
-    found: dict[int, Any] = {}
-    for _, i in _instructions(fn):
-        b = bundles(i)
-        if callee(i) == MARKER and kind in b.tags:
-            nid = constant(b.get("HPVM_task")[0])
-            assert nid not in found, f"two {kind} markers of node {nid}"
-            found[nid] = i
-    return found
+def _leaf_tasks(regions: Regions) -> dict[int, set[str]]:
+    """Each leaf region's task: the names of its instructions (the reattach/exit left out)."""
+    out = {}
+    for nid, r in regions.regions.items():
+        if any(x.parent == nid for x in regions.regions.values()):
+            continue
+        outline, _, _ = regions.task(r)
+        out[nid] = {i.name for b in outline.blocks for i in outline.part(b) if i.name}
+    return out
 
 
 # -- (A) structural: legal LLVM, compiled by LLVM's passes ------------------------------------
@@ -135,26 +131,19 @@ def test_b2_llvm_unrolls_a_marked_loop_unless_the_markers_are_noduplicate(level:
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("name", NESTED)
 def test_b2_b4_each_replicated_node_keeps_one_loop_and_its_marker_fed_branch(level: int, name: str) -> None:
-    """One detach/reattach/local_barrier per replicated node, and the detach marker still
-    feeds the conditional branch into its task; for a leaf's task (one block), the edge to
-    the latch is not split: the task and the detach block branch to the same block."""
-    fn = _function(optimized(name, level))
-    regions = _regions(fn)
-    replicated = {nid for nid, entry in regions.items() if len(bundles(entry).get("HPVM_create_node")) > 1}
-    detach, reattach = _markers(fn, "detach_task"), _markers(fn, "reattach_task")
-    assert set(detach) == set(reattach) == set(_markers(fn, "local_barrier")) == replicated
-    blocks = {b.name: b for b in fn.blocks}
-    for nid, marker in detach.items():
-        block = next(b for b, i in _instructions(fn) if i.name == marker.name)
-        branch = str(list(block.instructions)[-1]).strip()
-        m = re.fullmatch(rf"br i1 %{re.escape(marker.name)}, label %(\S+), label %(\S+)", branch)
-        assert m, branch
-        if any(constant(bundles(e).get("HPVM_node")[1]) == nid for e in regions.values()):
-            continue  # an internal node's task holds its children's regions: several blocks
-        after = str(list(blocks[m.group(1)].instructions)[-1]).strip()
-        task_end = next(b for b, i in _instructions(fn) if i.name == reattach[nid].name)
-        assert task_end.name == m.group(1)  # the task is the block the marker branches to
-        assert after == f"br label %{m.group(2)}"  # ... and it rejoins where the marker skips to
+    """One detach/reattach per replicated node, the detach marker still feeding the
+    conditional branch into its task (``Regions.task`` checks it), the task reaching its
+    reattach marker; no marker anywhere else."""
+    text = optimized(name, level)
+    regions = read_regions(text)
+    fn = regions.fn
+    replicated = [r for r in regions.regions.values() if r.sizes]
+    for r in replicated:
+        outline, _, index = regions.task(r)
+        assert outline.blocks and '"reattach_task"' in str(outline.end) and index is not None
+    markers = [str(i) for _, i in _instructions(fn) if callee(i) == MARKER]
+    assert sum('"detach_task"' in m for m in markers) == len(replicated)
+    assert sum('"reattach_task"' in m for m in markers) == len(replicated)
 
 
 # -- (C) dataflow -----------------------------------------------------------------------------
@@ -226,13 +215,13 @@ def test_c1_sizes_inside_a_region_come_from_its_own_rereads(level: int, name: st
     """A nested node's replication size is computed from its parent's re-reads of its own
     input slots (or the root's arguments, for the root's children), never from a value
     another region computed."""
-    fn = _function(optimized(name, level))
+    regions = read_regions(optimized(name, level))
+    fn = regions.fn
     named = {i.name: i for _, i in _instructions(fn) if i.name}
-    regions = _regions(fn)
-    for entry in regions.values():
-        parent = constant(bundles(entry).get("HPVM_node")[1])
-        allowed = {v.name for v in bundles(regions[parent]).get("HPVM_in_slots")} if parent >= 0 else set()
-        for size in bundles(entry).get("HPVM_create_node")[1:]:
+    for r in regions.regions.values():
+        parent = r.parent
+        allowed = set(regions.regions[parent].in_slots) if parent >= 0 else set()
+        for size in r.sizes:
             for leaf in _tree_leaves(fn, size, named):
                 if parent < 0:
                     assert leaf.value_kind.name == "argument", str(leaf)
@@ -267,28 +256,31 @@ def test_c2_a_load_of_an_unlisted_slot_is_forwarded_across_the_entry(level: int)
 
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("name", NESTED)
-def test_c2_each_task_rereads_its_slots_after_its_entry_and_keeps_its_allocas(level: int, name: str) -> None:
-    """Every leaf task re-reads each of its input slots inside the task (no load hoisted
-    above the detach marker or the entry), and its allocas stay in the task."""
-    fn = _function(optimized(name, level))
-    regions = _regions(fn)
-    detach, reattach = _markers(fn, "detach_task"), _markers(fn, "reattach_task")
-    blocks = {b.name: b for b in fn.blocks}
-    for nid, marker in reattach.items():
-        slots = {v.name for v in bundles(regions[nid]).get("HPVM_in_slots")}
-        if any(constant(bundles(e).get("HPVM_node")[1]) == nid for e in regions.values()):
-            continue  # an internal node: its children's tasks are checked
-        task = next(b for b, i in _instructions(fn) if i.name == marker.name)
-        loads = [i for i in task.instructions if i.opcode == "load" and list(i.operands)[0].name in slots]
-        assert {list(i.operands)[0].name for i in loads} <= slots  # (LLVM drops loads nothing uses)
-        everywhere = [
-            i for _, i in _instructions(fn) if i.opcode == "load" and list(i.operands)[0].name in slots
-        ]
-        assert len(everywhere) == len(loads)  # none hoisted out of the task
-        listed = {v.name for v in bundles(marker).get("dataflow_values")}
-        in_task = {i.name for i in task.instructions if i.opcode == "alloca"}
-        assert listed and listed <= in_task, (listed, in_task)
-        assert blocks[task.name] is not None and nid in detach
+def test_c2_each_task_rereads_its_slots_inside_and_its_memory_is_its_own(level: int, name: str) -> None:
+    """Every load of a leaf's input slot is inside its task (none hoisted above the detach
+    marker or the entry), and every alloca a task uses beside its slots (the inliner hoists
+    the body's to the function's entry) is used by no code outside it, so EXTRACT can give
+    each instance its own."""
+    regions = read_regions(optimized(name, level))
+    fn = regions.fn
+    named = {i.name: i for _, i in _instructions(fn) if i.name}
+    tasks = _leaf_tasks(regions)
+    assert tasks
+    for nid, task in tasks.items():
+        r = regions.regions[nid]
+        slots = set(r.in_slots)
+        everywhere = {
+            i.name for _, i in _instructions(fn) if i.opcode == "load" and list(i.operands)[0].name in slots
+        }
+        assert everywhere <= task
+        used = {op.name for t in task for op in named[t].operands if op.value_kind.name == "instruction"}
+        private = (
+            {u for u in used if u not in task and named[u].opcode == "alloca"} - slots - set(r.out_slots)
+        )
+        private -= set(r.size_slots)
+        for a in private:
+            users = {i.name or str(i) for _, i in _instructions(fn) if a in {op.name for op in i.operands}}
+            assert users <= task | {i for i in users if not named.get(i)}, (a, users - task)
 
 
 # -- (D) synchronization ----------------------------------------------------------------------
@@ -335,26 +327,61 @@ def test_d_atomics_and_fences_stay_between_the_markers(level: int) -> None:
 
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("name", ("atomics_int32", "atomics_float32", "barrier_rotate_malloc"))
-def test_d_the_suites_atomics_and_barriers_stay_in_their_task_bodies(level: int, name: str) -> None:
-    """The leaves' atomics and barriers are in their bodies, which each task calls (never
-    inlined: the call is ``noinline``), so they stay in the task: the next directive after
-    each body call is its task's ``reattach_task`` (or its region's exit, unreplicated)."""
-    text = optimized(name, level)
-    fn = _function(text)
-    body_calls = [
-        i
-        for _, i in _instructions(fn)
-        if i.opcode == "call" and (callee(i) or "").startswith(("_ZN", "__hpvm_body"))
+def test_d_the_suites_atomics_and_barriers_stay_in_their_tasks(level: int, name: str) -> None:
+    """The leaves' bodies are inlined into their tasks: every atomic, fence and HPVM atomic
+    or barrier call of the function lies inside a leaf task (between its detach and reattach
+    markers, or its region's entry and exit)."""
+    regions = read_regions(optimized(name, level))
+    inside: set[tuple[str, str]] = set()
+    for nid, r in regions.regions.items():
+        if not any(x.parent == nid for x in regions.regions.values()):
+            outline, _, _ = regions.task(r)
+            inside |= {(b.name, str(i)) for b in outline.blocks for i in outline.part(b)}
+    sync = [
+        (b.name, str(i))
+        for b, i in _instructions(regions.fn)
+        if i.opcode in ("atomicrmw", "cmpxchg", "fence")
+        or (callee(i) or "").startswith(("llvm.hpvm.atomic", "llvm.hpvm.barrier"))
     ]
-    body_names = {c.name for c in body_calls}
-    checked = 0
-    for block in fn.blocks:
-        directives = [i for i in block.instructions if callee(i) in (MARKER, EXIT) or i.name in body_names]
-        names = [i.name for i in directives]
-        for k, i in enumerate(directives):
-            if i.name in body_names:
-                checked += 1
-                after = [callee(d) == EXIT or '"reattach_task"' in str(d) for d in directives[k + 1 :]]
-                assert after and after[0], f"{names}: the body call is not followed by its task's end"
-    assert checked == len(body_calls) > 0
-    assert re.search(r"atomicrmw|cmpxchg|llvm\.hpvm\.(atomic|barrier)", text)
+    assert sync and all(s in inside for s in sync), [s for s in sync if s not in inside]
+
+
+C2_INLINED_ALLOCA = """
+define internal void @body(ptr %x) alwaysinline {{
+entry:
+  %tmp = alloca i64
+  store i64 1, ptr %tmp
+  %v = load i64, ptr %tmp
+  store i64 %v, ptr %x
+  ret void
+}}
+
+define void @f(ptr %x) {{
+entry:
+  %r = call token @llvm.directive.region.entry() [ "dataflow_values"(ptr %x) ]
+  br label %task
+task:
+  call void @body(ptr %x)
+  call void @llvm.directive.region.exit(token %r) [ "dataflow_values"() ]
+  ret void
+}}
+"""
+
+
+def test_c2_llvms_inliner_hoists_a_bodys_alloca_out_of_its_region() -> None:
+    """Observed with LLVM 22: the always-inliner (PREPARE's, and -O1..3's) moves an inlined
+    body's static alloca to the function's entry block, above the region's entry — what the
+    RFC asks the inliner not to do. So PREPARE does not rely on allocas staying in their
+    task: EXTRACT gives each instance its own copy of every alloca a task uses, and refuses
+    one that code outside the task uses too (``test_c2_each_task_rereads_its_slots_inside_and_its_memory_is_its_own`` checks that
+    none does)."""
+    import llvmlite.binding as binding
+
+    from hpvm.llvm.seedrule import run_passes
+
+    module = binding.parse_assembly(
+        DECLARATIONS.format(attrs="noduplicate nounwind") + C2_INLINED_ALLOCA.format()
+    )
+    run_passes(module, ("always_inliner",))
+    entry = str(module.get_function("f")).split("task:")[0]
+    assert re.search(r"%tmp\.i = alloca i64", entry) and entry.index("alloca") < entry.index("region.entry")

@@ -55,9 +55,10 @@ PAR_MUTATIONS = {
     **MUTATIONS,
     "drop bundle": lambda line, k: re.sub(r'"\w+"\([^()]*\),? ?', "", line, count=1),
     "rename tag": lambda line, k: line.replace(
-        ["detach_task", "reattach_task", "HPVM_node", "HPVM_in_slots", "HPVM_edge"][k % 5], "other", 1
+        ["detach_task", "reattach_task", "HPVM_create_node", "dataflow_values", "hpvm.id"][k % 5], "other", 1
     ),
     "no name": lambda line, k: line.replace('"hpvm.node"', '"hpvm.other"', 1),
+    "connection": lambda line, k: re.sub(r"(in|out|edge) \d+", r"\1 x", line, count=1),
     "swap operands": lambda line, k: re.sub(r"(%[\w.]+), (i\d+|ptr) (%[\w.]+)", r"\3, \2 \1", line, count=1),
 }
 

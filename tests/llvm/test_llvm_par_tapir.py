@@ -107,3 +107,61 @@ def test_every_one_line_edit_extracts_or_fails_with_an_hpvm_error() -> None:
                 llvm.extract("\n".join([*lines[:i], edit, *lines[i + 1 :]]))
             except HPVMError:
                 pass
+
+
+NEST = (Path(__file__).parent / "tapir_nest.ll").read_text()
+
+
+@pytest.mark.parametrize("level", [None, 2])
+def test_a_nest_of_marked_loops_with_a_branching_task_becomes_a_2d_leaf(level: int | None) -> None:
+    """Two nested cilk_for loops (the inner task branches): one leaf replicated over both
+    trip counts, the inner index x; it runs on interp and cpu like the C loops."""
+    root = llvm.extract(NEST if level is None else llvm.optimize(NEST, level))
+    assert '%task = node @"nest.task"[m, n]' in print_program(root, bodies=False)
+    for target in ("interp", "cpu"):
+        x = np.arange(-6, 6, dtype=np.int32)
+        want = np.where(x < 0, -x, x * 3)
+        want[10:] = x[10:]  # n=2 rows of m=5: the last two elements are not touched
+        hpvm.init()
+        hpvm.track_memory(x)
+        try:
+            hpvm.wait(hpvm.launch(root, (x, np.int64(2), np.int64(5), np.int32(3)), target=target))
+            hpvm.request_memory(x)
+        finally:
+            hpvm.untrack_memory(x)
+        assert x.tolist() == want.tolist()
+
+
+def _loop(tag: str, after: str) -> str:
+    return f"""
+{tag}.detach:
+  %{tag}.i = phi i64 [ 0, %{tag}.pre ], [ %{tag}.next, %{tag}.inc ]
+  %{tag}.c = call i1 @llvm.directive.marker()["detach_task"()]
+  br i1 %{tag}.c, label %{tag}.body, label %{tag}.inc
+{tag}.body:
+  %{tag}.p = getelementptr inbounds i32, ptr %x, i64 %{tag}.i
+  store i32 1, ptr %{tag}.p
+  %{tag}.r = call i1 @llvm.directive.marker()["reattach_task"()]
+  br label %{tag}.inc
+{tag}.inc:
+  %{tag}.next = add nuw nsw i64 %{tag}.i, 1
+  %{tag}.done = icmp eq i64 %{tag}.next, %n
+  br i1 %{tag}.done, label %{tag}.sync, label %{tag}.detach
+{tag}.sync:
+  %{tag}.b = call i1 @llvm.directive.marker()["local_barrier"()]
+  br label %{after}
+"""
+
+
+def test_loops_that_do_not_nest_are_a_located_error() -> None:
+    """Two marked loops one after the other are no nest (nor one loop)."""
+    text = (
+        "declare i1 @llvm.directive.marker()\ndefine void @two(ptr %x, i64 %n) {\n"
+        "a.pre:\n  br label %a.detach\n" + _loop("a", "b.pre") + "b.pre:\n  br label %b.detach\n"
+        + _loop("b", "end") + "end:\n  ret void\n}\n"
+    )  # fmt: skip
+    with pytest.raises(llvm.LLVMExtractError, match=r"@two: .*several marked loops that do not nest"):
+        llvm.extract(text)
+    three = NEST.replace("entry:\n", 'entry:\n  %z = call i1 @llvm.directive.marker()["detach_task"()]\n')
+    with pytest.raises(llvm.LLVMExtractError, match=r"@nest: 3 detach_task, 2 reattach_task"):
+        llvm.extract(three)

@@ -99,17 +99,16 @@ class Program:
         ]
 
     def leaf_call(
-        self, fn: LeafFunction, args: list[tuple[str, str]], tmp: str, attrs: str = "", check: bool = False
+        self, fn: LeafFunction, args: list[tuple[str, str]], tmp: str, check: bool = False, escape: str = ""
     ) -> tuple[list[str], list[str], str]:
         """The code of leaf ``fn``'s node function applied to ``args`` ((LLVM type, operand)
         per ABI argument): (declarations it needs, once per module; instructions; the
-        operand of its output struct). ``tmp`` prefixes its temporaries' names and ``attrs``
-        goes on the call of the body (PREPARE's ``noinline``). With ``check``, the status of a
-        Numba body that may raise is tested: when it raised, the code calls
-        ``__hpvm_leaf_error`` and returns zeros (the export's node functions; PREPARE's
-        tasks stay one block, as EXTRACT reads them)."""
+        operand of its output struct). ``tmp`` prefixes its temporaries' names. With
+        ``check``, the status of a Numba body that may raise is tested: when it raised, the
+        code calls ``__hpvm_leaf_error`` and returns zeros (the export's node functions), or
+        branches to label ``escape`` (PREPARE's tasks, which end in their region)."""
         if id(fn) in self.kept:
-            return self._kept_call(fn, args, tmp, attrs)
+            return self._kept_call(fn, args, tmp)
         if id(fn) in self.tensors:
             used, lines, out = tensorleaf.tensor_call(
                 fn, self.tensors[id(fn)], args, tmp, _struct(fn.outputs)
@@ -120,7 +119,7 @@ class Program:
                 for d in self._declare(tensorleaf.declaration(op), tensorleaf.intrinsic(op))
             ]
             return decls, lines, out
-        return self._numba_call(fn, args, tmp, attrs, check)
+        return self._numba_call(fn, args, tmp, check, escape)
 
     def _declare(self, line: str, name: str) -> list[str]:
         if name in self.declared:
@@ -129,7 +128,7 @@ class Program:
         return [line]
 
     def _numba_call(
-        self, fn: LeafFunction, args: list[tuple[str, str]], tmp: str, attrs: str, check: bool
+        self, fn: LeafFunction, args: list[tuple[str, str]], tmp: str, check: bool, escape: str
     ) -> tuple[list[str], list[str], str]:
         leaf = self.compiled[id(fn)]
         ret = _struct(fn.outputs)
@@ -151,25 +150,25 @@ class Program:
                 )
         decl = f"declare i32 @{leaf.adapter}(ptr, ptr, {', '.join(leaf.arg_types)})".replace(", )", ")")
         call_args = ", ".join([f"ptr %{tmp}.ret", f"ptr %{tmp}.exc", *actual])
-        lines.append(f"  %{tmp}.status = call i32 @{leaf.adapter}({call_args}){attrs}")
+        lines.append(f"  %{tmp}.status = call i32 @{leaf.adapter}({call_args})")
         decls = self._declare(decl, leaf.adapter)
         if check and leaf.may_raise:
             decls += self._declare(LEAF_ERROR_DECLARATION, LEAF_ERROR)
-            lines += _status_check(tmp, ret)
+            lines += _status_check(tmp, ret, escape)
         if not nfields:
             return decls, lines, "zeroinitializer"
         lines.append(f"  %{tmp}.out = load {ret}, ptr %{tmp}.ret, align 8")
         return decls, lines, f"%{tmp}.out"
 
     def _kept_call(
-        self, fn: LeafFunction, args: list[tuple[str, str]], tmp: str, attrs: str
+        self, fn: LeafFunction, args: list[tuple[str, str]], tmp: str
     ) -> tuple[list[str], list[str], str]:
         """A leaf whose body is already LLVM (an imported program's): its node function calls
         the body's function, linked in under its kept name."""
         body_name = self.kept[id(fn)]
         ret = _struct(fn.outputs)
         decl = f"declare {ret} @{abi.quote(body_name)}({', '.join(t for t, _ in args)})"
-        call = f"call {ret} @{abi.quote(body_name)}({', '.join(f'{t} {n}' for t, n in args)}){attrs}"
+        call = f"call {ret} @{abi.quote(body_name)}({', '.join(f'{t} {n}' for t, n in args)})"
         return self._declare(decl, body_name), [f"  %{tmp}.out = {call}"], f"%{tmp}.out"
 
     def link(self, text: str) -> str:
@@ -206,17 +205,17 @@ def assemble(
     return finish(program, text) if finish is not None else text
 
 
-def _status_check(tmp: str, ret: str) -> list[str]:
+def _status_check(tmp: str, ret: str, escape: str = "") -> list[str]:
     """After the call of a Numba body: when its status is not 0 (it raised), pass the status
     and Numba's exception info to ``__hpvm_leaf_error`` and return zeros (the runtime reports
-    the error, never these values)."""
+    the error, never these values), or branch to label ``escape``."""
     return [
         f"  %{tmp}.failed = icmp ne i32 %{tmp}.status, 0",
         f'  br i1 %{tmp}.failed, label %{tmp}.raised, label %{tmp}.done, !prof !{{!"branch_weights", i32 1, i32 2000}}',
         f"{tmp}.raised:",
         f"  %{tmp}.excinfo = load ptr, ptr %{tmp}.exc, align 8",
         f"  call void @{LEAF_ERROR}(i32 %{tmp}.status, ptr %{tmp}.excinfo)",
-        f"  ret {ret} zeroinitializer",
+        f"  br label %{escape}" if escape else f"  ret {ret} zeroinitializer",
         f"{tmp}.done:",
     ]
 

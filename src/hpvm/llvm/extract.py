@@ -24,10 +24,11 @@ from typing import Any
 
 from ..ir.graph import InternalFunction
 from . import abi
-from .directives import ENTRY, EXIT, MARKER, bundles, callee, constant
+from .directives import ENTRY, EXIT, MARKER, bundles, callee
 from .errors import LLVMExtractError
 from .export import Connection, create_node
 from .importer import define_line, from_hpvm_ir, is_size_arithmetic, parse_verified, return_type
+from .outline import FunctionIndex, Outline
 
 _NAME = re.compile(r'%("(?:[^"\\]|\\.)*"|[-\w.$]+)')
 _ARG = '"hpvm.arg"'
@@ -47,6 +48,10 @@ def extract(text: str) -> InternalFunction:
     parallel loop of another front end); ``LLVMImportError`` if it does not parse or
     verify, or its directives do not map onto a graph."""
     module = parse_verified(text, "extract(): ")
+    from .foreign import extract_foreign, foreign_regions
+
+    if ('"DIR.OSS"' in text or '"DIR.OMP.' in text) and foreign_regions(module):  # OmpSs-2's or Intel's
+        return extract_foreign(module)
     fn = _region_function(module)
     if fn is None:  # another front end's parallel loop, or nothing EXTRACT reads
         from .tapir import extract_loops
@@ -60,7 +65,9 @@ def _region_function(module: Any) -> Any:
     found = [
         f
         for f in module.functions
-        if not f.is_declaration and any(callee(i) == ENTRY for b in f.blocks for i in b.instructions)
+        if not f.is_declaration
+        and ENTRY in str(f)  # (one call into LLVM, before reading the instructions one by one)
+        and any(callee(i) == ENTRY for b in f.blocks for i in b.instructions)
     ]
     if len(found) > 1:
         names = ", ".join(f"@{f.name}" for f in found)
@@ -87,7 +94,8 @@ def name_values(fn: Any) -> None:
 
 @dataclass
 class Region:
-    """One node's region: what its entry call's bundles say."""
+    """One node's region: what its entry call's bundles and attributes say (``prepare.py``
+    writes them)."""
 
     entry: Any
     name: str
@@ -98,57 +106,67 @@ class Region:
     index: int
     in_slots: list[str]
     out_slots: list[str]
+    size_slots: list[str]
     connections: list[tuple[int, Connection, int]] = field(default_factory=list)  # (seq, call, source index)
 
 
-def _ints(fn: Any, ins: Any, values: list[Any], what: str) -> list[int]:
-    out = []
-    for v in values:
-        c = constant(v)
-        if c is None:
-            raise LLVMExtractError(
-                f"@{fn.name}: '{str(ins).strip()}': the {what} bundle holds constants only, not {v}"
-            )
-        out.append(c)
-    return out
-
-
-def _region(fn: Any, ins: Any) -> Region:
+def _region(module: Any, fn: Any, ins: Any) -> Region:
     b = bundles(ins)
     where = f"@{fn.name}: '{str(ins).strip()[:200]}'"
-    node = _ints(fn, ins, b.get("HPVM_node"), "HPVM_node")
-    create = b.get("HPVM_create_node")
-    if len(node) != 3 or not create or create[0].value_kind.name != "function":
+    ident, function = _call_attribute(ins, "hpvm.id"), _call_attribute(ins, "hpvm.function")
+    if ident is None or function is None or not re.fullmatch(r"-?\d+ -?\d+ -?\d+", ident):
         raise LLVMExtractError(
-            f'{where}: a region EXTRACT reads has bundles "HPVM_create_node"(ptr @function, sizes...) and '
-            '"HPVM_node"(id, parent, index), as PREPARE writes them (docs/llvm.md); other regions are not '
-            "a dataflow graph"
+            f'{where}: a region EXTRACT reads is one PREPARE wrote: its entry call has the attributes "hpvm.id"'
+            '="id parent index" and "hpvm.function"="name" beside the RFC\'s bundles (docs/llvm.md); other '
+            "regions are not a dataflow graph"
         )
-    label = _call_attribute(ins, "hpvm.node") or f"n{node[0]}"
+    decl = next((f for f in module.functions if f.name == function), None)
+    if decl is None:
+        raise LLVMExtractError(f"{where}: node function @{function} is not declared in the module")
+    nid, parent, index = (int(x) for x in ident.split())
+    sizes = b.get("HPVM_create_node")
+    nargs, nout = len(list(decl.arguments)), len(_fields(return_type(decl)))
+    values = [v.name for v in b.get("dataflow_values")]
+    if len(values) != 2 * nargs + nout + len(sizes):
+        raise LLVMExtractError(
+            f'{where}: "dataflow_values" holds {len(values)} values; PREPARE lists the {nargs} values of '
+            f"@{function}, then its {nargs} input slots, {nout} output slots and {len(sizes)} size slots"
+        )
+    label = _call_attribute(ins, "hpvm.node") or f"n{nid}"
     region = Region(
-        ins, label, create[0].name, create[1:], *node,
-        in_slots=[v.name for v in b.get("HPVM_in_slots")], out_slots=[v.name for v in b.get("HPVM_out_slots")],
+        ins, label, function, sizes, nid, parent, index, in_slots=values[nargs : 2 * nargs],
+        out_slots=values[2 * nargs : 2 * nargs + nout], size_slots=values[2 * nargs + nout :],
     )  # fmt: skip
-    for tag, width in (("HPVM_bind_input", 4), ("HPVM_edge", 6), ("HPVM_bind_output", 4)):
-        values = _ints(fn, ins, b.get(tag), tag)
-        if len(values) % width:
-            raise LLVMExtractError(f"{where}: the {tag} bundle holds groups of {width} constants")
-        for k in range(0, len(values), width):
-            g = values[k : k + width]
-            if tag == "HPVM_bind_input":
-                region.connections.append((g[0], Connection("in", None, label, g[1], g[2], bool(g[3])), -1))
-            elif tag == "HPVM_edge":
-                call = Connection("edge", None, label, g[3], g[4], bool(g[5]), bool(g[2]))
-                region.connections.append((g[0], call, g[1]))
-            else:
-                region.connections.append((g[0], Connection("out", label, None, g[1], g[2], bool(g[3])), -1))
+    for item in filter(
+        None, (x.strip() for x in (_call_attribute(ins, "hpvm.connections") or "").split(";"))
+    ):
+        kind, *rest = item.split()
+        g = [int(x) for x in rest if re.fullmatch(r"-?\d+", x)]
+        g = g if len(g) == len(rest) else []
+        if kind == "in" and len(g) == 4:
+            region.connections.append((g[0], Connection("in", None, label, g[1], g[2], bool(g[3])), -1))
+        elif kind == "edge" and len(g) == 6:
+            call = Connection("edge", None, label, g[3], g[4], bool(g[5]), bool(g[2]))
+            region.connections.append((g[0], call, g[1]))
+        elif kind == "out" and len(g) == 4:
+            region.connections.append((g[0], Connection("out", label, None, g[1], g[2], bool(g[3])), -1))
+        else:
+            raise LLVMExtractError(
+                f'{where}: "hpvm.connections" holds {item!r}, no connection PREPARE writes'
+            )
     return region
+
+
+def _fields(ret: str) -> list[str]:
+    """The field types of a literal struct type's text (``{ float, i64 }``)."""
+    inner = ret.strip()[1:-1].strip()
+    return [f.strip() for f in inner.split(",")] if inner else []
 
 
 def _call_attribute(ins: Any, key: str) -> str | None:
     for item in ins.attributes:
         raw = item.decode() if isinstance(item, bytes) else str(item)
-        m = re.fullmatch(rf'"{re.escape(key)}"="((?:[^"\\]|\\.)*)"', raw)
+        m = re.search(rf'(?:^|\s)"{re.escape(key)}"="((?:[^"\\]|\\.)*)"', raw)
         if m:
             return m.group(1)
     return None
@@ -214,7 +232,11 @@ class Copier:
 
     def copy(self, ins: Any) -> str:
         if ins.opcode in ("phi", "br", "switch", "ret", "invoke", "callbr", "indirectbr"):
-            raise self.fail(ins, f"a {ins.opcode} in a node's straight-line code; a task is one basic block")
+            raise self.fail(
+                ins,
+                f"a {ins.opcode} where EXTRACT copies straight-line code (sizes, and the code between "
+                "nested loops, which it computes again for every instance)",
+            )
         operands = list(ins.operands)
         if ins.opcode == "call":
             operands = operands[:-1]
@@ -241,47 +263,50 @@ class Copier:
         return own or ""
 
 
-class _Writer:
-    """The HPVM IR in LLVM form of one function with PREPARE's regions."""
+class Regions:
+    """The regions of one function PREPARE wrote (optimized or not), and the HPVM IR in LLVM
+    form they outline to (``text``)."""
 
     def __init__(self, module: Any, fn: Any):
         self.module = module
         self.fn = fn
         self.regions: dict[int, Region] = {}
         self.exits: dict[str, Any] = {}
-        self.tasks: dict[tuple[str, int], Any] = {}
-        self.blocks = {b.name: b for b in fn.blocks}
-        self.block_of: dict[str, Any] = {}
-        self.named: dict[str, Any] = {}
-        for b in fn.blocks:
-            for ins in b.instructions:
-                self.block_of[ins.name or str(ins)] = b
-                if ins.name:
-                    self.named[ins.name] = ins
-                which = callee(ins)
-                if which == ENTRY:
-                    r = _region(fn, ins)
-                    if r.nid in self.regions:
-                        raise LLVMExtractError(
-                            f"@{fn.name}: '{str(ins).strip()[:200]}': a second region of node {r.nid} (LLVM "
-                            "duplicated a region: the directive intrinsics must be noduplicate)"
-                        )
-                    self.regions[r.nid] = r
-                elif which == EXIT:
-                    self.exits[list(ins.operands)[0].name] = ins
-                elif which == MARKER:
-                    b_ = bundles(ins)
-                    task = b_.get("HPVM_task")
-                    kinds = [t for t in ("detach_task", "reattach_task", "local_barrier") if t in b_.tags]
-                    if task and kinds and constant(task[0]) is not None:
-                        key = (kinds[0], constant(task[0]) or 0)
-                        if key in self.tasks:
-                            raise LLVMExtractError(
-                                f"@{fn.name}: '{str(ins).strip()}': a second {kinds[0]} marker of node {key[1]} "
-                                "(the markers must be noduplicate)"
-                            )
-                        self.tasks[key] = ins
+        self.index = FunctionIndex(fn)
+        self.blocks = self.index.by_name
+        self.named = self.index.named
+        for ins in self.index.name:
+            which = self.index.callee(ins)
+            if which == ENTRY:
+                r = _region(module, fn, ins)
+                if r.nid in self.regions:
+                    raise LLVMExtractError(
+                        f"@{fn.name}: '{str(ins).strip()[:200]}': a second region of node {r.nid} (LLVM "
+                        "duplicated a region: the directive intrinsics must be noduplicate)"
+                    )
+                self.regions[r.nid] = r
+            elif which == EXIT:
+                self.exits[list(ins.operands)[0].name] = ins
         self.definitions: dict[str, list[str]] = {}
+
+    @functools.cached_property
+    def used_in(self) -> dict[str, set[str]]:
+        """Each value's name → the names of the blocks using it (read once, when needed, from
+        the function's text: walking every operand through llvmlite took a second on edge
+        detection)."""
+        found: dict[str, set[str]] = {}
+        block = ""
+        for line in str(self.fn).splitlines():
+            label = re.match(r'^("(?:[^"\\]|\\.)*"|[-\w.$]+):', line)
+            if label:
+                block = label.group(1).strip('"')
+            elif line.startswith("  "):
+                for name in _NAME.findall(line.split(" = ", 1)[1] if " = " in line else line):
+                    found.setdefault(name.strip('"'), set()).add(block)
+        return found
+
+    def block_of(self, ins: Any) -> Any:
+        return self.index.block_of[ins]
 
     def children(self, parent: int) -> list[Region]:
         return sorted((r for r in self.regions.values() if r.parent == parent), key=lambda r: r.index)
@@ -294,10 +319,10 @@ class _Writer:
         kept = []
         for line in without_function(self.module, fn.name):
             m = re.match(r'declare\b[^@]*@("(?:[^"\\]|\\.)*"|[-\w.$]+)\(', line)
-            if not (m and m.group(1).strip('"') in node_functions):
+            if not (m and m.group(1).strip('"') in node_functions) and not line.startswith("@llvm.used = "):
                 kept.append(line)
         declared = {f.name for f in self.module.functions}
-        decls = [abi.DECLARATIONS[k] for k in _GRAPH if f"llvm.hpvm.{k}" not in declared]
+        decls = [line for k, line in abi.DECLARATIONS.items() if f"llvm.hpvm.{k}" not in declared]
         bodies = [line for lines in self.definitions.values() for line in [""] + lines]
         return "\n".join([*kept, *decls, "", *root, *bodies]) + "\n"
 
@@ -355,92 +380,142 @@ class _Writer:
             self.definitions[r.function] = self.leaf(r, head, ret, scope)
 
     def leaf(self, r: Region, head: str, ret: str, scope: dict[str, str]) -> list[str]:
-        task = self.task(r)
-        copier = Copier(
-            self.fn, self.named, scope, ".t", {i.name for i in task if i.name}, f"the task of node {r.name}"
-        )
-        fields = [f.strip() for f in ret.strip()[1:-1].split(",")] if ret.strip() not in ("{}", "{ }") else []
-        outputs = ["undef"] * len(fields)
-        for ins in task:
-            which = callee(ins) or ""
-            if which.startswith(("llvm.stacksave", "llvm.stackrestore")):
-                continue
-            ops = list(ins.operands)
-            if ins.opcode == "store" and ops[1].name in r.out_slots:
-                outputs[r.out_slots.index(ops[1].name)] = copier.value(ops[0], ins)
-            elif ins.opcode == "load" and ops[0].name in scope:
-                continue
-            elif ins.name not in copier.done:
-                copier.copy(ins)
-        value = "undef"
-        for k, (t, v) in enumerate(zip(fields, outputs)):
-            copier.lines.append(f"  %.out{k} = insertvalue {ret} {value}, {t} {v}, {k}")
-            value = f"%.out{k}"
-        return [
-            f"{head} {{",
-            "entry:",
-            *(self.inlinable(line) for line in copier.lines),
-            f"  ret {ret} {value if fields else 'zeroinitializer'}",
-            "}",
-        ]
+        """The leaf's task outlined (``outline.py``): its blocks copied as they are, the
+        allocas it uses (its slots among them) made its own, the loop's index computed from
+        the instance's ids, its input slots filled from its arguments, its output slots
+        returned."""
+        outline, label, index = self.task(r)
+        where = f"the task of node {r.name}"
+        names = {self.index.name_of_block[b] for b in outline.blocks}
+        inits = dict(zip(r.in_slots, (scope[s] for s in r.in_slots)))
+        inits.update({slot: f"%.x.n{'xyz'[k]}" for k, slot in enumerate(r.size_slots)})
 
-    def inlinable(self, line: str) -> str:
-        """``line`` without PREPARE's ``noinline`` on the call of a leaf's body: it kept the
-        body whole through LLVM's optimizer; the leaf written back should let a back end
-        inline its body into the loop over instances (the cpu back end vectorizes there)."""
-        m = re.search(r" #(\d+)$", line)
-        if m is None or " call " not in line or m.group(1) not in self.noinline_groups:
-            return line
-        return line[: m.start()]
+        def allocas(name: str) -> str | None:
+            if name not in r.in_slots + r.out_slots + r.size_slots:
+                home = self.index.name_of_block[self.block_of(self.named[name])]
+                if self.used_in.get(name, set()) - names - {home}:
+                    raise self.fail(
+                        self.named[name],
+                        f"memory of the function that {where} and code outside it both use (seed 004's C2)",
+                    )
+            return inits.get(name)
 
-    @functools.cached_property
-    def noinline_groups(self) -> set[str]:
-        """The attribute groups that make a call ``noinline`` (PREPARE's mark)."""
-        return set(re.findall(r"^attributes #(\d+) = \{ noinline \}$", str(self.module), re.M))
+        def outside(value: Any, user: Any) -> str:
+            if index is not None and value.name == index.name:
+                return f"  %{abi.quote(index.name)} = add i64 %.x.flat, 0"
+            raise self.fail(
+                user,
+                f"uses %{value.name}, computed outside its region ({where}; seed 004's C1: values a region "
+                "defines stay in it, and it uses only those, its re-reads and its loop's index)",
+            )
 
-    def task(self, r: Region) -> list[Any]:
-        """The instructions of one instance of ``r``'s node: between the entry and the exit,
-        or, replicated, between the task's ``detach_task`` marker and ``reattach_task``."""
+        prologue = ["  %.x.node = call ptr @llvm.hpvm.getNode()"]
+        axes = "xyz"[: len(r.sizes)]
+        for axis in axes:
+            prologue.append(f"  %.x.i{axis} = call i64 @llvm.hpvm.getNodeInstanceID.{axis}(ptr %.x.node)")
+            prologue.append(f"  %.x.n{axis} = call i64 @llvm.hpvm.getNumNodeInstances.{axis}(ptr %.x.node)")
+        if axes:
+            flat = f"%.x.i{axes[-1]}"
+            for k in range(len(axes) - 2, -1, -1):
+                prologue.append(f"  %.x.f{k} = mul i64 {flat}, %.x.n{axes[k]}")
+                prologue.append(f"  %.x.g{k} = add i64 %.x.f{k}, %.x.i{axes[k]}")
+                flat = f"%.x.g{k}"
+            prologue.append(f"  %.x.flat = add i64 {flat}, 0")
+        fields, value, epilogue = _fields(ret), "undef", []
+        for j, t in enumerate(fields):
+            epilogue.append(f"  %.x.out{j} = load {t}, ptr %{abi.quote(r.out_slots[j])}")
+            epilogue.append(f"  %.x.ret{j} = insertvalue {ret} {value}, {t} %.x.out{j}, {j}")
+            value = f"%.x.ret{j}"
+        # PREPARE's instance ids (the loop's index divided by the sizes) are the ids again
+        ids = {f".n{r.nid}.{axis}": f"%.n{r.nid}.{axis} = add i64 %.x.i{axis}, 0" for axis in axes}
+        done = (epilogue, value if fields else "zeroinitializer")
+        return outline.text(head, ret, prologue, allocas, outside, label, done, ids)
+
+    def slot_type(self, alloca: Any) -> str:
+        m = re.search(r"= alloca (.+?)(?:, align \d+)?$", str(alloca).strip())
+        assert m is not None
+        return m.group(1)
+
+    def fail(self, ins: Any, why: str) -> LLVMExtractError:
+        return LLVMExtractError(f"@{self.fn.name}: '{str(ins).strip()[:200]}': {why}")
+
+    def task(self, r: Region) -> tuple[Outline, str, Any]:
+        """(the region of one instance of ``r``'s node, the label its outlined entry takes,
+        the loop's index): from the entry, or the block the header's ``detach_task`` marker
+        branches to, to the exit or the ``reattach_task`` marker."""
         where = f"@{self.fn.name}: '{str(r.entry).strip()[:200]}'"
-        if r.sizes:
-            detach = self.tasks.get(("detach_task", r.nid))
-            reattach = self.tasks.get(("reattach_task", r.nid))
-            if detach is None or reattach is None:
-                raise LLVMExtractError(
-                    f"{where}: a replicated node's loop has no detach_task/reattach_task markers"
-                )
-            term = list(self.block_of[detach.name].instructions)[-1]
-            m = re.match(r"br i1 %\S+, label %(\"[^\"]*\"|\S+), label", str(term).strip())
-            if m is None:
-                raise LLVMExtractError(
-                    f"@{self.fn.name}: '{str(term).strip()}': the detach_task marker must feed a conditional branch "
-                    "to the task (seed 004's B4)"
-                )
-            start, end = self.blocks[m.group(1).strip('"')], reattach
-            first = None
-        else:
-            exit_ = self.exits.get(r.entry.name)
-            if exit_ is None:
-                raise LLVMExtractError(f"{where}: the region has no llvm.directive.region.exit")
-            start, end, first = self.block_of[r.entry.name], exit_, r.entry
-        out, started = [], first is None
-        for ins in start.instructions:
-            if started and (ins.name or str(ins)) == (end.name or str(end)):
-                return out
-            if started:
-                out.append(ins)
-            elif ins.name == first.name:
-                started = True
-        raise LLVMExtractError(
-            f"{where}: the task of node {r.name} is not one basic block (its code branches, or LLVM split it); "
-            "EXTRACT reads straight-line tasks"
+        exit_ = self.exits.get(r.entry.name)
+        if exit_ is None:
+            raise LLVMExtractError(f"{where}: the region has no llvm.directive.region.exit")
+        entry_block = self.block_of(r.entry)
+        if not r.sizes:
+            outline = Outline(self.fn, r.entry, exit_, index=self.index)
+            return self.checked(r, outline), self.index.name_of_block[entry_block], None
+        detach, header = self.find_marker(entry_block, r.entry, "detach_task", exit_)
+        if detach is None:
+            raise LLVMExtractError(f"{where}: a replicated node's region has no detach_task marker")
+        term = self.index.instructions[header][-1]
+        m = re.fullmatch(
+            rf"br i1 %{re.escape(abi.quote(detach.name))}, label %(\"[^\"]*\"|\S+), label %\S+",
+            str(term).strip(),
         )
+        if m is None:
+            raise self.fail(
+                term, "the detach_task marker must feed the conditional branch into the task (seed 004's B4)"
+            )
+        start = self.blocks[m.group(1).strip('"')]
+        reattach, _ = self.find_marker(start, None, "reattach_task", exit_)
+        if reattach is None:
+            raise LLVMExtractError(
+                f"{where}: the task after the detach_task marker reaches no reattach_task marker"
+            )
+        phis = [i for i in self.index.instructions[header] if i.opcode == "phi" and str(i.type) == "i64"]
+        outline = self.checked(r, Outline(self.fn, None, reattach, start=start, index=self.index))
+        return outline, self.index.name_of_block[header], phis[0] if len(phis) == 1 else None
+
+    def checked(self, r: Region, outline: Outline) -> Outline:
+        """``outline``, refused if a leaf's task runs into another directive."""
+        if not any(x.parent == r.nid for x in self.regions.values()):  # (an internal node's children)
+            for b in outline.blocks:
+                for ins in outline.part(b):
+                    which = self.index.callee(ins)
+                    if which in (ENTRY, EXIT) or (which == MARKER and r.sizes):
+                        raise self.fail(
+                            ins, f"the task of node {r.name} runs into another region's directive"
+                        )
+        return outline
+
+    def find_marker(self, start: Any, after: Any, tag: str, stop: Any) -> tuple[Any, Any]:
+        """The first ``tag`` marker reached from ``start`` (breadth first), and its block."""
+        seen, queue = set(), [start]
+        end = self.block_of(stop)
+        while queue:
+            b = queue.pop(0)
+            if b in seen:
+                continue
+            seen.add(b)
+            for ins in self.index.cut(b, after if b == start else None, stop):
+                if self.index.callee(ins) == MARKER and f'"{tag}"' in self.index.text[ins]:
+                    return ins, b
+            if b != end:
+                queue += self.index.successors(b)
+        return None, None
+
+
+def read_regions(text: str) -> Regions:
+    """The regions of the one function of LLVM IR ``text`` that holds PREPARE's regions."""
+    module = parse_verified(text, "extract(): ")
+    fn = _region_function(module)
+    if fn is None:
+        raise LLVMExtractError("extract(): no function holds llvm.directive.region.entry calls")
+    name_values(fn)
+    return Regions(module, fn)
 
 
 def write_hpvm_ir(module: Any, fn: Any) -> str:
     """HPVM IR in LLVM form for the regions of ``fn`` in ``module``."""
     name_values(fn)
-    return _Writer(module, fn).text()
+    return Regions(module, fn).text()
 
 
 def without_function(module: Any, name: str) -> list[str]:
@@ -457,4 +532,4 @@ def without_function(module: Any, name: str) -> list[str]:
     return kept
 
 
-__all__ = ["Copier", "extract", "name_values", "write_hpvm_ir"]
+__all__ = ["Copier", "Region", "Regions", "extract", "name_values", "read_regions", "write_hpvm_ir"]

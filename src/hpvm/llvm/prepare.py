@@ -1,38 +1,45 @@
 """PREPARE (seed 004): a program as one ordinary LLVM function whose node functions are
 inlined into regions marked by ``llvm.directive.region.entry`` / ``exit`` calls, for LLVM's
-own pipeline to optimize, and for EXTRACT (``extract.py``) to read back.
+own pipeline to optimize in context, and for EXTRACT (``extract.py``) to outline back.
 
-The form (docs/llvm.md, "PREPARE and EXTRACT"), node by node in each graph's topological
-order, inside its parent's region:
+The form is the RFC's HPVM example (docs/llvm.md, "PREPARE and EXTRACT"), node by node in
+each graph's topological order, inside its parent's region:
 
-- every input of a node is stored into a slot of its own (an ``alloca`` in the entry block)
-  before its region and re-read inside it; every output goes to a slot too. The slots are
-  listed in the region's bundles, and the directive calls are opaque, so LLVM can neither
-  hoist a re-read above the entry (property C2) nor reuse a value one region computed in
-  another (C1): each region computes from its own re-reads;
-- a replicated node is a loop over all its instances (x fastest, one loop) whose body is
-  marked ``detach_task`` / ``reattach_task``, with ``local_barrier`` after it, as in the
-  RFC's HPVM and Tapir examples; the directive intrinsics are ``noduplicate``, so LLVM
-  neither unrolls nor unswitches such a loop (it would copy the markers);
-- a leaf's task is its node function inlined: the export's call of its body (Numba's
-  adapter, or an LLVM body kept as it is), made ``noinline`` at the call so that EXTRACT
-  finds each body whole; the body keeps its ``llvm.hpvm.*`` queries (the loop's induction
-  variable is not substituted for them: the body is shared by all instances), and its
-  allocas stay in the task between ``llvm.stacksave`` / ``stackrestore``;
-- the graph's structure rides in operand bundles of the entry: ``"HPVM_create_node"(ptr
-  @fn, sizes...)`` (the node function, declared with its attributes), ``"HPVM_node"(id,
-  parent id, index)``, ``"dataflow_values"``/``"attributes"`` (the RFC's: the values passed
-  in, 0 in / 1 out / 2 inout / -1 not a pointer), the slots, and the edges and binds in the
-  export's LLVM indices. The node's name is the entry call's ``"hpvm.node"`` attribute.
+- the entry carries exactly the RFC's bundles: ``"HPVM_create_node"(sizes...)``,
+  ``"dataflow_values"(...)`` and ``"attributes"(...)`` (0 in, 1 out, 2 inout, -1 not a
+  pointer); the exit ``"HPVM_create_node"(), "dataflow_values"()``;
+- a replicated node is the RFC's loop over its instances (x fastest, one loop): the
+  header's ``detach_task`` marker feeds the branch into the task, which ends in
+  ``reattach_task``; the latch counts to the trip count (a guard skips an empty loop). The
+  directive intrinsics are ``noduplicate``, so LLVM neither unrolls nor unswitches it;
+- a leaf's task is its node function *inlined* (Numba's adapter, or an LLVM body kept as
+  it is, run through LLVM's always-inliner), its ``getNodeInstanceID`` /
+  ``getNumNodeInstances`` / ``getNumDims`` queries of its own node replaced by the loop's
+  index and sizes ("Loop index, instead of HPVM intrinsic calls to generate index");
+  queries of a parent node stay calls. A Numba body's error status is tested in the task:
+  when it raised, the task calls ``__hpvm_leaf_error`` and skips its outputs;
+- PREPARE's measures for properties C1/C2 (the RFC: "pointers to local allocations ...
+  need to be passed to relevant intrinsics"): every input of a node is stored into a slot
+  (an ``alloca``) before its entry and re-read inside its task, every output and size goes
+  to a slot too, and the slots follow the node's own values in ``dataflow_values`` (with
+  their uses in ``attributes``), so the opaque entry may write them: LLVM can neither hoist
+  a re-read above the entry nor give one region a value another computed;
+- what LLVM values cannot say rides in string attributes of the entry call (LLVM keeps
+  them): ``"hpvm.node"`` (the node's name), ``"hpvm.function"`` (its node function,
+  declared with the export's attributes and kept by ``@llvm.used``), ``"hpvm.id"`` (id,
+  parent id, index in its graph) and ``"hpvm.connections"`` (edges and binds in the
+  export's LLVM indices, with their order).
 """
 
 from __future__ import annotations
 
+import re
 from itertools import count
 
 from ..ir.graph import InternalFunction, LeafFunction, Node, NodeFunction
+from ..ir.llvm_text import global_name, mark_always_inline
 from ..ir.types import ArrayType
-from . import abi
+from . import abi, seedrule
 from .export import (
     Connection,
     Program,
@@ -49,30 +56,31 @@ DIRECTIVES = (
     "declare token @llvm.directive.region.entry() noduplicate nounwind",
     "declare void @llvm.directive.region.exit(token) noduplicate nounwind",
     "declare i1 @llvm.directive.marker() noduplicate nounwind",
-    "declare ptr @llvm.stacksave.p0()",
-    "declare void @llvm.stackrestore.p0(ptr)",
 )
 #: The RFC's "attributes" bundle: how a node uses each value it is given.
 IN, OUT, INOUT, NOT_POINTER = 0, 1, 2, -1
+AXES = "xyz"
 
 
-def prepare(root: InternalFunction) -> str:
+def prepare(root: InternalFunction, inline: bool = True) -> str:
     """The program rooted at ``root`` as LLVM IR with directive regions (seed 004's
     PREPARE); it parses and verifies. ``LLVMExportError`` for a leaf the export cannot
-    write."""
-    return assemble(root, lambda program: _Preparer(program).lines())
+    write. ``inline=False`` leaves each task a call of its leaf's body (its queries calls
+    inside it): the form before this issue, kept for ``benchmarks/llvmpar_inline.py`` to
+    measure what inlining buys; EXTRACT reads both."""
+    state: dict[str, _Preparer] = {}
+
+    def write(program: Program) -> list[str]:
+        state["p"] = _Preparer(program)
+        return state["p"].lines()
+
+    if not inline:
+        return assemble(root, write)
+    return assemble(root, write, lambda program, text: state["p"].inline(text))
 
 
 def _bundle(tag: str, operands: list[str]) -> str:
     return f'"{tag}"({", ".join(operands)})'
-
-
-def _i32(values: list[int]) -> list[str]:
-    return [f"i32 {v}" for v in values]
-
-
-def _i1(flag: bool) -> str:
-    return f"i1 {'true' if flag else 'false'}"
 
 
 def topological(fn: InternalFunction) -> list[Node]:
@@ -88,6 +96,14 @@ def topological(fn: InternalFunction) -> list[Node]:
     return done
 
 
+def connection_text(c: Connection, seq: int, src_index: int) -> str:
+    """One connection as ``"hpvm.connections"`` writes it (``extract.py`` reads it back)."""
+    flags = f"{int(c.stream)}"
+    if c.kind == "edge":
+        return f"edge {seq} {src_index} {int(c.repl)} {c.a} {c.b} {flags}"
+    return f"{c.kind} {seq} {c.a} {c.b} {flags}"
+
+
 class _Preparer:
     def __init__(self, program: Program):
         self.program = program
@@ -95,11 +111,14 @@ class _Preparer:
         self.body: list[str] = []
         self.decls: list[str] = []
         self.ids = count()
+        self.leaf_tasks: dict[int, int] = {}  # node id → its number of dimensions
+        self.node_functions: list[str] = []
 
     def lines(self) -> list[str]:
         program, root = self.program, self.program.root
         refs = program.refs
         decls = [*DIRECTIVES, *(declaration(fn, refs) for fn in program.functions if fn is not root)]
+        self.node_functions = [refs[id(fn)] for fn in program.functions if fn is not root]
         ret_fields = fields(root.out_types)
         outs = [self.slot(t, f".root.out{k}") for k, t in enumerate(ret_fields)]
         args = [f"%{abi.quote(name)}" for _, name in abi_args(root)]
@@ -110,8 +129,16 @@ class _Preparer:
             self.body.append(f"  %.root.r{k} = load {t}, ptr {slot}")
             self.body.append(f"  %.root.v{k} = insertvalue {ret} {value}, {t} %.root.r{k}, {k}")
             value = f"%.root.v{k}"
+        used = []
+        if self.node_functions:
+            listed = ", ".join(f"ptr @{abi.quote(n)}" for n in self.node_functions)
+            used = [
+                f"@llvm.used = appending global [{len(self.node_functions)} x ptr] [{listed}], "
+                'section "llvm.metadata"'
+            ]
         header = definition(root, refs)
-        return [*decls, *self.decls, header, "entry:", *self.allocas, *self.body, f"  ret {ret} {value}", "}"]
+        body = [f"  ret {ret} {value}", "}"]
+        return [*used, *decls, *self.decls, header, "entry:", *self.allocas, *self.body, *body]
 
     def slot(self, t: str, name: str) -> str:
         operand = "%" + abi.quote(name)
@@ -161,118 +188,218 @@ class _Preparer:
         fn, tag = node.function, f".n{nid}"
         types = [t for t, _ in abi_args(fn)]
         values = ["undef"] * len(types)
-        ins, edges, binds_out = [], [], []
+        written = []
         for seq, c in enumerate(conns):
             if c.kind == "in" and c.dst == node.name:
                 values[c.b] = args[c.a]
-                ins += [f"i32 {seq}", *_i32([c.a, c.b]), _i1(c.stream)]
+                written.append(connection_text(c, seq, -1))
             elif c.kind == "edge" and c.dst == node.name:
                 src = out_slots[c.src or ""][c.a]
                 values[c.b] = f"%{tag}.e{c.b}"
                 self.emit(f"  {values[c.b]} = load {types[c.b]}, ptr {src}")
-                edges += [
-                    f"i32 {seq}",
-                    f"i32 {index[c.src or '']}",
-                    _i1(c.repl),
-                    *_i32([c.a, c.b]),
-                    _i1(c.stream),
-                ]
+                written.append(connection_text(c, seq, index[c.src or ""]))
             elif c.kind == "out" and c.src == node.name:
-                binds_out += [f"i32 {seq}", *_i32([c.a, c.b]), _i1(c.stream)]
-        if sizes:  # the trip count, re-read after the entry: LLVM may not fold away a task
-            total = sizes[0]
-            for k, s in enumerate(sizes[1:]):
-                self.emit(f"  %{tag}.total{k} = mul i64 {total}, {s}")
-                total = f"%{tag}.total{k}"
-            self.emit(f"  store i64 {total}, ptr {self.slot('i64', f'{tag}.trip')}")
+                written.append(connection_text(c, seq, -1))
+        size_slots = [self.slot("i64", f"{tag}.size{k}") for k in range(len(sizes))]
+        for s, slot in zip(sizes, size_slots):
+            self.emit(f"  store i64 {s}, ptr {slot}")
         slots = [self.slot(t, f"{tag}.in{k}") for k, t in enumerate(types)]
         for t, v, s in zip(types, values, slots):
             self.emit(f"  store {t} {v}, ptr {s}")
         outs = out_slots[node.name]
+        listed = [f"{t} {v}" for t, v in zip(types, values)] + [f"ptr {s}" for s in slots + outs + size_slots]
+        uses = _uses(fn) + [IN] * len(slots) + [OUT] * len(outs) + [IN] * len(size_slots)
         bundles = [
-            _bundle(
-                "HPVM_create_node",
-                [f"ptr @{abi.quote(self.program.refs[id(fn)])}", *(f"i64 {s}" for s in sizes)],
-            ),
-            _bundle("HPVM_node", _i32([nid, parent, index[node.name]])),
-            _bundle("dataflow_values", [f"{t} {v}" for t, v in zip(types, values)]),
-            _bundle("attributes", _i32(_uses(fn))),
-            _bundle("HPVM_in_slots", [f"ptr {s}" for s in slots]),
-            _bundle("HPVM_out_slots", [f"ptr {s}" for s in outs]),
-            _bundle("HPVM_trip_count", [f"ptr %{tag}.trip"] if sizes else []),
-            _bundle("HPVM_bind_input", ins),
-            _bundle("HPVM_edge", edges),
-            _bundle("HPVM_bind_output", binds_out),
+            _bundle("HPVM_create_node", [f"i64 {s}" for s in sizes]),
+            _bundle("dataflow_values", listed),
+            _bundle("attributes", [f"i32 {u}" for u in uses]),
         ]
-        label = f'"hpvm.node"="{node.name}"'
-        self.emit(f"  %{tag} = call token @llvm.directive.region.entry() {label} [ {', '.join(bundles)} ]")
+        attrs = " ".join(
+            f'"{k}"="{v}"'
+            for k, v in (
+                ("hpvm.node", node.name),
+                ("hpvm.function", self.program.refs[id(fn)]),
+                ("hpvm.id", f"{nid} {parent} {index[node.name]}"),
+                ("hpvm.connections", "; ".join(written)),
+            )
+        )
+        self.emit(f"  %{tag} = call token @llvm.directive.region.entry() {attrs} [ {', '.join(bundles)} ]")
+        end = f"{tag}.end"
         if sizes:
-            self.replicated(fn, nid, sizes, slots, outs)
+            self.replicated(fn, nid, size_slots, slots, outs)
         else:
-            self.task(fn, nid, slots, outs)
-        out_list = ", ".join(f"ptr {s}" for s in outs)
-        exit_bundles = f'"HPVM_create_node"(), "dataflow_values"({out_list})'
-        self.emit(f"  call void @llvm.directive.region.exit(token %{tag}) [ {exit_bundles} ]")
+            self.task(fn, nid, [], slots, outs, end)
+            self.emit(f"  br label %{end}")
+            self.emit(f"{end}:")
+        self.emit(
+            f'  call void @llvm.directive.region.exit(token %{tag}) [ "HPVM_create_node"(), "dataflow_values"() ]'
+        )
 
     def replicated(
-        self, fn: NodeFunction, nid: int, sizes: list[str], slots: list[str], outs: list[str]
+        self, fn: NodeFunction, nid: int, size_slots: list[str], slots: list[str], outs: list[str]
     ) -> None:
-        """One loop over all instances, its body the task (the RFC's HPVM example)."""
+        """The RFC's loop over all instances: header (index, ``detach_task``), task, latch."""
         tag = f".n{nid}"
-        total = f"%{tag}.count"
-        self.emit(f"  {total} = load i64, ptr %{tag}.trip")
-        pre = f"{tag}.pre"
-        self.emit(f"  br label %{pre}")
-        self.emit(f"{pre}:")
-        self.emit(f"  br label %{tag}.head")
-        self.emit(f"{tag}.head:")
-        self.emit(f"  %{tag}.i = phi i64 [ 0, %{pre} ], [ %{tag}.next, %{tag}.latch ]")
-        self.emit(f"  %{tag}.more = icmp ult i64 %{tag}.i, {total}")
-        self.emit(f"  br i1 %{tag}.more, label %{tag}.detach, label %{tag}.join")
-        self.emit(f"{tag}.detach:")
-        task = f'"HPVM_task"(i32 {nid}), "dataflow_values"({", ".join(f"ptr {s}" for s in slots + outs)})'
-        self.emit(f'  %{tag}.c = call i1 @llvm.directive.marker() [ "detach_task"(), {task} ]')
+        total = ""
+        for k, slot in enumerate(size_slots):  # the trip count, re-read after the entry
+            self.emit(f"  %{tag}.n{k} = load i64, ptr {slot}")
+            if total:
+                self.emit(f"  %{tag}.count{k} = mul i64 {total}, %{tag}.n{k}")
+                total = f"%{tag}.count{k}"
+            else:
+                total = f"%{tag}.n{k}"
+        self.emit(f"  br label %{tag}.preheader")
+        self.emit(f"{tag}.preheader:")
+        self.emit(f"  %{tag}.none = icmp eq i64 {total}, 0")
+        self.emit(f"  br i1 %{tag}.none, label %{tag}.end, label %{tag}.header")
+        self.emit(f"{tag}.header:")
+        self.emit(f"  %{tag}.i = phi i64 [ 0, %{tag}.preheader ], [ %{tag}.i.next, %{tag}.latch ]")
+        self.emit(f'  %{tag}.c = call i1 @llvm.directive.marker() [ "detach_task"() ]')
         self.emit(f"  br i1 %{tag}.c, label %{tag}.body, label %{tag}.latch")
         self.emit(f"{tag}.body:")
-        allocas = self.task(fn, nid, slots, outs)
-        listed = ", ".join(f"ptr {a}" for a in allocas)
-        self.emit(
-            f'  %{tag}.r = call i1 @llvm.directive.marker() [ "reattach_task"(), "HPVM_task"(i32 {nid}), '
-            f'"dataflow_values"({listed}) ]'
-        )
+        self.task(fn, nid, size_slots, slots, outs, f"{tag}.reattach")
+        self.emit(f"  br label %{tag}.reattach")
+        self.emit(f"{tag}.reattach:")
+        self.emit(f'  %{tag}.r = call i1 @llvm.directive.marker() [ "reattach_task"() ]')
         self.emit(f"  br label %{tag}.latch")
         self.emit(f"{tag}.latch:")
-        self.emit(f"  %{tag}.next = add nuw i64 %{tag}.i, 1")
-        self.emit(f"  br label %{tag}.head")
-        self.emit(f"{tag}.join:")
-        self.emit(
-            f'  %{tag}.b = call i1 @llvm.directive.marker() [ "local_barrier"(), "HPVM_task"(i32 {nid}) ]'
-        )
+        self.emit(f"  %{tag}.i.next = add nuw nsw i64 %{tag}.i, 1")
+        self.emit(f"  %{tag}.exitcond = icmp eq i64 %{tag}.i.next, {total}")
+        self.emit(f"  br i1 %{tag}.exitcond, label %{tag}.end, label %{tag}.header")
+        self.emit(f"{tag}.end:")
 
-    def task(self, fn: NodeFunction, nid: int, slots: list[str], outs: list[str]) -> list[str]:
-        """One instance: the node function inlined, its inputs re-read from their slots.
-        Returns the allocas it made (the reattach marker lists them)."""
+    def task(
+        self, fn: NodeFunction, nid: int, size_slots: list[str], slots: list[str], outs: list[str], done: str
+    ) -> None:
+        """One instance: the node function inlined, its inputs re-read from their slots."""
         tag = f".n{nid}"
         types = [t for t, _ in abi_args(fn)]
+        if isinstance(fn, LeafFunction):
+            self.instance_ids(nid, size_slots)
         loaded = [f"%{tag}.a{k}" for k in range(len(types))]
-        if isinstance(fn, InternalFunction):
-            for t, v, s in zip(types, loaded, slots):
-                self.emit(f"  {v} = load {t}, ptr {s}")
-            self.graph(fn, loaded, outs, nid)
-            return []
-        assert isinstance(fn, LeafFunction)
-        self.emit(f"  %{tag}.sp = call ptr @llvm.stacksave.p0()")
         for t, v, s in zip(types, loaded, slots):
             self.emit(f"  {v} = load {t}, ptr {s}")
-        decls, lines, out = self.program.leaf_call(fn, list(zip(types, loaded)), tag, " noinline")
-        self.decls += decls
-        self.body += lines
+        if isinstance(fn, InternalFunction):
+            self.graph(fn, loaded, outs, nid)
+            return
+        assert isinstance(fn, LeafFunction)
+        decls, lines, out = self.program.leaf_call(fn, list(zip(types, loaded)), tag, check=True, escape=done)
+        self.decls += [d for d in decls if d not in self.decls]
+        for line in lines:  # the task's own allocas go where the inliner puts the body's
+            (self.allocas if " = alloca " in line else self.body).append(line)
         ret = "{ " + ", ".join(fields(fn.out_types)) + " }"
         for k, (t, slot) in enumerate(zip(fields(fn.out_types), outs)):
             self.emit(f"  %{tag}.f{k} = extractvalue {ret} {out}, {k}")
             self.emit(f"  store {t} %{tag}.f{k}, ptr {slot}")
-        self.emit(f"  call void @llvm.stackrestore.p0(ptr %{tag}.sp)")
-        return [line.split(" = ")[0].strip() for line in lines if " = alloca " in line]
+
+    def instance_ids(self, nid: int, size_slots: list[str]) -> None:
+        """``%.nK.x``/``y``/``z`` (the instance's index on each axis, from the loop's index)
+        and ``%.nK.nx``/``ny``/``nz`` (the sizes, re-read in the task): what the queries of
+        the inlined body become (``_substitute``)."""
+        tag = f".n{nid}"
+        self.leaf_tasks[nid] = len(size_slots)
+        sizes = []
+        for k, axis in enumerate(AXES):
+            if k < len(size_slots):
+                self.emit(f"  %{tag}.n{axis} = load i64, ptr {size_slots[k]}")
+                sizes.append(f"%{tag}.n{axis}")
+            else:
+                self.emit(f"  %{tag}.n{axis} = add i64 1, 0")
+        # x = i % nx, y = i / nx % ny, z = i / nx / ny: the last one the quotient itself, so
+        # that each id keeps its name through LLVM's optimizer (EXTRACT replaces them by the
+        # instance's ids again: a back end then sees which id each access moves with)
+        dims, rest = len(size_slots), f"%{tag}.i"
+        for k, axis in enumerate(AXES):
+            if k >= dims:
+                self.emit(f"  %{tag}.{axis} = add i64 0, 0")
+            elif k == dims - 1:
+                if k == 0:
+                    self.emit(f"  %{tag}.{axis} = add i64 {rest}, 0")
+            else:
+                self.emit(f"  %{tag}.{axis} = urem i64 {rest}, {sizes[k]}")
+                quotient = f"%{tag}.{AXES[k + 1]}" if k + 2 == dims else f"%{tag}.q{axis}"
+                self.emit(f"  {quotient} = udiv i64 {rest}, {sizes[k]}")
+                rest = quotient
+
+    # -- after writing: the bodies inlined, their queries substituted --------------------
+    def inline(self, text: str) -> str:
+        """``text`` with every leaf body (and whatever reaches an HPVM intrinsic) inlined into
+        the root by LLVM's always-inliner, then the queries substituted."""
+        import llvmlite.binding as llvm
+
+        program = self.program
+        root = program.refs[id(program.root)]
+        graph = seedrule.CallGraph(text, printed=True)
+        bodies = {leaf.adapter for leaf in program.compiled.values()} | set(program.kept.values())
+        names = (bodies | graph.reaching()) - {root}
+        seedrule.refuse_recursion(graph, names, {})
+        marked, like = mark_always_inline(text, {global_name(n) for n in names}, like=global_name(root))
+        if like is not None:
+            marked = re.sub(
+                rf"^(define [^\n]*@{re.escape(global_name(root))}\([^\n]*\)) #\d+ \{{",
+                rf"\1 #{like} {{",
+                marked,
+                count=1,
+                flags=re.M,
+            )
+        module = llvm.parse_assembly(marked)
+        seedrule.run_passes(module, ("always_inliner",))
+        for fn in module.functions:
+            if fn.name in names and not fn.is_declaration:
+                fn.linkage = "internal"
+        seedrule.run_passes(module, ("global_dead_code_eliminate",))
+        out = _substitute(str(module), self.leaf_tasks)
+        checked = llvm.parse_assembly(out)
+        checked.verify()
+        return str(checked)
+
+
+_VALUE = r'%(?:"(?:[^"\\]|\\.)*"|[-\w.$]+)'
+_QUERY = re.compile(
+    rf"^  ({_VALUE}) = (?:tail |musttail |notail )?call (i64|i32) "
+    rf"@llvm\.hpvm\.(getNodeInstanceID|getNumNodeInstances|getNumDims)(?:\.([xyz]))?\(ptr ({_VALUE})\)"
+)
+_GET_NODE = re.compile(rf"^  ({_VALUE}) = (?:tail |notail )?call ptr @llvm\.hpvm\.getNode\(\)")
+_TASK_START = re.compile(r"^  %\.n(\d+)\.nx = ")
+_TASK_END = re.compile(r'^  (?:%\.n(\d+)\.r = call i1 @llvm\.directive\.marker\(\) \[ "reattach_task"|call void '
+                       r"@llvm\.directive\.region\.exit\(token %\.n(\d+)\))")  # fmt: skip
+
+
+def _substitute(text: str, tasks: dict[int, int]) -> str:
+    """The queries of each leaf task's own node (``getNode()``'s) replaced by its loop's
+    index and sizes, and ``getNode()`` calls left unused dropped. Read in the text as the
+    always-inliner left it: an inlined body lies between its task's first line and its
+    end marker."""
+    lines = text.split("\n")
+    current: int | None = None
+    nodes: set[str] = set()
+    node_lines: dict[str, int] = {}
+    for k, line in enumerate(lines):
+        if m := _TASK_START.match(line):
+            current, nodes = int(m.group(1)), set()
+            continue
+        if current is None:
+            continue
+        if _TASK_END.match(line):
+            current = None
+            continue
+        if m := _GET_NODE.match(line):
+            nodes.add(m.group(1))
+            node_lines[m.group(1)] = k
+        elif (m := _QUERY.match(line)) and m.group(5) in nodes:
+            name, t, query, axis = m.group(1), m.group(2), m.group(3), m.group(4)
+            tag = f"%.n{current}"
+            if query == "getNumDims":
+                lines[k] = f"  {name} = add {t} {tasks[current]}, 0"
+            elif query == "getNodeInstanceID":
+                lines[k] = f"  {name} = add i64 {tag}.{axis}, 0"
+            else:
+                lines[k] = f"  {name} = add i64 {tag}.n{axis}, 0"
+    out = "\n".join(lines)
+    unused = {
+        k for name, k in node_lines.items() if len(re.findall(re.escape(name) + r"(?![-\w.$])", out)) == 1
+    }
+    return "\n".join(line for k, line in enumerate(lines) if k not in unused)
 
 
 def _uses(fn: NodeFunction) -> list[int]:
@@ -289,4 +416,4 @@ def _uses(fn: NodeFunction) -> list[int]:
     return out
 
 
-__all__ = ["DIRECTIVES", "prepare", "topological"]
+__all__ = ["AXES", "DIRECTIVES", "connection_text", "prepare", "topological"]

@@ -180,6 +180,28 @@ def inline_into_node_functions(text: str, leaves: Mapping[str, str]) -> str:
     reach = graph.reaching()
     if not reach:
         return text
+    refuse_recursion(graph, reach, leaves)
+    marked, _ = mark_always_inline(text, {global_name(f) for f in reach})
+    module = llvm.parse_assembly(marked)
+    run_passes(module, ("always_inliner",))
+    for fn in module.functions:  # (the inliner already dropped the internal ones it emptied)
+        if fn.name in reach:
+            fn.linkage = "internal"
+    run_passes(module, ("global_dead_code_eliminate",))
+    final = str(module)
+    left = outside_node_functions(final, printed=True)
+    if left:
+        raise LLVMExportError(
+            "these functions reach HPVM intrinsics and could not be inlined into their node "
+            f"functions (seed 000 allows intrinsics only there): {'; '.join(map(str, left))}. "
+            "Call them directly (not through a function pointer), without a noinline call site"
+        )
+    return final
+
+
+def refuse_recursion(graph: CallGraph, reach: set[str], leaves: Mapping[str, str]) -> None:
+    """``LLVMExportError`` for a function of ``reach`` that reaches an HPVM intrinsic
+    through recursion (it cannot be inlined). ``leaves``: as ``inline_into_node_functions``'s."""
     for f in sorted(reach):
         cycle = _cycle(graph, f, reach)
         if cycle is not None:
@@ -193,25 +215,10 @@ def inline_into_node_functions(text: str, leaves: Mapping[str, str]) -> str:
                 "inlined: call the intrinsic outside the recursion (in the leaf itself) and pass its "
                 "value down"
             )
-    marked, _ = mark_always_inline(text, {global_name(f) for f in reach})
-    module = llvm.parse_assembly(marked)
-    _run(module, ("always_inliner",))
-    for fn in module.functions:  # (the inliner already dropped the internal ones it emptied)
-        if fn.name in reach:
-            fn.linkage = "internal"
-    _run(module, ("global_dead_code_eliminate",))
-    final = str(module)
-    left = outside_node_functions(final, printed=True)
-    if left:
-        raise LLVMExportError(
-            "these functions reach HPVM intrinsics and could not be inlined into their node "
-            f"functions (seed 000 allows intrinsics only there): {'; '.join(map(str, left))}. "
-            "Call them directly (not through a function pointer), without a noinline call site"
-        )
-    return final
 
 
-def _run(module: Any, passes: tuple[str, ...]) -> None:
+def run_passes(module: Any, passes: tuple[str, ...]) -> None:
+    """LLVM's passes ``passes`` (llvmlite's ``add_<name>_pass``) on ``module``, in place."""
     import llvmlite.binding as llvm
 
     llvm.initialize_native_target()
@@ -222,4 +229,11 @@ def _run(module: Any, passes: tuple[str, ...]) -> None:
     pm.run(module, llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options()))
 
 
-__all__ = ["CallGraph", "Violation", "inline_into_node_functions", "outside_node_functions"]
+__all__ = [
+    "CallGraph",
+    "Violation",
+    "inline_into_node_functions",
+    "outside_node_functions",
+    "refuse_recursion",
+    "run_passes",
+]
