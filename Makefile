@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[cpu,cuda,opencl,tensor,dist,c,dev]"
 	./tools/install-opencl-driver.sh
+	$(BIN)/python tools/warm-c-toolchain.py
 	touch $(STAMP)
 
 demo: install
