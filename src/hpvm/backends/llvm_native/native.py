@@ -123,11 +123,19 @@ _CACHE: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], NativeLeaf] = {}
 _LOCK = threading.Lock()
 
 
-def native_leaf(leaf: LeafFunction) -> NativeLeaf:
+def native_leaf(leaf: LeafFunction, recorded: bool = False) -> NativeLeaf:
     """The clone of ``leaf`` (an ``LLVMBody`` leaf), made once per module text, function and
-    ABI; a ``CompileError`` naming the leaf when its LLVM cannot be run."""
+    ABI; a ``CompileError`` naming the leaf when its LLVM cannot be run. ``recorded``: the
+    clone of its instrumented module, whose accesses report themselves (``instrument.py``)."""
     body = leaf.body
     assert isinstance(body, LLVMBody)
+    if recorded:
+        from .instrument import instrumented
+
+        native_leaf(leaf)  # the plain clone's errors first, as the user's module has them
+        found = instrumented(body)
+        assert found is not None  # (the module parsed: the plain clone read it)
+        body = found.body
     args, outs = _abi(leaf)
     key = (body.module, body.function, args, outs)
     with _LOCK:
