@@ -1,0 +1,313 @@
+"""The race detector on LLVM leaves (``llvm_native/instrument.py`` feeding ``races.py``).
+
+LLVM leaves run through the JIT; with the detector on, ``interp`` runs an instrumented clone
+whose loads, stores and atomics on the leaf's arrays are recorded into the same tables as
+Python leaves' accesses. Race-free leaves (a vector add in LLVM form, HPVM-C's vector add
+and histogram) are not reported; a shared plain update, a plain store against an atomic and
+a read across a missing barrier are, with both instances, the array, the index and the
+instructions (the ``.c`` line for HPVM-C); two atomics and a barrier-separated exchange are
+not. (The OmpSs-2 taskloop's ``sum += i``: tests/llvm/test_llvm_par_foreign.py.)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hpvm
+import hpvm.backends.interp as interp
+from hpvm import c, llvm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "c"))
+from hpvmc_helpers import EXAMPLES, line_of, needs_clang  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
+
+
+@pytest.fixture
+def touches(monkeypatch) -> list[int]:
+    """The kinds of the element accesses LLVM leaves' recorders check, in order (so that a
+    race-free run shows it was checked, not skipped)."""
+    from hpvm.backends.interp.races import NativeLeafRecorder
+
+    seen: list[int] = []
+    touch = NativeLeafRecorder.touch
+
+    def spy(self, addr: int, kind: int, view) -> None:  # type: ignore[no-untyped-def]
+        seen.append(kind)
+        touch(self, addr, kind, view)
+
+    monkeypatch.setattr(NativeLeafRecorder, "touch", spy)
+    return seen
+
+
+DECLS = """
+declare ptr @llvm.hpvm.createNode1D(ptr, i64)
+declare void @llvm.hpvm.bind.input(ptr, i32, i32, i1)
+declare ptr @llvm.hpvm.getNode()
+declare i64 @llvm.hpvm.getNodeInstanceID.x(ptr)
+declare i64 @llvm.hpvm.getNumNodeInstances.x(ptr)
+declare i32 @llvm.hpvm.atomic.add(ptr, i32)
+declare void @llvm.hpvm.barrier()
+"""
+
+
+def _program(leaf: str, arrays: int) -> str:
+    """``leaf`` (``define {} @leaf(ptr %a, i64 %ab, ...)``, ``arrays`` arrays) under a root
+    replicating it ``n`` times (the root's last parameter)."""
+    params = ", ".join(f"ptr %p{k}, i64 %b{k}" for k in range(arrays))
+    binds = "\n".join(
+        f"  call void @llvm.hpvm.bind.input(ptr %w, i32 {k}, i32 {k}, i1 false)" for k in range(2 * arrays)
+    )
+    root = f"""
+define {{}} @root({params}, i64 %n) {{
+entry:
+  %w = call ptr @llvm.hpvm.createNode1D(ptr @leaf, i64 %n)
+{binds}
+  ret {{}} undef
+}}
+"""
+    return DECLS + leaf + root
+
+
+def _run(text: str, *arrays: np.ndarray, n: int) -> None:
+    """Launch ``text``'s root over ``arrays`` (as the bytes its ports are: indices in
+    messages count bytes) and ``n`` instances."""
+    root = llvm.from_hpvm_ir(text)
+    args = [a.view(np.uint8) for a in arrays]
+    for a in arrays:
+        hpvm.track_memory(a)
+    try:
+        hpvm.wait(hpvm.launch(root, (*args, n), target="interp"))
+        for a in arrays:
+            hpvm.request_memory(a)
+    finally:
+        for a in arrays:
+            hpvm.untrack_memory(a)
+
+
+def _race(text: str, *arrays: np.ndarray, n: int) -> str:
+    with pytest.raises(hpvm.DataRaceError) as info:
+        _run(text, *arrays, n=n)
+    return str(info.value)
+
+
+VADD = """
+define {} @leaf(ptr "in" %a, i64 %ab, ptr "in" %b, i64 %bb, ptr "in" "out" %c, i64 %cb) {
+entry:
+  %h = call ptr @llvm.hpvm.getNode()
+  %i = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %h)
+  %pa = getelementptr float, ptr %a, i64 %i
+  %pb = getelementptr float, ptr %b, i64 %i
+  %pc = getelementptr float, ptr %c, i64 %i
+  %va = load float, ptr %pa, align 4
+  %vb = load float, ptr %pb, align 4
+  %s = fadd float %va, %vb
+  store float %s, ptr %pc, align 4
+  ret {} zeroinitializer
+}
+"""
+
+
+def test_a_race_free_vector_add_in_llvm_form_is_not_reported(touches: list[int]) -> None:
+    a, b, out = np.arange(6, dtype=np.float32), np.full(6, 10, np.float32), np.zeros(6, np.float32)
+    _run(_program(VADD, 3), a, b, out, n=6)
+    np.testing.assert_array_equal(out, a + b)
+    assert (
+        touches
+        == [0] * 8
+        + [1] * 4
+        + [0] * 8
+        + [1] * 4
+        + [0] * 8
+        + [1] * 4
+        + [0] * 8
+        + [1] * 4
+        + [0] * 8
+        + [1] * 4
+        + [0] * 8
+        + [1] * 4
+    )  # per instance: a's and b's 4 bytes read, c's written
+
+
+def test_every_instance_adding_into_one_element_is_reported() -> None:
+    # c[0] += a[i]: the vector add's store to element 0 in every instance
+    text = _program(
+        VADD.replace("%pc = getelementptr float, ptr %c, i64 %i", "%pc = getelementptr float, ptr %c, i64 0"),
+        3,
+    )
+    message = _race(text, np.ones(4, np.float32), np.ones(4, np.float32), np.zeros(4, np.float32), n=4)
+    assert message == (
+        "node root/w[1] (leaf 'leaf', <llvm>:10) at `store float %s, ptr %pc, align 4`: data race: "
+        "writes array 'c' (root argument 'p2') at index [0], which node root/w[0] (leaf 'leaf', "
+        "<llvm>:10) at `store float %s, ptr %pc, align 4` wrote; the instances of node root/w run "
+        "concurrently, and no hpvm.barrier() separates these accesses. Make each instance touch its own "
+        "elements, update shared elements with hpvm.atomic_*, or separate the accesses with hpvm.barrier()"
+    )
+
+
+# Even instances update c[0] atomically, odd ones with OTHER (an atomic or a plain store).
+MIXED = """
+define {} @leaf(ptr "in" "out" %c, i64 %cb) {
+entry:
+  %h = call ptr @llvm.hpvm.getNode()
+  %i = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %h)
+  %bit = and i64 %i, 1
+  %odd = icmp ne i64 %bit, 0
+  br i1 %odd, label %other, label %atomic
+atomic:
+  %old = ATOMIC
+  br label %done
+other:
+  OTHER
+  br label %done
+done:
+  ret {} zeroinitializer
+}
+"""
+ATOMICS = ["atomicrmw add ptr %c, i32 1 seq_cst, align 4", "call i32 @llvm.hpvm.atomic.add(ptr %c, i32 1)"]
+
+
+@pytest.mark.parametrize("atomic", ATOMICS, ids=["atomicrmw", "hpvm.atomic"])
+def test_two_atomics_on_one_element_are_not_a_race(atomic: str, touches: list[int]) -> None:
+    text = _program(MIXED.replace("ATOMIC", atomic).replace("OTHER", f"%o = {atomic}"), 1)
+    count = np.zeros(2, np.int32)
+    _run(text, count, n=5)
+    assert count.tolist() == [5, 0]
+    assert touches == [2] * 4 * 5  # c's 4 bytes, atomically, in each of the 5 instances
+
+
+@pytest.mark.parametrize("atomic", ATOMICS, ids=["atomicrmw", "hpvm.atomic"])
+def test_a_plain_store_against_an_atomic_is_a_race(atomic: str) -> None:
+    text = _program(MIXED.replace("ATOMIC", atomic).replace("OTHER", "store i32 7, ptr %c, align 4"), 1)
+    message = _race(text, np.zeros(2, np.int32), n=5)
+    assert message.startswith(
+        "node root/w[1] (leaf 'leaf', <llvm>:10) at `store i32 7, ptr %c, align 4`: data race: writes "
+        f"array 'c' (root argument 'p0') at index [0], which node root/w[0] (leaf 'leaf', <llvm>:10) at "
+        f"`%old = {atomic}` atomically updated; "
+    )
+    assert message.endswith(
+        "An atomic is ordered only with other atomics: update the element with hpvm.atomic_* in both "
+        "places, or order the accesses"
+    )
+
+
+# Each instance writes buf[i], (a barrier), reads buf[(i + 1) % n] into out[i].
+ROTATE = """
+define {} @leaf(ptr "in" "out" %buf, i64 %bb, ptr "in" "out" %out, i64 %ob) {
+entry:
+  %h = call ptr @llvm.hpvm.getNode()
+  %i = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %h)
+  %n = call i64 @llvm.hpvm.getNumNodeInstances.x(ptr %h)
+  %w = getelementptr i64, ptr %buf, i64 %i
+  %v = mul i64 %i, 3
+  store i64 %v, ptr %w, align 8
+  BARRIER
+  %j0 = add i64 %i, 1
+  %j = urem i64 %j0, %n
+  %r = getelementptr i64, ptr %buf, i64 %j
+  %got = load i64, ptr %r, align 8
+  %o = getelementptr i64, ptr %out, i64 %i
+  store i64 %got, ptr %o, align 8
+  ret {} zeroinitializer
+}
+"""
+
+
+def test_a_barrier_orders_the_phases_of_an_llvm_leaf(touches: list[int]) -> None:
+    buf, out = np.zeros(4, np.int64), np.zeros(4, np.int64)
+    _run(_program(ROTATE.replace("BARRIER", "call void @llvm.hpvm.barrier()"), 2), buf, out, n=4)
+    assert out.tolist() == [3, 6, 9, 0]
+    # phase 1: each instance writes its buf[i]; phase 2: reads buf[i + 1], writes out[i]
+    assert touches == [1] * 8 * 4 + ([0] * 8 + [1] * 8) * 4
+
+
+def test_without_the_barrier_the_exchange_is_a_race() -> None:
+    # (a barrier elsewhere keeps the leaf a coroutine leaf: its instances still run in lockstep)
+    text = _program(
+        ROTATE.replace("BARRIER", "").replace("ret {}", "call void @llvm.hpvm.barrier()\n  ret {}"), 2
+    )
+    message = _race(text, np.zeros(4, np.int64), np.zeros(4, np.int64), n=4)
+    assert message.startswith(
+        "node root/w[1] (leaf 'leaf', <llvm>:10) at `store i64 %v, ptr %w, align 8`: data race: writes "
+        "array 'buf' (root argument 'p0') at index [8], which node root/w[0] (leaf 'leaf', <llvm>:10) at "
+        "`%got = load i64, ptr %r, align 8` read; the instances of node root/w run concurrently"
+    )
+
+
+def test_the_detector_off_runs_the_plain_clone(touches: list[int]) -> None:
+    text = _program(MIXED.replace("ATOMIC", ATOMICS[0]).replace("OTHER", "store i32 7, ptr %c, align 4"), 1)
+    previous = interp.configure(races=False)
+    try:
+        count = np.zeros(2, np.int32)
+        _run(text, count, n=5)
+    finally:
+        interp.configure(**previous)
+    assert count.tolist() == [8, 0]  # 7 stored by instance 3, then instance 4's atomic add
+    assert touches == []
+
+
+# -- HPVM-C ---------------------------------------------------------------------------------
+
+RACY_C = """#include <stdio.h>
+#include <stdlib.h>
+#include "hpvm.h"
+typedef struct __attribute__((__packed__)) {
+  int *a; size_t bytes_a; int *sum; size_t bytes_sum; long n;
+} RootIn;
+void add(int *a, size_t bytes_a, int *sum, size_t bytes_sum) {
+  __hpvm__hint(CPU_TARGET);
+  __hpvm__attributes(2, a, sum, 1, sum);
+  long i = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
+  int v = a[i];
+  sum[0] += v;  // @race
+  __hpvm__return(0);
+}
+void root(int *a, size_t bytes_a, int *sum, size_t bytes_sum, long n) {
+  __hpvm__hint(CPU_TARGET);
+  __hpvm__attributes(2, a, sum, 1, sum);
+  void *node = __hpvm__createNodeND(1, add, n);
+  __hpvm__bindIn(node, 0, 0, 0);
+  __hpvm__bindIn(node, 1, 1, 0);
+  __hpvm__bindIn(node, 2, 2, 0);
+  __hpvm__bindIn(node, 3, 3, 0);
+}
+int main(void) { return 0; }
+"""
+
+
+@needs_clang
+@pytest.mark.parametrize(("example", "args"), [("vector_add.c", ["64"]), ("histogram.c", [])])
+def test_race_free_hpvm_c_programs_are_not_reported(
+    example: str, args: list[str], capfd, touches: list[int]
+) -> None:
+    program = c.compile(EXAMPLES / example)
+    assert program.run(args, target="interp") == 0
+    assert " 0 wrong" in capfd.readouterr().out
+    assert touches  # checked, and found race-free
+
+
+@needs_clang
+def test_an_hpvm_c_race_names_the_c_line(tmp_path: Path) -> None:
+    path = tmp_path / "racy.c"
+    path.write_text(RACY_C)
+    (root,) = c.compile(path).roots
+    a, total = np.arange(1, 5, dtype=np.int32), np.zeros(1, np.int32)
+    for array in (a, total):
+        hpvm.track_memory(array)
+    try:
+        with pytest.raises(hpvm.DataRaceError) as info:
+            hpvm.wait(hpvm.launch(root, (a.view(np.uint8), total.view(np.uint8), 4), target="interp"))
+    finally:
+        for array in (a, total):
+            hpvm.untrack_memory(array)
+    line = line_of(RACY_C, "race")
+    message = str(info.value)
+    assert message.startswith(f"node root/node[1] (leaf 'add', {path}:{line}): data race: ")
+    assert (
+        f"array 'sum' (root argument 'sum') at index [0], which node root/node[0] (leaf 'add', {path}:{line}) "
+        in message
+    )
