@@ -149,7 +149,7 @@ def test_every_instance_adding_into_one_element_is_reported() -> None:
     )
 
 
-# Even instances update c[0] atomically, odd ones with OTHER (an atomic or a plain store).
+# Even instances access c[0] with ATOMIC, odd ones with OTHER (the same atomic or a plain store).
 MIXED = """
 define {} @leaf(ptr "in" "out" %c, i64 %cb) {
 entry:
@@ -159,7 +159,7 @@ entry:
   %odd = icmp ne i64 %bit, 0
   br i1 %odd, label %other, label %atomic
 atomic:
-  %old = ATOMIC
+  ATOMIC
   br label %done
 other:
   OTHER
@@ -168,26 +168,36 @@ done:
   ret {} zeroinitializer
 }
 """
-ATOMICS = ["atomicrmw add ptr %c, i32 1 seq_cst, align 4", "call i32 @llvm.hpvm.atomic.add(ptr %c, i32 1)"]
+# (each atomic spelling, and c[0] after 5 instances of it)
+ATOMICS = [
+    ("%old = atomicrmw add ptr %c, i32 1 seq_cst, align 4", 5),
+    ("%old = call i32 @llvm.hpvm.atomic.add(ptr %c, i32 1)", 5),
+    ("%old = cmpxchg ptr %c, i32 0, i32 9 seq_cst seq_cst, align 4", 9),
+    ("store atomic i32 3, ptr %c release, align 4", 3),
+    ("%old = load atomic i32, ptr %c acquire, align 4", 0),
+]
+SPELLINGS = ["atomicrmw", "hpvm.atomic", "cmpxchg", "store atomic", "load atomic"]
 
 
-@pytest.mark.parametrize("atomic", ATOMICS, ids=["atomicrmw", "hpvm.atomic"])
-def test_two_atomics_on_one_element_are_not_a_race(atomic: str, touches: list[int]) -> None:
-    text = _program(MIXED.replace("ATOMIC", atomic).replace("OTHER", f"%o = {atomic}"), 1)
+def _mixed(atomic: str, other: str) -> str:
+    return _program(MIXED.replace("ATOMIC", atomic).replace("OTHER", other.replace("%old", "%o")), 1)
+
+
+@pytest.mark.parametrize(("atomic", "after"), ATOMICS, ids=SPELLINGS)
+def test_two_atomics_on_one_element_are_not_a_race(atomic: str, after: int, touches: list[int]) -> None:
     count = np.zeros(2, np.int32)
-    _run(text, count, n=5)
-    assert count.tolist() == [5, 0]
+    _run(_mixed(atomic, atomic), count, n=5)
+    assert count.tolist() == [after, 0]
     assert touches == [2] * 4 * 5  # c's 4 bytes, atomically, in each of the 5 instances
 
 
-@pytest.mark.parametrize("atomic", ATOMICS, ids=["atomicrmw", "hpvm.atomic"])
-def test_a_plain_store_against_an_atomic_is_a_race(atomic: str) -> None:
-    text = _program(MIXED.replace("ATOMIC", atomic).replace("OTHER", "store i32 7, ptr %c, align 4"), 1)
-    message = _race(text, np.zeros(2, np.int32), n=5)
+@pytest.mark.parametrize(("atomic", "after"), ATOMICS, ids=SPELLINGS)
+def test_a_plain_store_against_an_atomic_is_a_race(atomic: str, after: int) -> None:
+    message = _race(_mixed(atomic, "store i32 7, ptr %c, align 4"), np.zeros(2, np.int32), n=5)
     assert message.startswith(
         "node root/w[1] (leaf 'leaf', <llvm>:10) at `store i32 7, ptr %c, align 4`: data race: writes "
         f"array 'c' (root argument 'p0') at index [0], which node root/w[0] (leaf 'leaf', <llvm>:10) at "
-        f"`%old = {atomic}` atomically updated; "
+        f"`{atomic}` atomically updated; "
     )
     assert message.endswith(
         "An atomic is ordered only with other atomics: update the element with hpvm.atomic_* in both "
@@ -239,7 +249,7 @@ def test_without_the_barrier_the_exchange_is_a_race() -> None:
 
 
 def test_the_detector_off_runs_the_plain_clone(touches: list[int]) -> None:
-    text = _program(MIXED.replace("ATOMIC", ATOMICS[0]).replace("OTHER", "store i32 7, ptr %c, align 4"), 1)
+    text = _mixed(ATOMICS[0][0], "store i32 7, ptr %c, align 4")
     previous = interp.configure(races=False)
     try:
         count = np.zeros(2, np.int32)

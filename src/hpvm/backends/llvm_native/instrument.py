@@ -10,11 +10,11 @@ instrumented clone is one more clone (its own digest), JIT-compiled as any.
 What. Each ``load``, ``store``, ``atomicrmw`` and ``cmpxchg`` in a function the module
 defines, and each call of seed 000's ``llvm.hpvm.atomic.*``, gets a call before it::
 
-    call void @__hpvm_race(ptr %node, ptr %address, i64 %bytes, i64 %code)
+    call void @__hpvm_race(i64 %instance, ptr %address, i64 %bytes, i64 %code)
 
-``%node`` is the instance's ``llvm.hpvm.getNode()`` handle (called once at the function's
-entry: the recorder reads the instance's ids from it, which works alike for the instances
-run one by one and for the coroutines of a barrier leaf), ``%bytes`` the access's size and
+``%instance`` is the instance's row-major index, from its ``llvm.hpvm.getNode()`` handle's
+ids at the function's entry (which works alike for the instances run one by one and for
+the coroutines of a barrier leaf), ``%bytes`` the access's size and
 ``%code`` its site (an index into ``Instrumented.sites``) shifted left by two over its kind
 (0 read, 1 write, 2 atomic). Before each ``llvm.hpvm.barrier()`` call goes one with kind 3
 (the instance reached a barrier: what follows is a new phase). Accesses whose address is a
@@ -42,11 +42,28 @@ from typing import Any, Protocol
 
 from ...ir.bodies import LLVMBody
 from ...ir.debuginfo import DebugInfo
-from .access import _leading_type, _printed, _split_top, _type_size
+from .access import leading_type, printed_function, split_top, type_size
 
 RECORDER = "__hpvm_race"
 READ, WRITE, ATOMIC, BARRIER = 0, 1, 2, 3
 _NODE = "%__hpvm_race.node"
+_FLAT = "%__hpvm_race.flat"
+#: The entry of an instrumented function: the instance's row-major index from its handle.
+_ENTRY = f"""  {_NODE} = call ptr @llvm.hpvm.getNode()
+  %__hpvm_race.x = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr {_NODE})
+  %__hpvm_race.y = call i64 @llvm.hpvm.getNodeInstanceID.y(ptr {_NODE})
+  %__hpvm_race.z = call i64 @llvm.hpvm.getNodeInstanceID.z(ptr {_NODE})
+  %__hpvm_race.ny = call i64 @llvm.hpvm.getNumNodeInstances.y(ptr {_NODE})
+  %__hpvm_race.nz = call i64 @llvm.hpvm.getNumNodeInstances.z(ptr {_NODE})
+  %__hpvm_race.xy0 = mul i64 %__hpvm_race.x, %__hpvm_race.ny
+  %__hpvm_race.xy = add i64 %__hpvm_race.xy0, %__hpvm_race.y
+  %__hpvm_race.xyz0 = mul i64 %__hpvm_race.xy, %__hpvm_race.nz
+  {_FLAT} = add i64 %__hpvm_race.xyz0, %__hpvm_race.z"""
+_QUERIES = (
+    "declare ptr @llvm.hpvm.getNode()",
+    *(f"declare i64 @llvm.hpvm.getNodeInstanceID.{d}(ptr)" for d in "xyz"),
+    *(f"declare i64 @llvm.hpvm.getNumNodeInstances.{d}(ptr)" for d in "yz"),
+)
 _DEFINE = re.compile(r"^define [^@]*@(\"[^\"]+\"|[-a-zA-Z$._0-9]+)\(")
 _DEF = re.compile(r"^\s*(%[-a-zA-Z$._0-9]+|%\"[^\"]*\")\s*=\s*(.*)$")
 _POINTER = re.compile(r"^ptr\s+(%[-a-zA-Z$._0-9]+|%\"[^\"]*\")$")
@@ -89,7 +106,7 @@ def instrumented(body: LLVMBody) -> Instrumented | None:
     with _LOCK:
         if key in _CACHE:
             return _CACHE[key]
-    printed = _printed(body)
+    printed = printed_function(body)
     found = None if printed is None else _instrument(body.function, printed[1])
     with _LOCK:
         _CACHE[key] = found
@@ -111,31 +128,31 @@ def _access(rhs: str) -> tuple[str, int, int] | None:
             rest = head[1]
         else:
             break
-    parts = _split_top(re.split(r",\s*!", rest, maxsplit=1)[0])
+    parts = split_top(re.split(r",\s*!", rest, maxsplit=1)[0])
     if op == "load" and len(parts) >= 2:
         kind = ATOMIC if "atomic" in flags else READ
         type_, pointer = parts[0], parts[1]
     elif op == "store" and len(parts) >= 2:
         kind = ATOMIC if "atomic" in flags else WRITE
-        type_, pointer = _leading_type(parts[0]), parts[1]
+        type_, pointer = leading_type(parts[0]), parts[1]
     elif op == "atomicrmw" and len(parts) >= 2:
         kind, pointer = ATOMIC, parts[0].split(None, 1)[-1]
-        type_ = _leading_type(parts[1])
+        type_ = leading_type(parts[1])
     elif op == "cmpxchg" and len(parts) >= 3:
-        kind, pointer, type_ = ATOMIC, parts[0], _leading_type(parts[1])
+        kind, pointer, type_ = ATOMIC, parts[0], leading_type(parts[1])
     else:
         return None
-    m = _POINTER.match(pointer.split(" align")[0].strip())
-    size = _type_size(type_) or _scalar_size(type_)
+    m = _POINTER.match(" ".join(pointer.split()[:2]))  # (an atomic's ordering follows it)
+    size = type_size(type_) or _scalar_size(type_)
     if m is None or size is None:
         return None
     return m.group(1), size, kind
 
 
 def _scalar_size(type_: str) -> int | None:
-    """Sizes ``_type_size`` does not follow but an access has (odd vectors: their bytes)."""
+    """Sizes ``type_size`` does not follow but an access has (odd vectors: their bytes)."""
     m = re.fullmatch(r"<(\d+) x (.+)>", type_.strip())
-    inner = _type_size(m.group(2)) if m else None
+    inner = type_size(m.group(2)) if m else None
     return int(m.group(1)) * inner if m and inner else None
 
 
@@ -183,9 +200,11 @@ def _instrument(function: str, module: str) -> Instrumented:
             first, end = bodies[name]
             out += _function(lines[first:end], debug, sites)
             k = end
-    text = "\n".join(out) + f"\ndeclare void @{RECORDER}(ptr, ptr, i64, i64)\n"
-    if not re.search(r"^declare [^\n]*@llvm\.hpvm\.getNode\(", text, re.M):
-        text += "declare ptr @llvm.hpvm.getNode()\n"
+    text = "\n".join(out) + f"\ndeclare void @{RECORDER}(i64, ptr, i64, i64)\n"
+    for declaration in _QUERIES:
+        name = declaration[declaration.index("@") : declaration.index("(")]
+        if not re.search(rf"^declare [^\n]*{re.escape(name)}\(", text, re.M):
+            text += declaration + "\n"
     return Instrumented(LLVMBody(text, function), tuple(sites))
 
 
@@ -204,7 +223,7 @@ def _function(body: list[str], debug: DebugInfo, sites: list[Site]) -> list[str]
                 return True
             if not rhs.startswith("getelementptr"):
                 return False
-            parts = _split_top(rhs[len("getelementptr") :])
+            parts = split_top(rhs[len("getelementptr") :])
             base = parts[1].split() if len(parts) > 1 else []
             if len(base) != 2 or base[0] != "ptr":
                 return False
@@ -218,7 +237,7 @@ def _function(body: list[str], debug: DebugInfo, sites: list[Site]) -> list[str]
     expected: set[str] = set()
     for rhs in defs.values():
         if rhs.startswith("cmpxchg"):
-            parts = _split_top(rhs)
+            parts = split_top(rhs)
             if len(parts) > 1 and parts[1].split()[-1].startswith("%"):
                 expected.add(parts[1].split()[-1])
     todo = list(expected)
@@ -237,7 +256,7 @@ def _function(body: list[str], debug: DebugInfo, sites: list[Site]) -> list[str]
     out: list[str] = []
     entry = 1 if body and re.match(r"^[-a-zA-Z$._0-9]+:", body[0]) else 0
     out += body[:entry]
-    out.append(f"  {_NODE} = call ptr @llvm.hpvm.getNode()")
+    out.append(_ENTRY)
     for line in body[entry:]:
         dbg = _DBG.search(line)
         at = f", {dbg.group(0)}" if dbg else ""
@@ -253,9 +272,9 @@ def _function(body: list[str], debug: DebugInfo, sites: list[Site]) -> list[str]
                 kind = ATOMIC
             code = len(sites) << 2 | kind
             sites.append(_site(line, debug))
-            out.append(f"  call void @{RECORDER}(ptr {_NODE}, ptr {pointer}, i64 {size}, i64 {code}){at}")
+            out.append(f"  call void @{RECORDER}(i64 {_FLAT}, ptr {pointer}, i64 {size}, i64 {code}){at}")
         elif _BARRIER.search(rhs):
-            out.append(f"  call void @{RECORDER}(ptr {_NODE}, ptr null, i64 0, i64 {BARRIER}){at}")
+            out.append(f"  call void @{RECORDER}(i64 {_FLAT}, ptr null, i64 0, i64 {BARRIER}){at}")
         out.append(line)
     return out
 
@@ -278,23 +297,23 @@ class Sink(Protocol):
     def enter_call(self, values: list[Any]) -> None:
         """The next call's input values (the arrays its accesses may fall into)."""
 
-    def access(self, node: int, address: int, size: int, code: int) -> None:
+    def access(self, flat: int, address: int, size: int, code: int) -> None:
         """An access (``size`` bytes at ``address``) or a barrier (``code & 3 == BARRIER``)
         by the instance whose ``getNode`` handle is ``node``; ``code >> 2``: its site."""
 
 
-_CALLBACK_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_CALLBACK_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 _ACTIVE = threading.local()
 _CALLBACK: Any = None
 _SYMBOL_LOCK = threading.Lock()
 
 
-def _report(node: int, address: int | None, size: int, code: int) -> None:
+def _report(flat: int, address: int | None, size: int, code: int) -> None:
     sink = getattr(_ACTIVE, "sink", None)
     if sink is None or getattr(_ACTIVE, "error", None) is not None:
         return
     try:
-        sink.access(node, address or 0, size, code)
+        sink.access(flat, address or 0, size, code)
     except BaseException as e:  # a ctypes callback cannot raise: the run checks after the call
         if getattr(_ACTIVE, "error", None) is None:
             _ACTIVE.error = e
