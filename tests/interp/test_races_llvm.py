@@ -20,6 +20,7 @@ import pytest
 import hpvm
 import hpvm.backends.interp as interp
 from hpvm import c, llvm
+from hpvm.ir.bodies import LLVMBody as llvm_body
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "c"))
 from hpvmc_helpers import EXAMPLES, line_of, needs_clang  # noqa: E402
@@ -321,3 +322,20 @@ def test_an_hpvm_c_race_names_the_c_line(tmp_path: Path) -> None:
         f"array 'sum' (root argument 'sum') at index [0], which node root/node[0] (leaf 'add', {path}:{line}) "
         in message
     )
+
+
+def test_a_leaf_the_instrumentation_breaks_is_a_compile_error_saying_so(monkeypatch) -> None:
+    from hpvm.backends.llvm_native import instrument
+
+    monkeypatch.setattr(instrument, "_CACHE", {})
+    monkeypatch.setattr(
+        instrument, "_instrument", lambda fn, module: instrument.Instrumented(llvm_body("broken", fn), ())
+    )
+    with pytest.raises(hpvm.CompileError) as info:
+        _run(_program(VADD, 3), *(np.zeros(4, np.float32) for _ in range(3)), n=4)
+    message = str(info.value)
+    assert message.startswith(
+        "leaf 'leaf' (<llvm>:10): interp's race detector could not instrument its LLVM to record its "
+        "accesses (its LLVM module is not valid LLVM IR: "
+    )
+    assert message.endswith("run it with the detector off: hpvm.backends.interp.configure(races=False)")

@@ -3,8 +3,10 @@
 The interpreter runs instances one at a time, so a program whose instances race still
 computes an answer here — and another one on a parallel back end. This module finds the
 race instead: every element access a leaf instance makes through its checked arrays
-(``checked.py``) is recorded, and an access that conflicts with an earlier one that the
-semantics do not order before it is a ``DataRaceError`` at once.
+(``checked.py``), or an LLVM leaf instance makes to its array arguments (reported by its
+instrumented clone, ``llvm_native/instrument.py``, to ``NativeLeafRecorder``), is recorded,
+and an access that conflicts with an earlier one that the semantics do not order before it
+is a ``DataRaceError`` at once.
 
 **Conflict.** Two accesses to one element by different instances, at least one a write,
 not both atomics (an atomic and a plain access of one element do race).
@@ -576,9 +578,8 @@ class NativeLeafRecorder(LeafRecorder):
         from ..llvm_native.instrument import instrumented
 
         body = node.function.body  # type: ignore[union-attr]
-        found = instrumented(body)
-        assert found is not None  # (the clone was made from it)
-        self.native_sites = found.sites
+        found = instrumented(body)  # (None: a module that does not parse, which the clone reports)
+        self.native_sites = found.sites if found is not None else ()
         self.arrays: list[tuple[int, int, int, Any]] = []  # (low, high, item size, view)
         self.values: list[Any] = []  # the last call's inputs, which ``arrays`` are of
         self.views: dict[tuple[int, str], Any] = {}
@@ -586,8 +587,6 @@ class NativeLeafRecorder(LeafRecorder):
         self.phase_number = 0
         self.site = 0
         self.names = [p.name for p in node.function.params]  # type: ignore[union-attr]
-        self.outs = set(node.function.outs)  # type: ignore[union-attr]
-        self.sizes = (1, 1, 1)
 
     def enter_call(self, values: list[Any]) -> None:
         from .checked import checked_view, unwrap
