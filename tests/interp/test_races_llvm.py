@@ -6,7 +6,10 @@ Python leaves' accesses. Race-free leaves (a vector add in LLVM form, HPVM-C's v
 and histogram) are not reported; a shared plain update, a plain store against an atomic and
 a read across a missing barrier are, with both instances, the array, the index and the
 instructions (the ``.c`` line for HPVM-C); two atomics and a barrier-separated exchange are
-not. (The OmpSs-2 taskloop's ``sum += i``: tests/llvm/test_llvm_par_foreign.py.)
+not; nor is the plain load a compare-and-swap loop starts with. test_races.py's property, on
+the same leaf exported to LLVM (barriers, a 2-D grid, atomics): a race is reported iff two
+instances conflict in one barrier phase, the first one in the interpreter's order. (The
+OmpSs-2 taskloop's ``sum += i``: tests/llvm/test_llvm_par_foreign.py.)
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 import hpvm
 import hpvm.backends.interp as interp
@@ -24,6 +28,9 @@ from hpvm.ir.bodies import LLVMBody as llvm_body
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "c"))
 from hpvmc_helpers import EXAMPLES, line_of, needs_clang  # noqa: E402
+from test_races import first_race, plans  # noqa: E402
+
+from running import replicated_root, run_tracked  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
@@ -206,6 +213,41 @@ def test_a_plain_store_against_an_atomic_is_a_race(atomic: str, after: int) -> N
     )
 
 
+# A float atomic add as compilers write it: a plain load, then a compare-and-swap loop.
+CAS_LOOP = """
+define {} @leaf(ptr "in" "out" %c, i64 %cb) {
+entry:
+  %first = load i32, ptr %c, align 4
+  br label %loop
+loop:
+  %seen = phi i32 [ %first, %entry ], [ %now, %loop ]
+  %f = bitcast i32 %seen to float
+  %g = fadd float %f, 1.5
+  %new = bitcast float %g to i32
+  %pair = cmpxchg ptr %c, i32 %seen, i32 %new seq_cst seq_cst, align 4
+  %now = extractvalue { i32, i1 } %pair, 0
+  %ok = extractvalue { i32, i1 } %pair, 1
+  br i1 %ok, label %done, label %loop
+done:
+  ret {} zeroinitializer
+}
+"""
+
+
+def test_the_load_a_compare_and_swap_loop_starts_with_is_part_of_the_atomic(touches: list[int]) -> None:
+    c = np.zeros(1, np.float32)
+    _run(_program(CAS_LOOP, 1), c, n=4)
+    assert c.tolist() == [6.0]
+    assert touches == [2] * 4 * 2 * 4  # per instance: the load and the cmpxchg, 4 bytes each
+    # the same load feeding anything else is a plain read, racing with the others' cmpxchg
+    racy = CAS_LOOP.replace("[ %first, %entry ]", "[ 0, %entry ]").replace(
+        "%g = fadd float %f, 1.5",
+        "%g0 = fadd float %f, 1.5\n  %fi = bitcast i32 %first to float\n  %g = fadd float %g0, %fi",
+    )
+    message = _race(_program(racy, 1), np.zeros(1, np.float32), n=4)
+    assert "at `%first = load i32, ptr %c, align 4`: data race: reads array 'c'" in message
+
+
 # Each instance writes buf[i], (a barrier), reads buf[(i + 1) % n] into out[i].
 ROTATE = """
 define {} @leaf(ptr "in" "out" %buf, i64 %bb, ptr "in" "out" %out, i64 %ob) {
@@ -339,3 +381,60 @@ def test_a_leaf_the_instrumentation_breaks_is_a_compile_error_saying_so(monkeypa
         "accesses (its LLVM module is not valid LLVM IR: "
     )
     assert message.endswith("run it with the detector off: hpvm.backends.interp.configure(races=False)")
+
+
+# -- the definition, as a property (test_races.py's, on the same leaf in LLVM form) -----------
+
+
+@hpvm.leaf(ins=("plan", "data", "seen"), outs=("data", "seen"))
+def planned_llvm(plan: hpvm.i64[:, :, :, :], data: hpvm.i64[:], seen: hpvm.i64[:]):
+    node = hpvm.get_node()
+    flat = hpvm.get_node_instance_id_x(node) * hpvm.get_num_node_instances_y(node)
+    flat += hpvm.get_node_instance_id_y(node)
+    acc = 0
+    for phase in range(plan.shape[1]):
+        for k in range(plan.shape[2]):
+            e = plan[flat, phase, k, 0]
+            kind = plan[flat, phase, k, 1]
+            if kind == 0:
+                acc = acc + data[e]
+            elif kind == 1:
+                data[e] = flat
+            else:
+                hpvm.atomic_add(data, e, 1)
+        hpvm.barrier()
+    seen[flat] = acc  # (so that LLVM keeps the reads)
+
+
+_PLANNED: list = []
+
+
+def _planned_root():  # type: ignore[no-untyped-def]
+    """``planned_llvm`` under a 2-D replicated root, exported to LLVM and imported back (once)."""
+    if not _PLANNED:
+        root = llvm.from_hpvm_ir(llvm.to_hpvm_ir(replicated_root(planned_llvm, 2)))
+        _PLANNED.append(root)
+    return _PLANNED[0]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plans())
+def test_an_llvm_leaf_races_iff_two_instances_conflict_in_one_phase(case) -> None:  # type: ignore[no-untyped-def]
+    nx, ny, plan = case
+    expected = first_race(plan, ny)
+    root = _planned_root()
+    data, seen = np.zeros(9, np.int64), np.zeros(nx * ny, np.int64)
+    args = (plan, data, seen, nx, ny)
+    if expected is None:
+        run_tracked(root, args, "interp")
+        return
+    (x, y), e, kind, (ox, oy), old_kind = expected
+    with pytest.raises(hpvm.DataRaceError) as info:
+        run_tracked(root, args, "interp")
+    verb = ("reads", "writes", "atomically updates")[kind]
+    past = ("read", "wrote", "atomically updated")[old_kind]
+    message = str(info.value)
+    assert message.startswith(f"node root_of_planned_llvm/planned_llvm[{x}, {y}] (leaf 'planned_llvm', ")
+    assert f"data race: {verb} array 'data' (root argument 'data') at index [{e}], which " in message
+    assert f"which node root_of_planned_llvm/planned_llvm[{ox}, {oy}] (leaf 'planned_llvm', " in message
+    assert f" {past}; " in message
