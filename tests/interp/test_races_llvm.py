@@ -303,6 +303,45 @@ def test_the_detector_off_runs_the_plain_clone(touches: list[int]) -> None:
     assert touches == []
 
 
+# A single-instance leaf under a replicated internal node: its parent's instances race.
+NESTED = """
+declare ptr @llvm.hpvm.createNode(ptr)
+define {} @leaf(ptr "in" "out" %c, i64 %cb) {
+entry:
+  store i32 7, ptr %c, align 4
+  ret {} zeroinitializer
+}
+define {} @mid(ptr %p0, i64 %b0) {
+entry:
+  %w = call ptr @llvm.hpvm.createNode(ptr @leaf)
+  call void @llvm.hpvm.bind.input(ptr %w, i32 0, i32 0, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %w, i32 1, i32 1, i1 false)
+  ret {} undef
+}
+define {} @root(ptr %p0, i64 %b0, i64 %n) {
+entry:
+  %w = call ptr @llvm.hpvm.createNode1D(ptr @mid, i64 %n)
+  call void @llvm.hpvm.bind.input(ptr %w, i32 0, i32 0, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %w, i32 1, i32 1, i1 false)
+  ret {} undef
+}
+"""
+
+
+def test_instances_of_a_replicated_parent_race_through_an_llvm_leaf(touches: list[int]) -> None:
+    _run(DECLS + NESTED, np.zeros(2, np.int32), n=1)  # one instance of everything: nothing recorded
+    assert touches == []
+    message = _race(DECLS + NESTED, np.zeros(2, np.int32), n=3)
+    assert touches == [1] * 5  # parent instance 0 stores 4 bytes; 1 races at its first byte
+    assert message == (
+        "node root/w[1]/w (leaf 'leaf', <llvm>:11) at `store i32 7, ptr %c, align 4`: data race: writes "
+        "array 'c' (root argument 'p0') at index [0], which node root/w[0]/w (leaf 'leaf', <llvm>:11) at "
+        "`store i32 7, ptr %c, align 4` wrote; they are in different instances of node root/w, which run "
+        "concurrently (hpvm.barrier() orders only the instances of one leaf within one parent instance). "
+        "Make each instance of 'w' touch its own elements, or update shared elements with hpvm.atomic_*"
+    )
+
+
 # -- HPVM-C ---------------------------------------------------------------------------------
 
 RACY_C = """#include <stdio.h>
