@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hpvm
+import hpvm.backends.interp as interp
 from hpvm import llvm
 from hpvm.ir.printer import print_program
 
@@ -36,9 +37,16 @@ def _launch(root, args: tuple, arrays: list[np.ndarray], target: str) -> None:
 
 
 def _taskloop_sum(text: str, lb: int, ub: int, step: int) -> int:
+    """The taskloop's ``sum`` on interp, instances one at a time in order, its race detector
+    off: ``sum += i`` from every instance is a data race (the test below), and these tests
+    count the iterations, which a sequential run shows."""
     root = llvm.extract(text)
     total = np.zeros(1, np.int32)
-    _launch(root, (total, np.int32(lb), np.int32(ub), np.int32(step)), [total], "interp")
+    previous = interp.configure(races=False)
+    try:
+        _launch(root, (total, np.int32(lb), np.int32(ub), np.int32(step)), [total], "interp")
+    finally:
+        interp.configure(**previous)
     return int(total[0])
 
 
@@ -49,6 +57,25 @@ def test_an_ompss_taskloop_is_a_leaf_replicated_over_its_iteration_space() -> No
     assert 'taskloop.task"(sum: i32[:], lb: i32, ub: i32, step: i32)' in text
     # one instance at a time (interp): for (i = -55; i < 31; i += 2) sum += i
     assert _taskloop_sum(TASKLOOP, -55, 31, 2) == sum(range(-55, 31, 2)) == -559
+
+
+def test_the_taskloop_sum_is_a_data_race_interp_reports() -> None:
+    root = llvm.extract(TASKLOOP)
+    total = np.zeros(1, np.int32)
+    with pytest.raises(hpvm.DataRaceError) as info:
+        _launch(root, (total, np.int32(-55), np.int32(31), np.int32(2)), [total], "interp")
+    message = str(info.value)
+    # instance 1 reads the sum instance 0 wrote (no debug info: the instructions' text)
+    assert message.startswith("node taskloop/task[1] (leaf 'taskloop.task', ")
+    assert (
+        "at `%.v3 = load i32, ptr %.v2, align 4`: data race: reads array 'sum' (root argument 'sum') "
+        in message
+    )
+    assert "at index [0], which node taskloop/task[0] (leaf 'taskloop.task', " in message
+    assert (
+        "at `store i32 %add, ptr %.v2, align 4` wrote; the instances of node taskloop/task run concurrently"
+        in message
+    )
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,7 @@ from .arith import cast_scalar
 from .arith_rewrite import typed_function
 from .barriers import barrier_generator
 from .checked import CheckedArray, checked_view, unwrap
-from .races import GraphScope, LeafRecorder
+from .races import GraphScope, LeafRecorder, NativeLeafRecorder
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _ATOMIC_LOCK = threading.Lock()
@@ -408,7 +408,7 @@ class Interpreter(Backend):
         fn = node.function
         assert isinstance(fn, LeafFunction)
         if fn.body_kind == LLVM:
-            return self._run_llvm_leaf(node, sizes, inputs, parent)
+            return self._run_llvm_leaf(node, sizes, inputs, parent, races)
         instances = list(_instances(sizes))
         handles = [InstanceHandle(node.name, ids, sizes, parent) for ids in instances]
         contexts = [_LeafContext(self, fn, h, flat) for flat, h in enumerate(handles)]
@@ -448,10 +448,12 @@ class Interpreter(Backend):
         sizes: tuple[int, ...],
         inputs: Callable[[int], list[Any]],
         parent: InstanceHandle | None,
+        races: GraphScope | None = None,
     ) -> NodeOutputs:
         """An LLVM leaf's instances through the JIT (``llvm_native.run``). What the
         interpreter checks for Python leaves (bounds, writes outside ``outs``) it cannot
-        check inside LLVM code."""
+        check inside LLVM code; races it can: with ``races``, the instrumented clone runs,
+        its accesses recorded (``NativeLeafRecorder``)."""
         from ..llvm_native.run import run_instances
 
         fn = node.function
@@ -467,8 +469,15 @@ class Interpreter(Backend):
             return f"node {path} (leaf '{fn.name}', {fn.location})"
 
         raw = lambda flat: [unwrap(v) for v in inputs(flat)]  # noqa: E731
+        recorder = None
+        if races is not None:
+            handles = [InstanceHandle(node.name, ids, sizes, parent) for ids in _instances(sizes)]
+            contexts = [_LeafContext(self, fn, h, flat) for flat, h in enumerate(handles)]
+            recorder = races.leaf(node, contexts, NativeLeafRecorder)
         with np.errstate(all="ignore"):
-            results = run_instances(node, sizes, raw, levels, where)
+            results = run_instances(node, sizes, raw, levels, where, recorder)
+        if races is not None:
+            races.leaf_done(node, recorder)
         return NodeOutputs(
             sizes, [tuple(_as_port_value(t, v) for t, v in zip(fn.out_types, r)) for r in results]
         )

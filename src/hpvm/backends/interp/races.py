@@ -3,8 +3,10 @@
 The interpreter runs instances one at a time, so a program whose instances race still
 computes an answer here — and another one on a parallel back end. This module finds the
 race instead: every element access a leaf instance makes through its checked arrays
-(``checked.py``) is recorded, and an access that conflicts with an earlier one that the
-semantics do not order before it is a ``DataRaceError`` at once.
+(``checked.py``), or an LLVM leaf instance makes to its array arguments (reported by its
+instrumented clone, ``llvm_native/instrument.py``, to ``NativeLeafRecorder``), is recorded,
+and an access that conflicts with an earlier one that the semantics do not order before it
+is a ``DataRaceError`` at once.
 
 **Conflict.** Two accesses to one element by different instances, at least one a write,
 not both atomics (an atomic and a plain access of one element do race).
@@ -321,15 +323,16 @@ class GraphScope:
             found += self.parent.checks(self.instance)
         return found
 
-    def leaf(self, node: Node, contexts: list[Any]) -> LeafRecorder | None:
+    def leaf(self, node: Node, contexts: list[Any], kind: type[LeafRecorder] | None = None) -> Any:
         """The recorder of one execution of the leaf ``node`` (one context per instance), or
-        ``None`` when none of its accesses can race."""
+        ``None`` when none of its accesses can race; ``kind``: its class (an LLVM leaf's:
+        ``NativeLeafRecorder``)."""
         count = len(contexts)
         retain = self.keeps(node, count)
         checks = self.checks(node, None)
         if count < 2 and not retain and not checks:
             return None
-        return LeafRecorder(self, node, contexts, retain, checks)
+        return (kind or LeafRecorder)(self, node, contexts, retain, checks)
 
     def leaf_done(self, node: Node, recorder: LeafRecorder | None) -> None:
         if recorder is not None:
@@ -532,14 +535,14 @@ class LeafRecorder:
         assert site is not None  # a record's site lives as long as the record
         recorder, old_file, old_line, old_origin, _ = site
         old_ctx = recorder.contexts[(old >> _LEAF_SHIFT) & _LEAF_MASK]
-        frame = self._frame(sys._getframe(4))
-        file, line = frame.f_code.co_filename, frame.f_lineno
         origin = view._hpvm_origin
         name = origin._hpvm_name
         argument = self.graph.launch.argument(addr)
         root = f" (root argument '{argument}')" if argument else ""
         other = old_origin._hpvm_name
         through = f" (as '{other}')" if other != name else ""
+        place = self._place_now()
+        old_place = recorder._place(old_ctx, old_file, old_line, site[4])
         fix = level.fix
         if ATOMIC in (kind, old & 3):
             fix = (
@@ -547,10 +550,100 @@ class LeafRecorder:
                 "hpvm.atomic_* in both places, or order the accesses"
             )
         raise DataRaceError(
-            f"{self.ctx.where(line, file)}: data race: {_VERB[kind]} array '{name}'{root} at index "
-            f"{_index(origin, addr)}, which {old_ctx.where(old_line, old_file)} {_PAST[old & 3]}"
+            f"{place}: data race: {_VERB[kind]} array '{name}'{root} at index "
+            f"{_index(origin, addr)}, which {old_place} {_PAST[old & 3]}"
             f"{through}; {level.reason}. {fix}"
         )
+
+    def _place_now(self) -> str:
+        """Where the running instance makes the access being checked: the user's frame above
+        ``_race``, ``touch`` and the checked view's method."""
+        frame = self._frame(sys._getframe(5))
+        return self.ctx.where(frame.f_lineno, frame.f_code.co_filename)
+
+    def _place(self, ctx: Any, file: str, line: int, code: Any) -> str:
+        """Where a recorded site is, in instance ``ctx``."""
+        return ctx.where(line, file)
+
+
+class NativeLeafRecorder(LeafRecorder):
+    """The accesses of one execution of an LLVM leaf, reported by its instrumented clone
+    (``llvm_native/instrument.py``: the sink its reports go to): each access that falls
+    into one of the instance's array arguments is recorded as a Python leaf's access to
+    that array's elements, the site being the LLVM instruction (its ``.c``/``.ll`` line
+    from the debug metadata, else the instruction's text)."""
+
+    def __init__(self, graph: GraphScope, node: Node, contexts: list[Any], retain: bool, checks: list[Check]):
+        super().__init__(graph, node, contexts, retain, checks)
+        from ..llvm_native.instrument import instrumented
+
+        body = node.function.body  # type: ignore[union-attr]
+        found = instrumented(body)  # (None: a module that does not parse, which the clone reports)
+        self.native_sites = found.sites if found is not None else ()
+        self.arrays: list[tuple[int, int, int, Any]] = []  # (low, high, item size, view)
+        self.values: list[Any] = []  # the last call's inputs, which ``arrays`` are of
+        self.views: dict[tuple[int, str], Any] = {}
+        self.reached: dict[int, int] = {}  # instance -> barriers it reached
+        self.phase_number = 0
+        self.site = 0
+        self.names = [p.name for p in node.function.params]  # type: ignore[union-attr]
+
+    def enter_call(self, values: list[Any]) -> None:
+        from .checked import checked_view, unwrap
+
+        if len(values) == len(self.values) and all(a is b for a, b in zip(values, self.values)):
+            return  # (the common case: every instance gets the same arrays)
+        self.values = values
+        arrays = []
+        for name, value in zip(self.names, values):
+            if isinstance(value, np.ndarray) and value.size:
+                plain = unwrap(value)
+                key = (id(plain), name)
+                view = self.views.get(key)
+                if view is None:
+                    view = self.views[key] = checked_view(plain, name, True, self)
+                low = plain.__array_interface__["data"][0]
+                arrays.append((low, low + plain.nbytes, plain.itemsize, view))
+        self.arrays = arrays
+
+    def access(self, flat: int, address: int, size: int, code: int) -> None:
+        kind = code & 3
+        if kind == 3:  # the instance reached a barrier: its next accesses are a new phase
+            self.reached[flat] = self.reached.get(flat, 0) + 1
+            return
+        phase = self.reached.get(flat, 0)
+        if phase != self.phase_number:  # every instance reached it (they run in lockstep)
+            self.barrier()
+            self.phase_number = phase
+        if flat != self.actor or self.ctx is None:
+            self.enter(flat, self.contexts[flat])
+        for low, high, item, view in self.arrays:
+            if low <= address < high:
+                self.site = code >> 2
+                first = low + (address - low) // item * item
+                for element in range(first, min(address + size, high), item):
+                    self.touch(element, kind, view)
+                return
+
+    def _record(self, kind: int, view: Any) -> int:
+        origin = view._hpvm_origin
+        key = (-1, self.site, id(origin))
+        site = self.site_ids.get(key)
+        if site is None:
+            where = self.native_sites[self.site]
+            site = self.site_ids[key] = len(self.sites) << _SITE_SHIFT
+            self.sites.append((self, where.file, where.line, origin, where.instruction))  # type: ignore[arg-type]
+        return self.mine | site | kind
+
+    def _place_now(self) -> str:
+        where = self.native_sites[self.site]
+        return self._place(self.ctx, where.file, where.line, where.instruction)  # type: ignore[arg-type]
+
+    def _place(self, ctx: Any, file: str | None, line: int | None, code: Any) -> str:
+        if file is None or line is None:
+            fn = ctx.fn
+            return f"{ctx.where(fn.location.line, fn.location.file)} at `{code}`"
+        return ctx.where(line, file)
 
 
 def _index(origin: Any, addr: int) -> str:

@@ -79,14 +79,14 @@ def unit_stride_dimension(body: LLVMBody) -> int | None:
     with _LOCK:
         if key in _STRIDE:
             return _STRIDE[key]
-    printed = _printed(body)
+    printed = printed_function(body)
     found = _analyse(printed[0] if printed else None)
     with _LOCK:
         _STRIDE[key] = found
     return found
 
 
-def _printed(body: LLVMBody) -> tuple[str, str] | None:
+def printed_function(body: LLVMBody) -> tuple[str, str] | None:
     """The node function's text and its module's, as LLVM prints them (one form, and
     metadata numbered alike in both), or ``None`` when the module does not parse or lacks
     the function (the clone reports that). Parsed once per module text and function."""
@@ -112,7 +112,7 @@ def _strip(rhs: str) -> str:
     return re.split(r",\s*!", rhs, maxsplit=1)[0].strip()
 
 
-def _split_top(text: str) -> list[str]:
+def split_top(text: str) -> list[str]:
     """``text`` split at commas outside brackets (operand lists with aggregate types)."""
     items, depth, start = [], 0, 0
     for k, ch in enumerate(text):
@@ -167,7 +167,7 @@ def _pointer_arguments(define: str) -> set[str]:
         if depth == 0:
             break
     names = set()
-    for item in _split_top(define[at + 1 : end]):
+    for item in split_top(define[at + 1 : end]):
         found = _NAME.findall(item)
         if item.startswith("ptr") and found:
             names.add(found[-1])
@@ -192,7 +192,7 @@ def _analyse(text: str | None) -> int | None:
             rhs = defs.get(name, "")
             if not rhs.startswith("getelementptr"):
                 return False
-            parts = _split_top(rhs[len("getelementptr") :])
+            parts = split_top(rhs[len("getelementptr") :])
             if len(parts) < 2:
                 return False
             pointer = _NAME.findall(parts[1])
@@ -251,7 +251,7 @@ def _analyse(text: str | None) -> int | None:
     for rhs in defs.values():
         if not rhs.startswith("getelementptr"):
             continue
-        parts = _split_top(rhs[len("getelementptr") :])
+        parts = split_top(rhs[len("getelementptr") :])
         if len(parts) < 3:
             continue
         source = parts[0].split()[-1] if parts[0].split() else ""
@@ -341,7 +341,7 @@ def _signed(bits: int) -> tuple[int, int]:
     return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
 
 
-def _type_size(text: str) -> int | None:
+def type_size(text: str) -> int | None:
     """The bytes one value of LLVM type ``text`` occupies in memory (also its stride in a
     ``getelementptr``), or ``None`` for a type this analysis does not follow (a struct, an
     odd-sized vector, an address space)."""
@@ -352,7 +352,7 @@ def _type_size(text: str) -> int | None:
     if m is None:
         return None
     count = int(m.group(1) or m.group(3))
-    inner = _type_size(m.group(2) or m.group(4))
+    inner = type_size(m.group(2) or m.group(4))
     if inner is None:
         return None
     size = count * inner
@@ -361,7 +361,7 @@ def _type_size(text: str) -> int | None:
     return size
 
 
-def _leading_type(text: str) -> str:
+def leading_type(text: str) -> str:
     """The type at the start of an operand (``float %v``, ``<4 x i32> %v``, ``[2 x i8] c"ab"``)."""
     text = text.strip()
     if text[:1] in "[<{":
@@ -383,7 +383,7 @@ def every_instance_accesses(body: LLVMBody) -> tuple[ByteAccess, ...]:
     with _LOCK:
         if key in _BYTES:
             return _BYTES[key]
-    printed = _printed(body)
+    printed = printed_function(body)
     found = _byte_accesses(*printed) if printed is not None else ()
     with _LOCK:
         _BYTES[key] = found
@@ -400,7 +400,7 @@ def _arguments(define: str) -> list[str]:
         if depth == 0:
             break
     names = []
-    for item in _split_top(define[at + 1 : end]):
+    for item in split_top(define[at + 1 : end]):
         found = _NAME.findall(item)
         names.append(found[-1] if found and item != "..." else "")
     return names
@@ -515,7 +515,7 @@ def _byte_accesses(function: str, module: str) -> tuple[ByteAccess, ...]:
         rhs = defs.get(name, "")
         if depth > 64 or not rhs.startswith("getelementptr"):
             return None
-        parts = _split_top(rhs[len("getelementptr") :])
+        parts = split_top(rhs[len("getelementptr") :])
         head = [w for w in parts[0].split() if w not in _GEP_FLAGS] if parts else []
         if len(parts) < 3 or not parts[1].startswith("ptr %") or not head:
             return None
@@ -530,7 +530,7 @@ def _byte_accesses(function: str, module: str) -> tuple[ByteAccess, ...]:
                 if m is None:
                     return None
                 current = m.group(1) or m.group(2)
-            size = _type_size(current)
+            size = type_size(current)
             words = index.split()
             step = operand(words[-1], depth) if len(words) == 2 and _WIDTH.match(words[0]) else None
             if size is None or step is None:
@@ -551,11 +551,11 @@ def _byte_accesses(function: str, module: str) -> tuple[ByteAccess, ...]:
         words = rhs.split()
         if not words or words[0] not in ("load", "store"):
             continue
-        operands = _split_top(" ".join(w for w in words[1:] if w not in ("atomic", "volatile")))
+        operands = split_top(" ".join(w for w in words[1:] if w not in ("atomic", "volatile")))
         pointer = _NAME.findall(operands[1]) if len(operands) > 1 and operands[1].startswith("ptr %") else []
         if not pointer:
             continue
-        size = _type_size(_leading_type(operands[0]))
+        size = type_size(leading_type(operands[0]))
         found = address(pointer[0])
         if size is None or found is None:
             continue

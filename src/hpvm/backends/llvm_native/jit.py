@@ -11,6 +11,7 @@ import ctypes
 import threading
 
 from .host import register_host_symbols
+from .instrument import RECORDER, register_recorder
 from .native import NativeLeaf, optimize_module, target_machine
 
 CALL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -36,6 +37,8 @@ class JitLeaf:
         import llvmlite.binding as llvm
 
         register_host_symbols()
+        if RECORDER in native.text:
+            register_recorder()
         module = llvm.parse_assembly(native.text)
         module.verify()
         optimize_module(module, 2)

@@ -123,11 +123,31 @@ _CACHE: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], NativeLeaf] = {}
 _LOCK = threading.Lock()
 
 
-def native_leaf(leaf: LeafFunction) -> NativeLeaf:
+def native_leaf(leaf: LeafFunction, recorded: bool = False) -> NativeLeaf:
     """The clone of ``leaf`` (an ``LLVMBody`` leaf), made once per module text, function and
-    ABI; a ``CompileError`` naming the leaf when its LLVM cannot be run."""
+    ABI; a ``CompileError`` naming the leaf when its LLVM cannot be run. ``recorded``: the
+    clone of its instrumented module, whose accesses report themselves (``instrument.py``)."""
     body = leaf.body
     assert isinstance(body, LLVMBody)
+    if not recorded:
+        return _cached(leaf, body)
+    from .instrument import instrumented
+
+    native_leaf(leaf)  # the plain clone's errors first, as the user's module has them
+    marked = instrumented(body)
+    assert marked is not None  # (the module parsed: the plain clone read it)
+    try:
+        return _cached(leaf, marked.body)
+    except CompileError as e:  # (a construct the instrumentation does not handle)
+        why = str(e).removeprefix(f"leaf '{leaf.name}' ({leaf.location}): ")
+        raise _fail(
+            leaf,
+            f"interp's race detector could not instrument its LLVM to record its accesses ({why}); "
+            "run it with the detector off: hpvm.backends.interp.configure(races=False)",
+        ) from None
+
+
+def _cached(leaf: LeafFunction, body: LLVMBody) -> NativeLeaf:
     args, outs = _abi(leaf)
     key = (body.module, body.function, args, outs)
     with _LOCK:

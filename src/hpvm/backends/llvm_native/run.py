@@ -10,6 +10,7 @@ node with a ``NodeExecutionError`` naming that instance.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,9 @@ from ...errors import LaunchError, NodeExecutionError
 from ...ir import instance_context as ictx
 from ...ir.graph import LeafFunction, Node
 from ...ir.types import ArrayType
+from . import instrument
 from .host import pack, unpack
+from .instrument import Sink
 from .jit import jit_leaf
 from .leaf_errors import execution_error, recorded
 from .native import HEADER, RAISED, native_leaf
@@ -30,13 +33,16 @@ def run_instances(
     inputs: Callable[[int], list[Any]],
     parent_levels: Sequence[int],
     where: Callable[[tuple[int, ...]], str],
+    sink: Sink | None = None,
 ) -> list[tuple[Any, ...]]:
     """The outputs of every instance (row-major). ``parent_levels``: the parent instance's
     context (its level, its parent's... up to the root); ``where(ids)`` names an instance in
-    messages."""
+    messages. ``sink``: runs the instrumented clone, whose accesses go to ``sink`` (told
+    each instance's input values first: ``sink.enter_call(values)``)."""
     leaf = node.function
     assert isinstance(leaf, LeafFunction)
-    native = native_leaf(leaf)
+    native = native_leaf(leaf, recorded=sink is not None)
+    recording = instrument.recording(sink) if sink is not None else nullcontext()
     jitted = jit_leaf(native)
     ptypes = [p.type for p in leaf.params]
     count = int(np.prod(sizes, dtype=np.int64)) if sizes else 1
@@ -75,16 +81,20 @@ def run_instances(
         ext = [*sizes, *[1] * (3 - len(sizes))]
         err = np.zeros(3, dtype=np.int64)
         assert jitted.group is not None
-        status = jitted.group(
-            slots.ctypes.data,
-            par.ctypes.data,
-            len(parent),
-            *ext,
-            len(sizes),
-            out.ctypes.data,
-            1,
-            err.ctypes.data,
-        )
+        if sink is not None:
+            sink.enter_call(values)
+        with recording:
+            status = jitted.group(
+                slots.ctypes.data,
+                par.ctypes.data,
+                len(parent),
+                *ext,
+                len(sizes),
+                out.ctypes.data,
+                1,
+                err.ctypes.data,
+            )
+            instrument.raise_recorded()
         if status == RAISED:  # the first instance (row-major) that raised
             raise execution_error(where(instances[int(err[2])]), recorded(err[0], err[1]))
         if status != 0:
@@ -97,14 +107,18 @@ def run_instances(
     ctx[HEADER + ictx.STRIDE :] = parent
     out = np.zeros(nout, dtype=np.uint64)
     results = []
-    for flat, ids in enumerate(instances):
-        values = inputs(flat)
-        slots = call_slots(values, ids)
-        ctx[HEADER : HEADER + ictx.STRIDE] = ictx.level(len(sizes), list(ids), list(sizes))
-        jitted.call(slots.ctypes.data, ctx.ctypes.data, out.ctypes.data)
-        if ctx[0]:  # the leaf raised (leaf_errors.py)
-            raise execution_error(where(ids), recorded(ctx[0], ctx[1]))
-        results.append(outputs(out, values, ids))
+    with recording:
+        for flat, ids in enumerate(instances):
+            values = inputs(flat)
+            slots = call_slots(values, ids)
+            ctx[HEADER : HEADER + ictx.STRIDE] = ictx.level(len(sizes), list(ids), list(sizes))
+            if sink is not None:
+                sink.enter_call(values)
+            jitted.call(slots.ctypes.data, ctx.ctypes.data, out.ctypes.data)
+            instrument.raise_recorded()
+            if ctx[0]:  # the leaf raised (leaf_errors.py)
+                raise execution_error(where(ids), recorded(ctx[0], ctx[1]))
+            results.append(outputs(out, values, ids))
     return results
 
 
