@@ -20,16 +20,21 @@ def _distributed():  # type: ignore[no-untyped-def]
     )
 
 
-@pytest.fixture(scope="module")
-def dask_client():  # type: ignore[no-untyped-def]
-    distributed = _distributed()
-    cluster = distributed.LocalCluster(
-        processes=False,
+def _local_cluster(**where):  # type: ignore[no-untyped-def]
+    """Two single-threaded workers, dashboards on a free port of 127.0.0.1 only."""
+    return _distributed().LocalCluster(
         n_workers=2,
         threads_per_worker=1,
         dashboard_address="127.0.0.1:0",
         worker_dashboard_address="127.0.0.1:0",
+        **where,
     )
+
+
+@pytest.fixture(scope="module")
+def dask_client():  # type: ignore[no-untyped-def]
+    distributed = _distributed()
+    cluster = _local_cluster(processes=False)
     client = distributed.Client(cluster, set_as_default=False)
     yield client
     client.close()
@@ -49,14 +54,6 @@ def dask_runtime(dask_client):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def process_cluster():  # type: ignore[no-untyped-def]
     """Two worker processes on 127.0.0.1 (they import hpvm from $PYTHONPATH, like the host)."""
-    distributed = _distributed()
-    cluster = distributed.LocalCluster(
-        processes=True,
-        n_workers=2,
-        threads_per_worker=1,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-        worker_dashboard_address="127.0.0.1:0",
-    )
+    cluster = _local_cluster(processes=True, host="127.0.0.1")
     yield cluster
     cluster.close()

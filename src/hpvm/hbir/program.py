@@ -18,6 +18,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ..ir.elementfit import first_misfit, range_text
 from ..ir.graph import InternalFunction
 from ..ir.host import host
 from . import ast as A
@@ -105,11 +106,12 @@ class HBIRProgram:
                     f"{where}: input array '{a.name}' holds {a.elem} ({a.dtype}) but was given {value.dtype}; convert it"
                 )
                 continue
-            outside = _first_unrepresentable(value, a.dtype)
+            outside = first_misfit(value, a.dtype)
             if outside is not None:
-                index, v = outside
+                index = tuple(int(i) for i in np.unravel_index(outside, value.shape))
+                v = value[index].item()
                 problems.append(
-                    f"{where}: input array '{a.name}' holds {a.elem} ({a.dtype}, {_range_words(a.dtype)}), but "
+                    f"{where}: input array '{a.name}' holds {a.elem} ({a.dtype}, {range_text(a.dtype)}), but "
                     f"element {_dims(index)} is {v}, which it cannot hold (the first such element); "
                     "pass values in range"
                 )
@@ -229,33 +231,6 @@ def _global_dtype(model: Model, name: str) -> np.dtype:
     from .model import DTYPES
 
     return DTYPES[model.globals[name].elem]
-
-
-def _first_unrepresentable(value: np.ndarray, dtype: np.dtype) -> tuple[tuple[int, ...], Any] | None:
-    """The first element (row-major) of ``value`` that converting to ``dtype`` would change
-    beyond rounding — an integer outside C's ``int`` (wrapped otherwise: 3,000,000,000 became
-    -1294967296), a finite float beyond float32's range (inf otherwise) — with its value."""
-    if value.size == 0 or value.dtype == dtype:
-        return None
-    if dtype.kind in "iu" and value.dtype.kind in "iub":
-        info = np.iinfo(dtype)
-        bad = (value < info.min) | (value > info.max)
-    elif dtype.kind == "f" and value.dtype.kind == "f":
-        with np.errstate(over="ignore"):
-            bad = np.isfinite(value) & ~np.isfinite(value.astype(dtype))
-    else:
-        return None
-    if not bad.any():
-        return None
-    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), value.shape))
-    return index, value[index].item()
-
-
-def _range_words(dtype: np.dtype) -> str:
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return f"{info.min} to {info.max}"
-    return f"at most {float(np.finfo(dtype).max):.4g} in magnitude"
 
 
 def _dims(shape: tuple[int, ...]) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ir.elementfit import first_misfit, range_text
 from .errors import SVMError
 
 
@@ -58,16 +59,6 @@ def float_limit(dtype: np.dtype) -> int:
     top = np.finfo(dtype).max
     below = np.nextafter(top, dtype.type(0))
     return int(top) + (int(top) - int(below)) // 2
-
-
-def range_text(dtype: np.dtype) -> str:
-    """What ``dtype`` holds, for messages."""
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return f"{info.min} to {info.max}"
-    if dtype.kind == "f":
-        return f"magnitudes below {float(np.finfo(dtype).max):.7g}, infinities and NaN"
-    return "one of its members is out of its type's range"
 
 
 def _shown(value: Any) -> str:
@@ -124,27 +115,11 @@ def fits(value: Any, dtype: np.dtype) -> bool:
 
 
 def _first_misfit(src: np.ndarray, base: np.dtype) -> int | None:
-    """The flat index of the first value of ``src`` that does not fit ``base``, or None."""
-    if base.kind not in "iuf" or src.dtype.kind == "b" or np.can_cast(src.dtype, base, "safe"):
-        return None
-    flat = src.reshape(-1)
-    if src.dtype.kind == "O":
-        return next((i for i, v in enumerate(flat) if not fits(v, base)), None)
-    if src.dtype.kind not in "iuf":
-        return None
-    if base.kind == "f":
-        with np.errstate(over="ignore", invalid="ignore"):
-            bad = np.isinf(flat.astype(base)) & np.isfinite(flat)
-    elif src.dtype.kind == "f":
-        info = np.iinfo(base)
-        with np.errstate(invalid="ignore"):
-            whole = np.trunc(flat)
-            bad = ~np.isfinite(flat) | (whole < float(info.min)) | (whole >= float(info.max) + 1.0)
-    else:
-        info = np.iinfo(base)
-        bad = (flat < info.min) | (flat > info.max)
-    found = np.flatnonzero(bad)
-    return int(found[0]) if len(found) else None
+    """The flat index of the first value of ``src`` that does not fit ``base``, or None
+    (``ir/elementfit.py``; an array of Python objects is checked value by value)."""
+    if src.dtype.kind == "O" and base.kind in "iuf":
+        return next((i for i, v in enumerate(src.reshape(-1)) if not fits(v, base)), None)
+    return first_misfit(src, base)
 
 
 def _checked_array(values: Any, base: np.dtype, dtype: np.dtype, where: str) -> np.ndarray:
