@@ -141,6 +141,82 @@ code {
         assert np.array_equal(program.run({"A": a}, target=target)["C"], a * 2)
 
 
+SCALE_2D = """\
+// scale and shift a matrix spread over a 2x2 array of global memories
+// (the way Lotus's f1 benchmarks write it: dims without const, a layout, bsg_finish)
+
+target{
+    memory g[2][2]{
+        size 1M;
+        width 4B;
+    };
+
+    tile t[4][2];
+}
+
+config{
+    group tg[4][2] {
+        tile target.t[x][y];
+    };
+}
+
+data{
+    rows = 16;
+    cols = 24;
+
+    layout lat {
+        global;
+        chunked;
+    };
+
+    m_in: float[rows][cols] = block[target.g.x_max][target.g.y_max] {
+        target.g[x][y];
+        global;
+        chunked;
+        host;
+    };
+
+    m_out: float[rows][cols] = block[target.g.x_max][target.g.y_max] {
+        target.g[x][y];
+        global;
+        chunked;
+        device;
+    };
+}
+
+code{
+    config.tg[x][y]{
+        //for(int i = x+(y*x_max); i<rows; i=i+x_max*y_max){
+        for (int i in iterator<rows, lat, x, y>) {
+            for (int j = 0; j < cols; j = j + 1) {
+                m_out[i][j] = 2.5 * m_in[i][j] - 1.0;
+            }
+        }
+
+        bsg_finish();
+    }
+}
+"""
+
+
+def test_a_lotus_style_matrix_over_a_2d_memory_array_runs_in_cs_arithmetic() -> None:
+    """A program of our own written as Lotus's f1 benchmarks are (dims without ``const``, a
+    layout, the old C loop left in a comment, ``bsg_finish()``), over a 2x2 array of memories
+    partitioned by both of its extents; ``2.5 * m_in[i][j] - 1.0`` is computed in double and
+    stored as float, as C does."""
+    program = hbir.parse(SCALE_2D, "scale2d.hbir")
+    assert program.check().arrays["m_in"].parts == {
+        (0, 0): (0, 0),
+        (0, 1): (0, 1),
+        (1, 0): (1, 0),
+        (1, 1): (1, 1),
+    }
+    a = np.random.default_rng(0).random((16, 24)).astype(np.float32)
+    want = (2.5 * a.astype(np.float64) - 1.0).astype(np.float32)
+    for target in TARGETS:
+        assert np.array_equal(program.run({"m_in": a}, target=target)["m_out"], want)
+
+
 def test_a_placement_outside_the_memory_array_is_located() -> None:
     text = vvadd().replace("src1: int[dim] = block[target.g.x_max] {\n        target.g[x];",
                            "src1: int[dim] = block[target.g.x_max] {\n        target.g[x + 1];")  # fmt: skip
