@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 
 
@@ -11,7 +12,8 @@ def lazy_attributes(package: str, where: dict[str, str]) -> Callable[[str], obje
     """A module ``__getattr__`` for ``package``: ``where`` maps an attribute to the
     submodule (of ``package``) that defines it, imported when the attribute is first asked;
     ``"module:name"`` when the submodule calls it something else, ``"module:"`` when the
-    attribute is the submodule itself."""
+    attribute is the submodule itself. The value is then set on the package, so the
+    next access is a plain attribute read (hot paths read ``hpvm.x`` too)."""
 
     def getattr_(name: str) -> object:
         spec = where.get(name)
@@ -19,9 +21,9 @@ def lazy_attributes(package: str, where: dict[str, str]) -> Callable[[str], obje
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         module, _, attribute = spec.partition(":")
         loaded = importlib.import_module(f"{package}.{module}")
-        if spec.endswith(":"):
-            return loaded
-        return getattr(loaded, attribute or name)
+        value = loaded if spec.endswith(":") else getattr(loaded, attribute or name)
+        setattr(sys.modules[package], name, value)
+        return value
 
     return getattr_
 
