@@ -104,7 +104,7 @@ def _flatten(parent: InternalFunction, kept: list[str]) -> None:
         if why is not None:
             kept.append(
                 f"node '{node.name}' ({node.location}) in '{parent.name}' holds streaming edges or "
-                f"binds but {why}, so its stages run one after the other, not as a pipeline"
+                f"binds, but its stages run one after the other, not as a pipeline, because {why}"
             )
 
 
@@ -115,7 +115,7 @@ def _inline(parent: InternalFunction, node: Node) -> str | None:
     assert isinstance(inner, InternalFunction)
     if node.dims:
         return (
-            f"is replicated ({node.dims}-D: each instance runs its own child graph); to pipeline "
+            f"it is replicated ({node.dims}-D: each instance runs its own child graph); to pipeline "
             f"its stages, create '{inner.name}' as a single node and replicate its children instead"
         )
     graph, body = parent.graph, inner.graph
