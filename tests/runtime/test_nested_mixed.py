@@ -1,0 +1,107 @@
+"""Graphs that mix devices inside internal nodes, at any depth (docs/semantics.md §14).
+
+As in test_mixed_graphs.py, the GPU hint is mapped to ``interp`` so these run without a GPU
+back end: what is tested is the split at every level, each instance of a mixed node running
+its children on their own back ends with its own inputs, values crossing in both directions,
+and the errors. tests/gpu/test_nested_mixed_devices.py runs the same programs on ``cpu`` +
+``opencl`` and ``cpu`` + ``cuda``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import hpvm
+from hpvm.backends import base
+from hpvm.backends.mixed import MixedBackend
+from markers import SourceMarkers
+from mixed_programs import NESTED, NestedCase, check_nested, two_level
+
+_line = SourceMarkers(__file__).line_of
+
+pytest.importorskip("numba")
+
+
+@pytest.fixture(autouse=True)
+def gpu_means_interp(monkeypatch):
+    monkeypatch.setitem(base.HINT_PREFERENCES, hpvm.GPU_TARGET, ("interp",))
+    monkeypatch.setattr(importlib.import_module("hpvm.runtime.launch"), "_CHOICES", {})
+    hpvm.init()
+    yield
+    hpvm.cleanup()
+
+
+@pytest.mark.parametrize("case", NESTED, ids=str)
+def test_nested_program_matches_interp(case: NestedCase) -> None:
+    handle = check_nested(case, "cpu+interp")
+    assert isinstance(handle.backend, MixedBackend)
+
+
+def test_each_instance_of_a_mixed_node_gets_its_own_inputs() -> None:
+    (case,) = [c for c in NESTED if c.name == "replicated_parent"]
+    x, y, sums, doubled, k, m = case.make_args()
+    for a in (x, y, sums, doubled):
+        hpvm.track_memory(a)
+    hpvm.wait(hpvm.launch(case.root, (x, y, sums, doubled, k, m)))
+    t = np.repeat(np.arange(m), k)
+    np.testing.assert_array_equal(y, x * 3 + t)  # each tile's GPU leaf saw its own tile id
+    np.testing.assert_array_equal(sums, (x * 3 + t).reshape(m, k).sum(axis=1))
+    np.testing.assert_array_equal(doubled, 2 * sums)  # each instance's sum crossed one-to-one
+
+
+def test_a_child_hinted_to_a_missing_device_is_refused_by_name(monkeypatch) -> None:
+    monkeypatch.setitem(base.HINT_PREFERENCES, hpvm.GPU_TARGET, ("no-such-gpu",))
+    (case,) = [c for c in NESTED if c.name == "two_level"]
+    with pytest.raises(hpvm.BackendUnavailableError) as info:
+        hpvm.launch(two_level, case.make_args())
+    msg = str(info.value)
+    assert "two_level/stage/gpu_square" in msg and "'gpu'" in msg and "target=" in msg
+
+
+def test_an_error_below_a_mixed_node_names_the_instance_path() -> None:
+    x = np.arange(4, dtype=np.int64)
+    sq, y = np.zeros(4, np.int64), np.zeros(4, np.int64)
+    for a in (x, sq, y):
+        hpvm.track_memory(a)
+    with pytest.raises(hpvm.OutOfBoundsError) as info:  # 6 instances index arrays of 4
+        hpvm.wait(hpvm.launch(two_level, (x, sq, y, 1, 6)))
+    msg = str(info.value)
+    assert msg.startswith("in two_level/stage ") and "gpu_square" in msg
+
+
+@hpvm.leaf(hint=hpvm.GPU_TARGET, outs=("out",))
+def asks_parent(out: hpvm.i64[:]):
+    p = hpvm.get_parent_node(hpvm.get_node())
+    out[hpvm.get_node_instance_id_x(p)] = 1  # @asks
+
+
+@hpvm.leaf(outs=("out",))
+def cpu_touch(out: hpvm.i64[:]):
+    out[0] = out[0]
+
+
+@hpvm.internal
+def asking_tile(out: hpvm.i64[:]):
+    a = hpvm.create_node(asks_parent)
+    c = hpvm.create_node(cpu_touch)
+    hpvm.bind_in(a, 0, 0)
+    hpvm.bind_in(c, 0, 0)
+
+
+@hpvm.internal
+def asking_root(out: hpvm.i64[:], m: hpvm.i64):
+    t = hpvm.create_node_1d(asking_tile, m)
+    hpvm.bind_in(t, 0, 0)
+
+
+def test_a_part_querying_a_replicated_mixed_parent_is_refused() -> None:
+    out = np.zeros(4, np.int64)
+    hpvm.track_memory(out)
+    with pytest.raises(hpvm.CompileError) as info:
+        hpvm.launch(asking_root, (out, 4))
+    msg = str(info.value)
+    assert "asking_root/asking_tile/asks_parent" in msg and "node 'asking_tile'" in msg
+    assert f"{__file__}:{_line('asks')}" in msg and "pass the id in as an input" in msg
