@@ -65,8 +65,9 @@ def test_the_tracker_moves_what_each_instance_needs(gpu: str) -> None:
     t = np.repeat(np.arange(m), k)
     np.testing.assert_array_equal(hpvm.request_memory(y), x * 3 + t)
     np.testing.assert_array_equal(hpvm.request_memory(doubled), 2 * (x * 3 + t).reshape(m, k).sum(axis=1))
-    # Per instance, y comes back for the CPU part (the GPU part wrote it) and x and y go to
-    # the GPU again: the host's part may write them, as far as the tracker knows (its
-    # written-parameter analysis covers the whole level, where a leaf returns an array).
+    # x goes to the GPU once (no host part reaches it). Per instance, y comes back for the
+    # CPU part (the GPU part wrote it) and goes to the GPU again: the CPU part may write it
+    # as far as the tracker knows (which parameters a part writes is judged for the whole
+    # level, where the GPU leaf writes y). sums and doubled never leave the host.
     assert handle.transfers.to_host == m * y.nbytes
-    assert handle.transfers.to_device == m * (x.nbytes + y.nbytes)
+    assert handle.transfers.to_device == x.nbytes + m * y.nbytes

@@ -154,7 +154,13 @@ class _Level:
                     name: backend.import_outputs(src, src.evaluate_sizes(env, ""), exchanged[name])
                     for name, src in feeding.items()
                 }
-                token = tracker.prepare_for(backend, fn, args, ctx.transfers)  # valid where it runs
+                # valid where it runs: the arrays this part reaches (binds, edges), no others
+                token = tracker.prepare_for(
+                    backend,
+                    fn,
+                    self._reached(args, group, [exchanged[name] for name in feeding]),
+                    ctx.transfers,
+                )
                 try:
                     produced, outs = backend.run_stage(fn, args, group, own_upstream, ctx)
                 finally:
@@ -169,6 +175,16 @@ class _Level:
                 raise _located(e, f"in {where} (a node that mixes devices, run on the host): ") from None
             outputs.update(outs)
         return {name: exchanged[name] for name in wanted}, outputs
+
+    def _reached(
+        self, args: Sequence[Any], group: list[Node], incoming: list[dict[PortKey, Any]]
+    ) -> list[Any]:
+        """``args`` with the arrays ``group`` cannot reach replaced by ``None``: those bound to
+        it and those arriving over its edges (``incoming``, in the exchange form) stay."""
+        inside = {id(n) for n in group}
+        bound = {b.ip for b in self.fn.graph.in_binds if id(b.dst) in inside}
+        arriving = {id(v) for values in incoming for v in values.values() if isinstance(v, np.ndarray)}
+        return [a if i in bound or id(a) in arriving else None for i, a in enumerate(args)]
 
     def _run_nested(
         self,
