@@ -30,13 +30,14 @@ children use several back ends runs them group by group.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import CompileError, HPVMError, LaunchError
 from ..ir.bodies import GeneratedBody, LLVMBody, PythonBody
-from ..ir.graph import ONE_TO_ONE, InternalFunction, LeafFunction, Node, NodeFunction
+from ..ir.graph import ONE_TO_ONE, InternalFunction, LeafFunction, Node, NodeFunction, OutputBind
 from ..ir.leafinfo import analyze_leaf, llvm_intrinsics_reached
 from ..ir.types import ScalarType
 from ..ir.verify import topological_order
@@ -94,6 +95,19 @@ class MixedBackend(Backend):
         return self.level.run(args, {n.name for n in nodes}, upstream, ctx or RunContext(), "")
 
 
+@dataclass(frozen=True)
+class _Step:
+    """One group of a level's children run together: on ``backend`` (``None``: a ``MIXED``
+    node, run here), fed by ``feeding`` (nodes outside it), reaching the level's inputs
+    ``bound``, producing the level outputs ``out_binds``."""
+
+    backend: Backend | None
+    group: list[Node]
+    feeding: list[Node]
+    bound: frozenset[int]
+    out_binds: list[OutputBind]
+
+
 class _Level:
     """One graph level run on the host: the root, or the function of a ``MIXED`` node.
 
@@ -105,6 +119,7 @@ class _Level:
         self.order = topological_order(fn.graph)
         self.backends: dict[str, Backend] = {}
         self.nested: dict[str, _Level] = {}
+        self._plans: dict[frozenset[str], list[_Step]] = {}
         for node in fn.graph.nodes:
             where = f"node {path}/{node.name}: "
             if node.attrs[TARGET] == MIXED:
@@ -137,30 +152,28 @@ class _Level:
         exchanged: dict[str, dict[PortKey, Any]] = dict(upstream)  # node name → exchange form
         outputs: dict[int, Any] = {}
         tracker = ctx.tracker
-        for backend, group in self._groups([n for n in self.order if n.name in wanted]):
+        for step in self._steps(wanted):
+            backend, group = step.backend, step.group
             if backend is None:  # a MIXED node: run here, instance by instance
                 (node,) = group
                 exchanged[node.name] = self._run_nested(node, env, args, exchanged, ctx, where)
-                for b in fn.graph.out_binds:
-                    if b.src is node:
-                        outputs[b.op] = _last(exchanged[node.name], b.oc, b.describe())
+                for b in step.out_binds:
+                    outputs[b.op] = _last(exchanged[node.name], b.oc, b.describe())
                 continue
-            inside = {id(n) for n in group}
-            feeding = {
-                e.src.name: e.src for e in fn.graph.edges if id(e.dst) in inside and id(e.src) not in inside
-            }
             try:
                 own_upstream = {
-                    name: backend.import_outputs(src, src.evaluate_sizes(env, ""), exchanged[name])
-                    for name, src in feeding.items()
+                    src.name: backend.import_outputs(src, src.evaluate_sizes(env, ""), exchanged[src.name])
+                    for src in step.feeding
                 }
                 # valid where it runs: the arrays this part reaches (binds, edges), no others
-                token = tracker.prepare_for(
-                    backend,
-                    fn,
-                    self._reached(args, group, [exchanged[name] for name in feeding]),
-                    ctx.transfers,
-                )
+                arriving = {
+                    id(v)
+                    for src in step.feeding
+                    for v in exchanged[src.name].values()
+                    if isinstance(v, np.ndarray)
+                }
+                reached = [a if i in step.bound or id(a) in arriving else None for i, a in enumerate(args)]
+                token = tracker.prepare_for(backend, fn, reached, ctx.transfers)
                 try:
                     produced, outs = backend.run_stage(fn, args, group, own_upstream, ctx)
                 finally:
@@ -176,15 +189,31 @@ class _Level:
             outputs.update(outs)
         return {name: exchanged[name] for name in wanted}, outputs
 
-    def _reached(
-        self, args: Sequence[Any], group: list[Node], incoming: list[dict[PortKey, Any]]
-    ) -> list[Any]:
-        """``args`` with the arrays ``group`` cannot reach replaced by ``None``: those bound to
-        it and those arriving over its edges (``incoming``, in the exchange form) stay."""
-        inside = {id(n) for n in group}
-        bound = {b.ip for b in self.fn.graph.in_binds if id(b.dst) in inside}
-        arriving = {id(v) for values in incoming for v in values.values() if isinstance(v, np.ndarray)}
-        return [a if i in bound or id(a) in arriving else None for i, a in enumerate(args)]
+    def _steps(self, wanted: set[str]) -> list[_Step]:
+        """The groups that run ``wanted``, in order, with what each reads (made once per set:
+        a mixed node's level runs once per instance)."""
+        key = frozenset(wanted)
+        steps = self._plans.get(key)
+        if steps is not None:
+            return steps
+        graph = self.fn.graph
+        steps = []
+        for backend, group in self._groups([n for n in self.order if n.name in wanted]):
+            inside = {id(n) for n in group}
+            feeding = {
+                id(e.src): e.src for e in graph.edges if id(e.dst) in inside and id(e.src) not in inside
+            }
+            steps.append(
+                _Step(
+                    backend,
+                    group,
+                    list(feeding.values()),
+                    frozenset(b.ip for b in graph.in_binds if id(b.dst) in inside),
+                    [b for b in graph.out_binds if id(b.src) in inside],
+                )
+            )
+        self._plans[key] = steps
+        return steps
 
     def _run_nested(
         self,
