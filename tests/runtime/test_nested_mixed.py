@@ -105,3 +105,31 @@ def test_a_part_querying_a_replicated_mixed_parent_is_refused() -> None:
     msg = str(info.value)
     assert "asking_root/asking_tile/asks_parent" in msg and "node 'asking_tile'" in msg
     assert f"{__file__}:{_line('asks')}" in msg and "pass the id in as an input" in msg
+
+
+class TensorOnly(base.Backend):
+    """A back end that runs only tensor bodies (never run: refused before)."""
+
+    name = "tensor-only"
+    accepts = frozenset({"tensor"})
+
+    def run(self, root, args, ctx=None):  # type: ignore[no-untyped-def]
+        raise AssertionError("never run")
+
+    def run_stage(self, root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
+        raise AssertionError("never run")
+
+
+def test_a_leaf_its_back_end_cannot_run_is_refused_by_path(monkeypatch) -> None:
+    monkeypatch.setitem(base._FACTORIES, TensorOnly.name, TensorOnly)
+    monkeypatch.setitem(base._INSTANCES, TensorOnly.name, TensorOnly())  # (forgotten after)
+    monkeypatch.setitem(base.HINT_PREFERENCES, hpvm.GPU_TARGET, (TensorOnly.name,))
+    (case,) = [c for c in NESTED if c.name == "two_level"]
+    args = case.make_args()
+    for a in args[:3]:
+        hpvm.track_memory(a)
+    with pytest.raises(hpvm.CompileError) as info:
+        hpvm.launch(two_level, args)
+    msg = str(info.value)
+    assert msg.startswith("node two_level/stage/gpu_square: the tensor-only back end its hints select")
+    assert "python body" in msg
