@@ -18,7 +18,7 @@ import hpvm
 from hpvm.backends import base
 from hpvm.backends.mixed import MixedBackend
 from markers import SourceMarkers
-from mixed_programs import NESTED, NestedCase, check_nested, two_level
+from mixed_programs import NESTED, NestedCase, check_nested, stage, two_level
 
 _line = SourceMarkers(__file__).line_of
 
@@ -133,3 +133,34 @@ def test_a_leaf_its_back_end_cannot_run_is_refused_by_path(monkeypatch) -> None:
     msg = str(info.value)
     assert msg.startswith("node two_level/stage/gpu_square: the tensor-only back end its hints select")
     assert "python body" in msg
+
+
+@hpvm.leaf
+def plus_one(v: hpvm.i64) -> hpvm.i64:
+    return v + 1
+
+
+@hpvm.internal
+def streamed_stage(x: hpvm.i64[:], sq: hpvm.i64[:], y: hpvm.i64[:], c: hpvm.i64, n: hpvm.i64):
+    s = hpvm.create_node(stage)  # a pipeline stage that mixes devices inside
+    for i in range(5):
+        hpvm.bind_in(s, i, i)
+    p = hpvm.create_node(plus_one)
+    hpvm.edge(s, p, hpvm.ALL_TO_ALL, 0, 0, stream=True)
+    hpvm.bind_out(p, 0, 0)
+
+
+def test_a_pipeline_stage_holding_a_mixed_node() -> None:
+    x = np.arange(6, dtype=np.int64)
+    sq, y = np.zeros(6, np.int64), np.zeros(6, np.int64)
+    for a in (x, sq, y):
+        hpvm.track_memory(a)
+    handle = hpvm.launch(streamed_stage, None, stream=True, capacity=1)
+    assert handle.backend.name == "cpu+interp"
+    results = []
+    for c in (1, 2, 3):
+        hpvm.push(handle, (x, sq, y, c, 6))
+        results.append(hpvm.pop(handle)[0])
+    hpvm.wait(handle)
+    assert results == [25 + c + 1 for c in (1, 2, 3)]
+    np.testing.assert_array_equal(y, x * x + 3)
