@@ -214,6 +214,49 @@ def three_level(x: I64, y: I64, sums: I64, z: I64, doubled: I64, k: hpvm.i64, m:
     hpvm.bind_in(c, 4, 1)
 
 
+@hpvm.leaf(hint=hpvm.GPU_TARGET, ins=("x",), outs=("y",))
+def gpu_tile_of_parent(x: I64, y: I64, k: hpvm.i64) -> I64:
+    j = hpvm.get_node_instance_id_x(hpvm.get_node())
+    t = hpvm.get_node_instance_id_x(hpvm.get_parent_node(hpvm.get_node()))  # the wrapper's
+    y[t * k + j] = x[t * k + j] * 5 - t
+    return y
+
+
+@hpvm.leaf(ins=("y",), outs=("sums",))
+def cpu_tile_sum_of_parent(y: I64, sums: I64, k: hpvm.i64) -> hpvm.i64:
+    t = hpvm.get_node_instance_id_x(hpvm.get_parent_node(hpvm.get_node()))
+    s = 0
+    for j in range(k):
+        s += y[t * k + j]
+    sums[t] = s
+    return s
+
+
+@hpvm.internal
+def tile_of_parent(x: I64, y: I64, sums: I64, k: hpvm.i64):
+    """A tile whose leaves find their tile from their parent's instance id."""
+    g = hpvm.create_node_1d(gpu_tile_of_parent, k)
+    s = hpvm.create_node(cpu_tile_sum_of_parent)
+    hpvm.bind_in(g, 0, 0)
+    hpvm.bind_in(g, 1, 1)
+    hpvm.bind_in(g, 3, 2)
+    hpvm.edge(g, s, hpvm.ALL_TO_ALL, 0, 0)
+    hpvm.bind_in(s, 2, 1)
+    hpvm.bind_in(s, 3, 2)
+    hpvm.bind_out(s, 0, 0)
+
+
+@hpvm.internal
+def parent_ids(x: I64, y: I64, sums: I64, doubled: I64, k: hpvm.i64, m: hpvm.i64):
+    """m instances of a CPU wrapper whose GPU leaf and CPU leaf query the wrapper's instance."""
+    t = hpvm.create_node_1d(tile_of_parent, m)
+    c = hpvm.create_node_1d(collect, m)
+    for i in (0, 1, 2, 4):
+        hpvm.bind_in(t, i, min(i, 3))
+    hpvm.edge(t, c, hpvm.ONE_TO_ONE, 0, 0)
+    hpvm.bind_in(c, 3, 1)
+
+
 def _ints(n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(-50, 50, n).astype(np.int64)
 
@@ -236,6 +279,11 @@ NESTED = [
         "replicated_parent",
         replicated_parent,
         lambda: (_ints(4 * 8, 2), _zeros(32), _zeros(4), _zeros(4), 8, 4),
+    ),
+    NestedCase(
+        "parent_ids",
+        parent_ids,
+        lambda: (_ints(3 * 8, 4), _zeros(24), _zeros(3), _zeros(3), 8, 3),
     ),
     NestedCase(
         "three_level",

@@ -73,38 +73,57 @@ def test_an_error_below_a_mixed_node_names_the_instance_path() -> None:
 
 
 @hpvm.leaf(hint=hpvm.GPU_TARGET, outs=("out",))
-def asks_parent(out: hpvm.i64[:]):
-    p = hpvm.get_parent_node(hpvm.get_node())
-    out[hpvm.get_node_instance_id_x(p)] = 1  # @asks
+def asks_grandparent(out: hpvm.i64[:]):
+    g = hpvm.get_parent_node(hpvm.get_parent_node(hpvm.get_node()))
+    out[hpvm.get_node_instance_id_x(g)] = 1  # @asks
 
 
-@hpvm.leaf(outs=("out",))
-def cpu_touch(out: hpvm.i64[:]):
-    out[0] = out[0]
+@hpvm.leaf
+def cpu_idle(out: hpvm.i64[:]):
+    pass
 
 
 @hpvm.internal
 def asking_tile(out: hpvm.i64[:]):
-    a = hpvm.create_node(asks_parent)
-    c = hpvm.create_node(cpu_touch)
+    a = hpvm.create_node(asks_grandparent)
+    c = hpvm.create_node(cpu_idle)
     hpvm.bind_in(a, 0, 0)
     hpvm.bind_in(c, 0, 0)
 
 
 @hpvm.internal
-def asking_root(out: hpvm.i64[:], m: hpvm.i64):
-    t = hpvm.create_node_1d(asking_tile, m)
+def asking_outer(out: hpvm.i64[:]):
+    t = hpvm.create_node(asking_tile)
     hpvm.bind_in(t, 0, 0)
 
 
-def test_a_part_querying_a_replicated_mixed_parent_is_refused() -> None:
+@hpvm.internal
+def asking_root(out: hpvm.i64[:], m: hpvm.i64):
+    o = hpvm.create_node_1d(asking_outer, m)
+    hpvm.bind_in(o, 0, 0)
+
+
+def test_a_part_querying_above_its_mixed_node_is_refused() -> None:
     out = np.zeros(4, np.int64)
     hpvm.track_memory(out)
     with pytest.raises(hpvm.CompileError) as info:
         hpvm.launch(asking_root, (out, 4))
     msg = str(info.value)
-    assert "asking_root/asking_tile/asks_parent" in msg and "node 'asking_tile'" in msg
+    assert "asking_root/asking_outer/asking_tile/asks_grandparent" in msg and "node 'asking_outer'" in msg
     assert f"{__file__}:{_line('asks')}" in msg and "pass the id in as an input" in msg
+    hpvm.wait(hpvm.launch(asking_root, (out, 4), target="interp"))  # one back end sees it all
+    np.testing.assert_array_equal(out, [1, 1, 1, 1])
+
+
+def test_a_part_below_a_replicated_mixed_node_sees_that_instance() -> None:
+    (case,) = [c for c in NESTED if c.name == "parent_ids"]
+    x, y, sums, doubled, k, m = case.make_args()
+    for a in (x, y, sums, doubled):
+        hpvm.track_memory(a)
+    hpvm.wait(hpvm.launch(case.root, (x, y, sums, doubled, k, m)))
+    t = np.repeat(np.arange(m), k)
+    np.testing.assert_array_equal(y, x * 5 - t)  # the GPU leaf (interp here) saw its wrapper's id
+    np.testing.assert_array_equal(sums, (x * 5 - t).reshape(m, k).sum(axis=1))  # and the cpu leaf
 
 
 class TensorOnly(base.Backend):

@@ -30,12 +30,13 @@ children use several back ends runs them group by group.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ..errors import CompileError, HPVMError, LaunchError
+from ..ir import instance_context as ictx
 from ..ir.bodies import GeneratedBody, LLVMBody, PythonBody
 from ..ir.graph import ONE_TO_ONE, InternalFunction, LeafFunction, Node, NodeFunction, OutputBind
 from ..ir.leafinfo import analyze_leaf, llvm_intrinsics_reached
@@ -136,7 +137,7 @@ class _Level:
                 )
             check_bodies(backend, part, where)
             if ancestors:
-                _check_ancestor_queries(node, ancestors, path)
+                _check_ancestor_queries(node, ancestors, path, backend)
 
     def run(
         self, args: Sequence[Any], wanted: set[str], upstream: dict[str, Any], ctx: RunContext, where: str
@@ -255,7 +256,9 @@ class _Level:
             for port, each in per_instance:
                 inputs[port] = each[ids]
             path = f"{where or self.path}/{node.name}{list(ids) if ids else ''}"
-            results.append(level.run(inputs, everything, {}, ctx, path)[1])
+            # the parts see this instance as their root's (RunContext.instance)
+            own = replace(ctx, instance=tuple(ictx.level(len(sizes), ids, sizes)))
+            results.append(level.run(inputs, everything, {}, own, path)[1])
         return _exchange_form(node, sizes, results)
 
     def _groups(self, ordered: list[Node]) -> list[tuple[Backend | None, list[Node]]]:
@@ -301,29 +304,36 @@ def _located(error: HPVMError, prefix: str) -> HPVMError:
     return located
 
 
-def _check_ancestor_queries(node: Node, ancestors: tuple[Node, ...], path: str) -> None:
-    """Refuse leaves of the part ``node`` that query a replicated ancestor at or above the
-    ``MIXED`` node ``ancestors[0]``: the part's back end runs it as a root of one instance."""
-    replicated = [a for a in ancestors if a.dims > 0]
-    if not replicated:
-        return  # every level above the part is a single instance: the root's context is exact
+def _check_ancestor_queries(node: Node, ancestors: tuple[Node, ...], path: str, backend: Backend) -> None:
+    """Refuse leaves of the part ``node`` that query an instance the part's back end cannot
+    show them: it runs the part with the ``MIXED`` node ``ancestors[0]``'s function as its
+    root, that node's instance its root's (when ``backend.outer_instance``), and nothing
+    above. A replicated node above it (or the mixed node, without ``outer_instance``) is
+    refused; single-instance ones read as the root does, which they are like."""
     for leaf, depth in _leaves(node.function, 1):
         for level, line in _queries(leaf):
-            if level is None:
-                asked = "an ancestor it finds at run time"
+            if level is None:  # found at run time: anything up to the root
+                shown = 1 if backend.outer_instance else 0
+                hidden = [a for a in ancestors[shown:] if a.dims > 0]
+                if not hidden:
+                    continue
+                asked = f"an ancestor found at run time (possibly node '{hidden[0].name}')"
             else:
                 up = level - depth  # 0: the MIXED node; len(ancestors): the root (exact)
                 if up < 0 or up >= len(ancestors) or ancestors[up].dims == 0:
+                    continue
+                if up == 0 and backend.outer_instance:
                     continue
                 asked = f"node '{ancestors[up].name}'"
             place = leaf.where(line) if line else leaf.location
             raise CompileError(
                 f"node {path}/{node.name}: leaf '{leaf.name}' ({place}) queries the instance of "
-                f"{asked}, which is replicated and sits at or above '{ancestors[0].name}', a node "
-                "whose children run on different back ends; each of its parts runs on its own back "
-                "end as a graph of its own, where that instance is not visible: pass the id in as "
-                "an input (an edge from a leaf of the same grid), or give the children hints that "
-                "select one back end"
+                f"{asked}, which is replicated and sits above the part of '{ancestors[0].name}' "
+                f"(a node whose children run on different back ends) that runs on {backend.name}; "
+                f"that part runs as a graph of its own, which sees the instance of "
+                f"'{ancestors[0].name}' at most, not those above it: pass the id in as an input "
+                "(an edge from a leaf of the same grid), or give the children hints that select "
+                "one back end"
             )
 
 

@@ -12,7 +12,10 @@ reads:
 - an internal node whose leaves select several back ends gets ``MIXED``: it runs on the
   host, as seed 001's DFG2LLVM_CPU runs a CPU internal node — each of its instances runs its
   children, each child (or group of consecutive children) on its own back end. Its own hint
-  does not move it off the host; it still is what its unhinted leaves inherit.
+  does not move it off the host; it still is what its unhinted leaves inherit. Its
+  function's ``root_dims`` is set to the node's dimensions: a back end runs its parts with
+  that function as their root, one instance of the node at a time, and its leaves may
+  query that instance.
 
 An internal function used by several nodes is copied for a use whose inherited hint splits
 it differently, so that each use's nodes carry their own targets.
@@ -68,6 +71,11 @@ class SplitByTarget(Pass):
             else:
                 below = {self._resolve(_effective(child, hint), where, child)}
             node.attrs[TARGET] = next(iter(below)) if len(below) == 1 else MIXED
+            if node.attrs[TARGET] == MIXED:  # its parts run with its function as their root
+                assert isinstance(child, InternalFunction)
+                if child.root_dims not in (0, node.dims):  # another use, another grid
+                    child = node.function = copy_program(child)
+                child.root_dims = node.dims
             chosen |= below
         return chosen
 
