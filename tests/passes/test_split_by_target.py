@@ -1,6 +1,7 @@
 """SplitByTarget on random hierarchies: every node gets the back end its leaves select, or
-``mixed`` when they select several; a shared internal function used under different hints
-is split per use; the input program is left as it was."""
+``mixed`` when they select several (and its function the node's dimensions as
+``root_dims``); a shared internal function used under different hints or grids is split
+per use; the input program is left as it was."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 import hpvm
 from hpvm.errors import BackendUnavailableError
+from hpvm.ir.expr import Const
 from hpvm.ir.graph import ChildGraph, InternalFunction, LeafFunction, Node, NodeFunction
 from hpvm.ir.printer import print_program
 from hpvm.passes import PassManager, SplitByTarget
@@ -42,9 +44,13 @@ def on_tensor() -> None:
 LEAVES = (plain, on_cpu, on_gpu, on_tensor)
 
 
-def internal(name: str, children: list[NodeFunction], hint: str | None) -> InternalFunction:
-    graph = ChildGraph(nodes=[Node(f"n{i}", f, ()) for i, f in enumerate(children)])
-    return InternalFunction(name, [], graph=graph, hint=hint)
+def internal(
+    name: str, children: list[NodeFunction], hint: str | None, dims: list[int] | None = None
+) -> InternalFunction:
+    """An internal function over ``children``, child i replicated 2 ways in ``dims[i]`` dims."""
+    dims = dims or [0] * len(children)
+    nodes = [Node(f"n{i}", f, (Const(2),) * d) for i, (f, d) in enumerate(zip(children, dims))]
+    return InternalFunction(name, [], graph=ChildGraph(nodes=nodes), hint=hint)
 
 
 @st.composite
@@ -58,7 +64,8 @@ def hierarchies(draw: st.DrawFn) -> InternalFunction:
                 return draw(st.sampled_from(made))  # a shared use, maybe under another hint
             return draw(st.sampled_from(LEAVES))
         children = [tree(depth - 1) for _ in range(draw(st.integers(1, 3)))]
-        fn = internal(f"f{len(made)}", children, draw(st.sampled_from(HINTS)))
+        dims = [draw(st.integers(0, 2)) for _ in children]
+        fn = internal(f"f{len(made)}", children, draw(st.sampled_from(HINTS)), dims)
         made.append(fn)
         return fn
 
@@ -78,6 +85,8 @@ def check(fn: InternalFunction, inherited: str | None) -> None:
     for node in fn.graph.nodes:
         want = expected(node.function, hint)
         assert node.attrs[TARGET] == (next(iter(want)) if len(want) == 1 else MIXED)
+        if node.attrs[TARGET] == MIXED:  # its parts run one instance of it at a time
+            assert node.function.root_dims == node.dims
         if isinstance(node.function, InternalFunction):
             check(node.function, hint)
 

@@ -48,14 +48,20 @@ class SplitByTarget(Pass):
 
     def apply(self, module: Module) -> None:
         root = module.root
-        self._annotate(root, root.hint, root.name, {})
+        self._annotate(root, root.hint, root.name, {}, {})
 
     def _annotate(
-        self, fn: InternalFunction, inherited: str | None, path: str, seen: dict[int, str | None]
+        self,
+        fn: InternalFunction,
+        inherited: str | None,
+        path: str,
+        seen: dict[int, str | None],
+        grids: dict[int, int],
     ) -> set[str]:
         """Annotate the nodes of ``fn``'s graph; return the back ends its leaves select.
 
-        ``seen``: internal function (by id) → the inherited hint it was annotated under."""
+        ``seen``: internal function (by id) → the inherited hint it was annotated under;
+        ``grids``: the function of a ``MIXED`` node (by id) → that node's dimensions."""
         hint = fn.hint if fn.hint is not None else inherited
         seen[id(fn)] = hint
         chosen: set[str] = set()
@@ -65,7 +71,7 @@ class SplitByTarget(Pass):
             if isinstance(child, InternalFunction):
                 if id(child) in seen and seen[id(child)] != _effective(child, hint):
                     child = node.function = copy_program(child)  # another use, other targets
-                below = self._annotate(child, hint, where, seen)
+                below = self._annotate(child, hint, where, seen, grids)
                 if not below:  # no leaves below: it runs where its own hint says
                     below = {self._resolve(_effective(child, hint), where, child)}
             else:
@@ -73,8 +79,9 @@ class SplitByTarget(Pass):
             node.attrs[TARGET] = next(iter(below)) if len(below) == 1 else MIXED
             if node.attrs[TARGET] == MIXED:  # its parts run with its function as their root
                 assert isinstance(child, InternalFunction)
-                if child.root_dims not in (0, node.dims):  # another use, another grid
+                if grids.setdefault(id(child), node.dims) != node.dims:  # another use, another grid
                     child = node.function = copy_program(child)
+                    grids[id(child)] = node.dims
                 child.root_dims = node.dims
             chosen |= below
         return chosen
