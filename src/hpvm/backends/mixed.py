@@ -16,15 +16,18 @@ select several. This module runs the split graph:
 - values crossing from one back end to another go through the exchange form of
   ``Backend.export_outputs`` / ``import_outputs``; a ``MIXED`` node's outputs take that form
   too (``"last"``: its last instance's values; ``"each"``: every instance's scalars). Arrays
-  cross as the arrays themselves: the memory tracker (the run context's) is asked before
-  each part runs, so each part finds its arrays valid where it runs, and counts the bytes.
+  cross as the arrays themselves: before each part runs, the memory tracker (the run
+  context's) makes the arrays that part reaches (its input binds, its incoming edges) valid
+  where it runs, and counts the bytes.
 
-A part below a ``MIXED`` node runs with that node's function as its root, so its leaves see
-the root's instance context above the part: a leaf there may not query the instance of a
-replicated ancestor at or above the ``MIXED`` node (``CompileError`` naming the leaf and the
-line; pass the id in as an input instead). An error a part raises below a ``MIXED`` node
-names the instance path it ran in. Streaming runs the same code: a pipeline stage whose
-children use several back ends runs them group by group.
+A part below a ``MIXED`` node runs with that node's function as its root, once per instance
+of the node, and that instance is its root's (``RunContext.instance``; back ends with
+``Backend.outer_instance`` show it to the leaves): a GPU leaf under a replicated CPU wrapper
+reads the wrapper instance's id as its parent's. A leaf there may not query a replicated node
+*above* the ``MIXED`` node (``CompileError`` naming the leaf and the line; pass the id in as
+an input instead). An error a part raises below a ``MIXED`` node names the instance path it
+ran in. Streaming runs the same code: a pipeline stage whose children use several back ends
+runs them group by group.
 """
 
 from __future__ import annotations
