@@ -28,9 +28,11 @@ Rows:
   (every number) and ``table.md`` (the table, for BENCHMARKS.md).
 
 Run one part with ``--only NAME[,NAME]``: vadd, sgemm, sgemm_wrapper, stencil,
-stencil_wrapper, histogram, reduction, pipeline, pipeline1, threads, launch, compile,
-overhead, scaling, stream (items/s of scalar items through a two-stage stream beside two
-threads joined by ``queue.Queue``: ``benchmarks/streaming.py``), tensor (the models of
+stencil_wrapper, histogram, reduction, pipeline, pipeline1, nested (three ~1 ms stages
+streaming inside an internal node against the same stages launched in turn, ≥ 1.6×:
+``benchmarks/nested_pipeline.py``), threads, launch, compile, overhead, scaling, stream
+(items/s of scalar items through a two-stage stream beside two threads joined by
+``queue.Queue``: ``benchmarks/streaming.py``), tensor (the models of
 ``hpvm.tensor.models`` on the tensor back end beside eager PyTorch:
 ``benchmarks/tensor.py``), gpulaunch (launch + wait of a one-kernel graph on ``--targets
 cuda,opencl``: ``benchmarks/gpu.py``), svm (the Streaming Virtual Machine: a Move beside
@@ -88,6 +90,7 @@ import kernels  # noqa: E402
 import llvm_bench  # noqa: E402
 import llvmpar_bench  # noqa: E402
 import mixed_bench  # noqa: E402
+import nested_pipeline  # noqa: E402
 import plots  # noqa: E402
 import streaming as stream_bench  # noqa: E402
 import svm_bench  # noqa: E402
@@ -961,6 +964,7 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "reduction": bench_reduction,
     "pipeline": bench_pipeline,
     "pipeline1": bench_pipeline_serial,
+    "nested": nested_pipeline.bench_nested,  # a pipeline one level down vs its stages in turn (nested_pipeline.py)
     "threads": bench_threads,
     "launch": bench_launch,
     "compile": bench_compile,

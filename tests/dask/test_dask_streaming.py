@@ -11,7 +11,7 @@ import pytest
 
 import hpvm
 from markers import needs_backend
-from streaming_programs import add_one, three_stages
+from streaming_programs import FAILING_ITEM, FAILING_NODE, NESTED, add_one, nested_failing, three_stages
 
 pytestmark = needs_backend("dask")
 
@@ -69,6 +69,26 @@ def _stream(root, items, target):
 def test_a_pipeline_pops_in_push_order(dask_runtime):
     items = [(x,) for x in range(30)]
     assert _stream(three_stages, items, "dask") == _stream(three_stages, items, "interp")
+
+
+@pytest.mark.parametrize("name", sorted(NESTED))
+def test_nested_pipelines_give_interps_results(dask_runtime, name):
+    """A pipeline inside an internal node: its stages are root stages, a worker each."""
+    root, expect_item, _ = NESTED[name]
+    items = [(x,) for x in range(12)]
+    got = _stream(root, items, "dask")
+    assert got == _stream(root, items, "interp") == [expect_item(x) for (x,) in items]
+
+
+def test_an_error_in_a_nested_stage_names_its_node_path(dask_runtime):
+    handle = hpvm.launch(nested_failing, None, stream=True, target="dask")
+    for x in range(FAILING_ITEM + 2):
+        hpvm.push(handle, (x,))
+    assert [hpvm.pop(handle, timeout=60) for _ in range(FAILING_ITEM)] == [
+        (x + 2,) for x in range(FAILING_ITEM)
+    ]
+    with pytest.raises(hpvm.NodeExecutionError, match=FAILING_NODE):
+        hpvm.pop(handle, timeout=60)
 
 
 def _rows_items(count: int) -> list[tuple[np.ndarray, float]]:

@@ -25,8 +25,9 @@ from hpvm.ir.bodies import LLVMBody
 from hpvm.ir.graph import LeafFunction, functions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared suite
+from hpvm.runtime.streaming import plan_stages, streaming_root  # noqa: E402
 from programs import PROGRAMS, assert_matches, run_program  # noqa: E402
-from streaming_programs import three_stages  # noqa: E402
+from streaming_programs import NESTED, three_stages  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning"), pytest.mark.usefixtures("hpvm_runtime")]
 
@@ -471,6 +472,21 @@ def test_streaming_launch_with_llvm_leaves(target: str) -> None:
     assert [tuple(int(v) for v in g) for g in got] == [
         ((x + 1) * 2 + 1000 * (x + 1), x + 1) for x in range(20)
     ]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", sorted(NESTED))
+def test_nested_streaming_launch_with_llvm_leaves(name: str, target: str) -> None:
+    """The nested pipelines through HPVM IR and back: their stages stream at the root."""
+    root, expect_item, stages = NESTED[name]
+    imported = llvm.from_hpvm_ir(llvm.to_hpvm_ir(root))
+    assert len(plan_stages(streaming_root(imported))) == stages  # the nesting came back
+    h = hpvm.launch(imported, None, stream=True, target=target)
+    for x in range(12):
+        hpvm.push(h, (x,))
+    got = [tuple(int(v) for v in hpvm.pop(h)) for _ in range(12)]
+    hpvm.wait(h)
+    assert got == [expect_item(x) for x in range(12)]
 
 
 @pytest.mark.parametrize("target", TARGETS)

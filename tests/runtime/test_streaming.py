@@ -10,7 +10,17 @@ import numpy as np
 import pytest
 
 import hpvm
-from streaming_programs import add_one, combine, double, expect, three_stages  # noqa: F401 (others import them from here)
+from streaming_programs import (  # noqa: F401 (others import them from here)
+    FAILING_ITEM,
+    FAILING_NODE,
+    NESTED,
+    add_one,
+    combine,
+    double,
+    expect,
+    nested_failing,
+    three_stages,
+)
 
 SLEEP = 0.05
 
@@ -383,3 +393,61 @@ def test_pop_waits_for_a_producer_thread_and_raises_once_it_has_ended():
     with pytest.raises(hpvm.StreamError, match=r"wait forever"):
         hpvm.pop(h)
     hpvm.wait(h)
+
+
+# ---------------------------------------------------------------------------------------
+# Pipelines inside internal nodes (the shared nested programs; docs/semantics.md §13)
+
+
+def _stream_items(root, items, target):
+    handle = hpvm.launch(root, None, stream=True, target=target, capacity=4)
+    for item in items:
+        hpvm.push(handle, item)
+    got = [tuple(int(v) for v in hpvm.pop(handle)) for _ in items]
+    hpvm.wait(handle)
+    return got
+
+
+@pytest.mark.parametrize("target", ["interp", "cpu"])
+@pytest.mark.parametrize("name", sorted(NESTED))
+def test_nested_pipelines_pop_every_item_once_in_push_order(name, target):
+    root, expect_item, _ = NESTED[name]
+    items = [(x,) for x in range(30)]  # more than capacity: back-pressure inside the nesting
+    assert _stream_items(root, items, target) == [expect_item(x) for (x,) in items]
+
+
+@pytest.mark.parametrize("target", ["interp", "cpu"])
+def test_an_error_in_a_nested_stage_reaches_pop_naming_its_node_path(target):
+    handle = hpvm.launch(nested_failing, None, stream=True, target=target)
+    for x in range(8):
+        hpvm.push(handle, (x,))
+    assert [int(hpvm.pop(handle)[0]) for _ in range(FAILING_ITEM)] == [x + 2 for x in range(FAILING_ITEM)]
+    with pytest.raises(hpvm.NodeExecutionError, match=f"{FAILING_NODE}.*five is refused"):
+        hpvm.pop(handle)
+    with pytest.raises(hpvm.NodeExecutionError, match=FAILING_NODE):
+        hpvm.wait(handle)
+
+
+@hpvm.internal
+def slow_inside(x: hpvm.i64):
+    inner = hpvm.create_node(slow_pipeline)
+    hpvm.bind_in(inner, 0, 0)
+    hpvm.bind_out(inner, 0, 0)
+
+
+def test_nested_stages_run_concurrently():
+    """``slow_pipeline`` one level down: its two stages overlap as they do at the root."""
+    SPANS.clear()
+    items = 20
+    h = hpvm.launch(slow_inside, None, stream=True, target="interp")
+    t0 = time.perf_counter()
+    for x in range(items):
+        hpvm.push(h, (x,))
+    got = [hpvm.pop(h) for _ in range(items)]
+    elapsed = time.perf_counter() - t0
+    hpvm.wait(h)
+    assert got == [((x + 1) * 3,) for x in range(items)]
+    a_spans = [(s, e) for who, s, e in SPANS if who == "a"]
+    b_spans = [(s, e) for who, s, e in SPANS if who == "b"]
+    assert any(sa < eb and sb < ea for sa, ea in a_spans for sb, eb in b_spans)
+    assert elapsed < 0.8 * 2 * items * SLEEP, f"{elapsed:.2f} s: the nested stages did not overlap"

@@ -34,6 +34,7 @@ from test_streaming import (  # noqa: E402
 )
 
 from mixed_programs import streamed  # noqa: E402
+from streaming_programs import FAILING_ITEM, FAILING_NODE, NESTED, nested_failing  # noqa: E402
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -67,6 +68,29 @@ def test_three_stages_give_interps_results(monkeypatch, machine):
     items = [(x,) for x in range(40)]
     assert run_items(three_stages, items, "svm") == run_items(three_stages, items, "interp")
     assert run_items(three_stages, items, "svm") == [expect(x) for x in range(40)]
+
+
+@pytest.mark.parametrize("name", sorted(NESTED))
+def test_nested_stages_are_kernels_with_interps_results(monkeypatch, name):
+    """A pipeline inside an internal node: each of its stages a kernel of its own."""
+    monkeypatch.setenv("HPVM_SVM_MACHINE", "pca_tiled")
+    root, expect_item, stages = NESTED[name]
+    _, mapping = plan(root, svm.load_machine("pca_tiled"), 16)
+    members = sorted(i for k in mapping.kernels for i in k.stages)
+    assert members == list(range(stages))
+    assert "three_stages/double" in mapping.describe()
+    items = [(x,) for x in range(20)]
+    assert run_items(root, items, "svm") == run_items(root, items, "interp")
+    assert run_items(root, items, "svm") == [expect_item(x) for (x,) in items]
+
+
+def test_an_error_in_a_nested_stage_reaches_pop_naming_its_node_path():
+    h = hpvm.launch(nested_failing, None, stream=True, target="svm")
+    for x in range(FAILING_ITEM + 1):  # the failing item pushed last: a push after it raises
+        hpvm.push(h, (x,))
+    assert [hpvm.pop(h) for _ in range(FAILING_ITEM)] == [(x + 2,) for x in range(FAILING_ITEM)]
+    with pytest.raises(hpvm.NodeExecutionError, match=FAILING_NODE):
+        hpvm.pop(h)
 
 
 def test_leaves_run_on_cpu_by_default(monkeypatch):

@@ -236,6 +236,21 @@ class Call(Expr):
         return f"{self.fn}({', '.join(str(a) for a in self.args)})"
 
 
+def renamed(expr: Expr, names: Mapping[str, str]) -> Expr:
+    """``expr`` reading input ``names[p]`` wherever it read input ``p``: the same size seen
+    from another function (generated code's own names, or a parent a graph is inlined into).
+    Every input ``expr`` reads must be in ``names``."""
+    if isinstance(expr, Param):
+        return Param(names[expr.name])
+    if isinstance(expr, Shape):
+        return Shape(names[expr.name], expr.axis)
+    if isinstance(expr, BinOp):
+        return BinOp(expr.op, renamed(expr.lhs, names), renamed(expr.rhs, names))
+    if isinstance(expr, Call):
+        return Call(expr.fn, tuple(renamed(a, names) for a in expr.args))
+    return expr
+
+
 def divisors(expr: Expr) -> list[Expr]:
     """The right operands of ``//`` and ``%`` in ``expr``, innermost first, constants other
     than 0 left out: what compiled code evaluating ``expr`` must check for zero (it divides

@@ -43,6 +43,7 @@ from ..ir.verify import verify
 from . import abi, grouping, tensorleaf
 from .directives import constant
 from .errors import LLVMImportError
+from .outline import FunctionIndex
 from .upgrade import upgraded_module
 
 _ATTR = re.compile(r'"((?:[^"\\]|\\.)*)"(?:="((?:[^"\\]|\\.)*)")?')
@@ -176,6 +177,7 @@ class _Importer:
         self.texts: dict[int, str] = {}
         self.intrinsics: dict[int, str | None] = {}
         self.offsets = [0, *(m.end() for m in re.finditer("\n", text))]  # where each line starts
+        self.text_lines = text.splitlines()
         self.built: dict[str, NodeFunction] = {}
         self.building: set[str] = set()
         # Each node function's outputs as its return struct declares them (an internal
@@ -203,6 +205,8 @@ class _Importer:
         builders: list[str] = []
         created: set[str] = set()
         for name, fn in self.defined.items():
+            if not self.mentions(name, "launch", *abi.GRAPH_INTRINSICS):
+                continue
             for ins in self.instructions(fn):
                 which = self.intrinsic_of(ins)
                 if which == "launch":
@@ -239,22 +243,34 @@ class _Importer:
         return roots[0]
 
     def instructions(self, fn: Any) -> list[Any]:
-        """``fn``'s instructions, listed once (each step through llvmlite is a foreign call;
-        the import walks the graph builders several times)."""
+        """``fn``'s instructions, listed once with their texts (``outline.FunctionIndex``:
+        the function printed once, not each instruction; every step through llvmlite is a
+        foreign call, and the import walks the graph builders several times)."""
         found = self.walked.get(fn.name)
         if found is None:
-            found = self.walked[fn.name] = [ins for block in fn.blocks for ins in block.instructions]
+            index = FunctionIndex(fn)
+            found = self.walked[fn.name] = [
+                ins for block in index.blocks for ins in index.instructions[block]
+            ]
+            for ins in found:
+                self.texts[id(ins)] = index.text[ins]
+                callee = index.callee(ins)
+                self.intrinsics[id(ins)] = (
+                    callee[len(abi.PREFIX) :]
+                    if callee is not None and callee.startswith(abi.PREFIX)
+                    else None
+                )
         return found
 
     def text_of(self, ins: Any) -> str:
-        """``_instr`` of an instruction of ``instructions``, printed once."""
+        """The text of an instruction of ``instructions``."""
         found = self.texts.get(id(ins))
         if found is None:
             found = self.texts[id(ins)] = _instr(ins)
         return found
 
     def intrinsic_of(self, ins: Any) -> str | None:
-        """``_intrinsic`` of an instruction of ``instructions``, found once."""
+        """``_intrinsic`` of an instruction of ``instructions`` (read from its text)."""
         if id(ins) not in self.intrinsics:
             self.intrinsics[id(ins)] = _intrinsic(ins)
         return self.intrinsics[id(ins)]
@@ -276,7 +292,7 @@ class _Importer:
         outputs = self.outputs(fn, attrs)
         hint = attrs.get("hpvm.hint")
         label = attrs.get("hpvm.name") or name
-        graph_calls = [
+        graph_calls = self.mentions(name, *abi.GRAPH_INTRINSICS) and [
             i for i in self.instructions(fn) if (self.intrinsic_of(i) or "") in abi.GRAPH_INTRINSICS
         ]
         made: NodeFunction
@@ -291,12 +307,13 @@ class _Importer:
             self.graph(fn, made, params, outputs)
         else:
             self.check_leaf(fn)
-            instructions = self.instructions(fn)
             body: LLVMBody | TensorBody = LLVMBody(self.text, name)
-            if tensorleaf.uses_tensor_intrinsics(instructions):
-                body = tensorleaf.tensor_body(
-                    fn, instructions, _ports_of_params(params).leading, outputs.leading
-                )
+            if self.mentions(name, tensorleaf.PREFIX.removeprefix(abi.PREFIX)):
+                instructions = self.instructions(fn)
+                if tensorleaf.uses_tensor_intrinsics(instructions):
+                    body = tensorleaf.tensor_body(
+                        fn, instructions, _ports_of_params(params).leading, outputs.leading
+                    )
             made = LeafFunction(
                 None, label, params, outputs.types, hint=hint, ins=ins, outs=outs,
                 location=self.where(name), body=body,
@@ -310,23 +327,29 @@ class _Importer:
         """The line of the function's ``define`` in the text."""
         return SourceLocation(self.file, self.lines.get(name, 0))
 
-    def may_build(self, function: str) -> bool:
-        """Whether ``function``'s text calls a graph intrinsic (walking the instructions of
-        every leaf through llvmlite, several FFI calls per instruction, doubled the time an
-        import spends reading instructions)."""
+    def mentions(self, function: str, *intrinsics: str) -> bool:
+        """Whether ``function``'s text names any of ``intrinsics`` (``llvm.hpvm.`` left out),
+        read from the module's text: a filter before walking its instructions, each of which
+        costs several calls into LLVM (on edge detection, reading every leaf's instructions
+        to find none of these was most of an import's time). ``True`` where the function is
+        not found in the text (then its instructions are looked at)."""
         start = self.lines.get(function)
         if start is None:
-            return True  # (not found in the text: look at its instructions)
+            return True
         end = self.text.find("\n}", self.offsets[start - 1])
         body = self.text[self.offsets[start - 1] : None if end < 0 else end]
-        return any(f"@llvm.hpvm.{name}" in body for name in ("createNode", "createEdge", "bind."))
+        return any(f"{abi.PREFIX}{name}" in body for name in intrinsics)
+
+    def may_build(self, function: str) -> bool:
+        """Whether ``function``'s text calls a graph intrinsic."""
+        return self.mentions(function, "createNode", "createEdge", "bind.")
 
     def where_in(self, function: str, instruction: str) -> SourceLocation:
         """The line of ``instruction`` (as llvmlite prints it) in ``function``'s body in the
         text; the function's ``define`` line if it is not found there."""
         start = self.lines.get(function, 0)
         head = instruction.split(", !dbg")[0].strip()
-        lines = self.text.splitlines()
+        lines = self.text_lines
         for k in range(start, len(lines)):
             if lines[k].startswith("}"):
                 break
@@ -506,24 +529,24 @@ class _Importer:
         for name, fn in self.defined.items():
             if not self.may_build(name):
                 continue
-            made: dict[str, str] = {}  # a createNode call's text -> the function it creates
+            made: dict[str, str] = {}  # a createNode call's value (%n1) -> the function it creates
             for ins in self.instructions(fn):
                 which = self.intrinsic_of(ins)
                 if which is None:
                     continue
-                ops = list(ins.operands)
+                text = self.text_of(ins)
+                args = call_arguments(text)
                 if which.startswith("createNode"):
-                    if ops and ops[0].value_kind.name == "function":
-                        made[self.text_of(ins)] = ops[0].name
+                    if args and args[0][1].startswith("@") and (value := _defined_value(text)):
+                        made[value] = args[0][1][1:].strip('"')
                     continue
                 if which not in ("createEdge", "bind.input", "bind.output"):
                     continue
-                handles = [o for o in ops[:-1] if str(o.type) == "ptr"]
-                nodes = [made.get(_instr(o)) if o.value_kind.name == "instruction" else None for o in handles]
-                consts = [_const(o) for o in ops[len(handles) : -1]]
+                keys = tuple(v for t, v in args if t == "ptr")
+                nodes = [made.get(v) for v in keys]
+                consts = [_integer(v) for _, v in args[len(keys) :]]
                 if None in nodes or None in consts or len(nodes) != (2 if which == "createEdge" else 1):
                     continue
-                keys = tuple(_instr(o) for o in handles)
                 if which == "createEdge":
                     repl, sp, dp, stream = consts
                     src = grouping.End(nodes[0], grouping.OUT, sp)  # type: ignore[arg-type]
@@ -543,6 +566,8 @@ class _Importer:
         return found
 
     def check_leaf(self, fn: Any) -> None:
+        if not self.mentions(fn.name, *abi.HOST_INTRINSICS):
+            return
         for ins in self.instructions(fn):
             which = self.intrinsic_of(ins)
             if which is not None and which in abi.HOST_INTRINSICS:
@@ -556,7 +581,7 @@ class _Importer:
         graph = made.graph
         nodes: dict[str, Node] = {}
         own_in = _Ports([p.type for p in params], abi.leading_indices([p.type for p in params]))
-        by_text = {self.text_of(i): i for i in self.instructions(fn)}
+        own = {i: i for i in self.instructions(fn)}  # (an operand → the instruction it is)
         companions: list[tuple[tuple[Any, ...], str]] = []
         leaders: set[tuple[Any, ...]] = set()
         if len(list(fn.blocks)) != 1:
@@ -568,29 +593,28 @@ class _Importer:
             text = self.text_of(ins)
             which = self.intrinsic_of(ins)
             where = f"@{fn.name}: '{text}'"
-            ops = list(ins.operands)
             if which is not None and which.startswith("createNode"):
+                ops = list(ins.operands)
                 target = ops[0]
                 if not target.value_kind.name == "function":
                     raise LLVMImportError(f"{where}: the node function must be a function, not {target}")
                 child = self.function(target.name, where)
-                sizes = tuple(self.size(fn, params, by_text, o, where) for o in ops[1:-1])
+                sizes = tuple(self.size(fn, params, own, o, where) for o in ops[1:-1])
                 name = ins.name or f"n{len(graph.nodes)}"
                 name = graph.unique_name(name)
                 node = Node(name, child, sizes, location=self.where_in(fn.name, text))
                 graph.nodes.append(node)
-                nodes[text] = node
+                nodes[_defined_value(text)] = node
             elif which in ("createEdge", "bind.input", "bind.output"):
-                node_ops = [o for o in ops[:-1] if str(o.type) == "ptr"]
+                args = call_arguments(text)
+                node_ops = [v for t, v in args if t == "ptr"]
                 handles = []
-                for o in node_ops:
-                    found = nodes.get(_instr(o)) if o.value_kind.name == "instruction" else None
+                for v in node_ops:
+                    found = nodes.get(v)
                     if found is None:
-                        raise LLVMImportError(
-                            f"{where}: {o.name or str(o)} is not a node this function created"
-                        )
+                        raise LLVMImportError(f"{where}: {v} is not a node this function created")
                     handles.append(found)
-                consts = [_const(o) for o in ops[len(node_ops) : -1]]
+                consts = [_integer(v) for _, v in args[len(node_ops) :]]
                 at = self.where_in(fn.name, text)  # the call's line (an edge or bind's location)
                 if any(c is None for c in consts):
                     raise LLVMImportError(
@@ -681,7 +705,7 @@ class _Importer:
             )
         return found
 
-    def size(self, fn: Any, params: list[Port], by_text: dict[str, Any], value: Any, where: str) -> Expr:
+    def size(self, fn: Any, params: list[Port], own: dict[Any, Any], value: Any, where: str) -> Expr:
         """A replication size as an expression over the parent's ports."""
         kind = value.value_kind.name
         const = _const(value)
@@ -689,14 +713,14 @@ class _Importer:
             return Const(const)
         if kind == "argument":
             return self.size_argument(fn, params, value.name, where)
-        ins = by_text.get(_instr(value)) if kind == "instruction" else None
+        ins = own.get(value) if kind == "instruction" else None
         if ins is None:
             raise LLVMImportError(
                 f"{where}: a replication size must be an integer expression of the ports, not {value}"
             )
         ops = list(ins.operands)
         if ins.opcode in _CASTS:
-            return self.size(fn, params, by_text, ops[0], where)
+            return self.size(fn, params, own, ops[0], where)
         divisor = _const(ops[1]) if ins.opcode == "udiv" else None
         if ins.opcode == "lshr" and _const(ops[1]) is not None:  # LLVM's form of udiv by 2^k
             divisor = 1 << _const(ops[1])
@@ -705,25 +729,25 @@ class _Importer:
             if shape is not None:
                 return shape
         if ins.opcode == "lshr" and divisor is not None:  # (sizes are not negative)
-            return BinOp("//", self.size(fn, params, by_text, ops[0], where), Const(divisor))
+            return BinOp("//", self.size(fn, params, own, ops[0], where), Const(divisor))
         power = _const(ops[1]) if ins.opcode in ("shl", "and") else None
         if ins.opcode == "shl" and power is not None:  # LLVM's form of a product by 2^k
-            return BinOp("*", self.size(fn, params, by_text, ops[0], where), Const(1 << power))
+            return BinOp("*", self.size(fn, params, own, ops[0], where), Const(1 << power))
         if ins.opcode == "and" and power is not None and power >= 0 and (power + 1) & power == 0:
             # LLVM's form of a remainder by 2^k (sizes are not negative)
-            return BinOp("%", self.size(fn, params, by_text, ops[0], where), Const(power + 1))
+            return BinOp("%", self.size(fn, params, own, ops[0], where), Const(power + 1))
         if ins.opcode == "or" and " or disjoint " in f" {_instr(ins)} ":  # an add without carries
-            lhs = self.size(fn, params, by_text, ops[0], where)
-            return BinOp("+", lhs, self.size(fn, params, by_text, ops[1], where))
+            lhs = self.size(fn, params, own, ops[0], where)
+            return BinOp("+", lhs, self.size(fn, params, own, ops[1], where))
         if ins.opcode in _BINOPS:
-            lhs = self.size(fn, params, by_text, ops[0], where)
-            return BinOp(_BINOPS[ins.opcode], lhs, self.size(fn, params, by_text, ops[1], where))
+            lhs = self.size(fn, params, own, ops[0], where)
+            return BinOp(_BINOPS[ins.opcode], lhs, self.size(fn, params, own, ops[1], where))
         callee = ops[-1].name if ins.opcode == "call" else ""
         if callee in ("llvm.smin.i64", "llvm.smax.i64"):
             fn_name = callee[6:9]
             args: list[Expr] = []
             for o in ops[:-1]:
-                e = self.size(fn, params, by_text, o, where)
+                e = self.size(fn, params, own, o, where)
                 folded = o.value_kind.name == "instruction" and o.name.endswith(".fold")
                 args.extend(e.args if folded and isinstance(e, Call) and e.fn == fn_name else [e])
             return Call(fn_name, tuple(args))
@@ -791,6 +815,53 @@ def is_size_arithmetic(ins: Any) -> bool:
     if ins.opcode == "call":
         return list(ins.operands)[-1].name in ("llvm.smin.i64", "llvm.smax.i64")
     return False
+
+
+_VALUE = re.compile(r'(?:[%@]?(?:"(?:[^"\\]|\\.)*"|[-\w.$]+))$')
+_DEFINED = re.compile(r'^(%(?:"(?:[^"\\]|\\.)*"|[-\w.$]+)) = ')
+
+
+def call_arguments(text: str) -> list[tuple[str, str]]:
+    """``(type, value)`` of each argument of the call instruction ``text``, as written
+    (``ptr %n1``, ``i32 0``; parameter attributes between them left out): how the graph
+    intrinsics' arguments are read without a call into LLVM per operand."""
+    start = text.find("(", text.find("@"))
+    parts: list[str] = []
+    depth, quoted, begin = 0, False, start + 1
+    for k in range(start + 1, len(text)):
+        c = text[k]
+        if quoted:
+            quoted = c != '"' or text[k - 1] == "\\"
+        elif c == '"':
+            quoted = True
+        elif c in "([{<":
+            depth += 1
+        elif c in ")]}>" and depth:
+            depth -= 1
+        elif c == ")" or (c == "," and depth == 0):
+            parts.append(text[begin:k].strip())
+            begin = k + 1
+            if c == ")":
+                break
+    found = []
+    for part in parts:
+        if part:
+            value = _VALUE.search(part)
+            found.append((part.split(" ", 1)[0], value.group(0) if value else part))
+    return found
+
+
+def _defined_value(text: str) -> str:
+    """The value an instruction's text defines (``%n1`` of ``%n1 = call …``), else ``""``."""
+    m = _DEFINED.match(text)
+    return m.group(1) if m else ""
+
+
+def _integer(value: str) -> int | None:
+    """An integer constant as a call argument writes it (``true`` is 1), else ``None``."""
+    if value in ("true", "false"):
+        return int(value == "true")
+    return int(value) if re.fullmatch(r"-?\d+", value) else None
 
 
 def _argument_index(fn: Any, name: str) -> int:

@@ -13,6 +13,7 @@ the function's arguments (the new function takes the same). The end becomes a ``
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,11 @@ from . import abi
 from .errors import LLVMExtractError
 
 _LABEL = re.compile(r'label %("(?:[^"\\]|\\.)*"|[-\w.$]+)')
+_DEFINES = re.compile(r'^%("(?:[^"\\]|\\.)*"|[-\w.$]+) = ')
+_ALLOCA = re.compile(r'^%(?:"(?:[^"\\]|\\.)*"|[-\w.$]+) = alloca ([^,]+)')
+# A local value's name in an instruction's text (``%x``, ``%"a b"``), unless it is a
+# block's (``label %x``) or inside metadata (``metadata ptr %x``), which are no operands.
+_LOCAL = re.compile(r'(label |metadata [^%,()]*)?%("(?:[^"\\]|\\.)*"|[-\w.$]+)')
 _CALLEE = re.compile(r'^(?:%\S+ = )?(?:tail |musttail |notail )?call [^@]*?@("(?:[^"\\]|\\.)*"|[-\w.$]+)\(')
 
 
@@ -37,10 +43,18 @@ class FunctionIndex:
         self.by_name = {n: b for b, n in self.name_of_block.items()}
         self.instructions = {b: list(b.instructions) for b in self.blocks}
         self.block_of = {i: b for b, ins in self.instructions.items() for i in ins}
-        self.name = {i: i.name for i in self.block_of}
-        self.named = {n: i for i, n in self.name.items() if n}
         self._successors: dict[Any, list[Any]] = {}
         self.text = self._texts()
+        self.name = {i: self._name(i) for i in self.block_of}
+        self.named = {n: i for i, n in self.name.items() if n}
+
+    def _name(self, ins: Any) -> str:
+        """The name of the value ``ins`` defines (``""``: none), read from its text where
+        the name is written plainly."""
+        m = _DEFINES.match(self.text[ins])
+        if m is None:
+            return ""
+        return ins.name if m.group(1).startswith('"') else m.group(1)
 
     def _texts(self) -> dict[Any, str]:
         """Each instruction's text, from the function's printing (one call into LLVM, not
@@ -63,6 +77,30 @@ class FunctionIndex:
             else:
                 texts.update((i, str(i).strip()) for i in ins)
         return texts
+
+    @functools.cached_property
+    def arguments(self) -> dict[str, Any]:
+        return {a.name: a for a in self.fn.arguments}
+
+    def operands(self, ins: Any) -> list[Any]:
+        """The arguments and instructions ``ins`` uses, read from its text (llvmlite's
+        operand walk costs a few calls into LLVM per operand; it is what made EXTRACT slow),
+        in the order they appear; llvmlite's walk for an instruction whose text names a
+        value neither an argument nor an instruction of this function (a quoted name with
+        escapes, say)."""
+        text = self.text[ins]
+        body = text.split(" = ", 1)[1] if text.startswith("%") and " = " in text else text
+        found: list[Any] = []
+        for m in _LOCAL.finditer(body):
+            if m.group(1):
+                continue
+            name = m.group(2)
+            value = self.arguments.get(name) if not name.startswith('"') else None
+            value = value if value is not None else self.named.get(name)
+            if value is None:
+                return [op for op in ins.operands if op.value_kind.name in ("instruction", "argument")]
+            found.append(value)
+        return found
 
     def callee(self, ins: Any) -> str | None:
         """The function instruction ``ins`` calls directly, read from its text."""
@@ -154,18 +192,19 @@ class Outline:
         named = self.index.named
         for b in self.blocks:
             for ins in self.part(b):
-                for op in ins.operands:
-                    kind = op.value_kind.name
-                    if kind not in ("instruction", "argument") or op.name in inside or op.name in done:
+                for op in self.index.operands(ins):
+                    if op.name in inside or op.name in done:
                         continue
                     done.add(op.name)
-                    d = named.get(op.name) if kind == "instruction" else None
-                    if d is not None and d.opcode == "alloca":
-                        own.append(f"  {str(d).strip()}")
+                    d = named.get(op.name) if op.value_kind.name == "instruction" else None
+                    text = self.index.text.get(d) if d is not None else None
+                    if text is not None and (alloca := _ALLOCA.match(text)):
+                        own.append(f"  {text}")
                         init = allocas(op.name)
                         if init:
-                            t = re.search(r"= alloca ([^,]+)", str(d)).group(1).strip()  # type: ignore[union-attr]
-                            inits.append(f"  store {t} {init}, ptr %{abi.quote(op.name)}")
+                            inits.append(
+                                f"  store {alloca.group(1).strip()} {init}, ptr %{abi.quote(op.name)}"
+                            )
                     elif lines := outside(op, ins):
                         defined.append(lines)
         block = self.index.name_of_block

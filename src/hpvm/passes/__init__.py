@@ -16,6 +16,7 @@ from .base import Module, Pass, PassManager, copy_program, lower, run_passes
 
 _LAZY = {
     "CodeGenTraversal": "traversal",
+    "FlattenStreams": "flatten_streams",
     "FuseHPVMTensorNodes": "fuse_tensor_nodes",
     "FuseOneToOne": "fuse_one_to_one",
     "FusionRecord": "fuse_tensor_nodes",
@@ -29,6 +30,7 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
     "CodeGenTraversal",
+    "FlattenStreams",
     "FuseHPVMTensorNodes",
     "FuseOneToOne",
     "FusionRecord",

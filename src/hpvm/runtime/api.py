@@ -26,7 +26,7 @@ from ..errors import (
 )
 from ..ir.graph import InternalFunction
 from .launch import PushCheck, array_args, check_args, check_root, check_sizes, choose_backend
-from .streaming import Stream
+from .streaming import Stream, streaming_root
 from .workers import Slot, WorkerPool
 
 DEFAULT_STREAM_CAPACITY = 16
@@ -237,15 +237,17 @@ class Runtime:
         root = check_root(root)
         if target == "svm":
             return self._launch_svm(root, args, stream, capacity)
-        backend = choose_backend(root, target)
         if stream:
+            staged = streaming_root(root)  # nested pipelines inlined up to the root's stages
+            backend = choose_backend(staged, target)
             _check_stream_args(args, capacity)
             if getattr(backend, "needs_cluster", False):
                 self.dask_client()  # connect now: an unreachable scheduler is launch's error
-            stream_ = Stream(root, backend, capacity, self.tracker, self.dask_client)
+            stream_ = Stream(staged, backend, capacity, self.tracker, self.dask_client)
             handle = LaunchHandle(self, root, backend, stream_)
             handle.check_push = PushCheck(root, self.tracker)
         else:
+            backend = choose_backend(root, target)
             values = check_args(root, args, self.tracker, "launch")
             check_sizes(root, values, "launch")
             if getattr(backend, "needs_cluster", False):

@@ -37,6 +37,8 @@ import graphlib
 import itertools
 import threading
 import time
+import warnings
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -47,8 +49,10 @@ import numpy as np
 
 from ..backends.base import Backend, RunContext, StageBatch, collecting_warnings
 from ..backends.memory import MemoryTracker
-from ..errors import HPVMError, NodeExecutionError, StreamError
+from ..errors import HPVMError, HPVMWarning, NodeExecutionError, StreamError
 from ..ir.graph import InternalFunction, Node
+from ..passes import PassManager
+from ..passes.flatten_streams import FlattenStreams, nested_streams
 from .workers import internal_thread, is_internal
 
 _POLL = 0.05  # seconds: how often a pop with nothing in flight checks that a producer lives
@@ -56,6 +60,32 @@ BATCH_SECONDS = 0.5e-3  # about how long one batch of a stage may run (see above
 _FAILED = object()  # sent downstream (and to the host) in place of the item that failed
 THREAD_PREFIX = "hpvm-stage"
 _stream_ids = itertools.count()
+
+
+#: root -> (its flattened copy, or None when it has no nested streams; why nodes were kept)
+_FLAT: weakref.WeakKeyDictionary[InternalFunction, tuple[InternalFunction | None, list[str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def streaming_root(root: InternalFunction) -> InternalFunction:
+    """What a streaming launch of ``root`` runs: ``root`` itself, or — when graphs below it
+    hold streaming edges or stream binds — its copy with those graphs inlined up to the root
+    (``passes/flatten_streams.py``), so that ``plan_stages`` sees their stages. Made once per
+    root (back ends cache their compiled code per root object); each call warns, naming the
+    node, about every internal node left in place, whose stages then do not overlap."""
+    cached = _FLAT.get(root)
+    if cached is None:
+        if nested_streams(root):
+            module = PassManager([FlattenStreams()]).run_module(root)
+            cached = (module.root, module.notes[FlattenStreams.name])
+        else:
+            cached = (None, [])
+        _FLAT[root] = cached
+    flat, kept = cached
+    for why in kept:
+        warnings.warn(f"streaming launch of '{root.name}': {why}", HPVMWarning, stacklevel=3)
+    return root if flat is None else flat
 
 
 def plan_stages(root: InternalFunction) -> list[list[Node]]:

@@ -41,7 +41,14 @@ from ..backends.memory import MemoryTracker
 from ..errors import HPVMError, LaunchError, NodeExecutionError, StreamError
 from ..ir.graph import InternalFunction, Node
 from ..svm.mapping import HOST, Mapping, map_pipeline
-from .streaming import BATCH_SECONDS, Producers, check_can_arrive, plan_stages, raise_stream_failure
+from .streaming import (
+    BATCH_SECONDS,
+    Producers,
+    check_can_arrive,
+    plan_stages,
+    raise_stream_failure,
+    streaming_root,
+)
 from .svm_values import SEQ, Layout, Layouts
 
 MACHINE_VARIABLE = "HPVM_SVM_MACHINE"
@@ -84,9 +91,10 @@ def stage_edges(root: InternalFunction, stages: list[list[Node]]) -> tuple[list[
 
 
 def plan(root: InternalFunction, machine: svm.Machine, capacity: int) -> tuple[list[list[Node]], Mapping]:
-    """The stages of ``root`` and their mapping onto ``machine`` (its report says what each
-    stream carries by value and by reference)."""
-    stages, mapping, _ = plan_with_layouts(root, machine, capacity)
+    """The stages of ``root`` (its nested pipelines inlined: ``streaming_root``) and their
+    mapping onto ``machine`` (its report says what each stream carries by value and by
+    reference)."""
+    stages, mapping, _ = plan_with_layouts(streaming_root(root), machine, capacity)
     return stages, mapping
 
 
@@ -542,6 +550,9 @@ def delegate_backend(root: InternalFunction) -> Backend:
 def launch_stream(
     root: InternalFunction, capacity: int, tracker: MemoryTracker
 ) -> tuple[SVMTarget, SVMStream]:
-    """A streaming launch of ``root`` on the machine of ``HPVM_SVM_MACHINE``."""
+    """A streaming launch of ``root`` on the machine of ``HPVM_SVM_MACHINE``; nested
+    pipelines are inlined up to the root's stages (``streaming_root``), so they become
+    kernels of their own."""
+    root = streaming_root(root)
     backend = delegate_backend(root)
     return SVMTarget(backend), SVMStream(root, backend, capacity, tracker)

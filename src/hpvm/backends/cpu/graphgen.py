@@ -86,20 +86,7 @@ def _renamed(expr: size_expr.Expr, fn: InternalFunction, names: _Names | None) -
     """``expr`` with ``fn``'s inputs renamed by ``names`` (unchanged without)."""
     if names is None:
         return expr
-    rename = {p.name: new for p, new in zip(fn.params, names.params)}
-
-    def renamed(e: size_expr.Expr) -> size_expr.Expr:
-        if isinstance(e, size_expr.Param):
-            return size_expr.Param(rename[e.name])
-        if isinstance(e, size_expr.Shape):
-            return size_expr.Shape(rename[e.name], e.axis)
-        if isinstance(e, size_expr.BinOp):
-            return size_expr.BinOp(e.op, renamed(e.lhs), renamed(e.rhs))
-        if isinstance(e, size_expr.Call):
-            return size_expr.Call(e.fn, tuple(renamed(a) for a in e.args))
-        return e
-
-    return renamed(expr)
+    return size_expr.renamed(expr, {p.name: new for p, new in zip(fn.params, names.params)})
 
 
 def loop_order(nodes: list[Node]) -> tuple[int, ...]:
