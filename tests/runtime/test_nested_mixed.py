@@ -183,3 +183,36 @@ def test_a_pipeline_stage_holding_a_mixed_node() -> None:
     hpvm.wait(handle)
     assert results == [25 + c + 1 for c in (1, 2, 3)]
     np.testing.assert_array_equal(y, x * x + 3)
+
+
+@hpvm.leaf(hint=hpvm.GPU_TARGET)
+def squared(v: hpvm.i64) -> hpvm.i64:
+    return v * v
+
+
+@hpvm.internal
+def streams_and_devices(v: hpvm.i64):
+    """A stream edge between a GPU-hinted stage and a CPU stage, one level down."""
+    a = hpvm.create_node(squared)
+    b = hpvm.create_node(plus_one)
+    hpvm.bind_in(a, 0, 0)
+    hpvm.edge(a, b, hpvm.ALL_TO_ALL, 0, 0, stream=True)
+    hpvm.bind_out(b, 0, 0)
+
+
+@hpvm.internal
+def around_streams_and_devices(v: hpvm.i64):
+    n = hpvm.create_node(streams_and_devices)
+    hpvm.bind_in(n, 0, 0)
+    hpvm.bind_out(n, 0, 0)
+
+
+def test_a_node_with_nested_stages_on_two_devices() -> None:
+    stream = hpvm.launch(around_streams_and_devices, None, stream=True, capacity=2)
+    assert stream.backend.name == "cpu+interp"
+    for i in range(5):
+        hpvm.push(stream, (i,))
+    assert [hpvm.pop(stream)[0] for _ in range(5)] == [i * i + 1 for i in range(5)]
+    hpvm.wait(stream)
+    once = hpvm.launch(around_streams_and_devices, (3,))  # not streaming: the node runs on the host
+    assert once.backend.name == "cpu+interp" and hpvm.wait(once) == (10,)
