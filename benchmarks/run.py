@@ -45,7 +45,9 @@ stencil exported to LLVM, imported and run on cpu with LLVM leaves beside their 
 leaves, ≤ 1.10×; export/import time of edge detection: ``benchmarks/llvm_bench.py``), c
 (HPVM-C: ``examples/c/sgemm.c``'s graph on cpu beside hand-written Numba and clang -O3
 single-threaded, and ``c.compile`` plus first run of each example: ``benchmarks/c_bench.py``),
-llvmpar (seed 004's PREPARE, -O2 and EXTRACT of edge detection: ``benchmarks/llvmpar_bench.py``).
+llvmpar (seed 004's PREPARE, -O2 and EXTRACT of edge detection: ``benchmarks/llvmpar_bench.py``),
+wrapper_gpu (a replicated CPU wrapper node around a GPU leaf beside the same leaf launched
+directly: the host's overhead per wrapper instance, ``benchmarks/mixed_bench.py``).
 
 ``--quick`` uses smaller sizes where it matters (sgemm 256³, 256² frames) and fewer
 samples; ``--tiny`` uses sizes the interpreter can run, to check the harness itself.
@@ -87,6 +89,7 @@ import c_bench  # noqa: E402
 import kernels  # noqa: E402
 import llvm_bench  # noqa: E402
 import llvmpar_bench  # noqa: E402
+import mixed_bench  # noqa: E402
 import nested_pipeline  # noqa: E402
 import plots  # noqa: E402
 import streaming as stream_bench  # noqa: E402
@@ -975,6 +978,7 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "llvm": llvm_bench.bench_llvm,  # LLVM leaves beside Python leaves on cpu, export/import time (llvm_bench.py)
     "c": c_bench.bench_c,  # HPVM-C sgemm on cpu beside Numba and clang -O3, compile per example (benchmarks/c_bench.py)
     "llvmpar": llvmpar_bench.bench_llvmpar,  # PREPARE, -O2, EXTRACT of edge detection (llvmpar_bench.py)
+    "wrapper_gpu": mixed_bench.bench_wrapper_gpu,  # a CPU wrapper[64] around a GPU leaf (mixed_bench.py)
 }
 KERNEL_ROWS = (
     "vadd",

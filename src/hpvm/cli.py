@@ -263,7 +263,11 @@ def cmd_show(ns: argparse.Namespace) -> int:
         from .tensor import fuse
 
         root = fuse(root)
-    if ns.lowered is not None:
+    if ns.lowered == "auto":  # where each part runs, as a launch without target= splits it
+        from .backends.mixed import split_by_target
+
+        root = split_by_target(root)
+    elif ns.lowered is not None:
         from .backends import get_backend
         from .passes import lower
 
@@ -786,7 +790,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument(
         "--lowered",
         metavar="BACKEND",
-        help="show the graph as BACKEND's lowering passes leave it (cpu, cuda, ...: docs/architecture.md)",
+        help="show the graph as BACKEND's lowering passes leave it (cpu, cuda, ...: docs/architecture.md); "
+        "'auto': which back end each node runs on, as the hints select them here (a launch "
+        "without target=; nodes whose children use several run on the host)",
     )
     show.add_argument(
         "--kernels",

@@ -154,6 +154,55 @@ def test_show_lowered_prints_what_a_back_end_compiles(
     assert "back end 'no-such-backend' is not available" in capsys.readouterr().err
 
 
+NESTED_MIXED = """
+import hpvm
+
+
+@hpvm.leaf(hint=hpvm.GPU_TARGET, outs=("a",))
+def on_gpu(a: hpvm.f32[:]):
+    a[hpvm.get_node_instance_id_x(hpvm.get_node())] += 1
+
+
+@hpvm.leaf(outs=("a",))
+def on_cpu(a: hpvm.f32[:]):
+    a[0] = a[0] * 2
+
+
+@hpvm.internal
+def wrapper(a: hpvm.f32[:], n: hpvm.i64):
+    g = hpvm.create_node_1d(on_gpu, n)
+    c = hpvm.create_node(on_cpu)
+    hpvm.bind_in(g, 0, 0)
+    hpvm.bind_in(c, 0, 0)
+
+
+@hpvm.internal
+def main(a: hpvm.f32[:], n: hpvm.i64):
+    w = hpvm.create_node_1d(wrapper, 4)
+    hpvm.bind_in(w, 0, 0)
+    hpvm.bind_in(w, 1, 1)
+"""
+
+
+def test_show_lowered_auto_says_where_each_node_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hpvm.backends import backend_for_hint
+
+    gpu = backend_for_hint(hpvm.GPU_TARGET)  # (this machine's first GPU back end)
+    path = tmp_path / "nested.py"
+    path.write_text(NESTED_MIXED)
+    assert main(["show", "--text", "--lowered", "auto", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert '%wrapper = node @wrapper[4] {target = "mixed"}' in text
+    assert f'%on_gpu = node @on_gpu[n] {{target = "{gpu}"}}' in text
+    assert '%on_cpu = node @on_cpu {target = "cpu"}' in text
+    assert main(["show", "--lowered", "auto", str(path)]) == 0  # the picture says it too
+    dot = capsys.readouterr().out
+    assert "internal wrapper → host (mixed)" in dot and f"leaf on_gpu · gpu → {gpu}" in dot
+    assert "leaf on_cpu → cpu" in dot
+
+
 # ---------------------------------------------------------------------------------------
 # Mistakes in the user's file or paths: `error: <message>` naming the file, exit status 1
 

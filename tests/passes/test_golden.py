@@ -40,6 +40,7 @@ CASES: dict[tuple[str, str], Callable[[], Sequence[Pass]]] = {
     ("allocation", "gpu"): lambda: [FuseOneToOne("kernel"), PlaceAllocations()],
     ("mixed", "split"): lambda: [SplitByTarget(FIXED_TARGETS.__getitem__)],
     ("mixed", "split-fuse"): lambda: [SplitByTarget(FIXED_TARGETS.__getitem__), FuseOneToOne("loop")],
+    ("nested_mixed", "split"): lambda: [SplitByTarget(FIXED_TARGETS.__getitem__)],
     ("clone", "clone"): lambda: [CloneLeaves("cpu")],
     ("allocation", "cuda"): lambda: [FuseOneToOne("kernel"), PlaceAllocations(), CloneLeaves("cuda")],
     ("tensor", "fuse"): lambda: [FuseHPVMTensorNodes()],

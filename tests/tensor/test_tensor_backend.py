@@ -318,3 +318,43 @@ def test_graph_mixing_cpu_and_tensor_leaves_runs_each_on_its_back_end() -> None:
         hpvm.cleanup()
     assert type(got) is np.ndarray
     np.testing.assert_allclose(got, expected, **TOL)
+
+
+@hpvm.internal()
+def cpu_node_with_tensor_leaves(
+    x: hpvm.f32[:, :], y: hpvm.f32[:, :], k: hpvm.f32, w: hpvm.f32[:, :], n: hpvm.i64
+):
+    """The graph above as one (unhinted: CPU) internal node under the root."""
+    inner = hpvm.create_node(mixed)
+    for i in range(5):
+        hpvm.bind_in(inner, i, i)
+    hpvm.bind_out(inner, 0, 0)
+
+
+def test_tensor_leaves_inside_a_cpu_node_run_on_tensor(monkeypatch) -> None:
+    pytest.importorskip("numba")
+    tensor = get_backend("tensor")
+    ran = []
+    original = tensor.run_stage
+
+    def spy(root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
+        ran.extend(n.name for n in nodes)
+        return original(root, args, nodes, upstream, ctx)
+
+    monkeypatch.setattr(tensor, "run_stage", spy)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 6)).astype(np.float32)
+    w = rng.standard_normal((6, 3)).astype(np.float32)
+    args = (x, np.zeros((1, 6), np.float32), np.float32(2.0), w, np.int64(6))
+    hpvm.init()
+    try:
+        for a in args:
+            if isinstance(a, np.ndarray):
+                hpvm.track_memory(a)
+        handle = hpvm.launch(cpu_node_with_tensor_leaves, args)
+        assert handle.backend.name == "cpu+tensor"
+        (got,) = hpvm.wait(handle)
+    finally:
+        hpvm.cleanup()
+    assert ran == ["tensor_fc", "tensor_tanh"]  # the tensor leaves, inside the CPU node, ran on tensor
+    np.testing.assert_allclose(got, np.tanh((x * 2) @ w), **TOL)

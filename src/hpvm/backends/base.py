@@ -62,6 +62,11 @@ class RunContext:
     launch on another back end never starts a cluster and back ends never import the
     runtime. ``notes``: what the back end wants the user to know about how it ran the graph
     (``hpvm run --timings`` prints them), such as a node kept on one worker and why.
+    ``instance``: the instance of the root of this run when that root is not the launch's
+    but the function of a node that mixes devices (``backends/mixed.py``), one instance of
+    which this run is: its level as ``ir/instance_context.py`` lays it out (ids, extents,
+    dims); empty for a launch's root. Back ends with ``Backend.outer_instance`` give it to
+    the leaves that query their ancestors.
     """
 
     tracker: MemoryTracker = field(default_factory=MemoryTracker)
@@ -69,6 +74,7 @@ class RunContext:
     stages: int = 1
     cluster: Callable[[], Any] | None = None
     notes: list[str] = field(default_factory=list)
+    instance: tuple[int, ...] = ()
 
     def record(self, to_device: int = 0, to_host: int = 0, internal: bool = False, copies: int = 0) -> None:
         """Count bytes this run moved (in the run and in the tracker's totals)."""
@@ -112,6 +118,9 @@ class Backend(ABC):
     #: whose runs sit in native code (a compiled graph) is run on a worker thread instead,
     #: and ``wait`` blocks where Ctrl-C reaches it (docs/semantics.md, "Ctrl-C").
     interruptible_on_host: bool = False
+    #: Whether ``run_stage`` shows its leaves the root's instance from ``RunContext.instance``
+    #: (a part below a replicated mixed node may then query that node's instance).
+    outer_instance: bool = False
 
     @abstractmethod
     def run(

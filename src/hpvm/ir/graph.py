@@ -285,6 +285,11 @@ class InternalFunction(NodeFunction):
         self.tracer = tracer
         self._graph = graph
         self.declared_outputs = declared_outputs
+        #: The dimensions of the instance a run of this function as a root stands for: 0 for a
+        #: launch's root; a node's replication for the function of a node that mixes devices,
+        #: whose parts a back end runs as their own graph, once per instance of the node
+        #: (``passes/split_by_target.py``). The verifier lets leaves query that many.
+        self.root_dims = 0
         if graph is not None:
             graph.owner = self
 

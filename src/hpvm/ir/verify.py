@@ -60,7 +60,7 @@ def program_problems(
         ]
     seen: set[int] = set()
     recursive = _recursion_problems(root, problems)
-    _walk(root, [0], [root], problems, seen, recursive, {} if kinds is None else kinds)
+    _walk(root, [root.root_dims], [root], problems, seen, recursive, {} if kinds is None else kinds)
     return list(dict.fromkeys(problems))  # keep order, drop repeats
 
 

@@ -114,6 +114,7 @@ def copy_program(root: InternalFunction) -> InternalFunction:
             declared_outputs=None if fn.declared_outputs is None else list(fn.declared_outputs),
         )
         new.__doc__ = fn.__doc__
+        new.root_dims = fn.root_dims
         memo[id(fn)] = new
         return new
 

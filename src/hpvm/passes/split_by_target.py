@@ -1,15 +1,28 @@
-"""SplitByTarget: which back end runs each child of the root (graphs that mix devices).
+"""SplitByTarget: which back end runs each node of a graph that mixes devices, at any depth.
 
 Seed 000 lets every node carry a hint; DESIGN.md resolves a hint to the first available back
 end of its device class. A leaf without a hint takes the hint of its nearest ancestor that
-has one (the root's included); no hint anywhere means the CPU. The graph is split at the
-root's children: each child, with everything below it, runs on one back end, written on the
-node as its ``target`` attribute — what the mixed dispatch (``backends/mixed.py``) reads. A
-child whose own leaves select several back ends is an error naming them: make each device's
-part a child of the root.
+has one (the root's included); no hint anywhere means the CPU. The pass writes, on every
+node of the hierarchy, the ``target`` attribute the mixed dispatch (``backends/mixed.py``)
+reads:
+
+- a node whose leaves all select one back end gets that back end's name: the node, with
+  everything below it, is handed to that back end whole (a GPU internal node of GPU leaves
+  stays one back-end call, one kernel where the back end fuses);
+- an internal node whose leaves select several back ends gets ``MIXED``: it runs on the
+  host, as seed 001's DFG2LLVM_CPU runs a CPU internal node — each of its instances runs its
+  children, each child (or group of consecutive children) on its own back end. Its own hint
+  does not move it off the host; it still is what its unhinted leaves inherit. Its
+  function's ``root_dims`` is set to the node's dimensions: a back end runs its parts with
+  that function as their root, one instance of the node at a time, and its leaves may
+  query that instance.
+
+An internal function used by several nodes is copied for a use whose inherited hint splits
+it differently, so that each use's nodes carry their own targets.
 
 Resolving a hint needs to know which back ends exist here, which the IR does not: the pass
-is given the resolver (``backends.backend_for_hint``).
+is given the resolver (``backends.backend_for_hint``). A hint no available back end serves
+is a ``BackendUnavailableError`` naming the node path that selected it.
 """
 
 from __future__ import annotations
@@ -18,44 +31,85 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import BackendUnavailableError
-from ..ir.graph import InternalFunction, LeafFunction, NodeFunction
-from .base import Module, Pass
+from ..ir.graph import InternalFunction, NodeFunction
+from .base import Module, Pass, copy_program
 
 TARGET = "target"
+#: The ``target`` of an internal node whose leaves select several back ends (run on the host).
+MIXED = "mixed"
 
 
 @dataclass(frozen=True)
 class SplitByTarget(Pass):
-    """Annotate every child of the root with the back end its hints select (``target``)."""
+    """Annotate every node with the back end its hints select, or ``MIXED`` (``target``)."""
 
     resolve: Callable[[str | None], str]
     name = "split-by-target"
 
     def apply(self, module: Module) -> None:
         root = module.root
-        for node in root.graph.nodes:
-            chosen = self.leaf_targets(node.function, root.hint)
-            if len(chosen) > 1:
-                detail = "; ".join(f"{b}: {', '.join(names)}" for b, names in chosen.items())
-                raise BackendUnavailableError(
-                    f"node '{node.name}' of '{root.name}' ({node.location}) holds leaves whose hints "
-                    f"select different back ends ({detail}); graphs are split between devices at the "
-                    f"root's children only: make each device's part a child of '{root.name}', or pass "
-                    "target= to run the whole graph on one back end"
-                )
-            node.attrs[TARGET] = next(iter(chosen)) if chosen else self.resolve(root.hint)
+        self._annotate(root, root.hint, root.name, {}, {})
 
-    def leaf_targets(self, fn: NodeFunction, inherited: str | None) -> dict[str, list[str]]:
-        """Back end name → the leaves below ``fn`` (itself included) that select it."""
+    def _annotate(
+        self,
+        fn: InternalFunction,
+        inherited: str | None,
+        path: str,
+        seen: dict[int, str | None],
+        grids: dict[int, int],
+    ) -> set[str]:
+        """Annotate the nodes of ``fn``'s graph; return the back ends its leaves select.
+
+        ``seen``: internal function (by id) → the inherited hint it was annotated under;
+        ``grids``: the function of a ``MIXED`` node (by id) → that node's dimensions."""
         hint = fn.hint if fn.hint is not None else inherited
-        if isinstance(fn, LeafFunction):
-            return {self.resolve(hint): [fn.name]}
-        chosen: dict[str, list[str]] = {}
-        assert isinstance(fn, InternalFunction)
+        seen[id(fn)] = hint
+        chosen: set[str] = set()
         for node in fn.graph.nodes:
-            for target, leaves in self.leaf_targets(node.function, hint).items():
-                chosen.setdefault(target, []).extend(leaves)
+            where = f"{path}/{node.name}"
+            child = node.function
+            if isinstance(child, InternalFunction):
+                if id(child) in seen and seen[id(child)] != _effective(child, hint):
+                    child = node.function = copy_program(child)  # another use, other targets
+                below = self._annotate(child, hint, where, seen, grids)
+                if not below:  # no leaves below: it runs where its own hint says
+                    below = {self._resolve(_effective(child, hint), where, child)}
+            else:
+                below = {self._resolve(_effective(child, hint), where, child)}
+            node.attrs[TARGET] = next(iter(below)) if len(below) == 1 else MIXED
+            if node.attrs[TARGET] == MIXED:  # its parts run with its function as their root
+                assert isinstance(child, InternalFunction)
+                if grids.setdefault(id(child), node.dims) != node.dims:  # another use, another grid
+                    child = node.function = copy_program(child)
+                    grids[id(child)] = node.dims
+                child.root_dims = node.dims
+            chosen |= below
         return chosen
 
+    def _resolve(self, hint: str | None, where: str, fn: NodeFunction) -> str:
+        try:
+            return self.resolve(hint)
+        except BackendUnavailableError as e:
+            raise BackendUnavailableError(
+                f"node {where} ({fn.describe()}) is hinted to {hint!r}: {e}"
+            ) from None
 
-__all__ = ["TARGET", "SplitByTarget"]
+
+def _effective(fn: NodeFunction, inherited: str | None) -> str | None:
+    return fn.hint if fn.hint is not None else inherited
+
+
+def leaf_backends(fn: InternalFunction) -> set[str]:
+    """The back ends the nodes of a split graph run on, looking inside ``MIXED`` nodes."""
+    found: set[str] = set()
+    for node in fn.graph.nodes:
+        target = node.attrs[TARGET]
+        if target == MIXED:
+            assert isinstance(node.function, InternalFunction)
+            found |= leaf_backends(node.function)
+        else:
+            found.add(target)
+    return found
+
+
+__all__ = ["MIXED", "TARGET", "SplitByTarget", "leaf_backends"]

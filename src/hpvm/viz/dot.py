@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, Node, NodeFunction
+from ..passes.split_by_target import MIXED, TARGET
 
 # ---------------------------------------------------------------------------------------
 # The vocabulary of the pictures (shared with the pure-Python renderer)
@@ -60,11 +61,15 @@ def node_title(node: Node | None, fn: NodeFunction) -> str:
     return f"{name} {sizes}" if sizes else name
 
 
-def function_line(fn: NodeFunction) -> str:
-    """Second line: what the node runs — ``leaf scale · gpu`` or ``internal inner``."""
+def function_line(fn: NodeFunction, node: Node | None = None) -> str:
+    """Second line: what the node runs — ``leaf scale · gpu`` or ``internal inner`` — and,
+    in a graph split between back ends (``hpvm show --lowered auto``), where it runs:
+    ``leaf scale · gpu → opencl``, ``internal inner → host (mixed)``."""
     kind = "internal" if isinstance(fn, InternalFunction) else "leaf"
     hint = f" · {fn.hint}" if fn.hint else ""
-    return f"{kind} {fn.name}{hint}"
+    target = node.attrs.get(TARGET) if node is not None else None
+    where = "" if target is None else f" → {'host (mixed)' if target == MIXED else target}"
+    return f"{kind} {fn.name}{hint}{where}"
 
 
 def edge_kind(repl: int) -> str:
@@ -163,7 +168,7 @@ class _DotWriter:
             return self.cluster(node, fn, depth, active + (id(fn),))
         stroke, fill = hint_colors(fn.hint)
         ident = self.fresh("n")
-        label = "\n".join([node_title(node, fn), function_line(fn), *layout_lines(fn)])
+        label = "\n".join([node_title(node, fn), function_line(fn, node), *layout_lines(fn)])
         extra: dict[str, str] = {}
         if isinstance(fn, InternalFunction):  # contains itself: the verifier reports it
             label += "\n(recursive: not expanded)"
@@ -186,7 +191,7 @@ class _DotWriter:
         graph = fn.graph
         stroke = hint_colors(fn.hint)[0]
         cid = self.fresh("cluster_")
-        title = node_title(node, fn) + "\n" + function_line(fn)
+        title = node_title(node, fn) + "\n" + function_line(fn, node)
         self.emit(depth, f"subgraph {quote(cid)} {{")
         inner = depth + 1
         self.emit(

@@ -163,7 +163,7 @@ class _Conn:
 
 def _leaf_box(node: Node | None, fn: NodeFunction, depth: int, recursive: bool = False) -> Box:
     title = node_title(node, fn)
-    lines = [title, function_line(fn), *layout_lines(fn)] + (["(recursive)"] if recursive else [])
+    lines = [title, function_line(fn, node), *layout_lines(fn)] + (["(recursive)"] if recursive else [])
     w = max(text_width(title, FONT), *(text_width(t, SMALL) for t in lines[1:])) + 2 * BOX_PAD[0]
     h = FONT * LINE + SMALL * LINE * (len(lines) - 1) + 2 * BOX_PAD[1]
     return Box("leaf", lines, fn.hint, w, h, depth, recursive=recursive)
@@ -190,7 +190,7 @@ class _Layout:
 
     def cluster(self, node: Node | None, fn: InternalFunction, depth: int, active: tuple[int, ...]) -> Box:
         graph = fn.graph
-        box = Box("cluster", [node_title(node, fn), function_line(fn)], fn.hint, 0.0, 0.0, depth)
+        box = Box("cluster", [node_title(node, fn), function_line(fn, node)], fn.hint, 0.0, 0.0, depth)
         box.inputs = {
             i: _port_box("in", input_port_label(fn, i), fn.hint, depth + 1) for i in range(len(fn.params))
         }

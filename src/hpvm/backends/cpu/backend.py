@@ -35,6 +35,7 @@ class CPUBackend(Backend):
     #: Python leaves, and LLVM ones (``llvm_native``: linked into the graph code).
     accepts = frozenset({PYTHON, GENERATED, LLVM})
     pointer_ports = True  # (a NumPy array, as any array port)
+    outer_instance = True  # run_stage: RunContext.instance as the root's level
 
     def __init__(self) -> None:
         self.compiler = Compiler()
@@ -103,7 +104,7 @@ class CPUBackend(Backend):
         spec = _stage_spec(lowered, [lowered.graph.node(n.name) for n in nodes])
         func, spec = self.compiler.stage(program, spec)
         imports = [upstream[n.name][(p, mode)] for n, p, mode in spec.imports]
-        values = (*_convert(root, args), program.root_ctx())
+        values = (*_convert(root, args), program.root_ctx(ctx.instance if ctx is not None else ()))
         if program.pooled:
             assert program.flow is not None
             flow = program.flow

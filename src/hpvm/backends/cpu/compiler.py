@@ -172,8 +172,13 @@ class CompiledProgram:
             (i, t.dtype.type) for i, t in enumerate(self.root.out_types) if isinstance(t, ScalarType)
         ]
 
-    def root_ctx(self) -> tuple[int, ...]:
-        return self._ctx
+    def root_ctx(self, instance: tuple[int, ...] = ()) -> tuple[int, ...]:
+        """The context the root's children extend: the root's level (``instance``: the
+        level of the mixed node instance this run is, ``RunContext.instance``), then the
+        root's above it."""
+        if not instance:
+            return self._ctx
+        return (tuple(instance) + self._ctx)[: len(self._ctx)]
 
     def convert_args(self, args: Any) -> list[Any]:
         """Scalars as their port's NumPy type, so Numba specialises on the declared types."""

@@ -30,6 +30,8 @@ from .values import Column, NodeResult, Storage
 class GPUBackend(Backend):
     """A back end that runs graphs as kernels on one GPU device."""
 
+    outer_instance = True  # run_stage: RunContext.instance as the root level's context
+
     def __init__(self) -> None:
         self._device: GPUDevice | None = None
         self._plans: weakref.WeakKeyDictionary[InternalFunction, Plan] = weakref.WeakKeyDictionary()

@@ -93,8 +93,20 @@ class Plan:
         self.cache = RunCache()  # grids, levels, launch groups, tables: kept across runs
         (root_ctx,) = frozen(np.array([ictx.ROOT], dtype=np.int64))
         self.root_level = InstanceSet(1, root_ctx, [root.name], key=("root",))
+        self._instance_levels: dict[tuple[int, ...], InstanceSet] = {}
         self._size_inputs: dict[tuple[int, int], list[int]] = {}
         self._bounds: dict[int, list[Bound]] = {}
+
+    def instance_level(self, instance: tuple[int, ...]) -> InstanceSet:
+        """The root's level as one instance of a node that mixes devices (``RunContext.instance``:
+        its ids and extents, what its children's leaves read as their parent's), kept per
+        instance like the root's own."""
+        level = self._instance_levels.get(instance)
+        if level is None:
+            (ctx,) = frozen(np.array([instance], dtype=np.int64))
+            level = InstanceSet(1, ctx, [self.root.name], key=("root", instance))
+            self._instance_levels[instance] = level
+        return level
 
     def size_inputs(self, node: Node, fn: InternalFunction) -> list[int]:
         """The inputs of ``fn`` that ``node``'s replication sizes read."""
@@ -194,7 +206,8 @@ class _Execution:
     # -- levels and inputs ------------------------------------------------------------
 
     def root_set(self) -> InstanceSet:
-        return self.plan.root_level
+        instance = self.ctx.instance
+        return self.plan.root_level if not instance else self.plan.instance_level(tuple(instance))
 
     def root_inputs(self, args: Sequence[Any]) -> list[Column]:
         cols = []

@@ -77,6 +77,15 @@ class InstanceHandle:
         return f"<node instance {self.path}>"
 
 
+def _root_handle(name: str, instance: Sequence[int]) -> InstanceHandle:
+    """The root's handle; ``instance`` (``RunContext.instance``) gives its ids and extents."""
+    if not instance:
+        return InstanceHandle(name, (), (), None)
+    dims = int(instance[ictx.DIMS])
+    ids = tuple(int(v) for v in instance[ictx.ID : ictx.ID + dims])
+    return InstanceHandle(name, ids, tuple(int(v) for v in instance[ictx.EXTENT : ictx.EXTENT + dims]), None)
+
+
 @dataclass
 class NodeOutputs:
     """The outputs of every dynamic instance of one node, row-major."""
@@ -227,6 +236,7 @@ class Interpreter(Backend):
     pointer_ports = True  # (a NumPy array, as any array port)
     device = "host"
     interruptible_on_host = True  # it runs the graph in Python: Ctrl-C stops it between instances
+    outer_instance = True  # run_stage: RunContext.instance as the root handle's ids
 
     def __init__(self, strict: bool = False, races: bool | None = None):
         #: raise DisagreementError (instead of warning) when the instances of a replicated
@@ -257,7 +267,7 @@ class Interpreter(Backend):
             return tuple(HEAP.adopt(outputs[i]) for i in range(count))
 
     def run_stage(self, root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
-        handle = InstanceHandle(root.name, (), (), None)
+        handle = _root_handle(root.name, ctx.instance if ctx is not None else ())
         races = GraphScope.root(root, list(args), handle) if self.races else None
         produced, outputs = self._run_graph(
             root, list(args), handle, only=nodes, upstream=upstream, races=races
