@@ -172,7 +172,10 @@ class Compiled:
         module = binding.parse_assembly(text)
         module.verify()
         machine = binding.Target.from_default_triple().create_target_machine(
-            cpu=binding.get_host_cpu_name(), features=binding.get_host_cpu_features().flatten(), opt=3, jit=True
+            cpu=binding.get_host_cpu_name(),
+            features=binding.get_host_cpu_features().flatten(),
+            opt=3,
+            jit=True,
         )
         self.engine = binding.create_mcjit_compiler(module, machine)
         self.engine.finalize_object()
@@ -231,9 +234,7 @@ def main() -> None:
     print(
         f"# {platform.processor() or platform.machine()}, {platform.python_version()}, n={ns.n}, repeat={ns.repeat}"
     )
-    print(
-        "| kernel | form | vector instr. in the root (all) | instructions | calls | median | ÷ inlined |"
-    )
+    print("| kernel | form | vector instr. in the root (all) | instructions | calls | median | ÷ inlined |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for row in measure(ns.n, ns.repeat):
         for k in row["counts"]:
