@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from . import instance_context as ictx
@@ -58,6 +58,29 @@ def unit_stride_axis(leaf: LeafFunction) -> int | None:
         votes = access_votes(leaf)
         leaf.__dict__[_CACHE_KEY] = winner(votes)
     return leaf.__dict__[_CACHE_KEY]
+
+
+def nest_order(dims: int, answers: Iterable[int | None]) -> tuple[int, ...]:
+    """The instance loops of ``dims`` dimensions, outermost first, for leaves whose
+    unit-stride axes (``unit_stride_axis``, or a back end's own analysis of a leaf in
+    another language) are ``answers`` — the one rule every back end orders instances by.
+
+    Default: x outermost, the last axis innermost (row-major, as NumPy indexes). When the
+    leaves with an answer agree on one axis (those without one do not mind), that axis goes
+    innermost; when it is x, the leaves follow the GPU convention (x fastest in memory, then
+    y, then z) and the whole nest is reversed, z outermost, so that every loop steps through
+    memory in order; another axis goes innermost with the others keeping their order.
+    Leaves that disagree: the default."""
+    default = tuple(range(dims))
+    found = {a for a in answers if a is not None}
+    if dims < 2 or len(found) != 1:
+        return default
+    inner = found.pop()
+    if inner >= dims:
+        return default
+    if inner == 0:
+        return default[::-1]
+    return (*(a for a in default if a != inner), inner)
 
 
 def winner(votes: Counter[int]) -> int | None:

@@ -35,7 +35,7 @@ from ...ir.analysis import FeedTable, feed_table, returned_params
 from ...ir.bodies import LLVMBody
 from ...ir.expr import divisors
 from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
-from ...ir.leafstride import unit_stride_axis
+from ...ir.leafstride import nest_order, unit_stride_axis
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
 from ...passes.clone_leaves import CTX_PARAM, LeafClone, symbol_for
@@ -107,31 +107,18 @@ def loop_order(nodes: list[Node]) -> tuple[int, ...]:
     Default: x outermost (row-major, as NumPy indexes). A group whose leaves index their
     arrays at unit stride along one instance id (``unit_stride``: an LLVM leaf's or a Python
     leaf's accesses) runs that id's loop innermost, so that LLVM vectorizes it and it walks
-    memory in order. When that is x, the leaves follow the GPU convention (CUDA's, Parboil's,
-    HPVM-C's: x fastest in memory, then y, then z slowest), and the whole nest is reversed,
-    z outermost, so that consecutive iterations of every loop stay near in memory (one step
-    of Parboil's stencil at 256x256x64 took 1.9 ms with z-y-x against 3.3 ms with y-z-x).
-    Otherwise the other dimensions keep their order. A fused group follows the id its
-    leaves agree on — those with an answer; leaves without one (internal nodes, gathers)
-    do not mind — and keeps the default when two of them disagree.
+    memory in order; when that is x (the GPU convention: CUDA's, Parboil's, HPVM-C's) the
+    whole nest is reversed, z outermost (one step of Parboil's stencil at 256x256x64 took
+    1.9 ms with z-y-x against 3.3 ms with y-z-x). A fused group follows the id its leaves
+    agree on (leaves without an answer, internal nodes, do not mind) and keeps the default
+    when two disagree (``ir/leafstride.nest_order``: the rule, shared with the GPU back ends).
 
     Any order is a legal schedule: the instances of a loop are independent (barrier leaves
     run elsewhere, ``barriers.py``), and per-instance values and the peeled last instance
     are addressed by id, not by iteration order.
     """
     dims = nodes[0].dims if nodes else 0
-    default = tuple(range(dims))
-    if dims < 2:
-        return default
-    answers = {unit_stride(node) for node in nodes} - {None}
-    if len(answers) != 1:
-        return default
-    inner = answers.pop()
-    if inner is None or inner >= dims:
-        return default
-    if inner == 0:
-        return default[::-1]
-    return (*(a for a in default if a != inner), inner)
+    return nest_order(dims, (unit_stride(node) for node in nodes) if dims >= 2 else ())
 
 
 def _unravel(flat: str, idx: list[str], sizes: list[str]) -> list[str]:
