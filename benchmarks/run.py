@@ -343,6 +343,7 @@ def kernel_row(
     first["NumPy"] = timed(numpy_impl.run)
 
     runs = {NUMBA: numba_impl.run, "NumPy": numpy_impl.run}
+    peer_runs = {NUMBA: numba_impl.run}
     for name, impl in (peers or {}).items():
         reset()
         impl.run()  # (compiles)
@@ -351,7 +352,7 @@ def kernel_row(
         except AssertionError as e:
             raise AssertionError(f"{name} result differs from hand-written Numba: {e}") from None
         first[name] = timed(impl.run)
-        runs[name] = impl.run
+        peer_runs[name] = impl.run
     slow: dict[str, Callable[[], object]] = {}
     for target, impl in hpvm_impls.items():
         if ctx.too_slow(target, *interp):
@@ -373,11 +374,8 @@ def kernel_row(
             first[target] = timed(impl.run)
             runs[target] = impl.run
 
-    # hpvm back ends first, then Numba, the peers and NumPy last: a peer's worker threads may
-    # keep spinning after its run (Taichi's slowed whatever ran next 2x), which only NumPy,
-    # shown for scale, may pay for
-    rank = {NUMBA: 1, **{p: 2 + i for i, p in enumerate(reversed(PEERS))}, "NumPy": 9}
-    order = {k: runs[k] for k in sorted(runs, key=lambda k: (rank.get(k, 0), k))}
+    # hpvm back ends first, then the baselines
+    order = {k: runs[k] for k in sorted(runs, key=lambda k: (k in (NUMBA, "NumPy"), k))}
     medians = ctx.interleaved(order, first)
     for target, fn in slow.items():
         medians[target] = ctx.alone(fn, ctx.interp_estimate(*interp))
@@ -386,8 +384,14 @@ def kernel_row(
             row.hpvm[target] = fmt_time(medians[target])
     row.numba = fmt_time(medians[NUMBA])
     row.numpy = fmt_time(medians["NumPy"]) + (f" ({numpy_label})" if numpy_label else "")
-    for name in peers or {}:
-        row.peers[name] = fmt_time(medians[name])
+    if peers:
+        # The peers in rounds of their own, with Numba again as the anchor: Taichi's worker
+        # threads keep spinning after its kernel and slowed whatever ran next up to 2x.
+        again = ctx.interleaved(peer_runs, first)
+        for name in peers:
+            row.peers[name] = fmt_time(again[name])
+            row.data[f"{name}_s"] = again[name]
+            row.data[f"{name}_per_numba"] = again[name] / again[NUMBA]
     row.data.update({f"{k}_s": v for k, v in medians.items()})
     ratio_row(row, medians)
     return row
