@@ -12,6 +12,7 @@ worse algorithm:
   ``prange``, then tile columns, then the tile's elements, each a dot product). NumPy's
   ``a @ b`` is BLAS — a different (blocked, vectorised) algorithm, shown for scale only.
 - ``stencil_step``: one Parboil 7-point step over the interior; the host swaps the arrays.
+- ``blur_step``: one 5-point blur of a 2-D image, rows in parallel (``layout.py``).
 - ``histogram_private``: the idiomatic parallel histogram on a CPU, one private histogram
   per thread and a final sum. Numba has no CPU atomics, so this is what a Numba user
   writes; the HPVM graph uses ``hpvm.atomic_add`` as the benchmark asks.
@@ -113,6 +114,28 @@ def stencil_step_numpy(src: np.ndarray, dst: np.ndarray, c0: np.float32, c1: np.
         + s[1:-1, 1:-1, 2:]
         + s[1:-1, 1:-1, :-2]
     ) * c1 - s[1:-1, 1:-1, 1:-1] * c0
+
+
+# ---------------------------------------------------------------------------------------
+# 5-point blur, 2-D (benchmarks/layout.py): the GPU convention's row-major loops
+
+
+@numba.njit(**_JIT)
+def blur_step(src: np.ndarray, dst: np.ndarray) -> None:
+    """dst = the mean of each interior pixel and its four neighbours; rows in parallel, x inner."""
+    ny, nx = src.shape
+    fifth = np.float32(0.2)
+    for y in prange(1, ny - 1):
+        for x in range(1, nx - 1):
+            dst[y, x] = (src[y, x - 1] + src[y, x + 1] + src[y - 1, x] + src[y + 1, x] + src[y, x]) * fifth
+
+
+def blur_step_numpy(src: np.ndarray, dst: np.ndarray) -> None:
+    """The same blur with array slices (same operations in the same order)."""
+    s = src
+    dst[1:-1, 1:-1] = (s[1:-1, :-2] + s[1:-1, 2:] + s[:-2, 1:-1] + s[2:, 1:-1] + s[1:-1, 1:-1]) * np.float32(
+        0.2
+    )
 
 
 def stencil_run(step, src: np.ndarray, dst: np.ndarray, c0, c1, iterations: int) -> np.ndarray:
@@ -338,6 +361,7 @@ def warm_up() -> None:
     sgemm_tiled(m, m, m.copy(), f32(1), f32(0), 2)
     cube = np.ones((4, 4, 4), dtype=f32)
     stencil_step(cube, cube.copy(), f32(1), f32(1))
+    blur_step(cube[0], cube[1].copy())
     histogram_private(np.zeros(8, dtype=np.uint8), np.zeros(4, dtype=np.int32))
     block_tree_sum(v, 4, np.zeros(2, dtype=f32))
     img = np.ones((8, 8), dtype=f32)

@@ -28,7 +28,9 @@ Rows:
   (every number) and ``table.md`` (the table, for BENCHMARKS.md).
 
 Run one part with ``--only NAME[,NAME]``: vadd, sgemm, sgemm_wrapper, stencil,
-stencil_wrapper, histogram, reduction, pipeline, pipeline1, nested (three ~1 ms stages
+stencil_wrapper, layout (leaves in the GPU convention — a 2-D blur 2048², the 3-D stencil
+256×256×64 — beside hand-written Numba, Taichi and Warp, and the stencil with x outer vs x
+inner: ``benchmarks/layout.py``), histogram, reduction, pipeline, pipeline1, nested (three ~1 ms stages
 streaming inside an internal node against the same stages launched in turn, ≥ 1.6×:
 ``benchmarks/nested_pipeline.py``), threads, launch, compile, overhead, scaling, stream
 (items/s of scalar items through a two-stage stream beside two threads joined by
@@ -66,7 +68,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -87,6 +89,7 @@ sys.path.insert(0, str(HERE))
 import baselines  # noqa: E402
 import c_bench  # noqa: E402
 import kernels  # noqa: E402
+import layout  # noqa: E402
 import llvm_bench  # noqa: E402
 import llvmpar_bench  # noqa: E402
 import mixed_bench  # noqa: E402
@@ -205,6 +208,7 @@ class Row:
     hpvm: dict[str, str] = field(default_factory=dict)  # back end -> cell
     numba: str = "—"
     numpy: str = "—"
+    peers: dict[str, str] = field(default_factory=dict)  # other systems (PEERS) -> cell
     measure: str = "—"
     target: str = "—"
     verdict: str = "—"
@@ -320,11 +324,13 @@ def kernel_row(
     check: Callable[[np.ndarray, np.ndarray], None],
     interp: tuple[float, float],
     numpy_label: str = "",
+    peers: dict[str, Impl] | None = None,
 ) -> Row:
     """Verify every implementation against hand-written Numba, then time them side by side.
 
     ``reset`` restores the inputs before each verification run (kernels that update their
-    output in place); ``interp`` is (instances, weight) for the interpreter's estimate.
+    output in place); ``interp`` is (instances, weight) for the interpreter's estimate;
+    ``peers``: other systems' versions of the kernel (``PEERS``), timed in the same rounds.
     """
     row = Row(name, size)
     reset()
@@ -337,6 +343,16 @@ def kernel_row(
     first["NumPy"] = timed(numpy_impl.run)
 
     runs = {NUMBA: numba_impl.run, "NumPy": numpy_impl.run}
+    peer_runs = {NUMBA: numba_impl.run}
+    for name, impl in (peers or {}).items():
+        reset()
+        impl.run()  # (compiles)
+        try:
+            check(impl.result(), reference)
+        except AssertionError as e:
+            raise AssertionError(f"{name} result differs from hand-written Numba: {e}") from None
+        first[name] = timed(impl.run)
+        peer_runs[name] = impl.run
     slow: dict[str, Callable[[], object]] = {}
     for target, impl in hpvm_impls.items():
         if ctx.too_slow(target, *interp):
@@ -368,6 +384,14 @@ def kernel_row(
             row.hpvm[target] = fmt_time(medians[target])
     row.numba = fmt_time(medians[NUMBA])
     row.numpy = fmt_time(medians["NumPy"]) + (f" ({numpy_label})" if numpy_label else "")
+    if peers:
+        # The peers in rounds of their own, with Numba again as the anchor: Taichi's worker
+        # threads keep spinning after its kernel and slowed whatever ran next up to 2x.
+        again = ctx.interleaved(peer_runs, first)
+        for name in peers:
+            row.peers[name] = fmt_time(again[name])
+            row.data[f"{name}_s"] = again[name]
+            row.data[f"{name}_per_numba"] = again[name] / again[NUMBA]
     row.data.update({f"{k}_s": v for k, v in medians.items()})
     ratio_row(row, medians)
     return row
@@ -960,6 +984,7 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "sgemm_wrapper": bench_sgemm_wrapper,
     "stencil": bench_stencil,
     "stencil_wrapper": bench_stencil_wrapper,
+    "layout": layout.bench_layout,  # GPU-convention blur and stencil, Taichi, Warp, ids' layout (layout.py)
     "histogram": bench_histogram,
     "reduction": bench_reduction,
     "pipeline": bench_pipeline,
@@ -1040,26 +1065,36 @@ def machine() -> dict[str, str]:
     }
 
 
-def columns(targets: list[str]) -> list[str]:
+PEERS = ("Taichi", "Warp")  # optional columns: other systems, on the rows that run them
+
+
+def peer_columns(rows: list[Row]) -> list[str]:
+    """The peers some row has a cell for (none: no such column)."""
+    return [p for p in PEERS if any(p in r.peers for r in rows)]
+
+
+def columns(targets: list[str], peers: Sequence[str] = ()) -> list[str]:
     return [
         "benchmark",
         "size",
         *(f"hpvm {t}" for t in targets),
         NUMBA,
         "NumPy",
+        *peers,
         "measure",
         "target",
         "result",
     ]
 
 
-def cells(row: Row, targets: list[str]) -> list[str]:
+def cells(row: Row, targets: list[str], peers: Sequence[str] = ()) -> list[str]:
     return [
         row.benchmark,
         row.size,
         *(row.hpvm.get(t, "—") for t in targets),
         row.numba,
         row.numpy,
+        *(row.peers.get(p, "—") for p in peers),
         row.measure,
         row.target,
         row.verdict,
@@ -1071,11 +1106,12 @@ def render_table(rows: list[Row], targets: list[str], info: dict[str, str]) -> T
         title=f"hpvm benchmarks — {info['cpu']}, {info['cores']} cores, Python {info['python']}, "
         f"Numba {info['numba']} ({info['threading_layer']} threads), NumPy {info['numpy']}"
     )
-    for i, name in enumerate(columns(targets)):
+    peers = peer_columns(rows)
+    for i, name in enumerate(columns(targets, peers)):
         table.add_column(name, justify="left" if i < 2 else "right", overflow="fold")
     colour = {"PASS": "green", "MISS": "bold red", "ERROR": "bold red"}
     for row in rows:
-        values = cells(row, targets)
+        values = cells(row, targets, peers)
         style = colour.get(row.verdict)
         if style:
             values[-1] = f"[{style}]{row.verdict}[/]"
@@ -1084,13 +1120,14 @@ def render_table(rows: list[Row], targets: list[str], info: dict[str, str]) -> T
 
 
 def markdown_table(rows: list[Row], targets: list[str]) -> str:
-    head = columns(targets)
+    peers = peer_columns(rows)
+    head = columns(targets, peers)
     lines = [
         "| " + " | ".join(head) + " |",
         "| " + " | ".join(["---"] * 2 + ["---:"] * (len(head) - 2)) + " |",
     ]
     for row in rows:
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells(row, targets)) + " |")
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells(row, targets, peers)) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -174,9 +174,9 @@ class LeafFunction(NodeFunction):
             _ = self.pyfunc
 
     def _forget_facts(self) -> None:
-        """Drop what the analyses cached about the body (``leafinfo``, ``helpercalls``,
-        ``tensorops``): they are found again from the new source or namespace."""
-        for key in ("_leaf_info", "_helper_intrinsics", "_tensor_leaf"):
+        """Drop what the analyses cached about the body (``leafinfo``, ``leafstride``,
+        ``helpercalls``, ``tensorops``): they are found again from the new source or namespace."""
+        for key in ("_leaf_info", "_helper_intrinsics", "_tensor_leaf", "_unit_stride"):
             self.__dict__.pop(key, None)
 
     def _make_pyfunc(self) -> Callable[..., Any]:

@@ -35,6 +35,7 @@ from ...ir.analysis import FeedTable, feed_table, returned_params
 from ...ir.bodies import LLVMBody
 from ...ir.expr import divisors
 from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
+from ...ir.leafstride import nest_order, unit_stride_axis
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
 from ...passes.clone_leaves import CTX_PARAM, LeafClone, symbol_for
@@ -89,36 +90,35 @@ def _renamed(expr: size_expr.Expr, fn: InternalFunction, names: _Names | None) -
     return size_expr.renamed(expr, {p.name: new for p, new in zip(fn.params, names.params)})
 
 
+def unit_stride(node: Node) -> int | None:
+    """The instance axis ``node``'s leaf indexes its arrays with at unit stride, or ``None``:
+    ``llvm_native/access.py`` reads an LLVM leaf, ``ir/leafstride.py`` a Python one."""
+    leaf = node.function
+    if not isinstance(leaf, LeafFunction):
+        return None
+    if isinstance(leaf.body, LLVMBody):
+        return unit_stride_dimension(leaf.body)
+    return unit_stride_axis(leaf)
+
+
 def loop_order(nodes: list[Node]) -> tuple[int, ...]:
     """The instance loops of a loop group running ``nodes``, outermost first.
 
-    Default: x outermost (row-major, as NumPy indexes, and as Python leaves are written).
-    A group of one replicated LLVM leaf without barriers puts innermost the dimension its
-    array accesses move along with unit stride (``llvm_native/access.py``), so that LLVM
-    vectorizes the innermost loop. When that is x, the leaf follows the GPU convention
-    HPVM-C programs use (CUDA's, Parboil's: x fastest in memory, then y, then z slowest),
-    and the whole nest is reversed, z outermost, so that consecutive iterations of every
-    loop stay near in memory (one step of Parboil's stencil at 256x256x64 took 1.9 ms with
-    z-y-x against 3.3 ms with y-z-x). Otherwise the other dimensions keep their order.
-    Fused groups keep the default: their leaves may disagree.
+    Default: x outermost (row-major, as NumPy indexes). A group whose leaves index their
+    arrays at unit stride along one instance id (``unit_stride``: an LLVM leaf's or a Python
+    leaf's accesses) runs that id's loop innermost, so that LLVM vectorizes it and it walks
+    memory in order; when that is x (the GPU convention: CUDA's, Parboil's, HPVM-C's) the
+    whole nest is reversed, z outermost (one step of Parboil's stencil at 256x256x64 took
+    1.9 ms with z-y-x against 3.3 ms with y-z-x). A fused group follows the id its leaves
+    agree on (leaves without an answer, internal nodes, do not mind) and keeps the default
+    when two disagree (``ir/leafstride.nest_order``: the rule, shared with the GPU back ends).
 
     Any order is a legal schedule: the instances of a loop are independent (barrier leaves
     run elsewhere, ``barriers.py``), and per-instance values and the peeled last instance
     are addressed by id, not by iteration order.
     """
     dims = nodes[0].dims if nodes else 0
-    default = tuple(range(dims))
-    if len(nodes) != 1 or dims < 2:
-        return default
-    leaf = nodes[0].function
-    if not isinstance(leaf, LeafFunction) or not isinstance(leaf.body, LLVMBody):
-        return default
-    inner = unit_stride_dimension(leaf.body)
-    if inner is None or inner >= dims:
-        return default
-    if inner == 0:
-        return default[::-1]
-    return (*(a for a in default if a != inner), inner)
+    return nest_order(dims, (unit_stride(node) for node in nodes) if dims >= 2 else ())
 
 
 def _unravel(flat: str, idx: list[str], sizes: list[str]) -> list[str]:
@@ -395,6 +395,7 @@ class GraphGen:
                 + f"raise __hpvm_LaunchError({self._msg(head, 'has no instances, so it sends no value over its all-to-all edge or output bind')})"
             )
         private = self._privatizable(fn, group, feeds, index, imported) if parallel else []
+        order = loop_order(group.nodes)
         alone = parallel and len(group.nodes) == 1  # (fused with others, it shares their loop)
         flat = flat_plan(head, feeds, self.release, self._is_barrier) if alone else None
         if flat is not None:
@@ -411,11 +412,11 @@ class GraphGen:
                 imported,
                 peel,
                 prange=parallel,
-                order=loop_order(group.nodes),
+                order=order,
             )
         if private:
             out += self._emit_private(
-                fn, g_index, group, private, idx, sizes, feeds, needs, index, imported, peel
+                fn, g_index, group, private, idx, sizes, feeds, needs, index, imported, peel, order
             )
             out.append("else:")
             out += [INDENT + line for line in loops]
@@ -453,18 +454,17 @@ class GraphGen:
         names=None,
         order: tuple[int, ...] | None = None,
     ) -> list[str]:  # type: ignore[no-untyped-def]
-        """The group's loop nest (the last instance skipped when it is peeled). ``chunk``:
-        the outermost loop runs ``range(lo, hi)`` of a chunk (of dimension 0: the callers'
-        chunks split ``sizes[0]``); ``swap``: private copies; ``names``: ``fn``'s inputs and
-        context under other names (``_Names``); ``order``: the dimensions' loops, outermost
-        first (``loop_order``; default x outermost). The order only changes which instance
-        runs when: ids, per-instance arrays and the peeled last instance stay by id."""
+        """The group's loop nest (the last instance skipped when it is peeled). ``order``: the
+        dimensions' loops, outermost first (``loop_order``; default x outermost); ``chunk``:
+        the outermost loop runs ``range(lo, hi)`` of a chunk (the callers' chunks split the
+        extent of dimension ``order[0]``); ``swap``: private copies; ``names``: ``fn``'s
+        inputs and context under other names (``_Names``). The order only changes which
+        instance runs when: ids, per-instance arrays and the peeled last instance stay by id."""
         out: list[str] = []
         depth = 0
         dims = group.nodes[0].dims
         if order is None:
             order = tuple(range(dims))
-        assert chunk is None or order[0] == 0, "chunks split dimension 0's loop"
         # The innermost id through __hpvm_narrow, so that LLVM vectorizes (narrow.py).
         inner_id = idx[order[-1]]
         out.append(f"{inner_id}_small = {sizes[order[-1]]} <= {MASK}")
@@ -515,7 +515,8 @@ class GraphGen:
             out.append(f"if {pre}_t > 0:")
             out += [INDENT + line for line in checks]
         csizes = [name for name, _ in assigns]
-        outer = csizes[0]
+        order = loop_order(plan.inner)
+        outer = csizes[order[0]]  # the children's outermost loop, shared out with the parents
         out += [
             f"{pre}_n = {pre}_t * {outer}",
             f"{pre}_nc = max(min(np.int64(__hpvm_num_threads()), np.int64({pre}_n)), 0)",
@@ -546,6 +547,7 @@ class GraphGen:
             False,
             chunk=chunk,
             names=names,
+            order=order,
         )
         loop += [INDENT + line for line in parent]
         return out + [INDENT + line for line in loop]
@@ -593,10 +595,11 @@ class GraphGen:
         return names
 
     def _emit_private(
-        self, fn, g_index, group, private, idx, sizes, feeds, needs, index, imported, peel
+        self, fn, g_index, group, private, idx, sizes, feeds, needs, index, imported, peel, order
     ) -> list[str]:  # type: ignore[no-untyped-def]
         """The group's loop over per-thread chunks with private copies of ``private``'s
-        arrays, then the fold; runs when the run-time conditions hold (privatize.py)."""
+        arrays, then the fold; runs when the run-time conditions hold (privatize.py). The
+        chunks split the outermost loop of ``order``."""
         pre = f"__hp{g_index}"
         others = self._group_arrays(fn, group, feeds, index, imported)
         total = " * ".join(sizes)
@@ -606,7 +609,8 @@ class GraphGen:
             conds.append(f"{name}.size <= {total}")
             conds += [f"not __hpvm_overlaps({name}, {o})" for o in others if o != name]
         out = [f"{pre}_on = {' and '.join(conds)}", f"if {pre}_on:"]
-        body = [f"{pre}_nc = min(np.int64(__hpvm_num_threads()), np.int64({sizes[0]}))"]
+        outer = sizes[order[0]]
+        body = [f"{pre}_nc = min(np.int64(__hpvm_num_threads()), np.int64({outer}))"]
         swap: dict[int, dict[int, str]] = {}
         for j, (name, op, array_type, users) in enumerate(private):
             dt = self._dtype(array_type)
@@ -620,9 +624,21 @@ class GraphGen:
             self.privatized.append((fn.name, name, op, [n.name for n in users]))
         body.append(f"for {pre}_c in prange({pre}_nc):")
         inner = [f"{pre}_Q{j} = {pre}_P{j}[{pre}_c]" for j in range(len(private))]
-        chunk = (f"{pre}_c * {sizes[0]} // {pre}_nc", f"({pre}_c + 1) * {sizes[0]} // {pre}_nc")
+        chunk = (f"{pre}_c * {outer} // {pre}_nc", f"({pre}_c + 1) * {outer} // {pre}_nc")
         inner += self._loops(
-            fn, group, idx, sizes, feeds, needs, index, imported, peel, prange=False, chunk=chunk, swap=swap
+            fn,
+            group,
+            idx,
+            sizes,
+            feeds,
+            needs,
+            index,
+            imported,
+            peel,
+            prange=False,
+            chunk=chunk,
+            swap=swap,
+            order=order,
         )
         body += [INDENT + line for line in inner]
         # Fold the copies into the shared arrays, serially (the parallel loop is over).

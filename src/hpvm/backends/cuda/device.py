@@ -33,7 +33,7 @@ from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ArrayType, ScalarType
 from ...passes.clone_leaves import CTX_PARAM, LeafClone, clone_of, written_leaf
 from ..gpu.device import GPUDevice
-from ..gpu.prologue import Form, launch_form
+from ..gpu.prologue import Form, device_axes, launch_form
 from ..gpu.spec import Geometry, KernelSpec
 from ..interp.arith_rewrite import rewrite_arithmetic
 from ..numba_shared.messages import describe_numba_error
@@ -192,15 +192,9 @@ class CUDADevice(GPUDevice):
         self, spec: KernelSpec, geometry: Geometry, sizes: tuple[int, int, int]
     ) -> tuple[Form, tuple[int, ...]]:
         """The prologue form of a launch, and a direct launch's block shape."""
-        # Instance axis a is CUDA axis n - 1 - a in a direct launch (kernelgen.py).
-        n = max(spec.dims, 1)
+        n = max(spec.dims, 1)  # (the limits along CUDA's x, y, z: launch_form maps the axes)
         return launch_form(
-            spec,
-            geometry,
-            sizes,
-            self.preferred_group_size,
-            self.block_dims[:n][::-1],
-            self.grid_dims[:n][::-1],
+            spec, geometry, sizes, self.preferred_group_size, self.block_dims[:n], self.grid_dims[:n]
         )
 
     def prepare(
@@ -242,7 +236,8 @@ class CUDADevice(GPUDevice):
         form, local = self._form(spec, geometry, sizes)
         if form.direct:
             blocks = [size // k for size, k in zip(sizes, local)]
-            call = kernel.dispatcher(form)[tuple(blocks[::-1]), tuple(local[::-1])]
+            axes = device_axes(spec)  # instance axes in CUDA's order x, y, z
+            call = kernel.dispatcher(form)[tuple(blocks[a] for a in axes), tuple(local[a] for a in axes)]
         else:
             call = kernel.dispatcher(form)[geometry.groups, geometry.group_size]
         if self.simulator:

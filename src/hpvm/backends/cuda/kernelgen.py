@@ -6,8 +6,9 @@ clones read, copies shared buffers in, calls the leaf clones (``cuda.jit(device=
 functions) and stores the outputs later steps need.
 
 A direct launch (``Form.direct``) is a ``dims``-D CUDA grid whose x axis is the instance
-grid's last axis (the fastest, so that a warp's threads touch consecutive elements):
-instance axis ``a`` is CUDA axis ``dims - 1 - a``.
+axis the leaves index arrays along with unit stride (by default the last one), so that a
+warp's threads touch consecutive elements: ``gpu/prologue.device_axes`` lists the instance
+axes in CUDA's order x, y, z.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def _python(expr: Expr, dims: int) -> str:
         if isinstance(e, ThreadId):
             if e.kind != "global":
                 return _THREAD_IDS[e.kind]
-            return "cuda.grid(1)" if dims == 1 else f"cuda.grid({dims})[{dims - 1 - e.axis}]"
+            return "cuda.grid(1)" if dims == 1 else f"cuda.grid({dims})[{e.axis}]"
         assert isinstance(e, TableRead)
         return f"__table[{_python(e.row, dims)}, {e.column}]"
 

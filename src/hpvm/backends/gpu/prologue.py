@@ -19,7 +19,11 @@ per form they meet:
 * **direct**: a launch over one parent instance without barriers or shared memory runs the
   instance grid itself as a multi-dimensional launch, so the instance ids are the global
   ids — no division at all (64-bit divisions to unravel 3-D ids made a stencil 6x slower on
-  PoCL) and no bounds test (the block shape divides the grid).
+  PoCL) and no bounds test (the block shape divides the grid). Which instance axis is which
+  hardware dimension is ``device_axes``: the axis the kernel's leaves index arrays along with
+  unit stride is the fastest-varying one (CUDA's x, OpenCL's dimension 0), so that a warp's
+  threads (a PoCL work-group's vectorized loop) touch consecutive elements, and blocks are
+  as long as possible along it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ...ir import instance_context as ictx
+from ...ir.leafstride import nest_order, unit_stride_axis
 from .spec import TABLE_FIXED, Geometry, KernelSpec
 
 
@@ -70,8 +75,9 @@ class Bin:
 class ThreadId:
     """A hardware id. ``kind``: ``group`` (the block's index), ``local`` (the thread's index in
     its block), ``group_size`` (threads per block) — along the launch's only dimension — or
-    ``global`` (the thread's index in the whole launch along instance axis ``axis``: direct
-    form only)."""
+    ``global`` (the thread's index in the whole launch along hardware dimension ``axis``, 0
+    the fastest-varying: CUDA's x, OpenCL's dimension 0; direct form only, ``device_axes``
+    says which instance axis it is)."""
 
     kind: str
     axis: int = 0
@@ -144,7 +150,8 @@ def prologue(spec: KernelSpec, form: Form) -> Prologue:
     steps: list[Let | ExitIf]
     if form.direct:  # one parent instance: its table row is row 0
         ids: tuple[Expr, ...] = tuple(Var(f"i{a}") for a in range(dims))
-        steps = [Let(f"i{a}", ThreadId("global", a)) for a in range(dims)]
+        hardware = device_axes(spec)
+        steps = [Let(f"i{a}", ThreadId("global", hardware.index(a))) for a in range(dims)]
         steps += [Let("row", Const(0)), Let("local", _row_major(ids)), Let("total", _TOTAL)]
         first: Expr = Const(0)
     else:
@@ -200,6 +207,16 @@ def _unravel(dims: int, local: Expr) -> tuple[tuple[Expr, ...], list[Let | ExitI
 # Choosing the form of a launch
 
 
+def device_axes(spec: KernelSpec) -> tuple[int, ...]:
+    """The instance axes of a direct launch in the order of the hardware's dimensions, the
+    fastest-varying first (CUDA's x, y, z; OpenCL's 0, 1, 2): the innermost loop first of the
+    order the cpu back end runs the same leaves in (``ir/leafstride.nest_order``) — the axis
+    the kernel's leaves index arrays along with unit stride first; by default the last
+    instance axis (row-major: ``d[x, y]`` moves along y)."""
+    dims = max(spec.dims, 1)
+    return nest_order(dims, (unit_stride_axis(c.leaf) for c in spec.calls))[::-1]
+
+
 def launch_form(
     spec: KernelSpec,
     geometry: Geometry,
@@ -208,33 +225,43 @@ def launch_form(
     item_sizes: tuple[int, ...],
     group_limits: Sequence[int] | None = None,
 ) -> tuple[Form, tuple[int, ...]]:
-    """The form of one launch, and for a direct one the block shape along the grid's axes.
+    """The form of one launch, and for a direct one the block shape along the grid's
+    (instance) axes.
 
     Direct when the launch covers one parent instance without barriers or shared buffers and
     a block shape of at least 32 threads (or the whole grid) divides the grid: at most
-    ``cap`` threads, at most ``item_sizes[d]`` along instance axis ``d`` and, with
-    ``group_limits``, at most ``group_limits[d]`` blocks along it. Otherwise grouped, exact
-    when every block is full.
+    ``cap`` threads, at most ``item_sizes[h]`` along hardware dimension ``h`` and, with
+    ``group_limits``, at most ``group_limits[h]`` blocks along it (``device_axes`` maps
+    instance axes to hardware dimensions). Otherwise grouped, exact when every block is full.
     """
     count = sizes[0] * sizes[1] * sizes[2]
     if geometry.groups == geometry.bpp and not spec.barrier and not spec.shared:
         grid = sizes[: max(spec.dims, 1)]
-        local = local_shape(grid, cap, item_sizes)
-        fits = group_limits is None or all(n // k <= m for n, k, m in zip(grid, local, group_limits))
+        hardware = device_axes(spec)
+        items = tuple(
+            item_sizes[h] if h < len(item_sizes) else 1 for h in map(hardware.index, range(len(grid)))
+        )
+        local = local_shape(grid, cap, items, hardware)
+        fits = group_limits is None or all(
+            grid[a] // local[a] <= group_limits[h] for h, a in enumerate(hardware) if h < len(group_limits)
+        )
         if math.prod(local) >= min(32, count) and fits:
             return Form(direct=True), local
     return Form(exact=count == geometry.group_size * geometry.bpp), ()
 
 
 @functools.lru_cache(maxsize=1024)  # a launch path: the same grids come back launch after launch
-def local_shape(grid: tuple[int, ...], cap: int, item_sizes: tuple[int, ...]) -> tuple[int, ...]:
-    """A block shape for a direct launch: as long as possible along the grid's last (fastest,
-    contiguous) dimension, dividing the grid exactly, at most ``cap`` threads and
-    ``item_sizes[d]`` along dimension ``d``. (PoCL's own choice for a 3-D stencil grid was
-    10x slower than rows of the last dimension.)"""
+def local_shape(
+    grid: tuple[int, ...], cap: int, item_sizes: tuple[int, ...], fastest: tuple[int, ...] | None = None
+) -> tuple[int, ...]:
+    """A block shape for a direct launch: as long as possible along the grid's fastest
+    (contiguous) dimension, then the next in ``fastest`` (default: the last dimension first),
+    dividing the grid exactly, at most ``cap`` threads and ``item_sizes[d]`` along dimension
+    ``d``. (PoCL's own choice for a 3-D stencil grid was 10x slower than rows of the fastest
+    dimension.)"""
     local = [1] * len(grid)
     budget = cap
-    for d in range(len(grid) - 1, -1, -1):
+    for d in fastest if fastest is not None else range(len(grid) - 1, -1, -1):
         n = grid[d]
         limit = min(n, budget, item_sizes[d] if d < len(item_sizes) else 1)
         best = max((k for k in range(1, limit + 1) if n % k == 0), default=1)

@@ -18,7 +18,7 @@ from numpy.lib.array_utils import byte_bounds
 
 from ...errors import CompileError, DeviceLimitError
 from ..gpu.device import GPUDevice
-from ..gpu.prologue import Form, launch_form
+from ..gpu.prologue import Form, device_axes, launch_form
 from ..gpu.spec import Geometry, KernelSpec
 from . import cltypes as ct
 from .context import OpenCLContext, get_context
@@ -221,9 +221,10 @@ class OpenCLDevice(GPUDevice):
                 if not contiguous:
                     values.extend(np.int64(s // item) for s in a.strides)
             clk.set_args(*values)
-            if form.direct:  # the grid itself, in work-groups along its last dimension
-                grid = tuple(int(s) for s in sizes[: len(local)])
-                cl.enqueue_nd_range_kernel(self.cl_context.queue, clk, grid, local)
+            if form.direct:  # the grid itself; dimension 0 is the leaves' unit-stride axis
+                axes = device_axes(spec)  # instance axes in the NDRange's order
+                grid = tuple(int(sizes[a]) for a in axes)
+                cl.enqueue_nd_range_kernel(self.cl_context.queue, clk, grid, tuple(local[a] for a in axes))
                 return
             size = geometry.groups * geometry.group_size
             cl.enqueue_nd_range_kernel(self.cl_context.queue, clk, (size,), (geometry.group_size,))

@@ -1,0 +1,129 @@
+"""The cpu back end orders a replicated Python leaf's instance loops by its accesses
+(``graphgen.loop_order``, ``ir/leafstride.py``): the id that indexes arrays at unit stride
+runs innermost, x innermost means the whole nest reversed (z outermost, in parallel).
+
+The programs of ``tests/gpu_convention.py`` (2-D and 3-D nodes, multi-dimensional and
+flattened indices, a flattened hierarchy, a fused group, the peeled last instance,
+privatized atomics) give the interpreter's results exactly, and each generated loop nest is
+the one ``loop_order`` chose.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpu_convention import (
+    CASES,
+    Case,
+    blur2_root,
+    flat2_root,
+    flat3_root,
+    fused_root,
+    histogram2_root,
+    same_as_interp,
+    stencil3_root,
+    tile,
+    tiles_root,
+    y_fastest_root,
+)
+from hpvm.backends import get_backend
+from hpvm.backends.cpu.graphgen import loop_order
+from hpvm.ir.graph import InternalFunction
+
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
+
+
+def generated(root) -> str:
+    return "\n".join(get_backend("cpu").prepare(root).gen.sources)
+
+
+def loops(source: str, prefix: str) -> list[str]:
+    """The loop variables of the generated loops whose names start with ``prefix``, in
+    nesting order, and the narrowed (vectorized) innermost id last."""
+    found = []
+    for line in source.splitlines():
+        line = line.strip()
+        if line.startswith("for ") and line.split()[1].startswith(prefix):
+            found.append(line.split()[1])
+        if "__hpvm_narrow(" in line and line.startswith(prefix):
+            found.append("narrow:" + line.split(" =")[0])
+    return found
+
+
+ORDERS = {
+    "blur_2d": (1, 0),
+    "stencil_3d": (2, 1, 0),
+    "y_fastest_3d": (0, 2, 1),  # d[x, z, y]: y innermost, x before z
+    "flat_2d": (1, 0),
+    "flat_3d": (2, 1, 0),
+    "fused": (1, 0),
+    "histogram_2d": (1, 0),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_gpu_convention_programs_match_interp(case: Case) -> None:
+    same_as_interp(case.root, case.args(), "cpu", case.disagrees)
+
+
+@pytest.mark.parametrize("name", sorted(ORDERS))
+def test_the_loop_order_follows_the_unit_stride_id(name: str) -> None:
+    case = next(c for c in CASES if c.name == name)
+    assert loop_order(list(case.root.graph.nodes)) == ORDERS[name]
+
+
+def test_2d_nest_runs_y_outside_and_x_innermost_narrowed():
+    assert loops(generated(blur2_root), "__hg0_i") == ["__hg0_i1", "__hg0_i0_w", "narrow:__hg0_i0"]
+    assert "__hpo0_n = __hn0_s1\n" in generated(blur2_root)  # the parallel loop (outlined) is y's
+
+
+def test_3d_nest_runs_z_outermost_x_innermost():
+    assert loops(generated(stencil3_root), "__hg0_i") == [
+        "__hg0_i2",
+        "__hg0_i1",
+        "__hg0_i0_w",
+        "narrow:__hg0_i0",
+    ]
+
+
+def test_every_instance_runs_once():
+    """Interior points all written (the order skips none), flattened indices included."""
+    (_, dst), _ = same_as_interp(blur2_root, (np.ones((7, 9), np.int64), np.zeros((7, 9), np.int64)), "cpu")
+    assert np.all(dst[1:-1, 1:-1] != 0) and np.all(dst[0] == 0)
+    w, h = 7, 5
+    (_, dst, *_), _ = same_as_interp(
+        flat2_root, (np.ones(w * h, np.int64), np.zeros(w * h, np.int64), w, h), "cpu"
+    )
+    assert np.all(dst == 3 + 100 * np.repeat(np.arange(h), w) + np.tile(np.arange(w), h))
+    assert loop_order(list(flat3_root.graph.nodes)) == (2, 1, 0)
+
+
+def test_flattened_hierarchy_runs_the_childrens_x_innermost():
+    (parent,) = tiles_root.graph.nodes
+    assert isinstance(parent.function, InternalFunction)
+    (child,) = tile.graph.nodes
+    assert loop_order([child]) == (1, 0)
+    source = generated(tiles_root)
+    assert "__hf0_" in source  # flattened: parents × children in one prange
+    # the children's loops: y (split between the chunks), then x (narrowed)
+    assert loops(source, "__hg0f_i") == ["__hg0f_i1", "__hg0f_i0_w", "narrow:__hg0f_i0"]
+    assert "__hf0_p * __hn0_0_s1" in source  # chunks split the children's y extent
+
+
+def test_the_peeled_last_instance_is_the_last_by_id():
+    src = np.arange(30, dtype=np.int64).reshape(5, 6)
+    _, (last,) = same_as_interp(fused_root, (src, np.zeros((5, 6), np.int64)), "cpu", disagrees=True)
+    x, y = 5, 4
+    assert last == 1000 * y + x + 2 * src[y, x] + 7 * x  # by id, not the last iteration run
+
+
+def test_a_fused_group_whose_leaves_disagree_keeps_the_default():
+    (gpu_style,) = blur2_root.graph.nodes
+    (y_last,) = y_fastest_root.graph.nodes
+    assert loop_order([gpu_style, y_last]) == (0, 1)
+
+
+def test_privatized_atomics_chunk_the_outer_loop_of_the_order():
+    assert get_backend("cpu").prepare(histogram2_root).gen.privatized
+    assert "__hp0_c * __hn0_s1 // __hp0_nc" in generated(histogram2_root)  # chunks split y
