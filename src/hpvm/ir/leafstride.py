@@ -39,6 +39,7 @@ from . import instance_context as ictx
 from .bodies import GeneratedBody, PythonBody
 from .graph import LeafFunction
 from .leafinfo import handle_level, intrinsic_name, parse_leaf, visible_names
+from .pyast import walk_own
 from .types import ArrayType
 
 SYMBOLIC = "symbolic"  # a coefficient that is not a constant (``y * w``: w an input)
@@ -123,10 +124,10 @@ def _accesses(func: ast.FunctionDef, arrays: set[str]) -> Iterator[ast.expr]:
     subscript of a chain (``d[y][x]``: ``x``) or of a tuple index (``d[z, y, x]``: ``x``),
     else the whole (flattened) index. Slices give nothing."""
     inner = set()
-    for node in _walk_own(func):
+    for node in walk_own(func):
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Subscript):
             inner.add(id(node.value))  # part of a longer chain: its outermost link decides
-    for node in _walk_own(func):
+    for node in walk_own(func):
         if not isinstance(node, ast.Subscript) or id(node) in inner:
             continue
         root: ast.expr = node
@@ -141,16 +142,6 @@ def _accesses(func: ast.FunctionDef, arrays: set[str]) -> Iterator[ast.expr]:
             index = index.elts[-1]
         if not isinstance(index, (ast.Slice, ast.Starred)):
             yield index
-
-
-def _walk_own(node: ast.AST) -> Iterator[ast.AST]:
-    """``ast.walk`` that does not enter nested functions, lambdas or classes."""
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        yield n
-        if n is node or not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(n))
 
 
 def _add(a: Form, b: Form, sign: int = 1) -> Form:
@@ -196,7 +187,7 @@ class _Forms:
         self.context = context  # generated code's context parameter (ids read from it)
         self.handles: dict[str, int] = {}
         self.locals: dict[str, Form | None] = {}
-        assigns = [n for n in _walk_own(func) if isinstance(n, (ast.Assign, ast.AugAssign, ast.For))]
+        assigns = [n for n in walk_own(func) if isinstance(n, (ast.Assign, ast.AugAssign, ast.For))]
         for _ in range(4):  # node handles first (n = get_node(); p = get_parent_node(n))
             for node in assigns:
                 if isinstance(node, ast.Assign) and len(node.targets) == 1:

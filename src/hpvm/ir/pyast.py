@@ -7,12 +7,14 @@ with ``SystemError: AST constructor recursion depth mismatch`` (CPython issue gh
 fixed in later releases). hpvm parses and compiles leaf code on the threads that run
 graphs, so every such call goes through ``parse`` and ``compile_tree`` here, which hold
 one process-wide lock for the conversion (microseconds to milliseconds, once per leaf).
+Also the one walk of a leaf's own code that the analyses share (``walk_own``).
 """
 
 from __future__ import annotations
 
 import ast
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 _LOCK = threading.RLock()
@@ -31,3 +33,14 @@ def compile_tree(tree: ast.AST, filename: str, mode: str = "exec") -> Any:
 
 
 __all__ = ["compile_tree", "parse"]
+
+
+def walk_own(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` that does not enter nested functions, lambdas or classes (their code is
+    not the leaf's own: it runs when called, with names of its own)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        if n is node or not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(n))

@@ -19,22 +19,13 @@ from dataclasses import dataclass
 from ..errors import CompileError
 from ..ir import instance_context as ictx
 from ..ir.graph import LeafFunction
+from ..ir.pyast import walk_own
 from .clone_leaves import BARRIER_MARKER, CTX_PARAM, LeafClone
 
 # Calls whose result differs per instance even with uniform arguments.
 _VARYING_CALL = re.compile(r"^__hpvm_(atomic_\w+|malloc)$")
 # The context entries of a clone that differ per instance: its own node's ids x, y, z.
 _OWN_IDS = frozenset(ictx.index(0, ictx.ID + axis) for axis in range(3))
-
-
-def walk_own(node: ast.AST) -> Iterator[ast.AST]:
-    """``ast.walk`` that does not enter nested functions, lambdas or classes."""
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        yield n
-        if n is node or not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(n))
 
 
 def is_barrier(stmt: ast.stmt) -> bool:

@@ -51,6 +51,7 @@ from ...errors import CompileError
 from ...ir import instance_context as ictx
 from ...ir import pyast
 from ...ir.leafinfo import leaf_namespace
+from ...ir.pyast import walk_own as _walk_own
 from ...ir.types import ArrayType, PortType, ScalarType
 from ...passes.clone_leaves import BARRIER_MARKER, CTX_PARAM, LeafClone
 from ...passes.uniformity import Uniformity as _Uniformity
@@ -60,7 +61,6 @@ from ...passes.uniformity import is_barrier as _is_barrier
 from ...passes.uniformity import loads as _loads
 from ...passes.uniformity import reads_varying as _reads_varying
 from ...passes.uniformity import stores as _stores
-from ...passes.uniformity import walk_own as _walk_own
 from .narrow import MASK
 
 # Names of the group function (the leaf's own names never start with "__hpvm").
