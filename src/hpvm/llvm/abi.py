@@ -25,6 +25,8 @@ because LLVM 22 does not parse bare ``in``/``out``), and on functions ``"hpvm.ki
 
 from __future__ import annotations
 
+import re
+
 from ..ir.bodies import llvm_abi_types, llvm_name
 from ..ir.types import PortType
 
@@ -87,6 +89,15 @@ HOST_INTRINSICS = frozenset(
     {"init", "cleanup", "trackMemory", "untrackMemory", "requestMemory", "launch", "wait", "push", "pop"}
 )
 PREFIX = "llvm.hpvm."
+
+
+#: A name as LLVM's text writes it: bare (``n1``, ``.x.flat``) or quoted (``"a b"``), without
+#: its sigil; what every reader of instruction text matches names with.
+NAME = r'(?:"(?:[^"\\]|\\.)*"|[-\w.$]+)'
+#: A block's label line (``entry:``, ``"a b":``), the name in group 1.
+LABEL_LINE = re.compile(rf"^({NAME}):")
+#: An instruction that defines a value (``%n1 = …``), the name without ``%`` in group 1.
+DEFINES = re.compile(rf"^%({NAME}) = ")
 
 
 def quote(name: str) -> str:

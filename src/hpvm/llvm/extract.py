@@ -30,9 +30,8 @@ from .export import Connection, create_node
 from .importer import define_line, from_hpvm_ir, is_size_arithmetic, parse_verified, return_type
 from .outline import FunctionIndex, Outline
 
-_NAME = re.compile(r'%("(?:[^"\\]|\\.)*"|[-\w.$]+)')
+_NAME = re.compile(rf"%({abi.NAME})")
 _CALLS_ENTRY = re.compile(rf"\bcall token @{re.escape(ENTRY)}\(")
-_LABEL = re.compile(r'^("(?:[^"\\]|\\.)*"|[-\w.$]+):')
 _UNNAMED_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|%(\d+)\b(?![-\w.$])|^(\d+):', re.M)
 _ARG = '"hpvm.arg"'
 _GRAPH = (
@@ -302,7 +301,7 @@ class Regions:
         found: dict[str, set[str]] = {}
         block = ""
         for line in str(self.fn).splitlines():
-            label = re.match(r'^("(?:[^"\\]|\\.)*"|[-\w.$]+):', line)
+            label = abi.LABEL_LINE.match(line)
             if label:
                 block = label.group(1).strip('"')
             elif line.startswith("  "):
@@ -323,7 +322,7 @@ class Regions:
         node_functions = {r.function for r in self.regions.values()}
         kept = []
         for line in without_function(self.module, fn.name):
-            m = re.match(r'declare\b[^@]*@("(?:[^"\\]|\\.)*"|[-\w.$]+)\(', line)
+            m = re.match(rf"declare\b[^@]*@({abi.NAME})\(", line)
             if not (m and m.group(1).strip('"') in node_functions) and not line.startswith("@llvm.used = "):
                 kept.append(line)
         declared = {f.name for f in self.module.functions}
@@ -532,7 +531,7 @@ def with_names(module: Any, fn: Any) -> tuple[Any, Any]:
     head = f"@{abi.quote(fn.name)}("
     start = next(k for k, line in enumerate(lines) if line.startswith("define") and head in line)
     end = next(k for k in range(start, len(lines)) if lines[k].startswith("}"))
-    if not _LABEL.match(lines[start + 1]):  # an unnamed entry block, which LLVM prints without label:
+    if not abi.LABEL_LINE.match(lines[start + 1]):  # an unnamed entry block, which LLVM prints without label:
         # its number follows the unnamed arguments'
         numbered = sum(m.group(1) is not None for m in _UNNAMED_OR_STRING.finditer(lines[start]))
         lines.insert(start + 1, f"{numbered}:\n")

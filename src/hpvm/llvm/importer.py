@@ -113,15 +113,6 @@ def _instr(ins: Any) -> str:
     return str(ins).strip()
 
 
-def _intrinsic(ins: Any) -> str | None:
-    """``createNode1D`` for a call of ``llvm.hpvm.createNode1D``, else ``None``."""
-    if ins.opcode != "call":
-        return None
-    callee = list(ins.operands)[-1]
-    name = callee.name
-    return name[len(abi.PREFIX) :] if name.startswith(abi.PREFIX) else None
-
-
 _const = constant
 
 
@@ -264,15 +255,11 @@ class _Importer:
 
     def text_of(self, ins: Any) -> str:
         """The text of an instruction of ``instructions``."""
-        found = self.texts.get(id(ins))
-        if found is None:
-            found = self.texts[id(ins)] = _instr(ins)
-        return found
+        return self.texts[id(ins)]
 
     def intrinsic_of(self, ins: Any) -> str | None:
-        """``_intrinsic`` of an instruction of ``instructions`` (read from its text)."""
-        if id(ins) not in self.intrinsics:
-            self.intrinsics[id(ins)] = _intrinsic(ins)
+        """``createNode1D`` for an instruction of ``instructions`` calling
+        ``llvm.hpvm.createNode1D``, else ``None``."""
         return self.intrinsics[id(ins)]
 
     # -- one node function ------------------------------------------------------------
@@ -817,8 +804,7 @@ def is_size_arithmetic(ins: Any) -> bool:
     return False
 
 
-_VALUE = re.compile(r'(?:[%@]?(?:"(?:[^"\\]|\\.)*"|[-\w.$]+))$')
-_DEFINED = re.compile(r'^(%(?:"(?:[^"\\]|\\.)*"|[-\w.$]+)) = ')
+_VALUE = re.compile(rf"[%@]?{abi.NAME}$")
 
 
 def call_arguments(text: str) -> list[tuple[str, str]]:
@@ -853,8 +839,8 @@ def call_arguments(text: str) -> list[tuple[str, str]]:
 
 def _defined_value(text: str) -> str:
     """The value an instruction's text defines (``%n1`` of ``%n1 = call …``), else ``""``."""
-    m = _DEFINED.match(text)
-    return m.group(1) if m else ""
+    m = abi.DEFINES.match(text)
+    return f"%{m.group(1)}" if m else ""
 
 
 def _integer(value: str) -> int | None:

@@ -21,13 +21,12 @@ from typing import Any
 from . import abi
 from .errors import LLVMExtractError
 
-_LABEL = re.compile(r'label %("(?:[^"\\]|\\.)*"|[-\w.$]+)')
-_DEFINES = re.compile(r'^%("(?:[^"\\]|\\.)*"|[-\w.$]+) = ')
-_ALLOCA = re.compile(r'^%(?:"(?:[^"\\]|\\.)*"|[-\w.$]+) = alloca ([^,]+)')
+_LABEL = re.compile(rf"label %({abi.NAME})")
+_ALLOCA = re.compile(rf"^%{abi.NAME} = alloca ([^,]+)")
 # A local value's name in an instruction's text (``%x``, ``%"a b"``), unless it is a
 # block's (``label %x``) or inside metadata (``metadata ptr %x``), which are no operands.
-_LOCAL = re.compile(r'(label |metadata [^%,()]*)?%("(?:[^"\\]|\\.)*"|[-\w.$]+)')
-_CALLEE = re.compile(r'^(?:%\S+ = )?(?:tail |musttail |notail )?call [^@]*?@("(?:[^"\\]|\\.)*"|[-\w.$]+)\(')
+_LOCAL = re.compile(rf"(label |metadata [^%,()]*)?%({abi.NAME})")
+_CALLEE = re.compile(rf"^(?:%\S+ = )?(?:tail |musttail |notail )?call [^@]*?@({abi.NAME})\(")
 
 
 class FunctionIndex:
@@ -51,7 +50,7 @@ class FunctionIndex:
     def _name(self, ins: Any) -> str:
         """The name of the value ``ins`` defines (``""``: none), read from its text where
         the name is written plainly."""
-        m = _DEFINES.match(self.text[ins])
+        m = abi.DEFINES.match(self.text[ins])
         if m is None:
             return ""
         return ins.name if m.group(1).startswith('"') else m.group(1)
@@ -63,7 +62,7 @@ class FunctionIndex:
         lines: dict[str, list[str]] = {}
         block = None
         for line in str(self.fn).splitlines():
-            label = re.match(r'^("(?:[^"\\]|\\.)*"|[-\w.$]+):', line)
+            label = abi.LABEL_LINE.match(line)
             if label:
                 block = label.group(1).strip('"')
                 lines[block] = []

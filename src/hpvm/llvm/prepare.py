@@ -354,7 +354,7 @@ class _Preparer:
         return str(checked)
 
 
-_VALUE = r'%(?:"(?:[^"\\]|\\.)*"|[-\w.$]+)'
+_VALUE = rf"%{abi.NAME}"
 _QUERY = re.compile(
     rf"^  ({_VALUE}) = (?:tail |musttail |notail )?call (i64|i32) "
     rf"@llvm\.hpvm\.(getNodeInstanceID|getNumNodeInstances|getNumDims)(?:\.([xyz]))?\(ptr ({_VALUE})\)"
