@@ -22,9 +22,7 @@ Part of ``run.py`` (``--only wrapper_gpu``); it runs on the first GPU back end o
 from __future__ import annotations
 
 import importlib
-import statistics
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -36,7 +34,6 @@ from hpvm.backends import available_backends, base
 
 WRAPPERS = 64  # instances of the CPU wrapper node
 TILE = 1024  # float32 elements per tile (the GPU leaf's instances per wrapper instance)
-SAMPLES = 30  # interleaved samples (quick); the full preset takes more
 
 
 @hpvm.leaf
@@ -98,8 +95,14 @@ def gpu_hint_means(target: str) -> Iterator[None]:
         launch._CHOICES.clear()
 
 
-def measure(target: str, samples: int, w: int = WRAPPERS, k: int = TILE) -> dict[str, float]:
-    """Median seconds of the three ways (see the module doc), sampled in turn."""
+def measure(
+    target: str,
+    medians: Callable[[dict[str, Callable[[], None]]], dict[str, float]],
+    w: int = WRAPPERS,
+    k: int = TILE,
+) -> dict[str, float]:
+    """Median seconds of the three ways (see the module doc): ``medians`` samples the runs in
+    turn (``run.py``'s interleaved sampling)."""
     x = np.arange(w * k, dtype=np.float32) % 97
     y = np.zeros(w * k, dtype=np.float32)
     for a in (x, y):
@@ -128,15 +131,10 @@ def measure(target: str, samples: int, w: int = WRAPPERS, k: int = TILE) -> dict
         fn()
         if not np.array_equal(hpvm.request_memory(y), 2 * x):
             raise AssertionError(f"{name} computed a wrong result on {target}")
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(samples):
-        for name, fn in runs.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
+    found = medians(runs)
     for arr in (x, y):
         hpvm.untrack_memory(arr)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    return found
 
 
 def bench_wrapper_gpu(ctx: Any) -> list[Any]:
@@ -154,9 +152,10 @@ def bench_wrapper_gpu(ctx: Any) -> list[Any]:
         row.measure = "not run: needs a GPU back end (--targets opencl or cuda)"
         return [row]
     target = gpus[0]
-    samples = SAMPLES if ctx.sizes.repeat <= 3 else 3 * SAMPLES
     with gpu_hint_means(target):
-        m = measure(target, samples)
+        m = measure(
+            target, lambda runs: ctx.interleaved(runs, {n: harness.timed(fn) for n, fn in runs.items()})
+        )
     per_direct = (m["wrapped"] - m["direct"]) / WRAPPERS
     per_once = (m["wrapped"] - m["once"]) / WRAPPERS
     row.hpvm = {target: fmt_time(m["wrapped"])}
