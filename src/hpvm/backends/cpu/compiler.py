@@ -46,7 +46,7 @@ from .privatize import plain_helpers
 # launches compile on worker threads.
 COMPILE_LOCK = threading.RLock()
 # Bump when generated code or its module layout changes (6: error model; 7: outlined loops).
-CODEGEN_VERSION = 7
+CODEGEN_VERSION = 8
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in

@@ -454,7 +454,9 @@ class GraphGen:
         names=None,
         order: tuple[int, ...] | None = None,
     ) -> list[str]:  # type: ignore[no-untyped-def]
-        """The group's loop nest (the last instance skipped when it is peeled). ``order``: the
+        """The group's loop nest (the last instance skipped when it is peeled: the innermost
+        loop stops one short where every outer id is at its last, rather than a test in the
+        body, which kept LLVM from vectorizing the loop). ``order``: the
         dimensions' loops, outermost first (``loop_order``; default x outermost); ``chunk``:
         the outermost loop runs ``range(lo, hi)`` of a chunk (the callers' chunks split the
         extent of dimension ``order[0]``); ``swap``: private copies; ``names``: ``fn``'s
@@ -469,10 +471,16 @@ class GraphGen:
         inner_id = idx[order[-1]]
         out.append(f"{inner_id}_small = {sizes[order[-1]]} <= {MASK}")
         for pos, a in enumerate(order):
+            end = sizes[a]
+            if peel and pos == dims - 1:  # the peeled last instance: the innermost loop stops short
+                outer_last = " and ".join(f"{idx[b]} == {sizes[b]} - 1" for b in order[:-1])
+                end = f"({end} - 1 if {outer_last} else {end})" if outer_last else f"{end} - 1"
             if pos == 0 and chunk is not None:
-                bounds = f"{chunk[0]}, {chunk[1]}"
+                bounds = (
+                    f"{chunk[0]}, min({chunk[1]}, {end})" if end != sizes[a] else f"{chunk[0]}, {chunk[1]}"
+                )
             else:
-                bounds = sizes[a]
+                bounds = end
             loop = "prange" if (prange and pos == 0) else "range"
             var = f"{idx[a]}_w" if pos == dims - 1 else idx[a]
             out.append(INDENT * depth + f"for {var} in {loop}({bounds}):")
@@ -481,10 +489,6 @@ class GraphGen:
         inner = self._emit_body(
             fn, group, idx, sizes, feeds, needs, index, imported, capture=False, swap=swap, names=names
         )
-        if peel:
-            last = " and ".join(f"{i} == {s} - 1" for i, s in zip(idx, sizes))
-            out.append(INDENT * depth + f"if {last}:")
-            out.append(INDENT * (depth + 1) + "continue")
         out += [INDENT * depth + line for line in inner]
         return out
 
