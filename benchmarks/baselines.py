@@ -50,6 +50,20 @@ def vector_add_numpy(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
     np.add(a, b, out=c)
 
 
+@numba.njit(**_JIT)
+def saxpy(alpha: np.float32, x: np.ndarray, y: np.ndarray) -> None:
+    """y = alpha x + y, one parallel loop."""
+    for i in prange(x.shape[0]):
+        y[i] = alpha * x[i] + y[i]
+
+
+@numba.njit(**_JIT)
+def triad(a: np.ndarray, b: np.ndarray, c: np.ndarray, s: np.float32) -> None:
+    """STREAM's triad a = b + s c, one parallel loop."""
+    for i in prange(a.shape[0]):
+        a[i] = b[i] + s * c[i]
+
+
 # ---------------------------------------------------------------------------------------
 # sgemm: C = alpha * A @ B + beta * C
 

@@ -255,6 +255,7 @@ def blur_row(ctx: Any, harness: Any, side: int) -> Any:
         check,
         ((side - 2) ** 2, harness.INTERP_WEIGHT["stencil"]),
         peers=peer_impls(harness, "blur", src, dst, ()),
+        traffic=8 * side * side,  # the image read once, the next written
     )
     not_installed(row)
     return row
@@ -291,6 +292,7 @@ def stencil_rows(ctx: Any, harness: Any, shape: tuple[int, int, int]) -> list[An
         check,
         (interior, harness.INTERP_WEIGHT["stencil"]),
         peers=peer_impls(harness, "stencil", src, dst, (c0, c1)),
+        traffic=8 * nx * ny * nz,  # the grid read once, the next written
     )
     not_installed(row)
     rows = [row]

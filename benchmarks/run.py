@@ -8,6 +8,12 @@ before anything is timed, and the first (compiling) run is never timed. Times ar
 of samples taken round-robin — one sample of each implementation in turn — so that all of
 them see the same machine noise.
 
+Every row names its **anchor** (what hpvm is measured against: ``ANCHORS``, or the row's
+own) and, where there is one, its **limit**: for a memory-bound kernel the time the
+machine's measured bandwidth allows for the bytes it must move (``memory_bound.machine_bandwidth``,
+STREAM's triad with OpenMP, measured once per run) and the GB/s hpvm reaches; beside sgemm,
+BLAS's GFLOP/s.
+
 Rows:
 
 - kernels — vector add (2^24 float32); Parboil sgemm (the two-level tiled graph, 1024³;
@@ -49,7 +55,10 @@ leaves, ≤ 1.10×; export/import time of edge detection: ``benchmarks/llvm_benc
 single-threaded, and ``c.compile`` plus first run of each example: ``benchmarks/c_bench.py``),
 llvmpar (seed 004's PREPARE, -O2 and EXTRACT of edge detection: ``benchmarks/llvmpar_bench.py``),
 wrapper_gpu (a replicated CPU wrapper node around a GPU leaf beside the same leaf launched
-directly: the host's overhead per wrapper instance, ``benchmarks/mixed_bench.py``).
+directly: the host's overhead per wrapper instance, ``benchmarks/mixed_bench.py``), membound
+(STREAM triad, vector add, saxpy and the 3-D stencil as Python and HPVM-C leaves beside the
+same loops in C with OpenMP, gcc -O3 -march=native -fopenmp, in GB/s beside the machine's
+measured bandwidth: ``benchmarks/memory_bound.py``).
 
 ``--quick`` uses smaller sizes where it matters (sgemm 256³, 256² frames) and fewer
 samples; ``--tiny`` uses sizes the interpreter can run, to check the harness itself.
@@ -92,6 +101,7 @@ import kernels  # noqa: E402
 import layout  # noqa: E402
 import llvm_bench  # noqa: E402
 import llvmpar_bench  # noqa: E402
+import memory_bound  # noqa: E402
 import mixed_bench  # noqa: E402
 import nested_pipeline  # noqa: E402
 import plots  # noqa: E402
@@ -209,6 +219,8 @@ class Row:
     numba: str = "—"
     numpy: str = "—"
     peers: dict[str, str] = field(default_factory=dict)  # other systems (PEERS) -> cell
+    anchor: str = ""  # what hpvm is measured against (ANCHORS[benchmark] unless the row says)
+    limit: str = "—"  # the physical limit, where there is one: bandwidth, BLAS GFLOP/s
     measure: str = "—"
     target: str = "—"
     verdict: str = "—"
@@ -260,6 +272,12 @@ class Bench:
 
     def too_slow(self, target: str, instances: float, weight: float) -> bool:
         return target == "interp" and self.interp_estimate(instances, weight) > INTERP_LIMIT
+
+    # -- the physical limit ---------------------------------------------------------------
+
+    def bandwidth(self) -> tuple[float, str]:
+        """The machine's measured memory bandwidth in bytes/s, and how (measured once per run)."""
+        return memory_bound.machine_bandwidth()
 
     # -- sampling -------------------------------------------------------------------------
 
@@ -325,12 +343,17 @@ def kernel_row(
     interp: tuple[float, float],
     numpy_label: str = "",
     peers: dict[str, Impl] | None = None,
+    traffic: float = 0.0,
+    flops: float = 0.0,
 ) -> Row:
     """Verify every implementation against hand-written Numba, then time them side by side.
 
     ``reset`` restores the inputs before each verification run (kernels that update their
     output in place); ``interp`` is (instances, weight) for the interpreter's estimate;
-    ``peers``: other systems' versions of the kernel (``PEERS``), timed in the same rounds.
+    ``peers``: other systems' versions of the kernel (``PEERS``), timed in the same rounds;
+    ``traffic``: the bytes one call must move (a memory-bound kernel: its limit is the
+    machine's bandwidth), ``flops``: its floating-point operations (compute-bound: its
+    limit is BLAS's rate, the NumPy column).
     """
     row = Row(name, size)
     reset()
@@ -394,7 +417,26 @@ def kernel_row(
             row.data[f"{name}_per_numba"] = again[name] / again[NUMBA]
     row.data.update({f"{k}_s": v for k, v in medians.items()})
     ratio_row(row, medians)
+    row.limit = limit_cell(ctx, medians.get("cpu"), traffic, flops, medians["NumPy"], row.data)
     return row
+
+
+def limit_cell(
+    ctx: Bench, seconds: float | None, traffic: float, flops: float, blas_s: float, data: dict[str, Any]
+) -> str:
+    """The limit column: the time the machine's bandwidth allows for ``traffic`` bytes and
+    the share of it hpvm cpu reaches, or BLAS's GFLOP/s beside hpvm's for ``flops``."""
+    if traffic:
+        bandwidth, how = ctx.bandwidth()
+        limit = traffic / bandwidth
+        data |= {"limit_s": limit, "bandwidth_Bps": bandwidth}
+        cell = f"{fmt_time(limit)} at {bandwidth / 1e9:.1f} GB/s ({how})"
+        return cell + (f"; cpu {traffic / seconds / 1e9:.1f} GB/s" if seconds else "")
+    if flops:
+        data["blas_gflops"] = flops / blas_s / 1e9
+        cell = f"BLAS {flops / blas_s / 1e9:.1f} GFLOP/s"
+        return cell + (f"; cpu {flops / seconds / 1e9:.1f}" if seconds else "")
+    return "—"
 
 
 def ratio_row(row: Row, medians: dict[str, float]) -> None:
@@ -466,6 +508,7 @@ def vadd_row(ctx: Bench, n: int, targets: list[str]) -> Row:
         lambda: None,
         np.testing.assert_array_equal,
         (n, INTERP_WEIGHT["vadd"]),
+        traffic=12 * n,  # a and b read, c written
     )
 
 
@@ -517,6 +560,7 @@ def sgemm_row(
         check,
         (size * size, 1.0 + INTERP_WEIGHT["sgemm_per_k"] * size),
         numpy_label="BLAS: other algorithm",
+        flops=2.0 * size**3,
     )
 
 
@@ -572,6 +616,7 @@ def stencil_rows(ctx: Bench, root: InternalFunction, label: str = "") -> list[Ro
         reset,
         check,
         (interior * iterations, INTERP_WEIGHT["stencil"]),
+        traffic=8.0 * nx * ny * nz * iterations,  # each step reads the grid once, writes the next
     )
     if "cpu_s" in row.data:
         row.data["cpu_per_launch_s"] = row.data["cpu_s"] / iterations
@@ -604,6 +649,7 @@ def bench_histogram(ctx: Bench) -> list[Row]:
             np.testing.assert_array_equal,
             (n, INTERP_WEIGHT["histogram"]),
             numpy_label="bincount",
+            traffic=n,  # one byte read per value (the bins stay in cache)
         )
     ]
 
@@ -637,6 +683,7 @@ def bench_reduction(ctx: Bench) -> list[Row]:
             lambda: None,
             check,
             (n, INTERP_WEIGHT["reduction"]),
+            traffic=4 * n,  # the data read once
         )
     ]
 
@@ -1004,7 +1051,40 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "c": c_bench.bench_c,  # HPVM-C sgemm on cpu beside Numba and clang -O3, compile per example (benchmarks/c_bench.py)
     "llvmpar": llvmpar_bench.bench_llvmpar,  # PREPARE, -O2, EXTRACT of edge detection (llvmpar_bench.py)
     "wrapper_gpu": mixed_bench.bench_wrapper_gpu,  # a CPU wrapper[64] around a GPU leaf (mixed_bench.py)
+    "membound": memory_bound.bench_membound,  # triad, vadd, saxpy, stencil vs OpenMP C, GB/s (memory_bound.py)
 }
+NUMBA_ANCHOR = "hand-written Numba (prange)"
+#: What each benchmark's hpvm side is measured against (a row may say more in its own cells).
+ANCHORS = {
+    "vadd": NUMBA_ANCHOR,
+    "sgemm": NUMBA_ANCHOR,
+    "sgemm_wrapper": NUMBA_ANCHOR,
+    "stencil": NUMBA_ANCHOR,
+    "stencil_wrapper": NUMBA_ANCHOR,
+    "layout": NUMBA_ANCHOR + "; Taichi, Warp",
+    "histogram": NUMBA_ANCHOR,
+    "reduction": NUMBA_ANCHOR,
+    "pipeline": "the same stages called in turn",
+    "pipeline1": "the same stages launched in turn",
+    "nested": "the same stages launched in turn",
+    "threads": "the same graph on 1 thread",
+    "launch": "absolute time",
+    "compile": "absolute time",
+    "overhead": "Numba prange over N",
+    "scaling": NUMBA_ANCHOR,
+    "stream": "a queue.Queue pair",
+    "tensor": "eager PyTorch",
+    "gpulaunch": "absolute time",
+    "svm": "numpy.copyto; queue.Queue threads; the cpu back end",
+    "hbir": NUMBA_ANCHOR,
+    "llvm": "the same kernels as Python leaves",
+    "c": NUMBA_ANCHOR + "; clang -O3, 1 thread",
+    "llvmpar": "absolute time",
+    "wrapper_gpu": "the same leaf launched directly",
+    "membound": "OpenMP C (gcc -O3 -march=native -fopenmp)",
+}
+assert set(ANCHORS) == set(BENCHMARKS), "every benchmark names its anchor"
+
 KERNEL_ROWS = (
     "vadd",
     "sgemm",
@@ -1065,7 +1145,7 @@ def machine() -> dict[str, str]:
     }
 
 
-PEERS = ("Taichi", "Warp")  # optional columns: other systems, on the rows that run them
+PEERS = ("OpenMP C (gcc)", "Taichi", "Warp")  # optional columns: other systems, on the rows that run them
 
 
 def peer_columns(rows: list[Row]) -> list[str]:
@@ -1081,6 +1161,8 @@ def columns(targets: list[str], peers: Sequence[str] = ()) -> list[str]:
         NUMBA,
         "NumPy",
         *peers,
+        "anchor",
+        "limit",
         "measure",
         "target",
         "result",
@@ -1095,6 +1177,8 @@ def cells(row: Row, targets: list[str], peers: Sequence[str] = ()) -> list[str]:
         row.numba,
         row.numpy,
         *(row.peers.get(p, "—") for p in peers),
+        row.anchor or "—",
+        row.limit,
         row.measure,
         row.target,
         row.verdict,
@@ -1211,7 +1295,10 @@ def main(argv: list[str] | None = None) -> int:
             progress.update(task, description=f"benchmark: {name}")
             hpvm.init()
             try:
-                rows.extend(BENCHMARKS[name](ctx))
+                made = BENCHMARKS[name](ctx)
+                for row in made:
+                    row.anchor = row.anchor or ANCHORS[name]
+                rows.extend(made)
             except Exception as e:
                 rows.append(
                     Row(
