@@ -227,9 +227,13 @@ class Producers:
         self._pushers: set[threading.Thread] = {threading.current_thread()}
         self._bystanders: set[threading.Thread] = set(threading.enumerate())
         self._ignore = ignore  # other threads of the runtime's own (the SVM's processors)
+        self._last: int | None = None  # the ident of the thread added last
 
     def add_current(self) -> None:
-        self._pushers.add(threading.current_thread())
+        ident = threading.get_ident()  # (cheaper than current_thread(): once per push)
+        if ident != self._last:
+            self._pushers.add(threading.current_thread())
+            self._last = ident
 
     def other_alive(self) -> bool:
         """Whether a thread other than the calling one could still push."""
@@ -533,7 +537,8 @@ class Stream:
         finally:
             self._lock.acquire()
             self._busy = False
-        fused.results.extend(outputs)  # type: ignore[union-attr]
+        out = self._out_range  # (whole items: made tuples here, in one pass, not per pop)
+        fused.results.extend([tuple(map(o.__getitem__, out)) for o in outputs])  # type: ignore[union-attr]
         if error is not None:
             self._lock.release()
             try:
@@ -558,6 +563,12 @@ class Stream:
     def _push(self, args: Sequence[Any]) -> None:
         with self._lock:
             self.producers.add_current()  # (also while it waits for room)
+            fused = self.fused
+            if fused is not None and len(fused.args) < self.capacity and not (self.closed or self.failed):
+                fused.args.append(args)  # the common case, fused: nothing else to check
+                self.pushed += 1
+                self._host.wake()
+                return
             while True:
                 if self.closed:
                     raise StreamError(
@@ -599,9 +610,8 @@ class Stream:
                 if done:
                     if done[0] is _FAILED:
                         self._raise_error("pop")
-                    outputs = done.popleft()
                     self.popped += 1
-                    return tuple(map(outputs.__getitem__, self._out_range))
+                    return done.popleft()  # type: ignore[no-any-return]
                 fused = self.fused
                 if fused is None and self._can_pop(stages):
                     break
