@@ -79,7 +79,7 @@ def test_a_stream_of_scalars_on_cpu_runs_fused_without_threads():
     xs = [x for x in range(30) if x != 4]  # add_one(4) = 5 fails
     for x in xs:  # more than capacity without a pop: push runs what waits, never blocks
         hpvm.push(h, (x,))
-        assert len(h.stream.fused.args) <= 4
+        assert len(h.stream.fused.args) <= 2 * 4  # capacity per stage, as with threads
     assert [int(hpvm.pop(h)[0]) for _ in xs] == [expect(x) for x in xs]
     assert not stage_threads()
     hpvm.wait(h)
@@ -252,3 +252,27 @@ def test_any_interleaving_of_pushes_and_pops_keeps_push_order(capacity, pops, sl
         assert got == [x + 1 for x in range(pushed)]
     finally:
         patch.undo()
+
+
+@hpvm.leaf
+def negate(x: hpvm.i64) -> hpvm.i64:
+    return -x
+
+
+@hpvm.internal
+def two_outputs(x: hpvm.i64):
+    a = hpvm.create_node(add_one)
+    b = hpvm.create_node(negate)
+    hpvm.bind_in(a, 0, 0)
+    hpvm.edge(a, b, hpvm.ONE_TO_ONE, 0, 0, stream=True)
+    hpvm.bind_out(b, 0, 1)  # the outputs of both stages, in the other order
+    hpvm.bind_out(a, 0, 0)
+
+
+def test_a_fused_stream_pops_every_root_output_in_port_order():
+    h = hpvm.launch(two_outputs, None, stream=True, target="cpu", capacity=2)
+    assert h.stream.fused is not None
+    for x in range(9):
+        hpvm.push(h, (x,))
+    assert [tuple(int(v) for v in hpvm.pop(h)) for _ in range(9)] == [(x + 1, -(x + 1)) for x in range(9)]
+    hpvm.wait(h)

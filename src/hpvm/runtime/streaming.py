@@ -29,7 +29,7 @@ ran at 0.3–0.5× a hand-written pair of ``queue.Queue`` threads (issue 24, ite
 stream whose stages exchange only scalars, and whose root takes and gives only scalars, on
 ``cpu`` starts *fused*: every stage in one back-end call (one compiled loop over the batch,
 the stages composed per item), run by whichever host call needs it — ``pop`` when its
-result is not there yet, ``push`` when ``capacity`` items already wait, ``wait`` for the
+result is not there yet, ``push`` when ``capacity`` items per stage already wait, ``wait`` for the
 rest — with no thread at all. Only one call runs a batch at a time, so order holds. When a
 fused batch turns out slow (over ``INLINE_SECONDS`` and ``INLINE_ITEM_SECONDS`` an item, of the
 thread's CPU time, ``INLINE_SLOW_BATCHES`` times in a row),
@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import graphlib
 import itertools
+import operator
 import threading
 import time
 import warnings
@@ -311,6 +312,9 @@ class Stream:
         self.fused: _Stage | None = None
         self._done: deque[Any] = deque()
         self._busy = False  # a host call is running a fused batch (one at a time: order)
+        # The items a fused stream holds waiting: as many as its stages' buffers would hold
+        # with threads, so that fusing keeps the memory bound and runs longer batches.
+        self._fused_bound = capacity * len(plan)
         if fusable(root, backend, plan):
             self.fused = _Stage(0, [n for nodes in plan for n in nodes], self._host, results=self._done)
         else:
@@ -537,8 +541,7 @@ class Stream:
         finally:
             self._lock.acquire()
             self._busy = False
-        out = self._out_range  # (whole items: made tuples here, in one pass, not per pop)
-        fused.results.extend([tuple(map(o.__getitem__, out)) for o in outputs])  # type: ignore[union-attr]
+        fused.results.extend(self._as_tuples(outputs))  # type: ignore[union-attr]
         if error is not None:
             self._lock.release()
             try:
@@ -548,6 +551,15 @@ class Stream:
         elif slow and not self.failed:
             self._unfuse()
         self._wake_all()
+
+    def _as_tuples(self, outputs: list[dict[int, Any]]) -> list[tuple[Any, ...]]:
+        """Root outputs by index as the tuples ``pop`` returns (made per batch, not per pop)."""
+        count = len(self._out_range)
+        if count == 1:
+            return [(o[0],) for o in outputs]
+        if count == 0:
+            return [() for _ in outputs]
+        return list(map(operator.itemgetter(*self._out_range), outputs))
 
     def _unfuse(self) -> None:
         """Go over to stage threads (the lock held, no fused batch running): the items not
@@ -564,7 +576,7 @@ class Stream:
         with self._lock:
             self.producers.add_current()  # (also while it waits for room)
             fused = self.fused
-            if fused is not None and len(fused.args) < self.capacity and not (self.closed or self.failed):
+            if fused is not None and len(fused.args) < self._fused_bound and not (self.closed or self.failed):
                 fused.args.append(args)  # the common case, fused: nothing else to check
                 self.pushed += 1
                 self._host.wake()
@@ -578,7 +590,7 @@ class Stream:
                     self._raise_error("push")
                 fused = self.fused
                 if fused is not None:
-                    if len(fused.args) < self.capacity:
+                    if len(fused.args) < self._fused_bound:
                         break
                     if not self._busy:  # make room by running what waits
                         self._run_fused(fused)
