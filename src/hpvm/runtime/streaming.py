@@ -231,7 +231,9 @@ class Producers:
         self._last: int | None = None  # the ident of the thread added last
 
     def add_current(self) -> None:
-        ident = threading.get_ident()  # (cheaper than current_thread(): once per push)
+        # (An ident is cheaper than current_thread(), once per push. A dead pusher's ident
+        # reused by a thread started later is still counted: it was no bystander.)
+        ident = threading.get_ident()
         if ident != self._last:
             self._pushers.add(threading.current_thread())
             self._last = ident
