@@ -7,6 +7,7 @@ order naming the node — and stage threads again when its batches turn out slow
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -20,7 +21,8 @@ from streaming_programs import FAILING_ITEM, FAILING_NODE, nested_failing
 
 
 @pytest.fixture(autouse=True)
-def runtime():
+def runtime(monkeypatch):
+    monkeypatch.setattr(streaming, "_SLOW", weakref.WeakSet())  # no root known slow yet
     hpvm.init()
     yield
     hpvm.cleanup()
@@ -217,7 +219,7 @@ def test_a_pop_nothing_can_answer_raises_instead_of_waiting():
 def test_slow_fused_batches_go_over_to_stage_threads(monkeypatch):
     """Every batch counts as slow here: after INLINE_SLOW_BATCHES in a row (the first, which
     may compile, does not count) the items still waiting go to stage threads, and the
-    results come out in push order across the change."""
+    results come out in push order across the change; the next launch starts with them."""
     monkeypatch.setattr(streaming, "INLINE_SECONDS", -1.0)
     monkeypatch.setattr(streaming, "INLINE_ITEM_SECONDS", -1.0)
     h = hpvm.launch(tag_then_add, None, stream=True, target="cpu", capacity=2)
@@ -226,6 +228,37 @@ def test_slow_fused_batches_go_over_to_stage_threads(monkeypatch):
     assert h.stream.fused is None and stage_threads()
     assert [int(hpvm.pop(h)[0]) for _ in range(40)] == [x + 1 for x in range(40)]
     hpvm.wait(h)
+    again = hpvm.launch(tag_then_add, None, stream=True, target="cpu")
+    assert again.stream.fused is None
+    hpvm.wait(again)
+
+
+@hpvm.leaf
+def about_a_millisecond(x: hpvm.f64) -> hpvm.f64:
+    acc = x
+    for _ in range(400_000):  # dependent multiply-adds: not folded away
+        acc = acc * 0.9999999 + 1e-7
+    return acc
+
+
+@hpvm.internal
+def slow_stages(x: hpvm.f64):
+    a = hpvm.create_node(about_a_millisecond)
+    b = hpvm.create_node(about_a_millisecond)
+    hpvm.bind_in(a, 0, 0)
+    hpvm.edge(a, b, hpvm.ONE_TO_ONE, 0, 0, stream=True)
+    hpvm.bind_out(b, 0, 0)
+
+
+def test_stages_that_take_milliseconds_get_their_threads_within_a_few_items():
+    h = hpvm.launch(slow_stages, None, stream=True, target="cpu", capacity=8)
+    assert h.stream.fused is not None
+    for x in range(16):
+        hpvm.push(h, (float(x),))
+    got = [float(hpvm.pop(h)[0]) for _ in range(16)]
+    assert h.stream.fused is None and stage_threads()
+    hpvm.wait(h)
+    assert len(set(got)) == 16
 
 
 @settings(max_examples=15, deadline=None)
@@ -237,6 +270,7 @@ def test_slow_fused_batches_go_over_to_stage_threads(monkeypatch):
 def test_any_interleaving_of_pushes_and_pops_keeps_push_order(capacity, pops, slow):
     """Pushes and pops interleaved at random, fused or gone over to threads part way."""
     patch = pytest.MonkeyPatch()
+    patch.setattr(streaming, "_SLOW", weakref.WeakSet())
     if slow:
         patch.setattr(streaming, "INLINE_SECONDS", -1.0)
         patch.setattr(streaming, "INLINE_ITEM_SECONDS", -1.0)

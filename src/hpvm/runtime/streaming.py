@@ -30,10 +30,12 @@ stream whose stages exchange only scalars, and whose root takes and gives only s
 ``cpu`` starts *fused*: every stage in one back-end call (one compiled loop over the batch,
 the stages composed per item), run by whichever host call needs it — ``pop`` when its
 result is not there yet, ``push`` when ``capacity`` items per stage already wait, ``wait`` for the
-rest — with no thread at all. Only one call runs a batch at a time, so order holds. When a
-fused batch turns out slow (over ``INLINE_SECONDS`` and ``INLINE_ITEM_SECONDS`` an item, of the
-thread's CPU time, ``INLINE_SLOW_BATCHES`` times in a row),
-the stream goes over to stage threads for the items after it, so that long stages overlap.
+rest — with no thread at all. Only one call runs a batch at a time, so order holds. The
+first batches are short (1, 2, 4... items). When fused batches turn out slow (over
+``INLINE_SECONDS`` and ``INLINE_ITEM_SECONDS`` an item, of the thread's CPU time,
+``INLINE_SLOW_BATCHES`` times in a row; not the first, which may compile, nor one a full
+garbage collection ran in), the stream goes over to stage threads for the items after
+them, so that long stages overlap, and later launches of the root start with threads.
 
 **Failures.** An exception in a stage stops the pipeline: it is raised at the next pop or
 wait, naming the node, and push raises too — nothing is left blocked. The failure travels
@@ -45,6 +47,7 @@ run, and stops when it would have to wait for something that can no longer come.
 
 from __future__ import annotations
 
+import gc
 import graphlib
 import itertools
 import operator
@@ -73,7 +76,7 @@ BATCH_SECONDS = 0.5e-3  # about how long one batch of a stage may run (see above
 FUSE = True  # scalar streams on cpu start fused on the host (see above); False: always threads
 INLINE_SECONDS = 1e-3  # a fused batch slower than this in all ...
 INLINE_ITEM_SECONDS = 20e-6  # ... and than this per item, ...
-INLINE_SLOW_BATCHES = 3  # ... so many times in a row (not a garbage collection) goes to threads
+INLINE_SLOW_BATCHES = 2  # ... so many times in a row goes to threads
 _FAILED = object()  # sent downstream (and to the host) in place of the item that failed
 THREAD_PREFIX = "hpvm-stage"
 _stream_ids = itertools.count()
@@ -145,13 +148,17 @@ def plan_stages(root: InternalFunction) -> list[list[Node]]:
     return [by_stage[s] for s in order]
 
 
+#: roots whose fused batches were slow: their streaming launches start with stage threads
+_SLOW: weakref.WeakSet[InternalFunction] = weakref.WeakSet()
+
+
 def fusable(root: InternalFunction, backend: Backend, plan: list[list[Node]]) -> bool:
     """Whether a streaming launch of ``root`` on ``backend`` starts fused on the host: on
     ``cpu``, with scalars only at the root's boundary and on every edge between stages —
     what its batch loop runs in compiled code. (An array a stage hands on may be written by
     the host between items, and a fused run would also let the next item's ``malloc`` reuse
     it: those keep their threads.)"""
-    if not FUSE or backend.name != "cpu" or not plan or root.array_params():
+    if not FUSE or backend.name != "cpu" or not plan or root.array_params() or root in _SLOW:
         return False
     if not all(isinstance(t, ScalarType) for t in root.out_types):
         return False
@@ -516,19 +523,22 @@ class Stream:
         """Run every item waiting in ``fused`` as one batch on the calling host thread (the
         lock held on entry and on return, released while it runs). A failure becomes the
         stream's, in item order; a slow batch sends the stream over to stage threads."""
-        args = list(fused.args)
-        fused.args.clear()
+        waiting = fused.args  # the first batches short (1, 2, 4... items): a slow stage shows soon
+        args = [waiting.popleft() for _ in range(min(len(waiting), 1 << min(fused.index, 30)))]
         self._busy = True
         self._room.wake()
         self._lock.release()
         slow = False
         try:
             # CPU time of this thread: not the turns of the GIL other threads take meanwhile
-            start = time.thread_time()
+            # (and not a batch a full garbage collection ran in, nor the first: it may compile)
+            start, collections = time.thread_time(), gc.get_stats()[2]["collections"]
             batch = self._checked(self._execute(fused, args, [{}] * len(args)), len(args))
             seconds = time.thread_time() - start
-            if fused.index and seconds > INLINE_SECONDS and seconds > INLINE_ITEM_SECONDS * len(args):
-                fused.slow += 1  # (not the first batch: it may have compiled the stage)
+            if gc.get_stats()[2]["collections"] != collections or not fused.index:
+                pass
+            elif seconds > INLINE_SECONDS and seconds > INLINE_ITEM_SECONDS * len(args):
+                fused.slow += 1
             else:
                 fused.slow = 0
             slow = fused.slow >= INLINE_SLOW_BATCHES
@@ -551,6 +561,7 @@ class Stream:
             finally:
                 self._lock.acquire()
         elif slow and not self.failed:
+            _SLOW.add(self.root)  # its later launches start with threads
             self._unfuse()
         self._wake_all()
 
