@@ -8,9 +8,11 @@ with a hand-written pair of threads joined by bounded ``queue.Queue``s of the st
 default capacity — about the least a Python pipeline can cost. Both run in this process,
 sampled round-robin (one run of each in turn, medians), and every result is checked first.
 
-Target: ≥ 100,000 items/s on ``cpu`` (on a quiet 2-core machine); the ratio to the queue
-pair is reported beside it, since both move with the machine's load. ``run.py --only
-stream`` (``--targets cpu,interp`` adds the interpreter, on a tenth of the items).
+Target (issue 24, item 2): ``cpu`` at ≥ 1.0× the queue pair's items/s — a ratio, since both
+move with the machine's load; ≥ 100,000 items/s on a quiet 2-core machine is shown beside it
+(issue 10). A stream of scalars on ``cpu`` runs fused on the host (docs/semantics.md §13):
+no stage threads, one compiled call per batch. ``run.py --only stream`` (``--targets
+cpu,interp`` adds the interpreter, on a tenth of the items).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from typing import Any
 
 import hpvm
 
-TARGET = 100_000  # items/s through the two stages on cpu
+TARGET = 100_000  # items/s through the two stages on cpu, on a quiet machine
+TARGET_RATIO = 1.0  # cpu items/s over the queue pair's, sampled in turn (the verdict)
 CAPACITY = 16  # the stream's default capacity, and the queue pair's bound
 QUEUE = "queue.Queue pair"
 
@@ -125,7 +128,11 @@ def bench_stream(ctx: Any) -> list[Any]:
             rates[name].append(sizes.get(name, count) / run()[0])
     medians = {name: statistics.median(r) for name, r in rates.items()}
 
-    row = Row("stream, 2 scalar stages", f"{count:,} i64 items", target=f"≥ {TARGET:,} items/s")
+    row = Row(
+        "stream, 2 scalar stages",
+        f"{count:,} i64 items",
+        target=f"≥ {TARGET_RATIO:.1f}× {QUEUE} (≥ {TARGET:,} items/s quiet)",
+    )
     for t in ctx.targets:
         row.hpvm[t] = f"{medians[t]:,.0f} items/s"
     row.data = {f"{name}_items_per_s": rate for name, rate in medians.items()}
@@ -135,6 +142,6 @@ def bench_stream(ctx: Any) -> list[Any]:
     if "cpu" in medians:
         ratio = medians["cpu"] / reference
         row.measure = f"cpu {medians['cpu']:,.0f} items/s, {ratio:.2f}× the {QUEUE}"
-        row.verdict = verdict(medians["cpu"] >= TARGET)
+        row.verdict = verdict(ratio >= TARGET_RATIO)
         row.data["ratio_to_queue"] = ratio
     return [row]

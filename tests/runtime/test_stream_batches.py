@@ -34,6 +34,13 @@ def whole_batches(monkeypatch):
     monkeypatch.setattr(streaming, "BATCH_SECONDS", 1e9, raising=False)
 
 
+@pytest.fixture
+def stage_threads(monkeypatch):
+    """Stage threads even where a stream of scalars on ``cpu`` would start fused on the host
+    (``test_stream_fused.py``): the tests below are about the batches of stage threads."""
+    monkeypatch.setattr(streaming, "FUSE", False)
+
+
 class Gate:
     """Wraps a back end's ``run_stage_batch``: the first call waits until ``open`` (so the
     items pushed meanwhile are all waiting when it returns), and every call's items are
@@ -171,7 +178,9 @@ def failing_second(x: hpvm.i64):
 
 
 @pytest.mark.parametrize("target", ["interp", "cpu"])
-def test_a_failure_in_the_middle_of_a_batch_delivers_the_items_before_it(target, whole_batches, monkeypatch):
+def test_a_failure_in_the_middle_of_a_batch_delivers_the_items_before_it(
+    target, whole_batches, stage_threads, monkeypatch
+):
     gate = Gate(get_backend(target), monkeypatch)
     h = hpvm.launch(failing_second, None, stream=True, target=target)
     for x in range(10):  # item 4 fails (add_one gives 5)
@@ -210,7 +219,7 @@ def count_item_runs(monkeypatch) -> list[int]:
     return seen
 
 
-def test_cpu_runs_a_batch_of_scalars_in_its_compiled_loop(whole_batches, monkeypatch):
+def test_cpu_runs_a_batch_of_scalars_in_its_compiled_loop(whole_batches, stage_threads, monkeypatch):
     gate = Gate(get_backend("cpu"), monkeypatch)
     singles = count_item_runs(monkeypatch)
     h = hpvm.launch(failing_second, None, stream=True, target="cpu")
@@ -243,7 +252,7 @@ def scratch_stages(x: hpvm.i64):
     hpvm.bind_out(b, 0, 0)
 
 
-def test_malloc_in_a_batched_stage_gives_each_item_a_fresh_buffer(whole_batches, monkeypatch):
+def test_malloc_in_a_batched_stage_gives_each_item_a_fresh_buffer(whole_batches, stage_threads, monkeypatch):
     """The loop runs every item of a batch on one pool: what an item malloc'd is dropped
     after it, so the next item gets the same memory, zero-filled again."""
     gate = Gate(get_backend("cpu"), monkeypatch)

@@ -23,6 +23,20 @@ end — waits on a condition of that lock, and whoever changes what it waits for
 failure, or a stage that stops, wakes everyone. The one timed wait left is a ``pop`` with
 nothing in flight, which must notice when the threads that could push have ended.
 
+**Fused on the host.** Threads cost more than small items do: each item a stage thread takes
+is a lock, a wake-up and a turn of the GIL, and a pipeline of two ``cpu`` stages of scalars
+ran at 0.3–0.5× a hand-written pair of ``queue.Queue`` threads (issue 24, item 2). So a
+stream whose stages exchange only scalars, and whose root takes and gives only scalars, on
+``cpu`` starts *fused*: every stage in one back-end call (one compiled loop over the batch,
+the stages composed per item), run by whichever host call needs it — ``pop`` when its
+result is not there yet, ``push`` when ``capacity`` items per stage already wait, ``wait`` for the
+rest — with no thread at all. Only one call runs a batch at a time, so order holds. The
+first batches are short (1, 2, 4... items). When fused batches turn out slow (over
+``INLINE_SECONDS`` and ``INLINE_ITEM_SECONDS`` an item, of the thread's CPU time,
+``INLINE_SLOW_BATCHES`` times in a row; not the first, which may compile, nor one a full
+garbage collection ran in), the stream goes over to stage threads for the items after
+them, so that long stages overlap, and later launches of the root start with threads.
+
 **Failures.** An exception in a stage stops the pipeline: it is raised at the next pop or
 wait, naming the node, and push raises too — nothing is left blocked. The failure travels
 down the pipeline as a marker in item order, so the items pushed before the failing one are
@@ -33,15 +47,16 @@ run, and stops when it would have to wait for something that can no longer come.
 
 from __future__ import annotations
 
+import gc
 import graphlib
 import itertools
+import operator
 import threading
 import time
 import warnings
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,13 +65,18 @@ import numpy as np
 from ..backends.base import Backend, RunContext, StageBatch, collecting_warnings
 from ..backends.memory import MemoryTracker
 from ..errors import HPVMError, HPVMWarning, NodeExecutionError, StreamError
-from ..ir.graph import InternalFunction, Node
+from ..ir.graph import ALL_TO_ALL, InternalFunction, Node
+from ..ir.types import ScalarType
 from ..passes import PassManager
 from ..passes.flatten_streams import FlattenStreams, nested_streams
 from .workers import internal_thread, is_internal
 
 _POLL = 0.05  # seconds: how often a pop with nothing in flight checks that a producer lives
 BATCH_SECONDS = 0.5e-3  # about how long one batch of a stage may run (see above)
+FUSE = True  # scalar streams on cpu start fused on the host (see above); False: always threads
+INLINE_SECONDS = 1e-3  # a fused batch slower than this in all ...
+INLINE_ITEM_SECONDS = 20e-6  # ... and than this per item, ...
+INLINE_SLOW_BATCHES = 2  # ... so many times in a row goes to threads
 _FAILED = object()  # sent downstream (and to the host) in place of the item that failed
 THREAD_PREFIX = "hpvm-stage"
 _stream_ids = itertools.count()
@@ -128,6 +148,28 @@ def plan_stages(root: InternalFunction) -> list[list[Node]]:
     return [by_stage[s] for s in order]
 
 
+#: roots whose fused batches were slow: their streaming launches start with stage threads
+_SLOW: weakref.WeakSet[InternalFunction] = weakref.WeakSet()
+
+
+def fusable(root: InternalFunction, backend: Backend, plan: list[list[Node]]) -> bool:
+    """Whether a streaming launch of ``root`` on ``backend`` starts fused on the host: on
+    ``cpu``, with scalars only at the root's boundary and on every edge between stages —
+    what its batch loop runs in compiled code. (An array a stage hands on may be written by
+    the host between items, and a fused run would also let the next item's ``malloc`` reuse
+    it: those keep their threads.)"""
+    if not FUSE or backend.name != "cpu" or not plan or root.array_params() or root in _SLOW:
+        return False
+    if not all(isinstance(t, ScalarType) for t in root.out_types):
+        return False
+    stage_of = {id(n): k for k, nodes in enumerate(plan) for n in nodes}
+    return all(
+        isinstance(e.src.function.out_types[e.sp], ScalarType) and (e.repl == ALL_TO_ALL or e.src.dims == 0)
+        for e in root.graph.edges
+        if stage_of[id(e.src)] != stage_of[id(e.dst)]
+    )
+
+
 class _Signal:
     """A condition on the stream's lock that is notified only when someone waits on it:
     notifying costs a lock round trip, and items arrive far more often than anyone waits."""
@@ -178,6 +220,7 @@ class _Stage:
     stopped: bool = False  # the thread has ended (or is about to)
     thread: threading.Thread | None = None
     running: list[Any] = field(default_factory=list)  # root arguments of the items it runs now
+    slow: int = 0  # fused: how many batches in a row were slow
 
 
 class Producers:
@@ -192,9 +235,15 @@ class Producers:
         self._pushers: set[threading.Thread] = {threading.current_thread()}
         self._bystanders: set[threading.Thread] = set(threading.enumerate())
         self._ignore = ignore  # other threads of the runtime's own (the SVM's processors)
+        self._last: int | None = None  # the ident of the thread added last
 
     def add_current(self) -> None:
-        self._pushers.add(threading.current_thread())
+        # (An ident is cheaper than current_thread(), once per push. A dead pusher's ident
+        # reused by a thread started later is still counted: it was no bystander.)
+        ident = threading.get_ident()
+        if ident != self._last:
+            self._pushers.add(threading.current_thread())
+            self._last = ident
 
     def other_alive(self) -> bool:
         """Whether a thread other than the calling one could still push."""
@@ -261,12 +310,28 @@ class Stream:
         # wait forever. (Threads alive before the launch — Jupyter's, Dask's — cannot become
         # producers without pushing, and then they are tracked.)
         self.producers = Producers()
-        self.stages = self._build(plan_stages(root))
+        plan = plan_stages(root)
+        self.stages = self._build(plan)
         self._result_stages = [st for st in self.stages if st.results is not None]
         self._out_range = range(len(root.out_types))
-        sid = next(_stream_ids)
+        self._sid = next(_stream_ids)
+        # Fused (see the module's docstring): every node in one stage that host calls run
+        # (its index counts its batches); its results are the root outputs of whole items,
+        # popped before any stage's.
+        self.fused: _Stage | None = None
+        self._done: deque[Any] = deque()
+        self._busy = False  # a host call is running a fused batch (one at a time: order)
+        # The items a fused stream holds waiting: as many as its stages' buffers would hold
+        # with threads, so that fusing keeps the memory bound and runs longer batches.
+        self._fused_bound = capacity * len(plan)
+        if fusable(root, backend, plan):
+            self.fused = _Stage(0, [n for nodes in plan for n in nodes], self._host, results=self._done)
+        else:
+            self._start_threads()
+
+    def _start_threads(self) -> None:
         for st in self.stages:
-            st.thread = internal_thread(self._run_stage, f"{THREAD_PREFIX}-{sid}-{st.index}", st)
+            st.thread = internal_thread(self._run_stage, f"{THREAD_PREFIX}-{self._sid}-{st.index}", st)
             st.thread.start()
 
     def _build(self, plan: list[list[Node]]) -> list[_Stage]:
@@ -358,7 +423,8 @@ class Stream:
     def _execute(self, st: _Stage, args: list[Any], upstream: list[dict[str, Any]]) -> StageBatch:
         """Run a batch of items through ``st``'s nodes (no lock held: stages run concurrently)."""
         with collecting_warnings() as caught:
-            ctx = RunContext(self.tracker, stages=len(self.stages), cluster=self.cluster)
+            stages = 1 if st is self.fused else len(self.stages)  # (fused: one at a time)
+            ctx = RunContext(self.tracker, stages=stages, cluster=self.cluster)
             tracker = self.tracker
             tokens = (
                 [tracker.prepare_for(self.backend, self.root, a, ctx.transfers) for a in args]
@@ -451,11 +517,83 @@ class Stream:
             caught, self._warnings = self._warnings, []
         return caught
 
+    # -- fused on the host -------------------------------------------------------------
+
+    def _run_fused(self, fused: _Stage) -> None:
+        """Run every item waiting in ``fused`` as one batch on the calling host thread (the
+        lock held on entry and on return, released while it runs). A failure becomes the
+        stream's, in item order; a slow batch sends the stream over to stage threads."""
+        waiting = fused.args  # the first batches short (1, 2, 4... items): a slow stage shows soon
+        args = [waiting.popleft() for _ in range(min(len(waiting), 1 << min(fused.index, 30)))]
+        self._busy = True
+        self._room.wake()
+        self._lock.release()
+        slow = False
+        try:
+            # CPU time of this thread: not the turns of the GIL other threads take meanwhile
+            # (and not a batch a full garbage collection ran in, nor the first: it may compile)
+            start, collections = time.thread_time(), gc.get_stats()[2]["collections"]
+            batch = self._checked(self._execute(fused, args, [{}] * len(args)), len(args))
+            seconds = time.thread_time() - start
+            if gc.get_stats()[2]["collections"] != collections or not fused.index:
+                pass
+            elif seconds > INLINE_SECONDS and seconds > INLINE_ITEM_SECONDS * len(args):
+                fused.slow += 1
+            else:
+                fused.slow = 0
+            slow = fused.slow >= INLINE_SLOW_BATCHES
+            fused.index += 1
+            outputs, error = batch.outputs, batch.error
+        except KeyboardInterrupt:  # Ctrl-C in the middle of a batch: those items are lost
+            outputs, error = [], StreamError("the stream was interrupted (Ctrl-C) while it ran items")
+            self._fail(fused, error)
+            raise
+        except BaseException as e:  # the failure of the stream, never lost
+            outputs, error = [], e
+        finally:
+            self._lock.acquire()
+            self._busy = False
+        fused.results.extend(self._as_tuples(outputs))  # type: ignore[union-attr]
+        if error is not None:
+            self._lock.release()
+            try:
+                self._fail(fused, error)
+            finally:
+                self._lock.acquire()
+        elif slow and not self.failed:
+            _SLOW.add(self.root)  # its later launches start with threads
+            self._unfuse()
+        self._wake_all()
+
+    def _as_tuples(self, outputs: list[dict[int, Any]]) -> list[tuple[Any, ...]]:
+        """Root outputs by index as the tuples ``pop`` returns (made per batch, not per pop)."""
+        count = len(self._out_range)
+        if count == 1:
+            return [(o[0],) for o in outputs]
+        if count == 0:
+            return [() for _ in outputs]
+        return list(map(operator.itemgetter(*self._out_range), outputs))
+
+    def _unfuse(self) -> None:
+        """Go over to stage threads (the lock held, no fused batch running): the items not
+        yet run go to every stage, after the fused results, which ``pop`` returns first."""
+        fused, self.fused = self.fused, None
+        assert fused is not None
+        for st in self.stages:
+            st.args.extend(fused.args)
+        self._start_threads()
+
     # -- host side ----------------------------------------------------------------------
 
     def _push(self, args: Sequence[Any]) -> None:
         with self._lock:
             self.producers.add_current()  # (also while it waits for room)
+            fused = self.fused
+            if fused is not None and len(fused.args) < self._fused_bound and not (self.closed or self.failed):
+                fused.args.append(args)  # the common case, fused: nothing else to check
+                self.pushed += 1
+                self._host.wake()
+                return
             while True:
                 if self.closed:
                     raise StreamError(
@@ -463,15 +601,27 @@ class Stream:
                     )
                 if self.failed:
                     self._raise_error("push")
-                for st in self.stages:
-                    if len(st.args) >= self.capacity:
+                fused = self.fused
+                if fused is not None:
+                    if len(fused.args) < self._fused_bound:
                         break
+                    if not self._busy:  # make room by running what waits
+                        self._run_fused(fused)
+                        continue
                 else:
-                    break
+                    for st in self.stages:
+                        if len(st.args) >= self.capacity:
+                            break
+                    else:
+                        break
                 self._room.wait()
-            for st in self.stages:
-                st.args.append(args)
-                st.ready.wake()
+            if fused is not None:
+                fused.args.append(args)
+                self._host.wake()
+            else:
+                for st in self.stages:
+                    st.args.append(args)
+                    st.ready.wake()
             self.pushed += 1
             if not self.stages:
                 self._host.wake()
@@ -480,11 +630,24 @@ class Stream:
         deadline = None if timeout is None else time.monotonic() + timeout
         stages = self._result_stages
         with self._lock:
-            while not self._can_pop(stages):
+            while True:
+                done = self._done  # fused results come first: they are the oldest items
+                if done:
+                    if done[0] is _FAILED:
+                        self._raise_error("pop")
+                    self.popped += 1
+                    return done.popleft()  # type: ignore[no-any-return]
+                fused = self.fused
+                if fused is None and self._can_pop(stages):
+                    break
+                if fused is not None and self.failed:
+                    self._raise_error("pop")
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     raise StreamError("pop(): timed out waiting for a result")
-                if self.popped < self.pushed or self.failed:
+                if fused is not None and fused.args and not self._busy:
+                    self._run_fused(fused)  # the result popped next is among them
+                elif self.popped < self.pushed or self.failed:
                     self._host.wait(remaining)  # a result, the failure or a stop will come
                 else:
                     self._check_can_arrive()
@@ -525,37 +688,51 @@ class Stream:
         """Raise the failure (set before any failure marker is sent or ``failed`` is set)."""
         raise_stream_failure(self.error, api)
 
+    # push, pop and wait are host calls that Ctrl-C may interrupt: then cleanup does not wait
+    # for the stages, which may sit in native code for as long as a leaf runs
+    # (docs/semantics.md, "Ctrl-C"). (A plain ``try``, not a context manager: a push of a
+    # small item costs a few microseconds, and a ``contextlib`` block as much again.)
+
     def push(self, args: Sequence[Any]) -> None:
-        with self._host_call():
+        try:
             self._push(args)
+        except KeyboardInterrupt:
+            self._host_interrupted()
+            raise
 
     def pop(self, timeout: float | None = None) -> tuple[Any, ...]:
-        with self._host_call():
+        try:
             return self._pop(timeout)
+        except KeyboardInterrupt:
+            self._host_interrupted()
+            raise
 
     def wait(self) -> None:
-        with self._host_call():
-            self._wait()
-
-    @contextmanager
-    def _host_call(self) -> Iterator[None]:
-        """A host call that Ctrl-C may interrupt: then cleanup does not wait for the stages,
-        which may sit in native code for as long as a leaf runs (docs/semantics.md, "Ctrl-C")."""
         try:
-            yield
+            self._wait()
         except KeyboardInterrupt:
-            self._interrupted = True
-            with self._lock:
-                items = [a for st in self.stages for a in [*st.running, *st.args]]
-            self.tracker.abandon([v for item in items for v in item if isinstance(v, np.ndarray)])
+            self._host_interrupted()
             raise
+
+    def _host_interrupted(self) -> None:
+        """Ctrl-C reached the host in push, pop or wait: stop() will wait for no stage, and
+        the arrays of the items in flight are given up."""
+        self._interrupted = True
+        with self._lock:
+            items = [a for st in self.stages for a in [*st.running, *st.args]]
+        self.tracker.abandon([v for item in items for v in item if isinstance(v, np.ndarray)])
 
     def _wait(self) -> None:
         with self._lock:
             if not self.closed:
                 self.closed = True
                 self._wake_all()  # stages waiting for items end; a blocked push raises
-            while not self.failed and not all(st.stopped for st in self.stages):
+            while (fused := self.fused) is not None and not self.failed and (fused.args or self._busy):
+                if self._busy:
+                    self._host.wait()
+                else:
+                    self._run_fused(fused)
+            while self.fused is None and not self.failed and not all(st.stopped for st in self.stages):
                 self._host.wait()
             if self.failed:
                 self._raise_error("wait")
