@@ -118,6 +118,11 @@ class Backend(ABC):
     #: whose runs sit in native code (a compiled graph) is run on a worker thread instead,
     #: and ``wait`` blocks where Ctrl-C reaches it (docs/semantics.md, "Ctrl-C").
     interruptible_on_host: bool = False
+    #: Whether a launch may run inside ``launch`` itself when its last run with the same
+    #: arguments was quick (``runtime/quick.py``): true for back ends whose leaves are
+    #: compiled, which cannot wait for something the host does after ``launch`` returns (a
+    #: Python leaf on ``interp`` can: it may wait for an event the host sets before ``wait``).
+    runs_quick_on_launch: bool = False
     #: Whether ``run_stage`` shows its leaves the root's instance from ``RunContext.instance``
     #: (a part below a replicated mixed node may then query that node's instance).
     outer_instance: bool = False

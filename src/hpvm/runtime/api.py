@@ -10,6 +10,7 @@ each run is handed.
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +27,7 @@ from ..errors import (
 )
 from ..ir.graph import InternalFunction
 from .launch import PushCheck, array_args, check_args, check_root, check_sizes, choose_backend
+from .quick import is_quick, record, run_key
 from .streaming import Stream, streaming_root
 from .workers import Slot, WorkerPool
 
@@ -253,7 +255,11 @@ class Runtime:
             if getattr(backend, "needs_cluster", False):
                 self.dask_client()  # connect now: an unreachable scheduler is launch's error
             handle = LaunchHandle(self, root, backend)
-            handle.job = self._job(handle, root, backend, values)
+            key = run_key(backend.name, values)
+            handle.job = self._job(handle, root, backend, values, key)
+            if backend.runs_quick_on_launch and is_quick(root, key) and handle.claim():
+                handle.job()  # a quick run: done here, without a worker's wake-up (quick.py)
+                return handle
         with self.lock:
             self.active.add(handle)
         if handle.job is not None:
@@ -288,8 +294,11 @@ class Runtime:
             self.active.add(handle)
         return handle
 
-    def _job(self, handle: LaunchHandle, root: Any, backend: Any, values: list[Any]) -> Callable[[], None]:
-        """The run of one non-streaming launch, as a job for a worker (or for ``wait``)."""
+    def _job(
+        self, handle: LaunchHandle, root: Any, backend: Any, values: list[Any], key: Any = None
+    ) -> Callable[[], None]:
+        """The run of one non-streaming launch, as a job for a worker, for ``wait`` or for
+        ``launch`` itself (a quick one); how long it took is recorded under ``key``."""
         tracker = self.tracker
         handle.arrays = array_args(values)
         entries = tracker.acquire(handle.arrays)
@@ -300,7 +309,9 @@ class Runtime:
                 with collecting_warnings() as caught:
                     token = tracker.prepare_for(backend, root, values, ctx.transfers)  # residency
                     try:
+                        start = time.perf_counter()
                         handle.outputs = backend.run(root, values, ctx)
+                        record(root, key, time.perf_counter() - start)
                     finally:
                         tracker.finished(token)
                         handle.warnings = caught

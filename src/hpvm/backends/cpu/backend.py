@@ -36,6 +36,7 @@ class CPUBackend(Backend):
     accepts = frozenset({PYTHON, GENERATED, LLVM})
     pointer_ports = True  # (a NumPy array, as any array port)
     outer_instance = True  # run_stage: RunContext.instance as the root's level
+    runs_quick_on_launch = True  # (compiled leaves: runtime/quick.py)
 
     def __init__(self) -> None:
         self.compiler = Compiler()
