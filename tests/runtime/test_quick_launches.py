@@ -1,0 +1,178 @@
+"""Quick launches (``runtime/quick.py``): a cpu launch whose last run with the same arguments
+was quick runs inside ``launch`` itself. That must change nothing but where it runs: other
+dtypes, shapes, scalar values and tracking after such launches give correct results or the
+same error, at the same call (``launch`` for what is checked before a run, ``wait`` for what
+a node raises), and a launch that is not known to be quick still runs on a worker.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hpvm
+from hpvm.runtime import quick
+from markers import needs_backend
+
+pytestmark = [pytest.mark.usefixtures("hpvm_runtime"), needs_backend("cpu")]
+
+
+@hpvm.leaf(ins=("a", "b"), outs=("c",))
+def add(a: hpvm.f32[:], b: hpvm.f32[:], c: hpvm.f32[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    if a[i] < -1000.0:
+        raise ValueError("an input below -1000")
+    c[i] = a[i] + b[i]
+
+
+@hpvm.internal
+def add_root(a: hpvm.f32[:], b: hpvm.f32[:], c: hpvm.f32[:], n: hpvm.i64):
+    node = hpvm.create_node_1d(add, n)
+    for i in range(3):
+        hpvm.bind_in(node, i, i)
+
+
+@hpvm.leaf
+def count(n: hpvm.i64) -> hpvm.i64:
+    s = 0
+    for k in range(n):
+        s += k
+    return s
+
+
+@hpvm.internal
+def count_root(n: hpvm.i64):
+    node = hpvm.create_node(count)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_out(node, 0, 0)
+
+
+@pytest.fixture(autouse=True)
+def generous_limit(monkeypatch):
+    """Every run counts as quick here (a loaded machine must not decide where one runs);
+    the durations recorded before a test are forgotten."""
+    monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
+    for root in (add_root, count_root):
+        quick.forget(root)
+
+
+def _arrays(n: int, dtype=np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    a = np.arange(n, dtype=dtype)
+    b = np.full(n, 2, dtype=dtype)
+    c = np.zeros(n, dtype=dtype)
+    for x in (a, b, c):
+        hpvm.track_memory(x)
+    return a, b, c
+
+
+def _launch(args):
+    return hpvm.launch(add_root, args, target="cpu")
+
+
+def test_a_repeated_launch_runs_inside_launch_and_a_first_one_does_not():
+    a, b, c = _arrays(8)
+    first = _launch((a, b, c, 8))
+    hpvm.wait(first)
+    again = _launch((a, b, c, 8))
+    assert again.done.is_set()  # ran before launch returned
+    hpvm.wait(again)
+    np.testing.assert_array_equal(c, a + b)
+    c[:] = 0
+    other = _launch((a, b, c, 4))  # a new scalar value: not known to be quick
+    hpvm.wait(other)
+    np.testing.assert_array_equal(c, np.r_[a[:4] + b[:4], np.zeros(4)])
+
+
+def test_other_shapes_and_dtypes_after_quick_launches_give_correct_results():
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        hpvm.wait(_launch((a, b, c, 8)))
+    a2, b2, c2 = _arrays(33)
+    for _ in range(3):
+        hpvm.wait(_launch((a2, b2, c2, 33)))
+        np.testing.assert_array_equal(c2, a2 + b2)
+    two = np.arange(16, dtype=np.float32).reshape(2, 8)  # a rank the port does not take
+    hpvm.track_memory(two)
+    with pytest.raises(hpvm.LaunchError, match=r"argument 0 \('a'\)"):
+        _launch((two, b, c, 8))
+    a64, b64, c64 = _arrays(8, np.float64)  # a dtype the port does not take
+    with pytest.raises(hpvm.LaunchError, match=r"argument 0 \('a'\)"):
+        _launch((a64, b, c, 8))
+    hpvm.wait(_launch((a, b, c, 8)))  # the good arguments still run, quickly
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_tracking_and_writeability_are_checked_on_every_quick_launch():
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        hpvm.wait(_launch((a, b, c, 8)))
+    hpvm.untrack_memory(c)
+    with pytest.raises(hpvm.MemoryTrackingError, match="untracked"):
+        _launch((a, b, c, 8))
+    hpvm.track_memory(c)
+    c.flags.writeable = False
+    with pytest.raises(hpvm.LaunchError, match="read-only"):
+        _launch((a, b, c, 8))
+    c.flags.writeable = True
+    handle = _launch((a, b, c, 9))  # one instance too many: refused by the run, as before
+    with pytest.raises(hpvm.OutOfBoundsError, match="past its end"):
+        hpvm.wait(handle)
+    hpvm.wait(_launch((a, b, c, 8)))
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_a_node_error_in_a_quick_launch_surfaces_at_wait():
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        hpvm.wait(_launch((a, b, c, 8)))
+    a[3] = -5000.0
+    handle = _launch((a, b, c, 8))  # runs here, and fails: launch itself does not raise
+    assert handle.done.is_set()
+    with pytest.raises(hpvm.NodeExecutionError, match="below -1000"):
+        hpvm.wait(handle)
+    a[3] = 3.0
+    hpvm.wait(_launch((a, b, c, 8)))
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_scalar_results_of_quick_launches_follow_their_arguments():
+    for n in (0, 5, 1000, 5, 0, 1000):
+        (total,) = hpvm.wait(hpvm.launch(count_root, (n,), target="cpu"))
+        assert total == n * (n - 1) // 2
+        assert isinstance(total, np.int64)
+
+
+def test_a_slow_run_sends_the_next_launch_to_a_worker(monkeypatch):
+    monkeypatch.setattr(quick, "QUICK_RUN_S", 0.0)  # nothing is quick
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        handle = _launch((a, b, c, 8))
+        hpvm.wait(handle)
+        assert handle.slot is not None  # queued for a worker
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_interp_launches_never_run_inside_launch():
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        handle = hpvm.launch(add_root, (a, b, c, 8), target="interp")
+        assert handle.slot is not None
+        hpvm.wait(handle)
+    np.testing.assert_array_equal(c, a + b)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [np.zeros(3, np.float32), 2],
+        [np.zeros((2, 3), np.float64), np.float32(1.5), True],
+    ],
+)
+def test_run_keys_tell_apart_what_the_work_depends_on(args):
+    key = quick.run_key("cpu", args)
+    assert key == quick.run_key("cpu", list(args))
+    changed = [np.zeros(4, np.float32) if isinstance(v, np.ndarray) else v for v in args]
+    assert quick.run_key("cpu", changed) != key or args[0].shape == (4,)
+    assert quick.run_key("cpu", [*args[:-1], 7]) != key
+    assert quick.run_key("interp", args) != key
+    assert quick.run_key("cpu", [*args, object()]) is None
