@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..backends.base import RunContext, collecting_warnings, reissue_warnings
-from ..backends.memory import MemoryTracker, Transfers
+from ..backends.memory import MemoryTracker, TrackedArray, Transfers
 from ..errors import (
     HPVMError,
     LaunchError,
@@ -27,7 +27,7 @@ from ..errors import (
 )
 from ..ir.graph import InternalFunction
 from .launch import PushCheck, array_args, check_args, check_root, check_sizes, choose_backend
-from .quick import is_quick, record, run_key
+from .quick import durations, is_quick, record, run_key
 from .streaming import Stream, streaming_root
 from .workers import Slot, WorkerPool
 
@@ -250,14 +250,15 @@ class Runtime:
             handle.check_push = PushCheck(root, self.tracker)
         else:
             backend = choose_backend(root, target)
-            values = check_args(root, args, self.tracker, "launch")
+            tracked: list[TrackedArray] = []
+            values = check_args(root, args, self.tracker, "launch", tracked)
             check_sizes(root, values, "launch")
             if getattr(backend, "needs_cluster", False):
                 self.dask_client()  # connect now: an unreachable scheduler is launch's error
             handle = LaunchHandle(self, root, backend)
-            key = run_key(backend.name, values)
-            handle.job = self._job(handle, root, backend, values, key)
-            if backend.runs_quick_on_launch and is_quick(root, key) and handle.claim():
+            key, times = run_key(backend.name, values), durations(root)
+            handle.job = self._job(handle, root, backend, values, tracked, key, times)
+            if backend.runs_quick_on_launch and is_quick(times, key) and handle.claim():
                 handle.job()  # a quick run: done here, without a worker's wake-up (quick.py)
                 return handle
         with self.lock:
@@ -295,13 +296,21 @@ class Runtime:
         return handle
 
     def _job(
-        self, handle: LaunchHandle, root: Any, backend: Any, values: list[Any], key: Any = None
+        self,
+        handle: LaunchHandle,
+        root: Any,
+        backend: Any,
+        values: list[Any],
+        tracked: list[TrackedArray],
+        key: Any,
+        times: dict[Any, float],
     ) -> Callable[[], None]:
         """The run of one non-streaming launch, as a job for a worker, for ``wait`` or for
-        ``launch`` itself (a quick one); how long it took is recorded under ``key``."""
+        ``launch`` itself (a quick one), using the ``tracked`` arrays (held until it ends);
+        how long it took is recorded in ``times`` under ``key`` (``quick.py``)."""
         tracker = self.tracker
         handle.arrays = array_args(values)
-        entries = tracker.acquire(handle.arrays)
+        entries = tracker.hold(tracked)
 
         def run() -> None:
             ctx = RunContext(tracker, cluster=self.dask_client)
@@ -311,7 +320,7 @@ class Runtime:
                     try:
                         start = time.perf_counter()
                         handle.outputs = backend.run(root, values, ctx)
-                        record(root, key, time.perf_counter() - start)
+                        record(times, key, time.perf_counter() - start)
                     finally:
                         tracker.finished(token)
                         handle.warnings = caught

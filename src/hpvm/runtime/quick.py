@@ -54,23 +54,26 @@ def run_key(backend_name: str, args: Sequence[Any]) -> Any:
     return tuple(key)
 
 
-def is_quick(root: InternalFunction, key: Any) -> bool:
-    """Whether the last run of ``root`` with ``key`` took under ``QUICK_RUN_S``."""
-    if key is None:
-        return False
-    times = _TIMES.get(root)
-    return times is not None and times.get(key, QUICK_RUN_S) < QUICK_RUN_S
-
-
-def record(root: InternalFunction, key: Any, seconds: float) -> None:
-    """Remember how long a run of ``root`` with ``key`` took."""
-    if key is None:
-        return
+def durations(root: InternalFunction) -> dict[Any, float]:
+    """How long the last run of ``root`` with each run key took (made on first use); one
+    lookup per launch, then ``is_quick`` and ``record`` work on it."""
     times = _TIMES.get(root)
     if times is None:
         times = _TIMES[root] = {}
-    elif key not in times and len(times) >= _KEYS_PER_ROOT:
-        del times[next(iter(times))]
+    return times
+
+
+def is_quick(times: dict[Any, float], key: Any) -> bool:
+    """Whether the last run with ``key`` took under ``QUICK_RUN_S``."""
+    return key is not None and times.get(key, QUICK_RUN_S) < QUICK_RUN_S
+
+
+def record(times: dict[Any, float], key: Any, seconds: float) -> None:
+    """Remember how long a run with ``key`` took (the oldest key goes beyond a bound)."""
+    if key is None:
+        return
+    if key not in times and len(times) >= _KEYS_PER_ROOT:
+        times.pop(next(iter(times)), None)
     times[key] = seconds
 
 

@@ -56,7 +56,11 @@ class CPUBackend(Backend):
 
     def prepare(self, root: InternalFunction) -> CompiledProgram:
         """Generate and register the program's functions (Numba compiles them on first call),
-        for ``root`` lowered by ``lowering`` (once per root)."""
+        for ``root`` lowered by ``lowering`` (once per root). Once done, no lock: every
+        launch comes here."""
+        lowered = self._lowered.get(root)
+        if lowered is not None:
+            return self.compiler.program(lowered)  # (lock-free once compiled)
         with COMPILE_LOCK:  # (the passes parse leaves: see COMPILE_LOCK)
             lowered = self._lowered.get(root)
             if lowered is None:
