@@ -258,7 +258,7 @@ class Runtime:
             handle = LaunchHandle(self, root, backend)
             key, times = run_key(backend.name, values), durations(root)
             handle.job = self._job(handle, root, backend, values, tracked, key, times)
-            if backend.runs_quick_on_launch and is_quick(times, key) and handle.claim():
+            if getattr(backend, "runs_quick_on_launch", False) and is_quick(times, key) and handle.claim():
                 handle.job()  # a quick run: done here, without a worker's wake-up (quick.py)
                 return handle
         with self.lock:
