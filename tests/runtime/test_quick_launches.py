@@ -1,11 +1,15 @@
 """Quick launches (``runtime/quick.py``): a cpu launch whose last run with the same arguments
-was quick runs inside ``launch`` itself. That must change nothing but where it runs: other
-dtypes, shapes, scalar values and tracking after such launches give correct results or the
-same error, at the same call (``launch`` for what is checked before a run, ``wait`` for what
-a node raises), and a launch that is not known to be quick still runs on a worker.
+was quick, whose leaves cannot wait or run long, and which finds nothing else in flight runs
+inside ``launch`` itself. That must change nothing but where it runs: other dtypes, shapes,
+scalar values and tracking after such launches give correct results or the same error, at
+the same call (``launch`` for what is checked before a run, ``wait`` for what a node raises),
+and a launch that is not known to be quick — or whose leaf has a ``while`` loop, or that
+finds another launch or a stream in flight — still runs on a worker.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 import pytest
@@ -47,13 +51,49 @@ def count_root(n: hpvm.i64):
     hpvm.bind_out(node, 0, 0)
 
 
+@hpvm.leaf
+def spin(n: hpvm.i64) -> hpvm.i64:
+    k = 0
+    while k < n:  # could spin on another launch's write: never run on the caller
+        k += 1
+    return k
+
+
+@hpvm.internal
+def spin_root(n: hpvm.i64):
+    node = hpvm.create_node(spin)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_out(node, 0, 0)
+
+
+GATE = threading.Event()
+
+
+@hpvm.leaf
+def gated(x: hpvm.i64) -> hpvm.i64:
+    GATE.wait(10.0)  # (interp: a Python leaf may wait for the host)
+    return x
+
+
+@hpvm.internal
+def gated_root(x: hpvm.i64):
+    node = hpvm.create_node(gated)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_out(node, 0, 0)
+
+
 @pytest.fixture(autouse=True)
 def generous_limit(monkeypatch):
     """Every run counts as quick here (a loaded machine must not decide where one runs);
     the durations recorded before a test are forgotten."""
     monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
-    for root in (add_root, count_root):
+    for root in (add_root, count_root, spin_root):
         quick.forget(root)
+
+
+def _ran_in_launch(handle) -> bool:
+    """Whether ``launch`` ran it (done before it returned, never queued for a worker)."""
+    return handle.slot is None and handle.done.is_set()
 
 
 def _arrays(n: int, dtype=np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -176,3 +216,61 @@ def test_run_keys_tell_apart_what_the_work_depends_on(args):
     assert quick.run_key("cpu", [*args[:-1], 7]) != key
     assert quick.run_key("interp", args) != key
     assert quick.run_key("cpu", [*args, object()]) is None
+
+
+def test_a_leaf_with_a_while_loop_never_runs_inside_launch():
+    assert "while loop" in quick.bounded_graph(spin_root)
+    for _ in range(4):
+        handle = hpvm.launch(spin_root, (7,), target="cpu")
+        assert handle.slot is not None  # queued for a worker, however quick its last run
+        assert hpvm.wait(handle) == (7,)
+    assert not quick.durations(spin_root)  # no run key is even kept for it
+
+
+def test_a_changed_scalar_does_not_reuse_the_quick_verdict():
+    for _ in range(3):
+        hpvm.wait(hpvm.launch(count_root, (5,), target="cpu"))
+    assert _ran_in_launch(quick_one := hpvm.launch(count_root, (5,), target="cpu"))
+    assert hpvm.wait(quick_one) == (10,)
+    longer = hpvm.launch(count_root, (3_000_000,), target="cpu")  # a longer loop: not known
+    assert longer.slot is not None
+    assert hpvm.wait(longer) == (3_000_000 * 2_999_999 // 2,)
+    assert _ran_in_launch(again := hpvm.launch(count_root, (5,), target="cpu"))  # 5 still is
+    hpvm.wait(again)
+
+
+def test_nothing_runs_inside_launch_while_another_launch_or_a_stream_is_in_flight():
+    from streaming_programs import three_stages
+
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        hpvm.wait(_launch((a, b, c, 8)))
+    stream = hpvm.launch(three_stages, None, stream=True, target="cpu")
+    queued = _launch((a, b, c, 8))  # quick last time, but a stream is open
+    assert queued.slot is not None
+    hpvm.wait(queued)
+    hpvm.push(stream, (1,))
+    assert hpvm.wait(stream) is None
+    running = _launch((a, b, c, 8))  # the stream has ended: quick again
+    assert _ran_in_launch(running)
+    hpvm.wait(running)
+    GATE.clear()
+    first = hpvm.launch(gated_root, (3,), target="interp")  # on a worker, held at the gate
+    try:
+        second = _launch((a, b, c, 8))
+        assert second.slot is not None  # a launch is in flight: to a worker too
+    finally:
+        GATE.set()
+    assert hpvm.wait(first) == (3,)
+    hpvm.wait(second)
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_run_keys_tell_tracking_apart():
+    a, b, c = _arrays(8)
+    entries = [hpvm.runtime.api.default_runtime().tracker.find(x) for x in (a, b, c)]
+    key = quick.run_key("cpu", [a, b, c, 8], entries)
+    hpvm.untrack_memory(c)
+    hpvm.track_memory(c)
+    entries2 = [hpvm.runtime.api.default_runtime().tracker.find(x) for x in (a, b, c)]
+    assert quick.run_key("cpu", [a, b, c, 8], entries2) != key

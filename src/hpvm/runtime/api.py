@@ -27,7 +27,7 @@ from ..errors import (
 )
 from ..ir.graph import InternalFunction
 from .launch import PushCheck, array_args, check_args, check_root, check_sizes, choose_backend
-from .quick import durations, is_quick, record, run_key
+from .quick import bounded_graph, durations, is_quick, record, run_key
 from .streaming import Stream, streaming_root
 from .workers import Slot, WorkerPool
 
@@ -256,10 +256,14 @@ class Runtime:
             if getattr(backend, "needs_cluster", False):
                 self.dask_client()  # connect now: an unreachable scheduler is launch's error
             handle = LaunchHandle(self, root, backend)
-            key, times = run_key(backend.name, values), durations(root)
+            key, times = None, None  # (a run key only where it may run here: quick.py)
+            if getattr(backend, "runs_quick_on_launch", False) and bounded_graph(root) is None:
+                key, times = run_key(backend.name, values, tracked), durations(root)
             handle.job = self._job(handle, root, backend, values, tracked, key, times)
-            if getattr(backend, "runs_quick_on_launch", False) and is_quick(times, key) and handle.claim():
-                handle.job()  # a quick run: done here, without a worker's wake-up (quick.py)
+            # Quick: it cannot wait on anything, nothing else is in flight, and the last run
+            # with the same run key was short. Done here, without a worker's wake-up.
+            if times is not None and not self.active and is_quick(times, key) and handle.claim():
+                handle.job()
                 return handle
         with self.lock:
             self.active.add(handle)
@@ -303,11 +307,12 @@ class Runtime:
         values: list[Any],
         tracked: list[TrackedArray],
         key: Any,
-        times: dict[Any, float],
+        times: dict[Any, float] | None,
     ) -> Callable[[], None]:
         """The run of one non-streaming launch, as a job for a worker, for ``wait`` or for
         ``launch`` itself (a quick one), using the ``tracked`` arrays (held until it ends);
-        how long it took is recorded in ``times`` under ``key`` (``quick.py``)."""
+        how long it took is recorded in ``times`` under ``key`` (``quick.py``; ``None``: a
+        launch that never runs there)."""
         tracker = self.tracker
         handle.arrays = array_args(values)
         entries = tracker.hold(tracked)
@@ -320,7 +325,8 @@ class Runtime:
                     try:
                         start = time.perf_counter()
                         handle.outputs = backend.run(root, values, ctx)
-                        record(times, key, time.perf_counter() - start)
+                        if times is not None:
+                            record(times, key, time.perf_counter() - start)
                     finally:
                         tracker.finished(token)
                         handle.warnings = caught

@@ -1,22 +1,32 @@
-"""Which launches run on the launching thread: the quick ones.
+"""Which launches run on the launching thread: the quick ones that cannot wait or run long.
 
 Handing a launch to a worker thread costs two thread wake-ups (the worker's, then the
 host's when the run is done); on a loaded two-core machine that is 50–150 µs, several times
-what a small compiled graph takes to run. So a launch whose *last run with the same
-arguments* took under ``QUICK_RUN_S`` runs inside ``launch`` itself, on the calling thread,
-and ``wait`` only collects it. "The same arguments" is the arrays' shapes and dtypes and the
-scalars' types and values (``run_key``): what decides the work of a graph, short of the
-arrays' contents. A first run (which compiles), a new shape, dtype or scalar value, and
-anything that took longer still goes to a worker, so that:
+what a small compiled graph takes to run. So a launch runs inside ``launch`` itself, on the
+calling thread, and ``wait`` only collects it, when all of these hold (``Runtime.launch``):
 
-- Ctrl-C keeps working: Python delivers it on the main thread only between bytecodes,
-  which a run in native code holds off; a quick run holds it off for at most about
-  ``QUICK_RUN_S`` (a run whose work depends on its arrays' contents may take longer than its
-  previous one: the limit of this prediction), a run on a worker not at all;
-- a long launch still overlaps the host's work until ``wait``.
+1. its back end runs compiled leaves (``Backend.runs_quick_on_launch``: ``cpu``);
+2. every leaf of its graph is a Python leaf whose run is bounded (``ir/bounded.py``,
+   checked once per leaf, cached; ``bounded_graph`` caches the verdict per root): no
+   ``while`` loop, no early exit from a ``for`` loop, no loop bounds read from array
+   contents, no call of the user's own functions. Such a run cannot spin on a flag that
+   another launch writes (it would hang the caller, where a worker would wait), and its
+   work is fixed by what ``run_key`` sees;
+3. nothing else of the runtime is in flight (no launch running or queued, no stream open):
+   nothing it could wait on, and no worker's team competing for the cores;
+4. the last run with the same ``run_key`` — the back end, the arrays' shapes, dtypes and
+   tracking entries, the scalars' types and *values* — took under ``QUICK_RUN_S``.
 
-Errors and warnings of a quick run are kept on its handle and surface at ``wait``, as from a
-worker.
+Everything else (a first run, which compiles; a new shape, dtype or scalar value, such as a
+longer loop; a run that took longer; a leaf with a ``while`` loop) goes to a worker as
+before, so that Ctrl-C keeps working: Python delivers it on the main thread only between
+bytecodes, which a run in native code holds off — a quick run for about ``QUICK_RUN_S``
+(what its identical predecessor took; 2 and 4 leave only the machine's load to change
+that), a run on a worker not at all — and a long launch still overlaps the host until
+``wait``.
+
+Errors and warnings of a quick run are kept on its handle and surface at ``wait``, the same
+exception types at the same call as from a worker.
 """
 
 from __future__ import annotations
@@ -27,7 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.graph import InternalFunction
+from ..backends.memory import HOST, TrackedArray
+from ..ir.bounded import unbounded_reason
+from ..ir.graph import InternalFunction, LeafFunction, functions
 
 #: Longest previous run (seconds) that lets the next one with the same arguments run on
 #: the launching thread: what Ctrl-C may wait for, and the overlap with the host given up.
@@ -37,11 +49,13 @@ QUICK_RUN_S = 2e-3
 _KEYS_PER_ROOT = 64
 
 _TIMES: weakref.WeakKeyDictionary[InternalFunction, dict[Any, float]] = weakref.WeakKeyDictionary()
+_BOUNDED: weakref.WeakKeyDictionary[InternalFunction, str | None] = weakref.WeakKeyDictionary()
 
 
-def run_key(backend_name: str, args: Sequence[Any]) -> Any:
+def run_key(backend_name: str, args: Sequence[Any], tracked: Sequence[TrackedArray] = ()) -> Any:
     """What a run's duration is predicted from: the back end, the arrays' shapes and dtypes,
-    the scalars' types and values. ``None`` for arguments it cannot describe cheaply."""
+    their tracking entries (and whether the host copy is current: a copy back costs), the
+    scalars' types and values. ``None`` for arguments it cannot describe cheaply."""
     key: list[Any] = [backend_name]
     for a in args:
         kind = type(a)
@@ -51,7 +65,33 @@ def run_key(backend_name: str, args: Sequence[Any]) -> Any:
             key.append((kind, a))
         else:
             return None
+    for entry in tracked:
+        key.append((id(entry), HOST in entry.valid_on))
     return tuple(key)
+
+
+def bounded_graph(root: InternalFunction) -> str | None:
+    """Why a run of ``root`` may wait on something or run longer than its run key predicts
+    (the first leaf found that ``ir/bounded.py`` refuses), or ``None``. Once per root."""
+    try:
+        return _BOUNDED[root]
+    except KeyError:
+        pass
+    reason = None
+    for fn in functions(root):
+        if isinstance(fn, LeafFunction):
+            reason = unbounded_reason(fn)
+        elif isinstance(fn, InternalFunction) and _streams(fn):
+            reason = f"'{fn.name}' has streaming edges or binds (stages wait on each other)"
+        if reason is not None:
+            break
+    _BOUNDED[root] = reason
+    return reason
+
+
+def _streams(fn: InternalFunction) -> bool:
+    graph = fn.graph
+    return any(link.stream for links in (graph.edges, graph.in_binds, graph.out_binds) for link in links)
 
 
 def durations(root: InternalFunction) -> dict[Any, float]:
