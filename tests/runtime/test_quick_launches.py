@@ -274,3 +274,22 @@ def test_run_keys_tell_tracking_apart():
     hpvm.track_memory(c)
     entries2 = [hpvm.runtime.api.default_runtime().tracker.find(x) for x in (a, b, c)]
     assert quick.run_key("cpu", [a, b, c, 8], entries2) != key
+
+
+def test_ctrl_c_during_a_quick_run_interrupts_launch_itself(monkeypatch):
+    """Python delivers Ctrl-C on the main thread once the compiled code returns: inside a
+    quick run, that is inside ``launch``, which raises it (a worker's run never sees it)."""
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        hpvm.wait(_launch((a, b, c, 8)))
+    backend = hpvm.backends.get_backend("cpu")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):
+        patched.setattr(backend, "run", interrupted)
+        _launch((a, b, c, 8))
+    assert _ran_in_launch(handle := _launch((a, b, c, 8)))  # nothing left in flight
+    hpvm.wait(handle)
+    hpvm.untrack_memory(c)  # nor in use

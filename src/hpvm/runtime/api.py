@@ -264,6 +264,8 @@ class Runtime:
             # with the same run key was short. Done here, without a worker's wake-up.
             if times is not None and not self.active and is_quick(times, key) and handle.claim():
                 handle.job()
+                if isinstance(handle.error, KeyboardInterrupt):
+                    raise handle.error  # Ctrl-C during the run: now, not at a wait that may never come
                 return handle
         with self.lock:
             self.active.add(handle)
