@@ -293,3 +293,14 @@ def test_ctrl_c_during_a_quick_run_interrupts_launch_itself(monkeypatch):
     assert _ran_in_launch(handle := _launch((a, b, c, 8)))  # nothing left in flight
     hpvm.wait(handle)
     hpvm.untrack_memory(c)  # nor in use
+
+
+def test_durations_keep_a_bounded_number_of_run_keys_per_root():
+    times: dict = {}
+    for k in range(quick._KEYS_PER_ROOT + 6):
+        quick.record(times, ("cpu", k), 1e-4)
+    assert len(times) == quick._KEYS_PER_ROOT
+    assert ("cpu", 0) not in times and ("cpu", quick._KEYS_PER_ROOT + 5) in times  # the oldest go
+    assert quick.is_quick(times, ("cpu", 10)) and not quick.is_quick(times, ("cpu", 0))
+    quick.record(times, None, 1e-4)  # a launch without a run key is not remembered
+    assert None not in times

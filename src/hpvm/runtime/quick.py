@@ -113,7 +113,10 @@ def record(times: dict[Any, float], key: Any, seconds: float) -> None:
     if key is None:
         return
     if key not in times and len(times) >= _KEYS_PER_ROOT:
-        times.pop(next(iter(times)), None)
+        try:
+            times.pop(next(iter(times)), None)
+        except (RuntimeError, StopIteration):  # another thread's launch changed it meanwhile
+            pass
     times[key] = seconds
 
 
