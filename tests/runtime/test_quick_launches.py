@@ -304,3 +304,17 @@ def test_durations_keep_a_bounded_number_of_run_keys_per_root():
     assert quick.is_quick(times, ("cpu", 10)) and not quick.is_quick(times, ("cpu", 0))
     quick.record(times, None, 1e-4)  # a launch without a run key is not remembered
     assert None not in times
+
+
+def test_a_run_stretched_by_load_keeps_its_key_quick_but_a_much_longer_one_does_not(monkeypatch):
+    monkeypatch.setattr(quick, "QUICK_RUN_S", 2e-3)  # the real limits, not the fixture's
+    times: dict = {}
+    quick.record(times, "k", 0.5e-3)  # the work: short
+    quick.record(times, "k", 5e-3)  # preempted on a busy machine
+    assert quick.is_quick(times, "k")
+    quick.record(times, "k", 20e-3)  # more than load explains: taken as more work
+    assert not quick.is_quick(times, "k")
+    quick.record(times, "k", 1e-3)
+    assert quick.is_quick(times, "k")
+    quick.record(times, "slow", 5e-3)  # never short: not quick, however loaded
+    assert not quick.is_quick(times, "slow")

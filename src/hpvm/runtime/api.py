@@ -309,7 +309,7 @@ class Runtime:
         values: list[Any],
         tracked: list[TrackedArray],
         key: Any,
-        times: dict[Any, float] | None,
+        times: dict[Any, tuple[float, float]] | None,
     ) -> Callable[[], None]:
         """The run of one non-streaming launch, as a job for a worker, for ``wait`` or for
         ``launch`` itself (a quick one), using the ``tracked`` arrays (held until it ends);
