@@ -115,6 +115,8 @@ import tensor as tensor_bench  # noqa: E402
 RATIO_TARGET = 1.10  # hpvm cpu time / hand-written Numba time
 THREADS_TARGET = 1.8  # sgemm speed-up from 1 to 2 threads
 LAUNCH_TARGET = 50e-6  # launch + wait of a one-instance graph, warm
+LAUNCH_RATIO_TARGET = 1.2  # launch + wait of a tiny vector add / a Numba prange call of it
+LAUNCH_VADD_SIZE = 64  # (elements: "a tiny graph")
 PIPELINE_TARGET = 1.6  # streaming throughput / sequential stages
 COLD_TARGET = 5.0  # cold compile of the sgemm graph
 WARM_TARGET = 1.0  # new process, caches populated: start to first result
@@ -887,7 +889,35 @@ def bench_launch(ctx: Bench) -> list[Row]:
     if "cpu_s" in row.data:
         row.measure = fmt_time(row.data["cpu_s"])
         row.verdict = verdict(row.data["cpu_s"] <= LAUNCH_TARGET)
+        row.target += f"; vadd ≤ {LAUNCH_RATIO_TARGET:.1f}× Numba"
+        ratio = _launch_vadd(ctx, row)
+        row.verdict = verdict(row.data["cpu_s"] <= LAUNCH_TARGET and ratio <= LAUNCH_RATIO_TARGET)
     return [row]
+
+
+def _launch_vadd(ctx: Bench, row: Row) -> float:
+    """Launch + wait of a tiny vector add on cpu against a Numba ``prange`` call of the same
+    loop, interleaved (issue 24, item 1): the ratio, also written into ``row``."""
+    n = LAUNCH_VADD_SIZE
+    a, b = np.arange(n, dtype=np.float32), np.full(n, 2, dtype=np.float32)
+    c_hpvm, c_numba = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    for array in (a, b, c_hpvm):
+        hpvm.track_memory(array)
+    runs = {
+        "cpu": lambda: kernels.vector_add(a, b, c_hpvm, "cpu"),
+        NUMBA: lambda: baselines.vector_add(a, b, c_numba),
+    }
+    first = {name: timed(fn) for name, fn in runs.items() for _ in range(3)}  # (compiles, then warm)
+    np.testing.assert_array_equal(c_hpvm, c_numba)
+    medians = ctx.interleaved(runs, first)
+    for array in (a, b, c_hpvm):
+        hpvm.untrack_memory(array)
+    ratio = medians["cpu"] / medians[NUMBA]
+    row.numba += f"; vadd {n}: {fmt_time(medians[NUMBA])}"
+    row.hpvm["cpu"] += f"; vadd {n}: {fmt_time(medians['cpu'])}"
+    row.measure += f"; vadd cpu/Numba {ratio:.2f}×"
+    row.data.update(vadd_size=n, vadd_cpu_s=medians["cpu"], vadd_numba_s=medians[NUMBA], vadd_ratio=ratio)
+    return ratio
 
 
 def bench_compile(ctx: Bench) -> list[Row]:

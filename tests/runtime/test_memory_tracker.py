@@ -7,8 +7,10 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
+import pytest
 
 from hpvm.backends.memory import MemoryTracker
+from hpvm.errors import MemoryTrackingError
 
 
 def test_found_again_after_untrack_and_track() -> None:
@@ -32,3 +34,19 @@ def test_a_remembered_range_is_used_for_its_own_array_only() -> None:
     # b's id now names a's range, as if a had died and b taken its id: not used for b
     tracker._extents[id(b)] = (weakref.ref(a), *tracker._extents[id(a)][1:])
     assert tracker.find(b) is None
+
+
+def test_hold_marks_found_entries_in_use_and_refuses_one_untracked_since() -> None:
+    tracker = MemoryTracker()
+    a, b = np.zeros(16), np.zeros(4)
+    tracker.track(a)
+    tracker.track(b)
+    found = [tracker.find(a[2:]), tracker.find(b)]  # what launch's argument checks find
+    held = tracker.hold(found)  # type: ignore[arg-type]
+    with pytest.raises(MemoryTrackingError, match="in use by 1 running launch"):
+        tracker.untrack(a)
+    tracker.release(held)
+    tracker.untrack(b)  # by another thread, between the checks and the start of the run
+    with pytest.raises(MemoryTrackingError, match=r"\(4,\) float64 array.*untracked by another thread"):
+        tracker.hold(found)  # type: ignore[arg-type]
+    tracker.untrack(a)  # nothing was left in use by the refused hold

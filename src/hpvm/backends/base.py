@@ -16,8 +16,7 @@ from __future__ import annotations
 import threading
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,6 +117,11 @@ class Backend(ABC):
     #: whose runs sit in native code (a compiled graph) is run on a worker thread instead,
     #: and ``wait`` blocks where Ctrl-C reaches it (docs/semantics.md, "Ctrl-C").
     interruptible_on_host: bool = False
+    #: Whether a launch may run inside ``launch`` itself when its last run with the same
+    #: arguments was quick (``runtime/quick.py``): true for back ends whose leaves are
+    #: compiled, which cannot wait for something the host does after ``launch`` returns (a
+    #: Python leaf on ``interp`` can: it may wait for an event the host sets before ``wait``).
+    runs_quick_on_launch: bool = False
     #: Whether ``run_stage`` shows its leaves the root's instance from ``RunContext.instance``
     #: (a part below a replicated mixed node may then query that node's instance).
     outer_instance: bool = False
@@ -256,16 +260,23 @@ def warn(message: str, category: type[Warning] = HPVMWarning) -> None:
         sink.append((message, category))
 
 
-@contextmanager
-def collecting_warnings() -> Iterator[list[tuple[str, type[Warning]]]]:
-    """Collect the ``warn`` calls made on this thread inside the block, instead of issuing them."""
-    previous = getattr(_collecting, "sink", None)
-    sink: list[tuple[str, type[Warning]]] = []
-    _collecting.sink = sink
-    try:
-        yield sink
-    finally:
-        _collecting.sink = previous
+class collecting_warnings:  # noqa: N801 — used as a function: ``with collecting_warnings() as caught``
+    """Collect the ``warn`` calls made on this thread inside the block, instead of issuing them.
+
+    A class rather than a ``@contextmanager`` generator: every launch enters one, and a
+    generator-based context manager costs a few microseconds more.
+    """
+
+    __slots__ = ("_previous",)
+
+    def __enter__(self) -> list[tuple[str, type[Warning]]]:
+        self._previous = getattr(_collecting, "sink", None)
+        sink: list[tuple[str, type[Warning]]] = []
+        _collecting.sink = sink
+        return sink
+
+    def __exit__(self, *exc: object) -> None:
+        _collecting.sink = self._previous
 
 
 def reissue_warnings(caught: list[tuple[str, type[Warning]]], stacklevel: int = 3) -> None:

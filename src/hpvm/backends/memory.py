@@ -143,8 +143,8 @@ class MemoryTracker:
 
     def __init__(self) -> None:
         self._entries: dict[int, TrackedArray] = {}
-        # Reentrant: untrack and acquire look entries up (find) and update them as one step,
-        # so that a launch starting on another thread cannot slip in between.
+        # Reentrant: untrack and hold look entries up and update them as one step, so that a
+        # launch starting on another thread cannot slip in between.
         self._lock = threading.RLock()
         self._device_entries = 0  # entries with a device copy: 0 lets host runs skip all work
         # id(array) -> (weak reference, byte range) of arrays found before: a launch finds the
@@ -285,14 +285,19 @@ class MemoryTracker:
                     return entry
         return None
 
-    def acquire(self, arrays: list[np.ndarray]) -> list[TrackedArray]:
-        entries = []
+    def hold(self, entries: list[TrackedArray]) -> list[TrackedArray]:
+        """Mark the entries of a launch's arrays in use until ``release`` (``untrack``
+        refuses them meanwhile). ``launch.check_args`` found them; one untracked since, by
+        another thread, is refused here, under the lock ``untrack`` takes, as if never found."""
         with self._lock:
-            for a in arrays:
-                entry = self.find(a)
-                if entry is not None:
-                    entry.users += 1
-                    entries.append(entry)
+            for entry in entries:
+                if self._entries.get(entry.start) is not entry:
+                    raise MemoryTrackingError(
+                        f"launch(): {_describe(entry.array)} was untracked by another thread while "
+                        "this launch started; track it again (hpvm.track_memory) before launching"
+                    )
+            for entry in entries:
+                entry.users += 1
         return entries
 
     def abandon(self, arrays: list[np.ndarray]) -> None:

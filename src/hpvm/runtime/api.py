@@ -10,12 +10,13 @@ each run is handed.
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 from ..backends.base import RunContext, collecting_warnings, reissue_warnings
-from ..backends.memory import MemoryTracker, Transfers
+from ..backends.memory import MemoryTracker, TrackedArray, Transfers
 from ..errors import (
     HPVMError,
     LaunchError,
@@ -26,6 +27,7 @@ from ..errors import (
 )
 from ..ir.graph import InternalFunction
 from .launch import PushCheck, array_args, check_args, check_root, check_sizes, choose_backend
+from .quick import bounded_graph, durations, is_quick, record, run_key
 from .streaming import Stream, streaming_root
 from .workers import Slot, WorkerPool
 
@@ -248,12 +250,23 @@ class Runtime:
             handle.check_push = PushCheck(root, self.tracker)
         else:
             backend = choose_backend(root, target)
-            values = check_args(root, args, self.tracker, "launch")
+            tracked: list[TrackedArray] = []
+            values = check_args(root, args, self.tracker, "launch", tracked)
             check_sizes(root, values, "launch")
             if getattr(backend, "needs_cluster", False):
                 self.dask_client()  # connect now: an unreachable scheduler is launch's error
             handle = LaunchHandle(self, root, backend)
-            handle.job = self._job(handle, root, backend, values)
+            key, times = None, None  # (a run key only where it may run here: quick.py)
+            if getattr(backend, "runs_quick_on_launch", False) and bounded_graph(root) is None:
+                key, times = run_key(backend.name, values, tracked), durations(root)
+            handle.job = self._job(handle, root, backend, values, tracked, key, times)
+            # Quick: it cannot wait on anything, nothing else is in flight, and the last run
+            # with the same run key was short. Done here, without a worker's wake-up.
+            if times is not None and not self.active and is_quick(times, key) and handle.claim():
+                handle.job()
+                if isinstance(handle.error, KeyboardInterrupt):
+                    raise handle.error  # Ctrl-C during the run: now, not at a wait that may never come
+                return handle
         with self.lock:
             self.active.add(handle)
         if handle.job is not None:
@@ -288,11 +301,23 @@ class Runtime:
             self.active.add(handle)
         return handle
 
-    def _job(self, handle: LaunchHandle, root: Any, backend: Any, values: list[Any]) -> Callable[[], None]:
-        """The run of one non-streaming launch, as a job for a worker (or for ``wait``)."""
+    def _job(
+        self,
+        handle: LaunchHandle,
+        root: Any,
+        backend: Any,
+        values: list[Any],
+        tracked: list[TrackedArray],
+        key: Any,
+        times: dict[Any, tuple[float, float]] | None,
+    ) -> Callable[[], None]:
+        """The run of one non-streaming launch, as a job for a worker, for ``wait`` or for
+        ``launch`` itself (a quick one), using the ``tracked`` arrays (held until it ends);
+        how long it took is recorded in ``times`` under ``key`` (``quick.py``; ``None``: a
+        launch that never runs there)."""
         tracker = self.tracker
         handle.arrays = array_args(values)
-        entries = tracker.acquire(handle.arrays)
+        entries = tracker.hold(tracked)
 
         def run() -> None:
             ctx = RunContext(tracker, cluster=self.dask_client)
@@ -300,7 +325,10 @@ class Runtime:
                 with collecting_warnings() as caught:
                     token = tracker.prepare_for(backend, root, values, ctx.transfers)  # residency
                     try:
+                        start = time.perf_counter()
                         handle.outputs = backend.run(root, values, ctx)
+                        if times is not None:
+                            record(times, key, time.perf_counter() - start)
                     finally:
                         tracker.finished(token)
                         handle.warnings = caught

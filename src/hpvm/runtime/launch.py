@@ -10,7 +10,7 @@ import numpy as np
 
 from ..backends import backend_for_hint, get_backend
 from ..backends.base import Backend, check_bodies
-from ..backends.memory import MemoryTracker
+from ..backends.memory import MemoryTracker, TrackedArray
 from ..backends.mixed import MixedBackend, split_by_target, targets
 from ..errors import LaunchError, MemoryTrackingError
 from ..ir.graph import ONE_TO_ONE, InternalFunction, NodeFunction, materialize
@@ -40,8 +40,16 @@ def check_root(root: Any) -> InternalFunction:
     return root
 
 
-def check_args(root: InternalFunction, args: Any, tracker: MemoryTracker, api: str) -> list[Any]:
-    """The arguments as a list, after checking count, types and tracking.
+def check_args(
+    root: InternalFunction,
+    args: Any,
+    tracker: MemoryTracker,
+    api: str,
+    tracked: list[TrackedArray] | None = None,
+) -> list[Any]:
+    """The arguments as a list, after checking count, types and tracking (the tracker's
+    entries of the array arguments appended to ``tracked``, if given: a launch holds them
+    without looking them up again).
 
     Every launch checks every argument, but cheaply: ``_acceptors`` (built once per root)
     accept the common cases (an array of the port's dtype and rank — writeable, where the
@@ -64,11 +72,15 @@ def check_args(root: InternalFunction, args: Any, tracker: MemoryTracker, api: s
             if problem:
                 raise LaunchError(f"{api}(): argument {i} ('{p.name}') of '{root.name}': {problem}")
             check_writeable(root, i, value, api)
-        if isinstance(value, np.ndarray) and tracker.find(value) is None:
-            raise MemoryTrackingError(
-                f"{api}(): argument {i} ('{p.name}') of '{root.name}' is an untracked array; "
-                f"call hpvm.track_memory({p.name}) before launching"
-            )
+        if isinstance(value, np.ndarray):
+            entry = tracker.find(value)
+            if entry is None:
+                raise MemoryTrackingError(
+                    f"{api}(): argument {i} ('{p.name}') of '{root.name}' is an untracked array; "
+                    f"call hpvm.track_memory({p.name}) before launching"
+                )
+            if tracked is not None:
+                tracked.append(entry)
     return list(args)
 
 

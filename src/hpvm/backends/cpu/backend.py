@@ -36,6 +36,7 @@ class CPUBackend(Backend):
     accepts = frozenset({PYTHON, GENERATED, LLVM})
     pointer_ports = True  # (a NumPy array, as any array port)
     outer_instance = True  # run_stage: RunContext.instance as the root's level
+    runs_quick_on_launch = True  # (compiled leaves: runtime/quick.py)
 
     def __init__(self) -> None:
         self.compiler = Compiler()
@@ -55,7 +56,11 @@ class CPUBackend(Backend):
 
     def prepare(self, root: InternalFunction) -> CompiledProgram:
         """Generate and register the program's functions (Numba compiles them on first call),
-        for ``root`` lowered by ``lowering`` (once per root)."""
+        for ``root`` lowered by ``lowering`` (once per root). Once done, no lock: every
+        launch comes here."""
+        lowered = self._lowered.get(root)
+        if lowered is not None:
+            return self.compiler.program(lowered)  # (lock-free once compiled)
         with COMPILE_LOCK:  # (the passes parse leaves: see COMPILE_LOCK)
             lowered = self._lowered.get(root)
             if lowered is None:

@@ -1,0 +1,144 @@
+"""Which launches run on the launching thread: the quick ones that cannot wait or run long.
+
+Handing a launch to a worker thread costs two thread wake-ups (the worker's, then the
+host's when the run is done); on a loaded two-core machine that is 50–150 µs, several times
+what a small compiled graph takes to run. So a launch runs inside ``launch`` itself, on the
+calling thread, and ``wait`` only collects it, when all of these hold (``Runtime.launch``):
+
+1. its back end runs compiled leaves (``Backend.runs_quick_on_launch``: ``cpu``);
+2. every leaf of its graph is a Python leaf whose run is bounded (``ir/bounded.py``,
+   checked once per leaf, cached; ``bounded_graph`` caches the verdict per root): no
+   ``while`` loop, no early exit from a ``for`` loop, no loop bounds read from array
+   contents, no call of the user's own functions. Such a run cannot spin on a flag that
+   another launch writes (it would hang the caller, where a worker would wait), and its
+   work is fixed by what ``run_key`` sees;
+3. nothing else of the runtime is in flight (no launch running or queued, no stream open):
+   nothing it could wait on, and no worker's team competing for the cores;
+4. the runs with the same ``run_key`` — the back end, the arrays' shapes, dtypes and
+   tracking entries, the scalars' types and *values* — are short: the last one took under
+   ``QUICK_RUN_S``, or the fastest one did and the last one under ``LOADED_RUN_S`` (a busy
+   machine stretches a run of the same work; a run slower than that is taken as more work,
+   which the static check may have missed, and sends the next one to a worker).
+
+Everything else (a first run, which compiles; a new shape, dtype or scalar value, such as a
+longer loop; a run that took longer; a leaf with a ``while`` loop) goes to a worker as
+before, so that Ctrl-C keeps working: Python delivers it on the main thread only between
+bytecodes, which a run in native code holds off — a quick run for about what its
+identical predecessors took (under ``QUICK_RUN_S`` for the work, ``LOADED_RUN_S`` with the
+machine's load; 2 and 4 leave only the load to change that), a run on a worker not at all — and a long launch still overlaps the host until
+``wait``.
+
+Errors and warnings of a quick run are kept on its handle and surface at ``wait``, the same
+exception types at the same call as from a worker.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..backends.memory import HOST, TrackedArray
+from ..ir.bounded import unbounded_reason
+from ..ir.graph import InternalFunction, LeafFunction, functions
+
+#: Longest previous run (seconds) that lets the next one with the same arguments run on
+#: the launching thread: what Ctrl-C may wait for, and the overlap with the host given up.
+QUICK_RUN_S = 2e-3
+#: Longest last run (seconds) still taken as the same short work stretched by a busy
+#: machine, when the fastest run of its key took under ``QUICK_RUN_S``. Without it, one run
+#: preempted past 2 ms sent the next to a worker, where it took longer again (wake-ups on
+#: busy cores): 11–14 % of a stencil's launches at load 5–6, and 1.3× their time.
+LOADED_RUN_S = 10e-3
+
+#: Run keys remembered per root and back end (the oldest are dropped beyond this).
+_KEYS_PER_ROOT = 64
+
+_TIMES: weakref.WeakKeyDictionary[InternalFunction, dict[Any, tuple[float, float]]] = (
+    weakref.WeakKeyDictionary()
+)
+_BOUNDED: weakref.WeakKeyDictionary[InternalFunction, str | None] = weakref.WeakKeyDictionary()
+
+
+def run_key(backend_name: str, args: Sequence[Any], tracked: Sequence[TrackedArray] = ()) -> Any:
+    """What a run's duration is predicted from: the back end, the arrays' shapes and dtypes,
+    their tracking entries (and whether the host copy is current: a copy back costs), the
+    scalars' types and values. ``None`` for arguments it cannot describe cheaply."""
+    key: list[Any] = [backend_name]
+    for a in args:
+        kind = type(a)
+        if kind is np.ndarray:
+            key.append((a.shape, a.dtype))
+        elif kind in (int, float, bool) or isinstance(a, np.generic):
+            key.append((kind, a))
+        else:
+            return None
+    for entry in tracked:
+        key.append((id(entry), HOST in entry.valid_on))
+    return tuple(key)
+
+
+def bounded_graph(root: InternalFunction) -> str | None:
+    """Why a run of ``root`` may wait on something or run longer than its run key predicts
+    (the first leaf found that ``ir/bounded.py`` refuses), or ``None``. Once per root."""
+    try:
+        return _BOUNDED[root]
+    except KeyError:
+        pass
+    reason = None
+    for fn in functions(root):
+        if isinstance(fn, LeafFunction):
+            reason = unbounded_reason(fn)
+        elif isinstance(fn, InternalFunction) and _streams(fn):
+            reason = f"'{fn.name}' has streaming edges or binds (stages wait on each other)"
+        if reason is not None:
+            break
+    _BOUNDED[root] = reason
+    return reason
+
+
+def _streams(fn: InternalFunction) -> bool:
+    graph = fn.graph
+    return any(link.stream for links in (graph.edges, graph.in_binds, graph.out_binds) for link in links)
+
+
+def durations(root: InternalFunction) -> dict[Any, tuple[float, float]]:
+    """How long the last and the fastest run of ``root`` with each run key took (made on
+    first use); one lookup per launch, then ``is_quick`` and ``record`` work on it."""
+    times = _TIMES.get(root)
+    if times is None:
+        times = _TIMES[root] = {}
+    return times
+
+
+def is_quick(times: dict[Any, tuple[float, float]], key: Any) -> bool:
+    """Whether the last run with ``key`` took under ``QUICK_RUN_S``, or the fastest did and
+    the last one under ``LOADED_RUN_S``."""
+    if key is None:
+        return False
+    known = times.get(key)
+    if known is None:
+        return False
+    last, best = known
+    return last < QUICK_RUN_S or (best < QUICK_RUN_S and last < LOADED_RUN_S)
+
+
+def record(times: dict[Any, tuple[float, float]], key: Any, seconds: float) -> None:
+    """Remember how long a run with ``key`` took, and its fastest (the oldest key goes
+    beyond a bound)."""
+    if key is None:
+        return
+    known = times.get(key)
+    if known is None and len(times) >= _KEYS_PER_ROOT:
+        try:
+            times.pop(next(iter(times)), None)
+        except (RuntimeError, StopIteration):  # another thread's launch changed it meanwhile
+            pass
+    times[key] = (seconds, seconds if known is None else min(seconds, known[1]))
+
+
+def forget(root: InternalFunction) -> None:
+    """Drop every duration recorded for ``root`` (tests)."""
+    _TIMES.pop(root, None)

@@ -1,0 +1,320 @@
+"""Quick launches (``runtime/quick.py``): a cpu launch whose last run with the same arguments
+was quick, whose leaves cannot wait or run long, and which finds nothing else in flight runs
+inside ``launch`` itself. That must change nothing but where it runs: other dtypes, shapes,
+scalar values and tracking after such launches give correct results or the same error, at
+the same call (``launch`` for what is checked before a run, ``wait`` for what a node raises),
+and a launch that is not known to be quick — or whose leaf has a ``while`` loop, or that
+finds another launch or a stream in flight — still runs on a worker.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import hpvm
+from hpvm.runtime import quick
+from markers import needs_backend
+
+pytestmark = [pytest.mark.usefixtures("hpvm_runtime"), needs_backend("cpu")]
+
+
+@hpvm.leaf(ins=("a", "b"), outs=("c",))
+def add(a: hpvm.f32[:], b: hpvm.f32[:], c: hpvm.f32[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    if a[i] < -1000.0:
+        raise ValueError("an input below -1000")
+    c[i] = a[i] + b[i]
+
+
+@hpvm.internal
+def add_root(a: hpvm.f32[:], b: hpvm.f32[:], c: hpvm.f32[:], n: hpvm.i64):
+    node = hpvm.create_node_1d(add, n)
+    for i in range(3):
+        hpvm.bind_in(node, i, i)
+
+
+@hpvm.leaf
+def count(n: hpvm.i64) -> hpvm.i64:
+    s = 0
+    for k in range(n):
+        s += k
+    return s
+
+
+@hpvm.internal
+def count_root(n: hpvm.i64):
+    node = hpvm.create_node(count)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_out(node, 0, 0)
+
+
+@hpvm.leaf
+def spin(n: hpvm.i64) -> hpvm.i64:
+    k = 0
+    while k < n:  # could spin on another launch's write: never run on the caller
+        k += 1
+    return k
+
+
+@hpvm.internal
+def spin_root(n: hpvm.i64):
+    node = hpvm.create_node(spin)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_out(node, 0, 0)
+
+
+GATE = threading.Event()
+
+
+@hpvm.leaf
+def gated(x: hpvm.i64) -> hpvm.i64:
+    GATE.wait(10.0)  # (interp: a Python leaf may wait for the host)
+    return x
+
+
+@hpvm.internal
+def gated_root(x: hpvm.i64):
+    node = hpvm.create_node(gated)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_out(node, 0, 0)
+
+
+@pytest.fixture(autouse=True)
+def generous_limit(monkeypatch):
+    """Every run counts as quick here (a loaded machine must not decide where one runs);
+    the durations recorded before a test are forgotten."""
+    monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
+    for root in (add_root, count_root, spin_root):
+        quick.forget(root)
+
+
+def _ran_in_launch(handle) -> bool:
+    """Whether ``launch`` ran it (done before it returned, never queued for a worker)."""
+    return handle.slot is None and handle.done.is_set()
+
+
+def _arrays(n: int, dtype=np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    a = np.arange(n, dtype=dtype)
+    b = np.full(n, 2, dtype=dtype)
+    c = np.zeros(n, dtype=dtype)
+    for x in (a, b, c):
+        hpvm.track_memory(x)
+    return a, b, c
+
+
+def _launch(args):
+    return hpvm.launch(add_root, args, target="cpu")
+
+
+def test_a_repeated_launch_runs_inside_launch_and_a_first_one_does_not():
+    a, b, c = _arrays(8)
+    first = _launch((a, b, c, 8))
+    hpvm.wait(first)
+    again = _launch((a, b, c, 8))
+    assert again.done.is_set()  # ran before launch returned
+    hpvm.wait(again)
+    np.testing.assert_array_equal(c, a + b)
+    c[:] = 0
+    other = _launch((a, b, c, 4))  # a new scalar value: not known to be quick
+    hpvm.wait(other)
+    np.testing.assert_array_equal(c, np.r_[a[:4] + b[:4], np.zeros(4)])
+
+
+def test_other_shapes_and_dtypes_after_quick_launches_give_correct_results():
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        hpvm.wait(_launch((a, b, c, 8)))
+    a2, b2, c2 = _arrays(33)
+    for _ in range(3):
+        hpvm.wait(_launch((a2, b2, c2, 33)))
+        np.testing.assert_array_equal(c2, a2 + b2)
+    two = np.arange(16, dtype=np.float32).reshape(2, 8)  # a rank the port does not take
+    hpvm.track_memory(two)
+    with pytest.raises(hpvm.LaunchError, match=r"argument 0 \('a'\)"):
+        _launch((two, b, c, 8))
+    a64, b64, c64 = _arrays(8, np.float64)  # a dtype the port does not take
+    with pytest.raises(hpvm.LaunchError, match=r"argument 0 \('a'\)"):
+        _launch((a64, b, c, 8))
+    hpvm.wait(_launch((a, b, c, 8)))  # the good arguments still run, quickly
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_tracking_and_writeability_are_checked_on_every_quick_launch():
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        hpvm.wait(_launch((a, b, c, 8)))
+    hpvm.untrack_memory(c)
+    with pytest.raises(hpvm.MemoryTrackingError, match="untracked"):
+        _launch((a, b, c, 8))
+    hpvm.track_memory(c)
+    c.flags.writeable = False
+    with pytest.raises(hpvm.LaunchError, match="read-only"):
+        _launch((a, b, c, 8))
+    c.flags.writeable = True
+    handle = _launch((a, b, c, 9))  # one instance too many: refused by the run, as before
+    with pytest.raises(hpvm.OutOfBoundsError, match="past its end"):
+        hpvm.wait(handle)
+    hpvm.wait(_launch((a, b, c, 8)))
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_a_node_error_in_a_quick_launch_surfaces_at_wait():
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        hpvm.wait(_launch((a, b, c, 8)))
+    a[3] = -5000.0
+    handle = _launch((a, b, c, 8))  # runs here, and fails: launch itself does not raise
+    assert handle.done.is_set()
+    with pytest.raises(hpvm.NodeExecutionError, match="below -1000"):
+        hpvm.wait(handle)
+    a[3] = 3.0
+    hpvm.wait(_launch((a, b, c, 8)))
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_scalar_results_of_quick_launches_follow_their_arguments():
+    for n in (0, 5, 1000, 5, 0, 1000):
+        (total,) = hpvm.wait(hpvm.launch(count_root, (n,), target="cpu"))
+        assert total == n * (n - 1) // 2
+        assert isinstance(total, np.int64)
+
+
+def test_a_slow_run_sends_the_next_launch_to_a_worker(monkeypatch):
+    monkeypatch.setattr(quick, "QUICK_RUN_S", 0.0)  # nothing is quick
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        handle = _launch((a, b, c, 8))
+        hpvm.wait(handle)
+        assert handle.slot is not None  # queued for a worker
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_interp_launches_never_run_inside_launch():
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        handle = hpvm.launch(add_root, (a, b, c, 8), target="interp")
+        assert handle.slot is not None
+        hpvm.wait(handle)
+    np.testing.assert_array_equal(c, a + b)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [np.zeros(3, np.float32), 2],
+        [np.zeros((2, 3), np.float64), np.float32(1.5), True],
+    ],
+)
+def test_run_keys_tell_apart_what_the_work_depends_on(args):
+    key = quick.run_key("cpu", args)
+    assert key == quick.run_key("cpu", list(args))
+    changed = [np.zeros(4, np.float32) if isinstance(v, np.ndarray) else v for v in args]
+    assert quick.run_key("cpu", changed) != key or args[0].shape == (4,)
+    assert quick.run_key("cpu", [*args[:-1], 7]) != key
+    assert quick.run_key("interp", args) != key
+    assert quick.run_key("cpu", [*args, object()]) is None
+
+
+def test_a_leaf_with_a_while_loop_never_runs_inside_launch():
+    assert "while loop" in quick.bounded_graph(spin_root)
+    for _ in range(4):
+        handle = hpvm.launch(spin_root, (7,), target="cpu")
+        assert handle.slot is not None  # queued for a worker, however quick its last run
+        assert hpvm.wait(handle) == (7,)
+    assert not quick.durations(spin_root)  # no run key is even kept for it
+
+
+def test_a_changed_scalar_does_not_reuse_the_quick_verdict():
+    for _ in range(3):
+        hpvm.wait(hpvm.launch(count_root, (5,), target="cpu"))
+    assert _ran_in_launch(quick_one := hpvm.launch(count_root, (5,), target="cpu"))
+    assert hpvm.wait(quick_one) == (10,)
+    longer = hpvm.launch(count_root, (3_000_000,), target="cpu")  # a longer loop: not known
+    assert longer.slot is not None
+    assert hpvm.wait(longer) == (3_000_000 * 2_999_999 // 2,)
+    assert _ran_in_launch(again := hpvm.launch(count_root, (5,), target="cpu"))  # 5 still is
+    hpvm.wait(again)
+
+
+def test_nothing_runs_inside_launch_while_another_launch_or_a_stream_is_in_flight():
+    from streaming_programs import three_stages
+
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        hpvm.wait(_launch((a, b, c, 8)))
+    stream = hpvm.launch(three_stages, None, stream=True, target="cpu")
+    queued = _launch((a, b, c, 8))  # quick last time, but a stream is open
+    assert queued.slot is not None
+    hpvm.wait(queued)
+    hpvm.push(stream, (1,))
+    assert hpvm.wait(stream) is None
+    running = _launch((a, b, c, 8))  # the stream has ended: quick again
+    assert _ran_in_launch(running)
+    hpvm.wait(running)
+    GATE.clear()
+    first = hpvm.launch(gated_root, (3,), target="interp")  # on a worker, held at the gate
+    try:
+        second = _launch((a, b, c, 8))
+        assert second.slot is not None  # a launch is in flight: to a worker too
+    finally:
+        GATE.set()
+    assert hpvm.wait(first) == (3,)
+    hpvm.wait(second)
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_run_keys_tell_tracking_apart():
+    a, b, c = _arrays(8)
+    entries = [hpvm.runtime.api.default_runtime().tracker.find(x) for x in (a, b, c)]
+    key = quick.run_key("cpu", [a, b, c, 8], entries)
+    hpvm.untrack_memory(c)
+    hpvm.track_memory(c)
+    entries2 = [hpvm.runtime.api.default_runtime().tracker.find(x) for x in (a, b, c)]
+    assert quick.run_key("cpu", [a, b, c, 8], entries2) != key
+
+
+def test_ctrl_c_during_a_quick_run_interrupts_launch_itself(monkeypatch):
+    """Python delivers Ctrl-C on the main thread once the compiled code returns: inside a
+    quick run, that is inside ``launch``, which raises it (a worker's run never sees it)."""
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        hpvm.wait(_launch((a, b, c, 8)))
+    backend = hpvm.backends.get_backend("cpu")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):
+        patched.setattr(backend, "run", interrupted)
+        _launch((a, b, c, 8))
+    assert _ran_in_launch(handle := _launch((a, b, c, 8)))  # nothing left in flight
+    hpvm.wait(handle)
+    hpvm.untrack_memory(c)  # nor in use
+
+
+def test_durations_keep_a_bounded_number_of_run_keys_per_root():
+    times: dict = {}
+    for k in range(quick._KEYS_PER_ROOT + 6):
+        quick.record(times, ("cpu", k), 1e-4)
+    assert len(times) == quick._KEYS_PER_ROOT
+    assert ("cpu", 0) not in times and ("cpu", quick._KEYS_PER_ROOT + 5) in times  # the oldest go
+    assert quick.is_quick(times, ("cpu", 10)) and not quick.is_quick(times, ("cpu", 0))
+    quick.record(times, None, 1e-4)  # a launch without a run key is not remembered
+    assert None not in times
+
+
+def test_a_run_stretched_by_load_keeps_its_key_quick_but_a_much_longer_one_does_not(monkeypatch):
+    monkeypatch.setattr(quick, "QUICK_RUN_S", 2e-3)  # the real limits, not the fixture's
+    times: dict = {}
+    quick.record(times, "k", 0.5e-3)  # the work: short
+    quick.record(times, "k", 5e-3)  # preempted on a busy machine
+    assert quick.is_quick(times, "k")
+    quick.record(times, "k", 20e-3)  # more than load explains: taken as more work
+    assert not quick.is_quick(times, "k")
+    quick.record(times, "k", 1e-3)
+    assert quick.is_quick(times, "k")
+    quick.record(times, "slow", 5e-3)  # never short: not quick, however loaded
+    assert not quick.is_quick(times, "slow")
