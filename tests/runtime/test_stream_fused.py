@@ -116,6 +116,33 @@ def test_arrays_or_other_back_ends_keep_their_stage_threads(target):
     hpvm.wait(scalars)
 
 
+@hpvm.leaf
+def collatz_steps(x: hpvm.i64) -> hpvm.i64:
+    steps = 0
+    while x > 1:  # no bound the host can see: on the host thread Ctrl-C would wait for it
+        x = x // 2 if x % 2 == 0 else 3 * x + 1
+        steps += 1
+    return steps
+
+
+@hpvm.internal
+def steps_then_add(x: hpvm.i64):
+    a = hpvm.create_node(collatz_steps)
+    b = hpvm.create_node(add_one)
+    hpvm.bind_in(a, 0, 0)
+    hpvm.edge(a, b, hpvm.ONE_TO_ONE, 0, 0, stream=True)
+    hpvm.bind_out(b, 0, 0)
+
+
+def test_a_stage_with_an_unbounded_loop_keeps_its_thread():
+    h = hpvm.launch(steps_then_add, None, stream=True, target="cpu")
+    assert h.stream.fused is None and stage_threads()
+    for x in (1, 6, 27):
+        hpvm.push(h, (x,))
+    assert [int(hpvm.pop(h)[0]) for _ in range(3)] == [1, 9, 112]
+    hpvm.wait(h)
+
+
 def test_concurrent_producers_pop_in_push_order():
     """Three threads push while the host pops: each producer's items come out in its order,
     every item once, whichever thread ran the batch that held it."""

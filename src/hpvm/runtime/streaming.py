@@ -65,7 +65,8 @@ import numpy as np
 from ..backends.base import Backend, RunContext, StageBatch, collecting_warnings
 from ..backends.memory import MemoryTracker
 from ..errors import HPVMError, HPVMWarning, NodeExecutionError, StreamError
-from ..ir.graph import ALL_TO_ALL, InternalFunction, Node
+from ..ir.bounded import unbounded_reason
+from ..ir.graph import ALL_TO_ALL, InternalFunction, LeafFunction, Node, functions
 from ..ir.types import ScalarType
 from ..passes import PassManager
 from ..passes.flatten_streams import FlattenStreams, nested_streams
@@ -157,10 +158,15 @@ def fusable(root: InternalFunction, backend: Backend, plan: list[list[Node]]) ->
     ``cpu``, with scalars only at the root's boundary and on every edge between stages —
     what its batch loop runs in compiled code. (An array a stage hands on may be written by
     the host between items, and a fused run would also let the next item's ``malloc`` reuse
-    it: those keep their threads.)"""
-    if not FUSE or backend.name != "cpu" or not plan or root.array_params() or root in _SLOW:
+    it: those keep their threads.) Every leaf's run must also be bounded (``ir/bounded.py``:
+    no ``while`` loop, no early exit from a ``for``, no helper of the user's): a fused batch
+    runs on the host thread, where Ctrl-C waits until it ends, so a stage that could spin
+    keeps its thread (where the host stays interruptible), as a launch does (``quick.py``)."""
+    if not FUSE or not backend.runs_quick_on_launch or not plan or root.array_params() or root in _SLOW:
         return False
     if not all(isinstance(t, ScalarType) for t in root.out_types):
+        return False
+    if any(unbounded_reason(fn) is not None for fn in functions(root) if isinstance(fn, LeafFunction)):
         return False
     stage_of = {id(n): k for k, nodes in enumerate(plan) for n in nodes}
     return all(
