@@ -53,6 +53,7 @@ from .jit_callbacks import (
     _call_use,
     _call_wait,
 )
+from .jit_hints import likely, unlikely
 from .ring import (
     NOTIFIED,
     POPPED,
@@ -138,7 +139,7 @@ def _ov_misfit(key, value, what):  # noqa: ANN202 - Numba compares signatures
 
 @numba.njit(nogil=True, inline="always")
 def _control(ctl: int) -> None:
-    if load_relaxed(ctl, 0) != 0:
+    if unlikely(load_relaxed(ctl, 0) != 0):
         _call_checkpoint()
 
 
@@ -179,7 +180,7 @@ def _wait_writable(s: Any) -> None:
 
 @numba.njit(nogil=True, inline="always")
 def _slot(s: Any, seq: int) -> int:
-    return seq & s.mask if s.mask >= 0 else seq % s.capacity
+    return seq & s.mask if likely(s.mask >= 0) else seq % s.capacity
 
 
 @numba.njit(nogil=True, inline="always")
@@ -188,7 +189,7 @@ def _wake(s: Any, writer: bool, eos: bool) -> None:
     or free (after a pop), or at an EOS: waking them for every element would make both
     sides pay for a lock and the GIL per element. A waiter that needs less is woken by the
     runtime's poll, or when this kernel waits or finishes."""
-    if load_relaxed(s.state, WAITERS) != 0 and load_relaxed(s.state, NOTIFIED) == 0:
+    if unlikely(load_relaxed(s.state, WAITERS) != 0) and load_relaxed(s.state, NOTIFIED) == 0:
         stored = load_relaxed(s.state, PUSHED) - load_relaxed(s.state, POPPED)
         half = s.capacity // 2
         if eos or (stored >= half if writer else s.capacity - stored >= half):
@@ -199,12 +200,12 @@ def _wake(s: Any, writer: bool, eos: bool) -> None:
 @numba.njit(nogil=True, inline="always")
 def _push(s: Any, value: Any, eos: bool) -> None:
     _control(s.ctl)
-    if load(s.seen, WRITE) == 0:
+    if unlikely(load(s.seen, WRITE) == 0):
         _call_use(s.key, WRITE)
-    if not fits(value, s.proto):
+    if unlikely(not fits(value, s.proto)):
         _misfit(s.key, value, FAIL_PUSH)
     pushed = load(s.state, PUSHED)
-    if pushed - load(s.state, W_POPPED) >= s.capacity:
+    if unlikely(pushed - load(s.state, W_POPPED) >= s.capacity):
         _wait_writable(s)
     element_store(s.data, _slot(s, pushed), value, s.proto)
     if eos:
@@ -221,10 +222,10 @@ def _ready(s: Any, index: int) -> int:
     POPPED. The fast path is one unsigned comparison against the reader's cached count: a
     negative index wraps to a huge one, and the count is never above the capacity. (Peeks
     do not read the control word: the pop that follows them does, and so does every wait.)"""
-    if load(s.seen, READ) == 0:
+    if unlikely(load(s.seen, READ) == 0):
         _call_use(s.key, READ)
     popped = load(s.state, POPPED)
-    if np.uint64(index) >= np.uint64(load(s.state, R_PUSHED) - popped):
+    if unlikely(np.uint64(index) >= np.uint64(load(s.state, R_PUSHED) - popped)):
         if index < 0 or index >= s.capacity:
             _call_fail(s.key, index, FAIL_PEEK)
         _wait_readable(s, index)
@@ -237,7 +238,7 @@ def _pop(s: Any) -> Any:
     popped = _ready(s, 0)
     value = element_load(s.data, _slot(s, popped), s.proto)
     tp = load(s.state, TAGS_POPPED)
-    if tp < load(s.state, R_TAGS_PUSHED) and load(s.tags, _slot(s, tp)) <= popped:
+    if unlikely(tp < load(s.state, R_TAGS_PUSHED)) and load(s.tags, _slot(s, tp)) <= popped:
         store(s.state, TAGS_POPPED, tp + 1)  # published by the release store of POPPED below
     store_release(s.state, POPPED, popped + 1)
     _wake(s, False, False)
@@ -246,7 +247,7 @@ def _pop(s: Any) -> Any:
 
 @numba.njit(nogil=True, inline="always")
 def _peek(s: Any, index: int) -> Any:
-    if s.unordered:
+    if unlikely(s.unordered):
         _call_fail(s.key, index, FAIL_UNORDERED)
     popped = _ready(s, index)
     return element_load(s.data, _slot(s, popped + index), s.proto)
@@ -254,7 +255,7 @@ def _peek(s: Any, index: int) -> Any:
 
 @numba.njit(nogil=True, inline="always")
 def _peek_eos(s: Any, index: int) -> bool:
-    if s.unordered:
+    if unlikely(s.unordered):
         _call_fail(s.key, index, FAIL_UNORDERED)
     popped = _ready(s, index)
     seq = popped + index
@@ -273,7 +274,7 @@ def _peek_eos(s: Any, index: int) -> bool:
 @numba.njit(nogil=True, inline="always")
 def _block_index(b: Any, index: int, what: int) -> None:
     _control(b.ctl)
-    if index < 0 or index >= b.capacity:
+    if unlikely(index < 0 or index >= b.capacity):
         _call_fail(b.key, index, what)
 
 
@@ -323,7 +324,7 @@ def _ov_push_eos(s, element):  # noqa: ANN202 - Numba compares signatures
 def _room(s: Any) -> None:
     """Wait until ``s`` has room for one element."""
     _control(s.ctl)
-    if load(s.state, PUSHED) - load(s.state, W_POPPED) >= s.capacity:
+    if unlikely(load(s.state, PUSHED) - load(s.state, W_POPPED) >= s.capacity):
         _wait_writable(s)
 
 
