@@ -217,6 +217,11 @@ class DaskBackend(StageRunner, Backend):
             ]
             private += nbytes([part[i] for i in combined])
             part.append(hi - lo)
+            starts = [block_starts(args[i][lo : hi + reach], [c - lo for c in cuts]) for i in rows_back]
+            # One task per chunk: what comes back is its written pieces whole (the rows it
+            # owns and the few past them it read: cutting those off in a second task cost a
+            # second scheduler round trip per launch) and their digests as the worker keeps
+            # them (``resident.py``).
             future = send.batch.add(
                 tasks.run_chunk,
                 key,
@@ -224,10 +229,9 @@ class DaskBackend(StageRunner, Backend):
                 part,
                 back_list,
                 send.resident is not None,
+                [*starts, *[None] * len(combined)],
             )
-            spans = [_span(plan, i, hi - lo) for i in rows_back] + [None] * len(combined)
-            starts = [block_starts(args[i][lo : hi + reach], [c - lo for c in cuts]) for i in rows_back]
-            futures.append(send.batch.add(tasks.trim, future, spans, send.resident is not None, starts))
+            futures.append(future)
             picks.append([tasks.kept_ref(future, j) for j in range(len(rows_back))] if send.resident else [])
             if send.resident is not None and reach:
                 for j, i in enumerate(rows_back):
@@ -241,8 +245,8 @@ class DaskBackend(StageRunner, Backend):
                 back += nbytes(arrays)
                 rows = arrays[: len(rows_back)]
                 for j, (i, local) in enumerate(zip(rows_back, rows)):
-                    own = plan.rows.get(i, (0, 0))[0]  # the row offset it writes (one: see _make_plan)
-                    copy_back(args, [i], [(slice(lo + own, hi + own), local)])
+                    own, end = _span(plan, i, hi - lo)  # the rows it writes (one offset: see _make_plan)
+                    copy_back(args, [i], [(slice(lo + own, lo + end), local[own:end])])
                     if kept and after[j] is not None:
                         piece = args[i][lo : hi + reach]
                         send.settle(

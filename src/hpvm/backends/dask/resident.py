@@ -16,7 +16,7 @@ a worker never computes on stale data; digesting is a pass over host memory, far
 than the network.
 
 After a launch, the copy a chunk wrote becomes the piece (``settle``), with digests the
-worker computed of it (``tasks.trim``): where the host's rows differ next time (the rows
+worker computed of it (``tasks.run_chunk``): where the host's rows differ next time (the rows
 another chunk wrote in a halo, say), those blocks go again.
 
 The same goes for the pieces of a declared-layout split (``declared.py``): the elements a
@@ -228,7 +228,7 @@ class Resident:
         starts: list[int],
     ) -> None:
         """After a launch: the workers' copy of the part of ``array`` that ``key`` names is
-        ``future``, whose digests are ``after`` (the worker's, ``tasks.trim``, or the
+        ``future``, whose digests are ``after`` (the worker's, ``tasks.run_chunk``, or the
         host's of what came back) of the blocks at ``starts``: blocks the host wrote since
         differ."""
         with self._lock:

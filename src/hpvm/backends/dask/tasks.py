@@ -83,15 +83,30 @@ def run_whole(
 
 
 def run_chunk(
-    key: str, chunk: InternalFunction | bytes, args: Sequence[Any], written: Sequence[int], kept: bool = False
+    key: str,
+    chunk: InternalFunction | bytes,
+    args: Sequence[Any],
+    written: Sequence[int],
+    kept: bool = False,
+    starts: Sequence[Sequence[int] | None] = (),
 ) -> tuple[Any, ...]:
     """Run one chunk root (its arrays are the chunk's row slices); return (its outputs, the
-    rows of the arrays at ``written``)."""
+    rows of the arrays at ``written``, and — when ``kept`` — their digests by blocks from
+    ``starts``, ``None`` where none is given: ``resident.py`` compares the host's rows with
+    them at the next launch)."""
+    from .resident import digests
+
     chunk = _cached(key, chunk)
     args = [_resolve(a) for a in args]
     args = _own_copies(args, written) if kept else args
     outputs = _once_compiled(key, lambda: _cpu().run(chunk, args))
-    return _mark(outputs, args), tuple(args[i] for i in written)
+    arrays = tuple(args[i] for i in written)
+    at = list(starts) or [None] * len(arrays)
+    return (
+        _mark(outputs, args),
+        arrays,
+        [digests(a, b) if kept and b is not None and a.ndim else None for a, b in zip(arrays, at)],
+    )
 
 
 def _own_copies(args: Sequence[Any], written: Sequence[int]) -> list[Any]:
@@ -132,32 +147,6 @@ def edge(result: Any, start: int, stop: int) -> np.ndarray:
     """Rows ``[start, stop)`` of a kept piece (``kept_ref``): the rows a neighbour's piece
     reads as its halo, cut out on this worker so that only they travel to the neighbour's."""
     return np.array(_resolve(result)[start:stop])
-
-
-def trim(
-    result: Sequence[Any],
-    spans: Sequence[tuple[int, int] | None],
-    digest: bool,
-    starts: Sequence[Sequence[int] | None] = (),
-) -> tuple[Any, ...]:
-    """What of a task's result goes back to the host: its outputs, only the rows each
-    written array's chunk owns (``spans``, within its slice; ``None``: the whole array)
-    and, when ``digest``, the digests of the written arrays as this worker keeps them, by
-    blocks from ``starts`` (``resident.py``: the host compares its rows with them at the
-    next launch)."""
-    from .resident import digests
-
-    marked, arrays = result
-    starts = list(starts) or [None] * len(arrays)
-    trimmed = tuple(a if span is None else a[span[0] : span[1]] for a, span in zip(arrays, spans))
-    return (
-        marked,
-        trimmed,
-        [
-            digests(a, at) if digest and span is not None and a.ndim else None
-            for a, span, at in zip(arrays, spans, starts)
-        ],
-    )
 
 
 #: Marks ``(KEPT, task result, field, index)``: the ``index``-th written array of an
