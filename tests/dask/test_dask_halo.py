@@ -175,3 +175,25 @@ def test_a_host_write_to_a_halo_row_is_sent_from_the_host(dask_runtime):
             hpvm.untrack_memory(x)
     np.testing.assert_array_equal(a, want_a)
     np.testing.assert_array_equal(b, want_b)
+
+
+@pytest.mark.slow
+def test_iterated_halos_between_worker_processes(process_cluster):
+    # The same across processes: the edge rows travel between the workers' sockets.
+    import cloudpickle
+    from distributed import Client
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    client = Client(process_cluster, set_as_default=False)
+    hpvm.cleanup()
+    hpvm.init(dask=client)
+    try:
+        grid = np.random.default_rng(9).random((30, 4)) * (1 << 20)
+        got, sent, notes = _iterate("dask", grid, 6)
+        want, _, _ = _iterate("interp", grid, 6)
+    finally:
+        hpvm.cleanup()
+        client.close()
+    np.testing.assert_array_equal(got, want)
+    assert "split into 2 chunk(s)" in notes[0], notes
+    assert sent[0] > 0 and sent[2:] == [0] * 4, sent
