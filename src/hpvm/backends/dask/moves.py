@@ -15,15 +15,15 @@ from ...errors import ClusterError, HPVMError
 from ...ir.graph import InternalFunction
 from .cluster import connect_timeout
 
-#: Seconds a client's count of worker threads is reused before asking the scheduler again
+#: Seconds a client's count of workers is reused before asking the scheduler again
 #: (each ask is a round trip: two per launch cost more than the rest of a tiny launch).
 WORKERS_TTL = 1.0
-_counts: dict[str, tuple[float, int, bool]] = {}  # client id -> (when asked, threads, local)
+_counts: dict[str, tuple[float, int, bool]] = {}  # client id -> (when asked, workers, local)
 _counts_lock = threading.Lock()
 
 
 def worker_count(client: Any, fresh: bool = False) -> int:
-    """How many worker threads the cluster has (what a launch splits over), asked of the
+    """How many workers the cluster has (what a launch splits over), asked of the
     scheduler at most every ``WORKERS_TTL`` seconds per client (or now when ``fresh``): a
     worker that joins is used from the next ask on; one that leaves fails its tasks, which
     the back end already retries."""
@@ -39,7 +39,7 @@ def _workers(client: Any, fresh: bool = False) -> tuple[float, int, bool]:
         return known
     threads = client.nthreads()
     local = bool(threads) and all(_host(w) in _LOOPBACK for w in threads)
-    known = _counts[key] = (now, sum(threads.values()), local)
+    known = _counts[key] = (now, len(threads), local)
     return known
 
 
