@@ -25,6 +25,10 @@ Launches repeat on the same arrays, so every row moves less per launch once kept
 the host did not change stay on the workers; written rows still come back every launch.
 
 Prints a Markdown table (medians; bytes moved per launch from ``hpvm.memory_stats``).
+
+``run.py --only dask`` prints one row from here (``bench_dask``): the fixed cost of a
+launch + wait of the 2-element graph beside one Dask task's round trip on the same
+cluster, sampled in turn (the anchor: what Dask itself costs per round trip there).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -221,6 +226,78 @@ def _tiny() -> Callable[[str], Callable[[], None]]:
         return lambda: kernels.vector_add(a, b, outs[target], target)
 
     return make
+
+
+#: The goal for the fixed cost of a dask launch + wait (issue 24, item 7).
+FIXED_TARGET = 5e-3
+
+
+def _noop(x: int) -> int:
+    return x
+
+
+def fixed_cost(
+    interleaved: Callable[[dict[str, Callable[[], object]]], dict[str, float]],
+) -> dict[str, float]:
+    """The fixed cost of a dask launch + wait (the 2-element vector add, split over two
+    single-threaded worker processes on 127.0.0.1: 4 tasks) beside its anchor, one Dask
+    task's round trip on the same cluster (``client.submit`` of a no-op + ``gather``):
+    ``interleaved`` samples both in turn (``run.py``'s ``Bench.interleaved``)."""
+    from distributed import Client, LocalCluster
+
+    _pickle_by_value()
+    cluster = LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        worker_dashboard_address="127.0.0.1:0",
+    )
+    client = Client(cluster, set_as_default=False)
+    hpvm.cleanup()
+    hpvm.init(dask=client)
+    try:
+        run = _tiny()("dask")
+        runs = {"dask": run, "dask_task": lambda: client.gather(client.submit(_noop, 1, pure=False))}
+        for fn in runs.values():
+            fn()
+            fn()
+        return interleaved(runs)
+    finally:
+        hpvm.cleanup()
+        client.close()
+        cluster.close()
+
+
+def bench_dask(ctx: Any) -> list[Any]:
+    """``run.py``'s ``dask`` row: the fixed cost per launch (``fixed_cost``)."""
+    harness = sys.modules[type(ctx).__module__]  # run.py, as __main__ or imported
+    Row, fmt_time = harness.Row, harness.fmt_time
+    row = Row(
+        "dask launch + wait, 2 elements (fixed cost per launch)",
+        "2 workers × 1 thread",
+        target=f"≤ {FIXED_TARGET * 1e3:.0f} ms",
+    )
+    from hpvm.backends import available_backends
+
+    if "dask" not in available_backends():
+        row.measure = "not run: distributed is not installed"
+        return [row]
+    m = fixed_cost(lambda runs: ctx.interleaved(runs, {n: harness.timed(fn) for n, fn in runs.items()}))
+    row.hpvm = {"dask": fmt_time(m["dask"])}
+    row.numba = f"{fmt_time(m['dask_task'])} (anchor: one Dask task's round trip)"
+    row.measure = f"{fmt_time(m['dask'])} = {m['dask'] / m['dask_task']:.2f}× one Dask task; load {_load()}"
+    row.verdict = harness.verdict(m["dask"] <= FIXED_TARGET)
+    row.data = {"dask_s": m["dask"], "dask_task_s": m["dask_task"], "load": _load()}
+    return [row]
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
 
 
 def main() -> int:

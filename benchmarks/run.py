@@ -58,7 +58,10 @@ wrapper_gpu (a replicated CPU wrapper node around a GPU leaf beside the same lea
 directly: the host's overhead per wrapper instance, ``benchmarks/mixed_bench.py``), membound
 (STREAM triad, vector add, saxpy and the 3-D stencil as Python and HPVM-C leaves beside the
 same loops in C with OpenMP, gcc -O3 -march=native -fopenmp, in GB/s beside the machine's
-measured bandwidth: ``benchmarks/memory_bound.py``).
+measured bandwidth: ``benchmarks/memory_bound.py``), dask (the fixed cost of a dask
+launch + wait of a 2-element graph over 2 local worker processes, ≤ 5 ms, beside its
+anchor, one Dask task's round trip on the same cluster: ``benchmarks/dask_bench.py``; the
+other dask rows: run that file).
 
 ``--quick`` uses smaller sizes where it matters (sgemm 256³, 256² frames) and fewer
 samples; ``--tiny`` uses sizes the interpreter can run, to check the harness itself.
@@ -97,6 +100,7 @@ sys.path.insert(0, str(HERE))
 
 import baselines  # noqa: E402
 import c_bench  # noqa: E402
+import dask_bench  # noqa: E402
 import kernels  # noqa: E402
 import layout  # noqa: E402
 import llvm_bench  # noqa: E402
@@ -1082,6 +1086,7 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "llvmpar": llvmpar_bench.bench_llvmpar,  # PREPARE, -O2, EXTRACT of edge detection (llvmpar_bench.py)
     "wrapper_gpu": mixed_bench.bench_wrapper_gpu,  # a CPU wrapper[64] around a GPU leaf (mixed_bench.py)
     "membound": memory_bound.bench_membound,  # triad, vadd, saxpy, stencil vs OpenMP C, GB/s (memory_bound.py)
+    "dask": dask_bench.bench_dask,  # dask's fixed cost per launch beside one Dask task (dask_bench.py)
 }
 NUMBA_ANCHOR = "hand-written Numba (prange)"
 #: What each benchmark's hpvm side is measured against (a row may say more in its own cells).

@@ -51,10 +51,10 @@ from ..base import Backend, RunContext
 from ..bounds import check_graph
 from . import tasks
 from .declared import LayoutPlan, has_layouts, pack, piece, plan_layouts, put_back
-from .moves import copy_back, gather, nbytes, with_workers
+from .moves import copy_back, gather, nbytes, with_workers, worker_count
 from .ownership import analyse
 from .parts import Part, independent_parts, written_params
-from .resident import Resident, Sender, digests
+from .resident import Resident, Sender, Source, block_starts, digests, rows_digest
 from .streams import Stage, StageRunner
 
 #: Whether arrays stay on the workers across launches (``resident.py``); $HPVM_DASK_KEEP=0
@@ -91,6 +91,10 @@ class Plan:
     layout: LayoutPlan | None = None
     #: launch sizes whose chunks touched elements they do not own -> why (they run whole)
     outside: dict[tuple[int, ...], str] = field(default_factory=dict)
+    #: graph key -> that graph pickled once (``tasks.ship``): a launch sends these bytes,
+    #: not the graph pickled anew (cloudpickle of a leaf's Python function cost more than
+    #: the rest of a tiny launch on the host)
+    shipped: dict[str, bytes] = field(default_factory=dict)
 
 
 class DaskBackend(StageRunner, Backend):
@@ -153,6 +157,7 @@ class DaskBackend(StageRunner, Backend):
             )
             parts = [Part(root, list(range(len(root.out_types))), set(), written_params(root))]
         jobs = [self._submit(part.root, args, send, ctx) for part in parts]
+        send.batch.send()  # every part's tasks in one graph: one message to the scheduler
         results = gather(client, [f for job in jobs for f in job.futures], root)
         outputs: list[Any] = [None] * len(root.out_types)
         done = 0
@@ -195,23 +200,44 @@ class DaskBackend(StageRunner, Backend):
         # own): an array read in one launch and written in the next (a stencil's two
         # buffers) is then the same piece on the worker both times.
         reach = max([plan.rows.get(i, (0, 0))[1] for i in sliced], default=0)
+        # Where one chunk's written rows end and the next one's begin: a piece's digested
+        # blocks begin there too, so the rows a neighbour wrote (its halo) are blocks of
+        # their own, patched next launch from the neighbour's worker (``edges``).
+        owns = {plan.rows.get(i, (0, 0))[0] for i in rows_back}
+        cuts = sorted({b + own for lo, hi in ranges for b in (lo, hi) for own in owns})
+        edges: dict[int, list[tuple[int, int, Any]]] = {i: [] for i in rows_back}
         for lo, hi in ranges:
             part = [
                 _private(a, combined[i])
                 if i in combined
-                else send.rows(a, lo, hi + reach)
+                else send.rows(a, lo, hi + reach, cuts)
                 if i in sliced
                 else shared.get(i, a)
                 for i, a in enumerate(args)
             ]
             private += nbytes([part[i] for i in combined])
             part.append(hi - lo)
-            future = client.submit(
-                tasks.run_chunk, key, chunk, part, back_list, send.resident is not None, pure=False
+            starts = [block_starts(args[i][lo : hi + reach], [c - lo for c in cuts]) for i in rows_back]
+            # One task per chunk: what comes back is its written pieces whole (the rows it
+            # owns and the few past them it read: cutting those off in a second task cost a
+            # second scheduler round trip per launch) and their digests as the worker keeps
+            # them (``resident.py``).
+            future = send.batch.add(
+                tasks.run_chunk,
+                key,
+                self._shipped(plan, key, chunk),
+                part,
+                back_list,
+                send.resident is not None,
+                [*starts, *[None] * len(combined)],
             )
-            spans = [_span(plan, i, hi - lo) for i in rows_back] + [None] * len(combined)
-            futures.append(client.submit(tasks.trim, future, spans, send.resident is not None, pure=False))
+            futures.append(future)
             picks.append([tasks.kept_ref(future, j) for j in range(len(rows_back))] if send.resident else [])
+            if send.resident is not None and reach:
+                for j, i in enumerate(rows_back):
+                    edges[i] += self._edges(
+                        plan, i, (lo, hi), ranges, reach, len(args[i]), picks[-1][j], send
+                    )
 
         def chunked(results: list[Any]) -> tuple[Any, ...]:
             back = 0
@@ -219,12 +245,22 @@ class DaskBackend(StageRunner, Backend):
                 back += nbytes(arrays)
                 rows = arrays[: len(rows_back)]
                 for j, (i, local) in enumerate(zip(rows_back, rows)):
-                    own = plan.rows.get(i, (0, 0))[0]  # the row offset it writes (one: see _make_plan)
-                    copy_back(args, [i], [(slice(lo + own, hi + own), local)])
+                    own, end = _span(plan, i, hi - lo)  # the rows it writes (one offset: see _make_plan)
+                    copy_back(args, [i], [(slice(lo + own, lo + end), local[own:end])])
                     if kept and after[j] is not None:
-                        send.settle(args[i], lo, hi + reach, kept[j], after[j])
+                        piece = args[i][lo : hi + reach]
+                        send.settle(
+                            args[i],
+                            lo,
+                            hi + reach,
+                            kept[j],
+                            after[j],
+                            block_starts(piece, [c - lo for c in cuts]),
+                        )
                 for i, partial in zip(sorted(combined), arrays[len(rows_back) :]):
                     _combine(args[i], partial, combined[i])
+            for i, found in edges.items():  # (the host's rows are what the workers hold now)
+                send.sources(args[i], [Source(a, b, f, rows_digest(args[i][a:b])) for a, b, f in found])
             ctx.record(to_device=send.sent + private, to_host=back)
             atomics = (
                 f"; atomics on {', '.join(repr(root.params[i].name) for i in sorted(combined))} combined "
@@ -241,18 +277,45 @@ class DaskBackend(StageRunner, Backend):
 
         return Job(futures, chunked)
 
+    @staticmethod
+    def _edges(
+        plan: Plan,
+        i: int,
+        chunk: tuple[int, int],
+        ranges: list[tuple[int, int]],
+        reach: int,
+        rows: int,
+        kept: Any,
+        send: Sender,
+    ) -> list[tuple[int, int, Any]]:
+        """Tasks cutting out, on the worker of ``chunk``, the rows of written root input
+        ``i`` it owns that another chunk's piece reads (its halo), for the next launch that
+        reads the array with the same chunks: (first row, end row, the task's future)."""
+        own = plan.rows.get(i, (0, 0))[0]
+        lo, hi = chunk
+        out = []
+        for other_lo, other_hi in ranges:
+            if (other_lo, other_hi) == chunk:
+                continue
+            a, b = max(other_lo, lo + own), min(other_hi + reach, hi + own, rows)
+            if a < b:
+                out.append((a, b, send.batch.add(tasks.edge, kept, a - lo, b - lo)))
+        return out
+
     def _whole(
         self, plan: Plan, root: InternalFunction, args: list[Any], send: Sender, ctx: RunContext, why: str
     ) -> Job:
         """``root`` as one task on one worker; the note says ``why``."""
         ctx.notes.append(f"dask: '{root.name}' ran whole on one worker: {why}")
-        client, before = send.client, send.sent
+        before = send.sent
         part = [
             send.rows(a, 0, a.shape[0] if a.ndim else 0) if isinstance(a, np.ndarray) else a for a in args
         ]
         sent = send.sent - before
         kept = send.resident is not None
-        future = client.submit(tasks.run_whole, plan.key, root, part, plan.written, kept, pure=False)
+        future = send.batch.add(
+            tasks.run_whole, plan.key, self._shipped(plan, plan.key, root), part, plan.written, kept
+        )
         picks = [tasks.kept_ref(future, j) for j in range(len(plan.written))] if kept else []
 
         def whole(results: list[Any]) -> tuple[Any, ...]:
@@ -261,7 +324,8 @@ class DaskBackend(StageRunner, Backend):
             copy_back(args, plan.written, [(slice(None), a) for a in arrays])
             for i, pick in zip(plan.written, picks):
                 if args[i].ndim:  # (the host's array now holds exactly what the worker keeps)
-                    send.settle(args[i], 0, len(args[i]), pick, digests(args[i]))
+                    starts = block_starts(args[i])
+                    send.settle(args[i], 0, len(args[i]), pick, digests(args[i], starts), starts)
             return _unmark(marked, args)
 
         return Job([future], whole)
@@ -278,7 +342,7 @@ class DaskBackend(StageRunner, Backend):
         client = send.client
         if sizes in plan.outside:
             return self._whole(plan, root, args, send, ctx, plan.outside[sizes])
-        workers = max(1, len(client.nthreads()))
+        workers = max(1, worker_count(client))
         count = min(workers, sizes[0])
         if count < 2:
             why = f"'{node.name}' has {sizes[0]} instance(s) along x and the cluster {workers} worker(s)"
@@ -315,8 +379,15 @@ class DaskBackend(StageRunner, Backend):
             values = {i: send.packed(args[i], p.key, pack(args[i], p)) for i, p in mine.items()}
             part = [mine.get(i, shared.get(i, a)) for i, a in enumerate(args)]
             part = [*part, hi - lo, lo, sizes[0]]
-            future = client.submit(
-                tasks.run_layout_chunk, key, root, node.name, sizes[1:], part, written, values, pure=False
+            future = send.batch.add(
+                tasks.run_layout_chunk,
+                key,
+                self._shipped(plan, key, root),
+                node.name,
+                sizes[1:],
+                part,
+                written,
+                values,
             )
             futures.append(future)
             picks.append([tasks.kept_ref(future, j, field=2) for j in range(len(written))])
@@ -335,7 +406,9 @@ class DaskBackend(StageRunner, Backend):
                     )
                     with self._lock:
                         plan.outside[sizes] = why
-                    job = self._whole(plan, root, args, Sender(client, None), ctx, why)
+                    again = Sender(client, None)
+                    job = self._whole(plan, root, args, again, ctx, why)
+                    again.batch.send()
                     return job.finish(gather(client, job.futures, root))
             back = 0
             for mine, (_, _, values), kept in zip(pieces, results, picks):
@@ -352,6 +425,15 @@ class DaskBackend(StageRunner, Backend):
             return _unmark(results[-1][1], args)
 
         return Job(futures, chunked)
+
+    def _shipped(self, plan: Plan, key: str, root: InternalFunction) -> bytes:
+        """``root`` pickled, once per ``key`` of ``plan`` (what the tasks take in its place)."""
+        blob = plan.shipped.get(key)
+        if blob is None:
+            blob = tasks.ship(root)
+            with self._lock:
+                plan.shipped[key] = blob
+        return blob
 
     # -- planning ----------------------------------------------------------------------
 
@@ -397,7 +479,7 @@ class DaskBackend(StageRunner, Backend):
                         f"'{root.params[i].name}' and '{root.params[j].name}' share memory and one "
                         "is written (chunks would see their rows as separate arrays)"
                     )
-        workers = max(1, len(client.nthreads()))
+        workers = max(1, worker_count(client))
         count = min(workers, n)
         if count < 2:
             return f"'{node.name}' has {n} instance(s) along x and the cluster {workers} worker(s)"

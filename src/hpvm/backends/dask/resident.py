@@ -16,7 +16,7 @@ a worker never computes on stale data; digesting is a pass over host memory, far
 than the network.
 
 After a launch, the copy a chunk wrote becomes the piece (``settle``), with digests the
-worker computed of it (``tasks.trim``): where the host's rows differ next time (the rows
+worker computed of it (``tasks.run_chunk``): where the host's rows differ next time (the rows
 another chunk wrote in a halo, say), those blocks go again.
 
 The same goes for the pieces of a declared-layout split (``declared.py``): the elements a
@@ -33,11 +33,13 @@ from __future__ import annotations
 import hashlib
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from .moves import Batch, worker_count
 
 #: Rows are digested in blocks of about this many bytes (at least one row).
 BLOCK_BYTES = 1 << 12
@@ -51,6 +53,20 @@ PATCH_LIMIT = 0.5
 class _Slot:
     future: Any
     digests: list[bytes | None]
+    starts: list[int]  # the first row of each digested block (``block_starts``)
+
+
+@dataclass
+class Source:
+    """Rows ``[a, b)`` of a host array as a worker holds them (a split launch's ``edge``
+    task: the rows one chunk wrote that a neighbour's piece reads as its halo), and the
+    digest of the host's rows when they were the same: while the host's rows still have
+    that digest, a piece needing them is patched from this future, worker to worker."""
+
+    a: int
+    b: int
+    future: Any
+    digest: bytes
 
 
 @dataclass
@@ -59,6 +75,7 @@ class _Entry:
     layout: tuple[Any, ...]
     client: str  # the client's id: a piece is a future of that client only
     slots: dict[tuple[Any, ...], _Slot]  # (r0, r1, broadcast) for rows; ("layout", ...) for a piece
+    sources: list[Source]  # rows the last split launch that wrote the array left on workers
 
 
 def _client_id(client: Any) -> str:
@@ -77,15 +94,27 @@ def block_rows(piece: np.ndarray) -> int:
     return max(1, max(BLOCK_BYTES, piece.nbytes // 256) // max(1, row))
 
 
-def digests(piece: np.ndarray) -> list[bytes | None]:
-    """One digest per block of rows of ``piece`` (SHA-1: twice BLAKE2's speed here, with
-    hardware help; the digests only tell the host's contents from a copy of them, so an
-    accidental match, not an attack, is what they must rule out)."""
-    step = block_rows(piece)
-    return [
-        hashlib.sha1(np.ascontiguousarray(piece[s : s + step]), usedforsecurity=False).digest()
-        for s in range(0, len(piece), step)
-    ]
+def block_starts(piece: np.ndarray, cuts: Sequence[int] = ()) -> list[int]:
+    """The first row of each digested block of ``piece``: every ``block_rows``, and at each
+    of ``cuts`` (rows of the piece where one chunk's rows end and another's begin: then the
+    rows a neighbour wrote are blocks of their own, patched from that neighbour)."""
+    n = len(piece)
+    return sorted(set(range(0, n, block_rows(piece))) | {c for c in cuts if 0 < c < n})
+
+
+def rows_digest(rows: np.ndarray) -> bytes:
+    """One digest of some rows (one block's, a ``Source``'s)."""
+    return hashlib.sha1(np.ascontiguousarray(rows), usedforsecurity=False).digest()
+
+
+def digests(piece: np.ndarray, starts: Sequence[int] | None = None) -> list[bytes | None]:
+    """One digest per block of rows of ``piece`` (blocks from ``starts``, by default
+    ``block_starts``) (SHA-1: twice BLAKE2's speed here, with hardware help; the digests
+    only tell the host's contents from a copy of them, so an accidental match, not an
+    attack, is what they must rule out)."""
+    starts = block_starts(piece) if starts is None else starts
+    ends = [*starts[1:], len(piece)]
+    return [rows_digest(piece[s:e]) for s, e in zip(starts, ends)]
 
 
 class Resident:
@@ -108,7 +137,7 @@ class Resident:
             or entry.client != _client_id(client)
         ):
             entry = self._entries[id(array)] = _Entry(
-                weakref.ref(array), _layout(array), _client_id(client), {}
+                weakref.ref(array), _layout(array), _client_id(client), {}, []
             )
             for key in [k for k, e in self._entries.items() if e.ref() is None]:
                 del self._entries[key]
@@ -116,25 +145,30 @@ class Resident:
 
     def piece(
         self,
-        client: Any,
+        batch: Batch,
         array: np.ndarray,
         r0: int,
         r1: int,
         record: Callable[[int], None],
         broadcast: bool = False,
+        cuts: Sequence[int] = (),
     ) -> Any:
         """A future holding ``array[r0:r1]`` as the host has it now; the bytes sent are
-        passed to ``record`` (nothing when the workers' copy is current)."""
-        return self.keep(client, array, (r0, r1, broadcast), array[r0:r1], record, broadcast)
+        passed to ``record`` (nothing when the workers' copy is current). ``cuts``: rows
+        (of the array) where blocks must begin (``block_starts``)."""
+        return self.keep(
+            batch, array, (r0, r1, broadcast), array[r0:r1], record, broadcast, [c - r0 for c in cuts]
+        )
 
     def keep(
         self,
-        client: Any,
+        batch: Batch,
         array: np.ndarray,
         key: tuple[Any, ...],
         values: np.ndarray,
         record: Callable[[int], None],
         broadcast: bool = False,
+        cuts: Sequence[int] = (),
     ) -> Any:
         """A future holding ``values`` — the part of ``array`` that ``key`` names, as the
         host has it now: a slice of rows, or the elements a declared layout gives a range
@@ -142,10 +176,12 @@ class Resident:
         ``values``, so a packed piece is digested and patched like a slice."""
         from . import tasks
 
-        now = digests(values)
+        client = batch.client
         with self._lock:
             entry = self._entry(client, array)
             slot = entry.slots.get(key)
+            starts = slot.starts if slot is not None else block_starts(values, cuts)
+            now = digests(values, starts)
             stale = (
                 list(range(len(now)))
                 if slot is None
@@ -153,20 +189,27 @@ class Resident:
             )
             if not stale and slot is not None:
                 return slot.future
-            step = block_rows(values)
-            n = len(values)
-            if slot is None or broadcast or len(stale) > PATCH_LIMIT * len(now):
+            ends = [*starts[1:], len(values)]
+            moved = {} if slot is None or broadcast else _from_sources(entry, key, array, starts, ends, stale)
+            from_host = [j for j in stale if j not in moved]
+            if slot is None or broadcast or len(from_host) > PATCH_LIMIT * len(now):
                 # (a copy: on an in-process cluster the kept piece would otherwise be a view
                 # that keeps the host's array alive, and changes under the digests' feet)
                 future = client.scatter(values.copy(), broadcast=broadcast, hash=False)
-                copies = len(client.nthreads()) if broadcast else 1
+                copies = worker_count(client) if broadcast else 1
                 record(values.nbytes * copies)
             else:
-                patches = [(j * step, values[j * step : min((j + 1) * step, n)].copy()) for j in stale]
-                future = client.submit(tasks.patch, slot.future, patches, pure=False)
+                patches = [(starts[j], values[starts[j] : ends[j]].copy()) for j in from_host]
+                future = batch.add(tasks.patch, slot.future, patches, list(moved.values()))
                 record(sum(p.nbytes for _, p in patches))
-            self._put(entry, key, _Slot(future, now))
+            self._put(entry, key, _Slot(future, now, starts))
             return future
+
+    def sources(self, client: Any, array: np.ndarray, found: list[Source]) -> None:
+        """After a split launch that wrote ``array``: the rows of it its chunks left on
+        their workers for their neighbours (``Source``), in place of the last launch's."""
+        with self._lock:
+            self._entry(client, array).sources = found
 
     @staticmethod
     def _put(entry: _Entry, key: tuple[Any, ...], slot: _Slot) -> None:
@@ -176,13 +219,48 @@ class Resident:
             entry.slots.pop(next(iter(entry.slots)))
 
     def settle(
-        self, client: Any, array: np.ndarray, key: tuple[Any, ...], future: Any, after: list[bytes]
+        self,
+        client: Any,
+        array: np.ndarray,
+        key: tuple[Any, ...],
+        future: Any,
+        after: list[bytes],
+        starts: list[int],
     ) -> None:
         """After a launch: the workers' copy of the part of ``array`` that ``key`` names is
-        ``future``, whose digests are ``after`` (the worker's, ``tasks.trim``, or the
-        host's of what came back): blocks the host wrote since differ."""
+        ``future``, whose digests are ``after`` (the worker's, ``tasks.run_chunk``, or the
+        host's of what came back) of the blocks at ``starts``: blocks the host wrote since
+        differ."""
         with self._lock:
-            self._put(self._entry(client, array), key, _Slot(future, list(after)))
+            self._put(self._entry(client, array), key, _Slot(future, list(after), list(starts)))
+
+
+def _from_sources(
+    entry: _Entry,
+    key: tuple[Any, ...],
+    array: np.ndarray,
+    starts: list[int],
+    ends: list[int],
+    stale: list[int],
+) -> dict[int, tuple[int, Any, int, int]]:
+    """The stale blocks of a row piece (``key`` = (r0, r1, False)) that rows a worker
+    holds cover (``Source`` whose digest still matches the host's rows): block -> (its
+    first row in the piece, the source's future, the first row in the source, rows)."""
+    if not entry.sources or not isinstance(key[0], int):
+        return {}
+    r0 = key[0]
+    valid: dict[int, bool] = {}
+    out: dict[int, tuple[int, Any, int, int]] = {}
+    for j in stale:
+        s, e = r0 + starts[j], r0 + ends[j]
+        for k, src in enumerate(entry.sources):
+            if src.a <= s and e <= src.b:
+                if k not in valid:
+                    valid[k] = rows_digest(array[src.a : src.b]) == src.digest
+                if valid[k]:
+                    out[j] = (starts[j], src.future, s - src.a, e - s)
+                break
+    return out
 
 
 class Sender:
@@ -191,30 +269,40 @@ class Sender:
 
     def __init__(self, client: Any, resident: Resident | None) -> None:
         self.client, self.resident, self.sent = client, resident, 0
+        self.batch = Batch(client)  # this launch's tasks, sent as one graph
 
     def _count(self, nbytes: int) -> None:
         self.sent += nbytes
 
-    def rows(self, array: np.ndarray, r0: int, r1: int) -> Any:
-        """``array[r0:r1]`` for one task: a kept piece, or the slice itself."""
+    def rows(self, array: np.ndarray, r0: int, r1: int, cuts: Sequence[int] = ()) -> Any:
+        """``array[r0:r1]`` for one task: a kept piece (its blocks also begin at ``cuts``,
+        rows of the array), or the slice itself."""
         if array.ndim:
             r1 = min(r1, array.shape[0])
         if self.resident is None or array.ndim == 0:
             part = array[r0:r1] if array.ndim else array
             self.sent += part.nbytes
             return part
-        return self.resident.piece(self.client, array, r0, r1, self._count)
+        return self.resident.piece(self.batch, array, r0, r1, self._count, cuts=cuts)
 
     def everywhere(self, array: np.ndarray) -> Any:
         """``array`` on every worker (read by every chunk)."""
         if self.resident is None or array.ndim == 0:
-            self.sent += array.nbytes * len(self.client.nthreads())
+            self.sent += array.nbytes * worker_count(self.client)
             return self.client.scatter(array, broadcast=True, hash=False)
-        return self.resident.piece(self.client, array, 0, len(array), self._count, broadcast=True)
+        return self.resident.piece(self.batch, array, 0, len(array), self._count, broadcast=True)
 
-    def settle(self, array: np.ndarray, r0: int, r1: int, future: Any, after: list[bytes]) -> None:
+    def settle(
+        self, array: np.ndarray, r0: int, r1: int, future: Any, after: list[bytes], starts: list[int]
+    ) -> None:
         if self.resident is not None and array.ndim:
-            self.resident.settle(self.client, array, (r0, min(r1, array.shape[0]), False), future, after)
+            key = (r0, min(r1, array.shape[0]), False)
+            self.resident.settle(self.client, array, key, future, after, starts)
+
+    def sources(self, array: np.ndarray, found: list[Source]) -> None:
+        """Rows of ``array`` its chunks left on the workers (``Resident.sources``)."""
+        if self.resident is not None and array.ndim:
+            self.resident.sources(self.client, array, found)
 
     def packed(self, array: np.ndarray, key: tuple[Any, ...], values: np.ndarray) -> Any:
         """``values``, the elements of ``array`` that ``key`` names (a declared layout's
@@ -223,10 +311,11 @@ class Sender:
         if self.resident is None or values.ndim == 0:
             self.sent += values.nbytes
             return values
-        return self.resident.keep(self.client, array, key, values, self._count)
+        return self.resident.keep(self.batch, array, key, values, self._count)
 
     def settle_packed(self, array: np.ndarray, key: tuple[Any, ...], future: Any, values: np.ndarray) -> None:
         """After a launch: the workers' copy of ``array``'s piece ``key`` is ``future``,
         which holds ``values`` (what came back, now in the host's array)."""
         if self.resident is not None and values.ndim:
-            self.resident.settle(self.client, array, key, future, digests(values))
+            starts = block_starts(values)
+            self.resident.settle(self.client, array, key, future, digests(values, starts), starts)

@@ -10,6 +10,7 @@ worker, not once per task.
 
 from __future__ import annotations
 
+import pickle
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,9 +28,21 @@ _READY: set[str] = set()  # keys whose graph has run here once (compiled)
 _FIRST_RUNS = threading.Lock()
 
 
-def _cached(key: str, root: InternalFunction) -> InternalFunction:
+def ship(root: InternalFunction) -> bytes:
+    """``root`` pickled (by value where its functions are, as Dask would): the host does this
+    once per graph key and sends the bytes with every task; a worker unpickles them only the
+    first time it sees the key (``_cached``)."""
+    import cloudpickle  # (a dependency of distributed, on the host and every worker)
+
+    return cloudpickle.dumps(root)
+
+
+def _cached(key: str, root: InternalFunction | bytes) -> InternalFunction:
     with _LOCK:
-        return _ROOTS.setdefault(key, root)
+        known = _ROOTS.get(key)
+        if known is None:
+            known = _ROOTS[key] = pickle.loads(root) if isinstance(root, bytes) else root
+        return known
 
 
 def _once_compiled(key: str, run: Callable[[], T]) -> T:
@@ -55,7 +68,7 @@ def _cpu() -> Any:
 
 
 def run_whole(
-    key: str, root: InternalFunction, args: Sequence[Any], written: Sequence[int], kept: bool = False
+    key: str, root: InternalFunction | bytes, args: Sequence[Any], written: Sequence[int], kept: bool = False
 ) -> tuple[Any, ...]:
     """Run ``root`` once; return (its outputs, the arrays at ``written``).
 
@@ -70,15 +83,30 @@ def run_whole(
 
 
 def run_chunk(
-    key: str, chunk: InternalFunction, args: Sequence[Any], written: Sequence[int], kept: bool = False
+    key: str,
+    chunk: InternalFunction | bytes,
+    args: Sequence[Any],
+    written: Sequence[int],
+    kept: bool = False,
+    starts: Sequence[Sequence[int] | None] = (),
 ) -> tuple[Any, ...]:
     """Run one chunk root (its arrays are the chunk's row slices); return (its outputs, the
-    rows of the arrays at ``written``)."""
+    rows of the arrays at ``written``, and — when ``kept`` — their digests by blocks from
+    ``starts``, ``None`` where none is given: ``resident.py`` compares the host's rows with
+    them at the next launch)."""
+    from .resident import digests
+
     chunk = _cached(key, chunk)
     args = [_resolve(a) for a in args]
     args = _own_copies(args, written) if kept else args
     outputs = _once_compiled(key, lambda: _cpu().run(chunk, args))
-    return _mark(outputs, args), tuple(args[i] for i in written)
+    arrays = tuple(args[i] for i in written)
+    at = list(starts) or [None] * len(arrays)
+    return (
+        _mark(outputs, args),
+        arrays,
+        [digests(a, b) if kept and b is not None and a.ndim else None for a, b in zip(arrays, at)],
+    )
 
 
 def _own_copies(args: Sequence[Any], written: Sequence[int]) -> list[Any]:
@@ -98,28 +126,27 @@ def _own_copies(args: Sequence[Any], written: Sequence[int]) -> list[Any]:
     return out
 
 
-def patch(piece: np.ndarray, patches: Sequence[tuple[int, np.ndarray]]) -> np.ndarray:
-    """A kept piece with some blocks of rows replaced by the host's (``resident.py``)."""
+def patch(
+    piece: np.ndarray,
+    patches: Sequence[tuple[int, np.ndarray]],
+    moved: Sequence[tuple[int, np.ndarray, int, int]] = (),
+) -> np.ndarray:
+    """A kept piece with some blocks of rows replaced by the host's (``patches``: (first
+    row, rows)) and some by rows another worker holds (``moved``: (first row, that
+    worker's rows — Dask brought them here, worker to worker — first row there, count)):
+    ``resident.py``."""
     out = _resolve(piece).copy()
     for start, rows in patches:
         out[start : start + len(rows)] = rows
+    for start, rows, at, count in moved:
+        out[start : start + count] = rows[at : at + count]
     return out
 
 
-def trim(result: Sequence[Any], spans: Sequence[tuple[int, int] | None], digest: bool) -> tuple[Any, ...]:
-    """What of a task's result goes back to the host: its outputs, only the rows each
-    written array's chunk owns (``spans``, within its slice; ``None``: the whole array)
-    and, when ``digest``, the digests of the written arrays as this worker keeps them
-    (``resident.py``: the host compares its rows with them at the next launch)."""
-    from .resident import digests
-
-    marked, arrays = result
-    trimmed = tuple(a if span is None else a[span[0] : span[1]] for a, span in zip(arrays, spans))
-    return (
-        marked,
-        trimmed,
-        [digests(a) if digest and span is not None and a.ndim else None for a, span in zip(arrays, spans)],
-    )
+def edge(result: Any, start: int, stop: int) -> np.ndarray:
+    """Rows ``[start, stop)`` of a kept piece (``kept_ref``): the rows a neighbour's piece
+    reads as its halo, cut out on this worker so that only they travel to the neighbour's."""
+    return np.array(_resolve(result)[start:stop])
 
 
 #: Marks ``(KEPT, task result, field, index)``: the ``index``-th written array of an
@@ -280,7 +307,7 @@ def _same_bytes(a: Any, b: Any) -> bool:
 
 def run_layout_chunk(
     key: str,
-    root: InternalFunction,
+    root: InternalFunction | bytes,
     node: str,
     rest: tuple[int, ...],
     args: Sequence[Any],
@@ -299,7 +326,8 @@ def run_layout_chunk(
     with _LOCK:
         chunk = _ROOTS.get(key)
         if chunk is None:
-            chunk = _ROOTS[key] = offset_root(root, root.graph.node(node), tuple(rest))
+            whole = pickle.loads(root) if isinstance(root, bytes) else root
+            chunk = _ROOTS[key] = offset_root(whole, whole.graph.node(node), tuple(rest))
     runs = []
     for second in (False, True):
         call = []
