@@ -1103,7 +1103,7 @@ ANCHORS = {
     "pipeline1": "the same stages launched in turn",
     "nested": "the same stages launched in turn",
     "threads": "the same graph on 1 thread",
-    "launch": "absolute time",
+    "launch": "absolute time; a Numba prange call of the same loop",
     "compile": "absolute time",
     "overhead": "Numba prange over N",
     "scaling": NUMBA_ANCHOR,
@@ -1117,6 +1117,7 @@ ANCHORS = {
     "llvmpar": "absolute time",
     "wrapper_gpu": "the same leaf launched directly",
     "membound": "OpenMP C (gcc -O3 -march=native -fopenmp)",
+    "dask": "one Dask task's round trip (submit + gather)",
 }
 assert set(ANCHORS) == set(BENCHMARKS), "every benchmark names its anchor"
 

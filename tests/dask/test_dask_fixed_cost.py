@@ -112,3 +112,22 @@ def test_a_batch_holds_the_futures_its_tasks_take_until_it_is_sent(dask_client):
     gc.collect()
     batch.send()
     np.testing.assert_array_equal(patched.result(timeout=30), [0.0, 9.0, 2.0, 3.0])
+
+
+def test_without_dasks_graph_api_a_launch_submits_its_tasks_one_by_one(dask_runtime, monkeypatch):
+    # Batch builds its graph with Dask's private task spec (2025 and later); a Dask
+    # without it still runs every launch, through Client.submit.
+    monkeypatch.setattr(moves, "_GRAPH_API", [None])
+    x, y = np.arange(8.0), np.zeros(8)
+    for a in (x, y):
+        hpvm.track_memory(a)
+    counting = _Counting(dask_runtime, ("get", "submit"))
+    try:
+        for _ in range(2):
+            hpvm.wait(hpvm.launch(add_root, (x, y), target="dask"))
+    finally:
+        counting.restore()
+        for a in (x, y):
+            hpvm.untrack_memory(a)
+    np.testing.assert_array_equal(y, x + 1.0)
+    assert counting.calls["get"] == 0 and counting.calls["submit"] >= 2, counting.calls

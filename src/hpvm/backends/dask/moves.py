@@ -69,6 +69,28 @@ def with_workers(client: Any, root: InternalFunction) -> Any:
     return client
 
 
+_GRAPH_API: list[Any] = []  # found once: (parse_input, Task, Future, LLGExpr), or None
+
+
+def graph_api() -> tuple[Any, Any, Any, Any] | None:
+    """What ``Client.submit`` itself builds a task with, to send many in one graph: Dask's
+    task spec (``dask._task_spec.parse_input``, ``Task``), ``distributed.Future`` and the
+    low-level graph expression (``dask._expr.LLGExpr``). Two of them are private modules of
+    Dask (2025 and later, the versions ``make install`` takes): where they are missing, or
+    moved, ``Batch`` submits its tasks one by one — the same results, one scheduler message
+    per task instead of one per launch."""
+    if not _GRAPH_API:
+        try:
+            from dask._expr import LLGExpr
+            from dask._task_spec import Task, parse_input
+            from distributed import Future
+
+            _GRAPH_API.append((parse_input, Task, Future, LLGExpr))
+        except ImportError:
+            _GRAPH_API.append(None)
+    return _GRAPH_API[0]  # type: ignore[no-any-return]
+
+
 class Batch:
     """The tasks of one launch, sent to the scheduler as one graph (one message) by
     ``send``. ``add`` hands back the task's future at once — a ``distributed.Future`` made
@@ -85,11 +107,11 @@ class Batch:
         self._held: list[Any] = []
 
     def add(self, func: Callable[..., Any], *args: Any) -> Any:
-        from dask._task_spec import parse_input  # (what Client.submit uses on its arguments)
-        from dask.task_spec import Task
-        from distributed import Future
-
         key = f"hpvm-{func.__name__}-{uuid.uuid4().hex}"
+        api = graph_api()
+        if api is None:  # a Dask without the task-spec graph API: one submit per task
+            return self.client.submit(func, *args, key=key, pure=False)
+        parse_input, Task, Future, _ = api
         self._tasks[key] = Task(key, func, *(parse_input(a) for a in args))
         self._held.append(args)
         return Future(key, self.client)
@@ -97,8 +119,7 @@ class Batch:
     def send(self) -> None:
         """Send the tasks added since the last ``send`` (nothing when there are none)."""
         if self._tasks:
-            from dask._expr import LLGExpr
-
+            LLGExpr = graph_api()[3]  # type: ignore[index]  # (tasks are only added when it exists)
             tasks, self._tasks = self._tasks, {}
             held, self._held = self._held, []
             # A graph of fresh keys named by its own token, as Client.submit makes one: a
