@@ -36,7 +36,8 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -243,31 +244,13 @@ def fixed_cost(
     single-threaded worker processes on 127.0.0.1: 4 tasks) beside its anchor, one Dask
     task's round trip on the same cluster (``client.submit`` of a no-op + ``gather``):
     ``interleaved`` samples both in turn (``run.py``'s ``Bench.interleaved``)."""
-    from distributed import Client, LocalCluster
-
-    _pickle_by_value()
-    cluster = LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-        worker_dashboard_address="127.0.0.1:0",
-    )
-    client = Client(cluster, set_as_default=False)
-    hpvm.cleanup()
-    hpvm.init(dask=client)
-    try:
+    with hpvm_on_local_cluster(2) as client:
         run = _tiny()("dask")
         runs = {"dask": run, "dask_task": lambda: client.gather(client.submit(_noop, 1, pure=False))}
         for fn in runs.values():
             fn()
             fn()
         return interleaved(runs)
-    finally:
-        hpvm.cleanup()
-        client.close()
-        cluster.close()
 
 
 def bench_dask(ctx: Any) -> list[Any]:
@@ -300,42 +283,41 @@ def _load() -> str:
         return "?"
 
 
-def main() -> int:
+@contextmanager
+def hpvm_on_local_cluster(workers: int) -> Iterator[Any]:
+    """A ``LocalCluster`` of ``workers`` single-threaded worker processes on 127.0.0.1, hpvm
+    initialised on its client (yielded); hpvm, the client and the cluster stopped after."""
     from distributed import Client, LocalCluster
 
     _pickle_by_value()
+    cluster = LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        worker_dashboard_address="127.0.0.1:0",
+    )
+    client = Client(cluster, set_as_default=False)
+    hpvm.cleanup()
+    hpvm.init(dask=client)
+    try:
+        yield client
+    finally:
+        hpvm.cleanup()
+        client.close()
+        cluster.close()
+
+
+def main() -> int:
     print("| row | cpu | dask | dask / cpu | moved per launch |")
     print("| --- | --- | --- | --- | --- |")
     if "--layout" in sys.argv[1:]:
-        cluster = LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-            worker_dashboard_address="127.0.0.1:0",
-        )
-        client = Client(cluster, set_as_default=False)
-        hpvm.init(dask=client)
-        try:
+        with hpvm_on_local_cluster(2):
             _layout_rows()
-        finally:
-            hpvm.cleanup()
-            client.close()
-            cluster.close()
         return 0
     for workers in (2, 1):
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-            worker_dashboard_address="127.0.0.1:0",
-        )
-        client = Client(cluster, set_as_default=False)
-        hpvm.init(dask=client)
-        try:
+        with hpvm_on_local_cluster(workers):
             print(_row(f"vector add 2^24 ({workers} worker(s))", 1, _vadd(1 << 24), 7), flush=True)
             print(_row(f"vector add of 2 elements ({workers} worker(s))", 1, _tiny(), 15), flush=True)
             print(
@@ -369,10 +351,6 @@ def main() -> int:
                 finally:
                     backend.KEEP = True
                 _layout_rows()
-        finally:
-            hpvm.cleanup()
-            client.close()
-            cluster.close()
     return 0
 
 

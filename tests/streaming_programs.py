@@ -4,6 +4,8 @@ pair each pushed ``x`` gives (``expect``)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 import hpvm
 
 
@@ -125,3 +127,24 @@ NESTED = {
 }
 #: The pushed x that fails in ``nested_failing``, and the node path its error names.
 FAILING_ITEM, FAILING_NODE = 4, "checked/fails_on_five"
+
+
+@hpvm.leaf
+def sum_of_scratch(x: hpvm.i64) -> hpvm.i64:
+    scratch = hpvm.malloc(64).view(np.int64)  # zero-filled, like a fresh buffer
+    s = 0
+    for k in range(8):
+        scratch[k] += x + k
+        s += scratch[k]
+    return s
+
+
+def scratch_stages(x: hpvm.i64):  # type: ignore[no-untyped-def]
+    """``x → x + 1 → sum over k < 8 of (x + 1 + k)`` through a fresh malloc'd buffer per
+    item: wrapped by ``hpvm.internal`` in each test, so that its malloc statistics start at
+    zero (``8 (x + 1) + 28``)."""
+    a = hpvm.create_node(add_one)
+    b = hpvm.create_node(sum_of_scratch)
+    hpvm.bind_in(a, 0, 0)
+    hpvm.edge(a, b, hpvm.ONE_TO_ONE, 0, 0, stream=True)
+    hpvm.bind_out(b, 0, 0)

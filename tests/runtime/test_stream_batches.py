@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 import time
 
-import numpy as np
 import pytest
 
 import hpvm
@@ -17,6 +16,7 @@ from hpvm.backends.interp import Interpreter
 from hpvm.runtime import streaming
 from hpvm.runtime.api import default_runtime
 from hpvm.runtime.streaming import Stream
+from streaming_programs import scratch_stages
 
 
 @pytest.fixture(autouse=True)
@@ -232,24 +232,6 @@ def test_cpu_runs_a_batch_of_scalars_in_its_compiled_loop(whole_batches, stage_t
     # Alone: each stage's first item (a batch of one), and the failing item, run again for
     # its error; the items before it in its batch ran in the loop.
     assert sorted(singles) == [0, 0, 4]
-
-
-@hpvm.leaf
-def sum_of_scratch(x: hpvm.i64) -> hpvm.i64:
-    scratch = hpvm.malloc(64).view(np.int64)  # zero-filled, like a fresh buffer
-    s = 0
-    for k in range(8):
-        scratch[k] += x + k
-        s += scratch[k]
-    return s
-
-
-def scratch_stages(x: hpvm.i64):
-    a = hpvm.create_node(add_one)
-    b = hpvm.create_node(sum_of_scratch)
-    hpvm.bind_in(a, 0, 0)
-    hpvm.edge(a, b, hpvm.ONE_TO_ONE, 0, 0, stream=True)
-    hpvm.bind_out(b, 0, 0)
 
 
 def test_malloc_in_a_batched_stage_gives_each_item_a_fresh_buffer(whole_batches, stage_threads, monkeypatch):

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import hpvm
 from hpvm.backends import get_backend
 from hpvm.runtime import streaming
-from streaming_programs import FAILING_ITEM, FAILING_NODE, nested_failing
+from streaming_programs import FAILING_ITEM, FAILING_NODE, nested_failing, scratch_stages
 
 
 @pytest.fixture(autouse=True)
@@ -338,24 +338,6 @@ def test_a_fused_stream_pops_every_root_output_in_port_order():
         hpvm.push(h, (x,))
     assert [tuple(int(v) for v in hpvm.pop(h)) for _ in range(9)] == [(x + 1, -(x + 1)) for x in range(9)]
     hpvm.wait(h)
-
-
-@hpvm.leaf
-def sum_of_scratch(x: hpvm.i64) -> hpvm.i64:
-    scratch = hpvm.malloc(64).view(np.int64)  # zero-filled, like a fresh buffer
-    s = 0
-    for k in range(8):
-        scratch[k] += x + k
-        s += scratch[k]
-    return s
-
-
-def scratch_stages(x: hpvm.i64):
-    a = hpvm.create_node(add_one)
-    b = hpvm.create_node(sum_of_scratch)
-    hpvm.bind_in(a, 0, 0)
-    hpvm.edge(a, b, hpvm.ONE_TO_ONE, 0, 0, stream=True)
-    hpvm.bind_out(b, 0, 0)
 
 
 def test_malloc_in_a_fused_stream_gives_each_item_a_zeroed_buffer():
