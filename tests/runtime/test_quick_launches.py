@@ -318,3 +318,41 @@ def test_a_run_stretched_by_load_keeps_its_key_quick_but_a_much_longer_one_does_
     assert quick.is_quick(times, "k")
     quick.record(times, "slow", 5e-3)  # never short: not quick, however loaded
     assert not quick.is_quick(times, "slow")
+
+
+def test_wait_runs_a_short_bounded_launch_no_worker_has_started_on_the_calling_thread(monkeypatch):
+    from hpvm.runtime.api import default_runtime
+    from hpvm.runtime.workers import Slot
+
+    monkeypatch.setattr(quick, "QUICK_RUN_S", 0.0)  # nothing runs inside launch itself
+    a, b, c = _arrays(8)
+    hpvm.wait(_launch((a, b, c, 8)))  # compiles; the run key's duration is recorded
+    pool = default_runtime().workers
+    queued: list[Slot] = []
+    monkeypatch.setattr(pool, "submit", lambda job: queued.append(Slot(job)) or queued[-1])
+    handle = _launch((a, b, c, 8))  # queued, and no worker will take it...
+    ran_on: list[threading.Thread] = []
+    job = handle.job
+    handle.job = lambda: ran_on.append(threading.current_thread()) or job()
+    late = threading.Timer(10.0, lambda: handle.claim() and handle.job())  # (...a late worker)
+    late.start()
+    try:
+        c[:] = 0
+        hpvm.wait(handle)
+    finally:
+        late.cancel()
+    assert ran_on == [threading.main_thread()]
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_wait_leaves_a_long_or_unbounded_launch_to_its_worker():
+    times: dict = {}
+    quick.record(times, "short", 0.004)
+    quick.record(times, "long", quick.WAIT_RUN_S * 2)
+    assert quick.runs_in_wait(times, "short")
+    assert not quick.runs_in_wait(times, "long")
+    assert not quick.runs_in_wait(times, "never run")
+    assert not quick.runs_in_wait(None, "short")  # an unbounded graph keeps no durations
+    handle = hpvm.launch(spin_root, (3,), target="cpu")  # a while loop: no run key
+    assert handle.quick is None
+    hpvm.wait(handle)

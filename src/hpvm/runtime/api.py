@@ -27,7 +27,7 @@ from ..errors import (
 )
 from ..ir.graph import InternalFunction
 from .launch import PushCheck, array_args, check_args, check_root, check_sizes, choose_backend
-from .quick import bounded_graph, durations, is_quick, record, run_key
+from .quick import bounded_graph, durations, is_quick, record, run_key, runs_in_wait
 from .streaming import Stream, streaming_root
 from .workers import Slot, WorkerPool
 
@@ -66,6 +66,13 @@ def _may_run_here(backend: Any) -> bool:
     )
 
 
+def _short_in_wait(handle: Any) -> bool:
+    """Whether ``wait`` may run this launch on the main thread although its back end runs
+    native code: a bounded graph whose last run with the same run key was short
+    (``quick.runs_in_wait``), so Ctrl-C waits no longer than that."""
+    return handle.quick is not None and runs_in_wait(*handle.quick)
+
+
 class LaunchHandle:
     """What ``launch`` returns: one execution (or one stream) of a root graph."""
 
@@ -87,6 +94,8 @@ class LaunchHandle:
         self.notes: list[str] = []  # how the back end ran it (RunContext.notes)
         self.check_push: PushCheck | None = None  # a stream's: checks what each push supplies
         self.generation = runtime.generation  # valid until the runtime's next cleanup
+        #: a bounded cpu launch's durations and run key (``quick.py``): may ``wait`` run it here
+        self.quick: tuple[dict[Any, tuple[float, float]], Any] | None = None
 
     def claim(self) -> bool:
         """Take the right to run this launch (once): a worker that gets there first, or the
@@ -259,6 +268,7 @@ class Runtime:
             key, times = None, None  # (a run key only where it may run here: quick.py)
             if getattr(backend, "runs_quick_on_launch", False) and bounded_graph(root) is None:
                 key, times = run_key(backend.name, values, tracked), durations(root)
+                handle.quick = (times, key)
             handle.job = self._job(handle, root, backend, values, tracked, key, times)
             # Quick: it cannot wait on anything, nothing else is in flight, and the last run
             # with the same run key was short. Done here, without a worker's wake-up.
@@ -370,7 +380,7 @@ class Runtime:
                         self.active.discard(h)
                 reissue_warnings(h.stream.take_warnings(), stacklevel=4)
             return None
-        if h.job is not None and _may_run_here(h.backend) and h.claim():
+        if h.job is not None and (_may_run_here(h.backend) or _short_in_wait(h)) and h.claim():
             if h.slot is not None:
                 self.workers.withdraw(h.slot)  # the worker it was queued for is free again
             h.job()  # not started yet: run it here rather than wait for a worker to wake

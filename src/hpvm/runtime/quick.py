@@ -28,6 +28,13 @@ identical predecessors took (under ``QUICK_RUN_S`` for the work, ``LOADED_RUN_S`
 machine's load; 2 and 4 leave only the load to change that), a run on a worker not at all — and a long launch still overlaps the host until
 ``wait``.
 
+A launch of a bounded graph that is not quick enough for that, but whose last run with
+the same key took under ``WAIT_RUN_S`` (50 ms), is queued for a worker as usual; if the
+host reaches ``wait`` before a worker has started it, ``wait`` runs it on the calling
+thread (``runs_in_wait``), which is what a host that waits at once gains (no wake-ups, no
+worker team) while one that works in between still overlaps the run. Ctrl-C waits for
+such a run as for a quick one: about its key's last run.
+
 Errors and warnings of a quick run are kept on its handle and surface at ``wait``, the same
 exception types at the same call as from a worker.
 """
@@ -52,6 +59,15 @@ QUICK_RUN_S = 2e-3
 #: preempted past 2 ms sent the next to a worker, where it took longer again (wake-ups on
 #: busy cores): 11–14 % of a stencil's launches at load 5–6, and 1.3× their time.
 LOADED_RUN_S = 10e-3
+
+#: Longest last run (seconds) of a launch's run key for which ``wait`` runs the launch on
+#: the calling thread when no worker has started it yet (``runs_in_wait``): a launch too
+#: long to run inside ``launch`` (which would give up overlapping the host's work until
+#: ``wait``) but short enough that Ctrl-C waiting for it goes unnoticed. A worker that
+#: wakes first runs it as before, so a host that works between ``launch`` and ``wait``
+#: still overlaps the run; a host that waits at once saves the two thread wake-ups and the
+#: worker's own OpenMP team (0.5–0.7 ms of a 3 ms stencil step on the 2-core machine).
+WAIT_RUN_S = 50e-3
 
 #: Run keys remembered per root and back end (the oldest are dropped beyond this).
 _KEYS_PER_ROOT = 64
@@ -123,6 +139,16 @@ def is_quick(times: dict[Any, tuple[float, float]], key: Any) -> bool:
         return False
     last, best = known
     return last < QUICK_RUN_S or (best < QUICK_RUN_S and last < LOADED_RUN_S)
+
+
+def runs_in_wait(times: dict[Any, tuple[float, float]] | None, key: Any) -> bool:
+    """Whether ``wait`` may run a launch with ``key`` on the calling thread, if no worker
+    has started it: its graph is bounded (``times`` is only kept for such launches) and
+    its last run took under ``WAIT_RUN_S``."""
+    if times is None or key is None:
+        return False
+    known = times.get(key)
+    return known is not None and known[0] < WAIT_RUN_S
 
 
 def record(times: dict[Any, tuple[float, float]], key: Any, seconds: float) -> None:
