@@ -33,6 +33,7 @@ def test_plain_and_quoted_names() -> None:
     assert global_name("h0.i") == "@h0.i"
     assert global_name("a b") == '@"a b"'
     assert global_name("0x") == '@"0x"'
+    assert global_name("a$") == '@"a$"'  # LLVM reads a bare $, but prints it quoted
     assert global_name("größe") == '@"gr\\C3\\B6\\C3\\9Fe"'
     assert name_of('"gr\\C3\\B6\\C3\\9Fe"') == "größe"
 

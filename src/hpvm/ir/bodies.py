@@ -134,7 +134,9 @@ def llvm_abi_types(ptype: PortType) -> list[str]:
     return [LLVM_SCALARS[ptype.name]]
 
 
-_PLAIN_NAME = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
+# What LLVM's printer writes bare (letters, digits, ``-``, ``.``, ``_``; not a digit first).
+# Its lexer also reads ``$`` bare, but the printer quotes a name with a ``$``: ``@"a$"``.
+_PLAIN_NAME = re.compile(r"[-a-zA-Z._][-a-zA-Z._0-9]*\Z")
 
 
 def llvm_name(name: str) -> str:
