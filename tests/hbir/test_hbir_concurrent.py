@@ -191,3 +191,13 @@ def test_a_nested_group_that_waits_for_nothing_names_its_tile_and_the_finished_g
     with fails(HBIRDeadlockError, "n.hbir:10: group 'row' (line 3) waits forever: its tile grid[0].row[0] "
                "(tile target.t[0][0]) spins in the loop at line 10", "(finished: 'late')"):  # fmt: skip
         hbir.parse(NESTED.replace("GO", "0"), "n.hbir").run({}, target="interp")
+
+
+def test_a_deadlock_is_the_error_seen_even_when_its_groups_are_slow_to_stop(monkeypatch) -> None:
+    # A machine too loaded for the groups to return within the join's bound: their arrays
+    # are still in use, but what the user sees is the deadlock, not that they are.
+    from hpvm.hbir import concurrent
+
+    monkeypatch.setattr(concurrent, "ABORT_JOIN_S", 0.0)
+    with pytest.raises(HBIRDeadlockError, match="waits forever"):
+        hbir.parse(NESTED.replace("GO", "0"), "n.hbir").run({}, target="interp")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,9 @@ from .model import GroupInfo, Model
 FIRST_INTERVAL = 0.02
 MAX_INTERVAL = 0.2
 STABLE_CHECKS = 4
+#: How long a deadlock's groups get to return once the abort flag is set (their wait loops
+#: read it each turn): far more than they need, for a machine loaded enough to starve them.
+ABORT_JOIN_S = 60.0
 
 
 class HBIRDeadlockError(HBIRCheckError):
@@ -133,8 +137,9 @@ def _watch(
         last, last_turns = state, rows[:, TURNS].copy()
         if stable >= STABLE_CHECKS:
             wait[abort_row, 0] = 1
+            deadline = time.monotonic() + ABORT_JOIN_S
             for t in threads.values():
-                t.join(10.0)
+                t.join(max(deadline - time.monotonic(), 0.0))
             raise HBIRDeadlockError(_deadlock_problems(model, running, rows, threads))
         interval = min(interval * 2, MAX_INTERVAL)
 

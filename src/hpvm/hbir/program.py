@@ -10,6 +10,7 @@ tile array, each tile's lines in the order it printed them (docs/hbir.md).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ..errors import MemoryTrackingError
 from ..ir.elementfit import first_misfit, range_text
 from ..ir.graph import InternalFunction
 from ..ir.host import host
@@ -156,9 +158,16 @@ class HBIRProgram:
                 hpvm.wait(hpvm.launch(root, args, target=target))
             for a in args:
                 hpvm.request_memory(a)
-        finally:
+        except BaseException:
+            # The run's own error is the one to see: an array a group that did not stop in
+            # time still uses cannot be untracked (hpvm.cleanup() releases it), and saying
+            # so here would hide the deadlock or the node's error behind it.
             for a in args:
-                hpvm.untrack_memory(a)
+                with contextlib.suppress(MemoryTrackingError):
+                    hpvm.untrack_memory(a)
+            raise
+        for a in args:
+            hpvm.untrack_memory(a)
         self.globals_after = {n: v[0].item() for n, v in globals_.items()}
         if "hbir_log" in extra:
             self.last_output = self._printed(model, extra["hbir_log"], extra["hbir_nlog"])
