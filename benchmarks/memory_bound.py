@@ -279,14 +279,11 @@ def stencil_kernel(shape: tuple[int, int, int], lib: ctypes.CDLL | None, arrays:
     k.runs["Numba"] = lambda: baselines.stencil_step(nb["src"], nb["dst"], c0, c1)
     if lib is not None:
         om = arrays.of[OPENMP]
-        args = (nx, ny, nz, f32p(om["src"]), f32p(om["dst"]), ctypes.c_float(c0), ctypes.c_float(c1))
-        k.runs[OPENMP] = lambda: lib.stencil(*map(_c_arg, args))
+        extents = (ctypes.c_long(nx), ctypes.c_long(ny), ctypes.c_long(nz))
+        args = (*extents, f32p(om["src"]), f32p(om["dst"]), ctypes.c_float(c0), ctypes.c_float(c1))
+        k.runs[OPENMP] = lambda: lib.stencil(*args)
     k.results = {name: arrays.of[name]["dst"] for name in k.runs}
     return k
-
-
-def _c_arg(value: Any) -> Any:
-    return ctypes.c_long(value) if isinstance(value, int) else value
 
 
 # ---------------------------------------------------------------------------------------
