@@ -1153,8 +1153,19 @@ def machine() -> dict[str, str]:
     except ValueError:
         layer = "not initialised"
     code = "unknown"
-    try:  # read-only: which commit, and whether the back end's sources were being edited
-        root = HERE.parent
+    try:  # read-only: which commit the imported hpvm comes from (PYTHONPATH may name a worktree), and
+        # whether its sources were being edited
+        package = Path(hpvm.__file__).resolve().parent
+        root = Path(
+            subprocess.run(
+                ["git", "rev-parse", "--show-toplevel"],
+                cwd=package,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            ).stdout.strip()
+            or HERE.parent
+        )
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
         ).stdout.strip()
