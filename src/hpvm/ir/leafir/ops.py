@@ -29,7 +29,6 @@ builder, the text parser and the verifier share: one typing per construct.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 from ...errors import HPVMError, SourceLocation
 from ..graph import Param
@@ -180,9 +179,22 @@ class IntrinsicOp:
     type: PortType | None
 
 
-Expr = Union[
-    Const, Var, Unary, Binary, Compare, BoolOp, IfExp, Load, Shape, Size, Retype, Cast, Call, IntrinsicOp
-]
+Expr = (
+    Const
+    | Var
+    | Unary
+    | Binary
+    | Compare
+    | BoolOp
+    | IfExp
+    | Load
+    | Shape
+    | Size
+    | Retype
+    | Cast
+    | Call
+    | IntrinsicOp
+)
 
 
 # ---------------------------------------------------------------------------------------
@@ -258,7 +270,7 @@ class ExprStmt:
     line: int
 
 
-Stmt = Union[Assign, Store, For, While, If, Return, Break, Continue, ExprStmt]
+Stmt = Assign | Store | For | While | If | Return | Break | Continue | ExprStmt
 #: What blocks hold: statements in order.
 Block = tuple[Stmt, ...]
 
