@@ -58,6 +58,14 @@ class Const:
     value: bool | int | float
     type: ScalarType
 
+    def __post_init__(self) -> None:
+        if isinstance(self.value, float) and self.value != self.value:
+            object.__setattr__(self, "value", NAN)  # one NaN object: equal constants compare equal
+
+
+#: The NaN every NaN constant holds (tuples compare members by identity first).
+NAN = float("nan")
+
 
 @dataclass(frozen=True)
 class Var:
