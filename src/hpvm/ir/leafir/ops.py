@@ -297,11 +297,15 @@ class LeafIR:
     line: int
     # derived lookups, not part of the value
     _types: dict[str, PortType] = field(init=False, compare=False, repr=False, hash=False)
+    #: what analyses found about this IR (``leafir/analysis.py``): kept with it, since it
+    #: never changes; a changed leaf is a new ``LeafIR`` with none
+    analyses: dict[object, object] = field(init=False, compare=False, repr=False, hash=False)
 
     def __post_init__(self) -> None:
         types = {p.name: p.type for p in self.params}
         types.update(self.locals)
         object.__setattr__(self, "_types", types)
+        object.__setattr__(self, "analyses", {})
 
     def type_of(self, name: str) -> PortType | None:
         """The type of a parameter or local (None: not a name of this leaf)."""
