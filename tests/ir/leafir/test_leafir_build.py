@@ -211,3 +211,33 @@ def test_generated_code_names_the_foreign_files_lines() -> None:
     hbir_lines = path.read_text().splitlines()
     stores = [s for s in ops.walk_stmts(ir.body) if isinstance(s, ops.Store)]
     assert stores and all("C[" in hbir_lines[s.line - 1] for s in stores)
+
+
+@hpvm.leaf
+def retyped_in_line(n: hpvm.i64) -> hpvm.i64:
+    x = 0
+    y = x // 2
+    x = 1.5
+    return y + n
+
+
+@hpvm.leaf
+def retyped_in_loop(n: hpvm.i64) -> hpvm.f64:
+    x = 0
+    for k in range(n):
+        x = x + 0.5 * k
+    if n > 2:
+        z = 1
+    else:
+        z = 2.5
+    return (x + z) // 2
+
+
+def test_a_local_is_read_with_the_type_numba_gives_it_there() -> None:
+    """Numba (SSA) unifies a variable's versions where control flow merges: a loop's head
+    and an if's join agree with the one type of the leaf IR; a straight-line reassignment
+    to another type does not, and is refused rather than typed differently."""
+    ir = leaf_ir(retyped_in_loop)
+    assert str(dict(ir.locals)["x"]) == "f64" and str(dict(ir.locals)["z"]) == "f64"
+    with pytest.raises(LeafIRUnsupported, match="'x' read where Numba types it i64, while the leaf IR gives"):
+        build(retyped_in_line)

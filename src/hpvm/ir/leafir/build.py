@@ -10,6 +10,13 @@ what it can, a statement reading a variable not typed yet waits for the next rou
 last round builds the IR with the settled types, making every implicit conversion an
 explicit ``Cast``. Parameters keep their port types.
 
+One type per local is what the leaf IR can say; Numba (SSA) types each assignment's version
+apart and unifies versions only where control flow merges (an ``if``'s join, a loop's
+head). The two agree when every read sees the unified type; the last round follows the
+types reaching each read (``flow``) and refuses a leaf where they do not
+(``x = 0; y = x // 2; x = 1.5``: Numba's ``y`` is int64, one type for ``x`` would make it
+float64) rather than type it differently.
+
 Anything outside the dialect raises ``LeafIRUnsupported`` naming the construct and line;
 nothing is silently approximated. The result (or the refusal) is cached on the leaf and
 dropped with the leaf's other facts when its source changes (``LeafFunction._forget_facts``).
@@ -75,6 +82,14 @@ def build(fn: LeafFunction) -> ops.LeafIR:
     return _Builder(fn, func).run()
 
 
+def _merge(a: dict[str, PortType], b: dict[str, PortType]) -> dict[str, PortType]:
+    """The types reaching a point where two paths meet (Numba's phi: unified)."""
+    merged = dict(a)
+    for name, t in b.items():
+        merged[name] = t if name not in a else (rules.unify(a[name], t) or a[name])
+    return merged
+
+
 class _Untyped(Exception):
     """A local read before any assignment gave it a type (this round)."""
 
@@ -136,6 +151,10 @@ class _Builder:
         self.changed = False
         self.final = False
         self.loops = 0
+        # Flow typing (final round): the type each local holds where it is read, as Numba
+        # types it (SSA: versions unified only where control flow merges).
+        self.flow: dict[str, PortType] = {}
+        self.checking = True
 
     # -- driver ---------------------------------------------------------------------------
 
@@ -147,6 +166,7 @@ class _Builder:
             if not self.changed:
                 break
         self.final = True
+        self.flow = {}
         body = self._block(self.func.body)
         where = self.fn.where(self.func.lineno)
         return ops.LeafIR(
@@ -281,6 +301,7 @@ class _Builder:
                 raise self.fail(node, f"internal error: the type of '{name}' changed after inference")
             self.types[name] = new
             self.changed = True
+        self.flow[name] = value.type
         return ops.Var(name, new)
 
     def _coerce(self, value: ops.Expr, name: str, node: ast.AST) -> ops.Expr:
@@ -306,7 +327,12 @@ class _Builder:
 
     def _stmt_If(self, node: ast.If) -> list[ops.Stmt]:
         test = self.expr(node.test)
-        return [ops.If(test, self._block(node.body), self._block(node.orelse), self.line(node))]
+        before = dict(self.flow)
+        body = self._block(node.body)
+        after_body, self.flow = self.flow, before
+        orelse = self._block(node.orelse)
+        self.flow = _merge(after_body, self.flow)
+        return [ops.If(test, body, orelse, self.line(node))]
 
     def _stmt_While(self, node: ast.While) -> list[ops.Stmt]:
         if node.orelse:
@@ -315,9 +341,24 @@ class _Builder:
         return [ops.While(test, self._loop_body(node.body), self.line(node))]
 
     def _loop_body(self, body: list[ast.stmt]) -> ops.Block:
+        """A loop's body. In the final round, the types reaching its head are found first
+        (entry merged with the end of the body, to a fixed point, reads unchecked), then the
+        body is built once from that head."""
         self.loops += 1
         try:
-            return self._block(body)
+            if self.final:
+                checking, self.checking = self.checking, False
+                for _ in range(16):
+                    head = dict(self.flow)
+                    self._block(body)
+                    self.flow = _merge(head, self.flow)
+                    if self.flow == head:
+                        break
+                self.checking = checking
+            head = dict(self.flow)
+            block = self._block(body)
+            self.flow = _merge(head, self.flow)
+            return block
         finally:
             self.loops -= 1
 
@@ -391,6 +432,14 @@ class _Builder:
         if name in self.local_names:
             if name not in self.types:
                 raise _Untyped(name)
+            reaching = self.flow.get(name)
+            if self.final and self.checking and reaching is not None and reaching != self.types[name]:
+                raise self.fail(
+                    node,
+                    f"'{name}' read where Numba types it {reaching}, while the leaf IR gives the "
+                    f"variable one type, {self.types[name]} (a local assigned values of several types "
+                    "outside a loop or branch that merges them)",
+                )
             return ops.Var(name, self.types[name])
         if name not in self.env:
             raise self.fail(node, f"the name '{name}', which the leaf's code does not see")
