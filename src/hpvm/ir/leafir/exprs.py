@@ -292,6 +292,8 @@ class ExprBuilder:
             value = one()
             if not isinstance(value.type, ScalarType):
                 raise self.fail(node, f"'{ast.unparse(node)}' of {value.type}")
+            if obj is builtins.float and value.type.dtype.kind == "b":
+                raise self.fail(node, f"'{ast.unparse(node)}', float() of a bool (Numba refuses it)")
             rule = {
                 builtins.int: nt.int_type,
                 builtins.float: nt.float_type,

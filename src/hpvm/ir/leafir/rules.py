@@ -33,7 +33,7 @@ MATH2 = frozenset({"pow", "atan2", "hypot", "copysign"})
 #: ``math`` functions giving an integer (``numeric.floor_type``) or a boolean.
 MATH_INT = frozenset({"floor", "ceil", "trunc"})
 MATH_BOOL = frozenset({"isnan", "isinf", "isfinite"})
-#: NumPy functions on scalars typed like the ``math`` function of the same name.
+#: NumPy's scalar functions of one argument (typed by the ufunc loop Numba picks).
 NUMPY1 = frozenset(
     "sqrt exp expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh cosh tanh".split()
 )
@@ -89,6 +89,8 @@ def unary(op: str, x: ops.Expr) -> ops.Unary:
         _scalar(x, "the operand of 'not'")
         return ops.Unary(op, x, BOOL)
     t = nt.unary_type(op, _scalar(x, f"the operand of unary '{op}'"))
+    if op == "~" and isinstance(x, ops.Const) and t == nt.BOOL:
+        t = nt.INT64  # Numba types a bool *literal* as an int here: ~True is -2, not False
     if t is None:
         raise TypeProblem(f"unary '{op}' is not defined on {x.type}")
     return ops.Unary(op, x, _st(t))
@@ -225,7 +227,10 @@ def call(func: str, args: Sequence[ops.Expr]) -> ops.Call:
         t = nt.BOOL
     elif module == "np" and name in NUMPY1:
         arity(1)
-        t = nt.math_type(dtypes[0])
+        loop = nt.ufunc_loop(getattr(np, name), tuple(dtypes))  # Numba's loop choice, as for arrays
+        if loop is None:
+            raise TypeProblem(f"{func}() has no loop for {args[0].type}")
+        t = np.dtype(loop.split("->")[1])
     elif not module and name in ("min", "max"):
         if len(args) < 2:
             raise TypeProblem(f"{name}() of scalars takes two or more arguments")
