@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 
 import numpy as np
 import pytest
@@ -241,3 +242,40 @@ def test_a_local_is_read_with_the_type_numba_gives_it_there() -> None:
     assert str(dict(ir.locals)["x"]) == "f64" and str(dict(ir.locals)["z"]) == "f64"
     with pytest.raises(LeafIRUnsupported, match="'x' read where Numba types it i64, while the leaf IR gives"):
         build(retyped_in_line)
+
+
+def test_a_leaf_read_from_a_program_file_builds_without_running_its_code() -> None:
+    """A body read back from the text form waits to run (``ir/moduletext.py``); building
+    its IR resolves ``np`` from the text's own ``import numpy as np`` and runs nothing."""
+    import example_modules
+    from hpvm.ir.graph import LeafFunction, functions
+    from hpvm.ir.parser import parse_program
+    from hpvm.ir.printer import print_program
+
+    stencil = example_modules.load("stencil")
+    parsed = parse_program(print_program(stencil.root, bodies=True), file="stencil.hpvm")
+    leaf = next(f for f in functions(parsed) if isinstance(f, LeafFunction))
+    assert leaf.pending_code is not None
+    ir = leaf_ir(leaf)
+    assert leaf.pending_code is not None  # still not run
+    assert "f32(0.25)" in print_leaf(ir)  # np.float32(0.25), np known from the text's import
+    assert ir.file == "stencil.hpvm"  # lines are the program file's
+
+    def unlined(text: str) -> str:
+        return re.sub(r"(?m)^(\s*)\d+: ", r"\1", text.split("\n", 1)[1])
+
+    assert unlined(print_leaf(ir)) == unlined(print_leaf(leaf_ir(stencil.jacobi_step)))
+
+
+def test_tensor_and_llvm_bodies_are_refused() -> None:
+    from hpvm.ir.bodies import LLVMBody, OpCall, Operand, TensorBody
+    from hpvm.ir.graph import LeafFunction, Param
+
+    a2 = hpvm.f32[:, :]
+    tensor = TensorBody((OpCall("add", (Operand("param", 0), Operand("param", 1))),), (Operand("local", 0),))
+    leaf = LeafFunction(None, "t", [Param("x", a2), Param("b", a2)], [a2], ins=("x", "b"), body=tensor)
+    with pytest.raises(LeafIRUnsupported, match=r"the call 'hpvm\.tensor\.add\(x, b\)'"):
+        build(leaf)
+    llvm = LeafFunction(None, "l", [], [], body=LLVMBody("define void @l() { ret void }", "l"))
+    with pytest.raises(LeafIRUnsupported, match="a llvm body without Python source"):
+        build(llvm)
