@@ -151,7 +151,10 @@ class _Gen:
             kinds += ["break", "continue"]
         kind = self.draw(st.sampled_from(kinds))
         if kind == "assign":
-            return self.assign(self.draw(st.sampled_from(["v0", "v1", "v2"])), self.expr())
+            name = self.draw(
+                st.sampled_from(["v0", "size", "var", "at", "leaf", "view"])
+            )  # (words of the text)
+            return self.assign(name, self.expr())
         if kind == "handle":
             return self.assign("nd", rules.intrinsic(INTRINSICS["get_node"], []))
         if kind == "store":
