@@ -3,9 +3,11 @@ mistake in a text is a ``ParseError`` at its line and column."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hpvm.errors import ParseError
@@ -276,3 +278,32 @@ def test_a_node_handle_local_and_an_empty_return() -> None:
     text = print_leaf(ir)
     assert "var nd: node" in text and "3: return;" in text
     assert parse_leaf_ir(text) == ir
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_the_verifier_finds_a_value_of_the_wrong_type(data: st.DataObject) -> None:
+    """Any assignment or store given a value of another type than its place's is reported."""
+    ir = _Gen(data).leaf()
+    places = [s for s in ops.walk_stmts(ir.body) if isinstance(s, (ops.Assign, ops.Store))]
+    assume(places)
+    victim = data.draw(st.sampled_from(places))
+    place = victim.target.type if isinstance(victim, ops.Assign) else victim.array.type.elem  # type: ignore[union-attr]
+    other = data.draw(st.sampled_from([t for t in SCALARS if t != place]))
+    wrong = rules.const(0, other)
+
+    def swap(block: ops.Block) -> ops.Block:
+        out = []
+        for s in block:
+            if s is victim:
+                s = replace(s, value=wrong)
+            elif isinstance(s, (ops.For, ops.While)):
+                s = replace(s, body=swap(s.body))
+            elif isinstance(s, ops.If):
+                s = replace(s, body=swap(s.body), orelse=swap(s.orelse))
+            out.append(s)
+        return tuple(out)
+
+    broken = replace(ir, body=swap(ir.body))
+    problems = leaf_problems(broken)
+    assert any(f"gen.py:{victim.line}:" in p for p in problems), problems
