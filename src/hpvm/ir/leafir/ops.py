@@ -28,6 +28,7 @@ builder, the text parser and the verifier share: one typing per construct.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ...errors import HPVMError, SourceLocation
@@ -324,7 +325,7 @@ def children(stmt: Stmt) -> tuple[Block, ...]:
     return ()
 
 
-def walk_stmts(block: Block):  # type: ignore[no-untyped-def]
+def walk_stmts(block: Block) -> Iterator[Stmt]:
     """Every statement of ``block`` and the blocks nested in it, in order."""
     for stmt in block:
         yield stmt
@@ -372,7 +373,7 @@ def operands(expr: Expr) -> tuple[Expr, ...]:
     return ()
 
 
-def walk_expr(expr: Expr):  # type: ignore[no-untyped-def]
+def walk_expr(expr: Expr) -> Iterator[Expr]:
     """``expr`` and every expression inside it, outermost first."""
     todo = [expr]
     while todo:
