@@ -115,8 +115,30 @@ def slices(a: hpvm.f64[:]) -> None:
 
 @hpvm.leaf(outs=("a",))
 def zeros(a: hpvm.f64[:]) -> None:
-    t = np.zeros(4)
+    t = np.zeros(4, order="F")
     a[0] = t[0]
+
+
+@hpvm.leaf(outs=("a",))
+def local_arrays(a: hpvm.f64[:], n: hpvm.i64) -> None:
+    t = np.zeros(4)
+    m = np.empty((n, 3), dtype=np.int32)
+    m[0, 1] = 7
+    for k in range(3):
+        ones = np.ones((2,), "f4")
+        a[k] = t[k] + m[0, k] + ones[0]
+
+
+def test_local_arrays() -> None:
+    ir = leaf_ir(local_arrays)
+    assert [str(t) for _, t in ir.locals if isinstance(t, hpvm.ir.types.ArrayType)] == [
+        "f64[:]",
+        "i32[:, :]",
+        "f32[:]",
+    ]
+    text = print_leaf(ir)
+    assert "t = np.zeros<f64>(4)" in text and "m = np.empty<i32>(n, 3)" in text and "np.ones<f32>(2)" in text
+    verify_leaf(ir)
 
 
 @hpvm.leaf
@@ -174,7 +196,7 @@ def unknown_name(a: hpvm.f64[:]) -> None:
         (raises, "a 'Raise' statement", "raise ValueError"),
         (calls_helper, "the call 'helper(a[0])'", "= helper("),
         (slices, "the slice 'a[1:3]'", "a[1:3]"),
-        (zeros, "the call 'np.zeros(4)'", "np.zeros"),
+        (zeros, "the arguments of 'np.zeros(4, order='F')'", "np.zeros"),
         (swaps, "an unpacking assignment whose values read its targets", "x, y = y, x"),
         (retypes_param, "assigning f64 to the parameter 'n' of type i64", "n = n * 0.5"),
         (while_else, "'while ... else'", "while n > 0"),

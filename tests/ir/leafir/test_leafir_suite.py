@@ -29,7 +29,6 @@ UNSUPPORTED = {
     ("streaming_programs", "fails_on_five"): "a 'Raise' statement",
     ("handshake.hbir", "ping_0"): "'(hbir_tile, 1)' (Tuple)",  # an atomic on a 2-D element
     ("handshake.hbir", "pong_1"): "'(hbir_tile, 1)' (Tuple)",
-    ("window_sum.hbir", "tg_0"): "'(18,)' (Tuple)",  # np.zeros((18,), np.int32): a local array
 }
 
 

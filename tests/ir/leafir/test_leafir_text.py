@@ -146,7 +146,7 @@ class _Gen:
         return ops.Assign(ops.Var(name, t), rules.convert(value, t), line)  # type: ignore[arg-type]
 
     def stmt(self, depth: int) -> ops.Stmt:
-        kinds = ["assign", "store", "store2", "atomic", "barrier", "handle"]
+        kinds = ["assign", "store", "store2", "atomic", "barrier", "handle", "alloc"]
         if depth > 0:
             kinds += ["if", "while", "for"]
         if self.loops:
@@ -157,6 +157,12 @@ class _Gen:
                 st.sampled_from(["v0", "size", "var", "at", "leaf", "view"])
             )  # (words of the text)
             return self.assign(name, self.expr())
+        if kind == "alloc":
+            fill = self.draw(st.sampled_from(rules.ALLOC_FILLS))
+            shape = [self.index() for _ in range(self.draw(st.integers(1, 3)))]
+            return self.assign(
+                f"loc{self.line}", rules.alloc(fill, shape, self.draw(st.sampled_from(SCALARS)))
+            )
         if kind == "handle":
             return self.assign("nd", rules.intrinsic(INTRINSICS["get_node"], []))
         if kind == "store":
@@ -252,6 +258,8 @@ def test_a_hand_written_text_reads() -> None:
         ("4: s = f64(n)", "4: s = #i8(300)", "300 does not fit in i8", 4),
         ("4: s = f64(n)", "4: s = #i64(1.5)", "1.5 is not a value of i64", 4),
         ("4: s = f64(n)", "4: s = a[0, 1]", "2 indices into a 1-D array", 4),
+        ("4: s = f64(n)", "4: s = math.zeros<f32>(3)", "'math.zeros<...>' is not a NumPy function making", 4),
+        ("4: s = f64(n)", "4: s = np.zeros<f32>(a)", "an index must be an integer, not an array", 4),
     ],
 )
 def test_a_mistake_is_a_parse_error_at_its_place(old: str, new: str, message: str, line: int) -> None:

@@ -51,6 +51,9 @@ class PyObj:
         self.obj = obj
 
 
+#: NumPy's functions making a local array, by what they fill it with.
+_ALLOCATORS = ((np.zeros, "zeros"), (np.ones, "ones"), (np.empty, "empty"))
+
 #: Modules whose import a leaf's module text may be trusted to bind before it runs.
 _TRUSTED = {"numpy": np, "math": math}
 
@@ -244,10 +247,14 @@ class ExprBuilder:
         )
 
     def _call(self, node: ast.Call, statement: bool) -> ops.Expr:
-        if node.keywords:
-            raise self.fail(node, f"the keyword arguments of '{ast.unparse(node)}'")
         if any(isinstance(a, ast.Starred) for a in node.args):
             raise self.fail(node, f"the starred arguments of '{ast.unparse(node)}'")
+        callee = self._resolve(node.func)
+        fill = next((f for made, f in _ALLOCATORS if callee is not None and callee.obj is made), None)
+        if fill is not None:
+            return self._alloc(node, fill)
+        if node.keywords:
+            raise self.fail(node, f"the keyword arguments of '{ast.unparse(node)}'")
         name = intrinsic_name(node, self.env)
         if name is not None:
             entry = INTRINSICS.get(name)
@@ -259,24 +266,44 @@ class ExprBuilder:
                 )
             return self.typed(node, rules.intrinsic, entry, [self.expr(a) for a in node.args])
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr == "view" and self._resolve(func) is None:
-            return self._view(node, func)
-        callee = self._resolve(func)
+        if isinstance(func, ast.Attribute) and func.attr == "view" and callee is None:
+            array = self.expr(func.value)
+            elem = self._dtype(node.args[0]) if len(node.args) == 1 else None
+            if elem is None:
+                raise self.fail(node, f"'{ast.unparse(node)}' (view as one NumPy scalar type)")
+            return self.typed(node, rules.retype, array, elem)
         if callee is None:
             raise self.fail(node, f"the call '{ast.unparse(node)}'")
         args = [self.expr(a) for a in node.args]
         return self._call_object(node, callee.obj, args)
 
-    def _view(self, node: ast.Call, func: ast.Attribute) -> ops.Expr:
-        array = self.expr(func.value)
-        dtype = self._resolve(node.args[0]) if len(node.args) == 1 else None
+    def _dtype(self, node: ast.expr) -> ScalarType | None:
+        """The scalar type a dtype argument names (``np.int32``, ``float``, ``"f4"``), or None."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            obj: Any = node.value
+        else:
+            found = self._resolve(node)
+            if found is None:
+                return None
+            obj = found.obj
         try:
-            elem = scalar_type(dtype.obj) if dtype is not None else None
+            return scalar_type(np.dtype(obj) if isinstance(obj, str) else obj)
         except TypeError:
-            elem = None
+            return None
+
+    def _alloc(self, node: ast.Call, fill: str) -> ops.Expr:
+        """``np.zeros(shape, dtype)`` (``ones``, ``empty``): the shape an extent or a tuple of
+        them, the dtype positional or ``dtype=``, float64 by default (NumPy's and Numba's)."""
+        keywords = {k.arg: k.value for k in node.keywords}
+        if set(keywords) - {"dtype"} or not 1 <= len(node.args) + len(keywords) <= 2 or not node.args:
+            raise self.fail(node, f"the arguments of '{ast.unparse(node)}' (a shape and a dtype are)")
+        extents = node.args[0].elts if isinstance(node.args[0], ast.Tuple) else [node.args[0]]
+        shape = [self.expr(e) for e in extents]
+        dtype = node.args[1] if len(node.args) == 2 else keywords.get("dtype")
+        elem = scalar_type("f64") if dtype is None else self._dtype(dtype)
         if elem is None:
-            raise self.fail(node, f"'{ast.unparse(node)}' (view as one NumPy scalar type)")
-        return self.typed(node, rules.retype, array, elem)
+            raise self.fail(node, f"the dtype of '{ast.unparse(node)}' (one NumPy scalar type is)")
+        return self.typed(node, rules.alloc, fill, shape, elem)
 
     def _call_object(self, node: ast.Call, obj: Any, args: list[ops.Expr]) -> ops.Expr:
         def one() -> ops.Expr:

@@ -18,7 +18,7 @@ Shapes of the dialect:
   and views, ``node`` for node handles): ``Const``, ``Var``, ``Unary``, ``Binary``,
   ``Compare``, ``BoolOp``, ``IfExp``, ``Load`` (an element, or a view when fewer indices
   than the rank are given), ``Shape`` (``a.shape[k]``), ``Size`` (``a.size``), ``Retype``
-  (``a.view(dtype)``), ``Cast``, ``Call`` (``math``/NumPy functions and the builtins the
+  (``a.view(dtype)``), ``Alloc`` (a local array: ``np.zeros(shape, dtype)``), ``Cast``, ``Call`` (``math``/NumPy functions and the builtins the
   leaf language allows) and ``IntrinsicOp``.
 
 Nodes compare by value, so ``parse(print(ir)) == ir`` is a plain ``==``. Types are set by
@@ -159,6 +159,16 @@ class Retype:
 
 
 @dataclass(frozen=True)
+class Alloc:
+    """A new local array: ``np.zeros(shape, dtype)``, ``np.ones`` or ``np.empty`` (``fill``),
+    made each time it is evaluated (a loop's every iteration gets a new one, as in Python)."""
+
+    fill: str
+    shape: tuple[Expr, ...]
+    type: ArrayType
+
+
+@dataclass(frozen=True)
 class Cast:
     """A conversion: ``np.float32(x)``, ``int(x)``, ``float(x)``, and the implicit ones of an
     assignment, a store or a return into a place of another type (made explicit here)."""
@@ -200,6 +210,7 @@ Expr = (
     | Shape
     | Size
     | Retype
+    | Alloc
     | Cast
     | Call
     | IntrinsicOp
@@ -368,6 +379,8 @@ def operands(expr: Expr) -> tuple[Expr, ...]:
         return (expr.array,)
     if isinstance(expr, Cast):
         return (expr.value,)
+    if isinstance(expr, Alloc):
+        return expr.shape
     if isinstance(expr, (Call, IntrinsicOp)):
         return expr.args
     return ()
@@ -383,6 +396,7 @@ def walk_expr(expr: Expr) -> Iterator[Expr]:
 
 
 __all__ = [
+    "Alloc",
     "ArrayType",
     "Assign",
     "BoolOp",

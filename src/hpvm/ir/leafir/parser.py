@@ -215,6 +215,13 @@ class _Reader:
     def _retype(self, tree: Tree, kids: list[Any]) -> ops.Expr:
         return self.typed(tree, rules.retype, self.expr(kids[0]), scalar_type(str(kids[1])))
 
+    def _alloc(self, tree: Tree, kids: list[Any]) -> ops.Expr:
+        func = str(kids[0])
+        if not func.startswith("np."):
+            raise self.fail(kids[0], f"'{func}<...>' is not a NumPy function making a local array")
+        shape = [self.expr(k) for k in kids[2:]]
+        return self.typed(tree, rules.alloc, func.removeprefix("np."), shape, scalar_type(str(kids[1])))
+
     def _call(self, tree: Tree, kids: list[Any]) -> ops.Expr:
         func = str(kids[0])
         args = [self.expr(k) for k in kids[1:] if k is not None]

@@ -2,13 +2,14 @@
 
 Why this shape: a reader sees the leaf they wrote, with what the IR adds made visible — the
 type of every local (``var`` lines), every implicit conversion (``f32(...)``), each
-statement's line (``145:``); a ``return`` ends with ``;``. ``leafir/parser.py`` reads it back: ``parse(print(ir)) == ir``.
+statement's line (``145:``); a ``return`` ends with ``;``. ``leafir/parser.py`` reads it
+back: ``parse(print(ir)) == ir``.
 
 Expression types are not written: the parser re-derives them with the same constructors
 (``leafir/rules.py``). A constant of a literal's own type (non-negative ``i64`` and finite
 ``f64``, ``True``/``False``) is written as Python writes it; any other is ``#<type>(value)``
-(``#f32(0.25)``, ``#i64(-3)``, ``#f64(nan)``). Compound operands are parenthesized, so no
-precedence rules are needed to read the text back.
+(``#f32(0.25)``, ``#i64(-3)``, ``#f64(nan)``). A local array is ``np.zeros<f32>(n, 4)``.
+Compound operands are parenthesized, so no precedence rules are needed to read the text back.
 
     leaf saxpy(x: f32[:], y: f32[:], a: f32) -> () at "programs.py":142 {
       var i: i64
@@ -125,6 +126,8 @@ def expr(e: ops.Expr) -> str:
         return f"{_atom(e.array)}.view({e.type.elem})"
     if isinstance(e, ops.Cast):
         return f"{e.type}({expr(e.value)})"
+    if isinstance(e, ops.Alloc):
+        return f"np.{e.fill}<{e.type.elem}>({_list(e.shape)})"
     if isinstance(e, ops.Call):
         return f"{e.func}({_list(e.args)})"
     if isinstance(e, ops.IntrinsicOp):

@@ -189,6 +189,21 @@ def retype(array: ops.Expr, elem: ScalarType) -> ops.Retype:
     return ops.Retype(array, ArrayType(elem, 1))
 
 
+#: The NumPy functions making a local array, by what they fill it with.
+ALLOC_FILLS = ("zeros", "ones", "empty")
+
+
+def alloc(fill: str, shape: Sequence[ops.Expr], elem: ScalarType) -> ops.Alloc:
+    """A new local array of ``shape`` (integer extents) and element type ``elem``."""
+    if fill not in ALLOC_FILLS:
+        raise TypeProblem(f"np.{fill}() does not make a local array ({', '.join(ALLOC_FILLS)} do)")
+    if not 1 <= len(shape) <= 8:
+        raise TypeProblem(f"a local array of {len(shape)} dimensions")
+    for extent in shape:
+        _index(extent)
+    return ops.Alloc(fill, tuple(shape), ArrayType(elem, len(shape)))
+
+
 def cast(value: ops.Expr, type: ScalarType) -> ops.Cast:
     _scalar(value, f"what is converted to {type}")
     return ops.Cast(value, type)
@@ -324,6 +339,8 @@ def retyped(e: ops.Expr) -> ops.Expr:
         return retype(e.array, e.type.elem)
     if isinstance(e, ops.Cast):
         return cast(e.value, e.type)
+    if isinstance(e, ops.Alloc):
+        return alloc(e.fill, e.shape, e.type.elem)
     if isinstance(e, ops.Call):
         return call(e.func, e.args)
     if isinstance(e, ops.IntrinsicOp):
