@@ -18,8 +18,9 @@ Shapes of the dialect:
   and views, ``node`` for node handles): ``Const``, ``Var``, ``Unary``, ``Binary``,
   ``Compare``, ``BoolOp``, ``IfExp``, ``Load`` (an element, or a view when fewer indices
   than the rank are given), ``Shape`` (``a.shape[k]``), ``Size`` (``a.size``), ``Retype``
-  (``a.view(dtype)``), ``Alloc`` (a local array: ``np.zeros(shape, dtype)``), ``Cast``, ``Call`` (``math``/NumPy functions and the builtins the
-  leaf language allows) and ``IntrinsicOp``.
+  (``a.view(dtype)``), ``Alloc`` (a local array: ``np.zeros(shape, dtype)``), ``Cast``,
+  ``Call`` (``math``/NumPy functions and the builtins the leaf language allows) and
+  ``IntrinsicOp``.
 
 Nodes compare by value, so ``parse(print(ir)) == ir`` is a plain ``==``. Types are set by
 the constructors of ``leafir/rules.py`` (``binary(...)``, ``load(...)``...), which the
