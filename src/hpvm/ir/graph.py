@@ -176,7 +176,14 @@ class LeafFunction(NodeFunction):
     def _forget_facts(self) -> None:
         """Drop what the analyses cached about the body (``leafinfo``, ``leafstride``,
         ``helpercalls``, ``tensorops``, ``bounded``): they are found again from the new source or namespace."""
-        for key in ("_leaf_info", "_helper_intrinsics", "_tensor_leaf", "_unit_stride", "_unbounded_reason"):
+        for key in (
+            "_leaf_info",
+            "_helper_intrinsics",
+            "_tensor_leaf",
+            "_unit_stride",
+            "_unbounded_reason",
+            "_leaf_ir",
+        ):
             self.__dict__.pop(key, None)
 
     def _make_pyfunc(self) -> Callable[..., Any]:

@@ -173,6 +173,17 @@ def float_type(a: np.dtype) -> np.dtype:
     return FLOAT32 if a == FLOAT32 else FLOAT64
 
 
+def range_type(types: list[np.dtype]) -> np.dtype:
+    """The loop variable of ``range(...)`` over bounds of these types: uint64 if every bound
+    is unsigned, int32 if every bound fits in int32, int64 otherwise (Numba's three range
+    iterators)."""
+    if all(t.kind == "u" for t in types):
+        return UINT64
+    if all((t.kind == "i" and t.itemsize <= 4) or (t.kind == "u" and t.itemsize <= 2) for t in types):
+        return INT32
+    return INT64
+
+
 def ufunc_loop(ufunc: np.ufunc, inputs: tuple[np.dtype, ...]) -> str | None:
     """The loop Numba runs for ``ufunc`` on operands of these dtypes when one is an array:
     the first of ``ufunc.types`` whose inputs every operand casts to safely — any integer

@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from ...ir.leafir import LeafIRUnsupported, leaf_ir
+from ...ir.leafir.analysis import atomic_only_arrays
 from ...ir.types import ArrayType
 from ...passes.clone_leaves import LeafClone
 
@@ -57,7 +59,26 @@ def _atomic_op(call: ast.AST) -> str | None:
 
 def atomic_only_params(clone: LeafClone) -> dict[int, str]:
     """Array parameters of the leaf used only as targets of unused-result atomics of one
-    privatizable operation (and for their shape): parameter index -> operation."""
+    privatizable operation (and for their shape): parameter index -> operation.
+
+    Read off the leaf IR's cached analysis (``ir/leafir/analysis.py``: computed once per
+    leaf); a leaf outside the leaf IR's dialect keeps the syntax-tree reading of its clone
+    (``_atomic_only_params_ast``), until the dialect covers it."""
+    try:
+        ir = leaf_ir(clone.user)
+    except LeafIRUnsupported:
+        return _atomic_only_params_ast(clone)
+    found = atomic_only_arrays(ir)
+    result: dict[int, str] = {}
+    for index, param in enumerate(ir.params):
+        ops = found.get(param.name, frozenset())
+        if len(ops) == 1 and next(iter(ops)) in PRIVATIZABLE:
+            result[index] = next(iter(ops))
+    return result
+
+
+def _atomic_only_params_ast(clone: LeafClone) -> dict[int, str]:
+    """``atomic_only_params`` read from the clone's syntax tree (leaves outside the dialect)."""
     func = clone.func
     leaf = clone.leaf
     names = [a.arg for a in func.args.args[: len(leaf.params)]]

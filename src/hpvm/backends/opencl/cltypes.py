@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir.numeric import range_type  # noqa: F401  (the loop variable's type: one rule, in ir)
+
 BOOL = np.dtype(np.bool_)
 I32 = np.dtype(np.int32)
 I64 = np.dtype(np.int64)
@@ -63,16 +65,6 @@ def is_float(dtype: np.dtype) -> bool:
 def is_integral(dtype: np.dtype) -> bool:
     """Integers and booleans (what integer arithmetic accepts)."""
     return dtype.kind in "iub"
-
-
-def range_type(types: list[np.dtype]) -> np.dtype:
-    """The loop variable of ``range(...)``: uint64 if every bound is unsigned, int32 if every
-    bound fits in int32, int64 otherwise (Numba's three range iterators)."""
-    if all(t.kind == "u" for t in types):
-        return U64
-    if all((t.kind == "i" and t.itemsize <= 4) or (t.kind == "u" and t.itemsize <= 2) for t in types):
-        return I32
-    return I64
 
 
 def literal(c: str, dtype: np.dtype) -> str:
