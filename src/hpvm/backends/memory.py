@@ -300,6 +300,21 @@ class MemoryTracker:
                 entry.users += 1
         return entries
 
+    def hold_arrays(self, arrays: list[np.ndarray]) -> list[TrackedArray] | None:
+        """``find`` and ``hold`` of a launch's arrays under one lock (what a repeated launch
+        does: one lock instead of one per array and another to hold them); ``None``, with
+        nothing held, when one of them is not tracked (``launch.check_args`` then says which)."""
+        with self._lock:
+            entries = []
+            for a in arrays:
+                entry = self.find(a)
+                if entry is None:
+                    return None
+                entries.append(entry)
+            for entry in entries:
+                entry.users += 1
+        return entries
+
     def abandon(self, arrays: list[np.ndarray]) -> None:
         """A run using ``arrays`` was interrupted (Ctrl-C in ``wait``, ``pop``...) and may
         still run on its device for hours: ``clear`` forgets these arrays without copying
