@@ -268,10 +268,12 @@ class Runtime:
         resolved once in ``plan`` (``plan.py``): per launch, the arguments' acceptors, one
         tracker lock, the sizes once per argument key, the run key."""
         root, backend, tracker = plan.root, plan.backend, self.tracker
-        values = plan.accept(args)
-        if values is None:  # (what the acceptors do not take: accepted here, or explained)
+        accepted = plan.accept(args)
+        if accepted is not None:
+            values, args_key = accepted
+        else:  # (what the acceptors do not take: accepted here, or explained)
             values = check_args(root, args, tracker, "launch")
-        args_key = arg_key(values)
+            args_key = arg_key(values)
         plan.check_sizes(values, args_key)
         if plan.needs_cluster:
             self.dask_client()  # connect now: an unreachable scheduler is launch's error

@@ -20,7 +20,9 @@ two locks per array argument in the memory tracker: about 25 µs of Python on a 
   entries and their host state apart, so an aliased or re-tracked array is a new key.
 
 A plan is valid while the back-end registry is unchanged (``registry_version``): a back
-end registered or marked unavailable since makes the next launch build a new one. Plans
+end registered or marked unavailable since makes the next launch build a new one; a plan
+without a target also while the back end the root's hints chose (``launch._CHOICES``, the
+one record of that choice) is still the one it holds. Plans
 are held per root weakly, at most one per target name.
 """
 
@@ -30,9 +32,11 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..backends.base import Backend, registry_version
 from ..ir.graph import InternalFunction
-from .launch import _acceptors, check_root, check_sizes, choose_backend
+from .launch import _acceptors, check_root, check_sizes, choose_backend, chosen_backend
 from .quick import bounded_graph, durations
 
 #: Argument keys whose sizes a plan remembers as checked (a host cycling through more
@@ -66,15 +70,19 @@ class LaunchPlan:
         self.needs_cluster = bool(getattr(self.backend, "needs_cluster", False))
         self._checked: set[Any] = set()
 
-    def accept(self, args: Any) -> list[Any] | None:
-        """``args`` as a list if every value passes its port's acceptor, else ``None`` (the
-        caller asks ``check_args``, which accepts or explains)."""
+    def accept(self, args: Any) -> tuple[list[Any], tuple[Any, ...] | None] | None:
+        """``args`` as a list, with their argument key (``quick.arg_key``, made in the same
+        pass), if every value passes its port's acceptor; else ``None`` (the caller asks
+        ``check_args``, which accepts or explains)."""
         if (type(args) is not tuple and type(args) is not list) or len(args) != self.count:
             return None
+        key = []
         for accept, value in zip(self.acceptors, args):
             if not accept(value):
                 return None
-        return list(args)
+            # (what arg_key makes of the values the acceptors take: arrays, numbers)
+            key.append((value.shape, value.dtype) if type(value) is np.ndarray else (type(value), value))
+        return list(args), tuple(key)
 
     def check_sizes(self, values: Sequence[Any], key: Any) -> None:
         """``check_sizes`` for arguments described by ``key`` (``quick.arg_key``; ``None``:
@@ -101,7 +109,11 @@ def plan_for(root: Any, target: Any) -> LaunchPlan:
         plans = _PLANS.get(root)
         if plans is not None:
             plan = plans.get(target)
-            if plan is not None and plan.version == registry_version():
+            if (
+                plan is not None
+                and plan.version == registry_version()
+                and (target is not None or chosen_backend(root) is plan.backend)
+            ):
                 return plan
     plan = LaunchPlan(root, target)
     _PLANS.setdefault(plan.root, {})[target] = plan  # (target: None or a str by now)
