@@ -6,6 +6,9 @@ re-tracked array, aliased arguments, or a back-end registry that changed.
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -32,6 +35,21 @@ def scale_root(src: hpvm.f32[:, :], dst: hpvm.f32[:, :], factor: hpvm.f32):
     node = hpvm.create_node_2d(scale, src.shape[0] - 1, src.shape[1])
     for port in range(3):
         hpvm.bind_in(node, port, port)
+
+
+@hpvm.leaf
+def spin_to(n: hpvm.i64) -> hpvm.i64:
+    k = 0
+    while k < n:  # (unbounded: its launches always go to a worker)
+        k += 1
+    return k
+
+
+@hpvm.internal
+def spin_root(n: hpvm.i64):
+    node = hpvm.create_node(spin_to)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_out(node, 0, 0)
 
 
 def _arrays(rows: int = 5, cols: int = 4) -> tuple[np.ndarray, np.ndarray]:
@@ -121,6 +139,28 @@ def test_run_keys_tell_aliased_and_retracked_arrays_apart():
     hpvm.untrack_memory(dst)
     hpvm.track_memory(dst)
     assert _run(src, dst, 2.0).quick[1] not in keys
+
+
+def test_a_finished_launch_leaves_no_garbage_cycle():
+    """A waited handle is freed as soon as the host drops it (reference counting alone): a
+    cycle through the handle's job left every launch — handle, arrays, outputs — to the
+    cyclic garbage collector, whose collections then came every ~20 launches."""
+    src, dst = _arrays()
+    for _ in range(3):
+        _run(src, dst, 2.0)  # (compiled; then quick, run inside launch)
+        hpvm.wait(hpvm.launch(spin_root, (5,), target="cpu"))  # (on a worker)
+    gc.collect()
+    gc.disable()
+    try:
+        quick_handle = _run(src, dst, 2.0)
+        assert quick_handle.quick is not None and quick_handle.job is None
+        worker_handle = hpvm.launch(spin_root, (5,), target="cpu")
+        assert hpvm.wait(worker_handle) == (5,)
+        refs = [weakref.ref(quick_handle), weakref.ref(worker_handle)]
+        del quick_handle, worker_handle
+        assert [r() for r in refs] == [None, None]
+    finally:
+        gc.enable()
 
 
 _VALUES = st.one_of(
