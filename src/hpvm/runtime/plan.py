@@ -17,7 +17,9 @@ two locks per array argument in the memory tracker: about 25 µs of Python on a 
 * the sizes are checked once per argument key (``quick.arg_key``: shapes, dtypes, scalar
   values) — a new shape or size-naming scalar is checked again;
 * the run key (``quick.keyed_run``) reuses that argument key; it still tells the tracking
-  entries and their host state apart, so an aliased or re-tracked array is a new key.
+  entries and their host state apart, so an aliased array, or one tracked again (a new
+  entry), is a new key (once an old entry is gone its id may be reused: the same array,
+  the same work, which is all the key predicts).
 
 A plan is valid while the back-end registry is unchanged (``registry_version``): a back
 end registered or marked unavailable since makes the next launch build a new one; a plan
