@@ -80,7 +80,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -304,8 +304,8 @@ class Bench:
             return {}
         samples = self.samples_for(max(first.get(name, 0.0) for name in runs))
         times: dict[str, list[float]] = {name: [] for name in runs}
-        for _ in range(samples):
-            for name, fn in runs.items():
+        for order in rotations(list(runs.items()), samples):
+            for name, fn in order:
                 start = time.perf_counter()
                 fn()
                 times[name].append(time.perf_counter() - start)
@@ -320,6 +320,17 @@ class Bench:
             fn()
             times.append(time.perf_counter() - start)
         return statistics.median(times)
+
+
+def rotations(items: list[Any], rounds: int) -> Iterator[list[Any]]:
+    """``rounds`` orders of ``items``, each round starting one further along, so that every
+    implementation follows every other equally often. A fixed order made the row's first
+    implementation (hpvm) always run right after the last (NumPy, single-threaded, tens of
+    ms): by then the OpenMP workers had stopped spinning and gone to sleep, and only hpvm's
+    sample paid for waking them (``BENCHMARKS.md``, where the time goes)."""
+    for r in range(rounds):
+        k = r % len(items) if items else 0
+        yield items[k:] + items[:k]
 
 
 def timed(fn: Callable[[], object]) -> float:

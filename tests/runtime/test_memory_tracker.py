@@ -50,3 +50,18 @@ def test_hold_marks_found_entries_in_use_and_refuses_one_untracked_since() -> No
     with pytest.raises(MemoryTrackingError, match=r"\(4,\) float64 array.*untracked by another thread"):
         tracker.hold(found)  # type: ignore[arg-type]
     tracker.untrack(a)  # nothing was left in use by the refused hold
+
+
+def test_hold_arrays_finds_and_holds_in_one_step_or_holds_nothing() -> None:
+    tracker = MemoryTracker()
+    a, b, c = np.zeros(16), np.zeros(4), np.zeros(4)
+    tracker.track(a)
+    tracker.track(b)
+    held = tracker.hold_arrays([a[2:], b])  # (a view finds its array's entry)
+    assert held == [tracker.find(a), tracker.find(b)]
+    with pytest.raises(MemoryTrackingError, match="in use by 1 running launch"):
+        tracker.untrack(b)
+    tracker.release(held)
+    assert tracker.hold_arrays([a, c]) is None  # c is not tracked: a is not left held
+    tracker.untrack(a)
+    tracker.untrack(b)

@@ -269,20 +269,24 @@ class MemoryTracker:
 
     def find(self, array: np.ndarray) -> TrackedArray | None:
         with self._lock:
-            seen = self._extents.get(id(array))
-            if seen is not None and seen[0]() is array:
-                start, end = seen[1], seen[2]
-            else:
-                start, end = _extent(array)
-                if len(self._extents) >= 64:
-                    self._extents.clear()
-                self._extents[id(array)] = (weakref.ref(array), start, end)
-            entry = self._entries.get(start)  # the usual case: the tracked array itself
-            if entry is not None and end <= entry.end:
+            return self._find(array)
+
+    def _find(self, array: np.ndarray) -> TrackedArray | None:
+        """``find``, the lock held by the caller."""
+        seen = self._extents.get(id(array))
+        if seen is not None and seen[0]() is array:
+            start, end = seen[1], seen[2]
+        else:
+            start, end = _extent(array)
+            if len(self._extents) >= 64:
+                self._extents.clear()
+            self._extents[id(array)] = (weakref.ref(array), start, end)
+        entry = self._entries.get(start)  # the usual case: the tracked array itself
+        if entry is not None and end <= entry.end:
+            return entry
+        for entry in self._entries.values():  # a view into a tracked array
+            if entry.start <= start and end <= entry.end:
                 return entry
-            for entry in self._entries.values():  # a view into a tracked array
-                if entry.start <= start and end <= entry.end:
-                    return entry
         return None
 
     def hold(self, entries: list[TrackedArray]) -> list[TrackedArray]:
@@ -296,6 +300,21 @@ class MemoryTracker:
                         f"launch(): {_describe(entry.array)} was untracked by another thread while "
                         "this launch started; track it again (hpvm.track_memory) before launching"
                     )
+            for entry in entries:
+                entry.users += 1
+        return entries
+
+    def hold_arrays(self, arrays: list[np.ndarray]) -> list[TrackedArray] | None:
+        """``find`` and ``hold`` of a launch's arrays under one lock (what a repeated launch
+        does: one lock instead of one per array and another to hold them); ``None``, with
+        nothing held, when one of them is not tracked (``launch.check_args`` then says which)."""
+        with self._lock:
+            entries = []
+            for a in arrays:
+                entry = self._find(a)
+                if entry is None:
+                    return None
+                entries.append(entry)
             for entry in entries:
                 entry.users += 1
         return entries

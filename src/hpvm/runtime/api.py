@@ -26,8 +26,9 @@ from ..errors import (
     StreamError,
 )
 from ..ir.graph import InternalFunction
-from .launch import PushCheck, array_args, check_args, check_root, check_sizes, choose_backend
-from .quick import bounded_graph, durations, is_quick, record, run_key, runs_in_wait
+from .launch import PushCheck, array_args, check_args, check_root, choose_backend
+from .plan import LaunchPlan, plan_for
+from .quick import arg_key, is_quick, keyed_run, record, runs_in_wait
 from .streaming import Stream, streaming_root
 from .workers import Slot, WorkerPool
 
@@ -96,6 +97,7 @@ class LaunchHandle:
         self.generation = runtime.generation  # valid until the runtime's next cleanup
         #: a bounded cpu launch's durations and run key (``quick.py``): may ``wait`` run it here
         self.quick: tuple[dict[Any, tuple[float, float]], Any] | None = None
+        self.active = False  # in the runtime's ``active`` set (cleanup waits for it)
 
     def claim(self) -> bool:
         """Take the right to run this launch (once): a worker that gets there first, or the
@@ -245,52 +247,74 @@ class Runtime:
         returns; errors raised inside nodes surface at ``wait`` (or ``pop``).
         """
         self.require("launch")
+        if not stream and target != "svm":
+            return self._launch_once(plan_for(root, target), args)
         root = check_root(root)
         if target == "svm":
             return self._launch_svm(root, args, stream, capacity)
-        if stream:
-            staged = streaming_root(root)  # nested pipelines inlined up to the root's stages
-            backend = choose_backend(staged, target)
-            _check_stream_args(args, capacity)
-            if getattr(backend, "needs_cluster", False):
-                self.dask_client()  # connect now: an unreachable scheduler is launch's error
-            stream_ = Stream(staged, backend, capacity, self.tracker, self.dask_client)
-            handle = LaunchHandle(self, root, backend, stream_)
-            handle.check_push = PushCheck(root, self.tracker)
-        else:
-            backend = choose_backend(root, target)
+        staged = streaming_root(root)  # nested pipelines inlined up to the root's stages
+        backend = choose_backend(staged, target)
+        _check_stream_args(args, capacity)
+        if getattr(backend, "needs_cluster", False):
+            self.dask_client()  # connect now: an unreachable scheduler is launch's error
+        stream_ = Stream(staged, backend, capacity, self.tracker, self.dask_client)
+        handle = LaunchHandle(self, root, backend, stream_)
+        handle.check_push = PushCheck(root, self.tracker)
+        self._activate(handle)
+        return handle
+
+    def _launch_once(self, plan: LaunchPlan, args: Any) -> LaunchHandle:
+        """A non-streaming launch, with what does not change between launches of its root
+        resolved once in ``plan`` (``plan.py``): per launch, the arguments' acceptors, one
+        tracker lock, the sizes once per argument key, the run key."""
+        root, backend, tracker = plan.root, plan.backend, self.tracker
+        accepted = plan.accept(args)
+        if accepted is not None:
+            values, args_key = accepted
+        else:  # (what the acceptors do not take: accepted here, or explained)
+            values = check_args(root, args, tracker, "launch")
+            args_key = arg_key(values)
+        plan.check_sizes(values, args_key)
+        if plan.needs_cluster:
+            self.dask_client()  # connect now: an unreachable scheduler is launch's error
+        arrays = array_args(values)
+        entries = tracker.hold_arrays(arrays)
+        if entries is None:  # an untracked array: check_args names it (or it was tracked since)
             tracked: list[TrackedArray] = []
-            values = check_args(root, args, self.tracker, "launch", tracked)
-            check_sizes(root, values, "launch")
-            if getattr(backend, "needs_cluster", False):
-                self.dask_client()  # connect now: an unreachable scheduler is launch's error
-            handle = LaunchHandle(self, root, backend)
-            key, times = None, None  # (a run key only where it may run here: quick.py)
-            if getattr(backend, "runs_quick_on_launch", False) and bounded_graph(root) is None:
-                key, times = run_key(backend.name, values, tracked), durations(root)
-                handle.quick = (times, key)
-            handle.job = self._job(handle, root, backend, values, tracked, key, times)
-            # Quick: it cannot wait on anything, nothing else is in flight, and the last run
-            # with the same run key was short. Done here, without a worker's wake-up.
-            if times is not None and not self.active and is_quick(times, key) and handle.claim():
-                handle.job()
-                if isinstance(handle.error, KeyboardInterrupt):
-                    raise handle.error  # Ctrl-C during the run: now, not at a wait that may never come
-                return handle
+            check_args(root, values, tracker, "launch", tracked)
+            entries = tracker.hold(tracked)
+        handle = LaunchHandle(self, root, backend)
+        handle.arrays = arrays
+        key, times = None, plan.times  # (a run key only where it may run here: quick.py)
+        if times is not None:
+            key = keyed_run(backend.name, args_key, entries)
+            handle.quick = (times, key)
+        handle.job = self._job(handle, root, backend, values, entries, key, times)
+        # Quick: it cannot wait on anything, nothing else is in flight, and the last run
+        # with the same run key was short. Done here, without a worker's wake-up.
+        if times is not None and not self.active and is_quick(times, key) and handle.claim():
+            handle.job()
+            if isinstance(handle.error, KeyboardInterrupt):
+                raise handle.error  # Ctrl-C during the run: now, not at a wait that may never come
+            return handle
+        self._activate(handle)
+        # The queued start holds the handle weakly: ``active`` keeps it alive until it has
+        # run, and nothing keeps its results alive after the host dropped it.
+        ref = weakref.ref(handle)
+
+        def start() -> None:
+            h = ref()
+            if h is not None and h.job is not None and h.claim():
+                h.job()
+
+        handle.slot = self.workers.submit(start)
+        return handle
+
+    def _activate(self, handle: LaunchHandle) -> None:
+        """Hold on to ``handle`` until its run (or stream) ends: cleanup ends what is active."""
+        handle.active = True
         with self.lock:
             self.active.add(handle)
-        if handle.job is not None:
-            # The queued start holds the handle weakly: ``active`` keeps it alive until it has
-            # run, and nothing keeps its results alive after the host dropped it.
-            ref = weakref.ref(handle)
-
-            def start() -> None:
-                h = ref()
-                if h is not None and h.job is not None and h.claim():
-                    h.job()
-
-            handle.slot = self.workers.submit(start)
-        return handle
 
     def _launch_svm(self, root: InternalFunction, args: Any, stream: bool, capacity: int) -> LaunchHandle:
         """A streaming launch compiled onto the Streaming Virtual Machine (``svm_target``,
@@ -307,8 +331,7 @@ class Runtime:
         label, svm_stream = launch_stream(root, capacity, self.tracker)
         handle = LaunchHandle(self, root, label, svm_stream)  # type: ignore[arg-type]
         handle.check_push = PushCheck(root, self.tracker)
-        with self.lock:
-            self.active.add(handle)
+        self._activate(handle)
         return handle
 
     def _job(
@@ -317,19 +340,22 @@ class Runtime:
         root: Any,
         backend: Any,
         values: list[Any],
-        tracked: list[TrackedArray],
+        entries: list[TrackedArray],
         key: Any,
         times: dict[Any, tuple[float, float]] | None,
     ) -> Callable[[], None]:
         """The run of one non-streaming launch, as a job for a worker, for ``wait`` or for
-        ``launch`` itself (a quick one), using the ``tracked`` arrays (held until it ends);
-        how long it took is recorded in ``times`` under ``key`` (``quick.py``; ``None``: a
-        launch that never runs there)."""
+        ``launch`` itself (a quick one), using the tracker's ``entries`` (held by the
+        launch; released when the run ends); how long it took is recorded in ``times``
+        under ``key`` (``quick.py``; ``None``: a launch that never runs there)."""
         tracker = self.tracker
-        handle.arrays = array_args(values)
-        entries = tracker.hold(tracked)
 
         def run() -> None:
+            # Claimed: nobody runs it again. Dropping it breaks the cycle handle -> job ->
+            # handle, which left every launch (its handle, arrays and outputs: 30-odd
+            # objects) to the cyclic garbage collector — a gen-0 collection every ~20
+            # launches, and the arrays held until then.
+            handle.job = None
             ctx = RunContext(tracker, cluster=self.dask_client)
             try:
                 with collecting_warnings() as caught:
@@ -350,8 +376,9 @@ class Runtime:
                 tracker.release(entries)
                 self.workers.finishing()  # idle before the host can launch again
                 handle.done.set()
-                with self.lock:
-                    self.active.discard(handle)
+                if handle.active:  # (a quick launch, run inside launch(), never was)
+                    with self.lock:
+                        self.active.discard(handle)
 
         return run
 
@@ -380,7 +407,12 @@ class Runtime:
                         self.active.discard(h)
                 reissue_warnings(h.stream.take_warnings(), stacklevel=4)
             return None
-        if h.job is not None and (_may_run_here(h.backend) or _short_in_wait(h)) and h.claim():
+        if (
+            h.job is not None
+            and not h.done.is_set()  # (a quick launch ran inside launch())
+            and (_may_run_here(h.backend) or _short_in_wait(h))
+            and h.claim()
+        ):
             if h.slot is not None:
                 self.workers.withdraw(h.slot)  # the worker it was queued for is free again
             h.job()  # not started yet: run it here rather than wait for a worker to wake

@@ -169,6 +169,11 @@ def choose_backend(root: InternalFunction, target: str | None) -> Backend:
     return backend
 
 
+def chosen_backend(root: InternalFunction) -> Backend | None:
+    """The back end ``choose_backend(root, None)`` chose before (``None``: none yet)."""
+    return _CHOICES.get(root)
+
+
 # Root -> the back end its hints select; root -> the back ends known to accept its leaves.
 _CHOICES: weakref.WeakKeyDictionary[InternalFunction, Backend] = weakref.WeakKeyDictionary()
 _BODIES_OK: weakref.WeakKeyDictionary[InternalFunction, set[str]] = weakref.WeakKeyDictionary()

@@ -82,7 +82,14 @@ def run_key(backend_name: str, args: Sequence[Any], tracked: Sequence[TrackedArr
     """What a run's duration is predicted from: the back end, the arrays' shapes and dtypes,
     their tracking entries (and whether the host copy is current: a copy back costs), the
     scalars' types and values. ``None`` for arguments it cannot describe cheaply."""
-    key: list[Any] = [backend_name]
+    return keyed_run(backend_name, arg_key(args), tracked)
+
+
+def arg_key(args: Sequence[Any]) -> tuple[Any, ...] | None:
+    """The arguments' part of a run key: each array's shape and dtype, each scalar's type
+    and value (``None`` for anything else). A launch computes it once: it is also what its
+    plan remembers the checked sizes by (``plan.py``)."""
+    key: list[Any] = []
     for a in args:
         kind = type(a)
         if kind is np.ndarray:
@@ -91,9 +98,15 @@ def run_key(backend_name: str, args: Sequence[Any], tracked: Sequence[TrackedArr
             key.append((kind, a))
         else:
             return None
-    for entry in tracked:
-        key.append((id(entry), HOST in entry.valid_on))
     return tuple(key)
+
+
+def keyed_run(backend_name: str, args_key: tuple[Any, ...] | None, tracked: Sequence[TrackedArray]) -> Any:
+    """The run key of arguments described by ``args_key`` (``arg_key``) and held through the
+    ``tracked`` entries."""
+    if args_key is None:
+        return None
+    return (backend_name, args_key, tuple([(id(entry), HOST in entry.valid_on) for entry in tracked]))
 
 
 def bounded_graph(root: InternalFunction) -> str | None:

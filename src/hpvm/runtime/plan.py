@@ -1,0 +1,127 @@
+"""What a launch of one root on one target resolves once, so that a repeated launch does
+the minimum.
+
+A host that launches the same graph in a loop (a stencil's 100 steps) paid, on every
+launch, for verifying the root, choosing and vetting the back end, looking up its argument
+acceptors, the size check's cached keys and the quick-run table in weak dictionaries, and
+two locks per array argument in the memory tracker: about 25 µs of Python on a quiet core,
+55 µs on the 2-core machine under load, against a 0.2 ms compiled step (``BENCHMARKS.md``,
+"where the time goes"). A ``LaunchPlan`` holds what does not change between launches of
+``(root, target)``; ``Runtime.launch`` then does per launch only what can change:
+
+* every argument still passes its acceptor (type, dtype, rank, writeable where written,
+  contiguous where pointer-only): anything they do not take goes through ``check_args``,
+  which accepts it or raises the error it always raised;
+* the arrays are looked up in the tracker and held under one lock (``hold_arrays``): an
+  array untracked since the last launch is refused as before;
+* the sizes are checked once per argument key (``quick.arg_key``: shapes, dtypes, scalar
+  values) — a new shape or size-naming scalar is checked again;
+* the run key (``quick.keyed_run``) reuses that argument key; it still tells the tracking
+  entries and their host state apart, so an aliased array, or one tracked again (a new
+  entry), is a new key (once an old entry is gone its id may be reused: the same array,
+  the same work, which is all the key predicts).
+
+A plan is valid while the back-end registry is unchanged (``registry_version``): a back
+end registered or marked unavailable since makes the next launch build a new one; a plan
+without a target also while the back end the root's hints chose (``launch._CHOICES``, the
+one record of that choice) is still the one it holds. Plans
+are held per root weakly, at most one per target name.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..backends.base import Backend, registry_version
+from ..ir.graph import InternalFunction
+from .launch import _acceptors, check_root, check_sizes, choose_backend, chosen_backend
+from .quick import bounded_graph, durations
+
+#: Argument keys whose sizes a plan remembers as checked (a host cycling through more
+#: shapes than this is checked again, as ``check_sizes`` would).
+_CHECKED_KEYS = 64
+
+
+class LaunchPlan:
+    """One root on one target: its back end, acceptors and quick-run table, resolved once."""
+
+    __slots__ = (
+        "root",
+        "backend",
+        "version",
+        "count",
+        "acceptors",
+        "times",
+        "needs_cluster",
+        "_checked",
+    )
+
+    def __init__(self, root: InternalFunction, target: str | None) -> None:
+        self.version = registry_version()  # (read first: a change while building invalidates)
+        self.root = check_root(root)
+        self.backend: Backend = choose_backend(root, target)
+        self.count = len(root.params)
+        self.acceptors: tuple[Callable[[Any], bool], ...] = tuple(_acceptors(root))
+        quick = getattr(self.backend, "runs_quick_on_launch", False) and bounded_graph(root) is None
+        #: the root's run durations (``quick.py``), or ``None``: its launches never run on the host
+        self.times: dict[Any, tuple[float, float]] | None = durations(root) if quick else None
+        self.needs_cluster = bool(getattr(self.backend, "needs_cluster", False))
+        self._checked: set[Any] = set()
+
+    def accept(self, args: Any) -> tuple[list[Any], tuple[Any, ...] | None] | None:
+        """``args`` as a list, with their argument key (``quick.arg_key``, made in the same
+        pass), if every value passes its port's acceptor; else ``None`` (the caller asks
+        ``check_args``, which accepts or explains)."""
+        if (type(args) is not tuple and type(args) is not list) or len(args) != self.count:
+            return None
+        key = []
+        for accept, value in zip(self.acceptors, args):
+            if not accept(value):
+                return None
+            # (what arg_key makes of the values the acceptors take: arrays, numbers)
+            key.append((value.shape, value.dtype) if type(value) is np.ndarray else (type(value), value))
+        return list(args), tuple(key)
+
+    def check_sizes(self, values: Sequence[Any], key: Any) -> None:
+        """``check_sizes`` for arguments described by ``key`` (``quick.arg_key``; ``None``:
+        always checked), once per key."""
+        if key is not None and key in self._checked:
+            return
+        check_sizes(self.root, values, "launch")
+        if key is not None:
+            if len(self._checked) >= _CHECKED_KEYS:
+                self._checked.clear()
+            self._checked.add(key)
+
+
+_PLANS: weakref.WeakKeyDictionary[InternalFunction, dict[str | None, LaunchPlan]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def plan_for(root: Any, target: Any) -> LaunchPlan:
+    """The plan of launching ``root`` on ``target`` (built on first use; the checks it
+    makes raise the launch's errors: not a root, a graph that does not verify, an unknown
+    target, leaves the back end cannot run)."""
+    if isinstance(root, InternalFunction) and (target is None or type(target) is str):
+        plans = _PLANS.get(root)
+        if plans is not None:
+            plan = plans.get(target)
+            if (
+                plan is not None
+                and plan.version == registry_version()
+                and (target is not None or chosen_backend(root) is plan.backend)
+            ):
+                return plan
+    plan = LaunchPlan(root, target)
+    _PLANS.setdefault(plan.root, {})[target] = plan  # (target: None or a str by now)
+    return plan
+
+
+def forget(root: InternalFunction) -> None:
+    """Drop the plans of ``root`` (tests)."""
+    _PLANS.pop(root, None)
