@@ -26,6 +26,7 @@ activation runs in place.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -85,6 +86,7 @@ class Prepared:
         self.spec = spec
         self.onednn = onednn_available() if onednn is None else onednn
         self._cache: dict[tuple[Any, ...], tuple[Tensor, Tensor | None]] = {}
+        self._lock = threading.Lock()  # launches of one root on several threads share the cache
 
     def __call__(self, x: Tensor, *arrays_and_versions: Any) -> Tensor:
         *arrays, versions = arrays_and_versions
@@ -120,10 +122,13 @@ class Prepared:
         )
         found = self._cache.get(key)
         if found is None:
-            found = self._derive(x, arrays, onednn)
-            if len(self._cache) >= _CACHE_SIZE:
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = found
+            with self._lock:
+                found = self._cache.get(key)
+                if found is None:
+                    found = self._derive(x, arrays, onednn)
+                    if len(self._cache) >= _CACHE_SIZE:
+                        self._cache.pop(next(iter(self._cache)))
+                    self._cache[key] = found
         return found
 
     def _derive(self, x: Tensor, arrays: Sequence[Tensor], onednn: bool) -> tuple[Tensor, Tensor | None]:
@@ -133,7 +138,7 @@ class Prepared:
         w, rest = arrays[0], list(arrays[1:])
         if s.kind == "linear":  # HPVM's (in, out) weight as (out, in), the layout F.linear reads fastest
             w = w.t().contiguous()
-        b = rest.pop(0).expand(w.shape[0]) if s.bias else None  # a 1-element bias broadcasts
+        b = rest.pop(0) if s.bias else None  # 1-D, one value per output channel (the rules check)
         if s.batchnorm is not None:
             gamma, beta, mean, var = rest
             scale = gamma / torch.sqrt(var + s.batchnorm)
