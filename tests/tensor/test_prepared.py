@@ -326,3 +326,10 @@ def test_a_prepared_dense_chain_matches_the_unprepared_graph(
     root = _root(ranks, calls, [L(len(calls) - 1)], [2])
     assert get_backend("tensor").plan(root).graph.prepared == [tuple(c.op for c in calls)]
     np.testing.assert_allclose(_plan_run(root, args, (1,))[0], run_unprepared(root, args)[0], **TOL)
+
+
+def test_a_channels_last_result_comes_back_as_a_c_contiguous_array() -> None:
+    root = _root([4, 4, 1, 1, 1, 1], CONV_BN[:3], [L(2)], [4])  # a prepared call's result, returned
+    out = run(root, _conv_bn_args(), "tensor")[0]
+    assert out.flags.c_contiguous
+    np.testing.assert_allclose(out, run(root, _conv_bn_args(), "interp")[0], **TOL)

@@ -256,7 +256,10 @@ def _from_numpy(a: np.ndarray) -> torch.Tensor:
 
 
 def _to_numpy(t: Any) -> Any:
+    """A host NumPy array of ``t``, C-contiguous: a prepared convolution's result is in
+    ``channels_last`` layout, which the caller should not have to know about."""
     if isinstance(t, torch.Tensor):
+        t = t.contiguous()
         return t.numpy() if t.device.type == "cpu" else t.cpu().numpy()
     return t
 
