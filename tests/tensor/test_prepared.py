@@ -297,6 +297,7 @@ def test_a_prepared_convolution_chain_matches_the_unprepared_graph(onednn: bool,
     np.testing.assert_allclose(_plan_run(root, args, (1,))[0], expected, **TOL)  # and reused
 
 
+@pytest.mark.parametrize("onednn", [True, False], ids=["onednn", "plain"])
 @settings(max_examples=25, deadline=None)
 @given(
     n=st.integers(1, 4),
@@ -307,7 +308,7 @@ def test_a_prepared_convolution_chain_matches_the_unprepared_graph(onednn: bool,
     seed=st.integers(0, 99),
 )
 def test_a_prepared_dense_chain_matches_the_unprepared_graph(
-    n: int, shape: tuple[int, ...], out: int, bias: bool, activation: str | None, seed: int
+    onednn: bool, n: int, shape: tuple[int, ...], out: int, bias: bool, activation: str | None, seed: int
 ) -> None:
     features = int(np.prod(shape))
     rank = 2 if len(shape) == 1 else 4
@@ -324,7 +325,8 @@ def test_a_prepared_dense_chain_matches_the_unprepared_graph(
     elif activation is not None:
         calls.append(OpCall(activation, (L(len(calls) - 1),), 3))
     root = _root(ranks, calls, [L(len(calls) - 1)], [2])
-    assert get_backend("tensor").plan(root).graph.prepared == [tuple(c.op for c in calls)]
+    with mock.patch.object(prepared, "onednn_available", lambda: onednn):
+        assert get_backend("tensor").plan(root).graph.prepared == [tuple(c.op for c in calls)]
     np.testing.assert_allclose(_plan_run(root, args, (1,))[0], run_unprepared(root, args)[0], **TOL)
 
 

@@ -7,8 +7,8 @@ parameters into one ``Prepared`` call. The call derives its weights from the roo
 — the batch-norm folded into the convolution (``w' = w·γ/√(σ²+ε)``,
 ``b' = (b − μ)·γ/√(σ²+ε) + β``); on a CPU with oneDNN the convolution weight reordered into
 oneDNN's blocked layout for the input's shape; a dense weight, which HPVM stores ``(in,
-out)``, transposed to ``(out, in)``, the layout ``F.linear`` (MKL) reads fastest at small
-batches — and keeps them, keyed on the arrays' memory tracker versions
+out)``, transposed to ``(out, in)``, the layout oneDNN's and MKL's dense kernels read
+fastest at small batches — and keeps them, keyed on the arrays' memory tracker versions
 (``MemoryTracker.version``: new whenever the host declares a write, a run may have written
 the array, or it is tracked anew). So the derived weights are made once, not per launch,
 and made again exactly when an array changes, under the contract device copies already
@@ -16,12 +16,13 @@ follow (host writes are declared with ``hpvm.mark_host_modified``). Without vers
 back end run outside a runtime) nothing is kept: every call derives its weights again,
 slower but exact.
 
-On oneDNN the convolution, the bias and the activation are one library call
-(``mkldnn._convolution_pointwise``, the activation as a post-op) whose result is in
+On oneDNN the convolution (or dense layer), the bias and the activation are one library
+call (``mkldnn._convolution_pointwise`` / ``_linear_pointwise``, the activation as a
+post-op); a convolution's result is in
 ``channels_last`` layout, oneDNN's own (the next prepared convolution reads it without a
 reorder; every other operation accepts any layout and computes the same values). Elsewhere
-(cuDNN, a torch without oneDNN, float64) the folded weights go to ``F.conv2d`` and the
-activation runs in place.
+(cuDNN, a torch without oneDNN, float64) the folded weights go to ``F.conv2d`` /
+``F.linear`` and the activation runs in place.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ def onednn_available() -> bool:
         torch.backends.mkldnn.is_available()
         and hasattr(mkldnn, "_convolution_pointwise")
         and hasattr(mkldnn, "_reorder_convolution_weight")
+        and hasattr(mkldnn, "_linear_pointwise")
     )
 
 
@@ -91,16 +93,18 @@ class Prepared:
     def __call__(self, x: Tensor, *arrays_and_versions: Any) -> Tensor:
         *arrays, versions = arrays_and_versions
         s = self.spec
+        onednn = self.onednn and x.device.type == "cpu" and x.dtype == torch.float32
+        post = _POST_OPS[s.activation] if s.activation else "none"
+        scalars = [s.lo, s.hi] if s.activation == "clipped_relu" else []
         if s.kind == "linear":
             w, b = self._weights(x, arrays, versions, False)
             if x.dim() != 2:
                 x = x.reshape(x.shape[0], -1)
+            if onednn:
+                return torch.ops.mkldnn._linear_pointwise(x, w, b, post, scalars, "")
             return activate_(F.linear(x, w, b), s.activation, s.lo, s.hi)
-        onednn = self.onednn and x.device.type == "cpu" and x.dtype == torch.float32
         w, b = self._weights(x, arrays, versions, onednn)
         if onednn:
-            post = _POST_OPS[s.activation] if s.activation else "none"
-            scalars = [s.lo, s.hi] if s.activation == "clipped_relu" else []
             y = torch.ops.mkldnn._convolution_pointwise(
                 x, w, b, [s.vpad, s.hpad], [s.vstride, s.hstride], [1, 1], s.groups, post, scalars, ""
             )
@@ -136,7 +140,7 @@ class Prepared:
         from the arrays: the caller's are never written)."""
         s = self.spec
         w, rest = arrays[0], list(arrays[1:])
-        if s.kind == "linear":  # HPVM's (in, out) weight as (out, in), the layout F.linear reads fastest
+        if s.kind == "linear":  # HPVM's (in, out) weight as (out, in), read fastest
             w = w.t().contiguous()
         b = rest.pop(0) if s.bias else None  # 1-D, one value per output channel (the rules check)
         if s.batchnorm is not None:
