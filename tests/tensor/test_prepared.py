@@ -241,7 +241,7 @@ def test_without_versions_the_weights_are_derived_on_every_call() -> None:
     assert not np.allclose(first, _plan_run(root, args)[0])
 
 
-# -- properties over shapes, strides, padding, groups -------------------------------------
+# -- properties over shapes, strides, padding, groups, layouts ----------------------------
 
 ACTIVATION = st.sampled_from([None, "relu", "clipped_relu", "tanh", "sigmoid"])
 POOL = st.sampled_from([None, ("pool_max", 2, 2, 0, 0, 2, 2), ("pool_mean", 3, 3, 1, 1, 2, 2), ("pool_min", 2, 1, 0, 0, 1, 1)])  # fmt: skip
@@ -274,12 +274,20 @@ def conv_chains(draw: st.DrawFn) -> tuple[Any, list[Any]]:
         calls.append(OpCall("batchnorm", (L(len(calls) - 1), *stats, C(1e-5)), 3))
         ranks += [1] * 4
         args += _bn_stats(k)
+    residual = draw(st.sampled_from([None, "nchw", "channels_last", "per-channel"]))
+    if residual is not None:  # a residual add: oneDNN's post-op when laid out as its result
+        calls.append(OpCall("add", (L(len(calls) - 1), P(len(ranks))), 4))
+        ranks.append(4)
+        (other,) = _rng_arrays([(n, oh, ow, k) if residual == "channels_last" else (n, k, oh, ow)], 8)
+        if residual == "channels_last":  # NCHW indexing over NHWC memory
+            other = other.transpose(0, 3, 1, 2)
+        args.append(other[:1, :, :1, :1].copy() if residual == "per-channel" else other)
     if activation == "clipped_relu":
-        calls.append(OpCall(activation, (L(len(calls) - 1), C(-0.5), C(0.75)), 4))
+        calls.append(OpCall(activation, (L(len(calls) - 1), C(-0.5), C(0.75)), 5))
     elif activation is not None:
-        calls.append(OpCall(activation, (L(len(calls) - 1),), 4))
+        calls.append(OpCall(activation, (L(len(calls) - 1),), 5))
     if pool is not None:
-        calls.append(OpCall(pool[0], (L(len(calls) - 1), *map(C, pool[1:])), 5))
+        calls.append(OpCall(pool[0], (L(len(calls) - 1), *map(C, pool[1:])), 6))
     return _root(ranks, calls, [L(len(calls) - 1)], [4]), args
 
 

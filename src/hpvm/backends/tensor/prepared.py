@@ -35,7 +35,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from .layers import activate_, pool_
+from .layers import activate_, add_, pool_
 
 Tensor = torch.Tensor
 
@@ -50,6 +50,17 @@ def onednn_available() -> bool:
         and hasattr(mkldnn, "_convolution_pointwise")
         and hasattr(mkldnn, "_reorder_convolution_weight")
         and hasattr(mkldnn, "_linear_pointwise")
+    )
+
+
+def _same_layout(other: Tensor, shape: tuple[int, ...]) -> bool:
+    """Whether oneDNN can add ``other`` as a post-op: the result's shape and dtype, and its
+    ``channels_last`` layout (what prepared convolutions compute)."""
+    return (
+        tuple(other.shape) == shape
+        and other.dtype == torch.float32
+        and other.device.type == "cpu"
+        and other.is_contiguous(memory_format=torch.channels_last)
     )
 
 
@@ -70,6 +81,7 @@ class Spec:
     hi: float
     pool: tuple[Any, ...] | None  # (operation, wh, ww, vpad, hpad, vstride, hstride)
     ops: tuple[str, ...]  # the operations the call performs (for introspection and tests)
+    residual: bool = False  # an add of another tensor (its operand last) before the activation
     vpad: int = 0
     hpad: int = 0
     vstride: int = 1
@@ -78,7 +90,7 @@ class Spec:
 
 
 class Prepared:
-    """One prepared chain, called as ``prepared(x, w, [b], [γ, β, μ, σ²], versions)``.
+    """One prepared chain, called as ``prepared(x, w, [b], [γ, β, μ, σ²], [other], versions)``.
 
     ``versions`` (the tracker versions of the root's weight arrays, or ``None``) keys the
     derived weights: kept while it is the same; with ``None`` they are derived on every call.
@@ -93,6 +105,7 @@ class Prepared:
     def __call__(self, x: Tensor, *arrays_and_versions: Any) -> Tensor:
         *arrays, versions = arrays_and_versions
         s = self.spec
+        other = arrays.pop() if s.residual else None
         onednn = self.onednn and x.device.type == "cpu" and x.dtype == torch.float32
         post = _POST_OPS[s.activation] if s.activation else "none"
         scalars = [s.lo, s.hi] if s.activation == "clipped_relu" else []
@@ -103,15 +116,48 @@ class Prepared:
             if onednn:
                 return torch.ops.mkldnn._linear_pointwise(x, w, b, post, scalars, "")
             return activate_(F.linear(x, w, b), s.activation, s.lo, s.hi)
+        shape = self._out_shape(x, arrays[0])
         w, b = self._weights(x, arrays, versions, onednn)
-        if onednn:
-            y = torch.ops.mkldnn._convolution_pointwise(
-                x, w, b, [s.vpad, s.hpad], [s.vstride, s.hstride], [1, 1], s.groups, post, scalars, ""
+        padding, stride, dilation = [s.vpad, s.hpad], [s.vstride, s.hstride], [1, 1]
+        if onednn and other is not None and _same_layout(other, shape):
+            # oneDNN fuses only relu after a binary post-op; other activations run in place
+            fused = s.activation == "relu"
+            y = torch.ops.mkldnn._convolution_pointwise.binary(
+                x,
+                other,
+                w,
+                b,
+                padding,
+                stride,
+                dilation,
+                s.groups,
+                "add",
+                None,
+                post if fused else None,
+                [],
+                "",
             )
-        else:
-            y = F.conv2d(x, w, b, (s.vstride, s.hstride), (s.vpad, s.hpad), 1, s.groups)
-            y = activate_(y, s.activation, s.lo, s.hi)
+            if not fused:
+                y = activate_(y, s.activation, s.lo, s.hi)
+        elif onednn and other is None:
+            y = torch.ops.mkldnn._convolution_pointwise(
+                x, w, b, padding, stride, dilation, s.groups, post, scalars, ""
+            )
+        else:  # the residual add on its own when its operand is laid out or shaped otherwise
+            if onednn:
+                y = torch.ops.mkldnn._convolution_pointwise(
+                    x, w, b, padding, stride, dilation, s.groups, "none", [], ""
+                )
+            else:
+                y = F.conv2d(x, w, b, stride, padding, 1, s.groups)
+            y = activate_(y if other is None else add_(y, other), s.activation, s.lo, s.hi)
         return y if s.pool is None else pool_(y, *s.pool)
+
+    def _out_shape(self, x: Tensor, w: Tensor) -> tuple[int, ...]:
+        s = self.spec
+        oh = (x.shape[2] + 2 * s.vpad - w.shape[2]) // s.vstride + 1
+        ow = (x.shape[3] + 2 * s.hpad - w.shape[3]) // s.hstride + 1
+        return (x.shape[0], w.shape[0], oh, ow)
 
     def _weights(
         self, x: Tensor, arrays: Sequence[Tensor], versions: tuple[Any, ...] | None, onednn: bool

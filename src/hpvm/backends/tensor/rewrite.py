@@ -8,9 +8,10 @@ operations sit in one fused node or in a chain of single-operation nodes:
 - ``fold_layers`` (root graph only): a convolution whose weight is a root parameter, with
   what follows it in a chain — ``add`` of a 1-D root parameter (the bias), ``batchnorm``
   with root-parameter statistics and a constant epsilon, an activation with constant
-  bounds, a pooling with constant sizes, each optional, in this order — becomes one
+  bounds, a pooling with constant sizes, each optional, in this order, and before the
+  activation an ``add`` of any other tensor (a residual connection) — becomes one
   ``prepared.Prepared`` call (batch-norm folded into the weights, one oneDNN call with the
-  activation as a post-op); so does a ``mul`` by a 2-D root parameter with an optional bias
+  residual add and the activation as post-ops); so does a ``mul`` by a 2-D root parameter with an optional bias
   ``add`` and activation (one ``F.linear`` on the transposed weight). A chain continues only through a value that the next
   operation reads as its first operand and that nothing else reads (no other operation, no
   graph output): only then does computing the last value alone keep the graph's meaning.
@@ -89,12 +90,12 @@ def fold_layers(
         start = _start(item, param_ranks)
         if start is None:
             continue
-        fields, arrays, stage = start
+        fields, arrays, other, stage = start  # other: a residual add's other operand
         last, ops = k, list(item.ops)
         while len(items[last].results) == 1 and uses.get(items[last].results[0], 0) == 1:
             nxt_k = readers.get(items[last].results[0])
             nxt = items[nxt_k] if nxt_k is not None else None
-            step = _absorb(nxt, stage, fields, arrays, param_ranks) if isinstance(nxt, Instr) else None
+            step = _absorb(nxt, stage, fields, arrays, other, param_ranks) if isinstance(nxt, Instr) else None
             if step is None:
                 break
             stage = step
@@ -102,11 +103,11 @@ def fold_layers(
             ops += nxt.ops
             items[last] = Comment(f"# (its {items[last].op} is in the prepared call below)")  # type: ignore[union-attr]
             last = nxt_k
-        spec = Spec(**fields, ops=tuple(ops))
+        spec = Spec(**fields, residual=bool(other), ops=tuple(ops))
         callee = bind(f"_{spec.kind}{k}", Prepared(spec))
         result = items[last].results  # type: ignore[union-attr]
         items[last] = Instr(
-            result, callee, [item.args[0], *arrays, _VERSIONS], "prepared", item.line, spec.ops
+            result, callee, [item.args[0], *arrays, *other, _VERSIONS], "prepared", item.line, spec.ops
         )
         weights.update(a.index for a in arrays)
     return items, sorted(weights)
@@ -120,9 +121,12 @@ def _consts(vals: Sequence[Val]) -> bool:
     return all(v.kind == "const" for v in vals)
 
 
-def _start(item: Instr, ranks: Sequence[int | None]) -> tuple[dict[str, Any], list[Val], int] | None:
-    """The chain a convolution or dense step starts: (spec fields, array operands, stage
-    reached: 1 bias, 2 batchnorm, 3 activation, 4 pooling), or ``None`` when it cannot be
+def _start(
+    item: Instr, ranks: Sequence[int | None]
+) -> tuple[dict[str, Any], list[Val], list[Val], int] | None:
+    """The chain a convolution or dense step starts: (spec fields, array operands, the
+    residual operand if any, stage
+    reached: 1 bias, 2 batchnorm, 3 residual add, 4 activation, 5 pooling), or ``None`` when it cannot be
     prepared (a weight that is not a root parameter, a scalar that is not a constant)."""
     args = item.args
     fields: dict[str, Any] = dict(bias=False, batchnorm=None, activation=None, lo=0.0, hi=0.0, pool=None)
@@ -130,11 +134,11 @@ def _start(item: Instr, ranks: Sequence[int | None]) -> tuple[dict[str, Any], li
         if not _is_input(args[1], ranks, 2):
             return None
         if item.op == "mul":
-            return dict(fields, kind="linear"), [args[1]], 0
+            return dict(fields, kind="linear"), [args[1]], [], 0
         if not _is_input(args[2], ranks, 1) or not _consts(args[3:]):
             return None
         fields.update(kind="linear", bias=True, activation=args[3].value, lo=args[4].value, hi=args[5].value)
-        return fields, [args[1], args[2]], 3 if args[3].value is not None else 1
+        return fields, [args[1], args[2]], [], 4 if args[3].value is not None else 1
     if item.op not in ("convolution", "group_convolution", "conv_layer"):
         return None
     if not _is_input(args[1], ranks, 4) or not _consts(args[2:6]):
@@ -147,26 +151,37 @@ def _start(item: Instr, ranks: Sequence[int | None]) -> tuple[dict[str, Any], li
         if not _consts(args[6:7]):
             return None
         fields["groups"] = args[6].value
-        return fields, arrays, 0
+        return fields, arrays, [], 0
     if item.op == "convolution":
-        return fields, arrays, 0
-    # conv_layer(x, w, vpad, hpad, vstride, hstride, b, activation, lo, hi, pool, wh, ww, ...)
-    if not _is_input(args[6], ranks, 1) or not _consts(args[7:]):
+        return fields, arrays, [], 0
+    # conv_layer(x, w, vpad, hpad, vstride, hstride, b, activation, lo, hi, pool, wh, ww, ...):
+    # b is the bias (a 1-D root array) or, any other tensor, a residual operand
+    if not _consts(args[7:]):
         return None
-    fields.update(bias=True, activation=args[7].value, lo=args[8].value, hi=args[9].value)
-    arrays.append(args[6])
-    stage = 3 if args[7].value is not None else 1
+    fields.update(activation=args[7].value, lo=args[8].value, hi=args[9].value)
+    other = []
+    if _is_input(args[6], ranks, 1):
+        fields["bias"] = True
+        arrays.append(args[6])
+    else:
+        other.append(args[6])
+    stage = 4 if args[7].value is not None else (3 if other else 1)
     if args[10].value is not None:
         fields["pool"] = tuple(a.value for a in args[10:17])
-        stage = 4
-    return fields, arrays, stage
+        stage = 5
+    return fields, arrays, other, stage
 
 
 def _absorb(
-    nxt: Instr, stage: int, fields: dict[str, Any], arrays: list[Val], ranks: Sequence[int | None]
+    nxt: Instr,
+    stage: int,
+    fields: dict[str, Any],
+    arrays: list[Val],
+    other: list[Val],
+    ranks: Sequence[int | None],
 ) -> int | None:
-    """Take the operation ``nxt`` into the chain (updating ``fields`` and ``arrays``); the new
-    stage, or ``None`` when it does not continue the chain."""
+    """Take the operation ``nxt`` into the chain (updating ``fields``, ``arrays`` and
+    ``other``); the new stage, or ``None`` when it does not continue the chain."""
     args, conv = nxt.args, fields["kind"] == "conv"
     if nxt.op == "add" and stage < 1 and _is_input(args[1], ranks, 1):
         fields["bias"] = True
@@ -178,15 +193,18 @@ def _absorb(
         fields["batchnorm"] = float(args[5].value)
         arrays.extend(args[1:5])
         return 2
-    if nxt.op in ACTIVATIONS and stage < 3 and _consts(args[1:]):
+    if nxt.op == "add" and conv and stage < 3 and args[1].kind != "const":  # a residual add
+        other.append(args[1])
+        return 3
+    if nxt.op in ACTIVATIONS and stage < 4 and _consts(args[1:]):
         fields["activation"] = nxt.op
         if nxt.op == "clipped_relu":
             lo, hi = (a.value for a in args[1:3]) if len(args) == 3 else (0.0, 6.0)
             fields.update(lo=float(lo), hi=float(hi))
-        return 3
-    if nxt.op in POOLINGS and conv and stage < 4 and _consts(args[1:]):
-        fields["pool"] = (nxt.op, *(a.value for a in args[1:]))
         return 4
+    if nxt.op in POOLINGS and conv and stage < 5 and _consts(args[1:]):
+        fields["pool"] = (nxt.op, *(a.value for a in args[1:]))
+        return 5
     return None
 
 
