@@ -11,8 +11,13 @@ same number of PyTorch threads (``torch.get_num_threads()``):
 
 HPVM's output is checked against eager PyTorch (1e-4 relative) before anything is timed;
 the first runs are not timed. Times are medians of samples taken round-robin (one sample of
-each in turn), as in ``run.py``. The target is ``hpvm tensor / eager ≤ 1.00×``: fusion and
-the DFG must not cost.
+each in turn), as in ``run.py``, at least ``MIN_ROUNDS`` rounds and about ``MIN_BUDGET_S``
+of each implementation: on a shared 2-core machine the median of three let one burst of
+another process's work decide a row. The target is
+issue 24's ``hpvm tensor / eager ≤ 0.90×``: the graph is known before it runs, so the
+tensor back end prepares what eager PyTorch redoes on every call (batch-norm folded into the
+convolutions, oneDNN's weight layout, the activation fused into the convolution; docs/
+tensor.md §6).
 
 Run it alone (``python benchmarks/tensor.py [--quick] [--models lenet,vgg16]``, which
 prints its own table and writes ``out/bench/tensor.md``) or as part of ``run.py``
@@ -32,9 +37,11 @@ from typing import Any
 
 import numpy as np
 
-TARGET = 1.00  # hpvm tensor time / eager PyTorch time
+TARGET = 0.90  # hpvm tensor time / eager PyTorch time (issue 24, item 5)
 MIN_SAMPLE_S = 1.0  # each implementation is sampled for about this long (at least REPEAT times)
 REPEAT = 5
+MIN_ROUNDS = 11  # round-robin rounds at least, whatever the time per sample
+MIN_BUDGET_S = 1.0  # and rounds for about this long per implementation (quick runs included)
 # Batch sizes: a batch a server would run, each model's eager time tens of milliseconds here.
 BATCH = {"lenet": 64, "alexnet": 32, "alexnet2": 64, "vgg16": 16, "resnet18": 8, "mobilenet": 32}
 QUICK_BATCH = {"lenet": 16, "alexnet": 8, "alexnet2": 16, "vgg16": 4, "resnet18": 2, "mobilenet": 8}
@@ -88,7 +95,8 @@ def measure(name: str, batch: int, min_sample_s: float = MIN_SAMPLE_S, repeat: i
     if max(errors) > 1e-4:
         raise AssertionError(f"{name}: hpvm differs from eager PyTorch (relative error {max(errors):.2e})")
     warm = {k: _timed(fn) for k, fn in runs.items()}
-    samples = max(repeat, min(100, int(min_sample_s / max(warm.values()))))
+    budget = max(min_sample_s, MIN_BUDGET_S)
+    samples = max(repeat, MIN_ROUNDS, min(100, int(budget / max(warm.values()))))
     times: dict[str, list[float]] = {k: [] for k in runs}
     for _ in range(samples):
         for k, fn in runs.items():

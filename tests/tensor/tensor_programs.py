@@ -159,3 +159,22 @@ def run(root: Any, args: Sequence[Any], target: str | None) -> tuple[Any, ...]:
         return hpvm.wait(hpvm.launch(root, tuple(args), target=target))
     finally:
         hpvm.cleanup()
+
+
+def unprepared_plan(root: Any) -> Any:
+    """``root``'s graph plan without the inference-time rewrites of prepared layers (what
+    the WrapperAPI's layer calls alone make of it): the reference the rewrites must match."""
+    from hpvm.backends.tensor.backend import _runtime
+    from hpvm.backends.tensor.plan import compile_graph
+
+    return compile_graph(root, _runtime(), prepare=False)
+
+
+def run_unprepared(root: Any, args: Sequence[Any]) -> tuple[Any, ...]:
+    """Run ``unprepared_plan(root)`` on ``args`` (NumPy arrays and scalars); NumPy outputs."""
+    import torch
+
+    with torch.inference_mode():
+        inputs = [torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
+        outputs = unprepared_plan(root).run(*inputs)
+        return tuple(o.numpy() if isinstance(o, torch.Tensor) else o for o in outputs)

@@ -21,6 +21,7 @@ from tensor_programs import (  # noqa: E402 — after the importorskip
     lenet_inputs,
     lenet_like,
     run,
+    unprepared_plan,
 )
 
 TOL = dict(rtol=1e-4, atol=1e-5)
@@ -106,7 +107,8 @@ def test_plan_is_generated_once_per_root_and_readable() -> None:
     backend = get_backend("tensor")
     plan = backend.plan(lenet_like)
     assert backend.plan(lenet_like) is plan
-    assert "def graph(" in plan.source and "_convolution(" in plan.source
+    assert "def graph(" in plan.source and "_convolution(" in unprepared_plan(lenet_like).source
+    assert plan.graph.prepared == [("convolution", "add", "relu", "pool_max"), ("mul", "add", "tanh")]
     assert [s.name for _, s in plan.steps()] == [
         "convolution", "add", "relu", "pool_max", "mul", "add", "tanh", "softmax"
     ]  # fmt: skip
@@ -117,19 +119,22 @@ def test_each_intermediate_tensor_is_freed_after_its_last_use() -> None:
     # MobileNet (allocator and page-fault traffic).
     import ast
 
-    source = get_backend("tensor").plan(lenet_like).source
-    body = ast.parse(source).body[0].body  # type: ignore[attr-defined]
-    assigned = [
-        t.id for st in body if isinstance(st, ast.Assign) for t in st.targets if isinstance(t, ast.Name)
-    ]
-    deleted = [t.id for st in body if isinstance(st, ast.Delete) for t in st.targets]
-    returned = {n.id for n in ast.walk(body[-1]) if isinstance(n, ast.Name)}
-    assert len(assigned) == 8 and sorted(deleted) == sorted(set(assigned) - returned)
-    for st in (st for st in body if isinstance(st, ast.Delete)):  # right after the last use
-        i = body.index(st)
-        used_later = {n.id for later in body[i + 1 :] for n in ast.walk(later) if isinstance(n, ast.Name)}
-        assert not used_later & {t.id for t in st.targets}
-        assert {n.id for n in ast.walk(body[i - 1]) if isinstance(n, ast.Name)} & {t.id for t in st.targets}
+    prepared = get_backend("tensor").plan(lenet_like).source  # two prepared layers, softmax
+    for source, calls in ((unprepared_plan(lenet_like).source, 8), (prepared, 3)):
+        body = ast.parse(source).body[0].body  # type: ignore[attr-defined]
+        assigned = [
+            t.id for st in body if isinstance(st, ast.Assign) for t in st.targets if isinstance(t, ast.Name)
+        ]
+        deleted = [t.id for st in body if isinstance(st, ast.Delete) for t in st.targets]
+        returned = {n.id for n in ast.walk(body[-1]) if isinstance(n, ast.Name)}
+        assert len(assigned) == calls and sorted(deleted) == sorted(set(assigned) - returned)
+        for st in (st for st in body if isinstance(st, ast.Delete)):  # right after the last use
+            i = body.index(st)
+            used_later = {n.id for later in body[i + 1 :] for n in ast.walk(later) if isinstance(n, ast.Name)}
+            assert not used_later & {t.id for t in st.targets}
+            assert {n.id for n in ast.walk(body[i - 1]) if isinstance(n, ast.Name)} & {
+                t.id for t in st.targets
+            }
 
 
 # -- errors -----------------------------------------------------------------------------

@@ -14,7 +14,14 @@ from hpvm.tensor.leaves import OpCall, Operand, make_tensor_leaf, parse_tensor_l
 
 torch = pytest.importorskip("torch", reason="the layer calls run on PyTorch (pip install 'hpvm[tensor]')")
 
-from tensor_programs import T4, lenet_inputs, lenet_like, run  # noqa: E402 — after the importorskip
+from tensor_programs import (  # noqa: E402 — after the importorskip
+    T4,
+    lenet_inputs,
+    lenet_like,
+    run,
+    run_unprepared,
+    unprepared_plan,
+)
 
 TOL = dict(rtol=1e-4, atol=1e-5)
 P, L, C = (lambda i: Operand("param", i)), (lambda i: Operand("local", i)), (lambda v: Operand("const", v))
@@ -63,10 +70,13 @@ def test_conv_layer_matches_interp(activation: str | None, pool: str | None) -> 
         b = rng.standard_normal((2, 4, 6, 6) if full_bias else (4,)).astype(np.float32)
         root = _root_of(leaf, (x, w, b))
         plan = get_backend("tensor").plan(root)
-        assert [s.name for _, s in plan.steps()] == ["conv_layer"] and "_conv_layer(" in plan.source
-        np.testing.assert_allclose(
-            run(root, (x, w, b), "tensor")[0], run(root, (x, w, b), "interp")[0], **TOL
-        )
+        assert [s.name for _, s in plan.steps()] == ["conv_layer"]
+        assert "_conv_layer(" in unprepared_plan(root).source
+        # one prepared call (rewrite.fold_layers): a 1-D bias as the bias, a full one as a residual add
+        assert plan.graph.prepared == [steps[0].ops]
+        expected = run(root, (x, w, b), "interp")[0]
+        np.testing.assert_allclose(run(root, (x, w, b), "tensor")[0], expected, **TOL)
+        np.testing.assert_allclose(run_unprepared(root, (x, w, b))[0], expected, **TOL)
 
 
 @pytest.mark.parametrize("activation", [None, "relu", "tanh"])
@@ -90,8 +100,12 @@ def test_fc_layer_matches_interp(activation: str | None, bias_shape: tuple[int, 
         rng.standard_normal(bias_shape).astype(np.float32),
     )
     root = _root_of(leaf, args)
-    assert [s.name for _, s in get_backend("tensor").plan(root).steps()] == ["fc_layer"]
-    np.testing.assert_allclose(run(root, args, "tensor")[0], run(root, args, "interp")[0], **TOL)
+    plan = get_backend("tensor").plan(root)
+    assert [s.name for _, s in plan.steps()] == ["fc_layer"]
+    assert plan.graph.prepared == ([tuple(c.op for c in calls)] if len(bias_shape) == 1 else [])
+    expected = run(root, args, "interp")[0]
+    np.testing.assert_allclose(run(root, args, "tensor")[0], expected, **TOL)
+    np.testing.assert_allclose(run_unprepared(root, args)[0], expected, **TOL)
 
 
 def test_fused_lenet_runs_as_two_layer_calls_and_matches_interp() -> None:

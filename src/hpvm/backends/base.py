@@ -125,6 +125,10 @@ class Backend(ABC):
     #: Whether ``run_stage`` shows its leaves the root's instance from ``RunContext.instance``
     #: (a part below a replicated mixed node may then query that node's instance).
     outer_instance: bool = False
+    #: Whether a run may write its array arguments (then the memory tracker gives the arrays
+    #: the graph may write new versions after a host run); false for back ends that only
+    #: read them (``tensor``: its operations make new tensors).
+    writes_arguments: bool = True
 
     @abstractmethod
     def run(

@@ -15,7 +15,12 @@ device copies. Data moves only when it must:
   calls ``prepare_for`` (stale host copies of the arguments are brought back) and
   ``finished`` (arrays the graph may write are then valid only on the host);
 * the host declares its own writes with ``hpvm.mark_host_modified(array)``, which makes
-  the host copy the only valid one, so the next GPU launch copies it again.
+  the host copy the only valid one, so the next GPU launch copies it again;
+* every such change — a declared host write, a device or host run that may have written
+  the array, tracking it anew — gives the array a new ``version`` (unique in the process):
+  a back end that keeps data *derived* from an argument (the ``tensor`` back end's folded
+  and prepacked weights) keys it on the versions and derives again when one changes, under
+  the same contract as a device copy.
 
 Bytes moved are counted per run, in the ``Transfers`` of the run's ``RunContext`` (the
 runtime puts it on the launch handle as ``handle.transfers``), and in total per tracker
@@ -29,6 +34,7 @@ An array is identified by its memory: a view or slice of a tracked array counts 
 
 from __future__ import annotations
 
+import itertools
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -40,6 +46,7 @@ from numpy.lib.array_utils import byte_bounds
 from ..errors import MemoryTrackingError
 
 HOST = "host"
+_VERSIONS = itertools.count(1)  # array versions, unique in the process (never reused)
 
 
 class DeviceMemory(Protocol):
@@ -128,6 +135,7 @@ class TrackedArray:
     abandoned: bool = False  # a launch using it was interrupted (Ctrl-C): clear() copies nothing back
     copies: dict[str, tuple[DeviceMemory, Any]] = field(default_factory=dict)  # device name -> copy
     views: dict[tuple[str, tuple[Any, ...]], Any] = field(default_factory=dict)  # device views of views
+    version: int = field(default_factory=lambda: next(_VERSIONS))  # new whenever the contents may change
 
 
 @dataclass
@@ -147,6 +155,7 @@ class MemoryTracker:
         # launch starting on another thread cannot slip in between.
         self._lock = threading.RLock()
         self._device_entries = 0  # entries with a device copy: 0 lets host runs skip all work
+        self._versioned = False  # a back end asked for versions: host runs must record their writes
         # id(array) -> (weak reference, byte range) of arrays found before: a launch finds the
         # same arrays again and again, and NumPy takes microseconds to give a byte range. (A
         # dead reference means the id may be another array's now.)
@@ -266,6 +275,20 @@ class MemoryTracker:
                     "results; call hpvm.request_memory() on it before writing to it on the host"
                 )
             entry.valid_on = {HOST}
+            entry.version = next(_VERSIONS)
+
+    def version(self, array: np.ndarray) -> int | None:
+        """The version of ``array``'s contents (``None`` when it is not tracked): it changes
+        whenever the contents may have changed — a declared host write
+        (``mark_host_modified``), a run that may write the array, tracking it anew. Data
+        derived from the array stays valid while its version does (the contract of device
+        copies: host writes must be declared)."""
+        with self._lock:
+            entry = self.find(array)
+            if entry is None:
+                return None
+            self._versioned = True
+            return entry.version
 
     def find(self, array: np.ndarray) -> TrackedArray | None:
         with self._lock:
@@ -379,6 +402,7 @@ class MemoryTracker:
             entry = self.find(array)
             if entry is not None:
                 entry.valid_on = {device.name}
+                entry.version = next(_VERSIONS)
 
     # -- around a back end's run -----------------------------------------------------------
 
@@ -392,9 +416,9 @@ class MemoryTracker:
         runs, with the part's own back end.
         """
         token = RunToken(getattr(backend, "device", HOST) == HOST, [])
-        if not token.host or not self._device_entries:
+        if not token.host or not (self._device_entries or self._versioned):
             return token
-        written = written_params(root)
+        written = written_params(root) if getattr(backend, "writes_arguments", True) else set()
         with self._lock:
             for i, a in enumerate(args):
                 if not isinstance(a, np.ndarray):
@@ -416,6 +440,7 @@ class MemoryTracker:
                     entry = self.find(a)
                     if entry is not None:
                         entry.valid_on = {HOST}
+                        entry.version = next(_VERSIONS)
 
     # -- internals ----------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ _MAX_SIGNATURES = 256
 
 
 def _runtime() -> dict[str, Callable[..., Any]]:
-    return {**torch_impl.TORCH, **layers.LAYERS}
+    return {**torch_impl.TORCH, **layers.LAYERS, **layers.IN_PLACE}
 
 
 @dataclass
@@ -67,6 +67,7 @@ class TensorBackend(Backend):
     # Root arrays are only read (tensor operations make new tensors), and results come back
     # as new host arrays, so the memory tracker's host copies stay valid.
     device = "host"
+    writes_arguments = False  # so the weights keep their tracker versions (prepared.py)
 
     def __init__(self) -> None:
         self.torch_device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -83,7 +84,7 @@ class TensorBackend(Backend):
             with self._lock:
                 plan = self._plans.get(root)
                 if plan is None:
-                    graph = compile_graph(root, _runtime())
+                    graph = compile_graph(root, _runtime(), prepare=True)
                     plan = RootPlan(
                         root,
                         graph,
@@ -130,9 +131,10 @@ class TensorBackend(Backend):
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
     ) -> tuple[Any, ...]:
         plan = self._checked_plan(root, args)
+        extra = (_versions(plan.graph.weights, args, ctx),) if plan.graph.weights else ()
         try:
             with torch.inference_mode():  # inputs made inside it are cheaper to compute on
-                results = plan.graph.run(*[c(a) for c, a in zip(plan.convert_in, args)])
+                results = plan.graph.run(*[c(a) for c, a in zip(plan.convert_in, args)], *extra)
         except HPVMError:
             raise
         except Exception as e:
@@ -235,6 +237,16 @@ class StagePlan:
         return entry[1]
 
 
+def _versions(weights: Sequence[int], args: Sequence[Any], ctx: RunContext | None) -> tuple[int, ...] | None:
+    """The memory tracker's versions of the weight arrays the prepared calls derive from
+    (``prepared``: they keep what they derived while these stay the same), or ``None`` —
+    derive again — when a version is unknown (no runtime, an untracked array)."""
+    if ctx is None:
+        return None
+    versions = tuple(ctx.tracker.version(args[i]) for i in weights)
+    return None if None in versions else versions  # type: ignore[return-value]
+
+
 def _from_numpy(a: np.ndarray) -> torch.Tensor:
     """A torch tensor sharing ``a``'s memory (a copy when torch cannot share it: read-only
     arrays, negative strides)."""
@@ -244,7 +256,10 @@ def _from_numpy(a: np.ndarray) -> torch.Tensor:
 
 
 def _to_numpy(t: Any) -> Any:
+    """A host NumPy array of ``t``, C-contiguous: a prepared convolution's result is in
+    ``channels_last`` layout, which the caller should not have to know about."""
     if isinstance(t, torch.Tensor):
+        t = t.contiguous()
         return t.numpy() if t.device.type == "cpu" else t.cpu().numpy()
     return t
 

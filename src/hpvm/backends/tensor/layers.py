@@ -15,7 +15,8 @@ import torch.nn.functional as F
 Tensor = torch.Tensor
 
 
-def _activate_(y: Tensor, activation: str | None, lo: float, hi: float) -> Tensor:
+def activate_(y: Tensor, activation: str | None, lo: float, hi: float) -> Tensor:
+    """``activation`` applied in place to the fresh result ``y`` (``None``: none)."""
     if activation is None:
         return y
     if activation == "relu":
@@ -27,8 +28,9 @@ def _activate_(y: Tensor, activation: str | None, lo: float, hi: float) -> Tenso
     return y.sigmoid_()
 
 
-def _add_(y: Tensor, b: Tensor) -> Tensor:
-    """y + b where y is a fresh result: in place when b broadcasts into y's shape."""
+def add_(y: Tensor, b: Tensor) -> Tensor:
+    """y + b where y is a fresh result no one else reads: in place when b broadcasts into
+    y's shape (operands of one dtype: the rules check it)."""
     if b.dim() == 1 and y.dim() == 4:
         return y.add_(b.view(1, -1, 1, 1))
     return y.add_(b) if torch.broadcast_shapes(y.shape, b.shape) == y.shape else torch.add(y, b)
@@ -57,14 +59,19 @@ def conv_layer(
     if b.dim() == 1:
         y = F.conv2d(x, w, b, (vstride, hstride), (vpad, hpad))
     else:
-        y = _add_(F.conv2d(x, w, None, (vstride, hstride), (vpad, hpad)), b)
-    y = _activate_(y, activation, lo, hi)
+        y = add_(F.conv2d(x, w, None, (vstride, hstride), (vpad, hpad)), b)
+    y = activate_(y, activation, lo, hi)
     if pool is None:
         return y
-    window, stride, padding = (wh, ww), (pool_vstride, pool_hstride), (pool_vpad, pool_hpad)
-    if pool == "pool_max":
+    return pool_(y, pool, wh, ww, pool_vpad, pool_hpad, pool_vstride, pool_hstride)
+
+
+def pool_(y: Tensor, op: str, wh: int, ww: int, vpad: int, hpad: int, vstride: int, hstride: int) -> Tensor:
+    """Pooling ``op`` of the fresh result ``y`` (``pool_min`` negates ``y`` in place)."""
+    window, stride, padding = (wh, ww), (vstride, hstride), (vpad, hpad)
+    if op == "pool_max":
         return F.max_pool2d(y, window, stride, padding)
-    if pool == "pool_mean":
+    if op == "pool_mean":
         return F.avg_pool2d(y, window, stride, padding, False, True)
     return torch.neg(F.max_pool2d(y.neg_(), window, stride, padding))
 
@@ -76,8 +83,17 @@ def fc_layer(x: Tensor, w: Tensor, b: Tensor, activation: str | None, lo: float,
     if b.dim() == 1 and b.shape[0] == w.shape[1]:
         y = torch.addmm(b, x, w)
     else:
-        y = _add_(torch.mm(x, w), b)
-    return _activate_(y, activation, lo, hi)
+        y = add_(torch.mm(x, w), b)
+    return activate_(y, activation, lo, hi)
 
 
 LAYERS: dict[str, Callable[..., Any]] = {"conv_layer": conv_layer, "fc_layer": fc_layer}
+
+#: In-place forms of operations, for a fresh value no other operation reads (``rewrite.in_place``).
+IN_PLACE: dict[str, Callable[..., Any]] = {
+    "relu_": torch.relu_,
+    "tanh_": torch.tanh_,
+    "sigmoid_": torch.sigmoid_,
+    "clipped_relu_": lambda x, lo=0.0, hi=6.0: x.clamp_(lo, hi),
+    "add_": add_,
+}

@@ -30,6 +30,7 @@ from ...ir.graph import InternalFunction, LeafFunction, Node
 from ...ir.tensorops.body import NotATensorLeaf, TensorLeaf, parse_tensor_leaf
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
+from .rewrite import Comment, Instr, Item, Val, fold_layers, in_place
 from .wrapper import Step, lower
 
 _COUNTER = itertools.count()
@@ -54,6 +55,8 @@ class GraphPlan:
     children: dict[int, LeafPlan | GraphPlan]  # id(node) -> its plan
     source: str = ""
     run: Callable[..., tuple[Any, ...]] = field(default=lambda *a: ())  # the generated function
+    weights: list[int] = field(default_factory=list)  # root parameters prepared calls derive from
+    prepared: list[tuple[str, ...]] = field(default_factory=list)  # each prepared call's operations
 
     def steps(self, prefix: str = "") -> list[tuple[str, Step]]:
         """Every runtime call of the graph, with the path of the node making it."""
@@ -87,13 +90,19 @@ def compile_node(
     return compile_graph(child, runtime)
 
 
-def compile_graph(fn: InternalFunction, runtime: dict[str, Callable[..., Any]]) -> GraphPlan:
+def compile_graph(
+    fn: InternalFunction, runtime: dict[str, Callable[..., Any]], prepare: bool = False
+) -> GraphPlan:
     """The plan of ``fn``: every child compiled (``CompileError`` for what the back end cannot
-    run), and the generated function bound to the callables of ``runtime`` (by name)."""
+    run), and the generated function bound to the callables of ``runtime`` (by name).
+
+    ``prepare`` (for a root: its parameters are the launch's arrays) folds convolution
+    chains into prepared calls (``rewrite.fold_layers``); the generated function then
+    takes the weight arrays' versions as its last argument ``_v``."""
     order = topological_order(fn.graph)
     children = {id(node): compile_node(node, fn, runtime) for node in order}
     plan = GraphPlan(fn, order, feed_table(fn.graph), children)
-    _generate(plan, runtime)
+    _generate(plan, runtime, prepare)
     return plan
 
 
@@ -103,9 +112,11 @@ def node_function(
     """A generated function running one compiled child node: its inputs -> its outputs."""
     ns = _Namespace(runtime)
     fn = child.fn if isinstance(child, GraphPlan) else child.leaf.fn
-    params = [f"i{p}" for p in range(len(fn.params))]
-    body = [f"def node({', '.join(params)}):"]
-    outs = _emit_node(child, 0, params, body, ns)
+    params = [Val(f"i{p}", "input", p) for p in range(len(fn.params))]
+    items: list[Item] = []
+    outs = [v.text for v in _emit_node(child, 0, params, items, ns)]
+    items = in_place(items, outs, runtime, ns.bind)
+    body = [f"def node({', '.join(v.text for v in params)}):", *_render(items)]
     body.append(f"    return ({''.join(o + ', ' for o in outs)})")
     return _exec("\n".join(body) + "\n", ns.values, "node", f"node {fn.name}")
 
@@ -143,74 +154,93 @@ class _Namespace:
         return key
 
 
-def _generate(plan: GraphPlan, runtime: dict[str, Callable[..., Any]]) -> None:
+def _generate(plan: GraphPlan, runtime: dict[str, Callable[..., Any]], prepare: bool = False) -> None:
     ns = _Namespace(runtime)
     fn = plan.fn
-    n_in = len(fn.params)
-    inputs = [f"a{i}" for i in range(n_in)]
-    lines = [f"def graph({', '.join(inputs)}):"]
-    outputs = _emit_graph(plan, inputs, lines, ns, "")
-    count = len(fn.out_types)
-    lines.append(f"    return ({''.join(outputs[op] + ', ' for op in range(count))})")
+    inputs = [Val(f"a{i}", "input", i) for i in range(len(fn.params))]
+    items: list[Item] = []
+    out_vals = _emit_graph(plan, inputs, items, ns, "")
+    outputs = [out_vals[op].text for op in range(len(fn.out_types))]
+    if prepare:
+        ranks = [p.type.rank if isinstance(p.type, ArrayType) else None for p in fn.params]
+        items, plan.weights = fold_layers(items, outputs, ranks, ns.bind)
+    items = in_place(items, outputs, runtime, ns.bind)
+    plan.prepared = [i.ops for i in items if isinstance(i, Instr) and i.op == "prepared"]
+    params = [v.text for v in inputs] + (["_v=None"] if plan.weights else [])
+    lines = [f"def graph({', '.join(params)}):", *_render(items)]
+    lines.append(f"    return ({''.join(o + ', ' for o in outputs)})")
     plan.source = "\n".join(_free_after_last_use(lines)) + "\n"
     plan.run = _exec(plan.source, ns.values, "graph", f"graph {fn.name}")
 
 
+def _render(items: Sequence[Item]) -> list[str]:
+    lines = []
+    for item in items:
+        if isinstance(item, Comment):
+            lines.append(f"    {item.text}")
+            continue
+        call = f"{item.callee}({', '.join(a.text for a in item.args)})"
+        comment = f"  # line {item.line}" if item.line is not None else ""
+        if not item.results:
+            lines.append(f"    {call}{comment}")
+        elif item.op is None:
+            lines.append(f"    {', '.join(item.results)}, = {call}{comment}")
+        else:
+            lines.append(f"    {item.results[0]} = {call}{comment}")
+    return lines
+
+
 def _emit_graph(
-    plan: GraphPlan, inputs: Sequence[str], lines: list[str], ns: _Namespace, prefix: str
-) -> dict[int, str]:
-    """Emit the code of ``plan``'s children; return the expression of each graph output."""
-    out_expr: dict[tuple[int, int], str] = {}
+    plan: GraphPlan, inputs: Sequence[Val], items: list[Item], ns: _Namespace, prefix: str
+) -> dict[int, Val]:
+    """List the calls of ``plan``'s children; return the value of each graph output."""
+    out_val: dict[tuple[int, int], Val] = {}
     for k, node in enumerate(plan.order):
         args = []
         for kind, payload in plan.feeds[id(node)]:
             if kind == "bind":
                 args.append(inputs[payload])
             else:
-                args.append(out_expr[(id(payload.src), payload.sp)])
-        outs = _emit_node(plan.children[id(node)], k, args, lines, ns, prefix)
-        for p, expr in enumerate(outs):
-            out_expr[(id(node), p)] = expr
-    return {b.op: out_expr[(id(b.src), b.oc)] for b in plan.fn.graph.out_binds}
+                args.append(out_val[(id(payload.src), payload.sp)])
+        outs = _emit_node(plan.children[id(node)], k, args, items, ns, prefix)
+        for p, val in enumerate(outs):
+            out_val[(id(node), p)] = val
+    return {b.op: out_val[(id(b.src), b.oc)] for b in plan.fn.graph.out_binds}
 
 
 def _emit_node(
     child: LeafPlan | GraphPlan,
     k: int,
-    args: Sequence[str],
-    lines: list[str],
+    args: Sequence[Val],
+    items: list[Item],
     ns: _Namespace,
     prefix: str = "",
-) -> list[str]:
-    """Emit one child node's code with input expressions ``args``; its output expressions."""
+) -> list[Val]:
+    """List one child node's calls with input values ``args``; its output values."""
     var = f"{prefix}n{k}"
     if isinstance(child, GraphPlan):
         callee = ns.bind(f"_graph_{var}", child.run)
-        count = len(child.fn.out_types)
-        lines.append(f"    # node {child.fn.name}")
-        if count == 0:
-            lines.append(f"    {callee}({', '.join(args)})")
-            return []
-        names = [f"{var}_o{p}" for p in range(count)]
-        lines.append(f"    {', '.join(names)}, = {callee}({', '.join(args)})")
-        return names
+        names = [f"{var}_o{p}" for p in range(len(child.fn.out_types))]
+        items.append(Comment(f"# node {child.fn.name}"))
+        items.append(Instr(names, callee, list(args)))
+        return [Val(n, "other") for n in names]
     leaf = child.leaf
-    lines.append(f"    # node {child.node.name} (leaf '{leaf.fn.name}', {leaf.fn.location.file})")
-    local: dict[int, str] = {}
+    items.append(Comment(f"# node {child.node.name} (leaf '{leaf.fn.name}', {leaf.fn.location.file})"))
+    local: dict[int, Val] = {}
 
-    def text(o: Operand) -> str:
+    def value(o: Operand) -> Val:
         if o.kind == "param":
             return args[o.value]
         if o.kind == "local":
             return local[o.value]
-        return const_text(o.value)
+        return Val(const_text(o.value), "const", value=o.value)
 
     for step in child.steps:
         name = f"{var}_{step.result}"
         call = ns.ref(step.name)
-        lines.append(f"    {name} = {call}({', '.join(text(a) for a in step.args)})  # line {step.line}")
-        local[step.result] = name
-    return [text(r) for r in leaf.returns]
+        items.append(Instr([name], call, [value(a) for a in step.args], step.name, step.line, step.ops))
+        local[step.result] = Val(name, "var")
+    return [value(r) for r in leaf.returns]
 
 
 def _free_after_last_use(lines: list[str]) -> list[str]:

@@ -1,0 +1,204 @@
+"""Convolution and dense layers with their weights prepared once: batch-norm folded,
+weights laid out the way the library reads them fastest.
+
+``rewrite.fold_layers`` turns a chain ``convolution → [add bias] → [batchnorm] →
+[activation] → [pooling]``, or ``mul → [add bias] → [activation]``, whose weights are root
+parameters into one ``Prepared`` call. The call derives its weights from the root's arrays
+— the batch-norm folded into the convolution (``w' = w·γ/√(σ²+ε)``,
+``b' = (b − μ)·γ/√(σ²+ε) + β``); on a CPU with oneDNN the convolution weight reordered into
+oneDNN's blocked layout for the input's shape; a dense weight, which HPVM stores ``(in,
+out)``, transposed to ``(out, in)``, the layout oneDNN's and MKL's dense kernels read
+fastest at small batches — and keeps them, keyed on the arrays' memory tracker versions
+(``MemoryTracker.version``: new whenever the host declares a write, a run may have written
+the array, or it is tracked anew). So the derived weights are made once, not per launch,
+and made again exactly when an array changes, under the contract device copies already
+follow (host writes are declared with ``hpvm.mark_host_modified``). Without versions (a
+back end run outside a runtime) nothing is kept: every call derives its weights again,
+slower but exact.
+
+On oneDNN the convolution (or dense layer), the bias and the activation are one library
+call (``mkldnn._convolution_pointwise`` / ``_linear_pointwise``, the activation as a
+post-op); a convolution's result is in
+``channels_last`` layout, oneDNN's own (the next prepared convolution reads it without a
+reorder; every other operation accepts any layout and computes the same values). Elsewhere
+(cuDNN, a torch without oneDNN, float64) the folded weights go to ``F.conv2d`` /
+``F.linear`` and the activation runs in place.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from .layers import activate_, add_, pool_
+
+Tensor = torch.Tensor
+
+_CACHE_SIZE = 4  # derived weights kept per convolution (input shapes, weight versions)
+
+
+def onednn_available() -> bool:
+    """Whether this torch has oneDNN's fused convolution (a private op: checked, not assumed)."""
+    mkldnn = torch.ops.mkldnn
+    return bool(
+        torch.backends.mkldnn.is_available()
+        and hasattr(mkldnn, "_convolution_pointwise")
+        and hasattr(mkldnn, "_reorder_convolution_weight")
+        and hasattr(mkldnn, "_linear_pointwise")
+    )
+
+
+def _same_layout(other: Tensor, shape: tuple[int, ...]) -> bool:
+    """Whether oneDNN can add ``other`` as a post-op: the result's shape and dtype, and its
+    ``channels_last`` layout (what prepared convolutions compute)."""
+    return (
+        tuple(other.shape) == shape
+        and other.dtype == torch.float32
+        and other.device.type == "cpu"
+        and other.is_contiguous(memory_format=torch.channels_last)
+    )
+
+
+#: oneDNN's name of each activation post-op.
+_POST_OPS = {"relu": "relu", "tanh": "tanh", "sigmoid": "sigmoid", "clipped_relu": "hardtanh"}
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A prepared chain: what is constant in it. Its array operands follow the input in
+    this order: the weight, the bias if ``bias``, then γ, β, μ, σ² if ``batchnorm``."""
+
+    kind: str  # "conv" (convolution / group_convolution first) or "linear" (mul first)
+    bias: bool  # a 1-D bias follows the weight (an ``add``, or the layer call's bias)
+    batchnorm: float | None  # its epsilon (convolutions only)
+    activation: str | None
+    lo: float
+    hi: float
+    pool: tuple[Any, ...] | None  # (operation, wh, ww, vpad, hpad, vstride, hstride)
+    ops: tuple[str, ...]  # the operations the call performs (for introspection and tests)
+    residual: bool = False  # an add of another tensor (its operand last) before the activation
+    vpad: int = 0
+    hpad: int = 0
+    vstride: int = 1
+    hstride: int = 1
+    groups: int = 1
+
+
+class Prepared:
+    """One prepared chain, called as ``prepared(x, w, [b], [γ, β, μ, σ²], [other], versions)``.
+
+    ``versions`` (the tracker versions of the root's weight arrays, or ``None``) keys the
+    derived weights: kept while it is the same; with ``None`` they are derived on every call.
+    """
+
+    def __init__(self, spec: Spec, onednn: bool | None = None):
+        self.spec = spec
+        self.onednn = onednn_available() if onednn is None else onednn
+        self._cache: dict[tuple[Any, ...], tuple[Tensor, Tensor | None]] = {}
+        self._lock = threading.Lock()  # launches of one root on several threads share the cache
+
+    def __call__(self, x: Tensor, *arrays_and_versions: Any) -> Tensor:
+        *arrays, versions = arrays_and_versions
+        s = self.spec
+        other = arrays.pop() if s.residual else None
+        onednn = self.onednn and x.device.type == "cpu" and x.dtype == torch.float32
+        post = _POST_OPS[s.activation] if s.activation else "none"
+        scalars = [s.lo, s.hi] if s.activation == "clipped_relu" else []
+        if s.kind == "linear":
+            w, b = self._weights(x, arrays, versions, False)
+            if x.dim() != 2:
+                x = x.reshape(x.shape[0], -1)
+            if onednn:
+                return torch.ops.mkldnn._linear_pointwise(x, w, b, post, scalars, "")
+            return activate_(F.linear(x, w, b), s.activation, s.lo, s.hi)
+        shape = self._out_shape(x, arrays[0])
+        w, b = self._weights(x, arrays, versions, onednn)
+        padding, stride, dilation = [s.vpad, s.hpad], [s.vstride, s.hstride], [1, 1]
+        if onednn and other is not None and _same_layout(other, shape):
+            # oneDNN fuses only relu after a binary post-op; other activations run in place
+            fused = s.activation == "relu"
+            y = torch.ops.mkldnn._convolution_pointwise.binary(
+                x,
+                other,
+                w,
+                b,
+                padding,
+                stride,
+                dilation,
+                s.groups,
+                "add",
+                None,
+                post if fused else None,
+                [],
+                "",
+            )
+            if not fused:
+                y = activate_(y, s.activation, s.lo, s.hi)
+        elif onednn and other is None:
+            y = torch.ops.mkldnn._convolution_pointwise(
+                x, w, b, padding, stride, dilation, s.groups, post, scalars, ""
+            )
+        else:  # the residual add on its own when its operand is laid out or shaped otherwise
+            if onednn:
+                y = torch.ops.mkldnn._convolution_pointwise(
+                    x, w, b, padding, stride, dilation, s.groups, "none", [], ""
+                )
+            else:
+                y = F.conv2d(x, w, b, stride, padding, 1, s.groups)
+            y = activate_(y if other is None else add_(y, other), s.activation, s.lo, s.hi)
+        return y if s.pool is None else pool_(y, *s.pool)
+
+    def _out_shape(self, x: Tensor, w: Tensor) -> tuple[int, ...]:
+        s = self.spec
+        oh = (x.shape[2] + 2 * s.vpad - w.shape[2]) // s.vstride + 1
+        ow = (x.shape[3] + 2 * s.hpad - w.shape[3]) // s.hstride + 1
+        return (x.shape[0], w.shape[0], oh, ow)
+
+    def _weights(
+        self, x: Tensor, arrays: Sequence[Tensor], versions: tuple[Any, ...] | None, onednn: bool
+    ) -> tuple[Tensor, Tensor | None]:
+        if versions is None:
+            return self._derive(x, arrays, onednn)
+        key = (
+            versions,
+            tuple(x.shape) if onednn else None,  # oneDNN's weight layout depends on the input's
+            onednn,
+            *((a.data_ptr(), tuple(a.shape), a.stride(), a.dtype, a.device) for a in arrays),
+        )
+        found = self._cache.get(key)
+        if found is None:
+            with self._lock:
+                found = self._cache.get(key)
+                if found is None:
+                    found = self._derive(x, arrays, onednn)
+                    if len(self._cache) >= _CACHE_SIZE:
+                        self._cache.pop(next(iter(self._cache)))
+                    self._cache[key] = found
+        return found
+
+    def _derive(self, x: Tensor, arrays: Sequence[Tensor], onednn: bool) -> tuple[Tensor, Tensor | None]:
+        """The weight and bias the library call runs with (new tensors where they differ
+        from the arrays: the caller's are never written)."""
+        s = self.spec
+        w, rest = arrays[0], list(arrays[1:])
+        if s.kind == "linear":  # HPVM's (in, out) weight as (out, in), read fastest
+            w = w.t().contiguous()
+        b = rest.pop(0) if s.bias else None  # 1-D, one value per output channel (the rules check)
+        if s.batchnorm is not None:
+            gamma, beta, mean, var = rest
+            scale = gamma / torch.sqrt(var + s.batchnorm)
+            w = w * scale.reshape(-1, *[1] * (w.dim() - 1))
+            b = (b - mean if b is not None else -mean) * scale + beta
+        if onednn:
+            w = torch.ops.mkldnn._reorder_convolution_weight(
+                w.contiguous(), [s.vpad, s.hpad], [s.vstride, s.hstride], [1, 1], s.groups, list(x.shape)
+            )
+        return w, (b.contiguous() if b is not None else None)
+
+
+__all__ = ["Prepared", "Spec", "onednn_available"]
