@@ -323,7 +323,7 @@ def _structure(f: _Function, a: _Analysis) -> dict[str, _Stretch] | str:
     """Each owner's divergent stretch; a reason when the code is not structured so."""
     unstructured = "its divergent control flow is not entered from one place and left to one place"
     for b in f.blocks:
-        if b.name.startswith(_BARRIER_BLOCK) and b.name in a.divergent:
+        if re.fullmatch(re.escape(_BARRIER_BLOCK) + r"\d+", b.name) and b.name in a.divergent:
             return "a barrier is under control flow that depends on the instance id"
     preds: dict[str, set[str]] = {b.name: set() for b in f.blocks}
     for b in f.blocks:
