@@ -22,7 +22,7 @@ import hpvm
 from hpvm import c
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llvm"))
-from barrier_lowering import barrier_leaf, lowering  # noqa: E402,F401
+from barrier_lowering import barrier_leaf  # noqa: E402
 
 pytestmark = [needs_clang, needs_llvm_leaves]
 

@@ -22,7 +22,7 @@ from hpvm import llvm
 from hpvm.errors import HPVMError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from barrier_lowering import barrier_leaf, lowering  # noqa: E402,F401
+from barrier_lowering import barrier_leaf  # noqa: E402
 from test_llvm_leaves_run import BARRIER, DECLS, _run  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning"), pytest.mark.usefixtures("hpvm_runtime")]

@@ -31,7 +31,7 @@ from hpvm.errors import CompileError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared suites
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from barrier_lowering import barrier_leaf, lowering  # noqa: E402,F401
+from barrier_lowering import barrier_leaf  # noqa: E402
 from test_llvm_leaves_run import DECLS, _run  # noqa: E402
 
 from markers import fails  # noqa: E402
