@@ -72,7 +72,9 @@ _TOKEN = re.compile(rf"%({WRITTEN})")
 _DBG = re.compile(r", !dbg !\d+")
 _TERMINATORS = frozenset({"br", "switch", "ret", "unreachable"})
 _BARRIER_BLOCK = "__hpvm_bar."
-EXIT = ""  # the virtual exit in the post-dominator tree
+EXIT = ""
+#: The first metadata number of the x loops' hints (far above what LLVM numbers from 0).
+_LOOP_MD = 7_000_000  # the virtual exit in the post-dominator tree
 
 
 def _local(name: str) -> str:
@@ -370,6 +372,47 @@ def _owner(f: _Function, stretches: dict[str, _Stretch], block: str) -> str:
     return block
 
 
+def _divergent_term(b: _Block, a: _Analysis) -> bool:
+    cond = _condition(b.term)
+    return cond is not None and not _all_uniform([cond], a.uniform)
+
+
+def _fusable(f: _Function, a: _Analysis, stretches: dict[str, _Stretch]) -> set[str]:
+    """The uniform blocks whose per-instance code joins the loop of the block before them:
+    not a barrier's, entered only from one uniform block that owns no divergent stretch and
+    branches uniformly (so the skeleton knows, before any instance runs, that they follow),
+    the first block excepted. Each such block has one predecessor, so the blocks fused after
+    a head form a tree, and each way out of it is one loop."""
+    preds: dict[str, list[str]] = {b.name: [] for b in f.blocks}
+    for b in f.blocks:
+        for t in dict.fromkeys(b.succ):
+            preds[t].append(b.name)
+    fused = set()
+    for b in f.blocks[1:]:
+        ps = preds[b.name]
+        if b.name in a.divergent or re.fullmatch(re.escape(_BARRIER_BLOCK) + r"\d+", b.name) or len(ps) != 1:
+            continue
+        p = f.by_name[ps[0]]
+        if (
+            p.name != b.name
+            and p.name not in a.divergent
+            and p.name not in stretches
+            and not _divergent_term(p, a)
+        ):
+            if p.term.opcode in ("br", "switch"):
+                fused.add(b.name)
+    return fused
+
+
+def _head(f: _Function, fused: set[str], block: str) -> str:
+    """The block heading the tree ``block`` is fused into (``_fusable``)."""
+    seen = set()
+    while block in fused and block not in seen:
+        seen.add(block)
+        block = next(b.name for b in f.blocks if block in b.succ)
+    return block
+
+
 def _alloca_type(text: str) -> tuple[str, int] | None:
     m = re.search(r"= alloca (.+?)(?:, align (\d+))?(?:, !.*)?$", text)
     if not m or re.search(r", i(32|64) \d+$", m.group(1)):
@@ -476,9 +519,10 @@ def emit(
     """``name``'s text: the work-item-loop function (module docstring, step 3); ``None``
     when an alloca has a form it does not handle."""
     rc = _Recompute(f, a)
+    fused = _fusable(f, a, stretches)
     owners: dict[str, set[str]] = {al: set() for al in f.allocas if al not in rc.allocas}
     for b in f.blocks:
-        own = _owner(f, stretches, b.name)
+        own = _head(f, fused, _owner(f, stretches, b.name))
         for i in [*b.body, b.term]:
             if id(i) in a.skeleton:
                 continue
@@ -527,66 +571,107 @@ def emit(
     # Every alloca kept (uniform, or one loop's) at the start, where SROA promotes it.
     out[4:4] = [i.text for b in f.blocks for i in b.body if i.opcode == "alloca" and i.name not in arrays]
     base = {al: f"%__wi.arr{k}" for k, al in enumerate(sorted(arrays))}
-    for k, b in enumerate(f.blocks):
-        if b.name in a.divergent:
-            continue
-        out.append(f"{_local(b.name)[1:]}:")
-        skeleton = [i for i in b.body if id(i) in a.skeleton and i.opcode != "alloca"]
-        per = [i for i in b.body if id(i) not in a.skeleton and i.opcode != "alloca"]
-        out += [i.text for i in skeleton]
-        stretch = stretches.get(b.name)
-        cond = _condition(b.term)
-        divergent_term = cond is not None and not _all_uniform([cond], a.uniform)
-        if not per and stretch is None and not divergent_term:
-            out.append(_terminator(b.term, {}))
-            continue
+    counter = iter(range(1 << 30))
+
+    def per(b: _Block) -> list[_Ins]:
+        return [i for i in b.body if id(i) not in a.skeleton and i.opcode != "alloca"]
+
+    def loop(path: list[_Block], pred: str, stretch: _Stretch | None) -> None:
+        """One loop over the instances running ``path``'s per-instance code (and the
+        stretch its last block owns), entered from the block labelled ``pred``."""
+        k = next(counter)
         p = f"%__wi{k}."
-        used = {n for i in per for n in i.locals()}
-        for s in stretch.blocks if stretch else []:
-            used |= {n for i in [*f.by_name[s].body, f.by_name[s].term] for n in i.locals()}
         lab = p[1:]
-        out += _loop_head(p, lab, _local(b.name))
+        used = {n for blk in path for i in per(blk) for n in i.locals()}
+        for name in stretch.blocks if stretch else []:
+            used |= {n for i in [*f.by_name[name].body, f.by_name[name].term] for n in i.locals()}
+        out.extend(_loop_head(p, lab, pred))
         renames = {"ctx": f"{lab}ctx", "out": f"{lab}out"}
-        out += [
-            f"  {p}rm0 = mul i64 {p}x, %__wi.ny",
-            f"  {p}rm1 = add i64 {p}rm0, {p}y",
-            f"  {p}rm2 = mul i64 {p}rm1, %__wi.nz",
-            f"  {p}rm = add i64 {p}rm2, {p}z",
-            f"  {p}co = mul i64 {p}rm, %__wi.ctxbytes",
-            f"  {p}ctx = getelementptr i8, ptr %ctx, i64 {p}co",
-            f"  {p}oo = mul i64 {p}rm, {8 * max(1, nout)}",
-            f"  {p}out = getelementptr i8, ptr %out, i64 {p}oo",
-        ]
-        for al in sorted(used & set(arrays)):
-            m = f"{p}{_local(al)[1:].strip(chr(34))}.{len(renames)}"
-            out += [
-                f"  {m}o = mul i64 {p}j, {strides[al]}",
-                f"  {m} = getelementptr i8, ptr {base[al]}, i64 {m}o",
+        out.extend(
+            [
+                f"  {p}rm0 = mul i64 {p}x, %__wi.ny",
+                f"  {p}rm1 = add i64 {p}rm0, {p}y",
+                f"  {p}rm2 = mul i64 {p}rm1, %__wi.nz",
+                f"  {p}rm = add i64 {p}rm2, {p}z",
+                f"  {p}co = mul i64 {p}rm, %__wi.ctxbytes",
+                f"  {p}ctx = getelementptr i8, ptr %ctx, i64 {p}co",
+                f"  {p}oo = mul i64 {p}rm, {8 * max(1, nout)}",
+                f"  {p}out = getelementptr i8, ptr %out, i64 {p}oo",
             ]
+        )
+        for al in sorted(used & set(arrays)):
+            m = f"{p}a{len(renames)}"
+            out.extend(
+                [
+                    f"  {m}o = mul i64 {p}j, {strides[al]}",
+                    f"  {m} = getelementptr i8, ptr {base[al]}, i64 {m}o",
+                ]
+            )
             renames[al] = m[1:]
+        # (a block's code may run in several loops, one per way out of its tree: names per loop)
+        for blk in [*path, *(f.by_name[name] for name in (stretch.blocks if stretch else []))]:
+            for i in blk.body:
+                if i.name and id(i) not in a.skeleton and i.opcode != "alloca":
+                    renames[i.name] = f"{lab}v{len(renames)}"
         latch = f"%{lab}xl"
-        out += _instances(per, renames, a, rc, p)
+        for blk in path:
+            out.extend(_instances(per(blk), renames, a, rc, p))
         if stretch is None:
             out.append(f"  br label {latch}")
         else:
             merge = {stretch.merge: latch} if stretch.merge is not None else {}
-            out.append(_terminator(b.term, renames, merge, latch))
-            for s in stretch.blocks:
-                sb = f.by_name[s]
-                out.append(f"{_local(s)[1:]}:")
-                out += _instances(sb.body, renames, a, rc, p)
+            out.append(_terminator(path[-1].term, renames, merge, latch))
+            for name in stretch.blocks:
+                sb = f.by_name[name]
+                out.append(f"{_local(name)[1:]}:")
+                out.extend(_instances(sb.body, renames, a, rc, p))
                 out.append(_terminator(sb.term, renames, merge, latch))
-        out += _loop_tail(p, lab)
-        if stretch is not None:
-            out.append(f"  br label {_local(stretch.merge) if stretch.merge is not None else '%__wi.ret'}")
-        elif divergent_term:
-            out.append(f"  br label {_local(b.succ[0])}")
-        else:
-            out.append(_terminator(b.term, {}))
+        out.extend(_loop_tail(p, lab))
+
+    def tree(b: _Block, path: list[_Block]) -> None:
+        """``b`` and the blocks fused after it (``_fusable``): their uniform code in the
+        skeleton, one loop for each way out of them, running every block on the way."""
+        path = [*path, b]
+        out.append(f"{_local(b.name)[1:]}:")
+        out.extend(i.text for i in b.body if id(i) in a.skeleton and i.opcode != "alloca")
+        stretch = stretches.get(b.name)
+        work = any(per(blk) for blk in path)
+        if stretch is not None or _divergent_term(b, a) or b.term.opcode in ("ret", "unreachable"):
+            if work or stretch is not None or _divergent_term(b, a):
+                loop(path, _local(b.name), stretch)
+            if stretch is not None:
+                out.append(
+                    f"  br label {_local(stretch.merge) if stretch.merge is not None else '%__wi.ret'}"
+                )
+            elif _divergent_term(b, a):
+                out.append(f"  br label {_local(b.succ[0])}")
+            else:
+                out.append(_terminator(b.term, {}))
+            return
+        later = [f.by_name[t] for t in dict.fromkeys(b.succ) if t in fused]
+        exits = {t: f"%__wix{next(counter)}" for t in dict.fromkeys(b.succ) if t not in fused} if work else {}
+        out.append(_terminator(b.term, {}, exits))
+        for t, label in exits.items():
+            out.append(f"{label[1:]}:")
+            loop(path, label, None)
+            out.append(f"  br label {_local(t)}")
+        for nxt in later:
+            tree(nxt, path)
+
+    for b in f.blocks:
+        if b.name not in a.divergent and b.name not in fused:
+            tree(b, [])
     out += ["__wi.ret:", *frees, "  ret i32 0"]
     if bad:
         out += ["__wi.oom:", *frees, "  ret i32 1"]
     out.append("}")
+    # Each x loop runs nx instances, few (a GPU-style group's row): vectorized without
+    # interleaving, one vector iteration covers it instead of falling to the remainder.
+    for k in range(next(counter)):
+        md = _LOOP_MD + 2 * k
+        out.append(
+            f'!{md} = distinct !{{!{md}, !{md + 1}}}\n!{md + 1} = !{{!"llvm.loop.interleave.count", i32 1}}'
+        )
     return "\n".join(out) + "\n"
 
 
@@ -615,7 +700,7 @@ def _loop_tail(p: str, lab: str) -> list[str]:
         f"{lab}xl:",
         f"  {p}x1 = add nuw nsw i64 {p}x, 1",
         f"  {p}xm = icmp slt i64 {p}x1, %__wi.nx",
-        f"  br i1 {p}xm, label %{lab}xh, label %{lab}yl",
+        f"  br i1 {p}xm, label %{lab}xh, label %{lab}yl, !llvm.loop !{_LOOP_MD + 2 * int(lab[4:-1])}",
         f"{lab}yl:",
         f"  {p}y1 = add nuw nsw i64 {p}y, 1",
         f"  {p}ym = icmp slt i64 {p}y1, %__wi.ny",
@@ -643,7 +728,7 @@ def _instances(block: list[_Ins], renames: dict[str, str], a: _Analysis, rc: _Re
     memo: dict[str, str] = {}
     for i in block:
         if i.name in a.ids:
-            lines.append(f"  {_local(i.name)} = add i64 {p}{'xyz'[a.ids[i.name]]}, 0")
+            lines.append(f"  {_local(renames.get(i.name, i.name))} = add i64 {p}{'xyz'[a.ids[i.name]]}, 0")
         elif i.opcode == "store" and i.operands[1][0] in rc.allocas:
             continue
         elif i.opcode == "load" and i.operands[0][0] in rc.allocas:
