@@ -469,6 +469,24 @@ class _Recompute:
             return all(self._ok(o, visiting) for o in i.operands[:-1])
         return False
 
+    def speculatable(self, i: _Ins) -> bool:
+        """Whether the value the load ``i`` of a recomputable alloca reads can be computed
+        where its instance may not reach (no division that a guard may protect)."""
+        todo, seen = [self.single[i.operands[0][0]].operands[0]], set()
+        while todo:
+            name, kind = todo.pop()
+            if kind != "instruction" or name in seen:
+                continue
+            seen.add(name)
+            d = self.defs[name]
+            if d.opcode in ("udiv", "sdiv", "urem", "srem"):
+                return False
+            if d.opcode == "load" and d.operands[0][0] in self.allocas:
+                todo.append(self.single[d.operands[0][0]].operands[0])
+            elif d.opcode != "alloca":
+                todo.extend(d.operands)
+        return True
+
     def load(self, i: _Ins, lines: list[str], memo: dict[str, str], renames: dict[str, str], p: str) -> str:
         """The name holding what the load ``i`` of a recomputable alloca reads, its
         computation appended to ``lines``."""
@@ -572,6 +590,7 @@ def emit(
     out[4:4] = [i.text for b in f.blocks for i in b.body if i.opcode == "alloca" and i.name not in arrays]
     base = {al: f"%__wi.arr{k}" for k, al in enumerate(sorted(arrays))}
     counter = iter(range(1 << 30))
+    hoisted: set[str] = set()
 
     def per(b: _Block) -> list[_Ins]:
         return [i for i in b.body if id(i) not in a.skeleton and i.opcode != "alloca"]
@@ -614,6 +633,15 @@ def emit(
                 if i.name and id(i) not in a.skeleton and i.opcode != "alloca":
                     renames[i.name] = f"{lab}v{len(renames)}"
         latch = f"%{lab}xl"
+        if stretch is not None:  # what divergent code recomputes, computed by every instance
+            memo: dict[str, str] = {}  # (so that LLVM can if-convert the divergent code)
+            for name in stretch.blocks:
+                for i in f.by_name[name].body:
+                    if i.opcode == "load" and i.operands[0][0] in rc.allocas and rc.speculatable(i):
+                        lines: list[str] = []
+                        renames[i.name] = rc.load(i, lines, memo, renames, p)
+                        hoisted.add(i.name)
+                        out.extend(lines)
         for blk in path:
             out.extend(_instances(per(blk), renames, a, rc, p))
         if stretch is None:
@@ -624,7 +652,7 @@ def emit(
             for name in stretch.blocks:
                 sb = f.by_name[name]
                 out.append(f"{_local(name)[1:]}:")
-                out.extend(_instances(sb.body, renames, a, rc, p))
+                out.extend(_instances([i for i in sb.body if i.name not in hoisted], renames, a, rc, p))
                 out.append(_terminator(sb.term, renames, merge, latch))
         out.extend(_loop_tail(p, lab))
 
