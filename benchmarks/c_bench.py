@@ -112,6 +112,18 @@ def median_time(fn: Any, samples: int) -> float:
     return statistics.median(times)
 
 
+def interleaved_medians(runs: dict[str, Any], samples: int) -> dict[str, float]:
+    """Median seconds of each run, one sample of each in turn (a shared machine's load
+    then weighs on every side alike)."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(samples):
+        for name, fn in runs.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
 def measure_sgemm(n: int, samples: int) -> dict[str, float]:
     """Median seconds of each implementation at n³ (after checking each against NumPy)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -150,11 +162,14 @@ def measure_sgemm(n: int, samples: int) -> dict[str, float]:
         ptrs = [x.ctypes.data_as(f32p) for x in (a, b, cc)]
         fn(n, n, n, *ptrs, alpha, beta)
         np.testing.assert_allclose(cc, want, rtol=1e-3, atol=1e-2)
-        result = {
-            "HPVM-C cpu": median_time(run_hpvm, samples),
-            "Numba": median_time(lambda: baselines.sgemm_tiled(a, b, cn, alpha, beta, TILE), samples),
-            "clang -O3 (1 thread)": median_time(lambda: fn(n, n, n, *ptrs, alpha, beta), samples),
-        }
+        result = interleaved_medians(
+            {
+                "HPVM-C cpu": run_hpvm,
+                "Numba": lambda: baselines.sgemm_tiled(a, b, cn, alpha, beta, TILE),
+                "clang -O3 (1 thread)": lambda: fn(n, n, n, *ptrs, alpha, beta),
+            },
+            samples,
+        )
     for v in views:
         hpvm.untrack_memory(v)
     return result
@@ -240,7 +255,7 @@ def bench_c(ctx: Any) -> list[Any]:
     if "cpu" not in ctx.targets:
         row.measure = "not run: needs --targets cpu"
         return [row]
-    med = measure_sgemm(n, 3)
+    med = measure_sgemm(n, 7)
     row.hpvm["cpu"] = fmt_time(med["HPVM-C cpu"])
     row.numba = fmt_time(med["Numba"])
     row.measure = (

@@ -1,5 +1,12 @@
 """Barrier leaves as LLVM coroutines: every instance of one parent instance on one thread.
 
+This is the fallback lowering. A barrier leaf whose barriers are uniform (every instance
+of a parent instance reaches them: not under a branch or in a loop that depends on the
+instance id) runs as work-item loops instead (``wiloops.py``), which LLVM vectorizes
+across instances; the coroutine path runs everything else (and, with work-item loops off,
+everything), never hangs on a divergent barrier, and shares the group runner
+(``group_runner``) with it, so both have the same symbol, signature and results.
+
 HPVM's barrier says: no instance of a parent instance passes barrier *k* before all have
 reached it. The ``cpu`` back end meets that for Python leaves by phase splitting (loop
 fission at the barrier, values live across it in arrays). LLVM code cannot be split by
@@ -19,7 +26,8 @@ The clone of a barrier leaf gets (this module's ``coroutine_module``):
    tells its size and alignment through ``info``);
 3. LLVM's default pipeline at ``-O2`` on that (CoroEarly, CoroSplit, CoroCleanup among
    it): the ramp, ``.resume`` and ``.destroy`` functions and the frame;
-4. then the group runner ``__hpvm_group.<digest>`` (``NativeLeaf.group_symbol``), and
+4. then the group runner ``__hpvm_group.<digest>`` (``NativeLeaf.group_symbol``,
+   ``group_runner`` with ``_coroutines`` as its middle), and
    ``-O2`` again: it creates the parent instance's instances in row-major order (each runs
    to its first barrier), then resumes every instance that is not done, in order, round
    after round, until a round resumes none; then destroys them. All instances reach

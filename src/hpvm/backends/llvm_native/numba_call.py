@@ -3,7 +3,7 @@
 ``leaf_wrappers(leaf)`` gives Python source for two functions Numba compiles like a Python
 leaf's clone — ``sym(ports..., __hpvm_ctx)`` (one instance) and, for leaves with barriers,
 ``sym_group(ports..., parent_ctx, ex, ey, ez, dims)`` (every instance of one parent
-instance, as coroutines on one thread) — and the namespace they need. They call Numba intrinsics that pack
+instance, on one thread: work-item loops or coroutines) — and the namespace they need. They call Numba intrinsics that pack
 the arguments into slots and call the clone's trampoline; the intrinsic links the clone's
 module into the calling function's library (Numba's ``add_linking_library``), so LLVM sees
 the leaf's code when it optimizes the graph function and inlines it into the loop over
@@ -179,7 +179,8 @@ def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
 def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
     """``f(ports..., parent_ctx, ex, ey, ez, dims)`` → (status, the raising instance's
     context slots 0 and 1, the last instance's output slots...), running the clone's group
-    function (the instances as coroutines, coro.py; ``NativeLeaf.group_symbol``)."""
+    function (the instances as work-item loops or coroutines, wiloops.py and coro.py;
+    ``NativeLeaf.group_symbol``)."""
     from llvmlite import ir
     from numba import types
     from numba.core import cgutils
@@ -335,7 +336,8 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
         outputs, first = _outputs(leaf, params, 3)
         message = repr(
             f"leaf '{leaf.name}' ({leaf.location}): a leaf with barriers runs the instances of a "
-            "parent instance as coroutines, and their frames did not fit in memory; launch fewer "
+            "parent instance on one thread, and the values they keep across barriers (coroutine "
+            "frames or work-item-loop arrays) did not fit in memory; launch fewer "
             "instances per parent instance"
         )
         lines = [
