@@ -34,6 +34,10 @@ from hpvm import c
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "c"
+#: An HPVM-C block reduction with barriers, as HPVM's C benchmarks write one (the test suite's
+#: field program: tests/c/test_c_wiloops.py runs and checks it).
+BLOCK_REDUCE = ROOT / "tests" / "c" / "programs" / "block_reduce.c"
+REDUCE_BLOCK = 64  # its BLOCK
 TILE = 8  # examples/c/sgemm.c's TILE
 
 C_SGEMM = """
@@ -175,6 +179,38 @@ def measure_sgemm(n: int, samples: int) -> dict[str, float]:
     return result
 
 
+def measure_block_reduce(n: int, samples: int) -> dict[str, float]:
+    """Median seconds of the HPVM-C block reduction (cpu) and Numba's tree sums
+    (``baselines.block_tree_sum``, the same float32 order), interleaved, after checking
+    that their partial sums are identical."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import baselines
+
+    data = (np.random.default_rng(0).standard_normal(n)).astype(np.float32)
+    blocks = n // REDUCE_BLOCK
+    mine, theirs = np.zeros(blocks, np.float32), np.zeros(blocks, np.float32)
+    root = c.compile(BLOCK_REDUCE).roots[0]
+    hpvm.init()
+    for a in (data, mine):
+        hpvm.track_memory(a)
+    args = (data.view(np.uint8), mine.view(np.uint8), n, REDUCE_BLOCK * 4)
+
+    def run_hpvm() -> None:
+        hpvm.wait(hpvm.launch(root, args, target="cpu"))
+
+    run_hpvm()
+    hpvm.request_memory(mine)
+    baselines.block_tree_sum(data, REDUCE_BLOCK, theirs)
+    np.testing.assert_array_equal(mine, theirs)
+    result = interleaved_medians(
+        {"HPVM-C cpu": run_hpvm, "Numba": lambda: baselines.block_tree_sum(data, REDUCE_BLOCK, theirs)},
+        samples,
+    )
+    for a in (data, mine):
+        hpvm.untrack_memory(a)
+    return result
+
+
 def measure_stencil(shape: tuple[int, int, int], samples: int) -> dict[str, float]:
     """Median seconds of one stencil step each way on a (nz, ny, nx) grid, checked first."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -274,6 +310,15 @@ def bench_c(ctx: Any) -> list[Any]:
     )
     srow.data = {f"{k}_s": v for k, v in smed.items()}
     rows.append(srow)
+    rn = 1 << (20 if ctx.sizes.sgemm < 1024 else 22)
+    rrow = Row("HPVM-C block reduction (barriers, 64/block)", f"2^{rn.bit_length() - 1} f32")
+    rmed = measure_block_reduce(rn, 11)
+    rrow.hpvm["cpu"] = fmt_time(rmed["HPVM-C cpu"])
+    rrow.numba = fmt_time(rmed["Numba"])
+    ratio = rmed["HPVM-C cpu"] / rmed["Numba"]
+    rrow.measure = f"cpu/Numba {ratio:.2f}× (goal ≤ 1.0×{'' if ratio <= 1.0 else ': MISS'})"
+    rrow.data = {f"{k}_s": v for k, v in rmed.items()}
+    rows.append(rrow)
     for name, t in compile_times().items():
         r = Row(f"HPVM-C compile, {name}", "—")
         r.hpvm["cpu"] = fmt_time(t["compile_s"])

@@ -201,7 +201,14 @@ __hpvm_co_suspend:
 
 
 def group_runner(
-    digest: str, outs: tuple[str, ...], header: int, raised: int, middle: str, *, coroutines: bool
+    digest: str,
+    outs: tuple[str, ...],
+    header: int,
+    raised: int,
+    middle: str,
+    *,
+    coroutines: bool,
+    every_context: bool = True,
 ) -> str:
     """``__hpvm_group.<digest>`` (``NativeLeaf.group_symbol``): every instance of one parent
     instance on this thread; 1 when memory runs out, ``raised`` when an instance recorded
@@ -210,7 +217,9 @@ def group_runner(
     bytes each, row-major) and their output slots (``%outs``), then runs ``middle`` (the
     label ``run``; it ends branching to ``done``, or to ``oom`` when memory ran out):
     ``_coroutines`` here, or ``wiloops.py``'s one call. ``coroutines``: the handles array
-    and the frames (``%raw1``) that middle needs."""
+    and the frames (``%raw1``) that middle needs. ``every_context`` false: only the first
+    instance's context is filled past its error slots (work-item loops that read the
+    others' error slots alone: the ids are their loop variables, the rest is shared)."""
     nout = max(1, len(outs))
     copy_out = "\n".join(
         f"  %lo{k} = getelementptr i64, ptr %lastout, i64 {k}\n  %lv{k} = load i64, ptr %lo{k}, align 8\n"
@@ -271,10 +280,13 @@ fill:
   store i64 0, ptr %c, align 8
   %cr = getelementptr i64, ptr %c, i64 1
   store i64 0, ptr %cr, align 8
+  %whole = icmp eq i64 %i, {"%i" if every_context else "0"}
+  br i1 %whole, label %fillall, label %filled
+fillall:
 {fills}
   br label %copy
 copy:
-  %j = phi i64 [ 0, %fill ], [ %j1, %copyone ]
+  %j = phi i64 [ 0, %fillall ], [ %j1, %copyone ]
   %more = icmp slt i64 %j, %npar
   br i1 %more, label %copyone, label %filled
 copyone:

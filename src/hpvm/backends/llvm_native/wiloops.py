@@ -761,9 +761,33 @@ def _instances(block: list[_Ins], renames: dict[str, str], a: _Analysis, rc: _Re
             continue
         elif i.opcode == "load" and i.operands[0][0] in rc.allocas:
             renames[i.name] = rc.load(i, lines, memo, renames, p)
+        elif i.opcode == "getelementptr" and i.name in a.immutable:  # the shared context
+            lines.append(_rename(i.text, {k: v for k, v in renames.items() if k != "ctx"}))
         else:
             lines.append(_rename(i.text, renames))
     return lines
+
+
+def _own_context(f: _Function, a: _Analysis, header: int) -> bool:
+    """Whether per-instance code reads an instance's context other than its error slots
+    (0 and 1), its ids (the loop variables) or the shared part: then every instance's
+    context is filled in full."""
+    every = [i for b in f.blocks for i in [*b.body, b.term]]
+    id_loads_only = {i.operands[0][0] for i in every if i.name in a.ids}
+    id_loads_only -= {n for i in every if i.name not in a.ids for n in i.locals()}
+    for i in every:
+        if id(i) in a.skeleton or "ctx" not in i.locals():
+            continue
+        if i.opcode == "getelementptr" and i.operands[0][0] == "ctx":
+            off = _ctx_offset(i)
+            if off is not None and (off in (0, 8) or off >= 8 * (header + 3) or i.name in id_loads_only):
+                continue
+        if i.opcode == "load" and i.operands[0][0] == "ctx":
+            continue
+        if i.opcode == "store" and i.operands[1][0] == "ctx" and i.operands[0][0] != "ctx":
+            continue
+        return True
+    return False
 
 
 def _terminator(
@@ -859,7 +883,7 @@ def workitem_function(
     made = emit(f, a, stretches, f"__hpvm_wi.{digest}", attrs, nout)
     if made is None:
         return "why: an alloca of a form work-item loops do not handle"
-    return made
+    return made, _own_context(f, a, header)
 
 
 def workitem_module(
@@ -891,8 +915,9 @@ def workitem_module(
     made = workitem_function(
         module, digest=digest, attrs=attrs, header=header, nout=len(outs), reach=reach_barrier
     )
-    if made.startswith("why: "):
-        return None, made[5:]
+    if isinstance(made, str):
+        return None, made.removeprefix("why: ")
+    made, every_context = made
     text = str(module)
     # Elsewhere (the one-instance trampoline) a barrier does nothing.
     text = text.replace(
@@ -903,7 +928,11 @@ def workitem_module(
         f"  %code0 = call i32 @__hpvm_wi.{digest}(ptr %args, ptr %ctxs, ptr %outs, i64 %ctxbytes, i64 %nx, "
         "i64 %ny, i64 %nz)\n  %failed = icmp ne i32 %code0, 0\n  br i1 %failed, label %oom, label %done"
     )
-    text += made + group_runner(digest, outs, header, raised, call, coroutines=False) + declarations(names)
+    text += (
+        made
+        + group_runner(digest, outs, header, raised, call, coroutines=False, every_context=every_context)
+        + declarations(names)
+    )
     try:
         module = llvm.parse_assembly(text)
         module.verify()
