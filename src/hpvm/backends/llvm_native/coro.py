@@ -209,6 +209,7 @@ def group_runner(
     *,
     coroutines: bool,
     every_context: bool = True,
+    inline: bool = True,
 ) -> str:
     """``__hpvm_group.<digest>`` (``NativeLeaf.group_symbol``): every instance of one parent
     instance on this thread; 1 when memory runs out, ``raised`` when an instance recorded
@@ -219,7 +220,9 @@ def group_runner(
     ``_coroutines`` here, or ``wiloops.py``'s one call. ``coroutines``: the handles array
     and the frames (``%raw1``) that middle needs. ``every_context`` false: only the first
     instance's context is filled past its error slots (work-item loops that read the
-    others' error slots alone: the ids are their loop variables, the rest is shared)."""
+    others' error slots alone: the ids are their loop variables, the rest is shared).
+    ``inline`` false: ``noinline``, so that a caller's optimizer (Numba's, on ``cpu``) calls
+    the optimized runner rather than inlining it and optimizing its loops again."""
     nout = max(1, len(outs))
     copy_out = "\n".join(
         f"  %lo{k} = getelementptr i64, ptr %lastout, i64 {k}\n  %lv{k} = load i64, ptr %lo{k}, align 8\n"
@@ -237,7 +240,7 @@ def group_runner(
     )
     frames = "  call void @free(ptr %raw1)\n" if coroutines else ""
     return f"""
-define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out, i64 %all, ptr %err) {{
+define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out, i64 %all, ptr %err) {"" if inline else "noinline "}{{
 entry:
   %info = alloca [2 x i64], align 8
   %nyz = mul i64 %ny, %nz

@@ -74,7 +74,9 @@ _TERMINATORS = frozenset({"br", "switch", "ret", "unreachable"})
 _BARRIER_BLOCK = "__hpvm_bar."
 EXIT = ""
 #: The first metadata number of the x loops' hints (far above what LLVM numbers from 0).
-_LOOP_MD = 7_000_000  # the virtual exit in the post-dominator tree
+_LOOP_MD = 7_000_000
+#: Per-instance arrays up to this many bytes in all live on the stack.
+_STACK_BYTES = 32768  # the virtual exit in the post-dominator tree
 
 
 def _local(name: str) -> str:
@@ -561,8 +563,10 @@ def emit(
         "  %__wi.nxy = mul i64 %__wi.nx, %__wi.ny",
         "  %__wi.n = mul i64 %__wi.nxy, %__wi.nz",
     ]
+    # The arrays of values kept per instance: one piece of memory, on the stack when small
+    # (a group of GPU-style size), else from aligned_alloc (freed at the end).
     strides = {}
-    bad = []
+    offset = "0"
     for k, (al, ta) in enumerate(sorted(arrays.items())):
         t, align = ta  # type: ignore[misc]
         strides[al] = f"%__wi.st{k}"
@@ -574,18 +578,33 @@ def emit(
             f"  %__wi.by{k} = mul i64 %__wi.st{k}, %__wi.n",
             f"  %__wi.by{k}a = add i64 %__wi.by{k}, 63",
             f"  %__wi.by{k}b = and i64 %__wi.by{k}a, -64",
-            f"  %__wi.arr{k} = call ptr @aligned_alloc(i64 64, i64 %__wi.by{k}b)",
-            f"  %__wi.null{k} = icmp eq ptr %__wi.arr{k}, null",
+            f"  %__wi.off{k + 1} = add i64 {offset}, %__wi.by{k}b",
         ]
-        bad.append(f"%__wi.null{k}")
-    frees = [f"  call void @free(ptr %__wi.arr{k})" for k in range(len(arrays))]
-    if bad:
-        out.append(f"  %__wi.bad0 = or i1 false, {bad[0]}")
-        for k, b in enumerate(bad[1:], 1):
-            out.append(f"  %__wi.bad{k} = or i1 %__wi.bad{k - 1}, {b}")
-        out.append(f"  br i1 %__wi.bad{len(bad) - 1}, label %__wi.oom, label {_local(f.blocks[0].name)}")
-    else:
-        out.append(f"  br label {_local(f.blocks[0].name)}")
+        offset = f"%__wi.off{k + 1}"
+    first = _local(f.blocks[0].name)
+    if arrays:
+        out += [
+            f"  %__wi.small = icmp ule i64 {offset}, {_STACK_BYTES}",
+            "  br i1 %__wi.small, label %__wi.stack, label %__wi.heap",
+            "__wi.stack:",
+            f"  %__wi.stk = alloca i8, i64 {offset}, align 64",
+            "  br label %__wi.carve",
+            "__wi.heap:",
+            f"  %__wi.hp = call ptr @aligned_alloc(i64 64, i64 {offset})",
+            "  %__wi.null = icmp eq ptr %__wi.hp, null",
+            "  br i1 %__wi.null, label %__wi.oom, label %__wi.carve",
+            "__wi.carve:",
+            "  %__wi.mem = phi ptr [ %__wi.stk, %__wi.stack ], [ %__wi.hp, %__wi.heap ]",
+            "  %__wi.own = phi ptr [ null, %__wi.stack ], [ %__wi.hp, %__wi.heap ]",
+        ]
+        out += [
+            f"  %__wi.arr{k} = getelementptr i8, ptr %__wi.mem, i64 %__wi.off{k}"
+            for k in range(1, len(arrays))
+        ]
+        out.append("  %__wi.arr0 = getelementptr i8, ptr %__wi.mem, i64 0")
+    out.append(f"  br label {first}")
+    frees = ["  call void @free(ptr %__wi.own)"] if arrays else []
+    bad = bool(arrays)
     # Every alloca kept (uniform, or one loop's) at the start, where SROA promotes it.
     out[4:4] = [i.text for b in f.blocks for i in b.body if i.opcode == "alloca" and i.name not in arrays]
     base = {al: f"%__wi.arr{k}" for k, al in enumerate(sorted(arrays))}
@@ -691,7 +710,7 @@ def emit(
             tree(b, [])
     out += ["__wi.ret:", *frees, "  ret i32 0"]
     if bad:
-        out += ["__wi.oom:", *frees, "  ret i32 1"]
+        out += ["__wi.oom:", "  ret i32 1"]
     out.append("}")
     # Each x loop runs nx instances, few (a GPU-style group's row): vectorized without
     # interleaving, one vector iteration covers it instead of falling to the remainder.
@@ -930,7 +949,9 @@ def workitem_module(
     )
     text += (
         made
-        + group_runner(digest, outs, header, raised, call, coroutines=False, every_context=every_context)
+        + group_runner(
+            digest, outs, header, raised, call, coroutines=False, every_context=every_context, inline=False
+        )
         + declarations(names)
     )
     try:
