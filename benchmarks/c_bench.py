@@ -34,6 +34,10 @@ from hpvm import c
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "c"
+#: An HPVM-C block reduction with barriers, as HPVM's C benchmarks write one (the test suite's
+#: field program: tests/c/test_c_wiloops.py runs and checks it).
+BLOCK_REDUCE = ROOT / "tests" / "c" / "programs" / "block_reduce.c"
+REDUCE_BLOCK = 64  # its BLOCK
 TILE = 8  # examples/c/sgemm.c's TILE
 
 C_SGEMM = """
@@ -112,6 +116,18 @@ def median_time(fn: Any, samples: int) -> float:
     return statistics.median(times)
 
 
+def interleaved_medians(runs: dict[str, Any], samples: int) -> dict[str, float]:
+    """Median seconds of each run, one sample of each in turn (a shared machine's load
+    then weighs on every side alike)."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(samples):
+        for name, fn in runs.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
 def measure_sgemm(n: int, samples: int) -> dict[str, float]:
     """Median seconds of each implementation at n³ (after checking each against NumPy)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -150,13 +166,48 @@ def measure_sgemm(n: int, samples: int) -> dict[str, float]:
         ptrs = [x.ctypes.data_as(f32p) for x in (a, b, cc)]
         fn(n, n, n, *ptrs, alpha, beta)
         np.testing.assert_allclose(cc, want, rtol=1e-3, atol=1e-2)
-        result = {
-            "HPVM-C cpu": median_time(run_hpvm, samples),
-            "Numba": median_time(lambda: baselines.sgemm_tiled(a, b, cn, alpha, beta, TILE), samples),
-            "clang -O3 (1 thread)": median_time(lambda: fn(n, n, n, *ptrs, alpha, beta), samples),
-        }
+        result = interleaved_medians(
+            {
+                "HPVM-C cpu": run_hpvm,
+                "Numba": lambda: baselines.sgemm_tiled(a, b, cn, alpha, beta, TILE),
+                "clang -O3 (1 thread)": lambda: fn(n, n, n, *ptrs, alpha, beta),
+            },
+            samples,
+        )
     for v in views:
         hpvm.untrack_memory(v)
+    return result
+
+
+def measure_block_reduce(n: int, samples: int) -> dict[str, float]:
+    """Median seconds of the HPVM-C block reduction (cpu) and Numba's tree sums
+    (``baselines.block_tree_sum``, the same float32 order), interleaved, after checking
+    that their partial sums are identical."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import baselines
+
+    data = (np.random.default_rng(0).standard_normal(n)).astype(np.float32)
+    blocks = n // REDUCE_BLOCK
+    mine, theirs = np.zeros(blocks, np.float32), np.zeros(blocks, np.float32)
+    root = c.compile(BLOCK_REDUCE).roots[0]
+    hpvm.init()
+    for a in (data, mine):
+        hpvm.track_memory(a)
+    args = (data.view(np.uint8), mine.view(np.uint8), n, REDUCE_BLOCK * 4)
+
+    def run_hpvm() -> None:
+        hpvm.wait(hpvm.launch(root, args, target="cpu"))
+
+    run_hpvm()
+    hpvm.request_memory(mine)
+    baselines.block_tree_sum(data, REDUCE_BLOCK, theirs)
+    np.testing.assert_array_equal(mine, theirs)
+    result = interleaved_medians(
+        {"HPVM-C cpu": run_hpvm, "Numba": lambda: baselines.block_tree_sum(data, REDUCE_BLOCK, theirs)},
+        samples,
+    )
+    for a in (data, mine):
+        hpvm.untrack_memory(a)
     return result
 
 
@@ -240,7 +291,7 @@ def bench_c(ctx: Any) -> list[Any]:
     if "cpu" not in ctx.targets:
         row.measure = "not run: needs --targets cpu"
         return [row]
-    med = measure_sgemm(n, 3)
+    med = measure_sgemm(n, 7)
     row.hpvm["cpu"] = fmt_time(med["HPVM-C cpu"])
     row.numba = fmt_time(med["Numba"])
     row.measure = (
@@ -259,6 +310,15 @@ def bench_c(ctx: Any) -> list[Any]:
     )
     srow.data = {f"{k}_s": v for k, v in smed.items()}
     rows.append(srow)
+    rn = 1 << (20 if ctx.sizes.sgemm < 1024 else 22)
+    rrow = Row("HPVM-C block reduction (barriers, 64/block)", f"2^{rn.bit_length() - 1} f32")
+    rmed = measure_block_reduce(rn, 11)
+    rrow.hpvm["cpu"] = fmt_time(rmed["HPVM-C cpu"])
+    rrow.numba = fmt_time(rmed["Numba"])
+    ratio = rmed["HPVM-C cpu"] / rmed["Numba"]
+    rrow.measure = f"cpu/Numba {ratio:.2f}× (goal ≤ 1.0×{'' if ratio <= 1.0 else ': MISS'})"
+    rrow.data = {f"{k}_s": v for k, v in rmed.items()}
+    rows.append(rrow)
     for name, t in compile_times().items():
         r = Row(f"HPVM-C compile, {name}", "—")
         r.hpvm["cpu"] = fmt_time(t["compile_s"])

@@ -1,4 +1,6 @@
-"""Barrier leaves in LLVM run as coroutines (``backends/llvm_native/coro.py``).
+"""Barrier leaves in LLVM run as work-item loops (``backends/llvm_native/wiloops.py``) where
+their barriers are uniform, else as coroutines (``coro.py``); the tests with uniform barriers
+run on both paths (``lowering``).
 
 A Python program with barriers inside a loop and inside a branch, with values (locals, the
 loop counter, a float) live across them, exported to LLVM and imported back, runs like the
@@ -20,6 +22,7 @@ from hpvm import llvm
 from hpvm.errors import HPVMError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from barrier_lowering import barrier_leaf  # noqa: E402
 from test_llvm_leaves_run import BARRIER, DECLS, _run  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning"), pytest.mark.usefixtures("hpvm_runtime")]
@@ -97,19 +100,23 @@ def _launch_scan(root, nb: int, bs: int, twice: int, target: str) -> tuple[np.nd
 
 @pytest.mark.parametrize("twice", [0, 1])
 @pytest.mark.parametrize("target", ["interp", "cpu"])
-def test_barriers_in_a_loop_and_a_branch_run_like_the_python_program(target: str, twice: int) -> None:
+def test_barriers_in_a_loop_and_a_branch_run_like_the_python_program(
+    target: str, twice: int, lowering: str
+) -> None:
     nb, bs = 3, 16
     (py_out, py_fout), want = _launch_scan(s_root, nb, bs, twice, "interp")
     np.testing.assert_array_equal(py_out, want[0])
     np.testing.assert_allclose(py_fout, want[1])
     imported = llvm.from_hpvm_ir(llvm.to_hpvm_ir(s_root))
+    # (the while loop's trip count and the `if twice` are uniform: work-item loops apply)
+    assert barrier_leaf(imported).barrier_lowering == lowering
     (out, fout), _ = _launch_scan(imported, nb, bs, twice, target)
     np.testing.assert_array_equal(out, py_out)
     np.testing.assert_allclose(fout, py_fout)
 
 
 @pytest.mark.parametrize("target", ["interp", "cpu"])
-def test_a_parent_instance_may_have_more_instances_than_threads_could(target: str) -> None:
+def test_a_parent_instance_may_have_more_instances_than_threads_could(target: str, lowering: str) -> None:
     # 5,000 instances in one parent instance: more than the 4,096 threads the pthread
     # runner allowed; coroutines have no such limit.
     root = llvm.from_hpvm_ir(DECLS + BARRIER)
@@ -154,8 +161,12 @@ entry:
 @pytest.mark.parametrize("target", ["interp", "cpu"])
 def test_a_divergent_barrier_does_not_hang(target: str) -> None:
     # Odd instances meet two barriers more than even ones: undefined in HPVM, but the group
-    # ends (finished instances are skipped) and every instance runs to its end.
+    # ends (finished instances are skipped) and every instance runs to its end. Work-item
+    # loops do not apply (the barriers sit under a branch on the id): coroutines run it.
     root = llvm.from_hpvm_ir(DECLS + DIVERGENT)
+    clone = barrier_leaf(root)
+    assert clone.barrier_lowering == "coroutine"
+    assert "depends on the instance id" in clone.fallback
     out = np.zeros(10, dtype=np.int64)
     _run(root, (out.view(np.uint8), 10), target)
     np.testing.assert_array_equal(out, np.arange(10) + 100)
@@ -226,8 +237,11 @@ entry:
 
 
 @pytest.mark.parametrize("target", ["interp", "cpu"])
-def test_a_barrier_leaf_output_is_the_last_instances_with_values_kept_across_barriers(target: str) -> None:
+def test_a_barrier_leaf_output_is_the_last_instances_with_values_kept_across_barriers(
+    target: str, lowering: str
+) -> None:
     root = llvm.from_hpvm_ir(DECLS + OUTPUT)
+    assert barrier_leaf(root).barrier_lowering == lowering
     out = np.zeros(7, dtype=np.int64)
     (value,) = _run(root, (out.view(np.uint8), 7), target)
     assert int(value) == 13  # the last instance's 2 * 6 + 1

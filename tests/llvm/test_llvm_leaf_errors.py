@@ -31,6 +31,7 @@ from hpvm.errors import CompileError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared suites
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from barrier_lowering import barrier_leaf  # noqa: E402
 from test_llvm_leaves_run import DECLS, _run  # noqa: E402
 
 from markers import fails  # noqa: E402
@@ -178,8 +179,10 @@ def test_a_users_class_and_a_dynamic_exceptions_static_parts(target: str) -> Non
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_a_raise_in_a_barrier_leaf_names_the_first_instance_that_raised(target: str) -> None:
+def test_a_raise_in_a_barrier_leaf_names_the_first_instance_that_raised(target: str, lowering: str) -> None:
     imported = _round_trip(synced_root)
+    # (the raise follows the barrier, under a branch on the instance's value: work-item loops apply)
+    assert barrier_leaf(imported).barrier_lowering == lowering
     a = np.array([4, 5, -6, 7, -8])
     got = _error(imported, (a.copy(),), target)
     want = _error(synced_root, (a.copy(),), target)

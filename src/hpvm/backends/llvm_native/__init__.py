@@ -7,10 +7,10 @@ instance), so there is one copy of the logic:
 ``native.native_leaf(leaf)`` clones the leaf's module into a module of its own: the node
 function (and every function it calls that reaches a query) takes an extra context pointer
 ``%__hpvm_ctx``; the query intrinsics become reads of that context, atomics ``atomicrmw``,
-``malloc`` a call into the host's allocator (``host.py``), ``barrier`` a coroutine suspend
-(``coro.py``); a *trampoline* ``void(ptr args, ptr ctx, ptr out)`` calls it with its
+``malloc`` a call into the host's allocator (``host.py``), ``barrier`` the end of one
+work-item loop (``wiloops.py``) or a coroutine suspend (``coro.py``); a *trampoline* ``void(ptr args, ptr ctx, ptr out)`` calls it with its
 arguments and outputs in 8-byte slots, and a *group* function runs every instance of one
-parent instance as LLVM coroutines on one thread, switching at barriers (for leaves with
+parent instance on one thread, as work-item loops or LLVM coroutines (for leaves with
 barriers). ``jit.py``: the module JIT-compiled on its own
 (llvmlite's MCJIT) and called through ctypes; ``numba_call.py``: the trampoline called
 from Numba code, its module linked into the caller's so LLVM inlines it.

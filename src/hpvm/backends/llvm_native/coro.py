@@ -1,5 +1,12 @@
 """Barrier leaves as LLVM coroutines: every instance of one parent instance on one thread.
 
+This is the fallback lowering. A barrier leaf whose barriers are uniform (every instance
+of a parent instance reaches them: not under a branch or in a loop that depends on the
+instance id) runs as work-item loops instead (``wiloops.py``), which LLVM vectorizes
+across instances; the coroutine path runs everything else (and, with work-item loops off,
+everything), never hangs on a divergent barrier, and shares the group runner
+(``group_runner``) with it, so both have the same symbol, signature and results.
+
 HPVM's barrier says: no instance of a parent instance passes barrier *k* before all have
 reached it. The ``cpu`` back end meets that for Python leaves by phase splitting (loop
 fission at the barrier, values live across it in arrays). LLVM code cannot be split by
@@ -19,7 +26,8 @@ The clone of a barrier leaf gets (this module's ``coroutine_module``):
    tells its size and alignment through ``info``);
 3. LLVM's default pipeline at ``-O2`` on that (CoroEarly, CoroSplit, CoroCleanup among
    it): the ramp, ``.resume`` and ``.destroy`` functions and the frame;
-4. then the group runner ``__hpvm_group.<digest>`` (``NativeLeaf.group_symbol``), and
+4. then the group runner ``__hpvm_group.<digest>`` (``NativeLeaf.group_symbol``,
+   ``group_runner`` with ``_coroutines`` as its middle), and
    ``-O2`` again: it creates the parent instance's instances in row-major order (each runs
    to its first barrier), then resumes every instance that is not done, in order, round
    after round, until a round resumes none; then destroys them. All instances reach
@@ -40,10 +48,12 @@ instance alone meets every barrier at once.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ...errors import CompileError
 from ...ir.graph import LeafFunction
 from ...ir.instance_context import STRIDE
+from ...ir.llvm_text import WRITTEN_NAME as WRITTEN
 from ...ir.llvm_text import mark_always_inline
 
 MARK = "__hpvm_barrier_mark"
@@ -64,18 +74,20 @@ def barrier_helper() -> str:
     )
 
 
-def _function_span(lines: list[str], symbol: str) -> tuple[int, int]:
+def function_span(lines: list[str], symbol: str) -> tuple[int, int]:
     head = f"@{symbol}("
     start = next(k for k, line in enumerate(lines) if line.startswith("define") and head in line)
     end = next(k for k in range(start, len(lines)) if lines[k] == "}")
     return start, end
 
 
-def _suspend_at_barriers(text: str, coro: str) -> tuple[str, int]:
-    """The coroutine's marker calls replaced by suspends: each splits its block, the part
-    after it under a new label that the block's successors' phis now name."""
+def split_at_marks(text: str, fn: str, make: Callable[[int, str], list[str]], prefix: str) -> str:
+    """``text`` with each marker call in ``fn`` replaced by ``make(k, label)``'s lines, which
+    end a block and start the block ``label`` (``prefix`` + k) with what followed the call;
+    the phis of the old block's successors name the new one (``make`` may branch
+    elsewhere too: the coroutine's suspend switch)."""
     lines = text.split("\n")
-    start, end = _function_span(lines, coro)
+    start, end = function_span(lines, fn)
     body = lines[start:end]
     count = 0
     call = f"call void @{MARK}()"
@@ -89,21 +101,25 @@ def _suspend_at_barriers(text: str, coro: str) -> tuple[str, int]:
             if m:
                 label = m.group(1)
                 break
-        resumed = f"__hpvm_barrier.{count}"
+        resumed = f"{prefix}{count}"
         if label is not None:  # phis naming the block now name its second half
             old = re.compile(r",\s*%" + re.escape(label) + r"\s*\]")
             for j, line in enumerate(body):
                 if " = phi " in line:
                     body[j] = old.sub(f", %{resumed} ]", line)
-        body[at : at + 1] = [
-            f"  %__hpvm_s{count} = call i8 @llvm.coro.suspend(token none, i1 false)",
-            f"  switch i8 %__hpvm_s{count}, label %__hpvm_co_suspend [ i8 0, label %{resumed} "
-            "i8 1, label %__hpvm_co_cleanup ]",
-            f"{resumed}:",
-        ]
+        body[at : at + 1] = make(count, resumed)
         count += 1
     lines[start:end] = body
-    return "\n".join(lines), count
+    return "\n".join(lines)
+
+
+def _suspend(count: int, resumed: str) -> list[str]:
+    return [
+        f"  %__hpvm_s{count} = call i8 @llvm.coro.suspend(token none, i1 false)",
+        f"  switch i8 %__hpvm_s{count}, label %__hpvm_co_suspend [ i8 0, label %{resumed} "
+        "i8 1, label %__hpvm_co_cleanup ]",
+        f"{resumed}:",
+    ]
 
 
 def _declare(declared: set[str], name: str, decl: str) -> str:
@@ -184,18 +200,29 @@ __hpvm_co_suspend:
 """
 
 
-def _runner(digest: str, outs: tuple[str, ...], header: int, raised: int) -> str:
-    """``__hpvm_group.<digest>``: every instance of one parent instance as a coroutine on
-    this thread (docstring of ``NativeLeaf.group_symbol``); 1 when memory runs out,
-    ``raised`` when an instance recorded an error in its context (after all have run: an
-    instance that raised has finished, and the others meet the barriers without it, as for
-    a divergent barrier), with the first such instance's slots and index in ``err``.
-
-    Written against the split coroutine (switched-resume ABI: the frame starts with the
-    resume and destroy functions; resume is null at the final suspend, which is what
-    ``llvm.coro.done`` reads): every frame's resume function is the one CoroSplit made,
-    so the runner calls it directly when it is (LLVM may then inline it into the round
-    loop) instead of through the frame."""
+def group_runner(
+    digest: str,
+    outs: tuple[str, ...],
+    header: int,
+    raised: int,
+    middle: str,
+    *,
+    coroutines: bool,
+    every_context: bool = True,
+    inline: bool = True,
+) -> str:
+    """``__hpvm_group.<digest>`` (``NativeLeaf.group_symbol``): every instance of one parent
+    instance on this thread; 1 when memory runs out, ``raised`` when an instance recorded
+    an error in its context (after all have run), with the first such instance's slots and
+    index in ``err``. It makes and fills every instance's context (``%ctxs``, ``%ctxbytes``
+    bytes each, row-major) and their output slots (``%outs``), then runs ``middle`` (the
+    label ``run``; it ends branching to ``done``, or to ``oom`` when memory ran out):
+    ``_coroutines`` here, or ``wiloops.py``'s one call. ``coroutines``: the handles array
+    and the frames (``%raw1``) that middle needs. ``every_context`` false: only the first
+    instance's context is filled past its error slots (work-item loops that read the
+    others' error slots alone: the ids are their loop variables, the rest is shared).
+    ``inline`` false: ``noinline``, so that a caller's optimizer (Numba's, on ``cpu``) calls
+    the optimized runner rather than inlining it and optimizing its loops again."""
     nout = max(1, len(outs))
     copy_out = "\n".join(
         f"  %lo{k} = getelementptr i64, ptr %lastout, i64 {k}\n  %lv{k} = load i64, ptr %lo{k}, align 8\n"
@@ -206,8 +233,14 @@ def _runner(digest: str, outs: tuple[str, ...], header: int, raised: int) -> str
         f"  %l{k} = getelementptr i64, ptr %c, i64 {header + k}\n  store i64 {v}, ptr %l{k}, align 8"
         for k, v in enumerate(("%x", "%y", "%z", "%nx", "%ny", "%nz", "%dims"))
     )
+    hdls = (
+        "  %hbytes = mul i64 %n, 8\n  %hdls = call ptr @malloc(i64 %hbytes)"
+        if coroutines
+        else ("  %hdls = getelementptr i8, ptr null, i64 0")
+    )
+    frames = "  call void @free(ptr %raw1)\n" if coroutines else ""
     return f"""
-define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out, i64 %all, ptr %err) {{
+define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out, i64 %all, ptr %err) {"" if inline else "noinline "}{{
 entry:
   %info = alloca [2 x i64], align 8
   %nyz = mul i64 %ny, %nz
@@ -226,8 +259,7 @@ setup:
   %ctxbytes = mul i64 %slots, 8
   %allctx = mul i64 %ctxbytes, %n
   %ctxs = call ptr @malloc(i64 %allctx)
-  %hbytes = mul i64 %n, 8
-  %hdls = call ptr @malloc(i64 %hbytes)
+{hdls}
   %outbytes = mul i64 %n, {8 * nout}
   %every = icmp ne i64 %all, 0
   %sbytes = select i1 %every, i64 8, i64 %outbytes
@@ -235,15 +267,13 @@ setup:
   %outs = select i1 %every, ptr %out, ptr %scratch
   %c0 = icmp eq ptr %ctxs, null
   %h0 = icmp eq ptr %hdls, null
+  %h1 = and i1 %h0, {"true" if coroutines else "false"}
   %s0 = icmp eq ptr %scratch, null
-  %bad1 = or i1 %c0, %h0
+  %bad1 = or i1 %c0, %h1
   %bad = or i1 %bad1, %s0
-  br i1 %bad, label %oom, label %spawn
-spawn:
-  %i = phi i64 [ 0, %setup ], [ %i1, %next ]
-  %frames = phi ptr [ null, %setup ], [ %frames1, %next ]
-  %stride = phi i64 [ 0, %setup ], [ %stride1, %next ]
-  %raw = phi ptr [ null, %setup ], [ %raw1, %next ]
+  br i1 %bad, label %oom, label %fill
+fill:
+  %i = phi i64 [ 0, %setup ], [ %i1, %filled ]
   %x = udiv i64 %i, %nyz
   %rem = urem i64 %i, %nyz
   %y = udiv i64 %rem, %nz
@@ -253,12 +283,15 @@ spawn:
   store i64 0, ptr %c, align 8
   %cr = getelementptr i64, ptr %c, i64 1
   store i64 0, ptr %cr, align 8
+  %whole = icmp eq i64 %i, {"%i" if every_context else "0"}
+  br i1 %whole, label %fillall, label %filled
+fillall:
 {fills}
   br label %copy
 copy:
-  %j = phi i64 [ 0, %spawn ], [ %j1, %copyone ]
+  %j = phi i64 [ 0, %fillall ], [ %j1, %copyone ]
   %more = icmp slt i64 %j, %npar
-  br i1 %more, label %copyone, label %start
+  br i1 %more, label %copyone, label %filled
 copyone:
   %src = getelementptr i64, ptr %parent, i64 %j
   %v = load i64, ptr %src, align 8
@@ -267,16 +300,80 @@ copyone:
   store i64 %v, ptr %dst, align 8
   %j1 = add i64 %j, 1
   br label %copy
-start:
-  %ooff = mul i64 %i, {8 * nout}
+filled:
+  %i1 = add i64 %i, 1
+  %again = icmp slt i64 %i1, %n
+  br i1 %again, label %fill, label %run
+run:
+{middle}
+done:
+  br label %scan
+scan:
+  %q = phi i64 [ 0, %done ], [ %q1, %scannext ]
+  %qoff = mul i64 %q, %ctxbytes
+  %qc = getelementptr i8, ptr %ctxs, i64 %qoff
+  %qs = load i64, ptr %qc, align 8
+  %qbad = icmp ne i64 %qs, 0
+  br i1 %qbad, label %raised, label %scannext
+scannext:
+  %q1 = add i64 %q, 1
+  %qmore = icmp slt i64 %q1, %n
+  br i1 %qmore, label %scan, label %results
+raised:
+  %qe = getelementptr i64, ptr %qc, i64 1
+  %qx = load i64, ptr %qe, align 8
+  store i64 %qs, ptr %err, align 8
+  %err1 = getelementptr i64, ptr %err, i64 1
+  store i64 %qx, ptr %err1, align 8
+  %err2 = getelementptr i64, ptr %err, i64 2
+  store i64 %q, ptr %err2, align 8
+  br label %results
+results:
+  %code = phi i32 [ 0, %scannext ], [ {raised}, %raised ]
+  br i1 %every, label %cleanup, label %last
+last:
+  %lastidx = sub i64 %n, 1
+  %lastoff = mul i64 %lastidx, {8 * nout}
+  %lastout = getelementptr i8, ptr %outs, i64 %lastoff
+{copy_out}
+  br label %cleanup
+cleanup:
+{frames}  call void @free(ptr %ctxs)
+  call void @free(ptr %hdls)
+  call void @free(ptr %scratch)
+  ret i32 %code
+}}
+"""
+
+
+def _coroutines(digest: str, outs: tuple[str, ...]) -> str:
+    """The group runner's middle on the coroutine path: creates the instances in row-major
+    order (each runs to its first barrier), then resumes every instance that is not done,
+    in order, round after round, until a round resumes none; then destroys them.
+
+    Written against the split coroutine (switched-resume ABI: the frame starts with the
+    resume and destroy functions; resume is null at the final suspend, which is what
+    ``llvm.coro.done`` reads): every frame's resume function is the one CoroSplit made,
+    so the runner calls it directly when it is (LLVM may then inline it into the round
+    loop) instead of through the frame."""
+    nout = max(1, len(outs))
+    return f"""  br label %spawn
+spawn:
+  %si = phi i64 [ 0, %run ], [ %si1, %next ]
+  %frames = phi ptr [ null, %run ], [ %frames1, %next ]
+  %stride = phi i64 [ 0, %run ], [ %stride1, %next ]
+  %raw = phi ptr [ null, %run ], [ %raw1, %next ]
+  %soff = mul i64 %si, %ctxbytes
+  %sc = getelementptr i8, ptr %ctxs, i64 %soff
+  %ooff = mul i64 %si, {8 * nout}
   %myout = getelementptr i8, ptr %outs, i64 %ooff
-  %first = icmp eq i64 %i, 0
-  %im1 = sub i64 %i, 1
+  %first = icmp eq i64 %si, 0
+  %im1 = sub i64 %si, 1
   %foff = mul i64 %im1, %stride
   %fptr = getelementptr i8, ptr %frames, i64 %foff
   %mem = select i1 %first, ptr null, ptr %fptr
-  %h = call ptr @__hpvm_coro.{digest}(ptr %args, ptr %c, ptr %myout, ptr %mem, ptr %info)
-  %hslot = getelementptr ptr, ptr %hdls, i64 %i
+  %h = call ptr @__hpvm_coro.{digest}(ptr %args, ptr %sc, ptr %myout, ptr %mem, ptr %info)
+  %hslot = getelementptr ptr, ptr %hdls, i64 %si
   store ptr %h, ptr %hslot, align 8
   %multi = icmp sgt i64 %n, 1
   %measure = and i1 %first, %multi
@@ -309,12 +406,12 @@ aligned:
   %fa = getelementptr i8, ptr %got, i64 %gd
   br label %next
 next:
-  %frames1 = phi ptr [ %frames, %start ], [ %fa, %aligned ]
-  %stride1 = phi i64 [ %stride, %start ], [ %sr, %aligned ]
-  %raw1 = phi ptr [ %raw, %start ], [ %got, %aligned ]
-  %i1 = add i64 %i, 1
-  %again = icmp slt i64 %i1, %n
-  br i1 %again, label %spawn, label %rounds
+  %frames1 = phi ptr [ %frames, %spawn ], [ %fa, %aligned ]
+  %stride1 = phi i64 [ %stride, %spawn ], [ %sr, %aligned ]
+  %raw1 = phi ptr [ %raw, %spawn ], [ %got, %aligned ]
+  %si1 = add i64 %si, 1
+  %sagain = icmp slt i64 %si1, %n
+  br i1 %sagain, label %spawn, label %rounds
 rounds:
   br label %round
 round:
@@ -350,49 +447,12 @@ destroy:
   call fastcc void %dfn(ptr %hd)
   %d1 = add i64 %d, 1
   %dmore = icmp slt i64 %d1, %n
-  br i1 %dmore, label %destroy, label %done
-done:
-  br label %scan
-scan:
-  %q = phi i64 [ 0, %done ], [ %q1, %scannext ]
-  %qoff = mul i64 %q, %ctxbytes
-  %qc = getelementptr i8, ptr %ctxs, i64 %qoff
-  %qs = load i64, ptr %qc, align 8
-  %qbad = icmp ne i64 %qs, 0
-  br i1 %qbad, label %raised, label %scannext
-scannext:
-  %q1 = add i64 %q, 1
-  %qmore = icmp slt i64 %q1, %n
-  br i1 %qmore, label %scan, label %results
-raised:
-  %qe = getelementptr i64, ptr %qc, i64 1
-  %qx = load i64, ptr %qe, align 8
-  store i64 %qs, ptr %err, align 8
-  %err1 = getelementptr i64, ptr %err, i64 1
-  store i64 %qx, ptr %err1, align 8
-  %err2 = getelementptr i64, ptr %err, i64 2
-  store i64 %q, ptr %err2, align 8
-  br label %results
-results:
-  %code = phi i32 [ 0, %scannext ], [ {raised}, %raised ]
-  br i1 %every, label %cleanup, label %last
-last:
-  %lastidx = sub i64 %n, 1
-  %lastoff = mul i64 %lastidx, {8 * nout}
-  %lastout = getelementptr i8, ptr %outs, i64 %lastoff
-{copy_out}
-  br label %cleanup
-cleanup:
-  call void @free(ptr %raw1)
-  call void @free(ptr %ctxs)
-  call void @free(ptr %hdls)
-  call void @free(ptr %scratch)
-  ret i32 %code
-}}
-"""
+  br i1 %dmore, label %destroy, label %done"""
 
 
-def _intrinsic_declarations(declared: set[str]) -> str:
+def declarations(declared: set[str]) -> str:
+    """The intrinsics and C functions the coroutine, the runners and the work-item loops
+    call, those of them not in ``declared``."""
     return "".join(
         _declare(declared, name, decl)
         for name, decl in (
@@ -440,7 +500,7 @@ def coroutine_module(
     coro = f"__hpvm_coro.{digest}"
     text, group = mark_always_inline(text, reach_barrier, f"@{entry}")
     text += _coroutine(digest, entry, args, outs, ret, group)
-    text += _intrinsic_declarations(declared)
+    text += declarations(declared)
     try:
         module = llvm.parse_assembly(text)
         module.verify()
@@ -451,7 +511,7 @@ def coroutine_module(
     optimize_module(module, 0, ("always_inliner", "instruction_namer"))
     text = str(module)
     lines = text.split("\n")
-    start, end = _function_span(lines, coro)
+    start, end = function_span(lines, coro)
     coro_body = "\n".join(lines[start + 1 : end])
     left = sorted(g for g in reach_barrier if re.search(re.escape(g) + r"\(", coro_body))
     if left:
@@ -461,7 +521,7 @@ def coroutine_module(
             "function (recursion, or attributes that forbid inlining); barriers must be reached "
             "through calls that can be inlined: remove the recursion around the barrier",
         )
-    text, _ = _suspend_at_barriers(text, coro)
+    text = split_at_marks(text, coro, _suspend, "__hpvm_barrier.")
     # Elsewhere (the one-instance trampoline) a barrier does nothing.
     text = text.replace(
         f"declare void @{MARK}()", f"define internal void @{MARK}() alwaysinline {{\n  ret void\n}}", 1
@@ -476,7 +536,8 @@ def coroutine_module(
     if f"@{coro}.resume(" not in text:
         raise _fail(leaf, "LLVM's CoroSplit did not split its barrier coroutine (no resume function)")
     declared = {f.name for f in module.functions}
-    text += _runner(digest, outs, header, raised) + _intrinsic_declarations(declared)
+    text += group_runner(digest, outs, header, raised, _coroutines(digest, outs), coroutines=True)
+    text += declarations(declared)
     try:
         module = llvm.parse_assembly(text)
         module.verify()
@@ -487,4 +548,14 @@ def coroutine_module(
     return str(module)
 
 
-__all__ = ["MARK", "barrier_helper", "coroutine_module"]
+__all__ = [
+    "MARK",
+    "WRITTEN",
+    "barrier_helper",
+    "coroutine_module",
+    "declarations",
+    "function_span",
+    "group_runner",
+    "slot_call",
+    "split_at_marks",
+]

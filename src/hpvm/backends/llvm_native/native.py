@@ -31,9 +31,11 @@ text, so a changed leaf never meets a stale compiled one.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ...errors import CompileError
@@ -44,9 +46,15 @@ from ...ir.intrinsics import ATOMIC_OPS
 from ...ir.llvm_text import global_name
 from ...ir.types import NodeHandleType
 from .coro import barrier_helper, coroutine_module, slot_call
+from .wiloops import workitem_module
 
 #: Bump when the generated module changes (the digest of every clone includes it).
-NATIVE_VERSION = 7
+NATIVE_VERSION = 8
+#: The code that writes barrier leaves' modules, hashed into every digest: a change to it
+#: never meets graph code Numba cached on disk with the old module inlined.
+_GENERATOR = hashlib.sha1(
+    b"".join((Path(__file__).parent / name).read_bytes() for name in ("coro.py", "wiloops.py"))
+).hexdigest()[:12]
 HEADER = 2  # slots before level 0 in the native context
 CTX = "%__hpvm_ctx"
 HOST_MALLOC = "__hpvm_host_malloc"
@@ -97,6 +105,10 @@ class NativeLeaf:
     levels: int
     uses_barrier: bool
     uses_malloc: bool
+    #: How the group runner runs a barrier leaf: "workitem" (``wiloops.py``) or "coroutine"
+    #: (``coro.py``); "" without barriers. ``fallback``: why not work-item loops.
+    barrier_lowering: str = ""
+    fallback: str = ""
 
     @property
     def call_symbol(self) -> str:
@@ -106,8 +118,9 @@ class NativeLeaf:
     @property
     def group_symbol(self) -> str:
         """``i32(ptr args, ptr parent, i64 nparent, i64 nx, i64 ny, i64 nz, i64 dims, ptr out,
-        i64 all, ptr err)``: every instance of one parent instance, as coroutines on the
-        calling thread that switch at each barrier (``coro.py``); 0 on success, 1 when their
+        i64 all, ptr err)``: every instance of one parent instance on the calling thread, as
+        work-item loops (``wiloops.py``) or as coroutines that switch at each barrier
+        (``coro.py``; ``barrier_lowering`` says which); 0 on success, 1 when their
         frames do not fit in memory, ``RAISED`` (2) when an instance raised: then ``err``
         holds the first such instance's (row-major) context slots 0 and 1 and its index.
         ``out`` receives the last instance's output slots, or with ``all`` every instance's,
@@ -119,7 +132,10 @@ def _fail(leaf: LeafFunction, what: str) -> CompileError:
     return CompileError(f"leaf '{leaf.name}' ({leaf.location}): {what}")
 
 
-_CACHE: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], NativeLeaf] = {}
+_CACHE: dict[tuple[str, str, tuple[str, ...], tuple[str, ...], bool], NativeLeaf] = {}
+#: Barrier leaves as work-item loops where their barriers allow (``wiloops.py``); off, or
+#: ``HPVM_WORKITEM_LOOPS=0``, every barrier leaf runs as coroutines (``coro.py``).
+WORKITEM_LOOPS = os.environ.get("HPVM_WORKITEM_LOOPS", "1") != "0"
 _LOCK = threading.Lock()
 
 
@@ -149,11 +165,12 @@ def native_leaf(leaf: LeafFunction, recorded: bool = False) -> NativeLeaf:
 
 def _cached(leaf: LeafFunction, body: LLVMBody) -> NativeLeaf:
     args, outs = _abi(leaf)
-    key = (body.module, body.function, args, outs)
+    loops = WORKITEM_LOOPS
+    key = (body.module, body.function, args, outs, loops)
     with _LOCK:
         found = _CACHE.get(key)
         if found is None:
-            found = _CACHE[key] = _clone(leaf, body, args, outs)
+            found = _CACHE[key] = _clone(leaf, body, args, outs, loops)
         return found
 
 
@@ -224,7 +241,9 @@ def target_machine() -> Any:
     return _MACHINE
 
 
-def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tuple[str, ...]) -> NativeLeaf:
+def _clone(
+    leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tuple[str, ...], loops: bool
+) -> NativeLeaf:
     import llvmlite.binding as llvm
 
     try:
@@ -260,7 +279,7 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
             "a node function returns the struct of its outputs",
         )
     digest = hashlib.sha1(
-        f"{NATIVE_VERSION}\n{body.function}\n{args}\n{outs}\n{body.module}".encode()
+        f"{NATIVE_VERSION}\n{_GENERATOR}\n{loops}\n{body.function}\n{args}\n{outs}\n{body.module}".encode()
     ).hexdigest()[:16]
     # Keep only what the node function uses: everything else internal, then dropped (the
     # node function itself external until then: a C leaf may be `static`, and the pass
@@ -356,12 +375,11 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
     levels = min(1 + parent_calls, 16)
     text += _helpers(declared, uses_barrier)
     text += _trampoline(entry, digest, args, outs, ret)
-    if uses_barrier:  # the coroutine and its group runner (coro.py)
+    lowering = fallback = ""
+    if uses_barrier:  # work-item loops (wiloops.py), else coroutines (coro.py), and the group runner
         reach = _callers(set(used["barrier"]), callees)
         names = {f"@{entry}" if f == body.function else global_name(f) for f in reach}
-        text = coroutine_module(
-            leaf,
-            text,
+        how: dict[str, Any] = dict(
             entry=entry,
             digest=digest,
             args=args,
@@ -372,12 +390,17 @@ def _clone(leaf: LeafFunction, body: LLVMBody, args: tuple[str, ...], outs: tupl
             header=HEADER,
             raised=RAISED,
         )
+        made, fallback = workitem_module(leaf, text, **how) if loops else (None, "work-item loops are off")
+        lowering = "workitem" if made is not None else "coroutine"
+        text = made if made is not None else coroutine_module(leaf, text, **how)
     try:
         check = llvm.parse_assembly(text)
         check.verify()
     except RuntimeError as e:  # a construct the rewrite does not handle: say so, with the leaf
         raise _fail(leaf, f"its LLVM could not be cloned for running ({str(e).strip()})") from None
-    return NativeLeaf(leaf.name, text, digest, args, outs, levels, uses_barrier, "malloc" in used)
+    return NativeLeaf(
+        leaf.name, text, digest, args, outs, levels, uses_barrier, "malloc" in used, lowering, fallback
+    )
 
 
 def _error_callers(leaf: LeafFunction, module: Any, callees: dict[str, set[str]]) -> set[str]:

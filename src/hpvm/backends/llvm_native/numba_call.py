@@ -3,7 +3,7 @@
 ``leaf_wrappers(leaf)`` gives Python source for two functions Numba compiles like a Python
 leaf's clone — ``sym(ports..., __hpvm_ctx)`` (one instance) and, for leaves with barriers,
 ``sym_group(ports..., parent_ctx, ex, ey, ez, dims)`` (every instance of one parent
-instance, as coroutines on one thread) — and the namespace they need. They call Numba intrinsics that pack
+instance, on one thread: work-item loops or coroutines) — and the namespace they need. They call Numba intrinsics that pack
 the arguments into slots and call the clone's trampoline; the intrinsic links the clone's
 module into the calling function's library (Numba's ``add_linking_library``), so LLVM sees
 the leaf's code when it optimizes the graph function and inlines it into the loop over
@@ -179,7 +179,8 @@ def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
 def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
     """``f(ports..., parent_ctx, ex, ey, ez, dims)`` → (status, the raising instance's
     context slots 0 and 1, the last instance's output slots...), running the clone's group
-    function (the instances as coroutines, coro.py; ``NativeLeaf.group_symbol``)."""
+    function (the instances as work-item loops or coroutines, wiloops.py and coro.py;
+    ``NativeLeaf.group_symbol``)."""
     from llvmlite import ir
     from numba import types
     from numba.core import cgutils
@@ -195,7 +196,8 @@ def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
         def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
             i64 = ir.IntType(64)
             n = 1
-            context.active_code_library.add_linking_library(_library(context.codegen(), native))
+            if native.barrier_lowering != "workitem":  # (else called by name: _register_group)
+                context.active_code_library.add_linking_library(_library(context.codegen(), native))
             slots = cgutils.alloca_once(builder, i64, size=max(1, len(native.args)))
             values = cgutils.unpack_tuple(builder, llargs[0], len(sig.args[0]))
             _store_args(context, builder, leaf, tuple(sig.args[0]), values, slots)
@@ -271,6 +273,26 @@ def _heap_room() -> Any:
 
 _ADDRESS: Any = None
 _ROOM: Any = None
+_REGISTERED: set[str] = set()
+
+
+def _register_group(native: NativeLeaf) -> None:
+    """A work-item-loop group runner (``wiloops.py``) compiled once on its own (``jit.py``)
+    and resolvable by name, so that graph code calls it instead of linking its module in:
+    Numba optimizes every library that links a module again as a whole, and the runner's
+    many loop nests cost seconds each time (45 s for sgemm's graph functions, against 12 s
+    with the coroutine runner linked)."""
+    with _LOCK:
+        if native.digest in _REGISTERED:
+            return
+        import llvmlite.binding as llvm
+
+        from .jit import jit_leaf
+
+        llvm.add_symbol(
+            native.group_symbol, jit_leaf(native).engine.get_function_address(native.group_symbol)
+        )
+        _REGISTERED.add(native.digest)
 
 
 def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dict[str, Any], NativeLeaf]:
@@ -285,6 +307,8 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
     # Now, not when the intrinsic is compiled: a graph function Numba loads from its disk
     # cache links against __hpvm_host_malloc without compiling anything.
     register_host_symbols()
+    if native.barrier_lowering == "workitem":
+        _register_group(native)
     if _ADDRESS is None:
         _ADDRESS, _ROOM = _address(), _heap_room()
     names = {
@@ -335,7 +359,8 @@ def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dic
         outputs, first = _outputs(leaf, params, 3)
         message = repr(
             f"leaf '{leaf.name}' ({leaf.location}): a leaf with barriers runs the instances of a "
-            "parent instance as coroutines, and their frames did not fit in memory; launch fewer "
+            "parent instance on one thread, and the values they keep across barriers (coroutine "
+            "frames or work-item-loop arrays) did not fit in memory; launch fewer "
             "instances per parent instance"
         )
         lines = [

@@ -2,7 +2,8 @@
 
 Instance by instance through the JIT-compiled trampoline (``jit.py``), in row-major order as
 the interpreter runs Python leaves; a leaf with barriers runs its instances through its
-group function, as coroutines on this thread that switch at each barrier (``coro.py``).
+group function on this thread, as work-item loops (``wiloops.py``) or coroutines that
+switch at each barrier (``coro.py``).
 An instance whose code raised (an exported leaf's ``raise``: ``leaf_errors.py``) stops the
 node with a ``NodeExecutionError`` naming that instance.
 """
@@ -72,7 +73,7 @@ def run_instances(
             if any(a is not b and not _same_scalar(a, b) for a, b in zip(values, inputs(flat))):
                 raise LaunchError(
                     f"{where(instances[flat])}: leaf '{leaf.name}' uses barriers, so its instances run "
-                    "as coroutines of one call, which needs the same inputs in every instance; it receives "
+                    "in one call of its group function, which needs the same inputs in every instance; it receives "
                     "per-instance values (a one-to-one edge): send them through an array instead"
                 )
         slots = call_slots(values, ())
@@ -99,8 +100,9 @@ def run_instances(
             raise execution_error(where(instances[int(err[2])]), recorded(err[0], err[1]))
         if status != 0:
             raise LaunchError(
-                f"{where(())}: leaf '{leaf.name}' uses barriers; its {count} instances' coroutine "
-                "frames did not fit in memory: launch fewer instances per parent instance"
+                f"{where(())}: leaf '{leaf.name}' uses barriers; what its {count} instances keep "
+                "across barriers (coroutine frames or work-item-loop arrays) did not fit in memory: "
+                "launch fewer instances per parent instance"
             )
         return [outputs(out[k * nout : (k + 1) * nout], values, instances[k]) for k in range(count)]
     ctx = np.zeros(HEADER + ictx.STRIDE * levels, dtype=np.int64)

@@ -1,0 +1,966 @@
+"""Barrier leaves as work-item loops: each stretch of per-instance code a loop over the group.
+
+HPVM (as OpenCL) requires every instance of a parent instance to reach the same barriers.
+When the leaf's LLVM shows that it does (every barrier under control flow that is the same
+for all instances), the group needs no coroutines: run the *control flow* once for the
+group, and every stretch of per-instance code between two points where that control flow
+is shared as a loop over the group's instances. A barrier is then nothing but the end of
+one such loop and the start of the next, and LLVM vectorizes each loop across instances
+(PoCL's work-item loops, https://portablecl.org/docs/html/kernel_compiler.html, with
+uniform control flow as the region boundaries instead of barriers alone).
+
+The clone's node function, inlined into one function ``__hpvm_wib.<digest>(ptr args,
+ptr ctx, ptr out)`` (the trampoline's body), is prepared by LLVM: inlining, SROA,
+instcombine, simplifycfg; each barrier then starts a block of its own; ``reg2mem``
+leaves every SSA value local to its block (values crossing blocks, and phis, in allocas).
+Then, on that form (``_Function``):
+
+1. *Uniformity* (``_analyse``), optimistically and to a fixed point: a value is uniform
+   when it is a constant, an argument slot (loads from ``args``, never written by a leaf),
+   a read of the context's shared part (ids of ancestors, extents: loads from ``ctx`` at
+   a constant offset past level 0's ids), a pure operation or pure intrinsic of uniform
+   values in a block every instance runs, or a load of a ``reg2mem`` alloca that only
+   uniform stores write. Instance ids, ``out``, loads of any other memory, calls and
+   anything in divergent code are not. A block is *divergent* when it lies between a
+   branch on a value that is not uniform and that branch's immediate post-dominator.
+2. *Structure*: every barrier in a block that is not divergent; every connected stretch of
+   divergent blocks entered from one uniform block (its *owner*) and left to one uniform
+   block (or returning). Anything else (a barrier under an id-dependent branch or in a
+   loop whose trip count depends on the id, unstructured divergence, ``invoke``, a phi
+   ``reg2mem`` left) returns a reason instead of a module, and the caller takes the
+   coroutine path (``coro.py``), which runs anything and never hangs.
+3. *Emission* (``_emit``): ``__hpvm_wi.<digest>`` keeps the uniform blocks as they are
+   (their uniform instructions run once); each uniform block's per-instance instructions,
+   with the divergent stretch it owns, become a loop nest over the group's instances: z
+   outermost, x innermost (the unit-stride id of GPU-style code, so the innermost loop is
+   the one the vectorizer widens). Per-instance values that live in more than one such loop
+   (and every alloca the program itself made) get one slot per instance in an array
+   (``aligned_alloc``), indexed by the flattened instance ``(z*ny + y)*nx + x``; the
+   ``reg2mem`` allocas used in one loop only stay scalars (each instance stores before it
+   loads: the value's definition dominates its uses), so SROA promotes them again.
+   Instance-id reads become the loop variables; every other use of the context reads the
+   instance's own context (the error slots of ``leaf_errors.py``), and outputs go to the
+   instance's output slots, as the coroutine path has them.
+
+The group runner (``coro.group_runner``: same symbol, signature and results as the
+coroutine path's) fills every instance's context, calls ``__hpvm_wi.<digest>`` once, and
+reports the first instance (row-major) that raised, as before.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...ir.llvm_text import mark_always_inline
+from .coro import MARK, WRITTEN, declarations, function_span, group_runner, slot_call, split_at_marks
+
+#: The pure instructions: a uniform result from uniform operands.
+_PURE = frozenset(
+    "add sub mul udiv sdiv urem srem shl lshr ashr and or xor fadd fsub fmul fdiv frem fneg icmp fcmp "
+    "trunc zext sext fptrunc fpext fptoui fptosi uitofp sitofp ptrtoint inttoptr bitcast addrspacecast "
+    "getelementptr select extractelement insertelement shufflevector extractvalue insertvalue freeze".split()
+)
+#: Intrinsics without side effects or memory access, uniform when their operands are.
+_PURE_INTRINSICS = re.compile(
+    r"llvm\.(smax|smin|umax|umin|abs|fmuladd|fma|fabs|sqrt|minnum|maxnum|minimum|maximum|copysign|floor|"
+    r"ceil|trunc|round|rint|nearbyint|ctpop|ctlz|cttz|fshl|fshr|bswap|bitreverse|[su](add|sub|mul)\.with\."
+    r"overflow|[su](add|sub)\.sat)\."
+)
+_TOKEN = re.compile(rf"%({WRITTEN})")
+_DBG = re.compile(r", !dbg !\d+")
+_TERMINATORS = frozenset({"br", "switch", "ret", "unreachable"})
+_BARRIER_BLOCK = "__hpvm_bar."
+EXIT = ""
+#: The first metadata number of the x loops' hints (far above what LLVM numbers from 0).
+_LOOP_MD = 7_000_000
+#: Per-instance arrays up to this many bytes in all live on the stack.
+_STACK_BYTES = 32768  # the virtual exit in the post-dominator tree
+
+
+def _local(name: str) -> str:
+    """``name`` as LLVM text writes a local (``%name`` or ``%"name"``)."""
+    if re.fullmatch(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*", name):
+        return f"%{name}"
+    return '%"' + "".join(c if c.isprintable() and c not in '"\\' else f"\\{ord(c):02X}" for c in name) + '"'
+
+
+def _unquote(token: str) -> str:
+    if not token.startswith('"'):
+        return token
+    return re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), token[1:-1])
+
+
+@dataclass
+class _Ins:
+    name: str  # the result's name ("" when none)
+    opcode: str
+    text: str
+    operands: list[tuple[str, str]]  # (name, value kind)
+
+    def locals(self) -> list[str]:
+        """The names of the instruction and argument operands."""
+        return [n for n, kind in self.operands if kind in ("instruction", "argument")]
+
+
+@dataclass
+class _Block:
+    name: str
+    body: list[_Ins]
+    term: _Ins
+    succ: list[str]
+
+
+@dataclass
+class _Function:
+    blocks: list[_Block]
+    allocas: dict[str, _Ins]  # reg2mem's and the program's, by name
+    original: set[str]  # allocas the program made (before reg2mem)
+    by_name: dict[str, _Block] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.by_name = {b.name: b for b in self.blocks}
+
+
+def _instruction_lines(module_text: str, fn: str) -> list[str]:
+    """``fn``'s instruction lines as the module prints them (metadata numbered module-wide,
+    which printing one instruction alone does not do)."""
+    lines = module_text.split("\n")
+    start, end = function_span(lines, fn)
+    return [
+        line
+        for line in lines[start + 1 : end]
+        if line.startswith("  ") and not line.lstrip().startswith(("#dbg_", ";"))
+    ]
+
+
+def _read(fn: Any, original: set[str], module_text: str) -> _Function | str:
+    blocks = []
+    allocas = {}
+    printed = iter(_instruction_lines(module_text, fn.name))
+    for b in fn.blocks:
+        ins = []
+        for i in b.instructions:
+            ops = [(o.name, o.value_kind.name) for o in i.operands]
+            line = next(printed, "")
+            if line.split(" = ")[0].strip() != (_local(i.name) if i.name else line.split(" = ")[0].strip()):
+                return "its printed LLVM does not match its instructions"
+            ins.append(_Ins(i.name, i.opcode, _DBG.sub("", line.rstrip()), ops))
+            if i.opcode == "alloca":
+                allocas[i.name] = ins[-1]
+            if i.opcode in ("phi", "invoke", "callbr", "landingpad", "indirectbr", "resume", "catchswitch"):
+                return f"its LLVM has {i.opcode} where work-item loops do not handle it"
+        term = ins.pop()
+        if term.opcode not in _TERMINATORS:
+            return f"its LLVM ends a block with {term.opcode}"
+        succ = [n for n, kind in term.operands if kind == "basic_block"]
+        if term.opcode == "br" and len(succ) == 2:
+            succ.reverse()  # (llvm lists a conditional br's targets last first)
+        blocks.append(_Block(b.name, ins, term, succ))
+    return _Function(blocks, allocas, original)
+
+
+def _post_dominators(f: _Function) -> dict[str, set[str]] | None:
+    """Each block's post-dominators (``EXIT`` the virtual exit after every return);
+    ``None`` when a block cannot reach a return (an endless loop)."""
+    names = [b.name for b in f.blocks]
+    every = set(names) | {EXIT}
+    pdom = {n: set(every) for n in names}
+    pdom[EXIT] = {EXIT}
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(f.blocks):
+            succ = b.succ or [EXIT]
+            new = set.intersection(*(pdom[s] for s in succ)) | {b.name}
+            if new != pdom[b.name]:
+                pdom[b.name] = new
+                changed = True
+    if any(len(p) == len(every) and EXIT not in p for p in pdom.values()):
+        return None
+    return pdom
+
+
+def _ipdom(pdom: dict[str, set[str]], name: str) -> str:
+    strict = pdom[name] - {name}
+    return max(strict, key=lambda n: len(pdom[n]))
+
+
+def _ctx_offset(ins: _Ins) -> int | None:
+    """The byte offset of ``getelementptr i8|i64, ptr %ctx, i64 C``; ``None`` otherwise."""
+    m = re.search(r"= getelementptr (?:[a-z]+ )*(i8|i64), ptr %ctx, i64 (-?\d+)(?:,\s*!.*)?$", ins.text)
+    if not m:
+        return None
+    return int(m.group(2)) * (8 if m.group(1) == "i64" else 1)
+
+
+@dataclass
+class _Analysis:
+    uniform: set[str]  # uniform values (names)
+    skeleton: set[int]  # ids of instructions run once for the group
+    divergent: set[str]  # divergent blocks
+    uniform_allocas: set[str]
+    ids: dict[str, int]  # loads of an instance id -> axis
+    immutable: set[str]  # pointers to memory no instance writes (argument slots, shared context)
+
+
+def _analyse(f: _Function, pdom: dict[str, set[str]], header: int) -> _Analysis:
+    ids_at = {8 * (header + k): k for k in range(3)}
+    shared_from = 8 * (header + 3)
+    id_geps: dict[str, int] = {}
+    immutable = {"args"}
+    for b in f.blocks:
+        for i in b.body:
+            if i.opcode == "getelementptr" and i.operands and i.operands[0][0] == "ctx":
+                off = _ctx_offset(i)
+                if off is not None and off in ids_at:
+                    id_geps[i.name] = ids_at[off]
+                elif off is not None and off >= shared_from:
+                    immutable.add(i.name)
+            elif i.opcode == "getelementptr" and i.operands and i.operands[0][0] in immutable:
+                if all(kind.startswith("constant") for _, kind in i.operands[1:]):
+                    immutable.add(i.name)
+    ids = {
+        i.name: id_geps[i.operands[0][0]]
+        for b in f.blocks
+        for i in b.body
+        if i.opcode == "load" and i.operands[0][0] in id_geps and " i64, ptr" in i.text
+    }
+    # reg2mem's allocas reached only by plain loads and stores through them
+    users: dict[str, list[_Ins]] = {a: [] for a in f.allocas}
+    for b in f.blocks:
+        for i in [*b.body, b.term]:
+            for n in i.locals():
+                if n in users:
+                    users[n].append(i)
+    candidates = {
+        a
+        for a, us in users.items()
+        if a not in f.original
+        and all(
+            (u.opcode == "load" and u.operands[0][0] == a)
+            or (u.opcode == "store" and u.operands[1][0] == a and u.operands[0][0] != a)
+            for u in us
+        )
+    }
+    uni_allocas = set(candidates)
+    divergent: set[str] = set()
+    while True:
+        uniform = {"args"}
+        skeleton: set[int] = set()
+        uniform_stores: dict[str, bool] = {a: True for a in uni_allocas}
+        branches = []
+        for b in f.blocks:
+            if b.name in divergent:
+                for i in b.body:
+                    if i.opcode == "store" and i.operands[1][0] in uniform_stores:
+                        uniform_stores[i.operands[1][0]] = False
+                continue
+            for i in b.body:
+                ok = False
+                plain = " volatile " not in i.text and " atomic " not in i.text
+                if i.opcode == "alloca":
+                    ok = True
+                    if i.name in uni_allocas:
+                        uniform.add(i.name)
+                elif i.opcode == "load":
+                    ok = plain and (i.operands[0][0] in immutable or i.operands[0][0] in uni_allocas)
+                elif i.opcode == "store":
+                    target = i.operands[1][0]
+                    ok = plain and target in uni_allocas and _all_uniform(i.operands[:1], uniform)
+                    if target in uniform_stores and not ok:
+                        uniform_stores[target] = False
+                elif i.name in immutable:
+                    ok = True
+                elif i.opcode in _PURE and i.name not in ids:
+                    ok = _all_uniform(i.operands, uniform)
+                elif i.opcode == "call" and _PURE_INTRINSICS.match(i.operands[-1][0]):
+                    ok = _all_uniform(i.operands[:-1], uniform)
+                if ok:
+                    skeleton.add(id(i))
+                    if i.name and i.opcode != "store":
+                        uniform.add(i.name)
+            if i_cond := _condition(b.term):
+                if not _all_uniform([i_cond], uniform):
+                    branches.append(b.name)
+        for b in f.blocks:  # a branch in divergent code diverges too
+            if b.name in divergent and _condition(b.term):
+                branches.append(b.name)
+        new_divergent = set(divergent)
+        for name in branches:
+            stop = _ipdom(pdom, name)
+            todo = list(f.by_name[name].succ)
+            while todo:
+                n = todo.pop()
+                if n == stop or n in new_divergent:
+                    continue
+                new_divergent.add(n)
+                todo.extend(f.by_name[n].succ)
+        new_allocas = {a for a in uni_allocas if uniform_stores[a]}
+        if new_allocas == uni_allocas and new_divergent == divergent:
+            return _Analysis(uniform, skeleton, divergent, uni_allocas, ids, immutable)
+        uni_allocas, divergent = new_allocas, new_divergent
+
+
+def _condition(term: _Ins) -> tuple[str, str] | None:
+    if term.opcode == "br" and len(term.operands) == 3:
+        return term.operands[0]
+    if term.opcode == "switch":
+        return term.operands[0]
+    return None
+
+
+def _all_uniform(operands: list[tuple[str, str]], uniform: set[str]) -> bool:
+    return all(n in uniform for n, kind in operands if kind in ("instruction", "argument"))
+
+
+@dataclass
+class _Stretch:
+    """The divergent blocks a uniform block owns, and where they all lead."""
+
+    blocks: list[str]
+    merge: str | None  # None: they return
+
+
+def _structure(f: _Function, a: _Analysis) -> dict[str, _Stretch] | str:
+    """Each owner's divergent stretch; a reason when the code is not structured so."""
+    unstructured = "its divergent control flow is not entered from one place and left to one place"
+    for b in f.blocks:
+        if re.fullmatch(re.escape(_BARRIER_BLOCK) + r"\d+", b.name) and b.name in a.divergent:
+            return "a barrier is under control flow that depends on the instance id"
+    preds: dict[str, set[str]] = {b.name: set() for b in f.blocks}
+    for b in f.blocks:
+        for s in b.succ:
+            preds[s].add(b.name)
+    parts: dict[str, set[str]] = {}  # owner -> its divergent blocks
+    seen: set[str] = set()
+    for b in f.blocks:
+        if b.name not in a.divergent or b.name in seen:
+            continue
+        part: set[str] = set()
+        todo = [b.name]
+        while todo:  # its connected divergent blocks
+            n = todo.pop()
+            if n in part:
+                continue
+            part.add(n)
+            todo += [s for s in [*f.by_name[n].succ, *preds[n]] if s in a.divergent]
+        seen |= part
+        entries = {p for n in part for p in preds[n] if p not in part}
+        if len(entries) != 1:
+            return unstructured
+        parts.setdefault(entries.pop(), set()).update(part)
+    stretches = {}
+    for owner, inside in parts.items():
+        exits = {s for n in inside for s in f.by_name[n].succ if s not in inside}
+        exits |= {s for s in f.by_name[owner].succ if s not in inside}
+        if len(exits) > 1 or owner in a.divergent:
+            return unstructured
+        merge = next(iter(exits), None)
+        stretches[owner] = _Stretch([b.name for b in f.blocks if b.name in inside], merge)
+    for b in f.blocks:
+        cond = _condition(b.term)
+        if b.name not in stretches and b.name not in a.divergent and cond is not None:
+            if not _all_uniform([cond], a.uniform) and len(set(b.succ)) > 1:
+                return unstructured
+    return stretches
+
+
+def _owner(f: _Function, stretches: dict[str, _Stretch], block: str) -> str:
+    for owner, s in stretches.items():
+        if block in s.blocks:
+            return owner
+    return block
+
+
+def _divergent_term(b: _Block, a: _Analysis) -> bool:
+    cond = _condition(b.term)
+    return cond is not None and not _all_uniform([cond], a.uniform)
+
+
+def _fusable(f: _Function, a: _Analysis, stretches: dict[str, _Stretch]) -> set[str]:
+    """The uniform blocks whose per-instance code joins the loop of the block before them:
+    not a barrier's, entered only from one uniform block that owns no divergent stretch and
+    branches uniformly (so the skeleton knows, before any instance runs, that they follow),
+    the first block excepted. Each such block has one predecessor, so the blocks fused after
+    a head form a tree, and each way out of it is one loop."""
+    preds: dict[str, list[str]] = {b.name: [] for b in f.blocks}
+    for b in f.blocks:
+        for t in dict.fromkeys(b.succ):
+            preds[t].append(b.name)
+    fused = set()
+    for b in f.blocks[1:]:
+        ps = preds[b.name]
+        if b.name in a.divergent or re.fullmatch(re.escape(_BARRIER_BLOCK) + r"\d+", b.name) or len(ps) != 1:
+            continue
+        p = f.by_name[ps[0]]
+        if (
+            p.name != b.name
+            and p.name not in a.divergent
+            and p.name not in stretches
+            and not _divergent_term(p, a)
+        ):
+            if p.term.opcode in ("br", "switch"):
+                fused.add(b.name)
+    return fused
+
+
+def _head(f: _Function, fused: set[str], block: str) -> str:
+    """The block heading the tree ``block`` is fused into (``_fusable``)."""
+    seen = set()
+    while block in fused and block not in seen:
+        seen.add(block)
+        block = next(b.name for b in f.blocks if block in b.succ)
+    return block
+
+
+def _alloca_type(text: str) -> tuple[str, int] | None:
+    m = re.search(r"= alloca (.+?)(?:, align (\d+))?(?:, !.*)?$", text)
+    if not m or re.search(r", i(32|64) \d+$", m.group(1)):
+        return None
+    return m.group(1), int(m.group(2) or 1)
+
+
+class _Recompute:
+    """Per-instance values that are functions of the instance ids and of what no instance
+    changes (argument slots, the shared context, constants, uniform allocas stored once),
+    kept across loops in a ``reg2mem`` alloca stored once: a loop that needs one computes it
+    again from the ids instead of loading it from a per-instance array, so the vectorizer
+    sees ``tile + ty*8 + kk`` (unit stride in x, or uniform) where it would see a gather."""
+
+    def __init__(self, f: _Function, a: _Analysis):
+        self.f, self.a = f, a
+        self.defs = {i.name: i for b in f.blocks for i in b.body if i.name}
+        stores: dict[str, list[_Ins]] = {}
+        for b in f.blocks:
+            for i in b.body:
+                if i.opcode == "store" and i.operands[1][0] in f.allocas:
+                    stores.setdefault(i.operands[1][0], []).append(i)
+        self.single = {al: s[0] for al, s in stores.items() if len(s) == 1}
+        self.allocas: set[str] = set()
+        for al, store in self.single.items():
+            if al not in a.uniform_allocas and al not in f.original and self._ok(store.operands[0], {al}):
+                self.allocas.add(al)
+        self.count = 0
+
+    def _ok(self, op: tuple[str, str], visiting: set[str]) -> bool:
+        name, kind = op
+        if kind != "instruction":
+            return kind != "metadata_as_value"
+        i = self.defs.get(name)
+        if i is None:
+            return False
+        if name in self.a.ids:
+            return True
+        if i.opcode == "load":
+            ptr = i.operands[0][0]
+            if " volatile " in i.text or " atomic " in i.text:
+                return False
+            if ptr in self.a.immutable:
+                return self._ok(i.operands[0], visiting)
+            if ptr in self.a.uniform_allocas:
+                return ptr in self.single
+            store = self.single.get(ptr)
+            if store is None or ptr in visiting or ptr in self.f.original:
+                return False
+            return self._ok(store.operands[0], visiting | {ptr})
+        if i.opcode in _PURE:
+            return all(self._ok(o, visiting) for o in i.operands)
+        if i.opcode == "call" and _PURE_INTRINSICS.match(i.operands[-1][0]):
+            return all(self._ok(o, visiting) for o in i.operands[:-1])
+        return False
+
+    def speculatable(self, i: _Ins) -> bool:
+        """Whether the value the load ``i`` of a recomputable alloca reads can be computed
+        where its instance may not reach (no division that a guard may protect)."""
+        todo, seen = [self.single[i.operands[0][0]].operands[0]], set()
+        while todo:
+            name, kind = todo.pop()
+            if kind != "instruction" or name in seen:
+                continue
+            seen.add(name)
+            d = self.defs[name]
+            if d.opcode in ("udiv", "sdiv", "urem", "srem"):
+                return False
+            if d.opcode == "load" and d.operands[0][0] in self.allocas:
+                todo.append(self.single[d.operands[0][0]].operands[0])
+            elif d.opcode != "alloca":
+                todo.extend(d.operands)
+        return True
+
+    def load(self, i: _Ins, lines: list[str], memo: dict[str, str], renames: dict[str, str], p: str) -> str:
+        """The name holding what the load ``i`` of a recomputable alloca reads, its
+        computation appended to ``lines``."""
+        store = self.single[i.operands[0][0]]
+        value, kind = store.operands[0]
+        if kind == "instruction":
+            return self._value(value, lines, memo, renames, p)
+        typed = re.match(r"\s*store (?:[a-z]+ )*(.+), ptr ", store.text)
+        assert typed is not None
+        return self._fresh(lines, f"select i1 true, {typed.group(1)}, {typed.group(1)}")
+
+    def _fresh(self, lines: list[str], rhs: str) -> str:
+        self.count += 1
+        new = f"__wirc{self.count}"
+        lines.append(f"  %{new} = {rhs}")
+        return new
+
+    def _value(
+        self, name: str, lines: list[str], memo: dict[str, str], renames: dict[str, str], p: str
+    ) -> str:
+        if name in memo:
+            return memo[name]
+        i = self.defs[name]
+        if i.opcode == "alloca":  # (a uniform one, read where it is)
+            new = name
+        elif name in self.a.ids:
+            new = self._fresh(lines, f"add i64 {p}{'xyz'[self.a.ids[name]]}, 0")
+        elif i.opcode == "load" and i.operands[0][0] in self.allocas:
+            new = self.load(i, lines, memo, renames, p)
+        else:
+            local = dict(renames)
+            if i.opcode == "getelementptr" and name in self.a.immutable:
+                local.pop("ctx", None)  # (the shared part: the first instance's context has it)
+            for op, kind in i.operands:
+                if kind == "instruction":
+                    local[op] = self._value(op, lines, memo, renames, p)
+            self.count += 1
+            new = f"__wirc{self.count}"
+            local[name] = new
+            lines.append(_rename(i.text, local))
+        memo[name] = new
+        return new
+
+
+def emit(
+    f: _Function, a: _Analysis, stretches: dict[str, _Stretch], name: str, attrs: str, nout: int
+) -> str | None:
+    """``name``'s text: the work-item-loop function (module docstring, step 3); ``None``
+    when an alloca has a form it does not handle."""
+    rc = _Recompute(f, a)
+    fused = _fusable(f, a, stretches)
+    owners: dict[str, set[str]] = {al: set() for al in f.allocas if al not in rc.allocas}
+    for b in f.blocks:
+        own = _head(f, fused, _owner(f, stretches, b.name))
+        for i in [*b.body, b.term]:
+            if id(i) in a.skeleton:
+                continue
+            for n in i.locals():
+                if n in owners:
+                    owners[n].add(own)
+    arrays = {
+        al: _alloca_type(f.allocas[al].text)
+        for al, where in owners.items()
+        if al not in a.uniform_allocas and (al in f.original or len(where) > 1)
+    }
+    if any(t is None for t in arrays.values()):
+        return None
+    out = [
+        f"define internal i32 @{name}(ptr %args, ptr %ctx, ptr %out, i64 %__wi.ctxbytes, i64 %__wi.nx, "
+        f"i64 %__wi.ny, i64 %__wi.nz) {attrs} {{",
+        "__wi.entry:",
+        "  %__wi.nxy = mul i64 %__wi.nx, %__wi.ny",
+        "  %__wi.n = mul i64 %__wi.nxy, %__wi.nz",
+    ]
+    # The arrays of values kept per instance: one piece of memory, on the stack when small
+    # (a group of GPU-style size), else from aligned_alloc (freed at the end).
+    strides = {}
+    offset = "0"
+    for k, (al, ta) in enumerate(sorted(arrays.items())):
+        t, align = ta  # type: ignore[misc]
+        strides[al] = f"%__wi.st{k}"
+        out += [
+            f"  %__wi.sz{k}p = getelementptr {t}, ptr null, i64 1",
+            f"  %__wi.sz{k} = ptrtoint ptr %__wi.sz{k}p to i64",
+            f"  %__wi.st{k}a = add i64 %__wi.sz{k}, {align - 1}",
+            f"  %__wi.st{k} = and i64 %__wi.st{k}a, {-align}",
+            f"  %__wi.by{k} = mul i64 %__wi.st{k}, %__wi.n",
+            f"  %__wi.by{k}a = add i64 %__wi.by{k}, 63",
+            f"  %__wi.by{k}b = and i64 %__wi.by{k}a, -64",
+            f"  %__wi.off{k + 1} = add i64 {offset}, %__wi.by{k}b",
+        ]
+        offset = f"%__wi.off{k + 1}"
+    first = _local(f.blocks[0].name)
+    if arrays:
+        out += [
+            f"  %__wi.small = icmp ule i64 {offset}, {_STACK_BYTES}",
+            "  br i1 %__wi.small, label %__wi.stack, label %__wi.heap",
+            "__wi.stack:",
+            f"  %__wi.stk = alloca i8, i64 {offset}, align 64",
+            "  br label %__wi.carve",
+            "__wi.heap:",
+            f"  %__wi.hp = call ptr @aligned_alloc(i64 64, i64 {offset})",
+            "  %__wi.null = icmp eq ptr %__wi.hp, null",
+            "  br i1 %__wi.null, label %__wi.oom, label %__wi.carve",
+            "__wi.carve:",
+            "  %__wi.mem = phi ptr [ %__wi.stk, %__wi.stack ], [ %__wi.hp, %__wi.heap ]",
+            "  %__wi.own = phi ptr [ null, %__wi.stack ], [ %__wi.hp, %__wi.heap ]",
+        ]
+        out += [
+            f"  %__wi.arr{k} = getelementptr i8, ptr %__wi.mem, i64 %__wi.off{k}"
+            for k in range(1, len(arrays))
+        ]
+        out.append("  %__wi.arr0 = getelementptr i8, ptr %__wi.mem, i64 0")
+    out.append(f"  br label {first}")
+    frees = ["  call void @free(ptr %__wi.own)"] if arrays else []
+    bad = bool(arrays)
+    # Every alloca kept (uniform, or one loop's) at the start, where SROA promotes it.
+    out[4:4] = [i.text for b in f.blocks for i in b.body if i.opcode == "alloca" and i.name not in arrays]
+    base = {al: f"%__wi.arr{k}" for k, al in enumerate(sorted(arrays))}
+    counter = iter(range(1 << 30))
+    hoisted: set[str] = set()
+
+    def per(b: _Block) -> list[_Ins]:
+        return [i for i in b.body if id(i) not in a.skeleton and i.opcode != "alloca"]
+
+    def loop(path: list[_Block], pred: str, stretch: _Stretch | None) -> None:
+        """One loop over the instances running ``path``'s per-instance code (and the
+        stretch its last block owns), entered from the block labelled ``pred``."""
+        k = next(counter)
+        p = f"%__wi{k}."
+        lab = p[1:]
+        used = {n for blk in path for i in per(blk) for n in i.locals()}
+        for name in stretch.blocks if stretch else []:
+            used |= {n for i in [*f.by_name[name].body, f.by_name[name].term] for n in i.locals()}
+        out.extend(_loop_head(p, lab, pred))
+        renames = {"ctx": f"{lab}ctx", "out": f"{lab}out"}
+        out.extend(
+            [
+                f"  {p}rm0 = mul i64 {p}x, %__wi.ny",
+                f"  {p}rm1 = add i64 {p}rm0, {p}y",
+                f"  {p}rm2 = mul i64 {p}rm1, %__wi.nz",
+                f"  {p}rm = add i64 {p}rm2, {p}z",
+                f"  {p}co = mul i64 {p}rm, %__wi.ctxbytes",
+                f"  {p}ctx = getelementptr i8, ptr %ctx, i64 {p}co",
+                f"  {p}oo = mul i64 {p}rm, {8 * max(1, nout)}",
+                f"  {p}out = getelementptr i8, ptr %out, i64 {p}oo",
+            ]
+        )
+        for al in sorted(used & set(arrays)):
+            m = f"{p}a{len(renames)}"
+            out.extend(
+                [
+                    f"  {m}o = mul i64 {p}j, {strides[al]}",
+                    f"  {m} = getelementptr i8, ptr {base[al]}, i64 {m}o",
+                ]
+            )
+            renames[al] = m[1:]
+        # (a block's code may run in several loops, one per way out of its tree: names per loop)
+        for blk in [*path, *(f.by_name[name] for name in (stretch.blocks if stretch else []))]:
+            for i in blk.body:
+                if i.name and id(i) not in a.skeleton and i.opcode != "alloca":
+                    renames[i.name] = f"{lab}v{len(renames)}"
+        latch = f"%{lab}xl"
+        if stretch is not None:  # what divergent code recomputes, computed by every instance
+            memo: dict[str, str] = {}  # (so that LLVM can if-convert the divergent code)
+            for name in stretch.blocks:
+                for i in f.by_name[name].body:
+                    if i.opcode == "load" and i.operands[0][0] in rc.allocas and rc.speculatable(i):
+                        lines: list[str] = []
+                        renames[i.name] = rc.load(i, lines, memo, renames, p)
+                        hoisted.add(i.name)
+                        out.extend(lines)
+        for blk in path:
+            out.extend(_instances(per(blk), renames, a, rc, p))
+        if stretch is None:
+            out.append(f"  br label {latch}")
+        else:
+            merge = {stretch.merge: latch} if stretch.merge is not None else {}
+            out.append(_terminator(path[-1].term, renames, merge, latch))
+            for name in stretch.blocks:
+                sb = f.by_name[name]
+                out.append(f"{_local(name)[1:]}:")
+                out.extend(_instances([i for i in sb.body if i.name not in hoisted], renames, a, rc, p))
+                out.append(_terminator(sb.term, renames, merge, latch))
+        out.extend(_loop_tail(p, lab))
+
+    def tree(b: _Block, path: list[_Block]) -> None:
+        """``b`` and the blocks fused after it (``_fusable``): their uniform code in the
+        skeleton, one loop for each way out of them, running every block on the way."""
+        path = [*path, b]
+        out.append(f"{_local(b.name)[1:]}:")
+        out.extend(i.text for i in b.body if id(i) in a.skeleton and i.opcode != "alloca")
+        stretch = stretches.get(b.name)
+        work = any(per(blk) for blk in path)
+        if stretch is not None or _divergent_term(b, a) or b.term.opcode in ("ret", "unreachable"):
+            if work or stretch is not None or _divergent_term(b, a):
+                loop(path, _local(b.name), stretch)
+            if stretch is not None:
+                out.append(
+                    f"  br label {_local(stretch.merge) if stretch.merge is not None else '%__wi.ret'}"
+                )
+            elif _divergent_term(b, a):
+                out.append(f"  br label {_local(b.succ[0])}")
+            else:
+                out.append(_terminator(b.term, {}))
+            return
+        later = [f.by_name[t] for t in dict.fromkeys(b.succ) if t in fused]
+        exits = {t: f"%__wix{next(counter)}" for t in dict.fromkeys(b.succ) if t not in fused} if work else {}
+        out.append(_terminator(b.term, {}, exits))
+        for t, label in exits.items():
+            out.append(f"{label[1:]}:")
+            loop(path, label, None)
+            out.append(f"  br label {_local(t)}")
+        for nxt in later:
+            tree(nxt, path)
+
+    for b in f.blocks:
+        if b.name not in a.divergent and b.name not in fused:
+            tree(b, [])
+    out += ["__wi.ret:", *frees, "  ret i32 0"]
+    if bad:
+        out += ["__wi.oom:", "  ret i32 1"]
+    out.append("}")
+    # Each x loop runs nx instances, few (a GPU-style group's row): vectorized without
+    # interleaving, one vector iteration covers it instead of falling to the remainder.
+    for k in range(next(counter)):
+        md = _LOOP_MD + 2 * k
+        out.append(
+            f'!{md} = distinct !{{!{md}, !{md + 1}}}\n!{md + 1} = !{{!"llvm.loop.interleave.count", i32 1}}'
+        )
+    return "\n".join(out) + "\n"
+
+
+def _loop_head(p: str, lab: str, pred: str) -> list[str]:
+    """The loop nest's heads (ids ``{p}z``, ``{p}y``, ``{p}x``, flattened ``{p}j``), entered
+    from the block ``pred``."""
+    return [
+        f"  br label %{lab}zh",
+        f"{lab}zh:",
+        f"  {p}z = phi i64 [ 0, {pred} ], [ {p}z1, %{lab}zl ]",
+        f"  br label %{lab}yh",
+        f"{lab}yh:",
+        f"  {p}y = phi i64 [ 0, %{lab}zh ], [ {p}y1, %{lab}yl ]",
+        f"  {p}row0 = mul i64 {p}z, %__wi.ny",
+        f"  {p}row1 = add i64 {p}row0, {p}y",
+        f"  {p}row = mul i64 {p}row1, %__wi.nx",
+        f"  br label %{lab}xh",
+        f"{lab}xh:",
+        f"  {p}x = phi i64 [ 0, %{lab}yh ], [ {p}x1, %{lab}xl ]",
+        f"  {p}j = add i64 {p}row, {p}x",
+    ]
+
+
+def _loop_tail(p: str, lab: str) -> list[str]:
+    return [
+        f"{lab}xl:",
+        f"  {p}x1 = add nuw nsw i64 {p}x, 1",
+        f"  {p}xm = icmp slt i64 {p}x1, %__wi.nx",
+        f"  br i1 {p}xm, label %{lab}xh, label %{lab}yl, !llvm.loop !{_LOOP_MD + 2 * int(lab[4:-1])}",
+        f"{lab}yl:",
+        f"  {p}y1 = add nuw nsw i64 {p}y, 1",
+        f"  {p}ym = icmp slt i64 {p}y1, %__wi.ny",
+        f"  br i1 {p}ym, label %{lab}yh, label %{lab}zl",
+        f"{lab}zl:",
+        f"  {p}z1 = add nuw nsw i64 {p}z, 1",
+        f"  {p}zm = icmp slt i64 {p}z1, %__wi.nz",
+        f"  br i1 {p}zm, label %{lab}zh, label %{lab}done",
+        f"{lab}done:",
+    ]
+
+
+def _rename(text: str, renames: dict[str, str]) -> str:
+    def sub(m: re.Match[str]) -> str:
+        new = renames.get(_unquote(m.group(1)))
+        return m.group(0) if new is None else _local(new)
+
+    return _TOKEN.sub(sub, text)
+
+
+def _instances(block: list[_Ins], renames: dict[str, str], a: _Analysis, rc: _Recompute, p: str) -> list[str]:
+    """One block's per-instance instructions inside the loop with prefix ``p``: instance
+    ids read from the loop's variables, recomputable values computed again."""
+    lines: list[str] = []
+    memo: dict[str, str] = {}
+    for i in block:
+        if i.name in a.ids:
+            lines.append(f"  {_local(renames.get(i.name, i.name))} = add i64 {p}{'xyz'[a.ids[i.name]]}, 0")
+        elif i.opcode == "store" and i.operands[1][0] in rc.allocas:
+            continue
+        elif i.opcode == "load" and i.operands[0][0] in rc.allocas:
+            renames[i.name] = rc.load(i, lines, memo, renames, p)
+        elif i.opcode == "getelementptr" and i.name in a.immutable:  # the shared context
+            lines.append(_rename(i.text, {k: v for k, v in renames.items() if k != "ctx"}))
+        else:
+            lines.append(_rename(i.text, renames))
+    return lines
+
+
+def _own_context(f: _Function, a: _Analysis, header: int) -> bool:
+    """Whether per-instance code reads an instance's context other than its error slots
+    (0 and 1), its ids (the loop variables) or the shared part: then every instance's
+    context is filled in full."""
+    every = [i for b in f.blocks for i in [*b.body, b.term]]
+    id_loads_only = {i.operands[0][0] for i in every if i.name in a.ids}
+    id_loads_only -= {n for i in every if i.name not in a.ids for n in i.locals()}
+    for i in every:
+        if id(i) in a.skeleton or "ctx" not in i.locals():
+            continue
+        if i.opcode == "getelementptr" and i.operands[0][0] == "ctx":
+            off = _ctx_offset(i)
+            if off is not None and (off in (0, 8) or off >= 8 * (header + 3) or i.name in id_loads_only):
+                continue
+        if i.opcode == "load" and i.operands[0][0] == "ctx":
+            continue
+        if i.opcode == "store" and i.operands[1][0] == "ctx" and i.operands[0][0] != "ctx":
+            continue
+        return True
+    return False
+
+
+def _terminator(
+    term: _Ins, renames: dict[str, str], targets: dict[str, str] | None = None, latch: str = ""
+) -> str:
+    """``term`` with its targets in ``targets`` (block -> label text) redirected; a return
+    leaves the function (the loop's latch inside a loop)."""
+    if term.opcode == "ret":
+        return f"  br label {latch or '%__wi.ret'}"
+    text = _rename(term.text, renames)
+    for block, label in (targets or {}).items():
+        text = re.sub(re.escape(f"label {_local(block)}") + r"(?![-a-zA-Z$._0-9\"])", f"label {label}", text)
+    return text
+
+
+def prepare(
+    text: str,
+    *,
+    entry: str,
+    digest: str,
+    args: tuple[str, ...],
+    outs: tuple[str, ...],
+    ret: str,
+    reach_barrier: set[str],
+) -> tuple[Any, str] | str:
+    """The module with ``__hpvm_wib.<digest>``: the node function inlined into the trampoline's
+    body, simplified, each barrier at the start of a block of its own, in ``reg2mem`` form;
+    and that function's attributes. A reason (str) when LLVM could not make it."""
+    import llvmlite.binding as llvm
+
+    from .native import optimize_module
+
+    text, group = mark_always_inline(text, reach_barrier, f"@{entry}")
+    attrs = f"#{group}" if group is not None else ""
+    body = f"__hpvm_wib.{digest}"
+    text += (
+        f"\ndefine internal void @{body}(ptr %args, ptr %ctx, ptr %out) {attrs} {{\nentry:\n"
+        + "\n".join(slot_call(entry, args, outs, ret))
+        + "\n  ret void\n}\n"
+    )
+    try:
+        module = llvm.parse_assembly(text)
+        module.verify()
+    except RuntimeError as e:
+        return f"its LLVM could not be inlined ({str(e).strip()})"
+    optimize_module(
+        module,
+        2,
+        (
+            "always_inliner",
+            "sroa",
+            "instruction_combine",
+            "simplify_cfg",
+            "sccp",
+            "instruction_combine",
+            "simplify_cfg",
+        ),
+    )
+    text = str(module)
+    text = split_at_marks(text, body, lambda k, label: ["  br label %" + label, f"{label}:"], _BARRIER_BLOCK)
+    try:
+        module = llvm.parse_assembly(text)
+        module.verify()
+    except RuntimeError as e:
+        return f"its barriers could not start blocks ({str(e).strip()})"
+    optimize_module(module, 0, ("instruction_namer",))
+    return module, attrs
+
+
+def workitem_function(
+    module: Any, *, digest: str, attrs: str, header: int, nout: int, reach: set[str]
+) -> str:
+    """``__hpvm_wi.<digest>``'s text from ``prepare``'s module, or a reason (``"why: ..."``)
+    it cannot be made (then the coroutine path runs the leaf)."""
+    from .native import optimize_module
+
+    fn = module.get_function(f"__hpvm_wib.{digest}")
+    body = str(fn)
+    if any(re.search(re.escape(g) + r"\(", body) for g in reach) or f"@{MARK}(" in body:
+        return "why: a call reaching a barrier was not inlined"
+    original = {i.name for b in fn.blocks for i in b.instructions if i.opcode == "alloca"}
+    optimize_module(module, 0, ("register_to_memory", "instruction_namer"))
+    f = _read(module.get_function(f"__hpvm_wib.{digest}"), original, str(module))
+    if isinstance(f, str):
+        return "why: " + f
+    pdom = _post_dominators(f)
+    if pdom is None:
+        return "why: a loop in it never ends"
+    a = _analyse(f, pdom, header)
+    stretches = _structure(f, a)
+    if isinstance(stretches, str):
+        return "why: " + stretches
+    made = emit(f, a, stretches, f"__hpvm_wi.{digest}", attrs, nout)
+    if made is None:
+        return "why: an alloca of a form work-item loops do not handle"
+    return made, _own_context(f, a, header)
+
+
+def workitem_module(
+    leaf: Any,
+    text: str,
+    *,
+    entry: str,
+    digest: str,
+    args: tuple[str, ...],
+    outs: tuple[str, ...],
+    ret: str,
+    reach_barrier: set[str],
+    declared: set[str],
+    header: int,
+    raised: int,
+) -> tuple[str | None, str]:
+    """The clone ``text`` with ``__hpvm_wi.<digest>`` and the group runner, optimized; or
+    ``None`` and why work-item loops do not apply (the caller then builds coroutines)."""
+    import llvmlite.binding as llvm
+
+    from .native import optimize_module
+
+    prepared = prepare(
+        text, entry=entry, digest=digest, args=args, outs=outs, ret=ret, reach_barrier=reach_barrier
+    )
+    if isinstance(prepared, str):
+        return None, prepared
+    module, attrs = prepared
+    made = workitem_function(
+        module, digest=digest, attrs=attrs, header=header, nout=len(outs), reach=reach_barrier
+    )
+    if isinstance(made, str):
+        return None, made.removeprefix("why: ")
+    made, every_context = made
+    text = str(module)
+    # Elsewhere (the one-instance trampoline) a barrier does nothing.
+    text = text.replace(
+        f"declare void @{MARK}()", f"define internal void @{MARK}() alwaysinline {{\n  ret void\n}}", 1
+    )
+    names = {f.name for f in module.functions}
+    call = (
+        f"  %code0 = call i32 @__hpvm_wi.{digest}(ptr %args, ptr %ctxs, ptr %outs, i64 %ctxbytes, i64 %nx, "
+        "i64 %ny, i64 %nz)\n  %failed = icmp ne i32 %code0, 0\n  br i1 %failed, label %oom, label %done"
+    )
+    text += (
+        made
+        + group_runner(
+            digest, outs, header, raised, call, coroutines=False, every_context=every_context, inline=False
+        )
+        + declarations(names)
+    )
+    try:
+        module = llvm.parse_assembly(text)
+        module.verify()
+    except RuntimeError as e:
+        return None, f"its work-item loops are not valid LLVM ({str(e).strip()})"
+    optimize_module(module, 2)
+    return str(module), ""
+
+
+__all__ = ["workitem_module"]
