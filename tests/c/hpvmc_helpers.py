@@ -28,6 +28,28 @@ needs_clang = pytest.mark.skipif(_clang_reason() is not None, reason=f"HPVM-C ne
 needs_llvm_leaves = pytest.mark.skipif(_llvm_leaves_reason() is not None, reason=str(_llvm_leaves_reason()))
 
 
+@pytest.fixture
+def clean_runtime():  # type: ignore[no-untyped-def]
+    """The runtime cleaned up after the test (modules take it with ``usefixtures``): a test that
+    launches leaves no tracked arrays, workers or streams to the next."""
+    yield
+    import hpvm
+
+    hpvm.cleanup()
+
+
+def compiled_program(path: Path):  # type: ignore[no-untyped-def]
+    """A module-scoped fixture: ``c.compile(path)`` once for the module's tests."""
+
+    @pytest.fixture(scope="module")
+    def program():  # type: ignore[no-untyped-def]
+        from hpvm import c
+
+        return c.compile(path)
+
+    return program
+
+
 def line_of(source: str, marker: str) -> int:
     """The 1-based line of ``source`` that ends with ``// @marker``."""
     hits = [k for k, text in enumerate(source.splitlines(), 1) if text.rstrip().endswith(f"// @{marker}")]

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import line_of, needs_clang, needs_llvm_leaves
+from hpvmc_helpers import compiled_program, line_of, needs_clang, needs_llvm_leaves
 
 import hpvm
-from hpvm import c
 from markers import fails
 
 pytestmark = [needs_clang, needs_llvm_leaves]
@@ -26,9 +25,7 @@ TARGETS = ["cpu", "interp"]
 GUARD = 3
 
 
-@pytest.fixture(scope="module")
-def program():
-    return c.compile(PROGRAM)
+program = compiled_program(PROGRAM)
 
 
 @pytest.mark.parametrize("target", TARGETS)

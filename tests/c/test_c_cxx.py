@@ -10,8 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-from hpvmc_helpers import needs_clang, needs_llvm_leaves
+from hpvmc_helpers import compiled_program, needs_clang, needs_llvm_leaves
 
 from hpvm import c
 
@@ -36,9 +35,7 @@ RAN = [
 ENDED = ["session down", "destroy second", "destroy first"]  # the reverse of construction
 
 
-@pytest.fixture(scope="module")
-def program():
-    return c.compile(PROGRAM)
+program = compiled_program(PROGRAM)
 
 
 def test_cxx_host_code_runs_in_order(program, tmp_path, capfd):

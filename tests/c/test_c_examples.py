@@ -7,17 +7,10 @@ from __future__ import annotations
 import pytest
 from hpvmc_helpers import EXAMPLES, needs_clang, needs_llvm_leaves
 
-import hpvm
 from hpvm import c
 from hpvm.cli import main as cli
 
-pytestmark = [needs_clang, needs_llvm_leaves]
-
-
-@pytest.fixture(autouse=True)
-def _clean_runtime():
-    yield
-    hpvm.cleanup()
+pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
 
 @pytest.mark.parametrize(

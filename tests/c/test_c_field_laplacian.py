@@ -13,28 +13,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import needs_clang, needs_llvm_leaves
+from hpvmc_helpers import compiled_program, needs_clang, needs_llvm_leaves
 
 import hpvm
-from hpvm import c, llvm
+from hpvm import llvm
 from hpvm.backends.cpu.graphgen import loop_order
 from hpvm.ir.printer import print_program
 
-pytestmark = [needs_clang, needs_llvm_leaves]
+pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
 PROGRAM = Path(__file__).parent / "programs" / "laplacian_mixed.cc"  # (a fixed path: zig's cache finds it)
 W, H = 37, 23
 
 
-@pytest.fixture(scope="module")
-def program():
-    return c.compile(PROGRAM)
-
-
-@pytest.fixture(autouse=True)
-def _clean_runtime():
-    yield
-    hpvm.cleanup()
+program = compiled_program(PROGRAM)
 
 
 def _image() -> np.ndarray:

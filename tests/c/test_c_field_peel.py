@@ -12,27 +12,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import needs_clang, needs_llvm_leaves
+from hpvmc_helpers import compiled_program, needs_clang, needs_llvm_leaves
 
 import hpvm
-from hpvm import c
 from hpvm.backends import get_backend
 
-pytestmark = [needs_clang, needs_llvm_leaves]
+pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
 PROGRAM = Path(__file__).parent / "programs" / "brighten_returns.cc"  # (a fixed path: zig's cache finds it)
 W, H = 67, 29
 
 
-@pytest.fixture(scope="module")
-def program():
-    return c.compile(PROGRAM)
-
-
-@pytest.fixture(autouse=True)
-def _clean_runtime():
-    yield
-    hpvm.cleanup()
+program = compiled_program(PROGRAM)
 
 
 def _run(root, target: str) -> tuple[np.ndarray, int]:

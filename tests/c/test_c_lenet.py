@@ -10,10 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import EXAMPLES, needs_clang
+from hpvmc_helpers import EXAMPLES, compiled_program, needs_clang
 
-import hpvm
-from hpvm import c
 from hpvm.ir.bodies import TensorBody
 from hpvm.ir.types import ArrayType, ScalarType
 
@@ -21,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from example_modules import load  # noqa: E402
 from markers import needs_backend  # noqa: E402
 
-pytestmark = needs_clang
+pytestmark = [needs_clang, pytest.mark.usefixtures("clean_runtime")]
 LENET = EXAMPLES / "lenet" / "lenet.cpp"
 TARGETS = ["interp", pytest.param("tensor", marks=needs_backend("tensor"))]
 TENSOR, MATRIX, CHANNELS = (ArrayType(ScalarType("f32"), rank) for rank in (4, 2, 1))
@@ -40,15 +38,7 @@ def data(tmp_path_factory):
     return folder, written
 
 
-@pytest.fixture(scope="module")
-def program() -> c.CProgram:
-    return c.compile(LENET)
-
-
-@pytest.fixture(autouse=True)
-def _clean_runtime():
-    yield
-    hpvm.cleanup()
+program = compiled_program(LENET)
 
 
 def test_one_tensor_leaf_per_layer_operation(program):

@@ -15,7 +15,7 @@ from hpvm import c
 from hpvm.backends.cpu.graphgen import loop_order
 from hpvm.backends.llvm_native.access import unit_stride_dimension
 
-pytestmark = [needs_clang, needs_llvm_leaves]
+pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
 # One 3-D leaf writing out[i] = 10 * in[i] + (flat id), where the flat index i is built
 # from the ids as INDEX says; the root replicates it over nx x ny x nz.
@@ -50,12 +50,6 @@ CASES = {
     # y fastest -> y innermost, x and z keeping their order.
     "y-fastest": ("y + (long)ny * (z + (long)nz * x)", 1, (0, 2, 1)),
 }
-
-
-@pytest.fixture(autouse=True)
-def _clean_runtime():
-    yield
-    hpvm.cleanup()
 
 
 def _leaf_node(root):

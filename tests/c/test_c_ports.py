@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from hpvmc_helpers import line_of, needs_clang, needs_llvm_leaves
 
-import hpvm
 from hpvm import c
 from hpvm.c.errors import CMemoryTrackingError
 from hpvm.ir.graph import functions
@@ -21,14 +20,8 @@ from hpvm.ir.graph import functions
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from markers import fails  # noqa: E402
 
-pytestmark = [needs_clang, needs_llvm_leaves]
+pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 TARGETS = ["cpu", "interp"]
-
-
-@pytest.fixture(autouse=True)
-def _clean_runtime():
-    yield
-    hpvm.cleanup()
 
 
 def _signatures(program: c.CProgram) -> dict[str, str]:

@@ -20,17 +20,11 @@ from hpvm.ir.types import ArrayType, ScalarType
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from markers import fails, needs_backend  # noqa: E402
 
-pytestmark = needs_clang
+pytestmark = [needs_clang, pytest.mark.usefixtures("clean_runtime")]
 TENSOR = ArrayType(ScalarType("f32"), 4)
 MATRIX = ArrayType(ScalarType("f32"), 2)
 CHANNELS = ArrayType(ScalarType("f32"), 1)
 TARGETS = ["interp", pytest.param("tensor", marks=needs_backend("tensor"))]
-
-
-@pytest.fixture(autouse=True)
-def _clean_runtime():
-    yield
-    hpvm.cleanup()
 
 
 def _weights(folder: Path) -> dict[str, np.ndarray]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import EXAMPLES, needs_clang, needs_llvm_leaves
+from hpvmc_helpers import EXAMPLES, compiled_program, needs_clang, needs_llvm_leaves
 
 import hpvm
 from hpvm import c
@@ -24,21 +24,13 @@ from hpvm import c
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llvm"))
 from barrier_lowering import barrier_leaf  # noqa: E402
 
-pytestmark = [needs_clang, needs_llvm_leaves]
+pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
 PROGRAM = Path(__file__).parent / "programs" / "block_reduce.c"  # (a fixed path: zig's cache finds it)
 BLOCK = 64
 
 
-@pytest.fixture(scope="module")
-def program():
-    return c.compile(PROGRAM)
-
-
-@pytest.fixture(autouse=True)
-def _clean_runtime():
-    yield
-    hpvm.cleanup()
+program = compiled_program(PROGRAM)
 
 
 def test_the_program_runs_and_checks_itself(program):
