@@ -53,7 +53,9 @@ NATIVE_VERSION = 8
 #: The code that writes barrier leaves' modules, hashed into every digest: a change to it
 #: never meets graph code Numba cached on disk with the old module inlined.
 _GENERATOR = hashlib.sha1(
-    b"".join((Path(__file__).parent / name).read_bytes() for name in ("coro.py", "wiloops.py"))
+    b"".join(
+        (Path(__file__).parent / name).read_bytes() for name in ("coro.py", "wiloops.py", "wiuniform.py")
+    )
 ).hexdigest()[:12]
 HEADER = 2  # slots before level 0 in the native context
 CTX = "%__hpvm_ctx"

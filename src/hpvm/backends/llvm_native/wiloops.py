@@ -13,9 +13,9 @@ The clone's node function, inlined into one function ``__hpvm_wib.<digest>(ptr a
 ptr ctx, ptr out)`` (the trampoline's body), is prepared by LLVM: inlining, SROA,
 instcombine, simplifycfg; each barrier then starts a block of its own; ``reg2mem``
 leaves every SSA value local to its block (values crossing blocks, and phis, in allocas).
-Then, on that form (``_Function``):
+Then, on that form (``Function``):
 
-1. *Uniformity* (``_analyse``), optimistically and to a fixed point: a value is uniform
+1. *Uniformity* (``analyse``), optimistically and to a fixed point: a value is uniform
    when it is a constant, an argument slot (loads from ``args``, never written by a leaf),
    a read of the context's shared part (ids of ancestors, extents: loads from ``ctx`` at
    a constant offset past level 0's ids), a pure operation or pure intrinsic of uniform
@@ -50,369 +50,37 @@ reports the first instance (row-major) that raised, as before.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...ir.llvm_text import mark_always_inline
-from .coro import MARK, WRITTEN, declarations, function_span, group_runner, slot_call, split_at_marks
+from .coro import MARK, WRITTEN, declarations, group_runner, slot_call, split_at_marks
+from .wiuniform import (
+    BARRIER_BLOCK,
+    PURE,
+    PURE_INTRINSICS,
+    Analysis,
+    Block,
+    Function,
+    Ins,
+    Stretch,
+    analyse,
+    ctx_offset,
+    divergent_term,
+    fusable,
+    head,
+    llvm_local,
+    owner,
+    post_dominators,
+    read_function,
+    structure,
+    unquote,
+)
 
-#: The pure instructions: a uniform result from uniform operands.
-_PURE = frozenset(
-    "add sub mul udiv sdiv urem srem shl lshr ashr and or xor fadd fsub fmul fdiv frem fneg icmp fcmp "
-    "trunc zext sext fptrunc fpext fptoui fptosi uitofp sitofp ptrtoint inttoptr bitcast addrspacecast "
-    "getelementptr select extractelement insertelement shufflevector extractvalue insertvalue freeze".split()
-)
-#: Intrinsics without side effects or memory access, uniform when their operands are.
-_PURE_INTRINSICS = re.compile(
-    r"llvm\.(smax|smin|umax|umin|abs|fmuladd|fma|fabs|sqrt|minnum|maxnum|minimum|maximum|copysign|floor|"
-    r"ceil|trunc|round|rint|nearbyint|ctpop|ctlz|cttz|fshl|fshr|bswap|bitreverse|[su](add|sub|mul)\.with\."
-    r"overflow|[su](add|sub)\.sat)\."
-)
 _TOKEN = re.compile(rf"%({WRITTEN})")
-_DBG = re.compile(r", !dbg !\d+")
-_TERMINATORS = frozenset({"br", "switch", "ret", "unreachable"})
-_BARRIER_BLOCK = "__hpvm_bar."
-EXIT = ""
 #: The first metadata number of the x loops' hints (far above what LLVM numbers from 0).
 _LOOP_MD = 7_000_000
 #: Per-instance arrays up to this many bytes in all live on the stack.
 _STACK_BYTES = 32768  # the virtual exit in the post-dominator tree
-
-
-def _local(name: str) -> str:
-    """``name`` as LLVM text writes a local (``%name`` or ``%"name"``)."""
-    if re.fullmatch(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*", name):
-        return f"%{name}"
-    return '%"' + "".join(c if c.isprintable() and c not in '"\\' else f"\\{ord(c):02X}" for c in name) + '"'
-
-
-def _unquote(token: str) -> str:
-    if not token.startswith('"'):
-        return token
-    return re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), token[1:-1])
-
-
-@dataclass
-class _Ins:
-    name: str  # the result's name ("" when none)
-    opcode: str
-    text: str
-    operands: list[tuple[str, str]]  # (name, value kind)
-
-    def locals(self) -> list[str]:
-        """The names of the instruction and argument operands."""
-        return [n for n, kind in self.operands if kind in ("instruction", "argument")]
-
-
-@dataclass
-class _Block:
-    name: str
-    body: list[_Ins]
-    term: _Ins
-    succ: list[str]
-
-
-@dataclass
-class _Function:
-    blocks: list[_Block]
-    allocas: dict[str, _Ins]  # reg2mem's and the program's, by name
-    original: set[str]  # allocas the program made (before reg2mem)
-    by_name: dict[str, _Block] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.by_name = {b.name: b for b in self.blocks}
-
-
-def _instruction_lines(module_text: str, fn: str) -> list[str]:
-    """``fn``'s instruction lines as the module prints them (metadata numbered module-wide,
-    which printing one instruction alone does not do)."""
-    lines = module_text.split("\n")
-    start, end = function_span(lines, fn)
-    return [
-        line
-        for line in lines[start + 1 : end]
-        if line.startswith("  ") and not line.lstrip().startswith(("#dbg_", ";"))
-    ]
-
-
-def _read(fn: Any, original: set[str], module_text: str) -> _Function | str:
-    blocks = []
-    allocas = {}
-    printed = iter(_instruction_lines(module_text, fn.name))
-    for b in fn.blocks:
-        ins = []
-        for i in b.instructions:
-            ops = [(o.name, o.value_kind.name) for o in i.operands]
-            line = next(printed, "")
-            if line.split(" = ")[0].strip() != (_local(i.name) if i.name else line.split(" = ")[0].strip()):
-                return "its printed LLVM does not match its instructions"
-            ins.append(_Ins(i.name, i.opcode, _DBG.sub("", line.rstrip()), ops))
-            if i.opcode == "alloca":
-                allocas[i.name] = ins[-1]
-            if i.opcode in ("phi", "invoke", "callbr", "landingpad", "indirectbr", "resume", "catchswitch"):
-                return f"its LLVM has {i.opcode} where work-item loops do not handle it"
-        term = ins.pop()
-        if term.opcode not in _TERMINATORS:
-            return f"its LLVM ends a block with {term.opcode}"
-        succ = [n for n, kind in term.operands if kind == "basic_block"]
-        if term.opcode == "br" and len(succ) == 2:
-            succ.reverse()  # (llvm lists a conditional br's targets last first)
-        blocks.append(_Block(b.name, ins, term, succ))
-    return _Function(blocks, allocas, original)
-
-
-def _post_dominators(f: _Function) -> dict[str, set[str]] | None:
-    """Each block's post-dominators (``EXIT`` the virtual exit after every return);
-    ``None`` when a block cannot reach a return (an endless loop)."""
-    names = [b.name for b in f.blocks]
-    every = set(names) | {EXIT}
-    pdom = {n: set(every) for n in names}
-    pdom[EXIT] = {EXIT}
-    changed = True
-    while changed:
-        changed = False
-        for b in reversed(f.blocks):
-            succ = b.succ or [EXIT]
-            new = set.intersection(*(pdom[s] for s in succ)) | {b.name}
-            if new != pdom[b.name]:
-                pdom[b.name] = new
-                changed = True
-    if any(len(p) == len(every) and EXIT not in p for p in pdom.values()):
-        return None
-    return pdom
-
-
-def _ipdom(pdom: dict[str, set[str]], name: str) -> str:
-    strict = pdom[name] - {name}
-    return max(strict, key=lambda n: len(pdom[n]))
-
-
-def _ctx_offset(ins: _Ins) -> int | None:
-    """The byte offset of ``getelementptr i8|i64, ptr %ctx, i64 C``; ``None`` otherwise."""
-    m = re.search(r"= getelementptr (?:[a-z]+ )*(i8|i64), ptr %ctx, i64 (-?\d+)(?:,\s*!.*)?$", ins.text)
-    if not m:
-        return None
-    return int(m.group(2)) * (8 if m.group(1) == "i64" else 1)
-
-
-@dataclass
-class _Analysis:
-    uniform: set[str]  # uniform values (names)
-    skeleton: set[int]  # ids of instructions run once for the group
-    divergent: set[str]  # divergent blocks
-    uniform_allocas: set[str]
-    ids: dict[str, int]  # loads of an instance id -> axis
-    immutable: set[str]  # pointers to memory no instance writes (argument slots, shared context)
-
-
-def _analyse(f: _Function, pdom: dict[str, set[str]], header: int) -> _Analysis:
-    ids_at = {8 * (header + k): k for k in range(3)}
-    shared_from = 8 * (header + 3)
-    id_geps: dict[str, int] = {}
-    immutable = {"args"}
-    for b in f.blocks:
-        for i in b.body:
-            if i.opcode == "getelementptr" and i.operands and i.operands[0][0] == "ctx":
-                off = _ctx_offset(i)
-                if off is not None and off in ids_at:
-                    id_geps[i.name] = ids_at[off]
-                elif off is not None and off >= shared_from:
-                    immutable.add(i.name)
-            elif i.opcode == "getelementptr" and i.operands and i.operands[0][0] in immutable:
-                if all(kind.startswith("constant") for _, kind in i.operands[1:]):
-                    immutable.add(i.name)
-    ids = {
-        i.name: id_geps[i.operands[0][0]]
-        for b in f.blocks
-        for i in b.body
-        if i.opcode == "load" and i.operands[0][0] in id_geps and " i64, ptr" in i.text
-    }
-    # reg2mem's allocas reached only by plain loads and stores through them
-    users: dict[str, list[_Ins]] = {a: [] for a in f.allocas}
-    for b in f.blocks:
-        for i in [*b.body, b.term]:
-            for n in i.locals():
-                if n in users:
-                    users[n].append(i)
-    candidates = {
-        a
-        for a, us in users.items()
-        if a not in f.original
-        and all(
-            (u.opcode == "load" and u.operands[0][0] == a)
-            or (u.opcode == "store" and u.operands[1][0] == a and u.operands[0][0] != a)
-            for u in us
-        )
-    }
-    uni_allocas = set(candidates)
-    divergent: set[str] = set()
-    while True:
-        uniform = {"args"}
-        skeleton: set[int] = set()
-        uniform_stores: dict[str, bool] = {a: True for a in uni_allocas}
-        branches = []
-        for b in f.blocks:
-            if b.name in divergent:
-                for i in b.body:
-                    if i.opcode == "store" and i.operands[1][0] in uniform_stores:
-                        uniform_stores[i.operands[1][0]] = False
-                continue
-            for i in b.body:
-                ok = False
-                plain = " volatile " not in i.text and " atomic " not in i.text
-                if i.opcode == "alloca":
-                    ok = True
-                    if i.name in uni_allocas:
-                        uniform.add(i.name)
-                elif i.opcode == "load":
-                    ok = plain and (i.operands[0][0] in immutable or i.operands[0][0] in uni_allocas)
-                elif i.opcode == "store":
-                    target = i.operands[1][0]
-                    ok = plain and target in uni_allocas and _all_uniform(i.operands[:1], uniform)
-                    if target in uniform_stores and not ok:
-                        uniform_stores[target] = False
-                elif i.name in immutable:
-                    ok = True
-                elif i.opcode in _PURE and i.name not in ids:
-                    ok = _all_uniform(i.operands, uniform)
-                elif i.opcode == "call" and _PURE_INTRINSICS.match(i.operands[-1][0]):
-                    ok = _all_uniform(i.operands[:-1], uniform)
-                if ok:
-                    skeleton.add(id(i))
-                    if i.name and i.opcode != "store":
-                        uniform.add(i.name)
-            if i_cond := _condition(b.term):
-                if not _all_uniform([i_cond], uniform):
-                    branches.append(b.name)
-        for b in f.blocks:  # a branch in divergent code diverges too
-            if b.name in divergent and _condition(b.term):
-                branches.append(b.name)
-        new_divergent = set(divergent)
-        for name in branches:
-            stop = _ipdom(pdom, name)
-            todo = list(f.by_name[name].succ)
-            while todo:
-                n = todo.pop()
-                if n == stop or n in new_divergent:
-                    continue
-                new_divergent.add(n)
-                todo.extend(f.by_name[n].succ)
-        new_allocas = {a for a in uni_allocas if uniform_stores[a]}
-        if new_allocas == uni_allocas and new_divergent == divergent:
-            return _Analysis(uniform, skeleton, divergent, uni_allocas, ids, immutable)
-        uni_allocas, divergent = new_allocas, new_divergent
-
-
-def _condition(term: _Ins) -> tuple[str, str] | None:
-    if term.opcode == "br" and len(term.operands) == 3:
-        return term.operands[0]
-    if term.opcode == "switch":
-        return term.operands[0]
-    return None
-
-
-def _all_uniform(operands: list[tuple[str, str]], uniform: set[str]) -> bool:
-    return all(n in uniform for n, kind in operands if kind in ("instruction", "argument"))
-
-
-@dataclass
-class _Stretch:
-    """The divergent blocks a uniform block owns, and where they all lead."""
-
-    blocks: list[str]
-    merge: str | None  # None: they return
-
-
-def _structure(f: _Function, a: _Analysis) -> dict[str, _Stretch] | str:
-    """Each owner's divergent stretch; a reason when the code is not structured so."""
-    unstructured = "its divergent control flow is not entered from one place and left to one place"
-    for b in f.blocks:
-        if re.fullmatch(re.escape(_BARRIER_BLOCK) + r"\d+", b.name) and b.name in a.divergent:
-            return "a barrier is under control flow that depends on the instance id"
-    preds: dict[str, set[str]] = {b.name: set() for b in f.blocks}
-    for b in f.blocks:
-        for s in b.succ:
-            preds[s].add(b.name)
-    parts: dict[str, set[str]] = {}  # owner -> its divergent blocks
-    seen: set[str] = set()
-    for b in f.blocks:
-        if b.name not in a.divergent or b.name in seen:
-            continue
-        part: set[str] = set()
-        todo = [b.name]
-        while todo:  # its connected divergent blocks
-            n = todo.pop()
-            if n in part:
-                continue
-            part.add(n)
-            todo += [s for s in [*f.by_name[n].succ, *preds[n]] if s in a.divergent]
-        seen |= part
-        entries = {p for n in part for p in preds[n] if p not in part}
-        if len(entries) != 1:
-            return unstructured
-        parts.setdefault(entries.pop(), set()).update(part)
-    stretches = {}
-    for owner, inside in parts.items():
-        exits = {s for n in inside for s in f.by_name[n].succ if s not in inside}
-        exits |= {s for s in f.by_name[owner].succ if s not in inside}
-        if len(exits) > 1 or owner in a.divergent:
-            return unstructured
-        merge = next(iter(exits), None)
-        stretches[owner] = _Stretch([b.name for b in f.blocks if b.name in inside], merge)
-    for b in f.blocks:
-        cond = _condition(b.term)
-        if b.name not in stretches and b.name not in a.divergent and cond is not None:
-            if not _all_uniform([cond], a.uniform) and len(set(b.succ)) > 1:
-                return unstructured
-    return stretches
-
-
-def _owner(f: _Function, stretches: dict[str, _Stretch], block: str) -> str:
-    for owner, s in stretches.items():
-        if block in s.blocks:
-            return owner
-    return block
-
-
-def _divergent_term(b: _Block, a: _Analysis) -> bool:
-    cond = _condition(b.term)
-    return cond is not None and not _all_uniform([cond], a.uniform)
-
-
-def _fusable(f: _Function, a: _Analysis, stretches: dict[str, _Stretch]) -> set[str]:
-    """The uniform blocks whose per-instance code joins the loop of the block before them:
-    not a barrier's, entered only from one uniform block that owns no divergent stretch and
-    branches uniformly (so the skeleton knows, before any instance runs, that they follow),
-    the first block excepted. Each such block has one predecessor, so the blocks fused after
-    a head form a tree, and each way out of it is one loop."""
-    preds: dict[str, list[str]] = {b.name: [] for b in f.blocks}
-    for b in f.blocks:
-        for t in dict.fromkeys(b.succ):
-            preds[t].append(b.name)
-    fused = set()
-    for b in f.blocks[1:]:
-        ps = preds[b.name]
-        if b.name in a.divergent or re.fullmatch(re.escape(_BARRIER_BLOCK) + r"\d+", b.name) or len(ps) != 1:
-            continue
-        p = f.by_name[ps[0]]
-        if (
-            p.name != b.name
-            and p.name not in a.divergent
-            and p.name not in stretches
-            and not _divergent_term(p, a)
-        ):
-            if p.term.opcode in ("br", "switch"):
-                fused.add(b.name)
-    return fused
-
-
-def _head(f: _Function, fused: set[str], block: str) -> str:
-    """The block heading the tree ``block`` is fused into (``_fusable``)."""
-    seen = set()
-    while block in fused and block not in seen:
-        seen.add(block)
-        block = next(b.name for b in f.blocks if block in b.succ)
-    return block
 
 
 def _alloca_type(text: str) -> tuple[str, int] | None:
@@ -429,10 +97,10 @@ class _Recompute:
     again from the ids instead of loading it from a per-instance array, so the vectorizer
     sees ``tile + ty*8 + kk`` (unit stride in x, or uniform) where it would see a gather."""
 
-    def __init__(self, f: _Function, a: _Analysis):
+    def __init__(self, f: Function, a: Analysis):
         self.f, self.a = f, a
         self.defs = {i.name: i for b in f.blocks for i in b.body if i.name}
-        stores: dict[str, list[_Ins]] = {}
+        stores: dict[str, list[Ins]] = {}
         for b in f.blocks:
             for i in b.body:
                 if i.opcode == "store" and i.operands[1][0] in f.allocas:
@@ -465,13 +133,13 @@ class _Recompute:
             if store is None or ptr in visiting or ptr in self.f.original:
                 return False
             return self._ok(store.operands[0], visiting | {ptr})
-        if i.opcode in _PURE:
+        if i.opcode in PURE:
             return all(self._ok(o, visiting) for o in i.operands)
-        if i.opcode == "call" and _PURE_INTRINSICS.match(i.operands[-1][0]):
+        if i.opcode == "call" and PURE_INTRINSICS.match(i.operands[-1][0]):
             return all(self._ok(o, visiting) for o in i.operands[:-1])
         return False
 
-    def speculatable(self, i: _Ins) -> bool:
+    def speculatable(self, i: Ins) -> bool:
         """Whether the value the load ``i`` of a recomputable alloca reads can be computed
         where its instance may not reach (no division that a guard may protect)."""
         todo, seen = [self.single[i.operands[0][0]].operands[0]], set()
@@ -489,7 +157,7 @@ class _Recompute:
                 todo.extend(d.operands)
         return True
 
-    def load(self, i: _Ins, lines: list[str], memo: dict[str, str], renames: dict[str, str], p: str) -> str:
+    def load(self, i: Ins, lines: list[str], memo: dict[str, str], renames: dict[str, str], p: str) -> str:
         """The name holding what the load ``i`` of a recomputable alloca reads, its
         computation appended to ``lines``."""
         store = self.single[i.operands[0][0]]
@@ -519,30 +187,30 @@ class _Recompute:
         elif i.opcode == "load" and i.operands[0][0] in self.allocas:
             new = self.load(i, lines, memo, renames, p)
         else:
-            local = dict(renames)
+            names = dict(renames)
             if i.opcode == "getelementptr" and name in self.a.immutable:
-                local.pop("ctx", None)  # (the shared part: the first instance's context has it)
+                names.pop("ctx", None)  # (the shared part: the first instance's context has it)
             for op, kind in i.operands:
                 if kind == "instruction":
-                    local[op] = self._value(op, lines, memo, renames, p)
+                    names[op] = self._value(op, lines, memo, renames, p)
             self.count += 1
             new = f"__wirc{self.count}"
-            local[name] = new
-            lines.append(_rename(i.text, local))
+            names[name] = new
+            lines.append(_rename(i.text, names))
         memo[name] = new
         return new
 
 
 def emit(
-    f: _Function, a: _Analysis, stretches: dict[str, _Stretch], name: str, attrs: str, nout: int
+    f: Function, a: Analysis, stretches: dict[str, Stretch], name: str, attrs: str, nout: int
 ) -> str | None:
     """``name``'s text: the work-item-loop function (module docstring, step 3); ``None``
     when an alloca has a form it does not handle."""
     rc = _Recompute(f, a)
-    fused = _fusable(f, a, stretches)
+    fused = fusable(f, a, stretches)
     owners: dict[str, set[str]] = {al: set() for al in f.allocas if al not in rc.allocas}
     for b in f.blocks:
-        own = _head(f, fused, _owner(f, stretches, b.name))
+        own = head(f, fused, owner(f, stretches, b.name))
         for i in [*b.body, b.term]:
             if id(i) in a.skeleton:
                 continue
@@ -581,7 +249,7 @@ def emit(
             f"  %__wi.off{k + 1} = add i64 {offset}, %__wi.by{k}b",
         ]
         offset = f"%__wi.off{k + 1}"
-    first = _local(f.blocks[0].name)
+    first = llvm_local(f.blocks[0].name)
     if arrays:
         out += [
             f"  %__wi.small = icmp ule i64 {offset}, {_STACK_BYTES}",
@@ -611,10 +279,10 @@ def emit(
     counter = iter(range(1 << 30))
     hoisted: set[str] = set()
 
-    def per(b: _Block) -> list[_Ins]:
+    def per(b: Block) -> list[Ins]:
         return [i for i in b.body if id(i) not in a.skeleton and i.opcode != "alloca"]
 
-    def loop(path: list[_Block], pred: str, stretch: _Stretch | None) -> None:
+    def loop(path: list[Block], pred: str, stretch: Stretch | None) -> None:
         """One loop over the instances running ``path``'s per-instance code (and the
         stretch its last block owns), entered from the block labelled ``pred``."""
         k = next(counter)
@@ -670,28 +338,28 @@ def emit(
             out.append(_terminator(path[-1].term, renames, merge, latch))
             for name in stretch.blocks:
                 sb = f.by_name[name]
-                out.append(f"{_local(name)[1:]}:")
+                out.append(f"{llvm_local(name)[1:]}:")
                 out.extend(_instances([i for i in sb.body if i.name not in hoisted], renames, a, rc, p))
                 out.append(_terminator(sb.term, renames, merge, latch))
         out.extend(_loop_tail(p, lab))
 
-    def tree(b: _Block, path: list[_Block]) -> None:
-        """``b`` and the blocks fused after it (``_fusable``): their uniform code in the
+    def tree(b: Block, path: list[Block]) -> None:
+        """``b`` and the blocks fused after it (``fusable``): their uniform code in the
         skeleton, one loop for each way out of them, running every block on the way."""
         path = [*path, b]
-        out.append(f"{_local(b.name)[1:]}:")
+        out.append(f"{llvm_local(b.name)[1:]}:")
         out.extend(i.text for i in b.body if id(i) in a.skeleton and i.opcode != "alloca")
         stretch = stretches.get(b.name)
         work = any(per(blk) for blk in path)
-        if stretch is not None or _divergent_term(b, a) or b.term.opcode in ("ret", "unreachable"):
-            if work or stretch is not None or _divergent_term(b, a):
-                loop(path, _local(b.name), stretch)
+        if stretch is not None or divergent_term(b, a) or b.term.opcode in ("ret", "unreachable"):
+            if work or stretch is not None or divergent_term(b, a):
+                loop(path, llvm_local(b.name), stretch)
             if stretch is not None:
                 out.append(
-                    f"  br label {_local(stretch.merge) if stretch.merge is not None else '%__wi.ret'}"
+                    f"  br label {llvm_local(stretch.merge) if stretch.merge is not None else '%__wi.ret'}"
                 )
-            elif _divergent_term(b, a):
-                out.append(f"  br label {_local(b.succ[0])}")
+            elif divergent_term(b, a):
+                out.append(f"  br label {llvm_local(b.succ[0])}")
             else:
                 out.append(_terminator(b.term, {}))
             return
@@ -701,7 +369,7 @@ def emit(
         for t, label in exits.items():
             out.append(f"{label[1:]}:")
             loop(path, label, None)
-            out.append(f"  br label {_local(t)}")
+            out.append(f"  br label {llvm_local(t)}")
         for nxt in later:
             tree(nxt, path)
 
@@ -762,20 +430,22 @@ def _loop_tail(p: str, lab: str) -> list[str]:
 
 def _rename(text: str, renames: dict[str, str]) -> str:
     def sub(m: re.Match[str]) -> str:
-        new = renames.get(_unquote(m.group(1)))
-        return m.group(0) if new is None else _local(new)
+        new = renames.get(unquote(m.group(1)))
+        return m.group(0) if new is None else llvm_local(new)
 
     return _TOKEN.sub(sub, text)
 
 
-def _instances(block: list[_Ins], renames: dict[str, str], a: _Analysis, rc: _Recompute, p: str) -> list[str]:
+def _instances(block: list[Ins], renames: dict[str, str], a: Analysis, rc: _Recompute, p: str) -> list[str]:
     """One block's per-instance instructions inside the loop with prefix ``p``: instance
     ids read from the loop's variables, recomputable values computed again."""
     lines: list[str] = []
     memo: dict[str, str] = {}
     for i in block:
         if i.name in a.ids:
-            lines.append(f"  {_local(renames.get(i.name, i.name))} = add i64 {p}{'xyz'[a.ids[i.name]]}, 0")
+            lines.append(
+                f"  {llvm_local(renames.get(i.name, i.name))} = add i64 {p}{'xyz'[a.ids[i.name]]}, 0"
+            )
         elif i.opcode == "store" and i.operands[1][0] in rc.allocas:
             continue
         elif i.opcode == "load" and i.operands[0][0] in rc.allocas:
@@ -787,7 +457,7 @@ def _instances(block: list[_Ins], renames: dict[str, str], a: _Analysis, rc: _Re
     return lines
 
 
-def _own_context(f: _Function, a: _Analysis, header: int) -> bool:
+def _own_context(f: Function, a: Analysis, header: int) -> bool:
     """Whether per-instance code reads an instance's context other than its error slots
     (0 and 1), its ids (the loop variables) or the shared part: then every instance's
     context is filled in full."""
@@ -798,7 +468,7 @@ def _own_context(f: _Function, a: _Analysis, header: int) -> bool:
         if id(i) in a.skeleton or "ctx" not in i.locals():
             continue
         if i.opcode == "getelementptr" and i.operands[0][0] == "ctx":
-            off = _ctx_offset(i)
+            off = ctx_offset(i)
             if off is not None and (off in (0, 8) or off >= 8 * (header + 3) or i.name in id_loads_only):
                 continue
         if i.opcode == "load" and i.operands[0][0] == "ctx":
@@ -810,7 +480,7 @@ def _own_context(f: _Function, a: _Analysis, header: int) -> bool:
 
 
 def _terminator(
-    term: _Ins, renames: dict[str, str], targets: dict[str, str] | None = None, latch: str = ""
+    term: Ins, renames: dict[str, str], targets: dict[str, str] | None = None, latch: str = ""
 ) -> str:
     """``term`` with its targets in ``targets`` (block -> label text) redirected; a return
     leaves the function (the loop's latch inside a loop)."""
@@ -818,7 +488,9 @@ def _terminator(
         return f"  br label {latch or '%__wi.ret'}"
     text = _rename(term.text, renames)
     for block, label in (targets or {}).items():
-        text = re.sub(re.escape(f"label {_local(block)}") + r"(?![-a-zA-Z$._0-9\"])", f"label {label}", text)
+        text = re.sub(
+            re.escape(f"label {llvm_local(block)}") + r"(?![-a-zA-Z$._0-9\"])", f"label {label}", text
+        )
     return text
 
 
@@ -866,7 +538,7 @@ def prepare(
         ),
     )
     text = str(module)
-    text = split_at_marks(text, body, lambda k, label: ["  br label %" + label, f"{label}:"], _BARRIER_BLOCK)
+    text = split_at_marks(text, body, lambda k, label: ["  br label %" + label, f"{label}:"], BARRIER_BLOCK)
     try:
         module = llvm.parse_assembly(text)
         module.verify()
@@ -889,14 +561,14 @@ def workitem_function(
         return "why: a call reaching a barrier was not inlined"
     original = {i.name for b in fn.blocks for i in b.instructions if i.opcode == "alloca"}
     optimize_module(module, 0, ("register_to_memory", "instruction_namer"))
-    f = _read(module.get_function(f"__hpvm_wib.{digest}"), original, str(module))
+    f = read_function(module.get_function(f"__hpvm_wib.{digest}"), original, str(module))
     if isinstance(f, str):
         return "why: " + f
-    pdom = _post_dominators(f)
+    pdom = post_dominators(f)
     if pdom is None:
         return "why: a loop in it never ends"
-    a = _analyse(f, pdom, header)
-    stretches = _structure(f, a)
+    a = analyse(f, pdom, header)
+    stretches = structure(f, a)
     if isinstance(stretches, str):
         return "why: " + stretches
     made = emit(f, a, stretches, f"__hpvm_wi.{digest}", attrs, nout)
