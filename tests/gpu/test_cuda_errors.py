@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -182,3 +183,40 @@ def test_failure_inside_a_kernel_names_the_node() -> None:
         hpvm.NodeExecutionError, "node(s) 'overrun'", "cuda back end", "IndexError", "target='interp'"
     ):
         launch(r_overrun, (np.zeros(3, np.int64),))
+
+
+def test_a_leaf_that_raises_is_refused_naming_the_raise_line() -> None:
+    """numba-cuda kernels drop exceptions outside debug mode (on an H200 the stage stopped
+    silently, its output unwritten), so ``cuda`` refuses a ``raise``, naming its line."""
+    from hpvm.backends.cuda.device import refuse_raise
+    from streaming_programs import fails_on_five
+
+    raise_line = next(
+        n
+        for n, text in enumerate(Path(fails_on_five.location.file).read_text().splitlines(), 1)
+        if text.strip().startswith('raise ValueError("five is refused")')
+    )
+    with pytest.raises(
+        hpvm.CompileError, match=rf"fails_on_five' \(.*streaming_programs.py:{raise_line}\).*'raise'"
+    ):
+        refuse_raise(fails_on_five)
+
+
+@pytest.mark.parametrize("setting", [None, "1"])
+def test_low_occupancy_warnings_are_off_unless_asked_for(
+    monkeypatch: pytest.MonkeyPatch, setting: str | None
+) -> None:
+    """hpvm sizes grids from the graph, so numba-cuda's "Grid size N ... under-utilization"
+    warning (an error under ``-W error``; seen on an H200) is turned off on a real GPU, unless
+    ``NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS`` is set."""
+    from numba.cuda.core import config
+
+    from hpvm.backends.cuda.device import quiet_low_occupancy
+
+    monkeypatch.setattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS", 1)
+    if setting is None:
+        monkeypatch.delenv("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", raising=False)
+    else:
+        monkeypatch.setenv("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", setting)
+    quiet_low_occupancy()
+    assert config.CUDA_LOW_OCCUPANCY_WARNINGS == (0 if setting is None else 1)

@@ -1,7 +1,7 @@
 """Nested pipelines (docs/semantics.md §13, "Nested pipelines") on the GPU back ends: the
 shared nested streaming programs run with ``target="opencl"`` (PoCL here) and
-``target="cuda"`` (the simulator here), against what they pop on ``interp``, and an error
-in a nested stage reaches ``pop`` naming its node path."""
+``target="cuda"`` (the simulator here), against what they pop on ``interp``, and a stage
+that raises is refused by name."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 import hpvm
 from hpvm.backends import available_backends
-from streaming_programs import FAILING_ITEM, FAILING_NODE, NESTED, nested_failing
+from streaming_programs import NESTED, nested_failing
 
 pytestmark = pytest.mark.gpu
 
@@ -47,23 +47,14 @@ def test_nested_pipeline_pops_what_interp_pops(name: str, target: str) -> None:
     assert _popped(root, items, target) == want
 
 
-@pytest.mark.parametrize("target", [p for p in GPUS if p.values[0] == "cuda"])
-def test_an_error_in_a_nested_stage_reaches_pop_naming_its_node_path(target: str) -> None:
-    handle = hpvm.launch(nested_failing, None, stream=True, target=target)
-    for x in range(FAILING_ITEM + 2):
-        hpvm.push(handle, (x,))
-    assert [int(hpvm.pop(handle)[0]) for _ in range(FAILING_ITEM)] == [x + 2 for x in range(FAILING_ITEM)]
-    with pytest.raises(hpvm.HPVMError, match=FAILING_NODE):
-        hpvm.pop(handle)
-    with pytest.raises(hpvm.HPVMError, match=FAILING_NODE):
-        hpvm.wait(handle)
-
-
-@pytest.mark.parametrize("target", [p for p in GPUS if p.values[0] == "opencl"])
-def test_opencl_refuses_the_raising_nested_stage_by_name(target: str) -> None:
-    """OpenCL C has no exceptions: the leaf that raises is refused, named with its line."""
+@pytest.mark.parametrize("target", GPUS)
+def test_gpu_back_ends_refuse_the_raising_nested_stage_by_name(target: str) -> None:
+    """A GPU kernel cannot raise — OpenCL C has no exceptions, and numba-cuda kernels drop
+    theirs outside debug mode (on a real GPU the stage stopped silently, its output unwritten):
+    the leaf that raises is refused, named with its file and line, on the simulator too.
+    (An error in a nested stage reaching ``pop`` is tested on ``cpu`` and ``interp``.)"""
     with pytest.raises(
-        hpvm.CompileError, match=r"leaf 'fails_on_five' \(.*streaming_programs.py:\d+\).*'Raise'"
+        hpvm.CompileError, match=r"leaf 'fails_on_five' \(.*streaming_programs.py:\d+\).*'[Rr]aise'"
     ):
         handle = hpvm.launch(nested_failing, None, stream=True, target=target)
         hpvm.push(handle, (0,))

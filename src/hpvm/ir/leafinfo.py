@@ -44,6 +44,7 @@ class LeafInfo:
     writes: dict[str, int] = field(default_factory=dict)  # array param -> first line written
     uses: dict[str, int] = field(default_factory=dict)  # param -> first line used
     returns: list[tuple[int, int]] = field(default_factory=list)  # (number of values, line)
+    raise_lines: list[int] = field(default_factory=list)  # the leaf's own `raise` statements
     parsed: bool = True
 
     @property
@@ -218,7 +219,10 @@ def _analyze(fn: LeafFunction) -> LeafInfo:
             else:
                 count = 1
             info.returns.append((count, node.lineno))
+        elif isinstance(node, ast.Raise):
+            info.raise_lines.append(node.lineno)
     info.returns.sort(key=lambda r: r[1])
+    info.raise_lines.sort()
     return info
 
 

@@ -29,7 +29,7 @@ from ...errors import BackendUnavailableError, CompileError
 from ...ir import instance_context as ictx
 from ...ir import pyast
 from ...ir.graph import LeafFunction
-from ...ir.leafinfo import leaf_namespace
+from ...ir.leafinfo import analyze_leaf, leaf_namespace
 from ...ir.types import ArrayType, ScalarType
 from ...passes.clone_leaves import CTX_PARAM, LeafClone, clone_of, written_leaf
 from ..gpu.device import GPUDevice
@@ -89,6 +89,7 @@ class CUDADevice(GPUDevice):
             self.grid_dims = (int(dev.MAX_GRID_DIM_X), int(dev.MAX_GRID_DIM_Y), int(dev.MAX_GRID_DIM_Z))
             name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
             self._label = f"{name} (compute capability {'.'.join(map(str, dev.compute_capability))})"
+            quiet_low_occupancy()
         self._leaves: weakref.WeakKeyDictionary[LeafFunction, tuple[LeafClone, Any]] = (
             weakref.WeakKeyDictionary()
         )
@@ -174,6 +175,7 @@ class CUDADevice(GPUDevice):
         symbols = []
         namespace: dict[str, Any] = {"cuda": self.cuda, "np": np}
         for c, call in enumerate(spec.calls):
+            refuse_raise(call.leaf)
             clone, func = self.leaf(call.leaf)
             if clone.levels > spec.ctx_levels:
                 raise CompileError(
@@ -331,6 +333,43 @@ class _Kernel:
 
 
 _BARRIER: Any = None
+
+
+def quiet_low_occupancy() -> None:
+    """Turn off numba-cuda's "Grid size N will likely result in GPU under-utilization"
+    warning, unless ``NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS`` asks for it.
+
+    Why: hpvm sizes a grid from the graph's replication extents, so a small grid is the
+    program's size, not a launch configuration the user wrote; the warning (raised from
+    numba-cuda's dispatcher on every small launch, an error under ``-W error``) names
+    nothing the user can change. It is numba-cuda's process-wide setting, so the user's own
+    numba-cuda kernels stop warning too (docs/backends/gpu.md, "The simulator and a real GPU")."""
+    import os
+
+    if "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS" in os.environ:
+        return
+    try:
+        from numba.cuda.core import config
+    except ImportError:  # numba-cuda before the core split keeps it in numba's config
+        from numba.core import config
+    config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
+
+
+def refuse_raise(leaf: LeafFunction) -> None:
+    """A leaf with a ``raise`` statement is a ``CompileError`` on ``cuda``, simulator included.
+
+    Why: numba-cuda compiles ``raise`` in device code, but outside debug mode a kernel drops
+    the exception: the thread just stops, and the launch reports success with the leaf's
+    outputs unwritten (seen on an H200). The simulator runs the leaf as Python and would
+    raise, so it refuses too, to keep one behaviour (as ``opencl`` refuses it)."""
+    lines = analyze_leaf(leaf).raise_lines
+    if lines:
+        raise CompileError(
+            f"leaf '{leaf.name}' ({leaf.location.file}:{lines[0]}): a 'raise' statement cannot run on "
+            "cuda: numba-cuda kernels drop exceptions outside debug mode, so the error would be lost "
+            "and the leaf's outputs left unwritten; check the condition on the host, or run this node "
+            "with target='cpu' or 'interp', where a leaf may raise"
+        )
 
 
 def _cpu_barrier() -> Any:

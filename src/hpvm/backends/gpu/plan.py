@@ -418,17 +418,19 @@ class _Execution:
             sizes = tuple(int(s) for s in res.sizes[r])
             out = self.plan.interpreter().run_leaf(node, sizes, gather, parent)
             values.extend(out.values)
-        if same_everywhere:
-            values = values * level.count  # the array pools below copy each row
-        total = len(values)
+        # With one run for every parent, its row stands for all of them: the pools below
+        # broadcast it rather than loop over ``level.count`` references (65,536 blocks of a
+        # 2^24 reduction spent most of their host time there).
+        repeat = level.count if same_everywhere else 1
+        total = len(values) * repeat
         pools: dict[tuple[int, ...], Storage] = {}
         for port, t in enumerate(fn.out_types):
             if isinstance(t, ScalarType):
-                host = np.array([v[port] for v in values], dtype=t.dtype).reshape(total)
+                host = np.array([v[port] for v in values], dtype=t.dtype).repeat(repeat).reshape(total)
                 res.each[port] = Column(storage=Storage(host=host))
                 continue
             arrays = [v[port] for v in values]
-            key = tuple(a.__array_interface__["data"][0] for a in arrays)
+            key = (*(a.__array_interface__["data"][0] for a in arrays), -repeat)
             storage = pools.get(key)
             if storage is None:
                 shapes = {(a.shape, a.dtype.str) for a in arrays}
@@ -440,7 +442,10 @@ class _Execution:
                         "end keeps them in one pool and needs one shape"
                     )
                 shape = arrays[0].shape if arrays else (0,)
-                pool = np.stack(arrays) if arrays else np.zeros((0, *shape), t.dtype)
+                if repeat != 1:
+                    pool = np.broadcast_to(arrays[0], (total, *shape))
+                else:
+                    pool = np.stack(arrays) if arrays else np.zeros((0, *shape), t.dtype)
                 storage = pools[key] = Storage(host=np.ascontiguousarray(pool), pool=True)
                 storage.shared_step = self.shared_candidate(sched, node, port, fn)
             elif storage.shared_step != self.shared_candidate(sched, node, port, fn):
