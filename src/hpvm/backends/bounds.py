@@ -64,6 +64,8 @@ from ..ir import instance_context as ictx
 from ..ir.analysis import Feed, FeedTable, feed_table
 from ..ir.bodies import LLVM, PYTHON_KINDS, llvm_abi_types
 from ..ir.graph import InternalFunction, LeafFunction, Node
+from ..ir.leafir import LeafIRUnsupported, leaf_ir
+from ..ir.leafir.analyses import index_facts
 from ..ir.types import ArrayType
 from ..passes.clone_leaves import CTX_PARAM, LeafClone, clone_of
 
@@ -221,6 +223,33 @@ def unconditional_accesses(clone: LeafClone) -> list[Access]:
         if isinstance(stmt, ast.Return):
             break
     return list(found.values())
+
+
+def ir_accesses(user: LeafFunction) -> tuple[Access, ...]:
+    """A Python leaf's facts read off its leaf IR's index facts (``ir/leafir/analyses/
+    indices.py``): the unconditional accesses of array parameters the leaf never assigns,
+    indexed along some axis by an own instance id plus a constant (stride 1), the largest
+    offset per (param, axis, dim). A leaf outside the IR's dialect has none: nothing is
+    checked before it runs (``interp`` still checks its indices as it runs)."""
+    try:
+        ir = leaf_ir(user)
+    except LeafIRUnsupported:
+        return ()
+    info = index_facts(ir)
+    params = {p.name: k for k, p in enumerate(ir.params)}
+    found: dict[tuple[int, int, int], Access] = {}
+    for access in info.accesses:
+        if not access.unconditional or info.assigned[access.array]:
+            continue
+        param = params[access.array]
+        for axis, term in enumerate(access.affine):
+            if term is None or term.stride != 1:
+                continue
+            key = (param, axis, term.dim)
+            if key not in found or term.offset > found[key].offset:
+                where = str(ir.where(access.line))
+                found[key] = Access(ir.name, param, access.array, term.dim, term.offset, where, axis)
+    return tuple(found.values())
 
 
 def _evaluated(node: ast.AST) -> list[ast.AST]:

@@ -15,7 +15,7 @@ import programs
 from hpvm.backends.cpu.privatize import _atomic_only_params_ast, atomic_only_params
 from hpvm.ir.graph import LeafFunction, functions
 from hpvm.ir.leafir import LeafIRUnsupported, leaf_ir, ops
-from hpvm.ir.leafir.analysis import AnalysisManager, AtomicOnlyArrays
+from hpvm.ir.leafir.analyses import AnalysisManager, AtomicOnlyArrays
 from hpvm.passes.clone_leaves import clone_of
 
 

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ...ir.leafir import LeafIRUnsupported, leaf_ir
-from ...ir.leafir.analysis import atomic_only_arrays
+from ...ir.leafir.analyses import atomic_only_arrays
 from ...ir.types import ArrayType
 from ...passes.clone_leaves import LeafClone
 
@@ -61,7 +61,7 @@ def atomic_only_params(clone: LeafClone) -> dict[int, str]:
     """Array parameters of the leaf used only as targets of unused-result atomics of one
     privatizable operation (and for their shape): parameter index -> operation.
 
-    Read off the leaf IR's cached analysis (``ir/leafir/analysis.py``: computed once per
+    Read off the leaf IR's cached analysis (``ir/leafir/analyses/``: computed once per
     leaf); a leaf outside the leaf IR's dialect keeps the syntax-tree reading of its clone
     (``_atomic_only_params_ast``), until the dialect covers it."""
     try:

@@ -53,6 +53,8 @@ from dataclasses import dataclass, field
 
 from ...ir import pyast
 from ...ir.graph import LeafFunction
+from ...ir.leafir import LeafIRUnsupported, leaf_ir
+from ...ir.leafir.analyses import ownership
 from ...ir.types import ArrayType
 
 _ID_X = "get_node_instance_id_x"
@@ -109,6 +111,22 @@ def slicing_problem(leaf: LeafFunction) -> str | None:
 
 
 def analyse(leaf: LeafFunction) -> Ownership:
+    """How the leaf's chunks own their arrays (module doc), read off the leaf IR's cached
+    ownership analysis; a leaf outside the IR's dialect is not owned (it stays on one worker)."""
+    if leaf.body_kind != "python":
+        return Ownership(
+            problem=f"leaf '{leaf.name}' has a {leaf.body_kind} body (only Python bodies are analysed)"
+        )
+    try:
+        ir = leaf_ir(leaf)
+    except LeafIRUnsupported as refused:
+        return Ownership(
+            problem=f"leaf '{leaf.name}' is not analysed: {refused.construct} is outside the leaf IR"
+        )
+    return ownership(ir, frozenset(leaf.outs))
+
+
+def analyse_ast(leaf: LeafFunction) -> Ownership:
     """How the leaf's chunks own their arrays (module doc)."""
     found = _analyse(leaf)
     return found if isinstance(found, Ownership) else Ownership(problem=found)
