@@ -59,15 +59,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CompileError, HPVMError, OutOfBoundsError
+from ..errors import HPVMError, OutOfBoundsError
 from ..ir import instance_context as ictx
 from ..ir.analysis import Feed, FeedTable, feed_table
-from ..ir.bodies import LLVM, PYTHON_KINDS, llvm_abi_types
+from ..ir.bodies import LLVM, PYTHON_KINDS, GeneratedBody, llvm_abi_types
 from ..ir.graph import InternalFunction, LeafFunction, Node
 from ..ir.leafir import LeafIRUnsupported, leaf_ir
 from ..ir.leafir.analyses import index_facts
 from ..ir.types import ArrayType
-from ..passes.clone_leaves import CTX_PARAM, LeafClone, clone_of
+from ..passes.clone_leaves import CTX_PARAM, LeafClone
 
 #: The largest id a Python fact holds for: any the back ends can run (and far from int64's
 #: end, so that ``size - 1 + offset`` cannot wrap in compiled code).
@@ -132,15 +132,25 @@ def leaf_accesses(leaf: LeafFunction, clone: LeafClone | None = None) -> tuple[A
     if leaf.body_kind == LLVM:
         found = _llvm_accesses(leaf)
     elif leaf.body_kind in PYTHON_KINDS:
-        try:
-            found = tuple(unconditional_accesses(clone if clone is not None else clone_of(leaf)))
-        except CompileError:
-            found = ()
+        user = _user(leaf, clone)
+        found = ir_accesses(user) if user is not None else ()
     else:
         found = ()
     with _LOCK:
         _FACTS[leaf] = found
     return found
+
+
+def _user(leaf: LeafFunction, clone: LeafClone | None) -> LeafFunction | None:
+    """The leaf as written, whose leaf IR has the facts: the clone's user, the leaf a
+    ``CloneLeaves`` clone was made from (``None`` when that is not in memory: a program
+    read back from its text; such a clone has no facts), or ``leaf`` itself."""
+    if clone is not None:
+        return clone.user
+    body = leaf.body
+    if isinstance(body, GeneratedBody) and body.context is not None:
+        return body.cloned_from  # type: ignore[no-any-return]
+    return leaf
 
 
 def _llvm_accesses(leaf: LeafFunction) -> tuple[Access, ...]:
