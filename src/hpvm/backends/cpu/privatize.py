@@ -37,7 +37,6 @@ import numpy as np
 
 from ...ir.leafir import LeafIRUnsupported, leaf_ir
 from ...ir.leafir.analyses import atomic_only_arrays
-from ...ir.types import ArrayType
 from ...passes.clone_leaves import LeafClone
 
 PRIVATIZABLE = ("add", "sub", "min", "max", "and", "or", "xor")
@@ -67,48 +66,13 @@ def atomic_only_params(clone: LeafClone) -> dict[int, str]:
     try:
         ir = leaf_ir(clone.user)
     except LeafIRUnsupported:
-        return _atomic_only_params_ast(clone)
+        return {}  # outside the dialect: not privatized (the real atomics run)
     found = atomic_only_arrays(ir)
     result: dict[int, str] = {}
     for index, param in enumerate(ir.params):
         ops = found.get(param.name, frozenset())
         if len(ops) == 1 and next(iter(ops)) in PRIVATIZABLE:
             result[index] = next(iter(ops))
-    return result
-
-
-def _atomic_only_params_ast(clone: LeafClone) -> dict[int, str]:
-    """``atomic_only_params`` read from the clone's syntax tree (leaves outside the dialect)."""
-    func = clone.func
-    leaf = clone.leaf
-    names = [a.arg for a in func.args.args[: len(leaf.params)]]
-    allowed: set[int] = set()  # ids of Name nodes that are allowed uses
-    ops: dict[str, set[str]] = {}
-    for stmt in ast.walk(func):
-        if isinstance(stmt, ast.Expr):
-            op = _atomic_op(stmt.value)
-            if op is not None and stmt.value.args and isinstance(stmt.value.args[0], ast.Name):  # type: ignore[attr-defined]
-                target = stmt.value.args[0]  # type: ignore[attr-defined]
-                allowed.add(id(target))
-                ops.setdefault(target.id, set()).add(op)
-        elif isinstance(stmt, ast.Attribute) and stmt.attr in _METADATA and isinstance(stmt.value, ast.Name):
-            allowed.add(id(stmt.value))
-        elif (
-            isinstance(stmt, ast.Call)
-            and isinstance(stmt.func, ast.Name)
-            and stmt.func.id == "len"
-            and len(stmt.args) == 1
-            and isinstance(stmt.args[0], ast.Name)
-        ):
-            allowed.add(id(stmt.args[0]))
-    bad = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and id(n) not in allowed}
-    result: dict[int, str] = {}
-    for index, (name, param) in enumerate(zip(names, leaf.params)):
-        found = ops.get(name, set())
-        if isinstance(param.type, ArrayType) and name not in bad and len(found) == 1:
-            (op,) = found
-            if op in PRIVATIZABLE:
-                result[index] = op
     return result
 
 

@@ -82,8 +82,9 @@ class ArrayEffects:
         pure = True
         for stmt in ops.walk_stmts(ir.body):
             if isinstance(stmt, ops.Store):
-                written |= _roots(stmt.array, aliases)
-                pure = False
+                roots = _roots(stmt.array, aliases)
+                written |= roots
+                pure = pure and not roots  # (a store into the leaf's own local array is no effect)
             for top in ops.stmt_exprs(stmt):
                 for e in ops.walk_expr(top):
                     if isinstance(e, ops.Load) and not isinstance(e.type, ArrayType):
