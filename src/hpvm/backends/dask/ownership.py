@@ -62,6 +62,7 @@ from ...ir.leafir.analyses import Ownership, ownership
 #: (the intrinsic table's ``Intrinsic.family``).
 COMBINE = COMMUTING
 
+
 def slicing_problem(leaf: LeafFunction) -> str | None:
     """``None`` when the leaf's chunks can run apart (module doc), else why not."""
     return analyse(leaf).problem
