@@ -20,6 +20,11 @@ taking ``LO`` and ``NX`` after its ports and binding them on to its children, an
 
 The rewrite runs on the worker (``tasks.py``), once per graph: the rewritten body is
 generated code, which is cheaper to rebuild there than to ship.
+
+Why this still rewrites the syntax tree (issue 25 wants no back end reading Python): it
+*produces* code. The facts it needs (which calls query the split node's x) are in the leaf
+IR, but turning a changed leaf IR back into Python to run needs an emitter from the leaf
+IR, which does not exist yet (deliverable 4, docs/leafir.md); it moves when that does.
 """
 
 from __future__ import annotations
