@@ -4,6 +4,7 @@ actual accesses when its Python runs for every instance of a small grid."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,9 @@ from hpvm.ir.graph import Param
 from hpvm.ir.leafir import leaf_ir
 from hpvm.ir.leafir.analyses import Affine, index_facts, ownership
 from hpvm.ir.types import ArrayType, i64
+
+#: hypothesis examples per property (more while changing the analyses)
+EXAMPLES = int(os.environ.get("HPVM_LEAFIR_EXAMPLES", "40"))
 
 
 @hpvm.leaf(ins=("x", "out"), outs=("out", "x"))
@@ -130,7 +134,7 @@ def _run(leaf, s: int) -> list[list[tuple[str, str, tuple[int, ...]]]]:
     return logs
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(STATEMENT, min_size=1, max_size=4), st.integers(0, 2), st.integers(0, 3))
 def test_unconditional_facts_hold_for_every_instance(statements: list[str], offset: int, s: int) -> None:
     leaf = _leaf(statements, offset)
@@ -144,7 +148,7 @@ def test_unconditional_facts_hold_for_every_instance(statements: list[str], offs
             assert want in log, (fact, x, log)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(STATEMENT, min_size=1, max_size=4), st.integers(0, 2), st.integers(0, 3))
 def test_an_owned_leaf_touches_only_its_rows(statements: list[str], offset: int, s: int) -> None:
     leaf = _leaf(statements, offset)

@@ -4,6 +4,8 @@ leaf runs."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from analysis_exec import instance, make_leaf
 from hypothesis import HealthCheck, given, settings
@@ -14,6 +16,9 @@ from hpvm.ir.graph import Param
 from hpvm.ir.leafir import leaf_ir
 from hpvm.ir.leafir.analyses import uniformity
 from hpvm.ir.types import ArrayType, i64
+
+#: hypothesis examples per property (more while changing the analyses)
+EXAMPLES = int(os.environ.get("HPVM_LEAFIR_EXAMPLES", "40"))
 
 
 @hpvm.leaf(ins=("data", "buffer"), outs=("buffer", "out"))
@@ -77,7 +82,7 @@ STATEMENT = st.one_of(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(STATEMENT, min_size=1, max_size=4), st.integers(-2, 2))
 def test_a_uniform_value_is_the_same_in_every_instance_of_a_group(statements: list[str], a: int) -> None:
     body = "    i = hpvm.get_node_instance_id_x(hpvm.get_node())\n"
