@@ -107,10 +107,9 @@ def _prove(ir: ops.LeafIR, info: IndexInfo, outs: frozenset[str]) -> Ownership:
         for top in _read(stmt, arrays):
             _check_uses(top, leaf, arrays, combined, info, ids, accounted)
     written = set(outs) | {
-        e.name
+        s.array.name
         for s in ops.walk_stmts(ir.body)
         if isinstance(s, ops.Store) and isinstance(s.array, ops.Var)
-        for e in (s.array,)
     }
     for name in sorted(written & set(offsets)):
         if len(offsets[name]) > 1:

@@ -30,7 +30,9 @@ from .manager import ANALYSES, AnalysisManager
 class Uniform:
     """``varying``: the variables that may differ between instances of a group;
     ``divergent``: the lines of the ``if``/``while``/``for`` statements whose condition or
-    bounds may differ (everything inside them is executed by some instances only)."""
+    bounds may differ (everything inside them is executed by some instances only);
+    ``written``: the array variables whose elements the leaf (any instance) changes, so
+    that a load from them varies."""
 
     varying: frozenset[str]
     divergent: frozenset[int]
