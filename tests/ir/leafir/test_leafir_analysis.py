@@ -21,6 +21,7 @@ from hpvm.ir.leafir.analyses import (
     OwnershipByInstance,
     Uniformity,
     effects,
+    ownership,
 )
 from hpvm.passes.clone_leaves import clone_of
 
@@ -136,3 +137,20 @@ def test_effects_follow_views_and_tell_purity() -> None:
     assert effects(leaf_ir(pure_reader)).pure  # (stores only into its own local array)
     mixed = effects(leaf_ir(mixed_uses))
     assert mixed.arrays["hits"].atomics == {"add", "sub"} and not mixed.pure
+
+
+def test_a_changed_leaf_source_drops_its_ir_and_every_analysis_of_it() -> None:
+    """The program-level invalidation: program passes replace leaves (a new leaf, a new IR);
+    a leaf whose source changes in place (``set_source``) forgets its IR with its other facts."""
+
+    @hpvm.leaf(ins=("x",), outs=("y",))
+    def shifted(x: hpvm.i64[:], y: hpvm.i64[:]) -> None:
+        i = hpvm.get_node_instance_id_x(hpvm.get_node())
+        y[i] = x[i + 1]
+
+    before = leaf_ir(shifted)
+    assert ownership(before, frozenset({"y"})).rows == {"x": (1, 1), "y": (0, 0)}
+    shifted.set_source(shifted.source.replace("x[i + 1]", "x[i + 2]"), shifted.source_line)
+    after = leaf_ir(shifted)
+    assert after is not before
+    assert ownership(after, frozenset({"y"})).rows == {"x": (2, 2), "y": (0, 0)}
