@@ -14,11 +14,14 @@ What. One analysis per kind of leaf gives *facts* (``Access``): every instance i
 array parameter ``param`` at ``stride * id + offset`` (along ``axis``, or in bytes), for ids
 up to ``limit``.
 
-* Python leaves (and generated Python: HBIR, the clones of the ``CloneLeaves`` pass):
-  ``unconditional_accesses`` reads the leaf's clone. The subscripts of its array parameters
-  that *every* instance evaluates and whose index along some axis is the instance id x, y
-  or z (of the leaf's own node) plus a constant — directly, or through variables assigned
-  such a value (``k = id + 1``, then ``a[k + 1]``: the id plus 2). Stride 1, no limit.
+* Python leaves (and generated Python: HBIR, the clones of the ``CloneLeaves`` pass, read
+  through the leaf they were made from): ``ir_accesses`` reads the leaf IR's cached index
+  facts (``ir/leafir/analyses/indices.py``): the accesses of its array parameters that
+  *every* instance evaluates and whose index along some axis is the instance id x, y or z
+  (of the leaf's own node) plus a constant — directly, or through variables assigned such a
+  value (``k = id + 1``, then ``a[k + 1]``: the id plus 2). Stride 1, no limit. A leaf outside
+  the IR's dialect has no facts (not checked before it runs; ``interp`` checks its indices
+  as it runs, compiled back ends do not).
 * LLVM leaves (HPVM-C, ``.ll``): ``llvm_native/access.py``'s ``every_instance_accesses``,
   loads and stores of the entry block at ``stride*id + c`` bytes from a pointer argument;
   here in bytes of the whole array (``axis`` is ``None``), the highest byte touched.
@@ -36,11 +39,11 @@ binds) are checked: what arrives over an edge is known only while the graph runs
 comparison per access per execution of the node: nothing measurable.
 
 Sound: the error is raised only for a run that would certainly index out of bounds. For
-Python the access must be in a top-level statement of the leaf (not under ``if``, ``for``,
-``while``, ``try`` or ``with``, nor on a branch of ``x if c else y``, ``and``/``or``, a
-comprehension or a lambda), with no ``return`` in any statement before it — so every
-instance reaches it (an exception raised earlier fails the run anyway); the id variables
-are assigned once, at the top level, and the array parameter never. For LLVM, see
+Python the access must be in a top-level statement of the leaf (not under ``if``, ``for``
+or ``while``, nor on a branch of ``x if c else y`` or ``and``/``or``), with no ``return``
+in any statement before it — so every instance reaches it (an exception raised earlier
+fails the run anyway); the id variables are assigned once, at the top level, and the array
+parameter never (``indices.py``). A fact's ``where`` is its statement's first line. For LLVM, see
 ``access.py``. Guarded leaves (``if i < n: ...``), indices computed otherwise (``tile * 16
 + i``) and arrays not passed in by the enclosing graph are not checked: the interpreter
 reports those (for Python leaves).
@@ -48,30 +51,27 @@ reports those (for Python leaves).
 
 from __future__ import annotations
 
-import ast
 import math
 import threading
 import weakref
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..errors import CompileError, HPVMError, OutOfBoundsError
-from ..ir import instance_context as ictx
+from ..errors import HPVMError, OutOfBoundsError
 from ..ir.analysis import Feed, FeedTable, feed_table
-from ..ir.bodies import LLVM, PYTHON_KINDS, llvm_abi_types
+from ..ir.bodies import LLVM, PYTHON_KINDS, GeneratedBody, llvm_abi_types
 from ..ir.graph import InternalFunction, LeafFunction, Node
+from ..ir.leafir import LeafIRUnsupported, leaf_ir
+from ..ir.leafir.analyses import index_facts
 from ..ir.types import ArrayType
-from ..passes.clone_leaves import CTX_PARAM, LeafClone, clone_of
+from ..passes.clone_leaves import LeafClone
 
 #: The largest id a Python fact holds for: any the back ends can run (and far from int64's
 #: end, so that ``size - 1 + offset`` cannot wrap in compiled code).
 PYTHON_LIMIT = 2**62
-_OWN_IDS = {ictx.index(0, axis): axis for axis in range(3)}  # context slot -> x, y, z
-_COMPOUND = (ast.If, ast.For, ast.While, ast.Try, ast.With, ast.Match, ast.AsyncFor, ast.AsyncWith)
 
 
 @dataclass(frozen=True)
@@ -120,9 +120,10 @@ _LOCK = threading.Lock()
 
 
 def leaf_accesses(leaf: LeafFunction, clone: LeafClone | None = None) -> tuple[Access, ...]:
-    """The facts of ``leaf`` (module doc), found once per leaf; ``clone``: the Python leaf's
-    clone when the caller has it (else made now). None for a leaf of another kind, or one
-    that cannot be cloned (the back end that compiles it reports that)."""
+    """The facts of ``leaf`` (module doc), found once per leaf (a Python leaf's come from its
+    leaf IR's cached index facts); ``clone``: the Python leaf's clone when the caller has it
+    (its ``user`` is the leaf as written). None for a leaf of another kind, or one outside
+    the leaf IR's dialect."""
     with _LOCK:
         found = _FACTS.get(leaf)
     if found is not None:
@@ -130,15 +131,25 @@ def leaf_accesses(leaf: LeafFunction, clone: LeafClone | None = None) -> tuple[A
     if leaf.body_kind == LLVM:
         found = _llvm_accesses(leaf)
     elif leaf.body_kind in PYTHON_KINDS:
-        try:
-            found = tuple(unconditional_accesses(clone if clone is not None else clone_of(leaf)))
-        except CompileError:
-            found = ()
+        user = _user(leaf, clone)
+        found = ir_accesses(user) if user is not None else ()
     else:
         found = ()
     with _LOCK:
         _FACTS[leaf] = found
     return found
+
+
+def _user(leaf: LeafFunction, clone: LeafClone | None) -> LeafFunction | None:
+    """The leaf as written, whose leaf IR has the facts: the clone's user, the leaf a
+    ``CloneLeaves`` clone was made from (``None`` when that is not in memory: a program
+    read back from its text; such a clone has no facts), or ``leaf`` itself."""
+    if clone is not None:
+        return clone.user
+    body = leaf.body
+    if isinstance(body, GeneratedBody) and body.context is not None:
+        return body.cloned_from  # type: ignore[no-any-return]
+    return leaf
 
 
 def _llvm_accesses(leaf: LeafFunction) -> tuple[Access, ...]:
@@ -173,102 +184,31 @@ def _llvm_accesses(leaf: LeafFunction) -> tuple[Access, ...]:
     return tuple(found)
 
 
-def unconditional_accesses(clone: LeafClone) -> list[Access]:
-    """A Python leaf's facts (module doc), the largest offset per (param, axis, dim)."""
-    func = clone.func
-    leaf = clone.leaf
-    names = [a.arg for a in func.args.args[: len(leaf.params)]]
-    stores = Counter(n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
-    arrays = {
-        name: p
-        for p, name in enumerate(names)
-        if isinstance(leaf.params[p].type, ArrayType) and not stores[name]
-    }
-    ids: dict[str, tuple[int, int]] = {}  # variables holding an instance id + c: name -> (dim, c)
+def ir_accesses(user: LeafFunction) -> tuple[Access, ...]:
+    """A Python leaf's facts read off its leaf IR's index facts (``ir/leafir/analyses/
+    indices.py``): the unconditional accesses of array parameters the leaf never assigns,
+    indexed along some axis by an own instance id plus a constant (stride 1), the largest
+    offset per (param, axis, dim). A leaf outside the IR's dialect has none: nothing is
+    checked before it runs (``interp`` still checks its indices as it runs)."""
+    try:
+        ir = leaf_ir(user)
+    except LeafIRUnsupported:
+        return ()
+    info = index_facts(ir)
+    params = {p.name: k for k, p in enumerate(ir.params)}
     found: dict[tuple[int, int, int], Access] = {}
-    for stmt in func.body:
-        if isinstance(stmt, _COMPOUND):
-            if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
-                break
+    for access in info.accesses:
+        if not access.unconditional or info.assigned[access.array]:
             continue
-        for sub in _evaluated(stmt):
-            if not isinstance(sub, ast.Subscript) or not isinstance(sub.value, ast.Name):
+        param = params[access.array]
+        for axis, term in enumerate(access.affine):
+            if term is None or term.stride != 1:
                 continue
-            param = arrays.get(sub.value.id)
-            if param is None:
-                continue
-            index = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
-            for axis, item in enumerate(index):
-                term = _id_term(item, ids)
-                if term is None:
-                    continue
-                dim, offset = term
-                key = (param, axis, dim)
-                if key not in found or offset > found[key].offset:
-                    where = str(clone.user.locate(None, sub.lineno))
-                    found[key] = Access(
-                        clone.user.name, param, leaf.params[param].name, dim, offset, where, axis
-                    )
-        if (
-            isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-            and stores[stmt.targets[0].id] == 1
-        ):
-            term = _id_term(stmt.value, ids)
-            if term is not None:
-                ids[stmt.targets[0].id] = term
-        if isinstance(stmt, ast.Return):
-            break
-    return list(found.values())
-
-
-def _evaluated(node: ast.AST) -> list[ast.AST]:
-    """The nodes of a simple statement that are evaluated whenever it runs."""
-    out = [node]
-    if isinstance(node, ast.IfExp):
-        return out + _evaluated(node.test)
-    if isinstance(node, ast.BoolOp):
-        return out + _evaluated(node.values[0])
-    if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-        return out
-    for child in ast.iter_child_nodes(node):
-        out += _evaluated(child)
-    return out
-
-
-def _own_id(expr: ast.AST) -> int | None:
-    """0, 1, 2 when ``expr`` is the clone's read of the node's own instance id x, y, z."""
-    if (
-        isinstance(expr, ast.Subscript)
-        and isinstance(expr.value, ast.Name)
-        and expr.value.id == CTX_PARAM
-        and isinstance(expr.slice, ast.Constant)
-    ):
-        return _OWN_IDS.get(expr.slice.value)
-    return None
-
-
-def _id_term(expr: ast.AST, ids: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
-    """(dim, offset) when ``expr`` is an instance id, or a variable of ``ids``, plus or minus
-    integer constants."""
-    if isinstance(expr, ast.Name):
-        return ids.get(expr.id)
-    dim = _own_id(expr)
-    if dim is not None:
-        return dim, 0
-    if not isinstance(expr, ast.BinOp) or not isinstance(expr.op, (ast.Add, ast.Sub)):
-        return None
-    if isinstance(expr.right, ast.Constant):
-        const, other = expr.right, expr.left
-    elif isinstance(expr.left, ast.Constant) and isinstance(expr.op, ast.Add):
-        const, other = expr.left, expr.right
-    else:
-        return None
-    term = _id_term(other, ids)
-    if term is None or type(const.value) is not int:
-        return None
-    return term[0], term[1] + (-const.value if isinstance(expr.op, ast.Sub) else const.value)
+            key = (param, axis, term.dim)
+            if key not in found or term.offset > found[key].offset:
+                where = str(ir.where(access.line))
+                found[key] = Access(ir.name, param, access.array, term.dim, term.offset, where, axis)
+    return tuple(found.values())
 
 
 # -- the check ---------------------------------------------------------------------------

@@ -74,6 +74,9 @@ class Intrinsic:
     counts: bool = False  # query: the number of instances (else this instance's id)
     op: str | None = None  # atomic: add, sub, min, max, xchg, and, or, xor
     statement: bool = False  # must be a statement of its own (it returns nothing)
+    #: atomic: the family of commuting updates it belongs to (``COMMUTING``), whose
+    #: partial results combine into one array; ``None`` for ``xchg`` (the last write wins)
+    family: str | None = None
 
     @property
     def lowered_call(self) -> bool:
@@ -117,6 +120,10 @@ def _queries() -> list[Intrinsic]:
 
 
 ATOMIC_OPS = ("add", "sub", "min", "max", "xchg", "and", "or", "xor")
+#: Atomic operations that commute with each other within a family (``add`` and ``sub``
+#: are one: both add), so updates applied in any order, or to separate copies combined
+#: afterwards, give the same array: operation -> family. ``xchg`` is not here.
+COMMUTING = {"add": "add", "sub": "add", "min": "min", "max": "max", "and": "and", "or": "or", "xor": "xor"}
 FLOAT_ATOMIC_OPS = ("add", "sub", "min", "max")
 _ATOMIC_DOCS = {
     "add": "array[index] += value",
@@ -155,6 +162,7 @@ INTRINSICS: dict[str, Intrinsic] = {
                 "element",
                 f"{_ATOMIC_DOCS[op]}, atomically; returns the old value",
                 op=op,
+                family=COMMUTING.get(op),
             )
             for op in ATOMIC_OPS
         ),
@@ -195,6 +203,7 @@ __all__ = [
     "ATOMIC_OPS",
     "AXES",
     "BUILDER_CALLS",
+    "COMMUTING",
     "HOST_CALLS",
     "FLOAT_ATOMIC_OPS",
     "INTRINSICS",

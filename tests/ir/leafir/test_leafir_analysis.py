@@ -1,21 +1,28 @@
 """Analyses as cached passes: computed on demand, once per leaf IR, dropped when a pass
-changes the leaf; the atomic-only-arrays analysis, and the cpu back end's privatization
-reading it with the same answers as its syntax-tree reading."""
+changes the leaf; what a leaf does to its arrays (effects, purity, atomic-only arrays).
+The back ends' answers on every suite leaf: ``test_analyses_answers.py``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pytest
 
-import example_modules
-import gpu_convention
 import hpvm
-import programs
-from hpvm.backends.cpu.privatize import _atomic_only_params_ast, atomic_only_params
-from hpvm.ir.graph import LeafFunction, functions
+from hpvm.backends.cpu.privatize import atomic_only_params
 from hpvm.ir.leafir import LeafIRUnsupported, leaf_ir, ops
-from hpvm.ir.leafir.analysis import AnalysisManager, AtomicOnlyArrays
+from hpvm.ir.leafir.analyses import (
+    AnalysisManager,
+    ArrayEffects,
+    ArrayUse,
+    AtomicOnlyArrays,
+    IndexFacts,
+    OwnershipByInstance,
+    Uniformity,
+    effects,
+    ownership,
+)
 from hpvm.passes.clone_leaves import clone_of
 
 
@@ -66,30 +73,84 @@ def test_computed_once_per_leaf_ir_and_invalidated_by_a_changing_pass() -> None:
     assert manager.computed[analysis.name] == 3
 
 
-def _leaves_with_atomics() -> list[LeafFunction]:
-    leaves: dict[int, LeafFunction] = {}
-    candidates = [f for p in programs.PROGRAMS for f in functions(p.root)]
-    candidates += list(vars(gpu_convention).values()) + [example_modules.load("histogram").bin_value]
-    candidates.append(mixed_uses)
-    for fn in candidates:
-        if isinstance(fn, LeafFunction) and fn.body_kind == "python" and "atomic_" in fn.source:
-            leaves[id(fn)] = fn
-    return list(leaves.values())
-
-
-@pytest.mark.parametrize("leaf", _leaves_with_atomics(), ids=lambda f: f.name)
-def test_privatization_reads_the_analysis_with_the_syntax_trees_answers(leaf: LeafFunction) -> None:
-    clone = clone_of(leaf, "cpu")
-    leaf_ir(leaf)  # in the dialect: the analysis answers, not the fallback
-    assert atomic_only_params(clone) == _atomic_only_params_ast(clone)
-
-
-def test_a_leaf_outside_the_dialect_keeps_the_syntax_tree_reading() -> None:
+def test_a_leaf_outside_the_dialect_is_not_privatized() -> None:
     @hpvm.leaf(outs=("bins",))
     def sliced(bins: hpvm.i64[:]) -> None:
         hpvm.atomic_add(bins, 0, 1)
-        bins.dtype  # noqa: B018  (outside the dialect; the syntax tree allows it)
+        bins.dtype  # noqa: B018  (outside the dialect)
 
     with pytest.raises(LeafIRUnsupported):
         leaf_ir(sliced)
-    assert atomic_only_params(clone_of(sliced, "cpu")) == {0: "add"}
+    assert atomic_only_params(clone_of(sliced, "cpu")) == {}  # the conservative answer
+
+
+def test_every_analysis_is_computed_once_and_recomputed_after_a_changing_pass() -> None:
+    manager = AnalysisManager()
+    analyses = [ArrayEffects(), AtomicOnlyArrays(), IndexFacts(), Uniformity(), OwnershipByInstance()]
+    ir = replace(leaf_ir(mixed_uses))  # (a copy: a fresh cache)
+    first = [manager.get(a, ir) for a in analyses]
+    again = [manager.get(a, ir) for a in analyses]
+    assert all(x is y for x, y in zip(first, again))
+    # ownership and uniformity asked for the index facts and the effects: still once each
+    assert set(manager.computed.values()) == {1}
+    changed = manager.run_pass(_DropFirst(), ir)
+    assert ir.analyses == {}
+    for a in analyses:
+        manager.get(a, changed)
+    assert set(manager.computed.values()) == {2}
+
+
+def test_a_parametrized_analysis_caches_one_result_per_parameter() -> None:
+    manager = AnalysisManager()
+    ir = replace(leaf_ir(mixed_uses))
+    manager.get(OwnershipByInstance(frozenset({"bins"})), ir)
+    manager.get(OwnershipByInstance(frozenset({"bins"})), ir)
+    manager.get(OwnershipByInstance(frozenset()), ir)
+    assert manager.computed["ownership-by-instance"] == 2
+
+
+@hpvm.leaf(ins=("m", "buffer", "unused"), outs=("out", "buffer"))
+def views(m: hpvm.f64[:, :], buffer: hpvm.u8[:], out: hpvm.f64[:], unused: hpvm.i64[:]) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    row = m[i]
+    shared = buffer.view(hpvm.f64)
+    shared[i] = row[0]
+    out[i] = shared[i] + unused.shape[0]
+
+
+@hpvm.leaf(ins=("x",), outs=("y",))
+def pure_reader(x: hpvm.f64[:], y: hpvm.f64[:]) -> hpvm.f64:
+    tmp = np.zeros(4, np.float64)
+    tmp[0] = x[0]
+    return tmp[0]
+
+
+def test_effects_follow_views_and_tell_purity() -> None:
+    found = effects(leaf_ir(views))
+    assert found.arrays == {
+        "m": ArrayUse(read=True),
+        "buffer": ArrayUse(read=True, written=True),
+        "out": ArrayUse(written=True),
+        "unused": ArrayUse(),
+    }
+    assert not found.pure
+    assert effects(leaf_ir(pure_reader)).pure  # (stores only into its own local array)
+    mixed = effects(leaf_ir(mixed_uses))
+    assert mixed.arrays["hits"].atomics == {"add", "sub"} and not mixed.pure
+
+
+def test_a_changed_leaf_source_drops_its_ir_and_every_analysis_of_it() -> None:
+    """The program-level invalidation: program passes replace leaves (a new leaf, a new IR);
+    a leaf whose source changes in place (``set_source``) forgets its IR with its other facts."""
+
+    @hpvm.leaf(ins=("x",), outs=("y",))
+    def shifted(x: hpvm.i64[:], y: hpvm.i64[:]) -> None:
+        i = hpvm.get_node_instance_id_x(hpvm.get_node())
+        y[i] = x[i + 1]
+
+    before = leaf_ir(shifted)
+    assert ownership(before, frozenset({"y"})).rows == {"x": (1, 1), "y": (0, 0)}
+    shifted.set_source(shifted.source.replace("x[i + 1]", "x[i + 2]"), shifted.source_line)
+    after = leaf_ir(shifted)
+    assert after is not before
+    assert ownership(after, frozenset({"y"})).rows == {"x": (2, 2), "y": (0, 0)}

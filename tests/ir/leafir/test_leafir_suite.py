@@ -5,24 +5,14 @@ visible and a change in it shows up here."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-import example_modules
-import gpu_convention
-import hpvm.hbir as hbir
-import mixed_programs
-import programs
-import streaming_programs
-from hpvm.ir.graph import LeafFunction, functions
+import leaf_suite
 from hpvm.ir.leafir import LeafIRUnsupported, leaf_ir
 from hpvm.ir.leafir.parser import parse_leaf_ir
 from hpvm.ir.leafir.printer import print_leaf
 from hpvm.ir.leafir.verify import verify_leaf
-
-EXAMPLES = ("vector_add", "histogram", "reduction", "stencil", "sgemm", "edge_detection")
-HBIR = sorted((Path(example_modules.EXAMPLES) / "hbir").glob("*.hbir"))
 
 #: Leaves outside today's dialect: (origin, leaf) -> what the refusal names.
 UNSUPPORTED = {
@@ -32,29 +22,7 @@ UNSUPPORTED = {
 }
 
 
-def _leaves() -> dict[tuple[str, str], LeafFunction]:
-    found: dict[tuple[str, str], LeafFunction] = {}
-
-    def add(origin: str, fn: object) -> None:
-        if isinstance(fn, LeafFunction):
-            found.setdefault((origin, fn.name), fn)
-
-    for program in programs.PROGRAMS:
-        for fn in functions(program.root):
-            add("programs", fn)
-    for module in (gpu_convention, mixed_programs, streaming_programs):
-        for value in vars(module).values():
-            add(module.__name__, value)
-    for name in EXAMPLES:
-        for value in vars(example_modules.load(name)).values():
-            add(name, value)
-    for path in HBIR:
-        for fn in functions(hbir.load(path).to_hpvm()):
-            add(path.name, fn)
-    return found
-
-
-LEAVES = _leaves()
+LEAVES = leaf_suite.LEAVES
 
 
 def test_the_suite_has_leaves_of_every_origin() -> None:

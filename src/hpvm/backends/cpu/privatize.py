@@ -8,8 +8,9 @@ When. In a parallel loop of the root (or of a streaming stage), array ``A`` is p
 when every leaf of the loop that receives ``A`` uses it only as the target of atomics of
 *one* operation among add, sub, min, max, and, or, xor, as statements (the old value they
 return is not used), and otherwise reads only its shape (``A.shape``, ``A.size``,
-``A.ndim``, ``len(A)``); and no other node of the loop receives ``A`` (an internal node
-might read it). Then no instance of the loop can observe ``A`` until the loop is over, and
+``len(A)``; the leaf IR's cached ``AtomicOnlyArrays`` analysis says so, and a leaf
+outside its dialect is not privatized); and no other node of the loop receives ``A`` (an
+internal node might read it). Then no instance of the loop can observe ``A`` until the loop is over, and
 the updates commute: for integers the result is exactly the same; for floats additions
 are done in another order (the spec does not order atomic float adds either: concurrent
 instances already apply them in any order). Two conditions are checked each time the loop
@@ -22,7 +23,9 @@ with the operation's identity (``-0.0`` for float add and sub, so an untouched `
 stays ``-0.0``), the leaf runs as a *variant* whose atomics on ``A`` are plain operations
 on its copy (``Q[i] += v``), and after the loop the copies are folded into ``A`` serially
 (sub accumulates ``-v`` and is folded with ``+``). The value is cast to ``A``'s dtype
-first, as the atomics do, so integer wrap-around is the same.
+first, as the atomics do, so integer wrap-around is the same. (The variant is still made by
+rewriting the clone's syntax tree, ``privatized_clone``: producing code from the leaf IR
+waits for its emitters, docs/leafir.md.)
 """
 
 from __future__ import annotations
@@ -35,14 +38,15 @@ from typing import Any
 
 import numpy as np
 
+from ...ir.intrinsics import COMMUTING
 from ...ir.leafir import LeafIRUnsupported, leaf_ir
-from ...ir.leafir.analysis import atomic_only_arrays
-from ...ir.types import ArrayType
+from ...ir.leafir.analyses import atomic_only_arrays
 from ...passes.clone_leaves import LeafClone
 
-PRIVATIZABLE = ("add", "sub", "min", "max", "and", "or", "xor")
+#: The atomic operations that commute (the intrinsic table's ``family``): add, sub, min,
+#: max, and, or, xor.
+PRIVATIZABLE = tuple(COMMUTING)
 MAX_PRIVATE_BYTES = 64 * 1024  # per thread: larger arrays keep the real atomics
-_METADATA = {"shape", "size", "ndim", "dtype"}
 _ATOMIC_PREFIX = "__hpvm_atomic_"
 PLAIN_PREFIX = "__hpvm_plain_"
 
@@ -61,54 +65,19 @@ def atomic_only_params(clone: LeafClone) -> dict[int, str]:
     """Array parameters of the leaf used only as targets of unused-result atomics of one
     privatizable operation (and for their shape): parameter index -> operation.
 
-    Read off the leaf IR's cached analysis (``ir/leafir/analysis.py``: computed once per
-    leaf); a leaf outside the leaf IR's dialect keeps the syntax-tree reading of its clone
-    (``_atomic_only_params_ast``), until the dialect covers it."""
+    Read off the leaf IR's cached analysis (``ir/leafir/analyses/``: computed once per
+    leaf IR); a leaf outside the leaf IR's dialect gets none (the conservative answer: its
+    atomics stay real atomics)."""
     try:
         ir = leaf_ir(clone.user)
     except LeafIRUnsupported:
-        return _atomic_only_params_ast(clone)
+        return {}  # outside the dialect: not privatized (the real atomics run)
     found = atomic_only_arrays(ir)
     result: dict[int, str] = {}
     for index, param in enumerate(ir.params):
         ops = found.get(param.name, frozenset())
         if len(ops) == 1 and next(iter(ops)) in PRIVATIZABLE:
             result[index] = next(iter(ops))
-    return result
-
-
-def _atomic_only_params_ast(clone: LeafClone) -> dict[int, str]:
-    """``atomic_only_params`` read from the clone's syntax tree (leaves outside the dialect)."""
-    func = clone.func
-    leaf = clone.leaf
-    names = [a.arg for a in func.args.args[: len(leaf.params)]]
-    allowed: set[int] = set()  # ids of Name nodes that are allowed uses
-    ops: dict[str, set[str]] = {}
-    for stmt in ast.walk(func):
-        if isinstance(stmt, ast.Expr):
-            op = _atomic_op(stmt.value)
-            if op is not None and stmt.value.args and isinstance(stmt.value.args[0], ast.Name):  # type: ignore[attr-defined]
-                target = stmt.value.args[0]  # type: ignore[attr-defined]
-                allowed.add(id(target))
-                ops.setdefault(target.id, set()).add(op)
-        elif isinstance(stmt, ast.Attribute) and stmt.attr in _METADATA and isinstance(stmt.value, ast.Name):
-            allowed.add(id(stmt.value))
-        elif (
-            isinstance(stmt, ast.Call)
-            and isinstance(stmt.func, ast.Name)
-            and stmt.func.id == "len"
-            and len(stmt.args) == 1
-            and isinstance(stmt.args[0], ast.Name)
-        ):
-            allowed.add(id(stmt.args[0]))
-    bad = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and id(n) not in allowed}
-    result: dict[int, str] = {}
-    for index, (name, param) in enumerate(zip(names, leaf.params)):
-        found = ops.get(name, set())
-        if isinstance(param.type, ArrayType) and name not in bad and len(found) == 1:
-            (op,) = found
-            if op in PRIVATIZABLE:
-                result[index] = op
     return result
 
 

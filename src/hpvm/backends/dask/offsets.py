@@ -20,11 +20,17 @@ taking ``LO`` and ``NX`` after its ports and binding them on to its children, an
 
 The rewrite runs on the worker (``tasks.py``), once per graph: the rewritten body is
 generated code, which is cheaper to rebuild there than to ship.
+
+How, without reading Python: the leaf's IR (``ir/leafir``) is rewritten (``shift_queries``:
+which node a handle denotes is the index facts' ``handle_level``) and emitted as Python
+(``ir/leafir/pyemit.py``). A leaf outside the IR's dialect, or one that queries x of a
+handle whose node is not known statically, is not rewritten (``offset_problem`` says why:
+its node is not split by its layouts and runs whole).
 """
 
 from __future__ import annotations
 
-import ast
+from dataclasses import replace
 
 from ...ir import expr as size_expr
 from ...ir.bodies import GeneratedBody
@@ -40,13 +46,17 @@ from ...ir.graph import (
     Param,
     functions,
 )
-from ...ir.leafinfo import handle_level, intrinsic_name, leaf_namespace, parse_leaf
-from ...ir.pysource import generated_body, unparse_with_lines
+from ...ir.leafir import LeafIRUnsupported, leaf_ir, ops
+from ...ir.leafir.analyses import index_facts
+from ...ir.leafir.pyemit import emit_problem, emit_python, namespace
+from ...ir.leafir.rewrite import rewrite_block
+from ...ir.pysource import generated_body
 from ...ir.types import i64
 
 LO = "__hpvm_lo_x"  # the first instance id along x of the chunk
 NX = "__hpvm_n_x"  # the node's extent along x (the whole node's, not the chunk's)
 COUNT = "__hpvm_chunk_n"  # the chunk's number of instances along x
+_ID_X, _COUNT_X = "get_node_instance_id_x", "get_num_node_instances_x"
 
 
 def offset_problem(fn: NodeFunction) -> str | None:
@@ -65,57 +75,54 @@ def _leaf_problem(leaf: LeafFunction) -> str | None:
         return f"leaf '{leaf.name}' has a {leaf.body_kind} body (only Python code is rewritten for chunks)"
     if isinstance(leaf.body, GeneratedBody) and leaf.body.context is not None:
         return f"leaf '{leaf.name}' is a clone reading its context"
-    if parse_leaf(leaf) is None:
-        return f"the source of leaf '{leaf.name}' cannot be read"
+    try:
+        ir = leaf_ir(leaf)
+    except LeafIRUnsupported as refused:
+        return f"leaf '{leaf.name}' is not rewritten: {refused.construct} is outside the leaf IR"
+    problem = emit_problem(ir)
+    if problem is not None:
+        return problem
+    info = index_facts(ir)
+    for stmt in ops.walk_stmts(ir.body):
+        for top in ops.stmt_exprs(stmt):
+            for e in ops.walk_expr(top):
+                if _x_query(e) and info.handle_level(e.args[0]) is None:  # type: ignore[union-attr]
+                    return (
+                        f"leaf '{leaf.name}' queries x of a node handle it does not assign once, at the top "
+                        f"level (line {stmt.line}): which node it is is not known"
+                    )
     return None
 
 
-class _Queries(ast.NodeTransformer):
-    """Rewrites the leaf's own-node x queries (module doc), statement by statement."""
+def _x_query(e: ops.Expr) -> bool:
+    return isinstance(e, ops.IntrinsicOp) and e.intrinsic.name in (_ID_X, _COUNT_X)
 
-    def __init__(self, env: dict, level: int) -> None:
-        self.env = env
-        self.level = level  # the handle level of the node being split, seen from this leaf
-        self.handles: dict[str, int] = {}
 
-    def visit_Assign(self, node: ast.Assign) -> ast.AST:
-        self.generic_visit(node)
-        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            level = handle_level(node.value, self.handles, self.env)
-            if level is not None:
-                self.handles[node.targets[0].id] = level
-        return node
+def shift_queries(ir: ops.LeafIR, level: int) -> ops.LeafIR:
+    """``ir`` taking ``LO`` and ``NX`` after its ports, its x queries of the node ``level``
+    levels up (0: its own) shifted (module doc): ``id_x(h)`` becomes ``id_x(h) + LO``,
+    ``count_x(h)`` becomes ``NX``."""
+    info = index_facts(ir)
+    lo, nx = ops.Var(LO, i64), ops.Var(NX, i64)
 
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        name = intrinsic_name(node, self.env)
-        if name not in ("get_node_instance_id_x", "get_num_node_instances_x") or len(node.args) != 1:
-            return node
-        if handle_level(node.args[0], self.handles, self.env) != self.level:
-            return node
-        extra = ast.Name(LO if name == "get_node_instance_id_x" else NX, ast.Load())
-        new: ast.expr = ast.BinOp(node, ast.Add(), extra) if name == "get_node_instance_id_x" else extra
-        return ast.copy_location(new, node)
+    def rule(e: ops.Expr) -> ops.Expr:
+        if not _x_query(e) or info.handle_level(e.args[0]) != level:  # type: ignore[union-attr]
+            return e
+        return ops.Binary("+", e, lo, i64) if e.intrinsic.name == _ID_X else nx  # type: ignore[union-attr]
+
+    params = (*ir.params, Param(LO, i64), Param(NX, i64))
+    return replace(ir, params=params, body=rewrite_block(ir.body, rule))
 
 
 def offset_leaf(leaf: LeafFunction, level: int = 0) -> LeafFunction:
     """``leaf`` taking ``LO`` and ``NX`` after its ports, its x queries of the node
-    ``level`` levels up (0: its own) rewritten (module doc)."""
-    func = parse_leaf(leaf)
-    assert func is not None, offset_problem(leaf)
-    env = leaf_namespace(leaf)
-    func = _Queries(env, level).visit(func)
-    func.args.args.extend([ast.arg(LO), ast.arg(NX)])
-    func.decorator_list = []
-    ast.fix_missing_locations(func)
-    text, lines = unparse_with_lines(func)
-    body = leaf.body
-    if isinstance(body, GeneratedBody):  # map the generated lines on to the foreign file's
-        origin = body.origin
-        lines = tuple(body.origin_of(line - leaf.source_line + 1).line if line else 0 for line in lines)
-    else:
-        origin = leaf.location.file
-    made = generated_body(leaf.name, text, origin, lines, namespace=env)
+    ``level`` levels up (0: its own) rewritten (module doc): its leaf IR shifted
+    (``shift_queries``) and emitted as Python (``ir/leafir/pyemit.py``), each line mapped to
+    the leaf's own file (the foreign file for generated code)."""
+    assert offset_problem(leaf) is None, offset_problem(leaf)
+    ir = shift_queries(leaf_ir(leaf), level)
+    text, lines = emit_python(ir)
+    made = generated_body(leaf.name, text, ir.file, lines, namespace=namespace(), static_base=namespace)
     params = [Param(p.name, p.type, p.layout) for p in leaf.params] + [Param(LO, i64), Param(NX, i64)]
     offset = LeafFunction(
         None,

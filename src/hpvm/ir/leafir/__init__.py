@@ -1,7 +1,8 @@
-"""The typed leaf IR (issue 25, first slice): a leaf's body parsed once into a small typed
+"""The typed leaf IR (issue 25): a leaf's body parsed once into a small typed
 dialect (``ops``), built from Python (``build``), printed and parsed in a text form
-(``printer``, ``parser``) and verified (``verify``). docs/leafir.md says what it covers and
-what is not done yet (no back end reads it today)."""
+(``printer``, ``parser``) and verified (``verify``); its analyses are cached passes
+(``analyses/``), and it is emitted back as Python (``pyemit``) after a rewrite (``rewrite``).
+docs/leafir.md says what it covers, which back ends read it, and what is not done yet."""
 
 from __future__ import annotations
 

@@ -310,7 +310,7 @@ class LeafIR:
     line: int
     # derived lookups, not part of the value
     _types: dict[str, PortType] = field(init=False, compare=False, repr=False, hash=False)
-    #: what analyses found about this IR (``leafir/analysis.py``): kept with it, since it
+    #: what analyses found about this IR (``leafir/analyses/``): kept with it, since it
     #: never changes; a changed leaf is a new ``LeafIR`` with none
     analyses: dict[object, object] = field(init=False, compare=False, repr=False, hash=False)
 

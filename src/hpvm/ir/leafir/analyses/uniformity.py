@@ -1,0 +1,142 @@
+"""Uniformity: which values and conditions are the same for every instance of a group.
+
+Why: a barrier under a condition some instances of a group take and others do not hangs
+(or is undefined, seed 000); a value the same for the whole group can be computed once per
+group, a branch on it does not diverge. Those questions need to know what depends on the
+instance id. A value is *varying* when it may differ between the instances of one parent
+instance (a group): it reads an own instance id (``get_node_instance_id_*`` of the leaf's
+node; the parent's ids and every instance count are the same across a group), the old value
+of an atomic, an element of an array the leaf itself writes (another instance may have
+written it), or a variable assigned a varying value — or assigned anywhere under a varying
+condition or in a loop whose bounds or condition vary (which assignments happen then
+differs between instances). A ``return``, ``break`` or ``continue`` under a varying condition
+makes the rest of its block divergent, and a loop it leaves divergent as a whole. Local
+arrays a leaf writes count as written too (their elements may hold varying values).
+Everything else is *uniform*. Computed to a fixed point, so a loop-carried variable is
+varying when any of its assignments is. Conservative: "varying" may be said of a value
+that happens to be the same everywhere, never the other way round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import ops
+from .effects import ArrayEffects, view_roots
+from .manager import ANALYSES, AnalysisManager
+
+
+@dataclass(frozen=True)
+class Uniform:
+    """``varying``: the variables that may differ between instances of a group;
+    ``divergent``: the lines of the ``if``/``while``/``for`` statements whose condition or
+    bounds may differ (everything inside them is executed by some instances only);
+    ``written``: the array variables whose elements the leaf (any instance) changes, so
+    that a load from them varies."""
+
+    varying: frozenset[str]
+    divergent: frozenset[int]
+    written: frozenset[str]
+
+    def is_uniform(self, e: ops.Expr) -> bool:
+        """Whether ``e`` has the same value in every instance of a group."""
+        return not _varies(e, self.varying, self.written)
+
+
+def _varies(e: ops.Expr, varying: frozenset[str] | set[str], written: frozenset[str]) -> bool:
+    for sub in ops.walk_expr(e):
+        if isinstance(sub, ops.Var) and sub.name in varying:
+            return True
+        if isinstance(sub, ops.IntrinsicOp):
+            kind = sub.intrinsic.kind
+            if kind == "atomic" or (kind == "query" and not sub.intrinsic.counts and _own(sub.args[0])):
+                return True
+        if isinstance(sub, ops.Load) and not isinstance(sub.type, ops.ArrayType):
+            if any(isinstance(a, ops.Var) and a.name in written for a in ops.walk_expr(sub.array)):
+                return True
+    return False
+
+
+def _own(handle: ops.Expr) -> bool:
+    """Whether ``handle`` may be the leaf's own node (anything but a ``get_parent_node``)."""
+    return not (isinstance(handle, ops.IntrinsicOp) and handle.intrinsic.name == "get_parent_node")
+
+
+@dataclass(frozen=True)
+class Uniformity:
+    """The leaf's ``Uniform`` facts (module doc)."""
+
+    name: str = "uniformity"
+
+    def run(self, ir: ops.LeafIR, manager: AnalysisManager) -> Uniform:
+        found = manager.get(_ArrayWrites(), ir)
+        varying: set[str] = set()
+        divergent: set[int] = set()
+        changed = True
+        while changed:
+            before = (len(varying), len(divergent))
+            _block(ir.body, False, varying, divergent, found)
+            changed = (len(varying), len(divergent)) != before
+        return Uniform(frozenset(varying), frozenset(divergent), found)
+
+
+def _block(
+    block: ops.Block,
+    under: bool,
+    varying: set[str],
+    divergent: set[int],
+    written: frozenset[str],
+    loop: int | None = None,
+) -> None:
+    """One round over ``block`` (``under``: some instances only run it; ``loop``: the line of
+    the innermost loop around it)."""
+    for stmt in block:
+        if isinstance(stmt, ops.Assign):
+            if under or _varies(stmt.value, varying, written):
+                varying.add(stmt.target.name)
+            continue
+        if not isinstance(stmt, (ops.If, ops.While, ops.For)):
+            continue
+        tests = (stmt.start, stmt.stop, stmt.step) if isinstance(stmt, ops.For) else (stmt.test,)
+        varies = under or stmt.line in divergent or any(_varies(t, varying, written) for t in tests)
+        if varies:
+            divergent.add(stmt.line)
+            if isinstance(stmt, ops.For):
+                varying.add(stmt.var.name)
+        inner_loop = loop if isinstance(stmt, ops.If) else stmt.line
+        for inner in ops.children(stmt):
+            _block(inner, varies, varying, divergent, written, inner_loop)
+        if varies and _leaves(stmt):
+            under = True  # some instances left the block here: the rest is divergent
+            if loop is not None:
+                divergent.add(loop)  # and the loop around it runs a varying number of times
+
+
+def _leaves(stmt: ops.Stmt) -> bool:
+    """Whether ``stmt`` holds a ``return``, ``break`` or ``continue``."""
+    return any(isinstance(s, (ops.Return, ops.Break, ops.Continue)) for s in ops.walk_stmts((stmt,)))
+
+
+@dataclass(frozen=True)
+class _ArrayWrites:
+    """The array variables (parameters and their views) the leaf writes or updates."""
+
+    name: str = "array-writes"
+
+    def run(self, ir: ops.LeafIR, manager: AnalysisManager) -> frozenset[str]:
+        roots = view_roots(ir)
+        uses = manager.get(ArrayEffects(), ir).arrays
+        changed = {p for p, u in uses.items() if u.written or u.atomics} | {"<malloc>"}
+        stored = {
+            e.name
+            for s in ops.walk_stmts(ir.body)
+            if isinstance(s, ops.Store)
+            for e in ops.walk_expr(s.array)
+            if isinstance(e, ops.Var)
+        }
+        return frozenset(name for name, r in roots.items() if r & changed) | stored
+
+
+def uniformity(ir: ops.LeafIR) -> Uniform:
+    """``Uniformity`` of ``ir``, computed once (``ANALYSES``)."""
+    return ANALYSES.get(Uniformity(), ir)

@@ -1,0 +1,159 @@
+"""Python from a leaf IR: the leaf as a ``def`` that runs what the IR says.
+
+Why: a back end that *changes* a leaf (``dask/offsets.py`` shifts a chunk's instance ids)
+used to rewrite the leaf's syntax tree; it now changes the leaf IR and emits Python from it,
+reading no Python. The text is self-contained: it reads no name of the leaf's module (the
+IR resolved them all), only ``np``, ``math`` and ``hpvm``: ``namespace()``, the names to run
+it (and analyse it) in; a leaf with a variable of one of those names is not emitted), every
+conversion the IR makes explicit is written (``np.float32(x)``), and each
+constant not of a literal's own type is written with its type. ``emit_python`` also gives
+each emitted line the leaf-file line it stands for (0 for none), the source map a
+``GeneratedBody`` takes.
+
+``build(leaf made from emit_python(ir)) == ir`` on every leaf of the suite (a test): the
+emitted Python reads back as the same leaf IR.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from typing import Any
+
+import numpy as np
+
+from . import ops
+
+NP, MATH, HPVM = "np", "math", "hpvm"
+
+
+def namespace() -> dict[str, Any]:
+    """The names the emitted code reads: NumPy, ``math`` and the ``hpvm`` package, as leaf
+    code sees them (the package is looked up when asked: the IR layer does not import the
+    front end, the code it emits reads it as user code does)."""
+    return {NP: np, MATH: math, HPVM: importlib.import_module("hpvm")}
+
+
+_INDENT = "    "
+
+
+def emit_problem(ir: ops.LeafIR) -> str | None:
+    """Why ``ir`` cannot be emitted (``None``: it can)."""
+    names = {p.name for p in ir.params} | {n for n, _ in ir.locals}
+    taken = sorted(names & {NP, MATH, HPVM})
+    return f"leaf '{ir.name}' has a variable named '{taken[0]}'" if taken else None
+
+
+def emit_python(ir: ops.LeafIR, name: str | None = None) -> tuple[str, tuple[int, ...]]:
+    """``ir`` as Python text (a ``def`` named ``name``, default the leaf's), and for each
+    line of it the line of the leaf's file it stands for (``emit_problem`` first)."""
+    out: list[tuple[str, int]] = [
+        (f"def {name or ir.name}({', '.join(p.name for p in ir.params)}):", ir.line)
+    ]
+    _block(ir.body, 1, ir.line, out)
+    return "\n".join(text for text, _ in out) + "\n", tuple(line for _, line in out)
+
+
+def _block(block: ops.Block, depth: int, line: int, out: list[tuple[str, int]]) -> None:
+    pad = _INDENT * depth
+    if not block:
+        out.append((f"{pad}pass", line))
+    for stmt in block:
+        if isinstance(stmt, ops.Assign):
+            out.append((f"{pad}{stmt.target.name} = {expr(stmt.value)}", stmt.line))
+        elif isinstance(stmt, ops.Store):
+            out.append((f"{pad}{_atom(stmt.array)}[{_list(stmt.indices)}] = {expr(stmt.value)}", stmt.line))
+        elif isinstance(stmt, ops.For):
+            bounds = _list((stmt.start, stmt.stop, stmt.step))
+            out.append((f"{pad}for {stmt.var.name} in range({bounds}):", stmt.line))
+            _block(stmt.body, depth + 1, stmt.line, out)
+        elif isinstance(stmt, ops.While):
+            out.append((f"{pad}while {expr(stmt.test)}:", stmt.line))
+            _block(stmt.body, depth + 1, stmt.line, out)
+        elif isinstance(stmt, ops.If):
+            out.append((f"{pad}if {expr(stmt.test)}:", stmt.line))
+            _block(stmt.body, depth + 1, stmt.line, out)
+            if stmt.orelse:
+                out.append((f"{pad}else:", stmt.line))
+                _block(stmt.orelse, depth + 1, stmt.line, out)
+        elif isinstance(stmt, ops.Return):
+            out.append((f"{pad}return {_list(stmt.values)}".rstrip(), stmt.line))
+        elif isinstance(stmt, ops.Break):
+            out.append((f"{pad}break", stmt.line))
+        elif isinstance(stmt, ops.Continue):
+            out.append((f"{pad}continue", stmt.line))
+        else:
+            out.append((f"{pad}{expr(stmt.value)}", stmt.line))
+
+
+def _list(exprs: tuple[ops.Expr, ...]) -> str:
+    return ", ".join(expr(e) for e in exprs)
+
+
+def _dtype(t: ops.ScalarType) -> str:
+    """The NumPy scalar type of ``t`` as the emitted code names it."""
+    return f"{NP}.{'bool_' if t.dtype == np.bool_ else t.dtype.name}"
+
+
+def _constant(c: ops.Const) -> str:
+    v, name = c.value, str(c.type)
+    if name == "bool":
+        return repr(bool(v))
+    if name == "i64" and isinstance(v, int) and v >= 0:
+        return str(v)
+    if name == "f64" and math.isfinite(v) and math.copysign(1.0, v) > 0:
+        return repr(float(v))
+    text = repr(float(v)) if c.type.is_float else str(int(v))
+    if c.type.is_float and not math.isfinite(v):
+        text = f"{NP}.{'nan' if v != v else 'inf'}" if v != v or v > 0 else f"-{NP}.inf"
+    return f"{_dtype(c.type)}({text})"
+
+
+def _atom(e: ops.Expr) -> str:
+    text = expr(e)
+    compound = isinstance(e, (ops.Unary, ops.Binary, ops.Compare, ops.BoolOp, ops.IfExp))
+    return f"({text})" if compound else text
+
+
+def expr(e: ops.Expr) -> str:
+    """An expression as Python (operands parenthesized when compound)."""
+    if isinstance(e, ops.Const):
+        return _constant(e)
+    if isinstance(e, ops.Var):
+        return e.name
+    if isinstance(e, ops.Unary):
+        sep = " " if e.op == "not" else ""
+        return f"{e.op}{sep}{_atom(e.operand)}"
+    if isinstance(e, ops.Binary):
+        return f"{_atom(e.left)} {e.op} {_atom(e.right)}"
+    if isinstance(e, ops.Compare):
+        parts = [_atom(e.operands[0])]
+        for op, operand in zip(e.ops, e.operands[1:]):
+            parts += [op, _atom(operand)]
+        return " ".join(parts)
+    if isinstance(e, ops.BoolOp):
+        return f" {e.op} ".join(_atom(v) for v in e.values)
+    if isinstance(e, ops.IfExp):
+        return f"{_atom(e.body)} if {_atom(e.test)} else {_atom(e.orelse)}"
+    if isinstance(e, ops.Load):
+        return f"{_atom(e.array)}[{_list(e.indices)}]"
+    if isinstance(e, ops.Shape):
+        return f"{_atom(e.array)}.shape[{e.axis}]"
+    if isinstance(e, ops.Size):
+        return f"{_atom(e.array)}.size"
+    if isinstance(e, ops.Retype):
+        return f"{_atom(e.array)}.view({_dtype(e.type.elem)})"
+    if isinstance(e, ops.Cast):
+        return f"{_dtype(e.type)}({expr(e.value)})"
+    if isinstance(e, ops.Alloc):
+        return f"{NP}.{e.fill}(({_list(e.shape)},), {_dtype(e.type.elem)})"
+    if isinstance(e, ops.Call):
+        module, _, func = e.func.rpartition(".")
+        prefix = {"math": f"{MATH}.", "np": f"{NP}.", "": ""}[module]
+        return f"{prefix}{func}({_list(e.args)})"
+    if isinstance(e, ops.IntrinsicOp):
+        return f"{HPVM}.{e.intrinsic.name}({_list(e.args)})"
+    raise TypeError(f"not a leaf IR expression: {e!r}")
+
+
+__all__ = ["emit_problem", "emit_python", "expr", "namespace"]

@@ -1,0 +1,55 @@
+"""Rewriting a leaf IR expression by expression: the one traversal leaf passes share.
+
+Why: a pass that changes some expressions of a leaf (``dask/offsets.py`` shifts a chunk's
+instance ids) rebuilds every statement and expression around them; written once here,
+over the dialect's frozen dataclasses, so no pass walks the IR by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import fields, replace
+from typing import Any
+
+from . import ops
+
+#: Called on each expression after its operands were rewritten: the replacement, or the
+#: expression itself.
+ExprRule = Callable[[ops.Expr], ops.Expr]
+
+
+def rewrite_expr(e: ops.Expr, rule: ExprRule) -> ops.Expr:
+    """``e`` with ``rule`` applied bottom-up to it and every expression inside it."""
+    return rule(_rebuild(e, rule))
+
+
+def rewrite_block(block: ops.Block, rule: ExprRule) -> ops.Block:
+    """Every statement of ``block`` (nested blocks included) with its expressions rewritten."""
+    return tuple(_rebuild(stmt, rule) for stmt in block)
+
+
+def _rebuild(node: Any, rule: ExprRule) -> Any:
+    changes = {}
+    for f in fields(node):
+        if not f.init:
+            continue
+        value = getattr(node, f.name)
+        new = _field(value, rule)
+        if new is not value:
+            changes[f.name] = new
+    return replace(node, **changes) if changes else node
+
+
+def _field(value: Any, rule: ExprRule) -> Any:
+    if isinstance(value, ops.Expr):  # type: ignore[arg-type]
+        new = rewrite_expr(value, rule)
+        return value if new == value else new
+    if isinstance(value, ops.Stmt):  # type: ignore[arg-type]
+        return _rebuild(value, rule)
+    if isinstance(value, tuple) and value and isinstance(value[0], (ops.Expr, ops.Stmt)):  # type: ignore[arg-type]
+        new = tuple(_field(v, rule) for v in value)
+        return value if all(a is b for a, b in zip(new, value)) else new
+    return value
+
+
+__all__ = ["ExprRule", "rewrite_block", "rewrite_expr"]
