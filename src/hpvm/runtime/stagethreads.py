@@ -33,7 +33,7 @@ class StageLoop:
                     return
                 args, upstream, failed_next = taken
                 if args:
-                    batch = stream.checked(stream.execute(st, args, upstream), len(args))
+                    batch = stream.batches.run(st, args, upstream)
                     if not self._deliver(st, batch.produced, batch.outputs):
                         return
                     if batch.error is not None:

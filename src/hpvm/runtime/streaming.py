@@ -184,11 +184,127 @@ def fusable(root: InternalFunction, backend: Backend, plan: list[list[Node]]) ->
     )
 
 
+class _Batches:
+    """Runs batches of a stream's items through its stages: the back-end call with its run
+    context, memory tracking and warnings, the size of the next batch (``BATCH_SECONDS``),
+    the check that the back end accounted for every item, and the fused path's batches on
+    the host (``INLINE_SECONDS``...), which may send the stream over to stage threads. Apart
+    from ``Stream`` (which holds the buffers and serves the host's calls) because this is the
+    part that calls the back end; here, not in its own module, because it reads this
+    module's settings."""
+
+    def __init__(self, stream: Stream):
+        self.stream = stream
+        self.root, self.backend, self.tracker = stream.root, stream.backend, stream.tracker
+        self.cluster, self.capacity = stream.cluster, stream.capacity
+        # Array arguments need the memory tracker around each run; scalars do not.
+        self.arrays = bool(stream.root.array_params())
+        self.out_range = range(len(stream.root.out_types))
+
+    def run(self, st: Stage, args: list[Any], upstream: list[dict[str, Any]]) -> StageBatch:
+        """Run a batch of items through ``st``'s nodes (no lock held: stages run concurrently),
+        checked to account for every item."""
+        s = self.stream
+        with collecting_warnings() as caught:
+            stages = 1 if st is s.fused else len(s.stages)  # (fused: one at a time)
+            ctx = RunContext(self.tracker, stages=stages, cluster=self.cluster)
+            tracker = self.tracker
+            tokens = (
+                [tracker.prepare_for(self.backend, self.root, a, ctx.transfers) for a in args]
+                if self.arrays
+                else []
+            )
+            start = time.perf_counter()
+            st.running = args
+            try:
+                batch = self.backend.run_stage_batch(self.root, args, st.nodes, upstream, ctx)
+            finally:
+                st.running = []
+                for token in tokens:
+                    tracker.finished(token)
+            per_item = (time.perf_counter() - start) / len(args)
+            st.batch = max(
+                1, min(self.capacity, int(BATCH_SECONDS / per_item) if per_item > 0 else self.capacity)
+            )
+        if caught:
+            with s.lock:
+                s.caught.extend(caught)
+        return self._checked(batch, len(args))
+
+    def _checked(self, batch: StageBatch, count: int) -> StageBatch:
+        """``batch``, if it accounts for each of its ``count`` items: a result, or the error
+        that stopped it (a back end that lost items would leave pop waiting for them)."""
+        ran = len(batch.produced)
+        if len(batch.outputs) != ran or not (ran < count if batch.error is not None else ran == count):
+            raise RuntimeError(
+                f"{type(self.backend).__name__}.run_stage_batch returned {ran} result(s), "
+                f"{len(batch.outputs)} output(s) and {'an' if batch.error else 'no'} error for "
+                f"{count} item(s)"
+            )
+        return batch
+
+    def run_fused(self, fused: Stage) -> None:
+        """Run every item waiting in ``fused`` as one batch on the calling host thread (the
+        lock held on entry and on return, released while it runs). A failure becomes the
+        stream's, in item order; a slow batch sends the stream over to stage threads."""
+        s = self.stream
+        waiting = fused.args  # the first batches short (1, 2, 4... items): a slow stage shows soon
+        args = [waiting.popleft() for _ in range(min(len(waiting), 1 << min(fused.index, 30)))]
+        s.busy = True
+        s.room.wake()
+        s.lock.release()
+        slow = False
+        try:
+            # CPU time of this thread: not the turns of the GIL other threads take meanwhile
+            # (and not a batch a full garbage collection ran in, nor the first: it may compile)
+            start, collections = time.thread_time(), gc.get_stats()[2]["collections"]
+            batch = self.run(fused, args, [{}] * len(args))
+            seconds = time.thread_time() - start
+            if gc.get_stats()[2]["collections"] != collections or not fused.index:
+                pass
+            elif seconds > INLINE_SECONDS and seconds > INLINE_ITEM_SECONDS * len(args):
+                fused.slow += 1
+            else:
+                fused.slow = 0
+            slow = fused.slow >= INLINE_SLOW_BATCHES
+            fused.index += 1
+            outputs, error = batch.outputs, batch.error
+        except KeyboardInterrupt:  # Ctrl-C in the middle of a batch: those items are lost
+            outputs, error = [], StreamError("the stream was interrupted (Ctrl-C) while it ran items")
+            s.fail(fused, error)
+            raise
+        except BaseException as e:  # the failure of the stream, never lost
+            outputs, error = [], e
+        finally:
+            s.lock.acquire()
+            s.busy = False
+        fused.results.extend(self._as_tuples(outputs))  # type: ignore[union-attr]
+        if error is not None:
+            s.lock.release()
+            try:
+                s.fail(fused, error)
+            finally:
+                s.lock.acquire()
+        elif slow and not s.failed:
+            _SLOW.add(s.root)  # its later launches start with threads
+            s.unfuse()
+        s.wake_all()
+
+    def _as_tuples(self, outputs: list[dict[int, Any]]) -> list[tuple[Any, ...]]:
+        """Root outputs by index as the tuples ``pop`` returns (made per batch, not per pop)."""
+        count = len(self.out_range)
+        if count == 1:
+            return [(o[0],) for o in outputs]
+        if count == 0:
+            return [() for _ in outputs]
+        return list(map(operator.itemgetter(*self.out_range), outputs))
+
+
 class Stream:
     """A running streaming launch: its stages (``stagebuffers.py``) wired by their channels,
-    run by stage threads (``stagethreads.py``) or fused on the host, and the host's calls
-    (push, pop, wait). ``lock``, ``room``, ``host``, the flags and ``execute``/``checked``/
-    ``fail``/``wake_all`` are shared with the stage threads' loop."""
+    run by stage threads (``stagethreads.py``) or fused on the host, their batches run by
+    ``_Batches``, and the host's calls (push, pop, wait). ``lock``, ``room``, ``host``, the
+    flags, ``fail``, ``wake_all`` and ``unfuse`` are shared with those collaborators."""
 
     def __init__(
         self,
@@ -210,9 +326,7 @@ class Stream:
         self.lock = threading.Lock()  # guards every buffer, counter and flag of the stream
         self.room = Signal(self.lock)  # push waits here while a stage's input is full
         self.host = Signal(self.lock)  # pop and wait wait here for results, or the end
-        self._warnings: list[tuple[str, type[Warning]]] = []  # issued on the host at pop/wait
-        # Array arguments need the memory tracker around each run; scalars do not.
-        self._arrays = bool(root.array_params())
+        self.caught: list[tuple[str, type[Warning]]] = []  # issued on the host at pop/wait
         # The threads that can push: the one that launched the stream, every one that has
         # pushed to it, and every thread started since the launch (a producer thread may not
         # have pushed yet) that is not hpvm's own. A pop that nothing is in flight for waits
@@ -223,6 +337,7 @@ class Stream:
         plan = plan_stages(root)
         self.stages = self._build(plan)
         self._loop = StageLoop(self)
+        self.batches = _Batches(self)
         self._result_stages = [st for st in self.stages if st.results is not None]
         self._out_range = range(len(root.out_types))
         self._sid = next(_stream_ids)
@@ -231,7 +346,7 @@ class Stream:
         # popped before any stage's.
         self.fused: Stage | None = None
         self._done: deque[Any] = deque()
-        self._busy = False  # a host call is running a fused batch (one at a time: order)
+        self.busy = False  # a host call is running a fused batch (one at a time: order)
         # The items a fused stream holds waiting: as many as its stages' buffers would hold
         # with threads, so that fusing keeps the memory bound and runs longer batches.
         self._fused_bound = capacity * len(plan)
@@ -262,47 +377,7 @@ class Stream:
                 st.results = deque()  # unbounded: the host may pop late
         return stages
 
-    # -- running batches (the stage threads' loop, stagethreads.py, and the fused path) --
-
-    def execute(self, st: Stage, args: list[Any], upstream: list[dict[str, Any]]) -> StageBatch:
-        """Run a batch of items through ``st``'s nodes (no lock held: stages run concurrently)."""
-        with collecting_warnings() as caught:
-            stages = 1 if st is self.fused else len(self.stages)  # (fused: one at a time)
-            ctx = RunContext(self.tracker, stages=stages, cluster=self.cluster)
-            tracker = self.tracker
-            tokens = (
-                [tracker.prepare_for(self.backend, self.root, a, ctx.transfers) for a in args]
-                if self._arrays
-                else []
-            )
-            start = time.perf_counter()
-            st.running = args
-            try:
-                batch = self.backend.run_stage_batch(self.root, args, st.nodes, upstream, ctx)
-            finally:
-                st.running = []
-                for token in tokens:
-                    tracker.finished(token)
-            per_item = (time.perf_counter() - start) / len(args)
-            st.batch = max(
-                1, min(self.capacity, int(BATCH_SECONDS / per_item) if per_item > 0 else self.capacity)
-            )
-        if caught:
-            with self.lock:
-                self._warnings.extend(caught)
-        return batch
-
-    def checked(self, batch: StageBatch, count: int) -> StageBatch:
-        """``batch``, if it accounts for each of its ``count`` items: a result, or the error
-        that stopped it (a back end that lost items would leave pop waiting for them)."""
-        ran = len(batch.produced)
-        if len(batch.outputs) != ran or not (ran < count if batch.error is not None else ran == count):
-            raise RuntimeError(
-                f"{type(self.backend).__name__}.run_stage_batch returned {ran} result(s), "
-                f"{len(batch.outputs)} output(s) and {'an' if batch.error else 'no'} error for "
-                f"{count} item(s)"
-            )
-        return batch
+    # -- failures and wake-ups (shared with the stage threads' loop, stagethreads.py) ----
 
     def fail(self, st: Stage, error: BaseException | None) -> None:
         """``st`` stops at a failed item: its own (``error``) or one that failed upstream
@@ -334,70 +409,15 @@ class Stream:
 
     def take_warnings(self) -> list[tuple[str, type[Warning]]]:
         """The warnings the stages reported since the last call (the runtime issues them)."""
-        if not self._warnings:
+        if not self.caught:
             return []
         with self.lock:
-            caught, self._warnings = self._warnings, []
+            caught, self.caught = self.caught, []
         return caught
 
-    # -- fused on the host -------------------------------------------------------------
+    # -- fused on the host (the batches: _Batches.run_fused) ------------------------------
 
-    def _run_fused(self, fused: Stage) -> None:
-        """Run every item waiting in ``fused`` as one batch on the calling host thread (the
-        lock held on entry and on return, released while it runs). A failure becomes the
-        stream's, in item order; a slow batch sends the stream over to stage threads."""
-        waiting = fused.args  # the first batches short (1, 2, 4... items): a slow stage shows soon
-        args = [waiting.popleft() for _ in range(min(len(waiting), 1 << min(fused.index, 30)))]
-        self._busy = True
-        self.room.wake()
-        self.lock.release()
-        slow = False
-        try:
-            # CPU time of this thread: not the turns of the GIL other threads take meanwhile
-            # (and not a batch a full garbage collection ran in, nor the first: it may compile)
-            start, collections = time.thread_time(), gc.get_stats()[2]["collections"]
-            batch = self.checked(self.execute(fused, args, [{}] * len(args)), len(args))
-            seconds = time.thread_time() - start
-            if gc.get_stats()[2]["collections"] != collections or not fused.index:
-                pass
-            elif seconds > INLINE_SECONDS and seconds > INLINE_ITEM_SECONDS * len(args):
-                fused.slow += 1
-            else:
-                fused.slow = 0
-            slow = fused.slow >= INLINE_SLOW_BATCHES
-            fused.index += 1
-            outputs, error = batch.outputs, batch.error
-        except KeyboardInterrupt:  # Ctrl-C in the middle of a batch: those items are lost
-            outputs, error = [], StreamError("the stream was interrupted (Ctrl-C) while it ran items")
-            self.fail(fused, error)
-            raise
-        except BaseException as e:  # the failure of the stream, never lost
-            outputs, error = [], e
-        finally:
-            self.lock.acquire()
-            self._busy = False
-        fused.results.extend(self._as_tuples(outputs))  # type: ignore[union-attr]
-        if error is not None:
-            self.lock.release()
-            try:
-                self.fail(fused, error)
-            finally:
-                self.lock.acquire()
-        elif slow and not self.failed:
-            _SLOW.add(self.root)  # its later launches start with threads
-            self._unfuse()
-        self.wake_all()
-
-    def _as_tuples(self, outputs: list[dict[int, Any]]) -> list[tuple[Any, ...]]:
-        """Root outputs by index as the tuples ``pop`` returns (made per batch, not per pop)."""
-        count = len(self._out_range)
-        if count == 1:
-            return [(o[0],) for o in outputs]
-        if count == 0:
-            return [() for _ in outputs]
-        return list(map(operator.itemgetter(*self._out_range), outputs))
-
-    def _unfuse(self) -> None:
+    def unfuse(self) -> None:
         """Go over to stage threads (the lock held, no fused batch running): the items not
         yet run go to every stage, after the fused results, which ``pop`` returns first."""
         fused, self.fused = self.fused, None
@@ -428,8 +448,8 @@ class Stream:
                 if fused is not None:
                     if len(fused.args) < self._fused_bound:
                         break
-                    if not self._busy:  # make room by running what waits
-                        self._run_fused(fused)
+                    if not self.busy:  # make room by running what waits
+                        self.batches.run_fused(fused)
                         continue
                 else:
                     for st in self.stages:
@@ -468,8 +488,8 @@ class Stream:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     raise StreamError("pop(): timed out waiting for a result")
-                if fused is not None and fused.args and not self._busy:
-                    self._run_fused(fused)  # the result popped next is among them
+                if fused is not None and fused.args and not self.busy:
+                    self.batches.run_fused(fused)  # the result popped next is among them
                 elif self.popped < self.pushed or self.failed:
                     self.host.wait(remaining)  # a result, the failure or a stop will come
                 else:
@@ -550,11 +570,11 @@ class Stream:
             if not self.closed:
                 self.closed = True
                 self.wake_all()  # stages waiting for items end; a blocked push raises
-            while (fused := self.fused) is not None and not self.failed and (fused.args or self._busy):
-                if self._busy:
+            while (fused := self.fused) is not None and not self.failed and (fused.args or self.busy):
+                if self.busy:
                     self.host.wait()
                 else:
-                    self._run_fused(fused)
+                    self.batches.run_fused(fused)
             while self.fused is None and not self.failed and not all(st.stopped for st in self.stages):
                 self.host.wait()
             if self.failed:
