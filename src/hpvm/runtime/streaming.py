@@ -57,7 +57,6 @@ import warnings
 import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -70,7 +69,17 @@ from ..ir.graph import ALL_TO_ALL, InternalFunction, LeafFunction, Node, functio
 from ..ir.types import ScalarType
 from ..passes import PassManager
 from ..passes.flatten_streams import FlattenStreams, nested_streams
-from .workers import internal_thread, is_internal
+from .stagebuffers import (
+    FAILED,
+    Channel,
+    Producers,
+    Signal,
+    Stage,
+    check_can_arrive,
+    raise_stream_failure,
+)
+from .stagethreads import StageLoop
+from .workers import internal_thread
 
 _POLL = 0.05  # seconds: how often a pop with nothing in flight checks that a producer lives
 BATCH_SECONDS = 0.5e-3  # about how long one batch of a stage may run (see above)
@@ -78,7 +87,6 @@ FUSE = True  # scalar streams on cpu start fused on the host (see above); False:
 INLINE_SECONDS = 1e-3  # a fused batch slower than this in all ...
 INLINE_ITEM_SECONDS = 20e-6  # ... and than this per item, ...
 INLINE_SLOW_BATCHES = 2  # ... so many times in a row goes to threads
-_FAILED = object()  # sent downstream (and to the host) in place of the item that failed
 THREAD_PREFIX = "hpvm-stage"
 _stream_ids = itertools.count()
 
@@ -176,265 +184,34 @@ def fusable(root: InternalFunction, backend: Backend, plan: list[list[Node]]) ->
     )
 
 
-class _Signal:
-    """A condition on the stream's lock that is notified only when someone waits on it:
-    notifying costs a lock round trip, and items arrive far more often than anyone waits."""
+class _Batches:
+    """Runs batches of a stream's items through its stages: the back-end call with its run
+    context, memory tracking and warnings, the size of the next batch (``BATCH_SECONDS``),
+    the check that the back end accounted for every item, and the fused path's batches on
+    the host (``INLINE_SECONDS``...), which may send the stream over to stage threads. Apart
+    from ``Stream`` (which holds the buffers and serves the host's calls) because this is the
+    part that calls the back end; here, not in its own module, because it reads this
+    module's settings."""
 
-    __slots__ = ("_cond", "_waiting", "_woken")
-
-    def __init__(self, lock: threading.Lock) -> None:
-        self._cond = threading.Condition(lock)
-        self._waiting = 0
-        self._woken = False  # every thread waiting now has been woken already
-
-    def wait(self, timeout: float | None = None) -> None:
-        """Wait for a ``wake`` (the stream's lock held, released while waiting)."""
-        self._waiting += 1
-        self._woken = False
-        try:
-            self._cond.wait(timeout)
-        finally:
-            self._waiting -= 1
-
-    def wake(self) -> None:
-        """Wake whoever waits (the stream's lock held)."""
-        if self._waiting and not self._woken:
-            self._woken = True
-            self._cond.notify_all()
-
-
-@dataclass(eq=False)
-class _Channel:
-    """The streaming edges from one stage to another: the producer's outputs, one entry per
-    item, then ``_FAILED`` if the producer failed (always the last entry)."""
-
-    producer: _Stage
-    consumer: _Stage
-    items: deque[Any] = field(default_factory=deque)
-
-
-@dataclass(eq=False)
-class _Stage:
-    index: int
-    nodes: list[Node]
-    ready: _Signal  # the stage waits here: for its inputs, or for room downstream
-    args: deque[Any] = field(default_factory=deque)  # root arguments of items not taken yet
-    inputs: list[_Channel] = field(default_factory=list)  # from upstream stages
-    outputs: list[_Channel] = field(default_factory=list)  # to downstream stages
-    results: deque[Any] | None = None  # to the host: root outputs per item, then maybe _FAILED
-    batch: int = 1  # how many items to take next: what its last batch says fits BATCH_SECONDS
-    stopped: bool = False  # the thread has ended (or is about to)
-    thread: threading.Thread | None = None
-    running: list[Any] = field(default_factory=list)  # root arguments of the items it runs now
-    slow: int = 0  # fused: how many batches in a row were slow
-
-
-class Producers:
-    """The threads that can push to a stream: the one that launched it, every one that has
-    pushed to it, and every thread started since the launch (a producer thread may not have
-    pushed yet) that is not hpvm's own. A pop that nothing is in flight for waits only while
-    one of them other than the popping thread is alive; anything else would wait forever.
-    (Threads alive before the launch — Jupyter's, Dask's — cannot become producers without
-    pushing, and then they are tracked.)"""
-
-    def __init__(self, ignore: Callable[[threading.Thread], bool] = lambda t: False):
-        self._pushers: set[threading.Thread] = {threading.current_thread()}
-        self._bystanders: set[threading.Thread] = set(threading.enumerate())
-        self._ignore = ignore  # other threads of the runtime's own (the SVM's processors)
-        self._last: int | None = None  # the ident of the thread added last
-
-    def add_current(self) -> None:
-        # (An ident is cheaper than current_thread(), once per push. A dead pusher's ident
-        # reused by a thread started later is still counted: it was no bystander.)
-        ident = threading.get_ident()
-        if ident != self._last:
-            self._pushers.add(threading.current_thread())
-            self._last = ident
-
-    def other_alive(self) -> bool:
-        """Whether a thread other than the calling one could still push."""
-        me = threading.current_thread()
-        if any(t is not me and t.is_alive() for t in self._pushers):
-            return True
-        return any(
-            t is not me and t not in self._bystanders and not is_internal(t) and not self._ignore(t)
-            for t in threading.enumerate()
-        )
-
-
-def check_can_arrive(closed: bool, pushed: int, producers: Producers) -> None:
-    """Raise instead of letting ``pop`` wait for ever, when nothing is in flight and nothing
-    can be pushed any more (the stream has ended, or no producer is left)."""
-    if closed:
-        raise StreamError(f"pop(): all {pushed} pushed item(s) have been popped and the stream has ended")
-    if not producers.other_alive():
-        raise StreamError(
-            f"pop(): all {pushed} pushed item(s) have been popped and no other thread "
-            "that launched or pushed to this stream is running, so this pop would wait "
-            "forever; push before popping"
-        )
-
-
-def raise_stream_failure(err: BaseException | None, api: str) -> None:
-    """Raise a stream's failure from ``api`` (push, pop, wait): an hpvm error as it is,
-    anything else as a ``StreamError`` caused by it."""
-    if isinstance(err, HPVMError):
-        raise err
-    raise StreamError(f"{api}(): the stream failed: {err}") from err
-
-
-class Stream:
-    """A running streaming launch."""
-
-    def __init__(
-        self,
-        root: InternalFunction,
-        backend: Backend,
-        capacity: int,
-        tracker: MemoryTracker,
-        cluster: Callable[[], Any] | None = None,
-    ):
-        self.root, self.backend, self.capacity, self.tracker = root, backend, capacity, tracker
-        self.cluster = cluster  # the runtime's Dask client hook (RunContext.cluster)
-        self.error: BaseException | None = None
-        self.failed = False
-        self.closed = False
-        self._abandoned = False  # cleanup: stages stop at once, dropping what they hold
-        self._interrupted = False  # Ctrl-C reached the host in push/pop/wait: stop() waits for no stage
-        self.pushed = 0
-        self.popped = 0
-        self._lock = threading.Lock()  # guards every buffer, counter and flag of the stream
-        self._room = _Signal(self._lock)  # push waits here while a stage's input is full
-        self._host = _Signal(self._lock)  # pop and wait wait here for results, or the end
-        self._warnings: list[tuple[str, type[Warning]]] = []  # issued on the host at pop/wait
+    def __init__(self, stream: Stream):
+        self.stream = stream
+        self.root, self.backend, self.tracker = stream.root, stream.backend, stream.tracker
+        self.cluster, self.capacity = stream.cluster, stream.capacity
         # Array arguments need the memory tracker around each run; scalars do not.
-        self._arrays = bool(root.array_params())
-        # The threads that can push: the one that launched the stream, every one that has
-        # pushed to it, and every thread started since the launch (a producer thread may not
-        # have pushed yet) that is not hpvm's own. A pop that nothing is in flight for waits
-        # only while one of them other than the popping thread is alive; anything else would
-        # wait forever. (Threads alive before the launch — Jupyter's, Dask's — cannot become
-        # producers without pushing, and then they are tracked.)
-        self.producers = Producers()
-        plan = plan_stages(root)
-        self.stages = self._build(plan)
-        self._result_stages = [st for st in self.stages if st.results is not None]
-        self._out_range = range(len(root.out_types))
-        self._sid = next(_stream_ids)
-        # Fused (see the module's docstring): every node in one stage that host calls run
-        # (its index counts its batches); its results are the root outputs of whole items,
-        # popped before any stage's.
-        self.fused: _Stage | None = None
-        self._done: deque[Any] = deque()
-        self._busy = False  # a host call is running a fused batch (one at a time: order)
-        # The items a fused stream holds waiting: as many as its stages' buffers would hold
-        # with threads, so that fusing keeps the memory bound and runs longer batches.
-        self._fused_bound = capacity * len(plan)
-        if fusable(root, backend, plan):
-            self.fused = _Stage(0, [n for nodes in plan for n in nodes], self._host, results=self._done)
-        else:
-            self._start_threads()
+        self.arrays = bool(stream.root.array_params())
+        self.out_range = range(len(stream.root.out_types))
 
-    def _start_threads(self) -> None:
-        for st in self.stages:
-            st.thread = internal_thread(self._run_stage, f"{THREAD_PREFIX}-{self._sid}-{st.index}", st)
-            st.thread.start()
-
-    def _build(self, plan: list[list[Node]]) -> list[_Stage]:
-        stages = [_Stage(i, nodes, _Signal(self._lock)) for i, nodes in enumerate(plan)]
-        stage_of = {id(n): st for st in stages for n in st.nodes}
-        links: set[tuple[int, int]] = set()
-        for e in self.root.graph.edges:
-            a, b = stage_of[id(e.src)], stage_of[id(e.dst)]
-            if a is not b and (a.index, b.index) not in links:
-                links.add((a.index, b.index))
-                channel = _Channel(a, b)
-                a.outputs.append(channel)
-                b.inputs.append(channel)
-        bound = {id(b.src) for b in self.root.graph.out_binds}
-        for st in stages:
-            if not st.outputs or any(id(n) in bound for n in st.nodes):
-                st.results = deque()  # unbounded: the host may pop late
-        return stages
-
-    # -- stage threads ------------------------------------------------------------------
-
-    def _run_stage(self, st: _Stage) -> None:
-        try:
-            while True:
-                taken = self._take(st)
-                if taken is None:
-                    return
-                args, upstream, failed_next = taken
-                if args:
-                    batch = self._checked(self._execute(st, args, upstream), len(args))
-                    if not self._deliver(st, batch.produced, batch.outputs):
-                        return
-                    if batch.error is not None:
-                        self._fail(st, batch.error)
-                        return
-                if failed_next:  # pass the upstream failure on, in item order, and stop
-                    self._fail(st, None)
-                    return
-        except BaseException as e:  # reported to the host at pop/wait, never lost
-            self._fail(st, e)
-        finally:
-            with self._lock:
-                st.stopped = True
-                self._wake_all()
-
-    def _take(self, st: _Stage) -> tuple[list[Any], list[dict[str, Any]], bool] | None:
-        """The items ``st`` runs next, waiting until there is one: their root arguments,
-        their upstream outputs, and whether the item after them failed upstream. ``None``:
-        stop — the stream ended and every pushed item is done, or after a failure what the
-        stage would wait for can no longer come."""
-        with self._lock:
-            while True:
-                if self._abandoned:
-                    return None
-                count = min(len(st.args), st.batch)
-                marked: list[int] = []  # items before the failure marker, of inputs that have one
-                for channel in st.inputs:
-                    items = channel.items
-                    have = len(items)
-                    if have and items[-1] is _FAILED:
-                        have -= 1
-                        marked.append(have)
-                    count = min(count, have)
-                failed_next = count in marked
-                if count or failed_next:
-                    break
-                if not st.args and (self.closed or self.failed):
-                    return None  # every item done; after a failure, push makes no more
-                if self.failed and any(not c.items and c.producer.stopped for c in st.inputs):
-                    return None
-                st.ready.wait()
-            args = [st.args.popleft() for _ in range(count)]
-            self._room.wake()
-            if not st.inputs:
-                upstream = [{} for _ in range(count)]
-            elif len(st.inputs) == 1:
-                items = st.inputs[0].items
-                upstream = [items.popleft() for _ in range(count)]
-            else:
-                upstream = [{} for _ in range(count)]
-                for channel in st.inputs:
-                    items = channel.items
-                    for merged in upstream:
-                        merged.update(items.popleft())
-            for channel in st.inputs:
-                channel.producer.ready.wake()
-            return args, upstream, failed_next
-
-    def _execute(self, st: _Stage, args: list[Any], upstream: list[dict[str, Any]]) -> StageBatch:
-        """Run a batch of items through ``st``'s nodes (no lock held: stages run concurrently)."""
+    def run(self, st: Stage, args: list[Any], upstream: list[dict[str, Any]]) -> StageBatch:
+        """Run a batch of items through ``st``'s nodes (no lock held: stages run concurrently),
+        checked to account for every item."""
+        s = self.stream
         with collecting_warnings() as caught:
-            stages = 1 if st is self.fused else len(self.stages)  # (fused: one at a time)
+            stages = 1 if st is s.fused else len(s.stages)  # (fused: one at a time)
             ctx = RunContext(self.tracker, stages=stages, cluster=self.cluster)
             tracker = self.tracker
             tokens = (
                 [tracker.prepare_for(self.backend, self.root, a, ctx.transfers) for a in args]
-                if self._arrays
+                if self.arrays
                 else []
             )
             start = time.perf_counter()
@@ -450,9 +227,9 @@ class Stream:
                 1, min(self.capacity, int(BATCH_SECONDS / per_item) if per_item > 0 else self.capacity)
             )
         if caught:
-            with self._lock:
-                self._warnings.extend(caught)
-        return batch
+            with s.lock:
+                s.caught.extend(caught)
+        return self._checked(batch, len(args))
 
     def _checked(self, batch: StageBatch, count: int) -> StageBatch:
         """``batch``, if it accounts for each of its ``count`` items: a result, or the error
@@ -466,80 +243,22 @@ class Stream:
             )
         return batch
 
-    def _deliver(self, st: _Stage, produced: list[Any], outputs: list[dict[int, Any]]) -> bool:
-        """Send what ``st`` produced for its items downstream and their root outputs to the
-        host, waiting while a downstream buffer is full. False: the stage that would read
-        them has stopped (after a failure), so ``st`` stops too."""
-        if not produced:
-            return True
-        with self._lock:
-            if self._abandoned:
-                return False
-            for channel in st.outputs:
-                while len(channel.items) >= self.capacity:
-                    if channel.consumer.stopped or self._abandoned:
-                        return False
-                    st.ready.wait()
-                channel.items.extend(produced)
-                channel.consumer.ready.wake()
-            if st.results is not None:
-                st.results.extend(outputs)
-                self._host.wake()
-        return True
-
-    def _fail(self, st: _Stage, error: BaseException | None) -> None:
-        """``st`` stops at a failed item: its own (``error``) or one that failed upstream
-        (``None``). The marker goes where that item's outputs would have gone; everyone is
-        woken, so that nothing stays blocked waiting for it."""
-        if error is not None and not isinstance(error, HPVMError):
-            names = ", ".join(n.name for n in st.nodes)
-            wrapped = NodeExecutionError(
-                f"stage running node(s) {names} raised {type(error).__name__}: {error}"
-            )
-            wrapped.__cause__ = error
-            error = wrapped
-        with self._lock:
-            if error is not None and self.error is None:  # the first failure is the one reported
-                self.error = error
-            for channel in st.outputs:
-                channel.items.append(_FAILED)
-            if st.results is not None:
-                st.results.append(_FAILED)
-            self.failed = True
-            self._wake_all()
-
-    def _wake_all(self) -> None:
-        """Wake every waiter of the stream (the lock held): its state changed for all."""
-        for st in self.stages:
-            st.ready.wake()
-        self._room.wake()
-        self._host.wake()
-
-    def take_warnings(self) -> list[tuple[str, type[Warning]]]:
-        """The warnings the stages reported since the last call (the runtime issues them)."""
-        if not self._warnings:
-            return []
-        with self._lock:
-            caught, self._warnings = self._warnings, []
-        return caught
-
-    # -- fused on the host -------------------------------------------------------------
-
-    def _run_fused(self, fused: _Stage) -> None:
+    def run_fused(self, fused: Stage) -> None:
         """Run every item waiting in ``fused`` as one batch on the calling host thread (the
         lock held on entry and on return, released while it runs). A failure becomes the
         stream's, in item order; a slow batch sends the stream over to stage threads."""
+        s = self.stream
         waiting = fused.args  # the first batches short (1, 2, 4... items): a slow stage shows soon
         args = [waiting.popleft() for _ in range(min(len(waiting), 1 << min(fused.index, 30)))]
-        self._busy = True
-        self._room.wake()
-        self._lock.release()
+        s.busy = True
+        s.room.wake()
+        s.lock.release()
         slow = False
         try:
             # CPU time of this thread: not the turns of the GIL other threads take meanwhile
             # (and not a batch a full garbage collection ran in, nor the first: it may compile)
             start, collections = time.thread_time(), gc.get_stats()[2]["collections"]
-            batch = self._checked(self._execute(fused, args, [{}] * len(args)), len(args))
+            batch = self.run(fused, args, [{}] * len(args))
             seconds = time.thread_time() - start
             if gc.get_stats()[2]["collections"] != collections or not fused.index:
                 pass
@@ -552,35 +271,153 @@ class Stream:
             outputs, error = batch.outputs, batch.error
         except KeyboardInterrupt:  # Ctrl-C in the middle of a batch: those items are lost
             outputs, error = [], StreamError("the stream was interrupted (Ctrl-C) while it ran items")
-            self._fail(fused, error)
+            s.fail(fused, error)
             raise
         except BaseException as e:  # the failure of the stream, never lost
             outputs, error = [], e
         finally:
-            self._lock.acquire()
-            self._busy = False
+            s.lock.acquire()
+            s.busy = False
         fused.results.extend(self._as_tuples(outputs))  # type: ignore[union-attr]
         if error is not None:
-            self._lock.release()
+            s.lock.release()
             try:
-                self._fail(fused, error)
+                s.fail(fused, error)
             finally:
-                self._lock.acquire()
-        elif slow and not self.failed:
-            _SLOW.add(self.root)  # its later launches start with threads
-            self._unfuse()
-        self._wake_all()
+                s.lock.acquire()
+        elif slow and not s.failed:
+            _SLOW.add(s.root)  # its later launches start with threads
+            s.unfuse()
+        s.wake_all()
 
     def _as_tuples(self, outputs: list[dict[int, Any]]) -> list[tuple[Any, ...]]:
         """Root outputs by index as the tuples ``pop`` returns (made per batch, not per pop)."""
-        count = len(self._out_range)
+        count = len(self.out_range)
         if count == 1:
             return [(o[0],) for o in outputs]
         if count == 0:
             return [() for _ in outputs]
-        return list(map(operator.itemgetter(*self._out_range), outputs))
+        return list(map(operator.itemgetter(*self.out_range), outputs))
 
-    def _unfuse(self) -> None:
+
+class Stream:
+    """A running streaming launch: its stages (``stagebuffers.py``) wired by their channels,
+    run by stage threads (``stagethreads.py``) or fused on the host, their batches run by
+    ``_Batches``, and the host's calls (push, pop, wait). ``lock``, ``room``, ``host``, the
+    flags, ``fail``, ``wake_all`` and ``unfuse`` are shared with those collaborators."""
+
+    def __init__(
+        self,
+        root: InternalFunction,
+        backend: Backend,
+        capacity: int,
+        tracker: MemoryTracker,
+        cluster: Callable[[], Any] | None = None,
+    ):
+        self.root, self.backend, self.capacity, self.tracker = root, backend, capacity, tracker
+        self.cluster = cluster  # the runtime's Dask client hook (RunContext.cluster)
+        self.error: BaseException | None = None
+        self.failed = False
+        self.closed = False
+        self.abandoned = False  # cleanup: stages stop at once, dropping what they hold
+        self._interrupted = False  # Ctrl-C reached the host in push/pop/wait: stop() waits for no stage
+        self.pushed = 0
+        self.popped = 0
+        self.lock = threading.Lock()  # guards every buffer, counter and flag of the stream
+        self.room = Signal(self.lock)  # push waits here while a stage's input is full
+        self.host = Signal(self.lock)  # pop and wait wait here for results, or the end
+        self.caught: list[tuple[str, type[Warning]]] = []  # issued on the host at pop/wait
+        # The threads that can push: the one that launched the stream, every one that has
+        # pushed to it, and every thread started since the launch (a producer thread may not
+        # have pushed yet) that is not hpvm's own. A pop that nothing is in flight for waits
+        # only while one of them other than the popping thread is alive; anything else would
+        # wait forever. (Threads alive before the launch — Jupyter's, Dask's — cannot become
+        # producers without pushing, and then they are tracked.)
+        self.producers = Producers()
+        plan = plan_stages(root)
+        self.stages = self._build(plan)
+        self._loop = StageLoop(self)
+        self.batches = _Batches(self)
+        self._result_stages = [st for st in self.stages if st.results is not None]
+        self._out_range = range(len(root.out_types))
+        self._sid = next(_stream_ids)
+        # Fused (see the module's docstring): every node in one stage that host calls run
+        # (its index counts its batches); its results are the root outputs of whole items,
+        # popped before any stage's.
+        self.fused: Stage | None = None
+        self._done: deque[Any] = deque()
+        self.busy = False  # a host call is running a fused batch (one at a time: order)
+        # The items a fused stream holds waiting: as many as its stages' buffers would hold
+        # with threads, so that fusing keeps the memory bound and runs longer batches.
+        self._fused_bound = capacity * len(plan)
+        if fusable(root, backend, plan):
+            self.fused = Stage(0, [n for nodes in plan for n in nodes], self.host, results=self._done)
+        else:
+            self._start_threads()
+
+    def _start_threads(self) -> None:
+        for st in self.stages:
+            st.thread = internal_thread(self._loop.run, f"{THREAD_PREFIX}-{self._sid}-{st.index}", st)
+            st.thread.start()
+
+    def _build(self, plan: list[list[Node]]) -> list[Stage]:
+        stages = [Stage(i, nodes, Signal(self.lock)) for i, nodes in enumerate(plan)]
+        stage_of = {id(n): st for st in stages for n in st.nodes}
+        links: set[tuple[int, int]] = set()
+        for e in self.root.graph.edges:
+            a, b = stage_of[id(e.src)], stage_of[id(e.dst)]
+            if a is not b and (a.index, b.index) not in links:
+                links.add((a.index, b.index))
+                channel = Channel(a, b)
+                a.outputs.append(channel)
+                b.inputs.append(channel)
+        bound = {id(b.src) for b in self.root.graph.out_binds}
+        for st in stages:
+            if not st.outputs or any(id(n) in bound for n in st.nodes):
+                st.results = deque()  # unbounded: the host may pop late
+        return stages
+
+    # -- failures and wake-ups (shared with the stage threads' loop, stagethreads.py) ----
+
+    def fail(self, st: Stage, error: BaseException | None) -> None:
+        """``st`` stops at a failed item: its own (``error``) or one that failed upstream
+        (``None``). The marker goes where that item's outputs would have gone; everyone is
+        woken, so that nothing stays blocked waiting for it."""
+        if error is not None and not isinstance(error, HPVMError):
+            names = ", ".join(n.name for n in st.nodes)
+            wrapped = NodeExecutionError(
+                f"stage running node(s) {names} raised {type(error).__name__}: {error}"
+            )
+            wrapped.__cause__ = error
+            error = wrapped
+        with self.lock:
+            if error is not None and self.error is None:  # the first failure is the one reported
+                self.error = error
+            for channel in st.outputs:
+                channel.items.append(FAILED)
+            if st.results is not None:
+                st.results.append(FAILED)
+            self.failed = True
+            self.wake_all()
+
+    def wake_all(self) -> None:
+        """Wake every waiter of the stream (the lock held): its state changed for all."""
+        for st in self.stages:
+            st.ready.wake()
+        self.room.wake()
+        self.host.wake()
+
+    def take_warnings(self) -> list[tuple[str, type[Warning]]]:
+        """The warnings the stages reported since the last call (the runtime issues them)."""
+        if not self.caught:
+            return []
+        with self.lock:
+            caught, self.caught = self.caught, []
+        return caught
+
+    # -- fused on the host (the batches: _Batches.run_fused) ------------------------------
+
+    def unfuse(self) -> None:
         """Go over to stage threads (the lock held, no fused batch running): the items not
         yet run go to every stage, after the fused results, which ``pop`` returns first."""
         fused, self.fused = self.fused, None
@@ -592,13 +429,13 @@ class Stream:
     # -- host side ----------------------------------------------------------------------
 
     def _push(self, args: Sequence[Any]) -> None:
-        with self._lock:
+        with self.lock:
             self.producers.add_current()  # (also while it waits for room)
             fused = self.fused
             if fused is not None and len(fused.args) < self._fused_bound and not (self.closed or self.failed):
                 fused.args.append(args)  # the common case, fused: nothing else to check
                 self.pushed += 1
-                self._host.wake()
+                self.host.wake()
                 return
             while True:
                 if self.closed:
@@ -611,8 +448,8 @@ class Stream:
                 if fused is not None:
                     if len(fused.args) < self._fused_bound:
                         break
-                    if not self._busy:  # make room by running what waits
-                        self._run_fused(fused)
+                    if not self.busy:  # make room by running what waits
+                        self.batches.run_fused(fused)
                         continue
                 else:
                     for st in self.stages:
@@ -620,26 +457,26 @@ class Stream:
                             break
                     else:
                         break
-                self._room.wait()
+                self.room.wait()
             if fused is not None:
                 fused.args.append(args)
-                self._host.wake()
+                self.host.wake()
             else:
                 for st in self.stages:
                     st.args.append(args)
                     st.ready.wake()
             self.pushed += 1
             if not self.stages:
-                self._host.wake()
+                self.host.wake()
 
     def _pop(self, timeout: float | None = None) -> tuple[Any, ...]:
         deadline = None if timeout is None else time.monotonic() + timeout
         stages = self._result_stages
-        with self._lock:
+        with self.lock:
             while True:
                 done = self._done  # fused results come first: they are the oldest items
                 if done:
-                    if done[0] is _FAILED:
+                    if done[0] is FAILED:
                         self._raise_error("pop")
                     self.popped += 1
                     return done.popleft()  # type: ignore[no-any-return]
@@ -651,13 +488,13 @@ class Stream:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     raise StreamError("pop(): timed out waiting for a result")
-                if fused is not None and fused.args and not self._busy:
-                    self._run_fused(fused)  # the result popped next is among them
+                if fused is not None and fused.args and not self.busy:
+                    self.batches.run_fused(fused)  # the result popped next is among them
                 elif self.popped < self.pushed or self.failed:
-                    self._host.wait(remaining)  # a result, the failure or a stop will come
+                    self.host.wait(remaining)  # a result, the failure or a stop will come
                 else:
                     self._check_can_arrive()
-                    self._host.wait(_POLL if remaining is None else min(_POLL, remaining))
+                    self.host.wait(_POLL if remaining is None else min(_POLL, remaining))
             self.popped += 1
             if not stages:  # a graph without children: an item is done once pushed
                 return ()
@@ -669,7 +506,7 @@ class Stream:
                     outputs.update(st.results.popleft())  # type: ignore[union-attr]
         return tuple(map(outputs.__getitem__, self._out_range))
 
-    def _can_pop(self, stages: list[_Stage]) -> bool:
+    def _can_pop(self, stages: list[Stage]) -> bool:
         """Whether the next result is there (the lock held); raises the stream's error when
         it is the failed item's, or when a stage that would deliver it has stopped."""
         if not stages:
@@ -678,7 +515,7 @@ class Stream:
         for st in stages:
             results = st.results
             if results:
-                if results[0] is _FAILED:
+                if results[0] is FAILED:
                     self._raise_error("pop")
             elif self.failed and st.stopped:
                 self._raise_error("pop")
@@ -724,22 +561,22 @@ class Stream:
         """Ctrl-C reached the host in push, pop or wait: stop() will wait for no stage, and
         the arrays of the items in flight are given up."""
         self._interrupted = True
-        with self._lock:
+        with self.lock:
             items = [a for st in self.stages for a in [*st.running, *st.args]]
         self.tracker.abandon([v for item in items for v in item if isinstance(v, np.ndarray)])
 
     def _wait(self) -> None:
-        with self._lock:
+        with self.lock:
             if not self.closed:
                 self.closed = True
-                self._wake_all()  # stages waiting for items end; a blocked push raises
-            while (fused := self.fused) is not None and not self.failed and (fused.args or self._busy):
-                if self._busy:
-                    self._host.wait()
+                self.wake_all()  # stages waiting for items end; a blocked push raises
+            while (fused := self.fused) is not None and not self.failed and (fused.args or self.busy):
+                if self.busy:
+                    self.host.wait()
                 else:
-                    self._run_fused(fused)
+                    self.batches.run_fused(fused)
             while self.fused is None and not self.failed and not all(st.stopped for st in self.stages):
-                self._host.wait()
+                self.host.wait()
             if self.failed:
                 self._raise_error("wait")
         for st in self.stages:  # every stage has stopped: its thread is ending
@@ -752,13 +589,13 @@ class Stream:
 
     def stop(self) -> None:
         """Abandon the stream (cleanup): drop the items not yet run, end every stage thread."""
-        with self._lock:
-            self._abandoned = True
+        with self.lock:
+            self.abandoned = True
             self.closed = True
             if self.error is None:
                 self.error = StreamError("the runtime was cleaned up while the stream ran")
             self.failed = True
-            self._wake_all()
+            self.wake_all()
         if self._interrupted:
             return  # the host gave up on it: stages end when their current item does
         for st in self.stages:

@@ -6,10 +6,11 @@ the same for a ``torch.nn.Module``:
 
 1. ``torch.fx.symbolic_trace`` turns the model (in eval mode) into a graph of layer calls,
    and ``ShapeProp`` runs it once on the example input to learn every tensor's shape.
-2. ``translate.py`` turns each supported layer into zero, one or two tensor operations
-   (a Conv2d with a bias is a ``convolution`` and an ``add``, a Linear a ``mul`` by the
-   transposed weight and an ``add``, a Flatten before a Linear nothing) and checks every
-   operation's result shape against PyTorch's.
+2. ``translate.py`` walks that graph and ``layers.py`` turns each supported layer into zero,
+   one or two tensor operations, written to an ``oplist.OpList`` (a Conv2d with a bias is a
+   ``convolution`` and an ``add``, a Linear a ``mul`` by the transposed weight and an
+   ``add``, a Flatten before a Linear nothing), which checks every operation's result shape
+   against PyTorch's.
 3. Each operation becomes a ``TENSOR_TARGET`` leaf with real Python source (one generated
    module, registered with ``linecache``), so it prints, saves and runs on ``interp`` like
    a hand-written leaf; the root binds its input and one array parameter per weight.

@@ -46,7 +46,9 @@ says what a kernel does). The mapping:
 
 Modules: ``schedule.py`` (the static steps of a child graph), ``values.py`` (columns,
 storages, instance sets), ``specbuilder.py`` (one kernel's ``KernelSpec``), this module
-(running the steps).
+(running the steps: graphs, sizes, the values on edges, the run's device tables and array
+copies), ``kernelstep.py`` (a kernel step: its launches), ``hoststep.py`` (an allocation
+leaf's step, on the host), ``rehearsal.py`` (the device ``Plan.compile`` runs on).
 
 What a back end implements: a ``GPUDevice`` (``device.py``) — memory (``to_device``,
 ``empty``, ``copy_to_host``, ``copy_to_device``, optionally ``view``) and kernels
@@ -56,26 +58,28 @@ What a back end implements: a ``GPUDevice`` (``device.py``) — memory (``to_dev
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from ...errors import CompileError, DeviceLimitError, HPVMError, LaunchError, NodeExecutionError
+from ...errors import LaunchError
 from ...ir import instance_context as ictx
-from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, LeafFunction, Node
-from ...ir.purity import parent_independent
-from ...ir.types import ArrayType, ScalarType
-from ...passes.place_allocations import SHARED
+from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, InternalFunction, Node
+from ...ir.types import ScalarType
 from ..base import RunContext
-from ..bounds import Bound, array_shape, bound_accesses, check
+from ..bounds import Bound, bound_accesses
 from .device import GPUDevice
+from .hoststep import host_step
+from .kernelstep import LaunchGroup, kernel_step
+from .rehearsal import Rehearsal, Unknown
 from .reuse import RunCache, frozen, size_key
-from .schedule import GraphSchedule, Step, schedule
-from .spec import ArgRef, Geometry, KernelSpec, LeafCall
+from .schedule import GraphSchedule, schedule
+from .spec import KernelSpec
 from .specbuilder import SpecBuilder
 from .values import Column, InstanceSet, NodeResult, Storage, sizes_equal
+
+__all__ = ["LaunchGroup", "Plan"]
 
 # =======================================================================================
 # Executing a root graph
@@ -166,7 +170,7 @@ class Plan:
         ex = _Execution(self, RunContext(), rehearsal=True)
         try:
             ex.graph(self.root, ex.root_set(), ex.root_inputs(args))
-        except _Unknown:
+        except Unknown:
             pass
 
     def run(self, args: Sequence[Any], ctx: RunContext) -> tuple[Any, ...]:
@@ -194,11 +198,11 @@ class Plan:
 
 class _Execution:
     """One run of a plan: columns, buffers, temporary device copies. A *rehearsal*
-    (``Plan.compile``) runs on ``_Rehearsal``: kernels are built, not launched."""
+    (``Plan.compile``) runs on ``Rehearsal``: kernels are built, not launched."""
 
     def __init__(self, plan: Plan, ctx: RunContext, rehearsal: bool = False):
         self.plan = plan
-        self.dev: GPUDevice = _Rehearsal(plan.device) if rehearsal else plan.device
+        self.dev: GPUDevice = Rehearsal(plan.device) if rehearsal else plan.device
         self.ctx = ctx
         self.tracker = ctx.tracker
         self.temps: dict[int, tuple[np.ndarray, Any, bool]] = {}  # untracked arrays: copies for this run
@@ -250,9 +254,9 @@ class _Execution:
             if only is not None and not any(id(n) in only for n in step.nodes):
                 continue
             if step.kind == "kernel":
-                self.kernel_step(sched, step, level, inputs, results)
+                kernel_step(self, sched, step, level, inputs, results)
             elif step.kind == "host":
-                self.host_step(sched, step.nodes[0], level, inputs, results)
+                host_step(self, sched, step.nodes[0], level, inputs, results)
             else:
                 self.graph_step(sched, step.nodes[0], level, inputs, results)
         outputs: dict[int, Column] = {}
@@ -374,240 +378,7 @@ class _Execution:
             frozen(ctx)
         return InstanceSet(total, ctx, [node.name, *level.names], key)
 
-    # -- allocation leaves: on the host -------------------------------------------------
-
-    def host_step(
-        self,
-        sched: GraphSchedule,
-        node: Node,
-        level: InstanceSet,
-        inputs: list[Column],
-        results: dict[str, NodeResult],
-    ) -> None:
-        from ..interp.executor import InstanceHandle
-
-        fn = node.function
-        assert isinstance(fn, LeafFunction)
-        res = self.sizes(node, level, sched.fn, inputs)
-        self.check_grids(sched, node, res, results)
-        cols = [self.input_column(sched, node, p, inputs, results) for p in range(len(fn.params))]
-        values: list[tuple[Any, ...]] = []
-        # Every parent instance would compute the same thing: run the leaf once and copy
-        # (a block reduction has one allocation per block: 16,384 interpreter runs were 96 %
-        # of its time on PoCL).
-        same_everywhere = _same_for_every_parent(fn, [col for col, _ in cols], res.sizes)
-        for r in range(1 if same_everywhere else level.count):
-            parent = None
-            for lvl in range(len(level.names) - 1, -1, -1):
-                dims = int(level.ctx[r, ictx.index(lvl, ictx.DIMS)])
-                ids, extents = ictx.index(lvl, ictx.ID), ictx.index(lvl, ictx.EXTENT)
-                parent = InstanceHandle(
-                    level.names[lvl],
-                    tuple(int(v) for v in level.ctx[r, ids : ids + dims]),
-                    tuple(int(v) for v in level.ctx[r, extents : extents + dims]),
-                    parent,
-                )
-            offset = int(res.offsets[r])
-
-            def gather(flat: int, r: int = r, offset: int = offset) -> list[Any]:
-                return [
-                    col.row(r if where == "parent" else offset + flat, self.dev, self.ctx)
-                    for col, where in cols
-                ]
-
-            sizes = tuple(int(s) for s in res.sizes[r])
-            out = self.plan.interpreter().run_leaf(node, sizes, gather, parent)
-            values.extend(out.values)
-        # With one run for every parent, its row stands for all of them: the pools below
-        # broadcast it rather than loop over ``level.count`` references (65,536 blocks of a
-        # 2^24 reduction spent most of their host time there).
-        repeat = level.count if same_everywhere else 1
-        total = len(values) * repeat
-        pools: dict[tuple[int, ...], Storage] = {}
-        for port, t in enumerate(fn.out_types):
-            if isinstance(t, ScalarType):
-                host = np.array([v[port] for v in values], dtype=t.dtype).repeat(repeat).reshape(total)
-                res.each[port] = Column(storage=Storage(host=host))
-                continue
-            arrays = [v[port] for v in values]
-            key = (*(a.__array_interface__["data"][0] for a in arrays), -repeat)
-            storage = pools.get(key)
-            if storage is None:
-                shapes = {(a.shape, a.dtype.str) for a in arrays}
-                if len(shapes) > 1:
-                    raise LaunchError(
-                        f"node '{node.name}' ({node.location}): the instances of allocation leaf "
-                        f"'{fn.name}' return arrays of different shapes from output {port} "
-                        f"({', '.join(str(s[0]) for s in sorted(shapes))}); the {self.dev.backend} back "
-                        "end keeps them in one pool and needs one shape"
-                    )
-                shape = arrays[0].shape if arrays else (0,)
-                if repeat != 1:
-                    pool = np.broadcast_to(arrays[0], (total, *shape))
-                else:
-                    pool = np.stack(arrays) if arrays else np.zeros((0, *shape), t.dtype)
-                storage = pools[key] = Storage(host=np.ascontiguousarray(pool), pool=True)
-                storage.shared_step = self.shared_candidate(sched, node, port, fn)
-            elif storage.shared_step != self.shared_candidate(sched, node, port, fn):
-                storage.shared_step = None
-            res.each[port] = Column(storage=storage)
-        results[node.name] = res
-
-    def shared_candidate(self, sched: GraphSchedule, node: Node, port: int, fn: LeafFunction) -> int | None:
-        """The kernel step that may hold this malloc buffer in shared memory, if any: the one
-        step of its user, when PlaceAllocations found the port may be shared (``shared``)."""
-        if str(port) not in node.attrs.get(SHARED, "").split(","):
-            return None
-        user = next(e.dst for e in sched.fn.graph.edges if e.src is node and e.sp == port)
-        step = sched.step_of.get(id(user))
-        return None if step is None else id(step)
-
-    # -- kernels ----------------------------------------------------------------------
-
-    def kernel_step(
-        self,
-        sched: GraphSchedule,
-        step: Step,
-        level: InstanceSet,
-        inputs: list[Column],
-        results: dict[str, NodeResult],
-    ) -> None:
-        dev = self.dev
-        nodes = step.nodes
-        head = self.sizes(nodes[0], level, sched.fn, inputs)
-        members: list[NodeResult] = []
-        for node in nodes:
-            res = head if node is nodes[0] else self.sizes(node, level, sched.fn, inputs)
-            self.check_grids(sched, node, res, results)
-            if res is not head and not sizes_equal(res, head):
-                raise LaunchError(
-                    f"node '{node.name}' ({node.location}): one-to-one edge between grids of different extents"
-                )
-            results[node.name] = res
-            members.append(res)
-        if not isinstance(dev, _Rehearsal):  # (a rehearsal launches nothing)
-            for node, res in zip(nodes, members):
-                self.check_bounds(sched, node, res, inputs)
-        groups = self.launch_groups(head)
-        total = sum(len(g.rows) * g.count for g in groups)
-        builder = SpecBuilder(self, step, level.count)
-        position = {id(n): i for i, n in enumerate(nodes)}
-        calls = []
-        arg_cols: list[list[tuple[Column, str] | None]] = []
-        for node in nodes:
-            fn = node.function
-            assert isinstance(fn, LeafFunction)
-            args = []
-            cols: list[tuple[Column, str] | None] = []
-            for port, p in enumerate(fn.params):
-                feed = sched.feeds[id(node)][port]
-                edge = feed[1] if feed is not None and feed[0] == "edge" else None
-                if edge is not None and edge.repl == ONE_TO_ONE and id(edge.src) in position:
-                    args.append(ArgRef("result", call=position[id(edge.src)], port=edge.sp))
-                    cols.append(None)
-                    continue
-                col, where = self.input_column(sched, node, port, inputs, results)
-                cols.append((col, where))
-                args.append(builder.arg(col, where, p.type, writes=p.name in fn.outs, node=node))
-            calls.append(LeafCall(fn, node.name, tuple(args)))
-            arg_cols.append(cols)
-        # Outputs: stored when later steps need them; arrays are resolved on the host.
-        for ci, (node, res) in enumerate(zip(nodes, members)):
-            fn = node.function
-            for port, t in enumerate(fn.out_types):
-                want = sched.needs.get((id(node), port), set())
-                if not want:
-                    continue
-                if isinstance(t, ArrayType):
-                    source = sched.passthrough[(id(node), port)]
-                    assert source is not None
-                    fed = arg_cols[ci][source]
-                    if fed is None:  # returns what a fused call returned: not resolvable here
-                        raise CompileError(
-                            f"node '{node.name}' ({node.location}): output {port} passes on an array "
-                            f"received from a fused leaf; the {dev.backend} back end cannot send it further"
-                        )
-                    col, where = fed
-                    if where == "parent":
-                        res.each[port] = col.remap(res.parent_of())
-                        res.last_cols[port] = col
-                    else:
-                        res.each[port] = col
-                    continue
-                if "each" in want:
-                    storage = Storage(device=dev.empty((total,), t.dtype))
-                    builder.output(ci, port, storage, "each")
-                    res.each[port] = Column(storage=storage)
-                if "last" in want:
-                    storage = Storage(device=dev.empty((level.count,), t.dtype))
-                    builder.output(ci, port, storage, "last")
-                    res.last_cols[port] = Column(storage=storage)
-        use_shared = builder.shared_possible and all(g.count <= dev.max_group_size for g in groups)
-        spec, values = builder.build(calls, nodes[0].dims, len(level.names) + 1, use_shared)
-        if not groups:
-            return
-        kernel = self.plan.kernel(spec)
-        self.mark_written(builder)
-        for g, (count, rows, sizes) in enumerate(groups):
-            exact = step.barrier or bool(spec.shared)
-            if exact and count > dev.max_group_size:
-                raise self.too_wide(step, count, sizes, dev.max_group_size, "the device allows")
-            group_size = count if exact else min(count, dev.preferred_group_size)
-            bpp = 1 if exact else math.ceil(count / group_size)
-            geometry = Geometry(len(rows) * bpp, group_size, bpp)
-            try:
-                handle = self.instance_table(level, head, g, rows, spec.table_width)
-                if exact:  # the compiled kernel's own limit may be lower than the device's
-                    limit = dev.prepare(kernel, spec, geometry, handle, sizes, values)
-                    if count > limit:
-                        note = f" (the device allows {dev.max_group_size}; the kernel's registers lower it)"
-                        raise self.too_wide(step, count, sizes, limit, "its compiled kernel allows", note)
-                dev.launch(kernel, spec, geometry, handle, sizes, values)
-            except HPVMError:
-                raise
-            except Exception as e:
-                names = ", ".join(f"'{n.name}'" for n in nodes)
-                raise NodeExecutionError(
-                    f"node(s) {names} ({nodes[0].location}) on the {dev.backend} back end raised "
-                    f"{type(e).__name__}: {e} (run it with target='interp' for a precise location)"
-                ) from e
-
-    def check_bounds(self, sched: GraphSchedule, node: Node, res: NodeResult, inputs: list[Column]) -> None:
-        """``OutOfBoundsError`` before the kernel runs when its instances would index an
-        array its graph passes in past the end (``backends/bounds.py``): the largest grid of
-        the parent instances that have instances, against the host array of a uniform
-        column, or a pool's row shape."""
-        bounds = self.plan.bounds(sched, node)
-        if not bounds:
-            return
-        if len(res.counts) == 1:  # (check skips a grid without instances)
-            sizes = res.sizes[0].tolist()
-        else:
-            live = res.counts > 0
-            if not live.any():
-                return
-            sizes = res.sizes[live].max(axis=0).tolist()
-        check(node, sched.fn, bounds, sizes, inputs, _column_shape)
-
-    def too_wide(
-        self, step: Step, count: int, sizes: tuple[int, ...], limit: int, whose: str, note: str = ""
-    ) -> DeviceLimitError:
-        """A kernel whose parent instances must each run in one block, but ``count``
-        instances exceed ``limit`` threads per block (what ``whose`` allows)."""
-        node = step.nodes[0]
-        why = "calls hpvm.barrier()" if step.barrier else "uses a shared-memory buffer"
-        return DeviceLimitError(
-            f"node '{node.name}' ({node.location}): leaf '{node.function.name}' {why}, so all "
-            f"{count} instances of one parent instance (grid {list(sizes[: node.dims])}) must "
-            f"run in one {self.dev.backend} block, but {whose} at most {limit} threads per block{note}; "
-            f"make the leaf's grid at most {limit} instances, e.g. by adding a level of hierarchy"
-        )
-
-    def launch_groups(self, head: NodeResult) -> list[LaunchGroup]:
-        """Parent instances with instances, grouped by grid (one launch per distinct grid)."""
-        if head.key is not None:
-            return self.plan.cache.get(("groups", head.key), lambda: _launch_groups(head))
-        return _launch_groups(head)
+    # -- device tables and arrays of this run (also for SpecBuilder) ---------------------
 
     def instance_table(
         self, level: InstanceSet, head: NodeResult, group: int, rows: np.ndarray, width: int
@@ -659,33 +430,6 @@ class _Execution:
         return temp[1]
 
 
-class LaunchGroup(NamedTuple):
-    """Parent instances launched together: all have ``count`` instances, over ``sizes``."""
-
-    count: int
-    rows: np.ndarray  # the parent instances (rows of their level)
-    sizes: tuple[int, ...]  # the grid, padded with 1s to three dimensions
-
-
-def _launch_groups(head: NodeResult) -> list[LaunchGroup]:
-    """The parents with instances, one ``LaunchGroup`` per distinct grid."""
-    live = np.nonzero(head.counts > 0)[0]
-    if not len(live):
-        return []
-    pad = (1,) * (3 - head.node.dims)
-    sizes = head.sizes[live]
-    if not sizes.size or (sizes == sizes[0]).all():
-        grid = tuple(int(v) for v in head.sizes[live[0]]) + pad
-        return [LaunchGroup(int(head.counts[live[0]]), live.astype(np.int64), grid)]
-    groups: dict[tuple[int, ...], list[int]] = {}
-    for r in live:
-        groups.setdefault(tuple(int(v) for v in head.sizes[r]), []).append(int(r))
-    return [
-        LaunchGroup(int(head.counts[g[0]]), np.array(g, dtype=np.int64), grid + pad)
-        for grid, g in groups.items()
-    ]
-
-
 def _grid(node: Node, level: InstanceSet, rows: list[tuple[int, ...]]) -> tuple[np.ndarray, ...]:
     """(sizes, counts, offsets) of ``node`` over ``level`` from its sizes per parent instance
     (one row: the same in every parent instance)."""
@@ -694,79 +438,3 @@ def _grid(node: Node, level: InstanceSet, rows: list[tuple[int, ...]]) -> tuple[
     counts = np.prod(sizes, axis=1, dtype=np.int64) if node.dims else np.ones(level.count, np.int64)
     offsets = np.cumsum(counts) - counts
     return sizes, counts, offsets
-
-
-class _Unknown(Exception):
-    """A rehearsal needs a value no kernel computed (see ``Plan.compile``)."""
-
-
-class _Rehearsal(GPUDevice):
-    """The device as ``Plan.compile`` sees it: launching a kernel builds it (``prepare``)
-    instead, no data moves (arrays are allocated, not copied), and reading a device value
-    back raises ``_Unknown``: no kernel computed it."""
-
-    def __init__(self, device: GPUDevice):
-        self.device = device
-        self.name, self.backend = device.name, device.backend
-        self.max_group_size = device.max_group_size
-        self.preferred_group_size = device.preferred_group_size
-        self.shared_memory_bytes = device.shared_memory_bytes
-
-    def to_device(self, host: np.ndarray) -> Any:
-        return self.device.empty(host.shape, host.dtype)
-
-    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-        return self.device.empty(shape, dtype)
-
-    def copy_to_host(self, handle: Any, host: np.ndarray) -> None:
-        raise _Unknown
-
-    def copy_to_device(self, host: np.ndarray, handle: Any) -> None:
-        pass
-
-    def compile(self, spec: KernelSpec) -> Any:
-        return self.device.compile(spec)
-
-    def prepare(
-        self,
-        kernel: Any,
-        spec: KernelSpec,
-        geometry: Geometry,
-        table: Any,
-        sizes: tuple[int, int, int],
-        args: list[Any],
-    ) -> int:
-        return self.device.prepare(kernel, spec, geometry, table, sizes, args)
-
-    def launch(
-        self,
-        kernel: Any,
-        spec: KernelSpec,
-        geometry: Geometry,
-        table: Any,
-        sizes: tuple[int, int, int],
-        args: list[Any],
-    ) -> None:
-        self.device.prepare(kernel, spec, geometry, table, sizes, args)
-
-
-def _column_shape(col: Column) -> tuple[tuple[int, ...], int] | None:
-    """The shape and item size of the arrays a column holds, when the host knows them
-    without a copy: a uniform host array, or a pool's rows."""
-    if col.storage is None:  # (uniform)
-        return array_shape(col.uniform)
-    if col.storage.pool:
-        return col.storage.shape[1:], col.storage.dtype.itemsize
-    return None
-
-
-def _same_for_every_parent(fn: LeafFunction, inputs: list[Column], sizes: np.ndarray) -> bool:
-    """Whether an allocation leaf computes the same outputs in every parent instance: its
-    inputs are the same for every parent, its grid is the same everywhere, and its code (with
-    every function it calls) reads nothing else — no parent ids, no state, no random numbers
-    (``ir/purity.py``, which answers no when in doubt)."""
-    return (
-        all(col.is_uniform for col in inputs)
-        and (len(sizes) == 0 or bool((sizes == sizes[0]).all()))
-        and parent_independent(fn)
-    )

@@ -1,0 +1,73 @@
+"""A loop group's replication sizes and their run-time checks, as generated code.
+
+Every size of a graph function is computed, and checked, before any child runs
+(``graphgen.py``): a size that divides by zero (compiled code divides with NumPy's error
+model, so ``n // 0`` would silently be 0), a negative size, fused members whose grids differ,
+and arrays the leaves would index past (``backends/bounds.py``) each raise a ``LaunchError``
+naming the node. A flattened node (``flatten.py``) computes its children's sizes once, under
+its own input names: hence ``names``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...ir.expr import divisors
+from ...ir.graph import InternalFunction, LeafFunction, Node
+from ...passes.clone_leaves import LeafClone
+from ..bounds import bound_accesses, check_lines
+from .graphscope import INDENT, Group, Names, Scope, message, renamed, render
+
+
+def divisor_checks(node: Node, expr: Any, fn: InternalFunction, names: Names | None) -> list[str]:
+    """Lines raising a LaunchError when a replication size would divide by zero. ``fn``,
+    ``names``: as for ``graphscope.render``."""
+    out: list[str] = []
+    for d in divisors(renamed(expr, fn, names)):
+        out.append(f"if ({d}) == 0:")
+        out.append(
+            INDENT + f"raise __hpvm_LaunchError({message(node, f'replication size {expr} divides by zero')})"
+        )
+    return out
+
+
+def size_lines(
+    scope: Scope, group: Group, clones: dict[int, LeafClone], names: Names | None = None
+) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+    """The group's sizes (``__hn<k>_s<axis>``, the head's: variable and expression pairs),
+    the guards that must run before they are computed (no divisor of a size is 0), and the
+    checks on them: not negative, fused members' grids equal, no array indexed past its
+    end (``backends/bounds.py``). ``names``: ``scope.fn``'s inputs under other names."""
+    fn = scope.fn
+    guards: list[str] = []
+    assigns: list[tuple[str, str]] = []
+    checks: list[str] = []
+    head = group.nodes[0]
+    sizes = [f"__hn{scope.index[id(head)]}_s{a}" for a in range(head.dims)]
+    for a, expr in enumerate(head.sizes):
+        guards += divisor_checks(head, expr, fn, names)
+        assigns.append((sizes[a], render(expr, fn, names)))
+        checks.append(f"if {sizes[a]} < 0:")
+        checks.append(
+            INDENT + f"raise __hpvm_LaunchError({message(head, f'replication size {expr} is negative')})"
+        )
+    # Fused members share the head's grid; their sizes are checked equal at run time.
+    for node in group.nodes[1:]:
+        for a, expr in enumerate(node.sizes):
+            guards += divisor_checks(node, expr, fn, names)
+            checks.append(f"if ({render(expr, fn, names)}) != {sizes[a]}:")
+            checks.append(
+                INDENT
+                + f"raise __hpvm_LaunchError({message(node, 'one-to-one edge between grids of different extents')})"
+            )
+
+    def name_of(i: int) -> str | None:  # the variable holding fn's input i, if set by now
+        if names is None:
+            return fn.params[i].name
+        return names.params[i] if i in names.ready else None
+
+    for node in group.nodes:
+        if isinstance(node.function, LeafFunction):
+            bounds = bound_accesses(node, fn, scope.feeds[id(node)], clones.get(id(node.function)))
+            checks += check_lines(node, fn, bounds, sizes, name_of)
+    return guards, assigns, checks

@@ -1,0 +1,131 @@
+"""The pieces a stream is built of (``streaming.py``): stages, the channels between them,
+the signals their waiters sleep on, and who may still push.
+
+Kept apart from ``Stream`` (which wires them together and runs the host side) because they
+are plain state with no policy of their own, and the SVM target (``svm_target.py``) shares
+the producer tracking and the failure and end-of-stream rules with it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import HPVMError, StreamError
+from ..ir.graph import Node
+from .workers import is_internal
+
+FAILED = object()  # sent downstream (and to the host) in place of the item that failed
+
+
+class Signal:
+    """A condition on the stream's lock that is notified only when someone waits on it:
+    notifying costs a lock round trip, and items arrive far more often than anyone waits."""
+
+    __slots__ = ("_cond", "_waiting", "_woken")
+
+    def __init__(self, lock: threading.Lock) -> None:
+        self._cond = threading.Condition(lock)
+        self._waiting = 0
+        self._woken = False  # every thread waiting now has been woken already
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for a ``wake`` (the stream's lock held, released while waiting)."""
+        self._waiting += 1
+        self._woken = False
+        try:
+            self._cond.wait(timeout)
+        finally:
+            self._waiting -= 1
+
+    def wake(self) -> None:
+        """Wake whoever waits (the stream's lock held)."""
+        if self._waiting and not self._woken:
+            self._woken = True
+            self._cond.notify_all()
+
+
+@dataclass(eq=False)
+class Channel:
+    """The streaming edges from one stage to another: the producer's outputs, one entry per
+    item, then ``FAILED`` if the producer failed (always the last entry)."""
+
+    producer: Stage
+    consumer: Stage
+    items: deque[Any] = field(default_factory=deque)
+
+
+@dataclass(eq=False)
+class Stage:
+    """One stage of a stream: its nodes, the items waiting for it, its channels, and its
+    thread (or, fused, the one stage every host call runs)."""
+
+    index: int
+    nodes: list[Node]
+    ready: Signal  # the stage waits here: for its inputs, or for room downstream
+    args: deque[Any] = field(default_factory=deque)  # root arguments of items not taken yet
+    inputs: list[Channel] = field(default_factory=list)  # from upstream stages
+    outputs: list[Channel] = field(default_factory=list)  # to downstream stages
+    results: deque[Any] | None = None  # to the host: root outputs per item, then maybe FAILED
+    batch: int = 1  # how many items to take next: what its last batch says fits BATCH_SECONDS
+    stopped: bool = False  # the thread has ended (or is about to)
+    thread: threading.Thread | None = None
+    running: list[Any] = field(default_factory=list)  # root arguments of the items it runs now
+    slow: int = 0  # fused: how many batches in a row were slow
+
+
+class Producers:
+    """The threads that can push to a stream: the one that launched it, every one that has
+    pushed to it, and every thread started since the launch (a producer thread may not have
+    pushed yet) that is not hpvm's own. A pop that nothing is in flight for waits only while
+    one of them other than the popping thread is alive; anything else would wait forever.
+    (Threads alive before the launch — Jupyter's, Dask's — cannot become producers without
+    pushing, and then they are tracked.)"""
+
+    def __init__(self, ignore: Callable[[threading.Thread], bool] = lambda t: False):
+        self._pushers: set[threading.Thread] = {threading.current_thread()}
+        self._bystanders: set[threading.Thread] = set(threading.enumerate())
+        self._ignore = ignore  # other threads of the runtime's own (the SVM's processors)
+        self._last: int | None = None  # the ident of the thread added last
+
+    def add_current(self) -> None:
+        # (An ident is cheaper than current_thread(), once per push. A dead pusher's ident
+        # reused by a thread started later is still counted: it was no bystander.)
+        ident = threading.get_ident()
+        if ident != self._last:
+            self._pushers.add(threading.current_thread())
+            self._last = ident
+
+    def other_alive(self) -> bool:
+        """Whether a thread other than the calling one could still push."""
+        me = threading.current_thread()
+        if any(t is not me and t.is_alive() for t in self._pushers):
+            return True
+        return any(
+            t is not me and t not in self._bystanders and not is_internal(t) and not self._ignore(t)
+            for t in threading.enumerate()
+        )
+
+
+def check_can_arrive(closed: bool, pushed: int, producers: Producers) -> None:
+    """Raise instead of letting ``pop`` wait for ever, when nothing is in flight and nothing
+    can be pushed any more (the stream has ended, or no producer is left)."""
+    if closed:
+        raise StreamError(f"pop(): all {pushed} pushed item(s) have been popped and the stream has ended")
+    if not producers.other_alive():
+        raise StreamError(
+            f"pop(): all {pushed} pushed item(s) have been popped and no other thread "
+            "that launched or pushed to this stream is running, so this pop would wait "
+            "forever; push before popping"
+        )
+
+
+def raise_stream_failure(err: BaseException | None, api: str) -> None:
+    """Raise a stream's failure from ``api`` (push, pop, wait): an hpvm error as it is,
+    anything else as a ``StreamError`` caused by it."""
+    if isinstance(err, HPVMError):
+        raise err
+    raise StreamError(f"{api}(): the stream failed: {err}") from err
