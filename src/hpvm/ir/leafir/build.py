@@ -48,7 +48,7 @@ def leaf_ir(fn: LeafFunction) -> ops.LeafIR:
             cached = e
         fn.__dict__[_CACHE_KEY] = cached
     if isinstance(cached, LeafIRUnsupported):
-        raise LeafIRUnsupported(cached.leaf, cached.where, cached.construct)
+        raise LeafIRUnsupported(cached.leaf, cached.where, cached.construct, cached.hint)
     return cached
 
 
@@ -189,6 +189,8 @@ class _Builder(ExprBuilder):
                     node,
                     f"assigning {value.type} to the parameter '{name}' of type {ptype} (Numba would "
                     "retype the parameter)",
+                    f"assigning {value.type} to the parameter '{name}' is not supported (a scalar "
+                    "parameter keeps its type; use a new name)",
                 )
             return ops.Var(name, ptype)
         if value.type is None:
@@ -269,7 +271,11 @@ class _Builder(ExprBuilder):
         call = node.iter
         callee = self._resolve(call.func) if isinstance(call, ast.Call) else None
         if not (isinstance(call, ast.Call) and isinstance(callee, PyObj) and callee.obj is builtins.range):
-            raise self.fail(node, f"a loop over '{ast.unparse(node.iter)}' (loops run over range(...))")
+            raise self.fail(
+                node,
+                f"a loop over '{ast.unparse(node.iter)}' (loops run over range(...))",
+                "only loops over range(...) are supported (for i in range(a, b, step))",
+            )
         if call.keywords or not 1 <= len(call.args) <= 3:
             raise self.fail(node, "range() with other than 1 to 3 positional arguments")
         if not isinstance(node.target, ast.Name):

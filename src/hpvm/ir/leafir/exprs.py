@@ -18,7 +18,7 @@ from .. import numeric as nt
 from ..graph import LeafFunction
 from ..intrinsics import INTRINSICS
 from ..leafinfo import intrinsic_name, visible_names
-from ..types import ArrayType, PortType, ScalarType, scalar_type
+from ..types import ArrayType, NodeHandleType, PortType, ScalarType, scalar_type
 from . import ops, rules
 from .ops import LeafIRUnsupported
 
@@ -110,10 +110,10 @@ class ExprBuilder:
         self.flow: dict[str, PortType] = {}
         self.checking = True
 
-    def fail(self, node: ast.AST, construct: str) -> LeafIRUnsupported:
+    def fail(self, node: ast.AST, construct: str, hint: str | None = None) -> LeafIRUnsupported:
         line = getattr(node, "lineno", None)
         where = self.fn.where(line) if line is not None else None
-        return LeafIRUnsupported(self.fn.name, where, construct)
+        return LeafIRUnsupported(self.fn.name, where, construct, hint)
 
     def line(self, node: ast.AST) -> int:
         return self.fn.where(node.lineno).line  # type: ignore[attr-defined]
@@ -142,6 +142,12 @@ class ExprBuilder:
         return method(node)
 
     def _expr_Constant(self, node: ast.Constant) -> ops.Expr:
+        if nt.value_type(node.value) is None:
+            raise self.fail(
+                node,
+                f"the constant {node.value!r}",
+                f"the constant {node.value!r} is not supported (numbers and booleans are)",
+            )
         return self.typed(node, rules.const, node.value)
 
     def _expr_Name(self, node: ast.Name) -> ops.Expr | PyObj:
@@ -164,7 +170,11 @@ class ExprBuilder:
                 )
             return ops.Var(name, self.types[name])
         if name not in self.env:
-            raise self.fail(node, f"the name '{name}', which the leaf's code does not see")
+            raise self.fail(
+                node,
+                f"the name '{name}', which the leaf's code does not see",
+                f"the name '{name}' is not defined",
+            )
         return self._python(self.env[name], node)
 
     def _python(self, obj: Any, node: ast.AST) -> ops.Expr | PyObj:
@@ -216,14 +226,31 @@ class ExprBuilder:
         keys = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for k in keys:
             if isinstance(k, ast.Slice):
-                raise self.fail(node, f"the slice '{ast.unparse(node)}'")
+                raise self.fail(
+                    node,
+                    f"the slice '{ast.unparse(node)}'",
+                    "slices (a[i:j]) are not supported; index elements or whole rows (a[i])",
+                )
         return array, tuple(self.expr(k) for k in keys)
 
     def _expr_BinOp(self, node: ast.BinOp) -> ops.Expr:
         op = BINARY.get(type(node.op))
         if op is None:
             raise self.fail(node, f"the operator of '{ast.unparse(node)}'")
-        return self.typed(node, rules.binary, op, self.expr(node.left), self.expr(node.right))
+        left, right = self.expr(node.left), self.expr(node.right)
+        for operand in (left, right):
+            if not isinstance(operand.type, ScalarType):
+                what = (
+                    "a node handle"
+                    if isinstance(operand.type, NodeHandleType)
+                    else f"an array ({operand.type})"
+                )
+                raise self.fail(
+                    node,
+                    f"'{ast.unparse(node)}' (arithmetic on {what})",
+                    f"arithmetic on {what} (whole-array operations are not supported)",
+                )
+        return self.typed(node, rules.binary, op, left, right)
 
     def _expr_UnaryOp(self, node: ast.UnaryOp) -> ops.Expr:
         return self.typed(node, rules.unary, _UNARY[type(node.op)], self.expr(node.operand))
@@ -264,7 +291,10 @@ class ExprBuilder:
                 raise self.fail(
                     node, f"{entry.spelled}() inside an expression (it is a statement of its own)"
                 )
-            return self.typed(node, rules.intrinsic, entry, [self.expr(a) for a in node.args])
+            args = list(node.args)
+            if entry.kind == "atomic" and len(args) == 3 and isinstance(args[1], ast.Tuple):
+                args[1:2] = args[1].elts  # an n-D element: its indices spread out (rules.intrinsic)
+            return self.typed(node, rules.intrinsic, entry, [self.expr(a) for a in args])
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "view" and callee is None:
             array = self.expr(func.value)
@@ -273,7 +303,10 @@ class ExprBuilder:
                 raise self.fail(node, f"'{ast.unparse(node)}' (view as one NumPy scalar type)")
             return self.typed(node, rules.retype, array, elem)
         if callee is None:
-            raise self.fail(node, f"the call '{ast.unparse(node)}'")
+            hint = None
+            if isinstance(func, ast.Attribute):
+                hint = f"the array method '.{func.attr}()' is not supported"
+            raise self.fail(node, f"the call '{ast.unparse(node)}'", hint)
         args = [self.expr(a) for a in node.args]
         return self._call_object(node, callee.obj, args)
 
@@ -302,7 +335,11 @@ class ExprBuilder:
         dtype = node.args[1] if len(node.args) == 2 else keywords.get("dtype")
         elem = scalar_type("f64") if dtype is None else self._dtype(dtype)
         if elem is None:
-            raise self.fail(node, f"the dtype of '{ast.unparse(node)}' (one NumPy scalar type is)")
+            raise self.fail(
+                node,
+                f"the dtype of '{ast.unparse(node)}' (one NumPy scalar type is)",
+                f"np.{fill} with the element type {ast.unparse(dtype)} is not supported",  # type: ignore[arg-type]
+            )
         return self.typed(node, rules.alloc, fill, shape, elem)
 
     def _call_object(self, node: ast.Call, obj: Any, args: list[ops.Expr]) -> ops.Expr:
@@ -313,7 +350,7 @@ class ExprBuilder:
 
         if obj is builtins.len:
             return self.typed(node, rules.shape, one(), 0)
-        if obj in (builtins.min, builtins.max, builtins.abs):
+        if obj in (builtins.min, builtins.max, builtins.abs, builtins.round):
             return self.typed(node, rules.call, obj.__name__, args)
         if obj in (builtins.int, builtins.float, builtins.bool):
             value = one()
@@ -336,6 +373,14 @@ class ExprBuilder:
         name = getattr(obj, "__name__", None)
         if name is not None and getattr(math, name, None) is obj:
             return self.typed(node, rules.call, f"math.{name}", args)
-        if isinstance(obj, np.ufunc) and getattr(np, name or "", None) is obj and name in rules.NUMPY1:
+        if (
+            isinstance(obj, np.ufunc)
+            and getattr(np, name or "", None) is obj
+            and (name in rules.NUMPY1 or name in rules.NUMPY2)
+        ):
             return self.typed(node, rules.call, f"np.{name}", args)
-        raise self.fail(node, f"the call '{ast.unparse(node)}'")
+        raise self.fail(
+            node,
+            f"the call '{ast.unparse(node)}'",
+            f"the function {ast.unparse(node.func)}() is not supported in compiled leaves",
+        )

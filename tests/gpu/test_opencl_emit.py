@@ -1,0 +1,89 @@
+"""The OpenCL back end as an emitter over the leaf IR (issue 25): it reads no Python, fills
+``np.ones`` arrays, evaluates an updated element's index once, and reports a construct
+outside the leaf IR as its own located ``CompileError``."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hpvm
+from markers import SourceMarkers, fails, needs_backend
+
+pytest.importorskip("pyopencl")
+from hpvm.backends.opencl.standalone import run_leaf  # noqa: E402
+from hpvm.backends.opencl.translate import translate_leaf  # noqa: E402
+
+pytestmark = needs_backend("opencl")
+HERE = SourceMarkers(__file__)
+OPENCL = Path(hpvm.__file__).parent / "backends" / "opencl"
+
+
+def test_no_module_of_the_back_end_reads_python_syntax() -> None:
+    reads = re.compile(r"import ast|ast\.parse|ast\.walk|isinstance\([^)]*ast\.|NodeVisitor|NodeTransformer")
+    found = [
+        f"{p.name}:{k}"
+        for p in sorted(OPENCL.glob("*.py"))
+        for k, line in enumerate(p.read_text().splitlines(), 1)
+        if reads.search(line)
+    ]
+    assert found == []
+    assert all(len(p.read_text().splitlines()) <= 800 for p in OPENCL.glob("*.py"))
+
+
+@hpvm.leaf(outs=("out",))
+def ones_and_empty(out: hpvm.i64[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    w = np.ones((2, 3), np.int64)
+    e = np.empty(2, np.int64)
+    e[0] = i
+    w[1, 2] += e[0]
+    out[i] = w[0, 0] + w[1, 1] + w[1, 2]
+
+
+def test_np_ones_fills_a_private_array_with_ones() -> None:
+    out = np.zeros(4, np.int64)
+    run_leaf(ones_and_empty, (out,), (4,))
+    assert out.tolist() == [3 + i for i in range(4)]
+
+
+@hpvm.leaf(outs=("a", "count"))
+def counted(a: hpvm.i32[:], count: hpvm.i32[:]):
+    a[hpvm.atomic_add(count, 0, 1)] += 1
+
+
+def test_an_updated_elements_index_is_evaluated_once() -> None:
+    a, count = np.zeros(8, np.int32), np.zeros(1, np.int32)
+    run_leaf(counted, (a, count), (8,))
+    assert count[0] == 8 and a.tolist() == [1] * 8
+
+
+@hpvm.leaf(outs=("out",))
+def sized_at_run_time(out: hpvm.f32[:], n: hpvm.i64):
+    t = np.zeros(n, np.float32)  # @runtime
+    out[0] = t[0]
+
+
+@hpvm.leaf(outs=("out",))
+def zeros_in_an_expression(out: hpvm.f64[:]):
+    out[0] = np.zeros(3)[1]  # @expr
+
+
+@hpvm.leaf(outs=("out",))
+def raises(out: hpvm.f64[:]):
+    raise ValueError("no")  # @raise
+
+
+@pytest.mark.parametrize(
+    "leaf, marker, words",
+    [
+        (sized_at_run_time, "runtime", "np.zeros() with a shape not known when the kernel is compiled"),
+        (zeros_in_an_expression, "expr", "np.zeros() other than assigned to a name"),
+        (raises, "raise", "a 'Raise' statement is not supported"),
+    ],
+    ids=["runtime-shape", "expression", "raise"],
+)
+def test_what_the_emitter_refuses_is_a_located_compile_error(leaf, marker: str, words: str) -> None:
+    with fails(hpvm.CompileError, f"leaf '{leaf.name}'", HERE.at(marker), words, "target='cpu'"):
+        translate_leaf(leaf)
