@@ -75,14 +75,21 @@ def raises(out: hpvm.f64[:]):
     raise ValueError("no")  # @raise
 
 
+@hpvm.leaf(ins=("a", "b"), outs=("out",))
+def reassigns_an_array_parameter(a: hpvm.f64[:], b: hpvm.f64[:], out: hpvm.f64[:]):
+    a = b  # @array-param
+    out[0] = a[0]
+
+
 @pytest.mark.parametrize(
     "leaf, marker, words",
     [
         (sized_at_run_time, "runtime", "np.zeros() with a shape not known when the kernel is compiled"),
         (zeros_in_an_expression, "expr", "np.zeros() other than assigned to a name"),
         (raises, "raise", "a 'Raise' statement is not supported"),
+        (reassigns_an_array_parameter, "array-param", "assigning an array to the array parameter 'a'"),
     ],
-    ids=["runtime-shape", "expression", "raise"],
+    ids=["runtime-shape", "expression", "raise", "array-parameter"],
 )
 def test_what_the_emitter_refuses_is_a_located_compile_error(leaf, marker: str, words: str) -> None:
     with fails(hpvm.CompileError, f"leaf '{leaf.name}'", HERE.at(marker), words, "target='cpu'"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,20 @@ def _cast_lb(src: np.dtype, dst: np.dtype, lb: Any) -> Any:
     if dst == ct.I64 and ct.is_float(src):
         return lb
     return None
+
+
+def _converted(value: Any, dtype: np.dtype) -> Any:
+    """A constant converted to ``dtype`` as NumPy converts it, or None where that gives no
+    number (``int(math.inf)``, NaN to an integer: left to the device)."""
+    if value is None:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            result = dtype.type(value).item()
+        except (OverflowError, ValueError):
+            return None
+    return result
 
 
 class ExprEmitter:
@@ -92,8 +107,8 @@ class ExprEmitter:
     def _expr_Cast(self, e: ops.Cast) -> Val:
         v = self.scalar(e.value)
         dtype = _dtype(e)
-        if v.const is not None:
-            value = dtype.type(v.const).item()
+        value = _converted(v.const, dtype)
+        if value is not None:
             return Val(
                 cast(v, dtype), dtype, value if dtype.kind != "f" or value >= 0 else None, value, v.effects
             )

@@ -173,6 +173,10 @@ class LeafEmitter(ExprEmitter, ArrayEmitter, IntrinsicEmitter):
                 raise self.fail_at(f"node handle '{name}' is assigned something else")
             return
         if isinstance(t, ArrayType):
+            if name in self.param_views:
+                raise self.fail_at(
+                    f"assigning an array to the array parameter '{name}' is not supported (use a new name)"
+                )
             if isinstance(s.value, ops.Alloc):
                 self.private_array(name, s.value)
             else:
