@@ -165,3 +165,30 @@ def test_a_refusal_with_a_known_alternative_carries_a_hint(leaf, hint: str) -> N
         build(leaf)
     assert info.value.hint is not None and hint in info.value.hint
     assert hint in str(info.value)  # the IR's own message ends with it
+
+
+@hpvm.leaf(ins=("a",))
+def widened(a: hpvm.i32[:]) -> hpvm.i64:
+    q = a[0]
+    q = abs(q) // 2  # Numba: abs of the int32 version is int32, then // widens to int64
+    return q
+
+
+@hpvm.leaf(ins=("a",))
+def widened_lossily(a: hpvm.i64[:]) -> hpvm.f64:
+    x = a[0]
+    y = x // 2
+    x = 1.5
+    return x + y
+
+
+def test_a_narrower_version_that_the_one_type_holds_exactly_is_read_back_in_its_type() -> None:
+    ir = build(widened)
+    assert str(dict(ir.locals)["q"]) == "i64"  # one type, the unification
+    text = print_leaf(ir)
+    assert "q = (abs(i32(q)) // 2)" in text or "q = abs(i32(q)) // 2" in text
+    verify_leaf(ir)
+    assert parse_leaf_ir(text) == ir
+    # int64 to float64 is not exact: the read keeps being refused (Numba's y is int64)
+    with pytest.raises(LeafIRUnsupported, match=r"'x' read where Numba types it i64"):
+        build(widened_lossily)

@@ -91,6 +91,27 @@ def _stored_names(func: ast.FunctionDef) -> set[str]:
     return {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
+#: Bits of the significand of each float type (what an integer converts to exactly).
+_SIGNIFICAND = {4: 24, 8: 53}
+
+
+def _exact(narrow: PortType, wide: PortType) -> bool:
+    """Whether every value of the scalar type ``narrow`` converts to ``wide`` and back
+    unchanged (a bool to anything, integers to wider integers, int32 to float64, float32 to
+    float64; not int64 to float64)."""
+    if not (isinstance(narrow, ScalarType) and isinstance(wide, ScalarType)):
+        return False
+    a, b = narrow.dtype, wide.dtype
+    if a.kind == "b":
+        return True
+    if a.kind in "iu" and b.kind in "iu":
+        return bool(np.can_cast(a, b, "safe"))
+    if a.kind in "iu" and b.kind == "f":
+        bits = 8 * a.itemsize - (1 if a.kind == "i" else 0)
+        return bits <= _SIGNIFICAND.get(b.itemsize, 0)
+    return a.kind == "f" and b.kind == "f" and a.itemsize <= b.itemsize
+
+
 class ExprBuilder:
     """What a leaf's build knows (its names, the types found so far, the flow typing of the
     last round) and how it reads expressions."""
@@ -161,7 +182,13 @@ class ExprBuilder:
             if name not in self.types:
                 raise Untyped(name)
             reaching = self.flow.get(name)
-            if self.final and self.checking and reaching is not None and reaching != self.types[name]:
+            if self.final and reaching is not None and reaching != self.types[name]:
+                if _exact(reaching, self.types[name]):
+                    # Numba's version here is narrower and the one type holds its values
+                    # exactly: read it back in Numba's type
+                    return ops.Cast(ops.Var(name, self.types[name]), reaching)  # type: ignore[arg-type]
+                if not self.checking:
+                    return ops.Var(name, self.types[name])
                 raise self.fail(
                     node,
                     f"'{name}' read where Numba types it {reaching}, while the leaf IR gives the "
