@@ -2,18 +2,24 @@
 ``np.ones`` arrays, evaluates an updated element's index once, and reports a construct
 outside the leaf IR as its own located ``CompileError``."""
 
+import importlib.util
 import re
+import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import hpvm
+from hpvm.errors import SourceLocation
 from markers import SourceMarkers, fails, needs_backend
 
 pytest.importorskip("pyopencl")
 from hpvm.backends.opencl.standalone import run_leaf  # noqa: E402
-from hpvm.backends.opencl.translate import translate_leaf  # noqa: E402
+from hpvm.backends.opencl.translate import emit_leaf, render_program, translate_leaf  # noqa: E402
 
 pytestmark = needs_backend("opencl")
 HERE = SourceMarkers(__file__)
@@ -94,3 +100,45 @@ def reassigns_an_array_parameter(a: hpvm.f64[:], b: hpvm.f64[:], out: hpvm.f64[:
 def test_what_the_emitter_refuses_is_a_located_compile_error(leaf, marker: str, words: str) -> None:
     with fails(hpvm.CompileError, f"leaf '{leaf.name}'", HERE.at(marker), words, "target='cpu'"):
         translate_leaf(leaf)
+
+
+def _module(name: str, path: Path):  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TESTS = Path(__file__).parent.parent
+LEAFIR_TEXT = _module("leafir_text_for_opencl", TESTS / "ir" / "leafir" / "test_leafir_text.py")
+KERNEL_TEXT = _module("kernel_text_for_opencl", TESTS / "gpu" / "test_opencl_kernel_text.py")
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_random_leaf_ir_emits_valid_opencl_c_or_a_located_compile_error(
+    data: st.DataObject, tmp_path_factory
+) -> None:
+    """Random well-typed leaf IR (the text tests' generator): the emitter gives OpenCL C that
+    clang accepts, or a ``CompileError`` naming the leaf and a line — never another error."""
+    command = KERNEL_TEXT.clang()
+    if command is None:
+        pytest.skip("needs ziglang and pocl-binary-distribution (clang and the OpenCL headers)")
+    ir = LEAFIR_TEXT._Gen(data).leaf()
+    leaf = SimpleNamespace(
+        name=ir.name,
+        params=ir.params,
+        out_types=ir.outputs,
+        location=SourceLocation(ir.file, ir.line),
+        where=lambda line: SourceLocation(ir.file, line),
+    )
+    try:
+        translated = emit_leaf(leaf, ir)
+    except hpvm.CompileError as e:
+        assert re.search(r"leaf 'gen' \(gen\.py:\d+\): ", str(e)), str(e)
+        return
+    path = tmp_path_factory.mktemp("cl") / "gen.cl"
+    path.write_text(render_program([translated])[0])
+    done = subprocess.run([*command, str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, f"{path.read_text()}\n{done.stderr[-3000:]}"

@@ -40,7 +40,7 @@ import numpy as np
 from ...errors import CompileError
 from ...ir import instance_context as ictx
 from ...ir.graph import LeafFunction
-from ...ir.leafir import LeafIRUnsupported, leaf_ir
+from ...ir.leafir import LeafIR, LeafIRUnsupported, leaf_ir
 from ...ir.types import ArrayType, ScalarType
 from ...passes.clone_leaves import written_leaf
 from . import cltypes as ct
@@ -192,6 +192,19 @@ def translate_leaf(
         ir = leaf_ir(leaf)
     except LeafIRUnsupported as e:
         raise _refused(leaf, e) from None
+    return emit_leaf(leaf, ir, specs, queries, name)
+
+
+def emit_leaf(
+    leaf: Any,
+    ir: LeafIR,
+    specs: Sequence[ParamSpec] | None = None,
+    queries: QueryMap | None = None,
+    name: str | None = None,
+) -> TranslatedLeaf:
+    """``ir`` (the leaf IR of ``leaf``) as an OpenCL C function. ``leaf`` gives the ports,
+    the name and the place errors name (a ``LeafFunction``, or anything with its ``name``,
+    ``params``, ``out_types``, ``location`` and ``where``: the tests emit random IR)."""
     specs = list(specs) if specs is not None else specs_for(leaf)
     if len(specs) != len(leaf.params):
         raise ValueError(f"{len(specs)} specs for the {len(leaf.params)} parameters of {leaf.name}")
@@ -285,6 +298,7 @@ __all__ = [
     "QueryMap",
     "ScalarSpec",
     "TranslatedLeaf",
+    "emit_leaf",
     "render_program",
     "specs_for",
     "translate_leaf",
