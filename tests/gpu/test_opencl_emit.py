@@ -65,6 +65,29 @@ def test_an_updated_elements_index_is_evaluated_once() -> None:
     assert count[0] == 8 and a.tolist() == [1] * 8
 
 
+@hpvm.leaf(ins=("x",), outs=("out",))
+def swaps(x: hpvm.i64[:], out: hpvm.f64[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    a, b = x[i], 1.5
+    for k in range(3):
+        a, b = b, a + k
+    out[i] = a * 10 + b
+
+
+def test_a_swap_assigns_values_computed_before_any_assignment() -> None:
+    x = np.arange(4, dtype=np.int64)
+    out = np.zeros(4)
+    run_leaf(swaps, (x, out), (4,))
+    assert out.tolist() == [_swaps(int(v)) for v in x]
+
+
+def _swaps(v: int) -> float:
+    a, b = v, 1.5
+    for k in range(3):
+        a, b = b, a + k
+    return a * 10 + b
+
+
 @hpvm.leaf(outs=("out",))
 def sized_at_run_time(out: hpvm.f32[:], n: hpvm.i64):
     t = np.zeros(n, np.float32)  # @runtime

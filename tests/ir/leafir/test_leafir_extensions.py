@@ -192,3 +192,21 @@ def test_a_narrower_version_that_the_one_type_holds_exactly_is_read_back_in_its_
     # int64 to float64 is not exact: the read keeps being refused (Numba's y is int64)
     with pytest.raises(LeafIRUnsupported, match=r"'x' read where Numba types it i64"):
         build(widened_lossily)
+
+
+@hpvm.leaf(ins=("x",))
+def swaps(x: hpvm.i64[:]) -> tuple[hpvm.i64, hpvm.f64]:
+    a, b = x[0], 1.5
+    for k in range(3):
+        a, b = b, a + k
+    return a, b
+
+
+def test_a_swap_evaluates_every_value_into_a_temporary_first() -> None:
+    ir = build(swaps)
+    text = print_leaf(ir)
+    assert "unpacked_" in text and "a = unpacked_" in text and "b = unpacked_" in text
+    verify_leaf(ir)
+    assert parse_leaf_ir(text) == ir
+    temps = [n for n, _ in ir.locals if n.startswith("unpacked_")]
+    assert len(temps) == 2 and len(set(temps)) == 2

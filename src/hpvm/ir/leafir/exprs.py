@@ -122,6 +122,7 @@ class ExprBuilder:
         self.env: dict[str, Any] = {**builtins.__dict__, **_trusted_imports(fn), **visible_names(fn)}
         self.params: dict[str, PortType] = {p.name: p.type for p in fn.params}
         self.local_names = _stored_names(func) - set(self.params)
+        self.temporaries: dict[tuple[int, int, int], str] = {}  # the builder's own locals (a swap's)
         self.types: dict[str, PortType] = {}
         self.changed = False
         self.final = False
