@@ -65,6 +65,12 @@ def _converted(value: Any, dtype: np.dtype) -> Any:
     return result
 
 
+def _truth(code: str, dtype: np.dtype) -> str:
+    """``code`` as a condition: OpenCL C's ``?:`` takes no float condition, so a float is
+    compared with zero (as Python's truth of it)."""
+    return f"({code} != 0)" if ct.is_float(dtype) else code
+
+
 class ExprEmitter:
     """The expression half of the emitter (mixed into ``emit_stmts.LeafEmitter``, which holds
     the state: ``helpers``, ``lower``, ``used_types``, ``tmp``...)."""
@@ -97,7 +103,7 @@ class ExprEmitter:
             v = self.scalar(e, truth=True)
         finally:
             self.in_condition = False
-        return strip_parens(v.code)
+        return strip_parens(_truth(v.code, v.dtype))
 
     # -- leaves of expressions ---------------------------------------------------------------
 
@@ -229,9 +235,9 @@ class ExprEmitter:
             x = self.tmp(v.dtype, v.code) if v.effects else v.code
             xv = Val(x, v.dtype)
             if sym == "&&":
-                code = f"({x} ? {code} : {cast(xv, t)})"
+                code = f"({_truth(x, v.dtype)} ? {code} : {cast(xv, t)})"
             else:
-                code = f"({x} ? {cast(xv, t)} : {code})"
+                code = f"({_truth(x, v.dtype)} ? {cast(xv, t)} : {code})"
         return Val(code, t, 0 if all(v.nonneg for v in values) else None)
 
     def _expr_IfExp(self, e: ops.IfExp) -> Val:
@@ -265,6 +271,11 @@ class ExprEmitter:
         if fn is None:
             raise self.fail_at(f"the function {e.func}() is not supported in OpenCL leaves")
         v = args[0]
+        if fn.kind == "float" and ct.is_integral(t):
+            # NumPy's integer loops of floor, ceil, trunc and rint: the integer itself
+            if fn.cname not in ("floor", "ceil", "trunc", "rint"):
+                raise self.fail_at(f"{e.func}() giving {e.type} is not supported in OpenCL leaves")
+            return Val(cast(v, t), t, v.lb, effects=effects)
         if fn.kind == "float":
             nonneg = fn.cname in ("sqrt", "exp", "fabs", "exp2")
             return Val(f"{fn.cname}({cast(v, t)})", t, 0 if nonneg else None, effects=effects)

@@ -85,8 +85,8 @@ def float_literal(value: float, dtype: np.dtype) -> str:
         if "e" not in text and "." not in text:
             text += ".0"
         if dtype == ct.F32:
-            return f"{text}f"
-        return text
+            text += "f"
+        return f"({text})" if text.startswith("-") else text  # -(-0.0) is not --0.0
     return text if dtype == ct.F32 else f"((double){text})"
 
 
