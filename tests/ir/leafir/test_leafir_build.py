@@ -142,13 +142,6 @@ def test_local_arrays() -> None:
 
 
 @hpvm.leaf
-def swaps(a: hpvm.i64, b: hpvm.i64) -> hpvm.i64:
-    x, y = a, b
-    x, y = y, x
-    return x
-
-
-@hpvm.leaf
 def retypes_param(n: hpvm.i64) -> hpvm.i64:
     n = n * 0.5
     return 1
@@ -197,7 +190,6 @@ def unknown_name(a: hpvm.f64[:]) -> None:
         (calls_helper, "the call 'helper(a[0])'", "= helper("),
         (slices, "the slice 'a[1:3]'", "a[1:3]"),
         (zeros, "the arguments of 'np.zeros(4, order='F')'", "np.zeros"),
-        (swaps, "an unpacking assignment whose values read its targets", "x, y = y, x"),
         (retypes_param, "assigning f64 to the parameter 'n' of type i64", "n = n * 0.5"),
         (while_else, "'while ... else'", "while n > 0"),
         (mixes_kinds, "'v' holding f64[:] and f64", "v = 1.0"),

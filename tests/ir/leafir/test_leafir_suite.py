@@ -17,8 +17,6 @@ from hpvm.ir.leafir.verify import verify_leaf
 #: Leaves outside today's dialect: (origin, leaf) -> what the refusal names.
 UNSUPPORTED = {
     ("streaming_programs", "fails_on_five"): "a 'Raise' statement",
-    ("handshake.hbir", "ping_0"): "'(hbir_tile, 1)' (Tuple)",  # an atomic on a 2-D element
-    ("handshake.hbir", "pong_1"): "'(hbir_tile, 1)' (Tuple)",
 }
 
 

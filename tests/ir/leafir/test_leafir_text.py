@@ -31,7 +31,10 @@ PARAMS = (
 ARRAYS = {p.name: ops.Var(p.name, p.type) for p in PARAMS if isinstance(p.type, ArrayType)}
 QUERIES = [i for i in INTRINSICS.values() if i.kind in ("query", "dims")]
 BINARY = ["+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^"]
-MATH = ["math.sqrt", "math.exp", "math.floor", "math.atan2", "math.isnan", "np.sin", "min", "max", "abs"]
+MATH = [
+    *("math.sqrt", "math.exp", "math.floor", "math.atan2", "math.isnan", "math.fmod"),
+    *("np.sin", "np.floor", "np.rint", "min", "max", "abs", "round"),
+]
 
 
 class _Gen:
@@ -119,7 +122,7 @@ class _Gen:
                 return rules.cast(self.expr(d), self.draw(st.sampled_from(SCALARS)))
             if sub == 9:
                 func = self.draw(st.sampled_from(MATH))
-                n = 2 if func in ("math.atan2", "min", "max") else 1
+                n = 2 if func in ("math.atan2", "math.fmod", "min", "max") else 1
                 return rules.call(func, [self.expr(d) for _ in range(n)])
             if sub == 10:
                 node = rules.intrinsic(INTRINSICS["get_node"], [])
@@ -146,7 +149,7 @@ class _Gen:
         return ops.Assign(ops.Var(name, t), rules.convert(value, t), line)  # type: ignore[arg-type]
 
     def stmt(self, depth: int) -> ops.Stmt:
-        kinds = ["assign", "store", "store2", "atomic", "barrier", "handle", "alloc"]
+        kinds = ["assign", "store", "store2", "atomic", "atomic2", "barrier", "handle", "alloc"]
         if depth > 0:
             kinds += ["if", "while", "for"]
         if self.loops:
@@ -180,6 +183,10 @@ class _Gen:
             return ops.ExprStmt(
                 rules.intrinsic(op, [ARRAYS["h"], self.index(), self.expr(1)]), self.next_line()
             )
+        if kind == "atomic2":  # an element of a 2-D array: the indices spread out
+            op = INTRINSICS[self.draw(st.sampled_from(["atomic_add", "atomic_min", "atomic_or"]))]
+            args = [ARRAYS["m"], self.index(), self.index(), self.expr(1)]
+            return ops.ExprStmt(rules.intrinsic(op, args), self.next_line())
         if kind == "barrier":
             return ops.ExprStmt(rules.intrinsic(INTRINSICS["barrier"], []), self.next_line())
         if kind == "break":

@@ -1,19 +1,11 @@
-"""Scalar types of translated leaves: NumPy dtypes, their OpenCL C names, and Numba's typing rules.
+"""Scalar types of emitted leaves: NumPy dtypes and their OpenCL C names and literals.
 
-Every back end runs the same leaf source; the ``cpu`` back end compiles it with Numba, so the
-OpenCL translation types each expression the way Numba does, or the two back ends would compute
-in different precisions. The rules below were read off Numba 0.68 (``njit(...).compile(sig)``
-and the return type) and differ from NumPy's in places:
-
-* arithmetic on two integers widens to 64 bits: ``int32 + int32`` is ``int64``, ``uint8 +
-  uint8`` is ``uint64``; signed if either operand is signed (``int64 + uint64`` is ``int64``);
-* an integer with a float follows NumPy's promotion: ``float32 + int8`` is ``float32``,
-  ``float32 + int32`` is ``float64``; Python literals are ``int64`` / ``float64``, so
-  ``x32 * 0.5`` is ``float64``;
-* a variable assigned values of different types has their NumPy promotion
-  (``np.promote_types``: ``int64`` with ``float64`` gives ``float64``);
-* ``min``/``max`` and conditional expressions also use the promotion, without widening
-  (``min(int32, int32)`` stays ``int32``).
+Every back end runs the same leaf source, and the ``cpu`` back end compiles it with Numba, so
+OpenCL C must compute each value in the type Numba gives it. Those types are decided in one
+place, the leaf IR's constructors (``ir/leafir/rules.py`` on ``ir/numeric.py``): a few
+examples of Numba's rules — ``int32 + int32`` is ``int64``, ``float32 * 0.5`` is ``float64``,
+``min(int32, int32)`` stays ``int32``, a variable assigned several types has their promotion.
+This module only spells them in C.
 """
 
 from __future__ import annotations

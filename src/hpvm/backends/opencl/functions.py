@@ -1,9 +1,9 @@
 """The Python functions a translated leaf may call, and the OpenCL C they become.
 
-Keyed by the function object, so ``math.sqrt``, ``np.sqrt`` and ``from math import sqrt``
-resolve alike. Each entry says how the result is typed (``kind``) and which OpenCL built-in
-computes it. Casts (``int``, ``np.float32``…), ``min``/``max``/``abs``/``round``/``len`` and
-the hpvm intrinsics are handled by the translator itself.
+Keyed by the function object (the emitter looks up the leaf IR's canonical name, ``math.sqrt``
+or ``np.sqrt``, in its module). Each entry says how the result is spelled (``kind``) and which
+OpenCL built-in computes it; the result's type is the leaf IR's. Casts, ``min``/``max``/
+``round`` and the hpvm intrinsics are the emitter's own.
 """
 
 from __future__ import annotations
@@ -89,32 +89,4 @@ _MATH = _table()
 
 def math_function(obj: Any) -> MathFunction | None:
     entry = _MATH.get(id(obj))
-    return entry[1] if entry is not None and entry[0] is obj else None
-
-
-# Python objects that name a scalar type when called: int(x), np.float32(x), ...
-CASTS: dict[int, tuple[Any, np.dtype]] = {
-    id(t): (t, np.dtype(d))
-    for t, d in [
-        (builtins.int, np.int64),
-        (builtins.float, np.float64),
-        (builtins.bool, np.bool_),
-        (np.bool_, np.bool_),
-        (np.int8, np.int8),
-        (np.int16, np.int16),
-        (np.int32, np.int32),
-        (np.int64, np.int64),
-        (np.uint8, np.uint8),
-        (np.uint16, np.uint16),
-        (np.uint32, np.uint32),
-        (np.uint64, np.uint64),
-        (np.float32, np.float32),
-        (np.float64, np.float64),
-        (np.intp, np.intp),
-    ]
-}
-
-
-def cast_dtype(obj: Any) -> np.dtype | None:
-    entry = CASTS.get(id(obj))
     return entry[1] if entry is not None and entry[0] is obj else None

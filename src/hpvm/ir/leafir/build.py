@@ -48,7 +48,7 @@ def leaf_ir(fn: LeafFunction) -> ops.LeafIR:
             cached = e
         fn.__dict__[_CACHE_KEY] = cached
     if isinstance(cached, LeafIRUnsupported):
-        raise LeafIRUnsupported(cached.leaf, cached.where, cached.construct)
+        raise LeafIRUnsupported(cached.leaf, cached.where, cached.construct, cached.hint)
     return cached
 
 
@@ -154,15 +154,34 @@ class _Builder(ExprBuilder):
         return [self._assign(node.target, self.expr(node.value), node)]
 
     def _unpack(self, target: ast.Tuple, value: ast.expr, node: ast.stmt) -> list[ops.Stmt]:
-        """``a, b = x, y`` as assignments in order, when no value reads a target (else the
-        order would matter: Python evaluates every value first)."""
+        """``a, b = x, y`` as assignments in order when no value reads a target; else (a swap,
+        ``a, b = b, a``) each value first goes to a temporary local of its own, as Python
+        evaluates every value before assigning any."""
         if not isinstance(value, ast.Tuple) or len(value.elts) != len(target.elts):
             raise self.fail(node, "an unpacking assignment of something other than a tuple of as many values")
         written = {n.id for t in target.elts for n in ast.walk(t) if isinstance(n, ast.Name)}
         read = {n.id for v in value.elts for n in ast.walk(v) if isinstance(n, ast.Name)}
-        if written & read:
-            raise self.fail(node, "an unpacking assignment whose values read its targets (a, b = b, a)")
-        return [self._assign(t, self.expr(v), node) for t, v in zip(target.elts, value.elts)]
+        if not written & read:
+            return [self._assign(t, self.expr(v), node) for t, v in zip(target.elts, value.elts)]
+        temps = [self._temporary(node, k) for k in range(len(value.elts))]
+        out = [self._assign(ast.Name(t, ast.Store()), self.expr(v), node) for t, v in zip(temps, value.elts)]
+        for t, name in zip(target.elts, temps):
+            read_back = self._name(ast.Name(name, ast.Load(), lineno=node.lineno, col_offset=0))
+            out.append(self._assign(t, read_back, node))  # type: ignore[arg-type]
+        return out
+
+    def _temporary(self, node: ast.stmt, k: int) -> str:
+        """The temporary local holding value ``k`` of the unpacking at ``node`` (the same name
+        in every round; a name the leaf does not use)."""
+        key = (node.lineno, node.col_offset, k)
+        name = self.temporaries.get(key)
+        if name is None:
+            name = f"unpacked_{node.lineno}_{k}"
+            while name in self.local_names or name in self.params or name in self.env:
+                name += "_"
+            self.temporaries[key] = name
+            self.local_names.add(name)
+        return name
 
     def _assign(self, target: ast.expr, value: ops.Expr, node: ast.stmt) -> ops.Stmt:
         if isinstance(target, ast.Name):
@@ -189,6 +208,8 @@ class _Builder(ExprBuilder):
                     node,
                     f"assigning {value.type} to the parameter '{name}' of type {ptype} (Numba would "
                     "retype the parameter)",
+                    f"assigning {value.type} to the parameter '{name}' is not supported (a scalar "
+                    "parameter keeps its type; use a new name)",
                 )
             return ops.Var(name, ptype)
         if value.type is None:
@@ -269,7 +290,11 @@ class _Builder(ExprBuilder):
         call = node.iter
         callee = self._resolve(call.func) if isinstance(call, ast.Call) else None
         if not (isinstance(call, ast.Call) and isinstance(callee, PyObj) and callee.obj is builtins.range):
-            raise self.fail(node, f"a loop over '{ast.unparse(node.iter)}' (loops run over range(...))")
+            raise self.fail(
+                node,
+                f"a loop over '{ast.unparse(node.iter)}' (loops run over range(...))",
+                "only loops over range(...) are supported (for i in range(a, b, step))",
+            )
         if call.keywords or not 1 <= len(call.args) <= 3:
             raise self.fail(node, "range() with other than 1 to 3 positional arguments")
         if not isinstance(node.target, ast.Name):

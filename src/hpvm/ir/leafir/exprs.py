@@ -18,7 +18,7 @@ from .. import numeric as nt
 from ..graph import LeafFunction
 from ..intrinsics import INTRINSICS
 from ..leafinfo import intrinsic_name, visible_names
-from ..types import ArrayType, PortType, ScalarType, scalar_type
+from ..types import ArrayType, NodeHandleType, PortType, ScalarType, scalar_type
 from . import ops, rules
 from .ops import LeafIRUnsupported
 
@@ -91,6 +91,27 @@ def _stored_names(func: ast.FunctionDef) -> set[str]:
     return {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
+#: Bits of the significand of each float type (what an integer converts to exactly).
+_SIGNIFICAND = {4: 24, 8: 53}
+
+
+def _exact(narrow: PortType, wide: PortType) -> bool:
+    """Whether every value of the scalar type ``narrow`` converts to ``wide`` and back
+    unchanged (a bool to anything, integers to wider integers, int32 to float64, float32 to
+    float64; not int64 to float64)."""
+    if not (isinstance(narrow, ScalarType) and isinstance(wide, ScalarType)):
+        return False
+    a, b = narrow.dtype, wide.dtype
+    if a.kind == "b":
+        return True
+    if a.kind in "iu" and b.kind in "iu":
+        return bool(np.can_cast(a, b, "safe"))
+    if a.kind in "iu" and b.kind == "f":
+        bits = 8 * a.itemsize - (1 if a.kind == "i" else 0)
+        return bits <= _SIGNIFICAND.get(b.itemsize, 0)
+    return a.kind == "f" and b.kind == "f" and a.itemsize <= b.itemsize
+
+
 class ExprBuilder:
     """What a leaf's build knows (its names, the types found so far, the flow typing of the
     last round) and how it reads expressions."""
@@ -101,6 +122,7 @@ class ExprBuilder:
         self.env: dict[str, Any] = {**builtins.__dict__, **_trusted_imports(fn), **visible_names(fn)}
         self.params: dict[str, PortType] = {p.name: p.type for p in fn.params}
         self.local_names = _stored_names(func) - set(self.params)
+        self.temporaries: dict[tuple[int, int, int], str] = {}  # the builder's own locals (a swap's)
         self.types: dict[str, PortType] = {}
         self.changed = False
         self.final = False
@@ -110,10 +132,10 @@ class ExprBuilder:
         self.flow: dict[str, PortType] = {}
         self.checking = True
 
-    def fail(self, node: ast.AST, construct: str) -> LeafIRUnsupported:
+    def fail(self, node: ast.AST, construct: str, hint: str | None = None) -> LeafIRUnsupported:
         line = getattr(node, "lineno", None)
         where = self.fn.where(line) if line is not None else None
-        return LeafIRUnsupported(self.fn.name, where, construct)
+        return LeafIRUnsupported(self.fn.name, where, construct, hint)
 
     def line(self, node: ast.AST) -> int:
         return self.fn.where(node.lineno).line  # type: ignore[attr-defined]
@@ -142,6 +164,12 @@ class ExprBuilder:
         return method(node)
 
     def _expr_Constant(self, node: ast.Constant) -> ops.Expr:
+        if nt.value_type(node.value) is None:
+            raise self.fail(
+                node,
+                f"the constant {node.value!r}",
+                f"the constant {node.value!r} is not supported (numbers and booleans are)",
+            )
         return self.typed(node, rules.const, node.value)
 
     def _expr_Name(self, node: ast.Name) -> ops.Expr | PyObj:
@@ -155,7 +183,13 @@ class ExprBuilder:
             if name not in self.types:
                 raise Untyped(name)
             reaching = self.flow.get(name)
-            if self.final and self.checking and reaching is not None and reaching != self.types[name]:
+            if self.final and reaching is not None and reaching != self.types[name]:
+                if _exact(reaching, self.types[name]):
+                    # Numba's version here is narrower and the one type holds its values
+                    # exactly: read it back in Numba's type
+                    return ops.Cast(ops.Var(name, self.types[name]), reaching)  # type: ignore[arg-type]
+                if not self.checking:
+                    return ops.Var(name, self.types[name])
                 raise self.fail(
                     node,
                     f"'{name}' read where Numba types it {reaching}, while the leaf IR gives the "
@@ -164,7 +198,11 @@ class ExprBuilder:
                 )
             return ops.Var(name, self.types[name])
         if name not in self.env:
-            raise self.fail(node, f"the name '{name}', which the leaf's code does not see")
+            raise self.fail(
+                node,
+                f"the name '{name}', which the leaf's code does not see",
+                f"the name '{name}' is not defined",
+            )
         return self._python(self.env[name], node)
 
     def _python(self, obj: Any, node: ast.AST) -> ops.Expr | PyObj:
@@ -216,14 +254,31 @@ class ExprBuilder:
         keys = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for k in keys:
             if isinstance(k, ast.Slice):
-                raise self.fail(node, f"the slice '{ast.unparse(node)}'")
+                raise self.fail(
+                    node,
+                    f"the slice '{ast.unparse(node)}'",
+                    "slices (a[i:j]) are not supported; index elements or whole rows (a[i])",
+                )
         return array, tuple(self.expr(k) for k in keys)
 
     def _expr_BinOp(self, node: ast.BinOp) -> ops.Expr:
         op = BINARY.get(type(node.op))
         if op is None:
             raise self.fail(node, f"the operator of '{ast.unparse(node)}'")
-        return self.typed(node, rules.binary, op, self.expr(node.left), self.expr(node.right))
+        left, right = self.expr(node.left), self.expr(node.right)
+        for operand in (left, right):
+            if not isinstance(operand.type, ScalarType):
+                what = (
+                    "a node handle"
+                    if isinstance(operand.type, NodeHandleType)
+                    else f"an array ({operand.type})"
+                )
+                raise self.fail(
+                    node,
+                    f"'{ast.unparse(node)}' (arithmetic on {what})",
+                    f"arithmetic on {what} (whole-array operations are not supported)",
+                )
+        return self.typed(node, rules.binary, op, left, right)
 
     def _expr_UnaryOp(self, node: ast.UnaryOp) -> ops.Expr:
         return self.typed(node, rules.unary, _UNARY[type(node.op)], self.expr(node.operand))
@@ -264,7 +319,10 @@ class ExprBuilder:
                 raise self.fail(
                     node, f"{entry.spelled}() inside an expression (it is a statement of its own)"
                 )
-            return self.typed(node, rules.intrinsic, entry, [self.expr(a) for a in node.args])
+            args = list(node.args)
+            if entry.kind == "atomic" and len(args) == 3 and isinstance(args[1], ast.Tuple):
+                args[1:2] = args[1].elts  # an n-D element: its indices spread out (rules.intrinsic)
+            return self.typed(node, rules.intrinsic, entry, [self.expr(a) for a in args])
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "view" and callee is None:
             array = self.expr(func.value)
@@ -273,7 +331,10 @@ class ExprBuilder:
                 raise self.fail(node, f"'{ast.unparse(node)}' (view as one NumPy scalar type)")
             return self.typed(node, rules.retype, array, elem)
         if callee is None:
-            raise self.fail(node, f"the call '{ast.unparse(node)}'")
+            hint = None
+            if isinstance(func, ast.Attribute):
+                hint = f"the array method '.{func.attr}()' is not supported"
+            raise self.fail(node, f"the call '{ast.unparse(node)}'", hint)
         args = [self.expr(a) for a in node.args]
         return self._call_object(node, callee.obj, args)
 
@@ -302,7 +363,11 @@ class ExprBuilder:
         dtype = node.args[1] if len(node.args) == 2 else keywords.get("dtype")
         elem = scalar_type("f64") if dtype is None else self._dtype(dtype)
         if elem is None:
-            raise self.fail(node, f"the dtype of '{ast.unparse(node)}' (one NumPy scalar type is)")
+            raise self.fail(
+                node,
+                f"the dtype of '{ast.unparse(node)}' (one NumPy scalar type is)",
+                f"np.{fill} with the element type {ast.unparse(dtype)} is not supported",  # type: ignore[arg-type]
+            )
         return self.typed(node, rules.alloc, fill, shape, elem)
 
     def _call_object(self, node: ast.Call, obj: Any, args: list[ops.Expr]) -> ops.Expr:
@@ -313,7 +378,7 @@ class ExprBuilder:
 
         if obj is builtins.len:
             return self.typed(node, rules.shape, one(), 0)
-        if obj in (builtins.min, builtins.max, builtins.abs):
+        if obj in (builtins.min, builtins.max, builtins.abs, builtins.round):
             return self.typed(node, rules.call, obj.__name__, args)
         if obj in (builtins.int, builtins.float, builtins.bool):
             value = one()
@@ -336,6 +401,14 @@ class ExprBuilder:
         name = getattr(obj, "__name__", None)
         if name is not None and getattr(math, name, None) is obj:
             return self.typed(node, rules.call, f"math.{name}", args)
-        if isinstance(obj, np.ufunc) and getattr(np, name or "", None) is obj and name in rules.NUMPY1:
+        if (
+            isinstance(obj, np.ufunc)
+            and getattr(np, name or "", None) is obj
+            and (name in rules.NUMPY1 or name in rules.NUMPY2)
+        ):
             return self.typed(node, rules.call, f"np.{name}", args)
-        raise self.fail(node, f"the call '{ast.unparse(node)}'")
+        raise self.fail(
+            node,
+            f"the call '{ast.unparse(node)}'",
+            f"the function {ast.unparse(node.func)}() is not supported in compiled leaves",
+        )

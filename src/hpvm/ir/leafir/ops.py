@@ -43,10 +43,13 @@ class LeafIRUnsupported(HPVMError):
     mistake: the back ends keep their own path for such leaves). Names the construct, the
     leaf and the file and line, so coverage gaps are visible rather than mistranslated."""
 
-    def __init__(self, leaf: str, where: SourceLocation | None, construct: str):
-        self.leaf, self.where, self.construct = leaf, where, construct
+    def __init__(self, leaf: str, where: SourceLocation | None, construct: str, hint: str | None = None):
+        #: ``hint``: what to tell a user of the leaf language, where the construct has a
+        #: well-known alternative (back ends report it as their own error's reason)
+        self.leaf, self.where, self.construct, self.hint = leaf, where, construct, hint
         place = f" ({where})" if where is not None else ""
-        super().__init__(f"leaf '{leaf}'{place}: {construct} is outside the leaf IR's dialect")
+        advice = f"; {hint}" if hint else ""
+        super().__init__(f"leaf '{leaf}'{place}: {construct} is outside the leaf IR's dialect{advice}")
 
 
 # ---------------------------------------------------------------------------------------

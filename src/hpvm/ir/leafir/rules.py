@@ -28,17 +28,21 @@ MATH1 = frozenset(
     "sqrt exp expm1 log log2 log10 log1p sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh "
     "fabs erf erfc gamma lgamma degrees radians".split()
 )
-#: ``math`` functions of two arguments (``numeric.math2_type``).
-MATH2 = frozenset({"pow", "atan2", "hypot", "copysign"})
+#: ``math`` functions of two arguments (``numeric.math2_type``). Numba lacks ``math.fmod``
+#: (the ``cpu`` back end refuses it); it is typed like the others for the GPU back ends.
+MATH2 = frozenset({"pow", "atan2", "hypot", "copysign", "fmod"})
 #: ``math`` functions giving an integer (``numeric.floor_type``) or a boolean.
 MATH_INT = frozenset({"floor", "ceil", "trunc"})
 MATH_BOOL = frozenset({"isnan", "isinf", "isfinite"})
 #: NumPy's scalar functions of one argument (typed by the ufunc loop Numba picks).
 NUMPY1 = frozenset(
-    "sqrt exp expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh cosh tanh".split()
+    "sqrt exp expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh cosh tanh "
+    "arcsinh arccosh arctanh floor ceil trunc rint fabs exp2 cbrt absolute isnan isinf isfinite".split()
 )
+#: NumPy's scalar functions of two arguments (typed by the ufunc loop too).
+NUMPY2 = frozenset({"arctan2", "hypot", "copysign"})
 #: Builtins the leaf language calls as functions (``int``/``float``/``bool`` are casts).
-BUILTINS = frozenset({"min", "max", "abs"})
+BUILTINS = frozenset({"min", "max", "abs", "round"})
 CMP_OPS = ("<", "<=", ">", ">=", "==", "!=")
 
 
@@ -240,11 +244,11 @@ def call(func: str, args: Sequence[ops.Expr]) -> ops.Call:
     elif module == "math" and name in MATH_BOOL:
         arity(1)
         t = nt.BOOL
-    elif module == "np" and name in NUMPY1:
-        arity(1)
+    elif module == "np" and (name in NUMPY1 or name in NUMPY2):
+        arity(1 if name in NUMPY1 else 2)
         loop = nt.ufunc_loop(getattr(np, name), tuple(dtypes))  # Numba's loop choice, as for arrays
         if loop is None:
-            raise TypeProblem(f"{func}() has no loop for {args[0].type}")
+            raise TypeProblem(f"{func}() has no loop for {', '.join(str(a.type) for a in args)}")
         t = np.dtype(loop.split("->")[1])
     elif not module and name in ("min", "max"):
         if len(args) < 2:
@@ -253,6 +257,9 @@ def call(func: str, args: Sequence[ops.Expr]) -> ops.Call:
     elif not module and name == "abs":
         arity(1)
         t = nt.abs_type(dtypes[0])
+    elif not module and name == "round":
+        arity(1)  # round(x): int64 for every scalar type (Numba's), a float rounded half to even
+        t = nt.INT64
     else:
         raise TypeProblem(f"{func}() is not a function of the leaf language")
     return ops.Call(func, tuple(args), _st(t))
@@ -265,8 +272,13 @@ def math_constant(name: str) -> ops.Const:
 
 def intrinsic(entry: Intrinsic, args: Sequence[ops.Expr]) -> ops.IntrinsicOp:
     """An intrinsic call, typed and checked by its entry of ``ir/intrinsics.py``."""
-    if len(args) != entry.arity:
-        raise TypeProblem(f"{entry.spelled}() takes {entry.arity} argument(s), not {len(args)}")
+    arity = entry.arity
+    if entry.kind == "atomic" and args and isinstance(args[0].type, ArrayType):
+        # an atomic on an element of an n-D array has its n indices spread out:
+        # hpvm.atomic_add(a, (i, j), v) is (a, i, j, v)
+        arity += args[0].type.rank - 1
+    if len(args) != arity:
+        raise TypeProblem(f"{entry.spelled}() takes {arity} argument(s), not {len(args)}")
     result: PortType | None
     if entry.kind in ("handle", "dims", "query"):
         for a in args:
@@ -286,8 +298,9 @@ def intrinsic(entry: Intrinsic, args: Sequence[ops.Expr]) -> ops.IntrinsicOp:
         if t.dtype not in atomic_dtypes(entry.op):
             allowed = ", ".join(str(_st(d)) for d in atomic_dtypes(entry.op))
             raise TypeProblem(f"{entry.spelled}() on an array of {t.elem} (it works on {allowed})")
-        _index(args[1])
-        _scalar(args[2], f"the value given to {entry.spelled}()")
+        for index in args[1:-1]:
+            _index(index)
+        _scalar(args[-1], f"the value given to {entry.spelled}()")
         result = t.elem
     else:  # pragma: no cover - a new kind in the table without a rule here
         raise TypeProblem(f"no typing rule for the intrinsic kind '{entry.kind}'")
