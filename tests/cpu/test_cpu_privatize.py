@@ -171,18 +171,12 @@ CASES = {
 }
 
 
-#: An atomic indexed by a tuple (a 2-D element) is outside the leaf IR's dialect: not
-#: privatized (the conservative answer: the real atomics run), same results.
-OUTSIDE_THE_DIALECT = {"add_i64_2d"}
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_privatized_atomics_match_the_interpreter(case):
     root, args = CASES[case]()
     (got, _), _ = launch(root, args, "cpu")
     (want, _), _ = launch(root, args, "interp")
-    privatized = [] if case in OUTSIDE_THE_DIALECT else [("acc", case.split("_")[0])]
-    assert [(r[1], r[2]) for r in report(root)] == privatized
+    assert [(r[1], r[2]) for r in report(root)] == [("acc", case.split("_")[0])]
     if np.issubdtype(got.dtype, np.integer):
         np.testing.assert_array_equal(got, want)
     else:  # additions in another order (the spec does not order atomic float adds either)
