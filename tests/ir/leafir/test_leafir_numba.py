@@ -61,7 +61,9 @@ def _compound(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
             children,
         ),
         st.builds(lambda op, a, b: f"({a} {op} {b})", st.sampled_from(["and", "or"]), flat_truth, flat),
-        st.builds(lambda ab, c: f"({ab[0]} if {c} else {ab[1]})", two, truth),
+        # (An if's condition holds no and/or: ``x if (p_bool or 3) else y`` lets Numba prune
+        # the branch where the condition is the literal 3 — the constant folding above.)
+        st.builds(lambda ab, c: f"({ab[0]} if {c} else {ab[1]})", two, flat_truth),
         st.builds(
             lambda f, ab: f"{f}({ab[0]}, {ab[1]})",
             st.sampled_from(["min", "max", "math.atan2", "math.hypot"]),
