@@ -40,8 +40,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import ast as A
-from .checker import LOG_VALUES, fold, inline_strings, printf_conversions
+from .consteval import fold
 from .model import BlockInfo, Model, axis_name
+from .printf import LOG_VALUES, inline_strings, printf_conversions
 from .symbols import Scope, Symbol, expr_type, resolve_ref
 from .waits import wait_loops
 
@@ -503,7 +504,7 @@ class BlockWriter:
 def _constant(e: A.Expr, scope: Scope) -> object:
     """The value of an expression of literals, data constants, extents and target fields
     (``None`` when it has others): a C ``for``'s step that is known before the loop runs."""
-    from .checker import c_div, c_rem
+    from .consteval import c_div, c_rem
 
     if isinstance(e, A.IntLit):
         return e.value
