@@ -8,9 +8,11 @@
 other forever) are subclasses of ``HBIRCheckError``.
 
 The modules, one job each: ``grammar.lark`` + ``parser.py`` (text → ``ast.py``),
-``printer.py`` (tree → text), ``checker.py`` (every problem at once → ``model.py``),
+``printer.py`` (tree → text), ``checker.py`` (every problem at once → ``model.py``: the
+segments' checkers ``check_target.py``, ``check_data.py``, ``check_code.py`` over one
+``checkcontext.py``; ``consteval.py`` constant expressions, ``printf.py`` formats),
 ``symbols.py`` (names and types in code), ``codegen.py`` (a block → leaf Python with a
-source map), ``waits.py`` (which loops wait for another group), ``ownership.py`` (which
+source map; ``codeexpr.py`` expressions, ``codeloops.py`` loops), ``waits.py`` (which loops wait for another group), ``ownership.py`` (which
 elements each part of a grid owns), ``lower.py`` (model → graph), ``program.py`` (run),
 ``concurrent.py`` (groups at once, the watchdog), ``draw.py`` (tile map).
 """

@@ -14,7 +14,7 @@ code is the Numba subset every back end compiles, and keeps C's meaning:
   (``_iterator``: the ownership of ``ir/layouts.py`` over the group's tiles in row-major
   order), ``bsg_finish()`` returns from the block, ``printf`` appends a record to the
   tile's row of the log arrays (``hbir_log``: format id and values; ``hbir_nlog``: count),
-  its ``%s`` string literals already put into the format (``checker.inline_strings``);
+  its ``%s`` string literals already put into the format (``printf.inline_strings``);
 * a local array (``int t[4] = {1, 2};``) is ``np.zeros`` where it is declared, then its
   initialiser's elements (C's rules: the rest stay zero).
 
@@ -32,32 +32,29 @@ assigned again; counting-loop and iterator variables the body does not assign). 
 is unchanged, so the cast means the same on every back end. Only indices that read a local
 are cast: one of coordinates and constants alone (``A[x + 3]``) is left for the ``cpu`` back
 end's bounds pre-check to read, and its select is loop-invariant anyway.
+
+The writing is shared out: ``codeexpr.py`` (expressions, and the proof of ``nonneg``),
+``codeloops.py`` (C ``for``, ``iterator``, wait loops); this module writes a block's
+statements and its function around them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import ast as A
-from .checker import LOG_VALUES, fold, inline_strings, printf_conversions
+from .codeexpr import ExprWriter, nonneg
+from .codeloops import RUNNING, TURNS, WAIT_COLUMNS, WAITING, LoopWriter, grid_size, row_major
+from .consteval import fold
 from .model import BlockInfo, Model, axis_name
-from .symbols import Scope, Symbol, expr_type, resolve_ref
+from .printf import LOG_VALUES, inline_strings, printf_conversions
+from .symbols import Scope, Symbol, resolve_ref
 from .waits import wait_loops
 
 #: How many printf records each tile keeps (more are counted and reported as dropped).
 LOG_CAPACITY = 256
-#: The columns of a tile's row of ``hbir_wait``: the line of the wait loop it is in (0:
-#: none), the turns it took in wait loops, whether it is inside a block. The last row's
-#: first column is the abort flag the watchdog raises (concurrent.py).
-WAITING, TURNS, RUNNING = 0, 1, 2
-WAIT_COLUMNS = 3
 
 _IND = "    "
-
-
-def _ignore(node: A.Node, message: str) -> None:  # the checker has reported everything already
-    pass
 
 
 @dataclass
@@ -75,7 +72,8 @@ class Generated:
 
 
 class BlockWriter:
-    """Writes one block's function (``write()``)."""
+    """Writes one block's function (``write()``): its statements, with an ``ExprWriter``
+    for expressions and a ``LoopWriter`` for loops, and the function around them."""
 
     def __init__(self, model: Model, info: BlockInfo, name: str, track: bool = False):
         self.model, self.info, self.name = model, info, name
@@ -91,8 +89,8 @@ class BlockWriter:
         shared = set(model.arrays) | set(model.globals)
         self.waits = {id(loop) for loop in wait_loops(info.block.body, shared)}  # waits.py
         self.waiting = track  # keeps its tiles' rows of hbir_wait (a program with wait loops)
-
-    # -- output ---------------------------------------------------------------------------
+        self.exprs = ExprWriter(self.reads)
+        self.loops = LoopWriter(self)
 
     def emit(self, depth: int, line: int, text: str) -> None:
         self.out.append((line, _IND * depth + text))
@@ -105,67 +103,6 @@ class BlockWriter:
         n = self.taken.get(name, 0)
         self.taken[name] = n + 1
         return name if n == 0 else f"{name}__{n}"
-
-    # -- expressions ------------------------------------------------------------------------
-
-    def type_of(self, e: A.Expr, scope: Scope) -> str | None:
-        return expr_type(e, scope, _ignore)
-
-    def expr(self, e: A.Expr, scope: Scope) -> str:
-        if isinstance(e, A.IntLit):
-            return str(e.value)
-        if isinstance(e, A.FloatLit):
-            return repr(e.value)
-        if isinstance(e, A.BoolLit):
-            return "True" if e.value else "False"
-        if isinstance(e, A.Ref):
-            sym = resolve_ref(e, scope)
-            assert sym is not None, e
-            if sym.kind in ("const", "target"):
-                return repr(sym.value)
-            if sym.kind == "global":
-                self.reads.add(e.parts[-1])
-            return sym.python
-        if isinstance(e, A.Index):
-            base, indices = A.index_chain(e)
-            sym = resolve_ref(base, scope)  # type: ignore[arg-type]
-            assert sym is not None and sym.rank > 0
-            self.reads.add(sym.python)
-            return f"{sym.python}[{', '.join(self.index(i, scope) for i in indices)}]"
-        if isinstance(e, A.Unary):
-            inner = self.expr(e.operand, scope)
-            return f"(not {inner})" if e.op == "!" else f"(-{inner})"
-        if isinstance(e, A.Binary):
-            a, b = self.expr(e.left, scope), self.expr(e.right, scope)
-            if e.op in ("&&", "||"):
-                word = "and" if e.op == "&&" else "or"
-                return f"(bool({a}) {word} bool({b}))"
-            ints = self.type_of(e.left, scope) == "int" and self.type_of(e.right, scope) == "int"
-            if ints and e.op == "/":
-                return f"((abs({a}) // abs({b})) * (1 if (({a}) < 0) == (({b}) < 0) else -1))"
-            if ints and e.op == "%":
-                return f"((abs({a}) % abs({b})) * (-1 if ({a}) < 0 else 1))"
-            return f"({a} {e.op} {b})"
-        if isinstance(e, A.Cond):
-            kind = self.type_of(e, scope)
-            then, orelse = self.converted(e.then, kind, scope), self.converted(e.orelse, kind, scope)
-            return f"({then} if {self.expr(e.cond, scope)} else {orelse})"
-        raise TypeError(f"cannot generate code for {e!r}")
-
-    def index(self, i: A.Expr, scope: Scope) -> str:
-        """An array index: unsigned when it is provably non-negative and reads a local (see
-        the module doc); an index of coordinates and constants alone stays as it is, for the
-        ``cpu`` back end's bounds pre-check (``backends/cpu/bounds.py``) to read."""
-        text = self.expr(i, scope)
-        return f"np.uint64({text})" if _reads_local(i, scope) and nonneg(i, scope) else text
-
-    def converted(self, value: A.Expr, to: str, scope: Scope) -> str:
-        """``value`` as C converts it to type ``to`` on assignment."""
-        text = self.expr(value, scope)
-        have = self.type_of(value, scope)
-        return text if have == to else f"{to}({text})"
-
-    # -- statements -------------------------------------------------------------------------
 
     def body(self, stmts: tuple[A.Stmt, ...], scope: Scope, depth: int, line: int) -> None:
         before = len(self.out)
@@ -189,7 +126,7 @@ class BlockWriter:
         elif isinstance(s, A.VarDecl):
             init = {"int": "0", "float": "0.0", "bool": "False"}[s.elem]
             if s.init is not None:
-                init = self.converted(s.init, s.elem, scope)
+                init = self.exprs.converted(s.init, s.elem, scope)
             positive = (
                 s.elem == "int"
                 and (s.init is None or nonneg(s.init, scope))
@@ -202,21 +139,21 @@ class BlockWriter:
         elif isinstance(s, A.ExprStmt):
             self.call(s.expr, scope, depth)  # type: ignore[arg-type]
         elif isinstance(s, A.If):
-            self.emit(depth, line, f"if {self.expr(s.cond, scope)}:")
+            self.emit(depth, line, f"if {self.exprs.expr(s.cond, scope)}:")
             self.body(s.then, scope, depth + 1, line)
             if s.orelse:
                 self.emit(depth, line, "else:")
                 self.body(s.orelse, scope, depth + 1, line)
         elif isinstance(s, A.While):
             self.steps.append(None)
-            self.wait_loop(
-                s, self.expr(s.cond, scope), depth, lambda: self.body(s.body, scope, depth + 1, line)
+            self.loops.wait_loop(
+                s, self.exprs.expr(s.cond, scope), depth, lambda: self.body(s.body, scope, depth + 1, line)
             )
             self.steps.pop()
         elif isinstance(s, A.For):
-            self.c_for(s, scope, depth)
+            self.loops.c_for(s, scope, depth)
         elif isinstance(s, A.ForIn):
-            self.iterator(s, scope, depth)
+            self.loops.iterator(s, scope, depth)
         elif isinstance(s, A.Break):
             self.emit(depth, line, "break")
         elif isinstance(s, A.Continue):
@@ -237,11 +174,11 @@ class BlockWriter:
         if len(shape) == 2 and items and all(isinstance(i, A.ArrayInit) for i in items):
             for r, row in enumerate(items):
                 for c, v in enumerate(row.items):  # type: ignore[union-attr]
-                    values.append(((r, c), self.converted(v, s.elem, scope)))  # type: ignore[arg-type]
+                    values.append(((r, c), self.exprs.converted(v, s.elem, scope)))  # type: ignore[arg-type]
         else:
             for k, v in enumerate(items):
                 at = (k,) if len(shape) == 1 else (k // shape[1], k % shape[1])
-                values.append((at, self.converted(v, s.elem, scope)))  # type: ignore[arg-type]
+                values.append((at, self.exprs.converted(v, s.elem, scope)))  # type: ignore[arg-type]
         python = self.local_name(s.name)
         dtype = {"int": "np.int32", "float": "np.float32", "bool": "np.bool_"}[s.elem]
         self.emit(depth, s.line, f"{python} = np.zeros({shape}, {dtype})")
@@ -264,12 +201,12 @@ class BlockWriter:
             elem = sym.elem
             self.writes.add(sym.python)
         value = s.value if s.op == "=" else A.Binary(s.op[0], target, s.value, line=s.line, column=s.column)
-        left = self.expr(target, scope)  # (an array stored to is counted as read too: harmless)
-        self.emit(depth, s.line, f"{left} = {self.converted(value, elem, scope)}")
+        left = self.exprs.expr(target, scope)  # (an array stored to is counted as read too: harmless)
+        self.emit(depth, s.line, f"{left} = {self.exprs.converted(value, elem, scope)}")
 
     def call(self, call: A.Call, scope: Scope, depth: int) -> None:
         if call.name == "bsg_finish":
-            self.leave(depth, call.line)
+            self.loops.leave(depth, call.line)
             return
         fmt, args = inline_strings(call.args[0].value, call.args[1:])  # type: ignore[union-attr]
         formats = self.model.printf_formats
@@ -277,145 +214,13 @@ class BlockWriter:
             formats.append(fmt)
         self.logs = True
         k = self.fresh("k")
-        values = [self.expr(a, scope) for a in args]
+        values = [self.exprs.expr(a, scope) for a in args]
         self.emit(depth, call.line, f"{k} = hbir_nlog[hbir_tile]")
         self.emit(depth, call.line, f"if {k} < {LOG_CAPACITY}:")
         self.emit(depth + 1, call.line, f"hbir_log[hbir_tile, {k}, 0] = {formats.index(fmt)}")
         for j, v in enumerate(values[:LOG_VALUES], start=1):
             self.emit(depth + 1, call.line, f"hbir_log[hbir_tile, {k}, {j}] = {v}")
         self.emit(depth, call.line, f"hbir_nlog[hbir_tile] = {k} + 1")
-
-    def c_for(self, s: A.For, scope: Scope, depth: int) -> None:
-        scope.push()
-        counted = self.counting(s, scope)
-        if counted is not None:
-            var, start, stop, step = counted
-            python = self.declare(var, "int", scope, nonneg(s.init.init, scope))  # type: ignore[union-attr,arg-type]
-            args = f"{start}, {stop}" + ("" if step == "1" else f", {step}")
-            self.steps.append(None)
-            self.emit(depth, s.line, f"for {python} in range({args}):")
-            self.body(s.body, scope, depth + 1, s.line)
-            self.steps.pop()
-            scope.pop()
-            return
-        if s.init is not None:
-            self.stmt(s.init, scope, depth)
-        cond = "True" if s.cond is None else self.expr(s.cond, scope)
-        self.steps.append([s.step] if s.step is not None else [])  # type: ignore[list-item]
-
-        def body() -> None:
-            self.body(s.body, scope, depth + 1, s.line)
-            if s.step is not None:
-                self.stmt(s.step, scope, depth + 1)
-
-        self.wait_loop(s, cond, depth, body)
-        self.steps.pop()
-        scope.pop()
-
-    def wait_loop(self, s: A.While | A.For, cond: str, depth: int, body: Callable[[], None]) -> None:
-        """``while cond: body``; a wait loop (``waits.py``) also keeps the tile's row of
-        ``hbir_wait`` — the line it waits at while inside, and a count of its turns, for
-        the run's watchdog — and returns from the block when the watchdog raises the abort
-        flag (the last row), so a deadlocked run can end."""
-        if id(s) not in self.waits:
-            self.emit(depth, s.line, f"while {cond}:")
-            body()
-            return
-        self.waiting = True
-        turns = f"hpvm.atomic_add(hbir_wait, (hbir_tile, {TURNS}), 1)"
-        abort = f"hpvm.atomic_add(hbir_wait, ({_prod_all(self.model)}, 0), 0)"
-        self.emit(depth, s.line, f"hbir_wait[hbir_tile, {WAITING}] = {s.line}")
-        self.emit(depth, s.line, f"while {cond}:")
-        self.emit(depth + 1, s.line, f"{turns}")
-        self.emit(depth + 1, s.line, f"if {abort} != 0:")
-        self.leave(depth + 2, s.line)
-        body()
-        self.emit(depth, s.line, f"hbir_wait[hbir_tile, {WAITING}] = 0")
-
-    def leave(self, depth: int, line: int) -> None:
-        """``return`` from the block; in a program with wait loops the tile first marks
-        that it no longer runs (its ``hbir_wait`` row: the watchdog's view)."""
-        if self.waiting:
-            self.emit(depth, line, f"hbir_wait[hbir_tile, {RUNNING}] = 0")
-        self.emit(depth, line, "return")
-
-    def counting(self, s: A.For, scope: Scope) -> tuple[str, str, str, str] | None:
-        """``(var, start, stop, step)`` of a C for that is a plain ``range`` loop, else None."""
-        init, cond, step = s.init, s.cond, s.step
-        if not (isinstance(init, A.VarDecl) and init.elem == "int" and init.init is not None):
-            return None
-        var = init.name
-        if not (isinstance(cond, A.Binary) and cond.op in ("<", "<=") and cond.left == A.Ref((var,))):
-            return None
-        if not (isinstance(step, A.Assign) and step.target == A.Ref((var,)) and step.op == "+="):
-            return None
-        stride = _constant(step.value, scope)
-        if not isinstance(stride, int) or isinstance(stride, bool) or stride <= 0:
-            return None
-        if self.type_of(init.init, scope) != "int" or self.type_of(cond.right, scope) != "int":
-            return None
-        changed = _assigned(s.body)
-        bound_names = A.ref_names(cond.right)
-        if (
-            var in changed
-            or bound_names & changed
-            or _has_index(cond.right)
-            or _uses_global(cond.right, scope)
-        ):
-            return None
-        start = self.expr(init.init, scope)
-        stop = self.expr(cond.right, scope)
-        if cond.op == "<=":
-            stop = f"({stop}) + 1"
-        return var, start, stop, str(stride)
-
-    def iterator(self, s: A.ForIn, scope: Scope, depth: int) -> None:
-        n_expr, layout_ref, *coords = s.args
-        name = layout_ref.parts[0]  # type: ignore[union-attr]
-        layout = self.model.layouts.get(name)
-        kind = layout.kind if layout is not None else ("strided" if name == "striped" else name)
-        chunk = layout.chunk if layout is not None else None
-        dims = self.group.dims
-        tiles = self.group.size
-        n = self.fresh("n")
-        self.emit(depth, s.line, f"{n} = {self.expr(n_expr, scope)}")
-        scope.push()
-        var = self.declare(s.var, "int", scope, s.var not in self.reassigned)  # shares start at >= 0
-        self.steps.append(None)
-        inner = depth + 1
-        if kind == "replicated":
-            self.emit(depth, s.line, f"for {var} in range({n}):")
-        else:
-            t = self.fresh("t")
-            coord = [self.expr(cexpr, scope) for cexpr in coords]
-            self.emit(depth, s.line, f"{t} = {row_major(coord, dims)}")
-            if kind == "strided":
-                self.emit(depth, s.line, f"for {var} in range({t}, {n}, {tiles}):")
-            elif kind == "chunked" and chunk is not None:
-                if _breaks(s.body):  # one loop, so that break leaves the whole share
-                    c, full, rem, j = (self.fresh(x) for x in ("c", "full", "rem", "j"))
-                    self.emit(depth, s.line, f"{c} = {chunk}")
-                    self.emit(depth, s.line, f"{full} = {n} // ({tiles} * {c})")
-                    self.emit(depth, s.line, f"{rem} = {n} - {full} * {tiles} * {c}")
-                    count = f"{full} * {c} + min(max({rem} - {t} * {c}, 0), {c})"
-                    self.emit(depth, s.line, f"for {j} in range({count}):")
-                    self.emit(
-                        depth + 1, s.line, f"{var} = ({j} // {c}) * ({tiles} * {c}) + {t} * {c} + {j} % {c}"
-                    )
-                else:  # chunk by chunk
-                    first = self.fresh("s")
-                    self.emit(depth, s.line, f"for {first} in range({t} * {chunk}, {n}, {tiles * chunk}):")
-                    self.emit(depth + 1, s.line, f"for {var} in range({first}, min({first} + {chunk}, {n})):")
-                    inner = depth + 2
-            else:  # block, and plain chunked: one contiguous chunk per tile
-                c = self.fresh("c")
-                self.emit(depth, s.line, f"{c} = max(1, ({n} + {tiles - 1}) // {tiles})")
-                self.emit(depth, s.line, f"for {var} in range({t} * {c}, min({n}, {t} * {c} + {c})):")
-        self.body(s.body, scope, inner, s.line)
-        self.steps.pop()
-        scope.pop()
-
-    # -- the function -----------------------------------------------------------------------
 
     def write(self, scope: Scope) -> Generated:
         block = self.info.block
@@ -487,7 +292,7 @@ class BlockWriter:
         for name, dims in self.model.tile_arrays.items():
             if name == g.tile_array:
                 break
-            offset += _prod(dims)
+            offset += grid_size(dims)
         shape = self.model.tile_arrays[g.tile_array or ""]
         syms: dict[str, Symbol] = {
             k: v for k, v in scope.frames[0].items() if v.kind in ("target", "group", "extent")
@@ -496,60 +301,8 @@ class BlockWriter:
             syms[axis_name(k)] = Symbol("coord", "int", python=f"{g.name}__{axis_name(k)}")
         inner = Scope(syms)
         _, indices = A.index_chain(g.tile_map)  # type: ignore[arg-type]
-        coords = [self.expr(i, inner) for i in indices]
+        coords = [self.exprs.expr(i, inner) for i in indices]
         return f"{offset} + {row_major(coords, shape)}"
-
-
-def _constant(e: A.Expr, scope: Scope) -> object:
-    """The value of an expression of literals, data constants, extents and target fields
-    (``None`` when it has others): a C ``for``'s step that is known before the loop runs."""
-    from .checker import c_div, c_rem
-
-    if isinstance(e, A.IntLit):
-        return e.value
-    if isinstance(e, A.Ref):
-        sym = resolve_ref(e, scope)
-        return sym.value if sym is not None and sym.kind in ("const", "extent", "target") else None
-    if isinstance(e, A.Unary) and e.op == "-":
-        v = _constant(e.operand, scope)
-        return -v if isinstance(v, int) else None
-    if isinstance(e, A.Binary) and e.op in ("+", "-", "*", "/", "%"):
-        a, b = _constant(e.left, scope), _constant(e.right, scope)
-        if not (isinstance(a, int) and isinstance(b, int)) or (e.op in "/%" and b == 0):
-            return None
-        ops = {"+": a + b, "-": a - b, "*": a * b}
-        return ops[e.op] if e.op in ops else (c_div(a, b) if e.op == "/" else c_rem(a, b))
-    return None
-
-
-def nonneg(e: A.Expr, scope: Scope) -> bool:
-    """Whether the int expression ``e`` is never negative, by its form (module doc)."""
-    value = _constant(e, scope)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value >= 0
-    if isinstance(e, A.IntLit):
-        return e.value >= 0
-    if isinstance(e, A.Ref):
-        sym = resolve_ref(e, scope)
-        if sym is None or sym.elem != "int":
-            return False
-        if sym.kind in ("const", "extent", "target"):
-            return isinstance(sym.value, int) and sym.value >= 0
-        return sym.kind in ("coord", "group") or (sym.kind == "local" and sym.nonneg)
-    if isinstance(e, A.Binary) and e.op in ("+", "*", "/", "%"):
-        return nonneg(e.left, scope) and nonneg(e.right, scope)
-    if isinstance(e, A.Cond):
-        return nonneg(e.then, scope) and nonneg(e.orelse, scope)
-    return False
-
-
-def _reads_local(e: A.Expr, scope: Scope) -> bool:
-    for x in A.sub_exprs(e):
-        if isinstance(x, A.Ref):
-            sym = resolve_ref(x, scope)
-            if sym is not None and sym.kind == "local":
-                return True
-    return False
 
 
 def _assigned_names(stmts: tuple[A.Stmt, ...]) -> set[str]:
@@ -559,14 +312,6 @@ def _assigned_names(stmts: tuple[A.Stmt, ...]) -> set[str]:
         for s in A.walk_stmts(stmts)
         if isinstance(s, A.Assign) and isinstance(s.target, A.Ref)
     }
-
-
-def row_major(coords: list[str], dims: tuple[int, ...]) -> str:
-    """The expression of the row-major number of ``coords`` in a grid of ``dims``."""
-    text = f"({coords[0]})"
-    for c, d in zip(coords[1:], dims[1:]):
-        text = f"({text} * {d} + ({c}))"
-    return text
 
 
 def coordinates(dims: tuple[int, ...], handle: str) -> list[str]:
@@ -579,57 +324,9 @@ def coordinates(dims: tuple[int, ...], handle: str) -> list[str]:
     out = axes[:2]
     rest = dims[2:]
     for k in range(len(rest)):
-        stride = _prod(rest[k + 1 :])
+        stride = grid_size(rest[k + 1 :])
         out.append(f"(({axes[2]} // {stride}) % {rest[k]})")
     return out
-
-
-def _prod_all(model: Model) -> int:
-    """How many physical tiles there are: ``hbir_wait``'s row of the abort flag."""
-    return sum(_prod(dims) for dims in model.tile_arrays.values())
-
-
-def _prod(dims: tuple[int, ...]) -> int:
-    out = 1
-    for d in dims:
-        out *= d
-    return out
-
-
-def _breaks(stmts: tuple[A.Stmt, ...]) -> bool:
-    """Whether a ``break`` of the loop these statements are the body of is among them
-    (inside its ifs and braces, not inside loops of its own)."""
-    for s in stmts:
-        if isinstance(s, A.Break):
-            return True
-        if isinstance(s, A.If) and (_breaks(s.then) or _breaks(s.orelse or ())):
-            return True
-        if isinstance(s, A.Compound) and _breaks(s.body):
-            return True
-    return False
-
-
-def _assigned(stmts: tuple[A.Stmt, ...]) -> set[str]:
-    out = set()
-    for s in A.walk_stmts(stmts):
-        if isinstance(s, A.Assign) and isinstance(s.target, A.Ref):
-            out.add(s.target.parts[-1])
-        elif isinstance(s, A.VarDecl):
-            out.add(s.name)
-    return out
-
-
-def _has_index(e: A.Expr) -> bool:
-    return any(isinstance(x, A.Index) for x in A.sub_exprs(e))
-
-
-def _uses_global(e: A.Expr, scope: Scope) -> bool:
-    for x in A.sub_exprs(e):
-        if isinstance(x, A.Ref):
-            sym = resolve_ref(x, scope)
-            if sym is not None and sym.kind == "global":
-                return True
-    return False
 
 
 def generate(
