@@ -174,3 +174,33 @@ def test_inside_a_replicated_internal_node():
     assert (a == 2).all()
     with pytest.raises(hpvm.OutOfBoundsError, match=r"replication size rows is 7"):
         run(grid_per_tile, a, 7, 4)
+
+
+@hpvm.leaf(ins=("a",), outs=("b",))
+def helper_caller(a: hpvm.f64[:], b: hpvm.f64[:]) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    (n,) = a.shape  # unpacking a shape: outside the leaf IR's dialect, fine for Numba
+    b[i] = a[i] * 2.0 + (n - n)  # @helper_caller
+
+
+@hpvm.internal()
+def with_helper(a: hpvm.f64[:], b: hpvm.f64[:], n: hpvm.i64):
+    node = hpvm.create_node_1d(helper_caller, n)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_in(node, 1, 1)
+
+
+def test_a_leaf_outside_the_leaf_ir_dialect_is_still_checked_before_it_runs():
+    """A leaf the leaf IR cannot hold yet (it unpacks a shape) gets its facts
+    from its clone's syntax tree (``passes/clone_bounds.py``): one instance too many is an
+    ``OutOfBoundsError`` naming the line, not a write past the array's end."""
+    from hpvm.ir.leafir import LeafIRUnsupported, leaf_ir
+
+    with pytest.raises(LeafIRUnsupported):
+        leaf_ir(helper_caller)
+    a, b = np.arange(4.0), np.zeros(4)
+    run(with_helper, a, b, 4)
+    np.testing.assert_array_equal(b, 2 * a)
+    with fails(hpvm.OutOfBoundsError, "node 'helper_caller'") as info:
+        run(with_helper, a, b, 5)
+    assert MARKS.at("helper_caller") in str(info.value)

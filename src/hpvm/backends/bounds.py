@@ -60,14 +60,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import HPVMError, OutOfBoundsError
+from ..errors import CompileError, HPVMError, OutOfBoundsError
 from ..ir.analysis import Feed, FeedTable, feed_table
 from ..ir.bodies import LLVM, PYTHON_KINDS, GeneratedBody, llvm_abi_types
 from ..ir.graph import InternalFunction, LeafFunction, Node
 from ..ir.leafir import LeafIRUnsupported, leaf_ir
 from ..ir.leafir.analyses import index_facts
 from ..ir.types import ArrayType
-from ..passes.clone_leaves import LeafClone
+from ..passes.clone_bounds import clone_accesses
+from ..passes.clone_leaves import LeafClone, clone_of
 
 #: The largest id a Python fact holds for: any the back ends can run (and far from int64's
 #: end, so that ``size - 1 + offset`` cannot wrap in compiled code).
@@ -133,6 +134,8 @@ def leaf_accesses(leaf: LeafFunction, clone: LeafClone | None = None) -> tuple[A
     elif leaf.body_kind in PYTHON_KINDS:
         user = _user(leaf, clone)
         found = ir_accesses(user) if user is not None else ()
+        if found is None:  # outside the leaf IR's dialect: the clone's syntax tree
+            found = _clone_fallback(leaf, clone)
     else:
         found = ()
     with _LOCK:
@@ -184,16 +187,29 @@ def _llvm_accesses(leaf: LeafFunction) -> tuple[Access, ...]:
     return tuple(found)
 
 
-def ir_accesses(user: LeafFunction) -> tuple[Access, ...]:
+def _clone_fallback(leaf: LeafFunction, clone: LeafClone | None) -> tuple[Access, ...]:
+    """The facts of a leaf outside the leaf IR's dialect, read from its clone
+    (``passes/clone_bounds.py``), so that such a leaf is still checked before it runs."""
+    try:
+        clone = clone if clone is not None else clone_of(leaf)
+    except CompileError:
+        return ()  # (the back end that compiles it reports that)
+    return tuple(
+        Access(clone.user.name, p, leaf.params[p].name, dim, offset, str(clone.user.locate(None, line)), axis)
+        for p, axis, dim, offset, line in clone_accesses(clone)
+    )
+
+
+def ir_accesses(user: LeafFunction) -> tuple[Access, ...] | None:
     """A Python leaf's facts read off its leaf IR's index facts (``ir/leafir/analyses/
     indices.py``): the unconditional accesses of array parameters the leaf never assigns,
     indexed along some axis by an own instance id plus a constant (stride 1), the largest
-    offset per (param, axis, dim). A leaf outside the IR's dialect has none: nothing is
-    checked before it runs (``interp`` still checks its indices as it runs)."""
+    offset per (param, axis, dim); ``None`` for a leaf outside the IR's dialect (whose facts
+    ``leaf_accesses`` reads from its clone instead)."""
     try:
         ir = leaf_ir(user)
     except LeafIRUnsupported:
-        return ()
+        return None
     info = index_facts(ir)
     params = {p.name: k for k, p in enumerate(ir.params)}
     found: dict[tuple[int, int, int], Access] = {}

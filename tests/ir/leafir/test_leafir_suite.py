@@ -15,9 +15,7 @@ from hpvm.ir.leafir.printer import print_leaf
 from hpvm.ir.leafir.verify import verify_leaf
 
 #: Leaves outside today's dialect: (origin, leaf) -> what the refusal names.
-UNSUPPORTED = {
-    ("streaming_programs", "fails_on_five"): "a 'Raise' statement",
-}
+UNSUPPORTED: dict[tuple[str, str], str] = {}
 
 
 LEAVES = leaf_suite.LEAVES

@@ -149,7 +149,7 @@ class _Gen:
         return ops.Assign(ops.Var(name, t), rules.convert(value, t), line)  # type: ignore[arg-type]
 
     def stmt(self, depth: int) -> ops.Stmt:
-        kinds = ["assign", "store", "store2", "atomic", "atomic2", "barrier", "handle", "alloc"]
+        kinds = ["assign", "store", "store2", "atomic", "atomic2", "barrier", "handle", "alloc", "raise"]
         if depth > 0:
             kinds += ["if", "while", "for"]
         if self.loops:
@@ -189,6 +189,11 @@ class _Gen:
             return ops.ExprStmt(rules.intrinsic(op, args), self.next_line())
         if kind == "barrier":
             return ops.ExprStmt(rules.intrinsic(INTRINSICS["barrier"], []), self.next_line())
+        if kind == "raise":  # (an opaque exception text, quotes and escapes included, or bare)
+            exc = self.draw(
+                st.sampled_from([None, 'ValueError("a \\"quoted\\" \\\\ text")', "RuntimeError()"])
+            )
+            return ops.Raise(exc, self.next_line())
         if kind == "break":
             return ops.Break(self.next_line())
         if kind == "continue":

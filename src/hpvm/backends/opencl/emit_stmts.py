@@ -150,6 +150,12 @@ class LeafEmitter(ExprEmitter, ArrayEmitter, IntrinsicEmitter):
         self._block(block)
         self.indent -= 1
 
+    def _stmt_Raise(self, s: ops.Raise) -> None:
+        raise self.fail_at(
+            "a 'Raise' statement is not supported (OpenCL C has no exceptions: check the condition on "
+            "the host)"
+        )
+
     def _stmt_Break(self, s: ops.Break) -> None:
         self.emit("break;")
 

@@ -314,6 +314,11 @@ class _Builder(ExprBuilder):
         body = self._loop_body(node.body)
         return [ops.For(var, bounds[0], bounds[1], bounds[2], body, self.line(node))]
 
+    def _stmt_Raise(self, node: ast.Raise) -> list[ops.Stmt]:
+        if node.cause is not None:
+            raise self.fail(node, "'raise ... from ...'")
+        return [ops.Raise(None if node.exc is None else ast.unparse(node.exc), self.line(node))]
+
     def _stmt_Return(self, node: ast.Return) -> list[ops.Stmt]:
         outs = self.fn.out_types
         if node.value is None:

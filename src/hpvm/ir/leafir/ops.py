@@ -279,6 +279,18 @@ class Return:
 
 
 @dataclass(frozen=True)
+class Raise:
+    """``raise E(...)``: the leaf stops with an error. ``exc`` is the exception expression's
+    Python text (``None`` for a bare ``raise``), kept opaque: an exception is not a typed
+    value, and only the back ends that run leaves as Python (``pyemit``) or refuse the
+    statement (``opencl``, ``cuda``) read it. For the analyses it ends its path like a
+    ``return``, except that an instance that raises fails the whole launch."""
+
+    exc: str | None
+    line: int
+
+
+@dataclass(frozen=True)
 class Break:
     line: int
 
@@ -294,7 +306,7 @@ class ExprStmt:
     line: int
 
 
-Stmt = Assign | Store | For | While | If | Return | Break | Continue | ExprStmt
+Stmt = Assign | Store | For | While | If | Return | Raise | Break | Continue | ExprStmt
 #: What blocks hold: statements in order.
 Block = tuple[Stmt, ...]
 

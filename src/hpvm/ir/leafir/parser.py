@@ -135,6 +135,8 @@ class _Reader:
             return ops.If(self.expr(kids[0]), self.block(kids[1]), self.block(kids[2]), line)
         if kind == "return_":
             return ops.Return(tuple(self.expr(k) for k in kids if k is not None), line)
+        if kind == "raise_":
+            return ops.Raise(None if not kids or kids[0] is None else json.loads(str(kids[0])), line)
         if kind == "break_":
             return ops.Break(line)
         if kind == "continue_":

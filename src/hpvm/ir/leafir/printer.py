@@ -64,6 +64,8 @@ def _block(block: ops.Block, depth: int, lines: list[str]) -> None:
             lines.append(f"{pad}}}")
         elif isinstance(stmt, ops.Return):
             lines.append(f"{head}return {_list(stmt.values)}".rstrip() + ";")
+        elif isinstance(stmt, ops.Raise):
+            lines.append(f"{head}raise" + ("" if stmt.exc is None else f" {json.dumps(stmt.exc)}"))
         elif isinstance(stmt, ops.Break):
             lines.append(f"{head}break")
         elif isinstance(stmt, ops.Continue):

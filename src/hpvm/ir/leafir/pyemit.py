@@ -78,6 +78,8 @@ def _block(block: ops.Block, depth: int, line: int, out: list[tuple[str, int]]) 
                 _block(stmt.orelse, depth + 1, stmt.line, out)
         elif isinstance(stmt, ops.Return):
             out.append((f"{pad}return {_list(stmt.values)}".rstrip(), stmt.line))
+        elif isinstance(stmt, ops.Raise):
+            out.append((f"{pad}raise" + ("" if stmt.exc is None else f" {stmt.exc}"), stmt.line))
         elif isinstance(stmt, ops.Break):
             out.append((f"{pad}break", stmt.line))
         elif isinstance(stmt, ops.Continue):

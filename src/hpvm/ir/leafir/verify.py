@@ -113,6 +113,8 @@ class _Checker:
                 self.block(s.orelse)
         elif isinstance(s, ops.Return):
             self._return(s)
+        elif isinstance(s, ops.Raise):
+            pass  # (an opaque exception: nothing typed to check)
         elif isinstance(s, (ops.Break, ops.Continue)):
             if not self.loops:
                 self.problem(line, f"'{type(s).__name__.lower()}' outside a loop")

@@ -173,6 +173,8 @@ class IndexFacts:
                             found += _access(
                                 info, arrays, e.array, e.indices, False, stmt.line, id(e) in sure
                             )
+            # (A raise does not end "every instance": an instance that raises fails the launch,
+            # so the accesses after it are still made by every instance of a run that succeeds.)
             if any(isinstance(s, ops.Return) for s in nested):
                 every = False
             if isinstance(top, ops.Assign) and assigned[top.target.name] == 1:

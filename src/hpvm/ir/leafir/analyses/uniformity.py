@@ -114,7 +114,9 @@ def _block(
 
 def _leaves(stmt: ops.Stmt) -> bool:
     """Whether ``stmt`` holds a ``return``, ``break`` or ``continue``."""
-    return any(isinstance(s, (ops.Return, ops.Break, ops.Continue)) for s in ops.walk_stmts((stmt,)))
+    return any(
+        isinstance(s, (ops.Return, ops.Raise, ops.Break, ops.Continue)) for s in ops.walk_stmts((stmt,))
+    )
 
 
 @dataclass(frozen=True)
