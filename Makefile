@@ -19,9 +19,10 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/python examples/edge_detection.py --frames 8 --out out/demo
 
+# PYTEST_ARGS: more pytest options, e.g. `make test PYTEST_ARGS="--durations=50"`.
 test: install
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n auto --dist loadfile $(PYTEST_ARGS)
 
 bench: install
 	$(BIN)/python benchmarks/run.py
