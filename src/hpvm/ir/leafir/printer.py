@@ -21,9 +21,9 @@ Compound operands are parenthesized, so no precedence rules are needed to read t
 from __future__ import annotations
 
 import json
-import math
 
 from . import ops
+from .exprtext import ExprText, plain_constant
 
 INDENT = "  "
 
@@ -74,67 +74,36 @@ def _block(block: ops.Block, depth: int, lines: list[str]) -> None:
             lines.append(f"{head}{expr(stmt.value)}")
 
 
-def _list(exprs: tuple[ops.Expr, ...]) -> str:
-    return ", ".join(expr(e) for e in exprs)
-
-
 def constant(c: ops.Const) -> str:
     """A constant as the text writes it (see the module docstring)."""
-    v, name = c.value, str(c.type)
-    if name == "bool":
-        return repr(bool(v))
-    if name == "i64" and isinstance(v, int) and v >= 0:
-        return str(v)
-    if name == "f64" and math.isfinite(v) and math.copysign(1.0, v) > 0:
-        return repr(float(v))
-    text = repr(float(v)) if c.type.is_float else str(int(v))
-    return f"#{name}({text})"
+    plain = plain_constant(c)
+    if plain is not None:
+        return plain
+    text = repr(float(c.value)) if c.type.is_float else str(int(c.value))
+    return f"#{c.type}({text})"
 
 
-def _atom(e: ops.Expr) -> str:
-    """``e`` as an operand: compound expressions in parentheses."""
-    text = expr(e)
-    compound = isinstance(e, (ops.Unary, ops.Binary, ops.Compare, ops.BoolOp, ops.IfExp))
-    return f"({text})" if compound else text
+class _TextForm(ExprText):
+    """The text form's spellings: ``#i32(3)``, ``np.zeros<f32>(n)``, intrinsics as written."""
+
+    def constant(self, c: ops.Const) -> str:
+        return constant(c)
+
+    def alloc(self, e: ops.Alloc) -> str:
+        return f"np.{e.fill}<{e.type.elem}>({self.list(e.shape)})"
+
+    def call(self, e: ops.Call) -> str:
+        return f"{e.func}({self.list(e.args)})"
+
+    def intrinsic(self, e: ops.IntrinsicOp) -> str:
+        return f"{e.intrinsic.spelled}({self.list(e.args)})"
 
 
-def expr(e: ops.Expr) -> str:
-    """An expression as the text writes it (operands parenthesized when compound)."""
-    if isinstance(e, ops.Const):
-        return constant(e)
-    if isinstance(e, ops.Var):
-        return e.name
-    if isinstance(e, ops.Unary):
-        sep = " " if e.op == "not" else ""
-        return f"{e.op}{sep}{_atom(e.operand)}"
-    if isinstance(e, ops.Binary):
-        return f"{_atom(e.left)} {e.op} {_atom(e.right)}"
-    if isinstance(e, ops.Compare):
-        parts = [_atom(e.operands[0])]
-        for op, operand in zip(e.ops, e.operands[1:]):
-            parts += [op, _atom(operand)]
-        return " ".join(parts)
-    if isinstance(e, ops.BoolOp):
-        return f" {e.op} ".join(_atom(v) for v in e.values)
-    if isinstance(e, ops.IfExp):
-        return f"{_atom(e.body)} if {_atom(e.test)} else {_atom(e.orelse)}"
-    if isinstance(e, ops.Load):
-        return f"{_atom(e.array)}[{_list(e.indices)}]"
-    if isinstance(e, ops.Shape):
-        return f"{_atom(e.array)}.shape[{e.axis}]"
-    if isinstance(e, ops.Size):
-        return f"{_atom(e.array)}.size"
-    if isinstance(e, ops.Retype):
-        return f"{_atom(e.array)}.view({e.type.elem})"
-    if isinstance(e, ops.Cast):
-        return f"{e.type}({expr(e.value)})"
-    if isinstance(e, ops.Alloc):
-        return f"np.{e.fill}<{e.type.elem}>({_list(e.shape)})"
-    if isinstance(e, ops.Call):
-        return f"{e.func}({_list(e.args)})"
-    if isinstance(e, ops.IntrinsicOp):
-        return f"{e.intrinsic.spelled}({_list(e.args)})"
-    raise TypeError(f"not a leaf IR expression: {e!r}")
+_TEXT = _TextForm()
+#: An expression as the text writes it (operands parenthesized when compound).
+expr = _TEXT.expr
+_list = _TEXT.list
+_atom = _TEXT.atom
 
 
 __all__ = ["constant", "expr", "print_leaf"]

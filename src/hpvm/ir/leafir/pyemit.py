@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import ops
+from .exprtext import ExprText, plain_constant
 
 NP, MATH, HPVM = "np", "math", "hpvm"
 
@@ -88,74 +89,44 @@ def _block(block: ops.Block, depth: int, line: int, out: list[tuple[str, int]]) 
             out.append((f"{pad}{expr(stmt.value)}", stmt.line))
 
 
-def _list(exprs: tuple[ops.Expr, ...]) -> str:
-    return ", ".join(expr(e) for e in exprs)
-
-
 def _dtype(t: ops.ScalarType) -> str:
     """The NumPy scalar type of ``t`` as the emitted code names it."""
     return f"{NP}.{'bool_' if t.dtype == np.bool_ else t.dtype.name}"
 
 
-def _constant(c: ops.Const) -> str:
-    v, name = c.value, str(c.type)
-    if name == "bool":
-        return repr(bool(v))
-    if name == "i64" and isinstance(v, int) and v >= 0:
-        return str(v)
-    if name == "f64" and math.isfinite(v) and math.copysign(1.0, v) > 0:
-        return repr(float(v))
-    text = repr(float(v)) if c.type.is_float else str(int(v))
-    if c.type.is_float and not math.isfinite(v):
-        text = f"{NP}.{'nan' if v != v else 'inf'}" if v != v or v > 0 else f"-{NP}.inf"
-    return f"{_dtype(c.type)}({text})"
+class _Python(ExprText):
+    """Python's spellings: NumPy scalar types and functions under the emitted module's names."""
 
+    def constant(self, c: ops.Const) -> str:
+        plain = plain_constant(c)
+        if plain is not None:
+            return plain
+        v = c.value
+        text = repr(float(v)) if c.type.is_float else str(int(v))
+        if c.type.is_float and not math.isfinite(v):
+            text = f"{NP}.{'nan' if v != v else 'inf'}" if v != v or v > 0 else f"-{NP}.inf"
+        return f"{_dtype(c.type)}({text})"
 
-def _atom(e: ops.Expr) -> str:
-    text = expr(e)
-    compound = isinstance(e, (ops.Unary, ops.Binary, ops.Compare, ops.BoolOp, ops.IfExp))
-    return f"({text})" if compound else text
+    def dtype(self, t: ops.ScalarType) -> str:
+        return _dtype(t)
 
+    def alloc(self, e: ops.Alloc) -> str:
+        return f"{NP}.{e.fill}(({self.list(e.shape)},), {_dtype(e.type.elem)})"
 
-def expr(e: ops.Expr) -> str:
-    """An expression as Python (operands parenthesized when compound)."""
-    if isinstance(e, ops.Const):
-        return _constant(e)
-    if isinstance(e, ops.Var):
-        return e.name
-    if isinstance(e, ops.Unary):
-        sep = " " if e.op == "not" else ""
-        return f"{e.op}{sep}{_atom(e.operand)}"
-    if isinstance(e, ops.Binary):
-        return f"{_atom(e.left)} {e.op} {_atom(e.right)}"
-    if isinstance(e, ops.Compare):
-        parts = [_atom(e.operands[0])]
-        for op, operand in zip(e.ops, e.operands[1:]):
-            parts += [op, _atom(operand)]
-        return " ".join(parts)
-    if isinstance(e, ops.BoolOp):
-        return f" {e.op} ".join(_atom(v) for v in e.values)
-    if isinstance(e, ops.IfExp):
-        return f"{_atom(e.body)} if {_atom(e.test)} else {_atom(e.orelse)}"
-    if isinstance(e, ops.Load):
-        return f"{_atom(e.array)}[{_list(e.indices)}]"
-    if isinstance(e, ops.Shape):
-        return f"{_atom(e.array)}.shape[{e.axis}]"
-    if isinstance(e, ops.Size):
-        return f"{_atom(e.array)}.size"
-    if isinstance(e, ops.Retype):
-        return f"{_atom(e.array)}.view({_dtype(e.type.elem)})"
-    if isinstance(e, ops.Cast):
-        return f"{_dtype(e.type)}({expr(e.value)})"
-    if isinstance(e, ops.Alloc):
-        return f"{NP}.{e.fill}(({_list(e.shape)},), {_dtype(e.type.elem)})"
-    if isinstance(e, ops.Call):
+    def call(self, e: ops.Call) -> str:
         module, _, func = e.func.rpartition(".")
         prefix = {"math": f"{MATH}.", "np": f"{NP}.", "": ""}[module]
-        return f"{prefix}{func}({_list(e.args)})"
-    if isinstance(e, ops.IntrinsicOp):
-        return f"{HPVM}.{e.intrinsic.name}({_list(e.args)})"
-    raise TypeError(f"not a leaf IR expression: {e!r}")
+        return f"{prefix}{func}({self.list(e.args)})"
+
+    def intrinsic(self, e: ops.IntrinsicOp) -> str:
+        return f"{HPVM}.{e.intrinsic.name}({self.list(e.args)})"
+
+
+_PYTHON = _Python()
+#: An expression as Python (operands parenthesized when compound).
+expr = _PYTHON.expr
+_list = _PYTHON.list
+_atom = _PYTHON.atom
 
 
 __all__ = ["emit_problem", "emit_python", "expr", "namespace"]
