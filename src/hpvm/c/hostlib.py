@@ -91,25 +91,25 @@ def build(text: str, cxx: bool, label: str) -> Path:
         os.utime(target)  # (recently used: kept by prune)
         return target
     with tempfile.TemporaryDirectory(prefix="hpvm-c-link-", dir=folder) as tmp:
-        source = Path(tmp) / "host.ll"
-        source.write_text(text)
-        out = Path(tmp) / "host.so"
-        cmd = [
-            sys.executable,
-            "-m",
-            "ziglang",
-            "c++" if cxx else "cc",
-            *LINK_FLAGS,
-            str(source),
-            "-o",
-            str(out),
-        ]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0 or not out.is_file():
-            raise link_error(done.stderr, label)
+        out = link(text, cxx, label, Path(tmp))
         os.replace(out, target)
     prune(folder)
     return target
+
+
+def link(text: str, cxx: bool, label: str, folder: Path) -> Path:
+    """Link the host module ``text`` into ``folder``/host.so with zig, bypassing the cache.
+    The first C++ link of a zig installation builds its libc++ (zig caches that build per
+    installation, so a fresh environment pays it once): the toolchain warm-up calls this
+    directly so that ``make install``, not a user's first program, pays it."""
+    source = folder / "host.ll"
+    source.write_text(text)
+    out = folder / "host.so"
+    cmd = [sys.executable, "-m", "ziglang", "c++" if cxx else "cc", *LINK_FLAGS, str(source), "-o", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0 or not out.is_file():
+        raise link_error(done.stderr, label)
+    return out
 
 
 def prune(folder: Path, keep: int = KEEP) -> None:
@@ -182,4 +182,4 @@ class LoadedLibrary:
             _ctypes.dlclose(self.lib._handle)
 
 
-__all__ = ["LoadedLibrary", "build", "cache_dir", "library_key", "link_error", "prune"]
+__all__ = ["LoadedLibrary", "build", "cache_dir", "library_key", "link", "link_error", "prune"]
