@@ -11,6 +11,7 @@ import pytest
 
 import hpvm
 from hpvm.backends import get_backend
+from markers import needs_backend
 from programs import BY_NAME, check_program, run_program
 
 pytestmark = pytest.mark.gpu
@@ -287,3 +288,41 @@ def test_allocation_leaf_runs_per_parent_unless_the_same_everywhere(
     finally:
         hpvm.cleanup()
     assert len(calls) == runs  # a leaf that asks for its parent's id runs in every parent
+
+
+@hpvm.leaf
+def alloc_zeros(n: hpvm.i64) -> hpvm.i64[:]:
+    return hpvm.malloc(8 * n).view(np.int64)
+
+
+@pytest.mark.parametrize("target", [pytest.param(t, marks=needs_backend(t)) for t in ("cuda", "opencl")])
+def test_a_zero_pool_for_every_block_is_filled_on_the_device(target, monkeypatch) -> None:
+    """The same zero buffer in every parent instance (a block reduction's malloc): its pool
+    of one row per block is asked of the device as zeros (filled there: a memset on a GPU,
+    a fill on OpenCL), not built on the host and copied over."""
+    from hpvm.backends.gpu.device import GPUDevice
+
+    filled: list[tuple[int, ...]] = []
+    import hpvm.backends.opencl.device  # noqa: F401  (every device class defined)
+
+    classes, todo = [], [GPUDevice]
+    while todo:
+        classes.append(todo.pop())
+        todo.extend(classes[-1].__subclasses__())
+    for cls in classes:
+        if "zeros" in cls.__dict__:
+            original = cls.__dict__["zeros"]
+            monkeypatch.setattr(
+                cls,
+                "zeros",
+                lambda self, shape, dtype, _f=original: filled.append(tuple(shape)) or _f(self, shape, dtype),
+            )
+    hpvm.init()
+    try:
+        out = np.full(6, -1, dtype=np.int64)
+        hpvm.track_memory(out)
+        hpvm.wait(hpvm.launch(allocating_root(alloc_zeros), (out, 6), target=target))
+        np.testing.assert_array_equal(hpvm.request_memory(out), np.zeros(6, np.int64))
+    finally:
+        hpvm.cleanup()
+    assert (6, 6) in filled  # one row of 6 int64 per block, 6 blocks

@@ -110,6 +110,16 @@ class CUDADevice(GPUDevice):
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
         return self.cuda.device_array(shape, dtype=dtype)
 
+    def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        if self.simulator:  # (its device arrays are NumPy arrays: no memset)
+            return super().zeros(shape, dtype)
+        from numba.cuda.cudadrv.driver import device_memset
+
+        array = self.cuda.device_array(shape, dtype=dtype)
+        if array.nbytes:
+            device_memset(array, 0, array.nbytes)
+        return array
+
     def copy_to_host(self, handle: Any, host: np.ndarray) -> None:
         if host.flags.c_contiguous:
             handle.copy_to_host(host)

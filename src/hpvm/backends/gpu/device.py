@@ -48,6 +48,12 @@ class GPUDevice(ABC):
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
         """A new, uninitialised C-contiguous device array."""
 
+    def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        """A new C-contiguous device array of zeros. The default uploads host zeros; a device
+        that can fill memory itself overrides it (a pool of malloc buffers, one per block,
+        is tens of MiB: filled on the device it crosses no bus)."""
+        return self.to_device(np.zeros(shape, dtype))
+
     @abstractmethod
     def copy_to_host(self, handle: Any, host: np.ndarray) -> None:
         """Copy the device array ``handle`` into ``host`` (same shape and dtype)."""

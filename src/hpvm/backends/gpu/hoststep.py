@@ -88,11 +88,18 @@ def host_step(
                     "end keeps them in one pool and needs one shape"
                 )
             shape = arrays[0].shape if arrays else (0,)
-            if repeat != 1:
-                pool = np.broadcast_to(arrays[0], (total, *shape))
+            if repeat != 1 and not arrays[0].any():
+                # one zero-filled buffer for every block (malloc's buffers are zeros): the
+                # device fills the pool, nothing is built on the host or copied over the bus
+                storage = Storage(device=ex.dev.zeros((total, *shape), arrays[0].dtype), pool=True)
+            elif repeat != 1:
+                storage = Storage(
+                    host=np.ascontiguousarray(np.broadcast_to(arrays[0], (total, *shape))), pool=True
+                )
             else:
                 pool = np.stack(arrays) if arrays else np.zeros((0, *shape), t.dtype)
-            storage = pools[key] = Storage(host=np.ascontiguousarray(pool), pool=True)
+                storage = Storage(host=pool, pool=True)
+            pools[key] = storage
             storage.shared_step = _shared_candidate(sched, node, port, fn)
         elif storage.shared_step != _shared_candidate(sched, node, port, fn):
             storage.shared_step = None

@@ -93,6 +93,14 @@ class OpenCLDevice(GPUDevice):
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         return CLArray(self._buffer(nbytes), shape, dtype, _contiguous_strides(shape, dtype.itemsize))
 
+    def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> CLArray:
+        import pyopencl as cl
+
+        array = self.empty(shape, dtype)
+        if array.nbytes:
+            cl.enqueue_fill_buffer(self.cl_context.queue, array.buffer, np.uint8(0), 0, array.nbytes)
+        return array
+
     def copy_to_host(self, handle: CLArray, host: np.ndarray) -> None:
         import pyopencl as cl
 
