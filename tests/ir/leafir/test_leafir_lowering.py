@@ -5,7 +5,6 @@ malloc), its errors (the same ``CompileError`` messages as the syntax-tree clone
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 
 import hpvm
 import leaf_suite
+from golden_text import check_golden, relative
 from hpvm.errors import CompileError, ParseError
 from hpvm.ir import instance_context as ictx
 from hpvm.ir.intrinsics import INTRINSICS
@@ -25,8 +25,6 @@ from hpvm.ir.leafir.verify import leaf_problems, verify_leaf
 from hpvm.passes.clone_leaves import clone_leaf
 
 GOLDEN = Path(__file__).parent / "golden"
-ROOT = Path(__file__).parents[3]
-UPDATE = os.environ.get("HPVM_UPDATE_GOLDEN") == "1"
 
 #: Leaves showing each part of the lowering.
 GOLDEN_LEAVES = {
@@ -40,23 +38,14 @@ GOLDEN_LEAVES = {
 }
 
 
-def _relative(ir: ops.LeafIR) -> ops.LeafIR:
-    path = Path(ir.file)
-    return replace(ir, file=str(path.relative_to(ROOT))) if path.is_absolute() else ir
-
-
 @pytest.mark.parametrize("key", sorted(GOLDEN_LEAVES), ids=":".join)
 def test_lowered_golden(key: tuple[str, str]) -> None:
     lowered = lower_queries(leaf_ir(leaf_suite.LEAVES[key]))
     verify_leaf(lowered.ir)
     header = f"# {GOLDEN_LEAVES[key]}: levels {lowered.levels}, barriers {list(lowered.barrier_lines)}\n"
-    text = header + print_leaf(_relative(lowered.ir))
-    expected = GOLDEN / f"lowered.{key[0]}.{key[1]}.leafir"
-    if UPDATE:
-        expected.write_text(text)
-    assert expected.exists(), f"no golden {expected.name}: run with HPVM_UPDATE_GOLDEN=1 and review it"
-    assert text == expected.read_text()
-    assert parse_leaf_ir(text.split("\n", 1)[1]) == _relative(lowered.ir)
+    text = header + print_leaf(relative(lowered.ir))
+    check_golden(GOLDEN / f"lowered.{key[0]}.{key[1]}.leafir", text)
+    assert parse_leaf_ir(text.split("\n", 1)[1]) == relative(lowered.ir)
 
 
 IN_DIALECT = {}

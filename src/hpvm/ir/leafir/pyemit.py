@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -52,8 +53,22 @@ def emit_problem(ir: ops.LeafIR) -> str | None:
     return f"leaf '{ir.name}' has a variable named '{taken[0]}'" if taken else None
 
 
+@dataclass(frozen=True)
+class CloneSpelling:
+    """What a back end changes in how its clone is spelled, beyond the default clone: more
+    parameters after ``__hpvm_ctx`` (``extra_params``), intrinsics calling another function
+    with leading arguments (``calls``: intrinsic name -> (callee, leading argument texts);
+    ``cpu``'s pooled ``malloc``), and how a local array of a constant shape whose contents
+    start undefined (``np.empty`` of constants) is made (``local_array``: a callee taking
+    the shape and the dtype; ``cuda``'s thread-private ``cuda.local.array``)."""
+
+    extra_params: tuple[str, ...] = ()
+    calls: tuple[tuple[str, tuple[str, tuple[str, ...]]], ...] = ()
+    local_array: str | None = None
+
+
 def emit_python(
-    ir: ops.LeafIR, name: str | None = None, *, clone: bool = False
+    ir: ops.LeafIR, name: str | None = None, *, clone: bool = False, spelling: CloneSpelling | None = None
 ) -> tuple[str, tuple[int, ...]]:
     """``ir`` as Python text (a ``def`` named ``name``, default the leaf's), and for each
     line of it the line of the leaf's file it stands for (``emit_problem`` first).
@@ -62,10 +77,14 @@ def emit_python(
     it takes the instance context as one more parameter, ``__hpvm_ctx`` (which its
     ``CtxRead`` reads index), calls the back end's implementation of each lowered intrinsic,
     ``__hpvm_<name>(...)`` (``intrinsics.LOWERED_PREFIX``), and marks each barrier with a
-    statement ``__hpvm_barrier()`` — names the back end binds."""
-    params = [p.name for p in ir.params] + ([CTX_PARAM] if clone else [])
+    statement ``__hpvm_barrier()`` — names the back end binds; ``spelling`` (implies
+    ``clone``) what a back end changes in that (``CloneSpelling``)."""
+    clone = clone or spelling is not None
+    spelling = spelling or _DEFAULT
+    params = [p.name for p in ir.params] + ([CTX_PARAM, *spelling.extra_params] if clone else [])
+    writer = (_CLONE if spelling == _DEFAULT else _Clone(spelling)) if clone else _PYTHON
     out: list[tuple[str, int]] = [(f"def {name or ir.name}({', '.join(params)}):", ir.line)]
-    _block(ir.body, 1, ir.line, out, _CLONE if clone else _PYTHON)
+    _block(ir.body, 1, ir.line, out, writer)
     return "\n".join(text for text, _ in out) + "\n", tuple(line for _, line in out)
 
 
@@ -83,7 +102,7 @@ def _block(
         elif isinstance(stmt, ops.Store):
             out.append((f"{pad}{_atom(stmt.array)}[{_list(stmt.indices)}] = {expr(stmt.value)}", stmt.line))
         elif isinstance(stmt, ops.For):
-            bounds = _list((stmt.start, stmt.stop, stmt.step))
+            bounds = _list(_range_args(stmt))
             out.append((f"{pad}for {stmt.var.name} in range({bounds}):", stmt.line))
             _block(stmt.body, depth + 1, stmt.line, out, writer)
         elif isinstance(stmt, ops.While):
@@ -105,6 +124,17 @@ def _block(
             out.append((f"{pad}continue", stmt.line))
         else:
             out.append((f"{pad}{expr(stmt.value)}", stmt.line))
+
+
+def _range_args(loop: ops.For) -> tuple[ops.Expr, ...]:
+    """``range``'s arguments as a user writes them: a step of 1 and a start of 0 left out
+    (the builder reads them back as the same loop)."""
+    if loop.step == _ONE:
+        return (loop.stop,) if loop.start == _ZERO else (loop.start, loop.stop)
+    return (loop.start, loop.stop, loop.step)
+
+
+_ZERO, _ONE = ops.Const(0, ops.ScalarType("i64")), ops.Const(1, ops.ScalarType("i64"))
 
 
 def _dtype(t: ops.ScalarType) -> str:
@@ -153,10 +183,22 @@ class _Python(ExprText):
 
 class _Clone(_Python):
     """A lowered leaf as the clone: lowered intrinsics call ``__hpvm_<name>``, a barrier is
-    the marker ``__hpvm_barrier()``."""
+    the marker ``__hpvm_barrier()``; a ``CloneSpelling`` changes some of that."""
+
+    def __init__(self, spelling: CloneSpelling):
+        self.calls = dict(spelling.calls)
+        self.local_array = spelling.local_array
+
+    def alloc(self, e: ops.Alloc) -> str:
+        if self.local_array and e.fill == "empty" and all(isinstance(x, ops.Const) for x in e.shape):
+            return f"{self.local_array}(({self.list(e.shape)},), {_dtype(e.type.elem)})"
+        return super().alloc(e)
 
     def intrinsic(self, e: ops.IntrinsicOp) -> str:
         entry = e.intrinsic
+        if entry.name in self.calls:
+            callee, lead = self.calls[entry.name]
+            return f"{callee}({', '.join([*lead, self.arguments(e)])})"
         if entry.lowered_call:
             return f"{LOWERED_PREFIX}{entry.name}({self.arguments(e)})"
         if entry.kind == "barrier":
@@ -165,9 +207,10 @@ class _Clone(_Python):
 
 
 _PYTHON = _Python()
-_CLONE = _Clone()
+_DEFAULT = CloneSpelling()
+_CLONE = _Clone(_DEFAULT)
 #: An expression as Python (operands parenthesized when compound).
 expr = _PYTHON.expr
 
 
-__all__ = ["BARRIER_MARKER", "CTX_PARAM", "emit_problem", "emit_python", "expr", "namespace"]
+__all__ = ["BARRIER_MARKER", "CTX_PARAM", "CloneSpelling", "emit_problem", "emit_python", "expr", "namespace"]
