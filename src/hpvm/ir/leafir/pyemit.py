@@ -100,7 +100,8 @@ def _block(
         if isinstance(stmt, ops.Assign):
             out.append((f"{pad}{stmt.target.name} = {expr(stmt.value)}", stmt.line))
         elif isinstance(stmt, ops.Store):
-            out.append((f"{pad}{_atom(stmt.array)}[{_list(stmt.indices)}] = {expr(stmt.value)}", stmt.line))
+            value = _stored(stmt)
+            out.append((f"{pad}{_atom(stmt.array)}[{_list(stmt.indices)}] = {expr(value)}", stmt.line))
         elif isinstance(stmt, ops.For):
             bounds = _list(_range_args(stmt))
             out.append((f"{pad}for {stmt.var.name} in range({bounds}):", stmt.line))
@@ -124,6 +125,18 @@ def _block(
             out.append((f"{pad}continue", stmt.line))
         else:
             out.append((f"{pad}{expr(stmt.value)}", stmt.line))
+
+
+def _stored(store: ops.Store) -> ops.Expr:
+    """The value a store writes, without its conversion to the element type: storing into
+    the array converts it the same way (NumPy's and Numba's), and writing the conversion
+    out would make a Python run (the GPU simulator's) raise where the store wraps around
+    (``np.int32(2**40)`` raises, ``a[i] = 2**40`` into int32 keeps the low bits). The
+    builder reads the store back with the same ``Cast``."""
+    value = store.value
+    return (
+        value.value if isinstance(value, ops.Cast) and isinstance(value.value.type, ops.ScalarType) else value
+    )
 
 
 def _range_args(loop: ops.For) -> tuple[ops.Expr, ...]:
