@@ -252,12 +252,21 @@ def _pointer_only(t: PortType) -> bool:
 # warnings through ``warn``; the runtime collects them per execution and re-issues them on
 # the host thread at ``wait`` / ``pop``, pointing at the user's call.
 
-_collecting = threading.local()
+
+class _Sink(threading.local):
+    """Per thread: where ``warn`` collects (``None``: issue at once). A class default
+    rather than ``getattr(local, "sink", None)``: a thread that never set it made every
+    launch's lookup raise and catch an ``AttributeError`` (about 1 µs)."""
+
+    sink: list[tuple[str, type[Warning]]] | None = None
+
+
+_collecting = _Sink()
 
 
 def warn(message: str, category: type[Warning] = HPVMWarning) -> None:
     """Report a warning about the running graph (delivered to the host at wait/pop)."""
-    sink = getattr(_collecting, "sink", None)
+    sink = _collecting.sink
     if sink is None:
         warnings.warn(message, category, stacklevel=3)
     else:
@@ -274,7 +283,7 @@ class collecting_warnings:  # noqa: N801 — used as a function: ``with collecti
     __slots__ = ("_previous",)
 
     def __enter__(self) -> list[tuple[str, type[Warning]]]:
-        self._previous = getattr(_collecting, "sink", None)
+        self._previous = _collecting.sink
         sink: list[tuple[str, type[Warning]]] = []
         _collecting.sink = sink
         return sink

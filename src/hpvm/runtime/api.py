@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..backends.base import RunContext, collecting_warnings, reissue_warnings
@@ -33,6 +33,9 @@ from .streaming import Stream, streaming_root
 from .workers import Slot, WorkerPool
 
 DEFAULT_STREAM_CAPACITY = 16
+
+
+_NONE: tuple[Any, ...] = ()  # (a handle's lists until its run assigns them)
 
 
 class _Done:
@@ -75,7 +78,33 @@ def _short_in_wait(handle: Any) -> bool:
 
 
 class LaunchHandle:
-    """What ``launch`` returns: one execution (or one stream) of a root graph."""
+    """What ``launch`` returns: one execution (or one stream) of a root graph.
+
+    Slotted, with shared empty defaults (``()``) where a run assigns its own: a warm
+    launch makes one of these every time, and its construction was about 2 µs."""
+
+    __slots__ = (
+        "runtime",
+        "root",
+        "backend",
+        "stream",
+        "outputs",
+        "error",
+        "done",
+        "job",
+        "slot",
+        "arrays",
+        "_claim",
+        "waited",
+        "warnings",
+        "transfers",
+        "notes",
+        "check_push",
+        "generation",
+        "quick",
+        "active",
+        "__weakref__",
+    )
 
     def __init__(self, runtime: Runtime, root: Any, backend: Any, stream: Stream | None = None):
         self.runtime = runtime
@@ -87,23 +116,30 @@ class LaunchHandle:
         self.done = _Done()
         self.job: Callable[[], None] | None = None  # the run, queued on the worker pool
         self.slot: Slot | None = None  # its place in the worker pool's queue
-        self.arrays: list[Any] = []  # the arrays the run uses
-        self._claim = threading.Lock()  # whoever takes it runs the job: a worker, or wait()
+        self.arrays: Sequence[Any] = _NONE  # the arrays the run uses
+        #: whoever takes it runs the job: a worker, or wait(); made by ``queue`` (a launch
+        #: run inside ``launch`` is never seen by anyone else before it has run)
+        self._claim: threading.Lock | None = None
         self.waited = False
-        self.warnings: list[tuple[str, type[Warning]]] = []  # issued on the host at wait
+        self.warnings: Sequence[tuple[str, type[Warning]]] = _NONE  # issued on the host at wait
         self.transfers: Transfers | None = None  # bytes the run moved between host and devices
-        self.notes: list[str] = []  # how the back end ran it (RunContext.notes)
+        self.notes: Sequence[str] = _NONE  # how the back end ran it (RunContext.notes)
         self.check_push: PushCheck | None = None  # a stream's: checks what each push supplies
         self.generation = runtime.generation  # valid until the runtime's next cleanup
         #: a bounded cpu launch's durations and run key (``quick.py``): may ``wait`` run it here
         self.quick: tuple[dict[Any, tuple[float, float]], Any] | None = None
         self.active = False  # in the runtime's ``active`` set (cleanup waits for it)
 
+    def queue(self) -> None:
+        """Make the launch claimable (``claim``) before anyone else can see it: a worker, or
+        ``wait``."""
+        self._claim = threading.Lock()
+
     def claim(self) -> bool:
         """Take the right to run this launch (once): a worker that gets there first, or the
         host in ``wait`` when no worker has started it yet — then launch + wait costs no
         thread hand-off."""
-        return self._claim.acquire(blocking=False)
+        return self._claim is not None and self._claim.acquire(blocking=False)
 
     @property
     def is_stream(self) -> bool:
@@ -292,11 +328,12 @@ class Runtime:
         handle.job = self._job(handle, root, backend, values, entries, key, times)
         # Quick: it cannot wait on anything, nothing else is in flight, and the last run
         # with the same run key was short. Done here, without a worker's wake-up.
-        if times is not None and not self.active and is_quick(times, key) and handle.claim():
-            handle.job()
+        if times is not None and not self.active and is_quick(times, key):
+            handle.job()  # (unclaimable: nobody else has seen the handle)
             if isinstance(handle.error, KeyboardInterrupt):
                 raise handle.error  # Ctrl-C during the run: now, not at a wait that may never come
             return handle
+        handle.queue()
         self._activate(handle)
         # The queued start holds the handle weakly: ``active`` keeps it alive until it has
         # run, and nothing keeps its results alive after the host dropped it.

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from ...errors import HPVMError, OutOfBoundsError
 from ...ir.bodies import GENERATED, LLVM, PYTHON
@@ -45,6 +47,10 @@ class CPUBackend(Backend):
         )
         # Lowered root -> stage (its nodes' names) -> how its batches run in a compiled loop
         # (None: item by item, a stage with array values).
+        # Root -> its run with everything resolved once (``_runner``).
+        self._runners: weakref.WeakKeyDictionary[
+            InternalFunction, Callable[[Sequence[Any]], tuple[Any, ...]]
+        ] = weakref.WeakKeyDictionary()
         self._layouts: weakref.WeakKeyDictionary[
             InternalFunction, dict[tuple[str, ...], BatchLayout | None]
         ] = weakref.WeakKeyDictionary()
@@ -78,20 +84,46 @@ class CPUBackend(Backend):
     def run(
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
     ) -> tuple[Any, ...]:
-        program = self.prepare(root)
-        values = program.convert_args(args)
+        runner = self._runners.get(root)
+        if runner is None:
+            runner = self._runners[root] = self._runner(self.prepare(root))
+        return runner(args)
+
+    def _runner(self, program: CompiledProgram) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+        """One run of ``program``'s root graph, with what does not change between runs
+        resolved once (the entry, the context tuple, which scalars need converting, the
+        pools). A warm launch of a tiny graph costs about what a Numba call costs, so the
+        few microseconds of looking these up per launch were a good part of its overhead.
+
+        A scalar already of the type Numba would give the port's converted value (a Python
+        ``int`` for an ``i64`` port, ``float`` for ``f64``, ``bool`` for ``bool``) is passed
+        as it is: the same compiled signature, without making a NumPy scalar (1.3 µs)."""
+        entry, call, root_ctx = program.entry, self._call, program.root_ctx()
+        converts = tuple((i, convert, _SAME_TYPING.get(convert)) for i, convert in program.scalar_ins)
+        results = program.convert_results
+
+        def values_of(args: Sequence[Any]) -> list[Any]:
+            values = list(args)
+            for i, convert, same in converts:
+                if type(values[i]) is not same:
+                    values[i] = convert(values[i])
+            return values
+
         if not program.pooled:
-            return program.convert_results(self._call(program, program.entry, (*values, program.root_ctx())))
+            return lambda args: results(call(program, entry, (*values_of(args), root_ctx)))
         assert program.flow is not None
-        recycle = not program.flow.root_escapes()
-        pool = program.pools.checkout(recycle)
-        try:
-            result = self._call(
-                program, program.entry, (*values, program.root_ctx(), *program.pool_args(pool))
-            )
-        finally:
-            program.pools.checkin(pool, recycle)
-        return program.convert_results(result)
+        recycle, pools = not program.flow.root_escapes(), program.pools
+
+        def pooled(args: Sequence[Any]) -> tuple[Any, ...]:
+            values = values_of(args)
+            pool = pools.checkout(recycle)
+            try:
+                result = call(program, entry, (*values, root_ctx, *program.pool_args(pool)))
+            finally:
+                pools.checkin(pool, recycle)
+            return results(result)
+
+        return pooled
 
     def malloc_stats(self, root: InternalFunction) -> MallocStats:
         """What ``hpvm.malloc`` did in ``root``'s runs so far (buffers reused or allocated).
@@ -272,8 +304,6 @@ class CPUBackend(Backend):
         return located
 
     def _call(self, program: CompiledProgram, func: Any, args: tuple[Any, ...]) -> Any:
-        from numba.core.errors import NumbaError
-
         try:
             if not program.llvm_heap:
                 return func(*args)
@@ -284,14 +314,22 @@ class CPUBackend(Backend):
             raise OutOfBoundsError(str(e)) from None
         except HPVMError:
             raise
-        except NumbaError as e:
-            raise self._located(program, args, e) from None
         except ChunkCompileError as e:
             raise self._located(program, args, e.error) from None
         except Exception as e:
+            # (imported here, not per call: every warm launch comes through this function)
+            from numba.core.errors import NumbaError
+
+            if isinstance(e, NumbaError):
+                raise self._located(program, args, e) from None
             leaves = [(clone.user, clone.leaf) for clone in program.clones.values()]
             error = node_error(program.root, leaves, e)  # (an LLVM leaf's: caused by what it raised)
             raise error from (error.__cause__ or e)
+
+
+#: Port scalar type -> the Python type Numba types as that port's type (``numba.typeof``):
+#: a value of it needs no conversion to get the port's compiled signature.
+_SAME_TYPING: dict[Any, type] = {np.int64: int, np.float64: float, np.bool_: bool}
 
 
 def _convert(root: InternalFunction, args: Sequence[Any]) -> list[Any]:
