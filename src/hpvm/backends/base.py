@@ -61,7 +61,9 @@ class RunContext:
     launch on another back end never starts a cluster and back ends never import the
     runtime. ``notes``: what the back end wants the user to know about how it ran the graph
     (``hpvm run --timings`` prints them), such as a node kept on one worker and why.
-    ``instance``: the instance of the root of this run when that root is not the launch's
+    ``threads``: the most threads the run's parallel loops may use (``None``: the back
+    end's default); the runtime gives a quick launch one thread where that measured
+    faster (``runtime/quick.py``). ``instance``: the instance of the root of this run when that root is not the launch's
     but the function of a node that mixes devices (``backends/mixed.py``), one instance of
     which this run is: its level as ``ir/instance_context.py`` lays it out (ids, extents,
     dims); empty for a launch's root. Back ends with ``Backend.outer_instance`` give it to
@@ -74,6 +76,7 @@ class RunContext:
     cluster: Callable[[], Any] | None = None
     notes: list[str] = field(default_factory=list)
     instance: tuple[int, ...] = ()
+    threads: int | None = None
 
     def record(self, to_device: int = 0, to_host: int = 0, internal: bool = False, copies: int = 0) -> None:
         """Count bytes this run moved (in the run and in the tracker's totals)."""

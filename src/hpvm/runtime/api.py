@@ -28,7 +28,7 @@ from ..errors import (
 from ..ir.graph import InternalFunction
 from .launch import PushCheck, array_args, check_args, check_root, choose_backend
 from .plan import LaunchPlan, plan_for
-from .quick import arg_key, is_quick, keyed_run, record, runs_in_wait
+from .quick import Runs, arg_key, is_quick, keyed_run, record, runs_in_wait, threads_for
 from .streaming import Stream, streaming_root
 from .workers import Slot, WorkerPool
 
@@ -127,7 +127,7 @@ class LaunchHandle:
         self.check_push: PushCheck | None = None  # a stream's: checks what each push supplies
         self.generation = runtime.generation  # valid until the runtime's next cleanup
         #: a bounded cpu launch's durations and run key (``quick.py``): may ``wait`` run it here
-        self.quick: tuple[dict[Any, tuple[float, float]], Any] | None = None
+        self.quick: tuple[dict[Any, Runs], Any] | None = None
         self.active = False  # in the runtime's ``active`` set (cleanup waits for it)
 
     def queue(self) -> None:
@@ -325,10 +325,13 @@ class Runtime:
         if times is not None:
             key = keyed_run(backend.name, args_key, entries)
             handle.quick = (times, key)
-        handle.job = self._job(handle, root, backend, values, entries, key, times)
         # Quick: it cannot wait on anything, nothing else is in flight, and the last run
-        # with the same run key was short. Done here, without a worker's wake-up.
-        if times is not None and not self.active and is_quick(times, key):
+        # with the same run key was short. Done here, without a worker's wake-up (and on
+        # one thread where that measured faster: ``quick.threads_for``).
+        quick = times is not None and not self.active and is_quick(times, key)
+        threads = threads_for(times, key) if quick else None  # type: ignore[arg-type]
+        handle.job = self._job(handle, root, backend, values, entries, key, times, threads)
+        if quick:
             handle.job()  # (unclaimable: nobody else has seen the handle)
             if isinstance(handle.error, KeyboardInterrupt):
                 raise handle.error  # Ctrl-C during the run: now, not at a wait that may never come
@@ -379,12 +382,14 @@ class Runtime:
         values: list[Any],
         entries: list[TrackedArray],
         key: Any,
-        times: dict[Any, tuple[float, float]] | None,
+        times: dict[Any, Runs] | None,
+        threads: int | None = None,
     ) -> Callable[[], None]:
         """The run of one non-streaming launch, as a job for a worker, for ``wait`` or for
         ``launch`` itself (a quick one), using the tracker's ``entries`` (held by the
         launch; released when the run ends); how long it took is recorded in ``times``
-        under ``key`` (``quick.py``; ``None``: a launch that never runs there)."""
+        under ``key`` (``quick.py``; ``None``: a launch that never runs there); ``threads``:
+        the most threads the run may use (``RunContext.threads``)."""
         tracker = self.tracker
 
         def run() -> None:
@@ -393,7 +398,7 @@ class Runtime:
             # objects) to the cyclic garbage collector — a gen-0 collection every ~20
             # launches, and the arrays held until then.
             handle.job = None
-            ctx = RunContext(tracker, cluster=self.dask_client)
+            ctx = RunContext(tracker, cluster=self.dask_client, threads=threads)
             try:
                 with collecting_warnings() as caught:
                     token = tracker.prepare_for(backend, root, values, ctx.transfers)  # residency
@@ -401,7 +406,7 @@ class Runtime:
                         start = time.perf_counter()
                         handle.outputs = backend.run(root, values, ctx)
                         if times is not None:
-                            record(times, key, time.perf_counter() - start)
+                            record(times, key, time.perf_counter() - start, threads)
                     finally:
                         tracker.finished(token)
                         handle.warnings = caught

@@ -39,7 +39,7 @@ import numpy as np
 from ..backends.base import Backend, registry_version
 from ..ir.graph import InternalFunction
 from .launch import _acceptors, check_root, check_sizes, choose_backend, chosen_backend
-from .quick import bounded_graph, durations
+from .quick import Runs, bounded_graph, durations
 
 #: Argument keys whose sizes a plan remembers as checked (a host cycling through more
 #: shapes than this is checked again, as ``check_sizes`` would).
@@ -68,7 +68,7 @@ class LaunchPlan:
         self.acceptors: tuple[Callable[[Any], bool], ...] = tuple(_acceptors(root))
         quick = getattr(self.backend, "runs_quick_on_launch", False) and bounded_graph(root) is None
         #: the root's run durations (``quick.py``), or ``None``: its launches never run on the host
-        self.times: dict[Any, tuple[float, float]] | None = durations(root) if quick else None
+        self.times: dict[Any, Runs] | None = durations(root) if quick else None
         self.needs_cluster = bool(getattr(self.backend, "needs_cluster", False))
         self._checked: set[Any] = set()
 

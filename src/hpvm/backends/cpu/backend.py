@@ -87,9 +87,9 @@ class CPUBackend(Backend):
         runner = self._runners.get(root)
         if runner is None:
             runner = self._runners[root] = self._runner(self.prepare(root))
-        return runner(args)
+        return runner(args, ctx.threads if ctx is not None else None)
 
-    def _runner(self, program: CompiledProgram) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    def _runner(self, program: CompiledProgram) -> Callable[[Sequence[Any], int | None], tuple[Any, ...]]:
         """One run of ``program``'s root graph, with what does not change between runs
         resolved once (the entry, the context tuple, which scalars need converting, the
         pools). A warm launch of a tiny graph costs about what a Numba call costs, so the
@@ -97,25 +97,23 @@ class CPUBackend(Backend):
 
         A scalar already of the type Numba would give the port's converted value (a Python
         ``int`` for an ``i64`` port, ``float`` for ``f64``, ``bool`` for ``bool``) is passed
-        as it is: the same compiled signature, without making a NumPy scalar (1.3 µs)."""
+        as it is: the same compiled signature, without making a NumPy scalar (1.3 µs).
+        ``threads`` (``RunContext.threads``) caps the calling thread's Numba threads for
+        the run (``_thread_count``)."""
         entry, call, root_ctx = program.entry, self._call, program.root_ctx()
         converts = tuple((i, convert, _SAME_TYPING.get(convert)) for i, convert in program.scalar_ins)
         results = program.convert_results
+        flow, pools = program.flow, program.pools
+        recycle = flow is not None and not flow.root_escapes()
+        get_threads, set_threads = _thread_count()
 
-        def values_of(args: Sequence[Any]) -> list[Any]:
+        def once(args: Sequence[Any]) -> tuple[Any, ...]:
             values = list(args)
             for i, convert, same in converts:
                 if type(values[i]) is not same:
                     values[i] = convert(values[i])
-            return values
-
-        if not program.pooled:
-            return lambda args: results(call(program, entry, (*values_of(args), root_ctx)))
-        assert program.flow is not None
-        recycle, pools = not program.flow.root_escapes(), program.pools
-
-        def pooled(args: Sequence[Any]) -> tuple[Any, ...]:
-            values = values_of(args)
+            if flow is None:
+                return results(call(program, entry, (*values, root_ctx)))
             pool = pools.checkout(recycle)
             try:
                 result = call(program, entry, (*values, root_ctx, *program.pool_args(pool)))
@@ -123,7 +121,17 @@ class CPUBackend(Backend):
                 pools.checkin(pool, recycle)
             return results(result)
 
-        return pooled
+        def run(args: Sequence[Any], threads: int | None) -> tuple[Any, ...]:
+            if threads is None:
+                return once(args)
+            before = get_threads()
+            set_threads(min(threads, before))
+            try:
+                return once(args)
+            finally:
+                set_threads(before)
+
+        return run
 
     def malloc_stats(self, root: InternalFunction) -> MallocStats:
         """What ``hpvm.malloc`` did in ``root``'s runs so far (buffers reused or allocated).
@@ -330,6 +338,22 @@ class CPUBackend(Backend):
 #: Port scalar type -> the Python type Numba types as that port's type (``numba.typeof``):
 #: a value of it needs no conversion to get the port's compiled signature.
 _SAME_TYPING: dict[Any, type] = {np.int64: int, np.float64: float, np.bool_: bool}
+
+
+def _thread_count() -> tuple[Callable[[], int], Callable[[int], None]]:
+    """Numba's getter and setter of the calling thread's thread count. Numba's own
+    low-level ones where this Numba has them (``numba.set_num_threads`` checks its argument
+    and starts the pool on every call: 2 µs, against the 10 µs a run on one thread saves),
+    else the public ones."""
+    import numba
+    from numba.np.ufunc import parallel
+
+    numba.get_num_threads()  # (starts Numba's threads: the low-level ones exist after)
+    get = getattr(parallel, "_get_num_threads", None)
+    put = getattr(parallel, "_set_num_threads", None)
+    if callable(get) and callable(put):
+        return get, put
+    return numba.get_num_threads, numba.set_num_threads
 
 
 def _convert(root: InternalFunction, args: Sequence[Any]) -> list[Any]:
