@@ -1,7 +1,7 @@
 """Quick launches on one thread (``quick.threads_for``): a tiny graph's run on all threads
 is mostly the wake-up of the OpenMP team, so a quick launch whose run key's fastest run
-took under ``ONE_THREAD_PROBE_S`` tries one run on one thread, and keeps to one thread
-while that is the faster. That changes only how many threads run it: the results, the
+took under ``ONE_THREAD_PROBE_S`` tries ``ONE_THREAD_PROBES`` runs on one thread, and
+keeps to one thread while that is the faster. That changes only how many threads run it: the results, the
 errors and the calling thread's own Numba thread count stay what they were.
 """
 
@@ -64,8 +64,9 @@ def test_a_tiny_launch_is_tried_on_one_thread_and_computes_the_same():
         hpvm.wait(hpvm.launch(add_root, (a, b, c, 64), target="cpu"))
         np.testing.assert_array_equal(c, a + b)
         assert numba.get_num_threads() == threads  # the caller's own count, restored
-    ((_, every, one),) = _runs(add_root)
+    ((_, every, one, probes),) = _runs(add_root)
     assert every < quick._NEVER and one < quick._NEVER  # both measured
+    assert probes == min(3, quick.ONE_THREAD_PROBES)  # (4 launches: the first on all threads)
 
 
 def test_no_one_thread_run_for_a_launch_that_is_not_tiny(monkeypatch):
@@ -73,8 +74,8 @@ def test_no_one_thread_run_for_a_launch_that_is_not_tiny(monkeypatch):
     a, b, c = _arrays(64)
     for _ in range(4):
         hpvm.wait(hpvm.launch(add_root, (a, b, c, 64), target="cpu"))
-    ((_, every, one),) = _runs(add_root)
-    assert every < quick._NEVER and one == quick._NEVER
+    ((_, every, one, probes),) = _runs(add_root)
+    assert every < quick._NEVER and one == quick._NEVER and probes == 0
     np.testing.assert_array_equal(c, a + b)
 
 
@@ -91,7 +92,7 @@ def test_a_node_error_on_one_thread_surfaces_at_wait_and_restores_the_thread_cou
     with pytest.raises(hpvm.NodeExecutionError, match="below -1000"):
         hpvm.wait(handle)
     assert numba.get_num_threads() == threads
-    ((_, _, one),) = _runs(add_root)
+    ((_, _, one, _),) = _runs(add_root)
     assert one < quick._NEVER
 
 
@@ -117,13 +118,16 @@ def test_recorded_runs_keep_the_fastest_of_each_kind_and_choose_by_them(runs):
     times: dict = {}
     for seconds, threads in runs:
         quick.record(times, "k", seconds, threads)
-    last, every, one = times["k"]
+    last, every, one, probes = times["k"]
     assert last == runs[-1][0]
     assert every == min([s for s, t in runs if t is None], default=quick._NEVER)
     assert one == min([s for s, t in runs if t == 1], default=quick._NEVER)
+    assert probes == sum(t == 1 for _, t in runs)
     chosen = quick.threads_for(times, "k")
-    if one == quick._NEVER:
+    if probes == 0:
         assert chosen == (1 if every < quick.ONE_THREAD_PROBE_S else None)
+    elif probes < quick.ONE_THREAD_PROBES:
+        assert chosen == 1  # (the probes go on)
     else:
         assert chosen == (1 if one < every else None)
     assert quick.is_quick(times, "k") == (

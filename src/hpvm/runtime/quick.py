@@ -72,16 +72,21 @@ WAIT_RUN_S = 50e-3
 #: Longest fastest run (seconds) on all threads for which a quick launch tries a run on one
 #: thread (``threads_for``). Such a run of a tiny graph is mostly the wake-up of the
 #: OpenMP team (hpvm sets ``OMP_WAIT_POLICY=passive``: 10–15 µs of a 64-element vector
-#: add's 15 µs); one thread skips it. The probe costs at most one run on one thread: the
-#: cores' count times this.
+#: add's 15 µs); one thread skips it. Each probe (``ONE_THREAD_PROBES``) costs at most
+#: one run on one thread: about the cores' count times this.
 ONE_THREAD_PROBE_S = 1e-4
 
 #: Run keys remembered per root and back end (the oldest are dropped beyond this).
 _KEYS_PER_ROOT = 64
 
+#: Runs on one thread a run key gets before ``threads_for`` compares: the first one after
+#: runs on all threads was measured up to 10× slower than the next (94.6 against 8.5 µs
+#: at load 5.4), which a single probe took as the verdict.
+ONE_THREAD_PROBES = 3
+
 #: Per run key: the last run's seconds, the fastest on all threads, the fastest on one
-#: (``_NEVER``: none yet).
-Runs = tuple[float, float, float]
+#: (``_NEVER``: none yet), how many runs on one thread there were.
+Runs = tuple[float, float, float, int]
 _NEVER = float("inf")
 
 _TIMES: weakref.WeakKeyDictionary[InternalFunction, dict[Any, Runs]] = weakref.WeakKeyDictionary()
@@ -161,20 +166,21 @@ def is_quick(times: dict[Any, Runs], key: Any) -> bool:
     known = times.get(key)
     if known is None:
         return False
-    last, every, one = known
+    last, every, one, _ = known
     return last < QUICK_RUN_S or (min(every, one) < QUICK_RUN_S and last < LOADED_RUN_S)
 
 
 def threads_for(times: dict[Any, Runs], key: Any) -> int | None:
-    """How many threads a quick run with ``key`` gets: 1 when its fastest run on one thread
-    beat its fastest on all of them, or to measure that once when its fastest run on all
-    threads took under ``ONE_THREAD_PROBE_S``; else ``None`` (the back end's default)."""
+    """How many threads a quick run with ``key`` gets: 1 for its first
+    ``ONE_THREAD_PROBES`` runs after its fastest run on all threads took under
+    ``ONE_THREAD_PROBE_S``, then 1 while its fastest run on one thread beats its fastest on
+    all of them; else ``None`` (the back end's default)."""
     known = times.get(key)
     if known is None:
         return None
-    _, every, one = known
-    if one == _NEVER:
-        return 1 if every < ONE_THREAD_PROBE_S else None
+    _, every, one, probes = known
+    if probes < ONE_THREAD_PROBES and (probes or every < ONE_THREAD_PROBE_S):
+        return 1
     return 1 if one < every else None
 
 
@@ -200,12 +206,12 @@ def record(times: dict[Any, Runs], key: Any, seconds: float, threads: int | None
                 times.pop(next(iter(times)), None)
             except (RuntimeError, StopIteration):  # another thread's launch changed it meanwhile
                 pass
-        known = (seconds, _NEVER, _NEVER)
-    _, every, one = known
+        known = (seconds, _NEVER, _NEVER, 0)
+    _, every, one, probes = known
     if threads == 1:
-        times[key] = (seconds, every, min(seconds, one))
+        times[key] = (seconds, every, min(seconds, one), probes + 1)
     else:
-        times[key] = (seconds, min(seconds, every), one)
+        times[key] = (seconds, min(seconds, every), one, probes)
 
 
 def forget(root: InternalFunction) -> None:
