@@ -137,3 +137,31 @@ def test_recorded_runs_keep_the_fastest_of_each_kind_and_choose_by_them(runs):
 
 def test_no_thread_choice_for_an_unknown_run_key():
     assert quick.threads_for({}, "k") is None
+
+
+@hpvm.leaf
+def mixed(k: hpvm.i32, n: hpvm.i64, x: hpvm.f64, flag: bool) -> tuple[hpvm.i32, hpvm.i64, hpvm.f64, bool]:
+    return k + 1, n + 1, x * 2.0, not flag
+
+
+@hpvm.internal
+def mixed_root(k: hpvm.i32, n: hpvm.i64, x: hpvm.f64, flag: bool):
+    node = hpvm.create_node(mixed)
+    for port in range(4):
+        hpvm.bind_in(node, port, port)
+        hpvm.bind_out(node, port, port)
+
+
+def test_python_scalars_passed_as_they_are_share_the_compiled_signature_of_converted_ones():
+    """``CPUBackend._runner`` passes a Python ``int`` / ``float`` / ``bool`` to an ``i64`` /
+    ``f64`` / ``bool`` port unconverted (Numba types it as the port's type) and converts
+    the rest (an ``int`` for ``i32``): the results are the port's types, and the NumPy
+    scalars of the same types compile nothing more."""
+    cpu = hpvm.backends.get_backend("cpu")
+    first = cpu.run(mixed_root, (3, 4, 1.5, True))
+    assert first == (4, 5, 3.0, False)
+    assert [type(v) for v in first] == [np.int32, np.int64, np.float64, np.bool_]
+    entry = cpu.prepare(mixed_root).entry
+    signatures = len(entry.signatures)
+    again = cpu.run(mixed_root, (np.int32(3), np.int64(4), np.float64(1.5), np.bool_(True)))
+    assert again == first and len(entry.signatures) == signatures

@@ -37,6 +37,11 @@ such a run as for a quick one: about its key's last run.
 
 Errors and warnings of a quick run are kept on its handle and surface at ``wait``, the same
 exception types at the same call as from a worker.
+
+A quick run of a tiny graph may use one thread (``threads_for``): its run on all threads
+is then mostly the wake-up of the OpenMP team, which one thread does not pay. Which one is
+faster is measured per run key, not guessed: ``ONE_THREAD_PROBES`` runs on one thread once
+the key's fastest run on all threads took under ``ONE_THREAD_PROBE_S``, then the faster.
 """
 
 from __future__ import annotations

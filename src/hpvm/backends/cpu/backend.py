@@ -45,12 +45,12 @@ class CPUBackend(Backend):
         self._lowered: weakref.WeakKeyDictionary[InternalFunction, InternalFunction] = (
             weakref.WeakKeyDictionary()
         )
-        # Lowered root -> stage (its nodes' names) -> how its batches run in a compiled loop
-        # (None: item by item, a stage with array values).
         # Root -> its run with everything resolved once (``_runner``).
         self._runners: weakref.WeakKeyDictionary[
-            InternalFunction, Callable[[Sequence[Any]], tuple[Any, ...]]
+            InternalFunction, Callable[[Sequence[Any], int | None], tuple[Any, ...]]
         ] = weakref.WeakKeyDictionary()
+        # Lowered root -> stage (its nodes' names) -> how its batches run in a compiled loop
+        # (None: item by item, a stage with array values).
         self._layouts: weakref.WeakKeyDictionary[
             InternalFunction, dict[tuple[str, ...], BatchLayout | None]
         ] = weakref.WeakKeyDictionary()
