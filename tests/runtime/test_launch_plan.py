@@ -189,3 +189,66 @@ def test_accept_agrees_with_the_acceptors_and_arg_key(values):
     if accepted is not None:
         assert accepted[0] == list(values) or all(a is b for a, b in zip(accepted[0], values))
         assert accepted[1] == quick.arg_key(values)
+
+
+@hpvm.leaf(ins=("w", "r", "p"), outs=("w",))
+def every_kind(
+    w: hpvm.f32[:, :], r: hpvm.f64[:], p: hpvm.u8[...], small: hpvm.i8, x: hpvm.f64, flag: bool, n: hpvm.i64
+):
+    if flag and n > 0:
+        w[0, 0] = r[0] + x + small + p[0]
+
+
+@hpvm.internal
+def every_kind_root(
+    w: hpvm.f32[:, :], r: hpvm.f64[:], p: hpvm.u8[...], small: hpvm.i8, x: hpvm.f64, flag: bool, n: hpvm.i64
+):
+    node = hpvm.create_node(every_kind)
+    for port in range(7):
+        hpvm.bind_in(node, port, port)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+_KIND_VALUES = st.one_of(
+    st.integers(-300, 300),
+    st.floats(allow_nan=False),
+    st.sampled_from([True, False, np.int8(-3), np.int64(5), np.float32(0.5), np.uint8(200), None]),
+    st.sampled_from([np.float32, np.float64, np.uint8, np.int8]).flatmap(
+        lambda dtype: st.sampled_from([(3,), (2, 3), (0,)]).map(lambda shape: np.zeros(shape, dtype))
+    ),
+    st.just(np.zeros(6, np.uint8)[::2]),  # not contiguous: refused for a pointer port
+    st.just(np.zeros((2, 2), np.float32)).map(_read_only),  # refused where written
+)
+
+
+_GOOD = (
+    st.sampled_from([(2, 3), (1, 1)]).map(lambda shape: np.zeros(shape, np.float32)),
+    st.sampled_from([(3,), (0,)]).map(lambda shape: np.zeros(shape, np.float64)),
+    st.just(np.zeros(4, np.uint8)),
+    st.one_of(st.integers(-200, 200), st.just(np.int8(-3))),  # (some out of i8's range)
+    st.one_of(st.floats(allow_nan=False), st.integers(-5, 5), st.just(np.float32(0.5))),
+    st.booleans(),
+    st.one_of(st.integers(-(2**70), 2**70), st.just(np.int64(5))),  # (some out of i64's range)
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.tuples(*(st.one_of(good, good, _KIND_VALUES) for good in _GOOD)))
+def test_the_generated_accept_agrees_with_every_kind_of_acceptor(values):
+    """The plan's generated ``accept`` takes what each port's acceptor takes — written and
+    read arrays, pointer-only arrays, ranged integers, floats, bools — with ``arg_key``'s
+    key, and only what ``check_value`` accepts."""
+    from hpvm.ir.types import check_value
+
+    root_plan = plan.plan_for(every_kind_root, "cpu")
+    accepted = root_plan.accept(list(values))  # (a list is taken as a tuple is)
+    takes = all(accept(v) for accept, v in zip(root_plan.acceptors, values))
+    assert (accepted is not None) == takes
+    if accepted is not None:
+        assert all(a is b for a, b in zip(accepted[0], values))
+        assert accepted[1] == quick.arg_key(values)
+        assert not any(check_value(p.type, v) for p, v in zip(every_kind_root.params, values))

@@ -61,7 +61,9 @@ class RunContext:
     launch on another back end never starts a cluster and back ends never import the
     runtime. ``notes``: what the back end wants the user to know about how it ran the graph
     (``hpvm run --timings`` prints them), such as a node kept on one worker and why.
-    ``instance``: the instance of the root of this run when that root is not the launch's
+    ``threads``: the most threads the run's parallel loops may use (``None``: the back
+    end's default); the runtime gives a quick launch one thread where that measured
+    faster (``runtime/quick.py``). ``instance``: the instance of the root of this run when that root is not the launch's
     but the function of a node that mixes devices (``backends/mixed.py``), one instance of
     which this run is: its level as ``ir/instance_context.py`` lays it out (ids, extents,
     dims); empty for a launch's root. Back ends with ``Backend.outer_instance`` give it to
@@ -74,6 +76,7 @@ class RunContext:
     cluster: Callable[[], Any] | None = None
     notes: list[str] = field(default_factory=list)
     instance: tuple[int, ...] = ()
+    threads: int | None = None
 
     def record(self, to_device: int = 0, to_host: int = 0, internal: bool = False, copies: int = 0) -> None:
         """Count bytes this run moved (in the run and in the tracker's totals)."""
@@ -252,12 +255,21 @@ def _pointer_only(t: PortType) -> bool:
 # warnings through ``warn``; the runtime collects them per execution and re-issues them on
 # the host thread at ``wait`` / ``pop``, pointing at the user's call.
 
-_collecting = threading.local()
+
+class _Sink(threading.local):
+    """Per thread: where ``warn`` collects (``None``: issue at once). A class default
+    rather than ``getattr(local, "sink", None)``: a thread that never set it made every
+    launch's lookup raise and catch an ``AttributeError`` (about 1 µs)."""
+
+    sink: list[tuple[str, type[Warning]]] | None = None
+
+
+_collecting = _Sink()
 
 
 def warn(message: str, category: type[Warning] = HPVMWarning) -> None:
     """Report a warning about the running graph (delivered to the host at wait/pop)."""
-    sink = getattr(_collecting, "sink", None)
+    sink = _collecting.sink
     if sink is None:
         warnings.warn(message, category, stacklevel=3)
     else:
@@ -274,7 +286,7 @@ class collecting_warnings:  # noqa: N801 — used as a function: ``with collecti
     __slots__ = ("_previous",)
 
     def __enter__(self) -> list[tuple[str, type[Warning]]]:
-        self._previous = getattr(_collecting, "sink", None)
+        self._previous = _collecting.sink
         sink: list[tuple[str, type[Warning]]] = []
         _collecting.sink = sink
         return sink

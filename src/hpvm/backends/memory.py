@@ -146,6 +146,10 @@ class RunToken:
     written: list[np.ndarray]
 
 
+#: The token of a run with nothing to record at ``finished``.
+_NOTHING_WRITTEN = RunToken(False, [])
+
+
 class MemoryTracker:
     """Tracked arrays, keyed by their base memory."""
 
@@ -355,7 +359,8 @@ class MemoryTracker:
     def release(self, entries: list[TrackedArray]) -> None:
         with self._lock:
             for entry in entries:
-                entry.users = max(0, entry.users - 1)
+                if entry.users:  # (none left when cleared meanwhile)
+                    entry.users -= 1
 
     # -- devices ------------------------------------------------------------------------
 
@@ -415,9 +420,10 @@ class MemoryTracker:
         ``"mixed"``) gets no residency handling: it must call this around each part it
         runs, with the part's own back end.
         """
-        token = RunToken(getattr(backend, "device", HOST) == HOST, [])
-        if not token.host or not (self._device_entries or self._versioned):
-            return token
+        host = getattr(backend, "device", HOST) == HOST
+        if not host or not (self._device_entries or self._versioned):
+            return _NOTHING_WRITTEN  # (shared: nothing is added to it; most runs end here)
+        token = RunToken(host, [])
         written = written_params(root) if getattr(backend, "writes_arguments", True) else set()
         with self._lock:
             for i, a in enumerate(args):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..backends.base import RunContext, collecting_warnings, reissue_warnings
@@ -28,11 +28,14 @@ from ..errors import (
 from ..ir.graph import InternalFunction
 from .launch import PushCheck, array_args, check_args, check_root, choose_backend
 from .plan import LaunchPlan, plan_for
-from .quick import arg_key, is_quick, keyed_run, record, runs_in_wait
+from .quick import Runs, arg_key, is_quick, keyed_run, record, runs_in_wait, threads_for
 from .streaming import Stream, streaming_root
 from .workers import Slot, WorkerPool
 
 DEFAULT_STREAM_CAPACITY = 16
+
+
+_NONE: tuple[Any, ...] = ()  # (a handle's lists until its run assigns them)
 
 
 class _Done:
@@ -75,7 +78,33 @@ def _short_in_wait(handle: Any) -> bool:
 
 
 class LaunchHandle:
-    """What ``launch`` returns: one execution (or one stream) of a root graph."""
+    """What ``launch`` returns: one execution (or one stream) of a root graph.
+
+    Slotted, with shared empty defaults (``()``) where a run assigns its own: a warm
+    launch makes one of these every time, and its construction was about 2 µs."""
+
+    __slots__ = (
+        "runtime",
+        "root",
+        "backend",
+        "stream",
+        "outputs",
+        "error",
+        "done",
+        "job",
+        "slot",
+        "arrays",
+        "_claim",
+        "waited",
+        "warnings",
+        "transfers",
+        "notes",
+        "check_push",
+        "generation",
+        "quick",
+        "active",
+        "__weakref__",
+    )
 
     def __init__(self, runtime: Runtime, root: Any, backend: Any, stream: Stream | None = None):
         self.runtime = runtime
@@ -87,23 +116,30 @@ class LaunchHandle:
         self.done = _Done()
         self.job: Callable[[], None] | None = None  # the run, queued on the worker pool
         self.slot: Slot | None = None  # its place in the worker pool's queue
-        self.arrays: list[Any] = []  # the arrays the run uses
-        self._claim = threading.Lock()  # whoever takes it runs the job: a worker, or wait()
+        self.arrays: Sequence[Any] = _NONE  # the arrays the run uses
+        #: whoever takes it runs the job: a worker, or wait(); made by ``queue`` (a launch
+        #: run inside ``launch`` is never seen by anyone else before it has run)
+        self._claim: threading.Lock | None = None
         self.waited = False
-        self.warnings: list[tuple[str, type[Warning]]] = []  # issued on the host at wait
+        self.warnings: Sequence[tuple[str, type[Warning]]] = _NONE  # issued on the host at wait
         self.transfers: Transfers | None = None  # bytes the run moved between host and devices
-        self.notes: list[str] = []  # how the back end ran it (RunContext.notes)
+        self.notes: Sequence[str] = _NONE  # how the back end ran it (RunContext.notes)
         self.check_push: PushCheck | None = None  # a stream's: checks what each push supplies
         self.generation = runtime.generation  # valid until the runtime's next cleanup
         #: a bounded cpu launch's durations and run key (``quick.py``): may ``wait`` run it here
-        self.quick: tuple[dict[Any, tuple[float, float]], Any] | None = None
+        self.quick: tuple[dict[Any, Runs], Any] | None = None
         self.active = False  # in the runtime's ``active`` set (cleanup waits for it)
+
+    def queue(self) -> None:
+        """Make the launch claimable (``claim``) before anyone else can see it: a worker, or
+        ``wait``."""
+        self._claim = threading.Lock()
 
     def claim(self) -> bool:
         """Take the right to run this launch (once): a worker that gets there first, or the
         host in ``wait`` when no worker has started it yet — then launch + wait costs no
         thread hand-off."""
-        return self._claim.acquire(blocking=False)
+        return self._claim is not None and self._claim.acquire(blocking=False)
 
     @property
     def is_stream(self) -> bool:
@@ -289,14 +325,18 @@ class Runtime:
         if times is not None:
             key = keyed_run(backend.name, args_key, entries)
             handle.quick = (times, key)
-        handle.job = self._job(handle, root, backend, values, entries, key, times)
         # Quick: it cannot wait on anything, nothing else is in flight, and the last run
-        # with the same run key was short. Done here, without a worker's wake-up.
-        if times is not None and not self.active and is_quick(times, key) and handle.claim():
-            handle.job()
+        # with the same run key was short. Done here, without a worker's wake-up (and on
+        # one thread where that measured faster: ``quick.threads_for``).
+        quick = times is not None and not self.active and is_quick(times, key)
+        threads = threads_for(times, key) if quick else None  # type: ignore[arg-type]
+        handle.job = self._job(handle, root, backend, values, entries, key, times, threads)
+        if quick:
+            handle.job()  # (unclaimable: nobody else has seen the handle)
             if isinstance(handle.error, KeyboardInterrupt):
                 raise handle.error  # Ctrl-C during the run: now, not at a wait that may never come
             return handle
+        handle.queue()
         self._activate(handle)
         # The queued start holds the handle weakly: ``active`` keeps it alive until it has
         # run, and nothing keeps its results alive after the host dropped it.
@@ -342,12 +382,14 @@ class Runtime:
         values: list[Any],
         entries: list[TrackedArray],
         key: Any,
-        times: dict[Any, tuple[float, float]] | None,
+        times: dict[Any, Runs] | None,
+        threads: int | None = None,
     ) -> Callable[[], None]:
         """The run of one non-streaming launch, as a job for a worker, for ``wait`` or for
         ``launch`` itself (a quick one), using the tracker's ``entries`` (held by the
         launch; released when the run ends); how long it took is recorded in ``times``
-        under ``key`` (``quick.py``; ``None``: a launch that never runs there)."""
+        under ``key`` (``quick.py``; ``None``: a launch that never runs there); ``threads``:
+        the most threads the run may use (``RunContext.threads``)."""
         tracker = self.tracker
 
         def run() -> None:
@@ -356,7 +398,7 @@ class Runtime:
             # objects) to the cyclic garbage collector — a gen-0 collection every ~20
             # launches, and the arrays held until then.
             handle.job = None
-            ctx = RunContext(tracker, cluster=self.dask_client)
+            ctx = RunContext(tracker, cluster=self.dask_client, threads=threads)
             try:
                 with collecting_warnings() as caught:
                     token = tracker.prepare_for(backend, root, values, ctx.transfers)  # residency
@@ -364,7 +406,7 @@ class Runtime:
                         start = time.perf_counter()
                         handle.outputs = backend.run(root, values, ctx)
                         if times is not None:
-                            record(times, key, time.perf_counter() - start)
+                            record(times, key, time.perf_counter() - start, threads)
                     finally:
                         tracker.finished(token)
                         handle.warnings = caught

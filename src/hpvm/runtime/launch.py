@@ -201,29 +201,42 @@ def _param_names(root: InternalFunction) -> str:
     return ", ".join(f"{p.name}: {p.type}" for p in root.params)
 
 
-def _acceptor(ptype: Any, written: bool = False) -> Callable[[Any], bool]:
-    """A test that is true only for values ``check_value(ptype, value)`` accepts, and for
-    a ``written`` parameter only writeable arrays (false means: ask ``check_value``)."""
+def accept_test(ptype: Any, written: bool, v: str, names: dict[str, Any]) -> str:
+    """A Python expression, over a value named ``v``, true only for values
+    ``check_value(ptype, value)`` accepts, and for a ``written`` parameter only writeable
+    arrays (false means: ask ``check_value``). The constants it names are put in ``names``.
+
+    An expression, not a function: ``_acceptor`` makes one test of it, and a launch plan
+    (``plan.py``) one function testing every parameter in a row, without a call each."""
+    tag = f"_{v}"
     if isinstance(ptype, ArrayType):
-        dtype, rank = ptype.dtype, ptype.rank
+        names["ndarray"], names["dt" + tag] = np.ndarray, ptype.dtype
+        # (``is`` first: the dtype objects of native types are shared, and == costs)
+        kind = f"type({v}) is ndarray and ({v}.dtype is dt{tag} or {v}.dtype == dt{tag})"
         if not ptype.sized:  # (contiguous memory only: check_value says so)
-            return lambda v: (
-                type(v) is np.ndarray and v.ndim == 1 and v.dtype == dtype and v.flags.c_contiguous
-            )
+            return f"({kind} and {v}.ndim == 1 and {v}.flags.c_contiguous)"
         if written:
-            return lambda v: (
-                type(v) is np.ndarray and v.ndim == rank and v.dtype == dtype and v.flags.writeable
-            )
-        return lambda v: type(v) is np.ndarray and v.ndim == rank and v.dtype == dtype
+            return f"({kind} and {v}.ndim == {ptype.rank} and {v}.flags.writeable)"
+        return f"({kind} and {v}.ndim == {ptype.rank})"
     if isinstance(ptype, ScalarType):
         if ptype.is_float:
-            floats = _FLOAT_TYPES | _INT_TYPES  # (not bool: a bool is refused for a float port)
-            return lambda v: type(v) in floats
+            names["floats"] = _FLOAT_TYPES | _INT_TYPES  # (not bool: a bool is refused for a float port)
+            return f"(type({v}) in floats)"
         if ptype.is_integer:
             info = np.iinfo(ptype.dtype)
-            low, high = int(info.min), int(info.max)
-            return lambda v: type(v) in _INT_TYPES and low <= int(v) <= high
-    return lambda v: False
+            names["ints"] = _INT_TYPES
+            return f"(type({v}) in ints and {int(info.min)} <= int({v}) <= {int(info.max)})"
+        if ptype.dtype == np.bool_:
+            names["bools"] = _INT_TYPES | {bool, np.bool_}  # (a number is taken as its truth)
+            return f"(type({v}) in bools)"
+    return "False"
+
+
+def _acceptor(ptype: Any, written: bool = False) -> Callable[[Any], bool]:
+    """``accept_test`` as a function of the value."""
+    names: dict[str, Any] = {}
+    test = accept_test(ptype, written, "v", names)
+    return eval(f"lambda v: {test}", names)  # noqa: S307 — our own expression, no user text
 
 
 def _acceptors(root: InternalFunction) -> list[Callable[[Any], bool]]:

@@ -37,6 +37,11 @@ such a run as for a quick one: about its key's last run.
 
 Errors and warnings of a quick run are kept on its handle and surface at ``wait``, the same
 exception types at the same call as from a worker.
+
+A quick run of a tiny graph may use one thread (``threads_for``): its run on all threads
+is then mostly the wake-up of the OpenMP team, which one thread does not pay. Which one is
+faster is measured per run key, not guessed: ``ONE_THREAD_PROBES`` runs on one thread once
+the key's fastest run on all threads took under ``ONE_THREAD_PROBE_S``, then the faster.
 """
 
 from __future__ import annotations
@@ -69,12 +74,27 @@ LOADED_RUN_S = 10e-3
 #: worker's own OpenMP team (0.5–0.7 ms of a 3 ms stencil step on the 2-core machine).
 WAIT_RUN_S = 50e-3
 
+#: Longest fastest run (seconds) on all threads for which a quick launch tries a run on one
+#: thread (``threads_for``). Such a run of a tiny graph is mostly the wake-up of the
+#: OpenMP team (hpvm sets ``OMP_WAIT_POLICY=passive``: 10–15 µs of a 64-element vector
+#: add's 15 µs); one thread skips it. Each probe (``ONE_THREAD_PROBES``) costs at most
+#: one run on one thread: about the cores' count times this.
+ONE_THREAD_PROBE_S = 1e-4
+
 #: Run keys remembered per root and back end (the oldest are dropped beyond this).
 _KEYS_PER_ROOT = 64
 
-_TIMES: weakref.WeakKeyDictionary[InternalFunction, dict[Any, tuple[float, float]]] = (
-    weakref.WeakKeyDictionary()
-)
+#: Runs on one thread a run key gets before ``threads_for`` compares: the first one after
+#: runs on all threads was measured up to 10× slower than the next (94.6 against 8.5 µs
+#: at load 5.4), which a single probe took as the verdict.
+ONE_THREAD_PROBES = 3
+
+#: Per run key: the last run's seconds, the fastest on all threads, the fastest on one
+#: (``_NEVER``: none yet), how many runs on one thread there were.
+Runs = tuple[float, float, float, int]
+_NEVER = float("inf")
+
+_TIMES: weakref.WeakKeyDictionary[InternalFunction, dict[Any, Runs]] = weakref.WeakKeyDictionary()
 _BOUNDED: weakref.WeakKeyDictionary[InternalFunction, str | None] = weakref.WeakKeyDictionary()
 
 
@@ -133,16 +153,17 @@ def _streams(fn: InternalFunction) -> bool:
     return any(link.stream for links in (graph.edges, graph.in_binds, graph.out_binds) for link in links)
 
 
-def durations(root: InternalFunction) -> dict[Any, tuple[float, float]]:
-    """How long the last and the fastest run of ``root`` with each run key took (made on
-    first use); one lookup per launch, then ``is_quick`` and ``record`` work on it."""
+def durations(root: InternalFunction) -> dict[Any, Runs]:
+    """How long the last and the fastest runs of ``root`` with each run key took (made on
+    first use); one lookup per launch, then ``is_quick``, ``threads_for`` and ``record``
+    work on it."""
     times = _TIMES.get(root)
     if times is None:
         times = _TIMES[root] = {}
     return times
 
 
-def is_quick(times: dict[Any, tuple[float, float]], key: Any) -> bool:
+def is_quick(times: dict[Any, Runs], key: Any) -> bool:
     """Whether the last run with ``key`` took under ``QUICK_RUN_S``, or the fastest did and
     the last one under ``LOADED_RUN_S``."""
     if key is None:
@@ -150,11 +171,25 @@ def is_quick(times: dict[Any, tuple[float, float]], key: Any) -> bool:
     known = times.get(key)
     if known is None:
         return False
-    last, best = known
-    return last < QUICK_RUN_S or (best < QUICK_RUN_S and last < LOADED_RUN_S)
+    last, every, one, _ = known
+    return last < QUICK_RUN_S or (min(every, one) < QUICK_RUN_S and last < LOADED_RUN_S)
 
 
-def runs_in_wait(times: dict[Any, tuple[float, float]] | None, key: Any) -> bool:
+def threads_for(times: dict[Any, Runs], key: Any) -> int | None:
+    """How many threads a quick run with ``key`` gets: 1 for its first
+    ``ONE_THREAD_PROBES`` runs after its fastest run on all threads took under
+    ``ONE_THREAD_PROBE_S``, then 1 while its fastest run on one thread beats its fastest on
+    all of them; else ``None`` (the back end's default)."""
+    known = times.get(key)
+    if known is None:
+        return None
+    _, every, one, probes = known
+    if probes < ONE_THREAD_PROBES and (probes or every < ONE_THREAD_PROBE_S):
+        return 1
+    return 1 if one < every else None
+
+
+def runs_in_wait(times: dict[Any, Runs] | None, key: Any) -> bool:
     """Whether ``wait`` may run a launch with ``key`` on the calling thread, if no worker
     has started it: its graph is bounded (``times`` is only kept for such launches) and
     its last run took under ``WAIT_RUN_S``."""
@@ -164,20 +199,29 @@ def runs_in_wait(times: dict[Any, tuple[float, float]] | None, key: Any) -> bool
     return known is not None and known[0] < WAIT_RUN_S
 
 
-def record(times: dict[Any, tuple[float, float]], key: Any, seconds: float) -> None:
-    """Remember how long a run with ``key`` took, and its fastest (the oldest key goes
-    beyond a bound)."""
+def record(times: dict[Any, Runs], key: Any, seconds: float, threads: int | None = None) -> None:
+    """Remember how long a run with ``key`` took, and its fastest on all threads or (with
+    ``threads`` 1) on one; the oldest key goes beyond a bound."""
     if key is None:
         return
     known = times.get(key)
-    if known is None and len(times) >= _KEYS_PER_ROOT:
-        try:
-            times.pop(next(iter(times)), None)
-        except (RuntimeError, StopIteration):  # another thread's launch changed it meanwhile
-            pass
-    times[key] = (seconds, seconds if known is None else min(seconds, known[1]))
+    if known is None:
+        if len(times) >= _KEYS_PER_ROOT:
+            try:
+                times.pop(next(iter(times)), None)
+            except (RuntimeError, StopIteration):  # another thread's launch changed it meanwhile
+                pass
+        known = (seconds, _NEVER, _NEVER, 0)
+    _, every, one, probes = known
+    if threads == 1:
+        times[key] = (seconds, every, min(seconds, one), probes + 1)
+    else:
+        times[key] = (seconds, min(seconds, every), one, probes)
 
 
 def forget(root: InternalFunction) -> None:
-    """Drop every duration recorded for ``root`` (tests)."""
-    _TIMES.pop(root, None)
+    """Drop every duration recorded for ``root`` (tests). Emptied in place: a launch plan
+    (``plan.py``) holds the same table."""
+    times = _TIMES.get(root)
+    if times is not None:
+        times.clear()

@@ -38,6 +38,15 @@ def is_internal(thread: threading.Thread) -> bool:
     return getattr(thread, _INTERNAL, False)
 
 
+class _WorkerState(threading.local):
+    """Per thread: ``worker``, whether it is one of the pool's; ``done``, whether its job
+    was counted idle. Class defaults, so that ``finishing`` on the host thread (every quick
+    launch calls it) reads them without an ``AttributeError`` raised and caught."""
+
+    worker = False
+    done = True
+
+
 class Slot:
     """One submitted job, and whether a worker has taken it (``withdraw`` needs to know)."""
 
@@ -57,7 +66,7 @@ class WorkerPool:
         self._idle = 0
         self._lock = threading.Lock()
         self._ids = itertools.count()
-        self._local = threading.local()  # .worker: True on this pool's threads; .done: counted idle
+        self._local = _WorkerState()
         self._running: dict[threading.Thread, Slot] = {}  # each busy worker's job
 
     def submit(self, job: Callable[[], None]) -> Slot:
@@ -85,7 +94,7 @@ class WorkerPool:
         """Called by a job that is about to signal its completion: if it runs on one of this
         pool's workers, that worker counts as idle from now on (once per job)."""
         local = self._local
-        if getattr(local, "worker", False) and not local.done:
+        if local.worker and not local.done:
             local.done = True
             with self._lock:
                 self._idle += 1

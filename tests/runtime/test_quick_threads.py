@@ -1,0 +1,167 @@
+"""Quick launches on one thread (``quick.threads_for``): a tiny graph's run on all threads
+is mostly the wake-up of the OpenMP team, so a quick launch whose run key's fastest run
+took under ``ONE_THREAD_PROBE_S`` tries ``ONE_THREAD_PROBES`` runs on one thread, and
+keeps to one thread while that is the faster. That changes only how many threads run it: the results, the
+errors and the calling thread's own Numba thread count stay what they were.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hpvm
+from hpvm.backends.base import RunContext
+from hpvm.runtime import quick
+from markers import needs_backend
+
+pytestmark = [pytest.mark.usefixtures("hpvm_runtime"), needs_backend("cpu")]
+
+
+@hpvm.leaf(ins=("a", "b"), outs=("c",))
+def add(a: hpvm.f32[:], b: hpvm.f32[:], c: hpvm.f32[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    if a[i] < -1000.0:
+        raise ValueError("an input below -1000")
+    c[i] = a[i] + b[i]
+
+
+@hpvm.internal
+def add_root(a: hpvm.f32[:], b: hpvm.f32[:], c: hpvm.f32[:], n: hpvm.i64):
+    node = hpvm.create_node_1d(add, n)
+    for i in range(3):
+        hpvm.bind_in(node, i, i)
+
+
+@pytest.fixture(autouse=True)
+def every_run_quick(monkeypatch):
+    """Every run counts as quick and tiny here (a loaded machine must not decide)."""
+    monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
+    monkeypatch.setattr(quick, "ONE_THREAD_PROBE_S", 60.0)
+    quick.forget(add_root)
+
+
+def _arrays(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    a, b, c = np.arange(n, dtype=np.float32), np.full(n, 2, dtype=np.float32), np.zeros(n, np.float32)
+    for x in (a, b, c):
+        hpvm.track_memory(x)
+    return a, b, c
+
+
+def _runs(root) -> list[quick.Runs]:
+    return list(quick.durations(root).values())
+
+
+def test_a_tiny_launch_is_tried_on_one_thread_and_computes_the_same():
+    import numba
+
+    threads = numba.get_num_threads()
+    a, b, c = _arrays(64)
+    for _ in range(4):
+        c[:] = 0
+        hpvm.wait(hpvm.launch(add_root, (a, b, c, 64), target="cpu"))
+        np.testing.assert_array_equal(c, a + b)
+        assert numba.get_num_threads() == threads  # the caller's own count, restored
+    ((_, every, one, probes),) = _runs(add_root)
+    assert every < quick._NEVER and one < quick._NEVER  # both measured
+    assert probes == min(3, quick.ONE_THREAD_PROBES)  # (4 launches: the first on all threads)
+
+
+def test_no_one_thread_run_for_a_launch_that_is_not_tiny(monkeypatch):
+    monkeypatch.setattr(quick, "ONE_THREAD_PROBE_S", 0.0)
+    a, b, c = _arrays(64)
+    for _ in range(4):
+        hpvm.wait(hpvm.launch(add_root, (a, b, c, 64), target="cpu"))
+    ((_, every, one, probes),) = _runs(add_root)
+    assert every < quick._NEVER and one == quick._NEVER and probes == 0
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_a_node_error_on_one_thread_surfaces_at_wait_and_restores_the_thread_count():
+    import numba
+
+    threads = numba.get_num_threads()
+    a, b, c = _arrays(16)
+    for _ in range(3):
+        hpvm.wait(hpvm.launch(add_root, (a, b, c, 16), target="cpu"))
+    a[3] = -5000.0  # (same run key: the same quick, one-thread run)
+    handle = hpvm.launch(add_root, (a, b, c, 16), target="cpu")
+    assert handle.done.is_set()  # ran inside launch
+    with pytest.raises(hpvm.NodeExecutionError, match="below -1000"):
+        hpvm.wait(handle)
+    assert numba.get_num_threads() == threads
+    ((_, _, one, _),) = _runs(add_root)
+    assert one < quick._NEVER
+
+
+def test_the_cpu_back_end_runs_with_the_threads_its_context_allows():
+    import numba
+
+    cpu = hpvm.backends.get_backend("cpu")
+    a, b, c = np.arange(8, dtype=np.float32), np.ones(8, np.float32), np.zeros(8, np.float32)
+    threads = numba.get_num_threads()
+    for allowed in (1, None, threads + 5):  # (more than there are: all of them)
+        c[:] = 0
+        cpu.run(add_root, (a, b, c, 8), RunContext(threads=allowed))
+        np.testing.assert_array_equal(c, a + 1)
+        assert numba.get_num_threads() == threads
+
+
+_SECONDS = st.floats(1e-7, 1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(_SECONDS, st.sampled_from([None, 1])), min_size=1, max_size=12))
+def test_recorded_runs_keep_the_fastest_of_each_kind_and_choose_by_them(runs):
+    times: dict = {}
+    for seconds, threads in runs:
+        quick.record(times, "k", seconds, threads)
+    last, every, one, probes = times["k"]
+    assert last == runs[-1][0]
+    assert every == min([s for s, t in runs if t is None], default=quick._NEVER)
+    assert one == min([s for s, t in runs if t == 1], default=quick._NEVER)
+    assert probes == sum(t == 1 for _, t in runs)
+    chosen = quick.threads_for(times, "k")
+    if probes == 0:
+        assert chosen == (1 if every < quick.ONE_THREAD_PROBE_S else None)
+    elif probes < quick.ONE_THREAD_PROBES:
+        assert chosen == 1  # (the probes go on)
+    else:
+        assert chosen == (1 if one < every else None)
+    assert quick.is_quick(times, "k") == (
+        last < quick.QUICK_RUN_S or (min(every, one) < quick.QUICK_RUN_S and last < quick.LOADED_RUN_S)
+    )
+
+
+def test_no_thread_choice_for_an_unknown_run_key():
+    assert quick.threads_for({}, "k") is None
+
+
+@hpvm.leaf
+def mixed(k: hpvm.i32, n: hpvm.i64, x: hpvm.f64, flag: bool) -> tuple[hpvm.i32, hpvm.i64, hpvm.f64, bool]:
+    return k + 1, n + 1, x * 2.0, not flag
+
+
+@hpvm.internal
+def mixed_root(k: hpvm.i32, n: hpvm.i64, x: hpvm.f64, flag: bool):
+    node = hpvm.create_node(mixed)
+    for port in range(4):
+        hpvm.bind_in(node, port, port)
+        hpvm.bind_out(node, port, port)
+
+
+def test_python_scalars_passed_as_they_are_share_the_compiled_signature_of_converted_ones():
+    """``CPUBackend._runner`` passes a Python ``int`` / ``float`` / ``bool`` to an ``i64`` /
+    ``f64`` / ``bool`` port unconverted (Numba types it as the port's type) and converts
+    the rest (an ``int`` for ``i32``): the results are the port's types, and the NumPy
+    scalars of the same types compile nothing more."""
+    cpu = hpvm.backends.get_backend("cpu")
+    first = cpu.run(mixed_root, (3, 4, 1.5, True))
+    assert first == (4, 5, 3.0, False)
+    assert [type(v) for v in first] == [np.int32, np.int64, np.float64, np.bool_]
+    entry = cpu.prepare(mixed_root).entry
+    signatures = len(entry.signatures)
+    again = cpu.run(mixed_root, (np.int32(3), np.int64(4), np.float64(1.5), np.bool_(True)))
+    assert again == first and len(entry.signatures) == signatures
