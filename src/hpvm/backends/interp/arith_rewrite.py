@@ -20,7 +20,9 @@ from ...ir.recompile import recompile
 from . import arith
 
 #: The interpreter's operations: Numba's types (``arith.py``).
-CALLS = OperatorCalls(arith.BINARY, arith.IN_PLACE, arith.UNARY, arith.setitem, arith.augitem, arith.FUNCTIONS)
+CALLS = OperatorCalls(
+    arith.BINARY, arith.IN_PLACE, arith.UNARY, arith.setitem, arith.augitem, arith.FUNCTIONS
+)
 
 
 def rewrite_arithmetic(func: Any, env: dict[str, Any], quiet: bool = False) -> dict[str, Any]:
