@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 import hpvm
 from hpvm.backends.base import get_backend
 from hpvm.backends.interp.from_ir import ir_function
-from hpvm.ir.leafir import LeafIRUnsupported, leaf_ir
+from hpvm.ir.leafir import LeafIRUnsupported, leaf_ir, ops
 from hpvm.ir.types import SCALAR_TYPES
 from running import replicated_root, run_tracked
 
@@ -75,7 +75,7 @@ def expression(draw, names: list[str], depth: int = 2) -> tuple[str, bool]:
     if kind == "call":
         return f"{draw(st.sampled_from(['min', 'max', 'math.atan2']))}({a}, {b})", True
     if kind == "ifexp":
-        return f"({a} if {b} > {a} else {b})", True
+        return f"({a} if {b} > {a} else min({a}, {a}))", True  # branches of one type
     return f"({a} {draw(st.sampled_from(BINARY))} {b})", True
 
 
@@ -90,18 +90,22 @@ def leaves(draw) -> tuple[str, list[str]]:
     names = [f"v{k}" for k in range(len(TYPES))]
     body = ["i = hpvm.get_node_instance_id_x(hpvm.get_node())"]
     body += [f"v{k} = a{k}[i]" for k in range(len(TYPES))]
+    stored: set[int] = set()
     for j in range(draw(st.integers(1, 4))):
         form = draw(st.sampled_from(["assign", "assign", "if", "for"]))
         e, _ = draw(expression(names))
         if form == "assign":
             body.append(f"t{j} = {e}")
-        elif form == "if":
+            names.append(f"t{j}")
+        elif form == "if":  # stores in both branches (a variable would be retyped)
             other, _ = draw(expression(names, 1))
-            body += [f"t{j} = {other}", f"if {e} < {other}:", f"    t{j} = {e}"]
+            k = draw(st.integers(0, len(outs) - 1))
+            body += [f"if {e} < {other}:", f"    o{k}[i] = {e}", "else:", f"    o{k}[i] = {other}"]
+            stored.add(k)
         else:
             body += [f"t{j} = 0", "for j in range(3):", f"    t{j} += {e} + j"]
-        names.append(f"t{j}")
-    for k in range(len(outs)):
+            names.append(f"t{j}")
+    for k in sorted(set(range(len(outs))) - stored):
         e, _ = draw(expression(names, 1))
         body.append(f"o{k}[i] = {e}")
     mistake = draw(st.sampled_from([None] * 12 + ["t_m = a0[i + 1]", "o0[i + 1] = v5", "o0[0] = v0"]))
@@ -156,6 +160,22 @@ def _run(leaf, root, args: list[np.ndarray], from_ir: bool):
     return outcome, copies
 
 
+def _typed_apart(ir: ops.LeafIR) -> bool:
+    """Whether ``ir`` holds what the two paths type apart on purpose: a variable assigned
+    values of different types (the IR converts each to the variable's one type, as Numba
+    does; the syntax-tree path keeps each value's own) or ``x if c else y`` with branches of
+    different types (the IR: their promotion). ``test_where_the_paths_differ_the_ir_path_is_numbas``
+    checks those."""
+    for stmt in ops.walk_stmts(ir.body):
+        if isinstance(stmt, ops.Assign) and isinstance(stmt.value, ops.Cast):
+            return True
+        for top in ops.stmt_exprs(stmt):
+            for e in ops.walk_expr(top):
+                if isinstance(e, ops.IfExp) and not e.body.type == e.orelse.type == e.type:
+                    return True
+    return False
+
+
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
     if a.dtype.kind == "f":
         nan = np.isnan(a)
@@ -171,9 +191,13 @@ def test_the_ir_path_computes_and_reports_what_the_syntax_tree_path_does(generat
     source, outs = generated
     leaf = _load(source)
     try:
-        leaf_ir(leaf)
+        ir = leaf_ir(leaf)
     except LeafIRUnsupported:
+        event("outside the dialect (bitwise operators on floats...)")
         assume(False)  # outside the dialect (a variable retyped between reads): both paths are one
+    if _typed_apart(ir):
+        event("typed apart on purpose")
+        assume(False)
     assert ir_function(leaf) is not None
     values = [data.draw(st.lists(_values(t), min_size=N, max_size=N)) for t in TYPES]
     args = _inputs(values) + [np.zeros(N, SCALAR_TYPES[t].dtype) for t in outs]
@@ -223,3 +247,41 @@ def test_which_leaves_run_from_their_ir() -> None:
     b = np.zeros(2)
     out = run_tracked(replicated_root(in_dialect, 1), (a, b, 2), "interp")
     assert out == () and b.tolist() == [3.25, 5.0]  # f32 * f32 + 1 is f64, stored as f64
+
+
+@hpvm.leaf(ins=("y",), outs=("out",))
+def retyped(y: hpvm.f32[:], c: hpvm.i64, out: hpvm.f64[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    v = y[i]
+    if c > 0:
+        v = 0.5
+    out[i] = v * y[i]
+
+
+@hpvm.leaf(ins=("y",), outs=("out",))
+def branches(y: hpvm.f32[:], out: hpvm.f64[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    out[i] = (y[i] if i >= 0 else 0.5) * y[i]
+
+
+@pytest.mark.parametrize("from_ir", [False, True])
+def test_where_the_paths_differ_the_ir_path_is_numbas(from_ir: bool) -> None:
+    """A float32 variable also assigned a float64, a float32 branch of an ``if ... else``
+    with a float64 one: float64 in Numba (one type per variable; the promotion of both
+    branches), so ``v * y[i]`` multiplies in float64. The IR path computes that; the
+    syntax-tree path keeps each value's type (float32): docs/semantics.md §7."""
+    y = np.array([0.1, 1 / 3], np.float32)
+    numba_value = (y.astype(np.float64) * y.astype(np.float64)).tolist()
+    python_value = (y * y).astype(np.float64).tolist()
+    want = numba_value if from_ir else python_value
+    backend = get_backend("interp")
+    backend._functions.clear()
+    previous, backend.from_ir = backend.from_ir, from_ir
+    try:
+        for leaf, args in ((retyped, (y, 0)), (branches, (y,))):
+            out = np.zeros(2)
+            run_tracked(replicated_root(leaf, 1), (*args, out, 2), "interp")
+            assert out.tolist() == want, leaf.name
+    finally:
+        backend.from_ir = previous
+        backend._functions.clear()
