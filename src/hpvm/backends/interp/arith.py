@@ -3,9 +3,11 @@
 The interpreter runs leaf code as Python, where ``np.int32(100000) * np.int32(100000)``
 wraps at 32 bits and ``np.float32(x) + 0.0`` stays float32 (NumPy 2's weak Python scalars),
 and where ``1.0 / 0.0`` raises. Compiled back ends follow Numba's typing instead (int32
-products are int64, literals are int64/float64), so ``arith_rewrite`` turns every operator,
-store and typing-relevant call of a leaf into a call of the functions here, which give each
-result the type ``ir/numeric.py`` says Numba gives it, then compute in that type.
+products are int64, literals are int64/float64), so the interpreter runs every operator,
+store and typing-relevant call of a leaf as a call of the functions here — in Python
+emitted from the leaf IR (``from_ir.py``: conversions by ``converter``, chosen from the
+IR's static types) or in the leaf's rewritten syntax tree (``arith_rewrite.py``) — which
+give each result the type ``ir/numeric.py`` says Numba gives it, then compute in that type.
 
 Values are kept in cheap forms that the rules read back as the same types: int64 as a
 Python ``int`` (wrapped to 64 bits after each operation), float64 as a Python ``float``,
