@@ -3,9 +3,11 @@
 The interpreter runs leaf code as Python, where ``np.int32(100000) * np.int32(100000)``
 wraps at 32 bits and ``np.float32(x) + 0.0`` stays float32 (NumPy 2's weak Python scalars),
 and where ``1.0 / 0.0`` raises. Compiled back ends follow Numba's typing instead (int32
-products are int64, literals are int64/float64), so ``arith_rewrite`` turns every operator,
-store and typing-relevant call of a leaf into a call of the functions here, which give each
-result the type ``ir/numeric.py`` says Numba gives it, then compute in that type.
+products are int64, literals are int64/float64), so the interpreter runs every operator,
+store and typing-relevant call of a leaf as a call of the functions here — in Python
+emitted from the leaf IR (``from_ir.py``: conversions by ``converter``, chosen from the
+IR's static types) or in the leaf's rewritten syntax tree (``arith_rewrite.py``) — which
+give each result the type ``ir/numeric.py`` says Numba gives it, then compute in that type.
 
 Values are kept in cheap forms that the rules read back as the same types: int64 as a
 Python ``int`` (wrapped to 64 bits after each operation), float64 as a Python ``float``,
@@ -537,3 +539,28 @@ FUNCTIONS: dict[Any, Callable[..., Any]] = {
     **{getattr(math, n): _math2(n) for n in _MATH2},
     **{getattr(math, n): _to_integer(n) for n in ("floor", "ceil", "trunc")},
 }
+
+
+# -- conversions the leaf IR makes explicit ------------------------------------------------
+
+
+def converter(src: np.dtype, dst: np.dtype) -> Callable[[Any], Any]:
+    """How compiled code converts a scalar of type ``src`` to ``dst``, on the forms values
+    are kept in here (int64 as ``int``, float64 as ``float``): chosen once from the static
+    types of a leaf IR's ``Cast`` (``from_ir.py``), the exact cheap conversion where there is
+    one, else ``cast_scalar`` (the store conversion: integers wrap, floats truncate)."""
+    if dst == nt.INT64:
+        if src.kind == "f":
+            return lambda x: nt.float_to_int(builtins.float(x))
+        return _to_int64 if src == nt.UINT64 else builtins.int
+    if dst == nt.FLOAT64:
+        return builtins.float
+    if dst == nt.BOOL:
+        return builtins.bool
+    if dst == nt.FLOAT32 and src.kind in "bf":
+        return np.float32
+    if dst == nt.UINT64 and src.kind in "biu":
+        return lambda x: np.uint64(_to_uint64(x))
+    if src.kind in "biu" and dst.kind in "iu" and np.can_cast(src, dst, "safe"):
+        return dst.type  # a widening: exact
+    return lambda x: cast_scalar(x, dst)

@@ -45,6 +45,7 @@ from .arith import cast_scalar
 from .arith_rewrite import typed_function
 from .barriers import barrier_generator
 from .checked import CheckedArray, checked_view, unwrap
+from .from_ir import ir_function
 from .races import GraphScope, LeafRecorder, NativeLeafRecorder
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -250,6 +251,9 @@ class Interpreter(Backend):
         # generators. Keyed weakly by the function object, not by id(): ids are reused after
         # garbage collection, and a new leaf must never run the recompiled code of a dead one.
         self._functions: weakref.WeakKeyDictionary[LeafFunction, Any] = weakref.WeakKeyDictionary()
+        #: run leaves in the leaf IR's dialect from their IR (from_ir.py); off: every leaf
+        #: from its syntax tree, as before (what tests compare the two paths with)
+        self.from_ir = True
         self._generators: weakref.WeakKeyDictionary[LeafFunction, Any] = weakref.WeakKeyDictionary()
 
     # -- Backend interface ---------------------------------------------------------------
@@ -493,10 +497,12 @@ class Interpreter(Backend):
         )
 
     def _function(self, fn: LeafFunction) -> Any:
-        """The leaf's function with Numba's arithmetic, recompiled once per leaf."""
+        """The leaf's function with Numba's arithmetic, made once per leaf: from its leaf IR
+        when the dialect covers it, else from its syntax tree."""
         func = self._functions.get(fn)
         if func is None:
-            func = self._functions[fn] = typed_function(fn)
+            func = ir_function(fn) if self.from_ir else None
+            func = self._functions[fn] = func or typed_function(fn)
         return func
 
     def _call(self, fn: LeafFunction, ctx: _LeafContext, func: Any, arguments: list[Any]) -> Any:

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import instance_context as ictx
 from ..intrinsics import LOWERED_PREFIX
-from . import ops
+from . import ops, rules
 from .exprtext import ExprText, plain_constant
 
 NP, MATH, HPVM = "np", "math", "hpvm"
@@ -68,7 +68,12 @@ class CloneSpelling:
 
 
 def emit_python(
-    ir: ops.LeafIR, name: str | None = None, *, clone: bool = False, spelling: CloneSpelling | None = None
+    ir: ops.LeafIR,
+    name: str | None = None,
+    *,
+    clone: bool = False,
+    spelling: CloneSpelling | None = None,
+    writer: _Python | None = None,
 ) -> tuple[str, tuple[int, ...]]:
     """``ir`` as Python text (a ``def`` named ``name``, default the leaf's), and for each
     line of it the line of the leaf's file it stands for (``emit_problem`` first).
@@ -78,11 +83,13 @@ def emit_python(
     ``CtxRead`` reads index), calls the back end's implementation of each lowered intrinsic,
     ``__hpvm_<name>(...)`` (``intrinsics.LOWERED_PREFIX``), and marks each barrier with a
     statement ``__hpvm_barrier()`` — names the back end binds; ``spelling`` (implies
-    ``clone``) what a back end changes in that (``CloneSpelling``)."""
+    ``clone``) what a back end changes in that (``CloneSpelling``). ``writer``: how the
+    expressions of a leaf not lowered are written (the interpreter's
+    ``OperatorCallsPython`` writes operators as calls)."""
     clone = clone or spelling is not None
     spelling = spelling or _DEFAULT
     params = [p.name for p in ir.params] + ([CTX_PARAM, *spelling.extra_params] if clone else [])
-    writer = (_CLONE if spelling == _DEFAULT else _Clone(spelling)) if clone else _PYTHON
+    writer = (_CLONE if spelling == _DEFAULT else _Clone(spelling)) if clone else (writer or _PYTHON)
     out: list[tuple[str, int]] = [(f"def {name or ir.name}({', '.join(params)}):", ir.line)]
     _block(ir.body, 1, ir.line, out, writer)
     return "\n".join(text for text, _ in out) + "\n", tuple(line for _, line in out)
@@ -100,7 +107,7 @@ def _block(
         if isinstance(stmt, ops.Assign):
             out.append((f"{pad}{stmt.target.name} = {expr(stmt.value)}", stmt.line))
         elif isinstance(stmt, ops.Store):
-            value = _stored(stmt)
+            value = writer.stored(stmt)
             out.append((f"{pad}{_atom(stmt.array)}[{_list(stmt.indices)}] = {expr(value)}", stmt.line))
         elif isinstance(stmt, ops.For):
             bounds = _list(_range_args(stmt))
@@ -193,6 +200,10 @@ class _Python(ExprText):
     def ctx_read(self, e: ops.CtxRead) -> str:
         return f"{CTX_PARAM}[{ictx.index(e.level, e.field)}]"
 
+    def stored(self, store: ops.Store) -> ops.Expr:
+        """The value a store is written with (``_stored``: without its conversion)."""
+        return _stored(store)
+
 
 class _Clone(_Python):
     """A lowered leaf as the clone: lowered intrinsics call ``__hpvm_<name>``, a barrier is
@@ -219,6 +230,89 @@ class _Clone(_Python):
         return super().intrinsic(e)  # (a query not lowered: the IR was not lowered)
 
 
+#: The names of the operators as the calls ``OperatorCallsPython`` writes spell them.
+OPERATOR_NAMES = {
+    "+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod", "**": "pow",
+    "<<": "lshift", ">>": "rshift", "&": "and", "|": "or", "^": "xor",
+}  # fmt: skip
+UNARY_NAMES = {"-": "neg", "+": "pos", "~": "invert"}
+
+
+class OperatorCallsPython(_Python):
+    """Python in which every arithmetic operator, conversion and function call is a call of
+    a name the running code binds (``needed``: each name and what it stands for), so that a
+    runner decides how each computes — the interpreter binds Numba-typed operations
+    (``backends/interp/from_ir.py``) — while the IR decides which one, from static types:
+
+    * ``a + b`` → ``__hpvm_op_add(a, b)`` (``("binary", "+")``), ``-x`` → ``__hpvm_op_neg(x)``;
+    * a ``Cast`` from scalar type S to D → ``__hpvm_cast_S_D(x)`` (``("cast", S, D)``);
+    * ``math.sqrt(x)`` → ``__hpvm_call_math_sqrt(x)`` (``("call", "math.sqrt")``);
+    * ``i64`` and ``f64`` constants as Python's ``int`` and ``float`` (the forms Numba-typed
+      operations keep those types in); any other constant, and any operation or conversion
+      of constants alone (``-1``, ``f32(0.5)``), as a name ``__hpvm_k<n>`` (``("value", e)``:
+      the runner computes it once, as it would have each time);
+    * the value of ``x if c else y`` converted to its type, the promotion of both branches
+      (Numba's: a float32 branch of an ``if`` with a float64 one gives a float64);
+    * a store's value with its conversion to the element type written out (the emitted
+      Python of other writers leaves it to the store).
+
+    Comparisons, ``not``, ``and``/``or``, conditionals, loads and stores stay Python's.
+    """
+
+    def __init__(self) -> None:
+        self.needed: dict[str, tuple[Any, ...]] = {}
+
+    def _ref(self, name: str, key: tuple[Any, ...]) -> str:
+        name = f"__hpvm_{name}"
+        self.needed[name] = key
+        return name
+
+    def constant(self, c: ops.Const) -> str:
+        name = str(c.type)
+        if name == "i64":
+            return str(int(c.value))
+        if name == "f64":
+            v = float(c.value)
+            return repr(v) if math.isfinite(v) else f"float('{v}')"
+        return super().constant(c)
+
+    def expr(self, e: ops.Expr) -> str:
+        if _of_constants(e) and not (isinstance(e, ops.Const) and str(e.type) in ("i64", "f64", "bool")):
+            return self._ref(f"k{len(self.needed)}", ("value", e))
+        if isinstance(e, ops.Binary):
+            call = self._ref(f"op_{OPERATOR_NAMES[e.op]}", ("binary", e.op))
+            return f"{call}({self.expr(e.left)}, {self.expr(e.right)})"
+        if isinstance(e, ops.Unary) and e.op in UNARY_NAMES:
+            return f"{self._ref(f'op_{UNARY_NAMES[e.op]}', ('unary', e.op))}({self.expr(e.operand)})"
+        if isinstance(e, ops.IfExp) and isinstance(e.type, ops.ScalarType):  # in the promoted type
+            body, orelse = (rules.convert(b, e.type) for b in (e.body, e.orelse))
+            return f"{self.atom(body)} if {self.atom(e.test)} else {self.atom(orelse)}"
+        if isinstance(e, ops.Cast) and isinstance(e.value.type, ops.ScalarType):
+            src, dst = str(e.value.type), str(e.type)
+            return f"{self._ref(f'cast_{src}_{dst}', ('cast', src, dst))}({self.expr(e.value)})"
+        return super().expr(e)
+
+    def call(self, e: ops.Call) -> str:
+        name = self._ref(f"call_{e.func.replace('.', '_')}", ("call", e.func))
+        return f"{name}({self.list(e.args)})"
+
+    def stored(self, store: ops.Store) -> ops.Expr:
+        """The value with its conversion to the element type: a store of the Python forms
+        (an ``int`` past int32) would not convert as compiled code does (it raises)."""
+        return store.value
+
+
+def _of_constants(e: ops.Expr) -> bool:
+    """Whether ``e`` is a constant or arithmetic and conversions of constants alone."""
+    if isinstance(e, ops.Const):
+        return True
+    if isinstance(e, (ops.Binary, ops.Unary, ops.Cast)) and (
+        not isinstance(e, ops.Unary) or e.op in UNARY_NAMES
+    ):
+        return isinstance(e.type, ops.ScalarType) and all(_of_constants(o) for o in ops.operands(e))
+    return False
+
+
 _PYTHON = _Python()
 _DEFAULT = CloneSpelling()
 _CLONE = _Clone(_DEFAULT)
@@ -226,4 +320,13 @@ _CLONE = _Clone(_DEFAULT)
 expr = _PYTHON.expr
 
 
-__all__ = ["BARRIER_MARKER", "CTX_PARAM", "CloneSpelling", "emit_problem", "emit_python", "expr", "namespace"]
+__all__ = [
+    "BARRIER_MARKER",
+    "CTX_PARAM",
+    "CloneSpelling",
+    "OperatorCallsPython",
+    "emit_problem",
+    "emit_python",
+    "expr",
+    "namespace",
+]

@@ -1,0 +1,92 @@
+"""Leaves in the leaf IR's dialect, run from their IR (issue 25: back ends as emitters).
+
+The interpreter runs a Python leaf that its leaf IR covers as Python written from that IR
+(``ir/leafir/pyemit.OperatorCallsPython``): every operator a call of the Numba-typed
+operation of ``arith.py``, every conversion the IR makes explicit (an assignment to a wider
+variable, a store into an array of another element type, a return) a converter chosen once
+from the IR's static types (``arith.converter``), each constant in the form its type is
+kept in. The code is compiled with the leaf's own file and lines (``ir/leafir/pycompile``),
+so the checks that read the running frame — bounds, writes outside ``outs``, data races,
+exceptions — name the lines the user wrote, as before. What the IR does not decide stays
+dynamic: the operations still pick their plan by the operands' Python types (a value of
+one static type may be held as ``int`` or as a NumPy scalar), and arrays are checked as
+they are accessed. No syntax tree of the leaf is read here.
+
+Leaves the IR does not cover (``LeafIRUnsupported``: slices, helper calls, tuple values...),
+leaves with a ``raise`` (its exception is opaque text that may name the leaf's module) and
+generated bodies (their IR names the foreign file's lines) run as before, their syntax tree
+lowered below the back ends (``arith_rewrite.py``, ``ir/oplowering.py``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...errors import HPVMError
+from ...ir.bodies import PYTHON
+from ...ir.graph import LeafFunction
+from ...ir.leafir import ops
+from ...ir.leafir.build import leaf_ir
+from ...ir.leafir.pycompile import compile_emitted
+from ...ir.leafir.pyemit import OperatorCallsPython, emit_problem, emit_python, namespace
+from ...ir.types import ScalarType, parse_type
+from . import arith
+
+_MODULES: dict[str, Any] = {"math": math, "np": np, "": builtins}
+
+
+def ir_function(fn: LeafFunction) -> Callable[..., Any] | None:
+    """``fn`` as a function computed from its leaf IR with Numba's arithmetic, or ``None``
+    when it runs from its syntax tree instead (the module docstring says which)."""
+    if fn.body_kind != PYTHON or not hasattr(fn.pyfunc, "__code__"):
+        return None
+    try:
+        ir = leaf_ir(fn)
+    except HPVMError:  # outside the dialect (or refused): the syntax-tree path runs it
+        return None
+    if emit_problem(ir) is not None or any(isinstance(s, ops.Raise) for s in ops.walk_stmts(ir.body)):
+        return None
+    writer = OperatorCallsPython()
+    text, lines = emit_python(ir, writer=writer)
+    with np.errstate(all="ignore"):  # constants are computed as the leaf runs: quietly
+        names = {name: _operation(key) for name, key in writer.needed.items()}
+    return compile_emitted(text, lines, fn.code_file, ir.name, {**namespace(), **names})
+
+
+def _operation(key: tuple[Any, ...]) -> Any:
+    """What a name of the emitted code stands for (``OperatorCallsPython.needed``)."""
+    kind = key[0]
+    if kind == "value":
+        return _evaluate(key[1])
+    if kind == "binary":
+        return arith.BINARY[key[1]]
+    if kind == "unary":
+        return arith.UNARY[key[1]]
+    if kind == "cast":
+        src, dst = (parse_type(k) for k in key[1:])
+        assert isinstance(src, ScalarType) and isinstance(dst, ScalarType)
+        return arith.converter(src.dtype, dst.dtype)
+    module, _, name = key[1].rpartition(".")
+    function = getattr(_MODULES[module], name)
+    return arith.FUNCTIONS.get(function, function)
+
+
+def _evaluate(e: ops.Expr) -> Any:
+    """A constant expression's value, computed by the operations the code would call."""
+    if isinstance(e, ops.Const):
+        t = e.type
+        return arith.to_type(t.dtype)(e.value) if isinstance(t, ScalarType) else e.value
+    if isinstance(e, ops.Binary):
+        return arith.BINARY[e.op](_evaluate(e.left), _evaluate(e.right))
+    if isinstance(e, ops.Unary):
+        return arith.UNARY[e.op](_evaluate(e.operand))
+    assert isinstance(e, ops.Cast) and isinstance(e.value.type, ScalarType) and isinstance(e.type, ScalarType)
+    return arith.converter(e.value.type.dtype, e.type.dtype)(_evaluate(e.value))
+
+
+__all__ = ["ir_function"]
