@@ -51,51 +51,16 @@ def emit_python(ir: ops.LeafIR, name: str | None = None) -> tuple[str, tuple[int
     out: list[tuple[str, int]] = [
         (f"def {name or ir.name}({', '.join(p.name for p in ir.params)}):", ir.line)
     ]
-    _block(ir.body, 1, ir.line, out)
+    BlockWriter().block(ir.body, 1, ir.line, out)
     return "\n".join(text for text, _ in out) + "\n", tuple(line for _, line in out)
 
 
-def _block(block: ops.Block, depth: int, line: int, out: list[tuple[str, int]]) -> None:
-    pad = _INDENT * depth
-    if not block:
-        out.append((f"{pad}pass", line))
-    for stmt in block:
-        if isinstance(stmt, ops.Assign):
-            out.append((f"{pad}{stmt.target.name} = {expr(stmt.value)}", stmt.line))
-        elif isinstance(stmt, ops.Store):
-            out.append((f"{pad}{_atom(stmt.array)}[{_list(stmt.indices)}] = {expr(stmt.value)}", stmt.line))
-        elif isinstance(stmt, ops.For):
-            bounds = _list((stmt.start, stmt.stop, stmt.step))
-            out.append((f"{pad}for {stmt.var.name} in range({bounds}):", stmt.line))
-            _block(stmt.body, depth + 1, stmt.line, out)
-        elif isinstance(stmt, ops.While):
-            out.append((f"{pad}while {expr(stmt.test)}:", stmt.line))
-            _block(stmt.body, depth + 1, stmt.line, out)
-        elif isinstance(stmt, ops.If):
-            out.append((f"{pad}if {expr(stmt.test)}:", stmt.line))
-            _block(stmt.body, depth + 1, stmt.line, out)
-            if stmt.orelse:
-                out.append((f"{pad}else:", stmt.line))
-                _block(stmt.orelse, depth + 1, stmt.line, out)
-        elif isinstance(stmt, ops.Return):
-            out.append((f"{pad}return {_list(stmt.values)}".rstrip(), stmt.line))
-        elif isinstance(stmt, ops.Raise):
-            out.append((f"{pad}raise" + ("" if stmt.exc is None else f" {stmt.exc}"), stmt.line))
-        elif isinstance(stmt, ops.Break):
-            out.append((f"{pad}break", stmt.line))
-        elif isinstance(stmt, ops.Continue):
-            out.append((f"{pad}continue", stmt.line))
-        else:
-            out.append((f"{pad}{expr(stmt.value)}", stmt.line))
+class PythonText(ExprText):
+    """Python's spellings: NumPy scalar types and functions under the names ``np_name`` and
+    ``math_name`` the emitted module gives NumPy and ``math``."""
 
-
-def _dtype(t: ops.ScalarType) -> str:
-    """The NumPy scalar type of ``t`` as the emitted code names it."""
-    return f"{NP}.{'bool_' if t.dtype == np.bool_ else t.dtype.name}"
-
-
-class _Python(ExprText):
-    """Python's spellings: NumPy scalar types and functions under the emitted module's names."""
+    def __init__(self, np_name: str = NP, math_name: str = MATH):
+        self.np, self.math = np_name, math_name
 
     def constant(self, c: ops.Const) -> str:
         plain = plain_constant(c)
@@ -104,29 +69,76 @@ class _Python(ExprText):
         v = c.value
         text = repr(float(v)) if c.type.is_float else str(int(v))
         if c.type.is_float and not math.isfinite(v):
-            text = f"{NP}.{'nan' if v != v else 'inf'}" if v != v or v > 0 else f"-{NP}.inf"
-        return f"{_dtype(c.type)}({text})"
+            text = f"{self.np}.{'nan' if v != v else 'inf'}" if v != v or v > 0 else f"-{self.np}.inf"
+        return f"{self.dtype(c.type)}({text})"
 
     def dtype(self, t: ops.ScalarType) -> str:
-        return _dtype(t)
+        """The NumPy scalar type of ``t`` as the emitted code names it."""
+        return f"{self.np}.{'bool_' if t.dtype == np.bool_ else t.dtype.name}"
 
     def alloc(self, e: ops.Alloc) -> str:
-        return f"{NP}.{e.fill}(({self.list(e.shape)},), {_dtype(e.type.elem)})"
+        return f"{self.np}.{e.fill}(({self.list(e.shape)},), {self.dtype(e.type.elem)})"
 
     def call(self, e: ops.Call) -> str:
         module, _, func = e.func.rpartition(".")
-        prefix = {"math": f"{MATH}.", "np": f"{NP}.", "": ""}[module]
+        prefix = {"math": f"{self.math}.", "np": f"{self.np}.", "": ""}[module]
         return f"{prefix}{func}({self.list(e.args)})"
 
     def intrinsic(self, e: ops.IntrinsicOp) -> str:
         return f"{HPVM}.{e.intrinsic.name}({self.list(e.args)})"
 
 
-_PYTHON = _Python()
+class BlockWriter:
+    """Writes statements as Python lines, each with the leaf line it stands for; a back end
+    that emits a changed leaf (``cpu/barrier_emit.py``) overrides ``stmt`` for the statements
+    it writes otherwise and passes its own expression writer ``text``."""
+
+    def __init__(self, text: PythonText | None = None):
+        self.text = text or _PYTHON
+
+    def block(self, block: ops.Block, depth: int, line: int, out: list[tuple[str, int]]) -> None:
+        before = len(out)
+        for stmt in block:
+            self.stmt(stmt, depth, out)
+        if len(out) == before:
+            out.append((f"{_INDENT * depth}pass", line))
+
+    def stmt(self, stmt: ops.Stmt, depth: int, out: list[tuple[str, int]]) -> None:
+        pad, t = _INDENT * depth, self.text
+        if isinstance(stmt, ops.Assign):
+            out.append((f"{pad}{stmt.target.name} = {t.expr(stmt.value)}", stmt.line))
+        elif isinstance(stmt, ops.Store):
+            out.append(
+                (f"{pad}{t.atom(stmt.array)}[{t.list(stmt.indices)}] = {t.expr(stmt.value)}", stmt.line)
+            )
+        elif isinstance(stmt, ops.For):
+            bounds = t.list((stmt.start, stmt.stop, stmt.step))
+            out.append((f"{pad}for {stmt.var.name} in range({bounds}):", stmt.line))
+            self.block(stmt.body, depth + 1, stmt.line, out)
+        elif isinstance(stmt, ops.While):
+            out.append((f"{pad}while {t.expr(stmt.test)}:", stmt.line))
+            self.block(stmt.body, depth + 1, stmt.line, out)
+        elif isinstance(stmt, ops.If):
+            out.append((f"{pad}if {t.expr(stmt.test)}:", stmt.line))
+            self.block(stmt.body, depth + 1, stmt.line, out)
+            if stmt.orelse:
+                out.append((f"{pad}else:", stmt.line))
+                self.block(stmt.orelse, depth + 1, stmt.line, out)
+        elif isinstance(stmt, ops.Return):
+            out.append((f"{pad}return {t.list(stmt.values)}".rstrip(), stmt.line))
+        elif isinstance(stmt, ops.Raise):
+            out.append((f"{pad}raise" + ("" if stmt.exc is None else f" {stmt.exc}"), stmt.line))
+        elif isinstance(stmt, ops.Break):
+            out.append((f"{pad}break", stmt.line))
+        elif isinstance(stmt, ops.Continue):
+            out.append((f"{pad}continue", stmt.line))
+        else:
+            out.append((f"{pad}{t.expr(stmt.value)}", stmt.line))
+
+
+_PYTHON = PythonText()
 #: An expression as Python (operands parenthesized when compound).
 expr = _PYTHON.expr
-_list = _PYTHON.list
-_atom = _PYTHON.atom
 
 
-__all__ = ["emit_problem", "emit_python", "expr", "namespace"]
+__all__ = ["BlockWriter", "PythonText", "emit_problem", "emit_python", "expr", "namespace"]

@@ -12,17 +12,20 @@ condition or in a loop whose bounds or condition vary (which assignments happen 
 differs between instances). A ``return``, ``break`` or ``continue`` under a varying condition
 makes the rest of its block divergent, and a loop it leaves divergent as a whole. Local
 arrays a leaf writes count as written too (their elements may hold varying values).
-Everything else is *uniform*. Computed to a fixed point, so a loop-carried variable is
+Between two barriers only the arrays written in that *barrier interval* count as written
+(``intervals.py``): a load at uniform indices right after a barrier, in a phase that writes
+no such array, is uniform. Everything else is *uniform*. Computed to a fixed point, so a loop-carried variable is
 varying when any of its assignments is. Conservative: "varying" may be said of a value
 that happens to be the same everywhere, never the other way round.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import ops
 from .effects import ArrayEffects, view_roots
+from .intervals import BarrierIntervals
 from .manager import ANALYSES, AnalysisManager
 
 
@@ -32,15 +35,19 @@ class Uniform:
     ``divergent``: the lines of the ``if``/``while``/``for`` statements whose condition or
     bounds may differ (everything inside them is executed by some instances only);
     ``written``: the array variables whose elements the leaf (any instance) changes, so
-    that a load from them varies."""
+    that a load from them varies; ``written_at``: the same for the barrier interval of each
+    statement (by ``id``)."""
 
     varying: frozenset[str]
     divergent: frozenset[int]
     written: frozenset[str]
+    written_at: dict[int, frozenset[str]] = field(default_factory=dict, compare=False)
 
-    def is_uniform(self, e: ops.Expr) -> bool:
-        """Whether ``e`` has the same value in every instance of a group."""
-        return not _varies(e, self.varying, self.written)
+    def is_uniform(self, e: ops.Expr, at: ops.Stmt | None = None) -> bool:
+        """Whether ``e`` (an expression of statement ``at``, if given) has the same value in
+        every instance of a group."""
+        written = self.written if at is None else self.written_at.get(id(at), self.written)
+        return not _varies(e, self.varying, written)
 
 
 def _varies(e: ops.Expr, varying: frozenset[str] | set[str], written: frozenset[str]) -> bool:
@@ -70,14 +77,15 @@ class Uniformity:
 
     def run(self, ir: ops.LeafIR, manager: AnalysisManager) -> Uniform:
         found = manager.get(_ArrayWrites(), ir)
+        written_at = manager.get(BarrierIntervals(), ir)
         varying: set[str] = set()
         divergent: set[int] = set()
         changed = True
         while changed:
             before = (len(varying), len(divergent))
-            _block(ir.body, False, varying, divergent, found)
+            _block(ir.body, False, varying, divergent, written_at)
             changed = (len(varying), len(divergent)) != before
-        return Uniform(frozenset(varying), frozenset(divergent), found)
+        return Uniform(frozenset(varying), frozenset(divergent), found, written_at)
 
 
 def _block(
@@ -85,12 +93,13 @@ def _block(
     under: bool,
     varying: set[str],
     divergent: set[int],
-    written: frozenset[str],
+    written_at: dict[int, frozenset[str]],
     loop: int | None = None,
 ) -> None:
     """One round over ``block`` (``under``: some instances only run it; ``loop``: the line of
     the innermost loop around it)."""
     for stmt in block:
+        written = written_at[id(stmt)]
         if isinstance(stmt, ops.Assign):
             if under or _varies(stmt.value, varying, written):
                 varying.add(stmt.target.name)
@@ -105,7 +114,7 @@ def _block(
                 varying.add(stmt.var.name)
         inner_loop = loop if isinstance(stmt, ops.If) else stmt.line
         for inner in ops.children(stmt):
-            _block(inner, varies, varying, divergent, written, inner_loop)
+            _block(inner, varies, varying, divergent, written_at, inner_loop)
         if varies and _leaves(stmt):
             under = True  # some instances left the block here: the rest is divergent
             if loop is not None:
