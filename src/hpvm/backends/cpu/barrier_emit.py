@@ -49,8 +49,9 @@ class _GroupText(PythonText):
     """Expressions of the group function: queries as its names, intrinsics as the back end's
     helpers."""
 
+    np_name, math_name = NP, MATH
+
     def __init__(self, phases: Phases, parent_len: int):
-        super().__init__(NP, MATH)
         self.phases, self.parent_len, self.line = phases, parent_len, phases.ir.line
         self.facts = ANALYSES.get(IndexFacts(), phases.ir)
 

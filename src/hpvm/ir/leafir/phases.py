@@ -26,13 +26,13 @@ end (``backend``) refuses, since the interpreter runs every such leaf.
 
 from __future__ import annotations
 
-import linecache
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ...errors import CompileError
 from . import ops
 from .analyses import ANALYSES, IndexFacts, Uniform, Uniformity
+from .barrier_check import Divergence, barrier_lines, divergence_message, heads, is_barrier, varies
 from .printer import INDENT, block_lines, compound_head
 
 
@@ -90,18 +90,6 @@ def _phases(items: tuple[Item, ...]) -> Iterator[Phase]:
             yield from _phases(item.orelse)
 
 
-def is_barrier(stmt: ops.Stmt) -> bool:
-    return (
-        isinstance(stmt, ops.ExprStmt)
-        and isinstance(stmt.value, ops.IntrinsicOp)
-        and stmt.value.intrinsic.kind == "barrier"
-    )
-
-
-def barrier_lines(block: ops.Block) -> list[int]:
-    return sorted(s.line for s in ops.walk_stmts(block) if is_barrier(s))
-
-
 def escaping_jump(stmt: ops.Stmt) -> ops.Stmt | None:
     """The first ``break``/``continue`` in ``stmt`` that leaves a loop enclosing ``stmt``."""
     if isinstance(stmt, (ops.Break, ops.Continue)):
@@ -110,41 +98,6 @@ def escaping_jump(stmt: ops.Stmt) -> ops.Stmt | None:
         found = (escaping_jump(s) for s in (*stmt.body, *stmt.orelse))
         return next((j for j in found if j is not None), None)
     return None  # a loop's own jumps leave the loop itself
-
-
-def heads(stmt: ops.Stmt) -> tuple[ops.Expr, ...]:
-    """The condition of an ``if``/``while``, the bounds of a ``for``."""
-    if isinstance(stmt, ops.For):
-        return (stmt.start, stmt.stop, stmt.step)
-    if isinstance(stmt, (ops.If, ops.While)):
-        return (stmt.test,)
-    return ()
-
-
-def line_text(ir: ops.LeafIR, line: int) -> str:
-    """The text of ``line`` of the leaf's file (for messages), or ``""``."""
-    return linecache.getline(ir.file, line).strip()
-
-
-def divergence_message(
-    ir: ops.LeafIR, uniform: Uniform, control: ops.Stmt, what: str, middle: str, fix: str
-) -> str:
-    """``what`` is under ``control``'s varying condition: the sentence both barrier checks
-    (this pass, and the GPU's ``passes/uniformity.py``) write, ``middle`` saying who needs what."""
-    names = sorted(
-        {
-            e.name
-            for h in heads(control)
-            for e in ops.walk_expr(h)
-            if isinstance(e, ops.Var) and e.name in uniform.varying
-        }
-    )
-    through = f" (through {', '.join(f'`{n}`' for n in names)})" if names else ""
-    return (
-        f"{what} under a condition that differs between instances: line {control.line} "
-        f"(`{line_text(ir, control.line)}`) depends on the instance id{through}. {middle} — {fix}, "
-        "or run with target='interp'"
-    )
 
 
 def split_phases(ir: ops.LeafIR, backend: str = "cpu") -> Phases:
@@ -218,24 +171,26 @@ class _Splitter:
     def _driver(self, s: ops.Stmt) -> Driver:
         if isinstance(s, (ops.Break, ops.Continue)):
             return Driver(s)
-        if not all(self.uniform.is_uniform(h, s) for h in heads(s)):
+        if varies(self.uniform, s):
             barriers = barrier_lines((s,))
-            middle = (
-                "Every instance must reach the same barriers, so the "
-                f"{self.backend} back end needs barriers under uniform conditions only (parameters, "
-                "instance counts, constants)"
-            )
             if barriers:
-                what = f"hpvm.barrier() on line {barriers[0]} is"
-                fix = "move the barrier out of the branch or loop"
-                line = barriers[0]
+                found = Divergence(
+                    f"hpvm.barrier() on line {barriers[0]} is",
+                    barriers[0],
+                    s,
+                    "move the barrier out of the branch or loop",
+                )
             else:
                 jump = escaping_jump(s)
                 assert jump is not None
                 word = type(jump).__name__.lower()
-                what, fix, line = f"`{word}` on line {jump.line} of a loop with barriers is", "", jump.line
-                fix = f"make the `{word}` condition uniform"
-            raise self.fail(line, divergence_message(self.ir, self.uniform, s, what, middle, fix))
+                what = f"`{word}` on line {jump.line} of a loop with barriers is"
+                found = Divergence(what, jump.line, s, f"make the `{word}` condition uniform")
+            middle = (
+                f"Every instance must reach the same barriers, so the {self.backend} back end needs "
+                "barriers under uniform conditions only (parameters, instance counts, constants)"
+            )
+            raise CompileError(divergence_message(self.ir, found, middle) + ", or run with target='interp'")
         orelse = self._plan(s.orelse) if isinstance(s, ops.If) else ()
         return Driver(s, self._plan(s.body), orelse)  # type: ignore[attr-defined]
 
@@ -407,4 +362,4 @@ def _items(items: tuple[Item, ...], depth: int, lines: list[str]) -> None:
         lines.append(f"{pad}}}")
 
 
-__all__ = ["Driver", "Phase", "Phases", "barrier_lines", "is_barrier", "print_phases", "split_phases"]
+__all__ = ["Driver", "Phase", "Phases", "print_phases", "split_phases"]

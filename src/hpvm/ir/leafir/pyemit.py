@@ -45,22 +45,24 @@ def emit_problem(ir: ops.LeafIR) -> str | None:
     return f"leaf '{ir.name}' has a variable named '{taken[0]}'" if taken else None
 
 
-def emit_python(ir: ops.LeafIR, name: str | None = None) -> tuple[str, tuple[int, ...]]:
+def emit_python(
+    ir: ops.LeafIR, name: str | None = None, writer: PythonText | None = None
+) -> tuple[str, tuple[int, ...]]:
     """``ir`` as Python text (a ``def`` named ``name``, default the leaf's), and for each
-    line of it the line of the leaf's file it stands for (``emit_problem`` first)."""
+    line of it the line of the leaf's file it stands for (``emit_problem`` first);
+    ``writer``: how expressions are written (default: as Python writes them)."""
     out: list[tuple[str, int]] = [
         (f"def {name or ir.name}({', '.join(p.name for p in ir.params)}):", ir.line)
     ]
-    BlockWriter().block(ir.body, 1, ir.line, out)
+    BlockWriter(writer).block(ir.body, 1, ir.line, out)
     return "\n".join(text for text, _ in out) + "\n", tuple(line for _, line in out)
 
 
 class PythonText(ExprText):
     """Python's spellings: NumPy scalar types and functions under the names ``np_name`` and
-    ``math_name`` the emitted module gives NumPy and ``math``."""
+    ``math_name`` the emitted module gives NumPy and ``math`` (a subclass may rename them)."""
 
-    def __init__(self, np_name: str = NP, math_name: str = MATH):
-        self.np, self.math = np_name, math_name
+    np_name, math_name = NP, MATH
 
     def constant(self, c: ops.Const) -> str:
         plain = plain_constant(c)
@@ -69,19 +71,21 @@ class PythonText(ExprText):
         v = c.value
         text = repr(float(v)) if c.type.is_float else str(int(v))
         if c.type.is_float and not math.isfinite(v):
-            text = f"{self.np}.{'nan' if v != v else 'inf'}" if v != v or v > 0 else f"-{self.np}.inf"
+            text = (
+                f"{self.np_name}.{'nan' if v != v else 'inf'}" if v != v or v > 0 else f"-{self.np_name}.inf"
+            )
         return f"{self.dtype(c.type)}({text})"
 
     def dtype(self, t: ops.ScalarType) -> str:
         """The NumPy scalar type of ``t`` as the emitted code names it."""
-        return f"{self.np}.{'bool_' if t.dtype == np.bool_ else t.dtype.name}"
+        return f"{self.np_name}.{'bool_' if t.dtype == np.bool_ else t.dtype.name}"
 
     def alloc(self, e: ops.Alloc) -> str:
-        return f"{self.np}.{e.fill}(({self.list(e.shape)},), {self.dtype(e.type.elem)})"
+        return f"{self.np_name}.{e.fill}(({self.list(e.shape)},), {self.dtype(e.type.elem)})"
 
     def call(self, e: ops.Call) -> str:
         module, _, func = e.func.rpartition(".")
-        prefix = {"math": f"{self.math}.", "np": f"{self.np}.", "": ""}[module]
+        prefix = {"math": f"{self.math_name}.", "np": f"{self.np_name}.", "": ""}[module]
         return f"{prefix}{func}({self.list(e.args)})"
 
     def intrinsic(self, e: ops.IntrinsicOp) -> str:
