@@ -330,8 +330,9 @@ def _shared(e: ops.Expr, ir: ops.LeafIR, seen: set[str]) -> bool:
 
 def print_phases(phases: Phases) -> str:
     """The phases as text: each phase's statements in the leaf IR's text form, headed by what
-    it reads before writing; drivers as their statement with planned blocks; then the locals
-    kept per instance and those recomputed."""
+    it reads before writing (``phase (final)``: the last, where ``return`` may be); each
+    driver (``driver 62: while stride > 0 {``, run once) with its planned blocks; then the
+    locals kept per instance and those recomputed."""
     ir = phases.ir
     lines = [f"phases {ir.name} at {ir.line} {{"]
     _items(phases.items, 1, lines)
@@ -354,7 +355,7 @@ def _items(items: tuple[Item, ...], depth: int, lines: list[str]) -> None:
         if isinstance(s, (ops.Break, ops.Continue)):
             block_lines((s,), depth, lines)
             continue
-        lines.append(f"{pad}{s.line}: {compound_head(s)} once {{")  # type: ignore[arg-type]
+        lines.append(f"{pad}driver {s.line}: {compound_head(s)} {{")  # type: ignore[arg-type]
         _items(item.body, depth + 1, lines)
         if isinstance(s, ops.If):
             lines.append(f"{pad}}} else {{")
