@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from leaf_suite import LEAVES
 
 import hpvm
 from hpvm.backends.cpu.barriers import group_function
@@ -32,6 +31,7 @@ from hpvm.ir.leafir import leaf_ir
 from hpvm.ir.leafir.barrier_check import barrier_lines
 from hpvm.ir.leafir.phases import print_phases, split_phases
 from hpvm.passes.clone_leaves import clone_leaf
+from leaf_suite import LEAVES
 
 GOLDEN = Path(__file__).parent / "golden" / "phases"
 UPDATE = os.environ.get("HPVM_UPDATE_GOLDEN") == "1"
