@@ -200,6 +200,8 @@ class GroupSource:
             return
         hoisted, kept, stored = [], [], set()
         for stmt in body:
+            if _is_handle(stmt):
+                continue  # not emitted: queries name their node statically
             reads = (
                 {e.name for e in ops.walk_expr(stmt.value) if isinstance(e, ops.Var)}
                 if isinstance(stmt, ops.Assign)
