@@ -17,7 +17,8 @@ import pytest
 
 import hpvm
 from hpvm.backends import get_backend
-from hpvm.backends.cpu.mallocpool import ALIGN, BufferPools, MallocFlow
+from hpvm.backends.cpu.mallocpool import ALIGN, BufferPools, MallocFlow, poolable, pooled_clone, uses_malloc
+from hpvm.passes.clone_leaves import clone_leaf
 from programs import PROGRAMS, assert_matches, expected, run_program
 
 pytestmark = pytest.mark.usefixtures("hpvm_runtime")
@@ -264,3 +265,24 @@ def test_malloc_in_a_graph_without_parallel_loops_in_a_fresh_process(tmp_path) -
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == "45.0"
+
+
+def test_the_pooled_clone_is_its_lowered_ir_spelled_with_the_pool() -> None:
+    alloc = next(fn for p in PROGRAMS for fn in hpvm.ir.graph.functions(p.root) if fn.name == "p_alloc")
+    clone = clone_leaf(alloc)
+    assert uses_malloc(clone) and poolable(clone)
+    pooled = pooled_clone(clone)
+    assert pooled.ir == clone.ir  # the IR is unchanged: only its spelling
+    assert pooled.symbol.startswith(f"{clone.symbol}_pool")
+    assert pooled.source().splitlines()[:2] == [
+        f"def {pooled.symbol}(bs, __hpvm_ctx, __hpvm_arena, __hpvm_mstate):",
+        "    buf = __hpvm_malloc_pooled(__hpvm_arena, __hpvm_mstate, (bs + 1) * 8).view(np.int64)",
+    ]
+    assert pooled.func.args.args[-2].arg == "__hpvm_arena"
+
+
+def test_a_clone_without_leaf_ir_keeps_the_plain_malloc() -> None:
+    alloc = next(fn for p in PROGRAMS for fn in hpvm.ir.graph.functions(p.root) if fn.name == "p_alloc")
+    clone = clone_leaf(alloc)
+    outside = type(clone)(clone.leaf, clone.symbol, clone.func, clone.levels, calls=clone.calls)
+    assert uses_malloc(outside) and not poolable(outside)

@@ -9,12 +9,22 @@ Whether it happened is read from the compile report ``program.gen.privatized``.
 # No ``from __future__ import annotations``: the roots below are built with their port types
 # as annotation *values*.
 
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import hpvm
 from example_modules import load
+from golden_text import check_golden, relative
 from hpvm.backends import get_backend
+from hpvm.backends.cpu.privatize import atomic_only_params, privatized_clone
+from hpvm.ir.leafir import leaf_ir
+from hpvm.ir.leafir.analyses import atomic_only_arrays
+from hpvm.ir.leafir.printer import print_leaf
+from hpvm.ir.leafir.verify import verify_leaf
+from hpvm.passes.clone_leaves import clone_leaf
 from programs import PROGRAMS, assert_matches, expected, run_program
 
 N = 4096
@@ -206,6 +216,31 @@ def test_histogram_example_is_privatized_and_exact():
     np.testing.assert_array_equal(bins, reference)
     np.testing.assert_array_equal(bins, oracle)
     assert [(r[1], r[2]) for r in report(histogram.root)] == [("bins", "add")]
+
+
+# -- the variant: a pass on the clone's lowered leaf IR (golden) --------------------------------
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize(
+    "leaf", [add_i32, min_f64, add_i64_2d, load("histogram").bin_value], ids=lambda leaf: leaf.name
+)
+def test_the_privatized_variant_golden(leaf):
+    clone = clone_leaf(leaf)
+    params = atomic_only_params(clone)
+    ir = leaf_ir(leaf)
+    assert params and all(atomic_only_arrays(ir)[ir.params[i].name] == {op} for i, op in params.items())
+    variant = privatized_clone(clone, params)
+    verify_leaf(variant.ir)
+    assert "__hpvm_atomic" not in variant.source() and variant.symbol.startswith(f"{clone.symbol}_priv")
+    check_golden(GOLDEN / f"privatized.{leaf.name}.leafir", print_leaf(relative(variant.ir)))
+
+
+def test_a_clone_without_leaf_ir_is_not_privatized():
+    clone = replace(clone_leaf(add_i32), ir=None)
+    assert atomic_only_params(clone) == {}
+    assert privatized_clone(clone, {0: "add"}) is clone
 
 
 # -- cases where privatizing would be wrong ------------------------------------------------------

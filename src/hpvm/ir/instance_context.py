@@ -34,6 +34,9 @@ QUERY_OFFSETS = {
     "get_num_dims": DIMS,
 }
 
+#: How the leaf IR's text form names each offset within a level (``@ctx[1].count_x``).
+FIELD_NAMES = ("id_x", "id_y", "id_z", "count_x", "count_y", "count_z", "dims")
+
 T = TypeVar("T")
 
 

@@ -32,7 +32,13 @@ def compile_tree(tree: ast.AST, filename: str, mode: str = "exec") -> Any:
         return compile(tree, filename, mode)
 
 
-__all__ = ["compile_tree", "parse"]
+def compile_source(source: str, filename: str, mode: str = "exec") -> Any:
+    """``compile`` of generated source text, one thread at a time."""
+    with _LOCK:
+        return compile(source, filename, mode)
+
+
+__all__ = ["compile_source", "compile_tree", "parse"]
 
 
 def walk_own(node: ast.AST) -> Iterator[ast.AST]:

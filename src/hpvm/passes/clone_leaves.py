@@ -11,8 +11,12 @@ implementations (the ``cpu`` back end splits its leaves at the barrier markers,
 ``backends/cpu/barriers.py``). The clone keeps the leaf's line numbers, so Numba's messages
 point at the user's source.
 
-An AST rewrite over the IR only: it lives with the passes, so back ends share it without
-importing each other. As a pass (``CloneLeaves``) it writes the clones into the IR, as
+A leaf in the leaf IR's dialect (``ir/leafir``) is lowered there, once for every back end
+(``leafir/lowering.py``), and its clone is the Python ``pyemit`` emits from the lowered IR
+(``LeafClone.ir``); back ends rewrite that IR further (privatized atomics, pooled
+``malloc``) and emit again. A leaf outside the dialect keeps the syntax-tree rewrite below
+(``_Cloner``, ``LeafClone.ir`` is ``None``), and back ends take their conservative path for
+it. Both live with the passes, so back ends share them without importing each other. As a pass (``CloneLeaves``) it writes the clones into the IR, as
 generated bodies whose lines map to the leaf's — printable, golden-tested — and back ends
 read them back (``clone_of``) instead of cloning themselves.
 """
@@ -32,11 +36,12 @@ from ..ir.bodies import PYTHON_KINDS, GeneratedBody
 from ..ir.graph import InternalFunction, LeafFunction, functions
 from ..ir.intrinsics import INTRINSICS, LOWERED_PREFIX
 from ..ir.leafinfo import handle_level, intrinsic_name, leaf_namespace, parse_leaf, visible_names
+from ..ir.leafir import LeafIR, LeafIRUnsupported, leaf_ir, ops
+from ..ir.leafir.lowering import LoweredLeaf, lower_queries, lowering_error
+from ..ir.leafir.pyemit import BARRIER_MARKER, CTX_PARAM, CloneSpelling, emit_problem, emit_python
+from ..ir.leafir.pyemit import namespace as emitted_names
 from ..ir.pysource import generated_body, unparse_with_lines
 from .base import Module, Pass
-
-CTX_PARAM = "__hpvm_ctx"
-BARRIER_MARKER = "__hpvm_barrier"
 
 
 @dataclass
@@ -49,6 +54,13 @@ class LeafClone:
     levels: int  # how many context levels it reads (max level + 1; 0 if none)
     barrier_lines: list[int] = field(default_factory=list)
     user: LeafFunction = None  # type: ignore[assignment]  # the leaf as written (default: leaf)
+    #: the lowered leaf IR ``func`` is emitted from (``None``: a leaf outside the dialect,
+    #: cloned by rewriting its syntax tree), and how it was spelled
+    ir: LeafIR | None = None
+    spelling: CloneSpelling = field(default_factory=CloneSpelling)
+    #: the intrinsics the clone calls the back end's implementation of (``malloc``,
+    #: ``atomic_add``...: ``Intrinsic.lowered_call``), as CloneLeaves made it
+    calls: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.user is None:
@@ -59,7 +71,23 @@ class LeafClone:
         return bool(self.barrier_lines)
 
     def source(self) -> str:
+        if self.ir is not None:
+            return emit_python(self.ir, self.symbol, spelling=self.spelling)[0]
         return ast.unparse(self.func)
+
+    def namespace(self) -> dict[str, Any]:
+        """The names the clone runs in: the leaf's own (what its exception texts read), and
+        for a clone emitted from the leaf IR, the names that Python reads (``np``...)."""
+        names = leaf_namespace(self.user)
+        return {**names, **emitted_names()} if self.ir is not None else names
+
+    def reemitted(self, ir: LeafIR, tag: str, spelling: CloneSpelling | None = None) -> LeafClone:
+        """This clone with its lowered IR rewritten by a back end (``ir``) and emitted
+        again, named ``<symbol>_<tag><digest of the new code>`` (Numba's disk cache is keyed
+        by the name and the file)."""
+        spelling = spelling if spelling is not None else self.spelling
+        symbol, text, lines = _emit(ir, f"{self.symbol}_{tag}", spelling)
+        return replace(self, symbol=symbol, func=_mapped(text, lines, ir.line), ir=ir, spelling=spelling)
 
 
 def symbol_for(fn: Any, kind: str) -> str:
@@ -72,10 +100,65 @@ def symbol_for(fn: Any, kind: str) -> str:
 
 
 def _fail(leaf: LeafFunction, backend: str, line: int, what: str) -> CompileError:
-    return CompileError(
-        f"leaf '{leaf.name}' ({leaf.location.file}:{line}): {what}; the {backend} back end cannot "
-        "compile this — try target='interp'"
+    return lowering_error(leaf.name, leaf.location.file, line, backend, what)
+
+
+def _emit(ir: LeafIR, prefix: str, spelling: CloneSpelling) -> tuple[str, str, tuple[int, ...]]:
+    """The clone's Python emitted from a lowered ``ir``: its symbol (``prefix`` and a hash of
+    the code), the text and each line's line in the leaf's file."""
+    text, lines = emit_python(ir, "__hpvm_clone", spelling=spelling)
+    symbol = f"{prefix}{hashlib.sha1(text.encode()).hexdigest()[:8]}"
+    return symbol, text.replace("def __hpvm_clone(", f"def {symbol}(", 1), lines
+
+
+def _mapped(text: str, lines: tuple[int, ...], default: int) -> ast.FunctionDef:
+    """The ``def`` of emitted ``text``, each node at the line of the leaf's file its line
+    stands for (``default`` where none): Numba's messages point at the user's source."""
+    return _with_lines(text, lambda line: (lines[line - 1] if 0 < line <= len(lines) else 0) or default)
+
+
+def _with_lines(text: str, line_of: Any) -> ast.FunctionDef:
+    func = pyast.parse(text).body[0]
+    assert isinstance(func, ast.FunctionDef)
+    for node in ast.walk(func):
+        for attr in ("lineno", "end_lineno"):
+            line = getattr(node, attr, None)
+            if line is not None:
+                setattr(node, attr, line_of(line))
+        _keep_positions_ordered(node)
+    return func
+
+
+def _ir_calls(ir: LeafIR) -> frozenset[str]:
+    """The intrinsics a lowered IR calls the back end's implementation of."""
+    return frozenset(
+        e.intrinsic.name
+        for stmt in ops.walk_stmts(ir.body)
+        for top in ops.stmt_exprs(stmt)
+        for e in ops.walk_expr(top)
+        if isinstance(e, ops.IntrinsicOp) and e.intrinsic.lowered_call
     )
+
+
+def generated_clone(
+    leaf: LeafFunction, symbol: str, source: str, line: int, levels: int, barriers: list[int]
+) -> LeafClone:
+    """A clone a back end generates itself (an LLVM leaf's Numba wrapper, ``cpu``): its
+    ``def`` in ``source`` named ``symbol``, every node at ``line`` of the leaf's file; no
+    leaf IR (nothing reads its body)."""
+    return LeafClone(leaf, symbol, _with_lines(source, lambda _: line), levels, barriers)
+
+
+def _lowered(leaf: LeafFunction, backend: str) -> LoweredLeaf | None:
+    """``leaf``'s lowered IR, or ``None`` for a leaf outside the dialect (or one whose
+    variables the emitted Python cannot have): the syntax-tree clone is made instead."""
+    try:
+        ir = leaf_ir(leaf)
+    except LeafIRUnsupported:
+        return None
+    if emit_problem(ir) is not None:
+        return None
+    return lower_queries(ir, backend)
 
 
 class _Cloner(ast.NodeTransformer):
@@ -86,6 +169,7 @@ class _Cloner(ast.NodeTransformer):
         self.handles: dict[str, int] = {}  # handle variable -> ancestor level
         self.max_level = -1
         self.barrier_lines: list[int] = []
+        self.calls: set[str] = set()
         self.allowed_handle_uses: set[int] = set()  # ids of Name nodes consumed by queries
 
     # -- node handles --------------------------------------------------------------------
@@ -168,6 +252,7 @@ class _Cloner(ast.NodeTransformer):
                 self.leaf, self.backend, node.lineno, f"hpvm.{name}() is used other than in a structure query"
             )
         if INTRINSICS[name].lowered_call:  # the back end binds __hpvm_<name>
+            self.calls.add(name)
             node.func = ast.copy_location(ast.Name(f"{LOWERED_PREFIX}{name}", ast.Load()), node.func)
             node.args = [self.visit(a) for a in node.args]
             return node
@@ -189,6 +274,26 @@ class _Cloner(ast.NodeTransformer):
 def clone_leaf(leaf: LeafFunction, backend: str = "cpu") -> LeafClone:
     """The clone of ``leaf``; what cannot be cloned is a ``CompileError`` naming the line and
     saying that the ``backend`` back end cannot compile it."""
+    return _clone_with_text(leaf, backend)[0]
+
+
+def _clone_with_text(leaf: LeafFunction, backend: str) -> tuple[LeafClone, str, tuple[int, ...]]:
+    """The clone, its source and its source map (lines of the leaf's file)."""
+    lowered = _lowered(leaf, backend)
+    if lowered is not None:
+        symbol, text, lines = _emit(lowered.ir, f"{symbol_for(leaf, 'leaf')}_", CloneSpelling())
+        func = _mapped(text, lines, lowered.ir.line)
+        barriers = list(lowered.barrier_lines)
+        clone = LeafClone(
+            leaf, symbol, func, lowered.levels, barriers, ir=lowered.ir, calls=_ir_calls(lowered.ir)
+        )
+        return clone, text, lines
+    clone = _tree_clone(leaf, backend)
+    return (clone, *unparse_with_lines(clone.func))
+
+
+def _tree_clone(leaf: LeafFunction, backend: str) -> LeafClone:
+    """The syntax-tree clone of a leaf outside the leaf IR's dialect."""
     func = parse_leaf(leaf)
     if func is None:
         raise CompileError(
@@ -210,7 +315,8 @@ def clone_leaf(leaf: LeafFunction, backend: str = "cpu") -> LeafClone:
     digest = hashlib.sha1(ast.unparse(func).encode()).hexdigest()[:8]
     symbol = f"{symbol_for(leaf, 'leaf')}_{digest}"
     func.name = symbol
-    return LeafClone(leaf, symbol, func, cloner.max_level + 1, cloner.barrier_lines)
+    calls = frozenset(cloner.calls)
+    return LeafClone(leaf, symbol, func, cloner.max_level + 1, cloner.barrier_lines, calls=calls)
 
 
 # ---------------------------------------------------------------------------------------
@@ -222,16 +328,16 @@ def cloned_leaf(leaf: LeafFunction, backend: str = "cpu") -> LeafFunction:
     a ``GeneratedBody`` — the clone's source, each line mapped to the line of the leaf it
     came from, taking the context in parameter ``__hpvm_ctx``, run in the leaf's module
     (when it runs: cloning a leaf read from a program file does not run its code)."""
-    clone = clone_leaf(leaf, backend)
-    source, lines = unparse_with_lines(clone.func)
+    clone, source, lines = _clone_with_text(leaf, backend)
+    extra = emitted_names if clone.ir is not None else dict
     body = generated_body(
         clone.symbol,
         source,
         leaf.location.file,
         lines,
         context=CTX_PARAM,
-        namespace=lambda: leaf_namespace(leaf),
-        static_base=lambda: visible_names(leaf),
+        namespace=lambda: {**leaf_namespace(leaf), **extra()},
+        static_base=lambda: {**visible_names(leaf), **extra()},
     )
     body = replace(body, cloned_from=leaf)
     return LeafFunction(
@@ -261,15 +367,17 @@ def clone_of(leaf: LeafFunction, backend: str = "cpu") -> LeafClone:
     if not (isinstance(body, GeneratedBody) and body.context == CTX_PARAM and body.cloned_from is not None):
         return clone_leaf(leaf, backend)
     original: LeafFunction = body.cloned_from
-    func = pyast.parse(body.source).body[0]
-    assert isinstance(func, ast.FunctionDef)
-    for node in ast.walk(func):
-        for attr in ("lineno", "end_lineno"):
-            line = getattr(node, attr, None)
-            if line is not None:
-                setattr(node, attr, body.origin_of(line).line or original.location.line)
-        _keep_positions_ordered(node)
-    levels, barriers = 0, []
+    func = _with_lines(body.source, lambda line: body.origin_of(line).line or original.location.line)
+    lowered = _lowered(original, backend)
+    if lowered is not None:
+        symbol = _emit(lowered.ir, "", CloneSpelling())[0]
+        if func.name.endswith(f"_{symbol}"):  # (the body is what the IR emits)
+            barriers = list(lowered.barrier_lines)
+            calls = _ir_calls(lowered.ir)
+            return LeafClone(
+                leaf, func.name, func, lowered.levels, barriers, original, lowered.ir, calls=calls
+            )
+    levels, barriers, calls = 0, [], set()
     for node in ast.walk(func):
         if (
             isinstance(node, ast.Subscript)
@@ -285,7 +393,14 @@ def clone_of(leaf: LeafFunction, backend: str = "cpu") -> LeafClone:
             and node.value.func.id == BARRIER_MARKER
         ):
             barriers.append(node.lineno)
-    return LeafClone(leaf, func.name, func, levels, sorted(barriers), original)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id.removeprefix(LOWERED_PREFIX) in INTRINSICS
+            and INTRINSICS[node.func.id.removeprefix(LOWERED_PREFIX)].lowered_call
+        ):
+            calls.add(node.func.id.removeprefix(LOWERED_PREFIX))
+    return LeafClone(leaf, func.name, func, levels, sorted(barriers), original, calls=frozenset(calls))
 
 
 def _keep_positions_ordered(node: ast.AST) -> None:

@@ -6,21 +6,20 @@ when the whole phase is ``if lid < u:``), with the per-instance slots of the var
 that cross barriers loaded before and stored after it, recomputed locals rebuilt, uniform
 locals reset per instance, and leading statements every instance computes alike hoisted
 out; drivers run once around their planned blocks; the final phase's ``return`` becomes the
-value the group function returns (the last instance's). The code is written from the leaf
-IR with ``pyemit``'s writers: queries become the group function's loop variables, extents
-and parent context, atomics and ``malloc`` the back end's ``__hpvm_<name>`` helpers. No
-Python is read.
+value the group function returns (the last instance's). The code is written from the lowered
+leaf IR (``LeafClone.ir``) with ``pyemit``'s writers: context reads become the group
+function's loop variables, extents and parent context, atomics and ``malloc`` the back
+end's ``__hpvm_<name>`` helpers. No Python is read.
 """
 
 from __future__ import annotations
 
 from ...errors import CompileError
 from ...ir import instance_context as ictx
+from ...ir.intrinsics import LOWERED_PREFIX
 from ...ir.leafir import ops
-from ...ir.leafir.analyses import ANALYSES, IndexFacts
 from ...ir.leafir.phases import Item, Phase, Phases
 from ...ir.leafir.pyemit import BlockWriter, PythonText
-from ...ir.types import NodeHandleType
 from .narrow import MASK
 
 # Names of the group function (the leaf's own names never start with "__hpvm").
@@ -46,46 +45,38 @@ Lines = list[tuple[str, int]]
 
 
 class _GroupText(PythonText):
-    """Expressions of the group function: queries as its names, intrinsics as the back end's
-    helpers."""
+    """Expressions of the group function: context reads as its names, lowered intrinsics as
+    the back end's helpers (``__hpvm_atomic_add``, ``__hpvm_malloc``)."""
 
     np_name, math_name = NP, MATH
 
     def __init__(self, phases: Phases, parent_len: int):
         self.phases, self.parent_len, self.line = phases, parent_len, phases.ir.line
-        self.facts = ANALYSES.get(IndexFacts(), phases.ir)
 
     def fail(self, what: str) -> CompileError:
         ir = self.phases.ir
         return CompileError(f"leaf '{ir.name}' ({ir.file}:{self.line}): {what}")
 
+    def ctx_read(self, e: ops.CtxRead) -> str:
+        if e.level == 0:
+            return OWN_LEVEL[e.field]
+        c = ictx.index(e.level - 1, e.field)
+        if c >= self.parent_len:
+            raise self.fail("a structure query the cpu back end cannot place")
+        return f"{PARENT}[{c}]"
+
     def intrinsic(self, e: ops.IntrinsicOp) -> str:
-        kind, name = e.intrinsic.kind, e.intrinsic.name
-        if kind in ("query", "dims"):
-            level = self.facts.handle_level(e.args[0])
-            offset = ictx.QUERY_OFFSETS[name]
-            if level == 0:
-                return OWN_LEVEL[offset]
-            c = None if level is None else ictx.index(level - 1, offset)
-            if c is None or c >= self.parent_len:
-                raise self.fail("a structure query the cpu back end cannot place")
-            return f"{PARENT}[{c}]"
-        if kind == "atomic":
-            array, *indices, value = (self.expr(a) for a in e.args)
-            index = indices[0] if len(indices) == 1 else f"({', '.join(indices)})"
-            return f"__hpvm_{name}({array}, {index}, {value})"
-        if kind == "malloc":
-            return f"__hpvm_{name}({self.list(e.args)})"
-        raise self.fail(f"hpvm.{name}() where the cpu back end cannot place it")
+        if not e.intrinsic.lowered_call:  # a barrier: phases hold none
+            raise self.fail(f"hpvm.{e.intrinsic.name}() where the cpu back end cannot place it")
+        return f"{LOWERED_PREFIX}{e.intrinsic.name}({self.arguments(e)})"
 
 
-def _is_handle(stmt: ops.Stmt) -> bool:
-    return isinstance(stmt, ops.Assign) and isinstance(stmt.target.type, NodeHandleType)
+def _own_x(e: ops.Expr) -> bool:
+    return isinstance(e, ops.CtxRead) and e.level == 0 and e.field == ictx.ID
 
 
 class _Writer(BlockWriter):
-    """Leaf statements in the group function: handle assignments dropped (queries name
-    their node statically), and in the final phase ``return`` leaving the instance with its
+    """Leaf statements in the group function: in the final phase ``return`` leaving the instance with its
     value in ``__hpvm_ret`` (a ``break`` out of a one-iteration loop, carried out of the
     leaf's own loops by ``__hpvm_done``)."""
 
@@ -98,8 +89,6 @@ class _Writer(BlockWriter):
     def stmt(self, stmt: ops.Stmt, depth: int, out: Lines) -> None:
         self.text.line = stmt.line
         pad = _PAD * depth
-        if _is_handle(stmt):
-            return
         if isinstance(stmt, ops.Return) and self.returning:
             out.extend(self.ret_assign(stmt, depth))
             if self.loops:
@@ -200,8 +189,6 @@ class GroupSource:
             return
         hoisted, kept, stored = [], [], set()
         for stmt in body:
-            if _is_handle(stmt):
-                continue  # not emitted: queries name their node statically
             reads = (
                 {e.name for e in ops.walk_expr(stmt.value) if isinstance(e, ops.Var)}
                 if isinstance(stmt, ops.Assign)
@@ -222,7 +209,7 @@ class GroupSource:
     def _loop(self, phase: Phase, body: ops.Block, depth: int, out: Lines) -> None:
         ph, locals_ = self.phases, self.phases.locals
         exposed = set(phase.exposed)
-        resets = sorted((exposed & phase.assigned & locals_) - self.varying - set(ph.handles))
+        resets = sorted((exposed & phase.assigned & locals_) - self.varying)
         loads = sorted(ph.kept & (exposed | (phase.assigned - phase.definite)))
         stores = [] if phase.final else sorted(ph.kept & phase.assigned)
         pre = [f"{n} = __hpvm_u_{n}" for n in resets]
@@ -272,16 +259,12 @@ class GroupSource:
         """A phase that only assigns uniform locals from call-free expressions (``stride //= 2``)
         has no other effect: run it once, not once per instance."""
         for s in body:
-            if _is_handle(s):
-                continue
             if not isinstance(s, ops.Assign) or s.target.name in self.varying:
                 return False
             for e in ops.walk_expr(s.value):
                 if isinstance(e, ops.Var) and e.name in self.varying:
                     return False
-                if isinstance(e, ops.Alloc) or (
-                    isinstance(e, ops.IntrinsicOp) and e.intrinsic.kind not in ("query", "dims", "handle")
-                ):
+                if isinstance(e, (ops.Alloc, ops.IntrinsicOp)):
                     return False
         return True
 
@@ -289,7 +272,7 @@ class GroupSource:
         """A ``name = expr`` every instance computes alike, without reading memory: run it once
         before the instance loop (``shared = buffer.view(np.float32)`` per instance costs more
         than the reduction itself)."""
-        if not isinstance(stmt, ops.Assign) or _is_handle(stmt):
+        if not isinstance(stmt, ops.Assign):
             return False
         name = stmt.target.name
         if name in self.varying or name in self.phases.kept:
@@ -303,8 +286,8 @@ class GroupSource:
                 return False  # a memory read: other instances may write it first
             if isinstance(e, ops.Retype) and not self.phases.shared_ref(e.array):
                 return False
-            if isinstance(e, ops.IntrinsicOp) and e.intrinsic.kind not in ("query", "dims", "handle"):
-                return False
+            if isinstance(e, ops.IntrinsicOp):
+                return False  # an atomic, malloc
         return True
 
     def _x_bound(self, body: ops.Block, extra: bool) -> tuple[str, ops.Block]:
@@ -313,25 +296,20 @@ class GroupSource:
         bound = EXTENTS[0]
         remat = self.phases.remat
         lead = 0
-        while lead < len(body) and (
-            _is_handle(body[lead])
-            or (
-                isinstance(body[lead], ops.Assign) and body[lead].target.name in remat  # type: ignore[union-attr]
-            )
-        ):
+        while lead < len(body) and _recomputes(body[lead], remat):
             lead += 1
         rest = body[lead:]
         if extra or len(rest) != 1 or not isinstance(rest[0], ops.If) or rest[0].orelse:
             return bound, body
         test = rest[0].test
-        ids = {n for n, s in remat.items() if self.text.facts.own_id(s.value) == 0}
+        ids = {n for n, s in remat.items() if _own_x(s.value)}
         if not (
             isinstance(test, ops.Compare)
             and len(test.ops) == 1
             and test.ops[0] in ("<", "<=", "==")
             and (
                 (isinstance(test.operands[0], ops.Var) and test.operands[0].name in ids)
-                or self.text.facts.own_id(test.operands[0]) == 0
+                or _own_x(test.operands[0])
             )
             and self.phases.uniform.is_uniform(test.operands[1], rest[0])
             and all(_arithmetic(e) for e in ops.walk_expr(test.operands[1]))
@@ -367,10 +345,12 @@ class GroupSource:
 
 
 def _arithmetic(e: ops.Expr) -> bool:
-    """Names, constants, queries and arithmetic only: nothing that reads memory or calls."""
-    if isinstance(e, ops.IntrinsicOp):
-        return e.intrinsic.kind in ("query", "dims", "handle")
-    return isinstance(e, (ops.Var, ops.Const, ops.Unary, ops.Binary, ops.Cast))
+    """Names, constants, context reads and arithmetic only: nothing that reads memory or calls."""
+    return isinstance(e, (ops.Var, ops.Const, ops.Unary, ops.Binary, ops.Cast, ops.CtxRead))
+
+
+def _recomputes(stmt: ops.Stmt, remat: dict[str, ops.Assign]) -> bool:
+    return isinstance(stmt, ops.Assign) and stmt.target.name in remat
 
 
 def _returns(block: ops.Block) -> bool:

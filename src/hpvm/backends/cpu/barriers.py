@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from ...errors import CompileError
 from ...ir.leafir import leaf_ir
+from ...ir.leafir.lowering import lower_queries
 from ...ir.leafir.ops import LeafIRUnsupported
 from ...ir.leafir.phases import split_phases
 from ...ir.types import PortType
@@ -74,14 +75,17 @@ def group_function(clone: LeafClone, param_types: list[PortType], ctx_levels: in
         raise CompileError(f"leaf '{leaf.name}': group_function needs one port type per parameter")
     if ctx_levels < max(1, clone.levels):
         raise CompileError(f"leaf '{leaf.name}' reads {clone.levels} context levels, not {ctx_levels}")
-    try:
-        ir = leaf_ir(leaf)
-    except LeafIRUnsupported as e:
-        raise CompileError(
-            f"leaf '{leaf.name}' ({e.where or leaf.location}) calls hpvm.barrier() and uses {e.construct}, which the "
-            "cpu back end cannot split into phases (it splits barrier leaves on the leaf IR: "
-            f"docs/leafir.md){'; ' + e.hint if e.hint else ''} — rewrite it, or run with target='interp'"
-        ) from e
+    ir = clone.ir  # the lowered leaf IR (queries read the context), None outside the dialect
+    if ir is None:  # (or a leaf with a variable named np: the group function names NumPy otherwise)
+        try:
+            ir = lower_queries(leaf_ir(leaf), "cpu").ir
+        except LeafIRUnsupported as e:
+            raise CompileError(
+                f"leaf '{leaf.name}' ({e.where or leaf.location}) calls hpvm.barrier() and uses "
+                f"{e.construct}, which the cpu back end cannot split into phases (it splits barrier "
+                f"leaves on the leaf IR: docs/leafir.md){'; ' + e.hint if e.hint else ''} — rewrite it, "
+                "or run with target='interp'"
+            ) from e
     symbol = clone.symbol.replace("__hpvm_leaf_", "__hpvm_group_", 1)
     if symbol == clone.symbol:
         symbol = f"__hpvm_group_{clone.symbol}"

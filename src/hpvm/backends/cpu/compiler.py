@@ -30,14 +30,13 @@ from ...ir import pyast
 from ...ir.bodies import LLVM
 from ...ir.cache import cache_root
 from ...ir.graph import InternalFunction, LeafFunction, functions
-from ...ir.leafinfo import leaf_namespace
 from ...ir.types import ScalarType
 from ...passes.clone_leaves import LeafClone, clone_of
 from ..bounds import SizeOutOfBounds, past_end
 from ..numba_shared.messages import describe_numba_error
 from .graphgen import GraphGen, StageSpec
 from .loop_errors import loop_error_helpers
-from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, pooled_clone, uses_malloc
+from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, poolable, pooled_clone, uses_malloc
 from .narrow import narrow_helpers
 from .privatize import plain_helpers
 
@@ -226,20 +225,16 @@ def _llvm_clone(leaf: LeafFunction) -> tuple[LeafClone, tuple[str, str | None, d
     function calls the leaf's LLVM through a Numba intrinsic, like a Python leaf's clone.
     Its symbol carries the LLVM clone's digest, so Numba's disk cache of graph functions
     (keyed by their text) never serves code of an edited leaf."""
-    from ...passes.clone_leaves import symbol_for
+    from ...passes.clone_leaves import generated_clone, symbol_for
     from ..llvm_native.native import native_leaf
     from ..llvm_native.numba_call import leaf_wrappers
 
     native = native_leaf(leaf)
     symbol = f"{symbol_for(leaf, 'llvm')}_{native.digest[:10]}"
     source, group, names, native = leaf_wrappers(leaf, symbol)
-    func = pyast.parse(source).body[0]
-    assert isinstance(func, ast.FunctionDef)
-    for node in ast.walk(func):  # messages point at the leaf's define
-        if hasattr(node, "lineno"):
-            node.lineno = node.end_lineno = leaf.location.line or 1  # type: ignore[attr-defined]
-    barriers = [leaf.location.line or 1] if native.uses_barrier else []
-    return LeafClone(leaf, symbol, func, native.levels, barriers), (source, group, names)
+    line = leaf.location.line or 1  # messages point at the leaf's define
+    barriers = [line] if native.uses_barrier else []
+    return generated_clone(leaf, symbol, source, line, native.levels, barriers), (source, group, names)
 
 
 def _compile_llvm_leaf(
@@ -307,7 +302,7 @@ class Compiler:
             else:
                 clones[id(leaf)] = clone_of(leaf)
         # malloc in a leaf without barriers draws from the run's pool (mallocpool.py).
-        pooled = frozenset(id(c.leaf) for c in clones.values() if not c.uses_barrier and uses_malloc(c))
+        pooled = frozenset(id(c.leaf) for c in clones.values() if poolable(c))
         for key in pooled:
             clones[key] = pooled_clone(clones[key])
         levels = max([1, *(c.levels for c in clones.values())])
@@ -322,7 +317,7 @@ class Compiler:
                     barrier_symbols[id(leaf)] = symbol
                 leaf_namespace[clone.symbol] = dispatcher.one
                 continue
-            namespace = self._leaf_namespace(clone.user, helpers)
+            namespace = self._leaf_namespace(clone, helpers)
             prefix = "hpvm_generated" if inline else "hpvm_diagnostic"  # never mixed up in sys.modules
             module = _module(f"{prefix}.{clone.symbol}", leaf.location.file, namespace)
             code = pyast.compile_tree(
@@ -339,8 +334,7 @@ class Compiler:
                 renamed = f"{symbol}_{digest}"
                 source = source.replace(f"def {symbol}(", f"def {renamed}(", 1)
                 symbol = renamed
-                tree = pyast.parse(source)
-                exec(pyast.compile_tree(tree, leaf.location.file, "exec"), module.__dict__)
+                exec(pyast.compile_source(source, leaf.location.file), module.__dict__)
                 module.__dict__[symbol] = numba.njit(nogil=True, cache=cache, error_model=ERROR_MODEL)(
                     module.__dict__[symbol]
                 )
@@ -376,7 +370,7 @@ class Compiler:
                 continue
             leaf = clone.user
             prefix = "hpvm_generated" if inline else "hpvm_diagnostic"
-            module = _module(f"{prefix}.{symbol}", leaf.location.file, self._leaf_namespace(leaf, helpers))
+            module = _module(f"{prefix}.{symbol}", leaf.location.file, self._leaf_namespace(clone, helpers))
             code = pyast.compile_tree(
                 ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec"
             )
@@ -454,8 +448,8 @@ class Compiler:
 
     # -- modules -------------------------------------------------------------------------
 
-    def _leaf_namespace(self, leaf: LeafFunction, helpers: dict[str, Any]) -> dict[str, Any]:
-        return {**leaf_namespace(leaf), **helpers}
+    def _leaf_namespace(self, clone: LeafClone, helpers: dict[str, Any]) -> dict[str, Any]:
+        return {**clone.namespace(), **helpers}
 
     def _write(self, source: str) -> Path:
         # The header versions the code generator: a change in how the code is generated or

@@ -36,9 +36,6 @@ barrier-free leaf.
 
 from __future__ import annotations
 
-import ast
-import copy
-import hashlib
 import threading
 from dataclasses import dataclass, replace
 from typing import Any
@@ -65,29 +62,29 @@ RELEASE = "__hpvm_pool_release"
 
 
 def uses_malloc(clone: LeafClone) -> bool:
-    """Whether the clone calls ``hpvm.malloc`` (rewritten by ``passes/clone_leaves.py`` to ``__hpvm_malloc``)."""
-    return any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == MALLOC
-        for n in ast.walk(clone.func)
-    )
+    """Whether the clone calls ``hpvm.malloc`` (what CloneLeaves found: ``LeafClone.calls``)."""
+    return "malloc" in clone.calls
+
+
+def poolable(clone: LeafClone) -> bool:
+    """Whether the clone's ``malloc`` calls draw from the run's pool: it has no barrier (its
+    group function's signature is fixed), calls ``malloc``, and has a lowered leaf IR to
+    rewrite (a leaf outside the dialect keeps the plain ``malloc``: a fresh buffer per call)."""
+    return clone.ir is not None and not clone.uses_barrier and uses_malloc(clone)
 
 
 def pooled_clone(clone: LeafClone) -> LeafClone:
     """The clone taking the pool as two extra parameters after the context tuple, its
-    ``malloc`` calls drawing from it. Renamed by a hash of its new code (Numba's disk cache
-    is keyed by name and file)."""
-    func = copy.deepcopy(clone.func)
-    func.args.args += [ast.arg(arg=name) for name in POOL_PARAMS]
-    for node in ast.walk(func):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == MALLOC:
-            node.func.id = POOLED_MALLOC
-            node.args = [ast.Name(ARENA_PARAM, ast.Load()), ast.Name(STATE_PARAM, ast.Load()), *node.args]
-    ast.fix_missing_locations(func)
-    func.name = "__hpvm_clone"
-    digest = hashlib.sha1(ast.unparse(func).encode()).hexdigest()[:8]
-    symbol = f"{clone.symbol}_pool{digest}"
-    func.name = symbol
-    return replace(clone, symbol=symbol, func=func)
+    ``malloc`` calls drawing from it (``__hpvm_malloc_pooled(arena, state, n)``): its
+    lowered IR emitted again with that spelling. Renamed by a hash of its new code (Numba's
+    disk cache is keyed by name and file)."""
+    assert clone.ir is not None, "only a clone with a lowered leaf IR is pooled (poolable)"
+    spelling = replace(
+        clone.spelling,
+        extra_params=(*clone.spelling.extra_params, *POOL_PARAMS),
+        calls=(*clone.spelling.calls, ("malloc", (POOLED_MALLOC, POOL_PARAMS))),
+    )
+    return clone.reemitted(clone.ir, "pool", spelling)
 
 
 _JITTED: dict[str, Any] = {}

@@ -21,25 +21,23 @@ loop's nodes receive (the same memory passed twice under two names could be read
 How. Each thread (chunk of the outermost loop, one chunk per thread) gets a copy filled
 with the operation's identity (``-0.0`` for float add and sub, so an untouched ``-0.0``
 stays ``-0.0``), the leaf runs as a *variant* whose atomics on ``A`` are plain operations
-on its copy (``Q[i] += v``), and after the loop the copies are folded into ``A`` serially
-(sub accumulates ``-v`` and is folded with ``+``). The value is cast to ``A``'s dtype
-first, as the atomics do, so integer wrap-around is the same. (The variant is still made by
-rewriting the clone's syntax tree, ``privatized_clone``: producing code from the leaf IR
-waits for its emitters, docs/leafir.md.)
+on its copy (``Q[i] = Q[i] + v``), and after the loop the copies are folded into ``A``
+serially (sub accumulates ``-v`` and is folded with ``+``). The value is cast to ``A``'s
+dtype first, as the atomics do, so integer wrap-around is the same. The variant is a pass
+on the clone's lowered leaf IR (``privatize_atomics``), emitted again as Python
+(``LeafClone.reemitted``); nothing here reads Python.
 """
 
 from __future__ import annotations
 
-import ast
-import copy
-import hashlib
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ...ir.intrinsics import COMMUTING
-from ...ir.leafir import LeafIRUnsupported, leaf_ir
+from ...ir.leafir import LeafIR, LeafIRUnsupported, leaf_ir, ops, rules
 from ...ir.leafir.analyses import atomic_only_arrays
 from ...passes.clone_leaves import LeafClone
 
@@ -47,18 +45,12 @@ from ...passes.clone_leaves import LeafClone
 #: max, and, or, xor.
 PRIVATIZABLE = tuple(COMMUTING)
 MAX_PRIVATE_BYTES = 64 * 1024  # per thread: larger arrays keep the real atomics
-_ATOMIC_PREFIX = "__hpvm_atomic_"
-PLAIN_PREFIX = "__hpvm_plain_"
-
-
-def _atomic_op(call: ast.AST) -> str | None:
-    if (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Name)
-        and call.func.id.startswith(_ATOMIC_PREFIX)
-    ):
-        return call.func.id[len(_ATOMIC_PREFIX) :]
-    return None
+#: The plain update each privatizable atomic becomes: a binary operator, or (min, max) a
+#: comparison under which the value replaces the element (Python's ``min(old, v)``: a NaN
+#: value never replaces).
+_UPDATE = {"add": "+", "sub": "-", "and": "&", "or": "|", "xor": "^"}
+_REPLACES_WHEN = {"min": "<", "max": ">"}
+_TEMP = "__hpvm_priv"  # the locals holding an update's index and value (evaluated once)
 
 
 def atomic_only_params(clone: LeafClone) -> dict[int, str]:
@@ -66,46 +58,95 @@ def atomic_only_params(clone: LeafClone) -> dict[int, str]:
     privatizable operation (and for their shape): parameter index -> operation.
 
     Read off the leaf IR's cached analysis (``ir/leafir/analyses/``: computed once per
-    leaf IR); a leaf outside the leaf IR's dialect gets none (the conservative answer: its
-    atomics stay real atomics)."""
+    leaf IR); a leaf outside the leaf IR's dialect, whose clone has no IR, gets none (the
+    conservative answer: its atomics stay real atomics)."""
+    if clone.ir is None:
+        return {}  # outside the dialect: not privatized (the real atomics run)
     try:
         ir = leaf_ir(clone.user)
-    except LeafIRUnsupported:
-        return {}  # outside the dialect: not privatized (the real atomics run)
+    except LeafIRUnsupported:  # pragma: no cover - a clone with an IR has a leaf IR
+        return {}
     found = atomic_only_arrays(ir)
     result: dict[int, str] = {}
     for index, param in enumerate(ir.params):
-        ops = found.get(param.name, frozenset())
-        if len(ops) == 1 and next(iter(ops)) in PRIVATIZABLE:
-            result[index] = next(iter(ops))
+        ops_ = found.get(param.name, frozenset())
+        if len(ops_) == 1 and next(iter(ops_)) in PRIVATIZABLE:
+            result[index] = next(iter(ops_))
     return result
 
 
 def privatized_clone(clone: LeafClone, params: dict[int, str]) -> LeafClone:
-    """The variant of ``clone`` whose atomics on ``params`` are plain read-modify-writes."""
-    func = copy.deepcopy(clone.func)
-    leaf = clone.leaf
-    names = {func.args.args[i].arg: i for i in params}
-    for stmt in ast.walk(func):
-        if not isinstance(stmt, ast.Expr):
-            continue
-        op = _atomic_op(stmt.value)
+    """The variant of ``clone`` whose atomics on ``params`` (parameter index -> operation)
+    are plain read-modify-writes on its private copy: ``privatize_atomics`` on its lowered
+    IR, emitted again. A clone without IR is returned as it is (``atomic_only_params``
+    never chooses one)."""
+    if clone.ir is None or not params:
+        return clone
+    names = {clone.ir.params[i].name: op for i, op in params.items()}
+    return clone.reemitted(privatize_atomics(clone.ir, names), "priv")
+
+
+def privatize_atomics(ir: LeafIR, arrays: Mapping[str, str]) -> LeafIR:
+    """``ir`` with each atomic statement on an array parameter of ``arrays`` (name ->
+    operation) made a plain update: its indices and value evaluated once, in order, into
+    locals; the value converted to the element type first, as the atomics do (so integer
+    wrap-around is the same); then ``a[i] = a[i] <op> v`` or, for min and max, ``if v < a[i]:
+    a[i] = v``. Nothing else changes."""
+    temps: list[tuple[str, Any]] = []
+
+    def temp(value: ops.Expr, line: int, out: list[ops.Stmt]) -> ops.Expr:
+        inner = value.value if isinstance(value, ops.Cast) else value
+        if isinstance(inner, (ops.Var, ops.Const)):
+            return value  # (nothing to evaluate twice)
+        var = ops.Var(f"{_TEMP}{len(temps)}", value.type)
+        temps.append((var.name, value.type))
+        out.append(ops.Assign(var, value, line))
+        return var
+
+    def update(stmt: ops.ExprStmt, out: list[ops.Stmt]) -> None:
         call = stmt.value
-        if op is None or not isinstance(call, ast.Call) or not call.args:
-            continue
-        target = call.args[0]
-        if isinstance(target, ast.Name) and target.id in names and len(call.args) == 3:
-            dtype = leaf.params[names[target.id]].type.dtype.name
-            call.func = ast.copy_location(ast.Name(f"{PLAIN_PREFIX}{op}", ast.Load()), call.func)
-            value = call.args[2]
-            cast = ast.Call(ast.Name(f"__hpvm_dt_{dtype}", ast.Load()), [value], [])
-            call.args[2] = ast.copy_location(cast, value)
-    ast.fix_missing_locations(func)
-    func.name = "__hpvm_clone"
-    digest = hashlib.sha1(ast.unparse(func).encode()).hexdigest()[:8]
-    symbol = f"{clone.symbol}_priv{digest}"
-    func.name = symbol
-    return replace(clone, symbol=symbol, func=func)
+        assert isinstance(call, ops.IntrinsicOp) and call.intrinsic.op is not None
+        array, line = call.args[0], stmt.line
+        assert isinstance(array.type, ops.ArrayType)
+        indices = tuple(temp(i, line, out) for i in call.args[1:-1])
+        value = temp(rules.convert(call.args[-1], array.type.elem), line, out)
+        old = rules.load(array, indices)
+        op = call.intrinsic.op
+        if op in _UPDATE:
+            new = rules.convert(rules.binary(_UPDATE[op], old, value), array.type.elem)
+            out.append(ops.Store(array, indices, new, line))
+        else:
+            test = rules.compare([_REPLACES_WHEN[op]], [value, old])
+            out.append(ops.If(test, (ops.Store(array, indices, value, line),), (), line))
+
+    def block(stmts: ops.Block) -> ops.Block:
+        out: list[ops.Stmt] = []
+        for stmt in stmts:
+            if _privatized(stmt, arrays):
+                update(stmt, out)  # type: ignore[arg-type]
+            elif isinstance(stmt, (ops.For, ops.While)):
+                out.append(replace(stmt, body=block(stmt.body)))
+            elif isinstance(stmt, ops.If):
+                out.append(replace(stmt, body=block(stmt.body), orelse=block(stmt.orelse)))
+            else:
+                out.append(stmt)
+        return tuple(out)
+
+    body = block(ir.body)
+    return replace(ir, body=body, locals=ir.locals + tuple(temps))
+
+
+def _privatized(stmt: ops.Stmt, arrays: Mapping[str, str]) -> bool:
+    """Whether ``stmt`` is an atomic statement on one of ``arrays`` with its operation."""
+    if not (isinstance(stmt, ops.ExprStmt) and isinstance(stmt.value, ops.IntrinsicOp)):
+        return False
+    call = stmt.value
+    target = call.args[0] if call.args else None
+    return (
+        call.intrinsic.kind == "atomic"
+        and isinstance(target, ops.Var)
+        and arrays.get(target.name) == call.intrinsic.op
+    )
 
 
 def identity(op: str, dtype: np.dtype) -> str:
@@ -139,42 +180,10 @@ _JITTED: dict[str, Any] = {}
 
 
 def plain_helpers() -> dict[str, Any]:
-    """``__hpvm_plain_<op>(arr, index, value)``: the atomics' effect without atomicity, for
-    private copies (``value`` is already cast to the array's dtype). Built once."""
+    """What the privatized loops call: ``__hpvm_overlaps(a, b)`` (whether two arrays share
+    memory) and ``__hpvm_num_threads()``. Built once."""
     if not _JITTED:
         import numba
-
-        jit = numba.njit(nogil=True, cache=True, inline="always")
-
-        @jit
-        def plain_add(a, i, v):  # type: ignore[no-untyped-def]
-            a[i] += v
-
-        @jit
-        def plain_sub(a, i, v):  # type: ignore[no-untyped-def]
-            a[i] -= v
-
-        @jit
-        def plain_min(a, i, v):  # type: ignore[no-untyped-def]
-            if v < a[i]:  # Python's min(old, v), as the atomic: a NaN value never replaces
-                a[i] = v
-
-        @jit
-        def plain_max(a, i, v):  # type: ignore[no-untyped-def]
-            if v > a[i]:
-                a[i] = v
-
-        @jit
-        def plain_and(a, i, v):  # type: ignore[no-untyped-def]
-            a[i] &= v
-
-        @jit
-        def plain_or(a, i, v):  # type: ignore[no-untyped-def]
-            a[i] |= v
-
-        @jit
-        def plain_xor(a, i, v):  # type: ignore[no-untyped-def]
-            a[i] ^= v
 
         @numba.njit(nogil=True, cache=True)
         def overlaps(a, b):  # type: ignore[no-untyped-def]
@@ -206,8 +215,6 @@ def plain_helpers() -> dict[str, Any]:
         def num_threads():  # type: ignore[no-untyped-def]
             return _iget_num_threads()
 
-        local = dict(locals())
-        _JITTED.update({f"{PLAIN_PREFIX}{op}": local[f"plain_{op}"] for op in PRIVATIZABLE})
         _JITTED["__hpvm_overlaps"] = overlaps
         _JITTED["__hpvm_num_threads"] = num_threads
     return dict(_JITTED)

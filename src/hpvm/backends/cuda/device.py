@@ -29,7 +29,7 @@ from ...errors import BackendUnavailableError, CompileError
 from ...ir import instance_context as ictx
 from ...ir import pyast
 from ...ir.graph import LeafFunction
-from ...ir.leafinfo import analyze_leaf, leaf_namespace
+from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType, ScalarType
 from ...passes.clone_leaves import CTX_PARAM, LeafClone, clone_of, written_leaf
 from ..gpu.device import GPUDevice
@@ -38,7 +38,7 @@ from ..gpu.spec import Geometry, KernelSpec
 from ..interp.arith_rewrite import rewrite_arithmetic
 from ..numba_shared.messages import describe_numba_error
 from .kernelgen import kernel_source
-from .local_arrays import lower_local_arrays
+from .local_arrays import local_array_clone
 
 # numba-cuda's simulator runs one kernel at a time in a process (it asserts so).
 _SIM_LOCK = threading.Lock()
@@ -157,18 +157,19 @@ class CUDADevice(GPUDevice):
                 from . import intrinsics
 
                 clone = clone_of(leaf, "cuda")  # the CloneLeaves pass made it
-                namespace = _leaf_namespace(clone.user)
+                namespace = _leaf_namespace(clone)
                 namespace.update(intrinsics.helpers())
-                func = copy.deepcopy(clone.func)
                 # Constant-shape np.zeros: a thread's private array (local_arrays.py).
-                namespace.update(lower_local_arrays(func, namespace, self.cuda))
+                placed, names = local_array_clone(clone, self.cuda)
+                namespace.update(names)
+                func = copy.deepcopy(placed.func)
                 if self.simulator:  # Python: Numba's arithmetic by rewriting (see the docstring)
                     namespace.update(rewrite_arithmetic(func, namespace, quiet=True))
                 code = pyast.compile_tree(
                     ast.Module(body=[func], type_ignores=[]), leaf.location.file, "exec"
                 )
                 exec(code, namespace)
-                entry = self._leaves[leaf] = (clone, self.cuda.jit(device=True)(namespace[clone.symbol]))
+                entry = self._leaves[leaf] = (clone, self.cuda.jit(device=True)(namespace[placed.symbol]))
             return entry
 
     def compile(self, spec: KernelSpec) -> Any:
@@ -271,7 +272,7 @@ class CUDADevice(GPUDevice):
             if key in self._checked:
                 continue
             clone = clone_of(call.leaf, "cuda")
-            namespace = _leaf_namespace(clone.user)
+            namespace = _leaf_namespace(clone)
             for op in atomics.ATOMIC_OPS:
                 namespace[f"__hpvm_atomic_{op}"] = getattr(atomics, f"atomic_{op}")
             namespace["__hpvm_barrier"] = _cpu_barrier()
@@ -385,9 +386,9 @@ def _cpu_barrier() -> Any:
     return _BARRIER
 
 
-def _leaf_namespace(leaf: LeafFunction) -> dict[str, Any]:
+def _leaf_namespace(clone: LeafClone) -> dict[str, Any]:
     """The leaf's own globals and closure values, so its clone sees what the leaf sees."""
-    namespace = leaf_namespace(leaf)
+    namespace = clone.namespace()
     namespace.pop(CTX_PARAM, None)
     return namespace
 

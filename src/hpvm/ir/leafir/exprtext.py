@@ -3,7 +3,7 @@ that ``pyemit.py`` emits share.
 
 Why one class: both writers walk the same expressions the same way — operands in
 parentheses when compound, one spelling per operator — and differ only in how a few pieces
-look (a constant, a scalar type, an allocation, a call, an intrinsic). A subclass says how
+look (a constant, a scalar type, an allocation, a call, an intrinsic, a context read). A subclass says how
 those look; the walk is written once.
 """
 
@@ -45,6 +45,9 @@ class ExprText:
         raise NotImplementedError
 
     def intrinsic(self, e: ops.IntrinsicOp) -> str:
+        raise NotImplementedError
+
+    def ctx_read(self, e: ops.CtxRead) -> str:
         raise NotImplementedError
 
     def list(self, exprs: tuple[ops.Expr, ...]) -> str:
@@ -91,4 +94,6 @@ class ExprText:
             return self.call(e)
         if isinstance(e, ops.IntrinsicOp):
             return self.intrinsic(e)
+        if isinstance(e, ops.CtxRead):
+            return self.ctx_read(e)
         raise TypeError(f"not a leaf IR expression: {e!r}")

@@ -19,8 +19,9 @@ Shapes of the dialect:
   ``Compare``, ``BoolOp``, ``IfExp``, ``Load`` (an element, or a view when fewer indices
   than the rank are given), ``Shape`` (``a.shape[k]``), ``Size`` (``a.size``), ``Retype``
   (``a.view(dtype)``), ``Alloc`` (a local array: ``np.zeros(shape, dtype)``), ``Cast``,
-  ``Call`` (``math``/NumPy functions and the builtins the leaf language allows) and
-  ``IntrinsicOp``.
+  ``Call`` (``math``/NumPy functions and the builtins the leaf language allows),
+  ``IntrinsicOp`` and, in a leaf whose queries were lowered (``leafir/lowering.py``),
+  ``CtxRead`` (a read of the instance context).
 
 Nodes compare by value, so ``parse(print(ir)) == ir`` is a plain ``==``. Types are set by
 the constructors of ``leafir/rules.py`` (``binary(...)``, ``load(...)``...), which the
@@ -35,7 +36,9 @@ from dataclasses import dataclass, field
 from ...errors import HPVMError, SourceLocation
 from ..graph import Param
 from ..intrinsics import Intrinsic
-from ..types import ArrayType, NodeHandleType, PortType, ScalarType
+from ..types import ArrayType, NodeHandleType, PortType, ScalarType, scalar_type
+
+_I64 = scalar_type("i64")
 
 
 class LeafIRUnsupported(HPVMError):
@@ -202,6 +205,19 @@ class IntrinsicOp:
     type: PortType | None
 
 
+@dataclass(frozen=True)
+class CtxRead:
+    """A read of the instance context (``ir/instance_context.py``): ``field`` (an offset
+    within a level: ``ID + axis``, ``EXTENT + axis``, ``DIMS``) of ancestor ``level`` (0:
+    the leaf's own node). What a structure query becomes once lowered
+    (``leafir/lowering.py``): a compiled leaf receives its context and reads it at a
+    constant index, so node handles no longer exist. Always an ``i64``."""
+
+    level: int
+    field: int
+    type: ScalarType = _I64
+
+
 Expr = (
     Const
     | Var
@@ -218,6 +234,7 @@ Expr = (
     | Cast
     | Call
     | IntrinsicOp
+    | CtxRead
 )
 
 
@@ -424,6 +441,7 @@ __all__ = [
     "Compare",
     "Const",
     "Continue",
+    "CtxRead",
     "Expr",
     "ExprStmt",
     "For",

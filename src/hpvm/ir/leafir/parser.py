@@ -20,6 +20,7 @@ from lark import Lark, Token, Tree, UnexpectedInput
 
 from ...errors import ParseError
 from ..graph import Param
+from ..instance_context import FIELD_NAMES
 from ..intrinsics import INTRINSICS
 from ..layouts import Layout
 from ..parser import _syntax_message, parse_layout
@@ -178,6 +179,12 @@ class _Reader:
         if t.dtype.kind in "iub" and isinstance(value, float):
             raise self.fail(kids[1], f"{text} is not a value of {t}")
         return self.typed(tree, rules.const, value, t)
+
+    def _ctx_read(self, tree: Tree, kids: list[Any]) -> ops.Expr:
+        name = str(kids[1])
+        if name not in FIELD_NAMES:
+            raise self.fail(kids[1], f"'{name}' is not a field of the context ({', '.join(FIELD_NAMES)} are)")
+        return self.typed(tree, rules.ctx_read, int(kids[0]), FIELD_NAMES.index(name))
 
     def _binary(self, tree: Tree, kids: list[Any]) -> ops.Expr:
         return self.typed(

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from ...errors import CompileError
 from . import ops
-from .analyses import ANALYSES, IndexFacts, Uniform, Uniformity
+from .analyses import ANALYSES, Uniform, Uniformity
 from .barrier_check import Divergence, barrier_lines, divergence_message, heads, is_barrier, varies
 from .printer import INDENT, block_lines, compound_head
 
@@ -67,7 +67,6 @@ class Phases:
     ir: ops.LeafIR
     items: tuple[Item, ...]
     uniform: Uniform
-    handles: dict[str, int]  # handle variables -> levels up (0: the leaf's own node)
     locals: frozenset[str]  # parameters and every variable the leaf assigns
     kept: frozenset[str]  # varying scalars read after a barrier: one slot per instance
     remat: dict[str, ops.Assign]  # varying locals recomputed where a phase needs them
@@ -101,7 +100,9 @@ def escaping_jump(stmt: ops.Stmt) -> ops.Stmt | None:
 
 
 def split_phases(ir: ops.LeafIR, backend: str = "cpu") -> Phases:
-    """``ir`` cut at its barriers (module doc); ``CompileError`` for what cannot be split."""
+    """``ir`` cut at its barriers (module doc); ``CompileError`` for what cannot be split.
+    ``ir`` is the lowered leaf (``lowering.lower_queries``: queries are context reads), what
+    the back ends emit."""
     return _Splitter(ir, backend).run()
 
 
@@ -126,8 +127,7 @@ class _Splitter:
         params = {p.name for p in self.ir.params}
         assigned_anywhere = {n for n, _ in self.ir.locals}
         locals_ = frozenset(params | assigned_anywhere)
-        handles = dict(ANALYSES.get(IndexFacts(), self.ir).handles)
-        remat = _rematerializable(self.ir, items, self.uniform.varying, params, handles)
+        remat = _rematerializable(self.ir, items, self.uniform.varying, params)
         live_in: dict[str, int] = {}
         assigned: set[str] = set()
         for phase in _phases(items):
@@ -153,7 +153,7 @@ class _Splitter:
                     f"each instance would need its own copy, which the {self.backend} back end does not "
                     "support — allocate it outside the leaf (an allocation node) or run with target='interp'",
                 )
-        return Phases(self.ir, items, self.uniform, handles, locals_, kept, remat)
+        return Phases(self.ir, items, self.uniform, locals_, kept, remat)
 
     def _plan(self, block: ops.Block) -> tuple[Item, ...]:
         items: list[Item] = []
@@ -265,7 +265,7 @@ class _Scan:
 # ---------------------------------------------------------------------------------------
 # Locals recomputed rather than kept, and arrays every instance shares
 
-_PURE = (ops.Const, ops.Unary, ops.Binary, ops.Compare, ops.BoolOp, ops.IfExp, ops.Cast)
+_PURE = (ops.Const, ops.Unary, ops.Binary, ops.Compare, ops.BoolOp, ops.IfExp, ops.Cast, ops.CtxRead)
 
 
 def _rematerializable(
@@ -273,11 +273,10 @@ def _rematerializable(
     items: tuple[Item, ...],
     varying: frozenset[str],
     params: set[str],
-    handles: dict[str, int],
 ) -> dict[str, ops.Assign]:
     """Varying locals assigned once, in a statement every instance runs (a phase's own, not
     inside an ``if`` or loop, so a recomputed ``10 // lid`` cannot raise where the original did
-    not), as pure arithmetic on instance queries and unchanging values: recomputing them
+    not), as pure arithmetic on context reads (``CtxRead``) and unchanging values: recomputing them
     where a phase needs them is cheaper than a slot per instance."""
     count: dict[str, int] = {}
     simple: dict[str, ops.Assign] = {}
@@ -289,7 +288,7 @@ def _rematerializable(
                 simple[name] = s
     singles = {n: a for n, a in simple.items() if count[n] == 1 and n not in params}
     top = {id(s) for phase in _phases(items) for s in phase.body}
-    fixed = (params - set(count)) | {n for n in singles if n not in varying} | set(handles)
+    fixed = (params - set(count)) | {n for n in singles if n not in varying}
     remat: dict[str, ops.Assign] = {}
     changed = True
     while changed:
@@ -306,8 +305,6 @@ def _rematerializable(
 def _recomputable(e: ops.Expr, fixed: set[str], remat: dict[str, ops.Assign]) -> bool:
     if isinstance(e, ops.Var):
         return e.name in fixed or e.name in remat
-    if isinstance(e, ops.IntrinsicOp):
-        return e.intrinsic.kind in ("query", "dims", "handle")
     return isinstance(e, _PURE)
 
 

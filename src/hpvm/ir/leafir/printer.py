@@ -2,7 +2,9 @@
 
 Why this shape: a reader sees the leaf they wrote, with what the IR adds made visible — the
 type of every local (``var`` lines), every implicit conversion (``f32(...)``), each
-statement's line (``145:``); a ``return`` ends with ``;``. ``leafir/parser.py`` reads it
+statement's line (``145:``); a ``return`` ends with ``;``. A lowered leaf's context reads
+(``CtxRead``) are ``@ctx[<level>].<field>`` (``@ctx[1].count_x``: the parent's number of
+instances along x). ``leafir/parser.py`` reads it
 back: ``parse(print(ir)) == ir``.
 
 Expression types are not written: the parser re-derives them with the same constructors
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import json
 
+from ..instance_context import FIELD_NAMES
 from . import ops
 from .exprtext import ExprText, plain_constant
 
@@ -97,6 +100,9 @@ class _TextForm(ExprText):
 
     def intrinsic(self, e: ops.IntrinsicOp) -> str:
         return f"{e.intrinsic.spelled}({self.list(e.args)})"
+
+    def ctx_read(self, e: ops.CtxRead) -> str:
+        return f"@ctx[{e.level}].{FIELD_NAMES[e.field]}"
 
 
 _TEXT = _TextForm()

@@ -11,21 +11,29 @@ each emitted line the leaf-file line it stands for (0 for none), the source map 
 ``GeneratedBody`` takes.
 
 ``build(leaf made from emit_python(ir)) == ir`` on every leaf of the suite (a test): the
-emitted Python reads back as the same leaf IR.
+emitted Python reads back as the same leaf IR. A *lowered* leaf (``leafir/lowering.py``)
+is emitted as seed 001's clone (``clone=True``): what the ``CloneLeaves`` pass gives the
+Numba back ends.
 """
 
 from __future__ import annotations
 
 import importlib
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .. import instance_context as ictx
+from ..intrinsics import LOWERED_PREFIX
 from . import ops
 from .exprtext import ExprText, plain_constant
 
 NP, MATH, HPVM = "np", "math", "hpvm"
+#: The clone's context parameter and its barrier marker (``emit_python(..., clone=True)``).
+CTX_PARAM = f"{LOWERED_PREFIX}ctx"
+BARRIER_MARKER = f"{LOWERED_PREFIX}barrier"
 
 
 def namespace() -> dict[str, Any]:
@@ -45,17 +53,97 @@ def emit_problem(ir: ops.LeafIR) -> str | None:
     return f"leaf '{ir.name}' has a variable named '{taken[0]}'" if taken else None
 
 
+@dataclass(frozen=True)
+class CloneSpelling:
+    """What a back end changes in how its clone is spelled, beyond the default clone: more
+    parameters after ``__hpvm_ctx`` (``extra_params``), intrinsics calling another function
+    with leading arguments (``calls``: intrinsic name -> (callee, leading argument texts);
+    ``cpu``'s pooled ``malloc``), and how a local array of a constant shape whose contents
+    start undefined (``np.empty`` of constants) is made (``local_array``: a callee taking
+    the shape and the dtype; ``cuda``'s thread-private ``cuda.local.array``)."""
+
+    extra_params: tuple[str, ...] = ()
+    calls: tuple[tuple[str, tuple[str, tuple[str, ...]]], ...] = ()
+    local_array: str | None = None
+
+
 def emit_python(
-    ir: ops.LeafIR, name: str | None = None, writer: PythonText | None = None
+    ir: ops.LeafIR, name: str | None = None, *, clone: bool = False, spelling: CloneSpelling | None = None
 ) -> tuple[str, tuple[int, ...]]:
     """``ir`` as Python text (a ``def`` named ``name``, default the leaf's), and for each
-    line of it the line of the leaf's file it stands for (``emit_problem`` first);
-    ``writer``: how expressions are written (default: as Python writes them)."""
-    out: list[tuple[str, int]] = [
-        (f"def {name or ir.name}({', '.join(p.name for p in ir.params)}):", ir.line)
-    ]
+    line of it the line of the leaf's file it stands for (``emit_problem`` first).
+
+    ``clone``: ``ir`` is a lowered leaf (``leafir/lowering.py``) emitted as seed 001's clone:
+    it takes the instance context as one more parameter, ``__hpvm_ctx`` (which its
+    ``CtxRead`` reads index), calls the back end's implementation of each lowered intrinsic,
+    ``__hpvm_<name>(...)`` (``intrinsics.LOWERED_PREFIX``), and marks each barrier with a
+    statement ``__hpvm_barrier()`` — names the back end binds; ``spelling`` (implies
+    ``clone``) what a back end changes in that (``CloneSpelling``)."""
+    clone = clone or spelling is not None
+    spelling = spelling or _DEFAULT
+    params = [p.name for p in ir.params] + ([CTX_PARAM, *spelling.extra_params] if clone else [])
+    writer = (_CLONE if spelling == _DEFAULT else _Clone(spelling)) if clone else _PYTHON
+    out: list[tuple[str, int]] = [(f"def {name or ir.name}({', '.join(params)}):", ir.line)]
     BlockWriter(writer).block(ir.body, 1, ir.line, out)
     return "\n".join(text for text, _ in out) + "\n", tuple(line for _, line in out)
+
+
+class BlockWriter:
+    """Writes statements as Python lines, each with the leaf line it stands for; a back end
+    that emits a changed leaf (``cpu/barrier_emit.py``) overrides ``stmt`` for the statements
+    it writes otherwise and passes its own expression writer ``text``."""
+
+    def __init__(self, text: PythonText | None = None):
+        self.text = text or _PYTHON
+
+    def block(self, block: ops.Block, depth: int, line: int, out: list[tuple[str, int]]) -> None:
+        before = len(out)
+        for stmt in block:
+            self.stmt(stmt, depth, out)
+        if len(out) == before:
+            out.append((f"{_INDENT * depth}pass", line))
+
+    def stmt(self, stmt: ops.Stmt, depth: int, out: list[tuple[str, int]]) -> None:
+        pad, t = _INDENT * depth, self.text
+        if isinstance(stmt, ops.Assign):
+            out.append((f"{pad}{stmt.target.name} = {t.expr(stmt.value)}", stmt.line))
+        elif isinstance(stmt, ops.Store):
+            out.append(
+                (f"{pad}{t.atom(stmt.array)}[{t.list(stmt.indices)}] = {t.expr(stmt.value)}", stmt.line)
+            )
+        elif isinstance(stmt, ops.For):
+            out.append((f"{pad}for {stmt.var.name} in range({t.list(range_args(stmt))}):", stmt.line))
+            self.block(stmt.body, depth + 1, stmt.line, out)
+        elif isinstance(stmt, ops.While):
+            out.append((f"{pad}while {t.expr(stmt.test)}:", stmt.line))
+            self.block(stmt.body, depth + 1, stmt.line, out)
+        elif isinstance(stmt, ops.If):
+            out.append((f"{pad}if {t.expr(stmt.test)}:", stmt.line))
+            self.block(stmt.body, depth + 1, stmt.line, out)
+            if stmt.orelse:
+                out.append((f"{pad}else:", stmt.line))
+                self.block(stmt.orelse, depth + 1, stmt.line, out)
+        elif isinstance(stmt, ops.Return):
+            out.append((f"{pad}return {t.list(stmt.values)}".rstrip(), stmt.line))
+        elif isinstance(stmt, ops.Raise):
+            out.append((f"{pad}raise" + ("" if stmt.exc is None else f" {stmt.exc}"), stmt.line))
+        elif isinstance(stmt, ops.Break):
+            out.append((f"{pad}break", stmt.line))
+        elif isinstance(stmt, ops.Continue):
+            out.append((f"{pad}continue", stmt.line))
+        else:
+            out.append((f"{pad}{t.expr(stmt.value)}", stmt.line))
+
+
+def range_args(loop: ops.For) -> tuple[ops.Expr, ...]:
+    """``range``'s arguments as a user writes them: a step of 1 and a start of 0 left out
+    (the builder reads them back as the same loop)."""
+    if loop.step == _ONE:
+        return (loop.stop,) if loop.start == _ZERO else (loop.start, loop.stop)
+    return (loop.start, loop.stop, loop.step)
+
+
+_ZERO, _ONE = ops.Const(0, ops.ScalarType("i64")), ops.Const(1, ops.ScalarType("i64"))
 
 
 class PythonText(ExprText):
@@ -89,60 +177,61 @@ class PythonText(ExprText):
         return f"{prefix}{func}({self.list(e.args)})"
 
     def intrinsic(self, e: ops.IntrinsicOp) -> str:
-        return f"{HPVM}.{e.intrinsic.name}({self.list(e.args)})"
+        return f"{HPVM}.{e.intrinsic.name}({self.arguments(e)})"
+
+    def arguments(self, e: ops.IntrinsicOp) -> str:
+        """An intrinsic's arguments as leaf code passes them: an atomic on an element of an
+        n-D array takes its indices as one tuple (the IR spreads them out)."""
+        args = e.args
+        if e.intrinsic.kind == "atomic" and len(args) > 3:
+            return f"{self.atom(args[0])}, ({self.list(args[1:-1])}), {self.expr(args[-1])}"
+        return self.list(args)
+
+    def ctx_read(self, e: ops.CtxRead) -> str:
+        return f"{CTX_PARAM}[{ictx.index(e.level, e.field)}]"
 
 
-class BlockWriter:
-    """Writes statements as Python lines, each with the leaf line it stands for; a back end
-    that emits a changed leaf (``cpu/barrier_emit.py``) overrides ``stmt`` for the statements
-    it writes otherwise and passes its own expression writer ``text``."""
+class _Clone(PythonText):
+    """A lowered leaf as the clone: lowered intrinsics call ``__hpvm_<name>``, a barrier is
+    the marker ``__hpvm_barrier()``; a ``CloneSpelling`` changes some of that."""
 
-    def __init__(self, text: PythonText | None = None):
-        self.text = text or _PYTHON
+    def __init__(self, spelling: CloneSpelling):
+        self.calls = dict(spelling.calls)
+        self.local_array = spelling.local_array
 
-    def block(self, block: ops.Block, depth: int, line: int, out: list[tuple[str, int]]) -> None:
-        before = len(out)
-        for stmt in block:
-            self.stmt(stmt, depth, out)
-        if len(out) == before:
-            out.append((f"{_INDENT * depth}pass", line))
+    def alloc(self, e: ops.Alloc) -> str:
+        if self.local_array and e.fill == "empty" and all(isinstance(x, ops.Const) for x in e.shape):
+            return f"{self.local_array}(({self.list(e.shape)},), {self.dtype(e.type.elem)})"
+        return super().alloc(e)
 
-    def stmt(self, stmt: ops.Stmt, depth: int, out: list[tuple[str, int]]) -> None:
-        pad, t = _INDENT * depth, self.text
-        if isinstance(stmt, ops.Assign):
-            out.append((f"{pad}{stmt.target.name} = {t.expr(stmt.value)}", stmt.line))
-        elif isinstance(stmt, ops.Store):
-            out.append(
-                (f"{pad}{t.atom(stmt.array)}[{t.list(stmt.indices)}] = {t.expr(stmt.value)}", stmt.line)
-            )
-        elif isinstance(stmt, ops.For):
-            bounds = t.list((stmt.start, stmt.stop, stmt.step))
-            out.append((f"{pad}for {stmt.var.name} in range({bounds}):", stmt.line))
-            self.block(stmt.body, depth + 1, stmt.line, out)
-        elif isinstance(stmt, ops.While):
-            out.append((f"{pad}while {t.expr(stmt.test)}:", stmt.line))
-            self.block(stmt.body, depth + 1, stmt.line, out)
-        elif isinstance(stmt, ops.If):
-            out.append((f"{pad}if {t.expr(stmt.test)}:", stmt.line))
-            self.block(stmt.body, depth + 1, stmt.line, out)
-            if stmt.orelse:
-                out.append((f"{pad}else:", stmt.line))
-                self.block(stmt.orelse, depth + 1, stmt.line, out)
-        elif isinstance(stmt, ops.Return):
-            out.append((f"{pad}return {t.list(stmt.values)}".rstrip(), stmt.line))
-        elif isinstance(stmt, ops.Raise):
-            out.append((f"{pad}raise" + ("" if stmt.exc is None else f" {stmt.exc}"), stmt.line))
-        elif isinstance(stmt, ops.Break):
-            out.append((f"{pad}break", stmt.line))
-        elif isinstance(stmt, ops.Continue):
-            out.append((f"{pad}continue", stmt.line))
-        else:
-            out.append((f"{pad}{t.expr(stmt.value)}", stmt.line))
+    def intrinsic(self, e: ops.IntrinsicOp) -> str:
+        entry = e.intrinsic
+        if entry.name in self.calls:
+            callee, lead = self.calls[entry.name]
+            return f"{callee}({', '.join([*lead, self.arguments(e)])})"
+        if entry.lowered_call:
+            return f"{LOWERED_PREFIX}{entry.name}({self.arguments(e)})"
+        if entry.kind == "barrier":
+            return f"{BARRIER_MARKER}()"
+        return super().intrinsic(e)  # (a query not lowered: the IR was not lowered)
 
 
 _PYTHON = PythonText()
+_DEFAULT = CloneSpelling()
+_CLONE = _Clone(_DEFAULT)
 #: An expression as Python (operands parenthesized when compound).
 expr = _PYTHON.expr
 
 
-__all__ = ["BlockWriter", "PythonText", "emit_problem", "emit_python", "expr", "namespace"]
+__all__ = [
+    "BARRIER_MARKER",
+    "CTX_PARAM",
+    "BlockWriter",
+    "CloneSpelling",
+    "PythonText",
+    "emit_problem",
+    "emit_python",
+    "expr",
+    "namespace",
+    "range_args",
+]

@@ -28,12 +28,21 @@ def rewrite_block(block: ops.Block, rule: ExprRule) -> ops.Block:
     return tuple(_rebuild(stmt, rule) for stmt in block)
 
 
-def _rebuild(node: Any, rule: ExprRule) -> Any:
+def rewrite_own_exprs(stmt: ops.Stmt, rule: ExprRule) -> ops.Stmt:
+    """``stmt`` with the expressions it holds itself rewritten; its nested blocks (a loop's
+    body, an if's branches) as they are — for a pass that treats each statement on its own
+    (``leafir/lowering.py`` names each problem's line)."""
+    return _rebuild(stmt, rule, deep=False)
+
+
+def _rebuild(node: Any, rule: ExprRule, deep: bool = True) -> Any:
     changes = {}
     for f in fields(node):
         if not f.init:
             continue
         value = getattr(node, f.name)
+        if not deep and isinstance(value, tuple) and value and isinstance(value[0], ops.Stmt):  # type: ignore[arg-type]
+            continue
         new = _field(value, rule)
         if new is not value:
             changes[f.name] = new
@@ -52,4 +61,4 @@ def _field(value: Any, rule: ExprRule) -> Any:
     return value
 
 
-__all__ = ["ExprRule", "rewrite_block", "rewrite_expr"]
+__all__ = ["ExprRule", "rewrite_block", "rewrite_expr", "rewrite_own_exprs"]

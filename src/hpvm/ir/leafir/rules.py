@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import instance_context as ictx
 from .. import numeric as nt
 from ..intrinsics import Intrinsic, atomic_dtypes
 from ..types import ArrayType, NodeHandleType, PortType, ScalarType, node_t, scalar_type
@@ -307,6 +308,18 @@ def intrinsic(entry: Intrinsic, args: Sequence[ops.Expr]) -> ops.IntrinsicOp:
     return ops.IntrinsicOp(entry, tuple(args), result)
 
 
+def ctx_read(level: int, field: int) -> ops.CtxRead:
+    """A read of ``field`` (an offset within a level, ``instance_context.FIELD_NAMES``) of
+    ancestor ``level`` of the instance context: an i64."""
+    if level < 0:
+        raise TypeProblem(f"a context read of level {level} (levels count from 0, the leaf's node)")
+    if not 0 <= field < ictx.STRIDE:
+        raise TypeProblem(
+            f"a context read of field {field} (a level has {ictx.STRIDE}: 0 to {ictx.STRIDE - 1})"
+        )
+    return ops.CtxRead(level, field, I64)
+
+
 def unify(old: PortType, new: PortType) -> PortType | None:
     """The type of a variable assigned values of both types (Numba's unification: scalars
     promote without widening; arrays and handles must agree), or None."""
@@ -358,4 +371,6 @@ def retyped(e: ops.Expr) -> ops.Expr:
         return call(e.func, e.args)
     if isinstance(e, ops.IntrinsicOp):
         return intrinsic(e.intrinsic, e.args)
+    if isinstance(e, ops.CtxRead):
+        return ctx_read(e.level, e.field)
     return e  # Var: checked against the declarations by the verifier

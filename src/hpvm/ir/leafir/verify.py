@@ -9,7 +9,8 @@
   leaf runs: a builder or parser cannot always decide it);
 * intrinsics keep their rules: arity and operand types (``rules.intrinsic``), the
   statement-only ones (``barrier``) as statements of their own, and — given the number of
-  dimensions the leaf's node is replicated in — no query of an axis the node lacks;
+  dimensions the leaf's node is replicated in — no query of an axis the node lacks (nor a
+  context read standing for one, in a lowered leaf);
 * ``break`` and ``continue`` only inside loops; every statement has a source line.
 
 Problems are reported together, each naming the leaf's file and line, as one
@@ -19,9 +20,13 @@ Problems are reported together, each naming the leaf's file and line, as one
 from __future__ import annotations
 
 from ...errors import VerificationError
-from ..intrinsics import query_problem
+from .. import instance_context as ictx
+from ..intrinsics import INTRINSICS, query_problem
 from ..types import ScalarType, node_t
 from . import ops, rules
+
+#: The query a context field of the ids and extents stands for.
+_QUERY_OF_FIELD = {offset: name for name, offset in ictx.QUERY_OFFSETS.items()}
 
 
 def verify_leaf(ir: ops.LeafIR, dims: int | None = None) -> None:
@@ -186,6 +191,17 @@ class _Checker:
                 )
             if isinstance(sub, ops.IntrinsicOp):
                 self._intrinsic(sub, line, statement and k == 0)
+            elif isinstance(sub, ops.CtxRead):
+                self._ctx_read(sub, line)
+
+    def _ctx_read(self, read: ops.CtxRead, line: int) -> None:
+        """A lowered query of the leaf's own node keeps the dimension rule of the query."""
+        if self.dims is None or read.level != 0 or read.field >= ictx.DIMS:
+            return
+        entry = INTRINSICS[_QUERY_OF_FIELD[read.field]]
+        why = query_problem(entry, self.dims)
+        if why is not None:
+            self.problem(line, f"the context read of {entry.spelled}() of the leaf's own node: {why}")
 
     def _intrinsic(self, op: ops.IntrinsicOp, line: int, statement: bool) -> None:
         entry = op.intrinsic

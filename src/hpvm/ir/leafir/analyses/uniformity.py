@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ... import instance_context as ictx
 from .. import ops
 from .effects import ArrayEffects, view_roots
 from .intervals import BarrierIntervals
@@ -54,6 +55,8 @@ def _varies(e: ops.Expr, varying: frozenset[str] | set[str], written: frozenset[
     for sub in ops.walk_expr(e):
         if isinstance(sub, ops.Var) and sub.name in varying:
             return True
+        if isinstance(sub, ops.CtxRead) and sub.level == 0 and sub.field < ictx.EXTENT:
+            return True  # an own instance id, lowered (``lowering.py``)
         if isinstance(sub, ops.IntrinsicOp):
             kind = sub.intrinsic.kind
             if kind == "atomic" or (kind == "query" and not sub.intrinsic.counts and _own(sub.args[0])):
