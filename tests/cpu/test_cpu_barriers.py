@@ -172,7 +172,7 @@ def test_barrier_in_uniform_for_loop():
     want, got = copies(np.zeros(7), np.zeros(7)), copies(np.zeros(7), np.zeros(7))
     interp(rounds_root, *want, 5)
     fn, source = group(rounds_leaf)
-    assert "\n    for r in range(0, rounds, 1):" in source  # the loop runs once, in the driver
+    assert "for r in range(rounds):" in source  # the loop runs once, in the driver
     launch_group(fn, [*got, 5], [7])
     for w, g in zip(want, got):
         np.testing.assert_array_equal(g, w)

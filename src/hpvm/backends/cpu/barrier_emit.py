@@ -19,7 +19,7 @@ from ...ir import instance_context as ictx
 from ...ir.intrinsics import LOWERED_PREFIX
 from ...ir.leafir import ops
 from ...ir.leafir.phases import Item, Phase, Phases
-from ...ir.leafir.pyemit import BlockWriter, PythonText
+from ...ir.leafir.pyemit import BlockWriter, PythonText, range_args
 from .narrow import MASK
 
 # Names of the group function (the leaf's own names never start with "__hpvm").
@@ -170,7 +170,7 @@ class GroupSource:
             t = self.text
             self.text.line = s.line
             if isinstance(s, ops.For):
-                out.append((f"{pad}for {s.var.name} in range({t.list((s.start, s.stop, s.step))}):", s.line))
+                out.append((f"{pad}for {s.var.name} in range({t.list(range_args(s))}):", s.line))
             else:
                 keyword = "while" if isinstance(s, ops.While) else "if"
                 out.append((f"{pad}{keyword} {t.expr(s.test)}:", s.line))  # type: ignore[attr-defined]
