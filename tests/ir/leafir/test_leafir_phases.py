@@ -125,6 +125,19 @@ STATEMENT = st.one_of(
     st.builds(lambda ex, v: ["for t in range(n % 3):", f"    {v} = {v} + t", *_indent(ex)], EXCHANGE, VAR),
     st.builds(lambda ex: ["if n > 1:", *_indent(ex)], EXCHANGE),
     st.builds(lambda ex: ["k = 0", "while k < n % 3:", *_indent(ex), "    k = k + 1"], EXCHANGE),
+    # A condition on shared memory read where no instance writes it before the next barrier:
+    # uniform (the analysis' barrier intervals), so the branch may hold barriers.
+    st.builds(
+        lambda ex, j: [
+            "hpvm.barrier()",
+            f"if buf[{j} % size] > 1:",
+            "    hpvm.barrier()",
+            *_indent(ex),
+            "hpvm.barrier()",
+        ],
+        EXCHANGE,
+        st.integers(0, 2),
+    ),
 )
 
 _DIR = Path(tempfile.mkdtemp(prefix="hpvm-phases-"))

@@ -10,9 +10,9 @@ phase that writes no ``buf``, is uniform — what a loop whose exit condition re
 to hold barriers (``phases.py``).
 
 Computed as two dataflow passes over the statements (forward: written since the last
-barrier; backward: written until the next), loops to a fixed point, each loop's every
-inner state joined into its head (so ``break``/``continue`` need no special case:
-conservative). A barrier under divergent control is trusted like any other; such a leaf is
+barrier; backward: written until the next), loops to a fixed point with their ``break``
+and ``continue`` edges; a ``return`` or ``raise`` is followed as if it fell through
+(conservative). A barrier under divergent control is trusted like any other; such a leaf is
 refused by the barrier checks anyway.
 """
 
@@ -38,12 +38,12 @@ class _Dirty:
     def __init__(self, keys: dict[str, frozenset[str]], reverse: bool):
         self.keys, self.reverse = keys, reverse
         self.at: dict[int, set[str]] = {}
-        self.inside: list[set[str]] = []  # per enclosing loop: every state seen in it
+        # Per enclosing loop. Forward: the states at its breaks and continues; backward: the
+        # states after the loop and at its head (where a break and a continue go).
+        self.loops: list[tuple[list[set[str]], list[set[str]]]] = []
 
     def record(self, stmt: ops.Stmt, state: set[str]) -> None:
         self.at.setdefault(id(stmt), set()).update(state)
-        for seen in self.inside:
-            seen |= state
 
     def writes(self, stmt: ops.Stmt) -> set[str]:
         found: set[str] = set()
@@ -75,20 +75,40 @@ class _Dirty:
                 self.record(stmt, out)  # the test runs before either branch
             return out
         if isinstance(stmt, (ops.For, ops.While)):
-            head = set(state)
-            while True:
-                self.inside.append(set())
-                end = self.block(stmt.body, set(head))
-                seen = self.inside.pop()
-                grown = head | end | seen
-                if grown == head:
-                    break
-                head = grown
+            head = self._loop(stmt, state)
             self.record(stmt, head)
             return head
+        if isinstance(stmt, (ops.Break, ops.Continue)):
+            self.record(stmt, state)
+            breaks, continues = self.loops[-1]
+            jump = breaks if isinstance(stmt, ops.Break) else continues
+            if self.reverse:
+                return set(jump[0])  # what follows a break is the loop's exit, a continue its head
+            jump.append(set(state))
+            return state
         state = state | self.writes(stmt)
         self.record(stmt, state)
         return state
+
+    def _loop(self, stmt: ops.For | ops.While, state: set[str]) -> set[str]:
+        """The state at the loop's head (a fixed point), which is also the state after it
+        (backward) or, joined with its breaks, after it (forward)."""
+        head = set(state)
+        while True:
+            if self.reverse:
+                self.loops.append(([state], [head]))
+                grown = state | self.block(stmt.body, set(head))  # its end leads back to the head
+                self.loops.pop()
+            else:
+                breaks: list[set[str]] = []
+                continues: list[set[str]] = []
+                self.loops.append((breaks, continues))
+                grown = head | self.block(stmt.body, set(head)).union(*continues)
+                self.loops.pop()
+            if grown == head:
+                break
+            head = grown
+        return head if self.reverse else head.union(*breaks)
 
 
 @dataclass(frozen=True)
