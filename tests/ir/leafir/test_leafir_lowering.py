@@ -154,6 +154,17 @@ def stray(out: hpvm.i64[:]):  # type: ignore[no-untyped-def]
     out[0] = hpvm.get_node_instance_id_x(node)
 
 
+def test_a_query_without_its_handle_is_a_compile_error() -> None:
+    out = ops.Var("out", ops.ArrayType(rules.I64, 1))
+    query = ops.IntrinsicOp(INTRINSICS["get_node_instance_id_x"], (), rules.I64)  # (rules refuse it)
+    stmt = ops.Store(out, (rules.const(0),), query, 2)
+    ir = ops.LeafIR("f", parse_leaf_ir(HEAD + "}\n").params, (), (), (stmt,), "f.py", 1)
+    with pytest.raises(
+        CompileError, match=r"\(f.py:2\): hpvm.get_node_instance_id_x\(\) takes one node handle"
+    ):
+        lower_queries(ir)
+
+
 def test_the_same_errors_as_the_cloner_on_python_leaves() -> None:
     with pytest.raises(CompileError) as by_tree:
         clone_leaf(stray)
