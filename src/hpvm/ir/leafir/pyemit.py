@@ -108,9 +108,8 @@ class BlockWriter:
         if isinstance(stmt, ops.Assign):
             out.append((f"{pad}{stmt.target.name} = {t.expr(stmt.value)}", stmt.line))
         elif isinstance(stmt, ops.Store):
-            out.append(
-                (f"{pad}{t.atom(stmt.array)}[{t.list(stmt.indices)}] = {t.expr(stmt.value)}", stmt.line)
-            )
+            value = t.expr(stored(stmt))
+            out.append((f"{pad}{t.atom(stmt.array)}[{t.list(stmt.indices)}] = {value}", stmt.line))
         elif isinstance(stmt, ops.For):
             out.append((f"{pad}for {stmt.var.name} in range({t.list(range_args(stmt))}):", stmt.line))
             self.block(stmt.body, depth + 1, stmt.line, out)
@@ -133,6 +132,18 @@ class BlockWriter:
             out.append((f"{pad}continue", stmt.line))
         else:
             out.append((f"{pad}{t.expr(stmt.value)}", stmt.line))
+
+
+def stored(store: ops.Store) -> ops.Expr:
+    """The value a store writes, without its conversion to the element type: storing into
+    the array converts it the same way (NumPy's and Numba's), and writing the conversion
+    out would make a Python run (the GPU simulator's) raise where the store wraps around
+    (``np.int32(2**40)`` raises, ``a[i] = 2**40`` into int32 keeps the low bits). The
+    builder reads the store back with the same ``Cast``."""
+    value = store.value
+    return (
+        value.value if isinstance(value, ops.Cast) and isinstance(value.value.type, ops.ScalarType) else value
+    )
 
 
 def range_args(loop: ops.For) -> tuple[ops.Expr, ...]:
