@@ -71,10 +71,6 @@ class Phases:
     kept: frozenset[str]  # varying scalars read after a barrier: one slot per instance
     remat: dict[str, ops.Assign]  # varying locals recomputed where a phase needs them
 
-    def phases(self) -> Iterator[Phase]:
-        """Every phase, in order (those in drivers' blocks included)."""
-        return _phases(self.items)
-
     def shared_ref(self, e: ops.Expr) -> bool:
         """Whether the array ``e`` names memory every instance shares (a parameter, a view of one)."""
         return _shared(e, self.ir, set())
