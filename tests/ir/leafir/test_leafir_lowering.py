@@ -208,3 +208,24 @@ def test_context_reads_are_checked() -> None:
     assert len(problems) == 1 and "f.py:2" in problems[0] and "hpvm.get_node_instance_id_y()" in problems[0]
     bad = replace(ir, body=(replace(ir.body[0], value=ops.CtxRead(0, 9)),))
     assert any("field 9" in p for p in leaf_problems(bad))
+
+
+@hpvm.leaf(outs=("out",))
+def names_math(out: hpvm.i64[:]):  # type: ignore[no-untyped-def]
+    math = hpvm.get_node_instance_id_x(hpvm.get_node())
+    out[math] = math
+
+
+def test_a_leaf_the_emitter_cannot_write_keeps_the_syntax_tree_clone() -> None:
+    """A variable named like a module the emitted Python reads (np, math, hpvm): the clone
+    is the syntax-tree rewrite, without IR (the back ends' conservative path)."""
+    clone = clone_leaf(names_math)
+    assert clone.ir is None and clone.levels == 1
+    assert "math = __hpvm_ctx[0]" in clone.source()
+    direct = clone_leaf(stray_free)
+    assert direct.ir is not None and direct.source() == emit_python(direct.ir, direct.symbol, clone=True)[0]
+
+
+@hpvm.leaf(outs=("out",))
+def stray_free(out: hpvm.i64[:]):  # type: ignore[no-untyped-def]
+    out[0] = hpvm.get_num_dims(hpvm.get_parent_node(hpvm.get_node()))
