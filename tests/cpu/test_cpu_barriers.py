@@ -331,11 +331,11 @@ def test_returns_what_the_last_instance_returns():
 
 
 @hpvm.leaf(ins=("buf",), outs=("buf",))
-def pair(buf: hpvm.i64[:]) -> tuple[hpvm.i64, hpvm.f64[:]]:
+def pair(buf: hpvm.i64[:]) -> tuple[hpvm.i64, hpvm.i64[:]]:
     lid = hpvm.get_node_instance_id_x(hpvm.get_node())
     buf[lid] = lid
     hpvm.barrier()
-    return buf[0] + lid, buf.astype(np.float64)
+    return buf[0] + lid, buf
 
 
 def test_no_instances_runs_nothing_and_returns_zeros():
@@ -347,6 +347,20 @@ def test_no_instances_runs_nothing_and_returns_zeros():
     value, arr = launch_group(fn, [buf], [4])
     assert value == 3
     np.testing.assert_array_equal(arr, [0, 1, 2, 3])
+
+
+@hpvm.leaf(ins=("buf",), outs=("buf",))
+def converts(buf: hpvm.i64[:]) -> hpvm.f64[:]:
+    lid = hpvm.get_node_instance_id_x(hpvm.get_node())
+    buf[lid] = lid
+    hpvm.barrier()
+    return buf.astype(np.float64)  # @astype
+
+
+def test_a_barrier_leaf_outside_the_leaf_ir_is_refused_naming_the_construct():
+    # The cpu back end splits barrier leaves on the leaf IR; no suite or example leaf is outside it.
+    with fails(hpvm.CompileError, "converts", SRC.at("astype"), "astype", "target='interp'"):
+        group(converts)
 
 
 # ---------------------------------------------------------------------------------------
@@ -475,3 +489,30 @@ def test_per_instance_objects_across_a_barrier():
         group(row_across)
     with fails(hpvm.CompileError, SRC.at("scratch_use"), "local 'tmp'", "created by every instance"):
         group(scratch_across)
+
+
+@hpvm.leaf(ins=("buf",), outs=("buf",))
+def named_math(buf: hpvm.i64[:]):
+    lid = hpvm.get_node_instance_id_x(hpvm.get_node())
+    math = lid * 2  # a name the clone's emitter cannot use (it keeps the syntax-tree clone)
+    buf[lid] = math
+    hpvm.barrier()
+    v = buf[(lid + 1) % buf.shape[0]] + math
+    hpvm.barrier()
+    buf[lid] = v
+
+
+@hpvm.internal
+def named_math_root(buf: hpvm.i64[:]):
+    k = hpvm.create_node_1d(named_math, buf.shape[0])
+    hpvm.bind_in(k, 0, 0)
+
+
+def test_a_leaf_without_an_emitted_clone_is_split_from_its_own_lowered_ir():
+    assert clone_leaf(named_math).ir is None
+    want, got = np.zeros(5, np.int64), np.zeros(5, np.int64)
+    interp(named_math_root, want)
+    fn, source = group(named_math)
+    assert "math = lid * 2" in source  # recomputed where needed: the group function names math otherwise
+    launch_group(fn, [got], [5])
+    np.testing.assert_array_equal(got, want)

@@ -87,7 +87,7 @@ def _group_source(leaf):
 def test_guard_dropped_for_names_kept_for_memory_reads():
     _, source = _group_source(fold_le)
     assert "if lid <= stride - 1:" not in source  # bound min(extent, stride - 1 + 1) implies it
-    assert "min(__hpvm_s0, stride - 1 + 1)" in source
+    assert "min(__hpvm_s0, (stride - 1) + 1)" in source
     assert "if lid < lim[0]:" in source  # lim[0] is memory: the guard stays
 
 

@@ -156,3 +156,19 @@ def test_a_condition_on_the_parent_id_is_uniform_within_the_block() -> None:
     opencl_schedule(r_parent_condition)
     (got,) = run(r_parent_condition, (np.zeros(12, np.int64), 4), "cuda")
     np.testing.assert_array_equal(got, [2, 3, 4, 1, 0, 0, 0, 0, 2, 3, 4, 1])
+
+
+@hpvm.leaf(ins=("a",), outs=("a",))
+def outside_dialect(a: hpvm.i64[:], n: hpvm.i64):
+    lid = hpvm.get_node_instance_id_x(hpvm.get_node())
+    a[lid:lid] = 0  # a slice: outside the leaf IR's dialect
+    if lid < n:  # @outside_cond
+        hpvm.barrier()  # @outside_barrier
+
+
+def test_a_leaf_outside_the_leaf_ir_is_checked_from_its_clone() -> None:
+    # The check reads the leaf IR; a leaf it does not cover keeps the clone's reading (passes/).
+    with fails(
+        hpvm.CompileError, "outside_dialect", SRC.at("outside_barrier"), f"line {SRC.line_of('outside_cond')}"
+    ):
+        opencl_schedule(wrap(outside_dialect))

@@ -1,4 +1,10 @@
-"""Uniformity: which values of a cloned leaf may differ between its instances.
+"""The GPU back ends' barrier-placement check, and for leaves outside the leaf IR's dialect
+the syntax-tree uniformity it falls back on.
+
+``check_uniform_barriers`` reads the leaf IR (``ir/leafir/barrier_check.py``, with the IR's
+``Uniformity`` analysis). A leaf the IR does not cover keeps the check it had before the IR:
+the rest of this module, which reads the leaf's clone. It lives with the passes, below the
+back ends, so no back end reads Python (issue 25).
 
 A barrier synchronizes the instances of a leaf within one parent instance, so every one of
 them must reach the same barriers. Which locals are *varying* (may differ between the
@@ -19,6 +25,10 @@ from dataclasses import dataclass
 from ..errors import CompileError
 from ..ir import instance_context as ictx
 from ..ir.graph import LeafFunction
+from ..ir.leafir import leaf_ir
+from ..ir.leafir.barrier_check import divergence_message
+from ..ir.leafir.barrier_check import divergent_barrier as ir_divergent_barrier
+from ..ir.leafir.ops import LeafIRUnsupported
 from ..ir.pyast import walk_own
 from .clone_leaves import BARRIER_MARKER, CTX_PARAM, LeafClone
 
@@ -39,19 +49,6 @@ def is_barrier(stmt: ast.stmt) -> bool:
 
 def barrier_lines(node: ast.AST) -> list[int]:
     return sorted(n.lineno for n in walk_own(node) if isinstance(n, ast.stmt) and is_barrier(n))
-
-
-def escaping_jump(stmt: ast.stmt) -> ast.stmt | None:
-    """The first ``break``/``continue`` in ``stmt`` that leaves a loop enclosing ``stmt``."""
-    if isinstance(stmt, (ast.Break, ast.Continue)):
-        return stmt
-    if isinstance(stmt, (ast.For, ast.While)):
-        children = stmt.orelse  # a loop's own body breaks the loop itself
-    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return None
-    else:
-        children = [s for s in ast.iter_child_nodes(stmt) if isinstance(s, ast.stmt)]
-    return next((j for j in map(escaping_jump, children) if j is not None), None)
 
 
 def stores(node: ast.AST) -> set[str]:
@@ -188,12 +185,29 @@ def divergent_barrier(clone: LeafClone) -> Divergence | None:
 
 
 def check_uniform_barriers(clone: LeafClone, backend: str) -> None:
-    """Raise ``CompileError`` naming the barrier and the condition when ``clone`` has a
-    barrier some instances may not reach (``divergent_barrier``)."""
+    """Raise ``CompileError`` naming the barrier and the condition when ``clone``'s leaf has a
+    barrier some instances of one parent instance may not reach (read from its leaf IR,
+    ``ir/leafir/barrier_check.py``; from the clone, ``divergent_barrier``, for a leaf outside
+    the IR's dialect)."""
+    leaf = clone.user
+    middle = (
+        "Every instance of one parent instance must reach the same barriers (on a GPU anything "
+        f"else is undefined behaviour: a hang or wrong results), so the {backend} back end needs "
+        "barriers under uniform conditions only (parameters, instance counts, parent ids, constants)"
+    )
+    tail = ", or run with target='interp', which reports what the instances did"
+    try:
+        ir = leaf_ir(leaf)
+    except LeafIRUnsupported:
+        ir = None
+    if ir is not None:
+        found_ir = ir_divergent_barrier(ir)
+        if found_ir is not None:
+            raise CompileError(divergence_message(ir, found_ir, middle) + tail)
+        return
     found = divergent_barrier(clone)
     if found is None:
         return
-    leaf = clone.user
     stmt = found.control
     cond = stmt.iter if isinstance(stmt, ast.For) else stmt.test  # type: ignore[attr-defined]
     varying = Uniformity(set()).run(clone.func.body)
@@ -202,11 +216,7 @@ def check_uniform_barriers(clone: LeafClone, backend: str) -> None:
     raise CompileError(
         f"leaf '{leaf.name}' ({leaf.location.file}:{found.line}): {found.what} under a condition "
         f"that differs between instances: line {stmt.lineno} (`{_line_text(leaf, stmt.lineno)}`) "
-        f"depends on the instance id{through}. Every instance of one parent instance must reach "
-        f"the same barriers (on a GPU anything else is undefined behaviour: a hang or wrong "
-        f"results), so the {backend} back end needs barriers under uniform conditions only "
-        f"(parameters, instance counts, parent ids, constants) — {found.fix}, or run with "
-        "target='interp', which reports what the instances did"
+        f"depends on the instance id{through}. {middle} — {found.fix}{tail}"
     )
 
 

@@ -101,3 +101,27 @@ def test_a_uniform_value_is_the_same_in_every_instance_of_a_group(statements: li
     for k, v in enumerate(VARS):
         if v not in found.varying:
             assert len({r[k] for r in results}) == 1, (v, results, body)
+
+
+@hpvm.leaf(ins=("buf", "out"), outs=("buf", "out"))
+def intervals(buf: hpvm.i64[:], out: hpvm.i64[:], limit: hpvm.i64) -> None:
+    lid = hpvm.get_node_instance_id_x(hpvm.get_node())
+    before = buf[0]  # buf is written in this interval (next line): varying
+    buf[lid] = buf[lid] // 2
+    hpvm.barrier()
+    after = buf[0] + buf[1]  # no instance writes buf until the next barrier: uniform
+    while after > limit:  # so this loop may hold barriers
+        hpvm.barrier()
+        buf[lid] = after
+        late = buf[0]  # written in this interval again: varying
+        hpvm.barrier()
+        after = after // 2
+    out[lid] = before + late  # (into buf, it would share the interval of `after = ...`)
+
+
+def test_a_load_right_after_a_barrier_is_uniform_when_its_interval_writes_no_such_array() -> None:
+    found = uniformity(leaf_ir(intervals))
+    assert {"lid", "before", "late"} <= found.varying
+    assert "after" not in found.varying
+    loop = next(s for s in leaf_ir(intervals).body if type(s).__name__ == "While")
+    assert loop.line not in found.divergent

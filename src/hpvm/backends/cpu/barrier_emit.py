@@ -1,331 +1,369 @@
-"""A barrier leaf's group function as Python source, from its plan (``barriers.py``).
+"""A barrier leaf's group function as Numba-Python, emitted from its phases
+(``ir/leafir/phases.py``; ``barriers.py`` drives it).
 
-Each region becomes a work-item loop over the instances (x innermost, its bound narrowed
-when the whole region is ``if lid < u:``), with the per-instance slots of the varying
-locals that cross barriers loaded before and stored after it, recomputed locals rebuilt,
-uniform locals reset per instance, and statements every instance computes alike hoisted
-out; driver statements run once around their planned bodies; the final region's
-``return`` becomes the value the group function returns (the last instance's).
+Each phase becomes a work-item loop over the instances (x innermost, its bound narrowed
+when the whole phase is ``if lid < u:``), with the per-instance slots of the varying locals
+that cross barriers loaded before and stored after it, recomputed locals rebuilt, uniform
+locals reset per instance, and leading statements every instance computes alike hoisted
+out; drivers run once around their planned blocks; the final phase's ``return`` becomes the
+value the group function returns (the last instance's). The code is written from the lowered
+leaf IR (``LeafClone.ir``) with ``pyemit``'s writers: context reads become the group
+function's loop variables, extents and parent context, atomics and ``malloc`` the back
+end's ``__hpvm_<name>`` helpers. No Python is read.
 """
 
 from __future__ import annotations
 
-import ast
-import copy
-from typing import Any
-
-from ...ir.graph import LeafFunction
-from ...ir.pyast import walk_own as _walk_own
-from ...ir.types import ArrayType, ScalarType
-from ...passes.uniformity import loads as _loads
-from ...passes.uniformity import reads_varying as _reads_varying
-from .barrier_locals import Locals
-from .barrier_plan import (
-    DIMS,
-    DONE,
-    EXTENTS,
-    FLAT,
-    IDS,
-    NP,
-    PARENT,
-    PURE_BUILTINS,
-    RET,
-    TOTAL,
-    VIEW_METHODS,
-    Driver,
-    Region,
-    is_noop,
-    np_dtype,
-    parse,
-)
+from ...errors import CompileError
+from ...ir import instance_context as ictx
+from ...ir.intrinsics import LOWERED_PREFIX
+from ...ir.leafir import ops
+from ...ir.leafir.phases import Item, Phase, Phases
+from ...ir.leafir.pyemit import BlockWriter, PythonText, range_args
 from .narrow import MASK
+
+# Names of the group function (the leaf's own names never start with "__hpvm").
+IDS = ("__hpvm_i", "__hpvm_j", "__hpvm_k")
+EXTENTS = ("__hpvm_s0", "__hpvm_s1", "__hpvm_s2")
+DIMS = "__hpvm_dims"
+# Which of them holds each value of the leaf's own level of the context.
+OWN_LEVEL = {
+    **{ictx.ID + axis: name for axis, name in enumerate(IDS)},
+    **{ictx.EXTENT + axis: name for axis, name in enumerate(EXTENTS)},
+    ictx.DIMS: DIMS,
+}
+PARENT = "__hpvm_ctx_parent"
+TOTAL = "__hpvm_total"
+FLAT = "__hpvm_f"
+RET = "__hpvm_ret"
+DONE = "__hpvm_done"
+NP = "__hpvm_np"
+MATH = "__hpvm_math"
+_PAD = "    "
+
+Lines = list[tuple[str, int]]
+
+
+class _GroupText(PythonText):
+    """Expressions of the group function: context reads as its names, lowered intrinsics as
+    the back end's helpers (``__hpvm_atomic_add``, ``__hpvm_malloc``)."""
+
+    np_name, math_name = NP, MATH
+
+    def __init__(self, phases: Phases, parent_len: int):
+        self.phases, self.parent_len, self.line = phases, parent_len, phases.ir.line
+
+    def fail(self, what: str) -> CompileError:
+        ir = self.phases.ir
+        return CompileError(f"leaf '{ir.name}' ({ir.file}:{self.line}): {what}")
+
+    def ctx_read(self, e: ops.CtxRead) -> str:
+        if e.level == 0:
+            return OWN_LEVEL[e.field]
+        c = ictx.index(e.level - 1, e.field)
+        if c >= self.parent_len:
+            raise self.fail("a structure query the cpu back end cannot place")
+        return f"{PARENT}[{c}]"
+
+    def intrinsic(self, e: ops.IntrinsicOp) -> str:
+        if not e.intrinsic.lowered_call:  # a barrier: phases hold none
+            raise self.fail(f"hpvm.{e.intrinsic.name}() where the cpu back end cannot place it")
+        return f"{LOWERED_PREFIX}{e.intrinsic.name}({self.arguments(e)})"
+
+
+def _own_x(e: ops.Expr) -> bool:
+    return isinstance(e, ops.CtxRead) and e.level == 0 and e.field == ictx.ID
+
+
+class _Writer(BlockWriter):
+    """Leaf statements in the group function: in the final phase ``return`` leaving the instance with its
+    value in ``__hpvm_ret`` (a ``break`` out of a one-iteration loop, carried out of the
+    leaf's own loops by ``__hpvm_done``)."""
+
+    text: _GroupText
+
+    def __init__(self, text: _GroupText):
+        super().__init__(text)
+        self.returning, self.loops = False, 0
+
+    def stmt(self, stmt: ops.Stmt, depth: int, out: Lines) -> None:
+        self.text.line = stmt.line
+        pad = _PAD * depth
+        if isinstance(stmt, ops.Return) and self.returning:
+            out.extend(self.ret_assign(stmt, depth))
+            if self.loops:
+                out.append((f"{pad}{DONE} = True", stmt.line))
+            out.append((f"{pad}break", stmt.line))
+            return
+        loop = isinstance(stmt, (ops.For, ops.While))
+        self.loops += loop
+        super().stmt(stmt, depth, out)
+        self.loops -= loop
+        if loop and self.returning and any(isinstance(s, ops.Return) for s in ops.walk_stmts(stmt.body)):
+            out.append((f"{pad}if {DONE}:", stmt.line))
+            out.append((f"{pad}{_PAD}break", stmt.line))
+
+    def ret_assign(self, ret: ops.Return, depth: int) -> Lines:
+        if not ret.values:
+            return []
+        value = self.text.expr(ret.values[0]) if len(ret.values) == 1 else f"({self.text.list(ret.values)},)"
+        return [(f"{_PAD * depth}{RET} = {value}", ret.line)]
 
 
 class GroupSource:
-    """Writes one barrier leaf's group function ``symbol`` (``leaf``'s, with parameters
-    ``params``, planned as ``plan``; ``private``: the varying locals kept per instance, of
-    Numba types ``types``; ``facts``: its locals)."""
+    """Writes the group function ``symbol`` of a leaf split into ``phases``, whose context
+    tuples have ``ctx_levels`` levels."""
 
-    def __init__(
-        self,
-        symbol: str,
-        leaf: LeafFunction,
-        params: list[str],
-        body: list[ast.stmt],
-        plan: list[Region | Driver],
-        private: set[str],
-        types: dict[str, Any],
-        facts: Locals,
-    ):
-        self.symbol, self.leaf, self.params, self.body, self.plan = symbol, leaf, params, body, plan
-        self.private, self.types, self.facts = private, types, facts
-        self.varying, self.remat = facts.varying, facts.remat
+    def __init__(self, symbol: str, phases: Phases, ctx_levels: int):
+        self.symbol, self.phases, self.ir = symbol, phases, phases.ir
+        self.text = _GroupText(phases, ictx.STRIDE * (ctx_levels - 1))
+        self.writer = _Writer(self.text)
+        self.varying = phases.uniform.varying
 
     def source(self) -> str:
-        from numba.np.numpy_support import as_dtype
-
-        params = [*self.params, PARENT, *EXTENTS, DIMS]
-        returns_value = any(
-            isinstance(n, ast.Return)
-            and n.value is not None
-            and not (isinstance(n.value, ast.Constant) and n.value.value is None)
-            for s in self.body
-            for n in _walk_own(s)
-        )
-        head = [
-            f"{TOTAL} = {' * '.join(EXTENTS)}",
-            f"if {TOTAL} == 0:",
-            f"    return {self._empty_result()}",
+        ir = self.ir
+        params = [*(p.name for p in ir.params), PARENT, *EXTENTS, DIMS]
+        line = ir.line
+        out: Lines = [
+            (f"import numpy as {NP}", line),
+            (f"import math as {MATH}", line),
+            (f"def {self.symbol}({', '.join(params)}):", line),
+            (f"{_PAD}{TOTAL} = {' * '.join(EXTENTS)}", line),
+            (f"{_PAD}if {TOTAL} == 0:", line),
+            (f"{_PAD * 2}return {self._empty_result()}".rstrip(), line),
         ]
-        for name in sorted(self.private):
-            head.append(f"__hpvm_p_{name} = {NP}.empty({TOTAL}, {np_dtype(as_dtype(self.types[name]))})")
-            if name in self.params:
-                head.append(f"__hpvm_p_{name}[:] = {name}")
-        body = parse("\n".join(head)) + self._emit_items(self.plan)
-        if returns_value:
-            body += parse(f"return {RET}")
-        func = parse(f"def {self.symbol}({', '.join(params)}):\n    pass")[0]
-        assert isinstance(func, ast.FunctionDef)
-        func.body = body
-        module = ast.Module(body=[*parse(f"import numpy as {NP}"), func], type_ignores=[])
-        return ast.unparse(ast.fix_missing_locations(module)) + "\n"
+        param_names = {p.name for p in ir.params}
+        for name in sorted(self.phases.kept):
+            dtype = self.text.dtype(ir.type_of(name))  # type: ignore[arg-type]
+            out.append((f"{_PAD}__hpvm_p_{name} = {NP}.empty({TOTAL}, {dtype})", line))
+            if name in param_names:
+                out.append((f"{_PAD}__hpvm_p_{name}[:] = {name}", line))
+        self._items(self.phases.items, 1, out)
+        if any(isinstance(s, ops.Return) and s.values for s in ops.walk_stmts(ir.body)):
+            out.append((f"{_PAD}return {RET}", line))
+        return "\n".join(text for text, _ in out) + "\n"
 
     def _empty_result(self) -> str:
         """What a grid with no instances returns: zeros of the declared output types."""
         values = []
-        for t in self.leaf.out_types:
-            if isinstance(t, ArrayType):
-                values.append(f"{NP}.empty(({', '.join(['0'] * t.rank)},), {np_dtype(t.dtype)})")
-            elif isinstance(t, ScalarType):
-                values.append("False" if t.dtype.kind == "b" else f"{np_dtype(t.dtype)}(0)")
+        for t in self.ir.outputs:
+            if isinstance(t, ops.ArrayType):
+                values.append(f"{NP}.empty(({', '.join(['0'] * t.rank)},), {self.text.dtype(t.elem)})")
+            elif isinstance(t, ops.ScalarType):
+                values.append("False" if t.dtype.kind == "b" else f"{self.text.dtype(t)}(0)")
             else:
                 values.append("None")
         if len(values) == 1:
             return values[0]
         return f"({', '.join(values)},)" if values else ""
 
-    def _emit_items(self, items: list[Region | Driver]) -> list[ast.stmt]:
-        out: list[ast.stmt] = []
+    def _items(self, items: tuple[Item, ...], depth: int, out: Lines) -> None:
+        before = len(out)
         for item in items:
-            if isinstance(item, Region):
-                out += self._emit_region(item)
-            elif isinstance(item.stmt, (ast.Break, ast.Continue)):
-                out.append(item.stmt)
-            else:
-                node = copy.copy(item.stmt)
-                node.body = self._emit_items(item.body) or [ast.Pass()]
-                node.orelse = self._emit_items(item.orelse)
-                out.append(node)
-        return out
-
-    def _runs_once(self, region: Region) -> bool:
-        """A region that only assigns uniform locals from pure expressions: run it once."""
-        for s in region.stmts:
-            if is_noop(s):
+            if isinstance(item, Phase):
+                self._phase(item, item.body, depth, out)
                 continue
-            if not isinstance(s, (ast.Assign, ast.AugAssign)):
-                return False
-            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
-            if not all(isinstance(t, ast.Name) and t.id not in self.varying for t in targets):
-                return False
-            for n in ast.walk(s.value):
-                if isinstance(n, ast.Name) and n.id in self.varying:
-                    return False
-                if isinstance(n, ast.Call) and not (
-                    isinstance(n.func, ast.Name) and n.func.id in PURE_BUILTINS
-                ):
-                    return False
-        return True
+            s, pad = item.stmt, _PAD * depth
+            if isinstance(s, (ops.Break, ops.Continue)):
+                self.writer.stmt(s, depth, out)
+                continue
+            t = self.text
+            self.text.line = s.line
+            if isinstance(s, ops.For):
+                out.append((f"{pad}for {s.var.name} in range({t.list(range_args(s))}):", s.line))
+            else:
+                keyword = "while" if isinstance(s, ops.While) else "if"
+                out.append((f"{pad}{keyword} {t.expr(s.test)}:", s.line))  # type: ignore[attr-defined]
+            self._items(item.body, depth + 1, out)
+            if item.orelse:
+                out.append((f"{pad}else:", s.line))
+                self._items(item.orelse, depth + 1, out)
+        if len(out) == before:
+            out.append((f"{_PAD * depth}pass", self.ir.line))
 
-    def _hoistable(self, stmt: ast.stmt, region: Region) -> bool:
-        """A leading ``name = expr`` every instance computes alike, without reading memory:
-        run it once before the instance loop (``shared = buffer.view(np.float32)`` per
-        instance costs more than the reduction itself)."""
-        if not (
-            isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-        ):
-            return False
-        name = stmt.targets[0].id
-        if name in self.varying or name in self.private:
-            return False
-        stores = sum(
-            1
-            for s in region.stmts
-            for n in ast.walk(s)
-            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
-        )
-        if stores != 1:
-            return False
-        for n in ast.walk(stmt.value):
-            if isinstance(n, ast.Name) and (n.id in self.varying or n.id == name):
-                return False
-            if isinstance(n, ast.Subscript) and not (isinstance(n.value, ast.Name) and n.value.id == PARENT):
-                return False  # a memory read: other instances may write it first (the ctx tuple is immutable)
-            if isinstance(n, ast.Call):
-                func = n.func
-                pure = isinstance(func, ast.Name) and func.id in PURE_BUILTINS
-                view = (
-                    isinstance(func, ast.Attribute)
-                    and func.attr in VIEW_METHODS
-                    and self.facts.shared_ref(func.value, set())
-                )
-                if not (pure or view):
-                    return False
-        return True
+    # -- one phase ------------------------------------------------------------------------
 
-    def _emit_region(self, region: Region) -> list[ast.stmt]:
-        if self._runs_once(region):
-            return region.stmts
-        # Top-level uniform assignments whose inputs the region has not changed before them
-        # run once, before the instance loop.
-        hoisted: list[ast.stmt] = []
-        kept: list[ast.stmt] = []
-        stored: set[str] = set()
-        for stmt in region.stmts:
+    def _phase(self, phase: Phase, body: ops.Block, depth: int, out: Lines) -> None:
+        if self._runs_once(body):
+            self.writer.block(body, depth, phase.body[0].line, out)
+            return
+        hoisted, kept, stored = [], [], set()
+        for stmt in body:
             reads = (
-                {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
-                if isinstance(stmt, ast.Assign)
+                {e.name for e in ops.walk_expr(stmt.value) if isinstance(e, ops.Var)}
+                if isinstance(stmt, ops.Assign)
                 else set()
             )
-            if not (reads & stored) and self._hoistable(stmt, region):
+            if not (reads & stored) and self._hoistable(stmt, body):
                 hoisted.append(stmt)
                 continue
             kept.append(stmt)
-            stored |= {
-                n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-            }
+            stored |= _assigned((stmt,))
         if hoisted:
-            region.stmts = kept
-            return hoisted + self._emit_region(region)
-        exposed = set(region.exposed)
-        remat = self._remat_closure(exposed & set(self.remat))
-        resets = sorted((exposed & region.assigned & self.facts.locals) - self.varying)
-        loads = sorted(self.private & (exposed | (region.assigned - region.definite)))
-        stores = [] if region.final else sorted(self.private & region.assigned)
+            self.writer.block(tuple(hoisted), depth, hoisted[0].line, out)
+            if kept:
+                self._phase(phase, tuple(kept), depth, out)
+            return
+        self._loop(phase, body, depth, out)
+
+    def _loop(self, phase: Phase, body: ops.Block, depth: int, out: Lines) -> None:
+        ph, locals_ = self.phases, self.phases.locals
+        exposed = set(phase.exposed)
+        resets = sorted((exposed & phase.assigned & locals_) - self.varying)
+        loads = sorted(ph.kept & (exposed | (phase.assigned - phase.definite)))
+        stores = [] if phase.final else sorted(ph.kept & phase.assigned)
         pre = [f"{n} = __hpvm_u_{n}" for n in resets]
         if loads or stores:
             pre.append(f"{FLAT} = ({IDS[0]} * {EXTENTS[1]} + {IDS[1]}) * {EXTENTS[2]} + {IDS[2]}")
         pre += [f"{n} = __hpvm_p_{n}[{FLAT}]" for n in loads]
-        inner = (
-            [copy.deepcopy(self.remat[n]) for n in remat]
-            + parse("\n".join(pre))
-            + self._final_returns(region)
-        )
-        inner += parse("\n".join(f"__hpvm_p_{n}[{FLAT}] = {n}" for n in stores))
-        # x innermost: the instances of a region may run in any order, and with x inside LLVM
-        # can vectorize the common 1-D case (its y and z loops run once).
-        # (and its id through __hpvm_narrow, for the same reason: narrow.py).
-        loop = parse(
-            f"for {IDS[2]} in range({EXTENTS[2]}):\n"
-            f"    for {IDS[1]} in range({EXTENTS[1]}):\n"
-            f"        for {IDS[0]}_w in range({self._x_bound(inner)}):\n"
-            f"            {IDS[0]} = __hpvm_narrow({IDS[0]}_w, {EXTENTS[0]} <= {MASK})"
-        )[0]
-        innermost = loop.body[0].body[0]  # type: ignore[attr-defined]
-        innermost.body = innermost.body + inner
-        return parse("\n".join(f"__hpvm_u_{n} = {n}" for n in resets)) + [loop]
+        line = body[0].line
+        pad, inner = _PAD * depth, depth + 3
+        bound, body = self._x_bound(body, bool(pre or stores))
+        out += [(f"{pad}__hpvm_u_{n} = {n}", line) for n in resets]
+        # x innermost: the instances of a phase may run in any order, and with x inside LLVM
+        # can vectorize the common 1-D case (its y and z loops run once); x's id narrowed
+        # (narrow.py) for the same reason.
+        out += [
+            (f"{pad}for {IDS[2]} in range({EXTENTS[2]}):", line),
+            (f"{pad}{_PAD}for {IDS[1]} in range({EXTENTS[1]}):", line),
+            (f"{pad}{_PAD * 2}for {IDS[0]}_w in range({bound}):", line),
+            (f"{_PAD * inner}{IDS[0]} = __hpvm_narrow({IDS[0]}_w, {EXTENTS[0]} <= {MASK})", line),
+        ]
+        for name in self._remat_closure(exposed & set(ph.remat)):
+            self.writer.stmt(ph.remat[name], inner, out)
+        out += [(f"{_PAD * inner}{text}", line) for text in pre]
+        self._final_returns(phase, body, inner, out)
+        out += [(f"{_PAD * inner}__hpvm_p_{n}[{FLAT}] = {n}", line) for n in stores]
 
-    def _x_bound(self, inner: list[ast.stmt]) -> str:
-        """The x extent, narrowed when the whole region is ``if lid < u:`` (``lid`` the x id,
+    def _final_returns(self, phase: Phase, body: ops.Block, depth: int, out: Lines) -> None:
+        returns = [s for s in ops.walk_stmts(body) if isinstance(s, ops.Return)]
+        if not phase.final or not returns:
+            self.writer.block(body, depth, body[0].line, out)
+            return
+        if len(returns) == 1 and body[-1] is returns[0]:
+            if body[:-1]:
+                self.writer.block(body[:-1], depth, body[0].line, out)
+            out += self.writer.ret_assign(returns[0], depth)
+            return
+        pad = _PAD * depth
+        if any(isinstance(s, (ops.For, ops.While)) and _returns(s.body) for s in ops.walk_stmts(body)):
+            out.append((f"{pad}{DONE} = False", body[0].line))
+        out.append((f"{pad}for __hpvm_once in range(1):", body[0].line))
+        self.writer.returning = True
+        try:
+            self.writer.block(body, depth + 1, body[0].line, out)
+        finally:
+            self.writer.returning = False
+
+    def _runs_once(self, body: ops.Block) -> bool:
+        """A phase that only assigns uniform locals from call-free expressions (``stride //= 2``)
+        has no other effect: run it once, not once per instance."""
+        for s in body:
+            if not isinstance(s, ops.Assign) or s.target.name in self.varying:
+                return False
+            for e in ops.walk_expr(s.value):
+                if isinstance(e, ops.Var) and e.name in self.varying:
+                    return False
+                if isinstance(e, (ops.Alloc, ops.IntrinsicOp)):
+                    return False
+        return True
+
+    def _hoistable(self, stmt: ops.Stmt, body: ops.Block) -> bool:
+        """A ``name = expr`` every instance computes alike, without reading memory: run it once
+        before the instance loop (``shared = buffer.view(np.float32)`` per instance costs more
+        than the reduction itself)."""
+        if not isinstance(stmt, ops.Assign):
+            return False
+        name = stmt.target.name
+        if name in self.varying or name in self.phases.kept:
+            return False
+        if sum(1 for s in ops.walk_stmts(body) if name in _assigned((s,), deep=False)) != 1:
+            return False
+        for e in ops.walk_expr(stmt.value):
+            if isinstance(e, ops.Var) and (e.name in self.varying or e.name == name):
+                return False
+            if isinstance(e, (ops.Load, ops.Alloc)):
+                return False  # a memory read: other instances may write it first
+            if isinstance(e, ops.Retype) and not self.phases.shared_ref(e.array):
+                return False
+            if isinstance(e, ops.IntrinsicOp):
+                return False  # an atomic, malloc
+        return True
+
+    def _x_bound(self, body: ops.Block, extra: bool) -> tuple[str, ops.Block]:
+        """The x extent, narrowed when the whole phase is ``if lid < u:`` (``lid`` the x id,
         ``u`` uniform): a tree reduction's phases then visit only the active instances."""
         bound = EXTENTS[0]
-        body = [s for s in inner if not is_noop(s)]
-        ids = {
-            name
-            for name, stmt in self.remat.items()
-            if isinstance(stmt.value, ast.Name) and stmt.value.id == IDS[0]
-        }
-        while (
-            body
-            and isinstance(body[0], ast.Assign)
-            and all(isinstance(t, ast.Name) and t.id in self.remat for t in body[0].targets)
-        ):
-            body = body[1:]  # recomputed locals (lid = __hpvm_i, ...)
-        if len(body) != 1 or not isinstance(body[0], ast.If) or body[0].orelse:
-            return bound
-        test = body[0].test
+        remat = self.phases.remat
+        lead = 0
+        while lead < len(body) and _recomputes(body[lead], remat):
+            lead += 1
+        rest = body[lead:]
+        if extra or len(rest) != 1 or not isinstance(rest[0], ops.If) or rest[0].orelse:
+            return bound, body
+        test = rest[0].test
+        ids = {n for n, s in remat.items() if _own_x(s.value)}
         if not (
-            isinstance(test, ast.Compare)
+            isinstance(test, ops.Compare)
             and len(test.ops) == 1
-            and isinstance(test.ops[0], (ast.Lt, ast.LtE, ast.Eq))
-            and isinstance(test.left, ast.Name)
-            and (test.left.id in ids or test.left.id == IDS[0])
-            and not _reads_varying(test.comparators[0], self.varying)
-            and not any(isinstance(n, ast.Call) for n in ast.walk(test.comparators[0]))
-        ):
-            return bound
-        limit = ast.unparse(test.comparators[0])
-        if isinstance(test.ops[0], (ast.LtE, ast.Eq)):  # lid == u: instances 0..u, one active
-            limit = f"({limit}) + 1"
-        if isinstance(test.ops[0], (ast.Lt, ast.LtE)) and plain_arithmetic(test.comparators[0]):
-            # Every instance the loop visits passes ``lid < u``: ``u`` reads only names, which
-            # hold their region-start values in every instance (uniform locals the region
-            # assigns are reset per instance), so it is the value the bound was computed
-            # from. Without the guard the loop body is straight-line code LLVM vectorizes.
-            inner[inner.index(body[0])] = ast.copy_location(
-                ast.If(ast.Constant(True), body[0].body, []), body[0]
+            and test.ops[0] in ("<", "<=", "==")
+            and (
+                (isinstance(test.operands[0], ops.Var) and test.operands[0].name in ids)
+                or _own_x(test.operands[0])
             )
-        return f"max(0, min({bound}, {limit}))"
+            and self.phases.uniform.is_uniform(test.operands[1], rest[0])
+            and all(_arithmetic(e) for e in ops.walk_expr(test.operands[1]))
+        ):
+            return bound, body
+        limit = self.text.expr(test.operands[1])
+        if test.ops[0] in ("<=", "=="):  # lid == u: instances 0..u, one active
+            limit = f"({limit}) + 1"
+        if test.ops[0] != "==":
+            # Every instance the loop visits passes ``lid < u``: ``u`` reads only names and
+            # queries, which hold their phase-start values in every instance (uniform locals
+            # the phase assigns are reset per instance), so it is the value the bound was
+            # computed from. Without the test the loop body is straight-line code LLVM
+            # vectorizes.
+            body = (*body[:lead], *rest[0].body)
+        return f"max(0, min({bound}, {limit}))", body
 
     def _remat_closure(self, names: set[str]) -> list[str]:
         """``names`` and the recomputed locals they read, in definition order."""
+        remat = self.phases.remat
         todo, found = list(names), set()
         while todo:
             n = todo.pop()
             if n not in found:
                 found.add(n)
-                todo += [m.id for m in _loads(self.remat[n].value) if m.id in self.remat]
-        return sorted(found, key=lambda n: (self.remat[n].lineno, self.remat[n].col_offset))
-
-    def _final_returns(self, region: Region) -> list[ast.stmt]:
-        """The final region with ``return v`` turned into ``__hpvm_ret = v`` + leaving the instance."""
-        stmts = region.stmts
-        returns = [n for s in stmts for n in _walk_own(s) if isinstance(n, ast.Return)]
-        if not returns:
-            return stmts
-        if len(returns) == 1 and stmts[-1] is returns[0]:
-            return stmts[:-1] + self._ret_assign(returns[0])
-        body, uses_done = self._rewrite_returns(stmts, in_loop=False)
-        once = parse("for __hpvm_once in range(1):\n    pass")[0]
-        assert isinstance(once, ast.For)
-        once.body = body
-        return (parse(f"{DONE} = False") if uses_done else []) + [once]
-
-    def _ret_assign(self, ret: ast.Return) -> list[ast.stmt]:
-        if ret.value is None or (isinstance(ret.value, ast.Constant) and ret.value.value is None):
-            return []
-        return [ast.copy_location(ast.Assign([ast.Name(RET, ast.Store())], ret.value), ret)]
-
-    def _rewrite_returns(self, stmts: list[ast.stmt], in_loop: bool) -> tuple[list[ast.stmt], bool]:
-        """Returns leave a one-iteration loop; inside user loops a flag carries them out."""
-        out: list[ast.stmt] = []
-        uses_done = False
-        for s in stmts:
-            if isinstance(s, ast.Return):
-                out += self._ret_assign(s)
-                if in_loop:
-                    out += parse(f"{DONE} = True")
-                    uses_done = True
-                out.append(ast.Break())
-            elif isinstance(s, (ast.For, ast.While)):
-                has_return = any(isinstance(n, ast.Return) for b in s.body for n in _walk_own(b))
-                s.body, d1 = self._rewrite_returns(s.body, in_loop=True)
-                s.orelse, d2 = self._rewrite_returns(s.orelse, in_loop)
-                out.append(s)
-                if has_return:
-                    out += parse(f"if {DONE}:\n    break")
-                uses_done = uses_done or d1 or d2
-            elif isinstance(s, ast.If):
-                s.body, d1 = self._rewrite_returns(s.body, in_loop)
-                s.orelse, d2 = self._rewrite_returns(s.orelse, in_loop)
-                out.append(s)
-                uses_done = uses_done or d1 or d2
-            else:
-                out.append(s)
-        return out, uses_done
+                todo += [
+                    e.name
+                    for e in ops.walk_expr(remat[n].value)
+                    if isinstance(e, ops.Var) and e.name in remat
+                ]
+        order = {id(s): k for k, s in enumerate(ops.walk_stmts(self.ir.body))}
+        return sorted(found, key=lambda n: order[id(remat[n])])
 
 
-def plain_arithmetic(expr: ast.expr) -> bool:
-    """Names, constants and arithmetic only: nothing that reads memory or calls."""
-    allowed = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Load)
-    return all(isinstance(n, allowed) for n in ast.walk(expr))
+def _arithmetic(e: ops.Expr) -> bool:
+    """Names, constants, context reads and arithmetic only: nothing that reads memory or calls."""
+    return isinstance(e, (ops.Var, ops.Const, ops.Unary, ops.Binary, ops.Cast, ops.CtxRead))
+
+
+def _recomputes(stmt: ops.Stmt, remat: dict[str, ops.Assign]) -> bool:
+    return isinstance(stmt, ops.Assign) and stmt.target.name in remat
+
+
+def _returns(block: ops.Block) -> bool:
+    return any(isinstance(s, ops.Return) for s in ops.walk_stmts(block))
+
+
+def _assigned(block: ops.Block, deep: bool = True) -> set[str]:
+    """The variables ``block``'s statements assign (with their nested statements: ``deep``)."""
+    stmts = ops.walk_stmts(block) if deep else iter(block)
+    found = set()
+    for s in stmts:
+        if isinstance(s, ops.Assign):
+            found.add(s.target.name)
+        elif isinstance(s, ops.For):
+            found.add(s.var.name)
+    return found

@@ -37,12 +37,20 @@ def print_leaf(ir: ops.LeafIR) -> str:
     outputs = ", ".join(str(t) for t in ir.outputs)
     lines = [f"leaf {ir.name}({params}) -> ({outputs}) at {json.dumps(ir.file)}:{ir.line} {{"]
     lines += [f"{INDENT}var {name}: {t}" for name, t in ir.locals]
-    _block(ir.body, 1, lines)
+    block_lines(ir.body, 1, lines)
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _block(block: ops.Block, depth: int, lines: list[str]) -> None:
+def compound_head(stmt: ops.For | ops.While | ops.If) -> str:
+    """The head of a compound statement, without its line and its ``{``: ``while x > 0``."""
+    if isinstance(stmt, ops.For):
+        return f"for {stmt.var.name} in range({_list((stmt.start, stmt.stop, stmt.step))})"
+    return f"{'while' if isinstance(stmt, ops.While) else 'if'} {expr(stmt.test)}"
+
+
+def block_lines(block: ops.Block, depth: int, lines: list[str]) -> None:
+    """Appends the text of ``block``'s statements, indented ``depth`` levels, to ``lines``."""
     pad = INDENT * depth
     for stmt in block:
         head = f"{pad}{stmt.line}: "
@@ -50,20 +58,12 @@ def _block(block: ops.Block, depth: int, lines: list[str]) -> None:
             lines.append(f"{head}{stmt.target.name} = {expr(stmt.value)}")
         elif isinstance(stmt, ops.Store):
             lines.append(f"{head}{_atom(stmt.array)}[{_list(stmt.indices)}] = {expr(stmt.value)}")
-        elif isinstance(stmt, ops.For):
-            bounds = _list((stmt.start, stmt.stop, stmt.step))
-            lines.append(f"{head}for {stmt.var.name} in range({bounds}) {{")
-            _block(stmt.body, depth + 1, lines)
-            lines.append(f"{pad}}}")
-        elif isinstance(stmt, ops.While):
-            lines.append(f"{head}while {expr(stmt.test)} {{")
-            _block(stmt.body, depth + 1, lines)
-            lines.append(f"{pad}}}")
-        elif isinstance(stmt, ops.If):
-            lines.append(f"{head}if {expr(stmt.test)} {{")
-            _block(stmt.body, depth + 1, lines)
-            lines.append(f"{pad}}} else {{")
-            _block(stmt.orelse, depth + 1, lines)
+        elif isinstance(stmt, (ops.For, ops.While, ops.If)):
+            lines.append(f"{head}{compound_head(stmt)} {{")
+            block_lines(stmt.body, depth + 1, lines)
+            if isinstance(stmt, ops.If):
+                lines.append(f"{pad}}} else {{")
+                block_lines(stmt.orelse, depth + 1, lines)
             lines.append(f"{pad}}}")
         elif isinstance(stmt, ops.Return):
             lines.append(f"{head}return {_list(stmt.values)}".rstrip() + ";")
@@ -112,4 +112,4 @@ _list = _TEXT.list
 _atom = _TEXT.atom
 
 
-__all__ = ["constant", "expr", "print_leaf"]
+__all__ = ["block_lines", "compound_head", "constant", "expr", "print_leaf"]

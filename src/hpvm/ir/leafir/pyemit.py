@@ -73,7 +73,7 @@ def emit_python(
     *,
     clone: bool = False,
     spelling: CloneSpelling | None = None,
-    writer: _Python | None = None,
+    writer: PythonText | None = None,
 ) -> tuple[str, tuple[int, ...]]:
     """``ir`` as Python text (a ``def`` named ``name``, default the leaf's), and for each
     line of it the line of the leaf's file it stands for (``emit_problem`` first).
@@ -91,39 +91,46 @@ def emit_python(
     params = [p.name for p in ir.params] + ([CTX_PARAM, *spelling.extra_params] if clone else [])
     writer = (_CLONE if spelling == _DEFAULT else _Clone(spelling)) if clone else (writer or _PYTHON)
     out: list[tuple[str, int]] = [(f"def {name or ir.name}({', '.join(params)}):", ir.line)]
-    _block(ir.body, 1, ir.line, out, writer)
+    BlockWriter(writer).block(ir.body, 1, ir.line, out)
     return "\n".join(text for text, _ in out) + "\n", tuple(line for _, line in out)
 
 
-def _block(
-    block: ops.Block, depth: int, line: int, out: list[tuple[str, int]], writer: _Python | None = None
-) -> None:
-    writer = writer or _PYTHON
-    expr, _list, _atom = writer.expr, writer.list, writer.atom
-    pad = _INDENT * depth
-    if not block:
-        out.append((f"{pad}pass", line))
-    for stmt in block:
+class BlockWriter:
+    """Writes statements as Python lines, each with the leaf line it stands for; a back end
+    that emits a changed leaf (``cpu/barrier_emit.py``) overrides ``stmt`` for the statements
+    it writes otherwise and passes its own expression writer ``text``."""
+
+    def __init__(self, text: PythonText | None = None):
+        self.text = text or _PYTHON
+
+    def block(self, block: ops.Block, depth: int, line: int, out: list[tuple[str, int]]) -> None:
+        before = len(out)
+        for stmt in block:
+            self.stmt(stmt, depth, out)
+        if len(out) == before:
+            out.append((f"{_INDENT * depth}pass", line))
+
+    def stmt(self, stmt: ops.Stmt, depth: int, out: list[tuple[str, int]]) -> None:
+        pad, t = _INDENT * depth, self.text
         if isinstance(stmt, ops.Assign):
-            out.append((f"{pad}{stmt.target.name} = {expr(stmt.value)}", stmt.line))
+            out.append((f"{pad}{stmt.target.name} = {t.expr(stmt.value)}", stmt.line))
         elif isinstance(stmt, ops.Store):
-            value = writer.stored(stmt)
-            out.append((f"{pad}{_atom(stmt.array)}[{_list(stmt.indices)}] = {expr(value)}", stmt.line))
+            value = t.expr(t.stored(stmt))
+            out.append((f"{pad}{t.atom(stmt.array)}[{t.list(stmt.indices)}] = {value}", stmt.line))
         elif isinstance(stmt, ops.For):
-            bounds = _list(_range_args(stmt))
-            out.append((f"{pad}for {stmt.var.name} in range({bounds}):", stmt.line))
-            _block(stmt.body, depth + 1, stmt.line, out, writer)
+            out.append((f"{pad}for {stmt.var.name} in range({t.list(range_args(stmt))}):", stmt.line))
+            self.block(stmt.body, depth + 1, stmt.line, out)
         elif isinstance(stmt, ops.While):
-            out.append((f"{pad}while {expr(stmt.test)}:", stmt.line))
-            _block(stmt.body, depth + 1, stmt.line, out, writer)
+            out.append((f"{pad}while {t.expr(stmt.test)}:", stmt.line))
+            self.block(stmt.body, depth + 1, stmt.line, out)
         elif isinstance(stmt, ops.If):
-            out.append((f"{pad}if {expr(stmt.test)}:", stmt.line))
-            _block(stmt.body, depth + 1, stmt.line, out, writer)
+            out.append((f"{pad}if {t.expr(stmt.test)}:", stmt.line))
+            self.block(stmt.body, depth + 1, stmt.line, out)
             if stmt.orelse:
                 out.append((f"{pad}else:", stmt.line))
-                _block(stmt.orelse, depth + 1, stmt.line, out, writer)
+                self.block(stmt.orelse, depth + 1, stmt.line, out)
         elif isinstance(stmt, ops.Return):
-            out.append((f"{pad}return {_list(stmt.values)}".rstrip(), stmt.line))
+            out.append((f"{pad}return {t.list(stmt.values)}".rstrip(), stmt.line))
         elif isinstance(stmt, ops.Raise):
             out.append((f"{pad}raise" + ("" if stmt.exc is None else f" {stmt.exc}"), stmt.line))
         elif isinstance(stmt, ops.Break):
@@ -131,10 +138,10 @@ def _block(
         elif isinstance(stmt, ops.Continue):
             out.append((f"{pad}continue", stmt.line))
         else:
-            out.append((f"{pad}{expr(stmt.value)}", stmt.line))
+            out.append((f"{pad}{t.expr(stmt.value)}", stmt.line))
 
 
-def _stored(store: ops.Store) -> ops.Expr:
+def stored(store: ops.Store) -> ops.Expr:
     """The value a store writes, without its conversion to the element type: storing into
     the array converts it the same way (NumPy's and Numba's), and writing the conversion
     out would make a Python run (the GPU simulator's) raise where the store wraps around
@@ -146,7 +153,7 @@ def _stored(store: ops.Store) -> ops.Expr:
     )
 
 
-def _range_args(loop: ops.For) -> tuple[ops.Expr, ...]:
+def range_args(loop: ops.For) -> tuple[ops.Expr, ...]:
     """``range``'s arguments as a user writes them: a step of 1 and a start of 0 left out
     (the builder reads them back as the same loop)."""
     if loop.step == _ONE:
@@ -157,13 +164,11 @@ def _range_args(loop: ops.For) -> tuple[ops.Expr, ...]:
 _ZERO, _ONE = ops.Const(0, ops.ScalarType("i64")), ops.Const(1, ops.ScalarType("i64"))
 
 
-def _dtype(t: ops.ScalarType) -> str:
-    """The NumPy scalar type of ``t`` as the emitted code names it."""
-    return f"{NP}.{'bool_' if t.dtype == np.bool_ else t.dtype.name}"
+class PythonText(ExprText):
+    """Python's spellings: NumPy scalar types and functions under the names ``np_name`` and
+    ``math_name`` the emitted module gives NumPy and ``math`` (a subclass may rename them)."""
 
-
-class _Python(ExprText):
-    """Python's spellings: NumPy scalar types and functions under the emitted module's names."""
+    np_name, math_name = NP, MATH
 
     def constant(self, c: ops.Const) -> str:
         plain = plain_constant(c)
@@ -172,18 +177,21 @@ class _Python(ExprText):
         v = c.value
         text = repr(float(v)) if c.type.is_float else str(int(v))
         if c.type.is_float and not math.isfinite(v):
-            text = f"{NP}.{'nan' if v != v else 'inf'}" if v != v or v > 0 else f"-{NP}.inf"
-        return f"{_dtype(c.type)}({text})"
+            text = (
+                f"{self.np_name}.{'nan' if v != v else 'inf'}" if v != v or v > 0 else f"-{self.np_name}.inf"
+            )
+        return f"{self.dtype(c.type)}({text})"
 
     def dtype(self, t: ops.ScalarType) -> str:
-        return _dtype(t)
+        """The NumPy scalar type of ``t`` as the emitted code names it."""
+        return f"{self.np_name}.{'bool_' if t.dtype == np.bool_ else t.dtype.name}"
 
     def alloc(self, e: ops.Alloc) -> str:
-        return f"{NP}.{e.fill}(({self.list(e.shape)},), {_dtype(e.type.elem)})"
+        return f"{self.np_name}.{e.fill}(({self.list(e.shape)},), {self.dtype(e.type.elem)})"
 
     def call(self, e: ops.Call) -> str:
         module, _, func = e.func.rpartition(".")
-        prefix = {"math": f"{MATH}.", "np": f"{NP}.", "": ""}[module]
+        prefix = {"math": f"{self.math_name}.", "np": f"{self.np_name}.", "": ""}[module]
         return f"{prefix}{func}({self.list(e.args)})"
 
     def intrinsic(self, e: ops.IntrinsicOp) -> str:
@@ -201,11 +209,12 @@ class _Python(ExprText):
         return f"{CTX_PARAM}[{ictx.index(e.level, e.field)}]"
 
     def stored(self, store: ops.Store) -> ops.Expr:
-        """The value a store is written with (``_stored``: without its conversion)."""
-        return _stored(store)
+        """The value a store is written with (``stored``: without its conversion; a writer
+        whose stores do not convert as compiled code does keeps it)."""
+        return stored(store)
 
 
-class _Clone(_Python):
+class _Clone(PythonText):
     """A lowered leaf as the clone: lowered intrinsics call ``__hpvm_<name>``, a barrier is
     the marker ``__hpvm_barrier()``; a ``CloneSpelling`` changes some of that."""
 
@@ -215,7 +224,7 @@ class _Clone(_Python):
 
     def alloc(self, e: ops.Alloc) -> str:
         if self.local_array and e.fill == "empty" and all(isinstance(x, ops.Const) for x in e.shape):
-            return f"{self.local_array}(({self.list(e.shape)},), {_dtype(e.type.elem)})"
+            return f"{self.local_array}(({self.list(e.shape)},), {self.dtype(e.type.elem)})"
         return super().alloc(e)
 
     def intrinsic(self, e: ops.IntrinsicOp) -> str:
@@ -238,7 +247,7 @@ OPERATOR_NAMES = {
 UNARY_NAMES = {"-": "neg", "+": "pos", "~": "invert"}
 
 
-class OperatorCallsPython(_Python):
+class OperatorCallsPython(PythonText):
     """Python in which every arithmetic operator, conversion and function call is a call of
     a name the running code binds (``needed``: each name and what it stands for), so that a
     runner decides how each computes — the interpreter binds Numba-typed operations
@@ -313,7 +322,7 @@ def _of_constants(e: ops.Expr) -> bool:
     return False
 
 
-_PYTHON = _Python()
+_PYTHON = PythonText()
 _DEFAULT = CloneSpelling()
 _CLONE = _Clone(_DEFAULT)
 #: An expression as Python (operands parenthesized when compound).
@@ -323,10 +332,13 @@ expr = _PYTHON.expr
 __all__ = [
     "BARRIER_MARKER",
     "CTX_PARAM",
+    "BlockWriter",
     "CloneSpelling",
     "OperatorCallsPython",
+    "PythonText",
     "emit_problem",
     "emit_python",
     "expr",
     "namespace",
+    "range_args",
 ]

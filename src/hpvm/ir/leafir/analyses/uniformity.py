@@ -12,17 +12,21 @@ condition or in a loop whose bounds or condition vary (which assignments happen 
 differs between instances). A ``return``, ``break`` or ``continue`` under a varying condition
 makes the rest of its block divergent, and a loop it leaves divergent as a whole. Local
 arrays a leaf writes count as written too (their elements may hold varying values).
-Everything else is *uniform*. Computed to a fixed point, so a loop-carried variable is
+Between two barriers only the arrays written in that *barrier interval* count as written
+(``intervals.py``): a load at uniform indices right after a barrier, in a phase that writes
+no such array, is uniform. Everything else is *uniform*. Computed to a fixed point, so a loop-carried variable is
 varying when any of its assignments is. Conservative: "varying" may be said of a value
 that happens to be the same everywhere, never the other way round.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ... import instance_context as ictx
 from .. import ops
 from .effects import ArrayEffects, view_roots
+from .intervals import BarrierIntervals
 from .manager import ANALYSES, AnalysisManager
 
 
@@ -32,21 +36,27 @@ class Uniform:
     ``divergent``: the lines of the ``if``/``while``/``for`` statements whose condition or
     bounds may differ (everything inside them is executed by some instances only);
     ``written``: the array variables whose elements the leaf (any instance) changes, so
-    that a load from them varies."""
+    that a load from them varies; ``written_at``: the same for the barrier interval of each
+    statement (by ``id``)."""
 
     varying: frozenset[str]
     divergent: frozenset[int]
     written: frozenset[str]
+    written_at: dict[int, frozenset[str]] = field(default_factory=dict, compare=False)
 
-    def is_uniform(self, e: ops.Expr) -> bool:
-        """Whether ``e`` has the same value in every instance of a group."""
-        return not _varies(e, self.varying, self.written)
+    def is_uniform(self, e: ops.Expr, at: ops.Stmt | None = None) -> bool:
+        """Whether ``e`` (an expression of statement ``at``, if given) has the same value in
+        every instance of a group."""
+        written = self.written if at is None else self.written_at.get(id(at), self.written)
+        return not _varies(e, self.varying, written)
 
 
 def _varies(e: ops.Expr, varying: frozenset[str] | set[str], written: frozenset[str]) -> bool:
     for sub in ops.walk_expr(e):
         if isinstance(sub, ops.Var) and sub.name in varying:
             return True
+        if isinstance(sub, ops.CtxRead) and sub.level == 0 and sub.field < ictx.EXTENT:
+            return True  # an own instance id, lowered (``lowering.py``)
         if isinstance(sub, ops.IntrinsicOp):
             kind = sub.intrinsic.kind
             if kind == "atomic" or (kind == "query" and not sub.intrinsic.counts and _own(sub.args[0])):
@@ -70,14 +80,15 @@ class Uniformity:
 
     def run(self, ir: ops.LeafIR, manager: AnalysisManager) -> Uniform:
         found = manager.get(_ArrayWrites(), ir)
+        written_at = manager.get(BarrierIntervals(), ir)
         varying: set[str] = set()
         divergent: set[int] = set()
         changed = True
         while changed:
             before = (len(varying), len(divergent))
-            _block(ir.body, False, varying, divergent, found)
+            _block(ir.body, False, varying, divergent, written_at)
             changed = (len(varying), len(divergent)) != before
-        return Uniform(frozenset(varying), frozenset(divergent), found)
+        return Uniform(frozenset(varying), frozenset(divergent), found, written_at)
 
 
 def _block(
@@ -85,12 +96,13 @@ def _block(
     under: bool,
     varying: set[str],
     divergent: set[int],
-    written: frozenset[str],
+    written_at: dict[int, frozenset[str]],
     loop: int | None = None,
 ) -> None:
     """One round over ``block`` (``under``: some instances only run it; ``loop``: the line of
     the innermost loop around it)."""
     for stmt in block:
+        written = written_at[id(stmt)]
         if isinstance(stmt, ops.Assign):
             if under or _varies(stmt.value, varying, written):
                 varying.add(stmt.target.name)
@@ -105,7 +117,7 @@ def _block(
                 varying.add(stmt.var.name)
         inner_loop = loop if isinstance(stmt, ops.If) else stmt.line
         for inner in ops.children(stmt):
-            _block(inner, varies, varying, divergent, written, inner_loop)
+            _block(inner, varies, varying, divergent, written_at, inner_loop)
         if varies and _leaves(stmt):
             under = True  # some instances left the block here: the rest is divergent
             if loop is not None:
