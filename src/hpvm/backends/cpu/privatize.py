@@ -39,6 +39,7 @@ import numpy as np
 from ...ir.intrinsics import COMMUTING
 from ...ir.leafir import LeafIR, LeafIRUnsupported, leaf_ir, ops, rules
 from ...ir.leafir.analyses import atomic_only_arrays
+from ...ir.leafir.rewrite import rewrite_stmts
 from ...passes.clone_leaves import LeafClone
 
 #: The atomic operations that commute (the intrinsic table's ``family``): add, sub, min,
@@ -103,7 +104,10 @@ def privatize_atomics(ir: LeafIR, arrays: Mapping[str, str]) -> LeafIR:
         out.append(ops.Assign(var, value, line))
         return var
 
-    def update(stmt: ops.ExprStmt, out: list[ops.Stmt]) -> None:
+    def update(stmt: ops.Stmt) -> list[ops.Stmt] | None:
+        if not _privatized(stmt, arrays):
+            return None
+        out: list[ops.Stmt] = []
         call = stmt.value
         assert isinstance(call, ops.IntrinsicOp) and call.intrinsic.op is not None
         array, line = call.args[0], stmt.line
@@ -118,21 +122,9 @@ def privatize_atomics(ir: LeafIR, arrays: Mapping[str, str]) -> LeafIR:
         else:
             test = rules.compare([_REPLACES_WHEN[op]], [value, old])
             out.append(ops.If(test, (ops.Store(array, indices, value, line),), (), line))
+        return out
 
-    def block(stmts: ops.Block) -> ops.Block:
-        out: list[ops.Stmt] = []
-        for stmt in stmts:
-            if _privatized(stmt, arrays):
-                update(stmt, out)  # type: ignore[arg-type]
-            elif isinstance(stmt, (ops.For, ops.While)):
-                out.append(replace(stmt, body=block(stmt.body)))
-            elif isinstance(stmt, ops.If):
-                out.append(replace(stmt, body=block(stmt.body), orelse=block(stmt.orelse)))
-            else:
-                out.append(stmt)
-        return tuple(out)
-
-    body = block(ir.body)
+    body = rewrite_stmts(ir.body, update)
     return replace(ir, body=body, locals=ir.locals + tuple(temps))
 
 

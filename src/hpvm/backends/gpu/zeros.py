@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...ir.leafir import LeafIR, ops, rules
+from ...ir.leafir.rewrite import rewrite_stmts
 
 _INDEX = "__hpvm_z"  # the zero-fill loops' variables
 
@@ -42,7 +43,10 @@ def private_zeros(ir: LeafIR) -> LeafIR:
     loops (see the module doc); ``ir`` itself when it has none."""
     counters: list[tuple[str, ops.ScalarType]] = []
 
-    def fill(stmt: ops.Assign) -> tuple[ops.Stmt, ...]:
+    def fill(stmt: ops.Stmt) -> tuple[ops.Stmt, ...] | None:
+        if _zeros(stmt) is None:
+            return None
+        assert isinstance(stmt, ops.Assign)
         alloc = stmt.value
         assert isinstance(alloc, ops.Alloc) and isinstance(alloc.type, ops.ArrayType)
         empty = ops.Assign(stmt.target, replace(alloc, fill="empty"), stmt.line)
@@ -57,21 +61,7 @@ def private_zeros(ir: LeafIR) -> LeafIR:
             body = ops.For(var, rules.const(0), extent, one, (body,), stmt.line)
         return (empty, body)
 
-    def block(stmts: ops.Block) -> ops.Block:
-        out: list[ops.Stmt] = []
-        for stmt in stmts:
-            zeros = _zeros(stmt)
-            if zeros is not None:
-                out += fill(zeros)
-            elif isinstance(stmt, (ops.For, ops.While)):
-                out.append(replace(stmt, body=block(stmt.body)))
-            elif isinstance(stmt, ops.If):
-                out.append(replace(stmt, body=block(stmt.body), orelse=block(stmt.orelse)))
-            else:
-                out.append(stmt)
-        return tuple(out)
-
-    body = block(ir.body)
+    body = rewrite_stmts(ir.body, fill)
     return replace(ir, body=body, locals=ir.locals + tuple(counters)) if counters else ir
 
 

@@ -78,10 +78,7 @@ class _Lowering:
     def _find_handles(self) -> None:
         """The level each handle variable holds: that of its assignments when they all
         agree (to a fixpoint, for chains of handle variables), else ``None``."""
-        assigns: dict[str, list[ops.Expr]] = {}
-        for stmt in ops.walk_stmts(self.ir.body):
-            if isinstance(stmt, ops.Assign) and stmt.target.type == node_t:
-                assigns.setdefault(stmt.target.name, []).append(stmt.value)
+        assigns = ops.handle_assignments(self.ir.body)
         for _ in range(len(assigns) + 1):
             for name, values in assigns.items():
                 levels = {self.level(v) for v in values}

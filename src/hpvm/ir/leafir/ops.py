@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from ...errors import HPVMError, SourceLocation
 from ..graph import Param
 from ..intrinsics import Intrinsic
-from ..types import ArrayType, NodeHandleType, PortType, ScalarType, scalar_type
+from ..types import ArrayType, NodeHandleType, PortType, ScalarType, node_t, scalar_type
 
 _I64 = scalar_type("i64")
 
@@ -375,6 +375,16 @@ def walk_stmts(block: Block) -> Iterator[Stmt]:
         yield stmt
         for inner in children(stmt):
             yield from walk_stmts(inner)
+
+
+def handle_assignments(block: Block) -> dict[str, list[Expr]]:
+    """Every node-handle variable of ``block`` (at any depth) with the values assigned to it,
+    in order: what the query lowering and the verifier decide each handle's level from."""
+    assigns: dict[str, list[Expr]] = {}
+    for stmt in walk_stmts(block):
+        if isinstance(stmt, Assign) and stmt.target.type == node_t:
+            assigns.setdefault(stmt.target.name, []).append(stmt.value)
+    return assigns
 
 
 def stmt_exprs(stmt: Stmt) -> tuple[Expr, ...]:

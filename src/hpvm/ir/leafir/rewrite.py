@@ -28,6 +28,32 @@ def rewrite_block(block: ops.Block, rule: ExprRule) -> ops.Block:
     return tuple(_rebuild(stmt, rule) for stmt in block)
 
 
+#: A statement rule: the statements that replace ``stmt``, or ``None`` to keep it (its nested
+#: blocks rewritten).
+StmtRule = Callable[[ops.Stmt], "list[ops.Stmt] | tuple[ops.Stmt, ...] | None"]
+
+
+def rewrite_stmts(block: ops.Block, rule: StmtRule) -> ops.Block:
+    """``block`` with ``rule`` applied to every statement, nested blocks (loops, ifs) too: a
+    statement the rule replaces is replaced as it is (its replacement is not visited), one it
+    keeps has its nested blocks rewritten. The statement-level passes (privatization,
+    private arrays) are this walk and their rule."""
+    out: list[ops.Stmt] = []
+    for stmt in block:
+        replaced = rule(stmt)
+        if replaced is not None:
+            out += replaced
+        elif isinstance(stmt, (ops.For, ops.While)):
+            out.append(replace(stmt, body=rewrite_stmts(stmt.body, rule)))
+        elif isinstance(stmt, ops.If):
+            out.append(
+                replace(stmt, body=rewrite_stmts(stmt.body, rule), orelse=rewrite_stmts(stmt.orelse, rule))
+            )
+        else:
+            out.append(stmt)
+    return tuple(out)
+
+
 def rewrite_own_exprs(stmt: ops.Stmt, rule: ExprRule) -> ops.Stmt:
     """``stmt`` with the expressions it holds itself rewritten; its nested blocks (a loop's
     body, an if's branches) as they are — for a pass that treats each statement on its own

@@ -22,7 +22,7 @@ from __future__ import annotations
 from ...errors import VerificationError
 from .. import instance_context as ictx
 from ..intrinsics import INTRINSICS, query_problem
-from ..types import ScalarType, node_t
+from ..types import ScalarType
 from . import ops, rules
 
 #: The query a context field of the ids and extents stands for.
@@ -68,10 +68,7 @@ class _Checker:
 
     def _find_handles(self) -> None:
         """The ancestor level each node-handle variable assigned exactly once holds."""
-        assigns: dict[str, list[ops.Expr]] = {}
-        for stmt in ops.walk_stmts(self.ir.body):
-            if isinstance(stmt, ops.Assign) and stmt.target.type == node_t:
-                assigns.setdefault(stmt.target.name, []).append(stmt.value)
+        assigns = ops.handle_assignments(self.ir.body)
         for _ in range(len(assigns) + 1):
             for name, values in assigns.items():
                 self.handles[name] = self.level(values[0]) if len(values) == 1 else None
