@@ -76,10 +76,16 @@ class LeafClone:
         return ast.unparse(self.func)
 
     def namespace(self) -> dict[str, Any]:
-        """The names the clone runs in: the leaf's own (what its exception texts read), and
-        for a clone emitted from the leaf IR, the names that Python reads (``np``...)."""
-        names = leaf_namespace(self.user)
-        return {**names, **emitted_names()} if self.ir is not None else names
+        """The names the clone runs in: for a clone emitted from the leaf IR, the names that
+        Python reads (``np``...), and the leaf's own only when a ``raise`` may read them (its
+        exception is opaque text); the leaf's own for a syntax-tree clone. (The generated
+        module keeps its namespace for the life of the process: a leaf defined in a function
+        would keep that function's locals, a whole program's root among them, alive.)"""
+        if self.ir is None:
+            return leaf_namespace(self.user)
+        if not any(isinstance(s, ops.Raise) for s in ops.walk_stmts(self.ir.body)):
+            return emitted_names()
+        return {**leaf_namespace(self.user), **emitted_names()}
 
     def reemitted(self, ir: LeafIR, tag: str, spelling: CloneSpelling | None = None) -> LeafClone:
         """This clone with its lowered IR rewritten by a back end (``ir``) and emitted

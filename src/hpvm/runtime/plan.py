@@ -50,7 +50,7 @@ class LaunchPlan:
     """One root on one target: its back end, acceptors and quick-run table, resolved once."""
 
     __slots__ = (
-        "root",
+        "_root",
         "backend",
         "version",
         "count",
@@ -63,7 +63,9 @@ class LaunchPlan:
 
     def __init__(self, root: InternalFunction, target: str | None) -> None:
         self.version = registry_version()  # (read first: a change while building invalidates)
-        self.root = check_root(root)
+        # (weakly: the plans live in a table keyed weakly by the root, which a strong
+        # reference from its own value would keep alive for ever)
+        self._root = weakref.ref(check_root(root))
         self.backend: Backend = choose_backend(root, target)
         self.count = len(root.params)
         self.acceptors: tuple[Callable[[Any], bool], ...] = tuple(_acceptors(root))
@@ -73,6 +75,13 @@ class LaunchPlan:
         self.times: dict[Any, Runs] | None = durations(root) if quick else None
         self.needs_cluster = bool(getattr(self.backend, "needs_cluster", False))
         self._checked: set[Any] = set()
+
+    @property
+    def root(self) -> InternalFunction:
+        """The root (alive while anyone launching it holds it)."""
+        root = self._root()
+        assert root is not None, "a launch plan outlived its root"
+        return root
 
     def accept(self, args: Any) -> tuple[list[Any], tuple[Any, ...]] | None:
         """``args`` as a list, with their argument key (``quick.arg_key``, made in the same
@@ -140,7 +149,7 @@ def plan_for(root: Any, target: Any) -> LaunchPlan:
             ):
                 return plan
     plan = LaunchPlan(root, target)
-    _PLANS.setdefault(plan.root, {})[target] = plan  # (target: None or a str by now)
+    _PLANS.setdefault(root, {})[target] = plan  # (target: None or a str by now)
     return plan
 
 
