@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import pyast
+from .leafir.pyemit import OPERATOR_NAMES, UNARY_NAMES
 
 
 @dataclass(frozen=True)
@@ -45,21 +46,16 @@ class OperatorCalls:
     functions: Mapping[Any, Callable[..., Any]]
 
 
-_BINARY = {
-    ast.Add: ("+", "add"),
-    ast.Sub: ("-", "sub"),
-    ast.Mult: ("*", "mul"),
-    ast.Div: ("/", "truediv"),
-    ast.FloorDiv: ("//", "floordiv"),
-    ast.Mod: ("%", "mod"),
-    ast.Pow: ("**", "pow"),
-    ast.LShift: ("<<", "lshift"),
-    ast.RShift: (">>", "rshift"),
-    ast.BitAnd: ("&", "and"),
-    ast.BitOr: ("|", "or"),
-    ast.BitXor: ("^", "xor"),
+# Python's operator nodes and their symbols; each operation's name is the one the leaf IR's
+# operator-call writer uses (``pyemit.OPERATOR_NAMES``, ``UNARY_NAMES``): one table of names.
+_BINARY_SYMBOLS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+    ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+}  # fmt: skip
+_BINARY = {node: (sym, OPERATOR_NAMES[sym]) for node, sym in _BINARY_SYMBOLS.items()}
+_UNARY = {
+    node: (sym, UNARY_NAMES[sym]) for node, sym in {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~"}.items()
 }
-_UNARY = {ast.USub: ("-", "neg"), ast.UAdd: ("+", "pos"), ast.Invert: ("~", "invert")}
 
 
 def _quiet() -> Any:
