@@ -57,3 +57,11 @@ def process_cluster():  # type: ignore[no-untyped-def]
     cluster = _local_cluster(processes=True, host="127.0.0.1")
     yield cluster
     cluster.close()
+
+
+#: The back end that tests of many launches in a row compare the dask results with: ``cpu``,
+#: which the shared program suite holds to ``interp`` exactly (tests/cpu/test_cpu_differential.py).
+#: These tests are about what moves between the host and the workers launch after launch
+#: (a stale piece shows as a wrong result); the interpreter's checked run of 20-30 launches
+#: took 10-19 s each, the compiled run a few milliseconds.
+REFERENCE = "cpu"

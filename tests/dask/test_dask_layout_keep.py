@@ -2,9 +2,9 @@
 
 ``declared.py`` gives each range of instances only the elements its layout owns;
 ``resident.py`` keeps those packed pieces on the workers, as it keeps row slices. Launch
-after launch the results equal ``interp``'s, only what the host changed goes again (a
-written piece comes back every launch, and the worker keeps what it wrote), and a host
-write between launches — with or without an API call — is seen.
+after launch the results equal ``cpu``'s (``dask_clusters.REFERENCE``), only what the host
+changed goes again (a written piece comes back every launch, and the worker keeps what it
+wrote), and a host write between launches — with or without an API call — is seen.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import hpvm
+from dask_clusters import REFERENCE
 from hpvm import hbir
 from markers import needs_backend
 
@@ -67,7 +68,7 @@ def test_25_launches_of_a_strided_split_send_each_piece_once(dask_runtime):
     x, y = rng.random(20_000), rng.random(20_000)
     x2, y2 = x.copy(), y.copy()
     moved, notes = _launches(strided_step_root, (x, y, 0.25), 25, "dask")
-    _launches(strided_step_root, (x2, y2, 0.25), 25, "interp")
+    _launches(strided_step_root, (x2, y2, 0.25), 25, REFERENCE)
     np.testing.assert_array_equal(y, y2)
     np.testing.assert_array_equal(x, x2)
     assert "split by its declared layouts ('x' strided, 'y' strided) into 2 chunk(s)" in notes[0], notes
@@ -98,7 +99,7 @@ def test_a_host_write_between_layout_launches_is_seen(dask_runtime):
         return between
 
     moved, _ = _launches(strided_step_root, (x, y, 0.25), 9, "dask", poke(x, y))
-    _launches(strided_step_root, (x2, y2, 0.25), 9, "interp", poke(x2, y2))
+    _launches(strided_step_root, (x2, y2, 0.25), 9, REFERENCE, poke(x2, y2))
     np.testing.assert_array_equal(y, y2)
     piece = x.nbytes // 2  # what one range owns of one array (strided over 2 ranges)
     assert 0 < moved[3][0] < piece // 4, moved  # one stale block of one piece
@@ -130,7 +131,7 @@ def test_a_layout_node_beside_an_independent_sibling_splits_and_keeps(dask_runti
     x, y, z = rng.random(20_000), rng.random(20_000), np.zeros(10)
     x2, y2, z2 = x.copy(), y.copy(), z.copy()
     moved, notes = _launches(with_a_sibling, (x, y, 0.25, z), 20, "dask")
-    _launches(with_a_sibling, (x2, y2, 0.25, z2), 20, "interp")
+    _launches(with_a_sibling, (x2, y2, 0.25, z2), 20, REFERENCE)
     np.testing.assert_array_equal(y, y2)
     np.testing.assert_array_equal(z, z2)
     assert any(

@@ -1,8 +1,9 @@
 """Arrays stay on the workers across launches (backends/dask/resident.py).
 
 Launch after launch, only what changed on the host since the workers got it moves: the
-results equal ``interp``'s, a host write between launches (declared or not) is seen, and
-the bytes counted in ``handle.transfers`` / ``hpvm.memory_stats()`` show how little moves.
+results equal ``cpu``'s (``dask_clusters.REFERENCE``), a host write between launches
+(declared or not) is seen, and the bytes counted in ``handle.transfers`` /
+``hpvm.memory_stats()`` show how little moves.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 import hpvm
+from dask_clusters import REFERENCE
 from markers import needs_backend
 
 pytestmark = needs_backend("dask")
@@ -65,7 +67,7 @@ def test_30_launches_move_far_less_than_30_arrays(dask_runtime):
         hpvm.track_memory(x)
     try:
         moved = _launches(window_root, lambda _: (a, out), 30, "dask")
-        _launches(window_root, lambda _: (a, want), 30, "interp")
+        _launches(window_root, lambda _: (a, want), 30, REFERENCE)
     finally:
         for x in (a, out, want):
             hpvm.untrack_memory(x)
@@ -101,7 +103,7 @@ def test_a_host_write_between_launches_is_seen_undeclared(dask_runtime):
 
     try:
         moved = _launches(window_root, lambda _: (a, out), 8, "dask", poke(a))
-        _launches(window_root, lambda _: (b, want), 8, "interp", poke(b))
+        _launches(window_root, lambda _: (b, want), 8, REFERENCE, poke(b))
     finally:
         for x in (a, b, out, want):
             hpvm.untrack_memory(x)
@@ -122,7 +124,7 @@ def test_a_stencil_swapping_its_buffers_sends_only_halo_blocks(dask_runtime):
         pair = [src, dst]
         moved = _launches(smooth_root, lambda step: (pair[step % 2], pair[1 - step % 2]), 12, "dask")
         other = [s2, d2]
-        _launches(smooth_root, lambda step: (other[step % 2], other[1 - step % 2]), 12, "interp")
+        _launches(smooth_root, lambda step: (other[step % 2], other[1 - step % 2]), 12, REFERENCE)
     finally:
         for x in (src, dst, s2, d2):
             hpvm.untrack_memory(x)
