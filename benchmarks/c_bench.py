@@ -31,6 +31,7 @@ import numpy as np
 
 import hpvm
 from hpvm import c
+from hpvm.c import zig
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "c"
@@ -87,23 +88,8 @@ def clang_stencil(tmp: Path) -> Any:
 def _clang(tmp: Path, name: str, code: str) -> Any:
     src, lib = tmp / f"{name}.c", tmp / f"lib{name}.so"
     src.write_text(code)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ziglang",
-            "cc",
-            "-O3",
-            "-march=native",
-            "-shared",
-            "-fPIC",
-            str(src),
-            "-o",
-            str(lib),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    args = ["-O3", "-march=native", "-shared", "-fPIC", str(src), "-o", str(lib)]
+    subprocess.run(zig.command("cc", args), check=True, capture_output=True, env=zig.environment())
     return getattr(ctypes.CDLL(str(lib)), name)
 
 

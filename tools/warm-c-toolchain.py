@@ -1,6 +1,7 @@
 """Build, once per machine, what zig links into every HPVM-C host library: the C runtime
 pieces and libc++, libc++abi and libunwind (about two minutes of CPU for libc++, kept in
-zig's own cache, per zig installation: a fresh environment's zig builds them again).
+the zig cache hpvm gives each ``ziglang`` installation, ``hpvm/c/zig.py``: a fresh
+environment's zig builds them again, and no longer takes another environment's build over).
 ``make install`` runs it so that the first C++ program a user compiles, and the first C++
 test, link in seconds. It links with zig directly: through hpvm's library cache (keyed by
 the module text and zig's version, shared by every environment) the tiny module was found

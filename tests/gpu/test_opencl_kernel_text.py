@@ -10,7 +10,6 @@ import dataclasses
 import functools
 import importlib.util
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -22,6 +21,7 @@ from hpvm.backends.cuda.backend import CUDABackend
 from hpvm.backends.gpu.prologue import Form
 from hpvm.backends.gpu.spec import KernelSpec
 from hpvm.backends.opencl.kernelgen import Layout, generate, generic_layout, layout_of
+from hpvm.c import zig
 from markers import fails
 from programs import BY_NAME, PROGRAMS, Program
 
@@ -107,7 +107,7 @@ def clang() -> list[str] | None:
     if headers is None:
         return None
     return [
-        *(sys.executable, "-m", "ziglang", "clang", "-x", "cl", "-cl-std=CL1.2"),
+        *zig.command("clang", ["-x", "cl", "-cl-std=CL1.2"]),
         *(f"-I{headers.parent}", "-Xclang", "-finclude-default-header", "-fsyntax-only"),
         "-Werror=incompatible-pointer-types-discards-qualifiers",  # const data passed as writable
     ]
@@ -126,5 +126,7 @@ def test_every_kernel_of_the_suite_is_valid_opencl_c(program: Program, tmp_path:
         }.items():
             path = tmp_path / f"{spec.name}_{k}_{name}.cl"
             path.write_text(generate(spec, layout).source)
-            done = subprocess.run([*command, str(path)], capture_output=True, text=True)
+            done = subprocess.run(
+                [*command, str(path)], capture_output=True, text=True, env=zig.environment()
+            )
             assert done.returncode == 0, f"{path.name}:\n{done.stderr[-3000:]}"

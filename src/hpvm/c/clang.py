@@ -16,12 +16,12 @@ import hashlib
 import importlib.util
 import os
 import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from ..ir.cache import cache_folder
+from . import zig
 from .errors import HPVMCError
 
 INCLUDE_DIR = Path(__file__).parent / "include"
@@ -69,10 +69,10 @@ def to_llvm(
     if reason is not None:
         raise HPVMCError(f"{path}: cannot compile HPVM-C here: {reason}")
     driver = "c++" if is_cxx(path) else "cc"
-    cmd = [sys.executable, "-m", "ziglang", driver, *BASE_FLAGS, f"-I{INCLUDE_DIR}"]
+    cmd = zig.command(driver, [*BASE_FLAGS, f"-I{INCLUDE_DIR}"])
     cmd += [f"-I{d}" for d in include_dirs] + [f"-D{d}" for d in defines] + list(flags) + [str(path)]
     with _output(cmd) as out:
-        done = subprocess.run([*cmd, "-o", str(out)], capture_output=True, text=True)
+        done = subprocess.run([*cmd, "-o", str(out)], capture_output=True, text=True, env=zig.environment())
         if done.returncode != 0 or not out.is_file():
             messages = "\n".join(
                 line for line in done.stderr.splitlines() if "argument unused during compilation" not in line

@@ -17,7 +17,6 @@ import ctypes
 import hashlib
 import os
 import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ir.cache import cache_folder
+from . import zig
 
 SOURCE = Path(__file__).parent / "runtime" / "crash_report.c"
 _LOCK = threading.Lock()
@@ -45,19 +45,8 @@ def _load() -> Any:
     if not target.is_file():
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
             out = Path(tmp) / "crash.so"
-            cmd = [
-                sys.executable,
-                "-m",
-                "ziglang",
-                "cc",
-                "-shared",
-                "-fPIC",
-                "-O2",
-                str(SOURCE),
-                "-o",
-                str(out),
-            ]
-            done = subprocess.run(cmd, capture_output=True, text=True)
+            cmd = zig.command("cc", ["-shared", "-fPIC", "-O2", str(SOURCE), "-o", str(out)])
+            done = subprocess.run(cmd, capture_output=True, text=True, env=zig.environment())
             if done.returncode != 0 or not out.is_file():
                 return None
             os.replace(out, target)

@@ -45,12 +45,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from ..ir.cache import cache_folder
+from . import zig
 from .errors import HPVMCError
 
 LINK_FLAGS = ("-shared", "-fPIC", "-O2", "-Wl,-Bsymbolic", "-Wl,-z,defs", "-Wl,--strip-debug")
@@ -63,19 +63,10 @@ def cache_dir() -> Path:
     return cache_folder("c-host")
 
 
-def _zig_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ziglang")
-    except PackageNotFoundError:  # pragma: no cover - clang.unavailable_reason reports it first
-        return "unknown"
-
-
 def library_key(text: str, cxx: bool) -> str:
     """The cache name of the library of ``text``."""
     h = hashlib.sha256()
-    for part in (_FORMAT, _zig_version(), "c++" if cxx else "cc", *LINK_FLAGS, text):
+    for part in (_FORMAT, zig.zig_version(), "c++" if cxx else "cc", *LINK_FLAGS, text):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -99,14 +90,14 @@ def build(text: str, cxx: bool, label: str) -> Path:
 
 def link(text: str, cxx: bool, label: str, folder: Path) -> Path:
     """Link the host module ``text`` into ``folder``/host.so with zig, bypassing the cache.
-    The first C++ link of a zig installation builds its libc++ (zig caches that build per
-    installation, so a fresh environment pays it once): the toolchain warm-up calls this
+    The first C++ link of a zig installation builds its libc++ (kept in that installation's
+    zig cache, ``zig.py``, so a fresh environment pays it once): the toolchain warm-up calls this
     directly so that ``make install``, not a user's first program, pays it."""
     source = folder / "host.ll"
     source.write_text(text)
     out = folder / "host.so"
-    cmd = [sys.executable, "-m", "ziglang", "c++" if cxx else "cc", *LINK_FLAGS, str(source), "-o", str(out)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    cmd = zig.command("c++" if cxx else "cc", [*LINK_FLAGS, str(source), "-o", str(out)])
+    done = subprocess.run(cmd, capture_output=True, text=True, env=zig.environment())
     if done.returncode != 0 or not out.is_file():
         raise link_error(done.stderr, label)
     return out
