@@ -30,32 +30,69 @@ import numpy as np
 from ...errors import HPVMError
 from ...ir.bodies import PYTHON
 from ...ir.graph import LeafFunction
+from ...ir.leafinfo import leaf_namespace
 from ...ir.leafir import ops
 from ...ir.leafir.build import leaf_ir
 from ...ir.leafir.pycompile import compile_emitted
-from ...ir.leafir.pyemit import OperatorCallsPython, emit_problem, emit_python, namespace
+from ...ir.leafir.pyemit import BlockWriter, OperatorCallsPython, emit_problem, emit_python, namespace
+from ...ir.oplowering import lower_expression
 from ...ir.types import ScalarType, parse_type
 from . import arith
+from .arith_rewrite import CALLS
 
 _MODULES: dict[str, Any] = {"math": math, "np": np, "": builtins}
 
 
 def ir_function(fn: LeafFunction) -> Callable[..., Any] | None:
-    """``fn`` as a function computed from its leaf IR with Numba's arithmetic, or ``None``
-    when it runs from its syntax tree instead (the module docstring says which)."""
+    """``fn`` as a function computed from its leaf IR with Numba's arithmetic — for a leaf
+    that calls ``hpvm.barrier()`` a generator function yielding each barrier's line, as the
+    executor's lock-step driver expects — or ``None`` when it runs from its syntax tree
+    instead (the module docstring says which)."""
     if fn.body_kind != PYTHON or not hasattr(fn.pyfunc, "__code__"):
         return None
     try:
         ir = leaf_ir(fn)
     except HPVMError:  # outside the dialect (or refused): the syntax-tree path runs it
         return None
-    if emit_problem(ir) is not None or any(isinstance(s, ops.Raise) for s in ops.walk_stmts(ir.body)):
+    if emit_problem(ir) is not None:
         return None
     writer = OperatorCallsPython()
-    text, lines = emit_python(ir, writer=writer)
+    blocks = _InterpreterBlocks(writer, fn, {p.name for p in ir.params} | {n for n, _ in ir.locals})
+    text, lines = emit_python(ir, writer=writer, blocks=blocks)
     with np.errstate(all="ignore"):  # constants are computed as the leaf runs: quietly
         names = {name: _operation(key) for name, key in writer.needed.items()}
-    return compile_emitted(text, lines, fn.code_file, ir.name, {**namespace(), **names})
+    return compile_emitted(text, lines, fn.code_file, ir.name, {**blocks.names, **namespace(), **names})
+
+
+class _InterpreterBlocks(BlockWriter):
+    """The interpreter's statements: a barrier is ``yield <its line>`` (the leaf becomes the
+    generator the lock-step driver advances phase by phase, ``executor._run_lockstep``), and
+    a ``raise`` computes its exception as the syntax-tree path does, its operators lowered to
+    Numba's operations (``ir/oplowering.lower_expression``). ``names``: what the raises read
+    — the operations and the leaf's module names the exception text reads, no more."""
+
+    def __init__(self, text: OperatorCallsPython, fn: LeafFunction, variables: set[str]):
+        super().__init__(text)
+        self.fn, self.variables = fn, variables
+        self.names: dict[str, Any] = {}
+        self._env: dict[str, Any] | None = None
+
+    def stmt(self, stmt: ops.Stmt, depth: int, out: list[tuple[str, int]]) -> None:
+        pad = "    " * depth
+        if isinstance(stmt, ops.ExprStmt) and _is_barrier(stmt.value):
+            out.append((f"{pad}yield {stmt.line}", stmt.line))
+        elif isinstance(stmt, ops.Raise) and stmt.exc is not None:
+            if self._env is None:
+                self._env = leaf_namespace(self.fn)
+            text, names = lower_expression(stmt.exc, self._env, self.variables, CALLS)
+            self.names.update(names)
+            out.append((f"{pad}raise {text}", stmt.line))
+        else:
+            super().stmt(stmt, depth, out)
+
+
+def _is_barrier(e: ops.Expr) -> bool:
+    return isinstance(e, ops.IntrinsicOp) and e.intrinsic.kind == "barrier"
 
 
 def _operation(key: tuple[Any, ...]) -> Any:
