@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import HPVMError
-from ...ir.bodies import PYTHON
+from ...ir.bodies import PYTHON_KINDS, GeneratedBody
 from ...ir.graph import LeafFunction
 from ...ir.leafinfo import leaf_namespace
 from ...ir.leafir import ops
@@ -48,7 +48,10 @@ def ir_function(fn: LeafFunction) -> Callable[..., Any] | None:
     that calls ``hpvm.barrier()`` a generator function yielding each barrier's line, as the
     executor's lock-step driver expects — or ``None`` when it runs from its syntax tree
     instead (the module docstring says which)."""
-    if fn.body_kind != PYTHON or not hasattr(fn.pyfunc, "__code__"):
+    if fn.body_kind not in PYTHON_KINDS or not hasattr(fn.pyfunc, "__code__"):
+        return None
+    body = fn.body
+    if isinstance(body, GeneratedBody) and body.context is not None:  # a clone: the passes' only
         return None
     try:
         ir = leaf_ir(fn)
@@ -56,9 +59,14 @@ def ir_function(fn: LeafFunction) -> Callable[..., Any] | None:
         return None
     if emit_problem(ir) is not None:
         return None
+    # A generated body's IR has the foreign file's lines: its code runs at the generated
+    # text's lines, as the syntax-tree path's does (messages map them back: LeafFunction.locate).
+    code_line = body.generated_line if isinstance(body, GeneratedBody) else _same_line
     writer = OperatorCallsPython()
-    blocks = _InterpreterBlocks(writer, fn, {p.name for p in ir.params} | {n for n, _ in ir.locals})
+    variables = {p.name for p in ir.params} | {n for n, _ in ir.locals}
+    blocks = _InterpreterBlocks(writer, fn, variables, code_line)
     text, lines = emit_python(ir, writer=writer, blocks=blocks)
+    lines = tuple(code_line(line) for line in lines)
     with np.errstate(all="ignore"):  # constants are computed as the leaf runs: quietly
         names = {name: _operation(key) for name, key in writer.needed.items()}
     return compile_emitted(text, lines, fn.code_file, ir.name, {**blocks.names, **namespace(), **names})
@@ -71,16 +79,22 @@ class _InterpreterBlocks(BlockWriter):
     Numba's operations (``ir/oplowering.lower_expression``). ``names``: what the raises read
     — the operations and the leaf's module names the exception text reads, no more."""
 
-    def __init__(self, text: OperatorCallsPython, fn: LeafFunction, variables: set[str]):
+    def __init__(
+        self,
+        text: OperatorCallsPython,
+        fn: LeafFunction,
+        variables: set[str],
+        code_line: Callable[[int], int],
+    ):
         super().__init__(text)
-        self.fn, self.variables = fn, variables
+        self.fn, self.variables, self.code_line = fn, variables, code_line
         self.names: dict[str, Any] = {}
         self._env: dict[str, Any] | None = None
 
     def stmt(self, stmt: ops.Stmt, depth: int, out: list[tuple[str, int]]) -> None:
         pad = "    " * depth
         if isinstance(stmt, ops.ExprStmt) and _is_barrier(stmt.value):
-            out.append((f"{pad}yield {stmt.line}", stmt.line))
+            out.append((f"{pad}yield {self.code_line(stmt.line)}", stmt.line))
         elif isinstance(stmt, ops.Raise) and stmt.exc is not None:
             if self._env is None:
                 self._env = leaf_namespace(self.fn)
@@ -89,6 +103,10 @@ class _InterpreterBlocks(BlockWriter):
             out.append((f"{pad}raise {text}", stmt.line))
         else:
             super().stmt(stmt, depth, out)
+
+
+def _same_line(line: int) -> int:
+    return line
 
 
 def _is_barrier(e: ops.Expr) -> bool:
