@@ -1,6 +1,8 @@
 """Leaves in the leaf IR's dialect, run from their IR (issue 25: back ends as emitters).
 
-The interpreter runs a Python leaf that its leaf IR covers as Python written from that IR
+The interpreter runs a leaf that its leaf IR covers — Python the user wrote or generated
+from a foreign file (HBIR), barrier leaves and leaves with a ``raise`` included — as Python
+written from that IR
 (``ir/leafir/pyemit.OperatorCallsPython``): every operator a call of the Numba-typed
 operation of ``arith.py``, every conversion the IR makes explicit (an assignment to a wider
 variable, a store into an array of another element type, a return) a converter chosen once
@@ -12,10 +14,22 @@ dynamic: the operations still pick their plan by the operands' Python types (a v
 one static type may be held as ``int`` or as a NumPy scalar), and arrays are checked as
 they are accessed. No syntax tree of the leaf is read here.
 
-Leaves the IR does not cover (``LeafIRUnsupported``: slices, helper calls, tuple values...),
-leaves with a ``raise`` (its exception is opaque text that may name the leaf's module) and
-generated bodies (their IR names the foreign file's lines) run as before, their syntax tree
-lowered below the back ends (``arith_rewrite.py``, ``ir/oplowering.py``).
+Three statements are written the interpreter's way (``_InterpreterBlocks``):
+
+* a barrier is ``yield <its line>``: the leaf becomes the generator function the executor's
+  lock-step driver advances phase by phase (``executor._run_lockstep``, ``barriers.py``);
+* a ``raise`` keeps the IR's exception text (opaque: an exception is not a typed value),
+  its operators lowered to the same operations as the syntax-tree path lowers them
+  (``ir/oplowering.lower_expression``), and the code is bound to the names of the leaf's
+  module or closure that the text reads, no others (read when the code is made);
+* (every statement) a generated body's IR has the foreign file's lines, so its code is
+  compiled at the generated text's lines (``GeneratedBody.generated_line``), which the
+  executor's messages map back to the foreign file as they map the syntax-tree path's.
+
+Leaves the IR does not cover (``LeafIRUnsupported``: slices, helper calls, tuple values...,
+barrier leaves among them), leaves with a variable named ``np``, ``math`` or ``hpvm`` and
+context-taking clones run as before, their syntax tree lowered below the back ends
+(``arith_rewrite.py``, ``barriers.py``, ``ir/oplowering.py``, ``ir/barrier_yield.py``).
 """
 
 from __future__ import annotations
