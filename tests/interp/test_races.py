@@ -764,9 +764,13 @@ def plans(draw):
     return nx, ny, plan.astype(np.int64)
 
 
+def test_the_race_property_leaf_runs_from_its_ir() -> None:
+    assert runs_from_its_ir(planned)  # so the property below runs on both paths
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plans())
-def test_a_race_is_reported_iff_two_instances_conflict_in_one_phase(case):
+def test_a_race_is_reported_iff_two_instances_conflict_in_one_phase(interp_path, case):
     nx, ny, plan = case
     expected = first_race(plan, ny)
     root = replicated_root(planned, 2)
