@@ -249,8 +249,9 @@ class Interpreter(Backend):
         #: set with ``hpvm.backends.interp.configure(races=False)``
         self.races = races_from_environment() if races is None else races
         # Leaves made to run with Numba's arithmetic (from_ir.py, arith_rewrite.py), barrier
-        # leaves as generators. Keyed weakly by the function object, not by id(): ids are reused after
-        # garbage collection, and a new leaf must never run the recompiled code of a dead one.
+        # leaves as generators. Keyed weakly by the function object, not by id(): ids are
+        # reused after garbage collection, and a new leaf must never run the recompiled code
+        # of a dead one.
         self._functions: weakref.WeakKeyDictionary[LeafFunction, Any] = weakref.WeakKeyDictionary()
         #: run leaves in the leaf IR's dialect from their IR (from_ir.py); off: every leaf
         #: from its syntax tree, as before (what tests compare the two paths with)

@@ -86,8 +86,9 @@ def emit_python(
     statement ``__hpvm_barrier()`` — names the back end binds; ``spelling`` (implies
     ``clone``) what a back end changes in that (``CloneSpelling``). ``writer``: how the
     expressions of a leaf not lowered are written (the interpreter's
-    ``OperatorCallsPython`` writes operators as calls); ``blocks``: how its statements are
-    (a ``BlockWriter`` over ``writer``: the interpreter's writes each barrier as a ``yield``)."""
+    ``OperatorCallsPython`` writes operators as calls); ``blocks``: how the statements of a
+    leaf not lowered are written (a ``BlockWriter`` over ``writer``; the interpreter's writes
+    each barrier as a ``yield``)."""
     clone = clone or spelling is not None
     spelling = spelling or _DEFAULT
     params = [p.name for p in ir.params] + ([CTX_PARAM, *spelling.extra_params] if clone else [])
