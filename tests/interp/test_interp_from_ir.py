@@ -5,10 +5,12 @@ before and leaves outside the dialect still take.
 Hypothesis writes leaves over arrays of every scalar type — assignments of random
 arithmetic (every operator, ``abs``, ``min``/``max``, ``int``/``float``, ``math``
 functions, typed and untyped literals), stores into outputs of other element types (the
-IR's casts), branches, loops accumulating into a variable of a wider type — plus now and
-then an access past an array's end or a store every instance makes to one element (a data
-race). Each leaf runs on the interpreter both ways; the output arrays must be identical bit
-for bit (NaNs compared as NaNs) and an error identical in class and message (its line too).
+IR's casts), branches, loops accumulating into a variable of a wider type, barriers (now
+and then one only instance 0 reaches), a ``raise`` whose message reads variables, a module
+global and arithmetic — plus now and then an access past an array's end or a store every
+instance makes to one element (a data race). Each leaf runs on the interpreter both ways;
+the output arrays must be identical bit for bit (NaNs compared as NaNs) and an error
+identical in class and message (its line too) and in the class of its cause.
 """
 
 from __future__ import annotations
