@@ -31,3 +31,13 @@ def hpvm_runtime():
     hpvm.init()
     yield
     hpvm.cleanup()
+
+
+@pytest.fixture(params=[True, False], ids=["from-ir", "from-syntax-tree"])
+def interp_path(request):
+    """Run the test twice: the interpreter's leaves from their leaf IR, then from their
+    syntax tree (``running.interp_leaves_from``); the value is ``from_ir``."""
+    from running import interp_leaves_from
+
+    with interp_leaves_from(request.param):
+        yield request.param

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -54,3 +56,28 @@ def replicated_root(leaf: Any, dims: int) -> Any:
     build.__name__ = f"root_of_{leaf.name}"
     build.__annotations__ = {p.name: p.annotation for p in params + size_params}
     return hpvm.internal(build)
+
+
+@contextmanager
+def interp_leaves_from(from_ir: bool) -> Iterator[None]:
+    """Inside, the interpreter runs each leaf in the leaf IR's dialect from its IR
+    (``from_ir``) or every leaf from its syntax tree; the functions it made are dropped on
+    entry and exit, so each path makes its own."""
+    from hpvm.backends.base import get_backend
+
+    backend = get_backend("interp")
+    previous, backend.from_ir = backend.from_ir, from_ir
+    backend._functions.clear()
+    try:
+        yield
+    finally:
+        backend.from_ir = previous
+        backend._functions.clear()
+
+
+def runs_from_its_ir(leaf: Any) -> bool:
+    """Whether the interpreter can run ``leaf`` from its leaf IR (``from_ir.ir_function``):
+    a test running a leaf on both paths checks first that there are two."""
+    from hpvm.backends.interp.from_ir import ir_function
+
+    return ir_function(leaf) is not None

@@ -5,12 +5,15 @@ text, which messages map back through the leaf's source map)."""
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 
 import hpvm
 from hpvm import hbir
 from hpvm.ir.pysource import generated_body
+from running import interp_leaves_from, runs_from_its_ir
 
 HEAD = """\
 target { memory g { size 1G; width 8B; }; tile t[2][3]; }
@@ -74,3 +77,27 @@ def test_the_opencl_translator_makes_a_local_array_a_private_array() -> None:
     kernels, errors = kernels_text(hbir.parse(text, "p.hbir").to_hpvm())
     assert errors == []
     assert "int tmp__priv[4];" in kernels
+
+
+@pytest.mark.parametrize(
+    "last, fragment",
+    [("C[y] = A[x + 5]", "A[x + 5]"), ("C[0] = s", "C[x] = s")],  # the race: tiles of one x
+)
+def test_interp_runs_a_generated_leaf_from_its_ir_as_from_its_syntax_tree(last: str, fragment: str) -> None:
+    """The interpreter runs a generated leaf from its leaf IR, at the generated text's lines
+    (the IR's are the ``.hbir`` file's: ``GeneratedBody.generated_line``), so an index past
+    the end and a data race name the same ``.hbir`` line both ways."""
+    text = _text(last)
+    program = hbir.parse(text, "p.hbir")
+    assert all(runs_from_its_ir(node.function) for node in program.to_hpvm().graph.nodes)
+    outcomes = []
+    for from_ir in (True, False):
+        with interp_leaves_from(from_ir):
+            try:
+                outcomes.append(
+                    program.run({"A": np.arange(4)}, target="interp", out=io.StringIO())["C"].tolist()
+                )
+            except hpvm.HPVMError as e:
+                outcomes.append((type(e).__name__, str(e)))
+    assert outcomes[0] == outcomes[1]
+    assert f"p.hbir:{_line(text, fragment)}" in outcomes[0][1], outcomes[0]

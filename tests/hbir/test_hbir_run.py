@@ -16,6 +16,7 @@ from hpvm.hbir import HBIRInputError
 from hpvm.ir import Layout, parse_program, print_program
 from hpvm.ir.bodies import GeneratedBody
 from markers import fails, needs_backend
+from running import interp_leaves_from
 
 TARGETS = [
     "interp",
@@ -89,6 +90,14 @@ def test_examples_match_numpy(name: str, target: str) -> None:
     for key, want in expected.items():
         np.testing.assert_allclose(outputs[key], want, rtol=1e-5)
         assert outputs[key].dtype == program.outputs[key][1]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_examples_match_numpy_with_the_interpreters_leaves_from_their_syntax_tree(name: str) -> None:
+    """The interpreter runs generated leaves from their leaf IR (above: every example's
+    are in the dialect, ``test_hbir_lines.py``); its other path, from the syntax tree, too."""
+    with interp_leaves_from(False):
+        test_examples_match_numpy(name, "interp")
 
 
 def test_vadd_group_prints_after_the_run() -> None:

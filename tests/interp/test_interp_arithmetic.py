@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import hpvm
+from running import runs_from_its_ir
 
 pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
@@ -183,7 +184,8 @@ def r_barrier_leaf(x: hpvm.i32[:], y: hpvm.i64[:]):
     hpvm.bind_in(node, 1, 1)
 
 
-def test_barrier_leaves_compute_with_numbas_types_too():
+def test_barrier_leaves_compute_with_numbas_types_too(interp_path):
+    assert runs_from_its_ir(barrier_leaf)
     x, y = np.array([100000, 3], np.int32), np.zeros(2, np.int64)
     run(r_barrier_leaf, x, y)
     np.testing.assert_array_equal(y, [10**10, 9])

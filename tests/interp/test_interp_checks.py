@@ -14,7 +14,7 @@ import pytest
 
 import hpvm
 import hpvm.backends.interp as interp
-from running import line_of, replicated_root, run_tracked
+from running import line_of, replicated_root, run_tracked, runs_from_its_ir
 
 HERE = os.path.basename(__file__)
 
@@ -202,7 +202,8 @@ def oob_after_barrier(a: hpvm.i64[:], out: hpvm.i64[:]):
     out[i] = a[i + 2]
 
 
-def test_out_of_bounds_in_a_barrier_leaf_names_the_real_line():
+def test_out_of_bounds_in_a_barrier_leaf_names_the_real_line(interp_path):
+    assert runs_from_its_ir(oob_after_barrier)
     with pytest.raises(hpvm.OutOfBoundsError) as info:
         single(oob_after_barrier, 3)(np.arange(3), np.zeros(3, np.int64))
     msg = str(info.value)
@@ -329,7 +330,8 @@ def diverging_barrier():
         hpvm.barrier()
 
 
-def test_barrier_inside_a_branch():
+def test_barrier_inside_a_branch(interp_path):
+    assert runs_from_its_ir(diverging_barrier)
     with pytest.raises(hpvm.BarrierError) as info:
         single(diverging_barrier, 4)()
     msg = str(info.value)
@@ -347,7 +349,8 @@ def two_barriers():
         hpvm.barrier()  # odd
 
 
-def test_instances_at_different_barriers():
+def test_instances_at_different_barriers(interp_path):
+    assert runs_from_its_ir(two_barriers)
     with pytest.raises(hpvm.BarrierError) as info:
         single(two_barriers, 4)()
     msg = str(info.value)

@@ -5,15 +5,18 @@ before and leaves outside the dialect still take.
 Hypothesis writes leaves over arrays of every scalar type — assignments of random
 arithmetic (every operator, ``abs``, ``min``/``max``, ``int``/``float``, ``math``
 functions, typed and untyped literals), stores into outputs of other element types (the
-IR's casts), branches, loops accumulating into a variable of a wider type — plus now and
-then an access past an array's end or a store every instance makes to one element (a data
-race). Each leaf runs on the interpreter both ways; the output arrays must be identical bit
-for bit (NaNs compared as NaNs) and an error identical in class and message (its line too).
+IR's casts), branches, loops accumulating into a variable of a wider type, barriers (now
+and then one only instance 0 reaches), a ``raise`` whose message reads variables, a module
+global and arithmetic — plus now and then an access past an array's end or a store every
+instance makes to one element (a data race). Each leaf runs on the interpreter both ways;
+the output arrays must be identical bit for bit (NaNs compared as NaNs) and an error
+identical in class and message (its line too) and in the class of its cause.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import itertools
 import re
 import tempfile
@@ -29,7 +32,7 @@ from hpvm.backends.base import get_backend
 from hpvm.backends.interp.from_ir import ir_function
 from hpvm.ir.leafir import LeafIRUnsupported, leaf_ir, ops
 from hpvm.ir.types import SCALAR_TYPES
-from running import replicated_root, run_tracked
+from running import interp_leaves_from, line_of, replicated_root, run_tracked
 
 pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
@@ -92,9 +95,14 @@ def leaves(draw) -> tuple[str, list[str]]:
     body += [f"v{k} = a{k}[i]" for k in range(len(TYPES))]
     stored: set[int] = set()
     for j in range(draw(st.integers(1, 4))):
-        form = draw(st.sampled_from(["assign", "assign", "if", "for"]))
+        form = draw(st.sampled_from(["assign", "assign", "if", "for"] * 2 + ["barrier", "raise"]))
         e, _ = draw(expression(names))
-        if form == "assign":
+        if form == "barrier":  # now and then one that only instance 0 reaches
+            body += draw(st.sampled_from([["hpvm.barrier()"]] * 3 + [["if i == 0:", "    hpvm.barrier()"]]))
+        elif form == "raise":  # reading the leaf's variables, a module global, arithmetic
+            other, _ = draw(expression(names, 1))
+            body += [f"if {e} > {other}:", f'    raise ValueError(f"{{{e}}} over {{{other} * LIMIT}}")']
+        elif form == "assign":
             body.append(f"t{j} = {e}")
             names.append(f"t{j}")
         elif form == "if":  # stores in both branches (a variable would be retyped)
@@ -113,7 +121,7 @@ def leaves(draw) -> tuple[str, list[str]]:
         body.append(mistake)
     outs_text = ", ".join(f'"o{k}"' for k in range(len(outs)))
     source = (
-        "import math\nimport numpy as np\nimport hpvm\n\n\n"
+        "import math\nimport numpy as np\nimport hpvm\n\nLIMIT = np.int16(300)\n\n\n"
         f"@hpvm.leaf(ins=({', '.join(repr(f'a{k}') for k in range(len(TYPES)))},), outs=({outs_text},))\n"
         f"def gen({', '.join(params)}):\n" + "".join(f"    {line}\n" for line in body)
     )
@@ -146,17 +154,13 @@ def _load(source: str):
 
 
 def _run(leaf, root, args: list[np.ndarray], from_ir: bool):
-    backend = get_backend("interp")
-    backend._functions.clear()
-    previous, backend.from_ir = backend.from_ir, from_ir
     copies = [a.copy() for a in args]
-    try:
-        run_tracked(root, (*copies, N), "interp")
-        outcome = None
-    except hpvm.HPVMError as e:
-        outcome = (type(e).__name__, str(e))
-    finally:
-        backend.from_ir = previous
+    with interp_leaves_from(from_ir):
+        try:
+            run_tracked(root, (*copies, N), "interp")
+            outcome = None
+        except hpvm.HPVMError as e:
+            outcome = (type(e).__name__, str(e), type(e.__cause__).__name__)
     return outcome, copies
 
 
@@ -205,6 +209,8 @@ def test_the_ir_path_computes_and_reports_what_the_syntax_tree_path_does(generat
     old, old_arrays = _run(leaf, root, args, from_ir=False)
     new, new_arrays = _run(leaf, root, args, from_ir=True)
     event(old[0] if old else "ran")
+    event("with a barrier" if "hpvm.barrier()" in source else "no barrier")
+    event("raised ValueError" if old and old[2] == "ValueError" else "no ValueError")
     assert new == old, source
     if old is None:
         for a, b in zip(old_arrays, new_arrays):
@@ -212,10 +218,11 @@ def test_the_ir_path_computes_and_reports_what_the_syntax_tree_path_does(generat
 
 
 def test_no_module_of_interp_or_tensor_reads_python_syntax() -> None:
-    """Issue 25: no back end reads Python (``barriers.py``'s rewrite moves in another change)."""
+    """Issue 25: no back end reads Python (the syntax-tree rewrites the interpreter runs
+    leaves outside the dialect with, barriers' included, live below the back ends)."""
     reads = re.compile(r"import ast|ast\.parse|ast\.walk|isinstance\([^)]*ast\.|NodeVisitor|NodeTransformer")
     backends = Path(hpvm.__file__).parent / "backends"
-    files = [p for p in sorted((backends / "interp").glob("*.py")) if p.name != "barriers.py"]
+    files = sorted((backends / "interp").glob("*.py"))
     files += sorted((backends / "tensor").glob("*.py"))
     found = [
         f"{p.parent.name}/{p.name}:{k}"
@@ -247,6 +254,57 @@ def test_which_leaves_run_from_their_ir() -> None:
     b = np.zeros(2)
     out = run_tracked(replicated_root(in_dialect, 1), (a, b, 2), "interp")
     assert out == () and b.tolist() == [3.25, 5.0]  # f32 * f32 + 1 is f64, stored as f64
+
+
+LIMIT = 3
+UNREAD = object()
+
+
+@hpvm.leaf(ins=("a",), outs=("b",))
+def raising(a: hpvm.i64[:], b: hpvm.i64[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    if a[i] > LIMIT:
+        raise ValueError(f"{a[i] * 2} over {LIMIT}")
+    b[i] = a[i]
+
+
+@hpvm.leaf(ins=("a",), outs=("a", "b"))
+def exchange(a: hpvm.i64[:], b: hpvm.i64[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    b[i] = a[i] * 10
+    hpvm.barrier()
+    a[i] = b[(i + 1) % hpvm.get_num_node_instances_x(hpvm.get_node())]
+
+
+@hpvm.leaf(ins=("a",), outs=("b",))
+def barrier_with_slice(a: hpvm.i64[:], b: hpvm.i64[:]):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    b[i] = a[i]
+    hpvm.barrier()
+    if i == 0:
+        b[:] = b[::-1]
+
+
+def test_barrier_leaves_and_raises_run_from_their_ir() -> None:
+    """A barrier leaf in the dialect runs from its IR as a generator yielding each barrier's
+    line; one with a slice from its syntax tree, the same way; a leaf with a ``raise`` from
+    its IR, bound to the module names its exception reads and no others."""
+    gen = ir_function(exchange)
+    assert inspect.isgeneratorfunction(gen) and ir_function(barrier_with_slice) is None
+    raises = ir_function(raising)
+    assert raises is not None and "LIMIT" in raises.__globals__ and "UNREAD" not in raises.__globals__
+    for from_ir in (True, False):
+        a, b = np.array([1, 2, 3]), np.zeros(3, np.int64)
+        with interp_leaves_from(from_ir):
+            run_tracked(replicated_root(exchange, 1), (a, b, 3), "interp")
+            assert a.tolist() == [20, 30, 10] and b.tolist() == [10, 20, 30]
+            run_tracked(replicated_root(barrier_with_slice, 1), (a, b, 3), "interp")
+            assert b.tolist() == [10, 30, 20]
+            with pytest.raises(hpvm.NodeExecutionError) as info:
+                run_tracked(replicated_root(raising, 1), (np.array([1, 5, 2]), b, 3), "interp")
+        where = f"node root_of_raising/raising[1] (leaf 'raising', {__file__}:{line_of(raising, 'raise')})"
+        assert str(info.value) == f"{where}: raised ValueError: 10 over 3"
+        assert type(info.value.__cause__) is ValueError
 
 
 @hpvm.leaf(ins=("y",), outs=("out",))

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import hpvm
 import hpvm.backends.interp as interp
 from hpvm.backends.interp import Interpreter
-from running import line_of, replicated_root, run_tracked
+from running import line_of, replicated_root, run_tracked, runs_from_its_ir
 
 pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
@@ -266,7 +266,8 @@ def swap_blocks(shared: hpvm.i64[:], n: hpvm.i64):
     hpvm.bind_in(hpvm.create_node_1d(swap_block, n), 0, 0)
 
 
-def test_a_barrier_does_not_order_different_parent_instances():
+def test_a_barrier_does_not_order_different_parent_instances(interp_path):
+    assert runs_from_its_ir(block_swap)
     run_tracked(swap_blocks, (np.zeros(2, np.int64), 1), "interp")  # one block: no race
     with pytest.raises(hpvm.DataRaceError) as info:
         run_tracked(swap_blocks, (np.zeros(2, np.int64), 2), "interp")
@@ -568,7 +569,8 @@ def rotate_with_barrier(a: hpvm.i64[:], tmp: hpvm.i64[:], out: hpvm.i64[:]):
     tmp[i] = 0  # read by instance i - 1 in the phase before
 
 
-def test_accesses_separated_by_a_barrier():
+def test_accesses_separated_by_a_barrier(interp_path):
+    assert runs_from_its_ir(rotate_with_barrier)
     out = np.zeros(4, np.int64)
     run_replicated(rotate_with_barrier, (4,), np.arange(4), np.zeros(4, np.int64), out)
     assert out.tolist() == [10, 20, 30, 0]
@@ -762,9 +764,13 @@ def plans(draw):
     return nx, ny, plan.astype(np.int64)
 
 
+def test_the_race_property_leaf_runs_from_its_ir() -> None:
+    assert runs_from_its_ir(planned)  # so the property below runs on both paths
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plans())
-def test_a_race_is_reported_iff_two_instances_conflict_in_one_phase(case):
+def test_a_race_is_reported_iff_two_instances_conflict_in_one_phase(interp_path, case):
     nx, ny, plan = case
     expected = first_race(plan, ny)
     root = replicated_root(planned, 2)

@@ -346,3 +346,17 @@ def test_saved_program_inlines_tensor_bodies(tmp_path) -> None:
     loaded = load_program(path)
     x = np.ones((2, 2), np.float32)
     np.testing.assert_array_equal(_run(loaded.root, (x, x), "interp")[0], _run(root, (x, x), "interp")[0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 6), max_size=12), st.integers(0, 8))
+def test_the_generated_line_of_a_foreign_line_maps_back_to_it(lines: list[int], origin_line: int) -> None:
+    """``GeneratedBody.generated_line`` inverts the source map where it can: the first
+    generated line a foreign line made maps back to it (``origin_of``); 0 for a line that
+    made none, and for 0 (no line)."""
+    body = GeneratedBody(None, "", "f.hbir", tuple(lines))
+    g = body.generated_line(origin_line)
+    if origin_line and origin_line in lines:
+        assert body.origin_of(g).line == origin_line and origin_line not in lines[: g - 1]
+    else:
+        assert g == 0

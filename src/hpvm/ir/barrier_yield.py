@@ -4,8 +4,9 @@ Why here, below the back ends: the interpreter runs a barrier leaf as a generato
 pauses at each barrier (``backends/interp/barriers.py``), made from the leaf's syntax tree
 with its arithmetic rewritten to Numba's types (``arith_rewrite.py``). No back end reads
 Python (issue 25), so the one syntax-tree rewrite this needs lives with the other readings
-of a leaf's Python (``leafinfo.py``). When the interpreter runs leaves from their leaf IR,
-a barrier becomes a ``yield`` in the code written from the IR instead and this goes.
+of a leaf's Python (``leafinfo.py``). A barrier leaf in the leaf IR's dialect does not come
+here: the interpreter writes its barriers as ``yield`` in the code it writes from the IR
+(``backends/interp/from_ir.py``); this serves the barrier leaves outside the dialect.
 """
 
 from __future__ import annotations

@@ -221,6 +221,13 @@ class GeneratedBody:
         line = self.lines[k] if 0 <= k < len(self.lines) else 0
         return SourceLocation(self.origin, line)
 
+    def generated_line(self, origin_line: int) -> int:
+        """The first line of the generated source that ``origin_line`` of the foreign file
+        generated (0: none) — ``origin_of`` maps it back to ``origin_line``. Code written
+        from the leaf's IR, whose lines are the foreign file's, takes these lines so that it
+        runs as the generated code's lines do (``backends/interp/from_ir.py``)."""
+        return self.lines.index(origin_line) + 1 if origin_line and origin_line in self.lines else 0
+
 
 LeafBody = PythonBody | TensorBody | LLVMBody | GeneratedBody
 

@@ -205,4 +205,25 @@ def lower_operators(
     return rewriter.used
 
 
-__all__ = ["OperatorCalls", "lower_operators"]
+def lower_expression(
+    text: str, env: dict[str, Any], local_names: set[str], calls: OperatorCalls
+) -> tuple[str, dict[str, Any]]:
+    """An expression's Python text lowered as ``lower_operators`` lowers a leaf's body, and
+    the global names the result reads that ``env`` holds, with their values: the operation
+    names it calls and the names of ``env`` it reads, no more (Python finds the others, the
+    builtins, itself). Why: a leaf IR keeps a ``raise``'s exception as opaque text
+    (``leafir/ops.Raise``), and the interpreter running that IR must compute it as it did
+    when it rewrote the leaf's syntax tree. ``local_names``: the leaf's variables, which the
+    text reads as locals (neither resolved in ``env`` nor bound)."""
+    tree = pyast.parse(text, "<raise>", "eval")
+    inner = set(local_names) | {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
+    reads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    rewriter = _Rewriter(env, inner, calls)
+    body = ast.fix_missing_locations(rewriter.visit(tree.body))
+    names = {name: env[name] for name in sorted(reads - inner) if name in env}
+    return ast.unparse(body), {**names, **rewriter.used}
+
+
+__all__ = ["OperatorCalls", "lower_expression", "lower_operators"]

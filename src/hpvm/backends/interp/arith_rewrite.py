@@ -2,9 +2,10 @@
 
 The syntax-tree rewrite itself is ``ir/oplowering.py`` (below the back ends: no back end
 reads Python, issue 25); here it is given the interpreter's table of Numba-typed
-operations. Leaves in the dialect do not come here: the interpreter runs Python written
-from their leaf IR (``from_ir.py``). ``rewrite_arithmetic`` keeps its name for the modules
-that call it (``barriers.py``, the ``cuda`` simulator).
+operations. Leaves in the dialect (barrier leaves, ``raise``, generated bodies included)
+do not come here: the interpreter runs Python written from their leaf IR (``from_ir.py``).
+``rewrite_arithmetic`` keeps its name for the modules that call it (``barriers.py``, the
+``cuda`` simulator).
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Barriers in the interpreter: leaves become generators that pause at each barrier.
 
-A leaf that calls ``hpvm.barrier()`` is recompiled with every barrier statement replaced by
-``yield <line>`` (``ir/barrier_yield.py``). The interpreter then runs all instances of the
+A leaf that calls ``hpvm.barrier()`` runs as a generator function with every barrier
+statement ``yield <line>``: written from its leaf IR when the dialect covers it
+(``from_ir.py``), else — here — its syntax tree recompiled with each barrier statement
+replaced (``ir/barrier_yield.py``). The interpreter then runs all instances of the
 leaf within one parent instance in lock step: each phase advances every instance to its
 next barrier. That gives barriers their real semantics deterministically, and lets the
 interpreter catch instances that reach different barriers, or that finish while others wait.

@@ -10,6 +10,7 @@ data races between instances that its one-at-a-time order would hide (``races.py
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import os
 import threading
@@ -247,14 +248,14 @@ class Interpreter(Backend):
         #: report data races (races.py) as DataRaceError; on unless ``HPVM_INTERP_RACES=0``,
         #: set with ``hpvm.backends.interp.configure(races=False)``
         self.races = races_from_environment() if races is None else races
-        # Leaves recompiled with Numba's arithmetic (arith_rewrite.py), barrier leaves as
-        # generators. Keyed weakly by the function object, not by id(): ids are reused after
-        # garbage collection, and a new leaf must never run the recompiled code of a dead one.
+        # Leaves made to run with Numba's arithmetic (from_ir.py, arith_rewrite.py), barrier
+        # leaves as generators. Keyed weakly by the function object, not by id(): ids are
+        # reused after garbage collection, and a new leaf must never run the recompiled code
+        # of a dead one.
         self._functions: weakref.WeakKeyDictionary[LeafFunction, Any] = weakref.WeakKeyDictionary()
         #: run leaves in the leaf IR's dialect from their IR (from_ir.py); off: every leaf
         #: from its syntax tree, as before (what tests compare the two paths with)
         self.from_ir = True
-        self._generators: weakref.WeakKeyDictionary[LeafFunction, Any] = weakref.WeakKeyDictionary()
 
     # -- Backend interface ---------------------------------------------------------------
 
@@ -496,13 +497,18 @@ class Interpreter(Backend):
             sizes, [tuple(_as_port_value(t, v) for t, v in zip(fn.out_types, r)) for r in results]
         )
 
-    def _function(self, fn: LeafFunction) -> Any:
+    def _function(self, fn: LeafFunction, lockstep: bool = False) -> Any:
         """The leaf's function with Numba's arithmetic, made once per leaf: from its leaf IR
-        when the dialect covers it, else from its syntax tree."""
+        when the dialect covers it, else from its syntax tree; for a leaf run in lock step
+        (``lockstep``: it calls ``hpvm.barrier()``) a generator function yielding the line of
+        each barrier it reaches (barriers.py)."""
         func = self._functions.get(fn)
         if func is None:
             func = ir_function(fn) if self.from_ir else None
-            func = self._functions[fn] = func or typed_function(fn)
+            if func is not None and inspect.isgeneratorfunction(func) != lockstep:
+                func = None  # a safeguard: the IR and the analysis see the same barriers
+            func = func or (barrier_generator(fn) if lockstep else typed_function(fn))
+            self._functions[fn] = func
         return func
 
     def _call(self, fn: LeafFunction, ctx: _LeafContext, func: Any, arguments: list[Any]) -> Any:
@@ -521,9 +527,7 @@ class Interpreter(Backend):
     ) -> list[Any]:
         """Run every instance to its next barrier, phase by phase (see barriers.py); the
         recorder, if any, starts a new phase at each barrier."""
-        gen_fn = self._generators.get(fn)
-        if gen_fn is None:
-            gen_fn = self._generators[fn] = barrier_generator(fn)
+        gen_fn = self._function(fn, lockstep=True)
         gens = []
         for flat, ctx in enumerate(contexts):
             arguments = prepare(flat)

@@ -74,6 +74,7 @@ def emit_python(
     clone: bool = False,
     spelling: CloneSpelling | None = None,
     writer: PythonText | None = None,
+    blocks: BlockWriter | None = None,
 ) -> tuple[str, tuple[int, ...]]:
     """``ir`` as Python text (a ``def`` named ``name``, default the leaf's), and for each
     line of it the line of the leaf's file it stands for (``emit_problem`` first).
@@ -85,13 +86,15 @@ def emit_python(
     statement ``__hpvm_barrier()`` — names the back end binds; ``spelling`` (implies
     ``clone``) what a back end changes in that (``CloneSpelling``). ``writer``: how the
     expressions of a leaf not lowered are written (the interpreter's
-    ``OperatorCallsPython`` writes operators as calls)."""
+    ``OperatorCallsPython`` writes operators as calls); ``blocks``: how the statements of a
+    leaf not lowered are written (a ``BlockWriter`` over ``writer``; the interpreter's writes
+    each barrier as a ``yield``)."""
     clone = clone or spelling is not None
     spelling = spelling or _DEFAULT
     params = [p.name for p in ir.params] + ([CTX_PARAM, *spelling.extra_params] if clone else [])
     writer = (_CLONE if spelling == _DEFAULT else _Clone(spelling)) if clone else (writer or _PYTHON)
     out: list[tuple[str, int]] = [(f"def {name or ir.name}({', '.join(params)}):", ir.line)]
-    BlockWriter(writer).block(ir.body, 1, ir.line, out)
+    (blocks if blocks is not None and not clone else BlockWriter(writer)).block(ir.body, 1, ir.line, out)
     return "\n".join(text for text, _ in out) + "\n", tuple(line for _, line in out)
 
 
