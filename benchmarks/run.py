@@ -930,8 +930,11 @@ def _launch_vadd(ctx: Bench, row: Row) -> float:
     (``interleaved``'s ``steady``): what a host calling either in a loop pays. Sampled one
     call at a time, each side paid for the other's leftovers: hpvm's quick runs of this
     tiny graph use one thread (``quick.Runs.threads``), so the Numba call after each found
-    the OpenMP team sized for one and asleep, and took 98 µs instead of about 20 — the row
-    read 0.85×, an artifact. The untimed call pays that switch on both sides alike."""
+    the OpenMP team sized for one and asleep (98 µs in ``make bench`` at 7111930: the row
+    read 0.85×, an artifact), and an hpvm launch right after a Numba call paid for the
+    team Numba left (at load 3.8, medians of 400: Numba 25.0 µs after an hpvm launch,
+    18.7 after its own call; hpvm 59.1 µs after a Numba call, 44.8 after its own launch).
+    The untimed call pays that switch on both sides alike."""
     n = LAUNCH_VADD_SIZE
     a, b = np.arange(n, dtype=np.float32), np.full(n, 2, dtype=np.float32)
     c_hpvm, c_numba = np.zeros(n, np.float32), np.zeros(n, np.float32)
