@@ -121,6 +121,7 @@ THREADS_TARGET = 1.8  # sgemm speed-up from 1 to 2 threads
 LAUNCH_TARGET = 50e-6  # launch + wait of a one-instance graph, warm
 LAUNCH_RATIO_TARGET = 1.2  # launch + wait of a tiny vector add / a Numba prange call of it
 LAUNCH_VADD_SIZE = 64  # (elements: "a tiny graph")
+LAUNCH_STEADY = 8  # calls in a row per sample of the vadd ratio, after an untimed one (``_launch_vadd``)
 PIPELINE_TARGET = 1.6  # streaming throughput / sequential stages
 COLD_TARGET = 5.0  # cold compile of the sgemm graph
 WARM_TARGET = 1.0  # new process, caches populated: start to first result
@@ -293,22 +294,33 @@ class Bench:
             return 200
         return max(self.repeat, min(200, int(self.sizes.min_sample_s / seconds)))
 
-    def interleaved(self, runs: dict[str, Callable[[], object]], first: dict[str, float]) -> dict[str, float]:
+    def interleaved(
+        self, runs: dict[str, Callable[[], object]], first: dict[str, float], steady: int = 0
+    ) -> dict[str, float]:
         """Median seconds per call of every run, one sample of each in turn.
 
         ``first`` holds the time of each run's last (warm) call, which sets the number of
         samples: fast kernels get more of them, and the slowest run decides, so that the
         row's total time stays bounded.
+
+        ``steady`` > 0: a sample is one untimed call, then the mean of ``steady`` calls in
+        a row — each run's cost in a loop of its own calls, with what the previous run
+        left behind (the OpenMP team asleep, or sized for one thread) paid by the untimed
+        call, not by the sample. For calls of tens of microseconds, where that leftover is
+        as large as the call (``bench_launch``).
         """
         if not runs:
             return {}
-        samples = self.samples_for(max(first.get(name, 0.0) for name in runs))
+        samples = self.samples_for(max(first.get(name, 0.0) for name in runs) * max(1, steady + 1))
         times: dict[str, list[float]] = {name: [] for name in runs}
         for order in rotations(list(runs.items()), samples):
             for name, fn in order:
+                if steady:
+                    fn()
                 start = time.perf_counter()
-                fn()
-                times[name].append(time.perf_counter() - start)
+                for _ in range(max(1, steady)):
+                    fn()
+                times[name].append((time.perf_counter() - start) / max(1, steady))
         return {name: statistics.median(ts) for name, ts in times.items()}
 
     def alone(self, fn: Callable[[], object], estimate: float) -> float:
@@ -912,7 +924,17 @@ def bench_launch(ctx: Bench) -> list[Row]:
 
 def _launch_vadd(ctx: Bench, row: Row) -> float:
     """Launch + wait of a tiny vector add on cpu against a Numba ``prange`` call of the same
-    loop, interleaved (issue 24, item 1): the ratio, also written into ``row``."""
+    loop, interleaved (issue 24, item 1): the ratio, also written into ``row``.
+
+    Each sample is a short loop of one side's calls after an untimed one
+    (``interleaved``'s ``steady``): what a host calling either in a loop pays. Sampled one
+    call at a time, each side paid for the other's leftovers: hpvm's quick runs of this
+    tiny graph use one thread (``quick.Runs.threads``), so the Numba call after each found
+    the OpenMP team sized for one and asleep (98 µs in ``make bench`` at 7111930: the row
+    read 0.85×, an artifact), and an hpvm launch right after a Numba call paid for the
+    team Numba left (at load 3.8, medians of 400: Numba 25.0 µs after an hpvm launch,
+    18.7 after its own call; hpvm 59.1 µs after a Numba call, 44.8 after its own launch).
+    The untimed call pays that switch on both sides alike."""
     n = LAUNCH_VADD_SIZE
     a, b = np.arange(n, dtype=np.float32), np.full(n, 2, dtype=np.float32)
     c_hpvm, c_numba = np.zeros(n, np.float32), np.zeros(n, np.float32)
@@ -924,7 +946,7 @@ def _launch_vadd(ctx: Bench, row: Row) -> float:
     }
     first = {name: timed(fn) for name, fn in runs.items() for _ in range(3)}  # (compiles, then warm)
     np.testing.assert_array_equal(c_hpvm, c_numba)
-    medians = ctx.interleaved(runs, first)
+    medians = ctx.interleaved(runs, first, steady=LAUNCH_STEADY)
     for array in (a, b, c_hpvm):
         hpvm.untrack_memory(array)
     ratio = medians["cpu"] / medians[NUMBA]

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import hpvm
 from hpvm.backends import base
 from hpvm.runtime import plan, quick
+from hpvm.runtime.launch import array_args
 from markers import needs_backend
 
 pytestmark = [pytest.mark.usefixtures("hpvm_runtime"), needs_backend("cpu")]
@@ -189,6 +190,8 @@ def test_accept_agrees_with_the_acceptors_and_arg_key(values):
     if accepted is not None:
         assert accepted[0] == list(values) or all(a is b for a, b in zip(accepted[0], values))
         assert accepted[1] == quick.arg_key(values)
+        arrays = array_args(values)  # (the arrays among them, as the runtime holds them)
+        assert len(accepted[2]) == len(arrays) and all(a is b for a, b in zip(accepted[2], arrays))
 
 
 @hpvm.leaf(ins=("w", "r", "p"), outs=("w",))
@@ -251,4 +254,6 @@ def test_the_generated_accept_agrees_with_every_kind_of_acceptor(values):
     if accepted is not None:
         assert all(a is b for a, b in zip(accepted[0], values))
         assert accepted[1] == quick.arg_key(values)
+        arrays = array_args(values)  # (the arrays among them, as the runtime holds them)
+        assert len(accepted[2]) == len(arrays) and all(a is b for a, b in zip(accepted[2], arrays))
         assert not any(check_value(p.type, v) for p, v in zip(every_kind_root.params, values))

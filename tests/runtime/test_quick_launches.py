@@ -298,26 +298,24 @@ def test_ctrl_c_during_a_quick_run_interrupts_launch_itself(monkeypatch):
 def test_durations_keep_a_bounded_number_of_run_keys_per_root():
     times: dict = {}
     for k in range(quick._KEYS_PER_ROOT + 6):
-        quick.record(times, ("cpu", k), 1e-4)
+        quick.entry(times, ("cpu", k)).add(1e-4)
     assert len(times) == quick._KEYS_PER_ROOT
     assert ("cpu", 0) not in times and ("cpu", quick._KEYS_PER_ROOT + 5) in times  # the oldest go
-    assert quick.is_quick(times, ("cpu", 10)) and not quick.is_quick(times, ("cpu", 0))
-    quick.record(times, None, 1e-4)  # a launch without a run key is not remembered
-    assert None not in times
+    assert times[("cpu", 10)].quick()
 
 
 def test_a_run_stretched_by_load_keeps_its_key_quick_but_a_much_longer_one_does_not(monkeypatch):
     monkeypatch.setattr(quick, "QUICK_RUN_S", 2e-3)  # the real limits, not the fixture's
     times: dict = {}
-    quick.record(times, "k", 0.5e-3)  # the work: short
-    quick.record(times, "k", 5e-3)  # preempted on a busy machine
-    assert quick.is_quick(times, "k")
-    quick.record(times, "k", 20e-3)  # more than load explains: taken as more work
-    assert not quick.is_quick(times, "k")
-    quick.record(times, "k", 1e-3)
-    assert quick.is_quick(times, "k")
-    quick.record(times, "slow", 5e-3)  # never short: not quick, however loaded
-    assert not quick.is_quick(times, "slow")
+    quick.entry(times, "k").add(0.5e-3)  # the work: short
+    quick.entry(times, "k").add(5e-3)  # preempted on a busy machine
+    assert times["k"].quick()
+    quick.entry(times, "k").add(20e-3)  # more than load explains: taken as more work
+    assert not times["k"].quick()
+    quick.entry(times, "k").add(1e-3)
+    assert times["k"].quick()
+    quick.entry(times, "slow").add(5e-3)  # never short: not quick, however loaded
+    assert not times["slow"].quick()
 
 
 def test_wait_runs_a_short_bounded_launch_no_worker_has_started_on_the_calling_thread(monkeypatch):
@@ -347,8 +345,8 @@ def test_wait_runs_a_short_bounded_launch_no_worker_has_started_on_the_calling_t
 
 def test_wait_leaves_a_long_or_unbounded_launch_to_its_worker():
     times: dict = {}
-    quick.record(times, "short", 0.004)
-    quick.record(times, "long", quick.WAIT_RUN_S * 2)
+    quick.entry(times, "short").add(0.004)
+    quick.entry(times, "long").add(quick.WAIT_RUN_S * 2)
     assert quick.runs_in_wait(times, "short")
     assert not quick.runs_in_wait(times, "long")
     assert not quick.runs_in_wait(times, "never run")

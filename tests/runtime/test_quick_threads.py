@@ -1,4 +1,4 @@
-"""Quick launches on one thread (``quick.threads_for``): a tiny graph's run on all threads
+"""Quick launches on one thread (``quick.Runs.threads``): a tiny graph's run on all threads
 is mostly the wake-up of the OpenMP team, so a quick launch whose run key's fastest run
 took under ``ONE_THREAD_PROBE_S`` tries ``ONE_THREAD_PROBES`` runs on one thread, and
 keeps to one thread while that is the faster. That changes only how many threads run it: the results, the
@@ -52,9 +52,9 @@ def test_a_tiny_launch_is_tried_on_one_thread_and_computes_the_same():
         hpvm.wait(hpvm.launch(add_root, (a, b, c, 64), target="cpu"))
         np.testing.assert_array_equal(c, a + b)
         assert numba.get_num_threads() == threads  # the caller's own count, restored
-    ((_, every, one, probes),) = _runs(add_root)
-    assert every < quick._NEVER and one < quick._NEVER  # both measured
-    assert probes == min(3, quick.ONE_THREAD_PROBES)  # (4 launches: the first on all threads)
+    (runs,) = _runs(add_root)
+    assert runs.every < quick._NEVER and runs.one < quick._NEVER  # both measured
+    assert runs.probes == min(3, quick.ONE_THREAD_PROBES)  # (4 launches: the first on all threads)
 
 
 def test_no_one_thread_run_for_a_launch_that_is_not_tiny(monkeypatch):
@@ -62,8 +62,8 @@ def test_no_one_thread_run_for_a_launch_that_is_not_tiny(monkeypatch):
     a, b, c = _arrays(64)
     for _ in range(4):
         hpvm.wait(hpvm.launch(add_root, (a, b, c, 64), target="cpu"))
-    ((_, every, one, probes),) = _runs(add_root)
-    assert every < quick._NEVER and one == quick._NEVER and probes == 0
+    (runs,) = _runs(add_root)
+    assert runs.every < quick._NEVER and runs.one == quick._NEVER and runs.probes == 0
     np.testing.assert_array_equal(c, a + b)
 
 
@@ -80,8 +80,8 @@ def test_a_node_error_on_one_thread_surfaces_at_wait_and_restores_the_thread_cou
     with pytest.raises(hpvm.NodeExecutionError, match="below -1000"):
         hpvm.wait(handle)
     assert numba.get_num_threads() == threads
-    ((_, _, one, _),) = _runs(add_root)
-    assert one < quick._NEVER
+    (runs,) = _runs(add_root)
+    assert runs.one < quick._NEVER
 
 
 def test_the_cpu_back_end_runs_with_the_threads_its_context_allows():
@@ -105,26 +105,30 @@ _SECONDS = st.floats(1e-7, 1.0)
 def test_recorded_runs_keep_the_fastest_of_each_kind_and_choose_by_them(runs):
     times: dict = {}
     for seconds, threads in runs:
-        quick.record(times, "k", seconds, threads)
-    last, every, one, probes = times["k"]
+        quick.entry(times, "k").add(seconds, threads)
+    known = times["k"]
+    last, every, one, probes = known.last, known.every, known.one, known.probes
     assert last == runs[-1][0]
     assert every == min([s for s, t in runs if t is None], default=quick._NEVER)
     assert one == min([s for s, t in runs if t == 1], default=quick._NEVER)
     assert probes == sum(t == 1 for _, t in runs)
-    chosen = quick.threads_for(times, "k")
+    chosen = known.threads()
     if probes == 0:
         assert chosen == (1 if every < quick.ONE_THREAD_PROBE_S else None)
     elif probes < quick.ONE_THREAD_PROBES:
         assert chosen == 1  # (the probes go on)
     else:
         assert chosen == (1 if one < every else None)
-    assert quick.is_quick(times, "k") == (
+    assert known.quick() == (
         last < quick.QUICK_RUN_S or (min(every, one) < quick.QUICK_RUN_S and last < quick.LOADED_RUN_S)
     )
 
 
-def test_no_thread_choice_for_an_unknown_run_key():
-    assert quick.threads_for({}, "k") is None
+def test_a_run_key_found_before_its_first_run_is_neither_quick_nor_given_a_thread_count():
+    times: dict = {}
+    runs = quick.entry(times, "k")  # (what a launch finds before its run adds to it)
+    assert quick.entry(times, "k") is runs
+    assert runs.threads() is None and not runs.quick() and not quick.runs_in_wait(times, "k")
 
 
 @hpvm.leaf

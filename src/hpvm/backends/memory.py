@@ -302,7 +302,7 @@ class MemoryTracker:
         """``find``, the lock held by the caller."""
         seen = self._extents.get(id(array))
         if seen is not None and seen[0]() is array:
-            start, end = seen[1], seen[2]
+            _, start, end = seen
         else:
             start, end = _extent(array)
             if len(self._extents) >= 64:

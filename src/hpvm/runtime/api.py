@@ -28,7 +28,7 @@ from ..errors import (
 from ..ir.graph import InternalFunction
 from .launch import PushCheck, array_args, check_args, check_root, choose_backend
 from .plan import LaunchPlan, plan_for
-from .quick import Runs, arg_key, is_quick, keyed_run, record, runs_in_wait, threads_for
+from .quick import Runs, arg_key, entry, keyed_run, runs_in_wait
 from .streaming import Stream, streaming_root
 from .workers import Slot, WorkerPool
 
@@ -306,14 +306,13 @@ class Runtime:
         root, backend, tracker = plan.root, plan.backend, self.tracker
         accepted = plan.accept(args)
         if accepted is not None:
-            values, args_key = accepted
+            values, args_key, arrays = accepted
         else:  # (what the acceptors do not take: accepted here, or explained)
             values = check_args(root, args, tracker, "launch")
-            args_key = arg_key(values)
+            args_key, arrays = arg_key(values), array_args(values)
         plan.check_sizes(values, args_key)
         if plan.needs_cluster:
             self.dask_client()  # connect now: an unreachable scheduler is launch's error
-        arrays = array_args(values)
         entries = tracker.hold_arrays(arrays)
         if entries is None:  # an untracked array: check_args names it (or it was tracked since)
             tracked: list[TrackedArray] = []
@@ -321,16 +320,18 @@ class Runtime:
             entries = tracker.hold(tracked)
         handle = LaunchHandle(self, root, backend)
         handle.arrays = arrays
-        key, times = None, plan.times  # (a run key only where it may run here: quick.py)
+        runs, times = None, plan.times  # (durations only where it may run here: quick.py)
         if times is not None:
             key = keyed_run(backend.name, args_key, entries)
-            handle.quick = (times, key)
+            if key is not None:
+                runs = entry(times, key)  # (found once: the run adds to it)
+                handle.quick = (times, key)
         # Quick: it cannot wait on anything, nothing else is in flight, and the last run
         # with the same run key was short. Done here, without a worker's wake-up (and on
-        # one thread where that measured faster: ``quick.threads_for``).
-        quick = times is not None and not self.active and is_quick(times, key)
-        threads = threads_for(times, key) if quick else None  # type: ignore[arg-type]
-        handle.job = self._job(handle, root, backend, values, entries, key, times, threads)
+        # one thread where that measured faster: ``quick.Runs.threads``).
+        quick = runs is not None and not self.active and runs.quick()
+        threads = runs.threads() if quick else None  # type: ignore[union-attr]
+        handle.job = self._job(handle, root, backend, values, entries, runs, threads)
         if quick:
             handle.job()  # (unclaimable: nobody else has seen the handle)
             if isinstance(handle.error, KeyboardInterrupt):
@@ -381,15 +382,14 @@ class Runtime:
         backend: Any,
         values: list[Any],
         entries: list[TrackedArray],
-        key: Any,
-        times: dict[Any, Runs] | None,
+        runs: Runs | None,
         threads: int | None = None,
     ) -> Callable[[], None]:
         """The run of one non-streaming launch, as a job for a worker, for ``wait`` or for
         ``launch`` itself (a quick one), using the tracker's ``entries`` (held by the
-        launch; released when the run ends); how long it took is recorded in ``times``
-        under ``key`` (``quick.py``; ``None``: a launch that never runs there); ``threads``:
-        the most threads the run may use (``RunContext.threads``)."""
+        launch; released when the run ends); how long it took is added to ``runs``, its
+        run key's record (``quick.py``; ``None``: a launch that never runs on the host);
+        ``threads``: the most threads the run may use (``RunContext.threads``)."""
         tracker = self.tracker
 
         def run() -> None:
@@ -405,8 +405,8 @@ class Runtime:
                     try:
                         start = time.perf_counter()
                         handle.outputs = backend.run(root, values, ctx)
-                        if times is not None:
-                            record(times, key, time.perf_counter() - start, threads)
+                        if runs is not None:
+                            runs.add(time.perf_counter() - start, threads)
                     finally:
                         tracker.finished(token)
                         handle.warnings = caught

@@ -83,9 +83,10 @@ class LaunchPlan:
         assert root is not None, "a launch plan outlived its root"
         return root
 
-    def accept(self, args: Any) -> tuple[list[Any], tuple[Any, ...]] | None:
+    def accept(self, args: Any) -> tuple[list[Any], tuple[Any, ...], list[Any]] | None:
         """``args`` as a list, with their argument key (``quick.arg_key``, made in the same
-        pass), if every value passes its port's acceptor; else ``None`` (the caller asks
+        pass) and the arrays among them (``launch.array_args``: the array ports' values), if
+        every value passes its port's acceptor; else ``None`` (the caller asks
         ``check_args``, which accepts or explains). Generated per root (``_accepting``)."""
         return self._accept(args)
 
@@ -101,12 +102,16 @@ class LaunchPlan:
             self._checked.add(key)
 
 
-def _accepting(root: InternalFunction) -> Callable[[Any], tuple[list[Any], tuple[Any, ...]] | None]:
+def _accepting(
+    root: InternalFunction,
+) -> Callable[[Any], tuple[list[Any], tuple[Any, ...], list[Any]] | None]:
     """``LaunchPlan.accept`` of ``root``: one function that tests every argument with its
     port's ``accept_test`` (the acceptors' own expressions) and makes the argument key
-    ``quick.arg_key`` would — what the acceptors take is an array for an array port, a
-    number for a scalar one, so each key part is known per port. Generated: a loop over
-    the acceptors, a call each and a key built item by item, was about 4 µs of a launch."""
+    ``quick.arg_key`` would and the list of arrays ``launch.array_args`` would — what the
+    acceptors take is an array for an array port, a number for a scalar one, so each key
+    part, and which values are arrays, is known per port. Generated: a loop over the
+    acceptors, a call each and a key built item by item, was about 4 µs of a launch (and
+    the arrays' list, a test of each value, another 1 µs)."""
     names: dict[str, Any] = {}
     written = writers(root)
     params = [f"v{i}" for i in range(len(root.params))]
@@ -115,6 +120,7 @@ def _accepting(root: InternalFunction) -> Callable[[Any], tuple[list[Any], tuple
         f"({v}.shape, {v}.dtype)" if isinstance(p.type, ArrayType) else f"(type({v}), {v})"
         for p, v in zip(root.params, params)
     ]
+    arrays = [v for p, v in zip(root.params, params) if isinstance(p.type, ArrayType)]
     unpack = f"    ({', '.join(params)},) = args\n" if params else ""
     source = (
         "def accept(args):\n"
@@ -123,7 +129,7 @@ def _accepting(root: InternalFunction) -> Callable[[Any], tuple[list[Any], tuple
         f"{unpack}"
         f"    if not ({' and '.join(tests) or 'True'}):\n"
         "        return None\n"
-        f"    return list(args), ({''.join(k + ', ' for k in keys)})\n"
+        f"    return list(args), ({''.join(k + ', ' for k in keys)}), [{', '.join(arrays)}]\n"
     )
     exec(compile(source, f"<launch plan of {root.name}>", "exec"), names)  # noqa: S102 — our own text
     return names["accept"]

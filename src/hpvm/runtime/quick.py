@@ -38,7 +38,7 @@ such a run as for a quick one: about its key's last run.
 Errors and warnings of a quick run are kept on its handle and surface at ``wait``, the same
 exception types at the same call as from a worker.
 
-A quick run of a tiny graph may use one thread (``threads_for``): its run on all threads
+A quick run of a tiny graph may use one thread (``Runs.threads``): its run on all threads
 is then mostly the wake-up of the OpenMP team, which one thread does not pay. Which one is
 faster is measured per run key, not guessed: ``ONE_THREAD_PROBES`` runs on one thread once
 the key's fastest run on all threads took under ``ONE_THREAD_PROBE_S``, then the faster.
@@ -75,7 +75,7 @@ LOADED_RUN_S = 10e-3
 WAIT_RUN_S = 50e-3
 
 #: Longest fastest run (seconds) on all threads for which a quick launch tries a run on one
-#: thread (``threads_for``). Such a run of a tiny graph is mostly the wake-up of the
+#: thread (``Runs.threads``). Such a run of a tiny graph is mostly the wake-up of the
 #: OpenMP team (hpvm sets ``OMP_WAIT_POLICY=passive``: 10–15 µs of a 64-element vector
 #: add's 15 µs); one thread skips it. Each probe (``ONE_THREAD_PROBES``) costs at most
 #: one run on one thread: about the cores' count times this.
@@ -84,15 +84,57 @@ ONE_THREAD_PROBE_S = 1e-4
 #: Run keys remembered per root and back end (the oldest are dropped beyond this).
 _KEYS_PER_ROOT = 64
 
-#: Runs on one thread a run key gets before ``threads_for`` compares: the first one after
+#: Runs on one thread a run key gets before ``Runs.threads`` compares: the first one after
 #: runs on all threads was measured up to 10× slower than the next (94.6 against 8.5 µs
 #: at load 5.4), which a single probe took as the verdict.
 ONE_THREAD_PROBES = 3
 
-#: Per run key: the last run's seconds, the fastest on all threads, the fastest on one
-#: (``_NEVER``: none yet), how many runs on one thread there were.
-Runs = tuple[float, float, float, int]
 _NEVER = float("inf")
+
+
+class Runs:
+    """What is known of the runs with one run key: the last one's seconds, the fastest on
+    all threads (``every``), the fastest on one (``one``; ``_NEVER``: none yet), and how many
+    runs on one thread there were (``probes``).
+
+    Mutable, and found once per launch (``entry``): ``Runs.quick``, ``Runs.threads`` and the
+    run's ``add`` then read and update it without hashing the run key again — a key holds
+    the arguments' shapes, dtypes and scalars, and hashing it is not cached (0.5 µs a time,
+    five times a launch with immutable tuples in the table)."""
+
+    __slots__ = ("last", "every", "one", "probes")
+
+    def __init__(self) -> None:
+        self.last = _NEVER
+        self.every = _NEVER
+        self.one = _NEVER
+        self.probes = 0
+
+    def quick(self) -> bool:
+        """Whether the last run took under ``QUICK_RUN_S``, or the fastest did and the last
+        one under ``LOADED_RUN_S``."""
+        last = self.last
+        return last < QUICK_RUN_S or (min(self.every, self.one) < QUICK_RUN_S and last < LOADED_RUN_S)
+
+    def threads(self) -> int | None:
+        """How many threads a quick run gets: 1 for the first ``ONE_THREAD_PROBES`` runs once
+        the fastest run on all threads took under ``ONE_THREAD_PROBE_S``, then 1 while the
+        fastest run on one thread beats the fastest on all of them; else ``None`` (the back
+        end's default)."""
+        probes = self.probes
+        if probes < ONE_THREAD_PROBES and (probes or self.every < ONE_THREAD_PROBE_S):
+            return 1
+        return 1 if self.one < self.every else None
+
+    def add(self, seconds: float, threads: int | None = None) -> None:
+        """Remember a run of ``seconds`` on ``threads`` (1: one thread; else all)."""
+        self.last = seconds
+        if threads == 1:
+            self.one = min(seconds, self.one)
+            self.probes += 1
+        else:
+            self.every = min(seconds, self.every)
+
 
 _TIMES: weakref.WeakKeyDictionary[InternalFunction, dict[Any, Runs]] = weakref.WeakKeyDictionary()
 _BOUNDED: weakref.WeakKeyDictionary[InternalFunction, str | None] = weakref.WeakKeyDictionary()
@@ -155,38 +197,27 @@ def _streams(fn: InternalFunction) -> bool:
 
 def durations(root: InternalFunction) -> dict[Any, Runs]:
     """How long the last and the fastest runs of ``root`` with each run key took (made on
-    first use); one lookup per launch, then ``is_quick``, ``threads_for`` and ``record``
-    work on it."""
+    first use); a launch plan holds it, and each launch finds its key's ``Runs`` in it
+    (``entry``)."""
     times = _TIMES.get(root)
     if times is None:
         times = _TIMES[root] = {}
     return times
 
 
-def is_quick(times: dict[Any, Runs], key: Any) -> bool:
-    """Whether the last run with ``key`` took under ``QUICK_RUN_S``, or the fastest did and
-    the last one under ``LOADED_RUN_S``."""
-    if key is None:
-        return False
+def entry(times: dict[Any, Runs], key: Any) -> Runs:
+    """The runs known for ``key`` (an empty record made on first use: ``last`` is
+    ``_NEVER`` until a run adds to it, so a concurrent launch does not take it as quick);
+    the oldest key goes beyond a bound."""
     known = times.get(key)
     if known is None:
-        return False
-    last, every, one, _ = known
-    return last < QUICK_RUN_S or (min(every, one) < QUICK_RUN_S and last < LOADED_RUN_S)
-
-
-def threads_for(times: dict[Any, Runs], key: Any) -> int | None:
-    """How many threads a quick run with ``key`` gets: 1 for its first
-    ``ONE_THREAD_PROBES`` runs after its fastest run on all threads took under
-    ``ONE_THREAD_PROBE_S``, then 1 while its fastest run on one thread beats its fastest on
-    all of them; else ``None`` (the back end's default)."""
-    known = times.get(key)
-    if known is None:
-        return None
-    _, every, one, probes = known
-    if probes < ONE_THREAD_PROBES and (probes or every < ONE_THREAD_PROBE_S):
-        return 1
-    return 1 if one < every else None
+        if len(times) >= _KEYS_PER_ROOT:
+            try:
+                times.pop(next(iter(times)), None)
+            except (RuntimeError, StopIteration):  # another thread's launch changed it meanwhile
+                pass
+        known = times[key] = Runs()
+    return known
 
 
 def runs_in_wait(times: dict[Any, Runs] | None, key: Any) -> bool:
@@ -196,27 +227,7 @@ def runs_in_wait(times: dict[Any, Runs] | None, key: Any) -> bool:
     if times is None or key is None:
         return False
     known = times.get(key)
-    return known is not None and known[0] < WAIT_RUN_S
-
-
-def record(times: dict[Any, Runs], key: Any, seconds: float, threads: int | None = None) -> None:
-    """Remember how long a run with ``key`` took, and its fastest on all threads or (with
-    ``threads`` 1) on one; the oldest key goes beyond a bound."""
-    if key is None:
-        return
-    known = times.get(key)
-    if known is None:
-        if len(times) >= _KEYS_PER_ROOT:
-            try:
-                times.pop(next(iter(times)), None)
-            except (RuntimeError, StopIteration):  # another thread's launch changed it meanwhile
-                pass
-        known = (seconds, _NEVER, _NEVER, 0)
-    _, every, one, probes = known
-    if threads == 1:
-        times[key] = (seconds, every, min(seconds, one), probes + 1)
-    else:
-        times[key] = (seconds, min(seconds, every), one, probes)
+    return known is not None and known.last < WAIT_RUN_S
 
 
 def forget(root: InternalFunction) -> None:

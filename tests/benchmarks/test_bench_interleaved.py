@@ -1,0 +1,55 @@
+"""``Bench.interleaved`` (``benchmarks/run.py``), with a fake clock: its samples are taken
+round-robin, and with ``steady`` each sample is a loop of one run's calls after an untimed
+one, so what the previous run left behind is paid outside the sample (the launch row's
+vadd ratio, ``_launch_vadd``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import run  # noqa: E402 — benchmarks/run.py, found through the line above
+
+COST = {"hpvm": 3.0, "numba": 2.0}  # seconds a call takes in a loop of its own calls
+SWITCH = 10.0  # more for the first call after the other run's: its leftovers
+
+
+def _fake(monkeypatch: pytest.MonkeyPatch) -> tuple[dict, list[str]]:
+    clock = [0.0]
+    calls: list[str] = []
+    monkeypatch.setattr(run.time, "perf_counter", lambda: clock[0])
+
+    def call(name: str):
+        def fn() -> None:
+            clock[0] += COST[name] + (SWITCH if calls and calls[-1] != name else 0.0)
+            calls.append(name)
+
+        return fn
+
+    return {name: call(name) for name in COST}, calls
+
+
+def _bench() -> run.Bench:
+    return run.Bench(SimpleNamespace(min_sample_s=1.0), ["cpu"], 5, Path("."), None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("steady", [1, 4])
+def test_steady_samples_time_a_loop_of_one_run_after_an_untimed_call(monkeypatch, steady):
+    runs, calls = _fake(monkeypatch)
+    medians = _bench().interleaved(runs, {name: 1.0 for name in runs}, steady=steady)
+    assert medians == COST  # the switch is never in a sample
+    samples = len(calls) // (2 * (steady + 1))
+    assert samples >= 5 and len(calls) == samples * 2 * (steady + 1)
+    for i in range(0, len(calls), steady + 1):  # each sample: one run's calls in a row
+        assert len(set(calls[i : i + steady + 1])) == 1
+
+
+def test_one_call_samples_pay_the_other_runs_leftovers(monkeypatch):
+    runs, calls = _fake(monkeypatch)
+    medians = _bench().interleaved(runs, {name: 1.0 for name in runs})
+    assert len(calls) == 2 * _bench().samples_for(1.0)
+    assert any(medians[name] > COST[name] for name in COST)  # (why the launch row uses steady)
