@@ -37,6 +37,21 @@ from .block import INDENT, Block, Read
 LO, HI = "__hpvm_lo", "__hpvm_hi"
 
 
+def chunk_count(n: str) -> str:
+    """How many chunks ``n`` iterations run in: one per thread, none for an empty range."""
+    return f"max(min(np.int64(__hpvm_num_threads()), np.int64({n})), 0)"
+
+
+def chunk_bounds(c: str, n: str, nc: str) -> tuple[str, str]:
+    """Chunk ``c`` of ``nc`` over ``n`` iterations: [c*q + min(c, r), (c+1)*q + min(c+1, r))
+    with q, r = divmod(n, nc) — contiguous and balanced, with no product that could
+    overflow."""
+    return (
+        f"{c} * ({n} // {nc}) + min({c}, {n} % {nc})",
+        f"({c} + 1) * ({n} // {nc}) + min({c} + 1, {n} % {nc})",
+    )
+
+
 class Chunks:
     """The chunk functions of one graph function ``symbol``, in the order its parallel
     loops are written (``symbol_chunk0``, ``symbol_chunk1``...)."""
@@ -58,14 +73,11 @@ class Chunks:
         )
         p = f"__hpo{k}"
         n, nc, err, c = f"{p}_n", f"{p}_nc", f"{p}_err", f"{p}_c"
-        # Chunk c covers [c*q + min(c, r), (c+1)*q + min(c+1, r)) with q, r = divmod(n, nc):
-        # contiguous and balanced, with no product that could overflow.
-        lo = f"{c} * ({n} // {nc}) + min({c}, {n} % {nc})"
-        hi = f"({c} + 1) * ({n} // {nc}) + min({c} + 1, {n} % {nc})"
+        lo, hi = chunk_bounds(c, n, nc)
         call = f"__hpvm_try_call({symbol}, ({', '.join([*free, lo, hi])},), {err}, {c})"
         out = Block()
         out.add(f"{n} = {count.text}", count.names, [n])
-        out.add(f"{nc} = max(min(np.int64(__hpvm_num_threads()), np.int64({n})), 0)", [n], [nc])
+        out.add(f"{nc} = {chunk_count(n)}", [n], [nc])
         out.add(f"{err} = np.empty(({nc}, 2), np.int64)", [nc], [err])  # (np.zeros: one more parallel loop)
         out.nest(f"for {c} in prange({nc}):", Block().add(call, [*free, n, nc, err, c]), [nc], [c])
         return out.add(f"__hpvm_reraise({err})", [err])

@@ -21,13 +21,13 @@ from ...ir.types import ScalarType
 from ...passes.clone_leaves import CTX_PARAM
 from ..llvm_native.access import unit_stride_dimension
 from .block import INDENT, Block, Read, local
+from .chunks import Chunks, chunk_bounds, chunk_count
 from .flatten import FlatPlan
 from .graphscope import Group, Names, Scope
 from .narrow import MASK
 from .sizes import size_lines
 
 if TYPE_CHECKING:
-    from .chunks import Chunks
     from .graphgen import GraphGen
 
 
@@ -239,11 +239,11 @@ class LoopNest:
         n, nc, c, lo, hi, p, b = (f"{pre}_{s}" for s in ("n", "nc", "c", "lo", "hi", "p", "b"))
         out += [
             f"{n} = {total} * {outer}",
-            f"{nc} = max(min(np.int64(__hpvm_num_threads()), np.int64({n})), 0)",
+            f"{nc} = {chunk_count(n)}",
         ]
         loop = Block()
-        loop.add(f"{lo} = {c} * ({n} // {nc}) + min({c}, {n} % {nc})", [c, n, nc], [lo])
-        loop.add(f"{hi} = ({c} + 1) * ({n} // {nc}) + min({c} + 1, {n} % {nc})", [c, n, nc], [hi])
+        for bound, expr in zip((lo, hi), chunk_bounds(c, n, nc)):  # (this chunk's share of the pairs)
+            loop.add(f"{bound} = {expr}", [c, n, nc], [bound])
         parent = unravel(p, pidx, sizes)
         for i in range(len(params)):
             if i not in ready:
