@@ -44,8 +44,9 @@ from .privatize import plain_helpers
 # two threads at once ("AST constructor recursion depth mismatch", python/cpython#106905), and
 # launches compile on worker threads.
 COMPILE_LOCK = threading.RLock()
-# Bump when generated code or its module layout changes (6: error model; 7: outlined loops).
-CODEGEN_VERSION = 8
+# Bump when generated code or its module layout changes (6: error model; 7: outlined loops;
+# 9: loops written outlined, chunk functions as the generator writes them).
+CODEGEN_VERSION = 9
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in

@@ -12,8 +12,9 @@ parallel variant too, since it runs outside any loop. Graphs called from inside 
 loop run their own loops sequentially (Numba runs a nested ``prange`` serially anyway),
 except that a replicated internal node whose graph is one loop is *flattened* into the
 parallel loop: parent instances × children as one space (``flatten.py``). Parallel loops
-are then outlined into chunk functions, so that exceptions raised in them reach the
-launching thread (``outline.py``, ``loop_errors.py``).
+are written as calls of chunk functions, so that exceptions raised in them reach the
+launching thread (``chunks.py``, ``loop_errors.py``); each graph function's ``Chunks``
+collects its chunk functions as its loops are written, and they follow it in ``sources``.
 
 Values on edges: a child whose one-to-one consumer sits in the same loop passes values in
 registers — consecutive children joined by one-to-one edges are *fused* into one loop
@@ -35,11 +36,12 @@ from ...ir.verify import topological_order
 from ...passes.clone_leaves import CTX_PARAM, LeafClone, symbol_for
 from ...passes.fuse_one_to_one import fused_runs
 from . import graphscope
-from .graphscope import INDENT, Group, Scope, import_name
+from .block import INDENT
+from .chunks import Chunks
+from .graphscope import Group, Scope, import_name
 from .groupgen import GroupEmitter
 from .loopnest import LoopNest, loop_order, unit_stride
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
-from .outline import outline
 from .privatize import atomic_only_params, privatized_clone
 from .sizes import size_lines
 
@@ -99,12 +101,12 @@ class GraphGen:
         if key not in self.symbols:
             symbol = symbol_for(fn, "graph") + ("_par" if parallel else "")
             self.symbols[key] = symbol
-            self._add(symbol, self._emit(fn, symbol, parallel, None))
+            self._add(symbol, *self._emit(fn, symbol, parallel, None))
         return self.symbols[key]
 
     def stage_function(self, root: InternalFunction, stage: StageSpec, index: str) -> str:
         symbol = symbol_for(root, "stage") + f"_{index}"
-        self._add(symbol, self._emit(root, symbol, True, stage))
+        self._add(symbol, *self._emit(root, symbol, True, stage))
         return symbol
 
     def batch_function(self, root: InternalFunction, stage: StageSpec, stage_symbol: str) -> str:
@@ -139,18 +141,18 @@ class GraphGen:
         self.sources.append("\n".join([lines[0], *(INDENT + line for line in lines[1:])]) + "\n")
         return symbol
 
-    def _add(self, symbol: str, source: str) -> None:
-        """Keep a generated function, its parallel loops outlined into chunk functions
-        (``outline.py``: so that exceptions in them reach the launching thread)."""
-        if "prange(" not in source:
-            self.sources.append(source)
-            return
-        self.sources += outline(source)
-        self.parallel_symbols.add(symbol)  # (Numba warns about parallel=True with nothing parallel)
+    def _add(self, symbol: str, function: str, chunks: Chunks) -> None:
+        """Keep a generated function and, after it, its chunk functions (``chunks.py``)."""
+        self.sources += [function, *chunks.sources]
+        if chunks.sources:  # (Numba warns about parallel=True with nothing parallel)
+            self.parallel_symbols.add(symbol)
 
     # -- generation -----------------------------------------------------------------------
 
-    def _emit(self, fn: InternalFunction, symbol: str, parallel: bool, stage: StageSpec | None) -> str:
+    def _emit(
+        self, fn: InternalFunction, symbol: str, parallel: bool, stage: StageSpec | None
+    ) -> tuple[str, Chunks]:
+        """``fn``'s graph function (for ``stage``: a streaming stage's) and its chunk functions."""
         graph = fn.graph
         order = topological_order(graph)
         selected = None if stage is None else {id(n) for n in stage.nodes}
@@ -168,6 +170,7 @@ class GraphGen:
             params += [import_name(index[id(n)], p, mode) for n, p, mode in stage.imports]
         lines = [f"def {symbol}({', '.join(params)}):"]
         body: list[str] = []
+        chunks = Chunks(symbol)
         release = stage is None and id(fn) in self.release
         if release:  # this parent instance's buffers die with it: its thread's pool stack pops them
             body.append(f"__hpvm_mark = {MARK}({STATE_PARAM})")
@@ -177,7 +180,7 @@ class GraphGen:
             guards, assigns, checks = size_lines(scope, group, self.clones)
             body += guards + [f"{name} = {expr}" for name, expr in assigns] + checks
         for g_index, group in enumerate(groups):
-            body += self._groups.emit(scope, g_index, group, parallel)
+            body += self._groups.emit(scope, g_index, group, chunks if parallel else None)
         if release:
             body.append(f"{RELEASE}({STATE_PARAM}, __hpvm_mark)")
         if stage is None:
@@ -185,7 +188,7 @@ class GraphGen:
         else:
             body.append(f"return {scope.returns(stage.outputs, stage.exports)}")
         lines += [INDENT + line for line in body]
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines) + "\n", chunks
 
     # -- what a child's instance calls, with what (for the collaborators) ----------------
 

@@ -19,8 +19,7 @@ from ...ir import expr as size_expr
 from ...ir.analysis import FeedTable, returned_params
 from ...ir.graph import ALL_TO_ALL, ONE_TO_ONE, Edge, InternalFunction, LeafFunction, Node
 from ...ir.types import ArrayType
-
-INDENT = "    "
+from .block import Read, local
 
 
 @dataclass
@@ -137,31 +136,42 @@ class Scope:
     ) -> str:
         """The expression input ``port`` of one instance (ids ``idx``) of ``node`` reads, in
         a loop running ``group`` (``None``: outside any loop)."""
+        return self.read(node, port, idx, group, names).text
+
+    def read(
+        self, node: Node, port: int, idx: list[str], group: Group | None, names: Names | None = None
+    ) -> Read:
+        """``input``'s expression with the locals it reads (``block.py``: a parallel loop's
+        chunk function takes them)."""
         kind, item = self.feeds[id(node)][port]  # type: ignore[misc]
         if kind == "bind":
-            return names.params[item] if names else self.fn.params[item].name  # type: ignore[index]
+            return local(names.params[item] if names else self.fn.params[item].name)  # type: ignore[index]
         edge: Edge = item  # type: ignore[assignment]
         src_k = self.index[id(edge.src)]
         mode = "each" if edge.repl == ONE_TO_ONE else "last"
         imported = self.imported
+
+        def indexed(array: str) -> Read:  # one instance's element of a per-instance array
+            return Read(f"{array}[{', '.join(idx)}]", (array, *idx))
+
         if isinstance(edge.src.function.out_types[edge.sp], ArrayType) and edge.src.dims > 0:
             fused = group is not None and any(edge.src is m for m in group.nodes)
             if not fused and (id(edge.src), edge.sp) not in imported:
-                return f"__hn{src_k}_L{edge.sp}"  # the one shared array (checked by pointer)
+                return local(f"__hn{src_k}_L{edge.sp}")  # the one shared array (checked by pointer)
             if not fused:
-                return import_name(src_k, edge.sp, imported[(id(edge.src), edge.sp)])
+                return local(import_name(src_k, edge.sp, imported[(id(edge.src), edge.sp)]))
         if (id(edge.src), edge.sp) in imported:
-            name = import_name(src_k, edge.sp, imported[(id(edge.src), edge.sp)])
+            value = import_name(src_k, edge.sp, imported[(id(edge.src), edge.sp)])
             if edge.src.dims > 0 and mode == "each":
-                return f"{name}[{', '.join(idx)}]"
-            return name
+                return indexed(value)
+            return local(value)
         if edge.src.dims == 0:
-            return f"__hn{src_k}_v{edge.sp}"
+            return local(f"__hn{src_k}_v{edge.sp}")
         if mode == "each":
             if group is not None and any(edge.src is m for m in group.nodes):
-                return f"__hn{src_k}_v{edge.sp}"
-            return f"__hn{src_k}_A{edge.sp}[{', '.join(idx)}]"
-        return f"__hn{src_k}_L{edge.sp}"
+                return local(f"__hn{src_k}_v{edge.sp}")
+            return indexed(f"__hn{src_k}_A{edge.sp}")
+        return local(f"__hn{src_k}_L{edge.sp}")
 
     def src_sizes(self, edge: Edge) -> list[str] | None:
         """The grid extents of ``edge``'s source as seen here, to check a one-to-one edge's

@@ -17,8 +17,10 @@ from ...ir import instance_context as ictx
 from ...ir.graph import ONE_TO_ONE, Node
 from ...ir.types import ScalarType
 from ...passes.clone_leaves import CTX_PARAM
+from .block import INDENT
+from .chunks import Chunks
 from .flatten import flat_plan
-from .graphscope import INDENT, Group, Scope, message
+from .graphscope import Group, Scope, message
 from .loopnest import LoopNest, loop_order
 from .privloops import private_loops, privatizable
 
@@ -32,9 +34,10 @@ class GroupEmitter:
         self.nest = nest
         self.gen = nest.gen
 
-    def emit(self, scope: Scope, g_index: int, group: Group, parallel: bool) -> list[str]:
-        """The code of group ``g_index`` of ``scope``'s graph; ``parallel``: its loop runs in
-        parallel (the outermost replicated level of a parallel graph function)."""
+    def emit(self, scope: Scope, g_index: int, group: Group, chunks: Chunks | None) -> list[str]:
+        """The code of group ``g_index`` of ``scope``'s graph; ``chunks`` (the graph
+        function's chunk functions, ``chunks.py``): its loop runs in parallel (the outermost
+        replicated level of a parallel graph function), written as calls of chunk functions."""
         out: list[str] = []
         head = group.nodes[0]
         k0 = scope.index[id(head)]
@@ -59,29 +62,28 @@ class GroupEmitter:
         if group.barrier:
             return out + self._barrier_call(scope, head, sizes)
         if head.dims == 0:
-            return out + self.nest.body(scope, group, [], [], capture=True, parallel=parallel)
+            return out + self.nest.body(scope, group, [], [], capture=True, parallel=chunks is not None).lines
         total = " * ".join(sizes)
         if peel:
             out.append(f"if {total} == 0:")
             out.append(INDENT + f"raise __hpvm_LaunchError({message(head, _NO_INSTANCES)})")
-        private = privatizable(scope, group, self.nest) if parallel else []
+        private = privatizable(scope, group, self.nest) if chunks is not None else []
         order = loop_order(group.nodes)
-        alone = parallel and len(group.nodes) == 1  # (fused with others, it shares their loop)
+        alone = chunks is not None and len(group.nodes) == 1  # (fused with others, it shares their loop)
         flat = flat_plan(head, scope.feeds, self.gen.release, self.gen.is_barrier) if alone else None
-        if flat is not None:
-            loops = self.nest.flat(scope, g_index, group, flat, sizes)
-        else:
-            loops = self.nest.loops(scope, group, idx, sizes, peel, prange=parallel, order=order)
-        if private:
-            out += private_loops(self.nest, scope, g_index, group, private, idx, sizes, peel, order)
+        # (The private loop first: chunk functions are numbered in the order of the code.)
+        if chunks is not None and private:
+            out += private_loops(self.nest, scope, g_index, group, private, idx, sizes, peel, order, chunks)
             out.append("else:")
-            out += [INDENT + line for line in loops]
+        if chunks is not None and flat is not None:
+            loops = self.nest.flat(scope, g_index, group, flat, sizes, chunks)
         else:
-            out += loops
+            loops = self.nest.loops(scope, group, idx, sizes, peel, chunks=chunks, order=order).lines
+        out += [INDENT + line for line in loops] if private else loops
         if peel:
             for i, s in zip(idx, sizes):
                 out.append(f"{i} = {s} - 1")
-            out += self.nest.body(scope, group, idx, sizes, capture=True)
+            out += self.nest.body(scope, group, idx, sizes, capture=True).lines
         for node in group.nodes:
             k = scope.index[id(node)]
             for port in range(len(node.function.out_types)):

@@ -8,7 +8,7 @@ set`` with the real message only as its cause. And a ``raise`` written in the lo
 itself (a leaf inlined there) makes Numba give up parallelizing the loop altogether, with
 two ``NumbaPerformanceWarning``\\ s pointing into generated code.
 
-What. The parallel loops of generated code (``outline.py``) run ``prange`` over chunks;
+What. The parallel loops of generated code (``chunks.py``) run ``prange`` over chunks;
 each chunk is an ordinary compiled function called through ``__hpvm_try_call``, an
 intrinsic that calls it *without* propagating its status: its outcome is written, as
 Numba's return code (0: none) and exception-info pointer, into the chunk's row of an

@@ -1,7 +1,7 @@
 """A loop group's instance loops, as generated code (seed 001: a replicated child becomes a
 loop nest over its instances).
 
-``LoopNest`` writes the ``for``/``prange`` nest of one group (``graphscope.Group``), the body
+``LoopNest`` writes the loop nest of one group (``graphscope.Group``), the body
 one instance runs (each node's call, its outputs into registers, per-instance arrays or the
 peeled value), and the one parallel loop a flattened node's instances and its children's
 share (``flatten.py``). Which loops are parallel, what is peeled and whether atomics go to
@@ -20,8 +20,10 @@ from ...ir.leafstride import nest_order, unit_stride_axis
 from ...ir.types import ScalarType
 from ...passes.clone_leaves import CTX_PARAM
 from ..llvm_native.access import unit_stride_dimension
+from .block import INDENT, Block, Read, local
+from .chunks import Chunks, chunk_bounds, chunk_count
 from .flatten import FlatPlan
-from .graphscope import INDENT, Group, Names, Scope
+from .graphscope import Group, Names, Scope
 from .narrow import MASK
 from .sizes import size_lines
 
@@ -60,18 +62,19 @@ def loop_order(nodes: list[Node]) -> tuple[int, ...]:
     return nest_order(dims, (unit_stride(node) for node in nodes) if dims >= 2 else ())
 
 
-def unravel(flat: str, idx: list[str], sizes: list[str]) -> list[str]:
-    """Lines setting ``idx`` to the coordinates of the row-major linear index ``flat`` in a
-    grid of ``sizes`` (x outermost)."""
-    lines: list[str] = []
+def unravel(flat: str, idx: list[str], sizes: list[str]) -> Block:
+    """Lines setting ``idx`` to the coordinates of the row-major linear index ``flat`` (a
+    local) in a grid of ``sizes`` (x outermost)."""
+    out = Block()
     rest = flat
     for a in range(len(idx) - 1):
         stride = " * ".join(sizes[a + 1 :])
-        lines.append(f"{idx[a]} = {rest} // ({stride})")
-        lines.append(f"{idx[a]}_r = {rest} - {idx[a]} * ({stride})")
+        out.add(f"{idx[a]} = {rest} // ({stride})", [rest, *sizes[a + 1 :]], [idx[a]])
+        out.add(
+            f"{idx[a]}_r = {rest} - {idx[a]} * ({stride})", [rest, idx[a], *sizes[a + 1 :]], [f"{idx[a]}_r"]
+        )
         rest = f"{idx[a]}_r"
-    lines.append(f"{idx[-1]} = {rest}")
-    return lines
+    return out.add(f"{idx[-1]} = {rest}", [rest], [idx[-1]])
 
 
 class LoopNest:
@@ -80,12 +83,12 @@ class LoopNest:
     def __init__(self, gen: GraphGen):
         self.gen = gen
 
-    def child_ctx(self, node: Node, idx: list[str], sizes: list[str], parent: str = CTX_PARAM) -> str:
+    def child_ctx(self, node: Node, idx: list[str], sizes: list[str], parent: str = CTX_PARAM) -> Read:
         """The context tuple of one instance of ``node``: its level, then ``parent``'s."""
         own = f"({', '.join(map(str, ictx.level(node.dims, idx, sizes)))},)"
         if self.gen.levels > 1:
-            return f"{own} + {parent}[:{ictx.STRIDE * (self.gen.levels - 1)}]"
-        return own
+            return Read(f"{own} + {parent}[:{ictx.STRIDE * (self.gen.levels - 1)}]", (*idx, *sizes, parent))
+        return Read(own, (*idx, *sizes))
 
     def loops(
         self,
@@ -94,47 +97,57 @@ class LoopNest:
         idx: list[str],
         sizes: list[str],
         peel: bool,
-        prange: bool,
-        chunk: tuple[str, str] | None = None,
+        chunks: Chunks | None = None,
+        chunk: tuple[Read, Read] | None = None,
         swap: dict[int, dict[int, str]] | None = None,
         names: Names | None = None,
         order: tuple[int, ...] | None = None,
-    ) -> list[str]:
+    ) -> Block:
         """The group's loop nest (the last instance skipped when it is peeled: the innermost
         loop stops one short where every outer id is at its last, rather than a test in the
         body, which kept LLVM from vectorizing the loop). ``order``: the
-        dimensions' loops, outermost first (``loop_order``; default x outermost); ``chunk``:
-        the outermost loop runs ``range(lo, hi)`` of a chunk (the callers' chunks split the
-        extent of dimension ``order[0]``); ``swap``: private copies; ``names``: the scope's
-        inputs and context under other names (``Names``). The order only changes which
-        instance runs when: ids, per-instance arrays and the peeled last instance stay by id."""
-        out: list[str] = []
-        depth = 0
+        dimensions' loops, outermost first (``loop_order``; default x outermost); ``chunks``:
+        the outermost loop runs in parallel, written as calls of a chunk function
+        (``chunks.py``); ``chunk``: the outermost loop runs ``range(lo, hi)`` of a chunk (the
+        callers' chunks split the extent of dimension ``order[0]``); ``swap``: private
+        copies; ``names``: the scope's inputs and context under other names (``Names``). The
+        order only changes which instance runs when: ids, per-instance arrays and the peeled
+        last instance stay by id."""
         dims = group.nodes[0].dims
         if order is None:
             order = tuple(range(dims))
+        heads: list[tuple[str, Read]] = []  # each loop's variable and bound, outermost first
+        for pos, a in enumerate(order):
+            end = local(sizes[a])
+            if peel and pos == dims - 1:  # the peeled last instance: the innermost loop stops short
+                outer = order[:-1]
+                outer_last = " and ".join(f"{idx[b]} == {sizes[b]} - 1" for b in outer)
+                text = (
+                    f"({end.text} - 1 if {outer_last} else {end.text})" if outer_last else f"{end.text} - 1"
+                )
+                end = Read(text, (sizes[a], *(idx[b] for b in outer), *(sizes[b] for b in outer)))
+            if pos == 0 and chunk is not None:
+                lo, hi = chunk
+                text = (
+                    f"{lo.text}, min({hi.text}, {end.text})"
+                    if end.text != sizes[a]
+                    else f"{lo.text}, {hi.text}"
+                )
+                end = Read(text, (*lo.names, *hi.names, *end.names))
+            heads.append((f"{idx[a]}_w" if pos == dims - 1 else idx[a], end))
         # The innermost id through __hpvm_narrow, so that LLVM vectorizes (narrow.py).
         inner_id = idx[order[-1]]
-        out.append(f"{inner_id}_small = {sizes[order[-1]]} <= {MASK}")
-        for pos, a in enumerate(order):
-            end = sizes[a]
-            if peel and pos == dims - 1:  # the peeled last instance: the innermost loop stops short
-                outer_last = " and ".join(f"{idx[b]} == {sizes[b]} - 1" for b in order[:-1])
-                end = f"({end} - 1 if {outer_last} else {end})" if outer_last else f"{end} - 1"
-            if pos == 0 and chunk is not None:
-                bounds = (
-                    f"{chunk[0]}, min({chunk[1]}, {end})" if end != sizes[a] else f"{chunk[0]}, {chunk[1]}"
-                )
+        small, wide = f"{inner_id}_small", f"{inner_id}_w"
+        block = Block().add(f"{inner_id} = __hpvm_narrow({wide}, {small})", [wide, small], [inner_id])
+        block.extend(self.body(scope, group, idx, sizes, capture=False, swap=swap, names=names))
+        for pos in reversed(range(dims)):
+            var, bound = heads[pos]
+            if pos == 0 and chunks is not None:
+                block = chunks.loop(var, bound, block)
             else:
-                bounds = end
-            loop = "prange" if (prange and pos == 0) else "range"
-            var = f"{idx[a]}_w" if pos == dims - 1 else idx[a]
-            out.append(INDENT * depth + f"for {var} in {loop}({bounds}):")
-            depth += 1
-        out.append(INDENT * depth + f"{inner_id} = __hpvm_narrow({inner_id}_w, {inner_id}_small)")
-        inner = self.body(scope, group, idx, sizes, capture=False, swap=swap, names=names)
-        out += [INDENT * depth + line for line in inner]
-        return out
+                block = Block().nest(f"for {var} in range({bound.text}):", block, bound.names, [var])
+        size = sizes[order[-1]]
+        return Block().add(f"{small} = {size} <= {MASK}", [size], [small]).extend(block)
 
     def body(
         self,
@@ -146,50 +159,59 @@ class LoopNest:
         swap: dict[int, dict[int, str]] | None = None,
         names: Names | None = None,
         parallel: bool = False,
-    ) -> list[str]:
+    ) -> Block:
         """One instance of the group's nodes. ``capture``: keep the values that are sent on
         as the last instance's; ``parallel``: the code runs outside any parallel loop of a
         parallel graph function, so single-instance internal nodes may run their own loops
         in parallel."""
         gen = self.gen
-        out: list[str] = []
+        out = Block()
         for node in group.nodes:
             k = scope.index[id(node)]
-            args = [scope.input(node, p, idx, group, names) for p in range(len(node.function.params))]
+            args = [scope.read(node, p, idx, group, names) for p in range(len(node.function.params))]
             callee = gen.callee(node, parallel and node.dims == 0)
             if swap and id(node) in swap:  # privatized atomics: the leaf's variant on private copies
-                for p, name in swap[id(node)].items():
-                    args[p] = name
+                for p, private in swap[id(node)].items():
+                    args[p] = local(private)
                 callee = gen.variant(node, swap[id(node)])
             ctx = self.child_ctx(node, idx, sizes, names.ctx if names else CTX_PARAM)
             pool = gen.pool_args() if gen.takes_pool(node) else []
-            out.append(f"__hn{k}_r = {callee}({', '.join([*args, ctx, *pool])})")
+            result = f"__hn{k}_r"
+            texts = [*(a.text for a in args), ctx.text, *pool]
+            reads = [*(n for a in args for n in a.names), *ctx.names, *pool]
+            out.add(f"{result} = {callee}({', '.join(texts)})", reads, [result])
             n_out = len(node.function.out_types)
             is_leaf = isinstance(node.function, LeafFunction)
             for port, out_type in enumerate(node.function.out_types):
-                value = f"__hn{k}_r" if (is_leaf and n_out == 1) else f"__hn{k}_r[{port}]"
+                value = result if (is_leaf and n_out == 1) else f"{result}[{port}]"
                 if isinstance(out_type, ScalarType):
                     value = f"{gen.dtype(out_type)}({value})"
-                out.append(f"__hn{k}_v{port} = {value}")
+                v = f"__hn{k}_v{port}"
+                out.add(f"{v} = {value}", [result], [v])
                 want = scope.needs.get((id(node), port), set())
                 if "each" in want:
-                    out.append(f"__hn{k}_A{port}[{', '.join(idx)}] = __hn{k}_v{port}")
+                    out.add(f"__hn{k}_A{port}[{', '.join(idx)}] = {v}", [f"__hn{k}_A{port}", *idx, v])
                 if "ptr" in want:
-                    out.append(f"__hn{k}_P{port}[{', '.join(idx)}] = __hn{k}_v{port}.ctypes.data")
+                    out.add(
+                        f"__hn{k}_P{port}[{', '.join(idx)}] = {v}.ctypes.data", [f"__hn{k}_P{port}", *idx, v]
+                    )
                 if capture and "last" in want:
-                    out.append(f"__hn{k}_L{port} = __hn{k}_v{port}")
+                    out.add(f"__hn{k}_L{port} = {v}", [v], [f"__hn{k}_L{port}"])
         return out
 
-    def flat(self, scope: Scope, g_index: int, group: Group, plan: FlatPlan, sizes: list[str]) -> list[str]:
+    def flat(
+        self, scope: Scope, g_index: int, group: Group, plan: FlatPlan, sizes: list[str], chunks: Chunks
+    ) -> list[str]:
         """``plan.node``'s instances and its children's as one parallel loop (``flatten.py``):
-        a ``prange`` over chunks of (parent instance, child outer id) pairs."""
+        chunks of (parent instance, child outer id) pairs, each a call of a chunk function
+        (``chunks.py``) running its pairs."""
         node, inner_fn = plan.node, plan.node.function
         pre = f"__hf{g_index}"
         k = scope.index[id(node)]
         pidx = [f"{pre}_p{a}" for a in range(node.dims)]
         params = [f"{pre}_a{i}" for i in range(len(inner_fn.params))]
-        inputs = [scope.input(node, i, pidx, group) for i in range(len(params))]
-        ready = frozenset(i for i, expr in enumerate(inputs) if not any(p in expr for p in pidx))
+        inputs = [scope.read(node, i, pidx, group) for i in range(len(params))]
+        ready = frozenset(i for i, expr in enumerate(inputs) if not any(p in expr.names for p in pidx))
         names = Names(params, f"{pre}_ctx", ready)
         # The inner graph's nodes get names of their own: __hn<k>_<j>_...
         inner_scope = Scope(
@@ -198,40 +220,47 @@ class LoopNest:
             {id(n): f"{k}_{j}" for j, n in enumerate(inner_fn.graph.nodes)},  # type: ignore[union-attr]
         )
         inner = Group(plan.inner, plan.inner[0].dims)
-        out = [f"{params[i]} = {inputs[i]}" for i in sorted(ready)]
-        out.append(f"{pre}_t = {' * '.join(sizes)}")
+        out = [f"{params[i]} = {inputs[i].text}" for i in sorted(ready)]
+        total = f"{pre}_t"
+        out.append(f"{total} = {' * '.join(sizes)}")
         # The children's sizes and checks, once, if there are parent instances (as the inner
         # graph function would have evaluated them in each).
         guards, assigns, checks = size_lines(inner_scope, inner, self.gen.clones, names)
         if guards:
-            out.append(f"if {pre}_t > 0:")
+            out.append(f"if {total} > 0:")
             out += [INDENT + line for line in guards]
-        out += [f"{name} = ({expr}) if {pre}_t > 0 else 0" for name, expr in assigns]
+        out += [f"{name} = ({expr}) if {total} > 0 else 0" for name, expr in assigns]
         if checks:
-            out.append(f"if {pre}_t > 0:")
+            out.append(f"if {total} > 0:")
             out += [INDENT + line for line in checks]
         csizes = [name for name, _ in assigns]
         order = loop_order(plan.inner)
         outer = csizes[order[0]]  # the children's outermost loop, shared out with the parents
+        n, nc, c, lo, hi, p, b = (f"{pre}_{s}" for s in ("n", "nc", "c", "lo", "hi", "p", "b"))
         out += [
-            f"{pre}_n = {pre}_t * {outer}",
-            f"{pre}_nc = max(min(np.int64(__hpvm_num_threads()), np.int64({pre}_n)), 0)",
-            f"for {pre}_c in prange({pre}_nc):",
+            f"{n} = {total} * {outer}",
+            f"{nc} = {chunk_count(n)}",
         ]
-        loop = [
-            f"{pre}_lo = {pre}_c * ({pre}_n // {pre}_nc) + min({pre}_c, {pre}_n % {pre}_nc)",
-            f"{pre}_hi = ({pre}_c + 1) * ({pre}_n // {pre}_nc) + min({pre}_c + 1, {pre}_n % {pre}_nc)",
-            f"for {pre}_p in range({pre}_lo // {outer}, ({pre}_hi + {outer} - 1) // {outer}):",
-        ]
-        parent = unravel(f"{pre}_p", pidx, sizes)
-        parent += [f"{params[i]} = {inputs[i]}" for i in range(len(params)) if i not in ready]
+        loop = Block()
+        for bound, expr in zip((lo, hi), chunk_bounds(c, n, nc)):  # (this chunk's share of the pairs)
+            loop.add(f"{bound} = {expr}", [c, n, nc], [bound])
+        parent = unravel(p, pidx, sizes)
+        for i in range(len(params)):
+            if i not in ready:
+                parent.add(f"{params[i]} = {inputs[i].text}", inputs[i].names, [params[i]])
         if self.gen.levels > 1:
-            parent.append(f"{names.ctx} = {self.child_ctx(node, pidx, sizes)}")
-        parent.append(f"{pre}_b = {pre}_p * {outer}")
-        chunk = (f"max({pre}_lo - {pre}_b, 0)", f"min({pre}_hi - {pre}_b, {outer})")
+            ctx = self.child_ctx(node, pidx, sizes)
+            parent.add(f"{names.ctx} = {ctx.text}", ctx.names, [names.ctx])
+        parent.add(f"{b} = {p} * {outer}", [p, outer], [b])
+        chunk = (Read(f"max({lo} - {b}, 0)", (lo, b)), Read(f"min({hi} - {b}, {outer})", (hi, b, outer)))
         cidx = [f"__hg{g_index}f_i{a}" for a in range(inner.dims)]
-        parent += self.loops(
-            inner_scope, inner, cidx, csizes, False, False, chunk=chunk, names=names, order=order
+        parent.extend(
+            self.loops(inner_scope, inner, cidx, csizes, False, chunk=chunk, names=names, order=order)
         )
-        loop += [INDENT + line for line in parent]
-        return out + [INDENT + line for line in loop]
+        loop.nest(
+            f"for {p} in range({lo} // {outer}, ({hi} + {outer} - 1) // {outer}):",
+            parent,
+            [lo, hi, outer],
+            [p],
+        )
+        return out + chunks.loop(c, local(nc), loop).lines

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from ...ir.graph import LeafFunction, Node
 from ...ir.types import ArrayType
-from .graphscope import INDENT, Group, Scope
+from .block import INDENT, Block, Read, local
+from .chunks import Chunks
+from .graphscope import Group, Scope
 from .loopnest import LoopNest
 from .privatize import MAX_PRIVATE_BYTES, atomic_only_params, fold, identity
 
@@ -73,10 +75,12 @@ def private_loops(
     sizes: list[str],
     peel: bool,
     order: tuple[int, ...],
+    chunks: Chunks,
 ) -> list[str]:
     """The group's loop over per-thread chunks with private copies of ``private``'s
     arrays, then the fold; runs when the run-time conditions hold (privatize.py). The
-    chunks split the outermost loop of ``order``."""
+    chunks split the outermost loop of ``order``; the loop over them runs in parallel
+    (``chunks.py``: each a call of a chunk function)."""
     gen = nest.gen
     fn, feeds = scope.fn, scope.feeds
     pre = f"__hp{g_index}"
@@ -101,11 +105,16 @@ def private_loops(
                 if feed is not None and feed[0] == "bind" and fn.params[feed[1]].name == name:
                     swap.setdefault(id(node), {})[p] = f"{pre}_Q{j}"
         gen.privatized.append((fn.name, name, op, [n.name for n in users]))
-    body.append(f"for {pre}_c in prange({pre}_nc):")
-    inner = [f"{pre}_Q{j} = {pre}_P{j}[{pre}_c]" for j in range(len(private))]
-    chunk = (f"{pre}_c * {outer} // {pre}_nc", f"({pre}_c + 1) * {outer} // {pre}_nc")
-    inner += nest.loops(scope, group, idx, sizes, peel, prange=False, chunk=chunk, swap=swap, order=order)
-    body += [INDENT + line for line in inner]
+    c, nc = f"{pre}_c", f"{pre}_nc"
+    loop = Block()
+    for j in range(len(private)):
+        loop.add(f"{pre}_Q{j} = {pre}_P{j}[{c}]", [f"{pre}_P{j}", c], [f"{pre}_Q{j}"])
+    chunk = (
+        Read(f"{c} * {outer} // {nc}", (c, outer, nc)),
+        Read(f"({c} + 1) * {outer} // {nc}", (c, outer, nc)),
+    )
+    loop.extend(nest.loops(scope, group, idx, sizes, peel, chunk=chunk, swap=swap, order=order))
+    body += chunks.loop(c, local(nc), loop).lines
     # Fold the copies into the shared arrays, serially (the parallel loop is over).
     for j, (name, op, array_type, _) in enumerate(private):
         body.append(f"for {pre}_c in range({pre}_nc):")

@@ -16,7 +16,8 @@ from ...ir.expr import divisors
 from ...ir.graph import InternalFunction, LeafFunction, Node
 from ...passes.clone_leaves import LeafClone
 from ..bounds import bound_accesses, check_lines
-from .graphscope import INDENT, Group, Names, Scope, message, renamed, render
+from .block import INDENT
+from .graphscope import Group, Names, Scope, message, renamed, render
 
 
 def divisor_checks(node: Node, expr: Any, fn: InternalFunction, names: Names | None) -> list[str]:

@@ -1,0 +1,83 @@
+"""Parallel loops of generated code, written as calls of chunk functions (``loop_errors.py``).
+
+A graph function's parallel loop ``for i in range(n): BODY`` (``BODY`` a ``block.Block``) is
+written, where the loop is generated, as a loop over one chunk per thread, each chunk an
+ordinary compiled function called through ``__hpvm_try_call``, and the first failure raised
+after the loop::
+
+    __hpo0_n = n
+    __hpo0_nc = max(min(np.int64(__hpvm_num_threads()), np.int64(__hpo0_n)), 0)
+    __hpo0_err = np.empty((__hpo0_nc, 2), np.int64)
+    for __hpo0_c in prange(__hpo0_nc):
+        __hpvm_try_call(f_chunk0, (a, b, ..., lo, hi), __hpo0_err, __hpo0_c)
+    __hpvm_reraise(__hpo0_err)
+
+    def f_chunk0(a, b, ..., __hpvm_lo, __hpvm_hi):
+        for i in range(__hpvm_lo, __hpvm_hi):
+            BODY
+
+The chunk function takes the loop's free variables, ``BODY.free()``: the graph function's
+locals the body reads and does not assign, which the generator recorded as it wrote each
+line (``block.py``) — nothing is read back from the generated text. A local read in the body
+was bound before the loop wherever the loop runs (the plain code read it there too), so
+passing it is always legal; a name assigned only in another branch (the private copies of
+``privloops.py``) is never read by this branch's body, so it is never passed.
+
+Why outlined at all: exceptions in a chunk reach the launching thread (``loop_errors.py``);
+the loop over chunks has nothing but the call, so Numba always parallelizes it. Leaves stay
+inlined in the chunk's loop (that is where LLVM vectorizes them). The schedule is Numba's
+own for a ``prange``: balanced contiguous chunks, one per thread, with no product that could
+overflow.
+"""
+
+from __future__ import annotations
+
+from .block import INDENT, Block, Read
+
+LO, HI = "__hpvm_lo", "__hpvm_hi"
+
+
+def chunk_count(n: str) -> str:
+    """How many chunks ``n`` iterations run in: one per thread, none for an empty range."""
+    return f"max(min(np.int64(__hpvm_num_threads()), np.int64({n})), 0)"
+
+
+def chunk_bounds(c: str, n: str, nc: str) -> tuple[str, str]:
+    """Chunk ``c`` of ``nc`` over ``n`` iterations: [c*q + min(c, r), (c+1)*q + min(c+1, r))
+    with q, r = divmod(n, nc) — contiguous and balanced, with no product that could
+    overflow."""
+    return (
+        f"{c} * ({n} // {nc}) + min({c}, {n} % {nc})",
+        f"({c} + 1) * ({n} // {nc}) + min({c} + 1, {n} % {nc})",
+    )
+
+
+class Chunks:
+    """The chunk functions of one graph function ``symbol``, in the order its parallel
+    loops are written (``symbol_chunk0``, ``symbol_chunk1``...)."""
+
+    def __init__(self, symbol: str):
+        self.symbol = symbol
+        self.sources: list[str] = []
+
+    def loop(self, var: str, count: Read, body: Block) -> Block:
+        """``for var in range(count): body`` run in parallel: the lines that call the new
+        chunk function (kept in ``sources``) for each chunk, then raise the first failure."""
+        k = len(self.sources)
+        symbol = f"{self.symbol}_chunk{k}"
+        free = sorted(body.reads - body.stores - {var})
+        inner = Block().nest(f"for {var} in range({LO}, {HI}):", body, stores=[var])
+        self.sources.append(
+            "\n".join([f"def {symbol}({', '.join([*free, LO, HI])}):", *(INDENT + s for s in inner.lines)])
+            + "\n"
+        )
+        p = f"__hpo{k}"
+        n, nc, err, c = f"{p}_n", f"{p}_nc", f"{p}_err", f"{p}_c"
+        lo, hi = chunk_bounds(c, n, nc)
+        call = f"__hpvm_try_call({symbol}, ({', '.join([*free, lo, hi])},), {err}, {c})"
+        out = Block()
+        out.add(f"{n} = {count.text}", count.names, [n])
+        out.add(f"{nc} = {chunk_count(n)}", [n], [nc])
+        out.add(f"{err} = np.empty(({nc}, 2), np.int64)", [nc], [err])  # (np.zeros: one more parallel loop)
+        out.nest(f"for {c} in prange({nc}):", Block().add(call, [*free, n, nc, err, c]), [nc], [c])
+        return out.add(f"__hpvm_reraise({err})", [err])
