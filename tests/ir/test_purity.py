@@ -190,3 +190,44 @@ def test_leaves_that_read_only_their_inputs_are_parent_independent(leaf) -> None
 )
 def test_leaves_that_read_anything_else_are_not(leaf) -> None:  # type: ignore[no-untyped-def]
     assert not parent_independent(leaf)
+
+
+@hpvm.leaf
+def refuses_a_size(n: hpvm.i64) -> hpvm.u8[:]:
+    if n < 0:
+        raise ValueError(f"negative size {n} (sizes {SIZES})")
+    return hpvm.malloc(n)
+
+
+@hpvm.leaf(ins=("counts",), outs=("counts",))
+def atomic_count(counts: hpvm.i32[:]) -> hpvm.u8[:]:
+    hpvm.atomic_add(counts, 0, 1)
+    return hpvm.malloc(8)
+
+
+@pytest.mark.parametrize(
+    ("leaf", "expected"),
+    [(plain, True), (own_node_query, True), (parent_query, False), (atomic_count, False)],
+    ids=lambda x: getattr(x, "name", str(x)),
+)
+def test_a_leaf_in_the_dialect_is_answered_from_its_leaf_ir(leaf, expected) -> None:  # type: ignore[no-untyped-def]
+    """The IR's analysis decides, and agrees with the reading of the Python source."""
+    from hpvm.ir import purity
+    from hpvm.ir.leafir import leaf_ir
+    from hpvm.ir.leafir.analyses import parent_independence
+
+    assert parent_independence(leaf_ir(leaf)) is expected
+    func = purity.parse_leaf(leaf)
+    assert purity._Checker(set()).function(func, purity.leaf_namespace(leaf)) is expected
+    leaf.__dict__.pop("_parent_independent", None)
+    assert parent_independent(leaf) is expected
+
+
+def test_a_raise_leaves_the_answer_to_the_reading_of_its_source() -> None:
+    from hpvm.ir.leafir import leaf_ir
+    from hpvm.ir.leafir.analyses import parent_independence
+
+    assert parent_independence(leaf_ir(refuses_a_size)) is None  # the exception text is opaque
+    # the reading of the source decides: it knows no exception classes among the pure calls
+    # (when in doubt, no), so the leaf runs in every parent instance
+    assert parent_independent(refuses_a_size) is False

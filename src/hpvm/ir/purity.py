@@ -22,6 +22,12 @@ runs:
 Methods called on the leaf's own values (``buf.view(np.float32)``, ``a.fill(0)``) are
 fine: those values come from what was checked. When in doubt the answer is ``False``, and
 the leaf runs in every parent instance as written.
+
+A leaf in the leaf IR's dialect is answered from its IR, once per IR
+(``leafir/analyses/effects.ParentIndependence``: there, only its intrinsics can make it
+depend on the parent). The reading of Python below is for leaves outside the dialect
+(helper functions, slices, methods...) and leaves with a ``raise`` (an opaque exception
+text in the IR): the analysis must see every function a leaf calls, and those are Python.
 """
 
 from __future__ import annotations
@@ -35,24 +41,14 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import HPVMError
 from . import pyast
 from .graph import LeafFunction
 from .leafinfo import leaf_namespace, parse_leaf
+from .leafir.analyses.effects import PARENT_INDEPENDENT_INTRINSICS, parent_independence
+from .leafir.build import leaf_ir
 
-# Intrinsics whose result is the same in every parent instance.
-_INTRINSICS = frozenset(
-    {
-        "malloc",
-        "get_node",
-        "get_node_instance_id_x",
-        "get_node_instance_id_y",
-        "get_node_instance_id_z",
-        "get_num_node_instances_x",
-        "get_num_node_instances_y",
-        "get_num_node_instances_z",
-        "get_num_dims",
-    }
-)
+_INTRINSICS = PARENT_INDEPENDENT_INTRINSICS
 _BUILTINS = frozenset(
     {
         "abs", "all", "any", "bool", "bytes", "complex", "dict", "divmod", "enumerate", "filter",
@@ -77,10 +73,22 @@ def parent_independent(fn: LeafFunction) -> bool:
     cached = fn.__dict__.get("_parent_independent")
     if cached is not None and cached[0] is fn.body:
         return cached[1]
-    func = parse_leaf(fn)
-    verdict = func is not None and _Checker(set()).function(func, leaf_namespace(fn))
+    verdict = _from_ir(fn)
+    if verdict is None:  # outside the leaf IR's dialect (helper calls...), or a raise
+        func = parse_leaf(fn)
+        verdict = func is not None and _Checker(set()).function(func, leaf_namespace(fn))
     fn.__dict__["_parent_independent"] = (fn.body, verdict)
     return verdict
+
+
+def _from_ir(fn: LeafFunction) -> bool | None:
+    """The answer of the leaf IR's analysis (``leafir/analyses/effects.ParentIndependence``)
+    for a leaf in its dialect, or ``None``: the syntax-tree reading below decides."""
+    try:
+        ir = leaf_ir(fn)
+    except HPVMError:
+        return None
+    return parent_independence(ir)
 
 
 class _Checker:

@@ -1,5 +1,6 @@
 """What a leaf does to its arrays: reads, writes and atomic updates per array parameter,
-its purity, and the arrays it uses only through atomics.
+its purity, the arrays it uses only through atomics, and whether it computes the same
+thing in every parent instance.
 
 Why: the back ends asked these questions of the leaf's text, each its own way
 (``cpu/privatize.py`` and ``dask/ownership.py`` both found "arrays used only by atomics").
@@ -146,6 +147,56 @@ def _other_uses(e: ops.Expr) -> set[str]:
     for sub in ops.operands(e):
         used |= _other_uses(sub)
     return used
+
+
+#: Intrinsics whose result is the same in every parent instance: the leaf's own node and
+#: its grid, and ``malloc`` (a fresh buffer each run) — not ancestors, barriers or atomics.
+PARENT_INDEPENDENT_INTRINSICS = frozenset(
+    {
+        "malloc",
+        "get_node",
+        "get_node_instance_id_x",
+        "get_node_instance_id_y",
+        "get_node_instance_id_z",
+        "get_num_node_instances_x",
+        "get_num_node_instances_y",
+        "get_num_node_instances_z",
+        "get_num_dims",
+    }
+)
+
+
+@dataclass(frozen=True)
+class ParentIndependence:
+    """Whether every run of the leaf with the same inputs over the same grid computes the
+    same outputs (``ir/purity.parent_independent``: the GPU back ends then run an
+    allocation leaf once, not in every parent instance). On the leaf IR it is a short
+    question, because the dialect leaves nothing else to doubt: module values are numbers
+    baked in as constants, calls are ``math``/NumPy scalar functions, ``min``, ``max``,
+    ``abs`` and array constructors, there are no helper functions, ``global`` statements or
+    generators. What remains is which intrinsics the leaf calls: only those of
+    ``PARENT_INDEPENDENT_INTRINSICS``. ``None`` where the IR cannot tell: a ``raise``,
+    whose exception the IR keeps as opaque text (it may read any of the module's names)."""
+
+    name: str = "parent-independence"
+
+    def run(self, ir: ops.LeafIR, manager: AnalysisManager) -> bool | None:
+        for stmt in ops.walk_stmts(ir.body):
+            if isinstance(stmt, ops.Raise) and stmt.exc is not None:
+                return None
+            for top in ops.stmt_exprs(stmt):
+                for e in ops.walk_expr(top):
+                    if (
+                        isinstance(e, ops.IntrinsicOp)
+                        and e.intrinsic.name not in PARENT_INDEPENDENT_INTRINSICS
+                    ):
+                        return False
+        return True
+
+
+def parent_independence(ir: ops.LeafIR) -> bool | None:
+    """``ParentIndependence`` of ``ir``, computed once."""
+    return ANALYSES.get(ParentIndependence(), ir)
 
 
 def atomic_only_arrays(ir: ops.LeafIR) -> dict[str, frozenset[str]]:
