@@ -12,7 +12,11 @@ Invalidation. A leaf IR never changes (its nodes are frozen), so a pass that cha
 leaf returns a *new* leaf IR, which starts with no results: nothing stale can be read.
 ``AnalysisManager.run_pass`` also drops the old IR's results when a pass returns a changed
 IR (memory: the old IR is dead) and keeps them when it returns the IR itself (unchanged).
-The program-level ``passes.PassManager`` does not drive leaf passes (none exists yet).
+The leaf passes — ``lowering.lower_queries``, ``cpu/privatize.privatize_atomics``,
+``gpu/zeros.private_zeros`` — are functions from a leaf IR to a new one, called where a back
+end lowers a clone (``passes/clone_leaves.py``, the back ends' emitters): what they return
+starts with no results, so an analysis asked of it is computed on it. The program-level
+``passes.PassManager`` runs graph passes; it does not drive leaf passes.
 """
 
 from __future__ import annotations
