@@ -97,9 +97,13 @@ class _Outliner:
         self.chunks.append(chunk)  # type: ignore[arg-type]
         p = f"__hpo{k}"
         # Chunk c covers [c*q + min(c, r), (c+1)*q + min(c+1, r)) with q, r = divmod(n, nc):
-        # contiguous and balanced, with no product that could overflow.
-        lo = f"{p}_c * ({p}_n // {p}_nc) + min({p}_c, {p}_n % {p}_nc)"
-        hi = f"({p}_c + 1) * ({p}_n // {p}_nc) + min({p}_c + 1, {p}_n % {p}_nc)"
+        # contiguous and balanced, with no product that could overflow. The index is cast:
+        # Numba's parfor pass retypes a prange index as uint64, and uint64 mixed with int64
+        # is float64 in Numba, so the bounds (and the chunk's signature) would change type
+        # between the first typing and the parfor lowering: the chunk compiled twice.
+        c = f"np.int64({p}_c)"
+        lo = f"{c} * ({p}_n // {p}_nc) + min({c}, {p}_n % {p}_nc)"
+        hi = f"({c} + 1) * ({p}_n // {p}_nc) + min({c} + 1, {p}_n % {p}_nc)"
         args = ", ".join([*free, lo, hi])
         return pyast.parse(
             f"{p}_n = {count}\n"
