@@ -317,7 +317,7 @@ class CPUBackend(Backend):
         try:
             if not program.llvm_heap:
                 return func(*args)
-            # (imported here: a graph without LLVM leaves never loads llvm_native, 13 ms of
+            # (imported here: a graph without LLVM leaves never loads llvm_native, ~12 ms of
             # every warm start)
             from ..llvm_native.host import HEAP
 
