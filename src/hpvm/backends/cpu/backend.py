@@ -18,7 +18,6 @@ from ...passes.clone_leaves import CloneLeaves
 from ...passes.fuse_one_to_one import FuseOneToOne
 from ..base import Backend, RunContext, StageBatch
 from ..bounds import SizeOutOfBounds
-from ..llvm_native.host import HEAP
 from .batch import BatchLayout, scalar_stage
 from .compiler import COMPILE_LOCK, CompiledProgram, Compiler
 from .graphgen import StageSpec
@@ -318,6 +317,10 @@ class CPUBackend(Backend):
         try:
             if not program.llvm_heap:
                 return func(*args)
+            # (imported here: a graph without LLVM leaves never loads llvm_native, ~12 ms of
+            # every warm start)
+            from ..llvm_native.host import HEAP
+
             with HEAP.launch():  # what LLVM leaves malloc lives until the launch ends
                 result = func(*args)
                 return tuple(HEAP.adopt(v) for v in result) if isinstance(result, tuple) else result

@@ -45,7 +45,12 @@ def chunk_count(n: str) -> str:
 def chunk_bounds(c: str, n: str, nc: str) -> tuple[str, str]:
     """Chunk ``c`` of ``nc`` over ``n`` iterations: [c*q + min(c, r), (c+1)*q + min(c+1, r))
     with q, r = divmod(n, nc) — contiguous and balanced, with no product that could
-    overflow."""
+    overflow. ``c`` (a ``prange`` index) is cast to int64: Numba's parfor pass retypes a
+    prange index as uint64, and uint64 mixed with int64 is float64 in Numba, so the bounds
+    (and the chunk function's signature) changed type between the first typing and the
+    parfor lowering — the chunk function, the costliest of a graph, compiled twice
+    (tests/cpu/test_cpu_warm_start.py)."""
+    c = f"np.int64({c})"
     return (
         f"{c} * ({n} // {nc}) + min({c}, {n} % {nc})",
         f"({c} + 1) * ({n} // {nc}) + min({c} + 1, {n} % {nc})",

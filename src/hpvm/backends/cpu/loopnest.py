@@ -19,7 +19,6 @@ from ...ir.graph import LeafFunction, Node
 from ...ir.leafstride import nest_order, unit_stride_axis
 from ...ir.types import ScalarType
 from ...passes.clone_leaves import CTX_PARAM
-from ..llvm_native.access import unit_stride_dimension
 from .block import INDENT, Block, Read, local
 from .chunks import Chunks, chunk_bounds, chunk_count
 from .flatten import FlatPlan
@@ -38,6 +37,8 @@ def unit_stride(node: Node) -> int | None:
     if not isinstance(leaf, LeafFunction):
         return None
     if isinstance(leaf.body, LLVMBody):
+        from ..llvm_native.access import unit_stride_dimension  # (only LLVM leaves load it)
+
         return unit_stride_dimension(leaf.body)
     return unit_stride_axis(leaf)
 

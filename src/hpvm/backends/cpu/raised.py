@@ -21,7 +21,6 @@ from ...errors import NodeExecutionError
 from ...ir.bodies import GeneratedBody, LLVMBody
 from ...ir.graph import InternalFunction, LeafFunction, Node
 from ..llvm_native.leaf_errors import LeafRaised, recorded
-from ..llvm_native.native import native_leaf
 from ..numba_shared.messages import leaf_at
 
 _INTERP = "run it with target='interp' to find out"
@@ -58,6 +57,8 @@ def _llvm_leaf_error(
     root: InternalFunction, leaves: Sequence[tuple[LeafFunction, LeafFunction]], error: LeafRaised
 ) -> NodeExecutionError:
     """An LLVM leaf raised: the nodes holding a leaf with the clone that recorded it."""
+    from ..llvm_native.native import native_leaf  # (only LLVM leaves load it)
+
     digest, slot, address = error.args
     raised = recorded(slot, address)
     held = [
