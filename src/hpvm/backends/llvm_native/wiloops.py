@@ -53,7 +53,8 @@ import re
 from typing import Any
 
 from ...ir.llvm_text import mark_always_inline
-from .coro import MARK, WRITTEN, declarations, group_runner, slot_call, split_at_marks
+from .coro import ERROR_CALL, MARK, WRITTEN, declarations, group_runner, slot_call, split_at_marks
+from .wiguard import guard_bound
 from .wiuniform import (
     BARRIER_BLOCK,
     PURE,
@@ -291,7 +292,11 @@ def emit(
         used = {n for blk in path for i in per(blk) for n in i.locals()}
         for name in stretch.blocks if stretch else []:
             used |= {n for i in [*f.by_name[name].body, f.by_name[name].term] for n in i.locals()}
-        out.extend(_loop_head(p, lab, pred))
+        code = [i for blk in path for i in per(blk)]
+        guard = guard_bound(f, a, path, code, stretch, rc.single, p)
+        if guard is not None:
+            out.extend(guard.lines)
+        out.extend(_loop_head(p, lab, pred, guard.name if guard else None))
         renames = {"ctx": f"{lab}ctx", "out": f"{lab}out"}
         out.extend(
             [
@@ -335,13 +340,16 @@ def emit(
             out.append(f"  br label {latch}")
         else:
             merge = {stretch.merge: latch} if stretch.merge is not None else {}
-            out.append(_terminator(path[-1].term, renames, merge, latch))
+            if guard is not None:  # (every instance visited passes it: wiguard.py)
+                out.append(f"  br label {llvm_local(guard.target)}")
+            else:
+                out.append(_terminator(path[-1].term, renames, merge, latch))
             for name in stretch.blocks:
                 sb = f.by_name[name]
                 out.append(f"{llvm_local(name)[1:]}:")
                 out.extend(_instances([i for i in sb.body if i.name not in hoisted], renames, a, rc, p))
                 out.append(_terminator(sb.term, renames, merge, latch))
-        out.extend(_loop_tail(p, lab))
+        out.extend(_loop_tail(p, lab, guard.name if guard else "%__wi.nx"))
 
     def tree(b: Block, path: list[Block]) -> None:
         """``b`` and the blocks fused after it (``fusable``): their uniform code in the
@@ -390,9 +398,10 @@ def emit(
     return "\n".join(out) + "\n"
 
 
-def _loop_head(p: str, lab: str, pred: str) -> list[str]:
+def _loop_head(p: str, lab: str, pred: str, bound: str | None = None) -> list[str]:
     """The loop nest's heads (ids ``{p}z``, ``{p}y``, ``{p}x``, flattened ``{p}j``), entered
-    from the block ``pred``."""
+    from the block ``pred``; ``bound``: the x loop's end when not ``nx`` (it may be 0)."""
+    skip = [f"  {p}xe = icmp sgt i64 {bound}, 0", f"  br i1 {p}xe, label %{lab}xh, label %{lab}yl"]
     return [
         f"  br label %{lab}zh",
         f"{lab}zh:",
@@ -403,18 +412,18 @@ def _loop_head(p: str, lab: str, pred: str) -> list[str]:
         f"  {p}row0 = mul i64 {p}z, %__wi.ny",
         f"  {p}row1 = add i64 {p}row0, {p}y",
         f"  {p}row = mul i64 {p}row1, %__wi.nx",
-        f"  br label %{lab}xh",
+        *(skip if bound is not None else [f"  br label %{lab}xh"]),
         f"{lab}xh:",
         f"  {p}x = phi i64 [ 0, %{lab}yh ], [ {p}x1, %{lab}xl ]",
         f"  {p}j = add i64 {p}row, {p}x",
     ]
 
 
-def _loop_tail(p: str, lab: str) -> list[str]:
+def _loop_tail(p: str, lab: str, bound: str) -> list[str]:
     return [
         f"{lab}xl:",
         f"  {p}x1 = add nuw nsw i64 {p}x, 1",
-        f"  {p}xm = icmp slt i64 {p}x1, %__wi.nx",
+        f"  {p}xm = icmp slt i64 {p}x1, {bound}",
         f"  br i1 {p}xm, label %{lab}xh, label %{lab}yl, !llvm.loop !{_LOOP_MD + 2 * int(lab[4:-1])}",
         f"{lab}yl:",
         f"  {p}y1 = add nuw nsw i64 {p}y, 1",
@@ -616,13 +625,22 @@ def workitem_module(
     )
     names = {f.name for f in module.functions}
     call = (
-        f"  %code0 = call i32 @__hpvm_wi.{digest}(ptr %args, ptr %ctxs, ptr %outs, i64 %ctxbytes, i64 %nx, "
+        f"  %code0 = call i32 @__hpvm_wi.{digest}(ptr %args, ptr %ctxs, ptr %outs, i64 %ctxstep, i64 %nx, "
         "i64 %ny, i64 %nz)\n  %failed = icmp ne i32 %code0, 0\n  br i1 %failed, label %oom, label %done"
     )
     text += (
         made
         + group_runner(
-            digest, outs, header, raised, call, coroutines=False, every_context=every_context, inline=False
+            digest,
+            outs,
+            header,
+            raised,
+            call,
+            coroutines=False,
+            every_context=every_context,
+            inline=False,
+            # (instances that cannot raise never write their context: one serves them all)
+            shared_context=not every_context and f"@{ERROR_CALL}(ptr %__hpvm_ctx" not in text,
         )
         + declarations(names)
     )
