@@ -253,19 +253,21 @@ define void @{HOST_RELEASE}(i64 %mark) {{
 entry:
   %h = call ptr @__hpvm_heap_mine()
   %shared = icmp eq ptr %h, null
-  %zero = icmp eq i64 %mark, 0
-  %skip = or i1 %shared, %zero
-  br i1 %skip, label %done, label %own
+  br i1 %shared, label %done, label %own
 own:
   %c = load i64, ptr %h, align 8
   %bp = getelementptr i64, ptr %h, i64 2
   %b = load i64, ptr %bp, align 8
-  %above = icmp uge i64 %mark, %b
-  %below = icmp ule i64 %mark, %c
+  %empty = icmp eq i64 %mark, 0
+  %to = select i1 %empty, i64 %b, i64 %mark
+  %above = icmp uge i64 %to, %b
+  %below = icmp ule i64 %to, %c
   %same = and i1 %above, %below
-  br i1 %same, label %pop, label %done
+  %some = icmp ne i64 %b, 0
+  %ok = and i1 %same, %some
+  br i1 %ok, label %pop, label %done
 pop:
-  store i64 %mark, ptr %h, align 8
+  store i64 %to, ptr %h, align 8
   br label %done
 done:
   ret void
