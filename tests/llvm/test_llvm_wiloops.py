@@ -5,6 +5,8 @@ neighbour's value read between two of them; optionally a loop around those whose
 is an argument, the same for every instance; values live across every barrier) give the
 same memory on the work-item-loop path, on the coroutine path and in a NumPy model of the
 program. The generated leaves all take the work-item path (their barriers are uniform).
+A round guarded by ``if (x < u)`` (or ``x == 0``) runs as a loop over the passing instances
+only (``wiguard.py``), with the same memory as coroutines and the model for every ``u``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hpvm import llvm
-from hpvm.backends.llvm_native import native
+from hpvm.backends.llvm_native import native, wiguard, wiloops
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from barrier_lowering import barrier_leaf  # noqa: E402
@@ -230,3 +233,95 @@ def test_a_division_an_id_dependent_branch_guards_stays_under_it(target: str) ->
     x = np.arange(16)
     want = np.where((x > 0) & (100 // np.maximum(x, 1) > 10), 100 // np.maximum(x, 1), -1)
     np.testing.assert_array_equal(out, want)
+
+
+def _guarded_round(dims: int, op: str) -> str:
+    """A leaf whose instances, between two barriers, do ``if (x <op> u) buf[lid] += 1000``
+    (``eq``: ``x == 0``): the form whose work-item loop runs only the passing instances."""
+    create = {1: "createNode1D", 2: "createNode2D", 3: "createNode3D"}[dims]
+    extents = ", ".join(f"i64 %n{a}" for a in "xyz"[:dims])
+    bound = "0" if op == "eq" else "%u"
+    return f"""
+define {{}} @g(ptr "in" "out" %buf, i64 %bb, i64 %u) {{
+entry:
+  %n = call ptr @llvm.hpvm.getNode()
+  %x = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %n)
+  %y = call i64 @llvm.hpvm.getNodeInstanceID.y(ptr %n)
+  %z = call i64 @llvm.hpvm.getNodeInstanceID.z(ptr %n)
+  %nx = call i64 @llvm.hpvm.getNumNodeInstances.x(ptr %n)
+  %ny = call i64 @llvm.hpvm.getNumNodeInstances.y(ptr %n)
+  %l0 = mul i64 %z, %ny
+  %l1 = add i64 %l0, %y
+  %l2 = mul i64 %l1, %nx
+  %lid = add i64 %l2, %x
+  %p = getelementptr i64, ptr %buf, i64 %lid
+  %v = mul i64 %lid, 3
+  %v1 = add i64 %v, 1
+  store i64 %v1, ptr %p
+  call void @llvm.hpvm.barrier()
+  %c = icmp {op} i64 %x, {bound}
+  br i1 %c, label %then, label %join
+then:
+  %old = load i64, ptr %p
+  %new = add i64 %old, 1000
+  store i64 %new, ptr %p
+  br label %join
+join:
+  call void @llvm.hpvm.barrier()
+  ret {{}} zeroinitializer
+}}
+
+define {{}} @root(ptr %buf, i64 %bb, i64 %u, i64 %nx, i64 %ny, i64 %nz) {{
+entry:
+  %w = call ptr @llvm.hpvm.{create}(ptr @g, {extents})
+  call void @llvm.hpvm.bind.input(ptr %w, i32 0, i32 0, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %w, i32 1, i32 1, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %w, i32 2, i32 2, i1 false)
+  ret {{}} undef
+}}
+"""
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    dims=st.integers(1, 3),
+    sizes=st.tuples(st.integers(1, 9), st.integers(1, 3), st.integers(1, 2)),
+    op=st.sampled_from(["slt", "ult", "eq"]),
+    u=st.integers(-3, 11),
+)
+def test_a_loop_bounded_by_its_guard_runs_exactly_the_instances_that_pass_it(
+    dims: int, sizes: tuple[int, int, int], op: str, u: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # x < u with u past the group, inside it, 0 or negative (all instances as unsigned).
+    sizes = tuple(s if a < dims else 1 for a, s in enumerate(sizes))  # type: ignore[assignment]
+    n = int(np.prod(sizes))
+    x = np.arange(n) % sizes[0]
+    passes = {"slt": x < u, "ult": x.astype(np.uint64) < np.uint64(u % (1 << 64)), "eq": x == 0}[op]
+    want = np.arange(n) * 3 + 1 + 1000 * passes
+    bounds: list[str] = []
+
+    def spy(*args: Any) -> Any:
+        guard = wiguard.guard_bound(*args)
+        if guard is not None:
+            bounds.append(guard.name)
+        return guard
+
+    monkeypatch.setattr(wiloops, "guard_bound", spy)
+    monkeypatch.setattr(native, "_CACHE", {})  # (each example makes its clone: the spy sees it)
+    for workitem in (True, False):
+        monkeypatch.setattr(native, "WORKITEM_LOOPS", workitem)
+        root = llvm.from_hpvm_ir(DECLS + _guarded_round(dims, op))
+        clone = barrier_leaf(root)
+        assert clone.barrier_lowering == ("workitem" if workitem else "coroutine")
+        if workitem:  # the guarded loop is bounded (1 for x == 0, else min(nx, u))
+            assert bounds == (["1"] if op == "eq" else [bounds[0]]) and bounds[0] != "%__wi.nx"
+        buf = np.zeros(n, np.int64)
+        _run(root, (buf.view(np.uint8), u, *sizes), "interp")
+        np.testing.assert_array_equal(buf, want)
+
+
+def test_a_guarded_loop_runs_bounded_on_cpu() -> None:
+    root = llvm.from_hpvm_ir(DECLS + _guarded_round(2, "slt"))
+    buf = np.zeros(12, np.int64)
+    _run(root, (buf.view(np.uint8), 4, 6, 2, 1), "cpu")
+    np.testing.assert_array_equal(buf, np.arange(12) * 3 + 1 + 1000 * (np.arange(12) % 6 < 4))
