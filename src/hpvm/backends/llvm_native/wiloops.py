@@ -203,10 +203,13 @@ class _Recompute:
 
 
 def emit(
-    f: Function, a: Analysis, stretches: dict[str, Stretch], name: str, attrs: str, nout: int
+    f: Function, a: Analysis, stretches: dict[str, Stretch], name: str, attrs: str, nout: int, nargs: int = 0
 ) -> str | None:
     """``name``'s text: the work-item-loop function (module docstring, step 3); ``None``
-    when an alloca has a form it does not handle."""
+    when an alloca has a form it does not handle. ``nargs``: the argument slots, which
+    nothing writes while it runs: ``%args`` is declared so (``noalias``, dereferenceable),
+    and LLVM may read a slot where the program reads it under a condition (hoisted out of
+    the loop, the conditional load of ``gid < n ? in[gid] : 0`` becomes a masked load)."""
     rc = _Recompute(f, a)
     fused = fusable(f, a, stretches)
     owners: dict[str, set[str]] = {al: set() for al in f.allocas if al not in rc.allocas}
@@ -226,7 +229,8 @@ def emit(
     if any(t is None for t in arrays.values()):
         return None
     out = [
-        f"define internal i32 @{name}(ptr %args, ptr %ctx, ptr %out, i64 %__wi.ctxbytes, i64 %__wi.nx, "
+        f"define internal i32 @{name}(ptr noalias readonly align 8 dereferenceable({8 * max(1, nargs)}) %args, "
+        "ptr %ctx, ptr %out, i64 %__wi.ctxbytes, i64 %__wi.nx, "
         f"i64 %__wi.ny, i64 %__wi.nz) {attrs} {{",
         "__wi.entry:",
         "  %__wi.nxy = mul i64 %__wi.nx, %__wi.ny",
@@ -558,7 +562,7 @@ def prepare(
 
 
 def workitem_function(
-    module: Any, *, digest: str, attrs: str, header: int, nout: int, reach: set[str]
+    module: Any, *, digest: str, attrs: str, header: int, nout: int, reach: set[str], nargs: int = 0
 ) -> str:
     """``__hpvm_wi.<digest>``'s text from ``prepare``'s module, or a reason (``"why: ..."``)
     it cannot be made (then the coroutine path runs the leaf)."""
@@ -580,7 +584,7 @@ def workitem_function(
     stretches = structure(f, a)
     if isinstance(stretches, str):
         return "why: " + stretches
-    made = emit(f, a, stretches, f"__hpvm_wi.{digest}", attrs, nout)
+    made = emit(f, a, stretches, f"__hpvm_wi.{digest}", attrs, nout, nargs)
     if made is None:
         return "why: an alloca of a form work-item loops do not handle"
     return made, _own_context(f, a, header)
@@ -613,7 +617,13 @@ def workitem_module(
         return None, prepared
     module, attrs = prepared
     made = workitem_function(
-        module, digest=digest, attrs=attrs, header=header, nout=len(outs), reach=reach_barrier
+        module,
+        digest=digest,
+        attrs=attrs,
+        header=header,
+        nout=len(outs),
+        reach=reach_barrier,
+        nargs=len(args),
     )
     if isinstance(made, str):
         return None, made.removeprefix("why: ")
