@@ -325,3 +325,87 @@ def test_a_guarded_loop_runs_bounded_on_cpu() -> None:
     buf = np.zeros(12, np.int64)
     _run(root, (buf.view(np.uint8), 4, 6, 2, 1), "cpu")
     np.testing.assert_array_equal(buf, np.arange(12) * 3 + 1 + 1000 * (np.arange(12) % 6 < 4))
+
+
+def _offset_round(dims: int) -> str:
+    """A leaf whose instances, between two barriers, do ``buf[lid] += c + x < u ? 1000 : -7``
+    as an ``if``/``else`` (``c``, ``u`` arguments): the form whose loop runs in two copies."""
+    create = {1: "createNode1D", 2: "createNode2D", 3: "createNode3D"}[dims]
+    extents = ", ".join(f"i64 %n{a}" for a in "xyz"[:dims])
+    return f"""
+define {{}} @v(ptr "in" "out" %buf, i64 %bb, i64 %c, i64 %u) {{
+entry:
+  %n = call ptr @llvm.hpvm.getNode()
+  %x = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %n)
+  %y = call i64 @llvm.hpvm.getNodeInstanceID.y(ptr %n)
+  %nx = call i64 @llvm.hpvm.getNumNodeInstances.x(ptr %n)
+  %l1 = mul i64 %y, %nx
+  %lid = add i64 %l1, %x
+  %p = getelementptr i64, ptr %buf, i64 %lid
+  %v = mul i64 %lid, 3
+  %v1 = add i64 %v, 1
+  store i64 %v1, ptr %p
+  call void @llvm.hpvm.barrier()
+  %g = add nsw i64 %c, %x
+  %t = icmp slt i64 %g, %u
+  br i1 %t, label %then, label %else
+then:
+  %a = load i64, ptr %p
+  %a1 = add i64 %a, 1000
+  store i64 %a1, ptr %p
+  br label %join
+else:
+  %b = load i64, ptr %p
+  %b1 = sub i64 %b, 7
+  store i64 %b1, ptr %p
+  br label %join
+join:
+  call void @llvm.hpvm.barrier()
+  ret {{}} zeroinitializer
+}}
+
+define {{}} @root(ptr %buf, i64 %bb, i64 %c, i64 %u, i64 %nx, i64 %ny, i64 %nz) {{
+entry:
+  %w = call ptr @llvm.hpvm.{create}(ptr @v, {extents})
+  call void @llvm.hpvm.bind.input(ptr %w, i32 0, i32 0, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %w, i32 1, i32 1, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %w, i32 2, i32 2, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %w, i32 3, i32 3, i1 false)
+  ret {{}} undef
+}}
+"""
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    dims=st.integers(1, 2),
+    sizes=st.tuples(st.integers(1, 9), st.integers(1, 3)),
+    c=st.integers(-6, 6),
+    u=st.integers(-4, 12),
+)
+def test_a_loop_versioned_on_its_guard_gives_every_instance_its_own_branch(
+    dims: int, sizes: tuple[int, int], c: int, u: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every instance passes (c + nx - 1 < u: the copy without the test), none, or some.
+    nx, ny = sizes[0], sizes[1] if dims > 1 else 1
+    n = nx * ny
+    x = np.arange(n) % nx
+    want = np.arange(n) * 3 + 1 + np.where(c + x < u, 1000, -7)
+    made: list[str] = []
+
+    def spy(*args: Any) -> Any:
+        version = wiguard.versioned(*args)
+        if version is not None:
+            made.append(version.name)
+        return version
+
+    monkeypatch.setattr(wiloops, "versioned", spy)
+    monkeypatch.setattr(native, "_CACHE", {})
+    for workitem in (True, False):
+        monkeypatch.setattr(native, "WORKITEM_LOOPS", workitem)
+        root = llvm.from_hpvm_ir(DECLS + _offset_round(dims))
+        assert barrier_leaf(root).barrier_lowering == ("workitem" if workitem else "coroutine")
+        assert made  # (the work-item loop was versioned)
+        buf = np.zeros(n, np.int64)
+        _run(root, (buf.view(np.uint8), c, u, nx, ny, 1), "interp")
+        np.testing.assert_array_equal(buf, want)

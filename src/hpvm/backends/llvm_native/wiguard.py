@@ -83,6 +83,58 @@ def guard_bound(
     return Guard(b, tuple(lines), target)
 
 
+def versioned(
+    f: Function,
+    a: Analysis,
+    path: list[Block],
+    code: list[Ins],
+    stretch: Stretch | None,
+    single: dict[str, Ins],
+    p: str,
+) -> Guard | None:
+    """When the loop's branch is on ``c + x < u`` (``add nsw``, ``slt``; ``c`` and ``u``
+    uniform, computed before the loop): ``name`` (from ``lines``, before the loop) is true
+    when every instance passes it (``c + nx - 1 < u``: the largest ``x`` passes), and the
+    loop is run in two copies, the first going to ``target`` unconditionally — a bounds
+    check such as ``gid < n ? in[gid] : 0``, which holds for every group but the last, then
+    loads without a mask."""
+    if stretch is None:
+        return None
+    m = re.match(r"\s*br i1 (%\S+), label (%\S+), label (%\S+)\s*(?:,|$)", path[-1].term.text)
+    if not m:
+        return None
+    cond, true, _ = m.groups()
+    target = next((b for b in stretch.blocks if llvm_local(b) == true), None)
+    defs = {i.name: i for i in code if i.name}
+    guard = next((i for n, i in defs.items() if llvm_local(n) == cond), None)
+    if target is None or guard is None or guard.opcode != "icmp" or len(guard.operands) != 2:
+        return None
+    cmp = re.search(r"= icmp slt i64 (\S+), (\S+?)\s*(?:,|$)", guard.text)
+    add = defs.get(guard.operands[0][0])
+    if add is not None and add.opcode == "load" and add.operands[0][0] in single:  # (a reload)
+        add = defs.get(single[add.operands[0][0]].operands[0][0])
+    if cmp is None or add is None or add.opcode != "add" or " nsw " not in add.text:
+        return None
+    (x, _), (c, kind) = add.operands
+    if not _is_x(f, a, single, x):
+        (c, kind), (x, _) = add.operands
+        if not _is_x(f, a, single, x):
+            return None
+    u, ukind = guard.operands[1]
+    for name, k in ((c, kind), (u, ukind)):
+        if k in ("instruction", "argument") and not _uniform_before(a, name, path, f):
+            return None
+    ctext = re.search(r"= add nsw i64 (\S+), (\S+?)\s*(?:,|$)", add.text)
+    assert ctext is not None
+    c_text = ctext.group(2) if _is_x(f, a, single, add.operands[0][0]) else ctext.group(1)
+    lines = (
+        f"  {p}va = add i64 {c_text}, %__wi.nx",
+        f"  {p}vb = sub i64 {p}va, 1",
+        f"  {p}vall = icmp slt i64 {p}vb, {cmp.group(2)}",
+    )
+    return Guard(f"{p}vall", lines, target)
+
+
 def _skips(f: Function, stretch: Stretch, label: str) -> bool:
     """Whether the guard's other way does nothing: the merge, or an empty block to it."""
     if label == llvm_local(stretch.merge or ""):

@@ -54,7 +54,7 @@ from typing import Any
 
 from ...ir.llvm_text import mark_always_inline
 from .coro import ERROR_CALL, MARK, WRITTEN, declarations, group_runner, slot_call, split_at_marks
-from .wiguard import guard_bound
+from .wiguard import guard_bound, versioned
 from .wiuniform import (
     BARRIER_BLOCK,
     PURE,
@@ -288,8 +288,26 @@ def emit(
         return [i for i in b.body if id(i) not in a.skeleton and i.opcode != "alloca"]
 
     def loop(path: list[Block], pred: str, stretch: Stretch | None) -> None:
-        """One loop over the instances running ``path``'s per-instance code (and the
-        stretch its last block owns), entered from the block labelled ``pred``."""
+        """The loop over the instances running ``path``'s per-instance code (and the
+        stretch its last block owns), entered from the block labelled ``pred``: twice,
+        when its guard may hold for every instance (``wiguard.versioned``), the first
+        copy branching into the stretch unconditionally."""
+        code = [i for blk in path for i in per(blk)]
+        lab = f"__wiv{next(counter)}."
+        version = versioned(f, a, path, code, stretch, rc.single, f"%{lab}")
+        if version is None:
+            one(path, pred, stretch, None)
+            return
+        out.extend(version.lines)
+        out.append(f"  br i1 {version.name}, label %{lab}all, label %{lab}some")
+        out.append(f"{lab}all:")
+        one(path, f"%{lab}all", stretch, version.target)
+        out.extend([f"  br label %{lab}join", f"{lab}some:"])
+        one(path, f"%{lab}some", stretch, None)
+        out.extend([f"  br label %{lab}join", f"{lab}join:"])
+
+    def one(path: list[Block], pred: str, stretch: Stretch | None, taken: str | None) -> None:
+        """One loop (``loop``); ``taken``: the stretch block its guard always goes to."""
         k = next(counter)
         p = f"%__wi{k}."
         lab = p[1:]
@@ -297,9 +315,10 @@ def emit(
         for name in stretch.blocks if stretch else []:
             used |= {n for i in [*f.by_name[name].body, f.by_name[name].term] for n in i.locals()}
         code = [i for blk in path for i in per(blk)]
-        guard = guard_bound(f, a, path, code, stretch, rc.single, p)
+        guard = guard_bound(f, a, path, code, stretch, rc.single, p) if taken is None else None
         if guard is not None:
             out.extend(guard.lines)
+            taken = guard.target
         out.extend(_loop_head(p, lab, pred, guard.name if guard else None))
         renames = {"ctx": f"{lab}ctx", "out": f"{lab}out"}
         out.extend(
@@ -343,16 +362,18 @@ def emit(
         if stretch is None:
             out.append(f"  br label {latch}")
         else:
-            merge = {stretch.merge: latch} if stretch.merge is not None else {}
-            if guard is not None:  # (every instance visited passes it: wiguard.py)
-                out.append(f"  br label {llvm_local(guard.target)}")
+            # (the stretch's labels are the loop's own: a versioned loop has two copies)
+            labels = {name: f"%{lab}s{j}" for j, name in enumerate(stretch.blocks)}
+            targets = {**labels, **({stretch.merge: latch} if stretch.merge is not None else {})}
+            if taken is not None:  # (every instance visited passes the guard: wiguard.py)
+                out.append(f"  br label {labels[taken]}")
             else:
-                out.append(_terminator(path[-1].term, renames, merge, latch))
+                out.append(_terminator(path[-1].term, renames, targets, latch))
             for name in stretch.blocks:
                 sb = f.by_name[name]
-                out.append(f"{llvm_local(name)[1:]}:")
+                out.append(f"{labels[name][1:]}:")
                 out.extend(_instances([i for i in sb.body if i.name not in hoisted], renames, a, rc, p))
-                out.append(_terminator(sb.term, renames, merge, latch))
+                out.append(_terminator(sb.term, renames, targets, latch))
         out.extend(_loop_tail(p, lab, guard.name if guard else "%__wi.nx"))
 
     def tree(b: Block, path: list[Block]) -> None:
@@ -610,6 +631,7 @@ def workitem_module(
 
     from .native import optimize_module
 
+    raises = f"@{ERROR_CALL}(ptr %__hpvm_ctx" in text  # (before inlining hides the call)
     prepared = prepare(
         text, entry=entry, digest=digest, args=args, outs=outs, ret=ret, reach_barrier=reach_barrier
     )
@@ -650,7 +672,7 @@ def workitem_module(
             every_context=every_context,
             inline=False,
             # (instances that cannot raise never write their context: one serves them all)
-            shared_context=not every_context and f"@{ERROR_CALL}(ptr %__hpvm_ctx" not in text,
+            shared_context=not every_context and not raises,
         )
         + declarations(names)
     )
