@@ -1,4 +1,11 @@
-"""Work-item loops whose instances all start with ``if (x < u)``: visit ``x < u`` only.
+"""Work-item loops whose instances branch on the x id against a uniform bound.
+
+Two forms, both for loops whose last block branches into a divergent ``if``:
+
+- ``if (x < u)`` with nothing else per instance before it (``guard_bound``): visit
+  ``x < min(nx, u)`` only, and enter the ``if`` unconditionally;
+- ``if (c + x < u)`` (``versioned``): run the loop in two copies, chosen before it by
+  whether the last ``x`` passes; the first enters the ``if`` unconditionally.
 
 A tree reduction's rounds (``if (lid < stride) s[lid] += s[lid + stride]; barrier``) are
 work-item loops over every instance of the group in which most instances do nothing. Run as
@@ -11,7 +18,9 @@ uniform, the x loop runs to ``min(nx, u)`` (1 for ``x == 0``) instead, and the g
 branches straight into its stretch: every visited instance passes it, every other would
 have skipped to the merge without doing anything. (The cpu back end's Python barrier leaves
 do the same, docs/backends/cpu.md §3.) Reads ``[u, 2u)`` and writes ``[0, u)`` no longer
-overlap, and the vector body runs.
+overlap, and the vector body runs. The second form is a bounds check (``gid < n ? in[gid] :
+0``, ``gid = block * size + x``): true for every group but the last, it made LLVM load
+``in`` with a mask in every group (half the block reduction's time after the rest was cut).
 """
 
 from __future__ import annotations

@@ -40,7 +40,10 @@ Then, on that form (``Function``):
    loads: the value's definition dominates its uses), so SROA promotes them again.
    Instance-id reads become the loop variables; every other use of the context reads the
    instance's own context (the error slots of ``leaf_errors.py``), and outputs go to the
-   instance's output slots, as the coroutine path has them.
+   instance's output slots, as the coroutine path has them. A loop whose instances start
+   with ``if (x < u)`` runs ``x < min(nx, u)`` only; one whose branch is ``c + x < u`` runs
+   in two copies, one without the test for groups every instance of which passes it
+   (``wiguard.py``).
 
 The group runner (``coro.group_runner``: same symbol, signature and results as the
 coroutine path's) fills every instance's context, calls ``__hpvm_wi.<digest>`` once, and
