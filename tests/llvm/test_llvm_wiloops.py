@@ -24,6 +24,8 @@ from hypothesis import strategies as st
 from hpvm import llvm
 from hpvm.backends.llvm_native import native, wiguard, wiloops
 
+wiloops_tails = wiloops._tails
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from barrier_lowering import barrier_leaf  # noqa: E402
 from test_llvm_leaves_run import DECLS, _run  # noqa: E402
@@ -327,9 +329,21 @@ def test_a_guarded_loop_runs_bounded_on_cpu() -> None:
     np.testing.assert_array_equal(buf, np.arange(12) * 3 + 1 + 1000 * (np.arange(12) % 6 < 4))
 
 
-def _offset_round(dims: int) -> str:
+def _offset_round(dims: int, tail: bool = False) -> str:
     """A leaf whose instances, between two barriers, do ``buf[lid] += c + x < u ? 1000 : -7``
-    as an ``if``/``else`` (``c``, ``u`` arguments): the form whose loop runs in two copies."""
+    as an ``if``/``else`` (``c``, ``u`` arguments): the form whose loop runs in two copies.
+    ``tail``: the branches compute the value and the merge block stores it, plus ``c``
+    (per-instance code after the ``if``, in the same loop: ``wiloops._tails``)."""
+    if tail:
+        then = "  %a = load i64, ptr %p\n  %a1 = add i64 %a, 1000\n  br label %join"
+        other = "  %b = load i64, ptr %p\n  %b1 = sub i64 %b, 7\n  br label %join"
+        join = (
+            "  %r = phi i64 [ %a1, %then ], [ %b1, %else ]\n  %r2 = add i64 %r, %c\n  store i64 %r2, ptr %p"
+        )
+    else:
+        then = "  %a = load i64, ptr %p\n  %a1 = add i64 %a, 1000\n  store i64 %a1, ptr %p\n  br label %join"
+        other = "  %b = load i64, ptr %p\n  %b1 = sub i64 %b, 7\n  store i64 %b1, ptr %p\n  br label %join"
+        join = ""
     create = {1: "createNode1D", 2: "createNode2D", 3: "createNode3D"}[dims]
     extents = ", ".join(f"i64 %n{a}" for a in "xyz"[:dims])
     return f"""
@@ -350,16 +364,11 @@ entry:
   %t = icmp slt i64 %g, %u
   br i1 %t, label %then, label %else
 then:
-  %a = load i64, ptr %p
-  %a1 = add i64 %a, 1000
-  store i64 %a1, ptr %p
-  br label %join
+{then}
 else:
-  %b = load i64, ptr %p
-  %b1 = sub i64 %b, 7
-  store i64 %b1, ptr %p
-  br label %join
+{other}
 join:
+{join}
   call void @llvm.hpvm.barrier()
   ret {{}} zeroinitializer
 }}
@@ -382,16 +391,26 @@ entry:
     sizes=st.tuples(st.integers(1, 9), st.integers(1, 3)),
     c=st.integers(-6, 6),
     u=st.integers(-4, 12),
+    tail=st.booleans(),
 )
 def test_a_loop_versioned_on_its_guard_gives_every_instance_its_own_branch(
-    dims: int, sizes: tuple[int, int], c: int, u: int, monkeypatch: pytest.MonkeyPatch
+    dims: int, sizes: tuple[int, int], c: int, u: int, tail: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Every instance passes (c + nx - 1 < u: the copy without the test), none, or some.
+    # Every instance passes (c + nx - 1 < u: the copy without the test), none, or some;
+    # with a tail, the merge block's code runs in the same loop, in both copies.
     nx, ny = sizes[0], sizes[1] if dims > 1 else 1
     n = nx * ny
     x = np.arange(n) % nx
-    want = np.arange(n) * 3 + 1 + np.where(c + x < u, 1000, -7)
+    want = np.arange(n) * 3 + 1 + np.where(c + x < u, 1000, -7) + (c if tail else 0)
     made: list[str] = []
+    tails: list[dict[str, str]] = []
+
+    def tail_spy(*args: Any) -> Any:
+        found = wiloops_tails(*args)
+        tails.append(found)
+        return found
+
+    monkeypatch.setattr(wiloops, "_tails", tail_spy)
 
     def spy(*args: Any) -> Any:
         version = wiguard.versioned(*args)
@@ -403,9 +422,12 @@ def test_a_loop_versioned_on_its_guard_gives_every_instance_its_own_branch(
     monkeypatch.setattr(native, "_CACHE", {})
     for workitem in (True, False):
         monkeypatch.setattr(native, "WORKITEM_LOOPS", workitem)
-        root = llvm.from_hpvm_ir(DECLS + _offset_round(dims))
+        root = llvm.from_hpvm_ir(DECLS + _offset_round(dims, tail))
         assert barrier_leaf(root).barrier_lowering == ("workitem" if workitem else "coroutine")
         assert made  # (the work-item loop was versioned)
+        # (and its merge block's code joined it; without a tail LLVM may sink the branches'
+        # common store into the merge block, which makes one)
+        assert any(tails[0].values()) or not tail
         buf = np.zeros(n, np.int64)
         _run(root, (buf.view(np.uint8), c, u, nx, ny, 1), "interp")
         np.testing.assert_array_equal(buf, want)

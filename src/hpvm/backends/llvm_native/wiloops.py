@@ -215,9 +215,10 @@ def emit(
     the loop, the conditional load of ``gid < n ? in[gid] : 0`` becomes a masked load)."""
     rc = _Recompute(f, a)
     fused = fusable(f, a, stretches)
+    tails = _tails(f, a, stretches, fused)
     owners: dict[str, set[str]] = {al: set() for al in f.allocas if al not in rc.allocas}
     for b in f.blocks:
-        own = head(f, fused, owner(f, stretches, b.name))
+        own = head(f, fused, owner(f, stretches, tails.get(b.name, b.name)))
         for i in [*b.body, b.term]:
             if id(i) in a.skeleton:
                 continue
@@ -287,7 +288,11 @@ def emit(
     counter = iter(range(1 << 30))
     hoisted: set[str] = set()
 
-    def per(b: Block) -> list[Ins]:
+    def per(b: Block, tail: bool = False) -> list[Ins]:
+        """``b``'s per-instance instructions; none for a merge block whose owner's loop runs
+        them (``_tails``), unless ``tail``: that loop asking."""
+        if b.name in tails and not tail:
+            return []
         return [i for i in b.body if id(i) not in a.skeleton and i.opcode != "alloca"]
 
     def loop(path: list[Block], pred: str, stretch: Stretch | None) -> None:
@@ -317,8 +322,15 @@ def emit(
         used = {n for blk in path for i in per(blk) for n in i.locals()}
         for name in stretch.blocks if stretch else []:
             used |= {n for i in [*f.by_name[name].body, f.by_name[name].term] for n in i.locals()}
+        tail = f.by_name[stretch.merge] if stretch and stretch.merge in tails else None
+        again: list[Ins] = []  # (the tail's uniform values, computed in the loop too)
+        if tail is not None:  # (the merge block's per-instance code ends this loop: _tails)
+            used |= {n for i in per(tail, True) for n in i.locals()}
+            again = [i for i in tail.body if id(i) in a.skeleton and i.opcode != "alloca" and i.name]
         code = [i for blk in path for i in per(blk)]
-        guard = guard_bound(f, a, path, code, stretch, rc.single, p) if taken is None else None
+        guard = None  # (a tail is run by every instance: no bound then)
+        if taken is None and tail is None:
+            guard = guard_bound(f, a, path, code, stretch, rc.single, p)
         if guard is not None:
             out.extend(guard.lines)
             taken = guard.target
@@ -346,10 +358,13 @@ def emit(
             )
             renames[al] = m[1:]
         # (a block's code may run in several loops, one per way out of its tree: names per loop)
-        for blk in [*path, *(f.by_name[name] for name in (stretch.blocks if stretch else []))]:
+        stretched = [f.by_name[name] for name in (stretch.blocks if stretch else [])]
+        for blk in [*path, *stretched, *([tail] if tail is not None else [])]:
             for i in blk.body:
                 if i.name and id(i) not in a.skeleton and i.opcode != "alloca":
                     renames[i.name] = f"{lab}v{len(renames)}"
+        for i in again:
+            renames[i.name] = f"{lab}v{len(renames)}"
         latch = f"%{lab}xl"
         if stretch is not None:  # what divergent code recomputes, computed by every instance
             memo: dict[str, str] = {}  # (so that LLVM can if-convert the divergent code)
@@ -367,7 +382,8 @@ def emit(
         else:
             # (the stretch's labels are the loop's own: a versioned loop has two copies)
             labels = {name: f"%{lab}s{j}" for j, name in enumerate(stretch.blocks)}
-            targets = {**labels, **({stretch.merge: latch} if stretch.merge is not None else {})}
+            joined = f"%{lab}m" if tail is not None else latch
+            targets = {**labels, **({stretch.merge: joined} if stretch.merge is not None else {})}
             if taken is not None:  # (every instance visited passes the guard: wiguard.py)
                 out.append(f"  br label {labels[taken]}")
             else:
@@ -377,6 +393,10 @@ def emit(
                 out.append(f"{labels[name][1:]}:")
                 out.extend(_instances([i for i in sb.body if i.name not in hoisted], renames, a, rc, p))
                 out.append(_terminator(sb.term, renames, targets, latch))
+            if tail is not None:
+                out.append(f"{lab}m:")
+                out.extend(_instances([*again, *per(tail, True)], renames, a, rc, p))
+                out.append(f"  br label {latch}")
         out.extend(_loop_tail(p, lab, guard.name if guard else "%__wi.nx"))
 
     def tree(b: Block, path: list[Block]) -> None:
@@ -424,6 +444,35 @@ def emit(
             f'!{md} = distinct !{{!{md}, !{md + 1}}}\n!{md + 1} = !{{!"llvm.loop.interleave.count", i32 1}}'
         )
     return "\n".join(out) + "\n"
+
+
+def _tails(f: Function, a: Analysis, stretches: dict[str, Stretch], fused: set[str]) -> dict[str, str]:
+    """Merge blocks whose per-instance code joins the loop of the stretch they end (merge
+    -> owner): entered only from the owner and its stretch, neither a barrier's block nor
+    divergent, with no stretch or divergent branch of their own, with per-instance code,
+    and storing nothing in their uniform code (which runs after the loop: what the
+    per-instance code reads of it, the loop computes again). Then a value
+    the ``if`` computes and the merge stores (``s[x] = c ? in[x] : 0``) stays in one loop:
+    no per-instance array and no second loop copying from it."""
+    preds: dict[str, set[str]] = {b.name: set() for b in f.blocks}
+    for b in f.blocks:
+        for t in b.succ:
+            preds[t].add(b.name)
+    found = {}
+    for own, st in stretches.items():
+        m = st.merge
+        if m is None or m in stretches or m in a.divergent or m in fused or m == own:
+            continue
+        mb = f.by_name[m]
+        if re.fullmatch(re.escape(BARRIER_BLOCK) + r"\d+", m) or divergent_term(mb, a):
+            continue
+        if not preds[m] <= {own, *st.blocks}:
+            continue
+        mine = [i for i in mb.body if id(i) in a.skeleton and i.opcode != "alloca"]
+        if any(i.opcode == "store" for i in mine) or all(id(i) in a.skeleton for i in mb.body):
+            continue
+        found[m] = own
+    return found
 
 
 def _loop_head(p: str, lab: str, pred: str, bound: str | None = None) -> list[str]:
