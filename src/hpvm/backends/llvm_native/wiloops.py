@@ -43,7 +43,8 @@ Then, on that form (``Function``):
    instance's output slots, as the coroutine path has them. A loop whose instances start
    with ``if (x < u)`` runs ``x < min(nx, u)`` only; one whose branch is ``c + x < u`` runs
    in two copies, one without the test for groups every instance of which passes it
-   (``wiguard.py``).
+   (``wiguard.py``); the per-instance code of an ``if``'s merge block joins the ``if``'s
+   loop when only the ``if`` leads there (``_tails``).
 
 The group runner (``coro.group_runner``: same symbol, signature and results as the
 coroutine path's) fills every instance's context, calls ``__hpvm_wi.<digest>`` once, and
