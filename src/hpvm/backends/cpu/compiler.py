@@ -62,6 +62,8 @@ def cache_dir() -> Path:
 
 
 def _heap_helpers() -> dict[str, Any]:
+    """The host heap's mark and release for graph code (only graphs whose LLVM leaves
+    ``malloc`` load ``llvm_native``)."""
     from ..llvm_native.numba_call import heap_helpers
 
     return heap_helpers()
@@ -81,7 +83,6 @@ def _runtime_helpers() -> dict[str, Any]:
         "__hpvm_past_end": _past_end(),
         "__hpvm_malloc": _malloc(),
         **pool_helpers(),
-        **_heap_helpers(),
         **plain_helpers(),
         **narrow_helpers(),
         **loop_error_helpers(),
@@ -365,6 +366,7 @@ class Compiler:
         if heap_leaves:
             everything = {id(c.leaf) for c in clones.values() if uses_malloc(c)} | pooled | heap_leaves
             heap_release = MallocFlow(root, everything).releasing(heap_leaves)
+            leaf_namespace.update(_heap_helpers())
         gen = GraphGen(levels, clones, barrier_symbols, pooled, release, heap_release)
         entry_symbol = gen.graph_function(root, parallel=True)
         program = CompiledProgram(root, levels, None, gen=gen, clones=clones, flow=flow)

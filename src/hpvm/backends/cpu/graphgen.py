@@ -34,7 +34,6 @@ from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
 from ...passes.clone_leaves import CTX_PARAM, LeafClone, symbol_for
 from ...passes.fuse_one_to_one import fused_runs
-from ..llvm_native.numba_call import HEAP_MARK, HEAP_RELEASE
 from . import graphscope
 from .graphscope import INDENT, Group, Scope, import_name
 from .groupgen import GroupEmitter
@@ -176,7 +175,9 @@ class GraphGen:
         if release:  # this parent instance's buffers die with it: its thread's pool stack pops them
             body.append(f"__hpvm_mark = {MARK}({STATE_PARAM})")
         heap = stage is None and id(fn) in self.heap_release
-        if heap:
+        if heap:  # (the same for what LLVM leaves malloc'd: their thread's host heap pops back)
+            from ..llvm_native.numba_call import HEAP_MARK, HEAP_RELEASE  # (only such graphs load it)
+
             body.append(f"__hpvm_hmark = {HEAP_MARK}()")
         # Every size first: they read only the function's inputs, and all of them are checked
         # (negative, fused grids, arrays they would index past) before any child runs.
