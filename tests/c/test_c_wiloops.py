@@ -69,3 +69,30 @@ def test_sgemm_tile_leaf_is_work_item_loops_and_its_compute_loop_vectorizes():
     # the tile's multiply-add over the instances' x, as vectors (8 floats with AVX, 4 without)
     widths = {int(w) for w in re.findall(r"@llvm\.fmuladd\.v(\d+)f32\(", clone.text)}
     assert widths and max(widths) >= 4, "the compute loop of the sgemm tile is not vectorized"
+
+
+REUSE = Path(__file__).parent / "programs" / "heap_reuse.c"
+reuse_program = compiled_program(REUSE)
+
+
+@pytest.mark.parametrize("target", ["cpu", "interp"])
+def test_a_parent_instance_s_malloc_dies_with_it_and_the_next_gets_it_zeroed(reuse_program, target):
+    """cpu: a buffer nothing carries out of its parent instance is released when the
+    instance returns (its thread's heap pops back), so a few buffers serve 300 blocks, each
+    zero-filled again; interp never releases: every block has its own."""
+    import numba
+
+    (root,) = reuse_program.roots
+    blocks = 300
+    addr, dirty = np.zeros(blocks, np.int64), np.full(blocks, -1, np.int64)
+    hpvm.init()
+    for a in (addr, dirty):
+        hpvm.track_memory(a)
+    hpvm.wait(hpvm.launch(root, (addr.view(np.uint8), dirty.view(np.uint8), 200, blocks), target=target))
+    for a in (addr, dirty):
+        hpvm.request_memory(a)
+    assert not dirty.any(), "a block found its malloc'd buffer not zero-filled"
+    if target == "cpu":
+        assert len(set(addr)) <= numba.config.NUMBA_NUM_THREADS
+    else:
+        assert len(set(addr)) == blocks

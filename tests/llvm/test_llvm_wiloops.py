@@ -5,6 +5,8 @@ neighbour's value read between two of them; optionally a loop around those whose
 is an argument, the same for every instance; values live across every barrier) give the
 same memory on the work-item-loop path, on the coroutine path and in a NumPy model of the
 program. The generated leaves all take the work-item path (their barriers are uniform).
+A round guarded by ``if (x < u)`` (or ``x == 0``) runs as a loop over the passing instances
+only (``wiguard.py``), with the same memory as coroutines and the model for every ``u``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -19,7 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hpvm import llvm
-from hpvm.backends.llvm_native import native
+from hpvm.backends.llvm_native import native, wiguard, wiloops
+
+wiloops_tails = wiloops._tails
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from barrier_lowering import barrier_leaf  # noqa: E402
@@ -230,3 +235,199 @@ def test_a_division_an_id_dependent_branch_guards_stays_under_it(target: str) ->
     x = np.arange(16)
     want = np.where((x > 0) & (100 // np.maximum(x, 1) > 10), 100 // np.maximum(x, 1), -1)
     np.testing.assert_array_equal(out, want)
+
+
+def _guarded_round(dims: int, op: str) -> str:
+    """A leaf whose instances, between two barriers, do ``if (x <op> u) buf[lid] += 1000``
+    (``eq``: ``x == 0``): the form whose work-item loop runs only the passing instances."""
+    create = {1: "createNode1D", 2: "createNode2D", 3: "createNode3D"}[dims]
+    extents = ", ".join(f"i64 %n{a}" for a in "xyz"[:dims])
+    bound = "0" if op == "eq" else "%u"
+    return f"""
+define {{}} @g(ptr "in" "out" %buf, i64 %bb, i64 %u) {{
+entry:
+  %n = call ptr @llvm.hpvm.getNode()
+  %x = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %n)
+  %y = call i64 @llvm.hpvm.getNodeInstanceID.y(ptr %n)
+  %z = call i64 @llvm.hpvm.getNodeInstanceID.z(ptr %n)
+  %nx = call i64 @llvm.hpvm.getNumNodeInstances.x(ptr %n)
+  %ny = call i64 @llvm.hpvm.getNumNodeInstances.y(ptr %n)
+  %l0 = mul i64 %z, %ny
+  %l1 = add i64 %l0, %y
+  %l2 = mul i64 %l1, %nx
+  %lid = add i64 %l2, %x
+  %p = getelementptr i64, ptr %buf, i64 %lid
+  %v = mul i64 %lid, 3
+  %v1 = add i64 %v, 1
+  store i64 %v1, ptr %p
+  call void @llvm.hpvm.barrier()
+  %c = icmp {op} i64 %x, {bound}
+  br i1 %c, label %then, label %join
+then:
+  %old = load i64, ptr %p
+  %new = add i64 %old, 1000
+  store i64 %new, ptr %p
+  br label %join
+join:
+  call void @llvm.hpvm.barrier()
+  ret {{}} zeroinitializer
+}}
+
+define {{}} @root(ptr %buf, i64 %bb, i64 %u, i64 %nx, i64 %ny, i64 %nz) {{
+entry:
+  %w = call ptr @llvm.hpvm.{create}(ptr @g, {extents})
+  call void @llvm.hpvm.bind.input(ptr %w, i32 0, i32 0, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %w, i32 1, i32 1, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %w, i32 2, i32 2, i1 false)
+  ret {{}} undef
+}}
+"""
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    dims=st.integers(1, 3),
+    sizes=st.tuples(st.integers(1, 9), st.integers(1, 3), st.integers(1, 2)),
+    op=st.sampled_from(["slt", "ult", "eq"]),
+    u=st.integers(-3, 11),
+)
+def test_a_loop_bounded_by_its_guard_runs_exactly_the_instances_that_pass_it(
+    dims: int, sizes: tuple[int, int, int], op: str, u: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # x < u with u past the group, inside it, 0 or negative (all instances as unsigned).
+    sizes = tuple(s if a < dims else 1 for a, s in enumerate(sizes))  # type: ignore[assignment]
+    n = int(np.prod(sizes))
+    x = np.arange(n) % sizes[0]
+    passes = {"slt": x < u, "ult": x.astype(np.uint64) < np.uint64(u % (1 << 64)), "eq": x == 0}[op]
+    want = np.arange(n) * 3 + 1 + 1000 * passes
+    bounds: list[str] = []
+
+    def spy(*args: Any) -> Any:
+        guard = wiguard.guard_bound(*args)
+        if guard is not None:
+            bounds.append(guard.name)
+        return guard
+
+    monkeypatch.setattr(wiloops, "guard_bound", spy)
+    monkeypatch.setattr(native, "_CACHE", {})  # (each example makes its clone: the spy sees it)
+    for workitem in (True, False):
+        monkeypatch.setattr(native, "WORKITEM_LOOPS", workitem)
+        root = llvm.from_hpvm_ir(DECLS + _guarded_round(dims, op))
+        clone = barrier_leaf(root)
+        assert clone.barrier_lowering == ("workitem" if workitem else "coroutine")
+        if workitem:  # the guarded loop is bounded (1 for x == 0, else min(nx, u))
+            assert bounds == (["1"] if op == "eq" else [bounds[0]]) and bounds[0] != "%__wi.nx"
+        buf = np.zeros(n, np.int64)
+        _run(root, (buf.view(np.uint8), u, *sizes), "interp")
+        np.testing.assert_array_equal(buf, want)
+
+
+def test_a_guarded_loop_runs_bounded_on_cpu() -> None:
+    root = llvm.from_hpvm_ir(DECLS + _guarded_round(2, "slt"))
+    buf = np.zeros(12, np.int64)
+    _run(root, (buf.view(np.uint8), 4, 6, 2, 1), "cpu")
+    np.testing.assert_array_equal(buf, np.arange(12) * 3 + 1 + 1000 * (np.arange(12) % 6 < 4))
+
+
+def _offset_round(dims: int, tail: bool = False) -> str:
+    """A leaf whose instances, between two barriers, do ``buf[lid] += c + x < u ? 1000 : -7``
+    as an ``if``/``else`` (``c``, ``u`` arguments): the form whose loop runs in two copies.
+    ``tail``: the branches compute the value and the merge block stores it, plus ``c``
+    (per-instance code after the ``if``, in the same loop: ``wiloops._tails``)."""
+    if tail:
+        then = "  %a = load i64, ptr %p\n  %a1 = add i64 %a, 1000\n  br label %join"
+        other = "  %b = load i64, ptr %p\n  %b1 = sub i64 %b, 7\n  br label %join"
+        join = (
+            "  %r = phi i64 [ %a1, %then ], [ %b1, %else ]\n  %r2 = add i64 %r, %c\n  store i64 %r2, ptr %p"
+        )
+    else:
+        then = "  %a = load i64, ptr %p\n  %a1 = add i64 %a, 1000\n  store i64 %a1, ptr %p\n  br label %join"
+        other = "  %b = load i64, ptr %p\n  %b1 = sub i64 %b, 7\n  store i64 %b1, ptr %p\n  br label %join"
+        join = ""
+    create = {1: "createNode1D", 2: "createNode2D", 3: "createNode3D"}[dims]
+    extents = ", ".join(f"i64 %n{a}" for a in "xyz"[:dims])
+    return f"""
+define {{}} @v(ptr "in" "out" %buf, i64 %bb, i64 %c, i64 %u) {{
+entry:
+  %n = call ptr @llvm.hpvm.getNode()
+  %x = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %n)
+  %y = call i64 @llvm.hpvm.getNodeInstanceID.y(ptr %n)
+  %nx = call i64 @llvm.hpvm.getNumNodeInstances.x(ptr %n)
+  %l1 = mul i64 %y, %nx
+  %lid = add i64 %l1, %x
+  %p = getelementptr i64, ptr %buf, i64 %lid
+  %v = mul i64 %lid, 3
+  %v1 = add i64 %v, 1
+  store i64 %v1, ptr %p
+  call void @llvm.hpvm.barrier()
+  %g = add nsw i64 %c, %x
+  %t = icmp slt i64 %g, %u
+  br i1 %t, label %then, label %else
+then:
+{then}
+else:
+{other}
+join:
+{join}
+  call void @llvm.hpvm.barrier()
+  ret {{}} zeroinitializer
+}}
+
+define {{}} @root(ptr %buf, i64 %bb, i64 %c, i64 %u, i64 %nx, i64 %ny, i64 %nz) {{
+entry:
+  %w = call ptr @llvm.hpvm.{create}(ptr @v, {extents})
+  call void @llvm.hpvm.bind.input(ptr %w, i32 0, i32 0, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %w, i32 1, i32 1, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %w, i32 2, i32 2, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %w, i32 3, i32 3, i1 false)
+  ret {{}} undef
+}}
+"""
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    dims=st.integers(1, 2),
+    sizes=st.tuples(st.integers(1, 9), st.integers(1, 3)),
+    c=st.integers(-6, 6),
+    u=st.integers(-4, 12),
+    tail=st.booleans(),
+)
+def test_a_loop_versioned_on_its_guard_gives_every_instance_its_own_branch(
+    dims: int, sizes: tuple[int, int], c: int, u: int, tail: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every instance passes (c + nx - 1 < u: the copy without the test), none, or some;
+    # with a tail, the merge block's code runs in the same loop, in both copies.
+    nx, ny = sizes[0], sizes[1] if dims > 1 else 1
+    n = nx * ny
+    x = np.arange(n) % nx
+    want = np.arange(n) * 3 + 1 + np.where(c + x < u, 1000, -7) + (c if tail else 0)
+    made: list[str] = []
+    tails: list[dict[str, str]] = []
+
+    def tail_spy(*args: Any) -> Any:
+        found = wiloops_tails(*args)
+        tails.append(found)
+        return found
+
+    monkeypatch.setattr(wiloops, "_tails", tail_spy)
+
+    def spy(*args: Any) -> Any:
+        version = wiguard.versioned(*args)
+        if version is not None:
+            made.append(version.name)
+        return version
+
+    monkeypatch.setattr(wiloops, "versioned", spy)
+    monkeypatch.setattr(native, "_CACHE", {})
+    for workitem in (True, False):
+        monkeypatch.setattr(native, "WORKITEM_LOOPS", workitem)
+        root = llvm.from_hpvm_ir(DECLS + _offset_round(dims, tail))
+        assert barrier_leaf(root).barrier_lowering == ("workitem" if workitem else "coroutine")
+        assert made  # (the work-item loop was versioned)
+        # (and its merge block's code joined it; without a tail LLVM may sink the branches'
+        # common store into the merge block, which makes one)
+        assert any(tails[0].values()) or not tail
+        buf = np.zeros(n, np.int64)
+        _run(root, (buf.view(np.uint8), c, u, nx, ny, 1), "interp")
+        np.testing.assert_array_equal(buf, want)

@@ -63,6 +63,14 @@ def cache_dir() -> Path:
     return path
 
 
+def _heap_helpers() -> dict[str, Any]:
+    """The host heap's mark and release for graph code (only graphs whose LLVM leaves
+    ``malloc`` load ``llvm_native``)."""
+    from ..llvm_native.numba_call import heap_helpers
+
+    return heap_helpers()
+
+
 def _runtime_helpers() -> dict[str, Any]:
     """Names every generated module can use: atomics, malloc, barrier marker, errors."""
     import numba
@@ -353,7 +361,15 @@ class Compiler:
             malloc_leaves = {id(c.leaf) for c in clones.values() if uses_malloc(c) or id(c.leaf) in pooled}
             flow = MallocFlow(root, malloc_leaves)
         release = flow.releasing(pooled) if flow else frozenset()
-        gen = GraphGen(levels, clones, barrier_symbols, pooled, release)
+        # LLVM leaves malloc from their thread's host heap: released with the parent instance
+        # under the same rule (llvm_native/host.py).
+        heap_leaves = frozenset(k for k, n in llvm_sources.items() if n[2]["__hpvm_native_leaf"].uses_malloc)
+        heap_release = frozenset()
+        if heap_leaves:
+            everything = {id(c.leaf) for c in clones.values() if uses_malloc(c)} | pooled | heap_leaves
+            heap_release = MallocFlow(root, everything).releasing(heap_leaves)
+            leaf_namespace.update(_heap_helpers())
+        gen = GraphGen(levels, clones, barrier_symbols, pooled, release, heap_release)
         entry_symbol = gen.graph_function(root, parallel=True)
         program = CompiledProgram(root, levels, None, gen=gen, clones=clones, flow=flow)
         program.llvm_heap = any(n[2]["__hpvm_native_leaf"].uses_malloc for n in llvm_sources.values())

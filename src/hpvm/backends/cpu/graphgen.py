@@ -72,6 +72,7 @@ class GraphGen:
         barrier_symbols: dict[int, str],
         pooled: frozenset[int] = frozenset(),
         release: frozenset[int] = frozenset(),
+        heap_release: frozenset[int] = frozenset(),
     ):
         self.levels = levels
         self.clones = clones  # id(leaf) -> clone
@@ -81,6 +82,8 @@ class GraphGen:
         self.pooled = pooled
         # Internal functions whose graph functions pop what their subtree malloc'd on return.
         self.release = release
+        # The same for what LLVM leaves malloc'd from their thread's host heap (llvm_native/host.py).
+        self.heap_release = heap_release
         # Leaf variants with privatized atomics (privatize.py): symbol -> clone, to compile.
         self.variants: dict[str, LeafClone] = {}
         self.compiled_variants: dict[str, Any] = {}  # filled by the compiler
@@ -174,6 +177,11 @@ class GraphGen:
         release = stage is None and id(fn) in self.release
         if release:  # this parent instance's buffers die with it: its thread's pool stack pops them
             body.append(f"__hpvm_mark = {MARK}({STATE_PARAM})")
+        heap = stage is None and id(fn) in self.heap_release
+        if heap:  # (the same for what LLVM leaves malloc'd: their thread's host heap pops back)
+            from ..llvm_native.numba_call import HEAP_MARK, HEAP_RELEASE  # (only such graphs load it)
+
+            body.append(f"__hpvm_hmark = {HEAP_MARK}()")
         # Every size first: they read only the function's inputs, and all of them are checked
         # (negative, fused grids, arrays they would index past) before any child runs.
         for group in groups:
@@ -183,6 +191,8 @@ class GraphGen:
             body += self._groups.emit(scope, g_index, group, chunks if parallel else None)
         if release:
             body.append(f"{RELEASE}({STATE_PARAM}, __hpvm_mark)")
+        if heap:
+            body.append(f"{HEAP_RELEASE}(__hpvm_hmark)")
         if stage is None:
             body.append(f"return {scope.returns(list(range(len(fn.out_types))), [])}")
         else:

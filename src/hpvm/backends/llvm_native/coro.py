@@ -57,6 +57,8 @@ from ...ir.llvm_text import WRITTEN_NAME as WRITTEN
 from ...ir.llvm_text import mark_always_inline
 
 MARK = "__hpvm_barrier_mark"
+#: What a clone calls where its leaf raises (``__hpvm_leaf_error``, native.py): it writes the context.
+ERROR_CALL = "__hpvm_q.error"
 _LABEL = re.compile(r'^("(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+):')
 
 
@@ -210,6 +212,7 @@ def group_runner(
     coroutines: bool,
     every_context: bool = True,
     inline: bool = True,
+    shared_context: bool = False,
 ) -> str:
     """``__hpvm_group.<digest>`` (``NativeLeaf.group_symbol``): every instance of one parent
     instance on this thread; 1 when memory runs out, ``raised`` when an instance recorded
@@ -222,7 +225,15 @@ def group_runner(
     instance's context is filled past its error slots (work-item loops that read the
     others' error slots alone: the ids are their loop variables, the rest is shared).
     ``inline`` false: ``noinline``, so that a caller's optimizer (Numba's, on ``cpu``) calls
-    the optimized runner rather than inlining it and optimizing its loops again."""
+    the optimized runner rather than inlining it and optimizing its loops again.
+    ``shared_context`` (work-item loops whose instances never write their context: a leaf
+    that cannot raise, and ``every_context`` false): one context for all instances,
+    ``%ctxstep`` 0 bytes apart, so nothing per instance is filled or scanned. Without
+    coroutines, the contexts and output slots live on the stack when they are small (a
+    ``malloc`` and a ``free`` per parent instance otherwise)."""
+    if shared_context:
+        assert not every_context and not coroutines, "a shared context is for work-item loops"
+    nctx = "1" if shared_context else "%n"
     nout = max(1, len(outs))
     copy_out = "\n".join(
         f"  %lo{k} = getelementptr i64, ptr %lastout, i64 {k}\n  %lv{k} = load i64, ptr %lo{k}, align 8\n"
@@ -233,12 +244,10 @@ def group_runner(
         f"  %l{k} = getelementptr i64, ptr %c, i64 {header + k}\n  store i64 {v}, ptr %l{k}, align 8"
         for k, v in enumerate(("%x", "%y", "%z", "%nx", "%ny", "%nz", "%dims"))
     )
-    hdls = (
-        "  %hbytes = mul i64 %n, 8\n  %hdls = call ptr @malloc(i64 %hbytes)"
-        if coroutines
-        else ("  %hdls = getelementptr i8, ptr null, i64 0")
-    )
     frames = "  call void @free(ptr %raw1)\n" if coroutines else ""
+    frees = "".join(
+        f"  call void @free(ptr %{b})\n" for b in (("ctxs", "hdls", "scratch") if coroutines else ("own",))
+    )
     return f"""
 define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out, i64 %all, ptr %err) {"" if inline else "noinline "}{{
 entry:
@@ -250,30 +259,22 @@ entry:
 ok:
   ret i32 0
 oom:
-  call void @free(ptr %ctxs)
-  call void @free(ptr %hdls)
-  call void @free(ptr %scratch)
-  ret i32 1
+{frees}  ret i32 1
 setup:
   %slots = add i64 %npar, {header + STRIDE}
   %ctxbytes = mul i64 %slots, 8
-  %allctx = mul i64 %ctxbytes, %n
-  %ctxs = call ptr @malloc(i64 %allctx)
-{hdls}
+  %ctxstep = mul i64 %ctxbytes, {0 if shared_context else 1}
+  %allctx = mul i64 %ctxbytes, {nctx}
   %outbytes = mul i64 %n, {8 * nout}
   %every = icmp ne i64 %all, 0
   %sbytes = select i1 %every, i64 8, i64 %outbytes
-  %scratch = call ptr @malloc(i64 %sbytes)
+{_buffers(coroutines)}
   %outs = select i1 %every, ptr %out, ptr %scratch
-  %c0 = icmp eq ptr %ctxs, null
-  %h0 = icmp eq ptr %hdls, null
-  %h1 = and i1 %h0, {"true" if coroutines else "false"}
-  %s0 = icmp eq ptr %scratch, null
-  %bad1 = or i1 %c0, %h1
-  %bad = or i1 %bad1, %s0
-  br i1 %bad, label %oom, label %fill
+  br i1 %bad, label %oom, label %ready
+ready:
+  br label %fill
 fill:
-  %i = phi i64 [ 0, %setup ], [ %i1, %filled ]
+  %i = phi i64 [ 0, %ready ], [ %i1, %filled ]
   %x = udiv i64 %i, %nyz
   %rem = urem i64 %i, %nyz
   %y = udiv i64 %rem, %nz
@@ -302,7 +303,7 @@ copyone:
   br label %copy
 filled:
   %i1 = add i64 %i, 1
-  %again = icmp slt i64 %i1, %n
+  %again = icmp slt i64 %i1, {nctx}
   br i1 %again, label %fill, label %run
 run:
 {middle}
@@ -317,7 +318,7 @@ scan:
   br i1 %qbad, label %raised, label %scannext
 scannext:
   %q1 = add i64 %q, 1
-  %qmore = icmp slt i64 %q1, %n
+  %qmore = icmp slt i64 %q1, {nctx}
   br i1 %qmore, label %scan, label %results
 raised:
   %qe = getelementptr i64, ptr %qc, i64 1
@@ -338,12 +339,43 @@ last:
 {copy_out}
   br label %cleanup
 cleanup:
-{frames}  call void @free(ptr %ctxs)
-  call void @free(ptr %hdls)
-  call void @free(ptr %scratch)
-  ret i32 %code
+{frames}{frees}  ret i32 %code
 }}
 """
+
+
+#: Contexts and output slots of one group up to this many bytes live on the runner's stack.
+_STACK_BYTES = 16384
+
+
+def _buffers(coroutines: bool) -> str:
+    """The group runner's ``%ctxs`` (``%allctx`` bytes) and ``%scratch`` (``%sbytes``), and
+    ``%bad`` when memory ran out: the coroutine path's ``malloc``s (and ``%hdls``), else one
+    piece of memory, on the stack when small (``%own`` the heap's, or null)."""
+    if coroutines:
+        return """  %ctxs = call ptr @malloc(i64 %allctx)
+  %hbytes = mul i64 %n, 8
+  %hdls = call ptr @malloc(i64 %hbytes)
+  %scratch = call ptr @malloc(i64 %sbytes)
+  %c0 = icmp eq ptr %ctxs, null
+  %h0 = icmp eq ptr %hdls, null
+  %s0 = icmp eq ptr %scratch, null
+  %bad1 = or i1 %c0, %h0
+  %bad = or i1 %bad1, %s0"""
+    return f"""  %total = add i64 %allctx, %sbytes
+  %small = icmp ule i64 %total, {_STACK_BYTES}
+  br i1 %small, label %onstack, label %onheap
+onstack:
+  %stk = alloca i8, i64 %total, align 16
+  br label %carve
+onheap:
+  %hp = call ptr @malloc(i64 %total)
+  br label %carve
+carve:
+  %ctxs = phi ptr [ %stk, %onstack ], [ %hp, %onheap ]
+  %own = phi ptr [ null, %onstack ], [ %hp, %onheap ]
+  %scratch = getelementptr i8, ptr %ctxs, i64 %allctx
+  %bad = icmp eq ptr %ctxs, null"""
 
 
 def _coroutines(digest: str, outs: tuple[str, ...]) -> str:

@@ -45,7 +45,7 @@ from ...ir.instance_context import STRIDE
 from ...ir.intrinsics import ATOMIC_OPS
 from ...ir.llvm_text import global_name
 from ...ir.types import NodeHandleType
-from .coro import barrier_helper, coroutine_module, slot_call
+from .coro import ERROR_CALL, barrier_helper, coroutine_module, slot_call
 from .wiloops import workitem_module
 
 #: Bump when the generated module changes (the digest of every clone includes it).
@@ -361,7 +361,7 @@ def _clone(
     text = text.replace("@llvm.hpvm.", "@__hpvm_q.")
     if any(f.name == LEAF_ERROR for f in module.functions):  # a raise: into the context's slots (_helpers)
         text = re.sub(rf"^declare [^\n]*@{LEAF_ERROR}\([^\n]*\n", "", text, flags=re.M)
-        text = text.replace(f"@{LEAF_ERROR}(", "@__hpvm_q.error(ptr %__hpvm_ctx, ")
+        text = text.replace(f"@{LEAF_ERROR}(", f"@{ERROR_CALL}(ptr %__hpvm_ctx, ")
         if f"@{LEAF_ERROR}" in text:
             raise _fail(
                 leaf,
@@ -462,7 +462,7 @@ def _helpers(declared: set[str], barrier: bool) -> str:
     # ctx[0]: 1 << 32 | the status (nonzero once recorded), ctx[1]: the exception info; the
     # first call of an instance wins (leaf_errors.py reads them).
     out.append(
-        "define internal void @__hpvm_q.error(ptr %c, i32 %s, ptr %e) alwaysinline {\n"
+        f"define internal void @{ERROR_CALL}(ptr %c, i32 %s, ptr %e) alwaysinline {{\n"
         "  %old = load i64, ptr %c, align 8\n  %first = icmp eq i64 %old, 0\n"
         "  br i1 %first, label %record, label %done\nrecord:\n"
         "  %z = zext i32 %s to i64\n  %flagged = or i64 %z, 4294967296\n"

@@ -271,6 +271,45 @@ def _heap_room() -> Any:
     return room
 
 
+#: What graph code calls around a parent instance whose LLVM leaves ``malloc`` (host.py).
+HEAP_MARK, HEAP_RELEASE = "__hpvm_llvm_heap_mark", "__hpvm_llvm_heap_release"
+_HEAP_HELPERS: dict[str, Any] = {}
+
+
+def heap_helpers() -> dict[str, Any]:
+    """``mark()`` and ``release(mark)`` for graph code: the calling thread's heap position
+    (``host.HOST_MARK``) and the return to it, so that the buffers a parent instance's LLVM
+    leaves ``malloc``'d die with it (when nothing carries them out: ``MallocFlow``)."""
+    if not _HEAP_HELPERS:
+        from llvmlite import ir
+        from numba import types
+        from numba.core import cgutils
+        from numba.extending import intrinsic
+
+        from .host import HOST_MARK, HOST_RELEASE
+
+        @intrinsic
+        def mark(typingctx):  # type: ignore[no-untyped-def]
+            def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
+                i64 = ir.IntType(64)
+                fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, []), HOST_MARK)
+                return builder.call(fn, [])
+
+            return types.int64(), codegen
+
+        @intrinsic
+        def release(typingctx, at):  # type: ignore[no-untyped-def]
+            def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
+                fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(64)])
+                builder.call(cgutils.get_or_insert_function(builder.module, fnty, HOST_RELEASE), [llargs[0]])
+                return context.get_dummy_value()
+
+            return types.none(types.int64), codegen
+
+        _HEAP_HELPERS.update({HEAP_MARK: mark, HEAP_RELEASE: release})
+    return dict(_HEAP_HELPERS)
+
+
 _ADDRESS: Any = None
 _ROOM: Any = None
 _REGISTERED: set[str] = set()
@@ -453,4 +492,4 @@ def _pointer_lines(
     return lines
 
 
-__all__ = ["HEAP", "leaf_wrappers"]
+__all__ = ["HEAP", "HEAP_MARK", "HEAP_RELEASE", "heap_helpers", "leaf_wrappers"]

@@ -40,7 +40,11 @@ Then, on that form (``Function``):
    loads: the value's definition dominates its uses), so SROA promotes them again.
    Instance-id reads become the loop variables; every other use of the context reads the
    instance's own context (the error slots of ``leaf_errors.py``), and outputs go to the
-   instance's output slots, as the coroutine path has them.
+   instance's output slots, as the coroutine path has them. A loop whose instances start
+   with ``if (x < u)`` runs ``x < min(nx, u)`` only; one whose branch is ``c + x < u`` runs
+   in two copies, one without the test for groups every instance of which passes it
+   (``wiguard.py``); the per-instance code of an ``if``'s merge block joins the ``if``'s
+   loop when only the ``if`` leads there (``_tails``).
 
 The group runner (``coro.group_runner``: same symbol, signature and results as the
 coroutine path's) fills every instance's context, calls ``__hpvm_wi.<digest>`` once, and
@@ -53,7 +57,8 @@ import re
 from typing import Any
 
 from ...ir.llvm_text import mark_always_inline
-from .coro import MARK, WRITTEN, declarations, group_runner, slot_call, split_at_marks
+from .coro import ERROR_CALL, MARK, WRITTEN, declarations, group_runner, slot_call, split_at_marks
+from .wiguard import guard_bound, versioned
 from .wiuniform import (
     BARRIER_BLOCK,
     PURE,
@@ -202,15 +207,19 @@ class _Recompute:
 
 
 def emit(
-    f: Function, a: Analysis, stretches: dict[str, Stretch], name: str, attrs: str, nout: int
+    f: Function, a: Analysis, stretches: dict[str, Stretch], name: str, attrs: str, nout: int, nargs: int = 0
 ) -> str | None:
     """``name``'s text: the work-item-loop function (module docstring, step 3); ``None``
-    when an alloca has a form it does not handle."""
+    when an alloca has a form it does not handle. ``nargs``: the argument slots, which
+    nothing writes while it runs: ``%args`` is declared so (``noalias``, dereferenceable),
+    and LLVM may read a slot where the program reads it under a condition (hoisted out of
+    the loop, the conditional load of ``gid < n ? in[gid] : 0`` becomes a masked load)."""
     rc = _Recompute(f, a)
     fused = fusable(f, a, stretches)
+    tails = _tails(f, a, stretches, fused)
     owners: dict[str, set[str]] = {al: set() for al in f.allocas if al not in rc.allocas}
     for b in f.blocks:
-        own = head(f, fused, owner(f, stretches, b.name))
+        own = head(f, fused, owner(f, stretches, tails.get(b.name, b.name)))
         for i in [*b.body, b.term]:
             if id(i) in a.skeleton:
                 continue
@@ -225,7 +234,8 @@ def emit(
     if any(t is None for t in arrays.values()):
         return None
     out = [
-        f"define internal i32 @{name}(ptr %args, ptr %ctx, ptr %out, i64 %__wi.ctxbytes, i64 %__wi.nx, "
+        f"define internal i32 @{name}(ptr noalias readonly align 8 dereferenceable({8 * max(1, nargs)}) %args, "
+        "ptr %ctx, ptr %out, i64 %__wi.ctxbytes, i64 %__wi.nx, "
         f"i64 %__wi.ny, i64 %__wi.nz) {attrs} {{",
         "__wi.entry:",
         "  %__wi.nxy = mul i64 %__wi.nx, %__wi.ny",
@@ -279,19 +289,53 @@ def emit(
     counter = iter(range(1 << 30))
     hoisted: set[str] = set()
 
-    def per(b: Block) -> list[Ins]:
+    def per(b: Block, tail: bool = False) -> list[Ins]:
+        """``b``'s per-instance instructions; none for a merge block whose owner's loop runs
+        them (``_tails``), unless ``tail``: that loop asking."""
+        if b.name in tails and not tail:
+            return []
         return [i for i in b.body if id(i) not in a.skeleton and i.opcode != "alloca"]
 
     def loop(path: list[Block], pred: str, stretch: Stretch | None) -> None:
-        """One loop over the instances running ``path``'s per-instance code (and the
-        stretch its last block owns), entered from the block labelled ``pred``."""
+        """The loop over the instances running ``path``'s per-instance code (and the
+        stretch its last block owns), entered from the block labelled ``pred``: twice,
+        when its guard may hold for every instance (``wiguard.versioned``), the first
+        copy branching into the stretch unconditionally."""
+        code = [i for blk in path for i in per(blk)]
+        lab = f"__wiv{next(counter)}."
+        version = versioned(f, a, path, code, stretch, rc.single, f"%{lab}")
+        if version is None:
+            one(path, pred, stretch, None)
+            return
+        out.extend(version.lines)
+        out.append(f"  br i1 {version.name}, label %{lab}all, label %{lab}some")
+        out.append(f"{lab}all:")
+        one(path, f"%{lab}all", stretch, version.target)
+        out.extend([f"  br label %{lab}join", f"{lab}some:"])
+        one(path, f"%{lab}some", stretch, None)
+        out.extend([f"  br label %{lab}join", f"{lab}join:"])
+
+    def one(path: list[Block], pred: str, stretch: Stretch | None, taken: str | None) -> None:
+        """One loop (``loop``); ``taken``: the stretch block its guard always goes to."""
         k = next(counter)
         p = f"%__wi{k}."
         lab = p[1:]
         used = {n for blk in path for i in per(blk) for n in i.locals()}
         for name in stretch.blocks if stretch else []:
             used |= {n for i in [*f.by_name[name].body, f.by_name[name].term] for n in i.locals()}
-        out.extend(_loop_head(p, lab, pred))
+        tail = f.by_name[stretch.merge] if stretch and stretch.merge in tails else None
+        again: list[Ins] = []  # (the tail's uniform values, computed in the loop too)
+        if tail is not None:  # (the merge block's per-instance code ends this loop: _tails)
+            used |= {n for i in per(tail, True) for n in i.locals()}
+            again = [i for i in tail.body if id(i) in a.skeleton and i.opcode != "alloca" and i.name]
+        code = [i for blk in path for i in per(blk)]
+        guard = None  # (a tail is run by every instance: no bound then)
+        if taken is None and tail is None:
+            guard = guard_bound(f, a, path, code, stretch, rc.single, p)
+        if guard is not None:
+            out.extend(guard.lines)
+            taken = guard.target
+        out.extend(_loop_head(p, lab, pred, guard.name if guard else None))
         renames = {"ctx": f"{lab}ctx", "out": f"{lab}out"}
         out.extend(
             [
@@ -315,10 +359,13 @@ def emit(
             )
             renames[al] = m[1:]
         # (a block's code may run in several loops, one per way out of its tree: names per loop)
-        for blk in [*path, *(f.by_name[name] for name in (stretch.blocks if stretch else []))]:
+        stretched = [f.by_name[name] for name in (stretch.blocks if stretch else [])]
+        for blk in [*path, *stretched, *([tail] if tail is not None else [])]:
             for i in blk.body:
                 if i.name and id(i) not in a.skeleton and i.opcode != "alloca":
                     renames[i.name] = f"{lab}v{len(renames)}"
+        for i in again:
+            renames[i.name] = f"{lab}v{len(renames)}"
         latch = f"%{lab}xl"
         if stretch is not None:  # what divergent code recomputes, computed by every instance
             memo: dict[str, str] = {}  # (so that LLVM can if-convert the divergent code)
@@ -334,14 +381,24 @@ def emit(
         if stretch is None:
             out.append(f"  br label {latch}")
         else:
-            merge = {stretch.merge: latch} if stretch.merge is not None else {}
-            out.append(_terminator(path[-1].term, renames, merge, latch))
+            # (the stretch's labels are the loop's own: a versioned loop has two copies)
+            labels = {name: f"%{lab}s{j}" for j, name in enumerate(stretch.blocks)}
+            joined = f"%{lab}m" if tail is not None else latch
+            targets = {**labels, **({stretch.merge: joined} if stretch.merge is not None else {})}
+            if taken is not None:  # (every instance visited passes the guard: wiguard.py)
+                out.append(f"  br label {labels[taken]}")
+            else:
+                out.append(_terminator(path[-1].term, renames, targets, latch))
             for name in stretch.blocks:
                 sb = f.by_name[name]
-                out.append(f"{llvm_local(name)[1:]}:")
+                out.append(f"{labels[name][1:]}:")
                 out.extend(_instances([i for i in sb.body if i.name not in hoisted], renames, a, rc, p))
-                out.append(_terminator(sb.term, renames, merge, latch))
-        out.extend(_loop_tail(p, lab))
+                out.append(_terminator(sb.term, renames, targets, latch))
+            if tail is not None:
+                out.append(f"{lab}m:")
+                out.extend(_instances([*again, *per(tail, True)], renames, a, rc, p))
+                out.append(f"  br label {latch}")
+        out.extend(_loop_tail(p, lab, guard.name if guard else "%__wi.nx"))
 
     def tree(b: Block, path: list[Block]) -> None:
         """``b`` and the blocks fused after it (``fusable``): their uniform code in the
@@ -390,9 +447,39 @@ def emit(
     return "\n".join(out) + "\n"
 
 
-def _loop_head(p: str, lab: str, pred: str) -> list[str]:
+def _tails(f: Function, a: Analysis, stretches: dict[str, Stretch], fused: set[str]) -> dict[str, str]:
+    """Merge blocks whose per-instance code joins the loop of the stretch they end (merge
+    -> owner): entered only from the owner and its stretch, neither a barrier's block nor
+    divergent, with no stretch or divergent branch of their own, with per-instance code,
+    and storing nothing in their uniform code (which runs after the loop: what the
+    per-instance code reads of it, the loop computes again). Then a value
+    the ``if`` computes and the merge stores (``s[x] = c ? in[x] : 0``) stays in one loop:
+    no per-instance array and no second loop copying from it."""
+    preds: dict[str, set[str]] = {b.name: set() for b in f.blocks}
+    for b in f.blocks:
+        for t in b.succ:
+            preds[t].add(b.name)
+    found = {}
+    for own, st in stretches.items():
+        m = st.merge
+        if m is None or m in stretches or m in a.divergent or m in fused or m == own:
+            continue
+        mb = f.by_name[m]
+        if re.fullmatch(re.escape(BARRIER_BLOCK) + r"\d+", m) or divergent_term(mb, a):
+            continue
+        if not preds[m] <= {own, *st.blocks}:
+            continue
+        mine = [i for i in mb.body if id(i) in a.skeleton and i.opcode != "alloca"]
+        if any(i.opcode == "store" for i in mine) or all(id(i) in a.skeleton for i in mb.body):
+            continue
+        found[m] = own
+    return found
+
+
+def _loop_head(p: str, lab: str, pred: str, bound: str | None = None) -> list[str]:
     """The loop nest's heads (ids ``{p}z``, ``{p}y``, ``{p}x``, flattened ``{p}j``), entered
-    from the block ``pred``."""
+    from the block ``pred``; ``bound``: the x loop's end when not ``nx`` (it may be 0)."""
+    skip = [f"  {p}xe = icmp sgt i64 {bound}, 0", f"  br i1 {p}xe, label %{lab}xh, label %{lab}yl"]
     return [
         f"  br label %{lab}zh",
         f"{lab}zh:",
@@ -403,18 +490,18 @@ def _loop_head(p: str, lab: str, pred: str) -> list[str]:
         f"  {p}row0 = mul i64 {p}z, %__wi.ny",
         f"  {p}row1 = add i64 {p}row0, {p}y",
         f"  {p}row = mul i64 {p}row1, %__wi.nx",
-        f"  br label %{lab}xh",
+        *(skip if bound is not None else [f"  br label %{lab}xh"]),
         f"{lab}xh:",
         f"  {p}x = phi i64 [ 0, %{lab}yh ], [ {p}x1, %{lab}xl ]",
         f"  {p}j = add i64 {p}row, {p}x",
     ]
 
 
-def _loop_tail(p: str, lab: str) -> list[str]:
+def _loop_tail(p: str, lab: str, bound: str) -> list[str]:
     return [
         f"{lab}xl:",
         f"  {p}x1 = add nuw nsw i64 {p}x, 1",
-        f"  {p}xm = icmp slt i64 {p}x1, %__wi.nx",
+        f"  {p}xm = icmp slt i64 {p}x1, {bound}",
         f"  br i1 {p}xm, label %{lab}xh, label %{lab}yl, !llvm.loop !{_LOOP_MD + 2 * int(lab[4:-1])}",
         f"{lab}yl:",
         f"  {p}y1 = add nuw nsw i64 {p}y, 1",
@@ -549,7 +636,7 @@ def prepare(
 
 
 def workitem_function(
-    module: Any, *, digest: str, attrs: str, header: int, nout: int, reach: set[str]
+    module: Any, *, digest: str, attrs: str, header: int, nout: int, reach: set[str], nargs: int = 0
 ) -> str:
     """``__hpvm_wi.<digest>``'s text from ``prepare``'s module, or a reason (``"why: ..."``)
     it cannot be made (then the coroutine path runs the leaf)."""
@@ -571,7 +658,7 @@ def workitem_function(
     stretches = structure(f, a)
     if isinstance(stretches, str):
         return "why: " + stretches
-    made = emit(f, a, stretches, f"__hpvm_wi.{digest}", attrs, nout)
+    made = emit(f, a, stretches, f"__hpvm_wi.{digest}", attrs, nout, nargs)
     if made is None:
         return "why: an alloca of a form work-item loops do not handle"
     return made, _own_context(f, a, header)
@@ -597,6 +684,7 @@ def workitem_module(
 
     from .native import optimize_module
 
+    raises = f"@{ERROR_CALL}(ptr %__hpvm_ctx" in text  # (before inlining hides the call)
     prepared = prepare(
         text, entry=entry, digest=digest, args=args, outs=outs, ret=ret, reach_barrier=reach_barrier
     )
@@ -604,7 +692,13 @@ def workitem_module(
         return None, prepared
     module, attrs = prepared
     made = workitem_function(
-        module, digest=digest, attrs=attrs, header=header, nout=len(outs), reach=reach_barrier
+        module,
+        digest=digest,
+        attrs=attrs,
+        header=header,
+        nout=len(outs),
+        reach=reach_barrier,
+        nargs=len(args),
     )
     if isinstance(made, str):
         return None, made.removeprefix("why: ")
@@ -616,13 +710,22 @@ def workitem_module(
     )
     names = {f.name for f in module.functions}
     call = (
-        f"  %code0 = call i32 @__hpvm_wi.{digest}(ptr %args, ptr %ctxs, ptr %outs, i64 %ctxbytes, i64 %nx, "
+        f"  %code0 = call i32 @__hpvm_wi.{digest}(ptr %args, ptr %ctxs, ptr %outs, i64 %ctxstep, i64 %nx, "
         "i64 %ny, i64 %nz)\n  %failed = icmp ne i32 %code0, 0\n  br i1 %failed, label %oom, label %done"
     )
     text += (
         made
         + group_runner(
-            digest, outs, header, raised, call, coroutines=False, every_context=every_context, inline=False
+            digest,
+            outs,
+            header,
+            raised,
+            call,
+            coroutines=False,
+            every_context=every_context,
+            inline=False,
+            # (instances that cannot raise never write their context: one serves them all)
+            shared_context=not every_context and not raises,
         )
         + declarations(names)
     )

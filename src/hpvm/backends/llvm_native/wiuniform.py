@@ -196,6 +196,7 @@ def analyse(f: Function, pdom: dict[str, set[str]], header: int) -> Analysis:
             for u in us
         )
     }
+    _immutable_reloads(f, candidates, users, immutable)
     uni_allocas = set(candidates)
     divergent: set[str] = set()
     while True:
@@ -253,6 +254,33 @@ def analyse(f: Function, pdom: dict[str, set[str]], header: int) -> Analysis:
         if new_allocas == uni_allocas and new_divergent == divergent:
             return Analysis(uniform, skeleton, divergent, uni_allocas, ids, immutable)
         uni_allocas, divergent = new_allocas, new_divergent
+
+
+def _immutable_reloads(
+    f: Function, candidates: set[str], users: dict[str, list[Ins]], immutable: set[str]
+) -> None:
+    """Add to ``immutable`` the reloads of a ``reg2mem`` alloca stored once with a pointer
+    already in it (a pointer into the shared context, kept across blocks: the parent's id
+    read after a barrier), and what constant offsets from those point to, to a fixed point."""
+    grew = True
+    while grew:
+        grew = False
+        for al in candidates:
+            stores = [u for u in users[al] if u.opcode == "store"]
+            if len(stores) != 1 or stores[0].operands[0][0] not in immutable:
+                continue
+            for u in users[al]:
+                if u.opcode == "load" and u.name not in immutable:
+                    immutable.add(u.name)
+                    grew = True
+        for b in f.blocks:
+            for i in b.body:
+                if i.opcode == "getelementptr" and i.operands and i.operands[0][0] in immutable:
+                    if i.name not in immutable and all(
+                        kind.startswith("constant") for _, kind in i.operands[1:]
+                    ):
+                        immutable.add(i.name)
+                        grew = True
 
 
 def _condition(term: Ins) -> tuple[str, str] | None:
