@@ -120,6 +120,27 @@ def test_2d_index_names_the_axis():
     assert where(read_2d, "m[i, j + 1]") in msg
 
 
+@hpvm.leaf(ins=("m",), outs=("m",))
+def write_2d_before_start(m: hpvm.f64[:, :]):
+    node = hpvm.get_node()
+    i = hpvm.get_node_instance_id_x(node)
+    j = np.uint64(hpvm.get_node_instance_id_y(node))  # an unsigned index is checked the same
+    m[i - 1, j] = 1.0
+
+
+def test_2d_negative_write_names_axis_0_and_the_hint():
+    """A tuple of integer indices (the interpreter's fast path) is checked axis by axis,
+    negative indices included, whatever the integer type."""
+    m = np.zeros((2, 3))
+    with pytest.raises(hpvm.OutOfBoundsError) as info:
+        single(write_2d_before_start, 2, 3)(m)
+    msg = str(info.value)
+    assert "index -1 is out of bounds for axis 0" in msg and "array 'm'" in msg and "size 2" in msg
+    assert "negative indices are out of bounds" in msg
+    assert where(write_2d_before_start, "m[i - 1, j] = 1.0") in msg
+    assert not m.any()  # nothing was written
+
+
 @hpvm.leaf(ins=("m",), outs=("out",))
 def read_2d_chained(m: hpvm.f64[:, :], out: hpvm.f64[:]):
     i = hpvm.get_node_instance_id_x(hpvm.get_node())

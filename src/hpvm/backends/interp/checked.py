@@ -22,6 +22,10 @@ from ...ir.execution import current_context
 from . import arith
 
 
+#: The types of an integer index (``bool`` and ``np.bool_`` are not: they select).
+_INDEX_TYPES = frozenset({int, *(np.dtype(c).type for c in np.typecodes["AllInteger"])})
+
+
 class CheckedArray(np.ndarray):
     """An ndarray view that checks integer indices and write permission."""
 
@@ -64,6 +68,15 @@ class CheckedArray(np.ndarray):
             if not 0 <= key < size:
                 raise OutOfBoundsError(self._oob_message(int(key), 0, size))
             return
+        if type(key) is tuple and len(key) == self.ndim:  # the common a[i, j]: one element
+            shape = self.shape
+            for axis, k in enumerate(key):
+                if type(k) not in _INDEX_TYPES:
+                    break  # a slice, an index array, a bool...: the general rules below
+                if not 0 <= k < shape[axis]:
+                    raise OutOfBoundsError(self._oob_message(int(k), axis, shape[axis]))
+            else:
+                return
         keys = key if isinstance(key, tuple) else (key,)
         if any(isinstance(k, list) for k in keys):
             # Index lists (a[[0, 5]]) are fancy indices like index arrays: check them the same
