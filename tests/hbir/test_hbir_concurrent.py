@@ -4,6 +4,9 @@ never in a hang (``hpvm/hbir/concurrent.py``, ``waits.py``)."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 from hbir_programs import EXAMPLES
@@ -12,6 +15,7 @@ from hpvm import hbir
 from hpvm.errors import OutOfBoundsError
 from hpvm.hbir import HBIRCheckError, HBIRDeadlockError
 from hpvm.hbir import ast as A
+from hpvm.hbir.concurrent import ABORT_JOIN_S, _abort
 from hpvm.hbir.parser import parse as parse_tree
 from hpvm.hbir.waits import wait_loops
 from markers import fails
@@ -113,6 +117,29 @@ def test_a_group_that_fails_ends_the_run_with_its_error_not_a_hang() -> None:
 """
     with pytest.raises(OutOfBoundsError, match="p.hbir"):
         program(code).run({}, target="interp")
+
+
+def test_an_abort_flag_lost_to_a_racing_atomic_read_is_raised_again() -> None:
+    # The interp's atomic_add(flag, 0) is a locked read and write; the host's store of 1
+    # can land between them and be overwritten with the 0 read before (CI failed so: the
+    # failing group's abort was lost and the run ended in a deadlock error instead).
+    wait = np.zeros((2, 3), np.int64)
+    lost = threading.Event()
+
+    def group() -> None:
+        while wait[1, 0] == 0:
+            time.sleep(0.001)
+        wait[1, 0] = 0  # the write-back of a read that came just before the store
+        lost.set()
+        while wait[1, 0] == 0:
+            time.sleep(0.001)
+
+    t = threading.Thread(target=group, daemon=True)
+    t.start()
+    start = time.monotonic()
+    _abort(wait, {"g": t})
+    assert lost.is_set() and not t.is_alive()
+    assert time.monotonic() - start < ABORT_JOIN_S / 2
 
 
 def test_wait_loops_run_only_where_groups_can_run_at_once() -> None:

@@ -17,7 +17,15 @@ they read: they would spin forever. Time only spaces the checks; a tile that sti
 computes, however slowly, is not in a wait loop, so the run never looks stuck while it
 does. The watchdog
 then raises the abort flag (the last row of ``hbir_wait``), the wait loops return, and the
-run ends in ``HBIRDeadlockError`` naming each waiting group, tile and line.
+run ends in ``HBIRDeadlockError`` naming each waiting group, tile and line. A group that
+fails raises the same flag, so the others stop waiting for it and the run ends in that
+group's error.
+
+**The flag is re-asserted until every group has returned.** The wait loops read it with an
+atomic read-modify-write (``atomic_add(flag, 0)``) so that no compiler hoists the read out
+of the loop; a back end whose atomics are a lock around a read and a write (``interp``) can
+then write back the 0 it read just before the host's store of 1 — the abort would be lost
+and the run would end in a deadlock error instead of the group's own error.
 """
 
 from __future__ import annotations
@@ -86,6 +94,7 @@ def run_groups(
     abort_row = wait.shape[0] - 1
     shared = [v for k, v in values.items() if not k.startswith("hbir_")]
     failures: dict[str, BaseException] = {}
+    failed = threading.Event()
 
     def run(group: str, root: InternalFunction) -> None:
         try:
@@ -94,6 +103,7 @@ def run_groups(
         except BaseException as e:  # delivered to the caller below
             failures[group] = e
             wait[abort_row, 0] = 1  # the others stop waiting for a group that failed
+            failed.set()
 
     threads = {
         g: threading.Thread(target=run, args=(g, r), name=f"hbir group {g}", daemon=True)
@@ -102,9 +112,9 @@ def run_groups(
     for t in threads.values():
         t.start()
     try:
-        _watch(model, threads, wait, shared)
+        _watch(model, threads, wait, shared, failed)
     except BaseException:  # a deadlock, or Ctrl-C while watching: let the wait loops return
-        wait[abort_row, 0] = 1
+        _abort(wait, threads)
         raise
     if failures:
         first = next(g for g in roots if g in failures)  # program order
@@ -112,11 +122,15 @@ def run_groups(
 
 
 def _watch(
-    model: Model, threads: dict[str, threading.Thread], wait: np.ndarray, shared: list[np.ndarray]
+    model: Model,
+    threads: dict[str, threading.Thread],
+    wait: np.ndarray,
+    shared: list[np.ndarray],
+    failed: threading.Event,
 ) -> None:
     """Wait for the groups' threads; ``HBIRDeadlockError`` when they can never end (module
-    doc), after the abort flag has let them return."""
-    abort_row = wait.shape[0] - 1
+    doc), after the abort flag has let them return. Once a group has ``failed``, only
+    abort the others."""
     tiles = tile_numbers(model)
     interval, stable = FIRST_INTERVAL, 0
     last: tuple | None = None
@@ -127,6 +141,9 @@ def _watch(
         alive = sorted(g for g, t in threads.items() if t.is_alive())
         if not alive:
             break
+        if failed.is_set():
+            _abort(wait, threads)
+            return
         rows = wait.copy()
         running = {g: [(n, name) for n, name in tiles[g] if rows[n, RUNNING]] for g in alive}
         spinning = all(running[g] for g in alive) and all(
@@ -136,12 +153,23 @@ def _watch(
         stable = stable + 1 if spinning and state == last else 0
         last, last_turns = state, rows[:, TURNS].copy()
         if stable >= STABLE_CHECKS:
-            wait[abort_row, 0] = 1
-            deadline = time.monotonic() + ABORT_JOIN_S
-            for t in threads.values():
-                t.join(max(deadline - time.monotonic(), 0.0))
+            _abort(wait, threads)
             raise HBIRDeadlockError(_deadlock_problems(model, running, rows, threads))
         interval = min(interval * 2, MAX_INTERVAL)
+
+
+def _abort(wait: np.ndarray, threads: dict[str, threading.Thread]) -> None:
+    """Raise the abort flag, again at each short join (module doc: a back end's atomic read
+    of it may write back the 0 it read), until every group has returned or
+    ``ABORT_JOIN_S`` has passed."""
+    abort_row = wait.shape[0] - 1
+    deadline = time.monotonic() + ABORT_JOIN_S
+    while time.monotonic() < deadline:
+        wait[abort_row, 0] = 1
+        alive = [t for t in threads.values() if t.is_alive()]
+        if not alive:
+            return
+        alive[0].join(FIRST_INTERVAL)
 
 
 def _deadlock_problems(
