@@ -21,7 +21,6 @@ from ...errors import IllegalWriteError, OutOfBoundsError
 from ...ir.execution import current_context
 from . import arith
 
-
 #: The types of an integer index (``bool`` and ``np.bool_`` are not: they select).
 _INDEX_TYPES = frozenset({int, *(np.dtype(c).type for c in np.typecodes["AllInteger"])})
 
