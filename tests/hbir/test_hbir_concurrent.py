@@ -228,3 +228,8 @@ def test_a_deadlock_is_the_error_seen_even_when_its_groups_are_slow_to_stop(monk
     monkeypatch.setattr(concurrent, "ABORT_JOIN_S", 0.0)
     with pytest.raises(HBIRDeadlockError, match="waits forever"):
         hbir.parse(NESTED.replace("GO", "0"), "n.hbir").run({}, target="interp")
+    # and the groups still stop: no thread is left spinning once the caller has moved on
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any(t.name.startswith("hbir group") for t in threading.enumerate()):
+        time.sleep(0.01)
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("hbir group")]

@@ -159,17 +159,26 @@ def _watch(
 
 
 def _abort(wait: np.ndarray, threads: dict[str, threading.Thread]) -> None:
-    """Raise the abort flag, again at each short join (module doc: a back end's atomic read
-    of it may write back the 0 it read), until every group has returned or
-    ``ABORT_JOIN_S`` has passed."""
+    """Raise the abort flag and keep it raised until every group has returned (module doc:
+    a back end's atomic read of it may write back the 0 it read) — on a thread of its own,
+    so that the groups stop even when the caller stops waiting for them after
+    ``ABORT_JOIN_S``."""
     abort_row = wait.shape[0] - 1
+    wait[abort_row, 0] = 1
+    alive = [t for t in threads.values() if t.is_alive()]
+    if not alive:
+        return
+
+    def keep_raised() -> None:
+        for t in alive:
+            while t.is_alive():
+                wait[abort_row, 0] = 1
+                t.join(FIRST_INTERVAL)
+
+    threading.Thread(target=keep_raised, name="hbir abort", daemon=True).start()
     deadline = time.monotonic() + ABORT_JOIN_S
-    while time.monotonic() < deadline:
-        wait[abort_row, 0] = 1
-        alive = [t for t in threads.values() if t.is_alive()]
-        if not alive:
-            return
-        alive[0].join(FIRST_INTERVAL)
+    for t in alive:
+        t.join(max(deadline - time.monotonic(), 0.0))
 
 
 def _deadlock_problems(
