@@ -70,6 +70,27 @@ def test_cpp_compiles_against_it_with_unmangled_api(tmp_path):
 
 
 @needs_clang
+@pytest.mark.parametrize(
+    ("defines", "target"),
+    [((), 2), (("DEVICE=CPU_TARGET",), 1)],  # GPU_TARGET by default; HPVM's build passes -DDEVICE=...
+)
+def test_cpp_spells_the_device_hint_both_ways(tmp_path, defines, target):
+    # HPVM's C++ benchmarks (parboil's stencil) write hpvm::DEVICE, others DEVICE alone
+    path = tmp_path / "hint.cc"
+    path.write_text(
+        '#include "hpvm.h"\n'
+        "void qualified() { __hpvm__hint(hpvm::DEVICE); }\n"
+        "#ifndef DEVICE_IS_ENUMERATOR\n"
+        "void bare() { __hpvm__hint(DEVICE); }\n"
+        "#endif\n"
+    )
+    flags = ["-DDEVICE_IS_ENUMERATOR"] if defines else []  # with HPVM's own -D only hpvm::DEVICE names it
+    text = clang.to_llvm(path, defines=defines, flags=flags)
+    hints = re.findall(r"call void @__hpvm__hint\(i32 noundef (\d+)\)", text)
+    assert hints == [str(target)] * (1 if defines else 2)
+
+
+@needs_clang
 def test_asserts_stay_on(tmp_path):
     path = tmp_path / "a.c"
     path.write_text("#include <assert.h>\nint main(int argc, char **argv) { assert(argc == 7); return 0; }\n")

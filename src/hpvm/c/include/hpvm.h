@@ -37,9 +37,18 @@ enum Target {
 }
 #endif
 
+/* DEVICE, the GPU hint. HPVM's header defines it as GPU_TARGET (its builds pass
+   -DDEVICE=GPU_TARGET or CPU_TARGET), so its C++ programs write hpvm::DEVICE (parboil's
+   stencil does); others, written against a header that spelt it hpvm::GPU_TARGET, write
+   DEVICE alone. In C++ it names a constant of namespace hpvm that a using-declaration
+   also brings to global scope, so both spellings compile. */
 #ifndef DEVICE
 #ifdef __cplusplus
-#define DEVICE hpvm::GPU_TARGET
+namespace hpvm {
+constexpr Target __hpvm_device_target = GPU_TARGET;
+}
+using hpvm::__hpvm_device_target;
+#define DEVICE __hpvm_device_target
 #else
 #define DEVICE GPU_TARGET
 #endif
