@@ -3,10 +3,12 @@
 ``main.cc`` files are (``programs/parboil/main.cc``: ``pb_ReadParameters``, the timer set
 switched around reading, tracking, launch and wait, request and untracking, printed, the
 output written to ``-o``), run on cpu with its inputs in ``tmp_path``; the command-line
-cases (no ``-i``, two input files, arguments kept, ``--``, repeated and unknown options); a
-C program with sub-timers and a timer of its own (``programs/parboil/timers.c``); and the
-header alone under strict ISO C and C++, built into a library with zig and its ``main``
-called. Each program compiles once per module."""
+cases (no ``-i``, two input files, arguments kept, ``--``, repeated and unknown options);
+``hpvm c run`` handing ``-i`` / ``-o`` to ``main``; a C program with sub-timers and a timer
+of its own (``programs/parboil/timers.c``); and the header alone under strict ISO C and
+C++, built into a library with zig and its ``main`` called. Each program compiles once per
+module (and once more per ``hpvm c run``, as the command does: zig's and hpvm's caches
+answer)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import pytest
 from hpvmc_helpers import needs_clang, needs_llvm_leaves
 
 from hpvm import c
+from hpvm.cli import main as cli
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -124,6 +127,18 @@ def test_the_command_line_is_read_as_parboil_reads_it(
     if output != "(none)":
         ys = Y if len(files) == 2 else [0.0] * len(X)
         assert read_vector(tmp_path / "out.txt") == [scale * a + b for a, b in zip(X, ys)]
+
+
+@pytest.mark.parametrize("separator", [[], ["--"]])
+def test_hpvm_c_run_hands_parboils_options_to_main(tmp_path, capfd, separator):
+    # `hpvm c run main.cc -i A,B -o F ARGS`: the words after the sources, -i and -o among
+    # them, are main's (with or without --), not options of hpvm's own
+    x, y = vector_file(tmp_path / "x.txt", X), vector_file(tmp_path / "y.txt", Y)
+    out = tmp_path / "out.txt"
+    argv = ["-i", f"{x},{y}", "-o", str(out), "2"]
+    assert cli(["c", "run", str(FOLDER / "main.cc"), "--target", "cpu", *separator, *argv]) == 0
+    assert read_vector(out) == [2 * a + b for a, b in zip(X, Y)]
+    assert f"argc 2: [2]\nFound input file 0 - {x}\nFound input file 1 - {y}\n" in capfd.readouterr().out
 
 
 def test_without_an_input_file_the_program_says_so(saxpy, tmp_path, capfd):
