@@ -47,7 +47,7 @@ def _busy_worker(client) -> str:  # type: ignore[no-untyped-def]
         time.sleep(0.005)
 
 
-def test_a_worker_killed_mid_launch_is_survived(process_cluster):
+def test_a_worker_killed_mid_launch_is_survived(process_cluster, through_scheduler):
     import cloudpickle
     from distributed import Client
 
