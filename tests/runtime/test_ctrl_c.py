@@ -23,8 +23,8 @@ from markers import needs_backend
 
 HERE = Path(__file__).parent / "ctrl_c"
 #: Spin counts that keep each back end busy for far longer than the test waits (minutes).
-#: (``dask``: the default local cluster, worker processes of their own: its ``wait`` runs the
-#: launch on the main thread, waiting on the client's locks, ``backends/dask/backend.py``)
+#: (``dask``: the default local cluster, worker processes of their own; a small launch's
+#: tasks go straight to them, ``backends/dask/direct.py``)
 LONG = {"cpu": 10**12, "interp": 10**10, "opencl": 10**12, "cuda": 10**10, "dask": 10**12}
 
 

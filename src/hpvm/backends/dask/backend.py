@@ -106,11 +106,6 @@ class DaskBackend(StageRunner, Backend):
     #: The runtime connects to the cluster at ``launch`` (so an unreachable scheduler is a
     #: ``ClusterError`` there, not at ``wait``).
     needs_cluster = True
-    #: ``wait`` may run a launch on the calling thread (``Backend.interruptible_on_host``):
-    #: the host only builds tasks and waits on the client's locks in Python, which Ctrl-C
-    #: interrupts; the graph runs on the workers. (Handing it to a runtime thread and back
-    #: cost two thread wake-ups per launch.)
-    interruptible_on_host = True
 
     def __init__(self) -> None:
         self._plans: weakref.WeakKeyDictionary[InternalFunction, Plan] = weakref.WeakKeyDictionary()
