@@ -3,11 +3,11 @@
 Why. A Dask task goes from the client to the scheduler, which picks a worker and sends it
 there; its result is gathered afterwards: the client's event loop, the scheduler's, the
 worker's loop and its thread each wake in turn. On the 2-core machine of BENCHMARKS.md one
-such round trip (``client.submit`` of a no-op, then ``gather``) took 12-26 ms at load 4-6,
-and a launch of a tiny graph (two chunks) 23 ms: nearly all of it those wake-ups, none of
-it data. A call straight to a worker over the client's connection to it (a comm handler
-that hpvm installs on every worker with a worker plugin, once per client) took 1.4-1.7 ms
-for both workers at once on the same cluster.
+such round trip (``client.submit`` of a no-op, then ``gather``) took 9-26 ms at load 3-7,
+and a launch of a tiny graph (two chunks) 16-31 ms: nearly all of it those wake-ups, none
+of it data. A call straight to a worker over the client's connection to it (a comm handler
+that hpvm installs on every worker with a worker plugin, once per client) took 1.7-3.1 ms
+for both workers at once on the same cluster (docs/backends/dask.md, section 8).
 
 So a launch whose arrays are small (``DIRECT_BYTES`` in all) sends its tasks with their
 data inline, each to a worker the host picks (chunk ``k`` of a launch to the ``k``-th
@@ -37,9 +37,10 @@ from ...errors import ClusterError, HPVMError
 from ...ir.graph import InternalFunction
 
 #: Launches whose array arguments hold at most this many bytes in all go straight to the
-#: workers (0: never). Sending 64 KiB inline costs tens of microseconds on these sockets,
-#: and about half a millisecond over a 1 Gb/s network: less than one trip through the
-#: scheduler either way.
+#: workers (0: never). On local sockets a vector add of 64 KiB of arrays took 9.3 ms so,
+#: against 23.8 ms kept on the workers through the scheduler (and of 1 MiB 11.3 against
+#: 26.1 ms); 64 KiB take about half a millisecond over a 1 Gb/s network, still less than a
+#: trip through the scheduler, while bigger arrays gain more from staying on the workers.
 DIRECT_BYTES = 1 << 16
 
 #: The name of the worker plugin, and of the comm handler it installs.
