@@ -35,7 +35,6 @@ class _Counting:
     def __init__(self, client, names):
         self.calls = dict.fromkeys(names, 0)
         self._client, self._saved = client, {}
-        self._own = {name for name in names if name in vars(client)}  # (``rpc`` is an attribute)
         for name in names:
             bound = getattr(client, name)
             self._saved[name] = bound
@@ -47,11 +46,8 @@ class _Counting:
             setattr(client, name, counted)
 
     def restore(self):
-        for name, saved in self._saved.items():
-            if name in self._own:
-                setattr(self._client, name, saved)
-            else:
-                delattr(self._client, name)
+        for name in self._saved:
+            delattr(self._client, name)
 
 
 def test_launches_send_one_graph_each_and_ask_for_workers_once_a_second(dask_runtime, monkeypatch):
@@ -141,19 +137,35 @@ def test_without_dasks_graph_api_a_launch_submits_its_tasks_one_by_one(dask_runt
 
 
 def _launches(client, x, y, count, names=("get", "submit", "rpc")):  # type: ignore[no-untyped-def]
-    """``count`` launches of ``add_root`` on (x, y); the calls of ``names`` they made, the last handle."""
+    """``count`` launches of ``add_root`` on (x, y); the calls of ``names`` they made (``rpc``:
+    the direct calls, ``direct.HANDLER`` sent to a worker), the last handle."""
+    import distributed.core
+
+    real = distributed.core.send_recv
+    direct_calls = []
+
+    async def counted(comm, **kwargs):  # type: ignore[no-untyped-def]
+        if kwargs.get("op") == direct.HANDLER:
+            direct_calls.append(comm.peer_address)
+        return await real(comm, **kwargs)
+
     for a in (x, y):
         hpvm.track_memory(a)
-    counting = _Counting(client, names)
+    counting = _Counting(client, [n for n in names if n != "rpc"])
     try:
-        for _ in range(count):
-            handle = hpvm.launch(add_root, (x, y), target="dask")
-            hpvm.wait(handle)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(distributed.core, "send_recv", counted)
+            for _ in range(count):
+                handle = hpvm.launch(add_root, (x, y), target="dask")
+                hpvm.wait(handle)
     finally:
         counting.restore()
         for a in (x, y):
             hpvm.untrack_memory(a)
-    return counting.calls, handle
+    calls = dict(counting.calls)
+    if "rpc" in names:
+        calls["rpc"] = len(direct_calls)
+    return {n: calls[n] for n in names}, handle
 
 
 def test_a_small_launch_goes_straight_to_the_workers(dask_runtime, monkeypatch):
@@ -179,6 +191,7 @@ def test_arrays_past_the_limit_go_through_the_scheduler(dask_runtime, monkeypatc
 
 def test_a_worker_lost_during_a_direct_call_runs_the_launch_through_the_scheduler(dask_runtime, monkeypatch):
     monkeypatch.setattr(moves, "WORKERS_TTL", 3600.0)
+    monkeypatch.setattr(direct, "_paused", {})  # (the pause it causes ends with the test)
     x, y = np.arange(8.0), np.zeros(8)
     _launches(dask_runtime, x, y, 1)  # (the handler is installed)
     worker = next(iter(dask_runtime.cluster.workers.values()))  # (in-process workers)
@@ -197,6 +210,25 @@ def test_a_worker_lost_during_a_direct_call_runs_the_launch_through_the_schedule
     assert calls == {"get": 1, "rpc": 2}, calls  # the direct calls, then one graph
     assert any("ran again through the scheduler" in n for n in handle.notes), handle.notes
     assert sum("split into 2 chunk(s)" in n for n in handle.notes) == 1, handle.notes
+    # for a while, small launches go through the scheduler (it may still list the worker)
+    calls, _ = _launches(dask_runtime, x, y, 1, ("get", "rpc"))
+    assert calls == {"get": 1, "rpc": 0}, calls
+    monkeypatch.setattr(direct, "PAUSE_S", 0.0)
+    direct._pause(dask_runtime)
+    calls, _ = _launches(dask_runtime, x, y, 1, ("get", "rpc"))
+    assert calls == {"get": 0, "rpc": 2}, calls
+
+
+def test_a_worker_that_does_not_answer_is_a_lost_one(dask_client, monkeypatch):
+    # a worker gone from the list only since it was read: the connection gives up after
+    # $HPVM_DASK_TIMEOUT seconds (not distributed's 30), and the launch goes another way
+    monkeypatch.setenv("HPVM_DASK_TIMEOUT", "0.5")
+    monkeypatch.setattr(direct, "_paused", {})
+    batch = direct.DirectBatch(dask_client, ["tcp://127.0.0.1:9"])
+    token = batch.add(tasks.edge, np.arange(4.0), 0, 2)
+    with pytest.raises(direct.DirectLost, match="lost a worker running 'add_root'.*connect"):
+        batch.gather([token], add_root)
+    assert not direct.installed(dask_client)  # paused
 
 
 def test_a_direct_call_runs_only_the_back_ends_tasks(dask_client):

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,6 +36,7 @@ import numpy as np
 
 from ...errors import ClusterError, HPVMError
 from ...ir.graph import InternalFunction
+from .cluster import connect_timeout
 
 #: Launches whose array arguments hold at most this many bytes in all go straight to the
 #: workers (0: never). On local sockets a vector add of 64 KiB of arrays took 9.3 ms so,
@@ -47,7 +49,11 @@ DIRECT_BYTES = 1 << 16
 PLUGIN = "hpvm-direct"
 HANDLER = "hpvm_direct_call"
 
+#: Seconds small launches go through the scheduler after a worker was lost in a direct call.
+PAUSE_S = 10.0
+
 _installed: dict[str, bool] = {}  # client id -> whether the plugin is on its workers
+_paused: dict[str, float] = {}  # client id -> no direct calls until then (time.monotonic)
 _install_lock = threading.Lock()
 _turns = itertools.count()  # which worker a launch's first task goes to
 
@@ -67,11 +73,21 @@ def _client_id(client: Any) -> str:
     return str(getattr(client, "id", id(client)))
 
 
+def _pause(client: Any) -> None:
+    """No direct calls on ``client`` for ``PAUSE_S`` seconds (after a worker was lost: the
+    scheduler may list it a while longer, and each call to it would wait for a timeout)."""
+    with _install_lock:
+        _paused[_client_id(client)] = time.monotonic() + PAUSE_S
+
+
 def installed(client: Any) -> bool:
     """Whether ``client``'s workers have the direct-call handler: installed (one scheduler
-    round trip) the first time a client asks; ``False`` for good where that fails."""
+    round trip) the first time a client asks; ``False`` for good where that fails, and
+    for ``PAUSE_S`` seconds after a worker was lost during a direct call."""
     key = _client_id(client)
     with _install_lock:
+        if time.monotonic() < _paused.get(key, 0.0):
+            return False
         known = _installed.get(key)
         if known is None:
             try:
@@ -149,16 +165,29 @@ class DirectBatch:
         start = next(_turns)
         where = [self._workers[(start + k) % len(self._workers)] for k in range(len(calls))]
 
+        from distributed.core import send_recv
+
+        pool, timeout = self.client.rpc, connect_timeout()
+
+        async def call(worker: str, task: Any) -> Any:
+            # (``pool(worker).<handler>(...)`` without its unbounded connect: a worker gone
+            # from the list only since it was read would hold the launch for
+            # distributed's connect timeout, 30 s; here $HPVM_DASK_TIMEOUT, 5 s)
+            comm = await pool.connect(worker, timeout=timeout)
+            try:
+                return await send_recv(comm=comm, op=HANDLER, call=ToPickle(task))
+            finally:
+                pool.reuse(worker, comm)
+
         async def run_all() -> list[Any]:
-            return await asyncio.gather(
-                *(getattr(self.client.rpc(w), HANDLER)(call=ToPickle(c)) for w, c in zip(where, calls))
-            )
+            return await asyncio.gather(*(call(w, c) for w, c in zip(where, calls)))
 
         try:
             return [_unwrapped(r) for r in self.client.sync(run_all)]
         except HPVMError:
             raise  # a leaf's error, as the cpu back end raised it on the worker (names the node)
-        except OSError as e:  # CommClosedError: the worker died, or went away
+        except OSError as e:  # CommClosedError, or no connection: the worker died, or went away
+            _pause(self.client)
             raise DirectLost(
                 f"the Dask cluster lost a worker running '{root.name}': {type(e).__name__}: {e}"
             ) from e
