@@ -241,7 +241,8 @@ def fixed_cost(
     interleaved: Callable[[dict[str, Callable[[], object]]], dict[str, float]],
 ) -> dict[str, float]:
     """The fixed cost of a dask launch + wait (the 2-element vector add, split over two
-    single-threaded worker processes on 127.0.0.1: 4 tasks) beside its anchor, one Dask
+    single-threaded worker processes on 127.0.0.1: 2 tasks, sent straight to the workers
+    as a small launch's are, ``backends/dask/direct.py``) beside its anchor, one Dask
     task's round trip on the same cluster (``client.submit`` of a no-op + ``gather``):
     ``interleaved`` samples both in turn (``run.py``'s ``Bench.interleaved``)."""
     with hpvm_on_local_cluster(2) as client:

@@ -52,6 +52,16 @@ def dask_runtime(dask_client):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
+def through_scheduler(monkeypatch):  # type: ignore[no-untyped-def]
+    """Every launch through the scheduler, its arrays kept on the workers: tests of what
+    the kept path moves use arrays small enough to go straight to the workers instead,
+    inline and kept nowhere (``backends/dask/direct.py``)."""
+    from hpvm.backends.dask import direct
+
+    monkeypatch.setattr(direct, "DIRECT_BYTES", 0)
+
+
+@pytest.fixture
 def process_cluster():  # type: ignore[no-untyped-def]
     """Two worker processes on 127.0.0.1 (they import hpvm from $PYTHONPATH, like the host)."""
     cluster = _local_cluster(processes=True, host="127.0.0.1")

@@ -3,4 +3,4 @@ folders import too: a module named conftest would clash with the other folders')
 
 from __future__ import annotations
 
-from dask_clusters import dask_client, dask_runtime, process_cluster  # noqa: F401  (the fixtures)
+from dask_clusters import dask_client, dask_runtime, process_cluster, through_scheduler  # noqa: F401  (the fixtures)

@@ -47,7 +47,7 @@ def _busy_worker(client) -> str:  # type: ignore[no-untyped-def]
         time.sleep(0.005)
 
 
-def test_a_worker_killed_mid_launch_is_survived(process_cluster):
+def test_a_worker_killed_mid_launch_is_survived(process_cluster, through_scheduler):
     import cloudpickle
     from distributed import Client
 
@@ -120,6 +120,36 @@ def test_a_worker_killed_mid_stream_loses_and_doubles_nothing(process_cluster):
         hpvm.wait(handle)
         assert [first, *rest] == [(x * x + 7,) for x in range(count)]
         assert pids[busy] not in client.run(os.getpid).values()
+    finally:
+        hpvm.cleanup()
+        client.close()
+
+
+def test_a_worker_killed_during_a_direct_call_is_survived(process_cluster):
+    # A small launch's chunks go straight to the workers (backends/dask/direct.py), which
+    # the scheduler cannot run again elsewhere: the launch goes again through the scheduler.
+    import cloudpickle
+    from distributed import Client
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    client = Client(process_cluster, set_as_default=False)
+    hpvm.cleanup()
+    hpvm.init(dask=client)
+    try:
+        x = np.arange(64, dtype=np.float64)  # 1 KiB of arrays: a direct launch
+        out = np.zeros_like(x)
+        hpvm.track_memory(x)
+        hpvm.track_memory(out)
+        hpvm.wait(hpvm.launch(slow_root, (x, out, 1), target="dask"))  # (compiled on both)
+        pids = client.run(os.getpid)
+        handle = hpvm.launch(slow_root, (x, out, 60_000_000), target="dask")
+        time.sleep(1.0)  # both chunks are running (each takes seconds)
+        victim = sorted(pids)[0]
+        os.kill(pids[victim], signal.SIGKILL)
+        hpvm.wait(handle)
+        np.testing.assert_allclose(hpvm.request_memory(out), x * 0.5 * 60_000_000, rtol=1e-6)
+        assert any("ran again through the scheduler" in n for n in handle.notes), handle.notes
+        assert pids[victim] not in client.run(os.getpid).values()
     finally:
         hpvm.cleanup()
         client.close()

@@ -1,6 +1,7 @@
-"""What a launch costs in messages (backends/dask/moves.py, docs/backends/dask.md §8): one
-graph per launch, the graph pickled once, the worker count asked at most once a second,
-the results straight from workers on this machine. Counts, not times: timings live in
+"""What a launch costs in messages (backends/dask/moves.py, direct.py, docs/backends/dask.md
+§8): a small launch's tasks straight to the workers, past the scheduler; otherwise one graph
+per launch; the graph pickled once, the worker count asked at most once a second, the
+results straight from workers on this machine. Counts, not times: timings live in
 ``benchmarks/dask_bench.py``."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 import hpvm
-from hpvm.backends.dask import moves, tasks
+from hpvm.backends.dask import direct, moves, tasks
 from markers import needs_backend
 
 pytestmark = needs_backend("dask")
@@ -50,6 +51,7 @@ class _Counting:
 
 
 def test_launches_send_one_graph_each_and_ask_for_workers_once_a_second(dask_runtime, monkeypatch):
+    monkeypatch.setattr(direct, "DIRECT_BYTES", 0)  # (the scheduler's way, as for big arrays)
     monkeypatch.setattr(moves, "WORKERS_TTL", 3600.0)
     shipped = []
     real_ship = tasks.ship
@@ -117,6 +119,7 @@ def test_a_batch_holds_the_futures_its_tasks_take_until_it_is_sent(dask_client):
 def test_without_dasks_graph_api_a_launch_submits_its_tasks_one_by_one(dask_runtime, monkeypatch):
     # Batch builds its graph with Dask's private task spec (2025 and later); a Dask
     # without it still runs every launch, through Client.submit.
+    monkeypatch.setattr(direct, "DIRECT_BYTES", 0)
     monkeypatch.setattr(moves, "_GRAPH_API", [None])
     x, y = np.arange(8.0), np.zeros(8)
     for a in (x, y):
@@ -131,3 +134,108 @@ def test_without_dasks_graph_api_a_launch_submits_its_tasks_one_by_one(dask_runt
             hpvm.untrack_memory(a)
     np.testing.assert_array_equal(y, x + 1.0)
     assert counting.calls["get"] == 0 and counting.calls["submit"] >= 2, counting.calls
+
+
+def _launches(client, x, y, count, names=("get", "submit", "rpc")):  # type: ignore[no-untyped-def]
+    """``count`` launches of ``add_root`` on (x, y); the calls of ``names`` they made (``rpc``:
+    the direct calls, ``direct.HANDLER`` sent to a worker), the last handle."""
+    import distributed.core
+
+    real = distributed.core.send_recv
+    direct_calls = []
+
+    async def counted(comm, **kwargs):  # type: ignore[no-untyped-def]
+        if kwargs.get("op") == direct.HANDLER:
+            direct_calls.append(comm.peer_address)
+        return await real(comm, **kwargs)
+
+    for a in (x, y):
+        hpvm.track_memory(a)
+    counting = _Counting(client, [n for n in names if n != "rpc"])
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(distributed.core, "send_recv", counted)
+            for _ in range(count):
+                handle = hpvm.launch(add_root, (x, y), target="dask")
+                hpvm.wait(handle)
+    finally:
+        counting.restore()
+        for a in (x, y):
+            hpvm.untrack_memory(a)
+    calls = dict(counting.calls)
+    if "rpc" in names:
+        calls["rpc"] = len(direct_calls)
+    return {n: calls[n] for n in names}, handle
+
+
+def test_a_small_launch_goes_straight_to_the_workers(dask_runtime, monkeypatch):
+    monkeypatch.setattr(moves, "WORKERS_TTL", 3600.0)
+    x, y = np.arange(8.0), np.zeros(8)
+    calls, handle = _launches(dask_runtime, x, y, 5)
+    np.testing.assert_array_equal(y, x + 1.0)
+    assert "split into 2 chunk(s)" in handle.notes[0], handle.notes
+    # one call per chunk to its worker; nothing through the scheduler
+    assert calls == {"get": 0, "submit": 0, "rpc": 10}, calls
+
+
+def test_arrays_past_the_limit_go_through_the_scheduler(dask_runtime, monkeypatch):
+    x, y = np.arange(8.0), np.zeros(8)
+    monkeypatch.setattr(direct, "DIRECT_BYTES", x.nbytes + y.nbytes - 1)
+    calls, _ = _launches(dask_runtime, x, y, 2, ("get", "rpc"))
+    np.testing.assert_array_equal(y, x + 1.0)
+    assert calls == {"get": 2, "rpc": 0}, calls
+    monkeypatch.setattr(direct, "DIRECT_BYTES", x.nbytes + y.nbytes)
+    calls, _ = _launches(dask_runtime, x, np.zeros(8), 2, ("get", "rpc"))
+    assert calls == {"get": 0, "rpc": 4}, calls
+
+
+def test_a_worker_lost_during_a_direct_call_runs_the_launch_through_the_scheduler(dask_runtime, monkeypatch):
+    monkeypatch.setattr(moves, "WORKERS_TTL", 3600.0)
+    monkeypatch.setattr(direct, "_paused", {})  # (the pause it causes ends with the test)
+    x, y = np.arange(8.0), np.zeros(8)
+    _launches(dask_runtime, x, y, 1)  # (the handler is installed)
+    worker = next(iter(dask_runtime.cluster.workers.values()))  # (in-process workers)
+    installed = worker.handlers[direct.HANDLER]
+
+    async def gone(call):  # type: ignore[no-untyped-def]
+        raise OSError("the worker went away")
+
+    worker.handlers[direct.HANDLER] = gone
+    try:
+        y[:] = 0.0
+        calls, handle = _launches(dask_runtime, x, y, 1, ("get", "rpc"))
+    finally:
+        worker.handlers[direct.HANDLER] = installed
+    np.testing.assert_array_equal(y, x + 1.0)
+    assert calls == {"get": 1, "rpc": 2}, calls  # the direct calls, then one graph
+    assert any("ran again through the scheduler" in n for n in handle.notes), handle.notes
+    assert sum("split into 2 chunk(s)" in n for n in handle.notes) == 1, handle.notes
+    # for a while, small launches go through the scheduler (it may still list the worker)
+    calls, _ = _launches(dask_runtime, x, y, 1, ("get", "rpc"))
+    assert calls == {"get": 1, "rpc": 0}, calls
+    monkeypatch.setattr(direct, "PAUSE_S", 0.0)
+    direct._pause(dask_runtime)
+    calls, _ = _launches(dask_runtime, x, y, 1, ("get", "rpc"))
+    assert calls == {"get": 0, "rpc": 2}, calls
+
+
+def test_a_worker_that_does_not_answer_is_a_lost_one(dask_client, monkeypatch):
+    # a worker gone from the list only since it was read: the connection gives up after
+    # $HPVM_DASK_TIMEOUT seconds (not distributed's 30), and the launch goes another way
+    monkeypatch.setenv("HPVM_DASK_TIMEOUT", "0.5")
+    monkeypatch.setattr(direct, "_paused", {})
+    batch = direct.DirectBatch(dask_client, ["tcp://127.0.0.1:9"])
+    token = batch.add(tasks.edge, np.arange(4.0), 0, 2)
+    with pytest.raises(direct.DirectLost, match="lost a worker running 'add_root'.*connect"):
+        batch.gather([token], add_root)
+    assert not direct.installed(dask_client)  # paused
+
+
+def test_a_direct_call_runs_only_the_back_ends_tasks(dask_client):
+    from distributed.protocol.serialize import ToPickle
+
+    assert direct.installed(dask_client)
+    worker = next(iter(dask_client.nthreads()))
+    call = getattr(dask_client.rpc(worker), direct.HANDLER)(call=ToPickle((print, ("hello",))))
+    with pytest.raises(hpvm.ClusterError, match="only the functions of hpvm.backends.dask.tasks"):
+        dask_client.sync(lambda: call)

@@ -137,7 +137,7 @@ def _iterate(target: str, grid: np.ndarray, launches: int) -> tuple[np.ndarray, 
 
 
 @pytest.mark.parametrize("rows", [5, 40])
-def test_iterated_halos_go_between_workers_not_through_the_host(dask_runtime, rows):
+def test_iterated_halos_go_between_workers_not_through_the_host(dask_runtime, rows, through_scheduler):
     # After the first launches sent both buffers, each launch's halo rows (written by the
     # neighbour chunk the launch before) reach a chunk from the neighbour's worker: the
     # host sends nothing (it still receives every chunk's owned rows, as dask's results
@@ -150,7 +150,7 @@ def test_iterated_halos_go_between_workers_not_through_the_host(dask_runtime, ro
     assert sent[0] > 0 and sent[2:] == [0] * 5, sent
 
 
-def test_a_host_write_to_a_halo_row_is_sent_from_the_host(dask_runtime):
+def test_a_host_write_to_a_halo_row_is_sent_from_the_host(dask_runtime, through_scheduler):
     # The halo's digest no longer matches the rows the neighbour left: the host's go.
     grid = np.random.default_rng(3).random((12, 4))
     a, b = grid.copy(), grid.copy()
@@ -178,7 +178,7 @@ def test_a_host_write_to_a_halo_row_is_sent_from_the_host(dask_runtime):
 
 
 @pytest.mark.slow
-def test_iterated_halos_between_worker_processes(process_cluster):
+def test_iterated_halos_between_worker_processes(process_cluster, through_scheduler):
     # The same across processes: the edge rows travel between the workers' sockets.
     import cloudpickle
     from distributed import Client

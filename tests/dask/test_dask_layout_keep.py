@@ -147,7 +147,7 @@ def test_a_layout_node_beside_an_independent_sibling_splits_and_keeps(dask_runti
 _EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "hbir"
 
 
-def test_hbir_matmul_launched_20_times_sends_a_and_b_once(dask_runtime):
+def test_hbir_matmul_launched_20_times_sends_a_and_b_once(dask_runtime, through_scheduler):
     root = hbir.load(_EXAMPLES / "matmul.hbir").to_hpvm()
     rng = np.random.default_rng(9)
     a, b = rng.random((12, 12), dtype=np.float32), rng.random((12, 12), dtype=np.float32)
@@ -187,7 +187,7 @@ def block_slow_root(x: hpvm.f64[:], y: hpvm.f64[:], reps: hpvm.i64):
 
 
 @pytest.mark.slow
-def test_a_worker_killed_holding_kept_layout_pieces_is_survived(process_cluster):
+def test_a_worker_killed_holding_kept_layout_pieces_is_survived(process_cluster, through_scheduler):
     import cloudpickle
     from distributed import Client
 

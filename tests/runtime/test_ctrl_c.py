@@ -23,7 +23,9 @@ from markers import needs_backend
 
 HERE = Path(__file__).parent / "ctrl_c"
 #: Spin counts that keep each back end busy for far longer than the test waits (minutes).
-LONG = {"cpu": 10**12, "interp": 10**10, "opencl": 10**12, "cuda": 10**10}
+#: (``dask``: the default local cluster, worker processes of their own; a small launch's
+#: tasks go straight to them, ``backends/dask/direct.py``)
+LONG = {"cpu": 10**12, "interp": 10**10, "opencl": 10**12, "cuda": 10**10, "dask": 10**12}
 
 
 def _interrupt(command: list[str], after: float = 0.3) -> tuple[list[str], float, int, str]:
@@ -50,7 +52,7 @@ def _interrupt(command: list[str], after: float = 0.3) -> tuple[list[str], float
 @pytest.mark.parametrize("how", ["wait", "pop"])
 @pytest.mark.parametrize(
     "target",
-    [pytest.param(t, marks=needs_backend(t)) for t in ("cpu", "interp", "opencl", "cuda")],
+    [pytest.param(t, marks=needs_backend(t)) for t in ("cpu", "interp", "opencl", "cuda", "dask")],
 )
 def test_ctrl_c_interrupts_the_host_and_cleanup_returns(target, how):
     command = [sys.executable, str(HERE / "interrupt_me.py"), target, how, str(LONG[target])]

@@ -51,7 +51,8 @@ from ..base import Backend, RunContext
 from ..bounds import check_graph
 from . import tasks
 from .declared import LayoutPlan, has_layouts, pack, piece, plan_layouts, put_back
-from .moves import copy_back, gather, nbytes, with_workers, worker_count
+from .direct import DirectLost, installed, small
+from .moves import copy_back, gather, nbytes, with_workers, worker_addresses, worker_count
 from .ownership import analyse
 from .parts import Part, independent_parts, written_params
 from .resident import Resident, Sender, Source, block_starts, digests, rows_digest
@@ -127,6 +128,16 @@ class DaskBackend(StageRunner, Backend):
             )
         client = with_workers(ctx.cluster(), root)
         args = list(args)
+        if small(args) and installed(client):
+            notes = len(ctx.notes)
+            try:
+                return _cluster_errors(root, lambda: self._run(root, args, client, ctx, False, direct=True))
+            except DirectLost:
+                # (the scheduler runs a lost worker's tasks again elsewhere; a direct call
+                # cannot: nothing was copied back yet, so the launch goes again its way)
+                del ctx.notes[notes:]
+                worker_count(client, fresh=True)
+                ctx.notes.append(f"dask: '{root.name}' ran again through the scheduler (a worker was lost)")
         keep = KEEP and not _overlapping(args)
         try:
             return _cluster_errors(root, lambda: self._run(root, args, client, ctx, keep))
@@ -142,14 +153,20 @@ class DaskBackend(StageRunner, Backend):
         return _cluster_errors(root, lambda: self._run(root, args, client, ctx, False))
 
     def _run(
-        self, root: InternalFunction, args: list[Any], client: Any, ctx: RunContext, keep: bool
+        self,
+        root: InternalFunction,
+        args: list[Any],
+        client: Any,
+        ctx: RunContext,
+        keep: bool,
+        direct: bool = False,
     ) -> tuple[Any, ...]:
         # The bounds pre-check (backends/bounds.py), on the host with the whole arrays, before
         # anything is sent: on the workers a split node's chunks see slices or guard-filled
         # pieces and run a leaf whose ids are offset, which the cpu back end there cannot
         # check (a chunk past the end wrote past it and crashed the worker).
         check_graph(root, args)
-        send = Sender(client, self._resident if keep else None)
+        send = Sender(client, self._resident if keep else None, worker_addresses(client) if direct else ())
         parts = self._parts(root)
         if len(parts) > 1 and _aliased(parts, args):
             ctx.notes.append(
@@ -158,7 +175,7 @@ class DaskBackend(StageRunner, Backend):
             parts = [Part(root, list(range(len(root.out_types))), set(), written_params(root))]
         jobs = [self._submit(part.root, args, send, ctx) for part in parts]
         send.batch.send()  # every part's tasks in one graph: one message to the scheduler
-        results = gather(client, [f for job in jobs for f in job.futures], root)
+        results = send.batch.gather([f for job in jobs for f in job.futures], root)
         outputs: list[Any] = [None] * len(root.out_types)
         done = 0
         for part, job in zip(parts, jobs):

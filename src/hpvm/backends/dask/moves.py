@@ -18,7 +18,8 @@ from .cluster import connect_timeout
 #: Seconds a client's count of workers is reused before asking the scheduler again
 #: (each ask is a round trip: two per launch cost more than the rest of a tiny launch).
 WORKERS_TTL = 1.0
-_counts: dict[str, tuple[float, int, bool]] = {}  # client id -> (when asked, workers, local)
+#: client id -> (when asked, workers, local, their addresses)
+_counts: dict[str, tuple[float, int, bool, tuple[str, ...]]] = {}
 _counts_lock = threading.Lock()
 
 
@@ -30,7 +31,12 @@ def worker_count(client: Any, fresh: bool = False) -> int:
     return _workers(client, fresh)[1]
 
 
-def _workers(client: Any, fresh: bool = False) -> tuple[float, int, bool]:
+def worker_addresses(client: Any, fresh: bool = False) -> tuple[str, ...]:
+    """The workers' addresses, sorted (asked as ``worker_count`` is)."""
+    return _workers(client, fresh)[3]
+
+
+def _workers(client: Any, fresh: bool = False) -> tuple[float, int, bool, tuple[str, ...]]:
     key = str(getattr(client, "id", id(client)))
     now = time.monotonic()
     with _counts_lock:
@@ -39,7 +45,7 @@ def _workers(client: Any, fresh: bool = False) -> tuple[float, int, bool]:
         return known
     threads = client.nthreads()
     local = bool(threads) and all(_host(w) in _LOOPBACK for w in threads)
-    known = _counts[key] = (now, len(threads), local)
+    known = _counts[key] = (now, len(threads), local, tuple(sorted(threads)))
     return known
 
 
@@ -127,6 +133,10 @@ class Batch:
             graph = LLGExpr(tasks, _determ_token=uuid.uuid4().hex)
             self.client.get(graph, list(tasks), sync=False)
             del held  # (now their releases follow the graph on the scheduler's stream)
+
+    def gather(self, futures: list[Any], root: InternalFunction) -> list[Any]:
+        """The tasks' results (``gather``), after ``send``."""
+        return gather(self.client, futures, root)
 
 
 def gather(client: Any, futures: list[Any], root: InternalFunction) -> list[Any]:

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from .direct import DirectBatch
 from .moves import Batch, worker_count
 
 #: Rows are digested in blocks of about this many bytes (at least one row).
@@ -265,11 +266,14 @@ def _from_sources(
 
 class Sender:
     """How one launch sends its arrays: as kept pieces (``resident`` given) or inside the
-    tasks, as the first version did; ``sent`` counts the bytes that went."""
+    tasks, as the first version did; ``sent`` counts the bytes that went. ``direct``: the
+    workers' addresses when the tasks go straight to them (``direct.py``; nothing kept)."""
 
-    def __init__(self, client: Any, resident: Resident | None) -> None:
+    def __init__(self, client: Any, resident: Resident | None, direct: Sequence[str] = ()) -> None:
         self.client, self.resident, self.sent = client, resident, 0
-        self.batch = Batch(client)  # this launch's tasks, sent as one graph
+        self.direct = bool(direct)
+        # this launch's tasks: sent as one graph through the scheduler, or straight to workers
+        self.batch: Batch | DirectBatch = DirectBatch(client, direct) if direct else Batch(client)
 
     def _count(self, nbytes: int) -> None:
         self.sent += nbytes
@@ -289,7 +293,7 @@ class Sender:
         """``array`` on every worker (read by every chunk)."""
         if self.resident is None or array.ndim == 0:
             self.sent += array.nbytes * worker_count(self.client)
-            return self.client.scatter(array, broadcast=True, hash=False)
+            return array if self.direct else self.client.scatter(array, broadcast=True, hash=False)
         return self.resident.piece(self.batch, array, 0, len(array), self._count, broadcast=True)
 
     def settle(
