@@ -141,6 +141,25 @@ def _ov_fits(value, proto):  # noqa: ANN202 - Numba compares signatures
     return None
 
 
+def _check_fit(value: Any, proto: Any, key: int, what: int) -> None:
+    """Report ``value`` and unwind if it does not fit (compiled: the overload below)."""
+
+
+@overload(_check_fit, inline="always")
+def _ov_check_fit(value, proto, key, what):  # noqa: ANN202 - Numba compares signatures
+    """Nothing at all where every value fits: not even the report is compiled then (the
+    report's object-mode call-back costs about 0.5 s to compile, and most pushes are of the
+    stream's own type)."""
+    if _ov_fits(value, proto) is _always:
+        return lambda value, proto, key, what: None
+
+    def impl(value, proto, key, what):  # noqa: ANN202
+        if unlikely(not fits(value, proto)):
+            _misfit(key, value, what)
+
+    return impl
+
+
 def _misfit(key: int, value: Any, what: int) -> None:
     """Report ``value`` to Python and unwind (compiled: the overload below)."""
 
@@ -286,8 +305,7 @@ def _push(s: Any, value: Any, eos: bool) -> None:
     _control(s.ctl)
     if unlikely(load(s.seen, WRITE) == 0):
         _use_cold(s.key, WRITE)
-    if unlikely(not fits(value, s.proto)):
-        _misfit(s.key, value, FAIL_PUSH)
+    _check_fit(value, s.proto, s.key, FAIL_PUSH)
     pushed = load(s.state, PUSHED)
     if unlikely(pushed - load(s.state, W_POPPED) >= s.capacity):
         _wait_writable_cold(s)
@@ -316,8 +334,7 @@ def _ready(s: Any, index: int) -> int:
     return popped
 
 
-@numba.njit(nogil=True, forceinline=True)
-def _pop(s: Any) -> Any:
+def _pop(s):  # noqa: ANN001, ANN202 - an overload implementation: plain parameters
     _control(s.ctl)
     popped = _ready(s, 0)
     value = element_load(s.data, _slot(s, popped), s.proto)
@@ -329,20 +346,18 @@ def _pop(s: Any) -> Any:
     return value
 
 
-@numba.njit(nogil=True, forceinline=True)
-def _peek(s: Any, index: int) -> Any:
+def _peek(s, n):  # noqa: ANN001, ANN202 - an overload implementation: plain parameters, as the overload's
     if unlikely(s.unordered):
-        _fail_cold(s.key, index, FAIL_UNORDERED)
-    popped = _ready(s, index)
-    return element_load(s.data, _slot(s, popped + index), s.proto)
+        _fail_cold(s.key, n, FAIL_UNORDERED)
+    popped = _ready(s, n)
+    return element_load(s.data, _slot(s, popped + n), s.proto)
 
 
-@numba.njit(nogil=True, forceinline=True)
-def _peek_eos(s: Any, index: int) -> bool:
+def _peek_eos(s, n):  # noqa: ANN001, ANN202 - an overload implementation: plain parameters
     if unlikely(s.unordered):
-        _fail_cold(s.key, index, FAIL_UNORDERED)
-    popped = _ready(s, index)
-    seq = popped + index
+        _fail_cold(s.key, n, FAIL_UNORDERED)
+    popped = _ready(s, n)
+    seq = popped + n
     tp = load(s.state, TAGS_POPPED)
     end = load(s.state, R_TAGS_PUSHED)
     while tp < end:
@@ -377,19 +392,19 @@ def _stream_arg(s: types.Type, function: str) -> None:
 @overload(streams.stream_pop, jit_options=_INLINE)
 def _ov_pop(s):  # noqa: ANN202 - Numba compares signatures
     _stream_arg(s, "stream_pop")
-    return lambda s: _pop(s)
+    return _pop  # compiled as the overload (forceinline): one function, not a wrapper too
 
 
 @overload(streams.stream_peek, jit_options=_INLINE)
 def _ov_peek(s, n):  # noqa: ANN202 - Numba compares signatures
     _stream_arg(s, "stream_peek")
-    return lambda s, n: _peek(s, n)
+    return _peek
 
 
 @overload(streams.stream_peek_eos, jit_options=_INLINE)
 def _ov_peek_eos(s, n):  # noqa: ANN202 - Numba compares signatures
     _stream_arg(s, "stream_peek_eos")
-    return lambda s, n: _peek_eos(s, n)
+    return _peek_eos
 
 
 @overload(streams.stream_push, jit_options=_INLINE)
@@ -458,8 +473,7 @@ def _ov_block_write(b, index, element):  # noqa: ANN202 - Numba compares signatu
 
     def impl(b, index, element):  # noqa: ANN202
         _block_index(b, index, FAIL_BLOCK_WRITE)
-        if not fits(element, b.proto):
-            _misfit(b.key, element, FAIL_BLOCK_WRITE)
+        _check_fit(element, b.proto, b.key, FAIL_BLOCK_WRITE)
         element_store(b.data, index, element, b.proto)
 
     return impl
