@@ -81,6 +81,8 @@ def test_the_fir_pipeline_gives_the_same_results_compiled_and_in_python(three):
     x = (np.arange(100_000) % 7).astype(np.float64)
     expected = np.convolve(x, COEFFS[::-1], mode="valid").astype(np.float32)
     assert np.array_equal(fir_pipeline(100_000, compiled=True), expected)
+    # Rings of jit_ops.BATCH_MIN elements or more: the waits take half a ring at a time.
+    assert np.array_equal(fir_pipeline(100_000, compiled=True, capacity=10_000), expected)
 
 
 def reader_work(k):
@@ -302,6 +304,38 @@ def test_control_code_and_a_compiled_kernel_share_one_stream_both_ways(computer)
         got.extend(svm.stream_pop_many(out, 10).tolist())
     svm.kernel_wait(k)
     assert got == list(range(1, 1001))
+
+
+def ask_work(k):
+    for i in range(k.n):
+        svm.stream_push(k.out, i)
+        k.answers[i] = svm.stream_pop(k.in_)  # waits for the one reply to the one request
+
+
+def answer_work(k):
+    for _ in range(k.n):
+        svm.stream_push(k.out, 3 * svm.stream_pop(k.in_) + 1)
+
+
+@pytest.mark.parametrize("capacity", [16, 1 << 13])
+def test_compiled_kernels_in_lock_step_exchange_one_element_at_a_time(three, capacity):
+    """Each side waits for exactly one element that the other pushes and then waits for the
+    reply to: the batched waits of large rings (half a ring while the other side keeps
+    pushing) must take a lone element, never wait for a batch that cannot come."""
+    req, rep = svm.Stream(), svm.Stream()
+    svm.stream_init_ram(req, "RAM", 0, capacity, np.int64)
+    svm.stream_init_ram(rep, "RAM", 1 << 17, capacity, np.int64)
+    ask, answer = K(), K()
+    svm.kernel_init(ask, "PROC0", None, ask_work, compiled=True)
+    ask.out, ask.in_, ask.n, ask.answers = req, rep, 300, np.zeros(300, np.int64)
+    svm.kernel_init(answer, "PROC1", None, answer_work, compiled=True)
+    answer.in_, answer.out, answer.n = req, rep, 300
+    svm.kernel_run(answer)
+    svm.kernel_run(ask)
+    svm.kernel_wait(ask)
+    svm.kernel_wait(answer)
+    assert ask.answers.tolist() == [3 * i + 1 for i in range(300)]
+    assert len(req) == len(rep) == 0
 
 
 def multicast_work(k):

@@ -128,9 +128,12 @@ def py_fail(key: int, index: int, what: int) -> int:
 
 
 # -- the compiled calls ----------------------------------------------------------------------
+# Called through ``jit_cold.cold`` (once per argument types, not per constant argument).
+# ``forceinline=False`` is explicit: Numba lets a function compiled while a ``forceinline``
+# one is compiled inherit the flag, and these must stay out of line.
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, forceinline=False)
 def _call_wait(key: int, need: int, kind: int) -> None:
     with numba.objmode(rc="int64"):
         rc = py_wait(key, need, kind)
@@ -138,7 +141,7 @@ def _call_wait(key: int, need: int, kind: int) -> None:
         raise CompiledStop()
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, forceinline=False)
 def _call_use(key: int, kind: int) -> None:
     with numba.objmode(rc="int64"):
         rc = py_use(key, kind)
@@ -146,7 +149,7 @@ def _call_use(key: int, kind: int) -> None:
         raise CompiledStop()
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, forceinline=False)
 def _call_misfit(key: int, ivalue: int, fvalue: float, kind: int, what: int) -> None:
     with numba.objmode(rc="int64"):
         rc = py_misfit(key, ivalue, fvalue, kind, what)
@@ -154,7 +157,7 @@ def _call_misfit(key: int, ivalue: int, fvalue: float, kind: int, what: int) -> 
         raise CompiledStop()
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, forceinline=False)
 def _call_checkpoint() -> None:
     with numba.objmode(rc="int64"):
         rc = py_checkpoint()
@@ -162,7 +165,7 @@ def _call_checkpoint() -> None:
         raise CompiledStop()
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, forceinline=False)
 def _call_notify() -> None:
     with numba.objmode(rc="int64"):
         rc = py_notify()
@@ -170,7 +173,7 @@ def _call_notify() -> None:
         raise CompiledStop()
 
 
-@numba.njit(nogil=True)
+@numba.njit(nogil=True, forceinline=False)
 def _call_fail(key: int, index: int, what: int) -> None:
     with numba.objmode(rc="int64"):
         rc = py_fail(key, index, what)
