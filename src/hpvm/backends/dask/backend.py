@@ -479,23 +479,9 @@ class DaskBackend(StageRunner, Backend):
         env = {p.name: a for p, a in zip(root.params, args)}
         sizes = node.evaluate_sizes(env, "launch(target='dask'): ")
         n = sizes[0]
-        sliced = [i for i in _sliced(root) if i not in plan.combined and i not in plan.broadcast]
-        for i in sliced:
-            halo = plan.rows.get(i, (0, 0))[1]
-            if args[i].shape[0] < n + halo:
-                return (
-                    f"'{root.params[i].name}' has {args[i].shape[0]} rows for {n} instances of "
-                    f"'{node.name}' reading {halo} row(s) past their own (the cpu back end on the worker "
-                    "reports it)"
-                )
-        written = set(plan.written)
-        for i in _sliced(root):
-            for j in _sliced(root):
-                if i < j and (i in written or j in written) and np.may_share_memory(args[i], args[j]):
-                    return (
-                        f"'{root.params[i].name}' and '{root.params[j].name}' share memory and one "
-                        "is written (chunks would see their rows as separate arrays)"
-                    )
+        unsliceable = _unsliceable(plan, root, node, args, n)
+        if unsliceable is not None:
+            return unsliceable
         workers = max(1, worker_count(client))
         count = min(workers, n)
         if count < 2:
@@ -507,6 +493,29 @@ class DaskBackend(StageRunner, Backend):
             key, chunk = plan.chunks[rest]
         bounds = [n * k // count for k in range(count + 1)]
         return [(bounds[k], bounds[k + 1]) for k in range(count)], key, chunk
+
+
+def _unsliceable(plan: Plan, root: InternalFunction, node: Node, args: list[Any], n: int) -> str | None:
+    """Why this launch's arrays cannot be cut into row slices for ``n`` instances along x
+    (too few rows for a chunk's halo, or written arrays sharing memory), or ``None``."""
+    sliced = [i for i in _sliced(root) if i not in plan.combined and i not in plan.broadcast]
+    for i in sliced:
+        halo = plan.rows.get(i, (0, 0))[1]
+        if args[i].shape[0] < n + halo:
+            return (
+                f"'{root.params[i].name}' has {args[i].shape[0]} rows for {n} instances of "
+                f"'{node.name}' reading {halo} row(s) past their own (the cpu back end on the worker "
+                "reports it)"
+            )
+    written = set(plan.written)
+    for i in _sliced(root):
+        for j in _sliced(root):
+            if i < j and (i in written or j in written) and np.may_share_memory(args[i], args[j]):
+                return (
+                    f"'{root.params[i].name}' and '{root.params[j].name}' share memory and one "
+                    "is written (chunks would see their rows as separate arrays)"
+                )
+    return None
 
 
 def _make_plan(root: InternalFunction) -> Plan:
