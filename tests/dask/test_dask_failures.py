@@ -112,7 +112,9 @@ def test_a_worker_killed_mid_stream_loses_and_doubles_nothing(process_cluster):
         handle = hpvm.launch(slow_pipeline, None, stream=True, target="dask")
         count = 12
         for x in range(count):
-            hpvm.push(handle, (x, 20_000_000))
+            # (long enough that the items after the first are still in flight when the
+            # poll below looks, even on a loaded machine: 20M left none once, at load 6)
+            hpvm.push(handle, (x, 50_000_000))
         first = hpvm.pop(handle, timeout=120)
         busy = _busy_worker(client)
         os.kill(pids[busy], signal.SIGKILL)
