@@ -19,7 +19,9 @@ NumPy arrays in place (Taichi over all cores, Warp's CPU back end on one thread)
 timed; the samples are interleaved (one of each implementation in turn), medians — hpvm,
 Numba and NumPy in one set of rounds, then Taichi and Warp with Numba again as the anchor
 (Taichi's worker threads keep spinning after its kernel and slowed whatever ran next up
-to 2×); the notes under the table give each peer's time over hpvm cpu's, through Numba.
+to 2×). Each row's measure gives each peer's time over hpvm cpu's, through Numba, and its
+verdict asks for hpvm ahead of both (``peers.peer_verdict``); ``peers.py`` has the same
+peers on saxpy, a matmul and a histogram.
 """
 
 # No ``from __future__ import annotations``: Taichi and Warp read their kernels' annotations
@@ -31,6 +33,7 @@ from typing import Any
 import baselines
 import kernels
 import numpy as np
+from peers import peer_impls, peer_verdict
 
 import hpvm
 
@@ -88,28 +91,6 @@ def launch(root: Any, args: tuple, target: str) -> None:
 # Taichi and Warp (optional)
 
 
-def peers() -> dict[str, Any]:
-    """``{"Taichi": module or None, "Warp": module or None}``, initialised once."""
-    if not _PEERS:
-        try:
-            import taichi as ti
-
-            ti.init(arch=ti.cpu, log_level=ti.WARN)
-            _PEERS["Taichi"] = ti
-        except Exception:  # not installed, or no usable CPU back end
-            _PEERS["Taichi"] = None
-        try:
-            import warp as wp
-
-            wp.config.quiet = True
-            wp.init()
-            _PEERS["Warp"] = wp
-        except Exception:
-            _PEERS["Warp"] = None
-    return _PEERS
-
-
-_PEERS: dict[str, Any] = {}
 _KERNELS: dict[str, Any] = {}
 
 
@@ -172,37 +153,13 @@ def warp_kernels(wp: Any) -> dict[str, Any]:
     return _KERNELS["wp"]
 
 
-def peer_impls(harness: Any, kernel: str, src: np.ndarray, dst: dict[str, np.ndarray], extra: tuple) -> dict:
-    """The installed peers' ``Impl`` of ``kernel`` writing ``dst[name]`` in place."""
-    impls = {}
-    found = peers()
-    if found["Taichi"] is not None:
-        ti = found["Taichi"]
-        tk = taichi_kernels(ti)[kernel]
-
-        def run_ti() -> None:
-            tk(src, dst["Taichi"], *extra)
-            ti.sync()
-
-        impls["Taichi"] = harness.Impl(run_ti, lambda: dst["Taichi"])
-    if found["Warp"] is not None:
-        wp = found["Warp"]
-        wk = warp_kernels(wp)[kernel]
-        ws = wp.array(src, dtype=wp.float32, device="cpu", copy=False)  # the NumPy arrays themselves
-        wd = wp.array(dst["Warp"], dtype=wp.float32, device="cpu", copy=False)
-        interior = tuple(n - 2 for n in src.shape)
-
-        def run_wp() -> None:
-            wp.launch(wk, dim=interior, inputs=[ws, wd, *(float(e) for e in extra)], device="cpu")
-            wp.synchronize()
-
-        impls["Warp"] = harness.Impl(run_wp, lambda: dst["Warp"])
-    return impls
+TABLES = (taichi_kernels, warp_kernels)
+PEER_NAMES = ("Taichi", "Warp")
 
 
-def not_installed(row: Any) -> None:
-    for name, module in peers().items():
-        row.peers.setdefault(name, "not installed" if module is None else "—")
+def interior_grid(src: np.ndarray) -> tuple[int, ...]:
+    """Warp's launch grid: one thread per interior point."""
+    return tuple(n - 2 for n in src.shape)
 
 
 # ---------------------------------------------------------------------------------------
@@ -216,18 +173,6 @@ def bench_layout(ctx: Any) -> list[Any]:
     side = 64 if tiny else 2048
     shape = (6, 10, 12) if tiny else (64, 256, 256)  # (nz, ny, nx)
     rows = [blur_row(ctx, harness, side), *stencil_rows(ctx, harness, shape)]
-    # Each peer ÷ Numba in its own rounds, over hpvm cpu ÷ Numba in the row's (kernel_row).
-    notes = [
-        f"{r.benchmark}: "
-        + ", ".join(
-            f"{p} {r.data[p + '_per_numba'] / r.data['ratio']:.1f}× hpvm cpu's time"
-            for p in r.peers
-            if p + "_per_numba" in r.data
-        )
-        for r in rows
-        if "ratio" in r.data and any(p + "_per_numba" in r.data for p in r.peers)
-    ]
-    ctx.notes.extend(notes)
     return rows
 
 
@@ -254,10 +199,12 @@ def blur_row(ctx: Any, harness: Any, side: int) -> Any:
         lambda: None,
         check,
         ((side - 2) ** 2, harness.INTERP_WEIGHT["stencil"]),
-        peers=peer_impls(harness, "blur", src, dst, ()),
+        peers=peer_impls(
+            harness, "blur", {p: (src, dst[p]) for p in PEER_NAMES}, interior_grid(src), dst, TABLES
+        ),
         traffic=8 * side * side,  # the image read once, the next written
     )
-    not_installed(row)
+    peer_verdict(row, harness)
     return row
 
 
@@ -291,10 +238,17 @@ def stencil_rows(ctx: Any, harness: Any, shape: tuple[int, int, int]) -> list[An
         lambda: None,
         check,
         (interior, harness.INTERP_WEIGHT["stencil"]),
-        peers=peer_impls(harness, "stencil", src, dst, (c0, c1)),
+        peers=peer_impls(
+            harness,
+            "stencil",
+            {p: (src, dst[p], c0, c1) for p in PEER_NAMES},
+            interior_grid(src),
+            dst,
+            TABLES,
+        ),
         traffic=8 * nx * ny * nz,  # the grid read once, the next written
     )
-    not_installed(row)
+    peer_verdict(row, harness)
     rows = [row]
     if "cpu" in ctx.targets:
         rows.append(layout_row(ctx, harness, src, dst, shape, check))

@@ -36,7 +36,10 @@ Rows:
 Run one part with ``--only NAME[,NAME]``: vadd, sgemm, sgemm_wrapper, stencil,
 stencil_wrapper, layout (leaves in the GPU convention — a 2-D blur 2048², the 3-D stencil
 256×256×64 — beside hand-written Numba, Taichi and Warp, and the stencil with x outer vs x
-inner: ``benchmarks/layout.py``), histogram, reduction, pipeline, pipeline1, nested (three ~1 ms stages
+inner: ``benchmarks/layout.py``), peers (saxpy 2^24, a 384³ matmul one instance per
+element, a 2^22 histogram with atomics, beside Taichi and Warp — hpvm ahead of both, ≤
+1.10× Numba: ``benchmarks/peers.py``; the peers are the ``bench`` extra, installed by
+``make bench``), histogram, reduction, pipeline, pipeline1, nested (three ~1 ms stages
 streaming inside an internal node against the same stages launched in turn, ≥ 1.6×:
 ``benchmarks/nested_pipeline.py``), threads, launch, compile, overhead, scaling, stream
 (items/s of scalar items through a two-stage stream beside two threads joined by
@@ -108,6 +111,7 @@ import llvmpar_bench  # noqa: E402
 import memory_bound  # noqa: E402
 import mixed_bench  # noqa: E402
 import nested_pipeline  # noqa: E402
+import peers as peers_bench  # noqa: E402
 import plots  # noqa: E402
 import streaming as stream_bench  # noqa: E402
 import svm_bench  # noqa: E402
@@ -1109,6 +1113,7 @@ BENCHMARKS: dict[str, Callable[[Bench], list[Row]]] = {
     "stencil": bench_stencil,
     "stencil_wrapper": bench_stencil_wrapper,
     "layout": layout.bench_layout,  # GPU-convention blur and stencil, Taichi, Warp, ids' layout (layout.py)
+    "peers": peers_bench.bench_peers,  # saxpy, matmul, histogram beside Taichi and Warp (benchmarks/peers.py)
     "histogram": bench_histogram,
     "reduction": bench_reduction,
     "pipeline": bench_pipeline,
@@ -1140,6 +1145,7 @@ ANCHORS = {
     "stencil": NUMBA_ANCHOR,
     "stencil_wrapper": NUMBA_ANCHOR,
     "layout": NUMBA_ANCHOR + "; Taichi, Warp",
+    "peers": NUMBA_ANCHOR + "; Taichi, Warp",
     "histogram": NUMBA_ANCHOR,
     "reduction": NUMBA_ANCHOR,
     "pipeline": "the same stages called in turn",
