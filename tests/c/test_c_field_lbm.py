@@ -260,14 +260,17 @@ def test_bad_obstacle_files_are_refused(small, tmp_path, capfd):
     path = tmp_path / "obstacles"
     result = tmp_path / "result"
     cases = [
-        (None, f"lbm: cannot open the obstacle file '{path}'"),
-        (good[:-1], f"lbm: obstacle file '{path}' has {need - 1} bytes; a {nx}x{ny}x{nz} box needs {need}"),
+        (None, f"lbm: cannot open the obstacle file '{path}'\n"),
+        (good[:-1], f"lbm: obstacle file '{path}' has {need - 1} bytes; a {nx}x{ny}x{nz} box needs {need}\n"),
         # the size is right, but a newline moved one cell: row 2 is short, row 3 long
-        (good[: nx + 1 + nx - 1] + "\n." + good[2 * nx + 2 :], f"lbm: obstacle file '{path}', line 2: a row"),
+        (
+            good[: nx + 1 + nx - 1] + "\n." + good[2 * nx + 2 :],
+            f"lbm: obstacle file '{path}', line 2: not a row of {nx} cells\n",
+        ),
         # a plane's empty line turned into a cell
         (
             good[: (nx + 1) * ny] + "." + good[(nx + 1) * ny + 1 :],
-            f"lbm: obstacle file '{path}', line {ny + 1}: ",
+            f"lbm: obstacle file '{path}', line {ny + 1}: not the empty line after a plane\n",
         ),
     ]
     for text, message in cases:
@@ -276,5 +279,5 @@ def test_bad_obstacle_files_are_refused(small, tmp_path, capfd):
             path.write_text(text)
         assert small.run(["-i", str(path), "-o", str(result), "1"], target="cpu") == 1
         captured = capfd.readouterr()
-        assert captured.err.startswith(message), captured.err
+        assert captured.err == message, captured.err
         assert not result.exists()

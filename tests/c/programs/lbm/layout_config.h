@@ -33,9 +33,9 @@
 // Struct of arrays: all cells' entry e, then all cells' entry e + 1. x is fastest.
 #define CALC_INDEX(x, y, z, e) ((e) * TOTAL_PADDED_CELLS + (((z) * PADDED_Y + (y)) * PADDED_X + (x)))
 
-// The grid pointer the program works with sits MARGIN floats into its allocation: two
-// planes, so that cell (0, 0, 0)'s gather of entry 0 from (-1, -1, -1) — the lowest address
-// any access makes — still lands inside the tracked memory.
+// The grid the program works with sits MARGIN floats (two planes) into its allocation, so
+// that a row or a plane before the box has memory under it whatever the entry. The tracked
+// memory, and so the graph's ports, begin at the allocation: the leaf adds MARGIN back.
 #define MARGIN (CALC_INDEX(0, 0, 2, 0) - CALC_INDEX(0, 0, 0, 0))
 
 // One cell's entries. A direction is named by where its particles go: N is +y, S -y,

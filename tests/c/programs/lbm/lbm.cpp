@@ -60,8 +60,13 @@ bool LBM_loadObstacleFile(LBM_Grid grid, const char *filename, std::string &erro
         bool newline = text[at] == '\n';
         if (newline != (x == cells)) {
           char line[256];
-          std::snprintf(line, sizeof line, "obstacle file '%s', line %d: %s", filename, z * (SIZE_Y + 1) + y + 1,
-                        cells ? "a row is not SIZE_X cells and a newline" : "a plane does not end with an empty line");
+          int number = z * (SIZE_Y + 1) + y + 1;
+          if (cells)
+            std::snprintf(line, sizeof line, "obstacle file '%s', line %d: not a row of %d cells", filename, number,
+                          SIZE_X);
+          else
+            std::snprintf(line, sizeof line, "obstacle file '%s', line %d: not the empty line after a plane",
+                          filename, number);
           error = line;
           return false;
         }
