@@ -36,7 +36,7 @@
 // The grid the program works with sits MARGIN floats (two planes) into its allocation, so
 // that a row or a plane before the box has memory under it whatever the entry. The tracked
 // memory, and so the graph's ports, begin at the allocation: the leaf adds MARGIN back.
-#define MARGIN (CALC_INDEX(0, 0, 2, 0) - CALC_INDEX(0, 0, 0, 0))
+#define MARGIN (2 * PADDED_X * PADDED_Y)
 
 // One cell's entries. A direction is named by where its particles go: N is +y, S -y,
 // E +x, W -x, T +z, B -z; NE is +x+y, and so on. FLAGS is not a distribution: the cell's
