@@ -27,7 +27,7 @@ constant range), never accepts one that loops.
 
 from __future__ import annotations
 
-import threading
+from typing import Any
 
 from .bodies import LLVMBody
 
@@ -43,21 +43,12 @@ _HPVM_QUERIES = frozenset(
 _MEMORY_INTRINSICS = ("llvm.memcpy", "llvm.memmove", "llvm.memset")
 _REFUSED_TERMINATORS = frozenset({"invoke", "callbr", "indirectbr"})
 
-_CACHE: dict[tuple[str, str], str | None] = {}
-_LOCK = threading.Lock()
-
 
 def llvm_unbounded_reason(body: LLVMBody, where: str) -> str | None:
     """Why ``body``'s node function may run unboundedly (``where`` names the leaf in the
-    answer), or ``None`` when it is bounded (module docstring). Parsed once per body."""
-    key = (body.module, body.function)
-    with _LOCK:
-        if key in _CACHE:
-            found = _CACHE[key]
-            return None if found is None else f"{where} {found}"
+    answer), or ``None`` when it is bounded (module docstring). Parses the module each
+    call: ``bounded.unbounded_reason`` caches the answer on the leaf."""
     found = _reason(body)
-    with _LOCK:
-        _CACHE[key] = found
     return None if found is None else f"{where} {found}"
 
 
@@ -93,7 +84,7 @@ def _reason(body: LLVMBody) -> str | None:
     return "has a loop" if _has_cycle(order[0], successors) else None
 
 
-def _refused_call(operands: list) -> str | None:  # type: ignore[type-arg]
+def _refused_call(operands: list[Any]) -> str | None:
     """Why a ``call`` with these operands (the callee last) is not a bounded one, or ``None``."""
     callee = operands[-1] if operands else None
     if callee is None or callee.value_kind.name != "function":
