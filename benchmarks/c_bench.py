@@ -10,7 +10,8 @@
   set-up and reference loop); the result is checked against NumPy first.
 - stencil: ``examples/c/stencil.c``'s graph (Parboil's 7-point 3-D stencil, one step per
   launch, a 3-D leaf without barriers) on cpu, beside ``baselines.stencil_step`` (Numba,
-  parallel) and the same loops at clang -O3, single-threaded; one step per timed call.
+  parallel) and the same loops at clang -O3, single-threaded; one step per timed call, the
+  three sides interleaved (one sample of each in turn), 101 samples each.
 - compile: ``c.compile`` (clang, rewrite, import) of each example, and its first
   ``run`` (the cpu back end compiling the graph, and main's own work).
 """
@@ -91,15 +92,6 @@ def _clang(tmp: Path, name: str, code: str) -> Any:
     args = ["-O3", "-march=native", "-shared", "-fPIC", str(src), "-o", str(lib)]
     subprocess.run(zig.command("cc", args), check=True, capture_output=True, env=zig.environment())
     return getattr(ctypes.CDLL(str(lib)), name)
-
-
-def median_time(fn: Any, samples: int) -> float:
-    times = []
-    for _ in range(samples):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def interleaved_medians(runs: dict[str, Any], samples: int) -> dict[str, float]:
@@ -234,17 +226,24 @@ def measure_stencil(shape: tuple[int, int, int], samples: int) -> dict[str, floa
         ptrs = [x.ctypes.data_as(f32p) for x in (a0, dc)]
         fn(nx, ny, nz, *ptrs, c0, c1)
         np.testing.assert_allclose(dc, want, rtol=1e-5, atol=1e-5)
-        result = {
-            "HPVM-C cpu": median_time(run_hpvm, samples),
-            "Numba": median_time(lambda: baselines.stencil_step(a0, dn, c0, c1), samples),
-            "clang -O3 (1 thread)": median_time(lambda: fn(nx, ny, nz, *ptrs, c0, c1), samples),
-        }
+        # Interleaved, one sample of each in turn: a step is ~0.2 ms, and one side's samples
+        # taken in a block of their own met a different load than the other's.
+        result = interleaved_medians(
+            {
+                "HPVM-C cpu": run_hpvm,
+                "Numba": lambda: baselines.stencil_step(a0, dn, c0, c1),
+                "clang -O3 (1 thread)": lambda: fn(nx, ny, nz, *ptrs, c0, c1),
+            },
+            samples,
+        )
     for v in views:
         hpvm.untrack_memory(v)
     return result
 
 
 STENCIL_SHAPE = (32, 128, 128)  # (nz, ny, nx): llvm_bench.py's stencil grid
+#: Interleaved samples of each side (a step is ~0.2 ms: 101 rounds take well under a second).
+STENCIL_SAMPLES = 101
 
 
 def compile_times() -> dict[str, dict[str, float]]:
@@ -287,7 +286,7 @@ def bench_c(ctx: Any) -> list[Any]:
     row.data = {f"{k}_s": v for k, v in med.items()}
     rows = [row]
     srow = Row("HPVM-C stencil (examples/c/stencil.c)", "128×128×32 float32, 1 step")
-    smed = measure_stencil(STENCIL_SHAPE, 11)
+    smed = measure_stencil(STENCIL_SHAPE, STENCIL_SAMPLES)
     srow.hpvm["cpu"] = fmt_time(smed["HPVM-C cpu"])
     srow.numba = fmt_time(smed["Numba"])
     srow.measure = (
@@ -327,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"sgemm {n}³: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in med.items()))
     print(f"  HPVM-C / Numba {med['HPVM-C cpu'] / med['Numba']:.2f}×")
     shape = (8, 16, 16) if ns.tiny else STENCIL_SHAPE
-    smed = measure_stencil(shape, max(ns.samples, 11))
+    smed = measure_stencil(shape, max(ns.samples, STENCIL_SAMPLES))
     size = "×".join(str(d) for d in reversed(shape))
     print(f"stencil {size}, 1 step: " + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in smed.items()))
     print(f"  HPVM-C / Numba {smed['HPVM-C cpu'] / smed['Numba']:.2f}×")

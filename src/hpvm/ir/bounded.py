@@ -13,7 +13,9 @@ leaves' code, checked here once per leaf from its syntax tree (and cached on it)
   bound an inner loop): the runtime predicts a run's duration from its arrays' shapes and
   dtypes and its scalars' values, not from what the arrays hold;
 - no call of one of the user's own functions (a helper's loops are not looked at: refused
-  rather than followed), and a Python body (an LLVM or generated body is not read).
+  rather than followed), and a Python body or an LLVM one (a generated body is not read).
+  An LLVM body (HPVM-C leaves) is read by ``llvmbounded.py``: no cycle in its control
+  flow, and calls of LLVM intrinsics and hpvm's queries and atomics only.
 
 What is left runs a number of iterations fixed by the scalars, the shapes and the node's
 replication, so a run with the same of those takes about as long as the last one did.
@@ -25,9 +27,11 @@ from __future__ import annotations
 
 import ast
 
+from .bodies import LLVMBody
 from .graph import LeafFunction
 from .helpercalls import user_function
 from .leafinfo import parse_leaf, visible_names
+from .llvmbounded import llvm_unbounded_reason
 from .types import ArrayType
 
 _CACHE_KEY = "_unbounded_reason"  # (``LeafFunction._forget_facts`` drops it with the others)
@@ -44,6 +48,8 @@ def unbounded_reason(leaf: LeafFunction) -> str | None:
 
 
 def _reason(leaf: LeafFunction) -> str | None:
+    if isinstance(leaf.body, LLVMBody):  # straight-line LLVM code (``llvmbounded.py``)
+        return llvm_unbounded_reason(leaf.body, f"leaf '{leaf.name}' ({leaf.location.file})")
     if leaf.body_kind != "python":
         return f"leaf '{leaf.name}' has a {leaf.body_kind} body"
     func = parse_leaf(leaf)
