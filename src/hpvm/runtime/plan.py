@@ -135,30 +135,46 @@ def _accepting(
     return names["accept"]
 
 
-_PLANS: weakref.WeakKeyDictionary[InternalFunction, dict[str | None, LaunchPlan]] = (
-    weakref.WeakKeyDictionary()
-)
+#: id(root) -> its plans, one per target name. Keyed by id, not weakly by the root: a
+#: ``WeakKeyDictionary.get`` makes a weak reference and runs Python code on every launch.
+#: An entry leaves when its root dies (``_Plans``' callback, before the id can be reused),
+#: and a plan still checks that it is the root's (``_root``).
+_PLANS: dict[int, _Plans] = {}
+
+
+class _Plans(dict):  # type: ignore[type-arg]
+    """The plans of one root, by target; the weak reference that removes them with it."""
+
+    def __init__(self, root: InternalFunction) -> None:
+        super().__init__()
+        key = id(root)
+        self.ref = weakref.ref(root, lambda _: _PLANS.pop(key, None))
 
 
 def plan_for(root: Any, target: Any) -> LaunchPlan:
     """The plan of launching ``root`` on ``target`` (built on first use; the checks it
     makes raise the launch's errors: not a root, a graph that does not verify, an unknown
     target, leaves the back end cannot run)."""
-    if isinstance(root, InternalFunction) and (target is None or type(target) is str):
-        plans = _PLANS.get(root)
-        if plans is not None:
-            plan = plans.get(target)
-            if (
-                plan is not None
-                and plan.version == registry_version()
-                and (target is not None or chosen_backend(root) is plan.backend)
-            ):
-                return plan
-    plan = LaunchPlan(root, target)
-    _PLANS.setdefault(root, {})[target] = plan  # (target: None or a str by now)
+    plans = _PLANS.get(id(root))
+    if plans is not None and (target is None or type(target) is str):
+        plan = plans.get(target)
+        if (
+            plan is not None
+            and plan._root() is root
+            and plan.version == registry_version()
+            and (target is not None or chosen_backend(root) is plan.backend)
+        ):
+            return plan
+    plan = LaunchPlan(root, target)  # (root: an InternalFunction, target: None or a str by now)
+    plans = _PLANS.get(id(root))
+    if plans is None or plans.ref() is not root:
+        plans = _PLANS[id(root)] = _Plans(root)
+    plans[target] = plan
     return plan
 
 
 def forget(root: InternalFunction) -> None:
     """Drop the plans of ``root`` (tests)."""
-    _PLANS.pop(root, None)
+    plans = _PLANS.get(id(root))
+    if plans is not None and plans.ref() is root:
+        del _PLANS[id(root)]
