@@ -322,9 +322,10 @@ class Runtime:
         The graph, the arguments and the tracking of arrays are checked before this
         returns; errors raised inside nodes surface at ``wait`` (or ``pop``).
         """
-        self.require("launch")
+        if not self.initialized:
+            self.require("launch")
         if not stream and target != "svm":
-            return self._launch_once(plan_for(root, target), args)
+            return self._launch_once(plan_for(root, target), root, args)
         root = check_root(root)
         if target == "svm":
             return self._launch_svm(root, args, stream, capacity)
@@ -339,18 +340,19 @@ class Runtime:
         self._activate(handle)
         return handle
 
-    def _launch_once(self, plan: LaunchPlan, args: Any) -> LaunchHandle:
+    def _launch_once(self, plan: LaunchPlan, root: InternalFunction, args: Any) -> LaunchHandle:
         """A non-streaming launch, with what does not change between launches of its root
         resolved once in ``plan`` (``plan.py``): per launch, the arguments' acceptors, one
         tracker lock, the sizes once per argument key, the run key."""
-        root, backend, tracker = plan.root, plan.backend, self.tracker
+        backend, tracker = plan.backend, self.tracker  # (``root``: the plan's, as ``plan_for`` found it)
         accepted = plan.accept(args)
         if accepted is not None:
             values, args_key, arrays = accepted
         else:  # (what the acceptors do not take: accepted here, or explained)
             values = check_args(root, args, tracker, "launch")
             args_key, arrays = arg_key(values), array_args(values)
-        plan.check_sizes(values, args_key)
+        if args_key is None or args_key not in plan.checked:  # (checked once per key)
+            plan.check_sizes(values, args_key)
         if plan.needs_cluster:
             self.dask_client()  # connect now: an unreachable scheduler is launch's error
         entries = tracker.hold_arrays(arrays)
@@ -430,30 +432,39 @@ class Runtime:
         try:
             with collecting_warnings() as caught:
                 handle.warnings = caught
-                if self.tracker.host_only():
-                    ctx = self._quick_ctx[threads]  # (shared: the handle keeps its empty defaults)
+                if self.tracker.host_only():  # (shared: the handle keeps its empty defaults)
+                    self._run_with(handle, values, self._quick_ctx[threads], runs, residency=False)
                 else:
                     ctx = RunContext(self.tracker, cluster=self.dask_client, threads=threads)
                     handle._transfers, handle.notes = ctx.transfers, ctx.notes
-                self._run_with(handle, values, ctx, runs)
+                    self._run_with(handle, values, ctx, runs)
         except BaseException as e:  # delivered to the host at wait()
             handle.error = e
         finally:
             self.tracker.release(entries)
 
-    def _run_with(self, handle: LaunchHandle, values: list[Any], ctx: RunContext, runs: Runs | None) -> None:
+    def _run_with(
+        self,
+        handle: LaunchHandle,
+        values: list[Any],
+        ctx: RunContext,
+        runs: Runs | None,
+        residency: bool = True,
+    ) -> None:
         """Run the launch's graph: stale host copies of its arrays brought back from the
-        devices first, what it wrote marked host-only after, its time added to ``runs``
-        (its run key's record, ``quick.py``; ``None``: a launch that never runs on the host)."""
+        devices first, what it wrote marked host-only after (unless ``residency`` is false:
+        the tracker has nothing on a device, ``host_only``), its time added to ``runs`` (its
+        run key's record, ``quick.py``; ``None``: a launch that never runs on the host)."""
         tracker, backend, root = self.tracker, handle.backend, handle.root
-        token = tracker.prepare_for(backend, root, values, ctx.transfers)  # residency
+        token = tracker.prepare_for(backend, root, values, ctx.transfers) if residency else None
         try:
             start = time.perf_counter()
             handle.outputs = backend.run(root, values, ctx)
             if runs is not None:
                 runs.add(time.perf_counter() - start, ctx.threads)
         finally:
-            tracker.finished(token)
+            if token is not None:
+                tracker.finished(token)
 
     def _job(
         self,
@@ -501,7 +512,14 @@ class Runtime:
 
     def wait(self, handle: Any) -> tuple[Any, ...] | None:
         """Block until the launch completes; return the root's outputs (``None`` for a stream)."""
-        h = self._check_handle(handle, "wait")
+        h = handle
+        if not (
+            type(h) is LaunchHandle
+            and h.runtime is self
+            and h.generation == self.generation
+            and self.initialized
+        ):  # (``_check_handle``'s tests of a good handle, without its calls)
+            h = self._check_handle(handle, "wait")
         if h.stream is not None:
             try:
                 h.stream.wait()

@@ -37,6 +37,7 @@ from typing import Any
 from ..backends.base import Backend, registry_version
 from ..ir.graph import InternalFunction
 from ..ir.types import ArrayType
+from ..ir.weakid import WeakIdTable
 from .launch import _acceptors, accept_test, check_root, check_sizes, choose_backend, chosen_backend
 from .quick import Runs, bounded_graph, durations
 from .readonly import writers
@@ -57,7 +58,7 @@ class LaunchPlan:
         "acceptors",
         "times",
         "needs_cluster",
-        "_checked",
+        "checked",
         "_accept",
     )
 
@@ -74,7 +75,8 @@ class LaunchPlan:
         #: the root's run durations (``quick.py``), or ``None``: its launches never run on the host
         self.times: dict[Any, Runs] | None = durations(root) if quick else None
         self.needs_cluster = bool(getattr(self.backend, "needs_cluster", False))
-        self._checked: set[Any] = set()
+        #: the argument keys whose sizes passed (``check_sizes``; a launch tests membership itself)
+        self.checked: set[Any] = set()
 
     @property
     def root(self) -> InternalFunction:
@@ -93,13 +95,13 @@ class LaunchPlan:
     def check_sizes(self, values: Sequence[Any], key: Any) -> None:
         """``check_sizes`` for arguments described by ``key`` (``quick.arg_key``; ``None``:
         always checked), once per key."""
-        if key is not None and key in self._checked:
+        if key is not None and key in self.checked:
             return
         check_sizes(self.root, values, "launch")
         if key is not None:
-            if len(self._checked) >= _CHECKED_KEYS:
-                self._checked.clear()
-            self._checked.add(key)
+            if len(self.checked) >= _CHECKED_KEYS:
+                self.checked.clear()
+            self.checked.add(key)
 
 
 def _accepting(
@@ -135,46 +137,31 @@ def _accepting(
     return names["accept"]
 
 
-#: id(root) -> its plans, one per target name. Keyed by id, not weakly by the root: a
-#: ``WeakKeyDictionary.get`` makes a weak reference and runs Python code on every launch.
-#: An entry leaves when its root dies (``_Plans``' callback, before the id can be reused),
-#: and a plan still checks that it is the root's (``_root``).
-_PLANS: dict[int, _Plans] = {}
-
-
-class _Plans(dict):  # type: ignore[type-arg]
-    """The plans of one root, by target; the weak reference that removes them with it."""
-
-    def __init__(self, root: InternalFunction) -> None:
-        super().__init__()
-        key = id(root)
-        self.ref = weakref.ref(root, lambda _: _PLANS.pop(key, None))
+#: root -> its plans, one per target name (by the root's identity, held weakly: ``ir/weakid.py``).
+_PLANS: WeakIdTable[InternalFunction, dict[str | None, LaunchPlan]] = WeakIdTable()
 
 
 def plan_for(root: Any, target: Any) -> LaunchPlan:
     """The plan of launching ``root`` on ``target`` (built on first use; the checks it
     makes raise the launch's errors: not a root, a graph that does not verify, an unknown
     target, leaves the back end cannot run)."""
-    plans = _PLANS.get(id(root))
+    plans = _PLANS.get(root)
     if plans is not None and (target is None or type(target) is str):
         plan = plans.get(target)
         if (
             plan is not None
-            and plan._root() is root
             and plan.version == registry_version()
             and (target is not None or chosen_backend(root) is plan.backend)
         ):
             return plan
     plan = LaunchPlan(root, target)  # (root: an InternalFunction, target: None or a str by now)
-    plans = _PLANS.get(id(root))
-    if plans is None or plans.ref() is not root:
-        plans = _PLANS[id(root)] = _Plans(root)
+    plans = _PLANS.get(root)
+    if plans is None:
+        plans = _PLANS.set(root, {})
     plans[target] = plan
     return plan
 
 
 def forget(root: InternalFunction) -> None:
     """Drop the plans of ``root`` (tests)."""
-    plans = _PLANS.get(id(root))
-    if plans is not None and plans.ref() is root:
-        del _PLANS[id(root)]
+    _PLANS.pop(root)
