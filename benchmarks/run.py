@@ -375,7 +375,7 @@ def kernel_row(
     peers: dict[str, Impl] | None = None,
     traffic: float = 0.0,
     flops: float = 0.0,
-    target: float = RATIO_TARGET,
+    ratio_target: float = RATIO_TARGET,
 ) -> Row:
     """Verify every implementation against hand-written Numba, then time them side by side.
 
@@ -384,7 +384,7 @@ def kernel_row(
     ``peers``: other systems' versions of the kernel (``PEERS``), timed in the same rounds;
     ``traffic``: the bytes one call must move (a memory-bound kernel: its limit is the
     machine's bandwidth), ``flops``: its floating-point operations (compute-bound: its
-    limit is BLAS's rate, the NumPy column); ``target``: the most hpvm cpu ÷ Numba may be.
+    limit is BLAS's rate, the NumPy column); ``ratio_target``: the most hpvm cpu ÷ Numba may be.
     """
     row = Row(name, size)
     reset()
@@ -447,7 +447,7 @@ def kernel_row(
             row.data[f"{name}_s"] = again[name]
             row.data[f"{name}_per_numba"] = again[name] / again[NUMBA]
     row.data.update({f"{k}_s": v for k, v in medians.items()})
-    ratio_row(row, medians, target)
+    ratio_row(row, medians, ratio_target)
     row.limit = limit_cell(ctx, medians.get("cpu"), traffic, flops, medians["NumPy"], row.data)
     return row
 
@@ -648,7 +648,7 @@ def stencil_rows(ctx: Bench, root: InternalFunction, label: str = "") -> list[Ro
         check,
         (interior * iterations, INTERP_WEIGHT["stencil"]),
         traffic=8.0 * nx * ny * nz * iterations,  # each step reads the grid once, writes the next
-        target=STENCIL_RATIO_TARGET,
+        ratio_target=STENCIL_RATIO_TARGET,
     )
     if "cpu_s" in row.data:
         row.data["cpu_per_launch_s"] = row.data["cpu_s"] / iterations
