@@ -106,18 +106,22 @@ class CPUBackend(Backend):
         entry, call, root_ctx = program.entry, self._call, program.root_ctx()
         converts = tuple((i, convert, _SAME_TYPING.get(convert)) for i, convert in program.scalar_ins)
         results = program.convert_results
+        plain = not program.scalar_outs  # (the compiled entry's tuple is the result as it is)
         flow, pools = program.flow, program.pools
         recycle = flow is not None and not flow.root_escapes()
         get_threads, set_threads = _thread_count()
 
         def once(args: Sequence[Any]) -> tuple[Any, ...]:
-            values = list(args)
+            values = args  # (copied only to convert: the caller's own sequence is left alone)
             for i, convert, same in converts:
                 kind = type(values[i])
                 if kind is not convert and kind is not same:
+                    if values is args:
+                        values = list(args)
                     values[i] = convert(values[i])
             if flow is None:
-                return results(call(program, entry, (*values, root_ctx)))
+                result = call(program, entry, (*values, root_ctx))
+                return result if plain and type(result) is tuple else results(result)
             pool = pools.checkout(recycle)
             try:
                 result = call(program, entry, (*values, root_ctx, *program.pool_args(pool)))
