@@ -18,7 +18,7 @@ Rows:
 
 - kernels — vector add (2^24 float32); Parboil sgemm (the two-level tiled graph, 1024³;
   NumPy's ``a @ b`` is BLAS, a different algorithm); Parboil stencil (7-point 3-D,
-  128×128×32, 100 launches swapping in/out); sgemm and stencil again in the *wrapper-node*
+  128×128×32, 100 launches swapping in/out, ≤ 1.05× Numba: the host's cost per launch); sgemm and stencil again in the *wrapper-node*
   form of HPVM-C programs (root → one-instance internal node → the same graph); histogram (2^24 bytes, 256 bins,
   ``hpvm.atomic_add``); block reduction (2^22 floats; allocation node, malloc, barriers);
   edge detection (frames per second, streaming, against the stages one after the other);
@@ -121,6 +121,7 @@ import hbir as hbir_bench  # noqa: E402
 import tensor as tensor_bench  # noqa: E402
 
 RATIO_TARGET = 1.10  # hpvm cpu time / hand-written Numba time
+STENCIL_RATIO_TARGET = 1.05  # the stencil's 100 launches (issue 24, item 1: the host's cost per launch)
 THREADS_TARGET = 1.8  # sgemm speed-up from 1 to 2 threads
 LAUNCH_TARGET = 50e-6  # launch + wait of a one-instance graph, warm
 LAUNCH_RATIO_TARGET = 1.2  # launch + wait of a tiny vector add / a Numba prange call of it
@@ -378,6 +379,7 @@ def kernel_row(
     peers: dict[str, Impl] | None = None,
     traffic: float = 0.0,
     flops: float = 0.0,
+    ratio_target: float = RATIO_TARGET,
 ) -> Row:
     """Verify every implementation against hand-written Numba, then time them side by side.
 
@@ -386,7 +388,7 @@ def kernel_row(
     ``peers``: other systems' versions of the kernel (``PEERS``), timed in the same rounds;
     ``traffic``: the bytes one call must move (a memory-bound kernel: its limit is the
     machine's bandwidth), ``flops``: its floating-point operations (compute-bound: its
-    limit is BLAS's rate, the NumPy column).
+    limit is BLAS's rate, the NumPy column); ``ratio_target``: the most hpvm cpu ÷ Numba may be.
     """
     row = Row(name, size)
     reset()
@@ -449,7 +451,7 @@ def kernel_row(
             row.data[f"{name}_s"] = again[name]
             row.data[f"{name}_per_numba"] = again[name] / again[NUMBA]
     row.data.update({f"{k}_s": v for k, v in medians.items()})
-    ratio_row(row, medians)
+    ratio_row(row, medians, ratio_target)
     row.limit = limit_cell(ctx, medians.get("cpu"), traffic, flops, medians["NumPy"], row.data)
     return row
 
@@ -472,13 +474,13 @@ def limit_cell(
     return "—"
 
 
-def ratio_row(row: Row, medians: dict[str, float]) -> None:
+def ratio_row(row: Row, medians: dict[str, float], target: float = RATIO_TARGET) -> None:
     """Fill measure / target / verdict with hpvm cpu ÷ Numba (or the interpreter's ratio)."""
-    row.target = f"≤ {RATIO_TARGET:.2f}×"
+    row.target = f"≤ {target:.2f}×"
     if "cpu" in medians:
         ratio = medians["cpu"] / medians[NUMBA]
         row.measure = f"cpu/Numba {ratio:.2f}×"
-        row.verdict = verdict(ratio <= RATIO_TARGET)
+        row.verdict = verdict(ratio <= target)
         row.data["ratio"] = ratio
     elif "interp" in medians:
         row.measure = f"interp/Numba {medians['interp'] / medians[NUMBA]:,.0f}×"
@@ -650,6 +652,7 @@ def stencil_rows(ctx: Bench, root: InternalFunction, label: str = "") -> list[Ro
         check,
         (interior * iterations, INTERP_WEIGHT["stencil"]),
         traffic=8.0 * nx * ny * nz * iterations,  # each step reads the grid once, writes the next
+        ratio_target=STENCIL_RATIO_TARGET,
     )
     if "cpu_s" in row.data:
         row.data["cpu_per_launch_s"] = row.data["cpu_s"] / iterations

@@ -30,10 +30,34 @@ def test_a_remembered_range_is_used_for_its_own_array_only() -> None:
     tracker = MemoryTracker()
     a, b = np.zeros(16), np.zeros(16)
     tracker.track(a)
-    assert tracker.find(a) is not None
-    # b's id now names a's range, as if a had died and b taken its id: not used for b
-    tracker._extents[id(b)] = (weakref.ref(a), *tracker._extents[id(a)][1:])
+    view = a[2:]  # (a view's range is remembered; a tracked array itself is found by id)
+    assert tracker.find(view) is not None
+    # b's id now names the view's range, as if the view had died and b taken its id: not used for b
+    tracker._extents[id(b)] = (weakref.ref(view), *tracker._extents[id(view)][1:])
     assert tracker.find(b) is None
+
+
+def test_a_tracked_array_found_by_id_only_while_its_entry_is_current() -> None:
+    """The look-up by id (``_direct``) follows every change of the entries: an entry
+    replaced by a larger array at the same address, untracked, or cleared is not found."""
+    tracker = MemoryTracker()
+    base = np.zeros(32)
+    small = base[:16]
+    tracker.track(small)
+    first = tracker.find(small)
+    assert first is not None and first.array is small
+    tracker.track(base)  # the same start, larger: replaces small's entry
+    larger = tracker.find(base)
+    assert larger is not None and larger is not first and larger.array is base
+    assert tracker.find(small) is larger  # (a view of the larger one now)
+    assert tracker.hold_arrays([small, base]) == [larger, larger]
+    tracker.release([larger, larger])
+    tracker.untrack(base)
+    assert tracker.find(base) is None and tracker.find(small) is None
+    assert tracker.hold_arrays([base]) is None
+    tracker.track(small)
+    tracker.clear()
+    assert tracker.find(small) is None and len(tracker._direct) == 0
 
 
 def test_hold_marks_found_entries_in_use_and_refuses_one_untracked_since() -> None:

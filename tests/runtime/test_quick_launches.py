@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import hpvm
-from hpvm.runtime import quick
+from hpvm.runtime import api, quick
 from markers import needs_backend
 
 pytestmark = [pytest.mark.usefixtures("hpvm_runtime"), needs_backend("cpu")]
@@ -354,3 +354,38 @@ def test_wait_leaves_a_long_or_unbounded_launch_to_its_worker():
     handle = hpvm.launch(spin_root, (3,), target="cpu")  # a while loop: no run key
     assert handle.quick is None
     hpvm.wait(handle)
+
+
+def test_a_quick_run_reports_what_a_worker_s_run_reports():
+    """A quick run shares one context between launches when nothing is on a device
+    (``Runtime._run_quick``): its handle still says no bytes moved and nothing noted, each
+    handle its own count, and the shared context keeps nothing from one run to the next."""
+    a, b, c = _arrays(8)
+    first = _launch((a, b, c, 8))
+    hpvm.wait(first)
+    handles = [_launch((a, b, c, 8)) for _ in range(2)]
+    for h in handles:
+        assert _ran_in_launch(h)
+        assert hpvm.wait(h) == ()
+        assert h.transfers.total == 0 and not h.notes and h.error is None
+    assert first.transfers.total == 0 and not first.notes  # (the worker's run: the same)
+    assert handles[0].transfers is not handles[1].transfers  # (a user may add to one)
+    runtime = api.default_runtime()
+    assert all(not ctx.notes and ctx.transfers.total == 0 for ctx in runtime._quick_ctx.values())
+
+
+def test_a_quick_run_records_its_writes_once_versions_are_asked_for(monkeypatch):
+    """With versions asked for (a back end deriving data from an argument), the tracker is
+    no longer host-only: a quick run goes through residency and bumps the version of what it
+    may write, as a worker's run does."""
+    a, b, c = _arrays(8)
+    hpvm.wait(_launch((a, b, c, 8)))
+    tracker = api.default_runtime().tracker
+    monkeypatch.setattr(tracker, "_versioned", tracker._versioned)  # (restored after the test)
+    before = tracker.version(c)
+    assert not tracker.host_only()
+    h = _launch((a, b, c, 8))
+    assert _ran_in_launch(h)
+    hpvm.wait(h)
+    assert tracker.version(c) != before
+    np.testing.assert_array_equal(c, a + b)

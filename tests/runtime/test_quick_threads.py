@@ -157,3 +157,26 @@ def test_python_scalars_passed_as_they_are_share_the_compiled_signature_of_conve
     signatures = len(entry.signatures)
     again = cpu.run(mixed_root, (np.int32(3), np.int64(4), np.float64(1.5), np.bool_(True)))
     assert again == first and len(entry.signatures) == signatures
+
+
+def test_after_the_probes_every_recheck_th_run_tries_the_other_count():
+    """The first runs on all threads include the OpenMP team's creation: a verdict made on
+    them alone kept one thread for ever. Every ``RECHECK_EVERY``-th choice takes the other
+    count, so a faster warm run on all threads (recorded as any run is) changes it."""
+    runs = quick.Runs()
+    runs.add(56e-6)  # the first run on all threads: the team made
+    for _ in range(quick.ONE_THREAD_PROBES):
+        assert runs.threads() == 1
+        runs.add(6e-6, 1)
+    chosen = [runs.threads() for _ in range(2 * quick.RECHECK_EVERY)]
+    assert chosen.count(None) == 2 and chosen[quick.RECHECK_EVERY - 1] is None
+    assert all(c == 1 for i, c in enumerate(chosen) if (i + 1) % quick.RECHECK_EVERY)
+    runs.add(3.5e-6)  # the recheck on all threads, warm: faster
+    chosen = [runs.threads() for _ in range(quick.RECHECK_EVERY)]
+    assert chosen.count(1) == 1 and chosen.count(None) == quick.RECHECK_EVERY - 1
+
+
+def test_a_key_never_probed_is_never_rechecked_on_one_thread():
+    runs = quick.Runs()
+    runs.add(2 * quick.ONE_THREAD_PROBE_S)  # (not tiny: no probes)
+    assert [runs.threads() for _ in range(2 * quick.RECHECK_EVERY)] == [None] * (2 * quick.RECHECK_EVERY)

@@ -124,6 +124,8 @@ class Backend(ABC):
     #: arguments was quick (``runtime/quick.py``): true for back ends whose leaves are
     #: compiled, which cannot wait for something the host does after ``launch`` returns (a
     #: Python leaf on ``interp`` can: it may wait for an event the host sets before ``wait``).
+    #: Such a back end's ``run`` reads only ``threads`` of its context when the tracker has
+    #: nothing on a device: the runtime then hands quick runs one shared ``RunContext``.
     runs_quick_on_launch: bool = False
     #: Whether ``run_stage`` shows its leaves the root's instance from ``RunContext.instance``
     #: (a part below a replicated mixed node may then query that node's instance).

@@ -164,6 +164,13 @@ class MemoryTracker:
         # same arrays again and again, and NumPy takes microseconds to give a byte range. (A
         # dead reference means the id may be another array's now.)
         self._extents: dict[int, tuple[weakref.ref, int, int]] = {}
+        # id(array) -> its entry, for each array tracked itself (not a view of one): what a
+        # repeated launch passes. Kept in step with ``_entries`` (an entry dropped or replaced
+        # leaves it), and an entry holds its array, so an id found here is still that array's.
+        # One dictionary look-up instead of ``_extents``' weak reference and ``_entries``':
+        # after a step that streams megabytes through the core's caches, every object a
+        # launch touches is a cache miss (docs/backends/cpu.md).
+        self._direct: dict[int, TrackedArray] = {}
         self._totals = Transfers()  # everything this tracker's runs and requests moved
         self._totals_lock = threading.Lock()
 
@@ -213,6 +220,7 @@ class MemoryTracker:
                 except MemoryTrackingError as e:
                     lost.append(str(e))
             self._entries.clear()
+            self._direct.clear()
             self._device_entries = 0
         return lost
 
@@ -229,7 +237,9 @@ class MemoryTracker:
             if entry is not None:
                 self._to_host(entry, None)
                 self._drop_copies(entry)
-            self._entries[start] = TrackedArray(array, start, end)
+                self._direct.pop(id(entry.array), None)
+            entry = self._entries[start] = TrackedArray(array, start, end)
+            self._direct[id(array)] = entry
 
     def untrack(self, array: Any) -> None:
         self._require_array(array, "untrack_memory")
@@ -248,6 +258,7 @@ class MemoryTracker:
             self._to_host(entry, None)  # never lose what a device computed
             self._drop_copies(entry)
             self._entries.pop(entry.start, None)
+            self._direct.pop(id(entry.array), None)
 
     def request(self, array: Any) -> np.ndarray:
         self._require_array(array, "request_memory")
@@ -300,6 +311,9 @@ class MemoryTracker:
 
     def _find(self, array: np.ndarray) -> TrackedArray | None:
         """``find``, the lock held by the caller."""
+        entry = self._direct.get(id(array))
+        if entry is not None and entry.array is array:
+            return entry
         seen = self._extents.get(id(array))
         if seen is not None and seen[0]() is array:
             _, start, end = seen
@@ -336,11 +350,13 @@ class MemoryTracker:
         does: one lock instead of one per array and another to hold them); ``None``, with
         nothing held, when one of them is not tracked (``launch.check_args`` then says which)."""
         with self._lock:
-            entries = []
+            direct, entries = self._direct, []
             for a in arrays:
-                entry = self._find(a)
-                if entry is None:
-                    return None
+                entry = direct.get(id(a))  # (``_find``'s first look, without its call)
+                if entry is None or entry.array is not a:
+                    entry = self._find(a)
+                    if entry is None:
+                        return None
                 entries.append(entry)
             for entry in entries:
                 entry.users += 1
@@ -411,6 +427,11 @@ class MemoryTracker:
 
     # -- around a back end's run -----------------------------------------------------------
 
+    def host_only(self) -> bool:
+        """Whether no array has a device copy and no back end asked for versions: then
+        ``prepare_for`` and ``finished`` have nothing to do for a host run."""
+        return not (self._device_entries or self._versioned)
+
     def prepare_for(self, backend: Any, root: Any, args: Any, into: Transfers | None) -> RunToken:
         """Call before ``backend`` runs ``root`` with ``args`` (a whole graph or a stage).
 
@@ -421,7 +442,7 @@ class MemoryTracker:
         runs, with the part's own back end.
         """
         host = getattr(backend, "device", HOST) == HOST
-        if not host or not (self._device_entries or self._versioned):
+        if not host or self.host_only():
             return _NOTHING_WRITTEN  # (shared: nothing is added to it; most runs end here)
         token = RunToken(host, [])
         written = written_params(root) if getattr(backend, "writes_arguments", True) else set()

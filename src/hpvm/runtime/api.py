@@ -59,6 +59,26 @@ class _Done:
             pass
 
 
+class _Finished:
+    """The completion flag of a launch that ran inside ``launch`` (a quick one): done before
+    anyone saw its handle, so one shared flag serves them all — no lock made, taken and
+    released per launch."""
+
+    __slots__ = ()
+
+    def set(self) -> None:
+        pass
+
+    def is_set(self) -> bool:
+        return True
+
+    def wait(self) -> None:
+        pass
+
+
+_FINISHED = _Finished()
+
+
 def _may_run_here(backend: Any) -> bool:
     """Whether ``wait`` may run a launch on the calling thread. Not on the main thread when
     the run sits in native code: Python delivers Ctrl-C only to the main thread, between
@@ -97,7 +117,7 @@ class LaunchHandle:
         "_claim",
         "waited",
         "warnings",
-        "transfers",
+        "_transfers",
         "notes",
         "check_push",
         "generation",
@@ -106,14 +126,21 @@ class LaunchHandle:
         "__weakref__",
     )
 
-    def __init__(self, runtime: Runtime, root: Any, backend: Any, stream: Stream | None = None):
+    def __init__(
+        self,
+        runtime: Runtime,
+        root: Any,
+        backend: Any,
+        stream: Stream | None = None,
+        done: _Done | _Finished | None = None,
+    ):
         self.runtime = runtime
         self.root = root
         self.backend = backend
         self.stream = stream
         self.outputs: tuple[Any, ...] | None = None
         self.error: BaseException | None = None
-        self.done = _Done()
+        self.done = done if done is not None else _Done()
         self.job: Callable[[], None] | None = None  # the run, queued on the worker pool
         self.slot: Slot | None = None  # its place in the worker pool's queue
         self.arrays: Sequence[Any] = _NONE  # the arrays the run uses
@@ -122,7 +149,7 @@ class LaunchHandle:
         self._claim: threading.Lock | None = None
         self.waited = False
         self.warnings: Sequence[tuple[str, type[Warning]]] = _NONE  # issued on the host at wait
-        self.transfers: Transfers | None = None  # bytes the run moved between host and devices
+        self._transfers: Transfers | None = None  # (``transfers``)
         self.notes: Sequence[str] = _NONE  # how the back end ran it (RunContext.notes)
         self.check_push: PushCheck | None = None  # a stream's: checks what each push supplies
         self.generation = runtime.generation  # valid until the runtime's next cleanup
@@ -140,6 +167,15 @@ class LaunchHandle:
         host in ``wait`` when no worker has started it yet — then launch + wait costs no
         thread hand-off."""
         return self._claim is not None and self._claim.acquire(blocking=False)
+
+    @property
+    def transfers(self) -> Transfers:
+        """Bytes the run moved between host and devices. A quick run (``quick.py``) moves
+        none and records nothing: its zero count is made when first read, not per launch."""
+        transfers = self._transfers
+        if transfers is None:
+            transfers = self._transfers = Transfers()
+        return transfers
 
     @property
     def is_stream(self) -> bool:
@@ -171,6 +207,10 @@ class Runtime:
         self.dask: Any = None  # what init(dask=...) named: an address, a Client, or None
         self._cluster: Any = None  # backends.dask.cluster.Cluster, made on first use
         self._cluster_lock = threading.Lock()
+        # The contexts of quick runs on the host (``_run_quick``), per thread count.
+        self._quick_ctx = {
+            n: RunContext(self.tracker, cluster=self.dask_client, threads=n) for n in (None, 1)
+        }
 
     def require(self, api: str) -> None:
         if not self.initialized:
@@ -282,9 +322,10 @@ class Runtime:
         The graph, the arguments and the tracking of arrays are checked before this
         returns; errors raised inside nodes surface at ``wait`` (or ``pop``).
         """
-        self.require("launch")
+        if not self.initialized:
+            self.require("launch")
         if not stream and target != "svm":
-            return self._launch_once(plan_for(root, target), args)
+            return self._launch_once(plan_for(root, target), root, args)
         root = check_root(root)
         if target == "svm":
             return self._launch_svm(root, args, stream, capacity)
@@ -299,18 +340,19 @@ class Runtime:
         self._activate(handle)
         return handle
 
-    def _launch_once(self, plan: LaunchPlan, args: Any) -> LaunchHandle:
+    def _launch_once(self, plan: LaunchPlan, root: InternalFunction, args: Any) -> LaunchHandle:
         """A non-streaming launch, with what does not change between launches of its root
         resolved once in ``plan`` (``plan.py``): per launch, the arguments' acceptors, one
         tracker lock, the sizes once per argument key, the run key."""
-        root, backend, tracker = plan.root, plan.backend, self.tracker
+        backend, tracker = plan.backend, self.tracker  # (``root``: the plan's, as ``plan_for`` found it)
         accepted = plan.accept(args)
         if accepted is not None:
             values, args_key, arrays = accepted
         else:  # (what the acceptors do not take: accepted here, or explained)
             values = check_args(root, args, tracker, "launch")
             args_key, arrays = arg_key(values), array_args(values)
-        plan.check_sizes(values, args_key)
+        if args_key is None or args_key not in plan.checked:  # (checked once per key)
+            plan.check_sizes(values, args_key)
         if plan.needs_cluster:
             self.dask_client()  # connect now: an unreachable scheduler is launch's error
         entries = tracker.hold_arrays(arrays)
@@ -318,25 +360,25 @@ class Runtime:
             tracked: list[TrackedArray] = []
             check_args(root, values, tracker, "launch", tracked)
             entries = tracker.hold(tracked)
-        handle = LaunchHandle(self, root, backend)
-        handle.arrays = arrays
-        runs, times = None, plan.times  # (durations only where it may run here: quick.py)
+        runs, times, known = None, plan.times, None  # (durations only where it may run here: quick.py)
         if times is not None:
             key = keyed_run(backend.name, args_key, entries)
             if key is not None:
                 runs = entry(times, key)  # (found once: the run adds to it)
-                handle.quick = (times, key)
+                known = (times, key)
         # Quick: it cannot wait on anything, nothing else is in flight, and the last run
         # with the same run key was short. Done here, without a worker's wake-up (and on
         # one thread where that measured faster: ``quick.Runs.threads``).
-        quick = runs is not None and not self.active and runs.quick()
-        threads = runs.threads() if quick else None  # type: ignore[union-attr]
-        handle.job = self._job(handle, root, backend, values, entries, runs, threads)
-        if quick:
-            handle.job()  # (unclaimable: nobody else has seen the handle)
+        if runs is not None and not self.active and runs.quick():
+            handle = LaunchHandle(self, root, backend, done=_FINISHED)
+            handle.arrays, handle.quick = arrays, known
+            self._run_quick(handle, values, entries, runs)
             if isinstance(handle.error, KeyboardInterrupt):
                 raise handle.error  # Ctrl-C during the run: now, not at a wait that may never come
             return handle
+        handle = LaunchHandle(self, root, backend)
+        handle.arrays, handle.quick = arrays, known
+        handle.job = self._job(handle, values, entries, runs)
         handle.queue()
         self._activate(handle)
         # The queued start holds the handle weakly: ``active`` keeps it alive until it has
@@ -375,22 +417,64 @@ class Runtime:
         self._activate(handle)
         return handle
 
+    def _run_quick(
+        self, handle: LaunchHandle, values: list[Any], entries: list[TrackedArray], runs: Runs
+    ) -> None:
+        """A quick launch's run, inside ``launch`` on the calling thread (``quick.py``): the
+        job's run (``_job``) without what only a queued run needs — no job closure, no
+        completion lock (``_FINISHED``), no worker to count idle, nothing in ``active`` —
+        and, when the tracker has nothing on a device (residency has nothing to do, nothing
+        is copied), one ``RunContext`` per thread count shared by such runs: the back ends
+        that run quick (``Backend.runs_quick_on_launch``) only read its ``threads``. Each
+        object a launch makes or touches is a cache miss after a step that streamed
+        megabytes through the core (``docs/backends/cpu.md``: the stencil's launches)."""
+        threads = runs.threads()
+        try:
+            with collecting_warnings() as caught:
+                handle.warnings = caught
+                if self.tracker.host_only():  # (shared: the handle keeps its empty defaults)
+                    self._run_with(handle, values, self._quick_ctx[threads], runs, residency=False)
+                else:
+                    ctx = RunContext(self.tracker, cluster=self.dask_client, threads=threads)
+                    handle._transfers, handle.notes = ctx.transfers, ctx.notes
+                    self._run_with(handle, values, ctx, runs)
+        except BaseException as e:  # delivered to the host at wait()
+            handle.error = e
+        finally:
+            self.tracker.release(entries)
+
+    def _run_with(
+        self,
+        handle: LaunchHandle,
+        values: list[Any],
+        ctx: RunContext,
+        runs: Runs | None,
+        residency: bool = True,
+    ) -> None:
+        """Run the launch's graph: stale host copies of its arrays brought back from the
+        devices first, what it wrote marked host-only after (unless ``residency`` is false:
+        the tracker has nothing on a device, ``host_only``), its time added to ``runs`` (its
+        run key's record, ``quick.py``; ``None``: a launch that never runs on the host)."""
+        tracker, backend, root = self.tracker, handle.backend, handle.root
+        token = tracker.prepare_for(backend, root, values, ctx.transfers) if residency else None
+        try:
+            start = time.perf_counter()
+            handle.outputs = backend.run(root, values, ctx)
+            if runs is not None:
+                runs.add(time.perf_counter() - start, ctx.threads)
+        finally:
+            if token is not None:
+                tracker.finished(token)
+
     def _job(
         self,
         handle: LaunchHandle,
-        root: Any,
-        backend: Any,
         values: list[Any],
         entries: list[TrackedArray],
         runs: Runs | None,
-        threads: int | None = None,
     ) -> Callable[[], None]:
-        """The run of one non-streaming launch, as a job for a worker, for ``wait`` or for
-        ``launch`` itself (a quick one), using the tracker's ``entries`` (held by the
-        launch; released when the run ends); how long it took is added to ``runs``, its
-        run key's record (``quick.py``; ``None``: a launch that never runs on the host);
-        ``threads``: the most threads the run may use (``RunContext.threads``)."""
-        tracker = self.tracker
+        """The run of one queued launch, as a job for a worker or for ``wait``, using the
+        tracker's ``entries`` (held by the launch; released when the run ends)."""
 
         def run() -> None:
             # Claimed: nobody runs it again. Dropping it breaks the cycle handle -> job ->
@@ -398,29 +482,19 @@ class Runtime:
             # objects) to the cyclic garbage collector — a gen-0 collection every ~20
             # launches, and the arrays held until then.
             handle.job = None
-            ctx = RunContext(tracker, cluster=self.dask_client, threads=threads)
+            ctx = RunContext(self.tracker, cluster=self.dask_client)
             try:
                 with collecting_warnings() as caught:
-                    token = tracker.prepare_for(backend, root, values, ctx.transfers)  # residency
-                    try:
-                        start = time.perf_counter()
-                        handle.outputs = backend.run(root, values, ctx)
-                        if runs is not None:
-                            runs.add(time.perf_counter() - start, threads)
-                    finally:
-                        tracker.finished(token)
-                        handle.warnings = caught
-                        handle.transfers = ctx.transfers
-                        handle.notes = ctx.notes
+                    handle.warnings, handle._transfers, handle.notes = caught, ctx.transfers, ctx.notes
+                    self._run_with(handle, values, ctx, runs)
             except BaseException as e:  # delivered to the host at wait()
                 handle.error = e
             finally:
-                tracker.release(entries)
+                self.tracker.release(entries)
                 self.workers.finishing()  # idle before the host can launch again
                 handle.done.set()
-                if handle.active:  # (a quick launch, run inside launch(), never was)
-                    with self.lock:
-                        self.active.discard(handle)
+                with self.lock:
+                    self.active.discard(handle)
 
         return run
 
@@ -438,7 +512,14 @@ class Runtime:
 
     def wait(self, handle: Any) -> tuple[Any, ...] | None:
         """Block until the launch completes; return the root's outputs (``None`` for a stream)."""
-        h = self._check_handle(handle, "wait")
+        h = handle
+        if not (
+            type(h) is LaunchHandle
+            and h.runtime is self
+            and h.generation == self.generation
+            and self.initialized
+        ):  # (``_check_handle``'s tests of a good handle, without its calls)
+            h = self._check_handle(handle, "wait")
         if h.stream is not None:
             try:
                 h.stream.wait()

@@ -37,6 +37,7 @@ from typing import Any
 from ..backends.base import Backend, registry_version
 from ..ir.graph import InternalFunction
 from ..ir.types import ArrayType
+from ..ir.weakid import WeakIdTable
 from .launch import _acceptors, accept_test, check_root, check_sizes, choose_backend, chosen_backend
 from .quick import Runs, bounded_graph, durations
 from .readonly import writers
@@ -57,7 +58,7 @@ class LaunchPlan:
         "acceptors",
         "times",
         "needs_cluster",
-        "_checked",
+        "checked",
         "_accept",
     )
 
@@ -74,7 +75,8 @@ class LaunchPlan:
         #: the root's run durations (``quick.py``), or ``None``: its launches never run on the host
         self.times: dict[Any, Runs] | None = durations(root) if quick else None
         self.needs_cluster = bool(getattr(self.backend, "needs_cluster", False))
-        self._checked: set[Any] = set()
+        #: the argument keys whose sizes passed (``check_sizes``; a launch tests membership itself)
+        self.checked: set[Any] = set()
 
     @property
     def root(self) -> InternalFunction:
@@ -93,13 +95,13 @@ class LaunchPlan:
     def check_sizes(self, values: Sequence[Any], key: Any) -> None:
         """``check_sizes`` for arguments described by ``key`` (``quick.arg_key``; ``None``:
         always checked), once per key."""
-        if key is not None and key in self._checked:
+        if key is not None and key in self.checked:
             return
         check_sizes(self.root, values, "launch")
         if key is not None:
-            if len(self._checked) >= _CHECKED_KEYS:
-                self._checked.clear()
-            self._checked.add(key)
+            if len(self.checked) >= _CHECKED_KEYS:
+                self.checked.clear()
+            self.checked.add(key)
 
 
 def _accepting(
@@ -135,30 +137,31 @@ def _accepting(
     return names["accept"]
 
 
-_PLANS: weakref.WeakKeyDictionary[InternalFunction, dict[str | None, LaunchPlan]] = (
-    weakref.WeakKeyDictionary()
-)
+#: root -> its plans, one per target name (by the root's identity, held weakly: ``ir/weakid.py``).
+_PLANS: WeakIdTable[InternalFunction, dict[str | None, LaunchPlan]] = WeakIdTable()
 
 
 def plan_for(root: Any, target: Any) -> LaunchPlan:
     """The plan of launching ``root`` on ``target`` (built on first use; the checks it
     makes raise the launch's errors: not a root, a graph that does not verify, an unknown
     target, leaves the back end cannot run)."""
-    if isinstance(root, InternalFunction) and (target is None or type(target) is str):
-        plans = _PLANS.get(root)
-        if plans is not None:
-            plan = plans.get(target)
-            if (
-                plan is not None
-                and plan.version == registry_version()
-                and (target is not None or chosen_backend(root) is plan.backend)
-            ):
-                return plan
-    plan = LaunchPlan(root, target)
-    _PLANS.setdefault(root, {})[target] = plan  # (target: None or a str by now)
+    plans = _PLANS.get(root)
+    if plans is not None and (target is None or type(target) is str):
+        plan = plans.get(target)
+        if (
+            plan is not None
+            and plan.version == registry_version()
+            and (target is not None or chosen_backend(root) is plan.backend)
+        ):
+            return plan
+    plan = LaunchPlan(root, target)  # (root: an InternalFunction, target: None or a str by now)
+    plans = _PLANS.get(root)
+    if plans is None:
+        plans = _PLANS.set(root, {})
+    plans[target] = plan
     return plan
 
 
 def forget(root: InternalFunction) -> None:
     """Drop the plans of ``root`` (tests)."""
-    _PLANS.pop(root, None)
+    _PLANS.pop(root)

@@ -89,6 +89,14 @@ _KEYS_PER_ROOT = 64
 #: at load 5.4), which a single probe took as the verdict.
 ONE_THREAD_PROBES = 3
 
+#: Once the probes are done, every this many-th quick run of a key uses the other thread
+#: count than the faster one so far, so that both fastest times stay current. Without it,
+#: the verdict was made from the first runs on all threads only — the first on the calling
+#: thread creates its OpenMP team (56.7 µs for the 64-element vector add at load 5), which
+#: one thread (6.2 µs) then beat for ever, while warm runs on all threads took 3.5–4.0 µs
+#: against 5.4–6.4 µs on one thread (the thread count's get and set alone: 1.7–2.0 µs).
+RECHECK_EVERY = 32
+
 _NEVER = float("inf")
 
 
@@ -102,13 +110,14 @@ class Runs:
     the arguments' shapes, dtypes and scalars, and hashing it is not cached (0.5 µs a time,
     five times a launch with immutable tuples in the table)."""
 
-    __slots__ = ("last", "every", "one", "probes")
+    __slots__ = ("last", "every", "one", "probes", "choices")
 
     def __init__(self) -> None:
         self.last = _NEVER
         self.every = _NEVER
         self.one = _NEVER
         self.probes = 0
+        self.choices = 0  # thread counts chosen after the probes (``RECHECK_EVERY``)
 
     def quick(self) -> bool:
         """Whether the last run took under ``QUICK_RUN_S``, or the fastest did and the last
@@ -119,12 +128,19 @@ class Runs:
     def threads(self) -> int | None:
         """How many threads a quick run gets: 1 for the first ``ONE_THREAD_PROBES`` runs once
         the fastest run on all threads took under ``ONE_THREAD_PROBE_S``, then 1 while the
-        fastest run on one thread beats the fastest on all of them; else ``None`` (the back
-        end's default)."""
+        fastest run on one thread beats the fastest on all of them, except every
+        ``RECHECK_EVERY``-th run, which takes the other count; else ``None`` (the back end's
+        default). Called once per quick run (it counts them)."""
         probes = self.probes
         if probes < ONE_THREAD_PROBES and (probes or self.every < ONE_THREAD_PROBE_S):
             return 1
-        return 1 if self.one < self.every else None
+        if not probes:
+            return None  # (never probed: not a tiny graph)
+        self.choices += 1
+        one = self.one < self.every
+        if self.choices % RECHECK_EVERY == 0:
+            one = not one
+        return 1 if one else None
 
     def add(self, seconds: float, threads: int | None = None) -> None:
         """Remember a run of ``seconds`` on ``threads`` (1: one thread; else all)."""

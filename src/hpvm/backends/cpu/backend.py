@@ -13,6 +13,7 @@ from ...errors import HPVMError, OutOfBoundsError
 from ...ir.bodies import GENERATED, LLVM, PYTHON
 from ...ir.graph import ALL_TO_ALL, InternalFunction, Node
 from ...ir.types import ArrayType, ScalarType
+from ...ir.weakid import WeakIdTable
 from ...passes import lower
 from ...passes.clone_leaves import CloneLeaves
 from ...passes.fuse_one_to_one import FuseOneToOne
@@ -45,9 +46,10 @@ class CPUBackend(Backend):
             weakref.WeakKeyDictionary()
         )
         # Root -> its run with everything resolved once (``_runner``).
-        self._runners: weakref.WeakKeyDictionary[
+        # (by identity, weakly: a ``WeakKeyDictionary.get`` per launch cost more: ``ir/weakid.py``)
+        self._runners: WeakIdTable[
             InternalFunction, Callable[[Sequence[Any], int | None], tuple[Any, ...]]
-        ] = weakref.WeakKeyDictionary()
+        ] = WeakIdTable()
         # Lowered root -> stage (its nodes' names) -> how its batches run in a compiled loop
         # (None: item by item, a stage with array values).
         self._layouts: weakref.WeakKeyDictionary[
@@ -85,7 +87,7 @@ class CPUBackend(Backend):
     ) -> tuple[Any, ...]:
         runner = self._runners.get(root)
         if runner is None:
-            runner = self._runners[root] = self._runner(self.prepare(root))
+            runner = self._runners.set(root, self._runner(self.prepare(root)))
         return runner(args, ctx.threads if ctx is not None else None)
 
     def _runner(self, program: CompiledProgram) -> Callable[[Sequence[Any], int | None], tuple[Any, ...]]:
@@ -104,18 +106,22 @@ class CPUBackend(Backend):
         entry, call, root_ctx = program.entry, self._call, program.root_ctx()
         converts = tuple((i, convert, _SAME_TYPING.get(convert)) for i, convert in program.scalar_ins)
         results = program.convert_results
+        plain = not program.scalar_outs  # (the compiled entry's tuple is the result as it is)
         flow, pools = program.flow, program.pools
         recycle = flow is not None and not flow.root_escapes()
         get_threads, set_threads = _thread_count()
 
         def once(args: Sequence[Any]) -> tuple[Any, ...]:
-            values = list(args)
+            values = args  # (copied only to convert: the caller's own sequence is left alone)
             for i, convert, same in converts:
                 kind = type(values[i])
                 if kind is not convert and kind is not same:
+                    if values is args:
+                        values = list(args)
                     values[i] = convert(values[i])
             if flow is None:
-                return results(call(program, entry, (*values, root_ctx)))
+                result = call(program, entry, (*values, root_ctx))
+                return result if plain and type(result) is tuple else results(result)
             pool = pools.checkout(recycle)
             try:
                 result = call(program, entry, (*values, root_ctx, *program.pool_args(pool)))
