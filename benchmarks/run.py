@@ -117,6 +117,7 @@ import hbir as hbir_bench  # noqa: E402
 import tensor as tensor_bench  # noqa: E402
 
 RATIO_TARGET = 1.10  # hpvm cpu time / hand-written Numba time
+BARRIER_RATIO_TARGET = 1.0  # barrier leaves as vector loops (issue 24 item 4): the block reduction
 THREADS_TARGET = 1.8  # sgemm speed-up from 1 to 2 threads
 LAUNCH_TARGET = 50e-6  # launch + wait of a one-instance graph, warm
 LAUNCH_RATIO_TARGET = 1.2  # launch + wait of a tiny vector add / a Numba prange call of it
@@ -374,6 +375,7 @@ def kernel_row(
     peers: dict[str, Impl] | None = None,
     traffic: float = 0.0,
     flops: float = 0.0,
+    target: float = RATIO_TARGET,
 ) -> Row:
     """Verify every implementation against hand-written Numba, then time them side by side.
 
@@ -382,7 +384,7 @@ def kernel_row(
     ``peers``: other systems' versions of the kernel (``PEERS``), timed in the same rounds;
     ``traffic``: the bytes one call must move (a memory-bound kernel: its limit is the
     machine's bandwidth), ``flops``: its floating-point operations (compute-bound: its
-    limit is BLAS's rate, the NumPy column).
+    limit is BLAS's rate, the NumPy column); ``target``: the goal of hpvm cpu / Numba.
     """
     row = Row(name, size)
     reset()
@@ -445,7 +447,7 @@ def kernel_row(
             row.data[f"{name}_s"] = again[name]
             row.data[f"{name}_per_numba"] = again[name] / again[NUMBA]
     row.data.update({f"{k}_s": v for k, v in medians.items()})
-    ratio_row(row, medians)
+    ratio_row(row, medians, target)
     row.limit = limit_cell(ctx, medians.get("cpu"), traffic, flops, medians["NumPy"], row.data)
     return row
 
@@ -468,13 +470,13 @@ def limit_cell(
     return "—"
 
 
-def ratio_row(row: Row, medians: dict[str, float]) -> None:
+def ratio_row(row: Row, medians: dict[str, float], target: float = RATIO_TARGET) -> None:
     """Fill measure / target / verdict with hpvm cpu ÷ Numba (or the interpreter's ratio)."""
-    row.target = f"≤ {RATIO_TARGET:.2f}×"
+    row.target = f"≤ {target:.2f}×"
     if "cpu" in medians:
         ratio = medians["cpu"] / medians[NUMBA]
         row.measure = f"cpu/Numba {ratio:.2f}×"
-        row.verdict = verdict(ratio <= RATIO_TARGET)
+        row.verdict = verdict(ratio <= target)
         row.data["ratio"] = ratio
     elif "interp" in medians:
         row.measure = f"interp/Numba {medians['interp'] / medians[NUMBA]:,.0f}×"
@@ -713,6 +715,7 @@ def bench_reduction(ctx: Bench) -> list[Row]:
             check,
             (n, INTERP_WEIGHT["reduction"]),
             traffic=4 * n,  # the data read once
+            target=BARRIER_RATIO_TARGET,
         )
     ]
 
