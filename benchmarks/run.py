@@ -375,7 +375,7 @@ def kernel_row(
     peers: dict[str, Impl] | None = None,
     traffic: float = 0.0,
     flops: float = 0.0,
-    target: float = RATIO_TARGET,
+    ratio_target: float = RATIO_TARGET,
 ) -> Row:
     """Verify every implementation against hand-written Numba, then time them side by side.
 
@@ -384,7 +384,7 @@ def kernel_row(
     ``peers``: other systems' versions of the kernel (``PEERS``), timed in the same rounds;
     ``traffic``: the bytes one call must move (a memory-bound kernel: its limit is the
     machine's bandwidth), ``flops``: its floating-point operations (compute-bound: its
-    limit is BLAS's rate, the NumPy column); ``target``: the goal of hpvm cpu / Numba.
+    limit is BLAS's rate, the NumPy column); ``ratio_target``: the goal of hpvm cpu / Numba.
     """
     row = Row(name, size)
     reset()
@@ -447,7 +447,7 @@ def kernel_row(
             row.data[f"{name}_s"] = again[name]
             row.data[f"{name}_per_numba"] = again[name] / again[NUMBA]
     row.data.update({f"{k}_s": v for k, v in medians.items()})
-    ratio_row(row, medians, target)
+    ratio_row(row, medians, ratio_target)
     row.limit = limit_cell(ctx, medians.get("cpu"), traffic, flops, medians["NumPy"], row.data)
     return row
 
@@ -715,7 +715,7 @@ def bench_reduction(ctx: Bench) -> list[Row]:
             check,
             (n, INTERP_WEIGHT["reduction"]),
             traffic=4 * n,  # the data read once
-            target=BARRIER_RATIO_TARGET,
+            ratio_target=BARRIER_RATIO_TARGET,
         )
     ]
 
