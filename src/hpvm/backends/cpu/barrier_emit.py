@@ -248,14 +248,18 @@ class GroupSource:
         out += [(f"{pad}__hpvm_u_{n} = {n}", line) for n in resets]
         # x innermost: the instances of a phase may run in any order, and with x inside LLVM
         # can vectorize the common 1-D case (its y and z loops run once); x's id narrowed
-        # (narrow.py) for the same reason.
+        # (narrow.py) for the same reason — where the phase adds or subtracts a constant.
+        remats = self._remat_closure(exposed & set(ph.remat))
+        x_id = f"{IDS[0]}_w"
+        if _offsets((*body, *(ph.remat[n] for n in remats))):
+            x_id = f"__hpvm_narrow({IDS[0]}_w, {EXTENTS[0]} <= {MASK})"
         out += [
             (f"{pad}for {IDS[2]} in range({EXTENTS[2]}):", line),
             (f"{pad}{_PAD}for {IDS[1]} in range({EXTENTS[1]}):", line),
             (f"{pad}{_PAD * 2}for {IDS[0]}_w in range({bound}):", line),
-            (f"{_PAD * inner}{IDS[0]} = __hpvm_narrow({IDS[0]}_w, {EXTENTS[0]} <= {MASK})", line),
+            (f"{_PAD * inner}{IDS[0]} = {x_id}", line),
         ]
-        for name in self._remat_closure(exposed & set(ph.remat)):
+        for name in remats:
             self.writer.stmt(ph.remat[name], inner, out)
         out += [(f"{_PAD * inner}{text}", line) for text in pre]
         self._final_returns(phase, body, inner, out)
@@ -368,6 +372,23 @@ class GroupSource:
                 ]
         order = {id(s): k for k, s in enumerate(ops.walk_stmts(self.ir.body))}
         return sorted(found, key=lambda n: order[id(remat[n])])
+
+
+def _offsets(block: ops.Block) -> bool:
+    """Whether ``block`` adds or subtracts a constant (``a[lid + 2]``, ``i = lid - 1``): what
+    narrowing the x id is for (narrow.py: ``lid + 2`` provably cannot wrap). Elsewhere it
+    costs: on the block reduction the narrowed id made the copy ``shared[lid] = data[bid *
+    block + lid]`` 1.3-1.4x slower per block than the plain loop index (the index's
+    wrap-around check stays either way: ``bid * block`` may be negative)."""
+    for stmt in ops.walk_stmts(block):
+        for e in (x for top in ops.stmt_exprs(stmt) for x in ops.walk_expr(top)):
+            if (
+                isinstance(e, ops.Binary)
+                and e.op in "+-"
+                and any(isinstance(o, ops.Const) for o in (e.left, e.right))
+            ):
+                return True
+    return False
 
 
 def _arithmetic(e: ops.Expr) -> bool:
