@@ -72,8 +72,8 @@ def group_source(clone: LeafClone, param_types: list[PortType], ctx_levels: int)
     instance, phase by phase, and returns what the last instance (flat index
     ``s0*s1*s2 - 1``) returns; with no instances it runs nothing and returns zeros / empty
     arrays of the declared output types. It compiles with ``numba.njit(nogil=True,
-    cache=True)`` beside the back end's ``__hpvm_atomic_*`` / ``__hpvm_malloc`` /
-    ``__hpvm_narrow`` helpers. Raises ``CompileError`` for barriers under divergent control,
+    cache=True, _nrt=refcounted())`` beside the back end's ``__hpvm_atomic_*`` /
+    ``__hpvm_malloc`` / ``__hpvm_narrow`` / ``__hpvm_view`` helpers. Raises ``CompileError`` for barriers under divergent control,
     misplaced returns, per-instance objects that cross a barrier and leaves outside the leaf
     IR's dialect.
     """
