@@ -105,6 +105,39 @@ def test_unguarded_regions_match_the_interpreter(n):
         np.testing.assert_array_equal(g, w)
 
 
+@hpvm.leaf(ins=("buf",), outs=("buf", "out"))
+def rotate(buf: hpvm.i64[:], out: hpvm.i64[:]):
+    """Each instance reads its right neighbour's value after the barrier: ``lid + 1``."""
+    node = hpvm.get_node()
+    lid = hpvm.get_node_instance_id_x(node)
+    buf[lid] = lid * 3
+    hpvm.barrier()
+    out[lid] = buf[(lid + 1) % hpvm.get_num_node_instances_x(node)]
+
+
+@hpvm.internal
+def rotate_root(buf: hpvm.i64[:], out: hpvm.i64[:]):
+    k = hpvm.create_node_1d(rotate, buf.shape[0])
+    hpvm.bind_in(k, 0, 0)
+    hpvm.bind_in(k, 1, 1)
+
+
+def test_group_loops_narrow_the_x_id_only_where_a_constant_is_added():
+    _, source = _group_source(fold_le)  # buf[lid], buf[lid + stride]: no constant offset
+    assert "__hpvm_narrow" not in source and "__hpvm_i = __hpvm_i_w" in source
+    _, source = _group_source(rotate)  # buf[(lid + 1) % n]
+    assert source.count("__hpvm_narrow(") == 1  # the phase after the barrier only
+    want = [np.zeros(7, np.int64), np.zeros(7, np.int64)]
+    got = [a.copy() for a in want]
+    for a in want + got:
+        hpvm.track_memory(a)
+    hpvm.wait(hpvm.launch(rotate_root, tuple(want), target="interp"))
+    hpvm.wait(hpvm.launch(rotate_root, tuple(got), target="cpu"))
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(got[1], (np.arange(7) + 1) % 7 * 3)
+
+
 # ---------------------------------------------------------------------------------------
 # the generated loop nest: the innermost id goes through __hpvm_narrow
 

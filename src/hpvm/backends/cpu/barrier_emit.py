@@ -21,6 +21,7 @@ from ...ir.leafir import ops
 from ...ir.leafir.phases import Item, Phase, Phases
 from ...ir.leafir.pyemit import BlockWriter, PythonText, range_args
 from .narrow import MASK
+from .views import VIEW
 
 # Names of the group function (the leaf's own names never start with "__hpvm").
 IDS = ("__hpvm_i", "__hpvm_j", "__hpvm_k")
@@ -64,6 +65,11 @@ class _GroupText(PythonText):
         if c >= self.parent_len:
             raise self.fail("a structure query the cpu back end cannot place")
         return f"{PARENT}[{c}]"
+
+    def retype(self, e: ops.Retype) -> str:
+        """``buffer.view(f32)`` as ``views.py``'s ``__hpvm_view``: Numba's own costs more than
+        a block's tree reduction of 256 floats."""
+        return f"{VIEW}({self.expr(e.array)}, {self.dtype(e.type.elem)})"
 
     def intrinsic(self, e: ops.IntrinsicOp) -> str:
         if not e.intrinsic.lowered_call:  # a barrier: phases hold none
@@ -142,6 +148,26 @@ class GroupSource:
         if any(isinstance(s, ops.Return) and s.values for s in ops.walk_stmts(ir.body)):
             out.append((f"{_PAD}return {RET}", line))
         return "\n".join(text for text, _ in out) + "\n"
+
+    def refcounted(self) -> bool:
+        """Whether the group function makes or returns arrays, and so must be compiled with
+        Numba's reference counting (NRT). Otherwise every array it holds is a parameter or
+        a view of one (``buffer.view(f32)``, a row ``a[i]``), which the caller keeps alive for
+        the whole call: compiled without NRT it takes no references. Why: with NRT, a
+        function that can raise (``__hpvm_view``'s ``ValueError``) increments and decrements
+        the count of every array parameter on each call — atomic operations on counts the
+        threads share, once per parent instance — because Numba's pruning of those pairs
+        gives up on a function with a raising path (measured on the block reduction: the
+        group function 1.4× the same loops without the raising path, 1.0× without NRT)."""
+        if self.phases.kept or any(not isinstance(t, ops.ScalarType) for t in self.ir.outputs):
+            return True  # per-instance slots (np.empty), or an array returned
+        for stmt in ops.walk_stmts(self.ir.body):
+            for e in (x for top in ops.stmt_exprs(stmt) for x in ops.walk_expr(top)):
+                if isinstance(e, ops.Alloc) or (
+                    isinstance(e, ops.IntrinsicOp) and isinstance(e.type, ops.ArrayType)
+                ):
+                    return True  # a local array, malloc
+        return False
 
     def _empty_result(self) -> str:
         """What a grid with no instances returns: zeros of the declared output types."""
@@ -222,14 +248,18 @@ class GroupSource:
         out += [(f"{pad}__hpvm_u_{n} = {n}", line) for n in resets]
         # x innermost: the instances of a phase may run in any order, and with x inside LLVM
         # can vectorize the common 1-D case (its y and z loops run once); x's id narrowed
-        # (narrow.py) for the same reason.
+        # (narrow.py) for the same reason — where the phase adds or subtracts a constant.
+        remats = self._remat_closure(exposed & set(ph.remat))
+        x_id = f"{IDS[0]}_w"
+        if _offsets((*body, *(ph.remat[n] for n in remats))):
+            x_id = f"__hpvm_narrow({IDS[0]}_w, {EXTENTS[0]} <= {MASK})"
         out += [
             (f"{pad}for {IDS[2]} in range({EXTENTS[2]}):", line),
             (f"{pad}{_PAD}for {IDS[1]} in range({EXTENTS[1]}):", line),
             (f"{pad}{_PAD * 2}for {IDS[0]}_w in range({bound}):", line),
-            (f"{_PAD * inner}{IDS[0]} = __hpvm_narrow({IDS[0]}_w, {EXTENTS[0]} <= {MASK})", line),
+            (f"{_PAD * inner}{IDS[0]} = {x_id}", line),
         ]
-        for name in self._remat_closure(exposed & set(ph.remat)):
+        for name in remats:
             self.writer.stmt(ph.remat[name], inner, out)
         out += [(f"{_PAD * inner}{text}", line) for text in pre]
         self._final_returns(phase, body, inner, out)
@@ -342,6 +372,23 @@ class GroupSource:
                 ]
         order = {id(s): k for k, s in enumerate(ops.walk_stmts(self.ir.body))}
         return sorted(found, key=lambda n: order[id(remat[n])])
+
+
+def _offsets(block: ops.Block) -> bool:
+    """Whether ``block`` adds or subtracts a constant (``a[lid + 2]``, ``i = lid - 1``): what
+    narrowing the x id is for (narrow.py: ``lid + 2`` provably cannot wrap). Elsewhere it
+    costs: on the block reduction the narrowed id made the copy ``shared[lid] = data[bid *
+    block + lid]`` 1.3-1.4x slower per block than the plain loop index (the index's
+    wrap-around check stays either way: ``bid * block`` may be negative)."""
+    for stmt in ops.walk_stmts(block):
+        for e in (x for top in ops.stmt_exprs(stmt) for x in ops.walk_expr(top)):
+            if (
+                isinstance(e, ops.Binary)
+                and e.op in "+-"
+                and any(isinstance(o, ops.Const) for o in (e.left, e.right))
+            ):
+                return True
+    return False
 
 
 def _arithmetic(e: ops.Expr) -> bool:

@@ -57,7 +57,14 @@ from .barrier_emit import GroupSource
 
 
 def group_function(clone: LeafClone, param_types: list[PortType], ctx_levels: int) -> tuple[str, str]:
-    """(symbol, python source) of the group function of a barrier leaf.
+    """(symbol, python source) of the group function of a barrier leaf (``group_source``)."""
+    group = group_source(clone, param_types, ctx_levels)
+    return group.symbol, group.source()
+
+
+def group_source(clone: LeafClone, param_types: list[PortType], ctx_levels: int) -> GroupSource:
+    """The writer of the group function of a barrier leaf: its ``symbol``, its ``source()``,
+    and whether it is ``refcounted()`` (compiled with Numba's NRT, or without).
 
     The source defines ``def <symbol>(<leaf params>, __hpvm_ctx_parent, __hpvm_s0,
     __hpvm_s1, __hpvm_s2, __hpvm_dims)`` (after ``import numpy as __hpvm_np`` and ``import
@@ -65,8 +72,8 @@ def group_function(clone: LeafClone, param_types: list[PortType], ctx_levels: in
     instance, phase by phase, and returns what the last instance (flat index
     ``s0*s1*s2 - 1``) returns; with no instances it runs nothing and returns zeros / empty
     arrays of the declared output types. It compiles with ``numba.njit(nogil=True,
-    cache=True)`` beside the back end's ``__hpvm_atomic_*`` / ``__hpvm_malloc`` /
-    ``__hpvm_narrow`` helpers. Raises ``CompileError`` for barriers under divergent control,
+    cache=True, _nrt=refcounted())`` beside the back end's ``__hpvm_atomic_*`` /
+    ``__hpvm_malloc`` / ``__hpvm_narrow`` / ``__hpvm_view`` helpers. Raises ``CompileError`` for barriers under divergent control,
     misplaced returns, per-instance objects that cross a barrier and leaves outside the leaf
     IR's dialect.
     """
@@ -89,4 +96,4 @@ def group_function(clone: LeafClone, param_types: list[PortType], ctx_levels: in
     symbol = clone.symbol.replace("__hpvm_leaf_", "__hpvm_group_", 1)
     if symbol == clone.symbol:
         symbol = f"__hpvm_group_{clone.symbol}"
-    return symbol, GroupSource(symbol, split_phases(ir, "cpu"), ctx_levels).source()
+    return GroupSource(symbol, split_phases(ir, "cpu"), ctx_levels)

@@ -39,6 +39,7 @@ from .loop_errors import loop_error_helpers
 from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, poolable, pooled_clone, uses_malloc
 from .narrow import narrow_helpers
 from .privatize import plain_helpers
+from .views import view_helpers
 
 # Held while leaves are parsed, lowered and compiled: CPython 3.11 can fail to build ASTs in
 # two threads at once ("AST constructor recursion depth mismatch", python/cpython#106905), and
@@ -46,8 +47,9 @@ from .privatize import plain_helpers
 COMPILE_LOCK = threading.RLock()
 # Bump when generated code or its module layout changes (6: error model; 7: outlined loops;
 # 9: loops written outlined, chunk functions as the generator writes them; 10: the prange
-# index cast to int64 in chunk bounds, so a chunk function compiles once).
-CODEGEN_VERSION = 10
+# index cast to int64 in chunk bounds, so a chunk function compiles once; 11: barrier group
+# functions view buffers with views.py's __hpvm_view; the pooled malloc inlined).
+CODEGEN_VERSION = 11
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in
@@ -87,6 +89,7 @@ def _runtime_helpers() -> dict[str, Any]:
         **pool_helpers(),
         **plain_helpers(),
         **narrow_helpers(),
+        **view_helpers(),
         **loop_error_helpers(),
     }
     for op in atomics.ATOMIC_OPS:
@@ -336,18 +339,19 @@ class Compiler:
             exec(code, module.__dict__)
             cache = inline and _cacheable(leaf.location.file)  # the diagnostic variant: no disk cache
             if clone.uses_barrier:
-                from .barriers import group_function
+                from .barriers import group_source
 
-                symbol, source = group_function(clone, [p.type for p in leaf.params], levels)
+                group = group_source(clone, [p.type for p in leaf.params], levels)
+                symbol, source = group.symbol, group.source()
                 # Named by a hash of its code, so Numba's disk cache never serves a stale one.
                 digest = hashlib.sha1(f"{CODEGEN_VERSION}\n{source}".encode()).hexdigest()[:8]
                 renamed = f"{symbol}_{digest}"
                 source = source.replace(f"def {symbol}(", f"def {renamed}(", 1)
                 symbol = renamed
                 exec(pyast.compile_source(source, leaf.location.file), module.__dict__)
-                module.__dict__[symbol] = numba.njit(nogil=True, cache=cache, error_model=ERROR_MODEL)(
-                    module.__dict__[symbol]
-                )
+                module.__dict__[symbol] = numba.njit(
+                    nogil=True, cache=cache, error_model=ERROR_MODEL, _nrt=group.refcounted()
+                )(module.__dict__[symbol])
                 leaf_namespace[symbol] = module.__dict__[symbol]
                 barrier_symbols[id(leaf)] = symbol
             options = {"inline": "always"} if inline else {}

@@ -50,6 +50,10 @@ class ExprText:
     def ctx_read(self, e: ops.CtxRead) -> str:
         raise NotImplementedError
 
+    def retype(self, e: ops.Retype) -> str:
+        """``a.view(dtype)``; a back end may call a cheaper function of its own."""
+        return f"{self.atom(e.array)}.view({self.dtype(e.type.elem)})"
+
     def list(self, exprs: tuple[ops.Expr, ...]) -> str:
         return ", ".join(self.expr(e) for e in exprs)
 
@@ -85,7 +89,7 @@ class ExprText:
         if isinstance(e, ops.Size):
             return f"{atom(e.array)}.size"
         if isinstance(e, ops.Retype):
-            return f"{atom(e.array)}.view({self.dtype(e.type.elem)})"
+            return self.retype(e)
         if isinstance(e, ops.Cast):
             return f"{self.dtype(e.type)}({self.expr(e.value)})"
         if isinstance(e, ops.Alloc):
