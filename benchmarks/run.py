@@ -25,8 +25,9 @@ Rows:
 - targets — sgemm speed-up from 1 to 2 threads (≥ 1.8×; each thread count in a process
   of its own, ``NUMBA_NUM_THREADS``, since ``numba.set_num_threads`` does not reach the
   runtime's launch threads), launch + wait of a one-instance graph (≤ 50 µs), pipeline
-  throughput against the same stages launched one after the other (≥ 1.6×; also with one
-  thread per stage, where all the parallelism is the pipeline's), cold compile of the
+  throughput against the same stages launched one after the other (≥ 1.0× where every
+  stage is a parallel loop over both cores, issue 24 item 2; ≥ 1.8× with one thread per
+  stage, where all the parallelism is the pipeline's), cold compile of the
   sgemm graph in a fresh process with empty caches (≤ 5 s) and the warm start of a new
   process (≤ 1 s, process start to first result);
 - pictures in ``out/bench/``: time against size (vector add, sgemm), launch overhead
@@ -128,7 +129,9 @@ LAUNCH_TARGET = 50e-6  # launch + wait of a one-instance graph, warm
 LAUNCH_RATIO_TARGET = 1.2  # launch + wait of a tiny vector add / a Numba prange call of it
 LAUNCH_VADD_SIZE = 64  # (elements: "a tiny graph")
 LAUNCH_STEADY = 8  # calls in a row per sample of the vadd ratio, after an untimed one (``_launch_vadd``)
-PIPELINE_TARGET = 1.6  # streaming throughput / sequential stages
+EDGE_TARGET = 1.05  # edge detection streamed / the same stages called in turn (issue 24, item 1)
+PIPELINE_TARGET = 1.0  # streamed throughput / the graph launched per frame, stages parallel (item 2)
+PIPELINE_SERIAL_TARGET = 1.8  # the same with one thread per stage, on 2 cores (item 2)
 COLD_TARGET = 5.0  # cold compile of the sgemm graph
 WARM_TARGET = 1.0  # new process, caches populated: start to first result
 INTERP_LIMIT = 10.0  # seconds: longer interpreter rows are skipped
@@ -734,8 +737,9 @@ def bench_pipeline(ctx: Bench) -> list[Row]:
     """Edge detection: the streamed graph, the same graph launched per frame, Numba, NumPy.
 
     Two rows: frames per second against the hand-written stages called one after the other
-    (≤ 1.10× their time per frame), and the stream against the same leaves launched once
-    per frame in a non-streaming graph (≥ 1.6×). Every edge map is compared exactly with
+    (≤ 1.05× their time per frame), and the stream against the same leaves launched once
+    per frame in a non-streaming graph (≥ 1.0×: each stage is a parallel loop over every
+    core, so overlapping stages has little to gain on 2 cores, but must not lose). Every edge map is compared exactly with
     NumPy's before anything is timed.
     """
     size, count = ctx.sizes.frame, ctx.sizes.frames
@@ -802,7 +806,7 @@ def bench_pipeline(ctx: Bench) -> list[Row]:
 
     main.numba = fps(medians[NUMBA]) + " (stages in turn)"
     main.numpy = fps(medians["NumPy"])
-    main.target = f"≤ {RATIO_TARGET:.2f}×"
+    main.target = f"≤ {EDGE_TARGET:.2f}×"
     versus.target = f"≥ {PIPELINE_TARGET:.1f}×"
     for target in ctx.targets:
         stream, seq = medians.get(f"{target} stream"), medians.get(f"{target} sequential")
@@ -816,7 +820,7 @@ def bench_pipeline(ctx: Bench) -> list[Row]:
             versus.measure = f"{target} stream/sequential {speedup:.2f}×"
             if target == "cpu":
                 main.verdict, versus.verdict = (
-                    verdict(ratio <= RATIO_TARGET),
+                    verdict(ratio <= EDGE_TARGET),
                     verdict(speedup >= PIPELINE_TARGET),
                 )
                 main.data["ratio"], versus.data["speedup"] = ratio, speedup
@@ -847,13 +851,13 @@ def bench_pipeline_serial(ctx: Bench) -> list[Row]:
 
     With one thread, each stage runs serially, so all the parallelism the stream can add is
     running different stages on different frames at once (ideal: min(2 cores, 6 stages)
-    = 2×). A diagnostic beside the ≥ 1.6× row, where the stages are also data-parallel.
+    = 2×; the target is ≥ 1.8×). Beside the ≥ 1.0× row, where the stages are also data-parallel.
     """
     size, count = ctx.sizes.frame, ctx.sizes.frames
     row = Row(
         "pipeline vs sequential, 1 thread/stage",
         f"{count} frames {size}²",
-        target=f"≥ {PIPELINE_TARGET:.1f}×",
+        target=f"≥ {PIPELINE_SERIAL_TARGET:.1f}×",
     )
     if "cpu" not in ctx.targets:
         row.measure = "not run: needs --targets cpu"
@@ -867,7 +871,7 @@ def bench_pipeline_serial(ctx: Bench) -> list[Row]:
         f"{count / result['stream']:,.1f} fps vs {count / result['sequential']:,.1f} fps sequential"
     )
     row.measure = f"cpu stream/sequential {speedup:.2f}×"
-    row.verdict = verdict(speedup >= PIPELINE_TARGET)
+    row.verdict = verdict(speedup >= PIPELINE_SERIAL_TARGET)
     row.data = {**result, "speedup": speedup}
     return [row]
 

@@ -21,6 +21,10 @@ HPVM structure. The root's six children are all leaves replicated 2-D over the p
 stage, connected by bounded FIFOs, so while frame k is being smoothed, frame k-1 can be in
 the Laplacian stage, and so on. The graph is launched with ``stream=True``; the host
 ``push``-es the inputs of one frame at a time and ``pop``-s the edge images in order.
+Where the machine has fewer cores than there are stages and each stage's loop already
+uses every core (``cpu`` on a 2-core machine), the runtime runs the six stages as one,
+per frame one after the other, on one stage thread (each a parallel loop on every core);
+the host's pushes and pops still overlap it (docs/semantics.md §13).
 
 Edges carry the images themselves: each stage returns the array it wrote, and the edge
 hands it to the next stage. The kind of edge says what the consumer reads:

@@ -66,6 +66,20 @@ def test_ctrl_c_interrupts_the_host_and_cleanup_returns(target, how):
 
 @pytest.mark.slow
 @needs_backend("cpu")
+def test_ctrl_c_interrupts_a_pop_from_stages_run_as_one():
+    """A pipeline of replicated stages that ``cpu`` runs as one stage thread
+    (``streaming.one_stage``): the host's pop is interrupted as with a thread per stage."""
+    command = [sys.executable, str(HERE / "interrupt_me.py"), "cpu", "pop-stages", str(LONG["cpu"])]
+    lines, took, status, _ = _interrupt(command)
+    words = dict(line.split() for line in lines if line.strip())
+    assert "interrupted" in words, lines
+    assert float(words["interrupted"]) < 1.5
+    assert float(words["cleanup"]) < 1.0
+    assert status == 0 and took < 10
+
+
+@pytest.mark.slow
+@needs_backend("cpu")
 def test_ctrl_c_ends_hpvm_run_with_status_130(tmp_path):
     import numpy as np
 

@@ -135,6 +135,13 @@ class Backend(ABC):
     #: read them (``tensor``: its operations make new tensors).
     writes_arguments: bool = True
 
+    def loop_threads(self) -> int:
+        """How many of this process's threads a run spreads a replicated node's instances
+        over; 0 when it does not (the interpreter runs them one after the other, Dask and
+        the GPUs elsewhere). A streaming launch whose stages each fill the machine runs
+        them as one stage (``runtime/streaming.py``, ``one_stage``)."""
+        return 0
+
     @abstractmethod
     def run(
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None

@@ -37,6 +37,19 @@ first batches are short (1, 2, 4... items). When fused batches turn out slow (ov
 garbage collection ran in), the stream goes over to stage threads for the items after
 them, so that long stages overlap, and later launches of the root start with threads.
 
+**Stages that each fill the machine run as one.** When a stream has more stages than the
+machine has cores, every stage runs a replicated node, and the back end spreads each
+replicated node over at least as many threads as there are cores (``cpu``: Numba's
+threads), one stage thread runs every stage, per item one after the other, each loop on
+every core: a pipeline of stages that are themselves parallel has nothing to gain from
+overlapping them there, and a thread per stage lost. With six stage threads on 2 cores
+each stage's loops got one thread (``cores // stages``), so the stream was bound by its
+largest stage on one core (the edge detection's smoothing, 60–70 % of the work) while the
+other core waited: 1.27–1.39× the same stages called in turn, slower than the same graph
+launched per frame (issue 24). The host still overlaps its pushes and pops with the
+stage thread; results, order, back-pressure (``capacity`` items wait) and failures are
+those of any stage (``one_stage``; ``FUSE_PARALLEL = False`` keeps a thread per stage).
+
 **Failures.** An exception in a stage stops the pipeline: it is raised at the next pop or
 wait, naming the node, and push raises too — nothing is left blocked. The failure travels
 down the pipeline as a marker in item order, so the items pushed before the failing one are
@@ -51,6 +64,7 @@ import gc
 import graphlib
 import itertools
 import operator
+import os
 import threading
 import time
 import warnings
@@ -84,6 +98,7 @@ from .workers import internal_thread
 _POLL = 0.05  # seconds: how often a pop with nothing in flight checks that a producer lives
 BATCH_SECONDS = 0.5e-3  # about how long one batch of a stage may run (see above)
 FUSE = True  # scalar streams on cpu start fused on the host (see above); False: always threads
+FUSE_PARALLEL = True  # stages that each fill the machine run as one stage (see above); False: never
 INLINE_SECONDS = 1e-3  # a fused batch slower than this in all ...
 INLINE_ITEM_SECONDS = 20e-6  # ... and than this per item, ...
 INLINE_SLOW_BATCHES = 2  # ... so many times in a row goes to threads
@@ -181,6 +196,33 @@ def fusable(root: InternalFunction, backend: Backend, plan: list[list[Node]]) ->
         isinstance(e.src.function.out_types[e.sp], ScalarType) and (e.repl == ALL_TO_ALL or e.src.dims == 0)
         for e in root.graph.edges
         if stage_of[id(e.src)] != stage_of[id(e.dst)]
+    )
+
+
+def machine_cores() -> int:
+    """The cores this process may run on (its affinity, where the OS tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # (macOS, Windows)
+        return os.cpu_count() or 1
+
+
+def one_stage(backend: Backend, plan: list[list[Node]]) -> bool:
+    """Whether a streaming launch runs ``plan``'s stages as one stage, per item one after
+    the other, on one stage thread: when there are more stages than cores, every stage
+    runs a replicated node, and ``backend`` runs each replicated node's instances on at
+    least as many threads as there are cores (``Backend.loop_threads``) — each stage fills
+    the machine by itself, so stage threads would only fight for it. (On ``cpu``, each of
+    the edge detection's six stage threads ran its loops on one thread, and the stream was
+    bound by its largest stage, 60 % of the work, on one core: 1.27–1.39× the same stages
+    called in turn, 0.88× the graph launched per frame. ``docs/backends/cpu.md`` §6.)"""
+    if not FUSE_PARALLEL or len(plan) < 2:
+        return False
+    cores = machine_cores()
+    return (
+        len(plan) > cores
+        and backend.loop_threads() >= cores  # (0 for back ends that do not use this process's threads)
+        and all(any(n.dims > 0 for n in nodes) for nodes in plan)
     )
 
 
@@ -335,6 +377,9 @@ class Stream:
         # producers without pushing, and then they are tracked.)
         self.producers = Producers()
         plan = plan_stages(root)
+        # Stages that each fill the machine run as one (the module's docstring).
+        if one_stage(backend, plan):
+            plan = [[n for nodes in plan for n in nodes]]
         self.stages = self._build(plan)
         self._loop = StageLoop(self)
         self.batches = _Batches(self)

@@ -1,6 +1,7 @@
 """Child process of ``test_ctrl_c.py``: runs a short launch (to compile; three times, so that
 the long launch follows quick ones with the same arrays), then a long one
-in the way named on the command line, and reports on stdout how Ctrl-C (sent by the test
+in the way named on the command line (``wait``, ``pop``, or ``pop-stages``: a pipeline of
+replicated stages), and reports on stdout how Ctrl-C (sent by the test
 once it reads ``ready``) ended it and how long ``cleanup`` took afterwards."""
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ import sys
 import time
 
 import numpy as np
-from spin_program import root, stream_root
+from spin_program import root, stream_root, stream_stages
 
 import hpvm
+from hpvm.runtime import streaming
 
 target, how, long_n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 x = np.zeros(2)
@@ -21,7 +23,15 @@ if how == "wait":
     for _ in range(3):  # compiles, then quick runs (cpu: in launch itself, runtime/quick.py)
         hpvm.wait(hpvm.launch(root, (x, 10), target=target))
 else:
-    handle = hpvm.launch(stream_root, None, stream=True, target=target)
+    if how == "pop-stages":  # three replicated stages, on cpu one stage thread: one core here
+        streaming.machine_cores = lambda: 1
+    program = stream_stages if how == "pop-stages" else stream_root
+    handle = hpvm.launch(program, None, stream=True, target=target)
+    if how == "pop-stages" and target == "cpu":
+        import threading
+
+        threads = [t.name for t in threading.enumerate() if t.name.startswith(streaming.THREAD_PREFIX)]
+        assert len(threads) == 1, f"expected one stage thread, found {threads}"
     hpvm.push(handle, (x, 10))
     hpvm.pop(handle)
 print("ready", flush=True)

@@ -141,6 +141,12 @@ class CPUBackend(Backend):
 
         return run
 
+    def loop_threads(self) -> int:
+        """Numba's threads: every replicated node's loop is spread over all of them."""
+        import numba
+
+        return int(numba.config.NUMBA_NUM_THREADS)
+
     def malloc_stats(self, root: InternalFunction) -> MallocStats:
         """What ``hpvm.malloc`` did in ``root``'s runs so far (buffers reused or allocated).
 
