@@ -24,7 +24,12 @@ up to ``limit``.
   as it runs, compiled back ends do not).
 * LLVM leaves (HPVM-C, ``.ll``): ``llvm_native/access.py``'s ``every_instance_accesses``,
   loads and stores of the entry block at ``stride*id + c`` bytes from a pointer argument;
-  here in bytes of the whole array (``axis`` is ``None``), the highest byte touched.
+  here in bytes of the whole array (``axis`` is ``None``), the highest byte touched. Its
+  ``affine_accesses``, whose offsets combine several ids (the node's own and its
+  ancestors'), are ``SpanAccess`` facts: checked by ``check_spans`` (``interp``) and
+  ``span_check_lines`` (``cpu``), which take the form's range over the launch's box of ids
+  (``llvm_native/affine.py``) against both ends of the array; the ancestors' extents come
+  from the instance the check runs in.
 
 One place turns facts, the node's sizes and the actual arrays into the
 ``OutOfBoundsError``: the last instance's index, ``past_end``, against the array's extent,
@@ -515,9 +520,14 @@ def span_check_lines(
         conditions = [f"{extents[(lv, d)]} - 1 <= {limit}" for lv, d, limit in access.limits]
         for terms, c_low, c_high, low, high in access.guards:
             g_lo, g_hi = _span_code(terms, c_low, c_high, extents)
-            conditions.append(f"{g_lo} >= {low} and {g_hi} <= {high}")
+            # (int64's own ends bound nothing in int64 arithmetic: such a side is left out)
+            conditions += [f"{g_lo} >= {low}"] if low > -(2**63) else []
+            conditions += [f"{g_hi} <= {high}"] if high < 2**63 - 1 else []
         values = ", ".join([lo, hi, f"{name}.nbytes", *(extents[(lv, d)] for lv, d, _ in access.terms)])
+        below = access.first < 0 or any(k < 0 for _, _, k in access.terms)  # (else lo >= 0 always)
         for low_side, test in ((True, f"{lo} < 0"), (False, f"{hi} >= {name}.nbytes")):
+            if low_side and not below:
+                continue
             lines.append(f"if {instances} and {test} and {' and '.join(conditions) or 'True'}:")
             lines.append(
                 f"    raise __hpvm_SizeOutOfBounds({span_message(node, fn, access, i, low_side)!r}, {values})"

@@ -42,9 +42,19 @@ constant or linear indices) and integer arithmetic with constants (``add``, ``su
 ``ashr (shl v, 32), 30`` for ``a[i]`` with ``int i`` — and ``and v, 2^k - 1``). Integer widths are
 followed exactly: each fact holds for ids up to a ``limit`` below which no operation
 wraps or is cut off (``int i = id`` truncates to 32 bits: the fact holds for ids below
-2^31), and is not used past it. Anything else — a guard (``if (i < n)``: the access is not
-in the entry block), an index with another id or a parameter in it, a struct field, a
-``phi`` — gives no fact, and such accesses are not checked.
+2^31), and is not used past it.
+
+**Several ids** (``affine_accesses``). The same walk keeps an offset that is an affine form
+of several ids — the node's own and its ancestors' (the id call's handle is
+``getParentNode`` of a handle, once or more: its level) — as ``AffineBytes``: ``c +
+sum(k*id)`` over ``affine.py``'s terms, with the conditions under which it is exact (a
+largest id per id, and forms of several ids that must stay inside an integer width, which
+only the launch's sizes decide), the accesses on one argument with the same strides joined.
+Single own-id facts with a stride > 0 stay ``ByteAccess`` facts (their limit says it all); one
+whose first byte is below the pointer (``a[x - 1]``) is an ``AffineBytes`` too, for its
+start. Anything else — a guard (``if (i < n)``: the access is not in the entry block), an
+index with a parameter in it, a struct field, a ``phi`` — gives no fact, and such accesses
+are not checked.
 """
 
 from __future__ import annotations
