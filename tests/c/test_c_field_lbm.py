@@ -23,7 +23,9 @@ import numpy as np
 import pytest
 from hpvmc_helpers import needs_clang, needs_llvm_leaves
 
+import hpvm
 from hpvm import c
+from markers import fails
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -281,3 +283,35 @@ def test_bad_obstacle_files_are_refused(small, tmp_path, capfd):
         captured = capfd.readouterr()
         assert captured.err == message, captured.err
         assert not result.exists()
+
+
+@pytest.mark.parametrize("target", ["cpu", "interp"])
+def test_a_launch_over_more_planes_than_the_grid_holds_is_refused(tmp_path, target):
+    """Built with -D LAUNCH_PLANES (main.cpp's knob) to launch the box node over 40 planes
+    more than the grid holds: the leaf's reads, at its own x and its parent's y and z in
+    the struct-of-arrays grid after ``srcG += MARGIN``, would leave the tracked memory (the
+    process died with "double free or corruption"). The bounds pre-check raises
+    OutOfBoundsError instead, before any leaf runs: the node, the array, the C line of the
+    farthest read, the bytes over the launch's instances and the grid's length."""
+    nx, ny, nz = SMALL_BOX
+    planes = nz + 40
+    defines = [f"{axis}={n}" for axis, n in zip(("SIZE_X", "SIZE_Y", "SIZE_Z"), SMALL_BOX, strict=True)]
+    program = c.compile(SOURCES, defines=[*defines, f"LAUNCH_PLANES={planes}"])
+    px, py, pz = nx + 3, ny + 2, nz + 4  # layout_config.h's padding
+    total = px * py * pz * 20 * 4  # twenty floats a padded cell
+    margin = 2 * px * py * 4
+    flags = (19 * px * py * pz) * 4  # the FLAGS entry of the first cell, past MARGIN
+    source = (FOLDER / "main.cpp").read_text().splitlines()
+    line = next(k for k, text in enumerate(source, 1) if "FLAG_BITS(srcG, x, y, z);" in text)
+    highest = margin + flags + 4 * ((nx - 1) + px * (ny - 1) + px * py * (planes - 1)) + 3
+    with fails(
+        hpvm.OutOfBoundsError,
+        "node 'lbm_node' (",
+        "every instance of leaf 'performStreamCollide_kernel' accesses bytes "
+        f"4*x + {4 * px}*parent.x + {4 * px * py}*parent.y + {margin} to ",
+        f"of 'srcG' (input of 'lbmLvl1', {total} bytes long) (",
+        f"lbm/main.cpp:{line}); over this launch's instances (x < {nx}, parent.x < {ny}, parent.y < {planes})",
+        f"that is bytes {margin} to {highest}: some instances would index past its end",
+    ):
+        program.run(["-o", str(tmp_path / "result"), "1"], target=target)
+    assert not (tmp_path / "result").exists()

@@ -24,7 +24,12 @@ up to ``limit``.
   as it runs, compiled back ends do not).
 * LLVM leaves (HPVM-C, ``.ll``): ``llvm_native/access.py``'s ``every_instance_accesses``,
   loads and stores of the entry block at ``stride*id + c`` bytes from a pointer argument;
-  here in bytes of the whole array (``axis`` is ``None``), the highest byte touched.
+  here in bytes of the whole array (``axis`` is ``None``), the highest byte touched. Its
+  ``affine_accesses``, whose offsets combine several ids (the node's own and its
+  ancestors'), are ``SpanAccess`` facts: checked by ``check_spans`` (``interp``) and
+  ``span_check_lines`` (``cpu``), which take the form's range over the launch's box of ids
+  (``llvm_native/affine.py``) against both ends of the array; the ancestors' extents come
+  from the instance the check runs in.
 
 One place turns facts, the node's sizes and the actual arrays into the
 ``OutOfBoundsError``: the last instance's index, ``past_end``, against the array's extent,
@@ -161,10 +166,7 @@ def _llvm_accesses(leaf: LeafFunction) -> tuple[Access, ...]:
     from .llvm_native.access import every_instance_accesses
 
     assert leaf.body is not None
-    owner: list[int | None] = []
-    for p, param in enumerate(leaf.params):
-        types = llvm_abi_types(param.type)
-        owner += [p if isinstance(param.type, ArrayType) and k == 0 else None for k in range(len(types))]
+    owner = _argument_ports(leaf)
     found = []
     for fact in every_instance_accesses(leaf.body):  # type: ignore[arg-type]
         p = owner[fact.argument] if fact.argument < len(owner) else None
@@ -376,3 +378,217 @@ def _linear(stride: int, xyz: str, offset: int) -> str:
     """``stride*x + offset`` as the message writes it: ``x``, ``x + 1``, ``4*x - 2``."""
     term = xyz if stride == 1 else f"{stride}*{xyz}"
     return f"{term} {'+' if offset > 0 else '-'} {abs(offset)}" if offset else term
+
+
+# -- affine forms of several ids (LLVM leaves) ------------------------------------------
+
+
+@dataclass(frozen=True)
+class SpanAccess:
+    """Every instance of LLVM leaf ``leaf`` accesses bytes ``c + sum(k * id)`` of its array
+    parameter ``param`` (``array``), ``c`` from ``first`` to ``last``: ``terms`` are
+    ``(level, dim, k)``, ``level`` 0 the leaf's node, 1 its parent, ... (``llvm_native/
+    affine.py``); the fact holds where ``limits`` and ``guards`` do. ``where_first`` /
+    ``where_last``: the C lines of the accesses reaching the lowest / highest byte."""
+
+    leaf: str
+    param: int
+    array: str
+    terms: tuple[tuple[int, int, int], ...]
+    first: int
+    last: int
+    limits: tuple[tuple[int, int, int], ...]
+    guards: tuple[tuple[tuple[tuple[int, int, int], ...], int, int, int, int], ...]
+    where_first: str
+    where_last: str
+
+    @property
+    def levels(self) -> int:
+        """The highest level its ids come from."""
+        return max(level for level, _, _ in self.terms)
+
+
+_SPANS: weakref.WeakKeyDictionary[LeafFunction, tuple[SpanAccess, ...]] = weakref.WeakKeyDictionary()
+
+
+def leaf_spans(leaf: LeafFunction) -> tuple[SpanAccess, ...]:
+    """An LLVM leaf's affine facts (``access.py``'s ``affine_accesses``) on its array ports,
+    found once per leaf; none for a leaf of another kind."""
+    with _LOCK:
+        found = _SPANS.get(leaf)
+    if found is not None:
+        return found
+    found = ()
+    if leaf.body_kind == LLVM:
+        from .llvm_native.access import affine_accesses
+
+        owner = _argument_ports(leaf)
+        spans = []
+        for fact in affine_accesses(leaf.body):  # type: ignore[arg-type]
+            p = owner[fact.argument] if fact.argument < len(owner) else None
+            if p is not None:
+                where = str(leaf.location)
+                spans.append(
+                    SpanAccess(leaf.name, p, leaf.params[p].name, fact.terms, fact.first, fact.last, fact.limits,
+                               fact.guards, fact.where_first or where, fact.where_last or where)
+                )  # fmt: skip
+        found = tuple(spans)
+    with _LOCK:
+        _SPANS[leaf] = found
+    return found
+
+
+def _argument_ports(leaf: LeafFunction) -> list[int | None]:
+    """Per LLVM argument of ``leaf``, the array port whose pointer it is (``llvm_abi_types``)."""
+    owner: list[int | None] = []
+    for p, param in enumerate(leaf.params):
+        types = llvm_abi_types(param.type)
+        owner += [p if isinstance(param.type, ArrayType) and k == 0 else None for k in range(len(types))]
+    return owner
+
+
+#: An affine fact about a node's leaf and the input of the enclosing graph its array comes from.
+SpanBound = tuple[SpanAccess, int]
+
+
+def span_bounds(node: Node, fn: InternalFunction, feeds: Sequence[Feed | None]) -> list[SpanBound]:
+    """``bound_accesses`` for the affine facts: those on arrays bound from ``fn``'s inputs."""
+    leaf = node.function
+    if not isinstance(leaf, LeafFunction):
+        return []
+    found = []
+    for access in leaf_spans(leaf):
+        feed = feeds[access.param] if access.param < len(feeds) else None
+        if feed is not None and feed[0] == "bind" and isinstance(fn.params[feed[1]].type, ArrayType):
+            found.append((access, feed[1]))
+    return found
+
+
+def check_spans(
+    node: Node,
+    fn: InternalFunction,
+    bounds: Sequence[SpanBound],
+    sizes: Sequence[int],
+    ancestors: Sequence[Sequence[int]],
+    inputs: Sequence[Any],
+) -> None:
+    """Raise ``OutOfBoundsError`` when ``node``'s instances (``sizes``), under ancestors
+    whose sizes are ``ancestors`` (the parent's first), would access an array outside it:
+    each fact's range over the box of ids (``affine.span``) against the array's bytes. A
+    fact reading a level past ``ancestors`` is not checked."""
+    from .llvm_native.affine import holds, span
+
+    if not bounds or min(sizes, default=1) <= 0:
+        return
+    extents = [sizes, *ancestors]
+    for access, i in bounds:
+        found = array_shape(inputs[i])
+        if found is None or access.levels >= len(extents):
+            continue
+        size = math.prod(found[0]) * found[1]
+        lo, hi = span(access.terms, access.first, access.last, extents)
+        if (lo < 0 or hi >= size) and holds(access.limits, access.guards, extents):
+            values = [lo, hi, size, *(extents[level][d] if d < len(extents[level]) else 1
+                                      for level, d, _ in access.terms)]  # fmt: skip
+            raise OutOfBoundsError(span_message(node, fn, access, i, lo < 0).format(*values))
+
+
+def span_check_lines(
+    node: Node,
+    fn: InternalFunction,
+    bounds: Sequence[SpanBound],
+    sizes: list[str],
+    ancestor: Callable[[int, int], str | None],
+    name_of: Callable[[int], str | None],
+) -> list[str]:
+    """``check_spans`` as generated code: ``sizes`` the variables of ``node``'s sizes,
+    ``ancestor(level, dim)`` the expression of an ancestor's extent (``None``: unknown,
+    the fact is not checked). The conditions of a fact (its limits and guards) are
+    evaluated only when its range leaves the array: nothing more per launch otherwise."""
+    lines: list[str] = []
+    instances = " and ".join(f"{s} > 0" for s in sizes) or "True"
+    for access, i in bounds:
+        name = name_of(i)
+        extents = {
+            (lv, d): _extent_code(lv, d, sizes, ancestor) for lv, d, _ in (*access.terms, *access.limits)
+        }
+        for terms, *_ in access.guards:
+            extents.update({(lv, d): _extent_code(lv, d, sizes, ancestor) for lv, d, _ in terms})
+        if name is None or None in extents.values():
+            continue
+        lo, hi = _span_code(access.terms, access.first, access.last, extents)
+        conditions = [f"{extents[(lv, d)]} - 1 <= {limit}" for lv, d, limit in access.limits]
+        for terms, c_low, c_high, low, high in access.guards:
+            g_lo, g_hi = _span_code(terms, c_low, c_high, extents)
+            # (int64's own ends bound nothing in int64 arithmetic: such a side is left out)
+            conditions += [f"{g_lo} >= {low}"] if low > -(2**63) else []
+            conditions += [f"{g_hi} <= {high}"] if high < 2**63 - 1 else []
+        values = ", ".join([lo, hi, f"{name}.nbytes", *(extents[(lv, d)] for lv, d, _ in access.terms)])
+        below = access.first < 0 or any(k < 0 for _, _, k in access.terms)  # (else lo >= 0 always)
+        for low_side, test in ((True, f"{lo} < 0"), (False, f"{hi} >= {name}.nbytes")):
+            if low_side and not below:
+                continue
+            lines.append(f"if {instances} and {test} and {' and '.join(conditions) or 'True'}:")
+            lines.append(
+                f"    raise __hpvm_SizeOutOfBounds({span_message(node, fn, access, i, low_side)!r}, {values})"
+            )
+    return lines
+
+
+def _extent_code(
+    level: int, dim: int, sizes: list[str], ancestor: Callable[[int, int], str | None]
+) -> str | None:
+    if level == 0:
+        return f"({sizes[dim]})" if dim < len(sizes) else "1"
+    found = ancestor(level, dim)
+    return f"({found})" if found is not None else None
+
+
+def _span_code(
+    terms: Sequence[tuple[int, int, int]], low: int, high: int, extents: dict[tuple[int, int], str | None]
+) -> tuple[str, str]:
+    """``affine.span`` as two expressions (each ``k`` known: its sign says its side)."""
+    lo, hi = str(low), str(high)
+    for level, dim, k in terms:
+        if k < 0:
+            lo += f" - {-k}*({extents[(level, dim)]} - 1)"
+        else:
+            hi += f" + {k}*({extents[(level, dim)]} - 1)"
+    return f"({lo})", f"({hi})"
+
+
+_LEVELS = ("", "parent.", "grandparent.")
+
+
+def _id_name(level: int, dim: int) -> str:
+    return (_LEVELS[level] if level < len(_LEVELS) else f"ancestor{level}.") + "xyz"[dim]
+
+
+def span_message(node: Node, fn: InternalFunction, access: SpanAccess, given: int, low_side: bool) -> str:
+    """The error's text for an affine fact; ``{0}`` .. ``{2}``: the lowest and highest byte
+    over the launch's instances and the array's length, then each term's extent."""
+
+    def text(value: object) -> str:
+        return str(value).replace("{", "{{").replace("}", "}}")
+
+    name = fn.params[given].name
+    source = f"'{name}' of '{fn.name}'" if name != access.array else f"of '{fn.name}'"
+
+    def form(c: int) -> str:
+        text = " + ".join(
+            f"{k}*{_id_name(lv, d)}" if k != 1 else _id_name(lv, d) for lv, d, k in access.terms
+        )
+        return (f"{text} + {c}" if c else text).replace("+ -", "- ")
+
+    ranges = ", ".join(f"{_id_name(lv, d)} < {{{3 + j}}}" for j, (lv, d, _) in enumerate(access.terms))
+    first, last = access.first, access.last
+    where = access.where_first if low_side else access.where_last
+    side = "before its start" if low_side else "past its end"
+    return (
+        f"node '{text(node.name)}' ({text(node.location)}): every instance of leaf '{text(access.leaf)}' "
+        f"accesses bytes {text(form(first))} to {text(form(last))} of '{text(access.array)}' (input "
+        f"{text(source)}, {{2}} bytes long) ({text(where)}); over this launch's instances ({ranges}) that "
+        f"is bytes {{0}} to {{1}}: some instances would index {side} (LLVM code checks no bounds as it runs, "
+        f"on any back end, target='interp' included). Launch fewer instances (the sizes of node "
+        f"'{text(node.name)}' or of its parents) or pass a larger '{text(name)}'"
+    )

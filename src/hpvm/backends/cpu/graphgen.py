@@ -43,7 +43,7 @@ from .groupgen import GroupEmitter
 from .loopnest import LoopNest, loop_order, unit_stride
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
 from .privatize import atomic_only_params, privatized_clone
-from .sizes import size_lines
+from .sizes import context_extents, size_lines
 
 __all__ = ["INDENT", "GraphGen", "StageSpec", "loop_order", "unit_stride"]
 
@@ -185,7 +185,7 @@ class GraphGen:
         # Every size first: they read only the function's inputs, and all of them are checked
         # (negative, fused grids, arrays they would index past) before any child runs.
         for group in groups:
-            guards, assigns, checks = size_lines(scope, group, self.clones)
+            guards, assigns, checks = size_lines(scope, group, self.clones, context_extents(self.levels))
             body += guards + [f"{name} = {expr}" for name, expr in assigns] + checks
         for g_index, group in enumerate(groups):
             body += self._groups.emit(scope, g_index, group, chunks if parallel else None)

@@ -24,7 +24,7 @@ from .chunks import Chunks, chunk_bounds, chunk_count
 from .flatten import FlatPlan
 from .graphscope import Group, Names, Scope
 from .narrow import MASK
-from .sizes import size_lines
+from .sizes import context_extents, size_lines
 
 if TYPE_CHECKING:
     from .graphgen import GraphGen
@@ -226,7 +226,8 @@ class LoopNest:
         out.append(f"{total} = {' * '.join(sizes)}")
         # The children's sizes and checks, once, if there are parent instances (as the inner
         # graph function would have evaluated them in each).
-        guards, assigns, checks = size_lines(inner_scope, inner, self.gen.clones, names)
+        ancestor = context_extents(self.gen.levels, sizes)
+        guards, assigns, checks = size_lines(inner_scope, inner, self.gen.clones, ancestor, names)
         if guards:
             out.append(f"if {total} > 0:")
             out += [INDENT + line for line in guards]

@@ -10,12 +10,14 @@ its own input names: hence ``names``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from ...ir import instance_context as ictx
 from ...ir.expr import divisors
 from ...ir.graph import InternalFunction, LeafFunction, Node
-from ...passes.clone_leaves import LeafClone
-from ..bounds import bound_accesses, check_lines
+from ...passes.clone_leaves import CTX_PARAM, LeafClone
+from ..bounds import bound_accesses, check_lines, span_bounds, span_check_lines
 from .block import INDENT
 from .graphscope import Group, Names, Scope, message, renamed, render
 
@@ -32,13 +34,38 @@ def divisor_checks(node: Node, expr: Any, fn: InternalFunction, names: Names | N
     return out
 
 
+#: Where an ancestor's extent is, for a leaf's check (``bounds.span_check_lines``).
+Ancestor = Callable[[int, int], "str | None"]
+
+
+def context_extents(levels: int, parents: list[str] | None = None) -> Ancestor:
+    """``Ancestor`` for checks in a graph function whose context tuple (``levels`` levels)
+    starts with the checked leaf's parent — or, given ``parents`` (the sizes of the
+    flattened node whose instances are the leaf's parents, ``flatten.py``), with its
+    grandparent."""
+    shift = 1 if parents is None else 2
+
+    def extent(level: int, dim: int) -> str | None:
+        if parents is not None and level == 1:
+            return parents[dim] if dim < len(parents) else "1"
+        at = level - shift
+        return f"{CTX_PARAM}[{ictx.index(at, ictx.EXTENT + dim)}]" if 0 <= at < levels else None
+
+    return extent
+
+
 def size_lines(
-    scope: Scope, group: Group, clones: dict[int, LeafClone], names: Names | None = None
+    scope: Scope,
+    group: Group,
+    clones: dict[int, LeafClone],
+    ancestor: Ancestor,
+    names: Names | None = None,
 ) -> tuple[list[str], list[tuple[str, str]], list[str]]:
     """The group's sizes (``__hn<k>_s<axis>``, the head's: variable and expression pairs),
     the guards that must run before they are computed (no divisor of a size is 0), and the
     checks on them: not negative, fused members' grids equal, no array indexed past its
-    end (``backends/bounds.py``). ``names``: ``scope.fn``'s inputs under other names."""
+    end (``backends/bounds.py``; ``ancestor``: where the leaves' ancestors' extents are,
+    ``context_extents``). ``names``: ``scope.fn``'s inputs under other names."""
     fn = scope.fn
     guards: list[str] = []
     assigns: list[tuple[str, str]] = []
@@ -71,4 +98,6 @@ def size_lines(
         if isinstance(node.function, LeafFunction):
             bounds = bound_accesses(node, fn, scope.feeds[id(node)], clones.get(id(node.function)))
             checks += check_lines(node, fn, bounds, sizes, name_of)
+            spans = span_bounds(node, fn, scope.feeds[id(node)])
+            checks += span_check_lines(node, fn, spans, sizes, ancestor, name_of)
     return guards, assigns, checks

@@ -41,7 +41,7 @@ from ...ir.leafinfo import analyze_leaf
 from ...ir.types import ArrayType, ScalarType, check_value
 from ...ir.verify import topological_order
 from ..base import Backend, PortKey, RunContext, warn
-from ..bounds import bound_accesses, check
+from ..bounds import bound_accesses, check, check_spans, span_bounds
 from .arith import cast_scalar
 from .arith_rewrite import typed_function
 from .barriers import barrier_generator
@@ -51,6 +51,16 @@ from .races import GraphScope, LeafRecorder, NativeLeafRecorder
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _ATOMIC_LOCK = threading.Lock()
+
+
+def _ancestor_sizes(handle: InstanceHandle | None) -> list[tuple[int, ...]]:
+    """The sizes of ``handle``'s node and of each node above it: the extents of a child's
+    ancestors' ids (parent first)."""
+    found = []
+    while handle is not None:
+        found.append(handle.sizes)
+        handle = handle.parent
+    return found
 
 
 @dataclass(frozen=True, eq=False)
@@ -326,6 +336,9 @@ class Interpreter(Backend):
                 # LLVM code runs unchecked: its every-instance accesses are checked first.
                 bounds = bound_accesses(node, fn, feeds[id(node)])
                 check(node, fn, bounds, sizes, args)
+                spans = span_bounds(node, fn, feeds[id(node)])
+                if spans:
+                    check_spans(node, fn, spans, sizes, _ancestor_sizes(handle), args)
             inputs = self._gather(node, sizes, feeds[id(node)], args, results)
             if isinstance(node.function, LeafFunction):
                 results[node.name] = self.run_leaf(node, sizes, inputs, handle, races=races)

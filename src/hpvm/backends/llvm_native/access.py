@@ -42,9 +42,19 @@ constant or linear indices) and integer arithmetic with constants (``add``, ``su
 ``ashr (shl v, 32), 30`` for ``a[i]`` with ``int i`` — and ``and v, 2^k - 1``). Integer widths are
 followed exactly: each fact holds for ids up to a ``limit`` below which no operation
 wraps or is cut off (``int i = id`` truncates to 32 bits: the fact holds for ids below
-2^31), and is not used past it. Anything else — a guard (``if (i < n)``: the access is not
-in the entry block), an index with another id or a parameter in it, a struct field, a
-``phi`` — gives no fact, and such accesses are not checked.
+2^31), and is not used past it.
+
+**Several ids** (``affine_accesses``). The same walk keeps an offset that is an affine form
+of several ids — the node's own and its ancestors' (the id call's handle is
+``getParentNode`` of a handle, once or more: its level) — as ``AffineBytes``: ``c +
+sum(k*id)`` over ``affine.py``'s terms, with the conditions under which it is exact (a
+largest id per id, and forms of several ids that must stay inside an integer width, which
+only the launch's sizes decide), the accesses on one argument with the same strides joined.
+Single own-id facts with a stride > 0 stay ``ByteAccess`` facts (their limit says it all); one
+whose first byte is below the pointer (``a[x - 1]``) is an ``AffineBytes`` too, for its
+start. Anything else — a guard (``if (i < n)``: the access is not in the entry block), an
+index with a parameter in it, a struct field, a ``phi`` — gives no fact, and such accesses
+are not checked.
 """
 
 from __future__ import annotations
@@ -55,6 +65,7 @@ from dataclasses import dataclass
 
 from ...ir.bodies import LLVMBody
 from ...ir.debuginfo import DebugInfo
+from .affine import Affine, Guard, Term, merged_guards
 
 _IDS = {"x": 0, "y": 1, "z": 2}
 _ID_CALL = re.compile(r"@llvm\.hpvm\.getNodeInstanceID\.([xyz])\(")
@@ -69,7 +80,7 @@ _SCALES = {"1": 0, "2": 1, "4": 2, "8": 3, "16": 4}
 _LOCK = threading.Lock()
 _PRINTED: dict[tuple[str, str], tuple[str, str] | None] = {}
 _STRIDE: dict[tuple[str, str], int | None] = {}
-_BYTES: dict[tuple[str, str], tuple[ByteAccess, ...]] = {}
+_BYTES: dict[tuple[str, str], tuple[tuple[ByteAccess, ...], tuple[AffineBytes, ...]]] = {}
 
 
 def unit_stride_dimension(body: LLVMBody) -> int | None:
@@ -286,6 +297,9 @@ _SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "i128": 16, "half": 2,
           "double": 8, "fp128": 16, "ptr": 8}  # fmt: skip
 _GEP_FLAGS = {"inbounds", "nuw", "nusw"}
 _HANDLE_ARG = re.compile(r"\(ptr(?: [a-z_]+)* (%[-a-zA-Z$._0-9]+|%\"[^\"]*\")\)")
+_PARENT_CALL = re.compile(
+    r"\bcall (?:[a-z_]+ )*ptr @llvm\.hpvm\.getParentNode\(ptr(?: [a-z_]+)* (%[-a-zA-Z$._0-9]+)\)"
+)
 _NODE_CALL = re.compile(r"\bcall (?:[a-z_]+ )*ptr @llvm\.hpvm\.getNode\(\)")
 _INTEGER = re.compile(r"-?\d+\Z")
 _WIDTH = re.compile(r"i(\d+)\Z")
@@ -307,34 +321,21 @@ class ByteAccess:
 
 
 @dataclass(frozen=True)
-class _Linear:
-    """A value that equals ``k*id + c`` for ids 0 to ``limit`` of dimension ``dim``
-    (``None``: a constant, ``k`` 0)."""
+class AffineBytes:
+    """Every instance loads or stores bytes ``c + sum(k * id)`` (``terms``: ``(level, dim,
+    k)``, ``affine.py``), ``c`` from ``first`` to ``last``, of LLVM argument ``argument``,
+    wherever the ids keep within ``limits`` and the forms of ``guards`` in their ranges.
+    ``where_first`` / ``where_last``: ``file:line`` of the access reaching the lowest /
+    highest byte."""
 
-    dim: int | None
-    k: int
-    c: int
-    limit: int = _ID_LIMIT
-
-    def within(self, low: int, high: int) -> _Linear | None:
-        """The same value where it stays in ``[low, high]`` (ids from 0 up to the first
-        that would leave it), or ``None`` if id 0 already does."""
-        if not low <= self.c <= high:
-            return None
-        if self.k > 0:
-            return _Linear(self.dim, self.k, self.c, min(self.limit, (high - self.c) // self.k))
-        if self.k < 0:
-            return _Linear(self.dim, self.k, self.c, min(self.limit, (self.c - low) // -self.k))
-        return self
-
-    def plus(self, other: _Linear) -> _Linear | None:
-        if self.dim is not None and other.dim is not None and self.dim != other.dim:
-            return None
-        dim = self.dim if self.dim is not None else other.dim
-        return _Linear(dim, self.k + other.k, self.c + other.c, min(self.limit, other.limit))
-
-    def times(self, factor: int) -> _Linear:
-        return _Linear(self.dim if factor else None, self.k * factor, self.c * factor, self.limit)
+    argument: int
+    terms: tuple[Term, ...]
+    first: int
+    last: int
+    limits: tuple[Term, ...]
+    guards: tuple[Guard, ...]
+    where_first: str | None
+    where_last: str | None
 
 
 def _signed(bits: int) -> tuple[int, int]:
@@ -379,12 +380,23 @@ def every_instance_accesses(body: LLVMBody) -> tuple[ByteAccess, ...]:
     """The loads and stores of ``body``'s node function that every instance makes at
     ``stride*id + c`` bytes from a pointer argument (module docstring), the farthest per
     argument, id, stride and limit; none when the function cannot be read."""
+    return _facts(body)[0]
+
+
+def affine_accesses(body: LLVMBody) -> tuple[AffineBytes, ...]:
+    """The entry block's loads and stores at an affine form of several ids (the node's own
+    and its ancestors') bytes from a pointer argument, or of one id that steps down or
+    starts below the argument (module docstring); one per argument and terms."""
+    return _facts(body)[1]
+
+
+def _facts(body: LLVMBody) -> tuple[tuple[ByteAccess, ...], tuple[AffineBytes, ...]]:
     key = (body.module, body.function)
     with _LOCK:
         if key in _BYTES:
             return _BYTES[key]
     printed = printed_function(body)
-    found = _byte_accesses(*printed) if printed is not None else ()
+    found = _byte_accesses(*printed) if printed is not None else ((), ())
     with _LOCK:
         _BYTES[key] = found
     return found
@@ -427,32 +439,41 @@ def _entry_block(lines: list[str]) -> list[str]:
     return out
 
 
-def _byte_accesses(function: str, module: str) -> tuple[ByteAccess, ...]:
+def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], tuple[AffineBytes, ...]]:
     lines = function.splitlines()
     define = next((line for line in lines if line.startswith("define")), "")
     if not define:
-        return ()
+        return (), ()
     arguments = {name: k for k, name in enumerate(_arguments(define)) if name}
     defs: dict[str, str] = {}
     for line in lines:
         m = _DEF.match(line)
         if m:
             defs[m.group(1)] = _strip(m.group(2))
-    memo: dict[str, _Linear | None] = {}
+    memo: dict[str, Affine | None] = {}
 
-    def operand(text: str, depth: int) -> _Linear | None:
+    def operand(text: str, depth: int) -> Affine | None:
         text = text.strip()
         if _INTEGER.match(text):
-            return _Linear(None, 0, int(text))
+            return Affine(c=int(text))
         return value(text, depth + 1) if text.startswith("%") else None
 
-    def value(name: str, depth: int = 0) -> _Linear | None:
-        """``name`` as a linear function of one own instance id, if it is one."""
+    def value(name: str, depth: int = 0) -> Affine | None:
+        """``name`` as an affine form of instance ids, if it is one."""
         if name not in memo:
             memo[name] = None if depth > 64 else _value(name, depth)
         return memo[name]
 
-    def _value(name: str, depth: int) -> _Linear | None:
+    def level(handle: str, depth: int = 0) -> int | None:
+        """How many levels up from the leaf's node the handle ``handle`` is."""
+        rhs = defs.get(handle, "")
+        if _NODE_CALL.search(rhs):
+            return 0
+        m = _PARENT_CALL.search(rhs)
+        inner = level(m.group(1), depth + 1) if m is not None and depth < 16 else None
+        return inner + 1 if inner is not None else None
+
+    def _value(name: str, depth: int) -> Affine | None:
         rhs = defs.get(name)
         if rhs is None:
             return None
@@ -460,9 +481,8 @@ def _byte_accesses(function: str, module: str) -> tuple[ByteAccess, ...]:
         if "call" in words[:3]:
             call = _ID_CALL.search(rhs)
             handle = _HANDLE_ARG.search(rhs[call.end() - 1 :]) if call else None
-            if call is None or handle is None or not _NODE_CALL.search(defs.get(handle.group(1), "")):
-                return None
-            return _Linear(_IDS[call.group(1)], 1, 0)
+            up = level(handle.group(1)) if call is not None and handle is not None else None
+            return Affine.id(up, _IDS[call.group(1)]) if call is not None and up is not None else None
         op = words[0]
         rest = [w for w in words[1:] if w not in _FLAGS]
         if op in ("sext", "zext", "trunc", "freeze"):
@@ -486,32 +506,30 @@ def _byte_accesses(function: str, module: str) -> tuple[ByteAccess, ...]:
             return None
         if op == "or" and "disjoint" in words[1:3]:
             op = "add"
+        result: Affine | None
         if op == "add":
             result = a.plus(b)
         elif op == "sub":
             result = a.plus(b.times(-1))
-        elif op == "mul" and (a.dim is None or b.dim is None):
-            result = a.times(b.c) if b.dim is None else b.times(a.c)
-        elif op == "shl" and b.dim is None and 0 <= b.c < bits:
-            result = a.times(2**b.c)
-        elif op in ("ashr", "lshr") and b.dim is None and 0 <= b.c < bits:
+        elif op == "mul" and (not a.terms or not b.terms):
+            result = a.times(b.c).plus(b.conditions()) if not b.terms else b.times(a.c).plus(a.conditions())
+        elif op == "shl" and not b.terms and 0 <= b.c < bits:
+            result = a.times(2**b.c).plus(b.conditions())
+        elif op in ("ashr", "lshr") and not b.terms and 0 <= b.c < bits:
             # A shift of a value every id keeps a multiple of 2^C: an exact division (instcombine
             # writes sext(trunc(v)) * 4 as ashr (shl v, 32), 30, and adds constants in between).
-            d = 2**b.c
             kept = a if op == "ashr" else a.within(0, 2 ** (bits - 1) - 1)  # (lshr: as unsigned)
-            if kept is None or a.k % d or a.c % d:
-                return None
-            result = _Linear(a.dim, a.k // d, a.c // d, kept.limit)
-        elif op == "and" and b.dim is None and b.c > 0 and b.c & (b.c + 1) == 0:
+            result = kept.divided(2**b.c) if kept is not None else None
+        elif op == "and" and not b.terms and b.c > 0 and b.c & (b.c + 1) == 0:
             result = a.within(0, b.c)  # zext(trunc(v)) as instcombine writes it: and v, 2^k - 1
         else:
             return None
         return result.within(*_signed(bits)) if result is not None else None
 
-    def address(name: str, depth: int = 0) -> tuple[int, _Linear] | None:
+    def address(name: str, depth: int = 0) -> tuple[int, Affine] | None:
         """(the pointer argument, the byte offset from it) of a pointer value."""
         if name in arguments:
-            return arguments[name], _Linear(None, 0, 0)
+            return arguments[name], Affine()
         rhs = defs.get(name, "")
         if depth > 64 or not rhs.startswith("getelementptr"):
             return None
@@ -536,15 +554,15 @@ def _byte_accesses(function: str, module: str) -> tuple[ByteAccess, ...]:
             if size is None or step is None:
                 return None
             step = step.within(*_signed(int(words[0][1:])))
-            moved = offset.plus(step.times(size)) if step is not None else None
-            if moved is None:
+            if step is None:
                 return None
-            offset = moved
-        offset = offset.within(*_signed(64))
-        return (argument, offset) if offset is not None else None
+            offset = offset.plus(step.times(size))
+        found = offset.within(*_signed(64))
+        return (argument, found) if found is not None else None
 
     debug: DebugInfo | None = None
     farthest: dict[tuple[int, int, int, int], ByteAccess] = {}
+    spans: dict[tuple[int, tuple[Term, ...]], AffineBytes] = {}
     for line in _entry_block(lines):
         m = _DEF.match(line)
         rhs = _strip(m.group(2) if m else line)
@@ -557,17 +575,59 @@ def _byte_accesses(function: str, module: str) -> tuple[ByteAccess, ...]:
             continue
         size = type_size(leading_type(operands[0]))
         found = address(pointer[0])
-        if size is None or found is None:
+        if size is None or found is None or not found[1].terms:
             continue
         argument, offset = found
-        if offset.dim is None or offset.k <= 0:
-            continue
         if debug is None:
             debug = DebugInfo(module)
-        fact = ByteAccess(
-            argument, offset.dim, offset.k, offset.c, offset.c + size - 1, offset.limit, debug.where(line)
+        where = debug.where(line)
+        simple = _simple(offset)
+        if simple is not None:
+            dim, stride, limit = simple
+            fact = ByteAccess(argument, dim, stride, offset.c, offset.c + size - 1, limit, where)
+            key = (argument, dim, stride, limit)
+            if key not in farthest or fact.last > farthest[key].last:
+                farthest[key] = fact
+            if offset.c >= 0:
+                continue  # (a negative first byte: the instance with id 0 reads before the array)
+        spans[(argument, offset.terms)] = _joined(
+            spans.get((argument, offset.terms)), argument, offset, size, where
         )
-        key = (argument, fact.dim, fact.stride, fact.limit)
-        if key not in farthest or fact.last > farthest[key].last:
-            farthest[key] = fact
-    return tuple(farthest.values())
+    return tuple(farthest.values()), tuple(spans.values())
+
+
+def _simple(offset: Affine) -> tuple[int, int, int] | None:
+    """(dim, stride, limit) of ``stride*id + c`` in one own id, ``stride`` > 0, with no other
+    condition than a limit on that id: what ``ByteAccess`` says."""
+    if len(offset.terms) != 1 or offset.guards or len(offset.limits) > 1:
+        return None
+    level, dim, k = offset.terms[0]
+    if level or k <= 0 or any(lim[:2] != (0, dim) for lim in offset.limits):
+        return None
+    return dim, k, offset.limits[0][2] if offset.limits else _ID_LIMIT
+
+
+def _joined(
+    was: AffineBytes | None, argument: int, offset: Affine, size: int, where: str | None
+) -> AffineBytes:
+    """An access of ``size`` bytes at ``offset`` joined to the fact on the same argument
+    and terms: the lowest first byte, the highest last, the conditions of both."""
+    first, last = offset.c, offset.c + size - 1
+    guards = tuple(offset.guards)
+    if was is None:
+        return AffineBytes(
+            argument, offset.terms, first, last, offset.limits, merged_guards(guards), where, where
+        )
+    limits = {(lv, d): lim for lv, d, lim in was.limits}
+    for lv, d, lim in offset.limits:
+        limits[(lv, d)] = min(lim, limits.get((lv, d), lim))
+    return AffineBytes(
+        was.argument,
+        was.terms,
+        min(first, was.first),
+        max(last, was.last),
+        tuple((lv, d, lim) for (lv, d), lim in sorted(limits.items())),
+        merged_guards((*was.guards, *guards)),
+        where if first < was.first else was.where_first,
+        where if last > was.last else was.where_last,
+    )

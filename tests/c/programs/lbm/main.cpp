@@ -27,6 +27,13 @@
 #include "lbm.h"
 #include "main.h"
 
+// The planes each launch covers: the box's, unless a test builds the program with
+// -D LAUNCH_PLANES=... to launch over more planes than the grid holds (the bounds check
+// refuses that launch before the leaf runs).
+#ifndef LAUNCH_PLANES
+#define LAUNCH_PLANES SIZE_Z
+#endif
+
 static LBM_Grid srcGrid, dstGrid;
 
 struct pb_TimerSet timers;
@@ -236,7 +243,7 @@ bool MAIN_initialize(const MAIN_Param *param, std::vector<float> &srcMemory, std
 __attribute__((noinline)) void MAIN_performStreamCollide(LBM_Grid src, LBM_Grid dst) {
   size_t bytes = (size_t)TOTAL_PADDED_CELLS * N_CELL_ENTRIES * sizeof(float);
   RootIn *root_in = (RootIn *)std::malloc(sizeof(RootIn));
-  *root_in = RootIn{src - MARGIN, bytes, dst - MARGIN, bytes, SIZE_X, SIZE_Y, SIZE_Z};
+  *root_in = RootIn{src - MARGIN, bytes, dst - MARGIN, bytes, SIZE_X, SIZE_Y, LAUNCH_PLANES};
   void *lbmDFG = __hpvm__launch(0, lbmLvl3, (void *)root_in);
   __hpvm__wait(lbmDFG);
   std::free(root_in);

@@ -1,0 +1,205 @@
+"""Affine forms of several instance ids (``llvm_native/affine.py``) and the facts
+``access.py``'s ``affine_accesses`` reads from LLVM leaves with them: the range of a form
+over a box of ids against brute force, and — on random integer arithmetic that may wrap —
+a fact is exact at every instance of every box where its conditions hold."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hpvm.backends.llvm_native.access import affine_accesses, every_instance_accesses
+from hpvm.backends.llvm_native.affine import holds, span
+from hpvm.ir.bodies import LLVMBody
+
+# A box: per level (0: the leaf's node, 1: its parent, 2: the grandparent), its sizes.
+_BOXES = st.lists(st.lists(st.integers(1, 5), min_size=0, max_size=3), min_size=1, max_size=3)
+
+
+def _points(box: list[list[int]]):
+    """Every (level, dim) -> id assignment of the box."""
+    keys = [(level, dim) for level, sizes in enumerate(box) for dim in range(len(sizes))]
+    for ids in itertools.product(*(range(box[level][dim]) for level, dim in keys)):
+        yield dict(zip(keys, ids, strict=True))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_BOXES, st.data())
+def test_the_span_is_the_least_and_greatest_value_over_the_box(box, data):
+    levels = len(box)
+    terms = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, levels - 1), st.integers(0, 2), st.integers(-(10**6), 10**6)),
+            max_size=5,
+            unique_by=lambda t: t[:2],
+        )
+    )
+    c_low = data.draw(st.integers(-(10**6), 10**6))
+    c_high = c_low + data.draw(st.integers(0, 100))
+    values = [
+        sum(k * point.get((level, dim), 0) for level, dim, k in terms) for point in _points(box)
+    ]  # (a dimension past a level's sizes: id 0, extent 1)
+    assert span(terms, c_low, c_high, box) == (c_low + min(values), c_high + max(values))
+
+
+DECLARES = """
+declare ptr @llvm.hpvm.getNode()
+declare ptr @llvm.hpvm.getParentNode(ptr)
+declare i64 @llvm.hpvm.getNodeInstanceID.x(ptr)
+declare i64 @llvm.hpvm.getNodeInstanceID.y(ptr)
+"""
+IDS = """  %h = call ptr @llvm.hpvm.getNode()
+  %up = call ptr @llvm.hpvm.getParentNode(ptr %h)
+  %top = call ptr @llvm.hpvm.getParentNode(ptr %up)
+  %x = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %h)
+  %px = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %up)
+  %py = call i64 @llvm.hpvm.getNodeInstanceID.y(ptr %up)
+  %gx = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %top)
+"""
+# Each id above as its term key: (level, dim).
+KEYS = {"%x": (0, 0), "%px": (1, 0), "%py": (1, 1), "%gx": (2, 0)}
+
+
+def _function(body: str) -> LLVMBody:
+    text = (
+        f"{DECLARES}\ndefine {{}} @f(ptr %a, i64 %a.size, ptr %b, i64 %b.size) {{\nentry:\n{IDS}{body}\n}}\n"
+    )
+    return LLVMBody(text, "f")
+
+
+def test_lbm_style_struct_of_arrays_with_parent_ids_and_a_moved_pointer():
+    """``g += MARGIN; g[e*TOTAL + (z*PY + y)*PX + x - 1]`` in ``int``, as clang writes it:
+    one fact per array and terms, the lowest and highest entry joined."""
+    body = """  %g = getelementptr inbounds i8, ptr %a, i64 504
+  %tx = trunc i64 %x to i32
+  %ty = trunc i64 %px to i32
+  %tz = trunc i64 %py to i32
+  %m = mul nsw i32 %tz, 7
+  %r = add nsw i32 %m, %ty
+  %s = mul nsw i32 %r, 9
+  %i = add nsw i32 %s, %tx
+  %w = add nsw i32 %i, -1
+  %e = sext i32 %w to i64
+  %p = getelementptr inbounds float, ptr %g, i64 %e
+  %v = load float, ptr %p, align 4
+  %j = add nsw i32 %i, 1197
+  %f = sext i32 %j to i64
+  %q = getelementptr inbounds float, ptr %g, i64 %f
+  store float %v, ptr %q, align 4
+  ret {} zeroinitializer"""
+    (fact,) = affine_accesses(_function(body))
+    assert fact.argument == 0 and fact.terms == ((0, 0, 4), (1, 0, 36), (1, 1, 252))
+    assert (fact.first, fact.last) == (500, 504 + 4 * 1197 + 3)
+    assert every_instance_accesses(_function(body)) == ()
+    # the ids fit in an int, and the int forms may not overflow:
+    box = [[10], [5, 4]]
+    assert holds(fact.limits, fact.guards, box)
+    assert not holds(fact.limits, fact.guards, [[10], [5, 2**31 // 63]])
+    assert span(fact.terms, fact.first, fact.last, box) == (500, 504 + 4 * (9 + 36 + 189 + 1197) + 3)
+
+
+def test_a_decreasing_index_and_a_grandparent_id_are_facts_but_a_parameter_stride_is_not():
+    body = """  %d = sub i64 %gx, %x
+  %p = getelementptr inbounds float, ptr %a, i64 %d
+  store float 0.0, ptr %p
+  %n = load i64, ptr %b
+  %r = mul i64 %px, %n
+  %q = getelementptr inbounds float, ptr %b, i64 %r
+  store float 0.0, ptr %q
+  ret {} zeroinitializer"""
+    facts = affine_accesses(_function(body))
+    assert [(f.argument, f.terms, f.first, f.last) for f in facts] == [(0, ((0, 0, -4), (2, 0, 4)), 0, 3)]
+
+
+def test_a_negative_first_byte_of_one_id_is_a_fact_of_both_kinds():
+    """``a[x - 1]``: ``ByteAccess`` checks its end, the affine fact its start."""
+    body = """  %i = add nsw i64 %x, -1
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  store float 0.0, ptr %p
+  ret {} zeroinitializer"""
+    assert [(f.stride, f.first) for f in every_instance_accesses(_function(body))] == [(4, -4)]
+    assert [(f.terms, f.first, f.last) for f in affine_accesses(_function(body))] == [(((0, 0, 4),), -4, -1)]
+
+
+def _wrap(value: int, bits: int) -> int:
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+_STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "sub", "mul", "addid", "subid"]),
+        st.integers(-(2**31), 2**31),
+        st.sampled_from(sorted(KEYS)),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    _STEPS, st.sampled_from([32, 64]), st.lists(st.integers(1, 4), min_size=4, max_size=4), st.integers(0, 40)
+)
+def test_a_fact_is_exact_at_every_instance_where_its_conditions_hold(steps, bits, sizes, scale):
+    """Random wrapping arithmetic (no ``nsw``) on the four ids in 32 or 64 bits, then the
+    byte offset: where the analysis gives a fact and its conditions hold over a box (the
+    sizes, or the sizes scaled up to reach the wrap), the address LLVM computes at every
+    instance of the box is the fact's form."""
+    start = "%x"
+    lines = [f"  %t{k} = trunc i64 {name} to i32" for k, name in enumerate(KEYS)] if bits == 32 else []
+    ref = {name: (f"%t{k}" if bits == 32 else name) for k, name in enumerate(KEYS)}
+    name = ref[start]
+    for k, (op, c, other) in enumerate(steps):
+        new = f"%v{k}"
+        if op in ("add", "sub", "mul"):
+            lines.append(f"  {new} = {op} i{bits} {name}, {c}")
+        else:
+            lines.append(f"  {new} = {op[:3]} i{bits} {name}, {ref[other]}")
+        name = new
+    if bits == 32:
+        lines.append(f"  %w = sext i32 {name} to i64")
+        name = "%w"
+    body = "\n".join([*lines, f"  %p = getelementptr inbounds i8, ptr %a, i64 {name}", "  store i8 0, ptr %p",
+                      "  ret {} zeroinitializer"])  # fmt: skip
+    facts = affine_accesses(_function(body)) + tuple(every_instance_accesses(_function(body)))
+    if not facts:
+        return
+
+    def llvm_value(ids: dict[str, int]) -> int:
+        v = _wrap(ids[start], bits)
+        for op, c, other in steps:
+            if op == "add":
+                v = _wrap(v + c, bits)
+            elif op == "sub":
+                v = _wrap(v - c, bits)
+            elif op == "mul":
+                v = _wrap(v * c, bits)
+            elif op == "addid":
+                v = _wrap(v + _wrap(ids[other], bits), bits)
+            else:
+                v = _wrap(v - _wrap(ids[other], bits), bits)
+        return v
+
+    for factor in (1, 2**scale):
+        box = [[sizes[0] * factor], [sizes[1] * factor, sizes[2]], [sizes[3] * factor]]
+        # every instance of the small box; of a scaled one, its corners (each id 0 or its
+        # last) and the ids one before the last
+        small = box if factor == 1 else [[3], [3, 3], [3]]
+        for fact in affine_accesses(_function(body)):
+            assert fact.first == fact.last
+            if not holds(fact.limits, fact.guards, box):
+                continue
+            for point in _points(small):
+                if factor > 1:
+                    point = {
+                        (lv, d): (0, box[lv][d] - 1, box[lv][d] - 2)[i]
+                        if box[lv][d] > 2
+                        else min(i, box[lv][d] - 1)
+                        for (lv, d), i in point.items()
+                    }
+                ids = {name: point[key] for name, key in KEYS.items()}
+                want = fact.first + sum(k * point[(level, dim)] for level, dim, k in fact.terms)
+                assert llvm_value(ids) == want, (point, fact)
