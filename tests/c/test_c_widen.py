@@ -21,10 +21,14 @@ from hpvm.c.widen import widen
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "c"
 
 
+#: The end of each function: ``%e`` as an address's index (what ``widen`` widens), returned.
+_ADDRESS = "\n  %p = getelementptr i8, ptr null, i64 %e\n  %r = ptrtoint ptr %p to i64\n  ret i64 %r\n}\n"
+
+
 @st.composite
 def chains(draw):
     """A function of three ``i32`` arguments: nsw adds, subs and muls of the arguments, the
-    steps before and small constants, the last step sign-extended and returned."""
+    steps before and small constants, the last step sign-extended as an address's index."""
     values = ["%a", "%b", "%c"]
     lines = []
     for k in range(draw(st.integers(1, 8))):
@@ -33,7 +37,7 @@ def chains(draw):
         lines.append(f"  %v{k} = {op} nsw i32 {x}, {y}")
         values.append(f"%v{k}")
     lines.append(f"  %e = sext i32 {values[-1]} to i64")
-    return "define i64 @f(i32 %a, i32 %b, i32 %c) {\nentry:\n" + "\n".join(lines) + "\n  ret i64 %e\n}\n"
+    return "define i64 @f(i32 %a, i32 %b, i32 %c) {\nentry:\n" + "\n".join(lines) + _ADDRESS
 
 
 def _jit(text: str):
@@ -76,9 +80,10 @@ def test_a_widened_chain_computes_what_the_32_bit_one_did(text, args):
 def test_a_step_that_may_wrap_is_not_widened():
     text = (
         "define i64 @f(i32 %a, i32 %b, i32 %c) {\nentry:\n  %m = mul nsw i32 %b, %c\n"
-        "  %s = add i32 %a, %m\n  %e = sext i32 %s to i64\n  ret i64 %e\n}\n"
+        "  %s = add i32 %a, %m\n  %e = sext i32 %s to i64" + _ADDRESS
     )
     assert widen(text) == text
+    assert "w64" in widen(text.replace("add i32", "add nsw i32"))  # (the same with nsw is)
     keep = _jit(widen(text))
     assert keep[1](2**31 - 1, 1, 1) == -(2**31)  # (wraps, as the add without nsw says)
 
@@ -92,3 +97,16 @@ def test_the_stencil_leaf_indexes_in_64_bits():
     body = text[start : text.index("\n}\n", start)]
     assert re.search(r"= (add|sub|mul|shl) (nuw )?nsw i32 ", body) is None, body
     assert "getelementptr" in body and "i64 %w64." in body
+
+
+def test_only_addresses_and_functions_without_loops_are_widened():
+    chain = "  %s = add nsw i32 %a, %b\n  %e = sext i32 %s to i64\n"
+    returned = "define i64 @f(i32 %a, i32 %b) {\nentry:\n" + chain + "  ret i64 %e\n}\n"
+    assert widen(returned) == returned  # (a value, not an address: createNode's sizes stay)
+    looped = (
+        "define i64 @f(i32 %a, i32 %b) {\nentry:\n  br label %loop\nloop:\n" + chain
+        + "  %p = getelementptr i8, ptr null, i64 %e\n  %c = icmp eq ptr %p, null\n"
+        "  br i1 %c, label %loop, label %done\ndone:\n  ret i64 0\n}\n"
+    )  # fmt: skip
+    assert widen(looped) == looped
+    assert "w64" in widen(looped.replace("label %loop, label", "label %done, label"))

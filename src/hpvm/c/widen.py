@@ -1,5 +1,6 @@
-"""A leaf's ``int`` index arithmetic in 64 bits: ``sext i32 (a op nsw b) to i64`` becomes
-``(sext a) op nsw (sext b)`` in ``i64``, down the chain of ``nsw`` adds, subs and muls.
+"""A leaf's ``int`` index arithmetic in 64 bits: ``sext i32 (a op nsw b) to i64`` that an
+address (``getelementptr``) uses becomes ``(sext a) op nsw (sext b)`` in ``i64``, down the
+chain of ``nsw`` adds, subs and muls.
 
 Why: C computes ``a[x + nx * (y + ny * z)]`` with ``int`` operands in 32 bits and
 sign-extends the sum for the address. Inside a C loop, LLVM's induction-variable widening
@@ -15,6 +16,12 @@ while every ``nsw`` is still there is exact: where no 32-bit operation overflows
 result was poison, which any value refines. What reaches the address is then 64-bit
 arithmetic of sign-extended leaves (parameters, the instance id truncated to ``int``),
 which instcombine may reorder freely.
+
+Only functions without loops: inside a loop, LLVM's own induction-variable widening
+handles the chains that vary with it, and widening them first changes what it does
+(examples/c/sgemm.c's tile loop got an exit count with ``umin`` in 32 bits instead of a
+64-bit counter; not measured further). The leaves this is for are the loop-free ones,
+replicated over instances, whose instance loop the back end vectorizes.
 
 On the text of functions in SSA form (``passes.py`` runs it after SROA, before ``-O1``):
 each widened operation gets its 64-bit twin right after it (its operands' twins are defined
@@ -32,6 +39,8 @@ _OP = re.compile(rf"^  ({_NAME}) = (add|sub|mul) (?:nuw )?nsw i32 ({_OPERAND}), 
 _SEXT = re.compile(rf"^  ({_NAME}) = sext i32 ({_NAME}) to i64((?:, !.*)?)$")
 _DEFINE = re.compile(r"^define ")
 _PREFIX = "%w64."
+_LABEL = re.compile(r"^([-a-zA-Z$._0-9]+):")
+_TARGET = re.compile(r"label %([-a-zA-Z$._0-9]+)")
 
 
 def widen(text: str) -> str:
@@ -53,8 +62,9 @@ def widen(text: str) -> str:
 
 
 def _widen_body(body: list[str]) -> list[str]:
-    """One function's lines, widened (unchanged if it already uses the twins' prefix)."""
-    if any(_PREFIX in line for line in body):
+    """One function's lines, widened (unchanged if it already uses the twins' prefix, or
+    has a loop: module docstring)."""
+    if any(_PREFIX in line for line in body) or has_loop(body):
         return body
     ops: dict[str, tuple[str, str, str]] = {}
     for line in body:
@@ -62,7 +72,12 @@ def _widen_body(body: list[str]) -> list[str]:
         if m is not None:
             ops[m.group(1)] = (m.group(2), m.group(3), m.group(4))
     wide: set[str] = set()
-    todo = [m.group(2) for m in map(_SEXT.match, body) if m is not None and m.group(2) in ops]
+    indices = {v for line in body if " getelementptr " in line for v in re.findall(_NAME, line)}
+    todo = [
+        m.group(2)
+        for m in map(_SEXT.match, body)
+        if m is not None and m.group(2) in ops and m.group(1) in indices
+    ]
     while todo:
         name = todo.pop()
         if name not in wide:
@@ -73,7 +88,7 @@ def _widen_body(body: list[str]) -> list[str]:
     out: list[str] = []
     for line in body:
         m = _SEXT.match(line)
-        if m is not None and m.group(2) in wide:
+        if m is not None and m.group(2) in wide and m.group(1) in indices:
             out.append(f"  {m.group(1)} = add i64 {_twin(m.group(2))}, 0{m.group(3)}")
             continue
         out.append(line)
@@ -95,9 +110,22 @@ def _widen_body(body: list[str]) -> list[str]:
     return out
 
 
+def has_loop(body: list[str]) -> bool:
+    """Whether a branch in a function's lines goes back to a block above it (clang lays
+    out blocks in source order: every loop has such a branch)."""
+    seen: set[str] = set()
+    for line in body:
+        m = _LABEL.match(line)
+        if m is not None:
+            seen.add(m.group(1))
+        elif line.lstrip().startswith(("br ", "switch ")) and seen & set(_TARGET.findall(line)):
+            return True
+    return False
+
+
 def _twin(name: str) -> str:
     """The 64-bit twin of the 32-bit value ``name``."""
     return _PREFIX + name[1:]
 
 
-__all__ = ["widen"]
+__all__ = ["has_loop", "widen"]
