@@ -2,8 +2,11 @@
 way an LLVM text source (``.ll``) is read.
 
 HPVM's tool chain starts with clang too (``-emit-llvm``); we use zig's bundled clang so no
-system compiler is needed. ``-O1`` gives the SSA form the rewrite reads (no allocas around
-the ``__hpvm__*`` calls), ``-g`` the line of every call for error messages, and
+system compiler is needed. ``-O1 -Xclang -disable-llvm-passes``: ``-O1``'s code
+generation without its passes, which ``passes.py`` runs (SSA form without allocas around the
+``__hpvm__*`` calls, as the rewrite reads it, with ``int`` index arithmetic widened to 64
+bits before instcombine can drop its ``nsw`` flags); ``-g`` the line of every call for error
+messages, and
 ``-fno-discard-value-names`` keeps the C names of parameters and node handles, which become
 port and node names. Zig defines ``NDEBUG`` at ``-O1`` and above; ``-UNDEBUG`` keeps the
 program's ``assert``s on.
@@ -21,14 +24,23 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..ir.cache import cache_folder
-from . import zig
+from . import passes, zig
 from .errors import HPVMCError
 
 INCLUDE_DIR = Path(__file__).parent / "include"
 C_SUFFIXES = frozenset({".c"})
 CXX_SUFFIXES = frozenset({".cpp", ".cc", ".cxx", ".C", ".c++"})
 LL_SUFFIXES = frozenset({".ll"})
-BASE_FLAGS = ("-S", "-emit-llvm", "-O1", "-g", "-fno-discard-value-names", "-UNDEBUG")
+BASE_FLAGS = (
+    "-S",
+    "-emit-llvm",
+    "-O1",
+    "-Xclang",
+    "-disable-llvm-passes",
+    "-g",
+    "-fno-discard-value-names",
+    "-UNDEBUG",
+)
 
 
 def include_dir() -> str:
@@ -80,7 +92,24 @@ def to_llvm(
             raise HPVMCError(f"{path}: clang could not compile it:\n{messages.strip()}")
         text = out.read_text()
         out.unlink()  # (zig keeps its own copy, and writes it here again on a hit)
-        return text
+        return _optimized(out.parent, text, str(path))
+
+
+def _optimized(folder: Path, text: str, file: str) -> str:
+    """``passes.optimize(text)``, kept in ``folder`` (clang's, under its lock) by the hash of
+    ``text`` (and the versions of the passes and of llvmlite): an unchanged file costs a
+    read, not llvmlite's parsing and passes (0.1-0.3 s for an example)."""
+    import llvmlite
+
+    key = hashlib.sha256(f"{passes.VERSION}\0{llvmlite.__version__}\0{text}".encode()).hexdigest()
+    kept, stamp = folder / "passes.ll", folder / "passes.key"
+    if stamp.is_file() and stamp.read_text() == key and kept.is_file():
+        return kept.read_text()
+    done = passes.optimize(text, file)
+    stamp.unlink(missing_ok=True)
+    kept.write_text(done)
+    stamp.write_text(key)
+    return done
 
 
 @contextmanager
