@@ -49,7 +49,7 @@ COMPILE_LOCK = threading.RLock()
 # 9: loops written outlined, chunk functions as the generator writes them; 10: the prange
 # index cast to int64 in chunk bounds, so a chunk function compiles once; 11: barrier group
 # functions view buffers with views.py's __hpvm_view; the pooled malloc inlined).
-CODEGEN_VERSION = 11
+CODEGEN_VERSION = 12
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in
