@@ -48,7 +48,8 @@ COMPILE_LOCK = threading.RLock()
 # Bump when generated code or its module layout changes (6: error model; 7: outlined loops;
 # 9: loops written outlined, chunk functions as the generator writes them; 10: the prange
 # index cast to int64 in chunk bounds, so a chunk function compiles once; 11: barrier group
-# functions view buffers with views.py's __hpvm_view; the pooled malloc inlined).
+# functions view buffers with views.py's __hpvm_view; the pooled malloc inlined; 12: two
+# chunk functions per parallel loop, the innermost id masked or not, picked before the loop).
 CODEGEN_VERSION = 12
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
