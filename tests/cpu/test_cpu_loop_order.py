@@ -118,6 +118,28 @@ def test_3d_nest_runs_z_outermost_x_innermost():
     assert loops(function(source, chunk + "w"), "__hg0_i") == ["__hg0_i2", "__hg0_i1", "__hg0_i0_w"]
 
 
+@hpvm.leaf(ins=("src",), outs=("dst",))
+def blur1(src: hpvm.i64[:], dst: hpvm.i64[:]):
+    x = hpvm.get_node_instance_id_x(hpvm.get_node()) + 1
+    dst[x] = src[x - 1] + 2 * src[x + 1] + 100 * x
+
+
+@hpvm.internal()
+def blur1_root(src: hpvm.i64[:], dst: hpvm.i64[:]):
+    n = hpvm.create_node_1d(blur1, src.shape[0] - 2)
+    hpvm.bind_in(n, 0, 0)
+    hpvm.bind_in(n, 1, 1)
+
+
+def test_a_1d_loop_keeps_one_chunk_function_and_the_run_time_flag():
+    """LLVM unswitches a 1-D loop on the flag itself: one chunk function compiles faster."""
+    source = generated(blur1_root)
+    chunk = chunk0(source)
+    assert f"def {chunk}w(" not in source
+    assert "__hpvm_narrow(__hg0_i0_w, __hg0_i0_small)" in function(source, chunk)
+    same_as_interp(blur1_root, (grid(11), np.zeros(11, np.int64)), "cpu")
+
+
 @hpvm.internal()
 def wide_blur2_root(src: hpvm.i64[:, :], dst: hpvm.i64[:, :]):
     n = hpvm.create_node_2d(blur2, src.shape[1] - 2, src.shape[0] - 2)

@@ -137,9 +137,10 @@ class LoopNest:
                 end = Read(text, (*lo.names, *hi.names, *end.names))
             heads.append((f"{idx[a]}_w" if pos == dims - 1 else idx[a], end))
         # The innermost id through __hpvm_narrow, so that LLVM vectorizes (narrow.py). Where
-        # the outermost loop is run by chunk functions, the 32-bit test is made here, once:
-        # two chunk functions, the one with the mask called while the extent fits (LLVM
-        # did not unswitch a 2-D nest on a run-time flag, and kept it from vectorizing).
+        # a 2-D or 3-D nest is a parallel loop's chunk function, the 32-bit test is made
+        # here, once: two chunk functions, the one with the mask called while the extent
+        # fits (LLVM did not unswitch such a nest on a run-time flag, so it did not
+        # vectorize; a 1-D loop it does unswitch, and one function compiles faster).
         inner_id = idx[order[-1]]
         small, wide = f"{inner_id}_small", f"{inner_id}_w"
         size = sizes[order[-1]]
@@ -153,9 +154,12 @@ class LoopNest:
             return out.extend(
                 self._nest(heads, instance(Read(f"__hpvm_narrow({wide}, {small})", (wide, small))))
             )
+        var, bound = heads[0]
+        if dims == 1:
+            block = instance(Read(f"__hpvm_narrow({wide}, {small})", (wide, small)))
+            return out.extend(chunks.loop(var, bound, block))
         masked = self._nest(heads[1:], instance(Read(f"__hpvm_narrow({wide}, True)", (wide,))))
         plain = self._nest(heads[1:], instance(local(wide)))
-        var, bound = heads[0]
         return out.extend(chunks.loop(var, bound, masked, wide=(small, plain)))
 
     @staticmethod
