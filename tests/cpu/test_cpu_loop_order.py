@@ -10,24 +10,31 @@ the one ``loop_order`` chose.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
+import hpvm
 from gpu_convention import (
     CASES,
     Case,
+    blur2,
     blur2_root,
     flat2_root,
     flat3_root,
     fused_root,
+    grid,
     histogram2_root,
     same_as_interp,
+    stencil3,
     stencil3_root,
     tile,
     tiles_root,
     y_fastest_root,
 )
 from hpvm.backends import get_backend
+from hpvm.backends.cpu import loopnest
 from hpvm.backends.cpu.graphgen import loop_order
 from hpvm.ir.graph import InternalFunction
 
@@ -36,6 +43,18 @@ pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
 def generated(root) -> str:
     return "\n".join(get_backend("cpu").prepare(root).gen.sources)
+
+
+def function(source: str, name: str) -> str:
+    """The generated function ``name`` of ``source``."""
+    start = source.index(f"def {name}(")
+    end = source.find("\ndef ", start + 1)
+    return source[start : end if end >= 0 else len(source)]
+
+
+def chunk0(source: str) -> str:
+    """The name of the first chunk function of ``source``."""
+    return re.search(r"^def (\w+_chunk0)\(", source, flags=re.M).group(1)
 
 
 def loops(source: str, prefix: str) -> list[str]:
@@ -74,17 +93,78 @@ def test_the_loop_order_follows_the_unit_stride_id(name: str) -> None:
 
 
 def test_2d_nest_runs_y_outside_and_x_innermost_narrowed():
-    assert loops(generated(blur2_root), "__hg0_i") == ["__hg0_i1", "__hg0_i0_w", "narrow:__hg0_i0"]
-    assert "__hpo0_n = __hn0_s1\n" in generated(blur2_root)  # the parallel loop (outlined) is y's
+    source = generated(blur2_root)
+    chunk = chunk0(source)
+    # Two chunk functions for the one parallel loop: x masked to 32 bits (vectorized) and
+    # x as it is, called where x's extent does not fit in 32 bits.
+    assert loops(function(source, chunk), "__hg0_i") == ["__hg0_i1", "__hg0_i0_w", "narrow:__hg0_i0"]
+    assert "__hpvm_narrow(__hg0_i0_w, True)" in function(source, chunk)
+    assert loops(function(source, chunk + "w"), "__hg0_i") == ["__hg0_i1", "__hg0_i0_w"]
+    assert "__hg0_i0_small = __hn0_s0 <= 4294967295\n" in source  # x's extent, tested once
+    assert f"        if __hg0_i0_small:\n            __hpvm_try_call({chunk}, " in source
+    assert f"        else:\n            __hpvm_try_call({chunk}w, " in source
+    assert "__hpo0_n = __hn0_s1\n" in source  # the parallel loop (outlined) is y's
 
 
 def test_3d_nest_runs_z_outermost_x_innermost():
-    assert loops(generated(stencil3_root), "__hg0_i") == [
+    source = generated(stencil3_root)
+    chunk = chunk0(source)
+    assert loops(function(source, chunk), "__hg0_i") == [
         "__hg0_i2",
         "__hg0_i1",
         "__hg0_i0_w",
         "narrow:__hg0_i0",
     ]
+    assert loops(function(source, chunk + "w"), "__hg0_i") == ["__hg0_i2", "__hg0_i1", "__hg0_i0_w"]
+
+
+@hpvm.leaf(ins=("src",), outs=("dst",))
+def blur1(src: hpvm.i64[:], dst: hpvm.i64[:]):
+    x = hpvm.get_node_instance_id_x(hpvm.get_node()) + 1
+    dst[x] = src[x - 1] + 2 * src[x + 1] + 100 * x
+
+
+@hpvm.internal()
+def blur1_root(src: hpvm.i64[:], dst: hpvm.i64[:]):
+    n = hpvm.create_node_1d(blur1, src.shape[0] - 2)
+    hpvm.bind_in(n, 0, 0)
+    hpvm.bind_in(n, 1, 1)
+
+
+def test_a_1d_loop_keeps_one_chunk_function_and_the_run_time_flag():
+    """LLVM unswitches a 1-D loop on the flag itself: one chunk function compiles faster."""
+    source = generated(blur1_root)
+    chunk = chunk0(source)
+    assert f"def {chunk}w(" not in source
+    assert "__hpvm_narrow(__hg0_i0_w, __hg0_i0_small)" in function(source, chunk)
+    same_as_interp(blur1_root, (grid(11), np.zeros(11, np.int64)), "cpu")
+
+
+@hpvm.internal()
+def wide_blur2_root(src: hpvm.i64[:, :], dst: hpvm.i64[:, :]):
+    n = hpvm.create_node_2d(blur2, src.shape[1] - 2, src.shape[0] - 2)
+    hpvm.bind_in(n, 0, 0)
+    hpvm.bind_in(n, 1, 1)
+
+
+@hpvm.internal()
+def wide_stencil3_root(src: hpvm.i64[:, :, :], dst: hpvm.i64[:, :, :]):
+    n = hpvm.create_node_3d(stencil3, src.shape[2] - 2, src.shape[1] - 2, src.shape[0] - 2)
+    hpvm.bind_in(n, 0, 0)
+    hpvm.bind_in(n, 1, 1)
+
+
+@pytest.mark.parametrize(
+    "root, shape", [(wide_blur2_root, (7, 9)), (wide_stencil3_root, (5, 6, 7))], ids=["2d", "3d"]
+)
+def test_the_unmasked_chunk_runs_where_the_extent_is_too_wide(monkeypatch, root, shape) -> None:
+    """Extents of 2^32 and more (too many to run in a test) take the chunk function without
+    the mask: with the limit lowered to 3 for these roots (compiled here first), the
+    innermost extents 7 and 5 take it, and every result is still the interpreter's."""
+    monkeypatch.setattr(loopnest, "MASK", 3)
+    source = generated(root)
+    assert "_small = __hn0_s0 <= 3\n" in source
+    same_as_interp(root, (grid(shape), np.zeros(shape, np.int64)), "cpu")
 
 
 def test_every_instance_runs_once():

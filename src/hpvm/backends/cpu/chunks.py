@@ -64,25 +64,47 @@ class Chunks:
     def __init__(self, symbol: str):
         self.symbol = symbol
         self.sources: list[str] = []
+        self.loops = 0  # (a loop may have two chunk functions: ``wide``)
 
-    def loop(self, var: str, count: Read, body: Block) -> Block:
+    def loop(self, var: str, count: Read, body: Block, wide: tuple[str, Block] | None = None) -> Block:
         """``for var in range(count): body`` run in parallel: the lines that call the new
-        chunk function (kept in ``sources``) for each chunk, then raise the first failure."""
-        k = len(self.sources)
+        chunk function (kept in ``sources``) for each chunk, then raise the first failure.
+        ``wide``: ``(flag, other)`` — the chunks run ``body`` where the local ``flag`` is
+        true, else ``other``, a chunk function of its own (``loopnest.py``: the innermost
+        id masked to 32 bits, or not)."""
+        k = self.loops
+        self.loops += 1
         symbol = f"{self.symbol}_chunk{k}"
+        free = self._function(symbol, var, body)
+        p = f"__hpo{k}"
+        n, nc, err, c = f"{p}_n", f"{p}_nc", f"{p}_err", f"{p}_c"
+        lo, hi = chunk_bounds(c, n, nc)
+        call = Block().add(
+            f"__hpvm_try_call({symbol}, ({', '.join([*free, lo, hi])},), {err}, {c})", [*free, n, nc, err, c]
+        )
+        if wide is not None:
+            flag, other = wide
+            free_wide = self._function(f"{symbol}w", var, other)
+            call_wide = f"__hpvm_try_call({symbol}w, ({', '.join([*free_wide, lo, hi])},), {err}, {c})"
+            call = (
+                Block()
+                .nest(f"if {flag}:", call, [flag])
+                .nest("else:", Block().add(call_wide, [*free_wide, n, nc, err, c]))
+            )
+        out = Block()
+        out.add(f"{n} = {count.text}", count.names, [n])
+        out.add(f"{nc} = {chunk_count(n)}", [n], [nc])
+        out.add(f"{err} = np.empty(({nc}, 2), np.int64)", [nc], [err])  # (np.zeros: one more parallel loop)
+        out.nest(f"for {c} in prange({nc}):", call, [nc], [c])
+        return out.add(f"__hpvm_reraise({err})", [err])
+
+    def _function(self, symbol: str, var: str, body: Block) -> list[str]:
+        """Keep the source of chunk function ``symbol`` running ``body`` for ``var`` in
+        its range; its parameters before the bounds (the body's free locals)."""
         free = sorted(body.reads - body.stores - {var})
         inner = Block().nest(f"for {var} in range({LO}, {HI}):", body, stores=[var])
         self.sources.append(
             "\n".join([f"def {symbol}({', '.join([*free, LO, HI])}):", *(INDENT + s for s in inner.lines)])
             + "\n"
         )
-        p = f"__hpo{k}"
-        n, nc, err, c = f"{p}_n", f"{p}_nc", f"{p}_err", f"{p}_c"
-        lo, hi = chunk_bounds(c, n, nc)
-        call = f"__hpvm_try_call({symbol}, ({', '.join([*free, lo, hi])},), {err}, {c})"
-        out = Block()
-        out.add(f"{n} = {count.text}", count.names, [n])
-        out.add(f"{nc} = {chunk_count(n)}", [n], [nc])
-        out.add(f"{err} = np.empty(({nc}, 2), np.int64)", [nc], [err])  # (np.zeros: one more parallel loop)
-        out.nest(f"for {c} in prange({nc}):", Block().add(call, [*free, n, nc, err, c]), [nc], [c])
-        return out.add(f"__hpvm_reraise({err})", [err])
+        return free

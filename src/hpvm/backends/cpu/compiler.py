@@ -49,8 +49,9 @@ COMPILE_LOCK = threading.RLock()
 # 9: loops written outlined, chunk functions as the generator writes them; 10: the prange
 # index cast to int64 in chunk bounds, so a chunk function compiles once; 11: barrier group
 # functions view buffers with views.py's __hpvm_view; the pooled malloc inlined; 12: LLVM
-# leaves' multi-id affine accesses checked by span checks in the graph code).
-CODEGEN_VERSION = 12
+# leaves' multi-id affine accesses checked by span checks in the graph code; 13: two chunk
+# functions per parallel 2-D/3-D loop, the innermost id masked or not, picked before the loop).
+CODEGEN_VERSION = 13
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in

@@ -136,19 +136,38 @@ class LoopNest:
                 )
                 end = Read(text, (*lo.names, *hi.names, *end.names))
             heads.append((f"{idx[a]}_w" if pos == dims - 1 else idx[a], end))
-        # The innermost id through __hpvm_narrow, so that LLVM vectorizes (narrow.py).
+        # The innermost id through __hpvm_narrow, so that LLVM vectorizes (narrow.py). Where
+        # a 2-D or 3-D nest is a parallel loop's chunk function, the 32-bit test is made
+        # here, once: two chunk functions, the one with the mask called while the extent
+        # fits (LLVM did not unswitch such a nest on a run-time flag, so it did not
+        # vectorize; a 1-D loop it does unswitch, and one function compiles faster).
         inner_id = idx[order[-1]]
         small, wide = f"{inner_id}_small", f"{inner_id}_w"
-        block = Block().add(f"{inner_id} = __hpvm_narrow({wide}, {small})", [wide, small], [inner_id])
-        block.extend(self.body(scope, group, idx, sizes, capture=False, swap=swap, names=names))
-        for pos in reversed(range(dims)):
-            var, bound = heads[pos]
-            if pos == 0 and chunks is not None:
-                block = chunks.loop(var, bound, block)
-            else:
-                block = Block().nest(f"for {var} in range({bound.text}):", block, bound.names, [var])
         size = sizes[order[-1]]
-        return Block().add(f"{small} = {size} <= {MASK}", [size], [small]).extend(block)
+        out = Block().add(f"{small} = {size} <= {MASK}", [size], [small])
+        body = self.body(scope, group, idx, sizes, capture=False, swap=swap, names=names)
+
+        def instance(narrowed: Read) -> Block:
+            return Block().add(f"{inner_id} = {narrowed.text}", narrowed.names, [inner_id]).extend(body)
+
+        if chunks is None:
+            return out.extend(
+                self._nest(heads, instance(Read(f"__hpvm_narrow({wide}, {small})", (wide, small))))
+            )
+        var, bound = heads[0]
+        if dims == 1:
+            block = instance(Read(f"__hpvm_narrow({wide}, {small})", (wide, small)))
+            return out.extend(chunks.loop(var, bound, block))
+        masked = self._nest(heads[1:], instance(Read(f"__hpvm_narrow({wide}, True)", (wide,))))
+        plain = self._nest(heads[1:], instance(local(wide)))
+        return out.extend(chunks.loop(var, bound, masked, wide=(small, plain)))
+
+    @staticmethod
+    def _nest(heads: list[tuple[str, Read]], block: Block) -> Block:
+        """``block`` inside the loops ``heads`` (variable, bound), outermost first."""
+        for var, bound in reversed(heads):
+            block = Block().nest(f"for {var} in range({bound.text}):", block, bound.names, [var])
+        return block
 
     def body(
         self,

@@ -8,14 +8,20 @@ For ``id + 2`` with ``id`` in ``range(n)`` it cannot: ``n`` may be as large as 2
 escapes this because its bound is the array extent itself.) Measured on Parboil's stencil,
 one thread, the generated loop was 1.3× slower than the hand-written one.
 
-What. The generated innermost loop computes its instance id as
-``__hpvm_narrow(j, small)`` with ``small = extent <= 0xFFFFFFFF`` computed before the loop:
-``j & 0xFFFFFFFF`` when ``small``, else ``j``. Both are ``j`` (``j < extent``), so nothing
-changes for any program; but in the ``small`` branch LLVM knows ``id < 2^32``, so small
-offsets cannot wrap, and it unswitches the loop on the invariant ``small`` into a copy
-where the index checks fold away and the body vectorizes (the other copy is the old loop,
-for extents of 2^32 and more). Typed so that both branches keep ``j``'s own integer type;
-not inlined by Numba (``inline="always"`` would freeze the mask's type before a ``prange``
+What. The generated innermost loop computes its instance id as ``__hpvm_narrow(j, small)``:
+``j & 0xFFFFFFFF`` when ``small``, else ``j``. Both are ``j`` as long as ``small`` holds only
+for extents below 2^32, so nothing changes for any program; but where ``small`` holds LLVM
+knows ``id < 2^32``, so small offsets cannot wrap, the index checks fold away and the body
+vectorizes. In a 1-D loop ``small = extent <= 0xFFFFFFFF`` is computed before the loop and
+LLVM unswitches the loop on it. It did not unswitch a 2-D nest (the edge detection's
+gradient: 2x slower, not vectorized), so where a 2-D or 3-D nest is a parallel loop's
+chunk function, ``small`` is a constant ``True`` in the chunk function called while the
+innermost extent fits in 32 bits, and the loop's other chunk function takes ``j`` as it is
+(``loopnest.py`` writes both and the test between them, once, before the loop). Nests that
+are no chunk function of their own (a flattened hierarchy's children, private copies,
+loops below a parallel loop) still get ``small`` at run time.
+
+Typed so that both branches keep ``j``'s own integer type; not inlined by Numba (``inline="always"`` would freeze the mask's type before a ``prange``
 index turns unsigned in the parallel kernel) but by LLVM, which does it for so small a
 function.
 """
