@@ -17,9 +17,9 @@ and Warp, when installed (``pip install -e '.[bench]'``), run the same kernels o
 NumPy arrays in place (Taichi over all cores, Warp's CPU back end on one thread); a row says
 "not installed" without them. Every result is checked against Numba's before anything is
 timed; the samples are interleaved (one of each implementation in turn), medians — hpvm,
-Numba and NumPy in one set of rounds, then Taichi and Warp with Numba again as the anchor
+Numba and NumPy in one set of rounds, then Taichi and Warp with hpvm cpu and Numba again
 (Taichi's worker threads keep spinning after its kernel and slowed whatever ran next up
-to 2×). Each row's measure gives each peer's time over hpvm cpu's, through Numba, and its
+to 2×). Each row's measure gives each peer's time over hpvm cpu's (in the peers' rounds), and its
 verdict asks for hpvm ahead of both (``peers.peer_verdict``); ``peers.py`` has the same
 peers on saxpy, a matmul and a histogram.
 """

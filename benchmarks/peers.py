@@ -12,8 +12,8 @@ place — and hand-written Numba as the anchor:
 
 Taichi runs over all cores (``ti.cpu``), Warp's CPU back end on one thread (what it does).
 Every result is checked against Numba's before anything is timed. hpvm, Numba and NumPy are
-sampled in one set of rounds, the peers in rounds of their own with Numba again as the
-anchor (``run.kernel_row``); a peer's time over hpvm's is taken through Numba. The target:
+sampled in one set of rounds, the peers in rounds of their own with hpvm cpu and Numba
+again (``run.kernel_row``); a peer's time over hpvm's is taken in those rounds. The target:
 hpvm cpu ahead of every installed peer (its time over hpvm's > 1.0), and ≤ 1.10× Numba. The
 peers are pyproject's ``bench`` extra, installed by ``make bench``; a row says "not
 installed" without them. ``layout.py``'s GPU-convention rows use the same peers and verdict.
@@ -72,15 +72,14 @@ def not_installed(row: Any) -> None:
 def peer_verdict(row: Any, harness: Any) -> None:
     """The row's measure and verdict: ≤ 1.10× Numba and ahead of every installed peer.
 
-    Each peer's time over hpvm cpu's is its ratio to Numba (its own rounds) over hpvm's
-    ratio to Numba (the row's rounds): both sides meet the same Numba in the same minutes.
+    Each peer's time over hpvm cpu's is taken in the peers' own rounds, where hpvm cpu and
+    Numba run again beside them (``run.kernel_row``): the same minutes, and none of the
+    row's NumPy (BLAS's threads spin after its call and slow whatever runs next).
     """
     not_installed(row)
     if "ratio" not in row.data:
         return
-    over = {
-        p: row.data[p + "_per_numba"] / row.data["ratio"] for p in row.peers if p + "_per_numba" in row.data
-    }
+    over = {p: row.data[p + "_per_cpu"] for p in row.peers if p + "_per_cpu" in row.data}
     row.data["peer_over_hpvm"] = over
     if not over:
         return

@@ -447,13 +447,19 @@ def kernel_row(
     row.numba = fmt_time(medians[NUMBA])
     row.numpy = fmt_time(medians["NumPy"]) + (f" ({numpy_label})" if numpy_label else "")
     if peers:
-        # The peers in rounds of their own, with Numba again as the anchor: Taichi's worker
-        # threads keep spinning after its kernel and slowed whatever ran next up to 2x.
+        # The peers in rounds of their own, with Numba and hpvm cpu again: Taichi's worker
+        # threads keep spinning after its kernel and slowed whatever ran next up to 2x, and
+        # the row's own rounds hold NumPy (BLAS's threads spin after a matmul too), so a
+        # peer is compared with hpvm in the same rounds, not through Numba across rounds.
+        if "cpu" in runs:
+            peer_runs["cpu"] = runs["cpu"]
         again = ctx.interleaved(peer_runs, first)
         for name in peers:
             row.peers[name] = fmt_time(again[name])
             row.data[f"{name}_s"] = again[name]
             row.data[f"{name}_per_numba"] = again[name] / again[NUMBA]
+            if "cpu" in again:
+                row.data[f"{name}_per_cpu"] = again[name] / again["cpu"]
     row.data.update({f"{k}_s": v for k, v in medians.items()})
     ratio_row(row, medians, ratio_target)
     row.limit = limit_cell(ctx, medians.get("cpu"), traffic, flops, medians["NumPy"], row.data)
