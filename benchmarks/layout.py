@@ -33,7 +33,7 @@ from typing import Any
 import baselines
 import kernels
 import numpy as np
-from peers import peer_impls, peer_verdict
+from peers import launch, peer_impls, peer_verdict
 
 import hpvm
 
@@ -81,10 +81,6 @@ def stencil_gpu_root(src: hpvm.f32[:, :, :], dst: hpvm.f32[:, :, :], c0: hpvm.f3
     step = hpvm.create_node_3d(stencil_gpu_point, src.shape[2] - 2, src.shape[1] - 2, src.shape[0] - 2)
     for port in range(4):
         hpvm.bind_in(step, port, port)
-
-
-def launch(root: Any, args: tuple, target: str) -> None:
-    hpvm.wait(hpvm.launch(root, args, target=target))
 
 
 # ---------------------------------------------------------------------------------------

@@ -227,6 +227,8 @@ def peer_impls(
 
 
 def launch(root: Any, args: tuple, target: str) -> None:
+    """One launch of ``root`` on ``target``, waited for (also ``layout.py``'s, and through it
+    ``cuda_device.py``'s)."""
     hpvm.wait(hpvm.launch(root, args, target=target))
 
 
