@@ -19,7 +19,11 @@ interleaved (one of each in turn) and medians:
 - the anchor: the same loops in C, ``gcc -O3 -march=native -fopenmp`` (``#pragma omp
   parallel for``, as many threads as cores), called through ctypes — without gcc the rows
   say "not run";
-- hand-written Numba (``prange``), for reference.
+- hand-written Numba (``prange``), for reference;
+- hpvm's two forms again as their compiled runs alone (``Backend.run``: the root's compiled
+  entry called on this thread, no launch, no wait, no tracker), on arrays of their own: the
+  row's measure column gives both over OpenMP, so that it tells the loop's share of hpvm's
+  time from the host path's (docs/backends/cpu.md, "Where the memory-bound rows' time goes").
 
 The physical limit is the machine's measured bandwidth (``machine_bandwidth``: the best of
 ten OpenMP triads, in GB/s; STREAM's convention: bytes the loop must move, no write-allocate
@@ -52,6 +56,7 @@ import numpy as np
 
 import hpvm
 from hpvm import c
+from hpvm.backends import get_backend
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES_C = HERE.parent / "examples" / "c"
@@ -60,6 +65,9 @@ RATIO_TARGET = 1.10  # hpvm / OpenMP C
 OPENMP = "OpenMP C (gcc)"
 PYTHON_LEAF = "hpvm cpu, Python leaf"
 C_LEAF = "hpvm cpu, HPVM-C leaf"
+PYTHON_RUN = "hpvm cpu, Python leaf, compiled run alone"
+C_RUN = "hpvm cpu, HPVM-C leaf, compiled run alone"
+C_FORMS = (C_LEAF, C_RUN)  # (the sides that pass HPVM-C's flat byte views)
 SCALE = np.float32(3.0)
 
 C_LOOPS = r"""
@@ -209,6 +217,32 @@ def launcher(root: Any, args: tuple) -> Callable[[], object]:
     return run
 
 
+def compiled_run(root: Any, args: tuple) -> Callable[[], object]:
+    """``root``'s compiled run alone, on this thread: what a launch + wait runs, without the
+    launch's checks, tracker, hand-off and handle."""
+    backend = get_backend("cpu")
+
+    def run() -> None:
+        backend.run(root, args)
+
+    return run
+
+
+def hpvm_forms(
+    k: Kernel,
+    arrays: Arrays,
+    py: tuple[Any, Callable[[dict], tuple]],
+    cc: tuple[Any, Callable[[dict], tuple]],
+) -> None:
+    """hpvm's sides of kernel ``k``: each form (``(root, args from its arrays)``) launched
+    (on tracked arrays, HPVM-C's as byte views) and as its compiled run alone (arrays of its
+    own)."""
+    for (root, args), launched, alone in ((py, PYTHON_LEAF, PYTHON_RUN), (cc, C_LEAF, C_RUN)):
+        as_bytes = launched in C_FORMS
+        k.runs[launched] = launcher(root, args(arrays.track(launched, as_bytes)))
+        k.runs[alone] = compiled_run(root, args(arrays.track(alone, as_bytes)))
+
+
 def c_root(path: Path) -> Any:
     return c.compile(path).roots[0]
 
@@ -219,9 +253,11 @@ def f32p(array: np.ndarray) -> Any:
 
 def triad_kernel(n: int, lib: ctypes.CDLL | None, arrays: Arrays) -> Kernel:
     k = Kernel("STREAM triad a = b + s·c", f"2^{n.bit_length() - 1} f32", 12 * n)
-    py, cc = arrays.track(PYTHON_LEAF), arrays.track(C_LEAF, as_bytes=True)
-    k.runs[PYTHON_LEAF] = launcher(triad_root, (py["a"], py["b"], py["c"], SCALE))
-    k.runs[C_LEAF] = launcher(c_root(HPVM_C / "triad.c"), (cc["a"], cc["b"], cc["c"], SCALE))
+
+    def ports(a: dict) -> tuple:  # (both forms take a, b, c, s)
+        return (a["a"], a["b"], a["c"], SCALE)
+
+    hpvm_forms(k, arrays, (triad_root, ports), (c_root(HPVM_C / "triad.c"), ports))
     nb = arrays.of["Numba"]
     k.runs["Numba"] = lambda: baselines.triad(nb["a"], nb["b"], nb["c"], SCALE)
     if lib is not None:
@@ -234,9 +270,12 @@ def triad_kernel(n: int, lib: ctypes.CDLL | None, arrays: Arrays) -> Kernel:
 
 def vadd_kernel(n: int, lib: ctypes.CDLL | None, arrays: Arrays) -> Kernel:
     k = Kernel("vector add c = a + b", f"2^{n.bit_length() - 1} f32", 12 * n)
-    py, cc = arrays.track(PYTHON_LEAF), arrays.track(C_LEAF, as_bytes=True)
-    k.runs[PYTHON_LEAF] = lambda: kernels.vector_add(py["a"], py["b"], py["c"], "cpu")
-    k.runs[C_LEAF] = launcher(c_root(EXAMPLES_C / "vector_add.c"), (cc["a"], cc["b"], cc["c"]))
+    hpvm_forms(  # (the Python leaf's root is kernels.vector_add's: examples/vector_add.py)
+        k,
+        arrays,
+        (kernels.vector_add_example.root, lambda a: (a["a"], a["b"], a["c"], n)),
+        (c_root(EXAMPLES_C / "vector_add.c"), lambda a: (a["a"], a["b"], a["c"])),
+    )
     nb = arrays.of["Numba"]
     k.runs["Numba"] = lambda: baselines.vector_add(nb["a"], nb["b"], nb["c"])
     if lib is not None:
@@ -249,9 +288,12 @@ def vadd_kernel(n: int, lib: ctypes.CDLL | None, arrays: Arrays) -> Kernel:
 
 def saxpy_kernel(n: int, lib: ctypes.CDLL | None, arrays: Arrays, y0: np.ndarray) -> Kernel:
     k = Kernel("saxpy y = α·x + y", f"2^{n.bit_length() - 1} f32", 12 * n)
-    py, cc = arrays.track(PYTHON_LEAF), arrays.track(C_LEAF, as_bytes=True)
-    k.runs[PYTHON_LEAF] = launcher(saxpy_root, (py["x"], py["y"], SCALE))
-    k.runs[C_LEAF] = launcher(c_root(HPVM_C / "saxpy.c"), (SCALE, cc["x"], cc["y"]))
+    hpvm_forms(
+        k,
+        arrays,
+        (saxpy_root, lambda a: (a["x"], a["y"], SCALE)),
+        (c_root(HPVM_C / "saxpy.c"), lambda a: (SCALE, a["x"], a["y"])),
+    )
     nb = arrays.of["Numba"]
     k.runs["Numba"] = lambda: baselines.saxpy(SCALE, nb["x"], nb["y"])
     if lib is not None:
@@ -272,9 +314,12 @@ def stencil_kernel(shape: tuple[int, int, int], lib: ctypes.CDLL | None, arrays:
     nz, ny, nx = shape
     k = Kernel("stencil 7-point 3-D, one step", f"{nx}×{ny}×{nz} f32", 8 * nx * ny * nz)
     c0, c1 = kernels.STENCIL_C0, kernels.STENCIL_C1
-    py, cc = arrays.track(PYTHON_LEAF), arrays.track(C_LEAF, as_bytes=True)
-    k.runs[PYTHON_LEAF] = launcher(layout.stencil_gpu_root, (py["src"], py["dst"], c0, c1))
-    k.runs[C_LEAF] = launcher(c_root(EXAMPLES_C / "stencil.c"), (c0, c1, cc["src"], cc["dst"], nx, ny, nz))
+    hpvm_forms(
+        k,
+        arrays,
+        (layout.stencil_gpu_root, lambda a: (a["src"], a["dst"], c0, c1)),
+        (c_root(EXAMPLES_C / "stencil.c"), lambda a: (c0, c1, a["src"], a["dst"], nx, ny, nz)),
+    )
     nb = arrays.of["Numba"]
     k.runs["Numba"] = lambda: baselines.stencil_step(nb["src"], nb["dst"], c0, c1)
     if lib is not None:
@@ -296,7 +341,7 @@ def check(kernel: Kernel, want: np.ndarray) -> None:
     for name, run in kernel.runs.items():
         run()
         got = kernel.results[name]
-        if name == C_LEAF:  # HPVM-C writes through the tracked byte view: ask for it back
+        if name in C_FORMS:  # HPVM-C writes through the tracked byte view: ask for it back
             hpvm.request_memory(got.reshape(-1).view(np.uint8))
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=f"{kernel.name}: {name}")
 
@@ -335,7 +380,12 @@ def rows_for(ctx: Any, kernel: Kernel, lib_state: str) -> Any:
             0, f"over OpenMP: Python leaf {ratios[PYTHON_LEAF]:.2f}×, HPVM-C leaf {ratios[C_LEAF]:.2f}×"
         )
         row.verdict = verdict(max(ratios.values()) <= RATIO_TARGET)
-        row.data |= {f"{name}_over_openmp": r for name, r in ratios.items()}
+        alone = {name: med[name] / anchor for name in (PYTHON_RUN, C_RUN)}
+        parts.insert(
+            1,
+            f"compiled runs alone over OpenMP: Python leaf {alone[PYTHON_RUN]:.2f}×, HPVM-C leaf {alone[C_RUN]:.2f}×",
+        )
+        row.data |= {f"{name}_over_openmp": r for name, r in (ratios | alone).items()}
     else:
         parts.insert(0, f"OpenMP C {lib_state}")
     row.limit = h.limit_cell(ctx, med[PYTHON_LEAF], kernel.bytes_moved, 0.0, 0.0, row.data)
@@ -354,7 +404,7 @@ def bench_membound(ctx: Any) -> list[Any]:
     tiny = ctx.sizes.vadd < (1 << 16)
     n = ctx.sizes.vadd
     shape = ctx.sizes.stencil if tiny else (64, 256, 256)
-    names = [PYTHON_LEAF, C_LEAF, "Numba", OPENMP]
+    names = [PYTHON_LEAF, C_LEAF, "Numba", OPENMP, PYTHON_RUN, C_RUN]
     rng = np.random.default_rng(0)
     rows = []
     hpvm.init()
