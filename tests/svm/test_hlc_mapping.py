@@ -225,6 +225,54 @@ def test_edge_detection_frames_equal_interps(monkeypatch, machine):
     assert np.allclose(got[-1], reference, atol=1e-5)
 
 
+def test_stages_that_each_fill_the_cores_run_as_one_kernel(monkeypatch):
+    """As ``runtime.streaming`` runs them as one stage thread (``one_stage``): with more
+    stages than cores, each a replicated node whose loops the leaves' back end spreads
+    over every core, the six edge-detection stages map to one kernel — two kernels on two
+    cores gave each one core for its loops, and the smoothing's kernel bound the stream.
+    Not for a back end that runs no loops on this process's threads (``interp``), nor
+    with ``FUSE_PARALLEL`` off."""
+    from hpvm.backends import get_backend
+    from hpvm.runtime import streaming
+    from hpvm.runtime.svm_target import plan_with_layouts
+
+    monkeypatch.setattr(streaming, "machine_cores", lambda: 1)  # (fewer cores than stages anywhere)
+    root, machine = edge_detection.root, svm.this_computer(cores=4)
+    stages, mapping, _ = plan_with_layouts(root, machine, 8, get_backend("cpu"))
+    assert [k.stages for k in mapping.kernels] == [tuple(range(len(stages)))]
+    assert [(s.src, s.dst) for s in mapping.streams] == [("host", "kernel0"), ("kernel0", "host")]
+    apart = [len(plan_with_layouts(root, machine, 8, b)[1].kernels) for b in (None, get_backend("interp"))]
+    monkeypatch.setattr(streaming, "FUSE_PARALLEL", False)
+    apart.append(len(plan_with_layouts(root, machine, 8, get_backend("cpu"))[1].kernels))
+    assert apart == [4, 4, 4]
+
+
+def test_edge_detection_as_one_kernel_equals_interps(monkeypatch):
+    """The one kernel runs every stage on each batch, in stage order: the frames' edges
+    are ``interp``'s (leaves on ``interp`` here, made to fill the machine)."""
+    from hpvm.runtime import svm_target
+
+    monkeypatch.setattr(svm_target, "one_stage", lambda backend, stages: True)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import kernels
+
+    frames = kernels.synthetic_frames(5, 12)
+    pipe = kernels.EdgePipeline(12, 12, 2)
+    want = pipe.stream(frames, "interp")
+    h = hpvm.launch(edge_detection.root, None, stream=True, target="svm")
+    assert len(h.stream.mapping.kernels) == 1
+    hpvm.wait(h)
+    assert np.array_equal(pipe.stream(frames, "svm"), want)
+
+
+def test_map_pipeline_takes_at_most_max_kernels():
+    machine = svm.this_computer(cores=8)
+    chain = [(i, i + 1) for i in range(5)]
+    for most, groups in ((None, 6), (3, 3), (1, 1)):
+        mapping = map_pipeline(machine, list("abcdef"), chain, [5], 16, max_kernels=most)
+        assert [k.stages for k in mapping.kernels] == group_stages(6, groups)
+
+
 def test_the_stage_kernels_run_on_the_mapped_processors(monkeypatch):
     monkeypatch.setenv("HPVM_SVM_MACHINE", "pca_tiled")
     h = hpvm.launch(three_stages, None, stream=True, target="svm")

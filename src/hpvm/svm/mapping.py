@@ -172,14 +172,16 @@ def map_pipeline(
     results: list[int],
     capacity: int,
     element_bytes: ElementBytes | None = None,
+    max_kernels: int | None = None,
 ) -> Mapping:
     """Place ``stages`` (topological order) joined by ``edges`` (stage index pairs, forward)
     on ``machine``: source stages are fed by the host, ``results`` stages deliver to it.
     ``capacity``: elements of each stream between kernels and from the host (a FIFO holds
     what it can). ``element_bytes(src, dst)``: the bytes of one element of the stream from
     the kernel running stages ``src`` to the one running ``dst`` (``None``: the host);
-    default ``ELEMENT_BYTES``. Raises ``SVMError`` naming the stage or edge that has no
-    place."""
+    default ``ELEMENT_BYTES``. ``max_kernels``: at most so many kernels (the host runs
+    stages that each fill its cores as one kernel: ``hpvm.runtime.svm_target``). Raises
+    ``SVMError`` naming the stage or edge that has no place."""
     if capacity < 1:
         raise SVMError(
             f"capacity {capacity}: a stream must hold at least one element; launch with capacity >= 1"
@@ -194,7 +196,8 @@ def map_pipeline(
             f"of a processor whose master is {machine.control_processor.name!r}"
         )
     failures: list[str] = []
-    for count in range(min(len(stages), len(procs)), 0, -1):
+    most = min(len(stages), len(procs), max_kernels if max_kernels is not None else len(stages))
+    for count in range(max(1, most), 0, -1):
         groups = group_stages(len(stages), count)
         needs = _needs(groups, edges, results, element_bytes)
         search = _Search(machine, procs, needs, len(groups), capacity)
