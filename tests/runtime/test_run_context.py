@@ -56,6 +56,45 @@ def test_a_back_end_runs_without_any_runtime(target: str) -> None:
     assert ctx.transfers.total == 0 and len(ctx.tracker) == 0
 
 
+@pytest.mark.parametrize("target", ["interp", "cpu"])
+def test_a_back_end_run_directly_checks_its_arguments(target: str) -> None:
+    """No runtime checked them: the back end does, and says which argument is wrong (the
+    cpu back end's generated code used to fail with an IndexError on a missing one)."""
+    a, b = np.arange(6, dtype=np.float32), np.zeros(6, np.float32)
+    backend = get_backend(target)
+    with fails(
+        hpvm.LaunchError,
+        f"get_backend('{target}').run()",
+        "'scale_root'",
+        "takes 4 input(s)",
+        "but 3 were given",
+    ):
+        backend.run(scale_root, [a, b, np.float32(3)], RunContext())
+    with fails(hpvm.LaunchError, "argument 1 ('b') of 'scale_root'", "float64"):
+        backend.run(scale_root, [a, np.zeros(6), np.float32(3), 6])
+    frozen = np.zeros(6, np.float32)
+    frozen.flags.writeable = False
+    with fails(hpvm.LaunchError, "argument 1 ('b')", "read-only array", "'scale'"):
+        backend.run(scale_root, [a, frozen, np.float32(3), 6])
+    with fails(hpvm.LaunchError, "args must be a tuple"):
+        backend.run(scale_root, a)  # type: ignore[arg-type]
+    assert not b.any()  # nothing ran
+
+
+def test_a_context_the_runtime_checked_is_trusted() -> None:
+    """``checked=True`` is the runtime's word that it checked the arguments (a Dask worker
+    runs row slices of the host's arrays under it): the back end does not check again,
+    and a run without a context gets a checked one of its own."""
+    a, b = np.arange(6, dtype=np.float32), np.zeros(6, np.float32)
+    backend = get_backend("cpu")
+    trusted = RunContext(checked=True)
+    assert backend.checked_context(scale_root, [a], trusted) is trusted  # one argument of four: not looked at
+    with fails(hpvm.LaunchError, "takes 4 input(s)"):
+        backend.checked_context(scale_root, [a], RunContext())
+    fresh = backend.checked_context(scale_root, [a, b, np.float32(2), 6], None)
+    assert fresh.checked and len(fresh.tracker) == 0
+
+
 def test_two_runtimes_coexist_each_with_its_own_tracker() -> None:
     first, second = Runtime(), Runtime()
     first.init()

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BackendUnavailableError, CompileError, HPVMWarning
+from ..ir.args import check_arguments
 from ..ir.bodies import GENERATED, PYTHON
 from ..ir.graph import (
     CPU_TARGET,
@@ -67,7 +68,10 @@ class RunContext:
     but the function of a node that mixes devices (``backends/mixed.py``), one instance of
     which this run is: its level as ``ir/instance_context.py`` lays it out (ids, extents,
     dims); empty for a launch's root. Back ends with ``Backend.outer_instance`` give it to
-    the leaves that query their ancestors.
+    the leaves that query their ancestors. ``checked``: whoever made the context checked the
+    run's arguments (count, types, read-only arrays the graph writes) — the runtime does at
+    every launch; a back end given a context without it checks them itself
+    (``Backend.checked_context``).
     """
 
     tracker: MemoryTracker = field(default_factory=MemoryTracker)
@@ -77,6 +81,7 @@ class RunContext:
     notes: list[str] = field(default_factory=list)
     instance: tuple[int, ...] = ()
     threads: int | None = None
+    checked: bool = False
 
     def record(self, to_device: int = 0, to_host: int = 0, internal: bool = False, copies: int = 0) -> None:
         """Count bytes this run moved (in the run and in the tracker's totals)."""
@@ -146,7 +151,20 @@ class Backend(ABC):
     def run(
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
     ) -> tuple[Any, ...]:
-        """Execute ``root`` once with ``args``; return its outputs."""
+        """Execute ``root`` once with ``args``; return its outputs. Starts with
+        ``checked_context``: a run called directly checks its arguments."""
+
+    def checked_context(self, root: InternalFunction, args: Any, ctx: RunContext | None) -> RunContext:
+        """The run's context, after checking ``args`` unless whoever made ``ctx`` did.
+
+        The runtime checks every launch's arguments once, and its contexts say so; a back end
+        run directly (``get_backend("cpu").run(root, args)``, documented in docs/api.md) would
+        otherwise take a missing argument to generated code and fail there with an
+        ``IndexError``. One flag test on the runtime's path."""
+        if ctx is not None and ctx.checked:
+            return ctx
+        check_arguments(root, args, f"get_backend('{self.name}').run")
+        return ctx if ctx is not None else RunContext(checked=True)
 
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:  # noqa: B027 — optional hook
         """Compile ``root`` for these argument types ahead of ``run`` (no-op if nothing to do).

@@ -84,6 +84,7 @@ class MixedBackend(Backend):
     def run(
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
     ) -> tuple[Any, ...]:
+        ctx = self.checked_context(root, args, ctx)
         _, outputs = self.run_stage(root, args, root.graph.nodes, {}, ctx)
         return tuple(outputs[i] for i in range(len(root.out_types)))
 

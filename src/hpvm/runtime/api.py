@@ -209,7 +209,7 @@ class Runtime:
         self._cluster_lock = threading.Lock()
         # The contexts of quick runs on the host (``_run_quick``), per thread count.
         self._quick_ctx = {
-            n: RunContext(self.tracker, cluster=self.dask_client, threads=n) for n in (None, 1)
+            n: RunContext(self.tracker, cluster=self.dask_client, threads=n, checked=True) for n in (None, 1)
         }
 
     def require(self, api: str) -> None:
@@ -435,7 +435,7 @@ class Runtime:
                 if self.tracker.host_only():  # (shared: the handle keeps its empty defaults)
                     self._run_with(handle, values, self._quick_ctx[threads], runs, residency=False)
                 else:
-                    ctx = RunContext(self.tracker, cluster=self.dask_client, threads=threads)
+                    ctx = RunContext(self.tracker, cluster=self.dask_client, threads=threads, checked=True)
                     handle._transfers, handle.notes = ctx.transfers, ctx.notes
                     self._run_with(handle, values, ctx, runs)
         except BaseException as e:  # delivered to the host at wait()
@@ -482,7 +482,7 @@ class Runtime:
             # objects) to the cyclic garbage collector — a gen-0 collection every ~20
             # launches, and the arrays held until then.
             handle.job = None
-            ctx = RunContext(self.tracker, cluster=self.dask_client)
+            ctx = RunContext(self.tracker, cluster=self.dask_client, checked=True)
             try:
                 with collecting_warnings() as caught:
                     handle.warnings, handle._transfers, handle.notes = caught, ctx.transfers, ctx.notes

@@ -13,10 +13,10 @@ from ..backends.base import Backend, check_bodies
 from ..backends.memory import MemoryTracker, TrackedArray
 from ..backends.mixed import MixedBackend, split_by_target, targets
 from ..errors import LaunchError, MemoryTrackingError
+from ..ir.args import check_argument, check_count, writers
 from ..ir.graph import ONE_TO_ONE, InternalFunction, NodeFunction, materialize
-from ..ir.types import ArrayType, ScalarType, check_value
+from ..ir.types import ArrayType, ScalarType
 from ..ir.verify import verify
-from .readonly import check_writeable, writers
 
 # Root functions already verified. Weak references, not ids: an id is reused once its
 # function is garbage-collected, and a new (unverified) root must not inherit the mark.
@@ -56,22 +56,10 @@ def check_args(
     graph writes it —, a Python or NumPy scalar the port takes) without ``check_value`` and
     ``check_writeable``, which decide everything else.
     """
-    if not isinstance(args, (tuple, list)):
-        raise LaunchError(
-            f"{api}(): args must be a tuple with one value per input of '{root.name}' "
-            f"({_param_names(root)}), not {type(args).__name__}"
-        )
-    if len(args) != len(root.params):
-        raise LaunchError(
-            f"{api}(): '{root.name}' ({root.location}) takes {len(root.params)} input(s) "
-            f"({_param_names(root)}), but {len(args)} were given"
-        )
+    check_count(root, args, api)
     for i, (p, value, accept) in enumerate(zip(root.params, args, _acceptors(root))):
         if not accept(value):
-            problem = check_value(p.type, value)
-            if problem:
-                raise LaunchError(f"{api}(): argument {i} ('{p.name}') of '{root.name}': {problem}")
-            check_writeable(root, i, value, api)
+            check_argument(root, i, value, api)
         if isinstance(value, np.ndarray):
             entry = tracker.find(value)
             if entry is None:
@@ -195,10 +183,6 @@ _INT_TYPES = frozenset(
     {int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64}
 )
 _FLOAT_TYPES = frozenset({float, np.float16, np.float32, np.float64})
-
-
-def _param_names(root: InternalFunction) -> str:
-    return ", ".join(f"{p.name}: {p.type}" for p in root.params)
 
 
 def accept_test(ptype: Any, written: bool, v: str, names: dict[str, Any]) -> str:

@@ -35,12 +35,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..backends.base import Backend, registry_version
+from ..ir.args import writers
 from ..ir.graph import InternalFunction
 from ..ir.types import ArrayType
 from ..ir.weakid import WeakIdTable
 from .launch import _acceptors, accept_test, check_root, check_sizes, choose_backend, chosen_backend
 from .quick import Runs, bounded_graph, durations
-from .readonly import writers
 
 #: Argument keys whose sizes a plan remembers as checked (a host cycling through more
 #: shapes than this is checked again, as ``check_sizes`` would).

@@ -249,7 +249,7 @@ class _Batches:
         s = self.stream
         with collecting_warnings() as caught:
             stages = 1 if st is s.fused else len(s.stages)  # (fused: one at a time)
-            ctx = RunContext(self.tracker, stages=stages, cluster=self.cluster)
+            ctx = RunContext(self.tracker, stages=stages, cluster=self.cluster, checked=True)
             tracker = self.tracker
             tokens = (
                 [tracker.prepare_for(self.backend, self.root, a, ctx.transfers) for a in args]

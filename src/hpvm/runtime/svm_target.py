@@ -352,7 +352,7 @@ class SVMStream:
     def _execute(self, nodes: list[Node], args: list[Any], upstream: list[dict[str, Any]]) -> StageBatch:
         """One ``run_stage_batch`` of the delegate back end (as ``Stream._execute``)."""
         with collecting_warnings() as caught:
-            ctx = RunContext(self.tracker, stages=len(self.kernels))
+            ctx = RunContext(self.tracker, stages=len(self.kernels), checked=True)
             tracker = self.tracker
             tokens = (
                 [tracker.prepare_for(self.backend, self.root, a, ctx.transfers) for a in args]

@@ -85,10 +85,11 @@ class CPUBackend(Backend):
     def run(
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
     ) -> tuple[Any, ...]:
+        ctx = self.checked_context(root, args, ctx)
         runner = self._runners.get(root)
         if runner is None:
             runner = self._runners.set(root, self._runner(self.prepare(root)))
-        return runner(args, ctx.threads if ctx is not None else None)
+        return runner(args, ctx.threads)
 
     def _runner(self, program: CompiledProgram) -> Callable[[Sequence[Any], int | None], tuple[Any, ...]]:
         """One run of ``program``'s root graph, with what does not change between runs

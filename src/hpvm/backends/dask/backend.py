@@ -119,7 +119,7 @@ class DaskBackend(StageRunner, Backend):
     def run(
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
     ) -> tuple[Any, ...]:
-        ctx = ctx or RunContext()
+        ctx = self.checked_context(root, args, ctx)
         if ctx.cluster is None:
             raise LaunchError(
                 f"target='dask' for '{root.name}': no Dask cluster is known to this run; launch it "

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ...ir.graph import InternalFunction
+from ..base import RunContext
 
 T = TypeVar("T")
 
@@ -78,7 +79,9 @@ def run_whole(
     root = _cached(key, root)
     args = [_resolve(a) for a in args]
     args = _own_copies(args, written) if kept else args
-    outputs = _once_compiled(key, lambda: _cpu().run(root, args))
+    # (RunContext(checked=True): the host checked the launch's arguments; a chunk's are row slices of
+    # them, which would not pass again as whole arrays of an unsized port)
+    outputs = _once_compiled(key, lambda: _cpu().run(root, args, RunContext(checked=True)))
     return _mark(outputs, args), tuple(args[i] for i in written)
 
 
@@ -99,7 +102,7 @@ def run_chunk(
     chunk = _cached(key, chunk)
     args = [_resolve(a) for a in args]
     args = _own_copies(args, written) if kept else args
-    outputs = _once_compiled(key, lambda: _cpu().run(chunk, args))
+    outputs = _once_compiled(key, lambda: _cpu().run(chunk, args, RunContext(checked=True)))
     arrays = tuple(args[i] for i in written)
     at = list(starts) or [None] * len(arrays)
     return (
@@ -338,7 +341,7 @@ def run_layout_chunk(
                 call.append(buf)
             else:
                 call.append(a)
-        outputs = _once_compiled(key, lambda call=call: _cpu().run(chunk, call))
+        outputs = _once_compiled(key, lambda call=call: _cpu().run(chunk, call, RunContext(checked=True)))
         runs.append((call, outputs))
     (first, out1), (other, out2) = runs
     for i in written:

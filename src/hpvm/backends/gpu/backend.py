@@ -69,8 +69,9 @@ class GPUBackend(Backend):
     def run(
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
     ) -> tuple[Any, ...]:
+        ctx = self.checked_context(root, args, ctx)
         with self._lock:
-            return self.plan(root).run(args, ctx or RunContext())
+            return self.plan(root).run(args, ctx)
 
     def run_stage(
         self,

@@ -274,6 +274,7 @@ class Interpreter(Backend):
     ) -> tuple[Any, ...]:
         from ..llvm_native.host import HEAP
 
+        self.checked_context(root, args, ctx)
         handle = InstanceHandle(root.name, (), (), None)
         races = GraphScope.root(root, list(args), handle) if self.races else None
         with HEAP.launch():  # what LLVM leaves malloc lives until the launch ends

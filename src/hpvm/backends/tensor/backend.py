@@ -130,6 +130,7 @@ class TensorBackend(Backend):
     def run(
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
     ) -> tuple[Any, ...]:
+        ctx = self.checked_context(root, args, ctx)
         plan = self._checked_plan(root, args)
         extra = (_versions(plan.graph.weights, args, ctx),) if plan.graph.weights else ()
         try:
