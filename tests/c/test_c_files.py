@@ -275,3 +275,29 @@ def test_host_code_the_linker_refuses(two_files, tmp_path):
     program = c.compile([two_files["main.c"], two_files["kernels.c"], ll], include_dirs=inc)
     with fails(c.HPVMCError, "the host code could not be linked into a library", "not_an_instruction"):
         program.run()
+
+
+def test_the_linked_text_keeps_clangs_type_names_whatever_the_process_parsed_before(tmp_path):
+    """LLVM's global context keeps the named struct types of every module still alive, and a
+    later module defining the same name printed it as ``%struct.opts.0``: the program's text,
+    and so its leaves' names and the caches keyed by them (the host library, Numba's disk
+    cache), depended on what the process had parsed before -- a second process compiled all
+    of CAVA's leaves again. Each file is now parsed in a context of its own."""
+    import llvmlite.binding as llvm
+
+    from hpvm.c import sources
+
+    opts = "struct opts { int level; const char *name; };\n"
+    files = write(
+        tmp_path,
+        {
+            "a.c": opts + "const char *name_at(struct opts *o, long i) { return o[i].name; }\n",
+            "b.c": opts + "int level_at(struct opts *o, long i) { return o[i].level; }\n",
+        },
+    )
+    before = sources.load([files["a.c"], files["b.c"]]).text
+    alive = llvm.parse_assembly(before)  # an earlier program, still alive in the process
+    after = sources.load([files["a.c"], files["b.c"]]).text
+    assert after == before
+    assert "%struct.opts = type { i32, ptr }" in after and "%struct.opts." not in after
+    del alive

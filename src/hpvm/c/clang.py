@@ -26,6 +26,7 @@ from pathlib import Path
 from ..ir.cache import cache_folder
 from . import passes, zig
 from .errors import HPVMCError
+from .llvmcontext import own_context
 
 INCLUDE_DIR = Path(__file__).parent / "include"
 C_SUFFIXES = frozenset({".c"})
@@ -135,8 +136,6 @@ def ll_to_llvm(path: Path) -> str:
     (``hpvm.llvm.upgrade``) and printed by llvmlite, so that old forms GenHPVM's line reader
     does not expect (``llvm.dbg.value`` calls, pointer bitcasts) are in LLVM 22's spelling.
     Every ``.ll`` source comes in through here."""
-    import llvmlite.binding as llvm
-
     from ..llvm import LLVMImportError, upgrade
 
     check_source(path)
@@ -150,7 +149,10 @@ def ll_to_llvm(path: Path) -> str:
         upgraded = upgrade(text, str(path))
     except LLVMImportError as e:
         raise HPVMCError(str(e)) from None
-    return text if upgraded is text else str(llvm.parse_assembly(upgraded))
+    if upgraded is text:
+        return text
+    with own_context() as parse:  # (types keep their names: llvmcontext.py)
+        return str(parse(upgraded))
 
 
 __all__ = ["check_source", "include_dir", "is_cxx", "ll_to_llvm", "to_llvm", "unavailable_reason"]

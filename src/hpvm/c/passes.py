@@ -19,39 +19,44 @@ bits".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .errors import HPVMCError
+from .llvmcontext import own_context
 from .widen import has_loop, widen
 
 #: What ``optimize`` does, for the cache of its results (``clang.py``): bump it when it changes.
-VERSION = 4
+#: (5: parsed in a context of its own, so named struct types keep clang's names.)
+VERSION = 5
 
 
 def optimize(text: str, file: str) -> str:
     """Clang's unoptimized text of ``file``, as ``-O1`` would leave it but with ``int`` index
-    arithmetic in 64 bits; ``HPVMCError`` if LLVM cannot read it."""
+    arithmetic in 64 bits; ``HPVMCError`` if LLVM cannot read it. Each parse has a context
+    of its own (why: ``llvmcontext.py``; the second would rename the first's types)."""
     import llvmlite.binding as llvm
 
-    module = _parse(text, file)
-    tuning = llvm.create_pipeline_tuning_options(speed_level=1)
-    tuning.loop_vectorization = tuning.loop_interleaving = False  # (as clang at -O1)
-    builder = llvm.create_pass_builder(_machine(module.triple), tuning)
-    fpm = llvm.create_new_function_pass_manager()
-    fpm.add_sroa_pass()
-    for f in module.functions:
-        if not f.is_declaration and not has_loop(str(f).splitlines()):
-            fpm.run(f, builder)
-    module = _parse(widen(str(module)), file)
-    builder.getModulePassManager().run(module, builder)
-    return str(module)
+    with own_context() as parse:
+        module = _parse(parse, text, file)
+        tuning = llvm.create_pipeline_tuning_options(speed_level=1)
+        tuning.loop_vectorization = tuning.loop_interleaving = False  # (as clang at -O1)
+        builder = llvm.create_pass_builder(_machine(module.triple), tuning)
+        fpm = llvm.create_new_function_pass_manager()
+        fpm.add_sroa_pass()
+        for f in module.functions:
+            if not f.is_declaration and not has_loop(str(f).splitlines()):
+                fpm.run(f, builder)
+        widened = widen(str(module))
+    with own_context() as parse:
+        module = _parse(parse, widened, file)
+        builder.getModulePassManager().run(module, builder)
+        return str(module)
 
 
-def _parse(text: str, file: str) -> Any:
-    import llvmlite.binding as llvm
-
+def _parse(parse: Callable[[str], Any], text: str, file: str) -> Any:
     try:
-        return llvm.parse_assembly(text)
+        return parse(text)
     except RuntimeError as e:
         raise HPVMCError(f"{file}: LLVM cannot read clang's output: {str(e).strip()}") from None
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from ..ir.debuginfo import DebugInfo
 from . import clang
 from .errors import HPVMCError
+from .llvmcontext import own_context
 
 #: Linkages under which a definition is the program's one definition of its name.
 _STRONG = frozenset({"external"})
@@ -101,24 +102,23 @@ def _uses_cxx(text: str) -> bool:
 
 def link(sources: list[Path], texts: list[str]) -> str:
     """The modules linked into one text; ``HPVMCError`` naming the files on a clash."""
-    import llvmlite.binding as llvm
-
-    modules = []
-    for path, text in zip(sources, texts):
-        try:
-            modules.append(llvm.parse_assembly(text))
-        except RuntimeError as e:
-            raise HPVMCError(f"{path}: the text is not valid LLVM IR: {e}") from None
-    _check_duplicates(sources, texts, modules)
-    linked = modules[0]
-    for path, module in zip(sources[1:], modules[1:]):
-        try:
-            linked.link_in(module)
-        except RuntimeError as e:
-            raise HPVMCError(
-                f"{path}: cannot be linked with {', '.join(str(p) for p in sources[: sources.index(path)])}: {e}"
-            ) from None
-    return str(linked)
+    with own_context() as parse:  # (types keep their names: llvmcontext.py)
+        modules = []
+        for path, text in zip(sources, texts):
+            try:
+                modules.append(parse(text))
+            except RuntimeError as e:
+                raise HPVMCError(f"{path}: the text is not valid LLVM IR: {e}") from None
+        _check_duplicates(sources, texts, modules)
+        linked = modules[0]
+        for path, module in zip(sources[1:], modules[1:]):
+            try:
+                linked.link_in(module)
+            except RuntimeError as e:
+                raise HPVMCError(
+                    f"{path}: cannot be linked with {', '.join(str(p) for p in sources[: sources.index(path)])}: {e}"
+                ) from None
+        return str(linked)
 
 
 def _check_duplicates(sources: list[Path], texts: list[str], modules: list[object]) -> None:
