@@ -17,11 +17,11 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any
 
+from ..backends.base import StageBatch
 from .replicas import allowed
 from .stagebuffers import FAILED, Stage
 
 if TYPE_CHECKING:
-    from ..backends.base import StageBatch
     from .streaming import Stream
 
 
@@ -41,7 +41,13 @@ class StageLoop:
                 if taken is None:
                     return
                 seq, args, upstream, failed_next = taken
-                batch, caught = stream.batches.run(st, args, upstream) if args else (None, [])
+                batch: StageBatch | None = None
+                caught: list[Any] = []
+                if args:
+                    try:
+                        batch, caught = stream.batches.run(st, args, upstream)
+                    except Exception as e:  # the batch's failure: reported in item order too
+                        batch = StageBatch([], [], e)
                 if not self._deliver(st, seq, batch, caught, failed_next):
                     return
         except BaseException as e:  # reported to the host at pop/wait, never lost

@@ -50,6 +50,12 @@ launched per frame (issue 24). The host still overlaps its pushes and pops with 
 stage thread; results, order, back-pressure (``capacity`` items wait) and failures are
 those of any stage (``one_stage``; ``FUSE_PARALLEL = False`` keeps a thread per stage).
 
+**Replicas.** A stage that bounds the stream may run several items at once, on extra
+threads of its own, when no item in flight shares an array it writes: ``replicas.py`` says
+when, ``stagethreads.py`` hands the items on in push order (``Stage.taken``/``delivered``).
+With a thread per stage the edge detection's stream was bound by its smoothing (60–70 % of
+the work) on one core; two frames smoothed at once lift that bound (issue 24, item 2).
+
 **Failures.** An exception in a stage stops the pipeline: it is raised at the next pop or
 wait, naming the node, and push raises too — nothing is left blocked. The failure travels
 down the pipeline as a marker in item order, so the items pushed before the failing one are
