@@ -12,11 +12,14 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import HPVMError, StreamError
 from ..ir.graph import Node
 from .workers import is_internal
+
+if TYPE_CHECKING:
+    from .replicas import StagePolicy
 
 FAILED = object()  # sent downstream (and to the host) in place of the item that failed
 
@@ -81,7 +84,7 @@ class Stage:
     # upstream values of a batch taken and not yet handed on. ``halted``: the stage failed
     # (or stopped) at a batch, so the later ones are dropped. ``marker``: the failure marker
     # of an upstream stage was taken (by one thread: it passes it on, in order).
-    policy: Any = None  # its ``StagePolicy``; None: one item at a time
+    policy: StagePolicy | None = None  # None: one item at a time
     seconds: float | None = None  # its time per item, as ``_Batches.run`` keeps it (None: none ran)
     taken: int = 0
     delivered: int = 0
