@@ -42,7 +42,10 @@ Laplacian, crossings, gradient, max, edges), all tracked once. Frame k uses slot
 k mod depth; before a slot is reused, the host pops the frame that used it, which, since
 pops come back in push order and the last stage finishes a frame only after every earlier
 stage has, guarantees that no stage still touches it. Memory stays bounded however long
-the stream is, and nothing is allocated per frame.
+the stream is, and nothing is allocated per frame. Frames in slots of their own share no
+array a stage writes, so the runtime may also run the stage that bounds the stream on two
+frames at once where cores are idle (the smoothing with one thread per stage: "replicas",
+docs/semantics.md §13).
 
 The result is compared with a NumPy version of the same pipeline (same float32 operations
 in the same order, so the edge maps match exactly). Input | edges pictures of every frame

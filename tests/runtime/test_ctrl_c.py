@@ -80,6 +80,14 @@ def test_ctrl_c_interrupts_a_pop_from_stages_run_as_one():
 
 @pytest.mark.slow
 @needs_backend("cpu")
+def test_ctrl_c_interrupts_a_pop_while_replicas_run_items():
+    """Two long items of one stage running at once (the stage's thread and a replica,
+    ``runtime/replicas.py``): the host's pop is interrupted, and cleanup returns at once."""
+    _interrupted_promptly("cpu", "pop-replicas")
+
+
+@pytest.mark.slow
+@needs_backend("cpu")
 def test_ctrl_c_ends_hpvm_run_with_status_130(tmp_path):
     import numpy as np
 

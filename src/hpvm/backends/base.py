@@ -139,6 +139,11 @@ class Backend(ABC):
     #: the graph may write new versions after a host run); false for back ends that only
     #: read them (``tensor``: its operations make new tensors).
     writes_arguments: bool = True
+    #: Whether a streaming launch may run two items of one stage at once on threads of
+    #: this process (``runtime/replicas.py``): true where a stage runs as compiled code
+    #: that releases the GIL (``cpu``), so two calls use two cores; the interpreter's
+    #: Python leaves hold the GIL, and Dask and the GPUs run stages elsewhere.
+    stage_replicas: bool = False
 
     def loop_threads(self) -> int:
         """How many of this process's threads a run spreads a replicated node's instances

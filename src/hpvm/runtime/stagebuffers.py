@@ -12,11 +12,14 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import HPVMError, StreamError
 from ..ir.graph import Node
 from .workers import is_internal
+
+if TYPE_CHECKING:
+    from .replicas import StagePolicy
 
 FAILED = object()  # sent downstream (and to the host) in place of the item that failed
 
@@ -71,10 +74,28 @@ class Stage:
     outputs: list[Channel] = field(default_factory=list)  # to downstream stages
     results: deque[Any] | None = None  # to the host: root outputs per item, then maybe FAILED
     batch: int = 1  # how many items to take next: what its last batch says fits BATCH_SECONDS
-    stopped: bool = False  # the thread has ended (or is about to)
-    thread: threading.Thread | None = None
-    running: list[Any] = field(default_factory=list)  # root arguments of the items it runs now
+    stopped: bool = False  # every thread of the stage has ended (or is about to)
+    threads: list[threading.Thread] = field(default_factory=list)  # the first, then its replicas
+    live: int = 0  # threads of the stage not ended yet
     slow: int = 0  # fused: how many batches in a row were slow
+    # Replicas (``replicas.py``): several threads of one stage run batches at once and hand
+    # them on in the order they were taken. ``taken`` numbers the batches taken so far,
+    # ``delivered`` those handed on; ``inflight`` holds, per number, the root arguments and
+    # upstream values of a batch taken and not yet handed on. ``halted``: the stage failed
+    # (or stopped) at a batch, so the later ones are dropped. ``marker``: the failure marker
+    # of an upstream stage was taken (by one thread: it passes it on, in order).
+    policy: StagePolicy | None = None  # None: one item at a time
+    seconds: float | None = None  # its time per item, as ``_Batches.run`` keeps it (None: none ran)
+    taken: int = 0
+    delivered: int = 0
+    inflight: dict[int, tuple[list[Any], list[Any]]] = field(default_factory=dict)
+    halted: bool = False
+    marker: bool = False
+
+    @property
+    def running(self) -> list[Any]:
+        """Root arguments of the items its threads run now (the stream's lock held)."""
+        return [item for args, _ in self.inflight.values() for item in args]
 
 
 class Producers:

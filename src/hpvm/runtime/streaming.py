@@ -50,6 +50,12 @@ launched per frame (issue 24). The host still overlaps its pushes and pops with 
 stage thread; results, order, back-pressure (``capacity`` items wait) and failures are
 those of any stage (``one_stage``; ``FUSE_PARALLEL = False`` keeps a thread per stage).
 
+**Replicas.** A stage that bounds the stream may run several items at once, on extra
+threads of its own, when no item in flight shares an array it writes: ``replicas.py`` says
+when, ``stagethreads.py`` hands the items on in push order (``Stage.taken``/``delivered``).
+With a thread per stage the edge detection's stream was bound by its smoothing (60–70 % of
+the work) on one core; two frames smoothed at once lift that bound (issue 24, item 2).
+
 **Failures.** An exception in a stage stops the pipeline: it is raised at the next pop or
 wait, naming the node, and push raises too — nothing is left blocked. The failure travels
 down the pipeline as a marker in item order, so the items pushed before the failing one are
@@ -83,6 +89,7 @@ from ..ir.graph import ALL_TO_ALL, InternalFunction, LeafFunction, Node, functio
 from ..ir.types import ScalarType
 from ..passes import PassManager
 from ..passes.flatten_streams import FlattenStreams, nested_streams
+from . import replicas
 from .stagebuffers import (
     FAILED,
     Channel,
@@ -243,12 +250,16 @@ class _Batches:
         self.arrays = bool(stream.root.array_params())
         self.out_range = range(len(stream.root.out_types))
 
-    def run(self, st: Stage, args: list[Any], upstream: list[dict[str, Any]]) -> StageBatch:
+    def run(
+        self, st: Stage, args: list[Any], upstream: list[dict[str, Any]]
+    ) -> tuple[StageBatch, list[tuple[str, type[Warning]]]]:
         """Run a batch of items through ``st``'s nodes (no lock held: stages run concurrently),
-        checked to account for every item."""
+        checked to account for every item; with the warnings it reported (the caller hands
+        them to the host in item order)."""
         s = self.stream
         with collecting_warnings() as caught:
-            stages = 1 if st is s.fused else len(s.stages)  # (fused: one at a time)
+            # (fused: one at a time; else every stage thread, replicas included, runs at once)
+            stages = 1 if st is s.fused else sum(max(1, len(x.threads)) for x in s.stages)
             ctx = RunContext(self.tracker, stages=stages, cluster=self.cluster, checked=True)
             tracker = self.tracker
             tokens = (
@@ -257,21 +268,19 @@ class _Batches:
                 else []
             )
             start = time.perf_counter()
-            st.running = args
             try:
                 batch = self.backend.run_stage_batch(self.root, args, st.nodes, upstream, ctx)
             finally:
-                st.running = []
                 for token in tokens:
                     tracker.finished(token)
             per_item = (time.perf_counter() - start) / len(args)
+            # What replicas.allowed compares: the least recent time per item, let rise by a
+            # tenth a batch, so that a batch another process delayed does not count.
+            st.seconds = per_item if st.seconds is None else min(per_item, st.seconds * 1.1)
             st.batch = max(
                 1, min(self.capacity, int(BATCH_SECONDS / per_item) if per_item > 0 else self.capacity)
             )
-        if caught:
-            with s.lock:
-                s.caught.extend(caught)
-        return self._checked(batch, len(args))
+        return self._checked(batch, len(args)), caught
 
     def _checked(self, batch: StageBatch, count: int) -> StageBatch:
         """``batch``, if it accounts for each of its ``count`` items: a result, or the error
@@ -296,11 +305,12 @@ class _Batches:
         s.room.wake()
         s.lock.release()
         slow = False
+        caught: list[tuple[str, type[Warning]]] = []
         try:
             # CPU time of this thread: not the turns of the GIL other threads take meanwhile
             # (and not a batch a full garbage collection ran in, nor the first: it may compile)
             start, collections = time.thread_time(), gc.get_stats()[2]["collections"]
-            batch = self.run(fused, args, [{}] * len(args))
+            batch, caught = self.run(fused, args, [{}] * len(args))
             seconds = time.thread_time() - start
             if gc.get_stats()[2]["collections"] != collections or not fused.index:
                 pass
@@ -321,6 +331,7 @@ class _Batches:
             s.lock.acquire()
             s.busy = False
         fused.results.extend(self._as_tuples(outputs))  # type: ignore[union-attr]
+        s.caught.extend(caught)
         if error is not None:
             s.lock.release()
             try:
@@ -381,6 +392,12 @@ class Stream:
         if one_stage(backend, plan):
             plan = [[n for nodes in plan for n in nodes]]
         self.stages = self._build(plan)
+        # Replicas (replicas.py): how many items of one stage may run at once at most, the
+        # cores each stage's loops do not already take.
+        share = (
+            max(1, backend.loop_threads() // len(plan)) if any(n.dims > 0 for ns in plan for n in ns) else 1
+        )
+        self.replica_cores = machine_cores() // share
         self._loop = StageLoop(self)
         self.batches = _Batches(self)
         self._result_stages = [st for st in self.stages if st.results is not None]
@@ -402,11 +419,22 @@ class Stream:
 
     def _start_threads(self) -> None:
         for st in self.stages:
-            st.thread = internal_thread(self._loop.run, f"{THREAD_PREFIX}-{self._sid}-{st.index}", st)
-            st.thread.start()
+            self.start_thread(st)
+
+    def start_thread(self, st: Stage) -> None:
+        """Start a thread of ``st``: its first, or a replica (``stagethreads.py``, with the
+        lock held: its ``live`` count is what says the stage has stopped)."""
+        name = f"{THREAD_PREFIX}-{self._sid}-{st.index}" + (f".{len(st.threads)}" if st.threads else "")
+        thread = internal_thread(self._loop.run, name, st)
+        st.threads.append(thread)
+        st.live += 1
+        thread.start()
 
     def _build(self, plan: list[list[Node]]) -> list[Stage]:
         stages = [Stage(i, nodes, Signal(self.lock)) for i, nodes in enumerate(plan)]
+        if replicas.REPLICAS and self.backend.stage_replicas:
+            for st in stages:
+                st.policy = replicas.StagePolicy.of(self.root, st.nodes)
         stage_of = {id(n): st for st in stages for n in st.nodes}
         links: set[tuple[int, int]] = set()
         for e in self.root.graph.edges:
@@ -428,22 +456,33 @@ class Stream:
         """``st`` stops at a failed item: its own (``error``) or one that failed upstream
         (``None``). The marker goes where that item's outputs would have gone; everyone is
         woken, so that nothing stays blocked waiting for it."""
-        if error is not None and not isinstance(error, HPVMError):
-            names = ", ".join(n.name for n in st.nodes)
-            wrapped = NodeExecutionError(
-                f"stage running node(s) {names} raised {type(error).__name__}: {error}"
-            )
-            wrapped.__cause__ = error
-            error = wrapped
+        error = self.named(st, error) if error is not None else None
         with self.lock:
-            if error is not None and self.error is None:  # the first failure is the one reported
-                self.error = error
-            for channel in st.outputs:
-                channel.items.append(FAILED)
-            if st.results is not None:
-                st.results.append(FAILED)
-            self.failed = True
-            self.wake_all()
+            self.mark_failed(st, error)
+
+    @staticmethod
+    def named(st: Stage, error: BaseException) -> BaseException:
+        """``error`` as the stream reports it: an ``HPVMError`` as it is, anything else as a
+        ``NodeExecutionError`` naming the stage's nodes."""
+        if isinstance(error, HPVMError):
+            return error
+        names = ", ".join(n.name for n in st.nodes)
+        wrapped = NodeExecutionError(f"stage running node(s) {names} raised {type(error).__name__}: {error}")
+        wrapped.__cause__ = error
+        return wrapped
+
+    def mark_failed(self, st: Stage, error: BaseException | None) -> None:
+        """``fail`` with the lock held and ``error`` already ``named``: the stage halts (its
+        replicas drop the batches after this one)."""
+        if error is not None and self.error is None:  # the first failure is the one reported
+            self.error = error
+        for channel in st.outputs:
+            channel.items.append(FAILED)
+        if st.results is not None:
+            st.results.append(FAILED)
+        st.halted = True
+        self.failed = True
+        self.wake_all()
 
     def wake_all(self) -> None:
         """Wake every waiter of the stream (the lock held): its state changed for all."""
@@ -624,13 +663,13 @@ class Stream:
                 self.host.wait()
             if self.failed:
                 self._raise_error("wait")
-        for st in self.stages:  # every stage has stopped: its thread is ending
-            if st.thread is not None:
-                st.thread.join()
+        for st in self.stages:  # every stage has stopped: its threads are ending
+            for thread in st.threads:
+                thread.join()
 
     def finished(self) -> bool:
         """Whether every stage thread has ended."""
-        return not any(st.thread is not None and st.thread.is_alive() for st in self.stages)
+        return not any(thread.is_alive() for st in self.stages for thread in st.threads)
 
     def stop(self) -> None:
         """Abandon the stream (cleanup): drop the items not yet run, end every stage thread."""
@@ -644,5 +683,5 @@ class Stream:
         if self._interrupted:
             return  # the host gave up on it: stages end when their current item does
         for st in self.stages:
-            if st.thread is not None:
-                st.thread.join(timeout=5)
+            for thread in list(st.threads):
+                thread.join(timeout=5)

@@ -1,7 +1,8 @@
 """Child process of ``test_ctrl_c.py``: runs a short launch (to compile; three times, so that
 the long launch follows quick ones with the same arrays), then a long one
-in the way named on the command line (``wait``, ``pop``, or ``pop-stages``: a pipeline of
-replicated stages), and reports on stdout how Ctrl-C (sent by the test
+in the way named on the command line (``wait``, ``pop``, ``pop-stages``: a pipeline of
+replicated stages, or ``pop-replicas``: two long items of one stage running at once on its
+replicas, ``runtime/replicas.py``), and reports on stdout how Ctrl-C (sent by the test
 once it reads ``ready``) ended it and how long ``cleanup`` took afterwards."""
 
 from __future__ import annotations
@@ -22,6 +23,28 @@ hpvm.track_memory(x)
 if how == "wait":
     for _ in range(3):  # compiles, then quick runs (cpu: in launch itself, runtime/quick.py)
         hpvm.wait(hpvm.launch(root, (x, 10), target=target))
+elif how == "pop-replicas":  # items of a few milliseconds, each with an array of its own
+    streaming.machine_cores = lambda: 2
+    handle = hpvm.launch(stream_root, None, stream=True, target=target)
+    own = [np.zeros(2) for _ in range(6)]
+    for a in own:
+        hpvm.track_memory(a)
+    for a in own[:4]:
+        hpvm.push(handle, (a, 10**7))
+    for _ in range(4):
+        hpvm.pop(handle)
+    hpvm.push(handle, (own[4], long_n))  # two long items at once: the stage and a replica
+    hpvm.push(handle, (own[5], long_n))
+    if target == "cpu":
+        import threading
+
+        names: list[str] = []
+        for _ in range(100):
+            names = [t.name for t in threading.enumerate() if t.name.startswith(streaming.THREAD_PREFIX)]
+            if len(names) == 2:
+                break
+            time.sleep(0.05)
+        assert len(names) == 2, f"expected a stage thread and its replica, found {names}"
 else:
     if how == "pop-stages":  # three replicated stages, on cpu one stage thread: one core here
         streaming.machine_cores = lambda: 1
@@ -39,6 +62,8 @@ start = time.monotonic()
 try:
     if how == "wait":
         hpvm.wait(hpvm.launch(root, (x, long_n), target=target))
+    elif how == "pop-replicas":
+        hpvm.pop(handle)
     else:
         hpvm.push(handle, (x, long_n))
         hpvm.pop(handle)

@@ -1,0 +1,162 @@
+"""Stage replicas: when one stage of a stream may run several items at once.
+
+A pipeline of stages that each run on one thread is bounded by its longest stage: the edge
+detection example's smoothing is 60–70 % of the work, so with a thread per stage its stream
+cannot beat ~1.5× the stages called in turn on 2 cores, however the others overlap (issue
+24, item 2). The field's answer — TBB's ``parallel_pipeline`` with parallel filters,
+StreamIt's fission of stateless filters — is to run such a stage on two (or more) items at
+once, on extra threads of the stage, and to put the results back in push order before the
+next stage. Here (``stagethreads.py`` runs them) a stage takes a next item while another of
+its items is still running only when all of these hold, so that no result can change:
+
+- **The stage has nothing that carries from one item to the next or that the host sees
+  while it runs** (``StagePolicy.of``, once per stream): the back end runs stages as
+  compiled code on this process's threads that releases the GIL
+  (``Backend.stage_replicas``: ``cpu``); every leaf of the stage is bounded
+  (``ir/bounded.py``: no ``while`` loop, no early exit, no helper of the user's, whose
+  state or effects are not looked at) and calls no ``print`` (output would interleave out
+  of item order). Warnings are collected per batch and issued in item order; ``malloc``
+  pools are checked out per call, so two calls never share one.
+- **The items in flight share no array the stage writes**: per item, the arrays the stage
+  reads and the ones it may write (``Footprint``: a root argument bound to a leaf parameter
+  in the leaf's ``outs``, or that a leaf writes, returns or may return a view of; every
+  array that arrives from another stage counts as written), compared by memory
+  (``np.may_share_memory``: overlapping bounds, conservative) with every item the stage
+  is running. An item that overlaps one in flight waits until it is done: it runs alone.
+- **The stage bounds the stream and cores are free**: every stage has run an item, this
+  stage's items take at least ``REPLICA_SECONDS`` each (a thread hand-off must be
+  negligible beside them), and its time per item (as ``_Batches`` measures it) is more
+  than its share of the machine, ``total / cores``, where ``total`` is the time of all the
+  stages together: then ``ceil(time × cores / total)`` items at once (at most ``cores``)
+  bring the stage down to its share; more would only take cores from the others.
+
+Results, warnings and failures leave the stage in item order whatever order the items end
+in: a thread waits for its turn to hand its items on. When an item fails, the stage stops
+there: items after it that a replica already ran are dropped (their results and warnings;
+what they wrote into their own arrays stays written, as the stages upstream of a failed one
+may already have written those items' arrays).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..ir.analysis import returned_params
+from ..ir.bounded import unbounded_reason
+from ..ir.graph import InternalFunction, LeafFunction, Node, functions
+from ..ir.leafinfo import analyze_leaf, parse_leaf
+from ..ir.types import ArrayType
+
+REPLICAS = True  # False: a stage never runs two items at once
+REPLICA_SECONDS = 1e-3  # a stage's items must take at least this long each to be replicated
+
+
+@dataclass(frozen=True)
+class StagePolicy:
+    """What one stage touches of an item: the root parameters its nodes receive, split
+    into those it only reads and those it may write (``written``)."""
+
+    read: tuple[int, ...]
+    written: tuple[int, ...]
+
+    @staticmethod
+    def of(root: InternalFunction, nodes: Sequence[Node]) -> StagePolicy | None:
+        """The policy of the stage of ``nodes``, or ``None`` when it may never run two items
+        at once (a leaf the runtime cannot bound, or that prints)."""
+        mine = {id(n) for n in nodes}
+        for n in nodes:
+            for fn in functions(n.function):
+                if isinstance(fn, LeafFunction) and (unbounded_reason(fn) is not None or _prints(fn)):
+                    return None
+        read: set[int] = set()
+        written: set[int] = set()
+        for b in root.graph.in_binds:
+            if id(b.dst) in mine and isinstance(root.params[b.ip].type, ArrayType):
+                (written if _may_write(b.dst.function, b.ic) else read).add(b.ip)
+        return StagePolicy(tuple(sorted(read - written)), tuple(sorted(written)))
+
+    def footprint(self, args: Sequence[Any], upstream: Sequence[dict[str, Any]]) -> Footprint:
+        """The arrays a batch of items (root arguments, upstream values) has the stage read
+        and write."""
+        read = [a for item in args for i in self.read if isinstance(a := item[i], np.ndarray)]
+        written = [a for item in args for i in self.written if isinstance(a := item[i], np.ndarray)]
+        written += [a for values in upstream for a in _arrays(values)]
+        return Footprint(read, written)
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """The arrays some items have a stage read and may have it write."""
+
+    read: list[np.ndarray]
+    written: list[np.ndarray]
+
+    def overlaps(self, other: Footprint) -> bool:
+        """Whether running both at once could change a result: an array one may write shares
+        memory with one the other reads or writes (bounds compared: conservative)."""
+        return _any_shared(self.written, [*other.read, *other.written]) or _any_shared(
+            other.written, self.read
+        )
+
+
+def allowed(seconds: float | None, times: Sequence[float | None], cores: int) -> int:
+    """How many items a stage whose items take ``seconds`` each may run at once, beside
+    stages whose items take ``times`` (this one's included; ``None``: not measured yet)."""
+    if seconds is None or seconds < REPLICA_SECONDS or cores < 2 or any(t is None for t in times):
+        return 1
+    total = sum(times)  # type: ignore[arg-type]
+    if total <= 0:
+        return 1
+    return max(1, min(cores, math.ceil(seconds * cores / total - 1e-9)))
+
+
+def _any_shared(ours: list[np.ndarray], theirs: list[np.ndarray]) -> bool:
+    return any(np.may_share_memory(a, b) for a in ours for b in theirs)
+
+
+def _arrays(value: Any, depth: int = 0) -> Iterator[np.ndarray]:
+    """The arrays in a stage's upstream values (opaque to the scheduler: a back end's dicts
+    and tuples of values, looked through a few levels deep)."""
+    if isinstance(value, np.ndarray):
+        yield value
+    elif depth < 4 and isinstance(value, dict):
+        for v in value.values():
+            yield from _arrays(v, depth + 1)
+    elif depth < 4 and isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _arrays(v, depth + 1)
+
+
+def _may_write(fn: Any, port: int) -> bool:
+    """Whether a node running ``fn`` may write the array it receives at input ``port``, or
+    hand it (or a view of it) on to a node that may: a leaf parameter in its ``outs`` or
+    written by it, returned by it, or any parameter of a leaf that returns an array it does
+    not recognisably take as a parameter; any port of an internal node (conservative)."""
+    if not isinstance(fn, LeafFunction):
+        return True
+    name = fn.params[port].name
+    if name in fn.outs:
+        return True
+    info = analyze_leaf(fn)
+    if not info.parsed or name in info.writes:
+        return True
+    returned = returned_params(fn)
+    arrays_out = [r for r, t in zip(returned, fn.out_types) if isinstance(t, ArrayType)]
+    return port in arrays_out or None in arrays_out
+
+
+def _prints(leaf: LeafFunction) -> bool:
+    """Whether ``leaf``'s Python body calls ``print`` (its output is seen in call order)."""
+    func = parse_leaf(leaf)
+    if func is None:
+        return False  # (no Python source: bounded only if ``ir/bounded.py`` read its body)
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print"
+        for n in ast.walk(func)
+    )
