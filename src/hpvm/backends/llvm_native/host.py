@@ -61,12 +61,13 @@ class HostHeap:
         self._lock = threading.Lock()
         self._active = 0
         self._buffers: dict[int, np.ndarray] = {}
-        self._native: tuple[int, int, int, int] | None = None  # (see bind_native)
+        self._native: tuple[ctypes.c_int64, ctypes.c_int64, np.ndarray] | None = None  # (bind_native)
 
     def bind_native(self, cursor: int, end: int, heaps: int, nbytes: int) -> None:
         """The native allocator's state, reset when the chunks die: the addresses of the
         shared heap's cursor and end, and of the threads' heaps (``nbytes`` in all)."""
-        self._native = (cursor, end, heaps, nbytes)
+        slots = np.ctypeslib.as_array((ctypes.c_int64 * (nbytes // 8)).from_address(heaps)).reshape(-1, 8)
+        self._native = (ctypes.c_int64.from_address(cursor), ctypes.c_int64.from_address(end), slots)
 
     def allocate(self, nbytes: int) -> int:
         buf = np.zeros(max(int(nbytes), 1), dtype=np.uint8)
@@ -95,14 +96,12 @@ class HostHeap:
         buffers, self._buffers = self._buffers, {}
         if self._native is None:
             return
-        cursor, end, heaps, nbytes = self._native
-        for address in (cursor, end):  # the shared heap starts a fresh chunk
-            ctypes.c_int64.from_address(address).value = 0
-        slots = np.ctypeslib.as_array((ctypes.c_int64 * (nbytes // 8)).from_address(heaps)).reshape(-1, 8)
+        cursor, end, slots = self._native
+        cursor.value = end.value = 0  # the shared heap starts a fresh chunk
         starts = {(a + 63) & ~63: a for a in buffers}  # a chunk's aligned start -> its array's
-        for i in np.flatnonzero(slots[:, BASE]):
-            base, chunk_end, used = (int(v) for v in slots[i, [BASE, END, USED]])
-            slots[i, :] = 0
+        for i in np.flatnonzero(slots[:, BASE]).tolist():
+            _, chunk_end, base, used = slots[i, :4].tolist()
+            slots[i] = 0
             address = starts.get(base)
             kept = used and address is not None and chunk_end - base <= CHUNK  # (not a big one)
             buf = buffers.pop(address) if kept else None
