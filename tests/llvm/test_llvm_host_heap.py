@@ -1,7 +1,8 @@
 """``llvm.hpvm.malloc``'s native allocator (``backends/llvm_native/host.py``): pieces of
 zeroed chunks, 64-byte aligned, never overlapping, from many threads at once, held by the
 host heap until the last launch ends; each thread's heap released back to a mark (what graph
-code does around a parent instance) hands the same pieces out again, zeroed."""
+code does around a parent instance) hands the same pieces out again, zeroed; and a thread's
+current chunk is kept for the next launch unless something still views it."""
 
 from __future__ import annotations
 
@@ -48,11 +49,42 @@ def test_pieces_are_aligned_zeroed_disjoint_and_live_until_the_launch_ends() -> 
             view = np.ctypeslib.as_array((ctypes.c_uint8 * max(n, 1)).from_address(address))
             assert not view.any(), "an allocation is not zeroed"
             view[:] = 0xAB  # every piece writable, none seen by another (checked above)
-    assert HEAP.owner(pieces[0][0]) is None  # the chunks died with the last launch
-    with HEAP.launch():  # and the allocator starts a fresh chunk
+    # When the last launch ended, each thread's current chunk (1 MiB) was kept for the next
+    # launch; its earlier ones and the big ones died.
+    kept = {id(HEAP.owner(a)): HEAP.owner(a) for a, _ in pieces if HEAP.owner(a) is not None}
+    assert 1 <= len(kept) <= 4 and all(b.nbytes == CHUNK + 64 for b in kept.values())
+    with HEAP.launch():  # this thread starts a chunk (it had none); the four threads are gone
         address = malloc(8)
         assert HEAP.owner(address) is not None
         assert ctypes.c_int64.from_address(address).value == 0
+    # so theirs died with this launch: a thread that allocated nothing keeps no chunk
+    assert all(HEAP.owner(a) is None for a, _ in pieces)
+
+
+def test_a_thread_s_chunk_is_handed_out_again_zeroed_at_the_next_launch() -> None:
+    malloc = _malloc()
+    with HEAP.launch():
+        first = malloc(100)
+        ctypes.memset(first, 0xAB, 100)
+    with HEAP.launch():
+        again = malloc(100)
+        assert again == first, "the thread's chunk was not kept"
+        assert not np.ctypeslib.as_array((ctypes.c_uint8 * 100).from_address(again)).any()
+
+
+def test_a_chunk_a_launch_s_output_views_is_not_handed_out_again() -> None:
+    malloc = _malloc()
+    with HEAP.launch():
+        first = malloc(100)
+        ctypes.memset(first, 0xAB, 100)
+        # a root output viewing the piece, as the cpu back end returns one
+        output = HEAP.adopt(np.ctypeslib.as_array((ctypes.c_uint8 * 100).from_address(first)))
+    with HEAP.launch():
+        other = malloc(100)
+        ctypes.memset(other, 0xCD, 100)
+    assert not first <= other < first + 100
+    assert (output == 0xAB).all(), "the output's memory was handed out again"
+    assert HEAP.owner(first) is None  # the output holds its chunk now, not the heap
 
 
 def _mark_release() -> tuple[ctypes._CFuncPtr, ctypes._CFuncPtr]:  # type: ignore[name-defined]
@@ -81,12 +113,20 @@ def test_a_release_hands_the_thread_s_pieces_out_again_zeroed() -> None:
         malloc(8)
         release(inner)  # nested: back to after `second`, not before `first`
         assert malloc(8) == inner
-    with HEAP.launch():  # a mark taken on an empty heap (0) releases its whole chunk
+    got: list[int] = []
+
+    def fresh_thread() -> None:  # (a new thread: its heap is empty)
         at = mark()
-        assert at == 0
         first = malloc(100)
         release(at)
-        assert malloc(100) == first
+        got.extend([at, first, malloc(100)])
+
+    with HEAP.launch():  # a mark taken on an empty heap (0) releases its whole chunk
+        thread = threading.Thread(target=fresh_thread)
+        thread.start()
+        thread.join()
+    at, first, again = got
+    assert at == 0 and again == first
 
 
 def test_a_release_past_a_new_chunk_keeps_what_was_handed_out() -> None:

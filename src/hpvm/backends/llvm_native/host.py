@@ -25,11 +25,21 @@ its time. A thread's piece is zero-filled when handed out (it may have been used
 a release only moves back within the thread's current chunk (memory of an earlier chunk
 stays until the launch ends), and a mark taken on an empty heap (0) releases back to the
 start of whatever chunk the thread has by then.
+
+**Chunks outlive the launch when nothing holds them** (``HostHeap.launch``). When the last
+launch ends, a thread's current chunk (unless bigger than ``CHUNK``) is kept for the next
+launch, emptied, if that thread allocated from its heap during the launch (a slot's ``USED`` word; a thread that has died
+allocates nothing more, so its chunk goes at the next launch's end) and no array but the heap's
+own refers to it (a root output that views the chunk holds it: ``adopt``). Every other chunk
+dies, as before. Why: a fresh 1 MiB chunk per thread per launch, asked for through a Python
+callback that takes the GIL and zero-filled by NumPy, was 0.1 ms of every launch of the
+HPVM-C block reduction (about 0.2 ms in all at 512 floats, 16 KiB chunks: 0.09 ms).
 """
 
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -51,12 +61,13 @@ class HostHeap:
         self._lock = threading.Lock()
         self._active = 0
         self._buffers: dict[int, np.ndarray] = {}
-        self._native: tuple[int, int, int, int] | None = None  # (see bind_native)
+        self._native: tuple[ctypes.c_int64, ctypes.c_int64, np.ndarray] | None = None  # (bind_native)
 
     def bind_native(self, cursor: int, end: int, heaps: int, nbytes: int) -> None:
         """The native allocator's state, reset when the chunks die: the addresses of the
         shared heap's cursor and end, and of the threads' heaps (``nbytes`` in all)."""
-        self._native = (cursor, end, heaps, nbytes)
+        slots = np.ctypeslib.as_array((ctypes.c_int64 * (nbytes // 8)).from_address(heaps)).reshape(-1, 8)
+        self._native = (ctypes.c_int64.from_address(cursor), ctypes.c_int64.from_address(end), slots)
 
     def allocate(self, nbytes: int) -> int:
         buf = np.zeros(max(int(nbytes), 1), dtype=np.uint8)
@@ -76,12 +87,29 @@ class HostHeap:
             with self._lock:
                 self._active -= 1
                 if self._active == 0:
-                    if self._native is not None:  # (no leaf runs: no launch is active)
-                        cursor, end, heaps, nbytes = self._native
-                        for address in (cursor, end):
-                            ctypes.c_int64.from_address(address).value = 0
-                        ctypes.memset(heaps, 0, nbytes)  # (each thread keeps its heap, emptied)
-                    self._buffers.clear()
+                    self._reset()
+
+    def _reset(self) -> None:
+        """After the last launch (no leaf runs; the lock held): keep each thread's current
+        chunk, emptied, where the thread allocated during the launch, the chunk is no bigger
+        than ``CHUNK`` and nothing but the heap refers to its array; let every other chunk go."""
+        buffers, self._buffers = self._buffers, {}
+        if self._native is None:
+            return
+        cursor, end, slots = self._native
+        cursor.value = end.value = 0  # the shared heap starts a fresh chunk
+        starts = {(a + 63) & ~63: a for a in buffers}  # a chunk's aligned start -> its array's
+        for i in np.flatnonzero(slots[:, BASE]).tolist():
+            _, chunk_end, base, used = slots[i, :4].tolist()
+            slots[i] = 0
+            address = starts.get(base)
+            kept = used and address is not None and chunk_end - base <= CHUNK  # (not a big one)
+            buf = buffers.pop(address) if kept else None
+            # Two references: ``buf`` and getrefcount's argument. More: something (a root
+            # output, adopted) still views the chunk, and it must not be handed out again.
+            if buf is not None and sys.getrefcount(buf) == 2:
+                slots[i, CURSOR], slots[i, END], slots[i, BASE] = base, chunk_end, base
+                self._buffers[address] = buf
 
     def owner(self, address: int) -> np.ndarray | None:
         """The heap buffer holding ``address``, if any."""
@@ -121,6 +149,9 @@ CHUNK = 1 << 20
 
 #: Threads with a heap of their own (more share the locked one).
 THREAD_HEAPS = 256
+#: The words of a thread's heap slot (8 a slot): the cursor, the current chunk's end and start,
+#: and whether the thread allocated since the last launch ended (``HostHeap.launch``).
+CURSOR, END, BASE, USED = range(4)
 #: ``i64()`` and ``void(i64)``: a thread's heap mark, and the release back to it.
 HOST_MARK, HOST_RELEASE = "__hpvm_host_mark", "__hpvm_host_release"
 
@@ -182,6 +213,8 @@ own:
   br i1 %ofits, label %obump, label %orefill
 obump:
   store i64 %oneed, ptr %h, align 8
+  %oup = getelementptr i64, ptr %h, i64 3
+  store i64 1, ptr %oup, align 8
   %op = inttoptr i64 %oc to ptr
   call void @llvm.memset.p0.i64(ptr align 64 %op, i8 0, i64 %n1, i1 false)
   ret ptr %op
@@ -204,6 +237,8 @@ oaligned:
   store i64 %oce, ptr %oep, align 8
   %obp = getelementptr i64, ptr %h, i64 2
   store i64 %oca, ptr %obp, align 8
+  %oup2 = getelementptr i64, ptr %h, i64 3
+  store i64 1, ptr %oup2, align 8
   %ofresh = inttoptr i64 %oca to ptr
   ret ptr %ofresh
 lock:
