@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -87,8 +87,16 @@ class CPUBackend(Backend):
     ) -> tuple[Any, ...]:
         runner = self._runners.get(root)
         if runner is None:
-            runner = self._runners.set(root, self._runner(self.prepare(root)))
+            runner = self.runner(root)
         return runner(args, ctx.threads if ctx is not None else None)
+
+    def runner(self, root: InternalFunction) -> Callable[[Sequence[Any], int | None], tuple[Any, ...]]:
+        """``root``'s run with everything resolved once (``_runner``), made on first use: what
+        ``run`` calls, and what a replayed launch calls directly (``Backend.runner``)."""
+        runner = self._runners.get(root)
+        if runner is None:
+            runner = self._runners.set(root, self._runner(self.prepare(root)))
+        return runner
 
     def _runner(self, program: CompiledProgram) -> Callable[[Sequence[Any], int | None], tuple[Any, ...]]:
         """One run of ``program``'s root graph, with what does not change between runs
@@ -103,7 +111,8 @@ class CPUBackend(Backend):
         (0.3–1.3 µs each).
         ``threads`` (``RunContext.threads``) caps the calling thread's Numba threads for
         the run (``_thread_count``)."""
-        entry, call, root_ctx = program.entry, self._call, program.root_ctx()
+        entry, call, failed, root_ctx = program.entry, self._call, self._failed, program.root_ctx()
+        direct = not program.llvm_heap  # (``_call``'s common case, without its frame)
         converts = tuple((i, convert, _SAME_TYPING.get(convert)) for i, convert in program.scalar_ins)
         results = program.convert_results
         plain = not program.scalar_outs  # (the compiled entry's tuple is the result as it is)
@@ -120,7 +129,13 @@ class CPUBackend(Backend):
                         values = list(args)
                     values[i] = convert(values[i])
             if flow is None:
-                result = call(program, entry, (*values, root_ctx))
+                if direct:
+                    try:
+                        result = entry(*values, root_ctx)
+                    except Exception as e:
+                        failed(program, (*values, root_ctx), e)
+                else:
+                    result = call(program, entry, (*values, root_ctx))
                 return result if plain and type(result) is tuple else results(result)
             pool = pools.checkout(recycle)
             try:
@@ -336,6 +351,15 @@ class CPUBackend(Backend):
             with HEAP.launch():  # what LLVM leaves malloc lives until the launch ends
                 result = func(*args)
                 return tuple(HEAP.adopt(v) for v in result) if isinstance(result, tuple) else result
+        except Exception as e:
+            self._failed(program, args, e)
+
+    def _failed(self, program: CompiledProgram, args: tuple[Any, ...], error: Exception) -> NoReturn:
+        """Raise what ``error``, raised by a call of ``program``'s compiled code with
+        ``args``, means to the user (apart from ``_call``: a runner calls a graph without
+        LLVM leaves directly, one frame less per launch, and comes here only on an error)."""
+        try:
+            raise error
         except SizeOutOfBounds as e:  # (a subclass only to be raised by compiled code)
             raise OutOfBoundsError(str(e)) from None
         except HPVMError:
