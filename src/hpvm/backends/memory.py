@@ -386,7 +386,10 @@ class MemoryTracker:
     def hold_replay(self, key: Any) -> Any:
         """The record kept for ``key`` (``keep_replay``), its ``entries`` held (``hold``)
         under the lock ``untrack`` takes, or ``None``: none kept, or no longer (an entry
-        replaced, untracked or cleared since)."""
+        replaced, untracked or cleared since), or something is on a device now (a replay
+        skips residency: ``host_only``)."""
+        if self._device_entries or self._versioned:  # (``host_only``, without its call)
+            return None
         with self._lock:
             record = self.replays.get(key)
             if record is not None:

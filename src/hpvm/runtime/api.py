@@ -325,7 +325,23 @@ class Runtime:
         if not self.initialized:
             self.require("launch")
         if not stream and target != "svm":
-            return self._launch_once(plan_for(root, target), root, args)
+            plan = plan_for(root, target)
+            if self.tracker.replays and not self.active:  # a recorded launch again? (plan.Replay)
+                record = self.tracker.hold_replay(plan.ident(args))  # (its entries held; None: not host only)
+                if record is not None:
+                    if record.runs.quick():
+                        return self._run_quick(
+                            root,
+                            plan.backend,
+                            args,
+                            record.arrays,
+                            record.entries,
+                            record.runs,
+                            record.known,
+                            record.runner,
+                        )
+                    self.tracker.release(record.entries)
+            return self._launch_once(plan, root, args)
         root = check_root(root)
         if target == "svm":
             return self._launch_svm(root, args, stream, capacity)
@@ -345,22 +361,6 @@ class Runtime:
         resolved once in ``plan`` (``plan.py``): per launch, the arguments' acceptors, one
         tracker lock, the sizes once per argument key, the run key."""
         backend, tracker = plan.backend, self.tracker  # (``root``: the plan's, as ``plan_for`` found it)
-        replays = tracker.replays
-        if replays and not self.active and tracker.host_only():  # a recorded launch again? (plan.Replay)
-            record = tracker.hold_replay(plan.ident(args))  # (its entries held)
-            if record is not None:
-                if record.runs.quick():
-                    return self._run_quick(
-                        root,
-                        backend,
-                        args,
-                        record.arrays,
-                        record.entries,
-                        record.runs,
-                        record.known,
-                        record.runner,
-                    )
-                tracker.release(record.entries)
         accepted = plan.accept(args)
         if accepted is not None:
             values, args_key, arrays = accepted

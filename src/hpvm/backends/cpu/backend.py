@@ -120,7 +120,7 @@ class CPUBackend(Backend):
         recycle = flow is not None and not flow.root_escapes()
         get_threads, set_threads = _thread_count()
 
-        def once(args: Sequence[Any]) -> tuple[Any, ...]:
+        def run(args: Sequence[Any], threads: int | None) -> tuple[Any, ...]:
             values = args  # (copied only to convert: the caller's own sequence is left alone)
             for i, convert, same in converts:
                 kind = type(values[i])
@@ -128,31 +128,29 @@ class CPUBackend(Backend):
                     if values is args:
                         values = list(args)
                     values[i] = convert(values[i])
-            if flow is None:
-                if direct:
-                    try:
-                        result = entry(*values, root_ctx)
-                    except Exception as e:
-                        failed(program, (*values, root_ctx), e)
-                else:
-                    result = call(program, entry, (*values, root_ctx))
-                return result if plain and type(result) is tuple else results(result)
-            pool = pools.checkout(recycle)
+            before = 0  # (one function, not a run in a thread-count wrapper: a frame less)
+            if threads is not None:
+                before = get_threads()
+                set_threads(min(threads, before))
             try:
-                result = call(program, entry, (*values, root_ctx, *program.pool_args(pool)))
+                if flow is None:
+                    if direct:
+                        try:
+                            result = entry(*values, root_ctx)
+                        except Exception as e:
+                            failed(program, (*values, root_ctx), e)
+                    else:
+                        result = call(program, entry, (*values, root_ctx))
+                    return result if plain and type(result) is tuple else results(result)
+                pool = pools.checkout(recycle)
+                try:
+                    result = call(program, entry, (*values, root_ctx, *program.pool_args(pool)))
+                finally:
+                    pools.checkin(pool, recycle)
+                return results(result)
             finally:
-                pools.checkin(pool, recycle)
-            return results(result)
-
-        def run(args: Sequence[Any], threads: int | None) -> tuple[Any, ...]:
-            if threads is None:
-                return once(args)
-            before = get_threads()
-            set_threads(min(threads, before))
-            try:
-                return once(args)
-            finally:
-                set_threads(before)
+                if before:
+                    set_threads(before)
 
         return run
 
