@@ -327,24 +327,17 @@ class Runtime:
         if not stream and target != "svm":
             plan = plan_for(root, target)
             if self.tracker.replays and not self.active:  # a recorded launch again? (plan.Replay)
-                record = self.tracker.hold_replay(plan.ident(args))  # (its entries held; None: not host only)
-                if record is not None:
-                    if record.runs.quick():
+                r = self.tracker.hold_replay(plan.ident(args))  # (its entries held; None: not host only)
+                if r is not None:
+                    if r.runs.quick():
                         return self._run_quick(
-                            root,
-                            plan.backend,
-                            args,
-                            record.arrays,
-                            record.entries,
-                            record.runs,
-                            record.known,
-                            record.runner,
+                            root, plan.backend, args, r.arrays, r.entries, r.runs, r.known, r.runner
                         )
-                    self.tracker.release(record.entries)
+                    self.tracker.release(r.entries)
             return self._launch_once(plan, root, args)
         root = check_root(root)
         if target == "svm":
-            return self._launch_svm(root, args, stream, capacity)
+            return _launch_svm(self, root, args, stream, capacity)
         staged = streaming_root(root)  # nested pipelines inlined up to the root's stages
         backend = choose_backend(staged, target)
         _check_stream_args(args, capacity)
@@ -386,7 +379,6 @@ class Runtime:
         # with the same run key was short. Done here, without a worker's wake-up (and on
         # one thread where that measured faster: ``quick.Runs.threads``).
         if runs is not None and not self.active and runs.quick():
-            assert known is not None
             handle = self._run_quick(root, backend, values, arrays, entries, runs, known)
             if handle.error is None and tracker.host_only():  # the next launch like it replays this one
                 record_replay(tracker, plan.ident(args), plan, root, entries, arrays, runs, known)
@@ -414,24 +406,6 @@ class Runtime:
         with self.lock:
             self.active.add(handle)
 
-    def _launch_svm(self, root: InternalFunction, args: Any, stream: bool, capacity: int) -> LaunchHandle:
-        """A streaming launch compiled onto the Streaming Virtual Machine (``svm_target``,
-        imported only here: ``import hpvm`` loads nothing of it)."""
-        if not stream:
-            raise LaunchError(
-                f"launch(target='svm'): '{root.name}' is not launched as a stream; the SVM target "
-                "maps pipeline stages onto stream processors, so launch it with stream=True and "
-                "push/pop items (or use target='cpu' / 'interp' for a single run)"
-            )
-        _check_stream_args(args, capacity)
-        from .svm_target import launch_stream
-
-        label, svm_stream = launch_stream(root, capacity, self.tracker)
-        handle = LaunchHandle(self, root, label, svm_stream)  # type: ignore[arg-type]
-        handle.check_push = PushCheck(root, self.tracker)
-        self._activate(handle)
-        return handle
-
     def _run_quick(
         self,
         root: InternalFunction,
@@ -440,20 +414,17 @@ class Runtime:
         arrays: list[Any],
         entries: list[TrackedArray],
         runs: Runs,
-        known: tuple[dict[Any, Runs], Any],
+        known: tuple[dict[Any, Runs], Any] | None,
         runner: Callable[[Sequence[Any], int | None], tuple[Any, ...]] | None = None,
     ) -> LaunchHandle:
         """A quick launch, run inside ``launch`` on the calling thread (``quick.py``), and its
-        handle: the job's run (``_job``) without what only a queued run needs — no job
-        closure, no completion lock (``_FINISHED``), no worker to count idle, nothing in
-        ``active`` — and, when the tracker has nothing on a device (residency has nothing
-        to do, nothing is copied), one ``RunContext`` per thread count shared by such runs:
-        the back ends that run quick (``Backend.runs_quick_on_launch``) only read its
-        ``threads``; a replayed launch (``plan.Replay``) calls its back end's ``runner``
-        directly. Each object a launch makes or touches is a cache miss after a step that
-        streamed megabytes through the core (``docs/backends/cpu.md``: the stencil's
-        launches). Ctrl-C during the run is raised here, not at a ``wait`` that may never
-        come."""
+        handle: the job's run (``_job``) without what only a queued run needs (a closure, a
+        completion lock, a worker counted idle, ``active``); with nothing on a device, one
+        shared ``RunContext`` per thread count (the back ends that run quick only read its
+        ``threads``), or for a replay (``plan.Replay``) the back end's ``runner`` called
+        directly. Each object touched is a cache miss after a step that streamed megabytes
+        through the core (``docs/backends/cpu.md``). Ctrl-C is raised here, not at a
+        ``wait`` that may never come."""
         handle = LaunchHandle(self, root, backend, done=_FINISHED)
         handle.arrays, handle.quick = arrays, known
         threads = runs.threads()
@@ -615,6 +586,27 @@ class Runtime:
         outputs = h.stream.pop(timeout)
         reissue_warnings(h.stream.take_warnings(), stacklevel=4)
         return outputs
+
+
+def _launch_svm(
+    runtime: Runtime, root: InternalFunction, args: Any, stream: bool, capacity: int
+) -> LaunchHandle:
+    """A streaming launch compiled onto the Streaming Virtual Machine (``svm_target``,
+    imported only here: ``import hpvm`` loads nothing of it)."""
+    if not stream:
+        raise LaunchError(
+            f"launch(target='svm'): '{root.name}' is not launched as a stream; the SVM target "
+            "maps pipeline stages onto stream processors, so launch it with stream=True and "
+            "push/pop items (or use target='cpu' / 'interp' for a single run)"
+        )
+    _check_stream_args(args, capacity)
+    from .svm_target import launch_stream
+
+    label, svm_stream = launch_stream(root, capacity, runtime.tracker)
+    handle = LaunchHandle(runtime, root, label, svm_stream)  # type: ignore[arg-type]
+    handle.check_push = PushCheck(root, runtime.tracker)
+    runtime._activate(handle)
+    return handle
 
 
 def _check_stream_args(args: Any, capacity: Any) -> None:

@@ -21,6 +21,10 @@ two locks per array argument in the memory tracker: about 25 µs of Python on a 
   entry), is a new key (once an old entry is gone its id may be reused: the same array,
   the same work, which is all the key predicts).
 
+A quick launch repeating a recorded one does less again (``Replay``): the acceptors and
+a key of the arrays' identities and shapes and the scalars, one look-up in the tracker,
+the back end's runner called directly.
+
 A plan is valid while the back-end registry is unchanged (``registry_version``): a back
 end registered or marked unavailable since makes the next launch build a new one; a plan
 without a target also while the back end the root's hints chose (``launch._CHOICES``, the
