@@ -283,11 +283,18 @@ def test_ctrl_c_during_a_quick_run_interrupts_launch_itself(monkeypatch):
     for _ in range(3):
         hpvm.wait(_launch((a, b, c, 8)))
     backend = hpvm.backends.get_backend("cpu")
+    replays = api.default_runtime().tracker.replays
+    assert len(replays) == 1  # (the third launch replayed the second's record: plan.Replay)
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):
+    with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):  # a replayed run
+        (record,) = replays.values()
+        patched.setattr(record, "runner", interrupted)
+        _launch((a, b, c, 8))
+    replays.clear()
+    with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):  # a run through Backend.run
         patched.setattr(backend, "run", interrupted)
         _launch((a, b, c, 8))
     assert _ran_in_launch(handle := _launch((a, b, c, 8)))  # nothing left in flight

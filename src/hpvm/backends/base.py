@@ -171,6 +171,15 @@ class Backend(ABC):
         check_arguments(root, args, f"get_backend('{self.name}').run")
         return ctx if ctx is not None else RunContext(checked=True)
 
+    def runner(self, root: InternalFunction) -> Callable[[Sequence[Any], int | None], tuple[Any, ...]] | None:
+        """``run`` of ``root`` without a ``RunContext``, as one callable ``(args, threads)``
+        resolved once, or ``None`` (the default: a back end without one). A back end that
+        ``runs_quick_on_launch`` may give one: the runtime then calls it directly for a
+        launch that repeats a recorded one while the tracker has nothing on a device
+        (``runtime/plan.py``, ``Replay``), skipping ``run``'s per-root look-ups — and its
+        warnings' sink: a runner must not call ``warn``."""
+        return None
+
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:  # noqa: B027 — optional hook
         """Compile ``root`` for these argument types ahead of ``run`` (no-op if nothing to do).
 

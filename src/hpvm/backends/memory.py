@@ -171,6 +171,12 @@ class MemoryTracker:
         # after a step that streams megabytes through the core's caches, every object a
         # launch touches is a cache miss (docs/backends/cpu.md).
         self._direct: dict[int, TrackedArray] = {}
+        # Launches that may be repeated without finding and checking their arrays again
+        # (``runtime/plan.py``, ``Replay``: key -> record holding the entries it found). Held
+        # here, not by the plan, because a record is valid only while its entries are: it is
+        # emptied whenever an entry is replaced, untracked or cleared (so a record never
+        # keeps an untracked array alive, and an id in its key is still its array's).
+        self.replays: dict[Any, Any] = {}
         self._totals = Transfers()  # everything this tracker's runs and requests moved
         self._totals_lock = threading.Lock()
 
@@ -221,6 +227,7 @@ class MemoryTracker:
                     lost.append(str(e))
             self._entries.clear()
             self._direct.clear()
+            self.replays.clear()
             self._device_entries = 0
         return lost
 
@@ -238,6 +245,7 @@ class MemoryTracker:
                 self._to_host(entry, None)
                 self._drop_copies(entry)
                 self._direct.pop(id(entry.array), None)
+                self.replays.clear()
             entry = self._entries[start] = TrackedArray(array, start, end)
             self._direct[id(array)] = entry
 
@@ -259,6 +267,7 @@ class MemoryTracker:
             self._drop_copies(entry)
             self._entries.pop(entry.start, None)
             self._direct.pop(id(entry.array), None)
+            self.replays.clear()
 
     def request(self, array: Any) -> np.ndarray:
         self._require_array(array, "request_memory")
@@ -361,6 +370,32 @@ class MemoryTracker:
             for entry in entries:
                 entry.users += 1
         return entries
+
+    def keep_replay(self, key: Any, record: Any, limit: int) -> None:
+        """Keep ``record`` (``runtime/plan.py``, ``Replay``) under ``key`` if each of its
+        ``entries`` is still tracked (one untracked by another thread since its launch found
+        it would otherwise be held by a record no one empties); all are dropped first when
+        ``limit`` are kept."""
+        with self._lock:
+            if any(self._direct.get(id(entry.array)) is not entry for entry in record.entries):
+                return
+            if len(self.replays) >= limit:
+                self.replays.clear()
+            self.replays[key] = record
+
+    def hold_replay(self, key: Any) -> Any:
+        """The record kept for ``key`` (``keep_replay``), its ``entries`` held (``hold``)
+        under the lock ``untrack`` takes, or ``None``: none kept, or no longer (an entry
+        replaced, untracked or cleared since), or something is on a device now (a replay
+        skips residency: ``host_only``)."""
+        if self._device_entries or self._versioned:  # (``host_only``, without its call)
+            return None
+        with self._lock:
+            record = self.replays.get(key)
+            if record is not None:
+                for entry in record.entries:
+                    entry.users += 1
+        return record
 
     def abandon(self, arrays: list[np.ndarray]) -> None:
         """A run using ``arrays`` was interrupted (Ctrl-C in ``wait``, ``pop``...) and may

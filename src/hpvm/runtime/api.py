@@ -27,7 +27,7 @@ from ..errors import (
 )
 from ..ir.graph import InternalFunction
 from .launch import PushCheck, array_args, check_args, check_root, choose_backend
-from .plan import LaunchPlan, plan_for
+from .plan import LaunchPlan, plan_for, record_replay
 from .quick import Runs, arg_key, entry, keyed_run, runs_in_wait
 from .streaming import Stream, streaming_root
 from .workers import Slot, WorkerPool
@@ -325,10 +325,19 @@ class Runtime:
         if not self.initialized:
             self.require("launch")
         if not stream and target != "svm":
-            return self._launch_once(plan_for(root, target), root, args)
+            plan = plan_for(root, target)
+            if self.tracker.replays and not self.active:  # a recorded launch again? (plan.Replay)
+                r = self.tracker.hold_replay(plan.ident(args))  # (its entries held; None: not host only)
+                if r is not None:
+                    if r.runs.quick():
+                        return self._run_quick(
+                            root, plan.backend, args, r.arrays, r.entries, r.runs, r.known, r.runner
+                        )
+                    self.tracker.release(r.entries)
+            return self._launch_once(plan, root, args)
         root = check_root(root)
         if target == "svm":
-            return self._launch_svm(root, args, stream, capacity)
+            return _launch_svm(self, root, args, stream, capacity)
         staged = streaming_root(root)  # nested pipelines inlined up to the root's stages
         backend = choose_backend(staged, target)
         _check_stream_args(args, capacity)
@@ -370,11 +379,9 @@ class Runtime:
         # with the same run key was short. Done here, without a worker's wake-up (and on
         # one thread where that measured faster: ``quick.Runs.threads``).
         if runs is not None and not self.active and runs.quick():
-            handle = LaunchHandle(self, root, backend, done=_FINISHED)
-            handle.arrays, handle.quick = arrays, known
-            self._run_quick(handle, values, entries, runs)
-            if isinstance(handle.error, KeyboardInterrupt):
-                raise handle.error  # Ctrl-C during the run: now, not at a wait that may never come
+            handle = self._run_quick(root, backend, values, arrays, entries, runs, known)
+            if handle.error is None and tracker.host_only():  # the next launch like it replays this one
+                record_replay(tracker, plan.ident(args), plan, root, entries, arrays, runs, known)
             return handle
         handle = LaunchHandle(self, root, backend)
         handle.arrays, handle.quick = arrays, known
@@ -399,37 +406,34 @@ class Runtime:
         with self.lock:
             self.active.add(handle)
 
-    def _launch_svm(self, root: InternalFunction, args: Any, stream: bool, capacity: int) -> LaunchHandle:
-        """A streaming launch compiled onto the Streaming Virtual Machine (``svm_target``,
-        imported only here: ``import hpvm`` loads nothing of it)."""
-        if not stream:
-            raise LaunchError(
-                f"launch(target='svm'): '{root.name}' is not launched as a stream; the SVM target "
-                "maps pipeline stages onto stream processors, so launch it with stream=True and "
-                "push/pop items (or use target='cpu' / 'interp' for a single run)"
-            )
-        _check_stream_args(args, capacity)
-        from .svm_target import launch_stream
-
-        label, svm_stream = launch_stream(root, capacity, self.tracker)
-        handle = LaunchHandle(self, root, label, svm_stream)  # type: ignore[arg-type]
-        handle.check_push = PushCheck(root, self.tracker)
-        self._activate(handle)
-        return handle
-
     def _run_quick(
-        self, handle: LaunchHandle, values: list[Any], entries: list[TrackedArray], runs: Runs
-    ) -> None:
-        """A quick launch's run, inside ``launch`` on the calling thread (``quick.py``): the
-        job's run (``_job``) without what only a queued run needs — no job closure, no
-        completion lock (``_FINISHED``), no worker to count idle, nothing in ``active`` —
-        and, when the tracker has nothing on a device (residency has nothing to do, nothing
-        is copied), one ``RunContext`` per thread count shared by such runs: the back ends
-        that run quick (``Backend.runs_quick_on_launch``) only read its ``threads``. Each
-        object a launch makes or touches is a cache miss after a step that streamed
-        megabytes through the core (``docs/backends/cpu.md``: the stencil's launches)."""
+        self,
+        root: InternalFunction,
+        backend: Any,
+        values: Sequence[Any],
+        arrays: list[Any],
+        entries: list[TrackedArray],
+        runs: Runs,
+        known: tuple[dict[Any, Runs], Any] | None,
+        runner: Callable[[Sequence[Any], int | None], tuple[Any, ...]] | None = None,
+    ) -> LaunchHandle:
+        """A quick launch, run inside ``launch`` on the calling thread (``quick.py``), and its
+        handle: the job's run (``_job``) without what only a queued run needs (a closure, a
+        completion lock, a worker counted idle, ``active``); with nothing on a device, one
+        shared ``RunContext`` per thread count (the back ends that run quick only read its
+        ``threads``), or for a replay (``plan.Replay``) the back end's ``runner`` called
+        directly. Each object touched is a cache miss after a step that streamed megabytes
+        through the core (``docs/backends/cpu.md``). Ctrl-C is raised here, not at a
+        ``wait`` that may never come."""
+        handle = LaunchHandle(self, root, backend, done=_FINISHED)
+        handle.arrays, handle.quick = arrays, known
         threads = runs.threads()
         try:
+            if runner is not None:  # (a replay: nothing on a device; a runner warns nothing)
+                start = time.perf_counter()
+                handle.outputs = runner(values, threads)
+                runs.add(time.perf_counter() - start, threads)
+                return handle
             with collecting_warnings() as caught:
                 handle.warnings = caught
                 if self.tracker.host_only():  # (shared: the handle keeps its empty defaults)
@@ -442,6 +446,9 @@ class Runtime:
             handle.error = e
         finally:
             self.tracker.release(entries)
+            if isinstance(handle.error, KeyboardInterrupt):
+                raise handle.error  # (a ``return`` above is overridden by this)
+        return handle
 
     def _run_with(
         self,
@@ -539,16 +546,18 @@ class Runtime:
             if h.slot is not None:
                 self.workers.withdraw(h.slot)  # the worker it was queued for is free again
             h.job()  # not started yet: run it here rather than wait for a worker to wake
-        try:
-            h.done.wait()  # (a lock: Ctrl-C interrupts it on the main thread)
-        except KeyboardInterrupt:
-            if h.slot is not None:
-                self.workers.abandon(h.slot)  # cleanup() will not wait for the run
-            self.tracker.abandon(h.arrays)  # nor copy back what it may still be writing
-            raise
+        if h.done is not _FINISHED:  # (a quick launch's is: it ran inside launch())
+            try:
+                h.done.wait()  # (a lock: Ctrl-C interrupts it on the main thread)
+            except KeyboardInterrupt:
+                if h.slot is not None:
+                    self.workers.abandon(h.slot)  # cleanup() will not wait for the run
+                self.tracker.abandon(h.arrays)  # nor copy back what it may still be writing
+                raise
         if not h.waited:  # the run's warnings, issued once, on the host thread
             h.waited = True
-            reissue_warnings(h.warnings, stacklevel=4)
+            if h.warnings:
+                reissue_warnings(h.warnings, stacklevel=4)
         if h.error is not None:
             err = h.error
             if isinstance(err, (HPVMError, KeyboardInterrupt)):
@@ -577,6 +586,27 @@ class Runtime:
         outputs = h.stream.pop(timeout)
         reissue_warnings(h.stream.take_warnings(), stacklevel=4)
         return outputs
+
+
+def _launch_svm(
+    runtime: Runtime, root: InternalFunction, args: Any, stream: bool, capacity: int
+) -> LaunchHandle:
+    """A streaming launch compiled onto the Streaming Virtual Machine (``svm_target``,
+    imported only here: ``import hpvm`` loads nothing of it)."""
+    if not stream:
+        raise LaunchError(
+            f"launch(target='svm'): '{root.name}' is not launched as a stream; the SVM target "
+            "maps pipeline stages onto stream processors, so launch it with stream=True and "
+            "push/pop items (or use target='cpu' / 'interp' for a single run)"
+        )
+    _check_stream_args(args, capacity)
+    from .svm_target import launch_stream
+
+    label, svm_stream = launch_stream(root, capacity, runtime.tracker)
+    handle = LaunchHandle(runtime, root, label, svm_stream)  # type: ignore[arg-type]
+    handle.check_push = PushCheck(root, runtime.tracker)
+    runtime._activate(handle)
+    return handle
 
 
 def _check_stream_args(args: Any, capacity: Any) -> None:
@@ -663,7 +693,8 @@ def launch(
 
 def wait(handle: Any) -> tuple[Any, ...] | None:
     """Block until the launch completes; return the root's outputs (``None`` for a stream)."""
-    return _handle_runtime(handle).wait(handle)
+    runtime = handle.runtime if type(handle) is LaunchHandle else _handle_runtime(handle)  # (a call less)
+    return runtime.wait(handle)
 
 
 def push(handle: Any, args: Any) -> None:

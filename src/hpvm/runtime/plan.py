@@ -21,6 +21,10 @@ two locks per array argument in the memory tracker: about 25 µs of Python on a 
   entry), is a new key (once an old entry is gone its id may be reused: the same array,
   the same work, which is all the key predicts).
 
+A quick launch repeating a recorded one does less again (``Replay``): the acceptors and
+a key of the arrays' identities and shapes and the scalars, one look-up in the tracker,
+the back end's runner called directly.
+
 A plan is valid while the back-end registry is unchanged (``registry_version``): a back
 end registered or marked unavailable since makes the next launch build a new one; a plan
 without a target also while the back end the root's hints chose (``launch._CHOICES``, the
@@ -35,6 +39,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..backends.base import Backend, registry_version
+from ..backends.memory import MemoryTracker
 from ..ir.args import writers
 from ..ir.graph import InternalFunction
 from ..ir.types import ArrayType
@@ -60,6 +65,7 @@ class LaunchPlan:
         "needs_cluster",
         "checked",
         "_accept",
+        "ident",
     )
 
     def __init__(self, root: InternalFunction, target: str | None) -> None:
@@ -70,7 +76,13 @@ class LaunchPlan:
         self.backend: Backend = choose_backend(root, target)
         self.count = len(root.params)
         self.acceptors: tuple[Callable[[Any], bool], ...] = tuple(_acceptors(root))
-        self._accept = _accepting(root)
+        self._accept, ident = _accepting(root, self)
+        #: ``args`` -> the key a launch with them is replayed by (``Replay``): this plan, each
+        #: array's identity and shape, each scalar's type and value — if every value passes
+        #: its port's acceptor (those can change on the same array: its writeable flag);
+        #: else ``None``. Generated per root with ``accept``; an attribute, not a method:
+        #: a replayed launch calls it, and a method's frame is one more cache miss there.
+        self.ident: Callable[[Any], tuple[Any, ...] | None] = ident
         quick = getattr(self.backend, "runs_quick_on_launch", False) and bounded_graph(root) is None
         #: the root's run durations (``quick.py``), or ``None``: its launches never run on the host
         self.times: dict[Any, Runs] | None = durations(root) if quick else None
@@ -105,16 +117,20 @@ class LaunchPlan:
 
 
 def _accepting(
-    root: InternalFunction,
-) -> Callable[[Any], tuple[list[Any], tuple[Any, ...], list[Any]] | None]:
+    root: InternalFunction, plan: LaunchPlan
+) -> tuple[
+    Callable[[Any], tuple[list[Any], tuple[Any, ...], list[Any]] | None],
+    Callable[[Any], tuple[Any, ...] | None],
+]:
     """``LaunchPlan.accept`` of ``root``: one function that tests every argument with its
     port's ``accept_test`` (the acceptors' own expressions) and makes the argument key
     ``quick.arg_key`` would and the list of arrays ``launch.array_args`` would — what the
     acceptors take is an array for an array port, a number for a scalar one, so each key
     part, and which values are arrays, is known per port. Generated: a loop over the
     acceptors, a call each and a key built item by item, was about 4 µs of a launch (and
-    the arrays' list, a test of each value, another 1 µs)."""
-    names: dict[str, Any] = {}
+    the arrays' list, a test of each value, another 1 µs). With it ``LaunchPlan.ident``,
+    the same tests and a replay key (``Replay``)."""
+    names: dict[str, Any] = {"plan": plan}
     written = writers(root)
     params = [f"v{i}" for i in range(len(root.params))]
     tests = [accept_test(p.type, i in written, v, names) for i, (p, v) in enumerate(zip(root.params, params))]
@@ -122,19 +138,85 @@ def _accepting(
         f"({v}.shape, {v}.dtype)" if isinstance(p.type, ArrayType) else f"(type({v}), {v})"
         for p, v in zip(root.params, params)
     ]
+    idents = [
+        f"id({v}), {v}.shape" if isinstance(p.type, ArrayType) else f"type({v}), {v}"
+        for p, v in zip(root.params, params)
+    ]
     arrays = [v for p, v in zip(root.params, params) if isinstance(p.type, ArrayType)]
     unpack = f"    ({', '.join(params)},) = args\n" if params else ""
-    source = (
-        "def accept(args):\n"
+    head = (
         f"    if (type(args) is not tuple and type(args) is not list) or len(args) != {len(params)}:\n"
         "        return None\n"
         f"{unpack}"
         f"    if not ({' and '.join(tests) or 'True'}):\n"
         "        return None\n"
+    )
+    source = (
+        f"def accept(args):\n{head}"
         f"    return list(args), ({''.join(k + ', ' for k in keys)}), [{', '.join(arrays)}]\n"
+        f"def ident(args):\n{head}"
+        f"    return (plan, {''.join(k + ', ' for k in idents)})\n"
     )
     exec(compile(source, f"<launch plan of {root.name}>", "exec"), names)  # noqa: S102 — our own text
-    return names["accept"]
+    return names["accept"], names["ident"]
+
+
+#: Replay records a runtime's tracker keeps (``MemoryTracker.replays``; emptied beyond this).
+_REPLAYS = 16
+
+
+class Replay:
+    """What a quick launch found for its arguments, kept so that a launch repeating them —
+    the same plan, the same array objects with the same shapes, the same scalar types and
+    values (``LaunchPlan.ident``) — does none of it again: a host that launches a step in a
+    loop over the same arrays (a stencil swapping two) gets, per launch, the acceptors' tests
+    and the replay key, one look-up, its entries held under one lock, the quick test and
+    the back end's runner called directly (``Backend.runner``), instead of the argument
+    list and key, the sizes' key, finding each array in the tracker, the run key and its
+    look-up, the run context and ``Backend.run``.
+
+    Everything a replay skips is a function of what its key holds: the sizes (shapes and
+    scalar values), the tracker entries (the arrays are tracked themselves: an entry holds
+    its array, so its id is no other's while the record lives), the run key's ``Runs``
+    (the entries' host state is fixed while nothing is on a device: replays happen only
+    then). Records live in the runtime's tracker (``MemoryTracker.replays``), which
+    empties them whenever an entry is replaced, untracked or cleared."""
+
+    __slots__ = ("root", "backend", "runner", "entries", "arrays", "runs", "known")
+
+    def __init__(
+        self,
+        root: InternalFunction,
+        backend: Backend,
+        runner: Callable[[Sequence[Any], int | None], tuple[Any, ...]],
+        entries: list[Any],
+        arrays: list[Any],
+        runs: Runs,
+        known: tuple[dict[Any, Runs], Any],
+    ) -> None:
+        self.root, self.backend, self.runner = root, backend, runner
+        self.entries, self.arrays, self.runs, self.known = entries, arrays, runs, known
+
+
+def record_replay(
+    tracker: MemoryTracker,
+    key: tuple[Any, ...] | None,
+    plan: LaunchPlan,
+    root: InternalFunction,
+    entries: list[Any],
+    arrays: list[Any],
+    runs: Runs,
+    known: tuple[dict[Any, Runs], Any],
+) -> None:
+    """Keep a ``Replay`` of a quick launch that ran without an error, under its replay
+    ``key`` in ``tracker`` (``MemoryTracker.keep_replay``: if its entries are still
+    tracked), if its back end gives a runner and every array is tracked itself (a view's id
+    may be another view's once it dies)."""
+    if key is None or any(entry.array is not a for entry, a in zip(entries, arrays)):
+        return
+    runner = plan.backend.runner(root)
+    if runner is not None:
+        tracker.keep_replay(key, Replay(root, plan.backend, runner, entries, arrays, runs, known), _REPLAYS)
 
 
 #: root -> its plans, one per target name (by the root's identity, held weakly: ``ir/weakid.py``).

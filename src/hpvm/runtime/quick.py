@@ -248,7 +248,10 @@ def runs_in_wait(times: dict[Any, Runs] | None, key: Any) -> bool:
 
 def forget(root: InternalFunction) -> None:
     """Drop every duration recorded for ``root`` (tests). Emptied in place: a launch plan
-    (``plan.py``) holds the same table."""
+    (``plan.py``) holds the same table; and each record made unknown (``last``), since a
+    replay record (``plan.Replay``) holds its own."""
     times = _TIMES.get(root)
     if times is not None:
+        for runs in times.values():
+            runs.last = _NEVER
         times.clear()

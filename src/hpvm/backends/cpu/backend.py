@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -87,10 +87,15 @@ class CPUBackend(Backend):
         self, root: InternalFunction, args: Sequence[Any], ctx: RunContext | None = None
     ) -> tuple[Any, ...]:
         ctx = self.checked_context(root, args, ctx)
+        return self.runner(root)(args, ctx.threads)
+
+    def runner(self, root: InternalFunction) -> Callable[[Sequence[Any], int | None], tuple[Any, ...]]:
+        """``root``'s run with everything resolved once (``_runner``), made on first use: what
+        ``run`` calls, and what a replayed launch calls directly (``Backend.runner``)."""
         runner = self._runners.get(root)
         if runner is None:
             runner = self._runners.set(root, self._runner(self.prepare(root)))
-        return runner(args, ctx.threads)
+        return runner
 
     def _runner(self, program: CompiledProgram) -> Callable[[Sequence[Any], int | None], tuple[Any, ...]]:
         """One run of ``program``'s root graph, with what does not change between runs
@@ -105,7 +110,8 @@ class CPUBackend(Backend):
         (0.3–1.3 µs each).
         ``threads`` (``RunContext.threads``) caps the calling thread's Numba threads for
         the run (``_thread_count``)."""
-        entry, call, root_ctx = program.entry, self._call, program.root_ctx()
+        entry, call, failed, root_ctx = program.entry, self._call, self._failed, program.root_ctx()
+        direct = not program.llvm_heap  # (``_call``'s common case, without its frame)
         converts = tuple((i, convert, _SAME_TYPING.get(convert)) for i, convert in program.scalar_ins)
         results = program.convert_results
         plain = not program.scalar_outs  # (the compiled entry's tuple is the result as it is)
@@ -113,7 +119,7 @@ class CPUBackend(Backend):
         recycle = flow is not None and not flow.root_escapes()
         get_threads, set_threads = _thread_count()
 
-        def once(args: Sequence[Any]) -> tuple[Any, ...]:
+        def run(args: Sequence[Any], threads: int | None) -> tuple[Any, ...]:
             values = args  # (copied only to convert: the caller's own sequence is left alone)
             for i, convert, same in converts:
                 kind = type(values[i])
@@ -121,25 +127,29 @@ class CPUBackend(Backend):
                     if values is args:
                         values = list(args)
                     values[i] = convert(values[i])
-            if flow is None:
-                result = call(program, entry, (*values, root_ctx))
-                return result if plain and type(result) is tuple else results(result)
-            pool = pools.checkout(recycle)
+            before = 0  # (one function, not a run in a thread-count wrapper: a frame less)
+            if threads is not None:
+                before = get_threads()
+                set_threads(min(threads, before))
             try:
-                result = call(program, entry, (*values, root_ctx, *program.pool_args(pool)))
+                if flow is None:
+                    if direct:
+                        try:
+                            result = entry(*values, root_ctx)
+                        except Exception as e:
+                            failed(program, (*values, root_ctx), e)
+                    else:
+                        result = call(program, entry, (*values, root_ctx))
+                    return result if plain and type(result) is tuple else results(result)
+                pool = pools.checkout(recycle)
+                try:
+                    result = call(program, entry, (*values, root_ctx, *program.pool_args(pool)))
+                finally:
+                    pools.checkin(pool, recycle)
+                return results(result)
             finally:
-                pools.checkin(pool, recycle)
-            return results(result)
-
-        def run(args: Sequence[Any], threads: int | None) -> tuple[Any, ...]:
-            if threads is None:
-                return once(args)
-            before = get_threads()
-            set_threads(min(threads, before))
-            try:
-                return once(args)
-            finally:
-                set_threads(before)
+                if before:
+                    set_threads(before)
 
         return run
 
@@ -338,6 +348,15 @@ class CPUBackend(Backend):
             with HEAP.launch():  # what LLVM leaves malloc lives until the launch ends
                 result = func(*args)
                 return tuple(HEAP.adopt(v) for v in result) if isinstance(result, tuple) else result
+        except Exception as e:
+            self._failed(program, args, e)
+
+    def _failed(self, program: CompiledProgram, args: tuple[Any, ...], error: Exception) -> NoReturn:
+        """Raise what ``error``, raised by a call of ``program``'s compiled code with
+        ``args``, means to the user (apart from ``_call``: a runner calls a graph without
+        LLVM leaves directly, one frame less per launch, and comes here only on an error)."""
+        try:
+            raise error
         except SizeOutOfBounds as e:  # (a subclass only to be raised by compiled code)
             raise OutOfBoundsError(str(e)) from None
         except HPVMError:
