@@ -357,9 +357,9 @@ def _layouts(root: Any) -> set[str]:
 
 
 def _small_conv(
-    kernel: int = 3, groups: int = 1, activation: str = "relu", hw: int = 4, residual: bool = False
+    kernel: int = 3, groups: int = 1, activation: str | None = "relu", hw: int = 4, residual: bool = False
 ) -> tuple[Any, list[Any]]:
-    """conv (``kernel``², padding keeping the size) → add bias → [add residual] → activation
+    """conv (``kernel``², padding keeping the size) → add bias → [add residual] → [activation]
     → max pool 2×2, on a 2 × 8 × ``hw`` × ``hw`` input: VGG-16's last layers, scaled down."""
     op = "group_convolution" if groups > 1 else "convolution"
     pad = kernel // 2
@@ -373,7 +373,8 @@ def _small_conv(
         calls.append(OpCall("add", (L(1), P(3)), 3))
         ranks.append(4)
         shapes.append((2, 16, hw, hw))
-    calls.append(OpCall(activation, (L(len(calls) - 1),), 4))
+    if activation is not None:
+        calls.append(OpCall(activation, (L(len(calls) - 1),), 4))
     calls.append(OpCall("pool_max", (L(len(calls) - 1), C(2), C(2), C(0), C(0), C(2), C(2)), 5))
     return _root(ranks, calls, [L(len(calls) - 1)], [4]), _rng_arrays(shapes, 5)
 
@@ -382,13 +383,18 @@ def _small_conv(
     not (prepared.onednn_available() and prepared.blocked_available()),
     reason="needs oneDNN's prepacked convolution (torch with mkldnn)",
 )
-def test_a_small_3x3_relu_convolution_runs_blocked_and_matches_channels_last() -> None:
-    root, args = _small_conv()
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, dict(activation=None), dict(residual=True), dict(residual=True, activation="tanh")],
+    ids=["relu", "no-activation", "residual-relu", "residual-tanh"],
+)
+def test_a_small_3x3_convolution_runs_blocked_and_matches_channels_last(kwargs: dict[str, Any]) -> None:
+    root, args = _small_conv(**kwargs)
     expected = run_unprepared(root, args)[0]
     blocked = _plan_run(root, args, (1,))[0]
     assert _layouts(root) == {prepared.BLOCKED}
     with mock.patch.object(prepared, "BLOCKED_MAX_PIXELS", 0):  # the same chain, channels_last
-        root_cl, _ = _small_conv()
+        root_cl, _ = _small_conv(**kwargs)
         channels_last = _plan_run(root_cl, args, (1,))[0]
         assert _layouts(root_cl) == {prepared.CHANNELS_LAST}
     np.testing.assert_allclose(blocked, expected, **TOL)
@@ -399,8 +405,8 @@ def test_a_small_3x3_relu_convolution_runs_blocked_and_matches_channels_last() -
 @pytest.mark.skipif(not prepared.onednn_available(), reason="needs oneDNN (torch with mkldnn)")
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(kernel=1), dict(groups=2), dict(activation="tanh"), dict(residual=True), dict(hw=10)],
-    ids=["1x1", "grouped", "tanh", "residual", "large-output"],
+    [dict(kernel=1), dict(groups=2), dict(activation="tanh"), dict(hw=10), dict(hw=10, residual=True)],
+    ids=["1x1", "grouped", "tanh", "large-output", "large-output-residual"],
 )
 def test_other_convolutions_stay_channels_last(kwargs: dict[str, Any]) -> None:
     root, args = _small_conv(**kwargs)

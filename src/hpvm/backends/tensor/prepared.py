@@ -138,11 +138,13 @@ class Prepared:
                 return torch.ops.mkldnn._linear_pointwise(x, w, b, post, scalars, "")
             return activate_(F.linear(x, w, b), s.activation, s.lo, s.hi)
         shape = self._out_shape(x, arrays[0])
-        if onednn and other is None and self._blocked(arrays[0], shape):
+        if onednn and self._blocked(arrays[0], shape, other is not None):
             context, _ = self._weights(x, arrays, versions, BLOCKED)
             # a C-contiguous (NCHW) input: oneDNN reorders it into its blocked layout and the
             # result back (a channels_last input would pick the channels_last kernel again)
             y = torch.ops.mkldnn_prepacked.conv2d_run(x.contiguous(), context)
+            if other is not None:  # the prepacked call fuses no add: the add, then the activation
+                y = activate_(add_(y, other), s.activation, s.lo, s.hi)
             return y if s.pool is None else pool_(y, *s.pool)
         w, b = self._weights(x, arrays, versions, CHANNELS_LAST if onednn else PLAIN)
         padding, stride, dilation = [s.vpad, s.hpad], [s.vstride, s.hstride], [1, 1]
@@ -186,18 +188,19 @@ class Prepared:
         ow = (x.shape[3] + 2 * s.hpad - w.shape[3]) // s.hstride + 1
         return (x.shape[0], w.shape[0], oh, ow)
 
-    def _blocked(self, w: Tensor, shape: tuple[int, ...]) -> bool:
+    def _blocked(self, w: Tensor, shape: tuple[int, ...], residual: bool) -> bool:
         """Whether the convolution runs in oneDNN's blocked layout: a small output
         (``BLOCKED_MAX_PIXELS``), a dense spatial kernel (a 1×1 convolution is a matrix
         product, which the ``channels_last`` kernel runs as fast; a grouped one has no
         blocked prepacked form), and a relu or no activation (the one post-op the prepacked
-        call fuses: the ``channels_last`` call fuses the others)."""
+        call fuses: the ``channels_last`` call fuses the others) unless a residual add comes
+        first (then the add and any activation run after the call, in place)."""
         s = self.spec
         return (
             self.blocked
             and s.groups == 1
             and w.shape[2] * w.shape[3] > 1
-            and s.activation in (None, "relu")
+            and (residual or s.activation in (None, "relu"))
             and shape[2] * shape[3] <= BLOCKED_MAX_PIXELS
         )
 
@@ -237,10 +240,11 @@ class Prepared:
             scale = gamma / torch.sqrt(var + s.batchnorm)
             w = w * scale.reshape(-1, *[1] * (w.dim() - 1))
             b = (b - mean if b is not None else -mean) * scale + beta
-        if layout == BLOCKED:  # relu or no activation (``_blocked``)
+        if layout == BLOCKED:  # the relu fused unless a residual add comes before it (``_blocked``)
             padding, stride = [s.vpad, s.hpad], [s.vstride, s.hstride]
+            post = "none" if s.residual or s.activation is None else s.activation
             context = torch.ops.mkldnn_prepacked.conv2d_prepack(
-                w.contiguous(), b, stride, padding, [1, 1], s.groups, list(x.shape), s.activation or "none"
+                w.contiguous(), b, stride, padding, [1, 1], s.groups, list(x.shape), post
             )
             return context, None
         if layout == CHANNELS_LAST:
