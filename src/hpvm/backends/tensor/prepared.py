@@ -20,7 +20,10 @@ On oneDNN the convolution (or dense layer), the bias and the activation are one 
 call (``mkldnn._convolution_pointwise`` / ``_linear_pointwise``, the activation as a
 post-op); a convolution's result is in
 ``channels_last`` layout, oneDNN's own (the next prepared convolution reads it without a
-reorder; every other operation accepts any layout and computes the same values). Elsewhere
+reorder; every other operation accepts any layout and computes the same values). A small
+image (``BLOCKED_MAX_PIXELS``) convolved by a 3×3-or-larger kernel runs instead in oneDNN's
+blocked layout, where its ``channels_last`` kernel is slow: the weight prepacked once
+(``mkldnn_prepacked.conv2d_prepack``, relu as its post-op), an NCHW result. Elsewhere
 (cuDNN, a torch without oneDNN, float64) the folded weights go to ``F.conv2d`` /
 ``F.linear`` and the activation runs in place.
 """
@@ -46,9 +49,10 @@ _CACHE_SIZE = 4  # derived weights kept per convolution (input shapes, weight ve
 PLAIN, CHANNELS_LAST, BLOCKED = "plain", "channels_last", "blocked"
 
 #: A convolution whose output has at most this many pixels per channel (oh·ow) runs in
-#: oneDNN's blocked layout: its ``channels_last`` kernel (brgconv) took 1.6–2× the time of
-#: the blocked one (jit:avx512_core) on VGG-16's 4×4 and 2×2 layers, about the same on 8×8
-#: (64), and the blocked kernel lost on 16×16 (docs/tensor.md §6, "Layout rule").
+#: oneDNN's blocked layout (``Prepared._blocked``): its ``channels_last`` kernel (brgconv)
+#: took 2–3.4× the time of the blocked one (jit:avx512_core) on VGG-16's 4×4 and 2×2
+#: layers, 1.1–1.3× on 8×8, and the blocked kernel lost on 16×16 and 32×32 (one thread,
+#: interleaved; docs/tensor.md §6, "Layout rule").
 BLOCKED_MAX_PIXELS = 64
 
 
