@@ -343,3 +343,72 @@ def test_a_channels_last_result_comes_back_as_a_c_contiguous_array() -> None:
     out = run(root, _conv_bn_args(), "tensor")[0]
     assert out.flags.c_contiguous
     np.testing.assert_allclose(out, run(root, _conv_bn_args(), "interp")[0], **TOL)
+
+
+# -- the layout each prepared convolution runs in ------------------------------------------
+
+
+def _layouts(root: Any) -> set[str]:
+    """The weight layouts the prepared calls of ``root``'s plan derived (``prepared.PLAIN``…)."""
+    plan = get_backend("tensor").plan(root)
+    calls = [v for v in plan.graph.run.__globals__.values() if isinstance(v, prepared.Prepared)]
+    assert calls
+    return {key[2] for call in calls for key in call._cache}
+
+
+def _small_conv(
+    kernel: int = 3, groups: int = 1, activation: str | None = "relu", hw: int = 4, residual: bool = False
+) -> tuple[Any, list[Any]]:
+    """conv (``kernel``², padding keeping the size) → add bias → [add residual] → [activation]
+    → max pool 2×2, on a 2 × 8 × ``hw`` × ``hw`` input: VGG-16's last layers, scaled down."""
+    op = "group_convolution" if groups > 1 else "convolution"
+    pad = kernel // 2
+    calls = [
+        OpCall(op, (P(0), P(1), C(pad), C(pad), C(1), C(1), *((C(groups),) if groups > 1 else ())), 1),
+        OpCall("add", (L(0), P(2)), 2),
+    ]
+    ranks: list[int | None] = [4, 4, 1]
+    shapes: list[Any] = [(2, 8, hw, hw), (16, 8 // groups, kernel, kernel), (16,)]
+    if residual:
+        calls.append(OpCall("add", (L(1), P(3)), 3))
+        ranks.append(4)
+        shapes.append((2, 16, hw, hw))
+    if activation is not None:
+        calls.append(OpCall(activation, (L(len(calls) - 1),), 4))
+    calls.append(OpCall("pool_max", (L(len(calls) - 1), C(2), C(2), C(0), C(0), C(2), C(2)), 5))
+    return _root(ranks, calls, [L(len(calls) - 1)], [4]), _rng_arrays(shapes, 5)
+
+
+@pytest.mark.skipif(
+    not (prepared.onednn_available() and prepared.blocked_available()),
+    reason="needs oneDNN's prepacked convolution (torch with mkldnn)",
+)
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, dict(activation=None), dict(residual=True), dict(residual=True, activation="tanh")],
+    ids=["relu", "no-activation", "residual-relu", "residual-tanh"],
+)
+def test_a_small_3x3_convolution_runs_blocked_and_matches_channels_last(kwargs: dict[str, Any]) -> None:
+    root, args = _small_conv(**kwargs)
+    expected = run_unprepared(root, args)[0]
+    blocked = _plan_run(root, args, (1,))[0]
+    assert _layouts(root) == {prepared.BLOCKED}
+    with mock.patch.object(prepared, "BLOCKED_MAX_PIXELS", 0):  # the same chain, channels_last
+        root_cl, _ = _small_conv(**kwargs)
+        channels_last = _plan_run(root_cl, args, (1,))[0]
+        assert _layouts(root_cl) == {prepared.CHANNELS_LAST}
+    np.testing.assert_allclose(blocked, expected, **TOL)
+    np.testing.assert_allclose(channels_last, expected, **TOL)
+    np.testing.assert_allclose(_plan_run(root, args, (1,))[0], blocked, **TOL)  # the kept context
+
+
+@pytest.mark.skipif(not prepared.onednn_available(), reason="needs oneDNN (torch with mkldnn)")
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(kernel=1), dict(groups=2), dict(activation="tanh"), dict(hw=10), dict(hw=10, residual=True)],
+    ids=["1x1", "grouped", "tanh", "large-output", "large-output-residual"],
+)
+def test_other_convolutions_stay_channels_last(kwargs: dict[str, Any]) -> None:
+    root, args = _small_conv(**kwargs)
+    np.testing.assert_allclose(_plan_run(root, args, (1,))[0], run_unprepared(root, args)[0], **TOL)
+    assert _layouts(root) == {prepared.CHANNELS_LAST}

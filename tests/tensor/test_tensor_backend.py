@@ -363,3 +363,39 @@ def test_tensor_leaves_inside_a_cpu_node_run_on_tensor(monkeypatch) -> None:
         hpvm.cleanup()
     assert ran == ["tensor_fc", "tensor_tanh"]  # the tensor leaves, inside the CPU node, ran on tensor
     np.testing.assert_allclose(got, np.tanh((x * 2) @ w), **TOL)
+
+
+def test_wait_runs_a_queued_launch_on_the_calling_thread(monkeypatch) -> None:
+    """The generated code returns to Python between layers (Ctrl-C stops it there), so
+    ``wait`` runs a launch no worker has started on the host's own thread: there its torch
+    calls share the host's OpenMP team instead of starting a second one."""
+    import threading
+
+    from hpvm.runtime.api import default_runtime
+    from hpvm.runtime.workers import Slot
+
+    args = lenet_inputs()
+    (expected,) = run(lenet_like, args, "interp")
+    hpvm.init()
+    try:
+        for a in args:
+            hpvm.track_memory(a)
+        queued: list[Slot] = []
+        monkeypatch.setattr(
+            default_runtime().workers, "submit", lambda job: queued.append(Slot(job)) or queued[-1]
+        )
+        handle = hpvm.launch(lenet_like, args, target="tensor")  # queued, and no worker takes it
+        assert queued and handle.job is not None
+        ran_on: list[threading.Thread] = []
+        job = handle.job
+        handle.job = lambda: ran_on.append(threading.current_thread()) or job()
+        late = threading.Timer(10.0, lambda: handle.claim() and handle.job())  # (a late worker)
+        late.start()
+        try:
+            (got,) = hpvm.wait(handle)
+        finally:
+            late.cancel()
+    finally:
+        hpvm.cleanup()
+    assert ran_on == [threading.main_thread()]
+    np.testing.assert_allclose(got, expected, **TOL)

@@ -20,7 +20,10 @@ On oneDNN the convolution (or dense layer), the bias and the activation are one 
 call (``mkldnn._convolution_pointwise`` / ``_linear_pointwise``, the activation as a
 post-op); a convolution's result is in
 ``channels_last`` layout, oneDNN's own (the next prepared convolution reads it without a
-reorder; every other operation accepts any layout and computes the same values). Elsewhere
+reorder; every other operation accepts any layout and computes the same values). A small
+image (``BLOCKED_MAX_PIXELS``) convolved by a 3×3-or-larger kernel runs instead in oneDNN's
+blocked layout, where its ``channels_last`` kernel is slow: the weight prepacked once
+(``mkldnn_prepacked.conv2d_prepack``, relu as its post-op), an NCHW result. Elsewhere
 (cuDNN, a torch without oneDNN, float64) the folded weights go to ``F.conv2d`` /
 ``F.linear`` and the activation runs in place.
 """
@@ -41,6 +44,17 @@ Tensor = torch.Tensor
 
 _CACHE_SIZE = 4  # derived weights kept per convolution (input shapes, weight versions)
 
+#: How a prepared call's weights are laid out: as stored (``F.conv2d``, ``F.linear``, dense
+#: layers), reordered for a ``channels_last`` input, or prepacked for oneDNN's blocked layout.
+PLAIN, CHANNELS_LAST, BLOCKED = "plain", "channels_last", "blocked"
+
+#: A convolution whose output has at most this many pixels per channel (oh·ow) runs in
+#: oneDNN's blocked layout (``Prepared._blocked``): its ``channels_last`` kernel (brgconv)
+#: took 2–3.4× the time of the blocked one (jit:avx512_core) on VGG-16's 4×4 and 2×2
+#: layers, 1.1–1.3× on 8×8, and the blocked kernel lost on 16×16 and 32×32 (one thread,
+#: interleaved; docs/tensor.md §6, "Layout rule").
+BLOCKED_MAX_PIXELS = 64
+
 
 def onednn_available() -> bool:
     """Whether this torch has oneDNN's fused convolution (a private op: checked, not assumed)."""
@@ -51,6 +65,16 @@ def onednn_available() -> bool:
         and hasattr(mkldnn, "_reorder_convolution_weight")
         and hasattr(mkldnn, "_linear_pointwise")
     )
+
+
+def blocked_available() -> bool:
+    """Whether this torch has oneDNN's prepacked convolution (``mkldnn_prepacked``, the
+    TorchScript freezing pass's op: private, so checked, not assumed)."""
+    try:
+        ops = torch.ops.mkldnn_prepacked
+        return bool(hasattr(ops, "conv2d_prepack") and hasattr(ops, "conv2d_run"))
+    except (AttributeError, RuntimeError):
+        return False
 
 
 def _same_layout(other: Tensor, shape: tuple[int, ...]) -> bool:
@@ -99,7 +123,8 @@ class Prepared:
     def __init__(self, spec: Spec, onednn: bool | None = None):
         self.spec = spec
         self.onednn = onednn_available() if onednn is None else onednn
-        self._cache: dict[tuple[Any, ...], tuple[Tensor, Tensor | None]] = {}
+        self.blocked = self.onednn and blocked_available()
+        self._cache: dict[tuple[Any, ...], tuple[Any, Tensor | None]] = {}
         self._lock = threading.Lock()  # launches of one root on several threads share the cache
 
     def __call__(self, x: Tensor, *arrays_and_versions: Any) -> Tensor:
@@ -110,14 +135,22 @@ class Prepared:
         post = _POST_OPS[s.activation] if s.activation else "none"
         scalars = [s.lo, s.hi] if s.activation == "clipped_relu" else []
         if s.kind == "linear":
-            w, b = self._weights(x, arrays, versions, False)
+            w, b = self._weights(x, arrays, versions, PLAIN)
             if x.dim() != 2:
                 x = x.reshape(x.shape[0], -1)
             if onednn:
                 return torch.ops.mkldnn._linear_pointwise(x, w, b, post, scalars, "")
             return activate_(F.linear(x, w, b), s.activation, s.lo, s.hi)
         shape = self._out_shape(x, arrays[0])
-        w, b = self._weights(x, arrays, versions, onednn)
+        if onednn and self._blocked(arrays[0], shape, other is not None):
+            context, _ = self._weights(x, arrays, versions, BLOCKED)
+            # a C-contiguous (NCHW) input: oneDNN reorders it into its blocked layout and the
+            # result back (a channels_last input would pick the channels_last kernel again)
+            y = torch.ops.mkldnn_prepacked.conv2d_run(x.contiguous(), context)
+            if other is not None:  # the prepacked call fuses no add: the add, then the activation
+                y = activate_(add_(y, other), s.activation, s.lo, s.hi)
+            return y if s.pool is None else pool_(y, *s.pool)
+        w, b = self._weights(x, arrays, versions, CHANNELS_LAST if onednn else PLAIN)
         padding, stride, dilation = [s.vpad, s.hpad], [s.vstride, s.hstride], [1, 1]
         if onednn and other is not None and _same_layout(other, shape):
             # oneDNN fuses only relu after a binary post-op; other activations run in place
@@ -159,15 +192,31 @@ class Prepared:
         ow = (x.shape[3] + 2 * s.hpad - w.shape[3]) // s.hstride + 1
         return (x.shape[0], w.shape[0], oh, ow)
 
+    def _blocked(self, w: Tensor, shape: tuple[int, ...], residual: bool) -> bool:
+        """Whether the convolution runs in oneDNN's blocked layout: a small output
+        (``BLOCKED_MAX_PIXELS``), a dense spatial kernel (a 1×1 convolution is a matrix
+        product, which the ``channels_last`` kernel runs as fast; a grouped one has no
+        blocked prepacked form), and a relu or no activation (the one post-op the prepacked
+        call fuses: the ``channels_last`` call fuses the others) unless a residual add comes
+        first (then the add and any activation run after the call, in place)."""
+        s = self.spec
+        return (
+            self.blocked
+            and s.groups == 1
+            and w.shape[2] * w.shape[3] > 1
+            and (residual or s.activation in (None, "relu"))
+            and shape[2] * shape[3] <= BLOCKED_MAX_PIXELS
+        )
+
     def _weights(
-        self, x: Tensor, arrays: Sequence[Tensor], versions: tuple[Any, ...] | None, onednn: bool
-    ) -> tuple[Tensor, Tensor | None]:
+        self, x: Tensor, arrays: Sequence[Tensor], versions: tuple[Any, ...] | None, layout: str
+    ) -> tuple[Any, Tensor | None]:
         if versions is None:
-            return self._derive(x, arrays, onednn)
+            return self._derive(x, arrays, layout)
         key = (
             versions,
-            tuple(x.shape) if onednn else None,  # oneDNN's weight layout depends on the input's
-            onednn,
+            tuple(x.shape) if layout != PLAIN else None,  # oneDNN's weight layout depends on the input's
+            layout,
             *((a.data_ptr(), tuple(a.shape), a.stride(), a.dtype, a.device) for a in arrays),
         )
         found = self._cache.get(key)
@@ -175,15 +224,16 @@ class Prepared:
             with self._lock:
                 found = self._cache.get(key)
                 if found is None:
-                    found = self._derive(x, arrays, onednn)
+                    found = self._derive(x, arrays, layout)
                     if len(self._cache) >= _CACHE_SIZE:
                         self._cache.pop(next(iter(self._cache)))
                     self._cache[key] = found
         return found
 
-    def _derive(self, x: Tensor, arrays: Sequence[Tensor], onednn: bool) -> tuple[Tensor, Tensor | None]:
+    def _derive(self, x: Tensor, arrays: Sequence[Tensor], layout: str) -> tuple[Any, Tensor | None]:
         """The weight and bias the library call runs with (new tensors where they differ
-        from the arrays: the caller's are never written)."""
+        from the arrays: the caller's are never written); for ``BLOCKED``, oneDNN's
+        prepacked convolution (weight, bias, sizes and the fused relu) and ``None``."""
         s = self.spec
         w, rest = arrays[0], list(arrays[1:])
         if s.kind == "linear":  # HPVM's (in, out) weight as (out, in), read fastest
@@ -194,11 +244,18 @@ class Prepared:
             scale = gamma / torch.sqrt(var + s.batchnorm)
             w = w * scale.reshape(-1, *[1] * (w.dim() - 1))
             b = (b - mean if b is not None else -mean) * scale + beta
-        if onednn:
+        if layout == BLOCKED:  # the relu fused unless a residual add comes before it (``_blocked``)
+            padding, stride = [s.vpad, s.hpad], [s.vstride, s.hstride]
+            post = "none" if s.residual or s.activation is None else s.activation
+            context = torch.ops.mkldnn_prepacked.conv2d_prepack(
+                w.contiguous(), b, stride, padding, [1, 1], s.groups, list(x.shape), post
+            )
+            return context, None
+        if layout == CHANNELS_LAST:
             w = torch.ops.mkldnn._reorder_convolution_weight(
                 w.contiguous(), [s.vpad, s.hpad], [s.vstride, s.hstride], [1, 1], s.groups, list(x.shape)
             )
         return w, (b.contiguous() if b is not None else None)
 
 
-__all__ = ["Prepared", "Spec", "onednn_available"]
+__all__ = ["BLOCKED_MAX_PIXELS", "Prepared", "Spec", "blocked_available", "onednn_available"]
