@@ -33,6 +33,20 @@ def hpvm_runtime():
     hpvm.cleanup()
 
 
+@pytest.fixture
+def hpvm_runtime_stopped():
+    """``hpvm_runtime``, and no thread of hpvm's left running once it is cleaned up (the
+    streaming tests: every stage thread, replica and watcher must have stopped)."""
+    import threading
+
+    import hpvm
+
+    hpvm.init()
+    yield
+    hpvm.cleanup()
+    assert not [t for t in threading.enumerate() if t.name.startswith("hpvm-")]
+
+
 @pytest.fixture(params=[True, False], ids=["from-ir", "from-syntax-tree"])
 def interp_path(request):
     """Run the test twice: the interpreter's leaves from their leaf IR, then from their

@@ -18,13 +18,7 @@ from hpvm.runtime.api import default_runtime
 from hpvm.runtime.streaming import Stream
 from streaming_programs import scratch_stages
 
-
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
-    assert not [t for t in threading.enumerate() if t.name.startswith("hpvm-")]
+pytestmark = pytest.mark.usefixtures("hpvm_runtime_stopped")
 
 
 @pytest.fixture

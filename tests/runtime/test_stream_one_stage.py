@@ -62,12 +62,7 @@ def expected(x: np.ndarray) -> np.ndarray:
     return (np.roll(x * 3, -1) + 1) ** 2
 
 
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
-    assert not [t for t in threading.enumerate() if t.name.startswith("hpvm-")]
+pytestmark = pytest.mark.usefixtures("hpvm_runtime_stopped")
 
 
 def cores(monkeypatch: pytest.MonkeyPatch, count: int) -> None:

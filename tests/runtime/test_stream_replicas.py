@@ -81,12 +81,7 @@ def spinning(x: hpvm.f64[:]):
     hpvm.bind_in(node, 0, 0, stream=True)
 
 
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
-    assert not [t for t in threading.enumerate() if t.name.startswith("hpvm-")]
+pytestmark = pytest.mark.usefixtures("hpvm_runtime_stopped")
 
 
 @pytest.fixture

@@ -25,12 +25,7 @@ from streaming_programs import (  # noqa: F401 (others import them from here)
 SLEEP = 0.05
 
 
-@pytest.fixture(autouse=True)
-def runtime():
-    hpvm.init()
-    yield
-    hpvm.cleanup()
-    assert not [t for t in threading.enumerate() if t.name.startswith("hpvm-")]
+pytestmark = pytest.mark.usefixtures("hpvm_runtime_stopped")
 
 
 def test_three_stage_pipeline_pops_in_push_order():
