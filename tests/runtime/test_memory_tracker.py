@@ -89,3 +89,20 @@ def test_hold_arrays_finds_and_holds_in_one_step_or_holds_nothing() -> None:
     assert tracker.hold_arrays([a, c]) is None  # c is not tracked: a is not left held
     tracker.untrack(a)
     tracker.untrack(b)
+
+
+def test_cleared_tracker_is_host_only_again_after_versions_were_asked() -> None:
+    """A back end asking for versions (the tensor back end's prepared weights) makes host
+    runs record their writes; once every array is forgotten (cleanup) that ends — it had
+    left every later launch of the process off the replayed path (``runtime/plan.py``)."""
+    tracker = MemoryTracker()
+    a = np.zeros(4)
+    tracker.track(a)
+    assert tracker.host_only()
+    assert tracker.version(a) is not None
+    assert not tracker.host_only()
+    tracker.clear()
+    assert tracker.host_only()
+    tracker.track(a)
+    first = tracker.version(a)
+    assert not tracker.host_only() and first is not None

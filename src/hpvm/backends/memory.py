@@ -229,6 +229,9 @@ class MemoryTracker:
             self._direct.clear()
             self.replays.clear()
             self._device_entries = 0
+            # (versions asked for were of arrays forgotten now: host runs need not record
+            # writes until a back end asks again — and quick launches may be replayed again)
+            self._versioned = False
         return lost
 
     def __len__(self) -> int:
