@@ -486,7 +486,6 @@ class Compiler:
     def _graph_module(
         self, gen: GraphGen, helpers: dict[str, Any], leaves: dict[str, Any], cache: bool = True
     ) -> types.ModuleType:
-
         source = "\n".join(gen.sources)
         path = self._write(source)
         source = path.read_text()  # what Numba's cache and messages see, header included
