@@ -92,16 +92,19 @@ def test_the_loop_order_follows_the_unit_stride_id(name: str) -> None:
     assert loop_order(list(case.root.graph.nodes)) == ORDERS[name]
 
 
-def test_2d_nest_runs_y_outside_and_x_innermost_narrowed():
+def test_2d_nest_runs_y_outside_and_x_innermost_bounded():
     source = generated(blur2_root)
     chunk = chunk0(source)
-    # Two chunk functions for the one parallel loop: x masked to 32 bits (vectorized) and
-    # x as it is, called where x's extent does not fit in 32 bits.
-    assert loops(function(source, chunk), "__hg0_i") == ["__hg0_i1", "__hg0_i0_w", "narrow:__hg0_i0"]
-    assert "__hpvm_narrow(__hg0_i0_w, True)" in function(source, chunk)
+    # Two chunk functions for the one parallel loop: x's loop bounded below 2^32 (vectorized)
+    # and x as it is, called where x's extent does not fit in 32 bits (or arrays overlap).
+    assert loops(function(source, chunk), "__hg0_i") == ["__hg0_i1", "__hg0_i0_w"]
+    assert "for __hg0_i0_w in range(min(__hn0_s0, 4294967295)):" in function(source, chunk)
+    assert "__hpvm_narrow(" not in function(source, chunk)
     assert loops(function(source, chunk + "w"), "__hg0_i") == ["__hg0_i1", "__hg0_i0_w"]
+    assert "for __hg0_i0_w in range(__hn0_s0):" in function(source, chunk + "w")
     assert "__hg0_i0_small = __hn0_s0 <= 4294967295\n" in source  # x's extent, tested once
-    assert f"        if __hg0_i0_small:\n            __hpvm_try_call({chunk}, " in source
+    assert "__hpo0_fast = __hg0_i0_small and __hpvm_disjoint((" in source
+    assert f"        if __hpo0_fast:\n            __hpvm_try_call({chunk}, " in source
     assert f"        else:\n            __hpvm_try_call({chunk}w, " in source
     assert "__hpo0_n = __hn0_s1\n" in source  # the parallel loop (outlined) is y's
 
@@ -109,12 +112,8 @@ def test_2d_nest_runs_y_outside_and_x_innermost_narrowed():
 def test_3d_nest_runs_z_outermost_x_innermost():
     source = generated(stencil3_root)
     chunk = chunk0(source)
-    assert loops(function(source, chunk), "__hg0_i") == [
-        "__hg0_i2",
-        "__hg0_i1",
-        "__hg0_i0_w",
-        "narrow:__hg0_i0",
-    ]
+    assert loops(function(source, chunk), "__hg0_i") == ["__hg0_i2", "__hg0_i1", "__hg0_i0_w"]
+    assert "range(min(__hn0_s0, 4294967295))" in function(source, chunk)
     assert loops(function(source, chunk + "w"), "__hg0_i") == ["__hg0_i2", "__hg0_i1", "__hg0_i0_w"]
 
 

@@ -65,13 +65,17 @@ class Chunks:
         self.symbol = symbol
         self.sources: list[str] = []
         self.loops = 0  # (a loop may have two chunk functions: ``wide``)
+        # The chunk functions compiled with noalias arrays, inlined (``restrict.py``).
+        self.restricted: list[str] = []
 
     def loop(self, var: str, count: Read, body: Block, wide: tuple[str, Block] | None = None) -> Block:
         """``for var in range(count): body`` run in parallel: the lines that call the new
         chunk function (kept in ``sources``) for each chunk, then raise the first failure.
         ``wide``: ``(flag, other)`` — the chunks run ``body`` where the local ``flag`` is
-        true, else ``other``, a chunk function of its own (``loopnest.py``: the innermost
-        id masked to 32 bits, or not)."""
+        true and the body's arrays are apart in memory, else ``other``, a chunk function of
+        its own (``loopnest.py``: the innermost loop bounded below 2^32, or not). ``body``'s
+        function is then compiled with ``noalias`` arrays and inlined (``restrict.py``);
+        ``other``'s as any chunk function."""
         k = self.loops
         self.loops += 1
         symbol = f"{self.symbol}_chunk{k}"
@@ -82,16 +86,20 @@ class Chunks:
         call = Block().add(
             f"__hpvm_try_call({symbol}, ({', '.join([*free, lo, hi])},), {err}, {c})", [*free, n, nc, err, c]
         )
+        out = Block()
         if wide is not None:
             flag, other = wide
+            self.restricted.append(symbol)
             free_wide = self._function(f"{symbol}w", var, other)
             call_wide = f"__hpvm_try_call({symbol}w, ({', '.join([*free_wide, lo, hi])},), {err}, {c})"
+            fast = f"{p}_fast"
+            arrays = "".join(f"{name}, " for name in free)  # (the non-arrays are skipped)
+            out.add(f"{fast} = {flag} and __hpvm_disjoint(({arrays}))", [flag, *free], [fast])
             call = (
                 Block()
-                .nest(f"if {flag}:", call, [flag])
+                .nest(f"if {fast}:", call, [fast])
                 .nest("else:", Block().add(call_wide, [*free_wide, n, nc, err, c]))
             )
-        out = Block()
         out.add(f"{n} = {count.text}", count.names, [n])
         out.add(f"{nc} = {chunk_count(n)}", [n], [nc])
         out.add(f"{err} = np.empty(({nc}, 2), np.int64)", [nc], [err])  # (np.zeros: one more parallel loop)

@@ -39,6 +39,7 @@ from .loop_errors import loop_error_helpers
 from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, poolable, pooled_clone, uses_malloc
 from .narrow import narrow_helpers
 from .privatize import plain_helpers
+from .restrict import disjoint_helpers, restrict
 from .views import view_helpers
 
 # Held while leaves are parsed, lowered and compiled: CPython 3.11 can fail to build ASTs in
@@ -50,8 +51,10 @@ COMPILE_LOCK = threading.RLock()
 # index cast to int64 in chunk bounds, so a chunk function compiles once; 11: barrier group
 # functions view buffers with views.py's __hpvm_view; the pooled malloc inlined; 12: LLVM
 # leaves' multi-id affine accesses checked by span checks in the graph code; 13: two chunk
-# functions per parallel 2-D/3-D loop, the innermost id masked or not, picked before the loop).
-CODEGEN_VERSION = 13
+# functions per parallel 2-D/3-D loop, the innermost id masked or not, picked before the loop;
+# 14: the common case's chunk function bounds the innermost loop below 2^32 instead of masking
+# the id, is compiled with noalias arrays and inlined, and is picked only for disjoint arrays).
+CODEGEN_VERSION = 14
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in
@@ -91,6 +94,7 @@ def _runtime_helpers() -> dict[str, Any]:
         **pool_helpers(),
         **plain_helpers(),
         **narrow_helpers(),
+        **disjoint_helpers(),
         **view_helpers(),
         **loop_error_helpers(),
     }
@@ -412,8 +416,6 @@ class Compiler:
         key = tuple(sorted(id(n) for n in stage.nodes))
         with COMPILE_LOCK:
             if key not in program.stages:
-                import numba
-
                 assert program.gen is not None and program.module is not None
                 before = len(program.gen.sources)
                 # Numbered by the stage's nodes, not by arrival: the generated text (and so the
@@ -437,13 +439,7 @@ class Compiler:
                 module = _module(f"hpvm_generated.{path.stem}", str(path), namespace)
                 exec(compile(source, str(path), "exec"), module.__dict__)
                 for name in re.findall(r"^def (\w+)\(", source, flags=re.M):
-                    func = module.__dict__[name]
-                    module.__dict__[name] = numba.njit(
-                        nogil=True,
-                        cache=True,
-                        parallel=name in program.gen.parallel_symbols,
-                        error_model=ERROR_MODEL,
-                    )(func)
+                    module.__dict__[name] = _jit_generated(module.__dict__[name], program.gen, cache=True)
                 program.stages[key] = (module.__dict__[symbol], stage)
             return program.stages[key]
 
@@ -490,8 +486,6 @@ class Compiler:
     def _graph_module(
         self, gen: GraphGen, helpers: dict[str, Any], leaves: dict[str, Any], cache: bool = True
     ) -> types.ModuleType:
-        import numba
-
         source = "\n".join(gen.sources)
         path = self._write(source)
         source = path.read_text()  # what Numba's cache and messages see, header included
@@ -500,8 +494,18 @@ class Compiler:
         module = _module(f"{prefix}.{path.stem}", str(path), namespace)
         exec(compile(source, str(path), "exec"), module.__dict__)
         for name in re.findall(r"^def (\w+)\(", source, flags=re.M):
-            func = module.__dict__[name]
-            module.__dict__[name] = numba.njit(
-                nogil=True, cache=cache, parallel=name in gen.parallel_symbols, error_model=ERROR_MODEL
-            )(func)
+            module.__dict__[name] = _jit_generated(module.__dict__[name], gen, cache)
         return module
+
+
+def _jit_generated(func: Any, gen: GraphGen, cache: bool) -> Any:
+    """A generated function's dispatcher: graph functions with parallel loops ``parallel``,
+    the common case's chunk functions inlined with ``noalias`` arrays (``restrict.py``)."""
+    import numba
+
+    name = func.__name__
+    if name in gen.restricted_symbols:
+        return restrict(numba.njit(nogil=True, cache=cache, error_model=ERROR_MODEL, forceinline=True)(func))
+    return numba.njit(
+        nogil=True, cache=cache, parallel=name in gen.parallel_symbols, error_model=ERROR_MODEL
+    )(func)

@@ -93,6 +93,7 @@ class GraphGen:
         self.sources: list[str] = []
         self.symbols: dict[tuple[int, bool], str] = {}
         self.parallel_symbols: set[str] = set()
+        self.restricted_symbols: set[str] = set()  # chunk functions with noalias arrays (restrict.py)
         self.dtypes: set[str] = set()
         self._groups = GroupEmitter(LoopNest(self))
 
@@ -147,6 +148,7 @@ class GraphGen:
     def _add(self, symbol: str, function: str, chunks: Chunks) -> None:
         """Keep a generated function and, after it, its chunk functions (``chunks.py``)."""
         self.sources += [function, *chunks.sources]
+        self.restricted_symbols.update(chunks.restricted)
         if chunks.sources:  # (Numba warns about parallel=True with nothing parallel)
             self.parallel_symbols.add(symbol)
 

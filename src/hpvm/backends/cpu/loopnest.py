@@ -138,9 +138,13 @@ class LoopNest:
             heads.append((f"{idx[a]}_w" if pos == dims - 1 else idx[a], end))
         # The innermost id through __hpvm_narrow, so that LLVM vectorizes (narrow.py). Where
         # a 2-D or 3-D nest is a parallel loop's chunk function, the 32-bit test is made
-        # here, once: two chunk functions, the one with the mask called while the extent
-        # fits (LLVM did not unswitch such a nest on a run-time flag, so it did not
-        # vectorize; a 1-D loop it does unswitch, and one function compiles faster).
+        # here, once: two chunk functions, the first called while the extent fits (LLVM did
+        # not unswitch such a nest on a run-time flag, so it did not vectorize; a 1-D loop it
+        # does unswitch, and one function compiles faster). The first bounds its innermost
+        # loop by min(bound, MASK), the bound itself there, rather than masking the id: the
+        # id stays the loop's own induction variable, whose first iterations LLVM peels to
+        # drop a clamp like max(j - 1, 0) (a masked id hid it: the gradient stage's loads
+        # were all gathers).
         inner_id = idx[order[-1]]
         small, wide = f"{inner_id}_small", f"{inner_id}_w"
         size = sizes[order[-1]]
@@ -158,7 +162,9 @@ class LoopNest:
         if dims == 1:
             block = instance(Read(f"__hpvm_narrow({wide}, {small})", (wide, small)))
             return out.extend(chunks.loop(var, bound, block))
-        masked = self._nest(heads[1:], instance(Read(f"__hpvm_narrow({wide}, True)", (wide,))))
+        var_in, end = heads[-1]
+        bounded = [*heads[1:-1], (var_in, Read(f"min({end.text}, {MASK})", end.names))]
+        masked = self._nest(bounded, instance(local(wide)))
         plain = self._nest(heads[1:], instance(local(wide)))
         return out.extend(chunks.loop(var, bound, masked, wide=(small, plain)))
 

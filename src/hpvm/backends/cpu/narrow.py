@@ -15,11 +15,14 @@ knows ``id < 2^32``, so small offsets cannot wrap, the index checks fold away an
 vectorizes. In a 1-D loop ``small = extent <= 0xFFFFFFFF`` is computed before the loop and
 LLVM unswitches the loop on it. It did not unswitch a 2-D nest (the edge detection's
 gradient: 2x slower, not vectorized), so where a 2-D or 3-D nest is a parallel loop's
-chunk function, ``small`` is a constant ``True`` in the chunk function called while the
-innermost extent fits in 32 bits, and the loop's other chunk function takes ``j`` as it is
-(``loopnest.py`` writes both and the test between them, once, before the loop). Nests that
-are no chunk function of their own (a flattened hierarchy's children, private copies,
-loops below a parallel loop) still get ``small`` at run time.
+chunk function, the loop has two chunk functions, picked by the test, once, before the
+loop (``loopnest.py``): the one called while the innermost extent fits in 32 bits does not
+mask the id but bounds its loop, ``range(min(n, MASK))`` — the same facts for LLVM, with the
+id still the loop's own induction variable, whose first iterations LLVM peels to drop a
+clamp like ``max(j - 1, 0)`` (a masked id hid that: every clamped load became a gather) —
+and the other takes ``j`` as it is. Nests that are no chunk function of their own (a
+flattened hierarchy's children, private copies, loops below a parallel loop) and 1-D loops
+still get ``small`` at run time, here.
 
 Typed so that both branches keep ``j``'s own integer type; not inlined by Numba (``inline="always"`` would freeze the mask's type before a ``prange``
 index turns unsigned in the parallel kernel) but by LLVM, which does it for so small a
