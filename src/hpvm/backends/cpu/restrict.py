@@ -48,41 +48,20 @@ def restrict(dispatcher: Any) -> Any:
 
 
 def disjoint(arrays: tuple[Any, ...]) -> bool:
-    """Whether no two arrays of ``arrays`` share a byte (pure Python meaning; compiled code
-    gets the overload below, which skips the tuple's numbers, and answers ``False`` for any
-    other item: an array inside a tuple, an object)."""
+    """Whether no two arrays of ``arrays`` share a byte, by their bounds (pure Python meaning:
+    NumPy's ``may_share_memory``; compiled code gets the overload below, which skips the
+    tuple's numbers, and answers ``False`` for any other item: an array inside a tuple, an
+    object)."""
     if any(not _plain(a) for a in arrays if not isinstance(a, np.ndarray)):
         return False
-    spans = [_span(a) for a in arrays if isinstance(a, np.ndarray)]
-    return _apart(spans)
+    found = [a for a in arrays if isinstance(a, np.ndarray)]
+    return not any(np.may_share_memory(a, b) for i, a in enumerate(found) for b in found[:i])
 
 
 def _plain(value: Any) -> bool:
     if isinstance(value, tuple):
         return all(_plain(v) for v in value)
     return value is None or isinstance(value, (bool, int, float, complex, np.number, np.bool_))
-
-
-def _span(a: Any) -> tuple[int, int]:
-    """The bytes ``a`` may touch, [lo, hi) (empty for an empty array)."""
-    lo = hi = a.__array_interface__["data"][0]
-    if a.size == 0:
-        return lo, lo
-    for n, s in zip(a.shape, a.strides):
-        if s < 0:
-            lo += (n - 1) * s
-        else:
-            hi += (n - 1) * s
-    return lo, hi + a.itemsize
-
-
-def _apart(spans: list[tuple[int, int]]) -> bool:
-    for i in range(len(spans)):
-        for j in range(i):
-            (a, b), (c, d) = spans[i], spans[j]
-            if a < b and c < d and a < d and c < b:
-                return False
-    return True
 
 
 _REGISTERED = False
