@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -182,6 +183,37 @@ def test_items_run_at_once_only_when_allowed(eager, monkeypatch, case, at_once):
     assert overlap.most >= 2 if at_once == 2 else overlap.most == 1
 
 
+def test_a_replica_goes_on_while_an_earlier_item_runs(eager, monkeypatch):
+    """Item 2 is slow, the others short: the replicas that end items after it leave them
+    parked and take the next ones, so many more items start while item 2 runs than the
+    three other threads a stage may have here (each would wait with its one item if ended
+    items waited for their turn); the results are still the interpreter's, in push order."""
+    slow = 6 * 10**7 + 3
+    steps = [2 * 10**6] * 2 + [slow] + [2 * 10**6] * 20  # (2 ms items: taken one at a time)
+    expected = reference(steps)
+    backend = get_backend("cpu")
+    inner = backend.run_stage_batch
+    spans: list[tuple[float, float, bool]] = []  # (start, end, whether it held the slow item)
+
+    def timed(root, args_list, nodes, upstream_list, ctx=None):  # type: ignore[no-untyped-def]
+        start = time.perf_counter()
+        try:
+            return inner(root, args_list, nodes, upstream_list, ctx)
+        finally:
+            if nodes[0].name == "work":
+                held = any(a[2] == slow for a in args_list)
+                spans.extend([(start, time.perf_counter(), held)] * len(args_list))
+
+    streamed("cpu", items(2, [10, 10]))  # compiles
+    monkeypatch.setattr(backend, "run_stage_batch", timed)
+    got = streamed("cpu", items(len(steps), steps))
+    for k, (a, b) in enumerate(zip(got, expected)):
+        np.testing.assert_array_equal(a, b, err_msg=f"item {k}")
+    ((begin, end, _),) = [s for s in spans if s[2]]
+    during = sum(1 for start, _, held in spans if not held and begin < start < end)
+    assert during > 3, f"only {during} items started while the slow one ran"
+
+
 def test_a_failure_is_raised_in_item_order_with_replicas(eager, monkeypatch):
     """Item 6 fails after a long run while item 7, short, has already ended on a replica:
     items 0–5 are popped, item 6's pop raises naming the node, item 7 is never delivered,
@@ -235,6 +267,7 @@ def test_how_many_at_once():
     assert allowed(0.65, [0.65, 0.1, 0.1, 0.05, 0.05, 0.05], 2) == 2  # the bound: two at once
     assert allowed(0.2, [0.2] * 5, 2) == 1  # even stages: each within its share
     assert allowed(0.9, [0.9, 0.1], 4) == 4
-    assert allowed(0.9, [0.9, None], 4) == 1  # a stage not measured yet
+    assert allowed(0.9, [0.9, None], 4) == 4  # a stage not measured yet takes no core yet
+    assert allowed(None, [None, 0.1], 4) == 1  # this stage not measured yet
     assert allowed(1e-5, [1e-5, 1e-6], 2) == 1  # too short to hand off
     assert allowed(0.5, [0.5], 1) == 1  # one core
