@@ -214,6 +214,26 @@ def test_a_replica_goes_on_while_an_earlier_item_runs(eager, monkeypatch):
     assert during > 3, f"only {during} items started while the slow one ran"
 
 
+@pytest.mark.parametrize("again", [True, False])
+def test_a_stream_launched_again_replicates_from_its_first_item(eager, monkeypatch, again):
+    """Two slow items: a stream of a root whose last stream measured its stages runs both at
+    once (the times are remembered per root); the first stream of a root cannot (its stage
+    has no time before its first item ends, and then nothing is left to run beside it)."""
+    steps = [2 * 10**7, 2 * 10**7 + 1]  # (20 ms or more an item: a replica starts well within one)
+    expected = reference(steps)
+    monkeypatch.setattr(replicas, "_LAST", replicas.weakref.WeakKeyDictionary())
+    if again:
+        streamed("cpu", items(3, [2 * 10**6] * 3))
+    else:
+        streamed("cpu", items(2, [10, 10]))  # compiles
+        replicas._LAST.clear()
+    overlap = Overlap(monkeypatch)
+    got = streamed("cpu", items(len(steps), steps))
+    for k, (a, b) in enumerate(zip(got, expected)):
+        np.testing.assert_array_equal(a, b, err_msg=f"item {k}")
+    assert overlap.most == (2 if again else 1)
+
+
 def test_a_failure_is_raised_in_item_order_with_replicas(eager, monkeypatch):
     """Item 6 fails after a long run while item 7, short, has already ended on a replica:
     items 0–5 are popped, item 6's pop raises naming the node, item 7 is never delivered,

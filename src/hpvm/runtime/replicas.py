@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import ast
 import math
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +61,25 @@ from ..ir.types import ArrayType
 
 REPLICAS = True  # False: a stage never runs two items at once
 REPLICA_SECONDS = 1e-3  # a stage's items must take at least this long each to be replicated
+
+#: per root, per stage (its nodes' names): its time per item when the root's last stream
+#: ended, what a new stream of the root counts for a stage until it has run an item of its own
+_LAST: weakref.WeakKeyDictionary[InternalFunction, dict[tuple[str, ...], float]] = weakref.WeakKeyDictionary()
+
+
+def remembered(root: InternalFunction, nodes: Sequence[Node]) -> float | None:
+    """The time per item of the stage of ``nodes`` in the last stream of ``root`` (None: none
+    ran): a stream launched again (a clip at a time) replicates from its first item, where
+    measuring first ran the edge detection's smoothing alone for one frame per launch."""
+    return _LAST.get(root, {}).get(tuple(n.name for n in nodes))
+
+
+def remember(root: InternalFunction, stages: Sequence[tuple[Sequence[Node], float | None]]) -> None:
+    """Keep the times per item of a stream's stages (nodes, seconds) for ``remembered``."""
+    times = _LAST.setdefault(root, {})
+    for nodes, seconds in stages:
+        if seconds is not None:
+            times[tuple(n.name for n in nodes)] = seconds
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,7 @@ class Stage:
     # the batch before one hands it on too.
     policy: StagePolicy | None = None  # None: one item at a time
     seconds: float | None = None  # its time per item, as ``_Batches.run`` keeps it (None: none ran)
+    prior: float | None = None  # until then: its time in the root's last stream (replicas.remembered)
     taken: int = 0
     delivered: int = 0
     inflight: dict[int, tuple[list[Any], list[Any]]] = field(default_factory=dict)

@@ -101,8 +101,10 @@ class StageLoop:
             st.taken += 1
             st.inflight[seq] = (args, upstream)
             st.marker = failed_next
-            if st.policy is not None and st.args and len(st.threads) < self._allowed(st):
-                stream.start_thread(st)  # one more item could start now: a replica to run it
+            if st.policy is not None and len(st.threads) < self._allowed(st):
+                # one more item may start now: a replica to run it (started before the item
+                # is pushed, when the stage's time is remembered from the root's last stream)
+                stream.start_thread(st)
             return seq, args, upstream, failed_next
 
     def _peek(self, st: Stage, count: int) -> tuple[list[Any], list[dict[str, Any]]]:
@@ -119,8 +121,9 @@ class StageLoop:
         return args, upstream
 
     def _allowed(self, st: Stage) -> int:
-        """How many batches ``st`` may run at once now (``replicas.allowed``)."""
-        return allowed(st.seconds, [s.seconds for s in self.stream.stages], self.stream.replica_cores)
+        """How many batches ``st`` may run at once now (``replicas.allowed``), of the stages'
+        times, or until they have run an item, their times in the root's last stream."""
+        return allowed(_time(st), [_time(s) for s in self.stream.stages], self.stream.replica_cores)
 
     def _replica_may_run(self, st: Stage, count: int) -> bool:
         """Whether the next ``count`` items may start while ``st`` runs others (the lock
@@ -193,3 +196,8 @@ class StageLoop:
             if st.delivered == seq:
                 st.delivered += 1
             st.ready.wake()
+
+
+def _time(st: Stage) -> float | None:
+    """``st``'s time per item, or until it has run one, its time in the root's last stream."""
+    return st.seconds if st.seconds is not None else st.prior
