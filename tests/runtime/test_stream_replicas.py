@@ -57,6 +57,15 @@ def two_stages(
     hpvm.bind_out(b, 0, 0, stream=True)
 
 
+@hpvm.internal()
+def one_stage(x: hpvm.f64[:], coef: hpvm.f64[:], n: hpvm.i64, scratch: hpvm.f64[:], y: hpvm.f64[:]):
+    """``work`` alone: its results go to the host, not to a stage whose inputs hold pushes back."""
+    a = hpvm.create_node(work)
+    for name in ("x", "coef", "n", "scratch", "y"):
+        hpvm.bind_in(a, name, name, stream=True)
+    hpvm.bind_out(a, 0, 0, stream=True)
+
+
 @hpvm.leaf(ins=("x",), outs=("x",))
 def prints(x: hpvm.f64[:]) -> hpvm.f64[:]:
     print(x[0])
@@ -185,9 +194,9 @@ def test_items_run_at_once_only_when_allowed(eager, monkeypatch, case, at_once):
 
 def test_a_replica_goes_on_while_an_earlier_item_runs(eager, monkeypatch):
     """Item 2 is slow, the others short: the replicas that end items after it leave them
-    parked and take the next ones, so many more items start while item 2 runs than the
-    three other threads a stage may have here (each would wait with its one item if ended
-    items waited for their turn); the results are still the interpreter's, in push order."""
+    parked and take the next ones, so more items start while item 2 runs than the three
+    other threads a stage may have here (each would wait with its one item if ended items
+    waited for their turn); the results are still the interpreter's, in push order."""
     slow = 6 * 10**7 + 3
     steps = [2 * 10**6] * 2 + [slow] + [2 * 10**6] * 20  # (2 ms items: taken one at a time)
     expected = reference(steps)
@@ -212,6 +221,47 @@ def test_a_replica_goes_on_while_an_earlier_item_runs(eager, monkeypatch):
     ((begin, end, _),) = [s for s in spans if s[2]]
     during = sum(1 for start, _, held in spans if not held and begin < start < end)
     assert during > 3, f"only {during} items started while the slow one ran"
+
+
+def test_no_more_than_capacity_items_wait_parked(eager, monkeypatch):
+    """A one-stage stream (its results go to the host, unbounded), capacity 2, item 2 slow:
+    the items after it end on the three other threads and wait parked; a thread takes a
+    next item only while fewer than 2 are (back-pressure), so at most 3 + 2 start while
+    item 2 runs, though a thread pushes all of them (20 without the bound); the results
+    come in push order."""
+    slow = 6 * 10**7 + 3
+    steps = [2 * 10**6] * 2 + [slow] + [2 * 10**6] * 20
+    backend = get_backend("cpu")
+    inner = backend.run_stage_batch
+    spans: list[tuple[float, float, bool]] = []
+
+    def timed(root, args_list, nodes, upstream_list, ctx=None):  # type: ignore[no-untyped-def]
+        start = time.perf_counter()
+        try:
+            return inner(root, args_list, nodes, upstream_list, ctx)
+        finally:
+            spans.extend(
+                [(start, time.perf_counter(), any(a[2] == slow for a in args_list))] * len(args_list)
+            )
+
+    def run(pushed: list[tuple], capacity: int) -> list[np.ndarray]:
+        handle = hpvm.launch(one_stage, None, stream=True, target="cpu", capacity=capacity)
+        pusher = threading.Thread(target=lambda: [hpvm.push(handle, [*args[:5]]) for args in pushed])
+        pusher.start()
+        out = [hpvm.pop(handle)[0].copy() for _ in pushed]
+        pusher.join()
+        hpvm.wait(handle)
+        return out
+
+    run(items(2, [10, 10]), 2)  # compiles
+    monkeypatch.setattr(backend, "run_stage_batch", timed)
+    pushed = items(len(steps), steps)
+    got = run(pushed, 2)
+    for k, y in enumerate(got):
+        np.testing.assert_array_equal(y, pushed[k][0] * 2.0 + steps[k] % 5, err_msg=f"item {k}")
+    ((begin, end, _),) = [s for s in spans if s[2]]
+    during = sum(1 for start, _, held in spans if not held and begin < start < end)
+    assert during <= 3 + 2, f"{during} items started while the slow one ran"
 
 
 @pytest.mark.parametrize("again", [True, False])

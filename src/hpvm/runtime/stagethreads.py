@@ -128,9 +128,13 @@ class StageLoop:
     def _replica_may_run(self, st: Stage, count: int) -> bool:
         """Whether the next ``count`` items may start while ``st`` runs others (the lock
         held): the stage may run one more batch now, and they share no array it writes with
-        any item in flight, parked ones included (``replicas.py``)."""
+        any item in flight, parked ones included (``replicas.py``); fewer than ``capacity``
+        batches are parked (back-pressure: no more wait to be handed on than may wait
+        downstream)."""
         policy = st.policy
-        if policy is None or len(st.inflight) - len(st.parked) >= self._allowed(st):
+        if policy is None or len(st.parked) >= self.stream.capacity:
+            return False
+        if len(st.inflight) - len(st.parked) >= self._allowed(st):
             return False
         mine = policy.footprint(*self._peek(st, count))
         return not any(mine.overlaps(policy.footprint(a, u)) for a, u in st.inflight.values())
