@@ -23,13 +23,14 @@ its items is still running only when all of these hold, so that no result can ch
   array that arrives from another stage counts as written), compared by memory
   (``np.may_share_memory``: overlapping bounds, conservative) with every item the stage
   is running. An item that overlaps one in flight waits until it is done: it runs alone.
-- **The stage bounds the stream and cores are free**: the stage has run an item, its items
-  take at least ``REPLICA_SECONDS`` each (a thread hand-off must be negligible beside
-  them), and its time per item (as ``_Batches`` measures it) is more than its share of the
-  machine, ``total / cores``, where ``total`` is the time of the stages that have run an
-  item (one that has not takes no core yet): then ``ceil(time × cores / total)`` items at
-  once (at most ``cores``) bring the stage down to its share; more would only take cores
-  from the others. (Waiting until every stage had run an item, as at first, ran the edge
+- **The stage bounds the stream and cores are free**: the stage has a time per item (as
+  ``_Batches`` measures it, or until it has run an item, its time when the root's last
+  stream ended: ``remembered``), its items take at least ``REPLICA_SECONDS`` each (a
+  thread hand-off must be negligible beside them), and that time is more than its share
+  of the machine, ``total / cores``, where ``total`` is the time of the stages that have
+  one (a stage that has none yet takes no core yet): then ``ceil(time × cores / total)``
+  items at once (at most ``cores``) bring the stage down to its share; more would only
+  take cores from the others. (Waiting until every stage had run an item, as at first, ran the edge
   detection's smoothing alone for its first two frames of every launch.)
 
 Results, warnings and failures leave the stage in item order whatever order the items end
