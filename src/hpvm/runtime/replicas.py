@@ -30,8 +30,8 @@ its items is still running only when all of these hold, so that no result can ch
   of the machine, ``total / cores``, where ``total`` is the time of the stages that have
   one (a stage that has none yet takes no core yet): then ``ceil(time × cores / total)``
   items at once (at most ``cores``) bring the stage down to its share; more would only
-  take cores from the others. (Waiting until every stage had run an item, as at first, ran the edge
-  detection's smoothing alone for its first two frames of every launch.)
+  take cores from the others. (Waiting until every stage had run an item, as at first,
+  ran the edge detection's smoothing alone for its first two frames of every launch.)
 
 Results, warnings and failures leave the stage in item order whatever order the items end
 in: a thread whose items end before an earlier item of the stage does leaves them parked
