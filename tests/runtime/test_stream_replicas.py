@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -54,6 +55,15 @@ def two_stages(
     hpvm.bind_in(b, "z", "z", stream=True)
     hpvm.edge(a, b, hpvm.ALL_TO_ALL, 0, "y", stream=True)
     hpvm.bind_out(b, 0, 0, stream=True)
+
+
+@hpvm.internal()
+def one_stage(x: hpvm.f64[:], coef: hpvm.f64[:], n: hpvm.i64, scratch: hpvm.f64[:], y: hpvm.f64[:]):
+    """``work`` alone: its results go to the host, not to a stage whose inputs hold pushes back."""
+    a = hpvm.create_node(work)
+    for name in ("x", "coef", "n", "scratch", "y"):
+        hpvm.bind_in(a, name, name, stream=True)
+    hpvm.bind_out(a, 0, 0, stream=True)
 
 
 @hpvm.leaf(ins=("x",), outs=("x",))
@@ -182,6 +192,98 @@ def test_items_run_at_once_only_when_allowed(eager, monkeypatch, case, at_once):
     assert overlap.most >= 2 if at_once == 2 else overlap.most == 1
 
 
+def test_a_replica_goes_on_while_an_earlier_item_runs(eager, monkeypatch):
+    """Item 2 is slow, the others short: the replicas that end items after it leave them
+    parked and take the next ones, so more items start while item 2 runs than the three
+    other threads a stage may have here (each would wait with its one item if ended items
+    waited for their turn); the results are still the interpreter's, in push order."""
+    slow = 6 * 10**7 + 3
+    steps = [2 * 10**6] * 2 + [slow] + [2 * 10**6] * 20  # (2 ms items: taken one at a time)
+    expected = reference(steps)
+    backend = get_backend("cpu")
+    inner = backend.run_stage_batch
+    spans: list[tuple[float, float, bool]] = []  # (start, end, whether it held the slow item)
+
+    def timed(root, args_list, nodes, upstream_list, ctx=None):  # type: ignore[no-untyped-def]
+        start = time.perf_counter()
+        try:
+            return inner(root, args_list, nodes, upstream_list, ctx)
+        finally:
+            if nodes[0].name == "work":
+                held = any(a[2] == slow for a in args_list)
+                spans.extend([(start, time.perf_counter(), held)] * len(args_list))
+
+    streamed("cpu", items(2, [10, 10]))  # compiles
+    monkeypatch.setattr(backend, "run_stage_batch", timed)
+    got = streamed("cpu", items(len(steps), steps))
+    for k, (a, b) in enumerate(zip(got, expected)):
+        np.testing.assert_array_equal(a, b, err_msg=f"item {k}")
+    ((begin, end, _),) = [s for s in spans if s[2]]
+    during = sum(1 for start, _, held in spans if not held and begin < start < end)
+    assert during > 3, f"only {during} items started while the slow one ran"
+
+
+def test_no_more_than_capacity_items_wait_parked(eager, monkeypatch):
+    """A one-stage stream (its results go to the host, unbounded), capacity 2, item 2 slow:
+    the items after it end on the three other threads and wait parked; a thread takes a
+    next item only while fewer than 2 are (back-pressure), so at most 3 + 2 start while
+    item 2 runs, though a thread pushes all of them (20 without the bound); the results
+    come in push order."""
+    slow = 6 * 10**7 + 3
+    steps = [2 * 10**6] * 2 + [slow] + [2 * 10**6] * 20
+    backend = get_backend("cpu")
+    inner = backend.run_stage_batch
+    spans: list[tuple[float, float, bool]] = []
+
+    def timed(root, args_list, nodes, upstream_list, ctx=None):  # type: ignore[no-untyped-def]
+        start = time.perf_counter()
+        try:
+            return inner(root, args_list, nodes, upstream_list, ctx)
+        finally:
+            spans.extend(
+                [(start, time.perf_counter(), any(a[2] == slow for a in args_list))] * len(args_list)
+            )
+
+    def run(pushed: list[tuple], capacity: int) -> list[np.ndarray]:
+        handle = hpvm.launch(one_stage, None, stream=True, target="cpu", capacity=capacity)
+        pusher = threading.Thread(target=lambda: [hpvm.push(handle, [*args[:5]]) for args in pushed])
+        pusher.start()
+        out = [hpvm.pop(handle)[0].copy() for _ in pushed]
+        pusher.join()
+        hpvm.wait(handle)
+        return out
+
+    run(items(2, [10, 10]), 2)  # compiles
+    monkeypatch.setattr(backend, "run_stage_batch", timed)
+    pushed = items(len(steps), steps)
+    got = run(pushed, 2)
+    for k, y in enumerate(got):
+        np.testing.assert_array_equal(y, pushed[k][0] * 2.0 + steps[k] % 5, err_msg=f"item {k}")
+    ((begin, end, _),) = [s for s in spans if s[2]]
+    during = sum(1 for start, _, held in spans if not held and begin < start < end)
+    assert during <= 3 + 2, f"{during} items started while the slow one ran"
+
+
+@pytest.mark.parametrize("again", [True, False])
+def test_a_stream_launched_again_replicates_from_its_first_item(eager, monkeypatch, again):
+    """Two slow items: a stream of a root whose last stream measured its stages runs both at
+    once (the times are remembered per root); the first stream of a root cannot (its stage
+    has no time before its first item ends, and then nothing is left to run beside it)."""
+    steps = [2 * 10**7, 2 * 10**7 + 1]  # (20 ms or more an item: a replica starts well within one)
+    expected = reference(steps)
+    monkeypatch.setattr(replicas, "_LAST", replicas.weakref.WeakKeyDictionary())
+    if again:
+        streamed("cpu", items(3, [2 * 10**6] * 3))
+    else:
+        streamed("cpu", items(2, [10, 10]))  # compiles
+        replicas._LAST.clear()
+    overlap = Overlap(monkeypatch)
+    got = streamed("cpu", items(len(steps), steps))
+    for k, (a, b) in enumerate(zip(got, expected)):
+        np.testing.assert_array_equal(a, b, err_msg=f"item {k}")
+    assert overlap.most == (2 if again else 1)
+
+
 def test_a_failure_is_raised_in_item_order_with_replicas(eager, monkeypatch):
     """Item 6 fails after a long run while item 7, short, has already ended on a replica:
     items 0–5 are popped, item 6's pop raises naming the node, item 7 is never delivered,
@@ -235,6 +337,7 @@ def test_how_many_at_once():
     assert allowed(0.65, [0.65, 0.1, 0.1, 0.05, 0.05, 0.05], 2) == 2  # the bound: two at once
     assert allowed(0.2, [0.2] * 5, 2) == 1  # even stages: each within its share
     assert allowed(0.9, [0.9, 0.1], 4) == 4
-    assert allowed(0.9, [0.9, None], 4) == 1  # a stage not measured yet
+    assert allowed(0.9, [0.9, None], 4) == 4  # a stage not measured yet takes no core yet
+    assert allowed(None, [None, 0.1], 4) == 1  # this stage not measured yet
     assert allowed(1e-5, [1e-5, 1e-6], 2) == 1  # too short to hand off
     assert allowed(0.5, [0.5], 1) == 1  # one core

@@ -83,12 +83,17 @@ class Stage:
     # ``delivered`` those handed on; ``inflight`` holds, per number, the root arguments and
     # upstream values of a batch taken and not yet handed on. ``halted``: the stage failed
     # (or stopped) at a batch, so the later ones are dropped. ``marker``: the failure marker
-    # of an upstream stage was taken (by one thread: it passes it on, in order).
+    # of an upstream stage was taken (by one thread: it passes it on, in order). ``parked``:
+    # batches that ended before an earlier one, by number, with what ``_deliver`` hands on
+    # (still in ``inflight``: their arrays are not handed on yet); the thread that hands on
+    # the batch before one hands it on too.
     policy: StagePolicy | None = None  # None: one item at a time
     seconds: float | None = None  # its time per item, as ``_Batches.run`` keeps it (None: none ran)
+    prior: float | None = None  # until then: its time in the root's last stream (replicas.remembered)
     taken: int = 0
     delivered: int = 0
     inflight: dict[int, tuple[list[Any], list[Any]]] = field(default_factory=dict)
+    parked: dict[int, tuple[Any, list[Any], bool]] = field(default_factory=dict)
     halted: bool = False
     marker: bool = False
 

@@ -435,6 +435,7 @@ class Stream:
         if replicas.REPLICAS and self.backend.stage_replicas:
             for st in stages:
                 st.policy = replicas.StagePolicy.of(self.root, st.nodes)
+                st.prior = replicas.remembered(self.root, st.nodes)
         stage_of = {id(n): st for st in stages for n in st.nodes}
         links: set[tuple[int, int]] = set()
         for e in self.root.graph.edges:
@@ -663,6 +664,8 @@ class Stream:
                 self.host.wait()
             if self.failed:
                 self._raise_error("wait")
+        if self.fused is None and self.backend.stage_replicas:
+            replicas.remember(self.root, [(st.nodes, st.seconds) for st in self.stages])
         for st in self.stages:  # every stage has stopped: its threads are ending
             for thread in st.threads:
                 thread.join()
