@@ -23,7 +23,8 @@ post-op); a convolution's result is in
 reorder; every other operation accepts any layout and computes the same values). A small
 image (``BLOCKED_MAX_PIXELS``) convolved by a 3×3-or-larger kernel runs instead in oneDNN's
 blocked layout, where its ``channels_last`` kernel is slow: the weight prepacked once
-(``mkldnn_prepacked.conv2d_prepack``, relu as its post-op), an NCHW result. Elsewhere
+(``mkldnn_prepacked.conv2d_prepack``, relu as its post-op, any other activation in place
+after it: such a chain runs blocked only when no pooling follows), an NCHW result. Elsewhere
 (cuDNN, a torch without oneDNN, float64) the folded weights go to ``F.conv2d`` /
 ``F.linear`` and the activation runs in place.
 """
@@ -209,7 +210,7 @@ class Prepared:
         activation run after the call, in place). A tanh, sigmoid or ReLU6 chain with a
         pooling stays ``channels_last``: there oneDNN fuses the activation and the pooling
         reads ``channels_last`` values, where PyTorch's max pooling of the blocked call's
-        NCHW result took 3–6× as long (AlexNet's layers, docs/tensor.md §6)."""
+        NCHW result took 3–7× as long (AlexNet's layers, docs/tensor.md §6)."""
         s = self.spec
         return (
             self.blocked
