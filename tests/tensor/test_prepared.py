@@ -357,10 +357,16 @@ def _layouts(root: Any) -> set[str]:
 
 
 def _small_conv(
-    kernel: int = 3, groups: int = 1, activation: str | None = "relu", hw: int = 4, residual: bool = False
+    kernel: int = 3,
+    groups: int = 1,
+    activation: str | None = "relu",
+    hw: int = 4,
+    residual: bool = False,
+    pool: bool = True,
 ) -> tuple[Any, list[Any]]:
     """conv (``kernel``², padding keeping the size) → add bias → [add residual] → [activation]
-    → max pool 2×2, on a 2 × 8 × ``hw`` × ``hw`` input: VGG-16's last layers, scaled down."""
+    → [max pool 2×2], on a 2 × 8 × ``hw`` × ``hw`` input: VGG-16's last layers (AlexNet's
+    without the pooling), scaled down."""
     op = "group_convolution" if groups > 1 else "convolution"
     pad = kernel // 2
     calls = [
@@ -375,7 +381,8 @@ def _small_conv(
         shapes.append((2, 16, hw, hw))
     if activation is not None:
         calls.append(OpCall(activation, (L(len(calls) - 1),), 4))
-    calls.append(OpCall("pool_max", (L(len(calls) - 1), C(2), C(2), C(0), C(0), C(2), C(2)), 5))
+    if pool:
+        calls.append(OpCall("pool_max", (L(len(calls) - 1), C(2), C(2), C(0), C(0), C(2), C(2)), 5))
     return _root(ranks, calls, [L(len(calls) - 1)], [4]), _rng_arrays(shapes, 5)
 
 
@@ -385,8 +392,24 @@ def _small_conv(
 )
 @pytest.mark.parametrize(
     "kwargs",
-    [{}, dict(activation=None), dict(residual=True), dict(residual=True, activation="tanh")],
-    ids=["relu", "no-activation", "residual-relu", "residual-tanh"],
+    [
+        {},
+        dict(activation=None),
+        dict(residual=True),
+        dict(residual=True, activation="tanh"),
+        dict(activation="tanh", pool=False),
+        dict(activation="sigmoid", pool=False),
+        dict(activation="relu", pool=False),
+    ],
+    ids=[
+        "relu",
+        "no-activation",
+        "residual-relu",
+        "residual-tanh",
+        "tanh-unpooled",
+        "sigmoid-unpooled",
+        "relu-unpooled",
+    ],
 )
 def test_a_small_3x3_convolution_runs_blocked_and_matches_channels_last(kwargs: dict[str, Any]) -> None:
     root, args = _small_conv(**kwargs)
@@ -405,10 +428,38 @@ def test_a_small_3x3_convolution_runs_blocked_and_matches_channels_last(kwargs: 
 @pytest.mark.skipif(not prepared.onednn_available(), reason="needs oneDNN (torch with mkldnn)")
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(kernel=1), dict(groups=2), dict(activation="tanh"), dict(hw=10), dict(hw=10, residual=True)],
-    ids=["1x1", "grouped", "tanh", "large-output", "large-output-residual"],
+    [
+        dict(kernel=1),
+        dict(groups=2),
+        dict(activation="tanh"),
+        dict(activation="sigmoid"),
+        dict(hw=10),
+        dict(hw=10, residual=True),
+        dict(hw=10, activation="tanh", pool=False),
+    ],
+    ids=[
+        "1x1",
+        "grouped",
+        "tanh-pooled",
+        "sigmoid-pooled",
+        "large-output",
+        "large-output-residual",
+        "large-output-tanh",
+    ],
 )
 def test_other_convolutions_stay_channels_last(kwargs: dict[str, Any]) -> None:
     root, args = _small_conv(**kwargs)
     np.testing.assert_allclose(_plan_run(root, args, (1,))[0], run_unprepared(root, args)[0], **TOL)
     assert _layouts(root) == {prepared.CHANNELS_LAST}
+
+
+@pytest.mark.skipif(not prepared.onednn_available(), reason="needs oneDNN (torch with mkldnn)")
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_without_the_prepacked_op_a_small_convolution_runs_channels_last(activation: str) -> None:
+    """A torch without ``mkldnn_prepacked`` (a private op): the chain that would run
+    blocked runs ``channels_last`` instead, with the same result."""
+    with mock.patch.object(prepared, "blocked_available", lambda: False):
+        root, args = _small_conv(activation=activation, pool=False)
+        out = _plan_run(root, args, (1,))[0]
+        assert _layouts(root) == {prepared.CHANNELS_LAST}
+    np.testing.assert_allclose(out, run_unprepared(root, args)[0], **TOL)

@@ -23,7 +23,8 @@ post-op); a convolution's result is in
 reorder; every other operation accepts any layout and computes the same values). A small
 image (``BLOCKED_MAX_PIXELS``) convolved by a 3×3-or-larger kernel runs instead in oneDNN's
 blocked layout, where its ``channels_last`` kernel is slow: the weight prepacked once
-(``mkldnn_prepacked.conv2d_prepack``, relu as its post-op), an NCHW result. Elsewhere
+(``mkldnn_prepacked.conv2d_prepack``, relu as its post-op, any other activation in place
+after it: such a chain runs blocked only when no pooling follows), an NCHW result. Elsewhere
 (cuDNN, a torch without oneDNN, float64) the folded weights go to ``F.conv2d`` /
 ``F.linear`` and the activation runs in place.
 """
@@ -92,6 +93,12 @@ def _same_layout(other: Tensor, shape: tuple[int, ...]) -> bool:
 _POST_OPS = {"relu": "relu", "tanh": "tanh", "sigmoid": "sigmoid", "clipped_relu": "hardtanh"}
 
 
+def _blocked_post(s: Spec) -> str:
+    """The prepacked call's post-op: relu when relu follows the convolution directly (the
+    only activation ``mkldnn_prepacked.conv2d_prepack`` fuses); else none."""
+    return "relu" if s.activation == "relu" and not s.residual else "none"
+
+
 @dataclass(frozen=True)
 class Spec:
     """A prepared chain: what is constant in it. Its array operands follow the input in
@@ -148,7 +155,9 @@ class Prepared:
             # result back (a channels_last input would pick the channels_last kernel again)
             y = torch.ops.mkldnn_prepacked.conv2d_run(x.contiguous(), context)
             if other is not None:  # the prepacked call fuses no add: the add, then the activation
-                y = activate_(add_(y, other), s.activation, s.lo, s.hi)
+                y = add_(y, other)
+            if _blocked_post(s) == "none":  # any activation but a fused relu, in place
+                y = activate_(y, s.activation, s.lo, s.hi)
             return y if s.pool is None else pool_(y, *s.pool)
         w, b = self._weights(x, arrays, versions, CHANNELS_LAST if onednn else PLAIN)
         padding, stride, dilation = [s.vpad, s.hpad], [s.vstride, s.hstride], [1, 1]
@@ -197,14 +206,17 @@ class Prepared:
         (``BLOCKED_MAX_PIXELS``), a dense spatial kernel (a 1×1 convolution is a matrix
         product, which the ``channels_last`` kernel runs as fast; a grouped one has no
         blocked prepacked form), and a relu or no activation (the one post-op the prepacked
-        call fuses: the ``channels_last`` call fuses the others) unless a residual add comes
-        first (then the add and any activation run after the call, in place)."""
+        call fuses), a residual add first, or no pooling after (then the add and any
+        activation run after the call, in place). A tanh, sigmoid or ReLU6 chain with a
+        pooling stays ``channels_last``: there oneDNN fuses the activation and the pooling
+        reads ``channels_last`` values, where PyTorch's max pooling of the blocked call's
+        NCHW result took 3–7× as long (AlexNet's layers, docs/tensor.md §6)."""
         s = self.spec
         return (
             self.blocked
             and s.groups == 1
             and w.shape[2] * w.shape[3] > 1
-            and (residual or s.activation in (None, "relu"))
+            and (residual or s.activation in (None, "relu") or s.pool is None)
             and shape[2] * shape[3] <= BLOCKED_MAX_PIXELS
         )
 
@@ -246,7 +258,7 @@ class Prepared:
             b = (b - mean if b is not None else -mean) * scale + beta
         if layout == BLOCKED:  # the relu fused unless a residual add comes before it (``_blocked``)
             padding, stride = [s.vpad, s.hpad], [s.vstride, s.hstride]
-            post = "none" if s.residual or s.activation is None else s.activation
+            post = _blocked_post(s)
             context = torch.ops.mkldnn_prepacked.conv2d_prepack(
                 w.contiguous(), b, stride, padding, [1, 1], s.groups, list(x.shape), post
             )
