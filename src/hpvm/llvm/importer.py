@@ -23,12 +23,14 @@ sizes); this module finds the root and imports node functions, one each.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import VerificationError
 from ..ir.bodies import LLVMBody, TensorBody
 from ..ir.graph import ChildGraph, InputBind, InternalFunction, LeafFunction, Node, NodeFunction, OutputBind
 from ..ir.graph import Param as Port
+from ..ir.llvmcontext import own_context
 from ..ir.verify import verify
 from . import abi, grouping, tensorleaf
 from .errors import LLVMImportError
@@ -49,17 +51,17 @@ def from_hpvm_ir(text: str, file: str = "<llvm>", root: str | None = None) -> In
     LLVM name (default: the launched one, else the one builder no one creates). A leaf
     launched as the root, as HPVM allows, is the one node of a graph that binds every
     input and output to it."""
-    text, module = upgraded_module(text, None if file == "<llvm>" else file)
-    return _Importer(_verified(module), text, file).run(root)
+    with own_context() as parse:  # (the leaves keep the text, not LLVM's print of it: ir/llvmcontext.py)
+        text, module = upgraded_module(text, parse, None if file == "<llvm>" else file)
+        return _Importer(_verified(module), text, file).run(root)
 
 
-def parse_verified(text: str, api: str = "") -> Any:
-    """The llvmlite module of ``text``, verified; ``LLVMImportError`` (``api``: the function
-    to name in it) if it does not parse or verify."""
-    import llvmlite.binding as llvm
-
+def parse_verified(parse: Callable[[str], Any], text: str, api: str = "") -> Any:
+    """The llvmlite module of ``text``, parsed by ``parse`` (an ``own_context()``'s:
+    ``ir/llvmcontext.py``) and verified; ``LLVMImportError`` (``api``: the function to name
+    in it) if it does not parse or verify."""
     try:
-        module = llvm.parse_assembly(text)
+        module = parse(text)
     except RuntimeError as e:
         raise LLVMImportError(f"{api}the text is not valid LLVM IR: {str(e).strip()}") from None
     return _verified(module, api)
