@@ -33,7 +33,7 @@ from ..ir.graph import Param as Port
 from ..ir.llvmcontext import own_context
 from ..ir.verify import verify
 from . import abi, grouping, tensorleaf
-from .errors import LLVMImportError
+from .errors import GraphCall, LLVMImportError
 from .graphread import GraphReader
 from .linkscan import links
 from .portread import PortReader, Ports, ports_of_params, string_attrs
@@ -73,6 +73,16 @@ def _verified(module: Any, api: str = "") -> Any:
     except RuntimeError as e:
         raise LLVMImportError(f"{api}the text is not valid LLVM IR: {str(e).strip()}") from None
     return module
+
+
+def _refused(where: str | GraphCall, problem: str) -> LLVMImportError:
+    """The error for a node function that cannot be a node: ``where`` is a ``createNode``
+    call (a ``GraphCallError``) or what made it the root."""
+    return (
+        where.error("function", problem)
+        if isinstance(where, GraphCall)
+        else LLVMImportError(f"{where}: {problem}")
+    )
 
 
 class _Importer:
@@ -147,14 +157,16 @@ class _Importer:
             )
         return roots[0]
 
-    def function(self, name: str, where: str) -> NodeFunction:
+    def function(self, name: str, where: str | GraphCall) -> NodeFunction:
+        """Node function ``@name``, imported once; ``where``: the call creating a node of it
+        (or what makes it the root), for messages."""
         if name in self.built:
             return self.built[name]
         fn = self.defined.get(name)
         if fn is None:
-            raise LLVMImportError(f"{where}: creates a node of @{name}, which the module does not define")
+            raise _refused(where, f"creates a node of @{name}, which the module does not define")
         if name in self.building:
-            raise LLVMImportError(f"{where}: @{name} creates a node of itself (graphs are acyclic)")
+            raise _refused(where, f"@{name} creates a node of itself (graphs are acyclic)")
         self.building.add(name)
         attrs = string_attrs(fn.attributes)
         params, ins, outs = self.ports.params(fn)
