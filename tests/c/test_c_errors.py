@@ -87,7 +87,9 @@ void root(float *a, size_t bytes_a) {
 }
 """
     )
-    compile_error(write_c, source, "bind", "__hpvm__bindIn(l, 1, 7, 0) in root", "index 7 is no input of leaf")
+    compile_error(
+        write_c, source, "bind", "__hpvm__bindIn(l, 1, 7, 0) in root", "index 7 is no input of leaf"
+    )
 
 
 def test_bind_out_of_an_output_that_does_not_exist(write_c):

@@ -58,7 +58,9 @@ def test_a_module_alive_in_the_global_context_changes_no_name() -> None:
     # An earlier program, still alive in the process (as the JIT keeps its leaves), that
     # defines every one of those names with another body.
     alive = binding.parse_assembly(
-        "".join(f"{n} = type {{ i8, i8, i8 }}\n@g{k} = global {n} zeroinitializer\n" for k, n in enumerate(names))
+        "".join(
+            f"{n} = type {{ i8, i8, i8 }}\n@g{k} = global {n} zeroinitializer\n" for k, n in enumerate(names)
+        )
     )
     after = _everything(text)
     for what in before:
