@@ -182,3 +182,29 @@ void root(float *a, size_t bytes_a) {
 }
 """
     graph_error(write_c, graph, "bind", "__hpvm__bindIn(l, 1, 6, 0) in root", "index 6 is no input of leaf")
+
+
+def test_an_input_fed_by_a_bind_and_an_edge_names_both_lines(write_c):
+    """The verifier's message (not a refused call): at the line of the feed it meets second,
+    naming the first by its C line too, so either can be removed."""
+    graph = """
+void root(float *a, size_t bytes_a) {
+  void *l = __hpvm__createNodeND(0, leaf);
+  void *m = __hpvm__createNodeND(0, leaf);
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__bindIn(l, 1, 1, 0);
+  __hpvm__bindIn(m, 0, 0, 0);
+  __hpvm__bindIn(m, 1, 1, 0);  // @bind
+  __hpvm__edge(l, m, 1, 0, 1, 0);  // @edge
+}
+"""
+    source = LEAVES + graph
+    path = write_c(source)
+    bind, edge = line_of(source, "bind"), line_of(source, "edge")
+    with fails(
+        c.HPVMCError,
+        f"{path}:{bind}: ",
+        f"input bind 1 -> m.1 ({path}:{bind}): input 1 ('bytes_a') of 'm' is already fed by edge l.0 -> m.1",
+        f"(all_to_all, {path}:{edge})",
+    ):
+        c.compile(path)
