@@ -72,7 +72,7 @@ void root(float *a, size_t bytes_a) {
 }
 """
     )
-    compile_error(write_c, source, "store", "computation in a function that builds a graph")
+    compile_error(write_c, source, "store", "a[3] = 2.0f; in root", "move the computation into a leaf")
 
 
 def test_bind_to_a_port_that_does_not_exist(write_c):
@@ -87,7 +87,9 @@ void root(float *a, size_t bytes_a) {
 }
 """
     )
-    compile_error(write_c, source, "bind", "index 7 is no input of @leaf")
+    compile_error(
+        write_c, source, "bind", "__hpvm__bindIn(l, 1, 7, 0) in root", "index 7 is no input of leaf"
+    )
 
 
 def test_bind_out_of_an_output_that_does_not_exist(write_c):

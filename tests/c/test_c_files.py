@@ -184,7 +184,7 @@ def test_the_importers_error_in_the_second_file_names_it(two_files, tmp_path):
     )
     paths = write(tmp_path, {"main.c": main, "graph.c": graph})
     with fails(
-        c.HPVMCError, f"{paths['graph.c']}:{line_of(graph, 'bind')}", "index 7 is no input of @scale_add"
+        c.HPVMCError, f"{paths['graph.c']}:{line_of(graph, 'bind')}", "index 7 is no input of scale_add"
     ):
         c.compile(
             [paths["main.c"], two_files["kernels.c"], paths["graph.c"]], include_dirs=[str(TWO / "include")]

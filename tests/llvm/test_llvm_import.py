@@ -98,13 +98,19 @@ def test_text_that_is_not_llvm_ir() -> None:
 
 
 def test_a_query_in_an_internal_node() -> None:
-    with fails(llvm.LLVMImportError, "@root: '%h = call ptr @llvm.hpvm.getNode()'", "in an internal node"):
+    with fails(
+        llvm.GraphCallError, "@root: '%h = call ptr @llvm.hpvm.getNode()'", "in an internal node"
+    ) as info:
         llvm.from_hpvm_ir(_root_with(NODE, "%h = call ptr @llvm.hpvm.getNode()"))
+    assert info.value.kind == "computation"
 
 
 def test_computation_beside_graph_intrinsics() -> None:
-    with fails(llvm.LLVMImportError, "@root: 'store i32 %k, ptr %x", "a leaf may not call graph intrinsics"):
+    with fails(
+        llvm.GraphCallError, "@root: 'store i32 %k, ptr %x", "a leaf may not call graph intrinsics"
+    ) as info:
         llvm.from_hpvm_ir(_root_with(NODE, "store i32 %k, ptr %x"))
+    assert info.value.kind == "computation"
 
 
 def test_a_host_intrinsic_in_a_leaf() -> None:
@@ -118,8 +124,9 @@ def test_a_host_intrinsic_in_a_leaf() -> None:
 
 def test_a_bad_port_index() -> None:
     bind = "call void @llvm.hpvm.bind.input(ptr %leaf, i32 0, i32 7, i1 false)"
-    with fails(llvm.LLVMImportError, f"@root: '{bind}'", "index 7 is no input of @scale", "0..2"):
+    with fails(llvm.GraphCallError, f"@root: '{bind}'", "index 7 is no input of @scale", "0..2") as info:
         llvm.from_hpvm_ir(_root_with(NODE, bind))
+    assert info.value.kind == "input"
 
 
 def test_a_type_mismatch_between_an_edges_ends() -> None:
@@ -139,8 +146,9 @@ def test_a_type_mismatch_between_an_edges_ends() -> None:
             edge,
         ).removeprefix(DECLS + LEAF)
     )
-    with fails(llvm.LLVMImportError, f"@root: '{edge}'", "connects a i32 to a f64"):
+    with fails(llvm.GraphCallError, f"@root: '{edge}'", "connects a i32 to a f64") as info:
         llvm.from_hpvm_ir(text)
+    assert info.value.kind == "type"
 
 
 def test_a_size_bound_without_its_pointer() -> None:
@@ -162,9 +170,10 @@ def test_a_size_that_is_not_an_integer_port() -> None:
     node = "%leaf = call ptr @llvm.hpvm.createNode1D(ptr @scale, i64 %bytes)"
     signature = 'ptr "hpvm.port"="f32[:]" %x, i64 "hpvm.size" %bytes, i32 %k, i64 %n'
     with fails(
-        llvm.LLVMImportError, f"@root: '{node}'", "uses argument %bytes, which is not an integer port"
-    ):
+        llvm.GraphCallError, f"@root: '{node}'", "uses argument %bytes, which is not an integer port"
+    ) as info:
         llvm.from_hpvm_ir(_root_with(node, signature=signature))
+    assert info.value.kind == "size"
 
 
 def test_a_node_of_a_function_the_module_does_not_define() -> None:
@@ -172,17 +181,19 @@ def test_a_node_of_a_function_the_module_does_not_define() -> None:
         "%leaf = call ptr @llvm.hpvm.createNode(ptr @elsewhere)"
     )
     with fails(
-        llvm.LLVMImportError,
+        llvm.GraphCallError,
         "@root: '%leaf = call ptr @llvm.hpvm.createNode(ptr @elsewhere)'",
         "does not define",
-    ):
+    ) as info:
         llvm.from_hpvm_ir(text)
+    assert info.value.kind == "function"
 
 
 def test_a_handle_that_is_no_node() -> None:
     bind = "call void @llvm.hpvm.bind.input(ptr %x, i32 0, i32 0, i1 false)"
-    with fails(llvm.LLVMImportError, f"@root: '{bind}'", "x is not a node this function created"):
+    with fails(llvm.GraphCallError, f"@root: '{bind}'", "x is not a node this function created") as info:
         llvm.from_hpvm_ir(_root_with(NODE, bind))
+    assert info.value.kind == "node"
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -130,12 +131,14 @@ def test_b2_llvm_unrolls_a_marked_loop_unless_the_markers_are_noduplicate(level:
 
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("name", NESTED)
-def test_b2_b4_each_replicated_node_keeps_one_loop_and_its_marker_fed_branch(level: int, name: str) -> None:
+def test_b2_b4_each_replicated_node_keeps_one_loop_and_its_marker_fed_branch(
+    parse: Callable[[str], Any], level: int, name: str
+) -> None:
     """One detach/reattach per replicated node, the detach marker still feeding the
     conditional branch into its task (``Regions.task`` checks it), the task reaching its
     reattach marker; no marker anywhere else."""
     text = optimized(name, level)
-    regions = read_regions(text)
+    regions = read_regions(parse, text)
     fn = regions.fn
     replicated = [r for r in regions.regions.values() if r.sizes]
     for r in replicated:
@@ -211,11 +214,13 @@ def _tree_leaves(fn: Any, value: Any, named: dict[str, Any]) -> list[Any]:
 @pytest.mark.parametrize(
     "name", ("two_level_parent_queries", "three_level_grandparent_queries", "size_expressions")
 )
-def test_c1_sizes_inside_a_region_come_from_its_own_rereads(level: int, name: str) -> None:
+def test_c1_sizes_inside_a_region_come_from_its_own_rereads(
+    parse: Callable[[str], Any], level: int, name: str
+) -> None:
     """A nested node's replication size is computed from its parent's re-reads of its own
     input slots (or the root's arguments, for the root's children), never from a value
     another region computed."""
-    regions = read_regions(optimized(name, level))
+    regions = read_regions(parse, optimized(name, level))
     fn = regions.fn
     named = {i.name: i for _, i in _instructions(fn) if i.name}
     for r in regions.regions.values():
@@ -256,12 +261,14 @@ def test_c2_a_load_of_an_unlisted_slot_is_forwarded_across_the_entry(level: int)
 
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("name", NESTED)
-def test_c2_each_task_rereads_its_slots_inside_and_its_memory_is_its_own(level: int, name: str) -> None:
+def test_c2_each_task_rereads_its_slots_inside_and_its_memory_is_its_own(
+    parse: Callable[[str], Any], level: int, name: str
+) -> None:
     """Every load of a leaf's input slot is inside its task (none hoisted above the detach
     marker or the entry), and every alloca a task uses beside its slots (the inliner hoists
     the body's to the function's entry) is used by no code outside it, so EXTRACT can give
     each instance its own."""
-    regions = read_regions(optimized(name, level))
+    regions = read_regions(parse, optimized(name, level))
     fn = regions.fn
     named = {i.name: i for _, i in _instructions(fn) if i.name}
     tasks = _leaf_tasks(regions)
@@ -327,11 +334,13 @@ def test_d_atomics_and_fences_stay_between_the_markers(level: int) -> None:
 
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("name", ("atomics_int32", "atomics_float32", "barrier_rotate_malloc"))
-def test_d_the_suites_atomics_and_barriers_stay_in_their_tasks(level: int, name: str) -> None:
+def test_d_the_suites_atomics_and_barriers_stay_in_their_tasks(
+    parse: Callable[[str], Any], level: int, name: str
+) -> None:
     """The leaves' bodies are inlined into their tasks: every atomic, fence and HPVM atomic
     or barrier call of the function lies inside a leaf task (between its detach and reattach
     markers, or its region's entry and exit)."""
-    regions = read_regions(optimized(name, level))
+    regions = read_regions(parse, optimized(name, level))
     inside: set[tuple[str, str]] = set()
     for nid, r in regions.regions.items():
         if not any(x.parent == nid for x in regions.regions.values()):

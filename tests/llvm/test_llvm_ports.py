@@ -486,7 +486,7 @@ entry:
 """
     )
     bind = "call void @llvm.hpvm.bind.input(ptr %l, i32 1, i32 1, i1 false)"
-    with fails(llvm.LLVMImportError, f"@root: '{bind}'", "without a call for its pointer"):
+    with fails(llvm.GraphCallError, f"@root: '{bind}'", "without a call for its pointer"):
         llvm.from_hpvm_ir(text)
 
 
@@ -508,7 +508,7 @@ entry:
 """
     )
     with fails(
-        llvm.LLVMImportError,
+        llvm.GraphCallError,
         "@root: 'call void @llvm.hpvm.bind.input(ptr %l, i32 0, i32 0",
         "connects a u8[*] to a u8[:]",
     ):
@@ -522,7 +522,7 @@ def test_a_pointer_into_a_size() -> None:
         + _binds("f", (2, 1)),
         _binds("f", (0, 0)) + f"  {edge}\n",
     )
-    with fails(llvm.LLVMImportError, f"@root: '{edge}'", "connects a u8[*] to a i64"):
+    with fails(llvm.GraphCallError, f"@root: '{edge}'", "connects a u8[*] to a i64"):
         llvm.from_hpvm_ir(text)
 
 

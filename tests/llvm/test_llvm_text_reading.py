@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -35,9 +36,9 @@ def prepared(name: str, level: int | None) -> str:
     return text if level is None else llvm.optimize(text, level)
 
 
-def _region_fn(text: str) -> tuple[Any, Any]:
-    module = parse_verified(text, "")
-    return with_names(module, _region_function(module))
+def _region_fn(parse: Callable[[str], Any], text: str) -> tuple[Any, Any]:
+    module = parse_verified(parse, text, "")
+    return with_names(parse, module, _region_function(module))
 
 
 def _llvmlite_operands(ins: Any) -> list[str]:
@@ -46,8 +47,10 @@ def _llvmlite_operands(ins: Any) -> list[str]:
 
 @pytest.mark.parametrize("level", [None, 2])
 @pytest.mark.parametrize("name", SAMPLE)
-def test_operands_names_and_texts_agree_with_llvmlite(name: str, level: int | None) -> None:
-    module, fn = _region_fn(prepared(name, level))
+def test_operands_names_and_texts_agree_with_llvmlite(
+    parse: Callable[[str], Any], name: str, level: int | None
+) -> None:
+    module, fn = _region_fn(parse, prepared(name, level))
     index = FunctionIndex(fn)
     checked = 0
     for block in index.blocks:
@@ -60,7 +63,7 @@ def test_operands_names_and_texts_agree_with_llvmlite(name: str, level: int | No
     assert checked > 10
 
 
-def test_with_names_names_every_value_and_keeps_strings() -> None:
+def test_with_names_names_every_value_and_keeps_strings(parse: Callable[[str], Any]) -> None:
     text = """
 declare void @use(i64, ptr)
 define void @f(i64 %0, ptr %p) {
@@ -76,15 +79,15 @@ define void @f(i64 %0, ptr %p) {
   ret void
 }
 """
-    module = parse_verified(text, "")
-    renamed, fn = with_names(module, module.get_function("f"))
+    module = parse_verified(parse, text, "")
+    renamed, fn = with_names(parse, module, module.get_function("f"))
     printed = str(fn)
     assert not re.search(r"%\d+\b(?![-\w.$])", printed.replace('"tag %2 stays"', ""))
     assert '"tag %2 stays"' in printed
     assert [a.name for a in fn.arguments] == [".u0", "p"]
     assert {b.name for b in fn.blocks} == {".u1", ".u3", ".u7"}
     # nothing to name: the same module back
-    again, fn2 = with_names(renamed, fn)
+    again, fn2 = with_names(parse, renamed, fn)
     assert again is renamed and fn2 is fn
 
 

@@ -24,9 +24,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..ir.cache import cache_folder
+from ..ir.llvmcontext import own_context
 from . import passes, zig
 from .errors import HPVMCError
-from .llvmcontext import own_context
 
 INCLUDE_DIR = Path(__file__).parent / "include"
 C_SUFFIXES = frozenset({".c"})

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..ir.llvmcontext import own_context
 from .errors import HPVMCError
-from .llvmcontext import own_context
 from .widen import has_loop, widen
 
 #: What ``optimize`` does, for the cache of its results (``clang.py``): bump it when it changes.

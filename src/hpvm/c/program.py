@@ -15,11 +15,12 @@ from typing import Any
 
 from ..ir.debuginfo import DebugInfo
 from ..ir.graph import InternalFunction, LeafFunction, NodeFunction
-from ..llvm import LLVMImportError, from_hpvm_ir
+from ..llvm import GraphCallError, LLVMImportError, from_hpvm_ir
 from . import sources as sources_
 from .argstruct import ArgStruct
 from .errors import HPVMCError
 from .genhpvm import Rewritten, rewrite
+from .grapherrors import c_graph_error
 from .hostjit import HostProgram
 from .targets import choose_target
 from .tensorports import type_tensor_ports
@@ -97,7 +98,7 @@ def compile(
         try:
             root = from_hpvm_ir(rewritten.node_texts[name], file=where.file, root=name)
         except LLVMImportError as e:
-            raise where.located(e) from None
+            raise where.located(e, rewritten.c_names) from None
         _relocate(root, where, rewritten.c_names)
         type_tensor_ports(root, where.locator)
         roots.append(root)
@@ -199,15 +200,31 @@ class _Where:
         head = f"@llvm.hpvm.{call}(ptr %{node}" + (f", ptr %{other}" if other else "")
         return self.instruction(lambda line: head in line) or self.linked.label
 
-    def located(self, e: LLVMImportError) -> HPVMCError:
+    def call_source(self, instruction: str) -> tuple[str | None, tuple[str, int, int | None] | None]:
+        """``file:line`` (for a message) and (file, line, column) of the instruction of our
+        text that llvmlite printed as ``instruction`` (llvmlite renumbers metadata: the
+        instruction is found in our text for its ``!dbg``), if the metadata says."""
+        head = instruction.split(", !")[0].strip()
+        where = self.instruction(lambda line: line.strip().startswith(head))
+        ours = next((ln for ln in self.lines if ln.strip().startswith(head)), "")
+        found = self.debug.where(ours) if ours else None
+        if found is None:
+            return where, None
+        file, _, line = found.rpartition(":")
+        return where, (file, int(line), self.debug.column_of(ours))
+
+    def located(self, e: LLVMImportError, c_names: dict[str, str]) -> HPVMCError:
         """The importer's error at the C line of the instruction it quotes (or of the function,
-        or of the first node or function it names by a line of the node text)."""
+        or of the first node or function it names by a line of the node text); a refused
+        graph call said in C's terms (``grapherrors.py``). ``c_names``: symbol → C name."""
+        if isinstance(e, GraphCallError):
+            where, source = self.call_source(e.call.instruction)
+            return c_graph_error(e, where or self.linked.label, source, c_names)
         message, named = self.c_lines(str(e))
         where = None
         quoted = re.search(r": '(.+?)(?:, !dbg !\d+.*?)?'", message)
-        if quoted:  # (llvmlite renumbers metadata: find the instruction in our text for its !dbg)
-            head = quoted.group(1).split(", !")[0].strip()
-            where = self.instruction(lambda line: line.strip().startswith(head))
+        if quoted:
+            where = self.call_source(quoted.group(1))[0]
         if where is None and named:
             where = named[0]
         if where is None:

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..ir.debuginfo import DebugInfo
+from ..ir.llvmcontext import own_context
 from . import clang
 from .errors import HPVMCError
-from .llvmcontext import own_context
 
 #: Linkages under which a definition is the program's one definition of its name.
 _STRONG = frozenset({"external"})

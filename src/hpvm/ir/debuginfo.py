@@ -18,7 +18,7 @@ import os
 import re
 
 _LOCATION = re.compile(
-    r"^!(\d+) = (?:distinct )?!DILocation\(line: (\d+)(?:, column: \d+)?, scope: !(\d+)", re.M
+    r"^!(\d+) = (?:distinct )?!DILocation\(line: (\d+)(?:, column: (\d+))?, scope: !(\d+)", re.M
 )
 _NODE = re.compile(
     r"^!(\d+) = (?:distinct )?!(DIFile|DISubprogram|DILexicalBlock|DILexicalBlockFile|DILocalVariable)\((.*)\)\s*$",
@@ -52,14 +52,17 @@ class DebugInfo:
 
     def __init__(self, text: str):
         self.lines: dict[int, int] = {}  # DILocation → its line
+        self.columns: dict[int, int] = {}  # DILocation → its column (when clang gave one)
         self.scopes: dict[int, int] = {}  # DILocation → its scope
         self.files: dict[int, str] = {}  # DIFile → its file name (as clang was given it)
         self.scope_files: dict[int, int] = {}  # subprogram, lexical block... → its DIFile
         self.subprograms: dict[int, tuple[str, int]] = {}  # DISubprogram → (name, line)
         self.c_names: dict[str, str] = {}  # mangled symbol → C++ name
         self.variables: dict[int, str] = {}  # DILocalVariable → its name
-        for node, line, scope in _LOCATION.findall(text):
+        for node, line, column, scope in _LOCATION.findall(text):
             self.lines[int(node)] = int(line)
+            if column:
+                self.columns[int(node)] = int(column)
             self.scopes[int(node)] = int(scope)
         for m in _NODE.finditer(text):
             node, kind, fields = int(m.group(1)), m.group(2), m.group(3)
@@ -92,6 +95,12 @@ class DebugInfo:
         """The source line of an instruction's text (its ``!dbg``), if it has one."""
         node = self._dbg(instruction)
         return self.lines.get(node) if node is not None else None
+
+    def column_of(self, instruction: str) -> int | None:
+        """The source column of an instruction's text (its ``!dbg``; for a call, where the
+        call's expression starts), if it has one."""
+        node = self._dbg(instruction)
+        return self.columns.get(node) if node is not None else None
 
     def where(self, instruction: str) -> str | None:
         """``file:line`` of an instruction's text, if its ``!dbg`` says."""

@@ -435,7 +435,7 @@ def graph_problems(fn: InternalFunction, graph: ChildGraph) -> list[str]:
             )
         problems.extend(_size_problems(fn, node, params))
 
-    feeds: Counter[tuple[int, int]] = Counter()
+    feeds: dict[tuple[int, int], str] = {}  # (child, input) → its first feed, described
     for e in graph.edges:
         if id(e.src) not in members or id(e.dst) not in members:
             problems.append(
@@ -459,9 +459,9 @@ def graph_problems(fn: InternalFunction, graph: ChildGraph) -> list[str]:
             problems.append(f"{e.describe()}: replication must be one_to_one (0) or all_to_all (1)")
         if e.repl == ONE_TO_ONE:
             problems.extend(_grid_problems(e))
-        if feeds[(id(e.dst), e.dp)]:
-            problems.append(_double_feed(e.dst, e.dp, e.describe()))
-        feeds[(id(e.dst), e.dp)] += 1
+        if (id(e.dst), e.dp) in feeds:
+            problems.append(_double_feed(e.dst, e.dp, e.describe(), feeds[(id(e.dst), e.dp)]))
+        feeds.setdefault((id(e.dst), e.dp), e.describe())
 
     for b in graph.in_binds:
         if id(b.dst) not in members:
@@ -483,13 +483,13 @@ def graph_problems(fn: InternalFunction, graph: ChildGraph) -> list[str]:
                     f"{b.describe()}: input '{outer.name}' of '{fn.name}' is {outer.type} but "
                     f"input '{inner.name}' of '{b.dst.name}' is {inner.type}"
                 )
-        if feeds[(id(b.dst), b.ic)]:
-            problems.append(_double_feed(b.dst, b.ic, b.describe()))
-        feeds[(id(b.dst), b.ic)] += 1
+        if (id(b.dst), b.ic) in feeds:
+            problems.append(_double_feed(b.dst, b.ic, b.describe(), feeds[(id(b.dst), b.ic)]))
+        feeds.setdefault((id(b.dst), b.ic), b.describe())
 
     for node in graph.nodes:
         for i, p in enumerate(node.function.params):
-            if not feeds[(id(node), i)]:
+            if (id(node), i) not in feeds:
                 problems.append(
                     f"input {i} ('{p.name}') of node '{node.name}' ({node.location}) in "
                     f"'{fn.name}' has no feed; connect it with hpvm.edge(...) or hpvm.bind_in(...)"
@@ -501,10 +501,12 @@ def graph_problems(fn: InternalFunction, graph: ChildGraph) -> list[str]:
     return problems
 
 
-def _double_feed(node: Node, port: int, what: str) -> str:
+def _double_feed(node: Node, port: int, what: str, first: str) -> str:
+    """The message for ``what`` feeding an input ``first`` already feeds (both described
+    with their locations: the user removes one of the two)."""
     name = node.function.params[port].name if 0 <= port < len(node.function.params) else str(port)
     return (
-        f"{what}: input {port} ('{name}') of '{node.name}' is already fed; every child input "
+        f"{what}: input {port} ('{name}') of '{node.name}' is already fed by {first}; every child input "
         "has exactly one feed (an edge or an input bind)"
     )
 

@@ -12,7 +12,7 @@ ordinary LLVM IR with directive regions, and back (docs/llvm.md, "PREPARE and EX
 
 from __future__ import annotations
 
-from .errors import LLVMError, LLVMExportError, LLVMExtractError, LLVMImportError
+from .errors import GraphCallError, LLVMError, LLVMExportError, LLVMExtractError, LLVMImportError
 from .export import to_hpvm_ir
 from .importer import from_hpvm_ir
 from .llvmpar import extract, prepare
@@ -20,6 +20,7 @@ from .optimize import optimize
 from .upgrade import upgrade
 
 __all__ = [
+    "GraphCallError",
     "LLVMError",
     "LLVMExportError",
     "LLVMExtractError",

@@ -6,6 +6,8 @@ instruction (its text) at fault, an export error the node function.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import HPVMError
 
 
@@ -15,6 +17,50 @@ class LLVMError(HPVMError):
 
 class LLVMImportError(LLVMError):
     """LLVM IR that is not HPVM IR in the form seed 000 describes (or does not parse)."""
+
+
+class GraphCallError(LLVMImportError):
+    """A graph intrinsic call (``createNode*``, ``createEdge``, ``bind.input``,
+    ``bind.output``) the importer refuses, or an instruction of a graph-building function
+    that is none of them nor a replication size's arithmetic. The message names the function and the call's
+    text as for every import error; its parts are kept too, because a front end that wrote
+    the call for its own source words it in that source's terms (HPVM-C quotes the C call
+    at its line and says how to fix it there: ``hpvm/c/grapherrors.py``). ``kind``: what is
+    wrong, one of ``GRAPH_ERROR_KINDS``."""
+
+    def __init__(self, call: GraphCall, kind: str, problem: str):
+        assert kind in GRAPH_ERROR_KINDS, kind
+        self.call = call
+        self.kind = kind
+        self.problem = problem
+        super().__init__(f"{call}: {problem}")
+
+
+#: What a ``GraphCallError`` says is wrong: a port index no port has (``input`` of a node,
+#: ``output`` of a node), a node operand this function did not create (``node``), an
+#: operand that must be a constant (``constant``), ends of two types (``type``), parts of an
+#: array port crossed (``part``) or a size or extent connected without its pointer
+#: (``companion``), a node of no function (``function``: not a function, not defined, or
+#: the builder itself), a replication size that is no integer arithmetic of the ports
+#: (``size``), an instruction that is neither a graph call nor a size's arithmetic (``computation``).
+GRAPH_ERROR_KINDS = frozenset(
+    {"input", "output", "node", "constant", "type", "part", "companion", "function", "size", "computation"}
+)
+
+
+@dataclass(frozen=True)
+class GraphCall:
+    """A graph intrinsic call (or another instruction) in a function that builds a graph,
+    for messages: ``@f: '<its text>'``."""
+
+    function: str
+    instruction: str
+
+    def __str__(self) -> str:
+        return f"@{self.function}: '{self.instruction}'"
+
+    def error(self, kind: str, problem: str) -> GraphCallError:
+        return GraphCallError(self, kind, problem)
 
 
 class LLVMExportError(LLVMError):
@@ -27,4 +73,12 @@ class LLVMExtractError(LLVMImportError):
     names the function and the instruction, and says what it reads instead."""
 
 
-__all__ = ["LLVMError", "LLVMExportError", "LLVMExtractError", "LLVMImportError"]
+__all__ = [
+    "GRAPH_ERROR_KINDS",
+    "GraphCall",
+    "GraphCallError",
+    "LLVMError",
+    "LLVMExportError",
+    "LLVMExtractError",
+    "LLVMImportError",
+]

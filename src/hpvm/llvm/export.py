@@ -25,6 +25,7 @@ from typing import Any
 from ..ir.bodies import LEAF_ERROR, LEAF_ERROR_DECLARATION, LLVMBody, LLVMStruct, llvm_struct_return
 from ..ir.expr import BinOp, Call, Const, Expr, Param, Shape
 from ..ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
+from ..ir.llvmcontext import own_context
 from ..ir.printer import function_refs
 from ..ir.types import ArrayType, NodeHandleType, PortType, ScalarType
 from ..ir.verify import verify
@@ -172,23 +173,27 @@ class Program:
         return self._declare(decl, body_name), [f"  %{tmp}.out = {call}"], f"%{tmp}.out"
 
     def link(self, text: str) -> str:
-        """``text`` parsed, the leaves' bodies linked in, verified: the module's text."""
-        import llvmlite.binding as llvm
-
-        try:
-            module = llvm.parse_assembly(text)
-            for leaf in self.compiled.values():
-                module.link_in(_linkable(leaf.module, leaf.adapter, leaf.adapter))
-            for fn in self.leaves:
-                if id(fn) in self.kept:
-                    body = fn.body
-                    assert isinstance(body, LLVMBody)
-                    kept = _linkable(body.module, body.function, self.kept[id(fn)], _struct(fn.outputs))
-                    module.link_in(kept)
-            module.verify()
-        except RuntimeError as e:  # a bug of ours, not the user's: say so with LLVM's words
-            raise AssertionError(f"the written module does not verify: {e}\n{text}") from None
-        return str(module)
+        """``text`` parsed, the leaves' bodies linked in, verified: the module's text. In a
+        context of its own, so that the type names the linker gives (``%struct.out.f.0``
+        for the second leaf module defining it) count from zero in every export rather than
+        from what the process parsed before (``ir/llvmcontext.py``)."""
+        with own_context() as parse:
+            try:
+                module = parse(text)
+                for leaf in self.compiled.values():
+                    module.link_in(_linkable(parse, leaf.module, leaf.adapter, leaf.adapter))
+                for fn in self.leaves:
+                    if id(fn) in self.kept:
+                        body = fn.body
+                        assert isinstance(body, LLVMBody)
+                        kept = _linkable(
+                            parse, body.module, body.function, self.kept[id(fn)], _struct(fn.outputs)
+                        )
+                        module.link_in(kept)
+                module.verify()
+            except RuntimeError as e:  # a bug of ours, not the user's: say so with LLVM's words
+                raise AssertionError(f"the written module does not verify: {e}\n{text}") from None
+            return str(module)
 
 
 def assemble(
@@ -329,16 +334,17 @@ def _arg_names(fn: NodeFunction) -> list[tuple[str, str]]:
     return [(t, "%" + abi.quote(n)) for t, n in abi_args(fn)]
 
 
-def _linkable(text: str, function: str, name: str, ret: str | None = None) -> Any:
+def _linkable(
+    parse: Callable[[str], Any], text: str, function: str, name: str, ret: str | None = None
+) -> Any:
     """A leaf's module, ready to be linked in: ``function`` renamed ``name`` and external,
     everything else it defines internal, so that the linker takes only what the function
     uses and renames what clashes (an imported module holds the whole program it came from;
     Numba's holds Python wrappers of the adapter that no node function calls). ``ret``: the
     literal struct the caller expects; a function returning another spelling of it (HPVM's
-    named, packed ``%struct.out.f``) is wrapped by one returning ``ret``."""
-    import llvmlite.binding as llvm
-
-    module = llvm.parse_assembly(text)
+    named, packed ``%struct.out.f``) is wrapped by one returning ``ret``. ``parse``: the
+    link's context's (modules link only within one context)."""
+    module = parse(text)
     own = llvm_struct_return(module.get_function(function)) if ret is not None else None
     wrap = own is not None and own.spelled != ret
     for f in module.functions:
@@ -355,7 +361,7 @@ def _linkable(text: str, function: str, name: str, ret: str | None = None) -> An
     if wrap:
         assert own is not None and ret is not None
         params = [str(a.type) for a in module.get_function(f"{name}.own").arguments]
-        module.link_in(llvm.parse_assembly(_return_wrapper(name, params, own, ret)))
+        module.link_in(parse(_return_wrapper(name, params, own, ret)))
         module.get_function(f"{name}.own").linkage = "internal"
     return module
 

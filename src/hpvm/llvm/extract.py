@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir.graph import InternalFunction
+from ..ir.llvmcontext import own_context
 from . import abi
 from .directives import ENTRY, EXIT, MARKER, bundles
 from .errors import LLVMExtractError
@@ -49,17 +51,18 @@ def extract(text: str) -> InternalFunction:
     """The dataflow graph of LLVM IR ``text`` with directive regions (PREPARE's, or a
     parallel loop of another front end); ``LLVMImportError`` if it does not parse or
     verify, or its directives do not map onto a graph."""
-    module = parse_verified(text, "extract(): ")
     from .foreign import extract_foreign, foreign_regions
+    from .tapir import extract_loops
 
-    if ('"DIR.OSS"' in text or '"DIR.OMP.' in text) and foreign_regions(module):  # OmpSs-2's or Intel's
-        return extract_foreign(module)
-    fn = _region_function(module)
-    if fn is None:  # another front end's parallel loop, or nothing EXTRACT reads
-        from .tapir import extract_loops
-
-        return extract_loops(module)
-    return from_hpvm_ir(write_hpvm_ir(module, fn), file="<extract>")
+    with own_context() as parse:  # (the written text's type names do not depend on the process)
+        module = parse_verified(parse, text, "extract(): ")
+        if ('"DIR.OSS"' in text or '"DIR.OMP.' in text) and foreign_regions(module):  # OmpSs-2's or Intel's
+            return extract_foreign(module)
+        fn = _region_function(module)
+        if fn is None:  # another front end's parallel loop, or nothing EXTRACT reads
+            return extract_loops(module)
+        written = write_hpvm_ir(parse, module, fn)
+    return from_hpvm_ir(written, file="<extract>")
 
 
 def _region_function(module: Any) -> Any:
@@ -506,21 +509,23 @@ class Regions:
         return None, None
 
 
-def read_regions(text: str) -> Regions:
-    """The regions of the one function of LLVM IR ``text`` that holds PREPARE's regions."""
-    module = parse_verified(text, "extract(): ")
+def read_regions(parse: Callable[[str], Any], text: str) -> Regions:
+    """The regions of the one function of LLVM IR ``text`` that holds PREPARE's regions,
+    read from modules ``parse`` makes (an ``own_context()``'s, which they must not outlive)."""
+    module = parse_verified(parse, text, "extract(): ")
     fn = _region_function(module)
     if fn is None:
         raise LLVMExtractError("extract(): no function holds llvm.directive.region.entry calls")
-    return Regions(*with_names(module, fn))
+    return Regions(*with_names(parse, module, fn))
 
 
-def write_hpvm_ir(module: Any, fn: Any) -> str:
-    """HPVM IR in LLVM form for the regions of ``fn`` in ``module``."""
-    return Regions(*with_names(module, fn)).text()
+def write_hpvm_ir(parse: Callable[[str], Any], module: Any, fn: Any) -> str:
+    """HPVM IR in LLVM form for the regions of ``fn`` in ``module`` (``parse``: the
+    context's, for ``with_names``)."""
+    return Regions(*with_names(parse, module, fn)).text()
 
 
-def with_names(module: Any, fn: Any) -> tuple[Any, Any]:
+def with_names(parse: Callable[[str], Any], module: Any, fn: Any) -> tuple[Any, Any]:
     """``module`` and ``fn`` with every unnamed argument, block and value of ``fn`` named
     (``%7`` becomes ``%.u7``), so that instructions can be copied by their text: the
     function's text renamed and the module parsed again, which costs a tenth of naming the
@@ -537,7 +542,7 @@ def with_names(module: Any, fn: Any) -> tuple[Any, Any]:
         lines.insert(start + 1, f"{numbered}:\n")
         end += 1
     body = _UNNAMED_OR_STRING.sub(_named, "".join(lines[start:end]))
-    renamed = parse_verified("".join([*lines[:start], body, *lines[end:]]), "extract(): ")
+    renamed = parse_verified(parse, "".join([*lines[:start], body, *lines[end:]]), "extract(): ")
     return renamed, renamed.get_function(fn.name)
 
 

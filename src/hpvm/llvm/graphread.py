@@ -16,7 +16,7 @@ from typing import Any
 from ..ir.graph import ChildGraph, Edge, InputBind, InternalFunction, Node, NodeFunction, OutputBind
 from ..ir.graph import Param as Port
 from . import abi
-from .errors import LLVMImportError
+from .errors import GraphCall, LLVMImportError
 from .portread import Ports, ports_of
 from .sizes import is_size_arithmetic, size
 from .textindex import ModuleText, call_arguments, defined_value, integer
@@ -34,7 +34,7 @@ class _Building:
     outputs: Ports
     own: dict[Any, Any]  # (an operand → the instruction it is)
     nodes: dict[str, Node] = field(default_factory=dict)
-    companions: list[tuple[tuple[Any, ...], str]] = field(default_factory=list)
+    companions: list[tuple[tuple[Any, ...], GraphCall]] = field(default_factory=list)
     leaders: set[tuple[Any, ...]] = field(default_factory=set)
 
     @property
@@ -50,7 +50,7 @@ class GraphReader:
     def __init__(
         self,
         index: ModuleText,
-        function: Callable[[str, str], NodeFunction],
+        function: Callable[[str, str | GraphCall], NodeFunction],
         out_ports: dict[int, Ports],
     ):
         self.index = index
@@ -68,38 +68,41 @@ class GraphReader:
         for ins in self.index.instructions(fn):
             text = self.index.text_of(ins)
             which = self.index.intrinsic_of(ins)
-            where = f"@{fn.name}: '{text}'"
+            call = GraphCall(fn.name, text)
             if which is not None and which.startswith("createNode"):
-                self.create(g, ins, text, where)
+                self.create(g, ins, text, call)
             elif which in ("createEdge", "bind.input", "bind.output"):
-                self.connect(g, which, text, where)
+                self.connect(g, which, text, call)
             elif which is not None:
-                raise LLVMImportError(
-                    f"{where}: llvm.hpvm.{which} in an internal node function; internal nodes only "
-                    "create nodes, edges and binds (queries, memory and synchronization belong in leaves)"
+                raise call.error(
+                    "computation",
+                    f"llvm.hpvm.{which} in an internal node function; internal nodes only "
+                    "create nodes, edges and binds (queries, memory and synchronization belong in leaves)",
                 )
             elif ins.opcode == "ret" or is_size_arithmetic(ins):
                 continue
             else:
-                raise LLVMImportError(
-                    f"{where}: computation in a function that builds a graph; a leaf may not call "
+                raise call.error(
+                    "computation",
+                    "computation in a function that builds a graph; a leaf may not call "
                     "graph intrinsics, and an internal node function holds only llvm.hpvm.createNode*, "
                     "createEdge, bind.input, bind.output, the integer arithmetic of replication sizes "
-                    "and its ret"
+                    "and its ret",
                 )
         for key, where in g.companions:
             if key not in g.leaders:
-                raise LLVMImportError(
-                    f"{where}: connects the size or an extent of an array port without a call for its "
-                    "pointer; connect the pointer (the port's first argument) too"
+                raise where.error(
+                    "companion",
+                    "connects the size or an extent of an array port without a call for its "
+                    "pointer; connect the pointer (the port's first argument) too",
                 )
 
-    def create(self, g: _Building, ins: Any, text: str, where: str) -> None:
+    def create(self, g: _Building, ins: Any, text: str, where: GraphCall) -> None:
         """A ``createNode*`` call: a node of the function it names, its sizes read back."""
         ops = list(ins.operands)
         target = ops[0]
         if not target.value_kind.name == "function":
-            raise LLVMImportError(f"{where}: the node function must be a function, not {target}")
+            raise where.error("function", f"the node function must be a function, not {target}")
         child = self.function(target.name, where)
         sizes = tuple(size(g.fn, g.params, g.own, o, where) for o in ops[1:-1])
         name = g.graph.unique_name(ins.name or f"n{len(g.graph.nodes)}")
@@ -107,7 +110,7 @@ class GraphReader:
         g.graph.nodes.append(node)
         g.nodes[defined_value(text)] = node
 
-    def connect(self, g: _Building, which: str, text: str, where: str) -> None:
+    def connect(self, g: _Building, which: str, text: str, where: GraphCall) -> None:
         """A ``createEdge`` / ``bind.input`` / ``bind.output`` call: an edge or a bind between
         ports of one type, an array's companions (size, extents) with its pointer."""
         fn, params, outputs = g.fn, g.params, g.outputs
@@ -117,12 +120,12 @@ class GraphReader:
         for v in node_ops:
             found = g.nodes.get(v)
             if found is None:
-                raise LLVMImportError(f"{where}: {v} is not a node this function created")
+                raise where.error("node", f"{v} is not a node this function created")
             handles.append(found)
         consts = [integer(v) for _, v in args[len(node_ops) :]]
         at = self.index.where_in(fn.name, text)  # the call's line (an edge or bind's location)
         if any(c is None for c in consts):
-            raise LLVMImportError(f"{where}: replication kind, ports and stream flag must be constants")
+            raise where.error("constant", "replication kind, ports and stream flag must be constants")
         if which == "createEdge":
             src, dst = handles
             repl, sp, dp, stream = consts
@@ -151,13 +154,12 @@ class GraphReader:
             record = OutputBind(src, a[0], b[0], stream=bool(stream), location=at)
             target_list = g.graph.out_binds
         if tsrc != tdst:
-            raise LLVMImportError(
-                f"{where}: connects a {tsrc} to a {tdst}; both ends must have the same type"
-            )
+            raise where.error("type", f"connects a {tsrc} to a {tdst}; both ends must have the same type")
         if a[1] != b[1]:
-            raise LLVMImportError(
-                f"{where}: connects part {a[1]} of a {tsrc} port to part {b[1]} of the other; "
-                "an array's pointer, size and extents go to the same parts"
+            raise where.error(
+                "part",
+                f"connects part {a[1]} of a {tsrc} port to part {b[1]} of the other; "
+                "an array's pointer, size and extents go to the same parts",
             )
         if a[1] == 0:
             g.leaders.add(key)
@@ -166,10 +168,12 @@ class GraphReader:
             g.companions.append((key, where))
 
     @staticmethod
-    def locate(ports: Ports, index: int, where: str, what: str) -> tuple[int, int]:
+    def locate(ports: Ports, index: int, where: GraphCall, what: str) -> tuple[int, int]:
+        """The port and part of LLVM index ``index`` of ``ports``; ``what``: ``input of @f``
+        or ``output of @f``, for the message."""
         found = ports.port(index)
         if found is None:
-            raise LLVMImportError(
-                f"{where}: index {index} is no {what}, which has LLVM indices 0..{ports.count() - 1}"
+            raise where.error(
+                what.split()[0], f"index {index} is no {what}, which has LLVM indices 0..{ports.count() - 1}"
             )
         return found

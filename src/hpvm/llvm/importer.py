@@ -23,15 +23,17 @@ sizes); this module finds the root and imports node functions, one each.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import VerificationError
 from ..ir.bodies import LLVMBody, TensorBody
 from ..ir.graph import ChildGraph, InputBind, InternalFunction, LeafFunction, Node, NodeFunction, OutputBind
 from ..ir.graph import Param as Port
+from ..ir.llvmcontext import own_context
 from ..ir.verify import verify
 from . import abi, grouping, tensorleaf
-from .errors import LLVMImportError
+from .errors import GraphCall, LLVMImportError
 from .graphread import GraphReader
 from .linkscan import links
 from .portread import PortReader, Ports, ports_of_params, string_attrs
@@ -49,17 +51,17 @@ def from_hpvm_ir(text: str, file: str = "<llvm>", root: str | None = None) -> In
     LLVM name (default: the launched one, else the one builder no one creates). A leaf
     launched as the root, as HPVM allows, is the one node of a graph that binds every
     input and output to it."""
-    text, module = upgraded_module(text, None if file == "<llvm>" else file)
-    return _Importer(_verified(module), text, file).run(root)
+    with own_context() as parse:  # (the leaves keep the text, not LLVM's print of it: ir/llvmcontext.py)
+        text, module = upgraded_module(text, parse, None if file == "<llvm>" else file)
+        return _Importer(_verified(module), text, file).run(root)
 
 
-def parse_verified(text: str, api: str = "") -> Any:
-    """The llvmlite module of ``text``, verified; ``LLVMImportError`` (``api``: the function
-    to name in it) if it does not parse or verify."""
-    import llvmlite.binding as llvm
-
+def parse_verified(parse: Callable[[str], Any], text: str, api: str = "") -> Any:
+    """The llvmlite module of ``text``, parsed by ``parse`` (an ``own_context()``'s:
+    ``ir/llvmcontext.py``) and verified; ``LLVMImportError`` (``api``: the function to name
+    in it) if it does not parse or verify."""
     try:
-        module = llvm.parse_assembly(text)
+        module = parse(text)
     except RuntimeError as e:
         raise LLVMImportError(f"{api}the text is not valid LLVM IR: {str(e).strip()}") from None
     return _verified(module, api)
@@ -71,6 +73,16 @@ def _verified(module: Any, api: str = "") -> Any:
     except RuntimeError as e:
         raise LLVMImportError(f"{api}the text is not valid LLVM IR: {str(e).strip()}") from None
     return module
+
+
+def _refused(where: str | GraphCall, problem: str) -> LLVMImportError:
+    """The error for a node function that cannot be a node: ``where`` is a ``createNode``
+    call (a ``GraphCallError``) or what made it the root."""
+    return (
+        where.error("function", problem)
+        if isinstance(where, GraphCall)
+        else LLVMImportError(f"{where}: {problem}")
+    )
 
 
 class _Importer:
@@ -145,14 +157,16 @@ class _Importer:
             )
         return roots[0]
 
-    def function(self, name: str, where: str) -> NodeFunction:
+    def function(self, name: str, where: str | GraphCall) -> NodeFunction:
+        """Node function ``@name``, imported once; ``where``: the call creating a node of it
+        (or what makes it the root), for messages."""
         if name in self.built:
             return self.built[name]
         fn = self.defined.get(name)
         if fn is None:
-            raise LLVMImportError(f"{where}: creates a node of @{name}, which the module does not define")
+            raise _refused(where, f"creates a node of @{name}, which the module does not define")
         if name in self.building:
-            raise LLVMImportError(f"{where}: @{name} creates a node of itself (graphs are acyclic)")
+            raise _refused(where, f"@{name} creates a node of itself (graphs are acyclic)")
         self.building.add(name)
         attrs = string_attrs(fn.attributes)
         params, ins, outs = self.ports.params(fn)

@@ -24,6 +24,7 @@ from typing import Any
 from ..ir.bodies import PYTHON_KINDS
 from ..ir.graph import LeafFunction
 from ..ir.intrinsics import ATOMIC_OPS
+from ..ir.llvmcontext import own_context
 from ..ir.types import ArrayType, NodeHandleType, PortType
 from .errors import LLVMExportError
 
@@ -293,13 +294,11 @@ def _adapter_facts(text: str, name: str) -> tuple[tuple[str, ...], bool]:
     """The LLVM types of the adapter's ABI arguments (after ``retptr`` and ``excinfo``), and
     whether it may return a status other than 0 (Numba folds it to ``ret i32 0`` when no
     path raises)."""
-    import llvmlite.binding as llvm
-
-    module = llvm.parse_assembly(text)
-    fn = module.get_function(name)
-    returns = [ins for block in fn.blocks for ins in block.instructions if ins.opcode == "ret"]
-    may_raise = any(str(next(iter(ins.operands))).strip() != "i32 0" for ins in returns)
-    return tuple(str(a.type) for a in fn.arguments)[2:], may_raise
+    with own_context() as parse:  # (the types' names do not depend on the process)
+        fn = parse(text).get_function(name)
+        returns = [ins for block in fn.blocks for ins in block.instructions if ins.opcode == "ret"]
+        may_raise = any(str(next(iter(ins.operands))).strip() != "i32 0" for ins in returns)
+        return tuple(str(a.type) for a in fn.arguments)[2:], may_raise
 
 
 __all__ = ["CompiledLeaf", "compile_leaf"]

@@ -12,6 +12,7 @@ the scalar loop; benchmarks/llvmpar_inline.py.)
 
 from __future__ import annotations
 
+from ..ir.llvmcontext import own_context
 from .errors import LLVMError
 from .importer import parse_verified
 
@@ -26,15 +27,16 @@ def optimize(text: str, level: int = 2) -> str:
         raise LLVMError(f"optimize(level={level!r}): the level is one of 0, 1, 2, 3 (as in -O2)")
     import llvmlite.binding as llvm
 
-    module = parse_verified(text, "optimize(): ")
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    triple = module.triple or llvm.get_process_triple()
-    machine = llvm.Target.from_triple(triple).create_target_machine()
-    tuning = llvm.create_pipeline_tuning_options(speed_level=level)
-    builder = llvm.create_pass_builder(machine, tuning)
-    builder.getModulePassManager().run(module, builder)
-    return str(module)
+    with own_context() as parse:  # (the output's type names do not depend on the process: ir/llvmcontext.py)
+        module = parse_verified(parse, text, "optimize(): ")
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        triple = module.triple or llvm.get_process_triple()
+        machine = llvm.Target.from_triple(triple).create_target_machine()
+        tuning = llvm.create_pipeline_tuning_options(speed_level=level)
+        builder = llvm.create_pass_builder(machine, tuning)
+        builder.getModulePassManager().run(module, builder)
+        return str(module)
 
 
 __all__ = ["LEVELS", "optimize"]

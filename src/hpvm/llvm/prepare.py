@@ -38,6 +38,7 @@ from itertools import count
 
 from ..ir.graph import InternalFunction, LeafFunction, Node, NodeFunction
 from ..ir.llvm_text import global_name, mark_always_inline
+from ..ir.llvmcontext import own_context
 from ..ir.types import ArrayType
 from . import abi, seedrule
 from .export import (
@@ -324,9 +325,8 @@ class _Preparer:
     # -- after writing: the bodies inlined, their queries substituted --------------------
     def inline(self, text: str) -> str:
         """``text`` with every leaf body (and whatever reaches an HPVM intrinsic) inlined into
-        the root by LLVM's always-inliner, then the queries substituted."""
-        import llvmlite.binding as llvm
-
+        the root by LLVM's always-inliner, then the queries substituted. In contexts of their
+        own (``ir/llvmcontext.py``): the text's type names do not depend on the process."""
         program = self.program
         root = program.refs[id(program.root)]
         graph = seedrule.CallGraph(text, printed=True)
@@ -342,16 +342,18 @@ class _Preparer:
                 count=1,
                 flags=re.M,
             )
-        module = llvm.parse_assembly(marked)
-        seedrule.run_passes(module, ("always_inliner",))
-        for fn in module.functions:
-            if fn.name in names and not fn.is_declaration:
-                fn.linkage = "internal"
-        seedrule.run_passes(module, ("global_dead_code_eliminate",))
-        out = _substitute(str(module), self.leaf_tasks)
-        checked = llvm.parse_assembly(out)
-        checked.verify()
-        return str(checked)
+        with own_context() as parse:
+            module = parse(marked)
+            seedrule.run_passes(module, ("always_inliner",))
+            for fn in module.functions:
+                if fn.name in names and not fn.is_declaration:
+                    fn.linkage = "internal"
+            seedrule.run_passes(module, ("global_dead_code_eliminate",))
+            out = _substitute(str(module), self.leaf_tasks)
+        with own_context() as parse:  # (a second context: in the first, the types' names are taken)
+            checked = parse(out)
+            checked.verify()
+            return str(checked)
 
 
 _VALUE = rf"%{abi.NAME}"

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ir.llvm_text import WRITTEN_NAME, global_name, mark_always_inline, name_of
+from ..ir.llvmcontext import own_context
 from . import abi
 from .errors import LLVMExportError
 
@@ -60,9 +61,8 @@ class CallGraph:
         """``module``: an llvmlite module, or LLVM IR text (``printed``: as LLVM printed it,
         read as it is; else parsed and printed again first)."""
         if isinstance(module, str) and not printed:
-            import llvmlite.binding as llvm
-
-            module = llvm.parse_assembly(module)
+            with own_context() as parse:
+                module = str(parse(module))
         self.callees: dict[str, set[str]] = {}
         self.intrinsics: dict[str, list[tuple[str, str]]] = {}  # function -> [(short name, instruction)]
         self.created: set[str] = set()
@@ -174,21 +174,20 @@ def inline_into_node_functions(text: str, leaves: Mapping[str, str]) -> str:
     any more. ``leaves``: each leaf node function's LLVM name → how messages name the leaf.
     ``LLVMExportError`` for a function reaching an intrinsic through recursion, or one
     LLVM could not inline (a call through a function pointer)."""
-    import llvmlite.binding as llvm
-
     graph = CallGraph(text, printed=True)
     reach = graph.reaching()
     if not reach:
         return text
     refuse_recursion(graph, reach, leaves)
     marked, _ = mark_always_inline(text, {global_name(f) for f in reach})
-    module = llvm.parse_assembly(marked)
-    run_passes(module, ("always_inliner",))
-    for fn in module.functions:  # (the inliner already dropped the internal ones it emptied)
-        if fn.name in reach:
-            fn.linkage = "internal"
-    run_passes(module, ("global_dead_code_eliminate",))
-    final = str(module)
+    with own_context() as parse:  # (the text's type names do not depend on the process)
+        module = parse(marked)
+        run_passes(module, ("always_inliner",))
+        for fn in module.functions:  # (the inliner already dropped the internal ones it emptied)
+            if fn.name in reach:
+                fn.linkage = "internal"
+        run_passes(module, ("global_dead_code_eliminate",))
+        final = str(module)
     left = outside_node_functions(final, printed=True)
     if left:
         raise LLVMExportError(

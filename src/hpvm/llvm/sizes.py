@@ -14,14 +14,14 @@ from ..ir.expr import BinOp, Call, Const, Expr, Param, Shape
 from ..ir.graph import Param as Port
 from ..ir.types import ArrayType, ScalarType
 from .directives import constant as _const
-from .errors import LLVMImportError
+from .errors import GraphCall
 from .portread import ports_of_params
 
 _BINOPS = {"add": "+", "sub": "-", "mul": "*", "sdiv": "//", "udiv": "//", "srem": "%", "urem": "%"}
 _CASTS = frozenset({"sext", "zext", "trunc"})
 
 
-def size(fn: Any, params: list[Port], own: dict[Any, Any], value: Any, where: str) -> Expr:
+def size(fn: Any, params: list[Port], own: dict[Any, Any], value: Any, where: GraphCall) -> Expr:
     """A replication size as an expression over the parent's ports."""
     kind = value.value_kind.name
     const = _const(value)
@@ -31,8 +31,8 @@ def size(fn: Any, params: list[Port], own: dict[Any, Any], value: Any, where: st
         return size_argument(fn, params, value.name, where)
     ins = own.get(value) if kind == "instruction" else None
     if ins is None:
-        raise LLVMImportError(
-            f"{where}: a replication size must be an integer expression of the ports, not {value}"
+        raise where.error(
+            "size", f"a replication size must be an integer expression of the ports, not {value}"
         )
     ops = list(ins.operands)
     if ins.opcode in _CASTS:
@@ -67,10 +67,11 @@ def size(fn: Any, params: list[Port], own: dict[Any, Any], value: Any, where: st
             folded = o.value_kind.name == "instruction" and o.name.endswith(".fold")
             args.extend(e.args if folded and isinstance(e, Call) and e.fn == fn_name else [e])
         return Call(fn_name, tuple(args))
-    raise LLVMImportError(
-        f"{where}: its size '{_instr(ins)}' is not integer arithmetic (add, sub, mul, sdiv, "
+    raise where.error(
+        "size",
+        f"its size '{_instr(ins)}' is not integer arithmetic (add, sub, mul, sdiv, "
         "srem, udiv, lshr/shl/and by a constant, or disjoint, casts, llvm.smin/smax.i64) of the "
-        "function's ports"
+        "function's ports",
     )
 
 
@@ -86,7 +87,7 @@ def byte_size(fn: Any, params: list[Port], arg: str, divisor: int | None) -> Exp
     return None
 
 
-def size_argument(fn: Any, params: list[Port], arg: str, where: str) -> Expr:
+def size_argument(fn: Any, params: list[Port], arg: str, where: GraphCall) -> Expr:
     ports = ports_of_params(params)
     found = ports.port(_argument_index(fn, arg))
     if found is not None:
@@ -99,9 +100,9 @@ def size_argument(fn: Any, params: list[Port], arg: str, where: str) -> Expr:
         shape = byte_size(fn, params, arg, 1)  # a byte array's size is its length
         if shape is not None:
             return shape
-    raise LLVMImportError(
-        f"{where}: a replication size uses argument %{arg}, which is not an integer port "
-        "(nor an array's extent)"
+    raise where.error(
+        "size",
+        f"a replication size uses argument %{arg}, which is not an integer port (nor an array's extent)",
     )
 
 

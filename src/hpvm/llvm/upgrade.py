@@ -41,8 +41,10 @@ of the original text (the upgrade keeps every line where it was) and LLVM's comp
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
+from ..ir.llvmcontext import own_context
 from .errors import LLVMImportError
 from .lltokens import Token, match_back, match_forward, spell, tokenize, untokenize
 
@@ -73,18 +75,18 @@ def upgrade(text: str, file: str | None = None) -> str:
     typed pointer and no hint metadata to carry over, else rewritten by the rules above,
     with every line where it was. ``LLVMImportError`` (naming ``file`` and the original
     line) for what the rules do not cover. ``file``: where the text came from, for messages."""
-    return upgraded_module(text, file)[0]
+    with own_context() as parse:  # (the module is dropped at once: only the text is kept)
+        return upgraded_module(text, parse, file)[0]
 
 
-def upgraded_module(text: str, file: str | None = None) -> tuple[str, Any]:
-    """``upgrade(text)`` and its llvmlite module (parsed once: the importer's), verified
-    when the text was rewritten; LLVM 22 text's module is not verified yet."""
-    import llvmlite.binding as llvm
-
+def upgraded_module(text: str, parse: Callable[[str], Any], file: str | None = None) -> tuple[str, Any]:
+    """``upgrade(text)`` and its llvmlite module (parsed once, by ``parse``: the importer's,
+    in the importer's own context, ``ir/llvmcontext.py``), verified when the text was
+    rewritten; LLVM 22 text's module is not verified yet."""
     tokens, tail = tokenize(text) if "*" in text or "!hpvm_hint_" in text else ([], "")
     if not any(t.text == "*" or t.text.startswith("!hpvm_hint_") for t in tokens):
         try:  # (LLVM 22 still reads T* as ptr, but hpvm's text readers expect ptr)
-            return text, llvm.parse_assembly(text)
+            return text, parse(text)
         except RuntimeError:
             tokens, tail = tokenize(text)
     where = _Where(file, text.splitlines())
@@ -96,7 +98,7 @@ def upgraded_module(text: str, file: str | None = None) -> tuple[str, Any]:
     tokens = _hpvm_attributes(tokens, headers)
     tokens = _hints(tokens, _headers(tokens), where)
     out = untokenize(tokens, tail)
-    return out, _check(out, where)
+    return out, _check(out, where, parse)
 
 
 class _Where:
@@ -343,12 +345,11 @@ def _hints(tokens: list[Token], headers: list[_Header], where: _Where) -> list[T
 
 
 # -- the result -------------------------------------------------------------------------
-def _check(text: str, where: _Where) -> Any:
-    """The module of ``text``, parsed and verified, else the error at the original line."""
-    import llvmlite.binding as llvm
-
+def _check(text: str, where: _Where, parse: Callable[[str], Any]) -> Any:
+    """The module of ``text``, parsed (by ``parse``) and verified, else the error at the
+    original line."""
     try:
-        module = llvm.parse_assembly(text)
+        module = parse(text)
     except RuntimeError as e:
         m = _LLVM_ERROR.search(str(e))
         if m is None:

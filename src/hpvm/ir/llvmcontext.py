@@ -1,0 +1,51 @@
+"""Parsing LLVM text in a context of its own, for every step that prints or keys on what
+it parses: the C front end's passes, the link of several files and the upgrade of ``.ll``
+input (``hpvm.c``), and the LLVM front end's import, export, PREPARE, OPTIMIZE and EXTRACT
+(``hpvm.llvm``). It lives in ``ir`` because both front ends use it and ``hpvm.llvm`` may
+not import ``hpvm.c`` (the layers of pyproject.toml).
+
+Why not LLVM's global context (llvmlite's default): it keeps the named struct types of
+every module still alive in the process (the ``llvm_native`` back end's JIT keeps every
+leaf module it compiled), so a later module defining ``%struct.opts`` prints it as
+``%struct.opts.0``, and the counter behind the suffix grows with everything the process
+ever parsed. The program's text -- and every hash made of it: leaf names, the host
+library's key, Numba's disk cache, the cpu back end's generated code -- then depended on
+what the process had parsed before and on the timing of the threads ``sources.load``
+translates files on (a shared context is not thread-safe either): a second process
+compiled all of a program's leaves again, and an exported ``.ll`` differed from one run to
+the next. Why the explicit disposal: disposing a context frees its modules, and a module
+object collected after its context (the garbage collector picks the order in a cycle)
+freed its module a second time -- a segmentation fault."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+@contextmanager
+def own_context() -> Iterator[Callable[[str], Any]]:
+    """``parse(text)`` → a module in a fresh context; on exit every module parsed (and not
+    linked into another) is disposed, then the context. Use the modules inside only:
+    print what is kept. ``RuntimeError`` from LLVM for text it cannot read, as
+    ``llvm.parse_assembly``."""
+    import llvmlite.binding as llvm
+
+    context = llvm.create_context()
+    modules: list[Any] = []
+
+    def parse(text: str) -> Any:
+        module = llvm.parse_assembly(text, context)
+        modules.append(module)
+        return module
+
+    try:
+        yield parse
+    finally:
+        for module in modules:
+            module.close()  # (a no-op for one linked into another: LLVM destroyed it)
+        context.close()
+
+
+__all__ = ["own_context"]

@@ -1,0 +1,210 @@
+"""A wrong ``__hpvm__edge`` / ``__hpvm__bindIn`` / ``__hpvm__createNodeND`` that the importer
+refuses is an HPVMCError at the C file and line of the call, quoting the C call (never the
+LLVM instruction GenHPVM made of it), saying what is wrong and how to fix it in C
+(``hpvm/c/grapherrors.py``). One test per kind of mistake."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hpvmc_helpers import line_of, needs_clang
+
+from hpvm import c
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from markers import fails  # noqa: E402
+
+pytestmark = needs_clang
+
+LEAVES = """#include "hpvm.h"
+void leaf(float *a, size_t bytes_a) {
+  __hpvm__attributes(1, a, 1, a);
+  void *self = __hpvm__getNode();
+  a[__hpvm__getNodeInstanceID_x(self)] += 1.0f;
+  __hpvm__return(1, bytes_a);
+}
+void ileaf(int *b, size_t bytes_b) {
+  __hpvm__attributes(1, b, 1, b);
+  __hpvm__return(1, bytes_b);
+}
+"""
+
+
+def graph_error(write_c, graph: str, marker: str, call: str, *fragments: str) -> str:
+    """The message compiling ``LEAVES + graph`` gives: at the line marked ``// @marker``,
+    quoting the C ``call`` (with the function it is in), with ``fragments``, and no LLVM."""
+    source = LEAVES + graph
+    path = write_c(source)
+    with fails(c.HPVMCError, f"{path}:{line_of(source, marker)}: {call}", *fragments) as info:
+        c.compile(path)
+    message = str(info.value)
+    for llvm in ("@llvm.hpvm", "!dbg", "LLVM", "i32 ", "ptr %"):
+        assert llvm not in message, message
+    return message
+
+
+def test_an_edge_from_an_output_the_source_does_not_have(write_c):
+    graph = """
+void root(float *a, size_t bytes_a) {
+  void *l = __hpvm__createNodeND(0, leaf);
+  void *m = __hpvm__createNodeND(0, leaf);
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__bindIn(l, 1, 1, 0);
+  __hpvm__bindIn(m, 0, 0, 0);
+  __hpvm__edge(l, m, 1, 3, 1, 0);  // @edge
+}
+"""
+    graph_error(
+        write_c,
+        graph,
+        "edge",
+        "__hpvm__edge(l, m, 1, 3, 1, 0) in root",
+        "index 3 is no output of leaf, which has indices 0..0",
+        "the values its function passes to __hpvm__return",
+    )
+
+
+def test_an_edge_into_an_input_the_destination_does_not_have(write_c):
+    graph = """
+void root(float *a, size_t bytes_a) {
+  void *l = __hpvm__createNodeND(0, leaf);
+  void *m = __hpvm__createNodeND(0, leaf);
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__bindIn(l, 1, 1, 0);
+  __hpvm__bindIn(m, 0, 0, 0);
+  __hpvm__edge(l, m, 1, 0, 5, 0);  // @edge
+}
+"""
+    graph_error(
+        write_c,
+        graph,
+        "edge",
+        "__hpvm__edge(l, m, 1, 0, 5, 0) in root",
+        "index 5 is no input of leaf, which has indices 0..1",
+        "a node's inputs are its function's parameters",
+    )
+
+
+def test_a_bind_from_an_input_the_parent_does_not_have(write_c):
+    graph = """
+void root(float *a, size_t bytes_a) {
+  void *l = __hpvm__createNodeND(0, leaf);
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__bindIn(l, 4, 1, 0);  // @bind
+}
+"""
+    graph_error(write_c, graph, "bind", "__hpvm__bindIn(l, 4, 1, 0) in root", "index 4 is no input of root")
+
+
+def test_an_edge_between_ports_of_two_types(write_c):
+    graph = """
+void root(float *a, size_t bytes_a, int *b, size_t bytes_b) {
+  void *l = __hpvm__createNodeND(0, leaf);
+  void *m = __hpvm__createNodeND(0, ileaf);
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__bindIn(l, 1, 1, 0);
+  __hpvm__bindIn(m, 3, 1, 0);
+  __hpvm__edge(l, m, 1, 0, 0, 0);  // @edge
+}
+"""
+    graph_error(
+        write_c,
+        graph,
+        "edge",
+        "__hpvm__edge(l, m, 1, 0, 0, 0) in root",
+        "connects a i64 to a u8[*]; both ends must have the same type",
+        "a pointer to a pointer",
+    )
+
+
+def test_a_bind_between_ports_of_two_types(write_c):
+    graph = """
+void root(float *a, size_t bytes_a, int *b, size_t bytes_b) {
+  void *m = __hpvm__createNodeND(0, ileaf);
+  __hpvm__bindIn(m, 1, 0, 0);  // @bind
+  __hpvm__bindIn(m, 3, 1, 0);
+}
+"""
+    graph_error(write_c, graph, "bind", "__hpvm__bindIn(m, 1, 0, 0) in root", "connects a i64 to a u8[*]")
+
+
+def test_an_edge_from_a_node_this_function_did_not_create(write_c):
+    graph = """
+void inner(float *a, size_t bytes_a, void *other) {
+  void *l = __hpvm__createNodeND(0, leaf);
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__edge(other, l, 1, 0, 1, 0);  // @edge
+}
+void root(float *a, size_t bytes_a) {
+  void *l = __hpvm__createNodeND(0, leaf);
+  void *i = __hpvm__createNodeND(0, inner);
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__bindIn(l, 1, 1, 0);
+  __hpvm__bindIn(i, 0, 0, 0);
+  __hpvm__bindIn(i, 1, 1, 0);
+}
+"""
+    graph_error(
+        write_c,
+        graph,
+        "edge",
+        "__hpvm__edge(other, l, 1, 0, 1, 0) in inner",
+        "'other' is not a node this function created",
+        "a node created in another function is connected there",
+    )
+
+
+def test_computation_beside_the_graph_calls(write_c):
+    graph = """
+void root(float *a, size_t bytes_a, long n) {
+  void *l = __hpvm__createNodeND(1, leaf, n ^ 3);  // @create
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__bindIn(l, 1, 1, 0);
+}
+"""
+    graph_error(
+        write_c,
+        graph,
+        "create",
+        "void *l = __hpvm__createNodeND(1, leaf, n ^ 3); in root",
+        "nor a replication size's integer arithmetic",
+        "move the computation into a leaf",
+    )
+
+
+def test_two_graph_calls_on_one_line_quote_the_one_at_fault(write_c):
+    """The call is found at its ``!dbg`` column, not by the first call of its name."""
+    graph = """
+void root(float *a, size_t bytes_a) {
+  void *l = __hpvm__createNodeND(0, leaf);
+  __hpvm__bindIn(l, 0, 0, 0); __hpvm__bindIn(l, 1, 6, 0);  // @bind
+}
+"""
+    graph_error(write_c, graph, "bind", "__hpvm__bindIn(l, 1, 6, 0) in root", "index 6 is no input of leaf")
+
+
+def test_an_input_fed_by_a_bind_and_an_edge_names_both_lines(write_c):
+    """The verifier's message (not a refused call): at the line of the feed it meets second,
+    naming the first by its C line too, so either can be removed."""
+    graph = """
+void root(float *a, size_t bytes_a) {
+  void *l = __hpvm__createNodeND(0, leaf);
+  void *m = __hpvm__createNodeND(0, leaf);
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__bindIn(l, 1, 1, 0);
+  __hpvm__bindIn(m, 0, 0, 0);
+  __hpvm__bindIn(m, 1, 1, 0);  // @bind
+  __hpvm__edge(l, m, 1, 0, 1, 0);  // @edge
+}
+"""
+    source = LEAVES + graph
+    path = write_c(source)
+    bind, edge = line_of(source, "bind"), line_of(source, "edge")
+    with fails(
+        c.HPVMCError,
+        f"{path}:{bind}: ",
+        f"input bind 1 -> m.1 ({path}:{bind}): input 1 ('bytes_a') of 'm' is already fed by edge l.0 -> m.1",
+        f"(all_to_all, {path}:{edge})",
+    ):
+        c.compile(path)
