@@ -1,14 +1,16 @@
 """Generated code compiled without LLVM's load PRE across loop iterations.
 
-Why. The stencil's compiled step (7 points, 32x128x128 ``f32``) ran 1.12-1.29x the
+Why. The stencil's compiled step (7 points, 32x128x128 ``f32``) ran 1.12-1.31x the
 hand-written Numba step on one thread, though its loop nest is the same: the common case's
 chunk function has ``noalias`` arrays (``restrict.py``), so LLVM's GVN knew that the store to
 ``dst`` cannot change ``src`` and carried the load of ``src[k, j, i]`` into the next
 iteration as its ``src[k, j, i - 1]`` (load PRE in loops). The loop vectorizer then met a
 first-order recurrence: each vector of ``src[i - 1]`` became a two-register permute of the
 last and the current vector (``vpermt2ps``), and LLVM vectorizes no epilogue of a loop with a
-recurrence, so the last 14 of each row's 126 points ran scalar, where Numba's loop (no PRE:
-its loads could alias its store) ran them 4 wide. Compiled without load PRE in loops, the
+recurrence, so the last 14 of each row's 126 points ran scalar, where Numba's loop (its
+indices from ``range(1, n - 1)``, not ids + 1: GVN paired no loads there) ran them 4 wide.
+A chunk function without ``noalias`` did not get the recurrence either (its loads could
+alias its store). Compiled without load PRE in loops, the
 same chunk function measured 0.92-1.02x the Numba step (one thread, interleaved), the
 aliased version 0.93-1.01x either way: a load saved per point is worth less than the
 vector code it costs.
