@@ -35,6 +35,7 @@ from ...passes.clone_leaves import LeafClone, clone_of
 from ..bounds import SizeOutOfBounds, past_end
 from ..numba_shared.messages import describe_numba_error
 from .graphgen import GraphGen, StageSpec
+from .loadpre import without_loop_load_pre
 from .loop_errors import loop_error_helpers
 from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, poolable, pooled_clone, uses_malloc
 from .narrow import narrow_helpers
@@ -53,8 +54,9 @@ COMPILE_LOCK = threading.RLock()
 # leaves' multi-id affine accesses checked by span checks in the graph code; 13: two chunk
 # functions per parallel 2-D/3-D loop, the innermost id masked or not, picked before the loop;
 # 14: the common case's chunk function bounds the innermost loop below 2^32 instead of masking
-# the id, is compiled with noalias arrays and inlined, and is picked only for disjoint arrays).
-CODEGEN_VERSION = 14
+# the id, is compiled with noalias arrays and inlined, and is picked only for disjoint arrays;
+# 15: graph code compiled without LLVM's load PRE in loops, loadpre.py — the cache holds code).
+CODEGEN_VERSION = 15
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in
@@ -500,12 +502,17 @@ class Compiler:
 
 def _jit_generated(func: Any, gen: GraphGen, cache: bool) -> Any:
     """A generated function's dispatcher: graph functions with parallel loops ``parallel``,
-    the common case's chunk functions inlined with ``noalias`` arrays (``restrict.py``)."""
+    the common case's chunk functions inlined with ``noalias`` arrays (``restrict.py``); all
+    compiled without LLVM's load PRE in loops (``loadpre.py``)."""
     import numba
 
     name = func.__name__
     if name in gen.restricted_symbols:
-        return restrict(numba.njit(nogil=True, cache=cache, error_model=ERROR_MODEL, forceinline=True)(func))
-    return numba.njit(
-        nogil=True, cache=cache, parallel=name in gen.parallel_symbols, error_model=ERROR_MODEL
-    )(func)
+        dispatcher = restrict(
+            numba.njit(nogil=True, cache=cache, error_model=ERROR_MODEL, forceinline=True)(func)
+        )
+    else:
+        dispatcher = numba.njit(
+            nogil=True, cache=cache, parallel=name in gen.parallel_symbols, error_model=ERROR_MODEL
+        )(func)
+    return without_loop_load_pre(dispatcher)
