@@ -17,11 +17,12 @@ from __future__ import annotations
 import traceback
 from collections.abc import Iterator, Sequence
 
-from ...errors import NodeExecutionError
+from ...errors import NodeExecutionError, OutOfBoundsError
 from ...ir.bodies import GeneratedBody, LLVMBody
 from ...ir.graph import InternalFunction, LeafFunction, Node
 from ..llvm_native.leaf_errors import LeafRaised, recorded
 from ..numba_shared.messages import leaf_at
+from .checked import Access, access_of
 
 _INTERP = "run it with target='interp' to find out"
 
@@ -33,6 +34,9 @@ def node_error(
     as written (whose lines tracebacks name) with the leaf the graph's nodes hold."""
     if isinstance(error, LeafRaised):
         return _llvm_leaf_error(root, leaves, error)
+    checked = access_of(error)
+    if checked is not None:
+        return _index_error(root, leaves, *checked)
     what = f"raised {type(error).__name__}: {error}"
     frames = traceback.extract_tb(error.__traceback__)
     found = None
@@ -51,6 +55,22 @@ def node_error(
         user.where(line) if isinstance(user.body, GeneratedBody) else user.locate(frames[-1].filename, line)
     )
     return _message(root, paths, f"leaf '{user.name}', {where}", what)
+
+
+def _index_error(
+    root: InternalFunction,
+    leaves: Sequence[tuple[LeafFunction, LeafFunction]],
+    access: Access,
+    index: int,
+    size: int,
+) -> NodeExecutionError:
+    """A checked index (checked mode: ``checked.py``) out of bounds: the interpreter's
+    message, without the instance."""
+    held = [leaf for written, leaf in leaves if written is access.leaf]
+    paths = [path for path, node in _nodes(root, root.name) if any(node.function is h for h in held)]
+    hint = " (negative indices are out of bounds in HPVM leaves)" if index < 0 else ""
+    what = f"index {index} is out of bounds for axis {access.axis} of '{access.array}' with size {size}{hint}"
+    return _message(root, paths, f"leaf '{access.leaf.name}', {access.where}", what, OutOfBoundsError)
 
 
 def _llvm_leaf_error(
@@ -73,18 +93,24 @@ def _llvm_leaf_error(
     return result
 
 
-def _message(root: InternalFunction, paths: list[str], place: str, what: str) -> NodeExecutionError:
-    """The error naming the nodes at ``paths`` (none: only the graph) and ``place``."""
+def _message(
+    root: InternalFunction,
+    paths: list[str],
+    place: str,
+    what: str,
+    kind: type[NodeExecutionError] = NodeExecutionError,
+) -> NodeExecutionError:
+    """The ``kind`` naming the nodes at ``paths`` (none: only the graph) and ``place``."""
     if not paths:
-        return NodeExecutionError(
+        return kind(
             f"graph '{root.name}' on the cpu back end {what} (compiled code does not say which "
             f"node: {_INTERP})"
         )
     if len(paths) == 1:
-        return NodeExecutionError(
+        return kind(
             f"node {paths[0]} ({place}): {what} (the cpu back end does not say which instance: {_INTERP})"
         )
-    return NodeExecutionError(
+    return kind(
         f"node {', '.join(paths[:-1])} or {paths[-1]} ({place}, used by all {len(paths)}): {what} "
         f"(the cpu back end does not say which node or instance: {_INTERP})"
     )
