@@ -240,18 +240,21 @@ class _LLVMDispatchers:
     group: Any = None  # every instance of a parent instance, as coroutines (barriers)
 
 
-def _llvm_clone(leaf: LeafFunction) -> tuple[LeafClone, tuple[str, str | None, dict[str, Any]]]:
+def _llvm_clone(
+    leaf: LeafFunction, checked: bool = False
+) -> tuple[LeafClone, tuple[str, str | None, dict[str, Any]]]:
     """An LLVM leaf's clone for the graph code (``llvm_native``): a ``LeafClone`` whose
     function calls the leaf's LLVM through a Numba intrinsic, like a Python leaf's clone.
     Its symbol carries the LLVM clone's digest, so Numba's disk cache of graph functions
-    (keyed by their text) never serves code of an edited leaf."""
+    (keyed by their text) never serves code of an edited leaf — nor checked code
+    (``checked``: ``llvm_native/checked.py``) for unchecked."""
     from ...passes.clone_leaves import generated_clone, symbol_for
     from ..llvm_native.native import native_leaf
     from ..llvm_native.numba_call import leaf_wrappers
 
-    native = native_leaf(leaf)
+    native = native_leaf(leaf, checked=checked)
     symbol = f"{symbol_for(leaf, 'llvm')}_{native.digest[:10]}"
-    source, group, names, native = leaf_wrappers(leaf, symbol)
+    source, group, names, native = leaf_wrappers(leaf, symbol, checked)
     line = leaf.location.line or 1  # messages point at the leaf's define
     barriers = [line] if native.uses_barrier else []
     return generated_clone(leaf, symbol, source, line, native.levels, barriers), (source, group, names)
@@ -335,7 +338,7 @@ class Compiler:
         clones = {}
         for leaf in leaves:
             if leaf.body_kind == LLVM:
-                clones[id(leaf)], llvm_sources[id(leaf)] = _llvm_clone(leaf)
+                clones[id(leaf)], llvm_sources[id(leaf)] = _llvm_clone(leaf, self.checked)
             else:
                 clones[id(leaf)] = clone_of(leaf)
         # malloc in a leaf without barriers draws from the run's pool (mallocpool.py).

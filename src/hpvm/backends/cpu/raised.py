@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from ...errors import NodeExecutionError, OutOfBoundsError
 from ...ir.bodies import GeneratedBody, LLVMBody
@@ -23,6 +24,9 @@ from ...ir.graph import InternalFunction, LeafFunction, Node
 from ..llvm_native.leaf_errors import LeafRaised, recorded
 from ..numba_shared.messages import leaf_at
 from .checked import Access, access_of
+
+if TYPE_CHECKING:
+    from ..llvm_native.checked import Access as LLVMAccess
 
 _INTERP = "run it with target='interp' to find out"
 
@@ -81,6 +85,9 @@ def _llvm_leaf_error(
 
     digest, slot, address = error.args
     raised = recorded(slot, address)
+    access = _llvm_access(raised.exception)
+    if access is not None:
+        return _llvm_index_error(root, leaves, access)
     held = [
         leaf for _, leaf in leaves if isinstance(leaf.body, LLVMBody) and native_leaf(leaf).digest == digest
     ]
@@ -91,6 +98,36 @@ def _llvm_leaf_error(
         result.__cause__ = raised.exception
         result.__suppress_context__ = True
     return result
+
+
+def _llvm_access(exception: BaseException | None) -> LLVMAccess | None:
+    """The checked access of an LLVM leaf (``llvm_native/checked.py``) that failed, if the
+    leaf's recorded exception is one's."""
+    if type(exception) is not IndexError or len(exception.args) != 1:
+        return None
+    from ..llvm_native.checked import ACCESSES  # (only checked LLVM leaves raise it)
+
+    code = exception.args[0]
+    return ACCESSES.get(code) if isinstance(code, int) else None
+
+
+def _llvm_index_error(
+    root: InternalFunction, leaves: Sequence[tuple[LeafFunction, LeafFunction]], access: LLVMAccess
+) -> NodeExecutionError:
+    """A checked LLVM access past its array: the nodes holding the leaf's module."""
+    held = [
+        leaf
+        for _, leaf in leaves
+        if isinstance(leaf.body, LLVMBody)
+        and (leaf.body.module, leaf.body.function) == (access.module, access.function)
+    ]
+    paths = [path for path, node in _nodes(root, root.name) if any(node.function is h for h in held)]
+    place = f"leaf '{held[0].name}', {held[0].location}" if held else ""
+    what = (
+        f"{'a write' if access.write else 'a read'} of {access.bytes} bytes at {access.where} falls "
+        f"outside '{access.array}' (checked mode; the offset is not recorded)"
+    )
+    return _message(root, paths, place, what, OutOfBoundsError)
 
 
 def _message(
