@@ -76,10 +76,9 @@ def test_nothing_is_written_past_the_arrays(program, checked) -> None:  # type: 
     np.testing.assert_array_equal(outbuf[60:], -7)
 
 
-def test_only_sized_array_arguments_are_checked(program) -> None:  # type: ignore[no-untyped-def]
-    """The checked module guards the leaf's loads and stores of ``in_`` and ``out`` (its
-    text has one check per access LLVM left after unrolling), and leaves the plain module
-    alone."""
+def test_every_access_of_the_array_arguments_is_checked(program) -> None:  # type: ignore[no-untyped-def]
+    """The checked module guards each of the leaf's loads and stores of ``in_`` and ``out``
+    (one check per access LLVM left after unrolling), and leaves the plain module alone."""
     (root,) = program.roots
     leaf = next(f for f in hpvm.ir.graph.functions(root) if isinstance(f, hpvm.ir.graph.LeafFunction))
     body = checked_body(leaf)

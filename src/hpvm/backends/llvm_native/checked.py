@@ -26,7 +26,10 @@ buffer: the instance runs on (no branch splits the leaf's blocks) but writes not
 outside its arrays, and the caller raises once it returns. Leaves with barriers are
 rewritten the same way before their barrier lowering.
 
-Not checked: pointer-only ports (``u8[*]``: the leaf does not know their size), accesses
+A pointer-only port (``u8[*]``) is checked against the ``i64`` port right after it when
+that port's name says bytes (``bytes_out``: HPVM-C's pair, as every HPVM-C program
+writes it) — the size the program declares, not the tracked memory's. Not checked: other
+pointer-only ports (the leaf does not know their size), accesses
 in functions the node function calls (LLVM has usually inlined them), pointers reaching
 the access other than through ``getelementptr`` (a ``phi``, memory, a call), ``memcpy``
 and other intrinsics, and seed 000's ``llvm.hpvm.atomic.*`` calls.
@@ -118,13 +121,24 @@ def _check(leaf: LeafFunction, body: LLVMBody) -> LLVMBody:
 
 
 def _sized_arrays(leaf: LeafFunction, names: list[str]) -> dict[str, tuple[str, str]]:
-    """Pointer argument -> (its port's name, its byte-size argument), for sized array ports."""
+    """Pointer argument -> (its port's name, its byte-size argument): sized array ports,
+    and pointer-only ones followed by an ``i64`` port named for bytes (HPVM-C's ``(float
+    *out, size_t bytes_out)`` pair, kept apart when the leaf uses the size as a value:
+    returns it, computes with it)."""
     arrays: dict[str, tuple[str, str]] = {}
     at = 0
-    for p in leaf.params:
+    params = leaf.params
+    for k, p in enumerate(params):
         slots = llvm_abi_types(p.type)
-        if isinstance(p.type, ArrayType) and p.type.sized and at + 1 < len(names):
-            if names[at] and names[at + 1]:
+        if isinstance(p.type, ArrayType) and at + 1 < len(names) and names[at] and names[at + 1]:
+            following = params[k + 1] if k + 1 < len(params) else None
+            paired = (
+                following is not None
+                and not isinstance(following.type, ArrayType)
+                and llvm_abi_types(following.type) == ["i64"]
+                and "bytes" in following.name.lower()
+            )
+            if p.type.sized or paired:
                 arrays[names[at]] = (p.name, names[at + 1])
         at += len(slots)
     return arrays if at == len(names) else {}
