@@ -193,7 +193,24 @@ def test_checked_and_unchecked_code_are_compiled_and_cached_apart() -> None:
 
 
 def test_the_environment_variable_turns_checked_mode_on() -> None:
-    code = "import hpvm.backends.cpu as cpu; print(cpu.configure())"
-    env = {**os.environ, "HPVM_CPU_CHECKED": "1", "PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "{'checked': True}"
+    """In a process of its own, checked from the start: it compiles a program with barriers
+    and ``malloc`` that this process may have cached unchecked (Numba's disk cache must not
+    hand it the unchecked leaves, nor code naming their modules, which that process lacks)."""
+    code = (
+        "import hpvm.backends.cpu as cpu\n"
+        "from programs import PROGRAMS, assert_matches, expected, run_program\n"
+        "print(cpu.configure())\n"
+        "program = next(p for p in PROGRAMS if p.name == 'barrier_rotate_malloc')\n"
+        "assert_matches(program, run_program(program, 'cpu'), expected(program))\n"
+        "print('same')\n"
+    )
+    tests = str(Path(__file__).parents[1])
+    env = {**os.environ, "HPVM_CPU_CHECKED": "1", "PYTHONPATH": os.pathsep.join([tests, *sys.path])}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_program(
+            next(p for p in PROGRAMS if p.name == "barrier_rotate_malloc"), "cpu"
+        )  # (cached unchecked)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split("\n")[:2] == ["{'checked': True}", "same"]
