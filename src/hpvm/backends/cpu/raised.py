@@ -88,9 +88,10 @@ def _llvm_leaf_error(
     access = _llvm_access(raised.exception)
     if access is not None:
         return _llvm_index_error(root, leaves, access)
-    held = [
-        leaf for _, leaf in leaves if isinstance(leaf.body, LLVMBody) and native_leaf(leaf).digest == digest
-    ]
+    llvm = [leaf for _, leaf in leaves if isinstance(leaf.body, LLVMBody)]
+    held = [leaf for leaf in llvm if native_leaf(leaf).digest == digest]
+    if not held:  # (a checked clone raised: checked mode, llvm_native/checked.py)
+        held = [leaf for leaf in llvm if native_leaf(leaf, checked=True).digest == digest]
     paths = [path for path, node in _nodes(root, root.name) if any(node.function is h for h in held)]
     place = f"leaf '{held[0].name}', {held[0].location}" if held else ""
     result = _message(root, paths, place, raised.message())
