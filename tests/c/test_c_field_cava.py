@@ -303,3 +303,59 @@ def test_a_size_edge_into_an_image_pointer_is_refused_at_its_line():
     with fails(c.HPVMCError, f"main.c:{line}", "i64", "u8[*]") as info:
         c.compile(SOURCES, defines=["DEMOSAIC_SIZE_PORT=0"])
     print(info.value)
+
+
+def test_checked_mode_gives_the_same_images(exact, tmp_path, capfd):
+    """The cpu back end's checked mode (``cpu.configure(checked=True)``: every load and
+    store of a sized array argument compared with its size) changes no result."""
+    import hpvm.backends.cpu as cpu
+
+    previous = cpu.configure(checked=True)
+    try:
+        got, want = run(exact, tmp_path, capfd, "cpu", (15, 9), seed=24, wb=2)
+    finally:
+        cpu.configure(**previous)
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name], err_msg=f"image {name or 'result'!r}")
+
+
+def test_a_scale_over_rows_past_the_image_is_an_error_in_checked_mode(tmp_path):
+    """The leaves index ``(chan * row_size + row) * col_size + col`` in loops, with
+    parameter strides: the bounds pre-check does not cover them, and the scale stage
+    replicated over 3 rows more than the image has wrote past ``result`` (glibc aborted the
+    process). Checked, it is an ``OutOfBoundsError`` naming the node, the array and the
+    line of ``main.c``. Run in a copy of the program built that way, in a process of its
+    own: a write the check missed must fail this test, not corrupt the test process."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    folder = tmp_path / "cava"
+    shutil.copytree(FOLDER, folder)
+    main = (folder / "main.c").read_text()
+    main = main.replace("createNodeND(1, scale_fxp, row_size)", "createNodeND(1, scale_fxp, row_size + 3)")
+    (folder / "main.c").write_text(main)
+    model = write_model(tmp_path / "model", camera_model())
+    (tmp_path / "raw.bin").write_bytes(image_bytes(raw_image(6, 8, 14)))
+    argv = [str(model), str(tmp_path / "raw.bin"), str(tmp_path / "out")]
+    sources = [str(folder / p.name) for p in SOURCES]
+    script = (
+        "import sys, hpvm, hpvm.backends.cpu as cpu\n"
+        "from hpvm import c\n"
+        "program = c.compile(sys.argv[1:5])\n"
+        "cpu.configure(checked=True)\n"
+        "try:\n"
+        "    program.run(sys.argv[5:], target='cpu')\n"
+        "except hpvm.OutOfBoundsError as e:\n"
+        "    print('raised:', e)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", script, *sources, *argv], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout
+    assert "raised: " in out and "leaf 'scale_fxp'" in out, out
+    # (the first access past the image reads 'input'; its store to 'output' follows)
+    assert "main.c:" in out and ("falls outside 'input'" in out or "falls outside 'output'" in out), out

@@ -107,3 +107,24 @@ def test_show_into_a_missing_folder_is_an_error(tmp_path: Path, capsys: pytest.C
 def test_missing_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["hbir", "check", "/nonexistent/p.hbir"]) == 1
     assert capsys.readouterr().err.startswith("error: /nonexistent/p.hbir:1:1: cannot read the HBIR file")
+
+
+def test_run_checked_reports_an_index_out_of_bounds_on_cpu(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--checked`` turns the cpu back end's checked mode on (docs/backends/cpu.md):
+    the vector add's store one past ``C`` is an error naming the array, not a crash."""
+    import hpvm.backends.cpu as cpu
+
+    text = VADD.read_text()
+    assert text.count("C[i] =") == 1
+    bad = tmp_path / "vadd_off.hbir"
+    bad.write_text(text.replace("C[i] =", "C[i + 1] ="))
+    _, _, args = _inputs(tmp_path)
+    try:
+        assert main(["hbir", "run", str(bad), *args, "--target", "cpu", "--checked"]) == 1
+    finally:
+        assert cpu.configure(checked=False) == {"checked": True}
+    err = capsys.readouterr().err
+    assert "error: node " in err and "OutOfBounds" not in err  # (the message, not a traceback)
+    assert "index 500 is out of bounds for axis 0 of 'C' with size 500" in err

@@ -94,10 +94,30 @@ def test_every_tile_owns_its_rows_and_the_parts_follow_the_memories() -> None:
 
 def test_a_store_past_the_transposed_array_is_located_by_the_interpreter() -> None:
     """``m_out[j + 1][i]`` runs one row past the 24 rows: ``interp`` names the tile, the
-    file and line, and the array (``cpu`` does not check such an index: docs/backends/
-    cpu.md, "What it does not check")."""
+    file and line, and the array (``cpu`` checks such an index only in checked mode: docs/
+    backends/cpu.md, "Checked mode")."""
     text = TRANSPOSE.replace("m_out[j][i] =", "m_out[j + 1][i] =")
     line = text.splitlines().index("                m_out[j + 1][i] = scale * m_in[i][j] - i;") + 1
     program = hbir.parse(text, "transpose.hbir")
     with fails(OutOfBoundsError, f"transpose.hbir:{line}", "index 24", "'m_out'"):
         program.run({"m_in": np.zeros((24, 24), np.int32)}, target="interp")
+
+
+def test_the_same_store_raises_on_cpu_in_checked_mode() -> None:
+    """Unchecked, ``cpu`` writes the 25th row of the 24 — another array's memory, or the
+    heap's bookkeeping (glibc aborted the process); checked (``cpu.configure(checked=True)``),
+    it names the node, the file and line, and the array, as ``interp`` does."""
+    import hpvm.backends.cpu as cpu
+
+    text = TRANSPOSE.replace("m_out[j][i] =", "m_out[j + 1][i] =")
+    line = text.splitlines().index("                m_out[j + 1][i] = scale * m_in[i][j] - i;") + 1
+    program = hbir.parse(text, "transpose.hbir")
+    previous = cpu.configure(checked=True)
+    try:
+        with fails(OutOfBoundsError, "node transpose/tg_0", f"transpose.hbir:{line}", "index 24", "'m_out'"):
+            program.run({"m_in": np.zeros((24, 24), np.int32)}, target="cpu")
+        a = np.random.default_rng(5).integers(-1000, 1000, (24, 24), dtype=np.int32)
+        out = hbir.parse(TRANSPOSE, "transpose.hbir").run({"m_in": a}, target="cpu")["m_out"]
+    finally:
+        cpu.configure(**previous)
+    np.testing.assert_array_equal(out, expected(a))

@@ -30,7 +30,7 @@ from ..errors import HPVMError
 from . import c_cmds, hbir_cmds, llvm_cmds, svm_cmds
 from .c_cmds import split_sources as _c_split
 from .graphs import cmd_run, cmd_show, cmd_verify
-from .loading import CLIError, load
+from .loading import CHECKED_HELP, CLIError, load
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE", help="a root input")
     run.add_argument("--save-dir", help="write the array inputs (after the run) as .npy files here")
     run.add_argument("--timings", action="store_true", help="print load, compile and run times")
+    run.add_argument("--checked", action="store_true", help=CHECKED_HELP)
     run.set_defaults(func=cmd_run)
 
     show = sub.add_parser("show", help="draw the graph hierarchy (DOT, SVG, PNG)")
@@ -104,6 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif extra or after:
         parser.error(f"unrecognized arguments: {' '.join(extra + (['--', *after] if after else []))}")
     try:
+        if getattr(ns, "checked", False):
+            from ..backends.cpu import configure
+
+            configure(checked=True)
         return int(ns.func(ns))
     except HPVMError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .loading import CLIError
+from .loading import CHECKED_HELP, CLIError
 from .output import draw_graph
 
 
@@ -94,6 +94,7 @@ def add_parser(sub: Any) -> None:
         "--target",
         help="the back end of its graphs (default: cpu for LLVM leaves, tensor for tensor leaves; interp runs both)",
     )
+    run.add_argument("--checked", action="store_true", help=CHECKED_HELP)
     run.set_defaults(func=cmd_c_run)
     show = cmds.add_parser("show", help="draw a graph of the program (DOT, SVG, PNG)")
     common(show)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .loading import CLIError
+from .loading import CHECKED_HELP, CLIError
 from .output import count, picture, writing
 
 
@@ -95,6 +95,7 @@ def add_parser(sub: Any) -> None:
         "--in", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy", help="a host array"
     )
     run.add_argument("--target", help="force a back end (interp, cpu, cuda, opencl)")
+    run.add_argument("--checked", action="store_true", help=CHECKED_HELP)
     run.add_argument("--save-dir", help="write the device arrays as NAME.npy here")
     run.set_defaults(func=cmd_hbir_run)
     show = cmds.add_parser("show", help="draw the tile map: groups, and where each array's parts live")

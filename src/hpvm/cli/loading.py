@@ -17,6 +17,12 @@ from typing import Any
 from ..errors import HPVMError
 from ..ir.graph import InternalFunction, functions
 
+#: ``--checked`` of the run commands (``main`` turns it on before the command runs).
+CHECKED_HELP = (
+    "compile cpu leaves with every array index checked: an index out of bounds raises "
+    'OutOfBoundsError instead of reading other memory (slower; docs/backends/cpu.md, "Checked mode")'
+)
+
 
 class CLIError(HPVMError):
     """A bad command line (file not found, unknown root, malformed --arg)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -42,7 +43,10 @@ class CPUBackend(Backend):
     stage_replicas = True  # (compiled stages release the GIL: runtime/replicas.py)
 
     def __init__(self) -> None:
-        self.compiler = Compiler()
+        #: Checked mode (``checked.py``): leaves' indices guarded. Off unless
+        #: ``HPVM_CPU_CHECKED=1`` was set when the back end was made; ``configure`` sets it.
+        self.checked = os.environ.get("HPVM_CPU_CHECKED", "") == "1"
+        self.compiler = Compiler(self.checked)
         self._lowered: weakref.WeakKeyDictionary[InternalFunction, InternalFunction] = (
             weakref.WeakKeyDictionary()
         )
@@ -56,6 +60,22 @@ class CPUBackend(Backend):
         self._layouts: weakref.WeakKeyDictionary[
             InternalFunction, dict[tuple[str, ...], BatchLayout | None]
         ] = weakref.WeakKeyDictionary()
+        # The other mode's compiler, runners and layouts, kept while this one is in use.
+        self._other: tuple[Compiler, WeakIdTable[Any, Any], weakref.WeakKeyDictionary[Any, Any]] | None = None
+
+    def set_checked(self, checked: bool) -> None:
+        """Switch checked mode. Each mode keeps its own compiled programs, runners and
+        stage layouts (swapped, not looked up per launch: a warm launch's path stays as
+        it is); a launch already running finishes in the mode it started in."""
+        if checked == self.checked:
+            return
+        with COMPILE_LOCK:
+            current = (self.compiler, self._runners, self._layouts)
+            if self._other is None:
+                self._other = (Compiler(checked), WeakIdTable(), weakref.WeakKeyDictionary())
+            self.compiler, self._runners, self._layouts = self._other
+            self._other = current
+            self.checked = checked
 
     #: The passes a graph goes through before it is compiled: which nodes share a loop nest
     #: (``graphgen.py`` reads ``fuse``), then the leaves cloned with their context (the

@@ -34,6 +34,7 @@ from ...ir.types import ScalarType
 from ...passes.clone_leaves import LeafClone, clone_of
 from ..bounds import SizeOutOfBounds, past_end
 from ..numba_shared.messages import describe_numba_error
+from .checked import CHECKED_VERSION, checked_func, checked_helpers
 from .graphgen import GraphGen, StageSpec
 from .loadpre import without_loop_load_pre
 from .loop_errors import loop_error_helpers
@@ -241,18 +242,21 @@ class _LLVMDispatchers:
     group: Any = None  # every instance of a parent instance, as coroutines (barriers)
 
 
-def _llvm_clone(leaf: LeafFunction) -> tuple[LeafClone, tuple[str, str | None, dict[str, Any]]]:
+def _llvm_clone(
+    leaf: LeafFunction, checked: bool = False
+) -> tuple[LeafClone, tuple[str, str | None, dict[str, Any]]]:
     """An LLVM leaf's clone for the graph code (``llvm_native``): a ``LeafClone`` whose
     function calls the leaf's LLVM through a Numba intrinsic, like a Python leaf's clone.
     Its symbol carries the LLVM clone's digest, so Numba's disk cache of graph functions
-    (keyed by their text) never serves code of an edited leaf."""
+    (keyed by their text) never serves code of an edited leaf — nor checked code
+    (``checked``: ``llvm_native/checked.py``) for unchecked."""
     from ...passes.clone_leaves import generated_clone, symbol_for
     from ..llvm_native.native import native_leaf
     from ..llvm_native.numba_call import leaf_wrappers
 
-    native = native_leaf(leaf)
+    native = native_leaf(leaf, checked=checked)
     symbol = f"{symbol_for(leaf, 'llvm')}_{native.digest[:10]}"
-    source, group, names, native = leaf_wrappers(leaf, symbol)
+    source, group, names, native = leaf_wrappers(leaf, symbol, checked)
     line = leaf.location.line or 1  # messages point at the leaf's define
     barriers = [line] if native.uses_barrier else []
     return generated_clone(leaf, symbol, source, line, native.levels, barriers), (source, group, names)
@@ -282,10 +286,36 @@ def _compile_llvm_leaf(
 
 
 class Compiler:
-    """Compiles root graphs (once each) for the cpu back end."""
+    """Compiles root graphs (once each) for the cpu back end; ``checked``: with every leaf's
+    indices guarded (``checked.py``). Checked code is apart from unchecked code everywhere
+    it is kept: its modules are named ``hpvm_checked.*``, its generated files carry
+    ``checked`` in their header (so their hash, and Numba's cache entries, differ), and its
+    leaf clones' bytecode holds the guards (Numba keys a leaf's disk cache by it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, checked: bool = False) -> None:
+        self.checked = checked
         self._programs: dict[int, tuple[InternalFunction, CompiledProgram]] = {}
+
+    def _prefix(self, inline: bool) -> str:
+        """The ``sys.modules`` package of generated modules: never mixed up between the
+        diagnostic variant, checked and unchecked code."""
+        if not inline:
+            return "hpvm_diagnostic_checked" if self.checked else "hpvm_diagnostic"
+        return "hpvm_checked" if self.checked else "hpvm_generated"
+
+    def _leaf_cache(self, inline: bool, file: str) -> bool:
+        """Whether a leaf's own functions (clones, barrier group functions) use Numba's disk
+        cache: not the diagnostic variant, and not checked code — Numba keys those entries
+        by the function's name, file and bytecode, which a leaf without a guarded index (or a
+        group function) has alike in both modes, and a cached function names the module it
+        was compiled in: checked code found the unchecked entry, or failed to import its
+        module. (Graph functions stay cached: their files differ.)"""
+        return inline and not self.checked and _cacheable(file)
+
+    def _leaf_tree(self, clone: LeafClone) -> ast.Module:
+        """The module compiling ``clone``'s def: guarded in checked mode."""
+        func = checked_func(clone) if self.checked else clone.func
+        return ast.Module(body=[func], type_ignores=[])
 
     def program(self, root: InternalFunction) -> CompiledProgram:
         entry = self._programs.get(id(root))  # (a dict read is atomic: no lock once compiled)
@@ -319,7 +349,7 @@ class Compiler:
         clones = {}
         for leaf in leaves:
             if leaf.body_kind == LLVM:
-                clones[id(leaf)], llvm_sources[id(leaf)] = _llvm_clone(leaf)
+                clones[id(leaf)], llvm_sources[id(leaf)] = _llvm_clone(leaf, self.checked)
             else:
                 clones[id(leaf)] = clone_of(leaf)
         # malloc in a leaf without barriers draws from the run's pool (mallocpool.py).
@@ -339,13 +369,10 @@ class Compiler:
                 leaf_namespace[clone.symbol] = dispatcher.one
                 continue
             namespace = self._leaf_namespace(clone, helpers)
-            prefix = "hpvm_generated" if inline else "hpvm_diagnostic"  # never mixed up in sys.modules
-            module = _module(f"{prefix}.{clone.symbol}", leaf.location.file, namespace)
-            code = pyast.compile_tree(
-                ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec"
-            )
+            module = _module(f"{self._prefix(inline)}.{clone.symbol}", leaf.location.file, namespace)
+            code = pyast.compile_tree(self._leaf_tree(clone), leaf.location.file, "exec")
             exec(code, module.__dict__)
-            cache = inline and _cacheable(leaf.location.file)  # the diagnostic variant: no disk cache
+            cache = self._leaf_cache(inline, leaf.location.file)
             if clone.uses_barrier:
                 from .barriers import group_source
 
@@ -357,8 +384,13 @@ class Compiler:
                 source = source.replace(f"def {symbol}(", f"def {renamed}(", 1)
                 symbol = renamed
                 exec(pyast.compile_source(source, leaf.location.file), module.__dict__)
+                # (generated from the phases, not the clone's def: Numba's own check, checked.py)
                 module.__dict__[symbol] = numba.njit(
-                    nogil=True, cache=cache, error_model=ERROR_MODEL, _nrt=group.refcounted()
+                    nogil=True,
+                    cache=cache,
+                    error_model=ERROR_MODEL,
+                    _nrt=group.refcounted(),
+                    boundscheck=self.checked or None,
                 )(module.__dict__[symbol])
                 leaf_namespace[symbol] = module.__dict__[symbol]
                 barrier_symbols[id(leaf)] = symbol
@@ -399,14 +431,12 @@ class Compiler:
             if symbol in gen.compiled_variants:
                 continue
             leaf = clone.user
-            prefix = "hpvm_generated" if inline else "hpvm_diagnostic"
-            module = _module(f"{prefix}.{symbol}", leaf.location.file, self._leaf_namespace(clone, helpers))
-            code = pyast.compile_tree(
-                ast.Module(body=[clone.func], type_ignores=[]), leaf.location.file, "exec"
-            )
+            namespace = self._leaf_namespace(clone, helpers)
+            module = _module(f"{self._prefix(inline)}.{symbol}", leaf.location.file, namespace)
+            code = pyast.compile_tree(self._leaf_tree(clone), leaf.location.file, "exec")
             exec(code, module.__dict__)
             options = {"inline": "always"} if inline else {}
-            cache = inline and _cacheable(leaf.location.file)
+            cache = self._leaf_cache(inline, leaf.location.file)
             module.__dict__[symbol] = numba.njit(nogil=True, cache=cache, error_model=ERROR_MODEL, **options)(
                 module.__dict__[symbol]
             )
@@ -438,7 +468,7 @@ class Compiler:
                     if not k.startswith("__") or k.startswith("__hpvm")
                 }
                 namespace.update(self._variants(program.gen, _runtime_helpers()))
-                module = _module(f"hpvm_generated.{path.stem}", str(path), namespace)
+                module = _module(f"{self._prefix(True)}.{path.stem}", str(path), namespace)
                 exec(compile(source, str(path), "exec"), module.__dict__)
                 for name in re.findall(r"^def (\w+)\(", source, flags=re.M):
                     module.__dict__[name] = _jit_generated(module.__dict__[name], program.gen, cache=True)
@@ -463,7 +493,7 @@ class Compiler:
                 # what it calls, so a loop cached for another stage code must not be found.
                 calls = f"# calls {func.py_func.__module__}.{stage_symbol}\n"
                 path = self._write(calls + "\n".join(program.gen.sources[before:]))
-                module = _module(f"hpvm_generated.{path.stem}", str(path), {stage_symbol: func})
+                module = _module(f"{self._prefix(True)}.{path.stem}", str(path), {stage_symbol: func})
                 exec(compile(path.read_text(), str(path), "exec"), module.__dict__)
                 program.batches[key] = numba.njit(nogil=True, cache=True)(module.__dict__[symbol])
             return program.batches[key]
@@ -471,12 +501,15 @@ class Compiler:
     # -- modules -------------------------------------------------------------------------
 
     def _leaf_namespace(self, clone: LeafClone, helpers: dict[str, Any]) -> dict[str, Any]:
+        if self.checked:
+            return {**clone.namespace(), **helpers, **checked_helpers()}
         return {**clone.namespace(), **helpers}
 
     def _write(self, source: str) -> Path:
         # The header versions the code generator: a change in how the code is generated or
         # loaded must not meet cache entries of an earlier one.
-        source = f"# generated by hpvm: codegen {CODEGEN_VERSION}\n{source}"
+        checked = f", checked {CHECKED_VERSION}" if self.checked else ""
+        source = f"# generated by hpvm: codegen {CODEGEN_VERSION}{checked}\n{source}"
         digest = hashlib.sha1(source.encode()).hexdigest()[:16]
         path = cache_dir() / f"hpvm_graph_{digest}.py"
         if not path.exists():  # content-addressed: never rewritten, so Numba's cache stays valid
@@ -492,8 +525,7 @@ class Compiler:
         path = self._write(source)
         source = path.read_text()  # what Numba's cache and messages see, header included
         namespace = {**helpers, **leaves}
-        prefix = "hpvm_generated" if cache else "hpvm_diagnostic"
-        module = _module(f"{prefix}.{path.stem}", str(path), namespace)
+        module = _module(f"{self._prefix(cache)}.{path.stem}", str(path), namespace)
         exec(compile(source, str(path), "exec"), module.__dict__)
         for name in re.findall(r"^def (\w+)\(", source, flags=re.M):
             module.__dict__[name] = _jit_generated(module.__dict__[name], gen, cache)

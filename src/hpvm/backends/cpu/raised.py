@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-from ...errors import NodeExecutionError
+from ...errors import NodeExecutionError, OutOfBoundsError
 from ...ir.bodies import GeneratedBody, LLVMBody
 from ...ir.graph import InternalFunction, LeafFunction, Node
 from ..llvm_native.leaf_errors import LeafRaised, recorded
 from ..numba_shared.messages import leaf_at
+from .checked import Access, access_of
+
+if TYPE_CHECKING:
+    from ..llvm_native.checked import Access as LLVMAccess
 
 _INTERP = "run it with target='interp' to find out"
 
@@ -33,6 +38,9 @@ def node_error(
     as written (whose lines tracebacks name) with the leaf the graph's nodes hold."""
     if isinstance(error, LeafRaised):
         return _llvm_leaf_error(root, leaves, error)
+    checked = access_of(error)
+    if checked is not None:
+        return _index_error(root, leaves, *checked)
     what = f"raised {type(error).__name__}: {error}"
     frames = traceback.extract_tb(error.__traceback__)
     found = None
@@ -53,6 +61,22 @@ def node_error(
     return _message(root, paths, f"leaf '{user.name}', {where}", what)
 
 
+def _index_error(
+    root: InternalFunction,
+    leaves: Sequence[tuple[LeafFunction, LeafFunction]],
+    access: Access,
+    index: int,
+    size: int,
+) -> NodeExecutionError:
+    """A checked index (checked mode: ``checked.py``) out of bounds: the interpreter's
+    message, without the instance."""
+    held = [leaf for written, leaf in leaves if written is access.leaf]
+    paths = [path for path, node in _nodes(root, root.name) if any(node.function is h for h in held)]
+    hint = " (negative indices are out of bounds in HPVM leaves)" if index < 0 else ""
+    what = f"index {index} is out of bounds for axis {access.axis} of '{access.array}' with size {size}{hint}"
+    return _message(root, paths, f"leaf '{access.leaf.name}', {access.where}", what, OutOfBoundsError)
+
+
 def _llvm_leaf_error(
     root: InternalFunction, leaves: Sequence[tuple[LeafFunction, LeafFunction]], error: LeafRaised
 ) -> NodeExecutionError:
@@ -61,9 +85,13 @@ def _llvm_leaf_error(
 
     digest, slot, address = error.args
     raised = recorded(slot, address)
-    held = [
-        leaf for _, leaf in leaves if isinstance(leaf.body, LLVMBody) and native_leaf(leaf).digest == digest
-    ]
+    access = _llvm_access(raised.exception)
+    if access is not None:
+        return _llvm_index_error(root, leaves, access)
+    llvm = [leaf for _, leaf in leaves if isinstance(leaf.body, LLVMBody)]
+    held = [leaf for leaf in llvm if native_leaf(leaf).digest == digest]
+    if not held:  # (a checked clone raised: checked mode, llvm_native/checked.py)
+        held = [leaf for leaf in llvm if native_leaf(leaf, checked=True).digest == digest]
     paths = [path for path, node in _nodes(root, root.name) if any(node.function is h for h in held)]
     place = f"leaf '{held[0].name}', {held[0].location}" if held else ""
     result = _message(root, paths, place, raised.message())
@@ -73,18 +101,54 @@ def _llvm_leaf_error(
     return result
 
 
-def _message(root: InternalFunction, paths: list[str], place: str, what: str) -> NodeExecutionError:
-    """The error naming the nodes at ``paths`` (none: only the graph) and ``place``."""
+def _llvm_access(exception: BaseException | None) -> LLVMAccess | None:
+    """The checked access of an LLVM leaf (``llvm_native/checked.py``) that failed, if the
+    leaf's recorded exception is one's."""
+    if type(exception) is not IndexError or len(exception.args) != 1:
+        return None
+    from ..llvm_native.checked import ACCESSES  # (only checked LLVM leaves raise it)
+
+    code = exception.args[0]
+    return ACCESSES.get(code) if isinstance(code, int) else None
+
+
+def _llvm_index_error(
+    root: InternalFunction, leaves: Sequence[tuple[LeafFunction, LeafFunction]], access: LLVMAccess
+) -> NodeExecutionError:
+    """A checked LLVM access past its array: the nodes holding the leaf's module."""
+    held = [
+        leaf
+        for _, leaf in leaves
+        if isinstance(leaf.body, LLVMBody)
+        and (leaf.body.module, leaf.body.function) == (access.module, access.function)
+    ]
+    paths = [path for path, node in _nodes(root, root.name) if any(node.function is h for h in held)]
+    place = f"leaf '{held[0].name}', {held[0].location}" if held else ""
+    what = (
+        f"{'a write' if access.write else 'a read'} of {access.bytes} bytes at {access.where} falls "
+        f"outside '{access.array}' (checked mode; the offset is not recorded)"
+    )
+    return _message(root, paths, place, what, OutOfBoundsError)
+
+
+def _message(
+    root: InternalFunction,
+    paths: list[str],
+    place: str,
+    what: str,
+    kind: type[NodeExecutionError] = NodeExecutionError,
+) -> NodeExecutionError:
+    """The ``kind`` naming the nodes at ``paths`` (none: only the graph) and ``place``."""
     if not paths:
-        return NodeExecutionError(
+        return kind(
             f"graph '{root.name}' on the cpu back end {what} (compiled code does not say which "
             f"node: {_INTERP})"
         )
     if len(paths) == 1:
-        return NodeExecutionError(
+        return kind(
             f"node {paths[0]} ({place}): {what} (the cpu back end does not say which instance: {_INTERP})"
         )
-    return NodeExecutionError(
+    return kind(
         f"node {', '.join(paths[:-1])} or {paths[-1]} ({place}, used by all {len(paths)}): {what} "
         f"(the cpu back end does not say which node or instance: {_INTERP})"
     )

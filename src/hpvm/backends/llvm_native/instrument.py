@@ -288,6 +288,10 @@ def _site(line: str, debug: DebugInfo) -> Site:
     return Site(text, file, int(number))
 
 
+#: What the cpu back end's checked mode (``checked.py``) reads of an instruction, alike.
+memory_access, site_of = _access, _site
+
+
 # -- the recorder's callback -------------------------------------------------------------------
 
 

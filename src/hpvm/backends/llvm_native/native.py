@@ -141,12 +141,18 @@ WORKITEM_LOOPS = os.environ.get("HPVM_WORKITEM_LOOPS", "1") != "0"
 _LOCK = threading.Lock()
 
 
-def native_leaf(leaf: LeafFunction, recorded: bool = False) -> NativeLeaf:
+def native_leaf(leaf: LeafFunction, recorded: bool = False, checked: bool = False) -> NativeLeaf:
     """The clone of ``leaf`` (an ``LLVMBody`` leaf), made once per module text, function and
     ABI; a ``CompileError`` naming the leaf when its LLVM cannot be run. ``recorded``: the
-    clone of its instrumented module, whose accesses report themselves (``instrument.py``)."""
+    clone of its instrumented module, whose accesses report themselves (``instrument.py``);
+    ``checked``: of its module with its array accesses checked (``checked.py``)."""
     body = leaf.body
     assert isinstance(body, LLVMBody)
+    if checked:
+        from .checked import checked_body
+
+        native_leaf(leaf)  # the plain clone's errors first, as the user's module has them
+        return _cached(leaf, checked_body(leaf))
     if not recorded:
         return _cached(leaf, body)
     from .instrument import instrumented

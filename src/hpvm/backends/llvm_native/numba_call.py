@@ -334,15 +334,18 @@ def _register_group(native: NativeLeaf) -> None:
         _REGISTERED.add(native.digest)
 
 
-def leaf_wrappers(leaf: LeafFunction, symbol: str) -> tuple[str, str | None, dict[str, Any], NativeLeaf]:
+def leaf_wrappers(
+    leaf: LeafFunction, symbol: str, checked: bool = False
+) -> tuple[str, str | None, dict[str, Any], NativeLeaf]:
     """Python source of ``symbol`` (one instance) and, for a leaf with barriers, of
-    ``symbol + "_group"``; the names they use; the clone. ``CompileError`` naming the leaf
-    when its LLVM cannot be run."""
+    ``symbol + "_group"``; the names they use; the clone (``checked``: with its array
+    accesses checked, ``checked.py``). ``CompileError`` naming the leaf when its LLVM
+    cannot be run."""
     global _ADDRESS, _ROOM
     import numba
     import numpy as np
 
-    native = native_leaf(leaf)
+    native = native_leaf(leaf, checked=checked)
     # Now, not when the intrinsic is compiled: a graph function Numba loads from its disk
     # cache links against __hpvm_host_malloc without compiling anything.
     register_host_symbols()

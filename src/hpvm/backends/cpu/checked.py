@@ -1,0 +1,201 @@
+"""Checked mode: every array index a leaf writes is tested against its extent.
+
+Why. Compiled code does not check bounds (that is where the speed comes from), so an
+off-by-one in a leaf reads or writes other memory, or corrupts the heap and crashes the
+process. The interpreter finds such mistakes, but a program too slow for it, or one whose
+result differs only on ``cpu``, needs the check where it runs. Checked mode
+(``hpvm.backends.cpu.configure(checked=True)``, ``HPVM_CPU_CHECKED=1``) compiles every leaf
+with its indices guarded; it is off by default.
+
+How. Numba's own ``boundscheck=True`` would not do: it wraps a negative index before it
+checks it (``a[-1]`` reads the last element, where the interpreter raises), and its
+``IndexError`` says neither which leaf, line nor array. So the clone's syntax tree is
+rewritten instead: every integer index of a subscript rooted at a name, ``a[i]``,
+``a[i, j]``, ``a[i][j]`` (and an atomic's index), becomes ``__hpvm_ix(a, axis, i, code)``,
+which returns ``i`` when ``0 <= i < a.shape[axis]`` (one unsigned compare) and otherwise
+raises ``IndexError(code, i, size)``. ``code`` names the access: the leaf, its line and the
+array, recorded here when the clone is rewritten. The exception takes the channel a
+``raise`` in a leaf takes (parallel loops: ``loop_errors.py``), and ``raised.py`` turns it
+into an ``OutOfBoundsError`` naming the node, leaf, line, array, index and size — the
+interpreter's message, without the instance.
+
+``code`` is a hash of the clone's symbol (which carries a digest of the leaf) and the
+access's ordinal, not a counter: Numba's disk cache keys a function by its bytecode, which
+holds constants only by position, so a code must mean the same access in every process.
+
+Not covered: a subscript whose base is not a plain name (``f(x)[i]``), an index below a
+slice (``a[1:][i]``), slices themselves (they clamp, as in NumPy), and leaves with barriers
+(their group function is generated from the phases: compiled with Numba's
+``boundscheck``, an error names only the graph, and a negative index wraps).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import SourceLocation
+from ...ir.bodies import GeneratedBody
+from ...ir.graph import LeafFunction
+from ...passes.clone_leaves import LeafClone
+
+INDEX = "__hpvm_ix"
+#: Versions checked code (in its generated files' header, beside CODEGEN_VERSION): bump
+#: when the guards change (2: leaves' own functions no longer disk-cached in checked mode,
+#: where graph code cached by 1 could name the unchecked ones' modules).
+CHECKED_VERSION = 2
+
+
+@dataclass(frozen=True)
+class Access:
+    """One guarded index: where it is written and what it indexes."""
+
+    leaf: LeafFunction  # the leaf as written (``LeafClone.user``)
+    where: str  # its file and line, as messages say them
+    array: str  # the name it indexes, as the leaf spells it
+    axis: int
+
+
+#: code -> access, for every clone rewritten in this process
+ACCESSES: dict[int, Access] = {}
+
+
+def check_index(a: Any, axis: int, i: Any, code: int) -> Any:
+    """``i`` if it indexes ``a``'s axis ``axis``, else ``IndexError(code, i, size)``
+    (the Python meaning of what compiled code calls: ``_overload_check_index``)."""
+    n = a.shape[axis]
+    if not 0 <= i < n:
+        raise IndexError(code, int(i), n)
+    return i
+
+
+_REGISTERED = False
+
+
+def checked_helpers() -> dict[str, Any]:
+    """The names a rewritten clone calls (the overload registered with Numba once)."""
+    global _REGISTERED
+    if not _REGISTERED:
+        _register()
+        _REGISTERED = True
+    return {INDEX: check_index}
+
+
+def _register() -> None:
+    import numpy as np
+    from numba.core import types
+    from numba.extending import overload
+
+    @overload(check_index, inline="always")
+    def _overload_check_index(a, axis, i, code):  # type: ignore[no-untyped-def]
+        if not isinstance(a, types.Array) or not isinstance(i, types.Integer):
+            return lambda a, axis, i, code: i  # a tuple, an index array, ...: as written
+
+        def impl(a, axis, i, code):  # type: ignore[no-untyped-def]
+            n = a.shape[axis]
+            if np.uint64(i) >= np.uint64(n):  # (a negative i is a huge unsigned one)
+                raise IndexError(code, np.int64(i), n)
+            return i
+
+        return impl
+
+
+def checked_func(clone: LeafClone, func: ast.FunctionDef | None = None) -> ast.FunctionDef:
+    """A copy of the clone's def (``func``: another def of it) with its indices guarded;
+    its accesses recorded in ``ACCESSES``."""
+    tree = copy.deepcopy(func if func is not None else clone.func)
+    _Guard(clone).visit(tree)
+    return ast.fix_missing_locations(tree)
+
+
+def access_of(error: BaseException) -> tuple[Access, int, int] | None:
+    """The access a checked index raised ``error`` at, with the index and the size."""
+    if type(error) is not IndexError or len(error.args) != 3:
+        return None
+    code, index, size = error.args
+    access = ACCESSES.get(code) if isinstance(code, int) else None
+    if access is None:
+        return None
+    return access, int(index), int(size)
+
+
+class _Guard(ast.NodeTransformer):
+    def __init__(self, clone: LeafClone) -> None:
+        self.clone = clone
+        self.count = 0
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)  # inner subscripts (a[i] of a[i][j]) and the indices first
+        base = _base(node.value)
+        if base is None:
+            return node
+        name, axis = base
+        if isinstance(node.slice, ast.Tuple):
+            node.slice.elts = [
+                self._guard(e, name, axis + k, node.lineno) for k, e in enumerate(node.slice.elts)
+            ]
+        else:
+            node.slice = self._guard(node.slice, name, axis, node.lineno)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        fn = node.func
+        atomic = isinstance(fn, ast.Name) and fn.id.startswith("__hpvm_atomic_")
+        if atomic and len(node.args) >= 2 and isinstance(node.args[0], ast.Name):
+            name, index = node.args[0].id, node.args[1]
+            if isinstance(index, ast.Tuple):
+                index.elts = [self._guard(e, name, k, node.lineno) for k, e in enumerate(index.elts)]
+            else:
+                node.args[1] = self._guard(index, name, 0, node.lineno)
+        return node
+
+    def _guard(self, index: ast.expr, name: str, axis: int, line: int) -> ast.expr:
+        if isinstance(index, (ast.Slice, ast.Starred)) or (
+            isinstance(index, ast.Constant) and not isinstance(index.value, int)
+        ):
+            return index  # a slice, ``...``, ``None``: NumPy's meaning
+        code = self._code()
+        ACCESSES[code] = Access(self.clone.user, _where(self.clone, line), name, axis)
+        call = ast.Call(
+            func=ast.Name(INDEX, ast.Load()),
+            args=[ast.Name(name, ast.Load()), ast.Constant(axis), index, ast.Constant(code)],
+            keywords=[],
+        )
+        return ast.copy_location(call, index)
+
+    def _code(self) -> int:
+        self.count += 1
+        text = f"{self.clone.symbol}:{self.count}".encode()
+        return int(hashlib.sha1(text).hexdigest()[:15], 16)
+
+
+def _base(value: ast.expr) -> tuple[str, int] | None:
+    """The name a subscript's value is rooted at and how many axes the subscripts between
+    consumed (``a[i]`` of ``a[i][j]``: ``a``, 1); None when not a plain chain of integer
+    indices on a name."""
+    axis = 0
+    while isinstance(value, ast.Subscript):
+        elts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+        if any(
+            isinstance(e, ast.Slice) or (isinstance(e, ast.Constant) and e.value in (None, ...)) for e in elts
+        ):
+            return None  # below a slice or a new axis, the axes move
+        axis += len(elts)
+        value = value.value
+    if not isinstance(value, ast.Name) or value.id.startswith("__hpvm"):
+        return None  # (the context tuple, pools and other generated names are the back end's)
+    return value.id, axis
+
+
+def _where(clone: LeafClone, line: int) -> str:
+    """The clone's ``line`` as messages name it. A clone emitted from the leaf IR carries
+    the user's lines (a generated body's IR is located in its origin file); a syntax-tree
+    clone of a generated body has its text's lines, which ``where`` maps."""
+    user = clone.user
+    if clone.ir is None and isinstance(user.body, GeneratedBody):
+        return str(user.where(line))
+    return str(SourceLocation(user.location.file, line))

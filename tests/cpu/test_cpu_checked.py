@@ -1,0 +1,216 @@
+"""Checked mode of the cpu back end (``hpvm.backends.cpu.configure(checked=True)``): an index
+out of bounds in a Python leaf is an ``OutOfBoundsError`` naming the node, leaf, line and
+array — negative ones too — where unchecked code reads other memory; valid programs give
+the unchecked results; the two modes are compiled and cached apart."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hpvm
+import hpvm.backends.cpu as cpu
+from hpvm.backends import get_backend
+from hpvm.errors import OutOfBoundsError
+from markers import SourceMarkers, fails
+from programs import PROGRAMS, assert_matches, run_program
+from running import run_tracked
+
+MARKS = SourceMarkers(__file__)
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
+
+
+@pytest.fixture
+def checked() -> Iterator[None]:
+    previous = cpu.configure(checked=True)
+    try:
+        yield
+    finally:
+        cpu.configure(**previous)
+
+
+# The offsets are run-time values: a constant one (``a[i + 1]``) makes the replication size
+# itself the mistake, which every mode reports before the node runs (``bounds.py``).
+@hpvm.leaf(ins=("a",), outs=("b",))
+def shift(a: hpvm.i64[:], b: hpvm.i64[:], k: hpvm.i64) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    b[i] = a[i + k]  # @shift
+
+
+@hpvm.leaf(ins=("a",), outs=("b",))
+def transpose_off(a: hpvm.i64[:, :], b: hpvm.i64[:, :], k: hpvm.i64) -> None:
+    n = hpvm.get_node()
+    i = hpvm.get_node_instance_id_x(n)
+    j = hpvm.get_node_instance_id_y(n)
+    b[j][i + k] = a[i, j]  # @transpose
+
+
+@hpvm.leaf(ins=("bins",), outs=("bins",))
+def count(bins: hpvm.i64[:]) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    hpvm.atomic_add(bins, i % 5, 1)  # @atomic
+
+
+@hpvm.internal()
+def shift_root(a: hpvm.i64[:], b: hpvm.i64[:], k: hpvm.i64, n: hpvm.i64):
+    node = hpvm.create_node_1d(shift, n)
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+@hpvm.internal()
+def transpose_root(a: hpvm.i64[:, :], b: hpvm.i64[:, :], k: hpvm.i64, n: hpvm.i64):
+    node = hpvm.create_node_2d(transpose_off, n, n)
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+@hpvm.internal()
+def count_root(bins: hpvm.i64[:], n: hpvm.i64):
+    node = hpvm.create_node_1d(count, n)
+    hpvm.bind_in(node, 0, 0)
+
+
+def test_an_index_past_the_end_names_the_node_leaf_line_and_array(checked: None) -> None:
+    a, b = np.arange(64, dtype=np.int64), np.zeros(64, np.int64)
+    with fails(
+        OutOfBoundsError,
+        "node shift_root/shift ",
+        "leaf 'shift'",
+        MARKS.at("shift"),
+        "index 64 is out of bounds for axis 0 of 'a' with size 64",
+    ):
+        run_tracked(shift_root, (a, b, 1, 64), "cpu")
+
+
+def test_the_same_leaf_within_bounds_runs(checked: None) -> None:
+    a, b = np.arange(64, dtype=np.int64), np.zeros(64, np.int64)
+    run_tracked(shift_root, (a, b, 1, 63), "cpu")
+    np.testing.assert_array_equal(b[:63], a[1:])
+
+
+def test_a_negative_index_is_out_of_bounds_in_checked_mode(checked: None) -> None:
+    a, b = np.arange(8, dtype=np.int64), np.zeros(8, np.int64)
+    with fails(OutOfBoundsError, MARKS.at("shift"), "index -1 is out of bounds", "'a'", "negative"):
+        run_tracked(shift_root, (a, b, -1, 8), "cpu")
+
+
+def test_a_negative_index_wraps_in_unchecked_mode() -> None:
+    """What checked mode turns into an error (docs/backends/cpu.md, "What it does not check")."""
+    assert cpu.configure() == {"checked": False}
+    a, b = np.arange(8, dtype=np.int64), np.zeros(8, np.int64)
+    run_tracked(shift_root, (a, b, -1, 8), "cpu")
+    np.testing.assert_array_equal(b, np.roll(a, 1))
+
+
+def test_chained_subscripts_check_the_axis_they_index(checked: None) -> None:
+    """``b[j][i + k]`` indexes ``b``'s axis 1 with ``i + k``: 8 of 8, in a parallel 2-D loop."""
+    a, b = np.zeros((8, 8), np.int64), np.zeros((8, 8), np.int64)
+    with fails(
+        OutOfBoundsError, MARKS.at("transpose"), "index 8 is out of bounds for axis 1 of 'b' with size 8"
+    ):
+        run_tracked(transpose_root, (a, b, 1, 8), "cpu")
+
+
+def test_an_atomics_index_is_checked(checked: None) -> None:
+    bins = np.zeros(4, np.int64)  # i % 5 reaches 4
+    with fails(
+        OutOfBoundsError, MARKS.at("atomic"), "index 4 is out of bounds for axis 0 of 'bins' with size 4"
+    ):
+        run_tracked(count_root, (bins, 20), "cpu")
+    bins = np.zeros(5, np.int64)
+    run_tracked(count_root, (bins, 20), "cpu")
+    np.testing.assert_array_equal(bins, [4] * 5)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        p
+        for p in PROGRAMS
+        if p.name
+        in {
+            "saxpy_1d",
+            "grid_3d",
+            "atomics_int64",
+            "malloc_per_parent_instance",
+            "barrier_rotate_malloc",
+            "fan_out",
+        }
+    ],
+    ids=lambda p: p.name,
+)
+def test_checked_results_equal_unchecked_results(program) -> None:  # type: ignore[no-untyped-def]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unchecked = run_program(program, "cpu")
+        previous = cpu.configure(checked=True)
+        try:
+            got = run_program(program, "cpu")
+        finally:
+            cpu.configure(**previous)
+    assert_matches(program, got, unchecked)
+
+
+def test_configure_returns_the_previous_setting_and_checks_its_type() -> None:
+    assert cpu.configure() == {"checked": False}
+    assert cpu.configure(checked=True) == {"checked": False}
+    try:
+        assert cpu.configure() == {"checked": True}
+        with pytest.raises(TypeError, match="checked must be a bool"):
+            cpu.configure(checked=1)  # type: ignore[arg-type]
+    finally:
+        assert cpu.configure(checked=False) == {"checked": True}
+    assert get_backend("cpu").checked is False
+
+
+def test_checked_and_unchecked_code_are_compiled_and_cached_apart() -> None:
+    backend = get_backend("cpu")
+    unchecked = backend.prepare(shift_root)
+    previous = cpu.configure(checked=True)
+    try:
+        checked_program = backend.prepare(shift_root)
+    finally:
+        cpu.configure(**previous)
+    assert backend.prepare(shift_root) is unchecked  # (each mode keeps its own)
+    assert checked_program is not unchecked
+    files = [Path(p.module.__file__) for p in (unchecked, checked_program)]  # type: ignore[union-attr]
+    assert files[0] != files[1]
+    assert "checked" in files[1].read_text().splitlines()[0]
+    assert "checked" not in files[0].read_text().splitlines()[0]
+    assert checked_program.module.__name__.startswith("hpvm_checked.")  # type: ignore[union-attr]
+    # the unchecked program, run after the checked one was compiled, is still unchecked
+    a, b = np.arange(8, dtype=np.int64), np.zeros(8, np.int64)
+    run_tracked(shift_root, (a, b, -1, 8), "cpu")
+    np.testing.assert_array_equal(b, np.roll(a, 1))
+
+
+def test_the_environment_variable_turns_checked_mode_on() -> None:
+    """In a process of its own, checked from the start: it compiles a program with barriers
+    and ``malloc`` that this process may have cached unchecked (Numba's disk cache must not
+    hand it the unchecked leaves, nor code naming their modules, which that process lacks)."""
+    code = (
+        "import hpvm.backends.cpu as cpu\n"
+        "from programs import PROGRAMS, assert_matches, expected, run_program\n"
+        "print(cpu.configure())\n"
+        "program = next(p for p in PROGRAMS if p.name == 'barrier_rotate_malloc')\n"
+        "assert_matches(program, run_program(program, 'cpu'), expected(program))\n"
+        "print('same')\n"
+    )
+    tests = str(Path(__file__).parents[1])
+    env = {**os.environ, "HPVM_CPU_CHECKED": "1", "PYTHONPATH": os.pathsep.join([tests, *sys.path])}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_program(
+            next(p for p in PROGRAMS if p.name == "barrier_rotate_malloc"), "cpu"
+        )  # (cached unchecked)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split("\n")[:2] == ["{'checked': True}", "same"]
