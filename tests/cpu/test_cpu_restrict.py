@@ -44,10 +44,38 @@ def _compiled(arrays):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_disjoint_compiled_and_in_python(name: str) -> None:
-    disjoint_helpers()  # registers the overload
+    disjoint_helpers()  # registers its typing and lowering
     arrays, expected = CASES[name]
     assert disjoint(arrays) is expected
     assert _compiled(arrays) is expected
+
+
+def test_disjoint_compiles_nothing_of_its_own() -> None:
+    """Each loop's tuple of arrays is a new type; the check must not cost a compilation per
+    type (an ``@overload`` did: eight in edge detection's cold compile)."""
+    from numba.core import event
+
+    disjoint_helpers()
+    compiled: list[str] = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev: event.Event) -> None:
+            compiled.append(ev.data["dispatcher"].py_func.__name__)
+
+        def on_end(self, ev: event.Event) -> None:
+            pass
+
+    @numba.njit
+    def caller(a, b, n):
+        return disjoint((a, b, n, b[1:]))
+
+    listener = Listener()
+    event.register("numba:compile", listener)
+    try:
+        assert caller(np.zeros((3, 2), np.float32), np.zeros(5, np.int16), 7) is False
+    finally:
+        event.unregister("numba:compile", listener)
+    assert compiled == ["caller"]
 
 
 def test_restrict_compiles_with_noalias_arrays() -> None:
