@@ -145,3 +145,21 @@ def test_one_array_bound_to_two_ports_gives_the_interpreters_result(shape) -> No
     got = _launch(reread_root, (a, b), "cpu")
     np.testing.assert_array_equal(got[0], start + 1)
     np.testing.assert_array_equal(got[1], start * 4)
+
+
+def test_chunk_functions_compile_no_python_entry() -> None:
+    """Chunk functions are only called from compiled code (``__hpvm_try_call``); a CPython
+    or C entry of their own would be lowered, optimized and turned into machine code for
+    nothing (compiler.py's ``_jit_generated``)."""
+    shape = (6, 7)
+    src, dst = grid(shape), np.zeros(shape, np.int64)
+    _launch(blur2_root, (src, dst), "cpu")
+    program = get_backend("cpu").prepare(blur2_root)
+    module = program.entry.py_func.__globals__
+    assert len(program.gen.chunk_symbols) == 2  # the common case's chunk and the other one
+    for name in program.gen.chunk_symbols:
+        dispatcher = module[name]
+        assert dispatcher.targetoptions["no_cpython_wrapper"] and dispatcher.targetoptions["no_cfunc_wrapper"]
+        for sig in dispatcher.signatures:  # (none where the graph function came from the disk cache)
+            cres = dispatcher.overloads[sig]
+            assert cres.library.get_pointer_to_function(cres.fndesc.llvm_cpython_wrapper_name) == 0, name
