@@ -52,7 +52,7 @@ def test_disjoint_compiled_and_in_python(name: str) -> None:
 
 def test_disjoint_compiles_nothing_of_its_own() -> None:
     """Each loop's tuple of arrays is a new type; the check must not cost a compilation per
-    type (an ``@overload`` did: eight in edge detection's cold compile)."""
+    type (an ``@overload`` did: four in edge detection's cold compile)."""
     from numba.core import event
 
     disjoint_helpers()

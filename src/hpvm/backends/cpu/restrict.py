@@ -72,8 +72,8 @@ def disjoint_helpers() -> dict[str, Any]:
 
     Lowered straight to LLVM IR (``type_callable``/``lower_builtin``, as ``loop_errors.py``'s
     intrinsics), not as an ``@overload``: an overload is a function of its own, compiled by
-    Numba's whole pipeline once per tuple type, and every loop's tuple differs — edge
-    detection's six loops cost eight such compilations, 1.7 s of a 19.5 s cold compile
+    Numba's whole pipeline once per tuple type, and loops' tuples differ — edge detection's
+    six loops made four such compilations, 1.7 s of a 24 s cold compile
     (docs/backends/cpu-performance.md, "Cold compile"). These few comparisons cost no
     compilation of their own and inline into the graph function."""
     global _REGISTERED
