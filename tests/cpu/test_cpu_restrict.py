@@ -44,10 +44,38 @@ def _compiled(arrays):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_disjoint_compiled_and_in_python(name: str) -> None:
-    disjoint_helpers()  # registers the overload
+    disjoint_helpers()  # registers its typing and lowering
     arrays, expected = CASES[name]
     assert disjoint(arrays) is expected
     assert _compiled(arrays) is expected
+
+
+def test_disjoint_compiles_nothing_of_its_own() -> None:
+    """Each loop's tuple of arrays is a new type; the check must not cost a compilation per
+    type (an ``@overload`` did: four in edge detection's cold compile)."""
+    from numba.core import event
+
+    disjoint_helpers()
+    compiled: list[str] = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev: event.Event) -> None:
+            compiled.append(ev.data["dispatcher"].py_func.__name__)
+
+        def on_end(self, ev: event.Event) -> None:
+            pass
+
+    @numba.njit
+    def caller(a, b, n):
+        return disjoint((a, b, n, b[1:]))
+
+    listener = Listener()
+    event.register("numba:compile", listener)
+    try:
+        assert caller(np.zeros((3, 2), np.float32), np.zeros(5, np.int16), 7) is False
+    finally:
+        event.unregister("numba:compile", listener)
+    assert compiled == ["caller"]
 
 
 def test_restrict_compiles_with_noalias_arrays() -> None:
@@ -117,3 +145,21 @@ def test_one_array_bound_to_two_ports_gives_the_interpreters_result(shape) -> No
     got = _launch(reread_root, (a, b), "cpu")
     np.testing.assert_array_equal(got[0], start + 1)
     np.testing.assert_array_equal(got[1], start * 4)
+
+
+def test_chunk_functions_compile_no_python_entry() -> None:
+    """Chunk functions are only called from compiled code (``__hpvm_try_call``); a CPython
+    or C entry of their own would be lowered, optimized and turned into machine code for
+    nothing (compiler.py's ``_jit_generated``)."""
+    shape = (6, 7)
+    src, dst = grid(shape), np.zeros(shape, np.int64)
+    _launch(blur2_root, (src, dst), "cpu")
+    program = get_backend("cpu").prepare(blur2_root)
+    module = program.entry.py_func.__globals__
+    assert len(program.gen.chunk_symbols) == 2  # the common case's chunk and the other one
+    for name in program.gen.chunk_symbols:
+        dispatcher = module[name]
+        assert dispatcher.targetoptions["no_cpython_wrapper"] and dispatcher.targetoptions["no_cfunc_wrapper"]
+        for sig in dispatcher.signatures:  # (none where the graph function came from the disk cache)
+            cres = dispatcher.overloads[sig]
+            assert cres.library.get_pointer_to_function(cres.fndesc.llvm_cpython_wrapper_name) == 0, name

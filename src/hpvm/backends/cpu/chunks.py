@@ -67,6 +67,7 @@ class Chunks:
         self.loops = 0  # (a loop may have two chunk functions: ``wide``)
         # The chunk functions compiled with noalias arrays, inlined (``restrict.py``).
         self.restricted: list[str] = []
+        self.symbols: list[str] = []  # every chunk function's name
 
     def loop(self, var: str, count: Read, body: Block, wide: tuple[str, Block] | None = None) -> Block:
         """``for var in range(count): body`` run in parallel: the lines that call the new
@@ -75,7 +76,9 @@ class Chunks:
         true and the body's arrays are apart in memory, else ``other``, a chunk function of
         its own (``loopnest.py``: the innermost loop bounded below 2^32, or not). ``body``'s
         function is then compiled with ``noalias`` arrays and inlined (``restrict.py``);
-        ``other``'s as any chunk function."""
+        ``other``'s as any chunk function, called through ``__hpvm_try_call_noinline``: the
+        rare path stays out of the ``prange`` body, whose arrays Numba marks ``noalias``
+        (overlapping arrays run there), and LLVM does not optimize it a second time there."""
         k = self.loops
         self.loops += 1
         symbol = f"{self.symbol}_chunk{k}"
@@ -91,7 +94,9 @@ class Chunks:
             flag, other = wide
             self.restricted.append(symbol)
             free_wide = self._function(f"{symbol}w", var, other)
-            call_wide = f"__hpvm_try_call({symbol}w, ({', '.join([*free_wide, lo, hi])},), {err}, {c})"
+            call_wide = (
+                f"__hpvm_try_call_noinline({symbol}w, ({', '.join([*free_wide, lo, hi])},), {err}, {c})"
+            )
             fast = f"{p}_fast"
             arrays = "".join(f"{name}, " for name in free)  # (the non-arrays are skipped)
             out.add(f"{fast} = {flag} and __hpvm_disjoint(({arrays}))", [flag, *free], [fast])
@@ -110,6 +115,7 @@ class Chunks:
         """Keep the source of chunk function ``symbol`` running ``body`` for ``var`` in
         its range; its parameters before the bounds (the body's free locals)."""
         free = sorted(body.reads - body.stores - {var})
+        self.symbols.append(symbol)
         inner = Block().nest(f"for {var} in range({LO}, {HI}):", body, stores=[var])
         self.sources.append(
             "\n".join([f"def {symbol}({', '.join([*free, LO, HI])}):", *(INDENT + s for s in inner.lines)])

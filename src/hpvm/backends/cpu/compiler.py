@@ -56,8 +56,9 @@ COMPILE_LOCK = threading.RLock()
 # functions per parallel 2-D/3-D loop, the innermost id masked or not, picked before the loop;
 # 14: the common case's chunk function bounds the innermost loop below 2^32 instead of masking
 # the id, is compiled with noalias arrays and inlined, and is picked only for disjoint arrays;
-# 15: graph code compiled without LLVM's load PRE in loops, loadpre.py — the cache holds code).
-CODEGEN_VERSION = 15
+# 15: graph code compiled without LLVM's load PRE in loops, loadpre.py; 16: the other chunk
+# function is called through __hpvm_try_call_noinline — the cache holds code).
+CODEGEN_VERSION = 16
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in
@@ -535,16 +536,16 @@ class Compiler:
 def _jit_generated(func: Any, gen: GraphGen, cache: bool) -> Any:
     """A generated function's dispatcher: graph functions with parallel loops ``parallel``,
     the common case's chunk functions inlined with ``noalias`` arrays (``restrict.py``); all
-    compiled without LLVM's load PRE in loops (``loadpre.py``)."""
+    compiled without LLVM's load PRE in loops (``loadpre.py``). Chunk functions get no
+    CPython or C entry: only compiled code calls them (``__hpvm_try_call``), and each entry
+    was lowered, optimized and turned into machine code at every cold compile
+    (docs/backends/cpu-performance.md, "Cold compile")."""
     import numba
 
     name = func.__name__
+    options: dict[str, Any] = {"nogil": True, "cache": cache, "error_model": ERROR_MODEL}
+    if name in gen.chunk_symbols:  # (called from compiled code only: no Python or C entry)
+        options.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)
     if name in gen.restricted_symbols:
-        dispatcher = restrict(
-            numba.njit(nogil=True, cache=cache, error_model=ERROR_MODEL, forceinline=True)(func)
-        )
-    else:
-        dispatcher = numba.njit(
-            nogil=True, cache=cache, parallel=name in gen.parallel_symbols, error_model=ERROR_MODEL
-        )(func)
-    return without_loop_load_pre(dispatcher)
+        return without_loop_load_pre(restrict(numba.njit(forceinline=True, **options)(func)))
+    return without_loop_load_pre(numba.njit(parallel=name in gen.parallel_symbols, **options)(func))

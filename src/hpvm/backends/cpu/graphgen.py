@@ -94,6 +94,7 @@ class GraphGen:
         self.symbols: dict[tuple[int, bool], str] = {}
         self.parallel_symbols: set[str] = set()
         self.restricted_symbols: set[str] = set()  # chunk functions with noalias arrays (restrict.py)
+        self.chunk_symbols: set[str] = set()  # every chunk function (chunks.py)
         self.dtypes: set[str] = set()
         self._groups = GroupEmitter(LoopNest(self))
 
@@ -149,6 +150,7 @@ class GraphGen:
         """Keep a generated function and, after it, its chunk functions (``chunks.py``)."""
         self.sources += [function, *chunks.sources]
         self.restricted_symbols.update(chunks.restricted)
+        self.chunk_symbols.update(chunks.symbols)
         if chunks.sources:  # (Numba warns about parallel=True with nothing parallel)
             self.parallel_symbols.add(symbol)
 

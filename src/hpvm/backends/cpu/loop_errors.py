@@ -62,42 +62,45 @@ def _build() -> dict[str, Any]:
 
     i64 = ir.IntType(64)
 
-    @intrinsic
-    def try_call(typingctx, func, args, table, row):  # type: ignore[no-untyped-def]
-        """``func(*args)``; on failure its code and exception info go to ``table[row]``."""
-        if not isinstance(func, types.Dispatcher) or not isinstance(args, types.BaseTuple):
-            return None
-        if table != types.Array(types.int64, 2, "C") or not isinstance(row, types.Integer):
-            return None
-        try:
-            call = func.get_call_type(typingctx, tuple(args.types), {})
-        except NumbaError as e:
-            raise ChunkCompileError(e) from None
-        if call is None or call.return_type != types.none:
-            return None
+    def make_try_call(attrs: tuple[str, ...]) -> Any:
+        @intrinsic
+        def try_call(typingctx, func, args, table, row):  # type: ignore[no-untyped-def]
+            """``func(*args)``; on failure its code and exception info go to ``table[row]``."""
+            if not isinstance(func, types.Dispatcher) or not isinstance(args, types.BaseTuple):
+                return None
+            if table != types.Array(types.int64, 2, "C") or not isinstance(row, types.Integer):
+                return None
+            try:
+                call = func.get_call_type(typingctx, tuple(args.types), {})
+            except NumbaError as e:
+                raise ChunkCompileError(e) from None
+            if call is None or call.return_type != types.none:
+                return None
 
-        def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
-            _, packed, table_value, row_value = llargs
-            compiled = func.dispatcher.get_compile_result(call)
-            context.add_linking_libs([compiled.library])
-            callee = context.declare_function(builder.module, compiled.fndesc)
-            values = [
-                context.cast(builder, builder.extract_value(packed, i), given, wanted)
-                for i, (given, wanted) in enumerate(zip(args.types, call.args))
-            ]
-            status, _ = context.call_conv.call_function(
-                builder, callee, compiled.fndesc.restype, compiled.fndesc.argtypes, values
-            )
-            data = context.make_array(sig.args[2])(context, builder, table_value).data
-            base = builder.mul(row_value, row_value.type(2))
-            code = builder.select(status.is_error, builder.sext(status.code, i64), i64(0))
-            builder.store(code, builder.gep(data, [base]))  # every row is written: no need to zero it
-            with builder.if_then(status.is_error, likely=False):
-                info = builder.ptrtoint(status.excinfoptr, i64)
-                builder.store(info, builder.gep(data, [builder.add(base, base.type(1))]))
-            return context.get_dummy_value()
+            def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
+                _, packed, table_value, row_value = llargs
+                compiled = func.dispatcher.get_compile_result(call)
+                context.add_linking_libs([compiled.library])
+                callee = context.declare_function(builder.module, compiled.fndesc)
+                values = [
+                    context.cast(builder, builder.extract_value(packed, i), given, wanted)
+                    for i, (given, wanted) in enumerate(zip(args.types, call.args))
+                ]
+                status, _ = context.call_conv.call_function(
+                    builder, callee, compiled.fndesc.restype, compiled.fndesc.argtypes, values, attrs=attrs
+                )
+                data = context.make_array(sig.args[2])(context, builder, table_value).data
+                base = builder.mul(row_value, row_value.type(2))
+                code = builder.select(status.is_error, builder.sext(status.code, i64), i64(0))
+                builder.store(code, builder.gep(data, [base]))  # every row is written: no need to zero it
+                with builder.if_then(status.is_error, likely=False):
+                    info = builder.ptrtoint(status.excinfoptr, i64)
+                    builder.store(info, builder.gep(data, [builder.add(base, base.type(1))]))
+                return context.get_dummy_value()
 
-        return types.none(func, args, table, row), codegen
+            return types.none(func, args, table, row), codegen
+
+        return try_call
 
     @intrinsic
     def reraise(typingctx, table):  # type: ignore[no-untyped-def]
@@ -135,4 +138,11 @@ def _build() -> dict[str, Any]:
 
         return types.none(table), codegen
 
-    return {"__hpvm_try_call": try_call, "__hpvm_reraise": reraise}
+    return {
+        "__hpvm_try_call": make_try_call(()),
+        # The overlap/wide fallback chunk (chunks.py), kept out of the prange body: LLVM
+        # neither inlines it there (where Numba marks the arrays noalias) nor optimizes it
+        # a second time inside the body.
+        "__hpvm_try_call_noinline": make_try_call(("noinline",)),
+        "__hpvm_reraise": reraise,
+    }

@@ -49,7 +49,7 @@ def restrict(dispatcher: Any) -> Any:
 
 def disjoint(arrays: tuple[Any, ...]) -> bool:
     """Whether no two arrays of ``arrays`` share a byte, by their bounds (pure Python meaning:
-    NumPy's ``may_share_memory``; compiled code gets the overload below, which skips the
+    NumPy's ``may_share_memory``; compiled code gets the lowering below, which skips the
     tuple's numbers, and answers ``False`` for any other item: an array inside a tuple, an
     object)."""
     if any(not _plain(a) for a in arrays if not isinstance(a, np.ndarray)):
@@ -68,46 +68,65 @@ _REGISTERED = False
 
 
 def disjoint_helpers() -> dict[str, Any]:
-    """The name generated code calls, with its Numba implementation registered (once)."""
+    """The name generated code calls, with its Numba typing and lowering registered (once).
+
+    Lowered straight to LLVM IR (``type_callable``/``lower_builtin``, as ``loop_errors.py``'s
+    intrinsics), not as an ``@overload``: an overload is a function of its own, compiled by
+    Numba's whole pipeline once per tuple type, and loops' tuples differ — edge detection's
+    six loops made four such compilations, 1.7 s of a 24 s cold compile
+    (docs/backends/cpu-performance.md, "Cold compile"). These few comparisons cost no
+    compilation of their own and inline into the graph function."""
     global _REGISTERED
     if not _REGISTERED:
-        from numba.core import types
-        from numba.extending import overload
-
-        def plain(t: Any) -> bool:  # no pointer in it: nothing for noalias to promise
-            if isinstance(t, types.BaseTuple):
-                return all(plain(e) for e in t.types)
-            return isinstance(t, (types.Number, types.Boolean, types.NoneType))
-
-        @overload(disjoint)
-        def _disjoint(arrays):  # type: ignore[no-untyped-def]
-            picked = [i for i, t in enumerate(arrays.types) if isinstance(t, types.Array)]
-            if any(not plain(t) for t in arrays.types if not isinstance(t, types.Array)):
-                return lambda arrays: False  # (arrays in a container, other objects: not checked)
-            lines = ["def impl(arrays):"]
-            for k, i in enumerate(picked):
-                lines += [
-                    f"    a = arrays[{i}]",
-                    "    lo = hi = np.int64(a.ctypes.data)",
-                    "    for d in range(a.ndim):",
-                    "        step = (a.shape[d] - 1) * a.strides[d]",
-                    "        if step < 0:",
-                    "            lo += step",
-                    "        else:",
-                    "            hi += step",
-                    f"    lo{k} = lo",
-                    f"    hi{k} = hi + a.itemsize if a.size > 0 else lo",
-                ]
-            for k in range(len(picked)):
-                for m in range(k):
-                    lines.append(
-                        f"    if lo{k} < hi{k} and lo{m} < hi{m} and lo{k} < hi{m} and lo{m} < hi{k}:"
-                    )
-                    lines.append("        return False")
-            lines.append("    return True")
-            namespace: dict[str, Any] = {"np": np}
-            exec("\n".join(lines), namespace)
-            return namespace["impl"]
-
+        _register()
         _REGISTERED = True
     return {"__hpvm_disjoint": disjoint}
+
+
+def _register() -> None:
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import lower_builtin, type_callable
+
+    def plain(t: Any) -> bool:  # no pointer in it: nothing for noalias to promise
+        if isinstance(t, types.BaseTuple):
+            return all(plain(e) for e in t.types)
+        return isinstance(t, (types.Number, types.Boolean, types.NoneType))
+
+    @type_callable(disjoint)
+    def _type(context):  # type: ignore[no-untyped-def]
+        def typer(arrays):  # type: ignore[no-untyped-def]
+            return types.boolean if isinstance(arrays, types.BaseTuple) else None
+
+        return typer
+
+    @lower_builtin(disjoint, types.BaseTuple)
+    def _lower(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        (tuple_type,) = sig.args
+        if any(not plain(t) for t in tuple_type.types if not isinstance(t, types.Array)):
+            return cgutils.false_bit  # (arrays in a container, other objects: not checked)
+        i64 = ir.IntType(64)
+        spans = []  # each array's [lo, hi) in bytes; an empty array's is empty
+        for i, t in enumerate(tuple_type.types):
+            if not isinstance(t, types.Array):
+                continue
+            a = context.make_array(t)(context, builder, builder.extract_value(args[0], i))
+            lo = hi = builder.ptrtoint(a.data, i64)
+            shape = cgutils.unpack_tuple(builder, a.shape, t.ndim)
+            strides = cgutils.unpack_tuple(builder, a.strides, t.ndim)
+            for extent, stride in zip(shape, strides):
+                step = builder.mul(builder.sub(extent, i64(1)), stride)
+                negative = builder.icmp_signed("<", step, i64(0))
+                lo = builder.add(lo, builder.select(negative, step, i64(0)))
+                hi = builder.add(hi, builder.select(negative, i64(0), step))
+            full = builder.icmp_signed(">", a.nitems, i64(0))
+            spans.append((lo, builder.select(full, builder.add(hi, a.itemsize), lo)))
+        apart = cgutils.true_bit
+        for k, (lo_k, hi_k) in enumerate(spans):
+            for lo_m, hi_m in spans[:k]:
+                overlap = builder.and_(
+                    builder.and_(builder.icmp_signed("<", lo_k, hi_k), builder.icmp_signed("<", lo_m, hi_m)),
+                    builder.and_(builder.icmp_signed("<", lo_k, hi_m), builder.icmp_signed("<", lo_m, hi_k)),
+                )
+                apart = builder.and_(apart, builder.not_(overlap))
+        return apart
