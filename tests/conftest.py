@@ -47,6 +47,19 @@ def hpvm_runtime_stopped():
     assert not [t for t in threading.enumerate() if t.name.startswith("hpvm-")]
 
 
+@pytest.fixture
+def checked():
+    """The ``cpu`` back end's checked mode on for one test (``cpu.configure(checked=True)``),
+    its previous options back after it."""
+    from hpvm.backends import cpu
+
+    previous = cpu.configure(checked=True)
+    try:
+        yield
+    finally:
+        cpu.configure(**previous)
+
+
 @pytest.fixture(params=[True, False], ids=["from-ir", "from-syntax-tree"])
 def interp_path(request):
     """Run the test twice: the interpreter's leaves from their leaf IR, then from their

@@ -7,7 +7,6 @@ array and the C line, and nothing is written outside the arrays."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -27,15 +26,6 @@ WHERE = "programs/checked.c"
 EXPECTED = " ".join(f"{v:g}" for v in np.arange(60) * 0.5)
 
 program = compiled_program(PROGRAM)
-
-
-@pytest.fixture
-def checked() -> Iterator[None]:
-    previous = cpu.configure(checked=True)
-    try:
-        yield
-    finally:
-        cpu.configure(**previous)
 
 
 def test_checked_and_unchecked_give_the_same_result(program, capfd) -> None:  # type: ignore[no-untyped-def]

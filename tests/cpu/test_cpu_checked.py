@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,15 +24,6 @@ from running import run_tracked
 
 MARKS = SourceMarkers(__file__)
 pytestmark = pytest.mark.usefixtures("hpvm_runtime")
-
-
-@pytest.fixture
-def checked() -> Iterator[None]:
-    previous = cpu.configure(checked=True)
-    try:
-        yield
-    finally:
-        cpu.configure(**previous)
 
 
 # The offsets are run-time values: a constant one (``a[i + 1]``) makes the replication size
