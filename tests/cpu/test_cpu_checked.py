@@ -182,6 +182,41 @@ def test_checked_and_unchecked_code_are_compiled_and_cached_apart() -> None:
     np.testing.assert_array_equal(b, np.roll(a, 1))
 
 
+@hpvm.leaf(ins=("a", "idx"), outs=("b",))
+def gather(a: hpvm.i64[:], idx: hpvm.i64[:], b: hpvm.i64[:]) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    b[i] = a[idx[i]]  # @gather
+
+
+@hpvm.internal()
+def gather_root(a: hpvm.i64[:], idx: hpvm.i64[:], b: hpvm.i64[:], n: hpvm.i64):
+    node = hpvm.create_node_1d(gather, n)
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+def test_a_launch_recorded_unchecked_is_checked_once_the_mode_is_on() -> None:
+    """A replayed launch (runtime/plan.py, ``Replay``) calls the runner it recorded: one
+    recorded before ``configure(checked=True)`` must not run the unchecked code again (it
+    did: the out-of-bounds index below passed silently)."""
+    a, idx, b = np.arange(64, dtype=np.int64), np.zeros(64, np.int64), np.zeros(64, np.int64)
+    for x in (a, idx, b):
+        hpvm.track_memory(x)
+    args = (a, idx, b, 64)
+    for _ in range(3):  # the same arguments: recorded, then replayed
+        hpvm.wait(hpvm.launch(gather_root, args))
+    idx[5] = 64  # (a read one past the end: what the check must now catch)
+    previous = cpu.configure(checked=True)
+    try:
+        with fails(OutOfBoundsError, "node gather_root/gather ", MARKS.at("gather"), "'a' with size 64"):
+            hpvm.wait(hpvm.launch(gather_root, args))
+    finally:
+        cpu.configure(**previous)
+    idx[5] = 0
+    hpvm.wait(hpvm.launch(gather_root, args))  # unchecked again, and replayed again
+    np.testing.assert_array_equal(b, np.zeros(64, np.int64))
+
+
 def test_the_environment_variable_turns_checked_mode_on() -> None:
     """In a process of its own, checked from the start: it compiles a program with barriers
     and ``malloc`` that this process may have cached unchecked (Numba's disk cache must not

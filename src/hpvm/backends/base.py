@@ -171,6 +171,11 @@ class Backend(ABC):
         check_arguments(root, args, f"get_backend('{self.name}').run")
         return ctx if ctx is not None else RunContext(checked=True)
 
+    #: Changes whenever ``runner`` would give another callable for a root it gave one for
+    #: before (a mode switched: ``cpu.configure(checked=)``). A replay recorded under another
+    #: value is stale: it would run the old mode's code (``runtime/plan.py``, ``Replay``).
+    runners_version: int = 0
+
     def runner(self, root: InternalFunction) -> Callable[[Sequence[Any], int | None], tuple[Any, ...]] | None:
         """``run`` of ``root`` without a ``RunContext``, as one callable ``(args, threads)``
         resolved once, or ``None`` (the default: a back end without one). A back end that

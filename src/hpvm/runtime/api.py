@@ -329,7 +329,7 @@ class Runtime:
             if self.tracker.replays and not self.active:  # a recorded launch again? (plan.Replay)
                 r = self.tracker.hold_replay(plan.ident(args))  # (its entries held; None: not host only)
                 if r is not None:
-                    if r.runs.quick():
+                    if r.runs.quick() and r.version == plan.backend.runners_version:
                         return self._run_quick(
                             root, plan.backend, args, r.arrays, r.entries, r.runs, r.known, r.runner
                         )

@@ -180,21 +180,25 @@ class Replay:
     its array, so its id is no other's while the record lives), the run key's ``Runs``
     (the entries' host state is fixed while nothing is on a device: replays happen only
     then). Records live in the runtime's tracker (``MemoryTracker.replays``), which
-    empties them whenever an entry is replaced, untracked or cleared."""
+    empties them whenever an entry is replaced, untracked or cleared. A record also holds
+    its back end's ``runners_version``: one made before the back end switched modes
+    (``cpu.configure(checked=True)``) would run the other mode's code, so it is not
+    replayed (the launch takes the full path and records again)."""
 
-    __slots__ = ("root", "backend", "runner", "entries", "arrays", "runs", "known")
+    __slots__ = ("root", "backend", "runner", "version", "entries", "arrays", "runs", "known")
 
     def __init__(
         self,
         root: InternalFunction,
         backend: Backend,
         runner: Callable[[Sequence[Any], int | None], tuple[Any, ...]],
+        version: int,
         entries: list[Any],
         arrays: list[Any],
         runs: Runs,
         known: tuple[dict[Any, Runs], Any],
     ) -> None:
-        self.root, self.backend, self.runner = root, backend, runner
+        self.root, self.backend, self.runner, self.version = root, backend, runner, version
         self.entries, self.arrays, self.runs, self.known = entries, arrays, runs, known
 
 
@@ -214,9 +218,11 @@ def record_replay(
     may be another view's once it dies)."""
     if key is None or any(entry.array is not a for entry, a in zip(entries, arrays)):
         return
+    version = plan.backend.runners_version  # (read first: a switch after it makes the record stale)
     runner = plan.backend.runner(root)
     if runner is not None:
-        tracker.keep_replay(key, Replay(root, plan.backend, runner, entries, arrays, runs, known), _REPLAYS)
+        record = Replay(root, plan.backend, runner, version, entries, arrays, runs, known)
+        tracker.keep_replay(key, record, _REPLAYS)
 
 
 #: root -> its plans, one per target name (by the root's identity, held weakly: ``ir/weakid.py``).

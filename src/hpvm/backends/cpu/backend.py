@@ -76,6 +76,7 @@ class CPUBackend(Backend):
             self.compiler, self._runners, self._layouts = self._other
             self._other = current
             self.checked = checked
+            self.runners_version += 1  # (replays recorded in the other mode are stale)
 
     #: The passes a graph goes through before it is compiled: which nodes share a loop nest
     #: (``graphgen.py`` reads ``fuse``), then the leaves cloned with their context (the
