@@ -106,6 +106,11 @@ class StreamError(HPVMError):
     """Streaming misuse: pop on a non-streaming launch, push after wait, pop with nothing to come."""
 
 
+class OptionError(HPVMError, TypeError):
+    """A back end's ``configure`` got an option value it cannot take (``checked="yes"``); a
+    ``TypeError`` too, as Python's own calls raise for an argument of the wrong type."""
+
+
 class BackendUnavailableError(HPVMError):
     """The requested back end does not exist or cannot run on this machine."""
 

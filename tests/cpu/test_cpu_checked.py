@@ -154,7 +154,7 @@ def test_configure_returns_the_previous_setting_and_checks_its_type() -> None:
     assert cpu.configure(checked=True) == {"checked": False}
     try:
         assert cpu.configure() == {"checked": True}
-        with pytest.raises(TypeError, match="checked must be a bool"):
+        with pytest.raises(hpvm.OptionError, match="checked must be a bool"):
             cpu.configure(checked=1)  # type: ignore[arg-type]
     finally:
         assert cpu.configure(checked=False) == {"checked": True}

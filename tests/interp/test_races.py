@@ -682,8 +682,10 @@ def test_configure_switches_it_off():
     finally:
         interp.configure(**previous)
     assert previous["races"] is True
-    with pytest.raises(TypeError, match="races must be a bool"):
+    with pytest.raises(hpvm.OptionError, match="races must be a bool"):
         interp.configure(races="no")
+    with pytest.raises(TypeError, match="strict must be a bool"):  # (a TypeError too)
+        interp.configure(strict=1)
 
 
 def test_environment_variable(monkeypatch):

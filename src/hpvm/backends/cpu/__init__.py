@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...errors import OptionError
 from .backend import CPUBackend
 
 __all__ = ["CPUBackend", "configure"]
@@ -38,7 +39,7 @@ def configure(*, checked: bool | None = None) -> dict[str, Any]:
     assert isinstance(backend, CPUBackend)
     previous: dict[str, Any] = {"checked": backend.checked}
     if checked is not None and not isinstance(checked, bool):
-        raise TypeError(f"checked must be a bool, not {checked!r}")
+        raise OptionError(f"cpu.configure: checked must be a bool (True or False), not {checked!r}")
     if checked is not None:
         backend.set_checked(checked)
     return previous

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...errors import OptionError
 from .executor import InstanceHandle, Interpreter, NodeOutputs
 
 __all__ = ["InstanceHandle", "Interpreter", "NodeOutputs", "configure"]
@@ -44,7 +45,7 @@ def configure(*, strict: bool | None = None, races: bool | None = None) -> dict[
     previous: dict[str, Any] = {"strict": backend.strict, "races": backend.races}
     for name, value in (("strict", strict), ("races", races)):
         if value is not None and not isinstance(value, bool):
-            raise TypeError(f"{name} must be a bool, not {value!r}")
+            raise OptionError(f"interp.configure: {name} must be a bool (True or False), not {value!r}")
     if strict is not None:
         backend.strict = strict
     if races is not None:
