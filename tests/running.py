@@ -81,3 +81,14 @@ def runs_from_its_ir(leaf: Any) -> bool:
     from hpvm.backends.interp.from_ir import ir_function
 
     return ir_function(leaf) is not None
+
+
+def every_run_quick(monkeypatch: Any, *roots: Any) -> None:
+    """Every run counts as quick (``quick.QUICK_RUN_S`` raised: a loaded machine must not
+    decide where one runs), and the durations recorded for ``roots`` before the test are
+    forgotten — the autouse fixtures of the quick-launch tests."""
+    from hpvm.runtime import quick
+
+    monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
+    for root in roots:
+        quick.forget(root)

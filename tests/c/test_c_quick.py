@@ -12,6 +12,7 @@ from hpvmc_helpers import EXAMPLES, needs_clang, needs_llvm_leaves
 import hpvm
 from hpvm import c
 from hpvm.runtime import quick
+from running import every_run_quick
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -43,7 +44,7 @@ void root(float *src, size_t bytes_src, float *dst, size_t bytes_dst, int w) {
 @pytest.fixture(autouse=True)
 def generous_limit(monkeypatch):
     """Every run counts as quick here: a loaded machine must not decide where one runs."""
-    monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
+    every_run_quick(monkeypatch)
 
 
 def _stencil(root, target: str, shape: tuple[int, int, int], launches: int) -> tuple[np.ndarray, list]:

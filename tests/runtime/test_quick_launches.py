@@ -17,6 +17,7 @@ import pytest
 import hpvm
 from hpvm.runtime import api, quick
 from markers import needs_backend
+from running import every_run_quick
 
 pytestmark = [pytest.mark.usefixtures("hpvm_runtime"), needs_backend("cpu")]
 
@@ -86,9 +87,7 @@ def gated_root(x: hpvm.i64):
 def generous_limit(monkeypatch):
     """Every run counts as quick here (a loaded machine must not decide where one runs);
     the durations recorded before a test are forgotten."""
-    monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
-    for root in (add_root, count_root, spin_root):
-        quick.forget(root)
+    every_run_quick(monkeypatch, add_root, count_root, spin_root)
 
 
 def _ran_in_launch(handle) -> bool:

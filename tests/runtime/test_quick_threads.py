@@ -16,6 +16,7 @@ import hpvm
 from hpvm.backends.base import RunContext
 from hpvm.runtime import quick
 from markers import needs_backend
+from running import every_run_quick
 
 pytestmark = [pytest.mark.usefixtures("hpvm_runtime"), needs_backend("cpu")]
 
@@ -24,11 +25,10 @@ from test_quick_launches import add_root  # noqa: E402  (the same small graph: a
 
 
 @pytest.fixture(autouse=True)
-def every_run_quick(monkeypatch):
+def every_run_quick_and_tiny(monkeypatch):
     """Every run counts as quick and tiny here (a loaded machine must not decide)."""
-    monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
+    every_run_quick(monkeypatch, add_root)
     monkeypatch.setattr(quick, "ONE_THREAD_PROBE_S", 60.0)
-    quick.forget(add_root)
 
 
 def _arrays(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

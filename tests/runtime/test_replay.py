@@ -16,8 +16,9 @@ import pytest
 from test_quick_launches import _arrays, _launch, _ran_in_launch, add_root
 
 import hpvm
-from hpvm.runtime import api, quick
+from hpvm.runtime import api
 from markers import needs_backend
+from running import every_run_quick
 
 pytestmark = [pytest.mark.usefixtures("hpvm_runtime"), needs_backend("cpu")]
 
@@ -51,9 +52,7 @@ def same_root(x: hpvm.f64):
 @pytest.fixture(autouse=True)
 def generous_limit(monkeypatch):
     """Every run counts as quick here (a loaded machine must not decide where one runs)."""
-    monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
-    for root in (add_root, double_root, same_root):
-        quick.forget(root)
+    every_run_quick(monkeypatch, add_root, double_root, same_root)
 
 
 def _replays() -> dict:
