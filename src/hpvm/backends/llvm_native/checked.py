@@ -48,8 +48,8 @@ from ...ir.debuginfo import DebugInfo
 from ...ir.graph import LeafFunction
 from ...ir.llvm_text import global_name
 from ...ir.types import ArrayType
-from .access import _arguments, printed_function, split_top
-from .instrument import ATOMIC, memory_access, site_of
+from .access import _arguments, printed_function
+from .instrument import ATOMIC, gep_root, memory_access, site_of
 
 _HELPER = "__hpvm_oob"
 _SCRATCH = "@__hpvm_oob.scratch"
@@ -191,19 +191,8 @@ class _Rewrite:
 
     def _base(self, pointer: str) -> str | None:
         """The array argument ``pointer`` is ``getelementptr``\\s of, if it is."""
-        name = pointer
-        for _ in range(64):
-            if name in self.arrays:
-                return name
-            rhs = self.defs.get(name, "")
-            if not rhs.startswith("getelementptr"):
-                return None
-            parts = split_top(rhs[len("getelementptr") :])
-            words = parts[1].split() if len(parts) > 1 else []
-            if len(words) != 2 or words[0] != "ptr":
-                return None
-            name = words[1]
-        return None
+        root = gep_root(pointer, self.defs)
+        return root if root in self.arrays else None
 
 
 def _redirect(line: str, rhs: str, pointer: str, to: str) -> str:

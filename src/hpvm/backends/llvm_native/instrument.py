@@ -208,6 +208,23 @@ def _instrument(function: str, module: str) -> Instrumented:
     return Instrumented(LLVMBody(text, function), tuple(sites))
 
 
+def gep_root(name: str, defs: dict[str, str]) -> str | None:
+    """The value ``name`` is ``getelementptr``\\s of (itself when it is none), by the
+    function's definitions ``defs`` (value -> its instruction's text): what an access's
+    pointer points into — an ``alloca`` (``local``), an array argument (``checked.py``).
+    ``None``: a base that is no plain ``ptr`` value, or more than 64 levels."""
+    for _ in range(64):
+        rhs = defs.get(name, "")
+        if not rhs.startswith("getelementptr"):
+            return name
+        parts = split_top(rhs[len("getelementptr") :])
+        base = parts[1].split() if len(parts) > 1 else []
+        if len(base) != 2 or base[0] != "ptr":
+            return None
+        name = base[1]
+    return None
+
+
 def _function(body: list[str], debug: DebugInfo, sites: list[Site]) -> list[str]:
     """One function's body lines, instrumented (the ``getNode`` call first in its entry block)."""
     defs: dict[str, str] = {}
@@ -217,18 +234,8 @@ def _function(body: list[str], debug: DebugInfo, sites: list[Site]) -> list[str]
             defs[m.group(1)] = m.group(2)
 
     def local(name: str) -> bool:
-        for _ in range(64):
-            rhs = defs.get(name, "")
-            if rhs.startswith("alloca"):
-                return True
-            if not rhs.startswith("getelementptr"):
-                return False
-            parts = split_top(rhs[len("getelementptr") :])
-            base = parts[1].split() if len(parts) > 1 else []
-            if len(base) != 2 or base[0] != "ptr":
-                return False
-            name = base[1]
-        return False
+        root = gep_root(name, defs)
+        return root is not None and defs.get(root, "").startswith("alloca")
 
     # A load whose value a ``cmpxchg`` compares against (directly or through ``phi``s) is
     # the first step of a compare-and-swap loop (how Numba and C compilers write an atomic
