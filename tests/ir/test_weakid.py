@@ -40,7 +40,7 @@ def test_an_entry_leaves_with_its_key_and_a_reused_id_finds_nothing() -> None:
     # an entry under another object's id (as if that id had been a dead key's) is not used
     a, b = Key(), Key()
     table.set(a, [2])
-    table._items[id(b)] = table._items[id(a)]
+    table.items[id(b)] = table.items[id(a)]
     assert table.get(b) is None and table.get(a) == [2]
 
 

@@ -353,15 +353,16 @@ _PROBES: dict[str, Callable[[], str | None]] = {}  # not yet run: says why a bac
 _INSTANCES: dict[str, Backend] = {}
 _MISSING: dict[str, str] = {}  # back ends known but not available here, with the reason
 _REGISTRY_LOCK = threading.RLock()
-# Bumped whenever a registration changes (register_backend, mark_unavailable): what a
-# launch resolved once per root and target (``runtime/plan.py``) is valid while it holds.
-_REGISTRY_VERSION = [0]
+#: Bumped whenever a registration changes (register_backend, mark_unavailable): what a
+#: launch resolved once per root and target (``runtime/plan.py``) is valid while it holds.
+#: The list itself (``[0]`` the count) is read per launch, without ``registry_version``'s call.
+REGISTRY_VERSION = [0]
 
 
 def registry_version() -> int:
     """How many times the back-end registry changed (a launch plan made before a change is
     made again)."""
-    return _REGISTRY_VERSION[0]
+    return REGISTRY_VERSION[0]
 
 
 def register_backend(
@@ -374,7 +375,7 @@ def register_backend(
     Registering again replaces the earlier registration and forgets its probe's answer.
     """
     with _REGISTRY_LOCK:
-        _REGISTRY_VERSION[0] += 1
+        REGISTRY_VERSION[0] += 1
         _FACTORIES[name] = factory
         _INSTANCES.pop(name, None)
         _MISSING.pop(name, None)
@@ -387,7 +388,7 @@ def register_backend(
 def mark_unavailable(name: str, reason: str) -> None:
     """Record that ``name`` is known but cannot run here (shown in error messages)."""
     with _REGISTRY_LOCK:
-        _REGISTRY_VERSION[0] += 1
+        REGISTRY_VERSION[0] += 1
         _FACTORIES.pop(name, None)
         _PROBES.pop(name, None)
         _INSTANCES.pop(name, None)

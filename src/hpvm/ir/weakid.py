@@ -23,21 +23,24 @@ V = TypeVar("V")
 class WeakIdTable(Generic[K, V]):
     """``get``, ``set`` and ``pop`` by the key's identity, held weakly."""
 
-    __slots__ = ("_items",)
+    __slots__ = ("items",)
 
     def __init__(self) -> None:
-        self._items: dict[int, tuple[weakref.ref[Any], V]] = {}
+        #: ``id(key)`` -> (weak reference to the key, value). Public for a caller that looks
+        #: up in-line, as ``get`` does (a launch's plan, ``runtime/plan.py``: one frame less
+        #: per launch): an entry is the key's only if its reference still gives the key.
+        self.items: dict[int, tuple[weakref.ref[Any], V]] = {}
 
     def get(self, key: K) -> V | None:
         """The value stored for ``key`` itself, or ``None``."""
-        found = self._items.get(id(key))
+        found = self.items.get(id(key))
         if found is not None and found[0]() is key:
             return found[1]
         return None
 
     def set(self, key: K, value: V) -> V:
         """Store ``value`` for ``key`` (replacing what was stored for it); returns it."""
-        items, i = self._items, id(key)
+        items, i = self.items, id(key)
 
         def gone(ref: weakref.ref[Any]) -> None:
             current = items.get(i)
@@ -50,7 +53,7 @@ class WeakIdTable(Generic[K, V]):
     def pop(self, key: K) -> None:
         """Forget what is stored for ``key``, if anything."""
         if self.get(key) is not None:
-            self._items.pop(id(key), None)
+            self.items.pop(id(key), None)
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self.items)

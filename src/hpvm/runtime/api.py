@@ -327,13 +327,27 @@ class Runtime:
         if not stream and target != "svm":
             plan = plan_for(root, target)
             if self.tracker.replays and not self.active:  # a recorded launch again? (plan.Replay)
-                r = self.tracker.hold_replay(plan.ident(args))  # (its entries held; None: not host only)
+                r = plan.replay(args, self.tracker)  # (its entries held; None: not host only, not quick)
                 if r is not None:
-                    if r.runs.quick() and r.version == plan.backend.runners_version:
-                        return self._run_quick(
-                            root, plan.backend, args, r.arrays, r.entries, r.runs, r.known, r.runner
-                        )
-                    self.tracker.release(r.entries)
+                    # A quick run (``_run_quick``) without what a replay does not need — the
+                    # back end's runner called directly: no ``Backend.run``, no ``RunContext``,
+                    # no warnings' sink (a runner warns nothing) — and here, not in a method
+                    # of its own: after a step that streamed megabytes through the core, each
+                    # frame of the host path is a cache miss (docs/backends/cpu-performance.md).
+                    handle = LaunchHandle(self, root, r.backend, done=_FINISHED)
+                    handle.arrays, handle.quick, runs = r.arrays, r.known, r.runs
+                    threads = None if runs.plain else runs.threads()
+                    try:
+                        start = time.perf_counter()
+                        handle.outputs = r.runner(args, threads)
+                        runs.add(time.perf_counter() - start, threads)
+                    except BaseException as e:  # delivered to the host at wait()
+                        handle.error = e
+                    finally:
+                        self.tracker.release(r.entries)
+                    if isinstance(handle.error, KeyboardInterrupt):  # Ctrl-C: raised by launch itself
+                        raise handle.error
+                    return handle
             return self._launch_once(plan, root, args)
         root = check_root(root)
         if target == "svm":
@@ -415,25 +429,19 @@ class Runtime:
         entries: list[TrackedArray],
         runs: Runs,
         known: tuple[dict[Any, Runs], Any] | None,
-        runner: Callable[[Sequence[Any], int | None], tuple[Any, ...]] | None = None,
     ) -> LaunchHandle:
         """A quick launch, run inside ``launch`` on the calling thread (``quick.py``), and its
         handle: the job's run (``_job``) without what only a queued run needs (a closure, a
         completion lock, a worker counted idle, ``active``); with nothing on a device, one
         shared ``RunContext`` per thread count (the back ends that run quick only read its
-        ``threads``), or for a replay (``plan.Replay``) the back end's ``runner`` called
-        directly. Each object touched is a cache miss after a step that streamed megabytes
-        through the core (``docs/backends/cpu.md``). Ctrl-C is raised here, not at a
-        ``wait`` that may never come."""
+        ``threads``). Each object touched is a cache miss after a step that streamed
+        megabytes through the core (``docs/backends/cpu.md``); a replay (``plan.Replay``)
+        does less again, in ``launch`` itself. Ctrl-C is raised here, not at a ``wait``
+        that may never come."""
         handle = LaunchHandle(self, root, backend, done=_FINISHED)
         handle.arrays, handle.quick = arrays, known
         threads = runs.threads()
         try:
-            if runner is not None:  # (a replay: nothing on a device; a runner warns nothing)
-                start = time.perf_counter()
-                handle.outputs = runner(values, threads)
-                runs.add(time.perf_counter() - start, threads)
-                return handle
             with collecting_warnings() as caught:
                 handle.warnings = caught
                 if self.tracker.host_only():  # (shared: the handle keeps its empty defaults)

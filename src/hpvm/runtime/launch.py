@@ -157,12 +157,9 @@ def choose_backend(root: InternalFunction, target: str | None) -> Backend:
     return backend
 
 
-def chosen_backend(root: InternalFunction) -> Backend | None:
-    """The back end ``choose_backend(root, None)`` chose before (``None``: none yet)."""
-    return _CHOICES.get(root)
-
-
-# Root -> the back end its hints select; root -> the back ends known to accept its leaves.
+# Root -> the back end its hints select (an entry is written once, by ``choose_backend``,
+# and leaves with its root: a launch plan relies on that, ``plan.plan_for``); root -> the
+# back ends known to accept its leaves.
 _CHOICES: weakref.WeakKeyDictionary[InternalFunction, Backend] = weakref.WeakKeyDictionary()
 _BODIES_OK: weakref.WeakKeyDictionary[InternalFunction, set[str]] = weakref.WeakKeyDictionary()
 

@@ -28,24 +28,33 @@ the back end's runner called directly.
 A plan is valid while the back-end registry is unchanged (``registry_version``): a back
 end registered or marked unavailable since makes the next launch build a new one; a plan
 without a target also while the back end the root's hints chose (``launch._CHOICES``, the
-one record of that choice) is still the one it holds. Plans
-are held per root weakly, at most one per target name.
+one record of that choice) is still the one it holds — tested as "the table is still the
+one the plan was made under": a root's entry in a table is written once (``choose_backend``
+writes only where there is none) and leaves only with the root, so the same table means the
+same choice, and a table replaced (tests do, with another hint preference) a new plan.
+Plans are held per root weakly, at most one per target name.
 """
 
 from __future__ import annotations
 
+import importlib
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..backends.base import Backend, registry_version
+from ..backends.base import REGISTRY_VERSION, Backend
 from ..backends.memory import MemoryTracker
 from ..ir.args import writers
 from ..ir.graph import InternalFunction
 from ..ir.types import ArrayType
 from ..ir.weakid import WeakIdTable
-from .launch import _acceptors, accept_test, check_root, check_sizes, choose_backend, chosen_backend
+from .launch import _acceptors, accept_test, check_root, check_sizes, choose_backend
 from .quick import Runs, bounded_graph, durations
+
+#: ``launch.py`` itself (from ``sys.modules``: the package's attribute of that name is the
+#: ``launch`` function), whose table of the back ends chosen by hints (``_CHOICES``) a plan
+#: without a target is valid under: read per launch as an attribute, since tests replace it.
+_LAUNCH = importlib.import_module(f"{__package__}.launch")
 
 #: Argument keys whose sizes a plan remembers as checked (a host cycling through more
 #: shapes than this is checked again, as ``check_sizes`` would).
@@ -59,6 +68,7 @@ class LaunchPlan:
         "_root",
         "backend",
         "version",
+        "choices",
         "count",
         "acceptors",
         "times",
@@ -66,23 +76,34 @@ class LaunchPlan:
         "checked",
         "_accept",
         "ident",
+        "replay",
     )
 
     def __init__(self, root: InternalFunction, target: str | None) -> None:
-        self.version = registry_version()  # (read first: a change while building invalidates)
+        # (read first, both: a change while building invalidates)
+        self.version = REGISTRY_VERSION[0]
+        #: without a target, the table of hint choices (``launch._CHOICES``) this plan's back
+        #: end is the root's entry in (``plan_for``); ``None`` for a plan with a target
+        self.choices = _LAUNCH._CHOICES if target is None else None
         # (weakly: the plans live in a table keyed weakly by the root, which a strong
         # reference from its own value would keep alive for ever)
         self._root = weakref.ref(check_root(root))
         self.backend: Backend = choose_backend(root, target)
         self.count = len(root.params)
         self.acceptors: tuple[Callable[[Any], bool], ...] = tuple(_acceptors(root))
-        self._accept, ident = _accepting(root, self)
+        self._accept, ident, replay = _accepting(root, self)
         #: ``args`` -> the key a launch with them is replayed by (``Replay``): this plan, each
         #: array's identity and shape, each scalar's type and value — if every value passes
         #: its port's acceptor (those can change on the same array: its writeable flag);
-        #: else ``None``. Generated per root with ``accept``; an attribute, not a method:
-        #: a replayed launch calls it, and a method's frame is one more cache miss there.
+        #: else ``None``. Generated per root with ``accept``.
         self.ident: Callable[[Any], tuple[Any, ...] | None] = ident
+        #: ``(args, tracker)`` -> the ``Replay`` kept in ``tracker`` under ``ident(args)``,
+        #: its entries held (``MemoryTracker.hold_replay``), if its key's runs are quick and
+        #: its runner current (``Backend.runners_version``); else ``None``, nothing held.
+        #: ``ident``, the look-up and those tests in one generated function, an attribute, not
+        #: a method: a replayed launch calls it after a step that evicted the host path from
+        #: the core's caches, where each frame and code object is a miss.
+        self.replay: Callable[[Any, MemoryTracker], Replay | None] = replay
         quick = getattr(self.backend, "runs_quick_on_launch", False) and bounded_graph(root) is None
         #: the root's run durations (``quick.py``), or ``None``: its launches never run on the host
         self.times: dict[Any, Runs] | None = durations(root) if quick else None
@@ -121,6 +142,7 @@ def _accepting(
 ) -> tuple[
     Callable[[Any], tuple[list[Any], tuple[Any, ...], list[Any]] | None],
     Callable[[Any], tuple[Any, ...] | None],
+    Callable[[Any, MemoryTracker], Replay | None],
 ]:
     """``LaunchPlan.accept`` of ``root``: one function that tests every argument with its
     port's ``accept_test`` (the acceptors' own expressions) and makes the argument key
@@ -129,7 +151,8 @@ def _accepting(
     part, and which values are arrays, is known per port. Generated: a loop over the
     acceptors, a call each and a key built item by item, was about 4 µs of a launch (and
     the arrays' list, a test of each value, another 1 µs). With it ``LaunchPlan.ident``,
-    the same tests and a replay key (``Replay``)."""
+    the same tests and a replay key (``Replay``), and ``LaunchPlan.replay``, the same again
+    with the record's look-up and tests."""
     names: dict[str, Any] = {"plan": plan}
     written = writers(root)
     params = [f"v{i}" for i in range(len(root.params))]
@@ -156,9 +179,15 @@ def _accepting(
         f"    return list(args), ({''.join(k + ', ' for k in keys)}), [{', '.join(arrays)}]\n"
         f"def ident(args):\n{head}"
         f"    return (plan, {''.join(k + ', ' for k in idents)})\n"
+        f"def replay(args, tracker):\n{head}"
+        f"    record = tracker.hold_replay((plan, {''.join(k + ', ' for k in idents)}))\n"
+        "    if record is None or (record.runs.fast and record.version == record.backend.runners_version):\n"
+        "        return record\n"
+        "    tracker.release(record.entries)\n"
+        "    return None\n"
     )
     exec(compile(source, f"<launch plan of {root.name}>", "exec"), names)  # noqa: S102 — our own text
-    return names["accept"], names["ident"]
+    return names["accept"], names["ident"], names["replay"]
 
 
 #: Replay records a runtime's tracker keeps (``MemoryTracker.replays``; emptied beyond this).
@@ -233,13 +262,15 @@ def plan_for(root: Any, target: Any) -> LaunchPlan:
     """The plan of launching ``root`` on ``target`` (built on first use; the checks it
     makes raise the launch's errors: not a root, a graph that does not verify, an unknown
     target, leaves the back end cannot run)."""
-    plans = _PLANS.get(root)
-    if plans is not None and (target is None or type(target) is str):
-        plan = plans.get(target)
+    # (``_PLANS.get`` and ``registry_version`` in-line: every launch comes here, after a
+    # step that evicted the host path from the core's caches, and a frame is a miss there)
+    found = _PLANS.items.get(id(root))
+    if found is not None and found[0]() is root and (target is None or type(target) is str):
+        plan = found[1].get(target)
         if (
             plan is not None
-            and plan.version == registry_version()
-            and (target is not None or chosen_backend(root) is plan.backend)
+            and plan.version == REGISTRY_VERSION[0]
+            and (target is not None or plan.choices is _LAUNCH._CHOICES)
         ):
             return plan
     plan = LaunchPlan(root, target)  # (root: an InternalFunction, target: None or a str by now)

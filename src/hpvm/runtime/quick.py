@@ -25,8 +25,8 @@ longer loop; a run that took longer; a leaf with a ``while`` loop) goes to a wor
 before, so that Ctrl-C keeps working: Python delivers it on the main thread only between
 bytecodes, which a run in native code holds off — a quick run for about what its
 identical predecessors took (under ``QUICK_RUN_S`` for the work, ``LOADED_RUN_S`` with the
-machine's load; 2 and 4 leave only the load to change that), a run on a worker not at all — and a long launch still overlaps the host until
-``wait``.
+machine's load; 2 and 4 leave only the load to change that), a run on a worker not at
+all — and a long launch still overlaps the host until ``wait``.
 
 A launch of a bounded graph that is not quick enough for that, but whose last run with
 the same key took under ``WAIT_RUN_S`` (50 ms), is queued for a worker as usual; if the
@@ -110,7 +110,7 @@ class Runs:
     the arguments' shapes, dtypes and scalars, and hashing it is not cached (0.5 µs a time,
     five times a launch with immutable tuples in the table)."""
 
-    __slots__ = ("last", "every", "one", "probes", "choices")
+    __slots__ = ("last", "every", "one", "probes", "choices", "fast", "plain")
 
     def __init__(self) -> None:
         self.last = _NEVER
@@ -118,12 +118,17 @@ class Runs:
         self.one = _NEVER
         self.probes = 0
         self.choices = 0  # thread counts chosen after the probes (``RECHECK_EVERY``)
+        #: ``quick()``'s answer, and whether ``threads()`` answers ``None`` without counting
+        #: (never probed, not tiny): both decided when a run is recorded (``add``), so that a
+        #: replayed launch (``plan.Replay``) reads two attributes instead of calling two
+        #: methods — each call a cache miss after a step that streamed megabytes.
+        self.fast = False
+        self.plain = True
 
     def quick(self) -> bool:
         """Whether the last run took under ``QUICK_RUN_S``, or the fastest did and the last
-        one under ``LOADED_RUN_S``."""
-        last = self.last
-        return last < QUICK_RUN_S or (min(self.every, self.one) < QUICK_RUN_S and last < LOADED_RUN_S)
+        one under ``LOADED_RUN_S`` (as the limits were when it was recorded: ``add``)."""
+        return self.fast
 
     def threads(self) -> int | None:
         """How many threads a quick run gets: 1 for the first ``ONE_THREAD_PROBES`` runs once
@@ -132,10 +137,10 @@ class Runs:
         ``RECHECK_EVERY``-th run, which takes the other count; else ``None`` (the back end's
         default). Called once per quick run (it counts them)."""
         probes = self.probes
-        if probes < ONE_THREAD_PROBES and (probes or self.every < ONE_THREAD_PROBE_S):
-            return 1
-        if not probes:
+        if self.plain:
             return None  # (never probed: not a tiny graph)
+        if probes < ONE_THREAD_PROBES:
+            return 1
         self.choices += 1
         one = self.one < self.every
         if self.choices % RECHECK_EVERY == 0:
@@ -150,6 +155,10 @@ class Runs:
             self.probes += 1
         else:
             self.every = min(seconds, self.every)
+        self.fast = seconds < QUICK_RUN_S or (
+            min(self.every, self.one) < QUICK_RUN_S and seconds < LOADED_RUN_S
+        )
+        self.plain = not self.probes and not self.every < ONE_THREAD_PROBE_S
 
 
 _TIMES: weakref.WeakKeyDictionary[InternalFunction, dict[Any, Runs]] = weakref.WeakKeyDictionary()
@@ -254,4 +263,5 @@ def forget(root: InternalFunction) -> None:
     if times is not None:
         for runs in times.values():
             runs.last = _NEVER
+            runs.fast = False
         times.clear()
