@@ -314,12 +314,16 @@ def test_a_run_stretched_by_load_keeps_its_key_quick_but_a_much_longer_one_does_
     monkeypatch.setattr(quick, "QUICK_RUN_S", 2e-3)  # the real limits, not the fixture's
     times: dict = {}
     quick.entry(times, "k").add(0.5e-3)  # the work: short
-    quick.entry(times, "k").add(5e-3)  # preempted on a busy machine
+    quick.entry(times, "k").add(5e-3)  # stretched on a busy machine
     assert times["k"].quick()
-    quick.entry(times, "k").add(20e-3)  # more than load explains: taken as more work
+    quick.entry(times, "k").add(20e-3)  # one run held up past LOADED_RUN_S: preempted
+    assert times["k"].quick()
+    quick.entry(times, "k").add(20e-3)  # a second in a row: taken as more work
     assert not times["k"].quick()
     quick.entry(times, "k").add(1e-3)
     assert times["k"].quick()
+    quick.entry(times, "k").add(quick.PREEMPTED_RUN_S * 2)  # longer than preemption explains
+    assert not times["k"].quick()
     quick.entry(times, "slow").add(5e-3)  # never short: not quick, however loaded
     assert not times["slow"].quick()
 

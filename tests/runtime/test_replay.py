@@ -9,6 +9,8 @@ sees the arguments given now.
 from __future__ import annotations
 
 import gc
+import importlib
+import time
 import weakref
 
 import numpy as np
@@ -16,7 +18,7 @@ import pytest
 from test_quick_launches import _arrays, _launch, _ran_in_launch, add_root
 
 import hpvm
-from hpvm.runtime import api
+from hpvm.runtime import api, plan, quick
 from markers import needs_backend
 from running import every_run_quick
 
@@ -147,3 +149,64 @@ def test_cleanup_drops_the_records():
     hpvm.cleanup()
     assert not _replays()
     hpvm.init()
+
+
+def _slowed(record, seconds: float, times: int | None = None):
+    """``record``'s runner, each run (or the next ``times`` runs) held up ``seconds`` first —
+    as a run preempted by the scheduler, or one with more work, reads on the wall clock."""
+    runner, left = record.runner, [times]
+
+    def slow(args, threads):
+        if left[0] is None or left[0] > 0:
+            left[0] = None if left[0] is None else left[0] - 1
+            time.sleep(seconds)
+        return runner(args, threads)
+
+    return slow
+
+
+def test_one_preempted_replayed_run_keeps_the_replay_and_two_long_ones_go_to_a_worker(monkeypatch):
+    monkeypatch.setattr(quick, "QUICK_RUN_S", 2e-3)  # the real limits, not the fixture's
+    a, b, c = _arrays(8)
+    for _ in range(4):
+        hpvm.wait(_launch((a, b, c, 8)))
+    (record,) = _replays().values()
+    held_up = 2 * quick.LOADED_RUN_S  # past LOADED_RUN_S, under PREEMPTED_RUN_S
+    monkeypatch.setattr(record, "runner", _slowed(record, held_up, times=1))
+    assert _ran_in_launch(handle := _launch((a, b, c, 8)))  # replayed, held up once
+    hpvm.wait(handle)
+    assert record.runs.last >= held_up
+    for _ in range(3):
+        assert _ran_in_launch(handle := _launch((a, b, c, 8)))  # still replayed
+        hpvm.wait(handle)
+    assert record.runs.last < quick.LOADED_RUN_S
+    monkeypatch.setattr(record, "runner", _slowed(record, held_up))  # every run long now
+    for _ in range(2):
+        assert _ran_in_launch(handle := _launch((a, b, c, 8)))  # one long run is let through...
+        hpvm.wait(handle)
+    handle = _launch((a, b, c, 8))  # ...two in a row are taken as more work: a worker's
+    assert handle.slot is not None
+    hpvm.wait(handle)
+    c[:] = 0
+    hpvm.wait(_launch((a, b, c, 8)))
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_a_replaced_table_of_hint_choices_makes_a_new_plan_and_no_replay(monkeypatch):
+    """A plan without a target holds while its root's hint choice (``launch._CHOICES``) is
+    the one it was made under: a replaced table (tests do, with other hint preferences) is
+    a new plan, and a recorded launch of the old plan is not replayed by it."""
+    launch_module = importlib.import_module("hpvm.runtime.launch")
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        hpvm.wait(hpvm.launch(add_root, (a, b, c, 8)))
+    first = plan.plan_for(add_root, None)
+    assert plan.plan_for(add_root, None) is first
+    (record,) = (r for key, r in _replays().items() if key[0] is first)
+    replayed: list[bool] = []
+    monkeypatch.setattr(record, "runner", lambda args, threads: replayed.append(True) or ())
+    monkeypatch.setattr(launch_module, "_CHOICES", {})
+    c[:] = 0
+    hpvm.wait(hpvm.launch(add_root, (a, b, c, 8)))
+    assert not replayed and plan.plan_for(add_root, None) is not first
+    np.testing.assert_array_equal(c, a + b)

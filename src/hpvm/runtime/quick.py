@@ -18,15 +18,17 @@ calling thread, and ``wait`` only collects it, when all of these hold (``Runtime
    tracking entries, the scalars' types and *values* — are short: the last one took under
    ``QUICK_RUN_S``, or the fastest one did and the last one under ``LOADED_RUN_S`` (a busy
    machine stretches a run of the same work; a run slower than that is taken as more work,
-   which the static check may have missed, and sends the next one to a worker).
+   which the static check may have missed, and sends the next one to a worker) — or under
+   ``PREEMPTED_RUN_S`` with the one before it under ``LOADED_RUN_S`` (one run held up by
+   the scheduler, which wall time cannot tell from more work: a second in a row can).
 
 Everything else (a first run, which compiles; a new shape, dtype or scalar value, such as a
 longer loop; a run that took longer; a leaf with a ``while`` loop) goes to a worker as
 before, so that Ctrl-C keeps working: Python delivers it on the main thread only between
 bytecodes, which a run in native code holds off — a quick run for about what its
 identical predecessors took (under ``QUICK_RUN_S`` for the work, ``LOADED_RUN_S`` with the
-machine's load; 2 and 4 leave only the load to change that), a run on a worker not at
-all — and a long launch still overlaps the host until ``wait``.
+machine's load, ``PREEMPTED_RUN_S`` once; 2 and 4 leave only the load to change that), a
+run on a worker not at all — and a long launch still overlaps the host until ``wait``.
 
 A launch of a bounded graph that is not quick enough for that, but whose last run with
 the same key took under ``WAIT_RUN_S`` (50 ms), is queued for a worker as usual; if the
@@ -64,6 +66,13 @@ QUICK_RUN_S = 2e-3
 #: preempted past 2 ms sent the next to a worker, where it took longer again (wake-ups on
 #: busy cores): 11–14 % of a stencil's launches at load 5–6, and 1.3× their time.
 LOADED_RUN_S = 10e-3
+#: Longest last run (seconds) still taken as a preempted one — the same short work held up
+#: by the scheduler, which a wall time cannot tell apart from more work — when the run
+#: before it took under ``LOADED_RUN_S`` and the fastest under ``QUICK_RUN_S``: one such run
+#: keeps its key quick, a second in a row does not. At load 5 on the 2-core machine about
+#: 1 % of a stencil's replayed launches read over ``LOADED_RUN_S`` (a thread of the
+#: OpenMP team descheduled), and each sent the next launch to a worker.
+PREEMPTED_RUN_S = 100e-3
 
 #: Longest last run (seconds) of a launch's run key for which ``wait`` runs the launch on
 #: the calling thread when no worker has started it yet (``runs_in_wait``): a launch too
@@ -101,19 +110,20 @@ _NEVER = float("inf")
 
 
 class Runs:
-    """What is known of the runs with one run key: the last one's seconds, the fastest on
-    all threads (``every``), the fastest on one (``one``; ``_NEVER``: none yet), and how many
-    runs on one thread there were (``probes``).
+    """What is known of the runs with one run key: the last one's seconds and the one's
+    before it (``before``), the fastest on all threads (``every``), the fastest on one
+    (``one``; ``_NEVER``: none yet), and how many runs on one thread there were (``probes``).
 
     Mutable, and found once per launch (``entry``): ``Runs.quick``, ``Runs.threads`` and the
     run's ``add`` then read and update it without hashing the run key again — a key holds
     the arguments' shapes, dtypes and scalars, and hashing it is not cached (0.5 µs a time,
     five times a launch with immutable tuples in the table)."""
 
-    __slots__ = ("last", "every", "one", "probes", "choices", "fast", "plain")
+    __slots__ = ("last", "before", "every", "one", "probes", "choices", "fast", "plain")
 
     def __init__(self) -> None:
         self.last = _NEVER
+        self.before = _NEVER
         self.every = _NEVER
         self.one = _NEVER
         self.probes = 0
@@ -127,7 +137,8 @@ class Runs:
 
     def quick(self) -> bool:
         """Whether the last run took under ``QUICK_RUN_S``, or the fastest did and the last
-        one under ``LOADED_RUN_S`` (as the limits were when it was recorded: ``add``)."""
+        one under ``LOADED_RUN_S``, or under ``PREEMPTED_RUN_S`` after one under
+        ``LOADED_RUN_S`` (as the limits were when it was recorded: ``add``)."""
         return self.fast
 
     def threads(self) -> int | None:
@@ -149,14 +160,15 @@ class Runs:
 
     def add(self, seconds: float, threads: int | None = None) -> None:
         """Remember a run of ``seconds`` on ``threads`` (1: one thread; else all)."""
-        self.last = seconds
+        self.before, self.last = self.last, seconds
         if threads == 1:
             self.one = min(seconds, self.one)
             self.probes += 1
         else:
             self.every = min(seconds, self.every)
         self.fast = seconds < QUICK_RUN_S or (
-            min(self.every, self.one) < QUICK_RUN_S and seconds < LOADED_RUN_S
+            min(self.every, self.one) < QUICK_RUN_S
+            and (seconds < LOADED_RUN_S or (seconds < PREEMPTED_RUN_S and self.before < LOADED_RUN_S))
         )
         self.plain = not self.probes and not self.every < ONE_THREAD_PROBE_S
 
@@ -262,6 +274,6 @@ def forget(root: InternalFunction) -> None:
     times = _TIMES.get(root)
     if times is not None:
         for runs in times.values():
-            runs.last = _NEVER
+            runs.last = runs.before = _NEVER
             runs.fast = False
         times.clear()
