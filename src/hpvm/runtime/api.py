@@ -513,18 +513,6 @@ class Runtime:
 
         return run
 
-    def _check_handle(self, handle: Any, api: str) -> LaunchHandle:
-        self.require(api)
-        if not isinstance(handle, LaunchHandle):
-            raise LaunchError(f"hpvm.{api}() needs a handle returned by hpvm.launch(), not {handle!r}")
-        if handle.runtime is not self:
-            raise RuntimeStateError(f"hpvm.{api}(): this handle belongs to another runtime")
-        if handle.generation != self.generation:
-            raise RuntimeStateError(
-                f"hpvm.{api}(): this handle was made before hpvm.cleanup() and is no longer valid"
-            )
-        return handle
-
     def wait(self, handle: Any) -> tuple[Any, ...] | None:
         """Block until the launch completes; return the root's outputs (``None`` for a stream)."""
         h = handle
@@ -534,7 +522,7 @@ class Runtime:
             and h.generation == self.generation
             and self.initialized
         ):  # (``_check_handle``'s tests of a good handle, without its calls)
-            h = self._check_handle(handle, "wait")
+            h = _check_handle(self, handle, "wait")
         if h.stream is not None:
             try:
                 h.stream.wait()
@@ -575,7 +563,7 @@ class Runtime:
 
     def push(self, handle: Any, args: Any) -> None:
         """Send the inputs of one execution to a streaming launch (blocks while its buffer is full)."""
-        h = self._check_handle(handle, "push")
+        h = _check_handle(self, handle, "push")
         if h.stream is None:
             raise StreamError(
                 f"hpvm.push(): the launch of '{h.root.name}' is not streaming; launch it with stream=True"
@@ -585,7 +573,7 @@ class Runtime:
 
     def pop(self, handle: Any, timeout: float | None = None) -> tuple[Any, ...]:
         """The outputs of the oldest execution not yet popped (blocks until it is ready)."""
-        h = self._check_handle(handle, "pop")
+        h = _check_handle(self, handle, "pop")
         if h.stream is None:
             raise StreamError(
                 f"hpvm.pop(): the launch of '{h.root.name}' is not streaming; use hpvm.wait(handle) "
@@ -594,6 +582,22 @@ class Runtime:
         outputs = h.stream.pop(timeout)
         reissue_warnings(h.stream.take_warnings(), stacklevel=4)
         return outputs
+
+
+def _check_handle(runtime: Runtime, handle: Any, api: str) -> LaunchHandle:
+    """``handle`` if it is a launch handle of ``runtime``, valid since its last cleanup, for
+    the call ``api`` (a module function, not a method: the ``Runtime`` class stays within
+    the size bar)."""
+    runtime.require(api)
+    if not isinstance(handle, LaunchHandle):
+        raise LaunchError(f"hpvm.{api}() needs a handle returned by hpvm.launch(), not {handle!r}")
+    if handle.runtime is not runtime:
+        raise RuntimeStateError(f"hpvm.{api}(): this handle belongs to another runtime")
+    if handle.generation != runtime.generation:
+        raise RuntimeStateError(
+            f"hpvm.{api}(): this handle was made before hpvm.cleanup() and is no longer valid"
+        )
+    return handle
 
 
 def _launch_svm(
