@@ -434,7 +434,7 @@ class Stream:
         stages = [Stage(i, nodes, Signal(self.lock)) for i, nodes in enumerate(plan)]
         if replicas.REPLICAS and self.backend.stage_replicas:
             for st in stages:
-                st.policy = replicas.StagePolicy.of(self.root, st.nodes)
+                st.policy = replicas.policy(self.root, st.nodes)
                 st.prior = replicas.remembered(self.root, st.nodes)
         stage_of = {id(n): st for st in stages for n in st.nodes}
         links: set[tuple[int, int]] = set()
