@@ -212,7 +212,6 @@ class EdgePipeline:
             results[k] = edges
         return results
 
-
     def frames_on_threads(self, frames: list[np.ndarray], target: str, threads: int = 2) -> np.ndarray:
         """The sequential launches spread over ``threads`` host threads, thread t launching
         frames t, t + threads... in slot t: every frame runs whole on one thread, with no
