@@ -212,6 +212,34 @@ class EdgePipeline:
             results[k] = edges
         return results
 
+    def frames_on_threads(self, frames: list[np.ndarray], target: str, threads: int = 2) -> np.ndarray:
+        """The sequential launches spread over ``threads`` host threads, thread t launching
+        frames t, t + threads... in slot t: every frame runs whole on one thread, with no
+        hand-off between stages — what ``threads`` cores give the stages in turn at best,
+        the limit a pipeline of them is measured against (``pipeline1``)."""
+        import threading
+
+        results = np.empty((len(frames), *frames[0].shape), dtype=np.float32)
+        failures: list[BaseException] = []
+
+        def run(t: int) -> None:
+            try:
+                for k in range(t, len(frames), threads):
+                    args = self._load(self.slots[t], frames[k])
+                    (edges,) = hpvm.wait(hpvm.launch(edge_sequential_root, args, target=target))
+                    results[k] = edges
+            except BaseException as e:  # re-raised on the calling thread
+                failures.append(e)
+
+        workers = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        if failures:
+            raise failures[0]
+        return results
+
 
 def synthetic_frames(count: int, size: int, seed: int = 0) -> list[np.ndarray]:
     """``count`` size x size frames of the edge-detection example's synthetic video."""

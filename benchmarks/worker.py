@@ -146,7 +146,9 @@ def threads(size: int, repeat: int) -> dict:
 
 
 def pipeline(size: int, frames: int, repeat: int) -> dict:
-    """Median seconds of the streamed and of the sequential edge-detection runs on the cpu back end."""
+    """Median seconds of the streamed and of the sequential edge-detection runs on the cpu back
+    end, and of the sequential launches spread over two threads (whole frames at once: the
+    limit of any pipeline of these stages on two cores), interleaved."""
     import numba
 
     import hpvm
@@ -160,9 +162,12 @@ def pipeline(size: int, frames: int, repeat: int) -> dict:
     runs = {
         "stream": lambda: pipe.stream(images, "cpu"),
         "sequential": lambda: pipe.sequential(images, "cpu"),
+        # the limit: whole frames on two threads at once, no stage handed on (kernels.py)
+        "two_threads": lambda: pipe.frames_on_threads(images, "cpu", 2),
     }
     reference = runs["sequential"]()
     np.testing.assert_array_equal(runs["stream"](), reference)
+    np.testing.assert_array_equal(runs["two_threads"](), reference)
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeat):
         for name, fn in runs.items():

@@ -318,6 +318,25 @@ def test_policy_reads_and_writes():
     assert [names[i] for i in policy.written] == ["scratch", "y"]
 
 
+def test_a_stages_policy_is_made_once_per_root(monkeypatch):
+    """Streaming launches of one root parse its stages' leaves once (``replicas.policy``),
+    not at every launch: the same policy, and ``StagePolicy.of`` not called again."""
+    monkeypatch.setattr(replicas, "_POLICIES", type(replicas._POLICIES)())
+    made: list[str] = []
+    of = StagePolicy.of
+
+    def counted(root, nodes):  # type: ignore[no-untyped-def]
+        made.append(nodes[0].name)
+        return of(root, nodes)
+
+    monkeypatch.setattr(StagePolicy, "of", staticmethod(counted))
+    first = [streamed("cpu", items(2, [10, 10])) for _ in range(3)][0]
+    assert sorted(made) == ["finish", "work"]
+    np.testing.assert_array_equal(first[1], (np.arange(N) + 1.0) * 2.0 + 10 % 5 + 1.0)  # item 1
+    stage = [n for n in two_stages.graph.nodes if n.name == "work"]
+    assert replicas.policy(two_stages, stage) is replicas.policy(two_stages, stage)
+
+
 @pytest.mark.parametrize("root", [printing, spinning])
 def test_leaves_that_print_or_spin_never_run_two_items(root):
     assert StagePolicy.of(root, list(root.graph.nodes)) is None

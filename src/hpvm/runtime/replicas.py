@@ -75,6 +75,26 @@ def remembered(root: InternalFunction, nodes: Sequence[Node]) -> float | None:
     return _LAST.get(root, {}).get(tuple(n.name for n in nodes))
 
 
+#: per root, per stage (its nodes' names): its ``StagePolicy`` (or None), what ``policy`` made
+_POLICIES: weakref.WeakKeyDictionary[InternalFunction, dict[tuple[str, ...], StagePolicy | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def policy(root: InternalFunction, nodes: Sequence[Node]) -> StagePolicy | None:
+    """``StagePolicy.of(root, nodes)``, made once per root and stage: it parses every leaf
+    of the stage (``print`` calls, what it writes and returns), 9 ms of the host's CPU at
+    every streaming launch of the edge detection, before any stage could start (issue 24,
+    item 2). A root's graph and leaves do not change once built, so neither does this."""
+    policies = _POLICIES.get(root)
+    if policies is None:
+        policies = _POLICIES.setdefault(root, {})
+    key = tuple(n.name for n in nodes)
+    if key not in policies:
+        policies[key] = StagePolicy.of(root, nodes)
+    return policies[key]
+
+
 def remember(root: InternalFunction, stages: Sequence[tuple[Sequence[Node], float | None]]) -> None:
     """Keep the times per item of a stream's stages (nodes, seconds) for ``remembered``."""
     times = _LAST.setdefault(root, {})

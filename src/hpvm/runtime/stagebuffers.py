@@ -68,7 +68,12 @@ class Stage:
 
     index: int
     nodes: list[Node]
-    ready: Signal  # the stage waits here: for its inputs, or for room downstream
+    ready: Signal  # the stage's threads wait here to take items: for inputs, or for their turn
+    # ... and here for room downstream. Apart from ``ready`` so that a stage taking items
+    # wakes its producer only when that one waits for room: with one signal it woke every
+    # producer waiting for inputs of its own, once per item taken — a wake-up, a context
+    # switch and a turn of the GIL for nothing (issue 24, item 2).
+    room: Signal
     args: deque[Any] = field(default_factory=deque)  # root arguments of items not taken yet
     inputs: list[Channel] = field(default_factory=list)  # from upstream stages
     outputs: list[Channel] = field(default_factory=list)  # to downstream stages
@@ -96,6 +101,14 @@ class Stage:
     parked: dict[int, tuple[Any, list[Any], bool]] = field(default_factory=dict)
     halted: bool = False
     marker: bool = False
+
+    def fed(self) -> bool:
+        """Whether every input channel holds something (an item, or its failure): only then
+        can an item arriving — pushed, or from one of its producers — let the stage take one,
+        so only then is it woken for it (waking a stage that waits for the other inputs of a
+        frame cost it a context switch and a turn of the GIL, up to once per input and push:
+        issue 24, item 2). Stopping, failing and ending wake every stage (``wake_all``)."""
+        return all(channel.items for channel in self.inputs)
 
     @property
     def running(self) -> list[Any]:

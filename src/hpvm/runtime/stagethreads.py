@@ -96,7 +96,7 @@ class StageLoop:
                     channel.items.popleft()
             self.room.wake()
             for channel in st.inputs:
-                channel.producer.ready.wake()
+                channel.producer.room.wake()  # (if it waits for room: stagebuffers.Stage)
             seq = st.taken
             st.taken += 1
             st.inflight[seq] = (args, upstream)
@@ -182,9 +182,10 @@ class StageLoop:
                         if channel.consumer.stopped or stream.abandoned:
                             st.halted = True
                             return False
-                        st.ready.wait()
+                        st.room.wait()
                     channel.items.extend(produced)
-                    channel.consumer.ready.wake()
+                    if channel.consumer.fed():
+                        channel.consumer.ready.wake()
                 if st.results is not None:
                     st.results.extend(batch.outputs)  # type: ignore[union-attr]
                     self.host.wake()

@@ -413,7 +413,8 @@ class Stream:
         # with threads, so that fusing keeps the memory bound and runs longer batches.
         self._fused_bound = capacity * len(plan)
         if fusable(root, backend, plan):
-            self.fused = Stage(0, [n for nodes in plan for n in nodes], self.host, results=self._done)
+            nodes = [n for stage in plan for n in stage]
+            self.fused = Stage(0, nodes, self.host, self.host, results=self._done)  # (no thread waits)
         else:
             self._start_threads()
 
@@ -431,10 +432,10 @@ class Stream:
         thread.start()
 
     def _build(self, plan: list[list[Node]]) -> list[Stage]:
-        stages = [Stage(i, nodes, Signal(self.lock)) for i, nodes in enumerate(plan)]
+        stages = [Stage(i, nodes, Signal(self.lock), Signal(self.lock)) for i, nodes in enumerate(plan)]
         if replicas.REPLICAS and self.backend.stage_replicas:
             for st in stages:
-                st.policy = replicas.StagePolicy.of(self.root, st.nodes)
+                st.policy = replicas.policy(self.root, st.nodes)
                 st.prior = replicas.remembered(self.root, st.nodes)
         stage_of = {id(n): st for st in stages for n in st.nodes}
         links: set[tuple[int, int]] = set()
@@ -489,6 +490,7 @@ class Stream:
         """Wake every waiter of the stream (the lock held): its state changed for all."""
         for st in self.stages:
             st.ready.wake()
+            st.room.wake()
         self.room.wake()
         self.host.wake()
 
@@ -549,7 +551,8 @@ class Stream:
             else:
                 for st in self.stages:
                     st.args.append(args)
-                    st.ready.wake()
+                    if st.fed():  # (a stage waiting for its upstream's outputs too is not woken)
+                        st.ready.wake()
             self.pushed += 1
             if not self.stages:
                 self.host.wake()

@@ -8,11 +8,9 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-import numpy as np
-
 from ...errors import HPVMError, OutOfBoundsError
 from ...ir.bodies import GENERATED, LLVM, PYTHON
-from ...ir.graph import ALL_TO_ALL, InternalFunction, Node
+from ...ir.graph import InternalFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ...ir.weakid import WeakIdTable
 from ...passes import lower
@@ -22,10 +20,10 @@ from ..base import Backend, RunContext, StageBatch
 from ..bounds import SizeOutOfBounds
 from .batch import BatchLayout, scalar_stage
 from .compiler import COMPILE_LOCK, CompiledProgram, Compiler
-from .graphgen import StageSpec
 from .loop_errors import ChunkCompileError
 from .mallocpool import MallocStats
 from .raised import node_error
+from .stagerun import SAME_TYPING, stage_run, stage_spec
 
 _stage_threads = threading.local()
 
@@ -133,7 +131,7 @@ class CPUBackend(Backend):
         the run (``_thread_count``)."""
         entry, call, failed, root_ctx = program.entry, self._call, self._failed, program.root_ctx()
         direct = not program.llvm_heap  # (``_call``'s common case, without its frame)
-        converts = tuple((i, convert, _SAME_TYPING.get(convert)) for i, convert in program.scalar_ins)
+        converts = tuple((i, convert, SAME_TYPING.get(convert)) for i, convert in program.scalar_ins)
         results = program.convert_results
         plain = not program.scalar_outs  # (the compiled entry's tuple is the result as it is)
         flow, pools = program.flow, program.pools
@@ -190,35 +188,10 @@ class CPUBackend(Backend):
         return program.pools.stats
 
     def run_stage(self, root, args, nodes, upstream, ctx=None):  # type: ignore[no-untyped-def]
+        """One item of a streamed stage, through its run resolved once (``stagerun.py``)."""
         program = self.prepare(root)
         self._share_cores(ctx.stages if ctx is not None else 1)
-        lowered = program.root  # the stage's nodes, as the lowered graph has them (by name)
-        spec = _stage_spec(lowered, [lowered.graph.node(n.name) for n in nodes])
-        func, spec = self.compiler.stage(program, spec)
-        imports = [upstream[n.name][(p, mode)] for n, p, mode in spec.imports]
-        values = (*_convert(root, args), program.root_ctx(ctx.instance if ctx is not None else ()))
-        if program.pooled:
-            assert program.flow is not None
-            flow = program.flow
-            # Outputs handed to other stages are read after this call: they must not be recycled.
-            recycle = not any(flow.may_hold(n.function, p) for n, p, _ in spec.exports) and not any(
-                flow.may_hold(lowered, op) for op in spec.outputs
-            )
-            pool = program.pools.checkout(recycle)
-            try:
-                result = self._call(program, func, (*values, *program.pool_args(pool), *imports))
-            finally:
-                program.pools.checkin(pool, recycle)
-        else:
-            result = self._call(program, func, (*values, *imports))
-        types = root.out_types
-        outputs = {
-            op: _as_ports([types[op]], (v,))[0] for op, v in zip(spec.outputs, result[: len(spec.outputs)])
-        }
-        produced: dict[str, dict[tuple[int, str], Any]] = {n.name: {} for n in spec.nodes}
-        for (node, port, mode), value in zip(spec.exports, result[len(spec.outputs) :]):
-            produced[node.name][(port, mode)] = value
-        return produced, outputs
+        return stage_run(self, program, nodes)(args, upstream, ctx.instance if ctx is not None else ())
 
     def run_stage_batch(self, root, args_list, nodes, upstream_list, ctx=None):  # type: ignore[no-untyped-def]
         """A stage of scalars runs its items in one compiled loop (``batch.py``); any other
@@ -272,7 +245,7 @@ class CPUBackend(Backend):
             layouts = self._layouts.setdefault(lowered, {})
         key = tuple(n.name for n in nodes)
         if key not in layouts:
-            spec = _stage_spec(lowered, [lowered.graph.node(name) for name in key])
+            spec = stage_spec(lowered, [lowered.graph.node(name) for name in key])
             _, spec = self.compiler.stage(program, spec)
             layout = BatchLayout.of(lowered, spec) if scalar_stage(lowered, spec) else None
             if layout is not None and not self._compile_batch(program, layout):
@@ -395,11 +368,6 @@ class CPUBackend(Backend):
             raise error from (error.__cause__ or e)
 
 
-#: Port scalar type -> the Python type Numba types as that port's type (``numba.typeof``):
-#: a value of it needs no conversion to get the port's compiled signature.
-_SAME_TYPING: dict[Any, type] = {np.int64: int, np.float64: float, np.bool_: bool}
-
-
 def _thread_count() -> tuple[Callable[[], int], Callable[[int], None]]:
     """Numba's getter and setter of the calling thread's thread count. Numba's own
     low-level ones where this Numba has them (``numba.set_num_threads`` checks its argument
@@ -419,23 +387,3 @@ def _thread_count() -> tuple[Callable[[], int], Callable[[int], None]]:
 def _convert(root: InternalFunction, args: Sequence[Any]) -> list[Any]:
     """Scalars as their port's NumPy type, so Numba specialises on the declared types."""
     return [p.type.dtype.type(a) if isinstance(p.type, ScalarType) else a for p, a in zip(root.params, args)]
-
-
-def _as_ports(types: Sequence[Any], values: Sequence[Any]) -> tuple[Any, ...]:
-    """Root outputs as the interpreter gives them: scalars as their port's NumPy type."""
-    return tuple(t.dtype.type(v) if isinstance(t, ScalarType) else v for t, v in zip(types, values))
-
-
-def _stage_spec(root: InternalFunction, nodes: Sequence[Node]) -> StageSpec:
-    inside = {id(n) for n in nodes}
-    imports: list[tuple[Node, int, str]] = []
-    exports: list[tuple[Node, int, str]] = []
-    for e in root.graph.edges:
-        mode = "last" if e.repl == ALL_TO_ALL or e.src.dims == 0 else "each"
-        item = (e.src, e.sp, mode)
-        if id(e.dst) in inside and id(e.src) not in inside and item not in imports:
-            imports.append(item)
-        if id(e.src) in inside and id(e.dst) not in inside and item not in exports:
-            exports.append(item)
-    outputs = sorted(b.op for b in root.graph.out_binds if id(b.src) in inside)
-    return StageSpec(list(nodes), imports, exports, outputs)

@@ -175,6 +175,8 @@ class CompiledProgram:
     entry: Any  # the root's parallel graph function
     stages: dict[tuple[int, ...], tuple[Any, StageSpec]] = field(default_factory=dict)
     batches: dict[tuple[int, ...], Any] = field(default_factory=dict)  # stage key -> its batch loop
+    # stage (its nodes' names) -> its run, resolved once (stagerun.py)
+    stage_runs: dict[tuple[str, ...], Any] = field(default_factory=dict)
     gen: GraphGen | None = None
     module: types.ModuleType | None = None
     clones: dict[int, LeafClone] = field(default_factory=dict)
