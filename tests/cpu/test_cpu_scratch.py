@@ -17,7 +17,7 @@ import hpvm
 from example_modules import load as load_example
 from hpvm.backends import get_backend
 from hpvm.ir.leafir import leaf_ir
-from hpvm.ir.scratch import plain_allocation, scratch_allocations
+from hpvm.ir.scratch import covering_store, plain_allocation, scratch_allocations
 from programs import PROGRAMS, assert_matches, expected, run_program
 
 pytestmark = pytest.mark.usefixtures("hpvm_runtime")
@@ -235,3 +235,74 @@ def test_scratch_allocations_are_fed_by_binds_and_never_bound_out():
     assert [n.function.name for n in scratch_allocations(row, plain)] == ["alloc_row"]
     stamp = next(fn for p in PROGRAMS for fn in hpvm.ir.graph.functions(p.root) if fn.name == "p_stamp_block")
     assert scratch_allocations(stamp, lambda leaf: True) == []  # bound out of its parent
+
+
+# -- buffers a barrier leaf overwrites before reading: not zero-filled when covered ------------
+
+
+@hpvm.leaf
+def alloc_one_more(bs: hpvm.i64) -> hpvm.i64[:]:
+    return hpvm.malloc((bs + 1) * 8).view(np.int64)
+
+
+@hpvm.leaf(ins=("buf", "x"), outs=("buf", "out"))
+def stale_tail(buf: hpvm.i64[:], x: hpvm.i64[:], out: hpvm.i64[:], bs: hpvm.i64):
+    # Stores its own element first (a covering store), but the buffer has one element more,
+    # which a block reads (0 in a fresh buffer) and then dirties: it must be zero-filled.
+    node = hpvm.get_node()
+    lid = hpvm.get_node_instance_id_x(node)
+    base = hpvm.get_node_instance_id_x(hpvm.get_parent_node(node)) * bs
+    buf[lid] = x[base + lid]
+    hpvm.barrier()
+    v = buf[bs]
+    hpvm.barrier()
+    if lid == 0:
+        buf[bs] = 7
+    out[base + lid] = buf[lid] + v
+
+
+@hpvm.internal
+def tail_block(x: hpvm.i64[:], out: hpvm.i64[:], bs: hpvm.i64):
+    alloc = hpvm.create_node(alloc_one_more)
+    work = hpvm.create_node_1d(stale_tail, bs)
+    hpvm.bind_in(alloc, 2, 0)
+    hpvm.edge(alloc, work, hpvm.ALL_TO_ALL, 0, 0)
+    hpvm.bind_in(work, 0, 1)
+    hpvm.bind_in(work, 1, 2)
+    hpvm.bind_in(work, 2, 3)
+
+
+@hpvm.internal
+def tail_root(x: hpvm.i64[:], out: hpvm.i64[:], nb: hpvm.i64, bs: hpvm.i64):
+    blocks = hpvm.create_node_1d(tail_block, nb)
+    for port in (0, 1, 3):
+        hpvm.bind_in(blocks, port, port if port < 3 else 2)
+
+
+def test_a_covering_store_that_misses_bytes_still_gets_zeros():
+    nb, bs = 24, 8
+    x = np.arange(nb * bs, dtype=np.int64)
+    (_, out) = both(tail_root, lambda: [x.copy(), np.zeros(nb * bs, np.int64), nb, bs])
+    np.testing.assert_array_equal(out, x)  # v read 0 in every block
+    program = get_backend("cpu").prepare(tail_root)
+    plan = next(iter(program.gen.scratch.values()))
+    assert plan.covers[0] is not None and plan.covers[0][1] == 8  # the store covers bs * 8 bytes only
+
+
+def test_the_block_reduction_s_buffer_is_covered_by_its_first_store():
+    reduction = load_example("reduction")
+    program = get_backend("cpu").prepare(reduction.root)
+    (plan,) = program.gen.scratch.values()
+    assert plan.covers[0] is not None and plan.covers[0][1] == 4
+    assert "__hpvm_zero" in sources(reduction.root)
+
+
+def test_covering_stores_on_the_leaf_ir():
+    from hpvm.passes.clone_leaves import clone_leaf
+
+    reduction = load_example("reduction")
+    assert covering_store(clone_leaf(reduction.tree_sum).ir, "buffer") == 4
+    assert covering_store(clone_leaf(stale_tail).ir, "buf") == 8
+    rotate = next(fn for p in PROGRAMS for fn in hpvm.ir.graph.functions(p.root) if fn.name == "p_rotate")
+    assert covering_store(clone_leaf(rotate).ir, "buf") is None  # writes buf[bs] first, under an if
+    assert covering_store(clone_leaf(accumulate).ir, "buf") is None  # reads before it writes

@@ -29,19 +29,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from . import instance_context as ictx
 from .graph import InternalFunction, LeafFunction, Node
 from .leafir.ops import (
     Assign,
     Binary,
+    Break,
     Cast,
     Const,
+    Continue,
+    CtxRead,
+    Expr,
+    ExprStmt,
+    For,
     IntrinsicOp,
     LeafIR,
+    Raise,
     Return,
     Retype,
+    Store,
     Unary,
     Var,
+    stmt_exprs,
     walk_expr,
+    walk_stmts,
 )
 from .types import ArrayType, ScalarType
 
@@ -68,6 +79,75 @@ def plain_allocation(ir: LeafIR) -> bool:
     scalars = {p.name for p in ir.params if isinstance(p.type, ScalarType)}
     size = walk_expr(value.args[0])
     return all(isinstance(e, _SIZE_EXPRS) and (not isinstance(e, Var) or e.name in scalars) for e in size)
+
+
+def covering_store(ir: LeafIR, param: str) -> int | None:
+    """Whether every instance of the (1-D) barrier leaf ``ir`` overwrites its element of the
+    buffer parameter ``param`` before any instance reads the buffer: then no instance can
+    see what the buffer held before, and a back end need not zero-fill it. Returns the
+    element size in bytes of that store (every byte is written when the instances number at
+    least ``nbytes / size``: the caller's run-time test), or ``None``.
+
+    The rule, on the leaf's top-level statements before its first barrier: the buffer (or a
+    ``.view`` of it) is mentioned only by one store ``view[x] = e``, where ``x`` holds the
+    instance's own x id and ``e`` does not mention the buffer; before it, nothing can stop
+    an instance (no return, raise, break or continue, at any depth) or reassign ``x``, and
+    after it, up to the barrier, nothing mentions the buffer. The barrier then orders every
+    instance's store before every later read (what the barrier promises)."""
+    aliases = {param: _elem_size(ir, param)}
+    ids: set[str] = set()  # locals holding this instance's x id
+    found: int | None = None
+    for stmt in ir.body:
+        if (
+            isinstance(stmt, ExprStmt)
+            and isinstance(stmt.value, IntrinsicOp)
+            and stmt.value.intrinsic.kind == "barrier"
+        ):
+            return found
+        if isinstance(stmt, Assign) and found is None:
+            name, value = stmt.target.name, stmt.value
+            if name in aliases:
+                return None
+            ids.discard(name)
+            if isinstance(value, CtxRead) and value.level == 0 and value.field == ictx.ID:
+                ids.add(name)
+                continue
+            if isinstance(value, Retype) and isinstance(value.array, Var) and value.array.name in aliases:
+                aliases[name] = _size(value.type.elem)
+                continue
+        if isinstance(stmt, Store) and found is None and _mentions(stmt.array, aliases):
+            index = stmt.indices[0] if len(stmt.indices) == 1 else None
+            if not (isinstance(stmt.array, Var) and isinstance(index, Var) and index.name in ids):
+                return None
+            if _mentions(stmt.value, aliases):
+                return None
+            found = aliases[stmt.array.name]
+            continue
+        for inner in walk_stmts((stmt,)):
+            if isinstance(inner, (Return, Raise, Break, Continue)) and found is None:
+                return None
+            if isinstance(inner, (Assign, For)) and _target(inner) in ids | set(aliases):
+                return None
+            if any(_mentions(e, aliases) for e in stmt_exprs(inner)):
+                return None
+    return found  # (no barrier: no instance reads another's element after its own store)
+
+
+def _target(stmt: Assign | For) -> str:
+    return stmt.target.name if isinstance(stmt, Assign) else stmt.var.name
+
+
+def _mentions(expr: Expr, names: dict[str, int]) -> bool:
+    return any(isinstance(e, Var) and e.name in names for e in walk_expr(expr))
+
+
+def _size(t: ScalarType) -> int:
+    return int(t.dtype.itemsize)
+
+
+def _elem_size(ir: LeafIR, param: str) -> int:
+    t = next(p.type for p in ir.params if p.name == param)
+    return _size(t.elem) if isinstance(t, ArrayType) else 0
 
 
 def scratch_allocations(fn: InternalFunction, plain: Callable[[LeafFunction], bool]) -> list[Node]:

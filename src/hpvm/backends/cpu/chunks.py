@@ -76,6 +76,7 @@ class Chunks:
         body: Block,
         wide: tuple[str, Block] | None = None,
         around: tuple[Block, Block] | None = None,
+        split: tuple[str, Block] | None = None,
     ) -> Block:
         """``for var in range(count): body`` run in parallel: the lines that call the new
         chunk function (kept in ``sources``) for each chunk, then raise the first failure.
@@ -87,11 +88,13 @@ class Chunks:
         rare path stays out of the ``prange`` body, whose arrays Numba marks ``noalias``
         (overlapping arrays run there), and LLVM does not optimize it a second time there.
         ``around``: (before, after) — lines every chunk function runs before its loop and
-        after it (``scratch.py``: buffers made once per chunk)."""
+        after it (``scratch.py``: buffers made once per chunk); ``split``: ``(flag, other)`` —
+        the chunk function runs its loop over ``body`` where the local ``flag`` (set by
+        ``around``'s lines) is true, else its loop over ``other``."""
         k = self.loops
         self.loops += 1
         symbol = f"{self.symbol}_chunk{k}"
-        free = self._function(symbol, var, body, around)
+        free = self._function(symbol, var, body, around, split)
         p = f"__hpo{k}"
         n, nc, err, c = f"{p}_n", f"{p}_nc", f"{p}_err", f"{p}_c"
         lo, hi = chunk_bounds(c, n, nc)
@@ -121,13 +124,22 @@ class Chunks:
         return out.add(f"__hpvm_reraise({err})", [err])
 
     def _function(
-        self, symbol: str, var: str, body: Block, around: tuple[Block, Block] | None = None
+        self,
+        symbol: str,
+        var: str,
+        body: Block,
+        around: tuple[Block, Block] | None = None,
+        split: tuple[str, Block] | None = None,
     ) -> list[str]:
         """Keep the source of chunk function ``symbol`` running ``body`` for ``var`` in
         its range (between ``around``'s lines); its parameters before the bounds (the free
         locals of what it runs)."""
         self.symbols.append(symbol)
         inner = Block().nest(f"for {var} in range({LO}, {HI}):", body, stores=[var])
+        if split is not None:
+            flag, other = split
+            loop = Block().nest(f"for {var} in range({LO}, {HI}):", other, stores=[var])
+            inner = Block().nest(f"if {flag}:", inner, [flag]).nest("else:", loop)
         if around is not None:
             inner = Block().extend(around[0]).extend(inner).extend(around[1])
         free = sorted(inner.reads - inner.stores - {LO, HI})

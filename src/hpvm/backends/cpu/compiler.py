@@ -42,7 +42,7 @@ from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, poolable, p
 from .narrow import narrow_helpers
 from .privatize import plain_helpers
 from .restrict import disjoint_helpers, restrict
-from .scratch import scratch_plans
+from .scratch import INLINED, scratch_plans
 from .views import view_helpers
 
 # Held while leaves are parsed, lowered and compiled: CPython 3.11 can fail to build ASTs in
@@ -387,6 +387,15 @@ class Compiler:
                 source = source.replace(f"def {symbol}(", f"def {renamed}(", 1)
                 symbol = renamed
                 exec(pyast.compile_source(source, leaf.location.file), module.__dict__)
+                # Inlined where a scratch loop runs it per parent instance (scratch.py): with
+                # the loop free of calls, LLVM optimizes it across the group function.
+                leaf_namespace[f"{symbol}{INLINED}"] = numba.njit(
+                    nogil=True,
+                    cache=cache,
+                    error_model=ERROR_MODEL,
+                    inline="always",
+                    boundscheck=self.checked or None,
+                )(module.__dict__[symbol])
                 # (generated from the phases, not the clone's def: Numba's own check, checked.py)
                 module.__dict__[symbol] = numba.njit(
                     nogil=True,

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...ir.analysis import FeedTable, feed_table
+from ...ir.bodies import LLVM
 from ...ir.graph import InternalFunction, LeafFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
@@ -43,7 +44,7 @@ from .groupgen import GroupEmitter
 from .loopnest import LoopNest, loop_order, unit_stride
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
 from .privatize import atomic_only_params, privatized_clone
-from .scratch import ScratchCall, ScratchPlan, uniform_node
+from .scratch import INLINED, ScratchCall, ScratchPlan, uniform_node
 from .sizes import context_extents, size_lines
 
 __all__ = ["INDENT", "GraphGen", "StageSpec", "loop_order", "unit_stride"]
@@ -90,6 +91,7 @@ class GraphGen:
         # (scratch.py): id -> plan; their _pre and _each graph functions, made when first called.
         self.scratch = scratch or {}
         self._scratch_symbols: dict[int, tuple[str, str]] = {}
+        self._inline_groups = False  # while an _each function is written: Python group functions inlined
         # Leaf variants with privatized atomics (privatize.py): symbol -> clone, to compile.
         self.variants: dict[str, LeafClone] = {}
         self.compiled_variants: dict[str, Any] = {}  # filled by the compiler
@@ -207,7 +209,7 @@ class GraphGen:
         params = [p.name for p in fn.params] + [CTX_PARAM] + self.pool_args()
         plan, mode = scratch if scratch is not None else (None, "")
         if plan is not None and mode == "each":
-            params += [f"__hpvm_scr{j}" for j in range(len(plan.nodes))]
+            params += [f"__hpvm_scr{j}" for j in range(len(plan.nodes))] + ["__hpvm_zero"]
         if stage is not None:
             params += [import_name(index[id(n)], p, mode) for n, p, mode in stage.imports]
         lines = [f"def {symbol}({', '.join(params)}):"]
@@ -234,13 +236,15 @@ class GraphGen:
                 continue
             if mode == "each" and hoisted is not None:  # the chunk's buffer, zero-filled as a fresh malloc
                 k = index[id(group.nodes[0])]
-                body += [f"{hoisted}[:] = 0", f"__hn{k}_v0 = {hoisted}"]
+                body += ["if __hpvm_zero:", f"{INDENT}{hoisted}[:] = 0", f"__hn{k}_v0 = {hoisted}"]
                 continue
+            inlining, self._inline_groups = self._inline_groups, mode == "each"
             body += self._groups.emit(scope, g_index, group, chunks if parallel else None)
+            self._inline_groups = inlining
         if mode == "pre":
             assert plan is not None
             buffers = "".join(f"__hn{index[id(n)]}_v0, " for n in plan.nodes)
-            body.append(f"return (__hpvm_mark, {buffers})")
+            body.append(f"return (__hpvm_mark, {buffers}{plan.fresh_test(index)})")
             return "\n".join(lines + [INDENT + line for line in body]) + "\n", chunks
         if release:
             body.append(f"{RELEASE}({STATE_PARAM}, __hpvm_mark)")
@@ -254,6 +258,13 @@ class GraphGen:
         return "\n".join(lines) + "\n", chunks
 
     # -- what a child's instance calls, with what (for the collaborators) ----------------
+
+    def group_symbol(self, node: Node) -> str:
+        """The group function a barrier leaf's instances call: in an ``_each`` function
+        (``scratch.py``) a Python leaf's is the one compiled to be inlined."""
+        symbol = self.barrier_symbols[id(node.function)]
+        python = isinstance(node.function, LeafFunction) and node.function.body_kind != LLVM
+        return f"{symbol}{INLINED}" if self._inline_groups and python else symbol
 
     def is_barrier(self, node: Node) -> bool:
         """Whether ``node`` is a leaf with barriers (run by its group function)."""

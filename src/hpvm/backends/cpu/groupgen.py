@@ -137,9 +137,7 @@ class GroupEmitter:
             args.append(scope.input(node, p, [], None))
         ext = [*sizes, *(["1"] * (3 - len(sizes)))]
         parent = f"{CTX_PARAM}[:{ictx.STRIDE * (gen.levels - 1)}]" if gen.levels > 1 else "()"
-        out = [
-            f"__hn{k}_r = {gen.barrier_symbols[id(node.function)]}({', '.join([*args, parent, *ext, str(node.dims)])})"
-        ]
+        out = [f"__hn{k}_r = {gen.group_symbol(node)}({', '.join([*args, parent, *ext, str(node.dims)])})"]
         n_out = len(node.function.out_types)
         for port, out_type in enumerate(node.function.out_types):
             want = scope.needs.get((id(node), port), set())

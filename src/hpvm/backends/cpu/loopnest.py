@@ -11,6 +11,7 @@ clones, graph functions, privatized variants) by the program's ``GraphGen``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...ir import instance_context as ictx
@@ -152,28 +153,37 @@ class LoopNest:
         small, wide = f"{inner_id}_small", f"{inner_id}_w"
         size = sizes[order[-1]]
         out = Block().add(f"{small} = {size} <= {MASK}", [size], [small])
-        body = self.body(scope, group, idx, sizes, capture=False, swap=swap, names=names, scratch=scratch)
         around = (
             None if scratch is None else self._scratch_around(scope, group, scratch, sizes, order, chunks)
         )
 
-        def instance(narrowed: Read) -> Block:
+        def instance(narrowed: Read, zero: str = "") -> Block:
+            call = scratch if scratch is None or not zero else replace(scratch, zero=zero)
+            body = self.body(scope, group, idx, sizes, capture=False, swap=swap, names=names, scratch=call)
             return Block().add(f"{inner_id} = {narrowed.text}", narrowed.names, [inner_id]).extend(body)
 
+        narrowed = Read(f"__hpvm_narrow({wide}, {small})", (wide, small))
         if chunks is None:
-            nest = self._nest(heads, instance(Read(f"__hpvm_narrow({wide}, {small})", (wide, small))))
             if around is None:
-                return out.extend(nest)
-            # (made only if an instance runs: the checks and mallocs are the first instance's)
-            made = Block().extend(around[0]).extend(nest).extend(around[1])
-            return out.nest(f"if {' * '.join(sizes)} > 0:", made, sizes)
+                return out.extend(self._nest(heads, instance(narrowed)))
+            # The loop twice, with and without the zero-fill, picked by _pre's flag (scratch.py);
+            # made only if an instance runs: the checks and mallocs are the first instance's.
+            assert scratch is not None
+            made = Block().extend(around[0])
+            made.nest(
+                f"if {scratch.flag()}:", self._nest(heads, instance(narrowed, "True")), [scratch.flag()]
+            )
+            made.nest("else:", self._nest(heads, instance(narrowed, "False")))
+            return out.nest(f"if {' * '.join(sizes)} > 0:", made.extend(around[1]), sizes)
         var, bound = heads[0]
         if dims == 1:
-            block = instance(Read(f"__hpvm_narrow({wide}, {small})", (wide, small)))
-            return out.extend(chunks.loop(var, bound, block, around=around))
+            if scratch is None:
+                return out.extend(chunks.loop(var, bound, instance(narrowed)))
+            split = (scratch.flag(), instance(narrowed, "False"))
+            return out.extend(chunks.loop(var, bound, instance(narrowed, "True"), around=around, split=split))
         var_in, end = heads[-1]
         bounded = [*heads[1:-1], (var_in, Read(f"min({end.text}, {MASK})", end.names))]
-        masked = self._nest(bounded, instance(local(wide)))
+        masked = self._nest(bounded, instance(local(wide)))  # (with scratch: the flag passed)
         plain = self._nest(heads[1:], instance(local(wide)))
         return out.extend(chunks.loop(var, bound, masked, wide=(small, plain), around=around))
 
@@ -246,7 +256,7 @@ class LoopNest:
             reads = [*(n for a in args for n in a.names), *ctx.names, *pool]
             if mine:
                 texts += scratch.buffers()  # type: ignore[union-attr]
-                reads += scratch.buffers()
+                reads += scratch.reads()  # type: ignore[union-attr]
             out.add(f"{result} = {callee}({', '.join(texts)})", reads, [result])
             n_out = len(node.function.out_types)
             is_leaf = isinstance(node.function, LeafFunction)

@@ -23,6 +23,16 @@ functions instead of one:
   zero-filled: docs/semantics.md §11, as ``interp`` gives it), then the other children.
   Its sizes are the same expressions, without the checks (they passed in ``_pre``).
 
+**Not zero-filled when nothing can read the zeros.** When a buffer's one consumer is a
+1-D barrier leaf whose every instance stores its own element before the first barrier and
+before anything reads the buffer (``ir/scratch.covering_store``), and the instances cover
+every byte (checked at run time by ``_pre``: instances × element size ≥ the buffer's bytes),
+no instance can see the old contents: ``_pre`` returns a flag saying so, and the loop over
+the instances is written twice, with and without the zero-fill, picked once per chunk
+(a zero-fill inside the loop, even on a branch never taken, kept LLVM from optimizing the
+block reduction's loop across the inlined group function: 0.96x against 0.47x Numba in a
+model of the code on one thread).
+
 After the loop the pool is released to the mark. The sizes and allocations are those the
 first instance would have made first (the allocation leaves come first in the child
 order, a condition), so a size or ``malloc`` error is the same error, raised at the same
@@ -36,7 +46,7 @@ from dataclasses import dataclass
 
 from ...ir.analysis import FeedTable
 from ...ir.graph import InternalFunction, LeafFunction, Node, functions
-from ...ir.scratch import plain_allocation, scratch_allocations
+from ...ir.scratch import covering_store, plain_allocation, scratch_allocations
 from ...ir.verify import topological_order
 from ...passes.clone_leaves import LeafClone
 from ...passes.fuse_one_to_one import fused_runs
@@ -44,6 +54,7 @@ from .block import Block, Read
 from .flatten import uniform_input
 from .mallocpool import RELEASE, STATE_PARAM, uses_malloc
 
+INLINED = "_inl"  # a Python barrier leaf's group function compiled inline="always": <symbol>_inl
 BUFFER = "__hpvm_scr"  # the _each function's buffer parameters: __hpvm_scr0, __hpvm_scr1...
 
 
@@ -53,6 +64,23 @@ class ScratchPlan:
 
     fn: InternalFunction
     nodes: tuple[Node, ...]
+    # Per node: (its one consumer, bytes each consumer instance stores) when the consumer
+    # overwrites the buffer before reading it (module doc), else None.
+    covers: tuple[tuple[Node, int] | None, ...]
+
+    def fresh_test(self, index: dict[int, int]) -> str:
+        """``_pre``'s expression: whether the buffers must be zero-filled for each instance
+        (``index``: the graph's node names, ``__hn<k>``)."""
+        tests = []
+        for node, cover in zip(self.nodes, self.covers):
+            if cover is None:
+                return "True"
+            consumer, size = cover
+            buf = f"__hn{index[id(node)]}_v0"
+            tests.append(
+                f"__hn{index[id(consumer)]}_s0 * {size} >= {buf}.nbytes and {buf}.nbytes % {size} == 0"
+            )
+        return f"not ({' and '.join(f'({t})' for t in tests)})"
 
     def buffer(self, node: Node) -> str | None:
         """The ``_each`` function's parameter holding ``node``'s buffer, if it is hoisted."""
@@ -94,8 +122,22 @@ def scratch_plans(
             len(run) > 1 and any(id(n) in {id(m) for m in nodes} for n in run) for run in fused_runs(order)
         ):
             continue  # (a buffer fused with a sibling into one loop: not a loop group of its own)
-        plans[id(fn)] = ScratchPlan(fn, tuple(head))
+        plans[id(fn)] = ScratchPlan(fn, tuple(head), tuple(_cover(fn, n, clones) for n in head))
     return plans
+
+
+def _cover(fn: InternalFunction, node: Node, clones: dict[int, LeafClone]) -> tuple[Node, int] | None:
+    """``node``'s buffer's one consumer and the bytes each of its instances stores, when it
+    overwrites the buffer before reading it (``ir/scratch.covering_store``)."""
+    edges = [e for e in fn.graph.edges if e.src is node]
+    if len(edges) != 1 or edges[0].dst.dims != 1 or not isinstance(edges[0].dst.function, LeafFunction):
+        return None
+    consumer = edges[0].dst
+    clone = clones[id(consumer.function)]
+    if not clone.uses_barrier or clone.ir is None:
+        return None
+    size = covering_store(clone.ir, consumer.function.params[edges[0].dp].name)
+    return (consumer, size) if size else None
 
 
 def uniform_node(node: Node, feeds: FeedTable) -> bool:
@@ -108,17 +150,28 @@ def uniform_node(node: Node, feeds: FeedTable) -> bool:
 class ScratchCall:
     """A loop over the instances of ``node`` calling its ``_each`` graph function ``each``
     with ``count`` buffers made by its ``_pre`` function ``pre``; ``prefix`` names the
-    loop's locals (``<prefix>_scr<j>``, ``<prefix>_mark``)."""
+    loop's locals (``<prefix>_scr<j>``, ``<prefix>_mark``, ``<prefix>_zero``: whether the
+    buffers are zero-filled per instance). ``zero``: what the calls pass for that (the
+    local, or a constant in each of the two loops it picks between)."""
 
     node: Node
     pre: str
     each: str
     count: int
     prefix: str
+    zero: str = ""
+
+    def flag(self) -> str:
+        """The local ``_pre``'s zero-fill flag is unpacked into."""
+        return f"{self.prefix}_zero"
 
     def buffers(self) -> list[str]:
-        """The locals holding the buffers, passed to every ``_each`` call."""
-        return [f"{self.prefix}_scr{j}" for j in range(self.count)]
+        """What every ``_each`` call is given after the pool: the buffers, the flag."""
+        return [*(f"{self.prefix}_scr{j}" for j in range(self.count)), self.zero or self.flag()]
+
+    def reads(self) -> list[str]:
+        """The locals ``buffers`` reads (the flag is one unless a constant is passed)."""
+        return [*(f"{self.prefix}_scr{j}" for j in range(self.count)), *([] if self.zero else [self.flag()])]
 
     def setup(self, args: list[Read], ctx: Read, pool: list[str]) -> Block:
         """The lines run once per chunk: ``_pre``'s call, its mark and buffers unpacked."""
@@ -127,7 +180,7 @@ class ScratchCall:
         reads = [*(n for a in args for n in a.names), *ctx.names, *pool]
         out = Block().add(f"{sp} = {self.pre}({', '.join(texts)})", reads, [sp])
         out.add(f"{mark} = {sp}[0]", [sp], [mark])
-        for j, name in enumerate(self.buffers()):
+        for j, name in enumerate([*self.buffers()[:-1], self.flag()]):
             out.add(f"{name} = {sp}[{j + 1}]", [sp], [name])
         return out
 
