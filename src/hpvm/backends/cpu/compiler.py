@@ -388,10 +388,11 @@ class Compiler:
                 symbol = renamed
                 exec(pyast.compile_source(source, leaf.location.file), module.__dict__)
                 # Inlined where a scratch loop runs it per parent instance (scratch.py): with
-                # the loop free of calls, LLVM optimizes it across the group function.
+                # the loop free of calls, LLVM optimizes it across the group function. (Never
+                # compiled on its own, so not cached: its entries would share the name.)
                 leaf_namespace[f"{symbol}{INLINED}"] = numba.njit(
                     nogil=True,
-                    cache=cache,
+                    cache=False,
                     error_model=ERROR_MODEL,
                     inline="always",
                     boundscheck=self.checked or None,
