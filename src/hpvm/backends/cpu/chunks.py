@@ -89,8 +89,9 @@ class Chunks:
         (overlapping arrays run there), and LLVM does not optimize it a second time there.
         ``around``: (before, after) — lines every chunk function runs before its loop and
         after it (``scratch.py``: buffers made once per chunk); ``split``: ``(flag, other)`` —
-        the chunk function runs its loop over ``body`` where the local ``flag`` (set by
-        ``around``'s lines) is true, else its loop over ``other``."""
+        where the local ``flag`` (set by ``around``'s lines) is true, the chunk function
+        calls a chunk function of its own (``<symbol>z``, not inlined) running ``other``
+        over the chunk, else it runs its own loop over ``body``."""
         k = self.loops
         self.loops += 1
         symbol = f"{self.symbol}_chunk{k}"
@@ -136,10 +137,12 @@ class Chunks:
         locals of what it runs)."""
         self.symbols.append(symbol)
         inner = Block().nest(f"for {var} in range({LO}, {HI}):", body, stores=[var])
-        if split is not None:
+        if split is not None:  # (``other``'s loop a function of its own, called where ``flag`` is true)
             flag, other = split
-            loop = Block().nest(f"for {var} in range({LO}, {HI}):", other, stores=[var])
-            inner = Block().nest(f"if {flag}:", inner, [flag]).nest("else:", loop)
+            rare = f"{symbol}z"
+            free_rare = self._function(rare, var, other)
+            call = Block().add(f"{rare}({', '.join([*free_rare, LO, HI])})", free_rare)
+            inner = Block().nest(f"if {flag}:", call, [flag]).nest("else:", inner)
         if around is not None:
             inner = Block().extend(around[0]).extend(inner).extend(around[1])
         free = sorted(inner.reads - inner.stores - {LO, HI})

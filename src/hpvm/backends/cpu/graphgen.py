@@ -90,7 +90,7 @@ class GraphGen:
         # Internal functions whose allocation children run once per chunk of instances
         # (scratch.py): id -> plan; their _pre and _each graph functions, made when first called.
         self.scratch = scratch or {}
-        self._scratch_symbols: dict[int, tuple[str, str]] = {}
+        self._scratch_symbols: dict[int, tuple[str, str, str]] = {}
         self._inline_groups = False  # while an _each function is written: Python group functions inlined
         # Leaf variants with privatized atomics (privatize.py): symbol -> clone, to compile.
         self.variants: dict[str, LeafClone] = {}
@@ -130,12 +130,13 @@ class GraphGen:
         if id(fn) not in self._scratch_symbols:
             plan = self.scratch[id(fn)]
             base = symbol_for(fn, "graph")
-            self._scratch_symbols[id(fn)] = (f"{base}_pre", f"{base}_each")
-            for symbol, mode in zip(self._scratch_symbols[id(fn)], ("pre", "each")):
+            modes = ("pre", "each", "each_nz")
+            self._scratch_symbols[id(fn)] = tuple(f"{base}_{mode}" for mode in modes)  # type: ignore[assignment]
+            for symbol, mode in zip(self._scratch_symbols[id(fn)], modes):
                 self._add(symbol, *self._emit(fn, symbol, False, None, (plan, mode)))
-            self.inlined_symbols.add(f"{base}_each")
-        pre, each = self._scratch_symbols[id(fn)]
-        return ScratchCall(node, pre, each, len(self.scratch[id(fn)].nodes), prefix)
+                self.inlined_symbols.add(symbol)
+        pre, each, each_nz = self._scratch_symbols[id(fn)]
+        return ScratchCall(node, pre, each, each_nz, len(self.scratch[id(fn)].nodes), prefix)
 
     def stage_function(self, root: InternalFunction, stage: StageSpec, index: str) -> str:
         symbol = symbol_for(root, "stage") + f"_{index}"
@@ -193,7 +194,8 @@ class GraphGen:
         scratch: tuple[ScratchPlan, str] | None = None,
     ) -> tuple[str, Chunks]:
         """``fn``'s graph function (for ``stage``: a streaming stage's) and its chunk functions;
-        ``scratch``: (plan, "pre" or "each"), one of its two scratch functions (``scratch.py``)."""
+        ``scratch``: (plan, "pre", "each" or "each_nz"), one of its scratch functions
+        (``scratch.py``; "each_nz": without the zero-fill)."""
         graph = fn.graph
         order = topological_order(graph)
         selected = None if stage is None else {id(n) for n in stage.nodes}
@@ -208,14 +210,15 @@ class GraphGen:
 
         params = [p.name for p in fn.params] + [CTX_PARAM] + self.pool_args()
         plan, mode = scratch if scratch is not None else (None, "")
-        if plan is not None and mode == "each":
-            params += [f"__hpvm_scr{j}" for j in range(len(plan.nodes))] + ["__hpvm_zero"]
+        each = mode.startswith("each")
+        if plan is not None and each:
+            params += [f"__hpvm_scr{j}" for j in range(len(plan.nodes))]
         if stage is not None:
             params += [import_name(index[id(n)], p, mode) for n, p, mode in stage.imports]
         lines = [f"def {symbol}({', '.join(params)}):"]
         body: list[str] = []
         chunks = Chunks(symbol)
-        release = stage is None and id(fn) in self.release and mode != "each"
+        release = stage is None and id(fn) in self.release and not each
         if release:  # this parent instance's buffers die with it: its thread's pool stack pops them
             body.append(f"__hpvm_mark = {MARK}({STATE_PARAM})")
         heap = stage is None and id(fn) in self.heap_release
@@ -227,18 +230,19 @@ class GraphGen:
         # (negative, fused grids, arrays they would index past) before any child runs.
         for group in groups:
             guards, assigns, checks = size_lines(scope, group, self.clones, context_extents(self.levels))
-            if mode == "each":  # (checked once, by the _pre function)
+            if each:  # (checked once, by the _pre function)
                 guards, checks = [], []
             body += guards + [f"{name} = {expr}" for name, expr in assigns] + checks
         for g_index, group in enumerate(groups):
             hoisted = plan.buffer(group.nodes[0]) if plan is not None else None
             if mode == "pre" and hoisted is None:
                 continue
-            if mode == "each" and hoisted is not None:  # the chunk's buffer, zero-filled as a fresh malloc
+            if each and hoisted is not None:  # the chunk's buffer, zero-filled as a fresh malloc
                 k = index[id(group.nodes[0])]
-                body += ["if __hpvm_zero:", f"{INDENT}{hoisted}[:] = 0", f"__hn{k}_v0 = {hoisted}"]
+                body += [f"{hoisted}[:] = 0"] if mode == "each" else []
+                body.append(f"__hn{k}_v0 = {hoisted}")
                 continue
-            inlining, self._inline_groups = self._inline_groups, mode == "each"
+            inlining, self._inline_groups = self._inline_groups, each
             body += self._groups.emit(scope, g_index, group, chunks if parallel else None)
             self._inline_groups = inlining
         if mode == "pre":

@@ -157,8 +157,8 @@ class LoopNest:
             None if scratch is None else self._scratch_around(scope, group, scratch, sizes, order, chunks)
         )
 
-        def instance(narrowed: Read, zero: str = "") -> Block:
-            call = scratch if scratch is None or not zero else replace(scratch, zero=zero)
+        def instance(narrowed: Read, zero: bool = True) -> Block:
+            call = scratch if scratch is None else replace(scratch, zero=zero)
             body = self.body(scope, group, idx, sizes, capture=False, swap=swap, names=names, scratch=call)
             return Block().add(f"{inner_id} = {narrowed.text}", narrowed.names, [inner_id]).extend(body)
 
@@ -170,20 +170,19 @@ class LoopNest:
             # made only if an instance runs: the checks and mallocs are the first instance's.
             assert scratch is not None
             made = Block().extend(around[0])
-            made.nest(
-                f"if {scratch.flag()}:", self._nest(heads, instance(narrowed, "True")), [scratch.flag()]
-            )
-            made.nest("else:", self._nest(heads, instance(narrowed, "False")))
+            made.nest(f"if {scratch.flag()}:", self._nest(heads, instance(narrowed, True)), [scratch.flag()])
+            made.nest("else:", self._nest(heads, instance(narrowed, False)))
             return out.nest(f"if {' * '.join(sizes)} > 0:", made.extend(around[1]), sizes)
         var, bound = heads[0]
         if dims == 1:
             if scratch is None:
                 return out.extend(chunks.loop(var, bound, instance(narrowed)))
-            split = (scratch.flag(), instance(narrowed, "False"))
-            return out.extend(chunks.loop(var, bound, instance(narrowed, "True"), around=around, split=split))
+            # (the zero-filling loop in a chunk function of its own: chunks.py, scratch.py)
+            split = (scratch.flag(), instance(narrowed, True))
+            return out.extend(chunks.loop(var, bound, instance(narrowed, False), around=around, split=split))
         var_in, end = heads[-1]
         bounded = [*heads[1:-1], (var_in, Read(f"min({end.text}, {MASK})", end.names))]
-        masked = self._nest(bounded, instance(local(wide)))  # (with scratch: the flag passed)
+        masked = self._nest(bounded, instance(local(wide)))  # (with scratch: always zero-filled)
         plain = self._nest(heads[1:], instance(local(wide)))
         return out.extend(chunks.loop(var, bound, masked, wide=(small, plain), around=around))
 
@@ -244,7 +243,7 @@ class LoopNest:
             k = scope.index[id(node)]
             args = [scope.read(node, p, idx, group, names) for p in range(len(node.function.params))]
             mine = scratch is not None and scratch.node is node  # (its _each function, with the buffers)
-            callee = scratch.each if mine else gen.callee(node, parallel and node.dims == 0)  # type: ignore[union-attr]
+            callee = scratch.callee() if mine else gen.callee(node, parallel and node.dims == 0)  # type: ignore[union-attr]
             if swap and id(node) in swap:  # privatized atomics: the leaf's variant on private copies
                 for p, private in swap[id(node)].items():
                     args[p] = local(private)
@@ -256,7 +255,7 @@ class LoopNest:
             reads = [*(n for a in args for n in a.names), *ctx.names, *pool]
             if mine:
                 texts += scratch.buffers()  # type: ignore[union-attr]
-                reads += scratch.reads()  # type: ignore[union-attr]
+                reads += scratch.buffers()  # type: ignore[union-attr]
             out.add(f"{result} = {callee}({', '.join(texts)})", reads, [result])
             n_out = len(node.function.out_types)
             is_leaf = isinstance(node.function, LeafFunction)

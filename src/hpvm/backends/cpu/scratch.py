@@ -27,11 +27,14 @@ functions instead of one:
 1-D barrier leaf whose every instance stores its own element before the first barrier and
 before anything reads the buffer (``ir/scratch.covering_store``), and the instances cover
 every byte (checked at run time by ``_pre``: instances × element size ≥ the buffer's bytes),
-no instance can see the old contents: ``_pre`` returns a flag saying so, and the loop over
-the instances is written twice, with and without the zero-fill, picked once per chunk
-(a zero-fill inside the loop, even on a branch never taken, kept LLVM from optimizing the
-block reduction's loop across the inlined group function: 0.96x against 0.47x Numba in a
-model of the code on one thread).
+no instance can see the old contents: ``_pre`` returns a flag saying so, and the chunk
+runs its loop over ``_each_nz`` (no zero-fill) — or, where the flag says the zero-fill is
+needed, calls a chunk function of its own looping over ``_each``. Any zero-fill in the fast
+loop's function (inside the loop, on a branch never taken, or in a second copy of the loop
+beside it) kept LLVM from optimizing the block reduction's loop across the inlined group
+function: 1.0-1.1x against 0.4-0.6x Numba on one thread. ``_pre`` and both ``_each``
+functions are inlined: LLVM then sees where the buffer comes from (the pool's slice, as
+long as the instances' view), which the fast loop needs too.
 
 After the loop the pool is released to the mark. The sizes and allocations are those the
 first instance would have made first (the allocation leaves come first in the child
@@ -149,29 +152,30 @@ def uniform_node(node: Node, feeds: FeedTable) -> bool:
 @dataclass(frozen=True)
 class ScratchCall:
     """A loop over the instances of ``node`` calling its ``_each`` graph function ``each``
-    with ``count`` buffers made by its ``_pre`` function ``pre``; ``prefix`` names the
-    loop's locals (``<prefix>_scr<j>``, ``<prefix>_mark``, ``<prefix>_zero``: whether the
-    buffers are zero-filled per instance). ``zero``: what the calls pass for that (the
-    local, or a constant in each of the two loops it picks between)."""
+    (or ``each_nz``, without the zero-fill) with ``count`` buffers made by its ``_pre``
+    function ``pre``; ``prefix`` names the loop's locals (``<prefix>_scr<j>``,
+    ``<prefix>_mark``, ``<prefix>_zero``: whether the buffers need the zero-fill).
+    ``zero``: which of the two the calls of this loop make."""
 
     node: Node
     pre: str
     each: str
+    each_nz: str
     count: int
     prefix: str
-    zero: str = ""
+    zero: bool = True
+
+    def callee(self) -> str:
+        """The function one instance calls in this loop."""
+        return self.each if self.zero else self.each_nz
 
     def flag(self) -> str:
         """The local ``_pre``'s zero-fill flag is unpacked into."""
         return f"{self.prefix}_zero"
 
     def buffers(self) -> list[str]:
-        """What every ``_each`` call is given after the pool: the buffers, the flag."""
-        return [*(f"{self.prefix}_scr{j}" for j in range(self.count)), self.zero or self.flag()]
-
-    def reads(self) -> list[str]:
-        """The locals ``buffers`` reads (the flag is one unless a constant is passed)."""
-        return [*(f"{self.prefix}_scr{j}" for j in range(self.count)), *([] if self.zero else [self.flag()])]
+        """The locals holding the buffers, passed to every ``_each`` call after the pool."""
+        return [f"{self.prefix}_scr{j}" for j in range(self.count)]
 
     def setup(self, args: list[Read], ctx: Read, pool: list[str]) -> Block:
         """The lines run once per chunk: ``_pre``'s call, its mark and buffers unpacked."""
@@ -180,7 +184,7 @@ class ScratchCall:
         reads = [*(n for a in args for n in a.names), *ctx.names, *pool]
         out = Block().add(f"{sp} = {self.pre}({', '.join(texts)})", reads, [sp])
         out.add(f"{mark} = {sp}[0]", [sp], [mark])
-        for j, name in enumerate([*self.buffers()[:-1], self.flag()]):
+        for j, name in enumerate([*self.buffers(), self.flag()]):
             out.add(f"{name} = {sp}[{j + 1}]", [sp], [name])
         return out
 
