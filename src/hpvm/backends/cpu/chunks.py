@@ -69,7 +69,15 @@ class Chunks:
         self.restricted: list[str] = []
         self.symbols: list[str] = []  # every chunk function's name
 
-    def loop(self, var: str, count: Read, body: Block, wide: tuple[str, Block] | None = None) -> Block:
+    def loop(
+        self,
+        var: str,
+        count: Read,
+        body: Block,
+        wide: tuple[str, Block] | None = None,
+        around: tuple[Block, Block] | None = None,
+        split: tuple[str, Block] | None = None,
+    ) -> Block:
         """``for var in range(count): body`` run in parallel: the lines that call the new
         chunk function (kept in ``sources``) for each chunk, then raise the first failure.
         ``wide``: ``(flag, other)`` — the chunks run ``body`` where the local ``flag`` is
@@ -78,11 +86,16 @@ class Chunks:
         function is then compiled with ``noalias`` arrays and inlined (``restrict.py``);
         ``other``'s as any chunk function, called through ``__hpvm_try_call_noinline``: the
         rare path stays out of the ``prange`` body, whose arrays Numba marks ``noalias``
-        (overlapping arrays run there), and LLVM does not optimize it a second time there."""
+        (overlapping arrays run there), and LLVM does not optimize it a second time there.
+        ``around``: (before, after) — lines every chunk function runs before its loop and
+        after it (``scratch.py``: buffers made once per chunk); ``split``: ``(flag, other)`` —
+        where the local ``flag`` (set by ``around``'s lines) is true, the chunk function
+        calls a chunk function of its own (``<symbol>z``, not inlined) running ``other``
+        over the chunk, else it runs its own loop over ``body``."""
         k = self.loops
         self.loops += 1
         symbol = f"{self.symbol}_chunk{k}"
-        free = self._function(symbol, var, body)
+        free = self._function(symbol, var, body, around, split)
         p = f"__hpo{k}"
         n, nc, err, c = f"{p}_n", f"{p}_nc", f"{p}_err", f"{p}_c"
         lo, hi = chunk_bounds(c, n, nc)
@@ -93,7 +106,7 @@ class Chunks:
         if wide is not None:
             flag, other = wide
             self.restricted.append(symbol)
-            free_wide = self._function(f"{symbol}w", var, other)
+            free_wide = self._function(f"{symbol}w", var, other, around)
             call_wide = (
                 f"__hpvm_try_call_noinline({symbol}w, ({', '.join([*free_wide, lo, hi])},), {err}, {c})"
             )
@@ -111,12 +124,28 @@ class Chunks:
         out.nest(f"for {c} in prange({nc}):", call, [nc], [c])
         return out.add(f"__hpvm_reraise({err})", [err])
 
-    def _function(self, symbol: str, var: str, body: Block) -> list[str]:
+    def _function(
+        self,
+        symbol: str,
+        var: str,
+        body: Block,
+        around: tuple[Block, Block] | None = None,
+        split: tuple[str, Block] | None = None,
+    ) -> list[str]:
         """Keep the source of chunk function ``symbol`` running ``body`` for ``var`` in
-        its range; its parameters before the bounds (the body's free locals)."""
-        free = sorted(body.reads - body.stores - {var})
+        its range (between ``around``'s lines); its parameters before the bounds (the free
+        locals of what it runs)."""
         self.symbols.append(symbol)
         inner = Block().nest(f"for {var} in range({LO}, {HI}):", body, stores=[var])
+        if split is not None:  # (``other``'s loop a function of its own, called where ``flag`` is true)
+            flag, other = split
+            rare = f"{symbol}z"
+            free_rare = self._function(rare, var, other)
+            call = Block().add(f"{rare}({', '.join([*free_rare, LO, HI])})", free_rare)
+            inner = Block().nest(f"if {flag}:", call, [flag]).nest("else:", inner)
+        if around is not None:
+            inner = Block().extend(around[0]).extend(inner).extend(around[1])
+        free = sorted(inner.reads - inner.stores - {LO, HI})
         self.sources.append(
             "\n".join([f"def {symbol}({', '.join([*free, LO, HI])}):", *(INDENT + s for s in inner.lines)])
             + "\n"

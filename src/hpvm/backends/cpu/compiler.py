@@ -42,6 +42,7 @@ from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, poolable, p
 from .narrow import narrow_helpers
 from .privatize import plain_helpers
 from .restrict import disjoint_helpers, restrict
+from .scratch import INLINED, scratch_plans
 from .views import view_helpers
 
 # Held while leaves are parsed, lowered and compiled: CPython 3.11 can fail to build ASTs in
@@ -57,8 +58,9 @@ COMPILE_LOCK = threading.RLock()
 # 14: the common case's chunk function bounds the innermost loop below 2^32 instead of masking
 # the id, is compiled with noalias arrays and inlined, and is picked only for disjoint arrays;
 # 15: graph code compiled without LLVM's load PRE in loops, loadpre.py; 16: the other chunk
-# function is called through __hpvm_try_call_noinline — the cache holds code).
-CODEGEN_VERSION = 16
+# function is called through __hpvm_try_call_noinline — the cache holds code; 17: scratch
+# buffers made once per chunk of parent instances, scratch.py).
+CODEGEN_VERSION = 17
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in
@@ -387,6 +389,16 @@ class Compiler:
                 source = source.replace(f"def {symbol}(", f"def {renamed}(", 1)
                 symbol = renamed
                 exec(pyast.compile_source(source, leaf.location.file), module.__dict__)
+                # Inlined where a scratch loop runs it per parent instance (scratch.py): with
+                # the loop free of calls, LLVM optimizes it across the group function. (Never
+                # compiled on its own, so not cached: its entries would share the name.)
+                leaf_namespace[f"{symbol}{INLINED}"] = numba.njit(
+                    nogil=True,
+                    cache=False,
+                    error_model=ERROR_MODEL,
+                    inline="always",
+                    boundscheck=self.checked or None,
+                )(module.__dict__[symbol])
                 # (generated from the phases, not the clone's def: Numba's own check, checked.py)
                 module.__dict__[symbol] = numba.njit(
                     nogil=True,
@@ -416,7 +428,8 @@ class Compiler:
             everything = {id(c.leaf) for c in clones.values() if uses_malloc(c)} | pooled | heap_leaves
             heap_release = MallocFlow(root, everything).releasing(heap_leaves)
             leaf_namespace.update(_heap_helpers())
-        gen = GraphGen(levels, clones, barrier_symbols, pooled, release, heap_release)
+        scratch = scratch_plans(root, clones, pooled, release, heap_release)
+        gen = GraphGen(levels, clones, barrier_symbols, pooled, release, heap_release, scratch)
         entry_symbol = gen.graph_function(root, parallel=True)
         program = CompiledProgram(root, levels, None, gen=gen, clones=clones, flow=flow)
         program.llvm_heap = any(n[2]["__hpvm_native_leaf"].uses_malloc for n in llvm_sources.values())
@@ -548,6 +561,8 @@ def _jit_generated(func: Any, gen: GraphGen, cache: bool) -> Any:
     options: dict[str, Any] = {"nogil": True, "cache": cache, "error_model": ERROR_MODEL}
     if name in gen.chunk_symbols:  # (called from compiled code only: no Python or C entry)
         options.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+    if name in gen.inlined_symbols:  # (an instance's body in its chunk's loop: scratch.py)
+        options["inline"] = "always"
     if name in gen.restricted_symbols:
         return without_loop_load_pre(restrict(numba.njit(forceinline=True, **options)(func)))
     return without_loop_load_pre(numba.njit(parallel=name in gen.parallel_symbols, **options)(func))

@@ -63,12 +63,12 @@ def flat_plan(
     inner = runs[0]
     used = set().union(*(e.params() for n in inner for e in n.sizes))
     for i, param in enumerate(fn.params):
-        if param.name in used and not _uniform(node, i, feeds):
+        if param.name in used and not uniform_input(node, i, feeds):
             return None
     return FlatPlan(node, inner, feed_table(fn.graph))
 
 
-def _uniform(node: Node, port: int, feeds: FeedTable) -> bool:
+def uniform_input(node: Node, port: int, feeds: FeedTable) -> bool:
     """Whether input ``port`` of ``node`` has the same value in every instance of ``node``."""
     feed = feeds[id(node)][port]
     if feed is None or feed[0] == "bind":

@@ -29,7 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...ir.analysis import feed_table
+from ...ir.analysis import FeedTable, feed_table
+from ...ir.bodies import LLVM
 from ...ir.graph import InternalFunction, LeafFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
@@ -43,6 +44,7 @@ from .groupgen import GroupEmitter
 from .loopnest import LoopNest, loop_order, unit_stride
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
 from .privatize import atomic_only_params, privatized_clone
+from .scratch import INLINED, ScratchCall, ScratchPlan, uniform_node
 from .sizes import context_extents, size_lines
 
 __all__ = ["INDENT", "GraphGen", "StageSpec", "loop_order", "unit_stride"]
@@ -73,6 +75,7 @@ class GraphGen:
         pooled: frozenset[int] = frozenset(),
         release: frozenset[int] = frozenset(),
         heap_release: frozenset[int] = frozenset(),
+        scratch: dict[int, ScratchPlan] | None = None,
     ):
         self.levels = levels
         self.clones = clones  # id(leaf) -> clone
@@ -84,6 +87,11 @@ class GraphGen:
         self.release = release
         # The same for what LLVM leaves malloc'd from their thread's host heap (llvm_native/host.py).
         self.heap_release = heap_release
+        # Internal functions whose allocation children run once per chunk of instances
+        # (scratch.py): id -> plan; their _pre and _each graph functions, made when first called.
+        self.scratch = scratch or {}
+        self._scratch_symbols: dict[int, tuple[str, str, str]] = {}
+        self._inline_groups = False  # while an _each function is written: Python group functions inlined
         # Leaf variants with privatized atomics (privatize.py): symbol -> clone, to compile.
         self.variants: dict[str, LeafClone] = {}
         self.compiled_variants: dict[str, Any] = {}  # filled by the compiler
@@ -95,6 +103,7 @@ class GraphGen:
         self.parallel_symbols: set[str] = set()
         self.restricted_symbols: set[str] = set()  # chunk functions with noalias arrays (restrict.py)
         self.chunk_symbols: set[str] = set()  # every chunk function (chunks.py)
+        self.inlined_symbols: set[str] = set()  # graph functions compiled into their callers (scratch.py)
         self.dtypes: set[str] = set()
         self._groups = GroupEmitter(LoopNest(self))
 
@@ -108,6 +117,26 @@ class GraphGen:
             self.symbols[key] = symbol
             self._add(symbol, *self._emit(fn, symbol, parallel, None))
         return self.symbols[key]
+
+    def scratch_call(self, node: Node, feeds: FeedTable, prefix: str) -> ScratchCall | None:
+        """How a loop over ``node``'s instances runs them with scratch buffers made once per
+        chunk (``scratch.py``), or ``None``: ``node`` is a replicated internal node with a
+        scratch plan whose inputs are the same in every instance (``feeds``: its graph's)."""
+        fn = node.function
+        if not isinstance(fn, InternalFunction) or node.dims == 0 or id(fn) not in self.scratch:
+            return None
+        if not uniform_node(node, feeds):
+            return None
+        if id(fn) not in self._scratch_symbols:
+            plan = self.scratch[id(fn)]
+            base = symbol_for(fn, "graph")
+            modes = ("pre", "each", "each_nz")
+            self._scratch_symbols[id(fn)] = tuple(f"{base}_{mode}" for mode in modes)  # type: ignore[assignment]
+            for symbol, mode in zip(self._scratch_symbols[id(fn)], modes):
+                self._add(symbol, *self._emit(fn, symbol, False, None, (plan, mode)))
+                self.inlined_symbols.add(symbol)
+        pre, each, each_nz = self._scratch_symbols[id(fn)]
+        return ScratchCall(node, pre, each, each_nz, len(self.scratch[id(fn)].nodes), prefix)
 
     def stage_function(self, root: InternalFunction, stage: StageSpec, index: str) -> str:
         symbol = symbol_for(root, "stage") + f"_{index}"
@@ -157,9 +186,16 @@ class GraphGen:
     # -- generation -----------------------------------------------------------------------
 
     def _emit(
-        self, fn: InternalFunction, symbol: str, parallel: bool, stage: StageSpec | None
+        self,
+        fn: InternalFunction,
+        symbol: str,
+        parallel: bool,
+        stage: StageSpec | None,
+        scratch: tuple[ScratchPlan, str] | None = None,
     ) -> tuple[str, Chunks]:
-        """``fn``'s graph function (for ``stage``: a streaming stage's) and its chunk functions."""
+        """``fn``'s graph function (for ``stage``: a streaming stage's) and its chunk functions;
+        ``scratch``: (plan, "pre", "each" or "each_nz"), one of its scratch functions
+        (``scratch.py``; "each_nz": without the zero-fill)."""
         graph = fn.graph
         order = topological_order(graph)
         selected = None if stage is None else {id(n) for n in stage.nodes}
@@ -173,12 +209,16 @@ class GraphGen:
         scope = Scope(fn, feeds, index, imported, needs)
 
         params = [p.name for p in fn.params] + [CTX_PARAM] + self.pool_args()
+        plan, mode = scratch if scratch is not None else (None, "")
+        each = mode.startswith("each")
+        if plan is not None and each:
+            params += [f"__hpvm_scr{j}" for j in range(len(plan.nodes))]
         if stage is not None:
             params += [import_name(index[id(n)], p, mode) for n, p, mode in stage.imports]
         lines = [f"def {symbol}({', '.join(params)}):"]
         body: list[str] = []
         chunks = Chunks(symbol)
-        release = stage is None and id(fn) in self.release
+        release = stage is None and id(fn) in self.release and not each
         if release:  # this parent instance's buffers die with it: its thread's pool stack pops them
             body.append(f"__hpvm_mark = {MARK}({STATE_PARAM})")
         heap = stage is None and id(fn) in self.heap_release
@@ -190,9 +230,26 @@ class GraphGen:
         # (negative, fused grids, arrays they would index past) before any child runs.
         for group in groups:
             guards, assigns, checks = size_lines(scope, group, self.clones, context_extents(self.levels))
+            if each:  # (checked once, by the _pre function)
+                guards, checks = [], []
             body += guards + [f"{name} = {expr}" for name, expr in assigns] + checks
         for g_index, group in enumerate(groups):
+            hoisted = plan.buffer(group.nodes[0]) if plan is not None else None
+            if mode == "pre" and hoisted is None:
+                continue
+            if each and hoisted is not None:  # the chunk's buffer, zero-filled as a fresh malloc
+                k = index[id(group.nodes[0])]
+                body += [f"{hoisted}[:] = 0"] if mode == "each" else []
+                body.append(f"__hn{k}_v0 = {hoisted}")
+                continue
+            inlining, self._inline_groups = self._inline_groups, each
             body += self._groups.emit(scope, g_index, group, chunks if parallel else None)
+            self._inline_groups = inlining
+        if mode == "pre":
+            assert plan is not None
+            buffers = "".join(f"__hn{index[id(n)]}_v0, " for n in plan.nodes)
+            body.append(f"return (__hpvm_mark, {buffers}{plan.fresh_test(index)})")
+            return "\n".join(lines + [INDENT + line for line in body]) + "\n", chunks
         if release:
             body.append(f"{RELEASE}({STATE_PARAM}, __hpvm_mark)")
         if heap:
@@ -205,6 +262,13 @@ class GraphGen:
         return "\n".join(lines) + "\n", chunks
 
     # -- what a child's instance calls, with what (for the collaborators) ----------------
+
+    def group_symbol(self, node: Node) -> str:
+        """The group function a barrier leaf's instances call: in an ``_each`` function
+        (``scratch.py``) a Python leaf's is the one compiled to be inlined."""
+        symbol = self.barrier_symbols[id(node.function)]
+        python = isinstance(node.function, LeafFunction) and node.function.body_kind != LLVM
+        return f"{symbol}{INLINED}" if self._inline_groups and python else symbol
 
     def is_barrier(self, node: Node) -> bool:
         """Whether ``node`` is a leaf with barriers (run by its group function)."""

@@ -78,7 +78,13 @@ class GroupEmitter:
         if chunks is not None and flat is not None:
             loops = self.nest.flat(scope, g_index, group, flat, sizes, chunks)
         else:
-            loops = self.nest.loops(scope, group, idx, sizes, peel, chunks=chunks, order=order).lines
+            # (a replicated internal node alone in its loop may make its scratch once per chunk)
+            scratch = None
+            if len(group.nodes) == 1 and not private:
+                scratch = self.gen.scratch_call(head, scope.feeds, f"__hg{g_index}")
+            loops = self.nest.loops(
+                scope, group, idx, sizes, peel, chunks=chunks, order=order, scratch=scratch
+            ).lines
         out += [INDENT + line for line in loops] if private else loops
         if peel:
             for i, s in zip(idx, sizes):
@@ -131,9 +137,7 @@ class GroupEmitter:
             args.append(scope.input(node, p, [], None))
         ext = [*sizes, *(["1"] * (3 - len(sizes)))]
         parent = f"{CTX_PARAM}[:{ictx.STRIDE * (gen.levels - 1)}]" if gen.levels > 1 else "()"
-        out = [
-            f"__hn{k}_r = {gen.barrier_symbols[id(node.function)]}({', '.join([*args, parent, *ext, str(node.dims)])})"
-        ]
+        out = [f"__hn{k}_r = {gen.group_symbol(node)}({', '.join([*args, parent, *ext, str(node.dims)])})"]
         n_out = len(node.function.out_types)
         for port, out_type in enumerate(node.function.out_types):
             want = scope.needs.get((id(node), port), set())

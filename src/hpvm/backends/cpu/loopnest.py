@@ -11,6 +11,7 @@ clones, graph functions, privatized variants) by the program's ``GraphGen``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...ir import instance_context as ictx
@@ -24,6 +25,7 @@ from .chunks import Chunks, chunk_bounds, chunk_count
 from .flatten import FlatPlan
 from .graphscope import Group, Names, Scope
 from .narrow import MASK
+from .scratch import ScratchCall
 from .sizes import context_extents, size_lines
 
 if TYPE_CHECKING:
@@ -103,6 +105,7 @@ class LoopNest:
         swap: dict[int, dict[int, str]] | None = None,
         names: Names | None = None,
         order: tuple[int, ...] | None = None,
+        scratch: ScratchCall | None = None,
     ) -> Block:
         """The group's loop nest (the last instance skipped when it is peeled: the innermost
         loop stops one short where every outer id is at its last, rather than a test in the
@@ -111,7 +114,8 @@ class LoopNest:
         the outermost loop runs in parallel, written as calls of a chunk function
         (``chunks.py``); ``chunk``: the outermost loop runs ``range(lo, hi)`` of a chunk (the
         callers' chunks split the extent of dimension ``order[0]``); ``swap``: private
-        copies; ``names``: the scope's inputs and context under other names (``Names``). The
+        copies; ``names``: the scope's inputs and context under other names (``Names``);
+        ``scratch``: the instances share buffers made once per chunk (``scratch.py``). The
         order only changes which instance runs when: ids, per-instance arrays and the peeled
         last instance stay by id."""
         dims = group.nodes[0].dims
@@ -149,24 +153,65 @@ class LoopNest:
         small, wide = f"{inner_id}_small", f"{inner_id}_w"
         size = sizes[order[-1]]
         out = Block().add(f"{small} = {size} <= {MASK}", [size], [small])
-        body = self.body(scope, group, idx, sizes, capture=False, swap=swap, names=names)
+        around = (
+            None if scratch is None else self._scratch_around(scope, group, scratch, sizes, order, chunks)
+        )
 
-        def instance(narrowed: Read) -> Block:
+        def instance(narrowed: Read, zero: bool = True) -> Block:
+            call = scratch if scratch is None else replace(scratch, zero=zero)
+            body = self.body(scope, group, idx, sizes, capture=False, swap=swap, names=names, scratch=call)
             return Block().add(f"{inner_id} = {narrowed.text}", narrowed.names, [inner_id]).extend(body)
 
+        narrowed = Read(f"__hpvm_narrow({wide}, {small})", (wide, small))
         if chunks is None:
-            return out.extend(
-                self._nest(heads, instance(Read(f"__hpvm_narrow({wide}, {small})", (wide, small))))
-            )
+            if around is None:
+                return out.extend(self._nest(heads, instance(narrowed)))
+            # The loop twice, with and without the zero-fill, picked by _pre's flag (scratch.py);
+            # made only if an instance runs: the checks and mallocs are the first instance's.
+            assert scratch is not None
+            made = Block().extend(around[0])
+            made.nest(f"if {scratch.flag()}:", self._nest(heads, instance(narrowed, True)), [scratch.flag()])
+            made.nest("else:", self._nest(heads, instance(narrowed, False)))
+            return out.nest(f"if {' * '.join(sizes)} > 0:", made.extend(around[1]), sizes)
         var, bound = heads[0]
         if dims == 1:
-            block = instance(Read(f"__hpvm_narrow({wide}, {small})", (wide, small)))
-            return out.extend(chunks.loop(var, bound, block))
+            if scratch is None:
+                return out.extend(chunks.loop(var, bound, instance(narrowed)))
+            # (the zero-filling loop in a chunk function of its own: chunks.py, scratch.py)
+            split = (scratch.flag(), instance(narrowed, True))
+            return out.extend(chunks.loop(var, bound, instance(narrowed, False), around=around, split=split))
         var_in, end = heads[-1]
         bounded = [*heads[1:-1], (var_in, Read(f"min({end.text}, {MASK})", end.names))]
-        masked = self._nest(bounded, instance(local(wide)))
+        masked = self._nest(bounded, instance(local(wide)))  # (with scratch: always zero-filled)
         plain = self._nest(heads[1:], instance(local(wide)))
-        return out.extend(chunks.loop(var, bound, masked, wide=(small, plain)))
+        return out.extend(chunks.loop(var, bound, masked, wide=(small, plain), around=around))
+
+    def _scratch_around(
+        self,
+        scope: Scope,
+        group: Group,
+        scratch: ScratchCall,
+        sizes: list[str],
+        order: tuple[int, ...],
+        chunks: Chunks | None,
+    ) -> tuple[Block, Block]:
+        """The lines before and after a loop (or each chunk of it) whose instances share
+        scratch buffers: ``_pre``'s call, given the node's inputs (the same in every
+        instance) and the context of its first instance (``_pre`` reads no id), then the
+        pool's release. A chunk whose inner extents are empty runs no instance: it returns
+        before making anything."""
+        node = scratch.node
+        args = [scope.read(node, p, [], group) for p in range(len(node.function.params))]
+        own = f"({', '.join(map(str, ictx.level(node.dims, ['0'] * node.dims, sizes)))},)"
+        ctx = Read(own, tuple(sizes))
+        if self.gen.levels > 1:
+            ctx = Read(f"{own} + {CTX_PARAM}[:{ictx.STRIDE * (self.gen.levels - 1)}]", (*sizes, CTX_PARAM))
+        before = Block()
+        inner = [sizes[a] for a in order[1:]]
+        if chunks is not None and inner:
+            before.nest(f"if {' * '.join(inner)} == 0:", Block().add("return"), inner)
+        before.extend(scratch.setup(args, ctx, self.gen.pool_args()))
+        return before, scratch.teardown()
 
     @staticmethod
     def _nest(heads: list[tuple[str, Read]], block: Block) -> Block:
@@ -185,17 +230,20 @@ class LoopNest:
         swap: dict[int, dict[int, str]] | None = None,
         names: Names | None = None,
         parallel: bool = False,
+        scratch: ScratchCall | None = None,
     ) -> Block:
         """One instance of the group's nodes. ``capture``: keep the values that are sent on
         as the last instance's; ``parallel``: the code runs outside any parallel loop of a
         parallel graph function, so single-instance internal nodes may run their own loops
-        in parallel."""
+        in parallel; ``scratch``: its node runs its ``_each`` graph function, given the chunk's
+        buffers (``scratch.py``)."""
         gen = self.gen
         out = Block()
         for node in group.nodes:
             k = scope.index[id(node)]
             args = [scope.read(node, p, idx, group, names) for p in range(len(node.function.params))]
-            callee = gen.callee(node, parallel and node.dims == 0)
+            mine = scratch is not None and scratch.node is node  # (its _each function, with the buffers)
+            callee = scratch.callee() if mine else gen.callee(node, parallel and node.dims == 0)  # type: ignore[union-attr]
             if swap and id(node) in swap:  # privatized atomics: the leaf's variant on private copies
                 for p, private in swap[id(node)].items():
                     args[p] = local(private)
@@ -205,6 +253,9 @@ class LoopNest:
             result = f"__hn{k}_r"
             texts = [*(a.text for a in args), ctx.text, *pool]
             reads = [*(n for a in args for n in a.names), *ctx.names, *pool]
+            if mine:
+                texts += scratch.buffers()  # type: ignore[union-attr]
+                reads += scratch.buffers()  # type: ignore[union-attr]
             out.add(f"{result} = {callee}({', '.join(texts)})", reads, [result])
             n_out = len(node.function.out_types)
             is_leaf = isinstance(node.function, LeafFunction)
