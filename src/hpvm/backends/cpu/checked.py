@@ -45,8 +45,9 @@ from ...passes.clone_leaves import LeafClone
 INDEX = "__hpvm_ix"
 #: Versions checked code (in its generated files' header, beside CODEGEN_VERSION): bump
 #: when the guards change (2: leaves' own functions no longer disk-cached in checked mode,
-#: where graph code cached by 1 could name the unchecked ones' modules).
-CHECKED_VERSION = 2
+#: where graph code cached by 1 could name the unchecked ones' modules; 3: LLVM leaves'
+#: pointers followed through phi/select/local slots, memcpy/memset, atomics, callees).
+CHECKED_VERSION = 3
 
 
 @dataclass(frozen=True)

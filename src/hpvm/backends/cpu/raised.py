@@ -125,7 +125,7 @@ def _llvm_index_error(
     paths = [path for path, node in _nodes(root, root.name) if any(node.function is h for h in held)]
     place = f"leaf '{held[0].name}', {held[0].location}" if held else ""
     what = (
-        f"{'a write' if access.write else 'a read'} of {access.bytes} bytes at {access.where} falls "
+        f"{access.what} at {access.where} falls "
         f"outside '{access.array}' (checked mode; the offset is not recorded)"
     )
     return _message(root, paths, place, what, OutOfBoundsError)
