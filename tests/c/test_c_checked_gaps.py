@@ -65,6 +65,12 @@ def test_rows_past_the_image_name_the_node_array_and_c_line(program, checked, le
         program.run([str(number), "7"], target="cpu")
 
 
+def test_the_error_names_a_failing_instance(program, checked) -> None:  # type: ignore[no-untyped-def]
+    """Rows 4 to 6 fail; the first one a thread reported is named."""
+    with pytest.raises(hpvm.OutOfBoundsError, match=r"falls outside 'in_' in instance \[[456]\]"):
+        program.run(["0", "7"], target="cpu")
+
+
 def test_memcpy_and_memset_failures_say_which_operand(program, checked) -> None:  # type: ignore[no-untyped-def]
     with fails(hpvm.OutOfBoundsError, "llvm.memcpy's write at "):
         program.run(["1", "7"], target="cpu")

@@ -46,8 +46,9 @@ INDEX = "__hpvm_ix"
 #: Versions checked code (in its generated files' header, beside CODEGEN_VERSION): bump
 #: when the guards change (2: leaves' own functions no longer disk-cached in checked mode,
 #: where graph code cached by 1 could name the unchecked ones' modules; 3: LLVM leaves'
-#: pointers followed through phi/select/local slots, memcpy/memset, atomics, callees).
-CHECKED_VERSION = 3
+#: pointers followed through phi/select/local slots, memcpy/memset, atomics, callees; 4:
+#: an LLVM leaf's wrapper passes the failing instance's ids, numba_call._instance).
+CHECKED_VERSION = 4
 
 
 @dataclass(frozen=True)

@@ -390,7 +390,7 @@ def leaf_wrappers(
         *checks,
         f"    __r = {symbol}_native(({''.join(a + ', ' for a in passed)}), __hpvm_ctx)",
         "    if __r[0] != 0:",  # the leaf raised: the back end names the node (cpu/raised.py)
-        f"        raise __hpvm_LeafRaised({native.digest!r}, __r[0], __r[1])",
+        f"        raise __hpvm_LeafRaised({native.digest!r}, __r[0], __r[1]{_instance(checked)})",
         *_unpack_lines(leaf, params, first),
         "    " + (ret if outputs else "return None"),
     ]
@@ -418,6 +418,13 @@ def leaf_wrappers(
         ]
         group_source = "\n".join(lines) + "\n"
     return source, group_source, names, native
+
+
+def _instance(checked: bool) -> str:
+    """Checked mode's extra ``LeafRaised`` arguments: the raising instance's ids x, y, z and
+    dimensions, from its context (cpu/raised.py names the instance). Only on the failing
+    path, and only in checked code: unchecked code stays as it was."""
+    return "".join(f", __hpvm_ctx[{k}]" for k in (0, 1, 2, 6)) if checked else ""
 
 
 def _outputs(leaf: LeafFunction, params: list[str], first: int) -> tuple[list[str], int]:
