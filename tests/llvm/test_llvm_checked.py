@@ -22,11 +22,12 @@ declare i64 @llvm.hpvm.getNodeInstanceID.x(ptr)
 declare ptr @llvm.hpvm.createNode1D(ptr, i64)
 declare void @llvm.hpvm.bind.input(ptr, i32, i32, i1)
 declare i32 @llvm.hpvm.atomic.add(ptr, i32)
+declare void @llvm.hpvm.barrier()
 """
 
 #: ``count``: acc[idx[i]] += 1 by llvm.hpvm.atomic.add; ``pick``: the pointer to acc[idx[i]]
 #: or acc[idx[i] + 1] by a select, then through a phi, stored to; ``mix``: a select between
-#: the two arrays.
+#: the two arrays; ``swap``: acc[idx[i]] = acc[i] + i after a barrier (a barrier leaf).
 LEAVES = """
 define {} @count(ptr "in" %idx, i64 %bytes_idx, ptr "in" "out" %acc, i64 %bytes_acc) {
 entry:
@@ -58,6 +59,22 @@ done:
   %r = phi ptr [ %s, %one ], [ %p, %two ]
   %v = trunc i64 %i to i32
   store i32 %v, ptr %r
+  ret {} zeroinitializer
+}
+
+define {} @swap(ptr "in" %idx, i64 %bytes_idx, ptr "in" "out" %acc, i64 %bytes_acc) {
+entry:
+  %n = call ptr @llvm.hpvm.getNode()
+  %i = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %n)
+  %p = getelementptr i32, ptr %acc, i64 %i
+  %w = load i32, ptr %p
+  call void @llvm.hpvm.barrier()
+  %at = getelementptr i64, ptr %idx, i64 %i
+  %k = load i64, ptr %at
+  %q = getelementptr i32, ptr %acc, i64 %k
+  %v = trunc i64 %i to i32
+  %u = add i32 %w, %v
+  store i32 %u, ptr %q
   ret {} zeroinitializer
 }
 
@@ -107,9 +124,9 @@ def _run(leaf: str, idx: list[int]) -> np.ndarray:
     return acc
 
 
-@pytest.mark.parametrize("leaf", ["count", "pick"])
+@pytest.mark.parametrize("leaf", ["count", "pick", "swap"])
 def test_checked_and_unchecked_give_the_same_result(leaf: str) -> None:
-    idx = [0, 3, 3, 6, 2, 0]
+    idx = [0, 3, 3, 6, 2, 0] if leaf != "swap" else [5, 4, 3, 2, 1, 0]
     unchecked = _run(leaf, idx)
     previous = cpu.configure(checked=True)
     try:
@@ -127,6 +144,8 @@ def test_checked_and_unchecked_give_the_same_result(leaf: str) -> None:
         ("count", [-1, 0], "an atomic update of 4 bytes"),
         ("pick", [0, 7], "a write of 4 bytes"),  # (the select's + 1: past the end)
         ("count", [0, 1, 2, 8], "outside 'acc' in instance [3]"),
+        ("swap", [0, 1, 2, 8, 4], "a write of 4 bytes at the LLVM instruction 'store i32 %u"),
+        ("swap", [0, 1, 2, 8, 4], "outside 'acc' in instance [3]"),
     ],
 )
 def test_an_index_past_the_array_names_the_node_and_port(
