@@ -8,14 +8,20 @@ its array and crashed the process (glibc: "double free or corruption").
 
 What. A rewrite of the leaf's own module, as ``instrument.py``'s (the clone then threads
 the instance context into what it adds, and the checked clone is one more clone, with its
-own digest). In the node function, each ``load``, ``store``, ``atomicrmw`` and ``cmpxchg``
-whose pointer is a sized array argument (``(ptr, i64 bytes)`` ports: seed 000's ABI) or
-``getelementptr``\\s of one gets, before it, its byte offset from the argument compared
-with the argument's byte size::
+own digest). Callees the node function passes an array's pointer to are inlined first
+(``checked_inline.py``). In the node function, each ``load``, ``store``, ``atomicrmw``,
+``cmpxchg`` and seed 000 ``llvm.hpvm.atomic.*`` call whose pointer points into a sized
+array argument (``(ptr, i64 bytes)`` ports: seed 000's ABI) — through ``getelementptr``\\s,
+``phi``\\s and ``select``\\s whose every source roots in that one argument, and local slots
+(``checked_roots.py``) — gets, before it, its byte offset from the argument compared with
+the argument's byte size::
 
-    %o = sub (ptrtoint %p), (ptrtoint %a)        ; bad: o < 0 or o + access bytes > size
+    %o = sub (ptrtoint %p), (ptrtoint %a)   ; bad: o < 0, or o > size - n, or n > size
     call void @__hpvm_oob(i1 %bad, ptr @__hpvm_oob.info.N)
     %q = select i1 %bad, ptr @__hpvm_oob.scratch, ptr %p   ; the access then uses %q
+
+``llvm.memcpy``/``memmove``/``memset`` get the same compare for each array operand over
+their length ``n``, and a failing call's length becomes 0 (it copies nothing).
 
 ``__hpvm_oob`` records the failure through the leaf error channel (``leaf_errors.py``:
 ``__hpvm_leaf_error``, into the context's slots, whoever called the clone raises), with a
@@ -23,16 +29,21 @@ static exception of Numba's layout whose pickle is ``IndexError(code)``; ``code`
 the access — the array's port, the ``.c`` line from the ``!dbg`` location (the LLVM
 instruction's text without one) — in ``ACCESSES``. The access itself goes to a scratch
 buffer: the instance runs on (no branch splits the leaf's blocks) but writes nothing
-outside its arrays, and the caller raises once it returns. Leaves with barriers are
-rewritten the same way before their barrier lowering.
+outside its arrays, and the caller raises once it returns (its checked wrapper passes the
+instance's ids: ``numba_call._instance``). Leaves with barriers are rewritten the same way
+before their barrier lowering.
 
 A pointer-only port (``u8[*]``) is checked against the ``i64`` port right after it when
 that port's name says bytes (``bytes_out``: HPVM-C's pair, as every HPVM-C program
-writes it) — the size the program declares, not the tracked memory's. Not checked: other
-pointer-only ports (the leaf does not know their size), accesses
-in functions the node function calls (LLVM has usually inlined them), pointers reaching
-the access other than through ``getelementptr`` (a ``phi``, memory, a call), ``memcpy``
-and other intrinsics, and seed 000's ``llvm.hpvm.atomic.*`` calls.
+writes it) — the size the program declares, not the tracked memory's.
+
+What cannot be checked is said once per leaf (an ``HPVMWarning`` naming each access and
+its ``.c`` line): a pointer with sources in several arrays (or an array and the
+instance's own memory), loaded from memory other than a followed slot, returned by a call
+(``malloc``), made from an integer; an array's pointer stored to memory or passed to a
+callee that was not inlined (recursive, external); pointer-only ports without a bytes
+port; accesses larger than the scratch buffer. The instance's own memory (``alloca``\\s)
+and the module's globals are not checked, nor said.
 """
 
 from __future__ import annotations
