@@ -61,7 +61,7 @@ from ...ir.debuginfo import DebugInfo
 from ...ir.graph import LeafFunction
 from ...ir.types import ArrayType
 from .access import _arguments, printed_function, split_top
-from .checked_inline import definitions, function_lines, inline_array_callees
+from .checked_inline import function_lines, inline_array_callees
 from .checked_roots import LOCAL, UNKNOWN, Roots, pointer_operands
 from .instrument import ATOMIC, memory_access, site_of
 
@@ -201,7 +201,7 @@ class _Rewrite:
         lines: list[str],
     ):
         self.body, self.arrays, self.ports, self.debug, self.seed = body, arrays, ports, debug, seed
-        self.roots = Roots(definitions(lines), lines)
+        self.roots = Roots(lines)
         self.infos: list[str] = []
         self.unchecked: list[str] = []
 

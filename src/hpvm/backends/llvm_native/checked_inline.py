@@ -26,7 +26,6 @@ from .native import optimize_module
 
 ROUNDS = 8
 _DEFINE = re.compile(r"^define [^@]*@(\"[^\"]+\"|[-a-zA-Z$._0-9]+)\(")
-_DEF = re.compile(r"^\s*(%[-a-zA-Z$._0-9]+|%\"[^\"]*\")\s*=\s*(.*)$")
 _CALLED = re.compile(r"\bcall [^@]*@(\"[^\"]+\"|[-a-zA-Z$._0-9]+)\(")
 _NOINLINE = re.compile(r"\s+\b(noinline|optnone)\b")
 
@@ -43,16 +42,6 @@ def function_lines(lines: list[str], name: str) -> tuple[int, int] | None:
     return None
 
 
-def definitions(lines: list[str]) -> dict[str, str]:
-    """Value -> its instruction's text, for one function's body lines."""
-    defs: dict[str, str] = {}
-    for line in lines:
-        m = _DEF.match(line)
-        if m:
-            defs[m.group(1)] = m.group(2)
-    return defs
-
-
 def array_callees(module: str, function: str, arrays: set[str]) -> set[str]:
     """The functions ``module`` defines that ``function`` calls with a pointer into one of
     ``arrays`` (its argument names)."""
@@ -62,7 +51,7 @@ def array_callees(module: str, function: str, arrays: set[str]) -> set[str]:
     if span is None:
         return set()
     body = lines[span[0] + 1 : span[1]]
-    roots = Roots(definitions(body), body)
+    roots = Roots(body)
     found = set()
     for line in body:
         called = _CALLED.search(line)
@@ -155,4 +144,4 @@ def _always_inline(module: str, callees: set[str]) -> str:
     return "\n".join(lines + extra) + "\n"
 
 
-__all__ = ["array_callees", "definitions", "function_lines", "inline_array_callees"]
+__all__ = ["array_callees", "function_lines", "inline_array_callees"]

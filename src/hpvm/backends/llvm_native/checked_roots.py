@@ -26,16 +26,21 @@ from .access import split_top
 LOCAL = "<local>"
 UNKNOWN = "<unknown>"
 _NAME = r"%[-a-zA-Z$._0-9]+|%\"[^\"]*\""
+_DEF = re.compile(rf"^\s*({_NAME})\s*=\s*(.*)$")
 _PHI_IN = re.compile(rf"\[\s*({_NAME}|@[-a-zA-Z$._0-9]+|null|undef|poison)\s*,")
 _CONSTANTS = frozenset({"null", "undef", "poison", "zeroinitializer"})
 
 
 class Roots:
-    """The roots of the pointers of one function, whose definitions are ``defs`` (value ->
-    its instruction's text) and whose body lines are ``lines`` (the local slots' uses)."""
+    """The roots of the pointers of one function whose body lines are ``lines``."""
 
-    def __init__(self, defs: dict[str, str], lines: list[str]):
-        self.defs, self.lines = defs, lines
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.defs: dict[str, str] = {}  # value -> its instruction's text
+        for line in lines:
+            m = _DEF.match(line)
+            if m:
+                self.defs[m.group(1)] = m.group(2)
         self._slots: dict[str, list[str] | None] = {}
 
     def of(self, pointer: str) -> frozenset[str]:
