@@ -120,6 +120,53 @@ def test_an_atomics_index_is_checked(checked: None) -> None:
     np.testing.assert_array_equal(bins, [4] * 5)
 
 
+@hpvm.leaf(ins=("x", "buf"), outs=("buf", "y"))
+def rotate(x: hpvm.f32[:], buf: hpvm.f32[:], y: hpvm.f32[:], k: hpvm.i64) -> None:
+    lid = hpvm.get_node_instance_id_x(hpvm.get_node())
+    buf[lid] = x[lid]
+    hpvm.barrier()
+    y[lid] = buf[lid + k]  # @rotate
+
+
+@hpvm.internal()
+def rotate_root(x: hpvm.f32[:], buf: hpvm.f32[:], y: hpvm.f32[:], k: hpvm.i64, n: hpvm.i64):
+    node = hpvm.create_node_1d(rotate, n)
+    for port in range(4):
+        hpvm.bind_in(node, port, port)
+
+
+def _rotate(k: int) -> np.ndarray:
+    x, buf, y = np.arange(16, dtype=np.float32), np.zeros(16, np.float32), np.zeros(16, np.float32)
+    run_tracked(rotate_root, (x, buf, y, k, 16), "cpu")
+    return y
+
+
+@pytest.mark.parametrize(("k", "index"), [(1, 16), (-1, -1)])
+def test_a_barrier_leafs_index_names_the_node_leaf_line_and_array(checked: None, k: int, index: int) -> None:
+    """A leaf with barriers runs as one group function per parent instance (``barriers.py``):
+    its indices get the same compare as other leaves' (before: Numba's boundscheck, whose
+    error named only the graph, and a negative index wrapped)."""
+    with fails(
+        OutOfBoundsError,
+        "node rotate_root/rotate ",
+        "leaf 'rotate'",
+        MARKS.at("rotate"),
+        f"index {index} is out of bounds for axis 0 of 'buf' with size 16",
+    ):
+        _rotate(k)
+
+
+def test_a_barrier_leaf_within_bounds_gives_the_unchecked_result() -> None:
+    unchecked = _rotate(0)
+    previous = cpu.configure(checked=True)
+    try:
+        checked = _rotate(0)
+    finally:
+        cpu.configure(**previous)
+    np.testing.assert_array_equal(checked, unchecked)
+    np.testing.assert_array_equal(checked, np.arange(16, dtype=np.float32))
+
+
 @pytest.mark.parametrize(
     "program",
     [

@@ -127,6 +127,11 @@ class GroupSource:
         self.varying = phases.uniform.varying
 
     def source(self) -> str:
+        return "\n".join(text for text, _ in self.lines()) + "\n"
+
+    def lines(self) -> Lines:
+        """The source's lines, each with the leaf's line it comes from (checked mode's
+        messages name those: ``cpu/checked.py``'s ``checked_group``)."""
         ir = self.ir
         params = [*(p.name for p in ir.params), PARENT, *EXTENTS, DIMS]
         line = ir.line
@@ -147,7 +152,7 @@ class GroupSource:
         self._items(self.phases.items, 1, out)
         if any(isinstance(s, ops.Return) and s.values for s in ops.walk_stmts(ir.body)):
             out.append((f"{_PAD}return {RET}", line))
-        return "\n".join(text for text, _ in out) + "\n"
+        return out
 
     def refcounted(self) -> bool:
         """Whether the group function makes or returns arrays, and so must be compiled with

@@ -23,10 +23,14 @@ interpreter's message, without the instance.
 access's ordinal, not a counter: Numba's disk cache keys a function by its bytecode, which
 holds constants only by position, so a code must mean the same access in every process.
 
+Leaves with barriers run as a group function generated from their phases
+(``barrier_emit.py``), not the clone's def: its syntax tree is guarded the same way
+(``checked_group``), each access named by the leaf's line its generated line comes from.
+(Before, it was compiled with Numba's ``boundscheck``: an error named only the graph, and a
+negative index wrapped.)
+
 Not covered: a subscript whose base is not a plain name (``f(x)[i]``), an index below a
-slice (``a[1:][i]``), slices themselves (they clamp, as in NumPy), and leaves with barriers
-(their group function is generated from the phases: compiled with Numba's
-``boundscheck``, an error names only the graph, and a negative index wraps).
+slice (``a[1:][i]``), and slices themselves (they clamp, as in NumPy).
 """
 
 from __future__ import annotations
@@ -34,10 +38,12 @@ from __future__ import annotations
 import ast
 import copy
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ...errors import SourceLocation
+from ...ir import pyast
 from ...ir.bodies import GeneratedBody
 from ...ir.graph import LeafFunction
 from ...passes.clone_leaves import LeafClone
@@ -45,8 +51,11 @@ from ...passes.clone_leaves import LeafClone
 INDEX = "__hpvm_ix"
 #: Versions checked code (in its generated files' header, beside CODEGEN_VERSION): bump
 #: when the guards change (2: leaves' own functions no longer disk-cached in checked mode,
-#: where graph code cached by 1 could name the unchecked ones' modules).
-CHECKED_VERSION = 2
+#: where graph code cached by 1 could name the unchecked ones' modules; 3: LLVM leaves'
+#: pointers followed through phi/select/local slots, memcpy/memset, atomics, callees; 4:
+#: an LLVM leaf's wrapper passes the failing instance's ids, numba_call._instance; barrier
+#: leaves' group functions guarded here, not by Numba's boundscheck).
+CHECKED_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -107,7 +116,18 @@ def checked_func(clone: LeafClone, func: ast.FunctionDef | None = None) -> ast.F
     """A copy of the clone's def (``func``: another def of it) with its indices guarded;
     its accesses recorded in ``ACCESSES``."""
     tree = copy.deepcopy(func if func is not None else clone.func)
-    _Guard(clone).visit(tree)
+    _Guard(clone.user, clone.symbol, lambda line: _where(clone, line)).visit(tree)
+    return ast.fix_missing_locations(tree)
+
+
+def checked_group(leaf: LeafFunction, symbol: str, file: str, lines: list[tuple[str, int]]) -> ast.Module:
+    """The group function of a barrier leaf (``barrier_emit.GroupSource``: its source
+    ``lines``, each with the leaf's line it comes from, in ``file``) with its indices
+    guarded as a clone's are: the same unsigned compare and message, naming the leaf's
+    line. ``symbol`` (the group function's, which carries a digest of its source) keys the
+    accesses' codes."""
+    tree = pyast.parse("\n".join(text for text, _ in lines) + "\n")
+    _Guard(leaf, symbol, lambda line: str(SourceLocation(file, lines[line - 1][1]))).visit(tree)
     return ast.fix_missing_locations(tree)
 
 
@@ -123,8 +143,11 @@ def access_of(error: BaseException) -> tuple[Access, int, int] | None:
 
 
 class _Guard(ast.NodeTransformer):
-    def __init__(self, clone: LeafClone) -> None:
-        self.clone = clone
+    """Guards each index; ``leaf`` and ``where`` (a line of the tree -> the place messages
+    name) go into ``ACCESSES``, ``symbol`` keys the codes."""
+
+    def __init__(self, leaf: LeafFunction, symbol: str, where: Callable[[int], str]) -> None:
+        self.leaf, self.symbol, self.where = leaf, symbol, where
         self.count = 0
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
@@ -159,7 +182,7 @@ class _Guard(ast.NodeTransformer):
         ):
             return index  # a slice, ``...``, ``None``: NumPy's meaning
         code = self._code()
-        ACCESSES[code] = Access(self.clone.user, _where(self.clone, line), name, axis)
+        ACCESSES[code] = Access(self.leaf, self.where(line), name, axis)
         call = ast.Call(
             func=ast.Name(INDEX, ast.Load()),
             args=[ast.Name(name, ast.Load()), ast.Constant(axis), index, ast.Constant(code)],
@@ -169,7 +192,7 @@ class _Guard(ast.NodeTransformer):
 
     def _code(self) -> int:
         self.count += 1
-        text = f"{self.clone.symbol}:{self.count}".encode()
+        text = f"{self.symbol}:{self.count}".encode()
         return int(hashlib.sha1(text).hexdigest()[:15], 16)
 
 

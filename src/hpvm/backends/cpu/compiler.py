@@ -34,7 +34,7 @@ from ...ir.types import ScalarType
 from ...passes.clone_leaves import LeafClone, clone_of
 from ..bounds import SizeOutOfBounds, past_end
 from ..numba_shared.messages import describe_numba_error
-from .checked import CHECKED_VERSION, checked_func, checked_helpers
+from .checked import CHECKED_VERSION, checked_func, checked_group, checked_helpers
 from .graphgen import GraphGen, StageSpec
 from .loadpre import without_loop_load_pre
 from .loop_errors import loop_error_helpers
@@ -388,24 +388,21 @@ class Compiler:
                 renamed = f"{symbol}_{digest}"
                 source = source.replace(f"def {symbol}(", f"def {renamed}(", 1)
                 symbol = renamed
-                exec(pyast.compile_source(source, leaf.location.file), module.__dict__)
+                if self.checked:  # (its indices guarded as a clone's are: checked.py)
+                    named = f"def {group.symbol}("
+                    lines = [(t.replace(named, f"def {symbol}(", 1), n) for t, n in group.lines()]
+                    tree = checked_group(clone.user, symbol, group.ir.file, lines)
+                    exec(pyast.compile_tree(tree, leaf.location.file, "exec"), module.__dict__)
+                else:
+                    exec(pyast.compile_source(source, leaf.location.file), module.__dict__)
                 # Inlined where a scratch loop runs it per parent instance (scratch.py): with
                 # the loop free of calls, LLVM optimizes it across the group function. (Never
                 # compiled on its own, so not cached: its entries would share the name.)
                 leaf_namespace[f"{symbol}{INLINED}"] = numba.njit(
-                    nogil=True,
-                    cache=False,
-                    error_model=ERROR_MODEL,
-                    inline="always",
-                    boundscheck=self.checked or None,
+                    nogil=True, cache=False, error_model=ERROR_MODEL, inline="always"
                 )(module.__dict__[symbol])
-                # (generated from the phases, not the clone's def: Numba's own check, checked.py)
                 module.__dict__[symbol] = numba.njit(
-                    nogil=True,
-                    cache=cache,
-                    error_model=ERROR_MODEL,
-                    _nrt=group.refcounted(),
-                    boundscheck=self.checked or None,
+                    nogil=True, cache=cache, error_model=ERROR_MODEL, _nrt=group.refcounted() or self.checked
                 )(module.__dict__[symbol])
                 leaf_namespace[symbol] = module.__dict__[symbol]
                 barrier_symbols[id(leaf)] = symbol

@@ -83,11 +83,12 @@ def _llvm_leaf_error(
     """An LLVM leaf raised: the nodes holding a leaf with the clone that recorded it."""
     from ..llvm_native.native import native_leaf  # (only LLVM leaves load it)
 
-    digest, slot, address = error.args
+    digest, slot, address, *instance = error.args
     raised = recorded(slot, address)
     access = _llvm_access(raised.exception)
     if access is not None:
-        return _llvm_index_error(root, leaves, access)
+        ids = [int(v) for v in instance[: int(instance[3])]] if len(instance) == 4 else None
+        return _llvm_index_error(root, leaves, access, ids)
     llvm = [leaf for _, leaf in leaves if isinstance(leaf.body, LLVMBody)]
     held = [leaf for leaf in llvm if native_leaf(leaf).digest == digest]
     if not held:  # (a checked clone raised: checked mode, llvm_native/checked.py)
@@ -113,9 +114,13 @@ def _llvm_access(exception: BaseException | None) -> LLVMAccess | None:
 
 
 def _llvm_index_error(
-    root: InternalFunction, leaves: Sequence[tuple[LeafFunction, LeafFunction]], access: LLVMAccess
+    root: InternalFunction,
+    leaves: Sequence[tuple[LeafFunction, LeafFunction]],
+    access: LLVMAccess,
+    ids: list[int] | None,
 ) -> NodeExecutionError:
-    """A checked LLVM access past its array: the nodes holding the leaf's module."""
+    """A checked LLVM access past its array: the nodes holding the leaf's module, and the
+    failing instance's ids when the leaf's wrapper passed them (``numba_call._instance``)."""
     held = [
         leaf
         for _, leaf in leaves
@@ -125,10 +130,12 @@ def _llvm_index_error(
     paths = [path for path, node in _nodes(root, root.name) if any(node.function is h for h in held)]
     place = f"leaf '{held[0].name}', {held[0].location}" if held else ""
     what = (
-        f"{'a write' if access.write else 'a read'} of {access.bytes} bytes at {access.where} falls "
-        f"outside '{access.array}' (checked mode; the offset is not recorded)"
+        f"{access.what} at {access.where} falls "
+        f"outside '{access.array}'"
+        + (f" in instance {ids}" if ids is not None else "")
+        + " (checked mode; the offset is not recorded)"
     )
-    return _message(root, paths, place, what, OutOfBoundsError)
+    return _message(root, paths, place, what, OutOfBoundsError, ids is not None)
 
 
 def _message(
@@ -137,17 +144,18 @@ def _message(
     place: str,
     what: str,
     kind: type[NodeExecutionError] = NodeExecutionError,
+    instance: bool = False,
 ) -> NodeExecutionError:
-    """The ``kind`` naming the nodes at ``paths`` (none: only the graph) and ``place``."""
+    """The ``kind`` naming the nodes at ``paths`` (none: only the graph) and ``place``
+    (``instance``: ``what`` names the instance)."""
     if not paths:
         return kind(
             f"graph '{root.name}' on the cpu back end {what} (compiled code does not say which "
             f"node: {_INTERP})"
         )
     if len(paths) == 1:
-        return kind(
-            f"node {paths[0]} ({place}): {what} (the cpu back end does not say which instance: {_INTERP})"
-        )
+        unsaid = "" if instance else f" (the cpu back end does not say which instance: {_INTERP})"
+        return kind(f"node {paths[0]} ({place}): {what}{unsaid}")
     return kind(
         f"node {', '.join(paths[:-1])} or {paths[-1]} ({place}, used by all {len(paths)}): {what} "
         f"(the cpu back end does not say which node or instance: {_INTERP})"

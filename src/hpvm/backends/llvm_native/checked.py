@@ -8,14 +8,20 @@ its array and crashed the process (glibc: "double free or corruption").
 
 What. A rewrite of the leaf's own module, as ``instrument.py``'s (the clone then threads
 the instance context into what it adds, and the checked clone is one more clone, with its
-own digest). In the node function, each ``load``, ``store``, ``atomicrmw`` and ``cmpxchg``
-whose pointer is a sized array argument (``(ptr, i64 bytes)`` ports: seed 000's ABI) or
-``getelementptr``\\s of one gets, before it, its byte offset from the argument compared
-with the argument's byte size::
+own digest). Callees the node function passes an array's pointer to are inlined first
+(``checked_inline.py``). In the node function, each ``load``, ``store``, ``atomicrmw``,
+``cmpxchg`` and seed 000 ``llvm.hpvm.atomic.*`` call whose pointer points into a sized
+array argument (``(ptr, i64 bytes)`` ports: seed 000's ABI) — through ``getelementptr``\\s,
+``phi``\\s and ``select``\\s whose every source roots in that one argument, and local slots
+(``checked_roots.py``) — gets, before it, its byte offset from the argument compared with
+the argument's byte size::
 
-    %o = sub (ptrtoint %p), (ptrtoint %a)        ; bad: o < 0 or o + access bytes > size
+    %o = sub (ptrtoint %p), (ptrtoint %a)   ; bad: o < 0, or o > size - n, or n > size
     call void @__hpvm_oob(i1 %bad, ptr @__hpvm_oob.info.N)
     %q = select i1 %bad, ptr @__hpvm_oob.scratch, ptr %p   ; the access then uses %q
+
+``llvm.memcpy``/``memmove``/``memset`` get the same compare for each array operand over
+their length ``n``, and a failing call's length becomes 0 (it copies nothing).
 
 ``__hpvm_oob`` records the failure through the leaf error channel (``leaf_errors.py``:
 ``__hpvm_leaf_error``, into the context's slots, whoever called the clone raises), with a
@@ -23,16 +29,21 @@ static exception of Numba's layout whose pickle is ``IndexError(code)``; ``code`
 the access — the array's port, the ``.c`` line from the ``!dbg`` location (the LLVM
 instruction's text without one) — in ``ACCESSES``. The access itself goes to a scratch
 buffer: the instance runs on (no branch splits the leaf's blocks) but writes nothing
-outside its arrays, and the caller raises once it returns. Leaves with barriers are
-rewritten the same way before their barrier lowering.
+outside its arrays, and the caller raises once it returns (its checked wrapper passes the
+instance's ids: ``numba_call._instance``). Leaves with barriers are rewritten the same way
+before their barrier lowering.
 
 A pointer-only port (``u8[*]``) is checked against the ``i64`` port right after it when
 that port's name says bytes (``bytes_out``: HPVM-C's pair, as every HPVM-C program
-writes it) — the size the program declares, not the tracked memory's. Not checked: other
-pointer-only ports (the leaf does not know their size), accesses
-in functions the node function calls (LLVM has usually inlined them), pointers reaching
-the access other than through ``getelementptr`` (a ``phi``, memory, a call), ``memcpy``
-and other intrinsics, and seed 000's ``llvm.hpvm.atomic.*`` calls.
+writes it) — the size the program declares, not the tracked memory's.
+
+What cannot be checked is said once per leaf (an ``HPVMWarning`` naming each access and
+its ``.c`` line): a pointer with sources in several arrays (or an array and the
+instance's own memory), loaded from memory other than a followed slot, returned by a call
+(``malloc``), made from an integer; an array's pointer stored to memory or passed to a
+callee that was not inlined (recursive, external); pointer-only ports without a bytes
+port; accesses larger than the scratch buffer. The instance's own memory (``alloca``\\s)
+and the module's globals are not checked, nor said.
 """
 
 from __future__ import annotations
@@ -41,20 +52,29 @@ import hashlib
 import pickle
 import re
 import threading
+import warnings
 from dataclasses import dataclass
 
+from ...errors import HPVMWarning
 from ...ir.bodies import LEAF_ERROR, LEAF_ERROR_DECLARATION, LLVMBody, llvm_abi_types
 from ...ir.debuginfo import DebugInfo
 from ...ir.graph import LeafFunction
-from ...ir.llvm_text import global_name
 from ...ir.types import ArrayType
-from .access import _arguments, printed_function
-from .instrument import ATOMIC, gep_root, memory_access, site_of
+from .access import _arguments, printed_function, split_top
+from .checked_inline import function_lines, inline_array_callees
+from .checked_roots import LOCAL, UNKNOWN, Roots, pointer_operands
+from .instrument import ATOMIC, memory_access, site_of
 
 _HELPER = "__hpvm_oob"
 _SCRATCH = "@__hpvm_oob.scratch"
 SCRATCH_BYTES = 256  # (larger accesses stay unchecked: no scalar or vector of a leaf is)
 _DEF = re.compile(r"^\s*(%[-a-zA-Z$._0-9]+|%\"[^\"]*\")\s*=\s*(.*)$")
+_NAME = r"%[-a-zA-Z$._0-9]+|%\"[^\"]*\""
+_HPVM_ATOMIC = re.compile(rf"\bcall [^@]*@llvm\.hpvm\.atomic\.\w+\(ptr (?:noundef )?({_NAME})")
+_MEMORY = re.compile(r"\bcall [^@]*@llvm\.(memcpy|memmove|memset)(\.inline)?\.[\w.]*\((.*)\)")
+_CALLED = re.compile(r"\b(?:call|invoke) [^@]*@(\"[^\"]+\"|[-a-zA-Z$._0-9]+)\(")
+#: Calls that take a pointer without touching its memory, or whose accesses are checked above.
+_HARMLESS = ("llvm.lifetime.", "llvm.dbg.", "llvm.assume", "llvm.prefetch", "llvm.hpvm.", "llvm.invariant.")
 
 
 @dataclass(frozen=True)
@@ -65,8 +85,7 @@ class Access:
     function: str
     array: str
     where: str  # ``file:line`` from its ``!dbg``, or the LLVM instruction
-    write: bool
-    bytes: int
+    what: str  # "a read of 4 bytes", "llvm.memcpy's write"
 
 
 #: code -> access, for every module checked in this process
@@ -98,26 +117,50 @@ def _check(leaf: LeafFunction, body: LLVMBody) -> LLVMBody:
         return body
     module = printed[1]
     lines = module.split("\n")
-    define = global_name(body.function)
-    start = next(
-        (k for k, line in enumerate(lines) if line.startswith("define ") and f" {define}(" in line), None
-    )
-    if start is None:
+    span = function_lines(lines, body.function)
+    if span is None:
         return body
-    end = start + 1
-    while end < len(lines) and lines[end] != "}":
-        end += 1
-    arrays = _sized_arrays(leaf, _arguments(lines[start]))
-    if not arrays:
-        return body
+    names = _arguments(lines[span[0]])
+    arrays = _sized_arrays(leaf, names)
+    if arrays:  # (callees that take an array's pointer: their accesses become the node function's)
+        module = inline_array_callees(module, body.function, set(arrays))
+        lines = module.split("\n")
+        span = function_lines(lines, body.function)
+        assert span is not None
+    start, end = span
+    ports = {name: p.name for name, p in zip(_pointer_arguments(leaf, names), leaf.params) if name}
     seed = hashlib.sha1(f"{body.function}\n{body.module}".encode()).hexdigest()
-    rewrite = _Rewrite(body, arrays, DebugInfo(module), seed)
+    rewrite = _Rewrite(body, arrays, ports, DebugInfo(module), seed, lines[start + 1 : end])
     guarded = [line for old in lines[start + 1 : end] for line in rewrite.line(old)]
+    if rewrite.unchecked:
+        _warn(leaf, rewrite.unchecked)
     if not rewrite.infos:
         return body
     text = "\n".join([*lines[: start + 1], *guarded, *lines[end:]])
     text += "\n" + "\n".join(rewrite.infos) + "\n" + _helper(text)
     return LLVMBody(text, body.function)
+
+
+def _pointer_arguments(leaf: LeafFunction, names: list[str]) -> list[str]:
+    """Per port, the name of its pointer argument (``""`` for a port without one)."""
+    out, at = [], 0
+    for p in leaf.params:
+        slots = llvm_abi_types(p.type)
+        out.append(names[at] if slots and slots[0] == "ptr" and at < len(names) else "")
+        at += len(slots)
+    return out
+
+
+def _warn(leaf: LeafFunction, unchecked: list[str]) -> None:
+    """Say once per leaf which of its accesses checked mode cannot check (they run as
+    unchecked code does)."""
+    shown = "; ".join(unchecked[:6]) + (f"; and {len(unchecked) - 6} more" if len(unchecked) > 6 else "")
+    warnings.warn(
+        f"leaf '{leaf.name}' ({leaf.location}): checked mode cannot check {len(unchecked)} of its "
+        f'memory accesses, which run unchecked: {shown} (docs/backends/cpu.md, "Checked mode")',
+        HPVMWarning,
+        stacklevel=2,
+    )
 
 
 def _sized_arrays(leaf: LeafFunction, names: list[str]) -> dict[str, tuple[str, str]]:
@@ -145,54 +188,163 @@ def _sized_arrays(leaf: LeafFunction, names: list[str]) -> dict[str, tuple[str, 
 
 
 class _Rewrite:
-    """The node function's lines, each access to an array argument preceded by its check."""
+    """The node function's lines, each access to an array argument preceded by its check;
+    ``unchecked``: the accesses that could not be (what they are, where, why)."""
 
-    def __init__(self, body: LLVMBody, arrays: dict[str, tuple[str, str]], debug: DebugInfo, seed: str):
-        self.body, self.arrays, self.debug, self.seed = body, arrays, debug, seed
-        self.defs: dict[str, str] = {}
+    def __init__(
+        self,
+        body: LLVMBody,
+        arrays: dict[str, tuple[str, str]],
+        ports: dict[str, str],
+        debug: DebugInfo,
+        seed: str,
+        lines: list[str],
+    ):
+        self.body, self.arrays, self.ports, self.debug, self.seed = body, arrays, ports, debug, seed
+        self.roots = Roots(lines)
         self.infos: list[str] = []
+        self.unchecked: list[str] = []
 
     def line(self, line: str) -> list[str]:
         m = _DEF.match(line)
-        if m:
-            self.defs[m.group(1)] = m.group(2)
         rhs = m.group(2) if m else line.strip()
         found = memory_access(rhs)
-        if found is None:
+        if found is not None:
+            pointer, size, kind = found
+            write = rhs.startswith("store") or kind == ATOMIC
+            what = f"{'an atomic update' if kind == ATOMIC else 'a write' if write else 'a read'} of {size} bytes"
+            if rhs.startswith("store"):
+                self._escape(line, rhs)
+            return self._access(line, rhs, pointer, size, what)
+        atomic = _HPVM_ATOMIC.search(rhs)
+        if atomic is not None:
+            return self._access(line, rhs, atomic.group(1), 4, "an atomic update of 4 bytes")
+        memory = _MEMORY.search(rhs)
+        if memory is not None:
+            return self._memory(line, memory)
+        called = _CALLED.search(rhs)
+        if called is not None and not called.group(1).startswith(_HARMLESS):
+            for pointer in pointer_operands(rhs):
+                arrays = self._ports(self.roots.of(pointer))
+                if arrays:
+                    self._skip(line, f"the pointer into {arrays} passed to @{called.group(1)}, not inlined")
+        return [line]
+
+    def _access(self, line: str, rhs: str, pointer: str, size: int, what: str) -> list[str]:
+        roots = self.roots.of(pointer)
+        if roots <= {LOCAL}:
+            return [line]  # (the instance's own memory, or the module's: not an array port)
+        base = next(iter(roots)) if len(roots) == 1 else None
+        if base not in self.arrays:
+            self._skip(line, f"{what} {self._why(roots)}")
             return [line]
-        pointer, size, kind = found
-        base = self._base(pointer)
-        if base is None or size > SCRATCH_BYTES:
+        if size > SCRATCH_BYTES:
+            self._skip(line, f"{what}, larger than the checks' scratch buffer")
             return [line]
+        assert base is not None
+        n, checks = self._compare(line, pointer, base, str(size), what)
+        return [*checks, _redirect(line, rhs, pointer, f"%__hpvm_g{n}.q")]
+
+    def _memory(self, line: str, memory: re.Match[str]) -> list[str]:
+        """``llvm.memcpy``/``memmove``/``memset``: each array operand's ``[offset, offset +
+        length)`` checked; a failing call copies nothing (its length becomes 0)."""
+        name, args = memory.group(1), split_top(memory.group(3))
+        if len(args) < 3 or len(args[2].split()) != 2:
+            self._skip(line, f"a call of llvm.{name} the check does not read")
+            return [line]
+        type_, length = args[2].split()
+        operands = [(args[0], "write")] + ([(args[1], "read")] if name != "memset" else [])
+        out: list[str] = []
+        bad: list[str] = []
+        for operand, role in operands:
+            pointer = operand.split()[-1]
+            roots = self.roots.of(pointer)
+            what = f"llvm.{name}'s {role}"
+            if roots <= {LOCAL}:
+                continue
+            base = next(iter(roots)) if len(roots) == 1 else None
+            if base not in self.arrays:
+                self._skip(line, f"{what} {self._why(roots)}")
+                continue
+            assert base is not None
+            wide = length
+            if type_ != "i64":
+                wide = f"%__hpvm_g{len(self.infos)}.n"
+                out.append(f"  {wide} = zext {type_} {length} to i64")
+            n, checks = self._compare(line, pointer, base, wide, what)
+            out += checks[:-1]  # (no scratch pointer: the length is what changes)
+            bad.append(f"%__hpvm_g{n}.bad")
+        if not bad:
+            return [line]
+        g = f"%__hpvm_g{len(self.infos) - 1}"
+        for k, flag in enumerate(bad[1:]):
+            out.append(f"  {g}.any{k} = or i1 {bad[0] if k == 0 else f'{g}.any{k - 1}'}, {flag}")
+        flag = bad[0] if len(bad) == 1 else f"{g}.any{len(bad) - 2}"
+        out.append(f"  {g}.len = select i1 {flag}, {type_} 0, {type_} {length}")
+        args[2] = f"{type_} {g}.len"
+        head = line[: line.index(memory.group(0))]
+        tail = line[line.index(memory.group(0)) + len(memory.group(0)) :]
+        call = memory.group(0)[: memory.start(3) - memory.start(0)] + ", ".join(args) + ")"
+        return [*out, head + call + tail]
+
+    def _compare(self, line: str, pointer: str, base: str, length: str, what: str) -> tuple[int, list[str]]:
+        """The check of ``[pointer, pointer + length)`` against ``base``'s array: its ordinal
+        and its lines (``%__hpvm_g<n>.bad`` the failure, ``.q`` the pointer to use, last)."""
         port, bytes_arg = self.arrays[base]
         n = len(self.infos)
         g = f"%__hpvm_g{n}"
         site = site_of(line, self.debug)
         where = f"{site.file}:{site.line}" if site.file else f"the LLVM instruction '{site.instruction}'"
         code = int(hashlib.sha1(f"{self.seed}:{n}".encode()).hexdigest()[:15], 16)
-        write = rhs.startswith("store") or kind == ATOMIC
         with _LOCK:
-            ACCESSES[code] = Access(self.body.module, self.body.function, port, where, write, size)
+            ACCESSES[code] = Access(self.body.module, self.body.function, port, where, what)
         self.infos.append(_info(n, code))
         dbg = re.search(r"!dbg !\d+", line)
         at = f", {dbg.group(0)}" if dbg else ""
-        checks = [
+        # bad: o < 0, or length > size, or o > size - length (no sum that could wrap)
+        return n, [
             f"  {g}.p = ptrtoint ptr {pointer} to i64",
             f"  {g}.a = ptrtoint ptr {base} to i64",
             f"  {g}.o = sub i64 {g}.p, {g}.a",
-            f"  {g}.e = add i64 {g}.o, {size}",
+            f"  {g}.r = sub i64 {bytes_arg}, {length}",
             f"  {g}.lo = icmp slt i64 {g}.o, 0",
-            f"  {g}.hi = icmp sgt i64 {g}.e, {bytes_arg}",
-            f"  {g}.bad = or i1 {g}.lo, {g}.hi",
+            f"  {g}.hi = icmp sgt i64 {g}.o, {g}.r",
+            f"  {g}.big = icmp ugt i64 {length}, {bytes_arg}",
+            f"  {g}.out = or i1 {g}.lo, {g}.hi",
+            f"  {g}.bad = or i1 {g}.out, {g}.big",
             f"  call void @{_HELPER}(i1 {g}.bad, ptr @__hpvm_oob.info.{n}){at}",
             f"  {g}.q = select i1 {g}.bad, ptr {_SCRATCH}, ptr {pointer}",
         ]
-        return [*checks, _redirect(line, rhs, pointer, f"{g}.q")]
 
-    def _base(self, pointer: str) -> str | None:
-        """The array argument ``pointer`` is ``getelementptr``\\s of, if it is."""
-        root = gep_root(pointer, self.defs)
-        return root if root in self.arrays else None
+    def _escape(self, line: str, rhs: str) -> None:
+        """A store of an array's pointer into memory other than a followed local slot:
+        accesses through what is loaded back elsewhere are not checked."""
+        parts = split_top(re.split(r",\s*!", rhs[len("store") :], maxsplit=1)[0])
+        value = [w for w in parts[0].split() if w not in ("volatile", "atomic")] if parts else []
+        if len(parts) < 2 or value[:1] != ["ptr"]:
+            return
+        arrays = self._ports(self.roots.of(value[-1]))
+        if arrays and self.roots.slot(parts[1].split()[-1]) is None:
+            self._skip(line, f"the pointer into {arrays} stored to memory")
+
+    def _ports(self, roots: frozenset[str]) -> str:
+        """The ports among ``roots``, as a message names them (empty: none)."""
+        names = sorted(self.ports[r] for r in roots if r in self.ports)
+        return " or ".join(f"'{n}'" for n in names)
+
+    def _why(self, roots: frozenset[str]) -> str:
+        if UNKNOWN in roots:
+            return "through a pointer not computed from one array port (loaded from memory, a call's result)"
+        ports = self._ports(roots)
+        if len(roots) > 1:
+            mine = ["the instance's own memory"] if LOCAL in roots else []
+            return f"through a pointer into one of {', '.join([ports, *mine]) if ports else 'several values'}"
+        return f"of {ports or 'a pointer argument'}, whose size the leaf does not have (no bytes port)"
+
+    def _skip(self, line: str, what: str) -> None:
+        site = site_of(line, self.debug)
+        where = f"{site.file}:{site.line}" if site.file else f"'{site.instruction}'"
+        self.unchecked.append(f"{what} at {where}")
 
 
 def _redirect(line: str, rhs: str, pointer: str, to: str) -> str:

@@ -176,11 +176,12 @@ def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
     return call
 
 
-def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
+def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf, checked: bool = False) -> Any:
     """``f(ports..., parent_ctx, ex, ey, ez, dims)`` → (status, the raising instance's
-    context slots 0 and 1, the last instance's output slots...), running the clone's group
-    function (the instances as work-item loops or coroutines, wiloops.py and coro.py;
-    ``NativeLeaf.group_symbol``)."""
+    context slots 0 and 1, [checked: its row-major index,] the last instance's output
+    slots...), running the clone's group function (the instances as work-item loops or
+    coroutines, wiloops.py and coro.py; ``NativeLeaf.group_symbol``)."""
+    errors = 3 if checked else 2
     from llvmlite import ir
     from numba import types
     from numba.core import cgutils
@@ -191,7 +192,7 @@ def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
     @intrinsic
     def group(typingctx, ports, parent_levels, ex, ey, ez, dims):  # type: ignore[no-untyped-def]
         _check_args(leaf, tuple(ports))
-        ret = types.Tuple((types.int32, types.int64, types.int64, *out_types))
+        ret = types.Tuple((types.int32, *[types.int64] * errors, *out_types))
 
         def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
             i64 = ir.IntType(64)
@@ -228,7 +229,7 @@ def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
                     builder.bitcast(err, ptr),
                 ],
             )
-            error = _load_outs(context, builder, [types.int64, types.int64], err)
+            error = _load_outs(context, builder, [types.int64] * errors, err)
             values = [status, *error, *_load_outs(context, builder, out_types, out)]
             return context.make_tuple(builder, sig.return_type, values)
 
@@ -390,15 +391,15 @@ def leaf_wrappers(
         *checks,
         f"    __r = {symbol}_native(({''.join(a + ', ' for a in passed)}), __hpvm_ctx)",
         "    if __r[0] != 0:",  # the leaf raised: the back end names the node (cpu/raised.py)
-        f"        raise __hpvm_LeafRaised({native.digest!r}, __r[0], __r[1])",
+        f"        raise __hpvm_LeafRaised({native.digest!r}, __r[0], __r[1]{_instance(checked)})",
         *_unpack_lines(leaf, params, first),
         "    " + (ret if outputs else "return None"),
     ]
     source = "\n".join(lines) + "\n"
     group_source = None
     if native.uses_barrier:
-        names[f"{symbol}_group_native"] = _group_intrinsic(leaf, native)
-        outputs, first = _outputs(leaf, params, 3)
+        names[f"{symbol}_group_native"] = _group_intrinsic(leaf, native, checked)
+        outputs, first = _outputs(leaf, params, 4 if checked else 3)
         message = repr(
             f"leaf '{leaf.name}' ({leaf.location}): a leaf with barriers runs the instances of a "
             "parent instance on one thread, and the values they keep across barriers (coroutine "
@@ -410,7 +411,7 @@ def leaf_wrappers(
             *checks,
             f"    __r = {symbol}_group_native(({''.join(a + ', ' for a in passed)}), __hpvm_parent, __ex, __ey, __ez, __dims)",
             f"    if __r[0] == {RAISED}:",
-            f"        raise __hpvm_LeafRaised({native.digest!r}, __r[1], __r[2])",
+            f"        raise __hpvm_LeafRaised({native.digest!r}, __r[1], __r[2]{_group_instance(checked)})",
             "    if __r[0] != 0:",
             f"        raise __hpvm_LaunchError({message})",
             *_unpack_lines(leaf, params, first),
@@ -418,6 +419,21 @@ def leaf_wrappers(
         ]
         group_source = "\n".join(lines) + "\n"
     return source, group_source, names, native
+
+
+def _instance(checked: bool) -> str:
+    """Checked mode's extra ``LeafRaised`` arguments: the raising instance's ids x, y, z and
+    dimensions, from its context (cpu/raised.py names the instance). Only on the failing
+    path, and only in checked code: unchecked code stays as it was."""
+    return "".join(f", __hpvm_ctx[{k}]" for k in (0, 1, 2, 6)) if checked else ""
+
+
+def _group_instance(checked: bool) -> str:
+    """``_instance`` for the group runner: the raising instance's ids from its row-major
+    index within the parent instance (the runner's ``err[2]``) and the extents."""
+    if not checked:
+        return ""
+    return ", __r[3] // (__ey * __ez), __r[3] % (__ey * __ez) // __ez, __r[3] % __ez, __dims"
 
 
 def _outputs(leaf: LeafFunction, params: list[str], first: int) -> tuple[list[str], int]:

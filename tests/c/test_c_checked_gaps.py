@@ -1,0 +1,88 @@
+"""Checked mode on the accesses its first version left unchecked (``llvm_native/checked.py``,
+``checked_roots.py``, ``checked_inline.py``): ``programs/checked_gaps.c``'s leaves reach
+their arrays through a pointer ``phi``, ``llvm.memcpy``/``llvm.memset``, a callee LLVM did
+not inline and a pointer kept in a volatile local. Valid launches give the unchecked
+results; three rows too many raise ``OutOfBoundsError`` naming the node, the leaf, the
+array and the C line. A recursive callee cannot be inlined: the leaf says so once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hpvmc_helpers import compiled_program, line_of, needs_clang, needs_llvm_leaves
+
+import hpvm
+import hpvm.backends.cpu as cpu
+from markers import fails
+
+pytestmark = [needs_clang, needs_llvm_leaves]
+
+PROGRAM = Path(__file__).parent / "programs" / "checked_gaps.c"
+SOURCE = PROGRAM.read_text()
+WHERE = "programs/checked_gaps.c"
+IMAGE = np.arange(24, dtype=np.float64)
+#: leaf -> (its number in main, what a valid launch leaves in ``out``, the array it fails on first)
+CASES = {
+    "walk": (0, IMAGE * 2, "in_"),
+    "copy": (1, IMAGE, "out"),
+    "clear": (2, np.zeros(24), "out"),
+    "helper": (3, IMAGE + 1, "in_"),
+    "stash": (4, np.where(np.arange(24) % 6 == 5, np.arange(24) // 6, -1), "out"),
+}
+MARKERS = {"helper": "put_row"}
+
+program = compiled_program(PROGRAM)
+
+
+def _out(capfd) -> list[float]:  # type: ignore[no-untyped-def]
+    return [float(v) for v in capfd.readouterr().out.split()]
+
+
+@pytest.mark.parametrize("leaf", sorted(CASES))
+def test_checked_and_unchecked_give_the_same_result(program, capfd, leaf) -> None:  # type: ignore[no-untyped-def]
+    number, expected, _ = CASES[leaf]
+    assert program.run([str(number), "4"], target="cpu") == 0
+    unchecked = _out(capfd)
+    previous = cpu.configure(checked=True)
+    try:
+        assert program.run([str(number), "4"], target="cpu") == 0
+    finally:
+        cpu.configure(**previous)
+    assert _out(capfd) == unchecked == list(expected)
+
+
+@pytest.mark.parametrize("leaf", sorted(CASES))
+def test_rows_past_the_image_name_the_node_array_and_c_line(program, checked, leaf) -> None:  # type: ignore[no-untyped-def]
+    number, _, array = CASES[leaf]
+    line = line_of(SOURCE, MARKERS.get(leaf, leaf))
+    with fails(
+        hpvm.OutOfBoundsError,
+        f"node root_{leaf}/node (leaf '{leaf}'",
+        f"{WHERE}:{line} falls outside '{array}'",
+    ):
+        program.run([str(number), "7"], target="cpu")
+
+
+def test_the_error_names_a_failing_instance(program, checked) -> None:  # type: ignore[no-untyped-def]
+    """Rows 4 to 6 fail; the first one a thread reported is named."""
+    with pytest.raises(hpvm.OutOfBoundsError, match=r"falls outside 'in_' in instance \[[456]\]"):
+        program.run(["0", "7"], target="cpu")
+
+
+def test_memcpy_and_memset_failures_say_which_operand(program, checked) -> None:  # type: ignore[no-untyped-def]
+    with fails(hpvm.OutOfBoundsError, "llvm.memcpy's write at "):
+        program.run(["1", "7"], target="cpu")
+    with fails(hpvm.OutOfBoundsError, "llvm.memset's write at "):
+        program.run(["2", "7"], target="cpu")
+
+
+def test_a_recursive_callee_is_named_as_unchecked(program, capfd, checked) -> None:  # type: ignore[no-untyped-def]
+    with pytest.warns(hpvm.HPVMWarning) as caught:
+        assert program.run(["5", "4"], target="cpu") == 0
+    (warning,) = [w for w in caught if "checked mode cannot check" in str(w.message)]
+    assert "leaf 'recurse'" in str(warning.message)
+    assert "the pointer into 'out' passed to @fill, not inlined" in str(warning.message)
+    assert f"{WHERE}:{line_of(SOURCE, 'recurse_call')}" in str(warning.message)
+    assert _out(capfd) == [3.0] * 24

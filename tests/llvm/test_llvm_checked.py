@@ -1,0 +1,162 @@
+"""Checked mode on hand-written LLVM leaves (``llvm_native/checked.py``): seed 000's
+``llvm.hpvm.atomic.*`` calls and pointers chosen by a ``select`` or a ``phi`` are checked
+against the one array they point into; a ``select`` between two arrays cannot be, and the
+leaf says so once. Each leaf indexes with values read from an index array (what the bounds
+pre-check cannot follow)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hpvm
+import hpvm.backends.cpu as cpu
+from hpvm import llvm
+from markers import fails
+
+pytestmark = pytest.mark.usefixtures("hpvm_runtime")
+
+DECLS = """
+declare ptr @llvm.hpvm.getNode()
+declare i64 @llvm.hpvm.getNodeInstanceID.x(ptr)
+declare ptr @llvm.hpvm.createNode1D(ptr, i64)
+declare void @llvm.hpvm.bind.input(ptr, i32, i32, i1)
+declare i32 @llvm.hpvm.atomic.add(ptr, i32)
+declare void @llvm.hpvm.barrier()
+"""
+
+#: ``count``: acc[idx[i]] += 1 by llvm.hpvm.atomic.add; ``pick``: the pointer to acc[idx[i]]
+#: or acc[idx[i] + 1] by a select, then through a phi, stored to; ``mix``: a select between
+#: the two arrays; ``swap``: acc[idx[i]] = acc[i] + i after a barrier (a barrier leaf).
+LEAVES = """
+define {} @count(ptr "in" %idx, i64 %bytes_idx, ptr "in" "out" %acc, i64 %bytes_acc) {
+entry:
+  %n = call ptr @llvm.hpvm.getNode()
+  %i = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %n)
+  %at = getelementptr i64, ptr %idx, i64 %i
+  %k = load i64, ptr %at
+  %p = getelementptr i32, ptr %acc, i64 %k
+  %old = call i32 @llvm.hpvm.atomic.add(ptr %p, i32 1)
+  ret {} zeroinitializer
+}
+
+define {} @pick(ptr "in" %idx, i64 %bytes_idx, ptr "in" "out" %acc, i64 %bytes_acc) {
+entry:
+  %n = call ptr @llvm.hpvm.getNode()
+  %i = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %n)
+  %at = getelementptr i64, ptr %idx, i64 %i
+  %k = load i64, ptr %at
+  %p = getelementptr i32, ptr %acc, i64 %k
+  %q = getelementptr i32, ptr %p, i64 1
+  %odd = trunc i64 %i to i1
+  %s = select i1 %odd, ptr %q, ptr %p
+  br i1 %odd, label %one, label %two
+one:
+  br label %done
+two:
+  br label %done
+done:
+  %r = phi ptr [ %s, %one ], [ %p, %two ]
+  %v = trunc i64 %i to i32
+  store i32 %v, ptr %r
+  ret {} zeroinitializer
+}
+
+define {} @swap(ptr "in" %idx, i64 %bytes_idx, ptr "in" "out" %acc, i64 %bytes_acc) {
+entry:
+  %n = call ptr @llvm.hpvm.getNode()
+  %i = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %n)
+  %p = getelementptr i32, ptr %acc, i64 %i
+  %w = load i32, ptr %p
+  call void @llvm.hpvm.barrier()
+  %at = getelementptr i64, ptr %idx, i64 %i
+  %k = load i64, ptr %at
+  %q = getelementptr i32, ptr %acc, i64 %k
+  %v = trunc i64 %i to i32
+  %u = add i32 %w, %v
+  store i32 %u, ptr %q
+  ret {} zeroinitializer
+}
+
+define {} @mix(ptr "in" %idx, i64 %bytes_idx, ptr "in" "out" %acc, i64 %bytes_acc) {
+entry:
+  %n = call ptr @llvm.hpvm.getNode()
+  %i = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %n)
+  %odd = trunc i64 %i to i1
+  %s = select i1 %odd, ptr %idx, ptr %acc
+  store i32 7, ptr %s
+  ret {} zeroinitializer
+}
+"""
+
+
+def _root(leaf: str):  # type: ignore[no-untyped-def]
+    return llvm.from_hpvm_ir(
+        DECLS
+        + LEAVES
+        + f"""
+define {{}} @root(ptr %idx, i64 %bytes_idx, ptr %acc, i64 %bytes_acc, i64 %n) {{
+entry:
+  %h = call ptr @llvm.hpvm.createNode1D(ptr @{leaf}, i64 %n)
+  call void @llvm.hpvm.bind.input(ptr %h, i32 0, i32 0, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %h, i32 1, i32 1, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %h, i32 2, i32 2, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %h, i32 3, i32 3, i1 false)
+  ret {{}} undef
+}}
+"""
+    )
+
+
+def _run(leaf: str, idx: list[int]) -> np.ndarray:
+    index = np.array(idx, dtype=np.int64)
+    acc = np.zeros(8, dtype=np.int32)
+    for a in (index, acc):
+        hpvm.track_memory(a)
+    try:
+        hpvm.wait(
+            hpvm.launch(_root(leaf), (index.view(np.uint8), acc.view(np.uint8), len(idx)), target="cpu")
+        )
+        hpvm.request_memory(acc)
+    finally:
+        for a in (index, acc):
+            hpvm.untrack_memory(a)
+    return acc
+
+
+@pytest.mark.parametrize("leaf", ["count", "pick", "swap"])
+def test_checked_and_unchecked_give_the_same_result(leaf: str) -> None:
+    idx = [0, 3, 3, 6, 2, 0] if leaf != "swap" else [5, 4, 3, 2, 1, 0]
+    unchecked = _run(leaf, idx)
+    previous = cpu.configure(checked=True)
+    try:
+        checked = _run(leaf, idx)
+    finally:
+        cpu.configure(**previous)
+    np.testing.assert_array_equal(checked, unchecked)
+    assert unchecked.any()
+
+
+@pytest.mark.parametrize(
+    ("leaf", "idx", "what"),
+    [
+        ("count", [0, 9], "an atomic update of 4 bytes"),
+        ("count", [-1, 0], "an atomic update of 4 bytes"),
+        ("pick", [0, 7], "a write of 4 bytes"),  # (the select's + 1: past the end)
+        ("count", [0, 1, 2, 8], "outside 'acc' in instance [3]"),
+        ("swap", [0, 1, 2, 8, 4], "a write of 4 bytes at the LLVM instruction 'store i32 %u"),
+        ("swap", [0, 1, 2, 8, 4], "outside 'acc' in instance [3]"),
+    ],
+)
+def test_an_index_past_the_array_names_the_node_and_port(
+    checked, leaf: str, idx: list[int], what: str
+) -> None:  # type: ignore[no-untyped-def]
+    with fails(hpvm.OutOfBoundsError, "node root/h", f"(leaf '{leaf}'", what, "falls outside 'acc'"):
+        _run(leaf, idx)
+
+
+def test_a_select_between_two_arrays_is_named_as_unchecked(checked) -> None:  # type: ignore[no-untyped-def]
+    with pytest.warns(
+        hpvm.HPVMWarning, match=r"leaf 'mix'.*cannot check 1 of its memory accesses.*'acc' or 'idx'"
+    ):
+        _run("mix", [0])
