@@ -221,8 +221,9 @@ def test_a_file_that_is_not_a_pqr_file_is_refused(program, tmp_path, capfd):
     bad.write_text("REMARK two atoms\nATOM      1  O   HOH     1    1.000 2.000 3.000 -0.8340 1.5200\n"
                    "ATOM      2  H1  HOH     1    1.500 2.x00 3.000 0.4170 1.2000\nEND\n")  # fmt: skip
     assert program.run(["-i", str(bad), "-o", str(out)]) == 1
-    assert f"cutcp: {bad}:3: '2.x00' is not a number (a ATOM record ends with x y z charge radius)" in (
-        capfd.readouterr().err
+    assert (
+        f"cutcp: {bad}:3: '2.x00' is not a number (an ATOM or HETATM record ends with x y z charge radius)"
+        in capfd.readouterr().err
     )
     bad.write_text("HETATM    7  NA\n")
     assert program.run(["-i", str(bad), "-o", str(out)]) == 1

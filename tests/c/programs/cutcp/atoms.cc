@@ -38,8 +38,8 @@ bool read_atoms(const std::string &path, std::vector<Atom> &atoms, std::string &
     float value[5];
     for (int f = 0; f < 5; f++)
       if (!is_number(words[words.size() - 5 + f], value[f])) {
-        error = where + "'" + words[words.size() - 5 + f] + "' is not a number (a " + words[0] +
-                " record ends with x y z charge radius)";
+        error = where + "'" + words[words.size() - 5 + f] +
+                "' is not a number (an ATOM or HETATM record ends with x y z charge radius)";
         return false;
       }
     atoms.push_back(Atom{value[0], value[1], value[2], value[3]});
