@@ -5,12 +5,14 @@ LLVM instruction GenHPVM made of it), saying what is wrong and how to fix it in 
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 from hpvmc_helpers import line_of, needs_clang
 
 from hpvm import c
+from hpvm.c import clang
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from markers import fails  # noqa: E402
@@ -208,3 +210,70 @@ void root(float *a, size_t bytes_a) {
         f"(all_to_all, {path}:{edge})",
     ):
         c.compile(path)
+
+
+def test_a_constant_negative_replication_size_is_refused_at_compile_time(write_c):
+    """Before, ``createNodeND(1, leaf, -4)`` compiled and was refused only when launched."""
+    graph = """
+void root(float *a, size_t bytes_a) {
+  void *l = __hpvm__createNodeND(1, leaf, -4);  // @create
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__bindIn(l, 1, 1, 0);
+}
+"""
+    graph_error(
+        write_c,
+        graph,
+        "create",
+        "__hpvm__createNodeND(1, leaf, -4) in root",
+        "its size is -4: a node of leaf cannot have a negative number of instances",
+        "write 0 or more",
+    )
+
+
+def test_a_constant_expression_folding_negative_names_its_dimension(write_c):
+    graph = """
+#define TILE 4
+void root(float *a, size_t bytes_a) {
+  void *l = __hpvm__createNodeND(2, leaf, TILE, TILE - 8);  // @create
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__bindIn(l, 1, 1, 0);
+}
+"""
+    graph_error(
+        write_c,
+        graph,
+        "create",
+        "__hpvm__createNodeND(2, leaf, TILE, TILE - 8) in root",
+        "size 2 of 2 is -4: a node of leaf",
+    )
+
+
+def test_a_negative_size_left_unfolded_in_an_ll_file_is_refused_with_its_arithmetic(write_c, tmp_path):
+    """LLVM text may keep ``sub i64 4, 8`` as an instruction (clang folds it; a hand-edited
+    or another tool's ``.ll`` need not): the size's arithmetic is read, folded and refused,
+    at the C line the debug information records."""
+    source = (
+        LEAVES
+        + """
+void root(float *a, size_t bytes_a, long n) {
+  void *l = __hpvm__createNodeND(2, leaf, 3, n);  // @create
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__bindIn(l, 1, 1, 0);
+}
+"""
+    )
+    path = write_c(source)
+    text = clang.to_llvm(Path(path), include_dirs=[str(c.include_dir())])
+    call = re.search(r"  %\w+ = (tail )?call ptr \(i32, \.\.\.\) @__hpvm__createNodeND\(", text)
+    assert call is not None and text.count("i32 noundef 3, i64 noundef %n)") == 1, text
+    edited = text.replace("i32 noundef 3, i64 noundef %n)", "i32 noundef 3, i64 noundef %negative)")
+    edited = edited[: call.start()] + "  %negative = sub i64 4, 8\n" + edited[call.start() :]
+    ll = tmp_path / "edited.ll"
+    ll.write_text(edited)
+    with fails(
+        c.HPVMCError,
+        f"{path}:{line_of(source, 'create')} (in {ll}): __hpvm__createNodeND(2, leaf, 3, n) in root",
+        "size 2 of 2 is -4 (4 - 8 folds to -4)",
+    ):
+        c.compile(ll)

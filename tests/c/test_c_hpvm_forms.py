@@ -90,3 +90,51 @@ void root(float *a, size_t n) { void *l = __hpvm__createNodeND(0, leaf); __hpvm_
     with pytest.raises(c.HPVMCError) as info:
         c.compile(source)
     assert str(info.value).startswith(f"{source}:5: __hpvm__createNodeND in leaf"), str(info.value)
+
+
+LOCAL_ARRAY = r"""#include "hpvm.h"
+#include <stdio.h>
+#include <stdlib.h>
+typedef struct __attribute__((__packed__)) { float *a; size_t bytes_a; float *b; size_t bytes_b; } RootIn;
+void sums(float *a, size_t bytes_a, float *b, size_t bytes_b) {
+  __hpvm__attributes(1, a, 1, b);
+  long i = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
+  float part[4];  /* (filled and read at indices clang cannot resolve: it stays an array) */
+  int n = (int)(bytes_a / bytes_b);
+  for (int t = 0; t < n; t++) part[t] = a[n * i + t] * (float)(t + 1);
+  float sum = 0.0f;
+  for (int t = n - 1; t >= 0; t--) sum += part[(t * 3) % n];
+  b[i] = sum;
+  __hpvm__return(1, bytes_b);
+}
+void root(float *a, size_t bytes_a, float *b, size_t bytes_b) {
+  __hpvm__attributes(1, a, 1, b);
+  void *n = __hpvm__createNodeND(1, sums, bytes_b / sizeof(float));
+  for (int p = 0; p < 4; p++) __hpvm__bindIn(n, p, p, 0);
+}
+int main(void) {
+  float a[12], b[3];
+  for (int k = 0; k < 12; k++) a[k] = (float)k;
+  RootIn *args = malloc(sizeof(RootIn));
+  args->a = a; args->bytes_a = sizeof a; args->b = b; args->bytes_b = sizeof b;
+  __hpvm__init();
+  llvm_hpvm_track_mem(a, sizeof a);
+  llvm_hpvm_track_mem(b, sizeof b);
+  __hpvm__wait(__hpvm__launch(0, root, args));
+  llvm_hpvm_request_mem(b, sizeof b);
+  __hpvm__cleanup();
+  printf("%g %g %g\n", b[0], b[1], b[2]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["cpu", "interp"])
+def test_a_leaf_with_a_local_array_returns_after_its_lifetime_ends(write_c, target, capfd):
+    """clang ends a local array's lifetime (``llvm.lifetime.end``) after the leaf's last
+    statement, between ``__hpvm__return`` and the ``ret``; GenHPVM refused that as "not
+    followed by the function's return" (parboil's cutcp keeps its points in such an array:
+    ``programs/cutcp``)."""
+    assert c.compile(write_c(LOCAL_ARRAY)).run(target=target) == 0
+    # (0*1 + 1*2 + 2*3 + 3*4, then the next four, then the last four)
+    assert capfd.readouterr().out.split() == ["20", "60", "100"]

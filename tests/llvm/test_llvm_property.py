@@ -2,7 +2,8 @@
 with sizes from constants, ports, shapes and their arithmetic; edges (one-to-one where the
 grids allow it, else all-to-all) and binds of scalars and 2-D arrays; outputs bound out;
 sometimes one more level — the LLVM form verifies, calls HPVM intrinsics only in node
-functions (seed 000) and imports to the same graph. And an
+functions (seed 000) and imports to the same graph (or, where a size's constants fold
+below zero, is refused at the import). And an
 exported program edited once anywhere in its graph or signatures imports or fails with an
 ``HPVMError``, never a crash."""
 
@@ -14,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 import llvmlite.binding as llvm_binding
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +36,7 @@ from hpvm.ir.graph import (
 from hpvm.ir.graph import Param as Port
 from hpvm.ir.printer import print_program
 from hpvm.ir.types import ArrayType, f32, i64
+from hpvm.llvm.errors import GraphCallError
 from hpvm.llvm.seedrule import outside_node_functions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the shared suite
@@ -128,7 +131,30 @@ def test_generated_graphs_round_trip_through_llvm(root: InternalFunction) -> Non
     module = llvm_binding.parse_assembly(text)
     module.verify()
     assert not outside_node_functions(module)  # seed 000
+    if any(folds_negative(size) for size in all_sizes(root)):  # (a node no launch could run)
+        with pytest.raises(GraphCallError, match="cannot have a negative number of instances"):
+            llvm.from_hpvm_ir(text)
+        return
     assert print_program(llvm.from_hpvm_ir(text)) == print_program(root)
+
+
+def all_sizes(fn: InternalFunction) -> list[Expr]:
+    """Every replication size in ``fn``'s graph and the graphs below it."""
+    found: list[Expr] = []
+    for node in fn.graph.nodes:
+        found += node.sizes
+        if isinstance(node.function, InternalFunction):
+            found += all_sizes(node.function)
+    return found
+
+
+def folds_negative(size: Expr) -> bool:
+    """Whether ``size`` reads no port and its constants fold below zero (the import refuses
+    it: ``tests/c/test_c_graph_errors.py``)."""
+    try:
+        return not size.params() and size.evaluate({}) < 0
+    except ZeroDivisionError:
+        return False
 
 
 MUTATIONS = {

@@ -212,7 +212,7 @@ class GenHPVM:
                     body.append(self.leaf.ret(fn, raw, internal, pending_ret, returned))
                     pending_ret = None
                     continue
-                if pending_ret is not None and raw.strip() and not raw.lstrip().startswith("#dbg"):
+                if pending_ret is not None and raw.strip() and not _after_return_ok(raw):
                     raise self.loc.fail(
                         pending_call, fn,
                         f"__hpvm__return in {self.loc.c(fn.name)} is not followed by the function's return: "
@@ -300,6 +300,14 @@ def rewrite(
     the file of each function, where debug metadata says nothing; ``debug``: the text's
     debug metadata, if it was read already)."""
     return GenHPVM(text, program, origins, debug).run()
+
+
+def _after_return_ok(raw: str) -> bool:
+    """Whether ``raw`` may stand between ``__hpvm__return`` and the ``ret``: a debug record,
+    or the end of a local array's lifetime — clang ends a local array's (``float e[4];``)
+    lifetime after the function's last statement, so a leaf with one has that call there."""
+    line = raw.lstrip()
+    return line.startswith("#dbg") or "@llvm.lifetime.end" in line
 
 
 __all__ = ["TARGETS", "Rewritten", "Signature", "rewrite"]

@@ -48,6 +48,9 @@ _FIXES = {
     "a node of itself (graphs are acyclic)",
     "size": "a replication size is integer arithmetic (+, -, *, /, %, shifts) of the function's "
     "integer parameters and constants",
+    "negative": "a replication size counts the node's instances in that dimension: write 0 or more (a "
+    "value the program computes goes in as an integer parameter of this function, checked when the graph "
+    "is launched)",
     "computation": "a node function that calls __hpvm__createNodeND only creates nodes, edges and binds, "
     "and computes replication sizes with integer arithmetic (+, -, *, /, %, shifts) of its integer "
     "parameters; move the computation into a leaf, or compute the value on the host and pass it in",

@@ -42,9 +42,22 @@ class GraphCallError(LLVMImportError):
 #: array port crossed (``part``) or a size or extent connected without its pointer
 #: (``companion``), a node of no function (``function``: not a function, not defined, or
 #: the builder itself), a replication size that is no integer arithmetic of the ports
-#: (``size``), an instruction that is neither a graph call nor a size's arithmetic (``computation``).
+#: (``size``), a size that reads no port and folds to a negative constant (``negative``),
+#: an instruction that is neither a graph call nor a size's arithmetic (``computation``).
 GRAPH_ERROR_KINDS = frozenset(
-    {"input", "output", "node", "constant", "type", "part", "companion", "function", "size", "computation"}
+    {
+        "input",
+        "output",
+        "node",
+        "constant",
+        "type",
+        "part",
+        "companion",
+        "function",
+        "size",
+        "negative",
+        "computation",
+    }
 )
 
 

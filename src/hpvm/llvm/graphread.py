@@ -18,7 +18,7 @@ from ..ir.graph import Param as Port
 from . import abi
 from .errors import GraphCall, LLVMImportError
 from .portread import Ports, ports_of
-from .sizes import is_size_arithmetic, size
+from .sizes import is_size_arithmetic, refuse_negative, size
 from .textindex import ModuleText, call_arguments, defined_value, integer
 
 
@@ -105,6 +105,7 @@ class GraphReader:
             raise where.error("function", f"the node function must be a function, not {target}")
         child = self.function(target.name, where)
         sizes = tuple(size(g.fn, g.params, g.own, o, where) for o in ops[1:-1])
+        refuse_negative(sizes, target.name, where)
         name = g.graph.unique_name(ins.name or f"n{len(g.graph.nodes)}")
         node = Node(name, child, sizes, location=self.index.where_in(g.fn.name, text))
         g.graph.nodes.append(node)

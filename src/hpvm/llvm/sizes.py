@@ -75,6 +75,29 @@ def size(fn: Any, params: list[Port], own: dict[Any, Any], value: Any, where: Gr
     )
 
 
+def refuse_negative(sizes: tuple[Expr, ...], function: str, where: GraphCall) -> None:
+    """Refuse a replication size that reads no port and folds below zero (``createNodeND(1,
+    leaf, -4)``, ``N - 8`` with ``N`` 4, or ``sub i64 4, 8`` in an ``.ll``).
+
+    Why here: such a size is known when the graph is read, yet before it surfaced only when
+    the node was launched, far from the call that wrote it. A size that reads a port can
+    only be checked at launch, with the port's value."""
+    for k, s in enumerate(sizes):
+        if s.params():
+            continue
+        try:
+            value = s.evaluate({})
+        except ZeroDivisionError:  # (a constant division by zero: LLVM's poison, left to launch)
+            continue
+        if value < 0:
+            which = f"size {k + 1} of {len(sizes)}" if len(sizes) > 1 else "its size"
+            folded = "" if isinstance(s, Const) else f" ({s} folds to {value})"
+            raise where.error(
+                "negative",
+                f"{which} is {value}{folded}: a node of @{function} cannot have a negative number of instances",
+            )
+
+
 def byte_size(fn: Any, params: list[Port], arg: str, divisor: int | None) -> Expr | None:
     """``a.shape[0]`` when argument ``arg`` is the byte size of a 1-D array port ``a``
     (folded with its pointer) and ``divisor`` its element size."""
