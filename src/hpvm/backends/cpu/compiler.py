@@ -57,8 +57,9 @@ COMPILE_LOCK = threading.RLock()
 # 14: the common case's chunk function bounds the innermost loop below 2^32 instead of masking
 # the id, is compiled with noalias arrays and inlined, and is picked only for disjoint arrays;
 # 15: graph code compiled without LLVM's load PRE in loops, loadpre.py; 16: the other chunk
-# function is called through __hpvm_try_call_noinline — the cache holds code).
-CODEGEN_VERSION = 16
+# function is called through __hpvm_try_call_noinline — the cache holds code; 17: LLVM leaves'
+# heap mark and release take the thread's heap once, host.HOST_ENTER and HOST_LEAVE).
+CODEGEN_VERSION = 17
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in
