@@ -44,7 +44,13 @@ Then, on that form (``Function``):
    with ``if (x < u)`` runs ``x < min(nx, u)`` only; one whose branch is ``c + x < u`` runs
    in two copies, one without the test for groups every instance of which passes it
    (``wiguard.py``); the per-instance code of an ``if``'s merge block joins the ``if``'s
-   loop when only the ``if`` leads there (``_tails``).
+   loop when only the ``if`` leads there (``_tails``). Each x loop is a *parallel* loop to
+   LLVM (``_parallel``: its plain loads and stores in one access group, named by the loop's
+   ``llvm.loop.parallel_accesses``): the instances of a phase are independent — two that
+   touch the same memory between barriers, one writing, are a data race, which HPVM leaves
+   undefined (``interp`` reports it) — so LLVM vectorizes the loop without run-time alias
+   checks. The block reduction's rounds ``s[x] += s[x + stride]`` had one per round, and
+   its scalar loop ran whenever the check could not tell.
 
 The group runner (``coro.group_runner``: same symbol, signature and results as the
 coroutine path's) fills every instance's context, calls ``__hpvm_wi.<digest>`` once, and
