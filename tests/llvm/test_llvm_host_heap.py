@@ -11,7 +11,15 @@ import threading
 
 import numpy as np
 
-from hpvm.backends.llvm_native.host import CHUNK, HEAP, HOST_MARK, HOST_RELEASE, register_host_symbols
+from hpvm.backends.llvm_native.host import (
+    CHUNK,
+    HEAP,
+    HOST_ENTER,
+    HOST_LEAVE,
+    HOST_MARK,
+    HOST_RELEASE,
+    register_host_symbols,
+)
 from hpvm.backends.llvm_native.native import HOST_MALLOC
 
 
@@ -166,3 +174,41 @@ def test_threads_have_heaps_of_their_own() -> None:
             t.join()
     assert all(a == b for a, b in got.values())  # each thread's release reused its own piece
     assert len({a for a, _ in got.values()}) == 3  # and no two threads shared one
+
+
+class _Mark(ctypes.Structure):
+    _fields_ = [("heap", ctypes.c_void_p), ("position", ctypes.c_int64)]
+
+
+def test_enter_and_leave_release_in_the_heap_found_once() -> None:
+    """What graph code calls around a parent instance: the heap and its mark at once, and
+    the release in that heap (no second lookup), as mark and release do."""
+    import llvmlite.binding as llvm
+
+    malloc = _malloc()
+    mark, _ = _mark_release()
+    enter = ctypes.CFUNCTYPE(_Mark)(llvm.address_of_symbol(HOST_ENTER))
+    leave = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(llvm.address_of_symbol(HOST_LEAVE))
+    with HEAP.launch():
+        malloc(8)  # (the thread's heap has a chunk)
+        at = enter()
+        assert at.heap and at.position == mark()
+        first = malloc(100)
+        ctypes.memset(first, 0xAB, 100)
+        leave(at.heap, at.position)
+        again = malloc(100)
+        assert again == first, "the released piece is not handed out again"
+        assert not np.ctypeslib.as_array((ctypes.c_uint8 * 100).from_address(again)).any()
+        leave(None, at.position)  # the shared heap (null): nothing is released
+        assert malloc(8) == again + 128
+    got: list[int] = []
+
+    def other_thread() -> None:  # its own heap, not the first thread's
+        here = enter()
+        got.extend([here.heap or 0, here.position])
+
+    with HEAP.launch():
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        thread.join()
+    assert got[0] not in (0, at.heap) and got[1] == 0

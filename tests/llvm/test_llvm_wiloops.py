@@ -431,3 +431,30 @@ def test_a_loop_versioned_on_its_guard_gives_every_instance_its_own_branch(
         buf = np.zeros(n, np.int64)
         _run(root, (buf.view(np.uint8), c, u, nx, ny, 1), "interp")
         np.testing.assert_array_equal(buf, want)
+
+
+def test_plain_loads_and_stores_join_the_loop_s_access_group_and_reused_scalars_do_not() -> None:
+    # (what lets LLVM vectorize a work-item loop without run-time alias checks: the
+    # instances of a phase are independent, wiloops._parallel)
+    lines = [
+        "  %a = load float, ptr %__wi1.v3, align 4, !tbaa !7",
+        "  store float %a, ptr %s, align 4",
+        '  store ptr %q, ptr %"odd name", align 8',
+        "  store i64 %v, ptr %reg2mem.alloca, align 8",  # one alloca every instance reuses
+        "  %b = load atomic i64, ptr %p seq_cst, align 8",
+        "  store volatile i64 %v, ptr %p, align 8",
+        "  %c = atomicrmw add ptr %p, i64 1 seq_cst",
+        "  call void @llvm.memset.p0.i64(ptr %p, i8 0, i64 8, i1 false)",
+        "  %d = add i64 %v, 1",
+    ]
+    got = wiloops._parallel(lines, {"%reg2mem.alloca"}, 42)
+    marked = [line.endswith(", !llvm.access.group !42") for line in got]
+    assert marked == [True, True, True, False, False, False, False, False, False]
+    assert got[0] == lines[0] + ", !llvm.access.group !42"
+
+
+def test_the_leaf_s_work_item_loops_are_parallel_loops_to_llvm() -> None:
+    root = llvm.from_hpvm_ir(DECLS + _guarded_round(1, "slt"))
+    clone = barrier_leaf(root)
+    assert clone.barrier_lowering == "workitem"
+    assert "llvm.loop.parallel_accesses" in clone.text and "!llvm.access.group" in clone.text

@@ -59,8 +59,9 @@ COMPILE_LOCK = threading.RLock()
 # the id, is compiled with noalias arrays and inlined, and is picked only for disjoint arrays;
 # 15: graph code compiled without LLVM's load PRE in loops, loadpre.py; 16: the other chunk
 # function is called through __hpvm_try_call_noinline — the cache holds code; 17: scratch
-# buffers made once per chunk of parent instances, scratch.py).
-CODEGEN_VERSION = 17
+# buffers made once per chunk of parent instances, scratch.py; 18: LLVM leaves' heap mark and
+# release take the thread's heap once, host.HOST_ENTER and HOST_LEAVE).
+CODEGEN_VERSION = 18
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in

@@ -248,6 +248,13 @@ def group_runner(
     frees = "".join(
         f"  call void @free(ptr %{b})\n" for b in (("ctxs", "hdls", "scratch") if coroutines else ("own",))
     )
+    # (without coroutines the buffers are usually on the stack: no call of free(null) a group)
+    cleanup = (
+        frees
+        if coroutines
+        else "  %owned = icmp ne ptr %own, null\n  br i1 %owned, label %freeing, label %leave\n"
+        f"freeing:\n{frees}  br label %leave\nleave:\n"
+    )
     return f"""
 define i32 @__hpvm_group.{digest}(ptr %args, ptr %parent, i64 %npar, i64 %nx, i64 %ny, i64 %nz, i64 %dims, ptr %out, i64 %all, ptr %err) {"" if inline else "noinline "}{{
 entry:
@@ -295,7 +302,7 @@ copy:
   br i1 %more, label %copyone, label %filled
 copyone:
   %src = getelementptr i64, ptr %parent, i64 %j
-  %v = load i64, ptr %src, align 8
+  %v = load volatile i64, ptr %src, align 8
   %dj = add i64 %j, {header + STRIDE}
   %dst = getelementptr i64, ptr %c, i64 %dj
   store i64 %v, ptr %dst, align 8
@@ -339,7 +346,7 @@ last:
 {copy_out}
   br label %cleanup
 cleanup:
-{frames}{frees}  ret i32 %code
+{frames}{cleanup}  ret i32 %code
 }}
 """
 

@@ -17,8 +17,9 @@ a launch keeps its whole chunk alive.
 
 Each thread has a heap of its own (``THREAD_HEAPS`` of them, found through a pthread key;
 later threads share one under a spin lock), so that graph code can free what a parent
-instance allocated when it returns (``HOST_MARK``/``HOST_RELEASE``, called by the ``cpu``
-back end where ``MallocFlow`` shows nothing carries the buffers out): the next parent
+instance allocated when it returns (``HOST_ENTER``/``HOST_LEAVE``, the thread's heap found
+once for both; called by the ``cpu`` back end where ``MallocFlow`` shows nothing carries the
+buffers out; ``HOST_MARK``/``HOST_RELEASE`` look it up each): the next parent
 instance on that thread gets the same memory. Why: the block reduction's 65 536 blocks each
 took 256 fresh bytes, 16 MiB of new pages a launch, and the page faults were a quarter of
 its time. A thread's piece is zero-filled when handed out (it may have been used before);
@@ -154,6 +155,12 @@ THREAD_HEAPS = 256
 CURSOR, END, BASE, USED = range(4)
 #: ``i64()`` and ``void(i64)``: a thread's heap mark, and the release back to it.
 HOST_MARK, HOST_RELEASE = "__hpvm_host_mark", "__hpvm_host_release"
+#: ``{ptr, i64}()`` and ``void(ptr, i64)``: the same with the thread's heap found once: the
+#: mark with the heap it is in (null: the shared one, never released), and the release back
+#: to it in that heap. Graph code calls these around a parent instance (``numba_call``), so
+#: that a block of the block reduction looks its heap up twice (here and in ``malloc``)
+#: instead of three times.
+HOST_ENTER, HOST_LEAVE = "__hpvm_host_enter", "__hpvm_host_leave"
 
 _ALLOCATOR = f"""
 @__hpvm_heap_cursor = global i64 0, align 64
@@ -283,21 +290,22 @@ bump:
   ret ptr %p
 }}
 
-define i64 @{HOST_MARK}() {{
+define {{ ptr, i64 }} @{HOST_ENTER}() {{
 entry:
   %h = call ptr @__hpvm_heap_mine()
   %shared = icmp eq ptr %h, null
   br i1 %shared, label %none, label %own
 none:
-  ret i64 0
+  ret {{ ptr, i64 }} zeroinitializer
 own:
   %c = load i64, ptr %h, align 8
-  ret i64 %c
+  %r = insertvalue {{ ptr, i64 }} undef, ptr %h, 0
+  %r1 = insertvalue {{ ptr, i64 }} %r, i64 %c, 1
+  ret {{ ptr, i64 }} %r1
 }}
 
-define void @{HOST_RELEASE}(i64 %mark) {{
+define void @{HOST_LEAVE}(ptr %h, i64 %mark) {{
 entry:
-  %h = call ptr @__hpvm_heap_mine()
   %shared = icmp eq ptr %h, null
   br i1 %shared, label %done, label %own
 own:
@@ -316,6 +324,20 @@ pop:
   store i64 %to, ptr %h, align 8
   br label %done
 done:
+  ret void
+}}
+
+define i64 @{HOST_MARK}() {{
+entry:
+  %hc = call {{ ptr, i64 }} @{HOST_ENTER}()
+  %c = extractvalue {{ ptr, i64 }} %hc, 1
+  ret i64 %c
+}}
+
+define void @{HOST_RELEASE}(i64 %mark) {{
+entry:
+  %h = call ptr @__hpvm_heap_mine()
+  call void @{HOST_LEAVE}(ptr %h, i64 %mark)
   ret void
 }}
 """
@@ -351,7 +373,7 @@ def register_host_symbols() -> None:
             THREAD_HEAPS * 64,
         )
         llvm.add_symbol(HOST_MALLOC, engine.get_function_address("__hpvm_host_malloc_native"))
-        for name in (HOST_MARK, HOST_RELEASE):
+        for name in (HOST_MARK, HOST_RELEASE, HOST_ENTER, HOST_LEAVE):
             llvm.add_symbol(name, engine.get_function_address(name))
         room = _ROOM_TYPE(HEAP.room)
         llvm.add_symbol(HOST_ROOM, ctypes.cast(room, ctypes.c_void_p).value)

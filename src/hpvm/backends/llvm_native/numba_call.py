@@ -278,34 +278,42 @@ _HEAP_HELPERS: dict[str, Any] = {}
 
 
 def heap_helpers() -> dict[str, Any]:
-    """``mark()`` and ``release(mark)`` for graph code: the calling thread's heap position
-    (``host.HOST_MARK``) and the return to it, so that the buffers a parent instance's LLVM
-    leaves ``malloc``'d die with it (when nothing carries them out: ``MallocFlow``)."""
+    """``mark()`` and ``release(mark)`` for graph code: the calling thread's heap and its
+    position (``host.HOST_ENTER``, a pair of integers to graph code) and the return to it
+    (``host.HOST_LEAVE``, without looking the heap up again), so that the buffers a parent
+    instance's LLVM leaves ``malloc``'d die with it (when nothing carries them out:
+    ``MallocFlow``)."""
     if not _HEAP_HELPERS:
         from llvmlite import ir
         from numba import types
         from numba.core import cgutils
         from numba.extending import intrinsic
 
-        from .host import HOST_MARK, HOST_RELEASE
+        from .host import HOST_ENTER, HOST_LEAVE
+
+        i64, ptr = ir.IntType(64), ir.IntType(8).as_pointer()
+        pair = types.UniTuple(types.int64, 2)
 
         @intrinsic
         def mark(typingctx):  # type: ignore[no-untyped-def]
             def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
-                i64 = ir.IntType(64)
-                fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, []), HOST_MARK)
-                return builder.call(fn, [])
+                fnty = ir.FunctionType(ir.LiteralStructType([ptr, i64]), [])
+                got = builder.call(cgutils.get_or_insert_function(builder.module, fnty, HOST_ENTER), [])
+                heap = builder.ptrtoint(builder.extract_value(got, 0), i64)
+                return context.make_tuple(builder, sig.return_type, [heap, builder.extract_value(got, 1)])
 
-            return types.int64(), codegen
+            return pair(), codegen
 
         @intrinsic
         def release(typingctx, at):  # type: ignore[no-untyped-def]
             def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
-                fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(64)])
-                builder.call(cgutils.get_or_insert_function(builder.module, fnty, HOST_RELEASE), [llargs[0]])
+                heap, position = cgutils.unpack_tuple(builder, llargs[0], 2)
+                fnty = ir.FunctionType(ir.VoidType(), [ptr, i64])
+                fn = cgutils.get_or_insert_function(builder.module, fnty, HOST_LEAVE)
+                builder.call(fn, [builder.inttoptr(heap, ptr), position])
                 return context.get_dummy_value()
 
-            return types.none(types.int64), codegen
+            return types.none(pair), codegen
 
         _HEAP_HELPERS.update({HEAP_MARK: mark, HEAP_RELEASE: release})
     return dict(_HEAP_HELPERS)

@@ -44,7 +44,13 @@ Then, on that form (``Function``):
    with ``if (x < u)`` runs ``x < min(nx, u)`` only; one whose branch is ``c + x < u`` runs
    in two copies, one without the test for groups every instance of which passes it
    (``wiguard.py``); the per-instance code of an ``if``'s merge block joins the ``if``'s
-   loop when only the ``if`` leads there (``_tails``).
+   loop when only the ``if`` leads there (``_tails``). Each x loop is a *parallel* loop to
+   LLVM (``_parallel``: its plain loads and stores in one access group, named by the loop's
+   ``llvm.loop.parallel_accesses``): the instances of a phase are independent — two that
+   touch the same memory between barriers, one writing, are a data race, which HPVM leaves
+   undefined (``interp`` reports it) — so LLVM vectorizes the loop without run-time alias
+   checks. The block reduction's rounds ``s[x] += s[x + stride]`` had one per round, and
+   its scalar loop ran whenever the check could not tell.
 
 The group runner (``coro.group_runner``: same symbol, signature and results as the
 coroutine path's) fills every instance's context, calls ``__hpvm_wi.<digest>`` once, and
@@ -84,6 +90,8 @@ from .wiuniform import (
 _TOKEN = re.compile(rf"%({WRITTEN})")
 #: The first metadata number of the x loops' hints (far above what LLVM numbers from 0).
 _LOOP_MD = 7_000_000
+#: Metadata numbers per loop: its loop id, its interleave hint, its access group, its parallel hint.
+_MD_STRIDE = 4
 #: Per-instance arrays up to this many bytes in all live on the stack.
 _STACK_BYTES = 32768  # the virtual exit in the post-dominator tree
 
@@ -336,6 +344,7 @@ def emit(
             out.extend(guard.lines)
             taken = guard.target
         out.extend(_loop_head(p, lab, pred, guard.name if guard else None))
+        body = len(out)
         renames = {"ctx": f"{lab}ctx", "out": f"{lab}out"}
         out.extend(
             [
@@ -398,6 +407,8 @@ def emit(
                 out.append(f"{lab}m:")
                 out.extend(_instances([*again, *per(tail, True)], renames, a, rc, p))
                 out.append(f"  br label {latch}")
+        scalars = {llvm_local(al) for al in f.allocas if al not in arrays}
+        out[body:] = _parallel(out[body:], scalars, _LOOP_MD + _MD_STRIDE * k + 2)
         out.extend(_loop_tail(p, lab, guard.name if guard else "%__wi.nx"))
 
     def tree(b: Block, path: list[Block]) -> None:
@@ -439,10 +450,15 @@ def emit(
     out.append("}")
     # Each x loop runs nx instances, few (a GPU-style group's row): vectorized without
     # interleaving, one vector iteration covers it instead of falling to the remainder.
+    # The instances of a phase are independent (a program whose instances touch the same
+    # memory between two barriers, one of them writing, has a data race): every plain load and
+    # store in the loop is in its access group, and the loop says so (``_parallel``), so that
+    # LLVM vectorizes it without run-time alias checks.
     for k in range(next(counter)):
-        md = _LOOP_MD + 2 * k
+        md = _LOOP_MD + _MD_STRIDE * k
         out.append(
-            f'!{md} = distinct !{{!{md}, !{md + 1}}}\n!{md + 1} = !{{!"llvm.loop.interleave.count", i32 1}}'
+            f'!{md} = distinct !{{!{md}, !{md + 1}, !{md + 3}}}\n!{md + 1} = !{{!"llvm.loop.interleave.count", i32 1}}\n'
+            f'!{md + 2} = distinct !{{}}\n!{md + 3} = !{{!"llvm.loop.parallel_accesses", !{md + 2}}}'
         )
     return "\n".join(out) + "\n"
 
@@ -497,12 +513,32 @@ def _loop_head(p: str, lab: str, pred: str, bound: str | None = None) -> list[st
     ]
 
 
+_MEMORY = re.compile(r"^\s*(?:%\S+ = )?(load|store) (?!atomic|volatile)")
+_POINTER = re.compile(r', ptr (%"[^"]*"|%[-a-zA-Z$._0-9]+)')
+
+
+def _parallel(lines: list[str], scalars: set[str], group: int) -> list[str]:
+    """``lines`` (a work-item loop's body) with each plain load and store in the access group
+    ``!group``: every one but those of ``scalars`` (``reg2mem`` allocas every instance reuses:
+    the same address in every iteration; SROA usually removes them first). Atomics, volatile
+    accesses and calls stay out of the group, and a loop with any of them is no parallel loop
+    to LLVM (it then checks aliasing as before)."""
+    marked = []
+    for line in lines:
+        if _MEMORY.match(line):
+            ptr = _POINTER.search(line)
+            if ptr is not None and ptr.group(1) not in scalars:
+                line = f"{line}, !llvm.access.group !{group}"
+        marked.append(line)
+    return marked
+
+
 def _loop_tail(p: str, lab: str, bound: str) -> list[str]:
     return [
         f"{lab}xl:",
         f"  {p}x1 = add nuw nsw i64 {p}x, 1",
         f"  {p}xm = icmp slt i64 {p}x1, {bound}",
-        f"  br i1 {p}xm, label %{lab}xh, label %{lab}yl, !llvm.loop !{_LOOP_MD + 2 * int(lab[4:-1])}",
+        f"  br i1 {p}xm, label %{lab}xh, label %{lab}yl, !llvm.loop !{_LOOP_MD + _MD_STRIDE * int(lab[4:-1])}",
         f"{lab}yl:",
         f"  {p}y1 = add nuw nsw i64 {p}y, 1",
         f"  {p}ym = icmp slt i64 {p}y1, %__wi.ny",
