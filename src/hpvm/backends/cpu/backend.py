@@ -23,7 +23,7 @@ from .compiler import COMPILE_LOCK, CompiledProgram, Compiler
 from .loop_errors import ChunkCompileError
 from .mallocpool import MallocStats
 from .raised import node_error
-from .stagerun import SAME_TYPING, stage_run, stage_spec
+from .stagerun import converted, scalar_converts, stage_run, stage_spec
 
 _stage_threads = threading.local()
 
@@ -131,7 +131,7 @@ class CPUBackend(Backend):
         the run (``_thread_count``)."""
         entry, call, failed, root_ctx = program.entry, self._call, self._failed, program.root_ctx()
         direct = not program.llvm_heap  # (``_call``'s common case, without its frame)
-        converts = tuple((i, convert, SAME_TYPING.get(convert)) for i, convert in program.scalar_ins)
+        converts = scalar_converts(program)
         results = program.convert_results
         plain = not program.scalar_outs  # (the compiled entry's tuple is the result as it is)
         flow, pools = program.flow, program.pools
@@ -139,13 +139,7 @@ class CPUBackend(Backend):
         get_threads, set_threads = _thread_count()
 
         def run(args: Sequence[Any], threads: int | None) -> tuple[Any, ...]:
-            values = args  # (copied only to convert: the caller's own sequence is left alone)
-            for i, convert, same in converts:
-                kind = type(values[i])
-                if kind is not convert and kind is not same:
-                    if values is args:
-                        values = list(args)
-                    values[i] = convert(values[i])
+            values = converted(args, converts) if converts else args
             before = 0  # (one function, not a run in a thread-count wrapper: a frame less)
             if threads is not None:
                 before = get_threads()

@@ -36,6 +36,33 @@ StageRun = Callable[
 #: a value of it needs no conversion to get the port's compiled signature.
 SAME_TYPING: dict[Any, type] = {np.int64: int, np.float64: float, np.bool_: bool}
 
+#: (argument index, conversion to the port's NumPy type, the Python type Numba types alike)
+#: per scalar port: ``scalar_converts``' result, ``converted``'s table.
+Converts = tuple[tuple[int, Callable[[Any], Any], "type | None"], ...]
+
+
+def scalar_converts(program: CompiledProgram) -> Converts:
+    """The table ``converted`` uses for ``program``'s scalar ports: a scalar already of its
+    port's NumPy type, or of the type Numba gives its converted value, is passed as it is
+    (the same compiled signature), any other converted."""
+    return tuple((i, convert, SAME_TYPING.get(convert)) for i, convert in program.scalar_ins)
+
+
+def converted(args: Sequence[Any], converts: Converts) -> Sequence[Any]:
+    """``args`` with each scalar of another type converted to its port's type: ``args``
+    itself when none needs it (the caller's own sequence is never changed; a copy is made
+    only to convert). The runner (``Backend.runner``) and a stage's run (``stage_run``) use
+    it, the runner only for a root with scalar ports (no call where there is nothing to
+    convert)."""
+    values = args
+    for i, convert, same in converts:
+        kind = type(values[i])
+        if kind is not convert and kind is not same:
+            if values is args:
+                values = list(args)
+            values[i] = convert(values[i])
+    return values
+
 
 def stage_spec(root: InternalFunction, nodes: Sequence[Node]) -> StageSpec:
     """What the stage of ``nodes`` (the lowered ``root``'s) imports from the other stages,
@@ -77,9 +104,7 @@ def _resolved(backend: Any, program: CompiledProgram, names: tuple[str, ...]) ->
     )
     count = len(outs)
     members = tuple(n.name for n in spec.nodes)
-    # A scalar already of its port's NumPy type, or of the type Numba gives its converted
-    # value, is passed as it is (the runner's rule: the same compiled signature).
-    converts = tuple((i, convert, SAME_TYPING.get(convert)) for i, convert in program.scalar_ins)
+    converts = scalar_converts(program)
     root_ctx, direct, call, failed = program.root_ctx(), not program.llvm_heap, backend._call, backend._failed
     pools = program.pools if program.pooled else None
     recycle = False
@@ -93,13 +118,7 @@ def _resolved(backend: Any, program: CompiledProgram, names: tuple[str, ...]) ->
     def run(
         args: Sequence[Any], upstream: dict[str, Any], instance: tuple[int, ...]
     ) -> tuple[dict[str, dict[Any, Any]], dict[int, Any]]:
-        values = args  # (copied only to convert: the caller's own sequence is left alone)
-        for i, convert, same in converts:
-            kind = type(values[i])
-            if kind is not convert and kind is not same:
-                if values is args:
-                    values = list(args)
-                values[i] = convert(values[i])
+        values = converted(args, converts)
         ctx = program.root_ctx(instance) if instance else root_ctx
         imported = [upstream[name][port] for name, port in imports]
         if pools is not None:
