@@ -69,7 +69,10 @@ from .affine import Affine, Guard, Term, merged_guards
 
 _IDS = {"x": 0, "y": 1, "z": 2}
 _ID_CALL = re.compile(r"@llvm\.hpvm\.getNodeInstanceID\.([xyz])\(")
-_DEF = re.compile(r"^\s*(%[-a-zA-Z$._0-9]+|%\"[^\"]*\")\s*=\s*(.*)$")
+#: An LLVM instruction line that defines a value: group 1 the value's name, group 2 the
+#: instruction. One pattern for every reader of function bodies here (the checks, checked
+#: mode, the race instrumentation).
+DEFINITION = re.compile(r"^\s*(%[-a-zA-Z$._0-9]+|%\"[^\"]*\")\s*=\s*(.*)$")
 _NAME = re.compile(r"%[-a-zA-Z$._0-9]+|%\"[^\"]*\"")
 _FLAGS = {"nsw", "nuw", "exact", "disjoint", "inbounds", "nneg", "samesign", "inrange"}
 #: Operations through which an id keeps unit stride (``or`` only with ``disjoint``: an add).
@@ -192,7 +195,7 @@ def _analyse(text: str | None) -> int | None:
     args = _pointer_arguments(define)
     defs: dict[str, str] = {}
     for line in text.splitlines():
-        m = _DEF.match(line)
+        m = DEFINITION.match(line)
         if m:
             defs[m.group(1)] = _strip(m.group(2))
 
@@ -431,7 +434,7 @@ def _entry_block(lines: list[str]) -> list[str]:
             if out:
                 break
             continue  # the entry block's own label
-        m = _DEF.match(line)
+        m = DEFINITION.match(line)
         opcode = (m.group(2) if m else text).split(" ", 1)[0]
         if opcode in _TERMINATORS or text == "}":
             break
@@ -447,7 +450,7 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
     arguments = {name: k for k, name in enumerate(_arguments(define)) if name}
     defs: dict[str, str] = {}
     for line in lines:
-        m = _DEF.match(line)
+        m = DEFINITION.match(line)
         if m:
             defs[m.group(1)] = _strip(m.group(2))
     memo: dict[str, Affine | None] = {}
@@ -564,7 +567,7 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
     farthest: dict[tuple[int, int, int, int], ByteAccess] = {}
     spans: dict[tuple[int, tuple[Term, ...]], AffineBytes] = {}
     for line in _entry_block(lines):
-        m = _DEF.match(line)
+        m = DEFINITION.match(line)
         rhs = _strip(m.group(2) if m else line)
         words = rhs.split()
         if not words or words[0] not in ("load", "store"):

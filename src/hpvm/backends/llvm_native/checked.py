@@ -60,7 +60,7 @@ from ...ir.bodies import LEAF_ERROR, LEAF_ERROR_DECLARATION, LLVMBody, llvm_abi_
 from ...ir.debuginfo import DebugInfo
 from ...ir.graph import LeafFunction
 from ...ir.types import ArrayType
-from .access import _arguments, printed_function, split_top
+from .access import DEFINITION, _arguments, printed_function, split_top
 from .checked_inline import function_lines, inline_array_callees
 from .checked_roots import LOCAL, UNKNOWN, Roots, pointer_operands
 from .instrument import ATOMIC, memory_access, site_of
@@ -68,7 +68,6 @@ from .instrument import ATOMIC, memory_access, site_of
 _HELPER = "__hpvm_oob"
 _SCRATCH = "@__hpvm_oob.scratch"
 SCRATCH_BYTES = 256  # (larger accesses stay unchecked: no scalar or vector of a leaf is)
-_DEF = re.compile(r"^\s*(%[-a-zA-Z$._0-9]+|%\"[^\"]*\")\s*=\s*(.*)$")
 _NAME = r"%[-a-zA-Z$._0-9]+|%\"[^\"]*\""
 _HPVM_ATOMIC = re.compile(rf"\bcall [^@]*@llvm\.hpvm\.atomic\.\w+\(ptr (?:noundef )?({_NAME})")
 _MEMORY = re.compile(r"\bcall [^@]*@llvm\.(memcpy|memmove|memset)(\.inline)?\.[\w.]*\((.*)\)")
@@ -206,7 +205,7 @@ class _Rewrite:
         self.unchecked: list[str] = []
 
     def line(self, line: str) -> list[str]:
-        m = _DEF.match(line)
+        m = DEFINITION.match(line)
         rhs = m.group(2) if m else line.strip()
         found = memory_access(rhs)
         if found is not None:

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import re
 
-from .access import split_top
+from .access import DEFINITION, split_top
 
 LOCAL = "<local>"
 UNKNOWN = "<unknown>"
 _NAME = r"%[-a-zA-Z$._0-9]+|%\"[^\"]*\""
-_DEF = re.compile(rf"^\s*({_NAME})\s*=\s*(.*)$")
 _PHI_IN = re.compile(rf"\[\s*({_NAME}|@[-a-zA-Z$._0-9]+|null|undef|poison)\s*,")
 _CONSTANTS = frozenset({"null", "undef", "poison", "zeroinitializer"})
 
@@ -38,7 +37,7 @@ class Roots:
         self.lines = lines
         self.defs: dict[str, str] = {}  # value -> its instruction's text
         for line in lines:
-            m = _DEF.match(line)
+            m = DEFINITION.match(line)
             if m:
                 self.defs[m.group(1)] = m.group(2)
         self._slots: dict[str, list[str] | None] = {}

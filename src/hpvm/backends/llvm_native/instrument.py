@@ -42,7 +42,7 @@ from typing import Any, Protocol
 
 from ...ir.bodies import LLVMBody
 from ...ir.debuginfo import DebugInfo
-from .access import leading_type, printed_function, split_top, type_size
+from .access import DEFINITION, leading_type, printed_function, split_top, type_size
 
 RECORDER = "__hpvm_race"
 READ, WRITE, ATOMIC, BARRIER = 0, 1, 2, 3
@@ -65,7 +65,6 @@ _QUERIES = (
     *(f"declare i64 @llvm.hpvm.getNumNodeInstances.{d}(ptr)" for d in "yz"),
 )
 _DEFINE = re.compile(r"^define [^@]*@(\"[^\"]+\"|[-a-zA-Z$._0-9]+)\(")
-_DEF = re.compile(r"^\s*(%[-a-zA-Z$._0-9]+|%\"[^\"]*\")\s*=\s*(.*)$")
 _POINTER = re.compile(r"^ptr\s+(%[-a-zA-Z$._0-9]+|%\"[^\"]*\")$")
 _HPVM_ATOMIC = re.compile(
     r"call [^@]*@llvm\.hpvm\.atomic\.\w+\(ptr (?:noundef )?(%[-a-zA-Z$._0-9]+|%\"[^\"]*\")"
@@ -229,7 +228,7 @@ def _function(body: list[str], debug: DebugInfo, sites: list[Site]) -> list[str]
     """One function's body lines, instrumented (the ``getNode`` call first in its entry block)."""
     defs: dict[str, str] = {}
     for line in body:
-        m = _DEF.match(line)
+        m = DEFINITION.match(line)
         if m:
             defs[m.group(1)] = m.group(2)
 
@@ -267,7 +266,7 @@ def _function(body: list[str], debug: DebugInfo, sites: list[Site]) -> list[str]
     for line in body[entry:]:
         dbg = _DBG.search(line)
         at = f", {dbg.group(0)}" if dbg else ""
-        m = _DEF.match(line)
+        m = DEFINITION.match(line)
         rhs = m.group(2) if m else line.strip()
         found = _access(rhs)
         if found is None:
