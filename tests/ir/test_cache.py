@@ -3,6 +3,11 @@ it cannot be written."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from hpvm.ir import cache
 
 
@@ -20,3 +25,14 @@ def test_an_unwritable_cache_falls_back_to_a_temporary_folder(tmp_path, monkeypa
     folder = cache.cache_folder("c-ir")
     assert folder.is_dir() and folder.name == "c-ir" and not str(folder).startswith(str(blocker))
     assert cache.cache_folder("c-ir") == folder  # the same one for the rest of the process
+
+
+def test_the_temporary_folder_is_removed_when_the_process_ends(tmp_path):
+    """A process that fell back leaves nothing in the temporary directory."""
+    (tmp_path / "a-file").write_text("")
+    env = {**os.environ, "HPVM_CACHE_DIR": str(tmp_path / "a-file" / "cache")}
+    script = "from hpvm.ir import cache; print(cache.cache_folder('c-ir').parent)"
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    made = Path(out.stdout.strip())
+    assert made.name.startswith("hpvm-cache-")
+    assert not made.exists()

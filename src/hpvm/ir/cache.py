@@ -8,7 +8,9 @@ variable moves them all.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 import threading
 from pathlib import Path
@@ -24,7 +26,9 @@ def cache_root() -> Path:
 
 def cache_folder(name: str) -> Path:
     """The folder ``name`` in the cache, created; when the cache cannot be written (a
-    read-only home), a temporary folder of this process instead (nothing is reused then)."""
+    read-only home), a temporary folder of this process instead (nothing is reused then, so
+    it is removed when the process ends: it would otherwise be left in the temporary
+    directory by every such process)."""
     global _fallback
     folder = cache_root() / name
     try:
@@ -36,6 +40,7 @@ def cache_folder(name: str) -> Path:
         with _LOCK:
             if _fallback is None:
                 _fallback = Path(tempfile.mkdtemp(prefix="hpvm-cache-"))
+                atexit.register(shutil.rmtree, _fallback, True)
         folder = _fallback / name
         folder.mkdir(parents=True, exist_ok=True)
         return folder
