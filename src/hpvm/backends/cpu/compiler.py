@@ -60,8 +60,10 @@ COMPILE_LOCK = threading.RLock()
 # 15: graph code compiled without LLVM's load PRE in loops, loadpre.py; 16: the other chunk
 # function is called through __hpvm_try_call_noinline — the cache holds code; 17: scratch
 # buffers made once per chunk of parent instances, scratch.py; 18: LLVM leaves' heap mark and
-# release take the thread's heap once, host.HOST_ENTER and HOST_LEAVE).
-CODEGEN_VERSION = 18
+# release take the thread's heap once, host.HOST_ENTER and HOST_LEAVE; 19: a graph function's
+# input named like a keyword, a builtin or a global of the generated code is renamed,
+# graphscope.input_name).
+CODEGEN_VERSION = 19
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in

@@ -208,7 +208,7 @@ class GraphGen:
         needs = graphscope.needs(fn, feeds, groups, selected)
         scope = Scope(fn, feeds, index, imported, needs)
 
-        params = [p.name for p in fn.params] + [CTX_PARAM] + self.pool_args()
+        params = [graphscope.input_name(p.name) for p in fn.params] + [CTX_PARAM] + self.pool_args()
         plan, mode = scratch if scratch is not None else (None, "")
         each = mode.startswith("each")
         if plan is not None and each:

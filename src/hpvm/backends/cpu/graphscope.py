@@ -13,6 +13,8 @@ the same loop code under a scope of its own (its nodes named ``__hn<k>_<j>_...``
 
 from __future__ import annotations
 
+import builtins
+import keyword
 from dataclasses import dataclass, field
 
 from ...ir import expr as size_expr
@@ -45,15 +47,32 @@ class Names:
 Needs = dict[tuple[int, int], set[str]]
 
 
+#: The generated module's globals that graph code calls besides builtins (``compiler.py``'s
+#: ``_runtime_helpers``; the rest of them, like every generated local, start with ``__h``).
+_GLOBALS = frozenset({"np", "prange"})
+
+
+def input_name(name: str) -> str:
+    """How a graph function's code names its input ``name``: as the program does, unless
+    that name is a Python keyword, a builtin, one of the module's globals or starts like the
+    generated names (``__h``). Why: the code calls ``range``, ``min``, ``np.int64``... and a
+    parameter of the same name hides them; HPVM-C and Python node functions may name a
+    port ``range`` or ``np`` (a root ``range`` made every loop an int64 call)."""
+    if keyword.iskeyword(name) or hasattr(builtins, name) or name in _GLOBALS or name.startswith("__h"):
+        return f"__hin_{name}"
+    return name
+
+
 def render(expr: size_expr.Expr, fn: InternalFunction, names: Names | None) -> str:
     """A size expression of ``fn``'s inputs as generated code (inputs renamed by ``names``)."""
     return str(renamed(expr, fn, names))
 
 
 def renamed(expr: size_expr.Expr, fn: InternalFunction, names: Names | None) -> size_expr.Expr:
-    """``expr`` with ``fn``'s inputs renamed by ``names`` (unchanged without)."""
+    """``expr`` with ``fn``'s inputs renamed by ``names`` (without: as ``input_name``
+    names them)."""
     if names is None:
-        return expr
+        return size_expr.renamed(expr, {p: input_name(p) for p in expr.params()})
     return size_expr.renamed(expr, {p.name: new for p, new in zip(fn.params, names.params)})
 
 
@@ -145,7 +164,7 @@ class Scope:
         chunk function takes them)."""
         kind, item = self.feeds[id(node)][port]  # type: ignore[misc]
         if kind == "bind":
-            return local(names.params[item] if names else self.fn.params[item].name)  # type: ignore[index]
+            return local(names.params[item] if names else input_name(self.fn.params[item].name))  # type: ignore[index]
         edge: Edge = item  # type: ignore[assignment]
         src_k = self.index[id(edge.src)]
         mode = "each" if edge.repl == ONE_TO_ONE else "last"

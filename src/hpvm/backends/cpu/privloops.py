@@ -15,7 +15,7 @@ from ...ir.graph import LeafFunction, Node
 from ...ir.types import ArrayType
 from .block import INDENT, Block, Read, local
 from .chunks import Chunks
-from .graphscope import Group, Scope
+from .graphscope import Group, Scope, input_name
 from .loopnest import LoopNest
 from .privatize import MAX_PRIVATE_BYTES, atomic_only_params, fold, identity
 
@@ -33,7 +33,7 @@ def privatizable(scope: Scope, group: Group, nest: LoopNest) -> list[Private]:
     for node in group.nodes:
         for p, feed in enumerate(feeds[id(node)]):
             if feed is not None and feed[0] == "bind" and isinstance(fn.params[feed[1]].type, ArrayType):
-                receivers.setdefault(fn.params[feed[1]].name, []).append((node, p))
+                receivers.setdefault(input_name(fn.params[feed[1]].name), []).append((node, p))
     found = []
     for name, uses in receivers.items():
         ops = set()
@@ -44,7 +44,7 @@ def privatizable(scope: Scope, group: Group, nest: LoopNest) -> list[Private]:
                 continue
             ops.add(atomic_only_params(nest.gen.clones[id(leaf)]).get(p))
         if len(ops) == 1 and None not in ops:
-            array_type = next(p.type for p in fn.params if p.name == name)
+            array_type = next(p.type for p in fn.params if input_name(p.name) == name)
             users = sorted({id(n): n for n, _ in uses}.values(), key=lambda n: scope.index[id(n)])
             found.append((name, ops.pop(), array_type, users))
     return found  # type: ignore[return-value]
@@ -102,9 +102,10 @@ def private_loops(
         )
         for node in users:
             for p, feed in enumerate(feeds[id(node)]):
-                if feed is not None and feed[0] == "bind" and fn.params[feed[1]].name == name:
+                if feed is not None and feed[0] == "bind" and input_name(fn.params[feed[1]].name) == name:
                     swap.setdefault(id(node), {})[p] = f"{pre}_Q{j}"
-        gen.privatized.append((fn.name, name, op, [n.name for n in users]))
+        program_name = next(p.name for p in fn.params if input_name(p.name) == name)  # (the report's)
+        gen.privatized.append((fn.name, program_name, op, [n.name for n in users]))
     c, nc = f"{pre}_c", f"{pre}_nc"
     loop = Block()
     for j in range(len(private)):

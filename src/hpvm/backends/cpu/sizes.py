@@ -19,7 +19,7 @@ from ...ir.graph import InternalFunction, LeafFunction, Node
 from ...passes.clone_leaves import CTX_PARAM, LeafClone
 from ..bounds import bound_accesses, check_lines, span_bounds, span_check_lines
 from .block import INDENT
-from .graphscope import Group, Names, Scope, message, renamed, render
+from .graphscope import Group, Names, Scope, input_name, message, renamed, render
 
 
 def divisor_checks(node: Node, expr: Any, fn: InternalFunction, names: Names | None) -> list[str]:
@@ -91,7 +91,7 @@ def size_lines(
 
     def name_of(i: int) -> str | None:  # the variable holding fn's input i, if set by now
         if names is None:
-            return fn.params[i].name
+            return input_name(fn.params[i].name)
         return names.params[i] if i in names.ready else None
 
     for node in group.nodes:
