@@ -46,10 +46,11 @@ from ...ir.intrinsics import ATOMIC_OPS
 from ...ir.llvm_text import global_name
 from ...ir.types import NodeHandleType
 from .coro import ERROR_CALL, barrier_helper, coroutine_module, slot_call
+from .nodebug import without_debug_info
 from .wiloops import workitem_module
 
 #: Bump when the generated module changes (the digest of every clone includes it).
-NATIVE_VERSION = 8
+NATIVE_VERSION = 9  # 9: without debug metadata (nodebug.py)
 #: The code that writes barrier leaves' modules, hashed into every digest: a change to it
 #: never meets graph code Numba cached on disk with the old module inlined.
 _GENERATOR = hashlib.sha1(
@@ -401,6 +402,7 @@ def _clone(
         made, fallback = workitem_module(leaf, text, **how) if loops else (None, "work-item loops are off")
         lowering = "workitem" if made is not None else "coroutine"
         text = made if made is not None else coroutine_module(leaf, text, **how)
+    text = without_debug_info(text)  # (nothing reads it from here on: nodebug.py)
     try:
         check = llvm.parse_assembly(text)
         check.verify()
