@@ -219,7 +219,8 @@ class ScratchCall:
         reads = [*(n for a in args for n in a.names), *ctx.names, *pool]
         out = Block().add(f"{sp} = {self.pre}({', '.join(texts)})", reads, [sp])
         out.add(f"{mark} = {sp}[0]", [sp], [mark])
-        for j, name in enumerate([*self.buffers(), self.flag()]):
+        flag = [] if self.zero_only else [self.flag()]  # (one loop: no flag to pick it by)
+        for j, name in enumerate([*self.buffers(), *flag]):
             out.add(f"{name} = {sp}[{j + 1}]", [sp], [name])
         return out
 
