@@ -21,12 +21,16 @@ the difference:
 Whether the parent's inputs are the same in every parent instance the back end runs in one
 go is a property of where the parent is used (its feeds in the grandparent's graph), also
 the back end's to check. This module only answers the two questions above, on the graph
-and the leaf IR, so that every back end (the cpu back end's Python leaves; HPVM-C leaves
-through their own form) applies one rule.
+and the leaf's body, so that every back end applies one rule: ``scratch_allocations`` is the
+rule, and a leaf's body is a plain allocation in one of two forms — the leaf IR's
+(``plain_allocation``: Python leaves) or LLVM's (``plain_llvm_allocation``: HPVM-C and
+``.ll`` leaves, whose node function only calls ``llvm.hpvm.malloc`` with a size computed
+from its scalar arguments and constants, and returns that pointer with a size).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from . import instance_context as ictx
@@ -79,6 +83,64 @@ def plain_allocation(ir: LeafIR) -> bool:
     scalars = {p.name for p in ir.params if isinstance(p.type, ScalarType)}
     size = walk_expr(value.args[0])
     return all(isinstance(e, _SIZE_EXPRS) and (not isinstance(e, Var) or e.name in scalars) for e in size)
+
+
+#: Instructions a plain LLVM allocation may compute its size with: integer arithmetic, which
+#: reads no memory and no instance id (those come from loads and calls, refused).
+_LLVM_SIZE_OPS = frozenset(
+    "add sub mul shl lshr ashr udiv sdiv urem srem and or xor zext sext trunc freeze".split()
+)
+_LLVM_MALLOC = re.compile(
+    r"^(?:tail |notail |musttail )?call ptr @llvm\.hpvm\.malloc\(i64(?: noundef)? ([^)]+)\)"
+)
+_LLVM_INSERT = re.compile(r"^insertvalue \{ ptr, i64 \} (\S+), (ptr|i64) (\S+), ([01])$")
+_LLVM_DEFINITION = re.compile(r"^(%[-a-zA-Z$._0-9]+) = (.*)$")
+#: An integer instruction on integer operands only (no pointer, no vector).
+_LLVM_ARITH = re.compile(r"^\w+(?: (?:nsw|nuw|exact|disjoint|nneg))* i\d+ [^,]+(?:, [^,]+)?(?: to i\d+)?$")
+#: What follows an instruction without changing what it computes: its attribute group, its
+#: metadata attachments.
+_LLVM_TAIL = re.compile(r"(?:\s+#\d+)?(?:,\s*!.*)?$")
+
+
+def plain_llvm_allocation(function: str) -> bool:
+    """Whether the LLVM node function ``function`` (its text as LLVM prints it, before the
+    back end's clone) is a plain allocation: one basic block whose only call is
+    ``llvm.hpvm.malloc(n)`` — ``n`` an argument, a constant, or integer arithmetic of them —
+    returning ``{ ptr, i64 }`` with that pointer in field 0 (the HPVM-C allocation node:
+    ``__hpvm__return(2, __hpvm__malloc(n), n)``). Loads, stores, other calls (the instance
+    ids are calls), branches: not plain."""
+    lines = [_LLVM_TAIL.sub("", line).strip() for line in function.splitlines()]
+    lines = [line for line in lines if line and not line.startswith(";")]  # (comments)
+    if len(lines) < 3 or not lines[0].startswith("define { ptr, i64 } @") or lines[-1] != "}":
+        return False
+    debug = ("#dbg_", "call void @llvm.dbg.")  # (debug records, in either of LLVM's forms)
+    body = [line for line in lines[1:-1] if not line.startswith(debug) and line != "entry:"]
+    if not body:
+        return False
+    malloc: str | None = None
+    fields: dict[str, dict[str, str]] = {"poison": {}, "undef": {}}  # struct value -> field -> value
+    for line in body[:-1]:
+        m = _LLVM_DEFINITION.match(line)
+        if m is None:
+            return False
+        name, rhs = m.groups()
+        if _LLVM_MALLOC.match(rhs):
+            if malloc is not None:
+                return False
+            malloc = name
+            continue
+        insert = _LLVM_INSERT.match(rhs)
+        if insert is not None:
+            agg, _, value, field = insert.groups()
+            if agg not in fields:
+                return False
+            fields[name] = {**fields[agg], field: value}
+            continue
+        if rhs.split()[0] not in _LLVM_SIZE_OPS or not _LLVM_ARITH.match(rhs):
+            return False
+    ret = re.match(r"^ret \{ ptr, i64 \} (\S+)$", body[-1])
+    returned = fields.get(ret.group(1)) if ret is not None else None
+    return malloc is not None and returned is not None and returned.get("0") == malloc
 
 
 def covering_store(ir: LeafIR, param: str) -> int | None:

@@ -30,6 +30,7 @@ from ...ir import pyast
 from ...ir.bodies import LLVM
 from ...ir.cache import cache_root
 from ...ir.graph import InternalFunction, LeafFunction, functions
+from ...ir.scratch import plain_llvm_allocation
 from ...ir.types import ScalarType
 from ...passes.clone_leaves import LeafClone, clone_of
 from ..bounds import SizeOutOfBounds, past_end
@@ -62,8 +63,9 @@ COMPILE_LOCK = threading.RLock()
 # buffers made once per chunk of parent instances, scratch.py; 18: LLVM leaves' heap mark and
 # release take the thread's heap once, host.HOST_ENTER and HOST_LEAVE; 19: a graph function's
 # input named like a keyword, a builtin or a global of the generated code is renamed,
-# graphscope.input_name).
-CODEGEN_VERSION = 19
+# graphscope.input_name; 20: HPVM-C allocation nodes' scratch buffers made once per chunk
+# too, and a plan that always zero-fills gets one loop).
+CODEGEN_VERSION = 20
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in
@@ -85,6 +87,15 @@ def _heap_helpers() -> dict[str, Any]:
     from ..llvm_native.numba_call import heap_helpers
 
     return heap_helpers()
+
+
+def _llvm_plain_allocation(leaf: LeafFunction) -> bool:
+    """Whether the LLVM leaf's node function is a plain allocation (``ir/scratch.py``'s LLVM
+    form): then its buffer may be made once per chunk of parent instances (``scratch.py``)."""
+    from ..llvm_native.access import printed_function
+
+    printed = printed_function(leaf.body)  # type: ignore[arg-type]
+    return printed is not None and plain_llvm_allocation(printed[0])
 
 
 def _runtime_helpers() -> dict[str, Any]:
@@ -428,7 +439,9 @@ class Compiler:
             everything = {id(c.leaf) for c in clones.values() if uses_malloc(c)} | pooled | heap_leaves
             heap_release = MallocFlow(root, everything).releasing(heap_leaves)
             leaf_namespace.update(_heap_helpers())
-        scratch = scratch_plans(root, clones, pooled, release, heap_release)
+        scratch = scratch_plans(
+            root, clones, pooled, release, heap_release, heap_leaves, _llvm_plain_allocation
+        )
         gen = GraphGen(levels, clones, barrier_symbols, pooled, release, heap_release, scratch)
         entry_symbol = gen.graph_function(root, parallel=True)
         program = CompiledProgram(root, levels, None, gen=gen, clones=clones, flow=flow)

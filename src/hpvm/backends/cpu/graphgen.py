@@ -130,13 +130,17 @@ class GraphGen:
         if id(fn) not in self._scratch_symbols:
             plan = self.scratch[id(fn)]
             base = symbol_for(fn, "graph")
-            modes = ("pre", "each", "each_nz")
-            self._scratch_symbols[id(fn)] = tuple(f"{base}_{mode}" for mode in modes)  # type: ignore[assignment]
-            for symbol, mode in zip(self._scratch_symbols[id(fn)], modes):
+            modes = ("pre", "each") if plan.zero_only() else ("pre", "each", "each_nz")
+            symbols = [f"{base}_{mode}" for mode in modes]
+            for symbol, mode in zip(symbols, modes):
                 self._add(symbol, *self._emit(fn, symbol, False, None, (plan, mode)))
                 self.inlined_symbols.add(symbol)
+            self._scratch_symbols[id(fn)] = (symbols[0], symbols[1], symbols[-1])
+        plan = self.scratch[id(fn)]
         pre, each, each_nz = self._scratch_symbols[id(fn)]
-        return ScratchCall(node, pre, each, each_nz, len(self.scratch[id(fn)].nodes), prefix)
+        return ScratchCall(
+            node, pre, each, each_nz, len(plan.nodes), prefix, heap=plan.heap, zero_only=plan.zero_only()
+        )
 
     def stage_function(self, root: InternalFunction, stage: StageSpec, index: str) -> str:
         symbol = symbol_for(root, "stage") + f"_{index}"
@@ -221,7 +225,7 @@ class GraphGen:
         release = stage is None and id(fn) in self.release and not each
         if release:  # this parent instance's buffers die with it: its thread's pool stack pops them
             body.append(f"__hpvm_mark = {MARK}({STATE_PARAM})")
-        heap = stage is None and id(fn) in self.heap_release
+        heap = stage is None and id(fn) in self.heap_release and not each
         if heap:  # (the same for what LLVM leaves malloc'd: their thread's host heap pops back)
             from ..llvm_native.numba_call import HEAP_MARK, HEAP_RELEASE  # (only such graphs load it)
 
@@ -248,7 +252,8 @@ class GraphGen:
         if mode == "pre":
             assert plan is not None
             buffers = "".join(f"__hn{index[id(n)]}_v0, " for n in plan.nodes)
-            body.append(f"return (__hpvm_mark, {buffers}{plan.fresh_test(index)})")
+            mark = "__hpvm_hmark" if plan.heap else "__hpvm_mark"
+            body.append(f"return ({mark}, {buffers}{plan.fresh_test(index)})")
             return "\n".join(lines + [INDENT + line for line in body]) + "\n", chunks
         if release:
             body.append(f"{RELEASE}({STATE_PARAM}, __hpvm_mark)")

@@ -170,13 +170,18 @@ class LoopNest:
             # made only if an instance runs: the checks and mallocs are the first instance's.
             assert scratch is not None
             made = Block().extend(around[0])
-            made.nest(f"if {scratch.flag()}:", self._nest(heads, instance(narrowed, True)), [scratch.flag()])
-            made.nest("else:", self._nest(heads, instance(narrowed, False)))
+            if scratch.zero_only:
+                made.extend(self._nest(heads, instance(narrowed, True)))
+            else:
+                made.nest(
+                    f"if {scratch.flag()}:", self._nest(heads, instance(narrowed, True)), [scratch.flag()]
+                )
+                made.nest("else:", self._nest(heads, instance(narrowed, False)))
             return out.nest(f"if {' * '.join(sizes)} > 0:", made.extend(around[1]), sizes)
         var, bound = heads[0]
         if dims == 1:
-            if scratch is None:
-                return out.extend(chunks.loop(var, bound, instance(narrowed)))
+            if scratch is None or scratch.zero_only:
+                return out.extend(chunks.loop(var, bound, instance(narrowed), around=around))
             # (the zero-filling loop in a chunk function of its own: chunks.py, scratch.py)
             split = (scratch.flag(), instance(narrowed, True))
             return out.extend(chunks.loop(var, bound, instance(narrowed, False), around=around, split=split))

@@ -36,7 +36,19 @@ function: 1.0-1.1x against 0.4-0.6x Numba on one thread. ``_pre`` and both ``_ea
 functions are inlined: LLVM then sees where the buffer comes from (the pool's slice, as
 long as the instances' view), which the fast loop needs too.
 
-After the loop the pool is released to the mark. The sizes and allocations are those the
+**HPVM-C (LLVM) leaves** (issue 24 item 4). The same plan holds for an internal node whose
+allocation children are LLVM leaves whose node function is a plain allocation in LLVM's
+form (``ir/scratch.plain_llvm_allocation``: the HPVM-C allocation node, ``__hpvm__malloc(n)``
+returned with ``n``) and whose buffers die with the instance by the host heap's rule
+(``heap_release``: ``llvm_native/host.py``). Their ``malloc`` draws from the thread's host
+heap, not the pool: ``_pre`` marks the heap (``numba_call.HEAP_MARK``, the thread's heap found once)
+and runs the allocation leaves, the chunk's loop hands every instance the same buffer, and
+the heap is released to the mark after the loop. Before, every parent instance called the
+allocation leaf (a heap lookup, a 64-byte-rounded piece ``memset``), the heap's mark and its
+release. No covering store is proven on LLVM's form: such a buffer is zero-filled for every
+instance (``_each``; no ``_each_nz`` is made, nor a second loop).
+
+After the loop the pool (or the heap) is released to the mark. The sizes and allocations are those the
 first instance would have made first (the allocation leaves come first in the child
 order, a condition), so a size or ``malloc`` error is the same error, raised at the same
 instance. The peeled last instance (when the node's outputs leave its loop) calls the
@@ -45,6 +57,7 @@ ordinary graph function.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...ir.analysis import FeedTable
@@ -70,6 +83,14 @@ class ScratchPlan:
     # Per node: (its one consumer, bytes each consumer instance stores) when the consumer
     # overwrites the buffer before reading it (module doc), else None.
     covers: tuple[tuple[Node, int] | None, ...]
+    # The buffers come from LLVM leaves' host heap (marked and released with HEAP_MARK and
+    # HEAP_RELEASE), not from the pool (MARK, RELEASE).
+    heap: bool = False
+
+    def zero_only(self) -> bool:
+        """Whether every instance zero-fills the buffers (no covering store is known for
+        one of them): then no loop without the zero-fill is made."""
+        return any(cover is None for cover in self.covers)
 
     def fresh_test(self, index: dict[int, int]) -> str:
         """``_pre``'s expression: whether the buffers must be zero-filled for each instance
@@ -99,22 +120,33 @@ def scratch_plans(
     pooled: frozenset[int],
     release: frozenset[int],
     heap_release: frozenset[int],
+    heap_leaves: frozenset[int] = frozenset(),
+    llvm_plain: Callable[[LeafFunction], bool] | None = None,
 ) -> dict[int, ScratchPlan]:
-    """The internal functions (by id) whose allocation children can be hoisted (module doc)."""
+    """The internal functions (by id) whose allocation children can be hoisted (module doc).
+    ``heap_leaves``: the LLVM leaves that ``malloc`` from the host heap; ``llvm_plain``:
+    whether such a leaf's node function is a plain allocation (LLVM's form)."""
 
-    def plain(leaf: LeafFunction) -> bool:
+    def pool_plain(leaf: LeafFunction) -> bool:
         clone = clones[id(leaf)]
         return id(leaf) in pooled and clone.ir is not None and plain_allocation(clone.ir)
 
+    def heap_plain(leaf: LeafFunction) -> bool:
+        return id(leaf) in heap_leaves and llvm_plain is not None and llvm_plain(leaf)
+
     def mallocs(node: Node) -> bool:
         below = [node.function] if isinstance(node.function, LeafFunction) else functions(node.function)
-        return any(isinstance(f, LeafFunction) and uses_malloc(clones[id(f)]) for f in below)
+        return any(
+            isinstance(f, LeafFunction) and (uses_malloc(clones[id(f)]) or id(f) in heap_leaves)
+            for f in below
+        )
 
     plans: dict[int, ScratchPlan] = {}
     for fn in functions(root):
-        if not isinstance(fn, InternalFunction) or id(fn) not in release or id(fn) in heap_release:
-            continue
-        nodes = scratch_allocations(fn, plain)
+        if not isinstance(fn, InternalFunction) or (id(fn) in release) == (id(fn) in heap_release):
+            continue  # (neither, or both a pool's and a heap's buffers: kept per instance)
+        heap = id(fn) in heap_release
+        nodes = scratch_allocations(fn, heap_plain if heap else pool_plain)
         if not nodes:
             continue
         order = topological_order(fn.graph)
@@ -125,7 +157,8 @@ def scratch_plans(
             len(run) > 1 and any(id(n) in {id(m) for m in nodes} for n in run) for run in fused_runs(order)
         ):
             continue  # (a buffer fused with a sibling into one loop: not a loop group of its own)
-        plans[id(fn)] = ScratchPlan(fn, tuple(head), tuple(_cover(fn, n, clones) for n in head))
+        covers = tuple(None if heap else _cover(fn, n, clones) for n in head)
+        plans[id(fn)] = ScratchPlan(fn, tuple(head), covers, heap)
     return plans
 
 
@@ -164,6 +197,8 @@ class ScratchCall:
     count: int
     prefix: str
     zero: bool = True
+    heap: bool = False  # (ScratchPlan.heap: the host heap's mark and release, not the pool's)
+    zero_only: bool = False  # (ScratchPlan.zero_only: one loop, zero-filling every instance)
 
     def callee(self) -> str:
         """The function one instance calls in this loop."""
@@ -184,11 +219,16 @@ class ScratchCall:
         reads = [*(n for a in args for n in a.names), *ctx.names, *pool]
         out = Block().add(f"{sp} = {self.pre}({', '.join(texts)})", reads, [sp])
         out.add(f"{mark} = {sp}[0]", [sp], [mark])
-        for j, name in enumerate([*self.buffers(), self.flag()]):
+        flag = [] if self.zero_only else [self.flag()]  # (one loop: no flag to pick it by)
+        for j, name in enumerate([*self.buffers(), *flag]):
             out.add(f"{name} = {sp}[{j + 1}]", [sp], [name])
         return out
 
     def teardown(self) -> Block:
-        """The line run after the chunk's instances: the pool back to the mark."""
+        """The line run after the chunk's instances: the pool (or the heap) back to the mark."""
         mark = f"{self.prefix}_mark"
+        if self.heap:
+            from ..llvm_native.numba_call import HEAP_RELEASE  # (only such graphs load it)
+
+            return Block().add(f"{HEAP_RELEASE}({mark})", [mark])
         return Block().add(f"{RELEASE}({STATE_PARAM}, {mark})", [STATE_PARAM, mark])
