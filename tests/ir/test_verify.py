@@ -1475,3 +1475,57 @@ def test_an_array_read_inside_a_stored_subscript_is_not_written():
         @hpvm.leaf(ins=("data", "bins"), outs=("bins",))
         def writes_data(data: hpvm.i64[:], bins: hpvm.i64[:]):
             bins[0], data[bins[1]] = 1, 2
+
+
+@pytest.mark.parametrize(
+    "size",
+    [Const(-4), BinOp("-", Const(4), Const(8)), BinOp("*", Call("min", (Const(2), Const(-1))), Const(3))],
+    ids=["-4", "4 - 8", "min(2, -1) * 3"],
+)
+def test_a_negative_size_that_reads_no_input_is_refused_when_verified(size):
+    """Known when the graph is built: refused by the verifier, naming the node and its line,
+    not first at a launch (the C front end refuses the same at compile time)."""
+
+    @hpvm.leaf()
+    def nothing(a: hpvm.f32[:]) -> None:
+        pass
+
+    @hpvm.internal()
+    def root(a: hpvm.f32[:]):
+        node = hpvm.create_node_2d(nothing, 2, 3)
+        hpvm.bind_in(node, 0, 0)
+
+    (node,) = root.graph.nodes
+    node.sizes = (node.sizes[0], size)  # (as a hand-built graph or a printed one may hold it)
+    value = size.evaluate({})
+    assert value < 0
+    with pytest.raises(hpvm.VerificationError) as info:
+        hpvm.verify(root)
+    message = str(info.value)
+    assert f"node '{node.name}' ({node.location}): replication size '{size}' (dimension y) is {value}" in message
+    assert "uses no input" in message
+
+
+def test_a_negative_constant_written_in_the_python_graph_is_refused():
+    @hpvm.leaf()
+    def nothing() -> None:
+        pass
+
+    @hpvm.internal()
+    def root():
+        hpvm.create_node_1d(nothing, 4 - 8)
+
+    with pytest.raises(hpvm.VerificationError, match=r"replication size '-4' \(dimension x\) is -4"):
+        hpvm.verify(root)
+
+
+def test_a_constant_size_of_zero_and_a_negative_one_from_an_input_still_verify():
+    @hpvm.leaf()
+    def nothing() -> None:
+        pass
+
+    @hpvm.internal()
+    def root(n: hpvm.i64):
+        hpvm.create_node_2d(nothing, 0, n - 5)
+
+    hpvm.verify(root)  # (n - 5 is checked at launch, with n)

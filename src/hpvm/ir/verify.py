@@ -517,6 +517,13 @@ def _size_problems(fn: InternalFunction, node: Node, params: dict) -> list[str]:
         if not isinstance(size, Expr):
             problems.append(f"node '{node.name}' ({node.location}): size {axis} is not an expression")
             continue
+        value = _constant_value(size)
+        if value is not None and value < 0:
+            problems.append(
+                f"node '{node.name}' ({node.location}): replication size '{size}' (dimension "
+                f"{'xyz'[axis]}) is {value}; sizes must be >= 0, and this one uses no input, so no "
+                "launch could run the node: fix the expression"
+            )
         for name in sorted(size.params()):
             p = params.get(name)
             if p is None:
@@ -542,6 +549,17 @@ def _size_problems(fn: InternalFunction, node: Node, params: dict) -> list[str]:
                     f"'{name}', a {p.type} input; sizes are integer expressions"
                 )
     return problems
+
+
+def _constant_value(size: Expr) -> int | None:
+    """The value of a size that reads no input (``None`` otherwise, or for a constant
+    division by zero, which the launch reports as it evaluates it)."""
+    if size.params():
+        return None
+    try:
+        return int(size.evaluate({}))
+    except (ZeroDivisionError, ValueError, TypeError):
+        return None
 
 
 def _only_shapes(expr: Expr, name: str, rank: int) -> bool:
