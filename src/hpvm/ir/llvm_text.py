@@ -16,6 +16,10 @@ from .bodies import llvm_name
 
 #: A global's name as LLVM writes it after ``@``: plain, or quoted with ``\XX`` escapes.
 WRITTEN_NAME = r'"(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+'
+#: An LLVM instruction line that defines a value: group 1 the value's name, group 2 the
+#: instruction. One pattern for every reader of function bodies (``llvm_native``'s checks,
+#: checked mode and race instrumentation; ``ir/scratch.py``'s allocation form).
+DEFINITION = re.compile(r"^\s*(%[-a-zA-Z$._0-9]+|%\"[^\"]*\")\s*=\s*(.*)$")
 _GROUP = re.compile(r"^attributes #(\d+) = \{ (.*) \}\s*$")
 _INLINE_BLOCKERS = {"noinline", "optnone", "alwaysinline"}
 #: The first attribute-group number ``mark_always_inline`` adds (clang, Numba and LLVM's own

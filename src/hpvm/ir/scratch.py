@@ -58,6 +58,7 @@ from .leafir.ops import (
     walk_expr,
     walk_stmts,
 )
+from .llvm_text import DEFINITION
 from .types import ArrayType, ScalarType
 
 _SIZE_EXPRS = (Var, Const, Binary, Unary, Cast)
@@ -94,7 +95,6 @@ _LLVM_MALLOC = re.compile(
     r"^(?:tail |notail |musttail )?call ptr @llvm\.hpvm\.malloc\(i64(?: noundef)? ([^)]+)\)"
 )
 _LLVM_INSERT = re.compile(r"^insertvalue \{ ptr, i64 \} (\S+), (ptr|i64) (\S+), ([01])$")
-_LLVM_DEFINITION = re.compile(r"^(%[-a-zA-Z$._0-9]+) = (.*)$")
 #: An integer instruction on integer operands only (no pointer, no vector).
 _LLVM_ARITH = re.compile(r"^\w+(?: (?:nsw|nuw|exact|disjoint|nneg))* i\d+ [^,]+(?:, [^,]+)?(?: to i\d+)?$")
 #: What follows an instruction without changing what it computes: its attribute group, its
@@ -120,7 +120,7 @@ def plain_llvm_allocation(function: str) -> bool:
     malloc: str | None = None
     fields: dict[str, dict[str, str]] = {"poison": {}, "undef": {}}  # struct value -> field -> value
     for line in body[:-1]:
-        m = _LLVM_DEFINITION.match(line)
+        m = DEFINITION.match(line)
         if m is None:
             return False
         name, rhs = m.groups()

@@ -65,14 +65,11 @@ from dataclasses import dataclass
 
 from ...ir.bodies import LLVMBody
 from ...ir.debuginfo import DebugInfo
+from ...ir.llvm_text import DEFINITION
 from .affine import Affine, Guard, Term, merged_guards
 
 _IDS = {"x": 0, "y": 1, "z": 2}
 _ID_CALL = re.compile(r"@llvm\.hpvm\.getNodeInstanceID\.([xyz])\(")
-#: An LLVM instruction line that defines a value: group 1 the value's name, group 2 the
-#: instruction. One pattern for every reader of function bodies here (the checks, checked
-#: mode, the race instrumentation).
-DEFINITION = re.compile(r"^\s*(%[-a-zA-Z$._0-9]+|%\"[^\"]*\")\s*=\s*(.*)$")
 _NAME = re.compile(r"%[-a-zA-Z$._0-9]+|%\"[^\"]*\"")
 _FLAGS = {"nsw", "nuw", "exact", "disjoint", "inbounds", "nneg", "samesign", "inrange"}
 #: Operations through which an id keeps unit stride (``or`` only with ``disjoint``: an add).

@@ -59,8 +59,9 @@ from ...errors import HPVMWarning
 from ...ir.bodies import LEAF_ERROR, LEAF_ERROR_DECLARATION, LLVMBody, llvm_abi_types
 from ...ir.debuginfo import DebugInfo
 from ...ir.graph import LeafFunction
+from ...ir.llvm_text import DEFINITION
 from ...ir.types import ArrayType
-from .access import DEFINITION, _arguments, printed_function, split_top
+from .access import _arguments, printed_function, split_top
 from .checked_inline import function_lines, inline_array_callees
 from .checked_roots import LOCAL, UNKNOWN, Roots, pointer_operands
 from .instrument import ATOMIC, memory_access, site_of

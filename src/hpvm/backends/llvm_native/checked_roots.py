@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 
-from .access import DEFINITION, split_top
+from ...ir.llvm_text import DEFINITION
+from .access import split_top
 
 LOCAL = "<local>"
 UNKNOWN = "<unknown>"

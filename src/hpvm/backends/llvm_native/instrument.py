@@ -42,7 +42,8 @@ from typing import Any, Protocol
 
 from ...ir.bodies import LLVMBody
 from ...ir.debuginfo import DebugInfo
-from .access import DEFINITION, leading_type, printed_function, split_top, type_size
+from ...ir.llvm_text import DEFINITION
+from .access import leading_type, printed_function, split_top, type_size
 
 RECORDER = "__hpvm_race"
 READ, WRITE, ATOMIC, BARRIER = 0, 1, 2, 3
