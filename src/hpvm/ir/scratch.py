@@ -229,3 +229,244 @@ def scratch_allocations(fn: InternalFunction, plain: Callable[[LeafFunction], bo
         if all((id(node), i) in fed for i in range(len(leaf.params))) and plain(leaf):
             out.append(node)
     return out
+
+
+# --- The covering store in LLVM's form (HPVM-C and ``.ll`` barrier leaves) ---------------
+
+#: Bytes of the scalar types an LLVM leaf may store as its element (anything else: no proof).
+_LLVM_SIZES = {
+    "i8": 1,
+    "i16": 2,
+    "i32": 4,
+    "i64": 8,
+    "half": 2,
+    "bfloat": 2,
+    "float": 4,
+    "double": 8,
+    "ptr": 8,
+}
+_LLVM_NAME = r'%[-a-zA-Z$._0-9]+|%"[^"]*"'
+_LLVM_USES = re.compile(_LLVM_NAME)
+_LLVM_LABEL = re.compile(r"^([-a-zA-Z$._0-9]+|\"[^\"]*\"):$")
+_LLVM_CALL = re.compile(r"^(?:(?:tail|notail|musttail) )?call (?:[^@%(]*?)@([-a-zA-Z$._0-9]+)\((.*)\)$")
+#: ``getelementptr [flags] T, ptr %base, i64 %index`` (one index: element ``index`` of ``base``).
+_LLVM_GEP = re.compile(
+    rf"^getelementptr(?: (?:inbounds|nuw|nusw))* (\w+), ptr ({_LLVM_NAME}), i64 ({_LLVM_NAME}|-?\d+)$"
+)
+_LLVM_STORE = re.compile(rf"^store (\w+) ([^,]+), ptr ({_LLVM_NAME})(?:, align \d+)?$")
+#: hpvm intrinsics that only answer a query (the instance ids and counts, node handles).
+_LLVM_QUERIES = frozenset(
+    {"getNode", "getParentNode", "getNumDims"}
+    | {f"{q}.{d}" for q in ("getNodeInstanceID", "getNumNodeInstances") for d in "xyz"}
+)
+
+
+def covering_llvm_store(function: str, arg: int) -> int | None:
+    """``covering_store`` in LLVM's form: whether every instance of the (1-D) barrier leaf
+    whose node function is ``function`` (its text as LLVM prints it) stores its own element
+    of the buffer in argument number ``arg`` (the array port's pointer: ``llvm_argument``)
+    on every path from the entry to the first barrier, and nothing else touches the buffer
+    before that barrier. Returns the element's size in bytes, or ``None``.
+
+    The rule, on the part of the control-flow graph reachable from the entry without
+    passing a barrier call (``llvm.hpvm.barrier``), region R:
+
+    - no path in R ends (no ``ret``, ``unreachable`` or other terminator than ``br``): every
+      instance reaches a barrier;
+    - R calls only LLVM intrinsics and hpvm's queries (a helper could hold a barrier or
+      reach the buffer);
+    - the buffer's pointer, and every ``getelementptr`` from it, is used in R only by
+      another ``getelementptr`` or as the address of a plain store ``store T v, ptr p``
+      where ``p`` is ``getelementptr T, ptr buf, i64 x``, ``x`` this node's
+      ``getNodeInstanceID.x`` (an own-element store, ``buf[x] = v``; ``v`` not the buffer);
+    - every path from the entry to a barrier passes an own-element store (the walk from the
+      entry that stops at such stores meets no barrier): where the store sits after a
+      branch (a ``phi`` of ``gid < n ? in[gid] : 0``, or a ``select``) it still dominates
+      the barrier.
+
+    Anything else — a store only under ``if (x < k)``, of another index, a read of the
+    buffer, a call, a quoted or unnamed construct the text reader does not follow — gives
+    no proof. After the barrier anything may happen: the barrier orders every instance's
+    store before every later read."""
+    parsed = _llvm_blocks(function)
+    if parsed is None:
+        return None
+    args, blocks = parsed
+    if not blocks or arg >= len(args):
+        return None
+    region = _llvm_region(blocks)
+    if region is None:
+        return None
+    derived, own = _llvm_pointers(region, args[arg])
+    size = None
+    for _, rhs in region:
+        uses = set(_LLVM_USES.findall(rhs))
+        call = _LLVM_CALL.match(rhs)
+        if rhs.split()[0] in ("call", "tail", "notail", "musttail", "invoke", "callbr") or "asm " in rhs:
+            if call is None or not _llvm_query(call.group(1)):
+                return None
+        if not uses & derived:
+            continue
+        gep = _LLVM_GEP.match(rhs)
+        if gep is not None and gep.group(2) in derived and not ({gep.group(3)} & derived):
+            continue
+        store = _LLVM_STORE.match(rhs)
+        if store is None or store.group(3) not in own or set(_LLVM_USES.findall(store.group(2))) & derived:
+            return None
+        elem = _LLVM_GEP.match(_llvm_definition(region, store.group(3)))
+        if elem is None or elem.group(1) != store.group(1):
+            return None
+        if size not in (None, _LLVM_SIZES[store.group(1)]):
+            return None
+        size = _LLVM_SIZES[store.group(1)]
+    return size if size is not None and _llvm_covered(blocks, own) else None
+
+
+def _llvm_pointers(region: list[tuple[str, str]], buffer: str) -> tuple[set[str], set[str]]:
+    """In ``region``: the pointers into ``buffer`` (it and its ``getelementptr``\\ s) and
+    among them the own-element addresses (``getelementptr T, ptr buf, i64 x``, ``x`` this
+    node's x id). A fixed point, as a ``phi`` may name a value defined later in R."""
+    derived, own, nodes, ids = {buffer}, set(), set(), set()
+    size = -1
+    while size != len(derived) + len(nodes) + len(ids):
+        size = len(derived) + len(nodes) + len(ids)
+        for name, rhs in region:
+            call, gep = _LLVM_CALL.match(rhs), _LLVM_GEP.match(rhs)
+            if call is not None and call.group(1) == "llvm.hpvm.getNode":
+                nodes.add(name)
+            elif call is not None and call.group(1) == "llvm.hpvm.getNodeInstanceID.x":
+                if call.group(2).split()[-1:] and call.group(2).split()[-1] in nodes:
+                    ids.add(name)
+            elif gep is not None and gep.group(2) in derived:
+                derived.add(name)
+                if gep.group(2) == buffer and gep.group(3) in ids and gep.group(1) in _LLVM_SIZES:
+                    own.add(name)
+    return derived, own
+
+
+def llvm_argument(params: list, param: str) -> int:  # type: ignore[type-arg]
+    """The LLVM argument number of port ``param``'s first argument (its pointer, for an
+    array) in a node function taking ``params`` (``bodies.llvm_abi_types``)."""
+    from .bodies import llvm_abi_types
+
+    k = 0
+    for p in params:
+        if p.name == param:
+            return k
+        k += len(llvm_abi_types(p.type))
+    raise KeyError(param)
+
+
+def _llvm_query(callee: str) -> bool:
+    """Whether a call of ``callee`` may sit before the first barrier: an hpvm query, or an
+    LLVM intrinsic that is not hpvm's (its pointer arguments are checked like any use)."""
+    if callee.startswith("llvm.hpvm."):
+        return callee[len("llvm.hpvm.") :] in _LLVM_QUERIES
+    return callee.startswith("llvm.")
+
+
+def _llvm_definition(region: list[tuple[str, str]], name: str) -> str:
+    return next((rhs for n, rhs in region if n == name), "")
+
+
+_Blocks = dict[str, list[tuple[str, str]]]  # block label -> (defined name or "", instruction)
+
+
+def _llvm_blocks(function: str) -> tuple[list[str], _Blocks] | None:
+    """The argument names and basic blocks (in order, the entry first) of the printed
+    function ``function``, its instructions without debug records, attribute groups and
+    metadata; ``None`` for what this reader does not follow (quoted text in the body)."""
+    lines = [line.strip() for line in function.splitlines()]
+    lines = [line for line in lines if line and not line.startswith((";", "#dbg_", "call void @llvm.dbg."))]
+    if not lines or not lines[0].startswith("define ") or lines[-1] != "}":
+        return None
+    head = lines[0][lines[0].index("(") + 1 : lines[0].rindex(")")]
+    args = [a.split()[-1] if a.split() and a.split()[-1].startswith("%") else "" for a in _top_split(head)]
+    order: list[tuple[str, list[tuple[str, str]]]] = [("", [])]  # ("": an unlabelled entry)
+    for line in lines[1:-1]:
+        line = re.sub(r"\s*;.*$", "", line) if '"' not in line else line
+        if '"' in line:
+            return None
+        label = _LLVM_LABEL.match(line)
+        if label is not None and order == [("", [])]:
+            order = [(f"%{label.group(1)}", [])]  # (the entry's label)
+        elif label is not None:
+            order.append((f"%{label.group(1)}", []))
+        else:
+            m = _LLVM_DEFINITION.match(_LLVM_TAIL.sub("", line).strip())
+            order[-1][1].append((m.group(1), m.group(2)) if m else ("", _LLVM_TAIL.sub("", line).strip()))
+    blocks = dict(order)
+    if len(blocks) != len(order):
+        return None  # (a label twice)
+    return args, blocks
+
+
+def _top_split(text: str) -> list[str]:
+    """``text`` split at commas outside brackets (an argument list with ``align(4)``...)."""
+    items, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        depth += ch in "([{<"
+        depth -= ch in ")]}>"
+        if ch == "," and depth == 0:
+            items.append(text[start:k])
+            start = k + 1
+    return [*items, text[start:]] if text.strip() else []
+
+
+def _successors(rhs: str) -> list[str] | None:
+    """A terminator's successors: ``br``'s labels; ``None`` for any other terminator."""
+    if rhs.startswith("br "):
+        return re.findall(rf"label ({_LLVM_NAME})", rhs)
+    return None
+
+
+def _is_barrier(rhs: str) -> bool:
+    call = _LLVM_CALL.match(rhs)
+    return call is not None and call.group(1) == "llvm.hpvm.barrier"
+
+
+def _llvm_region(blocks: _Blocks) -> list[tuple[str, str]] | None:
+    """The instructions reachable from the entry before any barrier (region R), or ``None``
+    when a path in R ends other than at a barrier (or jumps to an unknown label)."""
+    region, seen, work = [], set(), [next(iter(blocks))]
+    while work:
+        label = work.pop()
+        if label in seen:
+            continue
+        seen.add(label)
+        if label not in blocks:
+            return None
+        for k, (name, rhs) in enumerate(blocks[label]):
+            if _is_barrier(rhs):
+                break
+            region.append((name, rhs))
+            if k == len(blocks[label]) - 1:
+                targets = _successors(rhs)
+                if targets is None:
+                    return None
+                work += targets
+        if not blocks[label]:
+            return None
+    return region
+
+
+def _llvm_covered(blocks: _Blocks, own: set[str]) -> bool:
+    """Whether every path from the entry to a barrier passes a store to an own element
+    (``own``: those addresses): the walk from the entry that stops at such a store never
+    meets a barrier."""
+    seen, work = set(), [next(iter(blocks))]
+    while work:
+        label = work.pop()
+        if label in seen:
+            continue
+        seen.add(label)
+        for _, rhs in blocks[label]:
+            store = _LLVM_STORE.match(rhs)
+            if store is not None and store.group(3) in own:
+                break
+            if _is_barrier(rhs):
+                return False
+            targets = _successors(rhs)
+            if targets is not None:
+                work += targets
+    return True

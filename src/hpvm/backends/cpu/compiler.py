@@ -30,7 +30,7 @@ from ...ir import pyast
 from ...ir.bodies import LLVM
 from ...ir.cache import cache_root
 from ...ir.graph import InternalFunction, LeafFunction, functions
-from ...ir.scratch import plain_llvm_allocation
+from ...ir.scratch import covering_llvm_store, llvm_argument, plain_llvm_allocation
 from ...ir.types import ScalarType
 from ...passes.clone_leaves import LeafClone, clone_of
 from ..bounds import SizeOutOfBounds, past_end
@@ -64,8 +64,9 @@ COMPILE_LOCK = threading.RLock()
 # release take the thread's heap once, host.HOST_ENTER and HOST_LEAVE; 19: a graph function's
 # input named like a keyword, a builtin or a global of the generated code is renamed,
 # graphscope.input_name; 20: HPVM-C allocation nodes' scratch buffers made once per chunk
-# too, and a plan that always zero-fills gets one loop).
-CODEGEN_VERSION = 20
+# too, and a plan that always zero-fills gets one loop; 21: an HPVM-C barrier leaf's covering
+# store proven on its LLVM, ir/scratch.covering_llvm_store: such a buffer is not zero-filled).
+CODEGEN_VERSION = 21
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in
@@ -96,6 +97,16 @@ def _llvm_plain_allocation(leaf: LeafFunction) -> bool:
 
     printed = printed_function(leaf.body)  # type: ignore[arg-type]
     return printed is not None and plain_llvm_allocation(printed[0])
+
+
+def _llvm_covering_store(leaf: LeafFunction, param: str) -> int | None:
+    """The bytes each instance of the LLVM barrier leaf stores of its buffer ``param`` before
+    anything reads it (``ir/scratch.covering_llvm_store``): then a hoisted buffer it alone
+    consumes need not be zero-filled for every parent instance (``scratch.py``)."""
+    from ..llvm_native.access import printed_function
+
+    printed = printed_function(leaf.body)  # type: ignore[arg-type]
+    return None if printed is None else covering_llvm_store(printed[0], llvm_argument(leaf.params, param))
 
 
 def _runtime_helpers() -> dict[str, Any]:
@@ -440,7 +451,14 @@ class Compiler:
             heap_release = MallocFlow(root, everything).releasing(heap_leaves)
             leaf_namespace.update(_heap_helpers())
         scratch = scratch_plans(
-            root, clones, pooled, release, heap_release, heap_leaves, _llvm_plain_allocation
+            root,
+            clones,
+            pooled,
+            release,
+            heap_release,
+            heap_leaves,
+            _llvm_plain_allocation,
+            _llvm_covering_store,
         )
         gen = GraphGen(levels, clones, barrier_symbols, pooled, release, heap_release, scratch)
         entry_symbol = gen.graph_function(root, parallel=True)

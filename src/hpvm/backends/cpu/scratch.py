@@ -61,6 +61,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...ir.analysis import FeedTable
+from ...ir.bodies import LLVMBody
 from ...ir.graph import InternalFunction, LeafFunction, Node, functions
 from ...ir.scratch import covering_store, plain_allocation, scratch_allocations
 from ...ir.verify import topological_order
@@ -122,10 +123,12 @@ def scratch_plans(
     heap_release: frozenset[int],
     heap_leaves: frozenset[int] = frozenset(),
     llvm_plain: Callable[[LeafFunction], bool] | None = None,
+    llvm_cover: Callable[[LeafFunction, str], int | None] | None = None,
 ) -> dict[int, ScratchPlan]:
     """The internal functions (by id) whose allocation children can be hoisted (module doc).
     ``heap_leaves``: the LLVM leaves that ``malloc`` from the host heap; ``llvm_plain``:
-    whether such a leaf's node function is a plain allocation (LLVM's form)."""
+    whether such a leaf's node function is a plain allocation (LLVM's form); ``llvm_cover``:
+    an LLVM barrier leaf's covering store of its parameter (``covering_llvm_store``)."""
 
     def pool_plain(leaf: LeafFunction) -> bool:
         clone = clones[id(leaf)]
@@ -157,22 +160,32 @@ def scratch_plans(
             len(run) > 1 and any(id(n) in {id(m) for m in nodes} for n in run) for run in fused_runs(order)
         ):
             continue  # (a buffer fused with a sibling into one loop: not a loop group of its own)
-        covers = tuple(None if heap else _cover(fn, n, clones) for n in head)
+        covers = tuple(_cover(fn, n, clones, llvm_cover) for n in head)
         plans[id(fn)] = ScratchPlan(fn, tuple(head), covers, heap)
     return plans
 
 
-def _cover(fn: InternalFunction, node: Node, clones: dict[int, LeafClone]) -> tuple[Node, int] | None:
+def _cover(
+    fn: InternalFunction,
+    node: Node,
+    clones: dict[int, LeafClone],
+    llvm_cover: Callable[[LeafFunction, str], int | None] | None,
+) -> tuple[Node, int] | None:
     """``node``'s buffer's one consumer and the bytes each of its instances stores, when it
-    overwrites the buffer before reading it (``ir/scratch.covering_store``)."""
+    overwrites the buffer before reading it (``ir/scratch.covering_store``, or its LLVM form
+    through ``llvm_cover`` for an LLVM consumer)."""
     edges = [e for e in fn.graph.edges if e.src is node]
     if len(edges) != 1 or edges[0].dst.dims != 1 or not isinstance(edges[0].dst.function, LeafFunction):
         return None
     consumer = edges[0].dst
+    param = consumer.function.params[edges[0].dp].name
+    if isinstance(consumer.function.body, LLVMBody):
+        size = llvm_cover(consumer.function, param) if llvm_cover is not None else None
+        return (consumer, size) if size else None
     clone = clones[id(consumer.function)]
     if not clone.uses_barrier or clone.ir is None:
         return None
-    size = covering_store(clone.ir, consumer.function.params[edges[0].dp].name)
+    size = covering_store(clone.ir, param)
     return (consumer, size) if size else None
 
 
