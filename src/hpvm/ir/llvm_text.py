@@ -5,7 +5,10 @@ name (and reading it back), and marking functions ``alwaysinline`` (dropping
 Shared by the LLVM front end (``hpvm.llvm``: the export inlines whatever reaches an HPVM
 intrinsic into its node function, seed 000) and the LLVM-leaf runtime
 (``backends/llvm_native``: a barrier leaf's code is inlined into one coroutine). Both sit
-above ``hpvm.ir`` and may not import each other, hence this module here.
+above ``hpvm.ir`` and may not import each other, hence this module here. The readers of
+function bodies share their pieces here too (a value-defining line, a value's name, commas
+outside brackets, a ``define``'s argument names): ``llvm_native``'s checks and
+``ir/scratch.py``'s LLVM forms, one pattern each.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ WRITTEN_NAME = r'"(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+'
 #: instruction. One pattern for every reader of function bodies (``llvm_native``'s checks,
 #: checked mode and race instrumentation; ``ir/scratch.py``'s allocation form).
 DEFINITION = re.compile(r"^\s*(%[-a-zA-Z$._0-9]+|%\"[^\"]*\")\s*=\s*(.*)$")
+#: A local value's name as LLVM writes it (``%x``, ``%0``, ``%"a b"``).
+VALUE_NAME = re.compile(r"%[-a-zA-Z$._0-9]+|%\"[^\"]*\"")
 _GROUP = re.compile(r"^attributes #(\d+) = \{ (.*) \}\s*$")
 _INLINE_BLOCKERS = {"noinline", "optnone", "alwaysinline"}
 #: The first attribute-group number ``mark_always_inline`` adds (clang, Numba and LLVM's own
@@ -101,4 +106,45 @@ def mark_always_inline(text: str, names: set[str], like: str = "") -> tuple[str,
     return "\n".join(lines), like_group
 
 
-__all__ = ["GROUP_BASE", "WRITTEN_NAME", "global_name", "mark_always_inline", "name_of"]
+def split_top(text: str) -> list[str]:
+    """``text`` split at commas outside brackets (operand lists with aggregate types)."""
+    items, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(text[start:k].strip())
+            start = k + 1
+    items.append(text[start:].strip())
+    return items
+
+
+def arguments(define: str) -> list[str]:
+    """The names of a ``define`` line's parameters, in order (``""`` for an unnamed one)."""
+    at = define.find("(", define.find("@"))
+    depth = 0
+    for end in range(at, len(define)):
+        depth += define[end] == "("
+        depth -= define[end] == ")"
+        if depth == 0:
+            break
+    names = []
+    for item in split_top(define[at + 1 : end]):
+        found = VALUE_NAME.findall(item)
+        names.append(found[-1] if found and item != "..." else "")
+    return names
+
+
+__all__ = [
+    "DEFINITION",
+    "GROUP_BASE",
+    "VALUE_NAME",
+    "WRITTEN_NAME",
+    "arguments",
+    "global_name",
+    "mark_always_inline",
+    "name_of",
+    "split_top",
+]

@@ -58,7 +58,7 @@ from .leafir.ops import (
     walk_expr,
     walk_stmts,
 )
-from .llvm_text import DEFINITION
+from .llvm_text import DEFINITION, VALUE_NAME, arguments
 from .types import ArrayType, ScalarType
 
 _SIZE_EXPRS = (Var, Const, Binary, Unary, Cast)
@@ -245,8 +245,7 @@ _LLVM_SIZES = {
     "double": 8,
     "ptr": 8,
 }
-_LLVM_NAME = r'%[-a-zA-Z$._0-9]+|%"[^"]*"'
-_LLVM_USES = re.compile(_LLVM_NAME)
+_LLVM_NAME = VALUE_NAME.pattern
 _LLVM_LABEL = re.compile(r"^([-a-zA-Z$._0-9]+|\"[^\"]*\"):$")
 _LLVM_CALL = re.compile(r"^(?:(?:tail|notail|musttail) )?call (?:[^@%(]*?)@([-a-zA-Z$._0-9]+)\((.*)\)$")
 #: ``getelementptr [flags] T, ptr %base, i64 %index`` (one index: element ``index`` of ``base``).
@@ -300,7 +299,7 @@ def covering_llvm_store(function: str, arg: int) -> int | None:
     derived, own = _llvm_pointers(region, args[arg])
     size = None
     for _, rhs in region:
-        uses = set(_LLVM_USES.findall(rhs))
+        uses = set(VALUE_NAME.findall(rhs))
         call = _LLVM_CALL.match(rhs)
         if rhs.split()[0] in ("call", "tail", "notail", "musttail", "invoke", "callbr") or "asm " in rhs:
             if call is None or not _llvm_query(call.group(1)):
@@ -311,7 +310,7 @@ def covering_llvm_store(function: str, arg: int) -> int | None:
         if gep is not None and gep.group(2) in derived and not ({gep.group(3)} & derived):
             continue
         store = _LLVM_STORE.match(rhs)
-        if store is None or store.group(3) not in own or set(_LLVM_USES.findall(store.group(2))) & derived:
+        if store is None or store.group(3) not in own or set(VALUE_NAME.findall(store.group(2))) & derived:
             return None
         elem = _LLVM_GEP.match(_llvm_definition(region, store.group(3)))
         if elem is None or elem.group(1) != store.group(1):
@@ -380,8 +379,7 @@ def _llvm_blocks(function: str) -> tuple[list[str], _Blocks] | None:
     lines = [line for line in lines if line and not line.startswith((";", "#dbg_", "call void @llvm.dbg."))]
     if not lines or not lines[0].startswith("define ") or lines[-1] != "}":
         return None
-    head = lines[0][lines[0].index("(") + 1 : lines[0].rindex(")")]
-    args = [a.split()[-1] if a.split() and a.split()[-1].startswith("%") else "" for a in _top_split(head)]
+    args = arguments(lines[0])
     order: list[tuple[str, list[tuple[str, str]]]] = [("", [])]  # ("": an unlabelled entry)
     for line in lines[1:-1]:
         line = re.sub(r"\s*;.*$", "", line) if '"' not in line else line
@@ -393,24 +391,12 @@ def _llvm_blocks(function: str) -> tuple[list[str], _Blocks] | None:
         elif label is not None:
             order.append((f"%{label.group(1)}", []))
         else:
-            m = _LLVM_DEFINITION.match(_LLVM_TAIL.sub("", line).strip())
+            m = DEFINITION.match(_LLVM_TAIL.sub("", line).strip())
             order[-1][1].append((m.group(1), m.group(2)) if m else ("", _LLVM_TAIL.sub("", line).strip()))
     blocks = dict(order)
     if len(blocks) != len(order):
         return None  # (a label twice)
     return args, blocks
-
-
-def _top_split(text: str) -> list[str]:
-    """``text`` split at commas outside brackets (an argument list with ``align(4)``...)."""
-    items, depth, start = [], 0, 0
-    for k, ch in enumerate(text):
-        depth += ch in "([{<"
-        depth -= ch in ")]}>"
-        if ch == "," and depth == 0:
-            items.append(text[start:k])
-            start = k + 1
-    return [*items, text[start:]] if text.strip() else []
 
 
 def _successors(rhs: str) -> list[str] | None:

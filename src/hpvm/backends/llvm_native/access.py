@@ -65,12 +65,13 @@ from dataclasses import dataclass
 
 from ...ir.bodies import LLVMBody
 from ...ir.debuginfo import DebugInfo
-from ...ir.llvm_text import DEFINITION
+from ...ir.llvm_text import DEFINITION, split_top
+from ...ir.llvm_text import VALUE_NAME as _NAME
+from ...ir.llvm_text import arguments as _arguments
 from .affine import Affine, Guard, Term, merged_guards
 
 _IDS = {"x": 0, "y": 1, "z": 2}
 _ID_CALL = re.compile(r"@llvm\.hpvm\.getNodeInstanceID\.([xyz])\(")
-_NAME = re.compile(r"%[-a-zA-Z$._0-9]+|%\"[^\"]*\"")
 _FLAGS = {"nsw", "nuw", "exact", "disjoint", "inbounds", "nneg", "samesign", "inrange"}
 #: Operations through which an id keeps unit stride (``or`` only with ``disjoint``: an add).
 _PASS = {"add", "sub", "sext", "zext", "trunc", "freeze"}
@@ -121,21 +122,6 @@ def printed_function(body: LLVMBody) -> tuple[str, str] | None:
 def _strip(rhs: str) -> str:
     """An instruction's right-hand side without metadata attachments."""
     return re.split(r",\s*!", rhs, maxsplit=1)[0].strip()
-
-
-def split_top(text: str) -> list[str]:
-    """``text`` split at commas outside brackets (operand lists with aggregate types)."""
-    items, depth, start = [], 0, 0
-    for k, ch in enumerate(text):
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            items.append(text[start:k].strip())
-            start = k + 1
-    items.append(text[start:].strip())
-    return items
 
 
 def _operands(words: list[str]) -> list[str]:
@@ -400,22 +386,6 @@ def _facts(body: LLVMBody) -> tuple[tuple[ByteAccess, ...], tuple[AffineBytes, .
     with _LOCK:
         _BYTES[key] = found
     return found
-
-
-def _arguments(define: str) -> list[str]:
-    """The names of a ``define`` line's parameters, in order (``""`` for an unnamed one)."""
-    at = define.find("(", define.find("@"))
-    depth = 0
-    for end in range(at, len(define)):
-        depth += define[end] == "("
-        depth -= define[end] == ")"
-        if depth == 0:
-            break
-    names = []
-    for item in split_top(define[at + 1 : end]):
-        found = _NAME.findall(item)
-        names.append(found[-1] if found and item != "..." else "")
-    return names
 
 
 def _entry_block(lines: list[str]) -> list[str]:
