@@ -26,6 +26,11 @@ rule, and a leaf's body is a plain allocation in one of two forms — the leaf I
 (``plain_allocation``: Python leaves) or LLVM's (``plain_llvm_allocation``: HPVM-C and
 ``.ll`` leaves, whose node function only calls ``llvm.hpvm.malloc`` with a size computed
 from its scalar arguments and constants, and returns that pointer with a size).
+
+A back end also need not zero-fill such a buffer again for each instance when its consumer
+overwrites it before anything can read it: ``covering_store`` answers that for a Python
+barrier leaf (its leaf IR), ``covering_llvm_store`` for an LLVM one (its node function's
+control-flow graph), one question in two forms here.
 """
 
 from __future__ import annotations

@@ -45,8 +45,11 @@ heap, not the pool: ``_pre`` marks the heap (``numba_call.HEAP_MARK``, the threa
 and runs the allocation leaves, the chunk's loop hands every instance the same buffer, and
 the heap is released to the mark after the loop. Before, every parent instance called the
 allocation leaf (a heap lookup, a 64-byte-rounded piece ``memset``), the heap's mark and its
-release. No covering store is proven on LLVM's form: such a buffer is zero-filled for every
-instance (``_each``; no ``_each_nz`` is made, nor a second loop).
+release. Their consumer's covering store is proven on LLVM's form
+(``ir/scratch.covering_llvm_store``, the consumer's node function as LLVM prints it: the
+compiler's ``llvm_cover``): where it holds, such a buffer gets ``_each_nz`` as above; where it
+does not, it is zero-filled for every instance (``_each``; no ``_each_nz`` is made, nor a
+second loop).
 
 After the loop the pool (or the heap) is released to the mark. The sizes and allocations are those the
 first instance would have made first (the allocation leaves come first in the child
