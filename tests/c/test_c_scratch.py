@@ -189,6 +189,12 @@ def test_covering_llvm_store_on_the_block_reduction_s_text(reduce_program):
         "%cond = select i1 %cmp, float 1.0, float 0.0",
     )
     assert select != text and covering_llvm_store(select, arg) == 4
+    both_arms = text.replace(  # (an own store on one arm too: still every path, one size)
+        "  br label %cond.end",
+        "  %mine = getelementptr inbounds float, ptr %scratch, i64 %call2\n"
+        "  store float %0, ptr %mine, align 4\n  br label %cond.end",
+    )
+    assert both_arms != text and covering_llvm_store(both_arms, arg) == 4
     refused = {
         "the store only on one path": text.replace(store, "").replace(
             "  br label %cond.end",

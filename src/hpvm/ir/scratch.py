@@ -289,7 +289,7 @@ def covering_llvm_store(function: str, arg: int) -> int | None:
       the barrier.
 
     Anything else — a store only under ``if (x < k)``, of another index, a read of the
-    buffer, a call, a quoted or unnamed construct the text reader does not follow — gives
+    buffer, a call, a quoted name or a construct the text reader does not follow — gives
     no proof. After the barrier anything may happen: the barrier orders every instance's
     store before every later read."""
     parsed = _llvm_blocks(function)
