@@ -1502,7 +1502,9 @@ def test_a_negative_size_that_reads_no_input_is_refused_when_verified(size):
     with pytest.raises(hpvm.VerificationError) as info:
         hpvm.verify(root)
     message = str(info.value)
-    assert f"node '{node.name}' ({node.location}): replication size '{size}' (dimension y) is {value}" in message
+    assert (
+        f"node '{node.name}' ({node.location}): replication size '{size}' (dimension y) is {value}" in message
+    )
     assert "uses no input" in message
 
 
