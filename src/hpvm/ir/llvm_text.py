@@ -121,17 +121,24 @@ def split_top(text: str) -> list[str]:
     return items
 
 
-def arguments(define: str) -> list[str]:
-    """The names of a ``define`` line's parameters, in order (``""`` for an unnamed one)."""
+def parameters(define: str) -> list[str]:
+    """The parameters of a ``define`` line as written (``ptr noundef %a``...), in order."""
     at = define.find("(", define.find("@"))
+    if at < 0:
+        return []
     depth = 0
     for end in range(at, len(define)):
         depth += define[end] == "("
         depth -= define[end] == ")"
         if depth == 0:
             break
+    return split_top(define[at + 1 : end])
+
+
+def arguments(define: str) -> list[str]:
+    """The names of a ``define`` line's parameters, in order (``""`` for an unnamed one)."""
     names = []
-    for item in split_top(define[at + 1 : end]):
+    for item in parameters(define):
         found = VALUE_NAME.findall(item)
         names.append(found[-1] if found and item != "..." else "")
     return names
@@ -143,6 +150,7 @@ __all__ = [
     "VALUE_NAME",
     "WRITTEN_NAME",
     "arguments",
+    "parameters",
     "global_name",
     "mark_always_inline",
     "name_of",

@@ -65,7 +65,7 @@ from dataclasses import dataclass
 
 from ...ir.bodies import LLVMBody
 from ...ir.debuginfo import DebugInfo
-from ...ir.llvm_text import DEFINITION, split_top
+from ...ir.llvm_text import DEFINITION, parameters, split_top
 from ...ir.llvm_text import VALUE_NAME as _NAME
 from ...ir.llvm_text import arguments as _arguments
 from .affine import Affine, Guard, Term, merged_guards
@@ -154,17 +154,8 @@ def _masked(words: list[str]) -> str | None:
 
 def _pointer_arguments(define: str) -> set[str]:
     """The names of the ``ptr`` parameters on a ``define`` line."""
-    at = define.find("(", define.find("@"))
-    if at < 0:
-        return set()
-    depth = 0
-    for end in range(at, len(define)):
-        depth += define[end] == "("
-        depth -= define[end] == ")"
-        if depth == 0:
-            break
     names = set()
-    for item in split_top(define[at + 1 : end]):
+    for item in parameters(define):
         found = _NAME.findall(item)
         if item.startswith("ptr") and found:
             names.add(found[-1])
