@@ -67,3 +67,22 @@ def write_c(tmp_path: Path):
         return path
 
     return write
+
+
+def heap_reuse_blocks(root, target: str, blocks: int = 300):  # type: ignore[no-untyped-def]
+    """Launch a program of ``programs/heap_reuse.c``'s shape (each block records its buffer's
+    address and the nonzero bytes it found in it, then dirties it) over ``blocks`` blocks of
+    200 bytes: (each block's buffer address, the nonzero bytes it found)."""
+    import numpy as np
+
+    import hpvm
+
+    addr, dirty = np.zeros(blocks, np.int64), np.full(blocks, -1, np.int64)
+    hpvm.init()
+    for a in (addr, dirty):
+        hpvm.track_memory(a)
+    hpvm.wait(hpvm.launch(root, (addr.view(np.uint8), dirty.view(np.uint8), 200, blocks), target=target))
+    for a in (addr, dirty):
+        hpvm.request_memory(a)
+        hpvm.untrack_memory(a)
+    return addr, dirty

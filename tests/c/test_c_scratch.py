@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import compiled_program, needs_clang, needs_llvm_leaves
+from hpvmc_helpers import compiled_program, heap_reuse_blocks, needs_clang, needs_llvm_leaves
 
 import hpvm
 import hpvm.backends.cpu as cpu
@@ -98,26 +98,13 @@ def test_checked_mode_runs_the_hoisted_barrier_leaf_exactly(reduce_program):
     np.testing.assert_array_equal(got, want)
 
 
-def _blocks(root, target: str, blocks: int = 300) -> tuple[np.ndarray, np.ndarray]:
-    """(each block's buffer address, the nonzero bytes it found in its buffer)."""
-    addr, dirty = np.zeros(blocks, np.int64), np.full(blocks, -1, np.int64)
-    hpvm.init()
-    for a in (addr, dirty):
-        hpvm.track_memory(a)
-    hpvm.wait(hpvm.launch(root, (addr.view(np.uint8), dirty.view(np.uint8), 200, blocks), target=target))
-    for a in (addr, dirty):
-        hpvm.request_memory(a)
-        hpvm.untrack_memory(a)
-    return addr, dirty
-
-
 def test_every_instance_of_a_hoisted_buffer_finds_it_zero_filled(reuse_program):
     """Each block dirties the buffer it was given; the chunk's next block must find zeros."""
     import numba
 
     (root,) = reuse_program.roots
     assert hoisted(root)
-    addr, dirty = _blocks(root, "cpu")
+    addr, dirty = heap_reuse_blocks(root, "cpu")
     assert not dirty.any(), "a block found the chunk's buffer not zero-filled again"
     assert len(set(addr.tolist())) <= numba.config.NUMBA_NUM_THREADS  # (one buffer a chunk)
 
@@ -125,7 +112,7 @@ def test_every_instance_of_a_hoisted_buffer_finds_it_zero_filled(reuse_program):
 def test_a_buffer_that_leaves_its_parent_is_not_hoisted_and_each_block_gets_its_own(escape_program):
     root = next(r for r in escape_program.roots if r.name == "kept")
     assert not hoisted(root)
-    addr, dirty = _blocks(root, "cpu")
+    addr, dirty = heap_reuse_blocks(root, "cpu")
     assert not dirty.any()
     assert len(set(addr.tolist())) == len(addr), "two blocks shared a buffer that leaves its block"
 
@@ -134,8 +121,8 @@ def test_a_size_that_depends_on_the_instance_id_is_not_hoisted(escape_program):
     root = next(r for r in escape_program.roots if r.name == "by_id")
     assert not plain_llvm_allocation(leaf_text(root, "allocate_by_id"))
     assert not hoisted(root)
-    _, dirty = _blocks(root, "cpu")
-    _, want = _blocks(root, "interp")
+    _, dirty = heap_reuse_blocks(root, "cpu")
+    _, want = heap_reuse_blocks(root, "interp")
     np.testing.assert_array_equal(dirty, want)
     assert not dirty.any()
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import EXAMPLES, compiled_program, needs_clang, needs_llvm_leaves
+from hpvmc_helpers import EXAMPLES, compiled_program, heap_reuse_blocks, needs_clang, needs_llvm_leaves
 
 import hpvm
 from hpvm import c
@@ -84,13 +84,7 @@ def test_a_parent_instance_s_malloc_dies_with_it_and_the_next_gets_it_zeroed(reu
 
     (root,) = reuse_program.roots
     blocks = 300
-    addr, dirty = np.zeros(blocks, np.int64), np.full(blocks, -1, np.int64)
-    hpvm.init()
-    for a in (addr, dirty):
-        hpvm.track_memory(a)
-    hpvm.wait(hpvm.launch(root, (addr.view(np.uint8), dirty.view(np.uint8), 200, blocks), target=target))
-    for a in (addr, dirty):
-        hpvm.request_memory(a)
+    addr, dirty = heap_reuse_blocks(root, target, blocks)
     assert not dirty.any(), "a block found its malloc'd buffer not zero-filled"
     if target == "cpu":
         assert len(set(addr)) <= numba.config.NUMBA_NUM_THREADS
