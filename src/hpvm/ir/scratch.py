@@ -67,6 +67,8 @@ from .llvm_text import DEFINITION, VALUE_NAME, arguments
 from .types import ArrayType, ScalarType
 
 _SIZE_EXPRS = (Var, Const, Binary, Unary, Cast)
+#: How a debug line of a function body starts, in either of LLVM's forms (a record, a call).
+_DEBUG_LINES = ("#dbg_", "call void @llvm.dbg.")
 
 
 def plain_allocation(ir: LeafIR) -> bool:
@@ -118,8 +120,7 @@ def plain_llvm_allocation(function: str) -> bool:
     lines = [line for line in lines if line and not line.startswith(";")]  # (comments)
     if len(lines) < 3 or not lines[0].startswith("define { ptr, i64 } @") or lines[-1] != "}":
         return False
-    debug = ("#dbg_", "call void @llvm.dbg.")  # (debug records, in either of LLVM's forms)
-    body = [line for line in lines[1:-1] if not line.startswith(debug) and line != "entry:"]
+    body = [line for line in lines[1:-1] if not line.startswith(_DEBUG_LINES) and line != "entry:"]
     if not body:
         return False
     malloc: str | None = None
@@ -381,7 +382,7 @@ def _llvm_blocks(function: str) -> tuple[list[str], _Blocks] | None:
     function ``function``, its instructions without debug records, attribute groups and
     metadata; ``None`` for what this reader does not follow (quoted text in the body)."""
     lines = [line.strip() for line in function.splitlines()]
-    lines = [line for line in lines if line and not line.startswith((";", "#dbg_", "call void @llvm.dbg."))]
+    lines = [line for line in lines if line and not line.startswith((";", *_DEBUG_LINES))]
     if not lines or not lines[0].startswith("define ") or lines[-1] != "}":
         return None
     args = arguments(lines[0])
