@@ -61,12 +61,12 @@ def test_a_worker_killed_mid_launch_is_survived(process_cluster, through_schedul
         hpvm.track_memory(x)
         hpvm.track_memory(out)
         pids = client.run(os.getpid)
-        handle = hpvm.launch(slow_root, (x, out, 60_000_000), target="dask")
-        time.sleep(0.2)  # the chunks are running (each takes seconds)
+        handle = hpvm.launch(slow_root, (x, out, 600_000_000), target="dask")
+        time.sleep(0.2)  # the chunks are running (each takes seconds, jammed too: backends/cpu/jam.py)
         busy = _busy_worker(client)
         os.kill(pids[busy], signal.SIGKILL)
         hpvm.wait(handle)
-        np.testing.assert_allclose(hpvm.request_memory(out), x * 0.5 * 60_000_000, rtol=1e-6)
+        np.testing.assert_allclose(hpvm.request_memory(out), x * 0.5 * 600_000_000, rtol=1e-6)
         # the rows it had been sent (kept on the workers, resident.py) died with it: the
         # launch ran again with its data inside the tasks, on the workers left
         assert "ran again with its data sent anew" in handle.notes[0], handle.notes
@@ -144,12 +144,14 @@ def test_a_worker_killed_during_a_direct_call_is_survived(process_cluster):
         hpvm.track_memory(out)
         hpvm.wait(hpvm.launch(slow_root, (x, out, 1), target="dask"))  # (compiled on both)
         pids = client.run(os.getpid)
-        handle = hpvm.launch(slow_root, (x, out, 60_000_000), target="dask")
-        time.sleep(1.0)  # both chunks are running (each takes seconds)
+        # (each chunk takes seconds: 600M dependent adds per instance, 8 instances at a time
+        # in the cpu back end's jammed loop, backends/cpu/jam.py)
+        handle = hpvm.launch(slow_root, (x, out, 600_000_000), target="dask")
+        time.sleep(1.0)  # both chunks are running
         victim = sorted(pids)[0]
         os.kill(pids[victim], signal.SIGKILL)
         hpvm.wait(handle)
-        np.testing.assert_allclose(hpvm.request_memory(out), x * 0.5 * 60_000_000, rtol=1e-6)
+        np.testing.assert_allclose(hpvm.request_memory(out), x * 0.5 * 600_000_000, rtol=1e-6)
         assert any("ran again through the scheduler" in n for n in handle.notes), handle.notes
         assert pids[victim] not in client.run(os.getpid).values()
     finally:

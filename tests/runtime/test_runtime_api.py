@@ -207,6 +207,19 @@ def test_args_must_be_a_tuple():
     assert hpvm.wait(hpvm.launch(scale_root, [x, y, 1.0, 3], target="interp")) == (3,)
 
 
+def test_arguments_outside_the_args_tuple_are_named():
+    """``hpvm.launch(root, x, y, ...)`` put an array where ``stream`` goes; NumPy refused to
+    test its truth with a ValueError of its own."""
+    x, y = arrays()
+    with pytest.raises(
+        hpvm.LaunchError, match=r"stream must be True or False, not ndarray.*scale_root, \(a, b"
+    ):
+        hpvm.launch(scale_root, x, y)  # type: ignore[arg-type]
+    with pytest.raises(hpvm.LaunchError, match=r"not str"):
+        hpvm.launch(scale_root, (x, y, 1.0, 3), "interp")  # type: ignore[arg-type]
+    assert hpvm.wait(hpvm.launch(scale_root, [x, y, 1.0, 3], 0, target="interp")) == (3,)
+
+
 def test_untracked_array_is_named():
     x, _ = arrays()
     y = np.zeros(4, np.float32)

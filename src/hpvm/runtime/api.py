@@ -15,6 +15,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..backends.base import RunContext, collecting_warnings, reissue_warnings
 from ..backends.memory import MemoryTracker, TrackedArray, Transfers
 from ..errors import (
@@ -324,6 +326,8 @@ class Runtime:
         """
         if not self.initialized:
             self.require("launch")
+        if stream is not False and stream is not True:
+            stream = _stream_flag(root, stream)
         if not stream and target != "svm":
             plan = plan_for(root, target)
             if self.tracker.replays and not self.active:  # a recorded launch again? (plan.Replay)
@@ -619,6 +623,19 @@ def _launch_svm(
     handle.check_push = PushCheck(root, runtime.tracker)
     runtime._activate(handle)
     return handle
+
+
+def _stream_flag(root: Any, stream: Any) -> bool:
+    """``launch``'s ``stream`` as a bool. Anything else there is most often a root's argument
+    passed outside ``args`` (``hpvm.launch(root, a, b)``), which NumPy would refuse to test."""
+    if isinstance(stream, (bool, np.bool_)) or (isinstance(stream, int) and stream in (0, 1)):
+        return bool(stream)
+    name = getattr(root, "name", None) or getattr(root, "__name__", "root")
+    raise LaunchError(
+        f"hpvm.launch({name}, args, stream, target): stream must be True or False, not "
+        f"{type(stream).__name__}; the root's arguments go in one tuple: "
+        f"hpvm.launch({name}, (a, b, ...))"
+    )
 
 
 def _check_stream_args(args: Any, capacity: Any) -> None:

@@ -77,6 +77,7 @@ class Chunks:
         wide: tuple[str, Block] | None = None,
         around: tuple[Block, Block] | None = None,
         split: tuple[str, Block] | None = None,
+        jammed: tuple[int, Block] | None = None,
     ) -> Block:
         """``for var in range(count): body`` run in parallel: the lines that call the new
         chunk function (kept in ``sources``) for each chunk, then raise the first failure.
@@ -91,11 +92,13 @@ class Chunks:
         after it (``scratch.py``: buffers made once per chunk); ``split``: ``(flag, other)`` —
         where the local ``flag`` (set by ``around``'s lines) is true, the chunk function
         calls a chunk function of its own (``<symbol>z``, not inlined) running ``other``
-        over the chunk, else it runs its own loop over ``body``."""
+        over the chunk, else it runs its own loop over ``body``; ``jammed``: ``(width, block)``
+        — each chunk runs ``block`` (``var`` its first instance) on its whole blocks of
+        ``width`` iterations, then ``body`` on the rest (``jam.py``)."""
         k = self.loops
         self.loops += 1
         symbol = f"{self.symbol}_chunk{k}"
-        free = self._function(symbol, var, body, around, split)
+        free = self._function(symbol, var, body, around, split, jammed)
         p = f"__hpo{k}"
         n, nc, err, c = f"{p}_n", f"{p}_nc", f"{p}_err", f"{p}_c"
         lo, hi = chunk_bounds(c, n, nc)
@@ -131,12 +134,22 @@ class Chunks:
         body: Block,
         around: tuple[Block, Block] | None = None,
         split: tuple[str, Block] | None = None,
+        jammed: tuple[int, Block] | None = None,
     ) -> list[str]:
         """Keep the source of chunk function ``symbol`` running ``body`` for ``var`` in
-        its range (between ``around``'s lines); its parameters before the bounds (the free
-        locals of what it runs)."""
+        its range (between ``around``'s lines; ``jammed``: ``loop``'s); its parameters
+        before the bounds (the free locals of what it runs)."""
         self.symbols.append(symbol)
-        inner = Block().nest(f"for {var} in range({LO}, {HI}):", body, stores=[var])
+        start = LO
+        inner = Block()
+        if jammed is not None:
+            width, block = jammed
+            blocks, b = f"{var}_jn", f"{var}_jb"
+            inner.add(f"{blocks} = ({HI} - {LO}) // {width}", [], [blocks])
+            first = Block().add(f"{var} = {LO} + {b} * {width}", [b], [var]).extend(block)
+            inner.nest(f"for {b} in range({blocks}):", first, [blocks], [b])
+            start = f"{LO} + {blocks} * {width}"
+        inner.nest(f"for {var} in range({start}, {HI}):", body, stores=[var])
         if split is not None:  # (``other``'s loop a function of its own, called where ``flag`` is true)
             flag, other = split
             rare = f"{symbol}z"

@@ -65,8 +65,9 @@ COMPILE_LOCK = threading.RLock()
 # input named like a keyword, a builtin or a global of the generated code is renamed,
 # graphscope.input_name; 20: HPVM-C allocation nodes' scratch buffers made once per chunk
 # too, and a plan that always zero-fills gets one loop; 21: an HPVM-C barrier leaf's covering
-# store proven on its LLVM, ir/scratch.covering_llvm_store: such a buffer is not zero-filled).
-CODEGEN_VERSION = 21
+# store proven on its LLVM, ir/scratch.covering_llvm_store: such a buffer is not zero-filled;
+# 22: a Python leaf with a loop its neighbouring instances share runs jammed, jam.py).
+CODEGEN_VERSION = 22
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in

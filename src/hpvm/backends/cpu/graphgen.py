@@ -41,6 +41,7 @@ from .block import INDENT
 from .chunks import Chunks
 from .graphscope import Group, Scope, import_name
 from .groupgen import GroupEmitter
+from .jam import JAM, jam_leaf, jam_problem, jam_width
 from .loopnest import LoopNest, loop_order, unit_stride
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
 from .privatize import atomic_only_params, privatized_clone
@@ -96,6 +97,7 @@ class GraphGen:
         self.variants: dict[str, LeafClone] = {}
         self.compiled_variants: dict[str, Any] = {}  # filled by the compiler
         self._variant_symbols: dict[tuple[int, tuple[int, ...]], str] = {}
+        self._jammed: dict[tuple[int, int], tuple[str, int] | None] = {}  # (leaf, axis) -> jam.py's clone
         # What was privatized: (graph function, array, operation, nodes) — a compile report.
         self.privatized: list[tuple[str, str, str, list[str]]] = []
         self.sources: list[str] = []
@@ -291,6 +293,23 @@ class GraphGen:
             self._variant_symbols[key] = clone.symbol
             self.variants[clone.symbol] = clone
         return self._variant_symbols[key]
+
+    def jammed(self, node: Node, axis: int) -> tuple[str, int] | None:
+        """The symbol and width of the leaf's clone that runs neighbouring instances along
+        ``axis`` in lockstep (``jam.py``), or ``None``: the leaf is not jammed."""
+        leaf = node.function
+        assert isinstance(leaf, LeafFunction)
+        key = (id(leaf), axis)
+        if key not in self._jammed:
+            clone = self.clones[id(leaf)]
+            found = None
+            if JAM.enabled and clone.ir is not None and jam_problem(clone.ir, axis) is None:
+                width = jam_width(clone.ir)
+                jammed = clone.reemitted(jam_leaf(clone.ir, axis, width), f"jam{axis}")
+                self.variants[jammed.symbol] = jammed
+                found = (jammed.symbol, width)
+            self._jammed[key] = found
+        return self._jammed[key]
 
     def pool_args(self) -> list[str]:
         """The malloc pool's parameters, which every function takes when any leaf uses it."""

@@ -157,15 +157,39 @@ class LoopNest:
             None if scratch is None else self._scratch_around(scope, group, scratch, sizes, order, chunks)
         )
 
-        def instance(narrowed: Read, zero: bool = True) -> Block:
+        def instance(narrowed: Read, zero: bool = True, jammed: str | None = None) -> Block:
             call = scratch if scratch is None else replace(scratch, zero=zero)
-            body = self.body(scope, group, idx, sizes, capture=False, swap=swap, names=names, scratch=call)
+            body = self.body(
+                scope, group, idx, sizes, capture=False, swap=swap, names=names, scratch=call, callee=jammed
+            )
             return Block().add(f"{inner_id} = {narrowed.text}", narrowed.names, [inner_id]).extend(body)
+
+        jam = None if peel or scratch is not None else self._jam(scope, group, idx, order, swap, names)
+
+        def nest(loop_heads: list[tuple[str, Read]], narrowed: Read) -> Block:
+            """The loops ``loop_heads`` around one instance; jammed (``jam.py``): the innermost
+            loop runs whole blocks of the jammed clone, then the rest one by one."""
+            if jam is None:
+                return self._nest(loop_heads, instance(narrowed))
+            symbol, width = jam
+            var, bound = loop_heads[-1]
+            end, block = f"{var}_je", f"{var}_jb"
+            inner = Block().add(f"{end} = {bound.text}", bound.names, [end])
+            first = (
+                Block()
+                .add(f"{var} = {block} * {width}", [block], [var])
+                .extend(instance(narrowed, jammed=symbol))
+            )
+            inner.nest(f"for {block} in range({end} // {width}):", first, [end], [block])
+            inner.nest(
+                f"for {var} in range({end} - {end} % {width}, {end}):", instance(narrowed), [end], [var]
+            )
+            return self._nest(loop_heads[:-1], inner)
 
         narrowed = Read(f"__hpvm_narrow({wide}, {small})", (wide, small))
         if chunks is None:
             if around is None:
-                return out.extend(self._nest(heads, instance(narrowed)))
+                return out.extend(nest(heads, narrowed))
             # The loop twice, with and without the zero-fill, picked by _pre's flag (scratch.py);
             # made only if an instance runs: the checks and mallocs are the first instance's.
             assert scratch is not None
@@ -181,15 +205,39 @@ class LoopNest:
         var, bound = heads[0]
         if dims == 1:
             if scratch is None or scratch.zero_only:
-                return out.extend(chunks.loop(var, bound, instance(narrowed), around=around))
+                jammed = None if jam is None else (jam[1], instance(narrowed, jammed=jam[0]))
+                return out.extend(chunks.loop(var, bound, instance(narrowed), around=around, jammed=jammed))
             # (the zero-filling loop in a chunk function of its own: chunks.py, scratch.py)
             split = (scratch.flag(), instance(narrowed, True))
             return out.extend(chunks.loop(var, bound, instance(narrowed, False), around=around, split=split))
         var_in, end = heads[-1]
         bounded = [*heads[1:-1], (var_in, Read(f"min({end.text}, {MASK})", end.names))]
-        masked = self._nest(bounded, instance(local(wide)))  # (with scratch: always zero-filled)
-        plain = self._nest(heads[1:], instance(local(wide)))
+        masked = nest(bounded, local(wide))  # (with scratch: always zero-filled)
+        plain = nest(heads[1:], local(wide))
         return out.extend(chunks.loop(var, bound, masked, wide=(small, plain), around=around))
+
+    def _jam(
+        self,
+        scope: Scope,
+        group: Group,
+        idx: list[str],
+        order: tuple[int, ...],
+        swap: dict[int, dict[int, str]] | None,
+        names: Names | None,
+    ) -> tuple[str, int] | None:
+        """The jammed clone running neighbouring instances along the innermost loop's axis
+        (``jam.py``) and its width, or ``None``: the group is one Python leaf without
+        privatized atomics, whose inputs are the same along that loop."""
+        if len(group.nodes) != 1 or (swap and id(group.nodes[0]) in swap):
+            return None
+        node = group.nodes[0]
+        if not isinstance(node.function, LeafFunction) or isinstance(node.function.body, LLVMBody):
+            return None
+        inner = idx[order[-1]]
+        reads = (scope.read(node, p, idx, group, names) for p in range(len(node.function.params)))
+        if any(inner in read.names for read in reads):
+            return None
+        return self.gen.jammed(node, order[-1])
 
     def _scratch_around(
         self,
@@ -236,23 +284,25 @@ class LoopNest:
         names: Names | None = None,
         parallel: bool = False,
         scratch: ScratchCall | None = None,
+        callee: str | None = None,
     ) -> Block:
         """One instance of the group's nodes. ``capture``: keep the values that are sent on
         as the last instance's; ``parallel``: the code runs outside any parallel loop of a
         parallel graph function, so single-instance internal nodes may run their own loops
         in parallel; ``scratch``: its node runs its ``_each`` graph function, given the chunk's
-        buffers (``scratch.py``)."""
+        buffers (``scratch.py``); ``callee``: the (one) node calls this function instead, its
+        jammed clone (``jam.py``)."""
         gen = self.gen
         out = Block()
         for node in group.nodes:
             k = scope.index[id(node)]
             args = [scope.read(node, p, idx, group, names) for p in range(len(node.function.params))]
             mine = scratch is not None and scratch.node is node  # (its _each function, with the buffers)
-            callee = scratch.callee() if mine else gen.callee(node, parallel and node.dims == 0)  # type: ignore[union-attr]
+            call = callee or (scratch.callee() if mine else gen.callee(node, parallel and node.dims == 0))  # type: ignore[union-attr]
             if swap and id(node) in swap:  # privatized atomics: the leaf's variant on private copies
                 for p, private in swap[id(node)].items():
                     args[p] = local(private)
-                callee = gen.variant(node, swap[id(node)])
+                call = gen.variant(node, swap[id(node)])
             ctx = self.child_ctx(node, idx, sizes, names.ctx if names else CTX_PARAM)
             pool = gen.pool_args() if gen.takes_pool(node) else []
             result = f"__hn{k}_r"
@@ -261,7 +311,7 @@ class LoopNest:
             if mine:
                 texts += scratch.buffers()  # type: ignore[union-attr]
                 reads += scratch.buffers()  # type: ignore[union-attr]
-            out.add(f"{result} = {callee}({', '.join(texts)})", reads, [result])
+            out.add(f"{result} = {call}({', '.join(texts)})", reads, [result])
             n_out = len(node.function.out_types)
             is_leaf = isinstance(node.function, LeafFunction)
             for port, out_type in enumerate(node.function.out_types):

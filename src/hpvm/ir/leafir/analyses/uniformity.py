@@ -29,6 +29,9 @@ from .effects import ArrayEffects, view_roots
 from .intervals import BarrierIntervals
 from .manager import ANALYSES, AnalysisManager
 
+#: The own instance ids that differ within a group: all three.
+ALL_AXES = (0, 1, 2)
+
 
 @dataclass(frozen=True)
 class Uniform:
@@ -43,24 +46,30 @@ class Uniform:
     divergent: frozenset[int]
     written: frozenset[str]
     written_at: dict[int, frozenset[str]] = field(default_factory=dict, compare=False)
+    axes: tuple[int, ...] = ALL_AXES  # (``Uniformity.axes``)
 
     def is_uniform(self, e: ops.Expr, at: ops.Stmt | None = None) -> bool:
         """Whether ``e`` (an expression of statement ``at``, if given) has the same value in
         every instance of a group."""
         written = self.written if at is None else self.written_at.get(id(at), self.written)
-        return not _varies(e, self.varying, written)
+        return not _varies(e, self.varying, written, self.axes)
 
 
-def _varies(e: ops.Expr, varying: frozenset[str] | set[str], written: frozenset[str]) -> bool:
+def _varies(
+    e: ops.Expr, varying: frozenset[str] | set[str], written: frozenset[str], axes: tuple[int, ...] = ALL_AXES
+) -> bool:
     for sub in ops.walk_expr(e):
         if isinstance(sub, ops.Var) and sub.name in varying:
             return True
-        if isinstance(sub, ops.CtxRead) and sub.level == 0 and sub.field < ictx.EXTENT:
+        if isinstance(sub, ops.CtxRead) and sub.level == 0 and sub.field - ictx.ID in axes:
             return True  # an own instance id, lowered (``lowering.py``)
         if isinstance(sub, ops.IntrinsicOp):
             kind = sub.intrinsic.kind
-            if kind == "atomic" or (kind == "query" and not sub.intrinsic.counts and _own(sub.args[0])):
+            if kind == "atomic":
                 return True
+            if kind == "query" and not sub.intrinsic.counts and _own(sub.args[0]):
+                if sub.intrinsic.axis is None or sub.intrinsic.axis in axes:
+                    return True
         if isinstance(sub, ops.Load) and not isinstance(sub.type, ops.ArrayType):
             if any(isinstance(a, ops.Var) and a.name in written for a in ops.walk_expr(sub.array)):
                 return True
@@ -74,9 +83,13 @@ def _own(handle: ops.Expr) -> bool:
 
 @dataclass(frozen=True)
 class Uniformity:
-    """The leaf's ``Uniform`` facts (module doc)."""
+    """The leaf's ``Uniform`` facts (module doc). ``axes``: the own instance ids that
+    differ between the instances asked about (default all three: a group). The ``cpu`` back
+    end's jammed instances (``backends/cpu/jam.py``) are neighbours along one axis, whose
+    other ids are the same: ``axes=(0,)`` for neighbours in x."""
 
     name: str = "uniformity"
+    axes: tuple[int, ...] = ALL_AXES
 
     def run(self, ir: ops.LeafIR, manager: AnalysisManager) -> Uniform:
         found = manager.get(_ArrayWrites(), ir)
@@ -86,9 +99,9 @@ class Uniformity:
         changed = True
         while changed:
             before = (len(varying), len(divergent))
-            _block(ir.body, False, varying, divergent, written_at)
+            _block(ir.body, False, varying, divergent, written_at, self.axes)
             changed = (len(varying), len(divergent)) != before
-        return Uniform(frozenset(varying), frozenset(divergent), found, written_at)
+        return Uniform(frozenset(varying), frozenset(divergent), found, written_at, self.axes)
 
 
 def _block(
@@ -97,6 +110,7 @@ def _block(
     varying: set[str],
     divergent: set[int],
     written_at: dict[int, frozenset[str]],
+    axes: tuple[int, ...],
     loop: int | None = None,
 ) -> None:
     """One round over ``block`` (``under``: some instances only run it; ``loop``: the line of
@@ -104,20 +118,20 @@ def _block(
     for stmt in block:
         written = written_at[id(stmt)]
         if isinstance(stmt, ops.Assign):
-            if under or _varies(stmt.value, varying, written):
+            if under or _varies(stmt.value, varying, written, axes):
                 varying.add(stmt.target.name)
             continue
         if not isinstance(stmt, (ops.If, ops.While, ops.For)):
             continue
         tests = (stmt.start, stmt.stop, stmt.step) if isinstance(stmt, ops.For) else (stmt.test,)
-        varies = under or stmt.line in divergent or any(_varies(t, varying, written) for t in tests)
+        varies = under or stmt.line in divergent or any(_varies(t, varying, written, axes) for t in tests)
         if varies:
             divergent.add(stmt.line)
             if isinstance(stmt, ops.For):
                 varying.add(stmt.var.name)
         inner_loop = loop if isinstance(stmt, ops.If) else stmt.line
         for inner in ops.children(stmt):
-            _block(inner, varies, varying, divergent, written_at, inner_loop)
+            _block(inner, varies, varying, divergent, written_at, axes, inner_loop)
         if varies and _leaves(stmt):
             under = True  # some instances left the block here: the rest is divergent
             if loop is not None:

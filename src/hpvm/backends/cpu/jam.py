@@ -1,0 +1,191 @@
+"""Jammed instances: one call of a leaf runs ``width`` neighbouring instances in lockstep.
+
+Why. A leaf written in the GPU convention with a loop of its own — a matmul's
+``for k: acc += a[y, k] * b[k, x]`` per element — runs as an instance loop over x around
+the leaf's loop over k. LLVM vectorizes innermost loops only, so the k loop ran as one
+scalar chain of dependent adds per element (4 cycles each), and the x loop, where the
+vectors are, was never vectorized: the matmul of ``make bench``'s peers row ran at Numba's
+speed, behind Taichi's. A hand-written Numba loop that keeps 16 accumulators, one per
+neighbouring x, is 2.5–3× faster on this machine with the same result bit for bit: each
+element's sum is still taken in its own order, and LLVM's SLP vectorizer turns the 16
+lanes into vector operations.
+
+What. ``jam_leaf`` rewrites a clone's lowered leaf IR into that form ("unroll and jam" of
+the instance loop): every statement whose value may differ between neighbours along the
+jammed axis (the leaf IR's ``Uniformity`` with ``axes=(axis,)``: y and z are the same for
+neighbours in x) is written once per lane, its varying variables renamed per lane and the
+jammed id read as ``id + lane``; a loop or ``if`` whose bounds and condition are the same
+for every lane stays one statement with a jammed body; one that may differ is written
+whole once per lane. Every instance still runs its own statements in its own order, and
+the instances of a replicated node may run in any order and interleaving (seed 000: they
+are independent; one that reads what another writes is a race), so this is one more legal
+schedule. A value the same for all lanes (``a[y, k]``: an array the leaf never writes, at
+uniform indices) is computed once.
+
+When. ``jam_problem`` says why a leaf is not jammed: it has outputs (per-instance values
+kept by the loop nest), an intrinsic left after lowering (atomics, barriers, ``malloc``),
+a local array, a ``raise``, a ``return`` before its end, or no loop that its lanes share
+(then the instance loop is the innermost loop already, and LLVM vectorizes it). The loop
+nest (``loopnest.py``) runs the jammed clone on whole blocks of ``width`` instances and the
+plain clone on the rest.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+
+from ...ir import instance_context as ictx
+from ...ir.leafir import ops, rules
+from ...ir.leafir.analyses.manager import ANALYSES
+from ...ir.leafir.analyses.uniformity import Uniform, Uniformity
+from ...ir.leafir.rewrite import rewrite_block
+from ...ir.types import ArrayType
+
+#: The most and fewest lanes: 64 bytes of the widest element the leaf reads or writes (one
+#: AVX-512 vector; 16 float32 lanes ran best on this machine's matmul, 14.0 ms against
+#: 16.8 ms for 8 and 16.8 ms for 32), between 4 and 16.
+MAX_WIDTH, MIN_WIDTH = 16, 4
+_VECTOR_BYTES = 64
+#: The most per-lane statements a jammed clone may hold (each lane's copy counted): a
+#: longer leaf is jammed fewer times, or not at all, to keep its compile time.
+MAX_STATEMENTS = 256
+_LANE = "__hpvm_l"  # a varying variable's name in lane j: __hpvm_l<j>_<name>
+
+
+@dataclass
+class Switch:
+    """Whether the ``cpu`` back end jams leaves: on, unless ``HPVM_CPU_JAM=0`` (for A/B
+    measurements; tests set ``JAM.enabled``). It changes only code compiled after it is
+    set, and the generated code, so Numba's cache entries, differ."""
+
+    enabled: bool = True
+
+
+JAM = Switch(os.environ.get("HPVM_CPU_JAM", "1") != "0")
+
+
+def lane_name(name: str, lane: int) -> str:
+    return f"{_LANE}{lane}_{name}"
+
+
+def jam_width(ir: ops.LeafIR) -> int:
+    """How many instances one call of the jammed leaf runs: a vector of the widest element
+    type the leaf's arrays hold."""
+    typed = (*((p.name, p.type) for p in ir.params), *ir.locals)
+    widest = max((t.elem.dtype.itemsize for _, t in typed if isinstance(t, ArrayType)), default=4)
+    per_lane = max(1, sum(1 for stmt in ops.walk_stmts(ir.body) if isinstance(stmt, (ops.Assign, ops.Store))))
+    width = max(MIN_WIDTH, min(MAX_WIDTH, _VECTOR_BYTES // widest))
+    while width > MIN_WIDTH and per_lane * width > MAX_STATEMENTS:
+        width //= 2
+    return width
+
+
+def _facts(ir: ops.LeafIR, axis: int) -> Uniform:
+    return ANALYSES.get(Uniformity(axes=(axis,)), ir)
+
+
+def jam_problem(ir: ops.LeafIR, axis: int) -> str | None:
+    """Why ``ir`` (a lowered leaf IR) is not jammed along instance axis ``axis``; ``None``:
+    it is (module doc, "When")."""
+    if ir.outputs:
+        return "it has outputs"
+    body = ir.body
+    if body and isinstance(body[-1], ops.Return) and not body[-1].values:
+        body = body[:-1]
+    for stmt in ops.walk_stmts(body):
+        if isinstance(stmt, (ops.Return, ops.Raise)):
+            return f"a {'return' if isinstance(stmt, ops.Return) else 'raise'} on line {stmt.line}"
+        for expr in ops.stmt_exprs(stmt):
+            for sub in ops.walk_expr(expr):
+                if isinstance(sub, ops.IntrinsicOp):
+                    return f"hpvm.{sub.intrinsic.name} on line {stmt.line}"
+                if isinstance(sub, ops.Alloc):
+                    return f"a local array on line {stmt.line}"
+    facts = _facts(ir, axis)
+    if not any(_shared_loop(stmt, facts) for stmt in ops.walk_stmts(body)):
+        return "no loop its neighbouring instances share"
+    per_lane = sum(1 for stmt in ops.walk_stmts(body) if _per_lane(stmt, facts))
+    if per_lane * MIN_WIDTH > MAX_STATEMENTS:
+        return f"{per_lane} statements per instance: too long to write {MIN_WIDTH} times"
+    return None
+
+
+def _shared(loop: ops.For | ops.While, facts: Uniform) -> bool:
+    """Whether all lanes run ``loop`` together: its bounds or condition are the same for
+    all, and a ``for``'s variable is not assigned a varying value elsewhere."""
+    if loop.line in facts.divergent:
+        return False
+    return not (isinstance(loop, ops.For) and loop.var.name in facts.varying)
+
+
+def _shared_loop(stmt: ops.Stmt, facts: Uniform) -> bool:
+    """Whether ``stmt`` is a loop all lanes run together whose body does per-lane work."""
+    if not isinstance(stmt, (ops.For, ops.While)) or not _shared(stmt, facts):
+        return False
+    return any(_per_lane(inner, facts) for inner in ops.walk_stmts(stmt.body))
+
+
+def _per_lane(stmt: ops.Stmt, facts: Uniform) -> bool:
+    if isinstance(stmt, ops.Assign):
+        return stmt.target.name in facts.varying
+    return isinstance(stmt, ops.Store)
+
+
+def jam_leaf(ir: ops.LeafIR, axis: int, width: int) -> ops.LeafIR:
+    """``ir`` (lowered, ``jam_problem`` ``None``) as a leaf running the ``width`` instances
+    whose ``axis`` ids are its own id and the next ``width - 1`` (module doc, "What")."""
+    facts = _facts(ir, axis)
+    varying = facts.varying
+    own_id = ictx.ID + axis
+
+    def lane_rule(lane: int):  # type: ignore[no-untyped-def]
+        def rule(e: ops.Expr) -> ops.Expr:
+            if isinstance(e, ops.Var) and e.name in varying:
+                return ops.Var(lane_name(e.name, lane), e.type)
+            if isinstance(e, ops.CtxRead) and e.level == 0 and e.field == own_id and lane:
+                return rules.binary("+", e, rules.const(lane))
+            return e
+
+        return rule
+
+    rules_by_lane = [lane_rule(lane) for lane in range(width)]
+
+    def lanes(stmt: ops.Stmt) -> list[ops.Stmt]:
+        return [s for rule in rules_by_lane for s in rewrite_block((stmt,), rule)]
+
+    def jam(block: ops.Block) -> ops.Block:
+        out: list[ops.Stmt] = []
+        for stmt in block:
+            if isinstance(stmt, ops.Assign) and stmt.target.name not in varying:
+                out.append(stmt)  # the same value in every lane: once
+            elif isinstance(stmt, (ops.For, ops.While)) and _shared(stmt, facts):
+                out.append(replace(stmt, body=jam(stmt.body)))
+            elif isinstance(stmt, ops.If) and stmt.line not in facts.divergent:
+                out.append(replace(stmt, body=jam(stmt.body), orelse=jam(stmt.orelse)))
+            elif isinstance(stmt, (ops.Break, ops.Continue, ops.Return)):
+                out.append(stmt)  # (under conditions every lane takes alike)
+            else:
+                out += lanes(stmt)
+        return tuple(out)
+
+    params = {p.name: p.type for p in ir.params}
+    entry = [
+        ops.Assign(ops.Var(lane_name(name, lane), t), ops.Var(name, t), ir.line)
+        for name, t in params.items()
+        if name in varying
+        for lane in range(width)
+    ]
+    declared = (*((name, t) for name, t in params.items() if name in varying), *ir.locals)
+    local_types = tuple(
+        entry
+        for name, t in declared
+        for entry in (
+            [(lane_name(name, lane), t) for lane in range(width)] if name in varying else [(name, t)]
+        )
+        if entry[0] not in params
+    )
+    return replace(ir, body=(*entry, *jam(ir.body)), locals=local_types)
+
+
+__all__ = ["JAM", "MAX_WIDTH", "MIN_WIDTH", "jam_leaf", "jam_problem", "jam_width", "lane_name"]

@@ -1,0 +1,354 @@
+"""Jammed instances (``backends/cpu/jam.py``): a Python leaf with a loop its neighbouring
+instances share runs ``width`` instances per call, in lockstep.
+
+Three kinds of test. The transformation itself, property-based: random integer leaves
+(uniform and varying assignments, loops with uniform and varying bounds, ``if`` on uniform
+and varying conditions, ``break``, stores to the own element) whose jammed clone, run once
+as Python, leaves every array as the plain clone run once per lane does. The leaves it
+refuses, each with its reason. And whole programs on ``cpu`` in the GPU convention (2-D and
+3-D, grids that are not a multiple of the width), exactly as the interpreter, with the
+generated loop nest calling the jammed clone; a float matmul is bit for bit what the plain
+clones give.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hpvm
+from gpu_convention import same_as_interp
+from hpvm.backends import get_backend
+from hpvm.backends.cpu import jam
+from hpvm.backends.cpu.jam import jam_leaf, jam_problem, jam_width
+from hpvm.ir import instance_context as ictx
+from hpvm.ir.graph import LeafFunction
+from hpvm.passes.clone_leaves import LeafClone, clone_leaf
+
+_COUNTER = itertools.count()
+IDS = """\
+    node = hpvm.get_node()
+    x = hpvm.get_node_instance_id_x(node)
+    y = hpvm.get_node_instance_id_y(node)
+"""
+PARAMS = "src: hpvm.i64[:, :], dst: hpvm.i64[:, :], n: hpvm.i64"
+
+
+def leaf_from(source: str) -> LeafFunction:
+    """A leaf made from ``source`` (its ``def``), readable back as from a file."""
+    filename = f"<jam {next(_COUNTER)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"hpvm": hpvm, "np": np}
+    exec(compile(source, filename, "exec"), namespace)
+    name = source.split("def ", 1)[1].split("(", 1)[0]
+    return hpvm.leaf(ins=("src", "dst"), outs=("dst",))(namespace[name])
+
+
+def python_of(clone: LeafClone):
+    """The clone's def, run as Python (no Numba): what its text says, lane by lane."""
+    namespace = dict(clone.namespace())
+    exec(clone.source(), namespace)
+    return namespace[clone.symbol]
+
+
+def ctx(x: int, y: int, nx: int, ny: int) -> tuple[int, ...]:
+    row = [0] * ictx.STRIDE
+    row[ictx.ID], row[ictx.ID + 1], row[ictx.EXTENT], row[ictx.EXTENT + 1] = x, y, nx, ny
+    row[ictx.EXTENT + 2], row[ictx.DIMS] = 1, 2
+    return tuple(row)
+
+
+# ---------------------------------------------------------------------------------------
+# Random leaves: integer statements over x (varying), y and the loop variables (uniform
+# unless under a varying bound)
+
+
+def _exprs(names: list[str]) -> st.SearchStrategy[str]:
+    leaves = st.sampled_from([*names, "x", "y", "n", "1", "3", "src[y, x]", "src[y, (x + 1) % 20]"])
+    return st.recursive(
+        leaves,
+        lambda inner: st.tuples(inner, st.sampled_from(["+", "-", "*", "^", "&"]), inner).map(
+            lambda t: f"({t[0]} {t[1]} {t[2]})"
+        ),
+        max_leaves=4,
+    )
+
+
+@st.composite
+def _block(draw, depth: int, names: list[str], indent: int, loops: int) -> list[str]:
+    pad = "    " * indent
+    lines: list[str] = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(
+            st.sampled_from(["assign", "store", "for", "if", "break"] if depth else ["assign", "store"])
+        )
+        if kind == "assign":
+            var = draw(st.sampled_from(["a", "b", "c"]))
+            lines.append(f"{pad}{var} = {draw(_exprs(names))}")
+        elif kind == "store":
+            op = draw(st.sampled_from(["=", "+="]))
+            lines.append(f"{pad}dst[y, x] {op} {draw(_exprs(names))}")
+        elif kind == "for":
+            k = f"k{loops}"
+            bound = draw(st.sampled_from(["n", "3", "y % 4 + 1", "x % 4", "(x + y) % 3"]))
+            lines.append(f"{pad}for {k} in range({bound}):")
+            lines += draw(_block(depth - 1, [*names, k], indent + 1, loops + 1))
+        elif kind == "if":
+            test = draw(st.sampled_from(["y % 2 == 0", "x % 3 == 1", "a > b", "n > 2", "x > y"]))
+            lines.append(f"{pad}if {test}:")
+            lines += draw(_block(depth - 1, names, indent + 1, loops))
+            lines.append(f"{pad}else:")
+            lines += draw(_block(depth - 1, names, indent + 1, loops))
+        elif loops:  # break, under a condition, in the innermost loop
+            test = draw(st.sampled_from(["y % 3 == 0", "x % 2 == 0", "a > 5"]))
+            lines.append(f"{pad}if {test}:")
+            lines.append(f"{pad}    break")
+    return lines or [f"{pad}pass"]
+
+
+@st.composite
+def random_leaf(draw) -> str:
+    head = "    a = x\n    b = y\n    c = 0\n"
+    body = draw(_block(2, ["a", "b", "c"], 1, 0))
+    return f"def k({PARAMS}):\n{IDS}{head}" + "\n".join(body) + "\n"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(source=random_leaf(), width=st.sampled_from([4, 8]), y=st.integers(0, 3))
+def test_a_jammed_clone_runs_its_lanes_as_the_plain_clone_does(source, width, y):
+    clone = clone_leaf(leaf_from(source))
+    assert clone.ir is not None
+    nx, ny = 2 * width + 3, 4
+    src = np.arange(ny * 20, dtype=np.int64).reshape(ny, 20) * 7 - 50
+    want = np.zeros((ny, 20), np.int64)
+    got = want.copy()
+    plain = python_of(clone)
+    jammed = python_of(clone.reemitted(jam_leaf(clone.ir, 0, width), "jam"))
+    for x0 in (0, width):  # two blocks of lanes
+        for x in range(x0, x0 + width):
+            plain(src, want, 3, ctx(x, y, nx, ny))
+        jammed(src, got, 3, ctx(x0, y, nx, ny))
+    np.testing.assert_array_equal(got, want)
+
+
+def test_the_jammed_clone_shares_what_its_lanes_share():
+    leaf = leaf_from(
+        f"def k({PARAMS}):\n{IDS}"
+        "    acc = 0\n"
+        "    for k in range(n):\n"
+        "        row = src[y, k]\n"
+        "        acc += row * src[k, x]\n"
+        "    dst[y, x] = acc\n"
+    )
+    clone = clone_leaf(leaf)
+    assert jam_problem(clone.ir, 0) is None
+    text = clone.reemitted(jam_leaf(clone.ir, 0, 4), "jam").source()
+    assert text.count("for k in range(n)") == 1  # one loop for the four lanes
+    assert text.count("src[y, k]") == 1  # the same for every lane: once
+    assert text.count("= src[k, ") == 0 and text.count("* src[k, ") == 4  # per lane
+    assert "__hpvm_ctx[0] + 3" in text
+    # jammed along y instead, the row is per lane and the column shared
+    across = clone.reemitted(jam_leaf(clone.ir, 1, 4), "jam").source()
+    assert across.count("src[k, x]") == 4 and across.count("src[y, k]") == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("    dst[y, x] = x\n", "no loop"),
+        ("    for k in range(x):\n        dst[y, x] += k\n", "no loop"),  # (its bound varies)
+        ("    for k in range(n):\n        hpvm.atomic_add(dst, y, x, k)\n", "hpvm.atomic_add"),
+        (
+            "    t = np.zeros(4, np.int64)\n    for k in range(n):\n        dst[y, x] += t[k % 4]\n",
+            "local array",
+        ),
+        ("    for k in range(n):\n        dst[y, x] += k\n        if k > x:\n            return\n", "return"),
+        (
+            "    for k in range(n):\n        if k > 9:\n            raise ValueError('k')\n        dst[y, x] += k\n",
+            "raise",
+        ),
+        (
+            "    for k in range(n):\n" + "".join(f"        dst[y, x] += k * {i}\n" for i in range(70)),
+            "too long",
+        ),
+    ],
+)
+def test_leaves_not_jammed_and_why(body, reason):
+    clone = clone_leaf(leaf_from(f"def k({PARAMS}):\n{IDS}{body}"))
+    assert reason in jam_problem(clone.ir, 0)
+
+
+def test_a_leaf_with_outputs_is_not_jammed():
+    def k(src: hpvm.i64[:, :], n: hpvm.i64) -> hpvm.i64:
+        node = hpvm.get_node()
+        x = hpvm.get_node_instance_id_x(node)
+        acc = 0
+        for i in range(n):
+            acc += src[i, x]
+        return acc
+
+    clone = clone_leaf(hpvm.leaf(ins=("src",))(k))
+    assert jam_problem(clone.ir, 0) == "it has outputs"
+
+
+def test_widths_follow_the_element_size_and_the_body_length():
+    def leaf(dtype: str, stores: int) -> LeafClone:
+        params = f"src: hpvm.{dtype}[:, :], dst: hpvm.{dtype}[:, :], n: hpvm.i64"
+        lines = "".join(f"        dst[y, x] += src[y, k] * {i}\n" for i in range(stores))
+        return clone_leaf(leaf_from(f"def k({params}):\n{IDS}    for k in range(n):\n{lines}"))
+
+    assert jam_width(leaf("f32", 1).ir) == 16
+    assert jam_width(leaf("f64", 1).ir) == 8
+    assert jam_width(leaf("f32", 40).ir) == 4  # (16 copies of 40 statements is too many)
+
+
+# ---------------------------------------------------------------------------------------
+# Whole programs on cpu
+
+
+@hpvm.leaf(ins=("a", "b"), outs=("c",))
+def matmul_point(a: hpvm.i64[:, :], b: hpvm.i64[:, :], c: hpvm.i64[:, :]):
+    node = hpvm.get_node()
+    x = hpvm.get_node_instance_id_x(node)
+    y = hpvm.get_node_instance_id_y(node)
+    acc = 0
+    for k in range(a.shape[1]):
+        acc += a[y, k] * b[k, x]
+        if acc > 5000 and x % 3 == 0:  # (a varying branch inside the shared loop)
+            acc -= 777
+    c[y, x] = acc
+
+
+@hpvm.internal()
+def matmul_root(a: hpvm.i64[:, :], b: hpvm.i64[:, :], c: hpvm.i64[:, :]):
+    node = hpvm.create_node_2d(matmul_point, c.shape[1], c.shape[0])
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+@hpvm.leaf(ins=("src",), outs=("dst",))
+def smooth3(src: hpvm.i64[:, :, :], dst: hpvm.i64[:, :, :], steps: hpvm.i64):
+    """A 3-D point that walks down its column in z, with a varying trip count inside."""
+    node = hpvm.get_node()
+    x = hpvm.get_node_instance_id_x(node)
+    y = hpvm.get_node_instance_id_y(node)
+    z = hpvm.get_node_instance_id_z(node)
+    total = 0
+    s = 0
+    while s < steps:
+        for d in range(x % 3):
+            total += src[z, y, x] * (d + 1)
+        if z + s < src.shape[0]:
+            total += src[z + s, y, x]
+        else:
+            break
+        s += 1
+    dst[z, y, x] = total
+
+
+@hpvm.internal()
+def smooth3_root(src: hpvm.i64[:, :, :], dst: hpvm.i64[:, :, :], steps: hpvm.i64):
+    node = hpvm.create_node_3d(smooth3, dst.shape[2], dst.shape[1], dst.shape[0])
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+def _ints(shape, seed):
+    return np.random.default_rng(seed).integers(-20, 20, size=shape, dtype=np.int64)
+
+
+def _generated(root) -> str:
+    return "\n".join(get_backend("cpu").prepare(root).gen.sources)
+
+
+@pytest.mark.usefixtures("hpvm_runtime")
+def test_a_2d_matmul_runs_jammed_as_interp_does():
+    a, b = _ints((7, 9), 1), _ints((9, 37), 2)  # 37 = 2 blocks of 16 and 5 more
+    same_as_interp(matmul_root, (a, b, np.zeros((7, 37), np.int64)), "cpu")
+    assert "_jam0" in _generated(matmul_root)
+
+
+@pytest.mark.usefixtures("hpvm_runtime")
+def test_a_3d_leaf_with_a_while_loop_runs_jammed_as_interp_does():
+    src = _ints((5, 3, 21), 3)
+    same_as_interp(smooth3_root, (src, np.zeros_like(src), 4), "cpu")
+    assert "_jam0" in _generated(smooth3_root)
+
+
+@hpvm.leaf(ins=("p", "w"), outs=("out",))
+def pairs(p: hpvm.i64[:], w: hpvm.i64[:], out: hpvm.i64[:, :]):
+    """An n-body shaped 1-D point: every instance walks all the others (``p[j]`` the same
+    for every lane, ``p[i]`` its own)."""
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    acc = 0
+    closer = 0
+    for j in range(p.shape[0]):
+        d = p[j] - p[i]
+        acc += abs(d) * w[j]
+        if d > 0:
+            closer += 1
+    out[0, i] = acc
+    out[1, i] = closer
+
+
+@hpvm.internal()
+def pairs_root(p: hpvm.i64[:], w: hpvm.i64[:], out: hpvm.i64[:, :]):
+    node = hpvm.create_node_1d(pairs, p.shape[0])
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+@pytest.mark.usefixtures("hpvm_runtime")
+def test_a_1d_parallel_loop_runs_jammed_in_each_chunk_as_interp_does():
+    p, w = _ints(53, 6), _ints(53, 7)  # (each thread's chunk: whole blocks, then the rest)
+    same_as_interp(pairs_root, (p, w, np.zeros((2, 53), np.int64)), "cpu")
+    source = _generated(pairs_root)
+    assert "_jam0" in source and "_jb in range(" in source
+
+
+@hpvm.leaf(ins=("a", "b"), outs=("c",))
+def fmatmul_point(a: hpvm.f32[:, :], b: hpvm.f32[:, :], c: hpvm.f32[:, :]):
+    node = hpvm.get_node()
+    x = hpvm.get_node_instance_id_x(node)
+    y = hpvm.get_node_instance_id_y(node)
+    acc = np.float32(0.0)
+    for k in range(a.shape[1]):
+        acc += a[y, k] * b[k, x]
+    c[y, x] = acc
+
+
+@hpvm.internal()
+def fmatmul_root(a: hpvm.f32[:, :], b: hpvm.f32[:, :], c: hpvm.f32[:, :]):
+    node = hpvm.create_node_2d(fmatmul_point, c.shape[1], c.shape[0])
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+def test_a_float_matmul_jammed_is_bit_for_bit_the_plain_one(hpvm_runtime, monkeypatch):
+    rng = np.random.default_rng(5)
+    a, b = rng.random((33, 50), dtype=np.float32), rng.random((50, 45), dtype=np.float32)
+    jammed = np.zeros((33, 45), np.float32)
+    for v in (a, b, jammed):
+        hpvm.track_memory(v)
+    hpvm.wait(hpvm.launch(fmatmul_root, (a, b, jammed)))
+    assert "_jam0" in _generated(fmatmul_root)
+    want = np.zeros_like(jammed)
+    for i in range(33):  # each element's sum in its own order, as the leaf takes it
+        for j in range(45):
+            acc = np.float32(0.0)
+            for k in range(50):
+                acc = np.float32(acc + np.float32(a[i, k] * b[k, j]))
+            want[i, j] = acc
+    np.testing.assert_array_equal(jammed, want)
+
+
+def test_the_switch_turns_jamming_off(monkeypatch):
+    from hpvm.backends.cpu.backend import CPUBackend
+
+    monkeypatch.setattr(jam.JAM, "enabled", False)
+    assert "_jam0" not in "\n".join(CPUBackend().prepare(matmul_root).gen.sources)
