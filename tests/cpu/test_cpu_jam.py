@@ -162,6 +162,8 @@ def test_the_jammed_clone_shares_what_its_lanes_share():
     [
         ("    dst[y, x] = x\n", "no loop"),
         ("    for k in range(x):\n        dst[y, x] += k\n", "no loop"),  # (its bound varies)
+        # a shared loop whose per-lane work is a loop of each lane's own: nothing to vectorize
+        ("    for k in range(n):\n        for j in range(x):\n            dst[y, x] += j * k\n", "no loop"),
         ("    for k in range(n):\n        hpvm.atomic_add(dst, y, x, k)\n", "hpvm.atomic_add"),
         (
             "    t = np.zeros(4, np.int64)\n    for k in range(n):\n        dst[y, x] += t[k % 4]\n",
@@ -196,15 +198,14 @@ def test_a_leaf_with_outputs_is_not_jammed():
     assert jam_problem(clone.ir, 0) == "it has outputs"
 
 
-def test_widths_follow_the_element_size_and_the_body_length():
-    def leaf(dtype: str, stores: int) -> LeafClone:
-        params = f"src: hpvm.{dtype}[:, :], dst: hpvm.{dtype}[:, :], n: hpvm.i64"
+def test_widths_follow_the_body_length():
+    def leaf(stores: int) -> LeafClone:
         lines = "".join(f"        dst[y, x] += src[y, k] * {i}\n" for i in range(stores))
-        return clone_leaf(leaf_from(f"def k({params}):\n{IDS}    for k in range(n):\n{lines}"))
+        return clone_leaf(leaf_from(f"def k({PARAMS}):\n{IDS}    for k in range(n):\n{lines}"))
 
-    assert jam_width(leaf("f32", 1).ir) == 16
-    assert jam_width(leaf("f64", 1).ir) == 8
-    assert jam_width(leaf("f32", 40).ir) == 4  # (16 copies of 40 statements is too many)
+    assert jam_width(leaf(1).ir, 0) == jam.MAX_WIDTH == 8
+    assert jam_width(leaf(20).ir, 0) == 4  # (8 copies of 20 statements is too many)
+    assert "too long" in jam_problem(leaf(40).ir, 0)
 
 
 # ---------------------------------------------------------------------------------------
@@ -271,6 +272,20 @@ def test_a_2d_matmul_runs_jammed_as_interp_does():
     a, b = _ints((7, 9), 1), _ints((9, 37), 2)  # 37 = 2 blocks of 16 and 5 more
     same_as_interp(matmul_root, (a, b, np.zeros((7, 37), np.int64)), "cpu")
     assert "_jam0" in _generated(matmul_root)
+
+
+@hpvm.internal()
+def narrow_root(a: hpvm.i64[:, :], b: hpvm.i64[:, :], c: hpvm.i64[:, :]):
+    node = hpvm.create_node_2d(matmul_point, 5, 7)  # (5 instances along x: never a block of 16)
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+@pytest.mark.usefixtures("hpvm_runtime")
+def test_a_constant_extent_below_the_width_is_not_jammed():
+    a, b = _ints((7, 9), 1), _ints((9, 5), 2)
+    same_as_interp(narrow_root, (a, b, np.zeros((7, 5), np.int64)), "cpu")
+    assert "_jam0" not in _generated(narrow_root)
 
 
 @pytest.mark.usefixtures("hpvm_runtime")

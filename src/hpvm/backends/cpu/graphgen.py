@@ -31,6 +31,7 @@ from typing import Any
 
 from ...ir.analysis import FeedTable, feed_table
 from ...ir.bodies import LLVM
+from ...ir.expr import Const
 from ...ir.graph import InternalFunction, LeafFunction, Node
 from ...ir.types import ArrayType, ScalarType
 from ...ir.verify import topological_order
@@ -296,7 +297,8 @@ class GraphGen:
 
     def jammed(self, node: Node, axis: int) -> tuple[str, int] | None:
         """The symbol and width of the leaf's clone that runs neighbouring instances along
-        ``axis`` in lockstep (``jam.py``), or ``None``: the leaf is not jammed."""
+        ``axis`` in lockstep (``jam.py``), or ``None``: the leaf is not jammed, or ``node``
+        has fewer instances along ``axis`` than one block (a constant extent)."""
         leaf = node.function
         assert isinstance(leaf, LeafFunction)
         key = (id(leaf), axis)
@@ -304,12 +306,16 @@ class GraphGen:
             clone = self.clones[id(leaf)]
             found = None
             if JAM.enabled and clone.ir is not None and jam_problem(clone.ir, axis) is None:
-                width = jam_width(clone.ir)
+                width = jam_width(clone.ir, axis)
                 jammed = clone.reemitted(jam_leaf(clone.ir, axis, width), f"jam{axis}")
-                self.variants[jammed.symbol] = jammed
                 found = (jammed.symbol, width)
+                self.variants[jammed.symbol] = jammed
             self._jammed[key] = found
-        return self._jammed[key]
+        found = self._jammed[key]
+        extent = node.sizes[axis] if axis < len(node.sizes) else None
+        if found is not None and isinstance(extent, Const) and extent.value < found[1]:
+            return None  # (never a whole block: not worth compiling)
+        return found
 
     def pool_args(self) -> list[str]:
         """The malloc pool's parameters, which every function takes when any leaf uses it."""

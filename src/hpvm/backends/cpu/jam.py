@@ -33,6 +33,7 @@ plain clone on the rest.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from ...ir import instance_context as ictx
@@ -40,16 +41,16 @@ from ...ir.leafir import ops, rules
 from ...ir.leafir.analyses.manager import ANALYSES
 from ...ir.leafir.analyses.uniformity import Uniform, Uniformity
 from ...ir.leafir.rewrite import rewrite_block
-from ...ir.types import ArrayType
 
-#: The most and fewest lanes: 64 bytes of the widest element the leaf reads or writes (one
-#: AVX-512 vector; 16 float32 lanes ran best on this machine's matmul, 14.0 ms against
-#: 16.8 ms for 8 and 16.8 ms for 32), between 4 and 16.
-MAX_WIDTH, MIN_WIDTH = 16, 4
-_VECTOR_BYTES = 64
+#: The most and fewest lanes. 8: on this machine's matmul (384³, float32) 16 lanes ran no
+#: faster (15.2–16.7 ms against 16.1–16.7), on the tiled sgemm (512³, 16-wide tiles) slower
+#: (65–66 ms against 47–54), and they added about a second to the sgemm graph's cold
+#: compile; 4 lanes ran the matmul in 19 ms (a hand-written Numba loop: 8 lanes 16.8 ms,
+#: 16 lanes 14.0 ms, 32 lanes 16.8 ms).
+MAX_WIDTH, MIN_WIDTH = 8, 4
 #: The most per-lane statements a jammed clone may hold (each lane's copy counted): a
 #: longer leaf is jammed fewer times, or not at all, to keep its compile time.
-MAX_STATEMENTS = 256
+MAX_STATEMENTS = 128
 _LANE = "__hpvm_l"  # a varying variable's name in lane j: __hpvm_l<j>_<name>
 
 
@@ -69,13 +70,11 @@ def lane_name(name: str, lane: int) -> str:
     return f"{_LANE}{lane}_{name}"
 
 
-def jam_width(ir: ops.LeafIR) -> int:
-    """How many instances one call of the jammed leaf runs: a vector of the widest element
-    type the leaf's arrays hold."""
-    typed = (*((p.name, p.type) for p in ir.params), *ir.locals)
-    widest = max((t.elem.dtype.itemsize for _, t in typed if isinstance(t, ArrayType)), default=4)
-    per_lane = max(1, sum(1 for stmt in ops.walk_stmts(ir.body) if isinstance(stmt, (ops.Assign, ops.Store))))
-    width = max(MIN_WIDTH, min(MAX_WIDTH, _VECTOR_BYTES // widest))
+def jam_width(ir: ops.LeafIR, axis: int) -> int:
+    """How many instances one call of the jammed leaf runs: ``MAX_WIDTH``, halved while
+    the lanes' copies would hold more than ``MAX_STATEMENTS``."""
+    per_lane = max(1, _lane_size(ir.body, _facts(ir, axis)))
+    width = MAX_WIDTH
     while width > MIN_WIDTH and per_lane * width > MAX_STATEMENTS:
         width //= 2
     return width
@@ -105,7 +104,7 @@ def jam_problem(ir: ops.LeafIR, axis: int) -> str | None:
     facts = _facts(ir, axis)
     if not any(_shared_loop(stmt, facts) for stmt in ops.walk_stmts(body)):
         return "no loop its neighbouring instances share"
-    per_lane = sum(1 for stmt in ops.walk_stmts(body) if _per_lane(stmt, facts))
+    per_lane = _lane_size(body, facts)
     if per_lane * MIN_WIDTH > MAX_STATEMENTS:
         return f"{per_lane} statements per instance: too long to write {MIN_WIDTH} times"
     return None
@@ -120,16 +119,43 @@ def _shared(loop: ops.For | ops.While, facts: Uniform) -> bool:
 
 
 def _shared_loop(stmt: ops.Stmt, facts: Uniform) -> bool:
-    """Whether ``stmt`` is a loop all lanes run together whose body does per-lane work."""
+    """Whether ``stmt`` is a loop all lanes run together whose body does per-lane work
+    that is not itself a loop of each lane's own (that is what LLVM can then vectorize)."""
     if not isinstance(stmt, (ops.For, ops.While)) or not _shared(stmt, facts):
         return False
-    return any(_per_lane(inner, facts) for inner in ops.walk_stmts(stmt.body))
+    return any(_per_lane(inner, facts) for inner in _straight(stmt.body, facts))
+
+
+def _straight(block: ops.Block, facts: Uniform) -> Iterator[ops.Stmt]:
+    """The statements of ``block`` not inside a loop that differs between lanes."""
+    for stmt in block:
+        yield stmt
+        if isinstance(stmt, (ops.For, ops.While)) and not _shared(stmt, facts):
+            continue
+        for inner in ops.children(stmt):
+            yield from _straight(inner, facts)
 
 
 def _per_lane(stmt: ops.Stmt, facts: Uniform) -> bool:
     if isinstance(stmt, ops.Assign):
         return stmt.target.name in facts.varying
     return isinstance(stmt, ops.Store)
+
+
+def _lane_size(block: ops.Block, facts: Uniform) -> int:
+    """How many statements one lane's copies hold: per-lane assignments and stores, and
+    everything inside a loop or ``if`` that differs between lanes (written whole per lane)."""
+    size = 0
+    for stmt in block:
+        whole = isinstance(stmt, ops.If) and stmt.line in facts.divergent
+        whole |= isinstance(stmt, (ops.For, ops.While)) and not _shared(stmt, facts)
+        if whole:
+            size += sum(1 for _ in ops.walk_stmts((stmt,)))
+        elif _per_lane(stmt, facts):
+            size += 1
+        else:
+            size += sum(_lane_size(inner, facts) for inner in ops.children(stmt))
+    return size
 
 
 def jam_leaf(ir: ops.LeafIR, axis: int, width: int) -> ops.LeafIR:

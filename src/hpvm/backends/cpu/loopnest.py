@@ -213,7 +213,7 @@ class LoopNest:
         var_in, end = heads[-1]
         bounded = [*heads[1:-1], (var_in, Read(f"min({end.text}, {MASK})", end.names))]
         masked = nest(bounded, local(wide))  # (with scratch: always zero-filled)
-        plain = nest(heads[1:], local(wide))
+        plain = self._nest(heads[1:], instance(local(wide)))  # (the rare wide path: not jammed)
         return out.extend(chunks.loop(var, bound, masked, wide=(small, plain), around=around))
 
     def _jam(
