@@ -367,3 +367,39 @@ def test_the_switch_turns_jamming_off(monkeypatch):
 
     monkeypatch.setattr(jam.JAM, "enabled", False)
     assert "_jam0" not in "\n".join(CPUBackend().prepare(matmul_root).gen.sources)
+
+
+@hpvm.leaf(ins=("a", "b"), outs=("c",))
+def skewed_point(a: hpvm.i64[:, :], b: hpvm.i64[:, :], c: hpvm.i64[:, :], off: hpvm.i64):
+    node = hpvm.get_node()
+    x = hpvm.get_node_instance_id_x(node)
+    y = hpvm.get_node_instance_id_y(node)
+    acc = 0
+    for k in range(a.shape[1]):
+        acc += a[y, k] * b[k, x + off]
+    c[y, x] = acc
+
+
+@hpvm.internal()
+def skewed_root(a: hpvm.i64[:, :], b: hpvm.i64[:, :], c: hpvm.i64[:, :], off: hpvm.i64):
+    node = hpvm.create_node_2d(skewed_point, c.shape[1], c.shape[0])
+    for port in range(4):
+        hpvm.bind_in(node, port, port)
+
+
+@pytest.mark.usefixtures("hpvm_runtime")
+def test_checked_mode_names_a_jammed_lanes_access(checked):
+    """Instance x = 15 is the last lane of the second block of 8: its read past the end is
+    found in the jammed clone, named as in the plain one."""
+    a, b = _ints((3, 4), 1), _ints((4, 16), 2)
+    c = np.zeros((3, 16), np.int64)
+    for v in (a, b, c):
+        hpvm.track_memory(v)
+    with pytest.raises(
+        hpvm.OutOfBoundsError,
+        match=r"leaf 'skewed_point'.*index 16 is out of bounds for axis 1 of 'b' with size 16",
+    ):
+        hpvm.wait(hpvm.launch(skewed_root, (a, b, c, 1)))
+    assert any("_jam0" in symbol for symbol in get_backend("cpu").prepare(skewed_root).gen.variants)
+    hpvm.wait(hpvm.launch(skewed_root, (a, b, c, 0)))
+    np.testing.assert_array_equal(c, a @ b)
