@@ -22,12 +22,15 @@ are independent; one that reads what another writes is a race), so this is one m
 schedule. A value the same for all lanes (``a[y, k]``: an array the leaf never writes, at
 uniform indices) is computed once.
 
-When. ``jam_problem`` says why a leaf is not jammed: it has outputs (per-instance values
-kept by the loop nest), an intrinsic left after lowering (atomics, barriers, ``malloc``),
-a local array, a ``raise``, a ``return`` before its end, or no loop that its lanes share
-(then the instance loop is the innermost loop already, and LLVM vectorizes it). The loop
-nest (``loopnest.py``) runs the jammed clone on whole blocks of ``width`` instances and the
-plain clone on the rest.
+When. ``jam_problem`` says why a leaf is not jammed: an intrinsic left after lowering
+(atomics, barriers, ``malloc``), a local array, a ``raise``, a ``return`` before its end,
+or no loop that its lanes share (then the instance loop is the innermost loop already, and
+LLVM vectorizes it). The loop nest (``loopnest.py``) runs the jammed clone on whole blocks
+of ``width`` instances and the plain clone on the rest. A leaf's outputs (its final
+``return``, as HPVM's stages return the array they wrote) are dropped from the jammed
+clone: the loop nest jams a leaf with outputs only where nothing but the last instance's
+values is used (``peel``: the last instance runs plain, after the loop), so the lanes'
+values were never read.
 """
 
 from __future__ import annotations
@@ -87,10 +90,8 @@ def _facts(ir: ops.LeafIR, axis: int) -> Uniform:
 def jam_problem(ir: ops.LeafIR, axis: int) -> str | None:
     """Why ``ir`` (a lowered leaf IR) is not jammed along instance axis ``axis``; ``None``:
     it is (module doc, "When")."""
-    if ir.outputs:
-        return "it has outputs"
     body = ir.body
-    if body and isinstance(body[-1], ops.Return) and not body[-1].values:
+    if body and isinstance(body[-1], ops.Return):
         body = body[:-1]
     for stmt in ops.walk_stmts(body):
         if isinstance(stmt, (ops.Return, ops.Raise)):
@@ -211,7 +212,10 @@ def jam_leaf(ir: ops.LeafIR, axis: int, width: int) -> ops.LeafIR:
         )
         if entry[0] not in params
     )
-    return replace(ir, body=(*entry, *jam(ir.body)), locals=local_types)
+    body = ir.body
+    if body and isinstance(body[-1], ops.Return):  # (its values: only the last instance's are used)
+        body = body[:-1]
+    return replace(ir, outputs=(), body=(*entry, *jam(body)), locals=local_types)
 
 
 __all__ = ["JAM", "MAX_WIDTH", "MIN_WIDTH", "jam_leaf", "jam_problem", "jam_width", "lane_name"]

@@ -164,7 +164,7 @@ class LoopNest:
             )
             return Block().add(f"{inner_id} = {narrowed.text}", narrowed.names, [inner_id]).extend(body)
 
-        jam = None if peel or scratch is not None else self._jam(scope, group, idx, order, swap, names)
+        jam = None if scratch is not None else self._jam(scope, group, idx, order, swap, names)
 
         def nest(loop_heads: list[tuple[str, Read]], narrowed: Read) -> Block:
             """The loops ``loop_heads`` around one instance; jammed (``jam.py``): the innermost
@@ -227,11 +227,15 @@ class LoopNest:
     ) -> tuple[str, int] | None:
         """The jammed clone running neighbouring instances along the innermost loop's axis
         (``jam.py``) and its width, or ``None``: the group is one Python leaf without
-        privatized atomics, whose inputs are the same along that loop."""
+        privatized atomics, whose inputs are the same along that loop, and of whose outputs
+        only the last instance's values are used (the jammed clone returns nothing)."""
         if len(group.nodes) != 1 or (swap and id(group.nodes[0]) in swap):
             return None
         node = group.nodes[0]
         if not isinstance(node.function, LeafFunction) or isinstance(node.function.body, LLVMBody):
+            return None
+        ports = range(len(node.function.out_types))
+        if any(scope.needs.get((id(node), port), set()) - {"last"} for port in ports):
             return None
         inner = idx[order[-1]]
         reads = (scope.read(node, p, idx, group, names) for p in range(len(node.function.params)))
@@ -311,6 +315,9 @@ class LoopNest:
             if mine:
                 texts += scratch.buffers()  # type: ignore[union-attr]
                 reads += scratch.buffers()  # type: ignore[union-attr]
+            if callee is not None:  # (a jammed clone returns nothing: _jam)
+                out.add(f"{call}({', '.join(texts)})", reads)
+                continue
             out.add(f"{result} = {call}({', '.join(texts)})", reads, [result])
             n_out = len(node.function.out_types)
             is_leaf = isinstance(node.function, LeafFunction)
