@@ -57,6 +57,35 @@ def test_worked_example() -> None:
     assert len(found.divergent) == 4  # the if in it, the for, the second while and its if
 
 
+@hpvm.leaf(ins=("a",), outs=("out",))
+def by_axis(a: hpvm.i64[:, :], out: hpvm.i64[:, :]) -> None:
+    node = hpvm.get_node()
+    x = hpvm.get_node_instance_id_x(node)
+    y = hpvm.get_node_instance_id_y(node)
+    row = a[y, 0]
+    col = a[0, x]
+    acc = 0
+    for k in range(y):  # its bounds vary between rows, not along a row
+        acc += row * col + k
+    out[y, x] = acc
+
+
+def test_axes_ask_about_instances_that_differ_along_some_ids_only() -> None:
+    """``Uniformity(axes=...)``: the cpu back end's jammed neighbours differ in one id only
+    (``backends/cpu/jam.py``); the default asks about a group, whose ids all differ."""
+    from hpvm.ir.leafir.analyses import Uniformity
+    from hpvm.ir.leafir.analyses.manager import ANALYSES
+
+    ir = leaf_ir(by_axis)
+    loop = next(s.line for s in ir.body if type(s).__name__ == "For")
+    group = uniformity(ir)
+    along_x = ANALYSES.get(Uniformity(axes=(0,)), ir)
+    along_y = ANALYSES.get(Uniformity(axes=(1,)), ir)
+    assert group.varying == {"x", "y", "row", "col", "k", "acc"} and loop in group.divergent
+    assert along_x.varying == {"x", "col", "acc"} and loop not in along_x.divergent
+    assert along_y.varying == {"y", "row", "k", "acc"} and loop in along_y.divergent
+
+
 PARAMS = [Param("a", i64), Param("out", ArrayType(i64, 1))]
 VARS = ["v0", "v1", "v2"]
 ATOM = st.sampled_from(["i", "a", "g", "0", "1", "3", *VARS])
