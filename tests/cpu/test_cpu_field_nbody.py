@@ -107,6 +107,7 @@ def test_one_step_matches_numpy():
 
 
 def test_jammed_steps_are_bit_for_bit_the_plain_ones(monkeypatch):
+    monkeypatch.setattr(jam.JAM, "enabled", True)  # (even where HPVM_CPU_JAM=0 turned it off)
     pos, vel, accel = bodies(77, seed=1)
     jammed = CPUBackend()
     assert any("_jam0" in symbol for symbol in jammed.prepare(step).gen.variants)

@@ -31,6 +31,14 @@ from hpvm.ir.graph import LeafFunction
 from hpvm.passes.clone_leaves import LeafClone, clone_leaf
 
 _COUNTER = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def jam_on(monkeypatch):
+    """These tests are about jamming: on, even where ``HPVM_CPU_JAM=0`` turned it off."""
+    monkeypatch.setattr(jam.JAM, "enabled", True)
+
+
 IDS = """\
     node = hpvm.get_node()
     x = hpvm.get_node_instance_id_x(node)
