@@ -73,3 +73,16 @@ class Block:
         """The locals these lines read but do not assign, sorted: what a function running
         them must be given."""
         return sorted(self.reads - self.stores)
+
+
+def blocked_loop(var: str, start: Read, stop: Read, width: int, blocks: Block, rest: Block) -> Block:
+    """``for var in range(start, stop)`` as whole blocks of ``width`` iterations, each one
+    run of ``blocks`` with ``var`` its first, then the rest one by one in ``rest`` (the
+    cpu back end's jammed instances, ``jam.py``)."""
+    count, block = f"{var}_jn", f"{var}_jb"
+    names = (*start.names, *stop.names)
+    out = Block().add(f"{count} = ({stop.text} - {start.text}) // {width}", names, [count])
+    first = Block().add(f"{var} = {start.text} + {block} * {width}", [block, *start.names], [var])
+    out.nest(f"for {block} in range({count}):", first.extend(blocks), [count], [block])
+    tail = f"for {var} in range({start.text} + {count} * {width}, {stop.text}):"
+    return out.nest(tail, rest, [count, *names], [var])

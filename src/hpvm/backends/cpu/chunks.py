@@ -32,7 +32,7 @@ overflow.
 
 from __future__ import annotations
 
-from .block import INDENT, Block, Read
+from .block import INDENT, Block, Read, blocked_loop
 
 LO, HI = "__hpvm_lo", "__hpvm_hi"
 
@@ -140,16 +140,11 @@ class Chunks:
         its range (between ``around``'s lines; ``jammed``: ``loop``'s); its parameters
         before the bounds (the free locals of what it runs)."""
         self.symbols.append(symbol)
-        start = LO
-        inner = Block()
-        if jammed is not None:
+        if jammed is None:
+            inner = Block().nest(f"for {var} in range({LO}, {HI}):", body, stores=[var])
+        else:
             width, block = jammed
-            blocks, b = f"{var}_jn", f"{var}_jb"
-            inner.add(f"{blocks} = ({HI} - {LO}) // {width}", [], [blocks])
-            first = Block().add(f"{var} = {LO} + {b} * {width}", [b], [var]).extend(block)
-            inner.nest(f"for {b} in range({blocks}):", first, [blocks], [b])
-            start = f"{LO} + {blocks} * {width}"
-        inner.nest(f"for {var} in range({start}, {HI}):", body, stores=[var])
+            inner = blocked_loop(var, Read(LO, (LO,)), Read(HI, (HI,)), width, block, body)
         if split is not None:  # (``other``'s loop a function of its own, called where ``flag`` is true)
             flag, other = split
             rare = f"{symbol}z"

@@ -90,9 +90,7 @@ def _facts(ir: ops.LeafIR, axis: int) -> Uniform:
 def jam_problem(ir: ops.LeafIR, axis: int) -> str | None:
     """Why ``ir`` (a lowered leaf IR) is not jammed along instance axis ``axis``; ``None``:
     it is (module doc, "When")."""
-    body = ir.body
-    if body and isinstance(body[-1], ops.Return):
-        body = body[:-1]
+    body = _without_final_return(ir.body)
     for stmt in ops.walk_stmts(body):
         if isinstance(stmt, (ops.Return, ops.Raise)):
             return f"a {'return' if isinstance(stmt, ops.Return) else 'raise'} on line {stmt.line}"
@@ -212,10 +210,13 @@ def jam_leaf(ir: ops.LeafIR, axis: int, width: int) -> ops.LeafIR:
         )
         if entry[0] not in params
     )
-    body = ir.body
-    if body and isinstance(body[-1], ops.Return):  # (its values: only the last instance's are used)
-        body = body[:-1]
+    body = _without_final_return(ir.body)  # (its values: only the last instance's are used)
     return replace(ir, outputs=(), body=(*entry, *jam(body)), locals=local_types)
+
+
+def _without_final_return(body: ops.Block) -> ops.Block:
+    """``body`` less its closing ``return``: a jammed clone returns nothing."""
+    return body[:-1] if body and isinstance(body[-1], ops.Return) else body
 
 
 __all__ = ["JAM", "MAX_WIDTH", "MIN_WIDTH", "jam_leaf", "jam_problem", "jam_width", "lane_name"]

@@ -20,7 +20,7 @@ from ...ir.graph import LeafFunction, Node
 from ...ir.leafstride import nest_order, unit_stride_axis
 from ...ir.types import ScalarType
 from ...passes.clone_leaves import CTX_PARAM
-from .block import INDENT, Block, Read, local
+from .block import INDENT, Block, Read, blocked_loop, local
 from .chunks import Chunks, chunk_bounds, chunk_count
 from .flatten import FlatPlan
 from .graphscope import Group, Names, Scope
@@ -173,16 +173,8 @@ class LoopNest:
                 return self._nest(loop_heads, instance(narrowed))
             symbol, width = jam
             var, bound = loop_heads[-1]
-            end, block = f"{var}_je", f"{var}_jb"
-            inner = Block().add(f"{end} = {bound.text}", bound.names, [end])
-            first = (
-                Block()
-                .add(f"{var} = {block} * {width}", [block], [var])
-                .extend(instance(narrowed, jammed=symbol))
-            )
-            inner.nest(f"for {block} in range({end} // {width}):", first, [end], [block])
-            inner.nest(
-                f"for {var} in range({end} - {end} % {width}, {end}):", instance(narrowed), [end], [var]
+            inner = blocked_loop(
+                var, Read("0", ()), bound, width, instance(narrowed, jammed=symbol), instance(narrowed)
             )
             return self._nest(loop_heads[:-1], inner)
 
