@@ -597,4 +597,14 @@ def _jit_generated(func: Any, gen: GraphGen, cache: bool) -> Any:
         options["inline"] = "always"
     if name in gen.restricted_symbols:
         return without_loop_load_pre(restrict(numba.njit(forceinline=True, **options)(func)))
-    return without_loop_load_pre(numba.njit(parallel=name in gen.parallel_symbols, **options)(func))
+    parallel = dict(PARALLEL_OPTIONS) if name in gen.parallel_symbols else False
+    return without_loop_load_pre(numba.njit(parallel=parallel, **options)(func))
+
+
+# Numba's parallel passes for graph functions, without loop fusion. Generated code writes
+# each node's loop as its own ``prange`` over chunks, and the chunks' calls keep Numba from
+# ever fusing two of them (no fusion was found in the test suite's programs: each loop's
+# parfor id survives); the fusion pass still analysed every function with two loops or
+# more, 5 % of edge detection's cold compile (docs/backends/cpu-performance.md, "Cold
+# compile").
+PARALLEL_OPTIONS = {"fusion": False}
