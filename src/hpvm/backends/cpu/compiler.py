@@ -580,12 +580,21 @@ class Compiler:
         return module
 
 
+#: Numba's parallel passes for graph functions, without loop fusion. Generated code writes
+#: each node's loop as its own ``prange`` over chunk calls, which Numba never fused (every
+#: parfor id of the test suite's programs survived); the pass still analysed each function
+#: with two loops or more: 0.9 s of edge detection's 18 s cold compile
+#: (docs/backends/cpu-performance.md, "Cold: no loop fusion pass").
+PARALLEL_OPTIONS = {"fusion": False}
+
+
 def _jit_generated(func: Any, gen: GraphGen, cache: bool) -> Any:
-    """A generated function's dispatcher: graph functions with parallel loops ``parallel``,
-    the common case's chunk functions inlined with ``noalias`` arrays (``restrict.py``); all
-    compiled without LLVM's load PRE in loops (``loadpre.py``). Chunk functions get no
-    CPython or C entry: only compiled code calls them (``__hpvm_try_call``), and each entry
-    was lowered, optimized and turned into machine code at every cold compile
+    """A generated function's dispatcher: graph functions with parallel loops ``parallel``
+    (without loop fusion: ``PARALLEL_OPTIONS``), the common case's chunk functions inlined
+    with ``noalias`` arrays (``restrict.py``); all compiled without LLVM's load PRE in loops
+    (``loadpre.py``). Chunk functions get no CPython or C entry: only compiled code calls
+    them (``__hpvm_try_call``), and each entry was lowered, optimized and turned into
+    machine code at every cold compile
     (docs/backends/cpu-performance.md, "Cold compile")."""
     import numba
 
@@ -597,14 +606,6 @@ def _jit_generated(func: Any, gen: GraphGen, cache: bool) -> Any:
         options["inline"] = "always"
     if name in gen.restricted_symbols:
         return without_loop_load_pre(restrict(numba.njit(forceinline=True, **options)(func)))
+    # (a copy: Numba's ParallelOptions pops each key it reads from the dict it is given)
     parallel = dict(PARALLEL_OPTIONS) if name in gen.parallel_symbols else False
     return without_loop_load_pre(numba.njit(parallel=parallel, **options)(func))
-
-
-# Numba's parallel passes for graph functions, without loop fusion. Generated code writes
-# each node's loop as its own ``prange`` over chunks, and the chunks' calls keep Numba from
-# ever fusing two of them (no fusion was found in the test suite's programs: each loop's
-# parfor id survives); the fusion pass still analysed every function with two loops or
-# more, 5 % of edge detection's cold compile (docs/backends/cpu-performance.md, "Cold
-# compile").
-PARALLEL_OPTIONS = {"fusion": False}
