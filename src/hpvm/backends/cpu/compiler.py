@@ -18,6 +18,7 @@ import re
 import sys
 import threading
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -316,6 +317,34 @@ def _compile_llvm_leaf(
     return symbol, _LLVMDispatchers(one, dispatcher)
 
 
+def _llvm_jammer(
+    clones: dict[int, LeafClone], helpers: dict[str, Any], inline: bool
+) -> Callable[[LeafFunction, int, int], tuple[str, Any] | None]:
+    """``GraphGen``'s maker of an LLVM leaf's jammed wrapper (``llvm_native/wijam.py``):
+    (leaf, axis, width) -> its symbol and Numba dispatcher, or ``None`` where the leaf is
+    not jammed. Named by the clone's symbol (its digest), the axis and the width."""
+
+    def jammed(leaf: LeafFunction, axis: int, width: int) -> tuple[str, Any] | None:
+        import numba
+
+        from ..llvm_native.native import native_leaf
+        from ..llvm_native.numba_call import jam_wrapper
+
+        clone = clones[id(leaf)]
+        symbol = f"{clone.symbol}_jam{axis}w{width}"
+        made = jam_wrapper(leaf, native_leaf(leaf), symbol, axis, width)
+        if isinstance(made, str):
+            return None
+        source, names = made
+        prefix = "hpvm_generated" if inline else "hpvm_diagnostic"
+        module = _module(f"{prefix}.{symbol}", leaf.location.file, {**helpers, **names})
+        exec(compile(source, leaf.location.file, "exec"), module.__dict__)
+        options = {"inline": "always"} if inline else {}
+        return symbol, numba.njit(nogil=True, error_model=ERROR_MODEL, **options)(module.__dict__[symbol])
+
+    return jammed
+
+
 class Compiler:
     """Compiles root graphs (once each) for the cpu back end; ``checked``: with every leaf's
     indices guarded (``checked.py``). Checked code is apart from unchecked code everywhere
@@ -461,7 +490,16 @@ class Compiler:
             _llvm_plain_allocation,
             _llvm_covering_store,
         )
-        gen = GraphGen(levels, clones, barrier_symbols, pooled, release, heap_release, scratch)
+        gen = GraphGen(
+            levels,
+            clones,
+            barrier_symbols,
+            pooled,
+            release,
+            heap_release,
+            scratch,
+            llvm_jam=None if self.checked else _llvm_jammer(clones, helpers, inline),
+        )
         entry_symbol = gen.graph_function(root, parallel=True)
         program = CompiledProgram(root, levels, None, gen=gen, clones=clones, flow=flow)
         program.llvm_heap = any(n[2]["__hpvm_native_leaf"].uses_malloc for n in llvm_sources.values())

@@ -26,11 +26,12 @@ it, which is a legal schedule and yields its outputs as plain variables.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...ir.analysis import FeedTable, feed_table
-from ...ir.bodies import LLVM
+from ...ir.bodies import LLVM, LLVMBody
 from ...ir.expr import Const
 from ...ir.graph import InternalFunction, LeafFunction, Node
 from ...ir.types import ArrayType, ScalarType
@@ -42,7 +43,7 @@ from .block import INDENT
 from .chunks import Chunks
 from .graphscope import Group, Scope, import_name
 from .groupgen import GroupEmitter
-from .jam import JAM, jam_leaf, jam_problem, jam_width
+from .jam import JAM, MAX_WIDTH, jam_leaf, jam_problem, jam_width
 from .loopnest import LoopNest, loop_order, unit_stride
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
 from .privatize import atomic_only_params, privatized_clone
@@ -78,6 +79,7 @@ class GraphGen:
         release: frozenset[int] = frozenset(),
         heap_release: frozenset[int] = frozenset(),
         scratch: dict[int, ScratchPlan] | None = None,
+        llvm_jam: Callable[[LeafFunction, int, int], tuple[str, Any] | None] | None = None,
     ):
         self.levels = levels
         self.clones = clones  # id(leaf) -> clone
@@ -99,6 +101,9 @@ class GraphGen:
         self.compiled_variants: dict[str, Any] = {}  # filled by the compiler
         self._variant_symbols: dict[tuple[int, tuple[int, ...]], str] = {}
         self._jammed: dict[tuple[int, int], tuple[str, int] | None] = {}  # (leaf, axis) -> jam.py's clone
+        # An LLVM leaf's jammed wrapper (llvm_native/wijam.py): (leaf, axis, width) -> its
+        # symbol and compiled dispatcher, or None (the compiler's; not jammed without it).
+        self._llvm_jam = llvm_jam
         # What was privatized: (graph function, array, operation, nodes) — a compile report.
         self.privatized: list[tuple[str, str, str, list[str]]] = []
         self.sources: list[str] = []
@@ -302,17 +307,27 @@ class GraphGen:
         leaf = node.function
         assert isinstance(leaf, LeafFunction)
         key = (id(leaf), axis)
+        extent = node.sizes[axis] if axis < len(node.sizes) else None
+        if isinstance(leaf.body, LLVMBody) and isinstance(extent, Const) and extent.value < MAX_WIDTH:
+            return None  # (never a whole block: not worth making)
         if key not in self._jammed:
             clone = self.clones[id(leaf)]
             found = None
-            if JAM.enabled and clone.ir is not None and jam_problem(clone.ir, axis) is None:
+            if isinstance(leaf.body, LLVMBody):
+                # (only where the lanes' accesses are neighbours in memory: a leaf whose
+                # instances each walk a row of their own vectorizes that walk unjammed)
+                wanted = JAM.enabled and self._llvm_jam is not None and unit_stride(node) == axis
+                made = self._llvm_jam(leaf, axis, MAX_WIDTH) if wanted else None  # type: ignore[misc]
+                if made is not None:
+                    found = (made[0], MAX_WIDTH)
+                    self.compiled_variants[made[0]] = made[1]
+            elif JAM.enabled and clone.ir is not None and jam_problem(clone.ir, axis) is None:
                 width = jam_width(clone.ir, axis)
                 jammed = clone.reemitted(jam_leaf(clone.ir, axis, width), f"jam{axis}")
                 found = (jammed.symbol, width)
                 self.variants[jammed.symbol] = jammed
             self._jammed[key] = found
         found = self._jammed[key]
-        extent = node.sizes[axis] if axis < len(node.sizes) else None
         if found is not None and isinstance(extent, Const) and extent.value < found[1]:
             return None  # (never a whole block: not worth compiling)
         return found

@@ -218,13 +218,14 @@ class LoopNest:
         names: Names | None,
     ) -> tuple[str, int] | None:
         """The jammed clone running neighbouring instances along the innermost loop's axis
-        (``jam.py``) and its width, or ``None``: the group is one Python leaf without
-        privatized atomics, whose inputs are the same along that loop, and of whose outputs
-        only the last instance's values are used (the jammed clone returns nothing)."""
+        (``jam.py``; an LLVM leaf's: ``llvm_native/wijam.py``) and its width, or ``None``:
+        the group is one leaf without privatized atomics, whose inputs are the same along
+        that loop, and of whose outputs only the last instance's values are used (the
+        jammed clone returns nothing)."""
         if len(group.nodes) != 1 or (swap and id(group.nodes[0]) in swap):
             return None
         node = group.nodes[0]
-        if not isinstance(node.function, LeafFunction) or isinstance(node.function.body, LLVMBody):
+        if not isinstance(node.function, LeafFunction):
             return None
         ports = range(len(node.function.out_types))
         if any(scope.needs.get((id(node), port), set()) - {"last"} for port in ports):

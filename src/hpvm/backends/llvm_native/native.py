@@ -55,7 +55,8 @@ NATIVE_VERSION = 9  # 9: without debug metadata (nodebug.py)
 #: never meets graph code Numba cached on disk with the old module inlined.
 _GENERATOR = hashlib.sha1(
     b"".join(
-        (Path(__file__).parent / name).read_bytes() for name in ("coro.py", "wiloops.py", "wiuniform.py")
+        (Path(__file__).parent / name).read_bytes()
+        for name in ("coro.py", "wiloops.py", "wiuniform.py", "wijam.py")
     )
 ).hexdigest()[:12]
 HEADER = 2  # slots before level 0 in the native context
@@ -112,6 +113,8 @@ class NativeLeaf:
     #: (``coro.py``); "" without barriers. ``fallback``: why not work-item loops.
     barrier_lowering: str = ""
     fallback: str = ""
+    #: The clone's return type as its module spells it (``void``, ``{ float }``, ...).
+    ret: str = "void"
 
     @property
     def call_symbol(self) -> str:
@@ -409,7 +412,7 @@ def _clone(
     except RuntimeError as e:  # a construct the rewrite does not handle: say so, with the leaf
         raise _fail(leaf, f"its LLVM could not be cloned for running ({str(e).strip()})") from None
     return NativeLeaf(
-        leaf.name, text, digest, args, outs, levels, uses_barrier, "malloc" in used, lowering, fallback
+        leaf.name, text, digest, args, outs, levels, uses_barrier, "malloc" in used, lowering, fallback, ret
     )
 
 

@@ -36,17 +36,18 @@ _LIBRARIES: dict[tuple[int, str], Any] = {}
 _LOCK = threading.Lock()
 
 
-def _library(codegen: Any, native: NativeLeaf) -> Any:
-    """The clone's module as a Numba code library (once per codegen and clone)."""
-    key = (id(codegen), native.digest)
+def _library(codegen: Any, native: NativeLeaf, symbol: str = "", text: str = "") -> Any:
+    """The clone's module as a Numba code library (once per codegen and clone); with
+    ``symbol``, the module ``text`` defining it (a jammed clone: ``wijam.py``)."""
+    key = (id(codegen), symbol or native.digest)
     with _LOCK:
         lib = _LIBRARIES.get(key)
         if lib is None:
             import llvmlite.binding as llvm
 
             register_host_symbols()
-            lib = codegen.create_library(f"hpvm_llvm_leaf_{native.digest}")
-            module = llvm.parse_assembly(native.text)
+            lib = codegen.create_library(f"hpvm_llvm_leaf_{symbol or native.digest}")
+            module = llvm.parse_assembly(text or native.text)
             module.triple = codegen._llvm_module.triple
             module.data_layout = codegen._llvm_module.data_layout
             lib.add_llvm_module(module)
@@ -132,6 +133,30 @@ def _load_outs(context: Any, builder: Any, out_types: list[Any], slots: Any) -> 
     return values
 
 
+def _slots_and_context(
+    context: Any, builder: Any, leaf: LeafFunction, native: NativeLeaf, sig: Any, llargs: Any
+) -> tuple[Any, Any]:
+    """The argument slots and the native context (its error slots zeroed, then the levels'
+    ids and extents) of a call ``f(ports..., ctx)``, built on the stack."""
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+
+    i64 = ir.IntType(64)
+    slots = cgutils.alloca_once(builder, i64, size=max(1, len(native.args)))
+    values = cgutils.unpack_tuple(builder, llargs[0], len(sig.args[0]))
+    _store_args(context, builder, leaf, tuple(sig.args[0]), values, slots)
+    levels = cgutils.unpack_tuple(builder, llargs[1], len(sig.args[1]))
+    ctx = cgutils.alloca_once(builder, i64, size=HEADER + len(levels))
+    for k in range(HEADER):
+        builder.store(ir.Constant(i64, 0), builder.gep(ctx, [ir.Constant(i64, k)]))
+    for k, (v, t) in enumerate(zip(levels, sig.args[1])):  # ids and extents, any integer width
+        builder.store(
+            context.cast(builder, v, t, types.int64), builder.gep(ctx, [ir.Constant(i64, HEADER + k)])
+        )
+    return slots, ctx
+
+
 def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
     """``f(ports..., ctx)`` → (the context's slots 0 and 1, the output slots...), calling
     the clone's trampoline: slot 0 is not 0 when the leaf raised (``leaf_errors.py``)."""
@@ -150,17 +175,7 @@ def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
         def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
             i64 = ir.IntType(64)
             context.active_code_library.add_linking_library(_library(context.codegen(), native))
-            slots = cgutils.alloca_once(builder, i64, size=max(1, len(native.args)))
-            values = cgutils.unpack_tuple(builder, llargs[0], len(sig.args[0]))
-            _store_args(context, builder, leaf, tuple(sig.args[0]), values, slots)
-            levels = cgutils.unpack_tuple(builder, llargs[1], len(sig.args[1]))
-            ctx = cgutils.alloca_once(builder, i64, size=HEADER + len(levels))
-            for k in range(HEADER):
-                builder.store(ir.Constant(i64, 0), builder.gep(ctx, [ir.Constant(i64, k)]))
-            for k, (v, t) in enumerate(zip(levels, sig.args[1])):  # ids and extents, any integer width
-                builder.store(
-                    context.cast(builder, v, t, types.int64), builder.gep(ctx, [ir.Constant(i64, HEADER + k)])
-                )
+            slots, ctx = _slots_and_context(context, builder, leaf, native, sig, llargs)
             out = cgutils.alloca_once(builder, i64, size=max(1, len(out_types)))
             ptr = ir.IntType(8).as_pointer()
             fn = cgutils.get_or_insert_function(
@@ -172,6 +187,34 @@ def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
             return context.make_tuple(builder, sig.return_type, values)
 
         return ret(ports, levels), codegen
+
+    return call
+
+
+def _jam_intrinsic(leaf: LeafFunction, native: NativeLeaf, symbol: str, text: str) -> Any:
+    """``f(ports..., ctx)`` → nothing, running ``wijam.jam_module``'s jammed instances (which
+    neither raise nor return outputs), whose module ``text`` it links in."""
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def call(typingctx, ports, levels):  # type: ignore[no-untyped-def]
+        _check_args(leaf, tuple(ports))
+
+        def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
+            library = _library(context.codegen(), native, symbol, text)
+            context.active_code_library.add_linking_library(library)
+            slots, ctx = _slots_and_context(context, builder, leaf, native, sig, llargs)
+            ptr = ir.IntType(8).as_pointer()
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [ptr, ptr]), symbol
+            )
+            builder.call(fn, [builder.bitcast(v, ptr) for v in (slots, ctx)])
+            return context.get_dummy_value()
+
+        return types.none(ports, levels), codegen
 
     return call
 
@@ -371,29 +414,9 @@ def leaf_wrappers(
         "__hpvm_LeafRaised": LeafRaised,
         "np": np,
     }
-    params = [f"__p{k}" for k in range(len(leaf.params))]
-    passed = []
-    for name, p in zip(params, leaf.params):
-        if isinstance(p.type, ScalarType):
-            names[f"__hpvm_dt_{p.type.dtype.name}"] = p.type.dtype.type
-            passed.append(f"__hpvm_dt_{p.type.dtype.name}({name})")
-        else:
-            passed.append(name)
+    params, passed, checks = _ports(leaf, names)
     outputs, first = _outputs(leaf, params, 2)
     ret = "return " + (outputs[0] if len(outputs) == 1 else "(" + "".join(o + ", " for o in outputs) + ")")
-    # LLVM code indexes (pointer, byte size[, extents]) memory: a strided view would be read
-    # wrong. (Numba folds the test away for arrays it types as C-contiguous.)
-    checks = []
-    for name, p in zip(params, leaf.params):
-        if isinstance(p.type, ArrayType):
-            message = repr(
-                f"leaf '{leaf.name}' ({leaf.location}): port '{p.name}' of an LLVM leaf takes a "
-                "C-contiguous array, and this one is a strided view; pass np.ascontiguousarray(...)"
-            )
-            checks += [
-                f"    if not {name}.flags.c_contiguous:",
-                f"        raise __hpvm_LaunchError({message})",
-            ]
     lines = [
         f"def {symbol}({', '.join([*params, '__hpvm_ctx'])}):",
         *checks,
@@ -427,6 +450,59 @@ def leaf_wrappers(
         ]
         group_source = "\n".join(lines) + "\n"
     return source, group_source, names, native
+
+
+def _ports(leaf: LeafFunction, names: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
+    """A wrapper's parameters, what it passes the intrinsic for each (scalars as the port's
+    dtype, whose names go to ``names``), and its checks of the arrays' layout."""
+    params = [f"__p{k}" for k in range(len(leaf.params))]
+    passed = []
+    for name, p in zip(params, leaf.params):
+        if isinstance(p.type, ScalarType):
+            names[f"__hpvm_dt_{p.type.dtype.name}"] = p.type.dtype.type
+            passed.append(f"__hpvm_dt_{p.type.dtype.name}({name})")
+        else:
+            passed.append(name)
+    # LLVM code indexes (pointer, byte size[, extents]) memory: a strided view would be read
+    # wrong. (Numba folds the test away for arrays it types as C-contiguous.)
+    checks = []
+    for name, p in zip(params, leaf.params):
+        if isinstance(p.type, ArrayType):
+            message = repr(
+                f"leaf '{leaf.name}' ({leaf.location}): port '{p.name}' of an LLVM leaf takes a "
+                "C-contiguous array, and this one is a strided view; pass np.ascontiguousarray(...)"
+            )
+            checks += [
+                f"    if not {name}.flags.c_contiguous:",
+                f"        raise __hpvm_LaunchError({message})",
+            ]
+    return params, passed, checks
+
+
+def jam_wrapper(
+    leaf: LeafFunction, native: NativeLeaf, symbol: str, axis: int, width: int
+) -> tuple[str, dict[str, Any]] | str:
+    """Python source of ``symbol(ports..., ctx)``, running the instance of ``ctx`` and its
+    ``width - 1`` neighbours along ``axis`` jammed (``wijam.py``), and the names it uses;
+    or why the leaf is not jammed."""
+    import numpy as np
+
+    from .wijam import jam_module, jam_symbol
+
+    text, why = jam_module(native, axis, width)
+    if text is None:
+        return why
+    names: dict[str, Any] = {
+        f"{symbol}_native": _jam_intrinsic(leaf, native, jam_symbol(native.digest, axis, width), text),
+        "np": np,
+    }
+    params, passed, checks = _ports(leaf, names)
+    lines = [
+        f"def {symbol}({', '.join([*params, '__hpvm_ctx'])}):",
+        *checks,
+        f"    {symbol}_native(({''.join(a + ', ' for a in passed)}), __hpvm_ctx)",
+    ]
+    return "\n".join(lines) + "\n", names
 
 
 def _instance(checked: bool) -> str:
@@ -519,4 +595,4 @@ def _pointer_lines(
     return lines
 
 
-__all__ = ["HEAP", "HEAP_MARK", "HEAP_RELEASE", "heap_helpers", "leaf_wrappers"]
+__all__ = ["HEAP", "HEAP_MARK", "HEAP_RELEASE", "heap_helpers", "jam_wrapper", "leaf_wrappers"]

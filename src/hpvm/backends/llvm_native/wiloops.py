@@ -110,8 +110,8 @@ class _Recompute:
     again from the ids instead of loading it from a per-instance array, so the vectorizer
     sees ``tile + ty*8 + kk`` (unit stride in x, or uniform) where it would see a gather."""
 
-    def __init__(self, f: Function, a: Analysis):
-        self.f, self.a = f, a
+    def __init__(self, f: Function, a: Analysis, jam: int | None = None):
+        self.f, self.a, self.jam = f, a, jam
         self.defs = {i.name: i for b in f.blocks for i in b.body if i.name}
         stores: dict[str, list[Ins]] = {}
         for b in f.blocks:
@@ -196,7 +196,7 @@ class _Recompute:
         if i.opcode == "alloca":  # (a uniform one, read where it is)
             new = name
         elif name in self.a.ids:
-            new = self._fresh(lines, f"add i64 {p}{'xyz'[self.a.ids[name]]}, 0")
+            new = self._fresh(lines, instance_id(self.a.ids[name], p, self.jam))
         elif i.opcode == "load" and i.operands[0][0] in self.allocas:
             new = self.load(i, lines, memo, renames, p)
         else:
@@ -214,15 +214,36 @@ class _Recompute:
         return new
 
 
+def instance_id(axis: int, p: str, jam: int | None) -> str:
+    """The right-hand side computing an instance's id along ``axis`` in the loop with prefix
+    ``p``: the loop's own variable; jammed (``jam`` the axis, ``wijam.py``), the calling
+    instance's id (``%__wi.b<axis>``), plus the x loop's variable along ``jam``."""
+    if jam is None:
+        return f"add i64 {p}{'xyz'[axis]}, 0"
+    return f"add i64 {p}x, %__wi.b{axis}" if axis == jam else f"add i64 %__wi.b{axis}, 0"
+
+
 def emit(
-    f: Function, a: Analysis, stretches: dict[str, Stretch], name: str, attrs: str, nout: int, nargs: int = 0
+    f: Function,
+    a: Analysis,
+    stretches: dict[str, Stretch],
+    name: str,
+    attrs: str,
+    nout: int,
+    nargs: int = 0,
+    jam: int | None = None,
+    header: int = 0,
 ) -> str | None:
     """``name``'s text: the work-item-loop function (module docstring, step 3); ``None``
     when an alloca has a form it does not handle. ``nargs``: the argument slots, which
     nothing writes while it runs: ``%args`` is declared so (``noalias``, dereferenceable),
     and LLVM may read a slot where the program reads it under a condition (hoisted out of
-    the loop, the conditional load of ``gid < n ? in[gid] : 0`` becomes a masked load)."""
-    rc = _Recompute(f, a)
+    the loop, the conditional load of ``gid < n ? in[gid] : 0`` becomes a masked load).
+    ``jam``: the instances are not a group's but the calling instance and its neighbours
+    along axis ``jam``, ``nx`` of them, sharing its context (``wijam.py``; ``header``: the
+    context's slots before level 0, where its ids are read): the x loop's variable is added
+    to that id, and no loop is guarded or versioned (both assume ids from 0)."""
+    rc = _Recompute(f, a, jam)
     fused = fusable(f, a, stretches)
     tails = _tails(f, a, stretches, fused)
     owners: dict[str, set[str]] = {al: set() for al in f.allocas if al not in rc.allocas}
@@ -249,6 +270,12 @@ def emit(
         "  %__wi.nxy = mul i64 %__wi.nx, %__wi.ny",
         "  %__wi.n = mul i64 %__wi.nxy, %__wi.nz",
     ]
+    if jam is not None:  # (the calling instance's ids)
+        for k in range(3):
+            out += [
+                f"  %__wi.b{k}p = getelementptr i8, ptr %ctx, i64 {8 * (header + k)}",
+                f"  %__wi.b{k} = load i64, ptr %__wi.b{k}p, align 8",
+            ]
     # The arrays of values kept per instance: one piece of memory, on the stack when small
     # (a group of GPU-style size), else from aligned_alloc (freed at the end).
     strides = {}
@@ -311,7 +338,7 @@ def emit(
         copy branching into the stretch unconditionally."""
         code = [i for blk in path for i in per(blk)]
         lab = f"__wiv{next(counter)}."
-        version = versioned(f, a, path, code, stretch, rc.single, f"%{lab}")
+        version = None if jam is not None else versioned(f, a, path, code, stretch, rc.single, f"%{lab}")
         if version is None:
             one(path, pred, stretch, None)
             return
@@ -338,7 +365,7 @@ def emit(
             again = [i for i in tail.body if id(i) in a.skeleton and i.opcode != "alloca" and i.name]
         code = [i for blk in path for i in per(blk)]
         guard = None  # (a tail is run by every instance: no bound then)
-        if taken is None and tail is None:
+        if taken is None and tail is None and jam is None:
             guard = guard_bound(f, a, path, code, stretch, rc.single, p)
         if guard is not None:
             out.extend(guard.lines)
@@ -386,7 +413,7 @@ def emit(
                         hoisted.add(i.name)
                         out.extend(lines)
         for blk in path:
-            out.extend(_instances(per(blk), renames, a, rc, p))
+            out.extend(_instances(per(blk), renames, a, rc, p, jam))
         if stretch is None:
             out.append(f"  br label {latch}")
         else:
@@ -401,11 +428,11 @@ def emit(
             for name in stretch.blocks:
                 sb = f.by_name[name]
                 out.append(f"{labels[name][1:]}:")
-                out.extend(_instances([i for i in sb.body if i.name not in hoisted], renames, a, rc, p))
+                out.extend(_instances([i for i in sb.body if i.name not in hoisted], renames, a, rc, p, jam))
                 out.append(_terminator(sb.term, renames, targets, latch))
             if tail is not None:
                 out.append(f"{lab}m:")
-                out.extend(_instances([*again, *per(tail, True)], renames, a, rc, p))
+                out.extend(_instances([*again, *per(tail, True)], renames, a, rc, p, jam))
                 out.append(f"  br label {latch}")
         scalars = {llvm_local(al) for al in f.allocas if al not in arrays}
         out[body:] = _parallel(out[body:], scalars, _LOOP_MD + _MD_STRIDE * k + 2)
@@ -559,7 +586,9 @@ def _rename(text: str, renames: dict[str, str]) -> str:
     return _TOKEN.sub(sub, text)
 
 
-def _instances(block: list[Ins], renames: dict[str, str], a: Analysis, rc: _Recompute, p: str) -> list[str]:
+def _instances(
+    block: list[Ins], renames: dict[str, str], a: Analysis, rc: _Recompute, p: str, jam: int | None = None
+) -> list[str]:
     """One block's per-instance instructions inside the loop with prefix ``p``: instance
     ids read from the loop's variables, recomputable values computed again."""
     lines: list[str] = []
@@ -567,7 +596,7 @@ def _instances(block: list[Ins], renames: dict[str, str], a: Analysis, rc: _Reco
     for i in block:
         if i.name in a.ids:
             lines.append(
-                f"  {llvm_local(renames.get(i.name, i.name))} = add i64 {p}{'xyz'[a.ids[i.name]]}, 0"
+                f"  {llvm_local(renames.get(i.name, i.name))} = {instance_id(a.ids[i.name], p, jam)}"
             )
         elif i.opcode == "store" and i.operands[1][0] in rc.allocas:
             continue

@@ -1,0 +1,294 @@
+"""Jammed LLVM leaves (``backends/llvm_native/wijam.py``): on ``cpu``, an LLVM leaf with a
+loop its neighbouring instances share runs ``width`` of them per call in lockstep.
+
+The leaves here are written as HPVM's pass tests and C front end write node functions: a
+2-D matrix product whose k loop every instance runs alike, with a branch inside it that
+depends on the instance (a divergent stretch in the shared loop), the output column read
+from the instance id x (the GPU convention) or y (C order), and one in LLVM 9's typed
+pointers. cpu gives what interp gives, exactly, for any extents and depth (a property
+test), the generated loop nest calls the jammed wrapper along the unit-stride axis, and
+leaves that cannot be jammed say why.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hpvm import llvm
+from hpvm.backends import get_backend
+from hpvm.backends.cpu import jam
+from hpvm.backends.llvm_native.native import native_leaf
+from hpvm.backends.llvm_native.wijam import jam_module, jam_symbol
+from hpvm.ir.graph import LeafFunction, functions
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_llvm_leaves_run import DECLS, _run  # noqa: E402
+
+pytestmark = [pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning"), pytest.mark.usefixtures("hpvm_runtime")]
+
+
+@pytest.fixture(autouse=True)
+def jam_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about jamming: on, even where ``HPVM_CPU_JAM=0`` turned it off."""
+    monkeypatch.setattr(jam.JAM, "enabled", True)
+
+
+def matmul_text(gpu: bool, extra: str = "") -> str:
+    """``c[row][col] = sum_p a[row][p] * b[p][col]`` over i64 (row-major, ``n`` columns, ``k``
+    deep), 777 taken off a partial sum above 5000 in columns divisible by 3; ``gpu``: the
+    column is instance id x (the fastest index), else id y. ``extra``: lines in the loop."""
+    col, row = ("%ix", "%iy") if gpu else ("%iy", "%ix")
+    return f"""
+define {{}} @mm(ptr "in" %a, i64 %ab, ptr "in" %b, i64 %bb, ptr "in" "out" %c, i64 %cb, i64 %n, i64 %k) {{
+entry:
+  %node = call ptr @llvm.hpvm.getNode()
+  %ix = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %node)
+  %iy = call i64 @llvm.hpvm.getNodeInstanceID.y(ptr %node)
+  %rem = urem i64 {col}, 3
+  %third = icmp eq i64 %rem, 0
+  br label %head
+head:
+  %p = phi i64 [ 0, %entry ], [ %p1, %latch ]
+  %acc = phi i64 [ 0, %entry ], [ %acc2, %latch ]
+  %more = icmp slt i64 %p, %k
+  br i1 %more, label %body, label %exit
+body:
+  %ar = mul i64 {row}, %k
+  %ai = add i64 %ar, %p
+  %ap = getelementptr i64, ptr %a, i64 %ai
+  %av = load i64, ptr %ap, align 8
+  %br = mul i64 %p, %n
+  %bi = add i64 %br, {col}
+  %bp = getelementptr i64, ptr %b, i64 %bi
+  %bv = load i64, ptr %bp, align 8
+  %m = mul i64 %av, %bv
+  %acc1 = add i64 %acc, %m{extra}
+  %big = icmp sgt i64 %acc1, 5000
+  %both = and i1 %big, %third
+  br i1 %both, label %adjust, label %latch
+adjust:
+  %acc3 = sub i64 %acc1, 777
+  br label %latch
+latch:
+  %acc2 = phi i64 [ %acc1, %body ], [ %acc3, %adjust ]
+  %p1 = add i64 %p, 1
+  br label %head
+exit:
+  %cr = mul i64 {row}, %n
+  %ci = add i64 %cr, {col}
+  %cp = getelementptr i64, ptr %c, i64 %ci
+  store i64 %acc, ptr %cp, align 8
+  ret {{}} zeroinitializer
+}}
+
+define {{}} @root(ptr %a, i64 %ab, ptr %b, i64 %bb, ptr %c, i64 %cb, i64 %n, i64 %k, i64 %nx, i64 %ny) {{
+entry:
+  %g = call ptr @llvm.hpvm.createNode2D(ptr @mm, i64 %nx, i64 %ny)
+{"".join(f"  call void @llvm.hpvm.bind.input(ptr %g, i32 {p}, i32 {p}, i1 false){chr(10)}" for p in range(8))}  ret {{}} undef
+}}
+"""
+
+
+def _model(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    rows, depth = a.shape
+    n = b.shape[1]
+    c = np.zeros((rows, n), np.int64)
+    for col in range(n):
+        acc = np.zeros(rows, np.int64)
+        for p in range(depth):
+            acc = acc + a[:, p] * b[p, col]
+            if col % 3 == 0:
+                acc = np.where(acc > 5000, acc - 777, acc)
+        c[:, col] = acc
+    return c
+
+
+def _matmul(root, gpu: bool, rows: int, n: int, depth: int, target: str, seed: int = 0) -> np.ndarray:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-30, 30, (rows, depth), dtype=np.int64)
+    b = rng.integers(-30, 30, (depth, n), dtype=np.int64)
+    c = np.full((rows, n), -1, np.int64)
+    nx, ny = (n, rows) if gpu else (rows, n)
+    _run(root, (*(m.reshape(-1).view(np.uint8) for m in (a, b, c)), n, depth, nx, ny), target)
+    return c, _model(a, b)  # type: ignore[return-value]
+
+
+def _leaf(root) -> LeafFunction:  # type: ignore[no-untyped-def]
+    return next(f for f in functions(root) if isinstance(f, LeafFunction))
+
+
+def _generated(root) -> str:  # type: ignore[no-untyped-def]
+    return "\n".join(get_backend("cpu").prepare(root).gen.sources)
+
+
+GPU_ROOT = llvm.from_hpvm_ir(DECLS + matmul_text(True))
+C_ROOT = llvm.from_hpvm_ir(DECLS + matmul_text(False))
+
+
+@pytest.mark.parametrize("gpu", [True, False], ids=["gpu-convention", "c-order"])
+def test_a_matmul_leaf_runs_jammed_along_its_unit_stride_axis_as_interp_does(gpu: bool) -> None:
+    root = GPU_ROOT if gpu else C_ROOT
+    got, want = _matmul(root, gpu, 7, 37, 9, "cpu")  # 37 columns: 4 blocks of 8 and 5 more
+    np.testing.assert_array_equal(got, want)
+    ref, _ = _matmul(root, gpu, 7, 37, 9, "interp")
+    np.testing.assert_array_equal(ref, want)
+    axis = 0 if gpu else 1
+    assert f"_jam{axis}w{jam.MAX_WIDTH}(" in _generated(root)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    gpu=st.booleans(),
+    rows=st.integers(1, 6),
+    n=st.integers(1, 40),
+    depth=st.integers(0, 6),
+    seed=st.integers(0, 3),
+)
+def test_jammed_llvm_leaves_match_the_model_for_any_extents(
+    gpu: bool, rows: int, n: int, depth: int, seed: int
+) -> None:
+    got, want = _matmul(GPU_ROOT if gpu else C_ROOT, gpu, rows, n, depth, "cpu", seed)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_jamming_off_runs_the_plain_clone_with_the_same_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jam.JAM, "enabled", False)
+    root = llvm.from_hpvm_ir(DECLS + matmul_text(True).replace("@mm", "@mm_plain"))
+    got, want = _matmul(root, True, 5, 19, 4, "cpu")
+    np.testing.assert_array_equal(got, want)
+    assert "_jam0w" not in _generated(root)
+
+
+def test_the_jammed_module_defines_only_its_entry() -> None:
+    native = native_leaf(_leaf(GPU_ROOT))
+    text, why = jam_module(native, 0, 8)
+    assert why == "" and text is not None
+    symbol = jam_symbol(native.digest, 0, 8)
+    defined = [line for line in text.splitlines() if line.startswith("define")]
+    assert len(defined) == 1 and f"@{symbol}(" in defined[0]  # (the rest inlined or internal)
+
+
+TYPED = """
+%struct.out.scale = type <{}>
+
+define dso_local %struct.out.scale @scale(float* in %in, i64 %bin, float* out %out, i64 %bout, i64 %n, i64 %reps) {
+entry:
+  %node = call i8* @llvm.hpvm.getNode()
+  %x = call i64 @llvm.hpvm.getNodeInstanceID.x(i8* %node)
+  %pin = getelementptr inbounds float, float* %in, i64 %x
+  %v = load float, float* %pin, align 4
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %acc = phi float [ %v, %entry ], [ %acc1, %loop ]
+  %acc1 = fmul float %acc, 1.500000e+00
+  %i1 = add nuw nsw i64 %i, 1
+  %more = icmp slt i64 %i1, %reps
+  br i1 %more, label %loop, label %done
+done:
+  %pout = getelementptr inbounds float, float* %out, i64 %x
+  store float %acc1, float* %pout, align 4
+  ret %struct.out.scale undef
+}
+
+define dso_local %struct.out.scale @root(float* %in, i64 %bin, float* %out, i64 %bout, i64 %n, i64 %reps) {
+entry:
+  %g = call i8* @llvm.hpvm.createNode1D(i8* bitcast (%struct.out.scale (float*, i64, float*, i64, i64, i64)* @scale to i8*), i64 %n)
+  call void @llvm.hpvm.bind.input(i8* %g, i32 0, i32 0, i1 false)
+  call void @llvm.hpvm.bind.input(i8* %g, i32 1, i32 1, i1 false)
+  call void @llvm.hpvm.bind.input(i8* %g, i32 2, i32 2, i1 false)
+  call void @llvm.hpvm.bind.input(i8* %g, i32 3, i32 3, i1 false)
+  call void @llvm.hpvm.bind.input(i8* %g, i32 4, i32 4, i1 false)
+  call void @llvm.hpvm.bind.input(i8* %g, i32 5, i32 5, i1 false)
+  ret %struct.out.scale undef
+}
+
+declare i8* @llvm.hpvm.getNode()
+declare i64 @llvm.hpvm.getNodeInstanceID.x(i8*)
+declare i8* @llvm.hpvm.createNode1D(i8*, i64)
+declare void @llvm.hpvm.bind.input(i8*, i32, i32, i1)
+"""
+
+
+def test_an_llvm9_leaf_with_a_shared_loop_runs_jammed_to_the_bit() -> None:
+    # float, in LLVM 9's typed pointers: each instance multiplies its value `reps` times
+    # (at least once: a do-while), its own rounding order kept in every lane.
+    root = llvm.from_hpvm_ir(TYPED)
+    src = np.random.default_rng(4).standard_normal(45).astype(np.float32)
+    out = np.zeros(45, np.float32)
+    _run(root, (src.view(np.uint8), out.view(np.uint8), 45, 5), "cpu")
+    want = src.copy()
+    for _ in range(5):
+        want = want * np.float32(1.5)
+    np.testing.assert_array_equal(out, want)
+    assert f"_jam0w{jam.MAX_WIDTH}(" in _generated(root)
+
+
+VADD = """
+define {} @vadd(ptr "in" %a, i64 %ab, ptr "in" "out" %c, i64 %cb) {
+entry:
+  %node = call ptr @llvm.hpvm.getNode()
+  %x = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %node)
+  %ap = getelementptr i64, ptr %a, i64 %x
+  %av = load i64, ptr %ap
+  %cp = getelementptr i64, ptr %c, i64 %x
+  store i64 %av, ptr %cp
+  ret {} zeroinitializer
+}
+
+define {} @root(ptr %a, i64 %ab, ptr %c, i64 %cb, i64 %n) {
+entry:
+  %g = call ptr @llvm.hpvm.createNode1D(ptr @vadd, i64 %n)
+  call void @llvm.hpvm.bind.input(ptr %g, i32 0, i32 0, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %g, i32 1, i32 1, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %g, i32 2, i32 2, i1 false)
+  call void @llvm.hpvm.bind.input(ptr %g, i32 3, i32 3, i1 false)
+  ret {} undef
+}
+"""
+
+RAISING = """
+  %bad = icmp slt i64 %acc1, -100000
+  br i1 %bad, label %raise, label %fine
+raise:
+  call void @__hpvm_leaf_error(i32 1, ptr null)
+  ret {} zeroinitializer
+fine:"""
+
+BARRIER = """
+  call void @llvm.hpvm.barrier()"""
+
+ATOMIC = """
+  %old = call i32 @llvm.hpvm.atomic.add(ptr %cp0, i32 1)"""
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (VADD, "no loop its neighbouring instances share"),
+        (
+            matmul_text(True, RAISING).replace("[ %acc1, %body ]", "[ %acc1, %fine ]")
+            + "declare void @__hpvm_leaf_error(i32, ptr)\n",
+            "it may raise",
+        ),
+        (matmul_text(True, BARRIER), "it reaches a barrier or malloc"),
+        (
+            matmul_text(True, ATOMIC).replace(
+                "%rem = urem", "%cp0 = getelementptr i64, ptr %c, i64 0\n  %rem = urem"
+            ),
+            "it uses atomics",
+        ),
+    ],
+    ids=["no-loop", "raises", "barrier", "atomics"],
+)
+def test_leaves_not_jammed_and_why(text: str, reason: str) -> None:
+    root = llvm.from_hpvm_ir(DECLS + text)
+    made, why = jam_module(native_leaf(_leaf(root)), 0, 8)
+    assert made is None and why == reason
+    assert "_jam0w" not in _generated(root)
