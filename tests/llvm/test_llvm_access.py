@@ -58,6 +58,20 @@ def test_both_ids_scaled_is_no_answer():
     assert unit_stride_dimension(LLVMBody(text, "f")) is None
 
 
+@pytest.mark.parametrize(("row", "col", "want"), [("%y", "%x", 0), ("%x", "%y", 1)])
+def test_values_kept_in_locals_are_read_after_sroa(row, col, want):
+    # -O0's form, and llvm.extract's leaves': the pointer and the index pass through
+    # one-slot locals, which the first reading cannot follow.
+    text = MODULE.replace("ROW", row).replace("COL", col).replace("SCALE", "2")
+    text = text.replace(
+        "  %p = getelementptr inbounds i8, ptr %a, i64 %o",
+        "  %slot = alloca ptr, align 8\n  %at = alloca i64, align 8\n  store ptr %a, ptr %slot\n"
+        "  store i64 %o, ptr %at\n  %a2 = load ptr, ptr %slot\n  %o2 = load i64, ptr %at\n"
+        "  %p = getelementptr inbounds i8, ptr %a2, i64 %o2",
+    )
+    assert unit_stride_dimension(LLVMBody(text, "f")) == want
+
+
 def test_unreadable_module_is_no_answer():
     assert unit_stride_dimension(LLVMBody("not llvm", "f")) is None
     valid = MODULE.replace("ROW", "%y").replace("COL", "%x").replace("SCALE", "2")

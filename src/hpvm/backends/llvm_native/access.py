@@ -22,8 +22,9 @@ byte-addressed ``getelementptr i8`` whose index is one ``shl``/``mul`` of an ele
 as newer LLVM writes element indexing, is looked through once.) Each access that reaches
 exactly one id that way votes for it; the id with strictly the most votes is the answer,
 and there is none when nothing votes, on a tie, or when the function cannot be read (no
-body text, ids queried in callees, ``-O0`` code whose values go through memory): then the
-caller keeps its default order.
+body text, ids queried in callees): then the caller keeps its default order. A function
+without an answer whose values go through locals (``-O0`` code; ``llvm.extract``'s leaves,
+which pass their inputs through one-slot locals) is read again after LLVM's SROA.
 
 **Every instance's bytes** (``every_instance_accesses``). Why. Compiled code checks no
 bounds, and neither does the interpreter inside LLVM code, so ``b[i] = a[i] * 2`` run
@@ -93,9 +94,27 @@ def unit_stride_dimension(body: LLVMBody) -> int | None:
             return _STRIDE[key]
     printed = printed_function(body)
     found = _analyse(printed[0] if printed else None)
+    if found is None and printed is not None and " = alloca " in printed[0]:
+        found = _analyse(_promoted(body))
     with _LOCK:
         _STRIDE[key] = found
     return found
+
+
+def _promoted(body: LLVMBody) -> str | None:
+    """The node function after LLVM's SROA: its locals' values as SSA values, so that a
+    pointer or index kept in a local (``llvm.extract``'s leaves pass their inputs through
+    one-slot locals, as ``-O0`` code does) is followed like one passed directly."""
+    import llvmlite.binding as llvm
+
+    from .native import optimize_module
+
+    try:
+        module = llvm.parse_assembly(body.module)
+        optimize_module(module, 0, ("sroa",))
+        return str(module.get_function(body.function))
+    except (RuntimeError, NameError):
+        return None
 
 
 def printed_function(body: LLVMBody) -> tuple[str, str] | None:
