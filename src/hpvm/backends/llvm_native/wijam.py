@@ -102,8 +102,9 @@ def _build(native: NativeLeaf, axis: int, width: int) -> tuple[str | None, str]:
     pdom = post_dominators(f)
     if pdom is None:
         return None, "a loop in it never ends"
-    a = analyse(f, pdom, HEADER)
-    if _own_context(f, a, HEADER):
+    shared = tuple(k for k in range(3) if k != axis)  # (the lanes' other ids are the caller's)
+    a = analyse(f, pdom, HEADER, shared)
+    if _own_context(f, a, HEADER, shared):
         return None, "it reads its context other than its ids"
     stretches = structure(f, a)
     if isinstance(stretches, str):

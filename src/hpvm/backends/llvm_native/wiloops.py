@@ -609,7 +609,7 @@ def _instances(
     return lines
 
 
-def _own_context(f: Function, a: Analysis, header: int) -> bool:
+def _own_context(f: Function, a: Analysis, header: int, shared_ids: tuple[int, ...] = ()) -> bool:
     """Whether per-instance code reads an instance's context other than its error slots
     (0 and 1), its ids (the loop variables) or the shared part: then every instance's
     context is filled in full."""
@@ -621,7 +621,10 @@ def _own_context(f: Function, a: Analysis, header: int) -> bool:
             continue
         if i.opcode == "getelementptr" and i.operands[0][0] == "ctx":
             off = ctx_offset(i)
-            if off is not None and (off in (0, 8) or off >= 8 * (header + 3) or i.name in id_loads_only):
+            shared = off is not None and (
+                off >= 8 * (header + 3) or off in {8 * (header + k) for k in shared_ids}
+            )
+            if off is not None and (off in (0, 8) or shared or i.name in id_loads_only):
                 continue
         if i.opcode == "load" and i.operands[0][0] == "ctx":
             continue

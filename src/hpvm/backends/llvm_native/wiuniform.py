@@ -157,8 +157,14 @@ class Analysis:
     immutable: set[str]  # pointers to memory no instance writes (argument slots, shared context)
 
 
-def analyse(f: Function, pdom: dict[str, set[str]], header: int) -> Analysis:
-    ids_at = {8 * (header + k): k for k in range(3)}
+def analyse(
+    f: Function, pdom: dict[str, set[str]], header: int, shared_ids: tuple[int, ...] = ()
+) -> Analysis:
+    """What is the same for every instance (``wiloops.py``'s module docstring, step 1).
+    ``shared_ids``: axes whose id every instance shares (a jammed call's instances differ
+    along one axis only, ``wijam.py``): read from the context like its shared part."""
+    ids_at = {8 * (header + k): k for k in range(3) if k not in shared_ids}
+    shared_at = {8 * (header + k) for k in shared_ids}
     shared_from = 8 * (header + 3)
     id_geps: dict[str, int] = {}
     immutable = {"args"}
@@ -168,7 +174,7 @@ def analyse(f: Function, pdom: dict[str, set[str]], header: int) -> Analysis:
                 off = ctx_offset(i)
                 if off is not None and off in ids_at:
                     id_geps[i.name] = ids_at[off]
-                elif off is not None and off >= shared_from:
+                elif off is not None and (off >= shared_from or off in shared_at):
                     immutable.add(i.name)
             elif i.opcode == "getelementptr" and i.operands and i.operands[0][0] in immutable:
                 if all(kind.startswith("constant") for _, kind in i.operands[1:]):
