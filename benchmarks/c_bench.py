@@ -12,6 +12,11 @@
   launch, a 3-D leaf without barriers) on cpu, beside ``baselines.stencil_step`` (Numba,
   parallel) and the same loops at clang -O3, single-threaded; one step per timed call, the
   three sides interleaved (one sample of each in turn), 101 samples each.
+- Gaussian smoothing: the test suite's field program ``tests/c/programs/gaussian_smooth.cc``
+  (HPVM's pipeline benchmark's first stage: a 2-D leaf per pixel under the bounds guard, a
+  loop over a filter window whose size is a parameter; jammed on cpu,
+  ``llvm_native/wijam.py``), 1024² with a 5×5 filter on a grid rounded up to 8, beside
+  ``baselines.gaussian_smooth`` (Numba, parallel, the same loops); interleaved.
 - compile: ``c.compile`` (clang, rewrite, import) of each example, and its first
   ``run`` (the cpu back end compiling the graph, and main's own work).
 """
@@ -248,6 +253,47 @@ def measure_stencil(shape: tuple[int, int, int], samples: int) -> dict[str, floa
 STENCIL_SHAPE = (32, 128, 128)  # (nz, ny, nx): llvm_bench.py's stencil grid
 #: Interleaved samples of each side (a step is ~0.2 ms: 101 rounds take well under a second).
 STENCIL_SAMPLES = 101
+#: HPVM's pipeline-style Gaussian smoothing (a field program of the test suite).
+GAUSSIAN = ROOT / "tests" / "c" / "programs" / "gaussian_smooth.cc"
+GAUSSIAN_TARGET = 1.10  # issue 24 item 0: GPU-style leaves at Numba's speed
+
+
+def measure_gaussian(side: int, size: int, samples: int) -> dict[str, float]:
+    """Median seconds of one smoothing each way on a ``side``² image with a ``size``²
+    filter, checked against each other first."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import baselines
+
+    image = (((np.arange(side * side) * 29 + 7) % 251).astype(np.float32) / np.float32(251.0)).reshape(
+        side, side
+    )
+    d = (np.arange(size) - size // 2) ** 2
+    kernel = np.exp(-(d[:, None] + d[None, :]) / 2.0).astype(np.float32)
+    kernel /= kernel.sum(dtype=np.float32)
+    want = np.zeros_like(image)
+    baselines.gaussian_smooth(image, kernel, want)
+
+    root = c.compile(GAUSSIAN).roots[0]
+    out = np.zeros_like(image)
+    hpvm.init()
+    views = [x.reshape(-1).view(np.uint8) for x in (image, out, kernel)]
+    for v in views:
+        hpvm.track_memory(v)
+    grid = (side + 7) // 8 * 8
+    args = (*views, side, side, size, size, grid, grid)
+
+    def run_hpvm() -> None:
+        hpvm.wait(hpvm.launch(root, args, target="cpu"))
+
+    run_hpvm()
+    hpvm.request_memory(views[1])
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    result = interleaved_medians(
+        {"HPVM-C cpu": run_hpvm, "Numba": lambda: baselines.gaussian_smooth(image, kernel, want)}, samples
+    )
+    for v in views:
+        hpvm.untrack_memory(v)
+    return result
 
 
 def compile_times() -> dict[str, dict[str, float]]:
@@ -313,6 +359,20 @@ def bench_c(ctx: Any) -> list[Any]:
     rrow.verdict = harness.verdict(ratio <= REDUCE_NUMBA_TARGET)
     rrow.data = {f"{k}_s": v for k, v in rmed.items()}
     rows.append(rrow)
+    side = 256 if ctx.sizes.sgemm < 1024 else 1024
+    grow = Row(
+        "HPVM-C Gaussian smoothing (HPVM's pipeline style: bounds guard, filter loop)",
+        f"{side}² float32, 5×5",
+    )
+    gmed = measure_gaussian(side, 5, 11)
+    grow.hpvm["cpu"] = fmt_time(gmed["HPVM-C cpu"])
+    grow.numba = fmt_time(gmed["Numba"])
+    gratio = gmed["HPVM-C cpu"] / gmed["Numba"]
+    grow.measure = f"cpu/Numba {gratio:.2f}×"
+    grow.target = f"≤ {GAUSSIAN_TARGET:.2f}× Numba"
+    grow.verdict = harness.verdict(gratio <= GAUSSIAN_TARGET)
+    grow.data = {f"{k}_s": v for k, v in gmed.items()}
+    rows.append(grow)
     for name, t in compile_times().items():
         r = Row(f"HPVM-C compile, {name}", "—")
         r.hpvm["cpu"] = fmt_time(t["compile_s"])

@@ -56,7 +56,8 @@ their cold compile times: ``benchmarks/hbir.py``), llvm (vector add, sgemm and t
 stencil exported to LLVM, imported and run on cpu with LLVM leaves beside their Python
 leaves, ≤ 1.10×; export/import time of edge detection: ``benchmarks/llvm_bench.py``), c
 (HPVM-C: ``examples/c/sgemm.c``'s graph on cpu beside hand-written Numba and clang -O3
-single-threaded, and ``c.compile`` plus first run of each example: ``benchmarks/c_bench.py``),
+single-threaded, the stencil, the block reduction, HPVM's pipeline-style Gaussian smoothing
+beside Numba, and ``c.compile`` plus first run of each example: ``benchmarks/c_bench.py``),
 llvmpar (seed 004's PREPARE, -O2 and EXTRACT of edge detection: ``benchmarks/llvmpar_bench.py``),
 wrapper_gpu (a replicated CPU wrapper node around a GPU leaf beside the same leaf launched
 directly: the host's overhead per wrapper instance, ``benchmarks/mixed_bench.py``), membound

@@ -39,11 +39,22 @@ def jam_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jam.JAM, "enabled", True)
 
 
-def matmul_text(gpu: bool, extra: str = "") -> str:
+def matmul_text(gpu: bool, extra: str = "", guard: bool = False) -> str:
     """``c[row][col] = sum_p a[row][p] * b[p][col]`` over i64 (row-major, ``n`` columns, ``k``
     deep), 777 taken off a partial sum above 5000 in columns divisible by 3; ``gpu``: the
-    column is instance id x (the fastest index), else id y. ``extra``: lines in the loop."""
+    column is instance id x (the fastest index), else id y. ``extra``: lines in the loop;
+    ``guard``: the whole body under ``if (col < n && row < rows)`` (HPVM's and CUDA's bounds
+    check, for a grid larger than the matrix), ``rows`` being ``c``'s bytes / 8 / n."""
     col, row = ("%ix", "%iy") if gpu else ("%iy", "%ix")
+    start = "br label %head"
+    if guard:
+        start = f"""%inc = icmp slt i64 {col}, %n
+  br i1 %inc, label %rowtest, label %done
+rowtest:
+  %cells = lshr i64 %cb, 3
+  %rows = udiv i64 %cells, %n
+  %inr = icmp slt i64 {row}, %rows
+  br i1 %inr, label %head, label %done"""
     return f"""
 define {{}} @mm(ptr "in" %a, i64 %ab, ptr "in" %b, i64 %bb, ptr "in" "out" %c, i64 %cb, i64 %n, i64 %k) {{
 entry:
@@ -52,10 +63,10 @@ entry:
   %iy = call i64 @llvm.hpvm.getNodeInstanceID.y(ptr %node)
   %rem = urem i64 {col}, 3
   %third = icmp eq i64 %rem, 0
-  br label %head
+  {start}
 head:
-  %p = phi i64 [ 0, %entry ], [ %p1, %latch ]
-  %acc = phi i64 [ 0, %entry ], [ %acc2, %latch ]
+  %p = phi i64 [ 0, %{"rowtest" if guard else "entry"} ], [ %p1, %latch ]
+  %acc = phi i64 [ 0, %{"rowtest" if guard else "entry"} ], [ %acc2, %latch ]
   %more = icmp slt i64 %p, %k
   br i1 %more, label %body, label %exit
 body:
@@ -84,7 +95,8 @@ exit:
   %ci = add i64 %cr, {col}
   %cp = getelementptr i64, ptr %c, i64 %ci
   store i64 %acc, ptr %cp, align 8
-  ret {{}} zeroinitializer
+  {"br label %done" if guard else "ret {} zeroinitializer"}
+{"done:" + chr(10) + "  ret {} zeroinitializer" if guard else ""}
 }}
 
 define {{}} @root(ptr %a, i64 %ab, ptr %b, i64 %bb, ptr %c, i64 %cb, i64 %n, i64 %k, i64 %nx, i64 %ny) {{
@@ -109,12 +121,16 @@ def _model(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return c
 
 
-def _matmul(root, gpu: bool, rows: int, n: int, depth: int, target: str, seed: int = 0) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _matmul(  # type: ignore[no-untyped-def]
+    root, gpu: bool, rows: int, n: int, depth: int, target: str, seed: int = 0, pad: tuple[int, int] = (0, 0)
+) -> np.ndarray:
+    """Run ``root`` on random matrices; ``pad``: instances past the columns and rows (a
+    guarded leaf's grid rounded up)."""
     rng = np.random.default_rng(seed)
     a = rng.integers(-30, 30, (rows, depth), dtype=np.int64)
     b = rng.integers(-30, 30, (depth, n), dtype=np.int64)
     c = np.full((rows, n), -1, np.int64)
-    nx, ny = (n, rows) if gpu else (rows, n)
+    nx, ny = (n + pad[0], rows + pad[1]) if gpu else (rows + pad[1], n + pad[0])
     _run(root, (*(m.reshape(-1).view(np.uint8) for m in (a, b, c)), n, depth, nx, ny), target)
     return c, _model(a, b)  # type: ignore[return-value]
 
@@ -129,6 +145,11 @@ def _generated(root) -> str:  # type: ignore[no-untyped-def]
 
 GPU_ROOT = llvm.from_hpvm_ir(DECLS + matmul_text(True))
 C_ROOT = llvm.from_hpvm_ir(DECLS + matmul_text(False))
+ROOTS = {
+    (gpu, guard): llvm.from_hpvm_ir(DECLS + matmul_text(gpu, guard=guard)) if guard else root
+    for gpu, root in ((True, GPU_ROOT), (False, C_ROOT))
+    for guard in (False, True)
+}
 
 
 @pytest.mark.parametrize("gpu", [True, False], ids=["gpu-convention", "c-order"])
@@ -142,18 +163,35 @@ def test_a_matmul_leaf_runs_jammed_along_its_unit_stride_axis_as_interp_does(gpu
     assert f"_jam{axis}w{jam.MAX_WIDTH}(" in _generated(root)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.parametrize("gpu", [True, False], ids=["gpu-convention", "c-order"])
+def test_a_guarded_matmul_leaf_runs_jammed_where_whole_blocks_pass_its_guard(gpu: bool) -> None:
+    # The grid overshoots the matrix by 11 columns and 2 rows (rounded up, as CUDA grids
+    # are): the block straddling the last column runs lane by lane, the rest jammed with
+    # the guard known to hold; instances past the matrix write nothing.
+    root = ROOTS[gpu, True]
+    got, want = _matmul(root, gpu, 7, 37, 9, "cpu", pad=(11, 2))
+    np.testing.assert_array_equal(got, want)
+    ref, _ = _matmul(root, gpu, 7, 37, 9, "interp", pad=(11, 2))
+    np.testing.assert_array_equal(ref, want)
+    text, why = jam_module(native_leaf(_leaf(root)), 0 if gpu else 1, 8)
+    assert why == "" and text is not None
+    assert f"_jam{0 if gpu else 1}w{jam.MAX_WIDTH}(" in _generated(root)
+
+
+@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     gpu=st.booleans(),
+    guard=st.booleans(),
     rows=st.integers(1, 6),
     n=st.integers(1, 40),
     depth=st.integers(0, 6),
     seed=st.integers(0, 3),
+    pad=st.tuples(st.integers(0, 9), st.integers(0, 2)),
 )
 def test_jammed_llvm_leaves_match_the_model_for_any_extents(
-    gpu: bool, rows: int, n: int, depth: int, seed: int
+    gpu: bool, guard: bool, rows: int, n: int, depth: int, seed: int, pad: tuple[int, int]
 ) -> None:
-    got, want = _matmul(GPU_ROOT if gpu else C_ROOT, gpu, rows, n, depth, "cpu", seed)
+    got, want = _matmul(ROOTS[gpu, guard], gpu, rows, n, depth, "cpu", seed, pad if guard else (0, 0))
     np.testing.assert_array_equal(got, want)
 
 
@@ -264,6 +302,11 @@ fine:"""
 BARRIER = """
   call void @llvm.hpvm.barrier()"""
 
+STORE_FIRST = """
+  %cp0 = getelementptr i64, ptr %c, i64 0
+  store i64 5, ptr %cp0
+  %inc = icmp slt i64 %ix, %n"""
+
 ATOMIC = """
   %old = call i32 @llvm.hpvm.atomic.add(ptr %cp0, i32 1)"""
 
@@ -284,8 +327,12 @@ ATOMIC = """
             ),
             "it uses atomics",
         ),
+        (  # (a guard reached after a store: probing it first would store twice)
+            matmul_text(True, guard=True).replace("  %inc = icmp slt i64 %ix, %n", STORE_FIRST),
+            "no loop its neighbouring instances share",
+        ),
     ],
-    ids=["no-loop", "raises", "barrier", "atomics"],
+    ids=["no-loop", "raises", "barrier", "atomics", "guard-after-a-store"],
 )
 def test_leaves_not_jammed_and_why(text: str, reason: str) -> None:
     root = llvm.from_hpvm_ir(DECLS + text)

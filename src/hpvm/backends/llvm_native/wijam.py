@@ -9,7 +9,7 @@ no leaf IR, but it has what the work-item loops of barrier leaves are built from
 (``wiuniform.py``, ``wiloops.py``): which values and branches are the same for every
 instance, and the emission of each stretch of per-instance code as a loop over instances.
 
-What. ``jam_module`` builds ``__hpvm_jam<axis>.<digest>(ptr args, ptr ctx)``: the instance
+What. ``jam_module`` builds ``__hpvm_jam<axis>w<width>.<digest>(ptr args, ptr ctx)``: the instance
 whose context ``ctx`` is and its ``width - 1`` neighbours along ``axis`` (ids ``id + 1`` ...),
 as the work-item loops of a "group" of ``width`` instances along that axis sharing the
 caller's context (``wiloops.emit`` with ``jam``): control flow the same for all of them
@@ -20,12 +20,21 @@ the instances of a replicated leaf are independent (seed 000), so this is one mo
 schedule, bit for bit. Outputs are dropped: the loop nest jams a leaf with outputs only
 where nothing but the last instance's values is used, and runs that one plainly.
 
+Guards. HPVM's and CUDA's kernels put their whole body under a bounds check (``if ((gx <
+n) && (gy < m))``: the grid is rounded up to whole blocks), so their loops sit in
+per-instance code and no loop is shared. When that guard is the first branch that differs
+between lanes and nothing before it writes memory but locals (``_guarded``), the entry runs
+a *probe* first — the leaf's work-item form cut at the guard, each lane's condition stored
+in its output slot — then the jammed leaf with the guard taken as true where every lane
+passes it, else each lane's plain clone in turn (the block straddling the edge).
+
 When. Not for a leaf with barriers (its group runs as work-item loops already), ``malloc``
 or atomics; not when it can raise (a lane that raised would go on with its neighbours), when
 its code reads its context other than its ids and the shared part (the lanes share one
 context), when the work-item analysis does not take its control flow, or when no loop that
-every lane runs together does per-instance work (then the loop over instances is the
-innermost loop already, and LLVM vectorizes it). ``jam_module`` says why instead.
+every lane runs together does per-instance work, even past a guard (then the loop over
+instances is the innermost loop already, and LLVM vectorizes it). ``jam_module`` says why
+instead.
 """
 
 from __future__ import annotations
@@ -36,13 +45,26 @@ from typing import TYPE_CHECKING, Any
 
 from .coro import ERROR_CALL, declarations
 from .wiloops import _own_context, emit, prepare
-from .wiuniform import Analysis, Function, Stretch, analyse, post_dominators, read_function, structure
+from .wiuniform import (
+    Analysis,
+    Block,
+    Function,
+    Ins,
+    Stretch,
+    analyse,
+    llvm_local,
+    post_dominators,
+    read_function,
+    structure,
+)
 
 if TYPE_CHECKING:
     from .native import NativeLeaf
 
 _DEFINES_CTX = re.compile(r"^define [^\n]*?(@(?:\"[^\"]+\"|[-a-zA-Z$._0-9]+))\(ptr %__hpvm_ctx", re.M)
 _ATOMIC = re.compile(r"\b(atomicrmw|cmpxchg)\b")
+#: The probe's loop hints' first metadata number (the jammed function's start at 7,000,000).
+_PROBE_MD = 8_000_000
 _MODULES: dict[tuple[str, int, int], tuple[str | None, str]] = {}
 _LOCK = threading.Lock()
 
@@ -99,30 +121,36 @@ def _build(native: NativeLeaf, axis: int, width: int) -> tuple[str | None, str]:
     f = read_function(module.get_function(f"__hpvm_wib.{digest}"), original, str(module))
     if isinstance(f, str):
         return None, f
-    pdom = post_dominators(f)
-    if pdom is None:
-        return None, "a loop in it never ends"
     shared = tuple(k for k in range(3) if k != axis)  # (the lanes' other ids are the caller's)
-    a = analyse(f, pdom, HEADER, shared)
-    if _own_context(f, a, HEADER, shared):
-        return None, "it reads its context other than its ids"
-    stretches = structure(f, a)
-    if isinstance(stretches, str):
-        return None, stretches
-    if not _shared_loop(f, a, stretches):
-        return None, "no loop its neighbouring instances share"
-    name = f"__hpvm_wj.{digest}"
-    made = emit(f, a, stretches, name, attrs, len(native.outs), len(native.args), jam=axis, header=HEADER)
-    if made is None:
-        return None, "an alloca of a form work-item loops do not handle"
+    found = _analysed(f, shared)
+    if isinstance(found, str):
+        return None, found
+    a, stretches = found
     symbol = jam_symbol(digest, axis, width)
-    slots = width * max(1, len(native.outs))
-    trampoline = (
-        f"\ndefine void @{symbol}(ptr %args, ptr %ctx) {attrs} {{\n"
-        f"  %out = alloca [{slots} x i64], align 8\n"
-        f"  %r = call i32 @{name}(ptr %args, ptr %ctx, ptr %out, i64 0, i64 {width}, i64 1, i64 1)\n"
-        "  ret void\n}\n"
-    )
+    name, nout, nargs = f"__hpvm_wj.{digest}", len(native.outs), len(native.args)
+    slots = width * max(1, nout)
+    call = f"call i32 @{name}(ptr %args, ptr %ctx, ptr %out, i64 0, i64 {width}, i64 1, i64 1)"
+    if _shared_loop(f, a, stretches):
+        made = emit(f, a, stretches, name, attrs, nout, nargs, jam=axis, header=HEADER)
+        if made is None:
+            return None, "an alloca of a form work-item loops do not handle"
+        trampoline = (
+            f"\ndefine void @{symbol}(ptr %args, ptr %ctx) {attrs} {{\n"
+            f"  %out = alloca [{slots} x i64], align 8\n  %r = {call}\n  ret void\n}}\n"
+        )
+    else:
+        guarded = _guarded(f, a, stretches, shared)
+        if guarded is None:
+            return None, "no loop its neighbouring instances share"
+        assumed, probe = guarded
+        made = emit(*assumed, name, attrs, nout, nargs, jam=axis, header=HEADER)
+        probed = emit(
+            *probe, f"__hpvm_wp.{digest}", attrs, nout, nargs, jam=axis, header=HEADER, md_base=_PROBE_MD
+        )
+        if made is None or probed is None:
+            return None, "an alloca of a form work-item loops do not handle"
+        made += probed
+        trampoline = _guarded_trampoline(symbol, digest, attrs, call, axis, width, nout)
     text = str(module) + made + trampoline + declarations({f.name for f in module.functions})
     try:
         module = llvm.parse_assembly(text)
@@ -135,6 +163,137 @@ def _build(native: NativeLeaf, axis: int, width: int) -> tuple[str | None, str]:
     optimize_module(module, 0, ("global_dead_code_eliminate",))
     optimize_module(module, 2)
     return str(module), ""
+
+
+def _analysed(f: Function, shared: tuple[int, ...]) -> tuple[Analysis, dict[str, Stretch]] | str:
+    """``f``'s uniformity and divergent stretches for lanes sharing the ids of ``shared``;
+    or why work-item loops cannot run it."""
+    from .native import HEADER
+
+    pdom = post_dominators(f)
+    if pdom is None:
+        return "a loop in it never ends"
+    a = analyse(f, pdom, HEADER, shared)
+    if _own_context(f, a, HEADER, shared):
+        return "it reads its context other than its ids"
+    stretches = structure(f, a)
+    if isinstance(stretches, str):
+        return stretches
+    return a, stretches
+
+
+def _guarded(
+    f: Function, a: Analysis, stretches: dict[str, Stretch], shared: tuple[int, ...]
+) -> (
+    tuple[tuple[Function, Analysis, dict[str, Stretch]], tuple[Function, Analysis, dict[str, Stretch]]] | None
+):
+    """A leaf whose loops sit under a guard on its id (``if (gx < n) { for ... }``, HPVM's
+    and CUDA's bounds check): the first branch that differs between lanes, reached by code
+    that changes no memory but its locals. Two functions, each with what work-item loops
+    need: ``assumed``, the leaf with that branch always taken (every lane passes the guard;
+    it must then share a loop), and ``probe``, which stops at the branch and stores each
+    lane's condition in its first output slot (the trampoline runs it first: ``None``, when
+    there is no such guard)."""
+    preds: dict[str, set[str]] = {b.name: set() for b in f.blocks}
+    for b in f.blocks:
+        for t in b.succ:
+            preds[t].add(b.name)
+    owner = next((b for b in f.blocks if b.name in stretches), None)
+    if owner is None or owner.term.opcode != "br" or len(owner.succ) != 2:
+        return None
+    before, todo = {owner.name}, [owner.name]
+    while todo:
+        for p in preds[todo.pop()]:
+            if p not in before:
+                before.add(p)
+                todo.append(p)
+    for name in before:
+        for i in f.by_name[name].body:
+            if i.opcode == "store" and i.operands[1][0] not in f.allocas:
+                return None
+            if i.opcode == "call" and not i.operands[-1][0].startswith("llvm."):
+                return None
+    cond = owner.term.operands[0]
+    taken = owner.succ[0]  # (llvm's true target: read_function lists it first)
+    assumed = _replaced(
+        f, owner.name, [], Ins("", "br", f"  br label {llvm_local(taken)}", [(taken, "basic_block")]), [taken]
+    )
+    flag = Ins("__wj.flag", "zext", f"  %__wj.flag = zext i1 {llvm_local(cond[0])} to i64", [cond])
+    store = Ins(
+        "",
+        "store",
+        "  store i64 %__wj.flag, ptr %out, align 8",
+        [("__wj.flag", "instruction"), ("out", "argument")],
+    )
+    probe = _replaced(f, owner.name, [flag, store], Ins("", "ret", "  ret void", []), [])
+    out = []
+    for g in (assumed, probe):
+        found = _analysed(g, shared)
+        if isinstance(found, str):
+            return None
+        out.append((g, *found))
+    if not _shared_loop(*out[0]):
+        return None
+    return out[0], out[1]  # type: ignore[return-value]
+
+
+def _replaced(f: Function, name: str, extra: list[Ins], term: Ins, succ: list[str]) -> Function:
+    """``f`` with block ``name`` ending in ``extra`` and ``term`` instead of its branch."""
+    blocks = [
+        Block(b.name, [*b.body, *extra], term, succ)
+        if b.name == name
+        else Block(b.name, list(b.body), b.term, list(b.succ))
+        for b in f.blocks
+    ]
+    return Function(blocks, dict(f.allocas), set(f.original))
+
+
+def _guarded_trampoline(
+    symbol: str, digest: str, attrs: str, call: str, axis: int, width: int, nout: int
+) -> str:
+    """The jammed entry of a guarded leaf (``_guarded``): the probe says whether every lane
+    passes the guard; then the jammed leaf runs with it assumed, else each lane runs the
+    plain clone (``__hpvm_call``) with its own id in the context, one after another."""
+    from .native import HEADER
+
+    stride = max(1, nout)
+    lines = [
+        f"\ndefine void @{symbol}(ptr %args, ptr %ctx) {attrs} {{",
+        "entry:",
+        f"  %out = alloca [{width * stride} x i64], align 8",
+        f"  %p = {call.replace('@__hpvm_wj.', '@__hpvm_wp.')}",
+        "  %all0 = icmp eq i64 1, 1",
+    ]
+    for lane in range(width):
+        lines += [
+            f"  %f{lane}p = getelementptr i64, ptr %out, i64 {lane * stride}",
+            f"  %f{lane} = load i64, ptr %f{lane}p, align 8",
+            f"  %t{lane} = icmp ne i64 %f{lane}, 0",
+            f"  %all{lane + 1} = and i1 %all{lane}, %t{lane}",
+        ]
+    lines += [
+        f"  br i1 %all{width}, label %jam, label %each",
+        "jam:",
+        f"  %r = {call}",
+        "  ret void",
+        "each:",
+        f"  %idp = getelementptr i8, ptr %ctx, i64 {8 * (HEADER + axis)}",
+        "  %base = load i64, ptr %idp, align 8",
+        "  br label %lane",
+        "lane:",
+        "  %l = phi i64 [ 0, %each ], [ %l1, %lane ]",
+        "  %id = add i64 %base, %l",
+        "  store i64 %id, ptr %idp, align 8",
+        f"  call void @__hpvm_call.{digest}(ptr %args, ptr %ctx, ptr %out)",
+        "  %l1 = add nuw nsw i64 %l, 1",
+        f"  %more = icmp ult i64 %l1, {width}",
+        "  br i1 %more, label %lane, label %done",
+        "done:",
+        "  store i64 %base, ptr %idp, align 8",
+        "  ret void",
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _writes_context(fn: Any) -> bool:

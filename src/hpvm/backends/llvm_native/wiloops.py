@@ -233,6 +233,7 @@ def emit(
     nargs: int = 0,
     jam: int | None = None,
     header: int = 0,
+    md_base: int = _LOOP_MD,
 ) -> str | None:
     """``name``'s text: the work-item-loop function (module docstring, step 3); ``None``
     when an alloca has a form it does not handle. ``nargs``: the argument slots, which
@@ -242,7 +243,9 @@ def emit(
     ``jam``: the instances are not a group's but the calling instance and its neighbours
     along axis ``jam``, ``nx`` of them, sharing its context (``wijam.py``; ``header``: the
     context's slots before level 0, where its ids are read): the x loop's variable is added
-    to that id, and no loop is guarded or versioned (both assume ids from 0)."""
+    to that id, and no loop is guarded or versioned (both assume ids from 0). ``md_base``:
+    the first metadata number of its loops' hints (two such functions in one module need
+    numbers apart)."""
     rc = _Recompute(f, a, jam)
     fused = fusable(f, a, stretches)
     tails = _tails(f, a, stretches, fused)
@@ -435,8 +438,8 @@ def emit(
                 out.extend(_instances([*again, *per(tail, True)], renames, a, rc, p, jam))
                 out.append(f"  br label {latch}")
         scalars = {llvm_local(al) for al in f.allocas if al not in arrays}
-        out[body:] = _parallel(out[body:], scalars, _LOOP_MD + _MD_STRIDE * k + 2)
-        out.extend(_loop_tail(p, lab, guard.name if guard else "%__wi.nx"))
+        out[body:] = _parallel(out[body:], scalars, md_base + _MD_STRIDE * k + 2)
+        out.extend(_loop_tail(p, lab, guard.name if guard else "%__wi.nx", md_base + _MD_STRIDE * k))
 
     def tree(b: Block, path: list[Block]) -> None:
         """``b`` and the blocks fused after it (``fusable``): their uniform code in the
@@ -482,7 +485,7 @@ def emit(
     # store in the loop is in its access group, and the loop says so (``_parallel``), so that
     # LLVM vectorizes it without run-time alias checks.
     for k in range(next(counter)):
-        md = _LOOP_MD + _MD_STRIDE * k
+        md = md_base + _MD_STRIDE * k
         out.append(
             f'!{md} = distinct !{{!{md}, !{md + 1}, !{md + 3}}}\n!{md + 1} = !{{!"llvm.loop.interleave.count", i32 1}}\n'
             f'!{md + 2} = distinct !{{}}\n!{md + 3} = !{{!"llvm.loop.parallel_accesses", !{md + 2}}}'
@@ -560,12 +563,12 @@ def _parallel(lines: list[str], scalars: set[str], group: int) -> list[str]:
     return marked
 
 
-def _loop_tail(p: str, lab: str, bound: str) -> list[str]:
+def _loop_tail(p: str, lab: str, bound: str, md: int) -> list[str]:
     return [
         f"{lab}xl:",
         f"  {p}x1 = add nuw nsw i64 {p}x, 1",
         f"  {p}xm = icmp slt i64 {p}x1, {bound}",
-        f"  br i1 {p}xm, label %{lab}xh, label %{lab}yl, !llvm.loop !{_LOOP_MD + _MD_STRIDE * int(lab[4:-1])}",
+        f"  br i1 {p}xm, label %{lab}xh, label %{lab}yl, !llvm.loop !{md}",
         f"{lab}yl:",
         f"  {p}y1 = add nuw nsw i64 {p}y, 1",
         f"  {p}ym = icmp slt i64 {p}y1, %__wi.ny",
