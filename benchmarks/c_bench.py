@@ -317,6 +317,19 @@ def sizes(tiny: bool, quick: bool) -> int:
     return 32 if tiny else 128 if quick else 256
 
 
+def _numba_row(harness: Any, title: str, size: str, med: dict[str, float], target: float) -> Any:
+    """A row of HPVM-C on cpu against hand-written Numba, with its goal (``target``×)."""
+    row = harness.Row(title, size)
+    row.hpvm["cpu"] = harness.fmt_time(med["HPVM-C cpu"])
+    row.numba = harness.fmt_time(med["Numba"])
+    ratio = med["HPVM-C cpu"] / med["Numba"]
+    row.measure = f"cpu/Numba {ratio:.2f}×"
+    row.target = f"≤ {target:.2f}× Numba"
+    row.verdict = harness.verdict(ratio <= target)
+    row.data = {f"{k}_s": v for k, v in med.items()}
+    return row
+
+
 def bench_c(ctx: Any) -> list[Any]:
     """``run.py``'s ``c`` rows: sgemm three ways, then compile time per example."""
     harness = sys.modules[type(ctx).__module__]
@@ -349,30 +362,13 @@ def bench_c(ctx: Any) -> list[Any]:
     srow.data = {f"{k}_s": v for k, v in smed.items()}
     rows.append(srow)
     rn = 1 << (20 if ctx.sizes.sgemm < 1024 else 22)
-    rrow = Row("HPVM-C block reduction (barriers, 64/block)", f"2^{rn.bit_length() - 1} f32")
     rmed = measure_block_reduce(rn, 11)
-    rrow.hpvm["cpu"] = fmt_time(rmed["HPVM-C cpu"])
-    rrow.numba = fmt_time(rmed["Numba"])
-    ratio = rmed["HPVM-C cpu"] / rmed["Numba"]
-    rrow.measure = f"cpu/Numba {ratio:.2f}×"
-    rrow.target = f"≤ {REDUCE_NUMBA_TARGET:.2f}× Numba"
-    rrow.verdict = harness.verdict(ratio <= REDUCE_NUMBA_TARGET)
-    rrow.data = {f"{k}_s": v for k, v in rmed.items()}
-    rows.append(rrow)
+    title = "HPVM-C block reduction (barriers, 64/block)"
+    rows.append(_numba_row(harness, title, f"2^{rn.bit_length() - 1} f32", rmed, REDUCE_NUMBA_TARGET))
     side = 256 if ctx.sizes.sgemm < 1024 else 1024
-    grow = Row(
-        "HPVM-C Gaussian smoothing (HPVM's pipeline style: bounds guard, filter loop)",
-        f"{side}² float32, 5×5",
-    )
     gmed = measure_gaussian(side, 5, 11)
-    grow.hpvm["cpu"] = fmt_time(gmed["HPVM-C cpu"])
-    grow.numba = fmt_time(gmed["Numba"])
-    gratio = gmed["HPVM-C cpu"] / gmed["Numba"]
-    grow.measure = f"cpu/Numba {gratio:.2f}×"
-    grow.target = f"≤ {GAUSSIAN_TARGET:.2f}× Numba"
-    grow.verdict = harness.verdict(gratio <= GAUSSIAN_TARGET)
-    grow.data = {f"{k}_s": v for k, v in gmed.items()}
-    rows.append(grow)
+    title = "HPVM-C Gaussian smoothing (HPVM's pipeline style: bounds guard, filter loop)"
+    rows.append(_numba_row(harness, title, f"{side}² float32, 5×5", gmed, GAUSSIAN_TARGET))
     for name, t in compile_times().items():
         r = Row(f"HPVM-C compile, {name}", "—")
         r.hpvm["cpu"] = fmt_time(t["compile_s"])
