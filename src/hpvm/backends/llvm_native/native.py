@@ -56,7 +56,7 @@ NATIVE_VERSION = 9  # 9: without debug metadata (nodebug.py)
 _GENERATOR = hashlib.sha1(
     b"".join(
         (Path(__file__).parent / name).read_bytes()
-        for name in ("coro.py", "wiloops.py", "wiuniform.py", "wijam.py")
+        for name in ("coro.py", "wiloops.py", "wiuniform.py", "wirecompute.py", "wiguard.py", "wijam.py")
     )
 ).hexdigest()[:12]
 HEADER = 2  # slots before level 0 in the native context

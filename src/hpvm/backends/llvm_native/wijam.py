@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from .coro import ERROR_CALL, declarations
 from .wiloops import _own_context, emit, prepare
 from .wiuniform import (
+    PURE_INTRINSICS,
     Analysis,
     Block,
     Function,
@@ -63,6 +64,10 @@ if TYPE_CHECKING:
 
 _DEFINES_CTX = re.compile(r"^define [^\n]*?(@(?:\"[^\"]+\"|[-a-zA-Z$._0-9]+))\(ptr %__hpvm_ctx", re.M)
 _ATOMIC = re.compile(r"\b(atomicrmw|cmpxchg)\b")
+#: Calls that may come before a guard: they write no memory (``llvm.memset`` would).
+_HARMLESS = re.compile(
+    PURE_INTRINSICS.pattern + r"|llvm\.(lifetime\.|experimental\.noalias\.scope\.decl|assume|dbg\.)"
+)
 #: The probe's loop hints' first metadata number (the jammed function's start at 7,000,000).
 _PROBE_MD = 8_000_000
 _MODULES: dict[tuple[str, int, int], tuple[str | None, str]] = {}
@@ -211,7 +216,7 @@ def _guarded(
         for i in f.by_name[name].body:
             if i.opcode == "store" and i.operands[1][0] not in f.allocas:
                 return None
-            if i.opcode == "call" and not i.operands[-1][0].startswith("llvm."):
+            if i.opcode == "call" and not _HARMLESS.match(i.operands[-1][0]):
                 return None
     cond = owner.term.operands[0]
     taken = owner.succ[0]  # (llvm's true target: read_function lists it first)

@@ -63,12 +63,11 @@ import re
 from typing import Any
 
 from ...ir.llvm_text import mark_always_inline
-from .coro import ERROR_CALL, MARK, WRITTEN, declarations, group_runner, slot_call, split_at_marks
+from .coro import ERROR_CALL, MARK, declarations, group_runner, slot_call, split_at_marks
 from .wiguard import guard_bound, versioned
+from .wirecompute import Recompute, instance_id, rename
 from .wiuniform import (
     BARRIER_BLOCK,
-    PURE,
-    PURE_INTRINSICS,
     Analysis,
     Block,
     Function,
@@ -84,10 +83,8 @@ from .wiuniform import (
     post_dominators,
     read_function,
     structure,
-    unquote,
 )
 
-_TOKEN = re.compile(rf"%({WRITTEN})")
 #: The first metadata number of the x loops' hints (far above what LLVM numbers from 0).
 _LOOP_MD = 7_000_000
 #: Metadata numbers per loop: its loop id, its interleave hint, its access group, its parallel hint.
@@ -101,126 +98,6 @@ def _alloca_type(text: str) -> tuple[str, int] | None:
     if not m or re.search(r", i(32|64) \d+$", m.group(1)):
         return None
     return m.group(1), int(m.group(2) or 1)
-
-
-class _Recompute:
-    """Per-instance values that are functions of the instance ids and of what no instance
-    changes (argument slots, the shared context, constants, uniform allocas stored once),
-    kept across loops in a ``reg2mem`` alloca stored once: a loop that needs one computes it
-    again from the ids instead of loading it from a per-instance array, so the vectorizer
-    sees ``tile + ty*8 + kk`` (unit stride in x, or uniform) where it would see a gather."""
-
-    def __init__(self, f: Function, a: Analysis, jam: int | None = None):
-        self.f, self.a, self.jam = f, a, jam
-        self.defs = {i.name: i for b in f.blocks for i in b.body if i.name}
-        stores: dict[str, list[Ins]] = {}
-        for b in f.blocks:
-            for i in b.body:
-                if i.opcode == "store" and i.operands[1][0] in f.allocas:
-                    stores.setdefault(i.operands[1][0], []).append(i)
-        self.single = {al: s[0] for al, s in stores.items() if len(s) == 1}
-        self.allocas: set[str] = set()
-        for al, store in self.single.items():
-            if al not in a.uniform_allocas and al not in f.original and self._ok(store.operands[0], {al}):
-                self.allocas.add(al)
-        self.count = 0
-
-    def _ok(self, op: tuple[str, str], visiting: set[str]) -> bool:
-        name, kind = op
-        if kind != "instruction":
-            return kind != "metadata_as_value"
-        i = self.defs.get(name)
-        if i is None:
-            return False
-        if name in self.a.ids:
-            return True
-        if i.opcode == "load":
-            ptr = i.operands[0][0]
-            if " volatile " in i.text or " atomic " in i.text:
-                return False
-            if ptr in self.a.immutable:
-                return self._ok(i.operands[0], visiting)
-            if ptr in self.a.uniform_allocas:
-                return ptr in self.single
-            store = self.single.get(ptr)
-            if store is None or ptr in visiting or ptr in self.f.original:
-                return False
-            return self._ok(store.operands[0], visiting | {ptr})
-        if i.opcode in PURE:
-            return all(self._ok(o, visiting) for o in i.operands)
-        if i.opcode == "call" and PURE_INTRINSICS.match(i.operands[-1][0]):
-            return all(self._ok(o, visiting) for o in i.operands[:-1])
-        return False
-
-    def speculatable(self, i: Ins) -> bool:
-        """Whether the value the load ``i`` of a recomputable alloca reads can be computed
-        where its instance may not reach (no division that a guard may protect)."""
-        todo, seen = [self.single[i.operands[0][0]].operands[0]], set()
-        while todo:
-            name, kind = todo.pop()
-            if kind != "instruction" or name in seen:
-                continue
-            seen.add(name)
-            d = self.defs[name]
-            if d.opcode in ("udiv", "sdiv", "urem", "srem"):
-                return False
-            if d.opcode == "load" and d.operands[0][0] in self.allocas:
-                todo.append(self.single[d.operands[0][0]].operands[0])
-            elif d.opcode != "alloca":
-                todo.extend(d.operands)
-        return True
-
-    def load(self, i: Ins, lines: list[str], memo: dict[str, str], renames: dict[str, str], p: str) -> str:
-        """The name holding what the load ``i`` of a recomputable alloca reads, its
-        computation appended to ``lines``."""
-        store = self.single[i.operands[0][0]]
-        value, kind = store.operands[0]
-        if kind == "instruction":
-            return self._value(value, lines, memo, renames, p)
-        typed = re.match(r"\s*store (?:[a-z]+ )*(.+), ptr ", store.text)
-        assert typed is not None
-        return self._fresh(lines, f"select i1 true, {typed.group(1)}, {typed.group(1)}")
-
-    def _fresh(self, lines: list[str], rhs: str) -> str:
-        self.count += 1
-        new = f"__wirc{self.count}"
-        lines.append(f"  %{new} = {rhs}")
-        return new
-
-    def _value(
-        self, name: str, lines: list[str], memo: dict[str, str], renames: dict[str, str], p: str
-    ) -> str:
-        if name in memo:
-            return memo[name]
-        i = self.defs[name]
-        if i.opcode == "alloca":  # (a uniform one, read where it is)
-            new = name
-        elif name in self.a.ids:
-            new = self._fresh(lines, instance_id(self.a.ids[name], p, self.jam))
-        elif i.opcode == "load" and i.operands[0][0] in self.allocas:
-            new = self.load(i, lines, memo, renames, p)
-        else:
-            names = dict(renames)
-            if i.opcode == "getelementptr" and name in self.a.immutable:
-                names.pop("ctx", None)  # (the shared part: the first instance's context has it)
-            for op, kind in i.operands:
-                if kind == "instruction":
-                    names[op] = self._value(op, lines, memo, renames, p)
-            self.count += 1
-            new = f"__wirc{self.count}"
-            names[name] = new
-            lines.append(_rename(i.text, names))
-        memo[name] = new
-        return new
-
-
-def instance_id(axis: int, p: str, jam: int | None) -> str:
-    """The right-hand side computing an instance's id along ``axis`` in the loop with prefix
-    ``p``: the loop's own variable; jammed (``jam`` the axis, ``wijam.py``), the calling
-    instance's id (``%__wi.b<axis>``), plus the x loop's variable along ``jam``."""
-    if jam is None:
-        return f"add i64 {p}{'xyz'[axis]}, 0"
-    return f"add i64 {p}x, %__wi.b{axis}" if axis == jam else f"add i64 %__wi.b{axis}, 0"
 
 
 def emit(
@@ -246,7 +123,7 @@ def emit(
     to that id, and no loop is guarded or versioned (both assume ids from 0). ``md_base``:
     the first metadata number of its loops' hints (two such functions in one module need
     numbers apart)."""
-    rc = _Recompute(f, a, jam)
+    rc = Recompute(f, a, jam)
     fused = fusable(f, a, stretches)
     tails = _tails(f, a, stretches, fused)
     owners: dict[str, set[str]] = {al: set() for al in f.allocas if al not in rc.allocas}
@@ -581,16 +458,8 @@ def _loop_tail(p: str, lab: str, bound: str, md: int) -> list[str]:
     ]
 
 
-def _rename(text: str, renames: dict[str, str]) -> str:
-    def sub(m: re.Match[str]) -> str:
-        new = renames.get(unquote(m.group(1)))
-        return m.group(0) if new is None else llvm_local(new)
-
-    return _TOKEN.sub(sub, text)
-
-
 def _instances(
-    block: list[Ins], renames: dict[str, str], a: Analysis, rc: _Recompute, p: str, jam: int | None = None
+    block: list[Ins], renames: dict[str, str], a: Analysis, rc: Recompute, p: str, jam: int | None = None
 ) -> list[str]:
     """One block's per-instance instructions inside the loop with prefix ``p``: instance
     ids read from the loop's variables, recomputable values computed again."""
@@ -606,9 +475,9 @@ def _instances(
         elif i.opcode == "load" and i.operands[0][0] in rc.allocas:
             renames[i.name] = rc.load(i, lines, memo, renames, p)
         elif i.opcode == "getelementptr" and i.name in a.immutable:  # the shared context
-            lines.append(_rename(i.text, {k: v for k, v in renames.items() if k != "ctx"}))
+            lines.append(rename(i.text, {k: v for k, v in renames.items() if k != "ctx"}))
         else:
-            lines.append(_rename(i.text, renames))
+            lines.append(rename(i.text, renames))
     return lines
 
 
@@ -644,7 +513,7 @@ def _terminator(
     leaves the function (the loop's latch inside a loop)."""
     if term.opcode == "ret":
         return f"  br label {latch or '%__wi.ret'}"
-    text = _rename(term.text, renames)
+    text = rename(term.text, renames)
     for block, label in (targets or {}).items():
         text = re.sub(
             re.escape(f"label {llvm_local(block)}") + r"(?![-a-zA-Z$._0-9\"])", f"label {label}", text
