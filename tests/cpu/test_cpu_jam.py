@@ -416,3 +416,72 @@ def test_checked_mode_names_a_jammed_lanes_access(checked):
     assert any("_jam0" in symbol for symbol in get_backend("cpu").prepare(skewed_root).gen.variants)
     hpvm.wait(hpvm.launch(skewed_root, (a, b, c, 0)))
     np.testing.assert_array_equal(c, a @ b)
+
+
+# ---------------------------------------------------------------------------------------
+# Guarded leaves: the whole body under a bounds check on the ids (CUDA's `if i < n`)
+
+
+@hpvm.leaf(ins=("a", "b"), outs=("c",))
+def guarded_point(a: hpvm.i64[:, :], b: hpvm.i64[:, :], c: hpvm.i64[:, :]):
+    node = hpvm.get_node()
+    x = hpvm.get_node_instance_id_x(node)
+    y = hpvm.get_node_instance_id_y(node)
+    if x < c.shape[1] and y < c.shape[0]:
+        acc = 0
+        for k in range(a.shape[1]):
+            acc += a[y, k] * b[k, x]
+            if acc > 500 and x % 3 == 0:
+                acc -= 77
+        c[y, x] = acc
+
+
+@hpvm.internal()
+def guarded_root(a: hpvm.i64[:, :], b: hpvm.i64[:, :], c: hpvm.i64[:, :], nx: hpvm.i64, ny: hpvm.i64):
+    node = hpvm.create_node_2d(guarded_point, nx, ny)  # (a grid rounded up past c)
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+def test_a_guarded_leaf_is_jammed_and_says_whether_it_ran():
+    clone = clone_leaf(guarded_point)
+    assert jam_problem(clone.ir, 0) is None and jam.guarded(clone.ir, 0)
+    text = clone.reemitted(jam_leaf(clone.ir, 0, 4), "jam").source()
+    assert "return True" in text and "return False" in text
+    # every lane's guard is tested before anything is written
+    first_store = text.index("c[")
+    assert all(text.index(f"{jam.lane_name('x', k)}") < first_store for k in range(4))
+    plain = clone_leaf(matmul_point)
+    assert not jam.guarded(plain.ir, 0)  # (a leaf with a shared loop of its own is not)
+
+
+@pytest.mark.parametrize("x0", [0, 8, 29, 33])
+def test_a_guarded_jammed_clone_runs_its_lanes_only_where_all_pass(x0):
+    """Run as Python: lanes x0..x0+7 of a 37-column matrix. Where all pass the guard, it
+    returns True with the plain clone's results; else False, having written nothing."""
+    clone = clone_leaf(guarded_point)
+    jammed = python_of(clone.reemitted(jam_leaf(clone.ir, 0, 8), "jam"))
+    plain = python_of(clone)
+    a, b = _ints((3, 4), 8), _ints((4, 37), 9)
+    got, want = np.full((3, 37), -5, np.int64), np.full((3, 37), -5, np.int64)
+    ran = jammed(a, b, got, ctx(x0, 1, 48, 3))
+    assert ran == (x0 + 7 < 37)
+    if ran:
+        for lane in range(8):
+            plain(a, b, want, ctx(x0 + lane, 1, 48, 3))
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.usefixtures("hpvm_runtime")
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.integers(1, 5),
+    cols=st.integers(1, 40),
+    depth=st.integers(0, 5),
+    pad=st.tuples(st.integers(0, 12), st.integers(0, 2)),
+)
+def test_a_guarded_leaf_runs_jammed_as_interp_does(rows, cols, depth, pad):
+    a, b = _ints((rows, depth), 10), _ints((depth, cols), 11)
+    args = (a, b, np.full((rows, cols), -1, np.int64), cols + pad[0], rows + pad[1])
+    same_as_interp(guarded_root, args, "cpu")
+    assert "_jam0" in _generated(guarded_root)

@@ -43,7 +43,7 @@ from .block import INDENT
 from .chunks import Chunks
 from .graphscope import Group, Scope, import_name
 from .groupgen import GroupEmitter
-from .jam import JAM, MAX_WIDTH, jam_leaf, jam_problem, jam_width
+from .jam import JAM, MAX_WIDTH, Jammed, guarded, jam_leaf, jam_problem, jam_width
 from .loopnest import LoopNest, loop_order, unit_stride
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
 from .privatize import atomic_only_params, privatized_clone
@@ -100,7 +100,7 @@ class GraphGen:
         self.variants: dict[str, LeafClone] = {}
         self.compiled_variants: dict[str, Any] = {}  # filled by the compiler
         self._variant_symbols: dict[tuple[int, tuple[int, ...]], str] = {}
-        self._jammed: dict[tuple[int, int], tuple[str, int] | None] = {}  # (leaf, axis) -> jam.py's clone
+        self._jammed: dict[tuple[int, int], Jammed | None] = {}  # (leaf, axis) -> jam.py's clone
         # An LLVM leaf's jammed wrapper (llvm_native/wijam.py): (leaf, axis, width) -> its
         # symbol and compiled dispatcher, or None (the compiler's; not jammed without it).
         self._llvm_jam = llvm_jam
@@ -300,7 +300,7 @@ class GraphGen:
             self.variants[clone.symbol] = clone
         return self._variant_symbols[key]
 
-    def jammed(self, node: Node, axis: int) -> tuple[str, int] | None:
+    def jammed(self, node: Node, axis: int) -> Jammed | None:
         """The symbol and width of the leaf's clone that runs neighbouring instances along
         ``axis`` in lockstep (``jam.py``), or ``None``: the leaf is not jammed, or ``node``
         has fewer instances along ``axis`` than one block (a constant extent)."""
@@ -318,17 +318,17 @@ class GraphGen:
                 # instances each walk a row of their own vectorizes that walk unjammed)
                 wanted = JAM.enabled and self._llvm_jam is not None and unit_stride(node) == axis
                 made = self._llvm_jam(leaf, axis, MAX_WIDTH) if wanted else None  # type: ignore[misc]
-                if made is not None:
-                    found = (made[0], MAX_WIDTH)
+                if made is not None:  # (its guard, if any, is handled inside: wijam.py)
+                    found = Jammed(made[0], MAX_WIDTH)
                     self.compiled_variants[made[0]] = made[1]
             elif JAM.enabled and clone.ir is not None and jam_problem(clone.ir, axis) is None:
                 width = jam_width(clone.ir, axis)
                 jammed = clone.reemitted(jam_leaf(clone.ir, axis, width), f"jam{axis}")
-                found = (jammed.symbol, width)
+                found = Jammed(jammed.symbol, width, guarded(clone.ir, axis))
                 self.variants[jammed.symbol] = jammed
             self._jammed[key] = found
         found = self._jammed[key]
-        if found is not None and isinstance(extent, Const) and extent.value < found[1]:
+        if found is not None and isinstance(extent, Const) and extent.value < found.width:
             return None  # (never a whole block: not worth compiling)
         return found
 

@@ -22,6 +22,15 @@ are independent; one that reads what another writes is a race), so this is one m
 schedule. A value the same for all lanes (``a[y, k]``: an array the leaf never writes, at
 uniform indices) is computed once.
 
+Guards. A kernel ported from CUDA puts its whole body under a bounds check (``if x <
+c.shape[1] and y < c.shape[0]:``, for a grid rounded up to whole blocks), so its loop sits
+under a condition that differs between lanes and would be written whole per lane. When
+the body is assignments followed by such an ``if`` (no ``else``), the jammed clone is that
+of the leaf with the guard taken, preceded by every lane's condition: ``if c0 and ... and
+c7:`` the jammed body, ``return True``; else ``return False``, having written nothing
+(``guarded``). The loop nest runs the block's instances plain when it returns False (the
+block straddling the edge).
+
 When. ``jam_problem`` says why a leaf is not jammed: an intrinsic left after lowering
 (atomics, barriers, ``malloc``), a local array, a ``raise``, a ``return`` before its end,
 or no loop that its lanes share (then the instance loop is the innermost loop already, and
@@ -38,12 +47,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from ...ir import instance_context as ictx
 from ...ir.leafir import ops, rules
 from ...ir.leafir.analyses.manager import ANALYSES
 from ...ir.leafir.analyses.uniformity import Uniform, Uniformity
-from ...ir.leafir.rewrite import rewrite_block
+from ...ir.leafir.rewrite import rewrite_block, rewrite_expr
+from ...ir.types import bool_
 
 #: The most and fewest lanes. 8: on this machine's matmul (384³, float32) 16 lanes ran no
 #: faster (15.2–16.7 ms against 16.1–16.7), on the tiled sgemm (512³, 16-wide tiles) slower
@@ -55,6 +66,19 @@ MAX_WIDTH, MIN_WIDTH = 8, 4
 #: longer leaf is jammed fewer times, or not at all, to keep its compile time.
 MAX_STATEMENTS = 128
 _LANE = "__hpvm_l"  # a varying variable's name in lane j: __hpvm_l<j>_<name>
+
+
+class Jammed(NamedTuple):
+    """A jammed clone as the loop nest calls it: its symbol, how many instances a call runs,
+    and whether it is guarded (it returns whether it ran them, into ``JAM_RAN``)."""
+
+    symbol: str
+    width: int
+    guarded: bool = False
+
+
+#: The generated local a guarded jammed clone's answer goes to (``Jammed.guarded``).
+JAM_RAN = "__hpvm_jam_ran"
 
 
 @dataclass
@@ -75,7 +99,9 @@ def lane_name(name: str, lane: int) -> str:
 
 def jam_width(ir: ops.LeafIR, axis: int) -> int:
     """How many instances one call of the jammed leaf runs: ``MAX_WIDTH``, halved while
-    the lanes' copies would hold more than ``MAX_STATEMENTS``."""
+    the lanes' copies would hold more than ``MAX_STATEMENTS`` (a guarded leaf's: those of
+    its body with the guard taken)."""
+    ir = (_assumed(ir, axis) if guarded(ir, axis) else None) or ir
     per_lane = max(1, _lane_size(ir.body, _facts(ir, axis)))
     width = MAX_WIDTH
     while width > MIN_WIDTH and per_lane * width > MAX_STATEMENTS:
@@ -102,11 +128,38 @@ def jam_problem(ir: ops.LeafIR, axis: int) -> str | None:
                     return f"a local array on line {stmt.line}"
     facts = _facts(ir, axis)
     if not any(_shared_loop(stmt, facts) for stmt in ops.walk_stmts(body)):
-        return "no loop its neighbouring instances share"
+        assumed = _assumed(ir, axis)
+        if assumed is None or jam_problem(assumed, axis) is not None:
+            return "no loop its neighbouring instances share"
+        return None
     per_lane = _lane_size(body, facts)
     if per_lane * MIN_WIDTH > MAX_STATEMENTS:
         return f"{per_lane} statements per instance: too long to write {MIN_WIDTH} times"
     return None
+
+
+def guarded(ir: ops.LeafIR, axis: int) -> bool:
+    """Whether ``ir`` is jammed in its guarded form (module doc, "Guards"): its clone then
+    returns whether it ran its lanes."""
+    body = _without_final_return(ir.body)
+    facts = _facts(ir, axis)
+    return (
+        not any(_shared_loop(stmt, facts) for stmt in ops.walk_stmts(body)) and _assumed(ir, axis) is not None
+    )
+
+
+def _assumed(ir: ops.LeafIR, axis: int) -> ops.LeafIR | None:
+    """``ir`` with its guard taken, or ``None`` without one: its body (less a closing
+    ``return``) ends in an ``if`` without ``else`` whose condition differs between lanes,
+    and only assignments come before it (nothing that writes memory: its lanes' conditions
+    are known before anything is done)."""
+    body = _without_final_return(ir.body)
+    if not body or not isinstance(body[-1], ops.If) or body[-1].orelse:
+        return None
+    guard = body[-1]
+    if guard.line not in _facts(ir, axis).divergent or not all(isinstance(s, ops.Assign) for s in body[:-1]):
+        return None
+    return replace(ir, body=(*body[:-1], *guard.body))
 
 
 def _shared(loop: ops.For | ops.While, facts: Uniform) -> bool:
@@ -159,7 +212,14 @@ def _lane_size(block: ops.Block, facts: Uniform) -> int:
 
 def jam_leaf(ir: ops.LeafIR, axis: int, width: int) -> ops.LeafIR:
     """``ir`` (lowered, ``jam_problem`` ``None``) as a leaf running the ``width`` instances
-    whose ``axis`` ids are its own id and the next ``width - 1`` (module doc, "What")."""
+    whose ``axis`` ids are its own id and the next ``width - 1`` (module doc, "What"); in
+    the guarded form (``guarded``), returning whether it did (module doc, "Guards")."""
+    guard = None
+    if guarded(ir, axis):
+        test = _without_final_return(ir.body)[-1]
+        assert isinstance(test, ops.If)
+        ir, guard = _assumed(ir, axis), test  # type: ignore[assignment]
+        assert ir is not None
     facts = _facts(ir, axis)
     varying = facts.varying
     own_id = ictx.ID + axis
@@ -211,7 +271,17 @@ def jam_leaf(ir: ops.LeafIR, axis: int, width: int) -> ops.LeafIR:
         if entry[0] not in params
     )
     body = _without_final_return(ir.body)  # (its values: only the last instance's are used)
-    return replace(ir, outputs=(), body=(*entry, *jam(body)), locals=local_types)
+    if guard is None:
+        return replace(ir, outputs=(), body=(*entry, *jam(body)), locals=local_types)
+    # The assignments before the guard, then the guard's body jammed where every lane takes it.
+    before = len(_without_final_return(ir.body)) - len(guard.body)
+    every = rules.boolop("and", [rewrite_expr(guard.test, rule) for rule in rules_by_lane])
+    done = (ops.Return((rules.const(True),), guard.line),)
+    checked = ops.If(every, (*jam(body[before:]), *done), (), guard.line)
+    skipped = ops.Return((rules.const(False),), guard.line)
+    return replace(
+        ir, outputs=(bool_,), body=(*entry, *jam(body[:before]), checked, skipped), locals=local_types
+    )
 
 
 def _without_final_return(body: ops.Block) -> ops.Block:
@@ -219,4 +289,15 @@ def _without_final_return(body: ops.Block) -> ops.Block:
     return body[:-1] if body and isinstance(body[-1], ops.Return) else body
 
 
-__all__ = ["JAM", "MAX_WIDTH", "MIN_WIDTH", "jam_leaf", "jam_problem", "jam_width", "lane_name"]
+__all__ = [
+    "JAM",
+    "JAM_RAN",
+    "MAX_WIDTH",
+    "MIN_WIDTH",
+    "Jammed",
+    "guarded",
+    "jam_leaf",
+    "jam_problem",
+    "jam_width",
+    "lane_name",
+]

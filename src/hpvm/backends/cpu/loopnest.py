@@ -24,6 +24,7 @@ from .block import INDENT, Block, Read, blocked_loop, local
 from .chunks import Chunks, chunk_bounds, chunk_count
 from .flatten import FlatPlan
 from .graphscope import Group, Names, Scope
+from .jam import JAM_RAN, Jammed
 from .narrow import MASK
 from .scratch import ScratchCall
 from .sizes import context_extents, size_lines
@@ -157,7 +158,7 @@ class LoopNest:
             None if scratch is None else self._scratch_around(scope, group, scratch, sizes, order, chunks)
         )
 
-        def instance(narrowed: Read, zero: bool = True, jammed: str | None = None) -> Block:
+        def instance(narrowed: Read, zero: bool = True, jammed: Jammed | None = None) -> Block:
             call = scratch if scratch is None else replace(scratch, zero=zero)
             body = self.body(
                 scope, group, idx, sizes, capture=False, swap=swap, names=names, scratch=call, callee=jammed
@@ -166,15 +167,25 @@ class LoopNest:
 
         jam = None if scratch is not None else self._jam(scope, group, idx, order, swap, names)
 
+        def jammed_block(var: str, narrowed: Read) -> Block:
+            """One call of the jammed clone for the block of instances from ``var``; a guarded
+            one (``jam.py``, "Guards") that did not run them is followed by each one plain."""
+            assert jam is not None
+            block = instance(narrowed, jammed=jam)
+            if jam.guarded:
+                header = f"for {var} in range({var}, {var} + {jam.width}):"
+                lanes = Block().nest(header, instance(narrowed), [var], [var])
+                block.nest(f"if not {JAM_RAN}:", lanes, [JAM_RAN])
+            return block
+
         def nest(loop_heads: list[tuple[str, Read]], narrowed: Read) -> Block:
             """The loops ``loop_heads`` around one instance; jammed (``jam.py``): the innermost
             loop runs whole blocks of the jammed clone, then the rest one by one."""
             if jam is None:
                 return self._nest(loop_heads, instance(narrowed))
-            symbol, width = jam
             var, bound = loop_heads[-1]
             inner = blocked_loop(
-                var, Read("0", ()), bound, width, instance(narrowed, jammed=symbol), instance(narrowed)
+                var, Read("0", ()), bound, jam.width, jammed_block(var, narrowed), instance(narrowed)
             )
             return self._nest(loop_heads[:-1], inner)
 
@@ -197,7 +208,7 @@ class LoopNest:
         var, bound = heads[0]
         if dims == 1:
             if scratch is None or scratch.zero_only:
-                jammed = None if jam is None else (jam[1], instance(narrowed, jammed=jam[0]))
+                jammed = None if jam is None else (jam.width, jammed_block(var, narrowed))
                 return out.extend(chunks.loop(var, bound, instance(narrowed), around=around, jammed=jammed))
             # (the zero-filling loop in a chunk function of its own: chunks.py, scratch.py)
             split = (scratch.flag(), instance(narrowed, True))
@@ -216,7 +227,7 @@ class LoopNest:
         order: tuple[int, ...],
         swap: dict[int, dict[int, str]] | None,
         names: Names | None,
-    ) -> tuple[str, int] | None:
+    ) -> Jammed | None:
         """The jammed clone running neighbouring instances along the innermost loop's axis
         (``jam.py``; an LLVM leaf's: ``llvm_native/wijam.py``) and its width, or ``None``:
         the group is one leaf without privatized atomics, whose inputs are the same along
@@ -281,7 +292,7 @@ class LoopNest:
         names: Names | None = None,
         parallel: bool = False,
         scratch: ScratchCall | None = None,
-        callee: str | None = None,
+        callee: Jammed | None = None,
     ) -> Block:
         """One instance of the group's nodes. ``capture``: keep the values that are sent on
         as the last instance's; ``parallel``: the code runs outside any parallel loop of a
@@ -295,7 +306,8 @@ class LoopNest:
             k = scope.index[id(node)]
             args = [scope.read(node, p, idx, group, names) for p in range(len(node.function.params))]
             mine = scratch is not None and scratch.node is node  # (its _each function, with the buffers)
-            call = callee or (scratch.callee() if mine else gen.callee(node, parallel and node.dims == 0))  # type: ignore[union-attr]
+            call = callee.symbol if callee else None
+            call = call or (scratch.callee() if mine else gen.callee(node, parallel and node.dims == 0))  # type: ignore[union-attr]
             if swap and id(node) in swap:  # privatized atomics: the leaf's variant on private copies
                 for p, private in swap[id(node)].items():
                     args[p] = local(private)
@@ -308,8 +320,9 @@ class LoopNest:
             if mine:
                 texts += scratch.buffers()  # type: ignore[union-attr]
                 reads += scratch.buffers()  # type: ignore[union-attr]
-            if callee is not None:  # (a jammed clone returns nothing: _jam)
-                out.add(f"{call}({', '.join(texts)})", reads)
+            if callee is not None:  # (a jammed clone returns nothing, or whether it ran: _jam)
+                ran = [JAM_RAN] if callee.guarded else []
+                out.add(f"{JAM_RAN} = " * bool(ran) + f"{call}({', '.join(texts)})", reads, ran)
                 continue
             out.add(f"{result} = {call}({', '.join(texts)})", reads, [result])
             n_out = len(node.function.out_types)
