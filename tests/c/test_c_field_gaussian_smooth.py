@@ -17,12 +17,19 @@ from hpvmc_helpers import compiled_program, needs_clang, needs_llvm_leaves
 
 import hpvm
 from hpvm.backends import get_backend
+from hpvm.backends.cpu import jam
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
 PROGRAM = Path(__file__).parent / "programs" / "gaussian_smooth.cc"  # (a fixed path: zig's cache finds it)
 
 program = compiled_program(PROGRAM)
+
+
+@pytest.fixture(autouse=True)
+def jam_on(monkeypatch):
+    """The test of the jammed nest is about jamming: on, even where ``HPVM_CPU_JAM=0``."""
+    monkeypatch.setattr(jam.JAM, "enabled", True)
 
 
 def _filter(size: int) -> np.ndarray:
