@@ -294,6 +294,24 @@ def _llvm_clone(
     return generated_clone(leaf, symbol, source, line, native.levels, barriers), (source, group, names)
 
 
+def _llvm_wrapper(
+    symbol: str, leaf: LeafFunction, source: str, namespace: dict[str, Any], inline: bool
+) -> tuple[types.ModuleType, Any]:
+    """``source`` (an LLVM leaf's wrapper functions, ``numba_call.py``) run in a module of its
+    own, and its function ``symbol`` compiled by Numba (inlined into its callers unless
+    ``inline`` is off: diagnostic compiles)."""
+    import numba
+
+    prefix = "hpvm_generated" if inline else "hpvm_diagnostic"
+    module = _module(f"{prefix}.{symbol}", leaf.location.file, namespace)
+    exec(compile(source, leaf.location.file, "exec"), module.__dict__)
+    options = {"inline": "always"} if inline else {}
+    module.__dict__[symbol] = numba.njit(nogil=True, error_model=ERROR_MODEL, **options)(
+        module.__dict__[symbol]
+    )
+    return module, module.__dict__[symbol]
+
+
 def _compile_llvm_leaf(
     clone: LeafClone, sources: tuple[str, str | None, dict[str, Any]], helpers: dict[str, Any], inline: bool
 ) -> tuple[str | None, _LLVMDispatchers]:
@@ -304,12 +322,9 @@ def _compile_llvm_leaf(
     import numba
 
     source, group, names = sources
-    prefix = "hpvm_generated" if inline else "hpvm_diagnostic"
-    module = _module(f"{prefix}.{clone.symbol}", clone.leaf.location.file, {**helpers, **names})
-    exec(compile(source + (group or ""), clone.leaf.location.file, "exec"), module.__dict__)
-    options = {"inline": "always"} if inline else {}
-    one = numba.njit(nogil=True, error_model=ERROR_MODEL, **options)(module.__dict__[clone.symbol])
-    module.__dict__[clone.symbol] = one
+    module, one = _llvm_wrapper(
+        clone.symbol, clone.leaf, source + (group or ""), {**helpers, **names}, inline
+    )
     if group is None:
         return None, _LLVMDispatchers(one)
     symbol = f"{clone.symbol}_group"
@@ -325,8 +340,6 @@ def _llvm_jammer(
     not jammed. Named by the clone's symbol (its digest), the axis and the width."""
 
     def jammed(leaf: LeafFunction, axis: int, width: int) -> tuple[str, Any] | None:
-        import numba
-
         from ..llvm_native.native import native_leaf
         from ..llvm_native.numba_call import jam_wrapper
 
@@ -336,11 +349,7 @@ def _llvm_jammer(
         if isinstance(made, str):
             return None
         source, names = made
-        prefix = "hpvm_generated" if inline else "hpvm_diagnostic"
-        module = _module(f"{prefix}.{symbol}", leaf.location.file, {**helpers, **names})
-        exec(compile(source, leaf.location.file, "exec"), module.__dict__)
-        options = {"inline": "always"} if inline else {}
-        return symbol, numba.njit(nogil=True, error_model=ERROR_MODEL, **options)(module.__dict__[symbol])
+        return symbol, _llvm_wrapper(symbol, leaf, source, {**helpers, **names}, inline)[1]
 
     return jammed
 

@@ -101,7 +101,8 @@ def jam_width(ir: ops.LeafIR, axis: int) -> int:
     """How many instances one call of the jammed leaf runs: ``MAX_WIDTH``, halved while
     the lanes' copies would hold more than ``MAX_STATEMENTS`` (a guarded leaf's: those of
     its body with the guard taken)."""
-    ir = (_assumed(ir, axis) if guarded(ir, axis) else None) or ir
+    taken = _guard_taken(ir, axis)
+    ir = taken[0] if taken is not None else ir
     per_lane = max(1, _lane_size(ir.body, _facts(ir, axis)))
     width = MAX_WIDTH
     while width > MIN_WIDTH and per_lane * width > MAX_STATEMENTS:
@@ -128,8 +129,8 @@ def jam_problem(ir: ops.LeafIR, axis: int) -> str | None:
                     return f"a local array on line {stmt.line}"
     facts = _facts(ir, axis)
     if not any(_shared_loop(stmt, facts) for stmt in ops.walk_stmts(body)):
-        assumed = _assumed(ir, axis)
-        if assumed is None or jam_problem(assumed, axis) is not None:
+        taken = _guard_taken(ir, axis)
+        if taken is None or jam_problem(taken[0], axis) is not None:
             return "no loop its neighbouring instances share"
         return None
     per_lane = _lane_size(body, facts)
@@ -141,25 +142,24 @@ def jam_problem(ir: ops.LeafIR, axis: int) -> str | None:
 def guarded(ir: ops.LeafIR, axis: int) -> bool:
     """Whether ``ir`` is jammed in its guarded form (module doc, "Guards"): its clone then
     returns whether it ran its lanes."""
+    return _guard_taken(ir, axis) is not None
+
+
+def _guard_taken(ir: ops.LeafIR, axis: int) -> tuple[ops.LeafIR, ops.If] | None:
+    """``ir`` with its guard taken, and the guard; ``None`` unless ``ir`` shares no loop of
+    its own and its body (less a closing ``return``) ends in an ``if`` without ``else`` whose
+    condition differs between lanes, with only assignments before it (nothing that writes
+    memory: its lanes' conditions are known before anything is done)."""
     body = _without_final_return(ir.body)
     facts = _facts(ir, axis)
-    return (
-        not any(_shared_loop(stmt, facts) for stmt in ops.walk_stmts(body)) and _assumed(ir, axis) is not None
-    )
-
-
-def _assumed(ir: ops.LeafIR, axis: int) -> ops.LeafIR | None:
-    """``ir`` with its guard taken, or ``None`` without one: its body (less a closing
-    ``return``) ends in an ``if`` without ``else`` whose condition differs between lanes,
-    and only assignments come before it (nothing that writes memory: its lanes' conditions
-    are known before anything is done)."""
-    body = _without_final_return(ir.body)
+    if any(_shared_loop(stmt, facts) for stmt in ops.walk_stmts(body)):
+        return None
     if not body or not isinstance(body[-1], ops.If) or body[-1].orelse:
         return None
     guard = body[-1]
-    if guard.line not in _facts(ir, axis).divergent or not all(isinstance(s, ops.Assign) for s in body[:-1]):
+    if guard.line not in facts.divergent or not all(isinstance(s, ops.Assign) for s in body[:-1]):
         return None
-    return replace(ir, body=(*body[:-1], *guard.body))
+    return replace(ir, body=(*body[:-1], *guard.body)), guard
 
 
 def _shared(loop: ops.For | ops.While, facts: Uniform) -> bool:
@@ -214,12 +214,10 @@ def jam_leaf(ir: ops.LeafIR, axis: int, width: int) -> ops.LeafIR:
     """``ir`` (lowered, ``jam_problem`` ``None``) as a leaf running the ``width`` instances
     whose ``axis`` ids are its own id and the next ``width - 1`` (module doc, "What"); in
     the guarded form (``guarded``), returning whether it did (module doc, "Guards")."""
+    taken = _guard_taken(ir, axis)
     guard = None
-    if guarded(ir, axis):
-        test = _without_final_return(ir.body)[-1]
-        assert isinstance(test, ops.If)
-        ir, guard = _assumed(ir, axis), test  # type: ignore[assignment]
-        assert ir is not None
+    if taken is not None:
+        ir, guard = taken
     facts = _facts(ir, axis)
     varying = facts.varying
     own_id = ictx.ID + axis

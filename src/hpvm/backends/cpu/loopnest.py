@@ -232,7 +232,7 @@ class LoopNest:
         (``jam.py``; an LLVM leaf's: ``llvm_native/wijam.py``) and its width, or ``None``:
         the group is one leaf without privatized atomics, whose inputs are the same along
         that loop, and of whose outputs only the last instance's values are used (the
-        jammed clone returns nothing)."""
+        jammed clone returns nothing, or a guarded one whether it ran: ``jammed_block``)."""
         if len(group.nodes) != 1 or (swap and id(group.nodes[0]) in swap):
             return None
         node = group.nodes[0]
