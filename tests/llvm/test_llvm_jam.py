@@ -339,3 +339,30 @@ def test_leaves_not_jammed_and_why(text: str, reason: str) -> None:
     made, why = jam_module(native_leaf(_leaf(root)), 0, 8)
     assert made is None and why == reason
     assert "_jam0w" not in _generated(root)
+
+
+MATVEC = Path(__file__).parent / "hpvm9" / "matvec_guarded.ll"  # (GenHPVM's LLVM 9 text)
+
+
+@pytest.mark.parametrize(("n", "m", "grid"), [(37, 5, 40), (64, 9, 64), (3, 4, 8), (29, 0, 32)])
+def test_a_genhpvm_guarded_kernel_runs_jammed_as_interp_does(n: int, m: int, grid: int) -> None:
+    # A^T v over a grid rounded up past n, the body under `if (x < n)`: blocks wholly inside
+    # run jammed, the one straddling n lane by lane, and nothing is written past y[n - 1].
+    root = llvm.from_hpvm_ir(MATVEC.read_text(), file=str(MATVEC))
+    rng = np.random.default_rng(n + m)
+    a = rng.standard_normal((m, n)).astype(np.float32)
+    v = rng.standard_normal(m).astype(np.float32)
+    results = {}
+    for target in ("cpu", "interp"):
+        y = np.full(n + 1, np.nan, np.float32)  # (one element past n: must stay untouched)
+        _run(root, (a.reshape(-1).view(np.uint8), v.view(np.uint8), y[:n].view(np.uint8), n, m, grid), target)
+        results[target] = y
+    np.testing.assert_array_equal(results["cpu"], results["interp"])
+    assert np.isnan(results["cpu"][n])
+    want = np.zeros(n, np.float32)
+    for k in range(m):  # each element's sum in its own order, as the leaf takes it
+        want = (want + a[k] * v[k]).astype(np.float32)
+    np.testing.assert_array_equal(results["cpu"][:n], want)
+    text, why = jam_module(native_leaf(_leaf(root)), 0, 8)
+    assert why == "" and text is not None
+    assert f"_jam0w{jam.MAX_WIDTH}(" in _generated(root)
