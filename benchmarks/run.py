@@ -85,7 +85,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -305,13 +305,23 @@ class Bench:
         return max(self.repeat, min(200, int(self.sizes.min_sample_s / seconds)))
 
     def interleaved(
-        self, runs: dict[str, Callable[[], object]], first: dict[str, float], steady: int = 0
+        self,
+        runs: dict[str, Callable[[], object]],
+        first: dict[str, float],
+        steady: int = 0,
+        extras: Collection[str] = (),
     ) -> dict[str, float]:
         """Median seconds per call of every run, one sample of each in turn.
 
         ``first`` holds the time of each run's last (warm) call, which sets the number of
         samples: fast kernels get more of them, and the slowest run decides, so that the
         row's total time stays bounded.
+
+        ``extras``: runs shown beside the row's ratio but not in it (NumPy, the peers).
+        They do not set the number of rounds — a 250 ms NumPy step left the stencil's 100
+        launches (20 ms) with 5 samples a side, and their ratio swung 0.7–2.0× between runs
+        — each takes its own number of samples instead (``samples_for`` its own time),
+        spread evenly over the rounds, still interleaved with the others.
 
         ``steady`` > 0: a sample is one untimed call, then the mean of ``steady`` calls in
         a row — each run's cost in a loop of its own calls, with what the previous run
@@ -321,10 +331,19 @@ class Bench:
         """
         if not runs:
             return {}
-        samples = self.samples_for(max(first.get(name, 0.0) for name in runs) * max(1, steady + 1))
+        scale = max(1, steady + 1)
+        measured = [name for name in runs if name not in extras] or list(runs)
+        samples = self.samples_for(max(first.get(name, 0.0) for name in measured) * scale)
+        due = {  # the rounds each extra takes part in
+            name: sample_rounds(min(samples, self.samples_for(first.get(name, 0.0) * scale)), samples)
+            for name in runs
+            if name not in measured
+        }
         times: dict[str, list[float]] = {name: [] for name in runs}
-        for order in rotations(list(runs.items()), samples):
+        for r, order in enumerate(rotations(list(runs.items()), samples)):
             for name, fn in order:
+                if name in due and r not in due[name]:
+                    continue
                 if steady:
                     fn()
                 start = time.perf_counter()
@@ -353,6 +372,11 @@ def rotations(items: list[Any], rounds: int) -> Iterator[list[Any]]:
     for r in range(rounds):
         k = r % len(items) if items else 0
         yield items[k:] + items[:k]
+
+
+def sample_rounds(count: int, rounds: int) -> frozenset[int]:
+    """``count`` of the rounds ``0 .. rounds-1``, spread evenly (the first always among them)."""
+    return frozenset((k * rounds) // count for k in range(count))
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -439,7 +463,7 @@ def kernel_row(
 
     # hpvm back ends first, then the baselines
     order = {k: runs[k] for k in sorted(runs, key=lambda k: (k in (NUMBA, "NumPy"), k))}
-    medians = ctx.interleaved(order, first)
+    medians = ctx.interleaved(order, first, extras=("NumPy",))
     for target, fn in slow.items():
         medians[target] = ctx.alone(fn, ctx.interp_estimate(*interp))
     for target in hpvm_impls:
@@ -454,7 +478,7 @@ def kernel_row(
         # peer is compared with hpvm in the same rounds, not through Numba across rounds.
         if "cpu" in runs:
             peer_runs["cpu"] = runs["cpu"]
-        again = ctx.interleaved(peer_runs, first)
+        again = ctx.interleaved(peer_runs, first, extras=tuple(peers))
         for name in peers:
             row.peers[name] = fmt_time(again[name])
             row.data[f"{name}_s"] = again[name]
@@ -801,7 +825,7 @@ def bench_pipeline(ctx: Bench) -> list[Row]:
                 first[mode] = timed(fn)
                 runs[mode] = fn
     order = {k: runs[k] for k in sorted(runs, key=lambda k: (k in (NUMBA, "NumPy"), k))}
-    medians = ctx.interleaved(order, first)
+    medians = ctx.interleaved(order, first, extras=("NumPy",))
     for mode, fn in slow.items():
         medians[mode] = ctx.alone(fn, ctx.interp_estimate(estimate, 1.0) / 2)
     medians["NumPy"] *= count / len(numpy_frames)

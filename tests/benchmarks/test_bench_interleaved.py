@@ -53,3 +53,38 @@ def test_one_call_samples_pay_the_other_runs_leftovers(monkeypatch):
     medians = _bench().interleaved(runs, {name: 1.0 for name in runs})
     assert len(calls) == 2 * _bench().samples_for(1.0)
     assert any(medians[name] > COST[name] for name in COST)  # (why the launch row uses steady)
+
+
+def test_extras_do_not_set_the_rounds_and_take_their_own_samples_among_them(monkeypatch):
+    clock = [0.0]
+    calls: list[str] = []
+    monkeypatch.setattr(run.time, "perf_counter", lambda: clock[0])
+    cost = {"cpu": 0.02, "numba": 0.02, "numpy": 0.25}  # the stencil row's 100 launches, NumPy's
+
+    def call(name: str):
+        def fn() -> None:
+            clock[0] += cost[name]
+            calls.append(name)
+
+        return fn
+
+    bench = _bench()
+    runs = {name: call(name) for name in cost}
+    medians = bench.interleaved(runs, dict(cost), extras=("numpy",))
+    rounds = bench.samples_for(0.02)
+    assert calls.count("cpu") == calls.count("numba") == rounds == 50  # min_sample_s / 0.02
+    assert calls.count("numpy") == bench.samples_for(0.25) == 5  # its own count (repeat)
+    assert medians == pytest.approx(cost)
+    # spread over the rounds (one every tenth round), not bunched at the start
+    positions = [calls[: i + 1].count("cpu") for i, name in enumerate(calls) if name == "numpy"]
+    assert all(b - a >= rounds // 5 - 1 for a, b in zip(positions, positions[1:], strict=False))
+    # without extras the slowest run decides, as before
+    calls.clear()
+    bench.interleaved(runs, dict(cost))
+    assert calls.count("cpu") == calls.count("numpy") == 5
+
+
+@pytest.mark.parametrize(("count", "rounds"), [(1, 1), (1, 9), (5, 50), (7, 7), (3, 10)])
+def test_sample_rounds_are_distinct_within_range_and_start_at_the_first(count, rounds):
+    picked = run.sample_rounds(count, rounds)
+    assert len(picked) == count and 0 in picked and max(picked) < rounds

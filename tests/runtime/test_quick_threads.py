@@ -1,7 +1,8 @@
 """Quick launches on one thread (``quick.Runs.threads``): a tiny graph's run on all threads
 is mostly the wake-up of the OpenMP team, so a quick launch whose run key's fastest run
 took under ``ONE_THREAD_PROBE_S`` tries ``ONE_THREAD_PROBES`` runs on one thread, and
-keeps to one thread while that is the faster. That changes only how many threads run it: the results, the
+keeps to one thread while that is the faster (for good on all threads once one thread is
+``ONE_THREAD_LOSS`` times slower). That changes only how many threads run it: the results, the
 errors and the calling thread's own Numba thread count stay what they were.
 """
 
@@ -117,6 +118,8 @@ def test_recorded_runs_keep_the_fastest_of_each_kind_and_choose_by_them(runs):
         assert chosen == (1 if every < quick.ONE_THREAD_PROBE_S else None)
     elif probes < quick.ONE_THREAD_PROBES:
         assert chosen == 1  # (the probes go on)
+    elif one >= quick.ONE_THREAD_LOSS * every:
+        assert chosen is None and known.plain  # settled on all threads: far behind on one
     else:
         assert chosen == (1 if one < every else None)
     before = runs[-2][0] if len(runs) > 1 else quick._NEVER
@@ -176,9 +179,24 @@ def test_after_the_probes_every_recheck_th_run_tries_the_other_count():
     chosen = [runs.threads() for _ in range(2 * quick.RECHECK_EVERY)]
     assert chosen.count(None) == 2 and chosen[quick.RECHECK_EVERY - 1] is None
     assert all(c == 1 for i, c in enumerate(chosen) if (i + 1) % quick.RECHECK_EVERY)
-    runs.add(3.5e-6)  # the recheck on all threads, warm: faster
+    runs.add(5e-6)  # the recheck on all threads, warm: faster, by less than ONE_THREAD_LOSS
     chosen = [runs.threads() for _ in range(quick.RECHECK_EVERY)]
     assert chosen.count(1) == 1 and chosen.count(None) == quick.RECHECK_EVERY - 1
+
+
+def test_a_key_far_faster_on_all_threads_settles_there_for_good():
+    """The stencil's step on a quiet machine: 95 µs on all threads (under the probe limit),
+    170–190 µs on one. After the probes it never runs on one thread again, and a replay
+    reads ``plain`` (no thread count got and set per launch)."""
+    runs = quick.Runs()
+    runs.add(95e-6)
+    for _ in range(quick.ONE_THREAD_PROBES):
+        assert runs.threads() == 1 and not runs.plain
+        runs.add(172e-6, 1)
+    assert runs.plain
+    assert [runs.threads() for _ in range(3 * quick.RECHECK_EVERY)] == [None] * (3 * quick.RECHECK_EVERY)
+    runs.add(400e-6)  # a slow run later changes nothing: the fastest times stand
+    assert runs.plain and runs.threads() is None
 
 
 def test_a_key_never_probed_is_never_rechecked_on_one_thread():

@@ -43,7 +43,8 @@ exception types at the same call as from a worker.
 A quick run of a tiny graph may use one thread (``Runs.threads``): its run on all threads
 is then mostly the wake-up of the OpenMP team, which one thread does not pay. Which one is
 faster is measured per run key, not guessed: ``ONE_THREAD_PROBES`` runs on one thread once
-the key's fastest run on all threads took under ``ONE_THREAD_PROBE_S``, then the faster.
+the key's fastest run on all threads took under ``ONE_THREAD_PROBE_S``, then the faster
+(all threads for good once one thread is ``ONE_THREAD_LOSS`` times slower).
 """
 
 from __future__ import annotations
@@ -106,6 +107,15 @@ ONE_THREAD_PROBES = 3
 #: against 5.4–6.4 µs on one thread (the thread count's get and set alone: 1.7–2.0 µs).
 RECHECK_EVERY = 32
 
+#: Once the probes are done, a run key whose fastest run on one thread took this many times
+#: its fastest on all threads or more settles on all threads: no more rechecks, and no
+#: thread count got and set per launch (1.7–2.0 µs). One thread wins only by skipping the
+#: team's wake-up; a run that far behind is the work's own, and a fastest time only falls.
+#: Without it, the stencil's 100 launches (fastest 94–99 µs on all threads on a quiet
+#: 2-core machine, under ``ONE_THREAD_PROBE_S``) ran every 32nd step on one thread (170–190
+#: µs) and paid the count's get and set on every launch: 1.10–1.14× the Numba step.
+ONE_THREAD_LOSS = 1.5
+
 _NEVER = float("inf")
 
 
@@ -146,7 +156,8 @@ class Runs:
         the fastest run on all threads took under ``ONE_THREAD_PROBE_S``, then 1 while the
         fastest run on one thread beats the fastest on all of them, except every
         ``RECHECK_EVERY``-th run, which takes the other count; else ``None`` (the back end's
-        default). Called once per quick run (it counts them)."""
+        default) — for good once one thread's fastest is ``ONE_THREAD_LOSS`` times all
+        threads' or more. Called once per quick run (it counts them)."""
         probes = self.probes
         if self.plain:
             return None  # (never probed: not a tiny graph)
@@ -170,7 +181,9 @@ class Runs:
             min(self.every, self.one) < QUICK_RUN_S
             and (seconds < LOADED_RUN_S or (seconds < PREEMPTED_RUN_S and self.before < LOADED_RUN_S))
         )
-        self.plain = not self.probes and not self.every < ONE_THREAD_PROBE_S
+        self.plain = (not self.probes and not self.every < ONE_THREAD_PROBE_S) or (
+            self.probes >= ONE_THREAD_PROBES and self.one >= ONE_THREAD_LOSS * self.every
+        )
 
 
 _TIMES: weakref.WeakKeyDictionary[InternalFunction, dict[Any, Runs]] = weakref.WeakKeyDictionary()
