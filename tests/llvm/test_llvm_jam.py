@@ -12,6 +12,7 @@ leaves that cannot be jammed say why.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 from hpvm import llvm
 from hpvm.backends import get_backend
 from hpvm.backends.cpu import jam
+from hpvm.backends.llvm_native import wijam
 from hpvm.backends.llvm_native.native import native_leaf
 from hpvm.backends.llvm_native.wijam import jam_module, jam_symbol
 from hpvm.ir.graph import LeafFunction, functions
@@ -366,3 +368,61 @@ def test_a_genhpvm_guarded_kernel_runs_jammed_as_interp_does(n: int, m: int, gri
     text, why = jam_module(native_leaf(_leaf(root)), 0, 8)
     assert why == "" and text is not None
     assert f"_jam0w{jam.MAX_WIDTH}(" in _generated(root)
+
+
+def _fresh_answers(monkeypatch: pytest.MonkeyPatch, cache: Path) -> None:
+    """A new process's state: nothing built in memory, ``cache`` as hpvm's cache."""
+    monkeypatch.setenv("HPVM_CACHE_DIR", str(cache))
+    monkeypatch.setattr(wijam, "_MODULES", {})
+
+
+@pytest.mark.parametrize("gpu", [True, False], ids=["jammed", "refused"])
+def test_a_jam_answer_is_stored_and_a_later_process_reads_it_without_building(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, gpu: bool
+) -> None:
+    """Whether to jam is decided when the graph's code is generated, also when Numba's cache
+    then serves that code: the answer (module or reason) is kept in hpvm's cache."""
+    root = GPU_ROOT if gpu else llvm.from_hpvm_ir(DECLS + matmul_text(True, BARRIER))
+    native = native_leaf(_leaf(root))
+    _fresh_answers(monkeypatch, tmp_path)
+    first = jam_module(native, 0, 8)
+    assert first[1] == ("" if gpu else "it reaches a barrier or malloc") and (first[0] is not None) == gpu
+    assert len(list((tmp_path / "llvm-jam").glob("*.json"))) == 1
+    _fresh_answers(monkeypatch, tmp_path)
+
+    def no_build(*args: object) -> None:
+        raise AssertionError("built again although stored")
+
+    monkeypatch.setattr(wijam, "_build", no_build)
+    assert jam_module(native, 0, 8) == first
+
+
+def test_a_damaged_stored_answer_is_built_again_and_replaced(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    native = native_leaf(_leaf(GPU_ROOT))
+    _fresh_answers(monkeypatch, tmp_path)
+    want = jam_module(native, 0, 8)
+    (stored,) = (tmp_path / "llvm-jam").glob("*.json")
+    for damage in ("", "{not json", '{"text": 3}', "[]"):
+        stored.write_text(damage)
+        _fresh_answers(monkeypatch, tmp_path)
+        assert jam_module(native, 0, 8) == want
+        assert json.loads(stored.read_text()) == {"text": want[0], "why": want[1]}
+    assert [p.name for p in (tmp_path / "llvm-jam").iterdir()] == [stored.name]  # (no temporary left)
+
+
+def test_another_axis_width_or_leaf_is_another_stored_answer(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _fresh_answers(monkeypatch, tmp_path)
+    gpu, c_order = (
+        native_leaf(_leaf(GPU_ROOT)),
+        native_leaf(_leaf(llvm.from_hpvm_ir(DECLS + matmul_text(False)))),
+    )
+    answers = {
+        (n.digest, a, w): jam_module(n, a, w) for n in (gpu, c_order) for a, w in ((0, 8), (1, 8), (0, 4))
+    }
+    assert len(list((tmp_path / "llvm-jam").glob("*.json"))) == len(answers) == 6
+    assert answers[(gpu.digest, 0, 8)][1] == "" and answers[(c_order.digest, 1, 8)][1] == ""
+    assert answers[(gpu.digest, 0, 8)][0] != answers[(gpu.digest, 0, 4)][0]

@@ -2,7 +2,8 @@
 ``~/.cache/hpvm``.
 
 One place for every layer that caches on disk (the ``cpu`` back end's generated graph
-code; HPVM-C's clang output under ``c-ir/`` and host libraries under ``c-host/``), so one
+code and its jammed LLVM leaves under ``llvm-jam/``; HPVM-C's clang output under ``c-ir/``
+and host libraries under ``c-host/``), so one
 variable moves them all.
 """
 
