@@ -2,7 +2,9 @@
 (``programs/mri_q.cc``: one leaf instance per voxel on a 1-D grid rounded up to whole
 blocks of 8, the whole body under ``if (t < numX)``, a loop over every k-space sample each
 instance runs alike, ``cosf`` and ``sinf`` in it, a ``std::vector`` host checking within
-Parboil's tolerance). On cpu the leaf runs jammed along x (``llvm_native/wijam.py``), and
+Parboil's tolerance). ``programs/mriq.c`` is the two-leaf C version, which launches
+exactly ``numX`` instances; this one rounds the grid up, as a CUDA launch of whole blocks
+does, so the guard fails in the last block. On cpu the leaf runs jammed along x (``llvm_native/wijam.py``), and
 gives interp's result to the bit; the jam's module, built once, is read back from hpvm's
 cache by a later process (``wijam._stored``)."""
 

@@ -5,6 +5,8 @@
 // structure-of-arrays form the GPU version uses), accumulating cos and sin terms. A C++
 // host with std::vector makes the samples, computes Q itself and counts the voxels off by
 // more than Parboil's tolerance (its own check compares against a reference output file).
+// (mriq.c is the two-leaf C version, launching exactly numX instances: here the guard
+// fails in the last block, as it does for a CUDA launch of whole blocks.)
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
