@@ -36,3 +36,22 @@ def test_the_temporary_folder_is_removed_when_the_process_ends(tmp_path):
     made = Path(out.stdout.strip())
     assert made.name.startswith("hpvm-cache-")
     assert not made.exists()
+
+
+def test_write_whole_replaces_the_file_and_leaves_no_temporary(tmp_path):
+    from hpvm.ir.cache import write_whole
+
+    path = tmp_path / "entry.json"
+    write_whole(path, "first")
+    write_whole(path, "second")
+    assert path.read_text() == "second" and [p.name for p in tmp_path.iterdir()] == ["entry.json"]
+
+
+def test_write_whole_into_a_missing_folder_raises_and_leaves_nothing(tmp_path):
+    import pytest
+
+    from hpvm.ir.cache import write_whole
+
+    with pytest.raises(OSError):
+        write_whole(tmp_path / "gone" / "entry.json", "text")
+    assert list(tmp_path.iterdir()) == []

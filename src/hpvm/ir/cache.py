@@ -10,6 +10,7 @@ variable moves them all.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import tempfile
@@ -47,4 +48,20 @@ def cache_folder(name: str) -> Path:
         return folder
 
 
-__all__ = ["cache_folder", "cache_root"]
+def write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: into a temporary file beside it, then
+    renamed over it, so that a process reading the cache (or racing to write the same
+    entry) never sees half a file. Raises ``OSError`` as writing does, the temporary file
+    removed."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+__all__ = ["cache_folder", "cache_root", "write_whole"]

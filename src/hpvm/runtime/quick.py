@@ -160,7 +160,7 @@ class Runs:
         threads' or more. Called once per quick run (it counts them)."""
         probes = self.probes
         if self.plain:
-            return None  # (never probed: not a tiny graph)
+            return None  # (never probed: not a tiny graph; or settled on all threads)
         if probes < ONE_THREAD_PROBES:
             return 1
         self.choices += 1

@@ -29,7 +29,7 @@ from ...errors import CompileError, LaunchError
 from ...ir import instance_context as ictx
 from ...ir import pyast
 from ...ir.bodies import LLVM
-from ...ir.cache import cache_root
+from ...ir.cache import cache_root, write_whole
 from ...ir.graph import InternalFunction, LeafFunction, functions
 from ...ir.scratch import covering_llvm_store, llvm_argument, plain_llvm_allocation
 from ...ir.types import ScalarType
@@ -608,9 +608,7 @@ class Compiler:
         digest = hashlib.sha1(source.encode()).hexdigest()[:16]
         path = cache_dir() / f"hpvm_graph_{digest}.py"
         if not path.exists():  # content-addressed: never rewritten, so Numba's cache stays valid
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(source)
-            os.replace(tmp, path)
+            write_whole(path, source)
         return path
 
     def _graph_module(

@@ -102,10 +102,8 @@ def _stored(native: NativeLeaf, axis: int, width: int) -> tuple[str | None, str]
     ports), the axis and width, this package's code and llvmlite's version (the text is
     its LLVM's). A file that cannot be read or written is built again, never an error."""
     import json
-    import os
-    import tempfile
 
-    from ...ir.cache import cache_folder
+    from ...ir.cache import cache_folder, write_whole
 
     name = hashlib.sha1(
         json.dumps(
@@ -120,13 +118,8 @@ def _stored(native: NativeLeaf, axis: int, width: int) -> tuple[str | None, str]
     except (OSError, ValueError, KeyError, TypeError):
         pass
     text, why = _build(native, axis, width)
-    try:
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as out:
-            json.dump({"text": text, "why": why}, out)
-        os.replace(out.name, path)  # (whole or not at all: processes race)
-    except OSError:
-        with contextlib.suppress(OSError, NameError):  # (NameError: the file was never made)
-            os.unlink(out.name)
+    with contextlib.suppress(OSError):  # (not stored: built again next time)
+        write_whole(path, json.dumps({"text": text, "why": why}))
     return text, why
 
 
