@@ -45,6 +45,7 @@ def test_write_whole_replaces_the_file_and_leaves_no_temporary(tmp_path):
     write_whole(path, "first")
     write_whole(path, "second")
     assert path.read_text() == "second" and [p.name for p in tmp_path.iterdir()] == ["entry.json"]
+    assert path.stat().st_mode & 0o777 == 0o644  # (readable by others, as the cache's files were)
 
 
 def test_write_whole_into_a_missing_folder_raises_and_leaves_nothing(tmp_path):

@@ -57,6 +57,7 @@ def write_whole(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w") as out:
             out.write(text)
+        os.chmod(tmp, 0o644)  # (as a plain write leaves it: mkstemp's file is private)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
