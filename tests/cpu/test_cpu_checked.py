@@ -6,6 +6,7 @@ the unchecked results; the two modes are compiled and cached apart."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import hpvm
 import hpvm.backends.cpu as cpu
@@ -75,9 +78,10 @@ def test_an_index_past_the_end_names_the_node_leaf_line_and_array(checked: None)
         "node shift_root/shift ",
         "leaf 'shift'",
         MARKS.at("shift"),
-        "index 64 is out of bounds for axis 0 of 'a' with size 64",
-    ):
+        "index 64 is out of bounds for axis 0 of 'a' with size 64 in instance [63]",
+    ) as raised:
         run_tracked(shift_root, (a, b, 1, 64), "cpu")
+    assert "which instance" not in str(raised.value)
 
 
 def test_the_same_leaf_within_bounds_runs(checked: None) -> None:
@@ -86,9 +90,32 @@ def test_the_same_leaf_within_bounds_runs(checked: None) -> None:
     np.testing.assert_array_equal(b[:63], a[1:])
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(1, 300), k=st.integers(-300, 300))
+def test_the_named_instance_is_one_that_indexes_out_of_bounds(checked: None, n: int, k: int) -> None:
+    """``b[i] = a[i + k]`` over ``n`` instances: in bounds exactly when ``k`` is 0, else the
+    error names an instance ``i`` whose ``i + k`` is out of range, and that index."""
+    a, b = np.arange(n, dtype=np.int64), np.zeros(n, np.int64)
+    if k == 0:
+        run_tracked(shift_root, (a, b, k, n), "cpu")
+        np.testing.assert_array_equal(b, a)
+        return
+    with pytest.raises(OutOfBoundsError) as raised:
+        run_tracked(shift_root, (a, b, k, n), "cpu")
+    found = re.search(
+        r"index (-?\d+) is out of bounds for axis 0 of 'a' with size (\d+) in instance \[(\d+)\]",
+        str(raised.value),
+    )
+    assert found, raised.value
+    index, size, i = (int(g) for g in found.groups())
+    assert (size, index) == (n, i + k) and 0 <= i < n and not 0 <= index < n
+
+
 def test_a_negative_index_is_out_of_bounds_in_checked_mode(checked: None) -> None:
     a, b = np.arange(8, dtype=np.int64), np.zeros(8, np.int64)
-    with fails(OutOfBoundsError, MARKS.at("shift"), "index -1 is out of bounds", "'a'", "negative"):
+    with fails(
+        OutOfBoundsError, MARKS.at("shift"), "index -1 is out of bounds", "'a'", "in instance [0]", "negative"
+    ):
         run_tracked(shift_root, (a, b, -1, 8), "cpu")
 
 
@@ -105,16 +132,21 @@ def test_chained_subscripts_check_the_axis_they_index(checked: None) -> None:
     a, b = np.zeros((8, 8), np.int64), np.zeros((8, 8), np.int64)
     with fails(
         OutOfBoundsError, MARKS.at("transpose"), "index 8 is out of bounds for axis 1 of 'b' with size 8"
-    ):
+    ) as raised:
         run_tracked(transpose_root, (a, b, 1, 8), "cpu")
+    # (x = 7 fails in every row; which row's instance a thread reports first is the schedule's)
+    assert re.search(r"with size 8 in instance \[7, [0-7]\]", str(raised.value)), raised.value
 
 
 def test_an_atomics_index_is_checked(checked: None) -> None:
     bins = np.zeros(4, np.int64)  # i % 5 reaches 4
     with fails(
-        OutOfBoundsError, MARKS.at("atomic"), "index 4 is out of bounds for axis 0 of 'bins' with size 4"
-    ):
+        OutOfBoundsError,
+        MARKS.at("atomic"),
+        "index 4 is out of bounds for axis 0 of 'bins' with size 4 in instance [",
+    ) as raised:
         run_tracked(count_root, (bins, 20), "cpu")
+    assert re.search(r"in instance \[(4|9|14|19)\]", str(raised.value)), raised.value
     bins = np.zeros(5, np.int64)
     run_tracked(count_root, (bins, 20), "cpu")
     np.testing.assert_array_equal(bins, [4] * 5)
@@ -151,9 +183,63 @@ def test_a_barrier_leafs_index_names_the_node_leaf_line_and_array(checked: None,
         "node rotate_root/rotate ",
         "leaf 'rotate'",
         MARKS.at("rotate"),
-        f"index {index} is out of bounds for axis 0 of 'buf' with size 16",
+        f"index {index} is out of bounds for axis 0 of 'buf' with size 16 in instance [{15 if k > 0 else 0}]",
     ):
         _rotate(k)
+
+
+@hpvm.leaf(ins=("x", "buf"), outs=("buf", "y"))
+def rotate_first(x: hpvm.f32[:], buf: hpvm.f32[:], y: hpvm.f32[:], k: hpvm.i64) -> None:
+    lid = hpvm.get_node_instance_id_x(hpvm.get_node())
+    buf[lid] = x[lid]
+    hpvm.barrier()
+    first = buf[k]  # @hoisted
+    hpvm.barrier()
+    y[lid] = buf[lid] + first
+
+
+@hpvm.internal()
+def rotate_first_root(x: hpvm.f32[:], buf: hpvm.f32[:], y: hpvm.f32[:], k: hpvm.i64, n: hpvm.i64):
+    node = hpvm.create_node_1d(rotate_first, n)
+    for port in range(4):
+        hpvm.bind_in(node, port, port)
+
+
+def test_a_barrier_leafs_read_every_instance_makes_alike_names_no_instance(checked: None) -> None:
+    """The phase between the barriers only reads ``buf[k]``, the same for every instance, so
+    the group function runs it once, outside its work-item loops (``barrier_emit.py``): no
+    instance is at fault more than another, and the message says the back end names none."""
+    x, buf, y = np.arange(16, dtype=np.float32), np.zeros(16, np.float32), np.zeros(16, np.float32)
+    with fails(
+        OutOfBoundsError,
+        "node rotate_first_root/rotate_first ",
+        MARKS.at("hoisted"),
+        "index 16 is out of bounds for axis 0 of 'buf' with size 16 (the cpu back end does not say which instance",
+    ):
+        run_tracked(rotate_first_root, (x, buf, y, 16, 16), "cpu")
+    run_tracked(rotate_first_root, (x, buf, y, 2, 16), "cpu")
+    np.testing.assert_array_equal(y, x + 2)
+
+
+@hpvm.leaf(ins=("a",), outs=("b",))
+def pick(a: hpvm.i64[:], b: hpvm.i64[:], k: hpvm.i64) -> None:
+    b[0] = a[k]  # @pick
+
+
+@hpvm.internal()
+def pick_root(a: hpvm.i64[:], b: hpvm.i64[:], k: hpvm.i64):
+    node = hpvm.create_node(pick)
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+def test_a_node_of_one_instance_needs_no_instance_named(checked: None) -> None:
+    a, b = np.arange(4, dtype=np.int64), np.zeros(1, np.int64)
+    with fails(
+        OutOfBoundsError, "node pick_root/pick ", MARKS.at("pick"), "index 9 is out of bounds"
+    ) as raised:
+        run_tracked(pick_root, (a, b, 9), "cpu")
+    assert "instance" not in str(raised.value), raised.value
 
 
 def test_a_barrier_leaf_within_bounds_gives_the_unchecked_result() -> None:

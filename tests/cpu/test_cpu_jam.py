@@ -401,21 +401,31 @@ def skewed_root(a: hpvm.i64[:, :], b: hpvm.i64[:, :], c: hpvm.i64[:, :], off: hp
 
 
 @pytest.mark.usefixtures("hpvm_runtime")
-def test_checked_mode_names_a_jammed_lanes_access(checked):
-    """Instance x = 15 is the last lane of the second block of 8: its read past the end is
-    found in the jammed clone, named as in the plain one."""
+def test_checked_mode_runs_a_jammable_leaf_plain_and_names_the_lane(checked):
+    """Instance x = 15 would be the last lane of the second block of 8. Checked mode jams no
+    leaf (its guards name the instance of the clone's context, one per call): the read past
+    the end names that instance, and the unchecked graph of the same leaf is jammed."""
     a, b = _ints((3, 4), 1), _ints((4, 16), 2)
     c = np.zeros((3, 16), np.int64)
     for v in (a, b, c):
         hpvm.track_memory(v)
     with pytest.raises(
         hpvm.OutOfBoundsError,
-        match=r"leaf 'skewed_point'.*index 16 is out of bounds for axis 1 of 'b' with size 16",
-    ):
+        match=r"leaf 'skewed_point'.*index 16 is out of bounds for axis 1 of 'b' with size 16 "
+        r"in instance \[15, [012]\]",
+    ) as raised:
         hpvm.wait(hpvm.launch(skewed_root, (a, b, c, 1)))
-    assert any("_jam0" in symbol for symbol in get_backend("cpu").prepare(skewed_root).gen.variants)
+    assert "which instance" not in str(raised.value)
+    checked_gen = get_backend("cpu").prepare(skewed_root).gen
+    assert not any("_jam" in symbol for symbol in checked_gen.variants)
     hpvm.wait(hpvm.launch(skewed_root, (a, b, c, 0)))
     np.testing.assert_array_equal(c, a @ b)
+
+
+def test_unchecked_code_jams_the_same_leaf():
+    from hpvm.backends.cpu.backend import CPUBackend
+
+    assert any("_jam0" in symbol for symbol in CPUBackend().prepare(skewed_root).gen.variants)
 
 
 # ---------------------------------------------------------------------------------------

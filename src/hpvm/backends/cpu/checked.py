@@ -13,11 +13,14 @@ checks it (``a[-1]`` reads the last element, where the interpreter raises), and 
 rewritten instead: every integer index of a subscript rooted at a name, ``a[i]``,
 ``a[i, j]``, ``a[i][j]`` (and an atomic's index), becomes ``__hpvm_ix(a, axis, i, code)``,
 which returns ``i`` when ``0 <= i < a.shape[axis]`` (one unsigned compare) and otherwise
-raises ``IndexError(code, i, size)``. ``code`` names the access: the leaf, its line and the
-array, recorded here when the clone is rewritten. The exception takes the channel a
-``raise`` in a leaf takes (parallel loops: ``loop_errors.py``), and ``raised.py`` turns it
-into an ``OutOfBoundsError`` naming the node, leaf, line, array, index and size — the
-interpreter's message, without the instance.
+raises ``IndexError(code, i, size, x, y, z, dims)``. ``code`` names the access: the leaf,
+its line and the array, recorded here when the clone is rewritten; ``x, y, z, dims`` are the
+failing instance's ids and its node's number of dimensions, read from the clone's context
+(``__hpvm_ctx``). The exception takes the channel a ``raise`` in a leaf takes (parallel
+loops: ``loop_errors.py``), and ``raised.py`` turns it into an ``OutOfBoundsError`` naming
+the node, leaf, line, array, index, size and instance — the interpreter's message. (The
+instance is the context's, so checked code never jams a leaf: a jammed clone runs several
+instances under one context. ``GraphGen(jam=False)``.)
 
 ``code`` is a hash of the clone's symbol (which carries a digest of the leaf) and the
 access's ordinal, not a counter: Numba's disk cache keys a function by its bytecode, which
@@ -25,9 +28,10 @@ holds constants only by position, so a code must mean the same access in every p
 
 Leaves with barriers run as a group function generated from their phases
 (``barrier_emit.py``), not the clone's def: its syntax tree is guarded the same way
-(``checked_group``), each access named by the leaf's line its generated line comes from.
-(Before, it was compiled with Numba's ``boundscheck``: an error named only the graph, and a
-negative index wrapped.)
+(``checked_group``), each access named by the leaf's line its generated line comes from;
+inside its work-item loops an access names the loop variables' instance, and a statement
+hoisted out of them (the same for every instance) names none. (Before, it was compiled with
+Numba's ``boundscheck``: an error named only the graph, and a negative index wrapped.)
 
 Not covered: a subscript whose base is not a plain name (``f(x)[i]``), an index below a
 slice (``a[1:][i]``), and slices themselves (they clamp, as in NumPy).
@@ -38,24 +42,30 @@ from __future__ import annotations
 import ast
 import copy
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ...errors import SourceLocation
+from ...ir import instance_context as ictx
 from ...ir import pyast
 from ...ir.bodies import GeneratedBody
 from ...ir.graph import LeafFunction
+from ...ir.leafir.pyemit import CTX_PARAM
 from ...passes.clone_leaves import LeafClone
+from .barrier_emit import DIMS, IDS
 
 INDEX = "__hpvm_ix"
+#: The guard that also names the instance: ``__hpvm_ixi(a, axis, i, code, x, y, z, dims)``.
+INDEX_AT = "__hpvm_ixi"
 #: Versions checked code (in its generated files' header, beside CODEGEN_VERSION): bump
 #: when the guards change (2: leaves' own functions no longer disk-cached in checked mode,
 #: where graph code cached by 1 could name the unchecked ones' modules; 3: LLVM leaves'
 #: pointers followed through phi/select/local slots, memcpy/memset, atomics, callees; 4:
 #: an LLVM leaf's wrapper passes the failing instance's ids, numba_call._instance; barrier
-#: leaves' group functions guarded here, not by Numba's boundscheck).
-CHECKED_VERSION = 4
+#: leaves' group functions guarded here, not by Numba's boundscheck; 5: a Python leaf's
+#: guards pass the failing instance's ids, and checked code jams no leaf).
+CHECKED_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -81,6 +91,14 @@ def check_index(a: Any, axis: int, i: Any, code: int) -> Any:
     return i
 
 
+def check_index_at(a: Any, axis: int, i: Any, code: int, x: int, y: int, z: int, dims: int) -> Any:
+    """``check_index`` naming the instance: ``IndexError(code, i, size, x, y, z, dims)``."""
+    n = a.shape[axis]
+    if not 0 <= i < n:
+        raise IndexError(code, int(i), n, int(x), int(y), int(z), int(dims))
+    return i
+
+
 _REGISTERED = False
 
 
@@ -90,7 +108,7 @@ def checked_helpers() -> dict[str, Any]:
     if not _REGISTERED:
         _register()
         _REGISTERED = True
-    return {INDEX: check_index}
+    return {INDEX: check_index, INDEX_AT: check_index_at}
 
 
 def _register() -> None:
@@ -111,12 +129,30 @@ def _register() -> None:
 
         return impl
 
+    @overload(check_index_at, inline="always")
+    def _overload_check_index_at(a, axis, i, code, x, y, z, dims):  # type: ignore[no-untyped-def]
+        if not isinstance(a, types.Array) or not isinstance(i, types.Integer):
+            return lambda a, axis, i, code, x, y, z, dims: i
+
+        def impl(a, axis, i, code, x, y, z, dims):  # type: ignore[no-untyped-def]
+            n = a.shape[axis]
+            if np.uint64(i) >= np.uint64(n):
+                raise IndexError(code, np.int64(i), n, np.int64(x), np.int64(y), np.int64(z), np.int64(dims))
+            return i
+
+        return impl
+
 
 def checked_func(clone: LeafClone, func: ast.FunctionDef | None = None) -> ast.FunctionDef:
     """A copy of the clone's def (``func``: another def of it) with its indices guarded;
-    its accesses recorded in ``ACCESSES``."""
+    its accesses recorded in ``ACCESSES``. Each guard names the instance the def's context
+    parameter holds (a clone called once per instance: checked code jams nothing)."""
     tree = copy.deepcopy(func if func is not None else clone.func)
-    _Guard(clone.user, clone.symbol, lambda line: _where(clone, line)).visit(tree)
+    guard = _Guard(clone.user, clone.symbol, lambda line: _where(clone, line))
+    if any(a.arg == CTX_PARAM for a in tree.args.args):
+        offsets = [ictx.ID, ictx.ID + 1, ictx.ID + 2, ictx.DIMS]
+        guard.instance = [_read(f"{CTX_PARAM}[{ictx.index(0, k)}]") for k in offsets]
+    guard.visit(tree)
     return ast.fix_missing_locations(tree)
 
 
@@ -127,19 +163,36 @@ def checked_group(leaf: LeafFunction, symbol: str, file: str, lines: list[tuple[
     line. ``symbol`` (the group function's, which carries a digest of its source) keys the
     accesses' codes."""
     tree = pyast.parse("\n".join(text for text, _ in lines) + "\n")
-    _Guard(leaf, symbol, lambda line: str(SourceLocation(file, lines[line - 1][1]))).visit(tree)
+    _GroupGuard(leaf, symbol, lambda line: str(SourceLocation(file, lines[line - 1][1]))).visit(tree)
     return ast.fix_missing_locations(tree)
 
 
-def access_of(error: BaseException) -> tuple[Access, int, int] | None:
-    """The access a checked index raised ``error`` at, with the index and the size."""
-    if type(error) is not IndexError or len(error.args) != 3:
+@dataclass(frozen=True)
+class Failed:
+    """A checked index out of bounds: where, the index, the size, and the instance's ids
+    (as many as its node has dimensions), or ``None`` where the guard did not know them."""
+
+    access: Access
+    index: int
+    size: int
+    ids: list[int] | None
+
+
+def access_of(error: BaseException) -> Failed | None:
+    """What a checked index that raised ``error`` was, or ``None``: not one."""
+    if type(error) is not IndexError or len(error.args) not in (3, 7):
         return None
-    code, index, size = error.args
+    code, index, size, *instance = error.args
     access = ACCESSES.get(code) if isinstance(code, int) else None
     if access is None:
         return None
-    return access, int(index), int(size)
+    return Failed(access, int(index), int(size), instance_ids(instance) if instance else None)
+
+
+def instance_ids(x_y_z_dims: Sequence[Any]) -> list[int]:
+    """The ids a guard or an LLVM leaf's checked wrapper passed (x, y, z and the node's
+    number of dimensions), as many as the node has dimensions."""
+    return [int(v) for v in x_y_z_dims[: int(x_y_z_dims[3])]]
 
 
 class _Guard(ast.NodeTransformer):
@@ -149,6 +202,9 @@ class _Guard(ast.NodeTransformer):
     def __init__(self, leaf: LeafFunction, symbol: str, where: Callable[[int], str]) -> None:
         self.leaf, self.symbol, self.where = leaf, symbol, where
         self.count = 0
+        #: the expressions of the instance's ids x, y, z and its node's dimensions where the
+        #: guards are, or None (then a guard names no instance)
+        self.instance: list[ast.expr] | None = None
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
         self.generic_visit(node)  # inner subscripts (a[i] of a[i][j]) and the indices first
@@ -183,10 +239,11 @@ class _Guard(ast.NodeTransformer):
             return index  # a slice, ``...``, ``None``: NumPy's meaning
         code = self._code()
         ACCESSES[code] = Access(self.leaf, self.where(line), name, axis)
+        args = [ast.Name(name, ast.Load()), ast.Constant(axis), index, ast.Constant(code)]
+        if self.instance is not None:
+            args += copy.deepcopy(self.instance)
         call = ast.Call(
-            func=ast.Name(INDEX, ast.Load()),
-            args=[ast.Name(name, ast.Load()), ast.Constant(axis), index, ast.Constant(code)],
-            keywords=[],
+            func=ast.Name(INDEX if self.instance is None else INDEX_AT, ast.Load()), args=args, keywords=[]
         )
         return ast.copy_location(call, index)
 
@@ -194,6 +251,31 @@ class _Guard(ast.NodeTransformer):
         self.count += 1
         text = f"{self.symbol}:{self.count}".encode()
         return int(hashlib.sha1(text).hexdigest()[:15], 16)
+
+
+class _GroupGuard(_Guard):
+    """A barrier leaf's group function: inside a work-item loop (``for __hpvm_i_w``, within
+    the loops over z and y, its first statement setting ``__hpvm_i``) a guard names the
+    loops' instance; a statement hoisted out of them runs once for every instance alike, and
+    names none."""
+
+    def visit_For(self, node: ast.For) -> ast.AST:
+        inner = isinstance(node.target, ast.Name) and node.target.id == f"{IDS[0]}_w"
+        if not inner or self.instance is not None:
+            return self.generic_visit(node)
+        node.iter = self.visit(node.iter)  # (its bound: before the instance's ids are set)
+        node.orelse = [self.visit(statement) for statement in node.orelse]
+        self.instance = [_read(name) for name in (*IDS, DIMS)]
+        try:
+            node.body = [self.visit(statement) for statement in node.body]
+        finally:
+            self.instance = None
+        return node
+
+
+def _read(expression: str) -> ast.expr:
+    """``expression``'s syntax tree (a name or a read of the context)."""
+    return ast.parse(expression, mode="eval").body
 
 
 def _base(value: ast.expr) -> tuple[str, int] | None:

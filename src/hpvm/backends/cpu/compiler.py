@@ -508,6 +508,7 @@ class Compiler:
             heap_release,
             scratch,
             llvm_jam=None if self.checked else _llvm_jammer(clones, helpers, inline),
+            jam=not self.checked,  # (checked guards name the instance of a clone's context)
         )
         entry_symbol = gen.graph_function(root, parallel=True)
         program = CompiledProgram(root, levels, None, gen=gen, clones=clones, flow=flow)

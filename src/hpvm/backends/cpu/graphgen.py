@@ -80,6 +80,7 @@ class GraphGen:
         heap_release: frozenset[int] = frozenset(),
         scratch: dict[int, ScratchPlan] | None = None,
         llvm_jam: Callable[[LeafFunction, int, int], tuple[str, Any] | None] | None = None,
+        jam: bool = True,
     ):
         self.levels = levels
         self.clones = clones  # id(leaf) -> clone
@@ -104,6 +105,9 @@ class GraphGen:
         # An LLVM leaf's jammed wrapper (llvm_native/wijam.py): (leaf, axis, width) -> its
         # symbol and compiled dispatcher, or None (the compiler's; not jammed without it).
         self._llvm_jam = llvm_jam
+        # Whether Python leaves may be jammed (jam.py): not in checked mode, whose guards name
+        # the instance their clone's context holds (checked.py), one per call.
+        self._jam = jam
         # What was privatized: (graph function, array, operation, nodes) — a compile report.
         self.privatized: list[tuple[str, str, str, list[str]]] = []
         self.sources: list[str] = []
@@ -321,7 +325,7 @@ class GraphGen:
                 if made is not None:  # (its guard, if any, is handled inside: wijam.py)
                     found = Jammed(made[0], MAX_WIDTH)
                     self.compiled_variants[made[0]] = made[1]
-            elif JAM.enabled and clone.ir is not None and jam_problem(clone.ir, axis) is None:
+            elif self._jam and JAM.enabled and clone.ir is not None and jam_problem(clone.ir, axis) is None:
                 width = jam_width(clone.ir, axis)
                 jammed = clone.reemitted(jam_leaf(clone.ir, axis, width), f"jam{axis}")
                 found = Jammed(jammed.symbol, width, guarded(clone.ir, axis))

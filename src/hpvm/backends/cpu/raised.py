@@ -4,7 +4,8 @@ Compiled code does not know which node it is running, but Numba gives an excepti
 by a ``raise`` statement a traceback entry with that statement's file and line (the clones
 keep the user's lines). The leaf whose source holds the line raised it; the nodes that use
 the leaf are where — one, usually; all of them, said as such, when several nodes share it.
-The instance stays unknown (the interpreter names it). Exceptions Numba raises itself
+The instance stays unknown (the interpreter names it), but for checked mode's indices
+(``checked.py``), whose guards pass it. Exceptions Numba raises itself
 (integer division by zero) carry no such entry: then only the graph is named.
 
 An LLVM leaf has no Python lines: when one raised (an exported Python leaf's ``raise``),
@@ -23,7 +24,7 @@ from ...ir.bodies import GeneratedBody, LLVMBody
 from ...ir.graph import InternalFunction, LeafFunction, Node
 from ..llvm_native.leaf_errors import LeafRaised, recorded
 from ..numba_shared.messages import leaf_at
-from .checked import Access, access_of
+from .checked import Failed, access_of, instance_ids
 
 if TYPE_CHECKING:
     from ..llvm_native.checked import Access as LLVMAccess
@@ -40,7 +41,7 @@ def node_error(
         return _llvm_leaf_error(root, leaves, error)
     checked = access_of(error)
     if checked is not None:
-        return _index_error(root, leaves, *checked)
+        return _index_error(root, leaves, checked)
     what = f"raised {type(error).__name__}: {error}"
     frames = traceback.extract_tb(error.__traceback__)
     found = None
@@ -62,19 +63,21 @@ def node_error(
 
 
 def _index_error(
-    root: InternalFunction,
-    leaves: Sequence[tuple[LeafFunction, LeafFunction]],
-    access: Access,
-    index: int,
-    size: int,
+    root: InternalFunction, leaves: Sequence[tuple[LeafFunction, LeafFunction]], failed: Failed
 ) -> NodeExecutionError:
     """A checked index (checked mode: ``checked.py``) out of bounds: the interpreter's
-    message, without the instance."""
+    message, the instance's ids where the guard passed them."""
+    access, index, ids = failed.access, failed.index, failed.ids
     held = [leaf for written, leaf in leaves if written is access.leaf]
     paths = [path for path, node in _nodes(root, root.name) if any(node.function is h for h in held)]
     hint = " (negative indices are out of bounds in HPVM leaves)" if index < 0 else ""
-    what = f"index {index} is out of bounds for axis {access.axis} of '{access.array}' with size {size}{hint}"
-    return _message(root, paths, f"leaf '{access.leaf.name}', {access.where}", what, OutOfBoundsError)
+    what = (
+        f"index {index} is out of bounds for axis {access.axis} of '{access.array}' with size {failed.size}"
+        + (f" in instance {ids}" if ids else "")
+        + hint
+    )
+    place = f"leaf '{access.leaf.name}', {access.where}"
+    return _message(root, paths, place, what, OutOfBoundsError, ids is not None)
 
 
 def _llvm_leaf_error(
@@ -87,7 +90,7 @@ def _llvm_leaf_error(
     raised = recorded(slot, address)
     access = _llvm_access(raised.exception)
     if access is not None:
-        ids = [int(v) for v in instance[: int(instance[3])]] if len(instance) == 4 else None
+        ids = instance_ids(instance) if len(instance) == 4 else None
         return _llvm_index_error(root, leaves, access, ids)
     llvm = [leaf for _, leaf in leaves if isinstance(leaf.body, LLVMBody)]
     held = [leaf for leaf in llvm if native_leaf(leaf).digest == digest]
@@ -156,9 +159,10 @@ def _message(
     if len(paths) == 1:
         unsaid = "" if instance else f" (the cpu back end does not say which instance: {_INTERP})"
         return kind(f"node {paths[0]} ({place}): {what}{unsaid}")
+    unsaid = "node" if instance else "node or instance"
     return kind(
         f"node {', '.join(paths[:-1])} or {paths[-1]} ({place}, used by all {len(paths)}): {what} "
-        f"(the cpu back end does not say which node or instance: {_INTERP})"
+        f"(the cpu back end does not say which {unsaid}: {_INTERP})"
     )
 
 
