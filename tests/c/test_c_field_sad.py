@@ -182,10 +182,10 @@ def test_an_input_fed_by_a_bind_and_an_edge_names_kernel_cc_and_its_lines(tmp_pa
         c.compile([kernel], include_dirs=[str(folder / "include")])
     message = str(info.value)
     assert message.startswith(f"{kernel}:{bind}: "), message
-    # (its port numbers are the imported graph's, where a pointer and its size are one port:
-    # the root's bytes_sads, C's parameter 5, is its input 3)
+    # (its port numbers are the C calls', where the graph has a pointer and its size as one
+    # port: the root's bytes_sads, the graph's input 3, is C's parameter 5, as the call says)
     assert (
-        f"input bind 3 -> eight.1 ({kernel}:{bind}): input 1 ('bytes_sads') of 'eight' is already fed by "
+        f"input bind 5 -> eight.1 ({kernel}:{bind}): input 1 ('bytes_sads') of 'eight' is already fed by "
         f"edge four.0 -> eight.1 (all_to_all, {kernel}:{bind + 1})"
     ) in message, message
 

@@ -277,3 +277,81 @@ void root(float *a, size_t bytes_a, long n) {
         "size 2 of 2 is -4 (4 - 8 folds to -4)",
     ):
         c.compile(ll)
+
+
+# A pointer and its size are one port of the imported graph, two parameters of the C
+# function: the verifier's messages number ports as the C calls do (``ir.graph.WrittenPorts``).
+# Before, ``__hpvm__bindIn(l, 2, 3, 0)`` read "input bind 1 -> l.2" and "input 2 ('m')".
+SCALED = """#include "hpvm.h"
+void scaled(float *a, size_t bytes_a, long n, long m) {
+  __hpvm__attributes(1, a, 1, a);
+  void *self = __hpvm__getNode();
+  a[__hpvm__getNodeInstanceID_x(self)] *= (float)(n + m);
+  __hpvm__return(1, bytes_a);
+}
+"""
+
+
+def test_an_input_fed_twice_is_numbered_as_the_c_calls_number_it(write_c):
+    source = (
+        SCALED
+        + """
+void root(float *a, size_t bytes_a, long n, long m) {
+  void *l = __hpvm__createNodeND(1, scaled, n);
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__bindIn(l, 1, 1, 0);
+  __hpvm__bindIn(l, 2, 2, 0);
+  __hpvm__bindIn(l, 3, 3, 0);  // @first
+  __hpvm__bindIn(l, 2, 3, 0);  // @second
+}
+"""
+    )
+    path = write_c(source)
+    first, second = line_of(source, "first"), line_of(source, "second")
+    with fails(
+        c.HPVMCError,
+        f"{path}:{second}: ",
+        f"input bind 2 -> l.3 ({path}:{second}): input 3 ('m') of 'l' is already fed by "
+        f"input bind 3 -> l.3 ({path}:{first})",
+    ):
+        c.compile(path)
+
+
+def test_an_edge_into_an_input_already_bound_is_numbered_as_the_c_calls_number_it(write_c):
+    source = (
+        SCALED
+        + """
+void root(float *a, size_t bytes_a, long n, long m) {
+  void *l = __hpvm__createNodeND(0, scaled);
+  void *k = __hpvm__createNodeND(0, scaled);
+  for (int p = 0; p < 4; p++) __hpvm__bindIn(l, p, p, 0);
+  for (int p = 0; p < 4; p++) __hpvm__bindIn(k, p, p, 0);  // @binds
+  __hpvm__edge(l, k, 1, 0, 3, 0);  // @edge
+}
+"""
+    )
+    path = write_c(source)
+    binds, edge = line_of(source, "binds"), line_of(source, "edge")
+    with fails(
+        c.HPVMCError,
+        f"input bind 3 -> k.3 ({path}:{binds}): input 3 ('m') of 'k' is already fed by "
+        f"edge l.0 -> k.3 (all_to_all, {path}:{edge})",
+    ):
+        c.compile(path)
+
+
+def test_an_input_without_a_feed_is_numbered_as_the_c_function_numbers_it(write_c):
+    source = (
+        SCALED
+        + """
+void root(float *a, size_t bytes_a, long n, long m) {
+  void *l = __hpvm__createNodeND(1, scaled, n);  // @node
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__bindIn(l, 1, 1, 0);
+  __hpvm__bindIn(l, 2, 2, 0);
+}
+"""
+    )
+    path = write_c(source)
+    with fails(c.HPVMCError, "input 3 ('m') of node 'l' (", "has no feed"):
+        c.compile(path)

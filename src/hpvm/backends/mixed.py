@@ -163,7 +163,7 @@ class _Level:
                 (node,) = group
                 exchanged[node.name] = self._run_nested(node, env, args, exchanged, ctx, where)
                 for b in step.out_binds:
-                    outputs[b.op] = _last(exchanged[node.name], b.oc, b.describe())
+                    outputs[b.op] = _last(exchanged[node.name], b.oc, b.describe(fn))
                 continue
             try:
                 own_upstream = {

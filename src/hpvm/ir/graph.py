@@ -52,10 +52,24 @@ class Param:
         return f"{self.name}: {self.type}{layout}"
 
 
+@dataclass(frozen=True)
+class WrittenPorts:
+    """How a front end numbered a function's ports where its numbering is not the graph's:
+    the written index of each input and each output. HPVM's LLVM IR (and so HPVM-C) passes
+    an array as a pointer and its size, two arguments and two indices of ``bindIn``/``edge``,
+    where the graph has one port; messages about ports use the written indices
+    (``written_in``/``written_out``), so that they match the program's calls."""
+
+    ins: tuple[int, ...]
+    outs: tuple[int, ...]
+
+
 class NodeFunction:
     """What leaf and internal functions share: name, typed ports, hint and array attributes."""
 
     kind = "node"
+    #: The front end's numbering of the ports, where it is not the graph's (``WrittenPorts``).
+    written: WrittenPorts | None = None
 
     def __init__(
         self,
@@ -97,6 +111,19 @@ class NodeFunction:
 
     def __repr__(self) -> str:
         return f"<{self.kind} node function {self.name} at {self.location}>"
+
+
+def written_in(fn: NodeFunction | None, port: int) -> int:
+    """Input ``port`` of ``fn`` as its program numbers it (``WrittenPorts``); ``port`` itself
+    where the numbering is the graph's, or the port does not exist."""
+    written = fn.written if fn is not None else None
+    return written.ins[port] if written is not None and 0 <= port < len(written.ins) else port
+
+
+def written_out(fn: NodeFunction | None, port: int) -> int:
+    """Output ``port`` of ``fn`` as its program numbers it (``written_in`` for outputs)."""
+    written = fn.written if fn is not None else None
+    return written.outs[port] if written is not None and 0 <= port < len(written.outs) else port
 
 
 class LeafFunction(NodeFunction):
@@ -396,7 +423,8 @@ class Edge:
 
     def describe(self) -> str:
         kind = REPLICATION_NAMES.get(self.repl, f"replication {self.repl}")
-        return f"edge {self.src.name}.{self.sp} -> {self.dst.name}.{self.dp} ({kind}, {self.location})"
+        sp, dp = written_out(self.src.function, self.sp), written_in(self.dst.function, self.dp)
+        return f"edge {self.src.name}.{sp} -> {self.dst.name}.{dp} ({kind}, {self.location})"
 
 
 @dataclass(eq=False)
@@ -409,8 +437,11 @@ class InputBind:
     stream: bool = False
     location: SourceLocation = UNKNOWN_LOCATION
 
-    def describe(self) -> str:
-        return f"input bind {self.ip} -> {self.dst.name}.{self.ic} ({self.location})"
+    def describe(self, parent: NodeFunction | None = None) -> str:
+        """The bind as messages name it; ``parent``: the function whose graph holds it (its
+        input's number as written, ``written_in``)."""
+        ip, ic = written_in(parent, self.ip), written_in(self.dst.function, self.ic)
+        return f"input bind {ip} -> {self.dst.name}.{ic} ({self.location})"
 
 
 @dataclass(eq=False)
@@ -423,8 +454,10 @@ class OutputBind:
     stream: bool = False
     location: SourceLocation = UNKNOWN_LOCATION
 
-    def describe(self) -> str:
-        return f"output bind {self.src.name}.{self.oc} -> {self.op} ({self.location})"
+    def describe(self, parent: NodeFunction | None = None) -> str:
+        """The bind as messages name it (``InputBind.describe``)."""
+        oc, op = written_out(self.src.function, self.oc), written_out(parent, self.op)
+        return f"output bind {self.src.name}.{oc} -> {op} ({self.location})"
 
 
 @dataclass(eq=False)

@@ -25,6 +25,8 @@ from .graph import (
     LeafFunction,
     Node,
     NodeFunction,
+    written_in,
+    written_out,
 )
 from .helpercalls import helper_intrinsics
 from .intrinsics import FLOAT_ATOMIC_OPS, atomic_dtypes
@@ -452,7 +454,7 @@ def graph_problems(fn: InternalFunction, graph: ChildGraph) -> list[str]:
             ok = False
         if ok and src_out[e.sp] != dst_in[e.dp].type:
             problems.append(
-                f"{e.describe()}: output {e.sp} of '{e.src.name}' is {src_out[e.sp]} but input "
+                f"{e.describe()}: output {written_out(e.src.function, e.sp)} of '{e.src.name}' is {src_out[e.sp]} but input "
                 f"'{dst_in[e.dp].name}' of '{e.dst.name}' is {dst_in[e.dp].type}"
             )
         if e.repl not in (ONE_TO_ONE, ALL_TO_ALL):
@@ -465,33 +467,33 @@ def graph_problems(fn: InternalFunction, graph: ChildGraph) -> list[str]:
 
     for b in graph.in_binds:
         if id(b.dst) not in members:
-            problems.append(f"{b.describe()}: '{b.dst.name}' is not a child of '{fn.name}'")
+            problems.append(f"{b.describe(fn)}: '{b.dst.name}' is not a child of '{fn.name}'")
             continue
         ok = True
         if not 0 <= b.ip < len(fn.params):
-            problems.append(f"{b.describe()}: '{fn.name}' has no input {b.ip} (it has {len(fn.params)})")
+            problems.append(f"{b.describe(fn)}: '{fn.name}' has no input {b.ip} (it has {len(fn.params)})")
             ok = False
         if not 0 <= b.ic < len(b.dst.function.params):
             problems.append(
-                f"{b.describe()}: '{b.dst.name}' has no input {b.ic} (it has {len(b.dst.function.params)})"
+                f"{b.describe(fn)}: '{b.dst.name}' has no input {b.ic} (it has {len(b.dst.function.params)})"
             )
             ok = False
         if ok:
             outer, inner = fn.params[b.ip], b.dst.function.params[b.ic]
             if outer.type != inner.type:
                 problems.append(
-                    f"{b.describe()}: input '{outer.name}' of '{fn.name}' is {outer.type} but "
+                    f"{b.describe(fn)}: input '{outer.name}' of '{fn.name}' is {outer.type} but "
                     f"input '{inner.name}' of '{b.dst.name}' is {inner.type}"
                 )
         if (id(b.dst), b.ic) in feeds:
-            problems.append(_double_feed(b.dst, b.ic, b.describe(), feeds[(id(b.dst), b.ic)]))
-        feeds.setdefault((id(b.dst), b.ic), b.describe())
+            problems.append(_double_feed(b.dst, b.ic, b.describe(fn), feeds[(id(b.dst), b.ic)]))
+        feeds.setdefault((id(b.dst), b.ic), b.describe(fn))
 
     for node in graph.nodes:
         for i, p in enumerate(node.function.params):
             if (id(node), i) not in feeds:
                 problems.append(
-                    f"input {i} ('{p.name}') of node '{node.name}' ({node.location}) in "
+                    f"input {written_in(node.function, i)} ('{p.name}') of node '{node.name}' ({node.location}) in "
                     f"'{fn.name}' has no feed; connect it with hpvm.edge(...) or hpvm.bind_in(...)"
                 )
 
@@ -506,7 +508,8 @@ def _double_feed(node: Node, port: int, what: str, first: str) -> str:
     with their locations: the user removes one of the two)."""
     name = node.function.params[port].name if 0 <= port < len(node.function.params) else str(port)
     return (
-        f"{what}: input {port} ('{name}') of '{node.name}' is already fed by {first}; every child input "
+        f"{what}: input {written_in(node.function, port)} ('{name}') of '{node.name}' is already fed by {first}; "
+        "every child input "
         "has exactly one feed (an edge or an input bind)"
     )
 
@@ -598,16 +601,16 @@ def _output_problems(fn: InternalFunction, graph: ChildGraph, members: set[int])
     sources: Counter[tuple[int, int]] = Counter()
     for b in graph.out_binds:
         if id(b.src) not in members:
-            problems.append(f"{b.describe()}: '{b.src.name}' is not a child of '{fn.name}'")
+            problems.append(f"{b.describe(fn)}: '{b.src.name}' is not a child of '{fn.name}'")
             continue
         n_out = len(b.src.function.out_types)
         if not 0 <= b.oc < n_out:
-            problems.append(f"{b.describe()}: '{b.src.name}' has no output {b.oc} (it has {n_out})")
+            problems.append(f"{b.describe(fn)}: '{b.src.name}' has no output {b.oc} (it has {n_out})")
         if b.op < 0:
-            problems.append(f"{b.describe()}: output index {b.op} is negative")
+            problems.append(f"{b.describe(fn)}: output index {b.op} is negative")
         if sources[(id(b.src), b.oc)]:
             problems.append(
-                f"{b.describe()}: output {b.oc} of '{b.src.name}' is already bound; "
+                f"{b.describe(fn)}: output {written_out(b.src.function, b.oc)} of '{b.src.name}' is already bound; "
                 "output binds have unique sources"
             )
         sources[(id(b.src), b.oc)] += 1
@@ -615,14 +618,14 @@ def _output_problems(fn: InternalFunction, graph: ChildGraph, members: set[int])
     for op, binds in sorted(by_op.items()):
         if len(binds) > 1:
             problems.append(
-                f"{binds[1].describe()}: output {op} of '{fn.name}' is already bound by "
-                f"{binds[0].describe()}; output binds have unique destinations"
+                f"{binds[1].describe(fn)}: output {written_out(fn, op)} of '{fn.name}' is already bound by "
+                f"{binds[0].describe(fn)}; output binds have unique destinations"
             )
     count = max(by_op) + 1 if by_op else 0
     for op in range(count):
         if op not in by_op:
             problems.append(
-                f"{fn.describe()}: output {op} is not bound, but output {count - 1} is; the "
+                f"{fn.describe()}: output {written_out(fn, op)} is not bound, but output {written_out(fn, count - 1)} is; the "
                 "outputs of an internal node are 0..(highest bound index), each bound once"
             )
     declared = fn.declared_outputs

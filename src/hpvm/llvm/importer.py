@@ -23,12 +23,21 @@ sizes); this module finds the root and imports node functions, one each.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import VerificationError
 from ..ir.bodies import LLVMBody, TensorBody
-from ..ir.graph import ChildGraph, InputBind, InternalFunction, LeafFunction, Node, NodeFunction, OutputBind
+from ..ir.graph import (
+    ChildGraph,
+    InputBind,
+    InternalFunction,
+    LeafFunction,
+    Node,
+    NodeFunction,
+    OutputBind,
+    WrittenPorts,
+)
 from ..ir.graph import Param as Port
 from ..ir.llvmcontext import own_context
 from ..ir.verify import verify
@@ -206,6 +215,7 @@ class _Importer:
             self.built[name] = made
             self.out_ports[id(made)] = outputs
         self.building.discard(name)
+        made.written = written_ports(ports_of_params(params).leading, outputs.leading)
         return made
 
     def check_leaf(self, fn: Any) -> None:
@@ -220,6 +230,14 @@ class _Importer:
                 )
 
 
+def written_ports(ins: Sequence[int], outs: Sequence[int]) -> WrittenPorts | None:
+    """The LLVM function's numbering of its ports (its arguments and return fields: a
+    pointer and its size are two, one port of the graph), where it is not the graph's."""
+    if list(ins) == list(range(len(ins))) and list(outs) == list(range(len(outs))):
+        return None
+    return WrittenPorts(tuple(ins), tuple(outs))
+
+
 def leaf_graph(leaf: NodeFunction) -> InternalFunction:
     """A leaf launched as a root (HPVM's BuildDFG accepts it; seed 000 launches internal
     nodes): the root of a graph of one node, that leaf, with every input and output bound."""
@@ -228,6 +246,7 @@ def leaf_graph(leaf: NodeFunction) -> InternalFunction:
         f"{leaf.name}_root", params, graph=ChildGraph(), hint=leaf.hint, ins=leaf.ins, outs=leaf.outs,
         location=leaf.location,
     )  # fmt: skip
+    root.written = leaf.written
     node = Node(leaf.name, leaf, (), leaf.location)
     root.graph.nodes.append(node)
     root.graph.in_binds.extend(InputBind(k, node, k) for k in range(len(params)))

@@ -263,7 +263,7 @@ class _Execution:
         for b in fn.graph.out_binds:
             if only is not None and id(b.src) not in only:
                 continue
-            outputs[b.op] = results[b.src.name].last(b.oc, b.describe())
+            outputs[b.op] = results[b.src.name].last(b.oc, b.describe(fn))
         return outputs
 
     def sizes(self, node: Node, level: InstanceSet, fn: InternalFunction, inputs: list[Column]) -> NodeResult:

@@ -362,7 +362,7 @@ class Interpreter(Backend):
         for b in graph.out_binds:
             if selected is not None and id(b.src) not in selected:
                 continue
-            outputs[b.op] = self._all_to_all_value(results[b.src.name], b.oc, b.describe())
+            outputs[b.op] = self._all_to_all_value(results[b.src.name], b.oc, b.describe(fn))
         return results, outputs
 
     def _gather(self, node, sizes, feeds, args, results):  # type: ignore[no-untyped-def]
