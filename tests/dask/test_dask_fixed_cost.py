@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import hpvm
-from hpvm.backends.dask import direct, moves, tasks
+from hpvm.backends.dask import direct, moves, tasks, tiny
 from markers import needs_backend
 
 pytestmark = needs_backend("dask")
@@ -136,8 +136,8 @@ def test_without_dasks_graph_api_a_launch_submits_its_tasks_one_by_one(dask_runt
     assert counting.calls["get"] == 0 and counting.calls["submit"] >= 2, counting.calls
 
 
-def _launches(client, x, y, count, names=("get", "submit", "rpc")):  # type: ignore[no-untyped-def]
-    """``count`` launches of ``add_root`` on (x, y); the calls of ``names`` they made (``rpc``:
+def _launches(client, x, y, count, names=("get", "submit", "rpc"), root=add_root):  # type: ignore[no-untyped-def]
+    """``count`` launches of ``root`` on (x, y); the calls of ``names`` they made (``rpc``:
     the direct calls, ``direct.HANDLER`` sent to a worker), the last handle."""
     import distributed.core
 
@@ -156,7 +156,7 @@ def _launches(client, x, y, count, names=("get", "submit", "rpc")):  # type: ign
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(distributed.core, "send_recv", counted)
             for _ in range(count):
-                handle = hpvm.launch(add_root, (x, y), target="dask")
+                handle = hpvm.launch(root, (x, y), target="dask")
                 hpvm.wait(handle)
     finally:
         counting.restore()
@@ -170,6 +170,7 @@ def _launches(client, x, y, count, names=("get", "submit", "rpc")):  # type: ign
 
 def test_a_small_launch_goes_straight_to_the_workers(dask_runtime, monkeypatch):
     monkeypatch.setattr(moves, "WORKERS_TTL", 3600.0)
+    monkeypatch.setattr(tiny, "TINY_CHUNK_S", 0.0)  # (every launch split: tested below)
     x, y = np.arange(8.0), np.zeros(8)
     calls, handle = _launches(dask_runtime, x, y, 5)
     np.testing.assert_array_equal(y, x + 1.0)
@@ -178,7 +179,70 @@ def test_a_small_launch_goes_straight_to_the_workers(dask_runtime, monkeypatch):
     assert calls == {"get": 0, "submit": 0, "rpc": 10}, calls
 
 
+def _new_add_root():  # type: ignore[no-untyped-def]
+    """A root of its own (the back end's plan, and its chunks' timings, start empty)."""
+
+    @hpvm.internal
+    def add_root(x: hpvm.f64[:], y: hpvm.f64[:]):
+        k = hpvm.create_node_1d(add_one, x.shape[0])
+        hpvm.bind_in(k, 0, 0)
+        hpvm.bind_in(k, 1, 1)
+
+    return add_root
+
+
+def test_a_small_launch_whose_chunks_took_next_to_nothing_runs_whole_next(dask_runtime, monkeypatch):
+    """The first launch compiles (not timed), the second splits and is timed: both chunks
+    under ``TINY_CHUNK_S`` (here 10 s, so on any machine), so the third runs whole on one
+    worker, one call, and so on while the whole run stays under 2 × ``TINY_CHUNK_S``."""
+    monkeypatch.setattr(moves, "WORKERS_TTL", 3600.0)
+    monkeypatch.setattr(tiny, "TINY_CHUNK_S", 10.0)
+    root = _new_add_root()
+    x, y = np.arange(8.0), np.zeros(8)
+    calls, handle = _launches(dask_runtime, x, y, 2, root=root)
+    assert "split into 2 chunk(s)" in handle.notes[0], handle.notes
+    assert calls == {"get": 0, "submit": 0, "rpc": 4}, calls
+    y[:] = 0.0
+    calls, handle = _launches(dask_runtime, x, y, 3, root=root)
+    np.testing.assert_array_equal(y, x + 1.0)
+    assert handle.notes[0] == (
+        "dask: 'add_root' ran whole on one worker: its 2 chunks each ran in under 10000000 µs last "
+        "time (one call to one worker costs less than 2)"
+    ), handle.notes
+    assert calls == {"get": 0, "submit": 0, "rpc": 3}, calls
+    # other sizes are measured apart
+    x9, y9 = np.arange(9.0), np.zeros(9)
+    calls, handle = _launches(dask_runtime, x9, y9, 1, root=root)
+    assert "split into 2 chunk(s)" in handle.notes[0] and calls["rpc"] == 2, (calls, handle.notes)
+
+
+def test_a_whole_run_past_the_bound_splits_the_next_launch_again(dask_runtime, monkeypatch):
+    monkeypatch.setattr(moves, "WORKERS_TTL", 3600.0)
+    monkeypatch.setattr(tiny, "TINY_CHUNK_S", 10.0)
+    root = _new_add_root()
+    x, y = np.arange(8.0), np.zeros(8)
+    _launches(dask_runtime, x, y, 2, root=root)  # (compiled, then timed tiny)
+    calls, handle = _launches(dask_runtime, x, y, 1, root=root)  # (whole: compiled, not timed)
+    assert "ran whole on one worker" in handle.notes[0] and calls["rpc"] == 1, (calls, handle.notes)
+    monkeypatch.setattr(tiny, "TINY_CHUNK_S", 1e-12)  # (now nothing is tiny)
+    calls, handle = _launches(dask_runtime, x, y, 1, root=root)  # (whole, timed: too long)
+    assert "ran whole on one worker" in handle.notes[0] and calls["rpc"] == 1, (calls, handle.notes)
+    calls, handle = _launches(dask_runtime, x, y, 1, root=root)
+    assert "split into 2 chunk(s)" in handle.notes[0] and calls["rpc"] == 2, (calls, handle.notes)
+    np.testing.assert_array_equal(y, x + 1.0)
+
+
+def test_launches_through_the_scheduler_are_never_merged(dask_runtime, monkeypatch):
+    """Only direct launches: a big launch's chunks keep their pieces on their workers."""
+    monkeypatch.setattr(direct, "DIRECT_BYTES", 0)
+    monkeypatch.setattr(tiny, "TINY_CHUNK_S", 10.0)
+    x, y = np.arange(8.0), np.zeros(8)
+    calls, handle = _launches(dask_runtime, x, y, 4, ("get", "rpc"))
+    assert "split into 2 chunk(s)" in handle.notes[0] and calls == {"get": 4, "rpc": 0}, (calls, handle.notes)
+
+
 def test_arrays_past_the_limit_go_through_the_scheduler(dask_runtime, monkeypatch):
+    monkeypatch.setattr(tiny, "TINY_CHUNK_S", 0.0)
     x, y = np.arange(8.0), np.zeros(8)
     monkeypatch.setattr(direct, "DIRECT_BYTES", x.nbytes + y.nbytes - 1)
     calls, _ = _launches(dask_runtime, x, y, 2, ("get", "rpc"))
@@ -192,6 +256,7 @@ def test_arrays_past_the_limit_go_through_the_scheduler(dask_runtime, monkeypatc
 def test_a_worker_lost_during_a_direct_call_runs_the_launch_through_the_scheduler(dask_runtime, monkeypatch):
     monkeypatch.setattr(moves, "WORKERS_TTL", 3600.0)
     monkeypatch.setattr(direct, "_paused", {})  # (the pause it causes ends with the test)
+    monkeypatch.setattr(tiny, "TINY_CHUNK_S", 0.0)
     x, y = np.arange(8.0), np.zeros(8)
     _launches(dask_runtime, x, y, 1)  # (the handler is installed)
     worker = next(iter(dask_runtime.cluster.workers.values()))  # (in-process workers)

@@ -57,6 +57,7 @@ from .ownership import analyse
 from .parts import Part, independent_parts, written_params
 from .resident import Resident, Sender, Source, block_starts, digests, rows_digest
 from .streams import Stage, StageRunner
+from .tiny import ChunkTimes, Tiny
 
 #: Whether arrays stay on the workers across launches (``resident.py``); $HPVM_DASK_KEEP=0
 #: sends every launch's data inside its tasks, as the first version did (to compare).
@@ -96,6 +97,8 @@ class Plan:
     #: not the graph pickled anew (cloudpickle of a leaf's Python function cost more than
     #: the rest of a tiny launch on the host)
     shipped: dict[str, bytes] = field(default_factory=dict)
+    #: its direct launches' chunk run times: whether one of these sizes runs whole (``tiny.py``)
+    times: ChunkTimes = field(default_factory=ChunkTimes)
 
 
 class DaskBackend(StageRunner, Backend):
@@ -196,12 +199,12 @@ class DaskBackend(StageRunner, Backend):
         client = send.client
         if plan.layout is not None:
             return self._submit_layout(plan, root, args, send, ctx)
-        split = self._split(plan, root, args, client)
-        if isinstance(split, str):
+        split = self._split(plan, root, args, client, send.direct)
+        if isinstance(split, (str, Tiny)):
             return self._whole(plan, root, args, send, ctx, split)
         assert plan.node is not None
         node = plan.node
-        ranges, key, chunk = split
+        ranges, key, chunk, sizes = split
         futures, picks = [], []
         combined = plan.combined
         sliced = [i for i in _sliced(root) if i not in combined and i not in plan.broadcast]
@@ -252,13 +255,15 @@ class DaskBackend(StageRunner, Backend):
             picks.append([tasks.kept_ref(future, j) for j in range(len(rows_back))] if send.resident else [])
             if send.resident is not None and reach:
                 for j, i in enumerate(rows_back):
-                    edges[i] += self._edges(
+                    edges[i] += _halo_edges(
                         plan, i, (lo, hi), ranges, reach, len(args[i]), picks[-1][j], send
                     )
 
         def chunked(results: list[Any]) -> tuple[Any, ...]:
+            if send.direct:
+                plan.times.split_ran(sizes, [seconds for *_, seconds in results])
             back = 0
-            for (lo, hi), (_, arrays, after), kept in zip(ranges, results, picks):
+            for (lo, hi), (_, arrays, after, _), kept in zip(ranges, results, picks):
                 back += nbytes(arrays)
                 rows = arrays[: len(rows_back)]
                 for j, (i, local) in enumerate(zip(rows_back, rows)):
@@ -294,36 +299,20 @@ class DaskBackend(StageRunner, Backend):
 
         return Job(futures, chunked)
 
-    @staticmethod
-    def _edges(
-        plan: Plan,
-        i: int,
-        chunk: tuple[int, int],
-        ranges: list[tuple[int, int]],
-        reach: int,
-        rows: int,
-        kept: Any,
-        send: Sender,
-    ) -> list[tuple[int, int, Any]]:
-        """Tasks cutting out, on the worker of ``chunk``, the rows of written root input
-        ``i`` it owns that another chunk's piece reads (its halo), for the next launch that
-        reads the array with the same chunks: (first row, end row, the task's future)."""
-        own = plan.rows.get(i, (0, 0))[0]
-        lo, hi = chunk
-        out = []
-        for other_lo, other_hi in ranges:
-            if (other_lo, other_hi) == chunk:
-                continue
-            a, b = max(other_lo, lo + own), min(other_hi + reach, hi + own, rows)
-            if a < b:
-                out.append((a, b, send.batch.add(tasks.edge, kept, a - lo, b - lo)))
-        return out
-
     def _whole(
-        self, plan: Plan, root: InternalFunction, args: list[Any], send: Sender, ctx: RunContext, why: str
+        self,
+        plan: Plan,
+        root: InternalFunction,
+        args: list[Any],
+        send: Sender,
+        ctx: RunContext,
+        why: str | Tiny,
     ) -> Job:
-        """``root`` as one task on one worker; the note says ``why``."""
-        ctx.notes.append(f"dask: '{root.name}' ran whole on one worker: {why}")
+        """``root`` as one task on one worker; the note says ``why`` (a ``Tiny`` split: its
+        run time decides the next launch's, ``tiny.py``)."""
+        ctx.notes.append(
+            f"dask: '{root.name}' ran whole on one worker: {why.reason if isinstance(why, Tiny) else why}"
+        )
         before = send.sent
         part = [
             send.rows(a, 0, a.shape[0] if a.ndim else 0) if isinstance(a, np.ndarray) else a for a in args
@@ -336,7 +325,9 @@ class DaskBackend(StageRunner, Backend):
         picks = [tasks.kept_ref(future, j) for j in range(len(plan.written))] if kept else []
 
         def whole(results: list[Any]) -> tuple[Any, ...]:
-            ((marked, arrays),) = results
+            ((marked, arrays, seconds),) = results
+            if isinstance(why, Tiny):
+                plan.times.whole_ran(why, seconds)
             ctx.record(to_device=sent, to_host=nbytes(arrays))
             copy_back(args, plan.written, [(slice(None), a) for a in arrays])
             for i, pick in zip(plan.written, picks):
@@ -469,10 +460,11 @@ class DaskBackend(StageRunner, Backend):
             return plan
 
     def _split(
-        self, plan: Plan, root: InternalFunction, args: list[Any], client: Any
-    ) -> tuple[list[tuple[int, int]], str, InternalFunction] | str:
-        """The chunks of this launch (row ranges, the chunk root and its key), or why it
-        runs whole."""
+        self, plan: Plan, root: InternalFunction, args: list[Any], client: Any, direct: bool
+    ) -> tuple[list[tuple[int, int]], str, InternalFunction, tuple[int, ...]] | str | Tiny:
+        """The chunks of this launch (row ranges, the chunk root and its key, the node's
+        sizes), or why it runs whole (``direct``: sent straight to the workers, where chunks
+        that ran in next to no time last time run whole: ``tiny.py``)."""
         node = plan.node
         if node is None:
             return plan.reason
@@ -486,13 +478,41 @@ class DaskBackend(StageRunner, Backend):
         count = min(workers, n)
         if count < 2:
             return f"'{node.name}' has {n} instance(s) along x and the cluster {workers} worker(s)"
+        tiny = plan.times.whole(tuple(sizes), count) if direct else None
+        if tiny is not None:
+            return tiny
         rest = sizes[1:]
         with self._lock:
             if rest not in plan.chunks:
                 plan.chunks[rest] = (uuid.uuid4().hex, _chunk_root(root, node, rest))
             key, chunk = plan.chunks[rest]
         bounds = [n * k // count for k in range(count + 1)]
-        return [(bounds[k], bounds[k + 1]) for k in range(count)], key, chunk
+        return [(bounds[k], bounds[k + 1]) for k in range(count)], key, chunk, tuple(sizes)
+
+
+def _halo_edges(
+    plan: Plan,
+    i: int,
+    chunk: tuple[int, int],
+    ranges: list[tuple[int, int]],
+    reach: int,
+    rows: int,
+    kept: Any,
+    send: Sender,
+) -> list[tuple[int, int, Any]]:
+    """Tasks cutting out, on the worker of ``chunk``, the rows of written root input
+    ``i`` it owns that another chunk's piece reads (its halo), for the next launch that
+    reads the array with the same chunks: (first row, end row, the task's future)."""
+    own = plan.rows.get(i, (0, 0))[0]
+    lo, hi = chunk
+    out = []
+    for other_lo, other_hi in ranges:
+        if (other_lo, other_hi) == chunk:
+            continue
+        a, b = max(other_lo, lo + own), min(other_hi + reach, hi + own, rows)
+        if a < b:
+            out.append((a, b, send.batch.add(tasks.edge, kept, a - lo, b - lo)))
+    return out
 
 
 def _unsliceable(plan: Plan, root: InternalFunction, node: Node, args: list[Any], n: int) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pickle
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -59,6 +60,16 @@ def _once_compiled(key: str, run: Callable[[], T]) -> T:
         return result
 
 
+def _timed(key: str, run: Callable[[], T]) -> tuple[T, float | None]:
+    """``_once_compiled(key, run)`` and how long ``run()`` took, ``None`` where it compiled
+    first (``tiny.py`` decides from a compiled run's time)."""
+    if key not in _READY:
+        return _once_compiled(key, run), None
+    start = time.perf_counter()
+    result = run()
+    return result, time.perf_counter() - start
+
+
 def _cpu() -> Any:
     """The worker's ``cpu`` back end, from the registry (``backends/base.py``; registered
     when ``hpvm`` is imported, as it is in every worker): not through ``hpvm.backends``,
@@ -71,7 +82,8 @@ def _cpu() -> Any:
 def run_whole(
     key: str, root: InternalFunction | bytes, args: Sequence[Any], written: Sequence[int], kept: bool = False
 ) -> tuple[Any, ...]:
-    """Run ``root`` once; return (its outputs, the arrays at ``written``).
+    """Run ``root`` once; return (its outputs, the arrays at ``written``, the seconds its
+    compiled run took or ``None``: ``_timed``).
 
     An output that is one of the argument arrays comes back as ``("param", index)``, so the
     host hands back its own array, as the other back ends do.
@@ -81,8 +93,8 @@ def run_whole(
     args = _own_copies(args, written) if kept else args
     # (RunContext(checked=True): the host checked the launch's arguments; a chunk's are row slices of
     # them, which would not pass again as whole arrays of an unsized port)
-    outputs = _once_compiled(key, lambda: _cpu().run(root, args, RunContext(checked=True)))
-    return _mark(outputs, args), tuple(args[i] for i in written)
+    outputs, seconds = _timed(key, lambda: _cpu().run(root, args, RunContext(checked=True)))
+    return _mark(outputs, args), tuple(args[i] for i in written), seconds
 
 
 def run_chunk(
@@ -96,19 +108,20 @@ def run_chunk(
     """Run one chunk root (its arrays are the chunk's row slices); return (its outputs, the
     rows of the arrays at ``written``, and — when ``kept`` — their digests by blocks from
     ``starts``, ``None`` where none is given: ``resident.py`` compares the host's rows with
-    them at the next launch)."""
+    them at the next launch; and the seconds its compiled run took, ``_timed``)."""
     from .resident import digests
 
     chunk = _cached(key, chunk)
     args = [_resolve(a) for a in args]
     args = _own_copies(args, written) if kept else args
-    outputs = _once_compiled(key, lambda: _cpu().run(chunk, args, RunContext(checked=True)))
+    outputs, seconds = _timed(key, lambda: _cpu().run(chunk, args, RunContext(checked=True)))
     arrays = tuple(args[i] for i in written)
     at = list(starts) or [None] * len(arrays)
     return (
         _mark(outputs, args),
         arrays,
         [digests(a, b) if kept and b is not None and a.ndim else None for a, b in zip(arrays, at)],
+        seconds,
     )
 
 
