@@ -42,7 +42,8 @@ def test_checked_and_unchecked_give_the_same_result(program, capfd) -> None:  # 
 def test_rows_past_the_image_name_the_node_array_and_c_line(program, checked) -> None:  # type: ignore[no-untyped-def]
     with fails(
         hpvm.OutOfBoundsError,
-        "node root/node (leaf 'scale'",
+        "node root/node[",  # (the instance a thread reported first: a row past the image)
+        "] (leaf 'scale'",
         "a read of 4 bytes at ",
         f"{WHERE}:{line_of(SOURCE, 'scale')} falls outside 'in_'",
     ):

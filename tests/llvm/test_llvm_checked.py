@@ -143,9 +143,9 @@ def test_checked_and_unchecked_give_the_same_result(leaf: str) -> None:
         ("count", [0, 9], "an atomic update of 4 bytes"),
         ("count", [-1, 0], "an atomic update of 4 bytes"),
         ("pick", [0, 7], "a write of 4 bytes"),  # (the select's + 1: past the end)
-        ("count", [0, 1, 2, 8], "outside 'acc' in instance [3]"),
+        ("count", [0, 1, 2, 8], "node root/h[3] ("),
         ("swap", [0, 1, 2, 8, 4], "a write of 4 bytes at the LLVM instruction 'store i32 %u"),
-        ("swap", [0, 1, 2, 8, 4], "outside 'acc' in instance [3]"),
+        ("swap", [0, 1, 2, 8, 4], "node root/h[3] ("),
     ],
 )
 def test_an_index_past_the_array_names_the_node_and_port(

@@ -13,12 +13,13 @@ checks it (``a[-1]`` reads the last element, where the interpreter raises), and 
 rewritten instead: every integer index of a subscript rooted at a name, ``a[i]``,
 ``a[i, j]``, ``a[i][j]`` (and an atomic's index), becomes ``__hpvm_ix(a, axis, i, code)``,
 which returns ``i`` when ``0 <= i < a.shape[axis]`` (one unsigned compare) and otherwise
-raises ``IndexError(code, i, size, x, y, z, dims)``. ``code`` names the access: the leaf,
-its line and the array, recorded here when the clone is rewritten; ``x, y, z, dims`` are the
-failing instance's ids and its node's number of dimensions, read from the clone's context
-(``__hpvm_ctx``). The exception takes the channel a ``raise`` in a leaf takes (parallel
+raises ``IndexError(code, i, size, context)``. ``code`` names the access: the leaf, its
+line and the array, recorded here when the clone is rewritten; ``context`` is the failing
+instance's (the clone's ``__hpvm_ctx``: its ids and extents, then its parent's, as many
+levels as the graph passes). The exception takes the channel a ``raise`` in a leaf takes (parallel
 loops: ``loop_errors.py``), and ``raised.py`` turns it into an ``OutOfBoundsError`` naming
-the node, leaf, line, array, index, size and instance — the interpreter's message. (The
+the node, leaf, line, array, index and size, and the instance in the node's path as the
+interpreter writes it (``root/tiles[0, 1]/element[3, 7]``). (The
 instance is the context's, so checked code never jams a leaf: a jammed clone runs several
 instances under one context. ``GraphGen(jam=False)``.)
 
@@ -53,10 +54,10 @@ from ...ir.bodies import GeneratedBody
 from ...ir.graph import LeafFunction
 from ...ir.leafir.pyemit import CTX_PARAM
 from ...passes.clone_leaves import LeafClone
-from .barrier_emit import DIMS, IDS
+from .barrier_emit import DIMS, EXTENTS, IDS, PARENT
 
 INDEX = "__hpvm_ix"
-#: The guard that also names the instance: ``__hpvm_ixi(a, axis, i, code, x, y, z, dims)``.
+#: The guard that also names the instance: ``__hpvm_ixi(a, axis, i, code, context)``.
 INDEX_AT = "__hpvm_ixi"
 #: Versions checked code (in its generated files' header, beside CODEGEN_VERSION): bump
 #: when the guards change (2: leaves' own functions no longer disk-cached in checked mode,
@@ -64,8 +65,8 @@ INDEX_AT = "__hpvm_ixi"
 #: pointers followed through phi/select/local slots, memcpy/memset, atomics, callees; 4:
 #: an LLVM leaf's wrapper passes the failing instance's ids, numba_call._instance; barrier
 #: leaves' group functions guarded here, not by Numba's boundscheck; 5: a Python leaf's
-#: guards pass the failing instance's ids, and checked code jams no leaf).
-CHECKED_VERSION = 5
+#: guards pass the failing instance's context, and checked code jams no leaf).
+CHECKED_VERSION = 6
 
 
 @dataclass(frozen=True)
@@ -91,11 +92,11 @@ def check_index(a: Any, axis: int, i: Any, code: int) -> Any:
     return i
 
 
-def check_index_at(a: Any, axis: int, i: Any, code: int, x: int, y: int, z: int, dims: int) -> Any:
-    """``check_index`` naming the instance: ``IndexError(code, i, size, x, y, z, dims)``."""
+def check_index_at(a: Any, axis: int, i: Any, code: int, context: tuple[int, ...]) -> Any:
+    """``check_index`` naming the instance: ``IndexError(code, i, size, context)``."""
     n = a.shape[axis]
     if not 0 <= i < n:
-        raise IndexError(code, int(i), n, int(x), int(y), int(z), int(dims))
+        raise IndexError(code, int(i), n, tuple(context))
     return i
 
 
@@ -130,14 +131,14 @@ def _register() -> None:
         return impl
 
     @overload(check_index_at, inline="always")
-    def _overload_check_index_at(a, axis, i, code, x, y, z, dims):  # type: ignore[no-untyped-def]
+    def _overload_check_index_at(a, axis, i, code, context):  # type: ignore[no-untyped-def]
         if not isinstance(a, types.Array) or not isinstance(i, types.Integer):
-            return lambda a, axis, i, code, x, y, z, dims: i
+            return lambda a, axis, i, code, context: i
 
-        def impl(a, axis, i, code, x, y, z, dims):  # type: ignore[no-untyped-def]
+        def impl(a, axis, i, code, context):  # type: ignore[no-untyped-def]
             n = a.shape[axis]
             if np.uint64(i) >= np.uint64(n):
-                raise IndexError(code, np.int64(i), n, np.int64(x), np.int64(y), np.int64(z), np.int64(dims))
+                raise IndexError(code, np.int64(i), n, context)
             return i
 
         return impl
@@ -150,8 +151,7 @@ def checked_func(clone: LeafClone, func: ast.FunctionDef | None = None) -> ast.F
     tree = copy.deepcopy(func if func is not None else clone.func)
     guard = _Guard(clone.user, clone.symbol, lambda line: _where(clone, line))
     if any(a.arg == CTX_PARAM for a in tree.args.args):
-        offsets = [ictx.ID, ictx.ID + 1, ictx.ID + 2, ictx.DIMS]
-        guard.instance = [_read(f"{CTX_PARAM}[{ictx.index(0, k)}]") for k in offsets]
+        guard.instance = _read(CTX_PARAM)
     guard.visit(tree)
     return ast.fix_missing_locations(tree)
 
@@ -169,30 +169,35 @@ def checked_group(leaf: LeafFunction, symbol: str, file: str, lines: list[tuple[
 
 @dataclass(frozen=True)
 class Failed:
-    """A checked index out of bounds: where, the index, the size, and the instance's ids
-    (as many as its node has dimensions), or ``None`` where the guard did not know them."""
+    """A checked index out of bounds: where, the index, the size, and the failing instance's
+    ids by level (its own first, then its parent's, as far as its context goes), or ``None``
+    where the guard did not know them."""
 
     access: Access
     index: int
     size: int
-    ids: list[int] | None
+    levels: list[list[int]] | None
 
 
 def access_of(error: BaseException) -> Failed | None:
     """What a checked index that raised ``error`` was, or ``None``: not one."""
-    if type(error) is not IndexError or len(error.args) not in (3, 7):
+    if type(error) is not IndexError or len(error.args) not in (3, 4):
         return None
-    code, index, size, *instance = error.args
+    code, index, size, *context = error.args
     access = ACCESSES.get(code) if isinstance(code, int) else None
     if access is None:
         return None
-    return Failed(access, int(index), int(size), instance_ids(instance) if instance else None)
+    return Failed(access, int(index), int(size), instance_levels(context[0]) if context else None)
 
 
-def instance_ids(x_y_z_dims: Sequence[Any]) -> list[int]:
-    """The ids a guard or an LLVM leaf's checked wrapper passed (x, y, z and the node's
-    number of dimensions), as many as the node has dimensions."""
-    return [int(v) for v in x_y_z_dims[: int(x_y_z_dims[3])]]
+def instance_levels(context: Sequence[Any]) -> list[list[int]]:
+    """An instance context's ids by level (``ir/instance_context.py``: ``STRIDE`` values a
+    level, its own first), as many per level as that node has dimensions."""
+    levels = []
+    for at in range(0, len(context) - ictx.STRIDE + 1, ictx.STRIDE):
+        dims = int(context[at + ictx.DIMS])
+        levels.append([int(v) for v in context[at + ictx.ID : at + ictx.ID + dims]])
+    return levels
 
 
 class _Guard(ast.NodeTransformer):
@@ -202,9 +207,9 @@ class _Guard(ast.NodeTransformer):
     def __init__(self, leaf: LeafFunction, symbol: str, where: Callable[[int], str]) -> None:
         self.leaf, self.symbol, self.where = leaf, symbol, where
         self.count = 0
-        #: the expressions of the instance's ids x, y, z and its node's dimensions where the
-        #: guards are, or None (then a guard names no instance)
-        self.instance: list[ast.expr] | None = None
+        #: the expression of the instance's context where the guards are (a tuple: its ids and
+        #: extents, then its parent's), or None (then a guard names no instance)
+        self.instance: ast.expr | None = None
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
         self.generic_visit(node)  # inner subscripts (a[i] of a[i][j]) and the indices first
@@ -241,7 +246,7 @@ class _Guard(ast.NodeTransformer):
         ACCESSES[code] = Access(self.leaf, self.where(line), name, axis)
         args = [ast.Name(name, ast.Load()), ast.Constant(axis), index, ast.Constant(code)]
         if self.instance is not None:
-            args += copy.deepcopy(self.instance)
+            args.append(copy.deepcopy(self.instance))
         call = ast.Call(
             func=ast.Name(INDEX if self.instance is None else INDEX_AT, ast.Load()), args=args, keywords=[]
         )
@@ -265,7 +270,8 @@ class _GroupGuard(_Guard):
             return self.generic_visit(node)
         node.iter = self.visit(node.iter)  # (its bound: before the instance's ids are set)
         node.orelse = [self.visit(statement) for statement in node.orelse]
-        self.instance = [_read(name) for name in (*IDS, DIMS)]
+        own = ", ".join([*IDS, *EXTENTS, DIMS])
+        self.instance = _read(f"({own},) + {PARENT}")
         try:
             node.body = [self.visit(statement) for statement in node.body]
         finally:
@@ -274,7 +280,7 @@ class _GroupGuard(_Guard):
 
 
 def _read(expression: str) -> ast.expr:
-    """``expression``'s syntax tree (a name or a read of the context)."""
+    """``expression``'s syntax tree (the context, or the tuple that makes one)."""
     return ast.parse(expression, mode="eval").body
 
 

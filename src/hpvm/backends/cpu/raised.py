@@ -24,7 +24,7 @@ from ...ir.bodies import GeneratedBody, LLVMBody
 from ...ir.graph import InternalFunction, LeafFunction, Node
 from ..llvm_native.leaf_errors import LeafRaised, recorded
 from ..numba_shared.messages import leaf_at
-from .checked import Failed, access_of, instance_ids
+from .checked import Failed, access_of, instance_levels
 
 if TYPE_CHECKING:
     from ..llvm_native.checked import Access as LLVMAccess
@@ -66,18 +66,14 @@ def _index_error(
     root: InternalFunction, leaves: Sequence[tuple[LeafFunction, LeafFunction]], failed: Failed
 ) -> NodeExecutionError:
     """A checked index (checked mode: ``checked.py``) out of bounds: the interpreter's
-    message, the instance's ids where the guard passed them."""
-    access, index, ids = failed.access, failed.index, failed.ids
+    message, the instance in the node's path where the guard passed its context."""
+    access, index = failed.access, failed.index
     held = [leaf for written, leaf in leaves if written is access.leaf]
     paths = [path for path, node in _nodes(root, root.name) if any(node.function is h for h in held)]
     hint = " (negative indices are out of bounds in HPVM leaves)" if index < 0 else ""
-    what = (
-        f"index {index} is out of bounds for axis {access.axis} of '{access.array}' with size {failed.size}"
-        + (f" in instance {ids}" if ids else "")
-        + hint
-    )
+    what = f"index {index} is out of bounds for axis {access.axis} of '{access.array}' with size {failed.size}{hint}"
     place = f"leaf '{access.leaf.name}', {access.where}"
-    return _message(root, paths, place, what, OutOfBoundsError, ids is not None)
+    return _message(root, paths, place, what, OutOfBoundsError, failed.levels)
 
 
 def _llvm_leaf_error(
@@ -90,8 +86,8 @@ def _llvm_leaf_error(
     raised = recorded(slot, address)
     access = _llvm_access(raised.exception)
     if access is not None:
-        ids = instance_ids(instance) if len(instance) == 4 else None
-        return _llvm_index_error(root, leaves, access, ids)
+        levels = instance_levels(_own_level(*instance)) if len(instance) == 4 else None
+        return _llvm_index_error(root, leaves, access, levels)
     llvm = [leaf for _, leaf in leaves if isinstance(leaf.body, LLVMBody)]
     held = [leaf for leaf in llvm if native_leaf(leaf).digest == digest]
     if not held:  # (a checked clone raised: checked mode, llvm_native/checked.py)
@@ -120,10 +116,11 @@ def _llvm_index_error(
     root: InternalFunction,
     leaves: Sequence[tuple[LeafFunction, LeafFunction]],
     access: LLVMAccess,
-    ids: list[int] | None,
+    levels: list[list[int]] | None,
 ) -> NodeExecutionError:
     """A checked LLVM access past its array: the nodes holding the leaf's module, and the
-    failing instance's ids when the leaf's wrapper passed them (``numba_call._instance``)."""
+    failing instance's ids when the leaf's wrapper passed them (``numba_call._instance``:
+    its own level's)."""
     held = [
         leaf
         for _, leaf in leaves
@@ -132,13 +129,29 @@ def _llvm_index_error(
     ]
     paths = [path for path, node in _nodes(root, root.name) if any(node.function is h for h in held)]
     place = f"leaf '{held[0].name}', {held[0].location}" if held else ""
-    what = (
-        f"{access.what} at {access.where} falls "
-        f"outside '{access.array}'"
-        + (f" in instance {ids}" if ids is not None else "")
-        + " (checked mode; the offset is not recorded)"
-    )
-    return _message(root, paths, place, what, OutOfBoundsError, ids is not None)
+    what = f"{access.what} at {access.where} falls outside '{access.array}' (checked mode; the offset is not recorded)"
+    return _message(root, paths, place, what, OutOfBoundsError, levels)
+
+
+def _own_level(x: int, y: int, z: int, dims: int) -> tuple[int, ...]:
+    """An instance context of one level from the ids an LLVM leaf's wrapper passes (its
+    extents are not passed, nor needed: a path names ids)."""
+    return (x, y, z, 1, 1, 1, dims)
+
+
+def _with_instances(path: str, levels: list[list[int]]) -> str:
+    """``path`` (``root/tiles/element``) with the ids of the failing instance and of its
+    ancestors' instances, as far as ``levels`` (its own first) go, written as the
+    interpreter writes them (``root/tiles[0, 1]/element[3, 7]``); the root's ids are not
+    known here."""
+    parts = path.split("/")
+    for level, ids in enumerate(levels):
+        at = len(parts) - 1 - level
+        if at < 1:
+            break
+        if ids:
+            parts[at] += str(ids)
+    return "/".join(parts)
 
 
 def _message(
@@ -147,19 +160,24 @@ def _message(
     place: str,
     what: str,
     kind: type[NodeExecutionError] = NodeExecutionError,
-    instance: bool = False,
+    levels: list[list[int]] | None = None,
 ) -> NodeExecutionError:
-    """The ``kind`` naming the nodes at ``paths`` (none: only the graph) and ``place``
-    (``instance``: ``what`` names the instance)."""
+    """The ``kind`` naming the nodes at ``paths`` (none: only the graph) and ``place``;
+    ``levels``: the failing instance's ids, its own level's first (``_with_instances``)."""
     if not paths:
         return kind(
             f"graph '{root.name}' on the cpu back end {what} (compiled code does not say which "
             f"node: {_INTERP})"
         )
     if len(paths) == 1:
-        unsaid = "" if instance else f" (the cpu back end does not say which instance: {_INTERP})"
-        return kind(f"node {paths[0]} ({place}): {what}{unsaid}")
-    unsaid = "node" if instance else "node or instance"
+        if levels is not None:
+            return kind(f"node {_with_instances(paths[0], levels)} ({place}): {what}")
+        return kind(
+            f"node {paths[0]} ({place}): {what} (the cpu back end does not say which instance: {_INTERP})"
+        )
+    unsaid = "node or instance"
+    if levels is not None:
+        what, unsaid = (f"{what} in instance {levels[0]}" if levels and levels[0] else what), "node"
     return kind(
         f"node {', '.join(paths[:-1])} or {paths[-1]} ({place}, used by all {len(paths)}): {what} "
         f"(the cpu back end does not say which {unsaid}: {_INTERP})"
