@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import hpvm
 from hpvm.errors import CompileError, ParseError
-from hpvm.ir.expr import MAX_EXPR_DEPTH, BinOp, Call, Const, Expr, Shape
+from hpvm.ir.expr import MAX_EXPR_DEPTH, BinOp, Call, Const, Expr, Shape, truncated
 from hpvm.ir.expr import Param as ParamExpr
 from hpvm.ir.graph import (
     ALL_TO_ALL,
@@ -432,11 +432,13 @@ def size_exprs(ints: list[str], arrays: list[Param]) -> st.SearchStrategy[Expr]:
 
 
 def _valid_size(expr: Expr) -> Expr:
-    """Sizes without parameters must be non-negative (the verifier evaluates them)."""
+    """Sizes without parameters must be non-negative and mean the same with Python's and
+    LLVM's division (the verifier evaluates them: ``ir/expr.py``, "Division")."""
     if expr.params():
         return expr
     try:
-        return expr if expr.evaluate({}) >= 0 else Const(3)
+        value = expr.evaluate({})
+        return expr if value >= 0 and truncated(expr, {}) == value else Const(3)
     except ZeroDivisionError:
         return Const(3)
 

@@ -3,6 +3,16 @@
 Replication sizes are the only data-dependent part of a graph's structure (seed 000), so
 they are kept symbolic — ``n // 16``, ``a.shape[0]``, ``min(n, 256)`` — and evaluated for
 every execution of the graph. The printed form is Python syntax, and parses back.
+
+Division. ``//`` and ``%`` have Python's meaning here (the quotient floored: ``-3 // 2 ==
+-2``), as a Python leaf's program writes them; the seed's HPVM IR and HPVM-C divide with
+LLVM's ``sdiv``/``srem`` (truncated: ``-3 / 2 == -1``), and programs move between the two
+(``hpvm.llvm`` export and import, ``hpvm.c``). The two agree whenever no ``//`` or ``%``
+meets a negative operand with a remainder. A size whose value differs between them
+(``truncated`` against ``evaluate``: ``(n - 3) // 2 + 5`` at ``n = 0`` is 3 or 4) is refused
+— at launch, or by the verifier when it reads no input — rather than run with a size
+another front end or back end would not give it; one where they agree (``max(0, (n - 8) //
+4)``, a trip count at any ``n``) runs.
 """
 
 from __future__ import annotations
@@ -249,6 +259,40 @@ def renamed(expr: Expr, names: Mapping[str, str]) -> Expr:
     if isinstance(expr, Call):
         return Call(expr.fn, tuple(renamed(a, names) for a in expr.args))
     return expr
+
+
+#: Why a size whose rounding matters is refused (the module doc, "Division").
+ROUNDING = (
+    "a '//' or '%' of a negative number rounds differently in Python (floored) and in "
+    "HPVM-C and LLVM (truncated), and a size must mean the same in both: keep the operands "
+    "of '//' and '%' >= 0, or clamp the result (max(0, ...)) where they agree"
+)
+
+
+def divides(expr: Expr) -> bool:
+    """Whether ``expr`` holds a ``//`` or ``%`` (whose rounding ``truncated`` checks)."""
+    if isinstance(expr, BinOp):
+        return expr.op in ("//", "%") or divides(expr.lhs) or divides(expr.rhs)
+    if isinstance(expr, Call):
+        return any(divides(a) for a in expr.args)
+    return False
+
+
+def truncated(expr: Expr, env: Mapping[str, Any]) -> int:
+    """``expr``'s value with LLVM's (and C's) integer division, ``sdiv``/``srem``: the
+    quotient truncated toward zero. ``ZeroDivisionError`` as ``evaluate``."""
+    if isinstance(expr, BinOp):
+        left, right = truncated(expr.lhs, env), truncated(expr.rhs, env)
+        if expr.op in ("//", "%"):
+            if right == 0:
+                raise ZeroDivisionError(f"division by zero in replication size {expr}")
+            quotient = abs(left) // abs(right) * (1 if (left < 0) == (right < 0) else -1)
+            return quotient if expr.op == "//" else left - right * quotient
+        return int(_BINARY[expr.op](left, right))
+    if isinstance(expr, Call):
+        values = [truncated(a, env) for a in expr.args]
+        return min(values) if expr.fn == "min" else max(values)
+    return expr.evaluate(env)
 
 
 def divisors(expr: Expr) -> list[Expr]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import HPVMError, VerificationError
 from .bodies import GeneratedBody, LLVMBody, PythonBody, llvm_abi_types
-from .expr import Expr, Shape
+from .expr import ROUNDING, Expr, Shape, divides, truncated
 from .expr import Param as ParamExpr
 from .graph import (
     ALL_TO_ALL,
@@ -521,7 +521,13 @@ def _size_problems(fn: InternalFunction, node: Node, params: dict) -> list[str]:
             problems.append(f"node '{node.name}' ({node.location}): size {axis} is not an expression")
             continue
         value = _constant_value(size)
-        if value is not None and value < 0:
+        rounded = _constant_truncated(size) if value is not None else None
+        if rounded is not None and rounded != value:
+            problems.append(
+                f"node '{node.name}' ({node.location}): replication size '{size}' (dimension "
+                f"{'xyz'[axis]}) is {value} in Python but {rounded} in HPVM-C and LLVM: {ROUNDING}"
+            )
+        elif value is not None and value < 0:
             problems.append(
                 f"node '{node.name}' ({node.location}): replication size '{size}' (dimension "
                 f"{'xyz'[axis]}) is {value}; sizes must be >= 0, and this one uses no input, so no "
@@ -552,6 +558,17 @@ def _size_problems(fn: InternalFunction, node: Node, params: dict) -> list[str]:
                     f"'{name}', a {p.type} input; sizes are integer expressions"
                 )
     return problems
+
+
+def _constant_truncated(size: Expr) -> int | None:
+    """A constant size's value with LLVM's truncating division (``expr.truncated``), where
+    it has a division to round."""
+    if not divides(size):
+        return None
+    try:
+        return truncated(size, {})
+    except (ZeroDivisionError, ValueError, TypeError):
+        return None
 
 
 def _constant_value(size: Expr) -> int | None:

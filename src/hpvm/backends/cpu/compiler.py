@@ -45,6 +45,7 @@ from .narrow import narrow_helpers
 from .privatize import plain_helpers
 from .restrict import disjoint_helpers, restrict
 from .scratch import INLINED, scratch_plans
+from .sizes import truncation_helpers
 from .views import view_helpers
 
 # Held while leaves are parsed, lowered and compiled: CPython 3.11 can fail to build ASTs in
@@ -130,6 +131,7 @@ def _runtime_helpers() -> dict[str, Any]:
         **disjoint_helpers(),
         **view_helpers(),
         **loop_error_helpers(),
+        **truncation_helpers(),
     }
     for op in atomics.ATOMIC_OPS:
         helpers[f"__hpvm_atomic_{op}"] = getattr(atomics, f"atomic_{op}")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...ir import instance_context as ictx
-from ...ir.expr import divisors
+from ...ir.expr import ROUNDING, BinOp, Call, divides, divisors
 from ...ir.graph import InternalFunction, LeafFunction, Node
 from ...passes.clone_leaves import CTX_PARAM, LeafClone
 from ..bounds import bound_accesses, check_lines, span_bounds, span_check_lines
@@ -32,6 +32,39 @@ def divisor_checks(node: Node, expr: Any, fn: InternalFunction, names: Names | N
             INDENT + f"raise __hpvm_LaunchError({message(node, f'replication size {expr} divides by zero')})"
         )
     return out
+
+
+def truncating_text(expr: Any) -> str:
+    """``expr`` as generated code dividing as LLVM does (``__hpvm_tdiv``/``__hpvm_trem``:
+    ``expr.truncated``'s meaning), its inputs already renamed."""
+    if isinstance(expr, BinOp):
+        left, right = truncating_text(expr.lhs), truncating_text(expr.rhs)
+        if expr.op in ("//", "%"):
+            return f"{'__hpvm_tdiv' if expr.op == '//' else '__hpvm_trem'}({left}, {right})"
+        return f"({left} {expr.op} {right})"
+    if isinstance(expr, Call):
+        return f"{expr.fn}({', '.join(truncating_text(a) for a in expr.args)})"
+    return f"({expr})"
+
+
+def truncation_helpers() -> dict[str, Any]:
+    """``__hpvm_tdiv``/``__hpvm_trem`` for ``truncating_text``'s code: LLVM's ``sdiv`` and
+    ``srem`` (a zero divisor gives 0: the divisor checks ran before, with Python's meaning,
+    and a divisor that is 0 only when truncated makes the two values differ anyway)."""
+    import numba
+
+    @numba.njit(inline="always")
+    def tdiv(a, b):  # type: ignore[no-untyped-def]
+        if b == 0:
+            return a - a
+        q = abs(a) // abs(b)
+        return q if (a < 0) == (b < 0) else -q
+
+    @numba.njit(inline="always")
+    def trem(a, b):  # type: ignore[no-untyped-def]
+        return a - b * tdiv(a, b)
+
+    return {"__hpvm_tdiv": tdiv, "__hpvm_trem": trem}
 
 
 #: Where an ancestor's extent is, for a leaf's check (``bounds.span_check_lines``).
@@ -75,6 +108,10 @@ def size_lines(
     for a, expr in enumerate(head.sizes):
         guards += divisor_checks(head, expr, fn, names)
         assigns.append((sizes[a], render(expr, fn, names)))
+        if divides(expr):  # (the same value with LLVM's truncating division: ir/expr.py)
+            checks.append(f"if {truncating_text(renamed(expr, fn, names))} != {sizes[a]}:")
+            what = f"replication size {expr} differs in Python and in HPVM-C and LLVM: {ROUNDING}"
+            checks.append(INDENT + f"raise __hpvm_LaunchError({message(head, what)})")
         checks.append(f"if {sizes[a]} < 0:")
         checks.append(
             INDENT + f"raise __hpvm_LaunchError({message(head, f'replication size {expr} is negative')})"
