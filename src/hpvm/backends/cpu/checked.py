@@ -65,8 +65,9 @@ INDEX_AT = "__hpvm_ixi"
 #: pointers followed through phi/select/local slots, memcpy/memset, atomics, callees; 4:
 #: an LLVM leaf's wrapper passes the failing instance's ids, numba_call._instance; barrier
 #: leaves' group functions guarded here, not by Numba's boundscheck; 5: a Python leaf's
-#: guards pass the failing instance's context, and checked code jams no leaf).
-CHECKED_VERSION = 6
+#: guards pass the failing instance's context, and checked code jams no leaf; 7: an LLVM
+#: leaf's wrapper passes its whole context too).
+CHECKED_VERSION = 7
 
 
 @dataclass(frozen=True)

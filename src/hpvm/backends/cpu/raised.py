@@ -86,7 +86,7 @@ def _llvm_leaf_error(
     raised = recorded(slot, address)
     access = _llvm_access(raised.exception)
     if access is not None:
-        levels = instance_levels(_own_level(*instance)) if len(instance) == 4 else None
+        levels = instance_levels(instance[0]) if len(instance) == 1 else None
         return _llvm_index_error(root, leaves, access, levels)
     llvm = [leaf for _, leaf in leaves if isinstance(leaf.body, LLVMBody)]
     held = [leaf for leaf in llvm if native_leaf(leaf).digest == digest]
@@ -119,8 +119,8 @@ def _llvm_index_error(
     levels: list[list[int]] | None,
 ) -> NodeExecutionError:
     """A checked LLVM access past its array: the nodes holding the leaf's module, and the
-    failing instance's ids when the leaf's wrapper passed them (``numba_call._instance``:
-    its own level's)."""
+    failing instance's ids by level when the leaf's wrapper passed its context
+    (``numba_call._instance``)."""
     held = [
         leaf
         for _, leaf in leaves
@@ -131,12 +131,6 @@ def _llvm_index_error(
     place = f"leaf '{held[0].name}', {held[0].location}" if held else ""
     what = f"{access.what} at {access.where} falls outside '{access.array}' (checked mode; the offset is not recorded)"
     return _message(root, paths, place, what, OutOfBoundsError, levels)
-
-
-def _own_level(x: int, y: int, z: int, dims: int) -> tuple[int, ...]:
-    """An instance context of one level from the ids an LLVM leaf's wrapper passes (its
-    extents are not passed, nor needed: a path names ids)."""
-    return (x, y, z, 1, 1, 1, dims)
 
 
 def _with_instances(path: str, levels: list[list[int]]) -> str:

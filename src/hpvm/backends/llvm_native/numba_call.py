@@ -506,18 +506,21 @@ def jam_wrapper(
 
 
 def _instance(checked: bool) -> str:
-    """Checked mode's extra ``LeafRaised`` arguments: the raising instance's ids x, y, z and
-    dimensions, from its context (cpu/raised.py names the instance). Only on the failing
-    path, and only in checked code: unchecked code stays as it was."""
-    return "".join(f", __hpvm_ctx[{k}]" for k in (0, 1, 2, 6)) if checked else ""
+    """Checked mode's extra ``LeafRaised`` argument: the raising instance's context (its
+    ids and extents, then its parent's: cpu/raised.py names the instance in the node's path
+    as the interpreter does). Only on the failing path, and only in checked code: unchecked
+    code stays as it was."""
+    return ", __hpvm_ctx" if checked else ""
 
 
 def _group_instance(checked: bool) -> str:
     """``_instance`` for the group runner: the raising instance's ids from its row-major
-    index within the parent instance (the runner's ``err[2]``) and the extents."""
+    index within the parent instance (the runner's ``err[2]``), the extents, then the
+    parent's context."""
     if not checked:
         return ""
-    return ", __r[3] // (__ey * __ez), __r[3] % (__ey * __ez) // __ez, __r[3] % __ez, __dims"
+    ids = "__r[3] // (__ey * __ez), __r[3] % (__ey * __ez) // __ez, __r[3] % __ez"
+    return f", ({ids}, __ex, __ey, __ez, __dims) + __hpvm_parent"
 
 
 def _outputs(leaf: LeafFunction, params: list[str], first: int) -> tuple[list[str], int]:
