@@ -1,6 +1,7 @@
 """Checked mode names a failing LLVM leaf's instance in the node's path with its parent's,
 as the interpreter names Python leaves' (``programs/checked_nested.c``: a gather in blocks,
-one index past the input at block 2, lane 3)."""
+one index past the input at block 2, lane 3) — and the interpreter, which runs an LLVM
+leaf's checked clone, says the same."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ PROGRAM = Path(__file__).parent / "programs" / "checked_nested.c"
 program = compiled_program(PROGRAM)
 
 
-def _gather(program, bad: int | None) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _gather(program, bad: int | None, target: str = "cpu") -> np.ndarray:  # type: ignore[no-untyped-def]
     n, bs = 32, 8
     data, idx, out = (
         np.arange(n, dtype=np.float32),
@@ -32,7 +33,7 @@ def _gather(program, bad: int | None) -> np.ndarray:  # type: ignore[no-untyped-
     for v in views:
         hpvm.track_memory(v)
     try:
-        hpvm.wait(hpvm.launch(program.roots[0], (*views, bs, n // bs), target="cpu"))
+        hpvm.wait(hpvm.launch(program.roots[0], (*views, bs, n // bs), target=target))
     finally:
         for v in views:
             hpvm.untrack_memory(v)
@@ -51,3 +52,21 @@ def test_a_read_past_the_input_names_the_block_and_the_lane(program, checked) ->
         f"checked_nested.c:{line} falls outside 'in_'",
     ):
         _gather(program, 2 * 8 + 3)
+
+
+@pytest.mark.parametrize("races", [True, False], ids=["races", "no-races"])
+def test_the_interpreter_names_the_same_instance_and_line(program, races: bool) -> None:  # type: ignore[no-untyped-def]
+    from hpvm.backends import interp
+
+    line = line_of(PROGRAM.read_text(), "gather")
+    previous = interp.configure(races=races)
+    try:
+        with fails(
+            hpvm.OutOfBoundsError,
+            "node root/b[2]/g[3] (leaf 'gather', ",
+            f"checked_nested.c:{line} falls outside 'in_' (the offset is not recorded)",
+        ):
+            _gather(program, 2 * 8 + 3, "interp")
+        np.testing.assert_array_equal(_gather(program, None, "interp"), np.arange(32, dtype=np.float32)[::-1])
+    finally:
+        interp.configure(**previous)

@@ -84,7 +84,9 @@ def _llvm_leaf_error(
 
     digest, slot, address, *instance = error.args
     raised = recorded(slot, address)
-    access = _llvm_access(raised.exception)
+    from ..llvm_native.checked import failed_access  # (only LLVM leaves load it)
+
+    access = failed_access(raised.exception)
     if access is not None:
         levels = instance_levels(instance[0]) if len(instance) == 1 else None
         return _llvm_index_error(root, leaves, access, levels)
@@ -99,17 +101,6 @@ def _llvm_leaf_error(
         result.__cause__ = raised.exception
         result.__suppress_context__ = True
     return result
-
-
-def _llvm_access(exception: BaseException | None) -> LLVMAccess | None:
-    """The checked access of an LLVM leaf (``llvm_native/checked.py``) that failed, if the
-    leaf's recorded exception is one's."""
-    if type(exception) is not IndexError or len(exception.args) != 1:
-        return None
-    from ..llvm_native.checked import ACCESSES  # (only checked LLVM leaves raise it)
-
-    code = exception.args[0]
-    return ACCESSES.get(code) if isinstance(code, int) else None
 
 
 def _llvm_index_error(
@@ -129,7 +120,9 @@ def _llvm_index_error(
     ]
     paths = [path for path, node in _nodes(root, root.name) if any(node.function is h for h in held)]
     place = f"leaf '{held[0].name}', {held[0].location}" if held else ""
-    what = f"{access.what} at {access.where} falls outside '{access.array}' (checked mode; the offset is not recorded)"
+    from ..llvm_native.checked import outside
+
+    what = f"{outside(access)} (checked mode; the offset is not recorded)"
     return _message(root, paths, place, what, OutOfBoundsError, levels)
 
 

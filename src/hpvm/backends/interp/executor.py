@@ -479,10 +479,11 @@ class Interpreter(Backend):
         parent: InstanceHandle | None,
         races: GraphScope | None = None,
     ) -> NodeOutputs:
-        """An LLVM leaf's instances through the JIT (``llvm_native.run``). What the
-        interpreter checks for Python leaves (bounds, writes outside ``outs``) it cannot
-        check inside LLVM code; races it can: with ``races``, the instrumented clone runs,
-        its accesses recorded (``NativeLeafRecorder``)."""
+        """An LLVM leaf's instances through the JIT (``llvm_native.run``), its clone's array
+        accesses checked as ``cpu``'s checked mode checks them (``llvm_native/checked.py``:
+        an access outside its array is an ``OutOfBoundsError`` naming the instance; writes
+        outside ``outs`` are not checked inside LLVM code); with ``races``, that clone
+        instrumented, its accesses recorded (``NativeLeafRecorder``)."""
         from ..llvm_native.run import run_instances
 
         fn = node.function
@@ -504,7 +505,7 @@ class Interpreter(Backend):
             contexts = [_LeafContext(self, fn, h, flat) for flat, h in enumerate(handles)]
             recorder = races.leaf(node, contexts, NativeLeafRecorder)
         with np.errstate(all="ignore"):
-            results = run_instances(node, sizes, raw, levels, where, recorder)
+            results = run_instances(node, sizes, raw, levels, where, recorder, checked=True)
         if races is not None:
             races.leaf_done(node, recorder)
         return NodeOutputs(

@@ -90,15 +90,35 @@ class Access:
 
 #: code -> access, for every module checked in this process
 ACCESSES: dict[int, Access] = {}
+
+
+def failed_access(exception: BaseException | None) -> Access | None:
+    """The checked access that failed, if a checked leaf's recorded exception is one's
+    (the static ``IndexError(code)`` its failing access records)."""
+    if type(exception) is not IndexError or len(exception.args) != 1:
+        return None
+    code = exception.args[0]
+    return ACCESSES.get(code) if isinstance(code, int) else None
+
+
+def outside(access: Access) -> str:
+    """What a failed access did, as messages say it."""
+    return f"{access.what} at {access.where} falls outside '{access.array}'"
+
+
 _LOCK = threading.Lock()
-_CACHE: dict[tuple[str, str, tuple[str, ...]], LLVMBody] = {}
+_CACHE: dict[tuple[str, str, tuple[str, ...]], tuple[LLVMBody, list[str]]] = {}
+_WARNED: set[tuple[str, str, tuple[str, ...]]] = set()
 
 
-def checked_body(leaf: LeafFunction) -> LLVMBody:
-    """``leaf``'s body with its array accesses checked (the module docstring), once per
+def checked_body(leaf: LeafFunction, warn: bool = True, body: LLVMBody | None = None) -> LLVMBody:
+    """``leaf``'s body (or ``body``, a rewrite of it with the same ports: the interpreter's
+    instrumented module) with its array accesses checked (the module docstring), once per
     module, function and ports; the body itself when nothing can be checked or the module
-    does not parse (the plain clone then says why)."""
-    body = leaf.body
+    does not parse (the plain clone then says why). ``warn``: say (once per module) which
+    accesses cannot be checked — checked mode does; the interpreter, which checks what it
+    can of an LLVM leaf on the side, does not."""
+    body = body if body is not None else leaf.body
     assert isinstance(body, LLVMBody)
     ports = tuple(f"{p.name}:{p.type}" for p in leaf.params)
     key = (body.module, body.function, ports)
@@ -108,18 +128,26 @@ def checked_body(leaf: LeafFunction) -> LLVMBody:
         found = _check(leaf, body)
         with _LOCK:
             _CACHE[key] = found
-    return found
+    checked, unchecked = found
+    if warn and unchecked:
+        with _LOCK:
+            first = key not in _WARNED
+            _WARNED.add(key)
+        if first:
+            _warn(leaf, unchecked)
+    return checked
 
 
-def _check(leaf: LeafFunction, body: LLVMBody) -> LLVMBody:
+def _check(leaf: LeafFunction, body: LLVMBody) -> tuple[LLVMBody, list[str]]:
+    """The checked body, and the accesses it cannot check."""
     printed = printed_function(body)
     if printed is None:
-        return body
+        return body, []
     module = printed[1]
     lines = module.split("\n")
     span = function_lines(lines, body.function)
     if span is None:
-        return body
+        return body, []
     names = _arguments(lines[span[0]])
     arrays = _sized_arrays(leaf, names)
     if arrays:  # (callees that take an array's pointer: their accesses become the node function's)
@@ -132,13 +160,11 @@ def _check(leaf: LeafFunction, body: LLVMBody) -> LLVMBody:
     seed = hashlib.sha1(f"{body.function}\n{body.module}".encode()).hexdigest()
     rewrite = _Rewrite(body, arrays, ports, DebugInfo(module), seed, lines[start + 1 : end])
     guarded = [line for old in lines[start + 1 : end] for line in rewrite.line(old)]
-    if rewrite.unchecked:
-        _warn(leaf, rewrite.unchecked)
     if not rewrite.infos:
-        return body
+        return body, rewrite.unchecked
     text = "\n".join([*lines[: start + 1], *guarded, *lines[end:]])
     text += "\n" + "\n".join(rewrite.infos) + "\n" + _helper(text)
-    return LLVMBody(text, body.function)
+    return LLVMBody(text, body.function), rewrite.unchecked
 
 
 def _pointer_arguments(leaf: LeafFunction, names: list[str]) -> list[str]:
@@ -159,7 +185,7 @@ def _warn(leaf: LeafFunction, unchecked: list[str]) -> None:
         f"leaf '{leaf.name}' ({leaf.location}): checked mode cannot check {len(unchecked)} of its "
         f'memory accesses, which run unchecked: {shown} (docs/backends/cpu.md, "Checked mode")',
         HPVMWarning,
-        stacklevel=2,
+        stacklevel=3,
     )
 
 

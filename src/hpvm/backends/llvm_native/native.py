@@ -145,28 +145,33 @@ WORKITEM_LOOPS = os.environ.get("HPVM_WORKITEM_LOOPS", "1") != "0"
 _LOCK = threading.Lock()
 
 
-def native_leaf(leaf: LeafFunction, recorded: bool = False, checked: bool = False) -> NativeLeaf:
+def native_leaf(
+    leaf: LeafFunction, recorded: bool = False, checked: bool = False, warn: bool = True
+) -> NativeLeaf:
     """The clone of ``leaf`` (an ``LLVMBody`` leaf), made once per module text, function and
     ABI; a ``CompileError`` naming the leaf when its LLVM cannot be run. ``recorded``: the
     clone of its instrumented module, whose accesses report themselves (``instrument.py``);
-    ``checked``: of its module with its array accesses checked (``checked.py``)."""
+    ``checked``: of its module with its array accesses checked (``checked.py``; ``warn``:
+    saying which it cannot check) — both: the checked module, instrumented."""
     body = leaf.body
     assert isinstance(body, LLVMBody)
+    if checked or recorded:
+        native_leaf(leaf)  # the plain clone's errors first, as the user's module has them
+    if recorded:  # (instrumented first: its sites are the user's instructions, not the checks')
+        from .instrument import instrumented
+
+        marked = instrumented(body)
+        assert marked is not None  # (the module parsed: the plain clone read it)
+        body = marked.body
     if checked:
         from .checked import checked_body
 
-        native_leaf(leaf)  # the plain clone's errors first, as the user's module has them
-        return _cached(leaf, checked_body(leaf))
-    if not recorded:
-        return _cached(leaf, body)
-    from .instrument import instrumented
-
-    native_leaf(leaf)  # the plain clone's errors first, as the user's module has them
-    marked = instrumented(body)
-    assert marked is not None  # (the module parsed: the plain clone read it)
+        body = checked_body(leaf, warn, body)
     try:
-        return _cached(leaf, marked.body)
+        return _cached(leaf, body)
     except CompileError as e:  # (a construct the instrumentation does not handle)
+        if not recorded:
+            raise
         why = str(e).removeprefix(f"leaf '{leaf.name}' ({leaf.location}): ")
         raise _fail(
             leaf,

@@ -16,15 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import LaunchError, NodeExecutionError
+from ...errors import HPVMError, LaunchError, NodeExecutionError, OutOfBoundsError
 from ...ir import instance_context as ictx
 from ...ir.graph import LeafFunction, Node
 from ...ir.types import ArrayType
 from . import instrument
+from .checked import failed_access, outside
 from .host import pack, unpack
 from .instrument import Sink
 from .jit import jit_leaf
-from .leaf_errors import execution_error, recorded
+from .leaf_errors import Raised, execution_error, recorded
 from .native import HEADER, RAISED, native_leaf
 
 
@@ -35,14 +36,17 @@ def run_instances(
     parent_levels: Sequence[int],
     where: Callable[[tuple[int, ...]], str],
     sink: Sink | None = None,
+    checked: bool = False,
 ) -> list[tuple[Any, ...]]:
     """The outputs of every instance (row-major). ``parent_levels``: the parent instance's
     context (its level, its parent's... up to the root); ``where(ids)`` names an instance in
     messages. ``sink``: runs the instrumented clone, whose accesses go to ``sink`` (told
-    each instance's input values first: ``sink.enter_call(values)``)."""
+    each instance's input values first: ``sink.enter_call(values)``). ``checked``: the
+    clone with its array accesses checked (``checked.py``): an access outside its array is
+    an ``OutOfBoundsError`` naming the instance."""
     leaf = node.function
     assert isinstance(leaf, LeafFunction)
-    native = native_leaf(leaf, recorded=sink is not None)
+    native = native_leaf(leaf, recorded=sink is not None, checked=checked, warn=False)
     recording = instrument.recording(sink) if sink is not None else nullcontext()
     jitted = jit_leaf(native)
     ptypes = [p.type for p in leaf.params]
@@ -97,7 +101,7 @@ def run_instances(
             )
             instrument.raise_recorded()
         if status == RAISED:  # the first instance (row-major) that raised
-            raise execution_error(where(instances[int(err[2])]), recorded(err[0], err[1]))
+            raise _raised(where(instances[int(err[2])]), recorded(err[0], err[1]))
         if status != 0:
             raise LaunchError(
                 f"{where(())}: leaf '{leaf.name}' uses barriers; what its {count} instances keep "
@@ -119,9 +123,18 @@ def run_instances(
             jitted.call(slots.ctypes.data, ctx.ctypes.data, out.ctypes.data)
             instrument.raise_recorded()
             if ctx[0]:  # the leaf raised (leaf_errors.py)
-                raise execution_error(where(ids), recorded(ctx[0], ctx[1]))
+                raise _raised(where(ids), recorded(ctx[0], ctx[1]))
             results.append(outputs(out, values, ids))
     return results
+
+
+def _raised(where: str, raised: Raised) -> HPVMError:
+    """What an instance that raised raises: ``OutOfBoundsError`` for a checked access
+    outside its array (``checked.py``), else the leaf's own exception, wrapped."""
+    access = failed_access(raised.exception)
+    if access is not None:
+        return OutOfBoundsError(f"{where}: {outside(access)} (the offset is not recorded)")
+    return execution_error(where, raised)
 
 
 def _same_scalar(a: Any, b: Any) -> bool:
