@@ -62,7 +62,10 @@ class Expr:
     precedence = 3
     depth = 0  # operators nested in this expression (0 for a constant, input or shape)
 
-    def evaluate(self, env: Mapping[str, Any]) -> int:
+    def evaluate(self, env: Mapping[str, Any], truncate: bool = False) -> int:
+        """The value for ``env``; ``truncate``: with LLVM's (and C's) integer division,
+        ``sdiv``/``srem``, the quotient truncated toward zero, instead of Python's floor
+        (the module doc, "Division")."""
         raise NotImplementedError
 
     def params(self) -> set[str]:
@@ -146,7 +149,7 @@ class Expr:
 class Const(Expr):
     value: int
 
-    def evaluate(self, env: Mapping[str, Any]) -> int:
+    def evaluate(self, env: Mapping[str, Any], truncate: bool = False) -> int:
         return self.value
 
     def params(self) -> set[str]:
@@ -162,7 +165,7 @@ class Param(Expr):
 
     name: str
 
-    def evaluate(self, env: Mapping[str, Any]) -> int:
+    def evaluate(self, env: Mapping[str, Any], truncate: bool = False) -> int:
         value = env[self.name]
         if isinstance(value, np.ndarray) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"input '{self.name}' is {type(value).__name__}, not an integer")
@@ -182,7 +185,7 @@ class Shape(Expr):
     name: str
     axis: int
 
-    def evaluate(self, env: Mapping[str, Any]) -> int:
+    def evaluate(self, env: Mapping[str, Any], truncate: bool = False) -> int:
         return int(np.shape(env[self.name])[self.axis])
 
     def params(self) -> set[str]:
@@ -205,10 +208,13 @@ class BinOp(Expr):
     def __post_init__(self) -> None:
         object.__setattr__(self, "depth", 1 + max(self.lhs.depth, self.rhs.depth))
 
-    def evaluate(self, env: Mapping[str, Any]) -> int:
-        left, right = self.lhs.evaluate(env), self.rhs.evaluate(env)
+    def evaluate(self, env: Mapping[str, Any], truncate: bool = False) -> int:
+        left, right = self.lhs.evaluate(env, truncate), self.rhs.evaluate(env, truncate)
         if self.op in ("//", "%") and right == 0:
             raise ZeroDivisionError(f"division by zero in replication size {self}")
+        if truncate and self.op in ("//", "%"):
+            quotient = abs(left) // abs(right) * (1 if (left < 0) == (right < 0) else -1)
+            return quotient if self.op == "//" else left - right * quotient
         return int(_BINARY[self.op](left, right))
 
     def params(self) -> set[str]:
@@ -235,8 +241,8 @@ class Call(Expr):
     def __post_init__(self) -> None:
         object.__setattr__(self, "depth", 1 + max((a.depth for a in self.args), default=0))
 
-    def evaluate(self, env: Mapping[str, Any]) -> int:
-        values = [a.evaluate(env) for a in self.args]
+    def evaluate(self, env: Mapping[str, Any], truncate: bool = False) -> int:
+        values = [a.evaluate(env, truncate) for a in self.args]
         return min(values) if self.fn == "min" else max(values)
 
     def params(self) -> set[str]:
@@ -279,20 +285,18 @@ def divides(expr: Expr) -> bool:
 
 
 def truncated(expr: Expr, env: Mapping[str, Any]) -> int:
-    """``expr``'s value with LLVM's (and C's) integer division, ``sdiv``/``srem``: the
-    quotient truncated toward zero. ``ZeroDivisionError`` as ``evaluate``."""
-    if isinstance(expr, BinOp):
-        left, right = truncated(expr.lhs, env), truncated(expr.rhs, env)
-        if expr.op in ("//", "%"):
-            if right == 0:
-                raise ZeroDivisionError(f"division by zero in replication size {expr}")
-            quotient = abs(left) // abs(right) * (1 if (left < 0) == (right < 0) else -1)
-            return quotient if expr.op == "//" else left - right * quotient
-        return int(_BINARY[expr.op](left, right))
-    if isinstance(expr, Call):
-        values = [truncated(a, env) for a in expr.args]
-        return min(values) if expr.fn == "min" else max(values)
-    return expr.evaluate(env)
+    """``expr``'s value with LLVM's (and C's) integer division (``evaluate(truncate=True)``)."""
+    return expr.evaluate(env, truncate=True)
+
+
+def rounding_differs(expr: Expr, env: Mapping[str, Any], value: int) -> int | None:
+    """``expr``'s value with LLVM's division where it is not ``value`` (its Python value),
+    else ``None``: a size that must be refused (the module doc, "Division").
+    ``ZeroDivisionError`` as ``evaluate``."""
+    if not divides(expr):
+        return None
+    other = truncated(expr, env)
+    return other if other != value else None
 
 
 def divisors(expr: Expr) -> list[Expr]:

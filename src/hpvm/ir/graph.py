@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UNKNOWN_LOCATION, CompileError, HPVMError, SourceLocation, TypeAnnotationError
 from .bodies import GeneratedBody, LeafBody, PythonBody, TensorBody
-from .expr import ROUNDING, Expr, divides, truncated
+from .expr import ROUNDING, Expr, rounding_differs
 from .layouts import Layout
 from .types import ArrayType, PortType, port_type
 
@@ -398,10 +398,10 @@ class Node:
             prefix = f"{where}node '{self.name}' ({self.location}): replication size '{expr}' (dimension {'xyz'[axis]})"
             try:
                 value = expr.evaluate(env)
-                other = truncated(expr, env) if divides(expr) else value
+                other = rounding_differs(expr, env, value)
             except Exception as e:
                 raise LaunchError(f"{prefix} cannot be evaluated: {e}") from None
-            if other != value:
+            if other is not None:
                 raise LaunchError(f"{prefix} is {value} in Python but {other} in HPVM-C and LLVM: {ROUNDING}")
             if value < 0:
                 raise LaunchError(f"{prefix} is {value}; sizes must be >= 0")

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import HPVMError, VerificationError
 from .bodies import GeneratedBody, LLVMBody, PythonBody, llvm_abi_types
-from .expr import ROUNDING, Expr, Shape, divides, truncated
+from .expr import ROUNDING, Expr, Shape, rounding_differs
 from .expr import Param as ParamExpr
 from .graph import (
     ALL_TO_ALL,
@@ -508,9 +508,8 @@ def _double_feed(node: Node, port: int, what: str, first: str) -> str:
     with their locations: the user removes one of the two)."""
     name = node.function.params[port].name if 0 <= port < len(node.function.params) else str(port)
     return (
-        f"{what}: input {written_in(node.function, port)} ('{name}') of '{node.name}' is already fed by {first}; "
-        "every child input "
-        "has exactly one feed (an edge or an input bind)"
+        f"{what}: input {written_in(node.function, port)} ('{name}') of '{node.name}' is already fed by "
+        f"{first}; every child input has exactly one feed (an edge or an input bind)"
     )
 
 
@@ -521,8 +520,8 @@ def _size_problems(fn: InternalFunction, node: Node, params: dict) -> list[str]:
             problems.append(f"node '{node.name}' ({node.location}): size {axis} is not an expression")
             continue
         value = _constant_value(size)
-        rounded = _constant_truncated(size) if value is not None else None
-        if rounded is not None and rounded != value:
+        rounded = _constant_rounding(size, value) if value is not None else None
+        if rounded is not None:
             problems.append(
                 f"node '{node.name}' ({node.location}): replication size '{size}' (dimension "
                 f"{'xyz'[axis]}) is {value} in Python but {rounded} in HPVM-C and LLVM: {ROUNDING}"
@@ -560,13 +559,11 @@ def _size_problems(fn: InternalFunction, node: Node, params: dict) -> list[str]:
     return problems
 
 
-def _constant_truncated(size: Expr) -> int | None:
-    """A constant size's value with LLVM's truncating division (``expr.truncated``), where
-    it has a division to round."""
-    if not divides(size):
-        return None
+def _constant_rounding(size: Expr, value: int) -> int | None:
+    """A constant size's value with LLVM's truncating division where it is not ``value``
+    (``expr.rounding_differs``)."""
     try:
-        return truncated(size, {})
+        return rounding_differs(size, {}, value)
     except (ZeroDivisionError, ValueError, TypeError):
         return None
 
