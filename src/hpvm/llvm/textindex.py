@@ -84,18 +84,25 @@ class ModuleText:
         """Whether ``function``'s text calls a graph intrinsic."""
         return self.mentions(function, "createNode", "createEdge", "bind.")
 
-    def where_in(self, function: str, instruction: str) -> SourceLocation:
+    def where_in(self, function: str, instruction: str, alike: int = 0) -> SourceLocation:
         """The line of ``instruction`` (as llvmlite prints it) in ``function``'s body in the
-        text; the function's ``define`` line if it is not found there."""
+        text; the function's ``define`` line if it is not found there. ``alike``: how many
+        instructions before it in the function print the same but for their ``!dbg`` (whose
+        numbers llvmlite prints anew): it is the line after as many matching ones (two
+        identical ``bindIn`` calls of a C function are two lines; the second was named by
+        the first's)."""
         start = self.lines.get(function, 0)
         head = instruction.split(", !dbg")[0].strip()
         lines = self.text_lines
+        found = None
         for k in range(start, len(lines)):
             if lines[k].startswith("}"):
                 break
             if lines[k].strip().startswith(head):
-                return SourceLocation(self.file, k + 1)
-        return self.where(function)
+                if alike == 0:
+                    return SourceLocation(self.file, k + 1)
+                found, alike = k, alike - 1
+        return SourceLocation(self.file, found + 1) if found is not None else self.where(function)
 
 
 def return_type(fn: Any) -> str:
