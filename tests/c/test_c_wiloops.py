@@ -57,6 +57,16 @@ def test_block_sums_match_numpy_on_cpu(program, lowering):
     _reduce(root, 1000, "cpu")
 
 
+def test_the_block_s_constant_extent_runs_work_item_loops_compiled_for_it(program):
+    """``createNodeND(1, reduce_block, (long)BLOCK)``: the cpu graph code calls the copy of
+    the group's work-item loops specialized on 64 instances (``wispecial.py``)."""
+    from hpvm.backends import get_backend
+
+    (root,) = program.roots
+    _reduce(root, 1000, "cpu")
+    assert f"_group_k{BLOCK}x1x1(" in "\n".join(get_backend("cpu").prepare(root).gen.sources)
+
+
 def test_block_sums_match_numpy_on_interp(program):
     (root,) = program.roots
     _reduce(root, 300, "interp")
@@ -69,6 +79,32 @@ def test_sgemm_tile_leaf_is_work_item_loops_and_its_compute_loop_vectorizes():
     # the tile's multiply-add over the instances' x, as vectors (8 floats with AVX, 4 without)
     widths = {int(w) for w in re.findall(r"@llvm\.fmuladd\.v(\d+)f32\(", clone.text)}
     assert widths and max(widths) >= 4, "the compute loop of the sgemm tile is not vectorized"
+
+
+@pytest.mark.parametrize("m, n, k", [(32, 24, 20), (8, 16, 3)])
+def test_sgemm_s_tiles_run_specialized_on_cpu_and_match_numpy(m, n, k):
+    """examples/c/sgemm.c's 8×8 tile leaf (partial tiles of k included) on the copy of its
+    work-item loops compiled for 8×8 groups: the same sums as NumPy."""
+    from hpvm.backends import get_backend
+
+    (root,) = c.compile(EXAMPLES / "sgemm.c").roots
+    rng = np.random.default_rng(k)
+    a, b, out = (rng.standard_normal(s, dtype=np.float32) for s in ((m, k), (k, n), (m, n)))
+    want = np.float32(2.0) * (a.astype(np.float64) @ b) + np.float32(0.5) * out
+    hpvm.init()
+    views = [x.reshape(-1).view(np.uint8) for x in (a, b, out)]
+    for v in views:
+        hpvm.track_memory(v)
+    try:
+        hpvm.wait(
+            hpvm.launch(root, (*views, m, n, k, np.float32(2.0), np.float32(0.5), 8 * 8 * 4), target="cpu")
+        )
+        hpvm.request_memory(views[2])
+    finally:
+        for v in views:
+            hpvm.untrack_memory(v)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+    assert "_group_k8x8x1(" in "\n".join(get_backend("cpu").prepare(root).gen.sources)
 
 
 REUSE = Path(__file__).parent / "programs" / "heap_reuse.c"

@@ -356,6 +356,28 @@ def _llvm_jammer(
     return jammed
 
 
+def _llvm_grouper(
+    clones: dict[int, LeafClone], helpers: dict[str, Any]
+) -> Callable[[LeafFunction, tuple[int, int, int]], tuple[str, Any] | None]:
+    """``GraphGen``'s maker of an LLVM barrier leaf's group function for constant extents
+    (``llvm_native/wispecial.py``): (leaf, extents) -> its symbol and Numba dispatcher, or
+    ``None`` where the leaf runs as coroutines. Named by the clone's symbol (its digest) and
+    the extents."""
+
+    def grouped(leaf: LeafFunction, extents: tuple[int, int, int]) -> tuple[str, Any] | None:
+        from ..llvm_native.native import native_leaf
+        from ..llvm_native.numba_call import group_wrapper
+
+        symbol = f"{clones[id(leaf)].symbol}_group_k{'x'.join(str(e) for e in extents)}"
+        made = group_wrapper(leaf, native_leaf(leaf), symbol, extents)
+        if made is None:
+            return None
+        source, names = made
+        return symbol, _llvm_wrapper(symbol, leaf, source, {**helpers, **names}, inline=False)[1]
+
+    return grouped
+
+
 class Compiler:
     """Compiles root graphs (once each) for the cpu back end; ``checked``: with every leaf's
     indices guarded (``checked.py``). Checked code is apart from unchecked code everywhere
@@ -501,6 +523,8 @@ class Compiler:
             _llvm_plain_allocation,
             _llvm_covering_store,
         )
+        from ..llvm_native import wispecial
+
         gen = GraphGen(
             levels,
             clones,
@@ -510,6 +534,7 @@ class Compiler:
             heap_release,
             scratch,
             llvm_jam=None if self.checked else _llvm_jammer(clones, helpers, inline),
+            llvm_group=None if self.checked or not wispecial.SPECIALIZE else _llvm_grouper(clones, helpers),
             jam=not self.checked,  # (checked guards name the instance of a clone's context)
         )
         entry_symbol = gen.graph_function(root, parallel=True)

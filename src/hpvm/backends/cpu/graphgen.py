@@ -81,6 +81,7 @@ class GraphGen:
         scratch: dict[int, ScratchPlan] | None = None,
         llvm_jam: Callable[[LeafFunction, int, int], tuple[str, Any] | None] | None = None,
         jam: bool = True,
+        llvm_group: Callable[[LeafFunction, tuple[int, int, int]], tuple[str, Any] | None] | None = None,
     ):
         self.levels = levels
         self.clones = clones  # id(leaf) -> clone
@@ -105,6 +106,11 @@ class GraphGen:
         # An LLVM leaf's jammed wrapper (llvm_native/wijam.py): (leaf, axis, width) -> its
         # symbol and compiled dispatcher, or None (the compiler's; not jammed without it).
         self._llvm_jam = llvm_jam
+        # An LLVM barrier leaf's group function for a node of constant extents, its work-item
+        # loops compiled for them (llvm_native/wispecial.py): (leaf, extents) -> its symbol
+        # and compiled dispatcher, or None (the compiler's; the plain one without it).
+        self._llvm_group = llvm_group
+        self._grouped: dict[tuple[int, tuple[int, int, int]], str | None] = {}
         # Whether Python leaves may be jammed (jam.py): not in checked mode, whose guards name
         # the instance their clone's context holds (checked.py), one per call.
         self._jam = jam
@@ -285,7 +291,26 @@ class GraphGen:
         (``scratch.py``) a Python leaf's is the one compiled to be inlined."""
         symbol = self.barrier_symbols[id(node.function)]
         python = isinstance(node.function, LeafFunction) and node.function.body_kind != LLVM
-        return f"{symbol}{INLINED}" if self._inline_groups and python else symbol
+        if python:
+            return f"{symbol}{INLINED}" if self._inline_groups else symbol
+        return self._llvm_group_symbol(node) or symbol
+
+    def _llvm_group_symbol(self, node: Node) -> str | None:
+        """The group function of an LLVM leaf's node of constant extents, compiled for them
+        (``llvm_native/wispecial.py``), or ``None``: the plain one serves."""
+        leaf = node.function
+        if self._llvm_group is None or not all(isinstance(s, Const) for s in node.sizes):
+            return None
+        assert isinstance(leaf, LeafFunction)
+        sizes = [s.value for s in node.sizes if isinstance(s, Const)]
+        extents = (*sizes, *[1] * (3 - len(sizes)))
+        key = (id(leaf), extents)
+        if key not in self._grouped:
+            made = self._llvm_group(leaf, extents)
+            self._grouped[key] = made[0] if made is not None else None
+            if made is not None:
+                self.compiled_variants[made[0]] = made[1]
+        return self._grouped[key]
 
     def is_barrier(self, node: Node) -> bool:
         """Whether ``node`` is a leaf with barriers (run by its group function)."""

@@ -1,14 +1,17 @@
 """An LLVM leaf's clone JIT-compiled on its own (llvmlite's MCJIT) and called through ctypes.
 
 What ``interp`` runs LLVM leaves with, instance by instance: ctypes releases the GIL for the
-call. The ``cpu`` back end does not use this: it links the same module into its Numba code
-(``numba_call.py``), where LLVM inlines it into the loop over instances.
+call. The ``cpu`` back end links the same module into its Numba code instead (``numba_call.py``),
+where LLVM inlines it into the loop over instances — all but the work-item group runners,
+which it compiles here once and calls by name (``numba_call._register_group``, and their
+copies for constant extents, ``wispecial.py``).
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
+from typing import Any
 
 from .host import register_host_symbols
 from .instrument import RECORDER, register_recorder
@@ -34,22 +37,40 @@ class JitLeaf:
     """The clone's trampoline and group runner as ctypes functions (the engine kept alive)."""
 
     def __init__(self, native: NativeLeaf):
-        import llvmlite.binding as llvm
-
-        register_host_symbols()
-        if RECORDER in native.text:
-            register_recorder()
-        module = llvm.parse_assembly(native.text)
-        module.verify()
-        optimize_module(module, 2)
-        self.engine = llvm.create_mcjit_compiler(module, target_machine())
-        self.engine.finalize_object()
+        self.engine = _engine(native.text)
         self.native = native
         self.call = CALL(self.engine.get_function_address(native.call_symbol))
         # The group runner exists for leaves that reach a barrier.
         self.group = (
             GROUP(self.engine.get_function_address(native.group_symbol)) if native.uses_barrier else None
         )
+
+
+def _engine(text: str) -> Any:
+    """An MCJIT engine holding ``text`` optimized (O2) and compiled for this host."""
+    import llvmlite.binding as llvm
+
+    register_host_symbols()
+    if RECORDER in text:
+        register_recorder()
+    module = llvm.parse_assembly(text)
+    module.verify()
+    optimize_module(module, 2)
+    engine = llvm.create_mcjit_compiler(module, target_machine())
+    engine.finalize_object()
+    return engine
+
+
+_ENGINES: list[Any] = []  # (kept alive: their code is called by address)
+
+
+def jit_symbol(text: str, symbol: str) -> int:
+    """The address of ``symbol`` in ``text`` compiled on its own (its engine kept alive);
+    the caller compiles each text once (``wispecial.py``)."""
+    engine = _engine(text)
+    with _LOCK:
+        _ENGINES.append(engine)
+    return int(engine.get_function_address(symbol))
 
 
 _JITTED: dict[str, JitLeaf] = {}

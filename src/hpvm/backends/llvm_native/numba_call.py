@@ -219,11 +219,12 @@ def _jam_intrinsic(leaf: LeafFunction, native: NativeLeaf, symbol: str, text: st
     return call
 
 
-def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf, checked: bool = False) -> Any:
+def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf, checked: bool = False, runner: str = "") -> Any:
     """``f(ports..., parent_ctx, ex, ey, ez, dims)`` → (status, the raising instance's
     context slots 0 and 1, [checked: its row-major index,] the last instance's output
     slots...), running the clone's group function (the instances as work-item loops or
-    coroutines, wiloops.py and coro.py; ``NativeLeaf.group_symbol``)."""
+    coroutines, wiloops.py and coro.py; ``NativeLeaf.group_symbol``), or ``runner``: its
+    copy for constant extents (``wispecial.py``), registered by name."""
     errors = 3 if checked else 2
     from llvmlite import ir
     from numba import types
@@ -240,7 +241,7 @@ def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf, checked: bool = Fal
         def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
             i64 = ir.IntType(64)
             n = 1
-            if native.barrier_lowering != "workitem":  # (else called by name: _register_group)
+            if native.barrier_lowering != "workitem":  # (else called by name: _register_group, wispecial)
                 context.active_code_library.add_linking_library(_library(context.codegen(), native))
             slots = cgutils.alloca_once(builder, i64, size=max(1, len(native.args)))
             values = cgutils.unpack_tuple(builder, llargs[0], len(sig.args[0]))
@@ -259,7 +260,7 @@ def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf, checked: bool = Fal
             err = cgutils.alloca_once(builder, i64, size=3)
             ptr = ir.IntType(8).as_pointer()
             fnty = ir.FunctionType(ir.IntType(32), [ptr, ptr, i64, i64, i64, i64, i64, ptr, i64, ptr])
-            fn = cgutils.get_or_insert_function(builder.module, fnty, native.group_symbol)
+            fn = cgutils.get_or_insert_function(builder.module, fnty, runner or native.group_symbol)
             status = builder.call(
                 fn,
                 [
@@ -393,27 +394,13 @@ def leaf_wrappers(
     ``symbol + "_group"``; the names they use; the clone (``checked``: with its array
     accesses checked, ``checked.py``). ``CompileError`` naming the leaf when its LLVM
     cannot be run."""
-    global _ADDRESS, _ROOM
-    import numba
-    import numpy as np
-
     native = native_leaf(leaf, checked=checked)
     # Now, not when the intrinsic is compiled: a graph function Numba loads from its disk
     # cache links against __hpvm_host_malloc without compiling anything.
     register_host_symbols()
     if native.barrier_lowering == "workitem":
         _register_group(native)
-    if _ADDRESS is None:
-        _ADDRESS, _ROOM = _address(), _heap_room()
-    names = {
-        "__hpvm_native_leaf": native,
-        f"{symbol}_native": _call_intrinsic(leaf, native),
-        "__hpvm_llvm_address": _ADDRESS,
-        "__hpvm_llvm_room": _ROOM,
-        "__hpvm_llvm_view": numba.carray,
-        "__hpvm_LeafRaised": LeafRaised,
-        "np": np,
-    }
+    names = {"__hpvm_native_leaf": native, f"{symbol}_native": _call_intrinsic(leaf, native), **_names()}
     params, passed, checks = _ports(leaf, names)
     outputs, first = _outputs(leaf, params, 2)
     ret = "return " + (outputs[0] if len(outputs) == 1 else "(" + "".join(o + ", " for o in outputs) + ")")
@@ -430,26 +417,74 @@ def leaf_wrappers(
     group_source = None
     if native.uses_barrier:
         names[f"{symbol}_group_native"] = _group_intrinsic(leaf, native, checked)
-        outputs, first = _outputs(leaf, params, 4 if checked else 3)
-        message = repr(
-            f"leaf '{leaf.name}' ({leaf.location}): a leaf with barriers runs the instances of a "
-            "parent instance on one thread, and the values they keep across barriers (coroutine "
-            "frames or work-item-loop arrays) did not fit in memory; launch fewer "
-            "instances per parent instance"
-        )
-        lines = [
-            f"def {symbol}_group({', '.join([*params, '__hpvm_parent', '__ex', '__ey', '__ez', '__dims'])}):",
-            *checks,
-            f"    __r = {symbol}_group_native(({''.join(a + ', ' for a in passed)}), __hpvm_parent, __ex, __ey, __ez, __dims)",
-            f"    if __r[0] == {RAISED}:",
-            f"        raise __hpvm_LeafRaised({native.digest!r}, __r[1], __r[2]{_group_instance(checked)})",
-            "    if __r[0] != 0:",
-            f"        raise __hpvm_LaunchError({message})",
-            *_unpack_lines(leaf, params, first),
-            "    " + (ret if outputs else "return None"),
-        ]
-        group_source = "\n".join(lines) + "\n"
+        group_source = _group_source(leaf, native, f"{symbol}_group", params, passed, checks, checked)
     return source, group_source, names, native
+
+
+def _names() -> dict[str, Any]:
+    """The names every wrapper's source uses besides its intrinsic."""
+    global _ADDRESS, _ROOM
+    import numba
+    import numpy as np
+
+    if _ADDRESS is None:
+        _ADDRESS, _ROOM = _address(), _heap_room()
+    return {
+        "__hpvm_llvm_address": _ADDRESS,
+        "__hpvm_llvm_room": _ROOM,
+        "__hpvm_llvm_view": numba.carray,
+        "__hpvm_LeafRaised": LeafRaised,
+        "np": np,
+    }
+
+
+def group_wrapper(
+    leaf: LeafFunction, native: NativeLeaf, symbol: str, extents: tuple[int, int, int]
+) -> tuple[str, dict[str, Any]] | None:
+    """Python source of ``symbol(ports..., parent_ctx, ex, ey, ez, dims)`` — the group
+    function of ``leaf_wrappers`` — calling the copy of the work-item loops specialized on
+    ``extents`` (``wispecial.py``), which the caller passes; and the names it uses. ``None``
+    for a leaf run as coroutines (nothing to specialize). Unchecked code only."""
+    if native.barrier_lowering != "workitem":
+        return None
+    from .wispecial import specialized_group
+
+    runner = specialized_group(native, extents)
+    names = {f"{symbol}_native": _group_intrinsic(leaf, native, runner=runner), **_names()}
+    params, passed, checks = _ports(leaf, names)
+    return _group_source(leaf, native, symbol, params, passed, checks, False), names
+
+
+def _group_source(
+    leaf: LeafFunction,
+    native: NativeLeaf,
+    symbol: str,
+    params: list[str],
+    passed: list[str],
+    checks: list[str],
+    checked: bool,
+) -> str:
+    """Python source of the group function ``symbol``, calling the intrinsic ``symbol_native``."""
+    outputs, first = _outputs(leaf, params, 4 if checked else 3)
+    ret = "return " + (outputs[0] if len(outputs) == 1 else "(" + "".join(o + ", " for o in outputs) + ")")
+    message = repr(
+        f"leaf '{leaf.name}' ({leaf.location}): a leaf with barriers runs the instances of a "
+        "parent instance on one thread, and the values they keep across barriers (coroutine "
+        "frames or work-item-loop arrays) did not fit in memory; launch fewer "
+        "instances per parent instance"
+    )
+    lines = [
+        f"def {symbol}({', '.join([*params, '__hpvm_parent', '__ex', '__ey', '__ez', '__dims'])}):",
+        *checks,
+        f"    __r = {symbol}_native(({''.join(a + ', ' for a in passed)}), __hpvm_parent, __ex, __ey, __ez, __dims)",
+        f"    if __r[0] == {RAISED}:",
+        f"        raise __hpvm_LeafRaised({native.digest!r}, __r[1], __r[2]{_group_instance(checked)})",
+        "    if __r[0] != 0:",
+        f"        raise __hpvm_LaunchError({message})",
+        *_unpack_lines(leaf, params, first),
+        "    " + (ret if outputs else "return None"),
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _ports(leaf: LeafFunction, names: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
