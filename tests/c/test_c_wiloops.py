@@ -5,7 +5,8 @@ code (an allocation node for the block's scratch, a halving loop with ``__hpvm__
 between rounds): it runs and checks itself, matches NumPy on ``cpu`` (both lowerings) and
 ``interp``, and takes the work-item path. examples/c/sgemm.c's tile leaf takes it too, and
 its compute loop (the instances' x, innermost) is vectorized: the optimized clone multiplies
-vectors of floats.
+vectors of floats. Both programs' groups have constant extents, so on ``cpu`` they run the
+copy of their work-item loops compiled for them (``wispecial.py``), with NumPy's results.
 """
 
 from __future__ import annotations

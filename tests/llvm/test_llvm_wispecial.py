@@ -155,3 +155,17 @@ def test_with_specialization_off_a_node_of_constant_extents_runs_the_plain_runne
     np.testing.assert_array_equal(out, want_out)
     np.testing.assert_array_equal(buf, want_buf)
     assert "_group(" in source and "_group_k" not in source
+
+
+def test_the_plain_runner_is_compiled_only_for_a_node_that_calls_it() -> None:
+    """Every node of the leaf has constant extents: only their copies are compiled (the
+    plain runner's 0.6 s is saved); a node with computed extents compiles the plain one."""
+    from hpvm.backends.llvm_native import numba_call
+
+    leaf = Leaf(1, (6, 1, 1), 11, (2,), False, 0, False)  # (a leaf no other test makes)
+    constant = llvm.from_hpvm_ir(DECLS + _constant_extents(leaf))
+    buf, out, _ = _launch(_constant_extents(leaf), leaf)
+    np.testing.assert_array_equal(out, leaf.model()[1])
+    assert barrier_leaf(constant).digest not in numba_call._REGISTERED
+    _launch(leaf.text(), leaf)
+    assert barrier_leaf(llvm.from_hpvm_ir(DECLS + leaf.text())).digest in numba_call._REGISTERED

@@ -37,7 +37,7 @@ from ...passes.clone_leaves import LeafClone, clone_of
 from ..bounds import SizeOutOfBounds, past_end
 from ..numba_shared.messages import describe_numba_error
 from .checked import CHECKED_VERSION, checked_func, checked_group, checked_helpers
-from .graphgen import GraphGen, StageSpec
+from .graphgen import GraphGen, StageSpec, constant_extents
 from .loadpre import without_loop_load_pre
 from .loop_errors import loop_error_helpers
 from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, poolable, pooled_clone, uses_malloc
@@ -277,20 +277,22 @@ class _LLVMDispatchers:
 
 
 def _llvm_clone(
-    leaf: LeafFunction, checked: bool = False
+    leaf: LeafFunction, checked: bool = False, plain_group: bool = True
 ) -> tuple[LeafClone, tuple[str, str | None, dict[str, Any]]]:
     """An LLVM leaf's clone for the graph code (``llvm_native``): a ``LeafClone`` whose
     function calls the leaf's LLVM through a Numba intrinsic, like a Python leaf's clone.
     Its symbol carries the LLVM clone's digest, so Numba's disk cache of graph functions
     (keyed by their text) never serves code of an edited leaf — nor checked code
-    (``checked``: ``llvm_native/checked.py``) for unchecked."""
+    (``checked``: ``llvm_native/checked.py``) for unchecked. ``plain_group`` false: no node
+    calls the plain work-item runner (each runs a copy for its constant extents), which is
+    then not compiled."""
     from ...passes.clone_leaves import generated_clone, symbol_for
     from ..llvm_native.native import native_leaf
     from ..llvm_native.numba_call import leaf_wrappers
 
     native = native_leaf(leaf, checked=checked)
     symbol = f"{symbol_for(leaf, 'llvm')}_{native.digest[:10]}"
-    source, group, names, native = leaf_wrappers(leaf, symbol, checked)
+    source, group, names, native = leaf_wrappers(leaf, symbol, checked, plain_group)
     line = leaf.location.line or 1  # messages point at the leaf's define
     barriers = [line] if native.uses_barrier else []
     return generated_clone(leaf, symbol, source, line, native.levels, barriers), (source, group, names)
@@ -435,14 +437,26 @@ class Compiler:
     def _compile(self, root: InternalFunction, inline: bool = True) -> CompiledProgram:
         import numba
 
+        from ..llvm_native import wispecial
+
         helpers = _runtime_helpers()
         leaves = [fn for fn in functions(root) if isinstance(fn, LeafFunction)]
         # The CloneLeaves pass made the Python leaves' clones; LLVM leaves get theirs here.
         llvm_sources: dict[int, tuple[str, str | None, dict[str, Any]]] = {}
         clones = {}
+        specialize = not self.checked and wispecial.SPECIALIZE
+        computed = {  # leaves with a node whose extents are computed at launch: the plain runner
+            id(n.function)
+            for fn in functions(root)
+            if isinstance(fn, InternalFunction)
+            for n in fn.graph.nodes
+            if not specialize or constant_extents(n) is None
+        }
         for leaf in leaves:
             if leaf.body_kind == LLVM:
-                clones[id(leaf)], llvm_sources[id(leaf)] = _llvm_clone(leaf, self.checked)
+                clones[id(leaf)], llvm_sources[id(leaf)] = _llvm_clone(
+                    leaf, self.checked, id(leaf) in computed
+                )
             else:
                 clones[id(leaf)] = clone_of(leaf)
         # malloc in a leaf without barriers draws from the run's pool (mallocpool.py).
@@ -523,8 +537,6 @@ class Compiler:
             _llvm_plain_allocation,
             _llvm_covering_store,
         )
-        from ..llvm_native import wispecial
-
         gen = GraphGen(
             levels,
             clones,

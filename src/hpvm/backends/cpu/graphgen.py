@@ -63,6 +63,15 @@ class StageSpec:
     outputs: list[int] = field(default_factory=list)  # root output indices this stage produces
 
 
+def constant_extents(node: Node) -> tuple[int, int, int] | None:
+    """``node``'s extents (x, y, z) when every replication size is a constant, else ``None``:
+    the nodes whose barrier LLVM leaf runs a copy of its work-item loops compiled for them."""
+    if not all(isinstance(s, Const) for s in node.sizes):
+        return None
+    sizes = [s.value for s in node.sizes if isinstance(s, Const)]
+    return (*sizes, *[1] * (3 - len(sizes)))  # type: ignore[return-value]
+
+
 class GraphGen:
     """Generates the graph functions of one program (a root and everything under it): names
     them, keeps their sources, and answers what a child's instance calls (leaf clones,
@@ -299,11 +308,10 @@ class GraphGen:
         """The group function of an LLVM leaf's node of constant extents, compiled for them
         (``llvm_native/wispecial.py``), or ``None``: the plain one serves."""
         leaf = node.function
-        if self._llvm_group is None or not all(isinstance(s, Const) for s in node.sizes):
+        extents = constant_extents(node)
+        if self._llvm_group is None or extents is None:
             return None
         assert isinstance(leaf, LeafFunction)
-        sizes = [s.value for s in node.sizes if isinstance(s, Const)]
-        extents = (*sizes, *[1] * (3 - len(sizes)))
         key = (id(leaf), extents)
         if key not in self._grouped:
             made = self._llvm_group(leaf, extents)

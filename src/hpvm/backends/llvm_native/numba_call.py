@@ -388,17 +388,18 @@ def _register_group(native: NativeLeaf) -> None:
 
 
 def leaf_wrappers(
-    leaf: LeafFunction, symbol: str, checked: bool = False
+    leaf: LeafFunction, symbol: str, checked: bool = False, plain_group: bool = True
 ) -> tuple[str, str | None, dict[str, Any], NativeLeaf]:
     """Python source of ``symbol`` (one instance) and, for a leaf with barriers, of
     ``symbol + "_group"``; the names they use; the clone (``checked``: with its array
     accesses checked, ``checked.py``). ``CompileError`` naming the leaf when its LLVM
-    cannot be run."""
+    cannot be run. ``plain_group`` false: the caller never calls ``symbol + "_group"``
+    (only ``group_wrapper``'s copies), so a work-item runner is not compiled for it."""
     native = native_leaf(leaf, checked=checked)
     # Now, not when the intrinsic is compiled: a graph function Numba loads from its disk
     # cache links against __hpvm_host_malloc without compiling anything.
     register_host_symbols()
-    if native.barrier_lowering == "workitem":
+    if native.barrier_lowering == "workitem" and plain_group:
         _register_group(native)
     names = {"__hpvm_native_leaf": native, f"{symbol}_native": _call_intrinsic(leaf, native), **_names()}
     params, passed, checks = _ports(leaf, names)
