@@ -51,12 +51,21 @@ from .wiloops import workitem_module
 
 #: Bump when the generated module changes (the digest of every clone includes it).
 NATIVE_VERSION = 9  # 9: without debug metadata (nodebug.py)
-#: The code that writes barrier leaves' modules, hashed into every digest: a change to it
-#: never meets graph code Numba cached on disk with the old module inlined.
+#: The code that writes clones' modules (this file's helpers and trampoline, the barrier
+#: leaves' lowering), hashed into every digest: a change to it never meets graph code Numba
+#: cached on disk with the old module inlined.
 _GENERATOR = hashlib.sha1(
     b"".join(
         (Path(__file__).parent / name).read_bytes()
-        for name in ("coro.py", "wiloops.py", "wiuniform.py", "wirecompute.py", "wiguard.py", "wijam.py")
+        for name in (
+            "native.py",
+            "coro.py",
+            "wiloops.py",
+            "wiuniform.py",
+            "wirecompute.py",
+            "wiguard.py",
+            "wijam.py",
+        )
     )
 ).hexdigest()[:12]
 HEADER = 2  # slots before level 0 in the native context
