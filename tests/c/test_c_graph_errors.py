@@ -355,3 +355,38 @@ void root(float *a, size_t bytes_a, long n, long m) {
     path = write_c(source)
     with fails(c.HPVMCError, "input 3 ('m') of node 'l' (", "has no feed"):
         c.compile(path)
+
+
+def test_a_refused_call_that_reads_like_one_in_an_earlier_function_is_named_at_its_own_line(write_c):
+    """``mid_b``'s first bind prints, in LLVM, as ``mid_a``'s does (the same value names):
+    the message names ``mid_b``'s line, not the first such call in the file; and a node
+    function without inputs is said to have none."""
+    graph = """
+void none(void) {
+  __hpvm__hint(CPU_TARGET);
+}
+void mid_a(float *a, size_t bytes_a) {
+  void *n = __hpvm__createNodeND(0, leaf);
+  __hpvm__bindIn(n, 0, 0, 0);
+  __hpvm__bindIn(n, 1, 1, 0);
+}
+void mid_b(float *a, size_t bytes_a) {
+  void *n = __hpvm__createNodeND(0, none);
+  __hpvm__bindIn(n, 0, 0, 0);  // @bind
+}
+void root(float *a, size_t bytes_a) {
+  void *x = __hpvm__createNodeND(0, mid_a);
+  void *y = __hpvm__createNodeND(0, mid_b);
+  __hpvm__bindIn(x, 0, 0, 0);
+  __hpvm__bindIn(x, 1, 1, 0);
+  __hpvm__bindIn(y, 0, 0, 0);
+  __hpvm__bindIn(y, 1, 1, 0);
+}
+"""
+    graph_error(
+        write_c,
+        graph,
+        "bind",
+        "__hpvm__bindIn(n, 0, 0, 0) in mid_b",
+        "index 0 is no input of none, which has no inputs",
+    )

@@ -129,6 +129,15 @@ def test_a_bad_port_index() -> None:
     assert info.value.kind == "input"
 
 
+def test_a_bind_to_an_output_of_a_function_without_outputs_says_it_has_none() -> None:
+    bind = "call void @llvm.hpvm.bind.output(ptr %leaf, i32 0, i32 0, i1 false)"
+    with fails(
+        llvm.GraphCallError, f"@root: '{bind}'", "index 0 is no output of @root, which has no outputs"
+    ) as info:
+        llvm.from_hpvm_ir(_root_with(NODE, bind, ret="{}"))
+    assert info.value.kind == "output"
+
+
 def test_a_type_mismatch_between_an_edges_ends() -> None:
     edge = "%e = call ptr @llvm.hpvm.createEdge(ptr %a, ptr %b, i1 false, i32 0, i32 2, i1 false)"
     other = (

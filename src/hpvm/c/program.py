@@ -184,15 +184,30 @@ class _Where:
         found = self.definition(symbol)
         return sources_.placed(f"{found[0]}:{found[1]}", self.linked.origins.get(symbol)) if found else None
 
-    def instruction(self, matches: Callable[[str], bool]) -> str | None:
-        """``file:line`` of the first instruction ``matches`` accepts, if the metadata says."""
-        symbol = None
-        for line in self.text.splitlines():
+    def instruction(
+        self, matches: Callable[[str], bool], function: str | None = None, nth: int = 0
+    ) -> str | None:
+        """``file:line`` of the first instruction ``matches`` accepts (in ``function`` only,
+        and the ``nth`` such there, when given), if the metadata says."""
+        found = self._instruction(matches, function, nth)
+        if found is None:
+            return None
+        symbol, line = found
+        at = self.debug.where(line)
+        return sources_.placed(at, self.linked.origins.get(symbol)) if at else None
+
+    def _instruction(
+        self, matches: Callable[[str], bool], function: str | None, nth: int
+    ) -> tuple[str, str] | None:
+        """(its function, the line) of the instruction ``instruction`` locates."""
+        symbol = ""
+        for line in self.lines:
             if line.startswith("define"):
                 symbol = line.split("@", 1)[1].split("(", 1)[0].strip('"')
-            elif matches(line):
-                found = self.debug.where(line)
-                return sources_.placed(found, self.linked.origins.get(symbol or "")) if found else None
+            elif (function is None or symbol == function) and matches(line):
+                if nth == 0:
+                    return symbol, line
+                nth -= 1
         return None
 
     def locator(self, call: str, node: str, other: str | None) -> str:
@@ -200,13 +215,23 @@ class _Where:
         head = f"@llvm.hpvm.{call}(ptr %{node}" + (f", ptr %{other}" if other else "")
         return self.instruction(lambda line: head in line) or self.linked.label
 
-    def call_source(self, instruction: str) -> tuple[str | None, tuple[str, int, int | None] | None]:
+    def call_source(
+        self, instruction: str, function: str | None = None, nth: int = 0
+    ) -> tuple[str | None, tuple[str, int, int | None] | None]:
         """``file:line`` (for a message) and (file, line, column) of the instruction of our
         text that llvmlite printed as ``instruction`` (llvmlite renumbers metadata: the
-        instruction is found in our text for its ``!dbg``), if the metadata says."""
+        instruction is found in our text for its ``!dbg``) — in ``function`` and the
+        ``nth`` of those that read alike there, when given — if the metadata says."""
         head = instruction.split(", !")[0].strip()
-        where = self.instruction(lambda line: line.strip().startswith(head))
-        ours = next((ln for ln in self.lines if ln.strip().startswith(head)), "")
+
+        def matches(line: str) -> bool:
+            return line.strip().startswith(head)
+
+        if function is not None and self._instruction(matches, function, nth) is None:
+            function, nth = None, 0  # (not found in its function's text: the first anywhere)
+        where = self.instruction(matches, function, nth)
+        found_line = self._instruction(matches, function, nth)
+        ours = found_line[1] if found_line else ""
         found = self.debug.where(ours) if ours else None
         if found is None:
             return where, None
@@ -217,8 +242,8 @@ class _Where:
         """The importer's error at the C line of the instruction it quotes (or of the function,
         or of the first node or function it names by a line of the node text); a refused
         graph call said in C's terms (``grapherrors.py``). ``c_names``: symbol → C name."""
-        if isinstance(e, GraphCallError):
-            where, source = self.call_source(e.call.instruction)
+        if isinstance(e, GraphCallError):  # (the call in its function: another may read alike)
+            where, source = self.call_source(e.call.instruction, e.call.function, e.call.alike)
             return c_graph_error(e, where or self.linked.label, source, c_names)
         message, named = self.c_lines(str(e))
         where = None

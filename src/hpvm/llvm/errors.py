@@ -68,6 +68,9 @@ class GraphCall:
 
     function: str
     instruction: str
+    #: how many instructions of ``function`` before this one read alike but for their
+    #: ``!dbg`` (which of those lines this one is, for a front end that locates it)
+    alike: int = 0
 
     def __str__(self) -> str:
         return f"@{self.function}: '{self.instruction}'"

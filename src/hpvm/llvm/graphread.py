@@ -73,10 +73,10 @@ class GraphReader:
         for ins in self.index.instructions(fn):
             text = self.index.text_of(ins)
             which = self.index.intrinsic_of(ins)
-            call = GraphCall(fn.name, text)
             head = text.split(", !dbg")[0].strip()
             g.alike = g.seen[head]
             g.seen[head] += 1
+            call = GraphCall(fn.name, text, g.alike)
             if which is not None and which.startswith("createNode"):
                 self.create(g, ins, text, call)
             elif which in ("createEdge", "bind.input", "bind.output"):
@@ -182,7 +182,7 @@ class GraphReader:
         or ``output of @f``, for the message."""
         found = ports.port(index)
         if found is None:
-            raise where.error(
-                what.split()[0], f"index {index} is no {what}, which has LLVM indices 0..{ports.count() - 1}"
-            )
+            count = ports.count()
+            has = f"which has LLVM indices 0..{count - 1}" if count else f"which has no {what.split()[0]}s"
+            raise where.error(what.split()[0], f"index {index} is no {what}, {has}")
         return found
