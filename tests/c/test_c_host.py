@@ -233,6 +233,65 @@ int main(void) {
 
 
 @needs_clang
+def test_a_pointer_tracked_twice_is_untracked_twice(write_c, capfd):
+    """Two empty std::vectors both hold NULL: tracking both and untracking both is a right
+    program (each untrack pairs with a track; the memory stays tracked until the last one),
+    and a launch between the two untracks still finds the other buffer tracked."""
+    source = """#include <cstdio>
+#include <vector>
+#include "hpvm.h"
+void leaf(float *a, size_t bytes_a) { __hpvm__attributes(1, a, 1, a); if (bytes_a) a[0] += 1.0f; }
+void root(float *a, size_t bytes_a) {
+  void *l = __hpvm__createNodeND(0, leaf);
+  __hpvm__bindIn(l, 0, 0, 0);
+  __hpvm__bindIn(l, 1, 1, 0);
+}
+struct __attribute__((__packed__)) In { float *a; size_t bytes_a; };
+int main() {
+  std::vector<float> empty, none, data(4, 1.0f);
+  __hpvm__init();
+  llvm_hpvm_track_mem(empty.data(), 0);
+  llvm_hpvm_track_mem(none.data(), 0);
+  llvm_hpvm_track_mem(data.data(), 16);
+  llvm_hpvm_track_mem(data.data(), 16);
+  llvm_hpvm_untrack_mem(empty.data());
+  llvm_hpvm_untrack_mem(data.data());
+  In in = {data.data(), 16};
+  __hpvm__wait(__hpvm__launch(0, root, &in));  // still tracked: one track is left
+  llvm_hpvm_request_mem(data.data(), 16);
+  llvm_hpvm_untrack_mem(none.data());
+  llvm_hpvm_untrack_mem(data.data());
+  __hpvm__cleanup();
+  printf("a[0] = %g\\n", data[0]);
+  return 0;
+}
+"""
+    assert c.compile(write_c(source, "prog.cc")).run() == 0
+    assert capfd.readouterr().out.strip() == "a[0] = 2"
+
+
+@needs_clang
+def test_an_untrack_past_the_last_track_says_so(write_c):
+    source = """#include <stdlib.h>
+#include "hpvm.h"
+void leaf(int x) { }
+void root(int x) { void *l = __hpvm__createNodeND(0, leaf); __hpvm__bindIn(l, 0, 0, 0); }
+int main(void) {
+  int *p = malloc(16); __hpvm__init();
+  llvm_hpvm_track_mem(p, 16); llvm_hpvm_track_mem(p, 16);
+  llvm_hpvm_untrack_mem(p); llvm_hpvm_untrack_mem(p); llvm_hpvm_untrack_mem(p);
+  return 0;
+}
+"""
+    with fails(
+        c.HPVMCError,
+        "llvm_hpvm_untrack_mem",
+        "that pointer is not tracked (any more: each llvm_hpvm_track_mem pairs with one untrack)",
+    ):
+        c.compile(write_c(source)).run()
+
+
+@needs_clang
 def test_request_of_untracked_memory(write_c):
     source = """#include <stdlib.h>
 #include "hpvm.h"

@@ -75,6 +75,11 @@ class HostRun:
         self.target = target
         self.host = new_host()  # this run's runtime (host() answers it in the callbacks)
         self.views: dict[int, np.ndarray] = {}
+        # How many llvm_hpvm_track_mem calls each tracked address has had: each untrack pairs
+        # with one, so a program tracking one pointer twice (two empty std::vectors: NULL) and
+        # untracking it twice is right, and the memory stays tracked until the last untrack.
+        self.track_counts: dict[int, int] = {}
+        self.untracked: set[int] = set()  # (addresses untracked before: the message says so)
         self.launches: dict[int, _Launch] = {}
         self.tensors = TensorRuntime()  # tensor_runtime.h's tensors
         self.error: BaseException | None = None
@@ -118,21 +123,34 @@ class HostRun:
     def cleanup(self) -> None:
         host().cleanup()
         self.views.clear()
+        self.track_counts.clear()
         self.tensors.forget_tracking()
 
     def track(self, address: int, size: int) -> None:
-        arr = byte_view(address, size)
+        known = self.views.get(address)
+        arr = known if known is not None and known.nbytes >= size else byte_view(address, size)
         self.views[address] = arr
-        host().track_memory(arr)
+        self.track_counts[address] = self.track_counts.get(address, 0) + 1
+        host().track_memory(arr)  # (again: harmless; a larger extent replaces the smaller)
 
     def untrack(self, address: int) -> None:
-        arr = self.views.pop(address, None)
-        if arr is None:
+        count = self.track_counts.get(address, 0)
+        if count == 0:
             raise HPVMCError(
-                f"llvm_hpvm_untrack_mem({address:#x}): that pointer is not tracked; track it with "
-                "llvm_hpvm_track_mem(ptr, bytes) first"
+                f"llvm_hpvm_untrack_mem({address:#x}): that pointer is not tracked"
+                + (
+                    " (any more: each llvm_hpvm_track_mem pairs with one untrack)"
+                    if address in self.untracked
+                    else ""
+                )
+                + "; track it with llvm_hpvm_track_mem(ptr, bytes) first"
             )
-        host().untrack_memory(arr)
+        if count > 1:  # (tracked more than once: tracked until its last untrack)
+            self.track_counts[address] = count - 1
+            return
+        del self.track_counts[address]
+        self.untracked.add(address)
+        host().untrack_memory(self.views.pop(address))
 
     def request(self, address: int, size: int) -> None:
         arr = self.views.get(address)
