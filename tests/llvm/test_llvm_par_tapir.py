@@ -1,7 +1,8 @@
 """EXTRACT of another front end's parallel loop: seed 004's Tapir example (a loop whose body
 is marked detach_task / reattach_task, local_barrier after it) becomes a root creating one
-1-D replicated leaf — before and after LLVM's -O2 — and runs; what does not map onto a graph
-is a located ``LLVMExtractError``, never a crash."""
+1-D replicated leaf — before and after LLVM's -O2 — and runs (its pointer an input and an
+output: the loop says nothing of what it writes); what does not map onto a graph is a located
+``LLVMExtractError``, never a crash."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from hpvm.ir.printer import print_program
 
 SCALE = (Path(__file__).parent / "tapir_scale.ll").read_text()
 GRAPH = """# hpvm IR v1
-leaf @"scale.task"(x: i32[:], n: i32, a: i32) -> ()
-internal @scale(x: i32[:], n: i32, a: i32) {
+leaf @"scale.task"(x: i32[:], n: i32, a: i32) -> () ins(x) outs(x)
+internal @scale(x: i32[:], n: i32, a: i32) ins(x) outs(x) {
   %task = node @"scale.task"[n]
   bind in 0 -> %task.0
   bind in 1 -> %task.1

@@ -237,7 +237,9 @@ def ports(
     """A foreign function's arguments as ports: (the root's parameters, the leaf's, the
     ``bind.input`` calls of node ``%node``). A pointer argument is an array port, its element
     type from the first ``getelementptr`` through it (or ``known``, else bytes), with an ``i64``
-    size."""
+    size; both an input and an output (``"in" "out"``): a foreign function says nothing of
+    which memory it writes, and a back end copies back only what a leaf declares it writes
+    (checked code and ``interp`` refuse a write to an undeclared array)."""
     found: dict[str, str] = dict(known or {})
     for ins in instructions:
         if ins.opcode == "getelementptr":
@@ -255,7 +257,7 @@ def ports(
         if t == "ptr":
             port = f'"hpvm.port"="{found.get(a.name, "u8")}[:]"'
             size = "%" + abi.quote(a.name + ".size")
-            params += [f"ptr {port} {name}", f'i64 "hpvm.size" {size}']
+            params += [f'ptr {port} "in" "out" {name}', f'i64 "hpvm.size" {size}']
             inner += params[-2:]
             count = 2
         elif t in abi.LLVM_SCALAR:

@@ -120,10 +120,10 @@ def _llvm_index_error(
     ]
     paths = [path for path, node in _nodes(root, root.name) if any(node.function is h for h in held)]
     place = f"leaf '{held[0].name}', {held[0].location}" if held else ""
-    from ..llvm_native.checked import outside
+    from ..llvm_native.checked import access_problem
 
-    what = f"{outside(access)} (checked mode; the offset is not recorded)"
-    return _message(root, paths, place, what, OutOfBoundsError, levels)
+    kind, what = access_problem(access, "checked mode; ")
+    return _message(root, paths, place, what, kind, levels)
 
 
 def _with_instances(path: str, levels: list[list[int]]) -> str:

@@ -55,7 +55,7 @@ import threading
 import warnings
 from dataclasses import dataclass
 
-from ...errors import HPVMWarning
+from ...errors import HPVMWarning, IllegalWriteError, NodeExecutionError, OutOfBoundsError
 from ...ir.bodies import LEAF_ERROR, LEAF_ERROR_DECLARATION, LLVMBody, llvm_abi_types
 from ...ir.debuginfo import DebugInfo
 from ...ir.graph import LeafFunction
@@ -86,6 +86,8 @@ class Access:
     array: str
     where: str  # ``file:line`` from its ``!dbg``, or the LLVM instruction
     what: str  # "a read of 4 bytes", "llvm.memcpy's write"
+    #: a write into an array the leaf's outs do not declare (it fails wherever it lands)
+    undeclared: bool = False
 
 
 #: code -> access, for every module checked in this process
@@ -103,7 +105,22 @@ def failed_access(exception: BaseException | None) -> Access | None:
 
 def outside(access: Access) -> str:
     """What a failed access did, as messages say it."""
+    if access.undeclared:
+        return (
+            f"{access.what} at {access.where} writes '{access.array}', which the leaf's outs do not "
+            "declare; declare it an output (HPVM-C: in __hpvm__attributes' outputs; LLVM: the "
+            'parameter\'s "out" attribute) — a back end copies back only the outputs'
+        )
     return f"{access.what} at {access.where} falls outside '{access.array}'"
+
+
+def access_problem(access: Access, mode: str = "") -> tuple[type[NodeExecutionError], str]:
+    """What a failed checked access raises, and what its message says (``mode``: how it
+    names the run, as ``checked mode; ``): an ``IllegalWriteError`` for a write the leaf
+    does not declare, an ``OutOfBoundsError`` for an access outside its array."""
+    if access.undeclared:
+        return IllegalWriteError, outside(access)
+    return OutOfBoundsError, f"{outside(access)} ({mode}the offset is not recorded)"
 
 
 _LOCK = threading.Lock()
@@ -158,7 +175,9 @@ def _check(leaf: LeafFunction, body: LLVMBody) -> tuple[LLVMBody, list[str]]:
     start, end = span
     ports = {name: p.name for name, p in zip(_pointer_arguments(leaf, names), leaf.params) if name}
     seed = hashlib.sha1(f"{body.function}\n{body.module}".encode()).hexdigest()
-    rewrite = _Rewrite(body, arrays, ports, DebugInfo(module), seed, lines[start + 1 : end])
+    rewrite = _Rewrite(
+        body, arrays, ports, DebugInfo(module), seed, lines[start + 1 : end], frozenset(leaf.outs)
+    )
     guarded = [line for old in lines[start + 1 : end] for line in rewrite.line(old)]
     if not rewrite.infos:
         return body, rewrite.unchecked
@@ -225,8 +244,10 @@ class _Rewrite:
         debug: DebugInfo,
         seed: str,
         lines: list[str],
+        outs: frozenset[str] = frozenset(),
     ):
         self.body, self.arrays, self.ports, self.debug, self.seed = body, arrays, ports, debug, seed
+        self.outs = outs  # (the ports the leaf declares it writes)
         self.roots = Roots(lines)
         self.infos: list[str] = []
         self.unchecked: list[str] = []
@@ -241,10 +262,10 @@ class _Rewrite:
             what = f"{'an atomic update' if kind == ATOMIC else 'a write' if write else 'a read'} of {size} bytes"
             if rhs.startswith("store"):
                 self._escape(line, rhs)
-            return self._access(line, rhs, pointer, size, what)
+            return self._access(line, rhs, pointer, size, what, write)
         atomic = _HPVM_ATOMIC.search(rhs)
         if atomic is not None:
-            return self._access(line, rhs, atomic.group(1), 4, "an atomic update of 4 bytes")
+            return self._access(line, rhs, atomic.group(1), 4, "an atomic update of 4 bytes", True)
         memory = _MEMORY.search(rhs)
         if memory is not None:
             return self._memory(line, memory)
@@ -256,7 +277,7 @@ class _Rewrite:
                     self._skip(line, f"the pointer into {arrays} passed to @{called.group(1)}, not inlined")
         return [line]
 
-    def _access(self, line: str, rhs: str, pointer: str, size: int, what: str) -> list[str]:
+    def _access(self, line: str, rhs: str, pointer: str, size: int, what: str, write: bool) -> list[str]:
         roots = self.roots.of(pointer)
         if roots <= {LOCAL}:
             return [line]  # (the instance's own memory, or the module's: not an array port)
@@ -268,7 +289,7 @@ class _Rewrite:
             self._skip(line, f"{what}, larger than the checks' scratch buffer")
             return [line]
         assert base is not None
-        n, checks = self._compare(line, pointer, base, str(size), what)
+        n, checks = self._compare(line, pointer, base, str(size), what, write)
         return [*checks, _redirect(line, rhs, pointer, f"%__hpvm_g{n}.q")]
 
     def _memory(self, line: str, memory: re.Match[str]) -> list[str]:
@@ -297,7 +318,7 @@ class _Rewrite:
             if type_ != "i64":
                 wide = f"%__hpvm_g{len(self.infos)}.n"
                 out.append(f"  {wide} = zext {type_} {length} to i64")
-            n, checks = self._compare(line, pointer, base, wide, what)
+            n, checks = self._compare(line, pointer, base, wide, what, role == "write")
             out += checks[:-1]  # (no scratch pointer: the length is what changes)
             bad.append(f"%__hpvm_g{n}.bad")
         if not bad:
@@ -313,17 +334,21 @@ class _Rewrite:
         call = memory.group(0)[: memory.start(3) - memory.start(0)] + ", ".join(args) + ")"
         return [*out, head + call + tail]
 
-    def _compare(self, line: str, pointer: str, base: str, length: str, what: str) -> tuple[int, list[str]]:
+    def _compare(
+        self, line: str, pointer: str, base: str, length: str, what: str, write: bool
+    ) -> tuple[int, list[str]]:
         """The check of ``[pointer, pointer + length)`` against ``base``'s array: its ordinal
-        and its lines (``%__hpvm_g<n>.bad`` the failure, ``.q`` the pointer to use, last)."""
+        and its lines (``%__hpvm_g<n>.bad`` the failure, ``.q`` the pointer to use, last). A
+        ``write`` into an array the leaf's outs do not declare always fails."""
         port, bytes_arg = self.arrays[base]
+        undeclared = write and port not in self.outs
         n = len(self.infos)
         g = f"%__hpvm_g{n}"
         site = site_of(line, self.debug)
         where = f"{site.file}:{site.line}" if site.file else f"the LLVM instruction '{site.instruction}'"
         code = int(hashlib.sha1(f"{self.seed}:{n}".encode()).hexdigest()[:15], 16)
         with _LOCK:
-            ACCESSES[code] = Access(self.body.module, self.body.function, port, where, what)
+            ACCESSES[code] = Access(self.body.module, self.body.function, port, where, what, undeclared)
         self.infos.append(_info(n, code))
         dbg = re.search(r"!dbg !\d+", line)
         at = f", {dbg.group(0)}" if dbg else ""
@@ -337,7 +362,7 @@ class _Rewrite:
             f"  {g}.hi = icmp sgt i64 {g}.o, {g}.r",
             f"  {g}.big = icmp ugt i64 {length}, {bytes_arg}",
             f"  {g}.out = or i1 {g}.lo, {g}.hi",
-            f"  {g}.bad = or i1 {g}.out, {g}.big",
+            f"  {g}.bad = or i1 {g}.out, {'true' if undeclared else f'{g}.big'}",
             f"  call void @{_HELPER}(i1 {g}.bad, ptr @__hpvm_oob.info.{n}){at}",
             f"  {g}.q = select i1 {g}.bad, ptr {_SCRATCH}, ptr {pointer}",
         ]

@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import HPVMError, LaunchError, NodeExecutionError, OutOfBoundsError
+from ...errors import HPVMError, LaunchError, NodeExecutionError
 from ...ir import instance_context as ictx
 from ...ir.graph import LeafFunction, Node
 from ...ir.types import ArrayType
 from . import instrument
-from .checked import failed_access, outside
+from .checked import access_problem, failed_access
 from .host import pack, unpack
 from .instrument import Sink
 from .jit import jit_leaf
@@ -133,7 +133,8 @@ def _raised(where: str, raised: Raised) -> HPVMError:
     outside its array (``checked.py``), else the leaf's own exception, wrapped."""
     access = failed_access(raised.exception)
     if access is not None:
-        return OutOfBoundsError(f"{where}: {outside(access)} (the offset is not recorded)")
+        kind, what = access_problem(access)
+        return kind(f"{where}: {what}")
     return execution_error(where, raised)
 
 
