@@ -135,14 +135,14 @@ entry:
 
 
 @st.composite
-def leaves(draw: st.DrawFn) -> Leaf:
+def leaves(draw: st.DrawFn, max_extent: int = 5, max_shifts: int = 1) -> Leaf:
     dims = draw(st.integers(1, 3))
-    sizes = tuple(draw(st.integers(1, 5)) if a < dims else 1 for a in range(3))
+    sizes = tuple(draw(st.integers(1, max_extent)) if a < dims else 1 for a in range(3))
     return Leaf(
         dims,
         sizes,  # type: ignore[arg-type]
         draw(st.integers(-3, 5)),
-        tuple(draw(st.lists(st.integers(0, 7), max_size=1))),
+        tuple(draw(st.lists(st.integers(0, 7), max_size=max_shifts))),
         draw(st.booleans()),
         draw(st.integers(0, 3)),
         draw(st.booleans()),

@@ -19,7 +19,6 @@ import llvmlite.binding as llvm_binding
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from hpvm import llvm
 from hpvm.backends import get_backend
@@ -28,7 +27,7 @@ from hpvm.backends.llvm_native import wispecial
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from barrier_lowering import barrier_leaf  # noqa: E402
 from test_llvm_leaves_run import DECLS, _run  # noqa: E402
-from test_llvm_wiloops import Leaf  # noqa: E402
+from test_llvm_wiloops import Leaf, leaves  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning"), pytest.mark.usefixtures("hpvm_runtime")]
 
@@ -54,23 +53,8 @@ def _launch(text: str, leaf: Leaf) -> tuple[np.ndarray, np.ndarray, str]:
     return buf, out, "\n".join(get_backend("cpu").prepare(root).gen.sources)
 
 
-@st.composite
-def leaves(draw: st.DrawFn) -> Leaf:
-    dims = draw(st.integers(1, 3))
-    sizes = tuple(draw(st.integers(1, 9)) if a < dims else 1 for a in range(3))
-    return Leaf(
-        dims,
-        sizes,  # type: ignore[arg-type]
-        draw(st.integers(-3, 5)),
-        tuple(draw(st.lists(st.integers(0, 7), max_size=2))),
-        draw(st.booleans()),
-        draw(st.integers(0, 3)),
-        draw(st.booleans()),
-    )
-
-
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(leaf=leaves())
+@given(leaf=leaves(max_extent=9, max_shifts=2))
 def test_a_node_of_constant_extents_runs_the_copy_for_them_and_matches_the_model(leaf: Leaf) -> None:
     want_buf, want_out = leaf.model()
     buf, out, source = _launch(_constant_extents(leaf), leaf)
