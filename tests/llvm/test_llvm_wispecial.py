@@ -153,3 +153,17 @@ def test_the_plain_runner_is_compiled_only_for_a_node_that_calls_it() -> None:
     assert barrier_leaf(constant).digest not in numba_call._REGISTERED
     _launch(leaf.text(), leaf)
     assert barrier_leaf(llvm.from_hpvm_ir(DECLS + leaf.text())).digest in numba_call._REGISTERED
+
+
+@pytest.mark.parametrize("linkage", ["", "dso_local ", "linkonce_odr ", "weak_odr dso_local "])
+def test_other_definitions_of_the_copy_s_module_become_internal_whatever_their_linkage(linkage: str) -> None:
+    import dataclasses
+
+    leaf = Leaf(1, (4, 1, 1), 1, (), False, 0, False)
+    clone = barrier_leaf(llvm.from_hpvm_ir(DECLS + _constant_extents(leaf)))
+    extra = dataclasses.replace(
+        clone, text=clone.text + f"\ndefine {linkage}void @extra() {{\n  ret void\n}}\n"
+    )
+    text = wispecial.specialized_text(extra, (4, 1, 1))
+    assert "define internal void @extra()" in text
+    llvm_binding.parse_assembly(text).verify()

@@ -58,8 +58,15 @@ def specialized_text(native: NativeLeaf, extents: Extents) -> str:
     lines[at + 1 : at + 1] = constants
     for j, text in enumerate(lines):
         if j != k and text.startswith("define ") and not re.match(r"define (internal|private) ", text):
-            lines[j] = "define internal " + text[len("define ") :]
+            lines[j] = _LINKAGE.sub("define internal ", text, count=1)
     return "\n".join(lines)
+
+
+#: ``define`` and the linkage and preemption words an external definition may carry, which
+#: ``internal`` replaces.
+_LINKAGE = re.compile(
+    r"^define (?:(?:external|linkonce_odr|linkonce|weak_odr|weak|available_externally|dso_preemptable|dso_local)\s+)*"
+)
 
 
 _ADDRESSES: dict[str, int] = {}
