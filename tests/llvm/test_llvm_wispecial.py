@@ -167,3 +167,22 @@ def test_other_definitions_of_the_copy_s_module_become_internal_whatever_their_l
     text = wispecial.specialized_text(extra, (4, 1, 1))
     assert "define internal void @extra()" in text
     llvm_binding.parse_assembly(text).verify()
+
+
+def test_a_leaf_run_as_coroutines_keeps_its_one_group_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Coroutines (here: work-item loops off) have no loops to specialize: a node of
+    constant extents calls the leaf's group function, and gives the model's memory."""
+    from hpvm.backends.llvm_native import native
+
+    monkeypatch.setattr(native, "WORKITEM_LOOPS", False)
+    leaf = Leaf(2, (3, 2, 1), 5, (1,), True, 1, False)
+    root = llvm.from_hpvm_ir(DECLS + _constant_extents(leaf))
+    assert barrier_leaf(root).barrier_lowering == "coroutine"
+    n = int(np.prod(leaf.sizes))
+    buf, out = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    _run(root, (buf.view(np.uint8), out.view(np.uint8), leaf.reps, *leaf.sizes), "cpu")
+    want_buf, want_out = leaf.model()
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(buf, want_buf)
+    source = "\n".join(get_backend("cpu").prepare(root).gen.sources)
+    assert "_group(" in source and "_group_k" not in source
