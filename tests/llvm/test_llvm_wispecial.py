@@ -186,3 +186,21 @@ def test_a_leaf_run_as_coroutines_keeps_its_one_group_function(monkeypatch: pyte
     np.testing.assert_array_equal(buf, want_buf)
     source = "\n".join(get_backend("cpu").prepare(root).gen.sources)
     assert "_group(" in source and "_group_k" not in source
+
+
+def test_a_copy_that_cannot_be_made_leaves_the_node_on_the_plain_runner(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """If the runner's text could not be specialized (LLVM refusing the copy), the node runs
+    on the plain runner — registered then, though no node has computed extents."""
+
+    def refuse(native: object, extents: object) -> str:
+        raise RuntimeError("LLVM refused the copy")
+
+    monkeypatch.setattr(wispecial, "specialized_text", refuse)
+    leaf = Leaf(1, (5, 1, 1), 13, (3,), False, 0, True)  # (a leaf no other test makes)
+    want_buf, want_out = leaf.model()
+    buf, out, source = _launch(_constant_extents(leaf), leaf)
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(buf, want_buf)
+    assert "_group(" in source and "_group_k" not in source

@@ -445,12 +445,18 @@ def group_wrapper(
     """Python source of ``symbol(ports..., parent_ctx, ex, ey, ez, dims)`` — the group
     function of ``leaf_wrappers`` — calling the copy of the work-item loops specialized on
     ``extents`` (``wispecial.py``), which the caller passes; and the names it uses. ``None``
-    for a leaf run as coroutines (nothing to specialize). Unchecked code only."""
+    for a leaf run as coroutines (nothing to specialize), or when the copy cannot be made
+    (LLVM refused it: then the plain runner, registered here, serves — slower, never
+    wrong). Unchecked code only."""
     if native.barrier_lowering != "workitem":
         return None
     from .wispecial import specialized_group
 
-    runner = specialized_group(native, extents)
+    try:
+        runner = specialized_group(native, extents)
+    except (AssertionError, RuntimeError):  # (a runner text the rewrite does not read)
+        _register_group(native)
+        return None
     names = {f"{symbol}_native": _group_intrinsic(leaf, native, runner=runner), **_names()}
     params, passed, checks = _ports(leaf, names)
     return _group_source(leaf, native, symbol, params, passed, checks, False), names
