@@ -189,7 +189,10 @@ class _Where:
     ) -> str | None:
         """``file:line`` of the first instruction ``matches`` accepts (in ``function`` only,
         and the ``nth`` such there, when given), if the metadata says."""
-        found = self._instruction(matches, function, nth)
+        return self._placed(self._instruction(matches, function, nth))
+
+    def _placed(self, found: tuple[str, str] | None) -> str | None:
+        """``file:line`` of an instruction ``_instruction`` found, if the metadata says."""
         if found is None:
             return None
         symbol, line = found
@@ -227,11 +230,11 @@ class _Where:
         def matches(line: str) -> bool:
             return line.strip().startswith(head)
 
-        if function is not None and self._instruction(matches, function, nth) is None:
-            function, nth = None, 0  # (not found in its function's text: the first anywhere)
-        where = self.instruction(matches, function, nth)
-        found_line = self._instruction(matches, function, nth)
-        ours = found_line[1] if found_line else ""
+        located = self._instruction(matches, function, nth)
+        if located is None and function is not None:  # (not in its function's text: the first anywhere)
+            located = self._instruction(matches, None, 0)
+        where = self._placed(located)
+        ours = located[1] if located else ""
         found = self.debug.where(ours) if ours else None
         if found is None:
             return where, None

@@ -37,10 +37,8 @@ class _Building:
     nodes: dict[str, Node] = field(default_factory=dict)
     companions: list[tuple[tuple[Any, ...], GraphCall]] = field(default_factory=list)
     leaders: set[tuple[Any, ...]] = field(default_factory=set)
-    #: how many calls before this one read alike (but for their ``!dbg``): which of their
-    #: lines this one is (``ModuleText.where_in``)
+    #: how many calls so far read alike but for their ``!dbg`` (``GraphCall.alike``)
     seen: Counter[str] = field(default_factory=Counter)
-    alike: int = 0
 
     @property
     def own_in(self) -> Ports:
@@ -74,9 +72,8 @@ class GraphReader:
             text = self.index.text_of(ins)
             which = self.index.intrinsic_of(ins)
             head = text.split(", !dbg")[0].strip()
-            g.alike = g.seen[head]
+            call = GraphCall(fn.name, text, g.seen[head])
             g.seen[head] += 1
-            call = GraphCall(fn.name, text, g.alike)
             if which is not None and which.startswith("createNode"):
                 self.create(g, ins, text, call)
             elif which in ("createEdge", "bind.input", "bind.output"):
@@ -115,7 +112,7 @@ class GraphReader:
         sizes = tuple(size(g.fn, g.params, g.own, o, where) for o in ops[1:-1])
         refuse_negative(sizes, target.name, where)
         name = g.graph.unique_name(ins.name or f"n{len(g.graph.nodes)}")
-        node = Node(name, child, sizes, location=self.index.where_in(g.fn.name, text, g.alike))
+        node = Node(name, child, sizes, location=self.index.where_in(g.fn.name, text, where.alike))
         g.graph.nodes.append(node)
         g.nodes[defined_value(text)] = node
 
@@ -132,7 +129,7 @@ class GraphReader:
                 raise where.error("node", f"{v} is not a node this function created")
             handles.append(found)
         consts = [integer(v) for _, v in args[len(node_ops) :]]
-        at = self.index.where_in(fn.name, text, g.alike)  # the call's line (an edge or bind's location)
+        at = self.index.where_in(fn.name, text, where.alike)  # the call's line (an edge or bind's location)
         if any(c is None for c in consts):
             raise where.error("constant", "replication kind, ports and stream flag must be constants")
         if which == "createEdge":

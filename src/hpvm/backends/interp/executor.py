@@ -481,8 +481,8 @@ class Interpreter(Backend):
     ) -> NodeOutputs:
         """An LLVM leaf's instances through the JIT (``llvm_native.run``), its clone's array
         accesses checked as ``cpu``'s checked mode checks them (``llvm_native/checked.py``:
-        an access outside its array is an ``OutOfBoundsError`` naming the instance; writes
-        outside ``outs`` are not checked inside LLVM code); with ``races``, that clone
+        an access outside its array is an ``OutOfBoundsError`` naming the instance, a write
+        into an array not in ``outs`` an ``IllegalWriteError``); with ``races``, that clone
         instrumented, its accesses recorded (``NativeLeafRecorder``)."""
         from ..llvm_native.run import run_instances
 
