@@ -163,8 +163,8 @@ def test_replicas_give_the_interpreters_results_in_push_order(eager, monkeypatch
     rng = random.Random(7)
     steps = [rng.choice([10**6, 3 * 10**6 + 1, 10**7 + 2]) for _ in range(24)]  # (each taken alone)
     expected = reference(steps)
+    streamed("cpu", items(2, [10, 10]))  # compiles (its two items, of arrays of their own, may overlap)
     overlap = Overlap(monkeypatch)
-    streamed("cpu", items(2, [10, 10]))  # compiles
     got = streamed("cpu", items(len(steps), steps))
     for k, (a, b) in enumerate(zip(got, expected)):
         np.testing.assert_array_equal(a, b, err_msg=f"item {k}")
@@ -183,8 +183,8 @@ def test_items_run_at_once_only_when_allowed(eager, monkeypatch, case, at_once):
     expected = reference(steps)
     if case == "replicas off":
         monkeypatch.setattr(replicas, "REPLICAS", False)
+    streamed("cpu", items(2, [10, 10]))  # compiles (its two items, of arrays of their own, may overlap)
     overlap = Overlap(monkeypatch)
-    streamed("cpu", items(2, [10, 10]))  # compiles
     shared = np.zeros(1) if case == "a shared written array" else None
     got = streamed("cpu", items(len(steps), steps, scratch=shared))
     for k, (a, b) in enumerate(zip(got, expected)):
@@ -288,8 +288,8 @@ def test_a_failure_is_raised_in_item_order_with_replicas(eager, monkeypatch):
     """Item 6 fails after a long run while item 7, short, has already ended on a replica:
     items 0–5 are popped, item 6's pop raises naming the node, item 7 is never delivered,
     and every later call raises the same error."""
+    streamed("cpu", items(2, [10, 10]))  # compiles (its two items, of arrays of their own, may overlap)
     overlap = Overlap(monkeypatch)
-    streamed("cpu", items(2, [10, 10]))  # compiles
     steps = [10**6] * 6 + [5 * 10**6, 10, 10, 10]  # (slow enough to be taken one at a time)
     pushed = items(len(steps), steps)
     pushed[6][0][0] = -1.0  # work raises for item 6, after its long run
