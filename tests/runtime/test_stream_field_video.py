@@ -14,6 +14,7 @@ import pytest
 import hpvm
 from hpvm.backends import get_backend
 from hpvm.runtime import replicas, streaming
+from stage_overlap import StageOverlap
 
 BLOCK_X, BLOCK_Y = 16, 4
 
@@ -186,16 +187,8 @@ def test_the_video_pipeline_runs_whole_items_with_numpys_and_the_interpreters_co
     frame are guarded off) and whole ones."""
     monkeypatch.setattr(streaming, "machine_cores", lambda: 2)
     monkeypatch.setattr(replicas, "REPLICA_SECONDS", 0.0)  # (small frames: replicas at once)
-    cpu = get_backend("cpu")
-    assert streaming.whole_items(cpu, video, streaming.plan_stages(video))
-    ran: set[tuple[str, ...]] = set()
-    inner = cpu.run_stage_batch
-
-    def recorded(root, args_list, nodes, upstream_list, ctx=None):  # type: ignore[no-untyped-def]
-        ran.add(tuple(n.name for n in nodes))
-        return inner(root, args_list, nodes, upstream_list, ctx)
-
-    monkeypatch.setattr(cpu, "run_stage_batch", recorded)
+    assert streaming.whole_items(get_backend("cpu"), video, streaming.plan_stages(video))
+    ran = StageOverlap(monkeypatch).stages
     rng = np.random.default_rng(h * w)
     frames = [rng.integers(0, 256, (h, w), dtype=np.int64) for _ in range(9)]
     t = 600

@@ -16,6 +16,7 @@ from hpvm.backends import get_backend
 from hpvm.runtime import replicas, streaming
 from hpvm.runtime.replicas import Footprint, StagePolicy, allowed
 from markers import fails
+from stage_overlap import StageOverlap
 
 N = 32  # elements per item
 
@@ -101,32 +102,6 @@ def eager(monkeypatch):
     monkeypatch.setattr(streaming, "machine_cores", lambda: 4)
 
 
-class Overlap:
-    """Wraps ``cpu``'s ``run_stage_batch``: how many batches of the ``work`` stage ran at
-    once, at most."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        backend = get_backend("cpu")
-        inner = backend.run_stage_batch
-        self.most = 0
-        running = [0]
-        lock = threading.Lock()
-
-        def counted(root, args_list, nodes, upstream_list, ctx=None):  # type: ignore[no-untyped-def]
-            if nodes[0].name != "work":
-                return inner(root, args_list, nodes, upstream_list, ctx)
-            with lock:
-                running[0] += 1
-                self.most = max(self.most, running[0])
-            try:
-                return inner(root, args_list, nodes, upstream_list, ctx)
-            finally:
-                with lock:
-                    running[0] -= 1
-
-        monkeypatch.setattr(backend, "run_stage_batch", counted)
-
-
 def items(count: int, steps: list[int], scratch: np.ndarray | None = None) -> list[tuple]:
     """``count`` items with arrays of their own (``scratch`` shared when given) and one
     shared, read-only coefficient array."""
@@ -164,7 +139,7 @@ def test_replicas_give_the_interpreters_results_in_push_order(eager, monkeypatch
     steps = [rng.choice([10**6, 3 * 10**6 + 1, 10**7 + 2]) for _ in range(24)]  # (each taken alone)
     expected = reference(steps)
     streamed("cpu", items(2, [10, 10]))  # compiles (its two items, of arrays of their own, may overlap)
-    overlap = Overlap(monkeypatch)
+    overlap = StageOverlap(monkeypatch, first="work")
     got = streamed("cpu", items(len(steps), steps))
     for k, (a, b) in enumerate(zip(got, expected)):
         np.testing.assert_array_equal(a, b, err_msg=f"item {k}")
@@ -184,7 +159,7 @@ def test_items_run_at_once_only_when_allowed(eager, monkeypatch, case, at_once):
     if case == "replicas off":
         monkeypatch.setattr(replicas, "REPLICAS", False)
     streamed("cpu", items(2, [10, 10]))  # compiles (its two items, of arrays of their own, may overlap)
-    overlap = Overlap(monkeypatch)
+    overlap = StageOverlap(monkeypatch, first="work")
     shared = np.zeros(1) if case == "a shared written array" else None
     got = streamed("cpu", items(len(steps), steps, scratch=shared))
     for k, (a, b) in enumerate(zip(got, expected)):
@@ -277,7 +252,7 @@ def test_a_stream_launched_again_replicates_from_its_first_item(eager, monkeypat
     else:
         streamed("cpu", items(2, [10, 10]))  # compiles
         replicas._LAST.clear()
-    overlap = Overlap(monkeypatch)
+    overlap = StageOverlap(monkeypatch, first="work")
     got = streamed("cpu", items(len(steps), steps))
     for k, (a, b) in enumerate(zip(got, expected)):
         np.testing.assert_array_equal(a, b, err_msg=f"item {k}")
@@ -289,7 +264,7 @@ def test_a_failure_is_raised_in_item_order_with_replicas(eager, monkeypatch):
     items 0–5 are popped, item 6's pop raises naming the node, item 7 is never delivered,
     and every later call raises the same error."""
     streamed("cpu", items(2, [10, 10]))  # compiles (its two items, of arrays of their own, may overlap)
-    overlap = Overlap(monkeypatch)
+    overlap = StageOverlap(monkeypatch, first="work")
     steps = [10**6] * 6 + [5 * 10**6, 10, 10, 10]  # (slow enough to be taken one at a time)
     pushed = items(len(steps), steps)
     pushed[6][0][0] = -1.0  # work raises for item 6, after its long run

@@ -6,7 +6,7 @@ that write a shared array one at a time, and failures in item order."""
 from __future__ import annotations
 
 import random
-import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,6 +15,7 @@ import hpvm
 from hpvm.backends import get_backend
 from hpvm.runtime import replicas, streaming
 from markers import fails
+from stage_overlap import StageOverlap
 
 N = 16  # elements per item
 
@@ -53,12 +54,10 @@ def squared(z: hpvm.f64[:], w: hpvm.f64[:]) -> hpvm.f64[:]:
     return w
 
 
-@hpvm.internal()
-def three_stages(
-    x: hpvm.f64[:], n: hpvm.i64, scratch: hpvm.f64[:], y: hpvm.f64[:], z: hpvm.f64[:], w: hpvm.f64[:]
-):
-    """Three stages joined by streaming edges that carry whole arrays; the last two
-    replicated over the elements (their loops may fill the machine)."""
+def chained(x: Any) -> Any:
+    """``work`` → ``shifted`` → ``squared`` joined by streaming edges that carry whole
+    arrays, the last two replicated over the elements (their loops may fill the machine);
+    called from a builder, which binds the last node's output. Returns that node."""
     a = hpvm.create_node(work)
     b = hpvm.create_node_1d(shifted, x.shape[0])
     c = hpvm.create_node_1d(squared, x.shape[0])
@@ -68,7 +67,15 @@ def three_stages(
     hpvm.bind_in(c, "w", "w", stream=True)
     hpvm.edge(a, b, hpvm.ALL_TO_ALL, 0, "y", stream=True)
     hpvm.edge(b, c, hpvm.ALL_TO_ALL, 0, "z", stream=True)
-    hpvm.bind_out(c, 0, 0, stream=True)
+    return c
+
+
+@hpvm.internal()
+def three_stages(
+    x: hpvm.f64[:], n: hpvm.i64, scratch: hpvm.f64[:], y: hpvm.f64[:], z: hpvm.f64[:], w: hpvm.f64[:]
+):
+    """The three stages of ``chained``."""
+    hpvm.bind_out(chained(x), 0, 0, stream=True)
 
 
 @hpvm.leaf(ins=("w",), outs=("w",))
@@ -82,18 +89,9 @@ def printing_last(
     x: hpvm.f64[:], n: hpvm.i64, scratch: hpvm.f64[:], y: hpvm.f64[:], z: hpvm.f64[:], w: hpvm.f64[:]
 ):
     """``three_stages`` with a fourth stage that prints: output would interleave."""
-    a = hpvm.create_node(work)
-    b = hpvm.create_node_1d(shifted, x.shape[0])
-    c = hpvm.create_node_1d(squared, x.shape[0])
-    d = hpvm.create_node(printed)
-    for name in ("x", "n", "scratch", "y"):
-        hpvm.bind_in(a, name, name, stream=True)
-    hpvm.bind_in(b, "z", "z", stream=True)
-    hpvm.bind_in(c, "w", "w", stream=True)
-    hpvm.edge(a, b, hpvm.ALL_TO_ALL, 0, "y", stream=True)
-    hpvm.edge(b, c, hpvm.ALL_TO_ALL, 0, "z", stream=True)
-    hpvm.edge(c, d, hpvm.ALL_TO_ALL, 0, "w", stream=True)
-    hpvm.bind_out(d, 0, 0, stream=True)
+    last = hpvm.create_node(printed)
+    hpvm.edge(chained(x), last, hpvm.ALL_TO_ALL, 0, "w", stream=True)
+    hpvm.bind_out(last, 0, 0, stream=True)
 
 
 def expected(x: np.ndarray, n: int) -> np.ndarray:
@@ -111,32 +109,6 @@ def two_cores(request, monkeypatch):
     monkeypatch.setattr(streaming, "machine_cores", lambda: 2)
     monkeypatch.setattr(type(get_backend("cpu")), "loop_threads", lambda self: request.param)
     monkeypatch.setattr(replicas, "REPLICA_SECONDS", 0.0)
-
-
-class Overlap:
-    """Wraps ``cpu``'s ``run_stage_batch``: the node lists of the stages it ran, and how
-    many batches ran at once, at most."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        backend = get_backend("cpu")
-        inner = backend.run_stage_batch
-        self.most = 0
-        self.stages: set[tuple[str, ...]] = set()
-        running = [0]
-        lock = threading.Lock()
-
-        def counted(root, args_list, nodes, upstream_list, ctx=None):  # type: ignore[no-untyped-def]
-            with lock:
-                self.stages.add(tuple(n.name for n in nodes))
-                running[0] += 1
-                self.most = max(self.most, running[0])
-            try:
-                return inner(root, args_list, nodes, upstream_list, ctx)
-            finally:
-                with lock:
-                    running[0] -= 1
-
-        monkeypatch.setattr(backend, "run_stage_batch", counted)
 
 
 def items(steps: list[int], scratch: np.ndarray | None = None) -> list[tuple]:
@@ -191,7 +163,7 @@ def test_whole_items_run_side_by_side_with_the_interpreters_results(two_cores, m
     steps = [rng.choice([10**6, 3 * 10**6 + 1, 10**7 + 2]) for _ in range(16)]
     expected_items = streamed("interp", items([n % 5 for n in steps]))
     streamed("cpu", items([10, 10]))  # compiles
-    overlap = Overlap(monkeypatch)
+    overlap = StageOverlap(monkeypatch)
     pushed = items(steps)
     got = streamed("cpu", pushed)
     for k, (g, r, item) in enumerate(zip(got, expected_items, pushed)):
@@ -206,7 +178,7 @@ def test_items_that_write_a_shared_array_run_one_at_a_time(two_cores, monkeypatc
     the interpreter's results."""
     steps = [3 * 10**6] * 8
     streamed("cpu", items([10, 10]))  # compiles
-    overlap = Overlap(monkeypatch)
+    overlap = StageOverlap(monkeypatch)
     pushed = items(steps, scratch=np.zeros(1))
     got = streamed("cpu", pushed)
     for k, (g, item) in enumerate(zip(got, pushed)):
@@ -220,7 +192,7 @@ def test_without_whole_items_each_stage_keeps_its_thread(two_cores, monkeypatch)
     monkeypatch.setattr(streaming, "WHOLE_ITEMS", False)
     steps = [10**5 + k for k in range(6)]
     streamed("cpu", items([10, 10]))  # compiles
-    overlap = Overlap(monkeypatch)
+    overlap = StageOverlap(monkeypatch)
     pushed = items(steps)
     got = streamed("cpu", pushed)
     for k, (g, item) in enumerate(zip(got, pushed)):
