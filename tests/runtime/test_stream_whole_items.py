@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import hpvm
 from hpvm.backends import get_backend
@@ -220,3 +222,42 @@ def test_a_failure_is_raised_in_item_order(two_cores, monkeypatch):
         hpvm.push(handle, pushed[0])
     with fails(hpvm.NodeExecutionError, "three_stages/work"):
         hpvm.wait(handle)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    cores=st.integers(1, 4),
+    loop_threads=st.sampled_from([1, 2]),
+    steps=st.lists(st.integers(0, 3 * 10**5), min_size=1, max_size=10),
+    shared=st.booleans(),
+    capacity=st.integers(1, 4),
+)
+def test_any_machine_and_items_give_the_models_results_in_push_order(
+    monkeypatch, cores, loop_threads, steps, shared, capacity
+):
+    """Whatever the machine looks like (1–4 cores, loops on one thread or two), the items
+    (how long each works, whether all write one ``scratch``) and the stream's capacity: the
+    stages run as whole items exactly when there are more of them than cores, and every
+    item pops the model's result, in push order."""
+    with monkeypatch.context() as m:
+        m.setattr(streaming, "machine_cores", lambda: cores)
+        m.setattr(type(get_backend("cpu")), "loop_threads", lambda self: loop_threads)
+        m.setattr(replicas, "REPLICA_SECONDS", 0.0)
+        overlap = StageOverlap(m)  # (every stage)
+        working = StageOverlap(m, first="work")  # (the stage that writes scratch)
+        pushed = items(steps, scratch=np.zeros(1) if shared else None)
+        handle = hpvm.launch(three_stages, None, stream=True, target="cpu", capacity=capacity)
+        got = []
+        for k, args in enumerate(pushed):
+            if k >= capacity:  # (pop as we go: push would wait for room anyway)
+                got.append(hpvm.request_memory(hpvm.pop(handle)[0]).copy())
+            hpvm.push(handle, args)
+        while len(got) < len(pushed):
+            got.append(hpvm.request_memory(hpvm.pop(handle)[0]).copy())
+        hpvm.wait(handle)
+    for k, (g, item) in enumerate(zip(got, pushed)):
+        np.testing.assert_array_equal(g, expected(item[0], steps[k]), err_msg=f"item {k}")
+    whole = {("work", "shifted", "squared")}
+    assert (overlap.stages == whole) == (cores < 3), overlap.stages
+    if shared:
+        assert working.most == 1
