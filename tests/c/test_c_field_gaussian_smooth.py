@@ -71,7 +71,7 @@ def test_the_program_runs_and_checks_itself(program, size):
 
 def test_the_leaf_is_jammed_along_x(program):
     (root,) = program.roots
-    assert "_jam0w8(" in "\n".join(get_backend("cpu").prepare(root).gen.sources)
+    assert f"_jam0w{jam.LLVM_WIDTH}(" in "\n".join(get_backend("cpu").prepare(root).gen.sources)
 
 
 @pytest.mark.parametrize(("n", "m", "size"), [(45, 21, 5), (19, 9, 3), (64, 16, 7)])

@@ -71,7 +71,7 @@ def test_the_program_runs_and_checks_itself(program, size):
 
 def test_the_leaf_is_jammed_along_x(program):
     (root,) = program.roots
-    assert "_jam0w8(" in "\n".join(get_backend("cpu").prepare(root).gen.sources)
+    assert f"_jam0w{jam.LLVM_WIDTH}(" in "\n".join(get_backend("cpu").prepare(root).gen.sources)
 
 
 @pytest.mark.parametrize(("num_x", "num_k"), [(61, 37), (64, 100), (3, 5), (17, 0), (9, 1)])

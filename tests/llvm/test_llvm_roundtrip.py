@@ -98,8 +98,9 @@ def test_hints_and_declared_outputs_are_recorded() -> None:
     [
         ("atomics_int32", "call i32 @llvm.hpvm.atomic.xor(ptr"),  # the seed's i32 atomics
         ("atomics_int64", "atomicrmw xor ptr"),  # no seed intrinsic: LLVM's own
-        # float atomicrmw (and integer min/max), which Numba's optimizer expands into loops
-        ("atomics_float32", "cmpxchg ptr"),
+        # float atomicrmw, exported as LLVM's own instruction: the module is taken before code
+        # generation, whose AtomicExpand pass would have made it a cmpxchg loop (leafcode.py)
+        ("atomics_float32", "atomicrmw fadd ptr"),
         ("malloc_per_parent_instance", "call ptr @llvm.hpvm.malloc(i64"),
         ("barrier_rotate_malloc", "call void @llvm.hpvm.barrier()"),
         ("two_level_parent_queries", "call ptr @llvm.hpvm.getParentNode(ptr"),
@@ -188,3 +189,17 @@ def test_atomics_on_two_dimensional_arrays_export_with_one_index_per_dimension()
     # float64: LLVM's own atomicrmw fadd, which Numba's optimizer expands into a cmpxchg loop
     assert re.search(r"atomicrmw fadd ptr |cmpxchg ptr .*, i64 .* seq_cst seq_cst", text)
     assert print_program(llvm.from_hpvm_ir(text)) == print_program(grid_atomics_root)
+
+
+def test_a_leaf_is_exported_as_numba_optimized_it_before_code_generation() -> None:
+    """The tiled sgemm's element leaf (``examples/sgemm.py``), inlined into its adapter: its
+    loop over ``p`` addresses ``b[p, col]`` from ``p`` and ``col``, with no pointer carried
+    from one iteration to the next — code generation's loop strength reduction would have
+    made three (``leafcode._before_code_generation``)."""
+    from example_modules import load
+
+    text = llvm.to_hpvm_ir(load("sgemm").root)
+    start = text.index("define {} @sgemm_element(")
+    body = text[start : text.index("\n}\n", start)]
+    assert " phi ptr " not in body
+    assert " phi float " in body  # (the running sum: the loop is there)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import ctypes
 import re
 import types as pytypes
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -272,22 +274,67 @@ def compile_leaf(leaf: LeafFunction) -> CompiledLeaf:
     from numba.np.numpy_support import carray
 
     source, argtypes = _adapter_source(leaf)
-    namespace: dict[str, Any] = {"carray": carray}
-    try:
-        # NumPy's error model, as every back end compiles leaves (docs/semantics.md §7): a
-        # division by zero gives IEEE 754 / 0, never a status code the ABI drops.
-        namespace["leaf"] = njit(_clone(leaf), error_model="numpy")
-        exec(compile(source, f"<hpvm llvm adapter of {leaf.name}>", "exec"), namespace)
-        adapter = njit(tuple(argtypes), no_cpython_wrapper=True, error_model="numpy")(namespace["adapter"])
-    except Exception as e:  # Numba's typing and lowering errors have many classes
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    text = None
+    problem: Exception | None = None
+    for inline in ("always", "never"):  # (the leaf inlined into its adapter where Numba can)
+        namespace: dict[str, Any] = {"carray": carray}
+        try:
+            # NumPy's error model, as every back end compiles leaves (docs/semantics.md §7):
+            # a division by zero gives IEEE 754 / 0, never a status code the ABI drops.
+            namespace["leaf"] = njit(_clone(leaf), error_model="numpy", inline=inline)
+            exec(compile(source, f"<hpvm llvm adapter of {leaf.name}>", "exec"), namespace)
+            with _before_code_generation() as before:
+                adapter = njit(tuple(argtypes), no_cpython_wrapper=True, error_model="numpy")(
+                    namespace["adapter"]
+                )
+        except Exception as e:  # Numba's typing and lowering errors have many classes
+            problem = problem or e
+            continue
+        cres = next(iter(adapter.overloads.values()))
+        text = before.get(cres.library.name) or cres.library.get_llvm_str()
+        break
+    if text is None:
+        first = str(problem).strip().splitlines()[0] if str(problem).strip() else type(problem).__name__
         raise LLVMExportError(f"{leaf.describe()}: Numba cannot compile it to LLVM: {first}") from None
-    cres = next(iter(adapter.overloads.values()))
-    text = cres.library.get_llvm_str()
     text = re.sub(rf"@{PLACEHOLDER}([\w.]+)", r"@llvm.hpvm.\1", text)
     name = cres.fndesc.llvm_func_name
     arg_types, may_raise = _adapter_facts(text, name)
     return CompiledLeaf(text, name, arg_types, may_raise)
+
+
+@contextmanager
+def _before_code_generation() -> Iterator[dict[str, str]]:
+    """Numba's modules as they are when it has optimized them and before it generates
+    machine code from them (by library name), for what is compiled inside the block.
+
+    Why: generating code rewrites the module in place (loop strength reduction turns an
+    array's row pointer into one induction variable per address, CodeGenPrepare sinks
+    addresses into their blocks), and ``get_llvm_str`` afterwards prints that. Exported,
+    a leaf's ``b[p, col]`` then reached the cpu back end's jam (``llvm_native/wijam.py``)
+    as a pointer per lane, which it could only load lane by lane from memory the lanes do
+    not know to be neighbours; before, it is ``b + p*ld + col``. Numba gives no hook
+    between the two steps, so its library's ``_finalize_specific`` (the step that
+    generates code) is wrapped while Numba's compiler lock is held, so that no other
+    thread compiles meanwhile; a Numba without that step exports what it prints after."""
+    from numba.core.codegen import JITCodeLibrary
+    from numba.core.compiler_lock import global_compiler_lock
+
+    captured: dict[str, str] = {}
+    generate = JITCodeLibrary.__dict__.get("_finalize_specific")
+    if generate is None:
+        yield captured
+        return
+
+    def kept(library: Any) -> None:
+        captured[library.name] = str(library._final_module)
+        generate(library)
+
+    with global_compiler_lock:
+        JITCodeLibrary._finalize_specific = kept  # type: ignore[method-assign]
+        try:
+            yield captured
+        finally:
+            JITCodeLibrary._finalize_specific = generate  # type: ignore[method-assign]
 
 
 def _adapter_facts(text: str, name: str) -> tuple[tuple[str, ...], bool]:

@@ -43,7 +43,7 @@ from .block import INDENT
 from .chunks import Chunks
 from .graphscope import Group, Scope, import_name
 from .groupgen import GroupEmitter
-from .jam import JAM, MAX_WIDTH, Jammed, guarded, jam_leaf, jam_problem, jam_width
+from .jam import JAM, LLVM_WIDTH, MAX_WIDTH, Jammed, guarded, jam_leaf, jam_problem, jam_width
 from .loopnest import LoopNest, loop_order, unit_stride
 from .mallocpool import MARK, POOL_PARAMS, RELEASE, STATE_PARAM
 from .privatize import atomic_only_params, privatized_clone
@@ -111,7 +111,7 @@ class GraphGen:
         self.variants: dict[str, LeafClone] = {}
         self.compiled_variants: dict[str, Any] = {}  # filled by the compiler
         self._variant_symbols: dict[tuple[int, tuple[int, ...]], str] = {}
-        self._jammed: dict[tuple[int, int], Jammed | None] = {}  # (leaf, axis) -> jam.py's clone
+        self._jammed: dict[tuple[int, int, int], Jammed | None] = {}  # (leaf, axis, LLVM width) -> the jam
         # An LLVM leaf's jammed wrapper (llvm_native/wijam.py): (leaf, axis, width) -> its
         # symbol and compiled dispatcher, or None (the compiler's; not jammed without it).
         self._llvm_jam = llvm_jam
@@ -343,8 +343,9 @@ class GraphGen:
         has fewer instances along ``axis`` than one block (a constant extent)."""
         leaf = node.function
         assert isinstance(leaf, LeafFunction)
-        key = (id(leaf), axis)
         extent = node.sizes[axis] if axis < len(node.sizes) else None
+        llvm_width = LLVM_WIDTH if not isinstance(extent, Const) or extent.value >= LLVM_WIDTH else MAX_WIDTH
+        key = (id(leaf), axis, llvm_width if isinstance(leaf.body, LLVMBody) else 0)
         if isinstance(leaf.body, LLVMBody) and isinstance(extent, Const) and extent.value < MAX_WIDTH:
             return None  # (never a whole block: not worth making)
         if key not in self._jammed:
@@ -354,9 +355,9 @@ class GraphGen:
                 # (only where the lanes' accesses are neighbours in memory: a leaf whose
                 # instances each walk a row of their own vectorizes that walk unjammed)
                 wanted = JAM.enabled and self._llvm_jam is not None and unit_stride(node) == axis
-                made = self._llvm_jam(leaf, axis, MAX_WIDTH) if wanted else None  # type: ignore[misc]
+                made = self._llvm_jam(leaf, axis, llvm_width) if wanted else None  # type: ignore[misc]
                 if made is not None:  # (its guard, if any, is handled inside: wijam.py)
-                    found = Jammed(made[0], MAX_WIDTH)
+                    found = Jammed(made[0], llvm_width)
                     self.compiled_variants[made[0]] = made[1]
             elif self._jam and JAM.enabled and clone.ir is not None and jam_problem(clone.ir, axis) is None:
                 width = jam_width(clone.ir, axis)

@@ -62,6 +62,13 @@ from ...ir.types import bool_
 #: compile; 4 lanes ran the matmul in 19 ms (a hand-written Numba loop: 8 lanes 16.8 ms,
 #: 16 lanes 14.0 ms, 32 lanes 16.8 ms).
 MAX_WIDTH, MIN_WIDTH = 8, 4
+#: How many instances one call of an LLVM leaf's jammed wrapper runs (``llvm_native/
+#: wijam.py``), where the node has that many along the axis (else ``MAX_WIDTH``). Its lanes
+#: run as scalar chains, as this module's lanes do, but LLVM keeps 16 of them in registers
+#: where this module's clone spills: the tiled sgemm's LLVM leaves (1024³, 16-wide tiles)
+#: ran in 153–155 ms at 16 lanes against 392–415 ms at 8, and the Python leaves' in
+#: 194–216 ms (issue 24; docs/backends/cpu.md, "Jammed LLVM leaves").
+LLVM_WIDTH = 16
 #: The most per-lane statements a jammed clone may hold (each lane's copy counted): a
 #: longer leaf is jammed fewer times, or not at all, to keep its compile time.
 MAX_STATEMENTS = 128
@@ -290,6 +297,7 @@ def _without_final_return(body: ops.Block) -> ops.Block:
 __all__ = [
     "JAM",
     "JAM_RAN",
+    "LLVM_WIDTH",
     "MAX_WIDTH",
     "MIN_WIDTH",
     "Jammed",

@@ -133,7 +133,9 @@ def versioned(
     for name, k in ((c, kind), (u, ukind)):
         if k in ("instruction", "argument") and not _uniform_before(a, name, path, f):
             return None
-    ctext = re.search(r"= add nsw i64 (\S+), (\S+?)\s*(?:,|$)", add.text)
+    ctext = re.search(
+        r"= add (?:nuw )?nsw i64 (\S+), (\S+?)\s*(?:,|$)", add.text
+    )  # (nuw: ids known non-negative)
     assert ctext is not None
     c_text = ctext.group(2) if _is_x(f, a, single, add.operands[0][0]) else ctext.group(1)
     lines = (

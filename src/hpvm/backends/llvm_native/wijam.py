@@ -28,6 +28,16 @@ a *probe* first — the leaf's work-item form cut at the guard, each lane's cond
 in its output slot — then the jammed leaf with the guard taken as true where every lane
 passes it, else each lane's plain clone in turn (the block straddling the edge).
 
+Lanes. Each lane keeps its own scalar chain, as a jammed Python leaf's do (``cpu/jam.py``):
+the jammed module is optimized without LLVM's vectorizers. Across lanes, the loop over
+instances becomes one vector chain whose loads of ``b[p, col .. col + 15]`` start wherever
+the array's rows start — NumPy's large arrays begin 16 bytes into a cache line, so every
+such load spans two lines — and a walk down a matrix of 4 KiB rows (1024 floats) evicted
+them from the few cache sets they map to: the tiled sgemm's LLVM leaves (1024³) ran in
+298–323 ms with vectors, 109 ms when the arrays were 64-byte aligned, 153–155 ms as scalar
+lanes whatever the alignment (their Python leaves: 194–216 ms; issue 24). With 16 lanes
+(``cpu/jam.py``: ``LLVM_WIDTH``) the chains hide each other's latency.
+
 When. Not for a leaf with barriers (its group runs as work-item loops already), ``malloc``
 or atomics; not when it can raise (a lane that raised would go on with its neighbours), when
 its code reads its context other than its ids and the shared part (the lanes share one
@@ -48,7 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .coro import ERROR_CALL, declarations
-from .wiloops import _own_context, emit, prepare
+from .wiloops import NONNEGATIVE, _own_context, emit, prepare
 from .wiuniform import (
     PURE_INTRINSICS,
     Analysis,
@@ -142,14 +152,14 @@ def _code_version() -> str:
 def _build(native: NativeLeaf, axis: int, width: int) -> tuple[str | None, str]:
     import llvmlite.binding as llvm
 
-    from .native import HEADER, optimize_module
+    from .native import HEADER, nonnegative_queries, optimize_module
 
     if native.uses_barrier or native.uses_malloc:
         return None, "it reaches a barrier or malloc"
     digest = native.digest
     reach = set(_DEFINES_CTX.findall(native.text))
     prepared = prepare(
-        native.text,
+        nonnegative_queries(native.text),  # (the lanes' ids are never negative)
         entry=f"__hpvm_leaf.{digest}",
         digest=digest,
         args=native.args,
@@ -205,7 +215,13 @@ def _build(native: NativeLeaf, axis: int, width: int) -> tuple[str | None, str]:
             return None, "an alloca of a form work-item loops do not handle"
         made += probed
         trampoline = _guarded_trampoline(symbol, digest, attrs, call, axis, width, nout)
-    text = str(module) + made + trampoline + declarations({f.name for f in module.functions})
+    text = (
+        str(module)
+        + made
+        + trampoline
+        + declarations({f.name for f in module.functions})
+        + f"\n{NONNEGATIVE}\n"
+    )
     try:
         module = llvm.parse_assembly(text)
         module.verify()
@@ -215,7 +231,7 @@ def _build(native: NativeLeaf, axis: int, width: int) -> tuple[str | None, str]:
         if not g.is_declaration and g.name != symbol:
             g.linkage = "internal"
     optimize_module(module, 0, ("global_dead_code_eliminate",))
-    optimize_module(module, 2)
+    optimize_module(module, 2, vectorize=False)  # (scalar lanes: the module doc, "Lanes")
     return str(module), ""
 
 

@@ -87,6 +87,15 @@ from .wiuniform import (
 
 #: The first metadata number of the x loops' hints (far above what LLVM numbers from 0).
 _LOOP_MD = 7_000_000
+#: The metadata number of ``NONNEGATIVE``, far above any a module parsed here uses (LLVM
+#: numbers a printed module's metadata from 0; the work-item loops' hints start at 7,000,000).
+NONNEGATIVE_MD = 6_000_000
+#: ``!range`` of the context's instance ids and counts (the queries' loads: ``native.py``; the jammed
+#: leaf's calling instance, below), which are never negative. Why: a leaf compiled
+#: from Python indexes with wrap-around (``col < 0 ? col + n : col``); knowing ``col``
+#: non-negative, LLVM drops that ``select``, and the lanes of a jammed leaf
+#: (``wijam.py``) address ``b[p, col + lane]`` as neighbours instead of one by one.
+NONNEGATIVE = f"!{NONNEGATIVE_MD} = !{{i64 0, i64 9223372036854775807}}"
 #: Metadata numbers per loop: its loop id, its interleave hint, its access group, its parallel hint.
 _MD_STRIDE = 4
 #: Per-instance arrays up to this many bytes in all live on the stack.
@@ -154,8 +163,8 @@ def emit(
         for k in range(3):
             out += [
                 f"  %__wi.b{k}p = getelementptr i8, ptr %ctx, i64 {8 * (header + k)}",
-                f"  %__wi.b{k} = load i64, ptr %__wi.b{k}p, align 8",
-            ]
+                f"  %__wi.b{k} = load i64, ptr %__wi.b{k}p, align 8, !range !{NONNEGATIVE_MD}",
+            ]  # (the module defines NONNEGATIVE: wijam.py)
     # The arrays of values kept per instance: one piece of memory, on the stack when small
     # (a group of GPU-style size), else from aligned_alloc (freed at the end).
     strides = {}

@@ -133,10 +133,12 @@ class Recompute:
 def instance_id(axis: int, p: str, jam: int | None) -> str:
     """The right-hand side computing an instance's id along ``axis`` in the loop with prefix
     ``p``: the loop's own variable; jammed (``jam`` the axis, ``wijam.py``), the calling
-    instance's id (``%__wi.b<axis>``), plus the x loop's variable along ``jam``."""
+    instance's id (``%__wi.b<axis>``), plus the x loop's variable along ``jam`` — which
+    cannot wrap: ids are far below 2^63 (``nuw nsw`` lets LLVM see ``id + lane`` as
+    non-negative, as it knows the calling instance's id: ``native.NONNEGATIVE``)."""
     if jam is None:
         return f"add i64 {p}{'xyz'[axis]}, 0"
-    return f"add i64 {p}x, %__wi.b{axis}" if axis == jam else f"add i64 %__wi.b{axis}, 0"
+    return f"add nuw nsw i64 {p}x, %__wi.b{axis}" if axis == jam else f"add i64 %__wi.b{axis}, 0"
 
 
 def rename(text: str, renames: dict[str, str]) -> str:
