@@ -288,7 +288,7 @@ def compile_leaf(leaf: LeafFunction) -> CompiledLeaf:
                     namespace["adapter"]
                 )
         except Exception as e:  # Numba's typing and lowering errors have many classes
-            problem = problem or e
+            problem = e  # (the message of the plain compile, as without inlining)
             continue
         cres = next(iter(adapter.overloads.values()))
         text = before.get(cres.library.name) or cres.library.get_llvm_str()

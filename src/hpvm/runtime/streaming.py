@@ -115,9 +115,7 @@ from .workers import internal_thread
 _POLL = 0.05  # seconds: how often a pop with nothing in flight checks that a producer lives
 BATCH_SECONDS = 0.5e-3  # about how long one batch of a stage may run (see above)
 FUSE = True  # scalar streams on cpu start fused on the host (see above); False: always threads
-WHOLE_ITEMS = (
-    True  # more stages than cores whose items may run side by side run as one (see above); False: never
-)
+WHOLE_ITEMS = True  # stages that may run items side by side run as one (see above); False: never
 FUSE_PARALLEL = True  # stages that each fill the machine run as one stage (see above); False: never
 INLINE_SECONDS = 1e-3  # a fused batch slower than this in all ...
 INLINE_ITEM_SECONDS = 20e-6  # ... and than this per item, ...
