@@ -344,14 +344,16 @@ class GraphGen:
         leaf = node.function
         assert isinstance(leaf, LeafFunction)
         extent = node.sizes[axis] if axis < len(node.sizes) else None
-        llvm_width = LLVM_WIDTH if not isinstance(extent, Const) or extent.value >= LLVM_WIDTH else MAX_WIDTH
-        key = (id(leaf), axis, llvm_width if isinstance(leaf.body, LLVMBody) else 0)
-        if isinstance(leaf.body, LLVMBody) and isinstance(extent, Const) and extent.value < MAX_WIDTH:
+        llvm = isinstance(leaf.body, LLVMBody)
+        if llvm and isinstance(extent, Const) and extent.value < MAX_WIDTH:
             return None  # (never a whole block: not worth making)
+        # (an LLVM leaf: 16 lanes, 8 where a constant extent has fewer than 16: jam.py)
+        llvm_width = MAX_WIDTH if isinstance(extent, Const) and extent.value < LLVM_WIDTH else LLVM_WIDTH
+        key = (id(leaf), axis, llvm_width if llvm else 0)
         if key not in self._jammed:
             clone = self.clones[id(leaf)]
             found = None
-            if isinstance(leaf.body, LLVMBody):
+            if llvm:
                 # (only where the lanes' accesses are neighbours in memory: a leaf whose
                 # instances each walk a row of their own vectorizes that walk unjammed)
                 wanted = JAM.enabled and self._llvm_jam is not None and unit_stride(node) == axis

@@ -215,13 +215,8 @@ def _build(native: NativeLeaf, axis: int, width: int) -> tuple[str | None, str]:
             return None, "an alloca of a form work-item loops do not handle"
         made += probed
         trampoline = _guarded_trampoline(symbol, digest, attrs, call, axis, width, nout)
-    text = (
-        str(module)
-        + made
-        + trampoline
-        + declarations({f.name for f in module.functions})
-        + f"\n{NONNEGATIVE}\n"
-    )
+    declared = declarations({f.name for f in module.functions})
+    text = f"{module}{made}{trampoline}{declared}\n{NONNEGATIVE}\n"  # (the lanes' ids: wiloops.emit)
     try:
         module = llvm.parse_assembly(text)
         module.verify()
