@@ -592,7 +592,13 @@ class Compiler:
                     str(position[id(n)]) for n in sorted(stage.nodes, key=lambda n: position[id(n)])
                 )
                 symbol = program.gen.stage_function(program.root, stage, number)
-                source = "\n".join(program.gen.sources[before:])
+                # Named after the program's module too: the stage calls that module's graph
+                # functions, and Numba's cached code records their module by name. The same
+                # stage text in a program whose module differs (its leaves' messages name
+                # another checkout's files) found an entry naming a module this process never
+                # made: "No module named hpvm_generated.hpvm_graph_..." at the first item.
+                calls = f"# calls into {program.module.__name__}\n"
+                source = calls + "\n".join(program.gen.sources[before:])
                 path = self._write(source)
                 source = path.read_text()  # what Numba's cache and messages see, header included
                 # A module of its own, named by its source's hash like its file: Numba's disk

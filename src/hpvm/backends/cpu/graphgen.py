@@ -127,6 +127,8 @@ class GraphGen:
         self.privatized: list[tuple[str, str, str, list[str]]] = []
         self.sources: list[str] = []
         self.symbols: dict[tuple[int, bool], str] = {}
+        self._graph_bases: dict[int, str] = {}  # id(internal function) -> its symbols' base
+        self._graph_base_counts: dict[str, int] = {}  # symbol_for's base -> functions given it
         self.parallel_symbols: set[str] = set()
         self.restricted_symbols: set[str] = set()  # chunk functions with noalias arrays (restrict.py)
         self.chunk_symbols: set[str] = set()  # every chunk function (chunks.py)
@@ -140,10 +142,23 @@ class GraphGen:
         """The symbol of ``fn``'s graph function, generating it (and its children's) once."""
         key = (id(fn), parallel)
         if key not in self.symbols:
-            symbol = symbol_for(fn, "graph") + ("_par" if parallel else "")
+            symbol = self._graph_base(fn) + ("_par" if parallel else "")
             self.symbols[key] = symbol
             self._add(symbol, *self._emit(fn, symbol, parallel, None))
         return self.symbols[key]
+
+    def _graph_base(self, fn: InternalFunction) -> str:
+        """``symbol_for(fn, "graph")``, unique in the program: internal functions of one name
+        and place (made by one factory function, a wrapper per stage) share it, and defined
+        one symbol several times in the generated module ("A jit decorator was called on an
+        already jitted function"). The later ones get ``_2``, ``_3``... in the order the
+        program reaches them, the same in every process (Numba's cache keys on the text)."""
+        base = self._graph_bases.get(id(fn))
+        if base is None:
+            first = symbol_for(fn, "graph")
+            count = self._graph_base_counts[first] = self._graph_base_counts.get(first, 0) + 1
+            base = self._graph_bases[id(fn)] = first if count == 1 else f"{first}_{count}"
+        return base
 
     def scratch_call(self, node: Node, feeds: FeedTable, prefix: str) -> ScratchCall | None:
         """How a loop over ``node``'s instances runs them with scratch buffers made once per
@@ -156,7 +171,7 @@ class GraphGen:
             return None
         if id(fn) not in self._scratch_symbols:
             plan = self.scratch[id(fn)]
-            base = symbol_for(fn, "graph")
+            base = self._graph_base(fn)
             modes = ("pre", "each") if plan.zero_only() else ("pre", "each", "each_nz")
             symbols = [f"{base}_{mode}" for mode in modes]
             for symbol, mode in zip(symbols, modes):
