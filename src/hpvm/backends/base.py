@@ -18,7 +18,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, NoReturn
 
 from ..errors import BackendUnavailableError, CompileError, HPVMWarning
 from ..ir.args import check_arguments
@@ -103,6 +103,16 @@ class StageBatch:
     error: BaseException | None = None
 
 
+class DirectCall(NamedTuple):
+    """A root's run as one call (``Backend.direct``): ``entry(*args, tail)`` returns its
+    outputs (a tuple, or what ``tuple()`` makes one of), and on an exception ``failed(args,
+    error)`` raises what it means to the user, as the runner would."""
+
+    entry: Callable[..., Any]
+    tail: Any
+    failed: Callable[[Sequence[Any], Exception], NoReturn]
+
+
 class Backend(ABC):
     """One way of executing HPVM graphs.
 
@@ -183,6 +193,15 @@ class Backend(ABC):
         launch that repeats a recorded one while the tracker has nothing on a device
         (``runtime/plan.py``, ``Replay``), skipping ``run``'s per-root look-ups — and its
         warnings' sink: a runner must not call ``warn``."""
+        return None
+
+    def direct(self, root: InternalFunction, args: Sequence[Any]) -> DirectCall | None:
+        """``runner(root)(args, None)`` as one call of compiled code, for arguments of the
+        types of ``args`` (the same scalar types: a replay's key holds them), or ``None``
+        (the default: none; or these types need converting, the run a context of its own).
+        A replayed launch (``runtime/plan.py``) then calls ``entry`` itself — the runner's
+        frame, its thread count and conversions tested per launch, are a good part of a
+        warm launch's host cost after a step that evicted them from the core's caches."""
         return None
 
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:  # noqa: B027 — optional hook

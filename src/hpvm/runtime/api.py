@@ -28,57 +28,14 @@ from ..errors import (
     StreamError,
 )
 from ..ir.graph import InternalFunction
+from .handle import FINISHED, LaunchHandle
 from .launch import PushCheck, array_args, check_args, check_root, choose_backend
 from .plan import LaunchPlan, plan_for, record_replay
 from .quick import Runs, arg_key, entry, keyed_run, runs_in_wait
 from .streaming import Stream, streaming_root
-from .workers import Slot, WorkerPool
+from .workers import WorkerPool
 
 DEFAULT_STREAM_CAPACITY = 16
-
-
-_NONE: tuple[Any, ...] = ()  # (a handle's lists until its run assigns them)
-
-
-class _Done:
-    """A one-shot completion flag: cheaper to make than ``threading.Event`` (no Condition),
-    which matters when launch + wait is a few tens of microseconds."""
-
-    __slots__ = ("_lock",)
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._lock.acquire()
-
-    def set(self) -> None:
-        self._lock.release()
-
-    def is_set(self) -> bool:
-        return not self._lock.locked()
-
-    def wait(self) -> None:
-        with self._lock:
-            pass
-
-
-class _Finished:
-    """The completion flag of a launch that ran inside ``launch`` (a quick one): done before
-    anyone saw its handle, so one shared flag serves them all — no lock made, taken and
-    released per launch."""
-
-    __slots__ = ()
-
-    def set(self) -> None:
-        pass
-
-    def is_set(self) -> bool:
-        return True
-
-    def wait(self) -> None:
-        pass
-
-
-_FINISHED = _Finished()
 
 
 def _may_run_here(backend: Any) -> bool:
@@ -97,96 +54,6 @@ def _short_in_wait(handle: Any) -> bool:
     native code: a bounded graph whose last run with the same run key was short
     (``quick.runs_in_wait``), so Ctrl-C waits no longer than that."""
     return handle.quick is not None and runs_in_wait(*handle.quick)
-
-
-class LaunchHandle:
-    """What ``launch`` returns: one execution (or one stream) of a root graph.
-
-    Slotted, with shared empty defaults (``()``) where a run assigns its own: a warm
-    launch makes one of these every time, and its construction was about 2 µs."""
-
-    __slots__ = (
-        "runtime",
-        "root",
-        "backend",
-        "stream",
-        "outputs",
-        "error",
-        "done",
-        "job",
-        "slot",
-        "arrays",
-        "_claim",
-        "waited",
-        "warnings",
-        "_transfers",
-        "notes",
-        "check_push",
-        "generation",
-        "quick",
-        "active",
-        "__weakref__",
-    )
-
-    def __init__(
-        self,
-        runtime: Runtime,
-        root: Any,
-        backend: Any,
-        stream: Stream | None = None,
-        done: _Done | _Finished | None = None,
-    ):
-        self.runtime = runtime
-        self.root = root
-        self.backend = backend
-        self.stream = stream
-        self.outputs: tuple[Any, ...] | None = None
-        self.error: BaseException | None = None
-        self.done = done if done is not None else _Done()
-        self.job: Callable[[], None] | None = None  # the run, queued on the worker pool
-        self.slot: Slot | None = None  # its place in the worker pool's queue
-        self.arrays: Sequence[Any] = _NONE  # the arrays the run uses
-        #: whoever takes it runs the job: a worker, or wait(); made by ``queue`` (a launch
-        #: run inside ``launch`` is never seen by anyone else before it has run)
-        self._claim: threading.Lock | None = None
-        self.waited = False
-        self.warnings: Sequence[tuple[str, type[Warning]]] = _NONE  # issued on the host at wait
-        self._transfers: Transfers | None = None  # (``transfers``)
-        self.notes: Sequence[str] = _NONE  # how the back end ran it (RunContext.notes)
-        self.check_push: PushCheck | None = None  # a stream's: checks what each push supplies
-        self.generation = runtime.generation  # valid until the runtime's next cleanup
-        #: a bounded cpu launch's durations and run key (``quick.py``): may ``wait`` run it here
-        self.quick: tuple[dict[Any, Runs], Any] | None = None
-        self.active = False  # in the runtime's ``active`` set (cleanup waits for it)
-
-    def queue(self) -> None:
-        """Make the launch claimable (``claim``) before anyone else can see it: a worker, or
-        ``wait``."""
-        self._claim = threading.Lock()
-
-    def claim(self) -> bool:
-        """Take the right to run this launch (once): a worker that gets there first, or the
-        host in ``wait`` when no worker has started it yet — then launch + wait costs no
-        thread hand-off."""
-        return self._claim is not None and self._claim.acquire(blocking=False)
-
-    @property
-    def transfers(self) -> Transfers:
-        """Bytes the run moved between host and devices. A quick run (``quick.py``) moves
-        none and records nothing: its zero count is made when first read, not per launch."""
-        transfers = self._transfers
-        if transfers is None:
-            transfers = self._transfers = Transfers()
-        return transfers
-
-    @property
-    def is_stream(self) -> bool:
-        return self.stream is not None
-
-    def __repr__(self) -> str:
-        kind = "stream" if self.is_stream else "launch"
-        state = "done" if self.done.is_set() else "running"
-        return f"<hpvm {kind} of '{self.root.name}' on {self.backend.name}, {state}>"
 
 
 class Runtime:
@@ -324,35 +191,21 @@ class Runtime:
         The graph, the arguments and the tracking of arrays are checked before this
         returns; errors raised inside nodes surface at ``wait`` (or ``pop``).
         """
+        if stream is False and target != "svm" and self.tracker.replays and not self.active:
+            # A recorded quick launch again (``plan.Replay``)? The plan's generated replay
+            # runs it and makes its handle, in one frame: after a step that streamed
+            # megabytes through the core, every frame and object of the host path is a
+            # cache miss (docs/backends/cpu-performance.md). (Records exist only while the
+            # runtime is initialized: cleanup clears the tracker first.)
+            handle = plan_for(root, target).replay(args, self)
+            if handle is not None:
+                return handle
         if not self.initialized:
             self.require("launch")
         if stream is not False and stream is not True:
             stream = _stream_flag(root, stream)
         if not stream and target != "svm":
-            plan = plan_for(root, target)
-            if self.tracker.replays and not self.active:  # a recorded launch again? (plan.Replay)
-                r = plan.replay(args, self.tracker)  # (its entries held; None: not host only, not quick)
-                if r is not None:
-                    # A quick run (``_run_quick``) without what a replay does not need — the
-                    # back end's runner called directly: no ``Backend.run``, no ``RunContext``,
-                    # no warnings' sink (a runner warns nothing) — and here, not in a method
-                    # of its own: after a step that streamed megabytes through the core, each
-                    # frame of the host path is a cache miss (docs/backends/cpu-performance.md).
-                    handle = LaunchHandle(self, root, r.backend, done=_FINISHED)
-                    handle.arrays, handle.quick, runs = r.arrays, r.known, r.runs
-                    threads = None if runs.plain else runs.threads()
-                    try:
-                        start = time.perf_counter()
-                        handle.outputs = r.runner(args, threads)
-                        runs.add(time.perf_counter() - start, threads)
-                    except BaseException as e:  # delivered to the host at wait()
-                        handle.error = e
-                    finally:
-                        self.tracker.release(r.entries)
-                    if isinstance(handle.error, KeyboardInterrupt):  # Ctrl-C: raised by launch itself
-                        raise handle.error
-                    return handle
-            return self._launch_once(plan, root, args)
+            return self._launch_once(plan_for(root, target), root, args)
         root = check_root(root)
         if target == "svm":
             return _launch_svm(self, root, args, stream, capacity)
@@ -362,7 +215,7 @@ class Runtime:
         if getattr(backend, "needs_cluster", False):
             self.dask_client()  # connect now: an unreachable scheduler is launch's error
         stream_ = Stream(staged, backend, capacity, self.tracker, self.dask_client)
-        handle = LaunchHandle(self, root, backend, stream_)
+        handle = LaunchHandle(self, root, backend, stream=stream_)
         handle.check_push = PushCheck(root, self.tracker)
         self._activate(handle)
         return handle
@@ -399,7 +252,7 @@ class Runtime:
         if runs is not None and not self.active and runs.quick():
             handle = self._run_quick(root, backend, values, arrays, entries, runs, known)
             if handle.error is None and tracker.host_only():  # the next launch like it replays this one
-                record_replay(tracker, plan.ident(args), plan, root, entries, arrays, runs, known)
+                record_replay(tracker, plan.ident(args), plan, root, args, entries, arrays, runs, known)
             return handle
         handle = LaunchHandle(self, root, backend)
         handle.arrays, handle.quick = arrays, known
@@ -420,7 +273,6 @@ class Runtime:
 
     def _activate(self, handle: LaunchHandle) -> None:
         """Hold on to ``handle`` until its run (or stream) ends: cleanup ends what is active."""
-        handle.active = True
         with self.lock:
             self.active.add(handle)
 
@@ -442,7 +294,7 @@ class Runtime:
         megabytes through the core (``docs/backends/cpu.md``); a replay (``plan.Replay``)
         does less again, in ``launch`` itself. Ctrl-C is raised here, not at a ``wait``
         that may never come."""
-        handle = LaunchHandle(self, root, backend, done=_FINISHED)
+        handle = LaunchHandle(self, root, backend, done=FINISHED)
         handle.arrays, handle.quick = arrays, known
         threads = runs.threads()
         try:
@@ -527,26 +379,25 @@ class Runtime:
             and self.initialized
         ):  # (``_check_handle``'s tests of a good handle, without its calls)
             h = _check_handle(self, handle, "wait")
-        if h.stream is not None:
-            try:
-                h.stream.wait()
-            finally:
-                h.waited = True
-                if h.stream.finished():
-                    with self.lock:
-                        self.active.discard(h)
-                reissue_warnings(h.stream.take_warnings(), stacklevel=4)
-            return None
-        if (
-            h.job is not None
-            and not h.done.is_set()  # (a quick launch ran inside launch())
-            and (_may_run_here(h.backend) or _short_in_wait(h))
-            and h.claim()
-        ):
-            if h.slot is not None:
-                self.workers.withdraw(h.slot)  # the worker it was queued for is free again
-            h.job()  # not started yet: run it here rather than wait for a worker to wake
-        if h.done is not _FINISHED:  # (a quick launch's is: it ran inside launch())
+        if h.done is not FINISHED:  # (a quick launch's is: it ran inside launch(), nothing to wait for)
+            if h.stream is not None:
+                try:
+                    h.stream.wait()
+                finally:
+                    if h.stream.finished():
+                        with self.lock:
+                            self.active.discard(h)
+                    reissue_warnings(h.stream.take_warnings(), stacklevel=4)
+                return None
+            if (
+                h.job is not None
+                and not h.done.is_set()
+                and (_may_run_here(h.backend) or _short_in_wait(h))
+                and h.claim()
+            ):
+                if h.slot is not None:
+                    self.workers.withdraw(h.slot)  # the worker it was queued for is free again
+                h.job()  # not started yet: run it here rather than wait for a worker to wake
             try:
                 h.done.wait()  # (a lock: Ctrl-C interrupts it on the main thread)
             except KeyboardInterrupt:
@@ -554,10 +405,9 @@ class Runtime:
                     self.workers.abandon(h.slot)  # cleanup() will not wait for the run
                 self.tracker.abandon(h.arrays)  # nor copy back what it may still be writing
                 raise
-        if not h.waited:  # the run's warnings, issued once, on the host thread
+        if h.warnings and not h.waited:  # the run's warnings, issued once, on the host thread
             h.waited = True
-            if h.warnings:
-                reissue_warnings(h.warnings, stacklevel=4)
+            reissue_warnings(h.warnings, stacklevel=4)
         if h.error is not None:
             err = h.error
             if isinstance(err, (HPVMError, KeyboardInterrupt)):
@@ -619,7 +469,7 @@ def _launch_svm(
     from .svm_target import launch_stream
 
     label, svm_stream = launch_stream(root, capacity, runtime.tracker)
-    handle = LaunchHandle(runtime, root, label, svm_stream)  # type: ignore[arg-type]
+    handle = LaunchHandle(runtime, root, label, stream=svm_stream)  # type: ignore[arg-type]
     handle.check_push = PushCheck(root, runtime.tracker)
     runtime._activate(handle)
     return handle

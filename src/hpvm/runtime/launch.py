@@ -182,16 +182,24 @@ _INT_TYPES = frozenset(
 _FLOAT_TYPES = frozenset({float, np.float16, np.float32, np.float64})
 
 
-def accept_test(ptype: Any, written: bool, v: str, names: dict[str, Any]) -> str:
+def accept_test(ptype: Any, written: bool, v: str, names: dict[str, Any], replayed: bool = False) -> str:
     """A Python expression, over a value named ``v``, true only for values
     ``check_value(ptype, value)`` accepts, and for a ``written`` parameter only writeable
     arrays (false means: ask ``check_value``). The constants it names are put in ``names``.
 
     An expression, not a function: ``_acceptor`` makes one test of it, and a launch plan
-    (``plan.py``) one function testing every parameter in a row, without a call each."""
+    (``plan.py``) one function testing every parameter in a row, without a call each.
+
+    ``replayed``: the test of a launch plan's replay (``plan.Replay``), whose key holds each
+    array's identity and shape — an array matching it is one that passed before, with its
+    rank: what can have changed since is tested (its writeable flag, its dtype, by identity
+    only: a dtype equal but not the same object fails, and the launch takes the full path)."""
     tag = f"_{v}"
     if isinstance(ptype, ArrayType):
         names["ndarray"], names["dt" + tag] = np.ndarray, ptype.dtype
+        if replayed and ptype.sized:
+            kind = f"type({v}) is ndarray and {v}.dtype is dt{tag}"
+            return f"({kind} and {v}.flags.writeable)" if written else f"({kind})"
         # (``is`` first: the dtype objects of native types are shared, and == costs)
         kind = f"type({v}) is ndarray and ({v}.dtype is dt{tag} or {v}.dtype == dt{tag})"
         if not ptype.sized:  # (contiguous memory only: check_value says so)

@@ -38,16 +38,18 @@ Plans are held per root weakly, at most one per target name.
 from __future__ import annotations
 
 import importlib
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..backends.base import REGISTRY_VERSION, Backend
+from ..backends.base import REGISTRY_VERSION, Backend, DirectCall
 from ..backends.memory import MemoryTracker
 from ..ir.args import writers
 from ..ir.graph import InternalFunction
 from ..ir.types import ArrayType
 from ..ir.weakid import WeakIdTable
+from .handle import FINISHED, LaunchHandle
 from .launch import _acceptors, accept_test, check_root, check_sizes, choose_backend
 from .quick import Runs, bounded_graph, durations
 
@@ -97,13 +99,15 @@ class LaunchPlan:
         #: its port's acceptor (those can change on the same array: its writeable flag);
         #: else ``None``. Generated per root with ``accept``.
         self.ident: Callable[[Any], tuple[Any, ...] | None] = ident
-        #: ``(args, tracker)`` -> the ``Replay`` kept in ``tracker`` under ``ident(args)``,
-        #: its entries held (``MemoryTracker.hold_replay``), if its key's runs are quick and
-        #: its runner current (``Backend.runners_version``); else ``None``, nothing held.
-        #: ``ident``, the look-up and those tests in one generated function, an attribute, not
-        #: a method: a replayed launch calls it after a step that evicted the host path from
-        #: the core's caches, where each frame and code object is a miss.
-        self.replay: Callable[[Any, MemoryTracker], Replay | None] = replay
+        #: ``(args, runtime)`` -> the handle of a quick launch replaying the ``Replay`` kept
+        #: in the runtime's tracker under ``ident(args)``, run now on the calling thread —
+        #: if its key's runs are quick and its runner current (``Backend.runners_version``);
+        #: else ``None``, nothing held or run. ``ident``, the look-up, the tests, the run (the
+        #: back end's ``DirectCall`` where it gave one, else its runner), its time and the
+        #: handle in one generated function, an attribute, not a method: a replayed launch
+        #: calls it after a step that evicted the host path from the core's caches, where
+        #: each frame and object touched is a miss.
+        self.replay: Callable[[Any, Any], LaunchHandle | None] = replay
         quick = getattr(self.backend, "runs_quick_on_launch", False) and bounded_graph(root) is None
         #: the root's run durations (``quick.py``), or ``None``: its launches never run on the host
         self.times: dict[Any, Runs] | None = durations(root) if quick else None
@@ -142,7 +146,7 @@ def _accepting(
 ) -> tuple[
     Callable[[Any], tuple[list[Any], tuple[Any, ...], list[Any]] | None],
     Callable[[Any], tuple[Any, ...] | None],
-    Callable[[Any, MemoryTracker], Replay | None],
+    Callable[[Any, Any], LaunchHandle | None],
 ]:
     """``LaunchPlan.accept`` of ``root``: one function that tests every argument with its
     port's ``accept_test`` (the acceptors' own expressions) and makes the argument key
@@ -152,8 +156,13 @@ def _accepting(
     acceptors, a call each and a key built item by item, was about 4 µs of a launch (and
     the arrays' list, a test of each value, another 1 µs). With it ``LaunchPlan.ident``,
     the same tests and a replay key (``Replay``), and ``LaunchPlan.replay``, the same again
-    with the record's look-up and tests."""
-    names: dict[str, Any] = {"plan": plan}
+    with the record's look-up and tests, the run and its handle."""
+    names: dict[str, Any] = {
+        "plan": plan,
+        "LaunchHandle": LaunchHandle,
+        "FINISHED": FINISHED,
+        "perf_counter": time.perf_counter,
+    }
     written = writers(root)
     params = [f"v{i}" for i in range(len(root.params))]
     tests = [accept_test(p.type, i in written, v, names) for i, (p, v) in enumerate(zip(root.params, params))]
@@ -167,24 +176,57 @@ def _accepting(
     ]
     arrays = [v for p, v in zip(root.params, params) if isinstance(p.type, ArrayType)]
     unpack = f"    ({', '.join(params)},) = args\n" if params else ""
-    head = (
-        f"    if (type(args) is not tuple and type(args) is not list) or len(args) != {len(params)}:\n"
-        "        return None\n"
-        f"{unpack}"
-        f"    if not ({' and '.join(tests) or 'True'}):\n"
-        "        return None\n"
-    )
+    replayed = [
+        accept_test(p.type, i in written, v, names, replayed=True)
+        for i, (p, v) in enumerate(zip(root.params, params))
+    ]
+
+    def head(tests: list[str]) -> str:
+        return (
+            f"    if (type(args) is not tuple and type(args) is not list) or len(args) != {len(params)}:\n"
+            "        return None\n"
+            f"{unpack}"
+            f"    if not ({' and '.join(tests) or 'True'}):\n"
+            "        return None\n"
+        )
+
     source = (
-        f"def accept(args):\n{head}"
+        f"def accept(args):\n{head(tests)}"
         f"    return list(args), ({''.join(k + ', ' for k in keys)}), [{', '.join(arrays)}]\n"
-        f"def ident(args):\n{head}"
+        f"def ident(args):\n{head(tests)}"
         f"    return (plan, {''.join(k + ', ' for k in idents)})\n"
-        f"def replay(args, tracker):\n{head}"
+        f"def replay(args, runtime):\n{head(replayed)}"
+        "    tracker = runtime.tracker\n"
         f"    record = tracker.hold_replay((plan, {''.join(k + ', ' for k in idents)}))\n"
-        "    if record is None or (record.runs.fast and record.version == record.backend.runners_version):\n"
-        "        return record\n"
-        "    tracker.release(record.entries)\n"
-        "    return None\n"
+        "    if record is None:\n"
+        "        return None\n"
+        "    runs = record.runs\n"
+        "    if not runs.fast or record.version != record.backend.runners_version:\n"
+        "        tracker.release(record.entries)\n"
+        "        return None\n"
+        "    handle = LaunchHandle(runtime, record.root, record.backend, FINISHED)\n"
+        "    handle.arrays, handle.quick = record.arrays, record.known\n"
+        "    try:\n"
+        "        if runs.plain and record.entry is not None:\n"
+        "            start = perf_counter()\n"
+        "            try:\n"
+        f"                outputs = record.entry({''.join(v + ', ' for v in params)}record.tail)\n"
+        "            except Exception as e:\n"
+        "                record.failed(args, e)\n"
+        "            runs.add(perf_counter() - start, None)\n"
+        "            handle.outputs = outputs if type(outputs) is tuple else tuple(outputs)\n"
+        "        else:\n"
+        "            threads = None if runs.plain else runs.threads()\n"
+        "            start = perf_counter()\n"
+        "            handle.outputs = record.runner(args, threads)\n"
+        "            runs.add(perf_counter() - start, threads)\n"
+        "    except BaseException as e:  # (delivered to the host at wait)\n"
+        "        handle.error = e\n"
+        "    finally:\n"
+        "        tracker.release(record.entries)\n"
+        "    if isinstance(handle.error, KeyboardInterrupt):  # (Ctrl-C: raised by launch itself)\n"
+        "        raise handle.error\n"
+        "    return handle\n"
     )
     exec(compile(source, f"<launch plan of {root.name}>", "exec"), names)  # noqa: S102 — our own text
     return names["accept"], names["ident"], names["replay"]
@@ -200,21 +242,35 @@ class Replay:
     values (``LaunchPlan.ident``) — does none of it again: a host that launches a step in a
     loop over the same arrays (a stencil swapping two) gets, per launch, the acceptors' tests
     and the replay key, one look-up, its entries held under one lock, the quick test and
-    the back end's runner called directly (``Backend.runner``), instead of the argument
-    list and key, the sizes' key, finding each array in the tracker, the run key and its
-    look-up, the run context and ``Backend.run``.
+    the back end's compiled entry called directly (``Backend.direct``; its runner,
+    ``Backend.runner``, where it gave none or the run key picks a thread count), instead of
+    the argument list and key, the sizes' key, finding each array in the tracker, the run
+    key and its look-up, the run context and ``Backend.run``.
 
     Everything a replay skips is a function of what its key holds: the sizes (shapes and
     scalar values), the tracker entries (the arrays are tracked themselves: an entry holds
     its array, so its id is no other's while the record lives), the run key's ``Runs``
     (the entries' host state is fixed while nothing is on a device: replays happen only
-    then). Records live in the runtime's tracker (``MemoryTracker.replays``), which
-    empties them whenever an entry is replaced, untracked or cleared. A record also holds
-    its back end's ``runners_version``: one made before the back end switched modes
+    then), the scalars' types (what the direct call was chosen for). Records live in the
+    runtime's tracker (``MemoryTracker.replays``), which empties them whenever an entry is
+    replaced, untracked or cleared. A record also holds its back end's
+    ``runners_version``: one made before the back end switched modes
     (``cpu.configure(checked=True)``) would run the other mode's code, so it is not
     replayed (the launch takes the full path and records again)."""
 
-    __slots__ = ("root", "backend", "runner", "version", "entries", "arrays", "runs", "known")
+    __slots__ = (
+        "root",
+        "backend",
+        "runner",
+        "version",
+        "entries",
+        "arrays",
+        "runs",
+        "known",
+        "entry",
+        "tail",
+        "failed",
+    )
 
     def __init__(
         self,
@@ -226,9 +282,13 @@ class Replay:
         arrays: list[Any],
         runs: Runs,
         known: tuple[dict[Any, Runs], Any],
+        direct: DirectCall | None,
     ) -> None:
         self.root, self.backend, self.runner, self.version = root, backend, runner, version
         self.entries, self.arrays, self.runs, self.known = entries, arrays, runs, known
+        #: the ``DirectCall``'s parts (``None``: always the runner), read by the generated
+        #: replay without going through one more object
+        self.entry, self.tail, self.failed = direct if direct is not None else (None, None, None)
 
 
 def record_replay(
@@ -236,21 +296,25 @@ def record_replay(
     key: tuple[Any, ...] | None,
     plan: LaunchPlan,
     root: InternalFunction,
+    args: Sequence[Any],
     entries: list[Any],
     arrays: list[Any],
     runs: Runs,
     known: tuple[dict[Any, Runs], Any],
 ) -> None:
-    """Keep a ``Replay`` of a quick launch that ran without an error, under its replay
-    ``key`` in ``tracker`` (``MemoryTracker.keep_replay``: if its entries are still
+    """Keep a ``Replay`` of a quick launch with ``args`` that ran without an error, under its
+    replay ``key`` in ``tracker`` (``MemoryTracker.keep_replay``: if its entries are still
     tracked), if its back end gives a runner and every array is tracked itself (a view's id
     may be another view's once it dies)."""
     if key is None or any(entry.array is not a for entry, a in zip(entries, arrays)):
         return
-    version = plan.backend.runners_version  # (read first: a switch after it makes the record stale)
-    runner = plan.backend.runner(root)
+    backend = plan.backend
+    version = backend.runners_version  # (read first: a switch after it makes the record stale)
+    runner = backend.runner(root)
     if runner is not None:
-        record = Replay(root, plan.backend, runner, version, entries, arrays, runs, known)
+        record = Replay(
+            root, backend, runner, version, entries, arrays, runs, known, backend.direct(root, args)
+        )
         tracker.keep_replay(key, record, _REPLAYS)
 
 

@@ -16,7 +16,7 @@ from ...ir.weakid import WeakIdTable
 from ...passes import lower
 from ...passes.clone_leaves import CloneLeaves
 from ...passes.fuse_one_to_one import FuseOneToOne
-from ..base import Backend, RunContext, StageBatch
+from ..base import Backend, DirectCall, RunContext, StageBatch
 from ..bounds import SizeOutOfBounds
 from .batch import BatchLayout, scalar_stage
 from .compiler import COMPILE_LOCK, CompiledProgram, Compiler
@@ -165,6 +165,25 @@ class CPUBackend(Backend):
                     set_threads(before)
 
         return run
+
+    def direct(self, root: InternalFunction, args: Sequence[Any]) -> DirectCall | None:
+        """The compiled entry with the root's context, where ``run`` is that call and
+        nothing else: no LLVM leaf's heap, no pools (``flow``), no scalar outputs to
+        convert, and no scalar of ``args`` that ``converted`` would convert (``SAME_TYPING``:
+        the stencil's ``np.float32`` coefficients for ``f32`` ports pass as they are)."""
+        program = self.prepare(root)
+        if program.llvm_heap or program.flow is not None or program.scalar_outs:
+            return None
+        for i, convert, same in scalar_converts(program):
+            kind = type(args[i])
+            if kind is not convert and kind is not same:
+                return None
+        failed, root_ctx = self._failed, program.root_ctx()
+
+        def fail(values: Sequence[Any], error: Exception) -> NoReturn:
+            failed(program, (*values, root_ctx), error)
+
+        return DirectCall(program.entry, root_ctx, fail)
 
     def loop_threads(self) -> int:
         """Numba's threads: every replicated node's loop is spread over all of them."""

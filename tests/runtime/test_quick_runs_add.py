@@ -1,0 +1,55 @@
+"""``quick.Runs.add``: what a run's time makes of its run key's record (the quick-run rules
+of ``runtime/quick.py``), on its short path for a warm replayed launch as on its general
+one — with the real limits (no fixture raises them here)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hpvm.runtime import quick
+
+
+def _expected(runs: list[tuple[float, int | None]]) -> tuple:
+    """``Runs.add``'s rules as ``quick.py`` states them, applied one run at a time to a new
+    record."""
+    last = before = every = one = float("inf")
+    probes, fast, plain = 0, False, True
+    for seconds, threads in runs:
+        before, last = last, seconds
+        if threads == 1:
+            one, probes = min(seconds, one), probes + 1
+        else:
+            every = min(seconds, every)
+        fast = seconds < quick.QUICK_RUN_S or (
+            min(every, one) < quick.QUICK_RUN_S
+            and (
+                seconds < quick.LOADED_RUN_S
+                or (seconds < quick.PREEMPTED_RUN_S and before < quick.LOADED_RUN_S)
+            )
+        )
+        plain = (not probes and not every < quick.ONE_THREAD_PROBE_S) or (
+            probes >= quick.ONE_THREAD_PROBES and one >= quick.ONE_THREAD_LOSS * every
+        )
+    return last, before, every, one, probes, fast, plain
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    runs=st.lists(
+        st.tuples(
+            st.sampled_from([1e-6, 5e-5, 1e-4, 1.5e-3, 2e-3, 5e-3, 1e-2, 5e-2, 0.1, 0.2]),
+            st.sampled_from([None, 1]),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_runs_add_keeps_its_rules_on_its_short_path(runs):
+    """``Runs.add`` returns early for a run on all threads under ``QUICK_RUN_S`` that is no
+    new fastest (most replayed launches): what it records must be what its rules give."""
+    record = quick.Runs()
+    for seconds, threads in runs:
+        record.add(seconds, threads)
+    got = (record.last, record.before, record.every, record.one, record.probes, record.fast, record.plain)
+    assert got == _expected(runs)
