@@ -148,3 +148,44 @@ def test_a_replayed_handle_stores_nothing_beyond_its_slots():
     hpvm.wait(handle)
     assert vars(handle) == {}  # (its job, slot, stream, warnings: the class's defaults)
     assert handle.job is None and handle.stream is None and not handle.warnings
+
+
+def _key_and_record():
+    ((key, record),) = api.default_runtime().tracker.replays.items()
+    return key, record
+
+
+def test_an_array_held_by_a_replayed_run_is_not_untracked():
+    """A replayed run holds its entries without the tracker's lock (a token each); untrack
+    counts the tokens, as it counts a queued launch's hold."""
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        hpvm.wait(_launch((a, b, c, 8)))
+    tracker = api.default_runtime().tracker
+    key, record = _key_and_record()
+    assert tracker.hold_replay(key) is record  # (what a replayed launch does before its run)
+    with pytest.raises(hpvm.MemoryTrackingError, match="in use by 1 running"):
+        hpvm.untrack_memory(c)
+    tracker.release_replay(record.entries)  # (and after it)
+    assert all(not entry.holds for entry in record.entries)
+    hpvm.untrack_memory(c)
+    with pytest.raises(hpvm.MemoryTrackingError, match="untracked"):
+        _launch((a, b, c, 8))
+
+
+def test_a_record_dropped_while_a_replay_held_it_is_let_go():
+    """The other order: untrack's new epoch comes between a replay finding its record and
+    holding it — the replay sees the epoch, lets its tokens go, and takes the full path."""
+    a, b, c = _arrays(8)
+    for _ in range(3):
+        hpvm.wait(_launch((a, b, c, 8)))
+    tracker = api.default_runtime().tracker
+    key, record = _key_and_record()
+    with tracker._lock:
+        tracker._drop_replays()  # (what untrack does first)
+    tracker.replays[key] = record  # as the replay's look-up found it just before
+    assert tracker.hold_replay(key) is None
+    assert all(not entry.holds for entry in record.entries)
+    tracker.replays.clear()
+    hpvm.wait(_launch((a, b, c, 8)))  # the full path, then recorded again
+    assert _key_and_record()[1] is not record

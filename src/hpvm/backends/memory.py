@@ -132,6 +132,9 @@ class TrackedArray:
     end: int
     valid_on: set[str] = field(default_factory=lambda: {HOST})
     users: int = 0  # running launches that use it
+    #: one token per replayed run using it (``MemoryTracker.hold_replay``): appended and
+    #: popped without the lock — each a single step, so two threads never lose a count
+    holds: list[None] = field(default_factory=list)
     abandoned: bool = False  # a launch using it was interrupted (Ctrl-C): clear() copies nothing back
     copies: dict[str, tuple[DeviceMemory, Any]] = field(default_factory=dict)  # device name -> copy
     views: dict[tuple[str, tuple[Any, ...]], Any] = field(default_factory=dict)  # device views of views
@@ -177,6 +180,9 @@ class MemoryTracker:
         # emptied whenever an entry is replaced, untracked or cleared (so a record never
         # keeps an untracked array alive, and an id in its key is still its array's).
         self.replays: dict[Any, Any] = {}
+        #: counts the times ``replays`` was emptied: a record kept in another is no longer
+        #: valid (``hold_replay`` checks it after holding the entries, without the lock)
+        self.replay_epoch = 0
         self._totals = Transfers()  # everything this tracker's runs and requests moved
         self._totals_lock = threading.Lock()
 
@@ -227,7 +233,7 @@ class MemoryTracker:
                     lost.append(str(e))
             self._entries.clear()
             self._direct.clear()
-            self.replays.clear()
+            self._drop_replays()
             self._device_entries = 0
             # (versions asked for were of arrays forgotten now: host runs need not record
             # writes until a back end asks again — and quick launches may be replayed again)
@@ -248,7 +254,7 @@ class MemoryTracker:
                 self._to_host(entry, None)
                 self._drop_copies(entry)
                 self._direct.pop(id(entry.array), None)
-                self.replays.clear()
+                self._drop_replays()
             entry = self._entries[start] = TrackedArray(array, start, end)
             self._direct[id(array)] = entry
 
@@ -261,16 +267,18 @@ class MemoryTracker:
                     f"untrack_memory(): {_describe(array)} is not tracked; only arrays given to "
                     "hpvm.track_memory() can be untracked"
                 )
-            if entry.users:
+            # First: a replayed run that holds the entry from here on finds its record gone
+            # (``hold_replay``); one that held it before is counted below.
+            self._drop_replays()
+            if entry.users or entry.holds:
                 raise MemoryTrackingError(
-                    f"untrack_memory(): {_describe(array)} is in use by {entry.users} running "
-                    "launch(es); hpvm.wait() for them first"
+                    f"untrack_memory(): {_describe(array)} is in use by {entry.users + len(entry.holds)} "
+                    "running launch(es); hpvm.wait() for them first"
                 )
             self._to_host(entry, None)  # never lose what a device computed
             self._drop_copies(entry)
             self._entries.pop(entry.start, None)
             self._direct.pop(id(entry.array), None)
-            self.replays.clear()
 
     def request(self, array: Any) -> np.ndarray:
         self._require_array(array, "request_memory")
@@ -378,27 +386,50 @@ class MemoryTracker:
         """Keep ``record`` (``runtime/plan.py``, ``Replay``) under ``key`` if each of its
         ``entries`` is still tracked (one untracked by another thread since its launch found
         it would otherwise be held by a record no one empties); all are dropped first when
-        ``limit`` are kept."""
+        ``limit`` are kept. The record's ``epoch`` is set to the current one."""
         with self._lock:
             if any(self._direct.get(id(entry.array)) is not entry for entry in record.entries):
                 return
             if len(self.replays) >= limit:
-                self.replays.clear()
+                self._drop_replays()
+            record.epoch = self.replay_epoch
             self.replays[key] = record
 
+    def _drop_replays(self) -> None:
+        """Forget every replay record (the caller holds the lock), in a new epoch."""
+        self.replays.clear()
+        self.replay_epoch += 1
+
     def hold_replay(self, key: Any) -> Any:
-        """The record kept for ``key`` (``keep_replay``), its ``entries`` held (``hold``)
-        under the lock ``untrack`` takes, or ``None``: none kept, or no longer (an entry
+        """The record kept for ``key`` (``keep_replay``), its ``entries`` held for a replayed
+        run (``release_replay`` lets them go), or ``None``: none kept, or no longer (an entry
         replaced, untracked or cleared since), or something is on a device now (a replay
-        skips residency: ``host_only``)."""
+        skips residency: ``host_only``).
+
+        Without the lock — two lock round trips were a fifth of a replayed launch's host
+        cost after a step (docs/backends/cpu-performance.md) — and still never a run on an
+        array ``untrack`` let go: each entry gets a token first (``holds``: one list append,
+        a single step), then the record's epoch is checked. ``untrack`` starts a new epoch
+        before it counts the tokens, so either it sees this run's token and refuses ("in
+        use"), or this run sees the new epoch, lets its tokens go and takes the full path,
+        which refuses the untracked array."""
         if self._device_entries or self._versioned:  # (``host_only``, without its call)
             return None
-        with self._lock:
-            record = self.replays.get(key)
-            if record is not None:
-                for entry in record.entries:
-                    entry.users += 1
+        record = self.replays.get(key)
+        if record is None:
+            return None
+        entries = record.entries
+        for entry in entries:
+            entry.holds.append(None)
+        if record.epoch != self.replay_epoch:
+            self.release_replay(entries)
+            return None
         return record
+
+    def release_replay(self, entries: list[TrackedArray]) -> None:
+        """Let go of what ``hold_replay`` held (one token of each entry)."""
+        for entry in entries:
+            entry.holds.pop()
 
     def abandon(self, arrays: list[np.ndarray]) -> None:
         """A run using ``arrays`` was interrupted (Ctrl-C in ``wait``, ``pop``...) and may

@@ -202,7 +202,7 @@ def _accepting(
         "        return None\n"
         "    runs = record.runs\n"
         "    if not runs.fast or record.version != record.backend.runners_version:\n"
-        "        tracker.release(record.entries)\n"
+        "        tracker.release_replay(record.entries)\n"
         "        return None\n"
         "    handle = LaunchHandle(runtime, record.root, record.backend, FINISHED)\n"
         "    handle.arrays, handle.quick = record.arrays, record.known\n"
@@ -223,7 +223,7 @@ def _accepting(
         "    except BaseException as e:  # (delivered to the host at wait)\n"
         "        handle.error = e\n"
         "    finally:\n"
-        "        tracker.release(record.entries)\n"
+        "        tracker.release_replay(record.entries)\n"
         "    if isinstance(handle.error, KeyboardInterrupt):  # (Ctrl-C: raised by launch itself)\n"
         "        raise handle.error\n"
         "    return handle\n"
@@ -270,6 +270,7 @@ class Replay:
         "entry",
         "tail",
         "failed",
+        "epoch",
     )
 
     def __init__(
@@ -289,6 +290,7 @@ class Replay:
         #: the ``DirectCall``'s parts (``None``: always the runner), read by the generated
         #: replay without going through one more object
         self.entry, self.tail, self.failed = direct if direct is not None else (None, None, None)
+        self.epoch = -1  #: the tracker's ``replay_epoch`` it was kept in (``keep_replay``)
 
 
 def record_replay(
