@@ -21,8 +21,8 @@ interleaved (one of each in turn) and medians:
   say "not run";
 - hand-written Numba (``prange``), for reference;
 - hpvm's two forms again as their compiled runs alone (``Backend.run``: the root's compiled
-  entry called on this thread, no launch, no wait, no tracker), on arrays of their own: the
-  row's measure column gives both over OpenMP, so that it tells the loop's share of hpvm's
+  entry called on this thread, no launch, no wait, no tracker); every side on the same
+  arrays (``Arrays``): the row's measure column gives both over OpenMP, so that it tells the loop's share of hpvm's
   time from the host path's (docs/backends/cpu.md, "Where the memory-bound rows' time goes").
 
 The physical limit is the machine's measured bandwidth (``machine_bandwidth``: the best of
@@ -189,11 +189,18 @@ class Kernel:
 
 
 class Arrays:
-    """Each implementation's own copies of the inputs (tracked ones for hpvm): nothing shared."""
+    """One copy of the inputs that every side computes on, tracked for hpvm's: the same
+    addresses for all. Copies of their own made each side's speed partly that of its
+    placement — two stencil pairs made alike ran the same code 1.24× apart in one process
+    (``run.py``, ``stencil_rows``), and these rows read 1.09–1.16× OpenMP C in full runs
+    where alone they read 1.02–1.06×. HPVM-C takes them as flat byte views of the same
+    memory (tracking a view of a tracked array is tracking it: its launches are not
+    replayed, which a run of milliseconds does not notice)."""
 
     def __init__(self, names: list[str], **arrays: np.ndarray):
-        self.of = {name: {k: v.copy() for k, v in arrays.items()} for name in names}
-        self.tracked: list[np.ndarray] = []
+        shared = {k: v.copy() for k, v in arrays.items()}
+        self.of = {name: shared for name in names}
+        self.tracked: dict[int, np.ndarray] = {}  # data address -> an array tracked there
 
     def track(self, name: str, as_bytes: bool = False) -> dict[str, np.ndarray]:
         """``name``'s arrays tracked by the runtime; ``as_bytes``: flat byte views, as HPVM-C passes them."""
@@ -201,11 +208,11 @@ class Arrays:
         out = {k: v.reshape(-1).view(np.uint8) for k, v in mine.items()} if as_bytes else mine
         for array in out.values():
             hpvm.track_memory(array)
-            self.tracked.append(array)
+            self.tracked.setdefault(array.__array_interface__["data"][0], array)
         return out
 
     def release(self) -> None:
-        for array in self.tracked:
+        for array in self.tracked.values():
             hpvm.untrack_memory(array)
         self.tracked.clear()
 
@@ -303,8 +310,7 @@ def saxpy_kernel(n: int, lib: ctypes.CDLL | None, arrays: Arrays, y0: np.ndarray
     k.results = {name: arrays.of[name]["y"] for name in k.runs}
 
     def reset() -> None:  # y is updated in place: every side starts from the same y
-        for name in k.runs:
-            arrays.of[name]["y"][...] = y0
+        arrays.of[PYTHON_LEAF]["y"][...] = y0  # (one copy for all: ``Arrays``)
 
     k.reset = reset
     return k
@@ -337,8 +343,8 @@ def stencil_kernel(shape: tuple[int, int, int], lib: ctypes.CDLL | None, arrays:
 
 def check(kernel: Kernel, want: np.ndarray) -> None:
     """Run every side once from the same inputs and compare with NumPy's result."""
-    kernel.reset()
     for name, run in kernel.runs.items():
+        kernel.reset()  # (one copy of the arrays: saxpy's y back to its start for each)
         run()
         got = kernel.results[name]
         if name in C_FORMS:  # HPVM-C writes through the tracked byte view: ask for it back
