@@ -125,13 +125,37 @@ def test_a_read_only_array_is_refused_by_a_replayed_launch():
     hpvm.wait(_launch((a, b, c, 8)))
 
 
-def test_views_are_never_replayed():
+def test_new_views_each_launch_give_the_right_results():
     base = np.arange(32, dtype=np.float32)
     hpvm.track_memory(base)
-    for _ in range(3):
+    for k in range(6):
+        base[16:24] = 0
+        base[:8] = np.arange(8) * (k + 1)
         hpvm.wait(_launch((base[:8], base[8:16], base[16:24], 8)))  # new view objects each time
-    assert not _replays()  # (a view's id may be another view's once it dies)
+        np.testing.assert_array_equal(base[16:24], base[:8] + base[8:16])
+    assert len(_replays()) <= 1  # (one, when an id came again: a record holds its views)
+
+
+def test_the_same_views_again_are_replayed_and_held_by_the_record():
+    base = np.arange(32, dtype=np.float32)
+    hpvm.track_memory(base)
+    views = (base[:8], base[8:16], base[16:24])
+    hpvm.wait(_launch((*views, 8)))  # (the first run: a worker's)
+    hpvm.wait(_launch((*views, 8)))  # quick, the key kept
+    assert not _replays()
+    hpvm.wait(_launch((*views, 8)))  # the same key again: recorded
+    (record,) = _replays().values()
+    assert all(any(v is a for a in record.arrays) for v in views)
+    base[16:24] = 0
+    assert _ran_in_launch(handle := _launch((*views, 8)))
+    hpvm.wait(handle)
+    assert next(iter(_replays().values())) is record  # replayed, not recorded again
     np.testing.assert_array_equal(base[16:24], base[:8] + base[8:16])
+    gone = weakref.ref(views[2])
+    hpvm.untrack_memory(base)  # drops the record, and with it the views it held
+    del views, handle, record
+    gc.collect()
+    assert gone() is None
 
 
 def test_a_replayed_run_sees_the_scalars_given_now():

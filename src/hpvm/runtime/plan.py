@@ -79,6 +79,7 @@ class LaunchPlan:
         "_accept",
         "ident",
         "replay",
+        "viewed",
     )
 
     def __init__(self, root: InternalFunction, target: str | None) -> None:
@@ -114,6 +115,9 @@ class LaunchPlan:
         self.needs_cluster = bool(getattr(self.backend, "needs_cluster", False))
         #: the argument keys whose sizes passed (``check_sizes``; a launch tests membership itself)
         self.checked: set[Any] = set()
+        #: the replay key of the last quick launch that passed a view of a tracked array
+        #: (``record_replay``: a view is recorded when the same objects come again)
+        self.viewed: tuple[Any, ...] | None = None
 
     @property
     def root(self) -> InternalFunction:
@@ -306,10 +310,21 @@ def record_replay(
 ) -> None:
     """Keep a ``Replay`` of a quick launch with ``args`` that ran without an error, under its
     replay ``key`` in ``tracker`` (``MemoryTracker.keep_replay``: if its entries are still
-    tracked), if its back end gives a runner and every array is tracked itself (a view's id
-    may be another view's once it dies)."""
-    if key is None or any(entry.array is not a for entry, a in zip(entries, arrays)):
+    tracked), if its back end gives a runner.
+
+    The record holds the arrays it was made with (``Replay.arrays``), so an id in its key
+    is that object's while the record lives — a view of a tracked array's too (HPVM-C
+    passes byte views of tracked memory, built once: their launches paid the full path's
+    60–160 µs after a 32 MiB step, docs/backends/cpu-performance.md). A launch with a view
+    is recorded only when the launch before it had the same key: a host that makes a new
+    view each time (``a[:8]``) records nothing, most of the time, instead of a record per
+    launch (an id can be a dead view's again: then one record, never matched, holds it)."""
+    if key is None:
         return
+    if any(entry.array is not a for entry, a in zip(entries, arrays)):
+        if plan.viewed != key:
+            plan.viewed = key
+            return
     backend = plan.backend
     version = backend.runners_version  # (read first: a switch after it makes the record stale)
     runner = backend.runner(root)

@@ -118,72 +118,10 @@ def jam_width(ir: ops.LeafIR, axis: int) -> int:
 
 
 def _facts(ir: ops.LeafIR, axis: int) -> Uniform:
-    """The leaf's uniformity along ``axis``, widened to what lanes run one after another
-    (``_lane_facts``)."""
-    return _lane_facts(ir.body, ANALYSES.get(Uniformity(axes=(axis,)), ir))
-
-
-def _lane_facts(body: ops.Block, facts: Uniform) -> Uniform:
-    """``facts`` with every variable a lane's own copy of a statement assigns made varying,
-    to a fixed point.
-
-    The analysis asks whether neighbours in lockstep see the same value; the jammed clone
-    runs a statement that differs between lanes (a loop or ``if`` written whole per lane)
-    once per lane, one after another. A variable such a copy assigns is then each lane's
-    own, even where the analysis found its values equal: ``for k in range(x % 4): ...``
-    followed by ``for k in range(n): dst[y, x] = c; c = b + c`` made ``k`` varying, so the
-    second loop was written per lane, and its uniform ``c``, one variable, ran on from one
-    lane's copy into the next (found by ``test_cpu_jam.py``'s random leaves). Whatever
-    reads such a variable varies in turn, and a loop left from such a copy (a ``break``)
-    runs a varying number of times, as the analysis has it for its own divergence."""
-    varying, divergent = set(facts.varying), set(facts.divergent)
-    size = -1
-    while size != len(varying) + len(divergent):
-        size = len(varying) + len(divergent)
-        _lane_block(body, False, varying, divergent, None)
-    if len(varying) == len(facts.varying) and len(divergent) == len(facts.divergent):
-        return facts
-    return replace(facts, varying=frozenset(varying), divergent=frozenset(divergent))
-
-
-def _lane_block(
-    block: ops.Block, whole: bool, varying: set[str], divergent: set[int], loop: int | None
-) -> None:
-    """One round of ``_lane_facts`` over ``block`` (``whole``: inside a statement written
-    per lane; ``loop``: the line of the innermost loop around it)."""
-
-    def reads(e: ops.Expr) -> bool:
-        return any(isinstance(sub, ops.Var) and sub.name in varying for sub in ops.walk_expr(e))
-
-    for stmt in block:
-        if isinstance(stmt, ops.Assign):
-            if whole or reads(stmt.value):
-                varying.add(stmt.target.name)
-            continue
-        if not isinstance(stmt, (ops.If, ops.While, ops.For)):
-            continue
-        tests = (stmt.start, stmt.stop, stmt.step) if isinstance(stmt, ops.For) else (stmt.test,)
-        per_lane = whole or stmt.line in divergent or any(reads(t) for t in tests)
-        per_lane |= isinstance(stmt, ops.For) and stmt.var.name in varying
-        if per_lane:
-            divergent.add(stmt.line)
-            if isinstance(stmt, ops.For):
-                varying.add(stmt.var.name)
-        inner_loop = loop if isinstance(stmt, ops.If) else stmt.line
-        for inner in ops.children(stmt):
-            _lane_block(inner, per_lane, varying, divergent, inner_loop)
-        if per_lane and loop is not None and _leaves_loop(stmt):
-            divergent.add(loop)
-
-
-def _leaves_loop(stmt: ops.Stmt) -> bool:
-    """Whether ``stmt`` holds a ``break`` or ``continue`` of the loop around it (not of a
-    loop inside it)."""
-    if isinstance(stmt, (ops.Break, ops.Continue)):
-        return True
-    if isinstance(stmt, (ops.For, ops.While)):
-        return False
-    return any(_leaves_loop(inner) for block in ops.children(stmt) for inner in block)
+    """The leaf's uniformity along ``axis``, its lanes running what differs between them one
+    after another (``Uniformity.in_turn``: a loop written per lane assigns each lane's own
+    variables)."""
+    return ANALYSES.get(Uniformity(axes=(axis,), in_turn=True), ir)
 
 
 def jam_problem(ir: ops.LeafIR, axis: int) -> str | None:

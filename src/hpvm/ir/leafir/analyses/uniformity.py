@@ -86,10 +86,18 @@ class Uniformity:
     """The leaf's ``Uniform`` facts (module doc). ``axes``: the own instance ids that
     differ between the instances asked about (default all three: a group). The ``cpu`` back
     end's jammed instances (``backends/cpu/jam.py``) are neighbours along one axis, whose
-    other ids are the same: ``axes=(0,)`` for neighbours in x."""
+    other ids are the same: ``axes=(0,)`` for neighbours in x.
+
+    ``in_turn``: the instances run a statement that differs between them one after another
+    (the jammed clone writes such a loop or ``if`` whole once per lane), not in lockstep —
+    so a ``for`` over a variable that varies (``for k in range(x % 4)`` before ``for k in
+    range(n)``) is run per instance too, and what it assigns varies, even where every
+    instance would compute the same value: one variable for all would run on from one
+    instance's copy into the next (``tests/cpu/test_cpu_field_row_share.py``)."""
 
     name: str = "uniformity"
     axes: tuple[int, ...] = ALL_AXES
+    in_turn: bool = False
 
     def run(self, ir: ops.LeafIR, manager: AnalysisManager) -> Uniform:
         found = manager.get(_ArrayWrites(), ir)
@@ -99,7 +107,7 @@ class Uniformity:
         changed = True
         while changed:
             before = (len(varying), len(divergent))
-            _block(ir.body, False, varying, divergent, written_at, self.axes)
+            _block(ir.body, False, varying, divergent, written_at, self.axes, self.in_turn)
             changed = (len(varying), len(divergent)) != before
         return Uniform(frozenset(varying), frozenset(divergent), found, written_at, self.axes)
 
@@ -111,10 +119,11 @@ def _block(
     divergent: set[int],
     written_at: dict[int, frozenset[str]],
     axes: tuple[int, ...],
+    in_turn: bool = False,
     loop: int | None = None,
 ) -> None:
-    """One round over ``block`` (``under``: some instances only run it; ``loop``: the line of
-    the innermost loop around it)."""
+    """One round over ``block`` (``under``: some instances only run it; ``in_turn``:
+    ``Uniformity.in_turn``; ``loop``: the line of the innermost loop around it)."""
     for stmt in block:
         written = written_at[id(stmt)]
         if isinstance(stmt, ops.Assign):
@@ -125,13 +134,14 @@ def _block(
             continue
         tests = (stmt.start, stmt.stop, stmt.step) if isinstance(stmt, ops.For) else (stmt.test,)
         varies = under or stmt.line in divergent or any(_varies(t, varying, written, axes) for t in tests)
+        varies |= in_turn and isinstance(stmt, ops.For) and stmt.var.name in varying
         if varies:
             divergent.add(stmt.line)
             if isinstance(stmt, ops.For):
                 varying.add(stmt.var.name)
         inner_loop = loop if isinstance(stmt, ops.If) else stmt.line
         for inner in ops.children(stmt):
-            _block(inner, varies, varying, divergent, written_at, axes, inner_loop)
+            _block(inner, varies, varying, divergent, written_at, axes, in_turn, inner_loop)
         if varies and _leaves(stmt):
             under = True  # some instances left the block here: the rest is divergent
             if loop is not None:
