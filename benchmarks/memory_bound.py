@@ -20,8 +20,8 @@ interleaved (one of each in turn) and medians:
   parallel for``, as many threads as cores), called through ctypes — without gcc the rows
   say "not run";
 - hand-written Numba (``prange``), for reference;
-- hpvm's two forms again as their compiled runs alone (``Backend.run``: the root's compiled
-  entry called on this thread, no launch, no wait, no tracker); every side on the same
+- hpvm's two forms again as their compiled runs alone (``Backend.runner``: the root's
+  compiled entry called on this thread, no launch, no wait, no tracker); every side on the same
   arrays (``Arrays``): the row's measure column gives both over OpenMP, so that it tells the loop's share of hpvm's
   time from the host path's (docs/backends/cpu.md, "Where the memory-bound rows' time goes").
 
@@ -226,11 +226,15 @@ def launcher(root: Any, args: tuple) -> Callable[[], object]:
 
 def compiled_run(root: Any, args: tuple) -> Callable[[], object]:
     """``root``'s compiled run alone, on this thread: what a launch + wait runs, without the
-    launch's checks, tracker, hand-off and handle."""
-    backend = get_backend("cpu")
+    launch's checks, tracker, hand-off and handle — the back end's runner
+    (``Backend.runner``). ``Backend.run`` without a context checks the arguments on every
+    call, and what that allocates ran the cyclic collector inside the samples (3.3 % of a
+    loop of its calls: docs/backends/cpu-performance.md)."""
+    runner = get_backend("cpu").runner(root)
+    get_backend("cpu").run(root, args)  # (the arguments checked once)
 
     def run() -> None:
-        backend.run(root, args)
+        runner(args, None)
 
     return run
 
