@@ -245,15 +245,16 @@ class Replay:
     the same plan, the same array objects with the same shapes, the same scalar types and
     values (``LaunchPlan.ident``) — does none of it again: a host that launches a step in a
     loop over the same arrays (a stencil swapping two) gets, per launch, the acceptors' tests
-    and the replay key, one look-up, its entries held under one lock, the quick test and
+    and the replay key, one look-up, its entries held (a token each, no lock:
+    ``MemoryTracker.hold_replay``), the quick test and
     the back end's compiled entry called directly (``Backend.direct``; its runner,
     ``Backend.runner``, where it gave none or the run key picks a thread count), instead of
     the argument list and key, the sizes' key, finding each array in the tracker, the run
     key and its look-up, the run context and ``Backend.run``.
 
     Everything a replay skips is a function of what its key holds: the sizes (shapes and
-    scalar values), the tracker entries (the arrays are tracked themselves: an entry holds
-    its array, so its id is no other's while the record lives), the run key's ``Runs``
+    scalar values), the tracker entries (the record holds the arrays it was made with, so
+    an id in its key is no other's while it lives — a view's too), the run key's ``Runs``
     (the entries' host state is fixed while nothing is on a device: replays happen only
     then), the scalars' types (what the direct call was chosen for). Records live in the
     runtime's tracker (``MemoryTracker.replays``), which empties them whenever an entry is

@@ -129,8 +129,8 @@ class CPUBackend(Backend):
         (0.3–1.3 µs each).
         ``threads`` (``RunContext.threads``) caps the calling thread's Numba threads for
         the run (``_thread_count``)."""
-        entry, call, failed, root_ctx = program.entry, self._call, self._failed, program.root_ctx()
-        direct = not program.llvm_heap  # (``_call``'s common case, without its frame)
+        entry, call, root_ctx = program.entry, self._call, program.root_ctx()
+        one_call = self._entry_call(program)  # (``_call``'s common case, without its frame)
         converts = scalar_converts(program)
         results = program.convert_results
         plain = not program.scalar_outs  # (the compiled entry's tuple is the result as it is)
@@ -146,11 +146,11 @@ class CPUBackend(Backend):
                 set_threads(min(threads, before))
             try:
                 if flow is None:
-                    if direct:
+                    if one_call is not None:
                         try:
                             result = entry(*values, root_ctx)
                         except Exception as e:
-                            failed(program, (*values, root_ctx), e)
+                            one_call.failed(values, e)
                     else:
                         result = call(program, entry, (*values, root_ctx))
                     return result if plain and type(result) is tuple else results(result)
@@ -167,17 +167,26 @@ class CPUBackend(Backend):
         return run
 
     def direct(self, root: InternalFunction, args: Sequence[Any]) -> DirectCall | None:
-        """The compiled entry with the root's context, where ``run`` is that call and
-        nothing else: no LLVM leaf's heap, no pools (``flow``), no scalar outputs to
-        convert, and no scalar of ``args`` that ``converted`` would convert (``SAME_TYPING``:
-        the stencil's ``np.float32`` coefficients for ``f32`` ports pass as they are)."""
+        """The runner's one call (``_entry_call``) where ``run`` is that call and nothing
+        else: no scalar outputs to convert either, and no scalar of ``args`` that
+        ``converted`` would convert (``SAME_TYPING``: the stencil's ``np.float32``
+        coefficients for ``f32`` ports pass as they are)."""
         program = self.prepare(root)
-        if program.llvm_heap or program.flow is not None or program.scalar_outs:
+        one_call = self._entry_call(program)
+        if one_call is None or program.scalar_outs:
             return None
         for i, convert, same in scalar_converts(program):
             kind = type(args[i])
             if kind is not convert and kind is not same:
                 return None
+        return one_call
+
+    def _entry_call(self, program: CompiledProgram) -> DirectCall | None:
+        """``program``'s compiled entry called with its root context, its errors raised as
+        ``_failed`` words them — where a run is that call (no LLVM leaf's heap, no pools):
+        what the runner calls (``_runner``) and a replay calls itself (``direct``)."""
+        if program.llvm_heap or program.flow is not None:
+            return None
         failed, root_ctx = self._failed, program.root_ctx()
 
         def fail(values: Sequence[Any], error: Exception) -> NoReturn:
