@@ -192,16 +192,16 @@ def accept_test(ptype: Any, written: bool, v: str, names: dict[str, Any], replay
 
     ``replayed``: the test of a launch plan's replay (``plan.Replay``), whose key holds each
     array's identity and shape — an array matching it is one that passed before, with its
-    rank: what can have changed since is tested (its writeable flag, its dtype, by identity
-    only: a dtype equal but not the same object fails, and the launch takes the full path)."""
+    rank: what can have changed since is tested (its writeable flag, its dtype: NumPy lets
+    ``a.dtype`` be reassigned)."""
     tag = f"_{v}"
     if isinstance(ptype, ArrayType):
         names["ndarray"], names["dt" + tag] = np.ndarray, ptype.dtype
-        if replayed and ptype.sized:
-            kind = f"type({v}) is ndarray and {v}.dtype is dt{tag}"
-            return f"({kind} and {v}.flags.writeable)" if written else f"({kind})"
-        # (``is`` first: the dtype objects of native types are shared, and == costs)
+        # (``is`` first: the dtype objects of native types are shared, and == costs; an
+        # array made from C memory, ``np.ctypeslib.as_array``, has an equal one of its own)
         kind = f"type({v}) is ndarray and ({v}.dtype is dt{tag} or {v}.dtype == dt{tag})"
+        if replayed and ptype.sized:
+            return f"({kind} and {v}.flags.writeable)" if written else f"({kind})"
         if not ptype.sized:  # (contiguous memory only: check_value says so)
             return f"({kind} and {v}.ndim == 1 and {v}.flags.c_contiguous)"
         if written:
