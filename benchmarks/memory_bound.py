@@ -32,8 +32,9 @@ time that bandwidth allows, and the rate hpvm reaches. Goal: both hpvm forms ≤
 OpenMP loops.
 
 Numba's OpenMP threading layer and the gcc-built loops share one libgomp in this process,
-with the wait policy the hpvm back ends set (``OMP_WAIT_POLICY=passive`` unless the user set
-one); at these sizes (milliseconds per call) the policy's wake-up cost is noise.
+with the wait policy hpvm sets (``OMP_WAIT_POLICY=active``, ``GOMP_SPINCOUNT=3000`` unless
+the user set either); at these sizes (milliseconds per call) the policy's wake-up cost is
+noise.
 """
 
 from __future__ import annotations

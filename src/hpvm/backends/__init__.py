@@ -59,12 +59,19 @@ register_backend("interp", _interp)
 register_backend("cpu", _cpu, _needs("numba", "cpu", "Numba"))
 register_backend("tensor", _tensor, _needs("torch", "tensor", "PyTorch"))
 register_backend("dask", _dask, _needs("distributed", "dist", "Dask's distributed"))
-# Numba's OpenMP threads spin after each parallel region by default; on a machine with few
-# cores they then compete with the host and the runtime's own threads, and a short launch
-# can take milliseconds instead of microseconds (measured: 8 ms vs 0.06 ms on 2 cores).
-# Sleeping idle threads cost a few microseconds per region instead. Set before OpenMP
-# starts; a value the user set wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+# How idle OpenMP threads wait (libgomp reads it once, when it loads; a value the user set
+# wins, and then hpvm sets neither). libgomp's default spins about 300,000 times after each
+# parallel region (15 ms measured on the 2-core machine): such threads compete with the host
+# and hpvm's own threads, and a short launch took 8 ms instead of 0.06. Passive (no spin)
+# made every region wake a sleeping team instead: a third of the stencil's 128×128×32 step
+# (125–135 µs against 83–90 with spinning). Active with 3,000 spins (about 150 µs here)
+# keeps a team warm between the launches of a loop and bounds what an idle one takes; with
+# more OpenMP threads than cores libgomp cuts it to 1,000 spins (the active policy's
+# throttled count; the default policy's is 100, too few to bridge a host's Python between
+# two launches), and idle workers end to free their teams (runtime/workers.py).
+if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+    os.environ["OMP_WAIT_POLICY"] = "active"
+    os.environ["GOMP_SPINCOUNT"] = "3000"
 
 # cuda: numba-cuda with a CUDA driver, or its simulator (NUMBA_ENABLE_CUDASIM=1).
 from .cuda import register as _register_cuda  # noqa: E402

@@ -86,8 +86,9 @@ WAIT_RUN_S = 50e-3
 
 #: Longest fastest run (seconds) on all threads for which a quick launch tries a run on one
 #: thread (``Runs.threads``). Such a run of a tiny graph is mostly the wake-up of the
-#: OpenMP team (hpvm sets ``OMP_WAIT_POLICY=passive``: 10–15 µs of a 64-element vector
-#: add's 15 µs); one thread skips it. Each probe (``ONE_THREAD_PROBES``) costs at most
+#: OpenMP team once it sleeps (10–15 µs of a 64-element vector add's 15 µs, measured
+#: with ``OMP_WAIT_POLICY=passive``; hpvm now lets idle threads spin about 150 µs first,
+#: backends/__init__.py); one thread skips it. Each probe (``ONE_THREAD_PROBES``) costs at most
 #: one run on one thread: about the cores' count times this.
 ONE_THREAD_PROBE_S = 1e-4
 
