@@ -9,6 +9,13 @@ same number of PyTorch threads (``torch.get_num_threads()``):
 - ``hpvm unfused``: the graph as imported, one node per operation (what fusion saves);
 - ``eager PyTorch``: ``model(x)`` under ``torch.inference_mode()`` (and ``.numpy()``).
 
+Each row has its physical limit (issue 24, item 8): the model's floating-point operations
+per batch (``model_flops``: 2 per multiply-add of its convolutions and dense layers, counted
+by forward hooks on one eager run), the rate each side reaches, and the machine's BLAS rate
+(``blas_rate``: the best of ``torch.mm`` of two 2048² f32 matrices, PyTorch's threads,
+measured in the same run). A convolution network whose eager run is already near that rate
+cannot be run in 0.90× its time by any layout or fusion.
+
 HPVM's output is checked against eager PyTorch (1e-4 relative) before anything is timed;
 the first runs are not timed. Times are medians of samples taken round-robin (one sample of
 each in turn), as in ``run.py``, at least ``MIN_ROUNDS`` rounds and about ``MIN_BUDGET_S``
@@ -58,6 +65,7 @@ class Result:
     fused_s: float
     unfused_s: float
     eager_s: float
+    flops: float  # per batch (``model_flops``)
     error: float  # relative error of HPVM's output against eager PyTorch
 
     @property
@@ -67,6 +75,50 @@ class Result:
     @property
     def passed(self) -> bool:
         return self.ratio <= TARGET
+
+    def rate(self, seconds: float) -> float:
+        """GFLOP/s of a run of one batch in ``seconds``."""
+        return self.flops / seconds / 1e9
+
+
+def model_flops(model: Any, x: Any) -> float:
+    """Floating-point operations of one eager run of ``model`` on ``x``: 2 per multiply-add
+    of each ``Conv2d`` (output elements × kernel area × input channels per group) and each
+    ``Linear`` (output elements × input features), counted by forward hooks. Pooling,
+    activations, batch norm and adds are left out: they are memory passes, a few percent of
+    a convolution network's operations."""
+    import torch
+
+    total = 0
+
+    def count(module: Any, _inputs: Any, out: Any) -> None:
+        nonlocal total
+        if isinstance(module, torch.nn.Conv2d):
+            kh, kw = module.kernel_size
+            total += 2 * out.numel() * kh * kw * (module.in_channels // module.groups)
+        elif isinstance(module, torch.nn.Linear):
+            total += 2 * out.numel() * module.in_features
+
+    hooks = [m.register_forward_hook(count) for m in model.modules()]
+    try:
+        with torch.inference_mode():
+            model(x)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return float(total)
+
+
+def blas_rate(size: int = 2048, repeat: int = 10) -> float:
+    """The machine's BLAS rate in GFLOP/s: the best of ``repeat`` products of two ``size``²
+    f32 matrices through ``torch.mm`` (PyTorch's BLAS and threads, as the models use)."""
+    import torch
+
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    for _ in range(2):
+        torch.mm(a, b)
+    best = min(_timed(lambda: torch.mm(a, b)) for _ in range(repeat))
+    return 2 * size**3 / best / 1e9
 
 
 def measure(name: str, batch: int, min_sample_s: float = MIN_SAMPLE_S, repeat: int = REPEAT) -> Result:
@@ -110,6 +162,7 @@ def measure(name: str, batch: int, min_sample_s: float = MIN_SAMPLE_S, repeat: i
         median["fused"],
         median["unfused"],
         median["eager"],
+        model_flops(model, x),
         errors[0],
     )
 
@@ -124,10 +177,15 @@ def fmt(seconds: float) -> str:
     return f"{seconds * 1e6:.0f} µs" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
 
 
-HEADER = ("model", "batch", "nodes (unfused → fused)", "hpvm tensor", "hpvm unfused", "eager PyTorch", "hpvm/eager", "target", "result")  # fmt: skip
+HEADER = ("model", "batch", "nodes (unfused → fused)", "hpvm tensor", "hpvm unfused", "eager PyTorch", "GFLOP per batch", "GFLOP/s hpvm / eager (BLAS)", "hpvm/eager", "target", "result")  # fmt: skip
 
 
-def cells(r: Result) -> list[str]:
+def limit_cell(r: Result, blas: float) -> str:
+    """The row's physical limit: each side's GFLOP/s beside the machine's BLAS rate."""
+    return f"{r.rate(r.fused_s):.0f} / {r.rate(r.eager_s):.0f} ({blas:.0f})"
+
+
+def cells(r: Result, blas: float) -> list[str]:
     shape = "×".join(map(str, r.input_shape))
     return [
         r.model,
@@ -136,15 +194,17 @@ def cells(r: Result) -> list[str]:
         fmt(r.fused_s),
         fmt(r.unfused_s),
         fmt(r.eager_s),
+        f"{r.flops / 1e9:.2f}",
+        limit_cell(r, blas),
         f"{r.ratio:.2f}×",
         f"≤ {TARGET:.2f}×",
         "PASS" if r.passed else "MISS",
     ]
 
 
-def markdown(results: list[Result]) -> str:
-    lines = ["| " + " | ".join(HEADER) + " |", "| --- | --- | --- | " + " | ".join(["---:"] * 6) + " |"]
-    lines += ["| " + " | ".join(cells(r)) + " |" for r in results]
+def markdown(results: list[Result], blas: float) -> str:
+    lines = ["| " + " | ".join(HEADER) + " |", "| --- | --- | --- | " + " | ".join(["---:"] * 8) + " |"]
+    lines += ["| " + " | ".join(cells(r, blas)) + " |" for r in results]
     return "\n".join(lines) + "\n"
 
 
@@ -177,6 +237,7 @@ def bench_tensor(ctx: Any) -> list[Any]:
     quick = ctx.sizes.repeat < REPEAT
     rows = []
     results = []
+    blas = blas_rate(256 if tiny else 2048)
     for name in ["lenet", "alexnet2"] if tiny else list(BATCH):
         batch = 1 if tiny else (QUICK_BATCH if quick else BATCH)[name]
         r = measure(name, batch, ctx.sizes.min_sample_s, ctx.repeat)
@@ -187,10 +248,20 @@ def bench_tensor(ctx: Any) -> list[Any]:
             f"hpvm tensor {fmt_time(r.fused_s)} / eager PyTorch {fmt_time(r.eager_s)} = {r.ratio:.2f}×"
         )
         row.target = f"≤ {TARGET:.2f}×"
+        row.limit = (
+            f"BLAS {blas:.0f} GFLOP/s (torch.mm 2048²); {r.flops / 1e9:.2f} GFLOP a batch: "
+            f"hpvm {r.rate(r.fused_s):.0f}, eager {r.rate(r.eager_s):.0f} GFLOP/s"
+        )
         row.verdict = verdict(r.passed)
-        row.data = {"hpvm_tensor_s": r.fused_s, "hpvm_unfused_s": r.unfused_s, "eager_s": r.eager_s}
+        row.data = {
+            "hpvm_tensor_s": r.fused_s,
+            "hpvm_unfused_s": r.unfused_s,
+            "eager_s": r.eager_s,
+            "flops": r.flops,
+            "blas_flops_per_s": blas * 1e9,
+        }
         rows.append(row)
-    (ctx.out / "tensor.md").write_text(markdown(results))
+    (ctx.out / "tensor.md").write_text(markdown(results, blas))
     ctx.notes.append(f"Tensor models, {threads_note()}, unfused graphs too: {ctx.out / 'tensor.md'}")
     return rows
 
@@ -222,15 +293,16 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(ns.threads)
     hpvm.init()
     results = []
+    blas = blas_rate()
     for name in names:
         batch = (QUICK_BATCH if ns.quick else BATCH)[name]
         r = measure(name, batch, 0.3 if ns.quick else MIN_SAMPLE_S, 3 if ns.quick else REPEAT)
         results.append(r)
-        print(" | ".join(cells(r)), flush=True)
+        print(" | ".join(cells(r, blas)), flush=True)
     hpvm.cleanup()
     out = Path(ns.out)
     out.mkdir(parents=True, exist_ok=True)
-    table = markdown(results)
+    table = markdown(results, blas)
     (out / "tensor.md").write_text(table)
     print()
     print(table)
