@@ -7,13 +7,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
 import pytest
-
-import hpvm
-from hpvm.runtime import Runtime
 
 _PRINT_POLICY = (
     "import os, hpvm.backends; print(os.environ.get('OMP_WAIT_POLICY'), os.environ.get('GOMP_SPINCOUNT'))"
@@ -45,43 +43,46 @@ def test_the_wait_policy_is_a_bounded_spin_unless_the_user_chose(env: dict[str, 
     assert _policy_after_import(**env) == seen
 
 
-@hpvm.leaf(ins=("a",), outs=("a",))
-def _twice(a: hpvm.f32[:]):
-    i = hpvm.get_node_instance_id_x(hpvm.get_node())
-    a[i] = a[i] * 2
-
-
-@hpvm.internal
-def _double(a: hpvm.f32[:], n: hpvm.i64):
-    node = hpvm.create_node_1d(_twice, n)
-    hpvm.bind_in(node, 0, 0)
-
-
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads through /proc (Linux)")
 def test_a_retired_worker_takes_its_openmp_team_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first launch runs on a worker, which starts an OpenMP team of its own for the
-    replicated loop; once the worker has been idle for ``IDLE_RETIRE_S`` it ends, and the
-    process has as many threads as before the launch."""
-    if "cpu" not in hpvm.backends.available_backends():
-        pytest.skip("the cpu back end (Numba) is not available here")
+    """A worker that runs a parallel region starts an OpenMP team of its own (a thread
+    beside it); once it has been idle for ``IDLE_RETIRE_S`` it ends, and the process has as
+    many threads as before. The region runs as a job of the pool itself: a launch may run
+    on the host instead (``wait`` runs a job no worker has started)."""
+    numba = pytest.importorskip("numba", reason="the OpenMP team is Numba's")
     from hpvm.runtime import workers
 
+    if numba.get_num_threads() < 2:
+        pytest.skip("one thread: a parallel region starts no team")
+
+    @numba.njit(parallel=True, cache=False)
+    def double(a):
+        for i in numba.prange(a.size):
+            a[i] = a[i] * 2
+
+    a = np.ones(1 << 16, np.float32)
+    double(a)  # (compiled, and the calling thread's team made, before counting)
     monkeypatch.setattr(workers, "IDLE_RETIRE_S", 0.02)
-    rt = Runtime()
-    rt.init()
+    pool = workers.WorkerPool("test-team")
     try:
-        a = np.ones(1 << 16, np.float32)
-        rt.track_memory(a)
         before = len(os.listdir("/proc/self/task"))
-        rt.wait(rt.launch(_double, (a, a.size), target="cpu"))
-        assert (a == 2).all()
+        ran, hold = threading.Event(), threading.Event()
+
+        def job() -> None:
+            double(a)
+            ran.set()
+            hold.wait(5)  # (busy until counted: it cannot retire yet)
+
+        pool.submit(job)
+        assert ran.wait(10)
         during = len(os.listdir("/proc/self/task"))
+        hold.set()
         deadline = time.monotonic() + 10
         while len(os.listdir("/proc/self/task")) > before and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert during > before
+        assert during >= before + 2  # the worker and its team's thread
         assert len(os.listdir("/proc/self/task")) <= before
-        assert rt.workers.thread_count() == 0
-        rt.untrack_memory(a)
+        assert pool.thread_count() == 0
+        assert (a == 4).all()
     finally:
-        rt.cleanup()
+        pool.stop()
