@@ -175,18 +175,37 @@ def test_cleanup_drops_the_records():
     hpvm.init()
 
 
-def _slowed(record, seconds: float, times: int | None = None):
-    """``record``'s runner, each run (or the next ``times`` runs) held up ``seconds`` first —
-    as a run preempted by the scheduler, or one with more work, reads on the wall clock."""
-    runner, left = record.runner, [times]
+def _before_each_run(monkeypatch, record, before) -> None:
+    """Call ``before()`` ahead of each of ``record``'s runs, through its runner or its
+    compiled entry called directly (``Replay.entry``): which one a replay takes depends on
+    the run key's timings (``Runs.plain``), so both are wrapped."""
+    runner, entry = record.runner, record.entry
 
-    def slow(args, threads):
+    def run(args, threads):
+        before()
+        return runner(args, threads)
+
+    monkeypatch.setattr(record, "runner", run)
+    if entry is not None:
+
+        def call(*args):
+            before()
+            return entry(*args)
+
+        monkeypatch.setattr(record, "entry", call)
+
+
+def _slowed(monkeypatch, record, seconds: float, times: int | None = None) -> None:
+    """``record``'s runs (or the next ``times`` of them) held up ``seconds`` first — as a
+    run preempted by the scheduler, or one with more work, reads on the wall clock."""
+    left = [times]
+
+    def hold_up() -> None:
         if left[0] is None or left[0] > 0:
             left[0] = None if left[0] is None else left[0] - 1
             time.sleep(seconds)
-        return runner(args, threads)
 
-    return slow
+    _before_each_run(monkeypatch, record, hold_up)
 
 
 def test_one_preempted_replayed_run_keeps_the_replay_and_two_long_ones_go_to_a_worker(monkeypatch):
@@ -196,7 +215,7 @@ def test_one_preempted_replayed_run_keeps_the_replay_and_two_long_ones_go_to_a_w
         hpvm.wait(_launch((a, b, c, 8)))
     (record,) = _replays().values()
     held_up = 2 * quick.LOADED_RUN_S  # past LOADED_RUN_S, under PREEMPTED_RUN_S
-    monkeypatch.setattr(record, "runner", _slowed(record, held_up, times=1))
+    _slowed(monkeypatch, record, held_up, times=1)
     assert _ran_in_launch(handle := _launch((a, b, c, 8)))  # replayed, held up once
     hpvm.wait(handle)
     assert record.runs.last >= held_up
@@ -204,7 +223,7 @@ def test_one_preempted_replayed_run_keeps_the_replay_and_two_long_ones_go_to_a_w
         assert _ran_in_launch(handle := _launch((a, b, c, 8)))  # still replayed
         hpvm.wait(handle)
     assert record.runs.last < quick.LOADED_RUN_S
-    monkeypatch.setattr(record, "runner", _slowed(record, held_up))  # every run long now
+    _slowed(monkeypatch, record, held_up)  # every run long now (around the spent first one)
     for _ in range(2):
         assert _ran_in_launch(handle := _launch((a, b, c, 8)))  # one long run is let through...
         hpvm.wait(handle)
@@ -228,7 +247,7 @@ def test_a_replaced_table_of_hint_choices_makes_a_new_plan_and_no_replay(monkeyp
     assert plan.plan_for(add_root, None) is first
     (record,) = (r for key, r in _replays().items() if key[0] is first)
     replayed: list[bool] = []
-    monkeypatch.setattr(record, "runner", lambda args, threads: replayed.append(True) or ())
+    _before_each_run(monkeypatch, record, lambda: replayed.append(True))
     monkeypatch.setattr(launch_module, "_CHOICES", {})
     c[:] = 0
     hpvm.wait(hpvm.launch(add_root, (a, b, c, 8)))
