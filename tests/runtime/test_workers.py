@@ -72,39 +72,41 @@ def test_concurrent_launches_still_get_a_worker_each() -> None:
             event.clear()
 
 
-def test_an_idle_worker_ends_and_a_later_job_gets_a_new_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A worker idle for ``IDLE_RETIRE_S`` ends (its OpenMP team with it), and the next job
-    starts another."""
+@pytest.fixture
+def retiring_pool(monkeypatch: pytest.MonkeyPatch):
+    """A worker pool of its own whose idle workers end after 10 ms, stopped after the test."""
     from hpvm.runtime import workers
 
     monkeypatch.setattr(workers, "IDLE_RETIRE_S", 0.01)
     pool = workers.WorkerPool("test-retire")
-    try:
-        done = threading.Event()
-        pool.submit(done.set)
-        assert done.wait(5)
-        first = list(pool._threads)
-        assert len(first) == 1
-        first[0].join(5)
-        assert not first[0].is_alive() and pool.thread_count() == 0
-        again = threading.Event()
-        pool.submit(again.set)
-        assert again.wait(5) and pool.thread_count() == 1
-    finally:
-        pool.stop()
+    yield pool
+    pool.stop()
 
 
-def test_a_job_submitted_as_a_worker_gives_up_waiting_still_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_idle_worker_ends_and_a_later_job_gets_a_new_one(retiring_pool) -> None:
+    """A worker idle for ``IDLE_RETIRE_S`` ends (its OpenMP team with it), and the next job
+    starts another."""
+    pool = retiring_pool
+    done = threading.Event()
+    pool.submit(done.set)
+    assert done.wait(5)
+    first = list(pool._threads)
+    assert len(first) == 1
+    first[0].join(5)
+    assert not first[0].is_alive() and pool.thread_count() == 0
+    again = threading.Event()
+    pool.submit(again.set)
+    assert again.wait(5) and pool.thread_count() == 1
+
+
+def test_a_job_submitted_as_a_worker_gives_up_waiting_still_runs(retiring_pool) -> None:
     """The race a retiring worker must lose: its wait for a job times out, and before it
     ends, the host submits (claiming it as the idle worker, so no new one starts). It must
     stay and run the job: a worker ends only while the pool counts an idle worker that no
     job has claimed."""
     import queue as queue_module
 
-    from hpvm.runtime import workers
-
-    monkeypatch.setattr(workers, "IDLE_RETIRE_S", 0.01)
-    pool = workers.WorkerPool("test-retire-race")
+    pool = retiring_pool
     ran = threading.Event()
     inner = pool._jobs
 
@@ -125,22 +127,16 @@ def test_a_job_submitted_as_a_worker_gives_up_waiting_still_runs(monkeypatch: py
 
     first = threading.Event()
     pool._jobs = SubmitOnTimeout()  # type: ignore[assignment]
-    try:
-        pool.submit(first.set)
-        assert first.wait(5)
-        assert ran.wait(5), "the job submitted as the worker timed out never ran"
-    finally:
-        pool.stop()
+    pool.submit(first.set)
+    assert first.wait(5)
+    assert ran.wait(5), "the job submitted as the worker timed out never ran"
 
 
-def test_stop_after_workers_retired_leaves_no_stop_for_a_new_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stop_after_workers_retired_leaves_no_stop_for_a_new_worker(retiring_pool) -> None:
     """``stop`` sends one stop per living worker: a retired worker gets none, so a worker
     started after ``stop`` (the pool is reused by the next ``init``) is not ended by a stray
     one and runs its job."""
-    from hpvm.runtime import workers
-
-    monkeypatch.setattr(workers, "IDLE_RETIRE_S", 0.01)
-    pool = workers.WorkerPool("test-retire-stop")
+    pool = retiring_pool
     done = threading.Event()
     pool.submit(done.set)
     assert done.wait(5)
@@ -149,7 +145,4 @@ def test_stop_after_workers_retired_leaves_no_stop_for_a_new_worker(monkeypatch:
     pool.stop()
     again = threading.Event()
     pool.submit(again.set)
-    try:
-        assert again.wait(5)
-    finally:
-        pool.stop()
+    assert again.wait(5)
