@@ -92,3 +92,23 @@ def every_run_quick(monkeypatch: Any, *roots: Any) -> None:
     monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
     for root in roots:
         quick.forget(root)
+
+
+def queued_with_retiring_workers(monkeypatch: Any, idle_s: float = 0.005) -> list[int]:
+    """Every launch queued to a worker (no run counts as quick), idle workers ending after
+    ``idle_s``; the returned one-item list counts the workers that ended idle
+    (``WorkerPool._retire``) — the field programs that pause longer than a worker lives."""
+    from hpvm.runtime import quick, workers
+
+    monkeypatch.setattr(quick, "QUICK_RUN_S", 0.0)
+    monkeypatch.setattr(workers, "IDLE_RETIRE_S", idle_s)
+    ended = [0]
+    retire = workers.WorkerPool._retire
+
+    def counting(self: Any) -> bool:
+        gone = retire(self)
+        ended[0] += gone
+        return gone
+
+    monkeypatch.setattr(workers.WorkerPool, "_retire", counting)
+    return ended

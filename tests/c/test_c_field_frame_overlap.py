@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hpvmc_helpers import compiled_program, needs_clang, needs_llvm_leaves
 
-from hpvm.runtime import quick, workers
+from running import queued_with_retiring_workers
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -26,20 +26,9 @@ program = compiled_program(PROGRAM)
 
 @pytest.fixture
 def retired(monkeypatch):
-    """How many workers ended idle; every launch queued to a worker (no run counts as
-    quick), workers ending after 5 ms idle."""
-    monkeypatch.setattr(quick, "QUICK_RUN_S", 0.0)
-    monkeypatch.setattr(workers, "IDLE_RETIRE_S", 0.005)
-    count = [0]
-    retire = workers.WorkerPool._retire
-
-    def counting(self):
-        ended = retire(self)
-        count[0] += ended
-        return ended
-
-    monkeypatch.setattr(workers.WorkerPool, "_retire", counting)
-    return count
+    """How many workers ended idle; every launch queued to a worker, workers ending after
+    5 ms idle."""
+    return queued_with_retiring_workers(monkeypatch)
 
 
 @pytest.mark.parametrize(("size", "frames"), [((53, 37), 9), ((130, 70), 6), ((7, 5), 4)])

@@ -9,6 +9,7 @@ NumPy's sweep for sweep, and ``interp``'s."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -17,7 +18,9 @@ import pytest
 
 import hpvm
 from hpvm import llvm
-from hpvm.runtime import quick, workers
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared helpers
+from running import queued_with_retiring_workers  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning"), pytest.mark.usefixtures("hpvm_runtime")]
 
@@ -61,17 +64,7 @@ def _sweeps(root, plate: np.ndarray, sweeps: int, target: str, pause_every: int 
 
 @pytest.mark.parametrize(("w", "h", "sweeps"), [(37, 21, 9), (64, 40, 6), (5, 3, 4)])
 def test_queued_sweeps_with_pauses_are_numpys_while_workers_end(root, monkeypatch, w, h, sweeps):
-    monkeypatch.setattr(quick, "QUICK_RUN_S", 0.0)  # every launch queued to a worker
-    monkeypatch.setattr(workers, "IDLE_RETIRE_S", 0.005)
-    ended = [0]
-    retire = workers.WorkerPool._retire
-
-    def counting(self):
-        gone = retire(self)
-        ended[0] += gone
-        return gone
-
-    monkeypatch.setattr(workers.WorkerPool, "_retire", counting)
+    ended = queued_with_retiring_workers(monkeypatch)
     plate = ((np.arange(h * w, dtype=np.int64).reshape(h, w) * 37 % 101) / 101).astype(np.float32)
     want = plate
     for _ in range(sweeps):
