@@ -68,3 +68,19 @@ def interp_path(request):
 
     with interp_leaves_from(request.param):
         yield request.param
+
+
+@pytest.fixture(params=["compiled", "python"])
+def each_replay(request, monkeypatch):
+    """The test once with the compiled replay (``runtime/fastpath.py``, the C extension) and
+    once with the plans' generated Python replay: launch plans made in the test use the one
+    named (plans made before are set aside). The compiled one is skipped, with the reason,
+    where the extension was not built."""
+    from hpvm.ir.weakid import WeakIdTable
+    from hpvm.runtime import fastpath, plan
+
+    if request.param == "compiled" and not fastpath.built():
+        pytest.skip(fastpath.REASON or "the compiled replay is not built")
+    monkeypatch.setattr(fastpath, "ENABLED", request.param == "compiled")
+    monkeypatch.setattr(plan, "_PLANS", WeakIdTable())
+    return request.param

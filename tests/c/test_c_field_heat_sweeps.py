@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 from hpvmc_helpers import compiled_program, needs_clang, needs_llvm_leaves
 
-from hpvm.backends import replays
-from hpvm.runtime import quick
+from hpvm.runtime import api, quick
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -27,26 +26,26 @@ program = compiled_program(PROGRAM)
 
 
 @pytest.fixture
-def replayed(monkeypatch):
-    """How many launches a replay record ran (``hold_replay`` found one); every run counts as
-    quick (a loaded machine must not decide where one runs)."""
+def full_path(monkeypatch):
+    """How many launches took the full path (``Runtime._launch_once``): every other one was
+    a replay (the Python replay or the compiled one: ``runtime/fastpath.py``). Every run
+    counts as quick (a loaded machine must not decide where one runs)."""
     monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
-    hits = [0]
-    hold = replays.ReplayRecords.hold_replay
+    calls = [0]
+    launch_once = api.Runtime._launch_once
 
-    def counting(self, key):
-        record = hold(self, key)
-        hits[0] += record is not None
-        return record
+    def counting(self, *args):
+        calls[0] += 1
+        return launch_once(self, *args)
 
-    monkeypatch.setattr(replays.ReplayRecords, "hold_replay", counting)
-    return hits
+    monkeypatch.setattr(api.Runtime, "_launch_once", counting)
+    return calls
 
 
 @pytest.mark.parametrize(("size", "sweeps"), [((37, 19), 12), ((64, 40), 20), ((9, 3), 5)])
-def test_the_sweeps_are_replayed_and_the_plate_is_right(program, replayed, size, sweeps):
+def test_the_sweeps_are_replayed_and_the_plate_is_right(program, full_path, size, sweeps):
     assert program.run([str(size[0]), str(size[1]), str(sweeps)]) == 0
-    assert replayed[0] >= sweeps - 4  # (each order: a first run on a worker, a second recorded)
+    assert full_path[0] <= 4  # (each order: a first run on a worker, a second recorded)
 
 
 def test_on_interp_the_plate_is_the_same(program):

@@ -20,7 +20,7 @@ from hpvm.runtime import plan, quick
 from hpvm.runtime.launch import array_args
 from markers import needs_backend
 
-pytestmark = [pytest.mark.usefixtures("hpvm_runtime"), needs_backend("cpu")]
+pytestmark = [pytest.mark.usefixtures("hpvm_runtime", "each_replay"), needs_backend("cpu")]
 
 
 @hpvm.leaf(ins=("src",), outs=("dst",))

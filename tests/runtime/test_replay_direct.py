@@ -18,7 +18,7 @@ from hpvm.runtime import api, quick
 from markers import needs_backend
 from running import every_run_quick
 
-pytestmark = [pytest.mark.usefixtures("hpvm_runtime"), needs_backend("cpu")]
+pytestmark = [pytest.mark.usefixtures("hpvm_runtime", "each_replay"), needs_backend("cpu")]
 
 
 @hpvm.leaf(ins=("a",), outs=("b",))

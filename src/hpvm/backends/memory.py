@@ -184,6 +184,10 @@ class MemoryTracker(ReplayRecords):
         #: counts the times ``replays`` was emptied: a record kept in another is no longer
         #: valid (``hold_replay`` checks it after holding the entries, without the lock)
         self.replay_epoch = 0
+        #: counts every change of ``replays`` (a record kept, the table emptied): a record
+        #: found before under the same key is still the one it holds while this is unchanged
+        #: (the compiled replay, ``runtime/fastpath.py``, finds it again without the key)
+        self.replays_version = 0
         self._totals = Transfers()  # everything this tracker's runs and requests moved
         self._totals_lock = threading.Lock()
 

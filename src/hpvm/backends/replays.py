@@ -3,8 +3,9 @@ held for a replayed launch, and let go — a collaborator of ``MemoryTracker`` (
 with this one job, as a base class: the methods keep the tracker's names
 (``tracker.hold_replay``, which a plan's generated replay calls) and use its state — its
 lock, its entries by array id (``_direct``), whether anything is on a device
-(``_device_entries``, ``_versioned``), and the table itself (``replays``, key -> record,
-and ``replay_epoch``, counting the times the table was emptied).
+(``_device_entries``, ``_versioned``), and the table itself (``replays``, key -> record;
+``replay_epoch``, counting the times the table was emptied; ``replays_version``, counting
+every change of it). The table is changed only here.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class ReplayRecords:
     _versioned: bool
     replays: dict[Any, Any]
     replay_epoch: int
+    replays_version: int
 
     def keep_replay(self, key: Any, record: Any, limit: int) -> None:
         """Keep ``record`` (``runtime/plan.py``, ``Replay``) under ``key`` if each of its
@@ -38,11 +40,13 @@ class ReplayRecords:
                 self._drop_replays()
             record.epoch = self.replay_epoch
             self.replays[key] = record
+            self.replays_version += 1
 
     def _drop_replays(self) -> None:
         """Forget every replay record (the caller holds the lock), in a new epoch."""
         self.replays.clear()
         self.replay_epoch += 1
+        self.replays_version += 1
 
     def hold_replay(self, key: Any) -> Any:
         """The record kept for ``key`` (``keep_replay``), its ``entries`` held for a replayed

@@ -182,42 +182,61 @@ _INT_TYPES = frozenset(
 _FLOAT_TYPES = frozenset({float, np.float16, np.float32, np.float64})
 
 
-def accept_test(ptype: Any, written: bool, v: str, names: dict[str, Any], replayed: bool = False) -> str:
-    """A Python expression, over a value named ``v``, true only for values
-    ``check_value(ptype, value)`` accepts, and for a ``written`` parameter only writeable
-    arrays (false means: ask ``check_value``). The constants it names are put in ``names``.
+def port_test(ptype: Any, written: bool, replayed: bool = False) -> tuple[Any, ...]:
+    """What a port's acceptance test tests, as data: ``("array", dtype, written, rank)``
+    (``rank``: ``None`` when it is not tested), ``("pointer", dtype)`` (contiguous 1-D
+    memory), ``("types", types)`` (a scalar of one of these types), ``("int", types, lo,
+    hi)`` (an integer of these types in ``lo..hi``), or ``("never",)``.
 
-    An expression, not a function: ``_acceptor`` makes one test of it, and a launch plan
-    (``plan.py``) one function testing every parameter in a row, without a call each.
+    One description, two readers: ``accept_test`` writes it as a Python expression, and
+    the compiled replay (``fastpath.py``) tests the same in C.
 
     ``replayed``: the test of a launch plan's replay (``plan.Replay``), whose key holds each
     array's identity and shape — an array matching it is one that passed before, with its
     rank: what can have changed since is tested (its writeable flag, its dtype: NumPy lets
     ``a.dtype`` be reassigned)."""
-    tag = f"_{v}"
     if isinstance(ptype, ArrayType):
-        names["ndarray"], names["dt" + tag] = np.ndarray, ptype.dtype
-        # (``is`` first: the dtype objects of native types are shared, and == costs; an
-        # array made from C memory, ``np.ctypeslib.as_array``, has an equal one of its own)
-        kind = f"type({v}) is ndarray and ({v}.dtype is dt{tag} or {v}.dtype == dt{tag})"
-        if replayed and ptype.sized:
-            return f"({kind} and {v}.flags.writeable)" if written else f"({kind})"
         if not ptype.sized:  # (contiguous memory only: check_value says so)
-            return f"({kind} and {v}.ndim == 1 and {v}.flags.c_contiguous)"
-        if written:
-            return f"({kind} and {v}.ndim == {ptype.rank} and {v}.flags.writeable)"
-        return f"({kind} and {v}.ndim == {ptype.rank})"
+            return ("pointer", ptype.dtype)
+        return ("array", ptype.dtype, written, None if replayed else ptype.rank)
     if isinstance(ptype, ScalarType):
         if ptype.is_float:
-            names["floats"] = _FLOAT_TYPES | _INT_TYPES  # (not bool: a bool is refused for a float port)
-            return f"(type({v}) in floats)"
+            return ("types", _FLOAT_TYPES | _INT_TYPES)  # (not bool: a bool is refused for a float port)
         if ptype.is_integer:
             info = np.iinfo(ptype.dtype)
-            names["ints"] = _INT_TYPES
-            return f"(type({v}) in ints and {int(info.min)} <= int({v}) <= {int(info.max)})"
+            return ("int", _INT_TYPES, int(info.min), int(info.max))
         if ptype.dtype == np.bool_:
-            names["bools"] = _INT_TYPES | {bool, np.bool_}  # (a number is taken as its truth)
-            return f"(type({v}) in bools)"
+            return ("types", _INT_TYPES | {bool, np.bool_})  # (a number is taken as its truth)
+    return ("never",)
+
+
+def accept_test(ptype: Any, written: bool, v: str, names: dict[str, Any], replayed: bool = False) -> str:
+    """A Python expression, over a value named ``v``, true only for values
+    ``check_value(ptype, value)`` accepts, and for a ``written`` parameter only writeable
+    arrays (false means: ask ``check_value``): ``port_test`` written out. The constants it
+    names are put in ``names``.
+
+    An expression, not a function: ``_acceptor`` makes one test of it, and a launch plan
+    (``plan.py``) one function testing every parameter in a row, without a call each."""
+    test = port_test(ptype, written, replayed)
+    tag = f"_{v}"
+    if test[0] in ("array", "pointer"):
+        names["ndarray"], names["dt" + tag] = np.ndarray, test[1]
+        # (``is`` first: the dtype objects of native types are shared, and == costs; an
+        # array made from C memory, ``np.ctypeslib.as_array``, has an equal one of its own)
+        parts = [f"type({v}) is ndarray and ({v}.dtype is dt{tag} or {v}.dtype == dt{tag})"]
+        if test[0] == "pointer":
+            parts += [f"{v}.ndim == 1", f"{v}.flags.c_contiguous"]
+        else:
+            parts += [f"{v}.ndim == {test[3]}"] if test[3] is not None else []
+            parts += [f"{v}.flags.writeable"] if test[2] else []
+        return f"({' and '.join(parts)})"
+    if test[0] == "types":
+        names["types" + tag] = test[1]
+        return f"(type({v}) in types{tag})"
+    if test[0] == "int":
+        names["types" + tag] = test[1]
+        return f"(type({v}) in types{tag} and {test[2]} <= int({v}) <= {test[3]})"
     return "False"
 
 

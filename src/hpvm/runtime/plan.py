@@ -49,6 +49,7 @@ from ..ir.args import writers
 from ..ir.graph import InternalFunction
 from ..ir.types import ArrayType
 from ..ir.weakid import WeakIdTable
+from .fastpath import compiled_replay
 from .handle import FINISHED, LaunchHandle
 from .launch import _acceptors, accept_test, check_root, check_sizes, choose_backend
 from .quick import Runs, bounded_graph, durations
@@ -108,7 +109,9 @@ class LaunchPlan:
         #: handle in one generated function, an attribute, not a method: a replayed launch
         #: calls it after a step that evicted the host path from the core's caches, where
         #: each frame and object touched is a miss.
-        self.replay: Callable[[Any, Any], LaunchHandle | None] = replay
+        #: Compiled (``fastpath.py``) where the extension was built: the same, in C, for the
+        #: common case, the generated function for the rest.
+        self.replay: Callable[[Any, Any], LaunchHandle | None] = compiled_replay(self, root, replay) or replay
         quick = getattr(self.backend, "runs_quick_on_launch", False) and bounded_graph(root) is None
         #: the root's run durations (``quick.py``), or ``None``: its launches never run on the host
         self.times: dict[Any, Runs] | None = durations(root) if quick else None
@@ -269,6 +272,7 @@ class Replay:
         "runner",
         "version",
         "entries",
+        "holds",
         "arrays",
         "runs",
         "known",
@@ -276,6 +280,7 @@ class Replay:
         "tail",
         "failed",
         "epoch",
+        "__weakref__",  # (the compiled replay refers to the record it found last weakly)
     )
 
     def __init__(
@@ -292,6 +297,9 @@ class Replay:
     ) -> None:
         self.root, self.backend, self.runner, self.version = root, backend, runner, version
         self.entries, self.arrays, self.runs, self.known = entries, arrays, runs, known
+        #: each entry's replay tokens (``TrackedArray.holds``, the same lists), for the
+        #: compiled replay (``fastpath.py``) to hold and let go without looking them up
+        self.holds = tuple(entry.holds for entry in entries)
         #: the ``DirectCall``'s parts (``None``: always the runner), read by the generated
         #: replay without going through one more object
         self.entry, self.tail, self.failed = direct if direct is not None else (None, None, None)

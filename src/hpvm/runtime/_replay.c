@@ -1,0 +1,737 @@
+/* hpvm.runtime._replay — a launch plan's replay (runtime/plan.py, ``LaunchPlan.replay``) in C.
+
+Why: a replayed launch of a stencil step comes right after a step that streamed megabytes
+through the core, so every frame and object of the host path is a cache miss there. The
+plan's generated Python replay cost 3.9-5.6 us over the compiled step where the step is
+85 us (docs/backends/cpu-performance.md, "The replay in C"); this one makes the same
+tests in fewer instructions and objects.
+
+What it does is exactly what the generated Python replay does: the ports' acceptance
+tests (``launch.port_test`` describes them, as it does for ``launch.accept_test``), the
+replay key, the record's look-up in the tracker, a token per entry
+(``MemoryTracker.hold_replay``'s protocol: append, then the epoch check), the quick and
+current tests, the handle, the timed run — the compiled entry called directly where the
+key's runs are ``plain``, else the runner with the thread count ``Runs.threads`` picks —
+``Runs.add`` (its short path here, the method otherwise), the tokens let go. A record of
+another class than ``plan.Replay`` is handed to the Python replay (``fallback``) before
+anything is held or run. An error of the entry is worded by ``failed_run``
+(runtime/fastpath.py) and kept on the handle, a runner's as it is; Ctrl-C is raised by the
+launch itself, as in Python.
+
+The records it reads (``plan.Replay``, ``quick.Runs``) and the handle it makes
+(``LaunchHandle``) are Python classes with ``__slots__``: their slots are read and written
+at the offsets Python itself uses (``layout`` resolves them once from the classes' member
+descriptors, and refuses classes whose attributes are not such slots), where an attribute
+look-up per field was a third of this function's time. The handle gets what
+``LaunchHandle.__init__`` gives it (a test compares the two field by field).
+
+No NumPy C API table is used (no ``import_array``): only the array object's fields,
+through NumPy's inline accessors, and the ndarray type passed in from Python. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <time.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define NO_IMPORT_ARRAY
+#include <numpy/ndarraytypes.h>
+
+enum { PORT_ARRAY, PORT_POINTER, PORT_TYPES, PORT_INT, PORT_NEVER };
+
+typedef struct {
+    int kind;
+    int written;     /* PORT_ARRAY: the writeable flag is tested */
+    PyObject *dtype; /* PORT_ARRAY, PORT_POINTER */
+    PyObject *types; /* PORT_TYPES, PORT_INT: the accepted types (a frozenset) */
+    PyObject *lo, *hi; /* PORT_INT: the range of the port's integer type */
+} Port;
+
+/* A record found for a key, kept to be found again without the key (``cached``). */
+typedef struct {
+    PyObject *key;     /* the replay key it was kept under (holds no array: ids, shapes, scalars) */
+    PyObject *record;  /* a weak reference to it */
+    PyObject *tracker; /* a weak reference to the tracker whose table held it */
+    long long version; /* the table's ``replays_version`` then */
+} Found;
+
+#define FOUND 2 /* (a stencil swapping two arrays replays two keys in turn) */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *plan, *fallback, *failed_run, *finished, *ndarray;
+    PyObject *limits; /* quick.py's globals: ``QUICK_RUN_S`` read per run (tests change it) */
+    Py_ssize_t count;
+    Port *ports;
+    Found found[FOUND];
+    int next; /* the slot of ``found`` the next record takes */
+} Spec;
+
+static PyObject *s_tracker, *s_device_entries, *s_versioned, *s_replays, *s_replay_epoch, *s_runners_version,
+    *s_generation, *s_add, *s_threads, *s_shape, *s_quick_run_s, *s_replays_version;
+
+/* The classes whose slots are read and written in place (``layout``), and the offsets. */
+static PyTypeObject *replay_type, *runs_type, *handle_type;
+static struct {
+    Py_ssize_t holds, runs, version, backend, entry, runner, tail, root, arrays, known, epoch;
+} REPLAY;
+static struct {
+    Py_ssize_t fast, plain, every, last, before;
+} RUNS;
+static struct {
+    Py_ssize_t runtime, root, backend, outputs, error, done, arrays, generation, quick;
+} HANDLE;
+
+/* An object's slot at ``offset``: borrowed, NULL where unset. */
+static inline PyObject *slot(PyObject *owner, Py_ssize_t offset) { return *(PyObject **)((char *)owner + offset); }
+
+/* A slot set to a new reference to ``value``, as ``owner.name = value`` does. */
+static inline void set_slot(PyObject *owner, Py_ssize_t offset, PyObject *value) {
+    PyObject **place = (PyObject **)((char *)owner + offset);
+    PyObject *old = *place;
+    Py_INCREF(value);
+    *place = value;
+    Py_XDECREF(old);
+}
+
+static double seconds_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t); /* (time.perf_counter's clock on Linux) */
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Whether ``value`` passes ``port``'s test: 1, 0, or -1 with an exception set. */
+static int accepts(const Spec *spec, const Port *port, PyObject *value) {
+    switch (port->kind) {
+    case PORT_ARRAY:
+    case PORT_POINTER: {
+        if ((PyObject *)Py_TYPE(value) != spec->ndarray) return 0;
+        PyArrayObject *array = (PyArrayObject *)value;
+        PyObject *dtype = (PyObject *)PyArray_DESCR(array);
+        if (dtype != port->dtype) {
+            int same = PyObject_RichCompareBool(dtype, port->dtype, Py_EQ);
+            if (same != 1) return same;
+        }
+        if (port->kind == PORT_POINTER)
+            return PyArray_NDIM(array) == 1 && (PyArray_FLAGS(array) & NPY_ARRAY_C_CONTIGUOUS) != 0;
+        return !port->written || (PyArray_FLAGS(array) & NPY_ARRAY_WRITEABLE) != 0;
+    }
+    case PORT_TYPES:
+        return PySet_Contains(port->types, (PyObject *)Py_TYPE(value));
+    case PORT_INT: {
+        int known = PySet_Contains(port->types, (PyObject *)Py_TYPE(value));
+        if (known != 1) return known;
+        PyObject *number = PyNumber_Long(value);
+        if (number == NULL) return -1;
+        int within = PyObject_RichCompareBool(port->lo, number, Py_LE);
+        if (within == 1) within = PyObject_RichCompareBool(number, port->hi, Py_LE);
+        Py_DECREF(number);
+        return within;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* The replay key ``LaunchPlan.ident`` makes: the plan, each array's id and shape, each
+   scalar's type and value. */
+static PyObject *replay_key(const Spec *spec, PyObject *const *values) {
+    PyObject *key = PyTuple_New(1 + 2 * spec->count);
+    if (key == NULL) return NULL;
+    Py_INCREF(spec->plan);
+    PyTuple_SET_ITEM(key, 0, spec->plan);
+    for (Py_ssize_t i = 0; i < spec->count; i++) {
+        PyObject *value = values[i], *first, *second;
+        int kind = spec->ports[i].kind;
+        if (kind == PORT_ARRAY || kind == PORT_POINTER) {
+            first = PyLong_FromVoidPtr(value);
+            second = PyObject_GetAttr(value, s_shape);
+        } else {
+            first = (PyObject *)Py_TYPE(value);
+            Py_INCREF(first);
+            second = value;
+            Py_INCREF(second);
+        }
+        if (first != NULL) PyTuple_SET_ITEM(key, 1 + 2 * i, first);
+        if (second != NULL) PyTuple_SET_ITEM(key, 2 + 2 * i, second);
+        if (first == NULL || second == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+    }
+    return key;
+}
+
+/* Whether ``values`` make ``key`` (``replay_key``) — compared, not made: an array's id is
+   the object's (the key's record holds its arrays while it lives), its shape its
+   dimensions, a scalar's type the same and its value equal. 1, 0, or -1 with an exception
+   set. */
+static int makes(const Spec *spec, PyObject *key, PyObject *const *values) {
+    for (Py_ssize_t i = 0; i < spec->count; i++) {
+        PyObject *value = values[i], *first = PyTuple_GET_ITEM(key, 1 + 2 * i), *second = PyTuple_GET_ITEM(key, 2 + 2 * i);
+        int kind = spec->ports[i].kind;
+        if (kind == PORT_ARRAY || kind == PORT_POINTER) {
+            if (PyLong_AsVoidPtr(first) != (void *)value) return PyErr_Occurred() ? -1 : 0;
+            PyArrayObject *array = (PyArrayObject *)value;
+            if (!PyTuple_CheckExact(second) || PyTuple_GET_SIZE(second) != PyArray_NDIM(array)) return 0;
+            for (int d = 0; d < PyArray_NDIM(array); d++) {
+                Py_ssize_t extent = PyLong_AsSsize_t(PyTuple_GET_ITEM(second, d));
+                if (extent != (Py_ssize_t)PyArray_DIMS(array)[d]) return extent == -1 && PyErr_Occurred() ? -1 : 0;
+            }
+        } else {
+            if (first != (PyObject *)Py_TYPE(value)) return 0;
+            if (second != value) {
+                int equal = PyObject_RichCompareBool(second, value, Py_EQ);
+                if (equal != 1) return equal;
+            }
+        }
+    }
+    return 1;
+}
+
+/* The record the tracker's table holds under the key ``values`` make, if one found before
+   (``remember``) is still there — the same tracker, its table unchanged since
+   (``replays_version``), the record alive — and ``values`` make its key: a new reference;
+   else NULL (with an exception set on an error). Saves making the key and looking it up:
+   a tuple of the ids, shapes and scalars, hashed and compared item by item, after a step
+   that evicted them from the caches. */
+static PyObject *cached(Spec *spec, PyObject *tracker, long long version, PyObject *const *values) {
+    for (int k = 0; k < FOUND; k++) {
+        Found *found = &spec->found[k];
+        if (found->key == NULL || found->version != version || PyWeakref_GET_OBJECT(found->tracker) != tracker)
+            continue;
+        PyObject *record = PyWeakref_GET_OBJECT(found->record);
+        if (record == Py_None) continue;
+        Py_INCREF(record);
+        int made = makes(spec, found->key, values);
+        if (made == 1) return record;
+        Py_DECREF(record);
+        if (made < 0) return NULL;
+    }
+    return NULL;
+}
+
+static void forget_found(Found *found) {
+    Py_CLEAR(found->key);
+    Py_CLEAR(found->record);
+    Py_CLEAR(found->tracker);
+}
+
+/* ``record``, found in ``tracker``'s table under ``key`` at ``version``, kept for
+   ``cached`` (in the oldest slot). A record that cannot be referred to weakly is not kept. */
+static void remember(Spec *spec, PyObject *tracker, long long version, PyObject *key, PyObject *record) {
+    PyObject *to_record = PyWeakref_NewRef(record, NULL), *to_tracker = PyWeakref_NewRef(tracker, NULL);
+    if (to_record == NULL || to_tracker == NULL) {
+        Py_XDECREF(to_record);
+        Py_XDECREF(to_tracker);
+        PyErr_Clear();
+        return;
+    }
+    Found *found = &spec->found[spec->next];
+    spec->next = (spec->next + 1) % FOUND;
+    forget_found(found);
+    found->key = Py_NewRef(key);
+    found->record = to_record;
+    found->tracker = to_tracker;
+    found->version = version;
+}
+
+/* The tracker's ``replays_version`` (changed whenever its table of records is), or -1
+   where it has none (nothing is then ``cached``). */
+static long long table_version(PyObject *tracker) {
+    PyObject *version = PyObject_GetAttr(tracker, s_replays_version);
+    long long result = version != NULL && PyLong_CheckExact(version) ? PyLong_AsLongLong(version) : -1;
+    Py_XDECREF(version);
+    PyErr_Clear();
+    return result;
+}
+
+/* The tokens of a held record let go (``MemoryTracker.release_replay``): the last of
+   each entry's list. */
+static void release(PyObject *holds) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(holds); i++) {
+        PyObject *tokens = PyTuple_GET_ITEM(holds, i);
+        Py_ssize_t size = PyList_GET_SIZE(tokens);
+        if (size > 0) PyList_SetSlice(tokens, size - 1, size, NULL);
+    }
+}
+
+/* A token appended to each entry's list (``MemoryTracker.hold_replay``). -1 on an error
+   (those appended are let go). */
+static int hold(PyObject *holds) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(holds); i++) {
+        if (PyList_Append(PyTuple_GET_ITEM(holds, i), Py_None) < 0) {
+            for (Py_ssize_t j = 0; j < i; j++) {
+                PyObject *tokens = PyTuple_GET_ITEM(holds, j);
+                Py_ssize_t size = PyList_GET_SIZE(tokens);
+                PyList_SetSlice(tokens, size - 1, size, NULL);
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* An attribute's truth: 1, 0, or -1 with an exception set. */
+static int truth(PyObject *owner, PyObject *name) {
+    PyObject *value = PyObject_GetAttr(owner, name);
+    if (value == NULL) return -1;
+    int result = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    return result;
+}
+
+/* Whether ``value`` (a slot's, borrowed, maybe unset) differs from ``owner.name``: 1, 0, or
+   -1 with an exception set. */
+static int differs(PyObject *value, PyObject *owner, PyObject *name) {
+    PyObject *other = PyObject_GetAttr(owner, name);
+    if (other == NULL) return -1;
+    int result = value == NULL ? 1 : value == other ? 0 : PyObject_RichCompareBool(value, other, Py_NE);
+    Py_DECREF(other);
+    return result;
+}
+
+/* ``Runs.add(seconds, threads)``: its short path here (all threads, a warm run, no new
+   fastest one: only the last two change), else the method. -1 with an exception set. */
+static int add_run(const Spec *spec, PyObject *runs, double seconds, PyObject *threads) {
+    PyObject *every = slot(runs, RUNS.every), *last = slot(runs, RUNS.last);
+    PyObject *limit = PyDict_GetItemWithError(spec->limits, s_quick_run_s);
+    if (limit == NULL && PyErr_Occurred()) return -1;
+    PyObject *taken = PyFloat_FromDouble(seconds);
+    if (taken == NULL) return -1;
+    int result = 0;
+    if (threads == Py_None && every != NULL && PyFloat_CheckExact(every) && last != NULL && limit != NULL &&
+        PyFloat_CheckExact(limit) && PyFloat_AS_DOUBLE(limit) > seconds && seconds >= PyFloat_AS_DOUBLE(every)) {
+        set_slot(runs, RUNS.before, last);
+        set_slot(runs, RUNS.last, taken);
+        set_slot(runs, RUNS.fast, Py_True);
+    } else {
+        PyObject *done = PyObject_CallMethodObjArgs(runs, s_add, taken, threads, NULL);
+        result = done == NULL ? -1 : 0;
+        Py_XDECREF(done);
+    }
+    Py_DECREF(taken);
+    return result;
+}
+
+/* The pending exception, taken: normalized, with its traceback attached. */
+static PyObject *take_error(void) {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    if (traceback != NULL && value != NULL) PyException_SetTraceback(value, traceback);
+    Py_XDECREF(type);
+    Py_XDECREF(traceback);
+    return value;
+}
+
+/* A handle as ``LaunchHandle(runtime, root, backend, FINISHED)`` makes it, with the
+   record's arrays and durations (``quick``); NULL with an exception set. */
+static PyObject *new_handle(const Spec *spec, PyObject *runtime, PyObject *record) {
+    PyObject *generation = PyObject_GetAttr(runtime, s_generation);
+    if (generation == NULL) return NULL;
+    PyObject *handle = handle_type->tp_alloc(handle_type, 0);
+    if (handle == NULL) {
+        Py_DECREF(generation);
+        return NULL;
+    }
+    set_slot(handle, HANDLE.runtime, runtime);
+    set_slot(handle, HANDLE.root, slot(record, REPLAY.root));
+    set_slot(handle, HANDLE.backend, slot(record, REPLAY.backend));
+    set_slot(handle, HANDLE.outputs, Py_None);
+    set_slot(handle, HANDLE.error, Py_None);
+    set_slot(handle, HANDLE.done, spec->finished);
+    set_slot(handle, HANDLE.arrays, slot(record, REPLAY.arrays));
+    set_slot(handle, HANDLE.generation, generation);
+    set_slot(handle, HANDLE.quick, slot(record, REPLAY.known));
+    Py_DECREF(generation);
+    return handle;
+}
+
+/* The compiled entry called with the arguments and the record's tail, timed into the key's
+   runs: its outputs as a tuple, or NULL with the exception set. */
+static PyObject *call_entry(const Spec *spec, PyObject *record, PyObject *runs, PyObject *entry,
+                            PyObject *const *values) {
+    PyObject *call[17];
+    PyObject **called = spec->count < 17 ? call : PyMem_New(PyObject *, spec->count + 1);
+    if (called == NULL) return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < spec->count; i++) called[i] = values[i];
+    called[spec->count] = slot(record, REPLAY.tail);
+    double start = seconds_now();
+    PyObject *outputs = PyObject_Vectorcall(entry, called, spec->count + 1, NULL);
+    double taken = seconds_now() - start;
+    if (called != call) PyMem_Free(called);
+    if (outputs == NULL) return NULL;
+    if (add_run(spec, runs, taken, Py_None) < 0) {
+        Py_DECREF(outputs);
+        return NULL;
+    }
+    PyObject *made = PyTuple_CheckExact(outputs) ? Py_NewRef(outputs) : PySequence_Tuple(outputs);
+    Py_DECREF(outputs);
+    return made;
+}
+
+/* The record's runner called with ``args`` and the thread count the key's runs pick (all
+   threads where ``plain``), timed into them: its outputs, or NULL with the exception set. */
+static PyObject *call_runner(const Spec *spec, PyObject *args, PyObject *runs, PyObject *runner) {
+    PyObject *threads = slot(runs, RUNS.plain) == Py_True ? Py_NewRef(Py_None)
+                                                          : PyObject_CallMethodNoArgs(runs, s_threads);
+    if (threads == NULL) return NULL;
+    double start = seconds_now();
+    PyObject *outputs = PyObject_CallFunctionObjArgs(runner, args, threads, NULL);
+    double taken = seconds_now() - start;
+    if (outputs != NULL && add_run(spec, runs, taken, threads) < 0) Py_CLEAR(outputs);
+    Py_DECREF(threads);
+    return outputs;
+}
+
+/* The run of a held record: the handle, the run (``entry``: the direct call; else the
+   runner), its time added to the key's runs. The handle, or NULL with Ctrl-C (or a failure
+   to make the handle) set. */
+static PyObject *run(const Spec *spec, PyObject *args, PyObject *runtime, PyObject *record, PyObject *runs,
+                     PyObject *entry, PyObject *runner, PyObject *const *values) {
+    PyObject *handle = new_handle(spec, runtime, record);
+    if (handle == NULL) return NULL;
+    PyObject *outputs =
+        entry != NULL ? call_entry(spec, record, runs, entry, values) : call_runner(spec, args, runs, runner);
+    if (outputs != NULL) {
+        set_slot(handle, HANDLE.outputs, outputs);
+        Py_DECREF(outputs);
+        return handle;
+    }
+    PyObject *error = take_error();
+    if (error == NULL) { /* (NULL without an exception: a broken callable) */
+        Py_DECREF(handle);
+        PyErr_SetString(PyExc_SystemError, "a replayed run failed without an exception");
+        return NULL;
+    }
+    if (entry != NULL && PyObject_IsInstance(error, PyExc_Exception) == 1) {
+        /* (the entry's error, worded as the runner would: ``failed_run`` returns it) */
+        PyObject *worded = PyObject_CallFunctionObjArgs(spec->failed_run, record, args, error, NULL);
+        Py_DECREF(error);
+        error = worded != NULL ? worded : take_error();
+    }
+    if (PyErr_GivenExceptionMatches(error, PyExc_KeyboardInterrupt)) {
+        Py_DECREF(handle);
+        PyErr_SetObject((PyObject *)Py_TYPE(error), error);
+        Py_DECREF(error);
+        return NULL; /* (Ctrl-C: raised by launch itself) */
+    }
+    set_slot(handle, HANDLE.error, error); /* (delivered to the host at wait) */
+    Py_DECREF(error);
+    return handle;
+}
+
+/* ``replay(args, runtime)``: the handle of a replayed launch, or None (nothing held or
+   run). */
+static PyObject *replay(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
+    Spec *spec = (Spec *)self;
+    if (argc != 2) {
+        PyErr_SetString(PyExc_TypeError, "replay(args, runtime) takes 2 arguments");
+        return NULL;
+    }
+    PyObject *args = argv[0], *runtime = argv[1];
+    Py_ssize_t count = spec->count;
+    if (!(PyTuple_CheckExact(args) || PyList_CheckExact(args)) || Py_SIZE(args) != count) Py_RETURN_NONE;
+    PyObject *small[16];
+    PyObject **values = count <= 16 ? small : PyMem_New(PyObject *, count);
+    if (values == NULL) return PyErr_NoMemory();
+    PyObject **items = PyTuple_CheckExact(args) ? &PyTuple_GET_ITEM(args, 0) : PySequence_Fast_ITEMS(args);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        values[i] = items[i];
+        Py_INCREF(values[i]); /* (a list's items: the tests below may run Python code) */
+    }
+    PyObject *result = NULL, *key = NULL, *tracker = NULL, *record = NULL, *holds = NULL, *runs = NULL;
+    PyObject *entry = NULL, *runner = NULL;
+    int state = 1;
+    for (Py_ssize_t i = 0; i < count && state == 1; i++) state = accepts(spec, &spec->ports[i], values[i]);
+    if (state != 1) goto out; /* (0: None; -1: the test's exception) */
+    tracker = PyObject_GetAttr(runtime, s_tracker);
+    if (tracker == NULL) goto fail;
+    /* (``hold_replay``: nothing on a device, a record kept under the key) */
+    if ((state = truth(tracker, s_device_entries)) != 0 || (state = truth(tracker, s_versioned)) != 0) {
+        state = state == 1 ? 0 : state;
+        goto out;
+    }
+    long long version = table_version(tracker);
+    record = version >= 0 ? cached(spec, tracker, version, values) : NULL;
+    if (record == NULL) {
+        if (PyErr_Occurred()) goto fail;
+        key = replay_key(spec, values);
+        PyObject *replays = key != NULL ? PyObject_GetAttr(tracker, s_replays) : NULL;
+        if (replays == NULL) goto fail;
+        record = PyDict_Check(replays) ? PyDict_GetItemWithError(replays, key) : NULL;
+        Py_XINCREF(record);
+        Py_DECREF(replays);
+        if (record == NULL) {
+            state = PyErr_Occurred() ? -1 : 0;
+            goto out;
+        }
+        if (version >= 0) remember(spec, tracker, version, key, record);
+    }
+    PyObject *tokens = Py_TYPE(record) == replay_type ? slot(record, REPLAY.holds) : NULL;
+    PyObject *found = Py_TYPE(record) == replay_type ? slot(record, REPLAY.runs) : NULL;
+    if (tokens == NULL || !PyTuple_CheckExact(tokens) || found == NULL || Py_TYPE(found) != runs_type)
+        goto python; /* (not a record as ``plan.Replay`` makes it: the Python replay decides) */
+    holds = Py_NewRef(tokens);
+    runs = Py_NewRef(found);
+    if (hold(holds) < 0) goto fail;
+    /* (``hold_replay``: tokens first, then the epoch; then the replay's own tests: the key's
+       runs quick, the runner current. ``state``: 0 all pass, 1 one does not, -1 an error) */
+    PyObject *backend = slot(record, REPLAY.backend), *fast = slot(runs, RUNS.fast);
+    state = differs(slot(record, REPLAY.epoch), tracker, s_replay_epoch);
+    if (state == 0) state = fast == NULL ? 1 : 1 - PyObject_IsTrue(fast); /* (IsTrue -1: 2, an error) */
+    if (state == 2) state = -1;
+    if (state == 0) state = backend == NULL ? 1 : differs(slot(record, REPLAY.version), backend, s_runners_version);
+    if (state != 0) {
+        release(holds);
+        state = state == 1 ? 0 : -1; /* (a test failed: None) */
+        goto out;
+    }
+    /* (the direct call where the key's runs are plain and the back end gave one, else the
+       runner with the thread count they pick) */
+    PyObject *call = slot(record, REPLAY.entry);
+    entry = slot(runs, RUNS.plain) == Py_True && call != NULL && call != Py_None ? Py_NewRef(call) : NULL;
+    runner = entry == NULL ? slot(record, REPLAY.runner) : NULL;
+    Py_XINCREF(runner); /* (both: a test may replace the record's while it runs) */
+    if ((entry == NULL && runner == NULL) || slot(record, REPLAY.tail) == NULL || slot(record, REPLAY.root) == NULL ||
+        slot(record, REPLAY.arrays) == NULL || slot(record, REPLAY.known) == NULL) {
+        release(holds);
+        goto python; /* (a slot unset: not a record as ``plan.Replay`` makes it) */
+    }
+    result = run(spec, args, runtime, record, runs, entry, runner, values);
+    release(holds);
+    goto out;
+python:
+    result = PyObject_CallFunctionObjArgs(spec->fallback, args, runtime, NULL);
+    goto out;
+fail:
+    state = -1;
+out:
+    if (result == NULL && state != -1 && !PyErr_Occurred()) result = Py_NewRef(Py_None);
+    Py_XDECREF(entry);
+    Py_XDECREF(runner);
+    Py_XDECREF(runs);
+    Py_XDECREF(holds);
+    Py_XDECREF(record);
+    Py_XDECREF(tracker);
+    Py_XDECREF(key);
+    for (Py_ssize_t i = 0; i < count; i++) Py_DECREF(values[i]);
+    if (values != small) PyMem_Free(values);
+    return result;
+}
+
+static PyMethodDef replay_def = {"replay", (PyCFunction)(void (*)(void))replay, METH_FASTCALL,
+                                 "replay(args, runtime): a launch plan's replay (hpvm.runtime._replay)."};
+
+/* The offset of ``cls.name``, a slot holding an object; -1 with an exception set. */
+static Py_ssize_t offset_of(PyTypeObject *cls, const char *name) {
+    PyObject *descriptor = PyObject_GetAttrString((PyObject *)cls, name);
+    if (descriptor == NULL) return -1;
+    Py_ssize_t offset = -1;
+    if (Py_TYPE(descriptor) == &PyMemberDescr_Type) {
+        PyMemberDef *member = ((PyMemberDescrObject *)descriptor)->d_member;
+        if (member->type == T_OBJECT_EX && !(member->flags & READONLY)) offset = member->offset;
+    }
+    Py_DECREF(descriptor);
+    if (offset < 0)
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a writable slot: the compiled replay cannot use it",
+                     cls->tp_name, name);
+    return offset;
+}
+
+#define OFFSET(table, cls, name)                                                                             \
+    if ((table.name = offset_of(cls, #name)) < 0) return NULL
+
+/* ``layout(Replay, Runs, LaunchHandle)``: where their slots are, once. */
+static PyObject *layout(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyTypeObject *replay_cls, *runs_cls, *handle_cls;
+    if (!PyArg_ParseTuple(args, "O!O!O!:layout", &PyType_Type, &replay_cls, &PyType_Type, &runs_cls, &PyType_Type,
+                          &handle_cls))
+        return NULL;
+    OFFSET(REPLAY, replay_cls, holds);
+    OFFSET(REPLAY, replay_cls, runs);
+    OFFSET(REPLAY, replay_cls, version);
+    OFFSET(REPLAY, replay_cls, backend);
+    OFFSET(REPLAY, replay_cls, entry);
+    OFFSET(REPLAY, replay_cls, runner);
+    OFFSET(REPLAY, replay_cls, tail);
+    OFFSET(REPLAY, replay_cls, root);
+    OFFSET(REPLAY, replay_cls, arrays);
+    OFFSET(REPLAY, replay_cls, known);
+    OFFSET(REPLAY, replay_cls, epoch);
+    OFFSET(RUNS, runs_cls, fast);
+    OFFSET(RUNS, runs_cls, plain);
+    OFFSET(RUNS, runs_cls, every);
+    OFFSET(RUNS, runs_cls, last);
+    OFFSET(RUNS, runs_cls, before);
+    OFFSET(HANDLE, handle_cls, runtime);
+    OFFSET(HANDLE, handle_cls, root);
+    OFFSET(HANDLE, handle_cls, backend);
+    OFFSET(HANDLE, handle_cls, outputs);
+    OFFSET(HANDLE, handle_cls, error);
+    OFFSET(HANDLE, handle_cls, done);
+    OFFSET(HANDLE, handle_cls, arrays);
+    OFFSET(HANDLE, handle_cls, generation);
+    OFFSET(HANDLE, handle_cls, quick);
+    Py_XSETREF(replay_type, (PyTypeObject *)Py_NewRef(replay_cls));
+    Py_XSETREF(runs_type, (PyTypeObject *)Py_NewRef(runs_cls));
+    Py_XSETREF(handle_type, (PyTypeObject *)Py_NewRef(handle_cls));
+    Py_RETURN_NONE;
+}
+
+static int spec_traverse(Spec *spec, visitproc visit, void *arg) {
+    Py_VISIT(spec->plan);
+    Py_VISIT(spec->fallback);
+    Py_VISIT(spec->failed_run);
+    Py_VISIT(spec->finished);
+    Py_VISIT(spec->ndarray);
+    Py_VISIT(spec->limits);
+    for (Py_ssize_t i = 0; i < spec->count; i++) {
+        Py_VISIT(spec->ports[i].dtype);
+        Py_VISIT(spec->ports[i].types);
+        Py_VISIT(spec->ports[i].lo);
+        Py_VISIT(spec->ports[i].hi);
+    }
+    for (int k = 0; k < FOUND; k++) {
+        Py_VISIT(spec->found[k].key);
+        Py_VISIT(spec->found[k].record);
+        Py_VISIT(spec->found[k].tracker);
+    }
+    return 0;
+}
+
+static int spec_clear(Spec *spec) {
+    Py_CLEAR(spec->plan);
+    Py_CLEAR(spec->fallback);
+    Py_CLEAR(spec->failed_run);
+    Py_CLEAR(spec->finished);
+    Py_CLEAR(spec->ndarray);
+    Py_CLEAR(spec->limits);
+    for (Py_ssize_t i = 0; i < spec->count; i++) {
+        Py_CLEAR(spec->ports[i].dtype);
+        Py_CLEAR(spec->ports[i].types);
+        Py_CLEAR(spec->ports[i].lo);
+        Py_CLEAR(spec->ports[i].hi);
+    }
+    for (int k = 0; k < FOUND; k++) forget_found(&spec->found[k]);
+    return 0;
+}
+
+static void spec_dealloc(Spec *spec) {
+    PyObject_GC_UnTrack(spec);
+    spec_clear(spec);
+    PyMem_Free(spec->ports);
+    Py_TYPE(spec)->tp_free((PyObject *)spec);
+}
+
+static PyTypeObject SpecType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "hpvm.runtime._replay.Spec",
+    .tp_basicsize = sizeof(Spec),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "What a launch plan's compiled replay knows of its root's ports.",
+    .tp_traverse = (traverseproc)spec_traverse,
+    .tp_clear = (inquiry)spec_clear,
+    .tp_dealloc = (destructor)spec_dealloc,
+};
+
+/* ``replayer(plan, ports, fallback, failed_run, FINISHED, ndarray, limits)``: the
+   replay of ``plan`` (after ``layout``); ``ports`` as ``fastpath.py`` gives them. */
+static PyObject *replayer(PyObject *module, PyObject *args) {
+    PyObject *plan, *ports, *fallback, *failed_run, *finished, *ndarray, *limits;
+    if (!PyArg_ParseTuple(args, "OO!OOOOO!:replayer", &plan, &PyTuple_Type, &ports, &fallback, &failed_run,
+                          &finished, &ndarray, &PyDict_Type, &limits))
+        return NULL;
+    if (replay_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "layout() first");
+        return NULL;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(ports);
+    Spec *spec = PyObject_GC_New(Spec, &SpecType);
+    if (spec == NULL) return NULL;
+    spec->count = 0;
+    spec->next = 0;
+    for (int k = 0; k < FOUND; k++) spec->found[k] = (Found){NULL, NULL, NULL, -1};
+    spec->ports = PyMem_New(Port, count > 0 ? count : 1);
+    spec->plan = spec->fallback = spec->failed_run = spec->finished = spec->ndarray = spec->limits = NULL;
+    if (spec->ports == NULL) {
+        PyObject_GC_Track(spec);
+        Py_DECREF(spec);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Port *port = &spec->ports[i];
+        port->dtype = port->types = port->lo = port->hi = NULL;
+        port->written = 0;
+        port->kind = PORT_NEVER;
+        spec->count = i + 1;
+        PyObject *kind = NULL, *a = Py_None, *b = Py_None, *c = Py_None;
+        PyObject *item = PyTuple_GET_ITEM(ports, i);
+        if (!PyTuple_Check(item) || !PyArg_ParseTuple(item, "U|OOO:port", &kind, &a, &b, &c)) goto bad;
+        if (PyUnicode_CompareWithASCIIString(kind, "array") == 0 ||
+            PyUnicode_CompareWithASCIIString(kind, "pointer") == 0) {
+            port->kind = PyUnicode_CompareWithASCIIString(kind, "array") == 0 ? PORT_ARRAY : PORT_POINTER;
+            port->dtype = Py_NewRef(a);
+            port->written = PyObject_IsTrue(b) == 1;
+        } else if (PyUnicode_CompareWithASCIIString(kind, "types") == 0) {
+            port->kind = PORT_TYPES;
+            port->types = Py_NewRef(a);
+        } else if (PyUnicode_CompareWithASCIIString(kind, "int") == 0) {
+            port->kind = PORT_INT;
+            port->types = Py_NewRef(a);
+            port->lo = Py_NewRef(b);
+            port->hi = Py_NewRef(c);
+        } else if (PyUnicode_CompareWithASCIIString(kind, "never") != 0) {
+            PyErr_Format(PyExc_ValueError, "unknown port kind %R", kind);
+            goto bad;
+        }
+        if ((port->kind == PORT_TYPES || port->kind == PORT_INT) && !PyAnySet_Check(port->types)) {
+            PyErr_SetString(PyExc_TypeError, "a scalar port's types must be a set");
+            goto bad;
+        }
+    }
+    spec->plan = Py_NewRef(plan);
+    spec->fallback = Py_NewRef(fallback);
+    spec->failed_run = Py_NewRef(failed_run);
+    spec->finished = Py_NewRef(finished);
+    spec->ndarray = Py_NewRef(ndarray);
+    spec->limits = Py_NewRef(limits);
+    PyObject_GC_Track(spec);
+    PyObject *function = PyCFunction_NewEx(&replay_def, (PyObject *)spec, module);
+    Py_DECREF(spec);
+    return function;
+bad:
+    PyObject_GC_Track(spec);
+    Py_DECREF(spec);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"layout", layout, METH_VARARGS, "layout(Replay, Runs, LaunchHandle): where their slots are."},
+    {"replayer", replayer, METH_VARARGS,
+     "replayer(plan, ports, fallback, failed_run, FINISHED, ndarray, limits): a launch plan's replay in C."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "hpvm.runtime._replay", "A launch plan's replay in C (runtime/fastpath.py).", -1,
+    methods,
+};
+
+#define INTERN(var, text)                                                                                    \
+    if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+
+PyMODINIT_FUNC PyInit__replay(void) {
+    if (PyType_Ready(&SpecType) < 0) return NULL;
+    INTERN(s_tracker, "tracker");
+    INTERN(s_device_entries, "_device_entries");
+    INTERN(s_versioned, "_versioned");
+    INTERN(s_replays, "replays");
+    INTERN(s_replay_epoch, "replay_epoch");
+    INTERN(s_runners_version, "runners_version");
+    INTERN(s_generation, "generation");
+    INTERN(s_add, "add");
+    INTERN(s_threads, "threads");
+    INTERN(s_shape, "shape");
+    INTERN(s_quick_run_s, "QUICK_RUN_S");
+    INTERN(s_replays_version, "replays_version");
+    return PyModule_Create(&module_def);
+}
