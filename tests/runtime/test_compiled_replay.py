@@ -84,12 +84,17 @@ def _tokens() -> list[int]:
     return [len(entry.holds) for entry in api.default_runtime().tracker._direct.values()]
 
 
-def _scaled():
+def _recorded(scale: float = 2.0):
+    """Two tracked arrays and ``scale_root``'s arguments over them, launched twice: the
+    second launch (quick) recorded a replay."""
     a = np.arange(8, dtype=np.float32)
     b = np.zeros(8, np.float32)
     hpvm.track_memory(a)
     hpvm.track_memory(b)
-    return a, b
+    args = (a, b, np.float32(scale))
+    for _ in range(2):
+        hpvm.wait(hpvm.launch(scale_root, args, target="cpu"))
+    return a, b, args
 
 
 def test_the_extension_fits_this_version_of_the_classes():
@@ -108,10 +113,7 @@ def test_the_extension_fits_this_version_of_the_classes():
 
 
 def test_the_same_handle_and_runs_as_the_python_replay():
-    a, b = _scaled()
-    args = (a, b, np.float32(3.0))
-    for _ in range(2):
-        hpvm.wait(hpvm.launch(scale_root, args, target="cpu"))
+    a, b, args = _recorded(3.0)
     root_plan, compiled, python = _both(scale_root)
     (record,) = api.default_runtime().tracker.replays.values()
     runs = record.runs
@@ -130,10 +132,7 @@ def test_the_same_handle_and_runs_as_the_python_replay():
 
 
 def test_a_run_is_timed_into_the_runs_of_its_key():
-    a, b = _scaled()
-    args = (a, b, np.float32(2.0))
-    for _ in range(2):
-        hpvm.wait(hpvm.launch(scale_root, args, target="cpu"))
+    a, b, args = _recorded()
     (record,) = api.default_runtime().tracker.replays.values()
     record.runs.last, record.runs.before, record.runs.every = 1e-3, 456.0, 1e-9
     assert plan.plan_for(scale_root, "cpu").replay(args, api.default_runtime()) is not None
@@ -145,10 +144,7 @@ def test_a_run_is_timed_into_the_runs_of_its_key():
 
 def test_the_quick_limit_is_read_per_run(monkeypatch):
     """``QUICK_RUN_S`` as ``Runs.add`` reads it now: a run over it is not the short path's."""
-    a, b = _scaled()
-    args = (a, b, np.float32(2.0))
-    for _ in range(2):
-        hpvm.wait(hpvm.launch(scale_root, args, target="cpu"))
+    a, b, args = _recorded()
     (record,) = api.default_runtime().tracker.replays.values()
     monkeypatch.setattr(quick, "QUICK_RUN_S", 0.0)
     assert plan.plan_for(scale_root, "cpu").replay(args, api.default_runtime()) is not None
@@ -184,10 +180,7 @@ def test_a_key_that_picks_its_thread_count_runs_the_runner():
     """Not ``plain`` (a tiny graph's runs pick a thread count), or no direct call: the
     record's runner, with the count ``Runs.threads`` picks, timed with it — as the Python
     replay does, which is not called."""
-    a, b = _scaled()
-    args = (a, b, np.float32(2.0))
-    for _ in range(2):
-        hpvm.wait(hpvm.launch(scale_root, args, target="cpu"))
+    a, b, args = _recorded()
     root_plan, _, python = _both(scale_root)
     spy = Spy(python)
     compiled = _replayer(root_plan, spy)
@@ -212,10 +205,7 @@ def test_a_key_that_picks_its_thread_count_runs_the_runner():
 def test_a_record_it_does_not_know_goes_to_the_python_replay():
     """A record of another class (one whose slots the extension was not told of): the
     Python replay does it all, after the compiled one let go of its tokens."""
-    a, b = _scaled()
-    args = (a, b, np.float32(2.0))
-    for _ in range(2):
-        hpvm.wait(hpvm.launch(scale_root, args, target="cpu"))
+    a, b, args = _recorded()
     root_plan, _, python = _both(scale_root)
     spy = Spy(python)
     compiled = _replayer(root_plan, spy)
@@ -240,10 +230,7 @@ def test_a_record_found_before_is_found_again_without_its_key():
     """The record found last for a key is found again by comparing the arguments with that
     key — while the tracker's table is unchanged (``replays_version``: the table changes
     only through ``keep_replay`` and ``_drop_replays``) and the record lives."""
-    a, b = _scaled()
-    args = (a, b, np.float32(2.0))
-    for _ in range(2):
-        hpvm.wait(hpvm.launch(scale_root, args, target="cpu"))
+    a, b, args = _recorded()
     runtime = api.default_runtime()
     tracker = runtime.tracker
     _, compiled, python = _both(scale_root)
@@ -268,10 +255,7 @@ def test_a_record_found_before_is_found_again_without_its_key():
 
 
 def test_a_record_found_before_is_not_found_once_it_is_gone_or_reshaped():
-    a, b = _scaled()
-    args = (a, b, np.float32(2.0))
-    for _ in range(2):
-        hpvm.wait(hpvm.launch(scale_root, args, target="cpu"))
+    a, b, args = _recorded()
     runtime = api.default_runtime()
     _, compiled, _ = _both(scale_root)
     assert compiled(args, runtime) is not None
@@ -287,10 +271,7 @@ def test_a_record_found_before_is_not_found_once_it_is_gone_or_reshaped():
 
 
 def test_an_error_of_the_entry_is_worded_and_kept_for_wait():
-    a, b = _scaled()
-    args = (a, b, np.float32(2.0))
-    for _ in range(2):
-        hpvm.wait(hpvm.launch(scale_root, args, target="cpu"))
+    a, b, args = _recorded()
     root_plan, compiled, python = _both(scale_root)
     (record,) = api.default_runtime().tracker.replays.values()
     entry = record.entry
@@ -311,10 +292,7 @@ def test_an_error_of_the_entry_is_worded_and_kept_for_wait():
 
 
 def test_ctrl_c_in_the_entry_is_raised_by_the_replay_itself():
-    a, b = _scaled()
-    args = (a, b, np.float32(2.0))
-    for _ in range(2):
-        hpvm.wait(hpvm.launch(scale_root, args, target="cpu"))
+    a, b, args = _recorded()
     (record,) = api.default_runtime().tracker.replays.values()
     entry = record.entry
 
@@ -333,10 +311,7 @@ def test_ctrl_c_in_the_entry_is_raised_by_the_replay_itself():
 
 def test_tokens_are_held_while_the_entry_runs():
     """``MemoryTracker.hold_replay``'s protocol: an untrack during the run is refused."""
-    a, b = _scaled()
-    args = (a, b, np.float32(2.0))
-    for _ in range(2):
-        hpvm.wait(hpvm.launch(scale_root, args, target="cpu"))
+    a, b, args = _recorded()
     (record,) = api.default_runtime().tracker.replays.values()
     entry, seen = record.entry, []
 
