@@ -187,6 +187,26 @@ static int makes(const Spec *spec, PyObject *key, PyObject *const *values) {
     return 1;
 }
 
+/* What a weak reference refers to: a new reference, or NULL where it is gone.
+   (``PyWeakref_GetRef`` from Python 3.13, where ``PyWeakref_GET_OBJECT`` is deprecated.) */
+static PyObject *referent(PyObject *reference) {
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *object = NULL;
+    if (PyWeakref_GetRef(reference, &object) < 0) PyErr_Clear();
+    return object;
+#else
+    PyObject *object = PyWeakref_GET_OBJECT(reference);
+    return object == Py_None ? NULL : Py_NewRef(object);
+#endif
+}
+
+/* Whether a weak reference refers to ``object``. */
+static int refers_to(PyObject *reference, PyObject *object) {
+    PyObject *found = referent(reference);
+    Py_XDECREF(found);
+    return found == object;
+}
+
 /* The record the tracker's table holds under the key ``values`` make, if one found before
    (``remember``) is still there — the same tracker, its table unchanged since
    (``replays_version``), the record alive — and ``values`` make its key: a new reference;
@@ -196,11 +216,9 @@ static int makes(const Spec *spec, PyObject *key, PyObject *const *values) {
 static PyObject *cached(Spec *spec, PyObject *tracker, long long version, PyObject *const *values) {
     for (int k = 0; k < FOUND; k++) {
         Found *found = &spec->found[k];
-        if (found->key == NULL || found->version != version || PyWeakref_GET_OBJECT(found->tracker) != tracker)
-            continue;
-        PyObject *record = PyWeakref_GET_OBJECT(found->record);
-        if (record == Py_None) continue;
-        Py_INCREF(record);
+        if (found->key == NULL || found->version != version || !refers_to(found->tracker, tracker)) continue;
+        PyObject *record = referent(found->record);
+        if (record == NULL) continue;
         int made = makes(spec, found->key, values);
         if (made == 1) return record;
         Py_DECREF(record);
