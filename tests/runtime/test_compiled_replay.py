@@ -176,28 +176,37 @@ def _replayer(root_plan, fallback):
     )
 
 
-def test_a_key_that_picks_its_thread_count_runs_the_runner():
-    """Not ``plain`` (a tiny graph's runs pick a thread count), or no direct call: the
-    record's runner, with the count ``Runs.threads`` picks, timed with it — as the Python
-    replay does, which is not called."""
+@pytest.mark.parametrize("replay", ["compiled", "python"])
+def test_the_thread_count_a_key_picks_chooses_the_call(replay):
+    """Not ``plain`` (a tiny graph's runs pick a thread count): one thread goes through the
+    record's runner with that count, all threads through the direct call (what the runner
+    would call then); without a direct call, the runner with the count. Each timed with
+    its count — in both replays, and the compiled one never calls the Python one."""
     a, b, args = _recorded()
     root_plan, _, python = _both(scale_root)
     spy = Spy(python)
-    compiled = _replayer(root_plan, spy)
+    replayed = _replayer(root_plan, spy) if replay == "compiled" else python
     (record,) = api.default_runtime().tracker.replays.values()
-    runner, calls = record.runner, []
+    runs, runner, entry, calls = record.runs, record.runner, record.entry, []
 
     def counted(values, threads):
         calls.append(threads)
         return runner(values, threads)
 
-    record.runner = counted
-    record.runs.plain = False  # (``threads`` then counts and picks: 1 for the probes)
-    handle = compiled(args, api.default_runtime())
+    def direct(*values):
+        calls.append("direct")
+        return entry(*values)
+
+    record.runner, record.entry = counted, direct
+    runs.plain = False  # (``threads`` then counts and picks: 1 for the probes)
+    handle = replayed(args, api.default_runtime())
     assert handle is not None and hpvm.wait(handle) == () and calls == [1]
-    assert record.runs.probes == 1 and record.runs.one < 1.0
-    record.runs.plain, record.entry = True, None
-    assert compiled(args, api.default_runtime()) is not None and calls == [1, None]
+    assert runs.probes == 1 and runs.one < 1.0
+    runs.probes, runs.one, runs.every = quick.ONE_THREAD_PROBES, 1.0, 1e-9  # (all threads now)
+    assert replayed(args, api.default_runtime()) is not None and calls == [1, "direct"]
+    assert runs.choices == 1 and runs.every < 1.0 and runs.one == 1.0
+    runs.plain, record.entry = True, None
+    assert replayed(args, api.default_runtime()) is not None and calls == [1, "direct", None]
     assert spy.calls == 0 and _tokens() == [0, 0]
     np.testing.assert_array_equal(b, a * 2)
 

@@ -167,21 +167,28 @@ def test_python_scalars_passed_as_they_are_share_the_compiled_signature_of_conve
     assert again == first and len(entry.signatures) == signatures
 
 
-def test_after_the_probes_every_recheck_th_run_tries_the_other_count():
+def test_after_the_probes_every_recheck_th_run_tries_the_other_count_twice():
     """The first runs on all threads include the OpenMP team's creation: a verdict made on
-    them alone kept one thread for ever. Every ``RECHECK_EVERY``-th choice takes the other
-    count, so a faster warm run on all threads (recorded as any run is) changes it."""
+    them alone kept one thread for ever. Every ``RECHECK_EVERY``-th choice and the
+    ``RECHECK_RUNS`` - 1 after it take the other count — the first of them on all threads
+    finds the team asleep, the next one awake —, so a faster warm run on all threads
+    (recorded as any run is) changes it, and then a recheck tries one thread as often."""
     runs = quick.Runs()
     runs.add(56e-6)  # the first run on all threads: the team made
     for _ in range(quick.ONE_THREAD_PROBES):
         assert runs.threads() == 1
         runs.add(6e-6, 1)
-    chosen = [runs.threads() for _ in range(2 * quick.RECHECK_EVERY)]
-    assert chosen.count(None) == 2 and chosen[quick.RECHECK_EVERY - 1] is None
-    assert all(c == 1 for i, c in enumerate(chosen) if (i + 1) % quick.RECHECK_EVERY)
-    runs.add(5e-6)  # the recheck on all threads, warm: faster, by less than ONE_THREAD_LOSS
-    chosen = [runs.threads() for _ in range(quick.RECHECK_EVERY)]
-    assert chosen.count(1) == 1 and chosen.count(None) == quick.RECHECK_EVERY - 1
+    every, pair = quick.RECHECK_EVERY, quick.RECHECK_RUNS
+    chosen = [runs.threads() for _ in range(2 * every)]
+    rechecks = [i for i, c in enumerate(chosen) if c is None]
+    assert rechecks == [every - 1 + k for k in range(pair)] + [2 * every - 1]  # (the last pair goes on)
+    assert runs.threads() is None  # (... here: the second of the pair)
+    assert all(runs.threads() == 1 for _ in range(every - pair))
+    runs.add(56e-6)  # the recheck's first run: the team asleep
+    runs.add(5e-6)  # its second: awake, faster than one thread by less than ONE_THREAD_LOSS
+    chosen = [runs.threads() for _ in range(every)]
+    assert chosen.count(1) == pair and chosen.count(None) == every - pair
+    assert chosen[:pair] == [1] * pair  # (the count chosen before the pair, for the whole pair)
 
 
 def test_a_key_far_faster_on_all_threads_settles_there_for_good():

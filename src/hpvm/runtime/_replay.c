@@ -10,8 +10,9 @@ What it does is exactly what the generated Python replay does: the ports' accept
 tests (``launch.port_test`` describes them, as it does for ``launch.accept_test``), the
 replay key, the record's look-up in the tracker, a token per entry
 (``MemoryTracker.hold_replay``'s protocol: append, then the epoch check), the quick and
-current tests, the handle, the timed run — the compiled entry called directly where the
-key's runs are ``plain``, else the runner with the thread count ``Runs.threads`` picks —
+current tests, the handle, the thread count (all where the key's runs are ``plain``, else
+what ``Runs.threads`` picks), the timed run — the compiled entry called directly where the
+back end gave one and the run gets all threads, else the runner with its thread count —
 ``Runs.add`` (its short path here, the method otherwise), the tokens let go. A record of
 another class than ``plan.Replay`` is handed to the Python replay (``fallback``) before
 anything is held or run. An error of the entry is worded by ``failed_run``
@@ -387,29 +388,33 @@ static PyObject *call_entry(const Spec *spec, PyObject *record, PyObject *runs, 
     return made;
 }
 
-/* The record's runner called with ``args`` and the thread count the key's runs pick (all
-   threads where ``plain``), timed into them: its outputs, or NULL with the exception set. */
-static PyObject *call_runner(const Spec *spec, PyObject *args, PyObject *runs, PyObject *runner) {
-    PyObject *threads = slot(runs, RUNS.plain) == Py_True ? Py_NewRef(Py_None)
-                                                          : PyObject_CallMethodNoArgs(runs, s_threads);
-    if (threads == NULL) return NULL;
+/* The record's runner called with ``args`` and ``threads``, timed into the key's runs: its
+   outputs, or NULL with the exception set. */
+static PyObject *call_runner(const Spec *spec, PyObject *args, PyObject *runs, PyObject *runner, PyObject *threads) {
     double start = seconds_now();
     PyObject *outputs = PyObject_CallFunctionObjArgs(runner, args, threads, NULL);
     double taken = seconds_now() - start;
     if (outputs != NULL && add_run(spec, runs, taken, threads) < 0) Py_CLEAR(outputs);
-    Py_DECREF(threads);
     return outputs;
 }
 
-/* The run of a held record: the handle, the run (``entry``: the direct call; else the
-   runner), its time added to the key's runs. The handle, or NULL with Ctrl-C (or a failure
-   to make the handle) set. */
+/* The run of a held record: the handle, the thread count (all where the key's runs are
+   ``plain``, else what ``Runs.threads`` picks), the run — the compiled entry called
+   directly (``entry``, where the back end gave one) when it gets all threads, as the
+   runner would call it, else the runner —, its time added to the key's runs. The handle,
+   or NULL with Ctrl-C (or a failure to make the handle) set. */
 static PyObject *run(const Spec *spec, PyObject *args, PyObject *runtime, PyObject *record, PyObject *runs,
                      PyObject *entry, PyObject *runner, PyObject *const *values) {
     PyObject *handle = new_handle(spec, runtime, record);
     if (handle == NULL) return NULL;
-    PyObject *outputs =
-        entry != NULL ? call_entry(spec, record, runs, entry, values) : call_runner(spec, args, runs, runner);
+    PyObject *threads =
+        slot(runs, RUNS.plain) == Py_True ? Py_NewRef(Py_None) : PyObject_CallMethodNoArgs(runs, s_threads);
+    PyObject *outputs = NULL;
+    int direct = entry != NULL && threads == Py_None;
+    if (threads != NULL) {
+        outputs = direct ? call_entry(spec, record, runs, entry, values) : call_runner(spec, args, runs, runner, threads);
+        Py_DECREF(threads);
+    }
     if (outputs != NULL) {
         set_slot(handle, HANDLE.outputs, outputs);
         Py_DECREF(outputs);
@@ -421,7 +426,7 @@ static PyObject *run(const Spec *spec, PyObject *args, PyObject *runtime, PyObje
         PyErr_SetString(PyExc_SystemError, "a replayed run failed without an exception");
         return NULL;
     }
-    if (entry != NULL && PyObject_IsInstance(error, PyExc_Exception) == 1) {
+    if (direct && PyObject_IsInstance(error, PyExc_Exception) == 1) {
         /* (the entry's error, worded as the runner would: ``failed_run`` returns it) */
         PyObject *worded = PyObject_CallFunctionObjArgs(spec->failed_run, record, args, error, NULL);
         Py_DECREF(error);
@@ -504,13 +509,13 @@ static PyObject *replay(PyObject *self, PyObject *const *argv, Py_ssize_t argc) 
         state = state == 1 ? 0 : -1; /* (a test failed: None) */
         goto out;
     }
-    /* (the direct call where the key's runs are plain and the back end gave one, else the
-       runner with the thread count they pick) */
+    /* (the direct call where the back end gave one, the runner: both read now, since a test
+       may replace the record's while it runs) */
     PyObject *call = slot(record, REPLAY.entry);
-    entry = slot(runs, RUNS.plain) == Py_True && call != NULL && call != Py_None ? Py_NewRef(call) : NULL;
-    runner = entry == NULL ? slot(record, REPLAY.runner) : NULL;
-    Py_XINCREF(runner); /* (both: a test may replace the record's while it runs) */
-    if ((entry == NULL && runner == NULL) || slot(record, REPLAY.tail) == NULL || slot(record, REPLAY.root) == NULL ||
+    entry = call != NULL && call != Py_None ? Py_NewRef(call) : NULL;
+    runner = slot(record, REPLAY.runner);
+    Py_XINCREF(runner);
+    if (runner == NULL || slot(record, REPLAY.tail) == NULL || slot(record, REPLAY.root) == NULL ||
         slot(record, REPLAY.arrays) == NULL || slot(record, REPLAY.known) == NULL) {
         release(holds);
         goto python; /* (a slot unset: not a record as ``plan.Replay`` makes it) */

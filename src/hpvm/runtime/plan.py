@@ -105,12 +105,12 @@ class LaunchPlan:
         #: in the runtime's tracker under ``ident(args)``, run now on the calling thread —
         #: if its key's runs are quick and its runner current (``Backend.runners_version``);
         #: else ``None``, nothing held or run. ``ident``, the look-up, the tests, the run (the
-        #: back end's ``DirectCall`` where it gave one, else its runner), its time and the
-        #: handle in one generated function, an attribute, not a method: a replayed launch
-        #: calls it after a step that evicted the host path from the core's caches, where
-        #: each frame and object touched is a miss.
-        #: Compiled (``fastpath.py``) where the extension was built: the same, in C, for the
-        #: common case, the generated function for the rest.
+        #: back end's ``DirectCall`` where it gave one and the run gets all threads — what
+        #: the runner would call then —, else its runner with the thread count), its time
+        #: and the handle in one generated function, an attribute, not a method: a replayed
+        #: launch calls it after a step that evicted the host path from the core's caches,
+        #: where each frame and object touched is a miss. The same in C (``fastpath.py``)
+        #: where the extension was built, with the generated function as its fallback.
         self.replay: Callable[[Any, Any], LaunchHandle | None] = compiled_replay(self, root, replay) or replay
         quick = getattr(self.backend, "runs_quick_on_launch", False) and bounded_graph(root) is None
         #: the root's run durations (``quick.py``), or ``None``: its launches never run on the host
@@ -214,7 +214,8 @@ def _accepting(
         "    handle = LaunchHandle(runtime, record.root, record.backend, FINISHED)\n"
         "    handle.arrays, handle.quick = record.arrays, record.known\n"
         "    try:\n"
-        "        if runs.plain and record.entry is not None:\n"
+        "        threads = None if runs.plain else runs.threads()\n"
+        "        if threads is None and record.entry is not None:\n"
         "            start = perf_counter()\n"
         "            try:\n"
         f"                outputs = record.entry({''.join(v + ', ' for v in params)}record.tail)\n"
@@ -223,7 +224,6 @@ def _accepting(
         "            runs.add(perf_counter() - start, None)\n"
         "            handle.outputs = outputs if type(outputs) is tuple else tuple(outputs)\n"
         "        else:\n"
-        "            threads = None if runs.plain else runs.threads()\n"
         "            start = perf_counter()\n"
         "            handle.outputs = record.runner(args, threads)\n"
         "            runs.add(perf_counter() - start, threads)\n"
@@ -251,7 +251,7 @@ class Replay:
     and the replay key, one look-up, its entries held (a token each, no lock:
     ``MemoryTracker.hold_replay``), the quick test and
     the back end's compiled entry called directly (``Backend.direct``; its runner,
-    ``Backend.runner``, where it gave none or the run key picks a thread count), instead of
+    ``Backend.runner``, where it gave none or the run key picks one thread), instead of
     the argument list and key, the sizes' key, finding each array in the tracker, the run
     key and its look-up, the run context and ``Backend.run``.
 

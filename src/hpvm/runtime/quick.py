@@ -108,6 +108,15 @@ ONE_THREAD_PROBES = 3
 #: against 5.4–6.4 µs on one thread (the thread count's get and set alone: 1.7–2.0 µs).
 RECHECK_EVERY = 32
 
+#: How many runs in a row a recheck (``RECHECK_EVERY``) takes with the other count. A
+#: recheck on all threads after 31 runs on one found the OpenMP team asleep every time (its
+#: threads spin about 150 µs after a region, then sleep: backends/cpu.md), so the fastest
+#: run on all threads kept the wake-up (57 µs for the 64-element vector add, against 2–3
+#: µs warm) and one thread won for ever. The second run of the pair finds the team the
+#: first woke, if the launches come that close together; if they do not, it pays the
+#: wake-up too, which is then what every run on all threads would pay.
+RECHECK_RUNS = 2
+
 #: Once the probes are done, a run key whose fastest run on one thread took this many times
 #: its fastest on all threads or more settles on all threads: no more rechecks, and no
 #: thread count got and set per launch (1.7–2.0 µs). One thread wins only by skipping the
@@ -130,7 +139,7 @@ class Runs:
     the arguments' shapes, dtypes and scalars, and hashing it is not cached (0.5 µs a time,
     five times a launch with immutable tuples in the table)."""
 
-    __slots__ = ("last", "before", "every", "one", "probes", "choices", "fast", "plain")
+    __slots__ = ("last", "before", "every", "one", "probes", "choices", "other", "fast", "plain")
 
     def __init__(self) -> None:
         self.last = _NEVER
@@ -139,6 +148,7 @@ class Runs:
         self.one = _NEVER
         self.probes = 0
         self.choices = 0  # thread counts chosen after the probes (``RECHECK_EVERY``)
+        self.other = False  # a recheck's count: one thread (``True``) or all (``RECHECK_RUNS``)
         #: ``quick()``'s answer, and whether ``threads()`` answers ``None`` without counting
         #: (never probed, not tiny): both decided when a run is recorded (``add``), so that a
         #: replayed launch (``plan.Replay``) reads two attributes instead of calling two
@@ -156,19 +166,22 @@ class Runs:
         """How many threads a quick run gets: 1 for the first ``ONE_THREAD_PROBES`` runs once
         the fastest run on all threads took under ``ONE_THREAD_PROBE_S``, then 1 while the
         fastest run on one thread beats the fastest on all of them, except every
-        ``RECHECK_EVERY``-th run, which takes the other count; else ``None`` (the back end's
-        default) — for good once one thread's fastest is ``ONE_THREAD_LOSS`` times all
-        threads' or more. Called once per quick run (it counts them)."""
+        ``RECHECK_EVERY``-th run and the ``RECHECK_RUNS`` - 1 after it, which take the other
+        count; else ``None`` (the back end's default) — for good once one thread's fastest
+        is ``ONE_THREAD_LOSS`` times all threads' or more. Called once per quick run (it
+        counts them)."""
         probes = self.probes
         if self.plain:
             return None  # (never probed: not a tiny graph; or settled on all threads)
         if probes < ONE_THREAD_PROBES:
             return 1
         self.choices += 1
-        one = self.one < self.every
-        if self.choices % RECHECK_EVERY == 0:
-            one = not one
-        return 1 if one else None
+        turn = self.choices % RECHECK_EVERY
+        if turn == 0:
+            self.other = not self.one < self.every  # (the count not chosen now, for the whole recheck)
+        if turn < RECHECK_RUNS and self.choices >= RECHECK_EVERY:
+            return 1 if self.other else None
+        return 1 if self.one < self.every else None
 
     def add(self, seconds: float, threads: int | None = None) -> None:
         """Remember a run of ``seconds`` on ``threads`` (1: one thread; else all)."""
