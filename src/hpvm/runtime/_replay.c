@@ -220,7 +220,9 @@ static PyObject *cached(Spec *spec, PyObject *tracker, long long version, PyObje
         if (found->key == NULL || found->version != version || !refers_to(found->tracker, tracker)) continue;
         PyObject *record = referent(found->record);
         if (record == NULL) continue;
-        int made = makes(spec, found->key, values);
+        PyObject *key = Py_NewRef(found->key); /* (held: another thread may take the slot) */
+        int made = makes(spec, key, values);
+        Py_DECREF(key);
         if (made == 1) return record;
         Py_DECREF(record);
         if (made < 0) return NULL;
