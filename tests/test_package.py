@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 import hpvm
 import hpvm.errors
 import hpvm.lang
@@ -65,3 +67,19 @@ def test_a_front_end_finds_the_runtime_without_importing_it() -> None:
         """
     )
     assert out == "False module Runtime"
+
+
+def test_with_a_c_compiler_the_replay_extension_is_built() -> None:
+    """``make install`` builds the optional extension ``hpvm.runtime._replay`` where a C
+    compiler is (setup.py; ``optional``, so a failed build only warns): on a machine with
+    one, a missing extension is a broken build, not a choice — reinstall
+    (``pip install -e .``) and read the compiler's message."""
+    import shutil
+    import sysconfig
+
+    from hpvm.runtime import fastpath
+
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no C compiler ({compiler}) on this machine: hpvm runs without the extension")
+    assert fastpath.built(), fastpath.REASON
