@@ -42,3 +42,4 @@ lint: install
 
 clean:
 	rm -rf $(VENV) out build src/*.egg-info .pytest_cache .hypothesis
+	find src -name "*.so" -delete
