@@ -1,5 +1,6 @@
-"""The bounds pre-check (``backends/bounds.py``) on an HPVM-C leaf: LLVM code, which no back
-end checks as it runs, ``interp`` included. ``programs/bounds.c``'s ``shift`` reads
+"""The bounds pre-check (``backends/bounds.py``) on an HPVM-C leaf: LLVM code, which ``cpu``
+does not check as it runs outside its checked mode (``interp`` runs the leaf's checked
+clone, which also catches what the pre-check cannot see). ``programs/bounds.c``'s ``shift`` reads
 ``a[i + 1]`` and writes ``b[i]`` in every instance: with more instances than that allows,
 ``cpu`` and ``interp`` raise ``OutOfBoundsError`` naming the node, the array, the size and
 the C lines before the node runs (before the check, both wrote past ``b``); its guarded

@@ -52,7 +52,7 @@ from ..ir.weakid import WeakIdTable
 from .fastpath import compiled_replay
 from .handle import FINISHED, LaunchHandle
 from .launch import _acceptors, accept_test, check_root, check_sizes, choose_backend
-from .quick import Runs, bounded_graph, durations
+from .quick import _KEYS_PER_ROOT, Runs, bounded_graph, durations
 
 #: ``launch.py`` itself (from ``sys.modules``: the package's attribute of that name is the
 #: ``launch`` function), whose table of the back ends chosen by hints (``_CHOICES``) a plan
@@ -239,8 +239,12 @@ def _accepting(
     return names["accept"], names["ident"], names["replay"]
 
 
-#: Replay records a runtime's tracker keeps (``MemoryTracker.replays``; emptied beyond this).
-_REPLAYS = 16
+#: Replay records a runtime's tracker keeps (``MemoryTracker.replays``; emptied beyond this),
+#: for all its roots together: as many as ``quick`` keeps run keys per root. A host whose
+#: launches cycle through more keys than this never meets a record again: at 16, Rodinia's
+#: nw over a 33x17 matrix (49 anti-diagonals, each its own key, every pair of sequences the
+#: same 49 again) took the full path on every launch (``tests/c/test_c_field_nw.py``).
+_REPLAYS = _KEYS_PER_ROOT
 
 
 class Replay:
