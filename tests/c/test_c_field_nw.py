@@ -1,0 +1,236 @@
+"""Needleman-Wunsch global alignment in the shape of Rodinia's nw, written for HPVM
+(``programs/nw``: the graph in needle_kernel.cpp, a C++ host with ``std::vector`` and
+``<chrono>`` in main.cpp, the packed ``RootIn`` and ``BLOCK_SIZE`` in needle.h). The host
+launches the graph once per anti-diagonal of the score matrix: each launch's diagonal, first
+row, length and block count differ from the last. The graph: the root creates the grid node
+once, which replicates a block over the diagonal's blocks, which replicates a ``hpvm::DEVICE``
+leaf over 16 instances; the leaf finds its cell from its block's id and its own, and tests
+it against the diagonal's length (the last block runs past the end), reads three neighbours
+in the matrix it writes, and returns the matrix's size, bound up to ``RootIn``'s return
+struct. The program aligns several pairs one after the other in the same tracked matrices,
+and checks every cell against its own row-by-row loop; the tests also check each pair's
+final score against a plain Python alignment.
+
+Replays. A launch is replayed only when its key (the arrays, the scalars) has a record
+(``runtime/plan.py``): a key's first launch is timed, its second (known quick now) is
+recorded, its third replayed. Within a pair no key repeats (every diagonal is new); later
+pairs repeat the first pair's keys, so the first two pairs take the full path and the rest
+could be replayed — while the tables still hold their keys. The tracker keeps at most 64
+replay records and drops them all at the 65th (``plan._REPLAYS``), and the quick-run table
+keeps 64 run keys per root, the oldest dropped first (``quick._KEYS_PER_ROOT``). An
+alignment of at most 64 diagonals (rows + cols - 1) is replayed from the third pair on;
+one of more than 64 finds every key new, never recorded (about half of its launches were
+seen on a worker), and takes the full path on every launch. (With 16 records, as the
+tracker kept before this program, an alignment of 17 to 64 diagonals — every one with a
+diagonal longer than a block — never met its records again either.) The counts below are
+those of these two limits.
+
+A forgotten edge guard (the leaf without ``if (k < cells)``) indexes ``i * width`` with a
+parameter stride, which the bounds pre-check does not cover: unchecked on ``cpu`` it wrote
+past the matrices and glibc killed the process. ``interp`` and ``cpu``'s checked mode name
+the node, the leaf, the line of needle_kernel.cpp and the array (run in a process of its
+own)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hpvmc_helpers import line_of, needs_clang, needs_llvm_leaves
+
+from hpvm import c
+from hpvm.runtime import api, quick
+
+pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
+
+FOLDER = Path(__file__).parent / "programs" / "nw"  # (fixed paths: zig's cache finds them)
+SOURCES = [FOLDER / "main.cpp", FOLDER / "needle_kernel.cpp"]
+KERNEL = (FOLDER / "needle_kernel.cpp").read_text()
+
+
+@pytest.fixture(scope="module")
+def program():
+    return c.compile(SOURCES)
+
+
+@pytest.fixture
+def full_path(monkeypatch):
+    """How many launches took the full path (``Runtime._launch_once``): every other one was
+    a replay. Every run counts as quick (a loaded machine must not decide where one runs)."""
+    monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
+    calls = [0]
+    launch_once = api.Runtime._launch_once
+
+    def counting(self, *args):
+        calls[0] += 1
+        return launch_once(self, *args)
+
+    monkeypatch.setattr(api.Runtime, "_launch_once", counting)
+    return calls
+
+
+# --- the reference: the program's sequences and a plain alignment -------------------------
+
+
+def sequences(rows: int, cols: int, pairs: int) -> list[tuple[list[int], list[int]]]:
+    """The program's pairs: its LCG from seed 2026, 20 letters, a then b for each pair."""
+    seed = 2026
+
+    def draw(n: int) -> list[int]:
+        nonlocal seed
+        letters = []
+        for _ in range(n):
+            seed = (seed * 1103515245 + 12345) & 0xFFFFFFFF
+            letters.append((seed >> 16) % 20)
+        return letters
+
+    return [(draw(rows), draw(cols)) for _ in range(pairs)]
+
+
+def substitution(x: int, y: int) -> int:
+    return 5 + x % 4 if x == y else -1 - (x + y) % 5
+
+
+def alignment_score(a: list[int], b: list[int], penalty: int) -> int:
+    """The best global alignment's score, one row of the matrix at a time."""
+    previous = [-j * penalty for j in range(len(b) + 1)]
+    for i, x in enumerate(a, 1):
+        row = [-i * penalty]
+        for j, y in enumerate(b, 1):
+            row.append(max(previous[j - 1] + substitution(x, y), previous[j] - penalty, row[j - 1] - penalty))
+        previous = row
+    return previous[-1]
+
+
+def expected_output(rows: int, cols: int, penalty: int, pairs: int) -> str:
+    diagonals = rows + cols - 1
+    widest = (min(rows, cols) + 15) // 16
+    lines = [
+        f"pair {p}: score {alignment_score(a, b, penalty)}, 0 wrong\n"
+        for p, (a, b) in enumerate(sequences(rows, cols, pairs))
+    ]
+    lines.append(
+        f"nw {rows}x{cols}, penalty {penalty}, {pairs} pairs, {pairs * diagonals} launches of at most "
+        f"{widest} blocks: 0 wrong, 0 wrong returns\n"
+    )
+    return "".join(lines)
+
+
+def run(program, capfd, rows, cols, penalty, pairs, target):
+    assert program.run([str(rows), str(cols), str(penalty), str(pairs)], target=target) == 0
+    out = capfd.readouterr().out
+    want = re.escape(expected_output(rows, cols, penalty, pairs)) + r"time: [\d.]+ ms\n"
+    assert re.fullmatch(want, out), out
+
+
+# --- tests --------------------------------------------------------------------------------
+
+
+def test_the_graph_is_read_as_the_program_writes_it(program):
+    (root,) = program.roots
+    (grid,) = root.graph.nodes
+    (block,) = grid.function.graph.nodes
+    (cell,) = block.function.graph.nodes
+    functions = (root, grid.function, block.function, cell.function)
+    assert [f.name for f in functions] == ["needleRoot", "needleLvl2", "needleLvl1", "needle_cell"]
+    assert [f.hint for f in functions] == ["cpu", "cpu", "gpu", "gpu"]
+    # created once; over the diagonal's blocks; over a block
+    assert (grid.dims, block.dims, cell.dims) == (0, 1, 1)
+    assert [p.name for p in block.sizes] == ["blocks"] and [p.name for p in cell.sizes] == ["blockSize"]
+    # each (pointer, bytes) pair is one array port; the matrix read and written, in place
+    assert [(p.name, str(p.type)) for p in cell.function.params] == [
+        ("score", "u8[:]"),
+        ("ref", "u8[:]"),
+        ("penalty", "i32"),
+        ("width", "i64"),
+        ("diag", "i64"),
+        ("firstRow", "i64"),
+        ("cells", "i64"),
+    ]
+    assert (cell.function.ins, cell.function.outs) == (("score", "ref"), ("score",))
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols", "penalty", "pairs", "full"),
+    [
+        (9, 8, 10, 4, 2 * 16),  # 16 diagonals: the last two pairs replayed
+        (5, 4, 10, 6, 2 * 8),  # 8 diagonals: 32 of 48 launches replayed
+        (16, 1, 3, 5, 2 * 16),  # one column: each diagonal one cell
+        (1, 1, 10, 4, 2),  # one cell: one launch a pair
+        (33, 17, 4, 3, 2 * 49),  # 49 diagonals, two blocks at most: the last pair replayed
+        (40, 40, 10, 3, 3 * 79),  # 79 diagonals (> 64 run keys too), three blocks: none replayed
+    ],
+)
+def test_every_pair_is_aligned_and_repeated_diagonals_are_replayed(
+    program, full_path, capfd, rows, cols, penalty, pairs, full
+):
+    run(program, capfd, rows, cols, penalty, pairs, "cpu")
+    assert full_path[0] == full
+
+
+def test_on_interp_the_alignments_are_the_same(program, capfd):
+    run(program, capfd, 5, 4, 10, 2, "interp")
+
+
+def test_checked_mode_changes_no_score(program, checked, capfd):
+    run(program, capfd, 20, 37, 10, 2, "cpu")
+
+
+def test_a_forgotten_edge_guard_names_the_leaf_and_its_line(tmp_path):
+    """The leaf written without its guard: a diagonal's last block runs past the diagonal's
+    end, its cells' rows past the matrix. In a process of its own, as a write the checks
+    missed would corrupt it: ``interp``, then ``cpu`` checked, each an ``OutOfBoundsError``
+    at the leaf's first access past the end (the sixth cell of the first diagonal's block,
+    at 5x4: ``ref[30]`` of a 6 x 5 matrix)."""
+    guard = "  if (k < cells) {  // @guard\n"
+    assert guard in KERNEL
+    kernel = tmp_path / "needle_kernel.cpp"
+    kernel.write_text(KERNEL.replace(guard, "  {  // (the guard forgotten)\n"))
+    (tmp_path / "needle.h").write_text((FOLDER / "needle.h").read_text())
+    script = (
+        "import sys, hpvm, hpvm.backends.cpu as cpu\n"
+        "from hpvm import c\n"
+        "program = c.compile(sys.argv[1:3])\n"
+        "for target, checked in [('interp', False), ('cpu', True)]:\n"
+        "    cpu.configure(checked=checked)\n"
+        "    try:\n"
+        "        print(target, 'returned', program.run(['5', '4'], target=target))\n"
+        "    except hpvm.OutOfBoundsError as e:\n"
+        "        print(target, 'raised:', e)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(SOURCES[0]), str(kernel)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    leaf = 1 + next(k for k, text in enumerate(KERNEL.splitlines()) if text.startswith("void needle_cell("))
+    cell = line_of(KERNEL, "cell")
+    raised = dict(line.split(" raised: ", 1) for line in done.stdout.splitlines() if " raised: " in line)
+    assert list(raised) == ["interp", "cpu"], done.stdout
+    for message in raised.values():
+        assert "node needleRoot/gridNode/blockNode[0]/cellNode[" in message, message
+        assert f"(leaf 'needle_cell', {kernel}:{leaf}): a read of 4 bytes at {kernel}:" in message, message
+    # interp runs the instances one by one: the first past the end is the one it names
+    assert "blockNode[0]/cellNode[6] " in raised["interp"]
+    assert f"a read of 4 bytes at {kernel}:{cell} falls outside 'ref' (the offset" in raised["interp"]
+    # cpu's checked mode names the instance a thread reported first: k = 6 reads past 'ref'
+    # first, k >= 8 past 'score' (on one of the leaf's three lines of reads)
+    cpu_read = rf"a read of 4 bytes at {re.escape(str(kernel))}:(\d+) falls outside '(\w+)'"
+    at = re.search(cpu_read, raised["cpu"])
+    assert at is not None, raised["cpu"]
+    assert int(at[1]) in (cell, cell + 1, cell + 2) and at[2] in ("ref", "score"), raised["cpu"]
+    assert "(checked mode;" in raised["cpu"]
+
+
+def test_bad_command_lines_are_refused(program, capfd):
+    for argv in (["5"], ["0", "4"], ["5", "4", "-1"], ["5", "4", "10", "0"], ["1", "2", "3", "4", "5"]):
+        assert program.run(argv, target="cpu") == 1
+        assert capfd.readouterr().err.startswith("Usage: nw rows cols [penalty [pairs]]\n")
