@@ -94,6 +94,24 @@ def every_run_quick(monkeypatch: Any, *roots: Any) -> None:
         quick.forget(root)
 
 
+def full_path_launches(monkeypatch: Any) -> list[int]:
+    """Every run counts as quick (``every_run_quick``'s limit), and the returned one-item list
+    counts the launches that take the full path (``Runtime._launch_once``): every other one
+    of a field program's plain launches was a replay (the Python replay or the compiled one)."""
+    from hpvm.runtime import api, quick
+
+    monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
+    calls = [0]
+    launch_once = api.Runtime._launch_once
+
+    def counting(self: Any, *args: Any) -> Any:
+        calls[0] += 1
+        return launch_once(self, *args)
+
+    monkeypatch.setattr(api.Runtime, "_launch_once", counting)
+    return calls
+
+
 def queued_with_retiring_workers(monkeypatch: Any, idle_s: float = 0.005) -> list[int]:
     """Every launch queued to a worker (no run counts as quick), idle workers ending after
     ``idle_s``; the returned one-item list counts the workers that ended idle

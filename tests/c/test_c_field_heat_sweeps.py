@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hpvmc_helpers import compiled_program, needs_clang, needs_llvm_leaves
 
-from hpvm.runtime import api, quick
+from running import full_path_launches
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -27,19 +27,8 @@ program = compiled_program(PROGRAM)
 
 @pytest.fixture
 def full_path(monkeypatch):
-    """How many launches took the full path (``Runtime._launch_once``): every other one was
-    a replay (the Python replay or the compiled one: ``runtime/fastpath.py``). Every run
-    counts as quick (a loaded machine must not decide where one runs)."""
-    monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
-    calls = [0]
-    launch_once = api.Runtime._launch_once
-
-    def counting(self, *args):
-        calls[0] += 1
-        return launch_once(self, *args)
-
-    monkeypatch.setattr(api.Runtime, "_launch_once", counting)
-    return calls
+    """How many launches took the full path; every run quick (``running.full_path_launches``)."""
+    return full_path_launches(monkeypatch)
 
 
 @pytest.mark.parametrize(("size", "sweeps"), [((37, 19), 12), ((64, 40), 20), ((9, 3), 5)])

@@ -43,7 +43,7 @@ import pytest
 from hpvmc_helpers import line_of, needs_clang, needs_llvm_leaves
 
 from hpvm import c
-from hpvm.runtime import api, quick
+from running import full_path_launches
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -59,18 +59,8 @@ def program():
 
 @pytest.fixture
 def full_path(monkeypatch):
-    """How many launches took the full path (``Runtime._launch_once``): every other one was
-    a replay. Every run counts as quick (a loaded machine must not decide where one runs)."""
-    monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)
-    calls = [0]
-    launch_once = api.Runtime._launch_once
-
-    def counting(self, *args):
-        calls[0] += 1
-        return launch_once(self, *args)
-
-    monkeypatch.setattr(api.Runtime, "_launch_once", counting)
-    return calls
+    """How many launches took the full path; every run quick (``running.full_path_launches``)."""
+    return full_path_launches(monkeypatch)
 
 
 # --- the reference: the program's sequences and a plain alignment -------------------------
