@@ -244,11 +244,13 @@ def test_a_stream_launched_again_replicates_from_its_first_item(eager, monkeypat
     """Two slow items: a stream of a root whose last stream measured its stages runs both at
     once (the times are remembered per root); the first stream of a root cannot (its stage
     has no time before its first item ends, and then nothing is left to run beside it)."""
-    steps = [2 * 10**7, 2 * 10**7 + 1]  # (20 ms or more an item: a replica starts well within one)
+    steps = [10**8, 10**8 + 1]  # (100 ms or more an item: a replica starts well within one, under load too)
     expected = reference(steps)
     monkeypatch.setattr(replicas, "_LAST", replicas.weakref.WeakKeyDictionary())
     if again:
-        streamed("cpu", items(3, [2 * 10**6] * 3))
+        # (20 ms an item: the remembered times must show ``work`` bounding the stream — a
+        # preempted ``finish`` measured as long as 2 ms items would allow one at a time)
+        streamed("cpu", items(3, [2 * 10**7] * 3))
     else:
         streamed("cpu", items(2, [10, 10]))  # compiles
         replicas._LAST.clear()
