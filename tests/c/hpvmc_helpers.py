@@ -3,6 +3,9 @@ find the line of a ``// @marker`` comment."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,3 +89,15 @@ def heap_reuse_blocks(root, target: str, blocks: int = 300):  # type: ignore[no-
         hpvm.request_memory(a)
         hpvm.untrack_memory(a)
     return addr, dirty
+
+
+def run_apart(script: str, *args: str, timeout: float = 600) -> str:
+    """``script`` run by this Python in a process of its own, with ``args`` and this
+    process's import path, for a program whose unchecked run could corrupt the process; its
+    standard output (it must exit normally)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import line_of, needs_clang, needs_llvm_leaves
+from hpvmc_helpers import line_of, needs_clang, needs_llvm_leaves, run_apart
 
 from hpvm import c
 from hpvm.ir.graph import ALL_TO_ALL
@@ -326,10 +326,7 @@ def test_a_scale_over_rows_past_the_image_is_an_error_in_checked_mode(tmp_path):
     process). Checked, it is an ``OutOfBoundsError`` naming the node, the array and the
     line of ``main.c``. Run in a copy of the program built that way, in a process of its
     own: a write the check missed must fail this test, not corrupt the test process."""
-    import os
     import shutil
-    import subprocess
-    import sys
 
     folder = tmp_path / "cava"
     shutil.copytree(FOLDER, folder)
@@ -350,12 +347,7 @@ def test_a_scale_over_rows_past_the_image_is_an_error_in_checked_mode(tmp_path):
         "except hpvm.OutOfBoundsError as e:\n"
         "    print('raised:', e)\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(
-        [sys.executable, "-c", script, *sources, *argv], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    out = done.stdout
+    out = run_apart(script, *sources, *argv)
     assert "raised: " in out and "leaf 'scale_fxp'" in out, out
     # (the first access past the image reads 'input'; its store to 'output' follows)
     assert "main.c:" in out and ("falls outside 'input'" in out or "falls outside 'output'" in out), out

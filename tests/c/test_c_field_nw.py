@@ -33,14 +33,11 @@ own)."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from hpvmc_helpers import line_of, needs_clang, needs_llvm_leaves
+from hpvmc_helpers import line_of, needs_clang, needs_llvm_leaves, run_apart
 
 from hpvm import c
 from running import full_path_launches
@@ -192,19 +189,11 @@ def test_a_forgotten_edge_guard_names_the_leaf_and_its_line(tmp_path):
         "    except hpvm.OutOfBoundsError as e:\n"
         "        print(target, 'raised:', e)\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(SOURCES[0]), str(kernel)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    out = run_apart(script, str(SOURCES[0]), str(kernel), timeout=300)
     leaf = 1 + next(k for k, text in enumerate(KERNEL.splitlines()) if text.startswith("void needle_cell("))
     cell = line_of(KERNEL, "cell")
-    raised = dict(line.split(" raised: ", 1) for line in done.stdout.splitlines() if " raised: " in line)
-    assert list(raised) == ["interp", "cpu"], done.stdout
+    raised = dict(line.split(" raised: ", 1) for line in out.splitlines() if " raised: " in line)
+    assert list(raised) == ["interp", "cpu"], out
     for message in raised.values():
         assert "node needleRoot/gridNode/blockNode[0]/cellNode[" in message, message
         assert f"(leaf 'needle_cell', {kernel}:{leaf}): a read of 4 bytes at {kernel}:" in message, message

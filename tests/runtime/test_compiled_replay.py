@@ -27,11 +27,9 @@ from test_root_freed import _make_root
 
 import hpvm
 from hpvm.errors import HPVMError
-from hpvm.ir.args import writers
 from hpvm.ir.weakid import WeakIdTable
 from hpvm.runtime import api, fastpath, plan, quick
-from hpvm.runtime.handle import FINISHED, LaunchHandle
-from hpvm.runtime.launch import port_test
+from hpvm.runtime.handle import LaunchHandle
 from markers import needs_backend
 from running import every_run_quick
 
@@ -166,14 +164,7 @@ class Spy:
 
 def _replayer(root_plan, fallback):
     """A compiled replay of ``root_plan`` made here, with ``fallback`` as its Python replay."""
-    written = writers(root_plan.root)
-    params = root_plan.root.params
-    ports = tuple(
-        fastpath._port(port_test(p.type, i in written, replayed=True)) for i, p in enumerate(params)
-    )
-    return fastpath._extension.replayer(
-        root_plan, ports, fallback, fastpath.failed_run, FINISHED, np.ndarray, vars(quick)
-    )
+    return fastpath.compiled_replay(root_plan, root_plan.root, fallback)
 
 
 @pytest.mark.parametrize("replay", ["compiled", "python"])

@@ -659,7 +659,8 @@ static PyTypeObject SpecType = {
 };
 
 /* ``replayer(plan, ports, fallback, failed_run, FINISHED, ndarray, limits)``: the
-   replay of ``plan`` (after ``layout``); ``ports`` as ``fastpath.py`` gives them. */
+   replay of ``plan`` (after ``layout``); ``ports`` as ``launch.port_test`` describes them
+   (an array's rank, its fourth item, is not read: a replay's key fixes it). */
 static PyObject *replayer(PyObject *module, PyObject *args) {
     PyObject *plan, *ports, *fallback, *failed_run, *finished, *ndarray, *limits;
     if (!PyArg_ParseTuple(args, "OO!OOOOO!:replayer", &plan, &PyTuple_Type, &ports, &fallback, &failed_run,

@@ -89,15 +89,11 @@ def compiled_replay(
             ENABLED = False
             return None
     written = writers(root)
-    ports = tuple(_port(port_test(p.type, i in written, replayed=True)) for i, p in enumerate(root.params))
+    # (each port's test as ``launch.port_test`` describes it; an array's rank, ``None`` for a
+    # replay, is not read)
+    ports = tuple(port_test(p.type, i in written, replayed=True) for i, p in enumerate(root.params))
     # (quick.py's globals: its ``QUICK_RUN_S`` is read per run, as ``Runs.add`` reads it)
     return _extension.replayer(plan, ports, fallback, failed_run, FINISHED, np.ndarray, vars(quick))
-
-
-def _port(test: tuple[Any, ...]) -> tuple[Any, ...]:
-    """A port's test (``launch.port_test``) as the extension takes it: an array's rank is
-    not tested by a replay."""
-    return test[:3] if test[0] == "array" else test
 
 
 def failed_run(record: Any, args: Sequence[Any], error: Exception) -> BaseException:
