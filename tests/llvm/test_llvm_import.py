@@ -92,24 +92,38 @@ def _root_with(
 NODE = "%leaf = call ptr @llvm.hpvm.createNode1D(ptr @scale, i64 %n)"
 
 
+def graph_call(text: str, instruction: str, function: str = "root") -> str:
+    """How a ``GraphCallError`` names a graph call of ``text``: its function, its line (the
+    first that starts with ``instruction``) and its text."""
+    line = 1 + next(k for k, t in enumerate(text.splitlines()) if t.strip().startswith(instruction))
+    return f"@{function} (<llvm>:{line}): '{instruction}"
+
+
 def test_text_that_is_not_llvm_ir() -> None:
     with fails(llvm.LLVMImportError, "not valid LLVM IR"):
         llvm.from_hpvm_ir("define oops")
 
 
 def test_a_query_in_an_internal_node() -> None:
+    text = _root_with(NODE, "%h = call ptr @llvm.hpvm.getNode()")
     with fails(
-        llvm.GraphCallError, "@root: '%h = call ptr @llvm.hpvm.getNode()'", "in an internal node"
+        llvm.GraphCallError, graph_call(text, "%h = call ptr @llvm.hpvm.getNode()"), "in an internal node"
     ) as info:
-        llvm.from_hpvm_ir(_root_with(NODE, "%h = call ptr @llvm.hpvm.getNode()"))
+        llvm.from_hpvm_ir(text)
     assert info.value.kind == "computation"
 
 
 def test_computation_beside_graph_intrinsics() -> None:
+    text = _root_with(NODE, "store i32 %k, ptr %x")
+    # (llvmlite prints the store with its alignment, which the line does not have: the
+    # function's define line is named)
+    define = 1 + text.splitlines().index("define { i32 } @root(ptr %x, i64 %bytes, i32 %k, i64 %n) {")
     with fails(
-        llvm.GraphCallError, "@root: 'store i32 %k, ptr %x", "a leaf may not call graph intrinsics"
+        llvm.GraphCallError,
+        f"@root (<llvm>:{define}): 'store i32 %k, ptr %x",
+        "a leaf may not call graph intrinsics",
     ) as info:
-        llvm.from_hpvm_ir(_root_with(NODE, "store i32 %k, ptr %x"))
+        llvm.from_hpvm_ir(text)
     assert info.value.kind == "computation"
 
 
@@ -124,17 +138,19 @@ def test_a_host_intrinsic_in_a_leaf() -> None:
 
 def test_a_bad_port_index() -> None:
     bind = "call void @llvm.hpvm.bind.input(ptr %leaf, i32 0, i32 7, i1 false)"
-    with fails(llvm.GraphCallError, f"@root: '{bind}'", "index 7 is no input of @scale", "0..2") as info:
-        llvm.from_hpvm_ir(_root_with(NODE, bind))
+    text = _root_with(NODE, bind)
+    with fails(llvm.GraphCallError, graph_call(text, bind), "index 7 is no input of @scale", "0..2") as info:
+        llvm.from_hpvm_ir(text)
     assert info.value.kind == "input"
 
 
 def test_a_bind_to_an_output_of_a_function_without_outputs_says_it_has_none() -> None:
     bind = "call void @llvm.hpvm.bind.output(ptr %leaf, i32 0, i32 0, i1 false)"
+    text = _root_with(NODE, bind, ret="{}")
     with fails(
-        llvm.GraphCallError, f"@root: '{bind}'", "index 0 is no output of @root, which has no outputs"
+        llvm.GraphCallError, graph_call(text, bind), "index 0 is no output of @root, which has no outputs"
     ) as info:
-        llvm.from_hpvm_ir(_root_with(NODE, bind, ret="{}"))
+        llvm.from_hpvm_ir(text)
     assert info.value.kind == "output"
 
 
@@ -155,7 +171,7 @@ def test_a_type_mismatch_between_an_edges_ends() -> None:
             edge,
         ).removeprefix(DECLS + LEAF)
     )
-    with fails(llvm.GraphCallError, f"@root: '{edge}'", "connects a i32 to a f64") as info:
+    with fails(llvm.GraphCallError, graph_call(text, edge), "connects a i32 to a f64") as info:
         llvm.from_hpvm_ir(text)
     assert info.value.kind == "type"
 
@@ -178,10 +194,11 @@ def test_a_size_that_is_not_an_integer_port() -> None:
     # The byte size of a float array is no count of its elements (a byte array's is).
     node = "%leaf = call ptr @llvm.hpvm.createNode1D(ptr @scale, i64 %bytes)"
     signature = 'ptr "hpvm.port"="f32[:]" %x, i64 "hpvm.size" %bytes, i32 %k, i64 %n'
+    text = _root_with(node, signature=signature)
     with fails(
-        llvm.GraphCallError, f"@root: '{node}'", "uses argument %bytes, which is not an integer port"
+        llvm.GraphCallError, graph_call(text, node), "uses argument %bytes, which is not an integer port"
     ) as info:
-        llvm.from_hpvm_ir(_root_with(node, signature=signature))
+        llvm.from_hpvm_ir(text)
     assert info.value.kind == "size"
 
 
@@ -191,7 +208,7 @@ def test_a_node_of_a_function_the_module_does_not_define() -> None:
     )
     with fails(
         llvm.GraphCallError,
-        "@root: '%leaf = call ptr @llvm.hpvm.createNode(ptr @elsewhere)'",
+        graph_call(text, "%leaf = call ptr @llvm.hpvm.createNode(ptr @elsewhere)"),
         "does not define",
     ) as info:
         llvm.from_hpvm_ir(text)
@@ -200,8 +217,9 @@ def test_a_node_of_a_function_the_module_does_not_define() -> None:
 
 def test_a_handle_that_is_no_node() -> None:
     bind = "call void @llvm.hpvm.bind.input(ptr %x, i32 0, i32 0, i1 false)"
-    with fails(llvm.GraphCallError, f"@root: '{bind}'", "x is not a node this function created") as info:
-        llvm.from_hpvm_ir(_root_with(NODE, bind))
+    text = _root_with(NODE, bind)
+    with fails(llvm.GraphCallError, graph_call(text, bind), "x is not a node this function created") as info:
+        llvm.from_hpvm_ir(text)
     assert info.value.kind == "node"
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_llvm_import import graph_call
 
 import hpvm
 from hpvm import llvm
@@ -486,7 +487,7 @@ entry:
 """
     )
     bind = "call void @llvm.hpvm.bind.input(ptr %l, i32 1, i32 1, i1 false)"
-    with fails(llvm.GraphCallError, f"@root: '{bind}'", "without a call for its pointer"):
+    with fails(llvm.GraphCallError, graph_call(text, bind), "without a call for its pointer"):
         llvm.from_hpvm_ir(text)
 
 
@@ -509,7 +510,7 @@ entry:
     )
     with fails(
         llvm.GraphCallError,
-        "@root: 'call void @llvm.hpvm.bind.input(ptr %l, i32 0, i32 0",
+        graph_call(text, "call void @llvm.hpvm.bind.input(ptr %l, i32 0, i32 0"),
         "connects a u8[*] to a u8[:]",
     ):
         llvm.from_hpvm_ir(text)
@@ -522,7 +523,7 @@ def test_a_pointer_into_a_size() -> None:
         + _binds("f", (2, 1)),
         _binds("f", (0, 0)) + f"  {edge}\n",
     )
-    with fails(llvm.GraphCallError, f"@root: '{edge}'", "connects a u8[*] to a i64"):
+    with fails(llvm.GraphCallError, graph_call(text, edge), "connects a u8[*] to a i64"):
         llvm.from_hpvm_ir(text)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import HPVMError
+from ..errors import HPVMError, SourceLocation
 
 
 class LLVMError(HPVMError):
@@ -71,9 +71,14 @@ class GraphCall:
     #: how many instructions of ``function`` before this one read alike but for their
     #: ``!dbg`` (which of those lines this one is, for a front end that locates it)
     alike: int = 0
+    #: the call's line in the module's text (``None``: not known), named in messages — the
+    #: text quoted is the call as llvmlite reads it (an LLVM 9 file's typed pointers upgraded
+    #: to ``ptr``), so the line is what finds it in the file
+    at: SourceLocation | None = None
 
     def __str__(self) -> str:
-        return f"@{self.function}: '{self.instruction}'"
+        where = f" ({self.at})" if self.at is not None else ""
+        return f"@{self.function}{where}: '{self.instruction}'"
 
     def error(self, kind: str, problem: str) -> GraphCallError:
         return GraphCallError(self, kind, problem)

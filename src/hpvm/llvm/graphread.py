@@ -72,7 +72,7 @@ class GraphReader:
             text = self.index.text_of(ins)
             which = self.index.intrinsic_of(ins)
             head = text.split(", !dbg")[0].strip()
-            call = GraphCall(fn.name, text, g.seen[head])
+            call = GraphCall(fn.name, text, g.seen[head], self.index.where_in(fn.name, text, g.seen[head]))
             g.seen[head] += 1
             if which is not None and which.startswith("createNode"):
                 self.create(g, ins, text, call)
@@ -112,7 +112,7 @@ class GraphReader:
         sizes = tuple(size(g.fn, g.params, g.own, o, where) for o in ops[1:-1])
         refuse_negative(sizes, target.name, where)
         name = g.graph.unique_name(ins.name or f"n{len(g.graph.nodes)}")
-        node = Node(name, child, sizes, location=self.index.where_in(g.fn.name, text, where.alike))
+        node = Node(name, child, sizes, location=where.at)
         g.graph.nodes.append(node)
         g.nodes[defined_value(text)] = node
 
@@ -129,7 +129,7 @@ class GraphReader:
                 raise where.error("node", f"{v} is not a node this function created")
             handles.append(found)
         consts = [integer(v) for _, v in args[len(node_ops) :]]
-        at = self.index.where_in(fn.name, text, where.alike)  # the call's line (an edge or bind's location)
+        at = where.at  # the call's line (an edge or bind's location)
         if any(c is None for c in consts):
             raise where.error("constant", "replication kind, ports and stream flag must be constants")
         if which == "createEdge":
