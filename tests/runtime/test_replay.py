@@ -158,6 +158,23 @@ def test_the_same_views_again_are_replayed_and_held_by_the_record():
     assert gone() is None
 
 
+def test_two_buffers_views_swapped_are_replayed():
+    """A sweep over two buffers' views made once, swapped every launch (HPVM-C's byte views
+    in a Jacobi loop): the two keys alternate, and each is recorded when it comes again
+    (``plan._VIEWED`` keys remembered, not only the last), then replayed."""
+    base = np.arange(32, dtype=np.float32)
+    hpvm.track_memory(base)
+    x, y, out = base[:8], base[8:16], base[16:24]
+    for k in range(8):
+        args = (x, y, out, 8) if k % 2 == 0 else (y, x, out, 8)
+        out[:] = 0
+        handle = _launch(args)
+        if k >= 6:
+            assert _ran_in_launch(handle) and len(_replays()) == 2  # (both orders recorded)
+        hpvm.wait(handle)
+        np.testing.assert_array_equal(out, x + y)
+
+
 def test_a_replayed_run_sees_the_scalars_given_now():
     for x in (0.0, 0.0, 0.0, -0.0):  # -0.0 == 0.0: the same record, not the same value
         (result,) = hpvm.wait(hpvm.launch(same_root, (x,), target="cpu"))

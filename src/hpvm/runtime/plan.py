@@ -118,9 +118,10 @@ class LaunchPlan:
         self.needs_cluster = bool(getattr(self.backend, "needs_cluster", False))
         #: the argument keys whose sizes passed (``check_sizes``; a launch tests membership itself)
         self.checked: set[Any] = set()
-        #: the replay key of the last quick launch that passed a view of a tracked array
-        #: (``record_replay``: a view is recorded when the same objects come again)
-        self.viewed: tuple[Any, ...] | None = None
+        #: the replay keys of the last ``_VIEWED`` quick launches that passed a view of a
+        #: tracked array, each with weak references to its arrays (``record_replay``: a
+        #: view is recorded when the same objects come again)
+        self.viewed: tuple[tuple[Any, tuple[weakref.ref, ...]], ...] = ()
 
     @property
     def root(self) -> InternalFunction:
@@ -239,6 +240,10 @@ def _accepting(
     return names["accept"], names["ident"], names["replay"]
 
 
+#: Replay keys of launches with views a plan remembers (``LaunchPlan.viewed``): a host
+#: alternating between a few argument sets of views (two buffers swapped) meets one again.
+_VIEWED = 4
+
 #: Replay records a runtime's tracker keeps (``MemoryTracker.replays``; emptied beyond this),
 #: for all its roots together: as many as ``quick`` keeps run keys per root. A host whose
 #: launches cycle through more keys than this never meets a record again: at 16, Rodinia's
@@ -329,14 +334,17 @@ def record_replay(
     is that object's while the record lives — a view of a tracked array's too (HPVM-C
     passes byte views of tracked memory, built once: their launches paid the full path's
     60–160 µs after a 32 MiB step, docs/backends/cpu-performance.md). A launch with a view
-    is recorded only when the launch before it had the same key: a host that makes a new
-    view each time (``a[:8]``) records nothing, most of the time, instead of a record per
-    launch (an id can be a dead view's again: then one record, never matched, holds it)."""
+    is recorded only when one of the ``_VIEWED`` launches with views before it had the same
+    key and its arrays are still alive (weak references: a dead view's id can be a new
+    view's): a host that makes a new view each time (``a[:8]``) records nothing, instead of
+    a record per launch, and one that swaps two buffers' views, made once, is recorded from
+    its third launch (with the last key alone, its keys alternated and it never was: a
+    Jacobi sweep over HPVM-C's byte views took the full path every time)."""
     if key is None:
         return
     if any(entry.array is not a for entry, a in zip(entries, arrays)):
-        if plan.viewed != key:
-            plan.viewed = key
+        if not any(seen == key and all(ref() is not None for ref in refs) for seen, refs in plan.viewed):
+            plan.viewed = (*plan.viewed, (key, tuple(weakref.ref(a) for a in arrays)))[-_VIEWED:]
             return
     backend = plan.backend
     version = backend.runners_version  # (read first: a switch after it makes the record stale)
