@@ -170,15 +170,21 @@ def _replayer(root_plan, fallback):
 @pytest.mark.parametrize("replay", ["compiled", "python"])
 def test_the_thread_count_a_key_picks_chooses_the_call(replay):
     """Not ``plain`` (a tiny graph's runs pick a thread count): one thread goes through the
-    record's runner with that count, all threads through the direct call (what the runner
-    would call then); without a direct call, the runner with the count. Each timed with
-    its count — in both replays, and the compiled one never calls the Python one."""
+    record's function for runs on one thread (``single``) where it has one, else its runner
+    with that count; all threads through the direct call (what the runner would call
+    then); without a direct call, the runner with the count. Each timed with its count —
+    in both replays, and the compiled one never calls the Python one."""
     a, b, args = _recorded()
     root_plan, _, python = _both(scale_root)
     spy = Spy(python)
     replayed = _replayer(root_plan, spy) if replay == "compiled" else python
     (record,) = api.default_runtime().tracker.replays.values()
-    runs, runner, entry, calls = record.runs, record.runner, record.entry, []
+    runs, runner, calls = record.runs, record.runner, []
+    entry = record.entry
+    single = record.single or hpvm.backends.get_backend("cpu").compiler.single(
+        hpvm.backends.get_backend("cpu").prepare(scale_root)
+    )
+    assert entry is not None and single is not None
 
     def counted(values, threads):
         calls.append(threads)
@@ -188,16 +194,30 @@ def test_the_thread_count_a_key_picks_chooses_the_call(replay):
         calls.append("direct")
         return entry(*values)
 
-    record.runner, record.entry = counted, direct
-    runs.plain = False  # (``threads`` then counts and picks: 1 for the probes)
-    handle = replayed(args, api.default_runtime())
-    assert handle is not None and hpvm.wait(handle) == () and calls == [1]
+    def alone(*values):
+        calls.append("single")
+        return single(*values)
+
+    def replays_once() -> bool:
+        handle = replayed(args, api.default_runtime())
+        return handle is not None and hpvm.wait(handle) == ()
+
+    record.runner, record.entry, record.single = counted, direct, None
+    runs.plain, runs.probes, runs.one = (
+        False,
+        0,
+        quick._NEVER,
+    )  # (``threads`` counts and picks: 1 for the probes)
+    assert replays_once() and calls == [1]
     assert runs.probes == 1 and runs.one < 1.0
+    record.single = alone
+    assert replays_once() and calls == [1, "single"]
+    assert runs.probes == 2
     runs.probes, runs.one, runs.every = quick.ONE_THREAD_PROBES, 1.0, 1e-9  # (all threads now)
-    assert replayed(args, api.default_runtime()) is not None and calls == [1, "direct"]
+    assert replays_once() and calls == [1, "single", "direct"]
     assert runs.choices == 1 and runs.every < 1.0 and runs.one == 1.0
     runs.plain, record.entry = True, None
-    assert replayed(args, api.default_runtime()) is not None and calls == [1, "direct", None]
+    assert replays_once() and calls == [1, "single", "direct", None]
     assert spy.calls == 0 and _tokens() == [0, 0]
     np.testing.assert_array_equal(b, a * 2)
 

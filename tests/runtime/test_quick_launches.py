@@ -290,11 +290,13 @@ def test_ctrl_c_during_a_quick_run_interrupts_launch_itself(monkeypatch):
 
     with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):  # a replayed run
         (record,) = replays.values()
-        # (through the runner, or the compiled entry called directly: which one depends on
-        # the run key's timings — ``Runs.plain`` — so both raise)
+        # (through the runner, or a compiled entry called directly — the parallel one, or the
+        # one for a run on one thread: which one depends on the run key's timings —
+        # ``Runs.plain``, ``Runs.threads`` —, so all of them raise)
         patched.setattr(record, "runner", interrupted)
-        if record.entry is not None:
-            patched.setattr(record, "entry", interrupted)
+        for direct in ("entry", "single"):
+            if getattr(record, direct) is not None:
+                patched.setattr(record, direct, interrupted)
         _launch((a, b, c, 8))
     replays.clear()
     with monkeypatch.context() as patched, pytest.raises(KeyboardInterrupt):  # a run through Backend.run

@@ -193,23 +193,26 @@ def test_cleanup_drops_the_records():
 
 
 def _before_each_run(monkeypatch, record, before) -> None:
-    """Call ``before()`` ahead of each of ``record``'s runs, through its runner or its
-    compiled entry called directly (``Replay.entry``): which one a replay takes depends on
-    the run key's timings (``Runs.plain``), so both are wrapped."""
-    runner, entry = record.runner, record.entry
+    """Call ``before()`` ahead of each of ``record``'s runs, through its runner or a
+    compiled entry called directly (``Replay.entry``, or ``Replay.single`` on one thread):
+    which one a replay takes depends on the run key's timings (``Runs.plain``,
+    ``Runs.threads``), so all are wrapped."""
+    runner = record.runner
 
     def run(args, threads):
         before()
         return runner(args, threads)
 
     monkeypatch.setattr(record, "runner", run)
-    if entry is not None:
+    for name in ("entry", "single"):
+        entry = getattr(record, name)
+        if entry is not None:
 
-        def call(*args):
-            before()
-            return entry(*args)
+            def call(*args, entry=entry):
+                before()
+                return entry(*args)
 
-        monkeypatch.setattr(record, "entry", call)
+            monkeypatch.setattr(record, name, call)
 
 
 def _slowed(monkeypatch, record, seconds: float, times: int | None = None) -> None:

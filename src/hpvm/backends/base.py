@@ -106,11 +106,14 @@ class StageBatch:
 class DirectCall(NamedTuple):
     """A root's run as one call (``Backend.direct``): ``entry(*args, tail)`` returns its
     outputs (a tuple, or what ``tuple()`` makes one of), and on an exception ``failed(args,
-    error)`` raises what it means to the user, as the runner would."""
+    error)`` raises what it means to the user, as the runner would. ``single``, where the
+    back end has one, is called the same way for a run on one thread (``quick.Runs.threads``:
+    the runner's ``threads`` of 1)."""
 
     entry: Callable[..., Any]
     tail: Any
     failed: Callable[[Sequence[Any], Exception], NoReturn]
+    single: Callable[..., Any] | None = None
 
 
 class Backend(ABC):
@@ -195,13 +198,17 @@ class Backend(ABC):
         warnings' sink: a runner must not call ``warn``."""
         return None
 
-    def direct(self, root: InternalFunction, args: Sequence[Any]) -> DirectCall | None:
+    def direct(
+        self, root: InternalFunction, args: Sequence[Any], one_thread: bool = False
+    ) -> DirectCall | None:
         """``runner(root)(args, None)`` as one call of compiled code, for arguments of the
         types of ``args`` (the same scalar types: a replay's key holds them), or ``None``
         (the default: none; or these types need converting, the run a context of its own).
         A replayed launch (``runtime/plan.py``) then calls ``entry`` itself — the runner's
         frame, its thread count and conversions tested per launch, are a good part of a
-        warm launch's host cost after a step that evicted them from the core's caches."""
+        warm launch's host cost after a step that evicted them from the core's caches.
+        ``one_thread``: the launches may pick one thread (``quick.Runs.plain`` is false), so
+        the call's ``single``, ``runner(root)(args, 1)`` as one call, is wanted too."""
         return None
 
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:  # noqa: B027 — optional hook

@@ -11,8 +11,9 @@ tests (``launch.port_test`` describes them, as it does for ``launch.accept_test`
 replay key, the record's look-up in the tracker, a token per entry
 (``MemoryTracker.hold_replay``'s protocol: append, then the epoch check), the quick and
 current tests, the handle, the thread count (all where the key's runs are ``plain``, else
-what ``Runs.threads`` picks), the timed run — the compiled entry called directly where the
-back end gave one and the run gets all threads, else the runner with its thread count —
+what ``Runs.threads`` picks), the timed run — a compiled entry called directly where the
+back end gave one for the thread count (its entry for all threads, its ``single`` for one),
+else the runner with its thread count —
 ``Runs.add`` (its short path here, the method otherwise), the tokens let go. A record of
 another class than ``plan.Replay`` is handed to the Python replay (``fallback``) before
 anything is held or run. An error of the entry is worded by ``failed_run``
@@ -67,15 +68,16 @@ typedef struct {
 } Spec;
 
 static PyObject *s_tracker, *s_device_entries, *s_versioned, *s_replays, *s_replay_epoch, *s_runners_version,
-    *s_generation, *s_add, *s_threads, *s_shape, *s_quick_run_s, *s_replays_version;
+    *s_generation, *s_add, *s_threads, *s_shape, *s_quick_run_s, *s_replays_version, *s_probes_limit,
+    *s_recheck_every, *s_recheck_runs;
 
 /* The classes whose slots are read and written in place (``layout``), and the offsets. */
 static PyTypeObject *replay_type, *runs_type, *handle_type;
 static struct {
-    Py_ssize_t holds, runs, version, backend, entry, runner, tail, root, arrays, known, epoch;
+    Py_ssize_t holds, runs, version, backend, entry, single, runner, tail, root, arrays, known, epoch;
 } REPLAY;
 static struct {
-    Py_ssize_t fast, plain, every, last, before;
+    Py_ssize_t fast, plain, every, one, last, before, probes, choices, other;
 } RUNS;
 static struct {
     Py_ssize_t runtime, root, backend, outputs, error, done, arrays, generation, quick;
@@ -310,27 +312,120 @@ static int differs(PyObject *value, PyObject *owner, PyObject *name) {
     return result;
 }
 
-/* ``Runs.add(seconds, threads)``: its short path here (all threads, a warm run, no new
-   fastest one: only the last two change), else the method. -1 with an exception set. */
-static int add_run(const Spec *spec, PyObject *runs, double seconds, PyObject *threads) {
-    PyObject *every = slot(runs, RUNS.every), *last = slot(runs, RUNS.last);
-    PyObject *limit = PyDict_GetItemWithError(spec->limits, s_quick_run_s);
+/* Whether ``threads`` (what ``Runs.threads`` picked) is one thread. */
+static int one_thread(PyObject *threads) {
+    int overflow = 0;
+    return PyLong_CheckExact(threads) && PyLong_AsLongAndOverflow(threads, &overflow) == 1 && !overflow;
+}
+
+/* quick.py's global ``name`` as a C long (``*value``): 1 where it is an int that fits, 0
+   where it is not (the caller calls the method instead), -1 with an exception set. */
+static int limit_of(PyObject *limits, PyObject *name, long *value) {
+    PyObject *limit = PyDict_GetItemWithError(limits, name);
+    if (limit == NULL) return PyErr_Occurred() ? -1 : 0;
+    int overflow = 0;
+    *value = PyLong_CheckExact(limit) ? PyLong_AsLongAndOverflow(limit, &overflow) : 0;
+    return PyLong_CheckExact(limit) && !overflow && *value > 0;
+}
+
+/* A ``Runs`` slot holding a small int (``*value``): 1, else 0 (unset, or not one). */
+static int count_of(PyObject *runs, Py_ssize_t offset, long *value) {
+    PyObject *count = slot(runs, offset);
+    int overflow = 0;
+    *value = count != NULL && PyLong_CheckExact(count) ? PyLong_AsLongAndOverflow(count, &overflow) : 0;
+    return count != NULL && PyLong_CheckExact(count) && !overflow;
+}
+
+/* Whether ``runs``' probes on one thread are done (``ONE_THREAD_PROBES`` of them): 1, 0,
+   2 where the slots or the limit are not what ``Runs`` keeps (the method decides), -1 with
+   an exception set. */
+static int probed(PyObject *limits, PyObject *runs) {
+    long probes, limit;
+    int known = limit_of(limits, s_probes_limit, &limit);
+    if (known <= 0) return known < 0 ? -1 : 2;
+    if (!count_of(runs, RUNS.probes, &probes)) return 2;
+    return probes >= limit;
+}
+
+/* ``Runs.threads()`` of a key whose runs are not ``plain``: the same choice, made here where
+   the probes are done and the slots hold what ``Runs`` keeps (else the method): None (all
+   threads) or 1, counting the choice. NULL with an exception set. */
+static PyObject *pick_threads(PyObject *limits, PyObject *runs) {
+    PyObject *one = slot(runs, RUNS.one), *every = slot(runs, RUNS.every), *other = slot(runs, RUNS.other);
+    long choices, every_nth, pair;
+    int done = probed(limits, runs), known = limit_of(limits, s_recheck_every, &every_nth);
+    if (done < 0 || known < 0 || (known = known ? limit_of(limits, s_recheck_runs, &pair) : 0) < 0) return NULL;
+    if (done != 1 || !known || !count_of(runs, RUNS.choices, &choices) || choices == LONG_MAX || one == NULL ||
+        !PyFloat_CheckExact(one) || every == NULL || !PyFloat_CheckExact(every) || (other != Py_True && other != Py_False))
+        return PyObject_CallMethodNoArgs(runs, s_threads);
+    PyObject *counted = PyLong_FromLong(++choices);
+    if (counted == NULL) return NULL;
+    set_slot(runs, RUNS.choices, counted);
+    Py_DECREF(counted);
+    int faster = PyFloat_AS_DOUBLE(one) < PyFloat_AS_DOUBLE(every); /* (one thread's fastest run) */
+    long turn = choices % every_nth;
+    if (turn == 0) set_slot(runs, RUNS.other, faster ? Py_False : Py_True); /* (the count not chosen now) */
+    if (turn < pair && choices >= every_nth) faster = slot(runs, RUNS.other) == Py_True;
+    return faster ? PyLong_FromLong(1) : Py_NewRef(Py_None);
+}
+
+/* ``Runs.add(seconds, threads)``: its short path here — a warm run, no new fastest one on
+   its thread count (all threads, or one once the probes are done), so only the last two
+   change (and the count of runs on one thread) —, else the method. -1 with an exception
+   set. */
+static int add_run(PyObject *limits, PyObject *runs, double seconds, PyObject *threads) {
+    int single = threads != Py_None; /* (one thread; another count: the method) */
+    PyObject *fastest = slot(runs, single ? RUNS.one : RUNS.every), *last = slot(runs, RUNS.last);
+    PyObject *limit = PyDict_GetItemWithError(limits, s_quick_run_s);
     if (limit == NULL && PyErr_Occurred()) return -1;
-    PyObject *taken = PyFloat_FromDouble(seconds);
+    int done = !single ? 1 : one_thread(threads) ? probed(limits, runs) : 0;
+    long probes = 0;
+    if (done < 0) return -1;
+    PyObject *taken = PyFloat_FromDouble(seconds), *counted = NULL;
     if (taken == NULL) return -1;
     int result = 0;
-    if (threads == Py_None && every != NULL && PyFloat_CheckExact(every) && last != NULL && limit != NULL &&
-        PyFloat_CheckExact(limit) && PyFloat_AS_DOUBLE(limit) > seconds && seconds >= PyFloat_AS_DOUBLE(every)) {
+    if (done == 1 && (!single || (count_of(runs, RUNS.probes, &probes) && probes < LONG_MAX &&
+                                  (counted = PyLong_FromLong(probes + 1)) != NULL)) &&
+        fastest != NULL && PyFloat_CheckExact(fastest) && last != NULL && limit != NULL && PyFloat_CheckExact(limit) &&
+        PyFloat_AS_DOUBLE(limit) > seconds && seconds >= PyFloat_AS_DOUBLE(fastest)) {
         set_slot(runs, RUNS.before, last);
         set_slot(runs, RUNS.last, taken);
+        if (counted != NULL) set_slot(runs, RUNS.probes, counted);
         set_slot(runs, RUNS.fast, Py_True);
+    } else if (single && counted == NULL && PyErr_Occurred()) {
+        result = -1;
     } else {
-        PyObject *done = PyObject_CallMethodObjArgs(runs, s_add, taken, threads, NULL);
-        result = done == NULL ? -1 : 0;
-        Py_XDECREF(done);
+        PyObject *added = PyObject_CallMethodObjArgs(runs, s_add, taken, threads, NULL);
+        result = added == NULL ? -1 : 0;
+        Py_XDECREF(added);
     }
+    Py_XDECREF(counted);
     Py_DECREF(taken);
     return result;
+}
+
+/* ``runs_threads(runs, limits)``, ``runs_add(runs, limits, seconds, threads)``: the two
+   above on their own, for the tests that compare them with ``Runs.threads`` and
+   ``Runs.add`` (``limits``: quick.py's globals; ``layout`` first). */
+static PyObject *runs_threads(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *runs, *limits;
+    if (!PyArg_ParseTuple(args, "OO!:runs_threads", &runs, &PyDict_Type, &limits)) return NULL;
+    if (runs_type == NULL || Py_TYPE(runs) != runs_type) {
+        PyErr_SetString(PyExc_TypeError, "runs_threads: a quick.Runs, after layout()");
+        return NULL;
+    }
+    return slot(runs, RUNS.plain) == Py_True ? Py_NewRef(Py_None) : pick_threads(limits, runs);
+}
+
+static PyObject *runs_add(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *runs, *limits, *threads;
+    double seconds;
+    if (!PyArg_ParseTuple(args, "OO!dO:runs_add", &runs, &PyDict_Type, &limits, &seconds, &threads)) return NULL;
+    if (runs_type == NULL || Py_TYPE(runs) != runs_type) {
+        PyErr_SetString(PyExc_TypeError, "runs_add: a quick.Runs, after layout()");
+        return NULL;
+    }
+    return add_run(limits, runs, seconds, threads) < 0 ? NULL : Py_NewRef(Py_None);
 }
 
 /* The pending exception, taken: normalized, with its traceback attached. */
@@ -367,10 +462,11 @@ static PyObject *new_handle(const Spec *spec, PyObject *runtime, PyObject *recor
     return handle;
 }
 
-/* The compiled entry called with the arguments and the record's tail, timed into the key's
-   runs: its outputs as a tuple, or NULL with the exception set. */
+/* A compiled entry (the record's ``entry`` on all threads, its ``single`` on one) called
+   with the arguments and the record's tail, timed into the key's runs as a run on
+   ``threads``: its outputs as a tuple, or NULL with the exception set. */
 static PyObject *call_entry(const Spec *spec, PyObject *record, PyObject *runs, PyObject *entry,
-                            PyObject *const *values) {
+                            PyObject *threads, PyObject *const *values) {
     PyObject *call[17];
     PyObject **called = spec->count < 17 ? call : PyMem_New(PyObject *, spec->count + 1);
     if (called == NULL) return PyErr_NoMemory();
@@ -381,7 +477,7 @@ static PyObject *call_entry(const Spec *spec, PyObject *record, PyObject *runs, 
     double taken = seconds_now() - start;
     if (called != call) PyMem_Free(called);
     if (outputs == NULL) return NULL;
-    if (add_run(spec, runs, taken, Py_None) < 0) {
+    if (add_run(spec->limits, runs, taken, threads) < 0) {
         Py_DECREF(outputs);
         return NULL;
     }
@@ -396,27 +492,28 @@ static PyObject *call_runner(const Spec *spec, PyObject *args, PyObject *runs, P
     double start = seconds_now();
     PyObject *outputs = PyObject_CallFunctionObjArgs(runner, args, threads, NULL);
     double taken = seconds_now() - start;
-    if (outputs != NULL && add_run(spec, runs, taken, threads) < 0) Py_CLEAR(outputs);
+    if (outputs != NULL && add_run(spec->limits, runs, taken, threads) < 0) Py_CLEAR(outputs);
     return outputs;
 }
 
 /* The run of a held record: the handle, the thread count (all where the key's runs are
-   ``plain``, else what ``Runs.threads`` picks), the run — the compiled entry called
-   directly (``entry``, where the back end gave one) when it gets all threads, as the
-   runner would call it, else the runner —, its time added to the key's runs. The handle,
-   or NULL with Ctrl-C (or a failure to make the handle) set. */
+   ``plain``, else what ``Runs.threads`` picks), the run — a compiled entry called directly
+   where the back end gave one for that count (``entry`` for all threads, ``single`` for
+   one), as the runner would call it, else the runner —, its time added to the key's runs.
+   The handle, or NULL with Ctrl-C (or a failure to make the handle) set. */
 static PyObject *run(const Spec *spec, PyObject *args, PyObject *runtime, PyObject *record, PyObject *runs,
-                     PyObject *entry, PyObject *runner, PyObject *const *values) {
+                     PyObject *entry, PyObject *single, PyObject *runner, PyObject *const *values) {
     PyObject *handle = new_handle(spec, runtime, record);
     if (handle == NULL) return NULL;
-    PyObject *threads =
-        slot(runs, RUNS.plain) == Py_True ? Py_NewRef(Py_None) : PyObject_CallMethodNoArgs(runs, s_threads);
-    PyObject *outputs = NULL;
-    int direct = entry != NULL && threads == Py_None;
+    PyObject *threads = slot(runs, RUNS.plain) == Py_True ? Py_NewRef(Py_None) : pick_threads(spec->limits, runs);
+    PyObject *outputs = NULL, *call = NULL;
     if (threads != NULL) {
-        outputs = direct ? call_entry(spec, record, runs, entry, values) : call_runner(spec, args, runs, runner, threads);
+        call = threads == Py_None ? entry : single != NULL && one_thread(threads) ? single : NULL;
+        outputs = call != NULL ? call_entry(spec, record, runs, call, threads, values)
+                               : call_runner(spec, args, runs, runner, threads);
         Py_DECREF(threads);
     }
+    int direct = call != NULL;
     if (outputs != NULL) {
         set_slot(handle, HANDLE.outputs, outputs);
         Py_DECREF(outputs);
@@ -465,7 +562,7 @@ static PyObject *replay(PyObject *self, PyObject *const *argv, Py_ssize_t argc) 
         Py_INCREF(values[i]); /* (a list's items: the tests below may run Python code) */
     }
     PyObject *result = NULL, *key = NULL, *tracker = NULL, *record = NULL, *holds = NULL, *runs = NULL;
-    PyObject *entry = NULL, *runner = NULL;
+    PyObject *entry = NULL, *single = NULL, *runner = NULL;
     int state = 1;
     for (Py_ssize_t i = 0; i < count && state == 1; i++) state = accepts(spec, &spec->ports[i], values[i]);
     if (state != 1) goto out; /* (0: None; -1: the test's exception) */
@@ -515,6 +612,8 @@ static PyObject *replay(PyObject *self, PyObject *const *argv, Py_ssize_t argc) 
        may replace the record's while it runs) */
     PyObject *call = slot(record, REPLAY.entry);
     entry = call != NULL && call != Py_None ? Py_NewRef(call) : NULL;
+    PyObject *one = slot(record, REPLAY.single);
+    single = one != NULL && one != Py_None ? Py_NewRef(one) : NULL;
     runner = slot(record, REPLAY.runner);
     Py_XINCREF(runner);
     if (runner == NULL || slot(record, REPLAY.tail) == NULL || slot(record, REPLAY.root) == NULL ||
@@ -522,7 +621,7 @@ static PyObject *replay(PyObject *self, PyObject *const *argv, Py_ssize_t argc) 
         release(holds);
         goto python; /* (a slot unset: not a record as ``plan.Replay`` makes it) */
     }
-    result = run(spec, args, runtime, record, runs, entry, runner, values);
+    result = run(spec, args, runtime, record, runs, entry, single, runner, values);
     release(holds);
     goto out;
 python:
@@ -533,6 +632,7 @@ fail:
 out:
     if (result == NULL && state != -1 && !PyErr_Occurred()) result = Py_NewRef(Py_None);
     Py_XDECREF(entry);
+    Py_XDECREF(single);
     Py_XDECREF(runner);
     Py_XDECREF(runs);
     Py_XDECREF(holds);
@@ -577,6 +677,7 @@ static PyObject *layout(PyObject *Py_UNUSED(module), PyObject *args) {
     OFFSET(REPLAY, replay_cls, version);
     OFFSET(REPLAY, replay_cls, backend);
     OFFSET(REPLAY, replay_cls, entry);
+    OFFSET(REPLAY, replay_cls, single);
     OFFSET(REPLAY, replay_cls, runner);
     OFFSET(REPLAY, replay_cls, tail);
     OFFSET(REPLAY, replay_cls, root);
@@ -586,6 +687,10 @@ static PyObject *layout(PyObject *Py_UNUSED(module), PyObject *args) {
     OFFSET(RUNS, runs_cls, fast);
     OFFSET(RUNS, runs_cls, plain);
     OFFSET(RUNS, runs_cls, every);
+    OFFSET(RUNS, runs_cls, one);
+    OFFSET(RUNS, runs_cls, probes);
+    OFFSET(RUNS, runs_cls, choices);
+    OFFSET(RUNS, runs_cls, other);
     OFFSET(RUNS, runs_cls, last);
     OFFSET(RUNS, runs_cls, before);
     OFFSET(HANDLE, handle_cls, runtime);
@@ -732,6 +837,8 @@ bad:
 
 static PyMethodDef methods[] = {
     {"layout", layout, METH_VARARGS, "layout(Replay, Runs, LaunchHandle): where their slots are."},
+    {"runs_threads", runs_threads, METH_VARARGS, "runs_threads(runs, limits): Runs.threads() as the replay makes it."},
+    {"runs_add", runs_add, METH_VARARGS, "runs_add(runs, limits, seconds, threads): Runs.add as the replay makes it."},
     {"replayer", replayer, METH_VARARGS,
      "replayer(plan, ports, fallback, failed_run, FINISHED, ndarray, limits): a launch plan's replay in C."},
     {NULL, NULL, 0, NULL},
@@ -756,6 +863,9 @@ PyMODINIT_FUNC PyInit__replay(void) {
     INTERN(s_generation, "generation");
     INTERN(s_add, "add");
     INTERN(s_threads, "threads");
+    INTERN(s_probes_limit, "ONE_THREAD_PROBES");
+    INTERN(s_recheck_every, "RECHECK_EVERY");
+    INTERN(s_recheck_runs, "RECHECK_RUNS");
     INTERN(s_shape, "shape");
     INTERN(s_quick_run_s, "QUICK_RUN_S");
     INTERN(s_replays_version, "replays_version");

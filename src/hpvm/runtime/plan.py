@@ -105,8 +105,9 @@ class LaunchPlan:
         #: in the runtime's tracker under ``ident(args)``, run now on the calling thread —
         #: if its key's runs are quick and its runner current (``Backend.runners_version``);
         #: else ``None``, nothing held or run. ``ident``, the look-up, the tests, the run (the
-        #: back end's ``DirectCall`` where it gave one and the run gets all threads — what
-        #: the runner would call then —, else its runner with the thread count), its time
+        #: back end's ``DirectCall`` where it gave one — its entry when the run gets all
+        #: threads, its ``single`` when one — calling what the runner would call then, else
+        #: its runner with the thread count), its time
         #: and the handle in one generated function, an attribute, not a method: a replayed
         #: launch calls it after a step that evicted the host path from the core's caches,
         #: where each frame and object touched is a miss. The same in C (``fastpath.py``)
@@ -216,13 +217,14 @@ def _accepting(
         "    handle.arrays, handle.quick = record.arrays, record.known\n"
         "    try:\n"
         "        threads = None if runs.plain else runs.threads()\n"
-        "        if threads is None and record.entry is not None:\n"
+        "        call = record.entry if threads is None else record.single if threads == 1 else None\n"
+        "        if call is not None:\n"
         "            start = perf_counter()\n"
         "            try:\n"
-        f"                outputs = record.entry({''.join(v + ', ' for v in params)}record.tail)\n"
+        f"                outputs = call({''.join(v + ', ' for v in params)}record.tail)\n"
         "            except Exception as e:\n"
         "                record.failed(args, e)\n"
-        "            runs.add(perf_counter() - start, None)\n"
+        "            runs.add(perf_counter() - start, threads)\n"
         "            handle.outputs = outputs if type(outputs) is tuple else tuple(outputs)\n"
         "        else:\n"
         "            start = perf_counter()\n"
@@ -259,8 +261,8 @@ class Replay:
     loop over the same arrays (a stencil swapping two) gets, per launch, the acceptors' tests
     and the replay key, one look-up, its entries held (a token each, no lock:
     ``MemoryTracker.hold_replay``), the quick test and
-    the back end's compiled entry called directly (``Backend.direct``; its runner,
-    ``Backend.runner``, where it gave none or the run key picks one thread), instead of
+    the back end's compiled entry called directly (``Backend.direct``: on one thread where the
+    run key picks one, its ``single``; its runner, ``Backend.runner``, where it gave none), instead of
     the argument list and key, the sizes' key, finding each array in the tracker, the run
     key and its look-up, the run context and ``Backend.run``.
 
@@ -288,6 +290,7 @@ class Replay:
         "entry",
         "tail",
         "failed",
+        "single",
         "epoch",
         "__weakref__",  # (the compiled replay refers to the record it found last weakly)
     )
@@ -311,7 +314,7 @@ class Replay:
         self.holds = tuple(entry.holds for entry in entries)
         #: the ``DirectCall``'s parts (``None``: always the runner), read by the generated
         #: replay without going through one more object
-        self.entry, self.tail, self.failed = direct if direct is not None else (None, None, None)
+        self.entry, self.tail, self.failed, self.single = direct if direct is not None else (None,) * 4
         self.epoch = -1  #: the tracker's ``replay_epoch`` it was kept in (``keep_replay``)
 
 
@@ -351,7 +354,15 @@ def record_replay(
     runner = backend.runner(root)
     if runner is not None:
         record = Replay(
-            root, backend, runner, version, entries, arrays, runs, known, backend.direct(root, args)
+            root,
+            backend,
+            runner,
+            version,
+            entries,
+            arrays,
+            runs,
+            known,
+            backend.direct(root, args, not runs.plain),
         )
         tracker.keep_replay(key, record, _REPLAYS)
 

@@ -41,7 +41,9 @@ Errors and warnings of a quick run are kept on its handle and surface at ``wait`
 exception types at the same call as from a worker.
 
 A quick run of a tiny graph may use one thread (``Runs.threads``): its run on all threads
-is then mostly the wake-up of the OpenMP team, which one thread does not pay. Which one is
+is then mostly the wake-up of the OpenMP team, which one thread does not pay (nor, on
+``cpu``, the parallel loop's launch: a run on one thread calls the root's function compiled
+without parallel loops, ``Compiler.single``). Which one is
 faster is measured per run key, not guessed: ``ONE_THREAD_PROBES`` runs on one thread once
 the key's fastest run on all threads took under ``ONE_THREAD_PROBE_S``, then the faster
 (all threads for good once one thread is ``ONE_THREAD_LOSS`` times slower).

@@ -140,6 +140,16 @@ class CPUBackend(Backend):
 
         def run(args: Sequence[Any], threads: int | None) -> tuple[Any, ...]:
             values = converted(args, converts) if converts else args
+            if threads == 1 and one_call is not None:
+                single = program.single
+                if single is None:  # (compiled now: ``False`` where it does not compile)
+                    single = self.compiler.single(program) or False
+                if single is not False:  # (the root without parallel loops: no thread count to set)
+                    try:
+                        result = single(*values, root_ctx)
+                    except Exception as e:
+                        one_call.failed(values, e)
+                    return result if plain and type(result) is tuple else results(result)
             before = 0  # (one function, not a run in a thread-count wrapper: a frame less)
             if threads is not None:
                 before = get_threads()
@@ -166,11 +176,16 @@ class CPUBackend(Backend):
 
         return run
 
-    def direct(self, root: InternalFunction, args: Sequence[Any]) -> DirectCall | None:
+    def direct(
+        self, root: InternalFunction, args: Sequence[Any], one_thread: bool = False
+    ) -> DirectCall | None:
         """The runner's one call (``_entry_call``) where ``run`` is that call and nothing
         else: no scalar outputs to convert either, and no scalar of ``args`` that
         ``converted`` would convert (``SAME_TYPING``: the stencil's ``np.float32``
-        coefficients for ``f32`` ports pass as they are)."""
+        coefficients for ``f32`` ports pass as they are). Its ``single`` is the root's
+        function without parallel loops (``Compiler.single``) where it compiled — made now
+        for ``one_thread`` (a replay is recorded after its launch's run: not a timed one),
+        else only where a run on one thread made it already."""
         program = self.prepare(root)
         one_call = self._entry_call(program)
         if one_call is None or program.scalar_outs:
@@ -179,7 +194,9 @@ class CPUBackend(Backend):
             kind = type(args[i])
             if kind is not convert and kind is not same:
                 return None
-        return one_call
+        if one_thread and program.single is None:
+            self.compiler.single(program)
+        return one_call._replace(single=program.single or None)
 
     def _entry_call(self, program: CompiledProgram) -> DirectCall | None:
         """``program``'s compiled entry called with its root context, its errors raised as

@@ -216,6 +216,9 @@ class CompiledProgram:
     pools: BufferPools = field(default_factory=BufferPools)
     # an LLVM leaf calls llvm.hpvm.malloc: launches hold the host heap (llvm_native/host.py)
     llvm_heap: bool = False
+    # the root's graph function without parallel loops, a run on one thread's (``Compiler.single``):
+    # ``None`` until asked for, ``False`` where it did not compile
+    single: Any = None
 
     def __post_init__(self) -> None:
         # Made once: a launch's host path is a few microseconds of Python per step.
@@ -583,7 +586,7 @@ class Compiler:
         key = tuple(sorted(id(n) for n in stage.nodes))
         with COMPILE_LOCK:
             if key not in program.stages:
-                assert program.gen is not None and program.module is not None
+                assert program.gen is not None
                 before = len(program.gen.sources)
                 # Numbered by the stage's nodes, not by arrival: the generated text (and so the
                 # on-disk cache entry) must be the same in every process.
@@ -592,29 +595,65 @@ class Compiler:
                     str(position[id(n)]) for n in sorted(stage.nodes, key=lambda n: position[id(n)])
                 )
                 symbol = program.gen.stage_function(program.root, stage, number)
-                # Named after the program's module too: the stage calls that module's graph
-                # functions, and Numba's cached code records their module by name. The same
-                # stage text in a program whose module differs (its leaves' messages name
-                # another checkout's files) found an entry naming a module this process never
-                # made: "No module named hpvm_generated.hpvm_graph_..." at the first item.
-                calls = f"# calls into {program.module.__name__}\n"
-                source = calls + "\n".join(program.gen.sources[before:])
-                path = self._write(source)
-                source = path.read_text()  # what Numba's cache and messages see, header included
-                # A module of its own, named by its source's hash like its file: Numba's disk
-                # cache records the module name, which must mean the same in every process.
-                namespace = {
-                    k: v
-                    for k, v in program.module.__dict__.items()
-                    if not k.startswith("__") or k.startswith("__hpvm")
-                }
-                namespace.update(self._variants(program.gen, _runtime_helpers()))
-                module = _module(f"{self._prefix(True)}.{path.stem}", str(path), namespace)
-                exec(compile(source, str(path), "exec"), module.__dict__)
-                for name in re.findall(r"^def (\w+)\(", source, flags=re.M):
-                    module.__dict__[name] = _jit_generated(module.__dict__[name], program.gen, cache=True)
+                module = self._companion(program, program.gen.sources[before:])
                 program.stages[key] = (module.__dict__[symbol], stage)
             return program.stages[key]
+
+    def single(self, program: CompiledProgram) -> Any:
+        """The root's graph function without parallel loops, compiled for the signatures the
+        parallel entry has (``CompiledProgram.single``): what a run on one thread calls
+        (``quick.Runs.threads``), made on first use; ``None`` where it does not compile.
+
+        Why a function of its own: Numba runs a ``prange`` on one thread through its
+        threading layer all the same (a 64-element vector add took 1.9 µs that way, against
+        0.25 µs for the same loop without ``prange``), and a run capped at one thread gets
+        and sets the thread count around it (1.7–2.0 µs). A tiny graph's one-thread run,
+        which ``Runs.threads`` picks only when it measured faster, was mostly those."""
+        with COMPILE_LOCK:
+            if program.single is None:
+                program.single = self._single(program) or False
+            return program.single or None
+
+    def _single(self, program: CompiledProgram) -> Any:
+        import numba
+
+        assert program.gen is not None and program.module is not None
+        before = len(program.gen.sources)
+        symbol = program.gen.graph_function(program.root, parallel=False)
+        added = program.gen.sources[before:]
+        func = self._companion(program, added).__dict__[symbol] if added else program.module.__dict__[symbol]
+        try:
+            for signature in program.entry.signatures:
+                func.compile(signature)
+        except numba.core.errors.NumbaError:  # (the parallel entry serves, on one thread)
+            return None
+        return func
+
+    def _companion(self, program: CompiledProgram, sources: list[str]) -> types.ModuleType:
+        """A module of generated functions that call into ``program``'s module (a stage, the
+        root's function without parallel loops), written, loaded and compiled as it is."""
+        assert program.module is not None and program.gen is not None
+        # Named after the program's module too: the functions call that module's graph
+        # functions, and Numba's cached code records their module by name. The same stage
+        # text in a program whose module differs (its leaves' messages name another
+        # checkout's files) found an entry naming a module this process never made: "No
+        # module named hpvm_generated.hpvm_graph_..." at the first item.
+        calls = f"# calls into {program.module.__name__}\n"
+        path = self._write(calls + "\n".join(sources))
+        source = path.read_text()  # what Numba's cache and messages see, header included
+        # A module of its own, named by its source's hash like its file: Numba's disk cache
+        # records the module name, which must mean the same in every process.
+        namespace = {
+            k: v
+            for k, v in program.module.__dict__.items()
+            if not k.startswith("__") or k.startswith("__hpvm")
+        }
+        namespace.update(self._variants(program.gen, _runtime_helpers()))
+        module = _module(f"{self._prefix(True)}.{path.stem}", str(path), namespace)
+        exec(compile(source, str(path), "exec"), module.__dict__)
+        for name in re.findall(r"^def (\w+)\(", source, flags=re.M):
+            module.__dict__[name] = _jit_generated(module.__dict__[name], program.gen, cache=True)
+        return module
 
     def stage_batch(self, program: CompiledProgram, stage: StageSpec) -> Any:
         """The compiled loop running a stage's function over a batch of items (streaming,
