@@ -22,6 +22,10 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
+from hpvm.runtime import fastpath
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 SCRIPT = """
@@ -92,4 +96,32 @@ def test_a_second_process_with_the_same_caches_compiles_nothing(tmp_path: Path) 
     assert not twice, f"compiled more than once in one process: {twice}\n{cold}"
 
     warm = _run(script, env)
+    assert warm == [], f"a warm start compiled again (not loaded from the caches): {warm}"
+
+
+@pytest.mark.skipif(not fastpath.built(), reason=fastpath.REASON or "the extension is not built")
+def test_a_hot_loops_native_calls_are_loaded_from_the_cache_by_a_second_process(tmp_path: Path) -> None:
+    """A host loop long enough for its record to get native calls (``plan.HOT_REPLAYS``:
+    the entry and the function for one thread as C functions, ``backends/cpu/native.py``):
+    the second process finds both wrappers in Numba's cache (a ``cfunc`` reports no compile
+    event, so its cache hits are counted instead) and compiles nothing else."""
+    script = tmp_path / "hot_loop.py"
+    launch = 'hpvm.wait(hpvm.launch(root, (a, b, c), target="cpu"))'
+    assert launch in SCRIPT
+    hot = SCRIPT.replace(
+        launch,
+        "from hpvm.runtime import plan\n"
+        "from hpvm.backends import get_backend\n"
+        "for _ in range(plan.HOT_REPLAYS + 20):\n"
+        f"    {launch}\n"
+        "natives = get_backend('cpu').prepare(root).natives\n"
+        "hits = sorted(native.cache_hits for native in natives.values() if native is not None)\n",
+    ).replace("print(json.dumps(compiled))", "print(json.dumps([compiled, hits]))")
+    script.write_text(textwrap.dedent(hot))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), HPVM_CACHE_DIR=str(tmp_path / "hpvm"))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    env.pop("HPVM_PURE_PYTHON", None)
+    (_, cold_hits), (warm, warm_hits) = _run(script, env), _run(script, env)
+    assert cold_hits and cold_hits == [0] * len(cold_hits), cold_hits  # (made: the loop was hot)
+    assert warm_hits == [1] * len(cold_hits), warm_hits
     assert warm == [], f"a warm start compiled again (not loaded from the caches): {warm}"

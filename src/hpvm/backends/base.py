@@ -103,17 +103,38 @@ class StageBatch:
     error: BaseException | None = None
 
 
+class NativeCall(NamedTuple):
+    """A compiled run callable from C as ``void f(int64_t *block)`` at ``address``, for one
+    replay record's arguments: ``template`` is its block (64-bit slots, native byte order)
+    with the scalars in place; per argument in order, an array takes ``2 + 2 * ndim`` slots
+    — ``flags | ndim << 32`` (NumPy's C-contiguous, Fortran-contiguous, aligned and
+    writeable flags the call was compiled for: the caller compares them first), then its
+    data pointer, dimensions and strides, which the caller writes —, a scalar one slot;
+    the last two slots are a status the call writes (0: done). ``failed(code, info)``
+    raises what a nonzero status means, as the function would have raised it. The run
+    returns nothing (a root without outputs). Made by the cpu back end
+    (``backends/cpu/native.py``); the replay in C calls it (``runtime/_replay.c``)."""
+
+    address: int
+    template: bytes
+    failed: Callable[[int, int], NoReturn]
+
+
 class DirectCall(NamedTuple):
     """A root's run as one call (``Backend.direct``): ``entry(*args, tail)`` returns its
     outputs (a tuple, or what ``tuple()`` makes one of), and on an exception ``failed(args,
     error)`` raises what it means to the user, as the runner would. ``single``, where the
     back end has one, is called the same way for a run on one thread (``quick.Runs.threads``:
-    the runner's ``threads`` of 1)."""
+    the runner's ``threads`` of 1). ``native`` and ``native_single``, where the back end
+    made them (``Backend.direct``'s ``native``), are ``entry`` and ``single`` for these
+    arguments as ``NativeCall``s."""
 
     entry: Callable[..., Any]
     tail: Any
     failed: Callable[[Sequence[Any], Exception], NoReturn]
     single: Callable[..., Any] | None = None
+    native: NativeCall | None = None
+    native_single: NativeCall | None = None
 
 
 class Backend(ABC):
@@ -199,7 +220,7 @@ class Backend(ABC):
         return None
 
     def direct(
-        self, root: InternalFunction, args: Sequence[Any], one_thread: bool = False
+        self, root: InternalFunction, args: Sequence[Any], one_thread: bool = False, native: bool = False
     ) -> DirectCall | None:
         """``runner(root)(args, None)`` as one call of compiled code, for arguments of the
         types of ``args`` (the same scalar types: a replay's key holds them), or ``None``
@@ -208,7 +229,9 @@ class Backend(ABC):
         frame, its thread count and conversions tested per launch, are a good part of a
         warm launch's host cost after a step that evicted them from the core's caches.
         ``one_thread``: the launches may pick one thread (``quick.Runs.plain`` is false), so
-        the call's ``single``, ``runner(root)(args, 1)`` as one call, is wanted too."""
+        the call's ``single``, ``runner(root)(args, 1)`` as one call, is wanted too.
+        ``native``: the record is replayed often (``plan.HOT_REPLAYS``), so ``NativeCall``s
+        are wanted too, made now if need be (else only where made already)."""
         return None
 
     def compile(self, root: InternalFunction, args: Sequence[Any]) -> None:  # noqa: B027 — optional hook

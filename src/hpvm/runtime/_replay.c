@@ -27,6 +27,12 @@ descriptors, and refuses classes whose attributes are not such slots), where an 
 look-up per field was a third of this function's time. The handle gets what
 ``LaunchHandle.__init__`` gives it (a test compares the two field by field).
 
+One thing only it does, beyond the Python replay: a record replayed ``hot_replays`` times (``plan.HOT_REPLAYS``) is
+handed to ``hot`` (runtime/fastpath.py), which asks the back end for its direct calls as
+``NativeCall``s (backends/base.py): C functions of a block of 64-bit slots, which
+``call_native`` fills from the arguments and calls past Numba's dispatcher — the Python
+replay cannot call them, and calls the same code through the dispatcher.
+
 No NumPy C API table is used (no ``import_array``): only the array object's fields,
 through NumPy's inline accessors, and the ndarray type passed in from Python. */
 #define PY_SSIZE_T_CLEAN
@@ -60,6 +66,8 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     PyObject *plan, *fallback, *failed_run, *finished, *ndarray;
+    PyObject *hot;    /* ``fastpath.hot(record, args)``: a record replayed ``hot_replays`` times */
+    long hot_replays;
     PyObject *limits; /* quick.py's globals: ``QUICK_RUN_S`` read per run (tests change it) */
     Py_ssize_t count;
     Port *ports;
@@ -74,7 +82,8 @@ static PyObject *s_tracker, *s_device_entries, *s_versioned, *s_replays, *s_repl
 /* The classes whose slots are read and written in place (``layout``), and the offsets. */
 static PyTypeObject *replay_type, *runs_type, *handle_type;
 static struct {
-    Py_ssize_t holds, runs, version, backend, entry, single, runner, tail, root, arrays, known, epoch;
+    Py_ssize_t holds, runs, version, backend, entry, single, native, native_single, hits, runner, tail, root, arrays,
+        known, epoch;
 } REPLAY;
 static struct {
     Py_ssize_t fast, plain, every, one, last, before, probes, choices, other;
@@ -328,9 +337,10 @@ static int limit_of(PyObject *limits, PyObject *name, long *value) {
     return PyLong_CheckExact(limit) && !overflow && *value > 0;
 }
 
-/* A ``Runs`` slot holding a small int (``*value``): 1, else 0 (unset, or not one). */
-static int count_of(PyObject *runs, Py_ssize_t offset, long *value) {
-    PyObject *count = slot(runs, offset);
+/* A slot of ``owner`` (a ``Runs``, a ``Replay``) holding a small int (``*value``): 1, else 0
+   (unset, or not one). */
+static int count_of(PyObject *owner, Py_ssize_t offset, long *value) {
+    PyObject *count = slot(owner, offset);
     int overflow = 0;
     *value = count != NULL && PyLong_CheckExact(count) ? PyLong_AsLongAndOverflow(count, &overflow) : 0;
     return count != NULL && PyLong_CheckExact(count) && !overflow;
@@ -486,6 +496,82 @@ static PyObject *call_entry(const Spec *spec, PyObject *record, PyObject *runs, 
     return made;
 }
 
+/* NumPy's flags that fix Numba's type of an array (C- and Fortran-contiguous, aligned,
+   writeable): what a ``NativeCall``'s block records per array (``backends/base.py``). */
+#define NATIVE_FLAGS (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE)
+#define NATIVE_SLOTS 64 /* (a block this long lives on the stack) */
+
+typedef void (*native_fn)(int64_t *block);
+
+/* A ``NativeCall`` (``native``: address, template, failed) run with the arguments, timed
+   into the key's runs as a run on ``threads``: 1 done (``*outputs`` the empty tuple), 0 it
+   does not apply (an array's flags or rank are not the template's: the caller calls the
+   dispatcher instead; nothing ran), -1 with the exception set (what ``failed`` raised for
+   the status, or a Python exception the run set). */
+static int call_native(const Spec *spec, PyObject *runs, PyObject *native, PyObject *threads,
+                       PyObject *const *values, PyObject **outputs) {
+    if (!PyTuple_Check(native) || PyTuple_GET_SIZE(native) != 3 || !PyLong_Check(PyTuple_GET_ITEM(native, 0)) ||
+        !PyBytes_CheckExact(PyTuple_GET_ITEM(native, 1)))
+        return 0;
+    PyObject *template = PyTuple_GET_ITEM(native, 1);
+    Py_ssize_t slots = PyBytes_GET_SIZE(template) / (Py_ssize_t)sizeof(int64_t);
+    if (slots < 2 || PyBytes_GET_SIZE(template) % (Py_ssize_t)sizeof(int64_t) != 0) return 0;
+    native_fn function = (native_fn)PyLong_AsVoidPtr(PyTuple_GET_ITEM(native, 0));
+    if (function == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int64_t small[NATIVE_SLOTS];
+    int64_t *block = slots <= NATIVE_SLOTS ? small : PyMem_New(int64_t, slots);
+    if (block == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(block, PyBytes_AS_STRING(template), (size_t)slots * sizeof(int64_t));
+    Py_ssize_t at = 0;
+    int fits = 1;
+    for (Py_ssize_t i = 0; i < spec->count && fits; i++) {
+        int kind = spec->ports[i].kind;
+        if (kind != PORT_ARRAY && kind != PORT_POINTER) {
+            at += 1; /* (a scalar: in place, equal to the record's) */
+            continue;
+        }
+        PyArrayObject *array = (PyArrayObject *)values[i]; /* (an ndarray: the acceptance test said so) */
+        int rank = PyArray_NDIM(array);
+        int64_t expected = ((int64_t)(PyArray_FLAGS(array) & NATIVE_FLAGS)) | ((int64_t)rank << 32);
+        if (at + 2 + 2 * (Py_ssize_t)rank > slots - 2 || block[at] != expected) {
+            fits = 0;
+            break;
+        }
+        block[at + 1] = (int64_t)(intptr_t)PyArray_DATA(array);
+        for (int d = 0; d < rank; d++) {
+            block[at + 2 + d] = (int64_t)PyArray_DIMS(array)[d];
+            block[at + 2 + rank + d] = (int64_t)PyArray_STRIDES(array)[d];
+        }
+        at += 2 + 2 * (Py_ssize_t)rank;
+    }
+    int result = 0;
+    if (fits) {
+        double start = seconds_now();
+        function(block);
+        double taken = seconds_now() - start;
+        int64_t code = block[slots - 2], info = block[slots - 1];
+        if (code == 0 && !PyErr_Occurred()) {
+            result = add_run(spec->limits, runs, taken, threads) < 0 ? -1 : 1;
+            if (result == 1) *outputs = PyTuple_New(0);
+        } else if (PyErr_Occurred()) {
+            result = -1; /* (a Python exception the run set on this thread) */
+        } else {
+            PyObject *raised = PyObject_CallFunction(PyTuple_GET_ITEM(native, 2), "LL", (long long)code, (long long)info);
+            Py_XDECREF(raised);
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "a native call failed and nothing was raised");
+            result = -1;
+        }
+    }
+    if (block != small) PyMem_Free(block);
+    return result;
+}
+
 /* The record's runner called with ``args`` and ``threads``, timed into the key's runs: its
    outputs, or NULL with the exception set. */
 static PyObject *call_runner(const Spec *spec, PyObject *args, PyObject *runs, PyObject *runner, PyObject *threads) {
@@ -499,8 +585,9 @@ static PyObject *call_runner(const Spec *spec, PyObject *args, PyObject *runs, P
 /* The run of a held record: the handle, the thread count (all where the key's runs are
    ``plain``, else what ``Runs.threads`` picks), the run — a compiled entry called directly
    where the back end gave one for that count (``entry`` for all threads, ``single`` for
-   one), as the runner would call it, else the runner —, its time added to the key's runs.
-   The handle, or NULL with Ctrl-C (or a failure to make the handle) set. */
+   one), as the runner would call it, past Numba's dispatcher where the record has it as a
+   ``NativeCall`` that fits the arguments, else the runner —, its time added to the key's
+   runs. The handle, or NULL with Ctrl-C (or a failure to make the handle) set. */
 static PyObject *run(const Spec *spec, PyObject *args, PyObject *runtime, PyObject *record, PyObject *runs,
                      PyObject *entry, PyObject *single, PyObject *runner, PyObject *const *values) {
     PyObject *handle = new_handle(spec, runtime, record);
@@ -508,9 +595,13 @@ static PyObject *run(const Spec *spec, PyObject *args, PyObject *runtime, PyObje
     PyObject *threads = slot(runs, RUNS.plain) == Py_True ? Py_NewRef(Py_None) : pick_threads(spec->limits, runs);
     PyObject *outputs = NULL, *call = NULL;
     if (threads != NULL) {
-        call = threads == Py_None ? entry : single != NULL && one_thread(threads) ? single : NULL;
-        outputs = call != NULL ? call_entry(spec, record, runs, call, threads, values)
-                               : call_runner(spec, args, runs, runner, threads);
+        int alone = threads != Py_None && one_thread(threads);
+        call = threads == Py_None ? entry : single != NULL && alone ? single : NULL;
+        PyObject *native = call == NULL ? NULL : slot(record, alone ? REPLAY.native_single : REPLAY.native);
+        int ran = native != NULL && native != Py_None ? call_native(spec, runs, native, threads, values, &outputs) : 0;
+        if (ran == 0)
+            outputs = call != NULL ? call_entry(spec, record, runs, call, threads, values)
+                                   : call_runner(spec, args, runs, runner, threads);
         Py_DECREF(threads);
     }
     int direct = call != NULL;
@@ -540,6 +631,26 @@ static PyObject *run(const Spec *spec, PyObject *args, PyObject *runtime, PyObje
     set_slot(handle, HANDLE.error, error); /* (delivered to the host at wait) */
     Py_DECREF(error);
     return handle;
+}
+
+/* One more replay of ``record`` counted (``Replay.hits``, up to ``hot_replays``), and at
+   ``hot_replays`` ``hot(record, args)`` called: what it raises is reported as unraisable
+   (the launch ran; a faster path not made is not its failure). */
+static void count_hit(const Spec *spec, PyObject *record, PyObject *args) {
+    long hits;
+    if (!count_of(record, REPLAY.hits, &hits) || hits >= spec->hot_replays) return;
+    PyObject *counted = PyLong_FromLong(hits + 1);
+    if (counted == NULL) {
+        PyErr_WriteUnraisable(record);
+        return;
+    }
+    set_slot(record, REPLAY.hits, counted);
+    Py_DECREF(counted);
+    if (hits + 1 == spec->hot_replays) {
+        PyObject *done = PyObject_CallFunctionObjArgs(spec->hot, record, args, NULL);
+        if (done == NULL) PyErr_WriteUnraisable(spec->hot);
+        Py_XDECREF(done);
+    }
 }
 
 /* ``replay(args, runtime)``: the handle of a replayed launch, or None (nothing held or
@@ -623,6 +734,7 @@ static PyObject *replay(PyObject *self, PyObject *const *argv, Py_ssize_t argc) 
     }
     result = run(spec, args, runtime, record, runs, entry, single, runner, values);
     release(holds);
+    if (result != NULL) count_hit(spec, record, args);
     goto out;
 python:
     result = PyObject_CallFunctionObjArgs(spec->fallback, args, runtime, NULL);
@@ -678,6 +790,9 @@ static PyObject *layout(PyObject *Py_UNUSED(module), PyObject *args) {
     OFFSET(REPLAY, replay_cls, backend);
     OFFSET(REPLAY, replay_cls, entry);
     OFFSET(REPLAY, replay_cls, single);
+    OFFSET(REPLAY, replay_cls, native);
+    OFFSET(REPLAY, replay_cls, native_single);
+    OFFSET(REPLAY, replay_cls, hits);
     OFFSET(REPLAY, replay_cls, runner);
     OFFSET(REPLAY, replay_cls, tail);
     OFFSET(REPLAY, replay_cls, root);
@@ -715,6 +830,7 @@ static int spec_traverse(Spec *spec, visitproc visit, void *arg) {
     Py_VISIT(spec->finished);
     Py_VISIT(spec->ndarray);
     Py_VISIT(spec->limits);
+    Py_VISIT(spec->hot);
     for (Py_ssize_t i = 0; i < spec->count; i++) {
         Py_VISIT(spec->ports[i].dtype);
         Py_VISIT(spec->ports[i].types);
@@ -736,6 +852,7 @@ static int spec_clear(Spec *spec) {
     Py_CLEAR(spec->finished);
     Py_CLEAR(spec->ndarray);
     Py_CLEAR(spec->limits);
+    Py_CLEAR(spec->hot);
     for (Py_ssize_t i = 0; i < spec->count; i++) {
         Py_CLEAR(spec->ports[i].dtype);
         Py_CLEAR(spec->ports[i].types);
@@ -763,13 +880,14 @@ static PyTypeObject SpecType = {
     .tp_dealloc = (destructor)spec_dealloc,
 };
 
-/* ``replayer(plan, ports, fallback, failed_run, FINISHED, ndarray, limits)``: the
-   replay of ``plan`` (after ``layout``); ``ports`` as ``launch.port_test`` describes them
+/* ``replayer(plan, ports, fallback, failed_run, FINISHED, ndarray, limits, hot, hot_replays)``:
+   the replay of ``plan`` (after ``layout``); ``ports`` as ``launch.port_test`` describes them
    (an array's rank, its fourth item, is not read: a replay's key fixes it). */
 static PyObject *replayer(PyObject *module, PyObject *args) {
-    PyObject *plan, *ports, *fallback, *failed_run, *finished, *ndarray, *limits;
-    if (!PyArg_ParseTuple(args, "OO!OOOOO!:replayer", &plan, &PyTuple_Type, &ports, &fallback, &failed_run,
-                          &finished, &ndarray, &PyDict_Type, &limits))
+    PyObject *plan, *ports, *fallback, *failed_run, *finished, *ndarray, *limits, *hot;
+    long hot_replays;
+    if (!PyArg_ParseTuple(args, "OO!OOOOO!Ol:replayer", &plan, &PyTuple_Type, &ports, &fallback, &failed_run,
+                          &finished, &ndarray, &PyDict_Type, &limits, &hot, &hot_replays))
         return NULL;
     if (replay_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "layout() first");
@@ -782,7 +900,7 @@ static PyObject *replayer(PyObject *module, PyObject *args) {
     spec->next = 0;
     for (int k = 0; k < FOUND; k++) spec->found[k] = (Found){NULL, NULL, NULL, -1};
     spec->ports = PyMem_New(Port, count > 0 ? count : 1);
-    spec->plan = spec->fallback = spec->failed_run = spec->finished = spec->ndarray = spec->limits = NULL;
+    spec->plan = spec->fallback = spec->failed_run = spec->finished = spec->ndarray = spec->limits = spec->hot = NULL;
     if (spec->ports == NULL) {
         PyObject_GC_Track(spec);
         Py_DECREF(spec);
@@ -825,6 +943,8 @@ static PyObject *replayer(PyObject *module, PyObject *args) {
     spec->finished = Py_NewRef(finished);
     spec->ndarray = Py_NewRef(ndarray);
     spec->limits = Py_NewRef(limits);
+    spec->hot = Py_NewRef(hot);
+    spec->hot_replays = hot_replays;
     PyObject_GC_Track(spec);
     PyObject *function = PyCFunction_NewEx(&replay_def, (PyObject *)spec, module);
     Py_DECREF(spec);
@@ -840,7 +960,8 @@ static PyMethodDef methods[] = {
     {"runs_threads", runs_threads, METH_VARARGS, "runs_threads(runs, limits): Runs.threads() as the replay makes it."},
     {"runs_add", runs_add, METH_VARARGS, "runs_add(runs, limits, seconds, threads): Runs.add as the replay makes it."},
     {"replayer", replayer, METH_VARARGS,
-     "replayer(plan, ports, fallback, failed_run, FINISHED, ndarray, limits): a launch plan's replay in C."},
+     "replayer(plan, ports, fallback, failed_run, FINISHED, ndarray, limits, hot, hot_replays): a launch plan's "
+     "replay in C."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -93,7 +93,24 @@ def compiled_replay(
     # replay, is not read)
     ports = tuple(port_test(p.type, i in written, replayed=True) for i, p in enumerate(root.params))
     # (quick.py's globals: its ``QUICK_RUN_S`` is read per run, as ``Runs.add`` reads it)
-    return _extension.replayer(plan, ports, fallback, failed_run, FINISHED, np.ndarray, vars(quick))
+    from .plan import HOT_REPLAYS  # (plan.py imports this module)
+
+    return _extension.replayer(
+        plan, ports, fallback, failed_run, FINISHED, np.ndarray, vars(quick), hot, HOT_REPLAYS
+    )
+
+
+def hot(record: Any, args: Sequence[Any]) -> None:
+    """A record replayed ``plan.HOT_REPLAYS`` times by the compiled replay, with ``args``
+    (equal to its key's): its direct calls as ``NativeCall``s where the back end makes them
+    (``Backend.direct``'s ``native``: compiled now, once per function and signature), which
+    its next replays call past Numba's dispatcher."""
+    call = record.backend.direct(record.root, args, not record.runs.plain, native=True)
+    if call is None or call.entry is not record.entry:  # (the record's call replaced: tests do)
+        return
+    record.native = call.native
+    if record.single is None or record.single is call.single:  # (a function for one thread made since)
+        record.single, record.native_single = call.single, call.native_single
 
 
 def failed_run(record: Any, args: Sequence[Any], error: Exception) -> BaseException:

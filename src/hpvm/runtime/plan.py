@@ -291,6 +291,9 @@ class Replay:
         "tail",
         "failed",
         "single",
+        "native",
+        "native_single",
+        "hits",
         "epoch",
         "__weakref__",  # (the compiled replay refers to the record it found last weakly)
     )
@@ -314,7 +317,12 @@ class Replay:
         self.holds = tuple(entry.holds for entry in entries)
         #: the ``DirectCall``'s parts (``None``: always the runner), read by the generated
         #: replay without going through one more object
-        self.entry, self.tail, self.failed, self.single = direct if direct is not None else (None,) * 4
+        self.entry, self.tail, self.failed, self.single = direct[:4] if direct is not None else (None,) * 4
+        #: the direct calls as ``NativeCall``s (``Backend.direct``'s ``native``), which only the
+        #: compiled replay can call (past Numba's dispatcher); made once the compiled replay
+        #: counted ``HOT_REPLAYS`` replays of the record (``hits``: ``fastpath.hot``)
+        self.native, self.native_single = direct[4:] if direct is not None else (None, None)
+        self.hits = 0
         self.epoch = -1  #: the tracker's ``replay_epoch`` it was kept in (``keep_replay``)
 
 
@@ -366,6 +374,13 @@ def record_replay(
         )
         tracker.keep_replay(key, record, _REPLAYS)
 
+
+#: Replays of a record after which the compiled replay asks its back end for native calls
+#: (``Backend.direct``'s ``native``, ``fastpath.hot``): a host launching the same step in a
+#: loop, for which a compile (a fraction of a second, once per function and signature; on
+#: disk after) pays back in 0.4 µs a launch, and not a test or a script that launches a few
+#: times (at record creation, the test suite's runs compiled one per record it made).
+HOT_REPLAYS = 200
 
 #: root -> its plans, one per target name (by the root's identity, held weakly: ``ir/weakid.py``).
 _PLANS: WeakIdTable[InternalFunction, dict[str | None, LaunchPlan]] = WeakIdTable()

@@ -22,6 +22,7 @@ from .batch import BatchLayout, scalar_stage
 from .compiler import COMPILE_LOCK, CompiledProgram, Compiler
 from .loop_errors import ChunkCompileError
 from .mallocpool import MallocStats
+from .native import native_call
 from .raised import node_error
 from .stagerun import converted, scalar_converts, stage_run, stage_spec
 
@@ -177,7 +178,7 @@ class CPUBackend(Backend):
         return run
 
     def direct(
-        self, root: InternalFunction, args: Sequence[Any], one_thread: bool = False
+        self, root: InternalFunction, args: Sequence[Any], one_thread: bool = False, native: bool = False
     ) -> DirectCall | None:
         """The runner's one call (``_entry_call``) where ``run`` is that call and nothing
         else: no scalar outputs to convert either, and no scalar of ``args`` that
@@ -185,7 +186,9 @@ class CPUBackend(Backend):
         coefficients for ``f32`` ports pass as they are). Its ``single`` is the root's
         function without parallel loops (``Compiler.single``) where it compiled — made now
         for ``one_thread`` (a replay is recorded after its launch's run: not a timed one),
-        else only where a run on one thread made it already."""
+        else only where a run on one thread made it already. Its ``native`` and
+        ``native_single`` are the two called past Numba's dispatcher (``native.py``),
+        compiled now for ``native``, else only where compiled already."""
         program = self.prepare(root)
         one_call = self._entry_call(program)
         if one_call is None or program.scalar_outs:
@@ -196,7 +199,14 @@ class CPUBackend(Backend):
                 return None
         if one_thread and program.single is None:
             self.compiler.single(program)
-        return one_call._replace(single=program.single or None)
+        single = program.single or None
+        return one_call._replace(
+            single=single,
+            native=native_call(self.compiler, program, program.entry, args, native),
+            native_single=native_call(self.compiler, program, single, args, native)
+            if single is not None
+            else None,
+        )
 
     def _entry_call(self, program: CompiledProgram) -> DirectCall | None:
         """``program``'s compiled entry called with its root context, its errors raised as

@@ -42,6 +42,7 @@ from .loadpre import without_loop_load_pre
 from .loop_errors import loop_error_helpers
 from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, poolable, pooled_clone, uses_malloc
 from .narrow import narrow_helpers
+from .native import SYMBOL, native_helpers, wrapper_source
 from .privatize import plain_helpers
 from .restrict import disjoint_helpers, restrict
 from .scratch import INLINED, scratch_plans
@@ -219,6 +220,8 @@ class CompiledProgram:
     # the root's graph function without parallel loops, a run on one thread's (``Compiler.single``):
     # ``None`` until asked for, ``False`` where it did not compile
     single: Any = None
+    # (function symbol, signature) -> its wrapper called from C (``Compiler.native``), or ``None``
+    natives: dict[tuple[str, tuple[Any, ...]], Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Made once: a launch's host path is a few microseconds of Python per step.
@@ -628,6 +631,40 @@ class Compiler:
         except numba.core.errors.NumbaError:  # (the parallel entry serves, on one thread)
             return None
         return func
+
+    def native(
+        self, program: CompiledProgram, func: Any, signature: tuple[Any, ...], make: bool
+    ) -> int | None:
+        """The address of ``func`` (one of ``program``'s compiled functions of the root: its
+        entry, or ``single``) for ``signature`` as a C function of a block of arguments
+        (``native.py``), compiled once (``make``: now, if need be); ``None`` where it was
+        not made, or its arguments cannot travel in a block, or it does not compile."""
+        import numba
+        from numba.core import types as nb
+
+        key = (func.__name__, signature)
+        with COMPILE_LOCK:
+            if key not in program.natives:
+                if not make:
+                    return None
+                program.natives[key] = None
+                source = wrapper_source(func.__name__, signature)
+                if source is not None:
+                    # (named after the module of what it calls: the same text in another
+                    # program, calling another function of that name, must not find this
+                    # one's cache entry)
+                    path = self._write(f"# calls {func.__module__}.{func.__name__}\n{source}")
+                    namespace = {func.__name__: func, **native_helpers(), **loop_error_helpers()}
+                    module = _module(f"{self._prefix(True)}.{path.stem}", str(path), namespace)
+                    exec(compile(path.read_text(), str(path), "exec"), module.__dict__)
+                    try:
+                        program.natives[key] = numba.cfunc(nb.void(nb.CPointer(nb.int64)), cache=True)(
+                            module.__dict__[SYMBOL]
+                        )
+                    except numba.core.errors.NumbaError:  # (the dispatcher's call serves)
+                        pass
+            made = program.natives[key]
+            return None if made is None else int(made.address)
 
     def _companion(self, program: CompiledProgram, sources: list[str]) -> types.ModuleType:
         """A module of generated functions that call into ``program``'s module (a stage, the

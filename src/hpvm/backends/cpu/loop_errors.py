@@ -65,7 +65,8 @@ def _build() -> dict[str, Any]:
     def make_try_call(attrs: tuple[str, ...]) -> Any:
         @intrinsic
         def try_call(typingctx, func, args, table, row):  # type: ignore[no-untyped-def]
-            """``func(*args)``; on failure its code and exception info go to ``table[row]``."""
+            """``func(*args)``; on failure its code and exception info go to ``table[row]``
+            (what it returns, nothing or an empty tuple, is dropped)."""
             if not isinstance(func, types.Dispatcher) or not isinstance(args, types.BaseTuple):
                 return None
             if table != types.Array(types.int64, 2, "C") or not isinstance(row, types.Integer):
@@ -74,7 +75,9 @@ def _build() -> dict[str, Any]:
                 call = func.get_call_type(typingctx, tuple(args.types), {})
             except NumbaError as e:
                 raise ChunkCompileError(e) from None
-            if call is None or call.return_type != types.none:
+            # (a chunk returns nothing; a root's graph function without outputs the empty
+            # tuple, which a native call drops: native.py)
+            if call is None or call.return_type not in (types.none, types.Tuple(())):
                 return None
 
             def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
