@@ -290,3 +290,43 @@ def test_scalars_between_arrays_keep_their_slots():
     _launch(axpy_root, args)
     np.testing.assert_allclose(y, 2 * x + 1 + 1.5)
     assert calls == []
+
+
+def test_a_failure_to_make_the_native_calls_is_reported_and_the_launch_stands(monkeypatch):
+    """``fastpath.hot`` raising (a bug, not the user's): the launch that reached
+    ``HOT_REPLAYS`` ran and returns its results; the error goes to ``sys.unraisablehook``."""
+    import sys
+
+    def broken(record, args):
+        raise RuntimeError("no native call today")
+
+    seen: list[BaseException] = []
+    monkeypatch.setattr(fastpath, "hot", broken)
+    monkeypatch.setattr(sys, "unraisablehook", lambda report: seen.append(report.exc_value))
+    x, y = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    for array in (x, y):
+        hpvm.track_memory(array)
+    for _ in range(3 + plan.HOT_REPLAYS):
+        y[:] = 0
+        _launch(axpy_root, (np.float32(1), x, 0, y, 0.0))
+        np.testing.assert_array_equal(y, x)
+    assert [str(e) for e in seen] == ["no native call today"]
+
+
+def test_ctrl_c_while_the_native_calls_are_made_is_raised_by_the_launch(monkeypatch):
+    def interrupted(record, args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fastpath, "hot", interrupted)
+    x, y = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    for array in (x, y):
+        hpvm.track_memory(array)
+    args = (np.float32(2), x, 0, y, 0.0)
+    with pytest.raises(KeyboardInterrupt):
+        for _ in range(3 + plan.HOT_REPLAYS):
+            y[:] = 0
+            _launch(axpy_root, args)
+    np.testing.assert_array_equal(y, 2 * x)  # (the launch ran first)
+    y[:] = 0
+    _launch(axpy_root, args)  # (and the next one replays as before)
+    np.testing.assert_array_equal(y, 2 * x)

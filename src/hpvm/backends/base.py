@@ -118,6 +118,7 @@ class NativeCall(NamedTuple):
     address: int
     template: bytes
     failed: Callable[[int, int], NoReturn]
+    owner: Any = None  # (what holds the code at ``address``: kept alive with the call)
 
 
 class DirectCall(NamedTuple):

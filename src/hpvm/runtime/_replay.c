@@ -510,7 +510,7 @@ typedef void (*native_fn)(int64_t *block);
    the status, or a Python exception the run set). */
 static int call_native(const Spec *spec, PyObject *runs, PyObject *native, PyObject *threads,
                        PyObject *const *values, PyObject **outputs) {
-    if (!PyTuple_Check(native) || PyTuple_GET_SIZE(native) != 3 || !PyLong_Check(PyTuple_GET_ITEM(native, 0)) ||
+    if (!PyTuple_Check(native) || PyTuple_GET_SIZE(native) < 3 || !PyLong_Check(PyTuple_GET_ITEM(native, 0)) ||
         !PyBytes_CheckExact(PyTuple_GET_ITEM(native, 1)))
         return 0;
     PyObject *template = PyTuple_GET_ITEM(native, 1);
@@ -634,23 +634,26 @@ static PyObject *run(const Spec *spec, PyObject *args, PyObject *runtime, PyObje
 }
 
 /* One more replay of ``record`` counted (``Replay.hits``, up to ``hot_replays``), and at
-   ``hot_replays`` ``hot(record, args)`` called: what it raises is reported as unraisable
-   (the launch ran; a faster path not made is not its failure). */
-static void count_hit(const Spec *spec, PyObject *record, PyObject *args) {
+   ``hot_replays`` ``hot(record, args)`` called. An error it raises is reported as
+   unraisable (the launch ran; a faster path not made is not its failure): 0. Ctrl-C (any
+   ``BaseException`` that is not an ``Exception``) is left set, for the launch to raise:
+   -1. */
+static int count_hit(const Spec *spec, PyObject *record, PyObject *args) {
     long hits;
-    if (!count_of(record, REPLAY.hits, &hits) || hits >= spec->hot_replays) return;
+    if (!count_of(record, REPLAY.hits, &hits) || hits >= spec->hot_replays) return 0;
     PyObject *counted = PyLong_FromLong(hits + 1);
-    if (counted == NULL) {
-        PyErr_WriteUnraisable(record);
-        return;
-    }
+    if (counted == NULL) return -1;
     set_slot(record, REPLAY.hits, counted);
     Py_DECREF(counted);
-    if (hits + 1 == spec->hot_replays) {
-        PyObject *done = PyObject_CallFunctionObjArgs(spec->hot, record, args, NULL);
-        if (done == NULL) PyErr_WriteUnraisable(spec->hot);
-        Py_XDECREF(done);
+    if (hits + 1 < spec->hot_replays) return 0;
+    PyObject *done = PyObject_CallFunctionObjArgs(spec->hot, record, args, NULL);
+    if (done != NULL) {
+        Py_DECREF(done);
+        return 0;
     }
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) return -1;
+    PyErr_WriteUnraisable(spec->hot);
+    return 0;
 }
 
 /* ``replay(args, runtime)``: the handle of a replayed launch, or None (nothing held or
@@ -734,7 +737,7 @@ static PyObject *replay(PyObject *self, PyObject *const *argv, Py_ssize_t argc) 
     }
     result = run(spec, args, runtime, record, runs, entry, single, runner, values);
     release(holds);
-    if (result != NULL) count_hit(spec, record, args);
+    if (result != NULL && count_hit(spec, record, args) < 0) Py_CLEAR(result); /* (Ctrl-C in ``hot``) */
     goto out;
 python:
     result = PyObject_CallFunctionObjArgs(spec->fallback, args, runtime, NULL);

@@ -632,13 +632,11 @@ class Compiler:
             return None
         return func
 
-    def native(
-        self, program: CompiledProgram, func: Any, signature: tuple[Any, ...], make: bool
-    ) -> int | None:
-        """The address of ``func`` (one of ``program``'s compiled functions of the root: its
-        entry, or ``single``) for ``signature`` as a C function of a block of arguments
-        (``native.py``), compiled once (``make``: now, if need be); ``None`` where it was
-        not made, or its arguments cannot travel in a block, or it does not compile."""
+    def native(self, program: CompiledProgram, func: Any, signature: tuple[Any, ...], make: bool) -> Any:
+        """``func`` (one of ``program``'s compiled functions of the root: its entry, or
+        ``single``) for ``signature`` as a C function of a block of arguments (a Numba
+        ``cfunc``: ``native.py``), compiled once (``make``: now, if need be); ``None`` where
+        it was not made, or its arguments cannot travel in a block, or it does not compile."""
         import numba
         from numba.core import types as nb
 
@@ -663,8 +661,7 @@ class Compiler:
                         )
                     except numba.core.errors.NumbaError:  # (the dispatcher's call serves)
                         pass
-            made = program.natives[key]
-            return None if made is None else int(made.address)
+            return program.natives[key]
 
     def _companion(self, program: CompiledProgram, sources: list[str]) -> types.ModuleType:
         """A module of generated functions that call into ``program``'s module (a stage, the

@@ -172,9 +172,11 @@ def native_call(
         return None
     if signature not in func.overloads:
         return None
-    address = compiler.native(program, func, signature, make)
-    made = template(args, tail, signature) if address is not None else None
-    return NativeCall(address, made, raise_status) if address is not None and made is not None else None
+    wrapper = compiler.native(program, func, signature, make)
+    made = template(args, tail, signature) if wrapper is not None else None
+    if wrapper is None or made is None:
+        return None
+    return NativeCall(int(wrapper.address), made, raise_status, wrapper)
 
 
 def wrapper_source(callee: str, signature: Sequence[Any]) -> str | None:
