@@ -87,7 +87,7 @@ def hot_after_two(monkeypatch):
     monkeypatch.setattr(fastpath, "ENABLED", True)
     monkeypatch.setattr(plan, "_PLANS", WeakIdTable())
     monkeypatch.setattr(plan, "HOT_REPLAYS", 2)
-    every_run_quick(monkeypatch, mix_root, picky_root, axpy_root)
+    every_run_quick(monkeypatch, mix_root, picky_root, axpy_root, unsigned_root)
 
 
 def _layout(array: np.ndarray, layout: str) -> np.ndarray:
@@ -330,3 +330,31 @@ def test_ctrl_c_while_the_native_calls_are_made_is_raised_by_the_launch(monkeypa
     y[:] = 0
     _launch(axpy_root, args)  # (and the next one replays as before)
     np.testing.assert_array_equal(y, 2 * x)
+
+
+@hpvm.leaf(ins=("small",), outs=("out",))
+def unsigned(big: hpvm.u64, mid: hpvm.u32, small: hpvm.u16[:], out: hpvm.u64[:]) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    out[i] = big - np.uint64(i) + mid + small[i]
+
+
+@hpvm.internal()
+def unsigned_root(big: hpvm.u64, mid: hpvm.u32, small: hpvm.u16[:], out: hpvm.u64[:]):
+    node = hpvm.create_node_1d(unsigned, out.shape[0])
+    for port in range(4):
+        hpvm.bind_in(node, port, port)
+
+
+def test_unsigned_scalars_past_the_signed_range_travel_as_their_bits():
+    small = np.arange(6, dtype=np.uint16)
+    out = np.zeros(6, np.uint64)
+    for array in (small, out):
+        hpvm.track_memory(array)
+    args = (np.uint64(2**64 - 100), np.uint32(2**32 - 1), small, out)
+    record = _record_of(unsigned_root, args, "one")
+    calls = _spied(record)
+    out[:] = 0
+    _launch(unsigned_root, args)
+    want = [(2**64 - 100 - i + 2**32 - 1 + i) % 2**64 for i in range(6)]
+    assert out.tolist() == want  # (exactly: integers)
+    assert calls == []

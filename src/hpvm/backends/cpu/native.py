@@ -18,7 +18,8 @@ propagating them. The block's layout, in 64-bit slots, per argument in order:
 - an array: ``flags | ndim << 32`` (NumPy's C-contiguous, Fortran-contiguous, aligned and
   writeable flags, which fix Numba's type of it: the C compares them before each call),
   the data pointer, the dimensions, the strides;
-- a scalar: its value (an integer or a bool as an ``int64``, a float as a ``double``'s bits);
+- a scalar: its value (an integer or a bool as an ``int64``'s bits, a float as a
+  ``double``'s);
 
 then the context tuple's values, then the status code and the exception info. ``template``
 makes a block with the scalars and the context in place; the C copies it and writes each
@@ -235,13 +236,14 @@ def template(args: Sequence[Any], tail: Sequence[int], signature: Sequence[Any])
                 return None
             slots += [(value.flags.num & FLAGS_MASK) | value.ndim << 32] + [0] * (1 + 2 * value.ndim)
         elif isinstance(kind, types.Float):
-            slots.append(struct.unpack("<q", struct.pack("<d", float(value)))[0])
+            slots.append(struct.unpack("=q", struct.pack("=d", float(value)))[0])
         elif isinstance(kind, types.Boolean):
             slots.append(1 if value else 0)
-        else:
-            slots.append(int(value))
+        else:  # (an unsigned 64-bit value past 2**63 travels as its bits)
+            bits = int(value) & 0xFFFF_FFFF_FFFF_FFFF
+            slots.append(bits - (1 << 64) if bits >= 1 << 63 else bits)
     slots += [int(v) for v in tail] + [0, 0]
-    return struct.pack(f"<{len(slots)}q", *slots)
+    return struct.pack(f"={len(slots)}q", *slots)
 
 
 _RERAISE: Any = None
