@@ -200,6 +200,10 @@ class Runtime:
             handle = plan_for(root, target).replay(args, self)
             if handle is not None:
                 return handle
+        return self._launch(root, args, stream, target, capacity)
+
+    def _launch(self, root: Any, args: Any, stream: Any, target: Any, capacity: int) -> LaunchHandle:
+        """``launch`` past its replay (which ``hpvm.launch`` tries in its own frame)."""
         if not self.initialized:
             self.require("launch")
         if stream is not False and stream is not True:
@@ -567,12 +571,29 @@ def launch(
     The graph, the arguments and the tracking of arrays are checked before this returns;
     errors raised inside nodes surface at ``wait`` (or ``pop``).
     """
-    return _default.launch(root, args, stream, target, capacity=capacity)
+    runtime = _default
+    # (``Runtime.launch``'s replay in this frame, not a frame further: a replayed launch of a
+    # tiny graph is a microsecond and a half in all, the frame a tenth of it)
+    if stream is False and target != "svm" and runtime.tracker.replays and not runtime.active:
+        handle = plan_for(root, target).replay(args, runtime)
+        if handle is not None:
+            return handle
+    return runtime._launch(root, args, stream, target, capacity)
 
 
 def wait(handle: Any) -> tuple[Any, ...] | None:
     """Block until the launch completes; return the root's outputs (``None`` for a stream)."""
-    runtime = handle.runtime if type(handle) is LaunchHandle else _handle_runtime(handle)  # (a call less)
+    if type(handle) is not LaunchHandle:
+        return _handle_runtime(handle).wait(handle)
+    runtime = handle.runtime
+    if (
+        handle.done is FINISHED
+        and handle.error is None
+        and not handle.warnings
+        and handle.generation == runtime.generation
+        and runtime.initialized
+    ):  # (``Runtime.wait`` of a quick launch that ran without an error or a warning, in this frame)
+        return handle.outputs
     return runtime.wait(handle)
 
 
