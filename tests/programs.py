@@ -31,6 +31,7 @@ Fields a back end must honour:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,6 +117,18 @@ def _compare(program: Program, what: str, value: Any, ref: Any) -> None:
 
 def check_program(program: Program, target: str | None, seed: int = 0) -> None:
     assert_matches(program, run_program(program, target, seed), expected(program, seed))
+
+
+def check_against_interp(program: Program, target: str) -> None:
+    """``program`` on ``target`` gives the reference's results and the interpreter's (the
+    oracle), its warnings ignored: the differential test of every back end."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = expected(program)
+        oracle = run_program(program, "interp")
+        got = run_program(program, target)
+    assert_matches(program, got, want)
+    assert_matches(program, got, oracle)
 
 
 # =======================================================================================

@@ -6,27 +6,19 @@ against the NumPy references — exact for integers, within a tolerance for floa
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import hpvm
 from example_modules import load
-from programs import PROGRAMS, assert_matches, expected, run_program
+from programs import PROGRAMS, check_against_interp
 
 pytestmark = [pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning"), pytest.mark.usefixtures("hpvm_runtime")]
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
 def test_program_matches_interp_and_reference(program):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = expected(program)
-        oracle = run_program(program, "interp")
-        got = run_program(program, "cpu")
-    assert_matches(program, got, want)
-    assert_matches(program, got, oracle)
+    check_against_interp(program, "cpu")
 
 
 EXAMPLE_RUNS = {

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import hpvm
-from markers import SourceMarkers, fails
+from markers import fails
+from raising_leaves import MARKS, picky, picky_root
 from running import run_tracked
 
-MARKS = SourceMarkers(__file__)
 TWO_THREADS = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs two Numba threads")
 
 
@@ -22,19 +22,6 @@ pytestmark = pytest.mark.usefixtures("hpvm_runtime")
 
 def run(root, *args):
     return run_tracked(root, args, "cpu")
-
-
-@hpvm.leaf(ins=("a",))
-def picky(a: hpvm.i64[:]) -> None:
-    i = hpvm.get_node_instance_id_x(hpvm.get_node())
-    if a[i] < 0:
-        raise ValueError("negative input")  # @picky
-
-
-@hpvm.internal()
-def picky_root(a: hpvm.i64[:]):
-    node = hpvm.create_node_1d(picky, a.shape[0])
-    hpvm.bind_in(node, 0, 0)
 
 
 @hpvm.internal()

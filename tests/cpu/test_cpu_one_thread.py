@@ -11,8 +11,6 @@ mostly those (docs/backends/cpu-performance.md, "One thread without the team").
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -20,7 +18,8 @@ import hpvm
 from hpvm.backends import get_backend
 from hpvm.backends.cpu import compiler as cpu_compiler
 from hpvm.errors import NodeExecutionError
-from programs import PROGRAMS, assert_matches, expected, run_program
+from programs import PROGRAMS, check_against_interp
+from raising_leaves import picky_root
 
 pytestmark = [pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning"), pytest.mark.usefixtures("hpvm_runtime")]
 
@@ -66,13 +65,7 @@ def _numba_thread_count_untouched(monkeypatch) -> list[int]:
 def test_program_on_one_thread_matches_interp_and_reference(program, monkeypatch):
     counts = _one_thread_runs(monkeypatch)
     set_calls = _numba_thread_count_untouched(monkeypatch)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want = expected(program)
-        oracle = run_program(program, "interp")
-        got = run_program(program, "cpu")
-    assert_matches(program, got, want)
-    assert_matches(program, got, oracle)
+    check_against_interp(program, "cpu")
     assert counts, "the cpu back end's runner was not called"
     backend = get_backend("cpu")
     program_cpu = backend.prepare(program.root)
@@ -81,19 +74,6 @@ def test_program_on_one_thread_matches_interp_and_reference(program, monkeypatch
         # compiled, and never sets the thread count)
         assert program_cpu.single not in (None, False)
         assert set_calls == []
-
-
-@hpvm.leaf(ins=("a",))
-def picky(a: hpvm.i64[:]) -> None:
-    i = hpvm.get_node_instance_id_x(hpvm.get_node())
-    if a[i] < 0:
-        raise ValueError("negative input")  # @picky
-
-
-@hpvm.internal()
-def picky_root(a: hpvm.i64[:]):
-    node = hpvm.create_node_1d(picky, a.shape[0])
-    hpvm.bind_in(node, 0, 0)
 
 
 def _error_of(root, args) -> BaseException:

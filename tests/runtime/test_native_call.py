@@ -19,6 +19,7 @@ from hpvm.errors import NodeExecutionError
 from hpvm.ir.weakid import WeakIdTable
 from hpvm.runtime import api, fastpath, plan, quick
 from markers import needs_backend
+from raising_leaves import picky_root
 from running import every_run_quick
 
 pytestmark = [
@@ -230,19 +231,6 @@ def test_an_array_whose_flags_changed_is_left_to_the_dispatcher():
     _launch(mix_root, args)
     np.testing.assert_allclose(args[3], _reference(*args), rtol=1e-6)
     assert calls == ["entry"]
-
-
-@hpvm.leaf(ins=("a",))
-def picky(a: hpvm.i64[:]) -> None:
-    i = hpvm.get_node_instance_id_x(hpvm.get_node())
-    if a[i] < 0:
-        raise ValueError("negative input")  # @picky
-
-
-@hpvm.internal()
-def picky_root(a: hpvm.i64[:]):
-    node = hpvm.create_node_1d(picky, a.shape[0])
-    hpvm.bind_in(node, 0, 0)
 
 
 @pytest.mark.parametrize("threads", ["all", "one"])
