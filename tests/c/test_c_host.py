@@ -95,6 +95,8 @@ def test_arg_struct_is_packed_with_outputs_after():
                        [ArrayType(ScalarType("u8"), 1), ScalarType("i32"), ScalarType("f32")])  # fmt: skip
     arr, k, f = struct.read(ctypes.addressof(s))
     assert list(arr) == list(range(8)) and k == -3 and f == 1.5
+    # (scalars as their ports' NumPy types, as a Python host passes them to i32 and f32 ports)
+    assert type(k) is np.int32 and type(f) is np.float32
     arr[0] = 99  # a view of the C memory, not a copy
     assert data[0] == 99
     assert struct.out_start == In.out_i.offset and struct.out_offsets == [0, 8]  # natural layout inside

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.types import ArrayType, PortType
+from ..ir.types import ArrayType, PortType, ScalarType
 from .errors import CMemoryTrackingError, HPVMCError
 from .tensorports import is_tensor
 
@@ -116,8 +116,10 @@ class ArgStruct:
                     self.region(pointer, regions, k, n, api, size)  # tracked, all of it (else C's error)
                 values.append(view(pointer, size))
                 k += 2
-            else:
-                values.append(raw[k])
+            else:  # (a scalar as its port's NumPy type, as a Python host passes an i32 or f32:
+                # a C ``int`` as Python's int is Numba's i64, which the launch converted every
+                # time, and a replay could not call the compiled entry directly)
+                values.append(port.dtype.type(raw[k]) if isinstance(port, ScalarType) else raw[k])
                 k += 1
         return tuple(values)
 

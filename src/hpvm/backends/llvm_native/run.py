@@ -99,9 +99,9 @@ def run_instances(
                 1,
                 err.ctypes.data,
             )
-            instrument.raise_recorded()
-        if status == RAISED:  # the first instance (row-major) that raised
-            raise _raised(where(instances[int(err[2])]), recorded(err[0], err[1]))
+            if status == RAISED:  # the first instance (row-major) that raised
+                raise _raised(where(instances[int(err[2])]), recorded(err[0], err[1]))
+            instrument.raise_recorded()  # (after the leaf's own error, as for one instance below)
         if status != 0:
             raise LaunchError(
                 f"{where(())}: leaf '{leaf.name}' uses barriers; what its {count} instances keep "
@@ -121,9 +121,13 @@ def run_instances(
             if sink is not None:
                 sink.enter_call(values)
             jitted.call(slots.ctypes.data, ctx.ctypes.data, out.ctypes.data)
-            instrument.raise_recorded()
             if ctx[0]:  # the leaf raised (leaf_errors.py)
                 raise _raised(where(ids), recorded(ctx[0], ctx[1]))
+            # (what the race detector found, after the leaf's own error: a checked access
+            # outside its array goes on with a stand-in value, and what the instance then
+            # does with it — a store at index 0 — is a race the access caused; the
+            # forgotten guard is the error to name)
+            instrument.raise_recorded()
             results.append(outputs(out, values, ids))
     return results
 
