@@ -9,6 +9,8 @@ call runs) when an array's flags are no longer those it was compiled for.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -88,7 +90,7 @@ def hot_after_two(monkeypatch):
     monkeypatch.setattr(fastpath, "ENABLED", True)
     monkeypatch.setattr(plan, "_PLANS", WeakIdTable())
     monkeypatch.setattr(plan, "HOT_REPLAYS", 2)
-    every_run_quick(monkeypatch, mix_root, picky_root, axpy_root, unsigned_root)
+    every_run_quick(monkeypatch, mix_root, picky_root, axpy_root, unsigned_root, signs_root)
 
 
 def _layout(array: np.ndarray, layout: str) -> np.ndarray:
@@ -345,4 +347,31 @@ def test_unsigned_scalars_past_the_signed_range_travel_as_their_bits():
     _launch(unsigned_root, args)
     want = [(2**64 - 100 - i + 2**32 - 1 + i) % 2**64 for i in range(6)]
     assert out.tolist() == want  # (exactly: integers)
+    assert calls == []
+
+
+@hpvm.leaf(outs=("out",))
+def signs(wide: hpvm.f64, narrow: hpvm.f32, out: hpvm.f64[:]) -> None:
+    out[0] = math.copysign(1.0, wide)
+    out[1] = math.copysign(1.0, narrow)
+
+
+@hpvm.internal()
+def signs_root(wide: hpvm.f64, narrow: hpvm.f32, out: hpvm.f64[:]):
+    node = hpvm.create_node(signs)
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+@pytest.mark.parametrize("threads", ["all", "one"])
+def test_a_float_equal_to_the_records_is_passed_as_given(threads):
+    """``-0.0 == 0.0``: the same replay key, and the same record, as for the dispatcher's
+    call — but not the same value, which a float's slot carries per call (its bits)."""
+    out = np.zeros(2)
+    hpvm.track_memory(out)
+    record = _record_of(signs_root, (0.0, np.float32(0.0), out), threads)
+    calls = _spied(record)
+    for wide, narrow in ((-0.0, np.float32(0.0)), (0.0, np.float32(-0.0)), (-0.0, np.float32(-0.0))):
+        _launch(signs_root, (wide, narrow, out))
+        assert out.tolist() == [math.copysign(1.0, wide), math.copysign(1.0, float(narrow))]
     assert calls == []

@@ -111,13 +111,17 @@ class NativeCall(NamedTuple):
     writeable flags the call was compiled for: the caller compares them first), then its
     data pointer, dimensions and strides, which the caller writes —, a scalar one slot;
     the last two slots are a status the call writes (0: done). ``failed(code, info)``
-    raises what a nonzero status means, as the function would have raised it. The run
-    returns nothing (a root without outputs). Made by the cpu back end
+    raises what a nonzero status means, as the function would have raised it. ``kinds``,
+    one byte per argument: ``a`` an array, ``f`` a float scalar — written per call from the
+    argument, as a double's bits: a replay's key takes ``-0.0`` for ``0.0``, whose bits
+    differ —, ``s`` another scalar (in place: an equal integer or bool has the same bits).
+    The run returns nothing (a root without outputs). Made by the cpu back end
     (``backends/cpu/native.py``); the replay in C calls it (``runtime/_replay.c``)."""
 
     address: int
     template: bytes
     failed: Callable[[int, int], NoReturn]
+    kinds: bytes
     owner: Any = None  # (what holds the code at ``address``: kept alive with the call)
 
 

@@ -510,10 +510,12 @@ typedef void (*native_fn)(int64_t *block);
    the status, or a Python exception the run set). */
 static int call_native(const Spec *spec, PyObject *runs, PyObject *native, PyObject *threads,
                        PyObject *const *values, PyObject **outputs) {
-    if (!PyTuple_Check(native) || PyTuple_GET_SIZE(native) < 3 || !PyLong_Check(PyTuple_GET_ITEM(native, 0)) ||
-        !PyBytes_CheckExact(PyTuple_GET_ITEM(native, 1)))
+    if (!PyTuple_Check(native) || PyTuple_GET_SIZE(native) < 4 || !PyLong_Check(PyTuple_GET_ITEM(native, 0)) ||
+        !PyBytes_CheckExact(PyTuple_GET_ITEM(native, 1)) || !PyBytes_CheckExact(PyTuple_GET_ITEM(native, 3)) ||
+        PyBytes_GET_SIZE(PyTuple_GET_ITEM(native, 3)) != spec->count)
         return 0;
     PyObject *template = PyTuple_GET_ITEM(native, 1);
+    const char *kinds = PyBytes_AS_STRING(PyTuple_GET_ITEM(native, 3));
     Py_ssize_t slots = PyBytes_GET_SIZE(template) / (Py_ssize_t)sizeof(int64_t);
     if (slots < 2 || PyBytes_GET_SIZE(template) % (Py_ssize_t)sizeof(int64_t) != 0) return 0;
     native_fn function = (native_fn)PyLong_AsVoidPtr(PyTuple_GET_ITEM(native, 0));
@@ -533,8 +535,25 @@ static int call_native(const Spec *spec, PyObject *runs, PyObject *native, PyObj
     for (Py_ssize_t i = 0; i < spec->count && fits; i++) {
         int kind = spec->ports[i].kind;
         if (kind != PORT_ARRAY && kind != PORT_POINTER) {
-            at += 1; /* (a scalar: in place, equal to the record's) */
+            if (kinds[i] == 'f') { /* (equal to the record's, not the same bits: -0.0 for 0.0) */
+                PyObject *value = values[i];
+                double number = PyFloat_CheckExact(value) ? PyFloat_AS_DOUBLE(value) : PyFloat_AsDouble(value);
+                if (at >= slots - 2 || (number == -1.0 && PyErr_Occurred())) {
+                    PyErr_Clear();
+                    fits = 0;
+                    break;
+                }
+                memcpy(&block[at], &number, sizeof number);
+            } else if (kinds[i] != 's') {
+                fits = 0;
+                break;
+            }
+            at += 1; /* (another scalar: in place, equal to the record's, with the same bits) */
             continue;
+        }
+        if (kinds[i] != 'a') {
+            fits = 0;
+            break;
         }
         PyArrayObject *array = (PyArrayObject *)values[i]; /* (an ndarray: the acceptance test said so) */
         int rank = PyArray_NDIM(array);
@@ -562,7 +581,8 @@ static int call_native(const Spec *spec, PyObject *runs, PyObject *native, PyObj
         } else if (PyErr_Occurred()) {
             result = -1; /* (a Python exception the run set on this thread) */
         } else {
-            PyObject *raised = PyObject_CallFunction(PyTuple_GET_ITEM(native, 2), "LL", (long long)code, (long long)info);
+            PyObject *raised =
+                PyObject_CallFunction(PyTuple_GET_ITEM(native, 2), "LL", (long long)code, (long long)info);
             Py_XDECREF(raised);
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "a native call failed and nothing was raised");
             result = -1;

@@ -23,7 +23,9 @@ propagating them. The block's layout, in 64-bit slots, per argument in order:
 
 then the context tuple's values, then the status code and the exception info. ``template``
 makes a block with the scalars and the context in place; the C copies it and writes each
-array's slots per call. A failure is raised by ``raise_status`` as the function would have
+array's slots per call, and each float's (``NativeCall.kinds``): a replay's key holds
+scalars by value, and ``-0.0 == 0.0``, so a float equal to the record's may have other
+bits, which the function must see as the dispatcher's call would pass them. A failure is raised by ``raise_status`` as the function would have
 raised it (``__hpvm_reraise``), and worded by the record's ``failed`` like any other.
 
 Everything the wrapper names is in its source text (types as literals), so its on-disk
@@ -177,7 +179,18 @@ def native_call(
     made = template(args, tail, signature) if wrapper is not None else None
     if wrapper is None or made is None:
         return None
-    return NativeCall(int(wrapper.address), made, raise_status, wrapper)
+    return NativeCall(int(wrapper.address), made, raise_status, kinds(signature), wrapper)
+
+
+def kinds(signature: Sequence[Any]) -> bytes:
+    """``NativeCall.kinds`` of the arguments of ``signature`` (the context tuple, last, is
+    not an argument): ``a`` an array, ``f`` a float, ``s`` another scalar."""
+    from numba.core import types
+
+    return bytes(
+        ord("a") if isinstance(kind, types.Array) else ord("f") if isinstance(kind, types.Float) else ord("s")
+        for kind in signature[:-1]
+    )
 
 
 def wrapper_source(callee: str, signature: Sequence[Any]) -> str | None:
