@@ -130,3 +130,20 @@ def queued_with_retiring_workers(monkeypatch: Any, idle_s: float = 0.005) -> lis
 
     monkeypatch.setattr(workers.WorkerPool, "_retire", counting)
     return ended
+
+
+def spy_direct_calls(record: Any, calls: list[str] | None = None) -> list[str]:
+    """A replay record's dispatcher calls (``Replay.entry``, ``Replay.single``) replaced by
+    ones that append their name to ``calls`` (a new list if none) before calling through:
+    a native call (``backends/cpu/native.py``), which bypasses them, leaves it as it was."""
+    calls = [] if calls is None else calls
+    for name in ("entry", "single"):
+        func = getattr(record, name)
+        if func is not None:
+
+            def spy(*args: Any, func: Any = func, name: str = name) -> Any:
+                calls.append(name)
+                return func(*args)
+
+            setattr(record, name, spy)
+    return calls

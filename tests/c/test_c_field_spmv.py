@@ -51,7 +51,7 @@ from hpvm import c
 from hpvm.backends.replays import ReplayRecords
 from hpvm.ir.weakid import WeakIdTable
 from hpvm.runtime import fastpath, plan, quick
-from running import every_run_quick, full_path_launches
+from running import every_run_quick, full_path_launches, spy_direct_calls
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -318,15 +318,7 @@ def hot_after_two(monkeypatch):
         runs.probes = quick.ONE_THREAD_PROBES
         runs.plain, runs.one, runs.every = True, 1.0, 1e-9
         hot(record, args)
-        for name in ("entry", "single"):
-            func = getattr(record, name)
-            if func is not None:
-
-                def spy(*a, func=func, name=name):
-                    calls.append(name)
-                    return func(*a)
-
-                setattr(record, name, spy)
+        spy_direct_calls(record, calls)
 
     monkeypatch.setattr(fastpath, "hot", settled_and_spied)
     return dropped, calls

@@ -22,7 +22,7 @@ from hpvm.ir.weakid import WeakIdTable
 from hpvm.runtime import api, fastpath, plan, quick
 from markers import needs_backend
 from raising_leaves import picky_root
-from running import every_run_quick
+from running import every_run_quick, spy_direct_calls
 
 pytestmark = [
     pytest.mark.usefixtures("hpvm_runtime"),
@@ -119,22 +119,6 @@ def _arguments(rng: np.random.Generator, rows: int, cols: int, layout: str, scal
     return (a, b, m, out, *scalars)
 
 
-def _spied(record) -> list[str]:
-    """The record's dispatcher calls replaced by ones that count themselves: a native call
-    leaves the list empty."""
-    calls: list[str] = []
-    for name in ("entry", "single"):
-        func = getattr(record, name)
-        if func is not None:
-
-            def spy(*args, func=func, name=name):
-                calls.append(name)
-                return func(*args)
-
-            setattr(record, name, spy)
-    return calls
-
-
 def _launch(root, args) -> None:
     hpvm.wait(hpvm.launch(root, args, target="cpu"))
 
@@ -175,7 +159,7 @@ def test_a_hot_record_calls_its_native_call_and_computes_what_the_dispatcher_doe
     for array in _owners(args):
         hpvm.track_memory(array)
     record = _record_of(mix_root, args, threads)
-    calls = _spied(record)
+    calls = spy_direct_calls(record)
     a, b, m, out = args[:4]
     for _ in range(3):
         a[...] = rng.standard_normal(a.shape)
@@ -209,7 +193,7 @@ def test_native_calls_agree_with_the_reference_on_any_arguments(
         hpvm.track_memory(array)
     with np.errstate(over="ignore", invalid="ignore"):
         record = _record_of(mix_root, args, "one" if flag else "all")
-        calls = _spied(record)
+        calls = spy_direct_calls(record)
         args[0][...] += 1
         _launch(mix_root, args)
         want = _reference(*args)
@@ -228,7 +212,7 @@ def test_an_array_whose_flags_changed_is_left_to_the_dispatcher():
     for array in _owners(args):
         hpvm.track_memory(array)
     record = _record_of(mix_root, args)
-    calls = _spied(record)
+    calls = spy_direct_calls(record)
     args[1].flags.writeable = False  # (b: an input, so still accepted)
     _launch(mix_root, args)
     np.testing.assert_allclose(args[3], _reference(*args), rtol=1e-6)
@@ -275,7 +259,7 @@ def test_scalars_between_arrays_keep_their_slots():
         hpvm.track_memory(array)
     args = (np.float32(2.0), x, 3, y, 0.5)
     record = _record_of(axpy_root, args, "one")
-    calls = _spied(record)
+    calls = spy_direct_calls(record)
     y[:] = 1
     _launch(axpy_root, args)
     np.testing.assert_allclose(y, 2 * x + 1 + 1.5)
@@ -342,7 +326,7 @@ def test_unsigned_scalars_past_the_signed_range_travel_as_their_bits():
         hpvm.track_memory(array)
     args = (np.uint64(2**64 - 100), np.uint32(2**32 - 1), small, out)
     record = _record_of(unsigned_root, args, "one")
-    calls = _spied(record)
+    calls = spy_direct_calls(record)
     out[:] = 0
     _launch(unsigned_root, args)
     want = [(2**64 - 100 - i + 2**32 - 1 + i) % 2**64 for i in range(6)]
@@ -370,7 +354,7 @@ def test_a_float_equal_to_the_records_is_passed_as_given(threads):
     out = np.zeros(2)
     hpvm.track_memory(out)
     record = _record_of(signs_root, (0.0, np.float32(0.0), out), threads)
-    calls = _spied(record)
+    calls = spy_direct_calls(record)
     for wide, narrow in ((-0.0, np.float32(0.0)), (0.0, np.float32(-0.0)), (-0.0, np.float32(-0.0))):
         _launch(signs_root, (wide, narrow, out))
         assert out.tolist() == [math.copysign(1.0, wide), math.copysign(1.0, float(narrow))]
