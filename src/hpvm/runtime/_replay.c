@@ -417,24 +417,28 @@ static int add_run(PyObject *limits, PyObject *runs, double seconds, PyObject *t
 /* ``runs_threads(runs, limits)``, ``runs_add(runs, limits, seconds, threads)``: the two
    above on their own, for the tests that compare them with ``Runs.threads`` and
    ``Runs.add`` (``limits``: quick.py's globals; ``layout`` first). */
+/* Whether ``runs`` is a ``quick.Runs`` whose slots ``layout`` found: 1, else 0 with a
+   ``TypeError`` naming ``function``. */
+static int laid_out_runs(PyObject *runs, const char *function) {
+    if (runs_type != NULL && Py_TYPE(runs) == runs_type) return 1;
+    PyErr_Format(PyExc_TypeError, "%s: a quick.Runs, after layout()", function);
+    return 0;
+}
+
 static PyObject *runs_threads(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *runs, *limits;
-    if (!PyArg_ParseTuple(args, "OO!:runs_threads", &runs, &PyDict_Type, &limits)) return NULL;
-    if (runs_type == NULL || Py_TYPE(runs) != runs_type) {
-        PyErr_SetString(PyExc_TypeError, "runs_threads: a quick.Runs, after layout()");
+    if (!PyArg_ParseTuple(args, "OO!:runs_threads", &runs, &PyDict_Type, &limits) ||
+        !laid_out_runs(runs, "runs_threads"))
         return NULL;
-    }
     return slot(runs, RUNS.plain) == Py_True ? Py_NewRef(Py_None) : pick_threads(limits, runs);
 }
 
 static PyObject *runs_add(PyObject *Py_UNUSED(module), PyObject *args) {
     PyObject *runs, *limits, *threads;
     double seconds;
-    if (!PyArg_ParseTuple(args, "OO!dO:runs_add", &runs, &PyDict_Type, &limits, &seconds, &threads)) return NULL;
-    if (runs_type == NULL || Py_TYPE(runs) != runs_type) {
-        PyErr_SetString(PyExc_TypeError, "runs_add: a quick.Runs, after layout()");
+    if (!PyArg_ParseTuple(args, "OO!dO:runs_add", &runs, &PyDict_Type, &limits, &seconds, &threads) ||
+        !laid_out_runs(runs, "runs_add"))
         return NULL;
-    }
     return add_run(limits, runs, seconds, threads) < 0 ? NULL : Py_NewRef(Py_None);
 }
 

@@ -22,7 +22,7 @@ from .batch import BatchLayout, scalar_stage
 from .compiler import COMPILE_LOCK, CompiledProgram, Compiler
 from .loop_errors import ChunkCompileError
 from .mallocpool import MallocStats
-from .native import native_call
+from .native import native_calls
 from .raised import node_error
 from .stagerun import converted, scalar_converts, stage_run, stage_spec
 
@@ -200,13 +200,8 @@ class CPUBackend(Backend):
         if one_thread and program.single is None:
             self.compiler.single(program)
         single = program.single or None
-        return one_call._replace(
-            single=single,
-            native=native_call(self.compiler, program, program.entry, args, native),
-            native_single=native_call(self.compiler, program, single, args, native)
-            if single is not None
-            else None,
-        )
+        made = native_calls(self.compiler, program, (program.entry, single), args, native)
+        return one_call._replace(single=single, native=made[0], native_single=made[1])
 
     def _entry_call(self, program: CompiledProgram) -> DirectCall | None:
         """``program``'s compiled entry called with its root context, its errors raised as

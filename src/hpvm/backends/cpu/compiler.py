@@ -651,10 +651,10 @@ class Compiler:
                     # (named after the module of what it calls: the same text in another
                     # program, calling another function of that name, must not find this
                     # one's cache entry)
-                    path = self._write(f"# calls {func.__module__}.{func.__name__}\n{source}")
                     namespace = {func.__name__: func, **native_helpers(), **loop_error_helpers()}
-                    module = _module(f"{self._prefix(True)}.{path.stem}", str(path), namespace)
-                    exec(compile(path.read_text(), str(path), "exec"), module.__dict__)
+                    module, _ = self._loaded(
+                        f"# calls {func.__module__}.{func.__name__}\n{source}", namespace
+                    )
                     try:
                         program.natives[key] = numba.cfunc(nb.void(nb.CPointer(nb.int64)), cache=True)(
                             module.__dict__[SYMBOL]
@@ -673,18 +673,13 @@ class Compiler:
         # checkout's files) found an entry naming a module this process never made: "No
         # module named hpvm_generated.hpvm_graph_..." at the first item.
         calls = f"# calls into {program.module.__name__}\n"
-        path = self._write(calls + "\n".join(sources))
-        source = path.read_text()  # what Numba's cache and messages see, header included
-        # A module of its own, named by its source's hash like its file: Numba's disk cache
-        # records the module name, which must mean the same in every process.
         namespace = {
             k: v
             for k, v in program.module.__dict__.items()
             if not k.startswith("__") or k.startswith("__hpvm")
         }
         namespace.update(self._variants(program.gen, _runtime_helpers()))
-        module = _module(f"{self._prefix(True)}.{path.stem}", str(path), namespace)
-        exec(compile(source, str(path), "exec"), module.__dict__)
+        module, source = self._loaded(calls + "\n".join(sources), namespace)
         for name in re.findall(r"^def (\w+)\(", source, flags=re.M):
             module.__dict__[name] = _jit_generated(module.__dict__[name], program.gen, cache=True)
         return module
@@ -706,9 +701,9 @@ class Compiler:
                 # its code changes (an edited leaf), and a cached loop records the module of
                 # what it calls, so a loop cached for another stage code must not be found.
                 calls = f"# calls {func.py_func.__module__}.{stage_symbol}\n"
-                path = self._write(calls + "\n".join(program.gen.sources[before:]))
-                module = _module(f"{self._prefix(True)}.{path.stem}", str(path), {stage_symbol: func})
-                exec(compile(path.read_text(), str(path), "exec"), module.__dict__)
+                module, _ = self._loaded(
+                    calls + "\n".join(program.gen.sources[before:]), {stage_symbol: func}
+                )
                 program.batches[key] = numba.njit(nogil=True, cache=True)(module.__dict__[symbol])
             return program.batches[key]
 
@@ -730,15 +725,24 @@ class Compiler:
             write_whole(path, source)
         return path
 
+    def _loaded(
+        self, source: str, namespace: dict[str, Any], cache: bool = True
+    ) -> tuple[types.ModuleType, str]:
+        """``source`` written to the cache directory (``_write``) and run as a module of its
+        own over ``namespace``, and the text as written (header included: what Numba's cache
+        and messages see). The module is named by the file's hash, as the file is: Numba's
+        disk cache records a function's module by name, which must mean the same in every
+        process."""
+        path = self._write(source)
+        source = path.read_text()
+        module = _module(f"{self._prefix(cache)}.{path.stem}", str(path), namespace)
+        exec(compile(source, str(path), "exec"), module.__dict__)
+        return module, source
+
     def _graph_module(
         self, gen: GraphGen, helpers: dict[str, Any], leaves: dict[str, Any], cache: bool = True
     ) -> types.ModuleType:
-        source = "\n".join(gen.sources)
-        path = self._write(source)
-        source = path.read_text()  # what Numba's cache and messages see, header included
-        namespace = {**helpers, **leaves}
-        module = _module(f"{self._prefix(cache)}.{path.stem}", str(path), namespace)
-        exec(compile(source, str(path), "exec"), module.__dict__)
+        module, source = self._loaded("\n".join(gen.sources), {**helpers, **leaves}, cache)
         for name in re.findall(r"^def (\w+)\(", source, flags=re.M):
             module.__dict__[name] = _jit_generated(module.__dict__[name], gen, cache)
         return module

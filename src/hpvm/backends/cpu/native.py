@@ -160,26 +160,35 @@ def _build() -> dict[str, Any]:
     }
 
 
-def native_call(
-    compiler: Compiler, program: CompiledProgram, func: Any, args: Sequence[Any], make: bool
-) -> NativeCall | None:
-    """``func`` (``program``'s entry, or its function for one thread) for ``args`` as a
-    ``NativeCall``: where it was compiled for their types (the dispatcher's signature) and
-    its wrapper compiles (``make``: now, if need be; ``Compiler.native``)."""
+def native_calls(
+    compiler: Compiler, program: CompiledProgram, funcs: Sequence[Any], args: Sequence[Any], make: bool
+) -> tuple[NativeCall | None, ...]:
+    """Each of ``funcs`` (``program``'s entry, its function for one thread; ``None`` for one
+    it has not) for ``args`` as a ``NativeCall``: where it was compiled for their types (the
+    dispatcher's signature, found once for all) and its wrapper compiles (``make``: now, if
+    need be; ``Compiler.native``)."""
     import numba
 
+    none: tuple[None, ...] = (None,) * len(funcs)
+    if not make and not program.natives:  # (none made, none to make: no signature to find)
+        return none
     tail = program.root_ctx()
     try:
         signature = tuple(numba.typeof(v) for v in (*args, tail))
     except ValueError:  # (a value Numba has no type for: the dispatcher says so)
-        return None
-    if signature not in func.overloads:
-        return None
-    wrapper = compiler.native(program, func, signature, make)
-    made = template(args, tail, signature) if wrapper is not None else None
-    if wrapper is None or made is None:
-        return None
-    return NativeCall(int(wrapper.address), made, raise_status, kinds(signature), wrapper)
+        return none
+    made = template(args, tail, signature)
+    calls: list[NativeCall | None] = []
+    for func in funcs:
+        wrapper = None
+        if func is not None and made is not None and signature in func.overloads:
+            wrapper = compiler.native(program, func, signature, make)
+        calls.append(
+            None
+            if wrapper is None
+            else NativeCall(int(wrapper.address), made, raise_status, kinds(signature), wrapper)
+        )
+    return tuple(calls)
 
 
 def kinds(signature: Sequence[Any]) -> bytes:
