@@ -20,8 +20,8 @@ host built (exactly) and every iteration's largest element and the last y (withi
 rounding) against the same computation in NumPy, from the same matrix (the host's LCG).
 
 Replays. The leaf walks its warp's diagonals in a loop whose bound it reads from
-``sh_zcnt``: its run is not bounded by what the host sees (``ir/llvmbounded.py``: any
-loop in an LLVM leaf), so no launch runs quick and none is recorded — every one of the
+``sh_zcnt``: its run is not bounded by what the host sees (``ir/llvmbounded.py``: a loop
+that leaves on a value read from memory), so no launch runs quick and none is recorded — every one of the
 program's launches takes the full path (a worker's). With the root's verdict overridden
 (its loop does run at most ``max_row_length`` times), launches 3 on are replayed, and a
 record replayed ``plan.HOT_REPLAYS`` times gets native calls of the root's compiled
@@ -326,7 +326,7 @@ def hot_after_two(monkeypatch):
 
 def test_a_hot_record_of_the_llvm_leaf_gets_native_calls(spmv, monkeypatch, hot_after_two, full_path, capfd):
     """The root declared bounded (its loop runs at most max_row_length times; the static
-    check refuses any loop): launch 1 is timed, 2 recorded, 3 and 4 replayed — the second
+    check refuses a loop whose bound is read from memory): launch 1 is timed, 2 recorded, 3 and 4 replayed — the second
     replay makes the record hot —, and the rest are native calls, with the same products."""
     program = spmv
     (root,) = program.roots

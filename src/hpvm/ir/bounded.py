@@ -14,8 +14,9 @@ leaves' code, checked here once per leaf from its syntax tree (and cached on it)
   dtypes and its scalars' values, not from what the arrays hold;
 - no call of one of the user's own functions (a helper's loops are not looked at: refused
   rather than followed), and a Python body or an LLVM one (a generated body is not read).
-  An LLVM body (HPVM-C leaves) is read by ``llvmbounded.py``: no cycle in its control
-  flow, and calls of LLVM intrinsics and hpvm's queries and atomics only.
+  An LLVM body (HPVM-C leaves) is read by ``llvmbounded.py``: every loop leaves on a test
+  of values the host determines (no load, atomic or call result among what the test is
+  computed from), and calls of LLVM intrinsics and hpvm's queries and atomics only.
 
 What is left runs a number of iterations fixed by the scalars, the shapes and the node's
 replication, so a run with the same of those takes about as long as the last one did.
@@ -48,7 +49,7 @@ def unbounded_reason(leaf: LeafFunction) -> str | None:
 
 
 def _reason(leaf: LeafFunction) -> str | None:
-    if isinstance(leaf.body, LLVMBody):  # straight-line LLVM code (``llvmbounded.py``)
+    if isinstance(leaf.body, LLVMBody):  # loops the host bounds (``llvmbounded.py``)
         return llvm_unbounded_reason(leaf.body, f"leaf '{leaf.name}' ({leaf.location.file})")
     if leaf.body_kind != "python":
         return f"leaf '{leaf.name}' has a {leaf.body_kind} body"

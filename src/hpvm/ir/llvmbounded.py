@@ -1,35 +1,61 @@
 """Whether an LLVM leaf's run is bounded: the LLVM half of ``ir/bounded.py``.
 
 Why. The runtime runs a launch on the calling thread, saving two thread wake-ups (50–150 µs
-on a loaded two-core machine), only when every leaf's run is bounded by what the host sees
-before it starts (``runtime/quick.py``). HPVM-C and other LLVM leaves were always refused
-("has a llvm body"), so every launch of an HPVM-C program went to a worker: the one-step
-stencil of ``examples/c/stencil.c`` at 128×128×32 paid 50–70 µs of hand-off on top of a
-150 µs step, where the same graph with a Python leaf ran inline.
+on a loaded two-core machine), and replays it past the launch's checks, only when every
+leaf's run is bounded by what the host sees before it starts (``runtime/quick.py``): its
+work must be fixed by the run key (the arrays' shapes and the scalars' values), so that a
+run like a short one before it is short too, and it must not wait on memory another launch
+writes (it would hang the caller, where a worker waits). At first any loop was refused,
+which sent nearly every field program to a worker on every launch — HPVM's and Parboil's
+leaves loop over a row, a tile or four elements — at 60–100 µs a launch where a
+straight-line leaf's took 2 µs.
 
 What. The node function, read with LLVM's own parser, is bounded when
 
-- its control-flow graph has no cycle (no loop of any kind, so every instance runs a fixed
-  path of straight-line code: it cannot spin on a flag another launch writes, and its work
-  does not depend on what the arrays hold), and
 - every call is to an LLVM intrinsic (``llvm.*``: math, ``llvm.fmuladd``, debug records,
-  lifetimes; the ``llvm.mem*`` ones only with a constant length) or to one of hpvm's
+  lifetimes; ``llvm.mem*`` with a length the host determines, below) or to one of hpvm's
   queries and atomics (``llvm.hpvm.getNode``, instance ids and counts, ``getNumDims``,
   ``atomic.*``). A call of any other function — a helper, libc, a Python leaf's Numba body
   behind an exported leaf, inline assembly, a function pointer — is refused rather than
   followed, and so are ``llvm.hpvm.barrier`` and ``llvm.hpvm.malloc`` (group functions and
-  the host's allocator: not needed by the leaves this serves), ``invoke``, ``callbr`` and
-  ``indirectbr``.
+  the host's allocator), ``invoke``, ``callbr`` and ``indirectbr``; and
+- every loop leaves on a test of values the host determines, and every turn of it passes
+  such a test. A value is *host-determined* when it is a constant, an argument (a scalar
+  of the key, or an array's address), an instance id or count, or computed from such
+  values by pure instructions and intrinsics (``llvmpure.py``); a ``phi`` when its incoming
+  values are, and no branch on memory chooses among different ones (below). A load, an
+  atomic's result, a call's result other than a pure intrinsic's, or anything computed from
+  one is *read from memory*. For each loop (each strongly connected part of the control
+  flow), every edge out of it must be taken on a host-determined condition, and with the
+  blocks of those tests removed, what is left must be bounded the same way (inner loops;
+  a cycle left without such a test is a turn that may never test its exit).
 
-Conservative, like the Python check: it refuses bounded leaves (any loop, even one over a
-constant range), never accepts one that loops.
+So the control flow inside every loop, and with it every loop's iteration count, is a
+function of what the run key holds: the same key, the same iterations. Branches on memory
+are allowed where they choose between paths of one turn (an ``if`` in the body, as the
+Python check allows one); a ``phi`` merging different values on paths such a branch
+chooses among — its successors reach the ``phi``'s block through different predecessors,
+with no block that every path from them passes before it (where the paths meet again,
+what follows no longer depends on the choice) — is read from memory. So a counter stepped
+by 1 or 2 after a test of an element is, and a loop on it is refused, as one leaving on a
+value read from memory is (``break`` on an element: the Python check refuses early exits
+too).
+
+Conservative: it refuses some bounded leaves — a loop over a counter kept in an ``alloca``
+(unoptimized code: the counter is loaded), a loop that stops at a value read — and accepts
+no loop whose iteration count depends on what the arrays hold. A loop whose host-determined
+test never holds (``k != n`` stepping by 2 for an odd ``n``) runs forever on every run of its
+key; its first run never ends, on a worker, and nothing later runs on the caller.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from .bodies import LLVMBody
+from .llvmcontext import own_context
+from .llvmpure import PURE, PURE_INTRINSICS
 
 #: hpvm intrinsics a bounded leaf may call: queries and atomics (each a fixed amount of work).
 _HPVM_QUERIES = frozenset(
@@ -42,6 +68,8 @@ _HPVM_QUERIES = frozenset(
 )
 _MEMORY_INTRINSICS = ("llvm.memcpy", "llvm.memmove", "llvm.memset")
 _REFUSED_TERMINATORS = frozenset({"invoke", "callbr", "indirectbr"})
+#: Instructions whose result is read from memory whatever their operands.
+_READS = frozenset({"load", "atomicrmw", "cmpxchg", "va_arg", "landingpad"})
 
 
 def llvm_unbounded_reason(body: LLVMBody, where: str) -> str | None:
@@ -53,72 +81,268 @@ def llvm_unbounded_reason(body: LLVMBody, where: str) -> str | None:
 
 
 def _reason(body: LLVMBody) -> str | None:
-    import llvmlite.binding as llvm
-
-    try:
-        fn = llvm.parse_assembly(body.module).get_function(body.function)
-    except (RuntimeError, NameError):
-        return "has LLVM code that does not parse"
-    if fn.is_declaration:
-        return "has no LLVM body"
-    successors: dict[str, list[str]] = {}
-    order: list[str] = []
-    for block in fn.blocks:
-        name = block.name
-        if not name or name in successors:  # (a block we cannot name: do not guess)
-            return "has an unnamed basic block"
-        order.append(name)
-        targets: list[str] = []
-        for inst in block.instructions:
-            opcode = inst.opcode
-            if opcode in _REFUSED_TERMINATORS:
-                return f"has an '{opcode}'"
-            if opcode == "call":
-                refused = _refused_call(list(inst.operands))
-                if refused is not None:
-                    return refused
-            targets += [op.name for op in inst.operands if op.value_kind.name == "basic_block"]
-        successors[name] = targets
-    if not order:
-        return "has no LLVM body"
-    return "has a loop" if _has_cycle(order[0], successors) else None
-
-
-def _refused_call(operands: list[Any]) -> str | None:
-    """Why a ``call`` with these operands (the callee last) is not a bounded one, or ``None``."""
-    callee = operands[-1] if operands else None
-    if callee is None or callee.value_kind.name != "function":
-        return "calls through a pointer or inline assembly"
-    name = callee.name
-    if name.startswith("llvm.hpvm."):
-        op = name[len("llvm.hpvm.") :]
-        if op in _HPVM_QUERIES or op.startswith("atomic."):
+    with own_context() as parse:
+        try:
+            fn = parse(body.module).get_function(body.function)
+        except (RuntimeError, NameError):
+            return "has LLVM code that does not parse"
+        if fn.is_declaration:
+            return "has no LLVM body"
+        flow = _Flow(fn)
+        if flow.refused is not None:
+            return flow.refused
+        if not flow.blocks:
+            return "has no LLVM body"
+        if not flow.lengths and not flow.cyclic():
             return None
-        return f"calls '{name}'"
-    if not name.startswith("llvm."):
-        return f"calls '{name}'"
-    if name.startswith(_MEMORY_INTRINSICS) and operands[2].value_kind.name != "constant_int":
-        return f"calls '{name}' with a length known only at run time"
-    return None
+        varying = flow.read_from_memory()
+        for name, length in flow.lengths:
+            if length in varying:
+                return f"calls '{name}' with a length read from memory"
+        return flow.loop_reason(set(flow.blocks), varying)
 
 
-def _has_cycle(entry: str, successors: dict[str, list[str]]) -> bool:
-    """Whether the blocks reachable from ``entry`` hold a cycle (iterative DFS, three colours)."""
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    stack: list[tuple[str, int]] = [(entry, 0)]
-    state[entry] = 1
-    while stack:
-        block, k = stack.pop()
-        targets = successors.get(block, [])
-        if k < len(targets):
-            stack.append((block, k + 1))
-            nxt = targets[k]
-            seen = state.get(nxt, 0)
-            if seen == 1:
+class _Flow:
+    """A node function's control flow and instructions, as the bound check reads them
+    (blocks and values are llvmlite references: equal when they are the same LLVM object)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.blocks: list[Any] = []
+        self.succ: dict[Any, list[Any]] = {}
+        self.pred: dict[Any, list[Any]] = {}
+        self.condition: dict[Any, Any] = {}  # block -> its branch's condition (none: unconditional)
+        self.instructions: list[tuple[Any, str, list[Any]]] = []
+        self.lengths: list[tuple[str, Any]] = []  # (intrinsic, length) of llvm.mem* calls
+        self.refused: str | None = None
+        for block in fn.blocks:
+            self.blocks.append(block)
+            last: tuple[Any, str, list[Any]] | None = None
+            for inst in block.instructions:
+                opcode, operands = inst.opcode, list(inst.operands)
+                if opcode in _REFUSED_TERMINATORS:
+                    self.refused = f"has an '{opcode}'"
+                    return
+                if opcode == "call":
+                    refused = self._call(operands)
+                    if refused is not None:
+                        self.refused = refused
+                        return
+                last = (inst, opcode, operands)
+                self.instructions.append(last)
+            targets = [] if last is None else [op for op in last[2] if op.value_kind.name == "basic_block"]
+            self.succ[block] = targets
+            if last is not None and last[1] in ("br", "switch") and len(targets) > 1:
+                self.condition[block] = last[2][0]
+        for block in self.blocks:
+            self.pred.setdefault(block, [])
+            for target in self.succ[block]:
+                self.pred.setdefault(target, []).append(block)
+
+    def _call(self, operands: list[Any]) -> str | None:
+        """Why a ``call`` with these operands (the callee last) is not a bounded one, or
+        ``None`` (an ``llvm.mem*`` call's length is kept for the value check)."""
+        callee = operands[-1] if operands else None
+        if callee is None or callee.value_kind.name != "function":
+            return "calls through a pointer or inline assembly"
+        name = callee.name
+        if name.startswith("llvm.hpvm."):
+            op = name[len("llvm.hpvm.") :]
+            if op in _HPVM_QUERIES or op.startswith("atomic."):
+                return None
+            return f"calls '{name}'"
+        if not name.startswith("llvm."):
+            return f"calls '{name}'"
+        if name.startswith(_MEMORY_INTRINSICS) and operands[2].value_kind.name != "constant_int":
+            self.lengths.append((name, operands[2]))
+        return None
+
+    def cyclic(self) -> bool:
+        return any(_is_loop(part, self.succ) for part in _strong_parts(self.blocks, self.succ))
+
+    # -- values read from memory -------------------------------------------------------
+
+    def read_from_memory(self) -> set[Any]:
+        """The values read from memory (module docstring), to a fixed point: a ``phi`` may
+        become one when a branch it depends on does."""
+        varying: set[Any] = set()
+        joins: dict[tuple[Any, Any], list[Any]] = {}
+        changed = True
+        while changed:
+            changed = False
+            branches = [b for b, c in self.condition.items() if c in varying]
+            for inst, opcode, operands in self.instructions:
+                if inst not in varying and self._varies(inst, opcode, operands, varying, branches, joins):
+                    varying.add(inst)
+                    changed = True
+        return varying
+
+    def _varies(
+        self,
+        inst: Any,
+        opcode: str,
+        operands: list[Any],
+        varying: set[Any],
+        branches: list[Any],
+        joins: dict[tuple[Any, Any], list[Any]],
+    ) -> bool:
+        if opcode in _READS:
+            return True
+        if opcode == "call":
+            name = operands[-1].name
+            if name.startswith("llvm.hpvm."):
+                return name[len("llvm.hpvm.") :] not in _HPVM_QUERIES
+            return not PURE_INTRINSICS.match(name) or any(op in varying for op in operands[:-1])
+        if opcode == "phi":
+            return self._phi_varies(inst, operands, varying, branches, joins)
+        if opcode in PURE or opcode == "alloca":
+            return any(op in varying for op in operands)
+        return True  # (anything else: not known to be pure)
+
+    def _phi_varies(
+        self,
+        inst: Any,
+        values: list[Any],
+        varying: set[Any],
+        branches: list[Any],
+        joins: dict[tuple[Any, Any], list[Any]],
+    ) -> bool:
+        if any(v in varying for v in values):
+            return True
+        if all(v == values[0] for v in values):
+            return False
+        incoming = list(zip(values, inst.incoming_blocks))
+        here = inst.block
+        for branch in branches:
+            key = (branch, here)
+            if key not in joins:
+                joins[key] = self._chosen(branch, here)
+            chosen = [v for v, b in incoming if b in joins[key]]
+            if any(v != chosen[0] for v in chosen):
                 return True
-            if seen == 0:
-                state[nxt] = 1
-                stack.append((nxt, 0))
-        else:
-            state[block] = 2
-    return False
+        return False
+
+    def _chosen(self, branch: Any, join: Any) -> list[Any]:
+        """The predecessors of ``join`` through which ``branch``'s choice may arrive at it:
+        none when at most one of its successors leads there, or when the paths from all
+        of them pass one block before ``join`` (they meet again: what happens after does
+        not depend on the choice); else those its successors reach."""
+        regions: list[set[Any] | None] = []  # (None: the successor is ``join`` itself)
+        for successor in dict.fromkeys(self.succ[branch]):
+            if successor == join:
+                regions.append(None)
+                continue
+            region = self._reached(successor, {join})
+            if any(join in self.succ[b] for b in region):
+                regions.append(region)
+        if len(regions) < 2:
+            return []
+        if None not in regions:
+            common = set.intersection(*regions)  # type: ignore[arg-type]
+            starts = [s for s in dict.fromkeys(self.succ[branch]) if s != join]
+            for block in common:
+                if all(
+                    start == block
+                    or not any(join in self.succ[b] for b in self._reached(start, {join, block}))
+                    for start in starts
+                ):
+                    return []
+        preds = self.pred.get(join, [])
+        reached = {p for p in preds for r in regions if r is not None and p in r}
+        if None in regions:
+            reached.add(branch)
+        return list(reached)
+
+    def _reached(self, start: Any, avoid: set[Any]) -> set[Any]:
+        """``start`` and the blocks reachable from it without entering ``avoid``."""
+        if start in avoid:
+            return set()
+        seen: set[Any] = set()
+        todo = [start]
+        while todo:
+            block = todo.pop()
+            if block in seen:
+                continue
+            seen.add(block)
+            todo.extend(s for s in self.succ[block] if s not in avoid and s not in seen)
+        return seen
+
+    # -- loops ---------------------------------------------------------------------------
+
+    def loop_reason(self, blocks: set[Any], varying: set[Any]) -> str | None:
+        """Why a loop among ``blocks`` may run a number of turns the host does not
+        determine, or ``None`` (module docstring: each loop's exits, then what is left)."""
+        for part in _strong_parts([b for b in self.blocks if b in blocks], self.succ, blocks):
+            if not _is_loop(part, self.succ):
+                continue
+            tests = {b for b in part if any(s not in part for s in self.succ[b])}
+            for block in tests:
+                condition = self.condition.get(block)
+                if condition is None or condition in varying:
+                    return (
+                        f"has a loop that leaves on a value read from memory (block '{_label(block, self)}')"
+                    )
+            if not tests:
+                return (
+                    f"has a loop without an exit (block '{_label(min(part, key=self.blocks.index), self)}')"
+                )
+            inner = self.loop_reason(part - tests, varying)
+            if inner is not None:
+                return inner
+        return None
+
+
+def _label(block: Any, flow: _Flow) -> str:
+    return block.name or f"#{flow.blocks.index(block)}"
+
+
+def _is_loop(part: set[Any], succ: dict[Any, list[Any]]) -> bool:
+    return len(part) > 1 or any(b in succ[b] for b in part)
+
+
+def _strong_parts(
+    blocks: Iterable[Any], succ: dict[Any, list[Any]], within: set[Any] | None = None
+) -> list[set[Any]]:
+    """The strongly connected parts of the blocks' control flow (edges leaving ``within``,
+    where given, are left out): Tarjan's algorithm, iterative."""
+    order = list(blocks)
+    inside = set(order) if within is None else within
+    index: dict[Any, int] = {}
+    low: dict[Any, int] = {}
+    stack: list[Any] = []
+    on_stack: set[Any] = set()
+    parts: list[set[Any]] = []
+    for root in order:
+        if root in index:
+            continue
+        work: list[tuple[Any, int]] = [(root, 0)]
+        while work:
+            block, k = work.pop()
+            if k == 0:
+                index[block] = low[block] = len(index)
+                stack.append(block)
+                on_stack.add(block)
+            targets = [s for s in succ[block] if s in inside]
+            if k < len(targets):
+                work.append((block, k + 1))
+                nxt = targets[k]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[block] = min(low[block], index[nxt])
+                continue
+            if work:  # (back in the caller: carry this block's low link up)
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[block])
+            if low[block] == index[block]:
+                part: set[Any] = set()
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    part.add(top)
+                    if top == block:
+                        break
+                parts.append(part)
+    return parts
+
+
+__all__ = ["llvm_unbounded_reason"]

@@ -9,20 +9,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...ir.llvmpure import PURE, PURE_INTRINSICS
 from .coro import function_span
 
-#: The pure instructions: a uniform result from uniform operands.
-PURE = frozenset(
-    "add sub mul udiv sdiv urem srem shl lshr ashr and or xor fadd fsub fmul fdiv frem fneg icmp fcmp "
-    "trunc zext sext fptrunc fpext fptoui fptosi uitofp sitofp ptrtoint inttoptr bitcast addrspacecast "
-    "getelementptr select extractelement insertelement shufflevector extractvalue insertvalue freeze".split()
-)
-#: Intrinsics without side effects or memory access, uniform when their operands are.
-PURE_INTRINSICS = re.compile(
-    r"llvm\.(smax|smin|umax|umin|abs|fmuladd|fma|fabs|sqrt|minnum|maxnum|minimum|maximum|copysign|floor|"
-    r"ceil|trunc|round|rint|nearbyint|ctpop|ctlz|cttz|fshl|fshr|bswap|bitreverse|[su](add|sub|mul)\.with\."
-    r"overflow|[su](add|sub)\.sat)\."
-)
 _DBG = re.compile(r", !dbg !\d+")
 _TERMINATORS = frozenset({"br", "switch", "ret", "unreachable"})
 BARRIER_BLOCK = "__hpvm_bar."
