@@ -132,7 +132,10 @@ class DirectCall(NamedTuple):
     back end has one, is called the same way for a run on one thread (``quick.Runs.threads``:
     the runner's ``threads`` of 1). ``native`` and ``native_single``, where the back end
     made them (``Backend.direct``'s ``native``), are ``entry`` and ``single`` for these
-    arguments as ``NativeCall``s."""
+    arguments as ``NativeCall``s. ``results``, where given, makes the outputs of what
+    ``entry`` or ``single`` returned (the cpu back end's scalar outputs as their ports'
+    NumPy types, as its runner gives them); a call with it has no native calls (a
+    ``NativeCall`` returns nothing)."""
 
     entry: Callable[..., Any]
     tail: Any
@@ -140,6 +143,7 @@ class DirectCall(NamedTuple):
     single: Callable[..., Any] | None = None
     native: NativeCall | None = None
     native_single: NativeCall | None = None
+    results: Callable[[Any], tuple[Any, ...]] | None = None
 
 
 class Backend(ABC):

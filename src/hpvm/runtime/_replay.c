@@ -82,8 +82,8 @@ static PyObject *s_tracker, *s_device_entries, *s_versioned, *s_replays, *s_repl
 /* The classes whose slots are read and written in place (``layout``), and the offsets. */
 static PyTypeObject *replay_type, *runs_type, *handle_type;
 static struct {
-    Py_ssize_t holds, runs, version, backend, entry, single, native, native_single, hits, runner, tail, root, arrays,
-        known, epoch;
+    Py_ssize_t holds, runs, version, backend, entry, single, native, native_single, results, hits, runner, tail, root,
+        arrays, known, epoch;
 } REPLAY;
 static struct {
     Py_ssize_t fast, plain, every, one, last, before, probes, choices, other;
@@ -478,7 +478,8 @@ static PyObject *new_handle(const Spec *spec, PyObject *runtime, PyObject *recor
 
 /* A compiled entry (the record's ``entry`` on all threads, its ``single`` on one) called
    with the arguments and the record's tail, timed into the key's runs as a run on
-   ``threads``: its outputs as a tuple, or NULL with the exception set. */
+   ``threads``: its outputs as a tuple (made by the record's ``results`` where it has them),
+   or NULL with the exception set. */
 static PyObject *call_entry(const Spec *spec, PyObject *record, PyObject *runs, PyObject *entry,
                             PyObject *threads, PyObject *const *values) {
     PyObject *call[17];
@@ -495,7 +496,10 @@ static PyObject *call_entry(const Spec *spec, PyObject *record, PyObject *runs, 
         Py_DECREF(outputs);
         return NULL;
     }
-    PyObject *made = PyTuple_CheckExact(outputs) ? Py_NewRef(outputs) : PySequence_Tuple(outputs);
+    PyObject *results = slot(record, REPLAY.results);
+    PyObject *made = results != NULL && results != Py_None ? PyObject_CallOneArg(results, outputs)
+                     : PyTuple_CheckExact(outputs)         ? Py_NewRef(outputs)
+                                                           : PySequence_Tuple(outputs);
     Py_DECREF(outputs);
     return made;
 }
@@ -819,6 +823,7 @@ static PyObject *layout(PyObject *Py_UNUSED(module), PyObject *args) {
     OFFSET(REPLAY, replay_cls, single);
     OFFSET(REPLAY, replay_cls, native);
     OFFSET(REPLAY, replay_cls, native_single);
+    OFFSET(REPLAY, replay_cls, results);
     OFFSET(REPLAY, replay_cls, hits);
     OFFSET(REPLAY, replay_cls, runner);
     OFFSET(REPLAY, replay_cls, tail);

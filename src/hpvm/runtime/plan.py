@@ -225,7 +225,10 @@ def _accepting(
         "            except Exception as e:\n"
         "                record.failed(args, e)\n"
         "            runs.add(perf_counter() - start, threads)\n"
-        "            handle.outputs = outputs if type(outputs) is tuple else tuple(outputs)\n"
+        "            results = record.results\n"
+        "            handle.outputs = (\n"
+        "                results(outputs) if results is not None else outputs if type(outputs) is tuple else tuple(outputs)\n"
+        "            )\n"
         "        else:\n"
         "            start = perf_counter()\n"
         "            handle.outputs = record.runner(args, threads)\n"
@@ -293,6 +296,7 @@ class Replay:
         "single",
         "native",
         "native_single",
+        "results",
         "hits",
         "epoch",
         "__weakref__",  # (the compiled replay refers to the record it found last weakly)
@@ -321,7 +325,9 @@ class Replay:
         #: the direct calls as ``NativeCall``s (``Backend.direct``'s ``native``), which only the
         #: compiled replay can call (past Numba's dispatcher); made once the compiled replay
         #: counted ``HOT_REPLAYS`` replays of the record (``hits``: ``fastpath.hot``)
-        self.native, self.native_single = direct[4:] if direct is not None else (None, None)
+        self.native, self.native_single = direct[4:6] if direct is not None else (None, None)
+        #: what makes the outputs of ``entry``'s or ``single``'s result (``DirectCall.results``)
+        self.results = direct.results if direct is not None else None
         self.hits = 0
         self.epoch = -1  #: the tracker's ``replay_epoch`` it was kept in (``keep_replay``)
 

@@ -181,9 +181,11 @@ class CPUBackend(Backend):
         self, root: InternalFunction, args: Sequence[Any], one_thread: bool = False, native: bool = False
     ) -> DirectCall | None:
         """The runner's one call (``_entry_call``) where ``run`` is that call and nothing
-        else: no scalar outputs to convert either, and no scalar of ``args`` that
-        ``converted`` would convert (``SAME_TYPING``: the stencil's ``np.float32``
-        coefficients for ``f32`` ports pass as they are). Its ``single`` is the root's
+        else: no scalar of ``args`` that ``converted`` would convert (``SAME_TYPING``: the
+        stencil's ``np.float32`` coefficients for ``f32`` ports pass as they are). A root
+        with scalar outputs (GenHPVM binds a leaf's byte size up to the root) gets its
+        ``results``, the runner's conversion of them to the ports' NumPy types, and no
+        native calls. Its ``single`` is the root's
         function without parallel loops (``Compiler.single``) where it compiled — made now
         for ``one_thread`` (a replay is recorded after its launch's run: not a timed one),
         else only where a run on one thread made it already. Its ``native`` and
@@ -191,7 +193,7 @@ class CPUBackend(Backend):
         compiled now for ``native``, else only where compiled already."""
         program = self.prepare(root)
         one_call = self._entry_call(program)
-        if one_call is None or program.scalar_outs:
+        if one_call is None:
             return None
         for i, convert, same in scalar_converts(program):
             kind = type(args[i])
@@ -200,6 +202,8 @@ class CPUBackend(Backend):
         if one_thread and program.single is None:
             self.compiler.single(program)
         single = program.single or None
+        if program.scalar_outs:
+            return one_call._replace(single=single, results=program.convert_results)
         made = native_calls(self.compiler, program, (program.entry, single), args, native)
         return one_call._replace(single=single, native=made[0], native_single=made[1])
 
