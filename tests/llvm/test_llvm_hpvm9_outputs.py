@@ -10,11 +10,13 @@ Two things kept such programs off the launching thread's fast paths, and both ar
   what the host determines);
 - the root's scalar outputs: a replay called the runner, never the compiled entry
   (``CPUBackend.direct`` now gives a direct call whose ``results`` converts them, as the
-  runner does, to the ports' NumPy types; no native calls for such a root).
+  runner does, to the ports' NumPy types), and no native call was made (a native call now
+  writes them into its block, and the C makes the NumPy scalars: ``NativeCall.returns``,
+  ``makers``).
 
 A hot host loop over byte views made once is checked step for step against NumPy, with
-the outputs' values and NumPy types, on all threads and on one, the record's direct call
-used and no native call made."""
+the outputs' values and NumPy types, on all threads and on one: through the Python
+replay's direct call, and the compiled replay's native calls once the record is hot."""
 
 from __future__ import annotations
 
@@ -78,6 +80,7 @@ def test_a_hot_loop_replays_the_direct_call_with_the_roots_outputs_as_numpy_scal
     args = (x.view(np.uint8), y.view(np.uint8), z.view(np.uint8), np.float32(0.0), np.int64(instances))
 
     def step(a: np.float32) -> None:
+        y[:] += np.float32(0.25)  # (the host's write between launches: other outputs each time)
         out = hpvm.wait(hpvm.launch(root, (*args[:3], a, args[4]), target="cpu"))
         want = _saxpy(x, y, a, instances)
         np.testing.assert_array_equal(z[: 4 * instances], want)
@@ -97,11 +100,14 @@ def test_a_hot_loop_replays_the_direct_call_with_the_roots_outputs_as_numpy_scal
         runs.plain, runs.one, runs.every = True, 1.0, 1e-9
     for _ in range(plan.HOT_REPLAYS + 1):
         step(a)
+    if replay == "compiled":  # (hot: its native calls made, each returning the two outputs)
+        native = record.native if threads == "all" else record.native_single
+        assert native is not None and native.returns == b"fi"
+        assert native.makers == (np.float32, np.int64)
     calls = spy_direct_calls(record)
     for _ in range(4):
         step(a)
-    assert calls == ["entry" if threads == "all" else "single"] * 4
-    assert record.native is None and record.native_single is None  # (a NativeCall returns nothing)
+    assert calls.count("entry" if threads == "all" else "single") == (4 if replay == "python" else 0)
     assert [r for r in api.default_runtime().tracker.replays.values() if r.root is root] == [record]
     for v in (x, y, z):
         hpvm.untrack_memory(v)

@@ -359,3 +359,53 @@ def test_a_float_equal_to_the_records_is_passed_as_given(threads):
         _launch(signs_root, (wide, narrow, out))
         assert out.tolist() == [math.copysign(1.0, wide), math.copysign(1.0, float(narrow))]
     assert calls == []
+
+
+@hpvm.leaf(ins=("x", "n"))
+def every_output(
+    x: hpvm.f64[:], n: hpvm.i64[:], big: hpvm.u64
+) -> tuple[hpvm.f32, hpvm.f64, hpvm.i8, hpvm.i32, hpvm.i64, hpvm.u64, bool]:
+    return x[0] * 0.5, -x[0], n[0] % 100 - 50, n[0] * 3, n[0] - 2**40, big, x[0] > 0.0
+
+
+@hpvm.internal()
+def every_output_root(x: hpvm.f64[:], n: hpvm.i64[:], big: hpvm.u64):
+    node = hpvm.create_node(every_output)
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+    for port in range(7):
+        hpvm.bind_out(node, port, port)
+
+
+@pytest.mark.parametrize("threads", ["all", "one"])
+def test_a_roots_scalar_outputs_of_every_type_come_back_from_a_native_call_as_the_runners(
+    monkeypatch, threads
+):
+    """The native call writes the outputs into its block and the C makes them the ports'
+    NumPy scalars (``NativeCall.returns``, ``makers``): the same values and types as the
+    interpreter's, launch after launch as the host changes the inputs' contents (the same
+    key), a u64 past 2**63 included."""
+    every_run_quick(monkeypatch, every_output_root)
+    x, n = np.array([1.5]), np.array([7], np.int64)
+    for array in (x, n):
+        hpvm.track_memory(array)
+    args = (x, n, np.uint64(2**64 - 3))
+    record = _record_of(every_output_root, args, threads)
+    assert (record.native if threads == "all" else record.native_single).returns == b"ffiiiub"
+    calls = spy_direct_calls(record)
+    for value, count in ((-2.25, -93), (0.0, 2**35), (3.0e38, 0)):
+        x[0], n[0] = value, count
+        got = hpvm.wait(hpvm.launch(every_output_root, args, target="cpu"))
+        want = hpvm.wait(hpvm.launch(every_output_root, args, target="interp"))
+        assert [type(v) for v in got] == [type(v) for v in want]
+        assert [type(v) for v in got] == [
+            np.float32,
+            np.float64,
+            np.int8,
+            np.int32,
+            np.int64,
+            np.uint64,
+            np.bool_,
+        ]
+        assert got == want
+    assert calls == []  # (every cpu launch a native call)

@@ -115,7 +115,10 @@ class NativeCall(NamedTuple):
     one byte per argument: ``a`` an array, ``f`` a float scalar — written per call from the
     argument, as a double's bits: a replay's key takes ``-0.0`` for ``0.0``, whose bits
     differ —, ``s`` another scalar (in place: an equal integer or bool has the same bits).
-    The run returns nothing (a root without outputs). Made by the cpu back end
+    The root's outputs, scalars, are the block's last ``len(returns)`` slots, after the
+    status: ``returns`` says how each is written (``f`` a double's bits, ``i`` a signed and
+    ``u`` an unsigned 64-bit integer, ``b`` 0 or 1) and ``makers`` the type each becomes
+    (the port's NumPy type, as the runner gives it). Made by the cpu back end
     (``backends/cpu/native.py``); the replay in C calls it (``runtime/_replay.c``)."""
 
     address: int
@@ -123,6 +126,8 @@ class NativeCall(NamedTuple):
     failed: Callable[[int, int], NoReturn]
     kinds: bytes
     owner: Any = None  # (what holds the code at ``address``: kept alive with the call)
+    returns: bytes = b""
+    makers: tuple[Any, ...] = ()
 
 
 class DirectCall(NamedTuple):
@@ -134,8 +139,7 @@ class DirectCall(NamedTuple):
     made them (``Backend.direct``'s ``native``), are ``entry`` and ``single`` for these
     arguments as ``NativeCall``s. ``results``, where given, makes the outputs of what
     ``entry`` or ``single`` returned (the cpu back end's scalar outputs as their ports'
-    NumPy types, as its runner gives them); a call with it has no native calls (a
-    ``NativeCall`` returns nothing)."""
+    NumPy types, as its runner gives them; its native calls make them themselves)."""
 
     entry: Callable[..., Any]
     tail: Any

@@ -511,8 +511,36 @@ static PyObject *call_entry(const Spec *spec, PyObject *record, PyObject *runs, 
 
 typedef void (*native_fn)(int64_t *block);
 
-/* A ``NativeCall`` (``native``: address, template, failed) run with the arguments, timed
-   into the key's runs as a run on ``threads``: 1 done (``*outputs`` the empty tuple), 0 it
+/* The outputs a native call left in ``slots`` (``NativeCall.returns``: how each was written,
+   ``makers``: the type each becomes): a new tuple, or NULL with the exception set. */
+static PyObject *native_outputs(const int64_t *slots, PyObject *returns, PyObject *makers) {
+    Py_ssize_t count = PyBytes_GET_SIZE(returns);
+    const char *how = PyBytes_AS_STRING(returns);
+    PyObject *made = PyTuple_New(count);
+    for (Py_ssize_t k = 0; made != NULL && k < count; k++) {
+        PyObject *value;
+        if (how[k] == 'f') {
+            double number;
+            memcpy(&number, &slots[k], sizeof number);
+            value = PyFloat_FromDouble(number);
+        } else if (how[k] == 'u') {
+            value = PyLong_FromUnsignedLongLong((unsigned long long)slots[k]);
+        } else if (how[k] == 'b') {
+            value = PyBool_FromLong(slots[k] != 0);
+        } else {
+            value = PyLong_FromLongLong((long long)slots[k]);
+        }
+        PyObject *typed = value == NULL ? NULL : PyObject_CallOneArg(PyTuple_GET_ITEM(makers, k), value);
+        Py_XDECREF(value);
+        if (typed == NULL) Py_CLEAR(made);
+        else PyTuple_SET_ITEM(made, k, typed);
+    }
+    return made;
+}
+
+/* A ``NativeCall`` (``native``: address, template, failed, kinds, owner, returns, makers)
+   run with the arguments, timed into the key's runs as a run on ``threads``: 1 done
+   (``*outputs`` the root's outputs: ``native_outputs``), 0 it
    does not apply (an array's flags or rank are not the template's: the caller calls the
    dispatcher instead; nothing ran), -1 with the exception set (what ``failed`` raised for
    the status, or a Python exception the run set). */
@@ -524,8 +552,16 @@ static int call_native(const Spec *spec, PyObject *runs, PyObject *native, PyObj
         return 0;
     PyObject *template = PyTuple_GET_ITEM(native, 1);
     const char *kinds = PyBytes_AS_STRING(PyTuple_GET_ITEM(native, 3));
+    PyObject *returns = PyTuple_GET_SIZE(native) >= 7 ? PyTuple_GET_ITEM(native, 5) : NULL;
+    PyObject *makers = PyTuple_GET_SIZE(native) >= 7 ? PyTuple_GET_ITEM(native, 6) : NULL;
+    if (returns != NULL && (!PyBytes_CheckExact(returns) || !PyTuple_CheckExact(makers) ||
+                            PyTuple_GET_SIZE(makers) != PyBytes_GET_SIZE(returns)))
+        return 0;
+    Py_ssize_t returned = returns == NULL ? 0 : PyBytes_GET_SIZE(returns);
     Py_ssize_t slots = PyBytes_GET_SIZE(template) / (Py_ssize_t)sizeof(int64_t);
-    if (slots < 2 || PyBytes_GET_SIZE(template) % (Py_ssize_t)sizeof(int64_t) != 0) return 0;
+    /* (the status's two slots, then the outputs': what the arguments may not reach) */
+    Py_ssize_t end = slots - 2 - returned;
+    if (end < 0 || PyBytes_GET_SIZE(template) % (Py_ssize_t)sizeof(int64_t) != 0) return 0;
     native_fn function = (native_fn)PyLong_AsVoidPtr(PyTuple_GET_ITEM(native, 0));
     if (function == NULL) {
         PyErr_Clear();
@@ -546,7 +582,7 @@ static int call_native(const Spec *spec, PyObject *runs, PyObject *native, PyObj
             if (kinds[i] == 'f') { /* (equal to the record's, not the same bits: -0.0 for 0.0) */
                 PyObject *value = values[i];
                 double number = PyFloat_CheckExact(value) ? PyFloat_AS_DOUBLE(value) : PyFloat_AsDouble(value);
-                if (at >= slots - 2 || (number == -1.0 && PyErr_Occurred())) {
+                if (at >= end || (number == -1.0 && PyErr_Occurred())) {
                     PyErr_Clear();
                     fits = 0;
                     break;
@@ -566,7 +602,7 @@ static int call_native(const Spec *spec, PyObject *runs, PyObject *native, PyObj
         PyArrayObject *array = (PyArrayObject *)values[i]; /* (an ndarray: the acceptance test said so) */
         int rank = PyArray_NDIM(array);
         int64_t expected = ((int64_t)(PyArray_FLAGS(array) & NATIVE_FLAGS)) | ((int64_t)rank << 32);
-        if (at + 2 + 2 * (Py_ssize_t)rank > slots - 2 || block[at] != expected) {
+        if (at + 2 + 2 * (Py_ssize_t)rank > end || block[at] != expected) {
             fits = 0;
             break;
         }
@@ -582,10 +618,13 @@ static int call_native(const Spec *spec, PyObject *runs, PyObject *native, PyObj
         double start = seconds_now();
         function(block);
         double taken = seconds_now() - start;
-        int64_t code = block[slots - 2], info = block[slots - 1];
+        int64_t code = block[end], info = block[end + 1];
         if (code == 0 && !PyErr_Occurred()) {
             result = add_run(spec->limits, runs, taken, threads) < 0 ? -1 : 1;
-            if (result == 1) *outputs = PyTuple_New(0);
+            if (result == 1) {
+                *outputs = returned == 0 ? PyTuple_New(0) : native_outputs(&block[end + 2], returns, makers);
+                if (*outputs == NULL) result = -1;
+            }
         } else if (PyErr_Occurred()) {
             result = -1; /* (a Python exception the run set on this thread) */
         } else {

@@ -184,8 +184,8 @@ class CPUBackend(Backend):
         else: no scalar of ``args`` that ``converted`` would convert (``SAME_TYPING``: the
         stencil's ``np.float32`` coefficients for ``f32`` ports pass as they are). A root
         with scalar outputs (GenHPVM binds a leaf's byte size up to the root) gets its
-        ``results``, the runner's conversion of them to the ports' NumPy types, and no
-        native calls. Its ``single`` is the root's
+        ``results``, the runner's conversion of them to the ports' NumPy types (its native
+        calls make them: ``NativeCall.makers``). Its ``single`` is the root's
         function without parallel loops (``Compiler.single``) where it compiled — made now
         for ``one_thread`` (a replay is recorded after its launch's run: not a timed one),
         else only where a run on one thread made it already. Its ``native`` and
@@ -202,10 +202,9 @@ class CPUBackend(Backend):
         if one_thread and program.single is None:
             self.compiler.single(program)
         single = program.single or None
-        if program.scalar_outs:
-            return one_call._replace(single=single, results=program.convert_results)
+        results = program.convert_results if program.scalar_outs else None
         made = native_calls(self.compiler, program, (program.entry, single), args, native)
-        return one_call._replace(single=single, native=made[0], native_single=made[1])
+        return one_call._replace(single=single, native=made[0], native_single=made[1], results=results)
 
     def _entry_call(self, program: CompiledProgram) -> DirectCall | None:
         """``program``'s compiled entry called with its root context, its errors raised as

@@ -646,7 +646,9 @@ class Compiler:
                 if not make:
                     return None
                 program.natives[key] = None
-                source = wrapper_source(func.__name__, signature)
+                returned = func.overloads[signature].signature.return_type  # (the root's outputs)
+                count = len(returned.types) if isinstance(returned, nb.BaseTuple) else 0
+                source = wrapper_source(func.__name__, signature, count)
                 if source is not None:
                     # (named after the module of what it calls: the same text in another
                     # program, calling another function of that name, must not find this

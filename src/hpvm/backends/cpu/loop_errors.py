@@ -65,8 +65,10 @@ def _build() -> dict[str, Any]:
     def make_try_call(attrs: tuple[str, ...]) -> Any:
         @intrinsic
         def try_call(typingctx, func, args, table, row):  # type: ignore[no-untyped-def]
-            """``func(*args)``; on failure its code and exception info go to ``table[row]``
-            (what it returns, nothing or an empty tuple, is dropped)."""
+            """``func(*args)``; on failure its code and exception info go to ``table[row]``.
+            What it returns — nothing, or a tuple of scalars (a root's graph function: its
+            outputs, which a native call writes into its block) — is returned; after a
+            failure its value means nothing."""
             if not isinstance(func, types.Dispatcher) or not isinstance(args, types.BaseTuple):
                 return None
             if table != types.Array(types.int64, 2, "C") or not isinstance(row, types.Integer):
@@ -75,9 +77,16 @@ def _build() -> dict[str, Any]:
                 call = func.get_call_type(typingctx, tuple(args.types), {})
             except NumbaError as e:
                 raise ChunkCompileError(e) from None
-            # (a chunk returns nothing; a root's graph function without outputs the empty
-            # tuple, which a native call drops: native.py)
-            if call is None or call.return_type not in (types.none, types.Tuple(())):
+            # (a chunk returns nothing; a root's graph function its scalar outputs: native.py)
+            if call is None or not (
+                call.return_type == types.none
+                or (
+                    isinstance(call.return_type, types.BaseTuple)
+                    and all(
+                        isinstance(t, (types.Integer, types.Float, types.Boolean)) for t in call.return_type
+                    )
+                )
+            ):
                 return None
 
             def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
@@ -89,7 +98,7 @@ def _build() -> dict[str, Any]:
                     context.cast(builder, builder.extract_value(packed, i), given, wanted)
                     for i, (given, wanted) in enumerate(zip(args.types, call.args))
                 ]
-                status, _ = context.call_conv.call_function(
+                status, result = context.call_conv.call_function(
                     builder, callee, compiled.fndesc.restype, compiled.fndesc.argtypes, values, attrs=attrs
                 )
                 data = context.make_array(sig.args[2])(context, builder, table_value).data
@@ -99,9 +108,9 @@ def _build() -> dict[str, Any]:
                 with builder.if_then(status.is_error, likely=False):
                     info = builder.ptrtoint(status.excinfoptr, i64)
                     builder.store(info, builder.gep(data, [builder.add(base, base.type(1))]))
-                return context.get_dummy_value()
+                return context.get_dummy_value() if call.return_type == types.none else result
 
-            return types.none(func, args, table, row), codegen
+            return call.return_type(func, args, table, row), codegen
 
         return try_call
 

@@ -153,10 +153,37 @@ def _build() -> dict[str, Any]:
 
         return table(block, index), codegen
 
+    @intrinsic(prefer_literal=True)
+    def block_put(typingctx, block, index, value):  # type: ignore[no-untyped-def]
+        """``value`` (an output of the root) into ``block[index]``: a float as a double's
+        bits, an integer widened to 64 bits as its signedness says, a bool as 0 or 1."""
+        start = literal(index, int)
+        if block != block_type or start is None or not isinstance(value, (types.Number, types.Boolean)):
+            return None
+        if isinstance(value, types.Complex):
+            return None
+
+        def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+            given = args[2]
+            if isinstance(value, types.Boolean):
+                bits = builder.zext(given, i64)
+            elif isinstance(value, types.Float):
+                wide = given if value.bitwidth == 64 else builder.fpext(given, ir.DoubleType())
+                bits = builder.bitcast(wide, i64)
+            elif value.bitwidth == 64:
+                bits = given
+            else:
+                bits = builder.sext(given, i64) if value.signed else builder.zext(given, i64)
+            builder.store(bits, builder.gep(args[0], [i64(start)]))
+            return context.get_dummy_value()
+
+        return types.none(block, index, value), codegen
+
     return {
         "__hpvm_block_array": block_array,
         "__hpvm_block_scalar": block_scalar,
         "__hpvm_block_status": block_status,
+        "__hpvm_block_put": block_put,
     }
 
 
@@ -177,18 +204,46 @@ def native_calls(
         signature = tuple(numba.typeof(v) for v in (*args, tail))
     except ValueError:  # (a value Numba has no type for: the dispatcher says so)
         return none
-    made = template(args, tail, signature)
+    makers = tuple(t.dtype.type for t in program.root.out_types)
     calls: list[NativeCall | None] = []
     for func in funcs:
         wrapper = None
-        if func is not None and made is not None and signature in func.overloads:
-            wrapper = compiler.native(program, func, signature, make)
+        if func is not None and signature in func.overloads:
+            returns = outputs(func.overloads[signature].signature.return_type, len(makers))
+            made = None if returns is None else template(args, tail, signature, len(returns))
+            if made is not None:
+                wrapper = compiler.native(program, func, signature, make)
         calls.append(
             None
             if wrapper is None
-            else NativeCall(int(wrapper.address), made, raise_status, kinds(signature), wrapper)
+            else NativeCall(
+                int(wrapper.address), made, raise_status, kinds(signature), wrapper, returns, makers
+            )
         )
     return tuple(calls)
+
+
+def outputs(returned: Any, count: int) -> bytes | None:
+    """``NativeCall.returns`` of a function returning ``returned`` (Numba's type of the root's
+    ``count`` outputs): ``f`` a float, ``i`` a signed integer, ``u`` an unsigned one, ``b`` a
+    bool, per output; ``None`` where one is none of those (the block cannot carry it)."""
+    from numba.core import types
+
+    if returned == types.none:
+        return b"" if count == 0 else None
+    if not isinstance(returned, types.BaseTuple) or len(returned.types) != count:
+        return None
+    made = []
+    for kind in returned.types:
+        if isinstance(kind, types.Boolean):
+            made.append(ord("b"))
+        elif isinstance(kind, types.Float):
+            made.append(ord("f"))
+        elif isinstance(kind, types.Integer):
+            made.append(ord("i") if kind.signed else ord("u"))
+        else:
+            return None
+    return bytes(made)
 
 
 def kinds(signature: Sequence[Any]) -> bytes:
@@ -202,10 +257,11 @@ def kinds(signature: Sequence[Any]) -> bytes:
     )
 
 
-def wrapper_source(callee: str, signature: Sequence[Any]) -> str | None:
+def wrapper_source(callee: str, signature: Sequence[Any], returned: int = 0) -> str | None:
     """The wrapper's source calling ``callee`` with arguments of ``signature`` (Numba types:
     arrays, scalars, and last the context tuple of integers), or ``None``: an argument the
-    block cannot carry."""
+    block cannot carry. ``returned``: how many scalars the callee returns (the root's
+    outputs), each written into a slot after the status (``__hpvm_block_put``)."""
     from numba.core import types
 
     made: list[str] = []
@@ -232,10 +288,11 @@ def wrapper_source(callee: str, signature: Sequence[Any]) -> str | None:
     tail = [f"__hpvm_block_scalar(block, {slot + k}, 'int64')" for k in range(len(context.types))]
     slot += len(tail)
     arguments = ", ".join([*made, f"({''.join(t + ', ' for t in tail)})"])
-    return (
-        f"def {SYMBOL}(block):\n"
-        f"    __hpvm_try_call({callee}, ({arguments},), __hpvm_block_status(block, {slot}), 0)\n"
-    )
+    call = f"__hpvm_try_call({callee}, ({arguments},), __hpvm_block_status(block, {slot}), 0)"
+    if not returned:
+        return f"def {SYMBOL}(block):\n    {call}\n"
+    puts = "".join(f"    __hpvm_block_put(block, {slot + 2 + k}, out[{k}])\n" for k in range(returned))
+    return f"def {SYMBOL}(block):\n    out = {call}\n{puts}"
 
 
 def _dtype_name(kind: Any) -> str:
@@ -244,11 +301,13 @@ def _dtype_name(kind: Any) -> str:
     return "bool" if isinstance(kind, types.Boolean) else str(np.dtype(str(kind)))
 
 
-def template(args: Sequence[Any], tail: Sequence[int], signature: Sequence[Any]) -> bytes | None:
+def template(
+    args: Sequence[Any], tail: Sequence[int], signature: Sequence[Any], returned: int = 0
+) -> bytes | None:
     """The block for ``args`` (and the context ``tail``) as the wrapper of ``signature``
     reads it: the scalars and the context in place, each array's flags slot (the C compares
-    it before writing the rest), zeros for the status; ``None`` where an argument is not
-    what the signature says."""
+    it before writing the rest), zeros for the status and the ``returned`` outputs' slots;
+    ``None`` where an argument is not what the signature says."""
     from numba.core import types
 
     slots: list[int] = []
@@ -264,7 +323,7 @@ def template(args: Sequence[Any], tail: Sequence[int], signature: Sequence[Any])
         else:  # (an unsigned 64-bit value past 2**63 travels as its bits)
             bits = int(value) & 0xFFFF_FFFF_FFFF_FFFF
             slots.append(bits - (1 << 64) if bits >= 1 << 63 else bits)
-    slots += [int(v) for v in tail] + [0, 0]
+    slots += [int(v) for v in tail] + [0, 0] + [0] * returned
     return struct.pack(f"={len(slots)}q", *slots)
 
 
