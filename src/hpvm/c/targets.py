@@ -72,8 +72,8 @@ def choose_target(
     if not tensor:
         for name, hint in hints:
             print(
-                f"note: {path}: node function {name} is hinted {hint}; its leaves are LLVM "
-                "code, which runs on cpu here, so it runs on cpu",
+                f"note: {path}: node function {name} is hinted {hint}; the program's leaves are "
+                "LLVM code, which runs on cpu here, so it runs on cpu",
                 file=sys.stderr,
             )
         return "cpu"
