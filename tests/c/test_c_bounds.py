@@ -76,3 +76,59 @@ def test_nothing_is_written_past_the_arrays(program, target):
         assert (abuf[count_a:] == -7).all() and (bbuf[8:] == -7).all()
         want = [2, 4, 6, 8, 10, 10, 10, 10] if refused is None else [-7] * 8
         assert bbuf[:8].tolist() == want
+
+
+# A 1-D leaf whose instance sums its row of `src` in a loop and then stores the sum at
+# dst[y], with no guard: the store runs in every call (its block follows the loop on every
+# path to the return), so the pre-check sees it.
+ROW_SUM = """
+#include "hpvm.h"
+
+void row_sum(float *src, size_t bytes_src, float *dst, size_t bytes_dst, int w) {
+  __hpvm__hint(CPU_TARGET);
+  __hpvm__attributes(1, src, 1, dst);
+  long y = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
+  float s = 0.0f;
+  for (int k = 0; k < w; k++)
+    s += src[y * w + k];
+  dst[y] = s;  // @store
+}
+
+void root(float *src, size_t bytes_src, float *dst, size_t bytes_dst, int w, long rows) {
+  __hpvm__hint(CPU_TARGET);
+  __hpvm__attributes(1, src, 1, dst);
+  void *n = __hpvm__createNodeND(1, row_sum, rows);
+  for (int p = 0; p < 5; p++)
+    __hpvm__bindIn(n, p, p, 0);
+}
+"""
+
+
+@pytest.mark.usefixtures("hpvm_runtime")
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_store_after_a_loop_is_checked_before_the_node_runs(write_c, target):
+    """Rows past dst's end: refused naming dst and the leaf, nothing written past it (before,
+    only the entry block's accesses were facts, and cpu wrote past dst)."""
+    from hpvm import c
+
+    (root,) = c.compile(write_c(ROW_SUM)).roots
+    src = np.arange(12, dtype=np.float32)
+    dbuf = np.full(3 + GUARD, -7, np.float32)
+    views = [src.view(np.uint8), dbuf[:3].view(np.uint8)]
+    for array in views:
+        hpvm.track_memory(array)
+    try:
+        hpvm.wait(hpvm.launch(root, (*views, 4, 3), target=target))
+        hpvm.request_memory(views[1])
+        np.testing.assert_array_equal(dbuf[:3], src.reshape(3, 4).sum(axis=1))
+        with fails(
+            hpvm.OutOfBoundsError,
+            "replication size rows is 4",
+            "every instance of leaf 'row_sum' accesses bytes 4*x to 4*x + 3 of 'dst'",
+            "the last instances would index past its end",
+        ):
+            hpvm.wait(hpvm.launch(root, (*views, 2, 4), target=target))
+    finally:
+        for array in views:
+            hpvm.untrack_memory(array)
+    assert (dbuf[3:] == -7).all()

@@ -151,10 +151,62 @@ def test_byte_addressing_nested_getelementptrs_and_array_types():
     assert _facts(body) == {(0, "x", 8, 4, 7, (I64 - 4) // 8), (2, "x", 16, 8, 15, (I64 - 8) // 16)}
 
 
+def test_an_access_in_a_block_every_call_runs_after_a_loop_is_a_fact():
+    """``float s = 0; for (k < n) s += a[x*n + k]; b[x] = s;``: the loop's own loads are at
+    a phi (no fact), the store after it runs in every call (its block is on every path to
+    the return), as does the loop's body, at least once: b's store is a fact; so is one in
+    a block after a diamond, where both paths meet again."""
+    loop = """  br label %body
+body:
+  %k = phi i64 [ 0, %entry ], [ %k1, %body ]
+  %s = phi float [ 0.0, %entry ], [ %s1, %body ]
+  %r = mul i64 %x, %n
+  %i = add i64 %r, %k
+  %pa = getelementptr inbounds float, ptr %a, i64 %i
+  %v = load float, ptr %pa
+  %s1 = fadd float %s, %v
+  %k1 = add i64 %k, 1
+  %more = icmp slt i64 %k1, %n
+  br i1 %more, label %body, label %done
+done:
+  %pb = getelementptr inbounds float, ptr %b, i64 %x
+  store float %s1, ptr %pb
+  ret {} zeroinitializer"""
+    diamond = """  %c = icmp slt i64 %n, 4
+  br i1 %c, label %small, label %large
+small:
+  br label %join
+large:
+  br label %join
+join:
+  %pb = getelementptr inbounds float, ptr %b, i64 %x
+  store float 1.0, ptr %pb
+  ret {} zeroinitializer"""
+    assert _facts(loop) == {(2, "x", 4, 0, 3, I64 // 4)}
+    assert _facts(diamond) == {(2, "x", 4, 0, 3, I64 // 4)}
+
+
+def test_an_access_after_a_path_that_ends_the_call_is_no_fact():
+    """``if (x >= n) abort(); b[x] = 0;`` (``unreachable`` after the call) or ``if (x >= n)
+    return;``: the store's block is not on every path to an end of the call."""
+    aborts = """  %past = icmp sge i64 %x, %n
+  br i1 %past, label %stop, label %go
+stop:
+  call void @abort()
+  unreachable
+go:
+  %pb = getelementptr inbounds float, ptr %b, i64 %x
+  store float 0.0, ptr %pb
+  ret {} zeroinitializer"""
+    returns = aborts.replace("  call void @abort()\n  unreachable", "  ret {} zeroinitializer")
+    assert _facts(aborts + "\n}\ndeclare void @abort()\ndefine void @g() {\n  ret void") == set()
+    assert _facts(returns) == set()
+
+
 @pytest.mark.parametrize(
     "body",
     [
-        # guarded: the access is not in the entry block
+        # guarded: the access is not in a block every call runs
         """  %in = icmp slt i64 %x, %n
   br i1 %in, label %then, label %done
 then:

@@ -23,7 +23,9 @@ up to ``limit``.
   the IR's dialect has no facts (not checked before it runs; ``interp`` checks its indices
   as it runs, compiled back ends do not).
 * LLVM leaves (HPVM-C, ``.ll``): ``llvm_native/access.py``'s ``every_instance_accesses``,
-  loads and stores of the entry block at ``stride*id + c`` bytes from a pointer argument;
+  loads and stores of the blocks every call runs to their end (the entry block, and each
+  block on every path from it to an end of the call) at ``stride*id + c`` bytes from a
+  pointer argument;
   here in bytes of the whole array (``axis`` is ``None``), the highest byte touched. Its
   ``affine_accesses``, whose offsets combine several ids (the node's own and its
   ancestors'), are ``SpanAccess`` facts: checked by ``check_spans`` (``interp``) and

@@ -31,9 +31,12 @@ bounds, and neither does the interpreter inside LLVM code, so ``b[i] = a[i] * 2`
 with more instances than ``b`` has elements writes past it. When every instance certainly
 loads or stores ``p[k*id + c]``, the sizes and the arrays alone say, before anything runs,
 whether the last instance would (``backends/bounds.py`` turns these facts into the
-``OutOfBoundsError``). What. A ``load`` or ``store`` in the function's *entry block*
-(which every call runs to its end: a call that does not return is followed by
-``unreachable`` and ends the block there) whose address is a pointer argument plus a byte
+``OutOfBoundsError``). What. A ``load`` or ``store`` in a block every call runs to its
+end — the *entry block*, and each block on every path from it to one that ends the call
+(``ret``, ``unreachable``, ``resume``: a call that does not return is followed by
+``unreachable`` and ends the block there), such as the block after a loop (``dst[y] = s``
+after summing a row) or where the two paths of an ``if`` meet again, but not one after
+``if (...) abort();`` (at first, the entry block alone) — whose address is a pointer argument plus a byte
 offset that is exactly ``stride*id + c`` for one of the node's own instance ids (the id
 call's handle is ``llvm.hpvm.getNode()``'s, not a parent's), ``stride`` > 0: the offset is
 followed back through ``getelementptr`` chains (scalar, array and vector element types;
@@ -53,7 +56,8 @@ largest id per id, and forms of several ids that must stay inside an integer wid
 only the launch's sizes decide), the accesses on one argument with the same strides joined.
 Single own-id facts with a stride > 0 stay ``ByteAccess`` facts (their limit says it all); one
 whose first byte is below the pointer (``a[x - 1]``) is an ``AffineBytes`` too, for its
-start. Anything else — a guard (``if (i < n)``: the access is not in the entry block), an
+start. Anything else — a guard (``if (i < n)``: the access is not in a block every call
+runs), an
 index with a parameter in it, a struct field, a ``phi`` — gives no fact, and such accesses
 are not checked.
 """
@@ -380,7 +384,7 @@ def every_instance_accesses(body: LLVMBody) -> tuple[ByteAccess, ...]:
 
 
 def affine_accesses(body: LLVMBody) -> tuple[AffineBytes, ...]:
-    """The entry block's loads and stores at an affine form of several ids (the node's own
+    """The certain blocks' loads and stores (``_certain_blocks``) at an affine form of several ids (the node's own
     and its ancestors') bytes from a pointer argument, or of one id that steps down or
     starts below the argument (module docstring); one per argument and terms."""
     return _facts(body)[1]
@@ -398,25 +402,58 @@ def _facts(body: LLVMBody) -> tuple[tuple[ByteAccess, ...], tuple[AffineBytes, .
     return found
 
 
-def _entry_block(lines: list[str]) -> list[str]:
-    """The instructions of the function's first block (after its ``define`` line), its
-    terminator excluded."""
-    out: list[str] = []
+_LABEL = re.compile(r'^\s*("[^"]*"|[-a-zA-Z$._0-9]+):\s*(;.*)?$')
+_TARGET = re.compile(r'\blabel %("[^"]*"|[-a-zA-Z$._0-9]+)')
+
+
+def _certain_blocks(lines: list[str]) -> list[str]:
+    """The instructions of the blocks every call of the function runs to their end (module
+    docstring): the entry block, and each block on every path from it to a block that
+    ends the call (``ret``, ``unreachable``, ``resume``: no successor). Their terminators
+    are left out; blocks whose call cannot end (no path to such a block) add nothing."""
+    blocks: list[tuple[str, list[str], list[str]]] = []  # (label, instructions, successors)
     start = next((k for k, line in enumerate(lines) if line.startswith("define")), len(lines))
+    label, body, targets, ended = "", [], [], False
     for line in lines[start + 1 :]:
         text = line.strip()
         if not text or text.startswith((";", "#dbg_")):
             continue
-        if text.endswith(":") or re.match(r"^[-a-zA-Z$._0-9]+:\s*(;.*)?$", text):
-            if out:
+        found = _LABEL.match(line)
+        if found is not None or text == "}":
+            if blocks or label or body or targets:  # (not before the entry block's own label)
+                blocks.append((label, body, targets))
+            if found is None:
                 break
-            continue  # the entry block's own label
+            label, body, targets, ended = found.group(1).strip('"'), [], [], False
+            continue
         m = DEFINITION.match(line)
         opcode = (m.group(2) if m else text).split(" ", 1)[0]
-        if opcode in _TERMINATORS or text == "}":
-            break
-        out.append(line)
-    return out
+        if ended or opcode in _TERMINATORS:
+            ended = True
+            targets += _TARGET.findall(text)
+        else:
+            body.append(line)
+    if not blocks:
+        return []
+    successors = {name: [t.strip('"') for t in after] for name, _, after in blocks}
+    ends = {name for name, after in successors.items() if not after}
+    entry = blocks[0][0]
+
+    def reaches_an_end(avoid: str | None) -> bool:
+        seen, todo = set(), [entry]
+        while todo:
+            name = todo.pop()
+            if name in seen or name == avoid:
+                continue
+            seen.add(name)
+            if name in ends:
+                return True
+            todo.extend(successors.get(name, []))
+        return False
+
+    if not reaches_an_end(None):
+        return blocks[0][1]
+    return [line for name, body, _ in blocks if name == entry or not reaches_an_end(name) for line in body]
 
 
 def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], tuple[AffineBytes, ...]]:
@@ -543,7 +580,7 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
     debug: DebugInfo | None = None
     farthest: dict[tuple[int, int, int, int], ByteAccess] = {}
     spans: dict[tuple[int, tuple[Term, ...]], AffineBytes] = {}
-    for line in _entry_block(lines):
+    for line in _certain_blocks(lines):
         m = DEFINITION.match(line)
         rhs = _strip(m.group(2) if m else line)
         words = rhs.split()
