@@ -46,6 +46,17 @@ def vector_add(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
         c[i] = a[i] + b[i]
 
 
+@numba.njit(**_JIT)
+def saxpy_fours(x: np.ndarray, y: np.ndarray, z: np.ndarray, a: np.float32, n: int) -> tuple:
+    """``z[4i+j] = a x[4i+j] + y[4i+j]`` for j < 4, one parallel loop over i < n, returning
+    the last element and z's byte size: GenHPVM's ``saxpy_two_level.ll`` (the launch row)."""
+    for i in prange(n):
+        for j in range(4):
+            k = 4 * i + j
+            z[k] = a * x[k] + y[k]
+    return z[4 * n - 1], z.nbytes
+
+
 def vector_add_numpy(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
     np.add(a, b, out=c)
 

@@ -24,6 +24,7 @@ its arrays tracked (``hpvm.init()``, ``hpvm.track_memory``), as ``run.py`` does 
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -295,6 +296,25 @@ def launch_noop(n: int, target: str) -> None:
 
 def launch_write_id(out: np.ndarray, target: str) -> None:
     hpvm.wait(hpvm.launch(write_id_root, (out,), target=target))
+
+
+#: GenHPVM's form of a saxpy (LLVM 9 text, hpvm's own test program): a 1-D leaf whose
+#: instance loops over four elements, the root binding its last element and Z's byte size
+#: as outputs — the shape of the field's IR files (the launch row).
+GENHPVM_SAXPY = Path(__file__).resolve().parents[1] / "tests" / "llvm" / "hpvm9" / "saxpy_two_level.ll"
+
+
+@functools.cache
+def genhpvm_saxpy_root() -> InternalFunction:
+    from hpvm import llvm
+
+    return llvm.from_hpvm_ir(GENHPVM_SAXPY.read_text(), file=str(GENHPVM_SAXPY))
+
+
+def genhpvm_saxpy(views: tuple, a: np.float32, instances: np.int64, target: str) -> tuple:
+    """``genhpvm_saxpy_root`` over ``views`` (byte views of x, y and z, made once, as HPVM-C
+    passes tracked memory), ``instances`` of four elements each: its two outputs."""
+    return hpvm.wait(hpvm.launch(genhpvm_saxpy_root(), (*views, a, instances), target=target))
 
 
 def launch_one(target: str) -> int:
