@@ -117,8 +117,9 @@ class NativeCall(NamedTuple):
     differ —, ``s`` another scalar (in place: an equal integer or bool has the same bits).
     The root's outputs, scalars, are the block's last ``len(returns)`` slots, after the
     status: ``returns`` says how each is written (``f`` a double's bits, ``i`` a signed and
-    ``u`` an unsigned 64-bit integer, ``b`` 0 or 1) and ``makers`` the type each becomes
-    (the port's NumPy type, as the runner gives it). Made by the cpu back end
+    ``u`` an unsigned 64-bit integer, ``b`` 0 or 1), ``makers`` the type each becomes
+    (the port's NumPy type, as the runner gives it) and ``codes`` its dtype's character
+    (``np.dtype(t).char``: the C makes such a scalar itself). Made by the cpu back end
     (``backends/cpu/native.py``); the replay in C calls it (``runtime/_replay.c``)."""
 
     address: int
@@ -128,6 +129,7 @@ class NativeCall(NamedTuple):
     owner: Any = None  # (what holds the code at ``address``: kept alive with the call)
     returns: bytes = b""
     makers: tuple[Any, ...] = ()
+    codes: bytes = b""
 
 
 class DirectCall(NamedTuple):

@@ -205,6 +205,7 @@ def native_calls(
     except ValueError:  # (a value Numba has no type for: the dispatcher says so)
         return none
     makers = tuple(t.dtype.type for t in program.root.out_types)
+    codes = bytes(ord(np.dtype(t).char) for t in makers)
     calls: list[NativeCall | None] = []
     for func in funcs:
         wrapper = None
@@ -217,7 +218,7 @@ def native_calls(
             None
             if wrapper is None
             else NativeCall(
-                int(wrapper.address), made, raise_status, kinds(signature), wrapper, returns, makers
+                int(wrapper.address), made, raise_status, kinds(signature), wrapper, returns, makers, codes
             )
         )
     return tuple(calls)
