@@ -28,6 +28,8 @@ declare ptr @llvm.hpvm.malloc(i64)
 declare float @llvm.fmuladd.f32(float, float, float)
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 declare void @helper(ptr)
+declare float @cosf(float)
+declare double @sqrt(double)
 """
 
 
@@ -345,6 +347,29 @@ def test_a_loop_whose_turns_memory_decides_is_refused(body, why):
 def test_calls_other_than_intrinsics_queries_and_atomics_are_refused(call, why):
     reason = _reason(f"entry:\n  {call}\n  ret {{}} zeroinitializer")
     assert reason is not None and reason.startswith("leaf 'f' ") and why in reason
+
+
+def test_c_math_functions_are_bounded_and_pure():
+    """``cosf`` of an element is bounded (MRI-Q's kernel); a loop to ``sqrt(n)`` is one the
+    host determines, and a loop to ``sqrt`` of an element is not."""
+    body = """entry:
+  %v = load float, ptr %a
+  %c = call float @cosf(float %v)
+  store float %c, ptr %a
+  %nf = sitofp i64 %n to double
+  %r = call double @sqrt(double %nf)
+  %m = fptosi double %r to i64
+  br label %head
+head:
+  %k = phi i64 [ 0, %entry ], [ %k1, %head ]
+  %k1 = add i64 %k, 1
+  %more = icmp slt i64 %k1, %m
+  br i1 %more, label %head, label %done
+done:
+  ret {} zeroinitializer"""
+    assert _reason(body) is None
+    loaded = body.replace("%nf = sitofp i64 %n to double", "%nf = fpext float %v to double")
+    assert _reason(loaded) == "leaf 'f' has a loop that leaves on a value read from memory (block 'head')"
 
 
 def test_unreadable_code_is_refused():

@@ -13,8 +13,9 @@ straight-line leaf's took 2 µs.
 What. The node function, read with LLVM's own parser, is bounded when
 
 - every call is to an LLVM intrinsic (``llvm.*``: math, ``llvm.fmuladd``, debug records,
-  lifetimes; ``llvm.mem*`` with a length the host determines, below) or to one of hpvm's
-  queries and atomics (``llvm.hpvm.getNode``, instance ids and counts, ``getNumDims``,
+  lifetimes; ``llvm.mem*`` with a length the host determines, below), to one of C's math
+  functions (``cosf``, ``sqrt``, ``powf``, …: ``_LIBM``) or to one of hpvm's queries and
+  atomics (``llvm.hpvm.getNode``, instance ids and counts, ``getNumDims``,
   ``atomic.*``). A call of any other function — a helper, libc, a Python leaf's Numba body
   behind an exported leaf, inline assembly, a function pointer — is refused rather than
   followed, and so are ``llvm.hpvm.barrier`` and ``llvm.hpvm.malloc`` (group functions and
@@ -34,9 +35,9 @@ So the control flow inside every loop, and with it every loop's iteration count,
 function of what the run key holds: the same key, the same iterations. Branches on memory
 are allowed where they choose between paths of one turn (an ``if`` in the body, as the
 Python check allows one); a ``phi`` merging different values on paths such a branch
-chooses among — its successors reach the ``phi``'s block through different predecessors,
-with no block that every path from them passes before it (where the paths meet again,
-what follows no longer depends on the choice) — is read from memory. So a counter stepped
+chooses among — its successors reach the ``phi``'s block through different predecessors
+before the branch's immediate post-dominator, where every path from it meets again (what
+follows no longer depends on the choice) — is read from memory. So a counter stepped
 by 1 or 2 after a test of an element is, and a loop on it is refused, as one leaving on a
 value read from memory is (``break`` on an element: the Python check refuses early exits
 too).
@@ -50,6 +51,7 @@ key; its first run never ends, on a worker, and nothing later runs on the caller
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -65,6 +67,14 @@ _HPVM_QUERIES = frozenset(
         "getNumDims",
         *(f"{q}.{d}" for q in ("getNodeInstanceID", "getNumNodeInstances") for d in "xyz"),
     }
+)
+#: C's math functions a bounded leaf may call (``cosf`` in MRI-Q's kernel, ``sqrtf`` in
+#: CAVA's): a fixed amount of work, a result from the operands alone, no memory the graph
+#: sees (``errno`` aside, which no leaf reads back).
+_LIBM = re.compile(
+    r"(sin|cos|tan|asin|acos|atan|atan2|sinh|cosh|tanh|asinh|acosh|atanh|exp|exp2|expm1|log|log2|log10|"
+    r"log1p|sqrt|cbrt|pow|hypot|fabs|floor|ceil|trunc|round|rint|nearbyint|fmin|fmax|fmod|remainder|"
+    r"copysign|erf|erfc|tgamma|lgamma)f?"
 )
 _MEMORY_INTRINSICS = ("llvm.memcpy", "llvm.memmove", "llvm.memset")
 _REFUSED_TERMINATORS = frozenset({"invoke", "callbr", "indirectbr"})
@@ -114,6 +124,8 @@ class _Flow:
         self.instructions: list[tuple[Any, str, list[Any]]] = []
         self.lengths: list[tuple[str, Any]] = []  # (intrinsic, length) of llvm.mem* calls
         self.refused: str | None = None
+        self._ipdom: dict[Any, Any] | None = None  # (made when a phi needs it)
+        self._before: dict[Any, set[Any]] = {}  # branch -> blocks its successors reach before it meets
         for block in fn.blocks:
             self.blocks.append(block)
             last: tuple[Any, str, list[Any]] | None = None
@@ -151,7 +163,7 @@ class _Flow:
                 return None
             return f"calls '{name}'"
         if not name.startswith("llvm."):
-            return f"calls '{name}'"
+            return None if _LIBM.fullmatch(name) else f"calls '{name}'"
         if name.startswith(_MEMORY_INTRINSICS) and operands[2].value_kind.name != "constant_int":
             self.lengths.append((name, operands[2]))
         return None
@@ -191,7 +203,8 @@ class _Flow:
             name = operands[-1].name
             if name.startswith("llvm.hpvm."):
                 return name[len("llvm.hpvm.") :] not in _HPVM_QUERIES
-            return not PURE_INTRINSICS.match(name) or any(op in varying for op in operands[:-1])
+            pure = PURE_INTRINSICS.match(name) or _LIBM.fullmatch(name)
+            return not pure or any(op in varying for op in operands[:-1])
         if opcode == "phi":
             return self._phi_varies(inst, operands, varying, branches, joins)
         if opcode in PURE or opcode == "alloca":
@@ -223,34 +236,36 @@ class _Flow:
 
     def _chosen(self, branch: Any, join: Any) -> list[Any]:
         """The predecessors of ``join`` through which ``branch``'s choice may arrive at it:
-        none when at most one of its successors leads there, or when the paths from all
-        of them pass one block before ``join`` (they meet again: what happens after does
-        not depend on the choice); else those its successors reach."""
-        regions: list[set[Any] | None] = []  # (None: the successor is ``join`` itself)
+        none when ``join`` lies past the branch's immediate post-dominator (every path from
+        the branch passes it first: what happens after does not depend on the choice) or
+        when at most one of its successors leads there; else those its successors reach."""
+        meet = self._post_dominator(branch)
+        if meet is not None and join != meet:
+            if branch not in self._before:
+                self._before[branch] = set().union(*(self._reached(s, {meet}) for s in self.succ[branch]))
+            if join not in self._before[branch]:
+                return []
+        preds = self.pred.get(join, [])
+        reached: set[Any] = set()
+        leading = 0
         for successor in dict.fromkeys(self.succ[branch]):
             if successor == join:
-                regions.append(None)
+                reached.add(branch)
+                leading += 1
                 continue
             region = self._reached(successor, {join})
-            if any(join in self.succ[b] for b in region):
-                regions.append(region)
-        if len(regions) < 2:
-            return []
-        if None not in regions:
-            common = set.intersection(*regions)  # type: ignore[arg-type]
-            starts = [s for s in dict.fromkeys(self.succ[branch]) if s != join]
-            for block in common:
-                if all(
-                    start == block
-                    or not any(join in self.succ[b] for b in self._reached(start, {join, block}))
-                    for start in starts
-                ):
-                    return []
-        preds = self.pred.get(join, [])
-        reached = {p for p in preds for r in regions if r is not None and p in r}
-        if None in regions:
-            reached.add(branch)
-        return list(reached)
+            found = {p for p in preds if p in region}
+            reached |= found
+            leading += bool(found)
+        return list(reached) if leading > 1 else []
+
+    def _post_dominator(self, block: Any) -> Any:
+        """``block``'s immediate post-dominator (the returns and other ends joined in one
+        virtual exit), or ``None``: it has none, or it cannot reach an end (a loop that
+        never leaves)."""
+        if self._ipdom is None:
+            self._ipdom = _immediate_post_dominators(self.blocks, self.succ)
+        return self._ipdom.get(block)
 
     def _reached(self, start: Any, avoid: set[Any]) -> set[Any]:
         """``start`` and the blocks reachable from it without entering ``avoid``."""
@@ -289,6 +304,47 @@ class _Flow:
             if inner is not None:
                 return inner
         return None
+
+
+def _immediate_post_dominators(blocks: list[Any], succ: dict[Any, list[Any]]) -> dict[Any, Any]:
+    """Each block's immediate post-dominator, where it has one (iterative, sets as bits)."""
+    index = {b: k for k, b in enumerate(blocks)}
+    every = (1 << len(blocks)) - 1
+    ends = [not succ[b] for b in blocks]
+    pdom = [1 << k if ends[k] else every for k in range(len(blocks))]
+    changed = True
+    while changed:
+        changed = False
+        for k in reversed(range(len(blocks))):
+            if ends[k]:
+                continue
+            meet = every
+            for s in succ[blocks[k]]:
+                meet &= pdom[index[s]]
+            new = meet | (1 << k)
+            if new != pdom[k]:
+                pdom[k], changed = new, True
+    preds: dict[Any, list[Any]] = {b: [] for b in blocks}
+    for b in blocks:
+        for s in succ[b]:
+            preds[s].append(b)
+    ending = {b for b, end in zip(blocks, ends) if end}
+    todo = list(ending)
+    while todo:
+        for p in preds[todo.pop()]:
+            if p not in ending:
+                ending.add(p)
+                todo.append(p)
+    out: dict[Any, Any] = {}
+    for k, block in enumerate(blocks):
+        if block not in ending:
+            continue  # (cannot reach an end: no post-dominator means anything)
+        strict = pdom[k] & ~(1 << k)
+        if strict:  # (the closest: the one post-dominated by all the others, the most bits)
+            out[block] = blocks[
+                max((j for j in range(len(blocks)) if strict >> j & 1), key=lambda j: pdom[j].bit_count())
+            ]
+    return out
 
 
 def _label(block: Any, flow: _Flow) -> str:
