@@ -54,14 +54,14 @@ def _runs(draw) -> Runs:
     if draw(st.booleans()):
         for seconds, threads in draw(st.lists(st.tuples(_seconds, st.sampled_from([None, 1])), max_size=12)):
             runs.add(seconds, threads)
-        runs.choices = draw(st.integers(0, 3 * quick.RECHECK_EVERY))
+        runs.choices = draw(st.integers(0, 3 * quick.RECHECK_FAR_EVERY))
         return runs
     runs.last, runs.before, runs.every, runs.one = (draw(_timing) for _ in range(4))
     runs.probes = draw(st.integers(0, quick.ONE_THREAD_PROBES + 3))
     # (``fast`` and ``plain`` made as ``add`` makes them: a new fastest run on all threads
     # takes its long path, which recomputes both from the slots)
     runs.add(min(runs.every, runs.one, 1.0) / 2, None)
-    runs.choices = draw(st.integers(0, 3 * quick.RECHECK_EVERY))
+    runs.choices = draw(st.integers(0, 3 * quick.RECHECK_FAR_EVERY))
     runs.other = draw(st.booleans())
     return runs
 
@@ -117,9 +117,14 @@ def test_limits_it_cannot_read_leave_the_choice_to_the_method(extension, monkeyp
     for _ in range(quick.ONE_THREAD_PROBES):
         runs.add(1e-6, 1)
     runs.add(4e-6, None)
-    limits = dict(vars(quick), RECHECK_EVERY="32")  # (not an int)
     called: list[str] = []
     monkeypatch.setattr(Runs, "threads", lambda self: called.append("threads") or 7)
-    assert extension.runs_threads(runs, limits) == 7 and called == ["threads"]
+    for odd in (
+        dict(RECHECK_EVERY="32"),
+        dict(RECHECK_FAR_EVERY=0),
+        dict(ONE_THREAD_FAR=8),
+    ):  # (not a count, not a float)
+        called.clear()
+        assert extension.runs_threads(runs, dict(vars(quick), **odd)) == 7 and called == ["threads"], odd
     with pytest.raises(TypeError, match="quick.Runs"):
-        extension.runs_threads(object(), limits)
+        extension.runs_threads(object(), vars(quick))

@@ -177,7 +177,7 @@ def test_after_the_probes_every_recheck_th_run_tries_the_other_count_twice():
     runs.add(56e-6)  # the first run on all threads: the team made
     for _ in range(quick.ONE_THREAD_PROBES):
         assert runs.threads() == 1
-        runs.add(6e-6, 1)
+        runs.add(7.2e-6, 1)  # (7.8x faster: not ONE_THREAD_FAR)
     every, pair = quick.RECHECK_EVERY, quick.RECHECK_RUNS
     chosen = [runs.threads() for _ in range(2 * every)]
     rechecks = [i for i, c in enumerate(chosen) if c is None]
@@ -189,6 +189,25 @@ def test_after_the_probes_every_recheck_th_run_tries_the_other_count_twice():
     chosen = [runs.threads() for _ in range(every)]
     assert chosen.count(1) == pair and chosen.count(None) == every - pair
     assert chosen[:pair] == [1] * pair  # (the count chosen before the pair, for the whole pair)
+
+
+def test_a_key_far_faster_on_one_thread_rechecks_all_threads_rarely():
+    """The 64-element vector add: 0.05 µs on one thread, 1.6 µs on all (warm): a recheck pair
+    on all threads (20–60 µs each with the team's wake-up) every 32 runs cost a hot loop
+    more than its runs; ``ONE_THREAD_FAR`` times faster, it rechecks every
+    ``RECHECK_FAR_EVERY``-th run — and every ``RECHECK_EVERY``-th again once all threads
+    come closer."""
+    runs = quick.Runs()
+    runs.add(1.6e-6)
+    for _ in range(quick.ONE_THREAD_PROBES):
+        assert runs.threads() == 1
+        runs.add(0.05e-6, 1)
+    far, pair = quick.RECHECK_FAR_EVERY, quick.RECHECK_RUNS
+    chosen = [runs.threads() for _ in range(far + pair)]
+    assert [i for i, c in enumerate(chosen) if c is None] == [far - 1 + k for k in range(pair)]
+    runs.add(0.3e-6)  # all threads within ONE_THREAD_FAR: the short period again
+    chosen = [runs.threads() for _ in range(2 * quick.RECHECK_EVERY)]
+    assert chosen.count(None) == 2 * pair  # (a pair every 32 choices)
 
 
 def test_a_key_far_faster_on_all_threads_settles_there_for_good():

@@ -78,7 +78,7 @@ typedef struct {
 
 static PyObject *s_tracker, *s_device_entries, *s_versioned, *s_replays, *s_replay_epoch, *s_runners_version,
     *s_generation, *s_add, *s_threads, *s_shape, *s_quick_run_s, *s_replays_version, *s_probes_limit,
-    *s_recheck_every, *s_recheck_runs;
+    *s_recheck_every, *s_recheck_runs, *s_recheck_far_every, *s_one_thread_far;
 
 /* The classes whose slots are read and written in place (``layout``), and the offsets. */
 static PyTypeObject *replay_type, *runs_type, *handle_type;
@@ -363,20 +363,25 @@ static int probed(PyObject *limits, PyObject *runs) {
    threads) or 1, counting the choice. NULL with an exception set. */
 static PyObject *pick_threads(PyObject *limits, PyObject *runs) {
     PyObject *one = slot(runs, RUNS.one), *every = slot(runs, RUNS.every), *other = slot(runs, RUNS.other);
-    long choices, every_nth, pair;
+    long choices, every_nth, pair, far_nth;
     int done = probed(limits, runs), known = limit_of(limits, s_recheck_every, &every_nth);
     if (done < 0 || known < 0 || (known = known ? limit_of(limits, s_recheck_runs, &pair) : 0) < 0) return NULL;
-    if (done != 1 || !known || !count_of(runs, RUNS.choices, &choices) || choices == LONG_MAX || one == NULL ||
-        !PyFloat_CheckExact(one) || every == NULL || !PyFloat_CheckExact(every) || (other != Py_True && other != Py_False))
+    if (known && (known = limit_of(limits, s_recheck_far_every, &far_nth)) < 0) return NULL;
+    PyObject *far = known ? PyDict_GetItemWithError(limits, s_one_thread_far) : NULL;
+    if (far == NULL && PyErr_Occurred()) return NULL;
+    if (done != 1 || !known || far == NULL || !PyFloat_CheckExact(far) || !count_of(runs, RUNS.choices, &choices) ||
+        choices == LONG_MAX || one == NULL || !PyFloat_CheckExact(one) || every == NULL || !PyFloat_CheckExact(every) ||
+        (other != Py_True && other != Py_False))
         return PyObject_CallMethodNoArgs(runs, s_threads);
     PyObject *counted = PyLong_FromLong(++choices);
     if (counted == NULL) return NULL;
     set_slot(runs, RUNS.choices, counted);
     Py_DECREF(counted);
     int faster = PyFloat_AS_DOUBLE(one) < PyFloat_AS_DOUBLE(every); /* (one thread's fastest run) */
-    long turn = choices % every_nth;
+    long period = PyFloat_AS_DOUBLE(one) * PyFloat_AS_DOUBLE(far) <= PyFloat_AS_DOUBLE(every) ? far_nth : every_nth;
+    long turn = choices % period;
     if (turn == 0) set_slot(runs, RUNS.other, faster ? Py_False : Py_True); /* (the count not chosen now) */
-    if (turn < pair && choices >= every_nth) faster = slot(runs, RUNS.other) == Py_True;
+    if (turn < pair && choices >= period) faster = slot(runs, RUNS.other) == Py_True;
     return faster ? PyLong_FromLong(1) : Py_NewRef(Py_None);
 }
 
@@ -1104,6 +1109,8 @@ PyMODINIT_FUNC PyInit__replay(void) {
     INTERN(s_probes_limit, "ONE_THREAD_PROBES");
     INTERN(s_recheck_every, "RECHECK_EVERY");
     INTERN(s_recheck_runs, "RECHECK_RUNS");
+    INTERN(s_recheck_far_every, "RECHECK_FAR_EVERY");
+    INTERN(s_one_thread_far, "ONE_THREAD_FAR");
     INTERN(s_shape, "shape");
     INTERN(s_quick_run_s, "QUICK_RUN_S");
     INTERN(s_replays_version, "replays_version");

@@ -119,6 +119,15 @@ RECHECK_EVERY = 32
 #: wake-up too, which is then what every run on all threads would pay.
 RECHECK_RUNS = 2
 
+#: A key whose fastest run on one thread is this many times faster than its fastest on all
+#: threads or more rechecks all threads only every ``RECHECK_FAR_EVERY``-th run instead:
+#: such a run is all team wake-up, which no load makes worth paying, and a recheck pair
+#: every 32 runs cost a hot loop more than the runs themselves: the 64-element vector
+#: add's one-thread run takes 0.05 µs; its launch + wait, the mean over 4096 in a loop,
+#: 1.53–1.59 µs with a pair every 32, 1.46 µs every 1024 (three processes).
+ONE_THREAD_FAR = 8.0
+RECHECK_FAR_EVERY = 1024
+
 #: Once the probes are done, a run key whose fastest run on one thread took this many times
 #: its fastest on all threads or more settles on all threads: no more rechecks, and no
 #: thread count got and set per launch (1.7–2.0 µs). One thread wins only by skipping the
@@ -168,8 +177,9 @@ class Runs:
         """How many threads a quick run gets: 1 for the first ``ONE_THREAD_PROBES`` runs once
         the fastest run on all threads took under ``ONE_THREAD_PROBE_S``, then 1 while the
         fastest run on one thread beats the fastest on all of them, except every
-        ``RECHECK_EVERY``-th run and the ``RECHECK_RUNS`` - 1 after it, which take the other
-        count; else ``None`` (the back end's default) — for good once one thread's fastest
+        ``RECHECK_EVERY``-th run (``RECHECK_FAR_EVERY``-th where one thread is
+        ``ONE_THREAD_FAR`` times faster) and the ``RECHECK_RUNS`` - 1 after it, which take
+        the other count; else ``None`` (the back end's default) — for good once one thread's fastest
         is ``ONE_THREAD_LOSS`` times all threads' or more. Called once per quick run (it
         counts them)."""
         probes = self.probes
@@ -178,10 +188,11 @@ class Runs:
         if probes < ONE_THREAD_PROBES:
             return 1
         self.choices += 1
-        turn = self.choices % RECHECK_EVERY
+        period = RECHECK_FAR_EVERY if self.one * ONE_THREAD_FAR <= self.every else RECHECK_EVERY
+        turn = self.choices % period
         if turn == 0:
             self.other = not self.one < self.every  # (the count not chosen now, for the whole recheck)
-        if turn < RECHECK_RUNS and self.choices >= RECHECK_EVERY:
+        if turn < RECHECK_RUNS and self.choices >= period:
             return 1 if self.other else None
         return 1 if self.one < self.every else None
 
