@@ -290,7 +290,7 @@ class _Flow:
             if not _is_loop(part, self.succ):
                 continue
             tests = {b for b in part if any(s not in part for s in self.succ[b])}
-            for block in tests:
+            for block in sorted(tests, key=self.blocks.index):  # (the first in the text: one answer)
                 condition = self.condition.get(block)
                 if condition is None or condition in varying:
                     return (
