@@ -1018,19 +1018,45 @@ def _launch_genhpvm(ctx: Bench, row: Row) -> float:
         NUMBA: lambda: baselines.saxpy_fours(x, y, z_numba, a, n // 4),
     }
     first = {name: timed(fn) for name, fn in runs.items() for _ in range(3)}  # (compiles, then warm)
-    _hot_loop(runs["cpu"])
     got, want = runs["cpu"](), runs[NUMBA]()
     np.testing.assert_array_equal(z_hpvm, z_numba)
     if got != (np.float32(want[0]), np.int64(want[1])) or [type(v) for v in got] != [np.float32, np.int64]:
         raise AssertionError(f"the GenHPVM saxpy returned {got!r}, Numba's loop {want!r}")
+    return _hot_ratio(
+        ctx,
+        row,
+        runs,
+        first,
+        (x, y, z_hpvm),
+        "genhpvm",
+        f"GenHPVM saxpy {n}",
+        " (a looping leaf, root outputs)",
+    )
+
+
+def _hot_ratio(
+    ctx: Bench,
+    row: Row,
+    runs: dict[str, Callable[[], object]],
+    first: dict[str, float],
+    tracked: tuple[np.ndarray, ...],
+    key: str,
+    label: str,
+    about: str = "",
+) -> float:
+    """The launch row's measure of one program: ``runs``' cpu launch as hot as a host loop
+    makes it (``_hot_loop``), then both sides interleaved (``steady``); the ``tracked``
+    arrays let go; the ratio, also written into ``row`` (as ``label``, and ``key`` in its
+    data)."""
+    _hot_loop(runs["cpu"])
     medians = ctx.interleaved(runs, first, steady=LAUNCH_STEADY)
-    for array in (x, y, z_hpvm):
+    for array in tracked:
         hpvm.untrack_memory(array)
     ratio = medians["cpu"] / medians[NUMBA]
-    row.numba += f"; GenHPVM saxpy {n}: {fmt_time(medians[NUMBA])}"
-    row.hpvm["cpu"] += f"; GenHPVM saxpy {n} (a looping leaf, root outputs): {fmt_time(medians['cpu'])}"
-    row.measure += f"; GenHPVM saxpy cpu/Numba {ratio:.2f}×"
-    row.data.update(genhpvm_cpu_s=medians["cpu"], genhpvm_numba_s=medians[NUMBA], genhpvm_ratio=ratio)
+    row.numba += f"; {label}: {fmt_time(medians[NUMBA])}"
+    row.hpvm["cpu"] += f"; {label}{about}: {fmt_time(medians['cpu'])}"
+    row.measure += f"; {label.rsplit(' ', 1)[0]} cpu/Numba {ratio:.2f}×"
+    row.data.update({f"{key}_cpu_s": medians["cpu"], f"{key}_numba_s": medians[NUMBA], f"{key}_ratio": ratio})
     return ratio
 
 
@@ -1058,16 +1084,8 @@ def _launch_vadd(ctx: Bench, row: Row) -> float:
     }
     first = {name: timed(fn) for name, fn in runs.items() for _ in range(3)}  # (compiles, then warm)
     np.testing.assert_array_equal(c_hpvm, c_numba)
-    _hot_loop(runs["cpu"])
-    medians = ctx.interleaved(runs, first, steady=LAUNCH_STEADY)
-    for array in (a, b, c_hpvm):
-        hpvm.untrack_memory(array)
-    ratio = medians["cpu"] / medians[NUMBA]
-    row.numba += f"; vadd {n}: {fmt_time(medians[NUMBA])}"
-    row.hpvm["cpu"] += f"; vadd {n}: {fmt_time(medians['cpu'])}"
-    row.measure += f"; vadd cpu/Numba {ratio:.2f}×"
-    row.data.update(vadd_size=n, vadd_cpu_s=medians["cpu"], vadd_numba_s=medians[NUMBA], vadd_ratio=ratio)
-    return ratio
+    row.data.update(vadd_size=n)
+    return _hot_ratio(ctx, row, runs, first, (a, b, c_hpvm), "vadd", f"vadd {n}")
 
 
 def bench_compile(ctx: Bench) -> list[Row]:

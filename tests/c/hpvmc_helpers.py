@@ -60,6 +60,24 @@ def line_of(source: str, marker: str) -> int:
     return hits[0]
 
 
+#: A 1-D leaf whose instance sums its row of ``src`` in a loop of ``w`` turns (a scalar: the
+#: host bounds it) and stores the sum at ``dst[y]``, with no guard: programs append a root
+#: (``test_c_quick.py``: runs inside launch; ``test_c_bounds.py``: the store checked).
+ROW_SUM_LEAF = """
+#include "hpvm.h"
+
+void row_sum(float *src, size_t bytes_src, float *dst, size_t bytes_dst, int w) {
+  __hpvm__hint(CPU_TARGET);
+  __hpvm__attributes(1, src, 1, dst);
+  long y = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
+  float s = 0.0f;
+  for (int k = 0; k < w; k++)
+    s += src[y * w + k];
+  dst[y] = s;
+}
+"""
+
+
 @pytest.fixture
 def write_c(tmp_path: Path):
     """``write_c(source, name="prog.c")`` → the path of a file holding ``source``."""

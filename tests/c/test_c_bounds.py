@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import compiled_program, line_of, needs_clang, needs_llvm_leaves
+from hpvmc_helpers import ROW_SUM_LEAF, compiled_program, line_of, needs_clang, needs_llvm_leaves
 
 import hpvm
 from markers import fails
@@ -81,19 +81,9 @@ def test_nothing_is_written_past_the_arrays(program, target):
 # A 1-D leaf whose instance sums its row of `src` in a loop and then stores the sum at
 # dst[y], with no guard: the store runs in every call (its block follows the loop on every
 # path to the return), so the pre-check sees it.
-ROW_SUM = """
-#include "hpvm.h"
-
-void row_sum(float *src, size_t bytes_src, float *dst, size_t bytes_dst, int w) {
-  __hpvm__hint(CPU_TARGET);
-  __hpvm__attributes(1, src, 1, dst);
-  long y = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
-  float s = 0.0f;
-  for (int k = 0; k < w; k++)
-    s += src[y * w + k];
-  dst[y] = s;  // @store
-}
-
+ROW_SUM = (
+    ROW_SUM_LEAF
+    + """
 void root(float *src, size_t bytes_src, float *dst, size_t bytes_dst, int w, long rows) {
   __hpvm__hint(CPU_TARGET);
   __hpvm__attributes(1, src, 1, dst);
@@ -102,6 +92,7 @@ void root(float *src, size_t bytes_src, float *dst, size_t bytes_dst, int w, lon
     __hpvm__bindIn(n, p, p, 0);
 }
 """
+)
 
 
 @pytest.mark.usefixtures("hpvm_runtime")

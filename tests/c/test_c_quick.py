@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hpvmc_helpers import EXAMPLES, needs_clang, needs_llvm_leaves
+from hpvmc_helpers import EXAMPLES, ROW_SUM_LEAF, needs_clang, needs_llvm_leaves
 
 import hpvm
 from hpvm import c
@@ -18,19 +18,9 @@ from running import every_run_quick
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
 # A 1-D leaf whose instance sums its row of `src` in a loop of `w` turns: bounded by a scalar.
-LOOPING = """
-#include "hpvm.h"
-
-void row_sum(float *src, size_t bytes_src, float *dst, size_t bytes_dst, int w) {
-  __hpvm__hint(CPU_TARGET);
-  __hpvm__attributes(1, src, 1, dst);
-  long y = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
-  float s = 0.0f;
-  for (int k = 0; k < w; k++)
-    s += src[y * w + k];
-  dst[y] = s;
-}
-
+LOOPING = (
+    ROW_SUM_LEAF
+    + """
 void root(float *src, size_t bytes_src, float *dst, size_t bytes_dst, int w) {
   __hpvm__hint(CPU_TARGET);
   __hpvm__attributes(1, src, 1, dst);
@@ -39,6 +29,7 @@ void root(float *src, size_t bytes_src, float *dst, size_t bytes_dst, int w) {
     __hpvm__bindIn(n, p, p, 0);
 }
 """
+)
 
 # The same sum over the first `lens[y]` elements of the row: a loop as long as an element says.
 LOADED_BOUND = """
