@@ -79,6 +79,14 @@ void row_sum(float *src, size_t bytes_src, float *dst, size_t bytes_dst, int w) 
 
 
 @pytest.fixture
+def full_path(monkeypatch):
+    """How many launches took the full path; every run quick (``running.full_path_launches``)."""
+    from running import full_path_launches
+
+    return full_path_launches(monkeypatch)
+
+
+@pytest.fixture
 def write_c(tmp_path: Path):
     """``write_c(source, name="prog.c")`` → the path of a file holding ``source``."""
 

@@ -16,19 +16,11 @@ from pathlib import Path
 import pytest
 from hpvmc_helpers import compiled_program, needs_clang, needs_llvm_leaves
 
-from running import full_path_launches
-
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
 PROGRAM = Path(__file__).parent / "programs" / "heat_sweeps.cc"  # (a fixed path: zig's cache finds it)
 
 program = compiled_program(PROGRAM)
-
-
-@pytest.fixture
-def full_path(monkeypatch):
-    """How many launches took the full path; every run quick (``running.full_path_launches``)."""
-    return full_path_launches(monkeypatch)
 
 
 @pytest.mark.parametrize(("size", "sweeps"), [((37, 19), 12), ((64, 40), 20), ((9, 3), 5)])

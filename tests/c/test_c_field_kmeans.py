@@ -41,7 +41,6 @@ from hpvmc_helpers import line_of, needs_clang, needs_llvm_leaves, run_apart
 
 from hpvm import c
 from hpvm.runtime import quick
-from running import full_path_launches
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -54,12 +53,6 @@ GROUP, TRUE_CENTERS, SEED = 64, 4, 1701
 @pytest.fixture(scope="module")
 def program():
     return c.compile(SOURCES)
-
-
-@pytest.fixture
-def full_path(monkeypatch):
-    """How many launches took the full path; every run quick (``running.full_path_launches``)."""
-    return full_path_launches(monkeypatch)
 
 
 # --- the reference: the program's points and Rodinia's loop in NumPy -----------------------

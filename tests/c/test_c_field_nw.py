@@ -40,7 +40,6 @@ import pytest
 from hpvmc_helpers import line_of, needs_clang, needs_llvm_leaves, run_apart
 
 from hpvm import c
-from running import full_path_launches
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -52,12 +51,6 @@ KERNEL = (FOLDER / "needle_kernel.cpp").read_text()
 @pytest.fixture(scope="module")
 def program():
     return c.compile(SOURCES)
-
-
-@pytest.fixture
-def full_path(monkeypatch):
-    """How many launches took the full path; every run quick (``running.full_path_launches``)."""
-    return full_path_launches(monkeypatch)
 
 
 # --- the reference: the program's sequences and a plain alignment -------------------------

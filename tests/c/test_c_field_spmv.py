@@ -51,7 +51,7 @@ from hpvm import c
 from hpvm.backends.replays import ReplayRecords
 from hpvm.ir.weakid import WeakIdTable
 from hpvm.runtime import fastpath, plan, quick
-from running import every_run_quick, full_path_launches, spy_direct_calls
+from running import every_run_quick, spy_direct_calls
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -110,12 +110,6 @@ WARP, GROUP, SEED = 32, 64, 1517
 @pytest.fixture(scope="module")
 def spmv():
     return c.compile(SPMV_SOURCES)
-
-
-@pytest.fixture
-def full_path(monkeypatch):
-    """How many launches took the full path; every run quick (``running.full_path_launches``)."""
-    return full_path_launches(monkeypatch)
 
 
 # --- the reference: the host's matrix, its JDS form and the power method in NumPy ---------
