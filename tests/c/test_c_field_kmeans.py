@@ -26,8 +26,11 @@ clang's fused ``dist += d * d`` cannot choose differently), the centroids to the
 host sums and divides in float as NumPy does here).
 
 A forgotten edge guard (the leaf built with ``-DKMEANS_FORGET_GUARD``): the last group's
-instances past ``npoints`` read ``points`` past its end; ``interp`` and ``cpu``'s checked
-mode name the node, the leaf, kmeans_graph.cpp's line and ``points``."""
+instances past ``npoints`` would read ``points`` and write their slots past the arrays'
+ends. The slots are stored at the global index ``gx * gridx + lx`` after the loops, which
+the bounds pre-check reads (``affine.GLOBAL``): every target, unchecked ``cpu`` included,
+refuses the launch before the node runs, naming the node, the leaf, the array, the form
+and kmeans_graph.cpp's line."""
 
 from __future__ import annotations
 
@@ -224,18 +227,19 @@ def test_converged_launches_are_replayed_too(program, full_path, capfd):
 
 @pytest.fixture(scope="module")
 def unguarded():
-    """What the program built with ``-DKMEANS_FORGET_GUARD`` raises, 100 points (two groups:
-    the second's instances 36 to 63 are points 100 to 127), on ``interp`` without race
-    detection, with it (its default) and on ``cpu`` checked — in a process of its own, as
-    a write the checks missed would corrupt it (unchecked ``cpu`` does: the leaf's stores
-    follow its loops, outside the entry block the bounds pre-check reads): each one's
-    exception class and message."""
+    """What the program built with ``-DKMEANS_FORGET_GUARD`` raises, 100 points (two groups
+    of 64: the second's instances 36 to 63 are points 100 to 127), on ``interp`` without
+    race detection, with it (its default), on ``cpu`` checked and on ``cpu`` unchecked — in
+    a process of its own, as a write the checks missed would corrupt it (unchecked ``cpu``
+    did, until the bounds pre-check read the stores after the loops and the global index
+    ``gx * gridx + lx``): each one's exception class and message."""
     script = (
         "import sys, hpvm, hpvm.backends.cpu as cpu, hpvm.backends.interp as interp\n"
         "from hpvm import c\n"
         "program = c.compile(sys.argv[1:], defines=['KMEANS_FORGET_GUARD'])\n"
         "for name, target, races, checked in [('interp', 'interp', False, False),\n"
-        "        ('interp with races', 'interp', True, False), ('cpu checked', 'cpu', True, True)]:\n"
+        "        ('interp with races', 'interp', True, False), ('cpu checked', 'cpu', True, True),\n"
+        "        ('cpu', 'cpu', True, False)]:\n"
         "    interp.configure(races=races)\n"
         "    cpu.configure(checked=checked)\n"
         "    try:\n"
@@ -247,24 +251,26 @@ def unguarded():
     return dict(re.findall(r"^(.+?) raised (\w+: .*)$", out, flags=re.M))
 
 
-def test_a_forgotten_guard_names_the_node_the_leaf_its_line_and_points(unguarded):
-    """The first instance past the last point, ``ix`` = 100, reads ``points[300]`` of 300
-    (its first feature against the first centroid); ``interp`` runs the instances one by
-    one and names it, ``cpu``'s checked mode the instance a thread reported first."""
-    assert set(unguarded) == {"interp", "interp with races", "cpu checked"}, unguarded
-    leaf = 1 + next(k for k, text in enumerate(GRAPH.splitlines()) if text.startswith("void find_nearest("))
-    read = line_of(GRAPH, "distance")
+def test_a_forgotten_guard_is_refused_before_the_leaf_runs_naming_the_node_the_leaf_and_the_slots(unguarded):
+    """Every instance stores its membership and change slots at the global index ``gx *
+    gridx + lx`` (the parent's id times the group's instances plus its own), after its
+    loops: the pre-check sees that 2 groups of 64 reach byte 511 of a 400-byte array and
+    refuses the launch before the node runs, on every target, unchecked ``cpu`` included,
+    naming the node, the leaf, the array, the form and the ``.cpp`` line."""
+    assert set(unguarded) == {"interp", "interp with races", "cpu checked", "cpu"}, unguarded
+    slots = line_of(GRAPH, "slots")
     graph = SOURCES[2]
     named = "(?:" + "|".join(map(re.escape, {str(graph), os.path.relpath(graph)})) + ")"
-    said = rf"\(leaf 'find_nearest', {named}:{leaf}\): a read of 4 bytes at {named}:{read} falls outside 'points'"
+    said = (
+        r"node 'pointNode' \(.*\): every instance of leaf 'find_nearest' accesses bytes "
+        r"4\*\(parent\.x\*instances\.x \+ x\) to 4\*\(parent\.x\*instances\.x \+ x\) \+ 3 of "
+        rf"'(membership|changed)' \(input of 'kmeansLvl1', 400 bytes long\) \({named}:({slots}|{slots + 1})\); "
+        r"over this launch's instances \(\(parent\.x\*instances\.x \+ x\) < 128\) that is bytes 0 to 511: "
+        r"some instances would index past its end"
+    )
     for message in unguarded.values():
         assert message.startswith("OutOfBoundsError: "), message
         assert re.search(said, message), message
-    for name in ("interp", "interp with races"):
-        assert "node kmeansRoot/groupNode[1]/pointNode[36] " in unguarded[name], unguarded[name]
-    at = re.search(r"node kmeansRoot/groupNode\[1\]/pointNode\[(\d+)\] ", unguarded["cpu checked"])
-    assert at is not None and 36 <= int(at[1]) < GROUP, unguarded["cpu checked"]
-    assert "(checked mode;" in unguarded["cpu checked"]
 
 
 def test_bad_command_lines_are_refused(program, capfd):

@@ -31,11 +31,13 @@ kept ``CPUBackend.direct`` from giving a direct call, and the record replayed th
 runner, with no native call).
 
 A forgotten edge guard (the leaf built with ``-DSPMV_FORGET_GUARD``): the last group's
-instances past ``dim`` read ``perm[ix]`` past its end. ``interp`` (with race detection, its
-default, and without) and ``cpu``'s checked mode name the node, the leaf, spmv_graph.cpp's
-line and ``perm`` — not the data race the read's stand-in value (0) then causes in
-``dst_vector``, which the race detector found first until it was made to yield to the
-leaf's own error."""
+instances past ``dim`` would read ``perm[ix]`` past its end, at the global index ``ix = gx
+* gridx + lx``, which the bounds pre-check reads (``affine.GLOBAL``): every target,
+unchecked ``cpu`` included, refuses the launch before the node runs, naming the node, the
+leaf, spmv_graph.cpp's line and ``perm``. (Before it did, ``interp`` and checked ``cpu``
+named the read as an instance made it — and ``interp`` with race detection first named the
+data race the read's stand-in value (0) then caused in ``dst_vector``, until the race
+detector was made to yield to the leaf's own error, ``llvm_native/run.py``.)"""
 
 from __future__ import annotations
 
@@ -345,14 +347,16 @@ def test_a_hot_record_of_the_llvm_leaf_gets_native_calls(spmv, monkeypatch, hot_
 def unguarded():
     """What the program built with ``-DSPMV_FORGET_GUARD`` raises, 100 rows (two groups: the
     second's instances 36 to 63 are rows 100 to 127), on ``interp`` without race detection,
-    on ``interp`` with it (its default) and on ``cpu`` checked — in a process of its own, as
-    a write the checks missed would corrupt it: each one's exception class and message."""
+    on ``interp`` with it (its default), on ``cpu`` checked and on ``cpu`` unchecked — in a
+    process of its own, as a write the checks missed would corrupt it: each one's exception
+    class and message."""
     script = (
         "import sys, hpvm, hpvm.backends.cpu as cpu, hpvm.backends.interp as interp\n"
         "from hpvm import c\n"
         "program = c.compile(sys.argv[1:], defines=['SPMV_FORGET_GUARD'])\n"
         "for name, target, races, checked in [('interp', 'interp', False, False),\n"
-        "        ('interp with races', 'interp', True, False), ('cpu checked', 'cpu', True, True)]:\n"
+        "        ('interp with races', 'interp', True, False), ('cpu checked', 'cpu', True, True),\n"
+        "        ('cpu', 'cpu', True, False)]:\n"
         "    interp.configure(races=races)\n"
         "    cpu.configure(checked=checked)\n"
         "    try:\n"
@@ -364,37 +368,30 @@ def unguarded():
     return dict(re.findall(r"^(.+?) raised (\w+: .*)$", out, flags=re.M))
 
 
-def test_a_forgotten_guard_names_the_leaf_its_line_and_perm(unguarded):
-    """The first instance past the last row, ``ix`` = 100, reads ``perm[100]`` of 100
-    (``sh_zcnt`` of its warp is 0: no diagonal read); ``interp`` runs the instances one by
-    one and names it, ``cpu``'s checked mode the instance a thread reported first."""
-    assert set(unguarded) >= {"interp", "cpu checked"}, unguarded
-    leaf = 1 + next(k for k, text in enumerate(GRAPH.splitlines()) if text.startswith("void spmv_jds("))
+def test_a_forgotten_guard_is_refused_before_the_leaf_runs_naming_the_leaf_its_line_and_perm(unguarded):
+    """Every instance reads ``perm[ix]`` at the global index ``ix = gx * gridx + lx`` (the
+    CUDA convention's ``blockIdx.x * blockDim.x + threadIdx.x``): the pre-check sees that 2
+    groups of 64 reach byte 511 of the 400-byte ``perm`` and refuses the launch before the
+    node runs, on every target — unchecked ``cpu`` included, which read past ``perm`` and
+    wrote where the stray value pointed until the pre-check read the global index (before,
+    ``interp`` and checked ``cpu`` named the read as the instance made it). The race the
+    read's stand-in value would have caused on ``interp`` never happens."""
+    assert set(unguarded) == {"interp", "interp with races", "cpu checked", "cpu"}, unguarded
     store = line_of(GRAPH, "store")
     # (spmv_graph.cpp as given, or relative to the working directory, where the debug
     # information names it so: both spellings of the one file)
     graph = SPMV_SOURCES[2]
     named = "(?:" + "|".join(map(re.escape, {str(graph), os.path.relpath(graph)})) + ")"
-    for name in ("interp", "cpu checked"):
-        message = unguarded[name]
+    said = (
+        rf"node 'rowNode' \({named}:\d+\): every instance of leaf 'spmv_jds' accesses bytes "
+        r"4\*\(parent\.x\*instances\.x \+ x\) to 4\*\(parent\.x\*instances\.x \+ x\) \+ 3 of 'perm' "
+        rf"\(input of 'spmvLvl1', 400 bytes long\) \({named}:{store}\); over this launch's instances "
+        r"\(\(parent\.x\*instances\.x \+ x\) < 128\) that is bytes 0 to 511: some instances would index "
+        r"past its end"
+    )
+    for message in unguarded.values():
         assert message.startswith("OutOfBoundsError: "), message
-        said = (
-            rf"\(leaf 'spmv_jds', {named}:{leaf}\): a read of 4 bytes at {named}:{store} falls outside 'perm'"
-        )
         assert re.search(said, message), message
-    assert "node spmvRoot/groupNode[1]/rowNode[36] " in unguarded["interp"]
-    at = re.search(r"node spmvRoot/groupNode\[1\]/rowNode\[(\d+)\] ", unguarded["cpu checked"])
-    assert at is not None and 36 <= int(at[1]) < GROUP, unguarded["cpu checked"]
-    assert "(checked mode;" in unguarded["cpu checked"]
-
-
-def test_with_race_detection_interp_still_names_the_read_past_perm(unguarded):
-    """The read's stand-in value (0) makes the instance store to ``dst_vector[0]``, a race
-    with row 0's instance; the race detector reports it after the leaf's own error, which
-    is the one named (``llvm_native/run.py``)."""
-    message = unguarded["interp with races"]
-    assert message.startswith("OutOfBoundsError: "), message
-    assert "falls outside 'perm'" in message
 
 
 def test_bad_command_lines_of_the_driver_are_refused(spmv, capfd):

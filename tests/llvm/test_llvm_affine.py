@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hpvm.backends.llvm_native.access import affine_accesses, every_instance_accesses
-from hpvm.backends.llvm_native.affine import holds, span
+from hpvm.backends.llvm_native.affine import GLOBAL, holds, span
 from hpvm.ir.bodies import LLVMBody
 
 # A box: per level (0: the leaf's node, 1: its parent, 2: the grandparent), its sizes.
@@ -49,6 +49,8 @@ declare ptr @llvm.hpvm.getNode()
 declare ptr @llvm.hpvm.getParentNode(ptr)
 declare i64 @llvm.hpvm.getNodeInstanceID.x(ptr)
 declare i64 @llvm.hpvm.getNodeInstanceID.y(ptr)
+declare i64 @llvm.hpvm.getNumNodeInstances.x(ptr)
+declare i64 @llvm.hpvm.getNumNodeInstances.y(ptr)
 """
 IDS = """  %h = call ptr @llvm.hpvm.getNode()
   %up = call ptr @llvm.hpvm.getParentNode(ptr %h)
@@ -121,6 +123,67 @@ def test_a_negative_first_byte_of_one_id_is_a_fact_of_both_kinds():
   ret {} zeroinitializer"""
     assert [(f.stride, f.first) for f in every_instance_accesses(_function(body))] == [(4, -4)]
     assert [(f.terms, f.first, f.last) for f in affine_accesses(_function(body))] == [(((0, 0, 4),), -4, -1)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 6),
+    st.integers(1, 6),
+    st.integers(1, 3),
+    st.integers(-50, 50),
+    st.integers(-(10**4), 10**4),
+)
+def test_a_global_ids_span_is_its_values_over_both_levels(own, up, dim, k, c):
+    """``k*(parent.x*instances.x + x) + c`` over every parent and own instance (``GLOBAL``:
+    the extent is the two levels' product), against brute force."""
+    d = dim - 1
+    box = [[1] * d + [own], [1] * d + [up]]
+    values = [k * (p * own + x) + c for p in range(up) for x in range(own)]
+    assert span(((0, GLOBAL + d, k),), c, c, box) == (min(values), max(values))
+
+
+def test_the_cuda_global_index_is_a_fact_of_its_own():
+    """``int ix = gx * gridx + lx`` (``gridx = __hpvm__getNumNodeInstances_x(thisNode)``),
+    as clang writes HPVM's GPU-convention leaves, then ``a[ix]`` and ``b[2*ix + 1]``: one
+    global id each, its ``int`` width a limit on it; ``b[ix + gx]`` adds the parent's id
+    to it (their ranges are not independent: no fact), and the count of another dimension
+    or the product alone is none either."""
+    body = """  %count = call i64 @llvm.hpvm.getNumNodeInstances.x(ptr %h)
+  %n32 = trunc i64 %count to i32
+  %g32 = trunc i64 %px to i32
+  %x32 = trunc i64 %x to i32
+  %m = mul nsw i32 %g32, %n32
+  %ix = add nsw i32 %m, %x32
+  %i = sext i32 %ix to i64
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  store float 0.0, ptr %p
+  %two = shl nsw i64 %i, 1
+  %odd = add nsw i64 %two, 1
+  %q = getelementptr inbounds float, ptr %b, i64 %odd
+  store float 0.0, ptr %q
+  %mixed = add nsw i64 %i, %px
+  %r = getelementptr inbounds float, ptr %b, i64 %mixed
+  store float 0.0, ptr %r
+  %ycount = call i64 @llvm.hpvm.getNumNodeInstances.y(ptr %h)
+  %wrong = mul i64 %px, %ycount
+  %w = add i64 %wrong, %x
+  %s = getelementptr inbounds float, ptr %b, i64 %w
+  store float 0.0, ptr %s
+  %alone = mul i64 %px, %count
+  %t = getelementptr inbounds float, ptr %b, i64 %alone
+  store float 0.0, ptr %t
+  ret {} zeroinitializer"""
+    facts = affine_accesses(_function(body))
+    assert [(f.argument, f.terms, f.first, f.last) for f in facts] == [
+        (0, ((0, GLOBAL, 4),), 0, 3),
+        (2, ((0, GLOBAL, 8),), 4, 7),
+    ]
+    limit = 2**31 - 1  # (each id and the global one in ``int``)
+    assert [f.limits for f in facts] == [((0, 0, limit), (0, GLOBAL, limit), (1, 0, limit))] * 2
+    assert every_instance_accesses(_function(body)) == ()  # (a global id is no own-id fact)
+    box = [[64], [2]]  # (kmeans: 100 points, two groups of 64)
+    assert span(facts[0].terms, facts[0].first, facts[0].last, box) == (0, 4 * 127 + 3)
+    assert holds(facts[0].limits, facts[0].guards, box)
 
 
 def _wrap(value: int, bits: int) -> int:

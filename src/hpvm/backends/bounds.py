@@ -406,8 +406,10 @@ class SpanAccess:
 
     @property
     def levels(self) -> int:
-        """The highest level its ids come from."""
-        return max(level for level, _, _ in self.terms)
+        """The highest level its ids come from (a global id's: the level above its own)."""
+        from .llvm_native.affine import GLOBAL
+
+        return max(level + (dim >= GLOBAL) for level, dim, _ in self.terms)
 
 
 _SPANS: weakref.WeakKeyDictionary[LeafFunction, tuple[SpanAccess, ...]] = weakref.WeakKeyDictionary()
@@ -478,7 +480,7 @@ def check_spans(
     whose sizes are ``ancestors`` (the parent's first), would access an array outside it:
     each fact's range over the box of ids (``affine.span``) against the array's bytes. A
     fact reading a level past ``ancestors`` is not checked."""
-    from .llvm_native.affine import holds, span
+    from .llvm_native.affine import extent, holds, span
 
     if not bounds or min(sizes, default=1) <= 0:
         return
@@ -490,8 +492,7 @@ def check_spans(
         size = math.prod(found[0]) * found[1]
         lo, hi = span(access.terms, access.first, access.last, extents)
         if (lo < 0 or hi >= size) and holds(access.limits, access.guards, extents):
-            values = [lo, hi, size, *(extents[level][d] if d < len(extents[level]) else 1
-                                      for level, d, _ in access.terms)]  # fmt: skip
+            values = [lo, hi, size, *(extent(extents, level, d) for level, d, _ in access.terms)]
             raise OutOfBoundsError(span_message(node, fn, access, i, lo < 0).format(*values))
 
 
@@ -540,6 +541,12 @@ def span_check_lines(
 def _extent_code(
     level: int, dim: int, sizes: list[str], ancestor: Callable[[int, int], str | None]
 ) -> str | None:
+    from .llvm_native.affine import GLOBAL
+
+    if dim >= GLOBAL:  # (a global id: its two levels' extents multiplied)
+        own = _extent_code(level, dim - GLOBAL, sizes, ancestor)
+        up = _extent_code(level + 1, dim - GLOBAL, sizes, ancestor)
+        return f"({own} * {up})" if own is not None and up is not None else None
     if level == 0:
         return f"({sizes[dim]})" if dim < len(sizes) else "1"
     found = ancestor(level, dim)
@@ -563,6 +570,11 @@ _LEVELS = ("", "parent.", "grandparent.")
 
 
 def _id_name(level: int, dim: int) -> str:
+    from .llvm_native.affine import GLOBAL
+
+    if dim >= GLOBAL:  # (parent.x * instances.x + x)
+        own, up = _id_name(level, dim - GLOBAL), _id_name(level + 1, dim - GLOBAL)
+        return f"({up}*instances.{own} + {own})"
     return (_LEVELS[level] if level < len(_LEVELS) else f"ancestor{level}.") + "xyz"[dim]
 
 

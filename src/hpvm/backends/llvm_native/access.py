@@ -54,6 +54,13 @@ of several ids — the node's own and its ancestors' (the id call's handle is
 sum(k*id)`` over ``affine.py``'s terms, with the conditions under which it is exact (a
 largest id per id, and forms of several ids that must stay inside an integer width, which
 only the launch's sizes decide), the accesses on one argument with the same strides joined.
+A node's instance count (``llvm.hpvm.getNumNodeInstances``) times the id along the same
+dimension of the node above it is the *global id* less the own id (``global_id``;
+``affine.GLOBAL``): ``ix = gx * gridx + lx``, the CUDA convention's ``blockIdx.x *
+blockDim.x + threadIdx.x`` that HPVM's GPU-convention leaves (Rodinia's, Parboil's) index
+with, becomes one term, whose extent at launch is the two levels' product. A form that
+keeps the global id beside one of the ids it is made of (the product alone, or ``ix +
+gx``) gives no fact: their ranges are not independent.
 Single own-id facts with a stride > 0 stay ``ByteAccess`` facts (their limit says it all); one
 whose first byte is below the pointer (``a[x - 1]``) is an ``AffineBytes`` too, for its
 start. Anything else — a guard (``if (i < n)``: the access is not in a block every call
@@ -73,10 +80,11 @@ from ...ir.debuginfo import DebugInfo
 from ...ir.llvm_text import DEFINITION, parameters, split_top
 from ...ir.llvm_text import VALUE_NAME as _NAME
 from ...ir.llvm_text import arguments as _arguments
-from .affine import Affine, Guard, Term, merged_guards
+from .affine import GLOBAL, Affine, Guard, Term, merged_guards
 
 _IDS = {"x": 0, "y": 1, "z": 2}
 _ID_CALL = re.compile(r"@llvm\.hpvm\.getNodeInstanceID\.([xyz])\(")
+_COUNT_CALL = re.compile(r"@llvm\.hpvm\.getNumNodeInstances\.([xyz])\(")
 _FLAGS = {"nsw", "nuw", "exact", "disjoint", "inbounds", "nneg", "samesign", "inrange"}
 #: Operations through which an id keeps unit stride (``or`` only with ``disjoint``: an add).
 _PASS = {"add", "sub", "sext", "zext", "trunc", "freeze"}
@@ -490,6 +498,37 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
         inner = level(m.group(1), depth + 1) if m is not None and depth < 16 else None
         return inner + 1 if inner is not None else None
 
+    def count(text: str, depth: int = 0) -> tuple[int, int] | None:
+        """(level, dim) of the instance count ``text`` is (``getNumNodeInstances``, widened
+        or cut: its cut is exact where the global id it scales is, ``global_id``)."""
+        text = text.strip()
+        rhs = defs.get(text, "") if text.startswith("%") and depth < 8 else ""
+        words = rhs.replace(",", " ").split()
+        if "call" in words[:3]:
+            call = _COUNT_CALL.search(rhs)
+            handle = _HANDLE_ARG.search(rhs[call.end() - 1 :]) if call else None
+            up = level(handle.group(1)) if call is not None and handle is not None else None
+            return (up, _IDS[call.group(1)]) if call is not None and up is not None else None
+        rest = [w for w in words[1:] if w not in _FLAGS]
+        if words and words[0] in ("sext", "zext", "trunc") and len(rest) == 4:
+            return count(rest[1], depth + 1)
+        return None
+
+    def global_id(a: str, b: str, depth: int) -> Affine | None:
+        """``a * b`` where one is a node's instance count along a dimension and the other
+        ``k`` times the id along it of the node above: the global id less the own id
+        (``affine.GLOBAL``; adding the own id leaves the global id alone), or ``None``."""
+        for scaled, counted in ((a, b), (b, a)):
+            found = count(counted)
+            other = operand(scaled, depth) if found is not None else None
+            if other is None or other.c or len(other.terms) != 1:
+                continue
+            (lv, d, k), (count_level, count_dim) = other.terms[0], found
+            if lv == count_level + 1 and d == count_dim:
+                terms = tuple(sorted(((count_level, GLOBAL + d, k), (count_level, d, -k))))
+                return Affine(terms, 0, other.limits, other.guards)
+        return None
+
     def _value(name: str, depth: int) -> Affine | None:
         rhs = defs.get(name)
         if rhs is None:
@@ -518,6 +557,8 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
         if len(rest) != 3 or not _WIDTH.match(rest[0]):
             return None
         bits = int(rest[0][1:])
+        if op == "mul" and (scaled := global_id(rest[1], rest[2], depth)) is not None:
+            return scaled.within(*_signed(bits))
         a, b = operand(rest[1], depth), operand(rest[2], depth)
         if a is None or b is None:
             return None
@@ -592,7 +633,7 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
             continue
         size = type_size(leading_type(operands[0]))
         found = address(pointer[0])
-        if size is None or found is None or not found[1].terms:
+        if size is None or found is None or not found[1].terms or _entangled(found[1].terms):
             continue
         argument, offset = found
         if debug is None:
@@ -613,13 +654,21 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
     return tuple(farthest.values()), tuple(spans.values())
 
 
+def _entangled(terms: tuple[Term, ...]) -> bool:
+    """Whether a global id shares its form with one of the ids it is made of (``global_id``'s
+    product alone, or with the parent's id: their ranges are not independent, and a span
+    taken as if they were would say more bytes than the instances touch)."""
+    made_of = {(lv + up, d - GLOBAL) for lv, d, _ in terms if d >= GLOBAL for up in (0, 1)}
+    return any((lv, d) in made_of for lv, d, _ in terms if d < GLOBAL)
+
+
 def _simple(offset: Affine) -> tuple[int, int, int] | None:
     """(dim, stride, limit) of ``stride*id + c`` in one own id, ``stride`` > 0, with no other
     condition than a limit on that id: what ``ByteAccess`` says."""
     if len(offset.terms) != 1 or offset.guards or len(offset.limits) > 1:
         return None
     level, dim, k = offset.terms[0]
-    if level or k <= 0 or any(lim[:2] != (0, dim) for lim in offset.limits):
+    if level or dim >= GLOBAL or k <= 0 or any(lim[:2] != (0, dim) for lim in offset.limits):
         return None
     return dim, k, offset.limits[0][2] if offset.limits else _ID_LIMIT
 

@@ -14,13 +14,22 @@ follows an LLVM index back to the id calls, with the conditions under which it e
 the value LLVM computes (no operation on the way wraps or is cut off).
 
 A term is ``(level, dim, k)``: ``k`` times the id along ``dim`` (0, 1, 2: x, y, z) of the
-node ``level`` steps up from the leaf's (0: its own, 1: its parent, ...).
+node ``level`` steps up from the leaf's (0: its own, 1: its parent, ...). ``dim`` 3, 4, 5
+is the *global* id along x, y, z over ``level`` and the one above it — the parent's id
+times the instances along that dimension plus the own id, ``blockIdx.x * blockDim.x +
+threadIdx.x`` as HPVM's GPU-convention leaves find their element (``ix = gx * gridx + lx``
+with ``gridx = __hpvm__getNumNodeInstances_x(thisNode)``) —, whose extent is the product
+of the two levels' (``extent``): every value from 0 to that product less one is some
+instance's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+
+#: ``dim`` of the global id along x (then y, z): ``GLOBAL + d``.
+GLOBAL = 3
 
 Term = tuple[int, int, int]
 #: ``terms``, the lowest and highest constant, and the range ``[low, high]`` the form must
@@ -29,7 +38,10 @@ Guard = tuple[tuple[Term, ...], int, int, int, int]
 
 
 def extent(extents: Sequence[Sequence[int]], level: int, dim: int) -> int:
-    """The number of instances along ``dim`` at ``level`` (1 past the node's dimensions)."""
+    """The number of instances along ``dim`` at ``level`` (1 past the node's dimensions);
+    of a global id (``dim`` ≥ ``GLOBAL``), the product of its two levels'."""
+    if dim >= GLOBAL:
+        return extent(extents, level, dim - GLOBAL) * extent(extents, level + 1, dim - GLOBAL)
     sizes = extents[level]
     return sizes[dim] if dim < len(sizes) else 1
 

@@ -40,7 +40,7 @@ void find_nearest(float *points, size_t bytes_points, float *centroids, size_t b
         nearest = c;
       }
     }
-    changed[ix] = membership[ix] != nearest;
+    changed[ix] = membership[ix] != nearest;  // @slots
     membership[ix] = nearest;
   }
   __hpvm__return(1, bytes_membership);
