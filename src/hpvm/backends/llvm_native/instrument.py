@@ -345,13 +345,17 @@ def register_recorder() -> None:
 
 @contextmanager
 def recording(sink: Sink) -> Iterator[None]:
-    """Reports of instrumented code run on this thread go to ``sink`` meanwhile."""
+    """Reports of instrumented code run on this thread go to ``sink`` meanwhile. What the
+    sink raised and nobody raised on (``raise_recorded``: a leaf's own error went first —
+    the race an out-of-bounds read's stand-in value caused) is dropped at the end, so that
+    no later call on this thread raises it: a launch without race detection after such a
+    one raised the old launch's ``DataRaceError``."""
     previous = getattr(_ACTIVE, "sink", None)
     _ACTIVE.sink, _ACTIVE.error = sink, None
     try:
         yield
     finally:
-        _ACTIVE.sink = previous
+        _ACTIVE.sink, _ACTIVE.error = previous, None
 
 
 def raise_recorded() -> None:
