@@ -60,6 +60,21 @@ def line_of(source: str, marker: str) -> int:
     return hits[0]
 
 
+def group_hierarchy(root, names: tuple[str, str, str]) -> tuple:  # type: ignore[no-untyped-def]
+    """The (group node, leaf node) of a GPU-convention HPVM-C graph as Parboil's and Rodinia's
+    ports write it — a CPU root replicating a GPU wrapper 1-D over ``groups``, which
+    replicates a GPU leaf 1-D —, asserting that shape and the three functions' ``names``."""
+    (group,) = root.graph.nodes
+    (leaf,) = group.function.graph.nodes
+    functions = (root, group.function, leaf.function)
+    assert [f.name for f in functions] == list(names)
+    assert [f.hint for f in functions] == ["cpu", "gpu", "gpu"]
+    assert (group.dims, leaf.dims) == (1, 1)
+    assert [p.name for p in group.sizes] == ["groups"]
+    assert str(root.params[-1].type) == "i64"  # groups: a size_t
+    return group, leaf
+
+
 #: A 1-D leaf whose instance sums its row of ``src`` in a loop of ``w`` turns (a scalar: the
 #: host bounds it) and stores the sum at ``dst[y]``, with no guard: programs append a root
 #: (``test_c_quick.py``: runs inside launch; ``test_c_bounds.py``: the store checked).

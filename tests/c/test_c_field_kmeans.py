@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import line_of, needs_clang, needs_llvm_leaves, run_apart
+from hpvmc_helpers import group_hierarchy, line_of, needs_clang, needs_llvm_leaves, run_apart
 
 from hpvm import c
 from hpvm.runtime import quick
@@ -157,13 +157,8 @@ def run_kmeans(
 
 def test_the_graph_is_read_as_written(program):
     (root,) = program.roots
-    (group,) = root.graph.nodes
-    (point,) = group.function.graph.nodes
+    group, point = group_hierarchy(root, ("kmeansRoot", "kmeansLvl1", "find_nearest"))
     functions = (root, group.function, point.function)
-    assert [f.name for f in functions] == ["kmeansRoot", "kmeansLvl1", "find_nearest"]
-    assert [f.hint for f in functions] == ["cpu", "gpu", "gpu"]
-    assert (group.dims, point.dims) == (1, 1)
-    assert [p.name for p in group.sizes] == ["groups"]
     # each (pointer, bytes) pair is one array port; the sizes and loop bounds int scalars
     assert [(p.name, str(p.type)) for p in point.function.params] == [
         ("points", "u8[:]"),
@@ -177,7 +172,7 @@ def test_the_graph_is_read_as_written(program):
     ins, outs = ("points", "centroids", "membership"), ("membership", "changed")
     for f in functions:
         assert (f.ins, f.outs) == (ins, outs), f.name
-    assert [str(p.type) for p in root.params][4:] == ["i32", "i32", "i32", "i64"]  # groups: a size_t
+    assert [str(p.type) for p in root.params][4:] == ["i32", "i32", "i32", "i64"]
     # membership's byte count, returned by the leaf and bound out through both levels
     assert [str(t) for t in point.function.out_types] == ["i64"]
     assert [(b.src, b.oc, b.op) for b in group.function.graph.out_binds] == [(point, 0, 0)]
