@@ -58,6 +58,7 @@ from typing import Any
 from .bodies import LLVMBody
 from .llvmcontext import own_context
 from .llvmpure import PURE, PURE_INTRINSICS
+from .postdom import immediate_post_dominators
 
 #: hpvm intrinsics a bounded leaf may call: queries and atomics (each a fixed amount of work).
 _HPVM_QUERIES = frozenset(
@@ -264,7 +265,7 @@ class _Flow:
         virtual exit), or ``None``: it has none, or it cannot reach an end (a loop that
         never leaves)."""
         if self._ipdom is None:
-            self._ipdom = _immediate_post_dominators(self.blocks, self.succ)
+            self._ipdom = immediate_post_dominators(self.blocks, self.succ)
         return self._ipdom.get(block)
 
     def _reached(self, start: Any, avoid: set[Any]) -> set[Any]:
@@ -304,47 +305,6 @@ class _Flow:
             if inner is not None:
                 return inner
         return None
-
-
-def _immediate_post_dominators(blocks: list[Any], succ: dict[Any, list[Any]]) -> dict[Any, Any]:
-    """Each block's immediate post-dominator, where it has one (iterative, sets as bits)."""
-    index = {b: k for k, b in enumerate(blocks)}
-    every = (1 << len(blocks)) - 1
-    ends = [not succ[b] for b in blocks]
-    pdom = [1 << k if ends[k] else every for k in range(len(blocks))]
-    changed = True
-    while changed:
-        changed = False
-        for k in reversed(range(len(blocks))):
-            if ends[k]:
-                continue
-            meet = every
-            for s in succ[blocks[k]]:
-                meet &= pdom[index[s]]
-            new = meet | (1 << k)
-            if new != pdom[k]:
-                pdom[k], changed = new, True
-    preds: dict[Any, list[Any]] = {b: [] for b in blocks}
-    for b in blocks:
-        for s in succ[b]:
-            preds[s].append(b)
-    ending = {b for b, end in zip(blocks, ends) if end}
-    todo = list(ending)
-    while todo:
-        for p in preds[todo.pop()]:
-            if p not in ending:
-                ending.add(p)
-                todo.append(p)
-    out: dict[Any, Any] = {}
-    for k, block in enumerate(blocks):
-        if block not in ending:
-            continue  # (cannot reach an end: no post-dominator means anything)
-        strict = pdom[k] & ~(1 << k)
-        if strict:  # (the closest: the one post-dominated by all the others, the most bits)
-            out[block] = blocks[
-                max((j for j in range(len(blocks)) if strict >> j & 1), key=lambda j: pdom[j].bit_count())
-            ]
-    return out
 
 
 def _label(block: Any, flow: _Flow) -> str:

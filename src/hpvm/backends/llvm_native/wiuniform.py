@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...ir.llvmpure import PURE, PURE_INTRINSICS
+from ...ir.postdom import immediate_post_dominators
 from .coro import function_span
 
 _DBG = re.compile(r", !dbg !\d+")
@@ -102,30 +103,11 @@ def read_function(fn: Any, original: set[str], module_text: str) -> Function | s
     return Function(blocks, allocas, original)
 
 
-def post_dominators(f: Function) -> dict[str, set[str]] | None:
-    """Each block's post-dominators (``EXIT`` the virtual exit after every return);
-    ``None`` when a block cannot reach a return (an endless loop)."""
-    names = [b.name for b in f.blocks]
-    every = set(names) | {EXIT}
-    pdom = {n: set(every) for n in names}
-    pdom[EXIT] = {EXIT}
-    changed = True
-    while changed:
-        changed = False
-        for b in reversed(f.blocks):
-            succ = b.succ or [EXIT]
-            new = set.intersection(*(pdom[s] for s in succ)) | {b.name}
-            if new != pdom[b.name]:
-                pdom[b.name] = new
-                changed = True
-    if any(len(p) == len(every) and EXIT not in p for p in pdom.values()):
-        return None
-    return pdom
-
-
-def _ipdom(pdom: dict[str, set[str]], name: str) -> str:
-    strict = pdom[name] - {name}
-    return max(strict, key=lambda n: len(pdom[n]))
+def post_dominators(f: Function) -> dict[str, str] | None:
+    """Each block's immediate post-dominator (``EXIT`` the virtual exit after every return:
+    ``ir/postdom.py``); ``None`` when a block cannot reach a return (an endless loop)."""
+    ipdom = immediate_post_dominators([b.name for b in f.blocks], {b.name: b.succ for b in f.blocks}, EXIT)
+    return ipdom if len(ipdom) == len(f.blocks) else None
 
 
 def ctx_offset(ins: Ins) -> int | None:
@@ -146,9 +128,7 @@ class Analysis:
     immutable: set[str]  # pointers to memory no instance writes (argument slots, shared context)
 
 
-def analyse(
-    f: Function, pdom: dict[str, set[str]], header: int, shared_ids: tuple[int, ...] = ()
-) -> Analysis:
+def analyse(f: Function, pdom: dict[str, str], header: int, shared_ids: tuple[int, ...] = ()) -> Analysis:
     """What is the same for every instance (``wiloops.py``'s module docstring, step 1).
     ``shared_ids``: axes whose id every instance shares (a jammed call's instances differ
     along one axis only, ``wijam.py``): read from the context like its shared part."""
@@ -237,7 +217,7 @@ def analyse(
                 branches.append(b.name)
         new_divergent = set(divergent)
         for name in branches:
-            stop = _ipdom(pdom, name)
+            stop = pdom[name]
             todo = list(f.by_name[name].succ)
             while todo:
                 n = todo.pop()
