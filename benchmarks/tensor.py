@@ -14,7 +14,9 @@ per batch (``model_flops``: 2 per multiply-add of its convolutions and dense lay
 by forward hooks on one eager run), the rate each side reaches, and the machine's BLAS rate
 (``blas_rate``: the best of ``torch.mm`` of two 2048² f32 matrices, PyTorch's threads,
 measured in the same run). A convolution network whose eager run is already near that rate
-cannot be run in 0.90× its time by any layout or fusion.
+cannot be run in 0.90× its time by any layout or fusion of direct convolutions; the tensor
+back end's Winograd convolutions make a quarter of the multiplies (docs/tensor.md §6), so
+its rate, counted in the direct convolution's operations, can pass the BLAS's.
 
 HPVM's output is checked against eager PyTorch (1e-4 relative) before anything is timed;
 the first runs are not timed. Times are medians of samples taken round-robin (one sample of

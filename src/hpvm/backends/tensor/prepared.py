@@ -24,8 +24,11 @@ reorder; every other operation accepts any layout and computes the same values).
 image (``BLOCKED_MAX_PIXELS``) convolved by a 3×3-or-larger kernel runs instead in oneDNN's
 blocked layout, where its ``channels_last`` kernel is slow: the weight prepacked once
 (``mkldnn_prepacked.conv2d_prepack``, relu as its post-op, any other activation in place
-after it: such a chain runs blocked only when no pooling follows), an NCHW result. Elsewhere
-(cuDNN, a torch without oneDNN, float64) the folded weights go to ``F.conv2d`` /
+after it: such a chain runs blocked only when no pooling follows), an NCHW result. A 3×3,
+stride-1 convolution with enough channels and output tiles (``winograd.wins``: ResNet-18's
+and VGG-16's) runs first of all by Winograd's F(4×4, 3×3) (``winograd.conv3x3``: a quarter
+of the multiplies, the weight transformed once, the bias, residual and relu in its output
+step), faster than either oneDNN kernel there. Elsewhere (cuDNN, a torch without oneDNN, float64) the folded weights go to ``F.conv2d`` /
 ``F.linear`` and the activation runs in place.
 """
 
@@ -39,6 +42,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from . import winograd
 from .layers import activate_, add_, pool_
 
 Tensor = torch.Tensor
@@ -46,8 +50,9 @@ Tensor = torch.Tensor
 _CACHE_SIZE = 4  # derived weights kept per convolution (input shapes, weight versions)
 
 #: How a prepared call's weights are laid out: as stored (``F.conv2d``, ``F.linear``, dense
-#: layers), reordered for a ``channels_last`` input, or prepacked for oneDNN's blocked layout.
-PLAIN, CHANNELS_LAST, BLOCKED = "plain", "channels_last", "blocked"
+#: layers), reordered for a ``channels_last`` input, prepacked for oneDNN's blocked layout,
+#: or transformed for Winograd's algorithm (``winograd.transform_weight``).
+PLAIN, CHANNELS_LAST, BLOCKED, WINOGRAD = "plain", "channels_last", "blocked", "winograd"
 
 #: A convolution whose output has at most this many pixels per channel (oh·ow) runs in
 #: oneDNN's blocked layout (``Prepared._blocked``): its ``channels_last`` kernel (brgconv)
@@ -149,6 +154,8 @@ class Prepared:
                 return torch.ops.mkldnn._linear_pointwise(x, w, b, post, scalars, "")
             return activate_(F.linear(x, w, b), s.activation, s.lo, s.hi)
         shape = self._out_shape(x, arrays[0])
+        if onednn and self._winograd(arrays[0], shape):
+            return self._run_winograd(x, arrays, versions, other, shape)
         if onednn and self._blocked(arrays[0], shape, other is not None):
             context, _ = self._weights(x, arrays, versions, BLOCKED)
             # a C-contiguous (NCHW) input: oneDNN reorders it into its blocked layout and the
@@ -200,6 +207,39 @@ class Prepared:
         oh = (x.shape[2] + 2 * s.vpad - w.shape[2]) // s.vstride + 1
         ow = (x.shape[3] + 2 * s.hpad - w.shape[3]) // s.hstride + 1
         return (x.shape[0], w.shape[0], oh, ow)
+
+    def _winograd(self, w: Tensor, shape: tuple[int, ...]) -> bool:
+        """Whether the convolution runs by Winograd's F(2×2, 3×3) (``winograd.wins``): a
+        3×3 kernel, stride 1, no groups, on shapes where it beat oneDNN's direct kernels."""
+        s = self.spec
+        return (
+            s.groups == 1
+            and tuple(w.shape[2:]) == (3, 3)
+            and (s.vstride, s.hstride) == (1, 1)
+            and winograd.wins(w.shape[1], w.shape[0], shape)
+        )
+
+    def _run_winograd(
+        self,
+        x: Tensor,
+        arrays: Sequence[Tensor],
+        versions: tuple[Any, ...] | None,
+        other: Tensor | None,
+        shape: tuple[int, ...],
+    ) -> Tensor:
+        """The chain by ``winograd.conv3x3``: the bias, a residual operand of the result's
+        shape and a relu after it are added in its output step; any other residual operand
+        (one that broadcasts) and activation follow in place; then the pooling."""
+        s = self.spec
+        u, b = self._weights(x, arrays, versions, WINOGRAD)
+        fused_other = other if other is not None and tuple(other.shape) == shape else None
+        relu = s.activation == "relu" and (other is None or fused_other is not None)
+        y = winograd.conv3x3(x, u, b, s.vpad, s.hpad, fused_other, relu)
+        if other is not None and fused_other is None:
+            y = add_(y, other)
+        if not relu:
+            y = activate_(y, s.activation, s.lo, s.hi)
+        return y if s.pool is None else pool_(y, *s.pool)
 
     def _blocked(self, w: Tensor, shape: tuple[int, ...], residual: bool) -> bool:
         """Whether the convolution runs in oneDNN's blocked layout: a small output
@@ -256,6 +296,8 @@ class Prepared:
             scale = gamma / torch.sqrt(var + s.batchnorm)
             w = w * scale.reshape(-1, *[1] * (w.dim() - 1))
             b = (b - mean if b is not None else -mean) * scale + beta
+        if layout == WINOGRAD:
+            return winograd.transform_weight(w), (b.contiguous() if b is not None else None)
         if layout == BLOCKED:  # the relu fused unless a residual add comes before it (``_blocked``)
             padding, stride = [s.vpad, s.hpad], [s.vstride, s.hstride]
             post = _blocked_post(s)
@@ -270,4 +312,4 @@ class Prepared:
         return w, (b.contiguous() if b is not None else None)
 
 
-__all__ = ["BLOCKED_MAX_PIXELS", "Prepared", "Spec", "blocked_available", "onednn_available"]
+__all__ = ["BLOCKED_MAX_PIXELS", "WINOGRAD", "Prepared", "Spec", "blocked_available", "onednn_available"]

@@ -1,0 +1,272 @@
+"""3×3 convolutions by Winograd's minimal filtering F(4×4, 3×3): 4× fewer multiplies.
+
+A direct 3×3 convolution makes 144 multiply-adds per 4×4 block of output pixels and input
+channel; Winograd's algorithm (Lavin and Gray, "Fast Algorithms for Convolutional Neural
+Networks", 2016 — what cuDNN runs, and oneDNN once did) makes 36. oneDNN's direct kernels
+already run ResNet-18's and VGG-16's convolutions at about the cores' FMA peak (docs/
+tensor.md §6), so fewer multiplies is what is left to win. Three steps:
+
+1. **input tiles** (``_input_tiles``, Numba, parallel): each overlapping 6×6 tile ``d`` of
+   the padded input (stride 4) becomes ``Bᵀ d B``, written as 36 matrices ``V[ab]`` of
+   (tiles × input channels);
+2. **36 matrix products** ``M[ab] = V[ab] · U[ab]`` (``torch.bmm``: the BLAS), where
+   ``U[ab]`` (input × output channels) is ``G w Gᵀ`` of the weight, made once
+   (``transform_weight``) and kept by the prepared call like any derived weight;
+3. **output tiles** (``_output_tiles``, Numba, parallel): each tile's 36 values become the
+   4×4 output block ``Aᵀ m A``, plus the bias, plus a residual operand, then relu, written
+   straight into a ``channels_last`` result.
+
+Rounding: the transforms multiply by up to 8 (``Aᵀ``) and 5 (``Bᵀ``), so the result
+differs from the direct convolution's by about 1e-5 of the output's largest value (a direct
+kernel: about 1e-6) — the price of the method, measured per layer and over whole models
+(docs/tensor.md §6, "Winograd"). ``hpvm.backends.tensor.winograd.ENABLED = False`` (or
+``HPVM_TENSOR_WINOGRAD=0`` in the environment) turns it off.
+
+When it runs (``wins``): a 3×3 kernel, stride 1, no groups, float32 on the CPU, at least
+``MIN_CHANNELS`` channels in and out, and at least one tile per ``CHANNELS_PER_TILE``
+output channels (with fewer, reading ``U`` — four times the weight — is the time) —
+measured against oneDNN's direct kernels on a grid of shapes (docs/tensor.md §6,
+"Winograd"). The two scratch matrices (``V``, ``M``) are kept per thread and reused.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numba
+import numpy as np
+import torch
+from numba import prange
+
+Tensor = torch.Tensor
+
+#: Whether prepared convolutions may run by Winograd's algorithm at all.
+ENABLED = os.environ.get("HPVM_TENSOR_WINOGRAD", "1") != "0"
+#: Where Winograd beats oneDNN's direct kernels here (docs/tensor.md §6, "Winograd"): at
+#: least this many input and output channels (the products' inner and outer dimension)…
+MIN_CHANNELS = 64
+#: …at least one 4×4 output tile per this many output channels (with fewer, reading ``U``,
+#: four times the weight, is the time)…
+CHANNELS_PER_TILE = 32
+#: …and an output at least this high and wide (a 2×2 output fills a quarter of a tile).
+MIN_SIDE = 4
+
+# F(4×4, 3×3)'s matrices (Lavin and Gray's, interpolation points 0, ±1, ±2, ∞): the weight
+# transform G (6×3) here; the kernels write out the input transform Bᵀ (6×6) and the output
+# transform Aᵀ (4×6), whose rows are
+#   Bᵀ: (4, 0, −5, 0, 1, 0), (0, −4, −4, 1, 1, 0), (0, 4, −4, −1, 1, 0),
+#       (0, −2, −1, 2, 1, 0), (0, 2, −1, −2, 1, 0), (0, 4, 0, −5, 0, 1);
+#   Aᵀ: (1, 1, 1, 1, 1, 0), (0, 1, −1, 2, −2, 0), (0, 1, 1, 4, 4, 0), (0, 1, −1, 8, −8, 1).
+_G = (
+    (1 / 4, 0.0, 0.0),
+    (-1 / 6, -1 / 6, -1 / 6),
+    (-1 / 6, 1 / 6, -1 / 6),
+    (1 / 24, 1 / 12, 1 / 6),
+    (1 / 24, -1 / 12, 1 / 6),
+    (0.0, 0.0, 1.0),
+)
+
+
+def wins(channels_in: int, channels_out: int, out_shape: tuple[int, ...]) -> bool:
+    """Whether a 3×3, stride-1 convolution with this output shape (N, K, OH, OW) runs
+    faster by Winograd than by oneDNN's direct kernel (``MIN_CHANNELS``,
+    ``CHANNELS_PER_TILE``, ``MIN_SIDE``)."""
+    n, _, oh, ow = out_shape
+    tiles = n * ((oh + 3) // 4) * ((ow + 3) // 4)
+    return (
+        ENABLED
+        and min(channels_in, channels_out) >= MIN_CHANNELS
+        and tiles * CHANNELS_PER_TILE >= channels_out
+        and min(oh, ow) >= MIN_SIDE
+    )
+
+
+def transform_weight(w: Tensor) -> Tensor:
+    """``U`` (36, C, K) of a (K, C, 3, 3) weight: ``G w[k, c] Gᵀ``, its 6×6 entries as the
+    36 leading matrices (entry (a, b) is matrix 6a + b), computed in float64."""
+    g = torch.tensor(_G, dtype=torch.float64)
+    k, c = w.shape[:2]
+    u = torch.einsum("ai,kcij,bj->abck", g, w.to(torch.float64), g)
+    return u.reshape(36, c, k).to(w.dtype).contiguous()
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _input_tiles(
+    x: np.ndarray, v: np.ndarray, vpad: int, hpad: int, th: int, tw: int
+) -> None:  # pragma: no cover - compiled
+    """``v[6a+b, tile, c]`` = (Bᵀ d B)[a, b] of the 6×6 tile ``d`` at rows ``4i − vpad``,
+    columns ``4j − hpad`` of ``x`` (N, H, W, C), zero outside it."""
+    n_, h, w, c_ = x.shape
+    for row in prange(n_ * th):
+        n, i = row // th, row % th
+        d = np.empty((6, 6, c_), np.float32)
+        for j in range(tw):
+            for a in range(6):
+                r = 4 * i + a - vpad
+                for b in range(6):
+                    col = 4 * j + b - hpad
+                    if 0 <= r < h and 0 <= col < w:
+                        for c in range(c_):
+                            d[a, b, c] = x[n, r, col, c]
+                    else:
+                        for c in range(c_):
+                            d[a, b, c] = 0.0
+            for b in range(6):  # Bᵀ d: along the rows, in place
+                for c in range(c_):
+                    d0, d1, d2, d3, d4, d5 = (
+                        d[0, b, c],
+                        d[1, b, c],
+                        d[2, b, c],
+                        d[3, b, c],
+                        d[4, b, c],
+                        d[5, b, c],
+                    )
+                    d[0, b, c] = 4.0 * d0 - 5.0 * d2 + d4
+                    d[1, b, c] = d3 + d4 - 4.0 * (d1 + d2)
+                    d[2, b, c] = d4 - d3 + 4.0 * (d1 - d2)
+                    d[3, b, c] = d4 - d2 + 2.0 * (d3 - d1)
+                    d[4, b, c] = d4 - d2 + 2.0 * (d1 - d3)
+                    d[5, b, c] = 4.0 * d1 - 5.0 * d3 + d5
+            t = row * tw + j
+            for a in range(6):  # (Bᵀ d) B: along the columns, into v
+                for c in range(c_):
+                    e0, e1, e2, e3, e4, e5 = (
+                        d[a, 0, c],
+                        d[a, 1, c],
+                        d[a, 2, c],
+                        d[a, 3, c],
+                        d[a, 4, c],
+                        d[a, 5, c],
+                    )
+                    v[6 * a, t, c] = 4.0 * e0 - 5.0 * e2 + e4
+                    v[6 * a + 1, t, c] = e3 + e4 - 4.0 * (e1 + e2)
+                    v[6 * a + 2, t, c] = e4 - e3 + 4.0 * (e1 - e2)
+                    v[6 * a + 3, t, c] = e4 - e2 + 2.0 * (e3 - e1)
+                    v[6 * a + 4, t, c] = e4 - e2 + 2.0 * (e1 - e3)
+                    v[6 * a + 5, t, c] = 4.0 * e1 - 5.0 * e3 + e5
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _output_tiles(
+    m: np.ndarray,
+    bias: np.ndarray,
+    other: np.ndarray,
+    y: np.ndarray,
+    th: int,
+    tw: int,
+    add_other: bool,
+    relu: bool,
+) -> None:  # pragma: no cover - compiled
+    """The 4×4 block ``Aᵀ m A`` of each tile into ``y`` (N, OH, OW, K) — the rows and
+    columns past its edge left out — plus ``bias``, plus ``other`` (``y``'s shape) when
+    ``add_other``, then relu when ``relu``."""
+    n_, oh, ow, k_ = y.shape
+    for row in prange(n_ * th):
+        n, i = row // th, row % th
+        s = np.empty((6, 4, k_), np.float32)
+        for j in range(tw):
+            t = row * tw + j
+            for a in range(6):  # m A: along the columns
+                for k in range(k_):
+                    m0, m1, m2, m3, m4, m5 = (
+                        m[6 * a, t, k],
+                        m[6 * a + 1, t, k],
+                        m[6 * a + 2, t, k],
+                        m[6 * a + 3, t, k],
+                        m[6 * a + 4, t, k],
+                        m[6 * a + 5, t, k],
+                    )
+                    s[a, 0, k] = m0 + m1 + m2 + m3 + m4
+                    s[a, 1, k] = m1 - m2 + 2.0 * (m3 - m4)
+                    s[a, 2, k] = m1 + m2 + 4.0 * (m3 + m4)
+                    s[a, 3, k] = m1 - m2 + 8.0 * (m3 - m4) + m5
+            rows = min(4, oh - 4 * i)
+            for q in range(4):  # Aᵀ (m A): along the rows, into y
+                col = 4 * j + q
+                if col >= ow:
+                    continue
+                for k in range(k_):
+                    s0, s1, s2, s3, s4, s5 = (
+                        s[0, q, k],
+                        s[1, q, k],
+                        s[2, q, k],
+                        s[3, q, k],
+                        s[4, q, k],
+                        s[5, q, k],
+                    )
+                    o0 = s0 + s1 + s2 + s3 + s4 + bias[k]
+                    o1 = s1 - s2 + 2.0 * (s3 - s4) + bias[k]
+                    o2 = s1 + s2 + 4.0 * (s3 + s4) + bias[k]
+                    o3 = s1 - s2 + 8.0 * (s3 - s4) + s5 + bias[k]
+                    if add_other:
+                        o0 += other[n, 4 * i, col, k]
+                        if rows > 1:
+                            o1 += other[n, 4 * i + 1, col, k]
+                        if rows > 2:
+                            o2 += other[n, 4 * i + 2, col, k]
+                        if rows > 3:
+                            o3 += other[n, 4 * i + 3, col, k]
+                    if relu:
+                        o0, o1, o2, o3 = max(o0, 0.0), max(o1, 0.0), max(o2, 0.0), max(o3, 0.0)
+                    y[n, 4 * i, col, k] = o0
+                    if rows > 1:
+                        y[n, 4 * i + 1, col, k] = o1
+                    if rows > 2:
+                        y[n, 4 * i + 2, col, k] = o2
+                    if rows > 3:
+                        y[n, 4 * i + 3, col, k] = o3
+
+
+class _Scratch(threading.local):
+    """Each thread's two flat scratch buffers, grown to the largest size asked for."""
+
+    def __init__(self) -> None:
+        self.buffers: list[Tensor] = [torch.empty(0), torch.empty(0)]
+
+    def take(self, which: int, shape: tuple[int, ...]) -> Tensor:
+        size = int(np.prod(shape))
+        if self.buffers[which].numel() < size:
+            self.buffers[which] = torch.empty(size)
+        return self.buffers[which][:size].view(shape)
+
+
+_SCRATCH = _Scratch()
+#: Numba's ``workqueue`` threading layer (where neither OpenMP nor TBB is installed) must not
+#: run two parallel kernels at once; launches on several host threads take turns here.
+_KERNELS = threading.Lock()
+
+
+def _nhwc(t: Tensor) -> np.ndarray:
+    """The (N, H, W, C) NumPy view of a ``channels_last`` tensor's memory (copied into that
+    layout first when it is in another one)."""
+    return t.contiguous(memory_format=torch.channels_last).permute(0, 2, 3, 1).numpy()
+
+
+def conv3x3(
+    x: Tensor, u: Tensor, bias: Tensor | None, vpad: int, hpad: int, other: Tensor | None, relu: bool
+) -> Tensor:
+    """relu?(conv(x, w, stride 1, padding (vpad, hpad)) + bias + other) for ``u =
+    transform_weight(w)``, float32 on the CPU: a new ``channels_last`` tensor. ``x`` and
+    ``other`` may be in any layout (``channels_last`` is read without a copy)."""
+    n, _, h, w = x.shape
+    c, k = u.shape[1], u.shape[2]
+    oh, ow = h + 2 * vpad - 2, w + 2 * hpad - 2
+    th, tw = (oh + 3) // 4, (ow + 3) // 4
+    tiles = n * th * tw
+    v = _SCRATCH.take(0, (36, tiles, c))
+    m = _SCRATCH.take(1, (36, tiles, k))
+    x_nhwc = _nhwc(x)
+    with _KERNELS:
+        _input_tiles(x_nhwc, v.numpy(), vpad, hpad, th, tw)
+    torch.bmm(v, u, out=m)
+    y = torch.empty((n, k, oh, ow), dtype=torch.float32, memory_format=torch.channels_last)
+    y_nhwc = y.permute(0, 2, 3, 1).numpy()
+    b = bias if bias is not None else torch.zeros(k)
+    extra = _nhwc(other) if other is not None else y_nhwc
+    with _KERNELS:
+        _output_tiles(m.numpy(), b.numpy(), extra, y_nhwc, th, tw, other is not None, relu)
+    return y
+
+
+__all__ = ["ENABLED", "conv3x3", "transform_weight", "wins"]
