@@ -142,13 +142,21 @@ def threads(size: int, repeat: int) -> dict:
             fn()
             times[name].append(time.perf_counter() - t)
     hpvm.cleanup()
-    return {"threads": numba.config.NUMBA_NUM_THREADS, **{k: statistics.median(v) for k, v in times.items()}}
+    rounds = list(zip(times["sequential"], times["stream"], times["two_threads"]))
+    return {
+        "threads": numba.config.NUMBA_NUM_THREADS,
+        **{k: statistics.median(v) for k, v in times.items()},
+        "speedup": statistics.median(seq / stream for seq, stream, _ in rounds),
+        "limit": statistics.median(seq / two for seq, _, two in rounds),
+    }
 
 
 def pipeline(size: int, frames: int, repeat: int) -> dict:
     """Median seconds of the streamed and of the sequential edge-detection runs on the cpu back
     end, and of the sequential launches spread over two threads (whole frames at once: the
-    limit of any pipeline of these stages on two cores), interleaved."""
+    limit of any pipeline of these stages on two cores), interleaved; and the medians of each
+    round's ratios (``speedup``: sequential ÷ stream, ``limit``: sequential ÷ two threads),
+    whose two sides ran next to each other and so saw the same load."""
     import numba
 
     import hpvm
@@ -175,7 +183,13 @@ def pipeline(size: int, frames: int, repeat: int) -> dict:
             fn()
             times[name].append(time.perf_counter() - t)
     hpvm.cleanup()
-    return {"threads": numba.config.NUMBA_NUM_THREADS, **{k: statistics.median(v) for k, v in times.items()}}
+    rounds = list(zip(times["sequential"], times["stream"], times["two_threads"]))
+    return {
+        "threads": numba.config.NUMBA_NUM_THREADS,
+        **{k: statistics.median(v) for k, v in times.items()},
+        "speedup": statistics.median(seq / stream for seq, stream, _ in rounds),
+        "limit": statistics.median(seq / two for seq, _, two in rounds),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
