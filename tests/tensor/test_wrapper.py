@@ -79,6 +79,30 @@ def test_conv_layer_matches_interp(activation: str | None, pool: str | None) -> 
         np.testing.assert_allclose(run_unprepared(root, (x, w, b))[0], expected, **TOL)
 
 
+@pytest.mark.parametrize("bounds", [(), (-0.25,)], ids=["no-bounds", "lower-bound-only"])
+def test_a_clipped_relu_with_bounds_left_out_clips_to_their_defaults(bounds: tuple[float, ...]) -> None:
+    """``clipped_relu(x)`` and ``clipped_relu(x, lo)`` (``hi`` defaults to 6, ``lo`` to 0) in
+    a layer: the layer call, the prepared call and interp read the same bounds."""
+    params = [Param("x", ArrayType(f32, 4)), Param("w", ArrayType(f32, 4)), Param("b", ArrayType(f32, 1))]
+    calls = [
+        OpCall("convolution", (P(0), P(1), C(1), C(1), C(1), C(1)), 2),
+        OpCall("add", (L(0), P(2)), 3),
+        OpCall("clipped_relu", (L(1), *map(C, bounds)), 4),
+    ]
+    leaf = make_tensor_leaf(
+        f"conv_clip{len(bounds)}", params, [ArrayType(f32, 4)], calls, [L(2)], hpvm.TENSOR_TARGET
+    )
+    assert [s.name for s in lower(parse_tensor_leaf(leaf))] == ["conv_layer"]
+    rng = np.random.default_rng(2)
+    args = tuple(rng.standard_normal(s).astype(np.float32) * 4 for s in ((2, 3, 6, 6), (4, 3, 3, 3), (4,)))
+    root = _root_of(leaf, args)
+    expected = run(root, args, "interp")[0]
+    lo = bounds[0] if bounds else 0.0
+    assert expected.min() == np.float32(lo) and expected.max() == np.float32(6.0)  # both bounds reached
+    np.testing.assert_allclose(run(root, args, "tensor")[0], expected, **TOL)
+    np.testing.assert_allclose(run_unprepared(root, args)[0], expected, **TOL)
+
+
 @pytest.mark.parametrize("activation", [None, "relu", "tanh"])
 @pytest.mark.parametrize("bias_shape", [(5,), (3, 5)])
 def test_fc_layer_matches_interp(activation: str | None, bias_shape: tuple[int, ...]) -> None:

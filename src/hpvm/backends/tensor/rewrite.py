@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...ir.tensorops import ACTIVATIONS, POOLINGS
+from ...ir.tensorops import ACTIVATIONS, POOLINGS, defaulted
 from .prepared import Prepared, Spec
 
 
@@ -199,7 +199,7 @@ def _absorb(
     if nxt.op in ACTIVATIONS and stage < 4 and _consts(args[1:]):
         fields["activation"] = nxt.op
         if nxt.op == "clipped_relu":
-            lo, hi = (a.value for a in args[1:3]) if len(args) == 3 else (0.0, 6.0)
+            lo, hi = (*(a.value for a in args[1:3]), *defaulted("clipped_relu", args))
             fields.update(lo=float(lo), hi=float(hi))
         return 4
     if nxt.op in POOLINGS and conv and stage < 5 and _consts(args[1:]):

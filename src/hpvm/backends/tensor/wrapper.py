@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...ir.bodies import OpCall, Operand
-from ...ir.tensorops import ACTIVATIONS
+from ...ir.tensorops import ACTIVATIONS, defaulted
 from ...ir.tensorops.body import TensorLeaf
 from ...ir.tensorops.patterns import match_length
 
@@ -79,7 +79,12 @@ def _layer(run: Sequence[OpCall], result: int) -> Step:
     activation = next((c for c in run[2:] if c.op in ACTIVATIONS), None)
     act_args: tuple[Operand, ...] = (_NONE, _ZERO, _ZERO)
     if activation is not None:
-        lo, hi = activation.args[1:3] if activation.op == "clipped_relu" else (_ZERO, _ZERO)
+        lo, hi = (_ZERO, _ZERO)
+        if activation.op == "clipped_relu":  # its bounds as given, else their defaults
+            lo, hi = (
+                *activation.args[1:3],
+                *(Operand("const", v) for v in defaulted("clipped_relu", activation.args)),
+            )
         act_args = (Operand("const", activation.op), lo, hi)
     ops = tuple(c.op for c in run)
     if first.op == "mul":

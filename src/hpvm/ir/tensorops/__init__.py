@@ -89,6 +89,15 @@ def infer(name: str, args: Sequence[Any]) -> Meta:
     return op.infer(*args)
 
 
+def defaulted(name: str, given: Sequence[Any]) -> list[Any]:
+    """The values of operation ``name``'s parameters after its ``len(given)`` given operands:
+    its registered defaults (``clipped_relu(x)`` clips to [0, 6]; ``[]`` when all are
+    given), so every reader of a call fills what it leaves out the same way."""
+    op = OPS[name]
+    first_default = len(op.params) - len(op.defaults)
+    return list(op.defaults[max(0, len(given) - first_default) :])
+
+
 def _register(
     name: str,
     params: tuple[str, ...],
