@@ -227,7 +227,10 @@ class _Scratch(threading.local):
     def take(self, which: int, shape: tuple[int, ...]) -> Tensor:
         size = int(np.prod(shape))
         if self.buffers[which].numel() < size:
-            self.buffers[which] = torch.empty(size)
+            # a normal tensor, even when the call runs under ``torch.inference_mode``: an
+            # inference tensor could not be written by a later call outside it
+            with torch.inference_mode(False):
+                self.buffers[which] = torch.empty(size)
         return self.buffers[which][:size].view(shape)
 
 
