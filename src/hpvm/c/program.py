@@ -8,11 +8,13 @@ BuildDFG) per root; ``run`` builds the host code into a shared library (``hostji
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..ir.bodies import TensorBody
 from ..ir.debuginfo import DebugInfo
 from ..ir.graph import InternalFunction, LeafFunction, NodeFunction
 from ..llvm import GraphCallError, LLVMImportError, from_hpvm_ir
@@ -281,6 +283,8 @@ def _relocate(root: InternalFunction, where: _Where, c_names: dict[str, str]) ->
             if found:
                 f.location = SourceLocation(*found)
                 break
+        if isinstance(f, LeafFunction) and isinstance(body, TensorBody):
+            f.body = _relocated_calls(body, where, f.location.file)
         if isinstance(f, InternalFunction):
             graph = f.graph
             for item in [*graph.nodes, *graph.edges, *graph.in_binds, *graph.out_binds]:
@@ -291,6 +295,19 @@ def _relocate(root: InternalFunction, where: _Where, c_names: dict[str, str]) ->
                 visit(n.function)
 
     visit(root)
+
+
+def _relocated_calls(body: TensorBody, where: _Where, file: str) -> TensorBody:
+    """``body`` with each operation's line the C line of its ``__hpvm__tensor_*`` call (the
+    importer gave the line of the LLVM text); 0 where the metadata does not say, or says
+    another file than the leaf's."""
+
+    def line(k: int) -> int:
+        found = where.source_line(k)
+        return found[1] if found is not None and found[0] == file else 0
+
+    calls = tuple(dataclasses.replace(call, line=line(call.line)) for call in body.calls)
+    return dataclasses.replace(body, calls=calls)
 
 
 __all__ = ["CProgram", "compile"]

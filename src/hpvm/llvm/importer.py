@@ -206,7 +206,11 @@ class _Importer:
                 instructions = self.index.instructions(fn)
                 if tensorleaf.uses_tensor_intrinsics(instructions):
                     body = tensorleaf.tensor_body(
-                        fn, instructions, ports_of_params(params).leading, outputs.leading
+                        fn,
+                        instructions,
+                        ports_of_params(params).leading,
+                        outputs.leading,
+                        line_of=lambda ins, name=name: self.index.where_in(name, self.index.text_of(ins)).line,
                     )
             made = LeafFunction(
                 None, label, params, outputs.types, hint=hint, ins=ins, outs=outs,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from ..ir.bodies import OpCall, Operand, TensorBody
@@ -204,11 +205,19 @@ _CONVERSIONS = frozenset(
 )
 
 
-def tensor_body(fn: Any, instructions: list[Any], leading: list[int], ret_fields: list[int]) -> TensorBody:
+def tensor_body(
+    fn: Any,
+    instructions: list[Any],
+    leading: list[int],
+    ret_fields: list[int],
+    line_of: Callable[[Any], int] | None = None,
+) -> TensorBody:
     """The ``TensorBody`` of leaf node function ``fn``, whose body calls tensor intrinsics:
     ``leading[k]`` is the LLVM argument index of port ``k``, ``ret_fields[k]`` the struct
-    field of output ``k``. ``LLVMImportError`` for anything but straight-line tensor calls,
-    conversions of scalar ports, and the returned struct."""
+    field of output ``k``; ``line_of(instruction)``, each call's line (in the module's text:
+    the C front end maps it to the ``.c`` line), which messages about the operation name.
+    ``LLVMImportError`` for anything but straight-line tensor calls, conversions of scalar
+    ports, and the returned struct."""
     args = {a.name: i for i, a in enumerate(fn.arguments)}
     port_of = {index: k for k, index in enumerate(leading)}
     locals_: dict[str, int] = {}
@@ -256,7 +265,7 @@ def tensor_body(fn: Any, instructions: list[Any], leading: list[int], ret_fields
                     f"{where(ins)}: {name} takes {len(OPS[which].params)} operands "
                     f"({', '.join(OPS[which].params)}), not {len(operands)}"
                 )
-            line = 0
+            line = line_of(ins) if line_of is not None else 0
             calls.append(OpCall(which, tuple(operand(v, ins) for v in operands), line))
             locals_[ins.name] = len(calls) - 1
         elif op in _CONVERSIONS:
