@@ -463,3 +463,40 @@ def test_without_the_prepacked_op_a_small_convolution_runs_channels_last(activat
         out = _plan_run(root, args, (1,))[0]
         assert _layouts(root) == {prepared.CHANNELS_LAST}
     np.testing.assert_allclose(out, run_unprepared(root, args)[0], **TOL)
+
+
+# -- HPVM's (1, K, 1, 1) bias layout ------------------------------------------------------
+
+CONV_BIAS4_BN = [
+    OpCall("convolution", (P(0), P(1), C(1), C(1), C(1), C(1)), 1),
+    OpCall("add", (L(0), P(2)), 2),
+    OpCall("batchnorm", (L(1), P(3), P(4), P(5), P(6), C(1e-3)), 3),
+    OpCall("relu", (L(2),), 4),
+]
+
+
+@pytest.mark.parametrize("onednn", [True, False], ids=["onednn", "plain"])
+@pytest.mark.parametrize("operand", ["per-channel", "full"])
+def test_a_4d_bias_folds_when_it_is_one_value_per_channel_and_runs_unfolded_otherwise(
+    onednn: bool, operand: str
+) -> None:
+    """HPVM's benchmarks pass biases as (1, K, 1, 1) tensors: an ``add`` of a 4-D root array
+    right after the convolution is the chain's bias (batch-norm folded after it) when the
+    array has that shape; any other shape (here the result's own) runs operation by
+    operation, with the same values as the unprepared graph."""
+    shape = (1, 5, 1, 1) if operand == "per-channel" else (2, 5, 8, 8)
+    args = [*_rng_arrays([(2, 3, 8, 8), (5, 3, 3, 3), shape], 4), *_bn_stats(5)]
+    with mock.patch.object(prepared, "onednn_available", lambda: onednn):
+        root = _root([4, 4, 4, 1, 1, 1, 1], CONV_BIAS4_BN, [L(3)], [4])
+        plan = get_backend("tensor").plan(root)
+        assert plan.graph.prepared == [("convolution", "add", "batchnorm", "relu")]
+        (call,) = [v for v in plan.graph.run.__globals__.values() if isinstance(v, prepared.Prepared)]
+        assert call.spec.channel_bias and call.spec.bias
+        expected = run_unprepared(root, args)[0]
+        with mock.patch.object(
+            prepared.Prepared, "_unfolded", autospec=True, side_effect=prepared.Prepared._unfolded
+        ) as unfolded:
+            np.testing.assert_allclose(_plan_run(root, args, (1,))[0], expected, **TOL)
+            np.testing.assert_allclose(_plan_run(root, args, (1,))[0], expected, **TOL)
+        assert unfolded.called is (operand == "full")
+    np.testing.assert_allclose(run(root, args, "tensor")[0], run(root, args, "interp")[0], **TOL)

@@ -125,6 +125,32 @@ def test_the_rule_takes_the_shapes_it_was_measured_to_win_on(
         assert not winograd.wins(channels_in, channels_out, out_shape)
 
 
+def test_a_call_outside_inference_mode_after_one_inside_it() -> None:
+    """The scratch matrices a call under ``torch.inference_mode`` makes are written again by
+    the next call, made outside it (the back end's own calls run inside; a user's direct
+    call, or a thread of another library, may not)."""
+    wt, x = (torch.from_numpy(a) for a in _rng_arrays([(4, 3, 3, 3), (1, 3, 40, 40)], 2))
+    u = winograd.transform_weight(wt)
+    expected = F.conv2d(x, wt, padding=1)
+
+    def fresh_thread_call(inference: bool, out: list) -> None:  # a thread: scratch of its own
+        with torch.inference_mode(inference):
+            out.append(winograd.conv3x3(x, u, None, 1, 1, None, False))
+        with torch.inference_mode(not inference):
+            out.append(winograd.conv3x3(x, u, None, 1, 1, None, False))
+
+    for inference in (True, False):
+        results: list = []
+        t = threading.Thread(target=fresh_thread_call, args=(inference, results))
+        t.start()
+        t.join()
+        assert len(results) == 2
+        for y in results:
+            np.testing.assert_allclose(
+                y.numpy(), expected.numpy(), rtol=0, atol=BOUND_FRACTION * _bound(x, wt)
+            )
+
+
 # -- prepared chains --------------------------------------------------------------------------
 
 onednn_only = pytest.mark.skipif(not prepared.onednn_available(), reason="needs oneDNN (torch with mkldnn)")

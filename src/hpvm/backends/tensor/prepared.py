@@ -42,6 +42,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from ...ir.tensorops.torch_impl import TORCH
 from . import winograd
 from .layers import activate_, add_, pool_
 
@@ -118,6 +119,9 @@ class Spec:
     pool: tuple[Any, ...] | None  # (operation, wh, ww, vpad, hpad, vstride, hstride)
     ops: tuple[str, ...]  # the operations the call performs (for introspection and tests)
     residual: bool = False  # an add of another tensor (its operand last) before the activation
+    #: the bias is a 4-D root array, HPVM's (1, K, 1, 1) layout: each call checks that shape
+    #: and runs the chain unfolded (``Prepared._unfolded``) when the array has another one
+    channel_bias: bool = False
     vpad: int = 0
     hpad: int = 0
     vstride: int = 1
@@ -153,6 +157,11 @@ class Prepared:
             if onednn:
                 return torch.ops.mkldnn._linear_pointwise(x, w, b, post, scalars, "")
             return activate_(F.linear(x, w, b), s.activation, s.lo, s.hi)
+        if s.channel_bias:
+            bias = arrays[1]
+            if bias.dim() != 4 or tuple(bias.shape) != (1, arrays[0].shape[0], 1, 1):
+                return self._unfolded(x, arrays, other)
+            arrays = [arrays[0], bias.reshape(-1), *arrays[2:]]
         shape = self._out_shape(x, arrays[0])
         if onednn and self._winograd(arrays[0], shape):
             return self._run_winograd(x, arrays, versions, other, shape)
@@ -200,6 +209,24 @@ class Prepared:
             else:
                 y = F.conv2d(x, w, b, stride, padding, 1, s.groups)
             y = activate_(y if other is None else add_(y, other), s.activation, s.lo, s.hi)
+        return y if s.pool is None else pool_(y, *s.pool)
+
+    def _unfolded(self, x: Tensor, arrays: Sequence[Tensor], other: Tensor | None) -> Tensor:
+        """The chain operation by operation, as the unprepared graph runs it: for a 4-D
+        bias operand that is not one value per output channel (``Spec.channel_bias``), which
+        no folding or fused bias can take."""
+        s = self.spec
+        w, bias, *stats = arrays
+        if s.groups > 1:
+            y = TORCH["group_convolution"](x, w, s.vpad, s.hpad, s.vstride, s.hstride, s.groups)
+        else:
+            y = TORCH["convolution"](x, w, s.vpad, s.hpad, s.vstride, s.hstride)
+        y = TORCH["add"](y, bias)
+        if s.batchnorm is not None:
+            y = TORCH["batchnorm"](y, *stats, s.batchnorm)
+        if other is not None:
+            y = TORCH["add"](y, other)
+        y = activate_(y, s.activation, s.lo, s.hi)
         return y if s.pool is None else pool_(y, *s.pool)
 
     def _out_shape(self, x: Tensor, w: Tensor) -> tuple[int, ...]:

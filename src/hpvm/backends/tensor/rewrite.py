@@ -155,13 +155,17 @@ def _start(
     if item.op == "convolution":
         return fields, arrays, [], 0
     # conv_layer(x, w, vpad, hpad, vstride, hstride, b, activation, lo, hi, pool, wh, ww, ...):
-    # b is the bias (a 1-D root array) or, any other tensor, a residual operand
+    # b is the bias (a 1-D root array, or a 4-D one in HPVM's (1, K, 1, 1) layout: checked
+    # per call, ``_absorb``) or, any other tensor, a residual operand
     if not _consts(args[7:]):
         return None
     fields.update(activation=args[7].value, lo=args[8].value, hi=args[9].value)
     other = []
     if _is_input(args[6], ranks, 1):
         fields["bias"] = True
+        arrays.append(args[6])
+    elif _is_input(args[6], ranks, 4):
+        fields.update(bias=True, channel_bias=True)
         arrays.append(args[6])
     else:
         other.append(args[6])
@@ -185,6 +189,12 @@ def _absorb(
     args, conv = nxt.args, fields["kind"] == "conv"
     if nxt.op == "add" and stage < 1 and _is_input(args[1], ranks, 1):
         fields["bias"] = True
+        arrays.append(args[1])
+        return 1
+    if nxt.op == "add" and conv and stage < 1 and _is_input(args[1], ranks, 4):
+        # HPVM's bias layout, (1, K, 1, 1): a bias when it has that shape, which the call
+        # checks (``Spec.channel_bias``); the chain then runs unfolded
+        fields.update(bias=True, channel_bias=True)
         arrays.append(args[1])
         return 1
     if nxt.op == "batchnorm" and conv and stage < 2 and all(_is_input(a, ranks, 1) for a in args[1:5]):
