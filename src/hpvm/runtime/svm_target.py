@@ -128,6 +128,14 @@ def plan_with_layouts(
     return stages, mapping, by_stream
 
 
+def run_nodes(stage_nodes: list[list[Node]], kernels: int) -> list[list[Node]]:
+    """The node lists a kernel running ``stage_nodes`` hands the back end per batch, in
+    order: the one kernel of a stream (its stages fill the machine one after the other) all
+    of them in one call, as ``runtime.streaming`` runs the stages it fuses — a call per
+    stage set each item up once per stage (docs/svm.md §6); else a call per stage."""
+    return [[n for nodes in stage_nodes for n in nodes]] if kernels == 1 else stage_nodes
+
+
 class _StageKernel(svm.Kernel):
     """A kernel running one or more consecutive stages; ``ins`` / ``outs`` are its streams
     (data members, so that the assertion mode sees them)."""
@@ -214,15 +222,7 @@ class SVMStream:
                 k.all_in = [p.name for p in self.mapping.streams if p.dst == place.name]
                 k.out_names = [p.name for p in self.mapping.streams if p.src == place.name]
                 k.stage_nodes = [self.stages[i] for i in place.stages]
-                # One back-end call per batch for all of them, as ``runtime.streaming`` runs
-                # the stages it fuses into one (a call per stage per batch cost each item ~0.2
-                # ms of set-up per stage: the edge detection's six on one kernel, 1.17x cpu's
-                # time); when they fill the machine one after the other anyway.
-                k.run_nodes = (
-                    [[n for nodes in k.stage_nodes for n in nodes]]
-                    if len(self.mapping.kernels) == 1
-                    else k.stage_nodes
-                )
+                k.run_nodes = run_nodes(k.stage_nodes, len(self.mapping.kernels))
                 svm.kernel_init(k, place.processor, None, self._work, name=place.name)
                 self.kernels.append(k)
             for k in self.kernels:
