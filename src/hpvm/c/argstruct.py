@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from ..ir.types import ArrayType, PortType, ScalarType
+from ..llvm.tensorports import is_tensor
 from .errors import CMemoryTrackingError, HPVMCError
-from .tensorports import is_tensor
 
 #: LLVM type → (size in bytes, ctypes type).
 CTYPES: dict[str, tuple[int, Any]] = {

@@ -18,6 +18,7 @@ from ..ir.bodies import TensorBody
 from ..ir.debuginfo import DebugInfo
 from ..ir.graph import InternalFunction, LeafFunction, NodeFunction
 from ..llvm import GraphCallError, LLVMImportError, from_hpvm_ir
+from ..llvm.tensorports import type_tensor_ports
 from . import sources as sources_
 from .argstruct import ArgStruct
 from .errors import HPVMCError
@@ -25,7 +26,6 @@ from .genhpvm import Rewritten, rewrite
 from .grapherrors import c_graph_error
 from .hostjit import HostProgram
 from .targets import choose_target
-from .tensorports import type_tensor_ports
 
 
 class CProgram:
@@ -98,11 +98,11 @@ def compile(
     for name in rewritten.roots:
         where = _Where(debug, linked, rewritten.node_texts[name], name)
         try:
-            root = from_hpvm_ir(rewritten.node_texts[name], file=where.file, root=name)
+            root = from_hpvm_ir(rewritten.node_texts[name], file=where.file, root=name, tensor_ports=False)
         except LLVMImportError as e:
             raise where.located(e, rewritten.c_names) from None
         _relocate(root, where, rewritten.c_names)
-        type_tensor_ports(root, where.locator)
+        type_tensor_ports(root, where.locator, HPVMCError)
         roots.append(root)
     return CProgram(linked, rewritten, roots)
 

@@ -37,9 +37,11 @@ from ..ir.graph import (
     NodeFunction,
     OutputBind,
     WrittenPorts,
+    functions,
 )
 from ..ir.graph import Param as Port
 from ..ir.llvmcontext import own_context
+from ..ir.types import ArrayType, ScalarType
 from ..ir.verify import verify
 from . import abi, grouping, tensorleaf
 from .errors import GraphCall, LLVMImportError
@@ -47,11 +49,14 @@ from .graphread import GraphReader
 from .linkscan import links
 from .portread import PortReader, Ports, ports_of_params, string_attrs
 from .sizes import is_size_arithmetic
+from .tensorports import type_tensor_ports
 from .textindex import ModuleText, call_arguments, define_line, return_type
 from .upgrade import upgraded_module
 
 
-def from_hpvm_ir(text: str, file: str = "<llvm>", root: str | None = None) -> InternalFunction:
+def from_hpvm_ir(
+    text: str, file: str = "<llvm>", root: str | None = None, tensor_ports: bool = True
+) -> InternalFunction:
     """The root node function of the graph ``text`` describes; ``LLVMImportError`` if it
     does not parse, does not verify or is not HPVM IR. ``file``: where the text came from,
     for the locations of node functions (the line of their ``define``). Text of HPVM's own
@@ -59,10 +64,44 @@ def from_hpvm_ir(text: str, file: str = "<llvm>", root: str | None = None) -> In
     (``upgrade.py``), keeping its lines where they were. ``root``: the root node function's
     LLVM name (default: the launched one, else the one builder no one creates). A leaf
     launched as the root, as HPVM allows, is the one node of a graph that binds every
-    input and output to it."""
+    input and output to it. ``tensor_ports``: type the byte-array ports of tensor leaves
+    (HPVM's ``(i8*, i64)`` tensors) as tensors (``tensorports.py``; the C front end does it
+    itself, with its own messages)."""
     with own_context() as parse:  # (the leaves keep the text, not LLVM's print of it: ir/llvmcontext.py)
         text, module = upgraded_module(text, parse, None if file == "<llvm>" else file)
-        return _Importer(_verified(module), text, file).run(root)
+        made = _Importer(_verified(module), text, file).run(root)
+    if tensor_ports and _byte_tensor_ports(made):
+        type_tensor_ports(made, _text_locator(text, file), LLVMImportError)
+    return made
+
+
+def _byte_tensor_ports(root: InternalFunction) -> bool:
+    """Whether a tensor leaf of ``root``'s graph takes a byte array (HPVM's ``i8*``
+    tensors), not the typed tensors an export of an hpvm program carries."""
+    return any(
+        isinstance(fn, LeafFunction)
+        and isinstance(fn.body, TensorBody)
+        and any(p.type == ArrayType(ScalarType("u8"), 1) for p in fn.params)
+        for fn in functions(root)
+    )
+
+
+def _text_locator(text: str, file: str) -> Callable[[str, str, str | None], str]:
+    """``tensorports.Locate`` over the module's text: ``file:line`` of the first
+    ``llvm.hpvm.<call>`` naming the node's value (and the other node's, for an edge)."""
+    lines = text.splitlines()
+
+    def locate(call: str, node: str, other: str | None) -> str:
+        for k, line in enumerate(lines, 1):
+            if (
+                f"@llvm.hpvm.{call}(" in line
+                and f"%{node}," in line
+                and (other is None or f"%{other}," in line)
+            ):
+                return f"{file}:{k}"
+        return file
+
+    return locate
 
 
 def parse_verified(parse: Callable[[str], Any], text: str, api: str = "") -> Any:
@@ -210,7 +249,9 @@ class _Importer:
                         instructions,
                         ports_of_params(params).leading,
                         outputs.leading,
-                        line_of=lambda ins, name=name: self.index.where_in(name, self.index.text_of(ins)).line,
+                        line_of=lambda ins, name=name: (
+                            self.index.where_in(name, self.index.text_of(ins)).line
+                        ),
                     )
             made = LeafFunction(
                 None, label, params, outputs.types, hint=hint, ins=ins, outs=outs,
