@@ -4,6 +4,7 @@ find the line of a ``// @marker`` comment."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -142,3 +143,30 @@ def run_apart(script: str, *args: str, timeout: float = 600) -> str:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
+
+
+def named_file(path: Path) -> str:
+    """A regex of ``path`` as a message may name it: as given, or relative to the working
+    directory (where the debug information names it so): both spellings of the one file."""
+    return "(?:" + "|".join(map(re.escape, {str(path), os.path.relpath(path)})) + ")"
+
+
+def assert_refused_at_the_global_index(
+    unguarded: dict[str, str], node: str, leaf: str, array: str, root: str, graph: Path, line: str
+) -> None:
+    """Every run of ``unguarded`` (target → the message it raised) refused a launch of 2
+    groups of 64 whose instances index a 400-byte ``array`` (a regex) of ``root`` at the
+    CUDA convention's global index, before the leaf ran, naming ``node`` (its name and
+    location, a regex), ``leaf`` and the access's ``line`` (a regex) of ``graph``: Rodinia's
+    and Parboil's forgotten edge guards, refused by the bounds pre-check on every target."""
+    assert set(unguarded) == {"interp", "interp with races", "cpu checked", "cpu"}, unguarded
+    said = (
+        rf"node {node}: every instance of leaf '{leaf}' accesses bytes "
+        r"4\*\(parent\.x\*instances\.x \+ x\) to 4\*\(parent\.x\*instances\.x \+ x\) \+ 3 of "
+        rf"'{array}' \(input of '{root}', 400 bytes long\) \({named_file(graph)}:{line}\); "
+        r"over this launch's instances \(\(parent\.x\*instances\.x \+ x\) < 128\) that is bytes 0 to 511: "
+        r"some instances would index past its end"
+    )
+    for message in unguarded.values():
+        assert message.startswith("OutOfBoundsError: "), message
+        assert re.search(said, message), message

@@ -34,13 +34,19 @@ and kmeans_graph.cpp's line."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import group_hierarchy, line_of, needs_clang, needs_llvm_leaves, run_apart
+from hpvmc_helpers import (
+    assert_refused_at_the_global_index,
+    group_hierarchy,
+    line_of,
+    needs_clang,
+    needs_llvm_leaves,
+    run_apart,
+)
 
 from hpvm import c
 from hpvm.runtime import quick
@@ -252,20 +258,11 @@ def test_a_forgotten_guard_is_refused_before_the_leaf_runs_naming_the_node_the_l
     loops: the pre-check sees that 2 groups of 64 reach byte 511 of a 400-byte array and
     refuses the launch before the node runs, on every target, unchecked ``cpu`` included,
     naming the node, the leaf, the array, the form and the ``.cpp`` line."""
-    assert set(unguarded) == {"interp", "interp with races", "cpu checked", "cpu"}, unguarded
     slots = line_of(GRAPH, "slots")
-    graph = SOURCES[2]
-    named = "(?:" + "|".join(map(re.escape, {str(graph), os.path.relpath(graph)})) + ")"
-    said = (
-        r"node 'pointNode' \(.*\): every instance of leaf 'find_nearest' accesses bytes "
-        r"4\*\(parent\.x\*instances\.x \+ x\) to 4\*\(parent\.x\*instances\.x \+ x\) \+ 3 of "
-        rf"'(membership|changed)' \(input of 'kmeansLvl1', 400 bytes long\) \({named}:({slots}|{slots + 1})\); "
-        r"over this launch's instances \(\(parent\.x\*instances\.x \+ x\) < 128\) that is bytes 0 to 511: "
-        r"some instances would index past its end"
-    )
-    for message in unguarded.values():
-        assert message.startswith("OutOfBoundsError: "), message
-        assert re.search(said, message), message
+    assert_refused_at_the_global_index(
+        unguarded, r"'pointNode' \(.*\)", "find_nearest", "(membership|changed)", "kmeansLvl1", SOURCES[2],
+        f"({slots}|{slots + 1})",
+    )  # fmt: skip
 
 
 def test_bad_command_lines_are_refused(program, capfd):

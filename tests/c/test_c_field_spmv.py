@@ -41,13 +41,20 @@ detector was made to yield to the leaf's own error, ``llvm_native/run.py``.)"""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import group_hierarchy, line_of, needs_clang, needs_llvm_leaves, run_apart
+from hpvmc_helpers import (
+    assert_refused_at_the_global_index,
+    group_hierarchy,
+    line_of,
+    named_file,
+    needs_clang,
+    needs_llvm_leaves,
+    run_apart,
+)
 
 from hpvm import c
 from hpvm.backends.replays import ReplayRecords
@@ -369,22 +376,17 @@ def test_a_forgotten_guard_is_refused_before_the_leaf_runs_naming_the_leaf_its_l
     wrote where the stray value pointed until the pre-check read the global index (before,
     ``interp`` and checked ``cpu`` named the read as the instance made it). The race the
     read's stand-in value would have caused on ``interp`` never happens."""
-    assert set(unguarded) == {"interp", "interp with races", "cpu checked", "cpu"}, unguarded
     store = line_of(GRAPH, "store")
-    # (spmv_graph.cpp as given, or relative to the working directory, where the debug
-    # information names it so: both spellings of the one file)
     graph = SPMV_SOURCES[2]
-    named = "(?:" + "|".join(map(re.escape, {str(graph), os.path.relpath(graph)})) + ")"
-    said = (
-        rf"node 'rowNode' \({named}:\d+\): every instance of leaf 'spmv_jds' accesses bytes "
-        r"4\*\(parent\.x\*instances\.x \+ x\) to 4\*\(parent\.x\*instances\.x \+ x\) \+ 3 of 'perm' "
-        rf"\(input of 'spmvLvl1', 400 bytes long\) \({named}:{store}\); over this launch's instances "
-        r"\(\(parent\.x\*instances\.x \+ x\) < 128\) that is bytes 0 to 511: some instances would index "
-        r"past its end"
+    assert_refused_at_the_global_index(
+        unguarded,
+        rf"'rowNode' \({named_file(graph)}:\d+\)",
+        "spmv_jds",
+        "perm",
+        "spmvLvl1",
+        graph,
+        str(store),
     )
-    for message in unguarded.values():
-        assert message.startswith("OutOfBoundsError: "), message
-        assert re.search(said, message), message
 
 
 def test_bad_command_lines_of_the_driver_are_refused(spmv, capfd):

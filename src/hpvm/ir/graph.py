@@ -285,10 +285,11 @@ class LeafFunction(NodeFunction):
         if isinstance(body, GeneratedBody) and (file is None or file == self.code_file):
             return body.origin_of(line)
         if isinstance(body, TensorBody) and file == self.code_file and file != self.location.file:
-            # the rendered leaf: line 1 its ``def``, line k + 2 its k-th operation
-            k = line - 2
-            if 0 <= k < len(body.calls) and body.calls[k].line:
-                return SourceLocation(self.location.file, body.calls[k].line)
+            from .tensorops.body import rendered_call  # (the rendered leaf's lines: its operations')
+
+            call = rendered_call(body, line)
+            if call is not None and call.line:
+                return SourceLocation(self.location.file, call.line)
         return SourceLocation(file or self.location.file, line)
 
     def __call__(self, *args: Any) -> Any:

@@ -278,6 +278,13 @@ def render_leaf(
     return "\n".join(lines) + "\n"
 
 
+def rendered_call(body: TensorBody, line: int) -> OpCall | None:
+    """The operation on ``line`` of ``render_leaf``'s text of ``body`` (line 1 its ``def``,
+    line k + 2 its k-th operation), if that line is one."""
+    k = line - 2
+    return body.calls[k] if 0 <= k < len(body.calls) else None
+
+
 def python_name(name: str) -> str:
     """``name`` as a Python identifier (node names may be any string)."""
     text = re.sub(r"\W", "_", name) or "_"
@@ -323,4 +330,5 @@ __all__ = [
     "parse_tensor_leaf",
     "python_name",
     "render_leaf",
+    "rendered_call",
 ]
