@@ -907,7 +907,15 @@ def bench_pipeline_serial(ctx: Bench) -> list[Row]:
         row.measure = "not run: needs --targets cpu"
         return [row]
     result, _ = run_worker(
-        ["pipeline", "--size", str(size), "--frames", str(count), "--repeat", str(max(PIPELINE_ROUNDS, ctx.repeat))],
+        [
+            "pipeline",
+            "--size",
+            str(size),
+            "--frames",
+            str(count),
+            "--repeat",
+            str(max(PIPELINE_ROUNDS, ctx.repeat)),
+        ],
         {"NUMBA_NUM_THREADS": "1"},
     )
     speedup = result["speedup"]  # the median of each round's ratio: its two runs side by side
