@@ -119,6 +119,7 @@ def queued_with_retiring_workers(monkeypatch: Any, idle_s: float = 0.005) -> lis
     from hpvm.runtime import quick, workers
 
     monkeypatch.setattr(quick, "QUICK_RUN_S", 0.0)
+    monkeypatch.setattr(quick, "WAITED_AT_ONCE", 1 << 30)  # (nor made quick by a host that waits at once)
     monkeypatch.setattr(workers, "IDLE_RETIRE_S", idle_s)
     ended = [0]
     retire = workers.WorkerPool._retire

@@ -183,6 +183,7 @@ def test_scalar_results_of_quick_launches_follow_their_arguments():
 
 def test_a_slow_run_sends_the_next_launch_to_a_worker(monkeypatch):
     monkeypatch.setattr(quick, "QUICK_RUN_S", 0.0)  # nothing is quick
+    monkeypatch.setattr(quick, "WAITED_AT_ONCE", 1 << 30)  # (nor made quick by a host that waits at once)
     a, b, c = _arrays(8)
     for _ in range(3):
         handle = _launch((a, b, c, 8))
@@ -339,6 +340,7 @@ def test_wait_runs_a_short_bounded_launch_no_worker_has_started_on_the_calling_t
     from hpvm.runtime.workers import Slot
 
     monkeypatch.setattr(quick, "QUICK_RUN_S", 0.0)  # nothing runs inside launch itself
+    monkeypatch.setattr(quick, "WAITED_AT_ONCE", 1 << 30)
     a, b, c = _arrays(8)
     hpvm.wait(_launch((a, b, c, 8)))  # compiles; the run key's duration is recorded
     pool = default_runtime().workers
@@ -347,7 +349,7 @@ def test_wait_runs_a_short_bounded_launch_no_worker_has_started_on_the_calling_t
     handle = _launch((a, b, c, 8))  # queued, and no worker will take it...
     ran_on: list[threading.Thread] = []
     job = handle.job
-    handle.job = lambda: ran_on.append(threading.current_thread()) or job()
+    handle.job = lambda *how: ran_on.append(threading.current_thread()) or job(*how)
     late = threading.Timer(10.0, lambda: handle.claim() and handle.job())  # (...a late worker)
     late.start()
     try:
@@ -357,6 +359,41 @@ def test_wait_runs_a_short_bounded_launch_no_worker_has_started_on_the_calling_t
         late.cancel()
     assert ran_on == [threading.main_thread()]
     np.testing.assert_array_equal(c, a + b)
+
+
+def test_a_host_that_waits_at_once_gets_its_longer_runs_inside_launch(monkeypatch):
+    """Runs too long to be quick (``QUICK_RUN_S`` 0 here) that ``wait`` ran ``WAITED_AT_ONCE``
+    times in a row — the host waited before a worker started them — run inside ``launch``
+    (and are replayed), but every ``WAIT_RECHECK_EVERY``-th goes to a worker again: one that
+    a worker starts first (the host busy in between) queues the next ones again."""
+    from hpvm.runtime.api import default_runtime
+    from hpvm.runtime.workers import Slot
+
+    monkeypatch.setattr(quick, "QUICK_RUN_S", 0.0)  # no run is short enough by its time
+    monkeypatch.setattr(quick, "WAIT_RECHECK_EVERY", 4)
+    a, b, c = _arrays(8)
+    hpvm.wait(_launch((a, b, c, 8)))  # compiles, on a worker: the run key's duration recorded
+    monkeypatch.setattr(default_runtime().workers, "submit", Slot)  # queued: no worker takes it
+
+    def launched(waits_at_once: bool) -> bool:
+        """One launch + wait, ``c`` checked; whether it ran inside ``launch``."""
+        c[:] = 0
+        handle = _launch((a, b, c, 8))
+        inside = _ran_in_launch(handle)
+        if not inside and not waits_at_once:  # a worker starts it while the host is busy
+            worker = threading.Thread(target=lambda: handle.claim() and handle.job())
+            worker.start()
+            worker.join()
+        hpvm.wait(handle)
+        np.testing.assert_array_equal(c, a + b)
+        return inside
+
+    assert [launched(True) for _ in range(quick.WAITED_AT_ONCE)] == [False] * quick.WAITED_AT_ONCE
+    assert [launched(True) for _ in range(4)] == [True, True, True, False]  # (the last a recheck)
+    assert [launched(True) for _ in range(3)] == [True] * 3  # it waited at once again: inside again
+    assert not launched(False)  # the next recheck, which a worker starts: the host did something in between
+    assert [launched(True) for _ in range(quick.WAITED_AT_ONCE)] == [False] * quick.WAITED_AT_ONCE
+    assert launched(True)
 
 
 def test_wait_leaves_a_long_or_unbounded_launch_to_its_worker():

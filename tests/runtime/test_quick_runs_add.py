@@ -4,6 +4,7 @@ one — with the real limits (no fixture raises them here)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -53,3 +54,39 @@ def test_runs_add_keeps_its_rules_on_its_short_path(runs):
         record.add(seconds, threads)
     got = (record.last, record.before, record.every, record.one, record.probes, record.fast, record.plain)
     assert got == _expected(runs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    runs=st.lists(
+        st.tuples(
+            st.sampled_from([1e-4, 1.5e-3, 5e-3, 2e-2, 4.9e-2, 5e-2, 0.2]),
+            st.sampled_from([None, True, False]),  # quick (in launch), run by wait, run by a worker
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    recheck_every=st.sampled_from([2, 3, 32]),
+)
+def test_a_host_that_waits_at_once_makes_runs_quick_up_to_the_wait_limit(runs, recheck_every):
+    """A run key's runs under ``WAIT_RUN_S`` are quick once ``wait`` ran ``WAITED_AT_ONCE``
+    of its queued launches in a row (``Runs.ran_in_wait``), but for every
+    ``WAIT_RECHECK_EVERY``-th such run, after which one more must be run by ``wait``; a
+    queued launch a worker ran starts the count again. The rules ``quick.py`` states, one
+    run at a time, beside the record's."""
+    record = quick.Runs()
+    waited = inline = 0
+    for i, (seconds, by_wait) in enumerate(runs):
+        if by_wait is not None:  # (a queued launch: ``wait`` or a worker ran it)
+            record.ran_in_wait(by_wait)
+            waited = waited + 1 if by_wait else 0
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(quick, "WAIT_RECHECK_EVERY", recheck_every)
+            record.add(seconds)
+        fast = _expected([(s, None) for s, _ in runs[: i + 1]])[5]  # (quick by its times alone)
+        if not fast and seconds < quick.WAIT_RUN_S and waited >= quick.WAITED_AT_ONCE:
+            inline += 1
+            fast = inline < recheck_every
+            if not fast:
+                inline, waited = 0, quick.WAITED_AT_ONCE - 1
+        assert (record.fast, record.waited, record.inline) == (fast, waited, inline)

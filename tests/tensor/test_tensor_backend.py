@@ -388,7 +388,7 @@ def test_wait_runs_a_queued_launch_on_the_calling_thread(monkeypatch) -> None:
         assert queued and handle.job is not None
         ran_on: list[threading.Thread] = []
         job = handle.job
-        handle.job = lambda: ran_on.append(threading.current_thread()) or job()
+        handle.job = lambda *how: ran_on.append(threading.current_thread()) or job(*how)
         late = threading.Timer(10.0, lambda: handle.claim() and handle.job())  # (a late worker)
         late.start()
         try:

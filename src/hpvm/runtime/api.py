@@ -351,12 +351,14 @@ class Runtime:
         """The run of one queued launch, as a job for a worker or for ``wait``, using the
         tracker's ``entries`` (held by the launch; released when the run ends)."""
 
-        def run() -> None:
+        def run(in_wait: bool = False) -> None:
             # Claimed: nobody runs it again. Dropping it breaks the cycle handle -> job ->
             # handle, which left every launch (its handle, arrays and outputs: 30-odd
             # objects) to the cyclic garbage collector — a gen-0 collection every ~20
             # launches, and the arrays held until then.
             handle.job = None
+            if runs is not None:
+                runs.ran_in_wait(in_wait)  # (a host that waits at once gets its next runs quick)
             ctx = RunContext(self.tracker, cluster=self.dask_client, checked=True)
             try:
                 with collecting_warnings() as caught:
@@ -401,7 +403,7 @@ class Runtime:
             ):
                 if h.slot is not None:
                     self.workers.withdraw(h.slot)  # the worker it was queued for is free again
-                h.job()  # not started yet: run it here rather than wait for a worker to wake
+                h.job(True)  # not started yet: run it here rather than wait for a worker to wake
             try:
                 h.done.wait()  # (a lock: Ctrl-C interrupts it on the main thread)
             except KeyboardInterrupt:

@@ -35,7 +35,9 @@ the same key took under ``WAIT_RUN_S`` (50 ms), is queued for a worker as usual;
 host reaches ``wait`` before a worker has started it, ``wait`` runs it on the calling
 thread (``runs_in_wait``), which is what a host that waits at once gains (no wake-ups, no
 worker team) while one that works in between still overlaps the run. Ctrl-C waits for
-such a run as for a quick one: about its key's last run.
+such a run as for a quick one: about its key's last run. Once ``wait`` has run
+``WAITED_AT_ONCE`` of a key's launches in a row, the key's runs under ``WAIT_RUN_S`` count as
+quick (``Runs.ran_in_wait``), but for a recheck every ``WAIT_RECHECK_EVERY``-th run.
 
 Errors and warnings of a quick run are kept on its handle and surface at ``wait``, the same
 exception types at the same call as from a worker.
@@ -85,6 +87,22 @@ PREEMPTED_RUN_S = 100e-3
 #: still overlaps the run; a host that waits at once saves the two thread wake-ups and the
 #: worker's own OpenMP team (0.5–0.7 ms of a 3 ms stencil step on the 2-core machine).
 WAIT_RUN_S = 50e-3
+
+#: Launches of a run key in a row that ``wait`` ran itself — the host waited at once, before
+#: a worker had started them — after which the key's runs under ``WAIT_RUN_S`` run inside
+#: ``launch`` as quick ones (``Runs.ran_in_wait``), and are then replayed (``plan.Replay``).
+#: Such a host overlaps nothing with the run, so running it in ``launch`` gives up nothing;
+#: Ctrl-C waits for it as for a run in ``wait``; and the launch skips the queued path: after
+#: a step that streamed 200 MB through the core, its objects are cache misses, 0.2 ms of a
+#: 5.5 ms STREAM triad's launch + wait (3–4 % over the compiled run alone on the 2-core
+#: machine: docs/backends/cpu-performance.md, "Launches the host waits for at once").
+WAITED_AT_ONCE = 3
+
+#: Every this many-th run of a key that runs inside ``launch`` because its host waited at
+#: once (``WAITED_AT_ONCE``) goes to a worker again, to see whether the host still waits at
+#: once: if a worker starts it first, the host did something in between and its launches
+#: are queued again (overlapping it) until ``wait`` runs ``WAITED_AT_ONCE`` in a row again.
+WAIT_RECHECK_EVERY = 32
 
 #: Longest fastest run (seconds) on all threads for which a quick launch tries a run on one
 #: thread (``Runs.threads``). Such a run of a tiny graph is mostly the wake-up of the
@@ -150,7 +168,19 @@ class Runs:
     the arguments' shapes, dtypes and scalars, and hashing it is not cached (0.5 µs a time,
     five times a launch with immutable tuples in the table)."""
 
-    __slots__ = ("last", "before", "every", "one", "probes", "choices", "other", "fast", "plain")
+    __slots__ = (
+        "last",
+        "before",
+        "every",
+        "one",
+        "probes",
+        "choices",
+        "other",
+        "fast",
+        "plain",
+        "waited",
+        "inline",
+    )
 
     def __init__(self) -> None:
         self.last = _NEVER
@@ -166,6 +196,8 @@ class Runs:
         #: methods — each call a cache miss after a step that streamed megabytes.
         self.fast = False
         self.plain = True
+        self.waited = 0  # launches in a row that ``wait`` ran (``ran_in_wait``)
+        self.inline = 0  # runs inside ``launch`` since its host was last seen to wait at once
 
     def quick(self) -> bool:
         """Whether the last run took under ``QUICK_RUN_S``, or the fastest did and the last
@@ -196,6 +228,11 @@ class Runs:
             return 1 if self.other else None
         return 1 if self.one < self.every else None
 
+    def ran_in_wait(self, in_wait: bool) -> None:
+        """A queued launch with this key is about to run: ``in_wait``, by the host's
+        ``wait`` (it waited before a worker started the run), else on a worker."""
+        self.waited = self.waited + 1 if in_wait else 0
+
     def add(self, seconds: float, threads: int | None = None) -> None:
         """Remember a run of ``seconds`` on ``threads`` (1: one thread; else all)."""
         if threads is None and QUICK_RUN_S > seconds >= self.every:
@@ -209,10 +246,17 @@ class Runs:
             self.probes += 1
         else:
             self.every = min(seconds, self.every)
-        self.fast = seconds < QUICK_RUN_S or (
+        fast = seconds < QUICK_RUN_S or (
             min(self.every, self.one) < QUICK_RUN_S
             and (seconds < LOADED_RUN_S or (seconds < PREEMPTED_RUN_S and self.before < LOADED_RUN_S))
         )
+        if not fast and seconds < WAIT_RUN_S and self.waited >= WAITED_AT_ONCE:
+            self.inline += 1  # (the host waits at once: inside ``launch``, but a recheck now and then)
+            if self.inline < WAIT_RECHECK_EVERY:
+                fast = True
+            else:
+                self.inline, self.waited = 0, WAITED_AT_ONCE - 1
+        self.fast = fast
         self.plain = (not self.probes and not self.every < ONE_THREAD_PROBE_S) or (
             self.probes >= ONE_THREAD_PROBES and self.one >= ONE_THREAD_LOSS * self.every
         )
@@ -321,4 +365,5 @@ def forget(root: InternalFunction) -> None:
         for runs in times.values():
             runs.last = runs.before = _NEVER
             runs.fast = False
+            runs.waited = runs.inline = 0
         times.clear()
