@@ -1054,10 +1054,20 @@ def _hot_ratio(
     about: str = "",
 ) -> float:
     """The launch row's measure of one program: ``runs``' cpu launch as hot as a host loop
-    makes it (``_hot_loop``), then both sides interleaved (``steady``); the ``tracked``
-    arrays let go; the ratio, also written into ``row`` (as ``label``, and ``key`` in its
-    data)."""
-    _hot_loop(runs["cpu"])
+    makes it (``_hot_loop``), and the Numba call given as many calls, then both sides
+    interleaved (``steady``); the ``tracked`` arrays let go; the ratio, also written into
+    ``row`` (as ``label``, and ``key`` in its data). Warmed with three calls only, Numba's
+    ``prange`` call of the GenHPVM saxpy's loop read 29–59 µs a call, against 2 µs warm, in
+    3 of 4 processes, for its first few hundred calls: one ``make bench`` (at ``1a3743e``)
+    recorded 60.6 µs and a ratio of 0.04×. The worker that ran the first, compiling launch
+    is let go first (``workers.IDLE_RETIRE_S``): while it lives, its OpenMP team makes the
+    process hold more OpenMP threads than cores, libgomp cuts every team's spinning short,
+    and each Numba call woke a sleeping team."""
+    from hpvm.runtime import workers
+
+    time.sleep(3 * workers.IDLE_RETIRE_S)
+    for run in runs.values():
+        _hot_loop(run)
     medians = ctx.interleaved(runs, first, steady=LAUNCH_STEADY)
     for array in tracked:
         hpvm.untrack_memory(array)
