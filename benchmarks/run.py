@@ -270,6 +270,10 @@ class Bench:
         self.sizes, self.targets, self.repeat, self.out, self.console = sizes, targets, repeat, out, console
         self.interp_instance_s: float | None = None  # seconds per vector-add instance
         self.notes: list[str] = []  # printed under the table
+        #: every sample of the last ``interleaved`` call, per run, in round order: a row
+        #: whose two sides ran next to each other in each round takes the median of the
+        #: rounds' ratios (``round_ratio``)
+        self.samples: dict[str, list[float]] = {}
         self.scaling_data: dict[str, dict[str, list[tuple[int, float]]]] = {}  # for results.json
 
     @property
@@ -353,7 +357,15 @@ class Bench:
                 for _ in range(max(1, steady)):
                     fn()
                 times[name].append((time.perf_counter() - start) / max(1, steady))
+        self.samples = times
         return {name: statistics.median(ts) for name, ts in times.items()}
+
+    def round_ratio(self, over: str, under: str) -> float:
+        """The median over the last ``interleaved`` call's rounds of ``over``'s sample
+        divided by ``under``'s from the same round: the two ran next to each other, so a
+        machine whose speed drifts between rounds moves both sides of each ratio alike."""
+        pairs = zip(self.samples[over], self.samples[under], strict=True)
+        return statistics.median(a / b for a, b in pairs)
 
     def alone(self, fn: Callable[[], object], estimate: float) -> float:
         """Median of a few calls of a slow run (the interpreter), within its time budget."""
@@ -780,8 +792,9 @@ def bench_pipeline(ctx: Bench) -> list[Row]:
     Two rows: frames per second against the hand-written stages called one after the other
     (≤ 1.05× their time per frame), and the stream against the same leaves launched once
     per frame in a non-streaming graph (≥ 1.0×: each stage is a parallel loop over every
-    core, so overlapping stages has little to gain on 2 cores, but must not lose). Every edge map is compared exactly with
-    NumPy's before anything is timed.
+    core, so overlapping stages has little to gain on 2 cores, but must not lose), the
+    median of each round's ratio (``Bench.round_ratio``). Every edge map is compared exactly
+    with NumPy's before anything is timed.
     """
     size, count = ctx.sizes.frame, ctx.sizes.frames
     frames = kernels.synthetic_frames(count, size)
@@ -857,6 +870,10 @@ def bench_pipeline(ctx: Bench) -> list[Row]:
         versus.hpvm[target] = f"{fps(stream)} vs {fps(seq)} sequential"
         if target == "cpu" or (target == "interp" and "cpu" not in ctx.targets):
             ratio, speedup = stream / medians[NUMBA], seq / stream
+            if (
+                f"{target} stream" in ctx.samples
+            ):  # (interleaved: each round's ratio; the interpreter runs alone)
+                speedup = ctx.round_ratio(f"{target} sequential", f"{target} stream")
             main.measure = f"{target}/Numba time {ratio:,.2f}×"
             versus.measure = f"{target} stream/sequential {speedup:.2f}×"
             if target == "cpu":
