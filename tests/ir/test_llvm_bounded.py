@@ -254,7 +254,7 @@ outer.latch:
 done:
   ret {} zeroinitializer"""
 
-# A counter kept in memory (unoptimized code): its test reads a load.
+# A counter kept in memory (unoptimized code): its test reads a load, which SROA makes a phi.
 ALLOCA_COUNTER = """entry:
   %slot = alloca i64
   store i64 0, ptr %slot
@@ -264,6 +264,41 @@ head:
   %k1 = add i64 %k, 1
   store i64 %k1, ptr %slot
   %more = icmp slt i64 %k1, %n
+  br i1 %more, label %head, label %done
+done:
+  ret {} zeroinitializer"""
+
+# The same counter, its slot's address stored into the array: it escapes, SROA leaves it in
+# memory (another instance could write it), and its test still reads a load.
+ESCAPED_COUNTER = """entry:
+  %slot = alloca i64
+  store i64 0, ptr %slot
+  store ptr %slot, ptr %a
+  br label %head
+head:
+  %k = load i64, ptr %slot
+  %k1 = add i64 %k, 1
+  store i64 %k1, ptr %slot
+  %more = icmp slt i64 %k1, %n
+  br i1 %more, label %head, label %done
+done:
+  ret {} zeroinitializer"""
+
+# A bound read from the array into a slot, as unoptimized code keeps a local: promoted, the
+# slot's load is the array's load again.
+SLOT_OF_AN_ELEMENT = """entry:
+  %bound = alloca i64
+  %slot = alloca i64
+  %m = load i64, ptr %a
+  store i64 %m, ptr %bound
+  store i64 0, ptr %slot
+  br label %head
+head:
+  %k = load i64, ptr %slot
+  %k1 = add i64 %k, 1
+  store i64 %k1, ptr %slot
+  %b = load i64, ptr %bound
+  %more = icmp slt i64 %k1, %b
   br i1 %more, label %head, label %done
 done:
   ret {} zeroinitializer"""
@@ -290,8 +325,8 @@ done:
 
 @pytest.mark.parametrize(
     "body",
-    [STRAIGHT, DIAMOND, BACKWARD_ACYCLIC, LOOP, LOOP_OUT_OF_ORDER, NESTED],
-    ids=["straight", "diamond", "backward", "loop", "out-of-order", "nested"],
+    [STRAIGHT, DIAMOND, BACKWARD_ACYCLIC, LOOP, LOOP_OUT_OF_ORDER, NESTED, ALLOCA_COUNTER],
+    ids=["straight", "diamond", "backward", "loop", "out-of-order", "nested", "alloca"],
 )
 def test_straight_line_code_branches_and_loops_the_host_bounds_are_bounded(body):
     assert _reason(body) is None
@@ -308,7 +343,8 @@ def test_straight_line_code_branches_and_loops_the_host_bounds_are_bounded(body)
         (BREAK_ON_ELEMENT, "has a loop that leaves on a value read from memory (block 'head')"),
         (EXIT_SKIPPED_BY_ELEMENT, "has a loop that leaves on a value read from memory (block 'test')"),
         (INNER_LOADED, "has a loop that leaves on a value read from memory (block 'inner')"),
-        (ALLOCA_COUNTER, "has a loop that leaves on a value read from memory (block 'head')"),
+        (ESCAPED_COUNTER, "has a loop that leaves on a value read from memory (block 'head')"),
+        (SLOT_OF_AN_ELEMENT, "has a loop that leaves on a value read from memory (block 'head')"),
         (ATOMIC_BOUND, "has a loop that leaves on a value read from memory (block 'head')"),
         (FOREVER, "has a loop without an exit (block 'self')"),
     ],
@@ -321,7 +357,8 @@ def test_straight_line_code_branches_and_loops_the_host_bounds_are_bounded(body)
         "break",
         "exit-skipped",
         "inner-loaded",
-        "alloca",
+        "escaped-slot",
+        "slot-of-an-element",
         "atomic",
         "forever",
     ],
@@ -541,3 +578,50 @@ def test_a_generated_loop_nest_is_bounded_exactly_when_no_loop_reads_memory_for_
     llvm.parse_assembly(text).verify()
     reason = _reason(body)
     assert (reason is None) == _bounded(statements), f"{reason}\n{body}"
+
+
+# A leaf as clang -O0 writes it: `optnone`, its arguments and its counter in slots, the
+# counter an `int` (for (int k = 0; k < n; k++) a[k] = 0.0f).
+CLANG_O0 = """
+define {} @f(ptr %a, i64 %a.size, i32 %n) #0 {
+entry:
+  %a.addr = alloca ptr, align 8
+  %n.addr = alloca i32, align 4
+  %k = alloca i32, align 4
+  store ptr %a, ptr %a.addr, align 8
+  store i32 %n, ptr %n.addr, align 4
+  store i32 0, ptr %k, align 4
+  br label %for.cond
+for.cond:
+  %0 = load i32, ptr %k, align 4
+  %1 = load i32, ptr %n.addr, align 4
+  %cmp = icmp slt i32 %0, %1
+  br i1 %cmp, label %for.body, label %for.end
+for.body:
+  %2 = load ptr, ptr %a.addr, align 8
+  %3 = load i32, ptr %k, align 4
+  %idx = sext i32 %3 to i64
+  %p = getelementptr inbounds float, ptr %2, i64 %idx
+  store float 0.000000e+00, ptr %p, align 4
+  br label %for.inc
+for.inc:
+  %4 = load i32, ptr %k, align 4
+  %inc = add nsw i32 %4, 1
+  store i32 %inc, ptr %k, align 4
+  br label %for.cond
+for.end:
+  ret {} zeroinitializer
+}
+
+attributes #0 = { noinline nounwind optnone }
+"""
+
+
+def test_unoptimized_code_s_counters_in_slots_are_read_as_the_values_they_hold():
+    """``clang -O0``'s leaf: every local in a slot, and ``optnone``, which makes LLVM's
+    passes skip the function; read after SROA, its loop leaves on ``k < n`` (a scalar the
+    host gives); the same loop stopping at an element it reads is still refused."""
+    assert llvm_unbounded_reason(LLVMBody(CLANG_O0, "f"), "leaf 'f'") is None
+    by_element = CLANG_O0.replace("%1 = load i32, ptr %n.addr, align 4", "%1 = load i32, ptr %a, align 4")
+    why = llvm_unbounded_reason(LLVMBody(by_element, "f"), "leaf 'f'")
+    assert why == "leaf 'f' has a loop that leaves on a value read from memory (block 'for.cond')"

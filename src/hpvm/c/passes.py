@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..ir.llvmcontext import own_context
+from ..ir.llvmcontext import machine_for, own_context
 from .errors import HPVMCError
 from .widen import has_loop, widen
 
@@ -41,7 +41,8 @@ def optimize(text: str, file: str) -> str:
         module = _parse(parse, text, file)
         tuning = llvm.create_pipeline_tuning_options(speed_level=1)
         tuning.loop_vectorization = tuning.loop_interleaving = False  # (as clang at -O1)
-        builder = llvm.create_pass_builder(_machine(module.triple), tuning)
+        machine = machine_for(module.triple)  # (each function keeps clang's target-cpu: the passes read it)
+        builder = llvm.create_pass_builder(machine, tuning)
         fpm = llvm.create_new_function_pass_manager()
         fpm.add_sroa_pass()
         for f in module.functions:
@@ -59,16 +60,6 @@ def _parse(parse: Callable[[str], Any], text: str, file: str) -> Any:
         return parse(text)
     except RuntimeError as e:
         raise HPVMCError(f"{file}: LLVM cannot read clang's output: {str(e).strip()}") from None
-
-
-def _machine(triple: str) -> Any:
-    """The target machine of ``triple`` at its generic CPU, as clang targets it (each
-    function carries clang's ``target-cpu``, which the passes read)."""
-    import llvmlite.binding as llvm
-
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    return llvm.Target.from_triple(triple or llvm.get_process_triple()).create_target_machine()
 
 
 __all__ = ["VERSION", "optimize"]

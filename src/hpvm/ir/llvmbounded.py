@@ -42,8 +42,12 @@ by 1 or 2 after a test of an element is, and a loop on it is refused, as one lea
 value read from memory is (``break`` on an element: the Python check refuses early exits
 too).
 
-Conservative: it refuses some bounded leaves — a loop over a counter kept in an ``alloca``
-(unoptimized code: the counter is loaded), a loop that stops at a value read — and accepts
+A node function with allocas is read after LLVM's SROA has promoted its local slots
+(``_promoted``): unoptimized code (``clang -O0``, GenHPVM's output before its passes) keeps
+its loop counters in slots, whose loads the check would take as read from memory.
+
+Conservative: it refuses some bounded leaves — a loop over a counter whose slot's address
+escapes (SROA leaves it in memory), a loop that stops at a value read — and accepts
 no loop whose iteration count depends on what the arrays hold. A loop whose host-determined
 test never holds (``k != n`` stepping by 2 for an odd ``n``) runs forever on every run of its
 key; its first run never ends, on a worker, and nothing later runs on the caller.
@@ -56,7 +60,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .bodies import LLVMBody
-from .llvmcontext import own_context
+from .llvmcontext import machine_for, own_context
 from .llvmpure import PURE, PURE_INTRINSICS
 from .postdom import immediate_post_dominators
 
@@ -99,6 +103,8 @@ def _reason(body: LLVMBody) -> str | None:
             return "has LLVM code that does not parse"
         if fn.is_declaration:
             return "has no LLVM body"
+        if any(i.opcode == "alloca" for b in fn.blocks for i in b.instructions):
+            fn = _promoted(parse, body)
         flow = _Flow(fn)
         if flow.refused is not None:
             return flow.refused
@@ -111,6 +117,28 @@ def _reason(body: LLVMBody) -> str | None:
             if length in varying:
                 return f"calls '{name}' with a length read from memory"
         return flow.loop_reason(set(flow.blocks), varying)
+
+
+def _promoted(parse: Any, body: LLVMBody) -> Any:
+    """``body``'s node function, parsed again with its local slots promoted to SSA values by
+    LLVM's SROA (``optnone`` dropped, which unoptimized code carries and which makes passes
+    skip a function): a counter that unoptimized code keeps in an ``alloca`` is then a
+    ``phi``, whose loop the check can bound. Only slots whose address does not escape are
+    promoted, and what is stored in one is what its loads become — a value read from
+    memory stays one — so the verdict holds for the function as written. Where the text
+    does not parse again, the function as written."""
+    import llvmlite.binding as llvm
+
+    try:
+        module = parse(re.sub(r"\boptnone\b", "", body.module))
+    except RuntimeError:
+        return parse(body.module).get_function(body.function)
+    fn = module.get_function(body.function)
+    passes = llvm.create_new_function_pass_manager()
+    passes.add_sroa_pass()
+    builder = llvm.create_pass_builder(machine_for(module.triple), llvm.create_pipeline_tuning_options())
+    passes.run(fn, builder)
+    return fn
 
 
 class _Flow:

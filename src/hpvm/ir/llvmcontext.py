@@ -48,4 +48,15 @@ def own_context() -> Iterator[Callable[[str], Any]]:
         context.close()
 
 
-__all__ = ["own_context"]
+def machine_for(triple: str) -> Any:
+    """The target machine of ``triple`` (the process's where empty) at its generic CPU — what
+    LLVM's pass builder needs to run passes on a module of that triple (each function
+    carries its own ``target-cpu`` where the producer set one, and the passes read that)."""
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    return llvm.Target.from_triple(triple or llvm.get_process_triple()).create_target_machine()
+
+
+__all__ = ["machine_for", "own_context"]

@@ -12,7 +12,7 @@ the scalar loop; benchmarks/llvmpar_inline.py.)
 
 from __future__ import annotations
 
-from ..ir.llvmcontext import own_context
+from ..ir.llvmcontext import machine_for, own_context
 from .errors import LLVMError
 from .importer import parse_verified
 
@@ -29,12 +29,8 @@ def optimize(text: str, level: int = 2) -> str:
 
     with own_context() as parse:  # (the output's type names do not depend on the process: ir/llvmcontext.py)
         module = parse_verified(parse, text, "optimize(): ")
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        triple = module.triple or llvm.get_process_triple()
-        machine = llvm.Target.from_triple(triple).create_target_machine()
         tuning = llvm.create_pipeline_tuning_options(speed_level=level)
-        builder = llvm.create_pass_builder(machine, tuning)
+        builder = llvm.create_pass_builder(machine_for(module.triple), tuning)
         builder.getModulePassManager().run(module, builder)
         return str(module)
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ir.llvm_text import WRITTEN_NAME, global_name, mark_always_inline, name_of
-from ..ir.llvmcontext import own_context
+from ..ir.llvmcontext import machine_for, own_context
 from . import abi
 from .errors import LLVMExportError
 
@@ -220,12 +220,11 @@ def run_passes(module: Any, passes: tuple[str, ...]) -> None:
     """LLVM's passes ``passes`` (llvmlite's ``add_<name>_pass``) on ``module``, in place."""
     import llvmlite.binding as llvm
 
-    llvm.initialize_native_target()
     pm = llvm.create_new_module_pass_manager()
     for name in passes:
         getattr(pm, f"add_{name}_pass")()
-    machine = llvm.Target.from_triple(module.triple or llvm.get_process_triple()).create_target_machine()
-    pm.run(module, llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options()))
+    builder = llvm.create_pass_builder(machine_for(module.triple), llvm.create_pipeline_tuning_options())
+    pm.run(module, builder)
 
 
 __all__ = [
