@@ -270,19 +270,10 @@ done:
 
 # The same counter, its slot's address stored into the array: it escapes, SROA leaves it in
 # memory (another instance could write it), and its test still reads a load.
-ESCAPED_COUNTER = """entry:
-  %slot = alloca i64
-  store i64 0, ptr %slot
-  store ptr %slot, ptr %a
-  br label %head
-head:
-  %k = load i64, ptr %slot
-  %k1 = add i64 %k, 1
-  store i64 %k1, ptr %slot
-  %more = icmp slt i64 %k1, %n
-  br i1 %more, label %head, label %done
-done:
-  ret {} zeroinitializer"""
+ESCAPED_COUNTER = ALLOCA_COUNTER.replace(
+    "store i64 0, ptr %slot\n", "store i64 0, ptr %slot\n  store ptr %slot, ptr %a\n"
+)
+assert ESCAPED_COUNTER != ALLOCA_COUNTER
 
 # A bound read from the array into a slot, as unoptimized code keeps a local: promoted, the
 # slot's load is the array's load again.
