@@ -202,7 +202,9 @@ class Runs:
     def quick(self) -> bool:
         """Whether the last run took under ``QUICK_RUN_S``, or the fastest did and the last
         one under ``LOADED_RUN_S``, or under ``PREEMPTED_RUN_S`` after one under
-        ``LOADED_RUN_S`` (as the limits were when it was recorded: ``add``)."""
+        ``LOADED_RUN_S``, or under ``WAIT_RUN_S`` once the host waited at once
+        ``WAITED_AT_ONCE`` times in a row, but for a recheck (as the limits were when it was
+        recorded: ``add``)."""
         return self.fast
 
     def threads(self) -> int | None:
