@@ -60,7 +60,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .bodies import LLVMBody
-from .llvmcontext import machine_for, own_context
+from .llvmcontext import own_context, promoted_function
 from .llvmpure import PURE, PURE_INTRINSICS
 from .postdom import immediate_post_dominators
 
@@ -120,25 +120,14 @@ def _reason(body: LLVMBody) -> str | None:
 
 
 def _promoted(parse: Any, body: LLVMBody) -> Any:
-    """``body``'s node function, parsed again with its local slots promoted to SSA values by
-    LLVM's SROA (``optnone`` dropped, which unoptimized code carries and which makes passes
-    skip a function): a counter that unoptimized code keeps in an ``alloca`` is then a
-    ``phi``, whose loop the check can bound. Only slots whose address does not escape are
-    promoted, and what is stored in one is what its loads become — a value read from
-    memory stays one — so the verdict holds for the function as written. Where the text
-    does not parse again, the function as written."""
-    import llvmlite.binding as llvm
-
+    """``body``'s node function with its local slots promoted (``promoted_function``): a
+    counter that unoptimized code keeps in an ``alloca`` is then a ``phi``, whose loop the
+    check can bound; a value read from memory stays one. Where the text does not parse
+    again, the function as written."""
     try:
-        module = parse(re.sub(r"\boptnone\b", "", body.module))
-    except RuntimeError:
+        return promoted_function(parse, body.module, body.function)
+    except (RuntimeError, NameError):
         return parse(body.module).get_function(body.function)
-    fn = module.get_function(body.function)
-    passes = llvm.create_new_function_pass_manager()
-    passes.add_sroa_pass()
-    builder = llvm.create_pass_builder(machine_for(module.triple), llvm.create_pipeline_tuning_options())
-    passes.run(fn, builder)
-    return fn
 
 
 class _Flow:

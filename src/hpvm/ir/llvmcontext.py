@@ -19,6 +19,7 @@ freed its module a second time -- a segmentation fault."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -59,4 +60,23 @@ def machine_for(triple: str) -> Any:
     return llvm.Target.from_triple(triple or llvm.get_process_triple()).create_target_machine()
 
 
-__all__ = ["machine_for", "own_context"]
+def promoted_function(parse: Callable[[str], Any], text: str, function: str) -> Any:
+    """``function`` of the module ``text``, parsed with ``parse`` (``own_context``'s), with
+    its local slots promoted to SSA values by LLVM's SROA: ``optnone`` dropped first, which
+    unoptimized code carries (``clang -O0``) and which makes every pass skip a function.
+    Only slots whose address does not escape are promoted, and a slot's loads become what
+    was stored in it, so what a reading of the result says of values holds for the function
+    as written. ``RuntimeError`` where the text does not parse, ``NameError`` where it lacks
+    the function."""
+    import llvmlite.binding as llvm
+
+    module = parse(re.sub(r"\boptnone\b", "", text))
+    fn = module.get_function(function)
+    passes = llvm.create_new_function_pass_manager()
+    passes.add_sroa_pass()
+    builder = llvm.create_pass_builder(machine_for(module.triple), llvm.create_pipeline_tuning_options())
+    passes.run(fn, builder)
+    return fn
+
+
+__all__ = ["machine_for", "own_context", "promoted_function"]

@@ -80,6 +80,7 @@ from ...ir.debuginfo import DebugInfo
 from ...ir.llvm_text import DEFINITION, parameters, split_top
 from ...ir.llvm_text import VALUE_NAME as _NAME
 from ...ir.llvm_text import arguments as _arguments
+from ...ir.llvmcontext import own_context, promoted_function
 from .affine import GLOBAL, Affine, Guard, Term, merged_guards
 
 _IDS = {"x": 0, "y": 1, "z": 2}
@@ -116,15 +117,11 @@ def unit_stride_dimension(body: LLVMBody) -> int | None:
 def _promoted(body: LLVMBody) -> str | None:
     """The node function after LLVM's SROA: its locals' values as SSA values, so that a
     pointer or index kept in a local (``llvm.extract``'s leaves pass their inputs through
-    one-slot locals, as ``-O0`` code does) is followed like one passed directly."""
-    import llvmlite.binding as llvm
-
-    from .native import optimize_module
-
+    one-slot locals, as ``-O0`` code does, ``optnone`` set aside: ``promoted_function``) is
+    followed like one passed directly."""
     try:
-        module = llvm.parse_assembly(body.module)
-        optimize_module(module, 0, ("sroa",))
-        return str(module.get_function(body.function))
+        with own_context() as parse:
+            return str(promoted_function(parse, body.module, body.function))
     except (RuntimeError, NameError):
         return None
 
