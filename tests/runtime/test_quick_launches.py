@@ -10,6 +10,7 @@ finds another launch or a stream in flight — still runs on a worker.
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -362,38 +363,78 @@ def test_wait_runs_a_short_bounded_launch_no_worker_has_started_on_the_calling_t
 
 
 def test_a_host_that_waits_at_once_gets_its_longer_runs_inside_launch(monkeypatch):
-    """Runs too long to be quick (``QUICK_RUN_S`` 0 here) that ``wait`` ran ``WAITED_AT_ONCE``
-    times in a row — the host waited before a worker started them — run inside ``launch``
-    (and are replayed), but every ``WAIT_RECHECK_EVERY``-th goes to a worker again: one that
-    a worker starts first (the host busy in between) queues the next ones again."""
+    """Runs too long to be quick (``QUICK_RUN_S`` 0 here) whose host waited at once
+    ``WAITED_AT_ONCE`` times in a row — whether ``wait`` or a worker that preempted the host
+    ran them — run inside ``launch`` (and are replayed), but every ``WAIT_RECHECK_EVERY``-th
+    is queued again: one its host does not wait for at once (here: from another thread)
+    queues the next ones again."""
     from hpvm.runtime.api import default_runtime
     from hpvm.runtime.workers import Slot
 
     monkeypatch.setattr(quick, "QUICK_RUN_S", 0.0)  # no run is short enough by its time
     monkeypatch.setattr(quick, "WAIT_RECHECK_EVERY", 4)
+    monkeypatch.setattr(quick, "AT_ONCE_FRACTION", 1e9)  # (this 8-element add's host path is most of it)
     a, b, c = _arrays(8)
     hpvm.wait(_launch((a, b, c, 8)))  # compiles, on a worker: the run key's duration recorded
     monkeypatch.setattr(default_runtime().workers, "submit", Slot)  # queued: no worker takes it
 
-    def launched(waits_at_once: bool) -> bool:
+    def launched(at_once: bool = True, by_worker: bool = False) -> bool:
         """One launch + wait, ``c`` checked; whether it ran inside ``launch``."""
         c[:] = 0
         handle = _launch((a, b, c, 8))
         inside = _ran_in_launch(handle)
-        if not inside and not waits_at_once:  # a worker starts it while the host is busy
+        if not inside and by_worker:  # a worker woken by the launch runs it first
             worker = threading.Thread(target=lambda: handle.claim() and handle.job())
             worker.start()
             worker.join()
-        hpvm.wait(handle)
+        if at_once:
+            hpvm.wait(handle)
+        else:  # (waited for from another thread: not the host waiting at once)
+            waiter = threading.Thread(target=hpvm.wait, args=(handle,))
+            waiter.start()
+            waiter.join()
         np.testing.assert_array_equal(c, a + b)
         return inside
 
-    assert [launched(True) for _ in range(quick.WAITED_AT_ONCE)] == [False] * quick.WAITED_AT_ONCE
-    assert [launched(True) for _ in range(4)] == [True, True, True, False]  # (the last a recheck)
-    assert [launched(True) for _ in range(3)] == [True] * 3  # it waited at once again: inside again
-    assert not launched(False)  # the next recheck, which a worker starts: the host did something in between
-    assert [launched(True) for _ in range(quick.WAITED_AT_ONCE)] == [False] * quick.WAITED_AT_ONCE
-    assert launched(True)
+    # (the compiling launch above, waited for at once, was the first)
+    assert [launched() for _ in range(quick.WAITED_AT_ONCE - 1)] == [False] * (quick.WAITED_AT_ONCE - 1)
+    assert [launched() for _ in range(4)] == [True, True, True, False]  # (the last a recheck)
+    assert [launched() for _ in range(3)] == [True] * 3  # it waited at once again: inside again
+    assert not launched(at_once=False)  # the next recheck, which the host does not wait for at once
+    runs = [launched(by_worker=True) for _ in range(quick.WAITED_AT_ONCE)]
+    assert runs == [False] * quick.WAITED_AT_ONCE
+    assert launched()  # (the host waited at once, though a worker ran each of those)
+
+
+def test_the_host_waits_at_once_when_its_thread_spent_little_cpu_time_since_the_launch():
+    """``quick.waited_for``: at once on the launching thread under ``AT_ONCE_FRACTION`` of
+    the key's last run of CPU time; not after burning more, nor from another thread."""
+
+    class Handle:
+        launched = None
+
+    runs = quick.Runs()
+    runs.add(0.01)  # (a 10 ms run: at once means under 1 ms of the host's CPU)
+
+    def wait(busy_s: float = 0.0, elsewhere: bool = False) -> int:
+        handle = Handle()
+        handle.launched = (threading.get_ident(), time.thread_time(), runs)
+        end = time.thread_time() + busy_s
+        while time.thread_time() < end:
+            pass
+        if elsewhere:
+            waiter = threading.Thread(target=quick.waited_for, args=(handle,))
+            waiter.start()
+            waiter.join()
+        else:
+            quick.waited_for(handle)
+        assert handle.launched is None  # (once per handle)
+        return runs.waited
+
+    assert [wait(), wait()] == [1, 2]
+    assert wait(busy_s=0.005) == 0
+    assert wait() == 1
+    assert wait(elsewhere=True) == 0
 
 
 def test_wait_leaves_a_long_or_unbounded_launch_to_its_worker():

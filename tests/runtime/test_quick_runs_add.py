@@ -61,7 +61,7 @@ def test_runs_add_keeps_its_rules_on_its_short_path(runs):
     runs=st.lists(
         st.tuples(
             st.sampled_from([1e-4, 1.5e-3, 5e-3, 2e-2, 4.9e-2, 5e-2, 0.2]),
-            st.sampled_from([None, True, False]),  # quick (in launch), run by wait, run by a worker
+            st.sampled_from([None, True, False]),  # quick (in launch); queued, waited for at once or not
         ),
         min_size=1,
         max_size=40,
@@ -69,17 +69,18 @@ def test_runs_add_keeps_its_rules_on_its_short_path(runs):
     recheck_every=st.sampled_from([2, 3, 32]),
 )
 def test_a_host_that_waits_at_once_makes_runs_quick_up_to_the_wait_limit(runs, recheck_every):
-    """A run key's runs under ``WAIT_RUN_S`` are quick once ``wait`` ran ``WAITED_AT_ONCE``
-    of its queued launches in a row (``Runs.ran_in_wait``), but for every
-    ``WAIT_RECHECK_EVERY``-th such run, after which one more must be run by ``wait``; a
-    queued launch a worker ran starts the count again. The rules ``quick.py`` states, one
-    run at a time, beside the record's."""
+    """A run key's runs under ``WAIT_RUN_S`` are quick once its host waited at once for
+    ``WAITED_AT_ONCE`` of its queued launches in a row (``Runs.waited_for``, here before the
+    run's ``add``, as when ``wait`` runs it), but for every ``WAIT_RECHECK_EVERY``-th such
+    run, after which the host must wait at once once more; a queued launch it did not wait
+    for at once starts the count again. The rules ``quick.py`` states, one run at a time,
+    beside the record's."""
     record = quick.Runs()
     waited = inline = 0
-    for i, (seconds, by_wait) in enumerate(runs):
-        if by_wait is not None:  # (a queued launch: ``wait`` or a worker ran it)
-            record.ran_in_wait(by_wait)
-            waited = waited + 1 if by_wait else 0
+    for i, (seconds, at_once) in enumerate(runs):
+        if at_once is not None:  # (a queued launch)
+            record.waited_for(at_once)
+            waited = waited + 1 if at_once else 0
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(quick, "WAIT_RECHECK_EVERY", recheck_every)
             record.add(seconds)
@@ -90,3 +91,17 @@ def test_a_host_that_waits_at_once_makes_runs_quick_up_to_the_wait_limit(runs, r
             if not fast:
                 inline, waited = 0, quick.WAITED_AT_ONCE - 1
         assert (record.fast, record.waited, record.inline) == (fast, waited, inline)
+
+
+@pytest.mark.parametrize("seconds", [5e-3, 4.9e-2, 5e-2])
+def test_a_wait_after_the_run_s_add_decides_the_next_launch_as_one_before_it(seconds):
+    """A worker that preempted the host records the run before the host's ``wait`` notes how
+    it waited (``Runs.waited_for`` after ``add``): the next launch is quick as in the other
+    order — at once the ``WAITED_AT_ONCE``-th time under ``WAIT_RUN_S``; not at once, not."""
+    first, then = quick.Runs(), quick.Runs()
+    for at_once in [True] * quick.WAITED_AT_ONCE + [False, True]:
+        first.waited_for(at_once)
+        first.add(seconds)
+        then.add(seconds)
+        then.waited_for(at_once)
+        assert (then.fast, then.waited) == (first.fast, first.waited)

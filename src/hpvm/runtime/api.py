@@ -31,7 +31,7 @@ from ..ir.graph import InternalFunction
 from .handle import FINISHED, LaunchHandle
 from .launch import PushCheck, array_args, check_args, check_root, choose_backend
 from .plan import LaunchPlan, plan_for, record_replay
-from .quick import Runs, arg_key, entry, keyed_run, runs_in_wait
+from .quick import Runs, arg_key, entry, keyed_run, runs_in_wait, waited_for
 from .streaming import Stream, streaming_root
 from .workers import WorkerPool
 
@@ -260,6 +260,8 @@ class Runtime:
             return handle
         handle = LaunchHandle(self, root, backend)
         handle.arrays, handle.quick = arrays, known
+        if runs is not None:  # (the host's CPU time from here to its wait: ``quick.waited_for``)
+            handle.launched = (threading.get_ident(), time.thread_time(), runs)
         handle.job = self._job(handle, values, entries, runs)
         handle.queue()
         self._activate(handle)
@@ -351,14 +353,12 @@ class Runtime:
         """The run of one queued launch, as a job for a worker or for ``wait``, using the
         tracker's ``entries`` (held by the launch; released when the run ends)."""
 
-        def run(in_wait: bool = False) -> None:
+        def run() -> None:
             # Claimed: nobody runs it again. Dropping it breaks the cycle handle -> job ->
             # handle, which left every launch (its handle, arrays and outputs: 30-odd
             # objects) to the cyclic garbage collector — a gen-0 collection every ~20
             # launches, and the arrays held until then.
             handle.job = None
-            if runs is not None:
-                runs.ran_in_wait(in_wait)  # (a host that waits at once gets its next runs quick)
             ctx = RunContext(self.tracker, cluster=self.dask_client, checked=True)
             try:
                 with collecting_warnings() as caught:
@@ -395,6 +395,8 @@ class Runtime:
                             self.active.discard(h)
                     reissue_warnings(h.stream.take_warnings(), stacklevel=4)
                 return None
+            if h.launched is not None:  # (a queued launch with a run key: did its host wait at once?)
+                waited_for(h)
             if (
                 h.job is not None
                 and not h.done.is_set()
@@ -403,7 +405,7 @@ class Runtime:
             ):
                 if h.slot is not None:
                     self.workers.withdraw(h.slot)  # the worker it was queued for is free again
-                h.job(True)  # not started yet: run it here rather than wait for a worker to wake
+                h.job()  # not started yet: run it here rather than wait for a worker to wake
             try:
                 h.done.wait()  # (a lock: Ctrl-C interrupts it on the main thread)
             except KeyboardInterrupt:

@@ -97,6 +97,9 @@ class LaunchHandle:
     notes: Sequence[str] = _NONE  # how the back end ran it (RunContext.notes)
     waited = False  # its ``warnings`` issued (by the first ``wait``)
     check_push: PushCheck | None = None  # a stream's: checks what each push supplies
+    #: a queued launch with a run key: (the launching thread, its CPU time then, the key's
+    #: ``Runs``), for ``wait`` to tell whether the host waited at once (``quick.waited_for``)
+    launched: tuple[int, float, Any] | None = None
 
     def __init__(
         self,

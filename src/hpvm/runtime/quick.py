@@ -35,9 +35,10 @@ the same key took under ``WAIT_RUN_S`` (50 ms), is queued for a worker as usual;
 host reaches ``wait`` before a worker has started it, ``wait`` runs it on the calling
 thread (``runs_in_wait``), which is what a host that waits at once gains (no wake-ups, no
 worker team) while one that works in between still overlaps the run. Ctrl-C waits for
-such a run as for a quick one: about its key's last run. Once ``wait`` has run
-``WAITED_AT_ONCE`` of a key's launches in a row, the key's runs under ``WAIT_RUN_S`` count as
-quick (``Runs.ran_in_wait``), but for a recheck every ``WAIT_RECHECK_EVERY``-th run.
+such a run as for a quick one: about its key's last run. Once the host has waited at once
+for ``WAITED_AT_ONCE`` of a key's queued launches in a row (``waited_for``: its thread spent
+almost no CPU time between ``launch`` and ``wait``), the key's runs under ``WAIT_RUN_S`` count
+as quick, but for a recheck every ``WAIT_RECHECK_EVERY``-th run.
 
 Errors and warnings of a quick run are kept on its handle and surface at ``wait``, the same
 exception types at the same call as from a worker.
@@ -53,6 +54,8 @@ the key's fastest run on all threads took under ``ONE_THREAD_PROBE_S``, then the
 
 from __future__ import annotations
 
+import threading
+import time
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -88,9 +91,9 @@ PREEMPTED_RUN_S = 100e-3
 #: worker's own OpenMP team (0.5–0.7 ms of a 3 ms stencil step on the 2-core machine).
 WAIT_RUN_S = 50e-3
 
-#: Launches of a run key in a row that ``wait`` ran itself — the host waited at once, before
-#: a worker had started them — after which the key's runs under ``WAIT_RUN_S`` run inside
-#: ``launch`` as quick ones (``Runs.ran_in_wait``), and are then replayed (``plan.Replay``).
+#: Queued launches of a run key in a row that the host waited for at once (``waited_for``)
+#: after which the key's runs under ``WAIT_RUN_S`` run inside ``launch`` as quick ones
+#: (``Runs.waited_for``), and are then replayed (``plan.Replay``).
 #: Such a host overlaps nothing with the run, so running it in ``launch`` gives up nothing;
 #: Ctrl-C waits for it as for a run in ``wait``; and the launch skips the queued path: after
 #: a step that streamed 200 MB through the core, its objects are cache misses, 0.2 ms of a
@@ -98,10 +101,18 @@ WAIT_RUN_S = 50e-3
 #: machine: docs/backends/cpu-performance.md, "Launches the host waits for at once").
 WAITED_AT_ONCE = 3
 
+#: The host waited at once for a queued launch when its thread spent less CPU time than this
+#: fraction of the key's last run between ``launch`` and ``wait`` (``waited_for``): the
+#: overlap running such launches inside ``launch`` may give up. CPU time, not wall time, and
+#: not whether ``wait`` got to the run before a worker did: on a loaded machine the worker
+#: woken by the launch often preempts the host, which then waits at once for a run already
+#: under way — a fresh clone's test suite saw 22 of 24 such launches run by a worker.
+AT_ONCE_FRACTION = 0.1
+
 #: Every this many-th run of a key that runs inside ``launch`` because its host waited at
-#: once (``WAITED_AT_ONCE``) goes to a worker again, to see whether the host still waits at
-#: once: if a worker starts it first, the host did something in between and its launches
-#: are queued again (overlapping it) until ``wait`` runs ``WAITED_AT_ONCE`` in a row again.
+#: once (``WAITED_AT_ONCE``) is queued again, to see whether the host still waits at once:
+#: if it does not, its launches are queued again (overlapping it) until it waits at once
+#: ``WAITED_AT_ONCE`` times in a row again.
 WAIT_RECHECK_EVERY = 32
 
 #: Longest fastest run (seconds) on all threads for which a quick launch tries a run on one
@@ -196,7 +207,7 @@ class Runs:
         #: methods — each call a cache miss after a step that streamed megabytes.
         self.fast = False
         self.plain = True
-        self.waited = 0  # launches in a row that ``wait`` ran (``ran_in_wait``)
+        self.waited = 0  # queued launches in a row the host waited for at once (``waited_for``)
         self.inline = 0  # runs inside ``launch`` since its host was last seen to wait at once
 
     def quick(self) -> bool:
@@ -230,10 +241,24 @@ class Runs:
             return 1 if self.other else None
         return 1 if self.one < self.every else None
 
-    def ran_in_wait(self, in_wait: bool) -> None:
-        """A queued launch with this key is about to run: ``in_wait``, by the host's
-        ``wait`` (it waited before a worker started the run), else on a worker."""
-        self.waited = self.waited + 1 if in_wait else 0
+    def waited_for(self, at_once: bool) -> None:
+        """The host reached ``wait`` for a queued launch with this key, ``at_once`` or after
+        work of its own; with the run's ``add`` before or after this, in either order the next
+        launch is quick as ``add``'s rules say."""
+        if not at_once:
+            self.waited = 0
+            self.fast = self._timely(self.last)
+            return
+        self.waited += 1
+        if not self.fast and self.waited >= WAITED_AT_ONCE and self.last < WAIT_RUN_S:
+            self.fast = True
+
+    def _timely(self, seconds: float) -> bool:
+        """Whether a run of ``seconds`` leaves its key quick by its times alone."""
+        return seconds < QUICK_RUN_S or (
+            min(self.every, self.one) < QUICK_RUN_S
+            and (seconds < LOADED_RUN_S or (seconds < PREEMPTED_RUN_S and self.before < LOADED_RUN_S))
+        )
 
     def add(self, seconds: float, threads: int | None = None) -> None:
         """Remember a run of ``seconds`` on ``threads`` (1: one thread; else all)."""
@@ -248,10 +273,7 @@ class Runs:
             self.probes += 1
         else:
             self.every = min(seconds, self.every)
-        fast = seconds < QUICK_RUN_S or (
-            min(self.every, self.one) < QUICK_RUN_S
-            and (seconds < LOADED_RUN_S or (seconds < PREEMPTED_RUN_S and self.before < LOADED_RUN_S))
-        )
+        fast = self._timely(seconds)
         if not fast and seconds < WAIT_RUN_S and self.waited >= WAITED_AT_ONCE:
             self.inline += 1  # (the host waits at once: inside ``launch``, but a recheck now and then)
             if self.inline < WAIT_RECHECK_EVERY:
@@ -346,6 +368,17 @@ def entry(times: dict[Any, Runs], key: Any) -> Runs:
                 pass
         known = times[key] = Runs()
     return known
+
+
+def waited_for(handle: Any) -> None:
+    """Tell the run key of ``handle`` — a queued launch (``LaunchHandle.launched``) its host
+    now waits for — whether the host waited at once: on the launching thread, having spent
+    under ``AT_ONCE_FRACTION`` of the key's last run of CPU time since the launch. Once per
+    handle."""
+    thread, cpu, runs = handle.launched
+    handle.launched = None
+    spent = time.thread_time() - cpu
+    runs.waited_for(thread == threading.get_ident() and spent < AT_ONCE_FRACTION * runs.last)
 
 
 def runs_in_wait(times: dict[Any, Runs] | None, key: Any) -> bool:
