@@ -49,7 +49,7 @@ def test_a_read_past_the_input_names_the_block_and_the_lane(program, checked) ->
     with fails(
         hpvm.OutOfBoundsError,
         "node root/b[2]/g[3] (leaf 'gather', ",
-        f"checked_nested.c:{line} falls outside 'in_'",
+        f"checked_nested.c:{line} falls outside 'in_': at byte offset 128 of its 128 bytes (checked mode)",
     ):
         _gather(program, 2 * 8 + 3)
 
@@ -64,7 +64,7 @@ def test_the_interpreter_names_the_same_instance_and_line(program, races: bool) 
         with fails(
             hpvm.OutOfBoundsError,
             "node root/b[2]/g[3] (leaf 'gather', ",
-            f"checked_nested.c:{line} falls outside 'in_' (the offset is not recorded)",
+            f"checked_nested.c:{line} falls outside 'in_': at byte offset 128 of its 128 bytes",
         ):
             _gather(program, 2 * 8 + 3, "interp")
         np.testing.assert_array_equal(_gather(program, None, "interp"), np.arange(32, dtype=np.float32)[::-1])

@@ -192,14 +192,16 @@ def test_a_forgotten_edge_guard_names_the_leaf_and_its_line(tmp_path):
         assert f"(leaf 'needle_cell', {kernel}:{leaf}): a read of 4 bytes at {kernel}:" in message, message
     # interp runs the instances one by one: the first past the end is the one it names
     assert "blockNode[0]/cellNode[6] " in raised["interp"]
-    assert f"a read of 4 bytes at {kernel}:{cell} falls outside 'ref' (the offset" in raised["interp"]
+    where = f"a read of 4 bytes at {kernel}:{cell} falls outside 'ref'"
+    assert f"{where}: at byte offset {4 * 30} of its {4 * 6 * 5} bytes" in raised["interp"], raised["interp"]
     # cpu's checked mode names the instance a thread reported first: k = 6 reads past 'ref'
     # first, k >= 8 past 'score' (on one of the leaf's three lines of reads)
-    cpu_read = rf"a read of 4 bytes at {re.escape(str(kernel))}:(\d+) falls outside '(\w+)'"
+    cpu_read = rf"a read of 4 bytes at {re.escape(str(kernel))}:(\d+) falls outside '(\w+)': at byte offset (\d+) of its (\d+) bytes"
     at = re.search(cpu_read, raised["cpu"])
     assert at is not None, raised["cpu"]
     assert int(at[1]) in (cell, cell + 1, cell + 2) and at[2] in ("ref", "score"), raised["cpu"]
-    assert "(checked mode;" in raised["cpu"]
+    assert int(at[3]) >= int(at[4]) == 4 * 6 * 5, raised["cpu"]  # (both matrices: 6 x 5 ints)
+    assert raised["cpu"].endswith("(checked mode)")
 
 
 def test_bad_command_lines_are_refused(program, capfd):

@@ -113,7 +113,37 @@ def test_every_location_names_its_own_file(program):
     for instruction, where in located:
         assert debug.where(instruction) == where
         assert debug.line_of(instruction) == int(where.rsplit(":", 1)[1])
+        assert debug.place(instruction) == where  # (nothing inlined)
     assert debug.where("  ret void") is None
+    assert debug.place("  ret void") is None
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["graph.cpp", "inc/comp.h", "util.h"]), st.integers(1, 99)), min_size=1, max_size=5),
+    st.booleans(),
+)  # fmt: skip
+def test_an_inlined_access_is_placed_at_its_outermost_call_then_where_it_is(chain, cycle) -> None:
+    """``chain``: the (file, line) of an access, then of each call it was inlined through,
+    each location ``inlinedAt`` the next (``cycle``: the last points back at the first, as
+    malformed metadata could — still an answer, never a hang)."""
+    files = sorted({f for f, _ in chain})
+    text = [f'!{100 + k} = !DIFile(filename: "{f}", directory: "{os.getcwd()}")' for k, f in enumerate(files)]
+    text += [
+        f'!{200 + k} = distinct !DISubprogram(name: "f{k}", file: !{100 + k}, line: 1)'
+        for k in range(len(files))
+    ]
+    for k, (f, line) in enumerate(chain):
+        after = k + 1 if k + 1 < len(chain) else (0 if cycle and len(chain) > 1 else None)
+        inlined = f", inlinedAt: !{300 + after}" if after is not None else ""
+        text.append(
+            f"!{300 + k} = !DILocation(line: {line}, column: 3, scope: !{200 + files.index(f)}{inlined})"
+        )
+    debug = DebugInfo("\n".join(text) + "\n")
+    access = "  %v = load i32, ptr %p, align 4, !dbg !300"
+    inner = f"{chain[0][0]}:{chain[0][1]}"
+    outer = inner if len(chain) == 1 else f"{chain[-1][0]}:{chain[-1][1]}"
+    assert debug.where(access) == inner
+    assert debug.place(access) == (inner if outer == inner else f"{outer} (in {inner}, inlined)")
 
 
 # -- hosttext.py: constructors, destructors, a module that verifies -----------------------

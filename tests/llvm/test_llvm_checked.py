@@ -138,20 +138,23 @@ def test_checked_and_unchecked_give_the_same_result(leaf: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("leaf", "idx", "what"),
+    ("leaf", "idx", "what", "element"),
     [
-        ("count", [0, 9], "an atomic update of 4 bytes"),
-        ("count", [-1, 0], "an atomic update of 4 bytes"),
-        ("pick", [0, 7], "a write of 4 bytes"),  # (the select's + 1: past the end)
-        ("count", [0, 1, 2, 8], "node root/h[3] ("),
-        ("swap", [0, 1, 2, 8, 4], "a write of 4 bytes at the LLVM instruction 'store i32 %u"),
-        ("swap", [0, 1, 2, 8, 4], "node root/h[3] ("),
+        ("count", [0, 9], "an atomic update of 4 bytes", 9),
+        ("count", [-1, 0], "an atomic update of 4 bytes", -1),
+        ("pick", [0, 7], "a write of 4 bytes", 8),  # (the select's + 1: past the end)
+        ("count", [0, 1, 2, 8], "node root/h[3] (", 8),
+        ("swap", [0, 1, 2, 8, 4], "a write of 4 bytes at the LLVM instruction 'store i32 %u", 8),
+        ("swap", [0, 1, 2, 8, 4], "node root/h[3] (", 8),
     ],
 )
 def test_an_index_past_the_array_names_the_node_and_port(
-    checked, leaf: str, idx: list[int], what: str
+    checked, leaf: str, idx: list[int], what: str, element: int
 ) -> None:  # type: ignore[no-untyped-def]
-    with fails(hpvm.OutOfBoundsError, "node root/h", f"(leaf '{leaf}'", what, "falls outside 'acc'"):
+    """``element``: the i32 the failing access reached; the message says its byte offset
+    from acc's start and acc's bytes (8 of them: 32)."""
+    where = f"falls outside 'acc': at byte offset {4 * element} of its 32 bytes (checked mode)"
+    with fails(hpvm.OutOfBoundsError, "node root/h", f"(leaf '{leaf}'", what, where):
         _run(leaf, idx)
 
 

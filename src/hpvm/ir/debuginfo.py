@@ -6,7 +6,10 @@ The rewrite and the importer name an instruction by its text; its ``!dbg !N`` po
 its ``!DIFile``, so every error can say ``file.c:L``. A program of several files is one
 linked module with one ``DIFile`` per source and header: the file is found per location,
 never assumed to be the first one (an error in ``io.cc`` names ``io.cc``; a call inlined
-from a header names the header).
+from a header names the header). What a user reads about an access (``place``) names first
+the line of the function it ran in and then, for code LLVM inlined into it (``std::min``'s
+comparison, a helper of the program's), where that code is: ``graph.cpp:25 (in
+comp.h:42, inlined)``.
 
 In ``hpvm.ir``, not ``hpvm.c``, because the back ends read it too: the bounds pre-check
 names the C line of an LLVM leaf's access (``backends/llvm_native/access.py``).
@@ -24,6 +27,7 @@ _NODE = re.compile(
     r"^!(\d+) = (?:distinct )?!(DIFile|DISubprogram|DILexicalBlock|DILexicalBlockFile|DILocalVariable)\((.*)\)\s*$",
     re.M,
 )
+_INLINED = re.compile(r"^!(\d+) = (?:distinct )?!DILocation\([^\n]*\binlinedAt: !(\d+)", re.M)
 _LINE = re.compile(r"\bline: (\d+)")
 _FILE = re.compile(r"\bfile: !(\d+)")
 _NAME = re.compile(r'\bname: "([^"]*)"')
@@ -59,11 +63,14 @@ class DebugInfo:
         self.subprograms: dict[int, tuple[str, int]] = {}  # DISubprogram → (name, line)
         self.c_names: dict[str, str] = {}  # mangled symbol → C++ name
         self.variables: dict[int, str] = {}  # DILocalVariable → its name
+        self.inlined_at: dict[int, int] = {}  # DILocation of inlined code → its call's
         for node, line, column, scope in _LOCATION.findall(text):
             self.lines[int(node)] = int(line)
             if column:
                 self.columns[int(node)] = int(column)
             self.scopes[int(node)] = int(scope)
+        for node, call in _INLINED.findall(text):
+            self.inlined_at[int(node)] = int(call)
         for m in _NODE.finditer(text):
             node, kind, fields = int(m.group(1)), m.group(2), m.group(3)
             if kind == "DIFile":
@@ -110,6 +117,22 @@ class DebugInfo:
             return None
         file = self.file_of_scope(self.scopes.get(node))  # type: ignore[arg-type]
         return f"{file}:{line}" if file else None
+
+    def place(self, instruction: str) -> str | None:
+        """Where an instruction's text is, as an access's message says it: ``where``'s
+        ``file:line``, or for code inlined into its function the line of the outermost call
+        first — the function's own line — and then where the inlined code is."""
+        node = self._dbg(instruction)
+        inner = self.where(instruction)
+        if node is None or inner is None or node not in self.inlined_at:
+            return inner
+        seen = {node}
+        while node in self.inlined_at and self.inlined_at[node] not in seen:  # (a cycle: malformed)
+            node = self.inlined_at[node]
+            seen.add(node)
+        line, file = self.lines.get(node), self.file_of_scope(self.scopes.get(node))
+        outer = f"{file}:{line}" if line and file else None
+        return f"{outer} (in {inner}, inlined)" if outer and outer != inner else inner
 
     def file_of_scope(self, scope: int | None) -> str | None:
         file = self.scope_files.get(scope) if scope is not None else None

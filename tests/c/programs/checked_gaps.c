@@ -55,7 +55,7 @@ void helper(float *in, size_t bytes_in, float *out, size_t bytes_out, long cols)
   __hpvm__hint(CPU_TARGET);
   __hpvm__attributes(2, in, out, 1, out);
   long row = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
-  put_row(out, in, row * cols, cols);
+  put_row(out, in, row * cols, cols);  // @put_row_call
   __hpvm__return(0);
 }
 

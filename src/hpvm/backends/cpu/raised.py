@@ -82,14 +82,14 @@ def _llvm_leaf_error(
     """An LLVM leaf raised: the nodes holding a leaf with the clone that recorded it."""
     from ..llvm_native.native import native_leaf  # (only LLVM leaves load it)
 
-    digest, slot, address, *instance = error.args
+    digest, slot, address, *checked = error.args  # checked code: (offset, size, context)
     raised = recorded(slot, address)
     from ..llvm_native.checked import failed_access  # (only LLVM leaves load it)
 
     access = failed_access(raised.exception)
-    if access is not None:
-        levels = instance_levels(instance[0]) if len(instance) == 1 else None
-        return _llvm_index_error(root, leaves, access, levels)
+    if access is not None and len(checked) == 3:  # (only checked code checks accesses)
+        offset, size, context = checked
+        return _llvm_index_error(root, leaves, access, offset, size, instance_levels(context))
     llvm = [leaf for _, leaf in leaves if isinstance(leaf.body, LLVMBody)]
     held = [leaf for leaf in llvm if native_leaf(leaf).digest == digest]
     if not held:  # (a checked clone raised: checked mode, llvm_native/checked.py)
@@ -107,6 +107,8 @@ def _llvm_index_error(
     root: InternalFunction,
     leaves: Sequence[tuple[LeafFunction, LeafFunction]],
     access: LLVMAccess,
+    offset: int,
+    size: int,
     levels: list[list[int]] | None,
 ) -> NodeExecutionError:
     """A checked LLVM access past its array: the nodes holding the leaf's module, and the
@@ -122,7 +124,7 @@ def _llvm_index_error(
     place = f"leaf '{held[0].name}', {held[0].location}" if held else ""
     from ..llvm_native.checked import access_problem
 
-    kind, what = access_problem(access, "checked mode; ")
+    kind, what = access_problem(access, offset, size, "checked mode")
     return _message(root, paths, place, what, kind, levels)
 
 

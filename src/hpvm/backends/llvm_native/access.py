@@ -635,7 +635,7 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
         argument, offset = found
         if debug is None:
             debug = DebugInfo(module)
-        where = debug.where(line)
+        where = debug.place(line)
         simple = _simple(offset)
         if simple is not None:
             dim, stride, limit = simple

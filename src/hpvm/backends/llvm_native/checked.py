@@ -17,20 +17,22 @@ array argument (``(ptr, i64 bytes)`` ports: seed 000's ABI) — through ``getele
 the argument's byte size::
 
     %o = sub (ptrtoint %p), (ptrtoint %a)   ; bad: o < 0, or o > size - n, or n > size
-    call void @__hpvm_oob(i1 %bad, ptr @__hpvm_oob.info.N)
+    call void @__hpvm_oob(i1 %bad, ptr @__hpvm_oob.info.N, i64 %o, i64 %size)
     %q = select i1 %bad, ptr @__hpvm_oob.scratch, ptr %p   ; the access then uses %q
 
 ``llvm.memcpy``/``memmove``/``memset`` get the same compare for each array operand over
 their length ``n``, and a failing call's length becomes 0 (it copies nothing).
 
 ``__hpvm_oob`` records the failure through the leaf error channel (``leaf_errors.py``:
-``__hpvm_leaf_error``, into the context's slots, whoever called the clone raises), with a
-static exception of Numba's layout whose pickle is ``IndexError(code)``; ``code`` names
+``__hpvm_leaf_error_at``, into the context's slots, whoever called the clone raises), with
+a static exception of Numba's layout whose pickle is ``IndexError(code)``; ``code`` names
 the access — the array's port, the ``.c`` line from the ``!dbg`` location (the LLVM
-instruction's text without one) — in ``ACCESSES``. The access itself goes to a scratch
-buffer: the instance runs on (no branch splits the leaf's blocks) but writes nothing
-outside its arrays, and the caller raises once it returns (its checked wrapper passes the
-instance's ids: ``numba_call._instance``). Leaves with barriers are rewritten the same way
+instruction's text without one; ``DebugInfo.place`` for inlined code) — in ``ACCESSES``;
+the run-time byte offset and the array's size go into two more slots, and the message
+says them (``access_problem``). The access itself goes to a scratch buffer: the instance
+runs on (no branch splits the leaf's blocks) but writes nothing outside its arrays, and the
+caller raises once it returns (its checked wrapper passes the instance's ids:
+``numba_call._instance``). Leaves with barriers are rewritten the same way
 before their barrier lowering.
 
 A pointer-only port (``u8[*]``) is checked against the ``i64`` port right after it when
@@ -56,7 +58,7 @@ import warnings
 from dataclasses import dataclass
 
 from ...errors import HPVMWarning, IllegalWriteError, NodeExecutionError, OutOfBoundsError
-from ...ir.bodies import LEAF_ERROR, LEAF_ERROR_DECLARATION, LLVMBody, llvm_abi_types
+from ...ir.bodies import LLVMBody, llvm_abi_types
 from ...ir.debuginfo import DebugInfo
 from ...ir.graph import LeafFunction
 from ...ir.llvm_text import DEFINITION
@@ -65,6 +67,7 @@ from .access import _arguments, printed_function, split_top
 from .checked_inline import function_lines, inline_array_callees
 from .checked_roots import LOCAL, UNKNOWN, Roots, pointer_operands
 from .instrument import ATOMIC, memory_access, site_of
+from .leaf_errors import CHECK_FAILED, CHECK_FAILED_DECLARATION
 
 _HELPER = "__hpvm_oob"
 _SCRATCH = "@__hpvm_oob.scratch"
@@ -88,6 +91,8 @@ class Access:
     what: str  # "a read of 4 bytes", "llvm.memcpy's write"
     #: a write into an array the leaf's outs do not declare (it fails wherever it lands)
     undeclared: bool = False
+    #: ``llvm.memcpy``'s and its kind's: a run-time length from the offset, not a fixed size
+    ranged: bool = False
 
 
 #: code -> access, for every module checked in this process
@@ -114,13 +119,18 @@ def outside(access: Access) -> str:
     return f"{access.what} at {access.where} falls outside '{access.array}'"
 
 
-def access_problem(access: Access, mode: str = "") -> tuple[type[NodeExecutionError], str]:
-    """What a failed checked access raises, and what its message says (``mode``: how it
-    names the run, as ``checked mode; ``): an ``IllegalWriteError`` for a write the leaf
-    does not declare, an ``OutOfBoundsError`` for an access outside its array."""
+def access_problem(
+    access: Access, offset: int, size: int, mode: str = ""
+) -> tuple[type[NodeExecutionError], str]:
+    """What a failed checked access raises, and what its message says: the byte ``offset``
+    it had from its array's start and the array's ``size`` in bytes, as the failing
+    instance recorded them (``mode``: how it names the run, as ``checked mode``): an
+    ``IllegalWriteError`` for a write the leaf does not declare, an ``OutOfBoundsError``
+    for an access outside its array."""
     if access.undeclared:
         return IllegalWriteError, outside(access)
-    return OutOfBoundsError, f"{outside(access)} ({mode}the offset is not recorded)"
+    where = f"{'from' if access.ranged else 'at'} byte offset {offset} of its {size} bytes"
+    return OutOfBoundsError, f"{outside(access)}: {where}" + (f" ({mode})" if mode else "")
 
 
 _LOCK = threading.Lock()
@@ -318,7 +328,7 @@ class _Rewrite:
             if type_ != "i64":
                 wide = f"%__hpvm_g{len(self.infos)}.n"
                 out.append(f"  {wide} = zext {type_} {length} to i64")
-            n, checks = self._compare(line, pointer, base, wide, what, role == "write")
+            n, checks = self._compare(line, pointer, base, wide, what, role == "write", ranged=True)
             out += checks[:-1]  # (no scratch pointer: the length is what changes)
             bad.append(f"%__hpvm_g{n}.bad")
         if not bad:
@@ -335,7 +345,7 @@ class _Rewrite:
         return [*out, head + call + tail]
 
     def _compare(
-        self, line: str, pointer: str, base: str, length: str, what: str, write: bool
+        self, line: str, pointer: str, base: str, length: str, what: str, write: bool, ranged: bool = False
     ) -> tuple[int, list[str]]:
         """The check of ``[pointer, pointer + length)`` against ``base``'s array: its ordinal
         and its lines (``%__hpvm_g<n>.bad`` the failure, ``.q`` the pointer to use, last). A
@@ -344,11 +354,12 @@ class _Rewrite:
         undeclared = write and port not in self.outs
         n = len(self.infos)
         g = f"%__hpvm_g{n}"
-        site = site_of(line, self.debug)
-        where = f"{site.file}:{site.line}" if site.file else f"the LLVM instruction '{site.instruction}'"
+        where = self.debug.place(line) or f"the LLVM instruction '{site_of(line, self.debug).instruction}'"
         code = int(hashlib.sha1(f"{self.seed}:{n}".encode()).hexdigest()[:15], 16)
         with _LOCK:
-            ACCESSES[code] = Access(self.body.module, self.body.function, port, where, what, undeclared)
+            ACCESSES[code] = Access(
+                self.body.module, self.body.function, port, where, what, undeclared, ranged
+            )
         self.infos.append(_info(n, code))
         dbg = re.search(r"!dbg !\d+", line)
         at = f", {dbg.group(0)}" if dbg else ""
@@ -363,7 +374,7 @@ class _Rewrite:
             f"  {g}.big = icmp ugt i64 {length}, {bytes_arg}",
             f"  {g}.out = or i1 {g}.lo, {g}.hi",
             f"  {g}.bad = or i1 {g}.out, {'true' if undeclared else f'{g}.big'}",
-            f"  call void @{_HELPER}(i1 {g}.bad, ptr @__hpvm_oob.info.{n}){at}",
+            f"  call void @{_HELPER}(i1 {g}.bad, ptr @__hpvm_oob.info.{n}, i64 {g}.o, i64 {bytes_arg}){at}",
             f"  {g}.q = select i1 {g}.bad, ptr {_SCRATCH}, ptr {pointer}",
         ]
 
@@ -393,8 +404,7 @@ class _Rewrite:
         return f"of {ports or 'a pointer argument'}, whose size the leaf does not have (no bytes port)"
 
     def _skip(self, line: str, what: str) -> None:
-        site = site_of(line, self.debug)
-        where = f"{site.file}:{site.line}" if site.file else f"'{site.instruction}'"
+        where = self.debug.place(line) or f"'{site_of(line, self.debug).instruction}'"
         self.unchecked.append(f"{what} at {where}")
 
 
@@ -424,14 +434,14 @@ def _info(n: int, code: int) -> str:
 def _helper(text: str) -> str:
     """``__hpvm_oob`` (records a failed check), the scratch buffer, the error call's declaration."""
     declare = (
-        "" if re.search(rf"^declare [^\n]*@{LEAF_ERROR}\(", text, re.M) else LEAF_ERROR_DECLARATION + "\n"
+        "" if re.search(rf"^declare [^\n]*@{CHECK_FAILED}\(", text, re.M) else CHECK_FAILED_DECLARATION + "\n"
     )
     return (
         f"{_SCRATCH} = internal global [{SCRATCH_BYTES} x i8] zeroinitializer, align 64\n"
-        f"define internal void @{_HELPER}(i1 %bad, ptr %info) alwaysinline {{\n"
+        f"define internal void @{_HELPER}(i1 %bad, ptr %info, i64 %o, i64 %n) alwaysinline {{\n"
         "  br i1 %bad, label %fail, label %ok\n"
         "fail:\n"
-        f"  call void @{LEAF_ERROR}(i32 1, ptr %info)\n"
+        f"  call void @{CHECK_FAILED}(i64 %o, i64 %n, i32 1, ptr %info)\n"
         "  ret void\n"
         "ok:\n"
         "  ret void\n"

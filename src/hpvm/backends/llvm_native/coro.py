@@ -217,7 +217,7 @@ def group_runner(
     """``__hpvm_group.<digest>`` (``NativeLeaf.group_symbol``): every instance of one parent
     instance on this thread; 1 when memory runs out, ``raised`` when an instance recorded
     an error in its context (after all have run), with the first such instance's slots and
-    index in ``err``. It makes and fills every instance's context (``%ctxs``, ``%ctxbytes``
+    index in ``err`` (five words: slots 0 and 1, the index, slots 2 and 3). It makes and fills every instance's context (``%ctxs``, ``%ctxbytes``
     bytes each, row-major) and their output slots (``%outs``), then runs ``middle`` (the
     label ``run``; it ends branching to ``done``, or to ``oom`` when memory ran out):
     ``_coroutines`` here, or ``wiloops.py``'s one call. ``coroutines``: the handles array
@@ -335,6 +335,14 @@ raised:
   store i64 %qx, ptr %err1, align 8
   %err2 = getelementptr i64, ptr %err, i64 2
   store i64 %q, ptr %err2, align 8
+  %qo = getelementptr i64, ptr %qc, i64 2
+  %qov = load i64, ptr %qo, align 8
+  %err3 = getelementptr i64, ptr %err, i64 3
+  store i64 %qov, ptr %err3, align 8
+  %qn = getelementptr i64, ptr %qc, i64 3
+  %qnv = load i64, ptr %qn, align 8
+  %err4 = getelementptr i64, ptr %err, i64 4
+  store i64 %qnv, ptr %err4, align 8
   br label %results
 results:
   %code = phi i32 [ 0, %scannext ], [ {raised}, %raised ]

@@ -30,13 +30,20 @@ from ...errors import NodeExecutionError
 #: Numba's status for a user exception (``numba.core.callconv.RETCODE_USEREXC``), and what its
 #: other nonzero codes mean: a Python exception set through the C API, ``None``, ``StopIteration``.
 USER_EXCEPTION = 1
+#: What a checked access that failed calls (``checked.py``): ``(i64 offset, i64 size, i32
+#: status, ptr info)`` — the access's byte offset from its array and the array's bytes,
+#: then ``__hpvm_leaf_error``'s two. The clone records all four (slots 0 to 3).
+CHECK_FAILED = "__hpvm_leaf_error_at"
+CHECK_FAILED_DECLARATION = f"declare void @{CHECK_FAILED}(i64, i64, i32, ptr)"
 _OTHER = {-1: "a Python exception it could not pass on", -2: "None", -3: "StopIteration"}
 
 
 class LeafRaised(Exception):
     """Raised by the compiled code of the ``cpu`` back end when an LLVM leaf's clone
-    recorded an error: ``(digest of the clone, status, exception-info address)``. The back
-    end turns it into a ``NodeExecutionError`` naming the node (``cpu/raised.py``)."""
+    recorded an error: ``(digest of the clone, status, exception-info address)``, and in
+    checked code then ``(offset, size, the instance's context)`` (a failed checked access's
+    byte offset and its array's bytes, ``checked.py``). The back end turns it into a
+    ``NodeExecutionError`` naming the node (``cpu/raised.py``)."""
 
 
 class _Excinfo(ctypes.Structure):
@@ -161,4 +168,13 @@ def _free(address: int | None) -> None:
     _NRT_FREE(address)
 
 
-__all__ = ["LeafRaised", "Raised", "USER_EXCEPTION", "describe", "execution_error", "recorded"]
+__all__ = [
+    "CHECK_FAILED",
+    "CHECK_FAILED_DECLARATION",
+    "LeafRaised",
+    "Raised",
+    "USER_EXCEPTION",
+    "describe",
+    "execution_error",
+    "recorded",
+]

@@ -14,7 +14,9 @@ The native context (``ctx`` below), 8-byte slots::
     [0], [1] zero, until the instance calls ``__hpvm_leaf_error(status, excinfo)``: then
              1 << 32 | status, and the exception info's address (``leaf_errors.py``
              reads them; whoever calls the clone zeroes them and checks [0] after),
-    [2 + 7*k ...] level k (0: the leaf's node, 1: its parent, ...) in the layout of
+    [2], [3] recorded with them: 0, or for checked mode's ``__hpvm_leaf_error_at`` the
+             failed access's byte offset and its array's bytes (``checked.py``),
+    [4 + 7*k ...] level k (0: the leaf's node, 1: its parent, ...) in the layout of
     ``ir/instance_context.py``: ids x, y, z; extents x, y, z; number of dimensions.
 
 A handle is the address of its level; ``getParentNode`` adds one level (levels past the
@@ -46,6 +48,7 @@ from ...ir.intrinsics import ATOMIC_OPS
 from ...ir.llvm_text import global_name
 from ...ir.types import NodeHandleType
 from .coro import ERROR_CALL, barrier_helper, coroutine_module, slot_call
+from .leaf_errors import CHECK_FAILED
 from .nodebug import without_debug_info
 from .wiloops import NONNEGATIVE, NONNEGATIVE_MD, workitem_module
 
@@ -68,7 +71,7 @@ _GENERATOR = hashlib.sha1(
         )
     )
 ).hexdigest()[:12]
-HEADER = 2  # slots before level 0 in the native context
+HEADER = 4  # slots before level 0 in the native context: the error slots (_helpers)
 CTX = "%__hpvm_ctx"
 HOST_MALLOC = "__hpvm_host_malloc"
 #: What the group runner returns when an instance raised (0: done, 1: out of memory).
@@ -387,9 +390,11 @@ def _clone(
     text = text.replace("@llvm.hpvm.barrier()", "@__hpvm_q.barrier(ptr %__hpvm_ctx)")
     text = text.replace("@llvm.hpvm.malloc(", "@__hpvm_q.malloc(ptr %__hpvm_ctx, ")
     text = text.replace("@llvm.hpvm.", "@__hpvm_q.")
-    if any(f.name == LEAF_ERROR for f in module.functions):  # a raise: into the context's slots (_helpers)
-        text = re.sub(rf"^declare [^\n]*@{LEAF_ERROR}\([^\n]*\n", "", text, flags=re.M)
-        text = text.replace(f"@{LEAF_ERROR}(", f"@{ERROR_CALL}(ptr %__hpvm_ctx, ")
+    # a raise, or checked.py's failed access: into the context's slots (_helpers)
+    if any(f.name in (LEAF_ERROR, CHECK_FAILED) for f in module.functions):
+        text = re.sub(rf"^declare [^\n]*@(?:{LEAF_ERROR}|{CHECK_FAILED})\([^\n]*\n", "", text, flags=re.M)
+        text = text.replace(f"@{LEAF_ERROR}(", f"@{ERROR_CALL}(ptr %__hpvm_ctx, i64 0, i64 0, ")
+        text = text.replace(f"@{CHECK_FAILED}(", f"@{ERROR_CALL}(ptr %__hpvm_ctx, ")
         if f"@{LEAF_ERROR}" in text:
             raise _fail(
                 leaf,
@@ -436,15 +441,16 @@ def _clone(
 
 def _error_callers(leaf: LeafFunction, module: Any, callees: dict[str, set[str]]) -> set[str]:
     """The functions that call ``__hpvm_leaf_error`` (``ir.bodies.LEAF_ERROR``), whose
-    declaration must be the ABI's; they take the context, where the error is recorded."""
-    callers = {f for f, called in callees.items() if LEAF_ERROR in called}
+    declaration must be the ABI's, or checked mode's ``__hpvm_leaf_error_at``
+    (``leaf_errors.CHECK_FAILED``); they take the context, where the error is recorded."""
+    callers = {f for f, called in callees.items() if called & {LEAF_ERROR, CHECK_FAILED}}
     if LEAF_ERROR in callees:
         raise _fail(
             leaf,
             f"its module defines @{LEAF_ERROR}, which is hpvm's runtime function for a leaf that "
             "raised (docs/llvm.md, the ABI of node functions); rename its definition",
         )
-    if callers:
+    if any(LEAF_ERROR in called for called in callees.values()):
         declared = str(module.get_function(LEAF_ERROR).global_value_type)
         if declared.replace(" ", "") != "void(i32,ptr)":
             raise _fail(
@@ -506,15 +512,19 @@ def _helpers(declared: set[str], barrier: bool) -> str:
         )
     if barrier:
         out.append(barrier_helper())
-    # ctx[0]: 1 << 32 | the status (nonzero once recorded), ctx[1]: the exception info; the
-    # first call of an instance wins (leaf_errors.py reads them).
+    # ctx[0]: 1 << 32 | the status (nonzero once recorded), ctx[1]: the exception info,
+    # ctx[2] and ctx[3]: a failed checked access's byte offset and its array's bytes
+    # (checked.py; 0 for a leaf's own raise); the first call of an instance wins
+    # (leaf_errors.py reads them).
     out.append(
-        f"define internal void @{ERROR_CALL}(ptr %c, i32 %s, ptr %e) alwaysinline {{\n"
+        f"define internal void @{ERROR_CALL}(ptr %c, i64 %o, i64 %n, i32 %s, ptr %e) alwaysinline {{\n"
         "  %old = load i64, ptr %c, align 8\n  %first = icmp eq i64 %old, 0\n"
         "  br i1 %first, label %record, label %done\nrecord:\n"
         "  %z = zext i32 %s to i64\n  %flagged = or i64 %z, 4294967296\n"
         "  store i64 %flagged, ptr %c, align 8\n  %slot = getelementptr i8, ptr %c, i64 8\n"
         "  %info = ptrtoint ptr %e to i64\n  store i64 %info, ptr %slot, align 8\n"
+        "  %oslot = getelementptr i8, ptr %c, i64 16\n  store i64 %o, ptr %oslot, align 8\n"
+        "  %nslot = getelementptr i8, ptr %c, i64 24\n  store i64 %n, ptr %nslot, align 8\n"
         "  br label %done\ndone:\n  ret void\n}"
     )
     out.append(_declare(declared, HOST_MALLOC, f"declare ptr @{HOST_MALLOC}(i64)"))

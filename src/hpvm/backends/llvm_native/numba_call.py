@@ -32,6 +32,10 @@ from .host import HEAP, HOST_ROOM, register_host_symbols
 from .leaf_errors import LeafRaised
 from .native import HEADER, RAISED, NativeLeaf, native_leaf
 
+#: The context's error slots a call returns (native._helpers: the status, the exception
+#: info, a failed checked access's offset and its array's bytes).
+ERROR_SLOTS = 4
+
 _LIBRARIES: dict[tuple[int, str], Any] = {}
 _LOCK = threading.Lock()
 
@@ -158,7 +162,7 @@ def _slots_and_context(
 
 
 def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
-    """``f(ports..., ctx)`` → (the context's slots 0 and 1, the output slots...), calling
+    """``f(ports..., ctx)`` → (the context's error slots 0 to 3, the output slots...), calling
     the clone's trampoline: slot 0 is not 0 when the leaf raised (``leaf_errors.py``)."""
     from llvmlite import ir
     from numba import types
@@ -170,7 +174,7 @@ def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
     @intrinsic
     def call(typingctx, ports, levels):  # type: ignore[no-untyped-def]
         _check_args(leaf, tuple(ports))
-        ret = types.Tuple((types.int64, types.int64, *out_types))
+        ret = types.Tuple((*[types.int64] * ERROR_SLOTS, *out_types))
 
         def codegen(context, builder, sig, llargs):  # type: ignore[no-untyped-def]
             i64 = ir.IntType(64)
@@ -182,7 +186,7 @@ def _call_intrinsic(leaf: LeafFunction, native: NativeLeaf) -> Any:
                 builder.module, ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr]), native.call_symbol
             )
             builder.call(fn, [builder.bitcast(v, ptr) for v in (slots, ctx, out)])
-            error = _load_outs(context, builder, [types.int64, types.int64], ctx)
+            error = _load_outs(context, builder, [types.int64] * ERROR_SLOTS, ctx)
             values = [*error, *_load_outs(context, builder, out_types, out)]
             return context.make_tuple(builder, sig.return_type, values)
 
@@ -221,11 +225,11 @@ def _jam_intrinsic(leaf: LeafFunction, native: NativeLeaf, symbol: str, text: st
 
 def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf, checked: bool = False, runner: str = "") -> Any:
     """``f(ports..., parent_ctx, ex, ey, ez, dims)`` → (status, the raising instance's
-    context slots 0 and 1, [checked: its row-major index,] the last instance's output
+    context slots 0 and 1, [checked: its row-major index, its slots 2 and 3,] the last instance's output
     slots...), running the clone's group function (the instances as work-item loops or
     coroutines, wiloops.py and coro.py; ``NativeLeaf.group_symbol``), or ``runner``: its
     copy for constant extents (``wispecial.py``), registered by name."""
-    errors = 3 if checked else 2
+    errors = 5 if checked else 2
     from llvmlite import ir
     from numba import types
     from numba.core import cgutils
@@ -257,7 +261,7 @@ def _group_intrinsic(leaf: LeafFunction, native: NativeLeaf, checked: bool = Fal
                 context.cast(builder, v, t, types.int64) for v, t in zip(llargs[n + 1 :], sig.args[n + 1 :])
             ]
             out = cgutils.alloca_once(builder, i64, size=max(1, len(out_types)))
-            err = cgutils.alloca_once(builder, i64, size=3)
+            err = cgutils.alloca_once(builder, i64, size=5)  # (coro.group_runner's err)
             ptr = ir.IntType(8).as_pointer()
             fnty = ir.FunctionType(ir.IntType(32), [ptr, ptr, i64, i64, i64, i64, i64, ptr, i64, ptr])
             fn = cgutils.get_or_insert_function(builder.module, fnty, runner or native.group_symbol)
@@ -403,7 +407,7 @@ def leaf_wrappers(
         _register_group(native)
     names = {"__hpvm_native_leaf": native, f"{symbol}_native": _call_intrinsic(leaf, native), **_names()}
     params, passed, checks = _ports(leaf, names)
-    outputs, first = _outputs(leaf, params, 2)
+    outputs, first = _outputs(leaf, params, ERROR_SLOTS)
     ret = "return " + (outputs[0] if len(outputs) == 1 else "(" + "".join(o + ", " for o in outputs) + ")")
     lines = [
         f"def {symbol}({', '.join([*params, '__hpvm_ctx'])}):",
@@ -472,7 +476,7 @@ def _group_source(
     checked: bool,
 ) -> str:
     """Python source of the group function ``symbol``, calling the intrinsic ``symbol_native``."""
-    outputs, first = _outputs(leaf, params, 4 if checked else 3)
+    outputs, first = _outputs(leaf, params, 6 if checked else 3)
     ret = "return " + (outputs[0] if len(outputs) == 1 else "(" + "".join(o + ", " for o in outputs) + ")")
     message = repr(
         f"leaf '{leaf.name}' ({leaf.location}): a leaf with barriers runs the instances of a "
@@ -548,11 +552,12 @@ def jam_wrapper(
 
 
 def _instance(checked: bool) -> str:
-    """Checked mode's extra ``LeafRaised`` argument: the raising instance's context (its
+    """Checked mode's extra ``LeafRaised`` arguments: a failed checked access's offset and
+    its array's bytes (the context's slots 2 and 3), and the raising instance's context (its
     ids and extents, then its parent's: cpu/raised.py names the instance in the node's path
     as the interpreter does). Only on the failing path, and only in checked code: unchecked
     code stays as it was."""
-    return ", __hpvm_ctx" if checked else ""
+    return ", __r[2], __r[3], __hpvm_ctx" if checked else ""
 
 
 def _group_instance(checked: bool) -> str:
@@ -562,7 +567,7 @@ def _group_instance(checked: bool) -> str:
     if not checked:
         return ""
     ids = "__r[3] // (__ey * __ez), __r[3] % (__ey * __ez) // __ez, __r[3] % __ez"
-    return f", ({ids}, __ex, __ey, __ez, __dims) + __hpvm_parent"
+    return f", __r[4], __r[5], ({ids}, __ex, __ey, __ez, __dims) + __hpvm_parent"
 
 
 def _outputs(leaf: LeafFunction, params: list[str], first: int) -> tuple[list[str], int]:

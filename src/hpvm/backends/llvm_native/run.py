@@ -84,7 +84,7 @@ def run_instances(
         out = np.zeros(count * nout, dtype=np.uint64)
         par = np.array(parent or [0], dtype=np.int64)
         ext = [*sizes, *[1] * (3 - len(sizes))]
-        err = np.zeros(3, dtype=np.int64)
+        err = np.zeros(5, dtype=np.int64)  # (coro.group_runner's err)
         assert jitted.group is not None
         if sink is not None:
             sink.enter_call(values)
@@ -100,7 +100,7 @@ def run_instances(
                 err.ctypes.data,
             )
             if status == RAISED:  # the first instance (row-major) that raised
-                raise _raised(where(instances[int(err[2])]), recorded(err[0], err[1]))
+                raise _raised(where(instances[int(err[2])]), recorded(err[0], err[1]), err[3], err[4])
             instrument.raise_recorded()  # (after the leaf's own error, as for one instance below)
         if status != 0:
             raise LaunchError(
@@ -122,7 +122,7 @@ def run_instances(
                 sink.enter_call(values)
             jitted.call(slots.ctypes.data, ctx.ctypes.data, out.ctypes.data)
             if ctx[0]:  # the leaf raised (leaf_errors.py)
-                raise _raised(where(ids), recorded(ctx[0], ctx[1]))
+                raise _raised(where(ids), recorded(ctx[0], ctx[1]), ctx[2], ctx[3])
             # (what the race detector found, after the leaf's own error: a checked access
             # outside its array goes on with a stand-in value, and what the instance then
             # does with it — a store at index 0 — is a race the access caused; the
@@ -132,12 +132,13 @@ def run_instances(
     return results
 
 
-def _raised(where: str, raised: Raised) -> HPVMError:
+def _raised(where: str, raised: Raised, offset: int, size: int) -> HPVMError:
     """What an instance that raised raises: ``OutOfBoundsError`` for a checked access
-    outside its array (``checked.py``), else the leaf's own exception, wrapped."""
+    outside its array (``checked.py``; ``offset`` and ``size``: what the instance recorded
+    with it), else the leaf's own exception, wrapped."""
     access = failed_access(raised.exception)
     if access is not None:
-        kind, what = access_problem(access)
+        kind, what = access_problem(access, int(offset), int(size))
         return kind(f"{where}: {what}")
     return execution_error(where, raised)
 
