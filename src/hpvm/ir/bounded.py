@@ -20,6 +20,12 @@ leaves' code, checked here once per leaf from its syntax tree (and cached on it)
 
 What is left runs a number of iterations fixed by the scalars, the shapes and the node's
 replication, so a run with the same of those takes about as long as the last one did.
+
+Some bounded leaves do the same work whatever their scalars' values (``fixed_work``): no
+loop at all, no slice, no NumPy call that takes a size (``np.zeros(n)``), and in LLVM no
+``llvm.mem*`` call of a length not constant — one pass of straight-line code per instance,
+whose branches choose between paths of fixed length. A row index, a time step or a weight
+passed to such a leaf then does not make a new run key (``runtime/quick.work_params``).
 The check is conservative: it refuses some bounded leaves (a ``break`` that only ever
 shortens a loop), never accepts an unbounded one it can see.
 """
@@ -32,10 +38,16 @@ from .bodies import LLVMBody
 from .graph import LeafFunction
 from .helpercalls import user_function
 from .leafinfo import parse_leaf, visible_names
-from .llvmbounded import llvm_unbounded_reason
+from .llvmbounded import llvm_fixed_work, llvm_unbounded_reason
 from .types import ArrayType
 
 _CACHE_KEY = "_unbounded_reason"  # (``LeafFunction._forget_facts`` drops it with the others)
+_FIXED_KEY = "_fixed_work"
+#: NumPy functions whose work (or result's size) is set by a size argument.
+_SIZED = frozenset(
+    {"zeros", "empty", "ones", "full", "arange", "linspace", "logspace", "geomspace", "repeat", "tile", "eye",
+     "identity", "tri", "resize", "broadcast_to"}
+)  # fmt: skip
 _SHAPE_ATTRIBUTES = frozenset({"shape", "size", "ndim", "dtype"})
 
 
@@ -46,6 +58,31 @@ def unbounded_reason(leaf: LeafFunction) -> str | None:
     if cached is False:
         cached = leaf.__dict__[_CACHE_KEY] = _reason(leaf)
     return cached  # type: ignore[return-value]
+
+
+def fixed_work(leaf: LeafFunction) -> bool:
+    """Whether ``leaf`` does the same work whatever its scalars' values (module docstring):
+    bounded, with no loop, slice or sized NumPy call. Conservative; cached on the leaf."""
+    cached = leaf.__dict__.get(_FIXED_KEY)
+    if cached is None:
+        cached = leaf.__dict__[_FIXED_KEY] = unbounded_reason(leaf) is None and _fixed(leaf)
+    return cached  # type: ignore[no-any-return]
+
+
+def _fixed(leaf: LeafFunction) -> bool:
+    if isinstance(leaf.body, LLVMBody):
+        return llvm_fixed_work(leaf.body)
+    func = parse_leaf(leaf)
+    if func is None:
+        return False
+    for node in (n for statement in func.body for n in ast.walk(statement)):  # (not `f32[:]`)
+        if isinstance(node, (ast.For, ast.While, ast.comprehension, ast.Slice)):
+            return False
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if name in _SIZED:
+                return False
+    return True
 
 
 def _reason(leaf: LeafFunction) -> str | None:

@@ -95,21 +95,38 @@ def llvm_unbounded_reason(body: LLVMBody, where: str) -> str | None:
     return None if found is None else f"{where} {found}"
 
 
+def llvm_fixed_work(body: LLVMBody) -> bool:
+    """Whether ``body``'s node function does the same work whatever its scalars' values: it
+    is bounded and has no loop and no ``llvm.mem*`` call of a length not constant, so a run
+    takes one path of straight-line code per instance (``bounded.fixed_work``)."""
+    with own_context() as parse:
+        flow = _flow(parse, body)
+        return not isinstance(flow, str) and not flow.lengths and not flow.cyclic()
+
+
+def _flow(parse: Any, body: LLVMBody) -> _Flow | str:
+    """The node function's flow (after SROA where it has slots), or why it is refused."""
+    try:
+        fn = parse(body.module).get_function(body.function)
+    except (RuntimeError, NameError):
+        return "has LLVM code that does not parse"
+    if fn.is_declaration:
+        return "has no LLVM body"
+    if any(i.opcode == "alloca" for b in fn.blocks for i in b.instructions):
+        fn = _promoted(parse, body)
+    flow = _Flow(fn)
+    if flow.refused is not None:
+        return flow.refused
+    if not flow.blocks:
+        return "has no LLVM body"
+    return flow
+
+
 def _reason(body: LLVMBody) -> str | None:
     with own_context() as parse:
-        try:
-            fn = parse(body.module).get_function(body.function)
-        except (RuntimeError, NameError):
-            return "has LLVM code that does not parse"
-        if fn.is_declaration:
-            return "has no LLVM body"
-        if any(i.opcode == "alloca" for b in fn.blocks for i in b.instructions):
-            fn = _promoted(parse, body)
-        flow = _Flow(fn)
-        if flow.refused is not None:
-            return flow.refused
-        if not flow.blocks:
-            return "has no LLVM body"
+        flow = _flow(parse, body)
+        if isinstance(flow, str):
+            return flow
         if not flow.lengths and not flow.cyclic():
             return None
         varying = flow.read_from_memory()

@@ -246,6 +246,9 @@ class Runtime:
             entries = tracker.hold(tracked)
         runs, times, known = None, plan.times, None  # (durations only where it may run here: quick.py)
         if times is not None:
+            run_args = plan.run_args  # (the values of scalars that change no work left out)
+            if run_args is not None and args_key is not None:
+                args_key = run_args(args_key)  # (the sizes were checked with the whole key)
             key = keyed_run(backend.name, args_key, entries)
             if key is not None:
                 runs = entry(times, key)  # (found once: the run adds to it)
@@ -258,6 +261,10 @@ class Runtime:
             if handle.error is None and tracker.host_only():  # the next launch like it replays this one
                 record_replay(tracker, plan.ident(args), plan, root, args, entries, arrays, runs, known)
             return handle
+        if plan.run_args is not None:  # (its key came: recorded if it comes again, ``record_replay``)
+            ident = plan.ident(args)
+            if ident is not None:
+                plan.saw(ident)
         handle = LaunchHandle(self, root, backend)
         handle.arrays, handle.quick = arrays, known
         if runs is not None:  # (the host's CPU time from here to its wait: ``quick.waited_for``)

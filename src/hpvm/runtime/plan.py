@@ -52,7 +52,7 @@ from ..ir.weakid import WeakIdTable
 from .fastpath import compiled_replay
 from .handle import FINISHED, LaunchHandle
 from .launch import _acceptors, accept_test, check_root, check_sizes, choose_backend
-from .quick import _KEYS_PER_ROOT, Runs, bounded_graph, durations
+from .quick import _KEYS_PER_ROOT, Runs, bounded_graph, durations, work_params
 
 #: ``launch.py`` itself (from ``sys.modules``: the package's attribute of that name is the
 #: ``launch`` function), whose table of the back ends chosen by hints (``_CHOICES``) a plan
@@ -77,6 +77,8 @@ class LaunchPlan:
         "times",
         "needs_cluster",
         "checked",
+        "run_args",
+        "seen",
         "_accept",
         "ident",
         "replay",
@@ -116,6 +118,14 @@ class LaunchPlan:
         quick = getattr(self.backend, "runs_quick_on_launch", False) and bounded_graph(root) is None
         #: the root's run durations (``quick.py``), or ``None``: its launches never run on the host
         self.times: dict[Any, Runs] | None = durations(root) if quick else None
+        #: an argument key -> its part of the run key: the values of the scalars that cannot
+        #: change how much work a run does (``quick.work_params``) left out, their types kept;
+        #: ``None`` where the argument key is that part (no such scalar, or no run key)
+        self.run_args: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = (
+            _run_args(root) if quick else None
+        )
+        #: with ``run_args``, the replay keys of its last launches (``saw``, ``record_replay``)
+        self.seen: dict[Any, None] = {}
         self.needs_cluster = bool(getattr(self.backend, "needs_cluster", False))
         #: the argument keys whose sizes passed (``check_sizes``; a launch tests membership itself)
         self.checked: set[Any] = set()
@@ -123,6 +133,21 @@ class LaunchPlan:
         #: tracked array, each with weak references to its arrays (``record_replay``: a
         #: view is recorded when the same objects come again)
         self.viewed: tuple[tuple[Any, tuple[weakref.ref, ...]], ...] = ()
+
+    def saw(self, key: Any) -> bool:
+        """Whether replay key ``key`` came in one of this plan's last ``_REPLAYS`` launches
+        (``seen``); it is one of them from now on (``record_replay``; a queued launch of a
+        root with ``run_args`` tells it too: ``Runtime._launch_once``)."""
+        seen = self.seen
+        if key in seen:
+            return True
+        seen[key] = None
+        if len(seen) > _REPLAYS:
+            try:
+                seen.pop(next(iter(seen)), None)
+            except (RuntimeError, StopIteration):  # another thread's launch changed it meanwhile
+                pass
+        return False
 
     @property
     def root(self) -> InternalFunction:
@@ -148,6 +173,20 @@ class LaunchPlan:
             if len(self.checked) >= _CHECKED_KEYS:
                 self.checked.clear()
             self.checked.add(key)
+
+
+def _run_args(root: InternalFunction) -> Callable[[tuple[Any, ...]], tuple[Any, ...]] | None:
+    """``LaunchPlan.run_args`` of ``root``: generated, one tuple display (a launch's path)."""
+    work = work_params(root)
+    parts = [
+        f"k[{i}]" if isinstance(p.type, ArrayType) or i in work else f"(k[{i}][0],)"
+        for i, p in enumerate(root.params)
+    ]
+    if all(part.startswith("k[") for part in parts):
+        return None
+    names: dict[str, Any] = {}
+    exec(f"def run_args(k):\n    return ({''.join(x + ', ' for x in parts)})\n", names)  # noqa: S102 — our own text
+    return names["run_args"]  # type: ignore[no-any-return]
 
 
 def _accepting(
@@ -356,13 +395,23 @@ def record_replay(
     view's): a host that makes a new view each time (``a[:8]``) records nothing, instead of
     a record per launch, and one that swaps two buffers' views, made once, is recorded from
     its third launch (with the last key alone, its keys alternated and it never was: a
-    Jacobi sweep over HPVM-C's byte views took the full path every time)."""
+    Jacobi sweep over HPVM-C's byte views took the full path every time).
+
+    A root with scalars left out of its run key (``run_args``: a row index, a time step)
+    runs quick with a value never seen before, and a host passing a new one each time would
+    record a replay per launch that never comes again — every ``_REPLAYS``-th dropping every
+    record kept, the other roots' too. Its launch is recorded when its key came in one of
+    the plan's last ``_REPLAYS`` launches (``LaunchPlan.saw``): a new value each time
+    records nothing, and a sequence that repeats (Needleman-Wunsch's diagonals, pair after
+    pair) is recorded on its second pass, as when each new value ran on a worker first."""
     if key is None:
         return
     if any(entry.array is not a for entry, a in zip(entries, arrays)):
         if not any(seen == key and all(ref() is not None for ref in refs) for seen, refs in plan.viewed):
             plan.viewed = (*plan.viewed, (key, tuple(weakref.ref(a) for a in arrays)))[-_VIEWED:]
             return
+    elif plan.run_args is not None and not plan.saw(key):
+        return
     backend = plan.backend
     version = backend.runners_version  # (read first: a switch after it makes the record stale)
     runner = backend.runner(root)

@@ -15,7 +15,9 @@ calling thread, and ``wait`` only collects it, when all of these hold (``Runtime
 3. nothing else of the runtime is in flight (no launch running or queued, no stream open):
    nothing it could wait on, and no worker's team competing for the cores;
 4. the runs with the same ``run_key`` — the back end, the arrays' shapes, dtypes and
-   tracking entries, the scalars' types and *values* — are short: the last one took under
+   tracking entries, the scalars' types and *values* (of the scalars that may change how
+   much work a run does: ``work_params``; of the others, a row index or a time step passed
+   to leaves without loops, the type alone) — are short: the last one took under
    ``QUICK_RUN_S``, or the fastest one did and the last one under ``LOADED_RUN_S`` (a busy
    machine stretches a run of the same work; a run slower than that is taken as more work,
    which the static check may have missed, and sends the next one to a worker) — or under
@@ -63,8 +65,9 @@ from typing import Any
 import numpy as np
 
 from ..backends.memory import HOST, TrackedArray
-from ..ir.bounded import unbounded_reason
-from ..ir.graph import InternalFunction, LeafFunction, functions
+from ..ir.bounded import fixed_work, unbounded_reason
+from ..ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
+from ..ir.types import ArrayType
 
 #: Longest previous run (seconds) that lets the next one with the same arguments run on
 #: the launching thread: what Ctrl-C may wait for, and the overlap with the host given up.
@@ -288,6 +291,7 @@ class Runs:
 
 _TIMES: weakref.WeakKeyDictionary[InternalFunction, dict[Any, Runs]] = weakref.WeakKeyDictionary()
 _BOUNDED: weakref.WeakKeyDictionary[InternalFunction, str | None] = weakref.WeakKeyDictionary()
+_WORK: weakref.WeakKeyDictionary[InternalFunction, frozenset[int]] = weakref.WeakKeyDictionary()
 
 
 def run_key(backend_name: str, args: Sequence[Any], tracked: Sequence[TrackedArray] = ()) -> Any:
@@ -338,6 +342,51 @@ def bounded_graph(root: InternalFunction) -> str | None:
             break
     _BOUNDED[root] = reason
     return reason
+
+
+def work_params(root: InternalFunction) -> frozenset[int]:
+    """The positions of ``root``'s scalar parameters whose values may change how much work a
+    run does, the others' values being left out of its run key (item 4 above): a scalar in
+    a node's replication sizes does, and one bound into a leaf that may loop on it
+    (``bounded.fixed_work`` false: every scalar of such a leaf), through every level of
+    binds; an edge into such a leaf's scalar makes every scalar of its graph count (what
+    the edge carries is computed at run time). Once per root.
+
+    Why: with every value in the key, a host loop passing a new row index or time step to
+    each launch found no run of its key, and every launch went to a worker — 0.2–0.4 ms a
+    launch of Rodinia's path finder on the 2-core machine, for a microsecond's work."""
+    try:
+        return _WORK[root]
+    except KeyError:
+        pass
+    found = frozenset(_work(root, {}))
+    _WORK[root] = found
+    return found
+
+
+def _work(fn: NodeFunction, seen: dict[int, set[int]]) -> set[int]:
+    """``work_params`` of any node function (``seen``: per function, its answer)."""
+    known = seen.get(id(fn))
+    if known is not None:
+        return known
+    scalars = {i for i, p in enumerate(fn.params) if not isinstance(p.type, ArrayType)}
+    if isinstance(fn, LeafFunction):
+        found = set() if fixed_work(fn) else scalars
+    elif isinstance(fn, InternalFunction):
+        position = {p.name: i for i, p in enumerate(fn.params)}
+        graph = fn.graph
+        found = {
+            position[n] for node in graph.nodes for size in node.sizes for n in size.params() if n in position
+        }
+        inner = {id(node): _work(node.function, seen) for node in graph.nodes}
+        if any(edge.dp in inner[id(edge.dst)] for edge in graph.edges):
+            found = scalars
+        else:
+            found |= {bind.ip for bind in graph.in_binds if bind.ic in inner[id(bind.dst)]}
+    else:
+        found = scalars
+    seen[id(fn)] = found = found & scalars
+    return found
 
 
 def _streams(fn: InternalFunction) -> bool:
