@@ -112,6 +112,23 @@ def full_path_launches(monkeypatch: Any) -> list[int]:
     return calls
 
 
+def queued_launches(monkeypatch: Any) -> list[int]:
+    """The returned one-item list counts the launches queued for a worker (not run inside
+    ``launch``: ``Runtime._launch_once``'s handle has a slot) — a field program's host loop."""
+    from hpvm.runtime import api
+
+    queued = [0]
+    launch_once = api.Runtime._launch_once
+
+    def counting(self: Any, *args: Any) -> Any:
+        handle = launch_once(self, *args)
+        queued[0] += handle.slot is not None
+        return handle
+
+    monkeypatch.setattr(api.Runtime, "_launch_once", counting)
+    return queued
+
+
 def queued_with_retiring_workers(monkeypatch: Any, idle_s: float = 0.005) -> list[int]:
     """Every launch queued to a worker (no run counts as quick), idle workers ending after
     ``idle_s``; the returned one-item list counts the workers that ended idle

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from hpvmc_helpers import compiled_program, needs_clang, needs_llvm_leaves
 
-from hpvm.runtime import api, quick
+from hpvm.runtime import quick
+from running import queued_launches
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -40,15 +41,7 @@ def test_steps_the_host_waits_for_at_once_run_inside_launch(program, monkeypatch
     before). Whether ``wait`` or a worker that preempted the host ran a queued step does not
     change that (a fresh clone's suite, the machine loaded, had the worker win 22 of 24)."""
     monkeypatch.setattr(quick, "QUICK_RUN_S", 0.0)
-    queued = [0]
-    launch_once = api.Runtime._launch_once
-
-    def counting(self, *args):  # type: ignore[no-untyped-def]
-        handle = launch_once(self, *args)
-        queued[0] += handle.slot is not None
-        return handle
-
-    monkeypatch.setattr(api.Runtime, "_launch_once", counting)
+    queued = queued_launches(monkeypatch)
     assert program.run(["2048", "16"]) == 0
     assert 0 < queued[0] <= 8, f"{queued[0]} of 16 steps were queued"
 

@@ -26,8 +26,9 @@ from hpvmc_helpers import compiled_program, line_of, needs_clang, needs_llvm_lea
 import hpvm
 import hpvm.backends.cpu as cpu
 from hpvm import c
-from hpvm.runtime import api, quick
+from hpvm.runtime import quick
 from markers import fails
+from running import queued_launches
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -118,15 +119,7 @@ def test_the_host_s_rows_run_inside_launch(program, monkeypatch, capfd) -> None:
     launch every row runs inside ``launch``. With every value in the key, all 99 were queued
     for a worker (0.2–0.4 ms each for a microsecond's work)."""
     monkeypatch.setattr(quick, "QUICK_RUN_S", 60.0)  # (a loaded machine must not decide)
-    queued = [0]
-    launch_once = api.Runtime._launch_once
-
-    def counting(self, *args):  # type: ignore[no-untyped-def]
-        handle = launch_once(self, *args)
-        queued[0] += handle.slot is not None
-        return handle
-
-    monkeypatch.setattr(api.Runtime, "_launch_once", counting)
+    queued = queued_launches(monkeypatch)
     assert program.run(["1000", "100"]) == 0
     assert capfd.readouterr().out.strip().endswith(", 0 wrong")
     assert quick.work_params(program.roots[0]) == {5}  # (wall, src, dst, cols, row, blocks)

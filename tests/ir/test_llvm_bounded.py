@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hpvm.ir.bodies import LLVMBody
-from hpvm.ir.llvmbounded import llvm_unbounded_reason
+from hpvm.ir.llvmbounded import llvm_fixed_work, llvm_unbounded_reason
 
 DECLARES = """
 declare ptr @llvm.hpvm.getNode()
@@ -321,6 +321,31 @@ done:
 )
 def test_straight_line_code_branches_and_loops_the_host_bounds_are_bounded(body):
     assert _reason(body) is None
+
+
+SIZED_MEMCPY = """entry:
+  call void @llvm.memcpy.p0.p0.i64(ptr %a, ptr %fp, i64 %n, i1 false)
+  ret {} zeroinitializer"""
+
+
+@pytest.mark.parametrize(
+    ("body", "fixed"),
+    [
+        (STRAIGHT, True),
+        (DIAMOND, True),
+        (BACKWARD_ACYCLIC, True),
+        (LOOP, False),
+        (NESTED, False),
+        (SIZED_MEMCPY, False),
+    ],
+    ids=["straight", "diamond", "backward", "loop", "nested", "sized-memcpy"],
+)
+def test_fixed_work_is_straight_line_code_without_a_memory_call_of_a_scalar_length(body, fixed):
+    """``llvm_fixed_work`` (``quick.work_params``): the scalars' values cannot change how
+    much such a leaf does, so they stay out of its run key — a loop's bound or a copy's
+    length would."""
+    text = f"{DECLARES}\ndefine {{}} @f(ptr %a, i64 %a.size, i64 %n, ptr %fp) {{\n{body}\n}}\n"
+    assert llvm_fixed_work(LLVMBody(text, "f")) is fixed
 
 
 @pytest.mark.parametrize(

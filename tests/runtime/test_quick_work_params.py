@@ -15,10 +15,7 @@ import numpy as np
 import pytest
 
 import hpvm
-from hpvm.ir.bodies import LLVMBody
 from hpvm.ir.bounded import fixed_work
-from hpvm.ir.graph import LeafFunction, Param
-from hpvm.ir.types import ArrayType, ScalarType
 from hpvm.runtime import quick
 from markers import needs_backend
 from running import every_run_quick, full_path_launches
@@ -81,15 +78,6 @@ def steps_root(src: hpvm.f32[:], dst: hpvm.f32[:], steps: hpvm.i64, n: hpvm.i64)
 
 
 @hpvm.internal
-def inner(
-    src: hpvm.f32[:], dst: hpvm.f32[:], row: hpvm.i64, weight: hpvm.f32, cols: hpvm.i64, block: hpvm.i64
-):
-    node = hpvm.create_node_1d(shift, block)
-    for i in range(5):
-        hpvm.bind_in(node, i, i)
-
-
-@hpvm.internal
 def two_level_root(
     src: hpvm.f32[:],
     dst: hpvm.f32[:],
@@ -99,8 +87,8 @@ def two_level_root(
     block: hpvm.i64,
     blocks: hpvm.i64,
 ):
-    """``block`` sizes the inner node one level down; ``blocks`` the outer one."""
-    node = hpvm.create_node_1d(inner, blocks)
+    """``block`` sizes ``row_root``'s node one level down; ``blocks`` the outer one."""
+    node = hpvm.create_node_1d(row_root, blocks)
     for i in range(6):
         hpvm.bind_in(node, i, i)
 
@@ -130,54 +118,6 @@ def test_only_scalars_that_size_a_node_or_bound_a_loop_make_the_key() -> None:
     assert quick.work_params(steps_root) == {2, 3}  # steps: the loop; n: the size
     assert quick.work_params(two_level_root) == {5, 6}  # block, one level down; blocks
     assert quick.work_params(edge_root) == {2, 3}  # an edge into a loop bound: all of them
-
-
-LLVM_DECLARES = """
-declare ptr @llvm.hpvm.getNode()
-declare i64 @llvm.hpvm.getNodeInstanceID.x(ptr)
-declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
-"""
-
-LLVM_STRAIGHT = """entry:
-  %h = call ptr @llvm.hpvm.getNode()
-  %x = call i64 @llvm.hpvm.getNodeInstanceID.x(ptr %h)
-  %in = icmp slt i64 %x, %n
-  br i1 %in, label %body, label %done
-body:
-  %p = getelementptr inbounds float, ptr %a, i64 %x
-  store float 1.0, ptr %p
-  call void @llvm.memset.p0.i64(ptr %a, i8 0, i64 16, i1 false)
-  br label %done
-done:
-  ret {} zeroinitializer"""
-
-LLVM_LOOP = """entry:
-  br label %head
-head:
-  %k = phi i64 [ 0, %entry ], [ %k1, %head ]
-  %p = getelementptr inbounds float, ptr %a, i64 %k
-  store float 0.0, ptr %p
-  %k1 = add i64 %k, 1
-  %more = icmp slt i64 %k1, %n
-  br i1 %more, label %head, label %done
-done:
-  ret {} zeroinitializer"""
-
-LLVM_SIZED_MEMSET = """entry:
-  call void @llvm.memset.p0.i64(ptr %a, i8 0, i64 %n, i1 false)
-  ret {} zeroinitializer"""
-
-
-@pytest.mark.parametrize(
-    ("body", "fixed"), [(LLVM_STRAIGHT, True), (LLVM_LOOP, False), (LLVM_SIZED_MEMSET, False)]
-)
-def test_llvm_leaves_do_fixed_work_without_loops_or_memory_calls_of_a_scalar_length(
-    body: str, fixed: bool
-) -> None:
-    text = f"{LLVM_DECLARES}\ndefine {{}} @f(ptr %a, i64 %a.size, i64 %n) {{\n{body}\n}}\n"
-    params = [Param("a", ArrayType(ScalarType("f32"), 1)), Param("n", ScalarType("i64"))]
-    leaf = LeafFunction(None, "f", params, [], body=LLVMBody(text, "f"))
-    assert fixed_work(leaf) is fixed
 
 
 # -- the runtime: a new value of a scalar that is not work is not a new run key ------------
