@@ -5,7 +5,6 @@ own vector add written as clang 9 -O1 writes it with HPVM's hpvm.h) and LLVM 22 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,9 +14,7 @@ from hpvm import c
 from hpvm.c import clang
 from hpvm.cli import main as cli
 from hpvm.ir.printer import print_program
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared helpers
-from markers import fails  # noqa: E402
+from markers import fails
 
 pytestmark = pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning")
 

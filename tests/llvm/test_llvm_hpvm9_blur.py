@@ -15,7 +15,6 @@ grids a user transposed is refused at the launch, naming the nodes and the edge'
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,10 +23,8 @@ import pytest
 import hpvm
 from hpvm import llvm
 from hpvm.ir.printer import print_program
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared helpers
-from markers import fails  # noqa: E402
-from running import full_path_launches  # noqa: E402
+from markers import fails
+from running import full_path_launches
 
 pytestmark = [pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning"), pytest.mark.usefixtures("hpvm_runtime")]
 

@@ -9,7 +9,6 @@ NumPy's sweep for sweep, and ``interp``'s."""
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
@@ -18,9 +17,7 @@ import pytest
 
 import hpvm
 from hpvm import llvm
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared helpers
-from running import queued_with_retiring_workers  # noqa: E402
+from running import queued_with_retiring_workers
 
 pytestmark = [pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning"), pytest.mark.usefixtures("hpvm_runtime")]
 

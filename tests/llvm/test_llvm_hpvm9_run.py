@@ -6,7 +6,6 @@ through the command line. Named struct return types are node outputs like litera
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,10 +15,8 @@ import hpvm
 from hpvm import llvm
 from hpvm.cli import main
 from hpvm.ir.printer import print_program
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared helpers
-from markers import fails  # noqa: E402
-from running import run_tracked  # noqa: E402
+from markers import fails
+from running import run_tracked
 
 pytestmark = [pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning"), pytest.mark.usefixtures("hpvm_runtime")]
 

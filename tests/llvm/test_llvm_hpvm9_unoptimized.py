@@ -12,7 +12,6 @@ on ``cpu`` and ``interp``."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +23,7 @@ from hpvm.ir import llvmbounded
 from hpvm.ir.graph import LeafFunction, functions
 from hpvm.ir.printer import print_program
 from hpvm.runtime import quick
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: shared helpers
-from running import full_path_launches  # noqa: E402
+from running import full_path_launches
 
 pytestmark = [pytest.mark.filterwarnings("ignore::hpvm.HPVMWarning"), pytest.mark.usefixtures("hpvm_runtime")]
 
