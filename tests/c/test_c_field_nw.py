@@ -11,19 +11,16 @@ struct. The program aligns several pairs one after the other in the same tracked
 and checks every cell against its own row-by-row loop; the tests also check each pair's
 final score against a plain Python alignment.
 
-Replays. A launch is replayed only when its key (the arrays, the scalars) has a record
-(``runtime/plan.py``): a key's first launch is timed, its second (known quick now) is
-recorded, its third replayed. Within a pair no key repeats (every diagonal is new); later
-pairs repeat the first pair's keys, so the first two pairs take the full path and the rest
-could be replayed — while the tables still hold their keys. The tracker keeps at most 64
-replay records and drops them all at the 65th (``plan._REPLAYS``), and the quick-run table
-keeps 64 run keys per root, the oldest dropped first (``quick._KEYS_PER_ROOT``). An
-alignment of at most 64 diagonals (rows + cols - 1) is replayed from the third pair on;
-one of more than 64 finds every key new, never recorded (about half of its launches were
-seen on a worker), and takes the full path on every launch. (With 16 records, as the
-tracker kept before this program, an alignment of 17 to 64 diagonals — every one with a
-diagonal longer than a block — never met its records again either.) The counts below are
-those of these two limits.
+Replays. A launch is replayed when its key has a record (``runtime/plan.py``): a key's
+first launch is timed, its second (known quick now) is recorded, the rest replayed. The key
+holds the arrays and the values of the scalars that are work (``LaunchPlan.neutral``): here
+only ``blocks``, the grid node's size — the leaf has no loop, so the diagonal, its first row,
+its length, the width and the penalty are not work, and a new diagonal with as many blocks
+as one before is replayed with its own values. An alignment takes the full path twice per
+block count, whatever its length and number of pairs. (Before, with every value in the key:
+every diagonal its own key, the first two pairs on the full path, and an alignment of more
+than 64 diagonals — past the tracker's 64 records and the quick table's 64 run keys — on the
+full path at every launch.)
 
 A forgotten edge guard (the leaf without ``if (k < cells)``) indexes ``i * width`` with a
 parameter stride, which the bounds pre-check does not cover: unchecked on ``cpu`` it wrote
@@ -137,12 +134,12 @@ def test_the_graph_is_read_as_the_program_writes_it(program):
 @pytest.mark.parametrize(
     ("rows", "cols", "penalty", "pairs", "full"),
     [
-        (9, 8, 10, 4, 2 * 16),  # 16 diagonals: the last two pairs replayed
-        (5, 4, 10, 6, 2 * 8),  # 8 diagonals: 32 of 48 launches replayed
-        (16, 1, 3, 5, 2 * 16),  # one column: each diagonal one cell
+        (9, 8, 10, 4, 2),  # 16 diagonals of one block: 62 of 64 launches replayed
+        (5, 4, 10, 6, 2),
+        (16, 1, 3, 5, 2),  # one column: each diagonal one cell
         (1, 1, 10, 4, 2),  # one cell: one launch a pair
-        (33, 17, 4, 3, 2 * 49),  # 49 diagonals, two blocks at most: the last pair replayed
-        (40, 40, 10, 3, 3 * 79),  # 79 diagonals (> 64 run keys too), three blocks: none replayed
+        (33, 17, 4, 3, 2 * 2),  # 49 diagonals of one or two blocks
+        (40, 40, 10, 3, 2 * 3),  # 79 diagonals (more than the tables' 64 keys), three block counts
     ],
 )
 def test_every_pair_is_aligned_and_repeated_diagonals_are_replayed(

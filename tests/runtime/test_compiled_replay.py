@@ -259,7 +259,9 @@ def test_a_record_found_before_is_found_again_without_its_key():
     del tracker.replays[key]  # (behind the tracker's back: no new version)
     assert python(args, runtime) is None  # the Python replay looks the key up
     assert compiled(args, runtime) is not None  # the compiled one found it without the key
-    assert compiled((a, b, np.float32(3.0)), runtime) is None  # another scalar: another key
+    assert compiled((a, b, 3.0), runtime) is None  # a scalar of another type: another key
+    assert compiled((a, b, np.float32(3.0)), runtime) is not None  # (a new value of no work: the same)
+    np.testing.assert_array_equal(b, a * 3)
     assert compiled((b, a, np.float32(2.0)), runtime) is None  # other arrays: another key
     tracker.replays[key] = record
     with tracker._lock:
@@ -411,6 +413,53 @@ def test_both_replays_take_and_refuse_the_same_arguments(values, as_list):
         if one is not None:
             _same_handles(one, other)
         assert not any(_tokens())
+    finally:
+        for v in tracked:
+            hpvm.untrack_memory(v)
+
+
+#: Per scalar port of ``every_kind_root`` (``small``, ``x``, ``flag``, ``n``), the types a host
+#: may pass, each with its values: a replay's key holds the type, not the value (none of them
+#: changes ``every_kind``'s work: ``LaunchPlan.neutral``).
+_SCALARS = (
+    (st.integers(-128, 127), st.integers(-128, 127).map(np.int8)),
+    (st.floats(-1e6, 1e6), st.integers(-5, 5), st.floats(-1e3, 1e3).map(np.float32), st.just(-0.0)),
+    (st.booleans(), st.booleans().map(np.bool_)),
+    (st.integers(-(2**63), 2**63 - 1), st.integers(-3, 3).map(np.int64)),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_a_new_value_of_a_scalar_that_is_no_work_is_replayed_with_that_value(monkeypatch, data):
+    """Every scalar of ``every_kind_root`` is no work, so a launch with new values (of the same
+    types) replays the record made with the first ones: both replays run it, with the same
+    handle, and each run computes with the values given now — through the compiled entry,
+    the runner (a type it converts), and past two hot replays the native call, whose block
+    gets every scalar's bits per call."""
+    monkeypatch.setattr(plan, "HOT_REPLAYS", 2)
+    root_plan = plan.plan_for(every_kind_root, "cpu")
+    assert root_plan.neutral == {3, 4, 5, 6}
+    kinds = [data.draw(st.sampled_from(choices)) for choices in _SCALARS]
+    w, r, p = np.zeros((2, 3), np.float32), np.full(3, 0.25), np.full(4, 7, np.uint8)
+    tracked = _tracked((w, r, p))
+    try:
+        for _ in range(2):  # (the first compiles on a worker, the second is recorded)
+            hpvm.wait(hpvm.launch(every_kind_root, (w, r, p, *[data.draw(k) for k in kinds]), target="cpu"))
+        (record,) = api.default_runtime().tracker.replays.values()
+        _, compiled, python = _both(every_kind_root)
+        for turn in range(6):
+            small, x, flag, n = (data.draw(k) for k in kinds)
+            for replayed in (compiled, python):
+                w[0, 0] = -1
+                handle = replayed((w, r, p, small, x, flag, n), api.default_runtime())
+                assert handle is not None and handle.error is None, (turn, handle and handle.error)
+                want = np.float32(float(r[0]) + float(x) + int(small) + int(p[0])) if flag and n > 0 else -1
+                assert w[0, 0] == want, (small, x, flag, n)
+            assert not any(_tokens())
+        event(
+            "native" if record.native is not None else "dispatcher" if record.entry is not None else "runner"
+        )
     finally:
         for v in tracked:
             hpvm.untrack_memory(v)

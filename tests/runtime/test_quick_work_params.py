@@ -159,29 +159,39 @@ def test_a_host_loop_of_new_rows_runs_in_launch_and_a_new_loop_bound_does_not() 
 
 @needs_backend("cpu")
 @pytest.mark.usefixtures("hpvm_runtime", "quick_roots")
-def test_new_rows_record_no_replay_and_a_row_that_comes_again_is_replayed(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """A replay is of the same values (the sizes were checked for them): a host passing a
-    new row each time keeps no record per launch (its quick launches would fill the table
-    and drop every record, other roots' too); a row that comes again is recorded and
-    replayed after."""
-    from hpvm.runtime import api
+def test_new_rows_are_one_replay_each_run_with_its_own_row(monkeypatch, each_replay) -> None:  # type: ignore[no-untyped-def]
+    """A replay's key leaves out the values of scalars that change no work (``row``,
+    ``weight``, ``cols``): a host passing a new row and weight each time is recorded once
+    and replayed from its second launch on, each replay computing with its own values —
+    through the Python replay, the compiled one, and its native call once hot. A new ``n``
+    (work) is a new key: the full path again, and the bounds its run checks are its own."""
+    from hpvm.runtime import api, plan
 
+    monkeypatch.setattr(plan, "HOT_REPLAYS", 3)
     n = 64
     src, dst = np.arange(n, dtype=np.float32), np.zeros(n, np.float32)
     for a in (src, dst):
         hpvm.track_memory(a)
     replays = api.default_runtime().tracker.replays
     try:
-        for row in range(20):
-            hpvm.wait(hpvm.launch(row_root, (src, dst, row, np.float32(1), n, n), target="cpu"))
-        assert not replays
         full_path = full_path_launches(monkeypatch)
-        for _ in range(5):
-            hpvm.wait(hpvm.launch(row_root, (src, dst, 7, np.float32(1), n, n), target="cpu"))
+        for row in range(20):
+            weight = np.float32(row) / 4 - 1
+            hpvm.wait(hpvm.launch(row_root, (src, dst, row, weight, n - row, n), target="cpu"))
+            hpvm.request_memory(dst)
+            want = np.where(np.arange(n) < n - row, src * weight + np.float32(row), dst)
+            np.testing.assert_array_equal(dst, want)
+            dst[:] = -1
+        # (the first runs on a worker, the second is recorded: 18 replays)
+        assert full_path[0] == 2, full_path
         assert len(replays) == 1
-        assert full_path[0] == 1  # (row 7 came before: recorded now, the other four replayed)
+        if each_replay == "compiled":  # (hot after 3 replays: the rest called natively)
+            assert next(iter(replays.values())).native is not None
+        hpvm.wait(hpvm.launch(row_root, (src, dst, 5, np.float32(2), n, n // 2), target="cpu"))
+        assert full_path[0] == 3  # (a new size: a new key)
         hpvm.request_memory(dst)
-        np.testing.assert_array_equal(dst, src + 7)
+        np.testing.assert_array_equal(dst[: n // 2], src[: n // 2] * 2 + 5)
+        np.testing.assert_array_equal(dst[n // 2 :], -1)
     finally:
         for a in (src, dst):
             hpvm.untrack_memory(a)

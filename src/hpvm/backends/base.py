@@ -112,9 +112,10 @@ class NativeCall(NamedTuple):
     data pointer, dimensions and strides, which the caller writes —, a scalar one slot;
     the last two slots are a status the call writes (0: done). ``failed(code, info)``
     raises what a nonzero status means, as the function would have raised it. ``kinds``,
-    one byte per argument: ``a`` an array, ``f`` a float scalar — written per call from the
-    argument, as a double's bits: a replay's key takes ``-0.0`` for ``0.0``, whose bits
-    differ —, ``s`` another scalar (in place: an equal integer or bool has the same bits).
+    one byte per argument: ``a`` an array, and a scalar, written per call from the argument
+    (a replay's key leaves out the values of scalars that change no work, and takes ``-0.0``
+    for ``0.0``): ``f`` a float, as a double's bits, ``b`` a bool, 0 or 1, ``s`` an integer,
+    its 64 bits.
     The root's outputs, scalars, are the block's last ``len(returns)`` slots, after the
     status: ``returns`` says how each is written (``f`` a double's bits, ``i`` a signed and
     ``u`` an unsigned 64-bit integer, ``b`` 0 or 1), ``makers`` the type each becomes

@@ -52,6 +52,7 @@ typedef struct {
     PyObject *dtype; /* PORT_ARRAY, PORT_POINTER */
     PyObject *types; /* PORT_TYPES, PORT_INT: the accepted types (a frozenset) */
     PyObject *lo, *hi; /* PORT_INT: the range of the port's integer type */
+    int keyed;         /* PORT_TYPES, PORT_INT: the value is in the replay key (else its type only) */
 } Port;
 
 /* A record found for a key, kept to be found again without the key (``cached``). */
@@ -145,7 +146,8 @@ static int accepts(const Spec *spec, const Port *port, PyObject *value) {
 }
 
 /* The replay key ``LaunchPlan.ident`` makes: the plan, each array's id and shape, each
-   scalar's type and value. */
+   scalar's type and value — ``None`` for the value of a scalar that changes no work
+   (``keyed`` 0: ``LaunchPlan.neutral``). */
 static PyObject *replay_key(const Spec *spec, PyObject *const *values) {
     PyObject *key = PyTuple_New(1 + 2 * spec->count);
     if (key == NULL) return NULL;
@@ -160,7 +162,7 @@ static PyObject *replay_key(const Spec *spec, PyObject *const *values) {
         } else {
             first = (PyObject *)Py_TYPE(value);
             Py_INCREF(first);
-            second = value;
+            second = spec->ports[i].keyed ? value : Py_None;
             Py_INCREF(second);
         }
         if (first != NULL) PyTuple_SET_ITEM(key, 1 + 2 * i, first);
@@ -175,8 +177,8 @@ static PyObject *replay_key(const Spec *spec, PyObject *const *values) {
 
 /* Whether ``values`` make ``key`` (``replay_key``) — compared, not made: an array's id is
    the object's (the key's record holds its arrays while it lives), its shape its
-   dimensions, a scalar's type the same and its value equal. 1, 0, or -1 with an exception
-   set. */
+   dimensions, a scalar's type the same and its value equal (where ``keyed``). 1, 0, or -1
+   with an exception set. */
 static int makes(const Spec *spec, PyObject *key, PyObject *const *values) {
     for (Py_ssize_t i = 0; i < spec->count; i++) {
         PyObject *value = values[i], *first = PyTuple_GET_ITEM(key, 1 + 2 * i), *second = PyTuple_GET_ITEM(key, 2 + 2 * i);
@@ -191,7 +193,7 @@ static int makes(const Spec *spec, PyObject *key, PyObject *const *values) {
             }
         } else {
             if (first != (PyObject *)Py_TYPE(value)) return 0;
-            if (second != value) {
+            if (spec->ports[i].keyed && second != value) {
                 int equal = PyObject_RichCompareBool(second, value, Py_EQ);
                 if (equal != 1) return equal;
             }
@@ -517,6 +519,53 @@ static PyObject *call_entry(const Spec *spec, PyObject *record, PyObject *runs, 
 
 typedef void (*native_fn)(int64_t *block);
 
+/* A scalar argument's slot as the wrapper reads it (``native.py``'s ``kinds``): ``f`` a
+   double's bits, ``b`` 0 or 1, ``s`` an integer's 64 bits (an unsigned one past 2**63 as
+   its bits). Written per call for every scalar: a replay's key holds the value only of a
+   scalar that changes the work (``LaunchPlan.neutral``), and a float equal to the record's
+   may have other bits (``-0.0`` for ``0.0``). 1 written; 0 where the value cannot be
+   (nothing set: the caller calls the dispatcher, which converts or refuses as it would). */
+static int scalar_bits(PyObject *value, char kind, int64_t *slot) {
+    if (kind == 'f') {
+        double number = PyFloat_CheckExact(value) ? PyFloat_AS_DOUBLE(value) : PyFloat_AsDouble(value);
+        if (number == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+        memcpy(slot, &number, sizeof number);
+        return 1;
+    }
+    if (kind == 'b') {
+        int truth = PyObject_IsTrue(value);
+        if (truth < 0) {
+            PyErr_Clear();
+            return 0;
+        }
+        *slot = truth;
+        return 1;
+    }
+    if (kind != 's') return 0;
+    PyObject *number = PyLong_Check(value) ? Py_NewRef(value) : PyNumber_Index(value);
+    if (number == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int overflow = 0;
+    long long bits = PyLong_AsLongLongAndOverflow(number, &overflow);
+    if (overflow > 0) { /* (a uint64 past 2**63: its bits) */
+        unsigned long long wide = PyLong_AsUnsignedLongLong(number);
+        if (wide == (unsigned long long)-1 && PyErr_Occurred()) overflow = -1;
+        else memcpy(&bits, &wide, sizeof bits);
+    }
+    Py_DECREF(number);
+    if (overflow < 0 || (bits == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    *slot = (int64_t)bits;
+    return 1;
+}
+
 /* A NumPy scalar of ``type`` (the port's: ``code`` its dtype's character) holding the
    output ``integer`` or ``number``, as ``type(value)`` would make it but without its
    conversion machinery (0.4–0.6 µs a scalar, a third of a replayed launch of GenHPVM's
@@ -630,20 +679,11 @@ static int call_native(const Spec *spec, PyObject *runs, PyObject *native, PyObj
     for (Py_ssize_t i = 0; i < spec->count && fits; i++) {
         int kind = spec->ports[i].kind;
         if (kind != PORT_ARRAY && kind != PORT_POINTER) {
-            if (kinds[i] == 'f') { /* (equal to the record's, not the same bits: -0.0 for 0.0) */
-                PyObject *value = values[i];
-                double number = PyFloat_CheckExact(value) ? PyFloat_AS_DOUBLE(value) : PyFloat_AsDouble(value);
-                if (at >= end || (number == -1.0 && PyErr_Occurred())) {
-                    PyErr_Clear();
-                    fits = 0;
-                    break;
-                }
-                memcpy(&block[at], &number, sizeof number);
-            } else if (kinds[i] != 's') {
+            if (at >= end || !scalar_bits(values[i], kinds[i], &block[at])) {
                 fits = 0;
                 break;
             }
-            at += 1; /* (another scalar: in place, equal to the record's, with the same bits) */
+            at += 1;
             continue;
         }
         if (kinds[i] != 'a') {
@@ -1002,20 +1042,25 @@ static PyTypeObject SpecType = {
     .tp_dealloc = (destructor)spec_dealloc,
 };
 
-/* ``replayer(plan, ports, fallback, failed_run, FINISHED, ndarray, limits, hot, hot_replays)``:
+/* ``replayer(plan, ports, fallback, failed_run, FINISHED, ndarray, limits, hot, hot_replays, keyed)``:
    the replay of ``plan`` (after ``layout``); ``ports`` as ``launch.port_test`` describes them
-   (an array's rank, its fourth item, is not read: a replay's key fixes it). */
+   (an array's rank, its fourth item, is not read: a replay's key fixes it); ``keyed`` one
+   byte per port, 0 for a scalar whose value the key leaves out (``LaunchPlan.neutral``). */
 static PyObject *replayer(PyObject *module, PyObject *args) {
-    PyObject *plan, *ports, *fallback, *failed_run, *finished, *ndarray, *limits, *hot;
+    PyObject *plan, *ports, *fallback, *failed_run, *finished, *ndarray, *limits, *hot, *keyed;
     long hot_replays;
-    if (!PyArg_ParseTuple(args, "OO!OOOOO!Ol:replayer", &plan, &PyTuple_Type, &ports, &fallback, &failed_run,
-                          &finished, &ndarray, &PyDict_Type, &limits, &hot, &hot_replays))
+    if (!PyArg_ParseTuple(args, "OO!OOOOO!OlO!:replayer", &plan, &PyTuple_Type, &ports, &fallback, &failed_run,
+                          &finished, &ndarray, &PyDict_Type, &limits, &hot, &hot_replays, &PyBytes_Type, &keyed))
         return NULL;
     if (replay_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "layout() first");
         return NULL;
     }
     Py_ssize_t count = PyTuple_GET_SIZE(ports);
+    if (PyBytes_GET_SIZE(keyed) != count) {
+        PyErr_SetString(PyExc_ValueError, "keyed must have one byte per port");
+        return NULL;
+    }
     Spec *spec = PyObject_GC_New(Spec, &SpecType);
     if (spec == NULL) return NULL;
     spec->count = 0;
@@ -1032,6 +1077,7 @@ static PyObject *replayer(PyObject *module, PyObject *args) {
         Port *port = &spec->ports[i];
         port->dtype = port->types = port->lo = port->hi = NULL;
         port->written = 0;
+        port->keyed = PyBytes_AS_STRING(keyed)[i] != 0;
         port->kind = PORT_NEVER;
         spec->count = i + 1;
         PyObject *kind = NULL, *a = Py_None, *b = Py_None, *c = Py_None;
@@ -1082,8 +1128,8 @@ static PyMethodDef methods[] = {
     {"runs_threads", runs_threads, METH_VARARGS, "runs_threads(runs, limits): Runs.threads() as the replay makes it."},
     {"runs_add", runs_add, METH_VARARGS, "runs_add(runs, limits, seconds, threads): Runs.add as the replay makes it."},
     {"replayer", replayer, METH_VARARGS,
-     "replayer(plan, ports, fallback, failed_run, FINISHED, ndarray, limits, hot, hot_replays): a launch plan's "
-     "replay in C."},
+     "replayer(plan, ports, fallback, failed_run, FINISHED, ndarray, limits, hot, hot_replays, keyed): a launch "
+     "plan's replay in C."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -261,10 +261,6 @@ class Runtime:
             if handle.error is None and tracker.host_only():  # the next launch like it replays this one
                 record_replay(tracker, plan.ident(args), plan, root, args, entries, arrays, runs, known)
             return handle
-        if plan.run_args is not None:  # (its key came: recorded if it comes again, ``record_replay``)
-            ident = plan.ident(args)
-            if ident is not None:
-                plan.saw(ident)
         handle = LaunchHandle(self, root, backend)
         handle.arrays, handle.quick = arrays, known
         if runs is not None:  # (the host's CPU time from here to its wait: ``quick.waited_for``)

@@ -95,8 +95,10 @@ def compiled_replay(
     # (quick.py's globals: its ``QUICK_RUN_S`` is read per run, as ``Runs.add`` reads it)
     from .plan import HOT_REPLAYS  # (plan.py imports this module)
 
+    # (a scalar whose value the key leaves out: ``LaunchPlan.neutral``)
+    keyed = bytes(i not in plan.neutral for i in range(len(root.params)))
     return _extension.replayer(
-        plan, ports, fallback, failed_run, FINISHED, np.ndarray, vars(quick), hot, HOT_REPLAYS
+        plan, ports, fallback, failed_run, FINISHED, np.ndarray, vars(quick), hot, HOT_REPLAYS, keyed
     )
 
 

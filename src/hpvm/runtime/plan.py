@@ -78,7 +78,7 @@ class LaunchPlan:
         "needs_cluster",
         "checked",
         "run_args",
-        "seen",
+        "neutral",
         "_accept",
         "ident",
         "replay",
@@ -97,11 +97,16 @@ class LaunchPlan:
         self.backend: Backend = choose_backend(root, target)
         self.count = len(root.params)
         self.acceptors: tuple[Callable[[Any], bool], ...] = tuple(_acceptors(root))
+        quick = getattr(self.backend, "runs_quick_on_launch", False) and bounded_graph(root) is None
+        #: the positions of the root's scalars whose values neither the run key nor the replay
+        #: key holds, only their types: those that cannot change how much work a run does
+        #: (``quick.work_params``) — where launches may run quick (else none)
+        self.neutral: frozenset[int] = _neutral(root) if quick else frozenset()
         self._accept, ident, replay = _accepting(root, self)
         #: ``args`` -> the key a launch with them is replayed by (``Replay``): this plan, each
-        #: array's identity and shape, each scalar's type and value — if every value passes
-        #: its port's acceptor (those can change on the same array: its writeable flag);
-        #: else ``None``. Generated per root with ``accept``.
+        #: array's identity and shape, each scalar's type and value (``None`` for a ``neutral``
+        #: one's) — if every value passes its port's acceptor (those can change on the same
+        #: array: its writeable flag); else ``None``. Generated per root with ``accept``.
         self.ident: Callable[[Any], tuple[Any, ...] | None] = ident
         #: ``(args, runtime)`` -> the handle of a quick launch replaying the ``Replay`` kept
         #: in the runtime's tracker under ``ident(args)``, run now on the calling thread —
@@ -115,17 +120,11 @@ class LaunchPlan:
         #: where each frame and object touched is a miss. The same in C (``fastpath.py``)
         #: where the extension was built, with the generated function as its fallback.
         self.replay: Callable[[Any, Any], LaunchHandle | None] = compiled_replay(self, root, replay) or replay
-        quick = getattr(self.backend, "runs_quick_on_launch", False) and bounded_graph(root) is None
         #: the root's run durations (``quick.py``), or ``None``: its launches never run on the host
         self.times: dict[Any, Runs] | None = durations(root) if quick else None
-        #: an argument key -> its part of the run key: the values of the scalars that cannot
-        #: change how much work a run does (``quick.work_params``) left out, their types kept;
-        #: ``None`` where the argument key is that part (no such scalar, or no run key)
-        self.run_args: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = (
-            _run_args(root) if quick else None
-        )
-        #: with ``run_args``, the replay keys of its last launches (``saw``, ``record_replay``)
-        self.seen: dict[Any, None] = {}
+        #: an argument key -> its part of the run key: the ``neutral`` scalars' values left
+        #: out, their types kept; ``None`` where the argument key is that part
+        self.run_args: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = _run_args(root, self.neutral)
         self.needs_cluster = bool(getattr(self.backend, "needs_cluster", False))
         #: the argument keys whose sizes passed (``check_sizes``; a launch tests membership itself)
         self.checked: set[Any] = set()
@@ -133,21 +132,6 @@ class LaunchPlan:
         #: tracked array, each with weak references to its arrays (``record_replay``: a
         #: view is recorded when the same objects come again)
         self.viewed: tuple[tuple[Any, tuple[weakref.ref, ...]], ...] = ()
-
-    def saw(self, key: Any) -> bool:
-        """Whether replay key ``key`` came in one of this plan's last ``_REPLAYS`` launches
-        (``seen``); it is one of them from now on (``record_replay``; a queued launch of a
-        root with ``run_args`` tells it too: ``Runtime._launch_once``)."""
-        seen = self.seen
-        if key in seen:
-            return True
-        seen[key] = None
-        if len(seen) > _REPLAYS:
-            try:
-                seen.pop(next(iter(seen)), None)
-            except (RuntimeError, StopIteration):  # another thread's launch changed it meanwhile
-                pass
-        return False
 
     @property
     def root(self) -> InternalFunction:
@@ -175,15 +159,31 @@ class LaunchPlan:
             self.checked.add(key)
 
 
-def _run_args(root: InternalFunction) -> Callable[[tuple[Any, ...]], tuple[Any, ...]] | None:
-    """``LaunchPlan.run_args`` of ``root``: generated, one tuple display (a launch's path)."""
+def _neutral(root: InternalFunction) -> frozenset[int]:
+    """``LaunchPlan.neutral`` of a root whose launches may run quick: its scalars not in
+    ``quick.work_params``.
+
+    Why a replay may leave their values out (docs/semantics.md §12): everything a replay
+    skips is a function of the rest of its key — the sizes ``check_sizes`` checks are
+    work, the run key leaves the same values out — and what it runs gets every value: the
+    compiled entry or the runner with the launch's arguments, a native call with every
+    scalar written per call (``native.py``), and that code checks its leaves' accesses
+    against the arrays itself on every run (``cpu/sizes.py``). Measured: a host loop passing
+    a new row index to each launch took the full path, 27–33 µs a launch, against a
+    replay's 3–4 µs (docs/backends/cpu-performance.md, "A new scalar each launch")."""
     work = work_params(root)
-    parts = [
-        f"k[{i}]" if isinstance(p.type, ArrayType) or i in work else f"(k[{i}][0],)"
-        for i, p in enumerate(root.params)
-    ]
-    if all(part.startswith("k[") for part in parts):
+    return frozenset(
+        i for i, p in enumerate(root.params) if not isinstance(p.type, ArrayType) and i not in work
+    )
+
+
+def _run_args(
+    root: InternalFunction, neutral: frozenset[int]
+) -> Callable[[tuple[Any, ...]], tuple[Any, ...]] | None:
+    """``LaunchPlan.run_args`` of ``root``: generated, one tuple display (a launch's path)."""
+    if not neutral:
         return None
+    parts = [f"(k[{i}][0],)" if i in neutral else f"k[{i}]" for i in range(len(root.params))]
     names: dict[str, Any] = {}
     exec(f"def run_args(k):\n    return ({''.join(x + ', ' for x in parts)})\n", names)  # noqa: S102 — our own text
     return names["run_args"]  # type: ignore[no-any-return]
@@ -219,8 +219,12 @@ def _accepting(
         for p, v in zip(root.params, params)
     ]
     idents = [
-        f"id({v}), {v}.shape" if isinstance(p.type, ArrayType) else f"type({v}), {v}"
-        for p, v in zip(root.params, params)
+        f"id({v}), {v}.shape"
+        if isinstance(p.type, ArrayType)
+        else f"type({v}), None"
+        if i in plan.neutral
+        else f"type({v}), {v}"
+        for i, (p, v) in enumerate(zip(root.params, params))
     ]
     arrays = [v for p, v in zip(root.params, params) if isinstance(p.type, ArrayType)]
     unpack = f"    ({', '.join(params)},) = args\n" if params else ""
@@ -299,7 +303,8 @@ _REPLAYS = _KEYS_PER_ROOT
 class Replay:
     """What a quick launch found for its arguments, kept so that a launch repeating them —
     the same plan, the same array objects with the same shapes, the same scalar types and
-    values (``LaunchPlan.ident``) — does none of it again: a host that launches a step in a
+    values, but for the scalars that change no work (``LaunchPlan.ident``, ``neutral``) —
+    does none of it again: a host that launches a step in a
     loop over the same arrays (a stencil swapping two) gets, per launch, the acceptors' tests
     and the replay key, one look-up, its entries held (a token each, no lock:
     ``MemoryTracker.hold_replay``), the quick test and
@@ -308,8 +313,9 @@ class Replay:
     the argument list and key, the sizes' key, finding each array in the tracker, the run
     key and its look-up, the run context and ``Backend.run``.
 
-    Everything a replay skips is a function of what its key holds: the sizes (shapes and
-    scalar values), the tracker entries (the record holds the arrays it was made with, so
+    Everything a replay skips is a function of what its key holds (what it runs gets
+    every argument's value, and checks its accesses itself: ``plan._neutral``): the sizes
+    (shapes and the values of scalars that are work), the tracker entries (the record holds the arrays it was made with, so
     an id in its key is no other's while it lives — a view's too), the run key's ``Runs``
     (the entries' host state is fixed while nothing is on a device: replays happen only
     then), the scalars' types (what the direct call was chosen for). Records live in the
@@ -397,21 +403,15 @@ def record_replay(
     its third launch (with the last key alone, its keys alternated and it never was: a
     Jacobi sweep over HPVM-C's byte views took the full path every time).
 
-    A root with scalars left out of its run key (``run_args``: a row index, a time step)
-    runs quick with a value never seen before, and a host passing a new one each time would
-    record a replay per launch that never comes again — every ``_REPLAYS``-th dropping every
-    record kept, the other roots' too. Its launch is recorded when its key came in one of
-    the plan's last ``_REPLAYS`` launches (``LaunchPlan.saw``): a new value each time
-    records nothing, and a sequence that repeats (Needleman-Wunsch's diagonals, pair after
-    pair) is recorded on its second pass, as when each new value ran on a worker first."""
+    A host passing a new row index or time step to each launch makes one key (the
+    ``neutral`` scalars' values are not in it): its second launch is replayed with the new
+    value, and no record per launch fills the table."""
     if key is None:
         return
     if any(entry.array is not a for entry, a in zip(entries, arrays)):
         if not any(seen == key and all(ref() is not None for ref in refs) for seen, refs in plan.viewed):
             plan.viewed = (*plan.viewed, (key, tuple(weakref.ref(a) for a in arrays)))[-_VIEWED:]
             return
-    elif plan.run_args is not None and not plan.saw(key):
-        return
     backend = plan.backend
     version = backend.runners_version  # (read first: a switch after it makes the record stale)
     runner = backend.runner(root)

@@ -23,10 +23,12 @@ propagating them. The block's layout, in 64-bit slots, per argument in order:
 
 then the context tuple's values, then the status code and the exception info. ``template``
 makes a block with the scalars and the context in place; the C copies it and writes each
-array's slots per call, and each float's (``NativeCall.kinds``): a replay's key holds
-scalars by value, and ``-0.0 == 0.0``, so a float equal to the record's may have other
-bits, which the function must see as the dispatcher's call would pass them. A failure is raised by ``raise_status`` as the function would have
-raised it (``__hpvm_reraise``), and worded by the record's ``failed`` like any other.
+array's slots per call, and each scalar's (``NativeCall.kinds``): a replay's key leaves out
+the values of scalars that change no work (``plan.LaunchPlan.neutral``: a row index, a time
+step), and ``-0.0 == 0.0``, so even a float equal to the record's may have other bits, which
+the function must see as the dispatcher's call would pass them. A failure is raised by
+``raise_status`` as the function would have raised it (``__hpvm_reraise``), and worded by
+the record's ``failed`` like any other.
 
 Everything the wrapper names is in its source text (types as literals), so its on-disk
 cache entry means the same in every process; its header names the module of the function
@@ -249,13 +251,15 @@ def outputs(returned: Any, count: int) -> bytes | None:
 
 def kinds(signature: Sequence[Any]) -> bytes:
     """``NativeCall.kinds`` of the arguments of ``signature`` (the context tuple, last, is
-    not an argument): ``a`` an array, ``f`` a float, ``s`` another scalar."""
+    not an argument): ``a`` an array, ``f`` a float, ``b`` a bool, ``s`` an integer."""
     from numba.core import types
 
-    return bytes(
-        ord("a") if isinstance(kind, types.Array) else ord("f") if isinstance(kind, types.Float) else ord("s")
-        for kind in signature[:-1]
-    )
+    def kind_of(kind: Any) -> str:
+        if isinstance(kind, types.Array):
+            return "a"
+        return "f" if isinstance(kind, types.Float) else "b" if isinstance(kind, types.Boolean) else "s"
+
+    return "".join(kind_of(kind) for kind in signature[:-1]).encode()
 
 
 def wrapper_source(callee: str, signature: Sequence[Any], returned: int = 0) -> str | None:
