@@ -104,6 +104,26 @@ def test_arg_struct_is_packed_with_outputs_after():
     assert s.out_i == 7 and s.out_d == 2.25
 
 
+def test_a_pointer_port_is_the_same_array_each_time_its_region_is_the_same():
+    """A pointer-only port's array is its tracked region's from the pointer on: the region's
+    own array at its start, one slice per interior pointer — the same objects on every read
+    (a launch whose arrays are new objects is never replayed), new ones for a region tracked
+    anew."""
+    data = (ctypes.c_uint8 * 16)(*range(16))
+    start = ctypes.addressof(data)
+    region = np.ctypeslib.as_array(data)
+    struct = ArgStruct("r", ["ptr"], [], [ArrayType(ScalarType("u8"), 1, sized=False)])
+    pointer = ctypes.c_uint64(start)
+    read = lambda regions: struct.read(ctypes.addressof(pointer), regions=regions)[0]  # noqa: E731
+    assert read({start: region}) is region
+    pointer.value = start + 4
+    inner = read({start: region})
+    assert list(inner) == list(range(4, 16)) and read({start: region}) is inner
+    again = region[:]  # (the region tracked anew: another array)
+    other = read({start: again})
+    assert other is not inner and list(other) == list(range(4, 16)) and other.base is not None
+
+
 @needs_clang
 def test_main_output_argv_and_exit_code(write_c, capfd):
     source = """#include <stdio.h>

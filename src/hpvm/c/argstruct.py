@@ -61,6 +61,10 @@ def byte_view(address: int, size: int) -> np.ndarray:
     return np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(address))
 
 
+#: Slices of tracked regions an ``ArgStruct`` keeps (``region``; all dropped beyond this).
+_INNER_SLICES = 16
+
+
 class ArgStruct:
     """The layout of one root's argument struct."""
 
@@ -88,6 +92,9 @@ class ArgStruct:
         self.param_offsets, self.params_size, _ = _layout(params, packed=True)
         self.out_offsets, self.out_size, align = _layout(outputs, packed=False)
         self.out_start = self.params_size
+        #: ``region``'s arrays of pointers into a tracked region past its start, by the
+        #: region's address and the offset: each with the region's array it was cut from
+        self._inner: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
 
     def read(
         self,
@@ -134,12 +141,25 @@ class ArgStruct:
     ) -> np.ndarray:
         """The tracked memory from ``pointer`` to the end of the tracked region holding it;
         with ``size``, that region must hold all ``size`` bytes. Otherwise an ``HPVMCError``
-        in C's terms (the struct field, ``llvm_hpvm_track_mem``), not the Python API's."""
+        in C's terms (the struct field, ``llvm_hpvm_track_mem``), not the Python API's.
+
+        The same array object for the same pointer while its region is the same: the region's
+        own tracked array for its start, else the slice cut the first time. A launch whose
+        arrays are new objects is never replayed (``plan.record_replay``: a new view each
+        time), and a new slice per launch sent every step of SRAD's host loop
+        (``tests/c/programs/srad``) down the full path."""
         for start, arr in regions.items():
             if start <= pointer < start + arr.nbytes and (
                 size is None or pointer + size <= start + arr.nbytes
             ):
-                return arr[pointer - start :]
+                if pointer == start:
+                    return arr
+                cut = self._inner.get((start, pointer))
+                if cut is None or cut[0] is not arr:
+                    if len(self._inner) >= _INNER_SLICES:
+                        self._inner.clear()
+                    cut = self._inner[start, pointer] = (arr, arr[pointer - start :])
+                return cut[1]
         what = "a pointer passed without its size" if size is None else f"{size} bytes"
         raise CMemoryTrackingError(
             f"{api}: field {field} of {self.root_name}'s argument struct (root parameter "
