@@ -22,9 +22,9 @@ every diagonal its own key, the first two pairs on the full path, and an alignme
 than 64 diagonals — past the tracker's 64 records and the quick table's 64 run keys — on the
 full path at every launch.)
 
-A forgotten edge guard (the leaf without ``if (k < cells)``) indexes ``i * width`` with a
-parameter stride, which the bounds pre-check does not cover: unchecked on ``cpu`` it wrote
-past the matrices and glibc killed the process. ``interp`` and ``cpu``'s checked mode name
+A forgotten edge guard (the leaf without ``if (k < cells)``) indexes ``i * width`` with
+``i = firstRow + k``, a product of two parameters, which the bounds pre-check does not
+cover: unchecked on ``cpu`` it wrote past the matrices and glibc killed the process. ``interp`` and ``cpu``'s checked mode name
 the node, the leaf, the line of needle_kernel.cpp and the array (run in a process of its
 own)."""
 

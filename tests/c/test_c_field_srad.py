@@ -18,9 +18,11 @@ cut from its tracked region as a new slice per launch, ``c/argstruct.py``'s ``re
 
 With ``-D SRAD_SOUTH=(i + 1)`` the coefficients' leaf forgets to clamp its south neighbour,
 as a port that drops the CUDA kernel's edge test does: the last row reads a row past ``J``.
-The index ``(i + 1) * cols + j`` has a parameter stride, which the bounds pre-check does not
-cover; ``cpu``'s checked mode and ``interp`` name the instance, the C line, and the byte
-offset it read at."""
+The index ``(i + 1) * cols + j`` has a run-time stride, which the bounds pre-check reads
+(``affine.py``'s scaled terms: the id times ``cols``, and ``cols`` alone) and refuses the
+launch with, before anything runs, on ``cpu`` and ``interp`` alike, naming the bytes the
+instances reach with ``cols``'s value. (Before, it had no fact for a parameter stride:
+unchecked ``cpu`` read past the image, and the host counted 28 wrong pixels.)"""
 
 from __future__ import annotations
 
@@ -157,18 +159,22 @@ def test_each_step_s_new_q0sqr_is_replayed(program, monkeypatch, capfd) -> None:
     assert plan.plan_for(root, "cpu").neutral == {names.index(n) for n in ("bytesC", "q0sqr", "lambda_")}
 
 
-@pytest.mark.parametrize("target", ["cpu", "interp"])
-def test_an_unclamped_south_neighbour_names_the_instance_line_and_offset(unclamped, target: str) -> None:  # type: ignore[no-untyped-def]
-    """The last row's instances read the row after ``J``: the first of them found (column 0,
-    row ``rows - 1``) at ``rows * cols * 4`` bytes, the end of ``J``."""
+@pytest.mark.parametrize(("target", "checked"), [("cpu", False), ("cpu", True), ("interp", False)])
+def test_an_unclamped_south_neighbour_is_refused_before_it_runs(
+    unclamped, target: str, checked: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """The read of ``J[(i + 1) * cols + j]``: over 8 columns and 16 rows the instances reach
+    bytes 32 to 543 of the 512 — refused by the pre-check, checked mode or not."""
     rows, cols = 16, 8
-    previous = cpu.configure(checked=True)
+    previous = cpu.configure(checked=checked)
     try:
         with fails(
             hpvm.OutOfBoundsError,
-            f"node sradRoot/first[0, {rows - 1}] (leaf 'sradCoefficients', ",
-            f"a read of 4 bytes at tests/c/programs/srad/srad_graph.cpp:{line_of(GRAPH, 'south')} falls outside 'J'",
-            f"at byte offset {rows * cols * 4} of its {rows * cols * 4} bytes",
+            "every instance of leaf 'sradCoefficients' accesses bytes 4*x + 4*cols + 4*cols*y to",
+            f"of 'J' (input of 'sradRoot', {rows * cols * 4} bytes long) "
+            f"(tests/c/programs/srad/srad_graph.cpp:{line_of(GRAPH, 'south')})",
+            f"(x < {cols}, y < {rows}, cols = {cols}) that is bytes {4 * cols} to {4 * cols * (rows + 1) - 1}",
+            "past its end",
         ):
             unclamped.run([str(rows), str(cols), "2"], target=target)
     finally:

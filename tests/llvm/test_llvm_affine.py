@@ -1,17 +1,18 @@
 """Affine forms of several instance ids (``llvm_native/affine.py``) and the facts
 ``access.py``'s ``affine_accesses`` reads from LLVM leaves with them: the range of a form
 over a box of ids against brute force, and — on random integer arithmetic that may wrap —
-a fact is exact at every instance of every box where its conditions hold."""
+a fact is exact at every instance of every box where its conditions hold — with scaled
+terms (an id times an integer argument, ``a[i * cols + j]``) too, for any argument value."""
 
 from __future__ import annotations
 
 import itertools
 
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from hpvm.backends.llvm_native.access import affine_accesses, every_instance_accesses
-from hpvm.backends.llvm_native.affine import GLOBAL, holds, span
+from hpvm.backends.llvm_native.affine import ALONE, GLOBAL, holds, span
 from hpvm.ir.bodies import LLVMBody
 
 # A box: per level (0: the leaf's node, 1: its parent, 2: the grandparent), its sizes.
@@ -44,6 +45,82 @@ def test_the_span_is_the_least_and_greatest_value_over_the_box(box, data):
     assert span(terms, c_low, c_high, box) == (c_low + min(values), c_high + max(values))
 
 
+@settings(max_examples=300, deadline=None)
+@given(_BOXES, st.data())
+def test_a_span_with_scaled_terms_is_the_least_and_greatest_value_over_the_box(box, data):
+    """Plain terms, ids times arguments (the same id more than once: ``i*cols + i``) and
+    arguments alone, for any argument values: the span is the form's range over the box."""
+    levels = len(box)
+    terms = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, levels - 1), st.integers(0, 2), st.integers(-50, 50)),
+            max_size=3,
+            unique_by=lambda t: t[:2],
+        )
+    )
+    scaled = data.draw(
+        st.lists(
+            st.one_of(
+                st.tuples(
+                    st.integers(0, levels - 1), st.integers(0, 2), st.integers(-50, 50), st.integers(0, 2)
+                ),
+                st.tuples(st.just(ALONE), st.just(0), st.integers(-50, 50), st.integers(0, 2)),
+            ),
+            max_size=4,
+        )
+    )
+    values = data.draw(st.lists(st.integers(-100, 100), min_size=3, max_size=3))
+    c = data.draw(st.integers(-1000, 1000))
+    forms = [
+        sum(k * point.get((level, dim), 0) for level, dim, k in terms)
+        + sum(
+            k * values[arg] * (1 if level == ALONE else point.get((level, dim), 0))
+            for level, dim, k, arg in scaled
+        )
+        for point in _points(box)
+    ]
+    assert span(terms, c, c, box, scaled, values) == (c + min(forms), c + max(forms))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_BOXES, st.data())
+def test_the_generated_span_code_is_the_span(box, data):
+    """``bounds._span_code`` — the ``cpu`` back end's pre-check, as code in its graph function
+    — evaluated with the box's extents and the arguments' values, equals ``span`` (what
+    ``interp`` checks with), plain and scaled terms alike."""
+    from hpvm.backends.bounds import _span_code
+
+    levels = len(box)
+    terms = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, levels - 1), st.integers(0, 2), st.integers(-50, 50).filter(bool)),
+            max_size=3,
+            unique_by=lambda t: t[:2],
+        )
+    )
+    scaled = data.draw(
+        st.lists(
+            st.one_of(
+                st.tuples(
+                    st.integers(0, levels - 1), st.integers(0, 2), st.integers(-50, 50), st.integers(0, 2)
+                ),
+                st.tuples(st.just(ALONE), st.just(0), st.integers(-50, 50), st.integers(0, 2)),
+            ),
+            max_size=4,
+        )
+    )
+    values = data.draw(st.lists(st.integers(-100, 100), min_size=3, max_size=3))
+    low = data.draw(st.integers(-1000, 1000))
+    high = low + data.draw(st.integers(0, 9))
+    keys = {(lv, d) for lv, d, *_ in (*terms, *scaled) if lv != ALONE}
+    extents = {key: f"E{key[0]}_{key[1]}" for key in keys}
+    names = {arg: f"v{arg}" for arg in range(3)}
+    lo, hi = _span_code(terms, low, high, extents, scaled, names)
+    env = {f"v{arg}": value for arg, value in enumerate(values)}
+    env.update({f"E{lv}_{d}": (box[lv][d] if d < len(box[lv]) else 1) for lv, d in keys})
+    assert (eval(lo, {}, env), eval(hi, {}, env)) == span(terms, low, high, box, scaled, values)  # noqa: S307
+
+
 DECLARES = """
 declare ptr @llvm.hpvm.getNode()
 declare ptr @llvm.hpvm.getParentNode(ptr)
@@ -65,9 +142,7 @@ KEYS = {"%x": (0, 0), "%px": (1, 0), "%py": (1, 1), "%gx": (2, 0)}
 
 
 def _function(body: str) -> LLVMBody:
-    text = (
-        f"{DECLARES}\ndefine {{}} @f(ptr %a, i64 %a.size, ptr %b, i64 %b.size) {{\nentry:\n{IDS}{body}\n}}\n"
-    )
+    text = f"{DECLARES}\ndefine {{}} @f(ptr %a, i64 %a.size, ptr %b, i64 %b.size, i64 %width, i32 %narrow) {{\nentry:\n{IDS}{body}\n}}\n"
     return LLVMBody(text, "f")
 
 
@@ -102,7 +177,7 @@ def test_lbm_style_struct_of_arrays_with_parent_ids_and_a_moved_pointer():
     assert span(fact.terms, fact.first, fact.last, box) == (500, 504 + 4 * (9 + 36 + 189 + 1197) + 3)
 
 
-def test_a_decreasing_index_and_a_grandparent_id_are_facts_but_a_parameter_stride_is_not():
+def test_a_decreasing_index_and_a_grandparent_id_are_facts_but_a_stride_read_from_memory_is_not():
     body = """  %d = sub i64 %gx, %x
   %p = getelementptr inbounds float, ptr %a, i64 %d
   store float 0.0, ptr %p
@@ -113,6 +188,36 @@ def test_a_decreasing_index_and_a_grandparent_id_are_facts_but_a_parameter_strid
   ret {} zeroinitializer"""
     facts = affine_accesses(_function(body))
     assert [(f.argument, f.terms, f.first, f.last) for f in facts] == [(0, ((0, 0, -4), (2, 0, 4)), 0, 3)]
+
+
+def test_a_row_major_index_with_a_parameter_width_is_a_fact_with_scaled_terms():
+    """``a[(y + 1) * width + x]`` (``width`` an ``i64`` argument, its index 4) and ``b[y * narrow]``
+    with ``int narrow`` sign-extended: the ids times the arguments, and ``width`` alone; two
+    arguments multiplied (``width * width * x``) give no fact."""
+    body = """  %y1 = add nsw i64 %py, 1
+  %row = mul nsw i64 %y1, %width
+  %i = add nsw i64 %row, %x
+  %p = getelementptr inbounds float, ptr %a, i64 %i
+  store float 0.0, ptr %p
+  %t64 = sext i32 %narrow to i64
+  %j = mul nsw i64 %px, %t64
+  %q = getelementptr inbounds i16, ptr %b, i64 %j
+  store i16 0, ptr %q
+  %ss = mul i64 %width, %width
+  %k = mul i64 %ss, %x
+  %r = getelementptr inbounds i8, ptr %b, i64 %k
+  store i8 0, ptr %r
+  ret {} zeroinitializer"""
+    facts = affine_accesses(_function(body))
+    assert [(f.argument, f.terms, f.scaled, f.first, f.last) for f in facts] == [
+        (0, ((0, 0, 4),), ((ALONE, 0, 4, 4), (1, 1, 4, 4)), 0, 3),
+        (2, (), ((1, 0, 2, 5),), 0, 1),
+    ]
+    values = {4: 10, 5: 3}  # (width, narrow)
+    box = [[10], [2, 7]]
+    assert holds(facts[0].limits, facts[0].guards, box, values)
+    assert span(facts[0].terms, 0, 3, box, facts[0].scaled, values) == (40, 4 * (7 * 10 + 9) + 3)
+    assert not holds(facts[0].limits, facts[0].guards, box, {4: 2**62, 5: 3})  # ((y + 1) * width wraps)
 
 
 def test_a_negative_first_byte_of_one_id_is_a_fact_of_both_kinds():
@@ -193,7 +298,7 @@ def _wrap(value: int, bits: int) -> int:
 
 _STEPS = st.lists(
     st.tuples(
-        st.sampled_from(["add", "sub", "mul", "addid", "subid"]),
+        st.sampled_from(["add", "sub", "mul", "addid", "subid", "mularg", "addarg"]),
         st.integers(-(2**31), 2**31),
         st.sampled_from(sorted(KEYS)),
     ),
@@ -202,16 +307,22 @@ _STEPS = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
-    _STEPS, st.sampled_from([32, 64]), st.lists(st.integers(1, 4), min_size=4, max_size=4), st.integers(0, 40)
+    _STEPS,
+    st.sampled_from([32, 64]),
+    st.lists(st.integers(1, 4), min_size=4, max_size=4),
+    st.integers(0, 40),
+    st.one_of(st.integers(-5, 5), st.integers(-(2**31), 2**31 - 1)),
 )
-def test_a_fact_is_exact_at_every_instance_where_its_conditions_hold(steps, bits, sizes, scale):
-    """Random wrapping arithmetic (no ``nsw``) on the four ids in 32 or 64 bits, then the
-    byte offset: where the analysis gives a fact and its conditions hold over a box (the
-    sizes, or the sizes scaled up to reach the wrap), the address LLVM computes at every
-    instance of the box is the fact's form."""
+def test_a_fact_is_exact_at_every_instance_where_its_conditions_hold(steps, bits, sizes, scale, argument):
+    """Random wrapping arithmetic (no ``nsw``) on the four ids and an integer argument (a
+    row's width: ``%width`` in 64 bits, ``%narrow`` in 32) in 32 or 64 bits, then the byte
+    offset: where the analysis gives a fact and its conditions hold over a box (the sizes,
+    or the sizes scaled up to reach the wrap) for the argument's value, the address LLVM
+    computes at every instance of the box is the fact's form."""
     start = "%x"
+    arg_name, arg_index = ("%narrow", 5) if bits == 32 else ("%width", 4)
     lines = [f"  %t{k} = trunc i64 {name} to i32" for k, name in enumerate(KEYS)] if bits == 32 else []
     ref = {name: (f"%t{k}" if bits == 32 else name) for k, name in enumerate(KEYS)}
     name = ref[start]
@@ -219,6 +330,8 @@ def test_a_fact_is_exact_at_every_instance_where_its_conditions_hold(steps, bits
         new = f"%v{k}"
         if op in ("add", "sub", "mul"):
             lines.append(f"  {new} = {op} i{bits} {name}, {c}")
+        elif op.endswith("arg"):
+            lines.append(f"  {new} = {op[:3]} i{bits} {name}, {arg_name}")
         else:
             lines.append(f"  {new} = {op[:3]} i{bits} {name}, {ref[other]}")
         name = new
@@ -228,6 +341,7 @@ def test_a_fact_is_exact_at_every_instance_where_its_conditions_hold(steps, bits
     body = "\n".join([*lines, f"  %p = getelementptr inbounds i8, ptr %a, i64 {name}", "  store i8 0, ptr %p",
                       "  ret {} zeroinitializer"])  # fmt: skip
     facts = affine_accesses(_function(body)) + tuple(every_instance_accesses(_function(body)))
+    event("scaled fact" if any(getattr(f, "scaled", ()) for f in facts) else "fact" if facts else "none")
     if not facts:
         return
 
@@ -242,8 +356,12 @@ def test_a_fact_is_exact_at_every_instance_where_its_conditions_hold(steps, bits
                 v = _wrap(v * c, bits)
             elif op == "addid":
                 v = _wrap(v + _wrap(ids[other], bits), bits)
-            else:
+            elif op == "subid":
                 v = _wrap(v - _wrap(ids[other], bits), bits)
+            elif op == "mularg":
+                v = _wrap(v * argument, bits)
+            else:
+                v = _wrap(v + argument, bits)
         return v
 
     for factor in (1, 2**scale):
@@ -251,9 +369,10 @@ def test_a_fact_is_exact_at_every_instance_where_its_conditions_hold(steps, bits
         # every instance of the small box; of a scaled one, its corners (each id 0 or its
         # last) and the ids one before the last
         small = box if factor == 1 else [[3], [3, 3], [3]]
+        values = {arg_index: argument}
         for fact in affine_accesses(_function(body)):
             assert fact.first == fact.last
-            if not holds(fact.limits, fact.guards, box):
+            if not holds(fact.limits, fact.guards, box, values):
                 continue
             for point in _points(small):
                 if factor > 1:
@@ -265,4 +384,8 @@ def test_a_fact_is_exact_at_every_instance_where_its_conditions_hold(steps, bits
                     }
                 ids = {name: point[key] for name, key in KEYS.items()}
                 want = fact.first + sum(k * point[(level, dim)] for level, dim, k in fact.terms)
+                want += sum(
+                    k * values[arg] * (1 if level == ALONE else point[(level, dim)])
+                    for level, dim, k, arg in fact.scaled
+                )
                 assert llvm_value(ids) == want, (point, fact)

@@ -62,7 +62,7 @@ import math
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -73,7 +73,7 @@ from ..ir.bodies import LLVM, PYTHON_KINDS, GeneratedBody, llvm_abi_types
 from ..ir.graph import InternalFunction, LeafFunction, Node
 from ..ir.leafir import LeafIRUnsupported, leaf_ir
 from ..ir.leafir.analyses import index_facts
-from ..ir.types import ArrayType
+from ..ir.types import ArrayType, ScalarType
 from ..passes.clone_bounds import clone_accesses
 from ..passes.clone_leaves import LeafClone, clone_of
 
@@ -387,11 +387,14 @@ def _linear(stride: int, xyz: str, offset: int) -> str:
 
 @dataclass(frozen=True)
 class SpanAccess:
-    """Every instance of LLVM leaf ``leaf`` accesses bytes ``c + sum(k * id)`` of its array
-    parameter ``param`` (``array``), ``c`` from ``first`` to ``last``: ``terms`` are
-    ``(level, dim, k)``, ``level`` 0 the leaf's node, 1 its parent, ... (``llvm_native/
-    affine.py``); the fact holds where ``limits`` and ``guards`` do. ``where_first`` /
-    ``where_last``: the C lines of the accesses reaching the lowest / highest byte."""
+    """Every instance of LLVM leaf ``leaf`` accesses bytes ``c + sum(k * id)`` (plus its
+    ``scaled`` terms) of its array parameter ``param`` (``array``), ``c`` from ``first`` to
+    ``last``: ``terms`` are ``(level, dim, k)``, ``level`` 0 the leaf's node, 1 its parent,
+    ... (``llvm_native/affine.py``); the fact holds where ``limits`` and ``guards`` do.
+    ``where_first`` / ``where_last``: the C lines of the accesses reaching the lowest /
+    highest byte. A scaled term ``(level, dim, k, arg)`` is ``k * arg * id``, or ``k * arg``
+    with ``level`` ``affine.ALONE``: ``arg`` is the leaf's scalar parameter in
+    ``leaf_spans``' facts, the enclosing graph's input it is bound from in ``span_bounds``'."""
 
     leaf: str
     param: int
@@ -400,16 +403,44 @@ class SpanAccess:
     first: int
     last: int
     limits: tuple[tuple[int, int, int], ...]
-    guards: tuple[tuple[tuple[tuple[int, int, int], ...], int, int, int, int], ...]
+    guards: tuple[tuple[Any, ...], ...]
     where_first: str
     where_last: str
+    scaled: tuple[tuple[int, int, int, int], ...] = ()
 
     @property
     def levels(self) -> int:
         """The highest level its ids come from (a global id's: the level above its own)."""
         from .llvm_native.affine import GLOBAL
 
-        return max(level + (dim >= GLOBAL) for level, dim, _ in self.terms)
+        return max((level + (dim >= GLOBAL) for level, dim, _ in self.dims()), default=0)
+
+    def dims(self) -> list[tuple[int, int, int]]:
+        """Each id of the form once, ``(level, dim, index)``: its plain and scaled terms' in
+        order (``index`` counts them: the message's placeholders)."""
+        from .llvm_native.affine import ALONE
+
+        seen: dict[tuple[int, int], None] = {}
+        for level, dim, *_ in (*self.terms, *(t for t in self.scaled if t[0] != ALONE)):
+            seen.setdefault((level, dim))
+        return [(level, dim, j) for j, (level, dim) in enumerate(seen)]
+
+    def arguments(self) -> list[int]:
+        """The arguments its scaled terms and guards read, once each, in order."""
+        seen: dict[int, None] = {}
+        for *_, arg in (*self.scaled, *(t for guard in self.guards for t in guard[5])):
+            seen.setdefault(arg)
+        return list(seen)
+
+    def renamed(self, names: dict[int, int]) -> SpanAccess:
+        """The same fact with each argument ``arg`` of its scaled terms (and its guards')
+        named ``names[arg]`` instead."""
+
+        def scaled(terms: tuple[tuple[int, int, int, int], ...]) -> tuple[tuple[int, int, int, int], ...]:
+            return tuple((level, dim, k, names[arg]) for level, dim, k, arg in terms)
+
+        guards = tuple((*guard[:5], scaled(guard[5])) for guard in self.guards)
+        return replace(self, scaled=scaled(self.scaled), guards=guards)
 
 
 _SPANS: weakref.WeakKeyDictionary[LeafFunction, tuple[SpanAccess, ...]] = weakref.WeakKeyDictionary()
@@ -426,16 +457,17 @@ def leaf_spans(leaf: LeafFunction) -> tuple[SpanAccess, ...]:
     if leaf.body_kind == LLVM:
         from .llvm_native.access import affine_accesses
 
-        owner = _argument_ports(leaf)
+        owner, integers = _argument_ports(leaf), _integer_ports(leaf)
         spans = []
         for fact in affine_accesses(leaf.body):  # type: ignore[arg-type]
             p = owner[fact.argument] if fact.argument < len(owner) else None
             if p is not None:
                 where = str(leaf.location)
-                spans.append(
-                    SpanAccess(leaf.name, p, leaf.params[p].name, fact.terms, fact.first, fact.last, fact.limits,
-                               fact.guards, fact.where_first or where, fact.where_last or where)
-                )  # fmt: skip
+                access = SpanAccess(leaf.name, p, leaf.params[p].name, fact.terms, fact.first, fact.last,
+                                    fact.limits, fact.guards, fact.where_first or where, fact.where_last or where,
+                                    fact.scaled)  # fmt: skip
+                if all(integers.get(arg) is not None for arg in access.arguments()):
+                    spans.append(access.renamed(integers))  # type: ignore[arg-type]
         found = tuple(spans)
     with _LOCK:
         _SPANS[leaf] = found
@@ -451,20 +483,44 @@ def _argument_ports(leaf: LeafFunction) -> list[int | None]:
     return owner
 
 
-#: An affine fact about a node's leaf and the input of the enclosing graph its array comes from.
+def _integer_ports(leaf: LeafFunction) -> dict[int, int | None]:
+    """Per LLVM argument of ``leaf``, the scalar port whose value it is where that is a
+    signed integer (what a scaled term may read: its value in LLVM is the port's, read as
+    signed — an unsigned port's value past its sign bit would not be), else ``None``."""
+    owner: dict[int, int | None] = {}
+    at = 0
+    for p, param in enumerate(leaf.params):
+        count = len(llvm_abi_types(param.type))
+        if isinstance(param.type, ScalarType) and param.type.is_integer and param.type.dtype.kind == "i":
+            owner[at] = p
+        at += count
+    return owner
+
+
+#: An affine fact about a node's leaf and the input of the enclosing graph its array comes
+#: from; its scaled terms read the graph's inputs (``SpanAccess.renamed``).
 SpanBound = tuple[SpanAccess, int]
 
 
 def span_bounds(node: Node, fn: InternalFunction, feeds: Sequence[Feed | None]) -> list[SpanBound]:
-    """``bound_accesses`` for the affine facts: those on arrays bound from ``fn``'s inputs."""
+    """``bound_accesses`` for the affine facts: those on arrays bound from ``fn``'s inputs,
+    whose scaled terms' arguments are bound from its inputs too (renamed to them)."""
     leaf = node.function
     if not isinstance(leaf, LeafFunction):
         return []
+
+    def bound(p: int) -> int | None:
+        feed = feeds[p] if p < len(feeds) else None
+        return feed[1] if feed is not None and feed[0] == "bind" else None
+
     found = []
     for access in leaf_spans(leaf):
-        feed = feeds[access.param] if access.param < len(feeds) else None
-        if feed is not None and feed[0] == "bind" and isinstance(fn.params[feed[1]].type, ArrayType):
-            found.append((access, feed[1]))
+        given = bound(access.param)
+        if given is None or not isinstance(fn.params[given].type, ArrayType):
+            continue
+        names = {p: bound(p) for p in access.arguments()}
+        if all(j is not None and isinstance(fn.params[j].type, ScalarType) for j in names.values()):
+            found.append((access.renamed(names) if names else access, given))  # type: ignore[arg-type]
     return found
 
 
@@ -487,13 +543,20 @@ def check_spans(
     extents = [sizes, *ancestors]
     for access, i in bounds:
         found = array_shape(inputs[i])
-        if found is None or access.levels >= len(extents):
+        arguments = {j: _integer(inputs[j]) for j in access.arguments()}
+        if found is None or access.levels >= len(extents) or None in arguments.values():
             continue
         size = math.prod(found[0]) * found[1]
-        lo, hi = span(access.terms, access.first, access.last, extents)
-        if (lo < 0 or hi >= size) and holds(access.limits, access.guards, extents):
-            values = [lo, hi, size, *(extent(extents, level, d) for level, d, _ in access.terms)]
+        lo, hi = span(access.terms, access.first, access.last, extents, access.scaled, arguments)  # type: ignore[arg-type]
+        if (lo < 0 or hi >= size) and holds(access.limits, access.guards, extents, arguments):  # type: ignore[arg-type]
+            values = [lo, hi, size, *(extent(extents, level, d) for level, d, _ in access.dims())]
+            values += [arguments[j] for j in access.arguments()]
             raise OutOfBoundsError(span_message(node, fn, access, i, lo < 0).format(*values))
+
+
+def _integer(value: Any) -> int | None:
+    """A scalar argument's value as a Python integer (``None``: not one, or not known)."""
+    return int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else None
 
 
 def span_check_lines(
@@ -508,26 +571,32 @@ def span_check_lines(
     ``ancestor(level, dim)`` the expression of an ancestor's extent (``None``: unknown,
     the fact is not checked). The conditions of a fact (its limits and guards) are
     evaluated only when its range leaves the array: nothing more per launch otherwise."""
+    from .llvm_native.affine import ALONE
+
     lines: list[str] = []
     instances = " and ".join(f"{s} > 0" for s in sizes) or "True"
     for access, i in bounds:
         name = name_of(i)
-        extents = {
-            (lv, d): _extent_code(lv, d, sizes, ancestor) for lv, d, _ in (*access.terms, *access.limits)
-        }
-        for terms, *_ in access.guards:
-            extents.update({(lv, d): _extent_code(lv, d, sizes, ancestor) for lv, d, _ in terms})
-        if name is None or None in extents.values():
+        ids = [(lv, d) for lv, d, *_ in (*access.terms, *access.limits, *access.scaled) if lv != ALONE]
+        for terms, *_, scaled in access.guards:
+            ids += [(lv, d) for lv, d, *_ in (*terms, *scaled) if lv != ALONE]
+        extents = {key: _extent_code(*key, sizes, ancestor) for key in ids}
+        arguments = {j: name_of(j) for j in access.arguments()}
+        if name is None or None in extents.values() or None in arguments.values():
             continue
-        lo, hi = _span_code(access.terms, access.first, access.last, extents)
+        lo, hi = _span_code(access.terms, access.first, access.last, extents, access.scaled, arguments)  # type: ignore[arg-type]
         conditions = [f"{extents[(lv, d)]} - 1 <= {limit}" for lv, d, limit in access.limits]
-        for terms, c_low, c_high, low, high in access.guards:
-            g_lo, g_hi = _span_code(terms, c_low, c_high, extents)
+        for terms, c_low, c_high, low, high, scaled in access.guards:
+            g_lo, g_hi = _span_code(terms, c_low, c_high, extents, scaled, arguments)  # type: ignore[arg-type]
             # (int64's own ends bound nothing in int64 arithmetic: such a side is left out)
             conditions += [f"{g_lo} >= {low}"] if low > -(2**63) else []
             conditions += [f"{g_hi} <= {high}"] if high < 2**63 - 1 else []
-        values = ", ".join([lo, hi, f"{name}.nbytes", *(extents[(lv, d)] for lv, d, _ in access.terms)])
-        below = access.first < 0 or any(k < 0 for _, _, k in access.terms)  # (else lo >= 0 always)
+        shown = [extents[(lv, d)] for lv, d, _ in access.dims()] + [
+            f"({arguments[j]})" for j in access.arguments()
+        ]
+        values = ", ".join([lo, hi, f"{name}.nbytes", *shown])  # type: ignore[list-item]
+        # (else lo >= 0 always)
+        below = access.first < 0 or any(k < 0 for _, _, k in access.terms) or bool(access.scaled)
         for low_side, test in ((True, f"{lo} < 0"), (False, f"{hi} >= {name}.nbytes")):
             if low_side and not below:
                 continue
@@ -554,15 +623,40 @@ def _extent_code(
 
 
 def _span_code(
-    terms: Sequence[tuple[int, int, int]], low: int, high: int, extents: dict[tuple[int, int], str | None]
+    terms: Sequence[tuple[int, int, int]],
+    low: int,
+    high: int,
+    extents: dict[tuple[int, int], str | None],
+    scaled: Sequence[tuple[int, int, int, int]] = (),
+    arguments: dict[int, str] | None = None,
 ) -> tuple[str, str]:
-    """``affine.span`` as two expressions (each ``k`` known: its sign says its side)."""
+    """``affine.span`` as two expressions: an id's coefficient summed over its plain and
+    scaled terms (``arguments``: the variables of the scaled terms' arguments), its side
+    by its sign — a constant's known here, one with an argument's in the code."""
+    from .llvm_native.affine import ALONE
+
     lo, hi = str(low), str(high)
+    coefficients: dict[tuple[int, int], list[str]] = {}
+    known: dict[tuple[int, int], int] = {}
     for level, dim, k in terms:
-        if k < 0:
-            lo += f" - {-k}*({extents[(level, dim)]} - 1)"
+        known[(level, dim)] = k
+    for level, dim, k, arg in scaled:
+        product = f"{k}*({(arguments or {})[arg]})"
+        if level == ALONE:
+            lo, hi = f"{lo} + {product}", f"{hi} + {product}"
         else:
-            hi += f" + {k}*({extents[(level, dim)]} - 1)"
+            coefficients.setdefault((level, dim), []).append(product)
+    for key in sorted({*known, *coefficients}):
+        extent = f"({extents[key]} - 1)"
+        if key not in coefficients:
+            k = known[key]
+            if k < 0:
+                lo += f" - {-k}*{extent}"
+            else:
+                hi += f" + {k}*{extent}"
+            continue
+        top = f"({' + '.join([str(known.get(key, 0)), *coefficients[key]])})*{extent}"
+        lo, hi = f"{lo} + min(0, {top})", f"{hi} + max(0, {top})"
     return f"({lo})", f"({hi})"
 
 
@@ -588,13 +682,25 @@ def span_message(node: Node, fn: InternalFunction, access: SpanAccess, given: in
     name = fn.params[given].name
     source = f"'{name}' of '{fn.name}'" if name != access.array else f"of '{fn.name}'"
 
+    from .llvm_native.affine import ALONE
+
+    def term(k: int, *factors: str) -> str:
+        return "*".join(([] if k == 1 else [str(k)]) + list(factors))
+
     def form(c: int) -> str:
-        text = " + ".join(
-            f"{k}*{_id_name(lv, d)}" if k != 1 else _id_name(lv, d) for lv, d, k in access.terms
-        )
+        parts = [term(k, _id_name(lv, d)) for lv, d, k in access.terms]
+        parts += [
+            term(k, fn.params[arg].name, *([] if lv == ALONE else [_id_name(lv, d)]))
+            for lv, d, k, arg in access.scaled
+        ]
+        text = " + ".join(parts)
         return (f"{text} + {c}" if c else text).replace("+ -", "- ")
 
-    ranges = ", ".join(f"{_id_name(lv, d)} < {{{3 + j}}}" for j, (lv, d, _) in enumerate(access.terms))
+    dims = access.dims()
+    ranges = ", ".join(
+        [f"{_id_name(lv, d)} < {{{3 + j}}}" for lv, d, j in dims]
+        + [f"{fn.params[arg].name} = {{{3 + len(dims) + j}}}" for j, arg in enumerate(access.arguments())]
+    )
     first, last = access.first, access.last
     where = access.where_first if low_side else access.where_last
     side = "before its start" if low_side else "past its end"

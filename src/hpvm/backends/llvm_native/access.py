@@ -61,12 +61,15 @@ blockDim.x + threadIdx.x`` that HPVM's GPU-convention leaves (Rodinia's, Parboil
 with, becomes one term, whose extent at launch is the two levels' product. A form that
 keeps the global id beside one of the ids it is made of (the product alone, or ``ix +
 gx``) gives no fact: their ranges are not independent.
+An id's form times an integer argument of the leaf (``i * cols``, ``(i + 1) * cols``, the
+row-major index of every 2-D leaf with a run-time width) keeps it as *scaled* terms
+(``affine.py``), whose range the launch's value of the argument decides; a product of two
+arguments is not followed.
 Single own-id facts with a stride > 0 stay ``ByteAccess`` facts (their limit says it all); one
 whose first byte is below the pointer (``a[x - 1]``) is an ``AffineBytes`` too, for its
 start. Anything else — a guard (``if (i < n)``: the access is not in a block every call
-runs), an
-index with a parameter in it, a struct field, a ``phi`` — gives no fact, and such accesses
-are not checked.
+runs), an index read from memory, a product of two arguments, a struct field, a ``phi`` —
+gives no fact, and such accesses are not checked.
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ from ...ir.llvm_text import DEFINITION, parameters, split_top
 from ...ir.llvm_text import VALUE_NAME as _NAME
 from ...ir.llvm_text import arguments as _arguments
 from ...ir.llvmcontext import own_context, promoted_function
-from .affine import GLOBAL, Affine, Guard, Term, merged_guards
+from .affine import ALONE, GLOBAL, Affine, Guard, Scaled, Term, merged_guards
 
 _IDS = {"x": 0, "y": 1, "z": 2}
 _ID_CALL = re.compile(r"@llvm\.hpvm\.getNodeInstanceID\.([xyz])\(")
@@ -341,6 +344,7 @@ class AffineBytes:
     guards: tuple[Guard, ...]
     where_first: str | None
     where_last: str | None
+    scaled: tuple[Scaled, ...] = ()  #: ids times an integer argument (``affine.py``)
 
 
 def _signed(bits: int) -> tuple[int, int]:
@@ -467,6 +471,12 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
     if not define:
         return (), ()
     arguments = {name: k for k, name in enumerate(_arguments(define)) if name}
+    #: the integer arguments (a row's width, a step): their values are known at launch
+    integers = {
+        name: k
+        for k, (name, item) in enumerate(zip(_arguments(define), parameters(define)))
+        if name and _WIDTH.match(item.split(" ", 1)[0])
+    }
     defs: dict[str, str] = {}
     for line in lines:
         m = DEFINITION.match(line)
@@ -518,7 +528,7 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
         for scaled, counted in ((a, b), (b, a)):
             found = count(counted)
             other = operand(scaled, depth) if found is not None else None
-            if other is None or other.c or len(other.terms) != 1:
+            if other is None or other.c or len(other.terms) != 1 or other.scaled:
                 continue
             (lv, d, k), (count_level, count_dim) = other.terms[0], found
             if lv == count_level + 1 and d == count_dim:
@@ -529,7 +539,7 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
     def _value(name: str, depth: int) -> Affine | None:
         rhs = defs.get(name)
         if rhs is None:
-            return None
+            return Affine.argument(integers[name]) if name in integers else None
         words = rhs.replace(",", " ").split()
         if "call" in words[:3]:
             call = _ID_CALL.search(rhs)
@@ -566,16 +576,18 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
             result = a.plus(b)
         elif op == "sub":
             result = a.plus(b.times(-1))
-        elif op == "mul" and (not a.terms or not b.terms):
-            result = a.times(b.c).plus(b.conditions()) if not b.terms else b.times(a.c).plus(a.conditions())
-        elif op == "shl" and not b.terms and 0 <= b.c < bits:
+        elif op == "mul" and (a.constant or b.constant):
+            result = a.times(b.c).plus(b.conditions()) if b.constant else b.times(a.c).plus(a.conditions())
+        elif op == "mul":  # (an id's form times an integer argument: a row's width)
+            result = a.times_argument(b)
+        elif op == "shl" and b.constant and 0 <= b.c < bits:
             result = a.times(2**b.c).plus(b.conditions())
-        elif op in ("ashr", "lshr") and not b.terms and 0 <= b.c < bits:
+        elif op in ("ashr", "lshr") and b.constant and 0 <= b.c < bits:
             # A shift of a value every id keeps a multiple of 2^C: an exact division (instcombine
             # writes sext(trunc(v)) * 4 as ashr (shl v, 32), 30, and adds constants in between).
             kept = a if op == "ashr" else a.within(0, 2 ** (bits - 1) - 1)  # (lshr: as unsigned)
             result = kept.divided(2**b.c) if kept is not None else None
-        elif op == "and" and not b.terms and b.c > 0 and b.c & (b.c + 1) == 0:
+        elif op == "and" and b.constant and b.c > 0 and b.c & (b.c + 1) == 0:
             result = a.within(0, b.c)  # zext(trunc(v)) as instcombine writes it: and v, 2^k - 1
         else:
             return None
@@ -617,7 +629,7 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
 
     debug: DebugInfo | None = None
     farthest: dict[tuple[int, int, int, int], ByteAccess] = {}
-    spans: dict[tuple[int, tuple[Term, ...]], AffineBytes] = {}
+    spans: dict[tuple[int, tuple[Term, ...], tuple[Scaled, ...]], AffineBytes] = {}
     for line in _certain_blocks(lines):
         m = DEFINITION.match(line)
         rhs = _strip(m.group(2) if m else line)
@@ -630,7 +642,7 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
             continue
         size = type_size(leading_type(operands[0]))
         found = address(pointer[0])
-        if size is None or found is None or not found[1].terms or _entangled(found[1].terms):
+        if size is None or found is None or not _ids(found[1]) or _entangled(_ids(found[1])):
             continue
         argument, offset = found
         if debug is None:
@@ -645,10 +657,15 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
                 farthest[key] = fact
             if offset.c >= 0:
                 continue  # (a negative first byte: the instance with id 0 reads before the array)
-        spans[(argument, offset.terms)] = _joined(
-            spans.get((argument, offset.terms)), argument, offset, size, where
-        )
+        key = (argument, offset.terms, offset.scaled)
+        spans[key] = _joined(spans.get(key), argument, offset, size, where)
     return tuple(farthest.values()), tuple(spans.values())
+
+
+def _ids(offset: Affine) -> tuple[tuple[int, int, int], ...]:
+    """Every id's ``(level, dim, k)`` in ``offset``: its terms, then its scaled terms that
+    have an id (their argument left out: which ids a form has, not its value)."""
+    return (*offset.terms, *((level, dim, k) for level, dim, k, _ in offset.scaled if level != ALONE))
 
 
 def _entangled(terms: tuple[Term, ...]) -> bool:
@@ -662,7 +679,7 @@ def _entangled(terms: tuple[Term, ...]) -> bool:
 def _simple(offset: Affine) -> tuple[int, int, int] | None:
     """(dim, stride, limit) of ``stride*id + c`` in one own id, ``stride`` > 0, with no other
     condition than a limit on that id: what ``ByteAccess`` says."""
-    if len(offset.terms) != 1 or offset.guards or len(offset.limits) > 1:
+    if len(offset.terms) != 1 or offset.guards or len(offset.limits) > 1 or offset.scaled:
         return None
     level, dim, k = offset.terms[0]
     if level or dim >= GLOBAL or k <= 0 or any(lim[:2] != (0, dim) for lim in offset.limits):
@@ -679,7 +696,15 @@ def _joined(
     guards = tuple(offset.guards)
     if was is None:
         return AffineBytes(
-            argument, offset.terms, first, last, offset.limits, merged_guards(guards), where, where
+            argument,
+            offset.terms,
+            first,
+            last,
+            offset.limits,
+            merged_guards(guards),
+            where,
+            where,
+            offset.scaled,
         )
     limits = {(lv, d): lim for lv, d, lim in was.limits}
     for lv, d, lim in offset.limits:
@@ -693,4 +718,5 @@ def _joined(
         merged_guards((*was.guards, *guards)),
         where if first < was.first else was.where_first,
         where if last > was.last else was.where_last,
+        was.scaled,
     )

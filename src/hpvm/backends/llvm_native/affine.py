@@ -21,20 +21,35 @@ threadIdx.x`` as HPVM's GPU-convention leaves find their element (``ix = gx * gr
 with ``gridx = __hpvm__getNumNodeInstances_x(thisNode)``) —, whose extent is the product
 of the two levels' (``extent``): every value from 0 to that product less one is some
 instance's.
+
+A *scaled* term is an id times a scalar argument of the leaf, ``(level, dim, k, arg)``: ``k
+* arg * id`` — a row-major index with a run-time width, ``a[i * cols + j]``, as every 2-D
+HPVM-C leaf writes one — and with ``level`` ``ALONE``, ``k * arg`` alone (``(i + 1) *
+cols``). The argument's value is one for every instance and known at launch, so the range
+is still each id's extreme on its side, once the argument's value has joined ``k``: ``span``
+takes the values (``values[arg]``), sums the coefficients of each id over its plain and
+scaled terms (``i * cols + i`` is one id with one coefficient), and adds the arguments
+alone to both ends. ``arg`` is the LLVM argument's index in ``access.py``'s facts;
+``bounds.py`` renames it to the graph input the argument comes from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 #: ``dim`` of the global id along x (then y, z): ``GLOBAL + d``.
 GLOBAL = 3
 
 Term = tuple[int, int, int]
-#: ``terms``, the lowest and highest constant, and the range ``[low, high]`` the form must
-#: stay in over the box for a fact to hold (an integer width it was computed in).
-Guard = tuple[tuple[Term, ...], int, int, int, int]
+#: ``(level, dim, k, arg)``: ``k * arg * id``, or with ``level`` ``ALONE``, ``k * arg``.
+Scaled = tuple[int, int, int, int]
+#: The ``level`` of a scaled term that is the argument alone (no id).
+ALONE = -1
+#: ``terms``, the lowest and highest constant, the range ``[low, high]`` the form must stay
+#: in over the box for a fact to hold (an integer width it was computed in), and the form's
+#: scaled terms.
+Guard = tuple[tuple[Term, ...], int, int, int, int, tuple[Scaled, ...]]
 
 
 def extent(extents: Sequence[Sequence[int]], level: int, dim: int) -> int:
@@ -46,11 +61,25 @@ def extent(extents: Sequence[Sequence[int]], level: int, dim: int) -> int:
     return sizes[dim] if dim < len(sizes) else 1
 
 
-def span(terms: Sequence[Term], low: int, high: int, extents: Sequence[Sequence[int]]) -> tuple[int, int]:
-    """The least and the greatest value of ``c + sum(k * id)`` over the box ``extents``
-    (per level, its sizes; every extent > 0), ``c`` ranging over ``low .. high``: each
-    term's extreme on its side (a term's ids are independent of the others')."""
-    for level, dim, k in terms:
+def span(
+    terms: Sequence[Term],
+    low: int,
+    high: int,
+    extents: Sequence[Sequence[int]],
+    scaled: Sequence[Scaled] = (),
+    values: Mapping[int, int] | Sequence[int] = (),
+) -> tuple[int, int]:
+    """The least and the greatest value of ``c + sum(k * id)`` (and the ``scaled`` terms,
+    their arguments' ``values``) over the box ``extents`` (per level, its sizes; every
+    extent > 0), ``c`` ranging over ``low .. high``: each id's extreme on its side (an id's
+    range is independent of the others'), its coefficient summed over its terms first."""
+    ks = {(level, dim): k for level, dim, k in terms}
+    for level, dim, k, arg in scaled:
+        if level == ALONE:
+            low, high = low + k * values[arg], high + k * values[arg]
+        else:
+            ks[(level, dim)] = ks.get((level, dim), 0) + k * values[arg]
+    for (level, dim), k in ks.items():
         top = k * (extent(extents, level, dim) - 1)
         if top < 0:
             low += top
@@ -59,14 +88,20 @@ def span(terms: Sequence[Term], low: int, high: int, extents: Sequence[Sequence[
     return low, high
 
 
-def holds(limits: Sequence[Term], guards: Sequence[Guard], extents: Sequence[Sequence[int]]) -> bool:
+def holds(
+    limits: Sequence[Term],
+    guards: Sequence[Guard],
+    extents: Sequence[Sequence[int]],
+    values: Mapping[int, int] | Sequence[int] = (),
+) -> bool:
     """Whether a fact's conditions hold over the box: each id within its limit
-    (``(level, dim, largest id)``), each guarded form within its range."""
+    (``(level, dim, largest id)``), each guarded form within its range (its scaled terms'
+    arguments: ``values``)."""
     for level, dim, limit in limits:
         if extent(extents, level, dim) - 1 > limit:
             return False
-    for terms, c_low, c_high, low, high in guards:
-        lo, hi = span(terms, c_low, c_high, extents)
+    for terms, c_low, c_high, low, high, scaled in guards:
+        lo, hi = span(terms, c_low, c_high, extents, scaled, values)
         if lo < low or hi > high:
             return False
     return True
@@ -81,32 +116,50 @@ def _merged_limits(a: tuple[Term, ...], b: tuple[Term, ...]) -> tuple[Term, ...]
 
 def merged_guards(guards: Sequence[Guard]) -> tuple[Guard, ...]:
     """``guards`` with those on the same terms and range made one (the constants' hull)."""
-    out: dict[tuple[tuple[Term, ...], int, int], tuple[int, int]] = {}
-    for terms, c_low, c_high, low, high in guards:
-        key = (terms, low, high)
+    out: dict[tuple[tuple[Term, ...], int, int, tuple[Scaled, ...]], tuple[int, int]] = {}
+    for terms, c_low, c_high, low, high, scaled in guards:
+        key = (terms, low, high, scaled)
         was = out.get(key, (c_low, c_high))
         out[key] = (min(was[0], c_low), max(was[1], c_high))
-    return tuple((terms, cl, ch, low, high) for (terms, low, high), (cl, ch) in sorted(out.items()))
+    return tuple(
+        (terms, cl, ch, low, high, scaled) for (terms, low, high, scaled), (cl, ch) in sorted(out.items())
+    )
 
 
 @dataclass(frozen=True)
 class Affine:
-    """A value equal to ``c + sum(k * id)`` (``terms``, sorted, no zero ``k``) wherever every
-    id is within its ``limits`` and every form of ``guards`` stays in its range."""
+    """A value equal to ``c + sum(k * id)`` (``terms``, sorted, no zero ``k``) plus its
+    ``scaled`` terms (sorted, no zero ``k``: ids times an argument, or an argument alone)
+    wherever every id is within its ``limits`` and every form of ``guards`` stays in its
+    range."""
 
     terms: tuple[Term, ...] = ()
     c: int = 0
     limits: tuple[Term, ...] = ()
     guards: frozenset[Guard] = field(default_factory=frozenset)
+    scaled: tuple[Scaled, ...] = ()
 
     @staticmethod
     def id(level: int, dim: int) -> Affine:
         return Affine(((level, dim, 1),))
 
+    @staticmethod
+    def argument(arg: int) -> Affine:
+        """The value of integer argument ``arg`` (one for every instance)."""
+        return Affine(scaled=((ALONE, 0, 1, arg),))
+
+    @property
+    def constant(self) -> bool:
+        """Whether it is ``c`` alone (under its conditions)."""
+        return not self.terms and not self.scaled
+
     def within(self, low: int, high: int) -> Affine | None:
         """The same value where it stays in ``[low, high]`` (an integer width: past it the
         operation wraps), or ``None`` if the first instance (every id 0) already leaves it.
-        One id: a limit on that id; several: a guard, evaluated over the box at launch."""
+        One id: a limit on that id; several, or an argument: a guard, evaluated over the
+        box at launch."""
+        if self.scaled:
+            return replace(self, guards=self.guards | {(self.terms, self.c, self.c, low, high, self.scaled)})
         if not low <= self.c <= high:
             return None
         if not self.terms:
@@ -115,20 +168,45 @@ class Affine:
             level, dim, k = self.terms[0]
             limit = (high - self.c) // k if k > 0 else (self.c - low) // -k
             return replace(self, limits=_merged_limits(self.limits, ((level, dim, limit),)))
-        return replace(self, guards=self.guards | {(self.terms, self.c, self.c, low, high)})
+        return replace(self, guards=self.guards | {(self.terms, self.c, self.c, low, high, ())})
 
     def plus(self, other: Affine) -> Affine:
         ks: dict[tuple[int, int], int] = {}
         for level, dim, k in (*self.terms, *other.terms):
             ks[(level, dim)] = ks.get((level, dim), 0) + k
         terms = tuple((level, dim, k) for (level, dim), k in sorted(ks.items()) if k)
+        by_arg: dict[tuple[int, int, int], int] = {}
+        for level, dim, k, arg in (*self.scaled, *other.scaled):
+            by_arg[(level, dim, arg)] = by_arg.get((level, dim, arg), 0) + k
+        scaled = tuple((level, dim, k, arg) for (level, dim, arg), k in sorted(by_arg.items()) if k)
         return Affine(
-            terms, self.c + other.c, _merged_limits(self.limits, other.limits), self.guards | other.guards
+            terms,
+            self.c + other.c,
+            _merged_limits(self.limits, other.limits),
+            self.guards | other.guards,
+            scaled,
         )
 
     def times(self, factor: int) -> Affine:
         terms = tuple((level, dim, k * factor) for level, dim, k in self.terms) if factor else ()
-        return replace(self, terms=terms, c=self.c * factor)
+        scaled = tuple((level, dim, k * factor, arg) for level, dim, k, arg in self.scaled) if factor else ()
+        return replace(self, terms=terms, c=self.c * factor, scaled=scaled)
+
+    def times_argument(self, other: Affine) -> Affine | None:
+        """The product with ``other`` where one of the two is an argument alone (``k * arg``)
+        and the other has no scaled term: each id's term and the constant scaled by the
+        argument; ``None`` otherwise (a product of two arguments is not followed)."""
+        for alone, form in ((self, other), (other, self)):
+            if alone.terms or alone.c or len(alone.scaled) != 1 or alone.scaled[0][0] != ALONE or form.scaled:
+                continue
+            _, _, k, arg = alone.scaled[0]
+            scaled = [(level, dim, k * kk, arg) for level, dim, kk in form.terms]
+            scaled += [(ALONE, 0, k * form.c, arg)] if form.c else []
+            conditions = Affine(
+                limits=_merged_limits(alone.limits, form.limits), guards=alone.guards | form.guards
+            )
+            return conditions.plus(Affine(scaled=tuple(scaled)))
+        return None
 
     def conditions(self) -> Affine:
         """Zero, under this value's conditions (to keep them when its value is used up)."""
@@ -137,6 +215,11 @@ class Affine:
     def divided(self, d: int) -> Affine | None:
         """The exact quotient by ``d`` > 0, or ``None`` if some instance's value is not a
         multiple of it (every ``k`` and ``c`` must be)."""
-        if self.c % d or any(k % d for _, _, k in self.terms):
+        if self.c % d or any(k % d for _, _, k in self.terms) or any(s[2] % d for s in self.scaled):
             return None
-        return replace(self, terms=tuple((level, dim, k // d) for level, dim, k in self.terms), c=self.c // d)
+        return replace(
+            self,
+            terms=tuple((level, dim, k // d) for level, dim, k in self.terms),
+            c=self.c // d,
+            scaled=tuple((level, dim, k // d, arg) for level, dim, k, arg in self.scaled),
+        )
