@@ -1,7 +1,7 @@
 """The cpu back end's checked mode on an HPVM-C leaf (``llvm_native/checked.py``):
 ``programs/checked.c``'s ``scale`` indexes ``(chan * rows + row) * cols + col`` with
 parameter strides inside its loops, as CAVA's leaves do — what the bounds pre-check
-(``affine.py``) cannot follow. With three instances more than the image has rows it read
+(``affine.py``) cannot follow: an access inside a loop is in no block every call runs. With three instances more than the image has rows it read
 and wrote past its arrays; checked, it is an ``OutOfBoundsError`` naming the node, the
 array and the C line, and nothing is written outside the arrays."""
 

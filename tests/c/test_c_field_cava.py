@@ -320,8 +320,8 @@ def test_checked_mode_gives_the_same_images(exact, tmp_path, capfd):
 
 
 def test_a_scale_over_rows_past_the_image_is_an_error_in_checked_mode(tmp_path):
-    """The leaves index ``(chan * row_size + row) * col_size + col`` in loops, with
-    parameter strides: the bounds pre-check does not cover them, and the scale stage
+    """The leaves index ``(chan * row_size + row) * col_size + col`` inside loops (their
+    accesses are in no block every call runs): the bounds pre-check does not cover them, and the scale stage
     replicated over 3 rows more than the image has wrote past ``result`` (glibc aborted the
     process). Checked, it is an ``OutOfBoundsError`` naming the node, the array and the
     line of ``main.c``. Run in a copy of the program built that way, in a process of its

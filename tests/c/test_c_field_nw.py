@@ -23,10 +23,10 @@ than 64 diagonals — past the tracker's 64 records and the quick table's 64 run
 full path at every launch.)
 
 A forgotten edge guard (the leaf without ``if (k < cells)``) indexes ``i * width`` with
-``i = firstRow + k``, a product of two parameters, which the bounds pre-check does not
-cover: unchecked on ``cpu`` it wrote past the matrices and glibc killed the process. ``interp`` and ``cpu``'s checked mode name
-the node, the leaf, the line of needle_kernel.cpp and the array (run in a process of its
-own)."""
+``i = firstRow + k`` past the matrices: the bounds pre-check reads the form with the
+launch's ``width`` and ``firstRow`` and refuses it before it runs, on every target (before
+it read run-time widths, unchecked ``cpu`` wrote past the matrices and glibc killed the
+process)."""
 
 from __future__ import annotations
 
@@ -157,12 +157,15 @@ def test_checked_mode_changes_no_score(program, checked, capfd):
     run(program, capfd, 20, 37, 10, 2, "cpu")
 
 
-def test_a_forgotten_edge_guard_names_the_leaf_and_its_line(tmp_path):
+def test_a_forgotten_edge_guard_is_refused_before_it_runs(tmp_path):
     """The leaf written without its guard: a diagonal's last block runs past the diagonal's
-    end, its cells' rows past the matrix. In a process of its own, as a write the checks
-    missed would corrupt it: ``interp``, then ``cpu`` checked, each an ``OutOfBoundsError``
-    at the leaf's first access past the end (the sixth cell of the first diagonal's block,
-    at 5x4: ``ref[30]`` of a 6 x 5 matrix)."""
+    end, its cells' rows past the matrix. Its reads are ``(firstRow + k) * width + diag -
+    (firstRow + k) + c``, ``k`` the global id: scaled terms of ``width`` and ``firstRow *
+    width`` (``affine.py``), which the bounds pre-check reads with the launch's values and
+    refuses on ``interp`` and ``cpu``, checked or not, before the leaf runs. In a process of
+    its own all the same, as a write a check missed would corrupt it. (Before the pre-check
+    read run-time widths, unchecked ``cpu`` wrote past the matrices and glibc killed the
+    process; ``interp`` and checked mode named the first instance that read past ``ref``.)"""
     guard = "  if (k < cells) {  // @guard\n"
     assert guard in KERNEL
     kernel = tmp_path / "needle_kernel.cpp"
@@ -172,7 +175,7 @@ def test_a_forgotten_edge_guard_names_the_leaf_and_its_line(tmp_path):
         "import sys, hpvm, hpvm.backends.cpu as cpu\n"
         "from hpvm import c\n"
         "program = c.compile(sys.argv[1:3])\n"
-        "for target, checked in [('interp', False), ('cpu', True)]:\n"
+        "for target, checked in [('interp', False), ('cpu', False), ('cpu', True)]:\n"
         "    cpu.configure(checked=checked)\n"
         "    try:\n"
         "        print(target, 'returned', program.run(['5', '4'], target=target))\n"
@@ -180,25 +183,23 @@ def test_a_forgotten_edge_guard_names_the_leaf_and_its_line(tmp_path):
         "        print(target, 'raised:', e)\n"
     )
     out = run_apart(script, str(SOURCES[0]), str(kernel), timeout=300)
-    leaf = 1 + next(k for k, text in enumerate(KERNEL.splitlines()) if text.startswith("void needle_cell("))
     cell = line_of(KERNEL, "cell")
-    raised = dict(line.split(" raised: ", 1) for line in out.splitlines() if " raised: " in line)
-    assert list(raised) == ["interp", "cpu"], out
-    for message in raised.values():
-        assert "node needleRoot/gridNode/blockNode[0]/cellNode[" in message, message
-        assert f"(leaf 'needle_cell', {kernel}:{leaf}): a read of 4 bytes at {kernel}:" in message, message
-    # interp runs the instances one by one: the first past the end is the one it names
-    assert "blockNode[0]/cellNode[6] " in raised["interp"]
-    where = f"a read of 4 bytes at {kernel}:{cell} falls outside 'ref'"
-    assert f"{where}: at byte offset {4 * 30} of its {4 * 6 * 5} bytes" in raised["interp"], raised["interp"]
-    # cpu's checked mode names the instance a thread reported first: k = 6 reads past 'ref'
-    # first, k >= 8 past 'score' (on one of the leaf's three lines of reads)
-    cpu_read = rf"a read of 4 bytes at {re.escape(str(kernel))}:(\d+) falls outside '(\w+)': at byte offset (\d+) of its (\d+) bytes"
-    at = re.search(cpu_read, raised["cpu"])
-    assert at is not None, raised["cpu"]
-    assert int(at[1]) in (cell, cell + 1, cell + 2) and at[2] in ("ref", "score"), raised["cpu"]
-    assert int(at[3]) >= int(at[4]) == 4 * 6 * 5, raised["cpu"]  # (both matrices: 6 x 5 ints)
-    assert raised["cpu"].endswith("(checked mode)")
+    raised = [line.split(" raised: ", 1) for line in out.splitlines() if " raised: " in line]
+    assert [target for target, _ in raised] == ["interp", "cpu", "cpu"], out
+    assert raised[0][1] == raised[1][1] == raised[2][1], out  # (the same check, the same words)
+    message = raised[0][1]
+    assert (
+        "node 'cellNode' (" in message and "every instance of leaf 'needle_cell' accesses bytes " in message
+    )
+    assert "4*width*firstRow" in message and "4*width*(parent.x*instances.x + x)" in message, message
+    # (the diagonal's one block of 16 cells over a 6 x 5 matrix of ints: 120 bytes)
+    at = re.search(
+        rf"of '(score|ref)' \(input of 'needleLvl1', 120 bytes long\) \({re.escape(str(kernel))}:(\d+)\)",
+        message,
+    )
+    assert at is not None and int(at[2]) in (cell, cell + 1, cell + 2), message
+    assert "((parent.x*instances.x + x) < 16, width = 5, firstRow = 1, diag = 2)" in message, message
+    assert "some instances would index past its end" in message, message
 
 
 def test_bad_command_lines_are_refused(program, capfd):

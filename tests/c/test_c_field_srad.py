@@ -21,7 +21,7 @@ as a port that drops the CUDA kernel's edge test does: the last row reads a row 
 The index ``(i + 1) * cols + j`` has a run-time stride, which the bounds pre-check reads
 (``affine.py``'s scaled terms: the id times ``cols``, and ``cols`` alone) and refuses the
 launch with, before anything runs, on ``cpu`` and ``interp`` alike, naming the bytes the
-instances reach with ``cols``'s value. (Before, it had no fact for a parameter stride:
+instances reach with ``cols``'s value. (Before, it had no fact for a run-time stride:
 unchecked ``cpu`` read past the image, and the host counted 28 wrong pixels.)"""
 
 from __future__ import annotations

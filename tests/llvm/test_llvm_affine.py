@@ -12,7 +12,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from hpvm.backends.llvm_native.access import affine_accesses, every_instance_accesses
-from hpvm.backends.llvm_native.affine import ALONE, GLOBAL, holds, span
+from hpvm.backends.llvm_native.affine import ALONE, GLOBAL, holds, product, span
 from hpvm.ir.bodies import LLVMBody
 
 # A box: per level (0: the leaf's node, 1: its parent, 2: the grandparent), its sizes.
@@ -45,6 +45,19 @@ def test_the_span_is_the_least_and_greatest_value_over_the_box(box, data):
     assert span(terms, c_low, c_high, box) == (c_low + min(values), c_high + max(values))
 
 
+def _scaled_terms(levels: int) -> st.SearchStrategy:
+    """Scaled terms over ``levels`` levels: an id or none (``ALONE``) times 1 to 3 of three
+    arguments (a repeat squares one)."""
+    args = st.lists(st.integers(0, 2), min_size=1, max_size=3).map(lambda a: tuple(sorted(a)))
+    return st.lists(
+        st.one_of(
+            st.tuples(st.integers(0, levels - 1), st.integers(0, 2), st.integers(-50, 50), args),
+            st.tuples(st.just(ALONE), st.just(0), st.integers(-50, 50), args),
+        ),
+        max_size=4,
+    )
+
+
 @settings(max_examples=300, deadline=None)
 @given(_BOXES, st.data())
 def test_a_span_with_scaled_terms_is_the_least_and_greatest_value_over_the_box(box, data):
@@ -58,24 +71,14 @@ def test_a_span_with_scaled_terms_is_the_least_and_greatest_value_over_the_box(b
             unique_by=lambda t: t[:2],
         )
     )
-    scaled = data.draw(
-        st.lists(
-            st.one_of(
-                st.tuples(
-                    st.integers(0, levels - 1), st.integers(0, 2), st.integers(-50, 50), st.integers(0, 2)
-                ),
-                st.tuples(st.just(ALONE), st.just(0), st.integers(-50, 50), st.integers(0, 2)),
-            ),
-            max_size=4,
-        )
-    )
+    scaled = data.draw(_scaled_terms(levels))
     values = data.draw(st.lists(st.integers(-100, 100), min_size=3, max_size=3))
     c = data.draw(st.integers(-1000, 1000))
     forms = [
         sum(k * point.get((level, dim), 0) for level, dim, k in terms)
         + sum(
-            k * values[arg] * (1 if level == ALONE else point.get((level, dim), 0))
-            for level, dim, k, arg in scaled
+            k * product(args, values) * (1 if level == ALONE else point.get((level, dim), 0))
+            for level, dim, k, args in scaled
         )
         for point in _points(box)
     ]
@@ -93,22 +96,16 @@ def test_the_generated_span_code_is_the_span(box, data):
     levels = len(box)
     terms = data.draw(
         st.lists(
-            st.tuples(st.integers(0, levels - 1), st.integers(0, 2), st.integers(-50, 50).filter(bool)),
+            st.tuples(
+                st.integers(0, levels - 1),
+                st.integers(0, 2),
+                st.one_of(st.integers(1, 50), st.integers(-50, -1)),
+            ),
             max_size=3,
             unique_by=lambda t: t[:2],
         )
     )
-    scaled = data.draw(
-        st.lists(
-            st.one_of(
-                st.tuples(
-                    st.integers(0, levels - 1), st.integers(0, 2), st.integers(-50, 50), st.integers(0, 2)
-                ),
-                st.tuples(st.just(ALONE), st.just(0), st.integers(-50, 50), st.integers(0, 2)),
-            ),
-            max_size=4,
-        )
-    )
+    scaled = data.draw(_scaled_terms(levels))
     values = data.draw(st.lists(st.integers(-100, 100), min_size=3, max_size=3))
     low = data.draw(st.integers(-1000, 1000))
     high = low + data.draw(st.integers(0, 9))
@@ -191,9 +188,10 @@ def test_a_decreasing_index_and_a_grandparent_id_are_facts_but_a_stride_read_fro
 
 
 def test_a_row_major_index_with_a_parameter_width_is_a_fact_with_scaled_terms():
-    """``a[(y + 1) * width + x]`` (``width`` an ``i64`` argument, its index 4) and ``b[y * narrow]``
-    with ``int narrow`` sign-extended: the ids times the arguments, and ``width`` alone; two
-    arguments multiplied (``width * width * x``) give no fact."""
+    """``a[(y + 1) * width + x]`` (``width`` an ``i64`` argument, its index 4), ``b[y * narrow]``
+    with ``int narrow`` sign-extended, and ``b[width * width * x]``: the ids times the
+    arguments (the last times ``width`` twice), and ``width`` alone; two ids multiplied
+    (``x * y``) give no fact."""
     body = """  %y1 = add nsw i64 %py, 1
   %row = mul nsw i64 %y1, %width
   %i = add nsw i64 %row, %x
@@ -207,11 +205,15 @@ def test_a_row_major_index_with_a_parameter_width_is_a_fact_with_scaled_terms():
   %k = mul i64 %ss, %x
   %r = getelementptr inbounds i8, ptr %b, i64 %k
   store i8 0, ptr %r
+  %xy = mul i64 %x, %py
+  %u = getelementptr inbounds i8, ptr %a, i64 %xy
+  store i8 0, ptr %u
   ret {} zeroinitializer"""
     facts = affine_accesses(_function(body))
     assert [(f.argument, f.terms, f.scaled, f.first, f.last) for f in facts] == [
-        (0, ((0, 0, 4),), ((ALONE, 0, 4, 4), (1, 1, 4, 4)), 0, 3),
-        (2, (), ((1, 0, 2, 5),), 0, 1),
+        (0, ((0, 0, 4),), ((ALONE, 0, 4, (4,)), (1, 1, 4, (4,))), 0, 3),
+        (2, (), ((1, 0, 2, (5,)),), 0, 1),
+        (2, (), ((0, 0, 1, (4, 4)),), 0, 0),
     ]
     values = {4: 10, 5: 3}  # (width, narrow)
     box = [[10], [2, 7]]
@@ -385,7 +387,7 @@ def test_a_fact_is_exact_at_every_instance_where_its_conditions_hold(steps, bits
                 ids = {name: point[key] for name, key in KEYS.items()}
                 want = fact.first + sum(k * point[(level, dim)] for level, dim, k in fact.terms)
                 want += sum(
-                    k * values[arg] * (1 if level == ALONE else point[(level, dim)])
-                    for level, dim, k, arg in fact.scaled
+                    k * product(args, values) * (1 if level == ALONE else point[(level, dim)])
+                    for level, dim, k, args in fact.scaled
                 )
                 assert llvm_value(ids) == want, (point, fact)

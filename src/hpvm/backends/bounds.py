@@ -392,9 +392,10 @@ class SpanAccess:
     ``last``: ``terms`` are ``(level, dim, k)``, ``level`` 0 the leaf's node, 1 its parent,
     ... (``llvm_native/affine.py``); the fact holds where ``limits`` and ``guards`` do.
     ``where_first`` / ``where_last``: the C lines of the accesses reaching the lowest /
-    highest byte. A scaled term ``(level, dim, k, arg)`` is ``k * arg * id``, or ``k * arg``
-    with ``level`` ``affine.ALONE``: ``arg`` is the leaf's scalar parameter in
-    ``leaf_spans``' facts, the enclosing graph's input it is bound from in ``span_bounds``'."""
+    highest byte. A scaled term ``(level, dim, k, args)`` is ``k * id`` times the arguments
+    ``args``, or without the id where ``level`` is ``affine.ALONE``: the arguments are the
+    leaf's scalar parameters in ``leaf_spans``' facts, the enclosing graph's inputs they are
+    bound from in ``span_bounds``'."""
 
     leaf: str
     param: int
@@ -406,7 +407,7 @@ class SpanAccess:
     guards: tuple[tuple[Any, ...], ...]
     where_first: str
     where_last: str
-    scaled: tuple[tuple[int, int, int, int], ...] = ()
+    scaled: tuple[tuple[int, int, int, tuple[int, ...]], ...] = ()
 
     @property
     def levels(self) -> int:
@@ -428,16 +429,19 @@ class SpanAccess:
     def arguments(self) -> list[int]:
         """The arguments its scaled terms and guards read, once each, in order."""
         seen: dict[int, None] = {}
-        for *_, arg in (*self.scaled, *(t for guard in self.guards for t in guard[5])):
-            seen.setdefault(arg)
+        for *_, args in (*self.scaled, *(t for guard in self.guards for t in guard[5])):
+            for arg in args:
+                seen.setdefault(arg)
         return list(seen)
 
     def renamed(self, names: dict[int, int]) -> SpanAccess:
         """The same fact with each argument ``arg`` of its scaled terms (and its guards')
         named ``names[arg]`` instead."""
 
-        def scaled(terms: tuple[tuple[int, int, int, int], ...]) -> tuple[tuple[int, int, int, int], ...]:
-            return tuple((level, dim, k, names[arg]) for level, dim, k, arg in terms)
+        def scaled(terms: tuple[tuple[int, int, int, tuple[int, ...]], ...]) -> tuple[Any, ...]:
+            return tuple(
+                (level, dim, k, tuple(sorted(names[a] for a in args))) for level, dim, k, args in terms
+            )
 
         guards = tuple((*guard[:5], scaled(guard[5])) for guard in self.guards)
         return replace(self, scaled=scaled(self.scaled), guards=guards)
@@ -627,7 +631,7 @@ def _span_code(
     low: int,
     high: int,
     extents: dict[tuple[int, int], str | None],
-    scaled: Sequence[tuple[int, int, int, int]] = (),
+    scaled: Sequence[tuple[int, int, int, tuple[int, ...]]] = (),
     arguments: dict[int, str] | None = None,
 ) -> tuple[str, str]:
     """``affine.span`` as two expressions: an id's coefficient summed over its plain and
@@ -640,8 +644,8 @@ def _span_code(
     known: dict[tuple[int, int], int] = {}
     for level, dim, k in terms:
         known[(level, dim)] = k
-    for level, dim, k, arg in scaled:
-        product = f"{k}*({(arguments or {})[arg]})"
+    for level, dim, k, args in scaled:
+        product = "*".join([str(k), *(f"({(arguments or {})[arg]})" for arg in args)])
         if level == ALONE:
             lo, hi = f"{lo} + {product}", f"{hi} + {product}"
         else:
@@ -690,8 +694,8 @@ def span_message(node: Node, fn: InternalFunction, access: SpanAccess, given: in
     def form(c: int) -> str:
         parts = [term(k, _id_name(lv, d)) for lv, d, k in access.terms]
         parts += [
-            term(k, fn.params[arg].name, *([] if lv == ALONE else [_id_name(lv, d)]))
-            for lv, d, k, arg in access.scaled
+            term(k, *(fn.params[arg].name for arg in args), *([] if lv == ALONE else [_id_name(lv, d)]))
+            for lv, d, k, args in access.scaled
         ]
         text = " + ".join(parts)
         return (f"{text} + {c}" if c else text).replace("+ -", "- ")

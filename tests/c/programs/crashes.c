@@ -1,6 +1,6 @@
 /* A program that crashes where its first argument says: "host" in a static host function,
- * "leaf" in a leaf (an out-of-bounds store far past its array, at an index the bounds
- * pre-check does not follow: the id times a parameter twice). Run by test_c_crash.py in a
+ * "leaf" in a leaf (an out-of-bounds store far past its array, under a test, which the
+ * bounds pre-check does not follow: not every instance makes it). Run by test_c_crash.py in a
  * child process, which dies of the signal after hpvm names the function. */
 #include "hpvm.h"
 #include <stdio.h>
@@ -15,7 +15,7 @@ void scribble(int *a, size_t bytes_a, long far) {
   __hpvm__hint(CPU_TARGET);
   __hpvm__attributes(1, a, 1, a);
   long i = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
-  a[i * far * far] = 1; /* far past the array for i > 0 */
+  if (far > 0) a[i * far] = 1; /* far past the array for i > 0 */
   __hpvm__return(0);
 }
 
@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
   int a[4] = {0};
   __hpvm__init();
   RootIn *args = malloc(sizeof(RootIn));
-  args->a = a; args->bytes_a = sizeof a; args->far = 1L << 20;
+  args->a = a; args->bytes_a = sizeof a; args->far = 1L << 40;
   llvm_hpvm_track_mem(a, sizeof a);
   __hpvm__wait(__hpvm__launch(0, root, args));
   __hpvm__cleanup();

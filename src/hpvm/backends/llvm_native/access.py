@@ -61,14 +61,14 @@ blockDim.x + threadIdx.x`` that HPVM's GPU-convention leaves (Rodinia's, Parboil
 with, becomes one term, whose extent at launch is the two levels' product. A form that
 keeps the global id beside one of the ids it is made of (the product alone, or ``ix +
 gx``) gives no fact: their ranges are not independent.
-An id's form times an integer argument of the leaf (``i * cols``, ``(i + 1) * cols``, the
-row-major index of every 2-D leaf with a run-time width) keeps it as *scaled* terms
-(``affine.py``), whose range the launch's value of the argument decides; a product of two
-arguments is not followed.
+An id's form times integer arguments of the leaf (``i * cols``, ``(i + 1) * cols``, the
+row-major index of every 2-D leaf with a run-time width; ``(z * ny + y) * nx`` in 3-D) keeps
+them as *scaled* terms (``affine.py``), whose range the launch's values of the arguments
+decide; a product of two ids, or of more than ``affine.DEGREE`` arguments, is not followed.
 Single own-id facts with a stride > 0 stay ``ByteAccess`` facts (their limit says it all); one
 whose first byte is below the pointer (``a[x - 1]``) is an ``AffineBytes`` too, for its
 start. Anything else — a guard (``if (i < n)``: the access is not in a block every call
-runs), an index read from memory, a product of two arguments, a struct field, a ``phi`` —
+runs), an index read from memory, a product of two ids, a struct field, a ``phi`` —
 gives no fact, and such accesses are not checked.
 """
 
@@ -578,8 +578,8 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
             result = a.plus(b.times(-1))
         elif op == "mul" and (a.constant or b.constant):
             result = a.times(b.c).plus(b.conditions()) if b.constant else b.times(a.c).plus(a.conditions())
-        elif op == "mul":  # (an id's form times an integer argument: a row's width)
-            result = a.times_argument(b)
+        elif op == "mul":  # (an id's form times integer arguments: a row's width)
+            result = a.times_form(b)
         elif op == "shl" and b.constant and 0 <= b.c < bits:
             result = a.times(2**b.c).plus(b.conditions())
         elif op in ("ashr", "lshr") and b.constant and 0 <= b.c < bits:

@@ -22,15 +22,17 @@ with ``gridx = __hpvm__getNumNodeInstances_x(thisNode)``) —, whose extent is t
 of the two levels' (``extent``): every value from 0 to that product less one is some
 instance's.
 
-A *scaled* term is an id times a scalar argument of the leaf, ``(level, dim, k, arg)``: ``k
-* arg * id`` — a row-major index with a run-time width, ``a[i * cols + j]``, as every 2-D
-HPVM-C leaf writes one — and with ``level`` ``ALONE``, ``k * arg`` alone (``(i + 1) *
-cols``). The argument's value is one for every instance and known at launch, so the range
-is still each id's extreme on its side, once the argument's value has joined ``k``: ``span``
-takes the values (``values[arg]``), sums the coefficients of each id over its plain and
-scaled terms (``i * cols + i`` is one id with one coefficient), and adds the arguments
-alone to both ends. ``arg`` is the LLVM argument's index in ``access.py``'s facts;
-``bounds.py`` renames it to the graph input the argument comes from.
+A *scaled* term is an id times a product of scalar arguments of the leaf, ``(level, dim,
+k, args)``: ``k * id`` times each argument of ``args`` (sorted, a repeat squares one) — a
+row-major index with a run-time width, ``a[i * cols + j]``, as every 2-D HPVM-C leaf writes
+one, or ``(z * ny + y) * nx + x`` in 3-D — and with ``level`` ``ALONE``, ``k`` times the
+arguments alone (``(i + 1) * cols``: ``cols``). The arguments' values are one for every
+instance and known at launch, so the range is still each id's extreme on its side, once
+the product has joined ``k``: ``span`` takes the values (``values[arg]``), sums the
+coefficients of each id over its plain and scaled terms (``i * cols + i`` is one id with
+one coefficient), and adds the terms without an id to both ends. ``args`` are the LLVM
+arguments' indices in ``access.py``'s facts; ``bounds.py`` renames them to the graph
+inputs they are bound from. At most ``DEGREE`` arguments a term.
 """
 
 from __future__ import annotations
@@ -42,10 +44,23 @@ from dataclasses import dataclass, field, replace
 GLOBAL = 3
 
 Term = tuple[int, int, int]
-#: ``(level, dim, k, arg)``: ``k * arg * id``, or with ``level`` ``ALONE``, ``k * arg``.
-Scaled = tuple[int, int, int, int]
-#: The ``level`` of a scaled term that is the argument alone (no id).
+#: ``(level, dim, k, args)``: ``k * id`` times the arguments, or with ``level`` ``ALONE``,
+#: ``k`` times the arguments alone.
+Scaled = tuple[int, int, int, tuple[int, ...]]
+#: The ``level`` of a scaled term that is arguments alone (no id).
 ALONE = -1
+#: The most arguments one scaled term multiplies (a 3-D grid's two widths, and one more).
+DEGREE = 3
+
+
+def product(args: Sequence[int], values: Mapping[int, int] | Sequence[int]) -> int:
+    """The arguments' values multiplied."""
+    out = 1
+    for arg in args:
+        out *= values[arg]
+    return out
+
+
 #: ``terms``, the lowest and highest constant, the range ``[low, high]`` the form must stay
 #: in over the box for a fact to hold (an integer width it was computed in), and the form's
 #: scaled terms.
@@ -74,11 +89,11 @@ def span(
     extent > 0), ``c`` ranging over ``low .. high``: each id's extreme on its side (an id's
     range is independent of the others'), its coefficient summed over its terms first."""
     ks = {(level, dim): k for level, dim, k in terms}
-    for level, dim, k, arg in scaled:
+    for level, dim, k, args in scaled:
         if level == ALONE:
-            low, high = low + k * values[arg], high + k * values[arg]
+            low, high = low + k * product(args, values), high + k * product(args, values)
         else:
-            ks[(level, dim)] = ks.get((level, dim), 0) + k * values[arg]
+            ks[(level, dim)] = ks.get((level, dim), 0) + k * product(args, values)
     for (level, dim), k in ks.items():
         top = k * (extent(extents, level, dim) - 1)
         if top < 0:
@@ -146,7 +161,7 @@ class Affine:
     @staticmethod
     def argument(arg: int) -> Affine:
         """The value of integer argument ``arg`` (one for every instance)."""
-        return Affine(scaled=((ALONE, 0, 1, arg),))
+        return Affine(scaled=((ALONE, 0, 1, (arg,)),))
 
     @property
     def constant(self) -> bool:
@@ -175,10 +190,10 @@ class Affine:
         for level, dim, k in (*self.terms, *other.terms):
             ks[(level, dim)] = ks.get((level, dim), 0) + k
         terms = tuple((level, dim, k) for (level, dim), k in sorted(ks.items()) if k)
-        by_arg: dict[tuple[int, int, int], int] = {}
-        for level, dim, k, arg in (*self.scaled, *other.scaled):
-            by_arg[(level, dim, arg)] = by_arg.get((level, dim, arg), 0) + k
-        scaled = tuple((level, dim, k, arg) for (level, dim, arg), k in sorted(by_arg.items()) if k)
+        by_args: dict[tuple[int, int, tuple[int, ...]], int] = {}
+        for level, dim, k, args in (*self.scaled, *other.scaled):
+            by_args[(level, dim, args)] = by_args.get((level, dim, args), 0) + k
+        scaled = tuple((level, dim, k, args) for (level, dim, args), k in sorted(by_args.items()) if k)
         return Affine(
             terms,
             self.c + other.c,
@@ -189,24 +204,43 @@ class Affine:
 
     def times(self, factor: int) -> Affine:
         terms = tuple((level, dim, k * factor) for level, dim, k in self.terms) if factor else ()
-        scaled = tuple((level, dim, k * factor, arg) for level, dim, k, arg in self.scaled) if factor else ()
+        scaled = (
+            tuple((level, dim, k * factor, args) for level, dim, k, args in self.scaled) if factor else ()
+        )
         return replace(self, terms=terms, c=self.c * factor, scaled=scaled)
 
-    def times_argument(self, other: Affine) -> Affine | None:
-        """The product with ``other`` where one of the two is an argument alone (``k * arg``)
-        and the other has no scaled term: each id's term and the constant scaled by the
-        argument; ``None`` otherwise (a product of two arguments is not followed)."""
-        for alone, form in ((self, other), (other, self)):
-            if alone.terms or alone.c or len(alone.scaled) != 1 or alone.scaled[0][0] != ALONE or form.scaled:
+    @property
+    def id_free(self) -> bool:
+        """Whether no id is in it: a constant and arguments' products (one value for every
+        instance)."""
+        return not self.terms and all(level == ALONE for level, *_ in self.scaled)
+
+    def times_form(self, other: Affine) -> Affine | None:
+        """The product with ``other`` where one of the two has no id (``id_free``): the
+        other's every term times each of its parts, under both's conditions; ``None`` where
+        both have ids (not affine) or a term would multiply more than ``DEGREE``
+        arguments."""
+        for free, form in ((other, self), (self, other)):
+            if not free.id_free:
                 continue
-            _, _, k, arg = alone.scaled[0]
-            scaled = [(level, dim, k * kk, arg) for level, dim, kk in form.terms]
-            scaled += [(ALONE, 0, k * form.c, arg)] if form.c else []
-            conditions = Affine(
-                limits=_merged_limits(alone.limits, form.limits), guards=alone.guards | form.guards
-            )
-            return conditions.plus(Affine(scaled=tuple(scaled)))
+            made = form.times(free.c).plus(free.conditions())
+            for _, _, k, args in free.scaled:
+                part = form.scaled_by(args)
+                if part is None:
+                    return None
+                made = made.plus(part.times(k))
+            return made
         return None
+
+    def scaled_by(self, args: tuple[int, ...]) -> Affine | None:
+        """Every part times the arguments ``args`` (its conditions kept), or ``None`` past
+        ``DEGREE`` arguments a term."""
+        scaled = [(level, dim, k, args) for level, dim, k in self.terms]
+        scaled += [(level, dim, k, tuple(sorted((*mine, *args)))) for level, dim, k, mine in self.scaled]
+        scaled += [(ALONE, 0, self.c, args)] if self.c else []
+        if any(len(term[3]) > DEGREE for term in scaled):
+            return None
+        return self.conditions().plus(Affine(scaled=tuple(scaled)))
 
     def conditions(self) -> Affine:
         """Zero, under this value's conditions (to keep them when its value is used up)."""
@@ -221,5 +255,5 @@ class Affine:
             self,
             terms=tuple((level, dim, k // d) for level, dim, k in self.terms),
             c=self.c // d,
-            scaled=tuple((level, dim, k // d, arg) for level, dim, k, arg in self.scaled),
+            scaled=tuple((level, dim, k // d, args) for level, dim, k, args in self.scaled),
         )

@@ -2,8 +2,9 @@
 checked mode (``cpu/checked.py`` for Python leaves) for LLVM and HPVM-C leaves.
 
 Why. LLVM code checks no bounds as it runs; the pre-check of sizes against arrays
-(``affine.py``) sees only accesses affine in the instance ids, and an HPVM-C leaf indexing
-``(chan * rows + row) * cols + col`` with parameter strides inside its loops wrote past
+(``affine.py``) sees only accesses affine in the instance ids (and the leaf's integer
+arguments) in blocks every call runs, and an HPVM-C leaf indexing
+``(chan * rows + row) * cols + col`` inside its loops wrote past
 its array and crashed the process (glibc: "double free or corruption").
 
 What. A rewrite of the leaf's own module, as ``instrument.py``'s (the clone then threads
