@@ -47,13 +47,6 @@ def vector_add(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
 
 
 @numba.njit(**_JIT)
-def stepped_vector_add(a: np.ndarray, b: np.ndarray, c: np.ndarray, step: int) -> None:
-    """c = a + step * b, one parallel loop (the launch row's new scalar each call)."""
-    for i in prange(a.shape[0]):
-        c[i] = a[i] + np.float32(step) * b[i]
-
-
-@numba.njit(**_JIT)
 def saxpy_fours(x: np.ndarray, y: np.ndarray, z: np.ndarray, a: np.float32, n: int) -> tuple:
     """``z[4i+j] = a x[4i+j] + y[4i+j]`` for j < 4, one parallel loop over i < n, returning
     the last element and z's byte size: GenHPVM's ``saxpy_two_level.ll`` (the launch row)."""

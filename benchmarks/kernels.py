@@ -56,25 +56,6 @@ def vector_add(a: np.ndarray, b: np.ndarray, c: np.ndarray, target: str) -> None
     hpvm.wait(hpvm.launch(vector_add_example.root, (a, b, c, a.shape[0]), target=target))
 
 
-@hpvm.leaf(ins=("a", "b"), outs=("c",))
-def stepped_add(a: hpvm.f32[:], b: hpvm.f32[:], c: hpvm.f32[:], step: hpvm.i64):
-    """``c = a + step * b``, one element per instance: ``step`` changes no work."""
-    i = hpvm.get_node_instance_id_x(hpvm.get_node())
-    c[i] = a[i] + np.float32(step) * b[i]
-
-
-@hpvm.internal
-def stepped_add_root(a: hpvm.f32[:], b: hpvm.f32[:], c: hpvm.f32[:], step: hpvm.i64, n: hpvm.i64):
-    node = hpvm.create_node_1d(stepped_add, n)
-    for i in range(4):
-        hpvm.bind_in(node, i, i)
-
-
-def stepped_vector_add(a: np.ndarray, b: np.ndarray, c: np.ndarray, step: int, target: str) -> None:
-    """``stepped_add_root``: a host loop passing its time step to each launch."""
-    hpvm.wait(hpvm.launch(stepped_add_root, (a, b, c, step, a.shape[0]), target=target))
-
-
 def sgemm(
     a: np.ndarray,
     b: np.ndarray,

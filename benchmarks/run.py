@@ -78,7 +78,6 @@ The interpreter (``--targets cpu,interp``) skips rows it would need more than 10
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import platform
@@ -1005,13 +1004,11 @@ def bench_launch(ctx: Bench) -> list[Row]:
         row.target += f"; vadd ≤ {LAUNCH_RATIO_TARGET:.1f}× Numba"
         ratio = _launch_vadd(ctx, row)
         field = _launch_genhpvm(ctx, row)
-        stepped = _launch_stepped(ctx, row)
-        row.target += f"; GenHPVM saxpy, a new step each launch ≤ {LAUNCH_RATIO_TARGET:.1f}× Numba"
+        row.target += f"; GenHPVM saxpy ≤ {LAUNCH_RATIO_TARGET:.1f}× Numba"
         row.verdict = verdict(
             row.data["cpu_s"] <= LAUNCH_TARGET
             and ratio <= LAUNCH_RATIO_TARGET
             and field <= LAUNCH_RATIO_TARGET
-            and stepped <= LAUNCH_RATIO_TARGET
         )
     return [row]
 
@@ -1125,41 +1122,6 @@ def _launch_vadd(ctx: Bench, row: Row) -> float:
     np.testing.assert_array_equal(c_hpvm, c_numba)
     row.data.update(vadd_size=n)
     return _hot_ratio(ctx, row, runs, first, (a, b, c_hpvm), "vadd", f"vadd {n}")
-
-
-def _launch_stepped(ctx: Bench, row: Row) -> float:
-    """Launch + wait of a tiny vector add passed a new time step each launch
-    (``kernels.stepped_vector_add``: ``c = a + step * b``, as Rodinia's path finder passes
-    its row and a time-stepping loop its ``t``) against a Numba ``prange`` call given the
-    same new step each call, interleaved as ``_launch_vadd``: the ratio, also written into
-    ``row``. (Before a replay's key left out the values of scalars that are no work, each
-    new step took the full path: 23–27 µs against Numba's 3.3–3.7.)"""
-    n = LAUNCH_VADD_SIZE
-    a, b = np.arange(n, dtype=np.float32), np.full(n, 2, dtype=np.float32)
-    c_hpvm, c_numba = np.zeros(n, np.float32), np.zeros(n, np.float32)
-    for array in (a, b, c_hpvm):
-        hpvm.track_memory(array)
-    steps = {"cpu": itertools.count(), NUMBA: itertools.count()}
-    last = {"cpu": 0, NUMBA: 0}
-
-    def launch(name: str, call: Callable[[int], None]) -> Callable[[], None]:
-        def run() -> None:
-            last[name] = step = next(steps[name]) % 1000
-            call(step)
-
-        return run
-
-    runs = {
-        "cpu": launch("cpu", lambda step: kernels.stepped_vector_add(a, b, c_hpvm, step, "cpu")),
-        NUMBA: launch(NUMBA, lambda step: baselines.stepped_vector_add(a, b, c_numba, step)),
-    }
-    first = {name: timed(fn) for name, fn in runs.items() for _ in range(3)}  # (compiles, then warm)
-    ratio = _hot_ratio(ctx, row, runs, first, (), "stepped", f"new step {n}")
-    for array in (a, b, c_hpvm):
-        hpvm.untrack_memory(array)
-    for name, c in (("cpu", c_hpvm), (NUMBA, c_numba)):
-        np.testing.assert_array_equal(c, a + np.float32(last[name]) * b, err_msg=f"{name}'s last step")
-    return ratio
 
 
 def bench_compile(ctx: Bench) -> list[Row]:
