@@ -168,10 +168,10 @@ def _llvm_accesses(leaf: LeafFunction) -> tuple[Access, ...]:
     from .llvm_native.access import every_instance_accesses
 
     assert leaf.body is not None
-    owner = _argument_ports(leaf)
+    owner = _argument_ports(leaf, _is_array)
     found = []
     for fact in every_instance_accesses(leaf.body):  # type: ignore[arg-type]
-        p = owner[fact.argument] if fact.argument < len(owner) else None
+        p = owner.get(fact.argument)
         if p is None:
             continue
         found.append(
@@ -461,44 +461,44 @@ def leaf_spans(leaf: LeafFunction) -> tuple[SpanAccess, ...]:
     if leaf.body_kind == LLVM:
         from .llvm_native.access import affine_accesses
 
-        owner, integers = _argument_ports(leaf), _integer_ports(leaf)
+        owner, integers = _argument_ports(leaf, _is_array), _argument_ports(leaf, _is_signed_integer)
         spans = []
         for fact in affine_accesses(leaf.body):  # type: ignore[arg-type]
-            p = owner[fact.argument] if fact.argument < len(owner) else None
+            p = owner.get(fact.argument)
             if p is not None:
                 where = str(leaf.location)
                 access = SpanAccess(leaf.name, p, leaf.params[p].name, fact.terms, fact.first, fact.last,
                                     fact.limits, fact.guards, fact.where_first or where, fact.where_last or where,
                                     fact.scaled)  # fmt: skip
                 if all(integers.get(arg) is not None for arg in access.arguments()):
-                    spans.append(access.renamed(integers))  # type: ignore[arg-type]
+                    spans.append(access.renamed(integers))
         found = tuple(spans)
     with _LOCK:
         _SPANS[leaf] = found
     return found
 
 
-def _argument_ports(leaf: LeafFunction) -> list[int | None]:
-    """Per LLVM argument of ``leaf``, the array port whose pointer it is (``llvm_abi_types``)."""
-    owner: list[int | None] = []
-    for p, param in enumerate(leaf.params):
-        types = llvm_abi_types(param.type)
-        owner += [p if isinstance(param.type, ArrayType) and k == 0 else None for k in range(len(types))]
-    return owner
-
-
-def _integer_ports(leaf: LeafFunction) -> dict[int, int | None]:
-    """Per LLVM argument of ``leaf``, the scalar port whose value it is where that is a
-    signed integer (what a scaled term may read: its value in LLVM is the port's, read as
-    signed — an unsigned port's value past its sign bit would not be), else ``None``."""
-    owner: dict[int, int | None] = {}
+def _argument_ports(leaf: LeafFunction, owns: Callable[[Any], bool]) -> dict[int, int]:
+    """Per LLVM argument of ``leaf`` (``llvm_abi_types``: a port may take several), the port
+    whose first argument it is, where ``owns(port type)``."""
+    owner: dict[int, int] = {}
     at = 0
     for p, param in enumerate(leaf.params):
-        count = len(llvm_abi_types(param.type))
-        if isinstance(param.type, ScalarType) and param.type.is_integer and param.type.dtype.kind == "i":
+        if owns(param.type):
             owner[at] = p
-        at += count
+        at += len(llvm_abi_types(param.type))
     return owner
+
+
+def _is_array(ptype: Any) -> bool:
+    """An array port: its pointer is its first LLVM argument."""
+    return isinstance(ptype, ArrayType)
+
+
+def _is_signed_integer(ptype: Any) -> bool:
+    """A signed integer port: what a scaled term may read (its value in LLVM is the port's,
+    read as signed — an unsigned port's value past its sign bit would not be)."""
+    return isinstance(ptype, ScalarType) and ptype.is_integer and ptype.dtype.kind == "i"
 
 
 #: An affine fact about a node's leaf and the input of the enclosing graph its array comes
