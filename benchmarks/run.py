@@ -347,10 +347,9 @@ class Bench:
             if name not in measured
         }
         times: dict[str, list[float]] = {name: [] for name in runs}
-        for r, order in enumerate(rotations(list(runs.items()), samples)):
-            for name, fn in order:
-                if name in due and r not in due[name]:
-                    continue
+        for order in round_orders(measured, due, samples):
+            for name in order:
+                fn = runs[name]
                 if steady:
                     fn()
                 start = time.perf_counter()
@@ -378,15 +377,38 @@ class Bench:
         return statistics.median(times)
 
 
-def rotations(items: list[Any], rounds: int) -> Iterator[list[Any]]:
-    """``rounds`` orders of ``items``, each round starting one further along, so that every
-    implementation follows every other equally often. A fixed order made the row's first
-    implementation (hpvm) always run right after the last (NumPy, single-threaded, tens of
-    ms): by then the OpenMP workers had stopped spinning and gone to sleep, and only hpvm's
-    sample paid for waking them (``BENCHMARKS.md``, where the time goes)."""
+def balanced_rows(count: int) -> list[list[int]]:
+    """Orders of ``range(count)`` in which every item directly follows every other equally
+    often (a Williams design: the balanced Latin square of crossover trials; an odd count
+    needs the rows reversed too). Each item is also first in as many rows as any other."""
+    steps = [0] + [(j + 1) // 2 if j % 2 else count - j // 2 for j in range(1, count)]
+    rows = [[(r + step) % count for step in steps] for r in range(count)]
+    return rows + [row[::-1] for row in rows] if count % 2 else rows
+
+
+def round_orders(measured: list[str], due: dict[str, frozenset[int]], rounds: int) -> Iterator[list[str]]:
+    """The order of each of ``rounds`` rounds: the extras due that round (``due``: the rounds
+    each takes part in), then every measured run in a row of ``balanced_rows``.
+
+    What one run leaves behind (the caches full of its arrays, the OpenMP workers asleep
+    after a single-threaded NumPy step) is paid by the run after it, so each measured run
+    must follow each other run equally often. Rotating one list did not do that with three
+    runs or more: ``[hpvm, Numba, NumPy]`` rotated puts hpvm after NumPy in two rounds of
+    three and Numba in one (a rotation keeps neighbours: Numba always follows hpvm within
+    a round). Here the extras come first, and the measured rows are taken in turn
+    separately for each set of extras due, so that whichever run follows the extras cycles
+    through all of them even when the extras are due every other round (the same row
+    every time otherwise: ``sample_rounds`` spaces them evenly).
+    """
+    rows = balanced_rows(len(measured))
+    taken: dict[tuple[str, ...], int] = {}
     for r in range(rounds):
-        k = r % len(items) if items else 0
-        yield items[k:] + items[:k]
+        extras = [name for name in due if r in due[name]]
+        k = r % len(extras) if extras else 0
+        key = tuple(extras)
+        row = rows[taken.get(key, 0) % len(rows)]
+        taken[key] = taken.get(key, 0) + 1
+        yield extras[k:] + extras[:k] + [measured[i] for i in row]
 
 
 def sample_rounds(count: int, rounds: int) -> frozenset[int]:

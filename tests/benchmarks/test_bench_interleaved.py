@@ -6,6 +6,7 @@ vadd ratio, ``_launch_vadd``)."""
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -88,3 +89,47 @@ def test_extras_do_not_set_the_rounds_and_take_their_own_samples_among_them(monk
 def test_sample_rounds_are_distinct_within_range_and_start_at_the_first(count, rounds):
     picked = run.sample_rounds(count, rounds)
     assert len(picked) == count and 0 in picked and max(picked) < rounds
+
+
+@pytest.mark.parametrize("count", range(1, 7))
+def test_balanced_rows_put_every_run_after_every_other_equally_often(count):
+    rows = run.balanced_rows(count)
+    assert all(sorted(row) == list(range(count)) for row in rows)
+    after = Counter((a, b) for row in rows for a, b in zip(row, row[1:]))
+    assert set(after) == {(a, b) for a in range(count) for b in range(count) if a != b}
+    assert len(set(after.values())) <= 1
+    assert len(set(Counter(row[0] for row in rows).values())) == 1  # each first as often
+
+
+def _followers(orders: list[list[str]]) -> Counter:
+    sequence = [name for order in orders for name in order]
+    return Counter(zip(sequence, sequence[1:]))
+
+
+@pytest.mark.parametrize(("extra_samples", "rounds"), [(50, 50), (25, 50), (5, 50), (7, 41), (1, 9)])
+def test_the_run_after_an_extra_is_each_measured_run_as_often(extra_samples, rounds):
+    """The block reduction's row: [hpvm, Numba] measured, NumPy (it evicts the input from the
+    caches) an extra. Rotating [hpvm, Numba, NumPy] put hpvm after NumPy twice as often as
+    Numba; now every predecessor is shared out evenly between the two."""
+    due = {"numpy": run.sample_rounds(extra_samples, rounds)}
+    orders = list(run.round_orders(["cpu", "numba"], due, rounds))
+    assert [order.count("cpu") for order in orders] == [1] * rounds
+    assert sum(order.count("numpy") for order in orders) == extra_samples
+    follows = _followers(orders)
+    swap = {"cpu": "numba", "numba": "cpu", "numpy": "numpy"}
+    for (before, after), count in follows.items():  # the same with the two runs' names swapped
+        assert abs(count - follows[swap[before], swap[after]]) <= 1, (before, after)
+    assert follows["numpy", "cpu"] + follows["numpy", "numba"] == extra_samples
+
+
+def test_three_measured_runs_follow_each_other_and_the_extras_in_turn():
+    measured = ["cpu", "opencl", "numba"]
+    plain = list(run.round_orders(measured, {}, 12))  # two cycles of the six rows
+    within = Counter(pair for order in plain for pair in zip(order, order[1:]))
+    assert len(within) == 6 and set(within.values()) == {4}
+    due = {"taichi": run.sample_rounds(9, 42), "warp": run.sample_rounds(20, 42)}
+    orders = list(run.round_orders(measured, due, 42))
+    assert all(sorted(order[-3:]) == sorted(measured) for order in orders)
+    for extras in ({"taichi", "warp"}, {"warp"}, set()):  # the run right after each set of extras
+        firsts = Counter(order[-3] for order in orders if set(order[:-3]) == extras)
+        assert max(firsts.values()) - min(firsts.values()) <= 1 and len(firsts) == 3, extras
