@@ -2,8 +2,9 @@
 first: the read's stand-in value (0) sends the instance's store to the same element as
 another instance's, a data race the detector records — but the error raised is the
 leaf's own, naming the read (``llvm_native/run.py`` makes recorded races yield to it).
-The read is under a test (``if (s > 0)``: not every instance need make it), so the bounds
-pre-check has no fact and the leaf runs (Parboil's spmv without its guard showed it, until
+The read is under a test of a value read from memory (``if (perm[0] >= 0)``: whether an
+instance makes it is not known before it runs), so the bounds pre-check has no fact and the
+leaf runs (Parboil's spmv without its guard showed it, until
 the pre-check read its global index and refused that launch before it ran; ``perm[i * s]``
 alone it now reads too)."""
 
@@ -26,7 +27,7 @@ void scatter(int *perm, size_t bytes_perm, float *dst, size_t bytes_dst, long s)
   __hpvm__hint(CPU_TARGET);
   __hpvm__attributes(2, perm, dst, 1, dst);
   long i = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
-  if (s > 0) dst[perm[i * s]] = 1.0f;  // @scatter
+  if (perm[0] >= 0) dst[perm[i * s]] = 1.0f;  // @scatter
 }
 
 void root(int *perm, size_t bytes_perm, float *dst, size_t bytes_dst, long s, long n) {

@@ -12,7 +12,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from hpvm.backends.llvm_native.access import affine_accesses, every_instance_accesses
-from hpvm.backends.llvm_native.affine import ALONE, GLOBAL, holds, product, span
+from hpvm.backends.llvm_native.affine import ALONE, EQ, GLOBAL, LE, clipped, holds, product, span
 from hpvm.ir.bodies import LLVMBody
 
 # A box: per level (0: the leaf's node, 1: its parent, 2: the grandparent), its sizes.
@@ -116,6 +116,100 @@ def test_the_generated_span_code_is_the_span(box, data):
     env = {f"v{arg}": value for arg, value in enumerate(values)}
     env.update({f"E{lv}_{d}": (box[lv][d] if d < len(box[lv]) else 1) for lv, d in keys})
     assert (eval(lo, {}, env), eval(hi, {}, env)) == span(terms, low, high, box, scaled, values)  # noqa: S307
+
+
+def _clips(levels: int) -> st.SearchStrategy:
+    """Guards as ``affine.Clip``s: one id (or none: ``ALONE``) times k, plus a constant and
+    arguments alone, ``<= 0`` or ``== 0``."""
+    args = st.lists(st.integers(0, 2), min_size=1, max_size=2).map(lambda a: tuple(sorted(a)))
+    alone = st.lists(st.tuples(st.just(ALONE), st.just(0), st.integers(-3, 3), args), max_size=2).map(tuple)
+    return st.lists(
+        st.one_of(
+            st.tuples(
+                st.integers(0, levels - 1), st.integers(0, 2), st.sampled_from([-3, -2, -1, 1, 2, 3]),
+                st.integers(-12, 12), alone, st.sampled_from([LE, EQ]),
+            ),
+            st.tuples(st.just(ALONE), st.just(0), st.just(0), st.integers(-3, 3), alone, st.sampled_from([LE, EQ])),
+        ),
+        max_size=3,
+    )  # fmt: skip
+
+
+def _meets(point: dict, clips, values) -> bool:
+    for level, dim, k, c, alone, relation in clips:
+        total = c + sum(kk * product(args, values) for *_, kk, args in alone)
+        total += 0 if level == ALONE else k * point.get((level, dim), 0)
+        if total > 0 or (relation == EQ and total != 0):
+            return False
+    return True
+
+
+@settings(max_examples=400, deadline=None)
+@given(_BOXES, st.data())
+def test_a_guarded_span_is_the_range_over_the_instances_meeting_the_guard(box, data):
+    """``clipped`` narrows each guarded id's range; ``span`` over those ranges is the form's
+    range over exactly the instances meeting every clip, and there is none (``None``) when
+    no instance meets them."""
+    levels = len(box)
+    terms = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, levels - 1), st.integers(0, 2), st.integers(-50, 50)),
+            max_size=3,
+            unique_by=lambda t: t[:2],
+        )
+    )
+    scaled = data.draw(_scaled_terms(levels))
+    clips = data.draw(_clips(levels))
+    values = data.draw(st.lists(st.integers(-4, 4), min_size=3, max_size=3))
+    forms = [
+        sum(k * point.get((level, dim), 0) for level, dim, k in terms)
+        + sum(
+            k * product(args, values) * (1 if level == ALONE else point.get((level, dim), 0))
+            for level, dim, k, args in scaled
+        )
+        for point in _points(box)
+        if _meets(point, clips, values)
+    ]
+    ranges = clipped(clips, box, values)
+    event("no instance meets the guard" if not forms else "some instances do")
+    if not forms:
+        assert ranges is None
+        return
+    assert ranges is not None
+    assert span(terms, 0, 0, box, scaled, values, ranges) == (min(forms), max(forms))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_BOXES, st.data())
+def test_the_generated_guarded_span_code_is_the_guarded_span(box, data):
+    """``bounds._clipped_code`` and ``_span_code`` with its ranges — the ``cpu`` pre-check
+    of a guarded access — agree with ``clipped`` and ``span``: the code's conditions hold
+    exactly when some instance meets the guard, and then its ends are the span's."""
+    from hpvm.backends.bounds import _clipped_code, _span_code
+
+    levels = len(box)
+    terms = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, levels - 1), st.integers(0, 2), st.sampled_from([-7, -1, 1, 4])),
+            max_size=3,
+            unique_by=lambda t: t[:2],
+        )
+    )
+    scaled = data.draw(_scaled_terms(levels))
+    clips = data.draw(_clips(levels))
+    values = data.draw(st.lists(st.integers(-4, 4), min_size=3, max_size=3))
+    keys = {(lv, d) for lv, d, *_ in (*terms, *scaled, *clips) if lv != ALONE}
+    extents = {key: f"E{key[0]}_{key[1]}" for key in keys}
+    names = {arg: f"v{arg}" for arg in range(3)}
+    ranges, reached = _clipped_code(clips, extents, names)
+    lo, hi = _span_code(terms, 0, 3, extents, scaled, names, ranges)
+    env = {f"v{arg}": value for arg, value in enumerate(values)}
+    env.update({f"E{lv}_{d}": (box[lv][d] if d < len(box[lv]) else 1) for lv, d in keys})
+    want = clipped(clips, box, values)
+    assert all(eval(test, {}, env) for test in reached) == (want is not None)  # noqa: S307
+    if want is not None:
+        got = (eval(lo, {}, env), eval(hi, {}, env))  # noqa: S307
+        assert got == span(terms, 0, 3, box, scaled, values, want)
 
 
 DECLARES = """
@@ -391,3 +485,65 @@ def test_a_fact_is_exact_at_every_instance_where_its_conditions_hold(steps, bits
                     for level, dim, k, args in fact.scaled
                 )
                 assert llvm_value(ids) == want, (point, fact)
+
+
+def _guarded(condition: str, then: str) -> LLVMBody:
+    """``if (condition) then;`` as clang writes it: the test in the entry block, ``then`` in a
+    block of its own, both paths meeting at the return."""
+    return _function(
+        f"{condition}\n  br i1 %c, label %then, label %done\nthen:\n{then}\n  br label %done\n"
+        "done:\n  ret {} zeroinitializer"
+    )
+
+
+STORE_A_X = "  %p = getelementptr inbounds float, ptr %a, i64 %x\n  store float 0.0, ptr %p"
+
+
+def test_an_access_under_an_id_s_test_is_a_fact_for_the_instances_passing_it():
+    """``if (x < width) a[x] = 0``: made by the instances with x + 1 - width <= 0 (a clip);
+    ``if (x >= width) return; a[x + 1] = 0`` the same, from the other side of the branch."""
+    (fact,) = affine_accesses(_guarded("  %c = icmp slt i64 %x, %width", STORE_A_X))
+    assert (fact.argument, fact.terms, fact.first, fact.last) == (0, ((0, 0, 4),), 0, 3)
+    assert fact.clips == ((0, 0, 1, 1, ((ALONE, 0, -1, (4,)),), LE),)
+    assert clipped(fact.clips, [[8]], {4: 5}) == {(0, 0): (0, 4)}  # x <= 4
+    early = _function(
+        "  %c = icmp sge i64 %x, %width\n  br i1 %c, label %out, label %body\nout:\n  ret {} zeroinitializer\n"
+        "body:\n  %x1 = add nsw i64 %x, 1\n  %p = getelementptr inbounds float, ptr %a, i64 %x1\n"
+        "  store float 0.0, ptr %p\n  ret {} zeroinitializer"
+    )
+    (fact,) = affine_accesses(early)
+    assert (fact.terms, fact.first, fact.clips) == (
+        ((0, 0, 4),),
+        4,
+        ((0, 0, 1, 1, ((ALONE, 0, -1, (4,)),), LE),),
+    )
+
+
+def test_a_logical_and_of_an_unsigned_test_and_an_equality_is_two_clips():
+    """``x < width && py == 0`` as LLVM's ``select`` writes it, the first unsigned: two clips,
+    the unsigned one under the condition that both sides stay non-negative."""
+    (fact,) = affine_accesses(
+        _guarded(
+            "  %c1 = icmp ult i64 %x, %width\n  %c2 = icmp eq i64 %py, 0\n  %c = select i1 %c1, i1 %c2, i1 false",
+            STORE_A_X,
+        )
+    )
+    assert set(fact.clips) == {(0, 0, 1, 1, ((ALONE, 0, -1, (4,)),), LE), (1, 1, 1, 0, (), EQ)}
+    assert holds(fact.limits, fact.guards, [[8], [1, 3]], {4: 5})
+    assert not holds(fact.limits, fact.guards, [[8], [1, 3]], {4: -5})  # (ult: width read as unsigned)
+    assert clipped(fact.clips, [[8], [1, 3]], {4: 5}) == {(0, 0): (0, 4), (1, 1): (0, 0)}
+
+
+def test_a_test_of_memory_an_inequality_or_a_merge_gives_no_clip():
+    """A bound read from memory (not known before the leaf runs) and ``x != width`` (not a
+    range) give no fact; a block both sides of a test reach is a fact without a guard."""
+    loaded = "  %n = load i64, ptr %b\n  %c = icmp slt i64 %x, %n"
+    assert affine_accesses(_guarded(loaded, STORE_A_X)) == ()
+    assert affine_accesses(_guarded("  %c = icmp ne i64 %x, %width", STORE_A_X)) == ()
+    merged = _function(
+        "  %c = icmp slt i64 %x, %width\n  br i1 %c, label %l, label %r\nl:\n  br label %m\nr:\n  br label %m\n"
+        f"m:\n{STORE_A_X}\n  ret {{}} zeroinitializer"
+    )
+    (fact,) = every_instance_accesses(merged)
+    assert (fact.argument, fact.dim, fact.stride) == (0, 0, 4)
+    assert affine_accesses(merged) == ()  # (one own id: a ByteAccess, no guard)

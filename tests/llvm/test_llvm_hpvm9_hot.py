@@ -205,23 +205,26 @@ def test_minus_zero_for_the_recorded_zero_is_the_same_key_and_keeps_its_sign(roo
     assert _record(root) is record
 
 
-@pytest.mark.parametrize("target", TARGETS)
-def test_n_past_a_shorter_x_names_the_instance_the_leaf_and_the_load(root, target, request):
+@pytest.mark.parametrize(("target", "mode"), [("cpu", "unchecked"), ("cpu", "checked"), ("interp", "")])
+def test_n_past_a_shorter_x_is_refused_before_the_leaf_runs(root, target, mode, request):
     """The user's mistake: ``x`` half as long as ``y`` (the instances are y's elements) and
-    ``n`` y's length, so the guard lets instance 32 read past ``x``. ``interp`` and ``cpu``'s
-    checked mode refuse the read as it runs (unchecked ``cpu`` does not check LLVM leaves'
-    bounds as it runs). With ``n`` within ``x`` the guard keeps every read inside it."""
-    if target == "cpu":
+    ``n`` y's length, so the guard ``if (i < n)`` lets instances 32 to 63 read past ``x``.
+    The bounds pre-check reads the guard as the instances' range (x - n + 1 <= 0: x up to
+    63) and refuses the launch before the leaf runs, unchecked ``cpu`` included (which read
+    past ``x`` before: it does not check LLVM leaves' bounds as they run). With ``n`` within
+    ``x`` the guard keeps every read inside it."""
+    if mode == "checked":
         request.getfixturevalue("checked")
     x, y = _arrays(64, 5)
     short, before = x[:32].copy(), y.copy()
     args = (*_tracked(short, y), A, S, np.int32(64))
     with fails(
         hpvm.OutOfBoundsError,
-        "node SaxpyRoot_cloned/SaxpyWrapper_cloned.node/saxpy_scale_cloned.node[32]",
-        f"(leaf 'saxpy_scale_cloned', {SAXPY}:{_line('define dso_local %struct.out.saxpy_scale @saxpy_scale_cloned(')})",
-        "a read of 4 bytes at the LLVM instruction '%0 = load float, ptr %arrayidx, align 4'",
-        "falls outside 'x'",
+        f"node 'saxpy_scale_cloned.node' ({SAXPY}:{_line('%saxpy_scale_cloned.node = call')})",
+        "every instance of leaf 'saxpy_scale_cloned' that passes the guard before them accesses bytes 4*x to",
+        "of 'x' (input of 'SaxpyWrapper_cloned', 128 bytes long)",
+        f"({SAXPY}:{_line('define dso_local %struct.out.saxpy_scale @saxpy_scale_cloned(')})",
+        "(x < 64, n = 64; those where x - n + 1 <= 0) that is bytes 0 to 255",
     ):
         _launch(root, args, target)
     y[:] = before

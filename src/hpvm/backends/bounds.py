@@ -408,13 +408,16 @@ class SpanAccess:
     where_first: str
     where_last: str
     scaled: tuple[tuple[int, int, int, tuple[int, ...]], ...] = ()
+    #: the guard the accesses are under (``affine.Clip``): made by the instances meeting it
+    clips: tuple[tuple[Any, ...], ...] = ()
 
     @property
     def levels(self) -> int:
         """The highest level its ids come from (a global id's: the level above its own)."""
-        from .llvm_native.affine import GLOBAL
+        from .llvm_native.affine import ALONE, GLOBAL
 
-        return max((level + (dim >= GLOBAL) for level, dim, _ in self.dims()), default=0)
+        clipped = [(level, dim, 0) for level, dim, *_ in self.clips if level != ALONE]
+        return max((level + (dim >= GLOBAL) for level, dim, _ in (*self.dims(), *clipped)), default=0)
 
     def dims(self) -> list[tuple[int, int, int]]:
         """Each id of the form once, ``(level, dim, index)``: its plain and scaled terms' in
@@ -429,7 +432,8 @@ class SpanAccess:
     def arguments(self) -> list[int]:
         """The arguments its scaled terms and guards read, once each, in order."""
         seen: dict[int, None] = {}
-        for *_, args in (*self.scaled, *(t for guard in self.guards for t in guard[5])):
+        clipped = (t for clip in self.clips for t in clip[4])
+        for *_, args in (*self.scaled, *(t for guard in self.guards for t in guard[5]), *clipped):
             for arg in args:
                 seen.setdefault(arg)
         return list(seen)
@@ -444,7 +448,8 @@ class SpanAccess:
             )
 
         guards = tuple((*guard[:5], scaled(guard[5])) for guard in self.guards)
-        return replace(self, scaled=scaled(self.scaled), guards=guards)
+        clips = tuple((*clip[:4], scaled(clip[4]), clip[5]) for clip in self.clips)
+        return replace(self, scaled=scaled(self.scaled), guards=guards, clips=clips)
 
 
 _SPANS: weakref.WeakKeyDictionary[LeafFunction, tuple[SpanAccess, ...]] = weakref.WeakKeyDictionary()
@@ -469,7 +474,7 @@ def leaf_spans(leaf: LeafFunction) -> tuple[SpanAccess, ...]:
                 where = str(leaf.location)
                 access = SpanAccess(leaf.name, p, leaf.params[p].name, fact.terms, fact.first, fact.last,
                                     fact.limits, fact.guards, fact.where_first or where, fact.where_last or where,
-                                    fact.scaled)  # fmt: skip
+                                    fact.scaled, fact.clips)  # fmt: skip
                 if all(integers.get(arg) is not None for arg in access.arguments()):
                     spans.append(access.renamed(integers))
         found = tuple(spans)
@@ -540,7 +545,7 @@ def check_spans(
     whose sizes are ``ancestors`` (the parent's first), would access an array outside it:
     each fact's range over the box of ids (``affine.span``) against the array's bytes. A
     fact reading a level past ``ancestors`` is not checked."""
-    from .llvm_native.affine import extent, holds, span
+    from .llvm_native.affine import clipped, extent, holds, span
 
     if not bounds or min(sizes, default=1) <= 0:
         return
@@ -550,8 +555,11 @@ def check_spans(
         arguments = {j: _integer(inputs[j]) for j in access.arguments()}
         if found is None or access.levels >= len(extents) or None in arguments.values():
             continue
+        ranges = clipped(access.clips, extents, arguments)  # type: ignore[arg-type]
+        if ranges is None:
+            continue  # (no instance of this launch meets the guard)
         size = math.prod(found[0]) * found[1]
-        lo, hi = span(access.terms, access.first, access.last, extents, access.scaled, arguments)  # type: ignore[arg-type]
+        lo, hi = span(access.terms, access.first, access.last, extents, access.scaled, arguments, ranges)  # type: ignore[arg-type]
         if (lo < 0 or hi >= size) and holds(access.limits, access.guards, extents, arguments):  # type: ignore[arg-type]
             values = [lo, hi, size, *(extent(extents, level, d) for level, d, _ in access.dims())]
             values += [arguments[j] for j in access.arguments()]
@@ -581,15 +589,16 @@ def span_check_lines(
     instances = " and ".join(f"{s} > 0" for s in sizes) or "True"
     for access, i in bounds:
         name = name_of(i)
-        ids = [(lv, d) for lv, d, *_ in (*access.terms, *access.limits, *access.scaled) if lv != ALONE]
+        ids = [(lv, d) for lv, d, *_ in (*access.terms, *access.limits, *access.scaled, *access.clips) if lv != ALONE]
         for terms, *_, scaled in access.guards:
             ids += [(lv, d) for lv, d, *_ in (*terms, *scaled) if lv != ALONE]
         extents = {key: _extent_code(*key, sizes, ancestor) for key in ids}
         arguments = {j: name_of(j) for j in access.arguments()}
         if name is None or None in extents.values() or None in arguments.values():
             continue
-        lo, hi = _span_code(access.terms, access.first, access.last, extents, access.scaled, arguments)  # type: ignore[arg-type]
-        conditions = [f"{extents[(lv, d)]} - 1 <= {limit}" for lv, d, limit in access.limits]
+        ranges, reached = _clipped_code(access.clips, extents, arguments)  # type: ignore[arg-type]
+        lo, hi = _span_code(access.terms, access.first, access.last, extents, access.scaled, arguments, ranges)  # type: ignore[arg-type]
+        conditions = reached + [f"{extents[(lv, d)]} - 1 <= {limit}" for lv, d, limit in access.limits]
         for terms, c_low, c_high, low, high, scaled in access.guards:
             g_lo, g_hi = _span_code(terms, c_low, c_high, extents, scaled, arguments)  # type: ignore[arg-type]
             # (int64's own ends bound nothing in int64 arithmetic: such a side is left out)
@@ -626,6 +635,38 @@ def _extent_code(
     return f"({found})" if found is not None else None
 
 
+def _product_code(k: int, args: Sequence[int], arguments: dict[int, str] | None) -> str:
+    return "*".join([str(k), *(f"({(arguments or {})[arg]})" for arg in args)])
+
+
+def _clipped_code(
+    clips: Sequence[tuple[Any, ...]], extents: dict[tuple[int, int], str | None], arguments: dict[int, str]
+) -> tuple[dict[tuple[int, int], tuple[str, str]], list[str]]:
+    """``affine.clipped`` as code: each clipped id's first and last value as expressions,
+    and the conditions under which some instance meets every clip (its range not empty, an
+    id-free clip true). Python's ``//`` floors, as ``clipped`` does."""
+    from .llvm_native.affine import ALONE, EQ
+
+    ranges: dict[tuple[int, int], tuple[str, str]] = {}
+    reached: list[str] = []
+    for level, dim, k, c, scaled, relation in clips:
+        rest = " + ".join([str(c), *(_product_code(kk, args, arguments) for *_, kk, args in scaled)])
+        if level == ALONE:
+            reached.append(f"({rest}) {'==' if relation == EQ else '<='} 0")
+            continue
+        first, last = ranges.get((level, dim), ("0", f"({extents[(level, dim)]} - 1)"))
+        if relation == EQ:
+            reached.append(f"({rest}) % {k} == 0")
+            first, last = f"max({first}, -({rest}) // {k})", f"min({last}, -({rest}) // {k})"
+        elif k > 0:
+            last = f"min({last}, -({rest}) // {k})"
+        else:
+            first = f"max({first}, -(-({rest}) // {-k}))"
+        ranges[(level, dim)] = (first, last)
+    reached += [f"{first} <= {last}" for first, last in ranges.values()]
+    return ranges, reached
+
+
 def _span_code(
     terms: Sequence[tuple[int, int, int]],
     low: int,
@@ -633,10 +674,12 @@ def _span_code(
     extents: dict[tuple[int, int], str | None],
     scaled: Sequence[tuple[int, int, int, tuple[int, ...]]] = (),
     arguments: dict[int, str] | None = None,
+    ranges: dict[tuple[int, int], tuple[str, str]] | None = None,
 ) -> tuple[str, str]:
     """``affine.span`` as two expressions: an id's coefficient summed over its plain and
     scaled terms (``arguments``: the variables of the scaled terms' arguments), its side
-    by its sign — a constant's known here, one with an argument's in the code."""
+    by its sign — a constant's known here, one with an argument's in the code. ``ranges``:
+    the first and last value of the ids a guard narrows (``_clipped_code``)."""
     from .llvm_native.affine import ALONE
 
     lo, hi = str(low), str(high)
@@ -645,12 +688,18 @@ def _span_code(
     for level, dim, k in terms:
         known[(level, dim)] = k
     for level, dim, k, args in scaled:
-        product = "*".join([str(k), *(f"({(arguments or {})[arg]})" for arg in args)])
+        product = _product_code(k, args, arguments)
         if level == ALONE:
             lo, hi = f"{lo} + {product}", f"{hi} + {product}"
         else:
             coefficients.setdefault((level, dim), []).append(product)
     for key in sorted({*known, *coefficients}):
+        if key in (ranges or {}):
+            first, last = (ranges or {})[key]
+            k_code = f"({' + '.join([str(known.get(key, 0)), *coefficients.get(key, [])])})"
+            ends = f"{k_code}*{first}, {k_code}*{last}"
+            lo, hi = f"{lo} + min({ends})", f"{hi} + max({ends})"
+            continue
         extent = f"({extents[key]} - 1)"
         if key not in coefficients:
             k = known[key]
@@ -686,9 +735,11 @@ def span_message(node: Node, fn: InternalFunction, access: SpanAccess, given: in
     name = fn.params[given].name
     source = f"'{name}' of '{fn.name}'" if name != access.array else f"of '{fn.name}'"
 
-    from .llvm_native.affine import ALONE
+    from .llvm_native.affine import ALONE, EQ
 
     def term(k: int, *factors: str) -> str:
+        if k == -1 and factors:
+            return "-" + "*".join(factors)
         return "*".join(([] if k == 1 else [str(k)]) + list(factors))
 
     def form(c: int) -> str:
@@ -700,19 +751,28 @@ def span_message(node: Node, fn: InternalFunction, access: SpanAccess, given: in
         text = " + ".join(parts)
         return (f"{text} + {c}" if c else text).replace("+ -", "- ")
 
+    def clip(level: int, dim: int, k: int, c: int, scaled: tuple[Any, ...], relation: int) -> str:
+        parts = [] if level == ALONE else [term(k, _id_name(level, dim))]
+        parts += [term(kk, *(fn.params[arg].name for arg in args)) for *_, kk, args in scaled]
+        text = " + ".join(parts + ([str(c)] if c or not parts else [])).replace("+ -", "- ")
+        return f"{text} {'==' if relation == EQ else '<='} 0"
+
     dims = access.dims()
     ranges = ", ".join(
         [f"{_id_name(lv, d)} < {{{3 + j}}}" for lv, d, j in dims]
         + [f"{fn.params[arg].name} = {{{3 + len(dims) + j}}}" for j, arg in enumerate(access.arguments())]
     )
+    if access.clips:  # (the accesses' guard: only the instances meeting it make them)
+        ranges += "; those where " + " and ".join(clip(*c) for c in access.clips)
     first, last = access.first, access.last
     where = access.where_first if low_side else access.where_last
     side = "before its start" if low_side else "past its end"
     return (
         f"node '{text(node.name)}' ({text(node.location)}): every instance of leaf '{text(access.leaf)}' "
-        f"accesses bytes {text(form(first))} to {text(form(last))} of '{text(access.array)}' (input "
+        f"{'that passes the guard before them ' if access.clips else ''}accesses bytes {text(form(first))} to {text(form(last))} of '{text(access.array)}' (input "
         f"{text(source)}, {{2}} bytes long) ({text(where)}); over this launch's instances ({ranges}) that "
         f"is bytes {{0}} to {{1}}: some instances would index {side} (LLVM code checks no bounds as it runs, "
         f"on any back end, target='interp' included). Launch fewer instances (the sizes of node "
         f"'{text(node.name)}' or of its parents) or pass a larger '{text(name)}'"
+        + (", or make the guard keep these instances out" if access.clips else "")
     )

@@ -1,6 +1,7 @@
 /* A program that crashes where its first argument says: "host" in a static host function,
- * "leaf" in a leaf (an out-of-bounds store far past its array, under a test, which the
- * bounds pre-check does not follow: not every instance makes it). Run by test_c_crash.py in a
+ * "leaf" in a leaf (an out-of-bounds store far past its array, under a test of a value read
+ * from memory, which the bounds pre-check does not follow: whether an instance makes it is
+ * not known before it runs). Run by test_c_crash.py in a
  * child process, which dies of the signal after hpvm names the function. */
 #include "hpvm.h"
 #include <stdio.h>
@@ -15,7 +16,7 @@ void scribble(int *a, size_t bytes_a, long far) {
   __hpvm__hint(CPU_TARGET);
   __hpvm__attributes(1, a, 1, a);
   long i = __hpvm__getNodeInstanceID_x(__hpvm__getNode());
-  if (far > 0) a[i * far] = 1; /* far past the array for i > 0 */
+  if (a[3] == 0) a[i * far] = 1; /* far past the array for i > 0 */
   __hpvm__return(0);
 }
 

@@ -67,9 +67,18 @@ them as *scaled* terms (``affine.py``), whose range the launch's values of the a
 decide; a product of two ids, or of more than ``affine.DEGREE`` arguments, is not followed.
 Single own-id facts with a stride > 0 stay ``ByteAccess`` facts (their limit says it all); one
 whose first byte is below the pointer (``a[x - 1]``) is an ``AffineBytes`` too, for its
-start. Anything else — a guard (``if (i < n)``: the access is not in a block every call
-runs), an index read from memory, a product of two ids, a struct field, a ``phi`` —
-gives no fact, and such accesses are not checked.
+start. Anything else — an index read from memory, a product of two ids, a struct field, a
+``phi`` — gives no fact, and such accesses are not checked.
+
+**Guarded accesses** (``blocks.guarded_blocks``, ``clips``). A block every call meeting its
+conditions runs to its end — the conditions every path to it took (``br i1 %c``'s side),
+every path from the entry to an end that keeps to those sides passing through it — makes
+its accesses for exactly the instances meeting them. A condition that is a comparison of
+two affine forms with one id (or none) between them is a *clip* (``affine.Clip``), the
+same in every iteration of any loop (it reads ids and arguments only); the fact carries
+its clips, and ``affine.clipped`` turns them into the ids' narrowed ranges at launch. A
+block under any other condition (a value read from memory, ``!=``, several ids) gives no
+fact, nor one whose clips read an id its access's global id is made of.
 """
 
 from __future__ import annotations
@@ -84,7 +93,8 @@ from ...ir.llvm_text import DEFINITION, parameters, split_top
 from ...ir.llvm_text import VALUE_NAME as _NAME
 from ...ir.llvm_text import arguments as _arguments
 from ...ir.llvmcontext import own_context, promoted_function
-from .affine import ALONE, GLOBAL, Affine, Guard, Scaled, Term, merged_guards
+from .affine import ALONE, EQ, GLOBAL, LE, Affine, Clip, Guard, Scaled, Term, merged_guards
+from .blocks import certain_blocks, guarded_blocks
 
 _IDS = {"x": 0, "y": 1, "z": 2}
 _ID_CALL = re.compile(r"@llvm\.hpvm\.getNodeInstanceID\.([xyz])\(")
@@ -296,10 +306,8 @@ def _analyse(text: str | None) -> int | None:
 
 #: Ids are non-negative int64 values: a fact starts out holding for every one of them.
 _ID_LIMIT = 2**63 - 1
-_TERMINATORS = frozenset(
-    {"ret", "br", "switch", "indirectbr", "invoke", "resume", "unreachable", "callbr", "cleanupret",
-     "catchret", "catchswitch"}
-)  # fmt: skip
+#: What an ``icmp``'s predicate says on its false side.
+_NEGATED = {"slt": "sge", "sge": "slt", "sle": "sgt", "sgt": "sle", "ne": "eq", "eq": "ne"}
 #: Byte sizes of the scalar types a ``getelementptr`` steps over or an access moves.
 _SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "i128": 16, "half": 2, "bfloat": 2, "float": 4,
           "double": 8, "fp128": 16, "ptr": 8}  # fmt: skip
@@ -345,6 +353,8 @@ class AffineBytes:
     where_first: str | None
     where_last: str | None
     scaled: tuple[Scaled, ...] = ()  #: ids times an integer argument (``affine.py``)
+    #: the guard the accesses are under: made only by the instances meeting every clip
+    clips: tuple[Clip, ...] = ()
 
 
 def _signed(bits: int) -> tuple[int, int]:
@@ -393,7 +403,7 @@ def every_instance_accesses(body: LLVMBody) -> tuple[ByteAccess, ...]:
 
 
 def affine_accesses(body: LLVMBody) -> tuple[AffineBytes, ...]:
-    """The certain blocks' loads and stores (``_certain_blocks``) at an affine form of several ids (the node's own
+    """The certain blocks' loads and stores (``blocks.certain_blocks``) at an affine form of several ids (the node's own
     and its ancestors') bytes from a pointer argument, or of one id that steps down or
     starts below the argument (module docstring); one per argument and terms."""
     return _facts(body)[1]
@@ -409,60 +419,6 @@ def _facts(body: LLVMBody) -> tuple[tuple[ByteAccess, ...], tuple[AffineBytes, .
     with _LOCK:
         _BYTES[key] = found
     return found
-
-
-_LABEL = re.compile(r'^\s*("[^"]*"|[-a-zA-Z$._0-9]+):\s*(;.*)?$')
-_TARGET = re.compile(r'\blabel %("[^"]*"|[-a-zA-Z$._0-9]+)')
-
-
-def _certain_blocks(lines: list[str]) -> list[str]:
-    """The instructions of the blocks every call of the function runs to their end (module
-    docstring): the entry block, and each block on every path from it to a block that
-    ends the call (``ret``, ``unreachable``, ``resume``: no successor). Their terminators
-    are left out; blocks whose call cannot end (no path to such a block) add nothing."""
-    blocks: list[tuple[str, list[str], list[str]]] = []  # (label, instructions, successors)
-    start = next((k for k, line in enumerate(lines) if line.startswith("define")), len(lines))
-    label, body, targets, ended = "", [], [], False
-    for line in lines[start + 1 :]:
-        text = line.strip()
-        if not text or text.startswith((";", "#dbg_")):
-            continue
-        found = _LABEL.match(line)
-        if found is not None or text == "}":
-            if blocks or label or body or targets:  # (not before the entry block's own label)
-                blocks.append((label, body, targets))
-            if found is None:
-                break
-            label, body, targets, ended = found.group(1).strip('"'), [], [], False
-            continue
-        m = DEFINITION.match(line)
-        opcode = (m.group(2) if m else text).split(" ", 1)[0]
-        if ended or opcode in _TERMINATORS:
-            ended = True
-            targets += _TARGET.findall(text)
-        else:
-            body.append(line)
-    if not blocks:
-        return []
-    successors = {name: [t.strip('"') for t in after] for name, _, after in blocks}
-    ends = {name for name, after in successors.items() if not after}
-    entry = blocks[0][0]
-
-    def reaches_an_end(avoid: str | None) -> bool:
-        seen, todo = set(), [entry]
-        while todo:
-            name = todo.pop()
-            if name in seen or name == avoid:
-                continue
-            seen.add(name)
-            if name in ends:
-                return True
-            todo.extend(successors.get(name, []))
-        return False
-
-    if not reaches_an_end(None):
-        return blocks[0][1]
-    return [line for name, body, _ in blocks if name == entry or not reaches_an_end(name) for line in body]
 
 
 def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], tuple[AffineBytes, ...]]:
@@ -587,6 +543,8 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
             # writes sext(trunc(v)) * 4 as ashr (shl v, 32), 30, and adds constants in between).
             kept = a if op == "ashr" else a.within(0, 2 ** (bits - 1) - 1)  # (lshr: as unsigned)
             result = kept.divided(2**b.c) if kept is not None else None
+        elif op == "xor" and b.constant and b.c == -1:  # ~v: -v - 1 (clang's size - 1 - t)
+            result = a.times(-1).plus(Affine(c=-1)).plus(b.conditions())
         elif op == "and" and b.constant and b.c > 0 and b.c & (b.c + 1) == 0:
             result = a.within(0, b.c)  # zext(trunc(v)) as instcombine writes it: and v, 2^k - 1
         else:
@@ -627,10 +585,64 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
         found = offset.within(*_signed(64))
         return (argument, found) if found is not None else None
 
+    def clips(condition: str, side: bool, depth: int = 0) -> tuple[list[Clip], Affine] | None:
+        """What ``condition`` being ``side`` says of the ids: clips (``affine.Clip``), and
+        the conditions under which the compared forms are the values LLVM compares; ``None``
+        where it is not such a statement (a value read from memory, ``!=``, ...)."""
+        words = [w for w in defs.get(condition, "").replace(",", " ").split() if w not in _FLAGS]
+        if depth > 16 or not words:
+            return None
+        both: list[tuple[str, bool]] | None = None
+        if words[0] in ("and", "or") and len(words) == 4 and words[1] == "i1":
+            both = [(words[2], side), (words[3], side)] if side == (words[0] == "and") else None
+        elif words[0] == "select" and len(words) == 7 and words[1::2] == ["i1", "i1", "i1"]:
+            # LLVM's logical and / or: select %a, %b, false / select %a, true, %b
+            if words[6] == "false" and side:
+                both = [(words[2], True), (words[4], True)]
+            elif words[4] == "true" and not side:
+                both = [(words[2], False), (words[6], False)]
+        elif words[0] == "xor" and len(words) == 4 and words[1] == "i1" and words[3] == "true":
+            return clips(words[2], not side, depth + 1)
+        if both is not None:
+            made = [clips(c, s, depth + 1) for c, s in both]
+            if made[0] is None or made[1] is None:
+                return None
+            return made[0][0] + made[1][0], made[0][1].plus(made[1][1])
+        if words[0] != "icmp" or len(words) != 5 or not _WIDTH.match(words[2]):
+            return None
+        predicate, bits = words[1], int(words[2][1:])
+        a, b = operand(words[3], 0), operand(words[4], 0)
+        if a is None or b is None:
+            return None
+        if predicate[0] == "u":  # (unsigned: as signed where both stay non-negative)
+            a, b = a.within(0, 2 ** (bits - 1) - 1), b.within(0, 2 ** (bits - 1) - 1)
+            if a is None or b is None:
+                return None
+            predicate = "s" + predicate[1:]
+        # the statement as d <= 0 or d == 0, d an affine form
+        d = a.plus(b.times(-1))
+        truth = predicate if side else _NEGATED.get(predicate, "")
+        relation = {"slt": LE, "sle": LE, "sgt": LE, "sge": LE, "eq": EQ}.get(truth)
+        if relation is None:
+            return None
+        if truth == "slt":
+            d = d.plus(Affine(c=1))
+        elif truth == "sgt":
+            d = d.times(-1).plus(Affine(c=1))
+        elif truth == "sge":
+            d = d.times(-1)
+        if len(d.terms) > 1 or any(level != ALONE for level, *_ in d.scaled):
+            return None
+        alone = tuple(d.scaled)
+        clip: Clip = (*d.terms[0], d.c, alone, relation) if d.terms else (ALONE, 0, 0, d.c, alone, relation)
+        return [clip], d.conditions()
+
     debug: DebugInfo | None = None
     farthest: dict[tuple[int, int, int, int], ByteAccess] = {}
-    spans: dict[tuple[int, tuple[Term, ...], tuple[Scaled, ...]], AffineBytes] = {}
-    for line in _certain_blocks(lines):
+    spans: dict[tuple[int, tuple[Term, ...], tuple[Scaled, ...], tuple[Clip, ...]], AffineBytes] = {}
+    certain = [(line, frozenset()) for line in certain_blocks(lines)]
+    guarded = [(line, conditions) for body, conditions in guarded_blocks(lines) for line in body]
+    for line, conditions in (*certain, *guarded):
         m = DEFINITION.match(line)
         rhs = _strip(m.group(2) if m else line)
         words = rhs.split()
@@ -642,13 +654,21 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
             continue
         size = type_size(leading_type(operands[0]))
         found = address(pointer[0])
-        if size is None or found is None or not _ids(found[1]) or _entangled(_ids(found[1])):
+        if size is None or found is None or not _ids(found[1]):
             continue
         argument, offset = found
+        made = [clips(c, side) for c, side in sorted(conditions)]
+        if any(one is None for one in made):
+            continue
+        reached = tuple(sorted({clip for one in made for clip in one[0]}))  # type: ignore[index]
+        for one in made:
+            offset = offset.plus(one[1])  # type: ignore[index]
+        if _entangled((*_ids(offset), *((lv, d, k) for lv, d, k, *_ in reached if lv != ALONE))):
+            continue
         if debug is None:
             debug = DebugInfo(module)
         where = debug.place(line)
-        simple = _simple(offset)
+        simple = _simple(offset) if not reached else None
         if simple is not None:
             dim, stride, limit = simple
             fact = ByteAccess(argument, dim, stride, offset.c, offset.c + size - 1, limit, where)
@@ -657,8 +677,8 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
                 farthest[key] = fact
             if offset.c >= 0:
                 continue  # (a negative first byte: the instance with id 0 reads before the array)
-        key = (argument, offset.terms, offset.scaled)
-        spans[key] = _joined(spans.get(key), argument, offset, size, where)
+        at = (argument, offset.terms, offset.scaled, reached)
+        spans[at] = _joined(spans.get(at), argument, offset, size, where, reached)
     return tuple(farthest.values()), tuple(spans.values())
 
 
@@ -688,7 +708,12 @@ def _simple(offset: Affine) -> tuple[int, int, int] | None:
 
 
 def _joined(
-    was: AffineBytes | None, argument: int, offset: Affine, size: int, where: str | None
+    was: AffineBytes | None,
+    argument: int,
+    offset: Affine,
+    size: int,
+    where: str | None,
+    reached: tuple[Clip, ...],
 ) -> AffineBytes:
     """An access of ``size`` bytes at ``offset`` joined to the fact on the same argument
     and terms: the lowest first byte, the highest last, the conditions of both."""
@@ -705,6 +730,7 @@ def _joined(
             where,
             where,
             offset.scaled,
+            reached,
         )
     limits = {(lv, d): lim for lv, d, lim in was.limits}
     for lv, d, lim in offset.limits:
@@ -719,4 +745,5 @@ def _joined(
         where if first < was.first else was.where_first,
         where if last > was.last else was.where_last,
         was.scaled,
+        was.clips,
     )

@@ -83,11 +83,13 @@ def span(
     extents: Sequence[Sequence[int]],
     scaled: Sequence[Scaled] = (),
     values: Mapping[int, int] | Sequence[int] = (),
+    ranges: Mapping[tuple[int, int], tuple[int, int]] | None = None,
 ) -> tuple[int, int]:
     """The least and the greatest value of ``c + sum(k * id)`` (and the ``scaled`` terms,
     their arguments' ``values``) over the box ``extents`` (per level, its sizes; every
     extent > 0), ``c`` ranging over ``low .. high``: each id's extreme on its side (an id's
-    range is independent of the others'), its coefficient summed over its terms first."""
+    range is independent of the others'), its coefficient summed over its terms first.
+    ``ranges``: ids whose range is narrower than ``0 .. extent - 1`` (``clipped``)."""
     ks = {(level, dim): k for level, dim, k in terms}
     for level, dim, k, args in scaled:
         if level == ALONE:
@@ -95,12 +97,48 @@ def span(
         else:
             ks[(level, dim)] = ks.get((level, dim), 0) + k * product(args, values)
     for (level, dim), k in ks.items():
-        top = k * (extent(extents, level, dim) - 1)
-        if top < 0:
-            low += top
-        else:
-            high += top
+        first, last = (ranges or {}).get((level, dim), (0, extent(extents, level, dim) - 1))
+        low, high = low + min(k * first, k * last), high + max(k * first, k * last)
     return low, high
+
+
+#: A condition under which an access is made (the guard of the block it is in): ``k * id +
+#: c`` plus the arguments' products of ``scaled`` (``ALONE`` terms) is ``<= 0`` (``relation``
+#: ``LE``) or ``== 0`` (``EQ``), for the id ``(level, dim)``; ``level`` ``ALONE``: no id (one
+#: truth for every instance of a launch). ``(level, dim, k, c, scaled, relation)``.
+Clip = tuple[int, int, int, int, tuple[Scaled, ...], int]
+LE, EQ = 0, 1
+
+
+def clipped(
+    clips: Sequence[Clip],
+    extents: Sequence[Sequence[int]],
+    values: Mapping[int, int] | Sequence[int] = (),
+) -> dict[tuple[int, int], tuple[int, int]] | None:
+    """The range of each id ``clips`` narrow (an id whose range the clips leave as it is is
+    left out), or ``None`` where no instance of the box meets every clip: the guarded access
+    is then made by none. The instances meeting them are the box with those ranges — each
+    clip reads one id — so ``span`` over the ranges is exact."""
+    ranges: dict[tuple[int, int], tuple[int, int]] = {}
+    for level, dim, k, c, scaled, relation in clips:
+        rest = c + sum(kk * product(args, values) for _, _, kk, args in scaled)
+        if level == ALONE:
+            if rest > 0 or (relation == EQ and rest != 0):
+                return None
+            continue
+        first, last = ranges.get((level, dim), (0, extent(extents, level, dim) - 1))
+        if relation == EQ:  # k*id == -rest
+            if rest % k:
+                return None
+            first, last = max(first, -rest // k), min(last, -rest // k)
+        elif k > 0:  # id <= floor(-rest / k)
+            last = min(last, -rest // k)
+        else:  # id >= ceil(rest / -k)
+            first = max(first, -(-rest // -k))
+        if first > last:
+            return None
+        ranges[(level, dim)] = (first, last)
+    return ranges
 
 
 def holds(
