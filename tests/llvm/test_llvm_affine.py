@@ -547,3 +547,96 @@ def test_a_test_of_memory_an_inequality_or_a_merge_gives_no_clip():
     (fact,) = every_instance_accesses(merged)
     assert (fact.argument, fact.dim, fact.stride) == (0, 0, 4)
     assert affine_accesses(merged) == ()  # (one own id: a ByteAccess, no guard)
+
+
+_PREDICATES = ["slt", "sle", "sgt", "sge", "eq", "ne", "ult", "ule", "ugt", "uge"]
+
+
+def _compare(predicate: str, a: int, b: int, bits: int) -> bool:
+    if predicate[0] == "u":
+        a, b = a % (1 << bits), b % (1 << bits)
+    return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b, "eq": a == b, "ne": a != b}[predicate[-2:]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    _STEPS,
+    st.sampled_from([32, 64]),
+    st.sampled_from(_PREDICATES),
+    st.booleans(),
+    st.lists(st.integers(1, 4), min_size=4, max_size=4),
+    st.integers(0, 40),
+    st.one_of(st.integers(-5, 5), st.integers(-(2**31), 2**31 - 1)),
+    st.integers(-(2**31), 2**31),
+)
+def test_a_guard_s_clips_are_exactly_the_instances_that_pass_it(
+    steps, bits, predicate, side, sizes, scale, argument, constant
+):
+    """Random wrapping arithmetic on the ids and an argument, compared (signed or unsigned)
+    with the argument plus a constant, and a store on one side of the branch: where the
+    store is a fact and its conditions hold over a box, the instances ``clipped`` keeps
+    are exactly those for which LLVM's comparison takes that side (none: ``None``)."""
+    arg_name, arg_index = ("%narrow", 5) if bits == 32 else ("%width", 4)
+    lines = [f"  %t{k} = trunc i64 {name} to i32" for k, name in enumerate(KEYS)] if bits == 32 else []
+    ref = {name: (f"%t{k}" if bits == 32 else name) for k, name in enumerate(KEYS)}
+    name = ref["%x"]
+    for k, (op, c, other) in enumerate(steps):
+        new = f"%v{k}"
+        if op in ("add", "sub", "mul"):
+            lines.append(f"  {new} = {op} i{bits} {name}, {c}")
+        elif op.endswith("arg"):
+            lines.append(f"  {new} = {op[:3]} i{bits} {name}, {arg_name}")
+        else:
+            lines.append(f"  {new} = {op[:3]} i{bits} {name}, {ref[other]}")
+        name = new
+    lines.append(f"  %bound = add i{bits} {arg_name}, {constant}")
+    lines.append(f"  %c = icmp {predicate} i{bits} {name}, %bound")
+    then, other = ("then", "done") if side else ("done", "then")
+    body = "\n".join(
+        [*lines, f"  br i1 %c, label %{then}, label %{other}", "then:", STORE_A_X, "  br label %done", "done:",
+         "  ret {} zeroinitializer"]
+    )  # fmt: skip
+    facts = [f for f in affine_accesses(_function(body)) if f.clips]
+    event("clipped fact" if facts else "none")
+    if not facts:
+        return
+    (fact,) = facts
+
+    def passes(ids: dict[str, int]) -> bool:
+        v = _wrap(ids["%x"], bits)
+        for op, c, key in steps:
+            operand = {"add": c, "sub": c, "mul": c}.get(op, argument if op.endswith("arg") else ids[key])
+            operand = _wrap(operand, bits)
+            v = _wrap(
+                v + operand if op.startswith("add") else v - operand if op.startswith("sub") else v * operand,
+                bits,
+            )
+        return _compare(predicate, v, _wrap(argument + constant, bits), bits) == side
+
+    for factor in (1, 2**scale):
+        box = [[sizes[0] * factor], [sizes[1] * factor, sizes[2]], [sizes[3] * factor]]
+        values = {arg_index: argument}
+        if not holds(fact.limits, fact.guards, box, values):
+            continue
+        ranges = clipped(fact.clips, box, values)
+        # every instance of the small box; of a scaled one, the edges of each clipped range
+        # and the instances beside them
+        if factor == 1:
+            points = list(_points(box))
+        else:
+            near = {key: {0, 1, extent - 2, extent - 1} for key, extent in
+                    (((0, 0), box[0][0]), ((1, 0), box[1][0]), ((1, 1), box[1][1]), ((2, 0), box[2][0]))}  # fmt: skip
+            for key, (first, last) in (ranges or {}).items():
+                near[key] |= {first - 1, first, last, last + 1}
+            keys = sorted(near)
+            points = [
+                dict(zip(keys, ids, strict=True))
+                for ids in itertools.product(*(sorted(v for v in near[key] if 0 <= v < box[key[0]][key[1]])
+                                               for key in keys))
+            ]  # fmt: skip
+        for point in points:
+            ids = {name: point.get(key, 0) for name, key in KEYS.items()}
+            inside = ranges is not None and all(
+                first <= point.get(key, 0) <= last for key, (first, last) in ranges.items()
+            )
+            assert passes(ids) == inside, (point, ranges)
