@@ -128,14 +128,14 @@ def test_one_row_too_many_is_refused_before_it_runs(one_row_too_many, target: st
     try:
         with fails(
             hpvm.OutOfBoundsError,
-            "every instance of leaf 'fan2' that passes the guard before them accesses bytes "
+            "every instance of leaf 'fan2' that takes the path below accesses bytes "
             "4*size + 4*size*t + 4*t + 4*size*(parent.x*instances.x + x) to",
             f"of 'm' (input of 'fan2Grid', {4 * size * size} bytes long) "
             f"(tests/c/programs/gaussian/gaussian_graph.cpp:{line_of(GRAPH, 'fan2')})",
-            f"size = {size}, t = 0; those where (parent.x*instances.x + x) - size + t + 1 <= 0 and "
+            f"size = {size}, t = 0; the path: (parent.x*instances.x + x) - size + t + 1 <= 0 and "
             "(parent.y*instances.y + y) - size + t + 1 <= 0)",
             f"that is bytes {4 * size} to {4 * size * size + 3}: some instances would index past its end",
-            "or make the guard keep these instances out",
+            "or correct the test on the path (a guard or a clamp) that lets them through",
         ):
             one_row_too_many.run([str(size)], target=target)
     finally:

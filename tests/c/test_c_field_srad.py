@@ -16,7 +16,7 @@ own ``q0sqr``. (Two things kept it from that before: every value in the replay k
 coefficients array ``C`` — a pointer port of its own, its size travelling over the edge —
 cut from its tracked region as a new slice per launch, ``c/argstruct.py``'s ``region``.)
 
-With ``-D SRAD_SOUTH=(i + 1)`` the coefficients' leaf forgets to clamp its south neighbour,
+With ``-D SRAD_SOUTH=(i + 1)`` (or a clamp to ``rows``, one row too far) the coefficients' leaf forgets to clamp its south neighbour,
 as a port that drops the CUDA kernel's edge test does: the last row reads a row past ``J``.
 The index ``(i + 1) * cols + j`` has a run-time stride, which the bounds pre-check reads
 (``affine.py``'s scaled terms: the id times ``cols``, and ``cols`` alone) and refuses the
@@ -183,3 +183,31 @@ def test_an_unclamped_south_neighbour_is_refused_before_it_runs(
 
 def test_a_bad_command_line_is_the_program_s_usage(program) -> None:  # type: ignore[no-untyped-def]
     assert program.run(["1"]) == 2
+
+
+@pytest.fixture(scope="module")
+def clamped_one_too_far():  # type: ignore[no-untyped-def]
+    return c.compile(SOURCES, defines=["SRAD_SOUTH=(i + 1 < rows ? i + 1 : rows)"])
+
+
+@pytest.mark.parametrize(("target", "checked"), [("cpu", False), ("interp", False)])
+def test_a_clamp_one_row_too_far_is_refused_before_it_runs(
+    clamped_one_too_far, target: str, checked: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """The south neighbour clamped to ``rows`` instead of ``rows - 1``: clang writes it
+    ``llvm.smin(i + 1, rows)``, a fact per arm — ``J[(i + 1) * cols + j]`` for the rows with
+    ``i + 1 <= rows``, every one of them — and the last row's reaches a row past ``J``."""
+    rows, cols = 16, 8
+    previous = cpu.configure(checked=checked)
+    try:
+        with fails(
+            hpvm.OutOfBoundsError,
+            "every instance of leaf 'sradCoefficients' that takes the path below accesses bytes "
+            "4*x + 4*cols + 4*cols*y to",
+            f"(x < {cols}, y < {rows}, cols = {cols}, rows = {rows}; the path: y - rows + 1 <= 0) "
+            f"that is bytes {4 * cols} to {4 * cols * (rows + 1) - 1}",
+            "or correct the test on the path (a guard or a clamp) that lets them through",
+        ):
+            clamped_one_too_far.run([str(rows), str(cols), "2"], target=target)
+    finally:
+        cpu.configure(**previous)

@@ -13,7 +13,7 @@ from hpvmc_helpers import EXAMPLES, needs_clang, needs_llvm_leaves
 import hpvm
 from hpvm import c
 from hpvm.backends.cpu.graphgen import loop_order
-from hpvm.backends.llvm_native.access import unit_stride_dimension
+from hpvm.backends.llvm_native.stride import unit_stride_dimension
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 

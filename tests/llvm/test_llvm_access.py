@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hpvm.backends.llvm_native.access import every_instance_accesses, unit_stride_dimension
+from hpvm.backends.llvm_native.access import every_instance_accesses
+from hpvm.backends.llvm_native.stride import unit_stride_dimension
 from hpvm.ir.bodies import LLVMBody
 
 MODULE = """

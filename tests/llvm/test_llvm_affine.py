@@ -640,3 +640,109 @@ def test_a_guard_s_clips_are_exactly_the_instances_that_pass_it(
                 first <= point.get(key, 0) <= last for key, (first, last) in ranges.items()
             )
             assert passes(ids) == inside, (point, ranges)
+
+
+def test_a_clamped_index_is_a_fact_per_arm():
+    """``a[min(x + 1, width - 1)]`` as clang writes it (``llvm.smin``) and ``a[x > 0 ? x - 1 :
+    0]`` as a ``select``: a fact per value with an id the index may take, each under the
+    clip that takes it; a clamp by a value read from memory gives none."""
+    smin = _function(
+        "  %x1 = add nsw i64 %x, 1\n  %w1 = add nsw i64 %width, -1\n"
+        "  %m = call i64 @llvm.smin.i64(i64 %x1, i64 %w1)\n"
+        "  %p = getelementptr inbounds float, ptr %a, i64 %m\n  store float 0.0, ptr %p\n  ret {} zeroinitializer"
+    )
+    (fact,) = affine_accesses(smin)  # (the arm width - 1 has no id: no fact, as any id-free index)
+    assert (fact.terms, fact.first) == (((0, 0, 4),), 4)
+    assert fact.clips == ((0, 0, 1, 2, ((ALONE, 0, -1, (4,)),), LE),)  # x + 1 where x + 1 <= width - 1
+    assert clipped(fact.clips, [[8]], {4: 5}) == {(0, 0): (0, 3)}
+    select = _function(
+        "  %c = icmp sgt i64 %x, 0\n  %xm = add nsw i64 %x, -1\n  %s = select i1 %c, i64 %xm, i64 0\n"
+        "  %p = getelementptr inbounds float, ptr %a, i64 %s\n  store float 0.0, ptr %p\n  ret {} zeroinitializer"
+    )
+    (fact,) = affine_accesses(select)  # (the arm 0 has no id: no fact)
+    assert (fact.terms, fact.first, clipped(fact.clips, [[8]])) == (((0, 0, 4),), -4, {(0, 0): (1, 7)})
+    loaded = _function(
+        "  %n = load i64, ptr %b\n  %m = call i64 @llvm.smin.i64(i64 %x, i64 %n)\n"
+        "  %p = getelementptr inbounds float, ptr %a, i64 %m\n  store float 0.0, ptr %p\n  ret {} zeroinitializer"
+    )
+    assert affine_accesses(loaded) == ()
+
+
+_CLAMPS = ["smin", "smax", "umin", "umax", "select slt", "select sge", "select ult", "select eq"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    _STEPS,
+    st.sampled_from(_CLAMPS),
+    st.lists(st.integers(1, 4), min_size=4, max_size=4),
+    st.one_of(st.integers(-5, 5), st.integers(-(2**31), 2**31 - 1)),
+    st.integers(-40, 40),
+)
+def test_each_instance_takes_the_arm_whose_clips_it_meets(steps, clamp, sizes, argument, constant):
+    """An index clamped against the argument plus a constant (``llvm.smin`` and its kin, or
+    a ``select`` on a comparison of the two): where the facts' conditions hold, every
+    instance meets the clips of exactly one fact with an id whose form is LLVM's index,
+    or of none when the arm it takes has no id (the argument's side: no fact)."""
+    lines, name = [], "%x"
+    for k, (op, c, other) in enumerate(steps):
+        new = f"%v{k}"
+        if op in ("add", "sub", "mul"):
+            lines.append(f"  {new} = {op} i64 {name}, {c}")
+        elif op.endswith("arg"):
+            lines.append(f"  {new} = {op[:3]} i64 {name}, %width")
+        else:
+            lines.append(f"  {new} = {op[:3]} i64 {name}, {other}")
+        name = new
+    lines.append(f"  %bound = add i64 %width, {constant}")
+    if clamp.startswith("select"):
+        lines += [
+            f"  %c = icmp {clamp.split()[1]} i64 {name}, %bound",
+            f"  %m = select i1 %c, i64 {name}, i64 %bound",
+        ]
+    else:
+        lines.append(f"  %m = call i64 @llvm.{clamp}.i64(i64 {name}, i64 %bound)")
+    body = "\n".join(
+        [
+            *lines,
+            "  %p = getelementptr inbounds i8, ptr %a, i64 %m",
+            "  store i8 0, ptr %p",
+            "  ret {} zeroinitializer",
+        ]
+    )
+    facts = [f for f in affine_accesses(_function(body)) if f.terms]
+    event(f"{len(facts)} facts with an id")
+    box = [[sizes[0]], [sizes[1], sizes[2]], [sizes[3]]]
+    values = {4: argument}
+    facts = [f for f in facts if holds(f.limits, f.guards, box, values)]
+    if not facts:
+        return
+
+    def index(ids: dict[str, int]) -> int:
+        v = ids["%x"]
+        for op, c, key in steps:
+            operand = {"add": c, "sub": c, "mul": c}.get(op, argument if op.endswith("arg") else ids[key])
+            v = _wrap(
+                v + operand if op.startswith("add") else v - operand if op.startswith("sub") else v * operand,
+                64,
+            )
+        bound = _wrap(argument + constant, 64)
+        if clamp.startswith("select"):
+            return v if _compare(clamp.split()[1], v, bound, 64) else bound
+        unsigned = clamp[0] == "u"
+        key = (lambda t: t % 2**64) if unsigned else (lambda t: t)
+        return (min if clamp.endswith("min") else max)(v, bound, key=key)
+
+    for point in _points(box):
+        ids = {name: point.get(key, 0) for name, key in KEYS.items()}
+        meeting = []
+        for fact in facts:
+            ranges = clipped(fact.clips, box, values)
+            if ranges is not None and all(lo <= point.get(key, 0) <= hi for key, (lo, hi) in ranges.items()):
+                meeting.append(fact)
+        assert len(meeting) <= 1, (point, meeting)
+        for fact in meeting:
+            form = fact.first + sum(k * point.get((lv, d), 0) for lv, d, k in fact.terms)
+            form += sum(k * product(args, values) * (1 if lv == ALONE else point.get((lv, d), 0))
+                        for lv, d, k, args in fact.scaled)  # fmt: skip
+            assert form == index(ids), (point, fact)

@@ -221,10 +221,10 @@ def test_n_past_a_shorter_x_is_refused_before_the_leaf_runs(root, target, mode, 
     with fails(
         hpvm.OutOfBoundsError,
         f"node 'saxpy_scale_cloned.node' ({SAXPY}:{_line('%saxpy_scale_cloned.node = call')})",
-        "every instance of leaf 'saxpy_scale_cloned' that passes the guard before them accesses bytes 4*x to",
+        "every instance of leaf 'saxpy_scale_cloned' that takes the path below accesses bytes 4*x to",
         "of 'x' (input of 'SaxpyWrapper_cloned', 128 bytes long)",
         f"({SAXPY}:{_line('define dso_local %struct.out.saxpy_scale @saxpy_scale_cloned(')})",
-        "(x < 64, n = 64; those where x - n + 1 <= 0) that is bytes 0 to 255",
+        "(x < 64, n = 64; the path: x - n + 1 <= 0) that is bytes 0 to 255",
     ):
         _launch(root, args, target)
     y[:] = before

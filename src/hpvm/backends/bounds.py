@@ -589,7 +589,11 @@ def span_check_lines(
     instances = " and ".join(f"{s} > 0" for s in sizes) or "True"
     for access, i in bounds:
         name = name_of(i)
-        ids = [(lv, d) for lv, d, *_ in (*access.terms, *access.limits, *access.scaled, *access.clips) if lv != ALONE]
+        ids = [
+            (lv, d)
+            for lv, d, *_ in (*access.terms, *access.limits, *access.scaled, *access.clips)
+            if lv != ALONE
+        ]
         for terms, *_, scaled in access.guards:
             ids += [(lv, d) for lv, d, *_ in (*terms, *scaled) if lv != ALONE]
         extents = {key: _extent_code(*key, sizes, ancestor) for key in ids}
@@ -597,7 +601,9 @@ def span_check_lines(
         if name is None or None in extents.values() or None in arguments.values():
             continue
         ranges, reached = _clipped_code(access.clips, extents, arguments)  # type: ignore[arg-type]
-        lo, hi = _span_code(access.terms, access.first, access.last, extents, access.scaled, arguments, ranges)  # type: ignore[arg-type]
+        lo, hi = _span_code(
+            access.terms, access.first, access.last, extents, access.scaled, arguments, ranges
+        )  # type: ignore[arg-type]
         conditions = reached + [f"{extents[(lv, d)]} - 1 <= {limit}" for lv, d, limit in access.limits]
         for terms, c_low, c_high, low, high, scaled in access.guards:
             g_lo, g_hi = _span_code(terms, c_low, c_high, extents, scaled, arguments)  # type: ignore[arg-type]
@@ -762,17 +768,21 @@ def span_message(node: Node, fn: InternalFunction, access: SpanAccess, given: in
         [f"{_id_name(lv, d)} < {{{3 + j}}}" for lv, d, j in dims]
         + [f"{fn.params[arg].name} = {{{3 + len(dims) + j}}}" for j, arg in enumerate(access.arguments())]
     )
-    if access.clips:  # (the accesses' guard: only the instances meeting it make them)
-        ranges += "; those where " + " and ".join(clip(*c) for c in access.clips)
+    if access.clips:  # (the tests on the way, guards and clamps: only the instances taking it make them)
+        ranges += "; the path: " + " and ".join(clip(*c) for c in access.clips)
     first, last = access.first, access.last
     where = access.where_first if low_side else access.where_last
     side = "before its start" if low_side else "past its end"
     return (
         f"node '{text(node.name)}' ({text(node.location)}): every instance of leaf '{text(access.leaf)}' "
-        f"{'that passes the guard before them ' if access.clips else ''}accesses bytes {text(form(first))} to {text(form(last))} of '{text(access.array)}' (input "
+        f"{'that takes the path below ' if access.clips else ''}accesses bytes {text(form(first))} to {text(form(last))} of '{text(access.array)}' (input "
         f"{text(source)}, {{2}} bytes long) ({text(where)}); over this launch's instances ({ranges}) that "
         f"is bytes {{0}} to {{1}}: some instances would index {side} (LLVM code checks no bounds as it runs, "
         f"on any back end, target='interp' included). Launch fewer instances (the sizes of node "
         f"'{text(node.name)}' or of its parents) or pass a larger '{text(name)}'"
-        + (", or make the guard keep these instances out" if access.clips else "")
+        + (
+            ", or correct the test on the path (a guard or a clamp) that lets them through"
+            if access.clips
+            else ""
+        )
     )

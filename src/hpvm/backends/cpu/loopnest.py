@@ -40,7 +40,7 @@ def unit_stride(node: Node) -> int | None:
     if not isinstance(leaf, LeafFunction):
         return None
     if isinstance(leaf.body, LLVMBody):
-        from ..llvm_native.access import unit_stride_dimension  # (only LLVM leaves load it)
+        from ..llvm_native.stride import unit_stride_dimension  # (only LLVM leaves load it)
 
         return unit_stride_dimension(leaf.body)
     return unit_stride_axis(leaf)

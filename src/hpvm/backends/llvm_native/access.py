@@ -1,30 +1,11 @@
-"""What an LLVM leaf's array accesses say about its instance ids: which id moves them with
-unit stride (loop order), and which bytes every instance certainly touches (bounds).
+"""What an LLVM leaf's array accesses say about its instance ids: which bytes every
+instance certainly touches (bounds).
 
-Both read the leaf's own LLVM (the node function as the front end gave it, before the
+It reads the leaf's own LLVM (the node function as the front end gave it, before the
 clone replaces its queries: the ids enter there as calls to
 ``llvm.hpvm.getNodeInstanceID.{x,y,z}``), as LLVM prints it.
 
-**Unit stride** (``unit_stride_dimension``). Why. The ``cpu`` back end runs a replicated
-leaf as a loop nest over its instance ids (``graphgen.py``), and LLVM vectorizes that nest
-only along its innermost loop, and only well when consecutive iterations touch consecutive
-elements. Python leaves are written row-major (x outermost, as NumPy indexes), which is the
-default nest; HPVM-C programs follow the GPU convention instead (Parboil's stencil:
-``A[(z*ny + y)*nx + x]``, id x the fastest-moving index), and with x outermost their
-innermost loop strides ``nx*ny`` elements and never vectorizes (18–31× slower than
-hand-written Numba). So the back end asks which id should be innermost. What. Each
-``getelementptr`` whose base pointer is one of the function's pointer arguments (directly
-or through other ``getelementptr``\\s) is looked at: its last index is followed back
-through value-preserving operations (``add``, ``sub``, ``sext``, ``zext``, ``trunc``, ``or
-disjoint``, and ``freeze``) to the id calls it reaches that way. A ``mul``, ``shl``,
-division or anything else stops the walk: what it scales is not unit stride. (A
-byte-addressed ``getelementptr i8`` whose index is one ``shl``/``mul`` of an element size,
-as newer LLVM writes element indexing, is looked through once.) Each access that reaches
-exactly one id that way votes for it; the id with strictly the most votes is the answer,
-and there is none when nothing votes, on a tie, or when the function cannot be read (no
-body text, ids queried in callees): then the caller keeps its default order. A function
-without an answer whose values go through locals (``-O0`` code; ``llvm.extract``'s leaves,
-which pass their inputs through one-slot locals) is read again after LLVM's SROA.
+**Unit stride** (loop order) is ``stride.py``'s, which reads the leaf the same way.
 
 **Every instance's bytes** (``every_instance_accesses``). Why. Compiled code checks no
 bounds, and neither does the interpreter inside LLVM code, so ``b[i] = a[i] * 2`` run
@@ -83,6 +64,7 @@ fact, nor one whose clips read an id its access's global id is made of.
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from dataclasses import dataclass
@@ -96,38 +78,17 @@ from ...ir.llvmcontext import own_context, promoted_function
 from .affine import ALONE, EQ, GLOBAL, LE, Affine, Clip, Guard, Scaled, Term, merged_guards
 from .blocks import certain_blocks, guarded_blocks
 
-_IDS = {"x": 0, "y": 1, "z": 2}
-_ID_CALL = re.compile(r"@llvm\.hpvm\.getNodeInstanceID\.([xyz])\(")
+ID_DIMS = {"x": 0, "y": 1, "z": 2}
+ID_CALL = re.compile(r"@llvm\.hpvm\.getNodeInstanceID\.([xyz])\(")
 _COUNT_CALL = re.compile(r"@llvm\.hpvm\.getNumNodeInstances\.([xyz])\(")
-_FLAGS = {"nsw", "nuw", "exact", "disjoint", "inbounds", "nneg", "samesign", "inrange"}
-#: Operations through which an id keeps unit stride (``or`` only with ``disjoint``: an add).
-_PASS = {"add", "sub", "sext", "zext", "trunc", "freeze"}
-#: Element sizes a byte-addressed ``getelementptr i8`` may scale its index by.
-_SCALES = {"1": 0, "2": 1, "4": 2, "8": 3, "16": 4}
+FLAGS = {"nsw", "nuw", "exact", "disjoint", "inbounds", "nneg", "samesign", "inrange"}
 
 _LOCK = threading.Lock()
 _PRINTED: dict[tuple[str, str], tuple[str, str] | None] = {}
-_STRIDE: dict[tuple[str, str], int | None] = {}
 _BYTES: dict[tuple[str, str], tuple[tuple[ByteAccess, ...], tuple[AffineBytes, ...]]] = {}
 
 
-def unit_stride_dimension(body: LLVMBody) -> int | None:
-    """The instance dimension (0 = x, 1 = y, 2 = z) that most of ``body``'s array accesses
-    move along with unit stride, or ``None`` without a clear answer (module docstring)."""
-    key = (body.module, body.function)
-    with _LOCK:
-        if key in _STRIDE:
-            return _STRIDE[key]
-    printed = printed_function(body)
-    found = _analyse(printed[0] if printed else None)
-    if found is None and printed is not None and " = alloca " in printed[0]:
-        found = _analyse(_promoted(body))
-    with _LOCK:
-        _STRIDE[key] = found
-    return found
-
-
-def _promoted(body: LLVMBody) -> str | None:
+def promoted(body: LLVMBody) -> str | None:
     """The node function after LLVM's SROA: its locals' values as SSA values, so that a
     pointer or index kept in a local (``llvm.extract``'s leaves pass their inputs through
     one-slot locals, as ``-O0`` code does, ``optnone`` set aside: ``promoted_function``) is
@@ -160,146 +121,9 @@ def printed_function(body: LLVMBody) -> tuple[str, str] | None:
     return found
 
 
-def _strip(rhs: str) -> str:
+def strip_metadata(rhs: str) -> str:
     """An instruction's right-hand side without metadata attachments."""
     return re.split(r",\s*!", rhs, maxsplit=1)[0].strip()
-
-
-def _operands(words: list[str]) -> list[str]:
-    """An integer instruction's two operands, from its words after the opcode (flags and
-    the type dropped)."""
-    rest = [w for w in words[1:] if w not in _FLAGS]
-    return rest[1:3] if len(rest) == 3 else []
-
-
-def _sign_extended(words: list[str], defs: dict[str, str]) -> str | None:
-    """For ``ashr X, C`` with ``X = shl V, C``: ``V`` (a sign extension of V's low bits)."""
-    ops = _operands(words)
-    if len(ops) != 2 or not ops[0].startswith("%") or not ops[1].isdigit():
-        return None
-    shl = defs.get(ops[0], "").replace(",", " ").split()
-    if not shl or shl[0] != "shl":
-        return None
-    inner = _operands(shl)
-    return inner[0] if len(inner) == 2 and inner[1] == ops[1] and inner[0].startswith("%") else None
-
-
-def _masked(words: list[str]) -> str | None:
-    """For ``and V, 2^k - 1`` (k >= 8, a zero extension of V's low bits): ``V``."""
-    ops = _operands(words)
-    if len(ops) != 2 or not ops[0].startswith("%") or not ops[1].isdigit():
-        return None
-    mask = int(ops[1])
-    return ops[0] if mask >= 255 and mask & (mask + 1) == 0 else None
-
-
-def _pointer_arguments(define: str) -> set[str]:
-    """The names of the ``ptr`` parameters on a ``define`` line."""
-    names = set()
-    for item in parameters(define):
-        found = _NAME.findall(item)
-        if item.startswith("ptr") and found:
-            names.add(found[-1])
-    return names
-
-
-def _analyse(text: str | None) -> int | None:
-    if text is None:
-        return None
-    define = next((line for line in text.splitlines() if line.startswith("define")), "")
-    args = _pointer_arguments(define)
-    defs: dict[str, str] = {}
-    for line in text.splitlines():
-        m = DEFINITION.match(line)
-        if m:
-            defs[m.group(1)] = _strip(m.group(2))
-
-    def base_is_argument(name: str, seen: int = 0) -> bool:
-        while seen < 64:
-            if name in args:
-                return True
-            rhs = defs.get(name, "")
-            if not rhs.startswith("getelementptr"):
-                return False
-            parts = split_top(rhs[len("getelementptr") :])
-            if len(parts) < 2:
-                return False
-            pointer = _NAME.findall(parts[1])
-            if not pointer:
-                return False
-            name, seen = pointer[0], seen + 1
-        return False
-
-    def ids(name: str, depth: int = 0) -> set[int]:
-        """The ids ``name`` moves with at unit stride (ids reaching it only through a
-        scaling operation are not counted)."""
-        if depth > 64:
-            return set()
-        rhs = defs.get(name)
-        if rhs is None:
-            return set()
-        call = _ID_CALL.search(rhs)
-        if call is not None and rhs.split()[0] in ("call", "tail", "musttail", "notail"):
-            return {_IDS[call.group(1)]}
-        words = rhs.replace(",", " ").split()
-        op = words[0]
-        if op == "or" and "disjoint" in words[1:3]:
-            op = "add"
-        if op in ("ashr", "and"):
-            # sext(trunc(v)) as instcombine writes it: ashr (shl v, C), C; zext(trunc(v)):
-            # and v, 2^k - 1. Either keeps v's stride.
-            inner = _sign_extended(words, defs) if op == "ashr" else _masked(words)
-            return ids(inner, depth + 1) if inner is not None else set()
-        if op not in _PASS:
-            return set()
-        found: set[int] = set()
-        for operand in _NAME.findall(rhs):
-            found |= ids(operand, depth + 1)
-        return found
-
-    def scaled(name: str) -> str | None:
-        """For a byte ``getelementptr``: the value an element-size ``shl``/``mul`` scales."""
-        words = defs.get(name, "").replace(",", " ").split()
-        if words and words[0] == "ashr":  # sext(v) * 2^k as instcombine writes it: ashr (shl v, C), C - k
-            ops = _operands(words)
-            shl = defs.get(ops[0], "").replace(",", " ").split() if ops else []
-            inner = _operands(shl) if shl and shl[0] == "shl" else []
-            if len(inner) == 2 and inner[1].isdigit() and ops[1].isdigit():
-                if 0 <= int(inner[1]) - int(ops[1]) <= 4 and inner[0].startswith("%"):
-                    return inner[0]
-            return None
-        if not words or words[0] not in ("shl", "mul"):
-            return None
-        ops = _operands(words)
-        if len(ops) != 2 or not ops[0].startswith("%"):
-            return None
-        ok = ops[1] in {str(v) for v in _SCALES.values()} if words[0] == "shl" else ops[1] in _SCALES
-        return ops[0] if ok else None
-
-    votes = [0, 0, 0]
-    for rhs in defs.values():
-        if not rhs.startswith("getelementptr"):
-            continue
-        parts = split_top(rhs[len("getelementptr") :])
-        if len(parts) < 3:
-            continue
-        source = parts[0].split()[-1] if parts[0].split() else ""
-        pointer = _NAME.findall(parts[1])
-        if not pointer or not base_is_argument(pointer[0]):
-            continue
-        index = _NAME.findall(parts[-1])
-        if not index:
-            continue  # a constant last index (a struct field, a fixed element)
-        reach = ids(index[0])
-        if not reach and source == "i8":
-            inner = scaled(index[0])
-            reach = ids(inner) if inner is not None else set()
-        if len(reach) == 1:
-            votes[reach.pop()] += 1
-    best = max(votes)
-    if best == 0 or votes.count(best) > 1:
-        return None
-    return votes.index(best)
 
 
 # -- the bytes every instance touches (bounds) -------------------------------------------
@@ -307,11 +131,18 @@ def _analyse(text: str | None) -> int | None:
 #: Ids are non-negative int64 values: a fact starts out holding for every one of them.
 _ID_LIMIT = 2**63 - 1
 #: What an ``icmp``'s predicate says on its false side.
-_NEGATED = {"slt": "sge", "sge": "slt", "sle": "sgt", "sgt": "sle", "ne": "eq", "eq": "ne"}
+_NEGATED = {"slt": "sge", "sge": "slt", "sle": "sgt", "sgt": "sle", "ne": "eq", "eq": "ne", "ult": "uge",
+            "uge": "ult", "ule": "ugt", "ugt": "ule"}  # fmt: skip
+#: The most values that are one of two (``arms``) an address may be made of (2^n facts).
+_CHOICES = 2
+#: ``llvm.smin`` and its kin: (kind, bits, first operand, second operand).
+_MINMAX = re.compile(
+    r"@llvm\.([su](?:min|max))\.i(\d+)\(i\d+(?: [a-z]+)* (%[-a-zA-Z$._0-9]+|-?\d+), i\d+(?: [a-z]+)* (%[-a-zA-Z$._0-9]+|-?\d+)\)"
+)
 #: Byte sizes of the scalar types a ``getelementptr`` steps over or an access moves.
 _SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "i128": 16, "half": 2, "bfloat": 2, "float": 4,
           "double": 8, "fp128": 16, "ptr": 8}  # fmt: skip
-_GEP_FLAGS = {"inbounds", "nuw", "nusw"}
+_GEPFLAGS = {"inbounds", "nuw", "nusw"}
 _HANDLE_ARG = re.compile(r"\(ptr(?: [a-z_]+)* (%[-a-zA-Z$._0-9]+|%\"[^\"]*\")\)")
 _PARENT_CALL = re.compile(
     r"\bcall (?:[a-z_]+ )*ptr @llvm\.hpvm\.getParentNode\(ptr(?: [a-z_]+)* (%[-a-zA-Z$._0-9]+)\)"
@@ -437,7 +268,7 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
     for line in lines:
         m = DEFINITION.match(line)
         if m:
-            defs[m.group(1)] = _strip(m.group(2))
+            defs[m.group(1)] = strip_metadata(m.group(2))
     memo: dict[str, Affine | None] = {}
 
     def operand(text: str, depth: int) -> Affine | None:
@@ -471,8 +302,8 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
             call = _COUNT_CALL.search(rhs)
             handle = _HANDLE_ARG.search(rhs[call.end() - 1 :]) if call else None
             up = level(handle.group(1)) if call is not None and handle is not None else None
-            return (up, _IDS[call.group(1)]) if call is not None and up is not None else None
-        rest = [w for w in words[1:] if w not in _FLAGS]
+            return (up, ID_DIMS[call.group(1)]) if call is not None and up is not None else None
+        rest = [w for w in words[1:] if w not in FLAGS]
         if words and words[0] in ("sext", "zext", "trunc") and len(rest) == 4:
             return count(rest[1], depth + 1)
         return None
@@ -492,18 +323,22 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
                 return Affine(terms, 0, other.limits, other.guards)
         return None
 
+    chosen: dict[str, str] = {}  # a value that is one of two (``arms``): the one taken now
+
     def _value(name: str, depth: int) -> Affine | None:
+        if name in chosen:
+            return operand(chosen[name], depth)
         rhs = defs.get(name)
         if rhs is None:
             return Affine.argument(integers[name]) if name in integers else None
         words = rhs.replace(",", " ").split()
         if "call" in words[:3]:
-            call = _ID_CALL.search(rhs)
+            call = ID_CALL.search(rhs)
             handle = _HANDLE_ARG.search(rhs[call.end() - 1 :]) if call else None
             up = level(handle.group(1)) if call is not None and handle is not None else None
-            return Affine.id(up, _IDS[call.group(1)]) if call is not None and up is not None else None
+            return Affine.id(up, ID_DIMS[call.group(1)]) if call is not None and up is not None else None
         op = words[0]
-        rest = [w for w in words[1:] if w not in _FLAGS]
+        rest = [w for w in words[1:] if w not in FLAGS]
         if op in ("sext", "zext", "trunc", "freeze"):
             if op == "freeze":
                 return operand(rest[1], depth) if len(rest) == 2 else None
@@ -559,7 +394,7 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
         if depth > 64 or not rhs.startswith("getelementptr"):
             return None
         parts = split_top(rhs[len("getelementptr") :])
-        head = [w for w in parts[0].split() if w not in _GEP_FLAGS] if parts else []
+        head = [w for w in parts[0].split() if w not in _GEPFLAGS] if parts else []
         if len(parts) < 3 or not parts[1].startswith("ptr %") or not head:
             return None
         base = address(parts[1].split()[-1], depth + 1)
@@ -589,7 +424,7 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
         """What ``condition`` being ``side`` says of the ids: clips (``affine.Clip``), and
         the conditions under which the compared forms are the values LLVM compares; ``None``
         where it is not such a statement (a value read from memory, ``!=``, ...)."""
-        words = [w for w in defs.get(condition, "").replace(",", " ").split() if w not in _FLAGS]
+        words = [w for w in defs.get(condition, "").replace(",", " ").split() if w not in FLAGS]
         if depth > 16 or not words:
             return None
         both: list[tuple[str, bool]] | None = None
@@ -610,18 +445,22 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
             return made[0][0] + made[1][0], made[0][1].plus(made[1][1])
         if words[0] != "icmp" or len(words) != 5 or not _WIDTH.match(words[2]):
             return None
-        predicate, bits = words[1], int(words[2][1:])
-        a, b = operand(words[3], 0), operand(words[4], 0)
-        if a is None or b is None:
+        return compared(
+            words[3], words[4], words[1] if side else _NEGATED.get(words[1], ""), int(words[2][1:])
+        )
+
+    def compared(left: str, right: str, truth: str, bits: int) -> tuple[list[Clip], Affine] | None:
+        """``clips`` of ``left truth right`` (an ``icmp`` predicate that holds) in ``bits``."""
+        a, b = operand(left, 0), operand(right, 0)
+        if a is None or b is None or not truth:
             return None
-        if predicate[0] == "u":  # (unsigned: as signed where both stay non-negative)
+        if truth[0] == "u":  # (unsigned: as signed where both stay non-negative)
             a, b = a.within(0, 2 ** (bits - 1) - 1), b.within(0, 2 ** (bits - 1) - 1)
             if a is None or b is None:
                 return None
-            predicate = "s" + predicate[1:]
+            truth = "s" + truth[1:]
         # the statement as d <= 0 or d == 0, d an affine form
         d = a.plus(b.times(-1))
-        truth = predicate if side else _NEGATED.get(predicate, "")
         relation = {"slt": LE, "sle": LE, "sgt": LE, "sge": LE, "eq": EQ}.get(truth)
         if relation is None:
             return None
@@ -637,6 +476,68 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
         clip: Clip = (*d.terms[0], d.c, alone, relation) if d.terms else (ALONE, 0, 0, d.c, alone, relation)
         return [clip], d.conditions()
 
+    def arms(name: str) -> list[tuple[str, tuple[list[Clip], Affine] | None]] | None:
+        """A value that is one of two others by a test of them or of the ids — ``select``,
+        ``llvm.smin``/``smax``/``umin``/``umax`` (a clamped neighbour, ``i + 1 < rows ? i + 1
+        : rows - 1``) —: each value it may be, with the clips under which it is (``None``
+        where the test is not read); ``None`` for any other value."""
+        rhs = defs.get(name, "")
+        words = [
+            w for w in rhs.replace(",", " ").replace("(", " ").replace(")", " ").split() if w not in FLAGS
+        ]
+        if len(words) == 7 and words[0] == "select" and words[1] == "i1" and _WIDTH.match(words[3]):
+            return [(words[4], clips(words[2], True)), (words[6], clips(words[2], False))]
+        found = _MINMAX.search(rhs)
+        if found is None or "call" not in words[:3]:
+            return None
+        kind, bits = found.group(1), int(found.group(2))
+        a, b = found.group(3), found.group(4)
+        sign = kind[0]
+        low = kind[1:] == "min"  # min: a where a <= b; max: a where a >= b
+        first = compared(a, b, f"{sign}{'le' if low else 'ge'}", bits)
+        second = compared(a, b, f"{sign}{'gt' if low else 'lt'}", bits)
+        return [(a, first), (b, second)]
+
+    def choices(name: str, seen: set[str], depth: int = 0) -> list[str]:
+        """The values ``name`` is computed from that are one of two (``arms``), the first
+        met on each path."""
+        if name in seen or depth > 64 or name not in defs:
+            return []
+        seen.add(name)
+        if arms(name) is not None:
+            return [name]
+        return [c for used in _NAME.findall(defs[name]) for c in choices(used, seen, depth + 1)]
+
+    def addresses(pointer: str) -> list[tuple[list[tuple[list[Clip], Affine]], tuple[int, Affine]]]:
+        """``address`` of ``pointer``, or where it is made from values that are one of two
+        (at most ``_CHOICES`` of them), its address for each combination of their arms, with
+        the clips under which that combination is taken."""
+        found = address(pointer)
+        if found is not None:
+            return [([], found)]
+        points = choices(pointer, set())
+        if not points or len(points) > _CHOICES:
+            return []
+        options = [arms(point) or [] for point in points]
+        out = []
+        saved = dict(memo)
+        for combination in itertools.product(*options):
+            if any(why is None for _, why in combination):
+                out = []
+                break
+            chosen.clear()
+            chosen.update({point: value for point, (value, _) in zip(points, combination, strict=True)})
+            memo.clear()
+            found = address(pointer)
+            if found is None:
+                out = []
+                break
+            out.append(([why for _, why in combination], found))  # type: ignore[misc]
+        chosen.clear()
+        memo.clear()
+        memo.update(saved)
+        return out
+
     debug: DebugInfo | None = None
     farthest: dict[tuple[int, int, int, int], ByteAccess] = {}
     spans: dict[tuple[int, tuple[Term, ...], tuple[Scaled, ...], tuple[Clip, ...]], AffineBytes] = {}
@@ -644,7 +545,7 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
     guarded = [(line, conditions) for body, conditions in guarded_blocks(lines) for line in body]
     for line, conditions in (*certain, *guarded):
         m = DEFINITION.match(line)
-        rhs = _strip(m.group(2) if m else line)
+        rhs = strip_metadata(m.group(2) if m else line)
         words = rhs.split()
         if not words or words[0] not in ("load", "store"):
             continue
@@ -653,32 +554,34 @@ def _byte_accesses(function: str, module: str) -> tuple[tuple[ByteAccess, ...], 
         if not pointer:
             continue
         size = type_size(leading_type(operands[0]))
-        found = address(pointer[0])
-        if size is None or found is None or not _ids(found[1]):
+        if size is None:
             continue
-        argument, offset = found
         made = [clips(c, side) for c, side in sorted(conditions)]
         if any(one is None for one in made):
             continue
-        reached = tuple(sorted({clip for one in made for clip in one[0]}))  # type: ignore[index]
-        for one in made:
-            offset = offset.plus(one[1])  # type: ignore[index]
-        if _entangled((*_ids(offset), *((lv, d, k) for lv, d, k, *_ in reached if lv != ALONE))):
-            continue
-        if debug is None:
-            debug = DebugInfo(module)
-        where = debug.place(line)
-        simple = _simple(offset) if not reached else None
-        if simple is not None:
-            dim, stride, limit = simple
-            fact = ByteAccess(argument, dim, stride, offset.c, offset.c + size - 1, limit, where)
-            key = (argument, dim, stride, limit)
-            if key not in farthest or fact.last > farthest[key].last:
-                farthest[key] = fact
-            if offset.c >= 0:
-                continue  # (a negative first byte: the instance with id 0 reads before the array)
-        at = (argument, offset.terms, offset.scaled, reached)
-        spans[at] = _joined(spans.get(at), argument, offset, size, where, reached)
+        for taken, found in addresses(pointer[0]):
+            argument, offset = found
+            parts = [*made, *taken]
+            reached = tuple(sorted({clip for one in parts for clip in one[0]}))  # type: ignore[index]
+            for one in parts:
+                offset = offset.plus(one[1])  # type: ignore[index]
+            ids = (*_ids(offset), *((lv, d, k) for lv, d, k, *_ in reached if lv != ALONE))
+            if not _ids(offset) or _entangled(ids):
+                continue
+            if debug is None:
+                debug = DebugInfo(module)
+            where = debug.place(line)
+            simple = _simple(offset) if not reached else None
+            if simple is not None:
+                dim, stride, limit = simple
+                fact = ByteAccess(argument, dim, stride, offset.c, offset.c + size - 1, limit, where)
+                key = (argument, dim, stride, limit)
+                if key not in farthest or fact.last > farthest[key].last:
+                    farthest[key] = fact
+                if offset.c >= 0:
+                    continue  # (a negative first byte: the instance with id 0 reads before the array)
+            at = (argument, offset.terms, offset.scaled, reached)
+            spans[at] = _joined(spans.get(at), argument, offset, size, where, reached)
     return tuple(farthest.values()), tuple(spans.values())
 
 
