@@ -26,6 +26,23 @@ def _points(box: list[list[int]]):
         yield dict(zip(keys, ids, strict=True))
 
 
+def _form(point: dict, terms, scaled, values) -> int:
+    """``sum(k * id)`` over ``terms`` and ``scaled`` (their arguments' ``values``) at ``point``
+    (an id it lacks is 0: a dimension past a level's sizes)."""
+    plain = sum(k * point.get((level, dim), 0) for level, dim, k in terms)
+    return plain + sum(
+        k * product(args, values) * (1 if level == ALONE else point.get((level, dim), 0))
+        for level, dim, k, args in scaled
+    )
+
+
+def _plain_terms(levels: int, k: st.SearchStrategy) -> st.SearchStrategy:
+    """Up to three terms of distinct ids over ``levels`` levels, coefficients drawn from ``k``."""
+    return st.lists(
+        st.tuples(st.integers(0, levels - 1), st.integers(0, 2), k), max_size=3, unique_by=lambda t: t[:2]
+    )
+
+
 @settings(max_examples=300, deadline=None)
 @given(_BOXES, st.data())
 def test_the_span_is_the_least_and_greatest_value_over_the_box(box, data):
@@ -64,24 +81,11 @@ def test_a_span_with_scaled_terms_is_the_least_and_greatest_value_over_the_box(b
     """Plain terms, ids times arguments (the same id more than once: ``i*cols + i``) and
     arguments alone, for any argument values: the span is the form's range over the box."""
     levels = len(box)
-    terms = data.draw(
-        st.lists(
-            st.tuples(st.integers(0, levels - 1), st.integers(0, 2), st.integers(-50, 50)),
-            max_size=3,
-            unique_by=lambda t: t[:2],
-        )
-    )
+    terms = data.draw(_plain_terms(levels, st.integers(-50, 50)))
     scaled = data.draw(_scaled_terms(levels))
     values = data.draw(st.lists(st.integers(-100, 100), min_size=3, max_size=3))
     c = data.draw(st.integers(-1000, 1000))
-    forms = [
-        sum(k * point.get((level, dim), 0) for level, dim, k in terms)
-        + sum(
-            k * product(args, values) * (1 if level == ALONE else point.get((level, dim), 0))
-            for level, dim, k, args in scaled
-        )
-        for point in _points(box)
-    ]
+    forms = [_form(point, terms, scaled, values) for point in _points(box)]
     assert span(terms, c, c, box, scaled, values) == (c + min(forms), c + max(forms))
 
 
@@ -151,25 +155,11 @@ def test_a_guarded_span_is_the_range_over_the_instances_meeting_the_guard(box, d
     range over exactly the instances meeting every clip, and there is none (``None``) when
     no instance meets them."""
     levels = len(box)
-    terms = data.draw(
-        st.lists(
-            st.tuples(st.integers(0, levels - 1), st.integers(0, 2), st.integers(-50, 50)),
-            max_size=3,
-            unique_by=lambda t: t[:2],
-        )
-    )
+    terms = data.draw(_plain_terms(levels, st.integers(-50, 50)))
     scaled = data.draw(_scaled_terms(levels))
     clips = data.draw(_clips(levels))
     values = data.draw(st.lists(st.integers(-4, 4), min_size=3, max_size=3))
-    forms = [
-        sum(k * point.get((level, dim), 0) for level, dim, k in terms)
-        + sum(
-            k * product(args, values) * (1 if level == ALONE else point.get((level, dim), 0))
-            for level, dim, k, args in scaled
-        )
-        for point in _points(box)
-        if _meets(point, clips, values)
-    ]
+    forms = [_form(point, terms, scaled, values) for point in _points(box) if _meets(point, clips, values)]
     ranges = clipped(clips, box, values)
     event("no instance meets the guard" if not forms else "some instances do")
     if not forms:
@@ -392,6 +382,38 @@ def _wrap(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
+def _stepped_lines(steps, bits: int, arg_name: str) -> tuple[list[str], str]:
+    """The LLVM of ``steps`` (``_STEPS``) from id x in ``bits`` (the ids cut to ``i32``
+    first in 32), and the name of the value they end with."""
+    lines = [f"  %t{k} = trunc i64 {name} to i32" for k, name in enumerate(KEYS)] if bits == 32 else []
+    ref = {name: (f"%t{k}" if bits == 32 else name) for k, name in enumerate(KEYS)}
+    name = ref["%x"]
+    for k, (op, c, other) in enumerate(steps):
+        new = f"%v{k}"
+        if op in ("add", "sub", "mul"):
+            lines.append(f"  {new} = {op} i{bits} {name}, {c}")
+        elif op.endswith("arg"):
+            lines.append(f"  {new} = {op[:3]} i{bits} {name}, {arg_name}")
+        else:
+            lines.append(f"  {new} = {op[:3]} i{bits} {name}, {ref[other]}")
+        name = new
+    return lines, name
+
+
+def _stepped(ids: dict[str, int], steps, bits: int, argument: int) -> int:
+    """The value ``_stepped_lines``' LLVM computes for the instance ``ids`` (wrapping)."""
+    v = _wrap(ids["%x"], bits)
+    for op, c, other in steps:
+        operand = _wrap(
+            c if op in ("add", "sub", "mul") else argument if op.endswith("arg") else ids[other], bits
+        )
+        v = _wrap(
+            v + operand if op.startswith("add") else v - operand if op.startswith("sub") else v * operand,
+            bits,
+        )
+    return v
+
+
 _STEPS = st.lists(
     st.tuples(
         st.sampled_from(["add", "sub", "mul", "addid", "subid", "mularg", "addarg"]),
@@ -417,20 +439,8 @@ def test_a_fact_is_exact_at_every_instance_where_its_conditions_hold(steps, bits
     offset: where the analysis gives a fact and its conditions hold over a box (the sizes,
     or the sizes scaled up to reach the wrap) for the argument's value, the address LLVM
     computes at every instance of the box is the fact's form."""
-    start = "%x"
     arg_name, arg_index = ("%narrow", 5) if bits == 32 else ("%width", 4)
-    lines = [f"  %t{k} = trunc i64 {name} to i32" for k, name in enumerate(KEYS)] if bits == 32 else []
-    ref = {name: (f"%t{k}" if bits == 32 else name) for k, name in enumerate(KEYS)}
-    name = ref[start]
-    for k, (op, c, other) in enumerate(steps):
-        new = f"%v{k}"
-        if op in ("add", "sub", "mul"):
-            lines.append(f"  {new} = {op} i{bits} {name}, {c}")
-        elif op.endswith("arg"):
-            lines.append(f"  {new} = {op[:3]} i{bits} {name}, {arg_name}")
-        else:
-            lines.append(f"  {new} = {op[:3]} i{bits} {name}, {ref[other]}")
-        name = new
+    lines, name = _stepped_lines(steps, bits, arg_name)
     if bits == 32:
         lines.append(f"  %w = sext i32 {name} to i64")
         name = "%w"
@@ -440,25 +450,6 @@ def test_a_fact_is_exact_at_every_instance_where_its_conditions_hold(steps, bits
     event("scaled fact" if any(getattr(f, "scaled", ()) for f in facts) else "fact" if facts else "none")
     if not facts:
         return
-
-    def llvm_value(ids: dict[str, int]) -> int:
-        v = _wrap(ids[start], bits)
-        for op, c, other in steps:
-            if op == "add":
-                v = _wrap(v + c, bits)
-            elif op == "sub":
-                v = _wrap(v - c, bits)
-            elif op == "mul":
-                v = _wrap(v * c, bits)
-            elif op == "addid":
-                v = _wrap(v + _wrap(ids[other], bits), bits)
-            elif op == "subid":
-                v = _wrap(v - _wrap(ids[other], bits), bits)
-            elif op == "mularg":
-                v = _wrap(v * argument, bits)
-            else:
-                v = _wrap(v + argument, bits)
-        return v
 
     for factor in (1, 2**scale):
         box = [[sizes[0] * factor], [sizes[1] * factor, sizes[2]], [sizes[3] * factor]]
@@ -479,12 +470,8 @@ def test_a_fact_is_exact_at_every_instance_where_its_conditions_hold(steps, bits
                         for (lv, d), i in point.items()
                     }
                 ids = {name: point[key] for name, key in KEYS.items()}
-                want = fact.first + sum(k * point[(level, dim)] for level, dim, k in fact.terms)
-                want += sum(
-                    k * product(args, values) * (1 if level == ALONE else point[(level, dim)])
-                    for level, dim, k, args in fact.scaled
-                )
-                assert llvm_value(ids) == want, (point, fact)
+                want = fact.first + _form(point, fact.terms, fact.scaled, values)
+                assert _stepped(ids, steps, bits, argument) == want, (point, fact)
 
 
 def _guarded(condition: str, then: str) -> LLVMBody:
@@ -577,18 +564,7 @@ def test_a_guard_s_clips_are_exactly_the_instances_that_pass_it(
     store is a fact and its conditions hold over a box, the instances ``clipped`` keeps
     are exactly those for which LLVM's comparison takes that side (none: ``None``)."""
     arg_name, arg_index = ("%narrow", 5) if bits == 32 else ("%width", 4)
-    lines = [f"  %t{k} = trunc i64 {name} to i32" for k, name in enumerate(KEYS)] if bits == 32 else []
-    ref = {name: (f"%t{k}" if bits == 32 else name) for k, name in enumerate(KEYS)}
-    name = ref["%x"]
-    for k, (op, c, other) in enumerate(steps):
-        new = f"%v{k}"
-        if op in ("add", "sub", "mul"):
-            lines.append(f"  {new} = {op} i{bits} {name}, {c}")
-        elif op.endswith("arg"):
-            lines.append(f"  {new} = {op[:3]} i{bits} {name}, {arg_name}")
-        else:
-            lines.append(f"  {new} = {op[:3]} i{bits} {name}, {ref[other]}")
-        name = new
+    lines, name = _stepped_lines(steps, bits, arg_name)
     lines.append(f"  %bound = add i{bits} {arg_name}, {constant}")
     lines.append(f"  %c = icmp {predicate} i{bits} {name}, %bound")
     then, other = ("then", "done") if side else ("done", "then")
@@ -603,14 +579,7 @@ def test_a_guard_s_clips_are_exactly_the_instances_that_pass_it(
     (fact,) = facts
 
     def passes(ids: dict[str, int]) -> bool:
-        v = _wrap(ids["%x"], bits)
-        for op, c, key in steps:
-            operand = {"add": c, "sub": c, "mul": c}.get(op, argument if op.endswith("arg") else ids[key])
-            operand = _wrap(operand, bits)
-            v = _wrap(
-                v + operand if op.startswith("add") else v - operand if op.startswith("sub") else v * operand,
-                bits,
-            )
+        v = _stepped(ids, steps, bits, argument)
         return _compare(predicate, v, _wrap(argument + constant, bits), bits) == side
 
     for factor in (1, 2**scale):
@@ -684,16 +653,7 @@ def test_each_instance_takes_the_arm_whose_clips_it_meets(steps, clamp, sizes, a
     a ``select`` on a comparison of the two): where the facts' conditions hold, every
     instance meets the clips of exactly one fact with an id whose form is LLVM's index,
     or of none when the arm it takes has no id (the argument's side: no fact)."""
-    lines, name = [], "%x"
-    for k, (op, c, other) in enumerate(steps):
-        new = f"%v{k}"
-        if op in ("add", "sub", "mul"):
-            lines.append(f"  {new} = {op} i64 {name}, {c}")
-        elif op.endswith("arg"):
-            lines.append(f"  {new} = {op[:3]} i64 {name}, %width")
-        else:
-            lines.append(f"  {new} = {op[:3]} i64 {name}, {other}")
-        name = new
+    lines, name = _stepped_lines(steps, 64, "%width")
     lines.append(f"  %bound = add i64 %width, {constant}")
     if clamp.startswith("select"):
         lines += [
@@ -719,13 +679,7 @@ def test_each_instance_takes_the_arm_whose_clips_it_meets(steps, clamp, sizes, a
         return
 
     def index(ids: dict[str, int]) -> int:
-        v = ids["%x"]
-        for op, c, key in steps:
-            operand = {"add": c, "sub": c, "mul": c}.get(op, argument if op.endswith("arg") else ids[key])
-            v = _wrap(
-                v + operand if op.startswith("add") else v - operand if op.startswith("sub") else v * operand,
-                64,
-            )
+        v = _stepped(ids, steps, 64, argument)
         bound = _wrap(argument + constant, 64)
         if clamp.startswith("select"):
             return v if _compare(clamp.split()[1], v, bound, 64) else bound
@@ -742,7 +696,4 @@ def test_each_instance_takes_the_arm_whose_clips_it_meets(steps, clamp, sizes, a
                 meeting.append(fact)
         assert len(meeting) <= 1, (point, meeting)
         for fact in meeting:
-            form = fact.first + sum(k * point.get((lv, d), 0) for lv, d, k in fact.terms)
-            form += sum(k * product(args, values) * (1 if lv == ALONE else point.get((lv, d), 0))
-                        for lv, d, k, args in fact.scaled)  # fmt: skip
-            assert form == index(ids), (point, fact)
+            assert fact.first + _form(point, fact.terms, fact.scaled, values) == index(ids), (point, fact)
