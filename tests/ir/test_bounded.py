@@ -1,7 +1,8 @@
 """``ir/bounded.py``: whether a leaf's run is bounded by its scalars and shapes (the runtime
 runs only such leaves on the launching thread). It must never accept a leaf that can spin
-(``while``), stop on a value (``break``/``return`` in a loop), loop over bounds read from array
-contents, or call the user's own code; and it should accept the plain loops leaves are made of.
+(a ``while`` on array contents), stop on a value (``break``/``return`` in a loop), loop over
+bounds read from array contents, or call the user's own code; and it should accept the plain
+loops leaves are made of, a ``while`` on scalars (a tree reduction's halving stride) among them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hpvm
-from hpvm.ir.bounded import unbounded_reason
+from hpvm.ir.bounded import keyed_reason, unbounded_reason
 from hpvm.ir.graph import LeafFunction, Param
 from hpvm.ir.types import ArrayType, ScalarType
 
@@ -41,6 +42,41 @@ def plain(a: hpvm.f32[:], b: hpvm.f32[:], n: hpvm.i64):
 def spins(flag: hpvm.i32[:]):
     while flag[0] == 0:
         pass
+
+
+@hpvm.leaf(ins=("flag",), outs=("flag",))
+def spins_on_an_atomic(flag: hpvm.i32[:]):
+    while hpvm.atomic_add(flag, 0, 0) == 0:
+        pass
+
+
+@hpvm.leaf(ins=("a",), outs=("a",))
+def halves(a: hpvm.f32[:], block: hpvm.i64):
+    """A tree reduction's rounds: a ``while`` on a local halved from a scalar."""
+    lid = hpvm.get_node_instance_id_x(hpvm.get_node())
+    stride = block // 2
+    while stride > 0:
+        if lid < stride:
+            a[lid] += a[lid + stride]
+        stride //= 2
+
+
+@hpvm.leaf(ins=("a",), outs=("a",))
+def while_on_a_read(a: hpvm.f32[:], n: hpvm.i64):
+    m = int(a[0])
+    k = n
+    while k < m:
+        k += 1
+    a[1] = k
+
+
+@hpvm.leaf(ins=("a",), outs=())
+def while_stops(a: hpvm.f32[:], n: hpvm.i64):
+    k = 0
+    while k < n:
+        if a[k] < 0:
+            break
+        k += 1
 
 
 @hpvm.leaf(ins=("a",), outs=())
@@ -72,10 +108,22 @@ def calls_helper(a: hpvm.f32[:]):
 
 def test_plain_loops_over_scalars_shapes_and_arrays_are_bounded():
     assert unbounded_reason(plain) is None
+    assert keyed_reason(plain) is None
+
+
+def test_a_while_on_scalars_is_set_by_the_run_key_but_may_not_end():
+    """A tree reduction's halving stride turns as often on every run with the same scalars
+    (a quick launch may run it: ``keyed_reason``); a stream, which runs new values on the
+    host unkeyed, keeps every ``while`` on its thread (``unbounded_reason``)."""
+    assert keyed_reason(halves) is None
+    assert "has a while loop" in unbounded_reason(halves)
 
 
 def test_what_is_refused_and_why():
     assert "has a while loop" in unbounded_reason(spins)
+    for spinning in (spins, spins_on_an_atomic, while_on_a_read):
+        assert "has a while loop whose test depends on array contents" in keyed_reason(spinning)
+    assert "leaves a while loop early" in keyed_reason(while_stops)
     assert "leaves a for loop early" in unbounded_reason(stops)
     assert "depend on array contents" in unbounded_reason(read_bound)
     assert "depend on array contents" in unbounded_reason(element_bound)
@@ -87,8 +135,10 @@ def test_the_verdict_is_cached_and_forgotten_with_the_source():
     source = "def leaf(a, n):\n    for j in range(n):\n        a[j] = 0\n"
     fn = _leaf(source)
     assert unbounded_reason(fn) is None
-    fn.set_source("def leaf(a, n):\n    while n > 0:\n        n -= 1\n", 1)
+    assert keyed_reason(fn) is None
+    fn.set_source("def leaf(a, n):\n    while a[0] > 0:\n        n -= 1\n", 1)
     assert "while" in unbounded_reason(fn)
+    assert "while" in keyed_reason(fn)
 
 
 # --- property: random loop nests against a model of the rule -------------------------
@@ -111,7 +161,7 @@ def nests(draw):
     depth = draw(st.integers(1, 3))
     return (
         [draw(st.sampled_from(sorted(_BOUNDS))) for _ in range(depth)],
-        draw(st.sampled_from(["none", "break", "return", "while"])),
+        draw(st.sampled_from(["none", "break", "return", "while", "while on a read", "while left early"])),
     )
 
 
@@ -137,15 +187,27 @@ def test_random_nests_are_judged_as_the_rule_says(nest):
         lines.append("    " * (depth + 1) + f"for {var} in {text}:")
         outer, outer_reads = var, reads or kind == "array"
     body = "    " * (len(bounds) + 1)
-    if exit_kind == "while":
+    keyed = expected_bounded
+    if exit_kind == "while":  # a test of locals and scalars: set by the run key, may not end
         lines.append(body + "while s < n:")
         lines.append(body + "    s += 1.0")
         expected_bounded = False
+    elif exit_kind == "while on a read":  # m holds an element: could spin on another launch
+        lines.append(body + "while s < m:")
+        lines.append(body + "    s += 1.0")
+        expected_bounded = keyed = False
+    elif exit_kind == "while left early":
+        lines.append(body + "while s < n:")
+        lines.append(body + "    if s > 3.0:")
+        lines.append(body + "        break")
+        lines.append(body + "    s += 1.0")
+        expected_bounded = keyed = False
     elif exit_kind != "none":
         lines.append(body + "if s > 3.0:")
         lines.append(body + f"    {exit_kind}")
-        expected_bounded = False
+        expected_bounded = keyed = False
     lines.append(body + "s += 1.0")
     source = "\n".join(lines) + "\n"
     fn = _leaf(source)
     assert (unbounded_reason(fn) is None) == expected_bounded, textwrap.indent(source, "  ")
+    assert (keyed_reason(fn) is None) == keyed, textwrap.indent(source, "  ")

@@ -41,7 +41,9 @@ def scale_root(src: hpvm.f32[:, :], dst: hpvm.f32[:, :], factor: hpvm.f32):
 @hpvm.leaf
 def spin_to(n: hpvm.i64) -> hpvm.i64:
     k = 0
-    while k < n:  # (unbounded: its launches always go to a worker)
+    while True:  # (left from inside, unbounded: its launches always go to a worker)
+        if k >= n:
+            break
         k += 1
     return k
 
@@ -161,6 +163,7 @@ def test_a_finished_launch_leaves_no_garbage_cycle():
         quick_handle = _run(src, dst, 2.0)
         assert quick_handle.quick is not None and quick_handle.job is None
         worker_handle = hpvm.launch(spin_root, (5,), target="cpu")
+        assert worker_handle.slot is not None  # (queued for a worker)
         assert hpvm.wait(worker_handle) == (5,)
         refs = [weakref.ref(quick_handle), weakref.ref(worker_handle)]
         del quick_handle, worker_handle

@@ -3,8 +3,10 @@ was quick, whose leaves cannot wait or run long, and which finds nothing else in
 inside ``launch`` itself. That must change nothing but where it runs: other dtypes, shapes,
 scalar values and tracking after such launches give correct results or the same error, at
 the same call (``launch`` for what is checked before a run, ``wait`` for what a node raises),
-and a launch that is not known to be quick — or whose leaf has a ``while`` loop, or that
-finds another launch or a stream in flight — still runs on a worker.
+and a launch that is not known to be quick — or whose leaf has a ``while`` loop on array
+contents or left from inside, or that finds another launch or a stream in flight — still
+runs on a worker. A ``while`` on scalars (a tree reduction's halving stride) is as quick as
+a ``for`` over them, its scalars' values in the run key.
 """
 
 from __future__ import annotations
@@ -56,7 +58,9 @@ def count_root(n: hpvm.i64):
 @hpvm.leaf
 def spin(n: hpvm.i64) -> hpvm.i64:
     k = 0
-    while k < n:  # could spin on another launch's write: never run on the caller
+    while True:  # left from inside: could spin on another launch's write, never run on the caller
+        if k >= n:
+            break
         k += 1
     return k
 
@@ -64,6 +68,38 @@ def spin(n: hpvm.i64) -> hpvm.i64:
 @hpvm.internal
 def spin_root(n: hpvm.i64):
     node = hpvm.create_node(spin)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_out(node, 0, 0)
+
+
+@hpvm.leaf
+def halvings(n: hpvm.i64) -> hpvm.i64:
+    steps = 0
+    while n > 1:  # a test of a scalar: as many turns on every run with the same n
+        n //= 2
+        steps += 1
+    return steps
+
+
+@hpvm.internal
+def halvings_root(n: hpvm.i64):
+    node = hpvm.create_node(halvings)
+    hpvm.bind_in(node, 0, 0)
+    hpvm.bind_out(node, 0, 0)
+
+
+@hpvm.leaf(ins=("flag",), outs=("flag",))
+def wait_for_flag(flag: hpvm.i64[:]) -> hpvm.i64:
+    turns = 0
+    while flag[0] < 3:  # (here: counts up; another launch's write would do it elsewhere)
+        flag[0] += 1
+        turns += 1
+    return turns
+
+
+@hpvm.internal
+def flag_root(flag: hpvm.i64[:]):
+    node = hpvm.create_node(wait_for_flag)
     hpvm.bind_in(node, 0, 0)
     hpvm.bind_out(node, 0, 0)
 
@@ -88,7 +124,7 @@ def gated_root(x: hpvm.i64):
 def generous_limit(monkeypatch):
     """Every run counts as quick here (a loaded machine must not decide where one runs);
     the durations recorded before a test are forgotten."""
-    every_run_quick(monkeypatch, add_root, count_root, spin_root)
+    every_run_quick(monkeypatch, add_root, count_root, spin_root, halvings_root, flag_root)
 
 
 def _ran_in_launch(handle) -> bool:
@@ -437,6 +473,26 @@ def test_the_host_waits_at_once_when_its_thread_spent_little_cpu_time_since_the_
     assert wait(elsewhere=True) == 0
 
 
+def test_a_while_on_scalars_runs_inside_launch_keyed_by_their_values():
+    assert quick.bounded_graph(halvings_root) is None
+    assert hpvm.wait(hpvm.launch(halvings_root, (1024,), target="cpu")) == (10,)  # (a worker's)
+    handle = hpvm.launch(halvings_root, (1024,), target="cpu")
+    assert _ran_in_launch(handle) and hpvm.wait(handle) == (10,)
+    handle = hpvm.launch(halvings_root, (1 << 40,), target="cpu")  # another value: more turns
+    assert handle.slot is not None  # not known to be quick: a worker runs it
+    assert hpvm.wait(handle) == (40,)
+
+
+def test_a_while_on_array_contents_never_runs_inside_launch():
+    assert "test depends on array contents" in quick.bounded_graph(flag_root)
+    flag = np.zeros(1, np.int64)
+    hpvm.track_memory(flag)
+    for turns in (3, 0, 0):
+        handle = hpvm.launch(flag_root, (flag,), target="cpu")
+        assert handle.slot is not None  # queued for a worker, however quick its last run
+        assert hpvm.wait(handle) == (turns,)
+
+
 def test_wait_leaves_a_long_or_unbounded_launch_to_its_worker():
     times: dict = {}
     quick.entry(times, "short").add(0.004)
@@ -445,7 +501,7 @@ def test_wait_leaves_a_long_or_unbounded_launch_to_its_worker():
     assert not quick.runs_in_wait(times, "long")
     assert not quick.runs_in_wait(times, "never run")
     assert not quick.runs_in_wait(None, "short")  # an unbounded graph keeps no durations
-    handle = hpvm.launch(spin_root, (3,), target="cpu")  # a while loop: no run key
+    handle = hpvm.launch(spin_root, (3,), target="cpu")  # a while loop left early: no run key
     assert handle.quick is None
     hpvm.wait(handle)
 

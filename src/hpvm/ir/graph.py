@@ -209,6 +209,7 @@ class LeafFunction(NodeFunction):
             "_tensor_leaf",
             "_unit_stride",
             "_unbounded_reason",
+            "_keyed_reason",
             "_fixed_work",
             "_leaf_ir",
         ):

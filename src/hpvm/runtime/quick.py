@@ -6,12 +6,12 @@ what a small compiled graph takes to run. So a launch runs inside ``launch`` its
 calling thread, and ``wait`` only collects it, when all of these hold (``Runtime.launch``):
 
 1. its back end runs compiled leaves (``Backend.runs_quick_on_launch``: ``cpu``);
-2. every leaf of its graph is a Python leaf whose run is bounded (``ir/bounded.py``,
-   checked once per leaf, cached; ``bounded_graph`` caches the verdict per root): no
-   ``while`` loop, no early exit from a ``for`` loop, no loop bounds read from array
-   contents, no call of the user's own functions. Such a run cannot spin on a flag that
-   another launch writes (it would hang the caller, where a worker would wait), and its
-   work is fixed by what ``run_key`` sees;
+2. every leaf of its graph is a Python leaf whose run is bounded (``ir/bounded.py``'s
+   ``keyed_reason``, checked once per leaf, cached; ``bounded_graph`` caches the verdict
+   per root): no ``while`` loop on array contents, no early exit from a loop, no loop
+   bounds read from array contents, no call of the user's own functions. Such a run
+   cannot spin on a flag that another launch writes (it would hang the caller, where a
+   worker would wait), and its work is fixed by what ``run_key`` sees;
 3. nothing else of the runtime is in flight (no launch running or queued, no stream open):
    nothing it could wait on, and no worker's team competing for the cores;
 4. the runs with the same ``run_key`` — the back end, the arrays' shapes, dtypes and
@@ -25,7 +25,7 @@ calling thread, and ``wait`` only collects it, when all of these hold (``Runtime
    the scheduler, which wall time cannot tell from more work: a second in a row can).
 
 Everything else (a first run, which compiles; a new shape, dtype or scalar value, such as a
-longer loop; a run that took longer; a leaf with a ``while`` loop) goes to a worker as
+longer loop; a run that took longer; a leaf with a ``while`` loop on array contents) goes to a worker as
 before, so that Ctrl-C keeps working: Python delivers it on the main thread only between
 bytecodes, which a run in native code holds off — a quick run for about what its
 identical predecessors took (under ``QUICK_RUN_S`` for the work, ``LOADED_RUN_S`` with the
@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.memory import HOST, TrackedArray
-from ..ir.bounded import fixed_work, unbounded_reason
+from ..ir.bounded import fixed_work, keyed_reason
 from ..ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
 from ..ir.types import ArrayType
 
@@ -335,7 +335,7 @@ def bounded_graph(root: InternalFunction) -> str | None:
     reason = None
     for fn in functions(root):
         if isinstance(fn, LeafFunction):
-            reason = unbounded_reason(fn)
+            reason = keyed_reason(fn)
         elif isinstance(fn, InternalFunction) and _streams(fn):
             reason = f"'{fn.name}' has streaming edges or binds (stages wait on each other)"
         if reason is not None:
