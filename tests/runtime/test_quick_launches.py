@@ -104,6 +104,31 @@ def flag_root(flag: hpvm.i64[:]):
     hpvm.bind_out(node, 0, 0)
 
 
+@hpvm.leaf(ins=("flag",), outs=())
+def read_flag(flag: hpvm.i64[:]) -> hpvm.i64:
+    return flag[0]
+
+
+@hpvm.internal
+def halvings_of_a_read(flag: hpvm.i64[:]):
+    """``halvings`` of a value an edge carries: read from an array at run time."""
+    reader = hpvm.create_node(read_flag)
+    halver = hpvm.create_node(halvings)
+    hpvm.bind_in(reader, 0, 0)
+    hpvm.edge(reader, halver, hpvm.ONE_TO_ONE, 0, 0)
+    hpvm.bind_out(halver, 0, 0)
+
+
+@hpvm.internal
+def nested_halvings(flag: hpvm.i64[:]):
+    """The same a level down: the edge feeds an internal node that binds it to the leaf."""
+    reader = hpvm.create_node(read_flag)
+    inner = hpvm.create_node(halvings_root)
+    hpvm.bind_in(reader, 0, 0)
+    hpvm.edge(reader, inner, hpvm.ONE_TO_ONE, 0, 0)
+    hpvm.bind_out(inner, 0, 0)
+
+
 GATE = threading.Event()
 
 
@@ -124,7 +149,16 @@ def gated_root(x: hpvm.i64):
 def generous_limit(monkeypatch):
     """Every run counts as quick here (a loaded machine must not decide where one runs);
     the durations recorded before a test are forgotten."""
-    every_run_quick(monkeypatch, add_root, count_root, spin_root, halvings_root, flag_root)
+    every_run_quick(
+        monkeypatch,
+        add_root,
+        count_root,
+        spin_root,
+        halvings_root,
+        flag_root,
+        halvings_of_a_read,
+        nested_halvings,
+    )
 
 
 def _ran_in_launch(handle) -> bool:
@@ -481,6 +515,21 @@ def test_a_while_on_scalars_runs_inside_launch_keyed_by_their_values():
     handle = hpvm.launch(halvings_root, (1 << 40,), target="cpu")  # another value: more turns
     assert handle.slot is not None  # not known to be quick: a worker runs it
     assert hpvm.wait(handle) == (40,)
+
+
+@pytest.mark.parametrize("root", [halvings_of_a_read, nested_halvings], ids=["edge", "edge then bind"])
+def test_a_while_on_a_scalar_an_edge_carries_never_runs_inside_launch(root):
+    """The edge's value is computed at run time (here read from an array): in no run key,
+    so the next run of the same key may loop far longer — a worker runs every one."""
+    reason = quick.bounded_graph(root)
+    assert "leaf 'halvings'" in reason and "scalar 'n' comes on an edge" in reason
+    flag = np.full(1, 1024, np.int64)
+    hpvm.track_memory(flag)
+    for value, steps in ((1024, 10), (1024, 10), (1 << 40, 40)):
+        flag[0] = value
+        handle = hpvm.launch(root, (flag,), target="cpu")
+        assert handle.slot is not None
+        assert hpvm.wait(handle) == (steps,)
 
 
 def test_a_while_on_array_contents_never_runs_inside_launch():

@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.memory import HOST, TrackedArray
-from ..ir.bounded import fixed_work, keyed_reason
+from ..ir.bounded import fixed_work, keyed_reason, unbounded_reason
 from ..ir.graph import InternalFunction, LeafFunction, NodeFunction, functions
 from ..ir.types import ArrayType
 
@@ -340,8 +340,40 @@ def bounded_graph(root: InternalFunction) -> str | None:
             reason = f"'{fn.name}' has streaming edges or binds (stages wait on each other)"
         if reason is not None:
             break
+    if reason is None:
+        reason = _while_on_an_edge(root, frozenset(), set())
     _BOUNDED[root] = reason
     return reason
+
+
+def _while_on_an_edge(fn: NodeFunction, carried: frozenset[int], seen: set[Any]) -> str | None:
+    """A leaf with a ``while`` loop (``keyed_reason`` lets one on scalars through) that gets a
+    scalar an edge carries — directly, or bound down from a parent's port an edge feeds
+    (``carried``) — or ``None``. What an edge carries is computed at run time, possibly from
+    array contents, so the run key does not hold it: such a loop could turn far longer
+    (or without end) on the next run of the same key."""
+    if (id(fn), carried) in seen:
+        return None
+    seen.add((id(fn), carried))
+    if isinstance(fn, LeafFunction):
+        scalars = {i for i, p in enumerate(fn.params) if not isinstance(p.type, ArrayType)}
+        if carried & scalars and unbounded_reason(fn) is not None:
+            name = fn.params[min(carried & scalars)].name
+            return (
+                f"leaf '{fn.name}' ({fn.location.file}) has a while loop and its scalar '{name}' "
+                "comes on an edge (computed at run time, in no run key)"
+            )
+        return None
+    if not isinstance(fn, InternalFunction):
+        return None
+    graph = fn.graph
+    for node in graph.nodes:
+        ports = {e.dp for e in graph.edges if e.dst is node}
+        ports |= {b.ic for b in graph.in_binds if b.dst is node and b.ip in carried}
+        reason = _while_on_an_edge(node.function, frozenset(ports), seen)
+        if reason is not None:
+            return reason
+    return None
 
 
 def work_params(root: InternalFunction) -> frozenset[int]:
