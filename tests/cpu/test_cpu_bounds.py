@@ -204,3 +204,86 @@ def test_a_leaf_outside_the_leaf_ir_dialect_is_still_checked_before_it_runs():
     with fails(hpvm.OutOfBoundsError, "node 'helper_caller'") as info:
         run(with_helper, a, b, 5)
     assert MARKS.at("helper_caller") in str(info.value)
+
+
+# --- guarded accesses: ``if i < n:`` with n past the array ------------------------------
+
+
+@hpvm.leaf(ins=("a", "b"), outs=("c",))
+def guarded_add(a: hpvm.f32[:], b: hpvm.f32[:], c: hpvm.f32[:], n: hpvm.i64) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    if i < n:  # the CUDA programmer's guard, against a count passed in
+        c[i] = a[i] + b[i]  # @guarded_add
+
+
+@hpvm.leaf(ins=("a",), outs=("b",))
+def guarded_back(a: hpvm.f32[:], b: hpvm.f32[:], n: hpvm.i64) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    if i < n:  # (i = 0 reads a[-1]: out of bounds, semantics.md)
+        b[i] = a[i - 1]  # @guarded_back
+
+
+@hpvm.internal()
+def rounded_add(a: hpvm.f32[:], b: hpvm.f32[:], c: hpvm.f32[:], n: hpvm.i64, blocks: hpvm.i64):
+    """A grid rounded up to whole blocks of 8, as a GPU launch is: ``n`` bounds the work."""
+    node = hpvm.create_node_1d(guarded_add, blocks * 8)
+    for port in range(4):
+        hpvm.bind_in(node, port, port)
+
+
+@hpvm.internal()
+def back_root(a: hpvm.f32[:], b: hpvm.f32[:], n: hpvm.i64):
+    node = hpvm.create_node_1d(guarded_back, a.shape[0])
+    for port in range(3):
+        hpvm.bind_in(node, port, port)
+
+
+def _vectors(count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return np.arange(count, dtype=np.float32), np.full(count, 2.0, np.float32), np.zeros(count, np.float32)
+
+
+def test_a_guard_against_a_count_past_the_array_is_refused_before_the_node_runs():
+    a, b, c = _vectors(10)
+    with fails(
+        hpvm.OutOfBoundsError,
+        "node 'guarded_add'",
+        "every instance of leaf 'guarded_add' that passes the test below indexes 'c'",
+        "(input of 'rounded_add', 40 bytes long, 4 bytes an element) at x",
+        MARKS.at("guarded_add"),
+        "x < 16, n = 12; the test: x - n + 1 <= 0",
+        "that is bytes 0 to 47",
+        "past its end",
+        "or correct the test that lets them through",
+    ):
+        run(rounded_add, a, b, c, 12, 2)
+    assert not c.any()  # refused before anything ran
+
+
+def test_a_guard_that_keeps_every_instance_in_bounds_runs():
+    a, b, c = _vectors(10)
+    for n, blocks in ((10, 2), (7, 2), (0, 2), (10, 1)):  # (10, 1): 8 instances, fewer than n
+        c[:] = 0
+        run(rounded_add, a, b, c, n, blocks)
+        upto = min(n, blocks * 8)
+        np.testing.assert_array_equal(c, np.where(np.arange(10) < upto, a + b, 0))
+
+
+def test_a_replayed_launch_checks_the_new_count():
+    """``n`` is no work (a leaf without loops): a new value replays the last launch, whose
+    compiled graph function runs the check with the value given now."""
+    a, b, c = _vectors(10)
+    for _ in range(3):
+        run(rounded_add, a, b, c, 10, 2)
+    with fails(hpvm.OutOfBoundsError, "x < 16, n = 11"):
+        run(rounded_add, a, b, c, 11, 2)
+
+
+def test_a_guarded_index_before_the_start_is_refused_and_interp_agrees():
+    a, b = np.ones(6, np.float32), np.zeros(6, np.float32)
+    with fails(
+        hpvm.OutOfBoundsError, "indexes 'a'", "at x - 1", MARKS.at("guarded_back"), "before its start"
+    ):
+        run(back_root, a, b, 6)
+    with fails(hpvm.OutOfBoundsError, "index -1 is out of bounds"):  # the interpreter's own check
+        run_tracked(back_root, (a, b, 6), "interp")
+    run(back_root, a, b, 0)  # no instance passes the test: nothing to refuse

@@ -92,10 +92,10 @@ def test_a_span_with_scaled_terms_is_the_least_and_greatest_value_over_the_box(b
 @settings(max_examples=300, deadline=None)
 @given(_BOXES, st.data())
 def test_the_generated_span_code_is_the_span(box, data):
-    """``bounds._span_code`` — the ``cpu`` back end's pre-check, as code in its graph function
+    """``span_code.span_code`` — the ``cpu`` back end's pre-check, as code in its graph function
     — evaluated with the box's extents and the arguments' values, equals ``span`` (what
     ``interp`` checks with), plain and scaled terms alike."""
-    from hpvm.backends.bounds import _span_code
+    from hpvm.backends.span_code import span_code
 
     levels = len(box)
     terms = data.draw(
@@ -116,7 +116,7 @@ def test_the_generated_span_code_is_the_span(box, data):
     keys = {(lv, d) for lv, d, *_ in (*terms, *scaled) if lv != ALONE}
     extents = {key: f"E{key[0]}_{key[1]}" for key in keys}
     names = {arg: f"v{arg}" for arg in range(3)}
-    lo, hi = _span_code(terms, low, high, extents, scaled, names)
+    lo, hi = span_code(terms, low, high, extents, scaled, names)
     env = {f"v{arg}": value for arg, value in enumerate(values)}
     env.update({f"E{lv}_{d}": (box[lv][d] if d < len(box[lv]) else 1) for lv, d in keys})
     assert (eval(lo, {}, env), eval(hi, {}, env)) == span(terms, low, high, box, scaled, values)  # noqa: S307
@@ -172,10 +172,10 @@ def test_a_guarded_span_is_the_range_over_the_instances_meeting_the_guard(box, d
 @settings(max_examples=300, deadline=None)
 @given(_BOXES, st.data())
 def test_the_generated_guarded_span_code_is_the_guarded_span(box, data):
-    """``bounds._clipped_code`` and ``_span_code`` with its ranges — the ``cpu`` pre-check
+    """``span_code.clipped_code`` and ``span_code`` with its ranges — the ``cpu`` pre-check
     of a guarded access — agree with ``clipped`` and ``span``: the code's conditions hold
     exactly when some instance meets the guard, and then its ends are the span's."""
-    from hpvm.backends.bounds import _clipped_code, _span_code
+    from hpvm.backends.span_code import clipped_code, span_code
 
     levels = len(box)
     terms = data.draw(
@@ -191,8 +191,8 @@ def test_the_generated_guarded_span_code_is_the_guarded_span(box, data):
     keys = {(lv, d) for lv, d, *_ in (*terms, *scaled, *clips) if lv != ALONE}
     extents = {key: f"E{key[0]}_{key[1]}" for key in keys}
     names = {arg: f"v{arg}" for arg in range(3)}
-    ranges, reached = _clipped_code(clips, extents, names)
-    lo, hi = _span_code(terms, 0, 3, extents, scaled, names, ranges)
+    ranges, reached = clipped_code(clips, extents, names)
+    lo, hi = span_code(terms, 0, 3, extents, scaled, names, ranges)
     env = {f"v{arg}": value for arg, value in enumerate(values)}
     env.update({f"E{lv}_{d}": (box[lv][d] if d < len(box[lv]) else 1) for lv, d in keys})
     want = clipped(clips, box, values)

@@ -21,7 +21,11 @@ up to ``limit``.
   (of the leaf's own node) plus a constant — directly, or through variables assigned such a
   value (``k = id + 1``, then ``a[k + 1]``: the id plus 2). Stride 1, no limit. A leaf outside
   the IR's dialect has no facts (not checked before it runs; ``interp`` checks its indices
-  as it runs, compiled back ends do not).
+  as it runs, compiled back ends do not). Its *guarded* accesses (``if i < n: c[i] = ...``,
+  in a top-level ``if`` testing an affine id against a constant or a scalar parameter) of
+  1-D arrays are ``SpanAccess`` facts (``python_spans``), in bytes of the element, under
+  the test's clips: checked as an LLVM leaf's are, by ``cpu`` (``interp`` checks Python
+  indices as it runs; the GPU back ends and ``dask`` read the plain facts only).
 * LLVM leaves (HPVM-C, ``.ll``): ``llvm_native/access.py``'s ``every_instance_accesses``,
   loads and stores of the blocks every call runs to their end (the entry block, and each
   block on every path from it to an end of the call) at ``stride*id + c`` bytes from a
@@ -29,7 +33,7 @@ up to ``limit``.
   here in bytes of the whole array (``axis`` is ``None``), the highest byte touched. Its
   ``affine_accesses``, whose offsets combine several ids (the node's own and its
   ancestors'), are ``SpanAccess`` facts: checked by ``check_spans`` (``interp``) and
-  ``span_check_lines`` (``cpu``), which take the form's range over the launch's box of ids
+  ``span_code.span_check_lines`` (``cpu``), which take the form's range over the launch's box of ids
   (``llvm_native/affine.py``) against both ends of the array; the ancestors' extents come
   from the instance the check runs in.
 
@@ -50,10 +54,13 @@ Python the access must be in a top-level statement of the leaf (not under ``if``
 or ``while``, nor on a branch of ``x if c else y`` or ``and``/``or``), with no ``return``
 in any statement before it — so every instance reaches it (an exception raised earlier
 fails the run anyway); the id variables are assigned once, at the top level, and the array
-parameter never (``indices.py``). A fact's ``where`` is its statement's first line. For LLVM, see
-``access.py``. Guarded leaves (``if i < n: ...``), indices computed otherwise (``tile * 16
-+ i``) and arrays not passed in by the enclosing graph are not checked: the interpreter
-reports those (for Python leaves).
+parameter never (``indices.py``); a guarded one is in a statement directly in the body of
+a top-level ``if`` every instance reaches, and is made by every instance that passes the
+test, whose clips are exactly those instances. A fact's ``where`` is its statement's first
+line. For LLVM, see ``access.py``. Tests other than comparisons of an id with a constant
+or a scalar (``or``, ``!=``, ``i < a.shape[0]``), indices computed otherwise (``tile * 16
++ i``), guarded accesses of arrays of 2 or more dimensions and arrays not passed in by the
+enclosing graph are not checked: the interpreter reports those (for Python leaves).
 """
 
 from __future__ import annotations
@@ -410,6 +417,9 @@ class SpanAccess:
     scaled: tuple[tuple[int, int, int, tuple[int, ...]], ...] = ()
     #: the guard the accesses are under (``affine.Clip``): made by the instances meeting it
     clips: tuple[tuple[Any, ...], ...] = ()
+    #: a Python leaf's guarded access (``python_spans``): the bytes of its elements of this
+    #: size, shown as elements; 0: an LLVM leaf's bytes
+    itemsize: int = 0
 
     @property
     def levels(self) -> int:
@@ -462,8 +472,11 @@ def leaf_spans(leaf: LeafFunction) -> tuple[SpanAccess, ...]:
         found = _SPANS.get(leaf)
     if found is not None:
         return found
-    found = ()
-    if leaf.body_kind == LLVM:
+    found: tuple[SpanAccess, ...] = ()
+    if leaf.body_kind in PYTHON_KINDS:
+        user = _user(leaf, None)
+        found = python_spans(user) if user is not None else ()
+    elif leaf.body_kind == LLVM:
         from .llvm_native.access import affine_accesses
 
         owner, integers = _argument_ports(leaf, _is_array), _argument_ports(leaf, _is_signed_integer)
@@ -481,6 +494,48 @@ def leaf_spans(leaf: LeafFunction) -> tuple[SpanAccess, ...]:
     with _LOCK:
         _SPANS[leaf] = found
     return found
+
+
+def python_spans(user: LeafFunction) -> tuple[SpanAccess, ...]:
+    """A Python leaf's guarded accesses (``indices.py``: ``if i < n: c[i] = ...`` in a
+    top-level ``if`` every instance reaches) of 1-D array parameters it never assigns, as
+    affine facts under their guards' clips: every instance passing the test indexes the
+    array at ``stride * id + offset`` — checked as an LLVM leaf's are (``check_spans``,
+    ``span_code.span_check_lines``), in bytes of ``itemsize``. None outside the leaf IR's dialect."""
+    from .llvm_native.affine import ALONE, EQ, LE
+
+    try:
+        ir = leaf_ir(user)
+    except LeafIRUnsupported:
+        return ()
+    info = index_facts(ir)
+    params = {p.name: k for k, p in enumerate(ir.params)}
+    found: dict[tuple[Any, ...], SpanAccess] = {}
+    for access in info.accesses:
+        ptype = ir.params[params[access.array]].type
+        term = access.affine[0] if len(access.affine) == 1 else None
+        if (
+            not access.guards
+            or info.assigned[access.array]
+            or term is None
+            or not isinstance(ptype, ArrayType)
+        ):
+            continue
+        if ptype.rank != 1 or not ptype.sized:
+            continue  # (an axis of a 2-D array is not its bytes: not checked here)
+        size = ptype.elem.dtype.itemsize
+        clips = tuple(
+            (0, g.term.dim, g.term.stride, g.term.offset + g.constant,
+             ((ALONE, 0, g.k, (params[g.scalar],)),) if g.scalar is not None else (), EQ if g.equal else LE)
+            for g in access.guards
+        )  # fmt: skip
+        where = str(ir.where(access.line))
+        fact = SpanAccess(ir.name, params[access.array], access.array, ((0, term.dim, term.stride * size),),
+                          term.offset * size, term.offset * size + size - 1, (), (), where, where, (), clips,
+                          size)  # fmt: skip
+        key = (fact.param, fact.terms, fact.first, clips)
+        found.setdefault(key, fact)
+    return tuple(found.values())
 
 
 def _argument_ports(leaf: LeafFunction, owns: Callable[[Any], bool]) -> dict[int, int]:
@@ -571,154 +626,6 @@ def _integer(value: Any) -> int | None:
     return int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else None
 
 
-def span_check_lines(
-    node: Node,
-    fn: InternalFunction,
-    bounds: Sequence[SpanBound],
-    sizes: list[str],
-    ancestor: Callable[[int, int], str | None],
-    name_of: Callable[[int], str | None],
-) -> list[str]:
-    """``check_spans`` as generated code: ``sizes`` the variables of ``node``'s sizes,
-    ``ancestor(level, dim)`` the expression of an ancestor's extent (``None``: unknown,
-    the fact is not checked). The conditions of a fact (its limits and guards) are
-    evaluated only when its range leaves the array: nothing more per launch otherwise."""
-    from .llvm_native.affine import ALONE
-
-    lines: list[str] = []
-    instances = " and ".join(f"{s} > 0" for s in sizes) or "True"
-    for access, i in bounds:
-        name = name_of(i)
-        ids = [
-            (lv, d)
-            for lv, d, *_ in (*access.terms, *access.limits, *access.scaled, *access.clips)
-            if lv != ALONE
-        ]
-        for terms, *_, scaled in access.guards:
-            ids += [(lv, d) for lv, d, *_ in (*terms, *scaled) if lv != ALONE]
-        extents = {key: _extent_code(*key, sizes, ancestor) for key in ids}
-        arguments = {j: name_of(j) for j in access.arguments()}
-        if name is None or None in extents.values() or None in arguments.values():
-            continue
-        ranges, reached = _clipped_code(access.clips, extents, arguments)  # type: ignore[arg-type]
-        lo, hi = _span_code(
-            access.terms, access.first, access.last, extents, access.scaled, arguments, ranges
-        )  # type: ignore[arg-type]
-        conditions = reached + [f"{extents[(lv, d)]} - 1 <= {limit}" for lv, d, limit in access.limits]
-        for terms, c_low, c_high, low, high, scaled in access.guards:
-            g_lo, g_hi = _span_code(terms, c_low, c_high, extents, scaled, arguments)  # type: ignore[arg-type]
-            # (int64's own ends bound nothing in int64 arithmetic: such a side is left out)
-            conditions += [f"{g_lo} >= {low}"] if low > -(2**63) else []
-            conditions += [f"{g_hi} <= {high}"] if high < 2**63 - 1 else []
-        shown = [extents[(lv, d)] for lv, d, _ in access.dims()] + [
-            f"({arguments[j]})" for j in access.arguments()
-        ]
-        values = ", ".join([lo, hi, f"{name}.nbytes", *shown])  # type: ignore[list-item]
-        # (else lo >= 0 always)
-        below = access.first < 0 or any(k < 0 for _, _, k in access.terms) or bool(access.scaled)
-        for low_side, test in ((True, f"{lo} < 0"), (False, f"{hi} >= {name}.nbytes")):
-            if low_side and not below:
-                continue
-            lines.append(f"if {instances} and {test} and {' and '.join(conditions) or 'True'}:")
-            lines.append(
-                f"    raise __hpvm_SizeOutOfBounds({span_message(node, fn, access, i, low_side)!r}, {values})"
-            )
-    return lines
-
-
-def _extent_code(
-    level: int, dim: int, sizes: list[str], ancestor: Callable[[int, int], str | None]
-) -> str | None:
-    from .llvm_native.affine import GLOBAL
-
-    if dim >= GLOBAL:  # (a global id: its two levels' extents multiplied)
-        own = _extent_code(level, dim - GLOBAL, sizes, ancestor)
-        up = _extent_code(level + 1, dim - GLOBAL, sizes, ancestor)
-        return f"({own} * {up})" if own is not None and up is not None else None
-    if level == 0:
-        return f"({sizes[dim]})" if dim < len(sizes) else "1"
-    found = ancestor(level, dim)
-    return f"({found})" if found is not None else None
-
-
-def _product_code(k: int, args: Sequence[int], arguments: dict[int, str] | None) -> str:
-    return "*".join([str(k), *(f"({(arguments or {})[arg]})" for arg in args)])
-
-
-def _clipped_code(
-    clips: Sequence[tuple[Any, ...]], extents: dict[tuple[int, int], str | None], arguments: dict[int, str]
-) -> tuple[dict[tuple[int, int], tuple[str, str]], list[str]]:
-    """``affine.clipped`` as code: each clipped id's first and last value as expressions,
-    and the conditions under which some instance meets every clip (its range not empty, an
-    id-free clip true). Python's ``//`` floors, as ``clipped`` does."""
-    from .llvm_native.affine import ALONE, EQ
-
-    ranges: dict[tuple[int, int], tuple[str, str]] = {}
-    reached: list[str] = []
-    for level, dim, k, c, scaled, relation in clips:
-        rest = " + ".join([str(c), *(_product_code(kk, args, arguments) for *_, kk, args in scaled)])
-        if level == ALONE:
-            reached.append(f"({rest}) {'==' if relation == EQ else '<='} 0")
-            continue
-        first, last = ranges.get((level, dim), ("0", f"({extents[(level, dim)]} - 1)"))
-        if relation == EQ:
-            reached.append(f"({rest}) % {k} == 0")
-            first, last = f"max({first}, -({rest}) // {k})", f"min({last}, -({rest}) // {k})"
-        elif k > 0:
-            last = f"min({last}, -({rest}) // {k})"
-        else:
-            first = f"max({first}, -(-({rest}) // {-k}))"
-        ranges[(level, dim)] = (first, last)
-    reached += [f"{first} <= {last}" for first, last in ranges.values()]
-    return ranges, reached
-
-
-def _span_code(
-    terms: Sequence[tuple[int, int, int]],
-    low: int,
-    high: int,
-    extents: dict[tuple[int, int], str | None],
-    scaled: Sequence[tuple[int, int, int, tuple[int, ...]]] = (),
-    arguments: dict[int, str] | None = None,
-    ranges: dict[tuple[int, int], tuple[str, str]] | None = None,
-) -> tuple[str, str]:
-    """``affine.span`` as two expressions: an id's coefficient summed over its plain and
-    scaled terms (``arguments``: the variables of the scaled terms' arguments), its side
-    by its sign — a constant's known here, one with an argument's in the code. ``ranges``:
-    the first and last value of the ids a guard narrows (``_clipped_code``)."""
-    from .llvm_native.affine import ALONE
-
-    lo, hi = str(low), str(high)
-    coefficients: dict[tuple[int, int], list[str]] = {}
-    known: dict[tuple[int, int], int] = {}
-    for level, dim, k in terms:
-        known[(level, dim)] = k
-    for level, dim, k, args in scaled:
-        product = _product_code(k, args, arguments)
-        if level == ALONE:
-            lo, hi = f"{lo} + {product}", f"{hi} + {product}"
-        else:
-            coefficients.setdefault((level, dim), []).append(product)
-    for key in sorted({*known, *coefficients}):
-        if key in (ranges or {}):
-            first, last = (ranges or {})[key]
-            k_code = f"({' + '.join([str(known.get(key, 0)), *coefficients.get(key, [])])})"
-            ends = f"{k_code}*{first}, {k_code}*{last}"
-            lo, hi = f"{lo} + min({ends})", f"{hi} + max({ends})"
-            continue
-        extent = f"({extents[key]} - 1)"
-        if key not in coefficients:
-            k = known[key]
-            if k < 0:
-                lo += f" - {-k}*{extent}"
-            else:
-                hi += f" + {k}*{extent}"
-            continue
-        top = f"({' + '.join([str(known.get(key, 0)), *coefficients[key]])})*{extent}"
-        lo, hi = f"{lo} + min(0, {top})", f"{hi} + max(0, {top})"
-    return f"({lo})", f"({hi})"
-
-
 _LEVELS = ("", "parent.", "grandparent.")
 
 
@@ -769,10 +676,30 @@ def span_message(node: Node, fn: InternalFunction, access: SpanAccess, given: in
         + [f"{fn.params[arg].name} = {{{3 + len(dims) + j}}}" for j, arg in enumerate(access.arguments())]
     )
     if access.clips:  # (the tests on the way, guards and clamps: only the instances taking it make them)
-        ranges += "; the path: " + " and ".join(clip(*c) for c in access.clips)
+        ranges += ("; the test: " if access.itemsize else "; the path: ") + " and ".join(
+            clip(*c) for c in access.clips
+        )
     first, last = access.first, access.last
     where = access.where_first if low_side else access.where_last
     side = "before its start" if low_side else "past its end"
+    if access.itemsize:  # a Python leaf's guarded index, in elements
+        size = access.itemsize
+        index = (
+            form(first // size)
+            if not access.terms
+            else " + ".join(
+                [term(k // size, _id_name(lv, d)) for lv, d, k in access.terms]
+                + ([str(first // size)] if first else [])
+            ).replace("+ -", "- ")
+        )
+        return (
+            f"node '{text(node.name)}' ({text(node.location)}): every instance of leaf '{text(access.leaf)}' "
+            f"that passes the test below indexes '{text(access.array)}' (input {text(source)}, {{2}} bytes "
+            f"long, {size} bytes an element) at {text(index)} ({text(where)}); over this launch's instances "
+            f"({ranges}) that is bytes {{0}} to {{1}}: some instances would index {side} (compiled code "
+            f"does not check bounds; target='interp' does). Launch fewer instances (the sizes of node "
+            f"'{text(node.name)}'), pass a larger '{text(name)}', or correct the test that lets them through"
+        )
     return (
         f"node '{text(node.name)}' ({text(node.location)}): every instance of leaf '{text(access.leaf)}' "
         f"{'that takes the path below ' if access.clips else ''}accesses bytes {text(form(first))} to {text(form(last))} of '{text(access.array)}' (input "

@@ -16,6 +16,7 @@ import hpvm
 from hpvm.ir.graph import Param
 from hpvm.ir.leafir import leaf_ir
 from hpvm.ir.leafir.analyses import Affine, index_facts, ownership
+from hpvm.ir.leafir.analyses.indices import Guard
 from hpvm.ir.types import ArrayType, i64
 
 #: hypothesis examples per property (more while changing the analyses)
@@ -93,6 +94,51 @@ def test_ownership_names_the_line_of_the_access_it_refuses() -> None:
 
 # -- properties on generated leaves ------------------------------------------------------
 
+
+@hpvm.leaf(ins=("a",), outs=("b",))
+def guarded(a: hpvm.f32[:], b: hpvm.f32[:], n: hpvm.i64, m: hpvm.i64) -> None:
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    j = i + 1
+    if i < n:
+        b[i] = a[j] + a[i * i]  # (i * i: not affine, no fact)
+    if 1 <= j and n - 1 >= i:
+        b[i] = a[i - 1] if m else 0.0  # a branch of x if c else y: not evaluated by every instance
+    if i != 3:
+        b[i] = 1.0  # != is no box of ids: no guards
+    if i < n or i > m:
+        b[i] = 2.0  # or: not understood, no guards
+    if m > 0:
+        b[i] = 3.0  # a test of no id: no guards
+    if i == 2:
+        for t in range(m):
+            b[t] = 4.0  # compound statements in the body: not guarded
+        b[i] = 5.0
+    m = m + 1
+    if i < m:
+        b[i] = 6.0  # m is assigned: no bound
+    if i < n:
+        b[0] = 7.0
+        if m > 2:
+            return
+        b[i + 2] = 8.0  # after a statement holding a return: not guarded
+
+
+def test_guarded_accesses_and_their_guards() -> None:
+    info = index_facts(leaf_ir(guarded))
+    x0, x1 = Affine(0, 1, 0), Affine(0, 1, 1)
+    below_n = (Guard(x0, "n", -1, 1),)  # i - n + 1 <= 0
+    got = [(a.array, a.store, a.affine, a.guards) for a in info.accesses if a.guards]
+    assert got == [
+        ("b", True, (x0,), below_n),
+        ("a", False, (x1,), below_n),
+        ("a", False, (None,), below_n),
+        ("b", True, (x0,), (Guard(Affine(0, -1, -1), None, 0, 1), Guard(x0, "n", -1, 1))),
+        ("b", True, (x0,), (Guard(x0, None, 0, -2, True),)),
+        ("b", True, (None,), below_n),  # b[0]: a constant, no id
+    ]
+    assert not any(a.unconditional for a in info.accesses if a.guards)  # (not every instance)
+
+
 PARAMS = [Param("src", ArrayType(i64, 1)), Param("dst", ArrayType(i64, 1)), Param("s", i64)]
 INDEX = st.one_of(
     st.builds(lambda c: f"i + {c}", st.integers(0, 3)),
@@ -111,6 +157,20 @@ STATEMENT = st.one_of(
     st.builds(lambda r: f"t = src[{r}] + i", INDEX),
     st.builds(lambda r, c: f"if s > {c}:\n        return\n    t = src[{r}]", INDEX, st.integers(0, 3)),
 )
+#: tests of the id and a bound: those of guarded accesses, and some that give none
+TEST = st.one_of(
+    st.builds(
+        lambda op, c: f"i {op} s + {c}", st.sampled_from(["<", "<=", ">", ">=", "=="]), st.integers(-2, 2)
+    ),
+    st.builds(
+        lambda op, c: f"s - {c} {op} k", st.sampled_from(["<", "<=", ">", ">=", "=="]), st.integers(-2, 2)
+    ),
+    st.builds(lambda c: f"2 * i + 1 < {c}", st.integers(0, 9)),
+    st.builds(lambda a, b: f"{a} <= i < s + {b}", st.integers(0, 3), st.integers(-1, 2)),
+    st.builds(lambda c: f"i >= {c} and i - 1 < s", st.integers(0, 4)),
+    st.sampled_from(["i != 2", "i < s or i > 3", "s > 1", "i * i < s"]),
+)
+GUARDED = st.builds(lambda t, w, r: f"if {t}:\n        dst[{w}] = src[{r}]", TEST, INDEX, INDEX)
 N = 6
 
 
@@ -146,6 +206,34 @@ def test_unconditional_facts_hold_for_every_instance(statements: list[str], offs
             assert term is not None and term.dim == 0
             want = ("store" if fact.store else "load", fact.array, (term.stride * x + term.offset,))
             assert want in log, (fact, x, log)
+
+
+def _meets(guard: Guard, x: int, s: int) -> bool:
+    value = guard.term.stride * x + guard.term.offset + guard.k * s + guard.constant
+    return value == 0 if guard.equal else value <= 0
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(STATEMENT, GUARDED), min_size=1, max_size=4), st.integers(0, 2), st.integers(-1, 5))
+def test_guarded_facts_hold_for_every_instance_passing_the_test(
+    statements: list[str], offset: int, s: int
+) -> None:
+    """Each guarded access is made by every instance meeting its guards (the bounds
+    pre-check's soundness), and — the leaf's only access at its index otherwise — by no
+    instance failing them."""
+    leaf = _leaf(statements, offset)
+    facts = [a for a in index_facts(leaf_ir(leaf)).accesses if a.guards and a.affine[0] is not None]
+    logs = _run(leaf, s)
+    for x, log in enumerate(logs):
+        for fact in facts:
+            term = fact.affine[0]
+            assert term is not None
+            want = ("store" if fact.store else "load", fact.array, (term.stride * x + term.offset,))
+            if all(_meets(g, x, s) for g in fact.guards):
+                assert want in log, (fact, x, s, log)
+    if len(statements) == 1 and facts and statements[0].startswith("if"):
+        for x, log in enumerate(logs):  # (one guarded statement: nothing else accesses)
+            assert bool(log) == all(_meets(g, x, s) for g in facts[0].guards), (facts[0], x, s, log)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

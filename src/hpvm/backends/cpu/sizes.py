@@ -17,7 +17,8 @@ from ...ir import instance_context as ictx
 from ...ir.expr import ROUNDING, BinOp, Call, divides, divisors
 from ...ir.graph import InternalFunction, LeafFunction, Node
 from ...passes.clone_leaves import CTX_PARAM, LeafClone
-from ..bounds import bound_accesses, check_lines, span_bounds, span_check_lines
+from ..bounds import bound_accesses, check_lines, span_bounds
+from ..span_code import span_check_lines
 from .block import INDENT
 from .graphscope import Group, Names, Scope, input_name, message, renamed, render
 
@@ -67,7 +68,7 @@ def truncation_helpers() -> dict[str, Any]:
     return {"__hpvm_tdiv": tdiv, "__hpvm_trem": trem}
 
 
-#: Where an ancestor's extent is, for a leaf's check (``bounds.span_check_lines``).
+#: Where an ancestor's extent is, for a leaf's check (``span_code.span_check_lines``).
 Ancestor = Callable[[int, int], "str | None"]
 
 

@@ -17,6 +17,15 @@ it has ``None`` on that axis.
 (not under ``if``/``for``/``while``, nor on a branch of ``x if c else y`` or after the first
 operand of ``and``/``or``), with no ``return`` in any statement before it and no
 compound statement holding one before it. An exception raised earlier fails the run anyway.
+
+*Guarded* accesses are the ones every instance *that passes a test of its ids* evaluates:
+in a statement directly in the body of a top-level ``if`` that every instance reaches (as
+above), before any statement of that body holding a ``return``, evaluated whenever the
+statement is — the CUDA programmer's ``if i < n: c[i] = a[i] + b[i]``. Their ``guards`` say
+which instances: the test is a comparison (``<``, ``<=``, ``>``, ``>=``, ``==``, chains
+too) of an affine id and a *bound* — an integer constant, a scalar parameter the leaf never
+assigns, either plus or minus a constant — or an ``and`` of such comparisons; any other
+test (``or``, ``!=``, a part not understood) gives its accesses no guards (not facts).
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from ...types import ArrayType
+from ...types import ArrayType, ScalarType
 from .. import ops
 from .manager import ANALYSES, AnalysisManager
 
@@ -45,10 +54,23 @@ class Affine:
 
 
 @dataclass(frozen=True)
+class Guard:
+    """A test an instance passes: ``term + k * scalar + constant`` is ``<= 0``, or ``== 0``
+    where ``equal`` (``scalar`` a scalar parameter's name, or ``None`` and ``k`` 0)."""
+
+    term: Affine
+    scalar: str | None
+    k: int
+    constant: int
+    equal: bool = False
+
+
+@dataclass(frozen=True)
 class IndexAccess:
     """One load or store (``store``) of array parameter ``array`` at ``indices``, each with its
     ``affine`` form (``None``: not affine in an instance id); ``line``: its statement's line;
-    ``unconditional``: every instance evaluates it (module doc)."""
+    ``unconditional``: every instance evaluates it (module doc); ``guards``: the tests of a
+    guarded access (module doc) — every instance passing all of them evaluates it."""
 
     array: str
     store: bool
@@ -56,6 +78,7 @@ class IndexAccess:
     affine: tuple[Affine | None, ...]
     line: int
     unconditional: bool
+    guards: tuple[Guard, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -160,19 +183,32 @@ class IndexFacts:
         arrays = {p.name for p in ir.params if isinstance(p.type, ArrayType)}
         found: list[IndexAccess] = []
         every = True  # whether every instance reaches the current top-level statement
+        scalars = {p.name for p in ir.params if not isinstance(p.type, ArrayType)}
         for top in ir.body:
             nested = list(ops.walk_stmts((top,)))
+            guarded, guards = (
+                _guarded(info, top, scalars) if every and isinstance(top, ops.If) else (set(), ())
+            )
             for stmt in nested:
                 unconditional = every and stmt is top and not ops.children(top)
-                sure = {id(e) for x in ops.stmt_exprs(stmt) for e in evaluated(x)} if unconditional else set()
+                sure = (
+                    {id(e) for x in ops.stmt_exprs(stmt) for e in evaluated(x)}
+                    if unconditional or id(stmt) in guarded
+                    else set()
+                )
+                on = guards if id(stmt) in guarded else ()
                 if isinstance(stmt, ops.Store):
-                    found += _access(info, arrays, stmt.array, stmt.indices, True, stmt.line, unconditional)
+                    found += _access(
+                        info, arrays, stmt.array, stmt.indices, True, stmt.line, unconditional, on
+                    )
                 for x in ops.stmt_exprs(stmt):
                     for e in ops.walk_expr(x):
                         if isinstance(e, ops.Load):
+                            certain = id(e) in sure
                             found += _access(
-                                info, arrays, e.array, e.indices, False, stmt.line, id(e) in sure
-                            )
+                                info, arrays, e.array, e.indices, False, stmt.line,
+                                certain and unconditional, on if certain else (),
+                            )  # fmt: skip
             # (A raise does not end "every instance": an instance that raises fails the launch,
             # so the accesses after it are still made by every instance of a run that succeeds.)
             if any(isinstance(s, ops.Return) for s in nested):
@@ -195,11 +231,81 @@ def _access(
     store: bool,
     line: int,
     unconditional: bool,
+    guards: tuple[Guard, ...] = (),
 ) -> list[IndexAccess]:
     if not isinstance(array, ops.Var) or array.name not in arrays:
         return []
     affine = tuple(info.affine(i) for i in indices)
-    return [IndexAccess(array.name, store, indices, affine, line, unconditional)]
+    return [IndexAccess(array.name, store, indices, affine, line, unconditional, guards)]
+
+
+def _guarded(info: IndexInfo, top: ops.If, scalars: set[str]) -> tuple[set[int], tuple[Guard, ...]]:
+    """The statements of the top-level ``if`` ``top`` whose accesses are guarded (module
+    doc: directly in its body, before any statement holding a ``return``, not compound) and
+    the test's guards; none where the test is not understood."""
+    guards = _guards(info, top.test, {name for name in scalars if not info.assigned[name]})
+    chosen: set[int] = set()
+    for stmt in top.body if guards else ():
+        if any(isinstance(s, ops.Return) for s in ops.walk_stmts((stmt,))):
+            break  # (the accesses after it are made only by the instances that do not return)
+        if not ops.children(stmt):
+            chosen.add(id(stmt))
+    return chosen, guards
+
+
+#: ``a op b`` as ``a - b`` (``sign`` 1) or ``b - a`` (``sign`` -1) plus ``extra``, ``<= 0``
+#: (``==`` where ``equal``): integers only.
+_RELATIONS = {
+    "<": (1, 1, False),
+    "<=": (1, 0, False),
+    ">": (-1, 1, False),
+    ">=": (-1, 0, False),
+    "==": (1, 0, True),
+}
+
+
+def _guards(info: IndexInfo, test: ops.Expr, scalars: set[str]) -> tuple[Guard, ...]:
+    """``test`` as guards: a comparison chain, or an ``and`` of them (module doc); ``()``
+    where any part is not understood."""
+    if isinstance(test, ops.BoolOp) and test.op == "and":
+        parts = [_guards(info, value, scalars) for value in test.values]
+        return () if not all(parts) else tuple(g for part in parts for g in part)
+    if not isinstance(test, ops.Compare):
+        return ()
+    found: list[Guard] = []
+    for op, left, right in zip(test.ops, test.operands, test.operands[1:]):
+        if op not in _RELATIONS:
+            return ()
+        sign, extra, equal = _RELATIONS[op]
+        term, bound = info.affine(left), _bound(right, scalars)
+        if term is None or bound is None:  # (the id on the right: the relation turned round)
+            term, bound, sign = info.affine(right), _bound(left, scalars), -sign
+        if term is None or bound is None:
+            return ()
+        scalar, k, c = bound
+        found.append(Guard(term.times(sign), scalar, -sign * k, -sign * c + extra, equal))
+    return tuple(found)
+
+
+def _bound(e: ops.Expr, scalars: set[str]) -> tuple[str | None, int, int] | None:
+    """``e`` as ``k * scalar + c`` (``(scalar, k, c)``, ``k`` 0 or 1): an integer constant, a
+    scalar parameter the leaf never assigns, either plus or minus a constant; else ``None``."""
+    value = _int(e)
+    if value is not None:
+        return None, 0, value
+    if isinstance(e, ops.Var) and e.name in scalars and isinstance(e.type, ScalarType) and e.type.is_integer:
+        return e.name, 1, 0
+    if isinstance(e, ops.Binary) and e.op in ("+", "-"):
+        right, left = _int(e.right), _int(e.left)
+        if right is not None:
+            inner = _bound(e.left, scalars)
+            return (
+                None if inner is None else (inner[0], inner[1], inner[2] + (right if e.op == "+" else -right))
+            )
+        if left is not None and e.op == "+":
+            inner = _bound(e.right, scalars)
+            return None if inner is None else (inner[0], inner[1], inner[2] + left)
+    return None
 
 
 def index_facts(ir: ops.LeafIR) -> IndexInfo:

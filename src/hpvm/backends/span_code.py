@@ -1,0 +1,161 @@
+"""The ``cpu`` back end's bounds pre-check of affine facts as generated code
+(``bounds.SpanAccess``): ``span_check_lines`` writes, into a graph function, what
+``bounds.check_spans`` does on the host — each fact's range over the launch's box of ids,
+narrowed by its clips, against the array's bytes. Split from ``bounds.py`` (the size bar):
+the facts and the host check there, their code here; property tests hold the code to
+``llvm_native/affine.py``'s ``span`` and ``clipped`` (``tests/llvm/test_llvm_affine.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..ir.graph import InternalFunction, Node
+from .bounds import SpanBound, span_message
+
+
+def span_check_lines(
+    node: Node,
+    fn: InternalFunction,
+    bounds: Sequence[SpanBound],
+    sizes: list[str],
+    ancestor: Callable[[int, int], str | None],
+    name_of: Callable[[int], str | None],
+) -> list[str]:
+    """``check_spans`` as generated code: ``sizes`` the variables of ``node``'s sizes,
+    ``ancestor(level, dim)`` the expression of an ancestor's extent (``None``: unknown,
+    the fact is not checked). The conditions of a fact (its limits and guards) are
+    evaluated only when its range leaves the array: nothing more per launch otherwise."""
+    from .llvm_native.affine import ALONE
+
+    lines: list[str] = []
+    instances = " and ".join(f"{s} > 0" for s in sizes) or "True"
+    for access, i in bounds:
+        name = name_of(i)
+        ids = [
+            (lv, d)
+            for lv, d, *_ in (*access.terms, *access.limits, *access.scaled, *access.clips)
+            if lv != ALONE
+        ]
+        for terms, *_, scaled in access.guards:
+            ids += [(lv, d) for lv, d, *_ in (*terms, *scaled) if lv != ALONE]
+        extents = {key: _extent_code(*key, sizes, ancestor) for key in ids}
+        arguments = {j: name_of(j) for j in access.arguments()}
+        if name is None or None in extents.values() or None in arguments.values():
+            continue
+        ranges, reached = clipped_code(access.clips, extents, arguments)  # type: ignore[arg-type]
+        lo, hi = span_code(access.terms, access.first, access.last, extents, access.scaled, arguments, ranges)  # type: ignore[arg-type]
+        conditions = reached + [f"{extents[(lv, d)]} - 1 <= {limit}" for lv, d, limit in access.limits]
+        for terms, c_low, c_high, low, high, scaled in access.guards:
+            g_lo, g_hi = span_code(terms, c_low, c_high, extents, scaled, arguments)  # type: ignore[arg-type]
+            # (int64's own ends bound nothing in int64 arithmetic: such a side is left out)
+            conditions += [f"{g_lo} >= {low}"] if low > -(2**63) else []
+            conditions += [f"{g_hi} <= {high}"] if high < 2**63 - 1 else []
+        shown = [extents[(lv, d)] for lv, d, _ in access.dims()] + [
+            f"({arguments[j]})" for j in access.arguments()
+        ]
+        values = ", ".join([lo, hi, f"{name}.nbytes", *shown])  # type: ignore[list-item]
+        # (else lo >= 0 always)
+        below = access.first < 0 or any(k < 0 for _, _, k in access.terms) or bool(access.scaled)
+        for low_side, test in ((True, f"{lo} < 0"), (False, f"{hi} >= {name}.nbytes")):
+            if low_side and not below:
+                continue
+            lines.append(f"if {instances} and {test} and {' and '.join(conditions) or 'True'}:")
+            lines.append(
+                f"    raise __hpvm_SizeOutOfBounds({span_message(node, fn, access, i, low_side)!r}, {values})"
+            )
+    return lines
+
+
+def _extent_code(
+    level: int, dim: int, sizes: list[str], ancestor: Callable[[int, int], str | None]
+) -> str | None:
+    from .llvm_native.affine import GLOBAL
+
+    if dim >= GLOBAL:  # (a global id: its two levels' extents multiplied)
+        own = _extent_code(level, dim - GLOBAL, sizes, ancestor)
+        up = _extent_code(level + 1, dim - GLOBAL, sizes, ancestor)
+        return f"({own} * {up})" if own is not None and up is not None else None
+    if level == 0:
+        return f"({sizes[dim]})" if dim < len(sizes) else "1"
+    found = ancestor(level, dim)
+    return f"({found})" if found is not None else None
+
+
+def _product_code(k: int, args: Sequence[int], arguments: dict[int, str] | None) -> str:
+    return "*".join([str(k), *(f"({(arguments or {})[arg]})" for arg in args)])
+
+
+def clipped_code(
+    clips: Sequence[tuple[Any, ...]], extents: dict[tuple[int, int], str | None], arguments: dict[int, str]
+) -> tuple[dict[tuple[int, int], tuple[str, str]], list[str]]:
+    """``affine.clipped`` as code: each clipped id's first and last value as expressions,
+    and the conditions under which some instance meets every clip (its range not empty, an
+    id-free clip true). Python's ``//`` floors, as ``clipped`` does."""
+    from .llvm_native.affine import ALONE, EQ
+
+    ranges: dict[tuple[int, int], tuple[str, str]] = {}
+    reached: list[str] = []
+    for level, dim, k, c, scaled, relation in clips:
+        rest = " + ".join([str(c), *(_product_code(kk, args, arguments) for *_, kk, args in scaled)])
+        if level == ALONE:
+            reached.append(f"({rest}) {'==' if relation == EQ else '<='} 0")
+            continue
+        first, last = ranges.get((level, dim), ("0", f"({extents[(level, dim)]} - 1)"))
+        if relation == EQ:
+            reached.append(f"({rest}) % {k} == 0")
+            first, last = f"max({first}, -({rest}) // {k})", f"min({last}, -({rest}) // {k})"
+        elif k > 0:
+            last = f"min({last}, -({rest}) // {k})"
+        else:
+            first = f"max({first}, -(-({rest}) // {-k}))"
+        ranges[(level, dim)] = (first, last)
+    reached += [f"{first} <= {last}" for first, last in ranges.values()]
+    return ranges, reached
+
+
+def span_code(
+    terms: Sequence[tuple[int, int, int]],
+    low: int,
+    high: int,
+    extents: dict[tuple[int, int], str | None],
+    scaled: Sequence[tuple[int, int, int, tuple[int, ...]]] = (),
+    arguments: dict[int, str] | None = None,
+    ranges: dict[tuple[int, int], tuple[str, str]] | None = None,
+) -> tuple[str, str]:
+    """``affine.span`` as two expressions: an id's coefficient summed over its plain and
+    scaled terms (``arguments``: the variables of the scaled terms' arguments), its side
+    by its sign — a constant's known here, one with an argument's in the code. ``ranges``:
+    the first and last value of the ids a guard narrows (``clipped_code``)."""
+    from .llvm_native.affine import ALONE
+
+    lo, hi = str(low), str(high)
+    coefficients: dict[tuple[int, int], list[str]] = {}
+    known: dict[tuple[int, int], int] = {}
+    for level, dim, k in terms:
+        known[(level, dim)] = k
+    for level, dim, k, args in scaled:
+        product = _product_code(k, args, arguments)
+        if level == ALONE:
+            lo, hi = f"{lo} + {product}", f"{hi} + {product}"
+        else:
+            coefficients.setdefault((level, dim), []).append(product)
+    for key in sorted({*known, *coefficients}):
+        if key in (ranges or {}):
+            first, last = (ranges or {})[key]
+            k_code = f"({' + '.join([str(known.get(key, 0)), *coefficients.get(key, [])])})"
+            ends = f"{k_code}*{first}, {k_code}*{last}"
+            lo, hi = f"{lo} + min({ends})", f"{hi} + max({ends})"
+            continue
+        extent = f"({extents[key]} - 1)"
+        if key not in coefficients:
+            k = known[key]
+            if k < 0:
+                lo += f" - {-k}*{extent}"
+            else:
+                hi += f" + {k}*{extent}"
+            continue
+        top = f"({' + '.join([str(known.get(key, 0)), *coefficients[key]])})*{extent}"
+        lo, hi = f"{lo} + min(0, {top})", f"{hi} + max(0, {top})"
+    return f"({lo})", f"({hi})"
