@@ -39,6 +39,9 @@ import hpvm
 from hpvm import c
 from hpvm.c import zig
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from orders import interleaved_times  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "c"
 #: An HPVM-C block reduction with barriers, as HPVM's C benchmarks write one (the test suite's
@@ -104,14 +107,9 @@ def _clang(tmp: Path, name: str, code: str) -> Any:
 
 
 def interleaved_medians(runs: dict[str, Any], samples: int) -> dict[str, float]:
-    """Median seconds of each run, one sample of each in turn (a shared machine's load
-    then weighs on every side alike)."""
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(samples):
-        for name, fn in runs.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
+    """Median seconds of each run, one sample of each a round in balanced orders
+    (``orders.interleaved_times``)."""
+    times = interleaved_times(runs, samples)
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 

@@ -30,18 +30,13 @@ from hpvm import llvm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kernels  # noqa: E402
+from orders import interleaved_times  # noqa: E402
 
 TARGET_RATIO = 1.10
 
 
 def _medians(runs: dict[str, Callable[[], object]], samples: int) -> dict[str, float]:
-    times: dict[str, list[float]] = {k: [] for k in runs}
-    for _ in range(samples):
-        for name, fn in runs.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
-    return {k: statistics.median(v) for k, v in times.items()}
+    return {k: statistics.median(v) for k, v in interleaved_times(runs, samples).items()}
 
 
 def _programs(

@@ -119,6 +119,7 @@ import peers as peers_bench  # noqa: E402
 import plots  # noqa: E402
 import streaming as stream_bench  # noqa: E402
 import svm_bench  # noqa: E402
+from orders import balanced_rows  # noqa: E402
 
 import gpu as gpu_bench  # noqa: E402
 import hbir as hbir_bench  # noqa: E402
@@ -375,15 +376,6 @@ class Bench:
             fn()
             times.append(time.perf_counter() - start)
         return statistics.median(times)
-
-
-def balanced_rows(count: int) -> list[list[int]]:
-    """Orders of ``range(count)`` in which every item directly follows every other equally
-    often (a Williams design: the balanced Latin square of crossover trials; an odd count
-    needs the rows reversed too). Each item is also first in as many rows as any other."""
-    steps = [0] + [(j + 1) // 2 if j % 2 else count - j // 2 for j in range(1, count)]
-    rows = [[(r + step) % count for step in steps] for r in range(count)]
-    return rows + [row[::-1] for row in rows] if count % 2 else rows
 
 
 def round_orders(measured: list[str], due: dict[str, frozenset[int]], rounds: int) -> Iterator[list[str]]:

@@ -19,8 +19,8 @@ back end's Winograd convolutions make a quarter of the multiplies (docs/tensor.m
 its rate, counted in the direct convolution's operations, can pass the BLAS's.
 
 HPVM's output is checked against eager PyTorch (1e-4 relative) before anything is timed;
-the first runs are not timed. Times are medians of samples taken round-robin (one sample of
-each in turn), as in ``run.py``, at least ``MIN_ROUNDS`` rounds and about ``MIN_BUDGET_S``
+the first runs are not timed. Times are medians of samples taken one of each a round, the rounds
+in balanced orders (``orders.interleaved_times``: each side after each other equally often), at least ``MIN_ROUNDS`` rounds and about ``MIN_BUDGET_S``
 of each implementation: on a shared 2-core machine the median of three let one burst of
 another process's work decide a row. The target is
 issue 24's ``hpvm tensor / eager ≤ 0.90×``: the graph is known before it runs, so the
@@ -45,6 +45,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from orders import interleaved_times  # noqa: E402
 
 TARGET = 0.90  # hpvm tensor time / eager PyTorch time (issue 24, item 5)
 MIN_SAMPLE_S = 1.0  # each implementation is sampled for about this long (at least REPEAT times)
@@ -151,10 +154,7 @@ def measure(name: str, batch: int, min_sample_s: float = MIN_SAMPLE_S, repeat: i
     warm = {k: _timed(fn) for k, fn in runs.items()}
     budget = max(min_sample_s, MIN_BUDGET_S)
     samples = max(repeat, MIN_ROUNDS, min(100, int(budget / max(warm.values()))))
-    times: dict[str, list[float]] = {k: [] for k in runs}
-    for _ in range(samples):
-        for k, fn in runs.items():
-            times[k].append(_timed(fn))
+    times = interleaved_times(runs, samples)
     median = {k: statistics.median(v) for k, v in times.items()}
     return Result(
         name,

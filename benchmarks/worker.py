@@ -170,12 +170,9 @@ def pipeline(size: int, frames: int, repeat: int) -> dict:
     reference = runs["sequential"]()
     np.testing.assert_array_equal(runs["stream"](), reference)
     np.testing.assert_array_equal(runs["two_threads"](), reference)
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(repeat):
-        for name, fn in runs.items():
-            t = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t)
+    from orders import interleaved_times
+
+    times = interleaved_times(runs, repeat)
     hpvm.cleanup()
     rounds = list(zip(times["sequential"], times["stream"], times["two_threads"]))
     return {

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import orders as bench_orders  # noqa: E402 — benchmarks/orders.py
 import run  # noqa: E402 — benchmarks/run.py, found through the line above
 
 COST = {"hpvm": 3.0, "numba": 2.0}  # seconds a call takes in a loop of its own calls
@@ -93,12 +94,42 @@ def test_sample_rounds_are_distinct_within_range_and_start_at_the_first(count, r
 
 @pytest.mark.parametrize("count", range(1, 7))
 def test_balanced_rows_put_every_run_after_every_other_equally_often(count):
-    rows = run.balanced_rows(count)
+    rows = bench_orders.balanced_rows(count)
     assert all(sorted(row) == list(range(count)) for row in rows)
     after = Counter((a, b) for row in rows for a, b in zip(row, row[1:]))
     assert set(after) == {(a, b) for a in range(count) for b in range(count) if a != b}
     assert len(set(after.values())) <= 1
     assert len(set(Counter(row[0] for row in rows).values())) == 1  # each first as often
+
+
+@pytest.mark.parametrize(("count", "rounds"), [(2, 4), (3, 12), (4, 8), (3, 7)])
+def test_interleaved_times_take_each_run_once_a_round_each_after_every_other(monkeypatch, count, rounds):
+    """Each run is called once per round and timed alone (a fake clock: run i takes i + 1
+    seconds); over whole cycles of the design each follows each other equally often."""
+    clock = [0.0]
+    calls: list[int] = []
+    monkeypatch.setattr(bench_orders.time, "perf_counter", lambda: clock[0])
+
+    def call(i: int):
+        def fn() -> None:
+            clock[0] += i + 1
+            calls.append(i)
+
+        return fn
+
+    times = bench_orders.interleaved_times({f"run{i}": call(i) for i in range(count)}, rounds)
+    assert times == {f"run{i}": [float(i + 1)] * rounds for i in range(count)}
+    assert all(sorted(calls[r * count : (r + 1) * count]) == list(range(count)) for r in range(rounds))
+    cycle = len(bench_orders.balanced_rows(count))
+    whole = calls[: (rounds // cycle) * cycle * count]
+    within = Counter(
+        (a, b)
+        for r in range(len(whole) // count)
+        for a, b in zip(whole[r * count : (r + 1) * count], whole[r * count + 1 : (r + 1) * count])
+    )
+    if whole:
+        assert set(within) == {(a, b) for a in range(count) for b in range(count) if a != b}
+        assert len(set(within.values())) == 1
 
 
 def _followers(orders: list[list[str]]) -> Counter:
