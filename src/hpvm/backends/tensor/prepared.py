@@ -236,7 +236,7 @@ class Prepared:
         return (x.shape[0], w.shape[0], oh, ow)
 
     def _winograd(self, w: Tensor, shape: tuple[int, ...]) -> bool:
-        """Whether the convolution runs by Winograd's F(2×2, 3×3) (``winograd.wins``): a
+        """Whether the convolution runs by Winograd's F(4×4, 3×3) (``winograd.wins``): a
         3×3 kernel, stride 1, no groups, on shapes where it beat oneDNN's direct kernels."""
         s = self.spec
         return (
