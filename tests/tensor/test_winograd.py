@@ -52,6 +52,7 @@ def _bound(x: Any, w: Any, *others: Any) -> float:
     residual=st.sampled_from([None, "nchw", "channels_last"]),
     relu=st.booleans(),
     channels_last=st.booleans(),
+    grouped=st.booleans(),
     seed=st.integers(0, 999),
 )
 def test_the_kernels_compute_the_convolution_on_every_size_and_padding(
@@ -66,11 +67,13 @@ def test_the_kernels_compute_the_convolution_on_every_size_and_padding(
     residual: str | None,
     relu: bool,
     channels_last: bool,
+    grouped: bool,
     seed: int,
 ) -> None:
     """Sizes that are not multiples of the 4×4 tile (the last tiles read zeros past the
     input and write only the rows and columns inside the output), any padding, the input
-    and residual in either layout."""
+    and residual in either layout; the 36 products as oneDNN's grouped convolution
+    (``prepare_weight``) or by ``torch.bmm`` (``transform_weight``)."""
     assume(h + 2 * vpad >= 3 and w + 2 * hpad >= 3)
     oh, ow = h + 2 * vpad - 2, w + 2 * hpad - 2
     x, wt, b, other = (
@@ -85,9 +88,8 @@ def test_the_kernels_compute_the_convolution_on_every_size_and_padding(
         expected = expected + other.double()
     if relu:
         expected = expected.relu()
-    y = winograd.conv3x3(
-        x, winograd.transform_weight(wt), b if bias else None, vpad, hpad, other if residual else None, relu
-    )
+    weight = winograd.prepare_weight(wt, x.shape, vpad, hpad) if grouped else winograd.transform_weight(wt)
+    y = winograd.conv3x3(x, weight, b if bias else None, vpad, hpad, other if residual else None, relu)
     assert y.shape == (n, k, oh, ow) and y.dtype == torch.float32
     assert y.is_contiguous(memory_format=torch.channels_last)
     bound = _bound(x, wt, *([b] if bias else []), *([other] if residual else []))
@@ -101,8 +103,24 @@ def test_the_weight_transform_is_exact_for_an_identity_kernel() -> None:
     for i in range(4):
         wt[i, i, 1, 1] = 1.0
     x = torch.from_numpy(_rng_arrays([(2, 4, 9, 7)], 1)[0])
-    y = winograd.conv3x3(x, winograd.transform_weight(wt), None, 1, 1, None, False)
-    np.testing.assert_allclose(y.numpy(), x.numpy(), rtol=0, atol=2e-6 * float(x.abs().max()))
+    for weight in (winograd.prepare_weight(wt, x.shape, 1, 1), winograd.transform_weight(wt)):
+        y = winograd.conv3x3(x, weight, None, 1, 1, None, False)
+        np.testing.assert_allclose(y.numpy(), x.numpy(), rtol=0, atol=2e-6 * float(x.abs().max()))
+
+
+@pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="needs oneDNN (torch with mkldnn)")
+def test_on_onednn_the_36_products_are_one_grouped_convolution_not_bmm() -> None:
+    """``prepare_weight`` packs the 36 matrices of ``U`` as one grouped 1×1 convolution's
+    weight for the input's tile count, and ``conv3x3`` then never calls ``torch.bmm``."""
+    wt, x = (torch.from_numpy(a) for a in _rng_arrays([(5, 3, 3, 3), (2, 3, 10, 9)], 4))
+    weight = winograd.prepare_weight(wt, x.shape, 1, 1)
+    assert tuple(weight.shape) == (36 * 5, 3, 1, 1)
+    assert winograd.tile_count(x.shape, 1, 1) == 2 * 3 * 3
+    with mock.patch.object(torch, "bmm", side_effect=AssertionError("bmm called")):
+        y = winograd.conv3x3(x, weight, None, 1, 1, None, False)
+    np.testing.assert_allclose(
+        y.numpy(), F.conv2d(x, wt, padding=1).numpy(), rtol=0, atol=BOUND_FRACTION * _bound(x, wt)
+    )
 
 
 @pytest.mark.parametrize(
@@ -130,7 +148,7 @@ def test_a_call_outside_inference_mode_after_one_inside_it() -> None:
     the next call, made outside it (the back end's own calls run inside; a user's direct
     call, or a thread of another library, may not)."""
     wt, x = (torch.from_numpy(a) for a in _rng_arrays([(4, 3, 3, 3), (1, 3, 40, 40)], 2))
-    u = winograd.transform_weight(wt)
+    u = winograd.prepare_weight(wt, x.shape, 1, 1)
     expected = F.conv2d(x, wt, padding=1)
 
     def fresh_thread_call(inference: bool, out: list) -> None:  # a thread: scratch of its own

@@ -52,7 +52,7 @@ _CACHE_SIZE = 4  # derived weights kept per convolution (input shapes, weight ve
 
 #: How a prepared call's weights are laid out: as stored (``F.conv2d``, ``F.linear``, dense
 #: layers), reordered for a ``channels_last`` input, prepacked for oneDNN's blocked layout,
-#: or transformed for Winograd's algorithm (``winograd.transform_weight``).
+#: or transformed for Winograd's algorithm (``winograd.prepare_weight``).
 PLAIN, CHANNELS_LAST, BLOCKED, WINOGRAD = "plain", "channels_last", "blocked", "winograd"
 
 #: A convolution whose output has at most this many pixels per channel (oh·ow) runs in
@@ -324,7 +324,8 @@ class Prepared:
             w = w * scale.reshape(-1, *[1] * (w.dim() - 1))
             b = (b - mean if b is not None else -mean) * scale + beta
         if layout == WINOGRAD:
-            return winograd.transform_weight(w), (b.contiguous() if b is not None else None)
+            weight = winograd.prepare_weight(w, x.shape, s.vpad, s.hpad)
+            return weight, (b.contiguous() if b is not None else None)
         if layout == BLOCKED:  # the relu fused unless a residual add comes before it (``_blocked``)
             padding, stride = [s.vpad, s.hpad], [s.vstride, s.hstride]
             post = _blocked_post(s)

@@ -8,10 +8,14 @@ tensor.md §6), so fewer multiplies is what is left to win. Three steps:
 
 1. **input tiles** (``_input_tiles``, Numba, parallel): each overlapping 6×6 tile ``d`` of
    the padded input (stride 4) becomes ``Bᵀ d B``, written as 36 matrices ``V[ab]`` of
-   (tiles × input channels);
-2. **36 matrix products** ``M[ab] = V[ab] · U[ab]`` (``torch.bmm``: the BLAS), where
-   ``U[ab]`` (input × output channels) is ``G w Gᵀ`` of the weight, made once
-   (``transform_weight``) and kept by the prepared call like any derived weight;
+   (tiles × input channels), each tile's 36 rows side by side (``v[tile, ab, c]``);
+2. **36 matrix products** ``M[ab] = V[ab] · U[ab]``, where ``U[ab]`` (input × output
+   channels) is ``G w Gᵀ`` of the weight (``transform_weight``). On oneDNN they are one
+   grouped 1×1 convolution of 36 groups (``prepare_weight``: ``U`` packed and reordered
+   once per weight and input shape, kept by the prepared call like any derived weight),
+   whose image is ``V`` as it lies in memory; elsewhere ``torch.bmm``. oneDNN's kernels
+   choose their code by the CPU's vector units, MKL's ``bmm`` by its vendor too: on a
+   Zen 5 core pair the convolution ran the products 1.6–2.4× as fast;
 3. **output tiles** (``_output_tiles``, Numba, parallel): each tile's 36 values become the
    4×4 output block ``Aᵀ m A``, plus the bias, plus a residual operand, then relu, written
    straight into a ``channels_last`` result.
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 
 import numba
 import numpy as np
@@ -124,7 +129,7 @@ def _at(m0: float, m1: float, m2: float, m3: float, m4: float, m5: float) -> tup
 def _input_tiles(
     x: np.ndarray, v: np.ndarray, vpad: int, hpad: int, th: int, tw: int
 ) -> None:  # pragma: no cover - compiled
-    """``v[6a+b, tile, c]`` = (Bᵀ d B)[a, b] of the 6×6 tile ``d`` at rows ``4i − vpad``,
+    """``v[tile, 6a+b, c]`` = (Bᵀ d B)[a, b] of the 6×6 tile ``d`` at rows ``4i − vpad``,
     columns ``4j − hpad`` of ``x`` (N, H, W, C), zero outside it."""
     n_, h, w, c_ = x.shape
     for row in prange(n_ * th):
@@ -154,8 +159,8 @@ def _input_tiles(
                     e0, e1, e2, e3, e4, e5 = _bt(
                         d[a, 0, c], d[a, 1, c], d[a, 2, c], d[a, 3, c], d[a, 4, c], d[a, 5, c]
                     )
-                    v[6 * a, t, c], v[6 * a + 1, t, c], v[6 * a + 2, t, c] = e0, e1, e2
-                    v[6 * a + 3, t, c], v[6 * a + 4, t, c], v[6 * a + 5, t, c] = e3, e4, e5
+                    v[t, 6 * a, c], v[t, 6 * a + 1, c], v[t, 6 * a + 2, c] = e0, e1, e2
+                    v[t, 6 * a + 3, c], v[t, 6 * a + 4, c], v[t, 6 * a + 5, c] = e3, e4, e5
 
 
 @numba.njit(parallel=True, nogil=True, cache=True)
@@ -169,7 +174,8 @@ def _output_tiles(
     add_other: bool,
     relu: bool,
 ) -> None:  # pragma: no cover - compiled
-    """The 4×4 block ``Aᵀ m A`` of each tile into ``y`` (N, OH, OW, K) — the rows and
+    """The 4×4 block ``Aᵀ m A`` of each tile (``m[tile, 6a+b, k]``) into ``y`` (N, OH, OW,
+    K) — the rows and
     columns past its edge left out — plus ``bias``, plus ``other`` (``y``'s shape) when
     ``add_other``, then relu when ``relu``."""
     n_, oh, ow, k_ = y.shape
@@ -182,8 +188,8 @@ def _output_tiles(
             for a in range(6):  # m A: along the columns
                 for k in range(k_):
                     s0, s1, s2, s3 = _at(
-                        m[6 * a, t, k], m[6 * a + 1, t, k], m[6 * a + 2, t, k],
-                        m[6 * a + 3, t, k], m[6 * a + 4, t, k], m[6 * a + 5, t, k],
+                        m[t, 6 * a, k], m[t, 6 * a + 1, k], m[t, 6 * a + 2, k],
+                        m[t, 6 * a + 3, k], m[t, 6 * a + 4, k], m[t, 6 * a + 5, k],
                     )  # fmt: skip
                     s[a, 0, k], s[a, 1, k], s[a, 2, k], s[a, 3, k] = s0, s1, s2, s3
             rows = min(4, oh - 4 * i)
@@ -243,23 +249,62 @@ def _nhwc(t: Tensor) -> np.ndarray:
     return t.contiguous(memory_format=torch.channels_last).permute(0, 2, 3, 1).numpy()
 
 
+def tile_count(x_shape: Sequence[int], vpad: int, hpad: int) -> int:
+    """The 4×4 output tiles of a 3×3, stride-1 convolution of an (N, C, H, W) input."""
+    n, _, h, w = x_shape
+    return n * ((h + 2 * vpad - 2 + 3) // 4) * ((w + 2 * hpad - 2 + 3) // 4)
+
+
+def prepare_weight(w: Tensor, x_shape: Sequence[int], vpad: int, hpad: int) -> Tensor:
+    """The weight ``conv3x3`` runs with, made once per weight and input shape: on oneDNN,
+    the 36 matrices ``U[ab]`` of ``transform_weight`` as one grouped 1×1 convolution's
+    weight (36 groups, (36·K, C, 1, 1)) reordered for the tiles' matrix ``V`` of this
+    input (``_grouped_input``); elsewhere ``U`` itself (36, C, K), multiplied by
+    ``torch.bmm``. Why a convolution: oneDNN's kernels pick their code by the CPU's vector
+    units, not its vendor, and ran the 36 products at 184–246 GFLOP/s on a Zen 5 core pair
+    where MKL's ``bmm`` ran them at 91–152 (ResNet-18's and VGG-16's shapes, docs/
+    tensor.md §6, "Winograd")."""
+    u = transform_weight(w)
+    if not torch.backends.mkldnn.is_available():
+        return u
+    k, c = u.shape[2], u.shape[1]
+    grouped = u.permute(0, 2, 1).reshape(36 * k, c, 1, 1).contiguous()
+    shape = [1, 36 * c, tile_count(x_shape, vpad, hpad), 1]
+    return torch.ops.mkldnn._reorder_convolution_weight(grouped, [0, 0], [1, 1], [1, 1], 36, shape)
+
+
+def _grouped_input(v: Tensor) -> Tensor:
+    """``v`` (tiles, 36, C) as the (1, 36·C, tiles, 1) ``channels_last`` image of the
+    grouped convolution: the same memory, channel block ``ab`` holding ``V[ab]``."""
+    tiles, _, c = v.shape
+    return v.view(1, tiles, 1, 36 * c).permute(0, 3, 1, 2)
+
+
 def conv3x3(
-    x: Tensor, u: Tensor, bias: Tensor | None, vpad: int, hpad: int, other: Tensor | None, relu: bool
+    x: Tensor, weight: Tensor, bias: Tensor | None, vpad: int, hpad: int, other: Tensor | None, relu: bool
 ) -> Tensor:
-    """relu?(conv(x, w, stride 1, padding (vpad, hpad)) + bias + other) for ``u =
-    transform_weight(w)``, float32 on the CPU: a new ``channels_last`` tensor. ``x`` and
+    """relu?(conv(x, w, stride 1, padding (vpad, hpad)) + bias + other) for ``weight`` =
+    ``prepare_weight(w, x.shape, vpad, hpad)`` (or ``transform_weight(w)``: the products
+    then by ``torch.bmm``), float32 on the CPU: a new ``channels_last`` tensor. ``x`` and
     ``other`` may be in any layout (``channels_last`` is read without a copy)."""
-    n, _, h, w = x.shape
-    c, k = u.shape[1], u.shape[2]
+    n, c, h, w = x.shape
+    grouped = weight.dim() == 4
+    k = weight.shape[0] // 36 if grouped else weight.shape[2]
     oh, ow = h + 2 * vpad - 2, w + 2 * hpad - 2
     th, tw = (oh + 3) // 4, (ow + 3) // 4
     tiles = n * th * tw
-    v = _SCRATCH.take(0, (36, tiles, c))
-    m = _SCRATCH.take(1, (36, tiles, k))
+    v = _SCRATCH.take(0, (tiles, 36, c))
     x_nhwc = _nhwc(x)
     with _KERNELS:
         _input_tiles(x_nhwc, v.numpy(), vpad, hpad, th, tw)
-    torch.bmm(v, u, out=m)
+    if grouped:  # M = V·U as oneDNN's grouped 1×1 convolution: (1, 36·K, tiles, 1), channels_last
+        product = torch.ops.mkldnn._convolution_pointwise(
+            _grouped_input(v), weight, None, [0, 0], [1, 1], [1, 1], 36, "none", [], ""
+        )
+        m = product.permute(0, 2, 3, 1).reshape(tiles, 36, k)
+    else:
+        m = _SCRATCH.take(1, (tiles, 36, k))
+        torch.bmm(v.transpose(0, 1), weight, out=m.transpose(0, 1))
     y = torch.empty((n, k, oh, ow), dtype=torch.float32, memory_format=torch.channels_last)
     y_nhwc = y.permute(0, 2, 3, 1).numpy()
     b = bias if bias is not None else torch.zeros(k)
@@ -269,4 +314,4 @@ def conv3x3(
     return y
 
 
-__all__ = ["ENABLED", "conv3x3", "transform_weight", "wins"]
+__all__ = ["ENABLED", "conv3x3", "prepare_weight", "tile_count", "transform_weight", "wins"]
