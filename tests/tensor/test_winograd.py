@@ -128,7 +128,10 @@ def test_on_onednn_the_36_products_are_one_grouped_convolution_not_bmm() -> None
     [
         (64, 64, (8, 64, 32, 32), True),  # ResNet-18's first stage, batch 8
         (256, 256, (8, 256, 8, 8), True),
-        (512, 512, (8, 512, 4, 4), False),  # 8 tiles for 512 channels: reading U is the time
+        (512, 512, (8, 512, 4, 4), True),  # ResNet-18's last stage, batch 8: 8 tiles
+        (512, 512, (4, 512, 4, 4), False),  # 4 tiles for 512 channels: reading U is the time
+        (256, 256, (2, 256, 4, 4), False),  # 2 tiles for 256
+        (256, 256, (4, 256, 4, 4), True),
         (512, 512, (16, 512, 4, 4), True),  # VGG-16's, batch 16: 16 tiles
         (512, 512, (16, 512, 2, 2), False),  # a 2×2 output fills a quarter of a tile
         (32, 64, (8, 64, 32, 32), False),  # too few input channels

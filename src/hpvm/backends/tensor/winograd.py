@@ -52,8 +52,10 @@ ENABLED = os.environ.get("HPVM_TENSOR_WINOGRAD", "1") != "0"
 #: least this many input and output channels (the products' inner and outer dimension)…
 MIN_CHANNELS = 64
 #: …at least one 4×4 output tile per this many output channels (with fewer, reading ``U``,
-#: four times the weight, is the time)…
-CHANNELS_PER_TILE = 32
+#: four times the weight, is the time; 32 while the products ran in MKL's ``bmm``, 64 since
+#: they run as oneDNN's grouped convolution: 512 channels at 4×4 and batch 8, 8 tiles, then
+#: took 0.69× the blocked direct kernel's time, at batch 4 1.09×, docs/tensor.md §6)…
+CHANNELS_PER_TILE = 64
 #: …and an output at least this high and wide (a 2×2 output fills a quarter of a tile).
 MIN_SIDE = 4
 
