@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,7 +39,7 @@ from hpvm import c
 from hpvm.c import zig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from orders import interleaved_times  # noqa: E402
+from orders import interleaved_medians  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "c"
@@ -104,13 +103,6 @@ def _clang(tmp: Path, name: str, code: str) -> Any:
     args = ["-O3", "-march=native", "-shared", "-fPIC", str(src), "-o", str(lib)]
     subprocess.run(zig.command("cc", args), check=True, capture_output=True, env=zig.environment())
     return getattr(ctypes.CDLL(str(lib)), name)
-
-
-def interleaved_medians(runs: dict[str, Any], samples: int) -> dict[str, float]:
-    """Median seconds of each run, one sample of each a round in balanced orders
-    (``orders.interleaved_times``)."""
-    times = interleaved_times(runs, samples)
-    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def measure_sgemm(n: int, samples: int) -> dict[str, float]:

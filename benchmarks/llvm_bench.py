@@ -16,7 +16,6 @@ once; a second export reuses them).
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -30,13 +29,9 @@ from hpvm import llvm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kernels  # noqa: E402
-from orders import interleaved_times  # noqa: E402
+from orders import interleaved_medians  # noqa: E402
 
 TARGET_RATIO = 1.10
-
-
-def _medians(runs: dict[str, Callable[[], object]], samples: int) -> dict[str, float]:
-    return {k: statistics.median(v) for k, v in interleaved_times(runs, samples).items()}
 
 
 def _programs(
@@ -119,7 +114,7 @@ def measure(sizes: Any, samples: int) -> list[dict[str, Any]]:
         for other in ("llvm", "extracted"):
             runs[other]()
             np.testing.assert_allclose(result(), want, rtol=1e-5, atol=1e-5, err_msg=f"{title}: {other}")
-        med = _medians(runs, samples)
+        med = interleaved_medians(runs, samples)
         results.append(
             {
                 "title": title,

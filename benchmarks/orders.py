@@ -11,6 +11,7 @@ rows of a Williams design, where each side follows each other equally often.
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 
@@ -40,4 +41,9 @@ def interleaved_times(runs: dict[str, Callable[[], object]], rounds: int) -> dic
     return times
 
 
-__all__ = ["balanced_rows", "interleaved_times"]
+def interleaved_medians(runs: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+    """Median seconds of each run over ``interleaved_times``' rounds."""
+    return {name: statistics.median(ts) for name, ts in interleaved_times(runs, rounds).items()}
+
+
+__all__ = ["balanced_rows", "interleaved_medians", "interleaved_times"]

@@ -19,9 +19,10 @@ back end's Winograd convolutions make a quarter of the multiplies (docs/tensor.m
 its rate, counted in the direct convolution's operations, can pass the BLAS's.
 
 HPVM's output is checked against eager PyTorch (1e-4 relative) before anything is timed;
-the first runs are not timed. Times are medians of samples taken one of each a round, the rounds
-in balanced orders (``orders.interleaved_times``: each side after each other equally often), at least ``MIN_ROUNDS`` rounds and about ``MIN_BUDGET_S``
-of each implementation: on a shared 2-core machine the median of three let one burst of
+the first runs are not timed. Times are medians of samples taken one of each a round, the
+rounds in balanced orders (``orders.interleaved_medians``: each side after each other
+equally often), at least ``MIN_ROUNDS`` rounds and about ``MIN_BUDGET_S`` of each
+implementation: on a shared 2-core machine the median of three let one burst of
 another process's work decide a row. The target is
 issue 24's ``hpvm tensor / eager ≤ 0.90×``: the graph is known before it runs, so the
 tensor back end prepares what eager PyTorch redoes on every call (batch-norm folded into the
@@ -36,7 +37,6 @@ prints its own table and writes ``out/bench/tensor.md``) or as part of ``run.py`
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from orders import interleaved_times  # noqa: E402
+from orders import interleaved_medians  # noqa: E402
 
 TARGET = 0.90  # hpvm tensor time / eager PyTorch time (issue 24, item 5)
 MIN_SAMPLE_S = 1.0  # each implementation is sampled for about this long (at least REPEAT times)
@@ -154,8 +154,7 @@ def measure(name: str, batch: int, min_sample_s: float = MIN_SAMPLE_S, repeat: i
     warm = {k: _timed(fn) for k, fn in runs.items()}
     budget = max(min_sample_s, MIN_BUDGET_S)
     samples = max(repeat, MIN_ROUNDS, min(100, int(budget / max(warm.values()))))
-    times = interleaved_times(runs, samples)
-    median = {k: statistics.median(v) for k, v in times.items()}
+    median = interleaved_medians(runs, samples)
     return Result(
         name,
         batch,

@@ -80,7 +80,7 @@ def wins(channels_in: int, channels_out: int, out_shape: tuple[int, ...]) -> boo
     faster by Winograd than by oneDNN's direct kernel (``MIN_CHANNELS``,
     ``CHANNELS_PER_TILE``, ``MIN_SIDE``)."""
     n, _, oh, ow = out_shape
-    tiles = n * ((oh + 3) // 4) * ((ow + 3) // 4)
+    tiles = n * _tiles_across(oh) * _tiles_across(ow)
     return (
         ENABLED
         and min(channels_in, channels_out) >= MIN_CHANNELS
@@ -251,10 +251,23 @@ def _nhwc(t: Tensor) -> np.ndarray:
     return t.contiguous(memory_format=torch.channels_last).permute(0, 2, 3, 1).numpy()
 
 
+def _tiles_across(side: int) -> int:
+    """4×4 output tiles along an output side (the last one partly past it)."""
+    return (side + 3) // 4
+
+
+def _output_grid(x_shape: Sequence[int], vpad: int, hpad: int) -> tuple[int, int, int, int]:
+    """(OH, OW, tile rows, tile columns) of a 3×3, stride-1 convolution of an (N, C, H, W)
+    input."""
+    _, _, h, w = x_shape
+    oh, ow = h + 2 * vpad - 2, w + 2 * hpad - 2
+    return oh, ow, _tiles_across(oh), _tiles_across(ow)
+
+
 def tile_count(x_shape: Sequence[int], vpad: int, hpad: int) -> int:
     """The 4×4 output tiles of a 3×3, stride-1 convolution of an (N, C, H, W) input."""
-    n, _, h, w = x_shape
-    return n * ((h + 2 * vpad - 2 + 3) // 4) * ((w + 2 * hpad - 2 + 3) // 4)
+    _, _, th, tw = _output_grid(x_shape, vpad, hpad)
+    return x_shape[0] * th * tw
 
 
 def prepare_weight(w: Tensor, x_shape: Sequence[int], vpad: int, hpad: int) -> Tensor:
@@ -289,11 +302,10 @@ def conv3x3(
     ``prepare_weight(w, x.shape, vpad, hpad)`` (or ``transform_weight(w)``: the products
     then by ``torch.bmm``), float32 on the CPU: a new ``channels_last`` tensor. ``x`` and
     ``other`` may be in any layout (``channels_last`` is read without a copy)."""
-    n, c, h, w = x.shape
+    n, c = x.shape[:2]
     grouped = weight.dim() == 4
     k = weight.shape[0] // 36 if grouped else weight.shape[2]
-    oh, ow = h + 2 * vpad - 2, w + 2 * hpad - 2
-    th, tw = (oh + 3) // 4, (ow + 3) // 4
+    oh, ow, th, tw = _output_grid(x.shape, vpad, hpad)
     tiles = n * th * tw
     v = _SCRATCH.take(0, (tiles, 36, c))
     x_nhwc = _nhwc(x)
