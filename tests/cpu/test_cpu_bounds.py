@@ -248,10 +248,10 @@ def test_a_guard_against_a_count_past_the_array_is_refused_before_the_node_runs(
         hpvm.OutOfBoundsError,
         "node 'guarded_add'",
         "every instance of leaf 'guarded_add' that passes the test below indexes 'c'",
-        "(input of 'rounded_add', 40 bytes long, 4 bytes an element) at x",
+        "(input of 'rounded_add') along axis 0, 10 long, at x",
         MARKS.at("guarded_add"),
         "x < 16, n = 12; the test: x - n + 1 <= 0",
-        "that is bytes 0 to 47",
+        "that is index 0 to 11",
         "past its end",
         "or correct the test that lets them through",
     ):
@@ -287,3 +287,50 @@ def test_a_guarded_index_before_the_start_is_refused_and_interp_agrees():
     with fails(hpvm.OutOfBoundsError, "index -1 is out of bounds"):  # the interpreter's own check
         run_tracked(back_root, (a, b, 6), "interp")
     run(back_root, a, b, 0)  # no instance passes the test: nothing to refuse
+
+
+# --- the GPU programmer's 2-D kernel: an early exit, then ``d[y, x]`` --------------------
+
+
+@hpvm.leaf(ins=("src",), outs=("dst",))
+def exit_blur(src: hpvm.f32[:, :], dst: hpvm.f32[:, :], w: hpvm.i64, h: hpvm.i64) -> None:
+    x = hpvm.get_node_instance_id_x(hpvm.get_node())
+    y = hpvm.get_node_instance_id_y(hpvm.get_node())
+    if x >= w or y >= h:
+        return
+    dst[y, x] = src[y, x] * 2.0  # @exit_blur
+    if x > 0:
+        dst[y, x] += src[y, x - 1]  # @exit_blur_left
+
+
+@hpvm.internal()
+def exit_root(src: hpvm.f32[:, :], dst: hpvm.f32[:, :], w: hpvm.i64, h: hpvm.i64, bx: hpvm.i64, by: hpvm.i64):
+    """A grid rounded up to whole 8x8 blocks, as a GPU launch is: ``w`` and ``h`` bound the work."""
+    node = hpvm.create_node_2d(exit_blur, bx * 8, by * 8)
+    for port in range(4):
+        hpvm.bind_in(node, port, port)
+
+
+def test_an_early_exit_guards_a_2d_kernel_and_each_axis_is_checked():
+    src = np.arange(60, dtype=np.float32).reshape(6, 10)  # 6 rows (y) of 10 (x)
+    dst = np.zeros_like(src)
+    run(exit_root, src, dst, 10, 6, 2, 1)  # 16 x 8 instances, the test keeps 10 x 6
+    want = src * 2
+    want[:, 1:] += src[:, :-1]
+    np.testing.assert_array_equal(dst, want)
+    dst[:] = 0
+    with fails(
+        hpvm.OutOfBoundsError,
+        "every instance of leaf 'exit_blur' that passes the test below indexes 'dst'",
+        "along axis 1, 10 long, at x",
+        MARKS.at("exit_blur"),
+        "x < 16, w = 12, h = 6; the test: x - w + 1 <= 0 and y - h + 1 <= 0",
+        "that is index 0 to 11",
+        "past its end",
+    ):
+        run(exit_root, src, dst, 12, 6, 2, 1)  # w past the columns
+    with fails(hpvm.OutOfBoundsError, "along axis 0, 6 long, at y", "that is index 0 to 6"):
+        run(exit_root, src, dst, 10, 7, 2, 1)  # h past the rows
+    assert not dst.any()  # refused before anything ran
+    with fails(hpvm.OutOfBoundsError, "index 10 is out of bounds"):  # the interpreter's own check
+        run_tracked(exit_root, (src, dst, 11, 6, 2, 1), "interp")

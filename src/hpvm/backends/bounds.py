@@ -22,10 +22,12 @@ up to ``limit``.
   value (``k = id + 1``, then ``a[k + 1]``: the id plus 2). Stride 1, no limit. A leaf outside
   the IR's dialect has no facts (not checked before it runs; ``interp`` checks its indices
   as it runs, compiled back ends do not). Its *guarded* accesses (``if i < n: c[i] = ...``,
-  in a top-level ``if`` testing an affine id against a constant or a scalar parameter) of
-  1-D arrays are ``SpanAccess`` facts (``python_spans``), in bytes of the element, under
-  the test's clips: checked as an LLVM leaf's are, by ``cpu`` (``interp`` checks Python
-  indices as it runs; the GPU back ends and ``dask`` read the plain facts only).
+  in a top-level ``if`` testing an affine id against a constant or a scalar parameter, its
+  ``else``, or after an early exit ``if x >= w or y >= h: return``) are ``SpanAccess``
+  facts (``python_spans``), one per axis (``d[y, x]``: ``y`` against the rows, ``x``
+  against the columns), in elements, under the test's clips: checked as an LLVM leaf's
+  are, by ``cpu`` (``interp`` checks Python indices as it runs; the GPU back ends and
+  ``dask`` read the plain facts only).
 * LLVM leaves (HPVM-C, ``.ll``): ``llvm_native/access.py``'s ``every_instance_accesses``,
   loads and stores of the blocks every call runs to their end (the entry block, and each
   block on every path from it to an end of the call) at ``stride*id + c`` bytes from a
@@ -54,13 +56,14 @@ Python the access must be in a top-level statement of the leaf (not under ``if``
 or ``while``, nor on a branch of ``x if c else y`` or ``and``/``or``), with no ``return``
 in any statement before it — so every instance reaches it (an exception raised earlier
 fails the run anyway); the id variables are assigned once, at the top level, and the array
-parameter never (``indices.py``); a guarded one is in a statement directly in the body of
-a top-level ``if`` every instance reaches, and is made by every instance that passes the
-test, whose clips are exactly those instances. A fact's ``where`` is its statement's first
-line. For LLVM, see ``access.py``. Tests other than comparisons of an id with a constant
-or a scalar (``or``, ``!=``, ``i < a.shape[0]``), indices computed otherwise (``tile * 16
-+ i``), guarded accesses of arrays of 2 or more dimensions and arrays not passed in by the
-enclosing graph are not checked: the interpreter reports those (for Python leaves).
+parameter never (``indices.py``); a guarded one is in a statement directly in a branch of
+a top-level ``if`` every instance reaches (or after early exits), and is made by every
+instance that passes the test, whose clips are exactly those instances. A fact's
+``where`` is its statement's first line. For LLVM, see ``access.py``. Tests other than
+comparisons of an id with a constant or a scalar (an ``if`` on ``or`` or ``!=``, an exit
+on ``and``, ``i < a.shape[0]``), indices computed otherwise (``tile * 16 + i``) and arrays
+not passed in by the enclosing graph are not checked: the interpreter reports those (for
+Python leaves).
 """
 
 from __future__ import annotations
@@ -417,9 +420,9 @@ class SpanAccess:
     scaled: tuple[tuple[int, int, int, tuple[int, ...]], ...] = ()
     #: the guard the accesses are under (``affine.Clip``): made by the instances meeting it
     clips: tuple[tuple[Any, ...], ...] = ()
-    #: a Python leaf's guarded access (``python_spans``): the bytes of its elements of this
-    #: size, shown as elements; 0: an LLVM leaf's bytes
-    itemsize: int = 0
+    #: a Python leaf's guarded access (``python_spans``): its index along this axis of the
+    #: array, in elements, against the array's length there; ``None``: an LLVM leaf's bytes
+    axis: int | None = None
 
     @property
     def levels(self) -> int:
@@ -498,10 +501,13 @@ def leaf_spans(leaf: LeafFunction) -> tuple[SpanAccess, ...]:
 
 def python_spans(user: LeafFunction) -> tuple[SpanAccess, ...]:
     """A Python leaf's guarded accesses (``indices.py``: ``if i < n: c[i] = ...`` in a
-    top-level ``if`` every instance reaches) of 1-D array parameters it never assigns, as
-    affine facts under their guards' clips: every instance passing the test indexes the
-    array at ``stride * id + offset`` — checked as an LLVM leaf's are (``check_spans``,
-    ``span_code.span_check_lines``), in bytes of ``itemsize``. None outside the leaf IR's dialect."""
+    top-level ``if`` every instance reaches, or after an early exit ``if i >= n: return``)
+    of array parameters it never assigns, as affine facts under their guards' clips: every
+    instance passing the test indexes the array along axis ``k`` at ``stride * id +
+    offset`` — one fact per axis whose index is affine (``d[y, x]``: ``y`` against the
+    rows, ``x`` against the columns; the instances passing the test are a box of ids, so
+    each axis's range over them is exact), checked as an LLVM leaf's are (``check_spans``,
+    ``span_code.span_check_lines``), in elements. None outside the leaf IR's dialect."""
     from .llvm_native.affine import ALONE, EQ, LE
 
     try:
@@ -513,28 +519,26 @@ def python_spans(user: LeafFunction) -> tuple[SpanAccess, ...]:
     found: dict[tuple[Any, ...], SpanAccess] = {}
     for access in info.accesses:
         ptype = ir.params[params[access.array]].type
-        term = access.affine[0] if len(access.affine) == 1 else None
         if (
             not access.guards
             or info.assigned[access.array]
-            or term is None
             or not isinstance(ptype, ArrayType)
+            or not ptype.sized
+            or len(access.affine) > ptype.rank
         ):
             continue
-        if ptype.rank != 1 or not ptype.sized:
-            continue  # (an axis of a 2-D array is not its bytes: not checked here)
-        size = ptype.elem.dtype.itemsize
         clips = tuple(
             (0, g.term.dim, g.term.stride, g.term.offset + g.constant,
              ((ALONE, 0, g.k, (params[g.scalar],)),) if g.scalar is not None else (), EQ if g.equal else LE)
             for g in access.guards
         )  # fmt: skip
         where = str(ir.where(access.line))
-        fact = SpanAccess(ir.name, params[access.array], access.array, ((0, term.dim, term.stride * size),),
-                          term.offset * size, term.offset * size + size - 1, (), (), where, where, (), clips,
-                          size)  # fmt: skip
-        key = (fact.param, fact.terms, fact.first, clips)
-        found.setdefault(key, fact)
+        for axis, term in enumerate(access.affine):
+            if term is None:
+                continue
+            fact = SpanAccess(ir.name, params[access.array], access.array, ((0, term.dim, term.stride),),
+                              term.offset, term.offset, (), (), where, where, (), clips, axis)  # fmt: skip
+            found.setdefault((fact.param, axis, fact.terms, fact.first, clips), fact)
     return tuple(found.values())
 
 
@@ -613,7 +617,9 @@ def check_spans(
         ranges = clipped(access.clips, extents, arguments)  # type: ignore[arg-type]
         if ranges is None:
             continue  # (no instance of this launch meets the guard)
-        size = math.prod(found[0]) * found[1]
+        if access.axis is not None and access.axis >= len(found[0]):
+            continue
+        size = math.prod(found[0]) * found[1] if access.axis is None else found[0][access.axis]
         lo, hi = span(access.terms, access.first, access.last, extents, access.scaled, arguments, ranges)  # type: ignore[arg-type]
         if (lo < 0 or hi >= size) and holds(access.limits, access.guards, extents, arguments):  # type: ignore[arg-type]
             values = [lo, hi, size, *(extent(extents, level, d) for level, d, _ in access.dims())]
@@ -676,29 +682,21 @@ def span_message(node: Node, fn: InternalFunction, access: SpanAccess, given: in
         + [f"{fn.params[arg].name} = {{{3 + len(dims) + j}}}" for j, arg in enumerate(access.arguments())]
     )
     if access.clips:  # (the tests on the way, guards and clamps: only the instances taking it make them)
-        ranges += ("; the test: " if access.itemsize else "; the path: ") + " and ".join(
+        ranges += ("; the path: " if access.axis is None else "; the test: ") + " and ".join(
             clip(*c) for c in access.clips
         )
     first, last = access.first, access.last
     where = access.where_first if low_side else access.where_last
     side = "before its start" if low_side else "past its end"
-    if access.itemsize:  # a Python leaf's guarded index, in elements
-        size = access.itemsize
-        index = (
-            form(first // size)
-            if not access.terms
-            else " + ".join(
-                [term(k // size, _id_name(lv, d)) for lv, d, k in access.terms]
-                + ([str(first // size)] if first else [])
-            ).replace("+ -", "- ")
-        )
+    if access.axis is not None:  # a Python leaf's guarded index, in elements
         return (
             f"node '{text(node.name)}' ({text(node.location)}): every instance of leaf '{text(access.leaf)}' "
-            f"that passes the test below indexes '{text(access.array)}' (input {text(source)}, {{2}} bytes "
-            f"long, {size} bytes an element) at {text(index)} ({text(where)}); over this launch's instances "
-            f"({ranges}) that is bytes {{0}} to {{1}}: some instances would index {side} (compiled code "
-            f"does not check bounds; target='interp' does). Launch fewer instances (the sizes of node "
-            f"'{text(node.name)}'), pass a larger '{text(name)}', or correct the test that lets them through"
+            f"that passes the test below indexes '{text(access.array)}' (input {text(source)}) along axis "
+            f"{access.axis}, {{2}} long, at {text(form(first))} ({text(where)}); over this launch's "
+            f"instances ({ranges}) that is index {{0}} to {{1}}: some instances would index {side} "
+            f"(compiled code does not check bounds; target='interp' does). Launch fewer instances (the "
+            f"sizes of node '{text(node.name)}'), pass a larger '{text(name)}', or correct the test that "
+            f"lets them through"
         )
     return (
         f"node '{text(node.name)}' ({text(node.location)}): every instance of leaf '{text(access.leaf)}' "

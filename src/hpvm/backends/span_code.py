@@ -1,7 +1,8 @@
 """The ``cpu`` back end's bounds pre-check of affine facts as generated code
 (``bounds.SpanAccess``): ``span_check_lines`` writes, into a graph function, what
 ``bounds.check_spans`` does on the host — each fact's range over the launch's box of ids,
-narrowed by its clips, against the array's bytes. Split from ``bounds.py`` (the size bar):
+narrowed by its clips, against the array's bytes (a Python leaf's
+guarded index: its length along the axis). Split from ``bounds.py`` (the size bar):
 the facts and the host check there, their code here; property tests hold the code to
 ``llvm_native/affine.py``'s ``span`` and ``clipped`` (``tests/llvm/test_llvm_affine.py``).
 """
@@ -55,10 +56,11 @@ def span_check_lines(
         shown = [extents[(lv, d)] for lv, d, _ in access.dims()] + [
             f"({arguments[j]})" for j in access.arguments()
         ]
-        values = ", ".join([lo, hi, f"{name}.nbytes", *shown])  # type: ignore[list-item]
+        length = f"{name}.nbytes" if access.axis is None else f"{name}.shape[{access.axis}]"
+        values = ", ".join([lo, hi, length, *shown])  # type: ignore[list-item]
         # (else lo >= 0 always)
         below = access.first < 0 or any(k < 0 for _, _, k in access.terms) or bool(access.scaled)
-        for low_side, test in ((True, f"{lo} < 0"), (False, f"{hi} >= {name}.nbytes")):
+        for low_side, test in ((True, f"{lo} < 0"), (False, f"{hi} >= {length}")):
             if low_side and not below:
                 continue
             lines.append(f"if {instances} and {test} and {' and '.join(conditions) or 'True'}:")

@@ -139,6 +139,65 @@ def test_guarded_accesses_and_their_guards() -> None:
     assert not any(a.unconditional for a in info.accesses if a.guards)  # (not every instance)
 
 
+@hpvm.leaf(ins=("a",), outs=("b",))
+def exits(a: hpvm.f32[:, :], b: hpvm.f32[:, :], w: hpvm.i64, h: hpvm.i64) -> None:
+    """CUDA's early exit and ``else`` branches, on a 2-D grid (``d[y, x]``)."""
+    x = hpvm.get_node_instance_id_x(hpvm.get_node())
+    y = hpvm.get_node_instance_id_y(hpvm.get_node())
+    if x >= w or y >= h:
+        return
+    b[y, x] = a[y, x] + 0.5  # the instances that go on: x < w and y < h
+    if x == 0:
+        b[y, 0] = 1.0
+    else:
+        b[y, x - 1] = 2.0  # not (x == 0) is x != 0: no box, no guards
+    if not x < 2:
+        b[y, x - 2] = 3.0
+    if x < 4:
+        b[y, x] = 4.0
+    else:
+        b[y, x - 4] = 5.0
+    if y != 1:
+        return  # the instances that go on: y == 1 too
+    b[1, x] = 6.0
+    if x > 4 and y < h:
+        return  # not (a and b) is an or: the facts end here
+    b[0, x] = 7.0
+
+
+def _passing(guards: tuple[Guard, ...], ids: tuple[int, int], scalars: dict[str, int]) -> bool:
+    for g in guards:
+        value = g.term.stride * ids[g.term.dim] + g.term.offset + g.constant
+        value += g.k * scalars[g.scalar] if g.scalar is not None else 0
+        if value != 0 if g.equal else value > 0:
+            return False
+    return True
+
+
+def test_an_early_exit_and_an_else_guard_the_accesses_after_them() -> None:
+    info = index_facts(leaf_ir(exits))
+    scalars = {"w": 6, "h": 3}
+    grid = [(x, y) for y in range(5) for x in range(9)]
+    # each store by its line in the leaf (its decorator the first)
+    stores = {a.line - exits.pyfunc.__code__.co_firstlineno: a for a in info.accesses if a.store}
+
+    def instances(offset: int) -> set[tuple[int, int]]:
+        return {ids for ids in grid if _passing(stores[offset].guards, ids, scalars)}
+
+    inside = {(x, y) for x, y in grid if x < 6 and y < 3}
+    assert instances(7) == inside and not stores[7].unconditional
+    assert stores[7].affine == (Affine(1, 1, 0), Affine(0, 1, 0))
+    assert instances(9) == {(x, y) for x, y in inside if x == 0}
+    assert not stores[11].guards  # (the else of an == test)
+    assert instances(13) == {(x, y) for x, y in inside if x >= 2}
+    assert instances(15) == {(x, y) for x, y in inside if x < 4}
+    assert instances(17) == {(x, y) for x, y in inside if x >= 4}
+    assert instances(20) == {(x, y) for x, y in inside if y == 1}
+    assert not stores[23].guards and not stores[23].unconditional
+    loads = [a for a in info.accesses if not a.store]
+    assert [(a.array, a.affine, a.guards) for a in loads] == [("a", stores[7].affine, stores[7].guards)]
+
+
 PARAMS = [Param("src", ArrayType(i64, 1)), Param("dst", ArrayType(i64, 1)), Param("s", i64)]
 INDEX = st.one_of(
     st.builds(lambda c: f"i + {c}", st.integers(0, 3)),
@@ -168,9 +227,16 @@ TEST = st.one_of(
     st.builds(lambda c: f"2 * i + 1 < {c}", st.integers(0, 9)),
     st.builds(lambda a, b: f"{a} <= i < s + {b}", st.integers(0, 3), st.integers(-1, 2)),
     st.builds(lambda c: f"i >= {c} and i - 1 < s", st.integers(0, 4)),
-    st.sampled_from(["i != 2", "i < s or i > 3", "s > 1", "i * i < s"]),
+    st.builds(lambda c: f"not i < s + {c}", st.integers(-2, 2)),
+    st.builds(lambda c: f"i > {c} or i < s", st.integers(0, 4)),
+    st.sampled_from(["i != 2", "i < s or i > 3", "s > 1", "i * i < s", "not (i > 1 and i < s)"]),
 )
 GUARDED = st.builds(lambda t, w, r: f"if {t}:\n        dst[{w}] = src[{r}]", TEST, INDEX, INDEX)
+#: the same tests on an ``else`` branch and as an early exit (the statements after it)
+ELSE = st.builds(
+    lambda t, w, r: f"if {t}:\n        t = 1\n    else:\n        dst[{w}] = src[{r}]", TEST, INDEX, INDEX
+)
+EXIT = st.builds(lambda t: f"if {t}:\n        return", TEST)
 N = 6
 
 
@@ -208,13 +274,22 @@ def test_unconditional_facts_hold_for_every_instance(statements: list[str], offs
             assert want in log, (fact, x, log)
 
 
+def _plain(statement: str) -> bool:
+    """A statement that is no ``if``: every instance reaching it accesses."""
+    return not statement.startswith("if")
+
+
 def _meets(guard: Guard, x: int, s: int) -> bool:
     value = guard.term.stride * x + guard.term.offset + guard.k * s + guard.constant
     return value == 0 if guard.equal else value <= 0
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(STATEMENT, GUARDED), min_size=1, max_size=4), st.integers(0, 2), st.integers(-1, 5))
+@given(
+    st.lists(st.one_of(STATEMENT, GUARDED, ELSE, EXIT), min_size=1, max_size=4),
+    st.integers(0, 2),
+    st.integers(-1, 5),
+)
 def test_guarded_facts_hold_for_every_instance_passing_the_test(
     statements: list[str], offset: int, s: int
 ) -> None:
@@ -234,6 +309,21 @@ def test_guarded_facts_hold_for_every_instance_passing_the_test(
     if len(statements) == 1 and facts and statements[0].startswith("if"):
         for x, log in enumerate(logs):  # (one guarded statement: nothing else accesses)
             assert bool(log) == all(_meets(g, x, s) for g in facts[0].guards), (facts[0], x, s, log)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(EXIT, min_size=1, max_size=2),
+    st.one_of(GUARDED, ELSE, STATEMENT.filter(_plain)),
+    st.integers(-1, 5),
+)
+def test_exits_guard_exactly_the_instances_that_go_on(tests: list[str], last: str, s: int) -> None:
+    """After early exits, an access's guards are met by exactly the instances that make it."""
+    leaf = _leaf([*tests, last], 0)
+    facts = [a for a in index_facts(leaf_ir(leaf)).accesses if a.guards]
+    for x, log in enumerate(_run(leaf, s)):
+        for fact in facts:  # (no test reads an array: every access is the last statement's)
+            assert bool(log) == all(_meets(g, x, s) for g in fact.guards), (fact, x, s, log)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -24,8 +24,17 @@ above), before any statement of that body holding a ``return``, evaluated whenev
 statement is — the CUDA programmer's ``if i < n: c[i] = a[i] + b[i]``. Their ``guards`` say
 which instances: the test is a comparison (``<``, ``<=``, ``>``, ``>=``, ``==``, chains
 too) of an affine id and a *bound* — an integer constant, a scalar parameter the leaf never
-assigns, either plus or minus a constant — or an ``and`` of such comparisons; any other
-test (``or``, ``!=``, a part not understood) gives its accesses no guards (not facts).
+assigns, either plus or minus a constant — or an ``and`` of such comparisons, or ``not``
+of a test whose negation is one (below); any other test (``or``, ``!=``, a part not
+understood) gives its accesses no guards (not facts). The statements directly in the
+``else`` of such an ``if`` are guarded by the negated test: ``not (i < n)`` is ``i >= n``,
+``not (i != 0)`` is ``i == 0``, ``not (a or b)`` is ``not a and not b``; ``not (a and b)``
+is an ``or``, not understood. And the other CUDA form, the early exit: after a top-level
+``if <test>: return`` (nothing else in it) the instances that go on are those passing the
+negated test, so the top-level statements after it are guarded by it (and the ``if``
+statements after it add their own tests) — ``if x >= w or y >= h: return`` then
+``out[y, x] = ...`` guards the store by ``x < w`` and ``y < h``. An exit whose test is not
+understood ends the facts, as any other ``return`` does.
 """
 
 from __future__ import annotations
@@ -182,21 +191,24 @@ class IndexFacts:
         info = IndexInfo(assigned, {}, {}, ())
         arrays = {p.name for p in ir.params if isinstance(p.type, ArrayType)}
         found: list[IndexAccess] = []
-        every = True  # whether every instance reaches the current top-level statement
+        # the guards of the instances reaching the current top-level statement: () every
+        # instance, more after an early exit (``if i >= n: return``), None not known
+        reach: tuple[Guard, ...] | None = ()
         scalars = {p.name for p in ir.params if not isinstance(p.type, ArrayType)}
         for top in ir.body:
             nested = list(ops.walk_stmts((top,)))
-            guarded, guards = (
-                _guarded(info, top, scalars) if every and isinstance(top, ops.If) else (set(), ())
-            )
+            guarded = _guarded(info, top, scalars) if reach is not None and isinstance(top, ops.If) else {}
             for stmt in nested:
-                unconditional = every and stmt is top and not ops.children(top)
+                top_level = reach is not None and stmt is top and not ops.children(top)
+                unconditional = top_level and not reach
+                on = (reach or ()) + guarded[id(stmt)] if id(stmt) in guarded else (reach or ())
                 sure = (
                     {id(e) for x in ops.stmt_exprs(stmt) for e in evaluated(x)}
-                    if unconditional or id(stmt) in guarded
+                    if top_level or id(stmt) in guarded
                     else set()
                 )
-                on = guards if id(stmt) in guarded else ()
+                if not sure:
+                    on = ()
                 if isinstance(stmt, ops.Store):
                     found += _access(
                         info, arrays, stmt.array, stmt.indices, True, stmt.line, unconditional, on
@@ -211,8 +223,9 @@ class IndexFacts:
                             )  # fmt: skip
             # (A raise does not end "every instance": an instance that raises fails the launch,
             # so the accesses after it are still made by every instance of a run that succeeds.)
-            if any(isinstance(s, ops.Return) for s in nested):
-                every = False
+            if reach is not None and any(isinstance(s, ops.Return) for s in nested):
+                staying = _guards(info, _negated(top.test), _constant(info, scalars)) if _exits(top) else ()
+                reach = reach + staying if staying else None
             if isinstance(top, ops.Assign) and assigned[top.target.name] == 1:
                 level = info.handle_level(top.value)
                 if level is not None:
@@ -239,18 +252,55 @@ def _access(
     return [IndexAccess(array.name, store, indices, affine, line, unconditional, guards)]
 
 
-def _guarded(info: IndexInfo, top: ops.If, scalars: set[str]) -> tuple[set[int], tuple[Guard, ...]]:
+def _constant(info: IndexInfo, scalars: set[str]) -> set[str]:
+    """The scalar parameters a test may bound an id by: those the leaf never assigns."""
+    return {name for name in scalars if not info.assigned[name]}
+
+
+def _guarded(info: IndexInfo, top: ops.If, scalars: set[str]) -> dict[int, tuple[Guard, ...]]:
     """The statements of the top-level ``if`` ``top`` whose accesses are guarded (module
-    doc: directly in its body, before any statement holding a ``return``, not compound) and
-    the test's guards; none where the test is not understood."""
-    guards = _guards(info, top.test, {name for name in scalars if not info.assigned[name]})
-    chosen: set[int] = set()
-    for stmt in top.body if guards else ():
-        if any(isinstance(s, ops.Return) for s in ops.walk_stmts((stmt,))):
-            break  # (the accesses after it are made only by the instances that do not return)
-        if not ops.children(stmt):
-            chosen.add(id(stmt))
-    return chosen, guards
+    doc: directly in its body, or in its ``else``, before any statement holding a
+    ``return``, not compound), each with its guards: the test's on the body, the negated
+    test's on the ``else``; none on a branch whose test is not understood."""
+    usable = _constant(info, scalars)
+    chosen: dict[int, tuple[Guard, ...]] = {}
+    negated = _negated(top.test)
+    for test, branch in ((top.test, top.body), (negated, top.orelse)):
+        guards = _guards(info, test, usable) if test is not None and branch else ()
+        for stmt in branch if guards else ():
+            if any(isinstance(s, ops.Return) for s in ops.walk_stmts((stmt,))):
+                break  # (the accesses after it are made only by the instances that do not return)
+            if not ops.children(stmt):
+                chosen[id(stmt)] = guards
+    return chosen
+
+
+def _exits(top: ops.Stmt) -> bool:
+    """Whether ``top`` is an early exit: ``if <test>: return``, nothing else in it."""
+    return (
+        isinstance(top, ops.If)
+        and not top.orelse
+        and len(top.body) == 1
+        and isinstance(top.body[0], ops.Return)
+    )
+
+
+#: ``not (a op b)`` as ``a op' b`` (integers: no NaN to tell them apart)
+_NEGATIONS = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "!=": "=="}
+
+
+def _negated(test: ops.Expr) -> ops.Expr | None:
+    """``not test`` as a test ``_guards`` may understand: one comparison turned round, an
+    ``or`` of such as the ``and`` of their negations, ``not x`` as ``x``; else ``None``
+    (``not (a and b)`` is an ``or``: no box of ids)."""
+    if isinstance(test, ops.Compare) and len(test.ops) == 1 and test.ops[0] in _NEGATIONS:
+        return ops.Compare((_NEGATIONS[test.ops[0]],), test.operands, test.type)
+    if isinstance(test, ops.BoolOp) and test.op == "or":
+        parts = [_negated(value) for value in test.values]
+        return None if any(p is None for p in parts) else ops.BoolOp("and", tuple(parts), test.type)  # type: ignore[arg-type]
+    if isinstance(test, ops.Unary) and test.op == "not":
+        return test.operand
+    return None
 
 
 #: ``a op b`` as ``a - b`` (``sign`` 1) or ``b - a`` (``sign`` -1) plus ``extra``, ``<= 0``
@@ -267,6 +317,9 @@ _RELATIONS = {
 def _guards(info: IndexInfo, test: ops.Expr, scalars: set[str]) -> tuple[Guard, ...]:
     """``test`` as guards: a comparison chain, or an ``and`` of them (module doc); ``()``
     where any part is not understood."""
+    if isinstance(test, ops.Unary) and test.op == "not":
+        negated = _negated(test.operand)
+        return () if negated is None else _guards(info, negated, scalars)
     if isinstance(test, ops.BoolOp) and test.op == "and":
         parts = [_guards(info, value, scalars) for value in test.values]
         return () if not all(parts) else tuple(g for part in parts for g in part)
