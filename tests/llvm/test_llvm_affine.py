@@ -174,8 +174,9 @@ def test_a_guarded_span_is_the_range_over_the_instances_meeting_the_guard(box, d
 def test_the_generated_guarded_span_code_is_the_guarded_span(box, data):
     """``span_code.clipped_code`` and ``span_code`` with its ranges — the ``cpu`` pre-check
     of a guarded access — agree with ``clipped`` and ``span``: the code's conditions hold
-    exactly when some instance meets the guard, and then its ends are the span's."""
-    from hpvm.backends.span_code import clipped_code, span_code
+    exactly when some instance meets the guard, and then its ends are the span's — written
+    out in full, or through variables each computed once (``Bindings``, as the checks are)."""
+    from hpvm.backends.span_code import Bindings, clipped_code, span_code
 
     levels = len(box)
     terms = data.draw(
@@ -191,10 +192,15 @@ def test_the_generated_guarded_span_code_is_the_guarded_span(box, data):
     keys = {(lv, d) for lv, d, *_ in (*terms, *scaled, *clips) if lv != ALONE}
     extents = {key: f"E{key[0]}_{key[1]}" for key in keys}
     names = {arg: f"v{arg}" for arg in range(3)}
-    ranges, reached = clipped_code(clips, extents, names)
+    lines: list[str] = []
+    bind = Bindings(lines) if data.draw(st.booleans()) else str
+    ranges, reached = clipped_code(clips, extents, names, bind)
     lo, hi = span_code(terms, 0, 3, extents, scaled, names, ranges)
+    lo, hi = bind(lo), bind(hi)
     env = {f"v{arg}": value for arg, value in enumerate(values)}
     env.update({f"E{lv}_{d}": (box[lv][d] if d < len(box[lv]) else 1) for lv, d in keys})
+    for line in lines:
+        exec(line, {}, env)  # noqa: S102
     want = clipped(clips, box, values)
     assert all(eval(test, {}, env) for test in reached) == (want is not None)  # noqa: S307
     if want is not None:

@@ -9,6 +9,8 @@ the facts and the host check there, their code here; property tests hold the cod
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,11 +29,16 @@ def span_check_lines(
     """``check_spans`` as generated code: ``sizes`` the variables of ``node``'s sizes,
     ``ancestor(level, dim)`` the expression of an ancestor's extent (``None``: unknown,
     the fact is not checked). The conditions of a fact (its limits and guards) are
-    evaluated only when its range leaves the array: nothing more per launch otherwise."""
+    evaluated only when its range leaves the array: nothing more per launch otherwise.
+
+    Each extent, clipped range and end of a range is computed once, into a variable
+    (``Bindings``), and read by every fact and side that needs it: a leaf with many facts
+    under clamps (a blur's nine neighbours) repeats the same ranges in each, and written
+    out in full its checks took Numba 17 of an 18-second compile."""
     from .llvm_native.affine import ALONE
 
     lines: list[str] = []
-    instances = " and ".join(f"{s} > 0" for s in sizes) or "True"
+    bind = Bindings(lines)
     for access, i in bounds:
         name = name_of(i)
         ids = [
@@ -45,9 +52,13 @@ def span_check_lines(
         arguments = {j: name_of(j) for j in access.arguments()}
         if name is None or None in extents.values() or None in arguments.values():
             continue
-        ranges, reached = clipped_code(access.clips, extents, arguments)  # type: ignore[arg-type]
+        extents = {key: bind(code) for key, code in extents.items()}  # type: ignore[arg-type]
+        ranges, reached = clipped_code(access.clips, extents, arguments, bind)  # type: ignore[arg-type]
         lo, hi = span_code(access.terms, access.first, access.last, extents, access.scaled, arguments, ranges)  # type: ignore[arg-type]
-        conditions = reached + [f"{extents[(lv, d)]} - 1 <= {limit}" for lv, d, limit in access.limits]
+        lo, hi = bind(lo), bind(hi)
+        conditions = reached + [
+            f"{extents[(lv, d)]} - 1 <= {limit}" for lv, d, limit in access.limits if limit < 2**63 - 1
+        ]  # (a limit at int64's end holds for any extent)
         for terms, c_low, c_high, low, high, scaled in access.guards:
             g_lo, g_hi = span_code(terms, c_low, c_high, extents, scaled, arguments)  # type: ignore[arg-type]
             # (int64's own ends bound nothing in int64 arithmetic: such a side is left out)
@@ -63,11 +74,41 @@ def span_check_lines(
         for low_side, test in ((True, f"{lo} < 0"), (False, f"{hi} >= {length}")):
             if low_side and not below:
                 continue
-            lines.append(f"if {instances} and {test} and {' and '.join(conditions) or 'True'}:")
+            # (the conditions without short cuts: one block for all, where `and` made one each)
+            lines.append(
+                f"if {test}{''.join(f' and ({c})' for c in conditions[:1])}{''.join(f' & ({c})' for c in conditions[1:])}:"
+            )
             lines.append(
                 f"    raise __hpvm_SizeOutOfBounds({span_message(node, fn, access, i, low_side)!r}, {values})"
             )
-    return lines
+    if not lines:
+        return []
+    instances = " and ".join(f"{s} > 0" for s in sizes) or "True"
+    return [f"if {instances}:", *("    " + line for line in lines)]
+
+
+class Bindings:
+    """Common subexpressions of generated checks: ``bind(code)`` appends ``__hs_<hash> =
+    code`` to ``lines`` the first time it meets ``code`` and returns the variable (a name or
+    a number is returned as it is). Named by the code's hash, so that the checks of several
+    nodes in one function share a variable where their code is the same (assigned again,
+    the same value: the code reads only sizes, inputs and extents fixed by then)."""
+
+    _PLAIN = re.compile(r"\(?-?[\w.]+\)?")
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.names: dict[str, str] = {}
+
+    def __call__(self, code: str) -> str:
+        if self._PLAIN.fullmatch(code):
+            return code
+        name = self.names.get(code)
+        if name is None:
+            name = "__hs_" + hashlib.sha1(code.encode()).hexdigest()[:12]
+            self.names[code] = name
+            self.lines.append(f"{name} = {code}")
+        return name
 
 
 def _extent_code(
@@ -90,11 +131,15 @@ def _product_code(k: int, args: Sequence[int], arguments: dict[int, str] | None)
 
 
 def clipped_code(
-    clips: Sequence[tuple[Any, ...]], extents: dict[tuple[int, int], str | None], arguments: dict[int, str]
+    clips: Sequence[tuple[Any, ...]],
+    extents: dict[tuple[int, int], str | None],
+    arguments: dict[int, str],
+    bind: Callable[[str], str] = str,
 ) -> tuple[dict[tuple[int, int], tuple[str, str]], list[str]]:
     """``affine.clipped`` as code: each clipped id's first and last value as expressions,
     and the conditions under which some instance meets every clip (its range not empty, an
-    id-free clip true). Python's ``//`` floors, as ``clipped`` does."""
+    id-free clip true). Python's ``//`` floors, as ``clipped`` does. ``bind``: what each
+    range's ends go through (``Bindings``: computed once)."""
     from .llvm_native.affine import ALONE, EQ
 
     ranges: dict[tuple[int, int], tuple[str, str]] = {}
@@ -113,6 +158,7 @@ def clipped_code(
         else:
             first = f"max({first}, -(-({rest}) // {-k}))"
         ranges[(level, dim)] = (first, last)
+    ranges = {key: (bind(first), bind(last)) for key, (first, last) in ranges.items()}
     reached += [f"{first} <= {last}" for first, last in ranges.values()]
     return ranges, reached
 
