@@ -334,3 +334,37 @@ def test_an_early_exit_guards_a_2d_kernel_and_each_axis_is_checked():
     assert not dst.any()  # refused before anything ran
     with fails(hpvm.OutOfBoundsError, "index 10 is out of bounds"):  # the interpreter's own check
         run_tracked(exit_root, (src, dst, 11, 6, 2, 1), "interp")
+
+
+# --- a guard on an array's length: ``if x < dst.shape[1] and y < dst.shape[0]`` -----------
+
+
+@hpvm.leaf(ins=("src",), outs=("dst",))
+def shape_copy(src: hpvm.f32[:, :], dst: hpvm.f32[:, :]) -> None:
+    x = hpvm.get_node_instance_id_x(hpvm.get_node())
+    y = hpvm.get_node_instance_id_y(hpvm.get_node())
+    if x < dst.shape[1] and y < len(dst):  # the destination's extent bounds the work
+        dst[y, x] = src[y, x] + 1.0  # @shape_copy
+
+
+@hpvm.internal()
+def shape_root(src: hpvm.f32[:, :], dst: hpvm.f32[:, :], bx: hpvm.i64, by: hpvm.i64):
+    node = hpvm.create_node_2d(shape_copy, bx * 8, by * 8)
+    for port in range(2):
+        hpvm.bind_in(node, port, port)
+
+
+def test_a_guard_on_the_destination_s_shape_checks_a_smaller_source():
+    src, dst = np.arange(40, dtype=np.float32).reshape(4, 10), np.zeros((4, 10), np.float32)
+    run(shape_root, src, dst, 2, 1)  # 16 x 8 instances, the test keeps dst's 10 x 4
+    np.testing.assert_array_equal(dst, src + 1)
+    dst = np.zeros((4, 12), np.float32)  # two columns more than src has
+    with fails(
+        hpvm.OutOfBoundsError,
+        "indexes 'src' (input of 'shape_root') along axis 1, 10 long, at x",
+        MARKS.at("shape_copy"),
+        "dst.shape[1] = 12, dst.shape[0] = 4; the test: x - dst.shape[1] + 1 <= 0",
+        "that is index 0 to 11",
+    ):
+        run(shape_root, src, dst, 2, 1)
+    assert not dst.any()

@@ -22,8 +22,8 @@ up to ``limit``.
   value (``k = id + 1``, then ``a[k + 1]``: the id plus 2). Stride 1, no limit. A leaf outside
   the IR's dialect has no facts (not checked before it runs; ``interp`` checks its indices
   as it runs, compiled back ends do not). Its *guarded* accesses (``if i < n: c[i] = ...``,
-  in a top-level ``if`` testing an affine id against a constant or a scalar parameter, its
-  ``else``, or after an early exit ``if x >= w or y >= h: return``) are ``SpanAccess``
+  in a top-level ``if`` testing an affine id against a constant, a scalar parameter or an
+  array parameter's length (``x < d.shape[1]``: ``shape_argument``), its ``else``, or after an early exit ``if x >= w or y >= h: return``) are ``SpanAccess``
   facts (``python_spans``), one per axis (``d[y, x]``: ``y`` against the rows, ``x``
   against the columns), in elements, under the test's clips: checked as an LLVM leaf's
   are, by ``cpu`` (``interp`` checks Python indices as it runs; the GPU back ends and
@@ -60,8 +60,8 @@ parameter never (``indices.py``); a guarded one is in a statement directly in a 
 a top-level ``if`` every instance reaches (or after early exits), and is made by every
 instance that passes the test, whose clips are exactly those instances. A fact's
 ``where`` is its statement's first line. For LLVM, see ``access.py``. Tests other than
-comparisons of an id with a constant or a scalar (an ``if`` on ``or`` or ``!=``, an exit
-on ``and``, ``i < a.shape[0]``), indices computed otherwise (``tile * 16 + i``) and arrays
+comparisons of an id with a constant, a scalar or an array's length (an ``if`` on ``or``
+or ``!=``, an exit on ``and``), indices computed otherwise (``tile * 16 + i``) and arrays
 not passed in by the enclosing graph are not checked: the interpreter reports those (for
 Python leaves).
 """
@@ -529,7 +529,8 @@ def python_spans(user: LeafFunction) -> tuple[SpanAccess, ...]:
             continue
         clips = tuple(
             (0, g.term.dim, g.term.stride, g.term.offset + g.constant,
-             ((ALONE, 0, g.k, (params[g.scalar],)),) if g.scalar is not None else (), EQ if g.equal else LE)
+             ((ALONE, 0, g.k, (_guard_argument(g.scalar, params),)),) if g.scalar is not None else (),
+             EQ if g.equal else LE)
             for g in access.guards
         )  # fmt: skip
         where = str(ir.where(access.line))
@@ -540,6 +541,14 @@ def python_spans(user: LeafFunction) -> tuple[SpanAccess, ...]:
                               term.offset, term.offset, (), (), where, where, (), clips, axis)  # fmt: skip
             found.setdefault((fact.param, axis, fact.terms, fact.first, clips), fact)
     return tuple(found.values())
+
+
+def _guard_argument(bound: str | tuple[str, int], params: dict[str, int]) -> int:
+    """The fact's argument for a guard's bound: a scalar parameter, or an array parameter's
+    length along an axis (``d.shape[1]``: ``shape_argument``)."""
+    if isinstance(bound, str):
+        return params[bound]
+    return shape_argument(params[bound[0]], bound[1])
 
 
 def _argument_ports(leaf: LeafFunction, owns: Callable[[Any], bool]) -> dict[int, int]:
@@ -569,6 +578,48 @@ def _is_signed_integer(ptype: Any) -> bool:
 #: from; its scaled terms read the graph's inputs (``SpanAccess.renamed``).
 SpanBound = tuple[SpanAccess, int]
 
+#: The most axes a shape argument names (``shape_argument``).
+_AXES = 8
+
+
+def shape_argument(param: int, axis: int) -> int:
+    """The argument of a fact that is array parameter ``param``'s length along ``axis`` (a
+    Python leaf's guard ``x < d.shape[1]``): a negative number, where a scalar argument is
+    its parameter's index."""
+    assert 0 <= axis < _AXES
+    return -1 - (param * _AXES + axis)
+
+
+def shape_of(arg: int) -> tuple[int, int] | None:
+    """``(param, axis)`` of a shape argument (``shape_argument``); ``None`` for a scalar's."""
+    return None if arg >= 0 else divmod(-1 - arg, _AXES)
+
+
+def argument_value(arg: int, inputs: Sequence[Any]) -> int | None:
+    """A fact's argument's value among a launch's ``inputs``: the scalar, or the array's
+    length along the axis (``None``: not known, or not an integer)."""
+    shape = shape_of(arg)
+    if shape is None:
+        return _integer(inputs[arg])
+    found = array_shape(inputs[shape[0]])
+    return int(found[0][shape[1]]) if found is not None and shape[1] < len(found[0]) else None
+
+
+def argument_code(arg: int, name_of: Callable[[int], str | None]) -> str | None:
+    """A fact's argument in generated code: the variable of the input, or its ``.shape[k]``
+    (``name_of``: the variable holding an input, ``None`` where none does)."""
+    shape = shape_of(arg)
+    if shape is None:
+        return name_of(arg)
+    name = name_of(shape[0])
+    return None if name is None else f"{name}.shape[{shape[1]}]"
+
+
+def argument_text(fn: InternalFunction, arg: int) -> str:
+    """A fact's argument as a message names it: ``n``, or ``d.shape[1]``."""
+    shape = shape_of(arg)
+    return fn.params[arg].name if shape is None else f"{fn.params[shape[0]].name}.shape[{shape[1]}]"
+
 
 def span_bounds(node: Node, fn: InternalFunction, feeds: Sequence[Feed | None]) -> list[SpanBound]:
     """``bound_accesses`` for the affine facts: those on arrays bound from ``fn``'s inputs,
@@ -586,8 +637,14 @@ def span_bounds(node: Node, fn: InternalFunction, feeds: Sequence[Feed | None]) 
         given = bound(access.param)
         if given is None or not isinstance(fn.params[given].type, ArrayType):
             continue
-        names = {p: bound(p) for p in access.arguments()}
-        if all(j is not None and isinstance(fn.params[j].type, ScalarType) for j in names.values()):
+        names: dict[int, int | None] = {}
+        for arg in access.arguments():
+            shape = shape_of(arg)
+            j = bound(arg if shape is None else shape[0])
+            wanted = ScalarType if shape is None else ArrayType
+            ok = j is not None and isinstance(fn.params[j].type, wanted)
+            names[arg] = None if not ok else j if shape is None else shape_argument(j, shape[1])  # type: ignore[arg-type]
+        if all(j is not None for j in names.values()):
             found.append((access.renamed(names) if names else access, given))  # type: ignore[arg-type]
     return found
 
@@ -611,7 +668,7 @@ def check_spans(
     extents = [sizes, *ancestors]
     for access, i in bounds:
         found = array_shape(inputs[i])
-        arguments = {j: _integer(inputs[j]) for j in access.arguments()}
+        arguments = {j: argument_value(j, inputs) for j in access.arguments()}
         if found is None or access.levels >= len(extents) or None in arguments.values():
             continue
         ranges = clipped(access.clips, extents, arguments)  # type: ignore[arg-type]
@@ -664,7 +721,7 @@ def span_message(node: Node, fn: InternalFunction, access: SpanAccess, given: in
     def form(c: int) -> str:
         parts = [term(k, _id_name(lv, d)) for lv, d, k in access.terms]
         parts += [
-            term(k, *(fn.params[arg].name for arg in args), *([] if lv == ALONE else [_id_name(lv, d)]))
+            term(k, *(argument_text(fn, arg) for arg in args), *([] if lv == ALONE else [_id_name(lv, d)]))
             for lv, d, k, args in access.scaled
         ]
         text = " + ".join(parts)
@@ -672,14 +729,14 @@ def span_message(node: Node, fn: InternalFunction, access: SpanAccess, given: in
 
     def clip(level: int, dim: int, k: int, c: int, scaled: tuple[Any, ...], relation: int) -> str:
         parts = [] if level == ALONE else [term(k, _id_name(level, dim))]
-        parts += [term(kk, *(fn.params[arg].name for arg in args)) for *_, kk, args in scaled]
+        parts += [term(kk, *(argument_text(fn, arg) for arg in args)) for *_, kk, args in scaled]
         text = " + ".join(parts + ([str(c)] if c or not parts else [])).replace("+ -", "- ")
         return f"{text} {'==' if relation == EQ else '<='} 0"
 
     dims = access.dims()
     ranges = ", ".join(
         [f"{_id_name(lv, d)} < {{{3 + j}}}" for lv, d, j in dims]
-        + [f"{fn.params[arg].name} = {{{3 + len(dims) + j}}}" for j, arg in enumerate(access.arguments())]
+        + [f"{argument_text(fn, arg)} = {{{3 + len(dims) + j}}}" for j, arg in enumerate(access.arguments())]
     )
     if access.clips:  # (the tests on the way, guards and clamps: only the instances taking it make them)
         ranges += ("; the path: " if access.axis is None else "; the test: ") + " and ".join(

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..ir.graph import InternalFunction, Node
-from .bounds import SpanBound, span_message
+from .bounds import SpanBound, argument_code, span_message
 
 
 def span_check_lines(
@@ -49,7 +49,7 @@ def span_check_lines(
         for terms, *_, scaled in access.guards:
             ids += [(lv, d) for lv, d, *_ in (*terms, *scaled) if lv != ALONE]
         extents = {key: _extent_code(*key, sizes, ancestor) for key in ids}
-        arguments = {j: name_of(j) for j in access.arguments()}
+        arguments = {j: argument_code(j, name_of) for j in access.arguments()}
         if name is None or None in extents.values() or None in arguments.values():
             continue
         extents = {key: bind(code) for key, code in extents.items()}  # type: ignore[arg-type]

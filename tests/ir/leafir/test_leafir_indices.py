@@ -198,6 +198,8 @@ def test_an_early_exit_and_an_else_guard_the_accesses_after_them() -> None:
     assert [(a.array, a.affine, a.guards) for a in loads] == [("a", stores[7].affine, stores[7].guards)]
 
 
+N = 6
+LENGTH = 4 * N + 16  # (the arrays of ``_run``)
 PARAMS = [Param("src", ArrayType(i64, 1)), Param("dst", ArrayType(i64, 1)), Param("s", i64)]
 INDEX = st.one_of(
     st.builds(lambda c: f"i + {c}", st.integers(0, 3)),
@@ -228,6 +230,8 @@ TEST = st.one_of(
     st.builds(lambda a, b: f"{a} <= i < s + {b}", st.integers(0, 3), st.integers(-1, 2)),
     st.builds(lambda c: f"i >= {c} and i - 1 < s", st.integers(0, 4)),
     st.builds(lambda c: f"not i < s + {c}", st.integers(-2, 2)),
+    st.builds(lambda c: f"i < len(dst) - {c}", st.integers(LENGTH - N - 1, LENGTH - 1)),
+    st.builds(lambda c: f"src.shape[0] - {c} > k", st.integers(LENGTH - N - 1, LENGTH - 1)),
     st.builds(lambda c: f"i > {c} or i < s", st.integers(0, 4)),
     st.sampled_from(["i != 2", "i < s or i > 3", "s > 1", "i * i < s", "not (i > 1 and i < s)"]),
 )
@@ -237,7 +241,6 @@ ELSE = st.builds(
     lambda t, w, r: f"if {t}:\n        t = 1\n    else:\n        dst[{w}] = src[{r}]", TEST, INDEX, INDEX
 )
 EXIT = st.builds(lambda t: f"if {t}:\n        return", TEST)
-N = 6
 
 
 def _leaf(statements: list[str], offset: int):
@@ -252,8 +255,8 @@ def _run(leaf, s: int) -> list[list[tuple[str, str, tuple[int, ...]]]]:
     logs = []
     for x in range(N):
         log: list = []
-        src = recording("src", np.arange(4 * N + 16), log)
-        dst = recording("dst", np.zeros(4 * N + 16, np.int64), log)
+        src = recording("src", np.arange(LENGTH), log)
+        dst = recording("dst", np.zeros(LENGTH, np.int64), log)
         with instance((x, 0, 0), (N, 1, 1)):
             leaf.pyfunc(src, dst, s)
         logs.append(log)
@@ -280,7 +283,8 @@ def _plain(statement: str) -> bool:
 
 
 def _meets(guard: Guard, x: int, s: int) -> bool:
-    value = guard.term.stride * x + guard.term.offset + guard.k * s + guard.constant
+    bound = s if guard.scalar == "s" else 0 if guard.scalar is None else LENGTH  # (src, dst: LENGTH)
+    value = guard.term.stride * x + guard.term.offset + guard.k * bound + guard.constant
     return value == 0 if guard.equal else value <= 0
 
 

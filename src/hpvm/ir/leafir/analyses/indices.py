@@ -24,7 +24,8 @@ above), before any statement of that body holding a ``return``, evaluated whenev
 statement is — the CUDA programmer's ``if i < n: c[i] = a[i] + b[i]``. Their ``guards`` say
 which instances: the test is a comparison (``<``, ``<=``, ``>``, ``>=``, ``==``, chains
 too) of an affine id and a *bound* — an integer constant, a scalar parameter the leaf never
-assigns, either plus or minus a constant — or an ``and`` of such comparisons, or ``not``
+assigns or the length of an array parameter it never assigns (``d.shape[1]``, ``len(d)``),
+either plus or minus a constant — or an ``and`` of such comparisons, or ``not``
 of a test whose negation is one (below); any other test (``or``, ``!=``, a part not
 understood) gives its accesses no guards (not facts). The statements directly in the
 ``else`` of such an ``if`` are guarded by the negated test: ``not (i < n)`` is ``i >= n``,
@@ -65,10 +66,11 @@ class Affine:
 @dataclass(frozen=True)
 class Guard:
     """A test an instance passes: ``term + k * scalar + constant`` is ``<= 0``, or ``== 0``
-    where ``equal`` (``scalar`` a scalar parameter's name, or ``None`` and ``k`` 0)."""
+    where ``equal`` (``scalar`` a scalar parameter's name, ``(array, axis)`` for an array
+    parameter's length along an axis, or ``None`` and ``k`` 0)."""
 
     term: Affine
-    scalar: str | None
+    scalar: str | tuple[str, int] | None
     k: int
     constant: int
     equal: bool = False
@@ -194,7 +196,7 @@ class IndexFacts:
         # the guards of the instances reaching the current top-level statement: () every
         # instance, more after an early exit (``if i >= n: return``), None not known
         reach: tuple[Guard, ...] | None = ()
-        scalars = {p.name for p in ir.params if not isinstance(p.type, ArrayType)}
+        scalars = {p.name for p in ir.params}  # (a bound: a scalar, or an array's length)
         for top in ir.body:
             nested = list(ops.walk_stmts((top,)))
             guarded = _guarded(info, top, scalars) if reach is not None and isinstance(top, ops.If) else {}
@@ -253,7 +255,8 @@ def _access(
 
 
 def _constant(info: IndexInfo, scalars: set[str]) -> set[str]:
-    """The scalar parameters a test may bound an id by: those the leaf never assigns."""
+    """The parameters a test may bound an id by (a scalar, an array's length): those the
+    leaf never assigns."""
     return {name for name in scalars if not info.assigned[name]}
 
 
@@ -340,14 +343,23 @@ def _guards(info: IndexInfo, test: ops.Expr, scalars: set[str]) -> tuple[Guard, 
     return tuple(found)
 
 
-def _bound(e: ops.Expr, scalars: set[str]) -> tuple[str | None, int, int] | None:
+def _bound(e: ops.Expr, scalars: set[str]) -> tuple[str | tuple[str, int] | None, int, int] | None:
     """``e`` as ``k * scalar + c`` (``(scalar, k, c)``, ``k`` 0 or 1): an integer constant, a
-    scalar parameter the leaf never assigns, either plus or minus a constant; else ``None``."""
+    scalar parameter the leaf never assigns or the length of such an array parameter along
+    an axis (``d.shape[1]``, ``len(d)``: ``(name, axis)``), either plus or minus a constant;
+    else ``None``."""
     value = _int(e)
     if value is not None:
         return None, 0, value
     if isinstance(e, ops.Var) and e.name in scalars and isinstance(e.type, ScalarType) and e.type.is_integer:
         return e.name, 1, 0
+    if (
+        isinstance(e, ops.Shape)
+        and isinstance(e.array, ops.Var)
+        and e.array.name in scalars
+        and isinstance(e.array.type, ArrayType)
+    ):
+        return (e.array.name, e.axis), 1, 0
     if isinstance(e, ops.Binary) and e.op in ("+", "-"):
         right, left = _int(e.right), _int(e.left)
         if right is not None:
