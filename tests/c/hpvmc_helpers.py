@@ -54,6 +54,17 @@ def compiled_program(path: Path):  # type: ignore[no-untyped-def]
     return program
 
 
+def write_tensor_files(folder: Path, arrays: dict) -> dict:  # type: ignore[type-arg]
+    """Each array as float32 in ``folder/<name>.bin``, the raw files HPVM's
+    ``readTrainedWeights`` and ``readInputBatch`` read; the float32 arrays, by name."""
+    import numpy as np
+
+    out = {name: np.asarray(a).astype(np.float32) for name, a in arrays.items()}
+    for name, a in out.items():
+        a.tofile(folder / f"{name}.bin")
+    return out
+
+
 def line_of(source: str, marker: str) -> int:
     """The 1-based line of ``source`` that ends with ``// @marker``."""
     hits = [k for k, text in enumerate(source.splitlines(), 1) if text.rstrip().endswith(f"// @{marker}")]

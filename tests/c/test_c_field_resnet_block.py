@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import line_of, needs_clang
+from hpvmc_helpers import line_of, needs_clang, write_tensor_files
 
 import hpvm
 from hpvm import c
@@ -76,10 +76,7 @@ def write_model(folder: Path, filters2: int = CHANNELS, seed: int = 11) -> dict[
         "dense_1_w": rng.standard_normal((1, 1, CHANNELS, CLASSES)) / 8,
         "dense_1_b": rng.standard_normal((1, CLASSES, 1, 1)) * 0.1,
     }
-    arrays = {k: v.astype(np.float32) for k, v in arrays.items()}
-    for name, a in arrays.items():
-        a.tofile(folder / f"{name}.bin")
-    return arrays
+    return write_tensor_files(folder, arrays)
 
 
 def numpy_block(a: dict[str, np.ndarray]) -> np.ndarray:

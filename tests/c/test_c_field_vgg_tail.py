@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import needs_clang
+from hpvmc_helpers import needs_clang, write_tensor_files
 
 import hpvm
 from hpvm import c
@@ -53,10 +53,7 @@ def write_model(folder: Path, seed: int = 5) -> dict[str, np.ndarray]:
         "dense_1_w": rng.standard_normal((1, 1, CHANNELS * 4, CLASSES)) / 8,
         "dense_1_b": rng.standard_normal((1, CLASSES, 1, 1)) * 0.1,
     }
-    arrays = {k: v.astype(np.float32) for k, v in arrays.items()}
-    for name, a in arrays.items():
-        a.tofile(folder / f"{name}.bin")
-    return arrays
+    return write_tensor_files(folder, arrays)
 
 
 def numpy_tail(a: dict[str, np.ndarray]) -> np.ndarray:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import EXAMPLES, line_of, needs_clang
+from hpvmc_helpers import EXAMPLES, line_of, needs_clang, write_tensor_files
 
 import hpvm
 from hpvm import c
@@ -36,9 +36,7 @@ def _weights(folder: Path) -> dict[str, np.ndarray]:
         "dense_1_w": rng.standard_normal((1, 1, 64, 10)) / 4,
         "dense_1_b": rng.standard_normal((1, 10, 1, 1)),
     }
-    for name, a in arrays.items():
-        a.astype(np.float32).tofile(folder / f"{name}.bin")
-    return {k: v.astype(np.float32) for k, v in arrays.items()}
+    return write_tensor_files(folder, arrays)
 
 
 def _numpy_pipeline(a: dict[str, np.ndarray]) -> np.ndarray:
@@ -203,9 +201,8 @@ def test_several_operations_in_one_leaf(target, write_c, tmp_path):
         **{k: rng.standard_normal((1, 4, 1, 1)) for k in ("g", "be", "m")},
         "v": rng.uniform(0.5, 2.0, (1, 4, 1, 1)),
     }
-    for name, a in arrays.items():
-        a.astype(np.float32).tofile(tmp_path / f"{name}.bin")
-    x, w, g, be, m, v = (arrays[k].astype(np.float32) for k in ("x", "w", "g", "be", "m", "v"))
+    arrays = write_tensor_files(tmp_path, arrays)
+    x, w, g, be, m, v = (arrays[k] for k in ("x", "w", "g", "be", "m", "v"))
     g, be, m, v = (a.reshape(4) for a in (g, be, m, v))
     ref = OPS["group_convolution"].numpy(x, w, 1, 1, 1, 1, 2)
     ref = OPS["batchnorm"].numpy(ref, g, be, m, v, 0.001)

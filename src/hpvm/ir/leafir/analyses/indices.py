@@ -196,10 +196,10 @@ class IndexFacts:
         # the guards of the instances reaching the current top-level statement: () every
         # instance, more after an early exit (``if i >= n: return``), None not known
         reach: tuple[Guard, ...] | None = ()
-        scalars = {p.name for p in ir.params}  # (a bound: a scalar, or an array's length)
+        names = {p.name for p in ir.params}  # (a bound: a scalar, or an array's length)
         for top in ir.body:
             nested = list(ops.walk_stmts((top,)))
-            guarded = _guarded(info, top, scalars) if reach is not None and isinstance(top, ops.If) else {}
+            guarded = _guarded(info, top, names) if reach is not None and isinstance(top, ops.If) else {}
             for stmt in nested:
                 top_level = reach is not None and stmt is top and not ops.children(top)
                 unconditional = top_level and not reach
@@ -226,7 +226,7 @@ class IndexFacts:
             # (A raise does not end "every instance": an instance that raises fails the launch,
             # so the accesses after it are still made by every instance of a run that succeeds.)
             if reach is not None and any(isinstance(s, ops.Return) for s in nested):
-                staying = _guards(info, _negated(top.test), _constant(info, scalars)) if _exits(top) else ()
+                staying = _guards(info, _negated(top.test), _constant(info, names)) if _exits(top) else ()
                 reach = reach + staying if staying else None
             if isinstance(top, ops.Assign) and assigned[top.target.name] == 1:
                 level = info.handle_level(top.value)
@@ -254,18 +254,18 @@ def _access(
     return [IndexAccess(array.name, store, indices, affine, line, unconditional, guards)]
 
 
-def _constant(info: IndexInfo, scalars: set[str]) -> set[str]:
+def _constant(info: IndexInfo, names: set[str]) -> set[str]:
     """The parameters a test may bound an id by (a scalar, an array's length): those the
     leaf never assigns."""
-    return {name for name in scalars if not info.assigned[name]}
+    return {name for name in names if not info.assigned[name]}
 
 
-def _guarded(info: IndexInfo, top: ops.If, scalars: set[str]) -> dict[int, tuple[Guard, ...]]:
+def _guarded(info: IndexInfo, top: ops.If, names: set[str]) -> dict[int, tuple[Guard, ...]]:
     """The statements of the top-level ``if`` ``top`` whose accesses are guarded (module
     doc: directly in its body, or in its ``else``, before any statement holding a
     ``return``, not compound), each with its guards: the test's on the body, the negated
     test's on the ``else``; none on a branch whose test is not understood."""
-    usable = _constant(info, scalars)
+    usable = _constant(info, names)
     chosen: dict[int, tuple[Guard, ...]] = {}
     negated = _negated(top.test)
     for test, branch in ((top.test, top.body), (negated, top.orelse)):
@@ -317,14 +317,14 @@ _RELATIONS = {
 }
 
 
-def _guards(info: IndexInfo, test: ops.Expr, scalars: set[str]) -> tuple[Guard, ...]:
+def _guards(info: IndexInfo, test: ops.Expr, usable: set[str]) -> tuple[Guard, ...]:
     """``test`` as guards: a comparison chain, or an ``and`` of them (module doc); ``()``
     where any part is not understood."""
     if isinstance(test, ops.Unary) and test.op == "not":
         negated = _negated(test.operand)
-        return () if negated is None else _guards(info, negated, scalars)
+        return () if negated is None else _guards(info, negated, usable)
     if isinstance(test, ops.BoolOp) and test.op == "and":
-        parts = [_guards(info, value, scalars) for value in test.values]
+        parts = [_guards(info, value, usable) for value in test.values]
         return () if not all(parts) else tuple(g for part in parts for g in part)
     if not isinstance(test, ops.Compare):
         return ()
@@ -333,9 +333,9 @@ def _guards(info: IndexInfo, test: ops.Expr, scalars: set[str]) -> tuple[Guard, 
         if op not in _RELATIONS:
             return ()
         sign, extra, equal = _RELATIONS[op]
-        term, bound = info.affine(left), _bound(right, scalars)
+        term, bound = info.affine(left), _bound(right, usable)
         if term is None or bound is None:  # (the id on the right: the relation turned round)
-            term, bound, sign = info.affine(right), _bound(left, scalars), -sign
+            term, bound, sign = info.affine(right), _bound(left, usable), -sign
         if term is None or bound is None:
             return ()
         scalar, k, c = bound
@@ -343,7 +343,7 @@ def _guards(info: IndexInfo, test: ops.Expr, scalars: set[str]) -> tuple[Guard, 
     return tuple(found)
 
 
-def _bound(e: ops.Expr, scalars: set[str]) -> tuple[str | tuple[str, int] | None, int, int] | None:
+def _bound(e: ops.Expr, usable: set[str]) -> tuple[str | tuple[str, int] | None, int, int] | None:
     """``e`` as ``k * scalar + c`` (``(scalar, k, c)``, ``k`` 0 or 1): an integer constant, a
     scalar parameter the leaf never assigns or the length of such an array parameter along
     an axis (``d.shape[1]``, ``len(d)``: ``(name, axis)``), either plus or minus a constant;
@@ -351,24 +351,24 @@ def _bound(e: ops.Expr, scalars: set[str]) -> tuple[str | tuple[str, int] | None
     value = _int(e)
     if value is not None:
         return None, 0, value
-    if isinstance(e, ops.Var) and e.name in scalars and isinstance(e.type, ScalarType) and e.type.is_integer:
+    if isinstance(e, ops.Var) and e.name in usable and isinstance(e.type, ScalarType) and e.type.is_integer:
         return e.name, 1, 0
     if (
         isinstance(e, ops.Shape)
         and isinstance(e.array, ops.Var)
-        and e.array.name in scalars
+        and e.array.name in usable
         and isinstance(e.array.type, ArrayType)
     ):
         return (e.array.name, e.axis), 1, 0
     if isinstance(e, ops.Binary) and e.op in ("+", "-"):
         right, left = _int(e.right), _int(e.left)
         if right is not None:
-            inner = _bound(e.left, scalars)
+            inner = _bound(e.left, usable)
             return (
                 None if inner is None else (inner[0], inner[1], inner[2] + (right if e.op == "+" else -right))
             )
         if left is not None and e.op == "+":
-            inner = _bound(e.right, scalars)
+            inner = _bound(e.right, usable)
             return None if inner is None else (inner[0], inner[1], inner[2] + left)
     return None
 
