@@ -68,6 +68,7 @@ def _run(n: int, threads: int, body: Block) -> tuple[list[tuple[int, ...]], list
         "__hpvm_num_threads": lambda: threads,
         "__hpvm_try_call": try_call,
         "__hpvm_reraise": lambda err: None,
+        "__hpvm_parallel_for": lambda task, nc, pack: [task(c, pack) for c in range(nc)],
     }
     exec("\n".join([source, *chunks.sources]), namespace)
     return namespace["f"](n), spans, chunks
@@ -84,22 +85,32 @@ def test_every_iteration_runs_once_in_balanced_contiguous_chunks(n, threads, rea
     body = _body(reads, temp)
     out, spans, chunks = _run(n, threads, body)
     want = [(i, *(10 * NAMES.index(r) + 1 for r in reads), *([2 * i] if temp else [])) for i in range(n)]
-    assert out == want  # (the chunks run in order here: prange is range)
+    assert out == want  # (the chunks run in order here: __hpvm_parallel_for is a loop)
     assert len(spans) == min(threads, n)
     bounds = [0, *(hi for _, hi in spans)]
     assert [lo for lo, _ in spans] == bounds[:-1] and bounds[-1] == n  # contiguous, all of range(n)
     sizes = [hi - lo for lo, hi in spans]
     assert not sizes or max(sizes) - min(sizes) <= 1  # balanced
     # The chunk takes exactly the locals the body reads and does not assign.
-    (chunk,) = chunks.sources
+    chunk, task = chunks.sources
     assert chunk.startswith(f"def f_chunk0({', '.join([*sorted({'out', *reads}), LO, HI])}):")
+    # The task takes the chunk's index and a tuple of what its call reads.
+    assert task.startswith("def f_task0(__hpo0_c, __hpvm_pack):\n    (")
 
 
 def test_chunk_functions_are_numbered_in_the_order_of_the_code():
     chunks = Chunks("g")
     for _ in range(3):
         chunks.loop("i", local("n"), _body([], False))
-    assert [s.split("(")[0] for s in chunks.sources] == ["def g_chunk0", "def g_chunk1", "def g_chunk2"]
+    names = [s.split("(")[0] for s in chunks.sources]
+    assert names == [
+        "def g_chunk0",
+        "def g_task0",
+        "def g_chunk1",
+        "def g_task1",
+        "def g_chunk2",
+        "def g_task2",
+    ]
 
 
 # -- the chunks of real programs ---------------------------------------------------------

@@ -45,7 +45,7 @@ def _root(stream: bool):  # type: ignore[no-untyped-def]
 
 def _loops(root) -> int:  # type: ignore[no-untyped-def]
     """The number of parallel loop nests in the root's generated graph function."""
-    return "\n".join(get_backend("cpu").prepare(root).gen.sources).count("prange(")
+    return "\n".join(get_backend("cpu").prepare(root).gen.sources).count("__hpvm_parallel_for(")
 
 
 def _run(root, target: str, n: int = 4096) -> np.ndarray:  # type: ignore[no-untyped-def]

@@ -104,8 +104,8 @@ def test_2d_nest_runs_y_outside_and_x_innermost_bounded():
     assert "for __hg0_i0_w in range(__hn0_s0):" in function(source, chunk + "w")
     assert "__hg0_i0_small = __hn0_s0 <= 4294967295\n" in source  # x's extent, tested once
     assert "__hpo0_fast = __hg0_i0_small and __hpvm_disjoint((" in source
-    assert f"        if __hpo0_fast:\n            __hpvm_try_call({chunk}, " in source
-    assert f"        else:\n            __hpvm_try_call_noinline({chunk}w, " in source  # (out of line)
+    assert f"    if __hpo0_fast:\n        __hpvm_try_call({chunk}, " in source
+    assert f"    else:\n        __hpvm_try_call_noinline({chunk}w, " in source  # (out of line)
     assert "__hpo0_n = __hn0_s1\n" in source  # the parallel loop (outlined) is y's
 
 

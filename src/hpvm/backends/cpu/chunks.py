@@ -35,6 +35,7 @@ from __future__ import annotations
 from .block import INDENT, Block, Read, blocked_loop
 
 LO, HI = "__hpvm_lo", "__hpvm_hi"
+PACK = "__hpvm_pack"  # a task function's locals (parallel_for.py)
 
 
 def chunk_count(n: str) -> str:
@@ -123,9 +124,21 @@ class Chunks:
             )
         out.add(f"{n} = {count.text}", count.names, [n])
         out.add(f"{nc} = {chunk_count(n)}", [n], [nc])
-        out.add(f"{err} = np.empty(({nc}, 2), np.int64)", [nc], [err])  # (np.zeros: one more parallel loop)
-        out.nest(f"for {c} in prange({nc}):", call, [nc], [c])
+        out.add(f"{err} = np.empty(({nc}, 2), np.int64)", [nc], [err])  # (np.zeros: one more loop)
+        packed = self._task(f"{self.symbol}_task{k}", c, call)
+        out.add(
+            f"__hpvm_parallel_for({self.symbol}_task{k}, {nc}, ({''.join(f'{v}, ' for v in packed)}))", packed
+        )
         return out.add(f"__hpvm_reraise({err})", [err])
+
+    def _task(self, symbol: str, c: str, call: Block) -> list[str]:
+        """Keep the source of task function ``symbol``: chunk ``c``'s ``call`` lines, the
+        locals they read packed in one tuple (``parallel_for.py``); return those locals."""
+        self.symbols.append(symbol)
+        packed = sorted(call.reads - call.stores - {c})
+        lines = [f"({''.join(f'{v}, ' for v in packed)}) = {PACK}", *call.lines]
+        self.sources.append("\n".join([f"def {symbol}({c}, {PACK}):", *(INDENT + s for s in lines)]) + "\n")
+        return packed
 
     def _function(
         self,

@@ -43,6 +43,7 @@ from .loop_errors import loop_error_helpers
 from .mallocpool import BufferPools, MallocFlow, Pool, pool_helpers, poolable, pooled_clone, uses_malloc
 from .narrow import narrow_helpers
 from .native import SYMBOL, native_helpers, wrapper_source
+from .parallel_for import parallel_for_helpers
 from .privatize import plain_helpers
 from .restrict import disjoint_helpers, restrict
 from .scratch import INLINED, scratch_plans
@@ -69,8 +70,9 @@ COMPILE_LOCK = threading.RLock()
 # graphscope.input_name; 20: HPVM-C allocation nodes' scratch buffers made once per chunk
 # too, and a plan that always zero-fills gets one loop; 21: an HPVM-C barrier leaf's covering
 # store proven on its LLVM, ir/scratch.covering_llvm_store: such a buffer is not zero-filled;
-# 22: a Python leaf with a loop its neighbouring instances share runs jammed, jam.py).
-CODEGEN_VERSION = 22
+# 22: a Python leaf with a loop its neighbouring instances share runs jammed, jam.py;
+# 23: parallel loops call Numba's threading layer through __hpvm_parallel_for, no prange).
+CODEGEN_VERSION = 23
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in
@@ -132,6 +134,7 @@ def _runtime_helpers() -> dict[str, Any]:
         **disjoint_helpers(),
         **view_helpers(),
         **loop_error_helpers(),
+        **parallel_for_helpers(),
         **truncation_helpers(),
     }
     for op in atomics.ATOMIC_OPS:
@@ -750,17 +753,10 @@ class Compiler:
         return module
 
 
-#: Numba's parallel passes for graph functions, without loop fusion. Generated code writes
-#: each node's loop as its own ``prange`` over chunk calls, which Numba never fused (every
-#: parfor id of the test suite's programs survived); the pass still analysed each function
-#: with two loops or more: 0.9 s of edge detection's 18 s cold compile
-#: (docs/backends/cpu-performance.md, "Cold: no loop fusion pass").
-PARALLEL_OPTIONS = {"fusion": False}
-
-
 def _jit_generated(func: Any, gen: GraphGen, cache: bool) -> Any:
-    """A generated function's dispatcher: graph functions with parallel loops ``parallel``
-    (without loop fusion: ``PARALLEL_OPTIONS``), the common case's chunk functions inlined
+    """A generated function's dispatcher: none is compiled with Numba's parallel passes
+    (parallel loops call the threading layer themselves: ``parallel_for.py``); the common
+    case's chunk functions are inlined
     with ``noalias`` arrays (``restrict.py``); all compiled without LLVM's load PRE in loops
     (``loadpre.py``). Chunk functions get no CPython or C entry: only compiled code calls
     them (``__hpvm_try_call``), and each entry was lowered, optimized and turned into
@@ -776,6 +772,4 @@ def _jit_generated(func: Any, gen: GraphGen, cache: bool) -> Any:
         options["inline"] = "always"
     if name in gen.restricted_symbols:
         return without_loop_load_pre(restrict(numba.njit(forceinline=True, **options)(func)))
-    # (a copy: Numba's ParallelOptions pops each key it reads from the dict it is given)
-    parallel = dict(PARALLEL_OPTIONS) if name in gen.parallel_symbols else False
-    return without_loop_load_pre(numba.njit(parallel=parallel, **options)(func))
+    return without_loop_load_pre(numba.njit(**options)(func))

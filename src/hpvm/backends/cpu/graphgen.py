@@ -129,7 +129,6 @@ class GraphGen:
         self.symbols: dict[tuple[int, bool], str] = {}
         self._graph_bases: dict[int, str] = {}  # id(internal function) -> its symbols' base
         self._graph_base_counts: dict[str, int] = {}  # symbol_for's base -> functions given it
-        self.parallel_symbols: set[str] = set()
         self.restricted_symbols: set[str] = set()  # chunk functions with noalias arrays (restrict.py)
         self.chunk_symbols: set[str] = set()  # every chunk function (chunks.py)
         self.inlined_symbols: set[str] = set()  # graph functions compiled into their callers (scratch.py)
@@ -226,8 +225,6 @@ class GraphGen:
         self.sources += [function, *chunks.sources]
         self.restricted_symbols.update(chunks.restricted)
         self.chunk_symbols.update(chunks.symbols)
-        if chunks.sources:  # (Numba warns about parallel=True with nothing parallel)
-            self.parallel_symbols.add(symbol)
 
     # -- generation -----------------------------------------------------------------------
 
