@@ -71,8 +71,9 @@ COMPILE_LOCK = threading.RLock()
 # too, and a plan that always zero-fills gets one loop; 21: an HPVM-C barrier leaf's covering
 # store proven on its LLVM, ir/scratch.covering_llvm_store: such a buffer is not zero-filled;
 # 22: a Python leaf with a loop its neighbouring instances share runs jammed, jam.py;
-# 23: parallel loops call Numba's threading layer through __hpvm_parallel_for, no prange).
-CODEGEN_VERSION = 23
+# 23: parallel loops call Numba's threading layer through __hpvm_parallel_for, no prange;
+# 24: __hpvm_parallel_for's chunks borrow the packed arrays, no reference counting).
+CODEGEN_VERSION = 24
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in

@@ -24,6 +24,14 @@ records, never raises; ``__hpvm_reraise`` after the loop), nesting (a chunk whos
 launches its own parallel loop calls the same threading layer from a worker, as the gufunc
 did), the ``noalias``, inlined chunk functions of ``restrict.py``.
 
+Arrays are borrowed. The kernel clears each packed array's meminfo (its reference count's
+owner) and Python object, as a gufunc's arrays have none: the caller holds the arrays for
+the whole loop, and a chunk never keeps one past its return. Passed with their meminfos,
+every call inside a chunk that takes an array (a block's group function, per block)
+counted references with atomic instructions on one shared counter from every thread: the
+HPVM-C block reduction ran at 0.9–2 ms on two threads against 0.70 ms on one
+(0.33–0.37 ms with borrowed arrays, as with the ``prange``).
+
 How the kernel finds its chunk. ``numba_parallel_for(fn, args, dims, steps, data,
 inner_ndim, array_count, num_threads)`` splits ``dims[0]`` iterations among the threads and
 calls ``fn`` with ``args[j]`` advanced by ``steps[j]`` per iteration and ``dims[0]`` set to
@@ -78,6 +86,21 @@ def _build() -> Any:
         if call is None:
             return None
 
+        def borrowed(context: Any, builder: ir.IRBuilder, value: Any, typ: Any) -> Any:
+            """``value`` with every array's reference to its owner (meminfo) and Python
+            object cleared, in tuples too: what the chunks are given borrows the caller's
+            arrays, as a gufunc's are (see the module docstring)."""
+            if isinstance(typ, types.Array):
+                array = context.make_array(typ)(context, builder, value=value)
+                array.meminfo = cgutils.get_null_value(array.meminfo.type)
+                array.parent = cgutils.get_null_value(array.parent.type)
+                return array._getvalue()
+            if isinstance(typ, types.BaseTuple):
+                for i, member in enumerate(typ.types):
+                    item = borrowed(context, builder, builder.extract_value(value, i), member)
+                    value = builder.insert_value(value, item, i)
+            return value
+
         def kernel_for(context: Any, module: ir.Module, compiled: Any) -> ir.Function:
             """The kernel ``numba_parallel_for`` runs, defined once per calling module."""
             kernel = cgutils.get_or_insert_function(
@@ -89,7 +112,12 @@ def _build() -> Any:
             builder = ir.IRBuilder(kernel.append_basic_block())
             args, dims, _, data = kernel.args
             first = builder.ptrtoint(builder.load(args), i64)
-            packed = builder.load(builder.bitcast(data, context.get_value_type(pack).as_pointer()))
+            packed = borrowed(
+                context,
+                builder,
+                builder.load(builder.bitcast(data, context.get_value_type(pack).as_pointer())),
+                pack,
+            )
             callee = context.declare_function(module, compiled.fndesc)
             with cgutils.for_range(builder, builder.load(dims)) as loop:
                 chunk = context.cast(builder, builder.add(first, loop.index), types.int64, call.args[0])
