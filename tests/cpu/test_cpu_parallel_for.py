@@ -69,3 +69,46 @@ def test_a_task_that_does_not_compile_names_its_own_error() -> None:
     with pytest.raises(ChunkCompileError) as info:
         run(np.zeros(2, np.int64))
     assert "broken" in str(info.value) or "setitem" in str(info.value)
+
+
+def _meminfo_of():  # type: ignore[no-untyped-def]
+    """An intrinsic: an array's meminfo pointer as an integer (0: the array is borrowed)."""
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def meminfo_of(typingctx, array):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+            value = context.make_array(sig.args[0])(context, builder, value=args[0])
+            return builder.ptrtoint(value.meminfo, context.get_value_type(types.int64))
+
+        return types.int64(array), codegen
+
+    return meminfo_of
+
+
+meminfo_of = _meminfo_of()
+
+
+@numba.njit(nogil=True)
+def _owners(c, pack):  # type: ignore[no-untyped-def]
+    a, (b, seen) = pack
+    seen[c, 0] = meminfo_of(a)
+    seen[c, 1] = meminfo_of(b)
+
+
+@numba.njit(nogil=True)
+def _run_owners(count, a, b, seen):  # type: ignore[no-untyped-def]
+    parallel_for(_owners, count, (a, (b, seen)))
+    return meminfo_of(a)
+
+
+@pytest.mark.parametrize("count", [1, 2, 5])
+def test_the_chunks_borrow_the_callers_arrays(count: int) -> None:
+    """No reference counting in the chunks (one counter shared by every thread): each
+    packed array, nested tuples too, arrives without its meminfo, as a gufunc's do; the
+    caller's own arrays keep theirs."""
+    a, b = np.zeros(3), np.zeros(4)
+    seen = np.full((count, 2), -1, np.int64)
+    assert _run_owners(count, a, b, seen) != 0
+    assert (seen == 0).all(), seen
