@@ -133,12 +133,8 @@ class Chunks:
 
     def _task(self, symbol: str, c: str, call: Block) -> list[str]:
         """Keep the source of task function ``symbol``: chunk ``c``'s ``call`` lines, the
-        locals they read packed in one tuple (``parallel_for.py``); return those locals.
-        The task is compiled with ``noalias`` arrays and inlined (``restrict.py``), the
-        promise Numba's gufunc made for every ``prange`` body: a chunk inlined into it is
-        optimized with it (the HBIR matrix multiply, without it: 1.25x Numba, 0.62x with)."""
+        locals they read packed in one tuple (``parallel_for.py``); return those locals."""
         self.symbols.append(symbol)
-        self.restricted.append(symbol)
         packed = sorted(call.reads - call.stores - {c})
         lines = [f"({''.join(f'{v}, ' for v in packed)}) = {PACK}", *call.lines]
         self.sources.append("\n".join([f"def {symbol}({c}, {PACK}):", *(INDENT + s for s in lines)]) + "\n")

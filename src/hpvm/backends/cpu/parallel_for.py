@@ -22,9 +22,7 @@ What stays as it was: chunks and their schedule (``chunks.py``: one contiguous b
 chunk per thread), failures (``task`` calls the chunk through ``__hpvm_try_call``, which
 records, never raises; ``__hpvm_reraise`` after the loop), nesting (a chunk whose node
 launches its own parallel loop calls the same threading layer from a worker, as the gufunc
-did), the ``noalias``, inlined chunk functions of ``restrict.py``, and ``noalias`` arrays
-for whatever is inlined into the loop's body: the task is compiled with them
-(``chunks.py``), as Numba compiled the gufunc.
+did), the ``noalias``, inlined chunk functions of ``restrict.py``.
 
 Arrays are borrowed. The kernel clears each packed array's meminfo (its reference count's
 owner) and Python object, as a gufunc's arrays have none: the caller holds the arrays for
