@@ -8,9 +8,12 @@ after the loop::
     __hpo0_n = n
     __hpo0_nc = max(min(np.int64(__hpvm_num_threads()), np.int64(__hpo0_n)), 0)
     __hpo0_err = np.empty((__hpo0_nc, 2), np.int64)
-    for __hpo0_c in prange(__hpo0_nc):
-        __hpvm_try_call(f_chunk0, (a, b, ..., lo, hi), __hpo0_err, __hpo0_c)
+    __hpvm_parallel_for(f_task0, __hpo0_nc, (__hpo0_err, __hpo0_n, __hpo0_nc, a, b, ..., ))
     __hpvm_reraise(__hpo0_err)
+
+    def f_task0(__hpo0_c, __hpvm_pack):
+        (__hpo0_err, __hpo0_n, __hpo0_nc, a, b, ..., ) = __hpvm_pack
+        __hpvm_try_call(f_chunk0, (a, b, ..., lo, hi), __hpo0_err, __hpo0_c)
 
     def f_chunk0(a, b, ..., __hpvm_lo, __hpvm_hi):
         for i in range(__hpvm_lo, __hpvm_hi):
@@ -24,10 +27,10 @@ passing it is always legal; a name assigned only in another branch (the private 
 ``privloops.py``) is never read by this branch's body, so it is never passed.
 
 Why outlined at all: exceptions in a chunk reach the launching thread (``loop_errors.py``);
-the loop over chunks has nothing but the call, so Numba always parallelizes it. Leaves stay
-inlined in the chunk's loop (that is where LLVM vectorizes them). The schedule is Numba's
-own for a ``prange``: balanced contiguous chunks, one per thread, with no product that could
-overflow.
+the loop over chunks has nothing but the call, which ``__hpvm_parallel_for`` hands to
+Numba's threading layer (``parallel_for.py``). Leaves stay inlined in the chunk's loop
+(that is where LLVM vectorizes them). The schedule is the one Numba gives a ``prange``:
+balanced contiguous chunks, one per thread, with no product that could overflow.
 """
 
 from __future__ import annotations

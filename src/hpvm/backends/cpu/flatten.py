@@ -1,7 +1,7 @@
 """Nested replication run as one parallel space: parent instances × their children's.
 
-Why. Only one level of parallel loops can be active (a ``prange`` inside another runs
-serially in Numba), and the level that runs in parallel is the outermost replicated one
+Why. Only one level of parallel loops can be active (a parallel loop inside another runs
+on one thread: Numba's OpenMP layer nests no teams), and the level that runs in parallel is the outermost replicated one
 (``graphgen.py``). When that level has few instances — 2 tiles of 512×512 elements, or
 one instance of an internal node that replicates its leaf: the HPVM-C style — parallelizing
 it alone leaves cores idle. Parent instances are independent of each other, and so are the
@@ -20,7 +20,7 @@ When. A replicated internal node ``N`` of a parallel graph function, in a loop o
   ``N`` (bound from the enclosing graph, or sent over an all-to-all edge or by a
   single-instance node): the child grid is then one grid, computed once.
 
-Then the graph function runs one ``prange`` over the parents' instances times the extent
+Then the graph function runs one parallel loop over the parents' instances times the extent
 of the children's outermost dimension, cut into one contiguous chunk per thread; a chunk
 walks its parents in order and, in each, its share of the outer dimension, with the
 children's inner dimensions in full (the innermost narrowed and vectorized as usual). The

@@ -6,10 +6,10 @@ over its instances, calling the leaf clones and the nested graph functions. All 
 computed, and checked, first (``backends/bounds.py`` for arrays they would index past).
 
 Which loops run in parallel: the outermost replicated level, wherever it is. The root's
-graph function is the *parallel* variant: its loops are ``prange`` over the outermost
+graph function is the *parallel* variant: its loops run in parallel over the outermost
 dimension, and a single-instance internal child (the HPVM-C wrapper node) is called in its
 parallel variant too, since it runs outside any loop. Graphs called from inside a parallel
-loop run their own loops sequentially (Numba runs a nested ``prange`` serially anyway),
+loop run their own loops sequentially (a nested parallel loop runs on one thread anyway),
 except that a replicated internal node whose graph is one loop is *flattened* into the
 parallel loop: parent instances × children as one space (``flatten.py``). Parallel loops
 are written as calls of chunk functions, so that exceptions raised in them reach the
