@@ -1,8 +1,8 @@
 """Two vector kernels under one ``hpvm::DEVICE`` wrapper, as HPVM's C benchmarks write a
 kernel pair (``programs/saxpy_square.cc``): the wrapper's two 1-D leaves are two parallel
-loops of one graph function, each run by ``__hpvm_parallel_for`` (``parallel_for.py``) —
-one chunk on the launching thread for a single block, a chunk per thread otherwise — on a
-grid rounded up to whole blocks of 64 and guarded by ``if (i < n)``. The host checks
+loops of one graph function, each run by ``__hpvm_parallel_for`` (``parallel_for.py``), a
+chunk per thread, on a grid rounded up to whole blocks of 64 (so even ``n = 1`` runs 64
+instances, most of them outside the guard ``if (i < n)``). The host checks
 itself; cpu gives the interpreter's results to the bit, and NumPy's (within the one
 rounding clang's fused multiply-add saves in saxpy; the squares to the bit)."""
 
