@@ -68,7 +68,7 @@ def _run(n: int, threads: int, body: Block) -> tuple[list[tuple[int, ...]], list
         "__hpvm_num_threads": lambda: threads,
         "__hpvm_try_call": try_call,
         "__hpvm_reraise": lambda err: None,
-        "__hpvm_parallel_for": lambda task, nc, pack: [task(c, pack) for c in range(nc)],
+        "__hpvm_parallel_for": lambda task, nc, *pack: [task(c, pack) for c in range(nc)],
     }
     exec("\n".join([source, *chunks.sources]), namespace)
     return namespace["f"](n), spans, chunks

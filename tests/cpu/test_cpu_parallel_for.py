@@ -23,7 +23,7 @@ def _record(c, pack):  # type: ignore[no-untyped-def]
 
 @numba.njit(nogil=True)
 def _run(count, runs, threads, scale, offset):  # type: ignore[no-untyped-def]
-    parallel_for(_record, count, (runs, threads, scale, offset))
+    parallel_for(_record, count, runs, threads, scale, offset)
     return numba.get_thread_id()
 
 
@@ -64,7 +64,7 @@ def test_a_task_that_does_not_compile_names_its_own_error() -> None:
 
     @numba.njit(nogil=True)
     def run(a):  # type: ignore[no-untyped-def]
-        parallel_for(broken, 2, (a,))
+        parallel_for(broken, 2, a)
 
     with pytest.raises(ChunkCompileError) as info:
         run(np.zeros(2, np.int64))
@@ -99,7 +99,7 @@ def _owners(c, pack):  # type: ignore[no-untyped-def]
 
 @numba.njit(nogil=True)
 def _run_owners(count, a, b, seen):  # type: ignore[no-untyped-def]
-    parallel_for(_owners, count, (a, (b, seen)))
+    parallel_for(_owners, count, a, (b, seen))
     return meminfo_of(a)
 
 
@@ -112,3 +112,32 @@ def test_the_chunks_borrow_the_callers_arrays(count: int) -> None:
     seen = np.full((count, 2), -1, np.int64)
     assert _run_owners(count, a, b, seen) != 0
     assert (seen == 0).all(), seen
+
+
+@numba.njit(nogil=True)
+def _scaled(c, pack):  # type: ignore[no-untyped-def]
+    runs, scale = pack
+    runs[c] = scale * c
+
+
+@numba.njit(nogil=True)
+def _run_constant(count, runs):  # type: ignore[no-untyped-def]
+    scale = 7  # a constant of the caller (a replication size written as a number)
+    parallel_for(_scaled, count, runs, scale)
+
+
+@pytest.mark.parametrize("count", [1, 3])
+def test_a_constant_local_reaches_the_task_as_its_number(count: int) -> None:
+    """The locals are typed literal first: the task is compiled with ``Literal[int](7)``,
+    so LLVM sees the number in the task and in the chunk inlined there (a loop bounded by a
+    constant replication size unrolls, as it did in a ``prange`` gufunc), and the value is
+    still the one the caller had."""
+    from numba.core import types
+
+    runs = np.zeros(count, np.int64)
+    _run_constant(count, runs)
+    np.testing.assert_array_equal(runs, 7 * np.arange(count))
+    (signature,) = _scaled.signatures
+    packed = signature[1].types
+    assert isinstance(packed[1], types.IntegerLiteral) and packed[1].literal_value == 7, signature
+    assert isinstance(packed[0], types.Array)

@@ -8,7 +8,7 @@ after the loop::
     __hpo0_n = n
     __hpo0_nc = max(min(np.int64(__hpvm_num_threads()), np.int64(__hpo0_n)), 0)
     __hpo0_err = np.empty((__hpo0_nc, 2), np.int64)
-    __hpvm_parallel_for(f_task0, __hpo0_nc, (__hpo0_err, __hpo0_n, __hpo0_nc, a, b, ..., ))
+    __hpvm_parallel_for(f_task0, __hpo0_nc, __hpo0_err, __hpo0_n, __hpo0_nc, a, b, ...)
     __hpvm_reraise(__hpo0_err)
 
     def f_task0(__hpo0_c, __hpvm_pack):
@@ -130,7 +130,7 @@ class Chunks:
         out.add(f"{err} = np.empty(({nc}, 2), np.int64)", [nc], [err])  # (np.zeros: one more loop)
         packed = self._task(f"{self.symbol}_task{k}", c, call)
         out.add(
-            f"__hpvm_parallel_for({self.symbol}_task{k}, {nc}, ({''.join(f'{v}, ' for v in packed)}))", packed
+            f"__hpvm_parallel_for({', '.join([f'{self.symbol}_task{k}', nc, *packed])})", packed
         )
         return out.add(f"__hpvm_reraise({err})", [err])
 

@@ -72,8 +72,9 @@ COMPILE_LOCK = threading.RLock()
 # store proven on its LLVM, ir/scratch.covering_llvm_store: such a buffer is not zero-filled;
 # 22: a Python leaf with a loop its neighbouring instances share runs jammed, jam.py;
 # 23: parallel loops call Numba's threading layer through __hpvm_parallel_for, no prange;
-# 24: __hpvm_parallel_for's chunks borrow the packed arrays, no reference counting).
-CODEGEN_VERSION = 24
+# 24: __hpvm_parallel_for's chunks borrow the packed arrays, no reference counting;
+# 25: its locals passed one by one, constants reaching the task as literals).
+CODEGEN_VERSION = 25
 # Leaves and graph functions are compiled with NumPy's error model: division never raises
 # (IEEE 754 for floats, 0 for integer // and % by zero), as on every back end
 # (docs/semantics.md §7). Numba's default, "python", raises ZeroDivisionError — and only in

@@ -1,5 +1,5 @@
-"""``__hpvm_parallel_for(task, count, pack)``: ``task(c, pack)`` for every chunk ``c`` in
-``range(count)``, on Numba's threading layer, from compiled code, without a ``prange``.
+"""``__hpvm_parallel_for(task, count, *locals)``: ``task(c, locals)`` for every chunk ``c``
+in ``range(count)``, on Numba's threading layer, from compiled code, without a ``prange``.
 
 Why. The parallel loops of generated code (``chunks.py``) are loops over one chunk per
 thread whose body is one call. Written as a ``prange``, each made Numba's parfor lowering
@@ -31,6 +31,16 @@ every call inside a chunk that takes an array (a block's group function, per blo
 counted references with atomic instructions on one shared counter from every thread: the
 HPVM-C block reduction ran at 0.9–2 ms on two threads against 0.70 ms on one
 (0.33–0.37 ms with borrowed arrays, as with the ``prange``).
+
+Constants stay constants. The locals are passed one by one, not as a tuple the caller
+builds, and typed literal first (``prefer_literal``): a local Numba knows as a constant (a
+replication size written ``__hn0_s1 = 4``) reaches ``task`` as ``Literal[int](4)`` inside the
+packed tuple, so the task — compiled for this one loop — and the chunk inlined there see the
+number, as a ``prange`` gufunc saw its literal arguments. A tuple built in the caller would
+have widened it to ``int64``: the HBIR 512³ matrix multiply's inner loop, bounded by
+``y * 128`` and ``min(512, …)`` with ``y < s1``, then had an unknown trip count, was not
+unrolled, and kept C's row in memory across ``k`` instead of in registers — 5.5 ms against
+3.6 ms with the number (docs/backends/cpu-performance.md).
 
 How the kernel finds its chunk. ``numba_parallel_for(fn, args, dims, steps, data,
 inner_ndim, array_count, num_threads)`` splits ``dims[0]`` iterations among the threads and
@@ -72,13 +82,16 @@ def _build() -> Any:
     kernel_type = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), i64.as_pointer(), i64.as_pointer(), i8p])
     parallel_for_type = ir.FunctionType(ir.VoidType(), [i8p] * 5 + [i64] * 3)
 
-    @intrinsic
-    def parallel_for(typingctx, task, count, pack):  # type: ignore[no-untyped-def]
-        """``task(c, pack)`` for ``c`` in ``range(count)``, the chunks side by side."""
-        if not isinstance(task, types.Dispatcher) or not isinstance(pack, types.BaseTuple):
+    @intrinsic(prefer_literal=True)
+    def parallel_for(typingctx, task, count, *locals_):  # type: ignore[no-untyped-def]
+        """``task(c, locals_)`` for ``c`` in ``range(count)``, the chunks side by side."""
+        if not isinstance(task, types.Dispatcher):
             return None
-        if not isinstance(count, types.Integer):
+        if not isinstance(types.unliteral(count), types.Integer):
             return None
+        # (Numba passes star arguments as one tuple; its literal members are kept: the
+        # module docstring)
+        pack = types.StarArgTuple.from_types(locals_)
         try:
             call = task.get_call_type(typingctx, (types.int64, pack), {})
         except NumbaError as e:
