@@ -129,9 +129,7 @@ class Chunks:
         out.add(f"{nc} = {chunk_count(n)}", [n], [nc])
         out.add(f"{err} = np.empty(({nc}, 2), np.int64)", [nc], [err])  # (np.zeros: one more loop)
         packed = self._task(f"{self.symbol}_task{k}", c, call)
-        out.add(
-            f"__hpvm_parallel_for({', '.join([f'{self.symbol}_task{k}', nc, *packed])})", packed
-        )
+        out.add(f"__hpvm_parallel_for({', '.join([f'{self.symbol}_task{k}', nc, *packed])})", packed)
         return out.add(f"__hpvm_reraise({err})", [err])
 
     def _task(self, symbol: str, c: str, call: Block) -> list[str]:
