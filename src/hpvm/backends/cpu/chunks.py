@@ -49,11 +49,11 @@ def chunk_count(n: str) -> str:
 def chunk_bounds(c: str, n: str, nc: str) -> tuple[str, str]:
     """Chunk ``c`` of ``nc`` over ``n`` iterations: [c*q + min(c, r), (c+1)*q + min(c+1, r))
     with q, r = divmod(n, nc) — contiguous and balanced, with no product that could
-    overflow. ``c`` (a ``prange`` index) is cast to int64: Numba's parfor pass retypes a
-    prange index as uint64, and uint64 mixed with int64 is float64 in Numba, so the bounds
-    (and the chunk function's signature) changed type between the first typing and the
-    parfor lowering — the chunk function, the costliest of a graph, compiled twice
-    (tests/cpu/test_cpu_warm_start.py)."""
+    overflow. ``c`` is cast to int64, which the task's chunk index already is; it was not
+    when ``c`` was a ``prange`` index, which Numba's parfor pass retyped as uint64 (uint64
+    mixed with int64 is float64 in Numba: the chunk function, the costliest of a graph,
+    compiled twice, tests/cpu/test_cpu_warm_start.py), and the cast keeps the bounds int64
+    whatever integer a caller passes."""
     c = f"np.int64({c})"
     return (
         f"{c} * ({n} // {nc}) + min({c}, {n} % {nc})",
@@ -90,8 +90,8 @@ class Chunks:
         its own (``loopnest.py``: the innermost loop bounded below 2^32, or not). ``body``'s
         function is then compiled with ``noalias`` arrays and inlined (``restrict.py``);
         ``other``'s as any chunk function, called through ``__hpvm_try_call_noinline``: the
-        rare path stays out of the ``prange`` body, whose arrays Numba marks ``noalias``
-        (overlapping arrays run there), and LLVM does not optimize it a second time there.
+        rare path is not inlined into the task, and LLVM does not optimize it a second
+        time there.
         ``around``: (before, after) — lines every chunk function runs before its loop and
         after it (``scratch.py``: buffers made once per chunk); ``split``: ``(flag, other)`` —
         where the local ``flag`` (set by ``around``'s lines) is true, the chunk function

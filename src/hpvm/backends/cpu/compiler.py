@@ -119,13 +119,10 @@ def _llvm_covering_store(leaf: LeafFunction, param: str) -> int | None:
 
 def _runtime_helpers() -> dict[str, Any]:
     """Names every generated module can use: atomics, malloc, barrier marker, errors."""
-    import numba
-
     from ..numba_shared import atomics
 
     helpers: dict[str, Any] = {
         "np": np,
-        "prange": numba.prange,
         "__hpvm_LaunchError": LaunchError,
         "__hpvm_SizeOutOfBounds": SizeOutOfBounds,
         "__hpvm_past_end": _past_end(),

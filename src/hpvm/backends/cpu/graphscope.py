@@ -49,7 +49,7 @@ Needs = dict[tuple[int, int], set[str]]
 
 #: The generated module's globals that graph code calls besides builtins (``compiler.py``'s
 #: ``_runtime_helpers``; the rest of them, like every generated local, start with ``__h``).
-_GLOBALS = frozenset({"np", "prange"})
+_GLOBALS = frozenset({"np"})
 
 
 def input_name(name: str) -> str:

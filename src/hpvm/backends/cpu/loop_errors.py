@@ -8,15 +8,17 @@ set`` with the real message only as its cause. And a ``raise`` written in the lo
 itself (a leaf inlined there) makes Numba give up parallelizing the loop altogether, with
 two ``NumbaPerformanceWarning``\\ s pointing into generated code.
 
-What. The parallel loops of generated code (``chunks.py``) run ``prange`` over chunks;
-each chunk is an ordinary compiled function called through ``__hpvm_try_call``, an
+The same holds for the threading layer's kernel that ``__hpvm_parallel_for`` runs now
+(``parallel_for.py``): nothing carries a status out of it.
+
+What. The parallel loops of generated code (``chunks.py``) run one task per chunk; each
+task calls its chunk, an ordinary compiled function, through ``__hpvm_try_call``, an
 intrinsic that calls it *without* propagating its status: its outcome is written, as
 Numba's return code (0: none) and exception-info pointer, into the chunk's row of an
 error table. After the
 loop, on the launching thread, ``__hpvm_reraise(table)`` propagates the first failure as if
 the chunk had been called there: the exception (class, message, and the traceback line
-Numba records for a ``raise``) reaches the caller exactly as from serial code. The loop
-body contains no ``raise``, so Numba always parallelizes it.
+Numba records for a ``raise``) reaches the caller exactly as from serial code.
 
 The exception-info pointer stays valid: a static exception's is a constant of the compiled
 module, a dynamic one's (run-time values in its message) a heap block that the raise on the
@@ -152,9 +154,8 @@ def _build() -> dict[str, Any]:
 
     return {
         "__hpvm_try_call": make_try_call(()),
-        # The overlap/wide fallback chunk (chunks.py), kept out of the prange body: LLVM
-        # neither inlines it there (where Numba marks the arrays noalias) nor optimizes it
-        # a second time inside the body.
+        # The overlap/wide fallback chunk (chunks.py), kept out of line: LLVM neither
+        # inlines it into the task nor optimizes it a second time there.
         "__hpvm_try_call_noinline": make_try_call(("noinline",)),
         "__hpvm_reraise": reraise,
     }

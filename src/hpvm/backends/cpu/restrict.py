@@ -21,7 +21,7 @@ sets on its gufuncs, and ``forceinline`` (LLVM's ``alwaysinline``), so it is opt
 Numba's own loop body is. ``noalias`` is a promise: no memory the chunk writes is read or
 written through another of its array arguments. The generated code keeps it: the masked
 copy is called only when ``__hpvm_disjoint`` finds the chunk's arrays pairwise apart in
-memory (``chunks.py``, once per loop, before the ``prange``); arrays that overlap (the same
+memory (``chunks.py``, once per loop, before its chunks run); arrays that overlap (the same
 buffer bound to two ports, views of one buffer) take the other copy, compiled as before.
 
 How. Numba has no ``noalias`` option for ``jit``; its dispatcher asks its compiler for the
