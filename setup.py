@@ -1,6 +1,7 @@
 """The optional C extension (``hpvm.runtime._replay``, runtime/fastpath.py); everything
 else is declared in pyproject.toml. Optional: where it cannot be compiled, hpvm installs
-without it and launch plans use their Python replay (the same behaviour, slower)."""
+without it, launch plans use their Python replay and streams compare footprints with NumPy
+(the same behaviour, slower)."""
 
 import numpy
 from setuptools import Extension, setup

@@ -1123,7 +1123,101 @@ bad:
     return NULL;
 }
 
+/* ---------------------------------------------------------------------------------------
+   any_shared(ours, theirs, ndarray): whether an array of the list ``ours`` may share memory
+   with one of ``theirs`` — NumPy's ``may_share_memory`` (bounds only) over every pair, as
+   ``runtime/replicas.py``'s ``_any_shared`` asks it.
+
+   Why in C: a stream's replica asks it for every item it may start (``Footprint.overlaps``,
+   under the stream's lock): the edge detection's whole frames are six written arrays against
+   eight, 60 pairs, each a call of ``may_share_memory`` from Python — 13 us a frame on a quiet
+   core, 50 us in the stream (docs/backends/cpu-performance.md). Here each array's byte
+   extent is read once from its fields, as NumPy's ``get_array_memory_extents`` computes it:
+   [data + the sum of its negative axis offsets, data + the sum of the positive ones +
+   itemsize), empty where an axis is empty; two arrays may share memory when their extents
+   overlap. The item size is the dtype's ``itemsize`` attribute (NumPy's accessor for it
+   needs the API table this module does without). Anything not an ndarray: a TypeError. */
+
+typedef struct {
+    uintptr_t start, end;
+} Extent;
+
+static PyObject *s_itemsize;
+
+static int extent_of(PyObject *value, PyObject *ndarray, Extent *out) {
+    if (!PyObject_TypeCheck(value, (PyTypeObject *)ndarray)) {
+        PyErr_Format(PyExc_TypeError, "any_shared: %R is not an ndarray", value);
+        return -1;
+    }
+    PyArrayObject *array = (PyArrayObject *)value;
+    PyObject *size = PyObject_GetAttr((PyObject *)PyArray_DESCR(array), s_itemsize);
+    if (size == NULL) return -1;
+    Py_ssize_t itemsize = PyLong_AsSsize_t(size);
+    Py_DECREF(size);
+    if (itemsize == -1 && PyErr_Occurred()) return -1;
+    intptr_t lower = 0, upper = 0;
+    for (int d = 0; d < PyArray_NDIM(array); d++) {
+        npy_intp extent = PyArray_DIMS(array)[d];
+        if (extent == 0) { /* (no element: no memory) */
+            out->start = out->end = (uintptr_t)PyArray_DATA(array);
+            return 0;
+        }
+        intptr_t offset = (intptr_t)PyArray_STRIDES(array)[d] * (intptr_t)(extent - 1);
+        if (offset > 0) upper += offset;
+        else lower += offset;
+    }
+    out->start = (uintptr_t)PyArray_DATA(array) + (uintptr_t)lower;
+    out->end = (uintptr_t)PyArray_DATA(array) + (uintptr_t)(upper + itemsize);
+    return 0;
+}
+
+/* The extents of the list ``values`` (a new block, or NULL with an exception set). */
+static Extent *extents_of(PyObject *values, PyObject *ndarray, Py_ssize_t *count) {
+    if (!PyList_Check(values)) {
+        PyErr_SetString(PyExc_TypeError, "any_shared: the arrays must come in lists");
+        return NULL;
+    }
+    *count = PyList_GET_SIZE(values);
+    Extent *extents = PyMem_Malloc(sizeof(Extent) * (size_t)(*count > 0 ? *count : 1));
+    if (extents == NULL) return (Extent *)PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < *count; i++) {
+        if (extent_of(PyList_GET_ITEM(values, i), ndarray, &extents[i]) < 0) {
+            PyMem_Free(extents);
+            return NULL;
+        }
+    }
+    return extents;
+}
+
+static PyObject *any_shared(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "any_shared(ours, theirs, ndarray) takes three arguments");
+        return NULL;
+    }
+    Py_ssize_t n_ours, n_theirs;
+    Extent *ours = extents_of(args[0], args[2], &n_ours);
+    if (ours == NULL) return NULL;
+    Extent *theirs = extents_of(args[1], args[2], &n_theirs);
+    if (theirs == NULL) {
+        PyMem_Free(ours);
+        return NULL;
+    }
+    int shared = 0;
+    for (Py_ssize_t i = 0; i < n_ours && !shared; i++) {
+        for (Py_ssize_t j = 0; j < n_theirs && !shared; j++) {
+            const Extent *a = &ours[i], *b = &theirs[j];
+            shared = a->start < a->end && b->start < b->end && a->start < b->end && b->start < a->end;
+        }
+    }
+    PyMem_Free(ours);
+    PyMem_Free(theirs);
+    return PyBool_FromLong(shared);
+}
+
 static PyMethodDef methods[] = {
+    {"any_shared", (PyCFunction)(void (*)(void))any_shared, METH_FASTCALL,
+     "any_shared(ours, theirs, ndarray): whether an array of ours may share memory with one of theirs."},
     {"layout", layout, METH_VARARGS, "layout(Replay, Runs, LaunchHandle): where their slots are."},
     {"runs_threads", runs_threads, METH_VARARGS, "runs_threads(runs, limits): Runs.threads() as the replay makes it."},
     {"runs_add", runs_add, METH_VARARGS, "runs_add(runs, limits, seconds, threads): Runs.add as the replay makes it."},
@@ -1134,7 +1228,8 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "hpvm.runtime._replay", "A launch plan's replay in C (runtime/fastpath.py).", -1,
+    PyModuleDef_HEAD_INIT, "hpvm.runtime._replay",
+    "A launch plan's replay, and the footprint check of streamed items, in C (runtime/fastpath.py).", -1,
     methods,
 };
 
@@ -1160,5 +1255,6 @@ PyMODINIT_FUNC PyInit__replay(void) {
     INTERN(s_shape, "shape");
     INTERN(s_quick_run_s, "QUICK_RUN_S");
     INTERN(s_replays_version, "replays_version");
+    INTERN(s_itemsize, "itemsize");
     return PyModule_Create(&module_def);
 }

@@ -16,6 +16,10 @@ run. The Python replay stays the reference: the replay tests run once with each
 (``tests/conftest.py``, ``each_replay``), and a property test compares the two on every
 kind of port (``tests/runtime/test_compiled_replay.py``).
 
+The extension also compares streamed items' footprints (``ANY_SHARED``, for
+``replicas.py``): NumPy's ``may_share_memory`` over every pair of two lists of arrays in one
+call.
+
 Where the extension was not built (no C compiler when hpvm was installed), or with
 ``HPVM_PURE_PYTHON=1`` in the environment, plans use the Python replay, which behaves the
 same, a few microseconds slower per launch.
@@ -60,6 +64,14 @@ def _layout() -> str | None:
         return f"the compiled replay does not fit this version's classes: {e}"
     return None
 
+
+#: ``any_shared(ours, theirs, ndarray)`` of the extension: whether an array of the list
+#: ``ours`` may share memory with one of ``theirs``, NumPy's ``may_share_memory`` over every
+#: pair in one call (``replicas.py``'s footprints); ``None`` where the extension is not used.
+#: A module attribute, read per call (tests set it to ``None`` to run the NumPy pairs).
+ANY_SHARED: Callable[[list[Any], list[Any], type], bool] | None = (
+    getattr(_extension, "any_shared", None) if REASON is None else None
+)
 
 #: Whether new launch plans get the compiled replay: the extension is built and fits the
 #: classes, and ``HPVM_PURE_PYTHON`` is not set. A module attribute, read when a plan is

@@ -59,6 +59,7 @@ from ..ir.bounded import unbounded_reason
 from ..ir.graph import InternalFunction, LeafFunction, Node, functions
 from ..ir.leafinfo import analyze_leaf, parse_leaf
 from ..ir.types import ArrayType
+from . import fastpath
 
 REPLICAS = True  # False: a stage never runs two items at once
 REPLICA_SECONDS = 1e-3  # a stage's items must take at least this long each to be replicated
@@ -165,6 +166,15 @@ def allowed(seconds: float | None, times: Sequence[float | None], cores: int) ->
 
 
 def _any_shared(ours: list[np.ndarray], theirs: list[np.ndarray]) -> bool:
+    """Whether an array of ``ours`` may share memory with one of ``theirs`` (NumPy's
+    ``may_share_memory``: their byte extents overlap). In one call of the C extension where
+    it was built (``fastpath.ANY_SHARED``): a replica asks this for every item it may start,
+    under the stream's lock, and the edge detection's whole frames are 60 pairs — 50 µs of
+    ``may_share_memory`` calls a frame in the stream, 1–2 µs in C
+    (docs/backends/cpu-performance.md, "The footprint check in C")."""
+    shared = fastpath.ANY_SHARED
+    if shared is not None:
+        return shared(ours, theirs, np.ndarray)
     return any(np.may_share_memory(a, b) for a in ours for b in theirs)
 
 
