@@ -146,3 +146,35 @@ def test_stop_after_workers_retired_leaves_no_stop_for_a_new_worker(retiring_poo
     again = threading.Event()
     pool.submit(again.set)
     assert again.wait(5)
+
+
+def test_a_job_still_running_at_stop_leaves_no_idle_worker_behind() -> None:
+    """``stop`` waits for a running job; the job's worker then ends. Counted idle when the
+    job finished (after ``stop`` had reset the count), it left the pool believing in a
+    worker that was gone: the next job (the first launch after ``cleanup`` and ``init``) was
+    queued for nobody, and its ``wait`` never returned."""
+    from hpvm.runtime.workers import WorkerPool
+
+    pool = WorkerPool("test-stop-running")
+    started, release = threading.Event(), threading.Event()
+
+    def slow() -> None:
+        started.set()
+        release.wait(5)
+        pool.finishing()  # (as a launch's job says it before signalling its handle)
+
+    pool.submit(slow)
+    assert started.wait(5)
+    stopping = threading.Thread(target=pool.stop)
+    stopping.start()
+    while pool.thread_count():  # (stop has taken the workers: the job still runs)
+        threading.Event().wait(0.001)
+    release.set()
+    stopping.join(5)
+    assert not stopping.is_alive()
+    ran = threading.Event()
+    pool.submit(ran.set)
+    try:
+        assert ran.wait(5), "a job submitted after stop found no worker"
+    finally:
+        pool.stop()

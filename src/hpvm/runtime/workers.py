@@ -102,12 +102,17 @@ class WorkerPool:
 
     def finishing(self) -> None:
         """Called by a job that is about to signal its completion: if it runs on one of this
-        pool's workers, that worker counts as idle from now on (once per job)."""
+        pool's workers, that worker counts as idle from now on (once per job) — unless
+        ``stop`` has taken the workers meanwhile: that worker ends at its stop, and counting
+        it made the pool believe in an idle worker that was gone, so that the first launch
+        after ``cleanup`` and ``init`` was queued for nobody and its ``wait`` never returned
+        (a GPU launch left running at ``cleanup``)."""
         local = self._local
         if local.worker and not local.done:
             local.done = True
             with self._lock:
-                self._idle += 1
+                if threading.current_thread() in self._threads:
+                    self._idle += 1
 
     def _retire(self) -> bool:
         """Whether this idle worker may end: only while the pool counts an idle worker
