@@ -179,9 +179,15 @@ class Backend(ABC):
     #: arguments was quick (``runtime/quick.py``): true for back ends whose leaves are
     #: compiled, which cannot wait for something the host does after ``launch`` returns (a
     #: Python leaf on ``interp`` can: it may wait for an event the host sets before ``wait``).
-    #: Such a back end's ``run`` reads only ``threads`` of its context when the tracker has
-    #: nothing on a device: the runtime then hands quick runs one shared ``RunContext``.
+    #: Such a back end's ``run`` on the host (``device`` ``"host"``) reads only ``threads`` of
+    #: its context when the tracker has nothing on a device: the runtime then hands quick runs
+    #: one shared ``RunContext``. A device back end's quick runs get a context of their own
+    #: and the tracker's residency handling, as on a worker.
     runs_quick_on_launch: bool = False
+    #: Whether a streaming launch with scalars only at its boundary may run its items fused,
+    #: in batches on the host thread (``runtime/streaming.py``, ``fusable``): the back end's
+    #: ``run_stage_batch`` runs a batch as one compiled loop (``cpu``).
+    fuses_streams: bool = False
     #: Whether ``run_stage`` shows its leaves the root's instance from ``RunContext.instance``
     #: (a part below a replicated mixed node may then query that node's instance).
     outer_instance: bool = False

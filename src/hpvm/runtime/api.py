@@ -309,7 +309,9 @@ class Runtime:
         try:
             with collecting_warnings() as caught:
                 handle.warnings = caught
-                if self.tracker.host_only():  # (shared: the handle keeps its empty defaults)
+                if (
+                    self.tracker.host_only() and backend.device == "host"
+                ):  # (shared: the handle keeps its defaults)
                     self._run_with(handle, values, self._quick_ctx[threads], runs, residency=False)
                 else:
                     ctx = RunContext(self.tracker, cluster=self.dask_client, threads=threads, checked=True)

@@ -5,7 +5,7 @@ host's when the run is done); on a loaded two-core machine that is 50–150 µs,
 what a small compiled graph takes to run. So a launch runs inside ``launch`` itself, on the
 calling thread, and ``wait`` only collects it, when all of these hold (``Runtime.launch``):
 
-1. its back end runs compiled leaves (``Backend.runs_quick_on_launch``: ``cpu``);
+1. its back end runs compiled leaves (``Backend.runs_quick_on_launch``: ``cpu`` and the GPUs);
 2. every leaf of its graph is a Python leaf whose run is bounded (``ir/bounded.py``'s
    ``keyed_reason``, checked once per leaf, cached; ``bounded_graph`` caches the verdict
    per root): no ``while`` loop on array contents, no early exit from a loop, no loop

@@ -203,7 +203,7 @@ def fusable(root: InternalFunction, backend: Backend, plan: list[list[Node]]) ->
     no ``while`` loop, no early exit from a ``for``, no helper of the user's): a fused batch
     runs on the host thread, where Ctrl-C waits until it ends, so a stage that could spin
     keeps its thread (where the host stays interruptible), as a launch does (``quick.py``)."""
-    if not FUSE or not backend.runs_quick_on_launch or not plan or root.array_params() or root in _SLOW:
+    if not FUSE or not backend.fuses_streams or not plan or root.array_params() or root in _SLOW:
         return False
     if not all(isinstance(t, ScalarType) for t in root.out_types):
         return False

@@ -39,6 +39,7 @@ class CPUBackend(Backend):
     pointer_ports = True  # (a NumPy array, as any array port)
     outer_instance = True  # run_stage: RunContext.instance as the root's level
     runs_quick_on_launch = True  # (compiled leaves: runtime/quick.py)
+    fuses_streams = True  # (run_stage_batch: one compiled batch loop; runtime/streaming.py)
     stage_replicas = True  # (compiled stages release the GIL: runtime/replicas.py)
 
     def __init__(self) -> None:
