@@ -588,3 +588,28 @@ def test_a_quick_run_records_its_writes_once_versions_are_asked_for(monkeypatch)
     hpvm.wait(h)
     assert tracker.version(c) != before
     np.testing.assert_array_equal(c, a + b)
+
+
+def test_a_worker_s_launch_is_no_longer_in_flight_once_its_wait_returns(monkeypatch):
+    """A worker's run leaves the runtime's launches in flight before it signals its handle:
+    a host that launches again as soon as ``wait`` returns finds nothing in flight, and its
+    launch may be quick (it was queued for a worker whenever the finished one was still
+    counted). Checked at the moment the worker signals."""
+    from hpvm.runtime import handle as handle_module
+
+    runtime = api.default_runtime()
+    still_in_flight: list[bool] = []
+    signal = handle_module.Done.set
+
+    def checked(self):  # type: ignore[no-untyped-def]
+        still_in_flight.append(any(h.done is self for h in runtime.active))
+        signal(self)
+
+    monkeypatch.setattr(handle_module.Done, "set", checked)
+    a, b, c = _arrays(8)
+    quick.forget(add_root)
+    first = _launch((a, b, c, 8))  # (no run known: a worker's)
+    assert not _ran_in_launch(first)
+    hpvm.wait(first)
+    assert still_in_flight == [False]
+    assert not runtime.active

@@ -374,9 +374,9 @@ class Runtime:
             finally:
                 self.tracker.release(entries)
                 self.workers.finishing()  # idle before the host can launch again
-                handle.done.set()
-                with self.lock:
+                with self.lock:  # (and no longer in flight: its next launch may be quick)
                     self.active.discard(handle)
+                handle.done.set()
 
         return run
 
