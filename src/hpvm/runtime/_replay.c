@@ -1130,8 +1130,8 @@ bad:
 
    Why in C: a stream's replica asks it for every item it may start (``Footprint.overlaps``,
    under the stream's lock): the edge detection's whole frames are six written arrays against
-   eight, 60 pairs, each a call of ``may_share_memory`` from Python — 13 us a frame on a quiet
-   core, 50 us in the stream (docs/backends/cpu-performance.md). Here each array's byte
+   eight, 60 pairs, each a call of ``may_share_memory`` from Python — 12.8 us a frame on a quiet
+   core, 39 us of CPU in the stream (docs/backends/cpu-performance.md). Here each array's byte
    extent is read once from its fields, as NumPy's ``get_array_memory_extents`` computes it:
    [data + the sum of its negative axis offsets, data + the sum of the positive ones +
    itemsize), empty where an axis is empty; two arrays may share memory when their extents

@@ -309,9 +309,9 @@ class Runtime:
         try:
             with collecting_warnings() as caught:
                 handle.warnings = caught
-                if (
-                    self.tracker.host_only() and backend.device == "host"
-                ):  # (shared: the handle keeps its defaults)
+                # A host back end with nothing on a device shares one context (the handle keeps
+                # its defaults); a device back end's run gets its own and residency handling.
+                if self.tracker.host_only() and backend.device == "host":
                     self._run_with(handle, values, self._quick_ctx[threads], runs, residency=False)
                 else:
                     ctx = RunContext(self.tracker, cluster=self.dask_client, threads=threads, checked=True)
