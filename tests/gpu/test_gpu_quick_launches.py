@@ -1,7 +1,7 @@
 """Quick launches on the GPU back ends (``runtime/quick.py``, ``GPUBackend.runs_quick_on_launch``):
 a launch whose last run with the same arguments was quick runs inside ``launch`` on the
 calling thread, without a worker's two wake-ups (a one-kernel launch's host path 118–137 µs
-on a worker, 46 µs here: ``benchmarks/gpu.py``). That changes only where it runs: its
+on a worker, 46–70 µs here: ``benchmarks/gpu.py``). That changes only where it runs: its
 arrays stay on the device as a worker's run leaves them, a host write declared between
 launches reaches the next quick run, a run's transfers are its own, and an error of the
 kernel's node still surfaces at ``wait``."""

@@ -34,7 +34,7 @@ class GPUBackend(Backend):
     # A launch whose last runs were short may run on the launching thread (runtime/quick.py):
     # its kernels are compiled, and cannot wait for what the host does after ``launch``.
     # Handed to a worker, a one-kernel launch paid two thread wake-ups: 118-137 µs of host
-    # path against 46 µs on the launching thread (benchmarks/gpu.py's device doing nothing).
+    # path against 46–70 µs on the launching thread (benchmarks/gpu.py's device doing nothing).
     runs_quick_on_launch = True
 
     def __init__(self) -> None:
