@@ -14,24 +14,12 @@ import pytest
 import hpvm
 from hpvm.runtime.memory import runtime_tracker
 from markers import needs_backend
+from programs import r_saxpy_1d as axpy_root  # (y = a·x + y, one instance per element)
 from running import every_run_quick
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("hpvm_runtime")]
 
 TARGETS = [pytest.param(t, marks=needs_backend(t)) for t in ("opencl", "cuda")]
-
-
-@hpvm.leaf(ins=("x", "y"), outs=("y",))
-def axpy(x: hpvm.f32[:], y: hpvm.f32[:], a: hpvm.f32):
-    i = hpvm.get_node_instance_id_x(hpvm.get_node())
-    y[i] = a * x[i] + y[i]
-
-
-@hpvm.internal
-def axpy_root(x: hpvm.f32[:], y: hpvm.f32[:], a: hpvm.f32):
-    node = hpvm.create_node_1d(axpy, x.shape[0])
-    for port in range(3):
-        hpvm.bind_in(node, port, port)
 
 
 @pytest.fixture(autouse=True)
