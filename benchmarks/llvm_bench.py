@@ -5,7 +5,8 @@ Vector add, sgemm and the 3-D stencil are exported to HPVM IR in LLVM form
 (``hpvm.llvm.to_hpvm_ir``), imported back (``from_hpvm_ir``: leaves are then LLVM
 functions) and launched on ``cpu``; the original graphs (Python leaves) are launched on
 ``cpu`` beside them. Both results are checked against each other first; times are medians
-of samples taken in turn, first (compiling) runs excluded. The ratio is LLVM ÷ Python
+of samples taken in turn, first (compiling) runs excluded, as many rounds as fit in about
+``ROUND_BUDGET_S`` (7 to 31). The ratio is LLVM ÷ Python, the median of the rounds' ratios
 (goal ≤ 1.10×: LLVM leaves are linked into the same Numba graph code, so the loops should
 cost the same). The same programs also go through seed 004's PREPARE, LLVM's -O2 and
 EXTRACT (``llvm.extract(llvm.optimize(llvm.prepare(root), 2))``) and run on ``cpu``: the
@@ -16,6 +17,7 @@ once; a second export reuses them).
 
 from __future__ import annotations
 
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -29,9 +31,11 @@ from hpvm import llvm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kernels  # noqa: E402
-from orders import interleaved_medians  # noqa: E402
+from orders import interleaved_times, round_ratio  # noqa: E402
 
 TARGET_RATIO = 1.10
+ROUND_BUDGET_S = 3.0  # seconds of rounds a program gets: more for the fast ones
+MAX_ROUNDS = 31
 
 
 def _programs(
@@ -103,7 +107,8 @@ def _programs(
 
 
 def measure(sizes: Any, samples: int) -> list[dict[str, Any]]:
-    """Each program: Python and LLVM leaves on cpu (medians, ratio), checked equal first."""
+    """Each program: Python and LLVM leaves on cpu (medians, the rounds' ratios), checked
+    equal first; at least ``samples`` rounds, more for a fast program (``ROUND_BUDGET_S``)."""
     results = []
     for title, size, root, run, result in _programs(sizes):
         imported = llvm.from_hpvm_ir(llvm.to_hpvm_ir(root))
@@ -114,14 +119,17 @@ def measure(sizes: Any, samples: int) -> list[dict[str, Any]]:
         for other in ("llvm", "extracted"):
             runs[other]()
             np.testing.assert_allclose(result(), want, rtol=1e-5, atol=1e-5, err_msg=f"{title}: {other}")
-        med = interleaved_medians(runs, samples)
+        start = time.perf_counter()
+        runs["python"]()  # warm: what a round of three costs, about
+        rounds = max(samples, min(MAX_ROUNDS, int(ROUND_BUDGET_S / (3 * (time.perf_counter() - start)))))
+        times = interleaved_times(runs, rounds)
         results.append(
             {
                 "title": title,
                 "size": size,
-                **med,
-                "llvm_ratio": med["llvm"] / med["python"],
-                "extracted_ratio": med["extracted"] / med["python"],
+                **{name: statistics.median(ts) for name, ts in times.items()},
+                "llvm_ratio": round_ratio(times, "llvm", "python"),
+                "extracted_ratio": round_ratio(times, "extracted", "python"),
             }
         )
     return results

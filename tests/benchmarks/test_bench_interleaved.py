@@ -164,3 +164,23 @@ def test_three_measured_runs_follow_each_other_and_the_extras_in_turn():
     for extras in ({"taichi", "warp"}, {"warp"}, set()):  # the run right after each set of extras
         firsts = Counter(order[-3] for order in orders if set(order[:-3]) == extras)
         assert max(firsts.values()) - min(firsts.values()) <= 1 and len(firsts) == 3, extras
+
+
+def test_a_round_ratio_pairs_the_samples_of_each_round():
+    times = {"hpvm": [4.0, 3.0, 1.0], "numba": [1.0, 3.0, 2.0]}
+    assert bench_orders.round_ratio(times, "hpvm", "numba") == 1.0  # median of 4, 1, 0.5
+    # (the ratio of the two medians would be 3.0 / 2.0)
+
+
+def test_a_round_ratio_is_unmoved_by_a_host_slowing_down_between_rounds():
+    slow = [1.0, 1.0, 2.0, 2.0, 2.0, 1.0, 3.0]  # the host's speed, round by round
+    times = {
+        "hpvm": [s * c for s, c in zip(slow, [1.0, 1.1, 1.0, 1.1, 1.0, 1.1, 1.0], strict=True)],
+        "numba": [s * c for s, c in zip(slow, [1.1, 1.0, 1.0, 1.0, 1.0, 1.0, 1.1], strict=True)],
+    }
+    assert bench_orders.round_ratio(times, "hpvm", "numba") == pytest.approx(1.0)
+
+
+def test_a_round_ratio_refuses_samples_of_different_rounds():
+    with pytest.raises(ValueError):
+        bench_orders.round_ratio({"a": [1.0, 2.0], "b": [1.0]}, "a", "b")
