@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hpvm.ir import cache
 
 
@@ -56,3 +58,73 @@ def test_write_whole_into_a_missing_folder_raises_and_leaves_nothing(tmp_path):
     with pytest.raises(OSError):
         write_whole(tmp_path / "gone" / "entry.json", "text")
     assert list(tmp_path.iterdir()) == []
+
+
+FIELDS = {"text": (str, type(None)), "count": int}
+
+
+def _store(tmp_path, monkeypatch, build, version="v1", key=("f",), text="module"):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("HPVM_CACHE_DIR", str(tmp_path))
+    return cache.stored_json("answers", version, list(key), text, FIELDS, build)
+
+
+def test_a_stored_answer_is_read_instead_of_built(tmp_path, monkeypatch):
+    built = []
+
+    def build() -> dict:
+        built.append(1)
+        return {"text": "made", "count": 3}
+
+    assert _store(tmp_path, monkeypatch, build) == {"text": "made", "count": 3}
+    assert _store(tmp_path, monkeypatch, build) == {"text": "made", "count": 3}
+    assert len(built) == 1
+    # another version of the code, key or text: another answer
+    for other in ({"version": "v2"}, {"key": ("g",)}, {"text": "module2"}):
+        _store(tmp_path, monkeypatch, build, **other)
+    assert len(built) == 4 and len(list((tmp_path / "answers").glob("*.json"))) == 4
+
+
+def test_a_damaged_stored_answer_is_built_again_and_replaced(tmp_path, monkeypatch):
+    want = {"text": None, "count": 0}
+    _store(tmp_path, monkeypatch, lambda: want)
+    (stored,) = (tmp_path / "answers").glob("*.json")
+    for damage in (
+        "",
+        "{not json",
+        "[]",
+        '{"text": "x"}',
+        '{"text": 3, "count": 0}',
+        '{"text": "x", "count": 1, "more": 2}',
+    ):
+        stored.write_text(damage)
+        assert _store(tmp_path, monkeypatch, lambda: want) == want
+        assert _store(tmp_path, monkeypatch, lambda: pytest.fail("built again")) == want  # replaced
+
+
+def test_a_build_that_raises_stores_nothing(tmp_path, monkeypatch):
+    def refuse() -> dict:
+        raise ValueError("refused")
+
+    for _ in range(2):
+        with pytest.raises(ValueError, match="refused"):
+            _store(tmp_path, monkeypatch, refuse)
+    assert not list((tmp_path / "answers").glob("*.json"))
+
+
+def test_an_unwritable_answer_is_built_each_time_without_an_error(tmp_path, monkeypatch):
+    folder = tmp_path / "answers"
+    folder.mkdir()
+    monkeypatch.setattr(cache, "write_whole", lambda path, text: (_ for _ in ()).throw(OSError("read-only")))
+    assert _store(tmp_path, monkeypatch, lambda: {"text": "a", "count": 1}) == {"text": "a", "count": 1}
+    assert not list(folder.glob("*.json"))
+
+
+def test_code_digest_changes_with_any_file_or_the_extra(tmp_path):
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("x = 1\n")
+    b.write_text("y = 2\n")
+    first = cache.code_digest([a, b], "llvmlite 0.1")
+    assert cache.code_digest([a, b], "llvmlite 0.1") == first
+    assert cache.code_digest([a, b], "llvmlite 0.2") != first
+    b.write_text("y = 3\n")
+    assert cache.code_digest([a, b], "llvmlite 0.1") != first

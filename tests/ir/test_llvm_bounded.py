@@ -641,3 +641,30 @@ def test_unoptimized_code_s_counters_in_slots_are_read_as_the_values_they_hold()
     by_element = CLANG_O0.replace("%1 = load i32, ptr %n.addr, align 4", "%1 = load i32, ptr %a, align 4")
     why = llvm_unbounded_reason(LLVMBody(by_element, "f"), "leaf 'f'")
     assert why == "leaf 'f' has a loop that leaves on a value read from memory (block 'for.cond')"
+
+
+@pytest.mark.parametrize(
+    ("body", "reason", "fixed"),
+    [(STRAIGHT, None, True), (LOOP, None, False), (SPIN, "has a loop", False)],
+    ids=["straight", "loop", "spin"],
+)
+def test_the_answers_are_stored_and_a_later_process_reads_them_without_parsing(
+    body, reason, fixed, tmp_path, monkeypatch
+):
+    """Both answers come from one reading of the module, kept in hpvm's cache
+    (``llvm-bounded/``): a later process — each ``hpvm c run`` — reads them instead."""
+    from hpvm.ir import llvmbounded
+
+    leaf = LLVMBody(f"{DECLARES}\ndefine {{}} @f(ptr %a, i64 %a.size, i64 %n, ptr %fp) {{\n{body}\n}}\n", "f")
+    answers = []
+    for later in (False, True):
+        monkeypatch.setenv("HPVM_CACHE_DIR", str(tmp_path))
+        monkeypatch.setattr(llvmbounded, "_ANSWERS", {})  # (a new process)
+        if later:
+            monkeypatch.setattr(llvmbounded, "_analysed", lambda body: pytest.fail("read the module again"))
+        answers.append((llvm_unbounded_reason(leaf, "leaf 'f'"), llvm_fixed_work(leaf)))
+        assert len(list((tmp_path / "llvm-bounded").glob("*.json"))) == 1
+    assert answers[0] == answers[1]
+    got_reason, got_fixed = answers[1]
+    assert got_fixed is fixed
+    assert (got_reason is None) if reason is None else got_reason.startswith(f"leaf 'f' {reason}")

@@ -284,6 +284,11 @@ entry:
 """
 
 
+def _built_here(folder: str, version: str, key: list, text: str, fields: dict, build: Any) -> Any:
+    """``ir.cache.stored_json`` without hpvm's cache: every clone made in this process."""
+    return build()
+
+
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     dims=st.integers(1, 3),
@@ -310,6 +315,7 @@ def test_a_loop_bounded_by_its_guard_runs_exactly_the_instances_that_pass_it(
 
     monkeypatch.setattr(wiloops, "guard_bound", spy)
     monkeypatch.setattr(native, "_CACHE", {})  # (each example makes its clone: the spy sees it)
+    monkeypatch.setattr(native, "stored_json", _built_here)  # (nor read from hpvm's cache)
     for workitem in (True, False):
         monkeypatch.setattr(native, "WORKITEM_LOOPS", workitem)
         root = llvm.from_hpvm_ir(DECLS + _guarded_round(dims, op))
@@ -420,6 +426,7 @@ def test_a_loop_versioned_on_its_guard_gives_every_instance_its_own_branch(
 
     monkeypatch.setattr(wiloops, "versioned", spy)
     monkeypatch.setattr(native, "_CACHE", {})
+    monkeypatch.setattr(native, "stored_json", _built_here)  # (nor read from hpvm's cache)
     for workitem in (True, False):
         monkeypatch.setattr(native, "WORKITEM_LOOPS", workitem)
         root = llvm.from_hpvm_ir(DECLS + _offset_round(dims, tail))

@@ -2,20 +2,26 @@
 ``~/.cache/hpvm``.
 
 One place for every layer that caches on disk (the ``cpu`` back end's generated graph
-code and its jammed LLVM leaves under ``llvm-jam/``; HPVM-C's clang output under ``c-ir/``
-and host libraries under ``c-host/``), so one
-variable moves them all.
+code; what LLVM leaves' preparation builds from their text, under ``llvm-clone/``,
+``llvm-jam/``, ``llvm-checked/``, ``llvm-bounded/`` and ``llvm-object/``; HPVM-C's clang
+output under ``c-ir/`` and host libraries under ``c-host/``), so one variable moves them
+all; and the two ways to write into it: ``write_whole`` (a file whole or not at all) and
+``stored_json`` (an answer built once from a text, for every later process).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
+import json
 import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 _LOCK = threading.Lock()
 _fallback: Path | None = None
@@ -48,14 +54,14 @@ def cache_folder(name: str) -> Path:
         return folder
 
 
-def write_whole(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all: into a temporary file beside it, then
-    renamed over it, so that a process reading the cache (or racing to write the same
-    entry) never sees half a file. Raises ``OSError`` as writing does, the temporary file
-    removed."""
+def write_whole(path: Path, text: str | bytes) -> None:
+    """Write ``text`` (or bytes) to ``path`` whole or not at all: into a temporary file beside
+    it, then renamed over it, so that a process reading the cache (or racing to write the
+    same entry) never sees half a file. Raises ``OSError`` as writing does, the temporary
+    file removed."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as out:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as out:
             out.write(text)
         os.chmod(tmp, 0o644)  # (as a plain write leaves it: mkstemp's file is private)
         os.replace(tmp, path)
@@ -65,4 +71,50 @@ def write_whole(path: Path, text: str) -> None:
         raise
 
 
-__all__ = ["cache_folder", "cache_root", "write_whole"]
+def stored_json(
+    folder: str,
+    version: str,
+    key: list[Any],
+    text: str,
+    fields: dict[str, type | tuple[type, ...]],
+    build: Callable[[], dict[str, Any]],
+) -> dict[str, Any]:
+    """``build()``'s answer, a JSON-able dict of ``fields`` (name → the type its JSON value
+    has), from ``folder`` in the cache, else built and stored there.
+
+    For what a later process would otherwise build again from the same text (an LLVM
+    leaf's clone, its analyses). The file is named by everything the answer depends on:
+    ``version`` (the code that builds it: ``code_digest``), ``key`` (JSON-able) and
+    ``text`` (the module it is built from). A file that cannot be read or written is built
+    again, never an error, and so is one of other fields or types (damaged); a build that
+    raises (a leaf hpvm refuses) stores nothing, so the error is raised again, the same, by
+    every process."""
+    name = hashlib.sha1(json.dumps([version, *key]).encode() + text.encode()).hexdigest()
+    path = cache_folder(folder) / f"{name}.json"
+    try:
+        found = json.loads(path.read_text())
+        if (
+            isinstance(found, dict)
+            and set(found) == set(fields)
+            and all(isinstance(found[name], kind) for name, kind in fields.items())
+        ):
+            return found
+    except (OSError, ValueError):
+        pass
+    answer = build()
+    with contextlib.suppress(OSError):  # (not stored: built again next time)
+        write_whole(path, json.dumps(answer))
+    return answer
+
+
+def code_digest(files: Iterable[Path], extra: str = "") -> str:
+    """The SHA-1 of ``files``' bytes and ``extra`` (a library's version, the host CPU): the
+    ``version`` of ``stored_json``, so that a change to the code that builds an answer never
+    meets an answer stored by the code before it."""
+    digest = hashlib.sha1(extra.encode())
+    for path in files:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+__all__ = ["cache_folder", "cache_root", "code_digest", "stored_json", "write_whole"]

@@ -57,9 +57,11 @@ import re
 import threading
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 from ...errors import HPVMWarning, IllegalWriteError, NodeExecutionError, OutOfBoundsError
 from ...ir.bodies import LLVMBody, llvm_abi_types
+from ...ir.cache import stored_json
 from ...ir.debuginfo import DebugInfo
 from ...ir.graph import LeafFunction
 from ...ir.llvm_text import DEFINITION
@@ -69,6 +71,7 @@ from .checked_inline import function_lines, inline_array_callees
 from .checked_roots import LOCAL, UNKNOWN, Roots, pointer_operands
 from .instrument import ATOMIC, memory_access, site_of
 from .leaf_errors import CHECK_FAILED, CHECK_FAILED_DECLARATION
+from .stored import code_version
 
 _HELPER = "__hpvm_oob"
 _SCRATCH = "@__hpvm_oob.scratch"
@@ -153,7 +156,7 @@ def checked_body(leaf: LeafFunction, warn: bool = True, body: LLVMBody | None = 
     with _LOCK:
         found = _CACHE.get(key)
     if found is None:
-        found = _check(leaf, body)
+        found = _stored_check(leaf, body, ports)
         with _LOCK:
             _CACHE[key] = found
     checked, unchecked = found
@@ -164,6 +167,28 @@ def checked_body(leaf: LeafFunction, warn: bool = True, body: LLVMBody | None = 
         if first:
             _warn(leaf, unchecked)
     return checked
+
+
+def _stored_check(leaf: LeafFunction, body: LLVMBody, ports: tuple[str, ...]) -> tuple[LLVMBody, list[str]]:
+    """``_check`` from hpvm's cache (``llvm-checked/``, ``ir.cache.stored_json``), else made
+    and stored there (``stored.py``): a later process in checked mode skips reading and
+    rewriting the module — an HPVM-C leaf's module is its whole translation unit, 0.3 s of
+    Cava's warm run in checked mode."""
+
+    def build() -> dict[str, Any]:
+        checked, unchecked = _check(leaf, body)
+        return {"module": None if checked is body else checked.module, "unchecked": unchecked}
+
+    found = stored_json(
+        "llvm-checked",
+        code_version(),
+        [body.function, ports, sorted(leaf.outs)],
+        body.module,
+        {"module": (str, type(None)), "unchecked": list},
+        build,
+    )
+    module = found["module"]
+    return (body if module is None else LLVMBody(module, body.function)), list(found["unchecked"])
 
 
 def _check(leaf: LeafFunction, body: LLVMBody) -> tuple[LLVMBody, list[str]]:

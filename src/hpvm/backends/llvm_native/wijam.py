@@ -49,15 +49,13 @@ instead.
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import hashlib
 import re
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...ir.cache import stored_json
 from .coro import ERROR_CALL, declarations
+from .stored import code_version
 from .wiloops import NONNEGATIVE, _own_context, emit, prepare
 from .wiuniform import (
     PURE_INTRINSICS,
@@ -107,46 +105,18 @@ def jam_module(native: NativeLeaf, axis: int, width: int) -> tuple[str | None, s
 
 
 def _stored(native: NativeLeaf, axis: int, width: int) -> tuple[str | None, str]:
-    """``_build``'s answer from hpvm's cache (``llvm-jam/``), else built and stored there.
-    The file is named by everything the answer depends on: the clone (its text, digest,
-    ports), the axis and width, this package's code and llvmlite's version (the text is
-    its LLVM's). A file that cannot be read or written is built again, never an error."""
-    import json
-
-    from ...ir.cache import cache_folder, write_whole
-
-    name = hashlib.sha1(
-        json.dumps(
-            [_code_version(), native.digest, native.args, native.outs, native.ret, axis, width]
-        ).encode()
-        + native.text.encode()
-    ).hexdigest()
-    path = cache_folder("llvm-jam") / f"{name}.json"
-    try:
-        found = json.loads(path.read_text())
-        return found["text"], found["why"]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    text, why = _build(native, axis, width)
-    with contextlib.suppress(OSError):  # (not stored: built again next time)
-        write_whole(path, json.dumps({"text": text, "why": why}))
-    return text, why
-
-
-@functools.cache
-def _code_version() -> str:
-    """This package's LLVM-leaf code, llvmlite's version and the host CPU (the module is
-    optimized for it: ``native.target_machine``), hashed: a change to any never meets a
-    jammed module stored under another (a cache folder shared between machines included)."""
-    import llvmlite
-    import llvmlite.binding as llvm
-
-    digest = hashlib.sha1(
-        f"{llvmlite.__version__}\n{llvm.get_host_cpu_name()}\n{llvm.get_host_cpu_features().flatten()}".encode()
+    """``_build``'s answer from hpvm's cache (``llvm-jam/``, ``ir.cache.stored_json``), else
+    built and stored there (``stored.py``), keyed by the clone (its text, digest, ports), the axis and
+    the width."""
+    found = stored_json(
+        "llvm-jam",
+        code_version(),
+        [native.digest, native.args, native.outs, native.ret, axis, width],
+        native.text,
+        {"text": (str, type(None)), "why": str},
+        lambda: dict(zip(("text", "why"), _build(native, axis, width), strict=True)),
     )
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return found["text"], found["why"]
 
 
 def _build(native: NativeLeaf, axis: int, width: int) -> tuple[str | None, str]:
