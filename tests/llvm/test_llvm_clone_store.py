@@ -19,9 +19,10 @@ import pytest
 
 import hpvm
 from hpvm import llvm
-from hpvm.backends.llvm_native import jit, native, wispecial
+from hpvm.backends.llvm_native import access, jit, native, wispecial
 from hpvm.backends.llvm_native.native import native_leaf
 from hpvm.errors import CompileError
+from hpvm.ir.bodies import LLVMBody
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_llvm_jam import BARRIER, GPU_ROOT, _leaf, _matmul, matmul_text  # noqa: E402
@@ -156,3 +157,21 @@ def test_a_refused_leaf_stores_nothing_and_is_refused_again_the_same(monkeypatch
         assert not list((tmp_path / "llvm-clone").glob("*.json"))
     assert said[0] == said[1]
     assert isinstance(e.value, hpvm.HPVMError)
+
+
+def test_a_printed_node_function_is_stored_and_read_back(monkeypatch, tmp_path):
+    """``access.printed_function`` (what the bounds and checked mode read a leaf's module
+    from), kept in ``llvm-printed/``; a module without the function stays ``None``."""
+    body = _leaf(GPU_ROOT).body
+    missing = LLVMBody(body.module, "no_such_function")
+    answers = []
+    for later in (False, True):
+        monkeypatch.setenv("HPVM_CACHE_DIR", str(tmp_path))
+        monkeypatch.setattr(access, "_PRINTED", {})  # (a new process)
+        if later:
+            monkeypatch.setattr(access, "_printed", _not_cloned)
+        answers.append((access.printed_function(body), access.printed_function(missing)))
+    assert answers[0] == answers[1]
+    (function, module), nothing = answers[1]
+    assert nothing is None
+    assert function.startswith("define") and function in module

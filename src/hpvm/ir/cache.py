@@ -3,7 +3,7 @@
 
 One place for every layer that caches on disk (the ``cpu`` back end's generated graph
 code; what LLVM leaves' preparation builds from their text, under ``llvm-clone/``,
-``llvm-jam/``, ``llvm-checked/``, ``llvm-bounded/`` and ``llvm-object/``; HPVM-C's clang
+``llvm-jam/``, ``llvm-checked/``, ``llvm-bounded/``, ``llvm-printed/`` and ``llvm-object/``; HPVM-C's clang
 output under ``c-ir/`` and host libraries under ``c-host/``), so one variable moves them
 all; and the two ways to write into it: ``write_whole`` (a file whole or not at all) and
 ``stored_json`` (an answer built once from a text, for every later process).
