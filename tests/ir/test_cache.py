@@ -128,3 +128,24 @@ def test_code_digest_changes_with_any_file_or_the_extra(tmp_path):
     assert cache.code_digest([a, b], "llvmlite 0.2") != first
     b.write_text("y = 3\n")
     assert cache.code_digest([a, b], "llvmlite 0.1") != first
+
+
+def test_prune_keeps_the_most_recently_used(tmp_path):
+    files = []
+    for k in range(6):
+        path = tmp_path / f"{k}.json"
+        path.write_text("{}")
+        os.utime(path, (1000 + k, 1000 + k))  # written in the order 0..5
+        files.append(path)
+    (tmp_path / "other.o").write_text("")  # (another pattern: not counted, not removed)
+    cache.used(files[0])  # read since: the most recent
+    cache.prune(tmp_path, "*.json", keep=3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0.json", "4.json", "5.json", "other.o"]
+    cache.used(tmp_path / "gone.json")  # (pruned by another process: no error)
+
+
+def test_stored_answers_beyond_the_folder_s_keep_are_pruned(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache, "KEEP", 2)
+    for k in range(4):
+        _store(tmp_path, monkeypatch, lambda k=k: {"text": str(k), "count": k}, key=(f"f{k}",))
+    assert len(list((tmp_path / "answers").glob("*.json"))) == 2

@@ -49,6 +49,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..ir import cache
 from ..ir.cache import cache_folder
 from . import zig
 from .errors import HPVMCError
@@ -79,7 +80,7 @@ def build(text: str, cxx: bool, label: str) -> Path:
     folder = cache_dir()
     target = folder / f"{library_key(text, cxx)}.so"
     if target.is_file():
-        os.utime(target)  # (recently used: kept by prune)
+        cache.used(target)  # (recently used: kept by prune)
         return target
     with tempfile.TemporaryDirectory(prefix="hpvm-c-link-", dir=folder) as tmp:
         out = link(text, cxx, label, Path(tmp))
@@ -106,14 +107,7 @@ def link(text: str, cxx: bool, label: str, folder: Path) -> Path:
 def prune(folder: Path, keep: int = KEEP) -> None:
     """Remove all but the ``keep`` most recently used libraries (tests and edits make a new
     one for every version of a program)."""
-    found = []
-    for p in folder.glob("*.so"):
-        try:
-            found.append((p.stat().st_mtime, p))
-        except OSError:  # (another process pruned it)
-            continue
-    for _, p in sorted(found, reverse=True)[keep:]:
-        p.unlink(missing_ok=True)
+    cache.prune(folder, "*.so", keep)
 
 
 _UNDEFINED = re.compile(r"undefined symbol: (.+)")

@@ -98,13 +98,41 @@ def stored_json(
             and set(found) == set(fields)
             and all(isinstance(found[name], kind) for name, kind in fields.items())
         ):
+            used(path)
             return found
     except (OSError, ValueError):
         pass
     answer = build()
     with contextlib.suppress(OSError):  # (not stored: built again next time)
         write_whole(path, json.dumps(answer))
+        prune(path.parent, "*.json")
     return answer
+
+
+#: Files kept in each folder of answers (``stored_json``) or object code, the most recently
+#: used: each edit of a program makes new ones, and nothing else would ever remove the old.
+KEEP = 1024
+
+
+def used(path: Path) -> None:
+    """Mark ``path`` recently used, so that ``prune`` keeps it."""
+    with contextlib.suppress(OSError):  # (another process pruned it: it is built again)
+        os.utime(path)
+
+
+def prune(folder: Path, pattern: str, keep: int | None = None) -> None:
+    """Remove all but the ``keep`` (``KEEP``) most recently used files of ``folder``
+    matching ``pattern`` (what ``used`` marks, or was written last)."""
+    keep = KEEP if keep is None else keep
+    found = []
+    for p in folder.glob(pattern):
+        try:
+            found.append((p.stat().st_mtime, p))
+        except OSError:  # (another process pruned it)
+            continue
+    for _, p in sorted(found, reverse=True)[keep:]:
+        with contextlib.suppress(OSError):
+            p.unlink()
 
 
 def code_digest(files: Iterable[Path], extra: str = "") -> str:
@@ -117,4 +145,4 @@ def code_digest(files: Iterable[Path], extra: str = "") -> str:
     return digest.hexdigest()
 
 
-__all__ = ["cache_folder", "cache_root", "code_digest", "stored_json", "write_whole"]
+__all__ = ["KEEP", "cache_folder", "cache_root", "code_digest", "prune", "stored_json", "used", "write_whole"]

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ...ir.cache import write_whole
+from ...ir.cache import prune, used, write_whole
 from .host import register_host_symbols
 from .instrument import RECORDER, register_recorder
 from .native import NativeLeaf, optimize_module, target_machine
@@ -75,6 +75,7 @@ def _engine(text: str) -> Any:
         if stored is None:
             with contextlib.suppress(OSError):  # (not stored: compiled again next time)
                 write_whole(path, hashlib.sha1(code).digest() + code)
+                prune(path.parent, "*.o")
 
     engine.set_object_cache(compiled, lambda _: stored)
     engine.finalize_object()
@@ -97,7 +98,10 @@ def _read_object(path: Path) -> bytes | None:
     except OSError:
         return None
     digest, code = stored[:20], stored[20:]
-    return code if code and hashlib.sha1(code).digest() == digest else None
+    if not code or hashlib.sha1(code).digest() != digest:
+        return None
+    used(path)
+    return code
 
 
 _ENGINES: list[Any] = []  # (kept alive: their code is called by address)
