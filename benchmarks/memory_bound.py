@@ -386,12 +386,13 @@ def rows_for(ctx: Any, kernel: Kernel, lib_state: str) -> Any:
     if OPENMP in med:
         anchor = med[OPENMP]
         row.peers[OPENMP] = f"{fmt_time(anchor)} ({rate(anchor)})"
-        ratios = {PYTHON_LEAF: med[PYTHON_LEAF] / anchor, C_LEAF: med[C_LEAF] / anchor}
+        # (each the median of the rounds' ratios: the two samples of a round ran side by side)
+        ratios = {name: ctx.round_ratio(name, OPENMP) for name in (PYTHON_LEAF, C_LEAF)}
         parts.insert(
             0, f"over OpenMP: Python leaf {ratios[PYTHON_LEAF]:.2f}×, HPVM-C leaf {ratios[C_LEAF]:.2f}×"
         )
         row.verdict = verdict(max(ratios.values()) <= RATIO_TARGET)
-        alone = {name: med[name] / anchor for name in (PYTHON_RUN, C_RUN)}
+        alone = {name: ctx.round_ratio(name, OPENMP) for name in (PYTHON_RUN, C_RUN)}
         parts.insert(
             1,
             f"compiled runs alone over OpenMP: Python leaf {alone[PYTHON_RUN]:.2f}×, HPVM-C leaf {alone[C_RUN]:.2f}×",
