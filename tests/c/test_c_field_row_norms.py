@@ -69,12 +69,11 @@ def test_the_reduction_runs_as_work_item_loops(program):
     assert native_leaf(leaves["scale"]).barrier_lowering == ""
 
 
-#: A later process that may build nothing again from the modules' text: it runs the program
-#: unchecked and checked and prints what the host printed.
-LATER = """
+#: A process that runs the program unchecked, then checked (the host prints its line each
+#: time); ``later``: one whose builders from the modules' text all raise.
+PROCESS = """
 import sys
 from hpvm import c
-from hpvm.ir.cache import cache_root
 from hpvm.backends.llvm_native import access, checked, jit, native, wijam
 from hpvm.ir import llvmbounded
 import hpvm.backends.cpu as cpu
@@ -82,36 +81,37 @@ import hpvm.backends.cpu as cpu
 def built_again(*args):
     raise AssertionError("built again although stored")
 
-native._clone = jit.optimize_module = checked._check = built_again
-llvmbounded._analysed = access._printed = wijam._build = built_again
-program = c.compile(sys.argv[1:3])
-assert program.run(sys.argv[3:]) == 0
+if sys.argv[1] == "later":
+    native._clone = jit.optimize_module = checked._check = built_again
+    llvmbounded._analysed = access._printed = wijam._build = built_again
+program = c.compile(sys.argv[2:4])
+assert program.run(sys.argv[4:]) == 0
 cpu.configure(checked=True)
-assert program.run(sys.argv[3:]) == 0
+assert program.run(sys.argv[4:]) == 0
 """
 
 
-def _process(script: list[str], cache: Path) -> str:
+def _process(which: str, argv: list[str], cache: Path) -> str:
     env = {**os.environ, "HPVM_CACHE_DIR": str(cache), "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run([sys.executable, *script], env=env, capture_output=True, text=True, timeout=600)
+    command = [sys.executable, "-c", PROCESS, which, *map(str, SOURCES), *argv]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
 
 def test_a_later_process_builds_nothing_again(tmp_path):
-    """The first process (``hpvm c run``, unchecked then ``--checked``) stores what it built
-    from the modules; a second one, whose builders all raise, runs the program both ways."""
+    """The first process stores what it built from the modules; a later one, whose builders
+    all raise, runs the program both ways from what was stored."""
     cache = tmp_path / "cache"
     cache.mkdir()
     for shared in ("c-ir", "c-host", "zig"):  # (clang's and zig's output as the suite's: not the subject)
         if (cache_root() / shared).is_dir():
             (cache / shared).symlink_to(cache_root() / shared, target_is_directory=True)
     argv = ["6", "40", "2"]
-    cli = ["-m", "hpvm.cli", "c", "run", *map(str, SOURCES)]
-    first = _process([*cli, "--", *argv], cache) + _process([*cli, "--checked", "--", *argv], cache)
+    first = _process("first", argv, cache)
     for folder in ("llvm-clone", "llvm-checked", "llvm-bounded", "llvm-printed", "llvm-object"):
         assert list((cache / folder).iterdir()), folder
-    later = _process(["-c", LATER, *map(str, SOURCES), *argv], cache)
+    later = _process("later", argv, cache)
     said = SAID.findall(first + later)
     assert len(said) == 4 and len(set(said)) == 1, first + later
     assert said[0] == ("6", "40", "2", str(_checksum(6, 40, 2)), "0")
