@@ -544,10 +544,11 @@ def ratio_row(
     """Fill measure / target / verdict with hpvm cpu ÷ Numba (or the interpreter's ratio).
 
     ``paired``: cpu ÷ Numba as the median of the rounds' ratios (``Bench.round_ratio``),
-    the verdict's measure; the time columns stay each side's median."""
+    the verdict's measure, given whenever cpu ran; the time columns stay each side's median."""
     row.target = f"≤ {target:.2f}×"
     if "cpu" in medians:
-        ratio = paired if paired is not None else medians["cpu"] / medians[NUMBA]
+        assert paired is not None, "cpu ran in the row's rounds"
+        ratio = paired
         row.data["ratio_of_medians"] = medians["cpu"] / medians[NUMBA]
         row.measure = f"cpu/Numba {ratio:.2f}×"
         row.verdict = verdict(ratio <= target)

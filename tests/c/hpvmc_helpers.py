@@ -156,6 +156,19 @@ def run_apart(script: str, *args: str, timeout: float = 600) -> str:
     return done.stdout
 
 
+def cache_with_the_suites_toolchain(folder: Path) -> Path:
+    """``folder`` made an hpvm cache whose clang and zig output (``c-ir``, ``c-host``,
+    ``zig``) are the suite's own, linked: a test of what hpvm stores from the modules' text
+    starts from nothing there, without compiling and linking the program from nothing too."""
+    from hpvm.ir.cache import cache_root
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for shared in ("c-ir", "c-host", "zig"):
+        if (cache_root() / shared).is_dir():
+            (folder / shared).symlink_to(cache_root() / shared, target_is_directory=True)
+    return folder
+
+
 def named_file(path: Path) -> str:
     """A regex of ``path`` as a message may name it: as given, or relative to the working
     directory (where the debug information names it so): both spellings of the one file."""

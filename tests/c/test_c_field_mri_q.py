@@ -17,12 +17,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import compiled_program, needs_clang, needs_llvm_leaves
+from hpvmc_helpers import cache_with_the_suites_toolchain, compiled_program, needs_clang, needs_llvm_leaves
 
 import hpvm
 from hpvm.backends import get_backend
 from hpvm.backends.cpu import jam
-from hpvm.ir.cache import cache_root
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -92,9 +91,7 @@ def test_a_later_process_reads_the_jammed_module_the_first_stored(tmp_path):
     """Two processes with one (empty) hpvm cache: the first builds the jammed module and
     stores it, the second reads it (the file is not written again) and gives the same
     checked result."""
-    for shared in ("c-ir", "c-host", "zig"):  # (clang's and zig's output as the suite's: not the subject)
-        if (cache_root() / shared).is_dir():
-            (tmp_path / shared).symlink_to(cache_root() / shared, target_is_directory=True)
+    cache_with_the_suites_toolchain(tmp_path)
     env = {**os.environ, "HPVM_CACHE_DIR": str(tmp_path), "HPVM_CPU_JAM": "1"}
     cli = "import sys; from hpvm.cli import main; sys.exit(main())"  # (the `hpvm` command)
     command = [sys.executable, "-c", cli, "c", "run", str(PROGRAM), "--target", "cpu", "--", "45", "29"]

@@ -22,10 +22,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import needs_clang, needs_llvm_leaves
+from hpvmc_helpers import cache_with_the_suites_toolchain, needs_clang, needs_llvm_leaves
 
 from hpvm import c
-from hpvm.ir.cache import cache_root
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
@@ -102,11 +101,7 @@ def _process(which: str, argv: list[str], cache: Path) -> str:
 def test_a_later_process_builds_nothing_again(tmp_path):
     """The first process stores what it built from the modules; a later one, whose builders
     all raise, runs the program both ways from what was stored."""
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    for shared in ("c-ir", "c-host", "zig"):  # (clang's and zig's output as the suite's: not the subject)
-        if (cache_root() / shared).is_dir():
-            (cache / shared).symlink_to(cache_root() / shared, target_is_directory=True)
+    cache = cache_with_the_suites_toolchain(tmp_path / "cache")
     argv = ["6", "40", "2"]
     first = _process("first", argv, cache)
     for folder in ("llvm-clone", "llvm-checked", "llvm-bounded", "llvm-printed", "llvm-object"):

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ...ir.cache import prune, used, write_whole
+from ...ir.cache import cache_folder, prune, used, write_whole
 from .host import register_host_symbols
 from .instrument import RECORDER, register_recorder
 from .native import NativeLeaf, optimize_module, target_machine
@@ -83,8 +83,6 @@ def _engine(text: str) -> Any:
 
 
 def _object_path(text: str) -> Path:
-    from ...ir.cache import cache_folder
-
     name = hashlib.sha1(f"{code_version()}\n{text}".encode()).hexdigest()
     return cache_folder("llvm-object") / f"{name}.o"
 
