@@ -169,6 +169,45 @@ def cache_with_the_suites_toolchain(folder: Path) -> Path:
     return folder
 
 
+#: A process that runs an HPVM-C program unchecked, then checked (``argv``: ``first`` or
+#: ``later``, the number of sources, the sources, main's arguments); ``later``: one whose
+#: builders from the modules' text all raise, so it runs only from what hpvm stored.
+_STORED_RUNS = """
+import sys
+from hpvm import c
+from hpvm.backends.llvm_native import access, checked, jit, native, wijam
+from hpvm.ir import llvmbounded
+import hpvm.backends.cpu as cpu
+
+def built_again(*args):
+    raise AssertionError("built again although stored")
+
+which, count = sys.argv[1], int(sys.argv[2])
+if which == "later":
+    native._clone = jit.optimize_module = checked._check = built_again
+    llvmbounded._analysed = access._printed = wijam._build = built_again
+program = c.compile(sys.argv[3 : 3 + count])
+assert program.run(sys.argv[3 + count :]) == 0
+cpu.configure(checked=True)
+assert program.run(sys.argv[3 + count :]) == 0
+"""
+
+
+def stored_runs(which: str, sources: list[Path], argv: list[str], cache: Path) -> str:
+    """What the program printed, run unchecked then checked in a process of its own with
+    ``cache`` as hpvm's cache; ``which`` ``later``: nothing may be built again from the
+    modules' text there (``_STORED_RUNS``)."""
+    env = {**os.environ, "HPVM_CACHE_DIR": str(cache), "PYTHONPATH": os.pathsep.join(sys.path)}
+    command = [sys.executable, "-c", _STORED_RUNS, which, str(len(sources)), *map(str, sources), *argv]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+#: What LLVM leaves' preparation keeps in hpvm's cache (``ir/cache.stored_json``, ``jit.py``).
+STORED_FOLDERS = ("llvm-clone", "llvm-checked", "llvm-bounded", "llvm-printed", "llvm-object")
+
+
 def named_file(path: Path) -> str:
     """A regex of ``path`` as a message may name it: as given, or relative to the working
     directory (where the debug information names it so): both spellings of the one file."""

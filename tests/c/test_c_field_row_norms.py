@@ -14,15 +14,18 @@ each ``hpvm c run`` — builds none of it again.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hpvmc_helpers import cache_with_the_suites_toolchain, needs_clang, needs_llvm_leaves
+from hpvmc_helpers import (
+    STORED_FOLDERS,
+    cache_with_the_suites_toolchain,
+    needs_clang,
+    needs_llvm_leaves,
+    stored_runs,
+)
 
 from hpvm import c
 
@@ -68,45 +71,15 @@ def test_the_reduction_runs_as_work_item_loops(program):
     assert native_leaf(leaves["scale"]).barrier_lowering == ""
 
 
-#: A process that runs the program unchecked, then checked (the host prints its line each
-#: time); ``later``: one whose builders from the modules' text all raise.
-PROCESS = """
-import sys
-from hpvm import c
-from hpvm.backends.llvm_native import access, checked, jit, native, wijam
-from hpvm.ir import llvmbounded
-import hpvm.backends.cpu as cpu
-
-def built_again(*args):
-    raise AssertionError("built again although stored")
-
-if sys.argv[1] == "later":
-    native._clone = jit.optimize_module = checked._check = built_again
-    llvmbounded._analysed = access._printed = wijam._build = built_again
-program = c.compile(sys.argv[2:4])
-assert program.run(sys.argv[4:]) == 0
-cpu.configure(checked=True)
-assert program.run(sys.argv[4:]) == 0
-"""
-
-
-def _process(which: str, argv: list[str], cache: Path) -> str:
-    env = {**os.environ, "HPVM_CACHE_DIR": str(cache), "PYTHONPATH": os.pathsep.join(sys.path)}
-    command = [sys.executable, "-c", PROCESS, which, *map(str, SOURCES), *argv]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
-
-
 def test_a_later_process_builds_nothing_again(tmp_path):
     """The first process stores what it built from the modules; a later one, whose builders
     all raise, runs the program both ways from what was stored."""
     cache = cache_with_the_suites_toolchain(tmp_path / "cache")
     argv = ["6", "40", "2"]
-    first = _process("first", argv, cache)
-    for folder in ("llvm-clone", "llvm-checked", "llvm-bounded", "llvm-printed", "llvm-object"):
+    first = stored_runs("first", SOURCES, argv, cache)
+    for folder in STORED_FOLDERS:
         assert list((cache / folder).iterdir()), folder
-    later = _process("later", argv, cache)
+    later = stored_runs("later", SOURCES, argv, cache)
     said = SAID.findall(first + later)
     assert len(said) == 4 and len(set(said)) == 1, first + later
     assert said[0] == ("6", "40", "2", str(_checksum(6, 40, 2)), "0")
