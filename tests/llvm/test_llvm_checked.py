@@ -163,3 +163,81 @@ def test_a_select_between_two_arrays_is_named_as_unchecked(checked) -> None:  # 
         hpvm.HPVMWarning, match=r"leaf 'mix'.*cannot check 1 of its memory accesses.*'acc' or 'idx'"
     ):
         _run("mix", [0])
+
+
+LATER = """
+import sys
+import hpvm
+import hpvm.backends.cpu as cpu
+from hpvm.backends.llvm_native import checked
+sys.path.insert(0, sys.argv[1])
+from test_llvm_checked import _run
+
+def stored_only(*args):
+    raise AssertionError("checked again although stored")
+
+if sys.argv[2] == "later":
+    checked._check = stored_only
+hpvm.init()
+cpu.configure(checked=True)
+for leaf in ("count", "swap"):
+    try:
+        _run(leaf, [0, 1, 2, 8, 4])
+    except hpvm.OutOfBoundsError as e:
+        print(e)
+    else:
+        print("no error")
+"""
+
+
+def test_a_later_process_names_the_failing_access_of_a_stored_checked_module(tmp_path) -> None:
+    """The checked module is read back from ``llvm-checked/`` by a later process that
+    checks nothing itself: its failing access is named as in the first (the stored codes
+    name their accesses), not raised as a bare ``IndexError(code)``."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "HPVM_CACHE_DIR": str(tmp_path), "PYTHONPATH": os.pathsep.join(sys.path)}
+    said = []
+    for which in ("first", "later"):
+        done = subprocess.run(
+            [sys.executable, "-c", LATER, str(Path(__file__).parent), which],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        said.append(done.stdout)
+    assert said[0] == said[1]
+    count, swap = said[1].splitlines()
+    assert "node root/h[3] (leaf 'count'" in count and "an atomic update of 4 bytes" in count
+    assert "falls outside 'acc': at byte offset 32 of its 32 bytes (checked mode)" in swap
+    assert "(leaf 'swap'" in swap
+
+
+@pytest.mark.parametrize("accesses", ['[["x"]]', "[[1, 2]]", '["code"]'])
+def test_a_stored_checked_module_with_damaged_accesses_is_checked_again(
+    monkeypatch, tmp_path, accesses
+) -> None:  # type: ignore[no-untyped-def]
+    """A file in ``llvm-checked/`` whose accesses cannot be read is checked again (which
+    names the accesses), never an error."""
+    import json
+
+    from hpvm.backends.llvm_native import checked as llvm_checked
+    from hpvm.ir.graph import LeafFunction, functions
+
+    monkeypatch.setenv("HPVM_CACHE_DIR", str(tmp_path))
+    leaf = next(f for f in functions(_root("count")) if isinstance(f, LeafFunction) and f.name == "count")
+    ports = tuple(f"{p.name}:{p.type}" for p in leaf.params)
+    want = llvm_checked._stored_check(leaf, leaf.body, ports)
+    (stored,) = (tmp_path / "llvm-checked").glob("*.json")
+    found = json.loads(stored.read_text())
+    (code, *_), *_ = found["accesses"]
+    named = llvm_checked.ACCESSES[code]
+    stored.write_text(json.dumps({**found, "accesses": json.loads(accesses)}))
+    monkeypatch.setattr(llvm_checked, "ACCESSES", {})
+    assert llvm_checked._stored_check(leaf, leaf.body, ports) == want
+    assert llvm_checked.ACCESSES.get(code) == named

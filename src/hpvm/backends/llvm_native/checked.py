@@ -176,31 +176,52 @@ def _stored_check(leaf: LeafFunction, body: LLVMBody, ports: tuple[str, ...]) ->
     Cava's warm run in checked mode."""
 
     def build() -> dict[str, Any]:
-        checked, unchecked = _check(leaf, body)
-        return {"module": None if checked is body else checked.module, "unchecked": unchecked}
+        checked, unchecked, accesses = _check(leaf, body)
+        return {
+            "module": None if checked is body else checked.module,
+            "unchecked": unchecked,
+            "accesses": [[code, *_stored_fields(a)] for code, a in accesses.items()],
+        }
 
     found = stored_json(
         "llvm-checked",
         code_version(),
         [body.function, ports, sorted(leaf.outs)],
         body.module,
-        {"module": (str, type(None)), "unchecked": list},
+        {"module": (str, type(None)), "unchecked": list, "accesses": list},
         build,
     )
+    # A stored module's checks raise the codes its first process made: name them here too,
+    # or a later process's failing access would surface as a bare ``IndexError(code)``.
+    try:
+        accesses = {
+            int(code): Access(body.module, body.function, str(array), str(where), str(what), bool(u), bool(r))
+            for code, array, where, what, u, r in found["accesses"]
+        }
+    except (TypeError, ValueError):  # (a damaged file: built again, which names its checks)
+        found, accesses = build(), {}
+    with _LOCK:
+        for code, access in accesses.items():
+            ACCESSES.setdefault(code, access)
     module = found["module"]
     return (body if module is None else LLVMBody(module, body.function)), list(found["unchecked"])
 
 
-def _check(leaf: LeafFunction, body: LLVMBody) -> tuple[LLVMBody, list[str]]:
-    """The checked body, and the accesses it cannot check."""
+def _stored_fields(access: Access) -> list[Any]:
+    """What ``llvm-checked/`` keeps of an access (its module and function are the key's)."""
+    return [access.array, access.where, access.what, access.undeclared, access.ranged]
+
+
+def _check(leaf: LeafFunction, body: LLVMBody) -> tuple[LLVMBody, list[str], dict[int, Access]]:
+    """The checked body, the accesses it cannot check, and those it checks by code."""
     printed = printed_function(body)
     if printed is None:
-        return body, []
+        return body, [], {}
     module = printed[1]
     lines = module.split("\n")
     span = function_lines(lines, body.function)
     if span is None:
-        return body, []
+        return body, [], {}
     names = _arguments(lines[span[0]])
     arrays = _sized_arrays(leaf, names)
     if arrays:  # (callees that take an array's pointer: their accesses become the node function's)
@@ -216,10 +237,10 @@ def _check(leaf: LeafFunction, body: LLVMBody) -> tuple[LLVMBody, list[str]]:
     )
     guarded = [line for old in lines[start + 1 : end] for line in rewrite.line(old)]
     if not rewrite.infos:
-        return body, rewrite.unchecked
+        return body, rewrite.unchecked, {}
     text = "\n".join([*lines[: start + 1], *guarded, *lines[end:]])
     text += "\n" + "\n".join(rewrite.infos) + "\n" + _helper(text)
-    return LLVMBody(text, body.function), rewrite.unchecked
+    return LLVMBody(text, body.function), rewrite.unchecked, rewrite.accesses
 
 
 def _pointer_arguments(leaf: LeafFunction, names: list[str]) -> list[str]:
@@ -287,6 +308,8 @@ class _Rewrite:
         self.roots = Roots(lines)
         self.infos: list[str] = []
         self.unchecked: list[str] = []
+        #: code -> the access it names, for each check made (also put in ``ACCESSES``)
+        self.accesses: dict[int, Access] = {}
 
     def line(self, line: str) -> list[str]:
         m = DEFINITION.match(line)
@@ -382,10 +405,10 @@ class _Rewrite:
         g = f"%__hpvm_g{n}"
         where = self.debug.place(line) or f"the LLVM instruction '{site_of(line, self.debug).instruction}'"
         code = int(hashlib.sha1(f"{self.seed}:{n}".encode()).hexdigest()[:15], 16)
+        access = Access(self.body.module, self.body.function, port, where, what, undeclared, ranged)
+        self.accesses[code] = access
         with _LOCK:
-            ACCESSES[code] = Access(
-                self.body.module, self.body.function, port, where, what, undeclared, ranged
-            )
+            ACCESSES[code] = access
         self.infos.append(_info(n, code))
         dbg = re.search(r"!dbg !\d+", line)
         at = f", {dbg.group(0)}" if dbg else ""
