@@ -15,10 +15,12 @@ identical in class and message (its line too) and in the class of its cause.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import inspect
 import itertools
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -56,6 +58,7 @@ LITERALS = [
 BINARY = ["+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^"]
 N = 3  # instances, and the length of every array
 _DIR = Path(tempfile.mkdtemp(prefix="hpvm-from-ir-"))
+atexit.register(shutil.rmtree, _DIR, True)  # (the generated modules: not left in /tmp)
 _SERIAL = itertools.count()
 
 

@@ -11,9 +11,11 @@ read the diff. A leaf the split refuses has its message as its golden text.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import itertools
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -141,6 +143,7 @@ STATEMENT = st.one_of(
 )
 
 _DIR = Path(tempfile.mkdtemp(prefix="hpvm-phases-"))
+atexit.register(shutil.rmtree, _DIR, True)  # (the generated modules: not left in /tmp)
 _COUNT = itertools.count()
 
 
