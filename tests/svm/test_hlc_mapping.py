@@ -368,16 +368,16 @@ def test_a_wait_after_the_failure_still_lets_the_items_before_it_arrive():
 def test_a_kernel_that_breaks_between_items_fails_the_stream(monkeypatch):
     """An error outside any item's leaves (here: a broken kernel loop) stops the stream at
     the first item that kernel had not handed on: pop raises there instead of waiting."""
-    from hpvm.runtime import svm_target
+    from hpvm.runtime import svm_kernels
 
-    real = svm_target.SVMStream._run_items
+    real = svm_kernels.KernelWork.run_items
 
     def breaks_on_item_3(self, k, seqs, popped):
         if 3 in seqs:
             raise RuntimeError("kernel loop broke")
         return real(self, k, seqs, popped)
 
-    monkeypatch.setattr(svm_target.SVMStream, "_run_items", breaks_on_item_3)
+    monkeypatch.setattr(svm_kernels.KernelWork, "run_items", breaks_on_item_3)
     h = hpvm.launch(three_stages, None, stream=True, target="svm", capacity=1)
     for x in range(3):
         hpvm.push(h, (x,))

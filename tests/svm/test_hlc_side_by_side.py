@@ -1,5 +1,5 @@
-"""The HLC mapping's one kernel running items whole side by side (``svm_target``'s
-``_loop_side_by_side``): when every stage runs in one kernel and its items may run whole at
+"""The HLC mapping's one kernel running items whole side by side (``svm_kernels``'
+``KernelWork._loop_side_by_side``): when every stage runs in one kernel and its items may run whole at
 once (``streaming.whole_items``), each item is a back-end call on a helper thread, as many
 at once as there are cores. Results come out in item order; items that share an array they
 write run one at a time; a failure reaches pop after the items before it; the helpers end
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import hpvm
-from hpvm.runtime import replicas, svm_target
+from hpvm.runtime import replicas, svm_kernels, svm_target
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "runtime"))
@@ -41,8 +41,8 @@ def side_by_side(monkeypatch):
     monkeypatch.setenv("HPVM_SVM_LEAVES", "interp")
     monkeypatch.delenv("HPVM_SVM_MACHINE", raising=False)
     monkeypatch.setattr(svm_target, "one_stage", lambda backend, stages: True)
-    monkeypatch.setattr(svm_target, "whole_items", lambda backend, root, stages: True)
-    monkeypatch.setattr(svm_target, "machine_cores", lambda: 2)
+    monkeypatch.setattr(svm_kernels, "whole_items", lambda backend, root, stages: True)
+    monkeypatch.setattr(svm_kernels, "machine_cores", lambda: 2)
     monkeypatch.setattr(replicas, "REPLICA_SECONDS", 0.0)
     hpvm.init()
     yield
@@ -58,21 +58,21 @@ class Calls:
         self.threads: list[str] = []
         self.running = self.most = 0
         lock = threading.Lock()
-        call = svm_target.SVMStream._call
+        call = svm_kernels.KernelWork.call
 
-        def spied(stream, nodes, args, upstream, sharing):  # type: ignore[no-untyped-def]
+        def spied(work, nodes, args, upstream, sharing):  # type: ignore[no-untyped-def]
             with lock:
                 self.threads.append(threading.current_thread().name)
                 self.running += 1
                 self.most = max(self.most, self.running)
             try:
                 time.sleep(hold)
-                return call(stream, nodes, args, upstream, sharing)
+                return call(work, nodes, args, upstream, sharing)
             finally:
                 with lock:
                     self.running -= 1
 
-        monkeypatch.setattr(svm_target.SVMStream, "_call", spied)
+        monkeypatch.setattr(svm_kernels.KernelWork, "call", spied)
 
 
 def test_edge_detection_frames_run_side_by_side_with_interps_edges(monkeypatch):
