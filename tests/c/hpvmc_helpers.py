@@ -174,6 +174,7 @@ def cache_with_the_suites_toolchain(folder: Path) -> Path:
 #: builders from the modules' text all raise, so it runs only from what hpvm stored.
 _STORED_RUNS = """
 import sys
+from numba.core import event
 from hpvm import c
 from hpvm.backends.llvm_native import access, checked, jit, native, wijam
 from hpvm.ir import llvmbounded
@@ -182,6 +183,16 @@ import hpvm.backends.cpu as cpu
 def built_again(*args):
     raise AssertionError("built again although stored")
 
+class Compiled(event.Listener):
+    graphs = []
+    def on_start(self, ev):
+        func = ev.data["dispatcher"].py_func
+        if func.__module__.startswith("hpvm_generated."):
+            self.graphs.append(func.__qualname__)
+    def on_end(self, ev):
+        pass
+
+event.register("numba:compile", Compiled())
 which, count = sys.argv[1], int(sys.argv[2])
 if which == "later":
     native._clone = jit.optimize_module = checked._check = built_again
@@ -190,16 +201,21 @@ program = c.compile(sys.argv[3 : 3 + count])
 assert program.run(sys.argv[3 + count :]) == 0
 cpu.configure(checked=True)
 assert program.run(sys.argv[3 + count :]) == 0
+assert which == "first" or not Compiled.graphs, f"graph code compiled again: {Compiled.graphs}"
 """
 
 
-def stored_runs(which: str, sources: list[Path], argv: list[str], cache: Path) -> str:
+def stored_runs(
+    which: str, sources: list[Path], argv: list[str], cache: Path, cwd: Path | None = None
+) -> str:
     """What the program printed, run unchecked then checked in a process of its own with
     ``cache`` as hpvm's cache; ``which`` ``later``: nothing may be built again from the
-    modules' text there (``_STORED_RUNS``)."""
+    modules' text there, nor the graph's code compiled again (``_STORED_RUNS``). ``cwd``:
+    the folder it runs in, given the sources by paths relative to it."""
     env = {**os.environ, "HPVM_CACHE_DIR": str(cache), "PYTHONPATH": os.pathsep.join(sys.path)}
-    command = [sys.executable, "-c", _STORED_RUNS, which, str(len(sources)), *map(str, sources), *argv]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    named = [os.path.relpath(p, cwd) for p in sources] if cwd is not None else list(map(str, sources))
+    command = [sys.executable, "-c", _STORED_RUNS, which, str(len(sources)), *named, *argv]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, cwd=cwd)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -209,9 +225,9 @@ STORED_FOLDERS = ("llvm-clone", "llvm-checked", "llvm-bounded", "llvm-printed", 
 
 
 def named_file(path: Path) -> str:
-    """A regex of ``path`` as a message may name it: as given, or relative to the working
-    directory (where the debug information names it so): both spellings of the one file."""
-    return "(?:" + "|".join(map(re.escape, {str(path), os.path.relpath(path)})) + ")"
+    """A regex of ``path`` as a message names a C file: by its absolute path
+    (``c.clang.absolute_files``)."""
+    return re.escape(os.path.abspath(path))
 
 
 def assert_refused_at_the_global_index(

@@ -23,6 +23,9 @@ from markers import fails
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
+#: where the programs are: messages name C lines by absolute path (docs/hpvm-c.md)
+PROGRAMS = Path(__file__).parent / "programs"
+
 FOLDER = Path(__file__).parent / "programs" / "block_scan"
 KERNEL = FOLDER / "kernel.cc"
 
@@ -68,7 +71,7 @@ def test_a_total_written_but_not_declared_is_refused_at_its_line(
     with fails(
         hpvm.IllegalWriteError,
         "node scan_root/grid[0]/scan[0] (leaf 'scan_block', ",
-        f"a write of 4 bytes at tests/c/programs/block_scan/kernel.cc:{line} writes 'sums', which the "
+        f"a write of 4 bytes at {PROGRAMS}/block_scan/kernel.cc:{line} writes 'sums', which the "
         "leaf's outs do not declare",
     ):
         _compile("DECLARE_SUMS=0").run(["300"], target="interp" if mode == "interp" else "cpu")

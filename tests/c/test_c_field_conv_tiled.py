@@ -23,6 +23,9 @@ from hpvm.backends import get_backend
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
+#: where the programs are: messages name C lines by absolute path (docs/hpvm-c.md)
+PROGRAMS = Path(__file__).parent / "programs"
+
 PROGRAM = Path(__file__).parent / "programs" / "conv_tiled.cc"
 SOURCE = PROGRAM.read_text()
 SIZES = [["45", "19"], ["16", "4"], ["1", "1"], ["33", "7"], ["17", "5"]]
@@ -70,7 +73,7 @@ def _overrun(message: str) -> None:
     """Every instance writes cell ly * 16 + lx first (< 64), then 64 further on: the first
     instance, row-major, already writes past the 64 cells on its second trip."""
     assert re.search(r"node conv_root/grid\[0, 0\]/conv\[0, 0\] \(leaf 'conv_block', ", message), message
-    assert f"a write of 4 bytes at tests/c/programs/conv_tiled.cc:{line_of(SOURCE, 'store')} " in message
+    assert f"a write of 4 bytes at {PROGRAMS}/conv_tiled.cc:{line_of(SOURCE, 'store')} " in message
     assert "falls outside 'tile'" in message, message
 
 

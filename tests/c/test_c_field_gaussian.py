@@ -38,6 +38,9 @@ from running import full_path_launches
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
+#: where the programs are: messages name C lines by absolute path (docs/hpvm-c.md)
+PROGRAMS = Path(__file__).parent / "programs"
+
 FOLDER = Path(__file__).parent / "programs" / "gaussian"  # (a fixed path: zig's cache finds it)
 SOURCES = [FOLDER / "main.cpp", FOLDER / "gaussian_graph.cpp"]
 GRAPH = (FOLDER / "gaussian_graph.cpp").read_text()
@@ -131,7 +134,7 @@ def test_one_row_too_many_is_refused_before_it_runs(one_row_too_many, target: st
             "every instance of leaf 'fan2' that takes the path below accesses bytes "
             "4*size + 4*size*t + 4*t + 4*size*(parent.x*instances.x + x) to",
             f"of 'm' (input of 'fan2Grid', {4 * size * size} bytes long) "
-            f"(tests/c/programs/gaussian/gaussian_graph.cpp:{line_of(GRAPH, 'fan2')})",
+            f"({PROGRAMS}/gaussian/gaussian_graph.cpp:{line_of(GRAPH, 'fan2')})",
             f"size = {size}, t = 0; the path: (parent.x*instances.x + x) - size + t + 1 <= 0 and "
             "(parent.y*instances.y + y) - size + t + 1 <= 0)",
             f"that is bytes {4 * size} to {4 * size * size + 3}: some instances would index past its end",

@@ -32,6 +32,9 @@ from running import queued_launches
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
+#: where the programs are: messages name C lines by absolute path (docs/hpvm-c.md)
+PROGRAMS = Path(__file__).parent / "programs"
+
 FOLDER = Path(__file__).parent / "programs" / "pathfinder"  # (a fixed path: zig's cache finds it)
 SOURCES = [FOLDER / "main.cpp", FOLDER / "pathfinder_graph.cpp"]
 GRAPH = (FOLDER / "pathfinder_graph.cpp").read_text()
@@ -100,7 +103,7 @@ def test_a_right_neighbour_read_one_column_too_far_names_its_offset(past_the_edg
     column = int(found.group(1)) * BLOCK + int(found.group(2))
     assert column == cols - 1, message
     # the read is std::min's, inlined: the leaf's line first, then the header's
-    where = f"a read of 4 bytes at tests/c/programs/pathfinder/pathfinder_graph.cpp:{line_of(GRAPH, 'right')} (in "
+    where = f"a read of 4 bytes at {PROGRAMS}/pathfinder/pathfinder_graph.cpp:{line_of(GRAPH, 'right')} (in "
     assert where in message, message
     inlined = re.search(r"\(in [^()]*/libcxx/include/[\w/]+\.h:\d+, inlined\) falls outside 'src'", message)
     assert inlined, message

@@ -43,6 +43,9 @@ from running import full_path_launches
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
+#: where the programs are: messages name C lines by absolute path (docs/hpvm-c.md)
+PROGRAMS = Path(__file__).parent / "programs"
+
 FOLDER = Path(__file__).parent / "programs" / "srad"  # (a fixed path: zig's cache finds it)
 SOURCES = [FOLDER / "main.cpp", FOLDER / "srad_graph.cpp"]
 GRAPH = (FOLDER / "srad_graph.cpp").read_text()
@@ -172,7 +175,7 @@ def test_an_unclamped_south_neighbour_is_refused_before_it_runs(
             hpvm.OutOfBoundsError,
             "every instance of leaf 'sradCoefficients' accesses bytes 4*x + 4*cols + 4*cols*y to",
             f"of 'J' (input of 'sradRoot', {rows * cols * 4} bytes long) "
-            f"(tests/c/programs/srad/srad_graph.cpp:{line_of(GRAPH, 'south')})",
+            f"({PROGRAMS}/srad/srad_graph.cpp:{line_of(GRAPH, 'south')})",
             f"(x < {cols}, y < {rows}, cols = {cols}) that is bytes {4 * cols} to {4 * cols * (rows + 1) - 1}",
             "past its end",
         ):

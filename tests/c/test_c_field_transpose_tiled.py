@@ -24,6 +24,9 @@ from markers import fails
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("clean_runtime")]
 
+#: where the programs are: messages name C lines by absolute path (docs/hpvm-c.md)
+PROGRAMS = Path(__file__).parent / "programs"
+
 PROGRAM = Path(__file__).parent / "programs" / "transpose_tiled.cc"
 SOURCE = PROGRAM.read_text()
 
@@ -54,7 +57,7 @@ def _overrun(message: str) -> None:
         r"node transpose_root/grid\[\d, \d\]/tile\[(\d), (\d)\] \(leaf 'transpose_tile', ", message
     )
     assert found and int(found.group(2)) == 7 and int(found.group(1)) >= 1, message
-    assert f"a write of 4 bytes at tests/c/programs/transpose_tiled.cc:{line_of(SOURCE, 'load')} " in message
+    assert f"a write of 4 bytes at {PROGRAMS}/transpose_tiled.cc:{line_of(SOURCE, 'load')} " in message
     assert "falls outside 'tile'" in message, message
     # the byte offset the named instance had, and the unpadded tile's bytes
     tx, ty = int(found.group(1)), int(found.group(2))

@@ -19,6 +19,9 @@ from markers import fails
 
 pytestmark = [needs_clang, needs_llvm_leaves, pytest.mark.usefixtures("hpvm_runtime")]
 
+#: where the programs are: messages name C lines by absolute path (docs/hpvm-c.md)
+PROGRAMS = Path(__file__).parent / "programs"
+
 PROGRAM = Path(__file__).parent / "programs" / "undeclared_write.c"
 SOURCE = PROGRAM.read_text()
 N = 8
@@ -66,7 +69,7 @@ def test_an_undeclared_write_is_refused_naming_its_line(
         "node root/s[",
         "(leaf 'scale', ",
         f"{what}",
-        f"at tests/c/programs/undeclared_write.c:{line_of(SOURCE, marker)} writes '{array}', which the "
+        f"at {PROGRAMS}/undeclared_write.c:{line_of(SOURCE, marker)} writes '{array}', which the "
         "leaf's outs do not declare",
         "__hpvm__attributes' outputs",
     ):

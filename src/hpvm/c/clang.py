@@ -8,7 +8,10 @@ generation without its passes, which ``passes.py`` runs (SSA form without alloca
 bits before instcombine can drop its ``nsw`` flags); ``-g`` the line of every call for error
 messages, and
 ``-fno-discard-value-names`` keeps the C names of parameters and node handles, which become
-port and node names. Zig defines ``NDEBUG`` at ``-O1`` and above; ``-UNDEBUG`` keeps the
+port and node names. Each source goes to clang by its absolute path, and its debug
+information names every file by its absolute path (``absolute_files``) whatever folder hpvm
+runs in, so the module text — and all that is compiled and kept from it — is the same from
+any working folder. Zig defines ``NDEBUG`` at ``-O1`` and above; ``-UNDEBUG`` keeps the
 program's ``assert``s on.
 """
 
@@ -18,6 +21,7 @@ import fcntl
 import hashlib
 import importlib.util
 import os
+import re
 import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -83,7 +87,8 @@ def to_llvm(
         raise HPVMCError(f"{path}: cannot compile HPVM-C here: {reason}")
     driver = "c++" if is_cxx(path) else "cc"
     cmd = zig.command(driver, [*BASE_FLAGS, f"-I{INCLUDE_DIR}"])
-    cmd += [f"-I{d}" for d in include_dirs] + [f"-D{d}" for d in defines] + list(flags) + [str(path)]
+    cmd += [f"-I{d}" for d in include_dirs] + [f"-D{d}" for d in defines] + list(flags)
+    cmd.append(os.path.abspath(path))  # (its name in the module: ``source_filename``)
     with _output(cmd) as out:
         done = subprocess.run([*cmd, "-o", str(out)], capture_output=True, text=True, env=zig.environment())
         if done.returncode != 0 or not out.is_file():
@@ -91,9 +96,28 @@ def to_llvm(
                 line for line in done.stderr.splitlines() if "argument unused during compilation" not in line
             )
             raise HPVMCError(f"{path}: clang could not compile it:\n{messages.strip()}")
-        text = out.read_text()
+        text = absolute_files(out.read_text())
         out.unlink()  # (zig keeps its own copy, and writes it here again on a hit)
         return _optimized(out.parent, text, str(path))
+
+
+_DIFILE = re.compile(r'(!DIFile\(filename: ")([^"]*)(", directory: ")([^"]*)(")')
+
+
+def absolute_files(text: str) -> str:
+    """``text`` with every ``DIFile`` named by its absolute path (and no directory): clang
+    names a file relative to the folder it ran in when it lies below it (the program's
+    sources and headers, zig's libc++ headers under a virtual environment there), so the
+    same program compiled from two folders made two modules — and everything hpvm compiles
+    and keeps from a module was made again (``examples/c/sgemm.c`` run from another folder:
+    4.8 s instead of 1.6 s). Messages name C files by these paths."""
+
+    def absolute(m: re.Match[str]) -> str:
+        name, folder = m.group(2), m.group(4) or os.getcwd()
+        full = name if os.path.isabs(name) else os.path.normpath(os.path.join(folder, name))
+        return f"{m.group(1)}{full}{m.group(3)}{m.group(5)}"
+
+    return _DIFILE.sub(absolute, text)
 
 
 def _optimized(folder: Path, text: str, file: str) -> str:

@@ -40,7 +40,8 @@ def _source_path(name: str, directory: str) -> str:
     """A ``DIFile``'s file as the user can find it: clang may record a name relative to a
     directory other than the one it ran in (the compile unit of a file outside the working
     folder: ``filename: "dbg/s.c", directory: "/tmp"``), and then the name alone points
-    nowhere. Names relative to the working folder stay as given (what the user typed)."""
+    nowhere. Names relative to the working folder stay as given (what the user typed). (The
+    C front end names its sources' files by absolute paths: ``c.clang.absolute_files``.)"""
     if not name or not directory or os.path.isabs(name):
         return name
     if os.path.abspath(directory) == os.getcwd():
