@@ -105,7 +105,9 @@ def test_a_recursive_callee_is_named_as_unchecked(program, capfd, checked) -> No
 def test_a_later_process_reads_the_checked_modules_and_warns_the_same(program, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Each leaf's checked module and the accesses it cannot check are kept in hpvm's cache
     (``llvm-checked/``): a later process in checked mode reads them instead of reading and
-    rewriting the module again, and says the same of the unchecked ones."""
+    rewriting the module again, says the same of the unchecked ones, and names the accesses
+    its checks may fail at as the first did (``ACCESSES``: else a failing one would surface
+    as a bare ``IndexError(code)``)."""
     from hpvm.backends.llvm_native import checked as checked_module
     from hpvm.ir.graph import LeafFunction, functions
 
@@ -116,13 +118,15 @@ def test_a_later_process_reads_the_checked_modules_and_warns_the_same(program, t
         monkeypatch.setenv("HPVM_CACHE_DIR", str(tmp_path))
         monkeypatch.setattr(checked_module, "_CACHE", {})  # (a new process)
         monkeypatch.setattr(checked_module, "_WARNED", set())
+        monkeypatch.setattr(checked_module, "ACCESSES", {})
         if later:
             monkeypatch.setattr(checked_module, "_check", lambda *args: pytest.fail("checked again"))
         with pytest.warns(hpvm.HPVMWarning) as caught:
             bodies = [checked_module.checked_body(leaf) for leaf in leaves]
         said = sorted(str(w.message) for w in caught if "checked mode cannot check" in str(w.message))
-        made.append(([(b.module, b.function) for b in bodies], said))
+        made.append(([(b.module, b.function) for b in bodies], said, dict(checked_module.ACCESSES)))
     assert made[0] == made[1]
+    assert {a.array for a in made[1][2].values()} >= {"in_", "out"}
     assert any("leaf 'recurse'" in message for message in made[1][1])
     rewritten = [module != leaf.body.module for (module, _), leaf in zip(made[1][0], leaves, strict=True)]
     assert sum(rewritten) >= len(CASES)  # (the checks are in what was read back)
