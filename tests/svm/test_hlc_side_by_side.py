@@ -56,6 +56,7 @@ class Calls:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, hold: float = 0.02) -> None:
         self.threads: list[str] = []
+        self.sharing: list[int] = []  # (how many calls each was told share the cores)
         self.running = self.most = 0
         lock = threading.Lock()
         call = svm_kernels.KernelWork.call
@@ -63,6 +64,7 @@ class Calls:
         def spied(work, nodes, args, upstream, sharing):  # type: ignore[no-untyped-def]
             with lock:
                 self.threads.append(threading.current_thread().name)
+                self.sharing.append(sharing)
                 self.running += 1
                 self.most = max(self.most, self.running)
             try:
@@ -108,6 +110,21 @@ def test_items_of_their_own_arrays_run_at_once_and_come_out_in_order(monkeypatch
     got, want = _squares(shared=False)
     np.testing.assert_allclose(got, want)
     assert calls.most == 2
+
+
+def test_an_item_that_runs_alone_gets_every_core_for_its_loops(monkeypatch):
+    """A host that pops each item before it pushes the next: no item has another beside
+    it, so none is told to share the cores; with eight pushed at once, they are."""
+    calls = Calls(monkeypatch)
+    h = hpvm.launch(failing_middle, None, stream=True, target="svm")
+    for x in range(4):
+        hpvm.push(h, (x,))
+        assert hpvm.pop(h) == (100 // (x + 1 - 5),)
+    hpvm.wait(h)
+    assert calls.sharing == [1] * 4
+    calls = Calls(monkeypatch)
+    _squares(shared=False)
+    assert 2 in calls.sharing
 
 
 def test_items_writing_one_array_run_one_at_a_time(monkeypatch):

@@ -97,7 +97,8 @@ class KernelWork:
         whole side by side (``self.whole``: ``streaming.whole_items``' rule), items that take
         at least ``replicas.REPLICA_SECONDS`` each: each item is one back-end call on a
         helper thread, as many running at once as there are cores, each call's loops on its
-        share of them — as ``runtime.streaming`` runs such a stream's replicas. The kernel
+        share of them (all of them for an item that starts alone) — as ``runtime.streaming``
+        runs such a stream's replicas. The kernel
         keeps up to twice that many items in flight (a helper that ends an item starts the
         next at once), hands them on in item order, and takes an item that shares an array
         it writes with one in flight (``replicas.py``) only once those are handed on.
@@ -137,7 +138,10 @@ class KernelWork:
                             return
                     self._hand_on(k, todo, envs, [], args, 0, None)
                     return
-                future = self._helpers.submit(self.call, nodes, args, envs, self.cores)
+                # (its loops get the cores the items in flight leave: all of them when it
+                # runs alone — a host that pops each item before it pushes the next)
+                sharing = min(self.cores, len(flight) + 1)
+                future = self._helpers.submit(self.call, nodes, args, envs, sharing)
                 flight.append((seq, args, envs, future))
             elif flight:
                 if not self._hand_on_first(k, flight):
