@@ -149,3 +149,46 @@ def test_stored_answers_beyond_the_folder_s_keep_are_pruned(tmp_path, monkeypatc
     for k in range(4):
         _store(tmp_path, monkeypatch, lambda k=k: {"text": str(k), "count": k}, key=(f"f{k}",))
     assert len(list((tmp_path / "answers").glob("*.json"))) == 2
+
+
+def test_graph_modules_past_the_bar_go_with_their_numba_cache(tmp_path, monkeypatch):
+    """``prune_graphs``: nothing happens until there are ``GRAPH_SLACK`` modules more than
+    ``GRAPH_KEEP``; then the least recently used go, each with Numba's files for it, and
+    other files stay."""
+    monkeypatch.setattr(cache, "GRAPH_KEEP", 3)
+    monkeypatch.setattr(cache, "GRAPH_SLACK", 2)
+    numba_cache = tmp_path / "__pycache__"
+    numba_cache.mkdir()
+    (tmp_path / "llvm-clone").mkdir()
+    other = tmp_path / "hpvm_graph_notes.txt"
+    other.write_text("not a module")
+
+    def module(k: int) -> None:
+        path = tmp_path / f"hpvm_graph_{k:04d}.py"
+        path.write_text("x = 1\n")
+        os.utime(path, (1000 + k, 1000 + k))
+        for entry in ("f-1.py311.nbi", "f-1.py311.1.nbc"):
+            (numba_cache / f"{path.stem}.{entry}").write_bytes(b"")
+
+    for k in range(5):  # (GRAPH_KEEP + GRAPH_SLACK: not yet)
+        module(k)
+    cache.prune_graphs(tmp_path)
+    assert len(list(tmp_path.glob("hpvm_graph_*.py"))) == 5
+    module(5)
+    os.utime(tmp_path / "hpvm_graph_0000.py", (2000, 2000))  # (used since: kept)
+    cache.prune_graphs(tmp_path)
+    kept = sorted(p.stem for p in tmp_path.glob("hpvm_graph_*.py"))
+    assert kept == ["hpvm_graph_0000", "hpvm_graph_0004", "hpvm_graph_0005"]
+    assert sorted({p.name.split(".")[0] for p in numba_cache.iterdir()}) == kept
+    assert other.exists() and (tmp_path / "llvm-clone").is_dir()
+
+
+def test_the_cpu_back_end_marks_a_graph_module_it_loads_used(tmp_path, monkeypatch):
+    from hpvm.backends.cpu.compiler import Compiler
+
+    monkeypatch.setenv("HPVM_CACHE_DIR", str(tmp_path))
+    compiler = Compiler()
+    path = compiler._write("x = 1\n")
+    os.utime(path, (1000, 1000))
+    assert compiler._write("x = 1\n") == path
+    assert path.stat().st_mtime > 1000

@@ -120,9 +120,9 @@ def used(path: Path) -> None:
         os.utime(path)
 
 
-def prune(folder: Path, pattern: str, keep: int | None = None) -> None:
+def prune(folder: Path, pattern: str, keep: int | None = None) -> list[Path]:
     """Remove all but the ``keep`` (``KEEP``) most recently used files of ``folder``
-    matching ``pattern`` (what ``used`` marks, or was written last)."""
+    matching ``pattern`` (what ``used`` marks, or was written last); the files removed."""
     keep = KEEP if keep is None else keep
     found = []
     for p in folder.glob(pattern):
@@ -130,9 +130,41 @@ def prune(folder: Path, pattern: str, keep: int | None = None) -> None:
             found.append((p.stat().st_mtime, p))
         except OSError:  # (another process pruned it)
             continue
+    removed = []
     for _, p in sorted(found, reverse=True)[keep:]:
         with contextlib.suppress(OSError):
             p.unlink()
+            removed.append(p)
+    return removed
+
+
+#: Generated graph modules kept in the cache, the most recently used (``prune_graphs``), and
+#: how many more may gather before they are pruned (so that a write seldom pays for it).
+GRAPH_KEEP = 4096
+GRAPH_SLACK = 256
+
+
+def prune_graphs(folder: Path) -> None:
+    """Once ``folder`` holds ``GRAPH_SLACK`` more than ``GRAPH_KEEP`` graph modules of the
+    ``cpu`` back end (``hpvm_graph_*.py``: ``backends/cpu/compiler.py``, which marks each
+    one it loads used), remove all but the ``GRAPH_KEEP`` most recently used, and Numba's
+    cache of each one removed (``__pycache__/<its name>.*``).
+
+    Why: each new graph, and each edit of a leaf, writes a module and Numba's index and
+    code for its functions, and nothing removed them: 3,358 modules and 634 MB of Numba's
+    cache in this machine's cache after some weeks of tests. Counting is one directory
+    read per module written; the pruning (a stat of each) runs once per ``GRAPH_SLACK``."""
+    try:
+        with os.scandir(folder) as entries:
+            count = sum(1 for e in entries if e.name.startswith("hpvm_graph_") and e.name.endswith(".py"))
+    except OSError:
+        return
+    if count <= GRAPH_KEEP + GRAPH_SLACK:
+        return
+    for gone in prune(folder, "hpvm_graph_*.py", GRAPH_KEEP):
+        for entry in (folder / "__pycache__").glob(f"{gone.stem}.*"):
+            with contextlib.suppress(OSError):
+                entry.unlink()
 
 
 def code_digest(files: Iterable[Path], extra: str = "") -> str:

@@ -29,7 +29,7 @@ from ...errors import CompileError, LaunchError
 from ...ir import instance_context as ictx
 from ...ir import pyast
 from ...ir.bodies import LLVM
-from ...ir.cache import cache_root, write_whole
+from ...ir.cache import cache_root, prune_graphs, used, write_whole
 from ...ir.graph import InternalFunction, LeafFunction, functions
 from ...ir.scratch import covering_llvm_store, llvm_argument, plain_llvm_allocation
 from ...ir.types import ScalarType
@@ -727,6 +727,9 @@ class Compiler:
         path = cache_dir() / f"hpvm_graph_{digest}.py"
         if not path.exists():  # content-addressed: never rewritten, so Numba's cache stays valid
             write_whole(path, source)
+            prune_graphs(path.parent)
+        else:
+            used(path)
         return path
 
     def _loaded(
