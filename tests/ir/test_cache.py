@@ -192,3 +192,78 @@ def test_the_cpu_back_end_marks_a_graph_module_it_loads_used(tmp_path, monkeypat
     os.utime(path, (1000, 1000))
     assert compiler._write("x = 1\n") == path
     assert path.stat().st_mtime > 1000
+
+
+def _folders(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir())
+
+
+def test_locked_folders_past_the_bar_are_pruned_to_the_most_recently_used(tmp_path, monkeypatch):
+    """``locked_folder``: nothing happens until ``FOLDER_SLACK`` folders more than
+    ``FOLDER_KEEP`` gather; then a new one prunes the least recently used, each with what it
+    holds; using a folder marks it used."""
+    monkeypatch.setattr(cache, "FOLDER_KEEP", 3)
+    monkeypatch.setattr(cache, "FOLDER_SLACK", 1)
+    for k in range(4):
+        with cache.locked_folder(tmp_path, f"f{k}") as folder:
+            (folder / "out.ll").write_text(f"module {k}")
+        os.utime(folder / "lock", (1000 + k, 1000 + k))
+    assert _folders(tmp_path) == ["f0", "f1", "f2", "f3"]
+    with cache.locked_folder(tmp_path, "f0") as folder:  # (used again: the most recent)
+        assert (folder / "out.ll").read_text() == "module 0"
+    with cache.locked_folder(tmp_path, "f4"):
+        pass
+    assert _folders(tmp_path) == ["f0", "f3", "f4"]
+
+
+def test_a_locked_folder_held_by_another_process_is_not_pruned(tmp_path, monkeypatch):
+    import fcntl
+
+    monkeypatch.setattr(cache, "FOLDER_KEEP", 1)
+    monkeypatch.setattr(cache, "FOLDER_SLACK", 0)
+    with cache.locked_folder(tmp_path, "held") as folder:
+        pass
+    os.utime(folder / "lock", (1000, 1000))
+    with open(folder / "lock") as holder:  # (another open file: flock as another process's)
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        with cache.locked_folder(tmp_path, "new"):
+            pass
+    assert _folders(tmp_path) == ["held", "new"]
+    assert (folder / "lock").exists()
+
+
+def test_a_process_waiting_for_a_folder_that_is_pruned_makes_it_again(tmp_path, monkeypatch):
+    """The race ``locked_folder`` loops for: another process prunes the folder (its lock
+    file removed under the lock) while this one waits for that lock."""
+    import fcntl
+
+    real_flock = fcntl.flock
+    pruned = []
+
+    def flock_after_a_prune(fd, operation):  # type: ignore[no-untyped-def]
+        if not pruned and operation == fcntl.LOCK_EX:
+            pruned.append(True)
+            cache._remove_locked_folder(tmp_path / "x" / "lock")  # (as another process would)
+        return real_flock(fd, operation)
+
+    with cache.locked_folder(tmp_path, "x") as folder:
+        (folder / "out.ll").write_text("old")
+    monkeypatch.setattr(cache.fcntl, "flock", flock_after_a_prune)
+    with cache.locked_folder(tmp_path, "x") as folder:
+        assert pruned and (folder / "lock").exists() and not (folder / "out.ll").exists()
+        assert cache._in_place(os.open(folder / "lock", os.O_RDONLY), folder / "lock")
+    assert _folders(tmp_path) == ["x"]
+
+
+def test_hpvm_c_keeps_its_clang_output_in_locked_folders(tmp_path, monkeypatch):
+    """``c/clang.py`` compiles each source in a ``locked_folder`` of ``c-ir/``."""
+    from hpvm.c import clang
+
+    if clang.unavailable_reason() is not None:
+        pytest.skip(clang.unavailable_reason())
+    monkeypatch.setenv("HPVM_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "one.c"
+    source.write_text("int one(void) { return 1; }\n")
+    assert "define" in clang.to_llvm(source)
+    (folder,) = (tmp_path / "cache" / "c-ir").iterdir()
+    assert (folder / "lock").exists() and not (folder / "out.ll").exists()

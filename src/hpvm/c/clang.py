@@ -17,7 +17,6 @@ program's ``assert``s on.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.util
 import os
@@ -27,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..ir.cache import cache_folder
+from ..ir.cache import cache_folder, locked_folder
 from ..ir.llvmcontext import own_context
 from . import passes, zig
 from .errors import HPVMCError
@@ -140,15 +139,12 @@ def _optimized(folder: Path, text: str, file: str) -> str:
 @contextmanager
 def _output(cmd: list[str]) -> Iterator[Path]:
     """Where clang writes the text of ``cmd``: one path per command (and folder it runs in),
-    held under a lock. Zig caches each compilation keyed by its whole command line, the
-    output path included: a fresh temporary path would never be found again, a stable one
-    is (zig checks the source and every header it read), so an unchanged file compiles in
-    a fraction of a second."""
+    held under a lock (``cache.locked_folder``: pruned to the most recently used). Zig
+    caches each compilation keyed by its whole command line, the output path included: a
+    fresh temporary path would never be found again, a stable one is (zig checks the source
+    and every header it read), so an unchanged file compiles in a fraction of a second."""
     key = hashlib.sha256("\0".join([os.getcwd(), *cmd]).encode()).hexdigest()[:32]
-    folder = cache_folder("c-ir") / key
-    folder.mkdir(exist_ok=True)
-    with open(folder / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # (another process or thread compiling the same)
+    with locked_folder(cache_folder("c-ir"), key) as folder:
         out = folder / "out.ll"
         out.unlink(missing_ok=True)  # (a failed compile must not leave the last one's text)
         yield out

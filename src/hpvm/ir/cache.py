@@ -5,21 +5,24 @@ One place for every layer that caches on disk (the ``cpu`` back end's generated 
 code; what LLVM leaves' preparation builds from their text, under ``llvm-clone/``,
 ``llvm-jam/``, ``llvm-checked/``, ``llvm-bounded/``, ``llvm-printed/`` and ``llvm-object/``; HPVM-C's clang
 output under ``c-ir/`` and host libraries under ``c-host/``), so one variable moves them
-all; and the two ways to write into it: ``write_whole`` (a file whole or not at all) and
-``stored_json`` (an answer built once from a text, for every later process).
+all; and the ways to write into it: ``write_whole`` (a file whole or not at all),
+``stored_json`` (an answer built once from a text, for every later process) and
+``locked_folder`` (a folder one process at a time works in). Each kind is pruned to its
+most recently used entries (``prune``, ``prune_graphs``, ``locked_folder``).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -120,9 +123,12 @@ def used(path: Path) -> None:
         os.utime(path)
 
 
-def prune(folder: Path, pattern: str, keep: int | None = None) -> list[Path]:
+def prune(
+    folder: Path, pattern: str, keep: int | None = None, remove: Callable[[Path], None] = Path.unlink
+) -> list[Path]:
     """Remove all but the ``keep`` (``KEEP``) most recently used files of ``folder``
-    matching ``pattern`` (what ``used`` marks, or was written last); the files removed."""
+    matching ``pattern`` (what ``used`` marks, or was written last); the files removed.
+    ``remove`` removes one (``OSError``: it is kept)."""
     keep = KEEP if keep is None else keep
     found = []
     for p in folder.glob(pattern):
@@ -133,9 +139,19 @@ def prune(folder: Path, pattern: str, keep: int | None = None) -> list[Path]:
     removed = []
     for _, p in sorted(found, reverse=True)[keep:]:
         with contextlib.suppress(OSError):
-            p.unlink()
+            remove(p)
             removed.append(p)
     return removed
+
+
+def _more_than(folder: Path, limit: int, counted: Callable[[os.DirEntry[str]], bool]) -> bool:
+    """Whether ``folder`` holds more than ``limit`` entries that ``counted`` accepts: one
+    directory read, what a write pays before deciding to prune."""
+    try:
+        with os.scandir(folder) as entries:
+            return sum(1 for e in entries if counted(e)) > limit
+    except OSError:
+        return False
 
 
 #: Generated graph modules kept in the cache, the most recently used (``prune_graphs``), and
@@ -154,17 +170,81 @@ def prune_graphs(folder: Path) -> None:
     code for its functions, and nothing removed them: 3,358 modules and 634 MB of Numba's
     cache in this machine's cache after some weeks of tests. Counting is one directory
     read per module written; the pruning (a stat of each) runs once per ``GRAPH_SLACK``."""
-    try:
-        with os.scandir(folder) as entries:
-            count = sum(1 for e in entries if e.name.startswith("hpvm_graph_") and e.name.endswith(".py"))
-    except OSError:
-        return
-    if count <= GRAPH_KEEP + GRAPH_SLACK:
+    if not _more_than(
+        folder,
+        GRAPH_KEEP + GRAPH_SLACK,
+        lambda e: e.name.startswith("hpvm_graph_") and e.name.endswith(".py"),
+    ):
         return
     for gone in prune(folder, "hpvm_graph_*.py", GRAPH_KEEP):
         for entry in (folder / "__pycache__").glob(f"{gone.stem}.*"):
             with contextlib.suppress(OSError):
                 entry.unlink()
+
+
+#: Locked folders kept in a folder of them (``locked_folder``), the most recently used, and how
+#: many more may gather before they are pruned.
+FOLDER_KEEP = 512
+FOLDER_SLACK = 64
+
+
+@contextlib.contextmanager
+def locked_folder(parent: Path, name: str) -> Iterator[Path]:
+    """The folder ``parent``/``name``, made if missing and held under its ``lock`` file (an
+    exclusive ``flock``) while the block runs: for work that another process or thread may
+    be doing on the same folder at once (HPVM-C's clang output, ``c/clang.py``). Using it
+    marks it used; making a new one prunes ``parent`` to the ``FOLDER_KEEP`` most recently
+    used once ``FOLDER_SLACK`` more gather, each folder removed only under its own lock.
+
+    Why the loop: a pruning process removes a folder's lock file while holding it, so a
+    process that was waiting on that lock, or that opened the folder just before it was
+    removed, finds its lock no longer in place, and makes the folder again."""
+    folder = parent / name
+    while True:
+        made = not folder.is_dir()
+        folder.mkdir(exist_ok=True)
+        try:
+            lock = open(folder / "lock", "a")  # noqa: SIM115 (held across the yield)
+        except FileNotFoundError:  # (the folder was pruned after it was made)
+            continue
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not _in_place(lock.fileno(), folder / "lock"):
+                continue
+            os.utime(lock.fileno())
+            yield folder
+        break
+    if made and _more_than(parent, FOLDER_KEEP + FOLDER_SLACK, lambda e: e.is_dir()):
+        prune(parent, "*/lock", FOLDER_KEEP, _remove_locked_folder)
+
+
+def _in_place(fd: int, path: Path) -> bool:
+    """Whether the open file ``fd`` is still the file at ``path`` (not removed by a pruning
+    process while this one waited for its lock)."""
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _remove_locked_folder(lock_path: Path) -> None:
+    """Remove the folder of ``lock_path`` (a ``locked_folder``), unless a process holds its
+    lock: ``OSError`` then, and it is kept. Its lock file goes last, while held, so that a
+    process waiting for it finds it gone (``_in_place``) rather than working in a folder
+    that is being removed."""
+    fd = os.open(lock_path, os.O_RDWR)  # (not made again: a folder pruned meanwhile is gone)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if not _in_place(fd, lock_path):
+            raise FileNotFoundError(lock_path)
+        for entry in lock_path.parent.iterdir():
+            if entry != lock_path:
+                entry.unlink()
+        lock_path.unlink()
+    finally:
+        os.close(fd)
+    lock_path.parent.rmdir()  # (OSError if a process made a new lock there meanwhile: kept)
 
 
 def code_digest(files: Iterable[Path], extra: str = "") -> str:
@@ -177,4 +257,14 @@ def code_digest(files: Iterable[Path], extra: str = "") -> str:
     return digest.hexdigest()
 
 
-__all__ = ["KEEP", "cache_folder", "cache_root", "code_digest", "prune", "stored_json", "used", "write_whole"]
+__all__ = [
+    "KEEP",
+    "cache_folder",
+    "cache_root",
+    "code_digest",
+    "locked_folder",
+    "prune",
+    "stored_json",
+    "used",
+    "write_whole",
+]

@@ -98,10 +98,10 @@ class KernelWork:
         at least ``replicas.REPLICA_SECONDS`` each: each item is one back-end call on a
         helper thread, as many running at once as there are cores, each call's loops on its
         share of them (all of them for an item that starts alone) — as ``runtime.streaming``
-        runs such a stream's replicas. The kernel
-        keeps up to twice that many items in flight (a helper that ends an item starts the
-        next at once), hands them on in item order, and takes an item that shares an array
-        it writes with one in flight (``replicas.py``) only once those are handed on.
+        runs such a stream's replicas. The kernel keeps up to twice that many items in
+        flight (a helper that ends an item starts the next at once), hands them on in item
+        order, and takes an item that shares an array it writes with one in flight
+        (``replicas.py``) only once those are handed on.
 
         Why: on 2 cores the edge detection's six stages as one kernel ran each frame's
         loops on both cores, one frame after the other: 1.33x the same stream's time on
