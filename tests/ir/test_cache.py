@@ -267,3 +267,34 @@ def test_hpvm_c_keeps_its_clang_output_in_locked_folders(tmp_path, monkeypatch):
     assert "define" in clang.to_llvm(source)
     (folder,) = (tmp_path / "cache" / "c-ir").iterdir()
     assert (folder / "lock").exists() and not (folder / "out.ll").exists()
+
+
+def test_locked_folders_shared_by_threads_while_they_are_pruned(tmp_path, monkeypatch):
+    """Threads (each lock an open file of its own, as processes') use three folders while
+    every new folder prunes all but one: no error, and no thread ever sees another's file
+    in a folder it holds."""
+    import threading
+
+    monkeypatch.setattr(cache, "FOLDER_KEEP", 1)
+    monkeypatch.setattr(cache, "FOLDER_SLACK", 0)
+    problems: list[str] = []
+
+    def work(thread: int) -> None:
+        try:
+            for k in range(40):
+                with cache.locked_folder(tmp_path, f"f{(thread + k) % 3}") as folder:
+                    mine = f"{thread}:{k}"
+                    (folder / "out.ll").write_text(mine)
+                    if (folder / "out.ll").read_text() != mine:
+                        problems.append(f"{folder.name} changed under {mine}")
+                    (folder / "out.ll").unlink()
+        except Exception as e:  # noqa: BLE001 (reported below)
+            problems.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert problems == []
+    assert 1 <= len(_folders(tmp_path)) <= 3

@@ -201,11 +201,14 @@ def locked_folder(parent: Path, name: str) -> Iterator[Path]:
     removed, finds its lock no longer in place, and makes the folder again."""
     folder = parent / name
     while True:
-        made = not folder.is_dir()
-        folder.mkdir(exist_ok=True)
+        try:
+            folder.mkdir()
+            made = True
+        except FileExistsError:
+            made = False
         try:
             lock = open(folder / "lock", "a")  # noqa: SIM115 (held across the yield)
-        except FileNotFoundError:  # (the folder was pruned after it was made)
+        except FileNotFoundError:  # (the folder was pruned since)
             continue
         with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
