@@ -84,6 +84,48 @@ def test_views_of_tracked_arrays_run_with_their_strides_and_offsets():
     np.testing.assert_array_equal(whole, base * 0.5)
 
 
+@hpvm.leaf(ins=("out",), outs=("out",))
+def scalars_of_each_type(
+    out: hpvm.f64[:], flag: hpvm.bool_, k: hpvm.i32, b: hpvm.u8, s: hpvm.f32, m: hpvm.i64
+):
+    i = hpvm.get_node_instance_id_x(hpvm.get_node())
+    if flag:
+        out[i] = k * i + b + s + m
+    else:
+        out[i] = -1.0
+
+
+@hpvm.internal
+def r_scalars_of_each_type(
+    out: hpvm.f64[:], flag: hpvm.bool_, k: hpvm.i32, b: hpvm.u8, s: hpvm.f32, m: hpvm.i64
+):
+    node = hpvm.create_node_1d(scalars_of_each_type, out.shape[0])
+    for port in range(6):
+        hpvm.bind_in(node, port, port)
+
+
+def test_scalar_arguments_of_each_type_reach_the_kernel_at_every_launch():
+    """The kernel's scalar arguments (bool, i32, u8, f32, i64) are packed by the types the
+    first launch gave PyOpenCL (``device.py``, ``arg_dtypes``): later launches with other
+    values, the flag off and on again, compute with the new values."""
+    out = np.zeros(8)
+    runs = [(True, -3, 255, 1.5, 1 << 40), (False, 7, 0, 0.0, 0), (True, 7, 1, -0.25, -5)]
+    got = []
+    hpvm.init()
+    try:
+        hpvm.track_memory(out)
+        for flag, k, b, s, m in runs:
+            args = (out, flag, np.int32(k), np.uint8(b), np.float32(s), np.int64(m))
+            hpvm.wait(hpvm.launch(r_scalars_of_each_type, args, target="opencl"))
+            got.append(hpvm.request_memory(out).copy())
+    finally:
+        hpvm.cleanup()
+    i = np.arange(8)
+    for (flag, k, b, s, m), values in zip(runs, got):
+        want = k * i + b + np.float32(s) + m if flag else np.full(8, -1.0)
+        np.testing.assert_array_equal(values, want)
+
+
 # -- graphs that mix devices: a cpu stage and an opencl stage -------------------------------
 
 
