@@ -106,8 +106,8 @@ def r_scalars_of_each_type(
 
 def test_scalar_arguments_of_each_type_reach_the_kernel_at_every_launch():
     """The kernel's scalar arguments (bool, i32, u8, f32, i64) are packed by the types the
-    first launch gave PyOpenCL (``device.py``, ``arg_dtypes``): later launches with other
-    values, the flag off and on again, compute with the new values."""
+    built program gave PyOpenCL (``device.py``, ``_argument_types``): later launches with
+    other values, the flag off and on again, compute with the new values."""
     out = np.zeros(8)
     runs = [(True, -3, 255, 1.5, 1 << 40), (False, 7, 0, 0.0, 0), (True, 7, 1, -0.25, -5)]
     got = []

@@ -216,33 +216,20 @@ class OpenCLDevice(GPUDevice):
                     "(CL_KERNEL_WORK_GROUP_SIZE); make the leaf's grid smaller, e.g. by adding a level "
                     "of hierarchy"
                 )
-            values: list[Any] = [table.buffer, *sizes, geometry.bpp]
-            dtypes: list[Any] = [None, _I64, _I64, _I64, _I64]  # (None: a buffer)
+            values: list[Any] = [table.buffer, *sizes, geometry.bpp]  # (as _argument_types says)
             for p, a, lay in zip(spec.params, args, built.layout.arrays):
                 if p.kind == "scalar":
                     dtype = np.dtype(p.dtype)
-                    if dtype == ct.BOOL:
-                        values.append(int(bool(a)))
-                        dtypes.append(_U8)
-                    else:
-                        values.append(dtype.type(a))
-                        dtypes.append(dtype)
+                    values.append(int(bool(a)) if dtype == ct.BOOL else dtype.type(a))
                     continue
                 contiguous, zero, _ = lay  # type: ignore[misc]
                 item = a.dtype.itemsize
                 values.append(a.buffer)
-                dtypes.append(None)
                 if not zero:
                     values.append(a.offset // item)
-                    dtypes.append(_I64)
                 values.extend(a.shape)
-                dtypes.extend([_I64] * len(a.shape))
                 if not contiguous:
                     values.extend(s // item for s in a.strides)
-                    dtypes.extend([_I64] * len(a.strides))
-            if built.arg_dtypes is None:  # (one list per layout: the same at every launch)
-                clk.set_scalar_arg_dtypes(dtypes)
-                built.arg_dtypes = dtypes
             clk.set_args(*values)
             if form.direct:  # the grid itself; dimension 0 is the leaves' unit-stride axis
                 axes = device_axes(spec)  # instance axes in the NDRange's order
@@ -259,11 +246,6 @@ class _Built:
     layout: Layout
     kernel: Any
     limit: int  # the most work-items one work-group may have (CL_KERNEL_WORK_GROUP_SIZE)
-    # The scalar arguments' types, given to PyOpenCL at the first launch
-    # (``set_scalar_arg_dtypes``): it then packs them with ``struct`` instead of asking NumPy
-    # scalars for their bytes one at a time — ``set_args`` of the vector add's 14 arguments
-    # took 49 µs before, 1 µs after (PoCL 3.1, PyOpenCL 2026.1.4, the 2-core Zen 4 machine).
-    arg_dtypes: list[Any] | None = None
 
     @property
     def source(self) -> str:
@@ -295,6 +277,7 @@ class _Kernel:
         ctx = self.device.cl_context
         program = ctx.build(generated.source, lambda line: _locate(generated, line, self.spec))
         clk = cl.Kernel(program, generated.name)
+        clk.set_scalar_arg_dtypes(_argument_types(self.spec, layout))
         built = _Built(generated, layout, clk, self.device.group_limit(clk))
         self.variants[layout] = built
         return built
@@ -316,6 +299,27 @@ class _Kernel:
                     f"{', '.join(missing)}, which {ctx.describe()} does not support; use int32 / float32 "
                     "arrays for atomics, or run it with target='cpu'"
                 )
+
+
+def _argument_types(spec: KernelSpec, layout: Layout) -> list[np.dtype | None]:
+    """The kernel's arguments in the order ``OpenCLDevice.launch`` passes them, as PyOpenCL's
+    ``set_scalar_arg_dtypes`` takes them: ``None`` for a buffer, else the scalar's type (the
+    instance table, the three sizes and blocks per parent instance; then per parameter a
+    scalar, or a buffer with its offset unless 0, its extents and its strides unless
+    C-contiguous). Given the types once per built program, PyOpenCL packs a launch's plain
+    integers with ``struct`` instead of asking NumPy scalars for their bytes one at a time:
+    ``set_args`` of the vector add's 14 arguments took 49 µs before, 1 µs after (PoCL 3.1,
+    PyOpenCL 2026.1.4, the 2-core Zen 4 machine)."""
+    types: list[np.dtype | None] = [None, _I64, _I64, _I64, _I64]
+    for p, lay in zip(spec.params, layout.arrays):
+        if p.kind == "scalar":
+            dtype = np.dtype(p.dtype)
+            types.append(_U8 if dtype == ct.BOOL else dtype)
+            continue
+        contiguous, zero, _ = lay  # type: ignore[misc]
+        types.append(None)
+        types.extend([_I64] * ((0 if zero else 1) + p.rank + (0 if contiguous else p.rank)))
+    return types
 
 
 def _locate(generated: GeneratedKernel, line: int, spec: KernelSpec) -> str | None:
